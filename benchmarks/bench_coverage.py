@@ -18,7 +18,8 @@ binomial proportions).
   its default estimate): the per-item coverage (averaged over items) and the worst item's,
   against the shares of the n users who reported (what the oracles' analytic variance, given
   the users' values, is about) and against the population's shares (which adds the users'
-  sampling, f(1 - f)/n); ``zero-width`` counts intervals of width 0.
+  sampling, f(1 - f)/n); ``zero-width`` counts intervals of width 0 before they are clipped to [0, 1]
+  (a standard error of 0, issue 30's defect; clipped, an interval wholly below 0 is [0, 0], a miss).
 * **mean intervals** (``MeanEstimate.confidence_interval``: pm, sr).
 * **central releases** (``dpdist release``: the tree's quantile intervals and its pointwise CDF
   band ``TreeHistogram.cdf_band``): they cover the *data's* empirical quantiles and CDF (the
@@ -180,7 +181,7 @@ def frequency_cell(name, data, epsilon, n, runs, postprocess=None, seed=0) -> di
         low, high = estimate.confidence_interval(LEVEL)
         covered += (low <= shares) & (shares <= high)
         covered_sample += (low <= counts / n) & (counts / n <= high)
-        zero += int(np.sum(high - low <= 0))
+        zero += int(np.sum(estimate.standard_error <= 0))  # (high - low is 0 for a clipped miss too)
     done = runs - none
     coverage, sample = covered / max(done, 1), covered_sample / max(done, 1)
     present = shares > 0

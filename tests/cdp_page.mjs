@@ -3,9 +3,11 @@
 //   node --experimental-websocket tests/cdp_page.mjs DEVTOOLS_PORT PAGE_URL STEPS_JSON
 //
 // STEPS_JSON is a list of ["wait", EXPRESSION] (until it is truthy, 60 s at most), ["eval", EXPRESSION]
-// (awaited; its value is kept) and ["screenshot", PNG_PATH] (the whole page, 1000 CSS pixels wide, as a PNG file).  Content-Security-Policy violations are recorded from before the page's
-// first script.  Prints one JSON object: {"values": [...each eval's value], "csp": [...violated directives]}.
-// Used by tests/serve/test_serve_operations.py; the protocol client is tests/devtools.mjs.
+// (awaited; its value is kept), ["screenshot", PNG_PATH] (the whole page, 1000 CSS pixels wide, as a PNG file) and
+// ["init", SOURCE] (run in every document of the page before its own scripts, wherever it stands in the list).
+// Content-Security-Policy violations are recorded from before the page's first script.  Prints one JSON object:
+// {"values": [...each eval's value], "csp": [...violated directives]}.
+// Used by tests/serve/test_operations.py; the protocol client is tests/devtools.mjs.
 
 import { writeFileSync } from 'node:fs';
 
@@ -19,10 +21,14 @@ await page.call('Runtime.enable');
 await page.call('Page.addScriptToEvaluateOnNewDocument', {
   source: "window.__csp = []; document.addEventListener('securitypolicyviolation', (e) => window.__csp.push(e.violatedDirective));",
 });
+for (const [kind, source] of steps) {
+  if (kind === 'init') await page.call('Page.addScriptToEvaluateOnNewDocument', { source });
+}
 await page.call('Emulation.setDeviceMetricsOverride', { width: 1000, height: 800, deviceScaleFactor: 1, mobile: false });
 await page.call('Page.navigate', { url });
 const values = [];
 for (const [kind, expression] of steps) {
+  if (kind === 'init') continue;
   if (kind === 'eval') {
     values.push(await evaluate(page, expression));
     continue;

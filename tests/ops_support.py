@@ -1,4 +1,4 @@
-"""Helpers of tests/serve/test_serve_operations.py: a configurable ``dpdist serve``, a PostgreSQL that can be stopped and
+"""Helpers of tests/serve/test_operations.py: a configurable ``dpdist serve``, a PostgreSQL that can be stopped and
 started again, a path-prefix reverse proxy, a static page server and headless Chromium.
 
 Everything listens on 127.0.0.1 only, on a free port, and is stopped by the fixture or context manager

@@ -1,4 +1,4 @@
-"""A stand-in collector for the relay's in-process tests (tests/relay/test_relay.py, tests/serve/test_limits.py).
+"""A stand-in collector for the relay's in-process tests (tests/relay/test_app.py, tests/serve/test_limits.py).
 
 An ASGI app that serves campaigns' public configs and identities, opens the sealed reports of each relayed batch
 with the campaign's key and counts each batch id once, as ``dpdist serve`` does; ``fail`` answers that many

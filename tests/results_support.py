@@ -201,7 +201,7 @@ NOT_READ_BACK = {
                   "test_state_invariants.py)",
     "PrivacyLedger": "a device's ledger (a state): its own reader (tests/local/test_ledger.py)",
     "MemoizedClient": "a device's memo (a state): its own reader (tests/local/test_ledger.py)",
-    "BucketMemoClient": "a device's memo (a state): its own reader (tests/local/test_longitudinal_buckets.py)",
+    "BucketMemoClient": "a device's memo (a state): its own reader (tests/local/frequency/test_loloha.py)",
     "Attribute": "an attribute of a protocol's config, checked by the config's constraints",
     "Estimate": "the result contract (a Protocol), not a class of results",
     "Presented": "the base of the estimates: Presented.from_dict reads a document of any kind",
@@ -210,13 +210,17 @@ NOT_READ_BACK = {
                          "need: from_dict refuses it by name (MarginalsEstimate.not_read_back)",
     "GridsEstimate": "a MarginalsEstimate (the same)",
     "FeasibilityTest": "a diagnostic inside a campaign's estimate: its JSON leaves out the fit (not read back)",
-    "Charge": "the budget file's reader (budget/_statement.py), being rewritten by the accountant branch (issue 58)",
+    "TopExcessTest": "a diagnostic inside a campaign's estimate: its JSON lists at most 20 items (not read back)",
+    "Charge": "the budget file's reader (budget/_statement.py), being rewritten by the accountant branch",
     "BudgetStatement": "written inside a result's guarantee; read back as the release's own guarantee (budget "
-                       "classes: the accountant branch, issue 58)",
+                       "classes: the accountant branch)",
     "SessionGuarantee": "read back as the release's own PrivacyGuarantee (PrivacyGuarantee.from_dict)",
-    "Spent": "a session's running total (the accountant branch, issue 58): written in a BudgetStatement",
-    "Plan": "explain --plan's table (the accountant branch, issue 58): printed and written, not read back yet",
+    "Spent": "a session's running total (the accountant branch): written in a BudgetStatement",
+    "Plan": "explain --plan's table (the accountant branch): printed and written, not read back yet",
     "PlanRow": "a row of a Plan (the same)",
+    "Ladder": "explain --ladder's table (issue 58): printed and written, computed again from its public inputs, not read "
+              "back",
+    "LadderRow": "a row of a Ladder (the same)",
 }
 
 

@@ -145,7 +145,7 @@ def test_every_field_dropped_retyped_or_edited_is_refused_by_name_or_restated(na
 
 
 def test_a_document_without_its_guarantee_is_refused():
-    """Issue 64.4: a release's document with its guarantee dropped, or set to null beside its epsilon, loaded as a
+    """A release's document with its guarantee dropped, or set to null beside its epsilon, loaded as a
     release with no privacy statement."""
     reader = READERS["RangeEstimate"][0]
     document = _document("RangeEstimate", 0)
@@ -159,7 +159,7 @@ def test_a_document_without_its_guarantee_is_refused():
                                           ("method", 3), ("summary", "x"), ("intervals", [math.nan]), ("notes", [3]),
                                           ("notes", "one note")])
 def test_nan_or_a_value_of_another_type_in_the_envelope_is_refused(field, value):
-    """Issue 64.4: NaN or a string in schema, method, summary, intervals or notes loaded."""
+    """NaN or a string in schema, method, summary, intervals or notes loaded."""
     document = _document("RangeEstimate", 0)
     with pytest.raises(MalformedDocumentError, match=f"'{field}"):
         READERS["RangeEstimate"][0]({**document, field: value})

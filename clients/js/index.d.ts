@@ -410,6 +410,10 @@ export class Ledger {
   readonly charges: LedgerCharge[];
   spent(now?: number): number;
   remaining(now?: number): number;
+  /** What the charges spend at ``delta``: Python's PrivacyLedger.statement (the same total for the same charges). */
+  statement(delta: number, accountant?: 'tightest' | 'basic' | 'pld', now?: number): {
+    accountant: 'basic' | 'pld'; epsilon: number; delta: number; basic: number;
+  };
   reportsSent(protocol: Protocol, collector?: string): number;
   /** Epsilon the next ``reports`` reports would be charged (public inputs only). */
   cost(protocol: Protocol, reports?: number, collector?: string): number;

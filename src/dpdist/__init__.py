@@ -22,6 +22,8 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.accuracy").explain
     if name == "explain_plan":  # dpdist.explain_plan(...): a campaign repeated over a year (dpdist.accuracy)
         return importlib.import_module(f"{__name__}.accuracy").explain_plan
+    if name == "explain_ladder":  # dpdist.explain_ladder(...): one campaign under each trust model (dpdist.accuracy)
+        return importlib.import_module(f"{__name__}.accuracy").explain_ladder
     if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -41,6 +43,7 @@ __all__ = [
     "frame",
     "explain",
     "explain_plan",
+    "explain_ladder",
     "metrics",
     "postprocess",
     "errors",

@@ -342,7 +342,7 @@ class Alphabet(Constraint):
 #: (e^epsilon hash ranges, OLH's g) overflow, and no local release is meaningful there anyway.
 LOCAL_EPSILON = Interval(1e-6, 30.0, closed="both", privacy=True)
 #: The supported privacy budget of every central release, at both ends for every release
-#: (tests/central/test_central_public_inputs.py): the exact noise samplers round each step's epsilon down to
+#: (tests/central/test_common.py): the exact noise samplers round each step's epsilon down to
 #: a dyadic rational whose resolution follows the step (so a split budget never falls below it),
 #: as an int64 numerator (so at most 1e12; larger budgets protect nothing).
 CENTRAL_EPSILON = Interval(1e-6, 1e12, closed="both", privacy=True)

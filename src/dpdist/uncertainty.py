@@ -54,7 +54,7 @@ Both are clipped to :math:`[0, 1]` and pinned to the known :math:`F = 0` and
 are drawn from, at the estimate's bin edges (new values are drawn in each
 replicate, so the users' sampling is included with the privacy noise);
 coverage is measured in ``docs/uncertainty.md`` and checked in
-``tests/estimates/test_uncertainty.py``.  The bands use nothing but the aggregate:
+``tests/test_uncertainty.py``.  The bands use nothing but the aggregate:
 post-processing, no extra privacy cost.
 
 Derived intervals: a quantile's interval inverts the pointwise band (the

@@ -1,4 +1,4 @@
-"""Issue 34, item 1: amplification by shuffling from each protocol's exact channel.
+"""Amplification by shuffling from each protocol's exact channel.
 
 Validity: on tiny n and d the bound's delta(eps) lies above the exact loss of the shuffled output
 (the multiset of n reports, computed exactly by convolution) for every arrangement of the other
@@ -367,7 +367,7 @@ def test_bad_arguments_name_themselves():
 
 
 def test_a_continuous_protocols_guarantee_says_why_in_words_not_an_exception_message():
-    """Issue 45 item 7: a relayed time-of-day campaign's stated central guarantee (its notes are the account's) quoted
+    """A relayed time-of-day campaign's stated central guarantee (its notes are the account's) quoted
     "The 'values' argument of OPM-CIRCULAR.channel must be ... Got None instead."."""
     for name in ("opm-circular", "sw"):
         account = amplification.account(local.make(name, epsilon=1.0, bounds=(0, 1440)), 500, 1e-6)

@@ -291,3 +291,13 @@ def test_a_randomizer_that_loses_outputs_or_returns_objects_is_refused():
         audit.audit(lambda values: np.array([b"x"] * len(values), dtype=object), 1.0, 4, samples=1000)
     with pytest.raises(InvalidParameterError, match="'randomizer'"):
         audit.audit(42, 1.0, 4)
+
+
+# samples=1e5 (a float, as people write it) was reported as a bad 'pilot' of None; the int check
+# takes an integral float, so it is accepted, and a fractional one is named as 'samples'.
+def test_a_float_samples_is_taken_or_named_as_samples():
+    result = audit.audit(lambda v, rng: np.asarray(v), epsilon=1.0, domain=4, samples=1e5, rng=0)
+    assert result.violates and result.samples_per_input <= 100_000
+    with pytest.raises(InvalidParameterError, match="'samples'") as caught:
+        audit.audit(lambda v, rng: np.asarray(v), epsilon=1.0, domain=4, samples=1e5 + 0.5)
+    assert "'pilot'" not in str(caught.value)

@@ -1,4 +1,4 @@
-"""Python and the CLI agree (issue 12 items 17 and 18)."""
+"""Python and the CLI agree."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_privatize_bins_a_numeric_column_over_bounds(tmp_path, capsys):
     capsys.readouterr()
     assert main([*argv, "--bounds", "0,10", "--bins", "7"]) == 2
     assert "'--bins'" in capsys.readouterr().err
-    assert main([*argv, "--bounds", "0,5"]) == 0  # values outside are clipped and counted (issue 36 item 1)
+    assert main([*argv, "--bounds", "0,5"]) == 0  # values outside are clipped and counted
     assert "outside the bounds [0, 5] clipped" in capsys.readouterr().out
     assert main([*argv, "--bounds", "0,5", "--no-clip"]) == 2
     assert "'--bounds'" in capsys.readouterr().err

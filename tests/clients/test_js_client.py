@@ -255,7 +255,7 @@ def test_node_cli_memo_is_one_device_over_rounds_and_shared_with_python(config, 
 
 @pytest.mark.slow
 def test_node_and_python_ledgers_refuse_past_the_budget_and_a_rotated_budget(tmp_path):
-    """Issue 27, item 2: the ledger in --memo FILE refuses a run that overspends, and a changed epsilon_1."""
+    """The ledger in --memo FILE refuses a run that overspends, and a changed epsilon_1."""
     config = {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8}
     protocol = local.from_config(config)
     memo = tmp_path / "device.json"

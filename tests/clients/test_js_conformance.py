@@ -64,7 +64,7 @@ def _case(index: int, name: str, params: dict) -> dict:
 def node_results(request, tmp_path_factory) -> dict:
     """The driver's result for every conformance example the session runs, by case id (one node process).
 
-    Only the selected examples go to node (``-k krr`` runs one protocol's, as tests/local/test_adding_a_protocol.py
+    Only the selected examples go to node (``-k krr`` runs one protocol's, as tests/docs/test_design.py
     does, not all of them); each keeps its seed (its place in ``CASES``).
     """
     selected = {item.callspec.id for item in request.session.items

@@ -13,7 +13,7 @@ headless Chromium.
   refused while it is unsent, and after sending the campaign is done on this browser.
 
 Node and Chromium are required under CI (``CI=true``); elsewhere the tests skip without them.
-They also skip while ``dpdist serve`` (issue 14: ``dpdist.serve`` and ``tests/serve_support.py``)
+They also skip while ``dpdist serve`` (``dpdist.serve`` and ``tests/serve_support.py``)
 is not part of this checkout.
 """
 
@@ -28,8 +28,8 @@ import httpx
 import numpy as np
 import pytest
 
-pytest.importorskip("dpdist.serve", reason="dpdist serve (issue 14) is not in this checkout")
-serve_support = pytest.importorskip("serve_support", reason="tests/serve_support.py (issue 14) is not in this checkout")
+pytest.importorskip("dpdist.serve", reason="dpdist serve is not in this checkout")
+serve_support = pytest.importorskip("serve_support", reason="tests/serve_support.py is not in this checkout")
 ServerProcess, admin_headers, free_port = serve_support.ServerProcess, serve_support.admin_headers, serve_support.free_port
 import browser_support  # noqa: E402 - after the importorskip of the service
 
@@ -171,14 +171,14 @@ def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium
     assert page["about"].startswith(f"Protocol {config['protocol'].upper()}")
     assert page["status"].startswith("Sent. The server accepted 1 report")
     shares = [float(share.rstrip(" %")) for _, share in page["rows"]]
-    if config["protocol"] == "sw":  # ranges of the value in its order (issue 30), summing to 100 %
+    if config["protocol"] == "sw":  # ranges of the value in its order, summing to 100 %
         starts = [float(label.split(" – ")[0]) for label, _ in page["rows"]]
         assert starts == sorted(starts) and abs(sum(shares) - 100) <= 0.4  # 8 ranges rounded to 0.1 %
     else:
         assert shares == sorted(shares, reverse=True) and 0 < shares[0] < 100
     if config["protocol"] in ("grr", "l-grr", "loloha"):  # all 8 items listed: the posterior sums to 100 %
         assert len(shares) == 8 and abs(sum(shares) - 100) < 0.1
-    # the page states what holds over time (issue 27): one report, an unchanged value, values that change
+    # the page states what holds over time: one report, an unchanged value, values that change
     if config["protocol"] in ("loloha", "l-grr"):
         assert "one report is ε = 1 local DP" in page["about"] and "does not change" in page["about"]
         assert "if your value changes" in page["about"] and "privacy budget" in page["about"]
@@ -197,7 +197,7 @@ def test_the_participate_page_submits_a_value_that_appears_in_n(server, chromium
 
 @pytest.mark.parametrize("config", [GRR, L_GRR], ids=["grr", "l-grr"])
 def test_the_participate_page_draws_one_report_per_campaign_and_keeps_it(server, chromium, config):
-    """Issue 27 item 4: "Draw again" let a person redraw until they liked the report (twenty redraws
+    """"Draw again" let a person redraw until they liked the report (twenty redraws
     gave 5 distinct GRR reports), which breaks eps-LDP and biases the estimate."""
     name, page = _drive(server, chromium, KEPT_DRIVER, config, "3", "5")
     assert not page["atStart"]["shown"]
@@ -219,7 +219,7 @@ def test_the_participate_page_draws_one_report_per_campaign_and_keeps_it(server,
     assert summary["n"] == 1 and summary["batches"] == 1
 
 
-#: campaigns over records (issue 33): a marginal, a grid and a split budget, each with its record
+#: campaigns over records: a marginal, a grid and a split budget, each with its record
 CALM = {"protocol": "calm", "version": 1, "epsilon": 2.0, "attributes": [
     {"name": "weather", "labels": ["rain", "sun", "fog"]}, {"name": "transport", "labels": ["bus", "bike"]},
     {"name": "floor", "domain_size": 6}]}

@@ -3,14 +3,13 @@ dependency and no network, and is used from there by a node script (ES module; r
 type-checked with ``tsc`` against its declarations, and bundled with esbuild into a page that runs in headless
 Chromium.  Its version is the Python package's, and its README states the wire format version both write.
 
-typescript and esbuild come from the npm registry, installed once into ``$DPDIST_NPM_TOOLS`` (default
-``~/.cache/dpdist/npm-tools``).  Slow: npm, tsc, esbuild and a browser.
+typescript and esbuild come from the npm registry, installed once into a cache folder (``js_support.npm_tools``).
+Slow: npm, tsc, esbuild and a browser.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -24,7 +23,6 @@ from dpdist.local._registry import CONFIG_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 CLIENT = ROOT / "clients" / "js"
-TOOLS = {"typescript": "5.9.3", "esbuild": "0.28.2"}
 
 
 def test_the_package_version_and_readme_match_the_python_package_and_its_wire_formats():
@@ -71,18 +69,11 @@ def installed(npm, tarball, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def tools(npm):
-    """typescript and esbuild from the npm registry, installed once into a cache folder."""
-    prefix = Path(os.environ.get("DPDIST_NPM_TOOLS", Path.home() / ".cache" / "dpdist" / "npm-tools"))
-    wanted = [f"{name}@{version}" for name, version in TOOLS.items()]
-    have = all((prefix / "node_modules" / name / "package.json").is_file() and json.loads(
-        (prefix / "node_modules" / name / "package.json").read_text())["version"] == version
-        for name, version in TOOLS.items())
-    if not have:
-        prefix.mkdir(parents=True, exist_ok=True)
-        _run([npm, "install", "--no-save", "--no-audit", "--no-fund", "--prefix", prefix, *wanted], cwd=prefix,
-             timeout=600)
-    return prefix / "node_modules" / ".bin"
+def tools():
+    """typescript and esbuild (js_support.npm_tools)."""
+    from js_support import npm_tools
+
+    return npm_tools()
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ module only feeds it the small instances of the ``examples_*.py`` files.
 Tolerances: statistical checks are seeded (deterministic) and use the level
 ``ALPHA = 1e-6`` per check with Bonferroni corrections over items/coordinates,
 so a correct implementation fails for a given seed with probability ~1e-6, while
-the broken variants in ``test_checks_catch_broken.py`` fail by many orders of
+the broken variants in ``tests/testing/test_checks.py`` fail by many orders of
 magnitude.
 """
 

@@ -1,4 +1,4 @@
-"""Pages a person can use (issue 30 item 3), in headless Chromium, with screenshots.
+"""Pages a person can use, in headless Chromium, with screenshots.
 
 - the participate page asks for a label, never an item number, in a campaign with labels; takes
   the token before anything is drawn, and after a refused token sends the same report again;
@@ -138,7 +138,7 @@ def test_participate_shows_a_numerical_report_in_the_order_of_the_value(server, 
 
 
 def test_participate_asks_for_a_record_one_field_per_attribute(server, devtools):
-    """A campaign over records (issue 33): a list for an attribute with labels, a number field for a numerical one;
+    """A campaign over records: a list for an attribute with labels, a number field for a numerical one;
     the record is randomized in the page into one report, under the page's Content-Security-Policy."""
     config = {"protocol": "smp", "epsilon": 2.0, "attributes": [
         {"name": "weather", "labels": WEATHER}, {"name": "age", "bounds": [0.0, 100.0]}]}

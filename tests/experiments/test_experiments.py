@@ -162,7 +162,7 @@ def _table(better_mean, worse_mean, se):
 def test_better_than_outcomes(better_mean, worse_mean, outcome):
     # se 0.1 each: the difference is 1.0 / sqrt(0.02) = 7.1 SE, or 0.35 SE for 1.0 vs 1.05, where the
     # 50 % effect a claim is about would be 3.5 SE: the design could decide it, the data do not
-    # (inconclusive, not underpowered; tests/experiments/test_verdict_power.py has both)
+    # (inconclusive, not underpowered; tests/experiments/test_claims.py has both)
     result, explanation = better_than("m", "A", "B")(_table(better_mean, worse_mean, 0.1))
     assert result == outcome
     assert ("in 2 of 2 settings" in explanation) == (outcome == "holds")

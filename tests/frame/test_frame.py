@@ -208,7 +208,7 @@ def test_missing_values_and_missing_keys_in_every_engine(engine):
         frame.release(table, "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=0)  # the curator says what NaN is
     released = frame.release(table, "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=0, missing=0.0)
     assert released.guarantee.epsilon == 1.0 and any("counted as 0.0" in note for note in released.notes())
-    # a row whose key is missing: refused, left out and counted, or a group of its own (issue 64.5: dropped in
+    # a row whose key is missing: refused, left out and counted, or a group of its own (dropped in
     # silence); keys come back as the values typed, sorted, the missing one last
     keyed = make_frame(engine, {"x": [1, 0, 3, 2], "key": ["b", "a", None, "b"]})
     with pytest.raises(MissingValuesError, match=r"key column\(s\) \['key'\] .* has 1 record\(s\) with a missing value"):
@@ -236,7 +236,7 @@ def test_missing_values_are_refused_unless_the_caller_says_what_they_are():
 
 
 def test_a_central_group_by_refuses_or_leaves_out_rows_without_a_key_and_never_states_their_count():
-    """Issue 64.5: rows whose key is missing vanished without a word; a central group-by's count is private."""
+    """Rows whose key is missing vanished without a word; a central group-by's count is private."""
     table = pd.DataFrame({"x": [0.1, 0.2, 0.3, 0.4], "key": ["a", None, "b", "a"]})
     release = {"epsilon": 1.0, "bounds": (0.0, 1.0), "rng": 0}
     with pytest.raises(MissingValuesError) as refused:

@@ -1,4 +1,4 @@
-"""Adaptive multi-round LDP quantiles (issue 35 item 2): the per-round randomizer and the whole search."""
+"""Adaptive multi-round LDP quantiles: the per-round randomizer and the whole search."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 45 item 7: a time-of-day campaign (opm-circular) reports the circular mean and wraps times around midnight.
+"""A time-of-day campaign (opm-circular) reports the circular mean and wraps times around midnight.
 
 Its estimate said the linear mean (875 min where the circular mean was 1158: a population around 23:00 has a
 linear mean near noon), gave it intervals from the CDF band that bound the linear mean, and clipped times past

@@ -1,4 +1,4 @@
-"""Issue 36 item 1: clipping for every numerical local protocol and the command line, by default.
+"""Clipping for every numerical local protocol and the command line, by default.
 
 One value outside the bounds aborted `privatize`, `submit` and the one-shot `estimate` ("Got 1398
 value(s) outside") while `dpdist release` clipped.  Now `clip=True` (and `--clip`) is the default of
@@ -33,9 +33,9 @@ def test_values_outside_the_bounds_are_randomized_as_the_nearest_bound(name):
     proto = local.make(name, epsilon=1.0, bounds=(10.0, 20.0), **NUMERICAL[name])
     values = np.array([12.0, 25.0, 9.0, -math.inf, math.inf, math.nan, 20.0, 10.0])
     clipped = np.array([12.0, 20.0, 10.0, 10.0, 20.0, 10.0, 20.0, 10.0])
-    if proto.circular:  # one period of a circle: a finite value outside wraps around (25 is 15, 9 is 19; issue 45.7)
+    if proto.circular:  # one period of a circle: a finite value outside wraps around (25 is 15, 9 is 19)
         clipped = np.array([12.0, 15.0, 19.0, 10.0, 20.0, 10.0, 20.0, 10.0])
-    # the missing value (NaN) is refused unless the caller says what it is (issue 64.10): here the lower bound
+    # the missing value (NaN) is refused unless the caller says what it is: here the lower bound
     with pytest.raises(MissingValuesError, match=r"has 1 missing value\(s\) .* among 8"):
         proto.privatize(values, rng=3)
     with pytest.warns(ClippedValuesWarning, match=r"4 of 8 value\(s\) outside the bounds \[10, 20\]"), \

@@ -1,4 +1,4 @@
-"""Categorical data by label (issue 12 item 14): a public label domain in the config."""
+"""Categorical data by label: a public label domain in the config."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 27, items 2 and 5: the device's privacy ledger, and memo hygiene.
+"""The device's privacy ledger, and memo hygiene.
 
 The device, not the collector, owns its budget: a ledger keeps the memos per
 collector and config without budgets (a rotated epsilon cannot re-draw them),
@@ -255,7 +255,7 @@ def test_a_new_value_costs_the_same_work_as_a_known_one(monkeypatch):
 
 
 def test_a_question_asked_once_is_answered_once_per_collector_and_survives_a_round_trip():
-    """Issue 35 item 2: a campaign in rounds holds its epsilon per user only if each device answers one round."""
+    """A campaign in rounds holds its epsilon per user only if each device answers one round."""
     ledger = PrivacyLedger()
     round_one = local.make("threshold", epsilon=1.0, cuts=[512], round=1)
     round_two = local.make("threshold", epsilon=1.0, cuts=[300, 700], round=2)

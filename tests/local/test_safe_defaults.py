@@ -1,4 +1,4 @@
-"""Issue 12 items 8-10: safe defaults (CSPRNG, no raw noisy float), the supported epsilon range, bool and bounds checks."""
+"""Safe defaults (CSPRNG, no raw noisy float), the supported epsilon range, bool and bounds checks."""
 
 import numpy as np
 import pytest

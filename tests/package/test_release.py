@@ -68,7 +68,11 @@ def test_the_metadata_states_what_twine_and_pypi_show():
     assert project["license"] == "BSD-3-Clause" and (ROOT / "LICENSE").is_file()
     assert "readme" in project["dynamic"]  # the README with absolute links (hatch-fancy-pypi-readme)
     hook = _pyproject()["tool"]["hatch"]["metadata"]["hooks"]["fancy-pypi-readme"]
-    assert hook["content-type"] == "text/markdown" and hook["fragments"] == [{"path": "README.md"}]
+    # the README in two fragments around its block that is true only before the upload (issue 64 item 11)
+    assert hook["content-type"] == "text/markdown" and hook["fragments"] == [
+        {"path": "README.md", "end-before": "<!-- pypi-description: skip start"},
+        {"path": "README.md", "start-after": "<!-- pypi-description: skip end -->\n"},
+    ]
     assert {"Homepage", "Repository", "Issues", "Changelog"} <= set(project["urls"])
     # the Python classifiers start at requires-python's floor
     floor = re.fullmatch(r">=3\.(\d+)", project["requires-python"]).group(1)
@@ -122,7 +126,9 @@ def test_the_wheel_is_pure_python_and_carries_what_the_package_reads_at_run_time
     client = {f"{js}src/{path.relative_to(CLIENT / 'src').as_posix()}" for path in (CLIENT / "src").rglob("*")
               if path.is_file()}
     assert client <= names and f"{js}participate.html" in names  # what dpdist serve serves
-    assert {"dpdist/py.typed", "dpdist/demo/_data/departure_minutes.npz"} <= names
+    assert {"dpdist/py.typed", "dpdist/demo/_data/departure_minutes.npz", "dpdist/demo/_devices.mjs"} <= names
+    web = Path(dpdist.__path__[0]) / "serve" / "_web"  # the service's pages: templates, scripts and styles
+    assert {f"dpdist/serve/_web/{path.relative_to(web).as_posix()}" for path in web.rglob("*") if path.is_file()} <= names
     assert f"dpdist-{dpdist.__version__}.dist-info/licenses/LICENSE" in names
     source = set(Path(path).relative_to(dpdist.__path__[0]).as_posix() for path in
                  map(str, Path(dpdist.__path__[0]).rglob("*.py")) if "_clients_js" not in path)
@@ -289,6 +295,10 @@ import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, op
         assert module.status_code == 200 and module.text == (CLIENT / "src" / "index.js").read_text()
         bundle = httpx.get(url + "/static/dpdist-client.js", timeout=30)  # the page's one module
         assert bundle.status_code == 200 and "javascript" in bundle.headers["content-type"]
+        dashboard = httpx.get(url + "/campaigns/items/dashboard", timeout=30)  # a template of the wheel
+        assert dashboard.status_code == 200 and '<body data-campaign="items">' in dashboard.text
+        script = httpx.get(url + "/static/pages/dashboard.js", timeout=30)
+        assert script.status_code == 200 and script.text == (ROOT / "src/dpdist/serve/_web/static/dashboard.js").read_text()
 
         # the relay in front of that collector: it starts and answers
         relay_port = _free_port()
@@ -317,3 +327,20 @@ def test_the_wheel_without_extras_is_the_library_and_command_line(artefacts, tmp
     heavy = _run([bin_ / "python", "-c", "import sys, dpdist, dpdist.frame; print(sorted(m for m in ('pandas', "
                   "'polars', 'narwhals', 'pyarrow', 'dask', 'httpx') if m in sys.modules))"], cwd=tmp_path, env=env)
     assert heavy.stdout.strip() == "[]"
+
+
+def test_the_long_description_reads_right_on_pypi():
+    """The README is the wheel's long description (PyPI's project page): rendered by the build's
+    hatch-fancy-pypi-readme hook, its links are absolute (a relative link leads nowhere there) and it says nothing
+    of a PyPI release that has not happened."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "hatch-fancy-pypi-readme"
+    rendered = subprocess.run([str(script)], cwd=ROOT, capture_output=True, text=True, timeout=60, check=True).stdout
+    readme = (ROOT / "README.md").read_text()
+    assert re.findall(r"\]\((?!https?://|#)([^)]+)\)", readme), "the README keeps its relative links for GitHub"
+    assert re.findall(r"\]\((?!https?://|#)([^)]+)\)", rendered) == []
+    assert "](https://github.com/dpdist/dpdist/blob/main/docs/quickstart.md)" in rendered
+    assert "not on PyPI yet" not in rendered

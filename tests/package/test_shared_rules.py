@@ -1,4 +1,4 @@
-"""Shared constraints live in ``_validation``, derived random streams in ``_rng`` (issue 13 item 4)."""
+"""Shared constraints live in ``_validation``, derived random streams in ``_rng``."""
 
 from __future__ import annotations
 

@@ -6,9 +6,11 @@ needs an error code and must be needed; ``[tool.pyright]``: standard mode, which
 and more, e.g. an override must keep its base's signature and a property stays a property).
 pyright reads scipy through scipy-stubs (the dev group; inferring scipy's source instead cost it about 10
 of its ~75 CPU-s); mypy keeps scipy as ``Any``, as without the stubs.
-mypy's cache is ``.mypy_cache`` at the top of the checkout, so a second run only re-checks
-what changed; pyright checks everything each time (about a minute: marked slow; it needs
-node, which pyright's PyPI package runs).  A ``# pyright: ignore[rule]`` names its rule and
+Both are marked slow: they run in the whole suite (CI's run), not in the fast loop.  mypy's cache is
+``.mypy_cache`` at the top of the checkout, so a second run only re-checks what changed, but the first run of a
+fresh clone checks everything (32-52 CPU-s, a third of the fast loop's budget: docs/benchmarks.md, "The test
+suite"); ``uv run mypy`` checks the package alone while developing.  pyright checks everything each time (about a
+minute; it needs node, which pyright's PyPI package runs).  A ``# pyright: ignore[rule]`` names its rule and
 says why (a third-party stub that is wrong), never silences a file.  The annotation test walks
 the public modules (no component of the name starts with ``_``) and requires every function
 and method they export to annotate each parameter and its return (``__init__`` may leave out
@@ -36,6 +38,7 @@ import dpdist
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow  # a fresh clone's first run checks every module: 32-52 CPU-s (see above)
 def test_mypy_finds_no_error_in_the_package(monkeypatch):
     monkeypatch.chdir(ROOT)  # the configuration's paths are relative to the checkout
     # mypy raises the interpreter's recursion limit for itself; later tests (a deeply nested JSON

@@ -4,14 +4,11 @@ Every arrival of a mixed group - valid one-report records, records of invalid
 reports, corrupt, truncated, concatenated or foreign records, a wrong file id,
 JSON - gets from :func:`decode_pending` exactly the batch (reports, rejected
 counts, rows read) or the refusal (status, code, detail) that
-:func:`dpdist.serve._ingest.decode_body` gives it alone; the record-header memo
-(``_io/_record_headers``) gives exactly what ``read_header`` gives, however the
-header is written.
+:func:`dpdist.serve._ingest.decode_body` gives it alone.
 """
 
 from __future__ import annotations
 
-import io as _io
 import json
 import struct
 import zlib
@@ -20,9 +17,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
-from dpdist._io._binary import RECORD_MAGIC, RECORD_VERSION, read_header
-from dpdist._io._record_headers import RecordHeaders
-from dpdist.errors import MalformedReportError
+from dpdist._io._binary import RECORD_MAGIC, RECORD_VERSION
 from dpdist.serve._group import Arrival, Refused
 from dpdist.serve._group_bodies import PendingBody, decode_pending, settle
 from dpdist.serve._ingest import decode_body
@@ -139,58 +134,3 @@ def test_a_decoding_bug_is_its_callers_alone(monkeypatch):
                                                                               "application/octet-stream", LIMITS))]
     committed, places, refused = decode_pending(items)
     assert len(committed) == 1 and places == [None, 0] and isinstance(refused[0], RuntimeError)
-
-
-HEADERS = [
-    b'{"config": {"domain_size": 8}, "crc32": 17, "dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"config": {"domain_size": 8}, "crc32":17,"dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"crc32": 17, "config": {"domain_size": 8, "crc32": 3}, "dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"config": {"domain_size": 8, "crc32": 3}, "dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"config": {"domain_size": 8}, "crc32": 017, "dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"config": {"domain_size": 8}, "crc32": 17.0, "dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"config": {"domain_size": 8}, "crc32": "17", "dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"config": {"labels": ["\\"crc32\\": 5"]}, "crc32": 17, "dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"config": {"domain_size": 8}, "crc32": 17, "dtype": "|u1", "file_id": "' + b"ab" * 16 + b'", "payload_bytes": 1,'
-    b' "shape": [1]}',
-    b'{"config": {"f": {"file_id": "' + b"cd" * 16 + b'"}}, "crc32": 17, "dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"config": {"domain_size": 8}, "crc32": 17, "dtype": "|u1", "file_id": "' + b"AB" * 16 + b'", "payload_bytes": 1,'
-    b' "shape": [1]}',
-    b'{"config": {"domain_size": 8}, "crc32": 17, "dtype": "|u1", "payload_bytes": 2, "shape": [1]}',
-    b'{"config": 8, "crc32": 17, "dtype": "|u1", "payload_bytes": 1, "shape": [1]}',
-    b'{"crc32": 17, "config": {"domain_size": 8}, "dtype": "|u1", "payload_bytes": 1, "shape": [1], "crc32": 17}',
-    b'{"crc32": 99, "config": {"domain_size": 8}, "dtype": "|u1", "payload_bytes": 1, "shape": [1], "crc32": 17}',
-]
-
-
-def _variants(raw: bytes):
-    """``raw`` and the same header with other CRC digits and another file id (what the memo cuts out)."""
-    yield raw
-    yield raw.replace(b'"crc32": 17', b'"crc32": 4294967295').replace(b'"crc32":17', b'"crc32":0')
-    yield raw.replace(b"ab" * 16, b"ef" * 16).replace(b"cd" * 16, b"01" * 16).replace(b": 3}", b": 4}")
-
-
-def _read(raw: bytes):
-    body = _raw_record(raw, b"\x01")
-    try:
-        header = read_header(_io.BytesIO(body), "batch")
-    except MalformedReportError as error:
-        return "error", str(error)
-    return ("one", header) if len(body) == len(raw) + 14 + header["payload_bytes"] else ("other", header)
-
-
-def test_the_header_memo_reads_every_header_as_read_header_does():
-    memo = RecordHeaders()
-    for _ in range(2):
-        for raw in HEADERS:
-            for variant in _variants(raw):
-                expected = _read(variant)
-                try:
-                    got = memo.one_record(_raw_record(variant, b"\x01"))
-                except MalformedReportError as error:
-                    assert expected == ("error", str(error)), variant
-                    continue
-                if expected[0] == "one":
-                    assert got is not None and got[0] == expected[1] and got[1] == b"\x01", variant
-                else:
-                    assert got is None, variant
-    assert len(memo._known) == 4  # the plain forms: with and without a space, a file id, a key quoted in a label

@@ -1,4 +1,4 @@
-"""The limits every dpdist server keeps (issue 29; issue 44 item 4; issue 45 items 3-4), against ``dpdist serve`` and
+"""The limits every dpdist server keeps, against ``dpdist serve`` and
 ``dpdist relay`` alike.
 
 Each probe runs against a real server on 127.0.0.1: uvicorn in a thread of this process with the options the command
@@ -25,8 +25,8 @@ from dpdist._guard import uvicorn_options
 from dpdist.serve._limits import Limits
 from dpdist._tls import verifying_context
 from serve_support import ADMIN_TOKEN, free_port
-from test_serve_abuse import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
-                              read_response_keepalive, request_head)
+from serve_socket_support import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
+                                  read_response_keepalive, request_head)
 
 pytest.importorskip("pyhpke")
 
@@ -499,7 +499,7 @@ def _unanswered(sock) -> bool:
 def test_a_keep_alive_connection_beginning_a_head_past_its_address_cap_is_closed_unless_its_head_is_whole(tmp_path, http):
     """The cap counts the next request of a keep-alive connection too: with a cap of 1 and another connection of the
     address holding an incomplete head, a next request whose head is incomplete is closed unanswered; one whose head
-    arrives whole is answered (issue 61: a complete request is no slowloris)."""
+    arrives whole is answered (a complete request is no slowloris)."""
     limits = Limits(max_pending_heads_per_address=1, header_timeout=BOUND_S, keep_alive_timeout=30, http=http)
     with target("serve", tmp_path, limits) as server:
         state = server.server.server_state
@@ -523,7 +523,7 @@ def test_a_keep_alive_connection_beginning_a_head_past_its_address_cap_is_closed
 @pytest.mark.parametrize("kind", SERVERS)
 @pytest.mark.parametrize("http", ["h11", "httptools"])
 def test_a_crowd_of_whole_requests_from_one_address_is_answered_past_its_cap(tmp_path, kind, http):
-    """Issue 61: the kernel had the whole requests of a crowd behind one address (a proxy, a NAT) before the server
+    """The kernel had the whole requests of a crowd behind one address (a proxy, a NAT) before the server
     accepted their connections, and the cap closed every one past 50 unanswered (nginx answered them 502).  Requests
     whose heads arrive whole are never cut by the cap: 40 at once against a cap of 2, every one answered."""
     limits = Limits(max_pending_heads_per_address=2, header_timeout=BOUND_S, http=http, rate_limit=0)
@@ -726,7 +726,7 @@ def test_the_body_budget_keeps_a_share_per_address_and_half_for_anonymous_bodies
     assert ServerLimits().address_share(16 << 20) == 16 << 20 and ServerLimits().address_share(1 << 20) == 16 << 20
 
 
-# ====================================================================== issue 45.4: ten slow anonymous bodies
+# ====================================================================== ten slow anonymous bodies
 def _hold(server, path: str, source: str) -> tuple[socket.socket, bool]:
     """An upload from ``source`` declaring 110,000 bytes that sends 100,000 and stalls: its socket, and whether the
     server holds its bytes (else it was refused at once: 503 with Retry-After)."""
@@ -793,7 +793,7 @@ def test_ten_slow_anonymous_bodies_do_not_keep_honest_batches_out(tmp_path):
         assert acknowledged("anonymous-new", open_to_all, "127.0.0.50").status_code == 200  # its retry goes in
 
 
-# ====================================================================== issue 45.3: TCP_NODELAY
+# ====================================================================== TCP_NODELAY
 def _nodelay_of_accepted(server) -> int:
     with socket.create_connection(("127.0.0.1", server.config.port), timeout=BOUND_S) as client:
         client.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")

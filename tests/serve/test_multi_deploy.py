@@ -1,4 +1,4 @@
-"""The multi-attribute protocols deployed like every other (issue 33 item 4): report files, saved states, merges,
+"""The multi-attribute protocols deployed like every other: report files, saved states, merges,
 Dask, and service campaigns whose estimate equals the one computed from the same reports locally."""
 
 from __future__ import annotations

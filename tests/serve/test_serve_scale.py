@@ -1,4 +1,4 @@
-"""``dpdist serve`` at population scale (issue 28): group commits, the log of changes, backpressure, workers.
+"""``dpdist serve`` at population scale: group commits, the log of changes, backpressure, workers.
 
 The crash guarantees under one report per request (SIGKILLs with one and two
 workers) are in ``tests/serve/test_serve_crash.py``; the numbers in
@@ -18,8 +18,8 @@ import pytest
 from dpdist import local
 from dpdist.client import Client
 from serve_support import ADMIN_TOKEN, ServerProcess, database_url
-from test_serve_abuse import (BOUND_S, GRR, InProcessServer, new_campaign, put, raw_connection, read_response,
-                              read_response_keepalive, request_head)
+from serve_socket_support import (BOUND_S, GRR, InProcessServer, new_campaign, put, raw_connection, read_response,
+                                  read_response_keepalive, request_head)
 
 pytest.importorskip("starlette")
 
@@ -236,7 +236,7 @@ def test_the_retry_after_of_a_short_overload_is_bounded_by_how_long_it_has_laste
 
 
 def test_the_loop_lag_leaves_out_the_time_other_processes_held_the_processor(tmp_path, monkeypatch):
-    """Issue 61 item 4: on a busy machine the event loop's timer fired late because other processes held the core,
+    """On a busy machine the event loop's timer fired late because other processes held the core,
     and the service refused requests a bare app served.  The lag that refuses is the loop's own: the time its thread
     waited in the run queue is left out, except what the process's other threads (the committer) ran meanwhile."""
     import time

@@ -19,7 +19,8 @@
 import { DPDistError, IncompatibleStateError, InvalidParameterError } from './errors.js';
 import { ReportBatch } from './protocols/_base.js';
 import { Memo, isLongitudinal } from './protocols/_longitudinal.js';
-import { fromConfig } from './registry.js';
+import { exp } from './libm.js';
+import { SUPPORTED_PROTOCOLS, fromConfig } from './registry.js';
 import { secureSource } from './random.js';
 
 export const LEDGER_FORMAT = 'dpdist-ledger';
@@ -27,6 +28,65 @@ export const LEDGER_FORMAT = 'dpdist-ledger';
 export const DEFAULT_BUDGET = 10.0;
 export const ACCOUNTINGS = ['history', 'stable'];
 const BUDGET_KEYS = new Set(['epsilon', 'epsilon_1']);
+/** The protocols that report through a memo (Python's tags.memoized; tests/clients/test_js_ledger_statement.py checks). */
+export const MEMOIZED_PROTOCOLS = Object.freeze(['dbitflippm', 'l-grr', 'l-osue', 'loloha']);
+/** The accountants of ``Ledger.statement`` (Python's PrivacyLedger.statement also states 'zcdp'). */
+export const STATEMENT_ACCOUNTANTS = Object.freeze(['tightest', 'basic', 'pld']);
+/** The lattice step of composed randomized responses (Python's dpdist.accounting._randomized_response.STEP). */
+const LATTICE_STEP = 1e-4;
+
+// Fresh randomized responses ([epsilon, count] pairs) composed on the lattice, epsilon at delta: the steps of
+// Python's dpdist.accounting._randomized_response, in the same order (each epsilon rounded up to m * STEP, the exact
+// law of J = sum m_g B_g by convolving scaled binomials, then the smallest epsilon read off from the top).
+function latticeLaw(groups) {
+  let law = new Float64Array([1]);
+  let total = 0;
+  for (const m of [...groups.keys()].sort((a, b) => a - b)) {
+    const k = groups.get(m);
+    const epsilon = m * LATTICE_STEP;
+    let logMass = k * -Math.log1p(exp(epsilon));
+    const masses = new Float64Array(k + 1);
+    for (let b = 0; b <= k; b += 1) {
+      masses[b] = exp(logMass);
+      logMass += b < k ? Math.log((k - b) / (b + 1)) + epsilon : 0;
+    }
+    const wider = new Float64Array(law.length + m * k);
+    for (let b = 0; b <= k; b += 1) {
+      const mass = masses[b];
+      for (let i = 0, at = m * b; i < law.length; i += 1, at += 1) wider[at] += mass * law[i];
+    }
+    law = wider;
+    total += m * k;
+  }
+  return { law, total };
+}
+
+export function composedRandomizedResponse(responses, delta, rounding = 'up') {
+  const groups = new Map();
+  for (const [epsilon, count] of responses) {
+    if (!(count > 0) || !(epsilon > 0)) continue;
+    const scaled = epsilon / LATTICE_STEP;
+    const m = rounding === 'up' ? Math.ceil(scaled) : Math.max(Math.floor(scaled), 0);
+    if (m > 0) groups.set(m, (groups.get(m) ?? 0) + count);
+  }
+  if (groups.size === 0) return 0;
+  const { law, total } = latticeLaw(groups);
+  let above = 0;
+  let weighted = 0;
+  const shrink = exp(-2 * LATTICE_STEP);
+  for (let j = law.length - 1; j > 0; j -= 1) {
+    above += law[j];
+    weighted = (weighted + law[j]) * shrink; // now at x = L_(j-1)
+    const point = LATTICE_STEP * (2 * (j - 1) - total);
+    if (above - weighted > delta) return Math.max(point + Math.log((above - delta) / weighted), 0);
+    if (point <= 0) return 0;
+  }
+  return 0;
+}
+
+function isMemoized(name) {
+  return MEMOIZED_PROTOCOLS.includes(name) || !SUPPORTED_PROTOCOLS.includes(name); // unknown: gathered, as Python
+}
 
 /** A ledger refused a report: over budget, or a collector changed the budgets of a kept memo. */
 export class PrivacyBudgetError extends DPDistError {
@@ -241,6 +301,42 @@ export class Ledger {
 
   remaining(now = Date.now() / 1000) {
     return Math.max(0, this.budget - this.spent(now));
+  }
+
+  /**
+   * What the charges within the window spend at ``delta`` (Python's PrivacyLedger.statement, the same total for the
+   * same charges): each fresh report as randomized response of its epsilon, a memo's charges at one collector as one
+   * such mechanism of their sum, composed on the lattice (``'pld'``); ``'tightest'`` (the default) is the smaller of
+   * that and the sum (``'basic'``, what spent() says and the budget refuses by).  Returns ``{accountant, epsilon,
+   * delta, basic}``.
+   */
+  statement(delta, accountant = 'tightest', now = Date.now() / 1000) {
+    if (typeof delta !== 'number' || !(delta >= 0 && delta < 1)) {
+      throw new InvalidParameterError(`The 'delta' of Ledger.statement must be a number in [0, 1). Got ${JSON.stringify(delta)}.`);
+    }
+    if (!STATEMENT_ACCOUNTANTS.includes(accountant)) {
+      throw new InvalidParameterError(`The 'accountant' of Ledger.statement must be one of ${STATEMENT_ACCOUNTANTS.join(', ')}. Got ${JSON.stringify(accountant)}.`);
+    }
+    const since = this.window === null ? -Infinity : now - this.window;
+    const fresh = [];
+    const memos = new Map();
+    for (const charge of this._charges) {
+      if (charge.at <= since || !(charge.epsilon > 0)) continue;
+      if (isMemoized(charge.protocol)) {
+        const key = JSON.stringify([charge.collector, charge.protocol]);
+        memos.set(key, (memos.get(key) ?? 0) + charge.epsilon);
+      } else {
+        fresh.push([charge.epsilon / charge.reports, charge.reports]);
+      }
+    }
+    const responses = [...fresh, ...[...memos.values()].map((epsilon) => [epsilon, 1])];
+    const basic = responses.reduce((sum, [epsilon, count]) => sum + epsilon * count, 0);
+    if (accountant === 'basic' || responses.length === 0 || (delta === 0 && accountant === 'tightest')) {
+      return { accountant: 'basic', epsilon: basic, delta, basic }; // pure: the sum is exact
+    }
+    const pld = composedRandomizedResponse(responses, delta);
+    if (accountant === 'tightest' && basic <= pld * (1 + 1e-9)) return { accountant: 'basic', epsilon: basic, delta, basic };
+    return { accountant: 'pld', epsilon: Math.min(pld, basic), delta, basic };
   }
 
   /** Reports the device has sent through ``protocol``'s scope at ``collector``. */

@@ -128,6 +128,12 @@ async function servePage(request, response, connect) {
     response.end(await readFile(new URL(`src/${module[1]}`, CLIENT_DIR)));
     return true;
   }
+  const pageScript = path.match(/^\/static\/pages\/([a-z0-9_-]+\.js)$/); // the pages' own scripts (explain.js), package data of dpdist.serve
+  if (pageScript !== null) {
+    response.writeHead(200, { 'Content-Type': 'text/javascript' });
+    response.end(await readFile(new URL(`../../src/dpdist/serve/_web/static/${pageScript[1]}`, CLIENT_DIR)));
+    return true;
+  }
   if (/^\/api\/campaigns\/[^/]+\/explain$/.test(path)) {
     json(response, 200, { plain: [] });
     return true;

@@ -72,7 +72,7 @@ class Statement:
     def describe(self) -> str:
         relation = f"{self.model}, {self.neighbouring}"
         how = {"basic": "basic composition", "zcdp": f"zCDP (rho {self.rho:.6g})" if self.rho is not None else "zCDP",
-               "pld": f"privacy loss distributions (dp_accounting; discretization error at most {self.error:.2g})"}
+               "pld": f"privacy loss distributions (discretization error at most {self.error:.2g})"}
         capped = ", its own guarantee by basic composition being smaller" if self.capped else ""
         return (f"({self.epsilon:.6g}, {self.delta:.3g})-DP ({relation}) over {self.mechanisms} mechanism(s) by "
                 f"{how[self.accountant]}{capped}")

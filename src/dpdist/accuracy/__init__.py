@@ -45,6 +45,9 @@ from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from ._central import central_predictions, check_release_parameters, release_name, release_named
 from ._local import _analytic_variance, local_predictions
+from ._ladder import ladder
+from ._ladder_result import Ladder
+from ._ladder_rows import LadderRow
 from ._plan import EVERY, MEMOIZED, Plan, PlanRow, plan
 from ._result import METRICS, Expected, Explanation, Prediction
 from ._shapes import DEFAULT_SHAPE, SHAPES, get_shape
@@ -53,7 +56,7 @@ if TYPE_CHECKING:
     from .._types import ArrayLike, PathLike
     from ..local import LocalProtocol
 
-__all__ = ["explain", "explain_plan", "Plan", "PlanRow", "EVERY", "MEMOIZED", "Explanation", "Prediction", "Expected", "METRICS", "SHAPES", "DEFAULT_EPSILONS", "RELEASES", "simulates"]
+__all__ = ["explain", "explain_plan", "explain_ladder", "Ladder", "LadderRow", "Plan", "PlanRow", "EVERY", "MEMOIZED", "Explanation", "Prediction", "Expected", "METRICS", "SHAPES", "DEFAULT_EPSILONS", "RELEASES", "simulates"]
 
 #: The epsilons of "what epsilon buys" when none are given (the method's own is added).
 DEFAULT_EPSILONS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
@@ -136,6 +139,48 @@ def explain_plan(config: LocalProtocol | dict[str, Any], n: int, *, every: str =
 
     return plan(config, n, error, every=every, horizon=horizon, releases=releases, delta=delta, target=target,
                 relay_n=relay_n)
+
+
+def explain_ladder(config: LocalProtocol | dict[str, Any], n: int, *, delta: float, threshold: int = 20,
+                   sampling: float | None = None, colluding: int = 0, tokens_each: int = 1,
+                   shape: str = DEFAULT_SHAPE) -> Ladder:
+    """The trust ladder of one frequency campaign: per deployment model, the per-item error at one central guarantee.
+
+    Every row holds central ``(epsilon, delta)`` under replace neighbours, ``epsilon`` being the config's: local only;
+    shuffled through dpdist's relay (``epsilon0`` from the exact shuffle accountant); sample-and-threshold as Brave's
+    Nebula runs it (threshold ``K``, sampling ``p``; rare items suppressed); a trusted curator's discrete Laplace and
+    Gaussian histograms; secure aggregation (computed, not run by dpdist). Each row says, party by party, what its
+    guarantee assumes (:mod:`dpdist.accuracy._ladder_rows`; ``docs/trust.md``).
+
+    Parameters
+    ----------
+    config : LocalProtocol or dict
+        A frequency protocol with an analytic variance (its epsilon is the central target).
+    n : int
+        Devices, one report each (>= 2).
+    delta : float
+        The central delta, below ``1/n``.
+    threshold : int
+        Sample-and-threshold's ``K`` (default 20, Nebula's in Brave's P3A).
+    sampling : float, optional
+        Sample-and-threshold's ``p``; default the largest the exact account allows at the target (a given ``p`` that
+        does not meet it is refused).
+    colluding : int
+        Devices the collector or server runs or knows (relay: ``colluding x tokens_each`` known reports; sample-and-
+        threshold: reports that always count towards ``K``; secure aggregation: shares that add no noise).
+    tokens_each : int
+        Reports one relay credential admits (the issuer's published ceiling).
+    shape : str
+        The public data shape of the errors (:data:`SHAPES`).
+
+    >>> from dpdist import explain_ladder
+    >>> rungs = explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, n=10_000, delta=1e-8,
+    ...                        shape="uniform")
+    >>> rungs.row("shuffled").mse < rungs.row("local").mse
+    True
+    """
+    return ladder(config, n, delta=delta, threshold=threshold, sampling=sampling, colluding=colluding,
+                  tokens_each=tokens_each, shape=shape)
 
 
 def simulates(method: str | LocalProtocol | Callable[..., Any], **params: Any) -> bool:

@@ -55,7 +55,7 @@ Checks (``tests/amplification/test_amplification.py``): on tiny n and d the exac
 (every arrangement of the other users) lies below the bound; for binary randomized response at
 n = 10^4 the exact loss meets the bound within 25%; the numerical bound reproduces values printed
 by FMT21's and Balle et al.'s public code (table in the test, with sources).  Rounds
-(``tests/amplification/test_amplification_composition.py``): on tiny n the exact loss of 2-4 rounds, every
+(``tests/amplification/test_composition.py``): on tiny n the exact loss of 2-4 rounds, every
 combination of per-round neighbouring pairs, lies below the composed bound; at n = 10^3..10^6 a
 concrete pair's exact composed loss (:mod:`._lower_bound`) lies below it, within 1-4%.
 """

@@ -27,7 +27,7 @@ differs from the mechanism's by the rounding, which is what a privacy proof cann
   about the contenders' margin (below :math:`10^{-10}` for the releases here), and ends with
   probability one.
 
-The returned index therefore has exactly the mechanism's law; ``tests/central/test_central_exact_em.py``
+The returned index therefore has exactly the mechanism's law; ``tests/central/test_exact_choice.py``
 enumerates small instances (exact probabilities from the rationals, at 40 digits) against
 seeded draws (chi-square), and forces the refinement path.
 """

@@ -41,7 +41,7 @@ level, i.e. equal budgets), and its noise term is theirs for the sup norm: :math
 :math:`(b, h)` of their integer optimum (Sec. V, minimising :math:`h^3(b-1)` over :math:`b^h = L`)
 and :math:`L` itself from the KS model (the paper takes :math:`K` as given).  The fit of
 :math:`\alpha` holds within 7% for any integer :math:`b \le 64` (not only powers of two; checked in
-``tests/central/test_central_tree_shape.py``), so the candidates are every integer :math:`b \le 64`.
+``tests/central/test_shape.py``), so the candidates are every integer :math:`b \le 64`.
 Trees with unequal branching factors (their Lemma V.2: better for :math:`K = 2^t`, :math:`t` prime)
 are not needed: :math:`L` is free here, and an equal-branching :math:`L` lies within a few percent
 of any target resolution.

@@ -21,7 +21,7 @@ among :math:`s` points is :math:`s^r/r!`, as :math:`w^r/r!` for an interval of w
 function of the output alone.  :math:`\Delta u = 2(1 - \min_j g_j)` under add/remove neighbours
 (adding a record in gap :math:`k` moves that gap's count by 1 and every target :math:`n g_j` by
 :math:`g_j`), so the mechanism is :math:`\varepsilon`-DP (McSherry & Talwar 2007);
-``tests/central/test_central_jointexp.py`` checks the density ratio of neighbours exactly.
+``tests/central/test_joint_exp.py`` checks the density ratio of neighbours exactly.
 
 **The law as a dynamic program** (the paper's Sec. 4 on groups of points).  Points between two
 consecutive distinct cells share their rank: group :math:`i` has :math:`s_i` points of rank

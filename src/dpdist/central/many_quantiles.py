@@ -12,7 +12,7 @@ r"""Many quantiles at once, and a quantile without bounds.
     the upper band reaches :math:`q` to the right edge of the leaf where the
     lower band does (inside a leaf the data may lie anywhere).  It covers the
     *data's* empirical quantile (the noise is the only randomness); coverage is
-    checked in ``tests/central/test_central_tree.py``.
+    checked in ``tests/central/test_tree.py``.
 ``"aq"``
     Approximate quantiles of Kaplan, Schnapp & Stemmer (ICML 2022, Alg. 1): the
     middle requested quantile is released by the exponential mechanism for one

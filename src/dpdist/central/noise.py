@@ -475,7 +475,7 @@ def report_noisy_max(
 
     ``paper_scale=True`` uses the scale :math:`\Delta/\varepsilon` of Alg. 2 of Tao &
     Sarwate as printed: **not** :math:`\varepsilon`-DP for non-monotone scores
-    (``tests/central/test_central_noise.py`` exhibits a violation); for reproducing the paper's
+    (``tests/central/test_noise.py`` exhibits a violation); for reproducing the paper's
     comparison only.
     """
     scores = np.asarray(scores, dtype=np.float64)

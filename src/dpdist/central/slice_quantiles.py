@@ -77,7 +77,7 @@ probability :math:`1 - \beta`: :math:`|Z_i| \le K_\beta` for all :math:`i` and e
 mechanism lands within :math:`e_\beta = (2/\varepsilon_{em})(\ln(G + 1) + \ln(2m/\beta))` ranks of
 its slice's median; when :math:`e_\beta \le h` each output then lies in its own slice and
 :math:`|\mathrm{rank}(z_i) - r_i| \le K_\beta + e_\beta + 1` (``details["rank_error_bound"]``;
-checked on seeded data in ``tests/central/test_central_slice.py``).
+checked on seeded data in ``tests/central/test_slice_quantiles.py``).
 """
 
 from __future__ import annotations

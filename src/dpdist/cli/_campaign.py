@@ -422,7 +422,8 @@ def _print_summary(document: dict) -> None:
     for line in estimate_lines(document["estimate"]):
         print("  " + line)
     diagnostics = document.get("diagnostics") or {}
-    ran = (diagnostics.get("test") and not diagnostics.get("detail")) or (diagnostics.get("constraint") or {}).get("test")
+    ran = ((diagnostics.get("test") and not diagnostics.get("detail")) or (diagnostics.get("constraint") or {}).get("test")
+           or (diagnostics.get("top") or {}).get("test"))
     if ran:  # protocols without a test: no line
         print("  " + diagnostics["summary"])
 

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any
 
-from ..accuracy import default_cache_directory, explain, explain_plan
+from ..accuracy import default_cache_directory, explain, explain_ladder, explain_plan
 from ..accuracy._central import RELEASES
 from ..errors import InvalidParameterError
 from ._arguments import parse_bounds, seed_argument
@@ -49,10 +49,30 @@ def add_commands(subparsers) -> None:
     plan.add_argument("--releases", type=int, default=None, help="--plan --every release: campaigns over the horizon")
     plan.add_argument("--target", type=float, default=None, help="--plan: a yearly epsilon per device to fit")
     plan.add_argument("--relay-n", type=int, default=None, help="--plan: reports per shuffled batch (adds the relayed row)")
+    rungs = explain.add_argument_group("the trust ladder (--ladder, with --config and --delta)")
+    rungs.add_argument("--ladder", action="store_true",
+                       help="the campaign under each deployment model at the config's epsilon and --delta (central, "
+                       "replace neighbours): local, shuffled through the relay, sample-and-threshold (Nebula), a trusted "
+                       "curator, secure aggregation; each row's per-item error and what each party must do")
+    rungs.add_argument("--threshold", type=int, default=None, help="--ladder: sample-and-threshold's K (default 20)")
+    rungs.add_argument("--sampling", type=float, default=None,
+                       help="--ladder: sample-and-threshold's p (default: the largest that meets the target)")
+    rungs.add_argument("--colluding", type=int, default=None,
+                       help="--ladder: devices the collector or server runs or knows (default 0)")
+    rungs.add_argument("--tokens-each", type=int, default=None,
+                       help="--ladder: reports one relay credential admits (default 1)")
     explain.set_defaults(handler=_run_explain)
 
 
 def _run_explain(args) -> int:
+    if args.plan and args.ladder:
+        raise InvalidParameterError("The '--plan' and '--ladder' options answer two questions: give one of them.")
+    if args.ladder:
+        return _run_ladder(args)
+    for option, value in (("--threshold", args.threshold), ("--sampling", args.sampling), ("--colluding", args.colluding),
+                          ("--tokens-each", args.tokens_each)):
+        if value is not None:
+            raise InvalidParameterError(f"The '{option}' option goes with --ladder.")
     if args.plan:
         return _run_plan(args)
     for option, value in (("--target", args.target), ("--relay-n", args.relay_n), ("--releases", args.releases)):
@@ -99,6 +119,32 @@ def _run_plan(args) -> int:
                            releases=args.releases, delta=1e-8 if args.delta is None else args.delta, target=args.target,
                            relay_n=args.relay_n, shape=args.shape, cache=cache)
     print(json.dumps(planned.to_dict(), indent=2) if args.json else planned.describe())
+    return 0
+
+
+def _run_ladder(args) -> int:
+    if args.config is None:
+        raise InvalidParameterError("The '--ladder' option places one campaign: give its --config (not --release).")
+    if args.delta is None:
+        raise InvalidParameterError("The '--ladder' option needs --delta: the central delta every row is held to.")
+    for option, value in (("--epsilons", args.epsilons), ("--bounds", args.bounds), ("--target", args.target),
+                          ("--relay-n", args.relay_n), ("--releases", args.releases)):
+        if value is not None:
+            raise InvalidParameterError(f"The '{option}' option does not go with --ladder.")
+    check_plot_path(args.plot)
+    options: dict[str, Any] = {name: value for name, value in (
+        ("threshold", args.threshold), ("sampling", args.sampling), ("colluding", args.colluding),
+        ("tokens_each", args.tokens_each)) if value is not None}
+    rungs = explain_ladder(load_config(args.config).config(), args.n, delta=args.delta, shape=args.shape, **options)
+    print(json.dumps(rungs.to_dict(), indent=2) if args.json else rungs.describe())
+    if args.plot:
+        from ..estimates._drawing import headless, pyplot, save_figure  # lazy: loads matplotlib (1-2 s)
+
+        headless()
+        rungs.plot()
+        save_figure(pyplot().gcf(), args.plot, dpi=120)
+        pyplot().close("all")
+        print(f"explain: plot written to {args.plot}", file=sys.stderr)
     return 0
 
 

@@ -14,7 +14,7 @@ from .. import __version__
 from ..errors import DPDistError
 from ._errors import TRACEBACK_VARIABLE, internal_error_message, user_message
 
-#: the sub-commands of each module, in the order ``dpdist --help`` lists them (tests/cli/test_cli_errors.py checks
+#: the sub-commands of each module, in the order ``dpdist --help`` lists them (tests/cli/test_errors.py checks
 #: that each module adds exactly these)
 COMMANDS = {
     "dpdist.cli._basic": ("list", "demo"),

@@ -46,7 +46,7 @@ population (atoms included).  The statistics:
 When every statistic is a prefix (binning and hh over GRR or unary encoding) the
 set :math:`\mathcal M_n` is "a non-decreasing :math:`F` inside an interval at each
 edge", whose extremes are the monotone envelopes of the intervals (no linear
-program; ``tests/estimates/test_confidence_sequences.py`` checks they agree).
+program; ``tests/confidence_sequences/test_confidence_sequences.py`` checks they agree).
 
 The deconvolution is honest about what the reports identify: for SW at
 :math:`\varepsilon = 1` a report says little about a point of the CDF, and the

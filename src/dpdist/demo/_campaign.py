@@ -8,7 +8,10 @@ request, through the public API only (the Python client :class:`dpdist.client.Cl
 and the JavaScript client under Node.js when ``node`` is installed).  It prints the
 dashboard and participation URLs, the live estimate with its 95% band as reports
 arrive, what the campaign's epsilon buys (``GET .../explain``), and at the end the
-estimate beside the devices' true shares.
+estimate beside the devices' true shares.  A share it prints is the estimate projected
+onto the shares (:func:`dpdist.postprocess.project_simplex`: each at least 0, all summing
+to 1; the unbiased estimate of a rare block can be negative), beside the service's 95%
+band (clipped to [0, 1], what a share can be).
 
 Its simulated devices all send from one address (127.0.0.1), so its service runs with
 the rate settings of such a simulation, :data:`RATE_OPTIONS` (no per-address rate limit;
@@ -39,11 +42,13 @@ import sys
 import tempfile
 import threading
 import time
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
 from .._rng import check_rng
+from ..postprocess import project_simplex
 from .._validation import Integer, Interval, check_param
 from ..errors import DPDistError, ServiceUnavailableError
 from ._flights import load_departure_minutes
@@ -76,7 +81,7 @@ def run_campaign_demo(devices: int = 1000, js_devices: int | None = None, second
     with _terminate_as_interrupt(), tempfile.TemporaryDirectory(prefix="dpdist-demo-") as directory:
         try:
             with _Service(Path(directory)) as service:
-                return _run(service, values, js_count, seconds, shown, Path(directory))
+                return _run(service, values, js_count, seconds, shown)
         except KeyboardInterrupt:
             print("\ndemo: interrupted; the devices and the service are stopped.", flush=True)
             return 130
@@ -200,14 +205,14 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 20.0) -> Non
         process.wait()
 
 
-def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float, interactive: bool, directory: Path) -> int:
+def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float, interactive: bool) -> int:
     from ..client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     with Client(service.url, admin_token=service.token, retries=3) as admin:
         admin.create_campaign(CAMPAIGN, CONFIG)
         admin.open_campaign(CAMPAIGN)
         _print_start(admin, service, len(values), js_devices)
-        population = _Population(service.url, values, js_devices, directory)
+        population = _Population(service.url, values, js_devices)
         population.start()
         deadline = time.monotonic() + seconds
         try:
@@ -256,13 +261,14 @@ def _print_start(admin, service: _Service, devices: int, js_devices: int) -> Non
 
 
 def _band(document: dict):
-    """``(n, frequencies, low, high)`` of an estimate document, read defensively (None before the first report)."""
+    """``(n, shares, low, high)`` of an estimate document, read defensively (None before the first report): the
+    estimate projected onto the shares (each >= 0, summing to 1), and its served band."""
     estimate = document.get("estimate") or {}
     band = estimate.get("band") or {}
     frequencies = estimate.get("frequencies")
     if frequencies is None:
         return document.get("n", 0), None, None, None
-    return document.get("n", 0), frequencies, band.get("low"), band.get("high")
+    return document.get("n", 0), project_simplex(frequencies), band.get("low"), band.get("high")
 
 
 def _print_progress(admin, population: "_Population") -> None:
@@ -279,7 +285,8 @@ def _print_final(admin, population: "_Population") -> None:
     sent = np.concatenate([population.python_values[population.acknowledged], population.js_values[: population.sent_js]])
     truth = np.bincount(sent, minlength=len(LABELS)) / max(sent.size, 1)
     print(f"\nestimate from {n:,} reports ({population.sent_python:,} Python, {population.sent_js:,} JavaScript), "
-          "with its 95% band, beside the devices' true shares:")
+          "with its 95% band, beside the devices' true shares (the estimate projected onto the shares: each >= 0, "
+          "summing to 1; the band clipped to [0, 1]):")
     print(f"  {'block':<8} {'estimate':>9} {'95% band':>18} {'true':>7}")
     for item, label in enumerate(LABELS):
         if frequencies is None:
@@ -292,8 +299,8 @@ def _print_final(admin, population: "_Population") -> None:
 class _Population:
     """The devices: Python threads each submitting one report per request, and one Node process for the rest."""
 
-    def __init__(self, url: str, values: np.ndarray, js_devices: int, directory: Path):
-        self.url, self.directory = url, directory
+    def __init__(self, url: str, values: np.ndarray, js_devices: int):
+        self.url = url
         split = values.size - js_devices
         self.python_values, self.js_values = values[:split], values[split:]
         self.sent_python = self.sent_js = 0
@@ -344,9 +351,9 @@ class _Population:
     def _start_node(self) -> None:
         from ..serve._assets import clients_js_dir  # lazy: the service's code loads only when it runs (dpdist[serve])
 
-        script = self.directory / "devices.mjs"
-        script.write_text(_NODE_DEVICES.replace("CLIENT_URL", (clients_js_dir() / "src" / "index.js").as_uri()))
-        self._node = subprocess.Popen(["node", str(script), self.url, CAMPAIGN], stdin=subprocess.PIPE,
+        script = Path(str(resources.files("dpdist.demo") / "_devices.mjs"))  # the JavaScript devices (package data)
+        client = (clients_js_dir() / "src" / "index.js").as_uri()
+        self._node = subprocess.Popen(["node", str(script), self.url, CAMPAIGN, client], stdin=subprocess.PIPE,
                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **_child_options())
         assert self._node.stdin is not None, "started with stdin=PIPE"
         self._node.stdin.write(json.dumps(self.js_values.tolist()))
@@ -378,23 +385,3 @@ class _Population:
             self.errors.append(f"a JavaScript device could not submit (node exited with status {self._node.returncode}): "
                                + (lines[-1][:300] if lines else "no message"))
 
-
-#: The JavaScript devices: each value is one device (its own Client and in-memory ledger) sending one report.
-_NODE_DEVICES = """
-import { Client } from 'CLIENT_URL';
-
-class Memory {
-  constructor() { this.items = new Map(); }
-  getItem(key) { return this.items.has(key) ? this.items.get(key) : null; }
-  setItem(key, value) { this.items.set(key, String(value)); }
-}
-
-const [server, campaign] = process.argv.slice(2);
-let text = '';
-for await (const chunk of process.stdin) text += chunk;
-for (const item of JSON.parse(text)) {
-  const device = new Client(server, campaign, { memoStorage: new Memory(), retries: 3 });
-  await device.submit(item);
-  process.stdout.write('sent\\n');
-}
-"""

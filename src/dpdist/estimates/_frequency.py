@@ -16,7 +16,8 @@ from ._presented import Presented
 from ._reading import Header, numbers
 from ._distribution import Distribution, readonly
 from ._drawing import axes, pyplot
-from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent, row_with_limits
+from ._intervals import (SHARE_CLIPPED, ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent,
+                         row_with_limits, share_limits)
 from ._text import frequency_lines
 
 __all__ = ["FrequencyEstimate", "TopK", "draw_frequencies", "frequency_figure"]
@@ -175,16 +176,18 @@ class FrequencyEstimate(Presented):
         return bool(np.all(np.isfinite(self.variance)))
 
     def confidence_interval(self, level: float = 0.95) -> ConfidenceInterval:
-        """Normal-approximation interval per item: ``c +- z * sqrt(variance)``.
+        """Normal-approximation interval per item: ``c +- z * sqrt(variance)``, clipped to [0, 1].
 
         ``c`` is :attr:`interval_center` when the estimate has one (the unbiased
-        estimate behind a biased decoding), else ``frequencies``.  Items with an
-        infinite variance get ``(-inf, inf)``: no interval.
+        estimate behind a biased decoding), else ``frequencies``.  A share lies in
+        [0, 1], so the limits are clipped there (:func:`._intervals.share_limits`: the
+        same coverage, and no impossible share at small n).  Items with an infinite
+        variance get ``(-inf, inf)``: no interval.
         """
         level = check_level(level, "FrequencyEstimate.confidence_interval")
         half = normal_quantile(level) * self.standard_error
         center = self.frequencies if self.interval_center is None else self.interval_center
-        return ConfidenceInterval(center - half, center + half)
+        return share_limits(center - half, center + half)
 
     def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
         """:meth:`confidence_interval` of every item, pointwise."""
@@ -192,6 +195,7 @@ class FrequencyEstimate(Presented):
         method = "normal approximation with the estimator's analytic variance"
         if self.interval_center is not None:
             method += ", around the unbiased estimate behind the decoded one"
+        method += "; " + SHARE_CLIPPED
         return (Interval("frequency", self.frequencies, low, high, level, method, at=np.arange(self.domain_size)),)
 
     def top_k(self, k: int) -> TopK:
@@ -253,8 +257,8 @@ class FrequencyEstimate(Presented):
         low, high = (numbers(band, side, header) if isinstance(band.get(side), list) else np.zeros(0)
                      for side in ("low", "high"))
         center = None
-        if low.shape == high.shape == frequencies.shape:
-            middle = np.where(np.isfinite(low + high), (low + high) / 2, frequencies)
+        if low.shape == high.shape == frequencies.shape and isinstance(band.get("level"), (int, float)):
+            middle = _center_of(low, high, normal_quantile(check_level(band["level"], header.owner)) * error, frequencies)
             if not np.allclose(middle, frequencies, rtol=0, atol=1e-12):
                 center = middle
         no_interval = document["no_interval"]
@@ -361,6 +365,17 @@ class FrequencyEstimate(Presented):
             f"FrequencyEstimate(protocol={self.protocol!r}, epsilon={self.epsilon!r}, n={self.n}, "
             f"domain_size={self.domain_size}, postprocess={self.postprocess!r})"
         )
+
+
+def _center_of(low: np.ndarray, high: np.ndarray, half: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
+    """A centre ``c`` whose interval ``c +- half`` clipped to [0, 1] has the limits ``low``, ``high`` (a document's
+    band): from a limit inside (0, 1), else the frequency moved as little as the clipped limits need (they are the
+    same for every such centre); the frequency where there is no interval (NaN limits)."""
+    center = np.where((low > 0) & (low < 1), low + half, np.where((high > 0) & (high < 1), high - half, frequencies))
+    center = np.where(high <= 0, np.minimum(frequencies, -half), center)  # the whole interval at or below 0
+    center = np.where(low >= 1, np.maximum(frequencies, 1 + half), center)  # at or above 1
+    spans = (low <= 0) & (high >= 1)  # over all of [0, 1]
+    return np.where(spans, np.clip(frequencies, np.minimum(1 - half, half), half), center)
 
 
 def draw_frequencies(estimate: FrequencyEstimate, ax: Any = None, *, items: ArrayLike | None = None, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:

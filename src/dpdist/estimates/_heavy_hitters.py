@@ -12,7 +12,8 @@ from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
 from ._reading import Header, numbers
 from ._drawing import axes, pyplot
-from ._intervals import ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
+from ._intervals import (SHARE_CLIPPED, ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent,
+                         share_limits)
 from ._text import frequency_lines
 
 __all__ = ["HeavyHitters", "draw_heavy_hitters", "heavy_hitters_figure"]
@@ -64,7 +65,7 @@ class HeavyHitters(Presented):
         if self.standard_error is None:
             return ConfidenceInterval(np.full(frequencies.shape, -np.inf), np.full(frequencies.shape, np.inf))
         half = normal_quantile(level, self.candidates) * np.asarray(self.standard_error, dtype=np.float64)
-        return ConfidenceInterval(frequencies - half, frequencies + half)
+        return share_limits(frequencies - half, frequencies + half)
 
     def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
         """:meth:`confidence_interval`, simultaneous (none without standard errors)."""
@@ -73,7 +74,7 @@ class HeavyHitters(Presented):
             return ()
         low, high = self.confidence_interval(level)
         method = (f"normal approximation with FLH's variance, Bonferroni over the last round's {self.candidates} "
-                  "candidates (so it holds for the items selected among them)")
+                  f"candidates (so it holds for the items selected among them); {SHARE_CLIPPED}")
         return (Interval("frequency", np.asarray(self.frequencies, dtype=np.float64), low, high, level, method,
                          at=np.asarray(self.items), simultaneous=True),)
 

@@ -23,7 +23,7 @@ from .._documents import ABSENT, read_dataclass, read_numbers, read_value
 from ..errors import InvalidParameterError
 
 __all__ = ["Interval", "ConfidenceInterval", "check_level", "normal_quantile", "json_value", "percent", "readonly", "check_samples",
-           "row_with_limits"]
+           "row_with_limits", "share_limits", "SHARE_CLIPPED"]
 
 
 class ConfidenceInterval(NamedTuple):
@@ -51,6 +51,29 @@ def normal_quantile(level: float, comparisons: int = 1) -> float:
     if comparisons == 1:
         return NormalDist().inv_cdf(0.5 + level / 2)
     return NormalDist().inv_cdf(1 - (1 - level) / (2 * comparisons))
+
+
+#: What every interval of a share says of its limits (:func:`share_limits`).
+SHARE_CLIPPED = "clipped to [0, 1], what a share can be"
+
+
+def share_limits(low, high) -> ConfidenceInterval:
+    """The limits of an interval of a share (a frequency, a probability) clipped to [0, 1], what a share can be.
+
+    A normal interval around an unbiased estimate runs below 0 or above 1 at small n (GRR, eps 1, n = 60:
+    [-1.02, -0.15] and [0.07, 1.22]); the share lies in [0, 1], so the clipped interval holds it exactly as often
+    (the same coverage) and says nothing impossible.  An interval wholly below 0 becomes [0, 0] (wholly above 1,
+    [1, 1]): it misses a positive share, as it did before clipping, and the estimate beside it says where it
+    lies.  Infinite limits (no interval) stay infinite.  Every view of
+    a share's interval (``intervals``, ``to_dict``, ``describe``, ``table``, the service's pages and the CLI) reads
+    these limits: one state, one interval.
+    """
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    low = np.where(np.isfinite(low), np.clip(low, 0.0, 1.0), low)
+    high = np.where(np.isfinite(high), np.clip(high, 0.0, 1.0), high)
+    if low.ndim == 0:
+        return ConfidenceInterval(float(low), float(high))
+    return ConfidenceInterval(low, high)
 
 
 def check_samples(truth, owner: str) -> np.ndarray | None:

@@ -1,7 +1,7 @@
 """The JSON Schema (2020-12) of an estimate's JSON: what ``to_dict`` / ``to_json`` return and the service serves.
 
 ``docs/results.md`` explains it field by field; the service's OpenAPI description embeds it
-(``components/schemas/EstimateResult``); ``tests/estimates/test_results.py`` validates every kind of
+(``components/schemas/EstimateResult``); ``tests/estimates/test_contract.py`` validates every kind of
 result against it, and every estimate's ``from_dict`` reads a document through it (:mod:`._reading`).
 Readers ignore fields they do not know: within one ``schema`` version fields are added, never
 removed or given another meaning.

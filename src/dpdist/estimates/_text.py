@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._intervals import SHARE_CLIPPED
+
 __all__ = ["pick", "limits", "text_table", "frequency_lines", "MAX_ROWS"]
 
 #: Rows of a frequency table printed (the most frequent first); the rest are in the JSON.
@@ -58,4 +60,6 @@ def frequency_lines(document: dict[str, Any], intervals: list[dict], level: str)
     lines = text_table(rows, level, "every look, all values at once" if anytime else "none")
     if len(order) > MAX_ROWS:
         lines.append(f"... {len(order) - MAX_ROWS} more value(s) in --json")
+    if fixed is not None and SHARE_CLIPPED in fixed.get("method", ""):
+        lines.append("(the intervals of a share are " + SHARE_CLIPPED + ")")
     return lines

@@ -282,7 +282,7 @@ def one_sample_p_values(row: Mapping[str, Any], value: float, statistic: str = "
     verdict is then at most as likely as under the better of the two tests for the errors' law (the raw
     t is exact for normal errors and conservative for "above" on right-skewed ones; the log-scale test
     is calibrated for lognormal ones).  Simulated with the mean exactly on the constant (5,000 tables
-    each, 3 and 5 repeats, 1 and 3 settings; ``tests/experiments/test_verdict_error_rates.py`` and
+    each, 3 and 5 repeats, 1 and 3 settings; ``tests/experiments/checks/test_checks.py`` and
     docs/experiments.md, "Skewed errors against a constant"), false verdicts are at most 0.052 for
     normal errors (coefficients of variation 0.2 and 0.4), 0.046 for lognormal ones (0.31 to 1.0; 1.5
     in the tests) and 0.025 for gamma ones (0.66, 1.0).  A sign test would be exact for any continuous

@@ -12,7 +12,7 @@ Three checks, each returning the reasons the page is stale (an empty list: it is
   :func:`._pages.choose_sample`, one cell per method label, at the current commit and compares every
   metric with the recorded value, so a change to any one method's code shows.
 
-``tests/experiments/test_reproduction_pages.py`` runs them on every page.
+``tests/experiments/test_pagecheck.py`` runs them on every page.
 """
 
 from __future__ import annotations

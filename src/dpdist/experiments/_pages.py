@@ -16,7 +16,7 @@ beside the page (``NAME.cells.jsonl``, :mod:`._pagerecord`) and replaces the par
   stand-ins side by side;
 * the values the prose quotes (:func:`._specpage.quote_lines`, the spec's :class:`~dpdist.experiments.Quote`)
   and what is run (:func:`._specpage.spec_lines`: the spec's datasets, methods, sweeps and metrics);
-* what the page check (:mod:`._pagecheck`, run by ``tests/experiments/test_reproduction_pages.py``)
+* what the page check (:mod:`._pagecheck`, run by ``tests/experiments/test_pagecheck.py``)
   re-derives, and its recomputation sample (:func:`choose_sample`: one cell per method label, the cheapest by its
   parameters, ties broken by stable ids).
 
@@ -234,7 +234,7 @@ def render_block(spec: ExperimentSpec, facts: dict[str, Any], claims: list[dict]
     lines += ["### What the page check re-derives", "",
               f"Every metric value of every cell of this run is recorded beside this page (`{record_name}`, "
               f"cells' SHA-256 `{digest}`). "
-              "`tests/experiments/test_reproduction_pages.py` re-judges every claim from those cells with the code "
+              "`tests/experiments/test_pagecheck.py` re-judges every claim from those cells with the code "
               "of the current commit and renders this block again: a verdict, count, number or header that differs "
               f"fails it with \"page stale: regenerate {spec.name}\", as does a verdict rule other than version "
               f"{facts['rule_version']}. It checks that every number the hand-written text below quotes is one of "

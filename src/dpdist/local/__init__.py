@@ -38,6 +38,7 @@ from ..estimates import HeavyHitters
 from .heavy_hitters import heavy_hitters
 from .frequency._feasibility import FeasibilityTest, feasibility_test, set_bits_test
 from .frequency._recovery import recover_frequencies
+from .frequency._top_excess import TopExcessTest, top_excess_test
 from .adaptive_quantiles import AdaptiveQuantiles, adaptive_quantiles
 from .joint import estimate_jointly
 from .words import StringCodec, encode_strings
@@ -69,6 +70,8 @@ __all__ = [
     "feasibility_test",
     "set_bits_test",
     "FeasibilityTest",
+    "top_excess_test",
+    "TopExcessTest",
     "recover_frequencies",
     "encode_strings",
     "HeavyHitters",

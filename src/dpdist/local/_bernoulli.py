@@ -2,7 +2,7 @@ r"""Bernoulli thresholds on the :math:`2^{-53}` grid, rounded so that the realiz
 
 NumPy's ``Generator.random()`` returns :math:`U = k\,2^{-53}` with :math:`k` uniform in
 :math:`[0, 2^{53})` (for every bit generator: PCG64, AES-CTR, MT19937, Philox, SFC64;
-``tests/local/test_bernoulli_grid.py`` checks it), so the draw ``U < t`` has probability
+``tests/local/test_bernoulli.py`` checks it), so the draw ``U < t`` has probability
 
 .. math::
 

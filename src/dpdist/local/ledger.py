@@ -61,7 +61,8 @@ from ..errors import (
     PrivacyBudgetError,
 )
 from .._guarantee import local_guarantee
-from ..accounting import MEMO_ASSUMPTION, PrivacyLoss, Statement, sequential, state
+from ..accounting import MEMO_ASSUMPTION, PrivacyLoss, Statement, check_accountant, sequential, state
+from ..accounting._randomized_response import composed_randomized_response
 from ._protocol import LocalProtocol, from_config
 from ._registry import registered_class
 from .frequency._memoized import MemoizedProtocol
@@ -185,11 +186,39 @@ class PrivacyLedger:
         fresh report counts as the worst :math:`\varepsilon`-LDP randomizer (randomized response), and the charges
         through memos of one protocol at one collector count as *one* mechanism of their summed epsilon (a memo's
         reports share its permanent response: their increments are not fresh mechanisms; gathering several scopes
-        into one only overstates).  Read from a ledger's JSON, the JavaScript client's ledgers are stated alike.
+        into one only overstates).  ``"pld"`` composes those randomized responses on dpdist's lattice
+        (:mod:`dpdist.accounting._randomized_response`, which the JavaScript ledger's ``statement`` runs step for
+        step: both state the same total for the same charges), ``"tightest"`` is the smaller of it and the sum,
+        ``"zcdp"`` and ``"basic"`` as :func:`dpdist.accounting.state` states them.
         """
+        check_accountant("PrivacyLedger.statement", accountant)
+        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
+            raise InvalidParameterError(f"The 'delta' of PrivacyLedger.statement must be a float in [0, 1). Got {delta!r}.")
+        fresh, memos = self._stated_charges(now)
+        losses = [PrivacyLoss.of_guarantee(local_guarantee(epsilon)) for epsilon, reports in fresh
+                  for _ in range(reports)]
+        losses += [PrivacyLoss.of_guarantee(local_guarantee(epsilon), f"{protocol} memo at {collector}")
+                   .assuming(MEMO_ASSUMPTION) for (collector, protocol), epsilon in sorted(memos.items())]
+        if not losses:
+            return state(PrivacyLoss.of_guarantee(local_guarantee(1e-300)), delta, "basic")
+        total = sequential(losses)
+        if accountant in ("basic", "zcdp") or (delta == 0 and accountant == "tightest"):  # pure: the sum is exact
+            return state(total, delta, "basic" if accountant == "tightest" else accountant)
+        responses = fresh + [(epsilon, 1) for epsilon in memos.values()]
+        upper = composed_randomized_response(responses, delta)
+        basic = total.guarantee.epsilon
+        if accountant == "tightest" and basic <= upper * (1 + 1e-9):  # a tie, to the last bits, is the sum
+            return state(total, delta, "basic")
+        lower = composed_randomized_response(responses, delta, rounding="down")
+        capped = basic < upper
+        return Statement("pld", min(upper, basic), delta, "replace", "local", total.mechanisms, None,
+                         0.0 if capped else upper - lower, capped, total.assumptions)
+
+    def _stated_charges(self, now: float | None) -> tuple[list[tuple[float, int]], dict[tuple[str, str], float]]:
+        """The window's fresh charges as ``(epsilon per report, reports)`` and its memos' summed epsilons."""
         now = time.time() if now is None else now
         since = -math.inf if self.window is None else now - self.window
-        fresh: list[PrivacyLoss] = []
+        fresh: list[tuple[float, int]] = []
         memos: dict[tuple[str, str], float] = {}
         for charge in self._charges:
             if charge["at"] <= since or charge["epsilon"] <= 0:
@@ -198,14 +227,8 @@ class PrivacyLedger:
                 key = (charge["collector"], charge["protocol"])
                 memos[key] = memos.get(key, 0.0) + charge["epsilon"]
             else:
-                per_report = local_guarantee(charge["epsilon"] / charge["reports"])
-                fresh.extend([PrivacyLoss.of_guarantee(per_report)] * charge["reports"])
-        memo_losses = [PrivacyLoss.of_guarantee(local_guarantee(epsilon), f"{protocol} memo at {collector}")
-                       .assuming(MEMO_ASSUMPTION) for (collector, protocol), epsilon in sorted(memos.items())]
-        losses = fresh + memo_losses
-        if not losses:
-            return state(PrivacyLoss.of_guarantee(local_guarantee(1e-300)), delta, "basic")
-        return state(sequential(losses), delta, accountant)
+                fresh.append((charge["epsilon"] / charge["reports"], int(charge["reports"])))
+        return fresh, memos
 
     def reports_sent(self, protocol: LocalProtocol, collector: str = "local") -> int:
         """How many reports the device has sent through ``protocol``'s scope at ``collector``."""

@@ -15,7 +15,7 @@ The claims are data: each is a check of the claims library of :mod:`dpdist.exper
 (:func:`~dpdist.experiments.better_than`, :class:`~dpdist.experiments.BeatsRivals`,
 :class:`~dpdist.experiments.RatioWithin`, :class:`~dpdist.experiments.RatioContrast`, ...), so
 every paper's verdicts follow one rule; a claim no check of the library fits is a new check of
-the library (with its error-rate simulation in ``tests/experiments/test_verdict_error_rates.py``), not of the
+the library (with its error-rate simulation in ``tests/experiments/checks/test_checks.py``), not of the
 paper.  The ``checks.py`` of ``central``, ``sw_ems``, ``wavelet`` and ``wiener`` keep the names
 their checks had before they moved to the library.
 

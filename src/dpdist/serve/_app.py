@@ -24,6 +24,7 @@ from ._http import EXCEPTION_HANDLERS
 from ._limits import DEFAULT_MAX_BODY_BYTES, Limits
 from ._openapi import schema_of
 from ._operations import ROUTES as OPERATIONS_ROUTES, Operations, install as install_operations
+from ._pages import STATIC_PREFIX, static_files
 from ._routes import ROUTES
 from ._service import Service
 
@@ -60,7 +61,7 @@ def create_app(
     """
     service = Service(db_url, admin_token=admin_token, max_body_bytes=max_body_bytes, limits=limits, relay_token=relay_token)
     clients_js = Path(static_dir) if static_dir is not None else clients_js_dir()
-    routes: list[BaseRoute] = [*ROUTES, *OPERATIONS_ROUTES]
+    routes: list[BaseRoute] = [*ROUTES, *OPERATIONS_ROUTES, Mount(STATIC_PREFIX, app=static_files(), name="pages")]
     if (clients_js / "src").is_dir():
         routes.append(Mount("/static/dpdist-client", app=StaticFiles(directory=clients_js / "src"), name="client"))
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)

@@ -75,9 +75,17 @@ against the set of all input distributions, the fit on the simplex against the s
 fit on the protocol's exact channel
 (:func:`dpdist.local.frequency._feasibility.feasibility_test`: output histograms of ``grr``,
 ``hr``, ``cp``, ``flh``; per-bit counts of ``oue``, ``sue``), with a p-value bound valid for
-every n (its false-alarm rate is at most :data:`ALPHA` too); the campaign is flagged when
-either test flags, so **at most** :math:`2\alpha` per evaluation.  ``summary`` is the one
-line the dashboard and ``dpdist campaign estimate`` print.
+every n (its false-alarm rate is at most :data:`ALPHA` too).
+
+The top test (GRR; docs/deployment.md, "Poisoning diagnostics").  Fake reports that lift one
+rare item to about 1 leave every count inside its region and the likelihood ratio below its
+bound (1-2 % of fakes, a fifth of them spread over the rarest items), but an honest population
+cannot put mass 1 on that item and keep its heavy items: ``top`` holds the test of the
+estimates' excess above a level against the unit mass of a population
+(:func:`dpdist.local.frequency._top_excess.top_excess_test`), with a bound valid for every n and
+population (false-alarm rate at most :data:`ALPHA`).  The campaign is flagged when any test
+flags, so **at most** :math:`3\alpha` per evaluation (:math:`2\alpha` without the top test).
+``summary`` is the one line the dashboard and ``dpdist campaign estimate`` print.
 """
 
 from __future__ import annotations
@@ -86,6 +94,7 @@ import numpy as np
 
 from ..local._registry import available, registered_class
 from ..local.frequency._feasibility import feasibility_test, why_no_feasibility_test
+from ..local.frequency._top_excess import top_excess_test, why_no_top_excess_test
 
 __all__ = ["ALPHA", "TESTED", "diagnostics"]
 
@@ -110,23 +119,33 @@ REFERENCE = (
 )
 
 
-def diagnostics(protocol, aggregator, alpha: float = ALPHA, constraint_alpha: float = ALPHA) -> dict:
+def diagnostics(protocol, aggregator, alpha: float = ALPHA, constraint_alpha: float = ALPHA, top_alpha: float = ALPHA) -> dict:
     """The poisoning tests of a campaign's aggregate (JSON-ready), with ``summary``, their line of text.
 
     Returns ``{"test", "alpha", "flagged", "items_below", "items_above", "count_below", "count_above",
-    "min_p_value", "method", "constraint", "summary"}``: items whose support count is below (above) what any
-    honest population produces, at most 20 of each listed (most significant first); ``min_p_value`` is the
+    "min_p_value", "method", "constraint", "top", "summary"}``: items whose support count is below (above) what
+    any honest population produces, at most 20 of each listed (most significant first); ``min_p_value`` is the
     smallest Bonferroni-adjusted p-value.  Unary encodings add ``"bits_per_report": {"observed", "expected",
     "flagged"}``, the total support test.  ``constraint`` is the likelihood-ratio test against every input
     distribution (:meth:`FeasibilityTest.to_dict <dpdist.local.frequency._feasibility.FeasibilityTest.to_dict>`),
-    or ``{"test": null, "detail"}``; ``flagged`` is either test's flag.
+    ``top`` the test of the estimates' excess above a level
+    (:meth:`TopExcessTest.to_dict <dpdist.local.frequency._top_excess.TopExcessTest.to_dict>`), each
+    ``{"test": null, "detail"}`` where it does not apply; ``flagged`` is any test's flag.
     """
     document = _support_counts(protocol, aggregator, alpha)
     if int(aggregator.n) > 0:
         document["constraint"] = _constraint(protocol, aggregator, constraint_alpha)
-        document["flagged"] = bool(document["flagged"] or document["constraint"]["flagged"])
+        document["top"] = _top(protocol, aggregator, top_alpha)
+        document["flagged"] = bool(document["flagged"] or document["constraint"]["flagged"] or document["top"]["flagged"])
     document["summary"] = describe(document)
     return document
+
+
+def _top(protocol, aggregator, alpha: float) -> dict:
+    reason = why_no_top_excess_test(protocol)
+    if reason is not None:
+        return {"test": None, "flagged": False, "detail": reason}
+    return top_excess_test(protocol, aggregator, alpha=alpha).to_dict()
 
 
 def _constraint(protocol, aggregator, alpha: float) -> dict:
@@ -218,16 +237,17 @@ def _below_fractions(protocol, aggregator, alpha: float) -> dict:
 def describe(document: dict) -> str:
     """One line for ``dpdist campaign estimate`` and the dashboard (``summary`` of :func:`diagnostics`)."""
     constraint = document.get("constraint") or {}
+    top = document.get("top") or {}
     counts_ran = document.get("test") is not None and not document.get("detail")
-    constraint_ran = constraint.get("test") is not None
-    if not counts_ran and not constraint_ran:
+    constraint_ran, top_ran = constraint.get("test") is not None, top.get("test") is not None
+    if not counts_ran and not constraint_ran and not top_ran:
         return "poisoning test: " + document.get("detail", "none")
-    rate = (document["alpha"] if counts_ran else 0.0) + (constraint["alpha"] if constraint_ran else 0.0)
+    rate = sum(part["alpha"] for part, ran in ((document, counts_ran), (constraint, constraint_ran), (top, top_ran)) if ran)
     if not document["flagged"]:
         what = ("no cut's 'below' answers outside what honest reports produce" if document.get("test") == "below_fractions"
                 else "no support count outside what honest reports produce")
-        tested = [what for what, ran in ((what, counts_ran),
-                                         ("the counts fit an honest population", constraint_ran)) if ran]
+        tested = [what for what, ran in ((what, counts_ran), ("the counts fit an honest population", constraint_ran),
+                                         ("the top within what the rest of the reports allow", top_ran)) if ran]
         return f"poisoning test: no sign ({'; '.join(tested)}; false-alarm rate <= {rate:g})"
     parts = []
     if counts_ran and document["test"] == "below_fractions":
@@ -252,4 +272,7 @@ def describe(document: dict) -> str:
     if constraint.get("flagged"):
         parts.append(f"the counts fit no honest population (likelihood ratio {constraint['statistic']:.4g} against every "
                      f"input distribution, p <= {constraint['p_value']:.2g})")
+    if top.get("flagged"):
+        parts.append(f"the estimates above {top['level']:.3g} exceed it by {top['statistic']:.3g} in all, more than the "
+                     f"rest of the reports allow ({top['allowed']:.3g}; items {top['items'][:5]}, p <= {top['p_value']:.2g})")
     return "POISONING SUSPECTED: " + "; ".join(parts) + f"; false-alarm rate <= {rate:g}"

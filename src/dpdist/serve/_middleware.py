@@ -5,9 +5,10 @@
   records written while the request is served carry it (``--log-format json``).
 - :class:`SecurityHeadersMiddleware`: ``X-Content-Type-Options: nosniff`` and
   ``Referrer-Policy: no-referrer`` on every response; on HTML pages a
-  Content-Security-Policy that allows the page's own inline ``<script>`` and
-  ``<style>`` blocks by their SHA-256 (no ``'unsafe-inline'``), scripts, fetches
-  and images from this origin only, and no framing (``frame-ancestors 'none'``,
+  Content-Security-Policy that allows scripts, styles, fetches and images from this
+  origin only, and a page's own inline ``<script>`` and ``<style>`` blocks by their
+  SHA-256 (no ``'unsafe-inline'``; the service's own pages have none, the participation
+  page has its module script), and no framing (``frame-ancestors 'none'``,
   ``X-Frame-Options: DENY``); and ``Strict-Transport-Security`` when the request
   came over HTTPS (directly, or through a proxy trusted by ``--forwarded-allow-ips``).
 """
@@ -88,14 +89,14 @@ CONNECT_HEADER = b"x-dpdist-connect-src"
 
 
 def content_security_policy(page: str, connect: str = "") -> str:
-    """The CSP of an HTML ``page``: its inline scripts and styles by hash, everything else from this origin only (and
-    ``connect``: more origins it may send requests to, separated by spaces)."""
+    """The CSP of an HTML ``page``: scripts and styles from this origin and its inline ones by hash, fetches and images
+    from this origin only (and ``connect``: more origins it may send requests to, separated by spaces)."""
     scripts, styles = _sha256_sources(_INLINE_SCRIPT, page), _sha256_sources(_INLINE_STYLE, page)
     return "; ".join(
         [
             "default-src 'none'",
             f"script-src 'self' {scripts}".rstrip(),
-            f"style-src {styles}" if styles else "style-src 'none'",
+            f"style-src 'self' {styles}".rstrip(),
             f"connect-src 'self' {connect}".rstrip(),
             "img-src 'self' data:",
             "base-uri 'none'",

@@ -230,7 +230,8 @@ SCHEMAS: dict[str, dict] = {
                 "type": "object",
                 "description": "poisoning tests of the aggregate: test, alpha, flagged, items_below, items_above, "
                 "count_below, count_above, min_p_value, method, constraint (the likelihood-ratio test against every "
-                "input distribution), summary (one line) (docs/deployment.md, 'Poisoning diagnostics')",
+                "input distribution), top (GRR: the estimates' excess above a level against what the rest of the reports "
+                "allow), summary (one line) (docs/deployment.md, 'Poisoning diagnostics')",
             },
         },
     },

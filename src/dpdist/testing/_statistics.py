@@ -1,7 +1,7 @@
 """The statistical and exact privacy assertions behind :mod:`dpdist.testing`.
 
 Each returns normally or raises ``AssertionError`` with a message naming what is
-wrong.  dpdist's ``tests/conformance/test_checks_catch_broken.py`` shows that
+wrong.  dpdist's ``tests/testing/test_checks.py`` shows that
 each of them fails on a deliberately broken randomizer, so none can pass
 vacuously.
 """

@@ -52,7 +52,7 @@ independent trials", Ann. Math. Statist. 27, 1956, Theorem 3), whose bound is Ag
 :math:`k - 1 = d`.  A population drawn at random is a mixture of fixed ones, so the bound
 holds for it too.  The output histogram is bounded for users drawn i.i.d. (the multinomial
 model of the estimators, :mod:`._exact_channel`); measured on fixed populations in
-``tests/local/test_feasibility.py``.  The bound is conservative: against the chi-square limit it
+``tests/local/frequency/test_feasibility.py``.  The bound is conservative: against the chi-square limit it
 asks :math:`T \ge 91` instead of 60 at :math:`\alpha = 10^{-6}`, :math:`k = 16`.
 
 **What it cannot see.**  Fake reports that honest users could have sent (Cheu, Smith &

@@ -166,9 +166,11 @@ def recover_frequencies(
         The fraction :math:`\beta = m/N` of fake reports, in ``[0, 0.5)``, when known.  ``None``:
         learned from the aggregate for protocols whose reports support one item (GRR), taken as 0
         (no recovery beyond the simplex projection) for the others, where it is not identifiable.
+        Recommended where enrollment gives a count: the share learned is 0 up to 2 % of fakes, which
+        move a rare item to about 1 (docs/frequency.md, "Small fractions of fakes").
     targets : array_like of int, optional
         The attacked items, when known (the paper's "attack details" as a constraint): the fake
-        mass is removed from them only.
+        mass is removed from them only.  Give them with ``fake_fraction``: the share alone levels the top genuine items.
 
     Returns
     -------
@@ -180,12 +182,10 @@ def recover_frequencies(
 
     Warnings
     --------
-    Recovery can be worse than no recovery (the simplex projection) against an adversary who knows
-    it: with the share learned (GRR, d = 128, eps = 1, 5 % fakes), fakes spread over r = 64 rare targets
-    give an MSE sum 0.056 against the projection's 0.045 (r = 32: 0.073 against 0.072), the excess being
-    taken off the genuine heavy items; with the share known (OUE), fakes setting each target bit with
-    probability 1/2 escape the cut and the top genuine item falls from 0.21 (truth 0.23) to 0.055.
-    Pass ``targets`` when the attacked items are known: the removal is then confined to them.
+    Recovery can be worse than no recovery (the simplex projection) against an adversary who knows it
+    (GRR, d = 128, eps = 1, 5 % fakes over r = 64 rare targets, share learned: MSE sum 0.056 against the
+    projection's 0.045; OUE, share known, target bits set with probability 1/2: the top genuine item
+    falls from 0.21 to 0.055).  Pass ``targets`` when known: the removal is then confined to them.
 
     Notes
     -----

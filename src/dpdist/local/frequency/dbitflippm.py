@@ -32,7 +32,7 @@ changes, and returns), the loss is at most :math:`m\,\varepsilon_1`
 The pattern itself is not protected: with no second randomization, the report
 changes only when the bucket does, so a day with a report unlike the day
 before proves a change (the loss against a sequence without it is unbounded),
-the price of memoization without a second round.  ``tests/local/test_longitudinal_buckets.py`` computes both on the exact
+the price of memoization without a second round.  ``tests/local/frequency/test_loloha.py`` computes both on the exact
 joint channel of two reports.
 
 Estimator (paper, sec. 3, histogram estimator of dBitFlip):

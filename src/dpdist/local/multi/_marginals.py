@@ -13,7 +13,7 @@ Intervals.  With ``postprocess="none"`` the consistent marginals are an affine f
 the groups' unbiased estimates, so a linear query :math:`w` of them is unbiased with
 variance :math:`\sum_g u_g^\top \Sigma_g u_g`, :math:`u = C^\top w`
 (:meth:`Consistency.adjoint`, :func:`._covariance.quadratic_form`): normal intervals,
-whose coverage ``tests/local/test_multi_marginals.py`` measures by simulation.  After
+whose coverage ``tests/local/multi/test_calm.py`` measures by simulation.  After
 Norm-Sub, and for maximum-entropy answers, the point estimate is no longer linear; their
 intervals are those of the linear estimate of the same query (projection answers) or none
 (maximum entropy, ``details["no_interval"]``).
@@ -29,7 +29,7 @@ import numpy as np
 from ...errors import InvalidParameterError
 from ...estimates import FrequencyEstimate, Interval, Presented
 from ...estimates._drawing import draw_heatmap, panel_grid
-from ...estimates._intervals import check_level, json_value, normal_quantile, percent
+from ...estimates._intervals import SHARE_CLIPPED, check_level, json_value, normal_quantile, percent, share_limits
 from ...estimates._text import MAX_ROWS, limits, text_table
 from ..._guarantee import PrivacyGuarantee
 from ._consistency import Consistency
@@ -192,7 +192,7 @@ class MarginalsEstimate(Presented):
 
         ``conditions`` maps attribute names to an item, a label or a list of them, e.g.
         ``{"age": [3, 4], "income": "20-40k"}``.  Within one reported marginal the answer is a
-        linear query of it (normal interval); otherwise it comes from the maximum-entropy table
+        linear query of it (normal interval, clipped to [0, 1]); otherwise it comes from the maximum-entropy table
         (no interval: infinite limits).
         """
         level = check_level(level, "MarginalsEstimate.probability")
@@ -216,8 +216,9 @@ class MarginalsEstimate(Presented):
         value = float((self._project(self.tables, group, wanted) * mask).sum())
         center = float((self._project(self.linear, group, wanted) * mask).sum())
         half = normal_quantile(level) * float(np.sqrt(self._variance(group, wanted, mask[..., None])[0]))
-        return Interval("probability", value, center - half, center + half, level,
-                        "normal approximation with the exact variance of the consistent marginals' linear query")
+        low, high = share_limits(center - half, center + half)
+        return Interval("probability", value, low, high, level,
+                        f"normal approximation with the exact variance of the consistent marginals' linear query; {SHARE_CLIPPED}")
 
     # ------------------------------------------------------------------ the result contract
     def _reported(self) -> list[FrequencyEstimate]:

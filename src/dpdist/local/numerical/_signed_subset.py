@@ -33,7 +33,7 @@ become (exact, valid for every :math:`1 \le m \le d`, no overflow; written with
 (:math:`q` also equals eq. 53 at :math:`m = 1`; for :math:`d = 1` there is no other
 coordinate and :math:`q` is set to 0.)
 
-Two corrections to the printed paper (derived here, tested in ``tests/local/test_wavelet.py``)
+Two corrections to the printed paper (derived here, tested in ``tests/local/numerical/test_wavelet.py``)
 ------------------------------------------------------------------------------------
 1. *Signs of the other coordinates.*  Under eq. 45 the outputs with
    :math:`\langle\mathbf y,\mathbf v\rangle = 0` are equally likely whatever the signs of

@@ -1,19 +1,19 @@
 """The service's own pages and files: its root, OpenAPI schema, liveness, a campaign's dashboard and
-participation page, and the JavaScript client (package data, :mod:`.._assets`)."""
+participation page (templates and static files, :mod:`.._pages`), and the JavaScript client (package data,
+:mod:`.._assets`)."""
 
 from __future__ import annotations
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from ... import __version__
 from .._campaigns import check_campaign_id
-from .._dashboard import dashboard_html
-from .._index_page import index_html, prefers_html
 from .._middleware import CONNECT_HEADER
 from .._openapi import content_answer, documented, schema_of
+from .._pages import dashboard_page, index_page, prefers_html
 from .._refusals import NotFound
 from ._common import service_of
 
@@ -23,7 +23,7 @@ __all__ = ["ROUTES"]
 async def root(request: Request) -> Response:
     root_path = request.scope.get("root_path", "")  # behind a path-prefixed proxy too
     if prefers_html(request.headers.get("accept", "")):  # a browser: the index of campaigns
-        return HTMLResponse(index_html(root_path, __version__), headers={"Vary": "Accept"})
+        return index_page(request, __version__)
     return JSONResponse({"service": "dpdist", "version": __version__, "openapi": root_path + "/openapi.json"},
                         headers={"Vary": "Accept"})
 
@@ -40,10 +40,8 @@ async def health(request: Request) -> JSONResponse:
 
 @documented("Dashboard page (the admin token goes in the URL fragment: #token=...)",
             answers={200: content_answer("text/html", "HTML")})
-async def dashboard(request: Request) -> HTMLResponse:
-    campaign_id = check_campaign_id(request.path_params["campaign"])
-
-    return HTMLResponse(dashboard_html(campaign_id))
+async def dashboard(request: Request) -> Response:
+    return dashboard_page(request, check_campaign_id(request.path_params["campaign"]))
 
 
 @documented("Participation page of the JavaScript client (clients/js/participate.html)",

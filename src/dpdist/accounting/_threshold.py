@@ -1,0 +1,207 @@
+r"""Sample-and-threshold, accounted exactly: each device reports with probability :math:`p`; only counts of at least :math:`K` reports are released.
+
+The mechanism (Bharadwaj & Cormode, "Sample and Threshold Differential Privacy: Histograms and Applications",
+AISTATS 2022, sec. 3; deployed by Brave's Nebula, Shamsabadi, Snyder, Giles, Bellet & Haddadi, arXiv:2409.09676,
+in P3A with :math:`K = 20`, :math:`p = 0.105` for a stated central :math:`(1, 10^{-8})`): every device flips its own
+coin and reports its item with probability :math:`p`; the server releases, for every item, the number :math:`S` of
+reports of it when :math:`S \ge K` and nothing (:math:`\bot`) otherwise.  Nebula's own statement of its theorem was
+not at hand here (it is not among the project's papers), so dpdist does not restate it: it computes the mechanism's
+*exact* privacy curve, which any valid statement of the same mechanism must lie above.
+
+**Add/remove neighbours** (a device present or absent, the relation of a device that decides whether to take part).
+Let :math:`n` devices other than the target hold the target's item (chosen by the adversary, any :math:`n \ge 0`).
+Without the target the item's count is :math:`S \sim \mathrm{Bin}(n, p)`, law :math:`A_0`; with it,
+:math:`S \sim \mathrm{Bin}(n + 1, p)`, law :math:`A_1`; both seen through the threshold (counts below :math:`K`
+merged into :math:`\bot`), and no other item's count moves.  So, exactly,
+
+.. math::
+
+    \delta(\varepsilon) = \sup_{n \ge 0} \max\big(H_{e^\varepsilon}(A_1 \| A_0), H_{e^\varepsilon}(A_0 \| A_1)\big),
+    \qquad H_\gamma(P \| Q) = \sum_y (P(y) - \gamma Q(y))_+ ,
+
+summed over the released counts :math:`y \ge K` and :math:`\bot`, with :math:`A_1(s)/A_0(s) = (1-p)(n+1)/(n+1-s)`
+for a released :math:`s`.  Removal is bounded by :math:`A_0 \le A_1/(1-p)` (pointwise, :math:`\bot` included), so
+its part vanishes for :math:`\varepsilon \ge \log\frac{1}{1-p}`.  The supremum is a maximum over
+:math:`n \le N`: beyond, each part is at most a binomial tail that Chernoff's bound
+:math:`e^{-(n+1)\,\mathrm{KL}(\beta \| p)}` makes negligible (:func:`_enough`; the scan stops where that bound is
+below :math:`10^{-6}` of the largest value found, or :math:`10^{-300}`, and states the larger of the two).
+
+**Replace neighbours** (the target's item changed from :math:`v` to :math:`w`, the relation of the shuffled and
+local rows of the trust ladder): the two counts are independent, :math:`P = A_1^{(v)} \otimes A_0^{(w)}` against
+:math:`Q = A_0^{(v)} \otimes A_1^{(w)}`.  Since :math:`A_0 \le A_1/(1-p)`, :math:`H_{e^\varepsilon}(P \| Q) \le
+H_{e^{\varepsilon - \varepsilon_r}}(A_1 \| A_0)/(1-p)` with :math:`\varepsilon_r = \log\frac{1}{1-p}`, and the same
+for :math:`(Q, P)`; dpdist states :math:`\delta_{\mathrm{replace}}(\varepsilon) = \min(1,
+\delta_{\mathrm{add}}(\varepsilon - \varepsilon_r)/(1-p))`, an upper bound (checked against every pair of counts
+enumerated in ``tests/accounting/test_threshold.py``).
+
+**Devices the adversary runs** (``colluding``): a device that always reports (it does not sample itself), or a
+report the server forges, counts towards :math:`K` with certainty, so :math:`k` of them holding the target's item
+leave an effective threshold :math:`K - k`; at :math:`K - k \le 1` a lone sampled target is released and
+:math:`\delta \ge p`.  What this covers is the released histogram only: whatever else the aggregation server sees
+(in STAR, on which Nebula builds, how many reports share each unrevealed item) is outside it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import InvalidParameterError, InvalidPrivacyParameterError
+
+__all__ = ["threshold_delta", "threshold_epsilon", "threshold_sampling", "NEIGHBOURING"]
+
+NEIGHBOURING = ("add-remove", "replace")
+#: the scan over the other holders' count stops where the tail bound is below this share of the largest value
+_TAIL_SHARE = 1e-6
+#: and at the latest here (a p so small that the tails decay this slowly is refused, not approximated)
+_MAX_HOLDERS = 5_000
+
+
+def _check(p: float, threshold: int, colluding: int, neighbouring: str) -> int:
+    if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 < p < 1.0:
+        raise InvalidPrivacyParameterError(f"The sampling probability 'p' of sample-and-threshold must be in (0, 1). Got {p!r}.")
+    for name, value, low in (("threshold", threshold, 1), ("colluding", colluding, 0)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise InvalidParameterError(f"The '{name}' of sample-and-threshold must be an int >= {low}. Got {value!r}.")
+    if neighbouring not in NEIGHBOURING:
+        raise InvalidParameterError(f"The 'neighbouring' of sample-and-threshold must be one of {NEIGHBOURING}. "
+                                    f"Got {neighbouring!r}.")
+    return max(int(threshold) - int(colluding), 0)
+
+
+def _pair(n: int, p: float, threshold: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(A1, A0)``: the released laws with and without the target, on ``[bottom, threshold, ..., n + 1]``."""
+    from scipy import stats  # lazy: loads scipy (0.4-2 s)
+
+    counts = np.arange(max(threshold, 0), n + 2)
+    with_target = stats.binom.pmf(counts, n + 1, p)
+    without = stats.binom.pmf(counts, n, p)
+    bottom_with = float(stats.binom.cdf(threshold - 1, n + 1, p)) if threshold > 0 else 0.0
+    bottom_without = float(stats.binom.cdf(threshold - 1, n, p)) if threshold > 0 else 0.0
+    return np.concatenate(([bottom_with], with_target)), np.concatenate(([bottom_without], without))
+
+
+def _hockey(first: np.ndarray, second: np.ndarray, epsilon: float) -> float:
+    return float(np.sum(np.maximum(first - math.exp(epsilon) * second, 0.0)))
+
+
+def _kl(a: float, b: float) -> float:
+    """KL(Bernoulli(a) || Bernoulli(b))."""
+    terms = 0.0 if a <= 0 else a * math.log(a / b)
+    return terms + (0.0 if a >= 1 else (1 - a) * math.log((1 - a) / (1 - b)))
+
+
+def _tail_bound(n: int, p: float, epsilon: float, direction: str) -> float:
+    """A bound, decreasing in ``n``, on ``direction``'s part at every count of other holders beyond ``n`` (``epsilon``
+    > 0; module docstring): adding the target loses more than epsilon iff S > upper (n + 1), removing it iff S <
+    lower (n + 1), a binomial tail either way."""
+    if direction == "add":
+        upper = 1.0 - (1.0 - p) * math.exp(-epsilon)
+        return math.exp(-(n + 1) * _kl(upper, p))
+    lower = 1.0 - (1.0 - p) * math.exp(epsilon)
+    return 0.0 if lower <= 0 else math.exp(-(n + 1) * _kl(lower, p))
+
+
+def _scan(epsilon: float, p: float, threshold: int, direction: str):
+    """``(largest divergence so far, tail bound beyond)`` after each count of other holders, ``epsilon >= 0``."""
+    best, n = 0.0, 0
+    while n <= _MAX_HOLDERS:
+        with_target, without = _pair(n, p, threshold)
+        pair = (with_target, without) if direction == "add" else (without, with_target)
+        best = max(best, _hockey(*pair, epsilon))
+        yield best, (_tail_bound(n, p, epsilon, direction) if n + 1 >= threshold else 1.0)
+        n += 1
+    raise InvalidPrivacyParameterError(
+        f"sample-and-threshold with p = {p!r} at epsilon {epsilon!r}: the worst count of other holders lies beyond "
+        f"{_MAX_HOLDERS:,} (its tails decay too slowly to scan); choose a larger epsilon or p.")
+
+
+def _direction_delta(epsilon: float, p: float, threshold: int, direction: str, within: float | None = None):
+    """``sup_n H_{e^epsilon}`` of adding (``"add"``: A1 against A0) or removing the target (``"remove"``); with
+    ``within``, whether it is at most ``within`` (the scan stops as soon as that is decided)."""
+    if epsilon < 0:  # H_g(P||Q) = 1 - g + g H_{1/g}(Q||P) for g < 1
+        other = "remove" if direction == "add" else "add"
+        value = min(1.0, -math.expm1(epsilon) + math.exp(epsilon) * _direction_delta(-epsilon, p, threshold, other))
+        return value if within is None else value <= within
+    if direction == "remove" and epsilon >= -math.log1p(-p):
+        return 0.0 if within is None else True  # A0 <= A1 / (1 - p) pointwise
+    for best, tail in _scan(epsilon, p, threshold, direction):
+        if within is not None and best > within:
+            return False
+        if tail <= _TAIL_SHARE * best or tail < 1e-300 or (within is not None and tail <= within):
+            return min(1.0, max(best, tail)) if within is None else True
+    raise AssertionError("unreachable: the scan ends or raises")
+
+
+def threshold_delta(epsilon: float, p: float, threshold: int, *, colluding: int = 0,
+                    neighbouring: str = "add-remove") -> float:
+    r"""The exact :math:`\delta(\varepsilon)` of sample-and-threshold with sampling probability ``p`` and threshold
+    ``threshold`` (:math:`K`) when ``colluding`` reports of the target's item are the adversary's (module docstring);
+    under ``"replace"`` neighbours an upper bound from the add/remove curve."""
+    effective = _check(p, threshold, colluding, neighbouring)
+    epsilon = float(epsilon)
+    if neighbouring == "add-remove":
+        return max(_direction_delta(epsilon, p, effective, "add"), _direction_delta(epsilon, p, effective, "remove"))
+    shift = -math.log1p(-p)
+    return min(1.0, _direction_delta(epsilon - shift, p, effective, "add") / (1.0 - p))
+
+
+def _fits(epsilon: float, p: float, threshold: int, colluding: int, neighbouring: str, delta: float) -> bool:
+    """Whether :func:`threshold_delta` is at most ``delta`` (a curve too slow to scan does not fit: never assumed)."""
+    effective = _check(p, threshold, colluding, neighbouring)
+    try:
+        if neighbouring == "add-remove":
+            return bool(_direction_delta(epsilon, p, effective, "add", delta)
+                        and _direction_delta(epsilon, p, effective, "remove", delta))
+        return bool(_direction_delta(epsilon + math.log1p(-p), p, effective, "add", delta * (1.0 - p)))
+    except InvalidPrivacyParameterError:
+        return False
+
+
+def threshold_epsilon(p: float, threshold: int, delta: float, *, colluding: int = 0,
+                      neighbouring: str = "add-remove") -> float:
+    """The smallest epsilon (to 1e-4 relative) with :func:`threshold_delta` at most ``delta``; ``inf`` if none (a
+    lone sampled report released: ``p > delta``)."""
+    _check(p, threshold, colluding, neighbouring)
+    if not 0.0 < delta < 1.0:
+        raise InvalidPrivacyParameterError(f"The 'delta' of sample-and-threshold must be in (0, 1). Got {delta!r}.")
+
+    def within(epsilon: float) -> bool:
+        return _fits(epsilon, p, threshold, colluding, neighbouring, delta)
+
+    high = 1.0
+    while not within(high):
+        high *= 2
+        if high > 64:
+            return math.inf
+    low = 0.0
+    while high - low > 1e-4 * high:
+        middle = 0.5 * (low + high)
+        low, high = (low, middle) if within(middle) else (middle, high)
+    return high
+
+
+def threshold_sampling(epsilon: float, delta: float, threshold: int, *, colluding: int = 0,
+                       neighbouring: str = "add-remove") -> float:
+    """The largest sampling probability (to 1e-4 relative) whose :func:`threshold_delta` at ``epsilon`` is at most
+    ``delta``; 0.0 when none is (the colluding reports reach the threshold with a lone target's help, which a
+    sampling probability at or below ``delta`` still allows only if ``delta`` covers it)."""
+    _check(0.5, threshold, colluding, neighbouring)
+
+    def within(p: float) -> bool:
+        return _fits(epsilon, p, threshold, colluding, neighbouring, delta)
+
+    low, high = 0.0, 1.0 - 1e-9
+    if within(high):
+        return high
+    probe = min(0.5, high)
+    while not within(probe):  # find a p that fits, by halving (the delta grows with p)
+        high, probe = probe, probe / 2
+        if probe < 1e-12:
+            return 0.0
+    low = probe
+    while high - low > 1e-4 * low:
+        middle = 0.5 * (low + high)
+        low, high = (middle, high) if within(middle) else (low, middle)
+    return low

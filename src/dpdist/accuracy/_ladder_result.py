@@ -1,0 +1,103 @@
+"""What :func:`dpdist.explain_ladder` returns: one campaign's rungs, as a text table, JSON and a figure."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from ._ladder_rows import LadderRow
+
+__all__ = ["Ladder"]
+
+
+@dataclass(frozen=True)
+class Ladder:
+    """The trust ladder of one campaign: every deployment model at one central ``(epsilon, delta)``, replace neighbours.
+
+    Attributes
+    ----------
+    config : dict
+        The campaign's protocol (its epsilon is the central epsilon every row holds).
+    n : int
+        Devices, one report each.
+    epsilon, delta : float
+        The stated central guarantee.
+    shape : str
+        The public data shape of the errors; ``counts`` its item counts at ``n``.
+    rows : tuple of LadderRow
+    colluding, tokens_each : int
+        Devices the collector or server runs or knows, and reports one relay credential admits.
+    """
+
+    config: dict
+    n: int
+    epsilon: float
+    delta: float
+    shape: str
+    counts: tuple
+    rows: tuple
+    colluding: int = 0
+    tokens_each: int = 1
+
+    def row(self, model: str) -> LadderRow:
+        """The row of ``model`` (``"local"``, ``"shuffled"``, ``"sample-and-threshold"``, ``"central (discrete
+        Laplace)"``, ``"central (Gaussian)"``, ``"secure aggregation"``)."""
+        for candidate in self.rows:
+            if candidate.model == model:
+                return candidate
+        raise KeyError(model)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form (what ``dpdist explain --ladder --json`` prints)."""
+        return {"config": self.config, "n": self.n, "epsilon": self.epsilon, "delta": self.delta, "shape": self.shape,
+                "neighbouring": "replace", "counts": list(self.counts),
+                "colluding": self.colluding, "tokens_each": self.tokens_each,
+                "error": "mean over the items of the squared error of the estimated frequency (mse), its variance "
+                         "part, and rmse = sqrt(mse)",
+                "rows": [row.to_dict() for row in self.rows]}
+
+    def describe(self) -> str:
+        """A text table (model, who runs it, the guarantee it states, per-item RMSE, x local's MSE), then each row's
+        assumptions party by party and its notes."""
+        local = self.row("local").mse
+        lines = [f"{self.config['protocol']} over {len(self.counts)} items, n = {self.n:,} devices, data shape "
+                 f"{self.shape!r}: every row at central ({self.epsilon:g}, {self.delta:g}), replace neighbours",
+                 "  ".join(["model".ljust(27), "runs".ljust(8), "stated (eps, delta)".ljust(22),
+                            "per-item RMSE".rjust(13), "MSE / local".rjust(11)])]
+        for row in self.rows:
+            stated = "not offered" if row.guarantee is None else f"({row.guarantee.epsilon:.4g}, {row.guarantee.delta:g})"
+            ratio = row.mse / local if math.isfinite(row.mse) and local > 0 else math.nan
+            lines.append("  ".join([row.model.ljust(27), ("dpdist" if row.runs_in_dpdist else "computed").ljust(8),
+                                    stated.ljust(22), _number(row.rmse).rjust(13), _number(ratio).rjust(11)]))
+        for row in self.rows:
+            lines.append(f"{row.model}:")
+            lines += [f"  - {party}: {text}" for party, text in row.assumptions]
+            lines += [f"  * {note}" for note in row.notes]
+        return "\n".join(lines)
+
+    def plot(self, ax: Any = None) -> Any:
+        """Per-item RMSE of each offered row (log scale), computed-only rows hatched."""
+        import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(7.0, 3.2))
+        offered = [row for row in self.rows if math.isfinite(row.mse)]
+        positions = range(len(offered))
+        bars = ax.barh(list(positions), [row.rmse for row in offered], color="#4c72b0")
+        for bar, row in zip(bars, offered):
+            if not row.runs_in_dpdist:
+                bar.set_hatch("//")
+                bar.set_facecolor("#dd8452")
+        ax.set_yticks(list(positions), [row.model for row in offered], fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xscale("log")
+        ax.set_xlabel("per-item RMSE of the estimated frequency (hatched: computed, not run by dpdist)", fontsize=8)
+        ax.set_title(f"{self.config['protocol']}, n = {self.n:,}: each model at central ({self.epsilon:g}, "
+                     f"{self.delta:g})", fontsize=9)
+        ax.figure.tight_layout()
+        return ax
+
+
+def _number(value: float) -> str:
+    return "-" if not math.isfinite(value) else f"{value:.4g}"

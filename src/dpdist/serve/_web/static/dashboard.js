@@ -1,0 +1,98 @@
+// @ts-check
+/**
+ * The dashboard of a campaign (templates/dashboard.html): reads the admin token (./token.js), fetches
+ * ``/estimate`` and ``/history`` every few seconds and draws them (./estimate.js), with the campaign's privacy
+ * guarantee, what its epsilon buys (./explain.js), the poisoning test, n over time and the rejections; a campaign in
+ * rounds has its own view (./rounds.js).  The page's query string (``?level=0.9``, ``?replicates=0``, estimate
+ * options) goes to ``/estimate``, without any ``token``.
+ * @module
+ */
+
+import { drawHistory } from "./charts.js";
+import { $, fillTable } from "./dom.js";
+import { drawEstimate } from "./estimate.js";
+import { showWhatEpsilonBuys } from "./explain.js";
+import { refreshRounds } from "./rounds.js";
+import { getJson, takeToken } from "./token.js";
+
+const CAMPAIGN = document.body.dataset.campaign || "";
+const REFRESH_MS = 3000;
+const token = takeToken(window);  // out of the address bar before anything else runs
+// the page is {service}/campaigns/{id}/dashboard; {service} may carry a reverse proxy's path prefix
+const SERVICE = location.pathname.slice(0, location.pathname.lastIndexOf("/campaigns/"));
+const API = SERVICE + "/api/campaigns/" + encodeURIComponent(CAMPAIGN);
+
+/** @type {any} */
+let config = null;
+let inRounds = false;  // a campaign in rounds: its view is refreshRounds (./rounds.js)
+
+/**
+ * The poisoning test's line: the service's own (diagnostics.summary), as dpdist campaign estimate prints it.
+ * @param {any} d
+ */
+function drawDiagnostics(d) {
+  const node = $("diagnostics");
+  node.textContent = d ? d.summary || "poisoning test: " + (d.detail || "none") : "poisoning test: none";
+  node.style.color = d && d.flagged ? "#b00" : "";
+}
+
+/** The estimate's query: the page's own (never a token: ./token.js took it out) and the stop width. */
+function estimateQuery() {
+  const params = new URLSearchParams(location.search);
+  const width = parseFloat($("width").value);
+  if (width > 0) params.set("width", String(width));
+  return params.toString() ? "?" + params.toString() : "";
+}
+
+// what epsilon buys (GET .../explain, in the service's plain words): at the campaign's n so far, asked again
+// when n has doubled (the service caches each prediction, and rounds n to 1-2-5)
+/** @type {number | null} */
+let explainedAt = null;
+
+/** @param {number} n */
+function explainAt(n) {
+  if (explainedAt !== null && n < 2 * explainedAt) return;
+  explainedAt = Math.max(n, 1);
+  showWhatEpsilonBuys(API);  // not awaited: the estimate does not wait for a prediction
+}
+
+function loaded() {
+  $("error").textContent = "";
+  $("updated").textContent = new Date().toISOString().slice(11, 19) + " UTC";
+  document.body.dataset.loaded = "true";
+}
+
+async function refresh() {
+  try {
+    if (config === null) {
+      const published = await getJson(API + "/config", token);
+      config = published.config;
+      inRounds = Boolean(published.rounds);
+    }
+    if (inRounds) {  // the rounds' own campaigns count the reports (./rounds.js)
+      await refreshRounds(API, SERVICE, token);
+      loaded();
+      return;
+    }
+    const [data, history] = await Promise.all([getJson(API + "/estimate" + estimateQuery(), token),
+                                               getJson(API + "/history", token)]);
+    for (const key of ["state", "protocol", "epsilon", "n", "batches"]) $(key).textContent = String(data[key]);
+    $("guarantee").textContent = data.guarantee || "-";
+    explainAt(data.n);
+    fillTable("rejected", data.rejected);
+    fillTable("refused", data.refused_batches);
+    drawEstimate(data, config);
+    drawDiagnostics(data.diagnostics);
+    drawHistory($("history-chart"), history.history);
+    loaded();
+  } catch (error) {
+    $("error").textContent = String(error instanceof Error ? error.message : error);
+  }
+}
+
+refresh();
+$("width").addEventListener("change", refresh);
+// a hidden tab does not poll: the server computes an estimate once per change anyway,
+// but a tab nobody looks at should not keep a connection busy; it refreshes when shown again
+setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
+document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });

@@ -1,0 +1,101 @@
+"""The data-adaptive shape of the tree CDF (a coarse noisy histogram picks branching and height)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from dpdist import central
+from dpdist.central import _shape
+from dpdist.central.tree import TreeHistogram
+from dpdist.errors import InvalidParameterError
+from dpdist.postprocess import hay_consistency
+from dpdist.privacy import PrivacyGuarantee, sequential
+
+
+@pytest.mark.parametrize("branching, height", [(64, 1), (16, 2), (8, 3), (17, 2), (12, 3), (5, 3)])
+def test_noise_factor_matches_the_consistent_tree(branching, height):
+    # E max_k |cumulative noise_k - (k/L) total noise| of Laplace(1) nodes through Hay's consistency
+    rng = np.random.default_rng(7)
+    leaves = branching**height
+    draws = []
+    for _ in range(400):
+        levels = [None] + [rng.laplace(0.0, 1.0, branching**level) for level in range(1, height + 1)]
+        levels[0] = np.array([levels[1].sum()])
+        cumulative = np.concatenate([[0.0], np.cumsum(hay_consistency(levels, branching)[-1])])
+        draws.append(np.max(np.abs(cumulative - np.arange(leaves + 1) / leaves * cumulative[-1])))
+    mean, se = np.mean(draws), np.std(draws, ddof=1) / math.sqrt(len(draws))
+    # the fit is within 7% on b = 2..64, L <= 2^16; 4 standard errors for the Monte-Carlo draw
+    assert abs(_shape.noise_factor(branching, height) - mean) <= 0.07 * mean + 4 * se
+
+
+def test_curvature_interpolation_passes_through_the_reference_models():
+    for concentration, curvature in (_shape.SMOOTH_REFERENCE, _shape.SKEWED_REFERENCE):
+        assert _shape.curvature_from_concentration(concentration) == pytest.approx(curvature)
+    assert _shape.curvature_from_concentration(0.5) == _shape.curvature_from_concentration(1.0)  # at least uniform
+
+
+def test_rule_is_shallow_for_smooth_and_deep_for_concentrated_data():
+    smooth = _shape.best_shape(10**5, 1.0, 3.06)
+    skewed = _shape.best_shape(10**5, 1.0, 13.96)
+    # (any integer branching is a candidate now, so the smooth optimum is 11^3 = 1331, no longer
+    # the power of two 1024 just below it)
+    assert smooth[0] ** smooth[1] <= 2048 < 4096 <= skewed[0] ** skewed[1]
+    # more budget or data: never fewer leaves
+    leaves = [b**h for b, h in (_shape.best_shape(n, 1.0, 13.96) for n in (10**3, 10**4, 10**5, 10**6))]
+    assert leaves == sorted(leaves)
+    # a given branching is kept
+    assert _shape.best_shape(10**5, 1.0, 13.96, branching=4)[0] == 4
+    assert _shape.best_shape(10**5, 1.0, 3.06, branching=10) in {(10, 2), (10, 3), (10, 4)}
+
+
+def test_release_picks_the_shape_from_the_data():
+    rng = np.random.default_rng(3)
+    normal = TreeHistogram.release(np.clip(rng.normal(size=10**5), -4, 4), 1.0, (-4, 4), rng=0)
+    lognormal = TreeHistogram.release(np.clip(rng.lognormal(0, 1, 10**5), 0, 50), 1.0, (0, 50), rng=0)
+    assert normal.branching**normal.height <= 2048  # 11^3 = 1331 since issue 35 (any integer branching)
+    assert lognormal.branching**lognormal.height >= 4096
+    assert normal.releases[0]["profile"]["concentration"] < 4 < 10 < lognormal.releases[0]["profile"]["concentration"]
+
+
+@pytest.mark.parametrize("neighbouring, sensitivity", [("add-remove", 1.0), ("replace", 2.0)])
+def test_privacy_of_the_composed_release_is_exact(neighbouring, sensitivity):
+    x = np.random.default_rng(4).beta(2, 5, 3000)
+    tree = TreeHistogram.release(x, 0.8, (0, 1), neighbouring=neighbouring, rng=0)
+    release = tree.releases[0]
+    profile = release["profile"]
+    assert profile["epsilon"] == pytest.approx(0.05 * 0.8) and release["tree_epsilon"] == pytest.approx(0.95 * 0.8)
+    assert profile["sensitivity_l1"] == sensitivity
+    steps = [PrivacyGuarantee(profile["epsilon"], 0.0, neighbouring, "central"),
+             PrivacyGuarantee(release["tree_epsilon"], 0.0, neighbouring, "central")]
+    assert sequential(steps).epsilon == pytest.approx(0.8, rel=1e-12, abs=0) and sequential(steps).epsilon <= 0.8 * (1 + 1e-12)
+    assert tree.guarantee == PrivacyGuarantee(release["epsilon"], 0.0, neighbouring, "central")
+    assert tree.to_distribution().guarantee.epsilon == pytest.approx(0.8)
+    assert ("noisy_n" in profile) == (neighbouring == "add-remove")  # under replacement n is public
+    # the profile's l1 sensitivity: one record moves one coarse count (add/remove) or two (replace)
+    rng = np.random.default_rng(5)
+
+    def coarse(values):
+        return np.bincount(np.minimum((values * 16).astype(int), 15), minlength=16)
+
+    for _ in range(50):
+        y = np.append(x, rng.random()) if neighbouring == "add-remove" else np.where(np.arange(x.size) == 7, rng.random(), x)
+        assert np.abs(coarse(x) - coarse(y)).sum() <= sensitivity
+
+
+def test_given_height_spends_the_whole_budget_on_the_tree():
+    tree = TreeHistogram.release(np.linspace(0, 1, 500), 1.0, (0, 1), height=2, rng=0)
+    assert (tree.branching, tree.height) == (16, 2)
+    assert "profile" not in tree.releases[0] and tree.releases[0]["tree_epsilon"] == 1.0
+
+
+def test_size_rule_is_kept_as_an_option():
+    tree = TreeHistogram.release(np.linspace(0, 1, 1000), 1.0, (0, 1), rule="size", rng=0)
+    assert tree.releases[0]["size"]["epsilon"] == pytest.approx(0.05) and tree.height >= 2
+
+
+def test_bad_rule_is_named():
+    with pytest.raises(InvalidParameterError, match=r"'rule' parameter of TreeHistogram.release.*'adaptive', 'size'.*'flat'"):
+        central.tree_cdf(np.linspace(0, 1, 100), 1.0, (0, 1), rule="flat")
+    with pytest.raises(InvalidParameterError, match="branching"):
+        central.tree_cdf(np.linspace(0, 1, 100), 1.0, (0, 1), branching=1)

@@ -1,0 +1,171 @@
+"""Bad input on the command line: one line naming what the user typed, never a traceback."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dpdist import central, local
+from dpdist.cli import main
+from dpdist.errors import (
+    IncompatibleStateError,
+    InvalidParameterError,
+    InvalidValueTypeError,
+    MalformedDataError,
+)
+
+
+@pytest.fixture
+def files(tmp_path):
+    values = np.random.default_rng(0).uniform(0, 10, 50)
+    (tmp_path / "good.csv").write_text("a,b\n" + "".join(f"{v},{v / 2}\n" for v in values))
+    (tmp_path / "ragged.csv").write_text("a,b\n1,2\n3\n4,5\n")
+    (tmp_path / "text.csv").write_text("a\nfoo\nbar\n")
+    (tmp_path / "truncated.parquet").write_bytes(b"PAR1abc")
+    (tmp_path / "huge-epsilon.json").write_text(json.dumps({"protocol": "grr", "epsilon": 1e308, "domain_size": 4}))
+    (tmp_path / "list-protocol.json").write_text(json.dumps({"protocol": ["grr"], "epsilon": 1, "domain_size": 4}))
+    (tmp_path / "sw.json").write_text(json.dumps({"protocol": "sw", "epsilon": 1, "bounds": [0, 10]}))
+    return tmp_path
+
+
+def run(capsys, *argv):
+    status = main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    return status, err
+
+
+ESTIMATE = ("--protocol", "sw", "--epsilon", "1", "--bounds", "0,10")
+
+CASES = {
+    "epsilon 1e308 in a config": (("privatize", "good.csv", "--column", "a", "--config", "huge-epsilon.json"),
+                                  "'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30"),
+    "protocol given as a list": (("privatize", "good.csv", "--column", "a", "--config", "list-protocol.json"),
+                                 "'protocol' key of a config must be a protocol name"),
+    "a column that does not exist": (("estimate", "good.csv", "--column", "3", *ESTIMATE),
+                                     "--column must be one of the columns of"),
+    "a ragged CSV (estimate)": (("estimate", "ragged.csv", "--column", "a", *ESTIMATE),
+                                "is not a readable CSV file: CSV parse error"),
+    "a ragged CSV (privatize)": (("privatize", "ragged.csv", "--column", "a", "--config", "sw.json"),
+                                 "is not a readable CSV file: CSV parse error"),
+    "a truncated Parquet file (estimate)": (("estimate", "truncated.parquet", "--column", "a", *ESTIMATE),
+                                            "is not a readable Parquet file"),
+    "a truncated Parquet file (privatize)": (("privatize", "truncated.parquet", "--column", "a", "--config", "sw.json"),
+                                             "is not a readable Parquet file"),
+    "privatize on a text column": (("privatize", "text.csv", "--column", "a", "--config", "sw.json"),
+                                   "The column 'a' of 'text.csv' must hold numbers"),
+    "estimate on a text column": (("estimate", "text.csv", "--column", "a", *ESTIMATE),
+                                  "The column 'a' of 'text.csv' must hold numbers"),
+    "a key-value protocol (sets of pairs, not a column)": (("estimate", "good.csv", "--column", "a", "--protocol", "pckv-ue",
+                                                            "--epsilon", "1"),
+                                                           "'pckv-ue' takes each user's set of (key, value) pairs"),
+    "epsilon typed on the command line": (("estimate", "good.csv", "--column", "a", "--protocol", "sw",
+                                           "--epsilon", "1e308", "--bounds", "0,10"),
+                                          "--epsilon must be a finite float >= 1e-06 and <= 30. Got 1e+308"),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bad_input_gets_one_line_naming_what_was_typed(files, capsys, monkeypatch, case):
+    monkeypatch.chdir(files)
+    argv, expected = CASES[case]
+    if argv[0] == "privatize":
+        argv = (*argv, "--out", "reports.bin")
+    status, err = run(capsys, *argv)
+    assert status == 2
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("dpdist: error: ") and expected in err, err
+    assert "np.float64" not in err and "datasets.from_file" not in err and "run_spec" not in err
+
+
+def test_each_command_module_adds_the_commands_the_parser_builds_it_for():
+    import argparse
+    import importlib
+
+    from dpdist.cli import _main as cli
+
+    for name, commands in cli.COMMANDS.items():
+        subparsers = argparse.ArgumentParser().add_subparsers()
+        importlib.import_module(name).add_commands(subparsers)
+        assert tuple(subparsers.choices) == commands, name
+    whole = cli.build_parser()._subparsers._group_actions[0].choices
+    assert list(whole) == [command for commands in cli.COMMANDS.values() for command in commands]
+    for command in whole:  # one module's parser parses its command's help as the whole parser does
+        alone = cli.build_parser(command)._subparsers._group_actions[0].choices[command]
+        assert alone.format_help() == whole[command].format_help()
+    assert cli.build_parser("no-such-command")._subparsers._group_actions[0].choices.keys() == whole.keys()
+
+
+def test_an_unexpected_error_is_one_line_unless_the_traceback_is_asked_for(capsys, monkeypatch):
+    def broken(_args):
+        raise KeyError("boom")
+
+    from dpdist.cli import _main as cli
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: parser)
+    parser._subparsers._group_actions[0].choices["list"].set_defaults(handler=broken)
+    assert main(["list"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "dpdist: error: internal error KeyError: 'boom' "
+        "(a bug of dpdist: please report it; set DPDIST_TRACEBACK=1 to see the traceback)"
+    )
+    monkeypatch.setenv("DPDIST_TRACEBACK", "1")
+    with pytest.raises(KeyError):
+        main(["list"])
+
+
+def test_numpy_numbers_print_plainly_and_print_options_are_restored(capsys, monkeypatch):
+    def shows_a_numpy_number(_args):
+        raise InvalidParameterError(f"Got {np.float64(39.4)!r} instead.")
+
+    from dpdist.cli import _main as cli
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda command=None: parser)
+    parser._subparsers._group_actions[0].choices["list"].set_defaults(handler=shows_a_numpy_number)
+    before = np.get_printoptions()
+    assert main(["list"]) == 2
+    assert capsys.readouterr().err.strip() == "dpdist: error: Got 39.4 instead."
+    assert np.get_printoptions() == before
+
+
+def test_data_file_errors_are_dpdist_errors_in_python(files):
+    from dpdist.datasets import from_file
+
+    with pytest.raises(MalformedDataError, match="ragged.csv"):
+        from_file(files / "ragged.csv", "a", bounds=(0, 10))
+    with pytest.raises(MalformedDataError, match="truncated.parquet"):
+        from_file(files / "truncated.parquet", "a", bounds=(0, 10))
+    with pytest.raises(InvalidValueTypeError, match="must hold numbers"):
+        from_file(files / "text.csv", "a", bounds=(0, 10))
+
+
+def test_config_and_state_type_errors_are_dpdist_errors():
+    with pytest.raises(InvalidParameterError, match="'protocol' key"):
+        local.from_config({"protocol": ["grr"], "epsilon": 1, "domain_size": 4})
+    with pytest.raises(InvalidParameterError, match="'name' parameter of local.make"):
+        local.make({"protocol": "grr"})
+    state = local.make("grr", epsilon=1.0, domain_size=4).aggregator().to_dict()
+    with pytest.raises(IncompatibleStateError, match="rejected"):
+        local.Aggregator.from_dict({**state, "rejected": [1]})
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"n": -1}, "'n' parameter of PolynomialMoments must be an int >= 0"),  # 0: a release of no records
+        ({"n": 2.5}, "'n' parameter"),
+        ({"moments": np.zeros(3)}, "'moments' parameter of PolynomialMoments must be 7 finite numbers"),
+        ({"moments": np.full(7, np.nan)}, "'moments' parameter"),
+        ({"degree": 0}, "'degree' parameter"),
+        ({"bounds": (1, 0)}, "'bounds' parameter"),
+        ({"basis": "fourier"}, "'basis' parameter"),
+    ],
+)
+def test_polynomial_moments_refuse_impossible_fields(change, message):
+    fields = {"moments": np.zeros(7), "n": 10, "degree": 6, "bounds": (0, 1), **change}
+    with pytest.raises(InvalidParameterError, match=message):
+        central.PolynomialMoments(**fields)

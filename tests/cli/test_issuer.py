@@ -1,0 +1,105 @@
+"""``dpdist issuer`` over a real socket, driven by its command line (slow: processes and a server).
+
+``dpdist issuer serve`` in a subprocess on 127.0.0.1 and a free port; ``dpdist issuer key``,
+``credentials`` and ``status`` against it; a device fetching tokens with
+:func:`dpdist.privacypass.fetch_token`; a slowloris connection closed by the header timeout; the
+command line's errors in one line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+
+import pytest
+
+pytest.importorskip("starlette")
+pytest.importorskip("cryptography")
+
+from relay_support import ISSUER_ADMIN_TOKEN, IssuerProcess  # noqa: E402
+
+from dpdist import privacypass as pp  # noqa: E402
+from dpdist.errors import ServiceRefusedError  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+ADMIN = ISSUER_ADMIN_TOKEN
+
+
+def _dpdist(*arguments: str, token: str | None = ADMIN, timeout: float = 120) -> subprocess.CompletedProcess:
+    environment = {key: value for key, value in os.environ.items() if not key.startswith("DPDIST_")}
+    if token is not None:
+        environment["DPDIST_ISSUER_ADMIN_TOKEN"] = token
+    return subprocess.run([sys.executable, "-m", "dpdist.cli", *arguments], capture_output=True, text=True, env=environment,
+                          timeout=timeout)
+
+
+def test_the_issuer_end_to_end_over_a_socket(tmp_path):
+    issuer = IssuerProcess(str(tmp_path / "issuer.sqlite"), options=("--header-timeout", "1")).start()
+    try:
+        created = _dpdist("issuer", "key", "commute", "--tokens-each", "2", "--issuer", issuer.url)
+        assert created.returncode == 0, created.stderr
+        key = json.loads(created.stdout)
+        token_key = pp.b64url_decode(key["token_key"], "token_key")
+        assert key["token_type"] == 2 and key["token_key_id"] == pp.token_key_id(token_key).hex() and key["tokens_each"] == 2
+        again = _dpdist("issuer", "key", "commute", "--issuer", issuer.url)  # never replaced: the same key, printed
+        assert again.returncode == 0 and json.loads(again.stdout) == key and "exists already" in again.stderr
+        assert "tokens_each 2" in again.stderr  # its ceiling too, whatever was asked now
+        above = _dpdist("issuer", "credentials", "commute", "--count", "1", "--tokens-each", "3", "--issuer", issuer.url)
+        assert above.returncode == 2 and above.stderr.count("\n") == 1 and "above_key_ceiling" in above.stderr
+
+        out = tmp_path / "credentials.txt"
+        minted = _dpdist("issuer", "credentials", "commute", "--count", "3", "--tokens-each", "1", "--out", str(out), "--issuer", issuer.url)
+        assert minted.returncode == 0, minted.stderr
+        credentials = out.read_text().split()
+        assert len(credentials) == 3 and stat.S_IMODE(out.stat().st_mode) == 0o600
+
+        challenge = pp.TokenChallenge("issuer.test", bytes(32))
+        token = pp.fetch_token(issuer.url, "commute", credentials[0], challenge, token_key)
+        assert pp.verify_token(token, token_key, challenge) == token[2:34]
+        with pytest.raises(ServiceRefusedError) as refused:
+            pp.fetch_token(issuer.url, "commute", credentials[0], challenge, token_key)
+        assert refused.value.code == "exhausted"
+
+        status = _dpdist("issuer", "status", "--issuer", issuer.url)
+        assert json.loads(status.stdout)["keys"]["commute"] == {"tokens_each": 2, "credentials": 3, "tokens": 3, "issued": 1,
+                                                                "remaining": 2}
+
+        slow = socket.create_connection(("127.0.0.1", issuer.port))  # headers that never end: closed after the header timeout
+        slow.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        slow.settimeout(10)
+        started, answer = time.monotonic(), b""
+        while chunk := slow.recv(1024):  # socket.timeout after 10 s: still open, the test fails
+            answer += chunk
+        assert time.monotonic() - started < 5 and (answer == b"" or answer.startswith(b"HTTP/1.1 408")), answer
+        slow.close()
+
+        refused_cli = _dpdist("issuer", "status", "--issuer", issuer.url, token="wrong-admin-token-0123")
+        assert refused_cli.returncode == 2 and refused_cli.stderr.count("\n") == 1 and "401" in refused_cli.stderr
+    finally:
+        issuer.stop()
+
+
+def test_the_command_line_says_what_is_wrong_in_one_line(tmp_path):
+    cases = [
+        (["issuer", "serve", "--issuer-db", str(tmp_path / "i.sqlite"), "--issuer-name", "a@b"], ADMIN, "--issuer-name"),
+        (["issuer", "serve", "--issuer-db", str(tmp_path / "i.sqlite"), "--issuer-name", "issuer.test"], None, "DPDIST_ISSUER_ADMIN_TOKEN"),
+        (["issuer", "serve", "--issuer-db", str(tmp_path / "i.sqlite"), "--issuer-name", "issuer.test"], "short", "at least 16"),
+        (["issuer", "serve", "--issuer-db", str(tmp_path), "--issuer-name", "issuer.test"], ADMIN, "--issuer-db"),
+        (["issuer", "serve", "--issuer-db", str(tmp_path / "i.sqlite"), "--issuer-name", "x", "--rate-limit", "-1"], ADMIN, "--rate-limit"),
+        (["issuer", "credentials", "commute", "--count", "0"], ADMIN, "--count"),
+        (["issuer", "key", "commute"], None, "DPDIST_ISSUER_ADMIN_TOKEN"),
+        (["issuer", "key", "commute", "--issuer", "ftp://x"], ADMIN, "--issuer"),
+        (["issuer", "key", "commute", "--tokens-each", "0"], ADMIN, "--tokens-each"),
+        (["issuer", "status", "--issuer", "http://127.0.0.1:9"], ADMIN, "failed"),
+    ]
+    for arguments, token, named in cases:
+        result = _dpdist(*arguments, token=token)
+        assert result.returncode == 2, (arguments, result.stderr)
+        assert result.stderr.startswith("dpdist: error: ") and result.stderr.count("\n") == 1, result.stderr
+        assert named in result.stderr, (named, result.stderr)

@@ -1,0 +1,318 @@
+"""Anonymous collection end to end: devices -> ``dpdist relay`` -> ``dpdist serve``, with ``dpdist issuer``, as real
+processes (docs/deployment.md, "Anonymous collection").
+
+- Reports sent through the relay (Python client, ``dpdist submit``, the JavaScript client in Node and
+  in headless Chromium), each with a Privacy Pass token from the issuer, are counted once, in batches
+  of at least K; devices take the campaign's key from the collector; the collector stores no device's
+  batch id and no arrival time; it refuses direct submissions to the campaign and states the local
+  and the amplified central guarantee.
+- SIGKILL of the relay and of the collector at random moments while devices submit with retries:
+  nothing lost, nothing counted twice.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from urllib.parse import quote
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+from dpdist import io, local
+from dpdist.client import Client
+from dpdist.errors import CampaignIdentityError
+from relay_support import CollectorProcess, IssuerProcess, RelayProcess
+import browser_support
+from relay_support import ISSUER_ADMIN_TOKEN
+from serve_support import ADMIN_TOKEN, admin_headers
+
+chromium = browser_support.chromium  # the fixture, under its name in this module
+_required = browser_support.required
+pytest.importorskip("pyhpke")
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 16}
+
+
+def _create(parties, name: str, config=CONFIG, keep_reports: bool = False) -> None:
+    """A campaign collected through the relay, admitting reports with tokens of the issuer's key ``name`` (whose
+    credentials give up to 10,000 tokens each: these tests mint one credential as the proxy of many devices)."""
+    from dpdist.client import issuer_of
+
+    collector, relay, issuer = parties
+    httpx.post(f"{issuer.url}/issuer/v1/keys", json={"name": name, "tokens_each": 10_000}, timeout=30,
+               headers={"authorization": f"Bearer {ISSUER_ADMIN_TOKEN}"})
+    with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
+        relayed = {"url": relay.url, "issuer": issuer_of(issuer.url, name)}
+        document = {"campaign": name, "config": config, "relay": relayed, "keep_reports": keep_reports}
+        assert admin.post("/api/campaigns", json=document).status_code == 201
+        assert admin.post(f"/api/campaigns/{name}/open").status_code == 200
+
+
+def _summary(collector, name) -> dict:
+    return httpx.get(f"{collector.url}/api/campaigns/{name}", headers=admin_headers(), timeout=30).json()
+
+
+def _relay_status(relay) -> dict:
+    return httpx.get(f"{relay.url}/relay/v1/status", headers=admin_headers(), timeout=30).json()
+
+
+def _drained(relay, campaign: str, timeout: float = 120.0) -> dict:
+    """The relay's status once nothing is pending and fewer than K reports of the campaign wait."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = _relay_status(relay)
+        if not status["batches"].get("pending") and status["waiting"].get(campaign, 0) < relay.min_batch:
+            return status
+        time.sleep(0.2)
+    raise AssertionError(f"the relay did not drain: {status}")
+
+
+@pytest.fixture(scope="module")
+def _parties(tmp_path_factory):
+    """One collector, relay and issuer for the module (three server start-ups, not three per test): each test collects
+    its own campaign, with its own issuer key, and reads only that campaign's counts and queue."""
+    folder = tmp_path_factory.mktemp("parties")
+    collector = CollectorProcess(str(folder / "campaigns.sqlite"), log_path=folder / "collector.log").start()
+    relay = RelayProcess(folder / "relay.sqlite", collector.url, min_batch=20, max_batch=60, log_path=folder / "relay.log").start()
+    issuer = IssuerProcess(str(folder / "issuer.sqlite"), log_path=folder / "issuer.log",
+                           options=("--cors-origin", collector.url)).start()  # the collector's page asks it for tokens
+    yield collector, relay, issuer
+    issuer.stop()
+    relay.stop()
+    collector.stop()
+
+
+@pytest.fixture
+def parties(_parties):
+    """The module's three processes, each running when the test starts (a test before may have stopped or killed one:
+    ``start`` brings it back on the same port and files)."""
+    for party in _parties:
+        if party.process is None or party.process.poll() is not None:
+            party.start()
+    return _parties
+
+
+def test_reports_through_the_relay_count_once_unlinked_with_the_guarantee_stated(parties):
+    collector, relay, issuer = parties
+    _create(parties, "anon")
+    values = np.arange(130) % 16
+    (credential,) = issuer.credentials("anon", 1, tokens_each=133)  # a proxy for 130 devices (and 3 resent reports)
+    with Client(relay.url) as device:  # the relay's URL without the campaign's pin: refused before anything is drawn
+        with pytest.raises(CampaignIdentityError):
+            device.submit_values("anon", values[:1])
+    with Client(collector.url, issuer_credential=credential, issuer=issuer.url) as device:
+        acks = device.submit_values("anon", values, batch_size=50)
+        assert sum(ack["relayed"] for ack in acks) == 130 and all(ack["duplicates"] == 0 for ack in acks)
+        again = device.submit_reports("anon", device.protocol("anon"), np.zeros(3, dtype=np.uint64), batch_id=acks[0]["batch_id"])
+        assert again["duplicates"] == 3  # a report id seen before is that report, even sealed again
+    status = _drained(relay, "anon")
+    summary = _summary(collector, "anon")
+    waiting = status["waiting"].get("anon", 0)
+    assert summary["n"] == 130 - waiting and waiting < 20 and summary["rejected"] == {}
+    statement = summary["anonymity"]
+    assert statement["smallest_batch"] >= 20 and statement["local"]["epsilon"] == 1.0
+    assert statement["central"]["model"] == "central" and statement["central"]["epsilon"] < 1.0
+    assert statement["central"]["n"] == statement["smallest_batch"] and statement["admission"]["issuer"] == issuer.url
+    assert any("collude" in assumption for assumption in statement["assumptions"])
+    public = httpx.get(f"{collector.url}/api/campaigns/anon/config", timeout=30).json()
+    passed_on = httpx.get(f"{relay.url}/api/campaigns/anon/config", timeout=30).json()  # cached by the relay a few seconds
+    assert public["anonymity"] == statement and passed_on["relay"] == public["relay"] and public["relay"]["key_id"]
+    # what the collector stored of the batches: the relay's random batch ids, no arrival time
+    database = sqlite3.connect(collector.db_url)
+    rows = database.execute("SELECT batch_id, received_ms FROM batches WHERE campaign_id = 'anon'").fetchall()
+    assert rows and all(len(batch_id) == 32 for batch_id, _ in rows) and len({received for _, received in rows}) == 1
+    device_ids = {ack["batch_id"] for ack in acks}
+    assert not device_ids & {batch_id for batch_id, _ in rows}
+    # a direct submission to the campaign is refused: it would show who sent it
+    protocol = local.from_config(CONFIG)
+    direct = httpx.put(f"{collector.url}/api/campaigns/anon/batches/{uuid.uuid4().hex}",
+                       content=io.encode_record(protocol, protocol.privatize([1], secure=True)),
+                       headers={"content-type": "application/octet-stream"}, timeout=30)
+    assert direct.status_code == 409 and direct.json()["error"] == "relayed_campaign"
+    # only the relay's token delivers relayed batches
+    forged = httpx.put(f"{collector.url}/api/campaigns/anon/relayed/{uuid.uuid4().hex}", content=b"", timeout=30,
+                       headers={"content-type": "application/vnd.dpdist.relayed-batch", "authorization": "Bearer nope"})
+    assert forged.status_code == 401
+
+
+def test_dpdist_submit_and_the_node_client_send_through_the_relay(parties, tmp_path):
+    collector, relay, issuer = parties
+    httpx.post(f"{issuer.url}/issuer/v1/keys", json={"name": "cli", "tokens_each": 45}, timeout=30,
+               headers={"authorization": f"Bearer {ISSUER_ADMIN_TOKEN}"})
+    created = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "create", "--server", collector.url, "--name", "cli",
+                              "--config", json.dumps(CONFIG), "--relay", relay.url, "--issuer", issuer.url, "--issuer-key", "cli",
+                              "--open"], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN})
+    assert created.returncode == 0 and f"collected through the relay {relay.url} only" in created.stdout, created.stderr
+    pin = httpx.get(f"{collector.url}/api/campaigns/cli/config", timeout=30).json()["relay"]["pin"]
+    assert f"pin {pin}" in created.stdout
+    assert "colluding 0 device(s) x tokens_each 45 (the issuer's, per credential) = 0 report(s)" in created.stdout
+    (proxy,) = issuer.credentials("cli", 1, tokens_each=45)
+    data = tmp_path / "values.csv"
+    data.write_text("v\n" + "\n".join(str(i % 16) for i in range(45)) + "\n")
+    # dpdist submit through the relay's own URL, with the pin: the identity the relay passes on must hash to it
+    result = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--pin", pin, "--campaign", "cli",
+                             "--issuer", issuer.url, str(data), "--column", "v"], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, "DPDIST_ISSUER_CREDENTIAL": proxy})
+    assert result.returncode == 0, result.stderr
+    unpinned = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--campaign", "cli",
+                               str(data), "--column", "v"], capture_output=True, text=True, timeout=300)
+    assert unpinned.returncode != 0 and len(unpinned.stderr.strip().splitlines()) == 1 and "pin" in unpinned.stderr
+    # the node client: 35 devices, each with its own credential, given the collector's URL
+    acks = 0
+    for index, credential in enumerate(issuer.credentials("cli", 35)):
+        node = subprocess.run(["node", str(ROOT / "tests" / "relayed_submit_driver.mjs"), json.dumps({
+            "server": collector.url, "campaign": "cli", "values": [index % 16], "issuer": {"credential": credential, "url": issuer.url}})],
+            capture_output=True, text=True, timeout=300)
+        assert node.returncode == 0, node.stdout + node.stderr
+        acks += sum(ack["relayed"] for ack in json.loads(node.stdout.strip().splitlines()[-1])["acks"])
+    assert acks == 35
+    status = _drained(relay, "cli")
+    summary = _summary(collector, "cli")
+    assert summary["n"] == 80 - status["waiting"].get("cli", 0) and summary["rejected"] == {}
+
+
+def test_dpdist_submit_keeps_its_tokens_through_a_relay_outage(parties, tmp_path):
+    """A relay outage, live: with the relay down, `dpdist submit` gets its tokens (before it randomizes) and
+    fails to send; run again once the relay is back, it resends the journal's reports with the same tokens, and a
+    credential of exactly one token per row is enough."""
+    collector, relay, issuer = parties
+    _create(parties, "outage")
+    (credential,) = issuer.credentials("outage", 1, tokens_each=20)
+    data = tmp_path / "values.csv"
+    data.write_text("v\n" + "\n".join(str(i % 16) for i in range(20)) + "\n")
+    command = [sys.executable, "-m", "dpdist.cli", "submit", "--server", collector.url, "--issuer", issuer.url,
+               "--campaign", "outage", str(data), "--column", "v", "--retries", "1"]
+    environment = {**os.environ, "DPDIST_ISSUER_CREDENTIAL": credential, "DPDIST_CACHE_DIR": str(tmp_path / "cache")}
+    relay.stop()
+    try:
+        failed = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+    finally:
+        relay.start()
+    assert failed.returncode != 0 and len(failed.stderr.strip().splitlines()) <= 3, failed.stderr
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+    assert again.returncode == 0, again.stderr
+    _drained(relay, "outage")
+    assert _summary(collector, "outage")["n"] == 20
+
+
+CLIENTS, REPORTS, KILLS = 4, 150, 20
+
+
+def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(parties, tmp_path):
+    """Devices send one report per request with retries while the relay and the collector are SIGKILLed at random
+    (seeded) moments and restarted, at least ``KILLS`` times while they send: a device sends its report ``r`` once
+    ``(r + 1) KILLS / REPORTS`` kills have been made, so the kills are spread over the sending whatever the machine's
+    speed.  Afterwards filler reports push every real report out of the relay (it forwards the oldest first): the
+    collector's counts are the real reports' counts plus fillers only."""
+    collector, relay, issuer = parties
+    _create(parties, "crash", keep_reports=True)
+    credentials = issuer.credentials("crash", CLIENTS + 1, tokens_each=2 * relay.max_batch + REPORTS)
+    protocol = local.from_config(CONFIG)
+    rng = np.random.default_rng(20261123)
+    reports = [protocol.privatize(rng.integers(0, 15, REPORTS), rng=rng) for _ in range(CLIENTS)]
+    failures: list[BaseException] = []
+    done = threading.Event()
+    kills = [0]  # kills (each followed by its restart) so far
+    paced = threading.Condition()
+
+    def device(index):
+        try:
+            with Client(collector.url, retries=400, backoff=0.05, issuer_credential=credentials[index], issuer=issuer.url) as client:
+                client.config("crash")
+                client.prepare_tokens("crash", REPORTS)  # all of the device's tokens first, as a device may
+                for row in range(REPORTS):
+                    with paced:
+                        assert paced.wait_for(lambda: kills[0] >= (row + 1) * KILLS // REPORTS or failures, timeout=600), (
+                            f"{kills[0]} kills in 600 s")
+                    if failures:
+                        return
+                    client.submit_reports("crash", protocol, reports[index][row : row + 1], batch_id=f"d{index}r{row}")
+        except BaseException as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    def killer():
+        chaos = random.Random(7)
+        try:
+            while not done.is_set():
+                time.sleep(chaos.uniform(0.5, 2.0))
+                target = relay if chaos.random() < 0.6 else collector
+                target.kill()
+                time.sleep(chaos.uniform(0.0, 0.3))
+                target.start()
+                with paced:
+                    kills[0] += 1
+                    paced.notify_all()
+        except BaseException as error:  # noqa: BLE001 - reported below; the devices stop waiting for kills
+            failures.append(error)
+            with paced:
+                paced.notify_all()
+
+    threads = [threading.Thread(target=device, args=(i,)) for i in range(CLIENTS)]
+    chaos = threading.Thread(target=killer)
+    for thread in (*threads, chaos):
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=900)
+    done.set()
+    chaos.join(timeout=60)
+    assert not failures, failures
+    assert kills[0] >= KILLS, kills
+    filler = np.full(2 * relay.max_batch, 15, dtype=np.uint64)
+    with Client(collector.url, retries=50, backoff=0.05, issuer_credential=credentials[-1], issuer=issuer.url) as client:
+        client.config("crash")
+        client.submit_reports("crash", protocol, filler, batch_id="filler")
+    _drained(relay, "crash")
+    summary = _summary(collector, "crash")
+    assert summary["rejected"] == {}
+    assert CLIENTS * REPORTS <= summary["n"] <= CLIENTS * REPORTS + len(filler)
+    with Client(collector.url, admin_token=ADMIN_TOKEN) as admin:
+        kept = admin.export("crash", tmp_path / "kept.bin") and io.read_reports(tmp_path / "kept.bin", protocol).reports
+    counted = np.bincount(np.asarray(kept).astype(np.int64).ravel(), minlength=16)
+    real = np.bincount(np.concatenate(reports).astype(np.int64), minlength=16)
+    extra = counted - real  # every real report once; the rest fillers
+    assert np.all(extra[:15] == 0) and extra[15] == summary["n"] - CLIENTS * REPORTS
+
+
+def test_the_participate_page_in_chromium_sends_through_the_relay(parties, chromium, tmp_path):
+    """The page is the collector's (the relay serves none); it takes the device's credential from the URL's fragment,
+    gets a token from the issuer, seals the report with the bundled @hpke/core and sends it to the relay across
+    origins; with four more reports a batch of K = 5 reaches the collector, which counts the browser's report."""
+    collector, relay, issuer = parties
+    relay.stop()  # the same relay with K = 5: the browser's report and four from Python make one batch
+    small = RelayProcess(Path(relay.db_url), collector.url, min_batch=5, max_batch=5).start()
+    try:
+        _create((collector, small, issuer), "browser")
+        (credential,) = issuer.credentials("browser", 1)
+        result = subprocess.run(
+            [_required("node"), "--experimental-websocket", str(ROOT / "tests" / "participate_relayed_driver.mjs"), str(chromium),
+             f"{collector.url}/campaigns/browser/participate#credential={credential}&issuer={quote(issuer.url, safe='')}", "3"],
+            capture_output=True, text=True, timeout=180,
+        )
+        assert result.returncode == 0, result.stderr
+        page = json.loads(result.stdout.strip().splitlines()[-1])
+        assert page["status"].startswith("Sent."), page
+        assert credential not in page["hash"]  # the credential left the address bar
+        assert _relay_status(small)["waiting"].get("browser") == 1 and _summary(collector, "browser")["n"] == 0
+        (proxy,) = issuer.credentials("browser", 1, tokens_each=4)
+        with Client(collector.url, issuer_credential=proxy, issuer=issuer.url) as device:
+            device.submit_values("browser", np.array([1, 2, 3, 4]), batch_size=4)
+        _drained(small, "browser")
+        summary = _summary(collector, "browser")
+        assert summary["n"] == 5 and summary["rejected"] == {} and summary["anonymity"]["smallest_batch"] == 5
+        # the relay serves no page: a page it served would be code the relay controls
+        assert httpx.get(f"{small.url}/campaigns/browser/participate", timeout=30).status_code == 404
+    finally:
+        small.stop()

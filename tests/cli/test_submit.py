@@ -1,0 +1,94 @@
+"""``dpdist submit`` (dpdist.cli._submit): a device's rows sent to a campaign, and the journal that lets a
+stopped run resume."""
+
+from __future__ import annotations
+
+
+import httpx
+import pytest
+
+pytest.importorskip("starlette")
+
+from serve_support import ServerProcess, admin_headers  # noqa: E402 - after the extra's check
+import numpy as np  # noqa: E402 - after the extra's check
+from cli_support import run  # noqa: E402 - after the extra's check
+
+
+@pytest.mark.slow
+def test_submit_names_the_journal_option_when_it_cannot_be_used(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    server = ServerProcess(str(tmp_path / "campaigns.sqlite")).start()
+    try:
+        answer = httpx.post(f"{server.url}/api/campaigns", headers=admin_headers(),
+                            json={"campaign": "modes", "config": {"protocol": "grr", "epsilon": 1.0, "domain_size": 4}})
+        assert answer.status_code == 201, answer.text
+        assert httpx.post(f"{server.url}/api/campaigns/modes/open", headers=admin_headers()).status_code == 200
+        data = tmp_path / "modes.csv"
+        data.write_text("mode\n0\n1\n2\n3\n")
+        env = {**os.environ, "DPDIST_CACHE_DIR": str(tmp_path / "cache")}
+        (tmp_path / "a-directory").mkdir()
+        (tmp_path / "a-file").write_text("")
+        for journal in (tmp_path / "a-file" / "j.bin", tmp_path / "a-directory"):
+            run = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", server.url, "--campaign", "modes",
+                                  str(data), "--column", "mode", "--journal", str(journal)],
+                                 env=env, capture_output=True, text=True, timeout=120)
+            errors = [line for line in run.stderr.splitlines() if line.startswith("dpdist: error")]
+            assert run.returncode == 2 and len(errors) == 1, run.stderr
+            assert "--journal" in errors[0], errors[0]
+            assert "resuming" not in run.stderr, run.stderr  # nothing was journaled there
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    from serve_support import ServerProcess
+
+    process = ServerProcess(str(tmp_path_factory.mktemp("serve") / "c.sqlite")).start()
+    yield process
+    process.stop()
+
+
+def _campaign(server, config: dict) -> str:
+    import uuid
+
+    from dpdist.client import Client
+    from serve_support import ADMIN_TOKEN
+
+    name = f"c{uuid.uuid4().hex[:10]}"
+    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        admin.create_campaign(name, config)
+        admin.open_campaign(name)
+    return name
+
+
+@pytest.mark.slow  # a dpdist serve subprocess
+def test_submit_skips_and_counts_unknown_labels_as_privatize_does(server, data, capsys):
+    """`submit` aborted a whole file on one unknown label where `privatize` skipped and counted it."""
+    from dpdist.client import Client
+    from serve_support import ADMIN_TOKEN
+
+    campaign = _campaign(server, {"protocol": "grr", "epsilon": 1.0, "labels": ["home", "cart", "checkout"]})
+    status, out, err = run(capsys, "submit", "--server", server.url, "--campaign", campaign, data / "d.csv",
+                           "--column", "page")
+    unknown = (np.loadtxt(data / "d.csv", delimiter=",", skiprows=1, usecols=1, dtype=str) == "help").sum()
+    assert status == 0, err
+    assert f"{unknown} value(s) outside the label domain rejected" in err
+    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        assert admin.campaign(campaign)["n"] == 600 - unknown
+
+
+def test_submit_says_at_once_that_it_retries_an_unreachable_server(data, capsys):
+    """A server that is down gave 41 s of silence, then one line: now the first failure is said at once."""
+    from serve_support import free_port
+
+    status, _, err = run(capsys, "submit", "--server", f"http://127.0.0.1:{free_port()}", "--campaign", "c",
+                         data / "d.csv", "--column", "x", "--retries", "2")
+    lines = err.strip().splitlines()
+    assert status == 2 and len(lines) == 3
+    assert "did not answer" in lines[0] and "sending the same request again for up to 5 min (--retry-window" in lines[0]
+    assert "nothing was counted yet; run the same command again" in lines[1]
+    assert "ConnectError" in lines[2] and "after 3 attempt(s)" in lines[2] and "is the server running at" in lines[2]

@@ -1,0 +1,83 @@
+"""The JavaScript ledger states the same total as Python's for the same charges (issue 58, item 1).
+
+Python writes ledgers of fresh reports (one protocol and several), a memo's increments, a window and an unknown
+protocol; node reads each with ``Ledger.fromJSON`` and states it at several deltas with every accountant both
+implement; the two totals must agree within 1e-9 relative (one lattice, the same steps in the same order: only
+the last bits of exp and log may differ between the engines).  Node runs once for every case (slow: a subprocess).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dpdist import local
+from dpdist.local import available
+from dpdist.local._registry import registered_class
+from dpdist.local.ledger import PrivacyLedger
+from js_support import node_path
+
+CLIENT = Path(__file__).resolve().parents[2] / "clients" / "js" / "src" / "ledger.js"
+DELTAS = (1e-8, 1e-5, 0.0)
+
+
+def ledgers() -> dict[str, PrivacyLedger]:
+    daily = PrivacyLedger(budget=400)
+    grr = local.make("grr", epsilon=0.1, domain_size=16)
+    for day in range(365):
+        daily.report(grr, [day % 16], now=1000.0 + day, rng=day)
+    mixed = PrivacyLedger(budget=100)
+    for index, (name, epsilon) in enumerate([("oue", 0.5), ("grr", 1.3), ("olh", 0.37), ("oue", 0.5)] * 6):
+        mixed.report(local.make(name, epsilon=epsilon, domain_size=8), [index % 8, (index + 1) % 8],
+                     collector=f"https://c{index % 3}.example", now=2000.0 + index, rng=index)
+    memo = PrivacyLedger(budget=100)
+    lgrr = local.make("l-grr", epsilon=2.0, epsilon_1=0.1, domain_size=8)
+    for day in range(60):
+        memo.report(lgrr, [day % 8], now=3000.0 + day, rng=day)
+        memo.report(grr, [day % 16], now=3000.5 + day, rng=day)
+    windowed = PrivacyLedger(budget=10, window=30 * 86400.0)
+    for day in range(90):
+        windowed.report(grr, [day % 16], now=86400.0 * day, rng=day)
+    unknown = PrivacyLedger.from_dict({**mixed.to_dict(), "charges": [
+        *mixed.to_dict()["charges"], {"at": 9000.0, "epsilon": 0.8, "collector": "x", "protocol": "not-a-protocol",
+                                      "reports": 4}]})
+    return {"daily": daily, "mixed": mixed, "memo": memo, "windowed": windowed, "unknown": unknown}
+
+
+SCRIPT = """
+import { Ledger, MEMOIZED_PROTOCOLS } from %s;
+const cases = JSON.parse(process.argv[2]);
+const out = { memoized: [...MEMOIZED_PROTOCOLS], statements: {} };
+for (const [name, { state, now, deltas }] of Object.entries(cases)) {
+  const ledger = Ledger.fromJSON(state);
+  out.statements[name] = deltas.flatMap((delta) => ['tightest', 'basic', 'pld'].map((accountant) => {
+    const stated = ledger.statement(delta, accountant, now);
+    return [stated.accountant, stated.epsilon];
+  }));
+}
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.slow
+def test_node_and_python_ledgers_state_the_same_total(tmp_path):
+    cases = ledgers()
+    now = {"daily": 2000.0, "mixed": 3000.0, "memo": 4000.0, "windowed": 86400.0 * 90, "unknown": 9999.0}
+    script = tmp_path / "statement.mjs"
+    script.write_text(SCRIPT % json.dumps(CLIENT.as_uri()))
+    payload = {name: {"state": ledger.to_dict(), "now": now[name], "deltas": list(DELTAS)} for name, ledger in cases.items()}
+    result = subprocess.run([node_path(), str(script), json.dumps(payload)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert sorted(answer["memoized"]) == sorted(name for name in available() if registered_class(name).tags.memoized)
+    for name, ledger in cases.items():
+        expected = [ledger.statement(delta, accountant, now=now[name])
+                    for delta in DELTAS for accountant in ("tightest", "basic", "pld")]
+        for (accountant, epsilon), statement in zip(answer["statements"][name], expected):
+            assert accountant == statement.accountant, (name, accountant, statement)
+            assert epsilon == pytest.approx(statement.epsilon, rel=1e-9, abs=1e-200), (name, statement)
+    assert cases["daily"].statement(1e-8).epsilon == pytest.approx(11.952, abs=1e-3)  # 365 x 0.1 composed
+    assert cases["memo"].statement(1e-8).accountant == "pld"

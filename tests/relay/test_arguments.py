@@ -1,0 +1,116 @@
+"""``dpdist.relay.create_app`` checks what ``dpdist relay`` checks, and the command line says it in
+one line naming the option.
+
+``min_batch=0`` made 372 empty batches in 1.5 s and never delivered 3 real reports, ``min_batch > max_batch``
+delivered nothing, and an empty token was accepted: each is now refused before anything is opened.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dpdist.errors import InvalidParameterError
+
+pytest.importorskip("starlette")
+
+TOKEN = "relay-token-0123456789"
+GOOD = {"collector": "https://collector.example", "relay_token": TOKEN, "min_batch": 5, "max_batch": 8}
+
+
+@pytest.mark.parametrize("change, named, allowed, got", [
+    ({"min_batch": 0}, "min_batch", "an int >= 1", "Got 0."),
+    ({"min_batch": 2.5}, "min_batch", "an int >= 1", "Got 2.5."),
+    ({"min_batch": True}, "min_batch", "an int >= 1", "Got True."),
+    ({"min_batch": 10, "max_batch": 5}, "max_batch", "an int >= min_batch (10)", "Got 5."),
+    ({"relay_token": ""}, "relay_token", "at least 16 characters", "Got a str of 0 characters."),
+    ({"relay_token": "short-token"}, "relay_token", "at least 16 characters", "Got a str of 11 characters."),
+    ({"relay_token": None}, "relay_token", "at least 16 characters", "Got a NoneType."),
+    ({"admin_token": "x" * 15}, "admin_token", "at least 16 characters", "Got a str of 15 characters."),
+    ({"collector": "ftp://collector.example"}, "collector", "an http:// or https:// URL", "Got 'ftp://collector.example'."),
+    ({"collector": "https://"}, "collector", "with a host", "Got 'https://'."),
+    ({"interval": 0}, "interval", "a number of seconds > 0", "Got 0."),
+    ({"max_body_bytes": 2 << 20}, "max_body_bytes", "an int from 1024 to 1048576", "Got 2097152."),
+])
+def test_create_app_refuses_what_the_relay_cannot_run_with_naming_the_argument(tmp_path, change, named, allowed, got):
+    from dpdist.relay import create_app
+
+    with pytest.raises(InvalidParameterError) as refused:
+        create_app(str(tmp_path / "q.sqlite"), **{**GOOD, **change})
+    message = str(refused.value)
+    assert message.startswith(f"The '{named}' argument of dpdist.relay.create_app must be ")
+    assert allowed in message and message.endswith(got)
+    assert "short-token" not in message  # a token is never echoed
+    assert not (tmp_path / "q.sqlite").exists()  # refused before anything is opened
+
+
+def test_create_app_refuses_limits_naming_the_option(tmp_path):
+    from dpdist._guard import Limits
+    from dpdist.relay import create_app
+
+    with pytest.raises(InvalidParameterError, match="'--header-timeout' option must be a number > 0"):
+        create_app(str(tmp_path / "q.sqlite"), **GOOD, limits=Limits(header_timeout=0))
+    with pytest.raises(InvalidParameterError, match="--max-inflight-bytes-per-address"):
+        create_app(str(tmp_path / "q.sqlite"), **GOOD, limits=Limits(max_inflight_bytes_per_address=100))
+
+
+def test_a_relay_built_in_python_with_good_arguments_has_the_limits(tmp_path):
+    from dpdist.relay import create_app
+
+    app = create_app(str(tmp_path / "q.sqlite"), **GOOD, admin_token=None)
+    guard = app.state.guard
+    assert guard.max_body_bytes == 1 << 20 and guard.limits.header_timeout == 10.0 and guard.rate.rate == 20.0
+    assert guard.budget.limit == 128 << 20 and guard.budget.share == 16 << 20
+
+
+@pytest.mark.parametrize("argv, environment, option", [
+    (["--min-batch", "0"], {}, "The '--min-batch' option must be an int >= 1"),
+    (["--min-batch", "20", "--max-batch", "10"], {}, "The '--max-batch' option must be an int >= min_batch (20)"),
+    ([], {"DPDIST_MIN_BATCH": "0"}, "The '--min-batch' option must be an int >= 1"),
+    ([], {"DPDIST_RELAY_TOKEN": "short"}, "The --relay-token (or DPDIST_RELAY_TOKEN) option must be a str of at least 16"),
+    (["--admin-token", "short"], {}, "The --relay-admin-token (or DPDIST_RELAY_ADMIN_TOKEN) option must be a str of at least 16"),
+    (["--collector", "collector.example"], {}, "The '--collector' option must be an http:// or https:// URL"),
+    (["--header-timeout", "0"], {}, "The '--header-timeout' option must be a number > 0"),
+    (["--body-timeout", "120", "--body-idle-timeout", "500"], {}, "The '--body-idle-timeout' option must be at most "
+     "--body-timeout (120.0)"),
+    ([], {"DPDIST_BODY_IDLE_TIMEOUT": "500"}, "The '--body-idle-timeout' option must be at most --body-timeout (120.0)"),
+    (["--max-body-bytes", "100"], {}, "The '--max-body-bytes' option must be an int from 1024 to 1048576"),
+    ([], {"DPDIST_RATE_LIMIT": "fast"}, "The 'DPDIST_RATE_LIMIT' environment variable (for --rate-limit) must be a number"),
+])
+def test_the_command_line_prints_one_line_naming_the_option(tmp_path, monkeypatch, capsys, argv, environment, option):
+    from dpdist.cli import main
+
+    monkeypatch.setenv("DPDIST_RELAY_TOKEN", TOKEN)
+    for variable, value in environment.items():
+        monkeypatch.setenv(variable, value)
+    command = ["relay", "--queue", str(tmp_path / "q.sqlite"), "--collector", "http://127.0.0.1:1", *argv]
+    command = command[:3] + command[5:] if "--collector" in argv else command
+    assert main(command) == 2
+    err = capsys.readouterr().err
+    assert option in err and err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "q.sqlite").exists()
+
+
+def test_the_relay_and_the_issuer_take_the_limit_options_of_dpdist_serve_with_the_same_defaults_and_variables():
+    from dataclasses import fields
+
+    from dpdist._guard import Limits
+    from dpdist.cli import build_parser
+
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices
+
+    def options(name):
+        return {a.option_strings[-1]: a for a in commands[name]._actions if a.option_strings and a.dest != "help"}
+
+    serve, relay = options("serve"), options("relay")
+    issuer_commands = next(a for a in commands["issuer"]._actions if a.__class__.__name__ == "_SubParsersAction")
+    issuer = {a.option_strings[-1]: a for a in issuer_commands.choices["serve"]._actions if a.option_strings}
+    shared = ["--" + field.name.replace("_", "-") for field in fields(Limits) if field.name != "body_grace"]
+    assert len(shared) == 13  # with --max-pending-heads-per-address, --body-idle-timeout
+    for other in (relay, issuer):  # dpdist relay, dpdist issuer serve
+        for option in shared:
+            assert other[option].default == serve[option].default, option
+            assert other[option].type == serve[option].type and other[option].choices == serve[option].choices, option
+            variable = "DPDIST_" + option[2:].upper().replace("-", "_")
+            assert variable in other[option].help and variable in serve[option].help
+    assert relay["--max-body-bytes"].default == 1 << 20  # a sealed submission, at most (serve: a batch, 16 MiB)

@@ -1,0 +1,156 @@
+"""The service's estimator process (dpdist.serve._estimator): an estimate past its time limit is stopped, one
+long estimate does not hold up another campaign's, and the process does not outlive the server."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+import numpy as np
+import pytest
+
+pytest.importorskip("starlette")
+
+from serve_support import ADMIN_TOKEN, ServerProcess, admin_headers  # noqa: E402 - after the extra's check
+
+
+def _pids_alive(pids) -> list[int]:
+    alive = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] != "Z":
+                    alive.append(pid)
+        except OSError:
+            pass
+    return alive
+
+
+@pytest.mark.slow
+def test_one_long_estimate_does_not_hold_up_another_campaigns_and_its_options_are_bounded(tmp_path):
+    from dpdist.client import Client
+
+    server = ServerProcess(str(tmp_path / "campaigns.sqlite"), options=("--rate-limit", "0")).start()
+    try:
+        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            admin.create_campaign("ages", {"protocol": "sw", "epsilon": 1.0, "bounds": [0, 100]})
+            admin.open_campaign("ages")
+            admin.create_campaign("modes", {"protocol": "grr", "epsilon": 2.0, "domain_size": 4})
+            admin.open_campaign("modes")
+        rng = np.random.default_rng(0)
+        with Client(server.url) as device:
+            device.submit_values("ages", np.clip(rng.normal(40, 12, 2000), 0, 100))
+            device.submit_values("modes", rng.integers(0, 4, 2000))
+
+        def expensive():  # an admin's (or a bookmarked dashboard query's) options; the client gives up after 3 s
+            try:
+                httpx.get(f"{server.url}/api/campaigns/ages/estimate",
+                          params={"max_iterations": 10**8, "tolerance": 1e-300}, headers=admin_headers(), timeout=3)
+            except httpx.TimeoutException:
+                pass
+
+        thread = threading.Thread(target=expensive, daemon=True)
+        thread.start()
+        thread.join()
+        time.sleep(1.0)
+        start = time.monotonic()
+        try:  # another campaign, default options: a GRR estimate takes milliseconds
+            answer = httpx.get(f"{server.url}/api/campaigns/modes/estimate", headers=admin_headers(), timeout=30)
+            status = answer.status_code
+        except httpx.TimeoutException:
+            status = None
+        assert status is not None, f"the estimate of another campaign did not answer in {time.monotonic() - start:.0f} s"
+        assert status in (200, 503), status
+        refused = httpx.get(f"{server.url}/api/campaigns/ages/estimate", params={"max_iterations": 10**8},
+                            headers=admin_headers(), timeout=30)
+        assert refused.status_code == 400 and "'max_iterations'" in refused.json()["detail"], refused.text
+        refused = httpx.get(f"{server.url}/api/campaigns/ages/estimate", params={"tolerance": 1e-300},
+                            headers=admin_headers(), timeout=30)
+        assert refused.status_code == 400 and "'tolerance'" in refused.json()["detail"], refused.text
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_an_estimate_past_its_time_limit_is_stopped_and_the_next_one_runs():
+    from dpdist.serve._estimator import Estimator
+    from dpdist.serve._refusals import Busy
+
+    estimator = Estimator(time_limit=2.0)
+    try:
+        assert estimator.run(abs, -3)[0] == 3  # started (its imports take a few seconds on a loaded machine)
+        start = time.monotonic()
+        with pytest.raises(Busy) as refused:
+            estimator.run(time.sleep, 30)
+        assert refused.value.code == "estimate_timeout" and time.monotonic() - start < 10
+        assert estimator.run(abs, -4)[0] == 4  # a new process
+    finally:
+        estimator.close()
+    with pytest.raises(Busy) as refused:  # closed (the server stopping): nothing goes to a new process
+        estimator.run(abs, -5)
+    assert refused.value.code == "shutting_down"
+
+
+@pytest.mark.slow
+def test_the_estimator_does_not_outlive_the_server(tmp_path):
+    import subprocess
+    import sys
+
+    server = ServerProcess(str(tmp_path / "campaigns.sqlite"), options=("--rate-limit", "0", "--graceful-timeout", "2"))
+    # its own session, but SIGTERM only to the server: what systemd's KillMode=mixed or a `kill PID` does
+    server.start()
+    try:
+        from dpdist.client import Client
+
+        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            admin.create_campaign("ages", {"protocol": "sw", "epsilon": 1.0, "bounds": [0, 100]})
+            admin.open_campaign("ages")
+        with Client(server.url) as device:
+            device.submit_values("ages", np.clip(np.random.default_rng(1).normal(40, 12, 2000), 0, 100))
+        # within the bounds of the options, still long: 1,000 bootstrap replicates of EMS at its tightest tolerance
+        thread = threading.Thread(target=lambda: httpx.get(
+            f"{server.url}/api/campaigns/ages/estimate", params={"replicates": 1000, "tolerance": 1e-12},
+            headers=admin_headers(), timeout=60), daemon=True)
+        thread.start()
+        time.sleep(4.0)
+        children = [pid for pid in server.pids() if pid != server.process.pid]
+        assert children, "the estimator process was started"
+        server.process.terminate()
+        server.process.wait(timeout=30)
+        time.sleep(5.0)
+        group = subprocess.run(["pgrep", "-g", str(server.process.pid)], capture_output=True, text=True).stdout.split()
+        left = _pids_alive(sorted({*children, *map(int, group)}))
+        assert not left, f"processes of the stopped server still running: {left} ({sys.platform})"
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_estimates_waiting_for_the_estimator_are_bounded(monkeypatch):
+    """60 estimate requests queued behind the one estimator held the server's
+    thread pool and a device's config fetch waited 14-22 s. Past MAX_WAITING waiters an estimate is refused at once
+    (503 estimates_busy) instead of holding a thread."""
+    import threading
+    import time
+
+    from dpdist.serve import _estimator
+    from dpdist.serve._refusals import Busy
+
+    monkeypatch.setattr(_estimator, "MAX_WAITING", 1)
+    estimator = _estimator.Estimator()
+    try:
+        estimator.run(time.sleep, 0.0)  # started (its imports done) before the race
+        threads = [threading.Thread(target=estimator.run, args=(time.sleep, 2.0)) for _ in range(2)]
+        for thread in threads:  # one running, one waiting
+            thread.start()
+        time.sleep(0.5)
+        start = time.monotonic()
+        with pytest.raises(Busy) as refused:
+            estimator.run(time.sleep, 0.0)
+        assert time.monotonic() - start < 0.5 and refused.value.code == "estimates_busy"
+        for thread in threads:
+            thread.join(timeout=30)
+        estimator.run(time.sleep, 0.0)  # the queue drained: answered again
+    finally:
+        estimator.close()

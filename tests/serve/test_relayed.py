@@ -1,0 +1,181 @@
+"""The collector side of a campaign collected through a relay (in process).
+
+``dpdist serve``'s app and ``dpdist relay``'s app run in this process, the relay delivering to the
+collector through an ASGI transport: reports sent to the relay are opened with the campaign's key
+and counted once; what is stored of a batch is its relay batch id, size and counts (one time for all
+batches); direct submissions and forged deliveries are refused; the campaign states its local and
+amplified central guarantee.  The same with real processes and SIGKILL: tests/cli/test_relay.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import struct
+import time
+
+import httpx
+import pytest
+
+from dpdist import io, local
+from dpdist.relay import _envelope
+from dpdist.relay._identity import PIN_HEADER
+from dpdist.relay import create_app as create_relay
+
+pytest.importorskip("pyhpke")
+pytest.importorskip("starlette")
+
+from dpdist.serve import create_app  # noqa: E402 - after the extra's check
+
+ADMIN, RELAY_TOKEN = "admin-token-0123456789", "relay-token-0123456789"
+CONFIG = {"protocol": "grr", "version": 1, "epsilon": 2.0, "domain_size": 4}
+ADMIN_HEADERS = {"authorization": f"Bearer {ADMIN}"}
+
+
+def _collector(tmp_path, relay_token=RELAY_TOKEN):
+    app = create_app(str(tmp_path / "campaigns.sqlite"), admin_token=ADMIN, relay_token=relay_token)
+    return app, httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=ADMIN_HEADERS)
+
+
+RELAY = {"url": "http://relay"}  # no issuer: the tests of admission tokens are in tests/relay/test_identity.py
+
+
+async def _create(collector, name, relay=RELAY, **options):
+    document = {"campaign": name, "config": CONFIG, **options, **({"relay": relay} if relay is not None else {})}
+    created = await collector.post("/api/campaigns", json=document)
+    if created.status_code == 201:
+        assert (await collector.post(f"/api/campaigns/{name}/open")).status_code == 200
+    return created
+
+
+def _sealed(config_document, campaign, body, content_type="application/octet-stream"):
+    return _envelope.seal(_envelope.decode_public_key(config_document["relay"]["public_key"]), campaign, body, content_type)
+
+
+def test_reports_through_the_relay_are_counted_once_unlinked_with_the_guarantee_stated(tmp_path):
+    collector_app, collector = _collector(tmp_path)
+    protocol = local.from_config(CONFIG)
+    values = [i % 4 for i in range(13)]
+
+    async def work():
+        assert (await _create(collector, "anon")).status_code == 201
+        relay = create_relay(str(tmp_path / "relay.sqlite"), collector="http://collector", relay_token=RELAY_TOKEN,
+                             min_batch=5, max_batch=6, admin_token=ADMIN, interval=0.02,
+                             transport=httpx.ASGITransport(collector_app))
+        async with relay.router.lifespan_context(relay):
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(relay), base_url="http://relay") as device:
+                public = (await device.get("/api/campaigns/anon/config")).json()
+                assert public["relay"]["key_id"] and public["submit_token_required"] is False
+                for index, value in enumerate(values):
+                    body = io.encode_record(protocol, protocol.privatize([value], secure=True))
+                    sent = await device.put(f"/relay/v1/campaigns/anon/reports/device{index}", content=_sealed(public, "anon", body),
+                                            headers={PIN_HEADER: public["relay"]["pin"]})
+                    assert sent.status_code == 202, sent.text
+                for _ in range(500):  # 13 reports, batches of 5..6: two batches delivered, one to three reports wait
+                    status = (await device.get("/relay/v1/status", headers=ADMIN_HEADERS)).json()
+                    if status["batches"].get("delivered", 0) >= 2 and not status["batches"].get("pending"):
+                        break
+                    await asyncio.sleep(0.02)
+        return status, (await collector.get("/api/campaigns/anon")).json(), (await collector.get("/api/campaigns/anon/config")).json()
+
+    status, summary, public = asyncio.run(work())
+    waiting = status["waiting"].get("anon", 0)
+    assert summary["n"] == len(values) - waiting and summary["batches"] == 2 and summary["rejected"] == {}
+    statement = summary["anonymity"]
+    assert summary["relayed"] and 5 <= statement["smallest_batch"] <= 6 and statement["reports"] == summary["n"]
+    assert statement["local"]["epsilon"] == 2.0 and statement["delta"] == 1e-8
+    # no issuer: anyone, the collector included, could have filled the batches, so no central guarantee is stated
+    assert "no admission" in statement["central"]["reason"]
+    assert any("collude" in assumption for assumption in statement["assumptions"])
+    assert public["anonymity"] == statement  # what devices see (through the relay, which caches it a few seconds)
+    rows = sqlite3.connect(tmp_path / "campaigns.sqlite").execute(
+        "SELECT batch_id, received_ms, n_read FROM batches WHERE campaign_id = 'anon'").fetchall()
+    assert len(rows) == 2 and len({received for _, received, _ in rows}) == 1  # one time for every batch: the creation minute
+    assert statement["smallest_batch"] == min(n_read for *_, n_read in rows)  # the running minimum is the batches' minimum
+    # (every message here held one report: the admitted reports of a batch are its messages)
+    assert summary["created_at"].startswith(time.strftime("%Y-%m-%dT%H:%M", time.gmtime(rows[0][1] / 1000)))
+    assert all(len(batch_id) == 32 and not batch_id.startswith("device") for batch_id, _, _ in rows)
+
+
+def test_direct_submissions_forged_deliveries_and_odd_messages_are_refused(tmp_path):
+    _, collector = _collector(tmp_path)
+    protocol = local.from_config(CONFIG)
+    one = io.encode_record(protocol, protocol.privatize([1], secure=True))
+    two = io.encode_record(protocol, protocol.privatize([1, 2], secure=True))
+
+    async def work():
+        await _create(collector, "anon", relay={**RELAY, "delta": 1e-6}, keep_reports=True)
+        await _create(collector, "plain", relay=None)
+        public = (await collector.get("/api/campaigns/anon/config")).json()
+        relay_headers = {"authorization": f"Bearer {RELAY_TOKEN}", "content-type": "application/vnd.dpdist.relayed-batch"}
+        answers = {
+            "direct": await collector.put("/api/campaigns/anon/batches/" + "a" * 32, content=one,
+                                          headers={"content-type": "application/octet-stream", "authorization": ""}),
+            "forged": await collector.put("/api/campaigns/anon/relayed/" + "b" * 32, content=b"",
+                                          headers={**relay_headers, "authorization": "Bearer not-the-relay-token"}),
+            "not relayed": await collector.put("/api/campaigns/plain/relayed/" + "c" * 32, content=b"", headers=relay_headers),
+            "broken frame": await collector.put("/api/campaigns/anon/relayed/" + "d" * 32, content=struct.pack(">I", 99) + b"x",
+                                                headers=relay_headers),
+            "enrollment": await _create(collector, "enrolled", enrollment=True),
+            "submit token": await _create(collector, "tokened", submit_token="s" * 20),
+            "bad delta": await _create(collector, "delta", relay={**RELAY, "delta": 2}),
+        }
+        messages = [_sealed(public, "anon", one), _sealed(public, "anon", two), _sealed(public, "other", one),
+                    _sealed(public, "anon", b"not records"), _sealed(public, "anon", one)]
+        batch = _envelope.frame(messages)
+        first = await collector.put("/api/campaigns/anon/relayed/" + "e" * 32, content=batch, headers=relay_headers)
+        again = await collector.put("/api/campaigns/anon/relayed/" + "e" * 32, content=batch, headers=relay_headers)
+        summary = (await collector.get("/api/campaigns/anon")).json()
+        exported = await collector.get("/api/campaigns/anon/reports")
+        deleted = await collector.delete("/api/campaigns/anon")
+        return answers, first.json(), again.json(), summary, exported, deleted
+
+    answers, first, again, summary, exported, deleted = asyncio.run(work())
+    codes = {name: (answer.status_code, answer.json()["error"]) for name, answer in answers.items()}
+    assert codes == {"direct": (409, "relayed_campaign"), "forged": (401, "unauthorized"), "not relayed": (409, "not_relayed"),
+                     "broken frame": (400, "malformed_batch"), "enrollment": (400, "invalid_relay"),
+                     "submit token": (400, "invalid_relay"), "bad delta": (400, "invalid_relay")}
+    # five messages, five rows: two reports counted, one message of two reports, one sealed for another campaign, one unreadable
+    assert first["n_read"] == 5 and first["accepted"] == 2 and not first["duplicate"]
+    assert first["rejected"] == {"not_one_report": 1, "unopened": 1, "malformed_report": 1} and again["duplicate"]
+    # the smallest batch counts the reports the collector opened and read, not the messages it could not
+    assert summary["n"] == 2 and summary["anonymity"]["smallest_batch"] == 2 and summary["anonymity"]["delta"] == 1e-6
+    (tmp_path / "kept.bin").write_bytes(exported.content)
+    assert exported.status_code == 200 and io.read_reports(tmp_path / "kept.bin", protocol).n_read == 2
+    assert deleted.status_code == 200
+    assert sqlite3.connect(tmp_path / "campaigns.sqlite").execute("SELECT COUNT(*) FROM relayed_campaigns").fetchone() == (0,)
+
+
+def test_the_smallest_batch_is_kept_as_batches_arrive_and_survives_a_restart(tmp_path):
+    """The statement's smallest batch is a running minimum kept by the group commits (no scan of the batches per
+    request): it falls with a smaller delivery, not with a redelivery or a larger one, and a new service reads it."""
+    protocol = local.from_config(CONFIG)
+    one = io.encode_record(protocol, protocol.privatize([1], secure=True))
+    relay_headers = {"authorization": f"Bearer {RELAY_TOKEN}", "content-type": "application/vnd.dpdist.relayed-batch"}
+
+    batches: dict = {}
+
+    async def deliver(collector, public, batch_id, size):
+        batch = batches.setdefault(batch_id, _envelope.frame([_sealed(public, "anon", one) for _ in range(size)]))
+        answer = await collector.put(f"/api/campaigns/anon/relayed/{batch_id * 32}", content=batch, headers=relay_headers)
+        assert answer.status_code == 200, answer.text
+        return (await collector.get("/api/campaigns/anon/config")).json()["anonymity"]["smallest_batch"]
+
+    async def work():
+        _, collector = _collector(tmp_path)
+        await _create(collector, "anon")
+        public = (await collector.get("/api/campaigns/anon/config")).json()
+        assert public["anonymity"]["smallest_batch"] is None
+        smallest = [await deliver(collector, public, batch_id, size) for batch_id, size in (("a", 4), ("b", 6), ("c", 3))]
+        smallest.append(await deliver(collector, public, "b", 6))  # a redelivery
+        _, restarted = _collector(tmp_path)
+        return smallest, (await restarted.get("/api/campaigns/anon")).json()["anonymity"]["smallest_batch"]
+
+    smallest, after_restart = asyncio.run(work())
+    assert smallest == [4, 4, 3, 3] and after_restart == 3
+
+
+def test_a_relayed_campaign_needs_the_services_relay_token(tmp_path):
+    _, collector = _collector(tmp_path, relay_token=None)
+    created = asyncio.run(_create(collector, "anon"))
+    assert created.status_code == 409 and created.json()["error"] == "no_relay_token"
