@@ -169,8 +169,7 @@ def counted(url: str, campaign: str) -> dict:
         if answer.status_code == 200:
             return answer.json()
         time.sleep(float(answer.headers.get("retry-after", 1)))
-    answer.raise_for_status()
-    return answer.json()
+    raise RuntimeError(f"GET /api/campaigns/{campaign} answered {answer.status_code} 20 times, the last: {answer.text[:500]}")
 
 
 def load_average() -> str:
