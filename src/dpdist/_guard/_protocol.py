@@ -19,7 +19,7 @@ request head.  A connection whose read leaves its head incomplete beyond the cap
 is closed; a request whose head arrives whole is never refused by the cap (it is
 no slowloris, however many connections its address opened at once: a crowd
 behind a proxy or a NAT, or one whose requests the kernel had buffered before
-the server accepted them, issue 61).  A connection opened beyond the cap that
+the server accepted them).  A connection opened beyond the cap that
 sends nothing within :data:`OVER_CAP_GRACE_S` is closed.  Honest clients send
 their headers within a round trip; without the cap one address trickling 1,000
 heads kept every other client at 503 (outsider6 finding 2).  The proxies the

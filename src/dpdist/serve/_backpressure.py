@@ -11,7 +11,7 @@ Two signals say that a process takes more than it can serve:
   (cheap: nothing is decoded or committed) is what brings the lag back down.  A
   loop made late by the rest of a busy machine is not overloaded by its own
   work, and refusing would only turn away requests it serves as fast as the
-  machine lets it (issue 61: at 64 connections on a shared machine, 5-34% of the
+  machine lets it (at 64 connections on a shared machine, 5-34% of the
   requests that a bare app answered were refused).
 
 A refused batch gets 503 ``busy`` with a ``Retry-After`` that spreads the crowd

@@ -30,7 +30,7 @@ Version history:
    admission, no central guarantee); ``relayed_tokens``: the Privacy Pass token nonces each relayed
    campaign's counted batches spent; ``smallest_batch`` becomes the smallest number of *admitted* reports
    of a batch (messages the collector could not open no longer count toward it), recomputed.
-8. (the durable floor, issue 61) SQLite: ``batches`` keyed by (batch id, campaign) with an index by campaign, so
+8. (the durable floor) SQLite: ``batches`` keyed by (batch id, campaign) with an index by campaign, so
    that one B-tree insert per batch keeps both rules: a batch counted once per campaign (the key) and a batch id of
    the bound form counted by one campaign only (a read of the same index, under SQLite's one write lock:
    :func:`._group._bind`).  ``bound_batch_ids`` then holds only the ids whose batch rows retention deleted
