@@ -5,6 +5,15 @@
 //
 // Each protocol privatizes batches of random items / values for at least one second after a
 // warm-up; the median of three such runs is reported.
+//
+//   node benchmarks/bench_js_client.mjs --cpu '[config, ...]' SECONDS RUNS WARMUP
+//   node benchmarks/bench_js_client.mjs --cpu @cases.json SECONDS RUNS WARMUP
+//
+// prints instead one JSON line per config, its reports per CPU-second of the process (user + system: the JIT and
+// the garbage collector count) over RUNS runs of at least SECONDS of CPU each, after a warm-up of WARMUP CPU-seconds of
+// every config: what benchmarks/bench_java_client.py compares the Java client with.  The cases file holds
+// [{"config": ..., "values": [...]}, ...], the values each config privatizes (bench_java_client.py writes the same
+// for both clients); a bare config privatizes items, or values spread over [0, 1].
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,6 +59,39 @@ function sourceBytes(directory) {
     }
   }
   return { raw, gzip: gzipSync(Buffer.concat(texts), { level: 9 }).length };
+}
+
+/** Reports per CPU-second of the process: privatize in batches for at least ``seconds`` of CPU. */
+function cpuRate(protocol, values, seconds) {
+  const cpu = () => { const { user, system } = process.cpuUsage(); return (user + system) / 1e6; };
+  let reports = 0;
+  const start = cpu();
+  while (cpu() - start < seconds) {
+    privatize(protocol, values);
+    reports += BATCH;
+  }
+  return reports / (cpu() - start);
+}
+
+if (process.argv[2] === '--cpu') {
+  const argument = process.argv[3];
+  const text = argument.startsWith('@') ? readFileSync(argument.slice(1), 'utf8') : argument;
+  const [configs, seconds, runs, warmup] = [JSON.parse(text), Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6])];
+  const cases = configs.map((entry) => {
+    const given = entry.values;
+    const config = given ? entry.config : entry;
+    const protocol = fromConfig(config);
+    const values = given ?? (protocol.kind === 'frequency'
+      ? Array.from({ length: BATCH }, (_, i) => (i * 7919) % protocol.config.domain_size)
+      : Array.from({ length: BATCH }, (_, i) => (i + 0.5) / BATCH));
+    cpuRate(protocol, values, warmup); // warm-up (JIT) of every config before any is measured
+    return { config, protocol, values };
+  });
+  for (const { config, protocol, values } of cases) {
+    const rates = Array.from({ length: runs }, () => cpuRate(protocol, values, seconds));
+    console.log(JSON.stringify({ config, rates }));
+  }
+  process.exit(0);
 }
 
 console.log(`node ${process.version}, ${process.arch}`);

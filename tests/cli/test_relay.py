@@ -2,16 +2,18 @@
 processes (docs/deployment.md, "Anonymous collection").
 
 - Reports sent through the relay (Python client, ``dpdist submit``, the JavaScript client in Node and
-  in headless Chromium), each with a Privacy Pass token from the issuer, are counted once, in batches
+  in headless Chromium, the Java client), each with a Privacy Pass token from the issuer, are counted once, in batches
   of at least K; devices take the campaign's key from the collector; the collector stores no device's
   batch id and no arrival time; it refuses direct submissions to the campaign and states the local
   and the amplified central guarantee.
 - SIGKILL of the relay and of the collector at random moments while devices submit with retries:
-  nothing lost, nothing counted twice.
+  nothing lost, nothing counted twice (the Java client too, and it keeps its tokens with its reports
+  through a relay outage).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -31,6 +33,7 @@ import pytest
 from dpdist import io, local
 from dpdist.client import Client
 from dpdist.errors import CampaignIdentityError
+from java_support import run_device
 from relay_support import CollectorProcess, IssuerProcess, RelayProcess
 import browser_support
 from relay_support import ISSUER_ADMIN_TOKEN
@@ -284,6 +287,77 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     real = np.bincount(np.concatenate(reports).astype(np.int64), minlength=16)
     extra = counted - real  # every real report once; the rest fillers
     assert np.all(extra[:15] == 0) and extra[15] == summary["n"] - CLIENTS * REPORTS
+
+
+def test_the_java_client_keeps_its_tokens_with_its_reports_through_a_relay_outage(parties, tmp_path):
+    """The Java client (tests/JavaDeviceDriver.java) with a credential of exactly one token per report: with the relay
+    down it gets its 20 tokens (before it draws), seals its reports (HPKE on the JDK's X25519, opened by the collector's
+    pyhpke) and fails to send; the app keeps the batch it was given back, and once the relay is back sends it again under
+    its batch id: the same tokens (the issuer would refuse a 21st), every report counted once."""
+    collector, relay, issuer = parties
+    config = {"protocol": "grr", "version": 1, "epsilon": 0.5, "domain_size": 16}  # 20 reports: the device's budget of 10
+    _create(parties, "java-outage", config=config)
+    (credential,) = issuer.credentials("java-outage", 1, tokens_each=20)
+    device = {"server": collector.url, "campaign": "java-outage", "storage": str(tmp_path / "device"),
+              "issuer": {"credential": credential, "url": issuer.url}, "retries": 1, "retryDelayMs": 50}
+    relay.stop()
+    try:
+        failed = run_device({**device, "values": [i % 16 for i in range(20)], "unsentFile": str(tmp_path / "unsent.json")})
+    finally:
+        relay.start()
+    assert failed["status"] == 3 and failed["error"]["name"] == "ServiceError", failed
+    tokens = json.loads((tmp_path / "device" / "dpdist-tokens.json").read_text())["campaigns"]
+    [held] = tokens.values()
+    assert len(held["bound"]) + len(held["spare"]) == 20 and not held["pending"]  # kept with the reports, not spent
+    again = run_device({**device, "values": [], "resendFile": str(tmp_path / "unsent.json")})
+    assert again["status"] == 0 and again["acks"][0]["relayed"] == 20, again
+    assert json.loads((tmp_path / "device" / "dpdist-tokens.json").read_text())["campaigns"] == {}  # spent, forgotten
+    _drained(relay, "java-outage")
+    summary = _summary(collector, "java-outage")
+    assert summary["n"] == 20 and summary["rejected"] == {}
+
+
+def test_java_reports_through_the_relay_lose_nothing_when_the_relay_is_sigkilled(parties, tmp_path):
+    """A device of the Java client sends 150 reports one request each, in batches of 10 with pauses, while the relay is
+    SIGKILLed and restarted three times; it retries each report with the same sealed bytes and token.  Afterwards filler
+    reports push every real report out of the relay: the collector's counts are the Java reports' counts plus fillers."""
+    collector, relay, issuer = parties
+    _create(parties, "java-crash", keep_reports=True)
+    java_credential, filler_credential = issuer.credentials("java-crash", 2, tokens_each=2 * relay.max_batch + 150)
+    kills = []
+
+    def killer():
+        for moment in (1.0, 2.0, 3.0):  # the device pauses 14 x 0.3 s between its batches: it is still sending
+            time.sleep(moment - (kills[-1] if kills else 0.0))
+            relay.kill()
+            time.sleep(0.2)
+            relay.start()
+            kills.append(moment)
+
+    chaos = threading.Thread(target=killer)
+    chaos.start()
+    started = time.monotonic()
+    sent = run_device({"server": collector.url, "campaign": "java-crash", "values": [i % 15 for i in range(150)], "batchSize": 10,
+                       "pauseMs": 300, "retries": 400, "retryDelayMs": 50, "issuer": {"credential": java_credential, "url": issuer.url}})
+    elapsed = time.monotonic() - started
+    chaos.join(timeout=120)
+    assert sent["status"] == 0, sent
+    assert kills == [1.0, 2.0, 3.0] and elapsed > 3.0
+    assert sum(ack["relayed"] for ack in sent["acks"]) == 150
+    real = np.frombuffer(base64.b64decode(sent["reports"]), dtype=np.uint8)
+    protocol = local.from_config(CONFIG)
+    filler = np.full(2 * relay.max_batch, 15, dtype=np.uint8)
+    with Client(collector.url, retries=50, backoff=0.05, issuer_credential=filler_credential, issuer=issuer.url) as client:
+        client.config("java-crash")
+        client.submit_reports("java-crash", protocol, filler, batch_id="filler")
+    _drained(relay, "java-crash")
+    summary = _summary(collector, "java-crash")
+    assert summary["rejected"] == {} and 150 <= summary["n"] <= 150 + len(filler)
+    with Client(collector.url, admin_token=ADMIN_TOKEN) as admin:
+        kept = admin.export("java-crash", tmp_path / "kept.bin") and io.read_reports(tmp_path / "kept.bin", protocol).reports
+    counted = np.bincount(np.asarray(kept).astype(np.int64).ravel(), minlength=16)
+    extra = counted - np.bincount(real.astype(np.int64), minlength=16)  # every Java report once; the rest fillers
+    assert np.all(extra[:15] == 0) and extra[15] == summary["n"] - 150
 
 
 def test_the_participate_page_in_chromium_sends_through_the_relay(parties, chromium, tmp_path):

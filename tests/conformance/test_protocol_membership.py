@@ -4,11 +4,11 @@ A test that names every protocol (``{"grr", "oue", ...} == set(local.available()
 client's protocols, a table by protocol name) breaks when a protocol is added, so a new protocol would
 touch it (design.md "Adding a protocol": a protocol is its module, its conformance example and, for
 devices, one JavaScript module).  Tests take their protocols from ``local.available()``, the tags, the
-conformance examples (``tests/conformance/_examples.py``) or, for the JavaScript client, node's own
-registry (``tests/js_support.py``); a test about named protocols names a few.
+conformance examples (``tests/conformance/_examples.py``) or, for the JavaScript and Java clients, their
+own registries (``tests/js_support.py``, ``tests/java_support.py``); a test about named protocols names a few.
 
 The check: no collection literal in a Python test (list, tuple, set, dict keys), and no statement of a
-JavaScript test, names ``LIMIT`` or more registered protocols.  The conformance examples
+JavaScript or Java test, names ``LIMIT`` or more registered protocols.  The conformance examples
 (``tests/conformance/examples_*.py``) are exempt: each protocol has its own entry there, and adding one
 touches nothing else.
 """
@@ -35,7 +35,9 @@ def _python_tests() -> list[Path]:
 
 
 def _js_tests() -> list[Path]:
-    return sorted((ROOT / "clients" / "js" / "test").glob("*.js")) + sorted((ROOT / "tests").glob("*.mjs"))
+    """The JavaScript tests, and the Java ones (their statements end with ``;`` and their comments are JavaScript's)."""
+    return (sorted((ROOT / "clients" / "js" / "test").glob("*.js")) + sorted((ROOT / "tests").glob("*.mjs"))
+            + sorted((ROOT / "clients" / "java" / "src" / "test").rglob("*.java")) + sorted((ROOT / "tests").glob("*.java")))
 
 
 def python_lists(text: str, names: set[str], limit: int = LIMIT) -> list[tuple[int, list[str]]]:

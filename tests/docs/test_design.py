@@ -1,20 +1,21 @@
-"""Adding a protocol end to end touches four files (design.md, "Adding a protocol"), and everything works with it.
+"""Adding a protocol end to end touches seven files (three of them written by the registry scripts) (design.md, "Adding a protocol"), and everything works with it.
 
 The test follows the walk-through of docs/design.md in a copy of the source tree (the files git lists, 13 MB,
 committed in a scratch repository there): it writes the files of the
 page's blocks that name a path, runs its commands, and counts what git sees changed -- the Python module, its
-conformance example, the JavaScript module and the client's regenerated registry, nothing else.  Then, in the
-copy (its ``src`` first on ``PYTHONPATH``):
+conformance example, the JavaScript module and the Java class and the two clients' regenerated registries, nothing
+else.  Then, in the copy (its ``src`` first on ``PYTHONPATH``):
 
 - every test file that reads the registry, its tags or the conformance examples runs its tests for ``krr``
   and its tests of no protocol in particular (the membership, classification and closed-list checks), and the
-  JavaScript client is compared with Python on ``krr``'s conformance example (tests/clients/test_js_conformance.py);
+  JavaScript and Java clients are compared with Python (and with each other) on ``krr``'s conformance example
+  (tests/clients/test_js_conformance.py, tests/clients/test_java_conformance.py);
 - the node tests of the package (the exports, the generated registry, each module as its entry point) pass;
 - ``dpdist serve`` runs a ``krr`` campaign: binary and JSON batches from the Python client, a device of the
-  JavaScript client under node randomizing, encoding and submitting its reports, and the estimate of all of
-  them within its standard errors.
+  JavaScript client under node and one of the Java client randomizing, encoding and submitting their reports, and
+  the estimate of all of them within its standard errors.
 
-Slow: a copy, a scratch repository, three pytest runs, node, a server (about 25 CPU-s).
+Slow: a copy, a scratch repository, three pytest runs, node, the Java client compiled, a server (about 55 CPU-s).
 """
 
 from __future__ import annotations
@@ -31,19 +32,26 @@ from xml.etree import ElementTree
 
 import pytest
 
+from java_support import java_tools
 from js_support import node_path
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "design.md"
-#: the four files of the walk-through: the Python module, its conformance example, the JS module, the JS registry
+#: the seven files of the walk-through: the Python module, its conformance example, the JS module, the Java class,
+#: and the two clients' registries (the JS client's two generated files: every protocol; the 1-D protocols a
+#: record's attribute may use)
+#: the registries the walk-through's commands regenerate
+GENERATED = {"clients/js/src/protocols/_index.js", "clients/js/src/protocols/_attributes.js",
+             "clients/java/src/main/java/org/dpdist/client/protocols/ProtocolIndex.java"}
 EXPECTED = {
     "src/dpdist/local/frequency/krr.py",
     "tests/conformance/examples_krr.py",
     "clients/js/src/protocols/krr.js",
-    "clients/js/src/protocols/_index.js",
+    "clients/java/src/main/java/org/dpdist/client/protocols/KRR.java",
+    *GENERATED,
 }
 #: test files that take protocols from the registry, the tags or the conformance examples
-REGISTRY_DRIVEN = re.compile(r"local\.available\(|\bCASES\b|\bEXAMPLES\b|registered_class|_registry\._REGISTRY|js_registry")
+REGISTRY_DRIVEN = re.compile(r"local\.available\(|\bCASES\b|\bEXAMPLES\b|registered_class|_registry\._REGISTRY|js_registry|java_registry")
 
 pytestmark = pytest.mark.slow
 
@@ -104,13 +112,14 @@ def pytest_collection_modifyitems(config, items):
 '''
 
 SERVICE = r'''
-"""A krr campaign in dpdist serve: binary and JSON batches from Python, a node device, the estimate."""
+"""A krr campaign in dpdist serve: binary and JSON batches from Python, a node device, a Java device, the estimate."""
 import json, subprocess, sys
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path.cwd() / "tests"))
+from java_support import run_device  # noqa: E402 (the copy's Java client, compiled from the copy's sources)
 from serve_support import ADMIN_TOKEN, ServerProcess  # noqa: E402
 
 from dpdist.client import Client, json_rows  # noqa: E402
@@ -127,12 +136,13 @@ try:
         binary = admin.submit_reports("krr", protocol, protocol.privatize(values[:3000], rng=2))
         body = json.dumps({"reports": json_rows(protocol.privatize(values[3000:5000], rng=3))}).encode()
         as_json = admin.submit_body("krr", "json-1", body, "application/json")
-        device = subprocess.run([node, script, server.url, "krr", json.dumps(values[5000:].tolist())],
+        device = subprocess.run([node, script, server.url, "krr", json.dumps(values[5000:5500].tolist())],
                                 capture_output=True, text=True, timeout=300)
         assert device.returncode == 0, device.stderr
+        java = run_device({"server": server.url, "campaign": "krr", "values": values[5500:].tolist(), "batchSize": 250})
         estimate = admin.estimate("krr", replicates=0)["estimate"]
         truth = (np.bincount(values, minlength=5) / values.size).tolist()
-        print(json.dumps({"binary": binary, "json": as_json, "node": device.stdout, "n": admin.campaign("krr")["n"],
+        print(json.dumps({"binary": binary, "json": as_json, "node": device.stdout, "java": java, "n": admin.campaign("krr")["n"],
                           "estimate": estimate, "truth": truth}))
 finally:
     server.stop()
@@ -150,11 +160,11 @@ process.stdout.write(JSON.stringify({ protocol: (await device.protocol()).name, 
 '''
 
 
-def test_a_protocol_added_as_the_walkthrough_says_touches_four_files_and_works_end_to_end(tmp_path):
+def test_a_protocol_added_as_the_walkthrough_says_touches_seven_files_and_works_end_to_end(tmp_path):
     node = node_path()
+    _, java = java_tools()
     files, commands = walkthrough()
-    assert set(files) == EXPECTED - {"clients/js/src/protocols/_index.js"}, sorted(files)
-    assert commands == ["node clients/js/scripts/protocol-index.mjs"], commands
+    assert set(files) == EXPECTED - GENERATED, sorted(files)
 
     copy = tmp_path / "tree"
     _copy_source_tree(copy)
@@ -163,7 +173,7 @@ def test_a_protocol_added_as_the_walkthrough_says_touches_four_files_and_works_e
     environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy / "src"), str(tmp_path)])}
     environment.pop("PYTEST_ADDOPTS", None)
     for command in commands:
-        _run(copy, [node if word == "node" else word for word in shlex.split(command)], environment)
+        _run(copy, [{"node": node, "java": java}.get(word, word) for word in shlex.split(command)], environment)
     changed = {line[3:] for line in _git(copy, "status", "--porcelain", "--untracked-files=all").splitlines()}
     assert changed == EXPECTED, sorted(changed)
 
@@ -182,10 +192,12 @@ def test_a_protocol_added_as_the_walkthrough_says_touches_four_files_and_works_e
     assert len([name for name in cases if "krr" in name]) >= 20, cases  # state invariants, limits, labels, ranges...
     conformance = tmp_path / "conformance.xml"
     _run(copy, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={conformance}",
-                "tests/conformance", "tests/clients/test_js_conformance.py", "-k", "krr"], environment)
+                "tests/conformance", "tests/clients/test_js_conformance.py", "tests/clients/test_java_conformance.py", "-k", "krr"],
+         environment)
     cases = [case.get("classname") for case in ElementTree.parse(conformance).iter("testcase")]
     assert cases.count("tests.conformance.test_conformance") >= 2 * 18, cases  # two examples, every check of the kit
     assert cases.count("tests.clients.test_js_conformance") == 2, cases  # node against Python, on each example
+    assert cases.count("tests.clients.test_java_conformance") == 4, cases  # Java against Python, and against node
     _run(copy, [node, "--test", "clients/js/test/package.test.js", "clients/js/test/configs.test.js"], environment)
 
     # the service and the JavaScript client
@@ -198,6 +210,7 @@ def test_a_protocol_added_as_the_walkthrough_says_touches_four_files_and_works_e
     outcome = json.loads(result.stdout.strip().splitlines()[-1])
     assert outcome["binary"]["accepted"] == 3000 and outcome["json"]["accepted"] == 2000
     assert json.loads(outcome["node"])["protocol"] == "krr"
+    assert outcome["java"]["status"] == 0 and sum(ack["accepted"] for ack in outcome["java"]["acks"]) == 500
     assert outcome["n"] == 6000  # every report of the three clients counted, none rejected
     estimate = outcome["estimate"]
     frequencies, errors = estimate["frequencies"], estimate["standard_error"]

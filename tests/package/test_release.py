@@ -50,12 +50,14 @@ def _pyproject() -> dict:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
-def test_one_version_for_the_wheel_the_command_line_the_js_client_and_the_changelog(capsys):
+def test_one_version_for_the_wheel_the_command_line_the_clients_and_the_changelog(capsys):
     project = _pyproject()
     assert "version" not in project["project"] and "version" in project["project"]["dynamic"]
     assert project["tool"]["hatch"]["version"]["path"] == "src/dpdist/__init__.py"
     assert re.fullmatch(r"\d+\.\d+\.\d+(?:(?:a|b|rc)\d+)?", dpdist.__version__)
     assert json.loads((CLIENT / "package.json").read_text())["version"] == dpdist.__version__
+    java = (ROOT / "clients" / "java" / "src" / "main" / "java" / "org" / "dpdist" / "client" / "DpDist.java").read_text()
+    assert re.search(r'String VERSION = "([^"]+)"', java)[1] == dpdist.__version__  # the jar's name and DpDist.VERSION
     with pytest.raises(SystemExit) as exited:
         main(["--version"])
     assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"dpdist {dpdist.__version__}"

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { INDEX, protocolModules, renderIndex } from '../scripts/protocol-index.mjs';
+import { ATTRIBUTES, INDEX, protocolModules, renderIndex } from '../scripts/protocol-index.mjs';
 import { SUPPORTED_PROTOCOLS, UnsupportedProtocolError, privatize, privatizeRecord } from '../src/index.js';
 import { RecordProtocol } from '../src/records.js';
 import { deterministicSource, fixture } from './helpers.js';
@@ -33,13 +33,17 @@ test('exports: the whole client, and each protocol module as dpdist-client/<name
     const { default: Protocol } = await import(`dpdist-client/${name}`);
     assert.equal(Protocol.protocol, name);
   }
-  for (const hidden of ['dpdist-client/_base', 'dpdist-client/_index']) {
+  for (const hidden of ['dpdist-client/_base', 'dpdist-client/_index', 'dpdist-client/_attributes']) {
     await assert.rejects(import(hidden), { code: 'ERR_PACKAGE_PATH_NOT_EXPORTED' });
   }
 });
 
-test('the registry is the protocol modules: src/protocols/_index.js is what the script writes from them now', async () => {
-  assert.equal(readFileSync(INDEX, 'utf8'), await renderIndex(), 'stale: run `node clients/js/scripts/protocol-index.mjs`');
+test('the registry is the protocol modules: src/protocols/_index.js and _attributes.js are what the script writes from them now', async () => {
+  const texts = await renderIndex();
+  assert.deepEqual(Object.keys(texts).sort(), [ATTRIBUTES, INDEX].sort());
+  for (const [path, text] of Object.entries(texts)) {
+    assert.equal(readFileSync(path, 'utf8'), text, `${path} is stale: run \`node clients/js/scripts/protocol-index.mjs\``);
+  }
   assert.deepEqual([...SUPPORTED_PROTOCOLS], protocolModules().map((module) => module.name).sort());
   const directory = mkdtempSync(join(tmpdir(), 'dpdist-protocols-'));
   try {
@@ -76,7 +80,7 @@ test("a protocol module reaches no registry, and no other protocol's class unles
     assert.ok(!graph.includes('src/registry.js') && !graph.includes('src/client.js') && !graph.includes('src/index.js'), `${name}: ${graph}`);
     const { default: Protocol } = await import(`dpdist-client/${name}`);
     if (Protocol.prototype instanceof RecordProtocol) continue; // its attributes' or groups' protocols are its parts
-    assert.ok(!graph.includes('src/protocols/_index.js'), `${name} reaches the registry`);
+    assert.ok(!graph.includes('src/protocols/_index.js') && !graph.includes('src/protocols/_attributes.js'), `${name} reaches the registry`);
     // a 1-D protocol may borrow helper functions from another protocol's module (the bundler drops that module's
     // class, sideEffects: false: docs/benchmarks.md), never its class (the default export)
     for (const file of graph) {

@@ -3,7 +3,7 @@
 // the fake data: _multi.js, fake.js).
 
 import { RandomSamplingFakeData } from './_multi.js';
-import { attributeProtocols } from './_index.js';
+import { attributeProtocols } from './_attributes.js';
 
 export default class RSFD extends RandomSamplingFakeData {
   static protocol = 'rsfd';

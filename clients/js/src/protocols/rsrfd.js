@@ -3,7 +3,7 @@
 // _multi.js, fake.js).
 
 import { RealisticFakeData } from './_multi.js';
-import { attributeProtocols } from './_index.js';
+import { attributeProtocols } from './_attributes.js';
 
 export default class RSRFD extends RealisticFakeData {
   static protocol = 'rsrfd';

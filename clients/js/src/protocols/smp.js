@@ -3,7 +3,7 @@
 // attribute may use: the client's attribute protocols, _index.js).
 
 import { SampleOne } from './_multi.js';
-import { attributeProtocols } from './_index.js';
+import { attributeProtocols } from './_attributes.js';
 
 export default class SMP extends SampleOne {
   static protocol = 'smp';

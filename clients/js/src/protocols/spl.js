@@ -3,7 +3,7 @@
 // _multi.js; the protocols an attribute may use: the client's attribute protocols, _index.js).
 
 import { SplitBudget } from './_multi.js';
-import { attributeProtocols } from './_index.js';
+import { attributeProtocols } from './_attributes.js';
 
 export default class SPL extends SplitBudget {
   static protocol = 'spl';

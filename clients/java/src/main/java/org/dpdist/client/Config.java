@@ -1,0 +1,76 @@
+package org.dpdist.client;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+import org.dpdist.client.protocols.Protocol;
+
+/**
+ * Protocols from their JSON config (as Python's {@code proto.config()} writes it), against a table of the protocol
+ * entry points a caller offers: the whole registry ({@link DpDist}) or one protocol ({@link EntryPoint}), as the
+ * JavaScript client's {@code src/config.js}.
+ */
+public final class Config {
+    /** The version of the protocol configs this client reads and writes (Python's {@code CONFIG_VERSION}). */
+    public static final int CONFIG_VERSION = 1;
+
+    private Config() {
+    }
+
+    /** {@code text} parsed as JSON, or InvalidParameterError naming the config. */
+    public static Object parse(String text) {
+        try {
+            return Json.parse(text);
+        } catch (IllegalArgumentException error) {
+            throw new InvalidParameterError("The 'config' argument is not valid JSON (" + error.getMessage() + ").");
+        }
+    }
+
+    /** Whether {@code value} is a client view {@code {config, format, design}} rather than a config. */
+    public static boolean isClientView(Object value) {
+        Map<String, Object> map = Json.asObject(value);
+        return map != null && !map.containsKey("protocol") && map.get("config") instanceof Map && map.get("format") instanceof Map;
+    }
+
+    /**
+     * The protocol {@code config} describes, built by the entry point {@code table.get(config.protocol)}.  {@code config}
+     * may be the config (a map, or its JSON text) or a collector's client view (Python's {@code protocol.client_view()}:
+     * {@code {config, format, design}}): the protocol of its config, once the view's format and design constants are
+     * checked against this client's own derivation ({@link Protocol#checkView}; a view that differs is refused).
+     *
+     * @param where the entry point, named when the protocol is not in {@code table} (null: the whole client)
+     */
+    public static Protocol build(Object config, Map<String, EntryPoint<?>> table, String where) {
+        Object parsed = config instanceof String ? parse((String) config) : config;
+        if (isClientView(parsed)) {
+            Map<String, Object> view = Json.asObject(parsed);
+            Protocol protocol = build(view.get("config"), table, where);
+            protocol.checkView(view);
+            return protocol;
+        }
+        Map<String, Object> map = Json.asObject(parsed);
+        if (map == null || !(map.get("protocol") instanceof String)) {
+            throw new InvalidParameterError("The 'config' argument must be an object with a 'protocol' key (as written by proto.config()). Got "
+                + Json.show(parsed) + ".");
+        }
+        String name = (String) map.get("protocol");
+        Object version = map.containsKey("version") ? map.get("version") : (long) CONFIG_VERSION;
+        if (!(version instanceof Number) || ((Number) version).doubleValue() != CONFIG_VERSION) {
+            throw new InvalidParameterError("Config version " + Json.show(version) + " of protocol '" + name
+                + "' is not supported (this client reads " + CONFIG_VERSION + ").");
+        }
+        EntryPoint<?> entry = table.get(name);
+        if (entry == null) {
+            List<String> names = new ArrayList<>(table.keySet());
+            Collections.sort(names);
+            throw new UnsupportedProtocolError(where == null
+                ? "The Java client does not implement protocol '" + name + "'; it implements " + String.join(", ", names)
+                    + ". Use the Python client (dpdist privatize) for it."
+                : "The entry point '" + where + "' implements only " + String.join(", ", names) + "; the config names '" + name
+                    + "' (use DpDist.fromConfig, or that protocol's own entry point, for it).");
+        }
+        return entry.construct(map);
+    }
+}

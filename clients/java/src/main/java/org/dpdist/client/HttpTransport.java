@@ -1,0 +1,55 @@
+package org.dpdist.client;
+
+import java.io.IOException;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * How the {@link Client} talks HTTP: one request, one answer, or an IOException when the server cannot be reached (the
+ * client retries).  {@link JdkHttpTransport} uses {@code java.net.http} (the JDK's client, the default);
+ * {@link UrlConnectionTransport} uses {@code HttpURLConnection}, which Android has (its runtime has no java.net.http).
+ */
+public interface HttpTransport {
+    /** A server's answer: its status, its headers (names in lower case) and its body. */
+    final class Response {
+        public final int status;
+        public final Map<String, List<String>> headers;
+        public final byte[] body;
+
+        public Response(int status, Map<String, List<String>> headers, byte[] body) {
+            this.status = status;
+            Map<String, List<String>> lower = new TreeMap<>();
+            for (Map.Entry<String, List<String>> entry : headers.entrySet()) {
+                if (entry.getKey() != null) lower.put(entry.getKey().toLowerCase(Locale.ROOT), entry.getValue());
+            }
+            this.headers = Collections.unmodifiableMap(lower);
+            this.body = body;
+        }
+
+        /** The first value of header {@code name}, or null. */
+        public String header(String name) {
+            List<String> values = headers.get(name.toLowerCase(Locale.ROOT));
+            return values == null || values.isEmpty() ? null : values.get(0);
+        }
+
+        public boolean ok() {
+            return status >= 200 && status < 300;
+        }
+    }
+
+    /** Send {@code method} to {@code url} with {@code headers} and {@code body} (null: none). */
+    Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException;
+
+    /** {@link JdkHttpTransport} where the platform has {@code java.net.http} (a JDK), else {@link UrlConnectionTransport} (Android). */
+    static HttpTransport platformDefault() {
+        try {
+            Class.forName("java.net.http.HttpClient");
+        } catch (ClassNotFoundException | LinkageError none) {
+            return new UrlConnectionTransport();
+        }
+        return new JdkHttpTransport();
+    }
+}

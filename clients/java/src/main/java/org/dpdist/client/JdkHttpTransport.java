@@ -1,0 +1,46 @@
+package org.dpdist.client;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * {@link HttpTransport} on {@code java.net.http}, bounded waits.  HTTP/1.1 only: the JDK's default asks a plain-http
+ * server to upgrade to HTTP/2 in the request that carries the body, which some servers (uvicorn's h11) answer as if the
+ * body were empty.
+ */
+public final class JdkHttpTransport implements HttpTransport {
+    private final HttpClient client;
+    private final Duration timeout;
+
+    /** A transport whose connections and answers each wait at most {@code timeout}. */
+    public JdkHttpTransport(Duration timeout) {
+        this.timeout = timeout;
+        this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER).build();
+    }
+
+    /** A transport that waits at most 30 s for a connection or an answer. */
+    public JdkHttpTransport() {
+        this(Duration.ofSeconds(30));
+    }
+
+    @Override
+    public Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url)).timeout(timeout)
+            .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+        for (Map.Entry<String, String> header : headers.entrySet()) request.header(header.getKey(), header.getValue());
+        try {
+            HttpResponse<byte[]> response = client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
+            return new Response(response.statusCode(), response.headers().map(), response.body());
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted", interrupted);
+        } catch (IllegalArgumentException badUrl) {
+            throw new InvalidParameterError("Not a URL this client can request: " + Json.show(url) + " (" + badUrl.getMessage() + ").");
+        }
+    }
+}

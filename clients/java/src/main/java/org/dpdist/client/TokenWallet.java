@@ -1,0 +1,157 @@
+package org.dpdist.client;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * The Privacy Pass tokens a device holds for its relayed campaigns (the JavaScript client's {@code src/tokens.js}): one
+ * token per report, obtained from the campaign's issuer before the report is drawn, then bound to the report's id when
+ * it is first sent, so that a resend of the report carries the same token and no token is spent twice.  Nothing
+ * obtained is thrown away: {@code pending} token requests whose answer has not arrived (sent again, the same bytes),
+ * {@code spare} tokens not yet bound to a report, {@code bound} report id -&gt; its token, until the relay acknowledges
+ * every report of its batch.  Kept per campaign under its TokenChallenge (base64url), in the client's {@link Storage}
+ * under the key {@code dpdist-tokens} when it has one, else in memory; every change reads the storage again first.
+ */
+public final class TokenWallet {
+    /** The storage key of the device's tokens. */
+    public static final String TOKENS_KEY = "dpdist-tokens";
+    private static final String FORMAT = "dpdist-tokens";
+
+    private final Storage storage;
+    private Map<String, Object> memory = emptyState();
+
+    /** The tokens of a device, in {@code storage} (null: in memory). */
+    public TokenWallet(Storage storage) {
+        this.storage = storage;
+    }
+
+    private static Map<String, Object> emptyState() {
+        Map<String, Object> state = new LinkedHashMap<>();
+        state.put("format", FORMAT);
+        state.put("version", 1L);
+        state.put("campaigns", new LinkedHashMap<String, Object>());
+        return state;
+    }
+
+    private Map<String, Object> load() {
+        if (storage == null) return memory;
+        String text = storage.getItem(TOKENS_KEY);
+        if (text == null) return emptyState();
+        Map<String, Object> state;
+        try {
+            state = Json.asObject(Json.parse(text));
+        } catch (IllegalArgumentException error) {
+            throw new IncompatibleStateError("The tokens under '" + TOKENS_KEY + "' are not valid JSON (" + error.getMessage() + "); they were not overwritten.");
+        }
+        if (state == null || !FORMAT.equals(state.get("format")) || !Json.same(state.get("version"), 1) || !Json.isObject(state.get("campaigns"))) {
+            throw new IncompatibleStateError("The value under '" + TOKENS_KEY + "' is not a dpdist token store (version 1); it was not overwritten.");
+        }
+        return state;
+    }
+
+    private void save(Map<String, Object> state) {
+        if (storage == null) memory = state;
+        else storage.setItem(TOKENS_KEY, Json.write(state));
+    }
+
+    /** One campaign's entry: its pending requests, spare tokens and bound tokens. */
+    public static final class Campaign {
+        public final List<Map<String, Object>> pending;
+        public final List<String> spare;
+        public final Map<String, String> bound;
+
+        Campaign(List<Map<String, Object>> pending, List<String> spare, Map<String, String> bound) {
+            this.pending = pending;
+            this.spare = spare;
+            this.bound = bound;
+        }
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Campaign campaignOf(Map<String, Object> entry) {
+        List<Map<String, Object>> pending = new ArrayList<>();
+        for (Object item : Json.asList(entry.get("pending"))) pending.add(new LinkedHashMap<>(Json.asObject(item)));
+        List<String> spare = new ArrayList<>();
+        for (Object token : Json.asList(entry.get("spare"))) spare.add((String) token);
+        Map<String, String> bound = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> pair : Json.asObject(entry.get("bound")).entrySet()) bound.put(pair.getKey(), (String) pair.getValue());
+        return new Campaign(pending, spare, bound);
+    }
+
+    /** {@code change(campaign)} on the campaign {@code scope}'s entry, saved after. */
+    private <T> T update(String scope, Function<Campaign, T> change) {
+        Map<String, Object> state = load();
+        Map<String, Object> campaigns = Json.asObject(state.get("campaigns"));
+        Map<String, Object> entry = Json.asObject(campaigns.get(scope));
+        Campaign campaign;
+        try {
+            campaign = entry == null ? new Campaign(new ArrayList<>(), new ArrayList<>(), new LinkedHashMap<>()) : campaignOf(entry);
+        } catch (ClassCastException | NullPointerException damaged) {
+            throw new IncompatibleStateError("The tokens of campaign " + scope + " under '" + TOKENS_KEY + "' are damaged; they were not overwritten.");
+        }
+        T result = change.apply(campaign);
+        if (campaign.pending.isEmpty() && campaign.spare.isEmpty() && campaign.bound.isEmpty()) {
+            campaigns.remove(scope);
+        } else {
+            Map<String, Object> saved = new LinkedHashMap<>();
+            saved.put("pending", campaign.pending);
+            saved.put("spare", campaign.spare);
+            saved.put("bound", campaign.bound);
+            campaigns.put(scope, saved);
+        }
+        save(state);
+        return result;
+    }
+
+    /** The campaign {@code scope}'s pending requests, spare and bound tokens (copies). */
+    public Campaign view(String scope) {
+        Map<String, Object> entry = Json.asObject(Json.asObject(load().get("campaigns")).get(scope));
+        return entry == null ? new Campaign(new ArrayList<>(), new ArrayList<>(), new LinkedHashMap<>()) : campaignOf(entry);
+    }
+
+    /** Keep a token request until its answer arrives ({@code {request, tokenInput, inv}}, base64url). */
+    public void addPending(String scope, Map<String, Object> pending) {
+        update(scope, campaign -> campaign.pending.add(pending));
+    }
+
+    /** The request was answered with {@code token}: it becomes spare (false, nothing kept, if it was no longer pending). */
+    public boolean finish(String scope, String request, String token) {
+        return update(scope, campaign -> {
+            for (int i = 0; i < campaign.pending.size(); i++) {
+                if (request.equals(campaign.pending.get(i).get("request"))) {
+                    campaign.pending.remove(i);
+                    campaign.spare.add(token);
+                    return true;
+                }
+            }
+            return false;
+        });
+    }
+
+    /** Forget the pending request (its answer was not a token: asking again would get the same answer). */
+    public void drop(String scope, String request) {
+        update(scope, campaign -> campaign.pending.removeIf(entry -> request.equals(entry.get("request"))));
+    }
+
+    /** The token of report {@code reportId}: the one bound to it, else a spare one bound to it now; null if none is left. */
+    public String bind(String scope, String reportId) {
+        return update(scope, campaign -> {
+            if (campaign.bound.containsKey(reportId)) return campaign.bound.get(reportId);
+            if (campaign.spare.isEmpty()) return null;
+            String token = campaign.spare.remove(0);
+            campaign.bound.put(reportId, token);
+            return token;
+        });
+    }
+
+    /** Reports {@code reportIds} were acknowledged (or their tokens refused for good): their tokens are forgotten. */
+    public void release(String scope, List<String> reportIds) {
+        update(scope, campaign -> {
+            for (String reportId : reportIds) campaign.bound.remove(reportId);
+            return null;
+        });
+    }
+}

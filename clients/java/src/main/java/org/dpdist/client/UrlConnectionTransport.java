@@ -1,0 +1,56 @@
+package org.dpdist.client;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.URL;
+import java.util.Map;
+
+/** {@link HttpTransport} on {@code HttpURLConnection}: the HTTP client an Android app has (no java.net.http there). */
+public final class UrlConnectionTransport implements HttpTransport {
+    private final int timeoutMillis;
+
+    /** A transport whose connections and reads each wait at most {@code timeoutMillis}. */
+    public UrlConnectionTransport(int timeoutMillis) {
+        this.timeoutMillis = timeoutMillis;
+    }
+
+    public UrlConnectionTransport() {
+        this(30_000);
+    }
+
+    @Override
+    public Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException {
+        HttpURLConnection connection = (HttpURLConnection) new URL(url).openConnection();
+        try {
+            connection.setRequestMethod(method);
+            connection.setInstanceFollowRedirects(false);
+            connection.setConnectTimeout(timeoutMillis);
+            connection.setReadTimeout(timeoutMillis);
+            for (Map.Entry<String, String> header : headers.entrySet()) connection.setRequestProperty(header.getKey(), header.getValue());
+            if (body != null) {
+                connection.setDoOutput(true);
+                connection.setFixedLengthStreamingMode(body.length);
+                try (OutputStream out = connection.getOutputStream()) {
+                    out.write(body);
+                }
+            }
+            int status = connection.getResponseCode();
+            InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
+            return new Response(status, connection.getHeaderFields(), stream == null ? new byte[0] : readAll(stream));
+        } finally {
+            connection.disconnect();
+        }
+    }
+
+    private static byte[] readAll(InputStream stream) throws IOException {
+        try (InputStream in = stream) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            byte[] buffer = new byte[8192];
+            for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) out.write(buffer, 0, read);
+            return out.toByteArray();
+        }
+    }
+}

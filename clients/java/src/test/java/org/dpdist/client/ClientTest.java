@@ -1,0 +1,391 @@
+package org.dpdist.client;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Function;
+
+import org.dpdist.client.protocols.Protocol;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The client of dpdist serve against a scripted server (the JavaScript client's client.test.js): one binary record per
+ * batch under a fresh batch id; retries with the same bytes and id (network errors, 503, 409 campaign_not_open and
+ * campaign_changed), refusals not retried; Retry-After honoured; queued batches kept under their ids; the published
+ * client view checked; campaigns in rounds; the ledger charging before it draws and refusing before anything is sent; a
+ * storage that cannot save (a full disk) stops the report.
+ */
+class ClientTest {
+    static final String GRR = "{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": 1.0, \"domain_size\": 8}";
+
+    /** A server of campaign {@code c} with {@code config}, whose batch PUTs are answered by {@code batches} in turn (then 200). */
+    static FakeServer server(String config, Function<FakeServer.Request, FakeServer.Answer> batches) throws Exception {
+        return new FakeServer(request -> {
+            if (request.method.equals("GET") && request.path.equals("/api/campaigns/c/config")) {
+                Map<String, Object> document = new LinkedHashMap<>();
+                document.put("campaign", "c");
+                document.put("state", "open");
+                document.put("config", Json.parse(config));
+                return FakeServer.Answer.json(200, document);
+            }
+            if (request.method.equals("PUT") && request.path.startsWith("/api/campaigns/")) return batches.apply(request); // null: dropped
+            return FakeServer.Answer.json(404, Collections.singletonMap("error", "not_found"));
+        });
+    }
+
+    static FakeServer.Answer ack(FakeServer.Request request) {
+        Map<String, Object> ack = new LinkedHashMap<>();
+        ack.put("campaign", "c");
+        ack.put("batch_id", request.path.substring(request.path.lastIndexOf('/') + 1));
+        ack.put("accepted", 1);
+        return FakeServer.Answer.json(200, ack);
+    }
+
+    /** Answers in turn (null drops the connection), then acks. */
+    static Function<FakeServer.Request, FakeServer.Answer> answers(Object... script) {
+        ConcurrentLinkedQueue<Object> queue = new ConcurrentLinkedQueue<>(Arrays.asList(script));
+        return request -> {
+            Object next = queue.poll();
+            if (next == null) return ack(request);
+            return next == DROP ? null : (FakeServer.Answer) next;
+        };
+    }
+
+    static final Object DROP = new Object();
+
+    static FakeServer.Answer refusal(int status, String code) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("error", code);
+        body.put("detail", "scripted " + code);
+        return FakeServer.Answer.json(status, body);
+    }
+
+    static Client.Options fast() {
+        return Client.options().withoutLedger().retries(3).retryDelayMs(1).source(new SeededSource(5));
+    }
+
+    @Test
+    void submitSendsOneBinaryRecordUnderAFreshBatchIdWithTheTokenAndNothingElse() throws Exception {
+        try (FakeServer server = server(GRR, ClientTest::ack)) {
+            Client client = new Client(server.url() + "/", "c", fast().token("secret"));
+            Map<String, Object> ack = client.submit(3);
+            List<FakeServer.Request> puts = new ArrayList<>();
+            for (FakeServer.Request request : server.requests) if (request.method.equals("PUT")) puts.add(request);
+            assertEquals(1, puts.size());
+            FakeServer.Request put = puts.get(0);
+            String batchId = put.path.substring("/api/campaigns/c/batches/".length());
+            assertTrue(batchId.matches("[0-9a-f]{32}") && batchId.equals(ack.get("batch_id")));
+            assertEquals("Bearer secret", put.header("Authorization"));
+            assertEquals("application/octet-stream", put.header("Content-Type"));
+            String header = new String(put.body, 14, (int) Bytes.getU32(put.body, 10), java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(header.contains("\"file_id\": \"" + batchId + "\"") && header.contains("\"shape\": [1]"), header);
+            assertTrue(Json.same(Json.asObject(Json.parse(header)).get("config"), Json.parse(GRR)));
+        }
+    }
+
+    @Test
+    void androidsHttpUrlConnectionTransportSendsAndRetriesAsTheJdkOne() throws Exception {
+        try (FakeServer server = server(GRR, answers(refusal(503, "unavailable"), DROP))) {
+            Client client = new Client(server.url(), "c", fast().token("secret").transport(new UrlConnectionTransport(10_000)));
+            Map<String, Object> ack = client.submit(3);
+            List<FakeServer.Request> puts = new ArrayList<>();
+            for (FakeServer.Request request : server.requests) if (request.method.equals("PUT")) puts.add(request);
+            assertEquals(3, puts.size()); // 503 (its JSON read from the error stream), a dropped connection, then the ack
+            for (FakeServer.Request put : puts) assertArrayEquals(puts.get(0).body, put.body);
+            assertEquals("Bearer secret", puts.get(2).header("Authorization"));
+            assertEquals(puts.get(0).path.substring(puts.get(0).path.lastIndexOf('/') + 1), ack.get("batch_id"));
+        }
+    }
+
+    @Test
+    void aFailedAttemptIsRetriedWithTheSameBytesAndBatchId() throws Exception {
+        try (FakeServer server = server(GRR, answers(DROP, refusal(503, "unavailable"), refusal(409, "campaign_not_open"), refusal(409, "campaign_changed")))) {
+            Client client = new Client(server.url(), "c", fast().retries(5));
+            client.submit(3);
+            List<FakeServer.Request> puts = new ArrayList<>();
+            for (FakeServer.Request request : server.requests) if (request.method.equals("PUT")) puts.add(request);
+            assertEquals(5, puts.size());
+            for (FakeServer.Request put : puts) {
+                assertEquals(puts.get(0).path, put.path);
+                assertArrayEquals(puts.get(0).body, put.body);
+            }
+        }
+    }
+
+    @Test
+    void aRefusalIsNotRetriedAndGivingUpCarriesTheBatch() throws Exception {
+        try (FakeServer server = server(GRR, answers(refusal(409, "campaign_full")))) {
+            Client client = new Client(server.url(), "c", fast());
+            ServiceError error = assertThrows(ServiceError.class, () -> client.submit(3));
+            assertEquals(409, error.status());
+            assertEquals("campaign_full", error.code());
+            assertTrue(error.getMessage().contains("HTTP 409 campaign_full"), error.getMessage());
+            assertNotNull(error.batch());
+            assertEquals(1, server.to("/api/campaigns/c/batches/" + error.batchId()).size());
+        }
+        try (FakeServer server = server(GRR, request -> refusal(503, "unavailable"))) {
+            Client client = new Client(server.url(), "c", fast().retries(2));
+            ServiceError error = assertThrows(ServiceError.class, () -> client.submit(3));
+            assertTrue(error.getMessage().contains("gave up after 3 attempts"), error.getMessage());
+            assertEquals(3, server.to("/api/campaigns/c/batches/" + error.batchId()).size());
+        }
+    }
+
+    @Test
+    void addQueuesReportsAndAFailedFlushKeepsItsBatchIdForTheNext() throws Exception {
+        boolean[] down = {true};
+        try (FakeServer server = server(GRR, request -> down[0] ? null : ack(request))) {
+            Client client = new Client(server.url(), "c", fast().batchSize(3).retries(1));
+            assertTrue(client.add(1).isEmpty());
+            assertTrue(client.add(2).isEmpty());
+            assertThrows(ServiceError.class, () -> client.add(3)); // the third fills the batch: the flush fails
+            assertEquals(3, client.unsentReports());
+            List<FakeServer.Request> failed = new ArrayList<>(server.requests);
+            down[0] = false;
+            List<Map<String, Object>> acks = client.flush();
+            assertEquals(1, acks.size());
+            assertEquals(0, client.unsentReports());
+            FakeServer.Request last = server.requests.get(server.requests.size() - 1);
+            FakeServer.Request first = null;
+            for (FakeServer.Request request : failed) if (request.method.equals("PUT")) first = request;
+            assertEquals(first.path, last.path);
+            assertArrayEquals(first.body, last.body); // the same bytes: the server counts the batch once
+        }
+    }
+
+    @Test
+    void submitManySendsBatchesOfTheSizeWithDistinctIdsInARandomOrder() throws Exception {
+        try (FakeServer server = server("{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": 30.0, \"domain_size\": 8}", ClientTest::ack)) {
+            List<Integer> values = new ArrayList<>();
+            for (int i = 0; i < 25; i++) values.add(i % 8);
+            Collections.sort(values);
+            assertEquals(3, new Client(server.url(), "c", fast().batchSize(10)).submitMany(values).size());
+            Set<String> ids = new HashSet<>();
+            List<Integer> reported = new ArrayList<>();
+            for (FakeServer.Request request : server.requests) {
+                if (!request.method.equals("PUT")) continue;
+                ids.add(request.path);
+                int headerBytes = (int) Bytes.getU32(request.body, 10);
+                for (int at = 14 + headerBytes; at < request.body.length; at++) reported.add((int) request.body[at]);
+            }
+            assertEquals(3, ids.size());
+            List<Integer> sorted = new ArrayList<>(reported);
+            Collections.sort(sorted);
+            assertEquals(values, sorted); // epsilon 30: every value kept, and all of them sent
+            assertNotEquals(values, reported); // not in the order given (sorted input would give the values away)
+        }
+    }
+
+    @Test
+    void aCampaignOfAnUnsupportedProtocolOrAWeakenedViewIsRefusedBeforeAnythingIsDrawn() throws Exception {
+        try (FakeServer server = server("{\"protocol\": \"cp\", \"version\": 1, \"epsilon\": 1.0, \"domain_size\": 8}", ClientTest::ack)) {
+            TracingSource source = new TracingSource(1, false);
+            Client client = new Client(server.url(), "c", fast().source(source));
+            assertThrows(UnsupportedProtocolError.class, () -> client.submit(3));
+            assertTrue(source.calls.isEmpty());
+            for (FakeServer.Request request : server.requests) assertEquals("GET", request.method);
+        }
+        Protocol grr = DpDist.fromConfig(GRR);
+        Map<String, Object> view = new LinkedHashMap<>();
+        view.put("config", Json.parse(GRR));
+        view.put("format", grr.format().describe());
+        view.put("design", Json.parse("{\"keep\": 0.99}"));
+        try (FakeServer server = new FakeServer(request -> {
+            Map<String, Object> document = new LinkedHashMap<>();
+            document.put("campaign", "c");
+            document.put("state", "open");
+            document.put("config", Json.parse(GRR));
+            document.put("client_view", view);
+            return request.method.equals("GET") ? FakeServer.Answer.json(200, document) : ack(request);
+        })) {
+            TracingSource source = new TracingSource(1, false);
+            Client client = new Client(server.url(), "c", fast().source(source));
+            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> client.submit(3));
+            assertTrue(error.getMessage().contains("keep = 0.99"), error.getMessage());
+            assertTrue(source.calls.isEmpty());
+            for (FakeServer.Request request : server.requests) assertEquals("GET", request.method);
+        }
+    }
+
+    @Test
+    void retryAfterIsHonouredNeverEarlierAndJitteredLater() throws Exception {
+        assertEquals(7.0, Client.retryAfterSeconds("7"));
+        assertEquals((double) Client.MAX_RETRY_AFTER, Client.retryAfterSeconds("100000"));
+        assertNull(Client.retryAfterSeconds("soon"));
+        assertNull(Client.retryAfterSeconds(null));
+        String later = DateTimeFormatter.RFC_1123_DATE_TIME.format(ZonedDateTime.now(java.time.ZoneOffset.UTC).plusSeconds(5));
+        double seconds = Client.retryAfterSeconds(later);
+        assertTrue(seconds >= 3.0 && seconds <= 5.0, String.valueOf(seconds));
+        Set<Long> delays = new HashSet<>();
+        for (int i = 0; i < 50; i++) {
+            double delay = Client.retryDelayMs(1000, null);
+            assertTrue(delay >= 500 && delay <= 1000);
+            delays.add(Math.round(delay * 1000));
+            double asked = Client.retryDelayMs(1000, 4.0);
+            assertTrue(asked >= 4000 && asked <= 6000);
+        }
+        assertTrue(delays.size() > 40); // clients refused together spread out
+        try (FakeServer server = server(GRR, answers(refusal(503, "unavailable").header("Retry-After", "1")))) {
+            Client client = new Client(server.url(), "c", fast());
+            long started = System.nanoTime();
+            client.submit(3);
+            assertTrue(System.nanoTime() - started >= 1_000_000_000L, "retried before the Retry-After");
+        }
+    }
+
+    /** A campaign in rounds: round {@code round} open, its own campaign r{round}, the rounds' sizes. */
+    static FakeServer rounds(int[] open, List<Object> sizes) throws Exception {
+        return new FakeServer(request -> {
+            if (request.method.equals("GET")) {
+                Map<String, Object> rounds = new LinkedHashMap<>();
+                rounds.put("round", (long) open[0]);
+                rounds.put("round_state", "open");
+                rounds.put("sizes", sizes);
+                Map<String, Object> config = Json.asObject(Json.parse("{\"protocol\": \"threshold\", \"version\": 1, \"epsilon\": 1.0, \"cuts\": [4], \"grid_size\": 8}"));
+                config.put("round", (long) open[0]);
+                Map<String, Object> document = new LinkedHashMap<>();
+                document.put("campaign", "c");
+                document.put("state", "open");
+                document.put("config", config);
+                document.put("rounds", rounds);
+                document.put("submit_to", "c-r" + open[0]);
+                return FakeServer.Answer.json(200, document);
+            }
+            return ack(request);
+        });
+    }
+
+    @Test
+    void aDeviceAnswersTheOneRoundItDrewAndOnlyOnce(@TempDir Path folder) throws Exception {
+        int[] open = {1};
+        try (FakeServer server = rounds(open, Arrays.asList(0L, 5L, 0L))) { // round 2 has every device
+            Client.Options options = Client.options().storage(new FileStorage(folder)).retries(0).retryDelayMs(1);
+            ServiceError wait = assertThrows(ServiceError.class, () -> new Client(server.url(), "c", options).submit(0.3));
+            assertEquals("wait_for_round", wait.code()); // round 1 open, this device drew round 2: nothing drawn
+            open[0] = 2;
+            new Client(server.url(), "c", options).submit(0.3);
+            assertEquals(1, server.to("/api/campaigns/c-r2/batches/" + lastBatch(server, "c-r2")).size());
+            PrivacyBudgetError again = assertThrows(PrivacyBudgetError.class, () -> new Client(server.url(), "c", options).submit(0.7));
+            assertTrue(again.getMessage().contains("already answered 'c'"), again.getMessage());
+            open[0] = 3; // another device drew round 2 too: round 3 open, its round is over
+            Client.Options other = Client.options().storage(new FileStorage(folder.resolve("other"))).retries(0);
+            assertEquals("round_over", assertThrows(ServiceError.class, () -> new Client(server.url(), "c", other).submit(0.3)).code());
+            assertThrows(InvalidParameterError.class, () -> new Client(server.url(), "c", Client.options().withoutLedger()).submit(0.3));
+        }
+    }
+
+    static String lastBatch(FakeServer server, String campaign) {
+        String prefix = "/api/campaigns/" + campaign + "/batches/";
+        String last = null;
+        for (FakeServer.Request request : server.requests) if (request.path.startsWith(prefix)) last = request.path.substring(prefix.length());
+        return last;
+    }
+
+    @Test
+    void theLedgerChargesBeforeItDrawsAndRefusesBeforeAnythingIsSent(@TempDir Path folder) throws Exception {
+        try (FakeServer server = server(GRR, ClientTest::ack)) {
+            Client.Options options = Client.options().storage(new FileStorage(folder)).retries(0);
+            Client client = new Client(server.url(), "c", options);
+            client.submitMany(Arrays.asList(0, 1, 2, 3, 4, 5, 6, 7, 0, 1)); // epsilon 10: the default budget
+            TracingSource source = new TracingSource(3, false);
+            Client again = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).source(source));
+            PrivacyBudgetError refused = assertThrows(PrivacyBudgetError.class, () -> again.submit(2));
+            assertTrue(refused.getMessage().contains("Nothing was sent") && refused.remaining() < 1e-9, refused.getMessage());
+            assertTrue(source.calls.isEmpty(), "drew before refusing: " + source.calls);
+            int puts = 0;
+            for (FakeServer.Request request : server.requests) if (request.method.equals("PUT")) puts += 1;
+            assertEquals(1, puts);
+            Ledger ledger = Ledger.fromJson(Json.parse(new String(Files.readAllBytes(folder.resolve("dpdist-ledger.json")), java.nio.charset.StandardCharsets.UTF_8)), null);
+            assertEquals(1, ledger.charges().size());
+            assertEquals(10L, ledger.charges().get(0).get("reports"));
+        }
+    }
+
+    /** A storage that saves nothing: a full disk. */
+    static final class FullDisk implements Storage {
+        @Override
+        public String getItem(String key) {
+            return null;
+        }
+
+        @Override
+        public void setItem(String key, String value) {
+            throw new IncompatibleStateError("No space left on device (a test's full disk)");
+        }
+    }
+
+    @Test
+    void aStorageThatCannotSaveTheChargeStopsTheReport() throws Exception {
+        try (FakeServer server = server(GRR, ClientTest::ack)) {
+            Client client = new Client(server.url(), "c", Client.options().storage(new FullDisk()).retries(0));
+            IncompatibleStateError error = assertThrows(IncompatibleStateError.class, () -> client.submit(3));
+            assertTrue(error.getMessage().contains("No space left"), error.getMessage());
+            for (FakeServer.Request request : server.requests) assertEquals("GET", request.method); // nothing was sent
+        }
+    }
+
+    @Test
+    void aLongitudinalCampaignNeedsStorageAndKeepsItsMemoAcrossClients(@TempDir Path folder) throws Exception {
+        String lgrr = "{\"protocol\": \"l-grr\", \"version\": 1, \"epsilon\": 2.0, \"epsilon_1\": 0.5, \"domain_size\": 8}";
+        try (FakeServer server = server(lgrr, ClientTest::ack)) {
+            InvalidParameterError noStorage = assertThrows(InvalidParameterError.class, () -> new Client(server.url(), "c", Client.options().withoutLedger()).submit(3));
+            assertTrue(noStorage.getMessage().contains("'storage' option"), noStorage.getMessage());
+            new Client(server.url(), "c", Client.options().storage(new FileStorage(folder))).submit(3);
+            Client later = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)));
+            Map<String, Object> memo = later.memo().toJson();
+            later.submit(3);
+            assertEquals(Json.write(memo.get("memo")), Json.write(later.memo().toJson().get("memo"))); // the same permanent response
+            assertEquals(Arrays.asList(3L), later.memo().items());
+        }
+    }
+
+    @Test
+    void fileStorageReplacesAtomicallyForItsOwnerOnlyAndRefusesBadKeys(@TempDir Path folder) throws Exception {
+        Path directory = folder.resolve("device");
+        FileStorage storage = new FileStorage(directory);
+        assertNull(storage.getItem("dpdist-ledger"));
+        storage.setItem("dpdist-ledger", "{\"a\": 1}");
+        storage.setItem("dpdist-ledger", "{\"a\": 2}");
+        assertEquals("{\"a\": 2}", storage.getItem("dpdist-ledger"));
+        assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(directory)));
+        try (java.util.stream.Stream<Path> files = Files.list(directory)) {
+            assertEquals(1, files.filter(path -> path.getFileName().toString().endsWith(".tmp")).count() + 1); // no temporary left
+        }
+        assertThrows(InvalidParameterError.class, () -> storage.setItem("../escape", "x"));
+        directory.toFile().setWritable(false);
+        try {
+            if (!Files.isWritable(directory)) { // (root writes anyway)
+                assertThrows(IncompatibleStateError.class, () -> storage.setItem("dpdist-ledger", "{\"a\": 3}"));
+                assertEquals("{\"a\": 2}", storage.getItem("dpdist-ledger"));
+            }
+        } finally {
+            directory.toFile().setWritable(true);
+        }
+        assertEquals("ok", storage.withLock(() -> storage.withLock(() -> "ok"))); // nested: one lock
+        // a write that cannot happen (root writes to read-only folders: here the folder is gone, a file in its place)
+        FileStorage lost = new FileStorage(folder.resolve("lost"));
+        Files.delete(folder.resolve("lost"));
+        Files.write(folder.resolve("lost"), new byte[0]);
+        IncompatibleStateError failed = assertThrows(IncompatibleStateError.class, () -> lost.setItem("dpdist-ledger", "{}"));
+        assertTrue(failed.getMessage().contains("could not be saved") && failed.getMessage().contains("nothing that needed it was sent"), failed.getMessage());
+    }
+}

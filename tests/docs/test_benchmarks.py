@@ -1,0 +1,30 @@
+"""docs/benchmarks.md: the tables that a benchmark's saved results make are on the page as the results make them."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = (ROOT / "docs" / "benchmarks.md").read_text()
+
+
+def _bench(name: str):
+    """A benchmark script, loaded from its file (benchmarks/ is no package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_java_clients_table_is_its_saved_results_and_covers_every_case():
+    """"Java client beside the JavaScript client": the rows of benchmarks/results/java_client.json, every config of
+    bench_java_client.py measured, and the smallest ratio the page states."""
+    bench = _bench("bench_java_client")
+    results = json.loads((ROOT / "benchmarks" / "results" / "java_client.json").read_text())
+    assert [row["config"] for row in results["rows"]] == bench.CASES  # run with the cases the script holds now
+    table = "\n".join(bench.page_table(results))
+    assert table in PAGE
+    assert f"the smallest ratio is {results['smallest_ratio']:.2f}" in PAGE
