@@ -48,7 +48,7 @@ local f = io.open("{body}", "rb"); local body = f:read("*all"); f:close()
 wrk.method = "PUT"
 wrk.body = body
 wrk.headers["Content-Type"] = "{content_type}"
-local counter = 0
+{headers}local counter = 0
 local made = 0
 setup = function(thread) made = made + 1; thread:set("prefix", "{run}" .. made .. "-") end
 init = function(args) counter = 0 end
@@ -82,11 +82,13 @@ def run_wrk(url: str, script: Path, seconds: int) -> dict:
     return {"requests": requests, "non_2xx": int(errors.group(1)) if errors else 0, "p50": latency.get("50"), "p99": latency.get("99"), "raw": output}
 
 
-def measure(process, url: str, body: bytes, content_type: str, path: str, seconds: int, workdir: Path, run: str) -> dict:
+def measure(process, url: str, body: bytes, content_type: str, path: str, seconds: int, workdir: Path, run: str,
+            headers: dict | None = None) -> dict:
     body_path = workdir / f"{run}.bin"
     body_path.write_bytes(body)
     script = workdir / f"{run}.lua"
-    script.write_text(LUA.format(body=body_path, content_type=content_type, path=path, run=run))
+    extra = "".join(f'wrk.headers["{name}"] = "{value}"\n' for name, value in (headers or {}).items())
+    script.write_text(LUA.format(body=body_path, content_type=content_type, path=path, run=run, headers=extra))
     before, start = cpu_seconds(process.process.pid), time.monotonic()
     result = run_wrk(url, script, seconds)
     wall, cpu = time.monotonic() - start, cpu_seconds(process.process.pid) - before
@@ -108,8 +110,8 @@ def main() -> None:
         collector = Collector(str(workdir / "direct.sqlite"), cpu=0).start()
         try:
             with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
-                admin.post("/api/campaigns", json={"campaign": "c", "config": CONFIG})
-                admin.post("/api/campaigns/c/open")
+                admin.post("/api/campaigns", json={"campaign": "c", "config": CONFIG}).raise_for_status()
+                admin.post("/api/campaigns/c/open").raise_for_status()
             results.append(measure(collector, collector.url, record, "application/octet-stream", "/api/campaigns/c/batches/",
                                    args.seconds, workdir, "collector"))
         finally:
@@ -119,12 +121,13 @@ def main() -> None:
                              options=("--rate-limit", "0", "--limit-concurrency", "4096", "--max-pending-heads-per-address", "4096")).start()
         try:
             with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
-                admin.post("/api/campaigns", json={"campaign": "c", "config": CONFIG, "relay": True})
-                admin.post("/api/campaigns/c/open")
+                # a relayed campaign without an issuer (no admission tokens): the relay's own cost, its queue and sealing
+                admin.post("/api/campaigns", json={"campaign": "c", "config": CONFIG, "relay": {"url": relay.url}}).raise_for_status()
+                admin.post("/api/campaigns/c/open").raise_for_status()
             relay_key = httpx.get(f"{relay.url}/api/campaigns/c/config", timeout=30).json()["relay"]
             sealed = _envelope.seal(_envelope.decode_public_key(relay_key["public_key"]), "c", record, "application/octet-stream")
             results.append(measure(relay, relay.url, sealed, _envelope.SEALED_CONTENT_TYPE, "/relay/v1/campaigns/c/reports/",
-                                   args.seconds, workdir, "relay"))
+                                   args.seconds, workdir, "relay", {"Dpdist-Pin": relay_key["pin"]}))  # the identity devices hold
         finally:
             relay.stop()
             collector.stop()

@@ -169,8 +169,7 @@ def counted(url: str, campaign: str) -> dict:
         if answer.status_code == 200:
             return answer.json()
         time.sleep(float(answer.headers.get("retry-after", 1)))
-    answer.raise_for_status()
-    return answer.json()
+    raise RuntimeError(f"GET /api/campaigns/{campaign} answered {answer.status_code} 20 times, the last: {answer.text[:500]}")
 
 
 def load_average() -> str:
@@ -456,6 +455,22 @@ class BareProcess(ServerProcess):
         return ["taskset", "-c", str(self.cpu), *command] if self.cpu is not None else command
 
 
+class FloorProcess(BareProcess):
+    """``benchmarks/floor_app.py`` (the durable floor: a SQLite group commit, acknowledged once durable) under uvicorn,
+    its database ``FLOOR_DB`` in a fresh folder, pinned to ``cpu`` like the server."""
+
+    def command(self) -> list[str]:
+        return [part if part != "bare_app:app" else "floor_app:app" for part in super().command()]
+
+    def environment(self) -> dict:
+        return {**super().environment(), "FLOOR_DB": self.db_url}
+
+    def groups(self) -> tuple[int, int]:
+        """(groups committed, batches in them) so far."""
+        answer = httpx.get(f"{self.url}/floor/counted", timeout=60).json()
+        return answer["groups"], answer["items"]
+
+
 @contextlib.contextmanager
 def bare_server():
     process = BareProcess("", cpu=0).start(timeout=60)
@@ -463,6 +478,16 @@ def bare_server():
         yield process
     finally:
         process.stop()
+
+
+@contextlib.contextmanager
+def floor_server():
+    with tempfile.TemporaryDirectory() as folder:
+        process = FloorProcess(str(Path(folder) / "floor.sqlite"), cpu=0).start(timeout=60)
+        try:
+            yield process
+        finally:
+            process.stop()
 
 
 def _bodies(kind: str, size: int = 10_000) -> tuple[bytes, int]:
@@ -500,10 +525,12 @@ def _measure(process, url: str, campaign: str, body_path: Path, seconds: float, 
              db_url: str | None) -> dict:
     """One ``wrk`` run against ``process``: answered (bare) or acknowledged (dpdist) requests per server CPU-second."""
     before = counted(url, campaign) if db_url is not None else None
+    groups = _groups(process, db_url)
     cpu, db_cpu, wall = process.cpu_seconds(), database_cpu_seconds(db_url or ""), time.perf_counter()
     result = run_wrk(url, campaign, body_path, seconds, connections)
     cpu, wall = process.cpu_seconds() - cpu, time.perf_counter() - wall
     db_cpu = database_cpu_seconds(db_url or "") - db_cpu
+    groups = _groups(process, db_url) - groups
     if before is not None:  # dpdist: what the campaign counted
         acknowledged = (counted(url, campaign)["n"] - before["n"]) // reports
     else:
@@ -512,7 +539,15 @@ def _measure(process, url: str, campaign: str, body_path: Path, seconds: float, 
             "reports_per_cpu_s": acknowledged * reports / cpu, "per_s": acknowledged / wall,
             "database_cpu_ms_per_request": db_cpu / acknowledged * 1e3 if db_cpu and acknowledged else None,
             "wrk_cpu_s": round(result["wrk_cpu_s"], 3), "non_2xx": result["non_2xx"], "errors": result["errors"],
-            "p50_ms": result["p50_ms"], "p99_ms": result["p99_ms"], "load": load_average()}
+            "p50_ms": result["p50_ms"], "p99_ms": result["p99_ms"], "load": load_average(),
+            "requests_per_group": acknowledged / groups if groups > 0 else None}
+
+
+def _groups(process, db_url: str | None) -> float:
+    """The group commits of ``process`` so far (dpdist: its metric; the floor: its own count; the bare app: 0)."""
+    if isinstance(process, FloorProcess):
+        return process.groups()[0]
+    return _metric(process.url, "dpdist_group_commits_total") if db_url is not None else 0.0
 
 
 def ratio(kind: str, seconds: float, connections: tuple = (16, 64), repeats: int = 3, bodies=("one", "batch"),
@@ -527,6 +562,7 @@ def ratio(kind: str, seconds: float, connections: tuple = (16, 64), repeats: int
             db_url = stack.enter_context(database(kind))
             dpdist = stack.enter_context(server(db_url))
             bare = stack.enter_context(bare_server())
+            floor = stack.enter_context(floor_server())
             campaign = open_campaign(dpdist.url, GRR)
             before = None
             if baseline is not None:
@@ -542,6 +578,7 @@ def ratio(kind: str, seconds: float, connections: tuple = (16, 64), repeats: int
                 for count in connections:
                     run_wrk(dpdist.url, campaign, body_path, 1, count)  # warm up each
                     run_wrk(bare.url, campaign, body_path, 1, count)
+                    run_wrk(floor.url, campaign, body_path, 1, count)
                     if before is not None:
                         run_wrk(before.url, before_campaign, body_path, 1, count)
                     for repeat in range(repeats):
@@ -550,8 +587,12 @@ def ratio(kind: str, seconds: float, connections: tuple = (16, 64), repeats: int
                             row["baseline"] = _measure(before, before.url, before_campaign, body_path, seconds, count,
                                                        reports, before_url)
                         mine = _measure(dpdist, dpdist.url, campaign, body_path, seconds, count, reports, db_url)
+                        durable = _measure(floor, floor.url, campaign, body_path, seconds, count, reports, None)
                         theirs = _measure(bare, bare.url, campaign, body_path, seconds, count, reports, None)
-                        row.update({"ratio": mine["per_cpu_s"] / theirs["per_cpu_s"], "dpdist": mine, "bare": theirs})
+                        row.update({"ratio": mine["per_cpu_s"] / theirs["per_cpu_s"],
+                                    "floor_ratio": durable["per_cpu_s"] / theirs["per_cpu_s"],
+                                    "of_floor": mine["per_cpu_s"] / durable["per_cpu_s"],
+                                    "dpdist": mine, "floor": durable, "bare": theirs})
                         if before is not None:
                             row["baseline_ratio"] = row["baseline"]["per_cpu_s"] / theirs["per_cpu_s"]
                         if reports > 1:

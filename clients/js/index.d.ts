@@ -253,7 +253,13 @@ export class Client {
     options?: {
       token?: string | null;
       batchSize?: number;
-      retries?: number;
+      /** at most this many attempts after the first as well (null, the default: as many as ``retryWindowMs`` allows) */
+      retries?: number | null;
+      /**
+       * how long a failed request (no connection, a network error, 408, 425, 429, 5xx) is sent again, the same bytes
+       * under the same batch id, from its first failure (300000 ms: a server restarting under load); 0: never
+       */
+      retryWindowMs?: number;
       retryDelayMs?: number;
       fetch?: typeof fetch;
       /**

@@ -88,9 +88,11 @@ def test_submit_says_at_once_that_it_retries_an_unreachable_server(data, capsys)
     status, _, err = run(capsys, "submit", "--server", f"http://127.0.0.1:{free_port()}", "--campaign", "c",
                          data / "d.csv", "--column", "x", "--retries", "2")
     lines = err.strip().splitlines()
-    assert status == 2 and len(lines) == 2
-    assert "did not answer" in lines[0] and "retrying 2 more time(s)" in lines[0]
-    assert "could not connect" in lines[1] and "in 3 attempt(s)" in lines[1] and "is the server running there?" in lines[1]
+    assert status == 2 and len(lines) == 3
+    assert "did not answer" in lines[0] and "sending the same request again for up to 5 min (--retry-window" in lines[0]
+    assert "nothing was counted yet; run the same command again" in lines[1]
+    assert "ConnectError" in lines[2] and "after 3 attempt(s)" in lines[2] and "is the server running at" in lines[2]
+
 
 
 @pytest.mark.parametrize("options, named", [

@@ -44,7 +44,9 @@ def _write(call: ast.Call) -> str | None:
     if name == "open" and isinstance(function, ast.Name):
         return "open" if set(_mode(call, 1)) & set("wax+") else None
     if name == "open" and isinstance(owner, ast.Name) and owner.id == "os":
-        return "os.open"
+        flags = call.args[1] if len(call.args) > 1 else None
+        read_only = isinstance(flags, ast.Attribute) and flags.attr == "O_RDONLY"  # os.open(path, os.O_RDONLY) writes nothing
+        return None if read_only else "os.open"
     if name == "open":
         return "Path.open" if set(_mode(call, 0)) & set("wax+") else None
     if name in ("write_text", "write_bytes", "savefig"):

@@ -482,29 +482,92 @@ def test_one_address_holds_at_most_its_cap_of_incomplete_heads_and_others_are_se
         assert state.dpdist_pending_heads == {}
 
 
+def _from(port: int, source: str):
+    """A raw connection to the server from ``source`` (an address of 127.0.0.0/8 that is no trusted proxy)."""
+    return socket.create_connection(("127.0.0.1", port), timeout=BOUND_S, source_address=(source, 0))
+
+
+def _unanswered(sock) -> bool:
+    """Whether the server closed ``sock`` before a byte of answer."""
+    try:
+        return sock.recv(65536) == b""
+    except ConnectionResetError:
+        return True
+
+
 @pytest.mark.parametrize("http", ["h11", "httptools"])
-def test_a_keep_alive_connection_beginning_a_head_past_its_address_cap_is_closed(tmp_path, http):
-    """The cap counts the next request of a keep-alive connection too (its header timer arms at its first byte): with a
-    cap of 1 and another connection of the address holding an incomplete head, the next request is closed unanswered."""
+def test_a_keep_alive_connection_beginning_a_head_past_its_address_cap_is_closed_unless_its_head_is_whole(tmp_path, http):
+    """The cap counts the next request of a keep-alive connection too: with a cap of 1 and another connection of the
+    address holding an incomplete head, a next request whose head is incomplete is closed unanswered; one whose head
+    arrives whole is answered (a complete request is no slowloris)."""
     limits = Limits(max_pending_heads_per_address=1, header_timeout=BOUND_S, keep_alive_timeout=30, http=http)
     with target("serve", tmp_path, limits) as server:
         state = server.server.server_state
-        kept = raw_connection(server.port)
+        kept = _from(server.port, "127.0.0.3")
         kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert read_response_keepalive(kept)[0] == 200
         wait_until(lambda: state.dpdist_pending_heads == {}, "the answered head uncounted")
-        holder = raw_connection(server.port)
+        holder = _from(server.port, "127.0.0.3")
         holder.sendall(b"GET /healthz HTTP/1.1\r\n")  # incomplete: the address's one
-        wait_until(lambda: state.dpdist_pending_heads == {"127.0.0.1": 1}, "the incomplete head counted")
-        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-        try:
-            unanswered = kept.recv(65536) == b""  # closed before a byte of answer
-        except ConnectionResetError:
-            unanswered = True
-        assert unanswered and state.dpdist_pending_heads == {"127.0.0.1": 1}
+        wait_until(lambda: state.dpdist_pending_heads == {"127.0.0.3": 1}, "the incomplete head counted")
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # whole: served
+        assert read_response_keepalive(kept)[0] == 200
+        kept.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # incomplete, past the cap: closed
+        assert _unanswered(kept) and state.dpdist_pending_heads == {"127.0.0.3": 1}
         holder.sendall(b"Host: 127.0.0.1\r\nConnection: close\r\n\r\n")
         assert read_response(holder)[0] == 200
         for sock in (kept, holder):
+            sock.close()
+
+
+@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_a_crowd_of_whole_requests_from_one_address_is_answered_past_its_cap(tmp_path, kind, http):
+    """The kernel had the whole requests of a crowd behind one address (a proxy, a NAT) before the server
+    accepted their connections, and the cap closed every one past 50 unanswered (nginx answered them 502).  Requests
+    whose heads arrive whole are never cut by the cap: 40 at once against a cap of 2, every one answered."""
+    limits = Limits(max_pending_heads_per_address=2, header_timeout=BOUND_S, http=http, rate_limit=0)
+    with target(kind, tmp_path, limits) as server:
+        head = (f"PUT {server.path('{}')} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
+                f"{extra_headers(server)}Connection: close\r\n")
+        crowd = []
+        for k in range(40):
+            body = server.body(k)
+            sock = _from(server.port, "127.0.0.4")
+            sock.sendall((head.format(f"{k:032x}") + f"Content-Length: {len(body)}\r\n\r\n").encode() + body)
+            crowd.append(sock)
+        statuses = [read_response(sock)[0] for sock in crowd]
+        assert statuses == [server.accepted] * 40
+        for sock in crowd:
+            sock.close()
+
+
+@pytest.mark.parametrize("http", ["h11", "httptools"])
+def test_empty_connections_past_the_cap_are_closed_after_a_grace_and_trusted_proxies_are_not_capped(tmp_path, http):
+    """An address's connections that send nothing count as incomplete heads: past the cap each gets OVER_CAP_GRACE_S to
+    send its request, then is closed; those within the cap wait for the header timeout.  A trusted proxy
+    (--forwarded-allow-ips) is not capped: its clients' heads are its own to bound."""
+    from dpdist._guard._protocol import OVER_CAP_GRACE_S
+
+    limits = Limits(max_pending_heads_per_address=2, header_timeout=BOUND_S, http=http)
+    with target("serve", tmp_path, limits) as server:
+        state = server.server.server_state
+        empty = [_from(server.port, "127.0.0.5") for _ in range(5)]
+        proxied = [_from(server.port, "127.0.0.1") for _ in range(5)]  # uvicorn's default trusted proxy
+        for sock in proxied:
+            sock.sendall(b"GET /healthz HTTP/1.1\r\n")
+        wait_until(lambda: len(state.connections) == 10, "all accepted")
+        assert state.dpdist_pending_heads == {"127.0.0.5": 2}
+        time.sleep(OVER_CAP_GRACE_S + 0.5)
+        assert sorted(_closed_within(sock, 0.2) for sock in empty) == [False] * 2 + [True] * 3
+        assert not any(_closed_within(sock, 0.05) for sock in proxied)
+        late = [sock for sock in empty if not _closed_within(sock, 0.05)]
+        late[0].sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")  # within the cap: served
+        assert read_response(late[0])[0] == 200
+        for sock in proxied:
+            sock.sendall(b"Host: x\r\nConnection: close\r\n\r\n")
+            assert read_response(sock)[0] == 200
+        for sock in [*empty, *proxied]:
             sock.close()
 
 

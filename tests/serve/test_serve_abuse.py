@@ -8,6 +8,11 @@ process (so the test can read the bytes of request bodies the app holds,
 ``service.budget``), or ``dpdist serve`` as a subprocess where signals and logs
 matter.  Each is bounded in requests and time and stops by itself; sizes are
 small (the issue's probes used 15 MiB bodies and 20,000 connections).
+
+Last, an honest burst through the guide's nginx (``benchmarks/bench_burst.py`` at 300 devices x 3 one-report batches,
+each on a fresh connection with its whole request written at once, beside 30 slowloris connections, a 2 s header
+timeout) is answered 503 with Retry-After, never 502, and the slowloris connections are still closed within the header
+timeout; with the pending-heads cap counting every accepted connection nginx answered hundreds of them 502.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -34,6 +40,7 @@ from dpdist.errors import ServiceRefusedError
 from dpdist.serve._limits import Limits, RateLimiter, uvicorn_options
 from serve_socket_support import (BOUND_S, GRR, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, put, raw_connection,
                                   read_response, read_response_keepalive, request_head)
+from nginx_support import nginx_binary
 from serve_support import ADMIN_TOKEN, PostgresCluster, admin_headers, free_port, postgres_available
 
 
@@ -652,8 +659,6 @@ def test_retention_deletes_old_raw_reports_and_the_batch_records_of_long_closed_
 
 # ====================================================================== the guide's commands
 def _bash_block(section: str) -> str:
-    from pathlib import Path
-
     text = (Path(__file__).resolve().parents[2] / "docs" / "deployment.md").read_text()
     start = text.index(f"\n### {section}\n")
     return text[text.index("```bash\n", start) + len("```bash\n"): text.index("```", text.index("```bash\n", start) + 7)]
@@ -683,8 +688,6 @@ def test_the_deployment_guides_limit_and_enrollment_commands_run(tmp_path):
 
 def test_the_docs_list_every_protocol_with_a_support_count_test():
     """docs/deployment.md's list of protocols with a poisoning test is the code's (``TESTED``), rue/rlh/rws included."""
-    from pathlib import Path
-
     from dpdist.serve._diagnostics import TESTED
 
     assert {"rue", "rlh", "rws"} <= TESTED
@@ -711,3 +714,21 @@ def test_the_fang_oracles_get_the_support_count_test_and_fakes_on_one_item_are_f
     assert clean["test"] == "support_counts" and clean["flagged"] is False
     poisoned = diagnostics(protocol, protocol.aggregator().add(np.concatenate([honest, fake])))
     assert poisoned["flagged"] is True and (0 in poisoned["items_above"] or poisoned["bits_per_report"]["flagged"])
+
+
+# An honest burst through the guide's nginx: answered 503 with Retry-After, never 502; slowloris still closed
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_burst.py"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(nginx_binary() is None, reason="nginx is not installed (.ci/run installs it)")
+def test_a_burst_through_nginx_gets_no_502_and_slowloris_is_still_closed():
+    run = subprocess.run([sys.executable, str(BENCH), "--devices", "300", "--slowloris", "30", "--header-timeout", "2",
+                          "--timeout", "240"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    result = json.loads(run.stdout.splitlines()[-1])
+    assert (result["bad_gateway"], result["unanswered"], result["refusals_without_retry_after"]) == (0, 0, 0), result
+    assert set(result["statuses"]) <= {"200", "503"}, result
+    assert result["acknowledged"] == result["counted"] == result["counted_batches"] == 900, result  # each counted once
+    assert result["slowloris_still_open"] == 0 and result["slowloris_closed_after_max_s"] <= 2 + 1.5, result

@@ -233,3 +233,61 @@ def test_the_retry_after_of_a_short_overload_is_bounded_by_how_long_it_has_laste
         for _ in range(10):
             quiet.acknowledged()
         now[0] += 1.0
+
+
+def test_the_loop_lag_leaves_out_the_time_other_processes_held_the_processor(tmp_path, monkeypatch):
+    """On a busy machine the event loop's timer fired late because other processes held the core,
+    and the service refused requests a bare app served.  The lag that refuses is the loop's own: the time its thread
+    waited in the run queue is left out, except what the process's other threads (the committer) ran meanwhile."""
+    import time
+
+    from dpdist.serve import _backpressure
+    from dpdist.serve._backpressure import Starved
+
+    counters = tmp_path / "schedstat"
+    counters.write_text("100000000 50000000 1\n")  # this thread: 0.1 s on a processor, 0.05 s waiting for one
+    process = [2.0]
+    monkeypatch.setattr(_backpressure.time, "process_time", lambda: process[0])
+    starved = Starved(str(counters))
+    mark = starved.mark()
+    with open(counters, "r+") as rewrite:  # 10 ms of its own work, 80 ms more in the run queue
+        rewrite.write("110000000 130000000 2\n")
+    process[0] += 0.010  # nothing else of the process ran: the 80 ms were other processes'
+    assert abs(starved.since(mark) - 0.080) < 1e-9
+    process[0] += 0.060  # the committer ran 60 ms of them: only 20 ms were the machine's
+    assert abs(starved.since(mark) - 0.020) < 1e-9
+    process[0] += 0.100  # more than the wait: none of it was the machine's
+    assert starved.since(mark) == 0.0
+    assert Starved(str(tmp_path / "absent")).since(Starved(str(tmp_path / "absent")).mark()) == 0.0
+    monkeypatch.undo()
+    real = Starved()  # this thread's own counters (Linux): a wait is never negative
+    mark = real.mark()
+    time.sleep(0.01)
+    assert real.since(mark) >= 0.0
+
+
+@pytest.mark.parametrize("machine_held_it", [False, True])
+def test_a_loop_late_by_its_own_work_is_overloaded_and_one_late_by_the_machine_is_not(machine_held_it, monkeypatch):
+    import asyncio
+    import time
+
+    from dpdist.serve import _backpressure
+
+    class Machine:  # the run-queue wait the kernel would report: all of the loop's lateness, or none of it
+        def mark(self):
+            return time.monotonic()
+
+        def since(self, mark):
+            return time.monotonic() - mark if machine_held_it else 0.0
+
+    monkeypatch.setattr(_backpressure, "Starved", Machine)
+
+    async def late_loop():
+        pressure = _backpressure.Backpressure()
+        pressure.watch()
+        await asyncio.sleep(0.05)
+        time.sleep(0.15)  # the loop's thread held for 150 ms
+        await asyncio.sleep(0.001)
+        return pressure.overloaded
+
+    assert asyncio.run(late_loop()) is not machine_held_it

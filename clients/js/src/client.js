@@ -127,6 +127,10 @@ function sleep(ms) {
 
 /** The longest wait a server's Retry-After may ask of this client (seconds), as in Python. */
 export const MAX_RETRY_AFTER = 60;
+/** How long a failed request is sent again, from its first failure (ms; dpdist._retry.DEFAULT_RETRY_WINDOW_S). */
+export const DEFAULT_RETRY_WINDOW_MS = 300_000;
+/** The longest pause between two attempts without a Retry-After (ms; dpdist._retry.MAX_BACKOFF_S). */
+export const MAX_BACKOFF_MS = 10_000;
 
 /** Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), null if absent or unreadable. */
 export function retryAfterSeconds(value) {
@@ -147,6 +151,38 @@ export function retryDelayMs(backoffMs, askedSeconds) {
 }
 
 /**
+ * The retries of one request (as dpdist._retry.Retries): after each failed attempt, ``pause(asked)`` gives the
+ * milliseconds to wait before the next (the backoff doubling from ``firstMs`` up to MAX_BACKOFF_MS, jittered, or the
+ * Retry-After ``asked``, in seconds), or null once ``windowMs`` from the first failure have passed (a last attempt comes
+ * at the window's end; a Retry-After past it ends the window) or ``retries`` (if not null) are spent.
+ */
+export class Retries {
+  constructor(windowMs, firstMs, retries = null, now = () => Date.now()) {
+    this.windowMs = windowMs;
+    this.retries = retries;
+    this.now = now;
+    this.failures = 0;
+    this.first = null;
+    this._next = firstMs;
+  }
+
+  elapsedMs() {
+    return this.first === null ? 0 : this.now() - this.first;
+  }
+
+  pause(asked) {
+    if (this.first === null) this.first = this.now();
+    this.failures += 1;
+    if (this.retries !== null && this.failures > this.retries) return null;
+    const left = Math.max(0, this.windowMs - this.elapsedMs());
+    const delay = retryDelayMs(this._next, asked);
+    this._next = Math.min(MAX_BACKOFF_MS, this._next * 2);
+    if (delay <= left) return delay;
+    return asked === null && left > 0 ? left : null;
+  }
+}
+
+/**
  * A client of one campaign of a dpdist server.
  *
  * @param {string} serverUrl e.g. "https://collector.example.org" (or "" for the page's origin)
@@ -154,8 +190,13 @@ export function retryDelayMs(backoffMs, askedSeconds) {
  * @param {object} [options]
  * @param {string|null} [options.token] the campaign's submit token, if it has one
  * @param {number} [options.batchSize] reports per batch of ``submitMany`` and ``add`` (1000)
- * @param {number} [options.retries] attempts after the first for a batch (5)
- * @param {number} [options.retryDelayMs] first retry delay, doubled each time (500 ms)
+ * @param {number} [options.retryWindowMs] how long a request that failed (no connection, a network error, 408, 425,
+ *   429, 5xx) is sent again, the same bytes under the same batch id, from its first failure (300000: five minutes, a
+ *   server restarting under load, as the Python client's ``retry_window``); 0: never
+ * @param {number|null} [options.retries] at most this many attempts after the first as well (null: as many as
+ *   ``retryWindowMs`` allows)
+ * @param {number} [options.retryDelayMs] first retry delay, doubled each time up to 10 s, jittered over its upper half;
+ *   a 429/503's Retry-After is waited instead (never earlier, up to 50% later) (500 ms)
  * @param {typeof fetch} [options.fetch] the fetch function (default globalThis.fetch)
  * @param {{getItem: (key: string) => string|null, setItem: (key: string, value: string) => void}} [options.memoStorage]
  *   where the device's privacy ledger persists (default globalThis.localStorage), under the key
@@ -193,19 +234,23 @@ export class Client {
   constructor(
     serverUrl,
     campaignId,
-    { token = null, batchSize = 1000, retries = 5, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null } = {},
+    { token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null } = {},
   ) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
       throw new TypeError(`The 'campaignId' argument of Client must be 1-128 characters of A-Z, a-z, 0-9, '.', '_' and '-'. Got ${JSON.stringify(campaignId)}.`);
     }
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new TypeError(`The 'batchSize' option of Client must be an int >= 1. Got ${batchSize}.`);
-    if (!Number.isInteger(retries) || retries < 0) throw new TypeError(`The 'retries' option of Client must be an int >= 0. Got ${retries}.`);
+    if (retries !== null && (!Number.isInteger(retries) || retries < 0)) throw new TypeError(`The 'retries' option of Client must be null or an int >= 0. Got ${retries}.`);
+    if (typeof retryWindowMs !== 'number' || !Number.isFinite(retryWindowMs) || retryWindowMs < 0) {
+      throw new TypeError(`The 'retryWindowMs' option of Client must be a number of milliseconds >= 0. Got ${retryWindowMs}.`);
+    }
     this.serverUrl = serverUrl.replace(/\/+$/, '');
     this.campaignId = campaignId;
     this.token = token;
     this.batchSize = batchSize;
     this.retries = retries;
+    this.retryWindowMs = retryWindowMs;
     this.retryDelayMs = retryDelayMs;
     this._fetch = fetch ?? globalThis.fetch.bind(globalThis);
     this._ohttp = checkOhttpOption(ohttp);
@@ -712,15 +757,19 @@ export class Client {
     if (url !== null && authorization !== undefined) allHeaders.Authorization = authorization;
     const target = url ?? (absolute ? `${this.serverUrl}${path}` : this._url(path));
     let lastProblem = null;
-    let asked = null; // seconds a 429/503 answer's Retry-After asked for
-    for (let attempt = 0; attempt <= this.retries; attempt++) {
-      if (attempt > 0) await sleep(retryDelayMs(this.retryDelayMs * 2 ** (attempt - 1), asked));
-      asked = null;
-      let response;
+    const retrying = new Retries(this.retryWindowMs, this.retryDelayMs, this.retries);
+    for (let attempt = 1; ; attempt++) {
+      let asked = null; // seconds a 429/503 answer's Retry-After asked for
+      let response = null;
       try {
         response = await (via ?? this._fetch)(target, { method, headers: allHeaders, body });
       } catch (error) {
         lastProblem = `cannot reach the server (${error.message})`;
+      }
+      if (response === null) {
+        const pause = retrying.pause(null);
+        if (pause === null) break;
+        await sleep(pause);
         continue;
       }
       if (response.ok) return response;
@@ -736,8 +785,13 @@ export class Client {
       const retryable = RETRYABLE_STATUS.has(response.status) || (response.status === 409 && RETRYABLE_CONFLICTS.has(code));
       if (!retryable) throw new ServiceError(problem, { status: response.status, code });
       lastProblem = problem;
+      const pause = retrying.pause(asked);
+      if (pause === null) break;
+      await sleep(pause);
     }
-    throw new ServiceError(`${lastProblem}; gave up after ${this.retries + 1} attempts`);
+    throw new ServiceError(`${lastProblem}; gave up after ${retrying.failures} attempts over ${(retrying.elapsedMs() / 1000).toFixed(1)} s `
+      + `(retryWindowMs ${this.retryWindowMs}). Nothing was lost: send the same batch again later (send(error.batch, `
+      + '{batchId: error.batchId}): the same id and bytes), and a batch already counted is not counted twice');
   }
 }
 

@@ -349,3 +349,39 @@ test('concurrent add() calls lose no report when a flush swaps the queue meanwhi
   assert.equal([...rows.values()].reduce((total, n) => total + n, 0), 5);
   assert.equal(client.unsentReports, 0);
 });
+
+test('a failed request is sent again for the whole retry window (issue 61: devices ride out a restart)', async () => {
+  const { Retries, DEFAULT_RETRY_WINDOW_MS, MAX_BACKOFF_MS } = await import('../src/client.js');
+  let now = 0;
+  const retries = new Retries(DEFAULT_RETRY_WINDOW_MS, 250, null, () => now);
+  const pauses = [];
+  for (let pause = retries.pause(null); pause !== null; pause = retries.pause(null)) {
+    pauses.push(pause);
+    now += pause;
+  }
+  assert.equal(now, DEFAULT_RETRY_WINDOW_MS); // the last attempt at the window's end, five minutes after the first failure
+  assert.ok(pauses.length >= 30 && Math.max(...pauses) <= MAX_BACKOFF_MS, String(pauses.length));
+  const counted = new Retries(DEFAULT_RETRY_WINDOW_MS, 250, 2, () => 0);
+  assert.ok(counted.pause(null) !== null && counted.pause(null) !== null && counted.pause(null) === null);
+  const asked = new Retries(10_000, 250, null, () => 0);
+  assert.equal(asked.pause(30), null); // a Retry-After past the window: not earlier than asked, so no more attempts
+
+  let refused = 0;
+  const restarting = fakeServer({ script: [] });
+  const fetch = async (url, options) => { // refuses connections for about 60 ms (a restart), then serves
+    if (refused < 4) {
+      refused += 1;
+      throw new TypeError('fetch failed');
+    }
+    return restarting.fetch(url, options);
+  };
+  const device = new Client('', 'c1', { fetch, retryDelayMs: 10, source: deterministicSource(9) });
+  const ack = await device.submit(2);
+  assert.equal(refused, 4);
+  assert.match(ack.batch_id, /^[0-9a-f]{32}$/);
+
+  const down = new Client('', 'c1', { fetch: async () => { throw new TypeError('fetch failed'); }, retryWindowMs: 60,
+    retryDelayMs: 5, source: deterministicSource(10) });
+  await assert.rejects(down.campaign(), (error) => error instanceof ServiceError
+    && /gave up after \d+ attempts over 0\.\d s \(retryWindowMs 60\)\. Nothing was lost: send the same batch again/.test(error.message));
+});

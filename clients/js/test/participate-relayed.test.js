@@ -23,14 +23,41 @@ let profile = null;
 
 after(async () => {
   stopAll();
-  if (browser !== null && browser.exitCode === null) {
-    const exited = new Promise((resolve) => browser.once('exit', resolve));
-    browser.kill('SIGKILL');
+  if (browser !== null) {
+    // the browser leads its own process group (detached): its helpers (renderer, zygote, GPU, crashpad) are killed with
+    // it, and the profile is removed only once none of them runs, so none writes to it as it goes
+    const exited = browser.exitCode === null && browser.signalCode === null
+      ? new Promise((resolve) => browser.once('exit', resolve)) : Promise.resolve();
+    try {
+      process.kill(-browser.pid, 'SIGKILL');
+    } catch {
+      // the group has ended already
+    }
     await exited;
+    await groupGone(browser.pid, 30_000);
   }
-  // its helper processes (renderer, zygote) end a moment after it and may still write to the profile: retry the removal for a few seconds
-  if (profile !== null) rmSync(profile, { recursive: true, force: true, maxRetries: 30, retryDelay: 100 });
+  // a profile that cannot be removed (a helper the kill missed, a slow disk at a high load) is left in the temporary
+  // folder and said, never a failed run: the tests' assertions have passed by now (issue 61: ENOTEMPTY at load 9)
+  if (profile !== null) {
+    try {
+      rmSync(profile, { recursive: true, force: true, maxRetries: 50, retryDelay: 100 });
+    } catch (error) {
+      console.log(`# note: the Chromium profile ${profile} was left behind (${error.code ?? error.message})`);
+    }
+  }
 });
+
+/** Resolves once no process of the group ``pgid`` runs (or after ``ms``). */
+async function groupGone(pgid, ms) {
+  for (let waited = 0; waited < ms; waited += 50) {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      return; // ESRCH: the group is empty
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 let devtools = null;
 
@@ -43,7 +70,7 @@ function devtoolsPort() {
 async function startBrowser() {
   profile = mkdtempSync(join(tmpdir(), 'dpdist-chromium-'));
   browser = spawn(CHROMIUM, ['--headless=new', '--no-sandbox', '--disable-gpu', '--no-first-run', '--remote-debugging-port=0',
-    '--remote-debugging-address=127.0.0.1', `--user-data-dir=${profile}`, 'about:blank'], { stdio: 'ignore' });
+    '--remote-debugging-address=127.0.0.1', `--user-data-dir=${profile}`, 'about:blank'], { stdio: 'ignore', detached: true });
   const portFile = join(profile, 'DevToolsActivePort');
   for (let waited = 0; waited < 30_000; waited += 100) {
     if (existsSync(portFile)) {

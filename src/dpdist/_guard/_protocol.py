@@ -13,11 +13,19 @@ without the address, or none.
 
 One client address (IPv6: its /64, :func:`._rate.address_key`, as for the
 rate and the body shares) holds at most ``max_pending_heads`` connections whose
-request headers are not complete (``--max-pending-heads-per-address``): a
-connection beyond it is closed as soon as it opens (or as its next request
-begins), before it can count toward ``--limit-concurrency``.  Honest clients
-send their headers within a round trip; without the cap one address trickling
-1,000 heads kept every other client at 503 (outsider6 finding 2).
+request headers are not complete (``--max-pending-heads-per-address``): an open
+connection that has sent nothing yet, or whose bytes so far did not complete a
+request head.  A connection whose read leaves its head incomplete beyond the cap
+is closed; a request whose head arrives whole is never refused by the cap (it is
+no slowloris, however many connections its address opened at once: a crowd
+behind a proxy or a NAT, or one whose requests the kernel had buffered before
+the server accepted them).  A connection opened beyond the cap that
+sends nothing within :data:`OVER_CAP_GRACE_S` is closed.  Honest clients send
+their headers within a round trip; without the cap one address trickling 1,000
+heads kept every other client at 503 (outsider6 finding 2).  The proxies the
+server trusts (``--forwarded-allow-ips``, not ``*``) are not capped: every
+client of a proxy has its address, a proxy that buffers requests (nginx) sends
+each head whole, and their own clients' heads are the proxy's to bound.
 :class:`HeaderTimer` and :class:`ConcurrencyCap`
 are shared with the httptools protocol of :mod:`._protocol_httptools` (the
 default when ``httptools`` is installed).
@@ -30,10 +38,11 @@ configuration) import it by name; its timeout then comes from the uvicorn
 
 from __future__ import annotations
 
-import logging
-
 import asyncio
+import contextlib
+import ipaddress
 import json
+import logging
 import time
 
 import h11
@@ -43,9 +52,12 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ._body import RETRY_BUSY_S
 from ._rate import DEFAULT_MAX_PENDING_HEADS, address_key
 
-__all__ = ["HeaderTimer", "ConcurrencyCap", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S", "CONNECTIONS_REFUSED"]
+__all__ = ["HeaderTimer", "ConcurrencyCap", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S", "CONNECTIONS_REFUSED",
+           "OVER_CAP_GRACE_S", "trusted_proxies"]
 
 DEFAULT_HEADER_TIMEOUT_S = 10.0
+#: seconds a connection opened beyond its address's cap of incomplete heads has to send its request's first bytes
+OVER_CAP_GRACE_S = 1.0
 
 _OVER_CAPACITY = json.dumps({
     "error": "busy",
@@ -148,6 +160,7 @@ class HeaderTimer:
         self.access_log = False  # a dpdist server writes its own access line (dpdist serve: without the client address)
         self._header_timer: asyncio.TimerHandle | None = None  # scheduled at or before the deadline (or None)
         self._header_deadline: float | None = None  # the event loop's time by which the headers must be complete
+        self._grace: asyncio.TimerHandle | None = None  # a connection opened beyond its address's cap: its first bytes
         if self.header_timeout is None:
             self.header_timeout = float(getattr(self.config, "dpdist_header_timeout", DEFAULT_HEADER_TIMEOUT_S))
         if self.max_pending_heads is None:
@@ -156,6 +169,7 @@ class HeaderTimer:
         state = vars(getattr(self, "server_state"))
         self._pending_heads: dict[str, int] = state.setdefault("dpdist_pending_heads", {})
         self._pending_key: str | None = None  # this connection's address key while it counts there
+        self._proxies = trusted_proxies(self.config)
 
     def _waiting_for_headers(self) -> bool:
         raise NotImplementedError
@@ -164,31 +178,65 @@ class HeaderTimer:
     def _header_timer_armed(self) -> bool:
         return self._header_deadline is not None
 
-    def _arm_header_timer(self):
+    def _arm_header_timer(self) -> None:
         """The headers must be complete within ``header_timeout`` from now.  A connection keeps one timer: a request
         moves its deadline, and the timer, when it fires before the deadline, waits again for the rest (a timer made
         and cancelled per request cost about 3 us of the event loop's thread)."""
         assert self.header_timeout is not None, "set when the connection was made"
-        if self._pending_key is None and not self._count_pending_head():
-            return
         self._header_deadline = deadline = self.loop.time() + self.header_timeout
         if self._header_timer is None:
             self._header_timer = self.loop.call_at(deadline, self._header_timeout_expired)
 
+    def _open_connection(self) -> None:
+        """A new connection: its header timer, and its place among its address's incomplete heads (it has sent
+        nothing yet); beyond the cap it gets :data:`OVER_CAP_GRACE_S` to send its request."""
+        self._arm_header_timer()
+        if self._exempt() or self._count_pending_head():
+            return
+        self._grace = self.loop.call_later(min(OVER_CAP_GRACE_S, self.header_timeout or OVER_CAP_GRACE_S),
+                                           self._grace_expired)
+
+    def _incomplete_head(self) -> bool:
+        """A read left this connection's request head incomplete: it holds a place among its address's incomplete
+        heads, or, its address holding the cap already, it is closed (False)."""
+        if self._pending_key is not None or self._exempt():
+            return True
+        self._cancel_grace()
+        if self._count_pending_head():
+            return True
+        self._refuse_pending_head()
+        return False
+
+    def _exempt(self) -> bool:
+        client = getattr(self, "client", None)
+        return bool(self._proxies) and client is not None and is_trusted(client[0], self._proxies)
+
     def _count_pending_head(self) -> bool:
-        """Count this connection as one with incomplete headers of its address; close it (False) if its address
+        """Count this connection as one with an incomplete head of its address; False (not counted) if its address
         holds ``max_pending_heads`` such connections already."""
         client = getattr(self, "client", None)
         key = address_key(client[0] if client else None)
         pending, cap = self._pending_heads.get(key, 0), self.max_pending_heads
         assert cap is not None, "set when the protocol was made"
         if pending >= cap:
-            self.logger.debug("Too many connections with incomplete request headers from one client address.")
-            count_connection_refused("pending_heads")
-            self.transport.close()
             return False
         self._pending_heads[key], self._pending_key = pending + 1, key
         return True
+
+    def _refuse_pending_head(self) -> None:
+        self.logger.debug("Too many connections with incomplete request headers from one client address.")
+        count_connection_refused("pending_heads")
+        self.transport.close()
+
+    def _grace_expired(self) -> None:
+        self._grace = None
+        if self._pending_key is None and self._waiting_for_headers() and not self.transport.is_closing():
+            self._refuse_pending_head()  # nothing came: an empty connection beyond its address's cap
+
+    def _cancel_grace(self) -> None:
+        if self._grace is not None:
+            self._grace.cancel()
+            self._grace = None
 
     def _uncount_pending_head(self) -> None:
         key, self._pending_key = self._pending_key, None
@@ -199,18 +247,20 @@ class HeaderTimer:
             else:  # an address is forgotten as soon as it holds no such connection
                 self._pending_heads.pop(key, None)
 
-    def _disarm_header_timer(self):
+    def _disarm_header_timer(self) -> None:
         self._header_deadline = None  # the timer, if it fires, finds no deadline and goes (no cancel per request)
         self._uncount_pending_head()
+        self._cancel_grace()
 
-    def _close_header_timer(self):
+    def _close_header_timer(self) -> None:
         self._header_deadline = None
         self._uncount_pending_head()
+        self._cancel_grace()
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
 
-    def _header_timeout_expired(self):
+    def _header_timeout_expired(self) -> None:
         self._header_timer = None
         deadline = self._header_deadline
         if deadline is None:
@@ -223,6 +273,31 @@ class HeaderTimer:
             self.transport.close()
 
 
+def trusted_proxies(config) -> frozenset:
+    """The addresses and networks of ``config.forwarded_allow_ips`` (uvicorn's option: ``--forwarded-allow-ips``); empty
+    for ``*`` (anyone: no proxy is known) or none."""
+    value = getattr(config, "forwarded_allow_ips", None)
+    items = [item.strip() for item in (value.split(",") if isinstance(value, str) else list(value or ()))]
+    if "*" in items:
+        return frozenset()
+    found = set()
+    for item in filter(None, items):
+        with contextlib.suppress(ValueError):
+            found.add(ipaddress.ip_network(item, strict=False))
+    return frozenset(found)
+
+
+def is_trusted(host: str, proxies: frozenset) -> bool:
+    """Whether the connecting address ``host`` is one of ``proxies``."""
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if address.version == 6 and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return any(address in network for network in proxies)
+
+
 class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
     """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``."""
 
@@ -233,16 +308,16 @@ class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
 
     def connection_made(self, transport):
         super().connection_made(transport)
-        self._arm_header_timer()
+        self._open_connection()
 
     def data_received(self, data: bytes) -> None:
         if not self._header_timer_armed and self.conn.their_state is h11.IDLE:
             self._arm_header_timer()  # the first bytes of a following request
-            if self.transport.is_closing():  # its address holds its cap of incomplete heads already
-                return
         super().data_received(data)
         if self.conn.their_state is not h11.IDLE:
             self._disarm_header_timer()
+        elif data and not self.transport.is_closing():
+            self._incomplete_head()  # bytes that did not complete a head: counted, or closed beyond the cap
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -251,6 +326,7 @@ class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
         if (not self._header_timer_armed and not self.transport.is_closing() and self.conn.their_state is h11.IDLE
                 and self.conn.trailing_data[0]):
             self._arm_header_timer()
+            self._incomplete_head()
 
     def connection_lost(self, exc):
         self._close_header_timer()

@@ -66,13 +66,11 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
 
     def connection_made(self, transport):
         super().connection_made(transport)
-        self._arm_header_timer()
+        self._open_connection()
 
     def data_received(self, data: bytes) -> None:
         if not self._header_timer_armed and self._awaiting_head and (self.cycle is None or self.cycle.response_complete):
             self._arm_header_timer()  # the first bytes of a following request
-            if self.transport.is_closing():  # its address holds its cap of incomplete heads already
-                return
         awaited, self._completed_in_read = self._awaiting_head, False
         # a chunk begun in an earlier read with no byte of data yet: the last chunk (its trailers follow) or one whose
         # data this read brings; if no data came and the chunk is still open, the whole read was trailer fields
@@ -92,6 +90,8 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         if self._head_bytes > self._max_header_bytes:
             self.logger.warning("Request headers too large.")
             self.send_400_response("Request headers too large.")
+        elif data and (self._head_begun or not self._completed_in_read):
+            self._incomplete_head()  # bytes that did not complete a head: counted, or closed beyond the cap
 
     @property
     def _max_header_bytes(self) -> int:
@@ -155,6 +155,7 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         if (not self._header_timer_armed and not self.transport.is_closing() and self._awaiting_head
                 and self._head_begun):
             self._arm_header_timer()
+            self._incomplete_head()
 
     def connection_lost(self, exc):
         self._close_header_timer()

@@ -10,7 +10,8 @@ import os
 import sys
 from pathlib import Path
 
-from .._validation import Integer
+from .._retry import DEFAULT_RETRY_WINDOW_S, describe_window
+from .._validation import Integer, Interval
 from ..errors import InvalidParameterError, MissingDependencyError
 from ._arguments import state_rules
 
@@ -29,8 +30,14 @@ def server_options(parser, *, admin: bool) -> None:
     )
     if admin:
         parser.add_argument("--admin-token", default=None, help=TOKEN_HELP)
-    parser.add_argument("--retries", type=int, default=8, help="attempts after the first on network errors, 408, 425, 429 and 5xx (8)")
-    state_rules(parser, {"--retries": Integer(low=0)})
+    parser.add_argument(
+        "--retry-window", type=float, default=DEFAULT_RETRY_WINDOW_S, metavar="SECONDS",
+        help="how long a request that failed (a refused connection, a network error, 408, 425, 429, 5xx) is sent "
+        f"again, from its first failure, pausing with jittered exponential backoff or as Retry-After asks "
+        f"(default {DEFAULT_RETRY_WINDOW_S:.0f}: a server restarting under load); 0: never")
+    parser.add_argument("--retries", type=int, default=None,
+                        help="at most this many attempts after the first, as well (default: as many as --retry-window allows)")
+    state_rules(parser, {"--retries": Integer(low=0), "--retry-window": Interval(0.0, float("inf"), closed="left")})
 
 
 def missing_extra(command: str, error: ImportError):
@@ -67,7 +74,8 @@ def service_client(args, *, admin: bool):
         admin_token=admin_token(args) if admin else None,
         submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,
-        on_retry=_say_retrying(args.server),
+        retry_window=args.retry_window,
+        on_retry=_say_retrying(args.server, args.retry_window),
         pins={args.campaign: args.pin} if getattr(args, "pin", None) else None,
         issuer_credential=credential,
         issuer=issuer,
@@ -114,19 +122,15 @@ def _ohttp_options(args) -> tuple[str | None, bytes | None]:
     return relay, keys
 
 
-def _say_retrying(server: str):
-    """An ``on_retry`` that prints one line at the first failure: no silence while the client retries."""
-    from ..serve.client import retry_schedule  # lazy: the service's code loads only when it runs (dpdist[serve])
-
+def _say_retrying(server: str, window: float):
+    """An ``on_retry`` that prints one line at the first failure of a request: no silence while the client retries."""
     said = False
 
     def on_retry(failure: str, attempt: int, wait: float, remaining: int) -> None:
         nonlocal said
-        if not said:
+        if attempt == 1 or not said:
             said = True
-            total = sum(retry_schedule(attempt + remaining - 1)[attempt - 1 :])
-            print(f"dpdist: {server} did not answer ({failure}); retrying {remaining} more time(s) over at most "
-                  f"about {total:.0f} s (--retries; Ctrl-C to stop).", file=sys.stderr, flush=True)
+            print(f"dpdist: {server} did not answer ({failure}); sending the same request again for up to "
+                  f"{describe_window(window)} (--retry-window; Ctrl-C to stop).", file=sys.stderr, flush=True)
 
     return on_retry
-

@@ -18,7 +18,7 @@ from .._io._blocks import rechunk
 from .._io._shuffle import ReportShuffler
 from .._rng import check_rng
 from .._validation import Described, Integer, Interval
-from ..errors import EachValueANewUserWarning, InvalidParameterError
+from ..errors import EachValueANewUserWarning, InvalidParameterError, ServiceUnavailableError
 from ..local import from_config
 from ._arguments import Excludes, add_missing_argument, missing_cells, seed_argument, state_rules
 from ._budget import add_budget_file_argument, charge_line, open_budget
@@ -158,6 +158,16 @@ def _run_submit(args) -> int:
                 accepted += ack["accepted"]
                 for reason, count in ack["rejected"].items():
                     rejected[reason] = rejected.get(reason, 0) + count
+        except ServiceUnavailableError:
+            # the service did not answer for the whole --retry-window: say how to resume (the batches are journaled, or
+            # the report files keep their ids: the same command resends them, and the counted ones count once)
+            kept = ("the randomized batches are kept in a journal" if not args.reports else
+                    "a report file keeps its file id")
+            counted = (f"{batches} batch(es) of {accepted} accepted report(s) were counted before the service stopped "
+                       f"answering and stay counted" if batches else "nothing was counted yet")
+            print(f"submit: note: {counted}; run the same command again to send the rest ({kept}, and a batch already "
+                  f"counted is not counted twice), or give a longer --retry-window.", file=sys.stderr)
+            raise
         except BaseException:
             if batches and not args.reports:
                 # the batches are journaled: the same command resends them, and the counted ones count once

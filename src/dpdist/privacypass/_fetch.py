@@ -14,14 +14,15 @@ fixed by the attempt number and the issuer's ``Retry-After`` (jittered), never b
 from __future__ import annotations
 
 import asyncio
-import random
+import math
 import re
 import time
 from typing import Any
 
+from .._retry import Retries, retry_after
 from .._tls import verifying_context
-from ..errors import ServiceRefusedError, ServiceUnavailableError
-from .._validation import Described, Integer, Interval, Text, validate_params
+from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from .._validation import Described, Integer, Interval, Optional, Text, validate_params
 from ._client import PendingToken, finalize_token, request_token
 
 __all__ = ["fetch_token", "fetch_token_async", "REQUEST_MEDIA_TYPE", "RESPONSE_MEDIA_TYPE"]
@@ -38,7 +39,7 @@ _FETCH = {
     "issuer_url": Described(Text(pattern=r"https?://.*"), "an http:// or https:// URL"),
     "key_name": Described(Text(pattern=_KEY_NAME.pattern), "1-128 characters A-Z a-z 0-9 . _ -"),
     "credential": Described(Text(ascii=True), "the non-empty ASCII credential the issuer's operator gave"),
-    "retries": Integer(low=0, high=100),
+    "retries": Described(Optional(Integer(low=0, high=100)), "None (as many as retry_window allows) or an int in 0..100"),
     "backoff": _SECONDS,
     "timeout": _SECONDS,
 }
@@ -52,11 +53,19 @@ def _headers(credential: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {credential}", "Content-Type": REQUEST_MEDIA_TYPE, "Accept": RESPONSE_MEDIA_TYPE}
 
 
-def _delay(attempt: int, backoff: float, response) -> float:
-    asked = response.headers.get("retry-after", "") if response is not None else ""
-    if asked.strip().isdigit():
-        return min(60.0, float(asked)) * random.uniform(1.0, 1.5)
-    return min(10.0, backoff * 2**attempt) * random.uniform(0.5, 1.0)
+def _retries(retries: int | None, backoff: float, retry_window: float | None) -> Retries:
+    """The retries of one token request (:mod:`dpdist._retry`): ``retries`` attempts after the first at most, within
+    ``retry_window`` seconds of the first failure (None: no bound in time)."""
+    if retry_window is not None and (not isinstance(retry_window, (int, float)) or isinstance(retry_window, bool)
+                                     or not 0 <= retry_window < math.inf):
+        raise InvalidParameterError(f"The 'retry_window' argument must be None or a number of seconds >= 0. Got {retry_window!r}.")
+    if retries is None and retry_window is None:
+        raise InvalidParameterError("Give 'retries', 'retry_window' or both: a token request must stop retrying some time.")
+    return Retries(window=math.inf if retry_window is None else retry_window, backoff=backoff, retries=retries)
+
+
+def _pause(retrying: Retries, response) -> float | None:
+    return retrying.pause(retry_after(response.headers.get("retry-after")) if response is not None else None)
 
 
 def _answer(pending: PendingToken, url: str, response) -> bytes:
@@ -76,8 +85,9 @@ def _answer(pending: PendingToken, url: str, response) -> bytes:
 
 
 @validate_params(_FETCH)
-def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *, retries: int = 6,
-                backoff: float = 0.5, timeout: float = 30.0, transport: Any = None) -> bytes:
+def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *,
+                retries: int | None = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None,
+                retry_window: float | None = None) -> bytes:
     """One token (354 bytes) for ``challenge`` under ``token_key``, issued by a dpdist issuer to ``credential``.
 
     Parameters
@@ -92,8 +102,12 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
         The campaign's TokenChallenge.
     token_key : bytes
         The campaign's issuer key (from the campaign's config, not from the issuer).
-    retries : int
-        Attempts after the first on network errors, 408, 425, 429 and 5xx, each with the same request.
+    retries : int, optional
+        Attempts after the first on network errors, 408, 425, 429 and 5xx, each with the same request (None: as many as
+        ``retry_window`` allows).
+    retry_window : float, optional
+        Seconds from the first failure during which the request is retried (:mod:`dpdist._retry`; what the device's
+        client gives: a restart of the issuer under load is ridden out).
     transport : httpx transport, optional
         For tests.
 
@@ -109,10 +123,11 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     import httpx  # lazy: optional extra dpdist[serve]
 
     url = _url(issuer_url, key_name)
+    retrying = _retries(retries, backoff, retry_window)
     pending = request_token(challenge, token_key)
     failure, response = "", None
     with httpx.Client(timeout=timeout, transport=transport, verify=verifying_context()) as client:
-        for attempt in range(retries + 1):
+        while True:
             response = None
             try:
                 response = client.post(url, content=pending.request, headers=_headers(credential))
@@ -122,22 +137,27 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
                 if response.status_code not in _RETRY_STATUSES:
                     return _answer(pending, url, response)
                 failure = f"HTTP {response.status_code}"
-            if attempt < retries:
-                time.sleep(_delay(attempt, backoff, response))
-    raise ServiceUnavailableError(f"POST {url} failed after {retries + 1} attempt(s): {failure}.")
+            delay = _pause(retrying, response)
+            if delay is None:
+                break
+            time.sleep(delay)
+    raise ServiceUnavailableError(f"POST {url} failed after {retrying.failures} attempt(s) over {retrying.elapsed:.1f} s: "
+                                  f"{failure}.")
 
 
 @validate_params(_FETCH)
 async def fetch_token_async(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *,
-                            retries: int = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None) -> bytes:
+                            retries: int | None = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None,
+                            retry_window: float | None = None) -> bytes:
     """:func:`fetch_token` with ``httpx.AsyncClient`` (an async transport for tests)."""
     import httpx  # lazy: optional extra dpdist[serve]
 
     url = _url(issuer_url, key_name)
+    retrying = _retries(retries, backoff, retry_window)
     pending = request_token(challenge, token_key)
     failure, response = "", None
     async with httpx.AsyncClient(timeout=timeout, transport=transport, verify=verifying_context()) as client:
-        for attempt in range(retries + 1):
+        while True:
             response = None
             try:
                 response = await client.post(url, content=pending.request, headers=_headers(credential))
@@ -147,6 +167,9 @@ async def fetch_token_async(issuer_url: str, key_name: str, credential: str, cha
                 if response.status_code not in _RETRY_STATUSES:
                     return _answer(pending, url, response)
                 failure = f"HTTP {response.status_code}"
-            if attempt < retries:
-                await asyncio.sleep(_delay(attempt, backoff, response))
-    raise ServiceUnavailableError(f"POST {url} failed after {retries + 1} attempt(s): {failure}.")
+            delay = _pause(retrying, response)
+            if delay is None:
+                break
+            await asyncio.sleep(delay)
+    raise ServiceUnavailableError(f"POST {url} failed after {retrying.failures} attempt(s) over {retrying.elapsed:.1f} s: "
+                                  f"{failure}.")

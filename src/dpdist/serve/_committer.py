@@ -6,7 +6,7 @@ committer thread (a :class:`~dpdist._io._single_writer.SingleWriter`, the one
 writer thread of every dpdist store) takes everything that is waiting (at most
 :data:`MAX_GROUP` items), waiting at most ``delay_s`` for more when it found fewer
 than ``min_group`` (a few milliseconds at most: the commit of the previous group
-is usually wait enough), commits them as one group (:meth:`Store.commit`) and
+is usually wait enough), decodes the small bodies among them (:mod:`._group_bodies`), commits them as one group (:meth:`Store.commit`) and
 answers each request with its own outcome, only after the commit returned.  The
 same batch twice in one group would be counted twice: the second waits for the
 next group (then it is a duplicate).  While the database cannot answer, every
@@ -26,6 +26,7 @@ import time
 
 from .._io._single_writer import MAX_GROUP, SingleWriter
 from ._database import DatabaseUnavailableError
+from ._group_bodies import decode_pending, settle
 
 __all__ = ["GroupCommitter", "MAX_GROUP", "FOLD_EVERY_S"]
 
@@ -50,7 +51,8 @@ class GroupCommitter(SingleWriter):
 
     # ------------------------------------------------------------------ the group
     def write(self, items: list) -> list:
-        return self.store.commit(items)
+        committed, places, refused = decode_pending(items)  # the small bodies of the group, decoded here (_group_bodies)
+        return settle(self.store.commit(committed) if committed else [], places, refused)
 
     def group_key(self, item):
         batch_id = getattr(item, "batch_id", None)

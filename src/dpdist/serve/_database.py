@@ -167,7 +167,10 @@ class Database:
         self.url = url
         self.dialect = "postgresql" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
         self._local = threading.local()
-        self._connections: list[Any] = []
+        # (connection, the thread that opened it): closed at close(), or when a thread opens one after its own ended
+        # (a thread pool's idle workers end and new ones start: their connections would stay open until PostgreSQL
+        # refused new ones, "too many clients")
+        self._connections: list[tuple[Any, threading.Thread]] = []
         self._lock = threading.Lock()
         self.outages = OutageLog()
         if self.dialect == "sqlite":
@@ -226,7 +229,12 @@ class Database:
                 raise self._unavailable(error) from error
             self._local.connection = connection
             with self._lock:
-                self._connections.append(connection)
+                ended = [entry for entry in self._connections if not entry[1].is_alive()]
+                self._connections = [entry for entry in self._connections if entry[1].is_alive()]
+                self._connections.append((connection, threading.current_thread()))
+            for stale, _ in ended:  # their threads ended: nobody uses them again
+                with contextlib.suppress(Exception):
+                    stale.close()
         return connection
 
     def _connect(self):
@@ -251,8 +259,8 @@ class Database:
         if connection is not None:
             with contextlib.suppress(Exception):
                 connection.close()
-            with self._lock, contextlib.suppress(ValueError):
-                self._connections.remove(connection)
+            with self._lock:
+                self._connections = [entry for entry in self._connections if entry[0] is not connection]
 
     def _reason(self, error: BaseException) -> str | None:
         if isinstance(error, DatabaseUnavailableError):
@@ -436,7 +444,7 @@ class Database:
 
     def close(self) -> None:
         with self._lock:
-            for connection in self._connections:
+            for connection, _ in self._connections:
                 with contextlib.suppress(Exception):
                     connection.close()
             self._connections.clear()

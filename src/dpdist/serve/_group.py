@@ -71,6 +71,7 @@ class Arrival:
     received_ms: int | None = None  # the arrival time stored instead of the group's minute (a relayed campaign's one time)
     tokens: list = field(default_factory=list)  # a relayed batch's token nonces (hex), spent when it counts
     campaign_file_id: str | None = None  # the campaign checked against (its export_file_id, new at each creation)
+    pending: object | None = None  # a body the committer decodes before the group's transaction (_group_bodies)
 
 
 @dataclass
@@ -272,14 +273,16 @@ def _insert_batch_rows(db: Database, rows: list[tuple]) -> list[tuple]:
 
 
 def _stored(db: Database, items: list, columns: str = "body_sha256, n_read, accepted, rejected") -> dict:
-    """The batch rows of ``items``' (campaign, batch id): (campaign, batch id) -> ``columns``."""
-    stored = {}
-    for chunk in _chunks(items):
-        pairs = ", ".join(["(?, ?)"] * len(chunk))
-        keys = tuple(value for item in chunk for value in (item.campaign_id, item.batch_id))
-        for row in db.execute(f"SELECT campaign_id, batch_id, {columns} FROM batches WHERE (campaign_id, batch_id) IN"
-                              f" (VALUES {pairs})", keys):
-            stored[(row[0], row[1])] = row[2:]
+    """The batch rows of ``items``' (campaign, batch id): (campaign, batch id) -> ``columns``.  One read per campaign
+    of the ids its key finds (SQLite scanned the whole table for a list of (campaign, batch id) pairs)."""
+    stored, by_campaign = {}, {}
+    for item in items:
+        by_campaign.setdefault(item.campaign_id, set()).add(item.batch_id)
+    for campaign_id, batch_ids in by_campaign.items():
+        for chunk in _chunks(sorted(batch_ids)):
+            for row in db.execute(f"SELECT campaign_id, batch_id, {columns} FROM batches WHERE campaign_id = ? AND"
+                                  f" batch_id IN ({', '.join('?' * len(chunk))})", (campaign_id, *chunk)):
+                stored[(row[0], row[1])] = row[2:]
     return stored
 
 
@@ -330,7 +333,7 @@ def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dic
         undo.append(item)
     for item in undo:
         db.execute("DELETE FROM batches WHERE campaign_id = ? AND batch_id = ?", (item.campaign_id, item.batch_id))
-        if bound.get(item.batch_id) == "ours":
+        if bound.get((item.batch_id, item.campaign_id)) == "ours":
             db.execute("DELETE FROM bound_batch_ids WHERE batch_id = ? AND campaign_id = ?", (item.batch_id, item.campaign_id))
     return refusals
 
@@ -353,29 +356,62 @@ def _count_refusals(db: Database, refusals: list[tuple], campaigns: dict) -> Non
             _count(campaigns[campaign_id], reason)
 
 
-def _bind(db: Database, items: list) -> dict[str, str]:
-    """Bind the batch ids of :data:`BOUND_BATCH_ID`'s form to their campaigns: id -> "ours" (bound now), "same"
-    (bound to this campaign before) or "other" (counted by another campaign)."""
+def _bind(db: Database, items: list) -> dict[tuple[str, str], str]:
+    """Bind the batch ids of :data:`BOUND_BATCH_ID`'s form to their campaigns: (id, campaign) -> "ours" (bound now),
+    "same" (bound to this campaign before) or "other" (counted by another campaign; also a second campaign of the
+    group claiming an id the first binds now).
+
+    SQLite (one writer at a time: this transaction holds the write lock): an id is bound by its batch rows, keyed by
+    batch id first (schema version 8), and by ``bound_batch_ids`` once retention deleted them: one read of each,
+    nothing written.  PostgreSQL (group commits of many processes at once): ``bound_batch_ids``' key binds it."""
     wanted = sorted({(item.batch_id, item.campaign_id) for item in items if BOUND_BATCH_ID.fullmatch(item.batch_id)})
+    if db.dialect == "sqlite":
+        return _owned(db, wanted)
     result = {}
     for chunk in _chunks(wanted):
         marks = ", ".join(["(?, ?)"] * len(chunk))
         rows = db.execute(
             f"INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES {marks} ON CONFLICT (batch_id) DO NOTHING"
-            " RETURNING batch_id", tuple(value for pair in chunk for value in pair)
+            " RETURNING batch_id, campaign_id", tuple(value for pair in chunk for value in pair)
         )
-        result.update({row[0]: "ours" for row in rows})
-        others = [pair for pair in chunk if pair[0] not in result]
+        result.update({(row[0], row[1]): "ours" for row in rows})
+        others = [pair for pair in chunk if pair not in result]
         if others:
             marks = ", ".join("?" * len(others))
             owners = dict(db.execute(f"SELECT batch_id, campaign_id FROM bound_batch_ids WHERE batch_id IN ({marks})",
                                      tuple(pair[0] for pair in others)))
-            result.update({batch_id: "same" if owners.get(batch_id) == campaign_id else "other" for batch_id, campaign_id in others})
+            result.update({(batch_id, campaign_id): "same" if owners.get(batch_id) == campaign_id else "other"
+                           for batch_id, campaign_id in others})
+    return result
+
+
+def _owned(db: Database, wanted: list[tuple[str, str]]) -> dict[str, str]:
+    """SQLite's :func:`_bind` of ``wanted`` (sorted (batch id, campaign) pairs this group claimed): "other" for an id
+    that a batch row of another campaign or ``bound_batch_ids`` bound before, else "ours" for the first campaign of
+    the group that claims it (as the first insert of its key would bind it) and "other" for the rest.  By (batch id,
+    campaign)."""
+    claims: dict[str, list] = {}
+    for batch_id, campaign_id in wanted:
+        claims.setdefault(batch_id, []).append(campaign_id)
+    ids = sorted(claims)
+    result = {}
+    for chunk in _chunks(ids, _CHUNK // 2):
+        marks = ", ".join("?" * len(chunk))
+        owners: dict[str, set] = {}
+        for batch_id, campaign_id in db.execute(
+                f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({marks}) UNION ALL"
+                f" SELECT batch_id, campaign_id FROM bound_batch_ids WHERE batch_id IN ({marks})", (*chunk, *chunk)):
+            owners.setdefault(batch_id, set()).add(campaign_id)
+        for batch_id in chunk:
+            before = owners.get(batch_id, set()) - set(claims[batch_id])  # this group's own rows are inserted already
+            first, *rest = claims[batch_id]
+            result[(batch_id, first)] = "other" if before else "same"  # nothing written: nothing to undo
+            result.update({(batch_id, campaign_id): "other" for campaign_id in rest})
     return result
 
 
 def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> Refusal | None:
-    if bound.get(item.batch_id) == "other":
+    if bound.get((item.batch_id, item.campaign_id)) == "other":
         return Conflict(
             "batch_of_another_campaign",
             f"Batch {item.batch_id!r} was already counted by another campaign; a batch (a report file, or a client's "

@@ -43,7 +43,7 @@ from ..local._json_rows import TooManyRowsToCheck
 from ._limits import MAX_CHECKED_ROWS, Limits
 from ._refusals import InvalidRequest, TooLarge, UnsupportedMediaType
 
-__all__ = ["decode_body", "record_file_ids"]
+__all__ = ["decode_body", "record_file_ids", "media_type", "DECODED_KINDS", "BINARY_KINDS"]
 
 
 def decode_body(protocol, body: bytes, content_type: str, batch_id: str | None, limits=None) -> ReportBatch:
@@ -52,9 +52,9 @@ def decode_body(protocol, body: bytes, content_type: str, batch_id: str | None, 
     ``limits`` (a :class:`._limits.Limits`; default its defaults) bounds the records and rows (413).
     """
     limits = limits if limits is not None else _DEFAULT_LIMITS
-    kind = (content_type or "").split(";")[0].strip().lower()
+    kind = media_type(content_type)
     try:
-        if kind in ("application/octet-stream", "application/vnd.dpdist.reports"):
+        if kind in BINARY_KINDS:
             return _decode_binary(protocol, body, batch_id, limits.max_records)
         if kind == "application/json":
             return _decode_json(protocol, body, limits.max_json_rows, MAX_CHECKED_ROWS)
@@ -67,6 +67,15 @@ def decode_body(protocol, body: bytes, content_type: str, batch_id: str | None, 
 
 
 _DEFAULT_LIMITS = Limits()
+#: the media types of binary report records
+BINARY_KINDS = ("application/octet-stream", "application/vnd.dpdist.reports")
+#: the media types of the bodies :func:`decode_body` reads (any other: 415)
+DECODED_KINDS = frozenset({*BINARY_KINDS, "application/json"})
+
+
+def media_type(content_type: str | None) -> str:
+    """The media type of a ``Content-Type`` header's value, lower-case, without its parameters."""
+    return (content_type or "").split(";")[0].strip().lower()
 
 
 def record_file_ids(body: bytes, max_records: int | None = None) -> list[str | None]:

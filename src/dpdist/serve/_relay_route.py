@@ -51,7 +51,8 @@ class RelayRoute:
     pin: str
     _issuer_checked: bool = field(default=False, compare=False, repr=False)
 
-    def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None) -> Iterator[bytes]:
+    def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None,
+               retry_window: float | None = None) -> Iterator[bytes]:
         """``count`` tokens for this campaign from its issuer, yielded as each arrives (``b""`` ``count`` times when it
         takes none), after the checks of the module docstring (made when the first is asked for, even if ``count`` is 0)."""
         issuer = self.issuer
@@ -82,7 +83,8 @@ class RelayRoute:
             self._check_issuer_key(issuer, token_key, transport)
             object.__setattr__(self, "_issuer_checked", True)  # once per route: the issuer's key of a campaign never changes
         for _ in range(count):
-            yield fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport)
+            yield fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport,
+                              **({} if retry_window is None else {"retries": None, "retry_window": retry_window}))
 
     def valid_token(self, token: bytes) -> bool:
         """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity."""

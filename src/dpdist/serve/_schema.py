@@ -33,6 +33,12 @@ Version history:
 8. (Oblivious HTTP) ``ohttp_keys``: the gateway's key ring (:mod:`._ohttp_keys`); ``relayed_campaigns.ohttp_private_key``
    (the X25519 key of a relayed campaign's Oblivious HTTP key configuration, NULL for campaigns made before) and
    ``.sealed_v1`` (whether its relay still admits reports in dpdist's own envelope).
+9. (the durable floor) SQLite: ``batches`` keyed by (batch id, campaign) with an index by campaign, so
+   that one B-tree insert per batch keeps both rules: a batch counted once per campaign (the key) and a batch id of
+   the bound form counted by one campaign only (a read of the same index, under SQLite's one write lock:
+   :func:`._group._bind`).  ``bound_batch_ids`` then holds only the ids whose batch rows retention deleted
+   (:meth:`._store.Store.purge`) and those of older versions.  PostgreSQL keeps its keys (its group commits of many
+   processes run side by side: ``bound_batch_ids``' key binds an id atomically).
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ from ._database import Database
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 #: the advisory lock that serializes schema creation and migration (PostgreSQL); not a campaign id
 _SCHEMA_LOCK = "dpdist schema"
 
@@ -60,10 +66,7 @@ def _tables(db: Database) -> list[str]:
         " opened_ms BIGINT, closed_ms BIGINT, statistic_dtype TEXT NOT NULL, max_reports BIGINT,"
         " enrollment INTEGER NOT NULL DEFAULT 0)",
         *_part_tables(blob, log_id),
-        "CREATE TABLE IF NOT EXISTS batches ("
-        " campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL, body_sha256 TEXT NOT NULL,"
-        " received_ms BIGINT NOT NULL, n_read BIGINT NOT NULL, accepted BIGINT NOT NULL, rejected TEXT NOT NULL,"
-        " PRIMARY KEY (campaign_id, batch_id))",
+        *_batches(db),
         "CREATE TABLE IF NOT EXISTS reports ("
         " campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL, received_ms BIGINT NOT NULL, n BIGINT NOT NULL,"
         f" payload {blob} NOT NULL, PRIMARY KEY (campaign_id, batch_id),"
@@ -74,6 +77,18 @@ def _tables(db: Database) -> list[str]:
         _REFUSED_BATCH_IDS,
         _ROUND_CAMPAIGNS,
         _OHTTP_KEYS,
+    ]
+
+
+def _batches(db: Database, table: str = "batches") -> list[str]:
+    """The batch rows' table (SQLite: keyed by batch id first, and indexed by campaign; see version 8)."""
+    key = "batch_id, campaign_id" if db.dialect == "sqlite" else "campaign_id, batch_id"
+    return [
+        f"CREATE TABLE IF NOT EXISTS {table} ("
+        " campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL, body_sha256 TEXT NOT NULL,"
+        " received_ms BIGINT NOT NULL, n_read BIGINT NOT NULL, accepted BIGINT NOT NULL, rejected TEXT NOT NULL,"
+        f" PRIMARY KEY ({key}))",
+        *(["CREATE INDEX IF NOT EXISTS batches_by_campaign ON batches (campaign_id)"] if db.dialect == "sqlite" else []),
     ]
 
 
@@ -224,16 +239,42 @@ def _from_7(db: Database) -> None:
     db.execute("ALTER TABLE relayed_campaigns ADD COLUMN sealed_v1 INTEGER NOT NULL DEFAULT 1")
 
 
+def _from_8(db: Database) -> None:
+    """8 -> 9: SQLite's batch rows keyed by batch id first (the table made again, its rows copied; the foreign keys
+    are off for the schema's transaction, :func:`create_schema`)."""
+    if db.dialect != "sqlite":
+        return
+    db.execute(_batches(db, "batches_v9")[0])
+    db.execute("INSERT INTO batches_v9 SELECT campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected"
+               " FROM batches")
+    db.execute("DROP TABLE batches")
+    db.execute("ALTER TABLE batches_v9 RENAME TO batches")
+    db.execute(_batches(db)[1])
+
+
 #: version -> the step that migrates a database of that version to the next one
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6, 7: _from_7}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6, 7: _from_7, 8: _from_8}
 
 
 def create_schema(db: Database) -> None:
     """Create the tables of a new database, or migrate an older one forward, in one transaction.
 
     Services starting at once on one new PostgreSQL database take turns (an advisory lock): the
-    first creates the schema, the others find it made.
+    first creates the schema, the others find it made.  SQLite: the foreign keys are off for the transaction (a
+    table referenced by another is made again by a migration, as SQLite's ``ALTER TABLE`` documentation does it) and
+    checked before it commits.
     """
+    if db.dialect != "sqlite":
+        _create_or_migrate(db)
+        return
+    db.execute("PRAGMA foreign_keys=OFF")  # outside the transaction: SQLite ignores it inside one
+    try:
+        _create_or_migrate(db)
+    finally:
+        db.execute("PRAGMA foreign_keys=ON")
+
+
+def _create_or_migrate(db: Database) -> None:
     with db.transaction():
         db.lock_name(_SCHEMA_LOCK, shared=False)
         version = _version(db)
@@ -248,4 +289,6 @@ def create_schema(db: Database) -> None:
             )
         for step in range(version, SCHEMA_VERSION):
             _MIGRATIONS[step](db)
+        if db.dialect == "sqlite" and db.execute("PRAGMA foreign_key_check"):
+            raise IncompatibleStateError(f"The database {db.url!r} has rows that break its foreign keys; not migrated.")
         db.execute("UPDATE dpdist_meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))

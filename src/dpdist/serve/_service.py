@@ -4,9 +4,9 @@
 A batch's way (docs/deployment.md, "Population scale"): a bound on the batches being served (beyond it 503
 ``busy`` with ``Retry-After`` at once, before the body is read), admission from a
 short-lived cache of open campaigns (no database read for a device of an open
-campaign), decoding on the event loop for small bodies (in a thread for
-large ones), then the group commit (:mod:`._committer`) whose answer comes only
-after the batch is durable.
+campaign), then the group commit (:mod:`._committer`) whose answer comes only
+after the batch is durable; a small body is decoded by the committer with its
+group (:mod:`._group_bodies`), a large one in a worker thread before.
 """
 
 from __future__ import annotations
@@ -31,7 +31,8 @@ from ._committer import GroupCommitter
 from ._database import open_database
 from ._estimate_cache import EstimateCache
 from ._group import RECORDED, Arrival, Refused
-from ._ingest import decode_body, record_file_ids
+from ._group_bodies import COUNTED, PendingBody
+from ._ingest import DECODED_KINDS, decode_body, media_type, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
 from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._relayed import RelayedCampaigns
@@ -46,9 +47,7 @@ __all__ = ["Service"]
 
 LOG = logging.getLogger("dpdist.serve")
 
-#: refusals of a whole batch counted under the campaign's ``refused_batches`` (besides every 400)
-_COUNTED = frozenset({"malformed_batch", "batch_id_mismatch", "too_many_records", "too_many_rows"})
-#: bodies up to this size are decoded on the event loop (a thread's hand-off costs more than the work)
+#: bodies up to this size are decoded by the committer with their group (larger ones in a worker thread first)
 INLINE_BODY_BYTES = 64 << 10
 #: seconds an open campaign's settings are reused by admission (the group commit checks them again)
 CACHE_S = 2.0
@@ -288,14 +287,19 @@ class Service:
             batch_id = await self.counted(campaign_id, batch_id_of_records, body, content_type, self.limits.max_records,
                                            count_400=False)
         batch_id = check_batch_id(batch_id)
-        kind = (content_type or "").split(";")[0].strip().lower()
+        kind = media_type(content_type)
         digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
         enrollment = token_sha256(token) if row.enrollment else None
-        batch = None  # not open: a retry of an acknowledged batch still gets its acknowledgement
-        if row.state == "open":
+        try:
+            if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
+                return await self.count(row, batch_id, digest, None)
+            if len(body) <= INLINE_BODY_BYTES and kind in DECODED_KINDS:  # decoded by the committer, with its group
+                return await self._commit(row, Arrival(
+                    campaign_id, batch_id, digest, None, 0, 0, enrollment_sha256=enrollment,
+                    campaign_file_id=row.export_file_id,
+                    pending=PendingBody(row.protocol, body, content_type, self.limits, row.keep_reports)))
             batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
                                         inline=len(body) <= INLINE_BODY_BYTES, batch_id=batch_id)
-        try:
             return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
         except Conflict as refusal:
             if refusal.code == "campaign_changed":
@@ -337,8 +341,13 @@ class Service:
         if row.keep_reports:
             raw = np.ascontiguousarray(batch.reports, dtype=row.protocol.report_format.dtype).tobytes()
         accepted = row.protocol.report_format.count(batch.reports)
-        ack = await self.committer.commit(Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
-                                                  enrollment_sha256, received_ms, list(tokens or ()), row.export_file_id))
+        return await self._commit(row, Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
+                                               enrollment_sha256, received_ms, list(tokens or ()), row.export_file_id))
+
+    async def _commit(self, row: CampaignRow, arrival: Arrival) -> dict:
+        """The acknowledgement of ``arrival`` once its group committed (admission's count of a capped campaign
+        follows), or its refusal raised."""
+        ack = await self.committer.commit(arrival)
         if row.max_reports is not None and not ack["duplicate"]:
             self._counted_more(row.id, ack["accepted"])
         return ack
@@ -350,7 +359,7 @@ class Service:
         try:
             return step(*args) if inline else await run_in_threadpool(step, *args)
         except Refusal as refusal:
-            if (count_400 and isinstance(refusal, InvalidRequest)) or refusal.code in _COUNTED:
+            if (count_400 and isinstance(refusal, InvalidRequest)) or refusal.code in COUNTED:
                 await self.count_refused(campaign_id, refusal.code, batch_id)
             raise
 

@@ -23,6 +23,8 @@
     batch ids derived from random file ids (32 hex digits, optionally
     ``.partK``) or from content (``sha256-...``), each bound to the one campaign
     that counted it: the same batch replayed into another campaign is refused.
+    SQLite binds them by the batch rows themselves (keyed by batch id first) and
+    keeps here only those whose rows retention deleted (:mod:`._schema`, version 8).
 
 Arrival times (``received_ms``, ``minute_ms``) are stored rounded down to the
 minute (:data:`~._campaigns.ARRIVAL_RESOLUTION_MS`), the resolution of the
@@ -46,6 +48,7 @@ import numpy as np
 from .._io._identity import new_file_id
 from ._aggregates import PARTS, fold, history, read_aggregate, read_totals, unfolded
 from ._campaigns import (
+    BOUND_BATCH_ID,
     Campaign,
     CampaignRow,
     Creation,
@@ -309,11 +312,25 @@ class Store:
             batches = 0
             for campaign_id in closed:
                 reports += self.db.rowcount("DELETE FROM reports WHERE campaign_id = ?", (campaign_id,))
+                self._keep_bound(campaign_id)
                 batches += self.db.rowcount("DELETE FROM batches WHERE campaign_id = ?", (campaign_id,))
                 self.db.execute("DELETE FROM arrivals WHERE campaign_id = ?", (campaign_id,))
                 self.db.execute("DELETE FROM enrollments WHERE campaign_id = ?", (campaign_id,))
                 self.db.execute("DELETE FROM refused_batch_ids WHERE campaign_id = ?", (campaign_id,))
         return {"kept_report_batches": int(reports), "batches": int(batches), "closed_campaigns": len(closed)}
+
+    def _keep_bound(self, campaign_id: str) -> None:
+        """SQLite, in a transaction: the batch ids of :data:`~._campaigns.BOUND_BATCH_ID`'s form that the campaign's
+        batch rows bind (schema version 8) stay bound in ``bound_batch_ids`` once the rows are deleted (PostgreSQL
+        binds them there as it counts them)."""
+        if self.db.dialect != "sqlite":
+            return
+        ids = [row[0] for row in self.db.execute("SELECT batch_id FROM batches WHERE campaign_id = ?", (campaign_id,))
+               if BOUND_BATCH_ID.fullmatch(row[0])]
+        for start in range(0, len(ids), 400):
+            chunk = ids[start : start + 400]
+            self.db.execute(f"INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES {', '.join(['(?, ?)'] * len(chunk))}"
+                            " ON CONFLICT (batch_id) DO NOTHING", tuple(value for batch_id in chunk for value in (batch_id, campaign_id)))
 
     # ------------------------------------------------------------------ ingest
     def commit(self, items: builtins.list) -> builtins.list:

@@ -22,10 +22,8 @@ from __future__ import annotations
 import io
 import json
 import math
-import random
 import re
 import time
-from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import urlsplit
@@ -34,6 +32,7 @@ import numpy as np
 
 from .._io._binary import decode_payload, encode_record, read_header
 from .._io._identity import new_file_id
+from .._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, MAX_RETRY_AFTER, Retries, describe_window, retry_after, retry_delay
 from .._rng import secure_generator
 from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
@@ -48,7 +47,8 @@ if TYPE_CHECKING:
     from ..local import LocalProtocol, ReportBatch
     from ..local.ledger import PrivacyLedger
 
-__all__ = ["Client", "DEFAULT_BATCH_SIZE", "issuer_of", "json_rows", "retry_schedule"]
+__all__ = ["Client", "DEFAULT_BATCH_SIZE", "DEFAULT_RETRY_WINDOW_S", "MAX_RETRY_AFTER", "issuer_of", "json_rows", "retry_after",
+           "retry_delay", "retry_schedule"]
 
 DEFAULT_BATCH_SIZE = 10_000
 #: Largest report payload of one batch when a report file is split (half the server's default body limit).
@@ -66,13 +66,10 @@ _TOKENS_SAVED_EVERY = 256
 #: 409 refusals after which the same request is sent again, as the JS client: the campaign was deleted and created
 #: again by another server process while the batch was checked (nothing of it counted: docs/deployment.md, "Deletion")
 _RETRY_CONFLICTS = ("campaign_changed",)
-#: Seconds of pauses, at most, before a server that refused every connection of this client so far (nothing
-#: listens: not started, a wrong port or host) is reported down, however many retries are left.
-DOWN_AFTER = 4.0
 
 
 def _check_client_arguments(server, admin_token, submit_token, retries, backoff, timeout, on_retry, pins,
-                            issuer_credential, issuer) -> None:
+                            issuer_credential, issuer, retry_window) -> None:
     """Refuse :class:`Client` arguments it cannot run with, naming the argument, its value and what is allowed."""
     import httpx  # lazy: optional extra dpdist[serve]
 
@@ -84,8 +81,10 @@ def _check_client_arguments(server, admin_token, submit_token, retries, backoff,
 
     if not isinstance(server, str) or not server.startswith(("http://", "https://")):
         refuse("server", "an http:// or https:// URL", server)
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        refuse("retries", "an int >= 0", retries)
+    if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
+        refuse("retries", "None (as many as retry_window allows) or an int >= 0", retries)
+    if not number(retry_window) or retry_window < 0:
+        refuse("retry_window", "a finite number of seconds >= 0", retry_window)
     if not number(backoff) or backoff < 0:
         refuse("backoff", "a finite number of seconds >= 0", backoff)
     if timeout is not None and not isinstance(timeout, httpx.Timeout) and not (number(timeout) and timeout > 0):
@@ -112,17 +111,17 @@ class Client:
         Needed for creating, opening, closing campaigns, estimates and exports.
     submit_token : str, optional
         A campaign's submit token, if it has one.
-    retries : int
-        Attempts after the first for a request that failed in transit or got a
-        5xx answer (batches are idempotent by batch id, so retrying is safe).  A server
-        that has refused every connection of this client so far (nothing listens at
-        ``server``) is reported down, :class:`~dpdist.errors.ServiceUnavailableError`,
-        once the pauses would pass :data:`DOWN_AFTER` seconds (4 attempts after the
-        first with the default backoff, at most 3.75 s); once it has answered, a refused
-        connection (a restart) is retried ``retries`` times.
+    retry_window : float
+        Seconds during which a request that failed is retried, from its first failure (default 300: a server
+        restarting under load, with room): a refused connection (a server not started yet, or restarting), a
+        transport error, or an answer that says "later" (408, 425, 429, 5xx).  Batches are idempotent by batch id,
+        so resending one is always safe; after the window :class:`~dpdist.errors.ServiceUnavailableError` says how
+        long it tried and how to resume (send the same batch again).  0: never retried.
+    retries : int, optional
+        At most this many attempts after the first as well (default: as many as ``retry_window`` allows).
     backoff : float
-        First wait in seconds between attempts; doubles each time (at most 10 s), jittered; a
-        ``Retry-After`` of a 429/503 answer is honoured instead (up to 60 s, jittered upwards).
+        First wait in seconds between attempts; doubles each time (at most 10 s), jittered over its upper half; a
+        ``Retry-After`` of a 429/503 answer is honoured instead (up to 60 s, jittered up to 50% later).
     timeout : float
         Seconds per request.
     transport : httpx transport, optional
@@ -130,7 +129,8 @@ class Client:
     on_retry : callable, optional
         Called as ``on_retry(failure, attempt, wait, remaining)`` after each failed attempt that will be
         retried (``attempt`` counts from 1, ``wait`` is the pause before the next one in seconds,
-        ``remaining`` the attempts left), e.g. to tell a person at once that the service is not answering.
+        ``remaining`` the attempts the window allows at most, pauses at their longest), e.g. to tell a person at
+        once that the service is not answering.
     pins : dict, optional
         ``{campaign: pin}``: the pins of relayed campaigns this device was given with ``server`` (which may
         then be the relay itself): a campaign's identity served by ``server`` must hash to its pin.  Without a
@@ -162,7 +162,7 @@ class Client:
         *,
         admin_token: str | None = None,
         submit_token: str | None = None,
-        retries: int = 8,
+        retries: int | None = None,
         backoff: float = 0.25,
         timeout: float = 60.0,
         transport: Any = None,
@@ -173,14 +173,15 @@ class Client:
         token_file: PathLike | None = None,
         ohttp_relay: str | None = None,
         ohttp_keys: bytes | None = None,
+        retry_window: float = DEFAULT_RETRY_WINDOW_S,
     ):
         import httpx  # lazy: optional extra dpdist[serve]
 
         _check_client_arguments(server, admin_token, submit_token, retries, backoff, timeout, on_retry, pins,
-                                issuer_credential, issuer)
+                                issuer_credential, issuer, retry_window)
         self.server = server.rstrip("/")
         self.admin_token, self.submit_token = admin_token, submit_token
-        self.retries, self.backoff = retries, float(backoff)
+        self.retries, self.backoff, self.retry_window = retries, float(backoff), float(retry_window)
         self.on_retry = on_retry
         if issuer_credential is not None and (not isinstance(issuer, str) or not issuer.startswith(("http://", "https://"))):
             raise InvalidParameterError(
@@ -195,7 +196,6 @@ class Client:
         self._routes: dict[str, RelayRoute | CampaignIdentityError] = {}  # campaign -> where and how its reports go
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
-        self._answered = False  # the server answered this client at least once (a refused connection is then a restart)
         self.ohttp_relay, self.ohttp_keys = _check_ohttp(ohttp_relay, ohttp_keys)
         if self.ohttp_relay is not None and self.ohttp_keys is not None:  # keys given: the configs go through it too
             from ._ohttp_client import ObliviousTransport, given_key_config  # lazy: OHTTP devices only
@@ -228,43 +228,38 @@ class Client:
         headers = dict(kwargs.pop("headers", {}))
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        wait, waited, down_until = self.backoff, 0.0, None  # down_until: the last attempt at a server that never answered
-        attempt, refused, failure = 0, False, ""  # (retries >= 0: the loop runs at least once and sets them)
-        for attempt in range(self.retries + 1):
-            asked, refused = None, False
+        retries = self.retrying()
+        attempt, failure = 0, ""
+        while True:
+            attempt += 1
+            asked = None
             try:
                 response = http.request(method, path, headers=headers, **kwargs)
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
-                refused = isinstance(error, httpx.ConnectError) and not self._answered
             else:
-                self._answered = True
                 if response.status_code not in _RETRY_STATUSES and not _retried_conflict(response):
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
                     return response
                 failure = f"HTTP {response.status_code}"
                 asked = retry_after(response.headers.get("Retry-After"))
-            last = self.retries
-            if refused:  # nothing listens (it never answered this client): a bounded wait, said in on_retry's count
-                if down_until is None:
-                    down_until = attempt + _attempts_within(DOWN_AFTER, wait)
-                last = min(last, down_until)
-            if attempt >= last:
+            delay = retries.pause(asked)
+            if delay is None:
                 break
-            delay = retry_delay(wait, asked)
             if self.on_retry is not None:
-                self.on_retry(failure, attempt + 1, delay, last - attempt)
+                self.on_retry(failure, attempt, delay, retries.attempts_left())
             time.sleep(delay)
-            waited += delay
-            wait = min(10.0, wait * 2)
         url = path if path.startswith(("http://", "https://")) else self.server + path  # the relay's, or this server's
-        if refused:
-            raise ServiceUnavailableError(
-                f"{method} {url} failed: could not connect to {_origin_of(url)} ({failure}) in "
-                f"{attempt + 1} attempt(s) over {waited:.1f} s; is the server running there?"
-            )
-        raise ServiceUnavailableError(f"{method} {url} failed after {attempt + 1} attempt(s): {failure}.")
+        raise ServiceUnavailableError(
+            f"{method} {url} failed: {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried for up "
+            f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; is the server running at "
+            f"{_origin_of(url)}?). Nothing was lost: a batch keeps its id and bytes, so sending it again later (dpdist "
+            "submit: the same command) counts it once.")
+
+    def retrying(self) -> Retries:
+        """The retries of one request of this client (its window, backoff and count)."""
+        return Retries(window=self.retry_window, backoff=self.backoff, retries=self.retries)
 
     def _admin(self) -> str:
         if not self.admin_token:
@@ -367,7 +362,8 @@ class Client:
         fetched: list[bytes] = []
         obtained = 0
         try:
-            for token in route.tokens(missing, self.issuer_credential, self.issuer, transport=self._transport):
+            for token in route.tokens(missing, self.issuer_credential, self.issuer, transport=self._transport,
+                                      retry_window=self.retry_window):
                 fetched.append(token)
                 obtained += 1
                 if len(fetched) == _TOKENS_SAVED_EVERY and route.issuer is not None:  # a killed process loses fewer
@@ -735,49 +731,10 @@ class Client:
             partial.unlink(missing_ok=True)
 
 
-#: the longest wait a server's Retry-After may ask of this client (seconds)
-MAX_RETRY_AFTER = 60.0
-
-
-def retry_after(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), ``None`` if absent or unreadable."""
-    if value is None:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return min(float(value), MAX_RETRY_AFTER)
-
-    try:
-        moment = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return min(max(0.0, moment.timestamp() - time.time()), MAX_RETRY_AFTER)
-
-
-def retry_delay(backoff: float, asked: float | None) -> float:
-    """The wait before a retry, jittered so that many clients refused together do not return together.
-
-    A server's ``Retry-After`` is honoured (never earlier, up to 50% later); otherwise the exponential
-    backoff is spread over its upper half ("equal jitter").
-    """
-    if asked is not None:
-        return asked * random.uniform(1.0, 1.5)
-    return backoff * random.uniform(0.5, 1.0)
-
-
-def _attempts_within(seconds: float, backoff: float) -> int:
-    """How many more attempts the longest pauses of :func:`retry_schedule` from ``backoff`` allow within ``seconds``."""
-    attempts, total = 0, 0.0
-    while total + min(10.0, backoff * 2**attempts) <= seconds:
-        total += min(10.0, backoff * 2**attempts)
-        attempts += 1
-    return attempts
-
-
 def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
     """The longest pauses between a request's attempts without a ``Retry-After``: ``backoff`` doubling
     each time, at most 10 s each (:func:`retry_delay` waits 50-100% of each)."""
-    return [min(10.0, backoff * 2**k) for k in range(retries)]
+    return [min(MAX_BACKOFF_S, backoff * 2**k) for k in range(retries)]
 
 
 def json_rows(reports: ArrayLike) -> list:

@@ -1,0 +1,124 @@
+"""A body of exactly one report record, its header read once per shape of header (a memo of :func:`._binary.read_header`).
+
+A population's devices send the same record header over and over: the same
+config, dtype, shape and payload size; only the payload's ``crc32`` and the
+``file_id`` (the batch id) differ.  :class:`RecordHeaders` keeps the headers that
+:func:`._binary.read_header` read and checked, keyed by their bytes with those two
+values cut out, so that the next record whose header differs from one of them in
+those values only is read without JSON: its ``crc32`` and ``file_id`` are the
+digits and hex digits found where the known header had its own.
+
+Exactly what :func:`~._binary.read_header` gives:
+
+* a header is remembered only after :func:`~._binary.read_header` accepted it, and
+  only if its key names each of ``"crc32"`` and ``"file_id"`` at most once and the
+  values cut out are what the JSON parse found at the top level (a key nested in
+  the config, or a value of another form, is never cut out: such headers are read
+  in full every time);
+* a value is cut out only where it is a whole JSON token of the plain form (digits
+  without a leading zero, at most ten, followed by ``,`` or ``}``; 32 lower-case hex
+  digits between quotes), so two headers with one key differ only in those values,
+  at the same place;
+* the key holds everything else byte for byte (config, dtype, shape, payload
+  size, whitespace and key order).
+
+Whether a header is known says only that a record of the same config, dtype and
+shape came before (nothing of its reports: the CRC and the file id are cut out),
+so the time a body takes to read tells nothing about another device's reports.
+At most :data:`MAX_HEADERS` headers of at most :data:`MAX_HEADER_BYTES` bytes are
+kept (then forgotten all at once): a stream of headers all different is read in
+full, as without the memo.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from ._binary import _PREFIX, RECORD_MAGIC, RECORD_VERSION, read_header
+
+__all__ = ["RecordHeaders", "MAX_HEADERS", "MAX_HEADER_BYTES"]
+
+#: headers remembered at most (a process serves a few configs)
+MAX_HEADERS = 64
+#: the longest header remembered (a one-report record of a config with a few hundred labels)
+MAX_HEADER_BYTES = 4096
+_CRC = re.compile(rb'"crc32": ?(0|[1-9][0-9]{0,9})(?=[,}])')
+_FILE_ID = re.compile(rb'"file_id": ?"([0-9a-f]{32})"')
+_LEADING = _PREFIX.pack(RECORD_MAGIC, RECORD_VERSION, 0)[: _PREFIX.size - 4]
+
+
+class _Stream:
+    """What :func:`~._binary.read_header` reads: ``read(n)`` from a bytes object, without copying the body."""
+
+    __slots__ = ("data", "at")
+
+    def __init__(self, data: bytes):
+        self.data, self.at = data, 0
+
+    def read(self, size: int) -> bytes:
+        start, self.at = self.at, self.at + size
+        return self.data[start : self.at]
+
+
+class RecordHeaders:
+    """The headers of single-record bodies read so far (see the module); thread-safe."""
+
+    def __init__(self):
+        self._known: dict[bytes, dict] = {}
+        self._lock = threading.Lock()
+
+    def one_record(self, body: bytes, source: str = "batch") -> tuple[dict, bytes] | None:
+        """``(header, payload)`` if ``body`` is one record whose whole length its header accounts for (the header as
+        :func:`~._binary.read_header` gives it); None if it is anything else (several records, trailing or missing
+        bytes: for :func:`~._binary.read_header`'s reader to refuse or read).  Raises what
+        :func:`~._binary.read_header` raises."""
+        if len(body) < _PREFIX.size or body[: _PREFIX.size - 4] != _LEADING:
+            return None
+        length = int.from_bytes(body[_PREFIX.size - 4 : _PREFIX.size], "little")
+        end = _PREFIX.size + length
+        raw = body[_PREFIX.size : end] if length <= MAX_HEADER_BYTES else b""
+        cut = _cut(raw) if raw and len(raw) == length else None
+        if cut is not None:
+            template = self._known.get(cut[0])
+            if template is not None:
+                return _whole(body, end, {**template, "crc32": cut[1], "file_id": cut[2]})
+        header = read_header(_Stream(body), source)
+        if header is None:
+            return None
+        if cut is not None and header["crc32"] == cut[1] and header["file_id"] == cut[2]:
+            self._remember(cut[0], header)
+        return _whole(body, end, header)
+
+    def _remember(self, key: bytes, header: dict) -> None:
+        template = {name: value for name, value in header.items() if name not in ("crc32", "file_id")}
+        with self._lock:
+            if len(self._known) >= MAX_HEADERS:
+                self._known.clear()
+            self._known[key] = template
+
+
+def _whole(body: bytes, end: int, header: dict) -> tuple[dict, bytes] | None:
+    """The header and payload of a body that is exactly one record (else None)."""
+    if len(body) != end + header["payload_bytes"]:
+        return None
+    return header, body[end:]
+
+
+def _cut(raw: bytes) -> tuple[bytes, int | None, str | None] | None:
+    """``raw`` with its ``crc32`` and ``file_id`` values cut out, and those values (None where a key is absent); None
+    when a key occurs more than once or not in the plain form (such a header is not remembered)."""
+    crc = file_id = None
+    if raw.count(b'"crc32"') > 1 or raw.count(b'"file_id"') > 1:
+        return None
+    if b'"crc32"' in raw:
+        found = _CRC.search(raw)
+        if found is None:
+            return None
+        crc, raw = int(found[1]), raw[: found.start(1)] + raw[found.end(1) :]
+    if b'"file_id"' in raw:
+        found = _FILE_ID.search(raw)
+        if found is None:
+            return None
+        file_id, raw = found[1].decode(), raw[: found.start(1)] + raw[found.end(1) :]
+    return raw, crc, file_id

@@ -1,0 +1,185 @@
+"""Small request bodies decoded by the committer thread, as part of their group, instead of on the event loop.
+
+A device's one-report batch took the event loop about 30-40 us to decode and
+validate in the request's path (12 us alone: the rest was the loop's caches
+taken by the committer's work between requests).  So :meth:`._service.Service.submit`
+hands a small body (at most :data:`._service.INLINE_BODY_BYTES`) to the group
+commit undecoded, as an :class:`~._group.Arrival` whose ``pending`` is a
+:class:`PendingBody`; the committer decodes every such body of its group one
+after the other, with the same :func:`._ingest.decode_body` (the one path: the
+same checks, limits and refusals), just before the group's transaction.
+
+A body that cannot be decoded (400 ``malformed_batch``, ``batch_id_mismatch``,
+413 ``too_many_records``, ``too_many_rows``) is a refusal counted under its
+campaign's ``refused_batches``, as before: its place in the group becomes the
+:class:`~._group.Refused` that counts it (once per batch id and reason), and its
+caller gets the decoding's refusal once the group committed.  Anything else a
+decode raises (a bug) is its caller's alone (500), never the group's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import zlib
+
+import numpy as np
+
+from .._io._binary import _config_of as config_of
+from .._io._record_headers import RecordHeaders
+from ..errors import MalformedReportError
+from ..local import ReportBatch
+from ._campaigns import BATCH_ID
+from ._group import Arrival, Refused
+from ._ingest import BINARY_KINDS, decode_body, media_type
+from ._refusals import InvalidRequest, NotFound, Refusal
+
+__all__ = ["PendingBody", "decode_pending", "settle", "COUNTED"]
+
+#: refusals of a whole batch counted under its campaign's ``refused_batches`` (besides every 400; as the service's)
+COUNTED = frozenset({"malformed_batch", "batch_id_mismatch", "too_many_records", "too_many_rows"})
+
+
+#: the record headers this process read (one per config and shape, in practice)
+HEADERS = RecordHeaders()
+
+
+@dataclass(slots=True)
+class PendingBody:
+    """An arrival's body still to decode: against ``protocol``, within ``limits`` (``keep_reports``: its valid reports
+    are kept raw, in the protocol's wire layout)."""
+
+    protocol: Any
+    body: bytes
+    content_type: str
+    limits: Any
+    keep_reports: bool = False
+
+
+def decode_pending(items: list) -> tuple[list, list, dict[int, BaseException]]:
+    """Decode the pending bodies of ``items`` (in place: each :class:`~._group.Arrival` gets its batch).
+
+    Returns the items to commit (a refused body's :class:`~._group.Refused` in its place; a body whose decoding
+    failed otherwise is left out), where each of ``items`` went among them (None: left out), and, by position in
+    ``items``, what its caller gets instead of the commit's outcome (:func:`settle`).
+    """
+    together = _validated_together(items)
+    committed: list = []
+    places: list = []
+    refused: dict[int, BaseException] = {}
+    for index, item in enumerate(items):
+        pending = getattr(item, "pending", None)
+        if pending is not None:
+            try:
+                _fill(item, pending, together[index] if index in together else _decoded(item, pending))
+            except Refusal as refusal:
+                refused[index] = refusal
+                if not (refusal.code in COUNTED or isinstance(refusal, InvalidRequest)):
+                    places.append(None)
+                    continue
+                named = item.batch_id if BATCH_ID.fullmatch(item.batch_id) else None
+                item = Refused(item.campaign_id, refusal.code, named)
+            except Exception as error:  # noqa: BLE001 - a bug: its caller's 500 (logged where it is raised), not the group's
+                refused[index] = error
+                places.append(None)
+                continue
+        places.append(len(committed))
+        committed.append(item)
+    return committed, places, refused
+
+
+def settle(outcomes: list, places: list, refused: dict[int, BaseException]) -> list:
+    """The outcome of each item from the ``outcomes`` of the items committed: a refused body's refusal once its
+    :class:`~._group.Refused` was committed (counted, or its campaign gone: the refusal all the same), the
+    commit's otherwise."""
+    settled = [None if place is None else outcomes[place] for place in places]
+    for index, refusal in refused.items():
+        if settled[index] is None or isinstance(settled[index], NotFound):
+            settled[index] = refusal
+    return settled
+
+
+def _decoded(item: Arrival, pending: PendingBody) -> ReportBatch:
+    """``item``'s body decoded and validated alone (:func:`._ingest.decode_body`: its refusal raised)."""
+    return decode_body(pending.protocol, pending.body, pending.content_type, item.batch_id, pending.limits)
+
+
+def _fill(item: Arrival, pending: PendingBody, batch: ReportBatch) -> None:
+    """``item``'s batch, its counts and the raw reports kept."""
+    item.pending = None  # the body is decoded once, whatever happens
+    report_format = pending.protocol.report_format
+    item.batch, item.accepted, item.n_read = batch, report_format.count(batch.reports), batch.n_read
+    if pending.keep_reports:
+        item.raw = np.ascontiguousarray(batch.reports, dtype=report_format.dtype).tobytes()
+
+
+# ---------------------------------------------------------------------- one validation for a group's records
+def _validated_together(items: list) -> dict[int, ReportBatch]:
+    """The batches of the group's bodies that are one valid record each, found by validating the reports of all the
+    bodies of one protocol at once (``ReportFormat.validate``, the one check of every report); by position.
+
+    A body qualifies when :func:`._ingest.decode_body` would read it as one record and find nothing wrong before the
+    protocol's check (its header known or read by :data:`HEADERS`; its file id the batch id; its CRC-32; the
+    campaign's config, row shape and dtype).  When the reports of the bodies of one protocol are all valid, each
+    body's batch is its rows of the result (what validating it alone gives: the checks are row by row); otherwise,
+    and for every other body, each is decoded alone, as :func:`._ingest.decode_body` does, refusals included.
+    """
+    found: dict[int, list] = {}  # id(protocol) -> [what its bodies are checked against, [(index, header, payload)]]
+    for index, item in enumerate(items):
+        pending = getattr(item, "pending", None)
+        if pending is None or not _binary(pending):
+            continue
+        known = found.get(id(pending.protocol))
+        if known is None:
+            layout = pending.protocol.report_format
+            known = found[id(pending.protocol)] = [(pending.protocol, layout.dtype, layout.row_shape,
+                                                    config_of(pending.protocol)), []]
+        record = _plain_record(item, pending.body, known[0])
+        if record is not None:
+            known[1].append((index, *record))
+    together: dict[int, ReportBatch] = {}
+    for (protocol, *_), records in found.values():
+        together.update(_split(protocol, records))
+    return together
+
+
+def _binary(pending: PendingBody) -> bool:
+    """Whether ``pending`` is binary report records that :func:`._ingest.decode_body` reads without a record limit
+    in the way."""
+    kind = pending.content_type
+    max_records = pending.limits.max_records
+    return (kind in BINARY_KINDS or media_type(kind) in BINARY_KINDS) and (max_records is None or max_records >= 1)
+
+
+def _plain_record(item: Arrival, body: bytes, against: tuple) -> tuple[dict, bytes] | None:
+    """The header and payload of ``body`` if it is one record that passes every check before the protocol's
+    (``against``: the protocol, its dtype, row shape and config), else None."""
+    try:
+        record = HEADERS.one_record(body)
+    except MalformedReportError:
+        return None  # refused by decode_body, alone
+    if record is None:
+        return None
+    header, payload = record
+    _, dtype, row_shape, config = against
+    if ((header["file_id"] is not None and header["file_id"] != item.batch_id)
+            or (header["crc32"] is not None and zlib.crc32(payload) != header["crc32"])
+            or header["dtype"] != dtype or tuple(header["shape"][1:]) != row_shape or header["config"] != config):
+        return None
+    return header, payload
+
+
+def _split(protocol, records: list) -> dict[int, ReportBatch]:
+    """Validate the reports of ``records`` (``(index, header, payload)``) at once; each one's batch if all are valid."""
+    layout = protocol.report_format
+    sizes = [header["shape"][0] for _, header, _ in records]
+    reports = np.frombuffer(b"".join(payload for _, _, payload in records), dtype=layout.dtype)
+    batch = protocol.validate_reports(reports.reshape((sum(sizes), *layout.row_shape)))
+    if batch.n_rejected_rows or batch.rejected or not isinstance(batch.reports, np.ndarray):
+        return {}  # some report is not valid: each body is decoded alone (its own counts)
+    together, start = {}, 0
+    for (index, _, _), size in zip(records, sizes):
+        together[index] = ReportBatch(batch.reports[start : start + size], batch.config, {}, size, 0, None)
+        start += size
+    return together
