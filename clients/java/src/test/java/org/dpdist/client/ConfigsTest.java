@@ -1,5 +1,6 @@
 package org.dpdist.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,7 @@ import java.util.Map;
 
 import org.dpdist.client.protocols.FrequencyProtocol;
 import org.dpdist.client.protocols.LocalHashing;
+import org.dpdist.client.protocols.NumericalProtocol;
 import org.dpdist.client.protocols.Protocol;
 import org.junit.jupiter.api.Test;
 
@@ -90,18 +92,35 @@ class ConfigsTest {
         TracingSource source = new TracingSource(1, false);
         String grr = "{\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 5}";
         OutOfDomainError outside = assertThrows(OutOfDomainError.class, () -> DpDist.privatize(grr, Arrays.asList(0, 5), source));
-        assertTrue(outside.getMessage().contains("Got 5 at position 1"), outside.getMessage());
+        assertTrue(outside.getMessage().contains("position 1") && !outside.getMessage().contains("Got 5"), outside.getMessage());
         assertThrows(InvalidValueTypeError.class, () -> DpDist.privatize(grr, Arrays.asList(1.5), source));
         assertThrows(InvalidValueTypeError.class, () -> DpDist.privatize(grr, Arrays.asList("1"), source));
         assertThrows(InvalidValueTypeError.class, () -> DpDist.privatize(grr, Arrays.asList(true), source));
         assertThrows(InvalidValueTypeError.class, () -> DpDist.privatize(grr, null, source));
         String sw = "{\"protocol\": \"sw\", \"epsilon\": 1, \"bounds\": [0, 10]}";
-        OutOfDomainError bounds = assertThrows(OutOfDomainError.class, () -> DpDist.privatize(sw, Arrays.asList(3.0, 10.5), source));
-        assertTrue(bounds.getMessage().contains("bounds [0.0, 10.0]"), bounds.getMessage());
-        assertThrows(OutOfDomainError.class, () -> DpDist.privatize(sw, Arrays.asList(Double.NaN), source));
-        assertThrows(OutOfDomainError.class, () -> DpDist.privatize(sw, Arrays.asList(Double.POSITIVE_INFINITY), source));
+        OutOfDomainError missing = assertThrows(OutOfDomainError.class, () -> DpDist.privatize(sw, Arrays.asList(3.0, Double.NaN), source));
+        assertTrue(missing.getMessage().contains("position 1") && missing.getMessage().contains("missing"), missing.getMessage());
         assertTrue(source.calls.isEmpty(), "drew before refusing: " + source.calls);
         assertEquals(3, DpDist.privatize(sw, Arrays.asList(0, 10, 3.3), source).length());
+    }
+
+    @Test
+    void numericalValuesOutsideTheBoundsAreClippedNotRefusedSoWhetherAReportLeavesNeverDependsOnTheValue() {
+        // issue 60, F1: a refusal of 87250.5 under bounds [0, 50000] told the collector which device earns more (as Python's clip=True)
+        for (String name : new String[] {"sw", "gw", "opm"}) {
+            String json = "{\"protocol\": \"" + name + "\", \"epsilon\": 1, \"bounds\": [0, 50000]}";
+            NumericalProtocol protocol = (NumericalProtocol) DpDist.fromConfig(json);
+            assertEquals(1.0, protocol.checkReal(87250.5, 0), name);
+            assertEquals(1.0, protocol.checkReal(Double.POSITIVE_INFINITY, 0), name);
+            assertEquals(0.0, protocol.checkReal(-3.0, 0), name);
+            assertEquals(0.0, protocol.checkReal(Double.NEGATIVE_INFINITY, 0), name);
+            assertArrayEquals(DpDist.privatize(json, Arrays.asList(50000.0, 0.0), new SeededSource(5)).bytes,
+                DpDist.privatize(json, Arrays.asList(87250.5, -1e300), new SeededSource(5)).bytes, name);
+        }
+        NumericalProtocol circle = (NumericalProtocol) DpDist.fromConfig("{\"protocol\": \"opm-circular\", \"epsilon\": 1, \"bounds\": [0, 1440]}");
+        assertEquals(60.0 / 1440, circle.checkReal(1500.0, 0), 1e-15);     // Python's wrap_real_values: 1500 minutes of a day is 60
+        assertEquals(1380.0 / 1440, circle.checkReal(-60.0, 0), 1e-15);
+        assertEquals(1.0, circle.checkReal(Double.POSITIVE_INFINITY, 0));
     }
 
     @Test
@@ -115,7 +134,7 @@ class ConfigsTest {
         assertEquals("\u00fcber", protocol.labelOf(3));
         assertEquals(3, DpDist.privatize(protocol, Arrays.asList("\u00fcber", "ja", 2), new SeededSource(8)).length());
         OutOfDomainError error = assertThrows(OutOfDomainError.class, () -> DpDist.privatize(protocol, Arrays.asList("vielleicht ", 0), new SeededSource(8)));
-        assertTrue(error.getMessage().contains("\"vielleicht \" at position 0, not a label"), error.getMessage());
+        assertTrue(error.getMessage().contains("position 0 is not a label") && !error.getMessage().contains("vielleicht"), error.getMessage());
         Map<String, Object> five = config(json);
         five.put("domain_size", 5);
         assertTrue(assertThrows(InvalidParameterError.class, () -> DpDist.fromConfig(five)).getMessage().contains("must hold domain_size=5 labels. Got 4"));

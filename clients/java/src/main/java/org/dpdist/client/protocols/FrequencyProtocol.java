@@ -3,7 +3,6 @@ package org.dpdist.client.protocols;
 import java.util.List;
 import java.util.Map;
 
-import org.dpdist.client.OutOfDomainError;
 import org.dpdist.client.Params;
 import org.dpdist.client.RandomSource;
 import org.dpdist.client.ReportBatch;
@@ -56,8 +55,7 @@ public abstract class FrequencyProtocol extends Protocol {
         int d = domainSize();
         for (int i = 0; i < items.length; i++) {
             if (items[i] < 0 || items[i] >= d) {
-                throw new OutOfDomainError("The 'values' argument of " + display() + ".privatize must hold integers in [0, " + d + "). Got "
-                    + items[i] + " at position " + i + ", outside it.");
+                throw ValueDomain.outsideDomain(display(), d, i);
             }
         }
         int rowBytes = rowBytes();
