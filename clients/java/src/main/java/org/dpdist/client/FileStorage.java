@@ -13,7 +13,11 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
+import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -21,7 +25,7 @@ import java.util.regex.Pattern;
 /**
  * A {@link Storage} in a directory: each key a file, written to a temporary file in the same directory, forced to disk,
  * and renamed over the old one (an atomic replacement: a crash leaves the old value or the new, never a torn one), the
- * directory created for its owner only.  A write that fails (a full disk, a read-only file system) throws
+ * directory its owner's only and each file {@code rw-------} (where the file system has POSIX permissions).  A write that fails (a full disk, a read-only file system) throws
  * {@link IncompatibleStateError} naming the file and leaves the old value in place, so the report it was to record is
  * never sent.  {@link #withLock} holds a file lock ({@code .lock}) and a lock of this process, so two clients of one
  * device, in one process or several, read, draw and save the ledger one after the other.
@@ -30,22 +34,46 @@ public final class FileStorage implements Storage {
     private static final Pattern KEY = Pattern.compile("[A-Za-z0-9._-]{1,200}");
     private static final ReentrantLock PROCESS_LOCK = new ReentrantLock();
 
+    private static final Set<PosixFilePermission> OWNER_DIRECTORY = PosixFilePermissions.fromString("rwx------");
+    private static final Set<PosixFilePermission> OWNER_FILE = PosixFilePermissions.fromString("rw-------");
+
+    private static final Set<StandardOpenOption> CREATE_NEW_WRITE = EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+    private static final Set<StandardOpenOption> CREATE_WRITE = EnumSet.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+
     private final Path directory;
 
-    /** A storage in {@code directory}, created (for its owner only, where the file system has permissions) if missing. */
+    /**
+     * A storage in {@code directory}, created if missing.  Where the file system has POSIX permissions the directory is
+     * made its owner's only ({@code rwx------}: an existing one that others may read or write is changed, or refused with
+     * {@link InvalidParameterError} when this process cannot change it) and every file is written {@code rw-------}.
+     */
     public FileStorage(Path directory) {
         this.directory = directory.toAbsolutePath();
         try {
-            if (!Files.isDirectory(this.directory)) {
-                Files.createDirectories(this.directory);
-                try {
-                    Files.setPosixFilePermissions(this.directory, PosixFilePermissions.fromString("rwx------"));
-                } catch (UnsupportedOperationException notPosix) {
-                    // a file system without POSIX permissions (Android's app directory is private already)
-                }
-            }
+            if (!Files.isDirectory(this.directory)) Files.createDirectories(this.directory);
         } catch (IOException error) {
             throw new InvalidParameterError("The storage directory " + this.directory + " cannot be created (" + error.getMessage() + ").");
+        }
+        ownerOnly(this.directory);
+    }
+
+    /** Make {@code directory} rwx------ (a no-op where the file system has no POSIX permissions), or refuse it. */
+    private static void ownerOnly(Path directory) {
+        Set<PosixFilePermission> now;
+        try {
+            now = Files.getPosixFilePermissions(directory);
+        } catch (UnsupportedOperationException notPosix) {
+            return; // a file system without POSIX permissions (Android's app directory is private already)
+        } catch (IOException error) {
+            throw new InvalidParameterError("The storage directory " + directory + " cannot be read (" + error.getMessage() + ").");
+        }
+        if (now.equals(OWNER_DIRECTORY)) return;
+        try {
+            Files.setPosixFilePermissions(directory, OWNER_DIRECTORY);
+        } catch (IOException error) {
+            throw new InvalidParameterError("The storage directory " + directory + " is " + PosixFilePermissions.toString(now)
+                + ": others could read the ledger (its memo holds the device's values) or replace it, and this process cannot make it "
+                + "rwx------ (" + error.getMessage() + "). Give the storage a directory of its own that only the app's user can open.");
         }
     }
 
@@ -77,7 +105,7 @@ public final class FileStorage implements Storage {
         Path file = fileOf(key);
         Path temporary = directory.resolve("." + key + "." + Long.toHexString(System.nanoTime()) + ".tmp");
         try {
-            try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            try (FileChannel channel = FileChannel.open(temporary, CREATE_NEW_WRITE, ownerFile())) {
                 ByteBuffer bytes = ByteBuffer.wrap(value.getBytes(StandardCharsets.UTF_8));
                 while (bytes.hasRemaining()) channel.write(bytes);
                 channel.force(true);
@@ -99,6 +127,12 @@ public final class FileStorage implements Storage {
         }
     }
 
+    /** {@code rw-------} where the file system has POSIX permissions (none elsewhere). */
+    private FileAttribute<?>[] ownerFile() {
+        boolean posix = directory.getFileSystem().supportedFileAttributeViews().contains("posix");
+        return posix ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_FILE)} : new FileAttribute<?>[0];
+    }
+
     /** Force the directory entry of the rename to disk (where the platform lets a directory be opened). */
     private void forceDirectory() throws IOException {
         try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
@@ -118,7 +152,7 @@ public final class FileStorage implements Storage {
                 PROCESS_LOCK.unlock();
             }
         }
-        try (FileChannel channel = FileChannel.open(directory.resolve(".lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+        try (FileChannel channel = FileChannel.open(directory.resolve(".lock"), CREATE_WRITE, ownerFile())) {
             FileLock lock = channel.lock();
             try {
                 return action.get();

@@ -388,4 +388,19 @@ class ClientTest {
         IncompatibleStateError failed = assertThrows(IncompatibleStateError.class, () -> lost.setItem("dpdist-ledger", "{}"));
         assertTrue(failed.getMessage().contains("could not be saved") && failed.getMessage().contains("nothing that needed it was sent"), failed.getMessage());
     }
+
+    @Test
+    void fileStorageMakesAnExistingOpenDirectoryOwnerOnlyAndWritesItsFilesForItsOwner(@TempDir Path folder) throws Exception {
+        // issue 60, F3: a 0777 directory was kept 0777 and the ledger (its memo holds the values) written 0644
+        Path directory = Files.createDirectory(folder.resolve("open"));
+        Files.setPosixFilePermissions(directory, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        FileStorage storage = new FileStorage(directory);
+        assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(directory)));
+        storage.withLock(() -> {
+            storage.setItem("dpdist-ledger", "{\"memo\": {\"3\": 1}}");
+            return null;
+        });
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(directory.resolve("dpdist-ledger.json"))));
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(directory.resolve(".lock"))));
+    }
 }
