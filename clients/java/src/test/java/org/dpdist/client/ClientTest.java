@@ -403,4 +403,20 @@ class ClientTest {
         assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(directory.resolve("dpdist-ledger.json"))));
         assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(directory.resolve(".lock"))));
     }
+
+    @Test
+    void bothTransportsRefuseToReadAnAnswerLongerThanTheirCap() throws Exception {
+        // issue 60, F4: a 200 MB config answer ran a small heap out of memory (an Error, not a DPDistError)
+        byte[] huge = new byte[HttpTransport.MAX_ANSWER_BYTES + 1];
+        java.util.Arrays.fill(huge, (byte) ' ');
+        byte[] fits = new byte[HttpTransport.MAX_ANSWER_BYTES];
+        try (FakeServer server = new FakeServer(request -> new FakeServer.Answer(200, "application/json", request.path.equals("/big") ? huge : fits))) {
+            for (HttpTransport transport : new HttpTransport[] {new JdkHttpTransport(), new UrlConnectionTransport()}) {
+                java.io.IOException error = assertThrows(java.io.IOException.class,
+                    () -> transport.send("GET", server.url() + "/big", Collections.emptyMap(), null), transport.getClass().getName());
+                assertTrue(error.getMessage().contains("MAX_ANSWER_BYTES"), error.getMessage());
+                assertEquals(fits.length, transport.send("GET", server.url() + "/fits", Collections.emptyMap(), null).body.length);
+            }
+        }
+    }
 }

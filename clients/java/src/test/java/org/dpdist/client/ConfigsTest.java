@@ -58,11 +58,11 @@ class ConfigsTest {
     @Test
     void badConfigsAreRefusedWithTheParameterTheValueAndWhatIsAllowed() {
         String[][] cases = {
-            {"{\"protocol\": \"grr\", \"epsilon\": 0, \"domain_size\": 5}", "'epsilon' parameter of GRR must be a finite float > 0. Got 0"},
+            {"{\"protocol\": \"grr\", \"epsilon\": 0, \"domain_size\": 5}", "'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30. Got 0 instead."},
             {"{\"protocol\": \"grr\", \"epsilon\": 1}", "GRR needs the parameter 'domain_size'"},
             {"{\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 1}", "'domain_size' parameter of GRR must be an int in [2, 2147483647]. Got 1"},
             {"{\"protocol\": \"oue\", \"epsilon\": 1, \"domain_size\": 2.5}", "'domain_size' parameter of OUE"},
-            {"{\"protocol\": \"grr\", \"epsilon\": true, \"domain_size\": 5}", "'epsilon' parameter of GRR must be a finite float > 0. Got true"},
+            {"{\"protocol\": \"grr\", \"epsilon\": true, \"domain_size\": 5}", "'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30. Got true"},
             {"{\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 5, \"extra\": 1}", "unknown parameter 'extra'"},
             {"{\"protocol\": \"olh\", \"epsilon\": 1, \"domain_size\": 5, \"hash_prime\": 9}", "'hash_prime' parameter of OLH must be a prime. Got 9"},
             {"{\"protocol\": \"sw\", \"epsilon\": 1, \"bounds\": [1, 0]}", "'bounds' parameter of SW must be a pair"},
@@ -76,6 +76,30 @@ class ConfigsTest {
             InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> DpDist.fromConfig(entry[0]), entry[0]);
             assertTrue(error.getMessage().contains(entry[1]), entry[0] + " -> " + error.getMessage());
         }
+    }
+
+    @Test
+    void epsilonOutsidePythonsSupportedRangeAndDomainsPythonRefusesForMemoryAreRefusedWhenBuilt() {
+        // issue 60, F4: grr at epsilon 1e-7, 31 or 1000 was accepted (1000 then threw IllegalArgumentException), oue at d = 2^31 - 1 ran out of memory
+        for (String epsilon : new String[] {"1e-300", "1e-7", "31.0", "1000.0"}) {
+            String config = "{\"protocol\": \"grr\", \"epsilon\": " + epsilon + ", \"domain_size\": 5}";
+            InvalidPrivacyParameterError error = assertThrows(InvalidPrivacyParameterError.class, () -> DpDist.fromConfig(config), config);
+            assertTrue(error.getMessage().contains("The 'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30. Got "), error.getMessage());
+        }
+        String longitudinal = "{\"protocol\": \"l-grr\", \"epsilon\": 1, \"epsilon_1\": 31, \"domain_size\": 5}";
+        assertTrue(assertThrows(InvalidPrivacyParameterError.class, () -> DpDist.fromConfig(longitudinal)).getMessage().contains("'epsilon_1'"));
+        assertEquals(1e-6, DpDist.fromConfig("{\"protocol\": \"grr\", \"epsilon\": 1e-6, \"domain_size\": 5}").param("epsilon"));
+        assertEquals(30.0, DpDist.fromConfig("{\"protocol\": \"grr\", \"epsilon\": 30, \"domain_size\": 5}").param("epsilon"));
+        // Python: 8 bytes per item (16 for hr and dbitflippm) over 2 GiB is refused; the largest allowed is built
+        String[][] limits = {{"grr", "268435456"}, {"oue", "268435456"}, {"sue", "268435456"}, {"ss", "268435456"}, {"hr", "134217728"}};
+        for (String[] limit : limits) {
+            long largest = Long.parseLong(limit[1]);
+            String over = "{\"protocol\": \"" + limit[0] + "\", \"epsilon\": 1, \"domain_size\": " + (largest + 1) + "}";
+            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> DpDist.fromConfig(over), over);
+            assertTrue(error.getMessage().contains("The largest allowed domain_size is " + String.format(java.util.Locale.ROOT, "%,d", largest)), error.getMessage());
+        }
+        assertThrows(InvalidParameterError.class, () -> DpDist.fromConfig("{\"protocol\": \"oue\", \"epsilon\": 1, \"domain_size\": 2147483647}"));
+        assertEquals(268435456, ((FrequencyProtocol) DpDist.fromConfig("{\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 268435456}")).domainSize());
     }
 
     @Test
