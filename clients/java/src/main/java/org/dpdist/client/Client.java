@@ -66,6 +66,40 @@ public final class Client {
         String pin;
         String issuerCredential;
         String issuerUrl;
+        Double budget;
+        Double window;
+        boolean windowChosen;
+        String accounting;
+
+        /**
+         * The owner's total epsilon for this device (Python's {@code PrivacyLedger.restore(budget=...)}): it replaces the
+         * budget stored in the ledger each time the ledger is read, so the code, not the file, is the authority (an edit of
+         * the file's budget does not raise it).  Without it a new ledger has {@link Ledger#DEFAULT_BUDGET} and a stored one
+         * keeps its own.
+         */
+        public Options budget(double budget) {
+            new Ledger(budget, null, "history", null); // refused here, naming the budget, if not a finite epsilon > 0
+            this.budget = budget;
+            return this;
+        }
+
+        /** The seconds the budget is counted over ({@code null}: all time), replacing the stored ledger's as {@link #budget} does. */
+        public Options window(Double seconds) {
+            new Ledger(Ledger.DEFAULT_BUDGET, seconds, "history", null);
+            this.window = seconds;
+            this.windowChosen = true;
+            return this;
+        }
+
+        /**
+         * "history" or "stable" (Python's ledger accountings), replacing the stored ledger's; a ledger holding charges
+         * under the other accounting is refused ({@link IncompatibleStateError}) rather than re-read.
+         */
+        public Options accounting(String accounting) {
+            new Ledger(Ledger.DEFAULT_BUDGET, null, accounting, null);
+            this.accounting = accounting;
+            return this;
+        }
 
         /** The campaign's submit token, if it has one (sent to the collector only, as Authorization: Bearer). */
         public Options token(String token) {
@@ -336,14 +370,17 @@ public final class Client {
         }
         java.util.function.Consumer<Ledger> save = kept -> storage.setItem(LEDGER_KEY, Json.write(kept.toJson()));
         String text = storage.getItem(LEDGER_KEY);
-        if (text == null) return new Ledger(save);
+        if (text == null) {
+            return new Ledger(options.budget == null ? Ledger.DEFAULT_BUDGET : options.budget, options.window,
+                options.accounting == null ? "history" : options.accounting, save);
+        }
         Object state;
         try {
             state = Json.parse(text);
         } catch (IllegalArgumentException error) {
             throw new IncompatibleStateError("The ledger under '" + LEDGER_KEY + "' is not valid JSON (" + error.getMessage() + "); it was not overwritten.");
         }
-        return Ledger.fromJson(state, save);
+        return Ledger.fromJson(state, save).restoredWith(options.budget, options.window, options.windowChosen, options.accounting);
     }
 
     /**

@@ -320,6 +320,29 @@ class ClientTest {
         }
     }
 
+    @Test
+    void theOwnersBudgetInCodeReplacesTheStoredOneSoAnEditedLedgerFileDoesNotRaiseIt(@TempDir Path folder) throws Exception {
+        // issue 60, F2: "budget": 10.0 edited to 1e9 in the file let the device report 50 more times
+        try (FakeServer server = server(GRR, ClientTest::ack)) {
+            Client.Options options = Client.options().storage(new FileStorage(folder)).retries(0).budget(3.0);
+            new Client(server.url(), "c", options).submitMany(Arrays.asList(0, 1, 2)); // epsilon 3: the owner's budget
+            Path file = folder.resolve("dpdist-ledger.json");
+            String text = new String(Files.readAllBytes(file), java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(text.contains("\"budget\":3.0"), text);
+            Files.write(file, text.replace("\"budget\":3.0", "\"budget\":1000000000.0").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            TracingSource source = new TracingSource(3, false);
+            Client again = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).budget(3.0).source(source));
+            PrivacyBudgetError refused = assertThrows(PrivacyBudgetError.class, () -> again.submit(2));
+            assertTrue(refused.getMessage().contains("budget of 3"), refused.getMessage());
+            assertTrue(source.calls.isEmpty(), "drew before refusing: " + source.calls);
+            // a stored ledger with charges is not re-read under another accounting
+            Client other = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).accounting("stable"));
+            assertThrows(IncompatibleStateError.class, () -> other.submit(2));
+            assertThrows(InvalidParameterError.class, () -> Client.options().budget(Double.POSITIVE_INFINITY));
+            assertThrows(InvalidParameterError.class, () -> Client.options().accounting("sometimes"));
+        }
+    }
+
     /** A storage that saves nothing: a full disk. */
     static final class FullDisk implements Storage {
         @Override
