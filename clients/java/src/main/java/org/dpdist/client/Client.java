@@ -723,11 +723,15 @@ public final class Client {
 
     /**
      * The wait before a retry (ms), jittered so that many clients refused together do not return together: a server's
-     * Retry-After is honoured (never earlier, up to 50% later), else the backoff is spread over its upper half.
+     * Retry-After is honoured (never earlier, up to 50% later, but never past {@link #MAX_RETRY_AFTER} seconds, jitter
+     * included), else the backoff is spread over its upper half.
      */
     public static double retryDelayMs(double backoffMs, Double askedSeconds) {
         double jitter = ThreadLocalRandom.current().nextDouble(); // timing only: nothing private depends on it
-        if (askedSeconds != null) return askedSeconds * 1000 * (1 + 0.5 * jitter);
+        if (askedSeconds != null) {
+            double asked = Math.min(askedSeconds, MAX_RETRY_AFTER) * 1000;
+            return Math.max(asked, Math.min(asked * (1 + 0.5 * jitter), MAX_RETRY_AFTER * 1000.0));
+        }
         return backoffMs * (0.5 + 0.5 * jitter);
     }
 

@@ -242,6 +242,11 @@ class ClientTest {
             delays.add(Math.round(delay * 1000));
             double asked = Client.retryDelayMs(1000, 4.0);
             assertTrue(asked >= 4000 && asked <= 6000);
+            // issue 60, F6: "at most 60 s" waited up to 90 s (the jitter was added after the cap)
+            double capped = Client.retryDelayMs(1000, Client.retryAfterSeconds("31536000"));
+            assertTrue(capped <= 60_000 && capped >= 60_000, String.valueOf(capped));
+            double near = Client.retryDelayMs(1000, 50.0);
+            assertTrue(near >= 50_000 && near <= 60_000, String.valueOf(near));
         }
         assertTrue(delays.size() > 40); // clients refused together spread out
         try (FakeServer server = server(GRR, answers(refusal(503, "unavailable").header("Retry-After", "1")))) {
