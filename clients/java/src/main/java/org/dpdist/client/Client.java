@@ -536,7 +536,8 @@ public final class Client {
                 : campaignPath("/batches/" + batchId);
             Map<String, String> headers = new LinkedHashMap<>();
             headers.put("Content-Type", "application/octet-stream");
-            return json(request("PUT", url, body, headers, null, false));
+            return checkedAck(json(request("PUT", url, body, headers, null, false)), "batch_id", batchId,
+                round != null ? String.valueOf(round) : campaignId);
         } catch (ServiceError error) {
             throw error.withBatch(batch, batchId); // resend with send(batch, batchId)
         }
@@ -570,7 +571,8 @@ public final class Client {
             headers.put("Content-Type", Relay.RELAY_CONTENT_TYPE);
             headers.put(Identity.PIN_HEADER, String.valueOf(relay.get("pin")));
             try {
-                acks.add(json(request("PUT", base + Relay.reportPath(campaignId, reportId), sealed, headers, authorization, true)));
+                acks.add(checkedAck(json(request("PUT", base + Relay.reportPath(campaignId, reportId), sealed, headers, authorization, true)),
+                    "report_id", reportId, campaignId));
             } catch (ServiceError error) {
                 // a token the relay saw spent on another report: never again; a resend takes another
                 if (info != null && "token_spent".equals(error.code())) withLedgerLock(() -> {
@@ -733,6 +735,20 @@ public final class Client {
             return Math.max(asked, Math.min(asked * (1 + 0.5 * jitter), MAX_RETRY_AFTER * 1000.0));
         }
         return backoffMs * (0.5 + 0.5 * jitter);
+    }
+
+    /**
+     * {@code ack} if it acknowledges what was sent: its {@code idKey} is {@code id} and its campaign (if it names one) is
+     * {@code campaign}.  Another batch's acknowledgement (a server's bug, a proxy's cache) is not taken as this batch's:
+     * a ServiceError ({@code wrong_ack}) that keeps the batch for its resend under the same id.
+     */
+    private static Map<String, Object> checkedAck(Map<String, Object> ack, String idKey, String id, String campaign) {
+        boolean sameCampaign = !ack.containsKey("campaign") || campaign.equals(ack.get("campaign"));
+        if (!id.equals(ack.get(idKey)) || !sameCampaign) {
+            throw new ServiceError("The server acknowledged " + idKey + " " + Json.show(ack.get(idKey)) + " of campaign " + Json.show(ack.get("campaign"))
+                + ", not " + id + " of '" + campaign + "', which was sent: it is not taken as delivered and stays to be resent under its id.", 200, "wrong_ack");
+        }
+        return ack;
     }
 
     private static Map<String, Object> json(HttpTransport.Response response) {

@@ -54,7 +54,8 @@ class ClientTest {
 
     static FakeServer.Answer ack(FakeServer.Request request) {
         Map<String, Object> ack = new LinkedHashMap<>();
-        ack.put("campaign", "c");
+        String[] parts = request.path.split("/"); // /api/campaigns/<campaign>/batches/<batch id>: the campaign it was sent to
+        ack.put("campaign", parts.length > 3 ? parts[3] : "c");
         ack.put("batch_id", request.path.substring(request.path.lastIndexOf('/') + 1));
         ack.put("accepted", 1);
         return FakeServer.Answer.json(200, ack);
@@ -345,6 +346,22 @@ class ClientTest {
             assertThrows(IncompatibleStateError.class, () -> other.submit(2));
             assertThrows(InvalidParameterError.class, () -> Client.options().budget(Double.POSITIVE_INFINITY));
             assertThrows(InvalidParameterError.class, () -> Client.options().accounting("sometimes"));
+        }
+    }
+
+    @Test
+    void anAcknowledgementOfAnotherBatchIsNotTakenAsThisOnes() throws Exception {
+        // issue 60, F7: a 200 naming batch 000...0 was returned as the success of another batch
+        Map<String, Object> other = new LinkedHashMap<>();
+        other.put("campaign", "c");
+        other.put("batch_id", "00000000000000000000000000000000");
+        other.put("accepted", 1);
+        try (FakeServer server = server(GRR, request -> FakeServer.Answer.json(200, other))) {
+            Client client = new Client(server.url(), "c", fast());
+            ServiceError error = assertThrows(ServiceError.class, () -> client.submit(3));
+            assertEquals("wrong_ack", error.code());
+            assertNotNull(error.batch());
+            assertTrue(error.batchId().matches("[0-9a-f]{32}") && error.getMessage().contains(error.batchId()), error.getMessage());
         }
     }
 
