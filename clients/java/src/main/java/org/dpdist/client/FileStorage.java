@@ -18,6 +18,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -40,7 +41,11 @@ public final class FileStorage implements Storage {
     private static final Set<StandardOpenOption> CREATE_NEW_WRITE = EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
     private static final Set<StandardOpenOption> CREATE_WRITE = EnumSet.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE);
 
+    /** How long {@link #withLock} waits for the lock unless told otherwise: 30 s. */
+    public static final long DEFAULT_LOCK_TIMEOUT_MS = 30_000;
+
     private final Path directory;
+    private final long lockTimeoutMs;
 
     /**
      * A storage in {@code directory}, created if missing.  Where the file system has POSIX permissions the directory is
@@ -48,6 +53,13 @@ public final class FileStorage implements Storage {
      * {@link InvalidParameterError} when this process cannot change it) and every file is written {@code rw-------}.
      */
     public FileStorage(Path directory) {
+        this(directory, DEFAULT_LOCK_TIMEOUT_MS);
+    }
+
+    /** {@link #FileStorage(Path)} whose {@link #withLock} waits at most {@code lockTimeoutMs} (&gt; 0) for the lock. */
+    public FileStorage(Path directory, long lockTimeoutMs) {
+        if (lockTimeoutMs <= 0) throw new InvalidParameterError("The 'lockTimeoutMs' argument of FileStorage must be > 0. Got " + lockTimeoutMs + ".");
+        this.lockTimeoutMs = lockTimeoutMs;
         this.directory = directory.toAbsolutePath();
         try {
             if (!Files.isDirectory(this.directory)) Files.createDirectories(this.directory);
@@ -142,9 +154,20 @@ public final class FileStorage implements Storage {
         }
     }
 
+    /**
+     * Run {@code action} holding this process's lock and the file lock {@code .lock} of the directory, waiting at most
+     * the lock timeout for them (30 s unless given to the constructor): a lock held longer (another process stuck, or
+     * holding it on purpose) is an {@link IncompatibleStateError} naming the lock file, never an endless wait.
+     */
     @Override
     public <T> T withLock(Supplier<T> action) {
-        PROCESS_LOCK.lock();
+        long deadline = System.nanoTime() + lockTimeoutMs * 1_000_000L;
+        try {
+            if (!PROCESS_LOCK.tryLock(lockTimeoutMs, TimeUnit.MILLISECONDS)) throw lockTimeout();
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw new IncompatibleStateError("Interrupted while waiting for the storage lock " + directory.resolve(".lock") + ".", interrupted);
+        }
         if (PROCESS_LOCK.getHoldCount() > 1) { // this thread holds the lock already (a nested call): the file lock too
             try {
                 return action.get();
@@ -153,7 +176,7 @@ public final class FileStorage implements Storage {
             }
         }
         try (FileChannel channel = FileChannel.open(directory.resolve(".lock"), CREATE_WRITE, ownerFile())) {
-            FileLock lock = channel.lock();
+            FileLock lock = fileLock(channel, deadline);
             try {
                 return action.get();
             } finally {
@@ -164,5 +187,25 @@ public final class FileStorage implements Storage {
         } finally {
             PROCESS_LOCK.unlock();
         }
+    }
+
+    /** The file lock of {@code channel}, tried every 10 ms until {@code deadline} (System.nanoTime). */
+    private FileLock fileLock(FileChannel channel, long deadline) throws IOException {
+        while (true) {
+            FileLock lock = channel.tryLock();
+            if (lock != null) return lock;
+            if (System.nanoTime() >= deadline) throw lockTimeout();
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+                throw new IncompatibleStateError("Interrupted while waiting for the storage lock " + directory.resolve(".lock") + ".", interrupted);
+            }
+        }
+    }
+
+    private IncompatibleStateError lockTimeout() {
+        return new IncompatibleStateError("The storage lock " + directory.resolve(".lock") + " was held by another client (this process or another) for "
+            + lockTimeoutMs + " ms, this storage's lock timeout; nothing was drawn or sent. Try again later, or end whatever holds it.");
     }
 }

@@ -464,4 +464,31 @@ class ClientTest {
             }
         }
     }
+
+    @Test
+    void aHeldStorageLockIsWaitedForAtMostTheLockTimeout(@TempDir Path folder) throws Exception {
+        // issue 60, F8: a held .lock blocked submit without limit
+        FileStorage storage = new FileStorage(folder, 200);
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Thread holder = new Thread(() -> storage.withLock(() -> {
+            held.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        }));
+        holder.start();
+        held.await();
+        long started = System.nanoTime();
+        IncompatibleStateError error = assertThrows(IncompatibleStateError.class, () -> new FileStorage(folder, 200).withLock(() -> "never"));
+        assertTrue(error.getMessage().contains(".lock") && error.getMessage().contains("200 ms"), error.getMessage());
+        assertTrue(System.nanoTime() - started >= 150_000_000L);
+        release.countDown();
+        holder.join();
+        assertEquals("ok", new FileStorage(folder, 200).withLock(() -> "ok"));
+        assertThrows(InvalidParameterError.class, () -> new FileStorage(folder, 0));
+    }
 }
