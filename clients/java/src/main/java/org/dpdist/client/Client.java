@@ -459,7 +459,30 @@ public final class Client {
     public synchronized Map<String, Object> submit(Object value) {
         Protocol built = protocol();
         prepareFor(1); // a relayed campaign's token first: no token, no draw
-        return send(privatizeLocked(built, Collections.singletonList(value)), Wire.newFileId());
+        String batchId = Wire.newFileId();
+        return send(drawKept(built, Collections.singletonList(value), batchId), batchId);
+    }
+
+    /**
+     * Draw the reports of {@code values} and, with a storage, keep the batch under {@code batchId} in its outbox in the
+     * same hold of the storage's lock, so that a batch whose sending fails outlives the process (the next client's
+     * {@link #flush()} resends it).
+     */
+    private ReportBatch drawKept(Protocol built, List<?> values, String batchId) {
+        if (options.storage == null) return privatizeLocked(built, values);
+        return withLedgerLock(() -> {
+            ReportBatch batch = privatize(built, values);
+            Outbox.keep(options.storage, serverUrl, campaignId, Json.write(built.config()), batch, batchId);
+            return batch;
+        });
+    }
+
+    private void keep(Protocol built, ReportBatch batch, String batchId) {
+        if (options.storage == null) return;
+        withLedgerLock(() -> {
+            Outbox.keep(options.storage, serverUrl, campaignId, Json.write(built.config()), batch, batchId);
+            return null;
+        });
     }
 
     /**
@@ -476,7 +499,8 @@ public final class Client {
             prepareFor(size); // the batch's tokens before its draws
             List<Object> chunk = new ArrayList<>(size);
             for (int i = start; i < start + size; i++) chunk.add(values.get(order[i]));
-            unsent.add(new Unsent(privatizeLocked(built, chunk), Wire.newFileId()));
+            String batchId = Wire.newFileId();
+            unsent.add(new Unsent(drawKept(built, chunk, batchId), batchId));
         }
         return flush();
     }
@@ -501,13 +525,25 @@ public final class Client {
             for (int i = 0; i < pending.size(); i++) System.arraycopy(pending.get(i).bytes, 0, bytes, i * rowBytes, rowBytes);
             ReportBatch batch = first.withRows(pending.size(), bytes);
             pending.clear();
-            unsent.add(new Unsent(Shuffle.shuffleBatch(batch, source), Wire.newFileId()));
+            Unsent shuffled = new Unsent(Shuffle.shuffleBatch(batch, source), Wire.newFileId());
+            keep(protocol(), shuffled.batch, shuffled.batchId);
+            unsent.add(shuffled);
         }
         List<Map<String, Object>> acks = new ArrayList<>();
+        Set<String> sent = new HashSet<>();
         while (!unsent.isEmpty()) {
             Unsent next = unsent.get(0);
             acks.add(send(next.batch, next.batchId)); // on failure it stays first in line
+            sent.add(next.batchId);
             unsent.remove(0);
+        }
+        if (options.storage != null && withLedgerLock(() -> Outbox.size(options.storage)) > 0) {
+            // batches an earlier client of this device drew and could not send (its process ended): the same ids and bytes
+            Protocol built = protocol();
+            String config = Json.write(built.config());
+            for (Outbox.Kept kept : withLedgerLock(() -> Outbox.of(options.storage, serverUrl, campaignId, config))) {
+                if (sent.add(kept.batchId)) acks.add(send(built.batchOf(kept.rows, kept.bytes), kept.batchId));
+            }
         }
         return acks;
     }
@@ -527,6 +563,17 @@ public final class Client {
     public synchronized Map<String, Object> send(ReportBatch batch, String batchId) {
         Map<String, Object> document = campaign();
         Map<String, Object> relay = Json.asObject(document.get("relay"));
+        Map<String, Object> ack = sendOnce(document, relay, batch, batchId);
+        if (options.storage != null) {
+            withLedgerLock(() -> {
+                Outbox.forget(options.storage, batchId); // acknowledged: not to be resent
+                return null;
+            });
+        }
+        return ack;
+    }
+
+    private Map<String, Object> sendOnce(Map<String, Object> document, Map<String, Object> relay, ReportBatch batch, String batchId) {
         try {
             if (relay != null) return sendThroughRelay(relay, batch, batchId);
             byte[] body = Wire.encodeRecord(batch, batchId);

@@ -491,4 +491,26 @@ class ClientTest {
         assertEquals("ok", new FileStorage(folder, 200).withLock(() -> "ok"));
         assertThrows(InvalidParameterError.class, () -> new FileStorage(folder, 0));
     }
+
+    @Test
+    void aBatchThatCouldNotBeSentOutlivesTheProcessAndTheNextClientsFlushResendsItTheSameBytes(@TempDir Path folder) throws Exception {
+        // issue 60, F5: a batch that failed lived in memory only; after a restart its charge (and, relayed, its token) was spent for nothing
+        try (FakeServer server = server(GRR, answers(refusal(503, "unavailable")))) {
+            Client first = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).retryDelayMs(1));
+            ServiceError failed = assertThrows(ServiceError.class, () -> first.submit(3));
+            // the app's process ends here: a new client of the same storage
+            Client restarted = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).retryDelayMs(1));
+            List<Map<String, Object>> acks = restarted.flush();
+            assertEquals(1, acks.size());
+            assertEquals(failed.batchId(), acks.get(0).get("batch_id"));
+            List<FakeServer.Request> puts = new ArrayList<>();
+            for (FakeServer.Request request : server.requests) if (request.method.equals("PUT")) puts.add(request);
+            assertEquals(2, puts.size());
+            assertEquals(puts.get(0).path, puts.get(1).path);
+            assertArrayEquals(puts.get(0).body, puts.get(1).body);
+            assertTrue(restarted.flush().isEmpty()); // acknowledged: forgotten
+            restarted.submit(4);                      // sent at once: nothing kept
+            assertTrue(new Client(server.url(), "c", Client.options().storage(new FileStorage(folder))).flush().isEmpty());
+        }
+    }
 }
