@@ -66,6 +66,40 @@ public final class Client {
         String pin;
         String issuerCredential;
         String issuerUrl;
+        Double budget;
+        Double window;
+        boolean windowChosen;
+        String accounting;
+
+        /**
+         * The owner's total epsilon for this device (Python's {@code PrivacyLedger.restore(budget=...)}): it replaces the
+         * budget stored in the ledger each time the ledger is read, so the code, not the file, is the authority (an edit of
+         * the file's budget does not raise it).  Without it a new ledger has {@link Ledger#DEFAULT_BUDGET} and a stored one
+         * keeps its own.
+         */
+        public Options budget(double budget) {
+            new Ledger(budget, null, "history", null); // refused here, naming the budget, if not a finite epsilon > 0
+            this.budget = budget;
+            return this;
+        }
+
+        /** The seconds the budget is counted over ({@code null}: all time), replacing the stored ledger's as {@link #budget} does. */
+        public Options window(Double seconds) {
+            new Ledger(Ledger.DEFAULT_BUDGET, seconds, "history", null);
+            this.window = seconds;
+            this.windowChosen = true;
+            return this;
+        }
+
+        /**
+         * "history" or "stable" (Python's ledger accountings), replacing the stored ledger's; a ledger holding charges
+         * under the other accounting is refused ({@link IncompatibleStateError}) rather than re-read.
+         */
+        public Options accounting(String accounting) {
+            new Ledger(Ledger.DEFAULT_BUDGET, null, accounting, null);
+            this.accounting = accounting;
+            return this;
+        }
 
         /** The campaign's submit token, if it has one (sent to the collector only, as Authorization: Bearer). */
         public Options token(String token) {
@@ -336,14 +370,17 @@ public final class Client {
         }
         java.util.function.Consumer<Ledger> save = kept -> storage.setItem(LEDGER_KEY, Json.write(kept.toJson()));
         String text = storage.getItem(LEDGER_KEY);
-        if (text == null) return new Ledger(save);
+        if (text == null) {
+            return new Ledger(options.budget == null ? Ledger.DEFAULT_BUDGET : options.budget, options.window,
+                options.accounting == null ? "history" : options.accounting, save);
+        }
         Object state;
         try {
             state = Json.parse(text);
         } catch (IllegalArgumentException error) {
             throw new IncompatibleStateError("The ledger under '" + LEDGER_KEY + "' is not valid JSON (" + error.getMessage() + "); it was not overwritten.");
         }
-        return Ledger.fromJson(state, save);
+        return Ledger.fromJson(state, save).restoredWith(options.budget, options.window, options.windowChosen, options.accounting);
     }
 
     /**
@@ -422,7 +459,30 @@ public final class Client {
     public synchronized Map<String, Object> submit(Object value) {
         Protocol built = protocol();
         prepareFor(1); // a relayed campaign's token first: no token, no draw
-        return send(privatizeLocked(built, Collections.singletonList(value)), Wire.newFileId());
+        String batchId = Wire.newFileId();
+        return send(drawKept(built, Collections.singletonList(value), batchId), batchId);
+    }
+
+    /**
+     * Draw the reports of {@code values} and, with a storage, keep the batch under {@code batchId} in its outbox in the
+     * same hold of the storage's lock, so that a batch whose sending fails outlives the process (the next client's
+     * {@link #flush()} resends it).
+     */
+    private ReportBatch drawKept(Protocol built, List<?> values, String batchId) {
+        if (options.storage == null) return privatizeLocked(built, values);
+        return withLedgerLock(() -> {
+            ReportBatch batch = privatize(built, values);
+            Outbox.keep(options.storage, serverUrl, campaignId, Json.write(built.config()), batch, batchId);
+            return batch;
+        });
+    }
+
+    private void keep(Protocol built, ReportBatch batch, String batchId) {
+        if (options.storage == null) return;
+        withLedgerLock(() -> {
+            Outbox.keep(options.storage, serverUrl, campaignId, Json.write(built.config()), batch, batchId);
+            return null;
+        });
     }
 
     /**
@@ -439,7 +499,8 @@ public final class Client {
             prepareFor(size); // the batch's tokens before its draws
             List<Object> chunk = new ArrayList<>(size);
             for (int i = start; i < start + size; i++) chunk.add(values.get(order[i]));
-            unsent.add(new Unsent(privatizeLocked(built, chunk), Wire.newFileId()));
+            String batchId = Wire.newFileId();
+            unsent.add(new Unsent(drawKept(built, chunk, batchId), batchId));
         }
         return flush();
     }
@@ -464,13 +525,25 @@ public final class Client {
             for (int i = 0; i < pending.size(); i++) System.arraycopy(pending.get(i).bytes, 0, bytes, i * rowBytes, rowBytes);
             ReportBatch batch = first.withRows(pending.size(), bytes);
             pending.clear();
-            unsent.add(new Unsent(Shuffle.shuffleBatch(batch, source), Wire.newFileId()));
+            Unsent shuffled = new Unsent(Shuffle.shuffleBatch(batch, source), Wire.newFileId());
+            keep(protocol(), shuffled.batch, shuffled.batchId);
+            unsent.add(shuffled);
         }
         List<Map<String, Object>> acks = new ArrayList<>();
+        Set<String> sent = new HashSet<>();
         while (!unsent.isEmpty()) {
             Unsent next = unsent.get(0);
             acks.add(send(next.batch, next.batchId)); // on failure it stays first in line
+            sent.add(next.batchId);
             unsent.remove(0);
+        }
+        if (options.storage != null && withLedgerLock(() -> Outbox.size(options.storage)) > 0) {
+            // batches an earlier client of this device drew and could not send (its process ended): the same ids and bytes
+            Protocol built = protocol();
+            String config = Json.write(built.config());
+            for (Outbox.Kept kept : withLedgerLock(() -> Outbox.of(options.storage, serverUrl, campaignId, config))) {
+                if (sent.add(kept.batchId)) acks.add(send(built.batchOf(kept.rows, kept.bytes), kept.batchId));
+            }
         }
         return acks;
     }
@@ -490,6 +563,17 @@ public final class Client {
     public synchronized Map<String, Object> send(ReportBatch batch, String batchId) {
         Map<String, Object> document = campaign();
         Map<String, Object> relay = Json.asObject(document.get("relay"));
+        Map<String, Object> ack = sendOnce(document, relay, batch, batchId);
+        if (options.storage != null) {
+            withLedgerLock(() -> {
+                Outbox.forget(options.storage, batchId); // acknowledged: not to be resent
+                return null;
+            });
+        }
+        return ack;
+    }
+
+    private Map<String, Object> sendOnce(Map<String, Object> document, Map<String, Object> relay, ReportBatch batch, String batchId) {
         try {
             if (relay != null) return sendThroughRelay(relay, batch, batchId);
             byte[] body = Wire.encodeRecord(batch, batchId);
@@ -499,7 +583,8 @@ public final class Client {
                 : campaignPath("/batches/" + batchId);
             Map<String, String> headers = new LinkedHashMap<>();
             headers.put("Content-Type", "application/octet-stream");
-            return json(request("PUT", url, body, headers, null, false));
+            return checkedAck(json(request("PUT", url, body, headers, null, false)), "batch_id", batchId,
+                round != null ? String.valueOf(round) : campaignId);
         } catch (ServiceError error) {
             throw error.withBatch(batch, batchId); // resend with send(batch, batchId)
         }
@@ -533,7 +618,8 @@ public final class Client {
             headers.put("Content-Type", Relay.RELAY_CONTENT_TYPE);
             headers.put(Identity.PIN_HEADER, String.valueOf(relay.get("pin")));
             try {
-                acks.add(json(request("PUT", base + Relay.reportPath(campaignId, reportId), sealed, headers, authorization, true)));
+                acks.add(checkedAck(json(request("PUT", base + Relay.reportPath(campaignId, reportId), sealed, headers, authorization, true)),
+                    "report_id", reportId, campaignId));
             } catch (ServiceError error) {
                 // a token the relay saw spent on another report: never again; a resend takes another
                 if (info != null && "token_spent".equals(error.code())) withLedgerLock(() -> {
@@ -686,12 +772,30 @@ public final class Client {
 
     /**
      * The wait before a retry (ms), jittered so that many clients refused together do not return together: a server's
-     * Retry-After is honoured (never earlier, up to 50% later), else the backoff is spread over its upper half.
+     * Retry-After is honoured (never earlier, up to 50% later, but never past {@link #MAX_RETRY_AFTER} seconds, jitter
+     * included), else the backoff is spread over its upper half.
      */
     public static double retryDelayMs(double backoffMs, Double askedSeconds) {
         double jitter = ThreadLocalRandom.current().nextDouble(); // timing only: nothing private depends on it
-        if (askedSeconds != null) return askedSeconds * 1000 * (1 + 0.5 * jitter);
+        if (askedSeconds != null) {
+            double asked = Math.min(askedSeconds, MAX_RETRY_AFTER) * 1000;
+            return Math.max(asked, Math.min(asked * (1 + 0.5 * jitter), MAX_RETRY_AFTER * 1000.0));
+        }
         return backoffMs * (0.5 + 0.5 * jitter);
+    }
+
+    /**
+     * {@code ack} if it acknowledges what was sent: its {@code idKey} is {@code id} and its campaign (if it names one) is
+     * {@code campaign}.  Another batch's acknowledgement (a server's bug, a proxy's cache) is not taken as this batch's:
+     * a ServiceError ({@code wrong_ack}) that keeps the batch for its resend under the same id.
+     */
+    private static Map<String, Object> checkedAck(Map<String, Object> ack, String idKey, String id, String campaign) {
+        boolean sameCampaign = !ack.containsKey("campaign") || campaign.equals(ack.get("campaign"));
+        if (!id.equals(ack.get(idKey)) || !sameCampaign) {
+            throw new ServiceError("The server acknowledged " + idKey + " " + Json.show(ack.get(idKey)) + " of campaign " + Json.show(ack.get("campaign"))
+                + ", not " + id + " of '" + campaign + "', which was sent: it is not taken as delivered and stays to be resent under its id.", 200, "wrong_ack");
+        }
+        return ack;
     }
 
     private static Map<String, Object> json(HttpTransport.Response response) {

@@ -1,6 +1,8 @@
 package org.dpdist.client;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.Collections;
 import java.util.List;
 import java.util.Locale;
@@ -13,6 +15,12 @@ import java.util.TreeMap;
  * {@link UrlConnectionTransport} uses {@code HttpURLConnection}, which Android has (its runtime has no java.net.http).
  */
 public interface HttpTransport {
+    /**
+     * The largest answer body a transport reads (16 MiB: a config, a client view, an identity document or an
+     * acknowledgement is far smaller): a larger one is an {@link IOException} (the client retries, then gives up with a
+     * {@link ServiceError}), never an {@code OutOfMemoryError} on a small heap.
+     */
+    int MAX_ANSWER_BYTES = 16 << 20;
     /** A server's answer: its status, its headers (names in lower case) and its body. */
     final class Response {
         public final int status;
@@ -42,6 +50,21 @@ public interface HttpTransport {
 
     /** Send {@code method} to {@code url} with {@code headers} and {@code body} (null: none). */
     Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException;
+
+    /** Read {@code stream} whole, up to {@link #MAX_ANSWER_BYTES} (an IOException beyond: nothing more is read). */
+    static byte[] readLimited(InputStream stream, String url) throws IOException {
+        try (InputStream in = stream) {
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            byte[] buffer = new byte[8192];
+            for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
+                if (out.size() + read > MAX_ANSWER_BYTES) {
+                    throw new IOException("The answer of " + url + " is longer than " + MAX_ANSWER_BYTES + " bytes (HttpTransport.MAX_ANSWER_BYTES); not read.");
+                }
+                out.write(buffer, 0, read);
+            }
+            return out.toByteArray();
+        }
+    }
 
     /** {@link JdkHttpTransport} where the platform has {@code java.net.http} (a JDK), else {@link UrlConnectionTransport} (Android). */
     static HttpTransport platformDefault() {

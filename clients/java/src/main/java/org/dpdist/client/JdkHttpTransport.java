@@ -1,6 +1,7 @@
 package org.dpdist.client;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -34,8 +35,8 @@ public final class JdkHttpTransport implements HttpTransport {
             .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
         for (Map.Entry<String, String> header : headers.entrySet()) request.header(header.getKey(), header.getValue());
         try {
-            HttpResponse<byte[]> response = client.send(request.build(), HttpResponse.BodyHandlers.ofByteArray());
-            return new Response(response.statusCode(), response.headers().map(), response.body());
+            HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+            return new Response(response.statusCode(), response.headers().map(), HttpTransport.readLimited(response.body(), url));
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", interrupted);

@@ -87,6 +87,26 @@ public final class Ledger {
         this.onChange = onChange;
     }
 
+    /**
+     * This ledger's state under the owner's settings (Python's {@code PrivacyLedger.restore}): a given budget, window
+     * ({@code windowGiven}) or accounting replaces the stored one; null keeps it.  A ledger with charges under another
+     * accounting is refused rather than re-read (its charges would be under- or over-counted).
+     */
+    public Ledger restoredWith(Double budget, Double window, boolean windowGiven, String accounting) {
+        if (accounting != null && !accounting.equals(this.accounting) && !charges.isEmpty()) {
+            throw new IncompatibleStateError("The stored ledger charges under '" + this.accounting + "' accounting; its charges cannot be re-read as '"
+                + accounting + "' (they would under- or over-count). Keep the accounting, or start a new ledger.");
+        }
+        if (budget == null && !windowGiven && accounting == null) return this;
+        Ledger owned = new Ledger(budget == null ? this.budget : budget, windowGiven ? window : this.window,
+            accounting == null ? this.accounting : accounting, onChange);
+        owned.streams.putAll(streams);
+        owned.charges.addAll(charges);
+        owned.answered.putAll(answered);
+        owned.rounds.putAll(rounds);
+        return owned;
+    }
+
     /** A ledger with the default budget (epsilon 10 in all), all time, history accounting. */
     public Ledger(Consumer<Ledger> onChange) {
         this(DEFAULT_BUDGET, null, "history", onChange);

@@ -31,11 +31,18 @@ public final class Params {
     /** A parameter's rule: what it allows ({@link #describe}), its check (the normalized value), whether it is a float. */
     public static final class Rule {
         public final boolean isFloat;
+        /** A privacy parameter: refused with {@link InvalidPrivacyParameterError}. */
+        public final boolean privacy;
         private final Supplier<String> description;
         private final Function<Object, Object> check;
 
         public Rule(boolean isFloat, Supplier<String> description, Function<Object, Object> check) {
+            this(isFloat, false, description, check);
+        }
+
+        public Rule(boolean isFloat, boolean privacy, Supplier<String> description, Function<Object, Object> check) {
             this.isFloat = isFloat;
+            this.privacy = privacy;
             this.description = description;
             this.check = check;
         }
@@ -149,7 +156,17 @@ public final class Params {
         });
     }
 
-    public static final Rule EPSILON = interval(0, Double.POSITIVE_INFINITY);
+    /**
+     * The supported privacy budget of every local protocol, Python's {@code LOCAL_EPSILON} (docs/design.md, "Supported
+     * epsilon"): 1e-6 &lt;= epsilon &lt;= 30, refused outside with {@link InvalidPrivacyParameterError}.
+     */
+    public static final Rule EPSILON = privacyBudget(1e-6, "1e-06");
+
+    /** A privacy budget in [low, 30] ({@code lowText}: low as Python's {@code :g} writes it, for the message). */
+    public static Rule privacyBudget(double low, String lowText) {
+        Rule closed = closed(low, 30.0);
+        return new Rule(true, true, () -> "a finite float >= " + lowText + " and <= 30", closed::check);
+    }
     public static final Rule DOMAIN_SIZE = integer(2, Integer.MAX_VALUE);
 
     /** The rules every frequency protocol takes ({@code labels} optional, as in Python), then {@code extra}. */
@@ -210,7 +227,8 @@ public final class Params {
             try {
                 params.put(key, rule.check(value));
             } catch (Refused | ClassCastException refused) {
-                throw new InvalidParameterError("The '" + key + "' parameter of " + display + " must be " + rule.describe() + ". Got " + show(value) + " instead.");
+                String message = "The '" + key + "' parameter of " + display + " must be " + rule.describe() + ". Got " + show(value) + " instead.";
+                throw rule.privacy ? new InvalidPrivacyParameterError(message) : new InvalidParameterError(message);
             }
             if (rule.isFloat) floatKeys.add(key);
         }

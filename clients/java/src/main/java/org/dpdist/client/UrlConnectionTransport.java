@@ -1,6 +1,5 @@
 package org.dpdist.client;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -39,18 +38,10 @@ public final class UrlConnectionTransport implements HttpTransport {
             }
             int status = connection.getResponseCode();
             InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
-            return new Response(status, connection.getHeaderFields(), stream == null ? new byte[0] : readAll(stream));
+            return new Response(status, connection.getHeaderFields(), stream == null ? new byte[0] : HttpTransport.readLimited(stream, url));
         } finally {
             connection.disconnect();
         }
     }
 
-    private static byte[] readAll(InputStream stream) throws IOException {
-        try (InputStream in = stream) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            byte[] buffer = new byte[8192];
-            for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) out.write(buffer, 0, read);
-            return out.toByteArray();
-        }
-    }
 }

@@ -54,7 +54,8 @@ class ClientTest {
 
     static FakeServer.Answer ack(FakeServer.Request request) {
         Map<String, Object> ack = new LinkedHashMap<>();
-        ack.put("campaign", "c");
+        String[] parts = request.path.split("/"); // /api/campaigns/<campaign>/batches/<batch id>: the campaign it was sent to
+        ack.put("campaign", parts.length > 3 ? parts[3] : "c");
         ack.put("batch_id", request.path.substring(request.path.lastIndexOf('/') + 1));
         ack.put("accepted", 1);
         return FakeServer.Answer.json(200, ack);
@@ -242,6 +243,11 @@ class ClientTest {
             delays.add(Math.round(delay * 1000));
             double asked = Client.retryDelayMs(1000, 4.0);
             assertTrue(asked >= 4000 && asked <= 6000);
+            // issue 60, F6: "at most 60 s" waited up to 90 s (the jitter was added after the cap)
+            double capped = Client.retryDelayMs(1000, Client.retryAfterSeconds("31536000"));
+            assertTrue(capped <= 60_000 && capped >= 60_000, String.valueOf(capped));
+            double near = Client.retryDelayMs(1000, 50.0);
+            assertTrue(near >= 50_000 && near <= 60_000, String.valueOf(near));
         }
         assertTrue(delays.size() > 40); // clients refused together spread out
         try (FakeServer server = server(GRR, answers(refusal(503, "unavailable").header("Retry-After", "1")))) {
@@ -320,6 +326,45 @@ class ClientTest {
         }
     }
 
+    @Test
+    void theOwnersBudgetInCodeReplacesTheStoredOneSoAnEditedLedgerFileDoesNotRaiseIt(@TempDir Path folder) throws Exception {
+        // issue 60, F2: "budget": 10.0 edited to 1e9 in the file let the device report 50 more times
+        try (FakeServer server = server(GRR, ClientTest::ack)) {
+            Client.Options options = Client.options().storage(new FileStorage(folder)).retries(0).budget(3.0);
+            new Client(server.url(), "c", options).submitMany(Arrays.asList(0, 1, 2)); // epsilon 3: the owner's budget
+            Path file = folder.resolve("dpdist-ledger.json");
+            String text = new String(Files.readAllBytes(file), java.nio.charset.StandardCharsets.UTF_8);
+            assertTrue(text.contains("\"budget\":3.0"), text);
+            Files.write(file, text.replace("\"budget\":3.0", "\"budget\":1000000000.0").getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            TracingSource source = new TracingSource(3, false);
+            Client again = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).budget(3.0).source(source));
+            PrivacyBudgetError refused = assertThrows(PrivacyBudgetError.class, () -> again.submit(2));
+            assertTrue(refused.getMessage().contains("budget of 3"), refused.getMessage());
+            assertTrue(source.calls.isEmpty(), "drew before refusing: " + source.calls);
+            // a stored ledger with charges is not re-read under another accounting
+            Client other = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).accounting("stable"));
+            assertThrows(IncompatibleStateError.class, () -> other.submit(2));
+            assertThrows(InvalidParameterError.class, () -> Client.options().budget(Double.POSITIVE_INFINITY));
+            assertThrows(InvalidParameterError.class, () -> Client.options().accounting("sometimes"));
+        }
+    }
+
+    @Test
+    void anAcknowledgementOfAnotherBatchIsNotTakenAsThisOnes() throws Exception {
+        // issue 60, F7: a 200 naming batch 000...0 was returned as the success of another batch
+        Map<String, Object> other = new LinkedHashMap<>();
+        other.put("campaign", "c");
+        other.put("batch_id", "00000000000000000000000000000000");
+        other.put("accepted", 1);
+        try (FakeServer server = server(GRR, request -> FakeServer.Answer.json(200, other))) {
+            Client client = new Client(server.url(), "c", fast());
+            ServiceError error = assertThrows(ServiceError.class, () -> client.submit(3));
+            assertEquals("wrong_ack", error.code());
+            assertNotNull(error.batch());
+            assertTrue(error.batchId().matches("[0-9a-f]{32}") && error.getMessage().contains(error.batchId()), error.getMessage());
+        }
+    }
+
     /** A storage that saves nothing: a full disk. */
     static final class FullDisk implements Storage {
         @Override
@@ -387,5 +432,85 @@ class ClientTest {
         Files.write(folder.resolve("lost"), new byte[0]);
         IncompatibleStateError failed = assertThrows(IncompatibleStateError.class, () -> lost.setItem("dpdist-ledger", "{}"));
         assertTrue(failed.getMessage().contains("could not be saved") && failed.getMessage().contains("nothing that needed it was sent"), failed.getMessage());
+    }
+
+    @Test
+    void fileStorageMakesAnExistingOpenDirectoryOwnerOnlyAndWritesItsFilesForItsOwner(@TempDir Path folder) throws Exception {
+        // issue 60, F3: a 0777 directory was kept 0777 and the ledger (its memo holds the values) written 0644
+        Path directory = Files.createDirectory(folder.resolve("open"));
+        Files.setPosixFilePermissions(directory, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        FileStorage storage = new FileStorage(directory);
+        assertEquals("rwx------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(directory)));
+        storage.withLock(() -> {
+            storage.setItem("dpdist-ledger", "{\"memo\": {\"3\": 1}}");
+            return null;
+        });
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(directory.resolve("dpdist-ledger.json"))));
+        assertEquals("rw-------", java.nio.file.attribute.PosixFilePermissions.toString(Files.getPosixFilePermissions(directory.resolve(".lock"))));
+    }
+
+    @Test
+    void bothTransportsRefuseToReadAnAnswerLongerThanTheirCap() throws Exception {
+        // issue 60, F4: a 200 MB config answer ran a small heap out of memory (an Error, not a DPDistError)
+        byte[] huge = new byte[HttpTransport.MAX_ANSWER_BYTES + 1];
+        java.util.Arrays.fill(huge, (byte) ' ');
+        byte[] fits = new byte[HttpTransport.MAX_ANSWER_BYTES];
+        try (FakeServer server = new FakeServer(request -> new FakeServer.Answer(200, "application/json", request.path.equals("/big") ? huge : fits))) {
+            for (HttpTransport transport : new HttpTransport[] {new JdkHttpTransport(), new UrlConnectionTransport()}) {
+                java.io.IOException error = assertThrows(java.io.IOException.class,
+                    () -> transport.send("GET", server.url() + "/big", Collections.emptyMap(), null), transport.getClass().getName());
+                assertTrue(error.getMessage().contains("MAX_ANSWER_BYTES"), error.getMessage());
+                assertEquals(fits.length, transport.send("GET", server.url() + "/fits", Collections.emptyMap(), null).body.length);
+            }
+        }
+    }
+
+    @Test
+    void aHeldStorageLockIsWaitedForAtMostTheLockTimeout(@TempDir Path folder) throws Exception {
+        // issue 60, F8: a held .lock blocked submit without limit
+        FileStorage storage = new FileStorage(folder, 200);
+        java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        Thread holder = new Thread(() -> storage.withLock(() -> {
+            held.countDown();
+            try {
+                release.await();
+            } catch (InterruptedException interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        }));
+        holder.start();
+        held.await();
+        long started = System.nanoTime();
+        IncompatibleStateError error = assertThrows(IncompatibleStateError.class, () -> new FileStorage(folder, 200).withLock(() -> "never"));
+        assertTrue(error.getMessage().contains(".lock") && error.getMessage().contains("200 ms"), error.getMessage());
+        assertTrue(System.nanoTime() - started >= 150_000_000L);
+        release.countDown();
+        holder.join();
+        assertEquals("ok", new FileStorage(folder, 200).withLock(() -> "ok"));
+        assertThrows(InvalidParameterError.class, () -> new FileStorage(folder, 0));
+    }
+
+    @Test
+    void aBatchThatCouldNotBeSentOutlivesTheProcessAndTheNextClientsFlushResendsItTheSameBytes(@TempDir Path folder) throws Exception {
+        // issue 60, F5: a batch that failed lived in memory only; after a restart its charge (and, relayed, its token) was spent for nothing
+        try (FakeServer server = server(GRR, answers(refusal(503, "unavailable")))) {
+            Client first = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).retryDelayMs(1));
+            ServiceError failed = assertThrows(ServiceError.class, () -> first.submit(3));
+            // the app's process ends here: a new client of the same storage
+            Client restarted = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).retryDelayMs(1));
+            List<Map<String, Object>> acks = restarted.flush();
+            assertEquals(1, acks.size());
+            assertEquals(failed.batchId(), acks.get(0).get("batch_id"));
+            List<FakeServer.Request> puts = new ArrayList<>();
+            for (FakeServer.Request request : server.requests) if (request.method.equals("PUT")) puts.add(request);
+            assertEquals(2, puts.size());
+            assertEquals(puts.get(0).path, puts.get(1).path);
+            assertArrayEquals(puts.get(0).body, puts.get(1).body);
+            assertTrue(restarted.flush().isEmpty()); // acknowledged: forgotten
+            restarted.submit(4);                      // sent at once: nothing kept
+            assertTrue(new Client(server.url(), "c", Client.options().storage(new FileStorage(folder))).flush().isEmpty());
+        }
     }
 }

@@ -1,5 +1,6 @@
 package org.dpdist.client;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,7 @@ import java.util.Map;
 
 import org.dpdist.client.protocols.FrequencyProtocol;
 import org.dpdist.client.protocols.LocalHashing;
+import org.dpdist.client.protocols.NumericalProtocol;
 import org.dpdist.client.protocols.Protocol;
 import org.junit.jupiter.api.Test;
 
@@ -56,11 +58,11 @@ class ConfigsTest {
     @Test
     void badConfigsAreRefusedWithTheParameterTheValueAndWhatIsAllowed() {
         String[][] cases = {
-            {"{\"protocol\": \"grr\", \"epsilon\": 0, \"domain_size\": 5}", "'epsilon' parameter of GRR must be a finite float > 0. Got 0"},
+            {"{\"protocol\": \"grr\", \"epsilon\": 0, \"domain_size\": 5}", "'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30. Got 0 instead."},
             {"{\"protocol\": \"grr\", \"epsilon\": 1}", "GRR needs the parameter 'domain_size'"},
             {"{\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 1}", "'domain_size' parameter of GRR must be an int in [2, 2147483647]. Got 1"},
             {"{\"protocol\": \"oue\", \"epsilon\": 1, \"domain_size\": 2.5}", "'domain_size' parameter of OUE"},
-            {"{\"protocol\": \"grr\", \"epsilon\": true, \"domain_size\": 5}", "'epsilon' parameter of GRR must be a finite float > 0. Got true"},
+            {"{\"protocol\": \"grr\", \"epsilon\": true, \"domain_size\": 5}", "'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30. Got true"},
             {"{\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 5, \"extra\": 1}", "unknown parameter 'extra'"},
             {"{\"protocol\": \"olh\", \"epsilon\": 1, \"domain_size\": 5, \"hash_prime\": 9}", "'hash_prime' parameter of OLH must be a prime. Got 9"},
             {"{\"protocol\": \"sw\", \"epsilon\": 1, \"bounds\": [1, 0]}", "'bounds' parameter of SW must be a pair"},
@@ -77,6 +79,30 @@ class ConfigsTest {
     }
 
     @Test
+    void epsilonOutsidePythonsSupportedRangeAndDomainsPythonRefusesForMemoryAreRefusedWhenBuilt() {
+        // issue 60, F4: grr at epsilon 1e-7, 31 or 1000 was accepted (1000 then threw IllegalArgumentException), oue at d = 2^31 - 1 ran out of memory
+        for (String epsilon : new String[] {"1e-300", "1e-7", "31.0", "1000.0"}) {
+            String config = "{\"protocol\": \"grr\", \"epsilon\": " + epsilon + ", \"domain_size\": 5}";
+            InvalidPrivacyParameterError error = assertThrows(InvalidPrivacyParameterError.class, () -> DpDist.fromConfig(config), config);
+            assertTrue(error.getMessage().contains("The 'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30. Got "), error.getMessage());
+        }
+        String longitudinal = "{\"protocol\": \"l-grr\", \"epsilon\": 1, \"epsilon_1\": 31, \"domain_size\": 5}";
+        assertTrue(assertThrows(InvalidPrivacyParameterError.class, () -> DpDist.fromConfig(longitudinal)).getMessage().contains("'epsilon_1'"));
+        assertEquals(1e-6, DpDist.fromConfig("{\"protocol\": \"grr\", \"epsilon\": 1e-6, \"domain_size\": 5}").param("epsilon"));
+        assertEquals(30.0, DpDist.fromConfig("{\"protocol\": \"grr\", \"epsilon\": 30, \"domain_size\": 5}").param("epsilon"));
+        // Python: 8 bytes per item (16 for hr and dbitflippm) over 2 GiB is refused; the largest allowed is built
+        String[][] limits = {{"grr", "268435456"}, {"oue", "268435456"}, {"sue", "268435456"}, {"ss", "268435456"}, {"hr", "134217728"}};
+        for (String[] limit : limits) {
+            long largest = Long.parseLong(limit[1]);
+            String over = "{\"protocol\": \"" + limit[0] + "\", \"epsilon\": 1, \"domain_size\": " + (largest + 1) + "}";
+            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> DpDist.fromConfig(over), over);
+            assertTrue(error.getMessage().contains("The largest allowed domain_size is " + String.format(java.util.Locale.ROOT, "%,d", largest)), error.getMessage());
+        }
+        assertThrows(InvalidParameterError.class, () -> DpDist.fromConfig("{\"protocol\": \"oue\", \"epsilon\": 1, \"domain_size\": 2147483647}"));
+        assertEquals(268435456, ((FrequencyProtocol) DpDist.fromConfig("{\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 268435456}")).domainSize());
+    }
+
+    @Test
     void ocmsRefusesABoundOnTheFrequenciesBelowOneOverDAsPythonDoes() {
         String config = "{\"protocol\": \"ocms\", \"epsilon\": 1, \"domain_size\": 16, \"max_frequency\": 0.01}";
         InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> DpDist.fromConfig(config));
@@ -90,18 +116,35 @@ class ConfigsTest {
         TracingSource source = new TracingSource(1, false);
         String grr = "{\"protocol\": \"grr\", \"epsilon\": 1, \"domain_size\": 5}";
         OutOfDomainError outside = assertThrows(OutOfDomainError.class, () -> DpDist.privatize(grr, Arrays.asList(0, 5), source));
-        assertTrue(outside.getMessage().contains("Got 5 at position 1"), outside.getMessage());
+        assertTrue(outside.getMessage().contains("position 1") && !outside.getMessage().contains("Got 5"), outside.getMessage());
         assertThrows(InvalidValueTypeError.class, () -> DpDist.privatize(grr, Arrays.asList(1.5), source));
         assertThrows(InvalidValueTypeError.class, () -> DpDist.privatize(grr, Arrays.asList("1"), source));
         assertThrows(InvalidValueTypeError.class, () -> DpDist.privatize(grr, Arrays.asList(true), source));
         assertThrows(InvalidValueTypeError.class, () -> DpDist.privatize(grr, null, source));
         String sw = "{\"protocol\": \"sw\", \"epsilon\": 1, \"bounds\": [0, 10]}";
-        OutOfDomainError bounds = assertThrows(OutOfDomainError.class, () -> DpDist.privatize(sw, Arrays.asList(3.0, 10.5), source));
-        assertTrue(bounds.getMessage().contains("bounds [0.0, 10.0]"), bounds.getMessage());
-        assertThrows(OutOfDomainError.class, () -> DpDist.privatize(sw, Arrays.asList(Double.NaN), source));
-        assertThrows(OutOfDomainError.class, () -> DpDist.privatize(sw, Arrays.asList(Double.POSITIVE_INFINITY), source));
+        OutOfDomainError missing = assertThrows(OutOfDomainError.class, () -> DpDist.privatize(sw, Arrays.asList(3.0, Double.NaN), source));
+        assertTrue(missing.getMessage().contains("position 1") && missing.getMessage().contains("missing"), missing.getMessage());
         assertTrue(source.calls.isEmpty(), "drew before refusing: " + source.calls);
         assertEquals(3, DpDist.privatize(sw, Arrays.asList(0, 10, 3.3), source).length());
+    }
+
+    @Test
+    void numericalValuesOutsideTheBoundsAreClippedNotRefusedSoWhetherAReportLeavesNeverDependsOnTheValue() {
+        // issue 60, F1: a refusal of 87250.5 under bounds [0, 50000] told the collector which device earns more (as Python's clip=True)
+        for (String name : new String[] {"sw", "gw", "opm"}) {
+            String json = "{\"protocol\": \"" + name + "\", \"epsilon\": 1, \"bounds\": [0, 50000]}";
+            NumericalProtocol protocol = (NumericalProtocol) DpDist.fromConfig(json);
+            assertEquals(1.0, protocol.checkReal(87250.5, 0), name);
+            assertEquals(1.0, protocol.checkReal(Double.POSITIVE_INFINITY, 0), name);
+            assertEquals(0.0, protocol.checkReal(-3.0, 0), name);
+            assertEquals(0.0, protocol.checkReal(Double.NEGATIVE_INFINITY, 0), name);
+            assertArrayEquals(DpDist.privatize(json, Arrays.asList(50000.0, 0.0), new SeededSource(5)).bytes,
+                DpDist.privatize(json, Arrays.asList(87250.5, -1e300), new SeededSource(5)).bytes, name);
+        }
+        NumericalProtocol circle = (NumericalProtocol) DpDist.fromConfig("{\"protocol\": \"opm-circular\", \"epsilon\": 1, \"bounds\": [0, 1440]}");
+        assertEquals(60.0 / 1440, circle.checkReal(1500.0, 0), 1e-15);     // Python's wrap_real_values: 1500 minutes of a day is 60
+        assertEquals(1380.0 / 1440, circle.checkReal(-60.0, 0), 1e-15);
+        assertEquals(1.0, circle.checkReal(Double.POSITIVE_INFINITY, 0));
     }
 
     @Test
@@ -115,7 +158,7 @@ class ConfigsTest {
         assertEquals("\u00fcber", protocol.labelOf(3));
         assertEquals(3, DpDist.privatize(protocol, Arrays.asList("\u00fcber", "ja", 2), new SeededSource(8)).length());
         OutOfDomainError error = assertThrows(OutOfDomainError.class, () -> DpDist.privatize(protocol, Arrays.asList("vielleicht ", 0), new SeededSource(8)));
-        assertTrue(error.getMessage().contains("\"vielleicht \" at position 0, not a label"), error.getMessage());
+        assertTrue(error.getMessage().contains("position 0 is not a label") && !error.getMessage().contains("vielleicht"), error.getMessage());
         Map<String, Object> five = config(json);
         five.put("domain_size", 5);
         assertTrue(assertThrows(InvalidParameterError.class, () -> DpDist.fromConfig(five)).getMessage().contains("must hold domain_size=5 labels. Got 4"));

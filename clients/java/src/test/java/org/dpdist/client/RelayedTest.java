@@ -116,6 +116,25 @@ class RelayedTest {
     }
 
     @Test
+    void aRelayedBatchWhoseAppRestartedIsResentWithItsBoundTokensByTheNextClient(@TempDir Path folder) throws Exception {
+        // issue 60, F5: after a relay outage and a restart, the token stayed bound to a batch that lived only in memory
+        try (RelayedFakes fakes = new RelayedFakes()) {
+            Client client = new Client(fakes.collector.url(), "c", device(folder, null).issuer(RelayedFakes.CREDENTIAL, fakes.issuer.url()));
+            fakes.down = true;
+            assertThrows(ServiceError.class, () -> client.submit(2));
+            assertEquals(1, (int) fakes.issued.get(RelayedFakes.CREDENTIAL));
+            fakes.down = false;
+            Client restarted = new Client(fakes.collector.url(), "c", device(folder, null).issuer(RelayedFakes.CREDENTIAL, fakes.issuer.url()));
+            java.util.List<Map<String, Object>> acks = restarted.flush();
+            assertEquals(1, acks.size());
+            assertEquals(1L, acks.get(0).get("relayed"));
+            assertEquals(1, (int) fakes.issued.get(RelayedFakes.CREDENTIAL)); // the bound token, not another
+            assertEquals(1, fakes.records.size());
+            assertTrue(new TokenWallet(new FileStorage(folder)).view(Bytes.base64Url(fakes.challenge(fakes.pin))).bound.isEmpty());
+        }
+    }
+
+    @Test
     void aTokenRequestWhoseAnswerWasLostIsSentAgainTheSameBytes(@TempDir Path folder) throws Exception {
         try (RelayedFakes fakes = new RelayedFakes()) {
             fakes.loseNext = true;

@@ -12,4 +12,9 @@ public final class CircularOptimalPiecewise extends WindowProtocol {
     public CircularOptimalPiecewise(Map<String, Object> config) {
         super(PROTOCOL, config, true);
     }
+
+    @Override
+    protected boolean circular() {
+        return true;
+    }
 }

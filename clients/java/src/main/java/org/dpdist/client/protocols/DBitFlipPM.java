@@ -24,6 +24,12 @@ import org.dpdist.client.ReportFormat;
  * floor(p 2^32), ceil(q 2^32), as in Python.  Reports are uint32 rows of 2d columns: the sorted indices, then their bits.
  */
 public final class DBitFlipPM extends FrequencyProtocol implements Longitudinal {
+    /** 2 int64 counts per bucket (Python's dBitFlipPM._bytes_per_item). */
+    @Override
+    protected int bytesPerItem() {
+        return 16;
+    }
+
     public static final String PROTOCOL = "dbitflippm";
     private static final double SCALE = 4294967296.0; // 2^32
     private static final long MAX_CHANNEL_OUTPUTS = 1 << 20;

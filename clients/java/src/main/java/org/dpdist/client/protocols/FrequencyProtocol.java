@@ -1,9 +1,10 @@
 package org.dpdist.client.protocols;
 
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
-import org.dpdist.client.OutOfDomainError;
+import org.dpdist.client.InvalidParameterError;
 import org.dpdist.client.Params;
 import org.dpdist.client.RandomSource;
 import org.dpdist.client.ReportBatch;
@@ -12,8 +13,30 @@ import org.dpdist.client.ReportBatch;
 public abstract class FrequencyProtocol extends Protocol {
     private ValueDomain domain;
 
+    /**
+     * The largest single array (bytes) a protocol's aggregate may need, Python's {@code MAX_ALLOCATION_BYTES} (2 GiB): a
+     * domain whose aggregate would need more is refused when the protocol is built, as Python's {@code check_allocation}.
+     */
+    public static final long MAX_ALLOCATION_BYTES = 1L << 31;
+
     protected FrequencyProtocol(String name, Map<String, Object> config, Map<String, Params.Rule> rules, Map<String, Object> defaults) {
         super(name, config, rules, defaults);
+        checkMemory(display(), domainSize(), bytesPerItem());
+    }
+
+    /** Bytes per item of Python's largest array of this protocol ({@code _item_bytes}: int64 counts, 16 for HR's two outputs, 0 for sketches). */
+    protected int bytesPerItem() {
+        return 8;
+    }
+
+    /** Refuse a domain_size whose largest array would exceed {@link #MAX_ALLOCATION_BYTES} (Python's check_allocation). */
+    static void checkMemory(String display, long domainSize, int bytesPerItem) {
+        long need = domainSize * bytesPerItem;
+        if (bytesPerItem > 0 && need > MAX_ALLOCATION_BYTES) {
+            throw new InvalidParameterError(String.format(Locale.ROOT, "The 'domain_size' parameter of %s is %,d: its aggregate would need %.1f GiB in one "
+                + "array (%d bytes per item), over dpdist's limit of 2.0 GiB per allocation (dpdist.local.MAX_ALLOCATION_BYTES). The largest allowed "
+                + "domain_size is %,d.", display, domainSize, need / (double) (1L << 30), bytesPerItem, MAX_ALLOCATION_BYTES / bytesPerItem));
+        }
     }
 
     @Override
@@ -56,8 +79,7 @@ public abstract class FrequencyProtocol extends Protocol {
         int d = domainSize();
         for (int i = 0; i < items.length; i++) {
             if (items[i] < 0 || items[i] >= d) {
-                throw new OutOfDomainError("The 'values' argument of " + display() + ".privatize must hold integers in [0, " + d + "). Got "
-                    + items[i] + " at position " + i + ", outside it.");
+                throw ValueDomain.outsideDomain(display(), d, i);
             }
         }
         int rowBytes = rowBytes();

@@ -16,6 +16,12 @@ import org.dpdist.client.ReportFormat;
  * uniform output of [K].  The design (B, b) is chosen exactly as in Python; lambda is on the 2^-53 grid.
  */
 public final class HR extends FrequencyProtocol {
+    /** an int64 count per output, up to 2 outputs per item (Python's HR._bytes_per_item). */
+    @Override
+    protected int bytesPerItem() {
+        return 16;
+    }
+
     public static final String PROTOCOL = "hr";
 
     public final int blocks;

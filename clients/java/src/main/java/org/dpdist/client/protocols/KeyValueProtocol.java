@@ -90,13 +90,13 @@ public abstract class KeyValueProtocol extends Protocol {
             for (Object pair : (List<?>) set) {
                 List<Object> two = Json.asList(pair);
                 if (two == null || two.size() != 2) {
-                    throw new InvalidValueTypeError(owner + " must hold (key, value) pairs. Got " + Json.show(pair) + " for user " + index + ".");
+                    throw new InvalidValueTypeError(owner + " must hold (key, value) pairs. Got " + ValueDomain.typeOf(pair) + " for user " + index + ".");
                 }
                 pairs.add(new Object[] {two.get(0), two.get(1)});
             }
         } else {
             throw new InvalidValueTypeError(owner + " must hold one set of (key, value) pairs per user (a map {key: value} or a list of [key, value]). Got "
-                + Json.show(set) + " for user " + index + " instead.");
+                + ValueDomain.typeOf(set) + " for user " + index + " instead.");
         }
         int[] keys = new int[pairs.size()];
         double[] values = new double[pairs.size()];
@@ -109,17 +109,17 @@ public abstract class KeyValueProtocol extends Protocol {
             Object key = objectKeys && rawKey instanceof String && CANONICAL_INTEGER.matcher((String) rawKey).matches() ? Double.valueOf((String) rawKey) : rawKey;
             if (!Json.isInteger(key)) {
                 throw new InvalidValueTypeError(owner + ": keys must be whole numbers (a map's keys may be their canonical decimal text). Got "
-                    + Json.show(rawKey) + " for user " + index + ".");
+                    + ValueDomain.typeOf(rawKey) + " for user " + index + ".");
             }
             if (!(value instanceof Number)) {
-                throw new InvalidValueTypeError(owner + ": values must be numbers. Got " + Json.show(value) + " for user " + index + ".");
+                throw new InvalidValueTypeError(owner + ": values must be numbers. Got " + ValueDomain.typeOf(value) + " for user " + index + ".");
             }
             double k = ((Number) key).doubleValue();
             double v = ((Number) value).doubleValue();
-            if (k < 0 || k >= d) throw new OutOfDomainError(owner + " must hold keys in [0, " + d + "). Got key " + Json.show(key) + ".");
-            if (!(Math.abs(v) <= 1)) throw new OutOfDomainError(owner + " must hold values in [-1, 1] (scale them first). Got " + v + ".");
+            if (k < 0 || k >= d) throw new OutOfDomainError(owner + " must hold keys in [0, " + d + "); a key of user " + index + " is outside it (not shown: a user's keys are private).");
+            if (!(Math.abs(v) <= 1)) throw new OutOfDomainError(owner + " must hold values in [-1, 1] (scale them first); a value of user " + index + " is outside it (not shown: private).");
             if (!seen.add((int) k)) {
-                throw new OutOfDomainError(owner + " must hold each key at most once per user. Got key " + (int) k + " twice for user " + index + ".");
+                throw new OutOfDomainError(owner + " must hold each key at most once per user. A key appears twice for user " + index + " (not shown: private).");
             }
             keys[at] = (int) k;
             values[at] = v;

@@ -28,7 +28,12 @@ public abstract class NumericalProtocol extends Protocol {
         return ((Number) ((List<?>) params.get("bounds")).get(1)).doubleValue();
     }
 
-    /** A real in the bounds, as its place in [0, 1] (a Double). */
+    /** Whether the bounds are one period of a circle (a value outside is wrapped around, not clipped). */
+    protected boolean circular() {
+        return false;
+    }
+
+    /** A real, clipped into the bounds (wrapped on a circle), as its place in [0, 1] (a Double). */
     @Override
     public Object checkValue(Object value, int index) {
         return checkReal(value, index);
@@ -40,7 +45,7 @@ public abstract class NumericalProtocol extends Protocol {
     }
 
     private ValueDomain domain() {
-        if (domain == null) domain = ValueDomain.numerical(display(), low(), high());
+        if (domain == null) domain = circular() ? ValueDomain.circle(display(), low(), high()) : ValueDomain.numerical(display(), low(), high());
         return domain;
     }
 
@@ -52,7 +57,7 @@ public abstract class NumericalProtocol extends Protocol {
         writeReport((Double) checked, source, bytes, offset);
     }
 
-    /** Randomize reals in the bounds (all checked before anything is drawn): one report per value. */
+    /** Randomize reals, clipped into the bounds (all checked before anything is drawn): one report per value. */
     public ReportBatch privatizeValues(double[] values, RandomSource source) {
         double[] units = new double[values.length];
         for (int i = 0; i < values.length; i++) units[i] = domain().real(values[i], i);

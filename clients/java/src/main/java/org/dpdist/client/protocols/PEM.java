@@ -143,8 +143,8 @@ public final class PEM extends Protocol {
             if (column < chars.length) {
                 Integer known = symbolOf.get(chars[column]);
                 if (known == null) {
-                    throw new OutOfDomainError("The words given to PEM must use the alphabet '" + params.get("alphabet") + "'. Got the character "
-                        + Json.show(new String(Character.toChars(chars[column]))) + " at position " + index + ".");
+                    throw new OutOfDomainError("The words given to PEM must use the alphabet '" + params.get("alphabet") + "'. The word at position "
+                        + index + " has a character outside it (not shown: a user's value is private).");
                 }
                 symbol = known;
             }
@@ -159,7 +159,7 @@ public final class PEM extends Protocol {
         if (value instanceof String) {
             if (symbols == null) {
                 throw new InvalidValueTypeError("The 'values' argument of PEM.privatize must hold integers in [0, 2**" + bits
-                    + "); words need a campaign with an 'alphabet'. Got " + Json.show(value) + " at position " + index + ".");
+                    + "); words need a campaign with an 'alphabet'. Got a word at position " + index + ".");
             }
             return encodeWord((String) value, index);
         }
@@ -168,11 +168,11 @@ public final class PEM extends Protocol {
         else if (Json.isSafeInteger(value) || value instanceof Long || value instanceof Integer) item = BigInteger.valueOf(((Number) value).longValue());
         else {
             throw new InvalidValueTypeError("The 'values' argument of PEM.privatize must hold words or integers in [0, 2**" + bits + "). Got "
-                + value + " at position " + index + " instead.");
+                + ValueDomain.typeOf(value) + " at position " + index + " instead.");
         }
         if (item.signum() < 0 || item.bitLength() > bits) {
-            throw new OutOfDomainError("The 'values' argument of PEM.privatize must hold integers in [0, 2**" + bits + "). Got " + item + " at position "
-                + index + ", outside it.");
+            throw new OutOfDomainError("The 'values' argument of PEM.privatize must hold integers in [0, 2**" + bits + "). The item at position "
+                + index + " is outside it (not shown: a user's value is private).");
         }
         return item.longValue();
     }

@@ -167,7 +167,7 @@ public abstract class RecordProtocol extends Protocol {
             values = ordered;
         } else {
             throw new InvalidValueTypeError("The 'values' argument of " + display() + ".privatize must hold records (lists in the schema's order, or maps by "
-                + "attribute name). Got " + Json.show(record) + " at position " + index + ".");
+                + "attribute name). Got " + ValueDomain.typeOf(record) + " at position " + index + ".");
         }
         Object[] out = new Object[names.size()];
         for (int attribute = 0; attribute < out.length; attribute++) {

@@ -14,6 +14,12 @@ import org.dpdist.client.Params;
  * hash family ({@link HashFamily}: one of k Carter-Wegman functions h_j(x) = ((a_j x + b_j) mod P) mod m), h_j(item).
  */
 public abstract class Sketch extends FrequencyProtocol {
+    /** the sketch's table, not the domain, is the aggregate (Python's SketchOracle._bytes_per_item; its size is checked apart). */
+    @Override
+    protected int bytesPerItem() {
+        return 0;
+    }
+
     private static final long MAX_TABLE_CELLS = 1 << 24;
     static final long MAX_CHANNEL_OUTPUTS = 1 << 20;
 

@@ -15,9 +15,11 @@ import org.dpdist.client.RecordFormat;
  */
 public final class SplitBudget extends MultiAttribute {
     public static final String PROTOCOL = "spl";
+    /** Python's SPL epsilon: at least 1e-6 per attribute of the largest schema (64), at most 30. */
+    private static final Params.Rule EPSILON = Params.privacyBudget(1e-6 * 64, "6.4e-05");
 
     public SplitBudget(Map<String, Object> config) {
-        super(PROTOCOL, config, ProtocolIndex.attributeProtocols(), new Object[0], Params.defaults());
+        super(PROTOCOL, config, ProtocolIndex.attributeProtocols(), new Object[] {"epsilon", EPSILON}, Params.defaults());
         this.format = attributeFields();
     }
 
