@@ -33,14 +33,19 @@ ACCEPTED = (b"message/ohttp-req", b"message/ohttp-chunked-req")
 class Faults:
     """What the relay does wrong: ``drop`` requests it never forwards (502), ``lose`` answers it never passes back (504,
     after forwarding), ``replay`` requests it forwards twice, ``hold`` requests it keeps until that many wait and then
-    forwards in a random order, ``delay`` seconds before forwarding.  ``seen`` records every body forwarded."""
+    forwards in a random order, ``delay`` seconds before forwarding, ``relabel`` requests it forwards as
+    ``message/ohttp-chunked-req`` whatever they came as.  ``seen`` records every body forwarded, ``answers`` the status
+    and content type of every answer the gateway gave the relay, ``answer_lengths`` its body's length."""
 
     drop: int = 0
     lose: int = 0
     replay: int = 0
     hold: int = 0
     delay: float = 0.0
+    relabel: int = 0
     seen: list = field(default_factory=list)
+    answers: list = field(default_factory=list)
+    answer_lengths: list = field(default_factory=list)
     _held: list = field(default_factory=list)
 
 
@@ -53,7 +58,12 @@ def relay_app(gateway: str, *, path: str = "/ohttp", transport=None, faults: Fau
 
     async def forward(body: bytes, content_type: bytes) -> tuple[int, bytes, bytes]:  # status, content type, body only
         faults.seen.append(body)
+        if faults.relabel > 0:
+            faults.relabel -= 1
+            content_type = b"message/ohttp-chunked-req"
         response = await client.post(gateway, content=body, headers={"content-type": content_type.decode()})
+        faults.answers.append((response.status_code, response.headers.get("content-type", "")))
+        faults.answer_lengths.append(len(response.content))
         return response.status_code, response.headers.get("content-type", "").encode(), response.content
 
     async def answer(send, status: int, content_type: bytes, body: bytes) -> None:

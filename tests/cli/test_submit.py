@@ -95,6 +95,22 @@ def test_submit_says_at_once_that_it_retries_an_unreachable_server(data, capsys)
 
 
 
+def test_submit_through_an_ohttp_relay_names_the_relay_when_it_retries(data, capsys, tmp_path):
+    """Outsider finding F10: a relay's failure was reported as "http://collector did not answer (HTTP 502)"."""
+    pytest.importorskip("pyhpke")
+    from serve_support import free_port
+
+    from dpdist.relay import _ohttp
+
+    keys = tmp_path / "ohttp-keys.bin"
+    keys.write_bytes(_ohttp.encode_key_list([_ohttp.KeyConfig(0, _ohttp.public_key_of(b"\x01" * 32))]))
+    relay = f"http://127.0.0.1:{free_port()}/ohttp"
+    status, _, err = run(capsys, "submit", "--server", "http://collector.invalid", "--campaign", "c", data / "d.csv",
+                         "--column", "x", "--retries", "1", "--ohttp-relay", relay, "--ohttp-keys", keys)
+    first = err.strip().splitlines()[0]
+    assert status == 2 and f"the Oblivious HTTP relay {relay} (or http://collector.invalid behind it) did not answer" in first
+
+
 @pytest.mark.parametrize("options, named", [
     (["--ohttp-relay", "ftp://relay.example"], "--ohttp-relay"),
     (["--ohttp-keys", "keys.bin"], "--ohttp-keys"),

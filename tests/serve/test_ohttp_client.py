@@ -32,6 +32,9 @@ def test_the_newest_supported_configuration_is_taken_and_checked_against_the_giv
     with pytest.raises(CampaignIdentityError) as swapped:
         campaign_key_config("c", _document(OTHER), _ohttp.encode_key_list([KEY]))
     assert swapped.value.code == "ohttp_key_mismatch"
+    rotated = _ohttp.KeyConfig(4, _ohttp.public_key_of(b"\x04" * 32))  # outsider finding F2: a rotation states a new
+    assert campaign_key_config("c", _document(rotated, KEY), _ohttp.encode_key_list([KEY])) == KEY  # key first
+    assert campaign_key_config("c", _document(rotated, KEY), _ohttp.encode_key_list([rotated, KEY])) == rotated
     for document, code in ((_document(chacha_only), "ohttp_key_mismatch"), ({"campaign": "c"}, "no_ohttp_gateway"),
                            (_document(KEY, relay={"url": "http://relay"}), "relayed_campaign")):
         with pytest.raises(CampaignIdentityError) as refused:
@@ -92,6 +95,8 @@ def test_what_the_relay_receives_is_one_encapsulated_request_to_the_configuratio
     inner = decode_request(opened.message)
     assert (inner.method, inner.path, inner.content, inner.header("authorization")) == (
         "PUT", "/api/campaigns/c/batches/b", b"secret body", "Bearer t")
+    # F8: no user-agent (it named python-httpx and its version) nor accept: the fields every dpdist client sends
+    assert sorted(name for name, _ in inner.headers) == [b"authorization", b"dpdist-ohttp-answer"], inner
 
 
 def test_a_device_given_its_keys_fetches_the_config_through_the_relay_too():

@@ -8,6 +8,7 @@ gets, counted once by batch id whatever the relay does.
 from __future__ import annotations
 
 import base64
+import json
 import re
 
 import httpx
@@ -19,7 +20,7 @@ pytest.importorskip("pyhpke")
 from ohttp_relay_support import Faults, relay_app  # noqa: E402
 from relay_parties import ADMIN, Parties  # noqa: E402
 
-from dpdist.errors import CampaignIdentityError, ServiceRefusedError, ServiceUnavailableError  # noqa: E402
+from dpdist.errors import ServiceRefusedError, ServiceUnavailableError  # noqa: E402
 from dpdist import local  # noqa: E402
 from dpdist.relay import _bhttp, _ohttp  # noqa: E402
 
@@ -62,6 +63,7 @@ def test_a_batch_through_a_standard_relay_is_counted_once_whatever_the_relay_rep
         parties.faults.replay = 1  # the relay sends the device's resend twice
         again = device.submit_reports("commute", protocol, reports, batch_id="b" * 32)
     assert first["duplicate"] is False and again["duplicate"] is True
+    assert len(set(parties.faults.answer_lengths)) == 1  # F7: a replay's answer ("duplicate": true) is as long as the first
     assert _totals(parties, "commute")["n"] == 5
     assert len(parties.faults.seen) == 3  # three deliveries of one batch: the collector counted it once
     body = protocol.report_format  # the relay saw ciphertext only: neither the batch id nor the records' bytes
@@ -145,9 +147,10 @@ def test_a_device_refuses_a_swapped_key_configuration_before_anything_is_sent(pa
     # its first request, the config's, went through the relay to the swapped key: the gateway cannot open it
     assert unopened.value.code == "not_decapsulated" and len(parties.faults.seen) == 1
     given = parties.admin("collector", "GET", "/ohttp/keys").content
-    parties.admin("collector", "POST", "/api/ohttp/keys")  # the collector now states a key the device was not given
+    parties.admin("collector", "POST", "/api/ohttp/keys")  # the collector now states only a key the device was not given
+    parties.admin("collector", "DELETE", f"/api/ohttp/keys/{_ohttp.decode_key_list(given)[0].key_id}")
     with parties.client(ohttp_relay=RELAY, ohttp_keys=given) as device:
-        with pytest.raises(CampaignIdentityError) as refused:
+        with pytest.raises(ServiceRefusedError) as refused:  # its key is retired: the config's request is refused
             device.submit_values("commute", np.array([0, 1, 2]))
     assert refused.value.code == "ohttp_key_mismatch" and len(parties.faults.seen) == 2  # the config only
     assert _totals(parties, "commute")["n"] == 0
@@ -309,3 +312,75 @@ def test_the_openapi_document_states_the_gateway_and_its_key_ring():
     (key_id,) = paths["/api/ohttp/keys/{key_id}"]["delete"]["parameters"]
     pattern = re.compile(key_id["schema"]["pattern"])
     assert all(pattern.match(str(number)) for number in range(256)) and not pattern.match("256")
+
+
+def test_two_reports_encapsulate_to_the_same_length_whatever_their_crc(parties):
+    """Outsider finding F1: unpadded, the record's CRC-32 (decimal in its header) made report 38 of GRR over 100 items
+    3 bytes shorter than the others; padded (RFC 9292 section 3.8), the relay sees one length for every report."""
+    from dpdist.io import encode_record
+
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 100}
+    with parties.client(admin_token=ADMIN) as operator:
+        operator.create_campaign("hundred", config)
+        operator.open_campaign("hundred")
+    protocol = local.from_config(config)
+    def crc_digits(value):
+        record = encode_record(protocol, np.array([value]))
+        return len(str(json.loads(record[14 : 14 + int.from_bytes(record[10:14], "little")])["crc32"]))
+
+    digits = {value: crc_digits(value) for value in (38, 0)}
+    assert digits[38] != digits[0]  # the two reports' checksums differ in width: unpadded, their lengths did
+    lengths = []
+    with parties.client(ohttp_relay=RELAY) as device:
+        for value in (38, 0):
+            del parties.faults.seen[:]
+            device.submit_reports("hundred", protocol, np.array([value]))
+            lengths.append({len(seen) for seen in parties.faults.seen})
+    assert lengths[0] == lengths[1] and len(lengths[0]) == 1, lengths
+    assert _totals(parties, "hundred")["n"] == 2
+
+
+def test_a_relay_that_relabels_a_request_as_chunked_gets_it_refused_unserved_never_its_answer_in_clear(parties):
+    """Outsider finding F3: a dpdist client's message/ohttp-req relabelled message/ohttp-chunked-req opened in ohttpy's
+    dialect and was served, its inner status and content type on the outer answer; now refused, nothing counted."""
+    _campaign(parties)
+    protocol = local.from_config(CONFIG)
+    reports = protocol.privatize(np.array([0, 1, 2]), rng=3)
+    with parties.client(ohttp_relay=RELAY) as device:
+        device.config("commute")
+        del parties.faults.answers[:]
+        parties.faults.relabel = 1
+        with pytest.raises(ServiceRefusedError) as refused:
+            device.submit_reports("commute", protocol, reports, batch_id="c" * 32)
+        assert refused.value.code == "ohttp_dialect_mismatch"
+        assert parties.faults.answers == [(400, "application/json")]
+        assert _totals(parties, "commute")["n"] == 0
+        assert device.submit_reports("commute", protocol, reports, batch_id="c" * 32)["duplicate"] is False
+    assert parties.faults.answers[-1] == (200, "message/ohttp-res")
+    assert _totals(parties, "commute")["n"] == 3
+
+
+def test_devices_holding_the_published_keys_still_send_after_a_rotation_until_their_key_is_retired(parties):
+    """Outsider finding F2: after POST /api/ohttp/keys the config states the new key first; a device given the old
+    key file refused the campaign (ohttp_key_mismatch). It now encapsulates to its own key, still served."""
+    _campaign(parties)
+    published = parties.admin("collector", "GET", "/ohttp/keys").content
+    assert parties.admin("collector", "POST", "/api/ohttp/keys").status_code == 201
+    protocol = local.from_config(CONFIG)
+    reports = protocol.privatize(np.array([0, 1]), rng=4)
+    with parties.client(ohttp_relay=RELAY, ohttp_keys=published) as device:
+        assert device.submit_reports("commute", protocol, reports)["accepted"] == 2
+    assert all(seen[0] == published[2] for seen in parties.faults.seen)  # every request to the old key's id
+    assert _totals(parties, "commute")["n"] == 2
+
+
+def test_ohttp_key_refusals_are_counted_as_every_refusal_is(parties):
+    """Outsider finding F6: 400 ohttp-key problems (unknown key id or suite) were in no dpdist_requests_refused_total."""
+    _campaign(parties)
+    unknown = bytes([(_keys(parties)[0].key_id + 7) % 256]) + bytes.fromhex("002000010001") + b"\x01" * 60
+    other_suite = bytes([_keys(parties)[0].key_id]) + bytes.fromhex("002000010003") + b"\x01" * 60
+    for body in (unknown, unknown, other_suite, b"\x00" * 10):
+        assert _raw(parties, body).status_code == 400
+    metrics = parties.admin("collector", "GET", "/metrics").text
+    assert 'dpdist_requests_refused_total{reason="ohttp_key"} 3.0' in metrics
+    assert 'dpdist_requests_refused_total{reason="not_decapsulated"} 1.0' in metrics

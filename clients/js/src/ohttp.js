@@ -13,10 +13,14 @@
 //   key = Expand(Extract(enc | nonce, secret), "key", 16) and nonce = Expand(..., "nonce", 12), with
 //   secret = Export("message/bhttp response", 16) of the request's HPKE context (WebCrypto's HKDF and AES-GCM);
 // - Binary HTTP (RFC 9292): requests written in the known-length framing (section 3), responses read in both
-//   framings, informational responses skipped, trailing empty sections and padding allowed (sections 3.8, 3.9).
+//   framings, informational responses skipped, trailing empty sections and padding allowed (sections 3.8, 3.9);
+//   each request zero-padded (section 3.8) to paddedLength: a power of two (at least 1024) of its length as if every
+//   record's CRC-32 had all 10 decimal digits, so that the relay sees a length that depends on the batch's size only,
+//   never on its reports (outsider finding F1), the same as dpdist.serve._ohttp_client.padded_length.
 
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from './vendor/hpke.js';
 import { InvalidParameterError, ServiceError } from './errors.js';
+import { RECORD_MAGIC } from './wire.js';
 
 export const REQUEST_CONTENT_TYPE = 'message/ohttp-req';
 export const RESPONSE_CONTENT_TYPE = 'message/ohttp-res';
@@ -24,10 +28,14 @@ export const KEYS_CONTENT_TYPE = 'application/ohttp-keys';
 const KEM_X25519 = 0x0020;
 const KDF_SHA256 = 0x0001;
 const AEAD_AES128GCM = 0x0001;
+// stated inside the envelope: this client reads the whole answer encapsulated (message/ohttp-res), so the gateway refuses
+// this request if a relay relabels it as chunked rather than answer it with its status in the clear (outsider finding F3)
+export const WHOLE_ANSWER_FIELD = ['dpdist-ohttp-answer', 'encapsulated'];
 const KEY_PROBLEM = 'https://iana.org/assignments/http-problem-types#ohttp-key';
-// fields about a connection (RFC 9110 section 7.6.1), not about the inner request: never encapsulated
+// never encapsulated: fields about a connection (RFC 9110 section 7.6.1), and user-agent and accept, which told the
+// collector the client (Python or JS, and its version; outsider finding F8): every dpdist client sends the same fields
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'upgrade', 'trailer', 'host',
-  'content-length', 'accept-encoding']);
+  'content-length', 'accept-encoding', 'user-agent', 'accept']);
 const text = new TextEncoder();
 
 let suite = null;
@@ -155,6 +163,42 @@ function readFields(reader, indeterminate) {
   return fields;
 }
 
+/** The smallest padded inner request: a campaign's config request and a batch of a few reports all pad to it. */
+export const MIN_PADDED_BYTES = 1024;
+
+/** The digits the CRC-32s of the records in ``body`` (dpdist's binary records, else 0) lack to 10. */
+function crcSlack(body) {
+  let slack = 0;
+  let offset = 0;
+  const starts = (at) => at + 14 <= body.length && RECORD_MAGIC.every((byte, index) => body[at + index] === byte);
+  while (starts(offset)) {
+    const view = new DataView(body.buffer, body.byteOffset + offset, 14);
+    const headerBytes = view.getUint32(10, true);
+    let header;
+    try {
+      header = JSON.parse(new TextDecoder().decode(body.subarray(offset + 14, offset + 14 + headerBytes)));
+    } catch {
+      return slack; // not a record after all: nothing to even out
+    }
+    if (Number.isInteger(header?.crc32) && header.crc32 >= 0) slack += 10 - String(header.crc32).length;
+    if (!Number.isInteger(header?.payload_bytes)) return slack;
+    offset += 14 + headerBytes + header.payload_bytes;
+  }
+  return slack;
+}
+
+/**
+ * The length a Binary HTTP ``message`` carrying ``body`` is zero-padded to before it is encapsulated (RFC 9292
+ * section 3.8): the next power of two, at least MIN_PADDED_BYTES, of its length with every record's CRC-32 counted
+ * at 10 digits.
+ */
+export function paddedLength(message, body) {
+  const publicLength = message.length + crcSlack(body);
+  let target = MIN_PADDED_BYTES;
+  while (target < publicLength) target *= 2;
+  return target;
+}
+
 /** The final response ``{status, fields, body}`` of a Binary HTTP response (RFC 9292 sections 3 and 3.5). */
 export function decodeBinaryResponse(bytes) {
   const reader = new Reader(bytes, 'Binary HTTP response');
@@ -235,7 +279,12 @@ export function obliviousFetch(relayUrl, config, fetch) {
   return async (target, { method = 'GET', headers = {}, body } = {}) => {
     const url = new URL(target, globalThis.location?.href);
     const fields = Object.entries(headers).map(([name, value]) => [name.toLowerCase(), String(value)]).filter(([name]) => !HOP_BY_HOP.has(name));
-    const { encapsulated, open } = await encapsulateRequest(config, encodeBinaryRequest(method, url, fields, bytesOf(body)));
+    fields.push(WHOLE_ANSWER_FIELD);
+    const bytes = bytesOf(body);
+    const message = encodeBinaryRequest(method, url, fields, bytes);
+    const padded = new Uint8Array(paddedLength(message, bytes)); // RFC 9292 section 3.8: zero padding
+    padded.set(message);
+    const { encapsulated, open } = await encapsulateRequest(config, padded);
     const outer = await fetch(relayUrl, { method: 'POST', headers: { 'Content-Type': REQUEST_CONTENT_TYPE, Accept: RESPONSE_CONTENT_TYPE }, body: encapsulated });
     const kind = (outer.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     if (outer.status !== 200 || kind !== RESPONSE_CONTENT_TYPE) return notEncapsulated(outer);
@@ -273,8 +322,9 @@ function base64UrlBytes(encoded) {
 
 /**
  * The key configuration to encapsulate ``campaignId``'s requests to: the newest of its public config's ``ohttp.keys``
- * that offers this client's suite, after checking it is among the ``given`` ones (a collector that hands devices
- * different keys could tell them apart behind the relay).  Refused (ServiceError ``relayed_campaign``,
+ * that offers this client's suite and, with ``given`` ones, the newest of those among them (a rotation states a new
+ * key first and keeps the old: devices holding the old still send; a collector that hands devices different keys
+ * could tell them apart behind the relay, and is refused when none of the given keys is stated).  Refused (ServiceError ``relayed_campaign``,
  * ``no_ohttp_gateway``, ``ohttp_key_mismatch``) before anything is drawn or sent.
  */
 export function campaignKeyConfig(campaignId, document, given) {
@@ -288,10 +338,13 @@ export function campaignKeyConfig(campaignId, document, given) {
     throw refuse(`states an unreadable Oblivious HTTP key configuration: ${error.message}`, 'ohttp_key_mismatch');
   }
   if (configs.length === 0) throw refuse("offers no Oblivious HTTP key configuration with X25519, HKDF-SHA256 and AES-128-GCM.", 'ohttp_key_mismatch');
-  const [newest] = configs;
+  if (!given) return configs[0];
+  // the newest stated that this device was given: a rotation adds keys, the given ones still serve (outsider finding F2)
   const same = (a, b) => a.length === b.length && a.every((byte, index) => byte === b[index]);
-  if (given && !decodeKeyList(given).some((config) => same(config.bytes, newest.bytes))) {
-    throw refuse(`states an Oblivious HTTP key configuration (key id ${newest.keyId}) that is not among the ones this device was given: a collector that gives devices different keys can tell them apart behind the relay.`, 'ohttp_key_mismatch');
+  const mine = decodeKeyList(given);
+  const shared = configs.find((config) => mine.some((one) => same(one.bytes, config.bytes)));
+  if (!shared) {
+    throw refuse(`states Oblivious HTTP key configurations (key ids ${configs.map((config) => config.keyId).join(', ')}) none of which is among the ones this device was given: a collector that gives devices different keys can tell them apart behind the relay, and a retired key cannot be sent to.`, 'ohttp_key_mismatch');
   }
-  return newest;
+  return shared;
 }

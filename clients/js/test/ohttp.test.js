@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Client } from '../src/index.js';
+import { Client, crc32, encodeRecord } from '../src/index.js';
 import {
   campaignKeyConfig, decodeBinaryResponse, decodeKeyList, encapsulateRequest, encodeBinaryRequest, obliviousFetch, varint,
 } from '../src/ohttp.js';
@@ -144,6 +144,8 @@ test('given its keys, the Client fetches the config and sends its batch through 
   assert.ok(seen.every((one) => one.contentType === 'message/ohttp-req'));
   assert.ok(inner[0].includes('GET') && inner[0].includes('/api/campaigns/c/config') && inner[0].includes('collector.example'));
   assert.ok(inner[1].includes('PUT') && inner[1].includes('/api/campaigns/c/batches/'));
+  assert.ok(inner.every((text) => text.includes('dpdist-ohttp-answer') && text.includes('encapsulated'))); // F3's mark, under HPKE
+  assert.ok(inner.every((text) => !/user-agent|accept/.test(text))); // F8: the fields every dpdist client sends, no more
 });
 
 test('a swapped key configuration, a relayed campaign, a collector without a gateway: refused before a batch is sent', async () => {
@@ -165,7 +167,13 @@ test('a swapped key configuration, a relayed campaign, a collector without a gat
     await assert.rejects(client.submitMany([1]), (error) => error.code === code);
     assert.deepEqual(puts, []);
   }
-  assert.throws(() => campaignKeyConfig('c', document([KEY_CONFIG]), keyList(other)), /not among the ones this device was given/);
+  assert.throws(() => campaignKeyConfig('c', document([KEY_CONFIG]), keyList(other)), /none of which is among the ones this device was given/);
+  // outsider finding F2: a rotation states a new key first and keeps the old; a device given the old one still sends to it
+  const rotated = KEY_CONFIG.slice();
+  rotated[0] = 2;
+  rotated[5] ^= 1;
+  assert.equal(campaignKeyConfig('c', document([rotated, KEY_CONFIG]), RFC_KEYS).keyId, 1);
+  assert.equal(campaignKeyConfig('c', document([rotated, KEY_CONFIG]), keyList(rotated, KEY_CONFIG)).keyId, 2);
 });
 
 test('the ohttp option is checked by name, and a relay that answers for itself is read as a refusal', async () => {
@@ -185,4 +193,22 @@ test('the ohttp option is checked by name, and a relay that answers for itself i
   }
   const garbage = new Response(new Uint8Array(40), { status: 200, headers: { 'content-type': 'message/ohttp-res' } });
   await assert.rejects(obliviousFetch('https://relay/ohttp', config, async () => garbage)('https://c.example/x'), /does not open/);
+});
+
+test('two batches encapsulate to the same length whatever their reports and CRC-32s (outsider finding F1)', async () => {
+  const [config] = decodeKeyList(RFC_KEYS);
+  const batch = (value) => ({ config: { domain_size: 100, epsilon: 1.0, protocol: 'grr', version: 1 }, descr: '|u1', shape: [1], bytes: Uint8Array.of(value), floatKeys: new Set(['epsilon']) });
+  const digits = (value) => String(crc32(Uint8Array.of(value))).length;
+  const [short] = [...Array(100).keys()].filter((value) => digits(value) < 9);
+  assert.ok(short !== undefined && digits(short) !== digits(0)); // unpadded, these two lengths differ
+  const lengths = [];
+  const relay = async (url, init) => {
+    lengths.push(init.body.length);
+    return new Response('dropped', { status: 502 });
+  };
+  for (const value of [short, 0]) {
+    const body = encodeRecord(batch(value), { fileId: 'a'.repeat(32) });
+    await obliviousFetch('https://relay/ohttp', config, relay)('https://c.example/api/campaigns/c/batches/' + 'b'.repeat(32), { method: 'PUT', headers: { 'Content-Type': 'application/x-dpdist-reports' }, body });
+  }
+  assert.equal(lengths[0], lengths[1]);
 });

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 import threading
+from typing import BinaryIO, cast
 
 from ._binary import _PREFIX, RECORD_MAGIC, RECORD_VERSION, read_header
 
@@ -83,7 +84,7 @@ class RecordHeaders:
             template = self._known.get(cut[0])
             if template is not None:
                 return _whole(body, end, {**template, "crc32": cut[1], "file_id": cut[2]})
-        header = read_header(_Stream(body), source)
+        header = read_header(cast(BinaryIO, _Stream(body)), source)  # a read(n) is all read_header uses
         if header is None:
             return None
         if cut is not None and header["crc32"] == cut[1] and header["file_id"] == cut[2]:

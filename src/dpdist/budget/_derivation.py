@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Sequence, cast
 
 from .._documents import same_document
 from .._guarantee import PrivacyGuarantee
@@ -91,7 +91,7 @@ def memo_total(charges: Sequence, relation: str) -> list[PrivacyLoss]:
     losses = []
     for key, total in reports.items():
         protocol = from_config(dict(configs[key]))
-        epsilon = protocol.guarantee_over(total).epsilon
+        epsilon = cast(Any, protocol).guarantee_over(total).epsilon  # a memoized protocol: the memos' charges
         losses.append(PrivacyLoss.of_guarantee(
             PrivacyGuarantee(epsilon, 0.0, relation, "central"),
             f"{protocol.display_name}'s memo: {epsilon:.6g} over {total} report(s) of one device in "

@@ -407,9 +407,9 @@ class BudgetSession:
         config = json.loads(memo_key(protocol.config()))
 
         def priced(charges: list[Charge]) -> tuple[PrivacyGuarantee, PrivacyLoss]:
-            before = sum(int(charge.loss.derivation["reports"]) for charge in charges
-                         if (charge.loss.derivation or {}).get("kind") == "memo"
-                         and memo_key(charge.loss.derivation["config"]) == memo_key(config))
+            memos = [charge.loss.derivation for charge in charges
+                     if charge.loss.derivation is not None and charge.loss.derivation.get("kind") == "memo"]
+            before = sum(int(memo["reports"]) for memo in memos if memo_key(memo["config"]) == memo_key(config))
             try:
                 increment = memo_increment(protocol, before, reports)
             except InvalidParameterError as error:

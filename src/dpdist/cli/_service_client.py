@@ -75,7 +75,7 @@ def service_client(args, *, admin: bool):
         submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,
         retry_window=args.retry_window,
-        on_retry=_say_retrying(args.server, args.retry_window),
+        on_retry=_say_retrying(args.server, args.retry_window, relay),
         pins={args.campaign: args.pin} if getattr(args, "pin", None) else None,
         issuer_credential=credential,
         issuer=issuer,
@@ -122,15 +122,18 @@ def _ohttp_options(args) -> tuple[str | None, bytes | None]:
     return relay, keys
 
 
-def _say_retrying(server: str, window: float):
-    """An ``on_retry`` that prints one line at the first failure of a request: no silence while the client retries."""
+def _say_retrying(server: str, window: float, relay: str | None = None):
+    """An ``on_retry`` that prints one line at the first failure of a request: no silence while the client retries.
+    Through an Oblivious HTTP ``relay`` the failure is the relay's or the collector's behind it: the line names both
+    (outsider finding F10: a relay's 502 was blamed on the collector)."""
     said = False
 
     def on_retry(failure: str, attempt: int, wait: float, remaining: int) -> None:
         nonlocal said
         if attempt == 1 or not said:
             said = True
-            print(f"dpdist: {server} did not answer ({failure}); sending the same request again for up to "
+            who = server if relay is None else f"the Oblivious HTTP relay {relay} (or {server} behind it)"
+            print(f"dpdist: {who} did not answer ({failure}); sending the same request again for up to "
                   f"{describe_window(window)} (--retry-window; Ctrl-C to stop).", file=sys.stderr, flush=True)
 
     return on_retry

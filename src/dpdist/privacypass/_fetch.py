@@ -22,7 +22,7 @@ from typing import Any
 from .._retry import Retries, retry_after
 from .._tls import verifying_context
 from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
-from .._validation import Described, Integer, Interval, Optional, Text, validate_params
+from .._validation import Constraint, Described, Integer, Interval, Optional, Text, validate_params
 from ._client import PendingToken, finalize_token, request_token
 
 __all__ = ["fetch_token", "fetch_token_async", "REQUEST_MEDIA_TYPE", "RESPONSE_MEDIA_TYPE"]
@@ -35,7 +35,7 @@ _KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 
 _SECONDS = Described(Interval(0.0, 600.0, closed="right"), "a number of seconds in (0, 600]")
 #: the rules of a token fetch's arguments
-_FETCH = {
+_FETCH: dict[str, Constraint] = {
     "issuer_url": Described(Text(pattern=r"https?://.*"), "an http:// or https:// URL"),
     "key_name": Described(Text(pattern=_KEY_NAME.pattern), "1-128 characters A-Z a-z 0-9 . _ -"),
     "credential": Described(Text(ascii=True), "the non-empty ASCII credential the issuer's operator gave"),

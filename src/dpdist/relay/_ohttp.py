@@ -29,6 +29,10 @@ modified Microsoft ``ohttp``) sends ``message/ohttp-chunked-req`` holding an *un
 and reads an answer framed its own way (:data:`OHTTPY_DIALECT`), as Microsoft's attested OHTTP server
 sends it: the response's status and header fields in the clear on the outer response, only its content
 encapsulated.  The gateway recognizes such a request by the info string it opens under and answers in kind.
+The outer content type is the relay's to change, and an RFC 9458 request relabelled as chunked opens as
+ohttpy's: dpdist's clients therefore state inside the envelope, in the field :data:`WHOLE_ANSWER_FIELD`, that
+they read the whole answer encapsulated, and the gateway refuses such a request opened in ohttpy's dialect
+rather than put its answer's status and fields in the clear (outsider finding F3).
 """
 
 from __future__ import annotations
@@ -46,7 +50,8 @@ from ._bhttp import read_varint, write_varint
 __all__ = [
     "CHUNKED_REQUEST_CONTENT_TYPE", "CHUNKED_RESPONSE_CONTENT_TYPE", "ClientContext", "KEYS_CONTENT_TYPE", "KeyConfig",
     "KeyConfigMismatch", "OHTTPY_DIALECT", "Opened", "REQUEST_CONTENT_TYPE", "RESPONSE_CONTENT_TYPE", "SUITE_IDS",
-    "decapsulate_request", "decode_key_list", "encapsulate_request", "encode_key_list", "public_key_of",
+    "WHOLE_ANSWER_FIELD", "decapsulate_request", "decode_key_list", "encapsulate_request", "encode_key_list",
+    "public_key_of",
 ]
 
 REQUEST_CONTENT_TYPE = "message/ohttp-req"
@@ -60,6 +65,9 @@ SUITE_IDS = (0x0020, 0x0001, 0x0001)
 #: response, its content framed with LEB128 lengths, a length after the final indicator, keyed from RFC 9458's label (a
 #: modified Microsoft ``ohttp``, not the draft)
 OHTTPY_DIALECT = "ohttpy"
+#: the inner field (name, value) by which dpdist's clients state, under HPKE, that they read the whole answer encapsulated
+#: (``message/ohttp-res``): a request carrying it is never answered in :data:`OHTTPY_DIALECT`
+WHOLE_ANSWER_FIELD = (b"dpdist-ohttp-answer", b"encapsulated")
 _KEM, _KDF, _AEAD = SUITE_IDS
 _REQUEST_LABEL, _RESPONSE_LABEL = b"message/bhttp request", b"message/bhttp response"
 _CHUNKED_REQUEST_LABEL, _CHUNKED_RESPONSE_LABEL = b"message/bhttp chunked request", b"message/bhttp chunked response"

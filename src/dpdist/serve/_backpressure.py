@@ -119,11 +119,13 @@ class Starved:
             self._fd = None
 
     def __del__(self):
-        if getattr(self, "_fd", None) is not None:
-            os.close(self._fd)
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            os.close(fd)
 
     def _read(self) -> tuple[float, float]:
         """This thread's processor time and run-queue wait so far (seconds)."""
+        assert self._fd is not None  # read only once the file is open (__init__, mark)
         fields = os.pread(self._fd, 128, 0).split()
         return int(fields[0]) / 1e9, int(fields[1]) / 1e9
 

@@ -275,7 +275,8 @@ def _insert_batch_rows(db: Database, rows: list[tuple]) -> list[tuple]:
 def _stored(db: Database, items: list, columns: str = "body_sha256, n_read, accepted, rejected") -> dict:
     """The batch rows of ``items``' (campaign, batch id): (campaign, batch id) -> ``columns``.  One read per campaign
     of the ids its key finds (SQLite scanned the whole table for a list of (campaign, batch id) pairs)."""
-    stored, by_campaign = {}, {}
+    stored: dict = {}
+    by_campaign: dict[str, set[str]] = {}
     for item in items:
         by_campaign.setdefault(item.campaign_id, set()).add(item.batch_id)
     for campaign_id, batch_ids in by_campaign.items():
@@ -362,7 +363,7 @@ def _bind(db: Database, items: list) -> dict[tuple[str, str], str]:
     group claiming an id the first binds now).
 
     SQLite (one writer at a time: this transaction holds the write lock): an id is bound by its batch rows, keyed by
-    batch id first (schema version 8), and by ``bound_batch_ids`` once retention deleted them: one read of each,
+    batch id first (schema version 9), and by ``bound_batch_ids`` once retention deleted them: one read of each,
     nothing written.  PostgreSQL (group commits of many processes at once): ``bound_batch_ids``' key binds it."""
     wanted = sorted({(item.batch_id, item.campaign_id) for item in items if BOUND_BATCH_ID.fullmatch(item.batch_id)})
     if db.dialect == "sqlite":
@@ -385,7 +386,7 @@ def _bind(db: Database, items: list) -> dict[tuple[str, str], str]:
     return result
 
 
-def _owned(db: Database, wanted: list[tuple[str, str]]) -> dict[str, str]:
+def _owned(db: Database, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
     """SQLite's :func:`_bind` of ``wanted`` (sorted (batch id, campaign) pairs this group claimed): "other" for an id
     that a batch row of another campaign or ``bound_batch_ids`` bound before, else "ours" for the first campaign of
     the group that claims it (as the first insert of its key would bind it) and "other" for the rest.  By (batch id,

@@ -8,13 +8,19 @@ and exactly-once batch ids work unchanged on top: a retry encapsulates the same 
 and the collector counts a batch id once however many times a relay delivers it.
 
 Only what the device gives away through the relay: the relay sees the device's address and the size
-of an encapsulated request; the collector sees neither (docs/deployment.md, "Anonymous collection").
+of an encapsulated request; the collector sees neither (docs/deployment.md, "Anonymous collection").  That
+size depends on public things only: each inner request is zero-padded (RFC 9292 section 3.8) to
+:func:`padded_length`, a power of two (at least :data:`MIN_PADDED_BYTES`) of its length as if every
+record's CRC-32 (written in decimal in the record's header) had all 10 digits, so neither the reports nor
+their checksum change it, only the batch's size (outsider finding F1: unpadded, a one-report GRR batch's
+length named report 38 over 100 items).
 
 The key configuration is the campaign's, from its public config (``"ohttp"``); a device given the
 configuration out of band (``ohttp_keys=``, ``--ohttp-keys``: the bytes of ``application/ohttp-keys``,
-e.g. as the relay's operator publishes them) refuses a campaign whose config states another
-(``ohttp_key_mismatch``) before anything is randomized or sent: a collector handing out keys per device
-(to tell them apart behind the relay) is caught by a device that compares.  A device given its keys sends
+e.g. as the relay's operator publishes them) encapsulates to the newest of them the campaign's config also
+states, and refuses a campaign whose config states none of them (``ohttp_key_mismatch``) before anything is
+sent: a collector handing out keys per device (to tell them apart behind the relay) is caught by a device
+that compares.  A device given its keys sends
 every request through the relay, its campaigns' configs included (:func:`given_key_config`); one that is not
 fetches the config, and so the keys, from the collector directly, which then sees its address once, before
 any report.
@@ -24,17 +30,28 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
 from urllib.parse import urlsplit
 
 import httpx
 
+from .._io._binary import RECORD_MAGIC
 from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
 from ..relay import _bhttp, _ohttp
 
-__all__ = ["ObliviousTransport", "campaign_key_config", "check_relay_url", "given_key_config"]
+__all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "check_relay_url", "given_key_config",
+           "padded_length"]
 
+#: the smallest padded inner request: a campaign's config request and a batch of a few reports all pad to it
+MIN_PADDED_BYTES = 1024
+_RECORD_PREFIX = struct.Struct("<8sHI")  # magic, version, header length (dpdist._io._binary)
+_CRC_DIGITS = 10  # the most decimal digits of a CRC-32 (2^32 - 1)
+
+#: never encapsulated: fields about a connection (RFC 9110 section 7.6.1), and ``user-agent`` and ``accept``, which
+#: named the client library and its version to the collector and told Python from JS devices (outsider finding F8): every
+#: dpdist client sends the same fields (those the request needs: content type, authorization) and WHOLE_ANSWER_FIELD
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade", "trailer",
-                         "host", "content-length", "accept-encoding"})
+                         "host", "content-length", "accept-encoding", "user-agent", "accept"})
 
 
 def check_relay_url(url, owner: str = "Client") -> str:
@@ -59,7 +76,9 @@ def given_key_config(given: bytes) -> _ohttp.KeyConfig:
 
 def campaign_key_config(campaign: str, document: dict, given: bytes | None) -> _ohttp.KeyConfig:
     """The key configuration to encapsulate ``campaign``'s requests to: the newest of its config's ``"ohttp"`` that
-    offers dpdist's suite, after checking it against the configuration the device was ``given`` (module docstring)."""
+    offers dpdist's suite and, for a device ``given`` configurations, the newest of those that is among them (so a
+    rotation, which states a new key before the old ones, does not cut off devices holding the old configuration, and
+    a collector cannot make such a device encapsulate to a key of its own: module docstring)."""
     stated = document.get("ohttp") if isinstance(document, dict) else None
     if document.get("relay") is not None:
         raise CampaignIdentityError(
@@ -78,15 +97,42 @@ def campaign_key_config(campaign: str, document: dict, given: bytes | None) -> _
     if not configs:
         raise CampaignIdentityError(f"Campaign {campaign!r}'s gateway offers no key configuration with X25519, HKDF-SHA256 "
                                     "and AES-128-GCM. Nothing was sent.", "ohttp_key_mismatch")
-    if given is not None:
+    if given is not None:  # the newest stated that the device was given: a rotation adds keys, the given ones still serve
         mine = {config.encode() for config in _ohttp.decode_key_list(given)}
-        if configs[0].encode() not in mine:
+        shared = [config for config in configs if config.encode() in mine]
+        if not shared:
             raise CampaignIdentityError(
-                f"Campaign {campaign!r}'s collector states an Oblivious HTTP key configuration (key id "
-                f"{configs[0].key_id}) that is not among the ones this device was given: a collector that gives devices "
-                "different keys can tell them apart behind the relay. Nothing was randomized or sent.",
-                "ohttp_key_mismatch")
+                f"Campaign {campaign!r}'s collector states Oblivious HTTP key configurations (key ids "
+                f"{[config.key_id for config in configs]}) none of which is among the ones this device was given: a "
+                "collector that gives devices different keys can tell them apart behind the relay, and a retired key "
+                "cannot be sent to. Nothing was sent.", "ohttp_key_mismatch")
+        return shared[0]
     return configs[0]
+
+
+def _crc_slack(body: bytes) -> int:
+    """The digits the CRC-32s of the records in ``body`` (dpdist's binary records, else 0) lack to 10: what the padding
+    adds so that the checksums, functions of the reports, do not move the padded length."""
+    slack, offset = 0, 0
+    while body[offset : offset + len(RECORD_MAGIC)] == RECORD_MAGIC and offset + _RECORD_PREFIX.size <= len(body):
+        _, _, header_bytes = _RECORD_PREFIX.unpack_from(body, offset)
+        start = offset + _RECORD_PREFIX.size
+        try:
+            header = json.loads(body[start : start + header_bytes])
+            crc, payload_bytes = header.get("crc32"), int(header["payload_bytes"])
+        except (ValueError, TypeError, KeyError, AttributeError):  # not a record after all: nothing to even out
+            return slack
+        if isinstance(crc, int) and crc >= 0:
+            slack += _CRC_DIGITS - len(str(crc))
+        offset = start + header_bytes + payload_bytes
+    return slack
+
+
+def padded_length(message: bytes, body: bytes) -> int:
+    """The length a Binary HTTP ``message`` (carrying ``body``) is zero-padded to before it is encapsulated: the next
+    power of two, at least :data:`MIN_PADDED_BYTES`, of its length with every record's CRC-32 counted at 10 digits."""
+    public = len(message) + _crc_slack(bytes(body))
+    return max(MIN_PADDED_BYTES, 1 << (public - 1).bit_length())
 
 
 class ObliviousTransport(httpx.BaseTransport):
@@ -101,9 +147,12 @@ class ObliviousTransport(httpx.BaseTransport):
         url = request.url
         target = url.raw_path.decode("ascii")
         headers = tuple((name.lower().encode("ascii"), value.encode("latin-1")) for name, value in request.headers.items()
-                        if name.lower() not in _HOP_BY_HOP)
-        inner = _bhttp.Request(request.method, url.scheme, url.netloc.decode("ascii"), target, headers, request.read())
-        encapsulated, context = _ohttp.encapsulate_request(self.config, _bhttp.encode_request(inner))
+                        if name.lower() not in _HOP_BY_HOP) + (_ohttp.WHOLE_ANSWER_FIELD,)
+        body = request.read()
+        message = _bhttp.encode_request(_bhttp.Request(request.method, url.scheme, url.netloc.decode("ascii"), target,
+                                                       headers, body))
+        message += bytes(padded_length(message, body) - len(message))  # RFC 9292 section 3.8: zero padding
+        encapsulated, context = _ohttp.encapsulate_request(self.config, message)
         outer = self._outer.post(self.relay_url, content=encapsulated,
                                  headers={"content-type": _ohttp.REQUEST_CONTENT_TYPE, "accept": _ohttp.RESPONSE_CONTENT_TYPE})
         if outer.status_code != 200 or outer.headers.get("content-type", "").split(";")[0] != _ohttp.RESPONSE_CONTENT_TYPE:

@@ -11,10 +11,12 @@ Routes
     if it had come on its own, through the same middleware, fast path, limits, admission, group commit and
     refusals (a batch PUT counted once by its batch id, so a relay that replays a request gets the same
     acknowledgement and counts nothing twice), with the relay's address as the client's (the gateway never
-    sees a device's).  The answer is the inner response encapsulated: ``message/ohttp-res`` (or
-    ``message/ohttp-chunked-res``), status 200, ``Cache-Control: no-store``; to ohttpy's dialect
+    sees a device's).  The answer is the inner response, zero-padded to a power of two of at least 1024 bytes (RFC 9292
+    section 3.8), encapsulated: ``message/ohttp-res`` (or ``message/ohttp-chunked-res``), status 200, ``Cache-Control: no-store``; to ohttpy's dialect
     (:data:`dpdist.relay._ohttp.OHTTPY_DIALECT`) the inner status and fields go on the outer answer and only the
-    content is encapsulated, as that dialect's servers answer (its relay then sees the status and fields).  Only a device's requests pass:
+    content is encapsulated, as that dialect's servers answer (its relay then sees the status and fields); a request of
+    dpdist's clients that opens in that dialect (relabelled on the way) is refused unserved, 400
+    ``ohttp_dialect_mismatch``.  Only a device's requests pass:
     a batch (``PUT``/``POST /api/campaigns/{c}/batches[/{id}]``), a campaign's config or identity (``GET``);
     any other inner request is answered (encapsulated) 404 ``not_through_gateway``.
 ``GET /api/ohttp/keys``, ``POST /api/ohttp/keys``, ``DELETE /api/ohttp/keys/{key_id}`` (admin)
@@ -22,7 +24,8 @@ Routes
 
 Refused before anything is served (plain HTTP answers, which the relay passes on): 415 another content
 type; 400 ``application/problem+json`` of type ``https://iana.org/assignments/http-problem-types#ohttp-key``
-for a key id or suite the gateway does not hold (RFC 9458 section 5.3: fetch the key configuration again);
+for a key id or suite the gateway does not hold (RFC 9458 section 5.3: fetch the key configuration again), counted in
+``dpdist_requests_refused_total{reason="ohttp_key"}``;
 400 ``not_decapsulated`` for bytes that do not open.  A Binary HTTP request that opens but breaks RFC 9292
 is answered with an encapsulated 400 ``malformed_binary_http``.
 """
@@ -48,6 +51,8 @@ from ._refusals import InvalidRequest, UnsupportedMediaType
 __all__ = ["ROUTES", "GATEWAY_PATH", "KEYS_PATH", "gateway_keys", "public_fields"]
 
 GATEWAY_PATH, KEYS_PATH = "/ohttp/gateway", "/ohttp/keys"
+#: the smallest padded inner answer (bytes): acknowledgements, refusals and a campaign's config all pad to it
+MIN_PADDED_BYTES = 1024
 PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#ohttp-key"
 #: the inner requests a device sends: a batch, a campaign's config or identity
 _DEVICE_ROUTES = (("PUT", re.compile(r"/api/campaigns/[^/]+/batches/[^/]+")),
@@ -100,29 +105,49 @@ async def gateway(request: Request) -> Response:
     ring = gateway_keys(request.app)
     async with read_body(request, anonymous=True) as body:
         key_id = body[0] if body else None
-        private_keys = ring.cached_private_keys(key_id) or await run_in_threadpool(ring.private_keys, key_id)
+        private_keys = ring.cached_private_keys(key_id)
+        if not private_keys:  # none read lately, or not this key id: read the ring off the event loop
+            private_keys = await run_in_threadpool(ring.private_keys, key_id)
         try:
             opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE)
-        except _ohttp.KeyConfigMismatch as mismatch:
+        except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is (outsider finding F6)
+            metrics = getattr(request.app.state, "metrics", None)
+            if metrics is not None:
+                metrics.refused_request("ohttp_key")
             return JSONResponse({"type": PROBLEM_TYPE, "title": "key identifier unknown", "detail": str(mismatch)},
                                 status_code=400, media_type="application/problem+json")
         except MalformedReportError as error:
             raise InvalidRequest("not_decapsulated", str(error)) from None
-    status, headers, content = await _serve_inner(request, opened.message)
+    status, headers, content = await _serve_inner(request, opened.message, opened.dialect)
     if opened.dialect == _ohttp.OHTTPY_DIALECT:  # its design: status and fields on the outer answer, the content sealed
         fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
         return Response(opened.respond(content), status_code=status, headers={**fields, "cache-control": "no-store"})
-    answer = opened.respond(_bhttp.encode_response(_bhttp.Response(status, headers, content)))
+    answer = opened.respond(_padded(_bhttp.encode_response(_bhttp.Response(status, headers, content))))
     return Response(answer, media_type=opened.response_content_type, headers={"cache-control": "no-store"})
 
 
-async def _serve_inner(request: Request, message: bytes) -> tuple[int, _bhttp.Fields, bytes]:
-    """The inner request served by this application (module docstring): its status, fields and content."""
+def _padded(message: bytes) -> bytes:
+    """A Binary HTTP answer zero-padded (RFC 9292 section 3.8) to the next power of two of its length, at least
+    :data:`MIN_PADDED_BYTES`: an acknowledgement's ``"duplicate": false`` and ``true`` (a replay's) are one length to
+    the relay (outsider finding F7), as are the refusals of one batch."""
+    target = max(MIN_PADDED_BYTES, 1 << (len(message) - 1).bit_length())
+    return message + bytes(target - len(message))
+
+
+async def _serve_inner(request: Request, message: bytes, dialect: str | None) -> tuple[int, _bhttp.Fields, bytes]:
+    """The inner request served by this application (module docstring): its status, fields and content.  A request of
+    dpdist's clients (:data:`~dpdist.relay._ohttp.WHOLE_ANSWER_FIELD`) opened in ohttpy's dialect (a relay relabelled it
+    chunked) is refused unserved: its answer would go in the clear (``ohttp_dialect_mismatch``, outsider finding F3)."""
     service = service_of(request)
     try:
         inner = _bhttp.decode_request(message, max_bytes=service.max_body_bytes)
     except MalformedReportError as error:
         return _json_answer(400, "malformed_binary_http", str(error))
+    name, value = _ohttp.WHOLE_ANSWER_FIELD
+    if dialect == _ohttp.OHTTPY_DIALECT and inner.header(name.decode()) == value.decode():
+        raise InvalidRequest("ohttp_dialect_mismatch", f"The request is RFC 9458's ({_ohttp.REQUEST_CONTENT_TYPE}) and "
+                             f"asks for its whole answer encapsulated, but came as {_ohttp.CHUNKED_REQUEST_CONTENT_TYPE} "
+                             "(relabelled on the way): not served.")
     path, _, query = inner.path.partition("?")
     if not any(inner.method == method and pattern.fullmatch(path) for method, pattern in _DEVICE_ROUTES):
         return _json_answer(404, "not_through_gateway", f"The gateway serves a device's requests only (a batch, a "

@@ -82,9 +82,10 @@ class RelayRoute:
         if not self._issuer_checked:
             self._check_issuer_key(issuer, token_key, transport)
             object.__setattr__(self, "_issuer_checked", True)  # once per route: the issuer's key of a campaign never changes
+        retrying: dict[str, Any] = {} if retry_window is None else {"retries": None, "retry_window": retry_window}
         for _ in range(count):
             yield fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport,
-                              **({} if retry_window is None else {"retries": None, "retry_window": retry_window}))
+                              **retrying)
 
     def valid_token(self, token: bytes) -> bool:
         """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity."""

@@ -152,8 +152,9 @@ class Client:
         which states the key configuration, is fetched from ``server`` directly).
     ohttp_keys : bytes, optional
         The gateway's key configurations (``application/ohttp-keys``) as given out of band: then every request, the
-        campaign's config included, goes through the relay, and a campaign whose config states another is refused
-        before anything is randomized or sent (``ohttp_key_mismatch``).
+        campaign's config included, goes through the relay, encapsulated to the newest of them the campaign's config
+        states, and a campaign whose config states none of them is refused before anything is sent
+        (``ohttp_key_mismatch``).
     """
 
     def __init__(
