@@ -1,12 +1,12 @@
 // What a device takes as the acknowledgement of what it sent: the server's answer naming that campaign and that id.
 //
-// A proxy, a captive portal, a stale or misrouted server, or anyone on the path can answer 200 with another body; any
-// 200 used to be taken as "counted", and the batch was forgotten (the outsider's attack on the service, issue 61).  An
+// A proxy, a captive portal, a stale or misrouted server, or anyone on the path can answer 200 with another body; a
+// client that takes any 200 as "counted" forgets the batch (docs/deployment.md, "What counts as an acknowledgement").  An
 // answer acknowledges a batch only when it is a JSON object that names the campaign and the batch id sent (the relay's:
 // the report id sent) with the fields the service's acknowledgement has (accepted, rejected, duplicate; the relay's:
 // duplicate).  Any other answer, a body that is not JSON or is cut short included, is no acknowledgement: the client
 // sends the same id and bytes again under its retry rule, and says so when its window runs out.  The Python client
-// (dpdist/serve/_acks.py) and the Java client (Client.checkedAck) apply the same rule.
+// (dpdist/_acks.py) and the Java client (Client.ackProblem) apply the same rule.
 
 /** How the problem of an answer that is no acknowledgement opens. */
 export const NOT_ACKNOWLEDGED = 'no acknowledgement';

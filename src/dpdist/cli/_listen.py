@@ -1,8 +1,7 @@
 """Whether a command that serves HTTP (``dpdist serve``, ``relay``, ``issuer``) can listen where it was told to.
 
 uvicorn reports an address it cannot bind with a log line (``[Errno 98] error while attempting to bind on address
-...``) and exit status 1, naming neither option; the outsider's attack on the service (issue 61) started a second
-``dpdist serve`` on a port in use.  :func:`check_address` binds the address first, as asyncio will (``SO_REUSEADDR``,
+...``) and exit status 1, naming neither option (docs/deployment.md, "Waiting for the service to start").  :func:`check_address` binds the address first, as asyncio will (``SO_REUSEADDR``,
 IPv6 sockets IPv6-only), and closes it at once: a failure is one line naming ``--host`` / ``--port`` and the address.
 """
 

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from .._acks import batch_ack_problem, relay_ack_problem
 from .._io._binary import decode_payload, encode_record, read_header
 from .._io._identity import new_file_id
 from .._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, MAX_RETRY_AFTER, NOT_ACKNOWLEDGED, Retries, describe_window, retry_after, retry_delay
@@ -40,7 +41,6 @@ from ..errors import CampaignIdentityError, InvalidParameterError, ServiceRefuse
 from .._validation import Integer, validate_params
 from ..local import from_config
 from ..local._json_rows import json_rows as rows
-from ._acks import batch_ack_problem, relay_ack_problem
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
 

@@ -786,14 +786,15 @@ public final class Client {
     }
 
     /**
-     * Null if {@code response} acknowledges what was sent, else what it is (issue 61, as Python's {@code dpdist.serve._acks}
+     * Null if {@code response} acknowledges what was sent, else what it is (issue 61, as Python's {@code dpdist._acks}
      * and JavaScript's {@code acks.js}): a JSON object whose {@code idKey} is {@code id} and whose campaign is
      * {@code campaign}, with {@code accepted} (an integer &gt;= 0), {@code rejected} (an object) and {@code duplicate} (a
      * boolean) for a batch, {@code duplicate} for a relay's report.  Another batch's acknowledgement (a server's bug, a
      * proxy's cache), a captive portal's page or a body cut short is retried like a failure, then {@code wrong_ack}.
      */
     static String ackProblem(HttpTransport.Response response, String idKey, String id, String campaign) {
-        String what = "no acknowledgement of " + idKey.replace('_', ' ') + " '" + id + "' of campaign '" + campaign + "': HTTP " + response.status;
+        String named = idKey.equals("batch_id") ? "batch id" : "report id";
+        String what = "no acknowledgement of " + named + " '" + id + "' of campaign '" + campaign + "': HTTP " + response.status;
         Map<String, Object> ack;
         try {
             ack = Json.asObject(Json.parse(new String(response.body, StandardCharsets.UTF_8)));
@@ -802,7 +803,7 @@ public final class Client {
         }
         if (ack == null) return what + " with JSON that is not an object";
         if (!id.equals(ack.get(idKey)) || !campaign.equals(ack.get("campaign"))) {
-            return what + " naming " + idKey.replace('_', ' ') + " " + Json.show(ack.get(idKey)) + " of campaign " + Json.show(ack.get("campaign"));
+            return what + " naming " + named + " " + Json.show(ack.get(idKey)) + " of campaign " + Json.show(ack.get("campaign"));
         }
         List<String> wrong = new ArrayList<>();
         if (idKey.equals("batch_id")) {

@@ -1,13 +1,15 @@
 """What a device takes as the acknowledgement of what it sent: the server's answer naming that campaign and that id.
 
 A proxy, a captive portal, a stale or misrouted server, or anyone on the path can answer ``200`` with another body;
-any ``200`` used to be taken as "counted", and the batch was forgotten (outsider's attack on the service, issue 61).
+a client that takes any ``200`` as "counted" forgets the batch, and its reports are lost (docs/deployment.md, "What
+counts as an acknowledgement").
 An answer acknowledges a batch only when it is a JSON object that names the campaign and the batch id sent (the
 relay's: the report id sent) with the fields the service's acknowledgement has (``accepted``, ``rejected``,
 ``duplicate``; the relay's: ``duplicate``).  Any other answer, a body that is not JSON or is cut short included, is no
 acknowledgement: the client sends the same id and bytes again under its retry rule (:mod:`dpdist._retry`), and says
-so when its window runs out.  The JavaScript (``clients/js/src/acks.js``) and Java (``Client.checkedAck``) clients
-apply the same rule.
+so when its window runs out.  The JavaScript (``clients/js/src/acks.js``) and Java (``Client.ackProblem``) clients
+apply the same rule, and so does ``dpdist relay`` of the collector's acknowledgement of a relayed batch
+(``relay._forwarder``: another answer is delivered again, never marked delivered).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import json
 from typing import Any
 from urllib.parse import unquote
 
-from .._retry import NOT_ACKNOWLEDGED
+from ._retry import NOT_ACKNOWLEDGED
 
 __all__ = ["batch_ack_problem", "relay_ack_problem"]
 

@@ -1,4 +1,4 @@
-"""What the Python client takes as the acknowledgement of a batch (dpdist.serve._acks; issue 61, the outsider's
+"""What the Python client takes as the acknowledgement of a batch (dpdist._acks; issue 61, the outsider's
 attack on the service's clients): only the service's answer naming the campaign and the batch id sent.  Any other
 200 (another batch's, another campaign's, a captive portal's page, a body cut short, JSON without the acknowledgement's
 fields) was taken as "counted" and the batch was forgotten, or crashed the client (KeyError, JSONDecodeError)."""
