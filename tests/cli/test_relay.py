@@ -211,6 +211,42 @@ def test_dpdist_submit_keeps_its_tokens_through_a_relay_outage(parties, tmp_path
     assert _summary(collector, "outage")["n"] == 20
 
 
+def test_dpdist_submit_sends_rfc9458_requests_through_the_relay_beside_dpdist_envelope(parties, tmp_path):
+    """`dpdist submit --relay-envelope ohttp` and `--relay-envelope dpdist` into one campaign through the real relay: every
+    report counted once, none rejected; once the campaign turns dpdist's envelope off, `dpdist submit` (auto) sends RFC
+    9458 requests, and one sent in dpdist's envelope is refused by name (the relay's 409 sealed_v1_off, one line); the
+    reports the relay acknowledged in dpdist's envelope before the switch still count."""
+    collector, relay, issuer = parties
+    _create(parties, "rfc9458")
+    credentials = issuer.credentials("rfc9458", 3, tokens_each=25)
+    data = tmp_path / "values.csv"
+    data.write_text("v\n" + "\n".join(str(i % 16) for i in range(25)) + "\n")
+
+    def submit(credential, envelope, cache):
+        return subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", collector.url, "--issuer", issuer.url,
+                               "--campaign", "rfc9458", str(data), "--column", "v", "--relay-envelope", envelope],
+                              capture_output=True, text=True, timeout=300,
+                              env={**os.environ, "DPDIST_ISSUER_CREDENTIAL": credential,
+                                   "DPDIST_CACHE_DIR": str(tmp_path / cache)})
+
+    for credential, envelope in zip(credentials, ("ohttp", "dpdist")):
+        result = submit(credential, envelope, envelope)
+        assert result.returncode == 0 and "25 report(s) accepted by the relay" in result.stdout, result.stderr
+    turned = httpx.put(f"{collector.url}/api/campaigns/rfc9458/envelopes", json={"sealed_v1": False}, headers=admin_headers(),
+                       timeout=30)
+    assert turned.status_code == 200 and turned.json()["envelopes"] == {"sealed_v1": False, "ohttp": True}
+    time.sleep(6)  # the relay reads a campaign's config again after 5 s (its cache): then it refuses dpdist's envelope
+    stale = submit(credentials[2], "dpdist", "stale")
+    assert stale.returncode != 0 and len(stale.stderr.strip().splitlines()) == 1 and "sealed_v1_off" in stale.stderr, stale.stderr
+    followed = submit(credentials[2], "auto", "stale")  # the same device, following the campaign: RFC 9458 requests
+    assert followed.returncode == 0, followed.stderr
+    status = _drained(relay, "rfc9458")
+    summary = _summary(collector, "rfc9458")
+    # every report the relay acknowledged counts, those in dpdist's envelope delivered after the switch included
+    assert summary["n"] == 75 - status["waiting"].get("rfc9458", 0) >= 40 and summary["rejected"] == {}
+    assert summary["anonymity"]["smallest_batch"] >= relay.min_batch
+
+
 CLIENTS, REPORTS, KILLS = 4, 150, 20
 
 

@@ -177,8 +177,9 @@ class RelayedCampaigns:
 
     def set_envelopes(self, campaign_id: str, document: Any) -> dict:
         """Turn dpdist's own envelope on or off for a relayed campaign (``{"sealed_v1": false}``): off, its relay refuses
-        such reports and the collector rejects them in a batch (``sealed_v1_off``); only a campaign whose identity names
-        an Oblivious HTTP key configuration can turn it off.  The campaign's envelopes (:meth:`envelopes`)."""
+        such reports by name (409 ``sealed_v1_off``; those it acknowledged before are still delivered and counted); only
+        a campaign whose identity names an Oblivious HTTP key configuration can turn it off.  The campaign's envelopes
+        (:meth:`envelopes`)."""
         if not isinstance(document, dict) or set(document) != {"sealed_v1"} or not isinstance(document["sealed_v1"], bool):
             raise InvalidRequest("invalid_envelopes", "The body is {\"sealed_v1\": true|false} (false: the campaign's relay "
                                                       f"takes Oblivious HTTP requests only). Got {json.dumps(document)[:200]}.")
@@ -402,8 +403,7 @@ def _unframe(body: bytes, limits: Any) -> list[bytes]:
 
 def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: Any) -> tuple[ReportBatch, int | None]:
     """The batch's reports, one row per message: a message refused before (its reason in its place), or that does not
-    open, or does not hold exactly one report, is one rejected row (``unopened``, ``sealed_v1_off``,
-    ``malformed_binary_http``, ``not_a_report_request``, ``malformed_report``, ``not_one_report``, ...); and the admitted
+    open, or does not hold exactly one report, is one rejected row (``unopened``, ``malformed_binary_http``, ``not_a_report_request``, ``malformed_report``, ``not_one_report``, ...); and the admitted
     reports of the envelope the batch holds fewest of (None if it admits none)."""
     protocol = campaign.protocol
     layout, config = protocol.report_format, protocol.config()
@@ -427,7 +427,9 @@ def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: An
 
 def _open_one(campaign: CampaignRow, key: RelayKey, message: bytes) -> tuple[str, tuple[str, bytes] | str]:
     """A message's envelope (``sealed_v1``: dpdist's; ``ohttp``: RFC 9458's, told apart by the first byte) and its
-    ``(content type, body)``, or the reason it is rejected."""
+    ``(content type, body)``, or the reason it is rejected.  A report in dpdist's envelope is opened also once the
+    campaign turned that envelope off: its relay acknowledged it before (or within the few seconds its copy of the
+    campaign's config is kept), and a report the relay acknowledged is never lost."""
     if _ohttp_report.is_encapsulated(message):
         if key.ohttp_private_key is None:
             return "ohttp", "unopened"
@@ -435,8 +437,6 @@ def _open_one(campaign: CampaignRow, key: RelayKey, message: bytes) -> tuple[str
             return "ohttp", _ohttp_report.open_report(key.ohttp_private_key, campaign.id, message, _envelope.MAX_SEALED_BYTES)
         except _ohttp_report.NotAReport as refusal:
             return "ohttp", refusal.reason
-    if not key.sealed_v1:  # turned off for the campaign: its relay refuses such reports, and one queued before is not counted
-        return "sealed_v1", "sealed_v1_off"
     try:
         return "sealed_v1", _envelope.open_sealed(key.private_key, campaign.id, message)
     except MalformedReportError:

@@ -137,7 +137,8 @@ _ENVELOPES = {"type": "object", "required": ["sealed_v1"], "properties": {"seale
 
 
 @documented("Turn dpdist's own envelope on or off for a relayed campaign (off: its relay takes Oblivious HTTP requests "
-            "only, and the collector rejects a report in dpdist's envelope in a batch, sealed_v1_off)", security="admin",
+            "only and refuses dpdist's envelope, 409 sealed_v1_off; the reports it acknowledged before are still "
+            "delivered and counted)", security="admin",
             body=_json_request(_ENVELOPES),
             answers={200: json_answer({"type": "object", "properties": {"campaign": {"type": "string"},
                                                                          "envelopes": {"type": "object"}}})},
