@@ -254,11 +254,12 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     """Devices send one report per request with retries while the relay and the collector are SIGKILLed at random
     (seeded) moments and restarted, at least ``KILLS`` times while they send: a device sends its report ``r`` once
     ``(r + 1) KILLS / REPORTS`` kills have been made, so the kills are spread over the sending whatever the machine's
-    speed.  Afterwards filler reports push every real report out of the relay (it forwards the oldest first): the
+    speed.  Half the devices send RFC 9458 requests, half dpdist's envelope (one queue, mixed batches).  Afterwards
+    filler reports of both envelopes push every real report out of the relay (it forwards the oldest first): the
     collector's counts are the real reports' counts plus fillers only."""
     collector, relay, issuer = parties
     _create(parties, "crash", keep_reports=True)
-    credentials = issuer.credentials("crash", CLIENTS + 1, tokens_each=2 * relay.max_batch + REPORTS)
+    credentials = issuer.credentials("crash", CLIENTS + 2, tokens_each=2 * relay.max_batch + REPORTS)
     protocol = local.from_config(CONFIG)
     rng = np.random.default_rng(20261123)
     reports = [protocol.privatize(rng.integers(0, 15, REPORTS), rng=rng) for _ in range(CLIENTS)]
@@ -269,7 +270,8 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
 
     def device(index):
         try:
-            with Client(collector.url, retries=400, backoff=0.05, issuer_credential=credentials[index], issuer=issuer.url) as client:
+            with Client(collector.url, retries=400, backoff=0.05, issuer_credential=credentials[index], issuer=issuer.url,
+                        relay_envelope="ohttp" if index % 2 else "dpdist") as client:
                 client.config("crash")
                 client.prepare_tokens("crash", REPORTS)  # all of the device's tokens first, as a device may
                 for row in range(REPORTS):
@@ -310,13 +312,15 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     assert not failures, failures
     assert kills[0] >= KILLS, kills
     filler = np.full(2 * relay.max_batch, 15, dtype=np.uint64)
-    with Client(collector.url, retries=50, backoff=0.05, issuer_credential=credentials[-1], issuer=issuer.url) as client:
-        client.config("crash")
-        client.submit_reports("crash", protocol, filler, batch_id="filler")
+    for envelope, credential in zip(("dpdist", "ohttp"), credentials[-2:]):  # each envelope's part is formed on its own
+        with Client(collector.url, retries=50, backoff=0.05, issuer_credential=credential, issuer=issuer.url,
+                    relay_envelope=envelope) as client:
+            client.config("crash")
+            client.submit_reports("crash", protocol, filler, batch_id=f"filler-{envelope}")
     _drained(relay, "crash")
     summary = _summary(collector, "crash")
     assert summary["rejected"] == {}
-    assert CLIENTS * REPORTS <= summary["n"] <= CLIENTS * REPORTS + len(filler)
+    assert CLIENTS * REPORTS <= summary["n"] <= CLIENTS * REPORTS + 2 * len(filler)
     with Client(collector.url, admin_token=ADMIN_TOKEN) as admin:
         kept = admin.export("crash", tmp_path / "kept.bin") and io.read_reports(tmp_path / "kept.bin", protocol).reports
     counted = np.bincount(np.asarray(kept).astype(np.int64).ravel(), minlength=16)
