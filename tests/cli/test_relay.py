@@ -212,13 +212,13 @@ def test_dpdist_submit_keeps_its_tokens_through_a_relay_outage(parties, tmp_path
 
 
 def test_dpdist_submit_sends_rfc9458_requests_through_the_relay_beside_dpdist_envelope(parties, tmp_path):
-    """`dpdist submit --relay-envelope ohttp` and `--relay-envelope dpdist` into one campaign through the real relay: every
-    report counted once, none rejected; once the campaign turns dpdist's envelope off, `dpdist submit` (auto) sends RFC
+    """`dpdist submit --relay-envelope ohttp` and `--relay-envelope dpdist`, and the Node client's RFC 9458 requests, into
+    one campaign through the real relay: every report counted once, none rejected; once the campaign turns dpdist's envelope off, `dpdist submit` (auto) sends RFC
     9458 requests, and one sent in dpdist's envelope is refused by name (the relay's 409 sealed_v1_off, one line); the
     reports the relay acknowledged in dpdist's envelope before the switch still count."""
     collector, relay, issuer = parties
     _create(parties, "rfc9458")
-    credentials = issuer.credentials("rfc9458", 3, tokens_each=25)
+    credentials = issuer.credentials("rfc9458", 4, tokens_each=25)
     data = tmp_path / "values.csv"
     data.write_text("v\n" + "\n".join(str(i % 16) for i in range(25)) + "\n")
 
@@ -232,6 +232,11 @@ def test_dpdist_submit_sends_rfc9458_requests_through_the_relay_beside_dpdist_en
     for credential, envelope in zip(credentials, ("ohttp", "dpdist")):
         result = submit(credential, envelope, envelope)
         assert result.returncode == 0 and "25 report(s) accepted by the relay" in result.stdout, result.stderr
+    node = subprocess.run(["node", str(ROOT / "tests" / "relayed_submit_driver.mjs"), json.dumps({  # the JS client: RFC 9458
+        "server": collector.url, "campaign": "rfc9458", "values": list(range(10)), "relayEnvelope": "ohttp",
+        "issuer": {"credential": credentials[3], "url": issuer.url}})], capture_output=True, text=True, timeout=300)
+    assert node.returncode == 0, node.stdout + node.stderr
+    assert sum(ack["relayed"] for ack in json.loads(node.stdout.strip().splitlines()[-1])["acks"]) == 10
     turned = httpx.put(f"{collector.url}/api/campaigns/rfc9458/envelopes", json={"sealed_v1": False}, headers=admin_headers(),
                        timeout=30)
     assert turned.status_code == 200 and turned.json()["envelopes"] == {"sealed_v1": False, "ohttp": True}
@@ -243,7 +248,7 @@ def test_dpdist_submit_sends_rfc9458_requests_through_the_relay_beside_dpdist_en
     status = _drained(relay, "rfc9458")
     summary = _summary(collector, "rfc9458")
     # every report the relay acknowledged counts, those in dpdist's envelope delivered after the switch included
-    assert summary["n"] == 75 - status["waiting"].get("rfc9458", 0) >= 40 and summary["rejected"] == {}
+    assert summary["n"] == 85 - status["waiting"].get("rfc9458", 0) >= 60 and summary["rejected"] == {}
     assert summary["anonymity"]["smallest_batch"] >= relay.min_batch
 
 

@@ -9,8 +9,12 @@ malformed requests are refused (by the relay) or rejected (by the collector) by 
 
 from __future__ import annotations
 
+import base64
 import json
+import shutil
 import sqlite3
+import subprocess
+from pathlib import Path
 
 import httpx
 import numpy as np
@@ -28,6 +32,7 @@ from dpdist.relay import _bhttp, _envelope, _ohttp, _ohttp_report  # noqa: E402
 from dpdist.relay._identity import PIN_HEADER, pin_of  # noqa: E402
 from dpdist.relay._queue import OHTTP, SEALED_V1, RelayQueue  # noqa: E402
 
+ROOT = Path(__file__).resolve().parents[2]
 CONFIG = {"protocol": "grr", "version": 1, "epsilon": 4.0, "domain_size": 8}
 PROTOCOL = local.from_config(CONFIG)
 
@@ -277,6 +282,26 @@ def test_every_report_of_a_campaign_encapsulates_to_one_length_and_opens_only_fo
     assert elsewhere.value.reason == "not_a_report_request"
     sealed = _envelope.seal(_envelope.generate_key().public_key, "c", _record(3), "application/octet-stream")
     assert len(sealed) not in lengths and not _ohttp_report.is_encapsulated(sealed) and _ohttp_report.is_encapsulated(request)
+
+
+def test_the_javascript_client_encapsulates_a_report_to_pythons_length_and_it_opens_in_python():
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    private = bytes(range(1, 33))
+    keys = _ohttp_report.key_list(_ohttp.public_key_of(private))
+    record = _record(5)
+    script = (f"import {{ encapsulateForRelay, relayKeyConfig }} from {json.dumps(str(ROOT / 'clients/js/src/relay.js'))};"
+              f"const config = relayKeyConfig({{ ohttp: {json.dumps(base64.urlsafe_b64encode(keys).rstrip(b'=').decode())} }});"
+              f"const out = await encapsulateForRelay(config, 'c', Uint8Array.from(Buffer.from('{record.hex()}', 'hex')));"
+              "process.stdout.write(Buffer.from(out).toString('hex'));")
+    result = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    encapsulated = bytes.fromhex(result.stdout)
+    assert _ohttp_report.open_report(private, "c", encapsulated, 1 << 20) == ("application/octet-stream", record)
+    python = _ohttp_report.encapsulate_report(_ohttp.KeyConfig(0, _ohttp.public_key_of(private)), "c", record,
+                                              "application/octet-stream")
+    assert len(encapsulated) == len(python)  # a JS device's report is not told from a Python one's by its length
 
 
 def test_a_queue_made_before_envelopes_keeps_its_waiting_reports(tmp_path):
