@@ -170,8 +170,11 @@ def test_dpdist_envelope_refused_by_name_once_the_campaign_turns_it_off(tmp_path
         early = [_envelope.seal(key, "off", _record(value), "application/octet-stream") for value in (1, 2)]
         bad = parties.admin("collector", "PUT", "/api/campaigns/off/envelopes", json={"sealed_v1": "no"})
         assert bad.status_code == 400 and bad.json()["error"] == "invalid_envelopes"
-        turned = parties.admin("collector", "PUT", "/api/campaigns/off/envelopes", json={"sealed_v1": False})
-        assert turned.status_code == 200 and turned.json()["envelopes"] == {"sealed_v1": False, "ohttp": True}
+        with parties.client(admin_token="admin-token-0123456789") as operator:
+            turned = operator.set_relay_envelopes("off", sealed_v1=False)
+            assert turned == {"campaign": "off", "envelopes": {"sealed_v1": False, "ohttp": True}}
+            with pytest.raises(InvalidParameterError, match="sealed_v1"):
+                operator.set_relay_envelopes("off", sealed_v1="no")  # type: ignore[arg-type]
         assert parties.client().config("off")["relay"]["envelopes"]["sealed_v1"] is False
         # the relay refuses the old envelope by name
         refused = _put(parties, "off", "old", early[0], public["relay"]["pin"], _envelope.SEALED_CONTENT_TYPE, "reports")

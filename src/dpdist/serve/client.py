@@ -716,6 +716,15 @@ class Client:
     def close_campaign(self, campaign: str) -> dict:
         return self._request("POST", f"/api/campaigns/{campaign}/close", token=self._admin()).json()
 
+    def set_relay_envelopes(self, campaign: str, *, sealed_v1: bool) -> dict:
+        """Turn dpdist's own envelope on or off for a relayed campaign (``sealed_v1=False``: its relay takes RFC 9458
+        requests only and refuses dpdist's envelope, 409 ``sealed_v1_off``; reports it acknowledged before still count);
+        ``{"campaign", "envelopes": {"sealed_v1", "ohttp"}}``."""
+        if not isinstance(sealed_v1, bool):
+            raise InvalidParameterError(f"The 'sealed_v1' parameter of set_relay_envelopes must be True or False. Got {sealed_v1!r}.")
+        return self._request("PUT", f"/api/campaigns/{campaign}/envelopes", token=self._admin(),
+                             json={"sealed_v1": sealed_v1}).json()
+
     def campaign(self, campaign: str) -> dict:
         return self._request("GET", f"/api/campaigns/{campaign}", token=self._admin()).json()
 
