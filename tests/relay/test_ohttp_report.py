@@ -124,6 +124,7 @@ def test_each_envelopes_part_of_a_batch_is_at_least_k(tmp_path):
                 device.submit_reports("parts", PROTOCOL, np.array([index], dtype=np.uint64), batch_id=f"p{index}")
         status = _step(parties)
         assert status["reports_in_batches"] == {"delivered": 4} and status["waiting"] == {"parts": 2}
+        assert status["waiting_by_envelope"] == {"parts": {"ohttp": 2}}  # waiting for K of their own
         with parties.client(relay_envelope="ohttp") as device:
             device.config("parts")  # the route: the identity, from the collector
             device.submit_reports("parts", PROTOCOL, np.array([7], dtype=np.uint64), batch_id="p7")

@@ -31,8 +31,8 @@ Routes
     it (:mod:`._identity`); the relay serves no page and no script (a page the relay served would be
     code the relay controls): devices load the participation page from the collector, which sends to
     the relay (CORS: any origin may ``PUT`` with ``Authorization`` and ``content-type``; no cookies).
-``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign, batches by state, reports
-    dropped per campaign.
+``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign (and per campaign and envelope,
+    ``waiting_by_envelope``: ``sealed_v1``, ``ohttp``), batches by state, reports dropped per campaign.
 ``DELETE /relay/v1/campaigns/{campaign}/queue`` (admin token)
     Drop the reports of the campaign that wait for a batch (a campaign deleted, or created again under its id, whose
     reports can never be delivered): ``{"campaign", "dropped"}``, counted in the status and logged.  Their report ids

@@ -53,6 +53,7 @@ SCHEMA_VERSION = 1
 
 #: a report's envelope: dpdist's own (:mod:`._envelope`), or an RFC 9458 encapsulated request (:mod:`._ohttp_report`)
 SEALED_V1, OHTTP = 1, 2
+_ENVELOPE_NAMES = {SEALED_V1: "sealed_v1", OHTTP: "ohttp"}
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, sealed BLOB, "
     "envelope INTEGER NOT NULL DEFAULT 1, enc BLOB)",
@@ -138,11 +139,18 @@ class RelayQueue:
         return Batch(batch_id, campaign, int(count), bytes(body))
 
     def status(self) -> dict:
+        """Reports waiting per campaign (and per campaign and envelope: each envelope's part of a batch waits for K of
+        its own), batches and their reports by state, reports dropped per campaign."""
         read = self._read()
         batches = dict(read.execute("SELECT state, COUNT(*) FROM batches GROUP BY state").fetchall())
         forwarded = dict(read.execute("SELECT state, COALESCE(SUM(count), 0) FROM batches GROUP BY state").fetchall())
         dropped = dict(read.execute("SELECT campaign, reports FROM dropped WHERE reports > 0").fetchall())
-        return {"waiting": self.waiting(), "batches": batches, "reports_in_batches": forwarded, "dropped": dropped}
+        by_envelope: dict[str, dict[str, int]] = {}
+        for campaign, envelope, count in read.execute("SELECT campaign, envelope, COUNT(*) FROM reports WHERE sealed IS NOT"
+                                                      " NULL GROUP BY campaign, envelope"):
+            by_envelope.setdefault(campaign, {})[_ENVELOPE_NAMES.get(envelope, str(envelope))] = count
+        return {"waiting": self.waiting(), "waiting_by_envelope": by_envelope, "batches": batches,
+                "reports_in_batches": forwarded, "dropped": dropped}
 
     def close(self) -> None:
         self._store.close()
