@@ -30,6 +30,14 @@ batch id, its size and its counts, the spent token nonces, no device's id and no
 commit that counts a relayed batch also lowers the campaign's ``smallest_batch`` (the running minimum
 of its batches' admitted reports) in the same transaction, so the statement below reads one row.
 
+Since schema 8 a relayed campaign also has an Oblivious HTTP key configuration (key id 0; its private key in
+``relayed_campaigns.ohttp_private_key``, its ``application/ohttp-keys`` in the identity's ``relay.ohttp``), and a
+delivered message may be an RFC 9458 request (:mod:`dpdist.relay._ohttp_report`) instead of dpdist's envelope, told
+apart by its first byte and opened with that key (``unopened``, ``malformed_binary_http``, ``not_a_report_request``
+when it cannot be).  The collector tells the two apart, so a batch holding both counts, in ``smallest_batch``, as the
+admitted reports of the envelope it holds fewest of.  ``relayed_campaigns.sealed_v1`` (:meth:`RelayedCampaigns.
+set_envelopes`) says whether the campaign's relay still takes dpdist's envelope (public config ``relay.envelopes``).
+
 The campaign states its guarantee (:func:`dpdist.amplification._statement.relayed_statement`): the
 local one, and the amplified central one at its smallest batch minus ``colluding x tokens_each`` reports
 (``colluding`` devices, each credential good for the issuer's ``tokens_each`` tokens), with the assumptions
@@ -403,8 +411,9 @@ def _unframe(body: bytes, limits: Any) -> list[bytes]:
 
 def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: Any) -> tuple[ReportBatch, int | None]:
     """The batch's reports, one row per message: a message refused before (its reason in its place), or that does not
-    open, or does not hold exactly one report, is one rejected row (``unopened``, ``malformed_binary_http``, ``not_a_report_request``, ``malformed_report``, ``not_one_report``, ...); and the admitted
-    reports of the envelope the batch holds fewest of (None if it admits none)."""
+    open, or does not hold exactly one report, is one rejected row (``unopened``, ``malformed_binary_http``,
+    ``not_a_report_request``, ``malformed_report``, ``not_one_report``, ...); and the admitted reports of the envelope
+    the batch holds fewest of (None if it admits none)."""
     protocol = campaign.protocol
     layout, config = protocol.report_format, protocol.config()
     rows: list = []
