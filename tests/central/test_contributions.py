@@ -170,8 +170,29 @@ def test_a_missing_id_is_refused_by_name_with_its_count_for_the_curator_only(nam
 
 
 def test_ids_of_types_that_do_not_compare_are_refused_by_name():
-    with pytest.raises(InvalidValueTypeError, match="'privacy_id' argument .* one type"):
+    with pytest.raises(InvalidValueTypeError, match="'privacy_id' argument .* one kind"):
         central.cdf([0.1, 0.2], 1.0, (0, 1), privacy_id=np.array([1, "a"], dtype=object), max_contributions=1)
+    with pytest.raises(InvalidValueTypeError, match="'privacy_id' argument .* one type.* do not compare"):
+        central.cdf([0.1, 0.2], 1.0, (0, 1), privacy_id=[{"a": 1}, {"b": 2}], max_contributions=1)
+
+
+@pytest.mark.parametrize("ids", [[1, "1", 2.0], ["a", b"a", "b"], [1, "x"], np.array([2, "2"], dtype=object),
+                                 [np.int64(1), np.str_("1")]])
+def test_ids_of_several_kinds_are_refused_not_converted(ids):
+    # NumPy makes [1, "1", 2.0] the strings "1", "1", "2.0": persons 1 and "1" were one (codes [0, 0, 1]), silently
+    with pytest.raises(InvalidValueTypeError, match=r"'privacy_id' argument of f must hold ids of one kind.*numbers "
+                                                    r"\(.*\), strings, bytes.*Got ids of several kinds: "):
+        person_codes("f", ids, len(ids))
+
+
+def test_numbers_are_one_person_by_exact_value_strings_exactly():
+    # ints and integral floats: one person per value; never rounded through float64 (2**53 + 1 is not 2.0**53)
+    np.testing.assert_array_equal(person_codes("f", [1, 1.0, True, 2, 2.5], 5), [0, 0, 0, 1, 2])
+    np.testing.assert_array_equal(person_codes("f", [2**53 + 1, 2.0**53, 2**53], 3), [1, 0, 0])
+    with pytest.raises(MissingValuesError):
+        person_codes("f", [1, None, 2.0], 3)
+    # strings are compared exactly: case and spaces make other persons (the caller normalises)
+    np.testing.assert_array_equal(person_codes("f", ["alice", " alice", "Alice", "alice"], 4), [2, 0, 1, 2])
 
 
 # ---------------------------------------------------------------------- group privacy, the bound chosen privately

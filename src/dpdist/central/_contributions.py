@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
-from .._missing import missing_mask
+from .._ids import ID_KINDS, id_array, ids_missing, type_label
 from .._validation import Integer, check_param
 from ..errors import ContributionBoundWarning, InvalidParameterError, InvalidValueTypeError, MissingValuesError
 
@@ -193,11 +193,12 @@ def contribution_request(owner: str, privacy_id: Any, max_contributions: Any) ->
 
 
 def person_codes(owner: str, privacy_id: Any, rows: int) -> np.ndarray:
-    """Each row's person as a dense code ``0 .. persons - 1`` (int64), from ids of any one type (integers, floats,
-    strings, bytes, dates).  Ids of another length than the values, of no one type, or of two dimensions are refused
-    by name (public: the schema); a missing id (NaN, None, NaT) is refused as a missing value, its count in the
-    error's ``count`` only (a statistic of the private data)."""
-    ids = np.asarray(privacy_id)
+    """Each row's person as a dense code ``0 .. persons - 1`` (int64): rows whose ids are equal values of one kind
+    are one person (:mod:`dpdist._ids`: numbers by exact value, strings and bytes exactly, dates as instants).
+    Ids of another length than the values, of two kinds (``1`` and ``"1"``), that do not compare, or of two
+    dimensions are refused by name (public: the schema); a missing id (NaN, None, NaT) is refused as a missing
+    value, its count in the error's ``count`` only (a statistic of the private data)."""
+    ids = id_array(owner, privacy_id)
     if ids.ndim == 0:
         ids = ids.reshape(1)
     if ids.ndim != 1:
@@ -208,10 +209,9 @@ def person_codes(owner: str, privacy_id: Any, rows: int) -> np.ndarray:
             f"The 'privacy_id' argument of {owner} must hold one id per value of the data: {rows} ids. Got {ids.size} "
             "instead.")
     if ids.dtype.kind not in "iubfUSOMm":
-        raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold integers, floats, strings, bytes "
-                                    f"or dates. Got dtype {ids.dtype} instead.")
-    missing = np.isnat(ids) if ids.dtype.kind in "Mm" else missing_mask(ids)
-    count = int(np.count_nonzero(missing))
+        raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold {ID_KINDS}. Got dtype "
+                                    f"{ids.dtype} instead.")
+    count = int(np.count_nonzero(ids_missing(ids)))
     if count:
         raise MissingValuesError(
             f"The 'privacy_id' argument of {owner} has missing ids (NaN, None or an empty cell; how many is in this "
@@ -221,7 +221,8 @@ def person_codes(owner: str, privacy_id: Any, rows: int) -> np.ndarray:
         _, codes = np.unique(ids, return_inverse=True)
     except TypeError:
         raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold ids of one type (they are "
-                                    "compared and sorted). Got ids of several types that do not compare.") from None
+                                    f"compared and sorted): {ID_KINDS}. Got ids of {type_label(ids)} that do not "
+                                    "compare.") from None
     return codes.reshape(-1).astype(np.int64, copy=False)
 
 
