@@ -175,7 +175,7 @@ _PLAIN = ("hashes", "priorities", "values")
 def _one_kind(states: list[Reservoir]) -> tuple[str | None, tuple[str, ...]]:
     """``(kind, types)`` of the ids of ``states``: one kind (empty states have none), or a refusal naming the types
     seen: ``1`` in an int64 block and ``"1"`` in a str block would be two keys, one person bounded twice."""
-    kinds = {state.id_kind for state in states} - {None}
+    kinds = {state.id_kind for state in states if state.id_kind is not None}
     types = tuple(sorted({name for state in states for name in state.id_types}))
     if len(kinds) > 1:
         raise InvalidValueTypeError(
