@@ -225,6 +225,33 @@ def test_a_bound_chosen_privately_is_near_the_quantile_and_charged_to_the_same_b
         AutoBound(quantile=1.0)
 
 
+@pytest.mark.parametrize("name", sorted(set(RELEASES) - {"unbounded_quantile"}))
+def test_auto_under_replace_reads_the_public_counts_for_no_budget_and_under_add_remove_publishes_no_count(name):
+    # M4: under replace each person's number of rows is public (the relation keeps it: rows replaced by as many), so
+    # the bound is the exact 0.9-quantile of the counts 1, 2, 3, 4, 12 (12) and the whole epsilon goes to the release;
+    # before, 10% of it was spent choosing what was public
+    release = _quiet(lambda: RELEASES[name](X, 1.0, privacy_id=IDS, max_contributions="auto"))
+    unit, relation = release.details["privacy_unit"], release.guarantee.neighbouring
+    assert release.guarantee.epsilon == pytest.approx(1.0) and release.guarantee.unit == "person"
+    if name in REPLACE:
+        assert relation == "replace" and unit["max_contributions"] == 12 and unit["chosen"]["epsilon"] == 0.0
+        assert unit["chosen"]["share"] == 0.0 and unit["record_epsilon"] == pytest.approx(1.0 / 12)
+        assert "NUMBER of rows is public" in " ".join(release.notes()) and "number of rows" in unit["public"]
+        assert release.n == 22  # the rows kept: a function of the public counts and k
+        return
+    assert relation == "add-remove" and unit["chosen"]["epsilon"] == pytest.approx(0.1) and "public" not in unit
+    assert getattr(release, "n", None) is None and "NUMBER of rows" not in " ".join(release.notes())
+    text = release.to_json()
+    for count in ('"persons"', '"kept"', '"rows"'):  # no exact count of persons or rows kept in the result
+        assert count not in text
+
+
+def test_the_bound_read_off_public_counts_is_never_stated_under_add_remove():
+    unit = PrivacyUnit(3, AutoBound(), 0.0, "replace")
+    with pytest.raises(ValueError, match="no budget under replace"):
+        unit.stated(PrivacyGuarantee(0.5, 0.0, "add-remove", "central"))
+
+
 # ---------------------------------------------------------------------- exact checks on small instances (item 5)
 def _worst_ratio(with_person: tuple, without: np.ndarray, epsilon: float) -> float:
     """max over grid points of |log P(point | with the person) - log P(point | without)|, exactly over every bounding."""

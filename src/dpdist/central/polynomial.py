@@ -321,6 +321,9 @@ def polynomial_projection(
         Whose row each value is (one id per value); with ``max_contributions`` (the rows kept per
         person: an int >= 1, or ``"auto"`` to choose it privately) the guarantee is per person
         (:mod:`dpdist.central._contributions`; the Gaussian's delta is chained over a person's rows).
+        Ids are compared exactly, as values of one kind (:mod:`dpdist._ids`): numbers by value (``1`` and ``1.0``
+        are one person), strings as written (``"Alice"`` and ``" alice"`` are not ``"alice"``: normalise them first);
+        ids of two kinds (``1`` and ``"1"``) are refused.
 
     Returns
     -------
