@@ -130,10 +130,13 @@ def block_kind(ids: np.ndarray, name: str = "privacy_id") -> str | None:
                                         f"{type_label(ids)}: ids of several kinds are not converted (1 and '1' would "
                                         "be one person or two by accident).")
         kind = kinds.pop()
-    if kind not in ("number", "string", "bytes"):
+    if kind in ("datetime", "date", "timedelta"):
         raise InvalidValueTypeError(f"The {name!r} ids of a block must be {HASHED}. Got {type_label(ids)}: dates "
                                     "have no one encoding across units on a cluster; give them as integers of one unit "
                                     "(e.g. .astype('datetime64[ns]').astype('int64')) or as ISO strings.")
+    if kind not in ("number", "string", "bytes"):
+        raise InvalidValueTypeError(f"The {name!r} ids of a block must be {HASHED}. Got {type_label(ids)}: cast "
+                                    "them to one of these (e.g. .astype(str)).")
     return kind
 
 
