@@ -130,6 +130,10 @@ def test_the_rows_left_out_are_counted_for_the_holder_of_the_data_and_in_no_rele
     with warnings.catch_warnings():
         warnings.simplefilter("error", ContributionBoundWarning)  # nothing left out: nothing said
         central.quantiles(X, [0.5], epsilon=1.0, bounds=(0, 1), privacy_id=IDS, max_contributions=12, rng=0)
+    with pytest.warns(ContributionBoundWarning, match="under replace neighbours the persons' numbers of rows are "
+                                                      "public and n is the rows kept"):  # never "in no release" alone
+        replaced = central.histogram_queries(X, 1.0, (0, 1), privacy_id=IDS, max_contributions=2, rng=0)
+    assert replaced.n == IDS.size - 13 and "follows from n" in " ".join(replaced.notes())
 
 
 def test_a_missing_value_dropped_takes_its_row_id_with_it():

@@ -175,7 +175,7 @@ def _bounded(request: ContributionRequest, values: np.ndarray, codes: np.ndarray
     else:
         unit = PrivacyUnit(int(bound), neighbouring=neighbouring)
     kept = bounded_rows(codes, unit.max_contributions, generator)
-    warn_dropped(request.owner, int(values.size - kept.size), unit.max_contributions)
+    warn_dropped(request.owner, int(values.size - kept.size), unit.max_contributions, neighbouring)
     record_epsilon, record_delta = unit.record_budget(epsilon, delta)
     return values[kept], unit, record_epsilon, record_delta
 

@@ -173,7 +173,9 @@ class PrivacyUnit:
                    if self.neighbouring == "replace" else "")
         return (f"privacy unit: a person (privacy_id); at most {k} row(s) each, a uniformly random choice of each "
                 f"person's rows (the bound {how}); the release ran at epsilon/{k} per row, which is its sensitivity "
-                f"times {k}: the guarantee is per person.{replace} How many rows were left out is not released.")
+                f"times {k}: the guarantee is per person.{replace} How many rows were left out is not "
+                + ("in the result, but follows from n and the persons' numbers of rows (public here)."
+                   if self.neighbouring == "replace" else "released."))
 
     def details(self) -> dict[str, Any]:
         details: dict[str, Any] = {"unit": "person", "max_contributions": self.max_contributions,
@@ -295,10 +297,13 @@ def public_bound(codes: np.ndarray, bound: AutoBound) -> int:
     return int(min(max(int(counts[index]), 1), bound.largest))
 
 
-def warn_dropped(owner: str, dropped: int, k: int) -> None:
-    """Tell the holder of the data how many rows bounding left out (the count in the warning only)."""
+def warn_dropped(owner: str, dropped: int, k: int, neighbouring: str | None = None) -> None:
+    """Tell the holder of the data how many rows bounding left out (the count in the warning only; under replace
+    neighbours it follows from the result's ``n`` and the persons' numbers of rows, which that relation makes public)."""
     if dropped:
+        where = ("it is in no release, though under replace neighbours the persons' numbers of rows are public and n "
+                 "is the rows kept" if neighbouring == "replace" else "it is in no release")
         warnings.warn(ContributionBoundWarning(
             f"{owner}: rows beyond max_contributions={k} per person were left out (a uniformly random choice of each "
-            "person's rows). How many is in this warning's 'count', for you, the holder of the data: it is in no "
-            "release.", dropped), stacklevel=4)
+            f"person's rows). How many is in this warning's 'count', for you, the holder of the data: {where}.",
+            dropped), stacklevel=4)
