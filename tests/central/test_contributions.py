@@ -195,6 +195,9 @@ def test_numbers_are_one_person_by_exact_value_strings_exactly():
     np.testing.assert_array_equal(person_codes("f", [2**53 + 1, 2.0**53, 2**53], 3), [1, 0, 0])
     with pytest.raises(MissingValuesError):
         person_codes("f", [1, None, 2.0], 3)
+    # dates are instants: one day in two units is one person
+    same_day = [np.datetime64("2024-01-01", "D"), np.datetime64("2024-01-01T00:00:00", "s"), np.datetime64("2024-01-02")]
+    np.testing.assert_array_equal(person_codes("f", same_day, 3), [0, 0, 1])
     # strings are compared exactly: case and spaces make other persons (the caller normalises)
     np.testing.assert_array_equal(person_codes("f", ["alice", " alice", "Alice", "alice"], 4), [2, 0, 1, 2])
 
