@@ -506,8 +506,12 @@ def tree_cdf(
         result's notes state the policy (:mod:`dpdist._missing`).
     privacy_id : array_like, optional
         Whose row each value is (one id per value); with ``max_contributions`` (the rows kept per
-        person: an int >= 1, or ``"auto"`` to choose it privately) the guarantee is per person
+        person: an int >= 1, or ``"auto"`` to choose it: privately under add/remove, for no budget under
+        replace) the guarantee is per person
         (:mod:`dpdist.central._contributions`).
+        Ids are compared exactly, as values of one kind (:mod:`dpdist._ids`): numbers by value (``1`` and ``1.0``
+        are one person), strings as written (``"Alice"`` and ``" alice"`` are not ``"alice"``: normalise them first);
+        ids of two kinds (``1`` and ``"1"``) are refused.
 
     Returns
     -------
