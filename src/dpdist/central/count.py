@@ -41,9 +41,8 @@ def count(x: ArrayLike, epsilon: float, *, level: float = 0.95, rng: Seed = None
     privacy_id, max_contributions : optional
         Whose row each value is, and the rows kept per person: the count of the rows kept, per person
         (:mod:`dpdist.central._contributions`).
-        Ids are compared exactly, as values of one kind (:mod:`dpdist._ids`): numbers by value (``1`` and ``1.0``
-        are one person), strings as written (``"Alice"`` and ``" alice"`` are not ``"alice"``: normalise them first);
-        ids of two kinds (``1`` and ``"1"``) are refused.
+        Ids compare exactly, numbers by value, strings as written (normalise them first); two kinds are refused
+        (:mod:`dpdist._ids`).
     """
     owner = "count"
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:

@@ -106,9 +106,8 @@ def histogram_queries(
     privacy_id, max_contributions : optional
         Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"`` to choose it: privately
         under add/remove, for no budget under replace): the guarantee is then per person (:mod:`dpdist.central._contributions`).
-        Ids are compared exactly, as values of one kind (:mod:`dpdist._ids`): numbers by value (``1`` and ``1.0``
-        are one person), strings as written (``"Alice"`` and ``" alice"`` are not ``"alice"``: normalise them first);
-        ids of two kinds (``1`` and ``"1"``) are refused.
+        Ids compare exactly, numbers by value, strings as written (normalise them first); two kinds are refused
+        (:mod:`dpdist._ids`).
 
     Returns
     -------

@@ -179,9 +179,8 @@ def quantiles(
         as the number given; the release's notes state the policy (:mod:`dpdist._missing`).
     privacy_id, max_contributions : optional
         Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"``): per person.
-        Ids are compared exactly, as values of one kind (:mod:`dpdist._ids`): numbers by value (``1`` and ``1.0``
-        are one person), strings as written (``"Alice"`` and ``" alice"`` are not ``"alice"``: normalise them first);
-        ids of two kinds (``1`` and ``"1"``) are refused.
+        Ids compare exactly, numbers by value, strings as written (normalise them first); two kinds are refused
+        (:mod:`dpdist._ids`).
     """
     owner = "quantiles"
     q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)

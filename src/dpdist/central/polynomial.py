@@ -322,9 +322,8 @@ def polynomial_projection(
         person: an int >= 1, or ``"auto"`` to read it off the persons' numbers of rows, public under replace: no
         budget) the guarantee is per person
         (:mod:`dpdist.central._contributions`; the Gaussian's delta is chained over a person's rows).
-        Ids are compared exactly, as values of one kind (:mod:`dpdist._ids`): numbers by value (``1`` and ``1.0``
-        are one person), strings as written (``"Alice"`` and ``" alice"`` are not ``"alice"``: normalise them first);
-        ids of two kinds (``1`` and ``"1"``) are refused.
+        Ids compare exactly, numbers by value, strings as written (normalise them first); two kinds are refused
+        (:mod:`dpdist._ids`).
 
     Returns
     -------

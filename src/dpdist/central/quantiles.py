@@ -61,11 +61,9 @@ def adaptive_quantiles(
         the number given (``"drop"`` is refused: replace neighbours, n public); the result's notes
         state the policy (:mod:`dpdist._missing`).
     privacy_id, max_contributions : optional
-        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"`` to choose it
-        privately): the guarantee is then per person (:mod:`dpdist.central._contributions`).
-        Ids are compared exactly, as values of one kind (:mod:`dpdist._ids`): numbers by value (``1`` and ``1.0``
-        are one person), strings as written (``"Alice"`` and ``" alice"`` are not ``"alice"``: normalise them first);
-        ids of two kinds (``1`` and ``"1"``) are refused.
+        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"``): per person
+        (:mod:`dpdist.central._contributions`). Ids compare exactly, numbers by value, strings as written (normalise
+        them first); two kinds are refused (:mod:`dpdist._ids`).
 
     Returns
     -------
