@@ -3,12 +3,13 @@
 //
 //   node tests/relayed_submit_driver.mjs '{"server": URL, "campaign": ID, "values": [...], "pin": HEX?,
 //     "issuer": {"credential": TEXT?, "url": URL}?, "batchSize": N?, "retries": N?, "storage": PATH?,
-//     "ohttp": {"relay": URL, "keys": HEX?}?}'
+//     "ohttp": {"relay": URL, "keys": HEX?}?, "relayEnvelope": "dpdist"|"ohttp"?}'
 //
 // ``server`` is the collector's URL (or any server's, with ``pin``); ``issuer.url`` is required with a credential (the
 // issuer it is of: the device refuses a campaign naming no issuer or another); ``storage`` a JSON file holding the
 // device's memoStorage (its ledger and its tokens) across runs, created if missing; ``ohttp`` sends a direct campaign's
-// requests through a standard Oblivious HTTP relay (``keys``: the application/ohttp-keys bytes in hex).  The last line of stdout is JSON:
+// requests through a standard Oblivious HTTP relay (``keys``: the application/ohttp-keys bytes in hex); ``relayEnvelope``
+// how a relayed campaign's reports travel to its dpdist relay (RFC 9458 requests or dpdist's envelope).  The last line of stdout is JSON:
 // {"acks": [...]} (exit 0), or {"error": {"name", "code", "status", "message"}} for a refusal of the client
 // (exit 3: ServiceError, InvalidParameterError, PrivacyBudgetError, ...); exit 2 for a malformed request.
 
@@ -47,6 +48,7 @@ try {
     pin: request.pin ?? null, issuer: request.issuer ?? null, batchSize: request.batchSize ?? 1000, retries: request.retries ?? 5,
     retryDelayMs: request.retryDelayMs ?? 200, memoStorage: storage, locks: null,
     ohttp: request.ohttp ? { relay: request.ohttp.relay, keys: request.ohttp.keys ? new Uint8Array(Buffer.from(request.ohttp.keys, 'hex')) : null } : null,
+    relayEnvelope: request.relayEnvelope ?? null,
   });
   const acks = await client.submitMany(request.values);
   process.stdout.write(`${JSON.stringify({ acks })}\n`);

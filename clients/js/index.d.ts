@@ -288,8 +288,17 @@ export class Client {
       issuer?: IssuerOptions | null;
       /** A direct campaign's requests through a standard Oblivious HTTP relay (RFC 9458). */
       ohttp?: OhttpOptions | null;
+      /**
+       * How a relayed campaign's reports travel to its dpdist relay: ``'ohttp'``, each an RFC 9458 request
+       * encapsulated to the key configuration of the campaign's identity (``relay.ohttp``; a campaign whose identity
+       * names none is refused, ``no_ohttp_key``, before anything is sent); ``'dpdist'``, dpdist's own envelope; null
+       * (default): dpdist's envelope unless the campaign turned it off.
+       */
+      relayEnvelope?: 'dpdist' | 'ohttp' | null;
     },
   );
+  /** The ``relayEnvelope`` option, as checked. */
+  readonly relayEnvelope: 'dpdist' | 'ohttp' | null;
   readonly source: RandomSource;
   /** The pin given (lower case), or null. */
   readonly pin: string | null;

@@ -130,6 +130,10 @@ def test_the_rows_left_out_are_counted_for_the_holder_of_the_data_and_in_no_rele
     with warnings.catch_warnings():
         warnings.simplefilter("error", ContributionBoundWarning)  # nothing left out: nothing said
         central.quantiles(X, [0.5], epsilon=1.0, bounds=(0, 1), privacy_id=IDS, max_contributions=12, rng=0)
+    with pytest.warns(ContributionBoundWarning, match="under replace neighbours the persons' numbers of rows are "
+                                                      "public and n is the rows kept"):  # never "in no release" alone
+        replaced = central.histogram_queries(X, 1.0, (0, 1), privacy_id=IDS, max_contributions=2, rng=0)
+    assert replaced.n == IDS.size - 13 and "follows from n" in " ".join(replaced.notes())
 
 
 def test_a_missing_value_dropped_takes_its_row_id_with_it():
@@ -170,8 +174,32 @@ def test_a_missing_id_is_refused_by_name_with_its_count_for_the_curator_only(nam
 
 
 def test_ids_of_types_that_do_not_compare_are_refused_by_name():
-    with pytest.raises(InvalidValueTypeError, match="'privacy_id' argument .* one type"):
+    with pytest.raises(InvalidValueTypeError, match="'privacy_id' argument .* one kind"):
         central.cdf([0.1, 0.2], 1.0, (0, 1), privacy_id=np.array([1, "a"], dtype=object), max_contributions=1)
+    with pytest.raises(InvalidValueTypeError, match="'privacy_id' argument .* one type.* do not compare"):
+        central.cdf([0.1, 0.2], 1.0, (0, 1), privacy_id=[{"a": 1}, {"b": 2}], max_contributions=1)
+
+
+@pytest.mark.parametrize("ids", [[1, "1", 2.0], ["a", b"a", "b"], [1, "x"], np.array([2, "2"], dtype=object),
+                                 [np.int64(1), np.str_("1")]])
+def test_ids_of_several_kinds_are_refused_not_converted(ids):
+    # NumPy makes [1, "1", 2.0] the strings "1", "1", "2.0": persons 1 and "1" were one (codes [0, 0, 1]), silently
+    with pytest.raises(InvalidValueTypeError, match=r"'privacy_id' argument of f must hold ids of one kind.*numbers "
+                                                    r"\(.*\), strings, bytes.*Got ids of several kinds: "):
+        person_codes("f", ids, len(ids))
+
+
+def test_numbers_are_one_person_by_exact_value_strings_exactly():
+    # ints and integral floats: one person per value; never rounded through float64 (2**53 + 1 is not 2.0**53)
+    np.testing.assert_array_equal(person_codes("f", [1, 1.0, True, 2, 2.5], 5), [0, 0, 0, 1, 2])
+    np.testing.assert_array_equal(person_codes("f", [2**53 + 1, 2.0**53, 2**53], 3), [1, 0, 0])
+    with pytest.raises(MissingValuesError):
+        person_codes("f", [1, None, 2.0], 3)
+    # dates are instants: one day in two units is one person
+    same_day = [np.datetime64("2024-01-01", "D"), np.datetime64("2024-01-01T00:00:00", "s"), np.datetime64("2024-01-02")]
+    np.testing.assert_array_equal(person_codes("f", same_day, 3), [0, 0, 1])
+    # strings are compared exactly: case and spaces make other persons (the caller normalises)
+    np.testing.assert_array_equal(person_codes("f", ["alice", " alice", "Alice", "alice"], 4), [2, 0, 1, 2])
 
 
 # ---------------------------------------------------------------------- group privacy, the bound chosen privately
@@ -202,6 +230,33 @@ def test_a_bound_chosen_privately_is_near_the_quantile_and_charged_to_the_same_b
     assert 3 <= custom.details["privacy_unit"]["max_contributions"] <= 6
     with pytest.raises(InvalidParameterError, match="'quantile' parameter of AutoBound"):
         AutoBound(quantile=1.0)
+
+
+@pytest.mark.parametrize("name", sorted(set(RELEASES) - {"unbounded_quantile"}))
+def test_auto_under_replace_reads_the_public_counts_for_no_budget_and_under_add_remove_publishes_no_count(name):
+    # M4: under replace each person's number of rows is public (the relation keeps it: rows replaced by as many), so
+    # the bound is the exact 0.9-quantile of the counts 1, 2, 3, 4, 12 (12) and the whole epsilon goes to the release;
+    # before, 10% of it was spent choosing what was public
+    release = _quiet(lambda: RELEASES[name](X, 1.0, privacy_id=IDS, max_contributions="auto"))
+    unit, relation = release.details["privacy_unit"], release.guarantee.neighbouring
+    assert release.guarantee.epsilon == pytest.approx(1.0) and release.guarantee.unit == "person"
+    if name in REPLACE:
+        assert relation == "replace" and unit["max_contributions"] == 12 and unit["chosen"]["epsilon"] == 0.0
+        assert unit["chosen"]["share"] == 0.0 and unit["record_epsilon"] == pytest.approx(1.0 / 12)
+        assert "NUMBER of rows is public" in " ".join(release.notes()) and "number of rows" in unit["public"]
+        assert release.n == 22  # the rows kept: a function of the public counts and k
+        return
+    assert relation == "add-remove" and unit["chosen"]["epsilon"] == pytest.approx(0.1) and "public" not in unit
+    assert getattr(release, "n", None) is None and "NUMBER of rows" not in " ".join(release.notes())
+    text = release.to_json()
+    for count in ('"persons"', '"kept"', '"rows"'):  # no exact count of persons or rows kept in the result
+        assert count not in text
+
+
+def test_the_bound_read_off_public_counts_is_never_stated_under_add_remove():
+    unit = PrivacyUnit(3, AutoBound(), 0.0, "replace")
+    with pytest.raises(ValueError, match="no budget under replace"):
+        unit.stated(PrivacyGuarantee(0.5, 0.0, "add-remove", "central"))
 
 
 # ---------------------------------------------------------------------- exact checks on small instances (item 5)

@@ -200,3 +200,16 @@ def test_a_release_per_person_bounds_each_persons_rows_and_says_so(tmp_path, cap
     data.write_text("customer,amount\nc1,3\n,4\nc2,5\n")
     assert main([*base, "--privacy-id", "customer", "--max-contributions", "3"]) == 2
     assert "missing ids" in capsys.readouterr().err
+
+
+def test_privacy_ids_of_a_csv_are_compared_as_the_cells_text_exactly(tmp_path):
+    """M3 on issue 65 (docs/central.md, "How ids are compared"): "1", "01", " 1" and "1.0" are four persons, as the
+    cells are written; the caller normalises them."""
+    from dpdist.central._contributions import person_codes
+    from dpdist.datasets.files import read_ids
+
+    data = tmp_path / "ids.csv"
+    data.write_text('customer,amount\n1,3\n01,4\n" 1",5\n1.0,6\n1,7\n')
+    ids = read_ids(data, "customer")
+    assert ids.tolist() == ["1", "01", " 1", "1.0", "1"]
+    np.testing.assert_array_equal(person_codes("dpdist release", ids, 5), [2, 1, 0, 3, 2])

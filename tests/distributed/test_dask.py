@@ -189,3 +189,25 @@ def test_distributed_simulate_takes_a_dask_series_and_never_prints_a_repr():
     with pytest.raises(InvalidParameterError) as raised:
         distributed.simulate(proto, frame, seed=5)
     assert "DataFrame" in str(raised.value) and "xxxxx" not in str(raised.value) and len(str(raised.value)) < 300
+
+
+def test_a_person_whose_id_is_1_in_one_partition_and_the_string_1_in_another_is_refused_on_the_cluster(client):
+    """M1 of the outsider's attack on issue 65: partitions whose ids are an int64 1 and a str "1" were two persons,
+    6 rows of one person kept at max_contributions=3; now refused by name when their states merge.  An int64 and
+    a float64 partition stay one person (3 rows), as in one process."""
+    import pandas as pd
+    from dask import delayed
+
+    from dpdist.errors import InvalidValueTypeError
+
+    def _series(*parts, dtype):
+        return dd.from_delayed([delayed(pd.Series)(part) for part in parts], meta=pd.Series(dtype=dtype),
+                               verify_meta=False)
+
+    values = _series(np.ones(4), np.ones(4), dtype=float)
+    with pytest.raises(InvalidValueTypeError, match=r"'privacy_id' ids of the blocks must be of one kind.*int64, object of str"):
+        dpdist_distributed.bound_contributions(values, _series(np.array([1] * 4), np.array(["1"] * 4), dtype=object),
+                                               3, seed=3)
+    kept = dpdist_distributed.bound_contributions(values, _series(np.array([1] * 4), np.array([1.0] * 4), dtype=float),
+                                                  3, seed=3)
+    assert np.unique(kept.hashes).size == 1 and kept.kept == 3

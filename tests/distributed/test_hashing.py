@@ -25,3 +25,36 @@ def test_the_hash_is_siphash_2_4_as_the_paper_and_pandas_compute_it():
     np.testing.assert_array_equal(hash_ids(np.array([3.0, -0.0]), key), hash_ids(np.array([3, 0]), key))
     np.testing.assert_array_equal(hash_ids(np.array(["ab", "c"]), key), hash_ids(np.array(["ab", "c"], object), key))
     assert hash_ids(np.array([3]), key) != hash_ids(np.array([3]), b"another salt!!!!")
+
+
+def test_blocks_of_any_numeric_dtype_group_rows_into_persons_as_the_one_process_path_does():
+    """M1 on issue 65: the hashes of blocks cast to different numeric dtypes split the rows into persons exactly as
+    ``person_codes`` of all the rows in one process does (numbers by exact value), for 200 seeded cuts."""
+    from dpdist.central._contributions import person_codes
+
+    rng = np.random.default_rng(65)
+    pool = [0, 1, 2, 7, 255, 2**31, 2**53, 2**53 + 1, 2**63 - 1, 2**63, 2**64 - 1, -1, -(2**63)]
+    casts = [np.int64, np.uint64, np.float64, np.int8, np.float32, object]
+    key = b"salt of one run!"
+    for _ in range(200):
+        values = [pool[i] for i in rng.integers(0, len(pool), 12)]
+        blocks, start = [], 0
+        for stop in sorted(rng.choice(np.arange(1, 12), 2, replace=False).tolist()) + [12]:
+            cast, part = casts[rng.integers(len(casts))], values[start:stop]
+            start = stop
+            try:
+                block = np.array(part, dtype=cast) if cast is not object else np.array(
+                    [float(v) if rng.random() < 0.5 and float(v) == v else v for v in part], dtype=object)
+            except OverflowError:
+                continue
+            if cast in (np.int8, np.float32) and not all(block.astype(object)[i] == part[i] for i in range(len(part))):
+                continue  # a cast that changed a value: another id, not the same person in another dtype
+            blocks.append(block)
+        if not blocks:
+            continue
+        hashes = np.concatenate([hash_ids(block, key) for block in blocks])
+        together = [v.item() if isinstance(v, np.generic) else v for block in blocks for v in block.tolist()]
+        codes = person_codes("f", np.array(together, dtype=object), len(together))
+        same_hash = hashes[:, None] == hashes[None, :]
+        same_person = codes[:, None] == codes[None, :]
+        np.testing.assert_array_equal(same_hash, same_person)

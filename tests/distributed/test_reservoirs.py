@@ -14,7 +14,7 @@ from scipy import stats
 from dpdist import central, distributed
 from dpdist._rng import root_seed_sequence
 from dpdist.distributed._reservoirs import reservoir_of_block, salt_of
-from dpdist.errors import IncompatibleStateError, InvalidParameterError, MissingValuesError
+from dpdist.errors import IncompatibleStateError, InvalidParameterError, InvalidValueTypeError, MissingValuesError
 
 from reservoirs_support import cut as _cut, table as _table
 
@@ -80,3 +80,62 @@ def test_bad_bounding_is_refused_by_name():
     with pytest.raises(InvalidParameterError, match="with 'groups'"):
         distributed.group_release(distributed.bound_blocks([(np.array([1]), np.array([0.5]))], 1), central.count,
                                   epsilon=1.0)
+
+
+# ---------------------------------------------------------------------- one person, one key, whatever the block's dtype
+def _persons_and_rows(blocks, k=2):
+    """(persons, rows kept of the most) after bounding ``blocks`` of (ids, values) in one process."""
+    reservoir = distributed.bound_blocks(blocks, k, seed=3)
+    _, counts = np.unique(reservoir.hashes, return_counts=True)
+    return counts.size, int(counts.max(initial=0))
+
+
+_ONE = np.ones(3)
+
+
+@pytest.mark.parametrize("other", [np.array([1.0, 1.0, 1.0]), np.array([1, 1, 1], dtype=np.uint64),
+                                   np.array([1, 1, 1], dtype=np.int8), np.array([True, True, True]),
+                                   np.array([1, 1.0, np.int64(1)], dtype=object)])
+def test_a_person_in_blocks_of_two_numeric_dtypes_is_one_person_as_in_memory(other):
+    # person 1 holds 6 rows: 3 in an int64 block, 3 in a block of another numeric dtype; at k = 2 they keep 2 rows
+    assert _persons_and_rows([(np.array([1, 1, 1]), _ONE)]) == (1, 2)
+    assert _persons_and_rows([(np.array([1, 1, 1]), _ONE), (other, _ONE)]) == (1, 2)
+    together = np.concatenate([np.array([1, 1, 1]), other])  # the one-process path on the same rows: one person
+    assert set(central._contributions.person_codes("f", together, 6).tolist()) == {0}
+
+
+@pytest.mark.parametrize("other", [np.array(["1", "1", "1"]), np.array(["1", "1", "1"], dtype=object),
+                                   np.array([b"1", b"1", b"1"])])
+def test_blocks_whose_ids_are_of_two_kinds_are_refused_by_name_not_counted_as_two_persons(other):
+    # before: the int64 block and the str block were two persons, 2 + 2 = 4 rows kept of one person at k = 2
+    for blocks in ([(np.array([1, 1, 1]), _ONE), (other, _ONE)], [(other, _ONE), (np.array([], dtype=object), _ONE[:0]),
+                                                                  (np.array([1, 1, 1]), _ONE)]):
+        with pytest.raises(InvalidValueTypeError, match=r"'privacy_id' ids of the blocks must be of one kind in every "
+                                                        r"block: numbers \(.*\), strings or bytes.* Got .*int64"):
+            distributed.bound_blocks(blocks, 2, seed=3)
+    with pytest.raises(InvalidValueTypeError, match="one kind"):  # the one-process path refuses the same rows
+        central._contributions.person_codes("f", [1, 1, 1, *other.tolist()], 6)
+
+
+def test_ids_of_two_kinds_in_one_block_and_dates_are_refused_by_name():
+    import datetime
+
+    for ids in (np.array([1, "1", 2], dtype=object), np.array(["a", b"a", "b"], dtype=object)):
+        with pytest.raises(InvalidValueTypeError, match="'privacy_id' ids of a block must be of one kind.*several"):
+            distributed.bound_blocks([(ids, _ONE)], 2, seed=3)
+    for ids in (np.array(["2024-01-01"] * 3, dtype="datetime64[D]"),
+                np.array([datetime.datetime(2024, 1, 1)] * 3, dtype=object)):  # before: a RecursionError
+        with pytest.raises(InvalidValueTypeError, match="'privacy_id' ids of a block must be numbers.*dates"):
+            distributed.bound_blocks([(ids, _ONE)], 2, seed=3)
+
+
+def test_numbers_are_keyed_by_exact_value_never_merged_by_their_bytes():
+    # before: uint64 2**64 - 1 was int64 -1, and the float 1.5 the integer of the same 8 bytes: two persons as one
+    big = np.array([2**64 - 1], dtype=np.uint64)
+    assert _persons_and_rows([(np.array([-1]), _ONE[:1]), (big, _ONE[:1])], 1) == (2, 1)
+    assert _persons_and_rows([(np.array([2.0**63]), _ONE[:1]), (np.array([2**63], dtype=np.uint64), _ONE[:1])], 1) == (1, 1)
+    same_bytes = np.array([np.float64(1.5).view(np.int64)])
+    assert _persons_and_rows([(np.array([1.5]), _ONE[:1]), (same_bytes, _ONE[:1])], 1) == (2, 1)
+    exact = np.array([2**53 + 1, 2.0**53], dtype=object)  # as the one-process path: two persons, not rounded
+    assert _persons_and_rows([(exact, _ONE[:2])], 1) == (2, 1)
+    assert len(set(central._contributions.person_codes("f", list(exact), 2).tolist())) == 2

@@ -178,7 +178,7 @@ def test_the_queue_keeps_no_address_and_no_time(tmp_path):
     asyncio.run(_with_relay(_relay(tmp_path / "q.sqlite", collector), work, client_address=("203.0.113.77", 4321)))
     database = sqlite3.connect(tmp_path / "q.sqlite")
     columns = {table: [row[1] for row in database.execute(f"PRAGMA table_info({table})")] for table in ("reports", "batches")}
-    assert columns == {"reports": ["key", "campaign", "sealed"], "batches": ["batch_id", "campaign", "count", "body", "state", "detail"]}
+    assert columns == {"reports": ["key", "campaign", "sealed", "envelope", "enc"], "batches": ["batch_id", "campaign", "count", "body", "state", "detail"]}
     database.close()
     for path in tmp_path.glob("q.sqlite*"):
         assert b"203.0.113.77" not in path.read_bytes()

@@ -27,13 +27,13 @@ import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
 import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
-import { RELAY_CONTENT_TYPE, relayReportPath, sealForRelay } from './relay.js';
+import { RELAY_CONTENT_TYPE, encapsulateForRelay, relayKeyConfig, relayReportPath, sealForRelay } from './relay.js';
 import {
   IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
 } from './identity.js';
 import { TokenWallet } from './tokens.js';
 import { NOT_ACKNOWLEDGED, batchAck, relayAck } from './acks.js';
-import { campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
+import { REQUEST_CONTENT_TYPE, campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
 
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
 const privacyPass = () => import('./privacypass.js');
@@ -229,13 +229,16 @@ export class Retries {
  *   or sent.  Without ``keys`` the config, which states them, is fetched from ``serverUrl`` directly.  A relayed
  *   campaign is refused (``relayed_campaign``: its own relay batches and shuffles), as is a collector without a gateway
  *   (``no_ohttp_gateway``)
+ * @param {null|'dpdist'|'ohttp'} [options.relayEnvelope] how a relayed campaign's reports travel to its dpdist relay:
+ *   ``'ohttp'``, each an RFC 9458 request encapsulated to the key configuration of the campaign's identity;
+ *   ``'dpdist'``, dpdist's own envelope; null (default): dpdist's envelope unless the campaign turned it off
  * @param {import('./random.js').RandomSource} [options.source] only for tests
  */
 export class Client {
   constructor(
     serverUrl,
     campaignId,
-    { token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null } = {},
+    { token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null, relayEnvelope = null } = {},
   ) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
@@ -255,6 +258,10 @@ export class Client {
     this.retryDelayMs = retryDelayMs;
     this._fetch = fetch ?? globalThis.fetch.bind(globalThis);
     this._ohttp = checkOhttpOption(ohttp);
+    if (![null, 'dpdist', 'ohttp'].includes(relayEnvelope)) {
+      throw new InvalidParameterError(`The 'relayEnvelope' option of Client must be null, 'dpdist' or 'ohttp'. Got ${JSON.stringify(relayEnvelope)}.`);
+    }
+    this.relayEnvelope = relayEnvelope;
     // keys given out of band: the config too goes through the relay; the batches' fetch is made once the config is read
     this._configFetch = this._ohttp?.keys ? obliviousFetch(this._ohttp.relay, givenKeyConfig(this._ohttp.keys), this._fetch) : null;
     this._batchFetch = null;
@@ -351,6 +358,8 @@ export class Client {
       campaign: identity.campaign, state: served?.state, config: identity.config,
       relay: { ...identity.relay, pin: identity.pin, issuer: identity.issuer },
     };
+    // which envelopes the relay takes (public, not covered by the pin: only ever a choice between two the pin covers)
+    document.relay.envelopes = served?.relay?.envelopes ?? null;
     return { document, published: served?.relay?.issuer?.challenge ?? null };
   }
 
@@ -358,6 +367,22 @@ export class Client {
    * A relayed campaign, loaded: refuse it if this device was given an issuer (the ``issuer`` option, perhaps set after
    * ``campaign()``) and the campaign names none or another (``issuer_mismatch``).  Nothing for other campaigns.
    */
+  /**
+   * The Oblivious HTTP key configuration a relayed campaign's reports are encapsulated to, or null for dpdist's envelope
+   * (``relayEnvelope``; by default the envelope unless the campaign's config says it is off).  A campaign whose identity
+   * names no key configuration is refused for RFC 9458 (ServiceError ``no_ohttp_key``) before anything is sent.
+   */
+  _relayOhttp(relay) {
+    const chosen = this.relayEnvelope ?? (relay.envelopes?.sealed_v1 === false ? 'ohttp' : 'dpdist');
+    if (chosen === 'dpdist') return null;
+    const config = relayKeyConfig(relay);
+    if (config === null) {
+      throw new ServiceError(`Campaign '${this.campaignId}''s identity names no Oblivious HTTP key configuration (it was made before relayed ` +
+        "campaigns had one): its reports go in dpdist's envelope only. Nothing was sent.", { status: null, code: 'no_ohttp_key' });
+    }
+    return config;
+  }
+
   _checkExpectedIssuer() {
     const relay = this._campaign?.relay;
     if (relay) checkExpectedIssuer(relay.issuer, this.issuer?.url, this.campaignId);
@@ -693,10 +718,15 @@ export class Client {
     const { authorizationHeader, base64UrlDecode } = info === null ? {} : await privacyPass();
     const acks = [];
     const rowBytes = batch.bytes.length / Math.max(batch.length, 1);
+    const ohttp = this._relayOhttp(relay); // RFC 9458 or dpdist's envelope, refused (no_ohttp_key) before anything is sent
+    const route = ohttp === null ? 'reports' : 'ohttp';
+    const contentType = ohttp === null ? RELAY_CONTENT_TYPE : REQUEST_CONTENT_TYPE;
     try {
       for (let index = 0; index < batch.length; index++) {
         const one = new ReportBatch(batch.config, batch.floatKeys, batch.descr, [1, ...batch.shape.slice(1)], batch.bytes.slice(index * rowBytes, (index + 1) * rowBytes));
-        const sealed = await sealForRelay(relay, this.campaignId, encodeRecord(one), 'application/octet-stream');
+        const sealed = ohttp === null
+          ? await sealForRelay(relay, this.campaignId, encodeRecord(one), 'application/octet-stream')
+          : await encapsulateForRelay(ohttp, this.campaignId, encodeRecord(one), 'application/octet-stream');
         const reportId = `${batchId}.${index}`;
         let authorization;
         if (info !== null) {
@@ -709,10 +739,10 @@ export class Client {
         }
         let ack;
         try {
-          ack = await this._request('PUT', relayReportPath(this.campaignId, reportId), {
-            url: `${base}${relayReportPath(this.campaignId, reportId)}`,
+          ack = await this._request('PUT', relayReportPath(this.campaignId, reportId, route), {
+            url: `${base}${relayReportPath(this.campaignId, reportId, route)}`,
             body: sealed,
-            headers: { 'Content-Type': RELAY_CONTENT_TYPE, [PIN_HEADER]: relay.pin },
+            headers: { 'Content-Type': contentType, [PIN_HEADER]: relay.pin },
             authorization,
             acknowledges: relayAck(this.campaignId, reportId),
           });

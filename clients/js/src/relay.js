@@ -5,9 +5,16 @@
 // bundled in vendor/hpke.js: no install step). Sealed message: version (1) | key id (8) | enc (32) | ciphertext,
 // with info = "dpdist relay v1\0" + campaign id and aad = version | key id; the plaintext is
 // kind (1: dpdist binary records, 2: JSON) | body length (4, big-endian) | body | zeros to a multiple of 256 bytes.
+//
+// Or, as dpdist.relay._ohttp_report writes it, an RFC 9458 request (message/ohttp-req) encapsulated to the Oblivious
+// HTTP key configuration of the campaign's identity (relay.ohttp: key id 0), holding the Binary HTTP request
+// ``PUT https:///api/campaigns/{campaign}/batches/{32 random hex digits}`` with only ``content-type`` and the one
+// report, zero-padded to paddedLength: the same bytes' length as Python's, so the relay and the collector cannot tell
+// a JS device from a Python one by it.
 
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from './vendor/hpke.js';
 import { InvalidParameterError } from './errors.js';
+import { decodeKeyList, encapsulateRequest, encodeBinaryRequest, paddedLength } from './ohttp.js';
 
 export const RELAY_CONTENT_TYPE = 'application/vnd.dpdist.sealed-report';
 const VERSION = 1;
@@ -71,7 +78,39 @@ export async function sealForRelay(relay, campaignId, body, contentType = 'appli
   return concat(header, new Uint8Array(sender.enc), new Uint8Array(ciphertext));
 }
 
-/** The relay's path for one report of a campaign under the report id the device chose. */
-export function relayReportPath(campaignId, reportId) {
-  return `/relay/v1/campaigns/${encodeURIComponent(campaignId)}/reports/${encodeURIComponent(reportId)}`;
+/** The relay's path for one report of a campaign under the report id the device chose (``route``: ``ohttp`` for RFC 9458). */
+export function relayReportPath(campaignId, reportId, route = 'reports') {
+  return `/relay/v1/campaigns/${encodeURIComponent(campaignId)}/${route}/${encodeURIComponent(reportId)}`;
+}
+
+/** The key id of every relayed campaign's Oblivious HTTP key configuration (dpdist's envelope starts with 1). */
+export const OHTTP_KEY_ID = 0;
+
+/**
+ * The Oblivious HTTP key configuration the campaign's identity names (``relay.ohttp``, base64url of
+ * application/ohttp-keys), or null for a campaign made before it had one; InvalidParameterError for one that is not a
+ * single configuration of key id 0 in this client's suite.
+ */
+export function relayKeyConfig(relay) {
+  if (relay?.ohttp === undefined || relay?.ohttp === null) return null;
+  let configs;
+  try {
+    configs = decodeKeyList(base64UrlBytes(String(relay.ohttp)));
+  } catch (error) {
+    throw new InvalidParameterError(`The identity's relay.ohttp is not an application/ohttp-keys document: ${error.message}`);
+  }
+  if (configs.length !== 1 || configs[0].keyId !== OHTTP_KEY_ID || !configs[0].supported) {
+    throw new InvalidParameterError("The identity's relay.ohttp must be one key configuration, key id 0, X25519 with HKDF-SHA256 and AES-128-GCM.");
+  }
+  return configs[0];
+}
+
+/** One report (``body``) as the RFC 9458 request a device sends dpdist's relay (message/ohttp-req), encapsulated to ``config``. */
+export async function encapsulateForRelay(config, campaignId, body, contentType = 'application/octet-stream') {
+  if (KINDS[contentType] === undefined) throw new InvalidParameterError(`A report is dpdist binary records or JSON. Got ${JSON.stringify(contentType)}.`);
+  const id = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+  const target = { protocol: 'https:', host: '', pathname: `/api/campaigns/${campaignId}/batches/${id}`, search: '' };
+  const message = encodeBinaryRequest('PUT', target, [['content-type', contentType]], body);
+  const padded = concat(message, new Uint8Array(paddedLength(message, body) - message.length));
+  return (await encapsulateRequest(config, padded)).encapsulated;
 }

@@ -24,6 +24,10 @@ ASSUMPTIONS = (
     "with the campaign's key) and each token admits one report, so at most `colluding_reports` = colluding x "
     "tokens_each of a batch's admitted reports are known to the collector",
     "collector: stores no per-device id and no arrival time, and refuses direct submissions to the campaign",
+    "envelopes: a batch may hold reports in dpdist's own envelope and Oblivious HTTP requests (RFC 9458), which the "
+    "collector tells apart (it opens each its own way; so can the relay, by their lengths): a report is hidden among "
+    "the reports of its batch in the same envelope only, so a batch holding both counts as its smaller envelope "
+    "group in `smallest_batch` (the relay forms each envelope's part of a batch from at least K reports)",
     "per report: the central guarantee protects one report (one token) changed; a device that sends several reports "
     "into one batch (up to `tokens_each` per credential) is protected by `central.per_device` (group privacy over its "
     "reports), and its reports in several batches or rounds compose on the device (its ledger)",

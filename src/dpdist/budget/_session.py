@@ -389,7 +389,7 @@ class BudgetSession:
 
     @validate_params({"reports": Integer(low=1)})
     def campaign(self, protocol: LocalProtocol | Mapping[str, Any], *, reports: int = 1, label: str | None = None) -> BudgetStatement:
-        """Charge a collection campaign of ``protocol`` (or its config) in which each device sends ``reports`` reports.
+        r"""Charge a collection campaign of ``protocol`` (or its config) in which each device sends ``reports`` reports.
 
         One report costs the protocol's exact loss per report (:func:`dpdist.accounting.protocol_loss`, from its
         channel); several compose as fresh reports.  A memoized protocol's reports are one mechanism: its campaigns

@@ -17,7 +17,8 @@ from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, chec
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..estimates import Distribution
 from .._guarantee import PrivacyGuarantee
-from ._contributions import AutoBound, ContributionRequest, PrivacyUnit, bounded_rows, contribution_request, warn_dropped
+from ._contributions import (AutoBound, ContributionRequest, PrivacyUnit, bounded_rows, contribution_request,
+                            public_bound, warn_dropped)
 from ._exact_choice import certified_gumbel_max
 from .noise import _dyadic_epsilon
 
@@ -133,7 +134,7 @@ def check_central_input(
         codes = codes[~missing_mask(array)]
     unit = None
     if request is not None and codes is not None:
-        kept, unit, epsilon, delta = _bounded(request, kept, codes, epsilon, delta, generator)
+        kept, unit, epsilon, delta = _bounded(request, kept, codes, epsilon, delta, generator, neighbouring)
         notes.append(unit.note())
     array = kept
     if bounds is None or clip:
@@ -160,16 +161,21 @@ def _strictly_inside(owner: str, array: np.ndarray, bounds) -> np.ndarray:
 
 
 def _bounded(request: ContributionRequest, values: np.ndarray, codes: np.ndarray, epsilon: float, delta,
-             generator) -> tuple[np.ndarray, PrivacyUnit, float, float | None]:
-    """``(rows kept, privacy unit, record epsilon, record delta)``: the bound chosen privately if asked, each person's
-    rows bounded to it (:func:`~dpdist.central._contributions.bounded_rows`), the count left out warned to the caller."""
+             generator, neighbouring: str | None) -> tuple[np.ndarray, PrivacyUnit, float, float | None]:
+    """``(rows kept, privacy unit, record epsilon, record delta)``: the bound chosen if asked (privately under
+    add-remove; under replace from the persons' numbers of rows, which that relation leaves public, for no budget),
+    each person's rows bounded to it (:func:`~dpdist.central._contributions.bounded_rows`), the count left out warned
+    to the caller."""
     bound = request.bound
-    if isinstance(bound, AutoBound):
-        unit = PrivacyUnit(_private_bound(codes, bound, epsilon * bound.share, generator), bound, epsilon * bound.share)
+    if isinstance(bound, AutoBound) and neighbouring == "replace":
+        unit = PrivacyUnit(public_bound(codes, bound), bound, 0.0, neighbouring)
+    elif isinstance(bound, AutoBound):
+        unit = PrivacyUnit(_private_bound(codes, bound, epsilon * bound.share, generator), bound, epsilon * bound.share,
+                           neighbouring)
     else:
-        unit = PrivacyUnit(int(bound))
+        unit = PrivacyUnit(int(bound), neighbouring=neighbouring)
     kept = bounded_rows(codes, unit.max_contributions, generator)
-    warn_dropped(request.owner, int(values.size - kept.size), unit.max_contributions)
+    warn_dropped(request.owner, int(values.size - kept.size), unit.max_contributions, neighbouring)
     record_epsilon, record_delta = unit.record_budget(epsilon, delta)
     return values[kept], unit, record_epsilon, record_delta
 

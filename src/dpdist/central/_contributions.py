@@ -25,16 +25,25 @@ only.  Every central release takes ``privacy_id`` (one id per value: whose row i
    projection the chain over :math:`\delta` costs a little more noise than scaling its sensitivity
    (``docs/central.md``).
 3. **The statement.**  The result's guarantee is :class:`~dpdist.privacy.PrivacyGuarantee` with
-   ``unit="person"``: under ``"add-remove"`` one person's rows added or removed; under ``"replace"``
-   one person's rows replaced by as many rows (each person's number of rows is then public, as ``n`` is).
-   Its details hold ``"privacy_unit"`` (the bound, the per-row budget) and its notes say it.
+   ``unit="person"``: under ``"add-remove"`` one person's rows added or removed, and no exact count of
+   persons or of rows kept is in the result (no ``n``); under ``"replace"`` one person's rows replaced by
+   as many rows, so **each person's number of rows is public, not protected** (as ``n`` is: the rows
+   kept, :math:`\sum_i \min(c_i, k)`, is published); the notes say so in capitals and the details
+   under ``"public"``.  Its details hold ``"privacy_unit"`` (the bound, the per-row budget) and its notes
+   say it.
 
-**A bound chosen privately** (``max_contributions="auto"`` or :class:`AutoBound`): a share of the budget
-(default 10%) releases the bound as the exponential mechanism's quantile (default 0.9) of the
-persons' numbers of rows, among the public candidates :math:`\lfloor 2^{j/4}\rceil` up to ``largest``
-(McSherry & Talwar 2007, drawn exactly; utility :math:`-|\#\{\text{persons with at most } k
+**Which rows are one person**: equal ids of one kind (:mod:`dpdist._ids`: numbers by exact value, strings
+and bytes exactly, nothing normalised; ids of two kinds refused), the same rule as on a cluster
+(:mod:`dpdist.distributed._hashing`).
+
+**A bound chosen for you** (``max_contributions="auto"`` or :class:`AutoBound`).  Under ``"add-remove"``
+a share of the budget (default 10%) releases the bound as the exponential mechanism's quantile (default
+0.9) of the persons' numbers of rows, among the public candidates :math:`\lfloor 2^{j/4}\rceil` up to
+``largest`` (McSherry & Talwar 2007, drawn exactly; utility :math:`-|\#\{\text{persons with at most } k
 \text{ rows}\} - qP|`, which one person moves by at most 1); the release gets the rest, and the guarantee
-states their sequential composition.
+states their sequential composition.  Under ``"replace"`` the counts are public (neighbours have the same
+multiset of them), so the bound is their exact quantile (:func:`public_bound`), no budget is spent on it
+and the release gets all of it; the note says which.
 """
 
 from __future__ import annotations
@@ -48,12 +57,12 @@ from typing import Any
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
-from .._missing import missing_mask
+from .._ids import ID_KINDS, id_array, ids_missing, type_label
 from .._validation import Integer, check_param
 from ..errors import ContributionBoundWarning, InvalidParameterError, InvalidValueTypeError, MissingValuesError
 
 __all__ = ["AutoBound", "PrivacyUnit", "ContributionRequest", "contribution_request", "person_codes", "bounded_rows",
-           "group_stated", "MAX_CONTRIBUTIONS"]
+           "group_stated", "public_bound", "MAX_CONTRIBUTIONS"]
 
 #: ``max_contributions``: an int in [1, 2**31 - 1]
 MAX_CONTRIBUTIONS = Integer(low=1, high=2**31 - 1)
@@ -61,8 +70,9 @@ MAX_CONTRIBUTIONS = Integer(low=1, high=2**31 - 1)
 
 @dataclass(frozen=True)
 class AutoBound:
-    """``max_contributions`` chosen privately: the ``quantile`` of the persons' numbers of rows, for ``share`` of the
-    budget, on the integers ``1 .. largest`` (the module docstring)."""
+    """``max_contributions`` chosen for you: the ``quantile`` of the persons' numbers of rows, on the integers
+    ``1 .. largest``; privately for ``share`` of the budget under add-remove neighbours, exactly and for no budget
+    under replace neighbours, where the counts are public (the module docstring)."""
 
     quantile: float = 0.9
     share: float = 0.1
@@ -108,12 +118,16 @@ class PrivacyUnit:
     chosen : AutoBound or None
         How :math:`k` was chosen privately (``None``: given by the caller, public).
     bound_epsilon : float
-        The per-person epsilon spent choosing :math:`k` (0 when given).
+        The per-person epsilon spent choosing :math:`k` (0 when given, or chosen under replace neighbours from the
+        persons' numbers of rows, public there).
+    neighbouring : str or None
+        The release's relation: under ``"replace"`` each person's number of rows is public, and the note says so.
     """
 
     max_contributions: int
     chosen: AutoBound | None = None
     bound_epsilon: float = 0.0
+    neighbouring: str | None = None
 
     def record_budget(self, epsilon: float, delta: float | None) -> tuple[float, float | None]:
         r"""``(epsilon, delta)`` of the record-level mechanism: the budget left after the bound's choice, at
@@ -134,6 +148,10 @@ class PrivacyUnit:
     def stated(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """The record-level ``guarantee`` of the release on the bounded rows, stated per person (with the bound's
         choice composed before it when it was chosen privately)."""
+        if self.chosen is not None and not self.bound_epsilon and guarantee.neighbouring != "replace":
+            # the bound was read off the persons' numbers of rows, public under replace only: never state another relation
+            raise ValueError(f"a bound chosen for no budget under replace neighbours stated under "
+                             f"{guarantee.neighbouring!r}")
         person = group_stated(guarantee, self.max_contributions)
         if not self.bound_epsilon:
             return person
@@ -142,18 +160,33 @@ class PrivacyUnit:
 
     def note(self) -> str:
         k = self.max_contributions
-        how = (f"chosen privately (the {self.chosen.quantile:g}-quantile of the persons' numbers of rows, "
-               f"epsilon {self.bound_epsilon:.6g} of the budget)" if self.chosen else "given")
+        if self.chosen is None:
+            how = "given"
+        elif self.bound_epsilon:
+            how = (f"chosen privately (the {self.chosen.quantile:g}-quantile of the persons' numbers of rows, "
+                   f"epsilon {self.bound_epsilon:.6g} of the budget)")
+        else:
+            how = (f"the {self.chosen.quantile:g}-quantile of the persons' numbers of rows, exactly, for no budget: "
+                   "they are public under replace neighbours")
+        replace = (" Under replace neighbours each person's NUMBER of rows is public, not protected (as n is): the "
+                   "guarantee covers the values of a person's rows, not how many rows they have; n is the rows kept."
+                   if self.neighbouring == "replace" else "")
         return (f"privacy unit: a person (privacy_id); at most {k} row(s) each, a uniformly random choice of each "
                 f"person's rows (the bound {how}); the release ran at epsilon/{k} per row, which is its sensitivity "
-                f"times {k}: the guarantee is per person. How many rows were left out is not released.")
+                f"times {k}: the guarantee is per person.{replace} How many rows were left out is not "
+                + ("in the result, but follows from n and the persons' numbers of rows (public here)."
+                   if self.neighbouring == "replace" else "released."))
 
     def details(self) -> dict[str, Any]:
         details: dict[str, Any] = {"unit": "person", "max_contributions": self.max_contributions,
                                    "selection": "uniformly random rows of each person (not their order)"}
         if self.chosen is not None:
-            details["chosen"] = {"quantile": self.chosen.quantile, "share": self.chosen.share,
-                                 "largest": self.chosen.largest, "epsilon": self.bound_epsilon}
+            details["chosen"] = {"quantile": self.chosen.quantile, "share": self.chosen.share if self.bound_epsilon
+                                 else 0.0, "largest": self.chosen.largest, "epsilon": self.bound_epsilon}
+            if not self.bound_epsilon:
+                details["chosen"]["from"] = "the persons' numbers of rows, public under replace neighbours"
+        if self.neighbouring == "replace":
+            details["public"] = "each person's number of rows (replace neighbours), and n, the rows kept"
         return details
 
 
@@ -193,11 +226,12 @@ def contribution_request(owner: str, privacy_id: Any, max_contributions: Any) ->
 
 
 def person_codes(owner: str, privacy_id: Any, rows: int) -> np.ndarray:
-    """Each row's person as a dense code ``0 .. persons - 1`` (int64), from ids of any one type (integers, floats,
-    strings, bytes, dates).  Ids of another length than the values, of no one type, or of two dimensions are refused
-    by name (public: the schema); a missing id (NaN, None, NaT) is refused as a missing value, its count in the
-    error's ``count`` only (a statistic of the private data)."""
-    ids = np.asarray(privacy_id)
+    """Each row's person as a dense code ``0 .. persons - 1`` (int64): rows whose ids are equal values of one kind
+    are one person (:mod:`dpdist._ids`: numbers by exact value, strings and bytes exactly, dates as instants).
+    Ids of another length than the values, of two kinds (``1`` and ``"1"``), that do not compare, or of two
+    dimensions are refused by name (public: the schema); a missing id (NaN, None, NaT) is refused as a missing
+    value, its count in the error's ``count`` only (a statistic of the private data)."""
+    ids = id_array(owner, privacy_id)
     if ids.ndim == 0:
         ids = ids.reshape(1)
     if ids.ndim != 1:
@@ -208,10 +242,9 @@ def person_codes(owner: str, privacy_id: Any, rows: int) -> np.ndarray:
             f"The 'privacy_id' argument of {owner} must hold one id per value of the data: {rows} ids. Got {ids.size} "
             "instead.")
     if ids.dtype.kind not in "iubfUSOMm":
-        raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold integers, floats, strings, bytes "
-                                    f"or dates. Got dtype {ids.dtype} instead.")
-    missing = np.isnat(ids) if ids.dtype.kind in "Mm" else missing_mask(ids)
-    count = int(np.count_nonzero(missing))
+        raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold {ID_KINDS}. Got dtype "
+                                    f"{ids.dtype} instead.")
+    count = int(np.count_nonzero(ids_missing(ids)))
     if count:
         raise MissingValuesError(
             f"The 'privacy_id' argument of {owner} has missing ids (NaN, None or an empty cell; how many is in this "
@@ -221,7 +254,8 @@ def person_codes(owner: str, privacy_id: Any, rows: int) -> np.ndarray:
         _, codes = np.unique(ids, return_inverse=True)
     except TypeError:
         raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold ids of one type (they are "
-                                    "compared and sorted). Got ids of several types that do not compare.") from None
+                                    f"compared and sorted): {ID_KINDS}. Got ids of {type_label(ids)} that do not "
+                                    "compare.") from None
     return codes.reshape(-1).astype(np.int64, copy=False)
 
 
@@ -251,10 +285,25 @@ def bounded_rows(codes: np.ndarray, k: int, rng: np.random.Generator) -> np.ndar
     return kept
 
 
-def warn_dropped(owner: str, dropped: int, k: int) -> None:
-    """Tell the holder of the data how many rows bounding left out (the count in the warning only)."""
+def public_bound(codes: np.ndarray, bound: AutoBound) -> int:
+    """The bound of ``bound`` under replace neighbours, where each person's number of rows is public: the smallest
+    :math:`k` in ``1 .. bound.largest`` that at least ``bound.quantile`` of the persons hold at most :math:`k` rows
+    of, computed exactly from the counts (no budget: a function of what the relation leaves public)."""
+    counts = np.sort(np.bincount(codes)) if codes.size else np.zeros(0, dtype=np.int64)
+    counts = counts[counts > 0]
+    if not counts.size:
+        return 1
+    index = max(math.ceil(bound.quantile * counts.size) - 1, 0)
+    return int(min(max(int(counts[index]), 1), bound.largest))
+
+
+def warn_dropped(owner: str, dropped: int, k: int, neighbouring: str | None = None) -> None:
+    """Tell the holder of the data how many rows bounding left out (the count in the warning only; under replace
+    neighbours it follows from the result's ``n`` and the persons' numbers of rows, which that relation makes public)."""
     if dropped:
+        where = ("it is in no release, though under replace neighbours the persons' numbers of rows are public and n "
+                 "is the rows kept" if neighbouring == "replace" else "it is in no release")
         warnings.warn(ContributionBoundWarning(
             f"{owner}: rows beyond max_contributions={k} per person were left out (a uniformly random choice of each "
-            "person's rows). How many is in this warning's 'count', for you, the holder of the data: it is in no "
-            "release.", dropped), stacklevel=4)
+            f"person's rows). How many is in this warning's 'count', for you, the holder of the data: {where}.",
+            dropped), stacklevel=4)

@@ -41,6 +41,8 @@ def count(x: ArrayLike, epsilon: float, *, level: float = 0.95, rng: Seed = None
     privacy_id, max_contributions : optional
         Whose row each value is, and the rows kept per person: the count of the rows kept, per person
         (:mod:`dpdist.central._contributions`).
+        Ids compare exactly, numbers by value, strings as written (normalise them first); two kinds are refused
+        (:mod:`dpdist._ids`).
     """
     owner = "count"
     if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:

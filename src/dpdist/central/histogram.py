@@ -104,8 +104,10 @@ def histogram_queries(
     missing : {"refuse", "drop"} or float
         Missing values in ``x`` (:mod:`dpdist._missing`; ``"drop"`` under ``"add-remove"`` only).
     privacy_id, max_contributions : optional
-        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"`` to choose it privately):
-        the guarantee is then per person (:mod:`dpdist.central._contributions`).
+        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"`` to choose it: privately
+        under add/remove, for no budget under replace): the guarantee is then per person (:mod:`dpdist.central._contributions`).
+        Ids compare exactly, numbers by value, strings as written (normalise them first); two kinds are refused
+        (:mod:`dpdist._ids`).
 
     Returns
     -------

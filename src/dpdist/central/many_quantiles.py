@@ -179,6 +179,8 @@ def quantiles(
         as the number given; the release's notes state the policy (:mod:`dpdist._missing`).
     privacy_id, max_contributions : optional
         Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"``): per person.
+        Ids compare exactly, numbers by value, strings as written (normalise them first); two kinds are refused
+        (:mod:`dpdist._ids`).
     """
     owner = "quantiles"
     q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)

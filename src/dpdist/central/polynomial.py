@@ -319,8 +319,11 @@ def polynomial_projection(
         result's notes state the policy (:mod:`dpdist._missing`).
     privacy_id : array_like, optional
         Whose row each value is (one id per value); with ``max_contributions`` (the rows kept per
-        person: an int >= 1, or ``"auto"`` to choose it privately) the guarantee is per person
+        person: an int >= 1, or ``"auto"`` to read it off the persons' numbers of rows, public under replace: no
+        budget) the guarantee is per person
         (:mod:`dpdist.central._contributions`; the Gaussian's delta is chained over a person's rows).
+        Ids compare exactly, numbers by value, strings as written (normalise them first); two kinds are refused
+        (:mod:`dpdist._ids`).
 
     Returns
     -------

@@ -61,8 +61,9 @@ def adaptive_quantiles(
         the number given (``"drop"`` is refused: replace neighbours, n public); the result's notes
         state the policy (:mod:`dpdist._missing`).
     privacy_id, max_contributions : optional
-        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"`` to choose it
-        privately): the guarantee is then per person (:mod:`dpdist.central._contributions`).
+        Whose row each value is, and the rows kept per person (an int >= 1, or ``"auto"``): per person
+        (:mod:`dpdist.central._contributions`). Ids compare exactly, numbers by value, strings as written (normalise
+        them first); two kinds are refused (:mod:`dpdist._ids`).
 
     Returns
     -------

@@ -506,8 +506,11 @@ def tree_cdf(
         result's notes state the policy (:mod:`dpdist._missing`).
     privacy_id : array_like, optional
         Whose row each value is (one id per value); with ``max_contributions`` (the rows kept per
-        person: an int >= 1, or ``"auto"`` to choose it privately) the guarantee is per person
+        person: an int >= 1, or ``"auto"`` to choose it: privately under add/remove, for no budget under
+        replace) the guarantee is per person
         (:mod:`dpdist.central._contributions`).
+        Ids compare exactly, numbers by value, strings as written (normalise them first); two kinds are refused
+        (:mod:`dpdist._ids`).
 
     Returns
     -------

@@ -67,10 +67,12 @@ def service_client(args, *, admin: bool):
         raise InvalidParameterError("The '--issuer' option (or DPDIST_ISSUER) must be the http:// or https:// URL of the issuer "
                                     f"the issuer credential is for: a credential is sent to that issuer only. Got {issuer!r}.")
     relay, keys = _ohttp_options(args)
+    envelope = getattr(args, "relay_envelope", "auto")
     return Client(
         args.server,
         ohttp_relay=relay,
         ohttp_keys=keys,
+        relay_envelope=None if envelope in (None, "auto") else envelope,
         admin_token=admin_token(args) if admin else None,
         submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
         retries=args.retries,

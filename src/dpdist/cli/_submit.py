@@ -127,6 +127,11 @@ def _add_access_options(submit) -> None:
     )
     submit.add_argument("--issuer", default=None, metavar="URL",
                         help="the issuer the credential is for: a campaign naming another issuer is refused")
+    submit.add_argument(
+        "--relay-envelope", default="auto", choices=("auto", "dpdist", "ohttp"),
+        help="how a relayed campaign's reports travel to its dpdist relay: 'ohttp', each an RFC 9458 request "
+        "(message/ohttp-req) encapsulated to the key configuration of the campaign's identity; 'dpdist', dpdist's own "
+        "envelope; 'auto' (default): dpdist's envelope unless the campaign turned it off. Same batches and guarantee")
 
 
 def _run_submit(args) -> int:

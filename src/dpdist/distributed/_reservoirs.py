@@ -37,8 +37,9 @@ from randomgen import AESCounter
 
 from .._rng import block_generator, root_seed_sequence
 from .._validation import Integer, check_param
-from ..errors import IncompatibleStateError, InvalidParameterError, MissingValuesError
-from ._hashing import hash_ids, siphash24
+from .._ids import ids_missing, type_label
+from ..errors import IncompatibleStateError, InvalidParameterError, InvalidValueTypeError, MissingValuesError
+from ._hashing import HASHED, block_kind, hash_ids, siphash24
 
 __all__ = ["Reservoir", "Salt", "salt_of", "reservoir_of_block", "bound_blocks", "check_bounds"]
 
@@ -93,6 +94,11 @@ class Reservoir:
         With groups: each row's group hash and its pair's priority.
     keys : dict
         With groups: each group hash's key (the value of the group column).
+    id_kind : str or None
+        The kind of the ids hashed (``"number"``, ``"string"``, ``"bytes"``; ``None``: no rows): states of two
+        kinds never merge (one person must be one key in every block).
+    id_types : tuple of str
+        The types of the ids of the blocks merged (for a refusal's message).
     rows : int
         Rows seen in all the blocks merged (``rows - kept``: the rows bounding left out, for the holder of the data).
     """
@@ -107,6 +113,8 @@ class Reservoir:
     groups: np.ndarray | None = None
     pair_priorities: np.ndarray | None = None
     keys: dict = field(default_factory=dict)
+    id_kind: str | None = None
+    id_types: tuple[str, ...] = ()
 
     @property
     def kept(self) -> int:
@@ -122,8 +130,9 @@ class Reservoir:
             return NotImplemented
         arrays = ("hashes", "priorities", "values", "groups", "pair_priorities")
         same = all(_same(getattr(self, name), getattr(other, name)) for name in arrays)
-        return same and (self.max_contributions, self.max_groups, self.salt, self.rows, self.keys) == (
-            other.max_contributions, other.max_groups, other.salt, other.rows, other.keys)
+        return same and (self.max_contributions, self.max_groups, self.salt, self.rows, self.keys, self.id_kind,
+                         self.id_types) == (other.max_contributions, other.max_groups, other.salt, other.rows,
+                                            other.keys, other.id_kind, other.id_types)
 
     def merge(self, other: "Reservoir") -> "Reservoir":
         """The reservoir of both states' blocks (exact: keeping the smallest priorities of a union)."""
@@ -141,6 +150,7 @@ class Reservoir:
             if mine != theirs:
                 raise IncompatibleStateError(f"Reservoirs merge when they bound alike in one run (max_contributions, "
                                              f"max_groups, salt, groups): {mine} and {theirs}.")
+        kind = _one_kind(states)
         hashes, priorities, values = (np.concatenate([getattr(state, name) for state in states]) for name in _PLAIN)
         groups = pair_priorities = None
         if first.groups is not None:  # then every state has its groups (checked above): the filters drop nothing
@@ -149,7 +159,7 @@ class Reservoir:
                                               if state.pair_priorities is not None])
         keys = {key: value for state in states for key, value in state.keys.items()}
         return _reduced(first.max_contributions, first.max_groups, first.salt, sum(state.rows for state in states),
-                        hashes, priorities, values, groups, pair_priorities, keys)
+                        hashes, priorities, values, groups, pair_priorities, keys, kind)
 
     def release(self, function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         """``function(values kept, *args, privacy_id=hashes, max_contributions=..., **kwargs)``: a central release of
@@ -160,6 +170,19 @@ class Reservoir:
 
 
 _PLAIN = ("hashes", "priorities", "values")
+
+
+def _one_kind(states: list[Reservoir]) -> tuple[str | None, tuple[str, ...]]:
+    """``(kind, types)`` of the ids of ``states``: one kind (empty states have none), or a refusal naming the types
+    seen: ``1`` in an int64 block and ``"1"`` in a str block would be two keys, one person bounded twice."""
+    kinds = {state.id_kind for state in states if state.id_kind is not None}
+    types = tuple(sorted({name for state in states for name in state.id_types}))
+    if len(kinds) > 1:
+        raise InvalidValueTypeError(
+            f"The 'privacy_id' ids of the blocks must be of one kind in every block: {HASHED}. Got {', '.join(types)} "
+            f"(kinds {', '.join(sorted(kinds))}): a person whose id is 1 in one block and '1' in another would be two "
+            "persons, bounded twice. Cast the column to one type (e.g. .astype(str)) before bounding.")
+    return (kinds.pop() if kinds else None), types
 
 
 def _same(first, second) -> bool:
@@ -180,7 +203,7 @@ def _runs(*keys: np.ndarray) -> np.ndarray:
 
 
 def _reduced(k: int, m: int, salt: str, rows: int, hashes, priorities, values, groups=None, pair_priorities=None,
-             keys=None) -> Reservoir:
+             keys=None, kind: tuple[str | None, tuple[str, ...]] = (None, ())) -> Reservoir:
     """The reservoir of these rows: the ``k`` of smallest priority per person (and pair), the ``m`` pairs of smallest
     pair priority per person, in canonical order (person, group, priority, value)."""
     columns = (priorities,) + ((groups,) if groups is not None else ()) + (hashes,)
@@ -196,7 +219,7 @@ def _reduced(k: int, m: int, salt: str, rows: int, hashes, priorities, values, g
         groups, pair_priorities = groups[kept], pair_priorities[kept]
         keys = {g: (keys or {})[g] for g in np.unique(groups).tolist()}
     return Reservoir(k, m, salt, hashes[kept], priorities[kept], values[kept], rows, groups, pair_priorities,
-                     keys or {})
+                     keys or {}, *kind)
 
 
 def _pairs_kept(hashes: np.ndarray, groups: np.ndarray, pair_priorities: np.ndarray, m: int) -> np.ndarray:
@@ -227,17 +250,20 @@ def reservoir_of_block(ids: Any, values: Any, k: int, m: int, salt: Salt, root: 
                                     + ("" if groups is None else f" and {np.size(groups)} group keys")
                                     + ": every row needs its id (and group).")
     _refuse_missing_ids(ids, index)
+    kind = block_kind(ids)
     hashes = hash_ids(ids, salt.ids)
+    types = (type_label(ids),) if kind is not None else ()
     priorities = _priorities(root, index, values.size, salt.secure)
     if groups is None:
-        return _reduced(k, m, salt.digest, values.size, hashes, priorities, values)
+        return _reduced(k, m, salt.digest, values.size, hashes, priorities, values, kind=(kind, types))
     groups = np.asarray(groups)
-    group_hashes = hash_ids(groups, salt.ids)
+    group_hashes = hash_ids(groups, salt.ids, "groups")
     message = np.column_stack([hashes, group_hashes]).astype("<u8").view(np.uint8).reshape(-1, 16)
     pair_priorities = siphash24(salt.pairs, np.pad(message, ((0, 0), (0, 8))), np.full(values.size, 16))
     distinct, first = np.unique(group_hashes, return_index=True)
     keys = {int(h): _python(groups[i]) for h, i in zip(distinct.tolist(), first.tolist())}  # one per group
-    return _reduced(k, m, salt.digest, values.size, hashes, priorities, values, group_hashes, pair_priorities, keys)
+    return _reduced(k, m, salt.digest, values.size, hashes, priorities, values, group_hashes, pair_priorities, keys,
+                    (kind, types))
 
 
 def _python(value):
@@ -245,15 +271,11 @@ def _python(value):
 
 
 def _refuse_missing_ids(ids: np.ndarray, index: int) -> None:
-    """A missing id (NaN, None) is refused: its row is no known person's (the count in the error's ``count``)."""
-    if ids.dtype.kind == "f":
-        missing = int(np.count_nonzero(np.isnan(ids)))
-    elif ids.dtype == object:
-        missing = int(sum(value is None or value != value for value in ids))
-    else:
-        missing = 0
+    """A missing id (NaN, None, NaT, ``pandas.NA``) is refused: its row is no known person's (the count in the
+    error's ``count``)."""
+    missing = int(np.count_nonzero(ids_missing(ids)))
     if missing:
-        raise MissingValuesError(f"The ids of block {index} hold missing ids (NaN, None; how many is in this error's "
+        raise MissingValuesError(f"The 'privacy_id' ids of block {index} hold missing ids (NaN, None; how many is in this error's "
                                  "'count'): a row without an id belongs to no known person. Nothing was released.",
                                  missing)
 

@@ -225,7 +225,10 @@ def bound_contributions(values: Any, privacy_id: Any, max_contributions: int, *,
     Parameters
     ----------
     values, privacy_id : dask.array.Array or dask.dataframe.Series
-        The values and each row's person, cut into the same blocks (``groups`` too: each row's group key).
+        The values and each row's person, cut into the same blocks (``groups`` too: each row's group key).  The ids
+        are numbers (by exact value: ``1`` in an int64 block and ``1.0`` in a float64 one are one person), strings or
+        bytes, of one kind in every block: blocks of two kinds (``1`` and ``"1"``) are refused when they merge
+        (:mod:`dpdist.distributed._hashing`); dates are refused (cast them first).
     max_contributions : int
         Rows kept per person (per person and group, with ``groups``).
     max_groups : int, optional

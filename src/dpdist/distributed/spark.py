@@ -262,7 +262,8 @@ def bound_contributions(frame: Any, column: str, privacy_id: str, max_contributi
     ----------
     frame : pyspark.sql.DataFrame
     column, privacy_id : str
-        The numeric column released and the column of the persons' ids.
+        The numeric column released and the column of the persons' ids: numbers (by exact value), strings or bytes,
+        compared exactly (:mod:`dpdist.distributed._hashing`; dates refused: cast them first).
     max_contributions : int
         Rows kept per person (per person and group, with ``groups``).
     groups : str, optional

@@ -19,23 +19,23 @@ inversion against the noise, whose power spectrum is known (Theorem 3,
 :func:`noise_power_spectrum`).  Methods (``method=``) and their options (keyword
 options of :func:`deconvolve`):
 
-``"inverse"``  :math:`\mathrm{IFFT}(G/H)`, no filtering (the reference point).
-``"dw"``       Direct Wiener: :math:`\tilde P_f = |G/H|^2` (eq. 21) or a given ``signal_spectrum``
-               (array of shape (d,), a prior :math:`P_f`).
-``"iiw"``      Improved Iterative Wiener, Algorithm 1: ``iterations`` (int >= 0, default 30; 0 is DW),
-               ``tolerance`` (stop once the relative change of the estimate is below it; default None,
-               run all iterations), ``keep_path`` (bool: return every iterate in ``details["path"]``,
-               shape ``(iterations + 1, d)``).
-``"iiw-g"``    IIW started from :math:`\tilde P_f(0) = |G|^2` (sec. IV-C, "IIW-G"); IIW's options.
-``"amrp"``     DW (or IIW) averaged over random permutations of the items (sec. IV-C): ``permutations``
-               (default 100), ``base`` (``"dw"``, ``"iiw"`` or ``"iiw-g"``; default ``"dw"``, the
-               paper's DW-AMRP), ``iterations`` (for an IIW base, default 30).
-``"smooth"``   the (1/4, 1/2, 1/4) smoothing baseline, eq. 25: ``boundary`` (``"wrap"``,
-               ``"reflect"``, ``"nearest"``; default ``"wrap"``).
-``"gf"``       Gaussian filter on the plain estimate (App. C, GF1/GF3): ``sigma`` (items, default
-               1.0), ``boundary``.
-``"gf-dw"``    DW with :math:`\tilde P_f` from the Gaussian-filtered estimate (App. C, GF-DW):
-               ``sigma``, ``boundary``.
+- ``"inverse"``: :math:`\mathrm{IFFT}(G/H)`, no filtering (the reference point).
+- ``"dw"``: Direct Wiener: :math:`\tilde P_f = |G/H|^2` (eq. 21) or a given ``signal_spectrum``
+  (array of shape (d,), a prior :math:`P_f`).
+- ``"iiw"``: Improved Iterative Wiener, Algorithm 1: ``iterations`` (int >= 0, default 30; 0 is DW),
+  ``tolerance`` (stop once the relative change of the estimate is below it; default None,
+  run all iterations), ``keep_path`` (bool: return every iterate in ``details["path"]``,
+  shape ``(iterations + 1, d)``).
+- ``"iiw-g"``: IIW started from :math:`\tilde P_f(0) = |G|^2` (sec. IV-C, "IIW-G"); IIW's options.
+- ``"amrp"``: DW (or IIW) averaged over random permutations of the items (sec. IV-C): ``permutations``
+  (default 100), ``base`` (``"dw"``, ``"iiw"`` or ``"iiw-g"``; default ``"dw"``, the
+  paper's DW-AMRP), ``iterations`` (for an IIW base, default 30).
+- ``"smooth"``: the (1/4, 1/2, 1/4) smoothing baseline, eq. 25: ``boundary`` (``"wrap"``,
+  ``"reflect"``, ``"nearest"``; default ``"wrap"``).
+- ``"gf"``: Gaussian filter on the plain estimate (App. C, GF1/GF3): ``sigma`` (items, default
+  1.0), ``boundary``.
+- ``"gf-dw"``: DW with :math:`\tilde P_f` from the Gaussian-filtered estimate (App. C, GF-DW):
+  ``sigma``, ``boundary``.
 
 The transfer spectrum is :math:`H_0 = p^* + (d-1) q^*`, :math:`H_k = p^* - q^*`.
 For :math:`k \ne 0`, :math:`G_k / H_k` is exactly the DFT of the plain

@@ -11,9 +11,19 @@ Routes
     was never spent in the campaign; without one the answer is 401 with
     ``WWW-Authenticate: PrivateToken challenge=..., token-key=...`` (RFC 9577 section 2.1), a token
     already spent by another report 403 ``token_spent``.  202 once it is durable:
-    ``{"campaign", "report_id", "duplicate"}``.  Refused: 404 unknown campaign, 409 campaign not
+    ``{"campaign", "report_id", "duplicate", "queued": true}``.  Refused: 404 unknown campaign, 409 campaign not
     open or not collected through a relay, 400 not a sealed report for the campaign's current key,
-    413 too large.
+    413 too large, 409 ``sealed_v1_off`` when the campaign turned dpdist's envelope off.  The same sealed
+    bytes under another report id are that report (``duplicate``: the HPKE ``enc`` is the device's).
+``PUT /relay/v1/campaigns/{campaign}/ohttp/{report_id}`` (or the route above with ``message/ohttp-req``)
+    The same report as an RFC 9458 encapsulated request (``message/ohttp-req``; :mod:`._ohttp_report`),
+    sealed to the Oblivious HTTP key configuration of the campaign's identity (``relay.ohttp``), with the
+    same pin, token, report id, queue, batches and acknowledgement.  The answer is the relay's own, in
+    the clear, at once (it cannot wait for the batch; the gateway's ``message/ohttp-res`` never comes
+    back): 202 means the relay committed the request to its queue and will deliver it in a shuffled
+    batch, not that the collector could open or count it.  Refused: 415 ``not_ohttp`` (another
+    content type, on this route), 400 ``not_encapsulated`` (not key id 0 and dpdist's suite, or a
+    length out of range), 409 ``no_ohttp_key`` (an identity made before campaigns had one).
 ``GET /api/campaigns/{campaign}/config``, ``GET /api/campaigns/{campaign}/identity``
     The collector's public config and the campaign's identity document (verbatim bytes), passed on
     (with their content type and security headers) and cached for a few seconds.  A device does not
@@ -21,8 +31,8 @@ Routes
     it (:mod:`._identity`); the relay serves no page and no script (a page the relay served would be
     code the relay controls): devices load the participation page from the collector, which sends to
     the relay (CORS: any origin may ``PUT`` with ``Authorization`` and ``content-type``; no cookies).
-``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign, batches by state, reports
-    dropped per campaign.
+``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign (and per campaign and envelope,
+    ``waiting_by_envelope``: ``sealed_v1``, ``ohttp``), batches by state, reports dropped per campaign.
 ``DELETE /relay/v1/campaigns/{campaign}/queue`` (admin token)
     Drop the reports of the campaign that wait for a batch (a campaign deleted, or created again under its id, whose
     reports can never be delivered): ``{"campaign", "dropped"}``, counted in the status and logged.  Their report ids
@@ -59,7 +69,7 @@ from starlette.routing import Route
 from .._guard import AUTHENTICATED, Limits, guard
 from ..errors import InvalidParameterError
 from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
-from . import _envelope
+from . import _envelope, _ohttp, _ohttp_report, _queue
 from ._arguments import check_arguments
 from ._forwarder import Forwarder
 from ._identity import PIN_HEADER, campaign_challenge, pin_of
@@ -192,26 +202,57 @@ async def lifespan(app: Starlette):
 
 # ---------------------------------------------------------------------- the endpoints
 async def submit(request: Request) -> JSONResponse:
+    """A report in dpdist's own envelope (:mod:`._envelope`), or, as ``message/ohttp-req``, an RFC 9458 request."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == _ohttp.REQUEST_CONTENT_TYPE:
+        return await _queue_report(request, _queue.OHTTP)
+    return await _queue_report(request, _queue.SEALED_V1)
+
+
+async def submit_ohttp(request: Request) -> JSONResponse:
+    """An RFC 9458 encapsulated report (:mod:`._ohttp_report`), ``message/ohttp-req`` only."""
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != _ohttp.REQUEST_CONTENT_TYPE:
+        raise RelayError(415, "not_ohttp", f"This route takes {_ohttp.REQUEST_CONTENT_TYPE} (RFC 9458). Got {kind[:80]!r}.")
+    return await _queue_report(request, _queue.OHTTP)
+
+
+async def _queue_report(request: Request, envelope: int) -> JSONResponse:
+    """Admit one report (campaign, pin, token, envelope), commit it to the queue, and acknowledge it: 202 once durable
+    (the relay holds it and will deliver it in a shuffled batch; not that the collector counted it, which it tells no
+    device)."""
     state: _Relay = request.app.state.relay
     campaign, report_id = request.path_params["campaign"], request.path_params["report_id"]
     if not _REPORT_ID.fullmatch(report_id) or not _CAMPAIGN.fullmatch(campaign):
         raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
     relay = await _relayed_campaign(state.pages, campaign)
+    if envelope == _queue.SEALED_V1 and (relay.get("envelopes") or {}).get("sealed_v1") is False:
+        raise RelayError(409, "sealed_v1_off", f"Campaign {campaign!r} takes reports as Oblivious HTTP requests only (RFC "
+                                               f"9458, {_ohttp.REQUEST_CONTENT_TYPE}), no longer in dpdist's own envelope.")
     pin, identity = await _pinned_identity(state, campaign, relay, request.headers.get(PIN_HEADER))
+    if envelope == _queue.OHTTP and "ohttp" not in identity["relay"]:
+        raise RelayError(409, "no_ohttp_key", f"Campaign {campaign!r}'s identity names no Oblivious HTTP key configuration "
+                                              "(it was made before): send its reports in dpdist's envelope.")
     token, nonce = _admission(identity, pin, request.headers.get("authorization"))  # before the body is read
     if nonce is not None:  # a device the issuer admitted: its body may use the whole pool, not the anonymous half
         request.scope[AUTHENTICATED] = True
     body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
     try:
-        _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
+        if envelope == _queue.OHTTP:
+            _ohttp_report.check_encapsulated(body)
+        else:
+            _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
     except Exception as error:
-        raise RelayError(400, "not_sealed", str(error)) from None
-    outcome = await asyncio.wrap_future(state.store.accept(campaign, report_id, token + body, nonce))
+        raise RelayError(400, "not_encapsulated" if envelope == _queue.OHTTP else "not_sealed", str(error)) from None
+    enc = _ohttp_report.enc_of(body) if envelope == _queue.OHTTP else _envelope.enc_of(body)
+    outcome = await asyncio.wrap_future(state.store.accept(campaign, report_id, token + body, nonce, envelope=envelope,
+                                                           enc=enc))
     if outcome == "token_spent":
         raise RelayError(403, "token_spent", "This token admitted another report of the campaign; a token admits one "
                                              "report (get another from the campaign's issuer).")
     state.forwarder.wake.set()
-    return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate"}, status_code=202)
+    return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate",
+                         "queued": True}, status_code=202)
 
 
 async def not_served(request: Request) -> Response:
@@ -263,6 +304,7 @@ ROUTES = [
     Route("/campaigns/{campaign}/participate", not_served, methods=["GET"]),
     Route("/static/{path:path}", not_served, methods=["GET"]),
     Route("/relay/v1/campaigns/{campaign}/reports/{report_id}", submit, methods=["PUT", "POST"]),
+    Route("/relay/v1/campaigns/{campaign}/ohttp/{report_id}", submit_ohttp, methods=["PUT", "POST"]),
     Route("/relay/v1/status", status, methods=["GET"]),
     Route("/relay/v1/campaigns/{campaign}/queue", drop_queue, methods=["DELETE"]),
     Route("/relay/v1/settings", settings, methods=["GET"]),

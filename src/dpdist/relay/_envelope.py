@@ -37,6 +37,7 @@ __all__ = [
     "SEALED_CONTENT_TYPE",
     "SUITE",
     "check_sealed",
+    "enc_of",
     "frame",
     "generate_key",
     "open_sealed",
@@ -183,6 +184,11 @@ def check_sealed(sealed: bytes, expected_key_id: bytes | None = None) -> None:
         raise MalformedReportError(f"Unknown sealed-report version {sealed[0]} (this relay reads version {VERSION}).")
     if expected_key_id is not None and sealed[1 : 1 + _KEY_ID_BYTES] != expected_key_id:
         raise MalformedReportError("The report is sealed to another key than the campaign's current one: fetch its config again.")
+
+
+def enc_of(sealed: bytes) -> bytes:
+    """The HPKE encapsulated key of a sealed message (checked by :func:`check_sealed`): drawn afresh for each sealing."""
+    return bytes(sealed[1 + _KEY_ID_BYTES : _HEADER_BYTES])
 
 
 @validate_params({"private_key": _PRIVATE_KEY, "campaign": _CAMPAIGN, "sealed": Bytes()})

@@ -14,9 +14,11 @@ so every admitted report of a campaign was made under the same identity (docs/de
 
     {"campaign", "colluding", "config", "delta",
      "issuer": null | {"independent", "key", "name", "token_key", "token_type": 2, "tokens_each", "url"},
-     "relay": {"aead", "ids", "kdf", "kem", "key_id", "public_key", "url"}}
+     "relay": {"aead", "ids", "kdf", "kem", "key_id", "ohttp", "public_key", "url"}}
 
-written with sorted keys, no spaces and ASCII escapes.  ``colluding`` counts devices (credentials of the
+written with sorted keys, no spaces and ASCII escapes.  ``relay.ohttp`` (campaigns made since dpdist's relay took
+Oblivious HTTP requests; absent before): the campaign's Oblivious HTTP key configuration, ``application/ohttp-keys``
+in base64url (:mod:`._ohttp_report`), so the pin covers it as it covers the envelope's key.  ``colluding`` counts devices (credentials of the
 issuer) whose reports' values the collector may know, and the issuer's ``tokens_each`` (the ceiling it
 publishes with its key) the reports each of them may send: the campaign's guarantee counts
 ``colluding x tokens_each`` reports as the collector's (:mod:`dpdist.amplification._statement`).  The
@@ -30,6 +32,7 @@ campaign's config publishes: ``challenge_mismatch``), rather than take it withou
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import json
@@ -38,7 +41,7 @@ from typing import Any
 
 from ..errors import CampaignIdentityError, InvalidParameterError
 from ..privacypass import TokenChallenge
-from . import _envelope
+from . import _envelope, _ohttp_report
 
 __all__ = ["PIN_HEADER", "campaign_challenge", "check_identity", "context_label", "identity_document", "pin_of",
            "redemption_context"]
@@ -68,10 +71,14 @@ def campaign_challenge(issuer: dict, pin: str) -> bytes:
 
 
 def identity_document(campaign: str, config: dict, *, relay_url: str, public_key: bytes, issuer: dict | None,
-                      colluding: int, delta: float) -> bytes:
+                      colluding: int, delta: float, ohttp_public_key: bytes | None = None) -> bytes:
     """The identity document's bytes (module docstring).  ``issuer``: ``{"url", "name", "key", "token_key",
-    "independent", "tokens_each"}`` (the token key base64url), or None for a campaign without admission tokens."""
+    "independent", "tokens_each"}`` (the token key base64url), or None for a campaign without admission tokens;
+    ``ohttp_public_key``: the X25519 key of the campaign's Oblivious HTTP key configuration (``relay.ohttp``,
+    :mod:`._ohttp_report`), None for a campaign made before it had one."""
     relay = {**_envelope.public_key_config(public_key), "url": relay_url}
+    if ohttp_public_key is not None:
+        relay["ohttp"] = _b64(_ohttp_report.key_list(ohttp_public_key))
     issued = None if issuer is None else {**issuer, "token_type": 2}
     document = {"campaign": campaign, "config": config, "relay": relay, "issuer": issued, "colluding": int(colluding),
                 "delta": float(delta)}
@@ -95,3 +102,7 @@ def check_identity(identity: bytes, pin: Any, campaign: str) -> dict:
     if not isinstance(document, dict) or document.get("campaign") != campaign or not isinstance(document.get("relay"), dict):
         raise CampaignIdentityError(f"The pinned identity is not campaign {campaign!r}'s. Nothing was sent.", "pin_mismatch")
     return document
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()

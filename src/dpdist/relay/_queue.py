@@ -8,10 +8,12 @@ commits.
 ``reports``
     one row per accepted report: a 16-byte key (SHA-256 of campaign and the device's report id: a
     retry with the same id is the same report, even sealed again, as a device that restarts must),
-    and the message while the report waits (the device's token, if the campaign takes tokens, then the
-    sealed report).  Forming a batch moves the
-    bytes into the batch and clears them here; the key stays, so a late retry is still recognised.
-    No address, no time.
+    the message while the report waits (the device's token, if the campaign takes tokens, then the
+    sealed report), its envelope (:data:`SEALED_V1`: dpdist's own; :data:`OHTTP`: an RFC 9458
+    encapsulated request) and its ``enc`` (the HPKE encapsulated key the device drew for it: the same
+    sealed bytes sent again under another report id are that report, ``duplicate``, not a second
+    one).  Forming a batch moves the bytes into the batch and clears them here; key and ``enc`` stay,
+    so a late retry or a replay is still recognised.  No address, no time.
 ``tokens``
     the nonce of every Privacy Pass token spent (per campaign), with the key of the report it admitted: a
     token admits one report, so the same token with another report id is refused (``token_spent``), and
@@ -23,7 +25,13 @@ commits.
 ``batches``
     a formed batch: a random id, the campaign, its count and its body (the sealed reports in an order
     drawn with the CSPRNG, framed), kept until the collector acknowledges it, so that a retry after a
-    crash sends the same id and the same bytes and the collector counts it once.
+    crash sends the same id and the same bytes and the collector counts it once.  A batch takes the
+    campaign's oldest waiting reports (at most ``max_size``) of each envelope of which at least
+    ``min_size`` wait: the collector tells the two envelopes apart, so each envelope's part of a batch
+    is at least K reports on its own (docs/deployment.md, "Oblivious HTTP through dpdist's relay").
+
+Schema version 1 (``PRAGMA user_version``) added ``reports.envelope`` and ``reports.enc`` to a queue of
+version 0 (its waiting reports are dpdist's envelope; their ``enc`` unknown).
 ``dropped``
     per campaign, how many waiting reports the relay's admin dropped (:meth:`RelayQueue.drop_waiting`).
 """
@@ -39,11 +47,18 @@ from dataclasses import dataclass
 from .._io._sqlite_store import SQLiteStore
 from . import _envelope
 
-__all__ = ["RelayQueue", "Batch"]
+__all__ = ["OHTTP", "RelayQueue", "SEALED_V1", "Batch"]
 
+SCHEMA_VERSION = 1
+
+#: a report's envelope: dpdist's own (:mod:`._envelope`), or an RFC 9458 encapsulated request (:mod:`._ohttp_report`)
+SEALED_V1, OHTTP = 1, 2
+_ENVELOPE_NAMES = {SEALED_V1: "sealed_v1", OHTTP: "ohttp"}
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, sealed BLOB)",
+    "CREATE TABLE IF NOT EXISTS reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, sealed BLOB, "
+    "envelope INTEGER NOT NULL DEFAULT 1, enc BLOB)",
     "CREATE INDEX IF NOT EXISTS waiting ON reports (campaign) WHERE sealed IS NOT NULL",
+    "CREATE UNIQUE INDEX IF NOT EXISTS encs ON reports (campaign, enc) WHERE enc IS NOT NULL",
     "CREATE TABLE IF NOT EXISTS tokens (campaign TEXT NOT NULL, nonce BLOB NOT NULL, key BLOB NOT NULL, PRIMARY KEY (campaign, nonce))",
     "CREATE TABLE IF NOT EXISTS identities (campaign TEXT PRIMARY KEY, pin TEXT NOT NULL, identity BLOB NOT NULL)",
     "CREATE TABLE IF NOT EXISTS batches (batch_id TEXT PRIMARY KEY, campaign TEXT NOT NULL, count INTEGER NOT NULL, "
@@ -69,13 +84,16 @@ class RelayQueue:
 
     def __init__(self, path: str):
         self.path = path
-        self._store = SQLiteStore(path, _SCHEMA, name="dpdist-relay-writer")
+        self._store = SQLiteStore(path, _SCHEMA, name="dpdist-relay-writer", schema_version=SCHEMA_VERSION,
+                                  owner="dpdist relay queue", migrations={0: _add_envelopes})
 
     # ------------------------------------------------------------------ the API (futures)
-    def accept(self, campaign: str, report_id: str, message: bytes, nonce: bytes | None = None) -> Future:
-        """A future of ``"new"``, ``"duplicate"`` (the id seen before) or ``"token_spent"`` (``nonce``, the token's,
-        admitted another report), resolved once durable."""
-        return self._store.write(_accept, campaign, report_key(campaign, report_id), message, nonce, together=True)
+    def accept(self, campaign: str, report_id: str, message: bytes, nonce: bytes | None = None, *,
+               envelope: int = SEALED_V1, enc: bytes | None = None) -> Future:
+        """A future of ``"new"``, ``"duplicate"`` (the id, or the ``enc``, seen before) or ``"token_spent"``
+        (``nonce``, the token's, admitted another report), resolved once durable."""
+        return self._store.write(_accept, campaign, report_key(campaign, report_id), message, nonce, envelope, enc,
+                                 together=True)
 
     def form_batch(self, campaign: str, min_size: int, max_size: int) -> Future:
         """A future of the new :class:`Batch` of the campaign's oldest waiting reports, shuffled, or None if fewer than ``min_size`` wait."""
@@ -121,35 +139,60 @@ class RelayQueue:
         return Batch(batch_id, campaign, int(count), bytes(body))
 
     def status(self) -> dict:
+        """Reports waiting per campaign (and per campaign and envelope: each envelope's part of a batch waits for K of
+        its own), batches and their reports by state, reports dropped per campaign."""
         read = self._read()
         batches = dict(read.execute("SELECT state, COUNT(*) FROM batches GROUP BY state").fetchall())
         forwarded = dict(read.execute("SELECT state, COALESCE(SUM(count), 0) FROM batches GROUP BY state").fetchall())
         dropped = dict(read.execute("SELECT campaign, reports FROM dropped WHERE reports > 0").fetchall())
-        return {"waiting": self.waiting(), "batches": batches, "reports_in_batches": forwarded, "dropped": dropped}
+        by_envelope: dict[str, dict[str, int]] = {}
+        for campaign, envelope, count in read.execute("SELECT campaign, envelope, COUNT(*) FROM reports WHERE sealed IS NOT"
+                                                      " NULL GROUP BY campaign, envelope"):
+            by_envelope.setdefault(campaign, {})[_ENVELOPE_NAMES.get(envelope, str(envelope))] = count
+        return {"waiting": self.waiting(), "waiting_by_envelope": by_envelope, "batches": batches,
+                "reports_in_batches": forwarded, "dropped": dropped}
 
     def close(self) -> None:
         self._store.close()
 
 
-def _accept(connection, campaign: str, key: bytes, message: bytes, nonce: bytes | None) -> str:
-    """``"new"``, ``"duplicate"`` (this report id was accepted before) or ``"token_spent"`` (its token admitted
-    another report), inside the group's transaction."""
+def _add_envelopes(connection) -> None:
+    """Queue version 0 -> 1: each report's envelope (the waiting ones are dpdist's) and ``enc`` (unknown for them)."""
+    connection.execute("ALTER TABLE reports ADD COLUMN envelope INTEGER NOT NULL DEFAULT 1")
+    connection.execute("ALTER TABLE reports ADD COLUMN enc BLOB")
+
+
+def _accept(connection, campaign: str, key: bytes, message: bytes, nonce: bytes | None, envelope: int,
+            enc: bytes | None) -> str:
+    """``"new"``, ``"duplicate"`` (this report id, or these sealed bytes, were accepted before) or ``"token_spent"``
+    (its token admitted another report), inside the group's transaction."""
     if connection.execute("SELECT 1 FROM reports WHERE key = ?", (key,)).fetchone() is not None:
         return "duplicate"
+    if enc is not None and connection.execute("SELECT 1 FROM reports WHERE campaign = ? AND enc = ?",
+                                              (campaign, enc)).fetchone() is not None:
+        return "duplicate"  # the same sealed bytes (the device's HPKE ephemeral key) replayed under another report id
     if nonce is not None:
         spent = connection.execute("INSERT OR IGNORE INTO tokens (campaign, nonce, key) VALUES (?, ?, ?)",
                                    (campaign, nonce, key)).rowcount == 0
         if spent:
             return "token_spent"
-    connection.execute("INSERT INTO reports (key, campaign, sealed) VALUES (?, ?, ?)", (key, campaign, message))
+    connection.execute("INSERT INTO reports (key, campaign, sealed, envelope, enc) VALUES (?, ?, ?, ?, ?)",
+                       (key, campaign, message, envelope, enc))
     return "new"
 
 
 def _form_batch(connection, campaign: str, min_size: int, max_size: int) -> Batch | None:
-    rows = connection.execute(
-        "SELECT rowid, sealed FROM reports WHERE campaign = ? AND sealed IS NOT NULL ORDER BY rowid LIMIT ?", (campaign, max_size)
-    ).fetchall()
-    if len(rows) < min_size:
+    """The campaign's oldest waiting reports of each envelope of which at least ``min_size`` wait, at most ``max_size``
+    in all, shuffled together (the module docstring); None if no envelope has ``min_size`` waiting."""
+    counts = connection.execute("SELECT envelope, COUNT(*), MIN(rowid) FROM reports WHERE campaign = ? AND sealed IS NOT NULL"
+                                " GROUP BY envelope ORDER BY MIN(rowid)", (campaign,)).fetchall()
+    rows: list = []
+    for envelope, count, _ in counts:
+        take = min(int(count), max_size - len(rows))
+        if take >= min_size:
+            rows += connection.execute("SELECT rowid, sealed FROM reports WHERE campaign = ? AND envelope = ? AND sealed IS NOT"
+                                       " NULL ORDER BY rowid LIMIT ?", (campaign, envelope, take)).fetchall()
+    if not rows:
         return None
     sealed = [bytes(row[1]) for row in rows]
     secrets.SystemRandom().shuffle(sealed)  # the order the collector sees: drawn with the CSPRNG

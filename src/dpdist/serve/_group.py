@@ -72,6 +72,7 @@ class Arrival:
     tokens: list = field(default_factory=list)  # a relayed batch's token nonces (hex), spent when it counts
     campaign_file_id: str | None = None  # the campaign checked against (its export_file_id, new at each creation)
     pending: object | None = None  # a body the committer decodes before the group's transaction (_group_bodies)
+    smallest_group: int | None = None  # a relayed batch's admitted reports of the envelope it holds fewest of
 
 
 @dataclass
@@ -441,8 +442,11 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
         campaign.total += incoming
     if item.received_ms is not None:  # a relayed batch: its size is its admitted reports (what the collector verified)
         campaign.minute = item.received_ms
-        if item.accepted > 0:  # a batch of no admitted report held no device's report: it hides no one, exposes no one
-            campaign.smallest = int(item.accepted) if campaign.smallest is None else min(campaign.smallest, int(item.accepted))
+        # the batch's size as the statement counts it: its admitted reports, or, in a batch of both envelopes (which the
+        # collector tells apart), those of the envelope it holds fewest of (a report is hidden among its envelope's only)
+        size = int(item.accepted if item.smallest_group is None else min(item.smallest_group, item.accepted))
+        if size > 0:  # a batch of no admitted report held no device's report: it hides no one, exposes no one
+            campaign.smallest = size if campaign.smallest is None else min(campaign.smallest, size)
     campaign.admitted.append(item.batch)
     return None
 

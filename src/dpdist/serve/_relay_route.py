@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import CampaignIdentityError, InvalidParameterError
+from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
 from ..local.ledger import normal_collector
 
 __all__ = ["RelayRoute", "resolve_route"]
@@ -49,6 +49,8 @@ class RelayRoute:
     config: dict
     issuer: dict | None
     pin: str
+    ohttp: Any = None  # the identity's Oblivious HTTP key configuration (relay.ohttp), None for a campaign made before
+    sealed_v1: bool = True  # whether the campaign's config says its relay still takes dpdist's own envelope
     _issuer_checked: bool = field(default=False, compare=False, repr=False)
 
     def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None,
@@ -158,8 +160,16 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
             raise CampaignIdentityError(f"Campaign {campaign!r}'s config states a token challenge that is not its "
                                         "identity's. Nothing was sent.", "challenge_mismatch")
     relayed = identity["relay"]
+    from ..relay._ohttp_report import campaign_key_config  # lazy: relayed campaigns only (~50 ms at import)
+
+    try:
+        ohttp = campaign_key_config(relayed)
+    except MalformedReportError as error:
+        raise CampaignIdentityError(f"Campaign {campaign!r}'s identity names an unusable Oblivious HTTP key configuration: "
+                                    f"{error} Nothing was sent.", "ohttp_key_mismatch") from None
+    envelopes = relay.get("envelopes") if isinstance(relay.get("envelopes"), dict) else {}
     return RelayRoute(campaign, relayed["url"].rstrip("/"), decode_public_key(relayed["public_key"]), identity["config"],
-                      issuer, pin_of(identity_bytes))
+                      issuer, pin_of(identity_bytes), ohttp, envelopes.get("sealed_v1") is not False)
 
 
 def _origin(url: str) -> str:

@@ -30,6 +30,14 @@ batch id, its size and its counts, the spent token nonces, no device's id and no
 commit that counts a relayed batch also lowers the campaign's ``smallest_batch`` (the running minimum
 of its batches' admitted reports) in the same transaction, so the statement below reads one row.
 
+Since schema 8 a relayed campaign also has an Oblivious HTTP key configuration (key id 0; its private key in
+``relayed_campaigns.ohttp_private_key``, its ``application/ohttp-keys`` in the identity's ``relay.ohttp``), and a
+delivered message may be an RFC 9458 request (:mod:`dpdist.relay._ohttp_report`) instead of dpdist's envelope, told
+apart by its first byte and opened with that key (``unopened``, ``malformed_binary_http``, ``not_a_report_request``
+when it cannot be).  The collector tells the two apart, so a batch holding both counts, in ``smallest_batch``, as the
+admitted reports of the envelope it holds fewest of.  ``relayed_campaigns.sealed_v1`` (:meth:`RelayedCampaigns.
+set_envelopes`) says whether the campaign's relay still takes dpdist's envelope (public config ``relay.envelopes``).
+
 The campaign states its guarantee (:func:`dpdist.amplification._statement.relayed_statement`): the
 local one, and the amplified central one at its smallest batch minus ``colluding x tokens_each`` reports
 (``colluding`` devices, each credential good for the issuer's ``tokens_each`` tokens), with the assumptions
@@ -43,8 +51,10 @@ import functools
 import hashlib
 import hmac
 import json
+import os
 import re
 import secrets
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +63,8 @@ from ..errors import InvalidParameterError, InvalidTokenError, MalformedReportEr
 from ..local import ReportBatch
 from ..local.ledger import normal_collector
 from ..privacypass import TOKEN_LENGTH, b64url_decode, b64url_encode, decode_token_key, verify_token
-from ..relay import _envelope
+from ..relay import _envelope, _ohttp_report
+from ..relay._ohttp import public_key_of
 from ..relay._identity import campaign_challenge, identity_document, pin_of
 from ._campaigns import ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, Creation, check_batch_id, token_sha256
 from ._ingest import decode_body
@@ -76,8 +87,9 @@ _ISSUER_FIELDS = ("url", "name", "key", "token_key", "independent", "tokens_each
 class RelayKey:
     """One relayed campaign's row: the relay's token hash, the key pair (raw bytes), the stated delta, the number of
     admitted reports of its smallest batch so far (kept by the group commits that count its batches; None before the
-    first), and its identity document's bytes (None for a campaign created before identities: no relay URL, no
-    issuer)."""
+    first), its identity document's bytes (None for a campaign created before identities: no relay URL, no
+    issuer), the private key of its Oblivious HTTP key configuration (None for a campaign made before it had one), and
+    whether its relay still takes reports in dpdist's own envelope (``sealed_v1``)."""
 
     relay_token_sha256: str
     public_key: bytes
@@ -85,6 +97,8 @@ class RelayKey:
     delta: float
     smallest_batch: int | None = None
     identity: bytes | None = None
+    ohttp_private_key: bytes | None = None
+    sealed_v1: bool = True
 
     @functools.cached_property
     def document(self) -> dict:
@@ -119,25 +133,26 @@ class RelayedCampaigns:
     # ------------------------------------------------------------------ campaigns
     def create(self, document: dict, **options: Any) -> Campaign:
         """Create the campaign ``document`` describes (``options``: the store's ``create`` keywords) as relayed."""
-        url, delta, colluding, issuer = _settings(document.get("relay"))
+        url, delta, colluding, issuer, sealed_v1 = _settings(document.get("relay"))
         if not self.relay_token:
             raise Conflict("no_relay_token", "This service has no relay token (DPDIST_RELAY_TOKEN or --relay-token): "
                                "no relay could deliver to a relayed campaign.")
         if options.get("enrollment") or options.get("submit_token") is not None:
             raise InvalidRequest("invalid_relay", "A relayed campaign takes no submit or enrollment token: devices "
                                "reach it through the relay only (a per-device token would identify the device).")
-        pair = _envelope.generate_key()
+        pair, ohttp_private = _envelope.generate_key(), os.urandom(32)  # the CSPRNG: dpdist's envelope, and RFC 9458's
         name: Any = document.get("campaign")  # checked by the store
         config: Any = document.get("config")
         campaign = self.store.create(name, config, **{
             **options, "submit_token": secrets.token_urlsafe(32)})  # known to no one: direct submissions refused
         identity = identity_document(campaign.id, campaign.config, relay_url=url, public_key=pair.public_key,
-                                     issuer=issuer, colluding=colluding, delta=delta)
+                                     issuer=issuer, colluding=colluding, delta=delta,
+                                     ohttp_public_key=public_key_of(ohttp_private))
         self.store.db.execute(
             "INSERT INTO relayed_campaigns (campaign_id, export_file_id, relay_token_sha256, public_key, private_key, delta,"
-            " identity) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " identity, ohttp_private_key, sealed_v1) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (campaign.id, campaign.export_file_id, token_sha256(self.relay_token), pair.public_key.hex(), pair.private_key.hex(),
-             delta, identity.decode("ascii")),
+             delta, identity.decode("ascii"), ohttp_private.hex(), int(sealed_v1)),
         )
         return campaign
 
@@ -149,21 +164,50 @@ class RelayedCampaigns:
         document = key.document
         issuer = None if document["issuer"] is None else {name: document["issuer"][name] for name in _ISSUER_FIELDS
                                                           if name in document["issuer"]}
+        ohttp = None if key.ohttp_private_key is None else public_key_of(key.ohttp_private_key)
         identity = identity_document(campaign.id, campaign.config, relay_url=document["relay"]["url"], public_key=key.public_key,
-                                     issuer=issuer, colluding=document["colluding"], delta=document["delta"])
+                                     issuer=issuer, colluding=document["colluding"], delta=document["delta"],
+                                     ohttp_public_key=ohttp)
         self.store.db.execute("UPDATE relayed_campaigns SET identity = ? WHERE campaign_id = ? AND export_file_id = ?",
                               (identity.decode("ascii"), campaign.id, campaign.export_file_id))
 
     def key(self, campaign: CampaignRow) -> RelayKey | None:
         """The campaign's relay row, or None for a campaign collected directly."""
         rows = self.store.db.execute(
-            "SELECT relay_token_sha256, public_key, private_key, delta, smallest_batch, identity FROM relayed_campaigns"
-            " WHERE campaign_id = ? AND export_file_id = ?", (campaign.id, campaign.export_file_id))
+            "SELECT relay_token_sha256, public_key, private_key, delta, smallest_batch, identity, ohttp_private_key, sealed_v1"
+            " FROM relayed_campaigns WHERE campaign_id = ? AND export_file_id = ?", (campaign.id, campaign.export_file_id))
         if not rows:
             return None
-        token, public, private, delta, smallest, identity = rows[0]
+        token, public, private, delta, smallest, identity, ohttp, sealed_v1 = rows[0]
         return RelayKey(token, bytes.fromhex(public), bytes.fromhex(private), float(delta),
-                        None if smallest is None else int(smallest), None if identity is None else identity.encode("ascii"))
+                        None if smallest is None else int(smallest), None if identity is None else identity.encode("ascii"),
+                        None if ohttp is None else bytes.fromhex(ohttp), bool(sealed_v1))
+
+    def set_envelopes(self, campaign_id: str, document: Any) -> dict:
+        """Turn dpdist's own envelope on or off for a relayed campaign (``{"sealed_v1": false}``): off, its relay refuses
+        such reports by name (409 ``sealed_v1_off``; those it acknowledged before are still delivered and counted); only
+        a campaign whose identity names an Oblivious HTTP key configuration can turn it off.  The campaign's envelopes
+        (:meth:`envelopes`)."""
+        if not isinstance(document, dict) or set(document) != {"sealed_v1"} or not isinstance(document["sealed_v1"], bool):
+            raise InvalidRequest("invalid_envelopes", "The body is {\"sealed_v1\": true|false} (false: the campaign's relay "
+                                                      f"takes Oblivious HTTP requests only). Got {json.dumps(document)[:200]}.")
+        campaign = self.store.row(campaign_id)
+        key = self.key(campaign)
+        if key is None:
+            raise Conflict("not_relayed", f"Campaign {campaign_id!r} is not collected through a relay.")
+        if not document["sealed_v1"] and key.ohttp_private_key is None:
+            raise Conflict("no_ohttp_key", f"Campaign {campaign_id!r} was made before relayed campaigns had an Oblivious HTTP "
+                                           "key configuration: dpdist's envelope is its only one and stays on.")
+        self.store.db.execute("UPDATE relayed_campaigns SET sealed_v1 = ? WHERE campaign_id = ? AND export_file_id = ?",
+                              (int(document["sealed_v1"]), campaign.id, campaign.export_file_id))
+        changed = self.key(campaign)
+        assert changed is not None  # the row read above, updated
+        return {"campaign": campaign.id, "envelopes": self.envelopes(changed)}
+
+    @staticmethod
+    def envelopes(key: RelayKey) -> dict:
+        """Which envelopes the campaign's relay takes: ``sealed_v1`` (dpdist's own) and ``ohttp`` (RFC 9458)."""
+        return {"sealed_v1": key.sealed_v1, "ohttp": key.ohttp_private_key is not None}
 
     def forget(self, campaign_id: str) -> None:
         """Delete a deleted campaign's keys and spent tokens."""
@@ -194,7 +238,10 @@ class RelayedCampaigns:
         if issuer is not None and key.challenge is not None:  # derived from the identity, for a device to compare
             issuer = {**issuer, "challenge": b64url_encode(key.challenge)}
         relay = {**_envelope.public_key_config(key.public_key), "url": key.document["relay"].get("url"),
-                 "pin": None if key.identity is None else pin_of(key.identity), "issuer": issuer}
+                 "pin": None if key.identity is None else pin_of(key.identity), "issuer": issuer,
+                 "envelopes": self.envelopes(key)}
+        if "ohttp" in key.document["relay"]:  # the identity's (a device takes it from the identity, which the pin covers)
+            relay["ohttp"] = key.document["relay"]["ohttp"]
         return {"relay": relay, "anonymity": self.statement(campaign, key), "submit_token_required": False}
 
     def origins(self, campaign_id: str) -> list[str]:
@@ -214,7 +261,8 @@ class RelayedCampaigns:
         key = self.key(campaign)
         if key is None:
             return {"relayed": False}
-        return {"relayed": True, "submit_token_required": False, "anonymity": self.statement(campaign, key)}
+        return {"relayed": True, "submit_token_required": False, "anonymity": self.statement(campaign, key),
+                "envelopes": self.envelopes(key)}
 
     @staticmethod
     def direct_refusal(campaign: Creation) -> Refusal | None:
@@ -247,16 +295,19 @@ class RelayedCampaigns:
 
     def opened(self, campaign: CampaignRow, key: RelayKey, batch_id: str, body: bytes, limits: Any):
         """The relayed batch's reports, opened and validated (a :class:`~dpdist.local.ReportBatch`, one row per message),
-        and the nonces of the valid tokens it spends, ready for :meth:`~._service.Service.count` (module docstring)."""
+        the nonces of the valid tokens it spends, and its smallest envelope group (the admitted reports of the envelope
+        the batch holds fewest of; None if none), ready for :meth:`~._service.Service.count` (module docstring)."""
         check_batch_id(batch_id)
         try:
             messages = _unframe(body, limits)
         except MalformedReportError as error:
             raise InvalidRequest("malformed_batch", str(error)) from None
         if key.issuer is None or key.challenge is None:
-            return _open_batch(campaign, key, messages, limits), []
+            batch, smallest = _open_batch(campaign, key, messages, limits)
+            return batch, [], smallest
         sealed, nonces = _spend_tokens(messages, key.issuer, key.challenge, lambda wanted: self._spent(campaign.id, wanted))
-        return _open_batch(campaign, key, sealed, limits), [nonce for nonce in nonces if nonce is not None]
+        batch, smallest = _open_batch(campaign, key, sealed, limits)
+        return batch, [nonce for nonce in nonces if nonce is not None], smallest
 
     def _spent(self, campaign_id: str, nonces: list[str]) -> set[str]:
         """Which of ``nonces`` (hex) the campaign's counted batches spent already."""
@@ -269,12 +320,13 @@ class RelayedCampaigns:
         return spent
 
 
-def _settings(relay: Any) -> tuple[str, float, int, dict | None]:
-    """The relay URL, delta, colluding bound and issuer a campaign document's ``"relay"`` asks for."""
+def _settings(relay: Any) -> tuple[str, float, int, dict | None, bool]:
+    """The relay URL, delta, colluding bound, issuer and ``sealed_v1`` (dpdist's own envelope taken: default true) a
+    campaign document's ``"relay"`` asks for."""
     example = ('{"url": "https://relay.example", "issuer": {"url": "https://issuer.example", "name": "issuer.example", '
                '"key": "commute", "token_key": "<base64url>", "independent": true, "tokens_each": 1}, "colluding": 0, '
                '"delta": 1e-8}')
-    if not isinstance(relay, dict) or not set(relay) <= {"url", "delta", "colluding", "issuer"} or "url" not in relay:
+    if not isinstance(relay, dict) or not set(relay) <= {"url", "delta", "colluding", "issuer", "sealed_v1"} or "url" not in relay:
         raise InvalidRequest("invalid_relay", f"'relay' must be an object naming the relay devices send to, such as {example} "
                                               f"('issuer' null: no admission tokens). Got {json.dumps(relay)}.")
     url = relay["url"]
@@ -288,8 +340,13 @@ def _settings(relay: Any) -> tuple[str, float, int, dict | None]:
         raise InvalidRequest("invalid_relay", "'relay.colluding' (the public bound on devices, credentials of the issuer, "
                                               "whose reports' values the collector knows) must be an integer >= 0. Got "
                                               f"{json.dumps(colluding)}.")
+    sealed_v1 = relay.get("sealed_v1", True)
+    if not isinstance(sealed_v1, bool):
+        raise InvalidRequest("invalid_relay", "'relay.sealed_v1' (whether the relay takes reports in dpdist's own envelope "
+                                              "besides Oblivious HTTP requests) must be true or false. Got "
+                                              f"{json.dumps(sealed_v1)}.")
     issuer = relay.get("issuer")
-    return url.rstrip("/"), float(delta), colluding, None if issuer is None else _issuer(issuer)
+    return url.rstrip("/"), float(delta), colluding, None if issuer is None else _issuer(issuer), sealed_v1
 
 
 def _issuer(issuer: Any) -> dict:
@@ -352,25 +409,44 @@ def _unframe(body: bytes, limits: Any) -> list[bytes]:
     return messages
 
 
-def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: Any):
+def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: Any) -> tuple[ReportBatch, int | None]:
     """The batch's reports, one row per message: a message refused before (its reason in its place), or that does not
-    open, or does not hold exactly one report, is one rejected row (``unopened``, ``not_one_report``, ...)."""
+    open, or does not hold exactly one report, is one rejected row (``unopened``, ``malformed_binary_http``,
+    ``not_a_report_request``, ``malformed_report``, ``not_one_report``, ...); and the admitted reports of the envelope
+    the batch holds fewest of (None if it admits none)."""
     protocol = campaign.protocol
     layout, config = protocol.report_format, protocol.config()
-    rows = []
+    rows: list = []
+    groups: Counter[str] = Counter()
     for message in messages:
-        if isinstance(message, str):
-            rows.append(layout.rejected(1, message, config))
+        envelope, opened = _open_one(campaign, key, message) if not isinstance(message, str) else ("", message)
+        if isinstance(opened, str):
+            rows.append(layout.rejected(1, opened, config))
             continue
         try:
-            content_type, plain = _envelope.open_sealed(key.private_key, campaign.id, message)
-        except MalformedReportError:
-            rows.append(layout.rejected(1, "unopened", config))
-            continue
-        try:
-            report = decode_body(protocol, plain, content_type, None, limits)
+            report = decode_body(protocol, opened[1], opened[0], None, limits)
         except Refusal:
             rows.append(layout.rejected(1, "malformed_report", config))
             continue
         rows.append(report if report.n_read == 1 else layout.rejected(1, "not_one_report", config))
-    return ReportBatch.concatenate(rows, layout, config)
+        groups[envelope] += report.n_valid if report.n_read == 1 else 0
+    admitted = [count for count in groups.values() if count > 0]
+    return ReportBatch.concatenate(rows, layout, config), min(admitted) if admitted else None
+
+
+def _open_one(campaign: CampaignRow, key: RelayKey, message: bytes) -> tuple[str, tuple[str, bytes] | str]:
+    """A message's envelope (``sealed_v1``: dpdist's; ``ohttp``: RFC 9458's, told apart by the first byte) and its
+    ``(content type, body)``, or the reason it is rejected.  A report in dpdist's envelope is opened also once the
+    campaign turned that envelope off: its relay acknowledged it before (or within the few seconds its copy of the
+    campaign's config is kept), and a report the relay acknowledged is never lost."""
+    if _ohttp_report.is_encapsulated(message):
+        if key.ohttp_private_key is None:
+            return "ohttp", "unopened"
+        try:
+            return "ohttp", _ohttp_report.open_report(key.ohttp_private_key, campaign.id, message, _envelope.MAX_SEALED_BYTES)
+        except _ohttp_report.NotAReport as refusal:
+            return "ohttp", refusal.reason
+    try:
+        return "sealed_v1", _envelope.open_sealed(key.private_key, campaign.id, message)
+    except MalformedReportError:
+        return "sealed_v1", "unopened"

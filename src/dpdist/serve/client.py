@@ -64,6 +64,8 @@ _RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
 #: tokens obtained are saved to the token file at least this often while a device gets many (one save per token would
 #: write the whole file each time)
 _TOKENS_SAVED_EVERY = 256
+#: how a relayed campaign's reports may travel to its relay (``Client(relay_envelope=...)``; None: as the campaign says)
+RELAY_ENVELOPES = (None, "dpdist", "ohttp")
 #: 409 refusals after which the same request is sent again, as the JS client: the campaign was deleted and created
 #: again by another server process while the batch was checked (nothing of it counted: docs/deployment.md, "Deletion")
 _RETRY_CONFLICTS = ("campaign_changed",)
@@ -156,6 +158,11 @@ class Client:
         campaign's config included, goes through the relay, encapsulated to the newest of them the campaign's config
         states, and a campaign whose config states none of them is refused before anything is sent
         (``ohttp_key_mismatch``).
+    relay_envelope : {None, "dpdist", "ohttp"}
+        How the reports of a relayed campaign travel to its relay (``dpdist relay``): ``"ohttp"``, each an RFC 9458
+        request (``message/ohttp-req``) encapsulated to the Oblivious HTTP key configuration of the campaign's identity;
+        ``"dpdist"``, dpdist's own envelope; None (default): dpdist's envelope unless the campaign's config says it is
+        turned off (``relay.envelopes.sealed_v1``), then RFC 9458.  Same batches, tokens and guarantee either way.
     """
 
     def __init__(
@@ -176,6 +183,7 @@ class Client:
         ohttp_relay: str | None = None,
         ohttp_keys: bytes | None = None,
         retry_window: float = DEFAULT_RETRY_WINDOW_S,
+        relay_envelope: str | None = None,
     ):
         import httpx  # lazy: optional extra dpdist[serve]
 
@@ -199,6 +207,10 @@ class Client:
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
         self.ohttp_relay, self.ohttp_keys = _check_ohttp(ohttp_relay, ohttp_keys)
+        if relay_envelope not in RELAY_ENVELOPES:
+            raise InvalidParameterError(f"The 'relay_envelope' parameter of Client must be one of {RELAY_ENVELOPES} (None: "
+                                        f"dpdist's envelope unless the campaign turned it off). Got {relay_envelope!r:.100}.")
+        self.relay_envelope = relay_envelope
         if self.ohttp_relay is not None and self.ohttp_keys is not None:  # keys given: the configs go through it too
             from ._ohttp_client import ObliviousTransport, given_key_config  # lazy: OHTTP devices only
 
@@ -400,6 +412,7 @@ class Client:
         with its token (the one bound to the report if it was sent before, else a spare one, else one fetched now), no
         batch id inside: the relay counts a report id once, even sealed again, and a token once."""
         ids = [f"{batch_id}.{index}" for index in range(len(reports))]
+        self._relay_envelope(route)  # a campaign without an Oblivious HTTP key refused before any token or report
         unbound = sum(self._store.bound(route.pin, report_id) is None for report_id in ids) if route.issuer else 0
         self._prepare(route, unbound)  # every report's token before the first is sent
         duplicates = 0
@@ -411,6 +424,16 @@ class Client:
             self._store.save()
         return {"campaign": route.campaign, "batch_id": batch_id, "relayed": len(reports), "duplicates": duplicates}
 
+    def _relay_envelope(self, route: RelayRoute) -> str:
+        """``"ohttp"`` or ``"dpdist"``: how ``route``'s reports travel (``relay_envelope``); a campaign whose identity names
+        no Oblivious HTTP key configuration is refused for ``"ohttp"`` (``no_ohttp_key``) before anything is sent."""
+        chosen = self.relay_envelope or ("dpdist" if route.sealed_v1 else "ohttp")
+        if chosen == "ohttp" and route.ohttp is None:
+            raise CampaignIdentityError(f"Campaign {route.campaign!r}'s identity names no Oblivious HTTP key configuration "
+                                        "(it was made before relayed campaigns had one): its reports go in dpdist's "
+                                        "envelope only. Nothing was sent.", "no_ohttp_key")
+        return chosen
+
     def _send_sealed(self, route: RelayRoute, report_id: str, body: bytes, content_type: str) -> int:
         """PUT one sealed report to the relay, under the identity's pin and with the report's token; 1 if the relay had
         it already.  A token the relay saw spent on another report is forgotten, so that a resend takes another; a
@@ -420,13 +443,20 @@ class Client:
         from ..relay import _envelope  # lazy: relayed campaigns only (~50 ms at import)
         from ..relay._identity import PIN_HEADER  # lazy: relayed campaigns only (~50 ms at import)
 
-        sealed = _envelope.seal(route.public_key, route.campaign, body, content_type)
-        headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}
+        if self._relay_envelope(route) == "ohttp":
+            from ..relay._ohttp import REQUEST_CONTENT_TYPE  # lazy: relayed campaigns only (~50 ms at import)
+            from ..relay._ohttp_report import encapsulate_report  # lazy: relayed campaigns only (~50 ms at import)
+
+            sealed = encapsulate_report(route.ohttp, route.campaign, body, content_type)
+            headers, path = {"Content-Type": REQUEST_CONTENT_TYPE, PIN_HEADER: route.pin}, "ohttp"
+        else:
+            sealed = _envelope.seal(route.public_key, route.campaign, body, content_type)
+            headers, path = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}, "reports"
         token = self._store.take(route.pin, report_id) if route.issuer is not None else b""
         if route.issuer is not None:
             headers["Authorization"] = format_authorization(token)
         try:
-            response = self._request("PUT", f"{route.url}/relay/v1/campaigns/{route.campaign}/reports/{report_id}",
+            response = self._request("PUT", f"{route.url}/relay/v1/campaigns/{route.campaign}/{path}/{report_id}",
                                      content=sealed, headers=headers,
                                      acknowledges=lambda answer: relay_ack_problem(answer, route.campaign, report_id))
         except ServiceRefusedError as refusal:
@@ -476,6 +506,7 @@ class Client:
             protocol = self.protocol(campaign)
             return self._submit_through_relay(route, protocol, _record_reports(protocol, body), batch_id)
         if route is not None:
+            self._relay_envelope(route)  # a campaign without an Oblivious HTTP key refused before any token
             self._prepare(route, 0 if self._store.bound(route.pin, batch_id) is not None else 1)
             try:
                 duplicates = self._send_sealed(route, batch_id, body, content_type)
@@ -698,6 +729,15 @@ class Client:
 
     def close_campaign(self, campaign: str) -> dict:
         return self._request("POST", f"/api/campaigns/{campaign}/close", token=self._admin()).json()
+
+    def set_relay_envelopes(self, campaign: str, *, sealed_v1: bool) -> dict:
+        """Turn dpdist's own envelope on or off for a relayed campaign (``sealed_v1=False``: its relay takes RFC 9458
+        requests only and refuses dpdist's envelope, 409 ``sealed_v1_off``; reports it acknowledged before still count);
+        ``{"campaign", "envelopes": {"sealed_v1", "ohttp"}}``."""
+        if not isinstance(sealed_v1, bool):
+            raise InvalidParameterError(f"The 'sealed_v1' parameter of set_relay_envelopes must be True or False. Got {sealed_v1!r}.")
+        return self._request("PUT", f"/api/campaigns/{campaign}/envelopes", token=self._admin(),
+                             json={"sealed_v1": sealed_v1}).json()
 
     def campaign(self, campaign: str) -> dict:
         return self._request("GET", f"/api/campaigns/{campaign}", token=self._admin()).json()

@@ -133,6 +133,24 @@ async def identity(request: Request) -> Response:
     return Response(await run_in_threadpool(service.relayed.identity, campaign), media_type="application/json")
 
 
+_ENVELOPES = {"type": "object", "required": ["sealed_v1"], "properties": {"sealed_v1": {"type": "boolean"}}}
+
+
+@documented("Turn dpdist's own envelope on or off for a relayed campaign (off: its relay takes Oblivious HTTP requests "
+            "only and refuses dpdist's envelope, 409 sealed_v1_off; the reports it acknowledged before are still "
+            "delivered and counted)", security="admin",
+            body=_json_request(_ENVELOPES),
+            answers={200: json_answer({"type": "object", "properties": {"campaign": {"type": "string"},
+                                                                         "envelopes": {"type": "object"}}})},
+            errors=(400, 401, 404, 409))
+async def set_envelopes(request: Request) -> JSONResponse:
+    service = as_admin(request)
+    document = await json_body(request)
+    answer = await run_in_threadpool(service.relayed.set_envelopes, request.path_params["campaign"], document)
+    service.changed(answer["campaign"])
+    return JSONResponse(answer)
+
+
 _EXPLAIN_QUERY = (
     {"name": "n", "in": "query", "schema": {"type": "integer", "minimum": 10},
      "description": "users (default: the campaign's max_reports, else its n, else 10000), rounded to 1-2-5; simulated "
@@ -221,6 +239,7 @@ ROUTES = [
     Route("/api/campaigns/{campaign}/config", public_config, methods=["GET"]),
     Route("/api/campaigns/{campaign}/config", set_config, methods=["PUT"]),
     Route("/api/campaigns/{campaign}/identity", identity, methods=["GET"]),
+    Route("/api/campaigns/{campaign}/envelopes", set_envelopes, methods=["PUT"]),
     Route("/api/campaigns/{campaign}/explain", explain, methods=["GET"]),
     Route("/api/campaigns/{campaign}/open", open_campaign, methods=["POST"]),
     Route("/api/campaigns/{campaign}/close", close_campaign, methods=["POST"]),

@@ -1,0 +1,124 @@
+"""Persons' ids (``privacy_id``): which ids are one person, one rule for the in-memory and the cluster paths.
+
+Two rows are one person when their ids are **equal as values of one kind**:
+
+* **numbers** (Python and NumPy integers, unsigned integers, floats, booleans): compared by exact numeric
+  value, so ``1``, ``1.0``, ``np.uint8(1)`` and ``True`` are one person, and ``2**53 + 1`` and ``2.0**53``
+  are two (a list mixing ints and floats is compared as Python numbers, never rounded through float64);
+* **strings**: compared code point by code point (``"alice"``, ``"Alice"`` and ``" alice"`` are three
+  persons: nothing is stripped, folded or normalised);
+* **bytes**: compared byte by byte;
+* **dates and times** (``numpy.datetime64``, ``datetime.datetime``) and **durations**: compared as instants
+  (in memory only; a cluster refuses them, :mod:`dpdist.distributed._hashing`).
+
+Ids of two kinds (``1`` and ``"1"``; ``"a"`` and ``b"a"``) are refused by name, never converted: NumPy
+would make ``[1, "1", 2.0]`` the strings ``"1", "1", "2.0"`` and silently merge or split persons.  A
+missing id (``None``, NaN, NaT, ``pandas.NA``) is no kind: it is refused as a missing value by the caller.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+
+from .errors import InvalidValueTypeError
+
+__all__ = ["ID_KINDS", "id_kind", "dtype_kind", "ids_missing", "id_array", "type_label"]
+
+#: what the refusals say is allowed
+ID_KINDS = ("numbers (integers and floats, compared by value: 1 and 1.0 are one person), strings, bytes, or dates, "
+            "all of one kind")
+
+_DTYPE_KINDS = {"i": "number", "u": "number", "b": "number", "f": "number", "U": "string", "S": "bytes",
+                "M": "datetime", "m": "timedelta"}
+
+
+def id_kind(kind_of: type) -> str:
+    """The kind of ids of a Python type: ``"number"``, ``"string"``, ``"bytes"``, ``"datetime"``, ``"date"``,
+    ``"timedelta"``, or the type's own name (a kind of its own)."""
+    if issubclass(kind_of, (np.datetime64, datetime.datetime)):
+        return "datetime"
+    if issubclass(kind_of, datetime.date):
+        return "date"
+    if issubclass(kind_of, (np.timedelta64, datetime.timedelta)):
+        return "timedelta"
+    if issubclass(kind_of, (bool, np.bool_, numbers.Real)):
+        return "number"
+    if issubclass(kind_of, str):
+        return "string"
+    if issubclass(kind_of, bytes):
+        return "bytes"
+    return kind_of.__qualname__
+
+
+def dtype_kind(ids: np.ndarray) -> str | None:
+    """The kind of a typed array's ids (``None`` for an object array: its elements decide)."""
+    return None if ids.dtype == object else _DTYPE_KINDS.get(ids.dtype.kind, str(ids.dtype))
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None or type(value).__name__ in ("NAType", "NaTType"):  # pandas.NA, pandas.NaT
+        return True
+    if isinstance(value, float):
+        return math.isnan(value)
+    if isinstance(value, (np.datetime64, np.timedelta64)):
+        return bool(np.isnat(value))
+    return False
+
+
+def ids_missing(ids: np.ndarray) -> np.ndarray:
+    """Which ids are missing: NaN in a float array, NaT in a date array, ``None``, NaN, NaT or ``pandas.NA`` in an
+    object array."""
+    if ids.dtype == object:
+        return np.fromiter(map(_is_missing, ids), dtype=bool, count=ids.size)
+    if ids.dtype.kind in "fc":
+        return np.isnan(ids)
+    if ids.dtype.kind in "Mm":
+        return np.isnat(ids)
+    return np.zeros(ids.size, dtype=bool)
+
+
+def type_label(ids: np.ndarray) -> str:
+    """The types of an array's ids, for a message (a dtype, or the Python types of an object array's ids)."""
+    if ids.dtype != object:
+        return {"U": "str", "S": "bytes"}.get(ids.dtype.kind, str(ids.dtype))
+    names = sorted({type(value).__name__ for value in ids.tolist() if not _is_missing(value)})
+    return "object of " + ", ".join(names) if names else "object"
+
+
+def _kinds(ids: np.ndarray) -> dict[str, set[type]]:
+    """``{kind: Python types}`` of an object array's ids, missing ids left out."""
+    kinds: dict[str, set[type]] = {}
+    for kind_of in {type(value) for value in ids.tolist() if not _is_missing(value)}:
+        kinds.setdefault(id_kind(kind_of), set()).add(kind_of)
+    return kinds
+
+
+def id_array(owner: str, privacy_id: Any, name: str = "privacy_id") -> np.ndarray:
+    """``privacy_id`` as an array whose equal elements are one person (the module docstring): a list or an object
+    array of ids of several kinds refused by ``name`` (the types seen and the kinds allowed); a mix of integers and
+    floats kept as Python numbers (compared exactly, not rounded through float64)."""
+    raw = privacy_id if isinstance(privacy_id, np.ndarray) else None
+    if raw is None and isinstance(privacy_id, (list, tuple)):
+        raw = np.empty(len(privacy_id), dtype=object)
+        raw[:] = list(privacy_id)
+    ids = np.asarray(privacy_id) if raw is None else raw
+    if ids.dtype != object or ids.ndim != 1:
+        return ids
+    kinds = _kinds(ids)
+    if len(kinds) > 1:
+        seen = ", ".join(f"{kind} ({', '.join(sorted(t.__name__ for t in types))})" for kind, types in sorted(kinds.items()))
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must hold ids of one kind: {ID_KINDS}. Got ids of several kinds: {seen}. "
+            "They are not converted (1 and '1' would be one person or two by accident): give every id as one kind, "
+            "e.g. all strings.")
+    number_types = kinds.get("number", set())
+    if any(issubclass(t, numbers.Integral) for t in number_types) and not all(
+            issubclass(t, numbers.Integral) for t in number_types):
+        return np.array([value.item() if isinstance(value, np.generic) else value for value in ids.tolist()],
+                        dtype=object)  # ints and floats: compared as Python numbers, exactly
+    return ids if isinstance(privacy_id, np.ndarray) else np.asarray(privacy_id)

@@ -1,0 +1,328 @@
+"""RFC 9458 requests through dpdist's own relay (dpdist.relay._ohttp_report): the same batches, tokens and guarantee.
+
+Issuer, relay and collector run in one process (:mod:`relay_parties`), reached as http://issuer, http://relay and
+http://collector.  Devices send reports as Oblivious HTTP requests (``message/ohttp-req``) encapsulated to the key
+configuration of the campaign's identity, mixed in one batch with reports in dpdist's own envelope; the collector
+counts each once; a replayed request counts once; dpdist's envelope is refused by name once the campaign turns it off;
+malformed requests are refused (by the relay) or rejected (by the collector) by name.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+
+pytest.importorskip("pyhpke")
+pytest.importorskip("starlette")
+pytest.importorskip("cryptography")
+
+from relay_parties import RELAY_TOKEN, Parties  # noqa: E402 - after the extras' checks
+
+from dpdist import io, local  # noqa: E402
+from dpdist.errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError  # noqa: E402
+from dpdist.relay import _bhttp, _envelope, _ohttp, _ohttp_report  # noqa: E402
+from dpdist.relay._identity import PIN_HEADER, pin_of  # noqa: E402
+from dpdist.relay._queue import OHTTP, SEALED_V1, RelayQueue  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = {"protocol": "grr", "version": 1, "epsilon": 4.0, "domain_size": 8}
+PROTOCOL = local.from_config(CONFIG)
+
+
+def _record(value: int) -> bytes:
+    return io.encode_record(PROTOCOL, PROTOCOL.privatize([value], secure=True))
+
+
+def _summary(parties, name) -> dict:
+    return parties.admin("collector", "GET", f"/api/campaigns/{name}").json()
+
+
+def _route(parties, name):
+    """The campaign's public config and the key configuration of its identity (checked against the pin)."""
+    public = parties.client().config(name)
+    identity = parties.run(parties.clients["collector"].get(f"/api/campaigns/{name}/identity")).content
+    assert pin_of(identity) == public["relay"]["pin"]
+    config = _ohttp_report.campaign_key_config(json.loads(identity)["relay"])
+    assert config is not None and public["relay"]["ohttp"] == json.loads(identity)["relay"]["ohttp"]
+    return public, config
+
+
+def _put(parties, name, report_id, body, pin, content_type=_ohttp.REQUEST_CONTENT_TYPE, route="ohttp"):
+    return parties.run(parties.clients["relay"].put(f"/relay/v1/campaigns/{name}/{route}/{report_id}", content=body,
+                                                    headers={"content-type": content_type, PIN_HEADER: pin}))
+
+
+def _paused(tmp_path, *, min_batch: int, max_batch: int) -> Parties:
+    """The parties with a relay whose forwarder runs only when the test says (:func:`_step`): batches formed when the
+    test has sent what it means to, whatever the machine's speed."""
+    from dpdist.relay import create_app as create_relay
+
+    parties = Parties(tmp_path, min_batch=min_batch, max_batch=max_batch)
+    parties.apps["relay"] = create_relay(
+        str(tmp_path / "relay.sqlite"), collector="http://collector", relay_token=RELAY_TOKEN, min_batch=min_batch,
+        max_batch=max_batch, admin_token="admin-token-0123456789", interval=3600.0,
+        transport=httpx.ASGITransport(parties.apps["collector"]))
+    return parties
+
+
+def _step(parties) -> dict:
+    """One turn of the relay's forwarder (form what can be formed, deliver what is formed); the relay's status."""
+    assert parties.run(parties.apps["relay"].state.relay.forwarder.step())
+    return parties.admin("relay", "GET", "/relay/v1/status").json()
+
+
+def _deliver(parties, name, batch_id, messages):
+    """A relayed batch delivered as the relay would (its token), straight to the collector; the acknowledgement."""
+    answer = parties.run(parties.clients["collector"].put(
+        f"/api/campaigns/{name}/relayed/{batch_id}", content=_envelope.frame(messages),
+        headers={"authorization": f"Bearer {RELAY_TOKEN}", "content-type": "application/vnd.dpdist.relayed-batch"}))
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_rfc9458_reports_and_dpdist_envelope_reports_share_one_shuffled_batch_and_count_once(tmp_path):
+    with _paused(tmp_path, min_batch=3, max_batch=6) as parties:
+        public = parties.relayed_campaign("mixed", CONFIG, issuer_key="mixed")
+        assert public["relay"]["envelopes"] == {"sealed_v1": True, "ohttp": True}
+        _route(parties, "mixed")  # the identity names the key configuration, and the pin covers it
+        credentials = parties.credentials("mixed", 6)
+        values = [1, 2, 3, 4, 5, 6]
+        for index, credential in enumerate(credentials):
+            envelope = "ohttp" if index % 2 else "dpdist"
+            with parties.client(issuer_credential=credential, issuer="http://issuer", relay_envelope=envelope) as device:
+                device.config("mixed")
+                ack = device.submit_reports("mixed", PROTOCOL, np.array([values[index]], dtype=np.uint64), batch_id=f"d{index}")
+                again = device.submit_reports("mixed", PROTOCOL, np.array([values[index]], dtype=np.uint64), batch_id=f"d{index}")
+                assert ack["relayed"] == 1 and ack["duplicates"] == 0 and again["duplicates"] == 1  # a retry: the same report
+        status = _step(parties)
+        assert status["batches"] == {"delivered": 1} and status["reports_in_batches"] == {"delivered": 6}
+        summary = _summary(parties, "mixed")
+        assert summary["n"] == 6 and summary["rejected"] == {}
+        # the one batch held three of each envelope: a report is hidden among its envelope's three
+        assert summary["anonymity"]["smallest_batch"] == 3
+        assert any("envelopes" in assumption for assumption in summary["anonymity"]["assumptions"])
+        rows = sqlite3.connect(tmp_path / "relay.sqlite").execute("SELECT envelope, COUNT(*) FROM reports GROUP BY envelope")
+        assert dict(rows.fetchall()) == {SEALED_V1: 3, OHTTP: 3}
+
+
+def test_each_envelopes_part_of_a_batch_is_at_least_k(tmp_path):
+    """Four reports of dpdist's envelope and two RFC 9458 requests with K = 3: a batch of the four only; the two wait."""
+    with _paused(tmp_path, min_batch=3, max_batch=10) as parties:
+        parties.relayed_campaign("parts", CONFIG, issuer_key=None)
+        for index in range(6):
+            envelope = "ohttp" if index >= 4 else "dpdist"
+            with parties.client(relay_envelope=envelope) as device:
+                device.config("parts")  # the route: the identity, from the collector
+                device.submit_reports("parts", PROTOCOL, np.array([index], dtype=np.uint64), batch_id=f"p{index}")
+        status = _step(parties)
+        assert status["reports_in_batches"] == {"delivered": 4} and status["waiting"] == {"parts": 2}
+        assert status["waiting_by_envelope"] == {"parts": {"ohttp": 2}}  # waiting for K of their own
+        with parties.client(relay_envelope="ohttp") as device:
+            device.config("parts")  # the route: the identity, from the collector
+            device.submit_reports("parts", PROTOCOL, np.array([7], dtype=np.uint64), batch_id="p7")
+        status = _step(parties)
+        assert status["reports_in_batches"] == {"delivered": 7} and not status["waiting"].get("parts")
+        summary = _summary(parties, "parts")
+        assert summary["n"] == 7 and summary["anonymity"]["smallest_batch"] == 3
+
+
+def test_a_replayed_encapsulated_request_counts_once(tmp_path):
+    with Parties(tmp_path, min_batch=2, max_batch=2) as parties:
+        parties.relayed_campaign("replay", CONFIG, issuer_key=None)  # no tokens: a replay is stopped by its enc alone
+        public, config = _route(parties, "replay")
+        pin = public["relay"]["pin"]
+        request = _ohttp_report.encapsulate_report(config, "replay", _record(3), "application/octet-stream")
+        first = _put(parties, "replay", "r1", request, pin)
+        assert first.status_code == 202 and first.json() == {"campaign": "replay", "report_id": "r1", "duplicate": False,
+                                                             "queued": True}
+        for report_id in ("r1", "r2", "r3"):  # the same request again, under its id and under others
+            again = _put(parties, "replay", report_id, request, pin)
+            assert again.status_code == 202 and again.json()["duplicate"] is True
+        sealed = _envelope.seal(_envelope.decode_public_key(public["relay"]["public_key"]), "replay", _record(4),
+                                "application/octet-stream")  # dpdist's envelope replayed under another id: the same
+        for report_id in ("s1", "s2"):
+            answer = _put(parties, "replay", report_id, sealed, pin, _envelope.SEALED_CONTENT_TYPE, "reports")
+            assert answer.status_code == 202 and answer.json()["duplicate"] is (report_id == "s2")
+        # one more report of each envelope: K = 2 of each, two batches
+        other = _ohttp_report.encapsulate_report(config, "replay", _record(5), "application/octet-stream")
+        assert _put(parties, "replay", "r4", other, pin).json()["duplicate"] is False
+        sealed = _envelope.seal(_envelope.decode_public_key(public["relay"]["public_key"]), "replay", _record(6),
+                                "application/octet-stream")
+        assert _put(parties, "replay", "s3", sealed, pin, _envelope.SEALED_CONTENT_TYPE, "reports").json()["duplicate"] is False
+        status = parties.wait_delivered(2)
+        assert status["reports_in_batches"] == {"delivered": 4}
+        summary = _summary(parties, "replay")
+        assert summary["n"] == 4 and summary["rejected"] == {}
+
+
+def test_dpdist_envelope_refused_by_name_once_the_campaign_turns_it_off(tmp_path):
+    with Parties(tmp_path, min_batch=2, max_batch=4) as parties:
+        parties.relayed_campaign("off", CONFIG, issuer_key=None)
+        public, config = _route(parties, "off")
+        key = _envelope.decode_public_key(public["relay"]["public_key"])
+        early = [_envelope.seal(key, "off", _record(value), "application/octet-stream") for value in (1, 2)]
+        bad = parties.admin("collector", "PUT", "/api/campaigns/off/envelopes", json={"sealed_v1": "no"})
+        assert bad.status_code == 400 and bad.json()["error"] == "invalid_envelopes"
+        with parties.client(admin_token="admin-token-0123456789") as operator:
+            turned = operator.set_relay_envelopes("off", sealed_v1=False)
+            assert turned == {"campaign": "off", "envelopes": {"sealed_v1": False, "ohttp": True}}
+            with pytest.raises(InvalidParameterError, match="sealed_v1"):
+                operator.set_relay_envelopes("off", sealed_v1="no")  # type: ignore[arg-type]
+        assert parties.client().config("off")["relay"]["envelopes"]["sealed_v1"] is False
+        # the relay refuses the old envelope by name
+        refused = _put(parties, "off", "old", early[0], public["relay"]["pin"], _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert refused.status_code == 409 and refused.json()["error"] == "sealed_v1_off"
+        # acknowledged by the relay before and delivered after: still counted (a report the relay acknowledged is never lost)
+        ack = _deliver(parties, "off", "a" * 32, early + [_ohttp_report.encapsulate_report(
+            config, "off", _record(5), "application/octet-stream")])
+        assert ack["accepted"] == 3 and ack["rejected"] == {}
+        # a device that follows the campaign sends RFC 9458 requests; one told to use dpdist's envelope is refused
+        with parties.client() as device:
+            device.config("off")  # the route: the identity, from the collector
+            device.submit_reports("off", PROTOCOL, np.array([6, 7], dtype=np.uint64))
+        with parties.client(relay_envelope="dpdist") as device, pytest.raises(ServiceRefusedError) as stale:
+            device.config("off")  # the route: the identity, from the collector
+            device.submit_reports("off", PROTOCOL, np.array([6], dtype=np.uint64))
+        assert stale.value.code == "sealed_v1_off"
+        parties.wait_delivered(1)
+        assert _summary(parties, "off")["n"] == 5
+
+
+def test_a_campaign_made_with_dpdist_envelope_off_and_a_campaign_not_relayed(tmp_path):
+    with Parties(tmp_path, min_batch=2, max_batch=4) as parties:
+        with parties.client(admin_token="admin-token-0123456789") as operator:
+            operator.create_campaign("strict", CONFIG, relay={"url": "http://relay", "issuer": None, "sealed_v1": False})
+            operator.open_campaign("strict")
+            with pytest.raises(ServiceRefusedError) as wrong:
+                operator.create_campaign("bad", CONFIG, relay={"url": "http://relay", "issuer": None, "sealed_v1": 0})
+            assert wrong.value.code == "invalid_relay"
+            operator.create_campaign("direct", CONFIG)
+        refused = parties.admin("collector", "PUT", "/api/campaigns/direct/envelopes", json={"sealed_v1": False})
+        assert refused.status_code == 409 and refused.json()["error"] == "not_relayed"
+        public, _ = _route(parties, "strict")
+        sealed = _envelope.seal(_envelope.decode_public_key(public["relay"]["public_key"]), "strict", _record(1),
+                                "application/octet-stream")
+        refused = _put(parties, "strict", "x", sealed, public["relay"]["pin"], _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert refused.status_code == 409 and refused.json()["error"] == "sealed_v1_off"
+        with pytest.raises(InvalidParameterError, match="relay_envelope"):
+            parties.client(relay_envelope="v1")
+
+
+def test_malformed_encapsulated_requests_are_refused_by_name(tmp_path):
+    with Parties(tmp_path, min_batch=50, max_batch=50) as parties:
+        parties.relayed_campaign("bad", CONFIG, issuer_key=None)
+        public, config = _route(parties, "bad")
+        pin = public["relay"]["pin"]
+        good = _ohttp_report.encapsulate_report(config, "bad", _record(2), "application/octet-stream")
+        # the relay: what it can check without the key
+        wrong_type = _put(parties, "bad", "t", good, pin, content_type="application/octet-stream")
+        assert wrong_type.status_code == 415 and wrong_type.json()["error"] == "not_ohttp"
+        for body in (good[:40], bytes([7]) + good[1:], good[:3] + b"\x00\x02" + good[5:]):  # short, key id, KDF
+            answer = _put(parties, "bad", "m", body, pin)
+            assert answer.status_code == 400 and answer.json()["error"] == "not_encapsulated", answer.text
+        # the collector: what opens wrong, each a rejected row by name
+        other = _ohttp.KeyConfig(_ohttp_report.KEY_ID, _ohttp.public_key_of(bytes(range(32))))
+        inner = _bhttp.encode_request(_bhttp.Request("GET", "https", "", "/api/campaigns/bad/config"))
+        elsewhere = _ohttp_report.report_request("other", _record(2), "application/octet-stream")
+        broken = {
+            "unopened": [good[:-1] + bytes([good[-1] ^ 1]),
+                         _ohttp_report.encapsulate_report(other, "bad", _record(2), "application/octet-stream")],
+            "malformed_binary_http": [_ohttp.encapsulate_request(config, b"\x05junk")[0]],
+            "not_a_report_request": [_ohttp.encapsulate_request(config, inner)[0],
+                                     _ohttp.encapsulate_request(config, elsewhere)[0]],
+            "malformed_report": [_ohttp_report.encapsulate_report(config, "bad", b"not a record", "application/octet-stream")],
+        }
+        ack = _deliver(parties, "bad", "b" * 32, [message for messages in broken.values() for message in messages] + [good])
+        assert ack["accepted"] == 1 and ack["rejected"] == {reason: len(messages) for reason, messages in broken.items()}
+        assert _summary(parties, "bad")["anonymity"]["smallest_batch"] == 1
+
+
+def test_a_device_refuses_rfc9458_for_a_campaign_whose_identity_names_no_key(tmp_path):
+    """A campaign made before relayed campaigns had a key configuration (its identity names none)."""
+    with Parties(tmp_path, min_batch=2, max_batch=4) as parties:
+        parties.relayed_campaign("old", CONFIG, issuer_key=None)
+        db = sqlite3.connect(tmp_path / "campaigns.sqlite")
+        identity = json.loads(db.execute("SELECT identity FROM relayed_campaigns").fetchone()[0])
+        del identity["relay"]["ohttp"]
+        made = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        db.execute("UPDATE relayed_campaigns SET identity = ?, ohttp_private_key = NULL", (made,))
+        db.commit()
+        db.close()
+        with parties.client(relay_envelope="ohttp") as device, pytest.raises(CampaignIdentityError) as refused:
+            device.config("old")  # the route: the identity, from the collector
+            device.submit_reports("old", PROTOCOL, np.array([1], dtype=np.uint64))
+        assert refused.value.code == "no_ohttp_key"
+        public = parties.client().config("old")
+        assert "ohttp" not in public["relay"] and public["relay"]["envelopes"] == {"sealed_v1": True, "ohttp": False}
+        config = _ohttp.KeyConfig(0, _ohttp.public_key_of(bytes(range(32))))
+        request = _ohttp_report.encapsulate_report(config, "old", _record(1), "application/octet-stream")
+        answer = _put(parties, "old", "x", request, public["relay"]["pin"])
+        assert answer.status_code == 409 and answer.json()["error"] == "no_ohttp_key"
+        turned = parties.admin("collector", "PUT", "/api/campaigns/old/envelopes", json={"sealed_v1": False})
+        assert turned.status_code == 409 and turned.json()["error"] == "no_ohttp_key"
+
+
+def test_every_report_of_a_campaign_encapsulates_to_one_length_and_opens_only_for_its_campaign():
+    """The relay sees one length for every RFC 9458 report of a campaign (as for dpdist's envelope, whose length is
+    another: the two envelopes are told apart by their lengths, which the statement's assumptions say)."""
+    private = bytes(range(1, 33))
+    config = _ohttp.KeyConfig(_ohttp_report.KEY_ID, _ohttp.public_key_of(private))
+    lengths = {len(_ohttp_report.encapsulate_report(config, "c", _record(value), "application/octet-stream"))
+               for value in range(8) for _ in range(5)}
+    assert len(lengths) == 1
+    record = _record(3)
+    request = _ohttp_report.encapsulate_report(config, "c", record, "application/octet-stream")
+    assert _ohttp_report.open_report(private, "c", request, 1 << 20) == ("application/octet-stream", record)
+    with pytest.raises(_ohttp_report.NotAReport) as elsewhere:
+        _ohttp_report.open_report(private, "d", request, 1 << 20)
+    assert elsewhere.value.reason == "not_a_report_request"
+    sealed = _envelope.seal(_envelope.generate_key().public_key, "c", _record(3), "application/octet-stream")
+    assert len(sealed) not in lengths and not _ohttp_report.is_encapsulated(sealed) and _ohttp_report.is_encapsulated(request)
+
+
+def test_the_javascript_client_encapsulates_a_report_to_pythons_length_and_it_opens_in_python():
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    private = bytes(range(1, 33))
+    keys = _ohttp_report.key_list(_ohttp.public_key_of(private))
+    record = _record(5)
+    script = (f"import {{ encapsulateForRelay, relayKeyConfig }} from {json.dumps(str(ROOT / 'clients/js/src/relay.js'))};"
+              f"const config = relayKeyConfig({{ ohttp: {json.dumps(base64.urlsafe_b64encode(keys).rstrip(b'=').decode())} }});"
+              f"const out = await encapsulateForRelay(config, 'c', Uint8Array.from(Buffer.from('{record.hex()}', 'hex')));"
+              "process.stdout.write(Buffer.from(out).toString('hex'));")
+    result = subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    encapsulated = bytes.fromhex(result.stdout)
+    assert _ohttp_report.open_report(private, "c", encapsulated, 1 << 20) == ("application/octet-stream", record)
+    python = _ohttp_report.encapsulate_report(_ohttp.KeyConfig(0, _ohttp.public_key_of(private)), "c", record,
+                                              "application/octet-stream")
+    assert len(encapsulated) == len(python)  # a JS device's report is not told from a Python one's by its length
+
+
+def test_a_queue_made_before_envelopes_keeps_its_waiting_reports(tmp_path):
+    path = tmp_path / "queue.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE reports (key BLOB PRIMARY KEY, campaign TEXT NOT NULL, sealed BLOB)")
+    db.execute("INSERT INTO reports VALUES (?, 'c', ?)", (b"k" * 16, b"\x01waiting"))
+    db.commit()
+    db.close()
+    queue = RelayQueue(str(path))
+    try:
+        assert queue.waiting() == {"c": 1}
+        assert queue.accept("c", "r2", b"\x00second", envelope=OHTTP, enc=b"e" * 32).result() == "new"
+        assert queue.accept("c", "r3", b"\x00second", envelope=OHTTP, enc=b"e" * 32).result() == "duplicate"
+        assert queue.form_batch("c", 2, 10).result() is None  # one of each envelope: neither part has K = 2
+        batch = queue.form_batch("c", 1, 10).result()
+        assert batch is not None and sorted(_envelope.unframe(batch.body)) == [b"\x00second", b"\x01waiting"]
+    finally:
+        queue.close()
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1

@@ -1,0 +1,45 @@
+"""Which ids are one person (``_ids.py``): equal values of one kind, exactly; two kinds refused by name, never converted
+(the outsider's M2 on issue 65: NumPy made ``[1, "1", 2.0]`` the strings ``"1", "1", "2.0"``)."""
+
+from __future__ import annotations
+
+import datetime
+
+import numpy as np
+import pytest
+
+from dpdist._ids import id_array, id_kind, ids_missing, type_label
+from dpdist.errors import InvalidValueTypeError
+
+
+def test_kinds_of_python_and_numpy_types():
+    for kind_of in (int, float, bool, np.int64, np.uint8, np.float32, np.bool_):
+        assert id_kind(kind_of) == "number"
+    assert [id_kind(t) for t in (str, np.str_, bytes, np.bytes_)] == ["string", "string", "bytes", "bytes"]
+    assert [id_kind(t) for t in (datetime.datetime, np.datetime64, datetime.date, np.timedelta64)] == [
+        "datetime", "datetime", "date", "timedelta"]
+    assert id_kind(tuple) == "tuple"
+
+
+def test_a_list_of_two_kinds_is_refused_with_the_types_seen():
+    with pytest.raises(InvalidValueTypeError, match=r"The 'privacy_id' argument of f must hold ids of one kind: numbers"
+                                                    r".*Got ids of several kinds: number \(float, int\), string \(str\)"):
+        id_array("f", [1, "1", 2.0])
+    with pytest.raises(InvalidValueTypeError, match=r"'user' argument .*bytes \(bytes\), string \(str\)"):
+        id_array("f", np.array(["a", b"a"], dtype=object), "user")
+
+
+def test_ints_and_floats_are_kept_as_python_numbers_and_one_kind_passes_through():
+    mixed = id_array("f", [2**53 + 1, 2.0**53, np.int64(3)])
+    assert mixed.dtype == object and [type(v) for v in mixed] == [int, float, int]
+    assert id_array("f", [1, 2]).dtype == np.int64 and id_array("f", ["a", "b"]).dtype.kind == "U"
+    typed = np.array([1.0, 2.0])
+    assert id_array("f", typed) is typed
+
+
+def test_missing_ids_are_no_kind_and_are_found():
+    ids = id_array("f", [1, None, float("nan"), 2.0])
+    np.testing.assert_array_equal(ids_missing(ids), [False, True, True, False])
+    np.testing.assert_array_equal(ids_missing(np.array(["2024-01-01", "NaT"], dtype="datetime64[D]")), [False, True])
+    assert type_label(np.array([1, "a", None], dtype=object)) == "object of int, str"
+    assert type_label(np.array(["a"])) == "str" and type_label(np.array([1])) == "int64"
