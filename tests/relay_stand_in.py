@@ -54,7 +54,9 @@ class Collector:
             campaign = request.path_params["campaign"]
             self.batches.setdefault(batch_id, [_envelope.open_sealed(self.key.private_key, campaign, m)[1]
                                                for m in _envelope.unframe(body)])
-            return JSONResponse({"batch_id": batch_id})
+            opened = len(self.batches[batch_id])  # the collector's acknowledgement (serve._group.acknowledgement)
+            return JSONResponse({"campaign": campaign, "batch_id": batch_id, "n_read": opened, "accepted": opened,
+                                 "rejected": {}, "duplicate": False})
 
         self.app = Starlette(routes=[
             Route("/api/campaigns/{campaign}/config", config),

@@ -173,7 +173,9 @@ export interface Ack {
  * credential was given), ``bad_token_response`` (the issuer's answer does not unblind to a valid token).  The issuer's
  * and the relay's refusals keep their codes (the issuer's ``unauthorized``, ``exhausted``, ``wrong_key``; the relay's,
  * e.g. ``token_spent``, and 409 ``pin_mismatch`` or ``identity_changed``: the relay holds another identity of the
- * campaign than the one the report was made under).
+ * campaign than the one the report was made under).  ``wrong_ack`` (status 200): every answer within the retry window
+ * was a success that is not the acknowledgement of the batch sent (another batch's or campaign's, a captive portal's page,
+ * a body that is not JSON or is cut short); the batch stays queued and is carried, to be resent under its id.
  */
 export class ServiceError extends DPDistError {
   readonly status: number | null;

@@ -5,8 +5,8 @@ A device's batch is idempotent by its batch id (the server counts it once), so
 resending it is always safe; what bounds the resending is how long the device
 should keep trying.  A restart of the server under load takes seconds to
 minutes, so the window is minutes (:data:`DEFAULT_RETRY_WINDOW_S`): a device
-retries refused connections, transport errors and the answers that say "later"
-(408, 425, 429, 5xx) from its first failure until the window has passed, with a
+retries refused connections, transport errors, the answers that say "later"
+(408, 425, 429, 5xx) and a success that is not the acknowledgement of what was sent from its first failure until the window has passed, with a
 pause that doubles from ``backoff`` up to :data:`MAX_BACKOFF_S` and is spread over
 its upper half (clients refused together do not come back together), or, when the
 server sent ``Retry-After``, that long and up to 50% more (never earlier; at most
@@ -22,7 +22,8 @@ import random
 import time
 from email.utils import parsedate_to_datetime
 
-__all__ = ["Retries", "retry_after", "retry_delay", "DEFAULT_RETRY_WINDOW_S", "MAX_BACKOFF_S", "MAX_RETRY_AFTER"]
+__all__ = ["Retries", "retry_after", "retry_delay", "DEFAULT_RETRY_WINDOW_S", "MAX_BACKOFF_S", "MAX_RETRY_AFTER",
+           "NOT_ACKNOWLEDGED"]
 
 #: seconds a request is retried after its first failure (a restart under load, with room)
 DEFAULT_RETRY_WINDOW_S = 300.0
@@ -30,6 +31,9 @@ DEFAULT_RETRY_WINDOW_S = 300.0
 MAX_BACKOFF_S = 10.0
 #: the longest wait a server's Retry-After may ask of a client (seconds)
 MAX_RETRY_AFTER = 60.0
+#: how the failure of a successful answer that is not the acknowledgement of what was sent opens (a proxy's, a
+#: captive portal's 200: retried as a failure; ``dpdist._acks``), so that whoever reports it can say so
+NOT_ACKNOWLEDGED = "no acknowledgement"
 
 
 def retry_after(value: str | None) -> float | None:

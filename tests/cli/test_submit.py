@@ -150,3 +150,27 @@ def test_submit_through_a_standard_ohttp_relay_counts_each_row_once(server, data
             assert admin.campaign(campaign)["n"] == 600
     finally:
         relay.kill()
+
+
+def test_submit_takes_no_other_answer_for_an_acknowledgement_and_resends_the_journaled_batch(data, capsys, monkeypatch):
+    """Issue 61: a 200 that is not the service's acknowledgement of the batch (a captive portal's page) was printed as
+    counted, or crashed `submit` with a traceback (KeyError, JSONDecodeError); the batch must stay for the next run."""
+    from ack_server_support import AckServer, right_ack
+
+    monkeypatch.setenv("DPDIST_CACHE_DIR", str(data / "cache"))
+    config = {"campaign": "c", "state": "open", "config": {"protocol": "grr", "epsilon": 1.0, "domain_size": 10}}
+    command = ["submit", "--campaign", "c", data / "d.csv", "--column", "k", "--retries", "1"]
+    with AckServer([b"<html>Sign in to the hotel Wi-Fi</html>"], config=config) as server:
+        status, out, err = run(capsys, *command, "--server", server.url)
+        lines = err.strip().splitlines()
+        assert status == 2 and out == "" and "Traceback" not in err and len(lines) == 3, err
+        assert f"dpdist: {server.url} did not acknowledge the batch (no acknowledgement of batch id" in lines[0]
+        assert "nothing was counted yet" in lines[1] and lines[2].startswith("dpdist: error: PUT ")
+        assert "got no acknowledgement of batch id" in lines[2] and f"Is {server.url} the dpdist service" in lines[2]
+        first = server.requests
+        assert len(first) == 2 and len(set(first)) == 1 and server.counted == []
+        server.script([b'{"campaign": "c", "batch_id": "', right_ack])  # cut short, then the acknowledgement
+        status, out, err = run(capsys, *command, "--server", server.url)
+        assert status == 0 and "resuming from the journal" in err and "1 batch(es) acknowledged" in out, err
+        assert server.requests == first  # the same batch id and bytes, drawn once
+        assert len(server.counted) == 1

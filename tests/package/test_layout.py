@@ -316,7 +316,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "privacypass/_messages.py": ("privacypass/test_privacypass.py", "relay/test_identity.py"),
     "privacypass/_token_key.py": ("privacypass/test_privacypass.py", "issuer/test_app.py"),
     "privacypass/_verify.py": ("privacypass/test_privacypass.py", "issuer/test_app.py"),
-    "relay/_forwarder.py": ("relay/test_arguments.py", "relay/test_identity.py"),
     "relay/_queue.py": ("relay/test_arguments.py", "relay/test_identity.py"),
     "reproductions/central/checks.py": ("reproductions/central/test_spec.py", "experiments/test_experiments.py"),
     "reproductions/central/methods.py": ("reproductions/central/test_spec.py",),

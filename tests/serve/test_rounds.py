@@ -215,7 +215,7 @@ def test_a_device_with_a_ledger_answers_one_round_of_a_campaign(tmp_path):
         if request.method == "GET":
             return httpx.Response(200, json=published["doc"])
         puts.append(request.url.path)
-        return httpx.Response(200, json={"campaign": "med-r1", "batch_id": request.url.path.rsplit("/", 1)[1],
+        return httpx.Response(200, json={"campaign": request.url.path.split("/")[3], "batch_id": request.url.path.rsplit("/", 1)[1],
                                          "n_read": 1, "accepted": 1, "rejected": {}, "duplicate": False})
 
     def round_document(k, **fields):

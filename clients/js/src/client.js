@@ -32,6 +32,7 @@ import {
   IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
 } from './identity.js';
 import { TokenWallet } from './tokens.js';
+import { NOT_ACKNOWLEDGED, batchAck, relayAck } from './acks.js';
 import { REQUEST_CONTENT_TYPE, campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
 
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
@@ -685,13 +686,14 @@ export class Client {
     // a campaign that runs in rounds (adaptive quantiles) counts the current round's reports in that round's campaign
     const path = round ? `/api/campaigns/${encodeURIComponent(round)}/batches/${batchId}` : `/batches/${batchId}`;
     try {
-      const response = await this._request('PUT', path, {
+      // only the service's acknowledgement of this batch of this campaign (the round's) counts it (acks.js)
+      return await this._request('PUT', path, {
         body,
         headers: { 'Content-Type': 'application/octet-stream' },
         absolute: Boolean(round),
         via: this._batchFetch,
+        acknowledges: batchAck(round ? String(round) : this.campaignId, batchId),
       });
-      return await response.json();
     } catch (error) {
       if (error instanceof ServiceError) Object.assign(error, { batch, batchId }); // resend with send(batch, {batchId})
       throw error;
@@ -735,13 +737,14 @@ export class Client {
           }
           authorization = authorizationHeader(base64UrlDecode(token));
         }
-        let response;
+        let ack;
         try {
-          response = await this._request('PUT', relayReportPath(this.campaignId, reportId, route), {
+          ack = await this._request('PUT', relayReportPath(this.campaignId, reportId, route), {
             url: `${base}${relayReportPath(this.campaignId, reportId, route)}`,
             body: sealed,
             headers: { 'Content-Type': contentType, [PIN_HEADER]: relay.pin },
             authorization,
+            acknowledges: relayAck(this.campaignId, reportId),
           });
         } catch (error) {
           // a token the relay saw spent on another report: never again; a resend takes another
@@ -763,7 +766,7 @@ export class Client {
           }
           throw error;
         }
-        acks.push(await response.json());
+        acks.push(ack);
       }
     } catch (error) {
       if (error instanceof ServiceError) Object.assign(error, { batch, batchId }); // resend with send(batch, {batchId})
@@ -779,14 +782,17 @@ export class Client {
   /**
    * ``method`` on ``path`` of this campaign (``absolute``: of the server; ``url``: that URL, of another server, which
    * gets ``authorization`` and never this client's submit token), retried as ``send`` describes; ``via``: the fetch to
-   * send with (an Oblivious HTTP relay's, ohttp.js; default: this client's own).
+   * send with (an Oblivious HTTP relay's, ohttp.js; default: this client's own).  ``acknowledges``: what a successful
+   * answer must be (acks.js): one that is not (a proxy's or a captive portal's 200, a body cut short) is retried as a
+   * failure, with the same bytes; with it, resolves to the acknowledgement (parsed), else to the response.
    */
-  async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined, via = null }) {
+  async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined, via = null, acknowledges = null }) {
     const allHeaders = { Accept: 'application/json', ...headers };
     if (url === null && this.token) allHeaders.Authorization = `Bearer ${this.token}`;
     if (url !== null && authorization !== undefined) allHeaders.Authorization = authorization;
     const target = url ?? (absolute ? `${this.serverUrl}${path}` : this._url(path));
     let lastProblem = null;
+    let unacknowledged = false; // the last answer was a success that is no acknowledgement of what was sent
     const retrying = new Retries(this.retryWindowMs, this.retryDelayMs, this.retries);
     for (let attempt = 1; ; attempt++) {
       let asked = null; // seconds a 429/503 answer's Retry-After asked for
@@ -797,12 +803,32 @@ export class Client {
         lastProblem = `cannot reach the server (${error.message})`;
       }
       if (response === null) {
+        unacknowledged = false;
         const pause = retrying.pause(null);
         if (pause === null) break;
         await sleep(pause);
         continue;
       }
-      if (response.ok) return response;
+      if (response.ok && acknowledges === null) return response;
+      if (response.ok) {
+        let text = null;
+        try {
+          text = await response.text();
+        } catch (error) {
+          lastProblem = `${method} ${url ?? path}: ${NOT_ACKNOWLEDGED}: HTTP ${response.status} with a body cut short (${error.message})`;
+        }
+        if (text !== null) {
+          const [ack, problem] = acknowledges(text, response);
+          if (problem === null) return ack;
+          lastProblem = `${method} ${url ?? path}: ${problem}`;
+        }
+        unacknowledged = true;
+        const pause = retrying.pause(retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null));
+        if (pause === null) break;
+        await sleep(pause);
+        continue;
+      }
+      unacknowledged = false;
       let code = null;
       let detail = response.statusText;
       try {
@@ -819,9 +845,13 @@ export class Client {
       if (pause === null) break;
       await sleep(pause);
     }
+    const origin = URL.canParse?.(target) ? new URL(target).origin : target;
+    const hint = unacknowledged ? ` (is ${origin} the dpdist service, not a proxy, a captive portal or another server answering in its place? `
+      + 'Nothing is taken as counted)' : '';
     throw new ServiceError(`${lastProblem}; gave up after ${retrying.failures} attempts over ${(retrying.elapsedMs() / 1000).toFixed(1)} s `
-      + `(retryWindowMs ${this.retryWindowMs}). Nothing was lost: send the same batch again later (send(error.batch, `
-      + '{batchId: error.batchId}): the same id and bytes), and a batch already counted is not counted twice');
+      + `(retryWindowMs ${this.retryWindowMs})${hint}. Nothing was lost: send the same batch again later (send(error.batch, `
+      + '{batchId: error.batchId}): the same id and bytes), and a batch already counted is not counted twice',
+    unacknowledged ? { status: 200, code: 'wrong_ack' } : {});
   }
 }
 

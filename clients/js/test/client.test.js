@@ -19,7 +19,7 @@ function fakeServer({ config = CONFIG, script = [], published = {} } = {}) {
     if (typeof step === 'number') return Response.json({ error: step === 409 ? 'campaign_not_open' : 'oops', detail: 'scripted' }, { status: step });
     if (typeof step === 'object') return Response.json(step.body, { status: step.status });
     const batchId = url.split('/').at(-1);
-    return Response.json({ campaign: 'c1', batch_id: batchId, n_read: 1, accepted: 1, rejected: {}, duplicate: false });
+    return Response.json({ campaign: decodeURIComponent(url.split('/').at(-3)), batch_id: batchId, n_read: 1, accepted: 1, rejected: {}, duplicate: false });
   };
   return { fetch, requests };
 }
@@ -154,7 +154,7 @@ test("a 429/503 answer's Retry-After is honoured (never earlier, jittered later)
     if (method === 'GET') return Response.json({ campaign: 'c1', state: 'open', config });
     calls += 1;
     if (calls === 1) return new Response(JSON.stringify({ error: 'busy', detail: 'queue full' }), { status: 503, headers: { 'Retry-After': '1' } });
-    return Response.json({ batch_id: url.split('/').at(-1), accepted: 1, rejected: {}, duplicate: false });
+    return Response.json({ campaign: 'c1', batch_id: url.split('/').at(-1), accepted: 1, rejected: {}, duplicate: false });
   };
   const client = new Client('', 'c1', { fetch, retryDelayMs: 1, memoStorage: null, source: deterministicSource(8) });
   const started = Date.now();

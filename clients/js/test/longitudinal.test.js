@@ -214,7 +214,7 @@ function fakeServer(config, { fail = false } = {}) {
     if (method === 'GET') return Response.json({ campaign: url.split('/').at(-2), state: 'open', config });
     if (fail) throw new TypeError('fetch failed');
     puts.push(new Uint8Array(body));
-    return Response.json({ batch_id: url.split('/').at(-1), accepted: 1, rejected: {}, duplicate: false });
+    return Response.json({ campaign: url.split('/').at(-3), batch_id: url.split('/').at(-1), accepted: 1, rejected: {}, duplicate: false });
   };
   return { fetch, puts };
 }

@@ -135,7 +135,9 @@ test('given its keys, the Client fetches the config and sends its batch through 
   const inner = [];
   const fetch = gateway((text) => {
     inner.push(text);
-    return text.includes('/config') ? [200, document([KEY_CONFIG])] : [200, { batch_id: 'b', accepted: 3 }];
+    if (text.includes('/config')) return [200, document([KEY_CONFIG])];
+    const batchId = text.match(/batches\/([0-9a-f]{32})/)[1];
+    return [200, { campaign: 'c', batch_id: batchId, n_read: 3, accepted: 3, rejected: {}, duplicate: false }];
   }, seen);
   const client = new Client('https://collector.example', 'c', { ohttp: { relay: 'https://relay.example/ohttp', keys: RFC_KEYS }, fetch, memoStorage: null, locks: null, retries: 0 });
   const ack = await client.submitMany([0, 1, 2]);
@@ -146,6 +148,22 @@ test('given its keys, the Client fetches the config and sends its batch through 
   assert.ok(inner[1].includes('PUT') && inner[1].includes('/api/campaigns/c/batches/'));
   assert.ok(inner.every((text) => text.includes('dpdist-ohttp-answer') && text.includes('encapsulated'))); // F3's mark, under HPKE
   assert.ok(inner.every((text) => !/user-agent|accept/.test(text))); // F8: the fields every dpdist client sends, no more
+});
+
+test('an answer decapsulated from the relay is an acknowledgement only if it names the batch sent (issue 61)', async () => {
+  const inner = [];
+  const fetch = gateway((text) => {
+    if (text.includes('/config')) return [200, document([KEY_CONFIG])];
+    inner.push(text);
+    const batchId = text.match(/batches\/([0-9a-f]{32})/)[1];
+    const ack = { campaign: 'c', batch_id: batchId, n_read: 3, accepted: 3, rejected: {}, duplicate: false };
+    return [200, inner.length === 1 ? { ...ack, batch_id: 'another' } : ack];
+  }, []);
+  const client = new Client('https://collector.example', 'c', { ohttp: { relay: 'https://relay.example/ohttp', keys: RFC_KEYS }, fetch, memoStorage: null, locks: null, retryDelayMs: 1 });
+  const [ack] = await client.submitMany([0, 1, 2]);
+  assert.equal(inner.length, 2);
+  assert.equal(ack.batch_id, inner[0].match(/batches\/([0-9a-f]{32})/)[1]);
+  assert.equal(inner[0].match(/batches\/([0-9a-f]{32})/)[1], inner[1].match(/batches\/([0-9a-f]{32})/)[1]);
 });
 
 test('a swapped key configuration, a relayed campaign, a collector without a gateway: refused before a batch is sent', async () => {

@@ -29,6 +29,7 @@ from ..errors import (
 from ..issuer._limits import add_arguments as add_limit_arguments, from_args, uvicorn_options
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
+from ._listen import check_address
 
 __all__ = ["add_commands"]
 
@@ -138,6 +139,7 @@ def _run_serve(args) -> int:
         module = getattr(error, "name", None) or str(error)
         raise MissingDependencyError(f"'dpdist issuer' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None
     token = _admin_token(args)
+    check_address(args.host, args.port, "dpdist issuer")  # in use: one line naming --port, before the database opens
     limits = from_args(args)
     try:
         app = create_app(args.issuer_db, name=args.issuer_name, admin_token=token, limits=limits, cors_origins=args.cors_origin)

@@ -16,6 +16,7 @@ from ..errors import InvalidParameterError, MissingDependencyError
 from ..relay._envelope import MAX_SEALED_BYTES
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
+from ._listen import check_address
 
 __all__ = ["add_commands"]
 
@@ -67,6 +68,7 @@ def _run_relay(args) -> int:
     except ImportError as error:
         module = getattr(error, "name", None) or str(error)
         raise MissingDependencyError(f"'dpdist relay' needs the relay extra ({module} is not installed): pip install 'dpdist[relay]'.") from None
+    check_address(args.host, args.port, "dpdist relay")  # in use: one line naming --port, before the queue opens
     limits = limits_from_args(args, args.max_body_bytes)
     token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or ""
     try:  # the library checks the settings (batch bounds, tokens, collector URL); named here as options

@@ -24,6 +24,7 @@ from ..serve._limits import (
 )
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
+from ._listen import check_address
 from ._service_client import TOKEN_HELP, admin_token, missing_extra
 
 __all__ = ["add_commands"]
@@ -143,6 +144,7 @@ def _run_serve(args) -> int:
     relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
     if relay_token is not None and len(relay_token) < 16:
         raise InvalidParameterError("The relay token (DPDIST_RELAY_TOKEN or --relay-token) must be at least 16 characters.")
+    check_address(args.host, args.port, "dpdist serve")  # in use: one line naming --port, before the database opens
     limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)
     app = _opened_app(args, token, limits, operations, relay_token)
@@ -152,6 +154,12 @@ def _run_serve(args) -> int:
     if args.log_format == "json":  # every line of a JSON log is JSON
         started = json.dumps({"level": "info", "logger": "dpdist.serve", "message": started})
     print(started, file=sys.stderr, flush=True)
+    if _believes_anyone(args.forwarded_allow_ips, args.host):  # X-Forwarded-For from anyone: limits per claimed address
+        note = (f"dpdist serve: note: --forwarded-allow-ips '*' believes X-Forwarded-For from anyone who reaches "
+                f"{args.host}:{args.port}: every per-address limit (--rate-limit, body memory) is then per address a "
+                "client claims; list the proxy's address instead (docs/deployment.md, 'Behind a reverse proxy').")
+        print(json.dumps({"level": "warning", "logger": "dpdist.serve", "message": note}) if args.log_format == "json"
+              else note, file=sys.stderr, flush=True)
     options = {"log_level": args.log_level, **uvicorn_options(limits), **_uvicorn_operations(args)}
     if args.workers == 1:
         uvicorn.run(app, host=args.host, port=args.port, **options)
@@ -178,6 +186,13 @@ def _opened_app(args, token: str, limits, operations, relay_token: str | None):
             raise
         first = " ".join(str(cause).split())
         raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
+
+
+def _believes_anyone(forwarded_allow_ips: str, host: str) -> bool:
+    """Whether ``--forwarded-allow-ips`` is ``*`` while ``--host`` is not a loopback address (others can reach it)."""
+    if "*" not in (item.strip() for item in forwarded_allow_ips.split(",")):
+        return False
+    return host not in ("127.0.0.1", "::1", "localhost") and not host.startswith("127.")
 
 
 def _redacted(url: str) -> str:

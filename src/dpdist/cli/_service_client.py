@@ -10,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from .._retry import DEFAULT_RETRY_WINDOW_S, describe_window
+from .._retry import DEFAULT_RETRY_WINDOW_S, NOT_ACKNOWLEDGED, describe_window
 from .._validation import Integer, Interval
 from ..errors import InvalidParameterError, MissingDependencyError
 from ._arguments import state_rules
@@ -127,7 +127,8 @@ def _ohttp_options(args) -> tuple[str | None, bytes | None]:
 def _say_retrying(server: str, window: float, relay: str | None = None):
     """An ``on_retry`` that prints one line at the first failure of a request: no silence while the client retries.
     Through an Oblivious HTTP ``relay`` the failure is the relay's or the collector's behind it: the line names both
-    (outsider finding F10: a relay's 502 was blamed on the collector)."""
+    (outsider finding F10: a relay's 502 was blamed on the collector).  An answer that is not the acknowledgement of
+    the batch sent is said as such (docs/deployment.md, "What counts as an acknowledgement")."""
     said = False
 
     def on_retry(failure: str, attempt: int, wait: float, remaining: int) -> None:
@@ -135,7 +136,9 @@ def _say_retrying(server: str, window: float, relay: str | None = None):
         if attempt == 1 or not said:
             said = True
             who = server if relay is None else f"the Oblivious HTTP relay {relay} (or {server} behind it)"
-            print(f"dpdist: {who} did not answer ({failure}); sending the same request again for up to "
+            # an answer that is not the acknowledgement of the batch sent (a proxy's, a captive portal's): not counted
+            did = "did not acknowledge the batch" if failure.startswith(NOT_ACKNOWLEDGED) else "did not answer"
+            print(f"dpdist: {who} {did} ({failure}); sending the same request again for up to "
                   f"{describe_window(window)} (--retry-window; Ctrl-C to stop).", file=sys.stderr, flush=True)
 
     return on_retry

@@ -5,7 +5,8 @@ campaign with at least ``min_batch`` reports waiting (at most ``max_batch``, the
 an order drawn with the CSPRNG; :mod:`._queue`), then delivers every formed batch:
 ``PUT {collector}/api/campaigns/{campaign}/relayed/{batch_id}`` with the relay's token.  The
 collector counts a batch id once, so a delivery is retried with the same id and bytes until it is
-acknowledged: after a network error, a 5xx, 408/425/429, and 401/403 (a wrong token is the
+acknowledged (by the collector's acknowledgement of that batch: :mod:`dpdist._acks`; another 2xx, a proxy's page or
+a body cut short, is retried): after a network error, a 5xx, 408/425/429, and 401/403 (a wrong token is the
 operator's to fix; the reports wait).  A batch the collector refuses for good (404: no such
 campaign; 409: not open or not relayed; 400/413: it cannot read it) is marked refused, with the
 answer, and its reports are not counted.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from .._acks import batch_ack_problem
 from ._queue import Batch, RelayQueue
 
 __all__ = ["Forwarder", "RELAYED_BATCH_CONTENT_TYPE"]
@@ -77,6 +79,11 @@ class Forwarder:
             log.warning("relay: batch %s of %s not delivered (%s); will retry", batch.batch_id, batch.campaign, error)
             return False
         if 200 <= response.status_code < 300:
+            # only the collector's acknowledgement of this batch settles it: a proxy's page would lose the batch
+            problem = batch_ack_problem(response, batch.campaign, batch.batch_id)
+            if problem is not None:
+                log.warning("relay: batch %s of %s not delivered (%s); will retry", batch.batch_id, batch.campaign, problem)
+                return False
             await asyncio.wrap_future(self.store.settle(batch.batch_id, "delivered"))
             return True
         if response.status_code >= 500 or response.status_code in _RETRY:

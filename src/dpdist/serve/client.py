@@ -30,9 +30,10 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from .._acks import batch_ack_problem, relay_ack_problem
 from .._io._binary import decode_payload, encode_record, read_header
 from .._io._identity import new_file_id
-from .._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, MAX_RETRY_AFTER, Retries, describe_window, retry_after, retry_delay
+from .._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, MAX_RETRY_AFTER, NOT_ACKNOWLEDGED, Retries, describe_window, retry_after, retry_delay
 from .._rng import secure_generator
 from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
@@ -233,8 +234,11 @@ class Client:
         self.close()
 
     # ------------------------------------------------------------------ transport
-    def _request(self, method: str, path: str, *, token: str | None = None, via: Any = None, **kwargs):
-        """``via``: the httpx client to send with (an Oblivious HTTP relay's; default: straight to the server)."""
+    def _request(self, method: str, path: str, *, token: str | None = None, via: Any = None,
+                 acknowledges: Callable[[Any], str | None] | None = None, **kwargs):
+        """``via``: the httpx client to send with (an Oblivious HTTP relay's; default: straight to the server).
+        ``acknowledges``: what a successful answer must be (:mod:`._acks`: None if it is the acknowledgement of what
+        was sent, else what it is); an answer that is not is retried as a failure, with the same id and bytes."""
         import httpx  # lazy: optional extra dpdist[serve]
 
         http = self._http if via is None else via
@@ -254,8 +258,12 @@ class Client:
                 if response.status_code not in _RETRY_STATUSES and not _retried_conflict(response):
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
-                    return response
-                failure = f"HTTP {response.status_code}"
+                    problem = None if acknowledges is None else acknowledges(response)
+                    if problem is None:
+                        return response
+                    failure = problem
+                else:
+                    failure = f"HTTP {response.status_code}"
                 asked = retry_after(response.headers.get("Retry-After"))
             delay = retries.pause(asked)
             if delay is None:
@@ -264,6 +272,9 @@ class Client:
                 self.on_retry(failure, attempt, delay, retries.attempts_left())
             time.sleep(delay)
         url = path if path.startswith(("http://", "https://")) else self.server + path  # the relay's, or this server's
+        if failure.startswith(NOT_ACKNOWLEDGED):
+            raise ServiceUnavailableError(_not_acknowledged(method, url, failure, attempt, retries, self.retry_window,
+                                                            self.ohttp_relay if via is not None or self.ohttp_keys else None))
         raise ServiceUnavailableError(
             f"{method} {url} failed: {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried for up "
             f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; is the server running at "
@@ -446,7 +457,8 @@ class Client:
             headers["Authorization"] = format_authorization(token)
         try:
             response = self._request("PUT", f"{route.url}/relay/v1/campaigns/{route.campaign}/{path}/{report_id}",
-                                     content=sealed, headers=headers)
+                                     content=sealed, headers=headers,
+                                     acknowledges=lambda answer: relay_ack_problem(answer, route.campaign, report_id))
         except ServiceRefusedError as refusal:
             if refusal.code in ("token_required", "invalid_token") and route.valid_token(token):
                 raise ServiceRefusedError(
@@ -501,13 +513,15 @@ class Client:
             finally:
                 self._store.save()
             return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": duplicates}
+        target = self._rounds.get(campaign) or campaign  # a campaign in rounds: the round's campaign counts the batch
         response = self._request(
             "PUT",
-            f"/api/campaigns/{self._rounds.get(campaign) or campaign}/batches/{batch_id}",
+            f"/api/campaigns/{target}/batches/{batch_id}",
             token=self.submit_token,
             content=body,
             headers={"Content-Type": content_type},
             via=self._through_ohttp(campaign),
+            acknowledges=lambda answer: batch_ack_problem(answer, target, batch_id),
         )
         return response.json()
 
@@ -874,6 +888,16 @@ def _retried_conflict(response) -> bool:
         return response.json().get("error") in _RETRY_CONFLICTS
     except (ValueError, AttributeError):
         return False
+
+
+def _not_acknowledged(method: str, url: str, failure: str, attempt: int, retries: Retries, window: float,
+                      relay: str | None) -> str:
+    """The message of a request whose answers were never the acknowledgement of what it sent (:mod:`._acks`)."""
+    through = f" through the Oblivious HTTP relay {relay}" if relay is not None else ""
+    return (f"{method} {url}{through} got {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried "
+            f"for up to {describe_window(window)}: retry_window, dpdist's --retry-window). Is {_origin_of(url)} the dpdist service (not a proxy, a captive "
+            "portal or another server answering in its place)? Nothing is taken as counted: the batch keeps its id "
+            "and bytes, so sending it again later (dpdist submit: the same command) counts it once.")
 
 
 def _refusal(method: str, path: str, response) -> ServiceRefusedError:

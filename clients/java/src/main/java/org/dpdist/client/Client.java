@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.dpdist.client.protocols.Longitudinal;
@@ -583,8 +584,8 @@ public final class Client {
                 : campaignPath("/batches/" + batchId);
             Map<String, String> headers = new LinkedHashMap<>();
             headers.put("Content-Type", "application/octet-stream");
-            return checkedAck(json(request("PUT", url, body, headers, null, false)), "batch_id", batchId,
-                round != null ? String.valueOf(round) : campaignId);
+            String target = round != null ? String.valueOf(round) : campaignId; // a round's campaign counts its batch
+            return json(request("PUT", url, body, headers, null, false, answer -> ackProblem(answer, "batch_id", batchId, target)));
         } catch (ServiceError error) {
             throw error.withBatch(batch, batchId); // resend with send(batch, batchId)
         }
@@ -618,8 +619,8 @@ public final class Client {
             headers.put("Content-Type", Relay.RELAY_CONTENT_TYPE);
             headers.put(Identity.PIN_HEADER, String.valueOf(relay.get("pin")));
             try {
-                acks.add(checkedAck(json(request("PUT", base + Relay.reportPath(campaignId, reportId), sealed, headers, authorization, true)),
-                    "report_id", reportId, campaignId));
+                acks.add(json(request("PUT", base + Relay.reportPath(campaignId, reportId), sealed, headers, authorization, true,
+                    answer -> ackProblem(answer, "report_id", reportId, campaignId))));
             } catch (ServiceError error) {
                 // a token the relay saw spent on another report: never again; a resend takes another
                 if (info != null && "token_spent".equals(error.code())) withLedgerLock(() -> {
@@ -785,17 +786,33 @@ public final class Client {
     }
 
     /**
-     * {@code ack} if it acknowledges what was sent: its {@code idKey} is {@code id} and its campaign (if it names one) is
-     * {@code campaign}.  Another batch's acknowledgement (a server's bug, a proxy's cache) is not taken as this batch's:
-     * a ServiceError ({@code wrong_ack}) that keeps the batch for its resend under the same id.
+     * Null if {@code response} acknowledges what was sent, else what it is (issue 61, as Python's {@code dpdist._acks}
+     * and JavaScript's {@code acks.js}): a JSON object whose {@code idKey} is {@code id} and whose campaign is
+     * {@code campaign}, with {@code accepted} (an integer &gt;= 0), {@code rejected} (an object) and {@code duplicate} (a
+     * boolean) for a batch, {@code duplicate} for a relay's report.  Another batch's acknowledgement (a server's bug, a
+     * proxy's cache), a captive portal's page or a body cut short is retried like a failure, then {@code wrong_ack}.
      */
-    private static Map<String, Object> checkedAck(Map<String, Object> ack, String idKey, String id, String campaign) {
-        boolean sameCampaign = !ack.containsKey("campaign") || campaign.equals(ack.get("campaign"));
-        if (!id.equals(ack.get(idKey)) || !sameCampaign) {
-            throw new ServiceError("The server acknowledged " + idKey + " " + Json.show(ack.get(idKey)) + " of campaign " + Json.show(ack.get("campaign"))
-                + ", not " + id + " of '" + campaign + "', which was sent: it is not taken as delivered and stays to be resent under its id.", 200, "wrong_ack");
+    static String ackProblem(HttpTransport.Response response, String idKey, String id, String campaign) {
+        String named = idKey.equals("batch_id") ? "batch id" : "report id";
+        String what = "no acknowledgement of " + named + " '" + id + "' of campaign '" + campaign + "': HTTP " + response.status;
+        Map<String, Object> ack;
+        try {
+            ack = Json.asObject(Json.parse(new String(response.body, StandardCharsets.UTF_8)));
+        } catch (IllegalArgumentException notJson) {
+            return what + " with a body that is not JSON (" + response.body.length + " bytes)";
         }
-        return ack;
+        if (ack == null) return what + " with JSON that is not an object";
+        if (!id.equals(ack.get(idKey)) || !campaign.equals(ack.get("campaign"))) {
+            return what + " naming " + named + " " + Json.show(ack.get(idKey)) + " of campaign " + Json.show(ack.get("campaign"));
+        }
+        List<String> wrong = new ArrayList<>();
+        if (idKey.equals("batch_id")) {
+            Object accepted = ack.get("accepted");
+            if (!Json.isInteger(accepted) || ((Number) accepted).doubleValue() < 0) wrong.add("'accepted' (an integer >= 0)");
+            if (!Json.isObject(ack.get("rejected"))) wrong.add("'rejected' (an object of counts)");
+        }
+        if (!(ack.get("duplicate") instanceof Boolean)) wrong.add("'duplicate' (true or false)");
+        return wrong.isEmpty() ? null : what + " without " + String.join(", ", wrong);
     }
 
     private static Map<String, Object> json(HttpTransport.Response response) {
@@ -813,13 +830,24 @@ public final class Client {
      * {@code authorization} and never this client's submit token), retried as {@link #send} describes.
      */
     private HttpTransport.Response request(String method, String url, byte[] body, Map<String, String> headers, String authorization, boolean other) {
+        return request(method, url, body, headers, authorization, other, null);
+    }
+
+    /**
+     * As above; {@code acknowledges} (null: any success) says what a successful answer must be ({@link #ackProblem}): one
+     * that is not is retried like a failure, with the same bytes, and the last failure is then {@code wrong_ack}.
+     */
+    private HttpTransport.Response request(String method, String url, byte[] body, Map<String, String> headers, String authorization, boolean other,
+                                           Function<HttpTransport.Response, String> acknowledges) {
         Map<String, String> all = new LinkedHashMap<>();
         all.put("Accept", "application/json");
         all.putAll(headers);
         if (!other && options.token != null) all.put("Authorization", "Bearer " + options.token);
         if (other && authorization != null) all.put("Authorization", authorization);
         String lastProblem = null;
+        boolean unacknowledged = false; // the last answer was a success that acknowledged something else
         Double asked = null;
+        String shown = other ? url : url.substring(Math.min(url.length(), serverUrl.length()));
         for (int attempt = 0; attempt <= options.retries; attempt++) {
             if (attempt > 0) sleep(retryDelayMs(options.retryDelayMs * Math.pow(2, attempt - 1), asked));
             asked = null;
@@ -828,9 +856,17 @@ public final class Client {
                 response = transport.send(method, url, all, body);
             } catch (IOException error) {
                 lastProblem = "cannot reach the server (" + error + ")";
+                unacknowledged = false;
                 continue;
             }
-            if (response.ok()) return response;
+            String wrong = response.ok() && acknowledges != null ? acknowledges.apply(response) : null;
+            if (response.ok() && wrong == null) return response;
+            unacknowledged = wrong != null;
+            if (unacknowledged) {
+                lastProblem = method + " " + shown + ": " + wrong;
+                asked = retryAfterSeconds(response.header("Retry-After"));
+                continue;
+            }
             String code = null;
             String detail = "";
             try {
@@ -843,11 +879,15 @@ public final class Client {
                 // not a JSON refusal
             }
             asked = retryAfterSeconds(response.header("Retry-After"));
-            String shown = other ? url : url.substring(Math.min(url.length(), serverUrl.length()));
             String problem = method + " " + shown + ": HTTP " + response.status + (code != null ? " " + code : "") + ": " + detail;
             boolean retryable = RETRYABLE_STATUS.contains(response.status) || (response.status == 409 && RETRYABLE_CONFLICTS.contains(code));
             if (!retryable) throw new ServiceError(problem, response.status, code);
             lastProblem = problem;
+        }
+        if (unacknowledged) {
+            throw new ServiceError(lastProblem + "; gave up after " + (options.retries + 1) + " attempts (is " + (other ? url : serverUrl)
+                + " the dpdist service, not a proxy, a captive portal or another server answering in its place?): it is not taken as delivered "
+                + "and stays to be resent under its id.", 200, "wrong_ack");
         }
         throw new ServiceError(lastProblem + "; gave up after " + (options.retries + 1) + " attempts", -1, null);
     }

@@ -58,6 +58,8 @@ class ClientTest {
         ack.put("campaign", parts.length > 3 ? parts[3] : "c");
         ack.put("batch_id", request.path.substring(request.path.lastIndexOf('/') + 1));
         ack.put("accepted", 1);
+        ack.put("rejected", new LinkedHashMap<>());
+        ack.put("duplicate", false);
         return FakeServer.Answer.json(200, ack);
     }
 
@@ -362,6 +364,36 @@ class ClientTest {
             assertEquals("wrong_ack", error.code());
             assertNotNull(error.batch());
             assertTrue(error.batchId().matches("[0-9a-f]{32}") && error.getMessage().contains(error.batchId()), error.getMessage());
+        }
+    }
+
+    @Test
+    void anyOtherSuccessIsRetriedWithTheSameBytesUntilTheServiceAcknowledgesThisBatch() throws Exception {
+        // issue 61: a captive portal's page, a body cut short, JSON without the acknowledgement's fields, another campaign's
+        Map<String, Object> otherCampaign = new LinkedHashMap<>();
+        otherCampaign.put("campaign", "elsewhere");
+        otherCampaign.put("accepted", 1);
+        FakeServer.Answer portal = new FakeServer.Answer(200, "text/html", Bytes.utf8("<html>Welcome to the airport Wi-Fi</html>"));
+        FakeServer.Answer cut = new FakeServer.Answer(200, "application/json", Bytes.utf8("{\"campaign\": \"c\", \"batch_id\": \""));
+        FakeServer.Answer empty = FakeServer.Answer.json(200, new LinkedHashMap<>());
+        try (FakeServer server = server(GRR, answers(portal, cut, empty, FakeServer.Answer.json(200, otherCampaign)))) {
+            Client client = new Client(server.url(), "c", fast().retries(5));
+            Map<String, Object> ack = client.submit(3);
+            List<FakeServer.Request> puts = new ArrayList<>();
+            for (FakeServer.Request request : server.requests) if (request.method.equals("PUT")) puts.add(request);
+            assertEquals(5, puts.size());
+            for (FakeServer.Request put : puts) {
+                assertEquals(puts.get(0).path, put.path);
+                assertArrayEquals(puts.get(0).body, put.body);
+            }
+            assertEquals(puts.get(0).path.substring(puts.get(0).path.lastIndexOf('/') + 1), ack.get("batch_id"));
+        }
+        try (FakeServer server = server(GRR, request -> portal)) {
+            Client client = new Client(server.url(), "c", fast());
+            ServiceError error = assertThrows(ServiceError.class, () -> client.submit(3));
+            assertEquals("wrong_ack", error.code());
+            assertTrue(error.getMessage().contains("a body that is not JSON") && error.getMessage().contains("the dpdist service"), error.getMessage());
+            assertNotNull(error.batch());
         }
     }
 

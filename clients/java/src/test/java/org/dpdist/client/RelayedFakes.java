@@ -178,6 +178,7 @@ final class RelayedFakes implements AutoCloseable {
             return error(400, "unopened");
         }
         Map<String, Object> ack = new LinkedHashMap<>();
+        ack.put("campaign", "c");
         ack.put("report_id", reportId);
         ack.put("duplicate", earlier != null);
         return FakeServer.Answer.json(200, ack);

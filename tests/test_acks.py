@@ -1,0 +1,122 @@
+"""What the Python client takes as the acknowledgement of a batch (dpdist._acks; issue 61, the outsider's
+attack on the service's clients): only the service's answer naming the campaign and the batch id sent.  Any other
+200 (another batch's, another campaign's, a captive portal's page, a body cut short, JSON without the acknowledgement's
+fields) was taken as "counted" and the batch was forgotten, or crashed the client (KeyError, JSONDecodeError)."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import numpy as np
+import pytest
+
+pytest.importorskip("httpx")
+
+from ack_server_support import AckServer, right_ack  # noqa: E402
+from dpdist.client import Client  # noqa: E402
+from dpdist.errors import ServiceUnavailableError  # noqa: E402
+
+CONFIG = {"campaign": "c", "state": "open", "config": {"protocol": "grr", "epsilon": 1.0, "domain_size": 4}}
+#: answers of 200 that are no acknowledgement of batch b of campaign c
+WRONG = [
+    lambda campaign, batch_id: right_ack(campaign, "another-batch"),  # a stale or cached acknowledgement
+    lambda campaign, batch_id: right_ack("other", batch_id),  # a misrouted server's campaign
+    b"<html><body>Welcome to the airport Wi-Fi</body></html>",  # a captive portal
+    b'{"campaign": "c", "batch_id": "b', "{}",  # cut short; JSON without the fields
+    lambda campaign, batch_id: json.dumps({"campaign": campaign, "batch_id": batch_id}).encode(),
+    lambda campaign, batch_id: json.dumps({"campaign": campaign, "batch_id": batch_id, "accepted": "all",
+                                           "rejected": {}, "duplicate": False}).encode(),
+    b"[1, 2]",
+]
+
+
+def test_a_batch_is_resent_with_the_same_id_and_bytes_until_the_service_acknowledges_that_batch():
+    with AckServer([*WRONG, right_ack], config=CONFIG) as server, Client(server.url, backoff=0.0, timeout=10) as client:
+        ack = client.submit_body("c", "b1", b"the batch's bytes")
+    assert ack == json.loads(right_ack("c", "b1"))
+    assert len(server.requests) == len(WRONG) + 1
+    assert set(server.requests) == {("/api/campaigns/c/batches/b1", b"the batch's bytes")}
+    assert server.counted == [("c", "b1", b"the batch's bytes")]  # counted once
+
+
+def test_values_randomized_once_are_resent_as_they_are_under_their_fresh_batch_id():
+    values = np.random.default_rng(61).integers(0, 4, 50)
+    with AckServer([WRONG[2], WRONG[3], right_ack], config=CONFIG) as server, \
+            Client(server.url, backoff=0.0, timeout=10) as client:
+        (ack,) = client.submit_values("c", values)
+    assert len(server.requests) == 3 and len(set(server.requests)) == 1
+    assert server.counted == [("c", ack["batch_id"], server.requests[0][1])]
+
+
+def test_answers_that_never_acknowledge_fail_naming_the_server_and_keep_nothing_as_counted():
+    failures = []
+    with AckServer([WRONG[2]], config=CONFIG) as server, \
+            Client(server.url, backoff=0.0, retries=2, timeout=10, on_retry=lambda *args: failures.append(args[0])) as client:
+        with pytest.raises(ServiceUnavailableError) as error:
+            client.submit_body("c", "b1", b"bytes")
+    message = str(error.value)
+    assert f"PUT {server.url}/api/campaigns/c/batches/b1 got no acknowledgement of batch id 'b1' of campaign 'c'" in message
+    assert "a body that is not JSON" in message and "after 3 attempt(s)" in message
+    assert f"Is {server.url} the dpdist service" in message and "Traceback" not in message
+    assert len(server.requests) == 3 and len(set(server.requests)) == 1 and server.counted == []
+    assert len(failures) == 2 and all(failure.startswith("no acknowledgement of batch id 'b1'") for failure in failures)
+
+
+def test_a_campaign_in_rounds_is_acknowledged_by_its_rounds_campaign():
+    with AckServer([lambda campaign, batch_id: right_ack("rounds", batch_id), right_ack],
+                   config={**CONFIG, "submit_to": "rounds-r1"}) as server, \
+            Client(server.url, backoff=0.0, timeout=10) as client:
+        client.config("rounds")
+        ack = client.submit_body("rounds", "b1", b"bytes")
+    assert ack["campaign"] == "rounds-r1" and len(server.requests) == 2  # the round's campaign counts it
+
+
+def test_an_answer_through_an_ohttp_relay_is_checked_after_it_is_decapsulated():
+    pytest.importorskip("pyhpke")
+    import base64
+
+    from dpdist.relay import _ohttp
+    from dpdist.relay._bhttp import Response, decode_request, encode_response
+
+    key = _ohttp.KeyConfig(3, _ohttp.public_key_of(b"\x01" * 32))
+    keys = base64.urlsafe_b64encode(_ohttp.encode_key_list([key])).rstrip(b"=").decode()
+    document = json.dumps({**CONFIG, "ohttp": {"keys": keys, "gateway": "/ohttp/gateway"}}).encode()
+    puts = []
+
+    def relay(request: httpx.Request) -> httpx.Response:
+        opened = _ohttp.decapsulate_request({3: b"\x01" * 32}, request.read())
+        inner = decode_request(opened.message)
+        body = document
+        if inner.method == "PUT":
+            puts.append((inner.path, inner.content))
+            body = right_ack("c", "another") if len(puts) == 1 else right_ack("c", "b1")
+        answer = encode_response(Response(200, ((b"content-type", b"application/json"),), body))
+        return httpx.Response(200, content=opened.respond(answer), headers={"content-type": "message/ohttp-res"})
+
+    with Client("http://collector", ohttp_relay="http://relay/ohttp", ohttp_keys=_ohttp.encode_key_list([key]),
+                transport=httpx.MockTransport(relay), backoff=0.0) as client:
+        ack = client.submit_body("c", "b1", b"bytes")
+    assert ack["batch_id"] == "b1" and len(puts) == 2 and len(set(puts)) == 1
+
+
+def test_a_relays_answer_must_name_the_report_sent():
+    pytest.importorskip("pyhpke")
+    from dpdist.relay import _ohttp
+    from dpdist.serve._relay_route import RelayRoute
+
+    sent = []
+
+    def relay(request: httpx.Request) -> httpx.Response:
+        sent.append((request.url.path, request.read()))
+        report_id = request.url.path.rsplit("/", 1)[1]
+        answers = [{"campaign": "c", "report_id": "other.0", "duplicate": False}, {"ok": True},
+                   {"campaign": "c", "report_id": report_id, "duplicate": False}]
+        return httpx.Response(202, json=answers[min(len(sent), 3) - 1])
+
+    route = RelayRoute("c", "http://relay", _ohttp.public_key_of(b"\x05" * 32), CONFIG["config"], None, "pin")
+    with Client("http://collector", transport=httpx.MockTransport(relay), backoff=0.0) as client:
+        client._relays["c"], client._routes["c"] = {"url": "http://relay"}, route
+        ack = client.submit_body("c", "b1", b'{"reports": [1]}', "application/json")
+    assert ack["relayed"] == 1 and ack["duplicates"] == 0
+    assert len(sent) == 3 and len(set(sent)) == 1 and sent[0][0] == "/relay/v1/campaigns/c/reports/b1"
