@@ -163,6 +163,42 @@ def test_a_replayed_encapsulated_request_counts_once(tmp_path):
         assert summary["n"] == 4 and summary["rejected"] == {}
 
 
+def test_a_lying_relay_cannot_count_one_report_twice_under_other_devices_tokens(tmp_path):
+    """A relay sees every token: it can attach other devices' valid tokens to copies of one report.  The collector counts
+    a report once by its HPKE encapsulated key, in either envelope, within a batch and across batches, and does not
+    spend the token of a copy: the devices whose tokens were used still count when their own reports arrive."""
+    from dpdist.privacypass import TOKEN_LENGTH
+
+    with _paused(tmp_path, min_batch=2, max_batch=10) as parties:
+        parties.relayed_campaign("copies", CONFIG, issuer_key="copies")
+        for index, credential in enumerate(parties.credentials("copies", 5)):
+            envelope = "ohttp" if index % 2 else "dpdist"
+            with parties.client(issuer_credential=credential, issuer="http://issuer", relay_envelope=envelope) as device:
+                device.config("copies")
+                device.submit_reports("copies", PROTOCOL, np.array([index], dtype=np.uint64), batch_id=f"d{index}")
+        with sqlite3.connect(tmp_path / "relay.sqlite") as queue:
+            rows = queue.execute("SELECT envelope, sealed FROM reports ORDER BY key").fetchall()
+        waiting = [bytes(sealed) for envelope, sealed in rows if envelope == SEALED_V1]  # three of dpdist's envelope
+        waiting += [bytes(sealed) for envelope, sealed in rows if envelope == OHTTP]  # then two RFC 9458 requests
+        assert len(waiting) == 5
+        tokens, reports = [message[:TOKEN_LENGTH] for message in waiting], [message[TOKEN_LENGTH:] for message in waiting]
+        # every waiting token on a copy of one report (dpdist's envelope): counted once, four copies rejected
+        ack = _deliver(parties, "copies", "a" * 32, [token + reports[0] for token in tokens])
+        assert ack["accepted"] == 1 and ack["rejected"] == {"replayed_report": 4}
+        # two copies of an RFC 9458 request in one batch, then a third in another batch
+        ack = _deliver(parties, "copies", "b" * 32, [tokens[1] + reports[4], tokens[2] + reports[4]])
+        assert ack["accepted"] == 1 and ack["rejected"] == {"replayed_report": 1}
+        ack = _deliver(parties, "copies", "c" * 32, [tokens[3] + reports[4]])
+        assert ack["accepted"] == 0 and ack["rejected"] == {"replayed_report": 1}
+        summary = _summary(parties, "copies")
+        assert summary["n"] == 2 and summary["anonymity"]["smallest_batch"] == 1  # what the collector verified
+        # the honest batch: devices 2 and 3, whose tokens were put on copies, still count; the tokens of devices 0 and 1
+        # went with a report counted once (what any relay can do: drop a report and use its token), report 4 is a copy
+        assert _step(parties)["batches"] == {"delivered": 1}
+        summary = _summary(parties, "copies")
+        assert summary["n"] == 4 and summary["rejected"] == {"replayed_report": 7, "token_spent": 2}
+
+
 def test_dpdist_envelope_refused_by_name_once_the_campaign_turns_it_off(tmp_path):
     with Parties(tmp_path, min_batch=2, max_batch=4) as parties:
         parties.relayed_campaign("off", CONFIG, issuer_key=None)

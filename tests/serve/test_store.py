@@ -132,7 +132,7 @@ def test_a_version_8_database_keeps_its_batches_reports_and_bindings(tmp_path):
     try:
         schema = dict(store.db.execute("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'batches'"))
         assert "PRIMARY KEY (batch_id, campaign_id)" in schema["batches"] and "batches_by_campaign" in schema
-        assert store.db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'") == [("9",)]
+        assert store.db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'") == [("10",)]
         assert store.db.execute("PRAGMA foreign_keys") == [(1,)]  # on again after the migration
         assert store.db.execute("SELECT batch_id, payload FROM reports") == [("ef" * 16, raw)]
         with pytest.raises(sqlite3.IntegrityError):  # the kept reports still need their batch rows
