@@ -281,6 +281,28 @@ def test_malformed_encapsulated_requests_are_refused_by_name(tmp_path):
         assert _summary(parties, "bad")["anonymity"]["smallest_batch"] == 1
 
 
+def test_a_report_of_another_length_than_the_campaigns_is_refused_by_name(tmp_path):
+    """Every report of a campaign pads to one length: the relay refuses another (a few long reports would make their
+    batch larger than the collector reads, and the acknowledged reports beside them would never count)."""
+    with Parties(tmp_path, min_batch=50, max_batch=50) as parties:
+        parties.relayed_campaign("long", CONFIG, issuer_key=None)
+        public, config = _route(parties, "long")
+        pin = public["relay"]["pin"]
+        good = _ohttp_report.encapsulate_report(config, "long", _record(2), "application/octet-stream")
+        assert len(good) == _ohttp_report.report_length("long", CONFIG)
+        for index, body in enumerate((good + bytes(1000), good + bytes(1), good[:-1])):
+            answer = _put(parties, "long", f"l{index}", body, pin)
+            assert answer.status_code == 400 and answer.json()["error"] == "wrong_length", answer.text
+        key = _envelope.decode_public_key(public["relay"]["public_key"])
+        sealed = _envelope.seal(key, "long", _record(2) + bytes(4000), "application/octet-stream")
+        answer = _put(parties, "long", "s", sealed, pin, _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert answer.status_code == 400 and answer.json()["error"] == "wrong_length", answer.text
+        assert _put(parties, "long", "g", good, pin).status_code == 202
+        sealed = _envelope.seal(key, "long", _record(3), "application/octet-stream")
+        assert _put(parties, "long", "h", sealed, pin, _envelope.SEALED_CONTENT_TYPE, "reports").status_code == 202
+        assert parties.admin("relay", "GET", "/relay/v1/status").json()["waiting"] == {"long": 2}
+
+
 def test_a_device_refuses_rfc9458_for_a_campaign_whose_identity_names_no_key(tmp_path):
     """A campaign made before relayed campaigns had a key configuration (its identity names none)."""
     with Parties(tmp_path, min_batch=2, max_batch=4) as parties:

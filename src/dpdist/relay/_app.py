@@ -23,7 +23,10 @@ Routes
     back): 202 means the relay committed the request to its queue and will deliver it in a shuffled
     batch, not that the collector could open or count it.  Refused: 415 ``not_ohttp`` (another
     content type, on this route), 400 ``not_encapsulated`` (not key id 0 and dpdist's suite, or a
-    length out of range), 409 ``no_ohttp_key`` (an identity made before campaigns had one).
+    length out of range), 400 ``wrong_length`` (not the one length every report of the campaign pads to:
+    :func:`._ohttp_report.report_length`; a report in dpdist's envelope longer than that plus 256 bytes is refused
+    the same way, so that no report can make its batch too large for the collector),
+    409 ``no_ohttp_key`` (an identity made before campaigns had one).
 ``GET /api/campaigns/{campaign}/config``, ``GET /api/campaigns/{campaign}/identity``
     The collector's public config and the campaign's identity document (verbatim bytes), passed on
     (with their content type and security headers) and cached for a few seconds.  A device does not
@@ -244,6 +247,7 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
             _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
     except Exception as error:
         raise RelayError(400, "not_encapsulated" if envelope == _queue.OHTTP else "not_sealed", str(error)) from None
+    _check_length(campaign, identity["config"], envelope, body)
     enc = _ohttp_report.enc_of(body) if envelope == _queue.OHTTP else _envelope.enc_of(body)
     outcome = await asyncio.wrap_future(state.store.accept(campaign, report_id, token + body, nonce, envelope=envelope,
                                                            enc=enc))
@@ -253,6 +257,21 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
     state.forwarder.wake.set()
     return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate",
                          "queued": True}, status_code=202)
+
+
+def _check_length(campaign: str, config: dict, envelope: int, body: bytes) -> None:
+    """Refuse (400 ``wrong_length``) a report of another length than the campaign's reports: an RFC 9458 report is the
+    one length every report of the campaign pads to; one in dpdist's envelope (padded to 256 bytes, not to one length)
+    at most that length plus 256.  So a batch of ``max_batch`` reports stays within what the collector reads."""
+    length = _ohttp_report.report_length(campaign, config)
+    if length is None:  # a protocol this dpdist does not read: the range checks only
+        return
+    if envelope == _queue.OHTTP and len(body) != length:
+        raise RelayError(400, "wrong_length", f"Every RFC 9458 report of campaign {campaign!r} is {length} bytes (its reports "
+                                              f"pad to one length). Got {len(body)}.")
+    if envelope == _queue.SEALED_V1 and len(body) > length + _envelope.PADDING:
+        raise RelayError(400, "wrong_length", f"A report of campaign {campaign!r} in dpdist's envelope is at most "
+                                              f"{length + _envelope.PADDING} bytes (one report). Got {len(body)}.")
 
 
 async def not_served(request: Request) -> Response:
