@@ -232,6 +232,33 @@ def test_dpdist_envelope_refused_by_name_once_the_campaign_turns_it_off(tmp_path
         assert _summary(parties, "off")["n"] == 5
 
 
+def test_turning_dpdist_envelope_off_strands_no_acknowledged_report(tmp_path):
+    """Two reports in dpdist's envelope wait (K = 3) when the campaign turns it off: a retry of one is ``duplicate`` (not
+    ``sealed_v1_off``), and the relay takes such reports until they are K, so that they form a batch and count."""
+    with _paused(tmp_path, min_batch=3, max_batch=10) as parties:
+        parties.relayed_campaign("strand", CONFIG, issuer_key=None)
+        public, _ = _route(parties, "strand")
+        pin, key = public["relay"]["pin"], _envelope.decode_public_key(public["relay"]["public_key"])
+
+        def sealed(value):
+            return _envelope.seal(key, "strand", _record(value), "application/octet-stream")
+
+        early = {f"s{value}": sealed(value) for value in (1, 2)}
+        for report_id, body in early.items():
+            assert _put(parties, "strand", report_id, body, pin, _envelope.SEALED_CONTENT_TYPE, "reports").status_code == 202
+        assert parties.admin("collector", "PUT", "/api/campaigns/strand/envelopes", json={"sealed_v1": False}).status_code == 200
+        parties.apps["relay"].state.relay.pages.cache.clear()  # the relay reads the campaign's config again now
+        retry = _put(parties, "strand", "s1", early["s1"], pin, _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert retry.status_code == 202 and retry.json()["duplicate"] is True
+        third = _put(parties, "strand", "s3", sealed(3), pin, _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert third.status_code == 202 and third.json()["duplicate"] is False  # the third of K = 3
+        fourth = _put(parties, "strand", "s4", sealed(4), pin, _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert fourth.status_code == 409 and fourth.json()["error"] == "sealed_v1_off"  # K wait: refused again
+        status = _step(parties)
+        assert status["reports_in_batches"] == {"delivered": 3} and not status["waiting"].get("strand")
+        assert _summary(parties, "strand")["n"] == 3
+
+
 def test_a_campaign_made_with_dpdist_envelope_off_and_a_campaign_not_relayed(tmp_path):
     with Parties(tmp_path, min_batch=2, max_batch=4) as parties:
         with parties.client(admin_token="admin-token-0123456789") as operator:

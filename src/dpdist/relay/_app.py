@@ -13,7 +13,9 @@ Routes
     already spent by another report 403 ``token_spent``.  202 once it is durable:
     ``{"campaign", "report_id", "duplicate", "queued": true}``.  Refused: 404 unknown campaign, 409 campaign not
     open or not collected through a relay, 400 not a sealed report for the campaign's current key,
-    413 too large, 409 ``sealed_v1_off`` when the campaign turned dpdist's envelope off.  The same sealed
+    413 too large, 409 ``sealed_v1_off`` when the campaign turned dpdist's envelope off (a retry of a report id
+    accepted before is answered ``duplicate`` first; and while fewer than K reports in dpdist's envelope, acknowledged
+    before the switch, wait, such reports are still taken until they are K: they could never form a batch otherwise).  The same sealed
     bytes under another report id are that report (``duplicate``: the HPKE ``enc`` is the device's).
 ``PUT /relay/v1/campaigns/{campaign}/ohttp/{report_id}`` (or the route above with ``message/ohttp-req``)
     The same report as an RFC 9458 encapsulated request (``message/ohttp-req``; :mod:`._ohttp_report`),
@@ -230,8 +232,14 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
         raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
     relay = await _relayed_campaign(state.pages, campaign)
     if envelope == _queue.SEALED_V1 and (relay.get("envelopes") or {}).get("sealed_v1") is False:
-        raise RelayError(409, "sealed_v1_off", f"Campaign {campaign!r} takes reports as Oblivious HTTP requests only (RFC "
-                                               f"9458, {_ohttp.REQUEST_CONTENT_TYPE}), no longer in dpdist's own envelope.")
+        if await asyncio.to_thread(state.store.known, campaign, report_id):  # a retry of a report accepted before the switch
+            return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": True, "queued": True},
+                                status_code=202)
+        if not 0 < await asyncio.to_thread(state.store.waiting_in, campaign, _queue.SEALED_V1) < state.min_batch:
+            raise RelayError(409, "sealed_v1_off", f"Campaign {campaign!r} takes reports as Oblivious HTTP requests only "
+                                                   f"(RFC 9458, {_ohttp.REQUEST_CONTENT_TYPE}), no longer in dpdist's own "
+                                                   "envelope.")
+        # else fewer than K reports in dpdist's envelope wait: taken until they are K, so that they form a batch
     pin, identity = await _pinned_identity(state, campaign, relay, request.headers.get(PIN_HEADER))
     if envelope == _queue.OHTTP and "ohttp" not in identity["relay"]:
         raise RelayError(409, "no_ohttp_key", f"Campaign {campaign!r}'s identity names no Oblivious HTTP key configuration "

@@ -189,7 +189,8 @@ class RelayedCampaigns:
 
     def set_envelopes(self, campaign_id: str, document: Any) -> dict:
         """Turn dpdist's own envelope on or off for a relayed campaign (``{"sealed_v1": false}``): off, its relay refuses
-        such reports by name (409 ``sealed_v1_off``; those it acknowledged before are still delivered and counted); only
+        such reports by name (409 ``sealed_v1_off``; those it acknowledged before are still delivered and counted: a retry
+        of one is ``duplicate``, and the relay takes such reports until K wait, so that those waiting form a batch); only
         a campaign whose identity names an Oblivious HTTP key configuration can turn it off.  The campaign's envelopes
         (:meth:`envelopes`)."""
         if not isinstance(document, dict) or set(document) != {"sealed_v1"} or not isinstance(document["sealed_v1"], bool):
