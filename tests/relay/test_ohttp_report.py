@@ -27,7 +27,7 @@ pytest.importorskip("cryptography")
 from relay_parties import RELAY_TOKEN, Parties  # noqa: E402 - after the extras' checks
 
 from dpdist import io, local  # noqa: E402
-from dpdist.errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError  # noqa: E402
+from dpdist.errors import CampaignIdentityError, InvalidParameterError, OutOfDomainError, ServiceRefusedError  # noqa: E402
 from dpdist.relay import _bhttp, _envelope, _ohttp, _ohttp_report  # noqa: E402
 from dpdist.relay._identity import PIN_HEADER, pin_of  # noqa: E402
 from dpdist.relay._queue import OHTTP, SEALED_V1, RelayQueue  # noqa: E402
@@ -257,6 +257,19 @@ def test_turning_dpdist_envelope_off_strands_no_acknowledged_report(tmp_path):
         status = _step(parties)
         assert status["reports_in_batches"] == {"delivered": 3} and not status["waiting"].get("strand")
         assert _summary(parties, "strand")["n"] == 3
+
+
+def test_an_out_of_domain_value_uses_up_no_token(tmp_path):
+    """The Python client checks the values before it fetches a token: a credential of one token, an out-of-domain value
+    refused, and the device (another process: no token kept in memory) still reports with it."""
+    with _paused(tmp_path, min_batch=2, max_batch=4) as parties:
+        parties.relayed_campaign("domain", CONFIG, issuer_key="domain")
+        credential = parties.credentials("domain", 1)[0]
+        with parties.client(issuer_credential=credential, issuer="http://issuer") as device, pytest.raises(OutOfDomainError):
+            device.submit_values("domain", [8])  # the domain is 0..7
+        with parties.client(issuer_credential=credential, issuer="http://issuer") as device:
+            assert device.submit_values("domain", [7])[0]["relayed"] == 1
+        assert parties.admin("relay", "GET", "/relay/v1/status").json()["waiting"] == {"domain": 1}
 
 
 def test_a_campaign_made_with_dpdist_envelope_off_and_a_campaign_not_relayed(tmp_path):
