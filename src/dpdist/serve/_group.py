@@ -15,7 +15,8 @@ commit ran.  In its transaction, for every batch:
    (``duplicate``), or ``batch_id_reused`` if the body differs;
 3. the checks of the campaign that need the database run on the batches just
    claimed: the batch id bound to one campaign, the campaign's ``max_reports``,
-   the enrollment token's remaining reports; a batch refused there leaves nothing
+   the enrollment token's remaining reports, a relayed batch's reports (their HPKE
+   ``enc``, ``replayed_report``) and tokens (``token_spent``) recorded once per campaign; a batch refused there leaves nothing
    behind (its rows are deleted in the same transaction) and is counted under the
    campaign's ``refused_batches``, once per batch id and reason (``refused_batch_ids``:
    a client that lost the answer sends the batch again and is refused again, not
