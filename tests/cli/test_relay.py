@@ -72,11 +72,13 @@ def _relay_status(relay) -> dict:
 
 
 def _drained(relay, campaign: str, timeout: float = 120.0) -> dict:
-    """The relay's status once nothing is pending and fewer than K reports of the campaign wait."""
+    """The relay's status once nothing is pending and fewer than K reports of each envelope of the campaign wait (each
+    envelope's part of a batch needs K of its own: 12 + 19 waiting with K = 20 form no batch)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         status = _relay_status(relay)
-        if not status["batches"].get("pending") and status["waiting"].get(campaign, 0) < relay.min_batch:
+        envelopes = status.get("waiting_by_envelope", {}).get(campaign, {}) or {"all": status["waiting"].get(campaign, 0)}
+        if not status["batches"].get("pending") and all(count < relay.min_batch for count in envelopes.values()):
             return status
         time.sleep(0.2)
     raise AssertionError(f"the relay did not drain: {status}")

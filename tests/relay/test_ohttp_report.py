@@ -27,7 +27,7 @@ pytest.importorskip("cryptography")
 from relay_parties import RELAY_TOKEN, Parties  # noqa: E402 - after the extras' checks
 
 from dpdist import io, local  # noqa: E402
-from dpdist.errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError  # noqa: E402
+from dpdist.errors import CampaignIdentityError, InvalidParameterError, OutOfDomainError, ServiceRefusedError  # noqa: E402
 from dpdist.relay import _bhttp, _envelope, _ohttp, _ohttp_report  # noqa: E402
 from dpdist.relay._identity import PIN_HEADER, pin_of  # noqa: E402
 from dpdist.relay._queue import OHTTP, SEALED_V1, RelayQueue  # noqa: E402
@@ -163,6 +163,42 @@ def test_a_replayed_encapsulated_request_counts_once(tmp_path):
         assert summary["n"] == 4 and summary["rejected"] == {}
 
 
+def test_a_lying_relay_cannot_count_one_report_twice_under_other_devices_tokens(tmp_path):
+    """A relay sees every token: it can attach other devices' valid tokens to copies of one report.  The collector counts
+    a report once by its HPKE encapsulated key, in either envelope, within a batch and across batches, and does not
+    spend the token of a copy: the devices whose tokens were used still count when their own reports arrive."""
+    from dpdist.privacypass import TOKEN_LENGTH
+
+    with _paused(tmp_path, min_batch=2, max_batch=10) as parties:
+        parties.relayed_campaign("copies", CONFIG, issuer_key="copies")
+        for index, credential in enumerate(parties.credentials("copies", 5)):
+            envelope = "ohttp" if index % 2 else "dpdist"
+            with parties.client(issuer_credential=credential, issuer="http://issuer", relay_envelope=envelope) as device:
+                device.config("copies")
+                device.submit_reports("copies", PROTOCOL, np.array([index], dtype=np.uint64), batch_id=f"d{index}")
+        with sqlite3.connect(tmp_path / "relay.sqlite") as queue:
+            rows = queue.execute("SELECT envelope, sealed FROM reports ORDER BY key").fetchall()
+        waiting = [bytes(sealed) for envelope, sealed in rows if envelope == SEALED_V1]  # three of dpdist's envelope
+        waiting += [bytes(sealed) for envelope, sealed in rows if envelope == OHTTP]  # then two RFC 9458 requests
+        assert len(waiting) == 5
+        tokens, reports = [message[:TOKEN_LENGTH] for message in waiting], [message[TOKEN_LENGTH:] for message in waiting]
+        # every waiting token on a copy of one report (dpdist's envelope): counted once, four copies rejected
+        ack = _deliver(parties, "copies", "a" * 32, [token + reports[0] for token in tokens])
+        assert ack["accepted"] == 1 and ack["rejected"] == {"replayed_report": 4}
+        # two copies of an RFC 9458 request in one batch, then a third in another batch
+        ack = _deliver(parties, "copies", "b" * 32, [tokens[1] + reports[4], tokens[2] + reports[4]])
+        assert ack["accepted"] == 1 and ack["rejected"] == {"replayed_report": 1}
+        ack = _deliver(parties, "copies", "c" * 32, [tokens[3] + reports[4]])
+        assert ack["accepted"] == 0 and ack["rejected"] == {"replayed_report": 1}
+        summary = _summary(parties, "copies")
+        assert summary["n"] == 2 and summary["anonymity"]["smallest_batch"] == 1  # what the collector verified
+        # the honest batch: devices 2 and 3, whose tokens were put on copies, still count; the tokens of devices 0 and 1
+        # went with a report counted once (what any relay can do: drop a report and use its token), report 4 is a copy
+        assert _step(parties)["batches"] == {"delivered": 1}
+        summary = _summary(parties, "copies")
+        assert summary["n"] == 4 and summary["rejected"] == {"replayed_report": 7, "token_spent": 2}
+
+
 def test_dpdist_envelope_refused_by_name_once_the_campaign_turns_it_off(tmp_path):
     with Parties(tmp_path, min_batch=2, max_batch=4) as parties:
         parties.relayed_campaign("off", CONFIG, issuer_key=None)
@@ -194,6 +230,46 @@ def test_dpdist_envelope_refused_by_name_once_the_campaign_turns_it_off(tmp_path
         assert stale.value.code == "sealed_v1_off"
         parties.wait_delivered(1)
         assert _summary(parties, "off")["n"] == 5
+
+
+def test_turning_dpdist_envelope_off_strands_no_acknowledged_report(tmp_path):
+    """Two reports in dpdist's envelope wait (K = 3) when the campaign turns it off: a retry of one is ``duplicate`` (not
+    ``sealed_v1_off``), and the relay takes such reports until they are K, so that they form a batch and count."""
+    with _paused(tmp_path, min_batch=3, max_batch=10) as parties:
+        parties.relayed_campaign("strand", CONFIG, issuer_key=None)
+        public, _ = _route(parties, "strand")
+        pin, key = public["relay"]["pin"], _envelope.decode_public_key(public["relay"]["public_key"])
+
+        def sealed(value):
+            return _envelope.seal(key, "strand", _record(value), "application/octet-stream")
+
+        early = {f"s{value}": sealed(value) for value in (1, 2)}
+        for report_id, body in early.items():
+            assert _put(parties, "strand", report_id, body, pin, _envelope.SEALED_CONTENT_TYPE, "reports").status_code == 202
+        assert parties.admin("collector", "PUT", "/api/campaigns/strand/envelopes", json={"sealed_v1": False}).status_code == 200
+        parties.apps["relay"].state.relay.pages.cache.clear()  # the relay reads the campaign's config again now
+        retry = _put(parties, "strand", "s1", early["s1"], pin, _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert retry.status_code == 202 and retry.json()["duplicate"] is True
+        third = _put(parties, "strand", "s3", sealed(3), pin, _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert third.status_code == 202 and third.json()["duplicate"] is False  # the third of K = 3
+        fourth = _put(parties, "strand", "s4", sealed(4), pin, _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert fourth.status_code == 409 and fourth.json()["error"] == "sealed_v1_off"  # K wait: refused again
+        status = _step(parties)
+        assert status["reports_in_batches"] == {"delivered": 3} and not status["waiting"].get("strand")
+        assert _summary(parties, "strand")["n"] == 3
+
+
+def test_an_out_of_domain_value_uses_up_no_token(tmp_path):
+    """The Python client checks the values before it fetches a token: a credential of one token, an out-of-domain value
+    refused, and the device (another process: no token kept in memory) still reports with it."""
+    with _paused(tmp_path, min_batch=2, max_batch=4) as parties:
+        parties.relayed_campaign("domain", CONFIG, issuer_key="domain")
+        credential = parties.credentials("domain", 1)[0]
+        with parties.client(issuer_credential=credential, issuer="http://issuer") as device, pytest.raises(OutOfDomainError):
+            device.submit_values("domain", [8])  # the domain is 0..7
+        with parties.client(issuer_credential=credential, issuer="http://issuer") as device:
+            assert device.submit_values("domain", [7])[0]["relayed"] == 1
+        assert parties.admin("relay", "GET", "/relay/v1/status").json()["waiting"] == {"domain": 1}
 
 
 def test_a_campaign_made_with_dpdist_envelope_off_and_a_campaign_not_relayed(tmp_path):
@@ -243,6 +319,28 @@ def test_malformed_encapsulated_requests_are_refused_by_name(tmp_path):
         ack = _deliver(parties, "bad", "b" * 32, [message for messages in broken.values() for message in messages] + [good])
         assert ack["accepted"] == 1 and ack["rejected"] == {reason: len(messages) for reason, messages in broken.items()}
         assert _summary(parties, "bad")["anonymity"]["smallest_batch"] == 1
+
+
+def test_a_report_of_another_length_than_the_campaigns_is_refused_by_name(tmp_path):
+    """Every report of a campaign pads to one length: the relay refuses another (a few long reports would make their
+    batch larger than the collector reads, and the acknowledged reports beside them would never count)."""
+    with Parties(tmp_path, min_batch=50, max_batch=50) as parties:
+        parties.relayed_campaign("long", CONFIG, issuer_key=None)
+        public, config = _route(parties, "long")
+        pin = public["relay"]["pin"]
+        good = _ohttp_report.encapsulate_report(config, "long", _record(2), "application/octet-stream")
+        assert len(good) == _ohttp_report.report_length("long", CONFIG)
+        for index, body in enumerate((good + bytes(1000), good + bytes(1), good[:-1])):
+            answer = _put(parties, "long", f"l{index}", body, pin)
+            assert answer.status_code == 400 and answer.json()["error"] == "wrong_length", answer.text
+        key = _envelope.decode_public_key(public["relay"]["public_key"])
+        sealed = _envelope.seal(key, "long", _record(2) + bytes(4000), "application/octet-stream")
+        answer = _put(parties, "long", "s", sealed, pin, _envelope.SEALED_CONTENT_TYPE, "reports")
+        assert answer.status_code == 400 and answer.json()["error"] == "wrong_length", answer.text
+        assert _put(parties, "long", "g", good, pin).status_code == 202
+        sealed = _envelope.seal(key, "long", _record(3), "application/octet-stream")
+        assert _put(parties, "long", "h", sealed, pin, _envelope.SEALED_CONTENT_TYPE, "reports").status_code == 202
+        assert parties.admin("relay", "GET", "/relay/v1/status").json()["waiting"] == {"long": 2}
 
 
 def test_a_device_refuses_rfc9458_for_a_campaign_whose_identity_names_no_key(tmp_path):

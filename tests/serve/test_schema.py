@@ -320,3 +320,25 @@ def test_services_starting_at_once_on_a_new_postgresql_create_one_schema(tmp_pat
         with ThreadPoolExecutor(4) as pool:
             versions = list(pool.map(start, [url] * 4))
     assert versions == [[(str(SCHEMA_VERSION),)]] * 4
+
+
+def test_a_version_9_database_gains_the_table_of_relayed_reports(tmp_path):
+    """9 -> 10: the encapsulated keys of relayed reports (none known for the batches counted before), keyed by
+    (campaign, enc): a second row of one report is refused by the key."""
+    import sqlite3
+
+    from dpdist.serve import create_app
+
+    path = str(tmp_path / "v9.sqlite")
+    create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db.close()
+    with sqlite3.connect(path) as connection:
+        connection.execute("DROP TABLE relayed_reports")
+        connection.execute("UPDATE dpdist_meta SET value = '9' WHERE key = 'schema_version'")
+    db = create_app(path, admin_token=ADMIN_TOKEN).state.service.store.db
+    try:
+        assert db.execute("SELECT COUNT(*) FROM relayed_reports") == [(0,)]
+        db.execute("INSERT INTO relayed_reports (campaign_id, enc) VALUES ('c', 'ab')")
+        with pytest.raises(sqlite3.IntegrityError):
+            db.execute("INSERT INTO relayed_reports (campaign_id, enc) VALUES ('c', 'ab')")
+    finally:
+        db.close()

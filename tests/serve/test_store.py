@@ -58,6 +58,26 @@ def test_an_id_claimed_by_two_campaigns_in_one_group_is_counted_by_the_first(kin
 
 
 @pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def test_one_relayed_report_in_two_batches_of_one_group_counts_once(kind, tmp_path):
+    """Two relayed batches opened side by side carry one report (its HPKE enc): the group commit counts the first and
+    refuses the other whole, ``replayed_report``, leaving neither its reports nor its tokens recorded."""
+    with database_url(kind, tmp_path) as url:
+        store = _store(url, "r")
+        try:
+            first, second, third = _arrival("r", "b1"), _arrival("r", "b2", 2), _arrival("r", "b3", 3)
+            first.reports, first.tokens = ["e1"], ["t1"]
+            second.reports, second.tokens = ["e2", "e1"], ["t2"]
+            third.reports, third.tokens = ["e3"], ["t1"]  # another batch spending t1: token_spent, its enc not kept
+            outcomes = store.commit([first, second, third])
+            assert [getattr(outcome, "code", "counted") for outcome in outcomes] == ["counted", "replayed_report", "token_spent"]
+            assert store.get("r").n == 1
+            assert sorted(store.db.execute("SELECT enc FROM relayed_reports")) == [("e1",)]
+            assert store.db.execute("SELECT nonce FROM relayed_tokens") == [("t1",)]
+        finally:
+            store.db.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
 def test_an_id_stays_bound_after_retention_deleted_its_batch_rows(kind, tmp_path):
     bound = "cd" * 16
     with database_url(kind, tmp_path) as url:
@@ -132,7 +152,7 @@ def test_a_version_8_database_keeps_its_batches_reports_and_bindings(tmp_path):
     try:
         schema = dict(store.db.execute("SELECT name, sql FROM sqlite_master WHERE tbl_name = 'batches'"))
         assert "PRIMARY KEY (batch_id, campaign_id)" in schema["batches"] and "batches_by_campaign" in schema
-        assert store.db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'") == [("9",)]
+        assert store.db.execute("SELECT value FROM dpdist_meta WHERE key = 'schema_version'") == [("10",)]
         assert store.db.execute("PRAGMA foreign_keys") == [(1,)]  # on again after the migration
         assert store.db.execute("SELECT batch_id, payload FROM reports") == [("ef" * 16, raw)]
         with pytest.raises(sqlite3.IntegrityError):  # the kept reports still need their batch rows

@@ -25,7 +25,9 @@ def add_commands(subparsers) -> None:
     relay = subparsers.add_parser(
         "relay",
         help="run the relay between devices and a collector (sealed reports in, shuffled batches out)",
-        description="Devices send reports sealed to the collector's key (HPKE) to the relay; the relay keeps them in a "
+        description="Devices send reports sealed to the collector's key (HPKE) to the relay, in dpdist's envelope "
+        "(PUT /relay/v1/campaigns/{c}/reports/{id}) or as RFC 9458 Oblivious HTTP requests (message/ohttp-req, "
+        "PUT /relay/v1/campaigns/{c}/ohttp/{id}), each envelope batched with at least --min-batch of its own; the relay keeps them in a "
         "durable queue without addresses or times, and once at least --min-batch reports of a campaign wait, it "
         "shuffles them with the CSPRNG and delivers them to the collector (dpdist serve) as one batch, retried until "
         "acknowledged and counted once. The relay cannot read the reports; the collector cannot tell who sent them. "

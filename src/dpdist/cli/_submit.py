@@ -131,7 +131,9 @@ def _add_access_options(submit) -> None:
         "--relay-envelope", default="auto", choices=("auto", "dpdist", "ohttp"),
         help="how a relayed campaign's reports travel to its dpdist relay: 'ohttp', each an RFC 9458 request "
         "(message/ohttp-req) encapsulated to the key configuration of the campaign's identity; 'dpdist', dpdist's own "
-        "envelope; 'auto' (default): dpdist's envelope unless the campaign turned it off. Same batches and guarantee")
+        "envelope; 'auto' (default): dpdist's envelope unless the campaign turned it off. Same tokens and queue; a report "
+        "is hidden among the reports of its own envelope only (the guarantee is stated at the smaller envelope group), "
+        "and one sent in the envelope few devices use waits until K of them have")
 
 
 def _run_submit(args) -> int:

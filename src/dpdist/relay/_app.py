@@ -13,7 +13,9 @@ Routes
     already spent by another report 403 ``token_spent``.  202 once it is durable:
     ``{"campaign", "report_id", "duplicate", "queued": true}``.  Refused: 404 unknown campaign, 409 campaign not
     open or not collected through a relay, 400 not a sealed report for the campaign's current key,
-    413 too large, 409 ``sealed_v1_off`` when the campaign turned dpdist's envelope off.  The same sealed
+    413 too large, 409 ``sealed_v1_off`` when the campaign turned dpdist's envelope off (a retry of a report id
+    accepted before is answered ``duplicate`` first; and while fewer than K reports in dpdist's envelope, acknowledged
+    before the switch, wait, such reports are still taken until they are K: they could never form a batch otherwise).  The same sealed
     bytes under another report id are that report (``duplicate``: the HPKE ``enc`` is the device's).
 ``PUT /relay/v1/campaigns/{campaign}/ohttp/{report_id}`` (or the route above with ``message/ohttp-req``)
     The same report as an RFC 9458 encapsulated request (``message/ohttp-req``; :mod:`._ohttp_report`),
@@ -23,7 +25,10 @@ Routes
     back): 202 means the relay committed the request to its queue and will deliver it in a shuffled
     batch, not that the collector could open or count it.  Refused: 415 ``not_ohttp`` (another
     content type, on this route), 400 ``not_encapsulated`` (not key id 0 and dpdist's suite, or a
-    length out of range), 409 ``no_ohttp_key`` (an identity made before campaigns had one).
+    length out of range), 400 ``wrong_length`` (not the one length every report of the campaign pads to:
+    :func:`._ohttp_report.report_length`; a report in dpdist's envelope longer than that plus 256 bytes is refused
+    the same way, so that no report can make its batch too large for the collector),
+    409 ``no_ohttp_key`` (an identity made before campaigns had one).
 ``GET /api/campaigns/{campaign}/config``, ``GET /api/campaigns/{campaign}/identity``
     The collector's public config and the campaign's identity document (verbatim bytes), passed on
     (with their content type and security headers) and cached for a few seconds.  A device does not
@@ -227,8 +232,14 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
         raise RelayError(400, "invalid_report_id", "A report id and a campaign id are 1-128 characters A-Z a-z 0-9 . _ -.")
     relay = await _relayed_campaign(state.pages, campaign)
     if envelope == _queue.SEALED_V1 and (relay.get("envelopes") or {}).get("sealed_v1") is False:
-        raise RelayError(409, "sealed_v1_off", f"Campaign {campaign!r} takes reports as Oblivious HTTP requests only (RFC "
-                                               f"9458, {_ohttp.REQUEST_CONTENT_TYPE}), no longer in dpdist's own envelope.")
+        if await asyncio.to_thread(state.store.known, campaign, report_id):  # a retry of a report accepted before the switch
+            return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": True, "queued": True},
+                                status_code=202)
+        if not 0 < await asyncio.to_thread(state.store.waiting_in, campaign, _queue.SEALED_V1) < state.min_batch:
+            raise RelayError(409, "sealed_v1_off", f"Campaign {campaign!r} takes reports as Oblivious HTTP requests only "
+                                                   f"(RFC 9458, {_ohttp.REQUEST_CONTENT_TYPE}), no longer in dpdist's own "
+                                                   "envelope.")
+        # else fewer than K reports in dpdist's envelope wait: taken until they are K, so that they form a batch
     pin, identity = await _pinned_identity(state, campaign, relay, request.headers.get(PIN_HEADER))
     if envelope == _queue.OHTTP and "ohttp" not in identity["relay"]:
         raise RelayError(409, "no_ohttp_key", f"Campaign {campaign!r}'s identity names no Oblivious HTTP key configuration "
@@ -244,6 +255,7 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
             _envelope.check_sealed(body, bytes.fromhex(relay["key_id"]))
     except Exception as error:
         raise RelayError(400, "not_encapsulated" if envelope == _queue.OHTTP else "not_sealed", str(error)) from None
+    _check_length(campaign, identity["config"], envelope, body)
     enc = _ohttp_report.enc_of(body) if envelope == _queue.OHTTP else _envelope.enc_of(body)
     outcome = await asyncio.wrap_future(state.store.accept(campaign, report_id, token + body, nonce, envelope=envelope,
                                                            enc=enc))
@@ -253,6 +265,21 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
     state.forwarder.wake.set()
     return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate",
                          "queued": True}, status_code=202)
+
+
+def _check_length(campaign: str, config: dict, envelope: int, body: bytes) -> None:
+    """Refuse (400 ``wrong_length``) a report of another length than the campaign's reports: an RFC 9458 report is the
+    one length every report of the campaign pads to; one in dpdist's envelope (padded to 256 bytes, not to one length)
+    at most that length plus 256.  So a batch of ``max_batch`` reports stays within what the collector reads."""
+    length = _ohttp_report.report_length(campaign, config)
+    if length is None:  # a protocol this dpdist does not read: the range checks only
+        return
+    if envelope == _queue.OHTTP and len(body) != length:
+        raise RelayError(400, "wrong_length", f"Every RFC 9458 report of campaign {campaign!r} is {length} bytes (its reports "
+                                              f"pad to one length). Got {len(body)}.")
+    if envelope == _queue.SEALED_V1 and len(body) > length + _envelope.PADDING:
+        raise RelayError(400, "wrong_length", f"A report of campaign {campaign!r} in dpdist's envelope is at most "
+                                              f"{length + _envelope.PADDING} bytes (one report). Got {len(body)}.")
 
 
 async def not_served(request: Request) -> Response:

@@ -76,7 +76,8 @@ class Forwarder:
                 headers={"content-type": RELAYED_BATCH_CONTENT_TYPE, "authorization": f"Bearer {self.relay_token}"},
             )
         except Exception as error:  # network: the collector may or may not have counted it; same id next time
-            log.warning("relay: batch %s of %s not delivered (%s); will retry", batch.batch_id, batch.campaign, error)
+            log.warning("relay: batch %s of %s (%d bytes) not delivered (%s: %s); will retry", batch.batch_id, batch.campaign,
+                        len(batch.body), type(error).__name__, error)
             return False
         if 200 <= response.status_code < 300:
             # only the collector's acknowledgement of this batch settles it: a proxy's page would lose the batch

@@ -26,13 +26,20 @@ import base64
 import re
 import secrets
 
-from ..errors import MalformedReportError
+import functools
+import json
+
+import numpy as np
+
+from .._io._binary import encode_record
+from ..errors import DPDistError, MalformedReportError
+from ..local import from_config
 from . import _bhttp, _ohttp
 from ._envelope import KIND_OF_CONTENT_TYPE, MAX_SEALED_BYTES
 from ._padding import padded_length
 
 __all__ = ["KEY_ID", "NotAReport", "campaign_key_config", "check_encapsulated", "enc_of", "encapsulate_report", "is_encapsulated",
-           "key_list", "open_report", "report_request"]
+           "key_list", "open_report", "report_length", "report_request"]
 
 #: the key id of every relayed campaign's Oblivious HTTP key configuration (dpdist's envelope starts with 1)
 KEY_ID = 0
@@ -106,6 +113,32 @@ def check_encapsulated(data: bytes) -> None:
         raise MalformedReportError(f"An encapsulated report of a relayed campaign starts with key id {KEY_ID} and the suite "
                                    f"{tuple(hex(value) for value in _ohttp.SUITE_IDS)}: encapsulate to the key configuration "
                                    "of the campaign's identity (relay.ohttp).")
+
+
+def report_length(campaign: str, config: dict) -> int | None:
+    """The one length of every encapsulated report of ``campaign`` (its protocol ``config``): every report of a campaign
+    pads to it (:func:`report_request`), whatever its value, so a relay refuses any other length; None when ``config`` is
+    not a protocol this dpdist reads (then the relay checks the range only)."""
+    return _report_length(campaign, json.dumps(config, sort_keys=True))
+
+
+@functools.lru_cache(maxsize=256)
+def _report_length(campaign: str, config: str) -> int | None:
+    try:
+        protocol = from_config(json.loads(config))
+    except (DPDistError, ValueError, TypeError):  # not a protocol of this dpdist: no length known
+        return None
+    layout = protocol.report_format
+    for make in (lambda: np.zeros((1, *layout.row_shape), dtype=layout.dtype),  # a report of no one: its length is all
+                 lambda: protocol.privatize([0], rng=0)):  # a protocol whose zero row is not a report (SS: a subset)
+        try:
+            body = encode_record(protocol, make())
+            break
+        except (DPDistError, ValueError, TypeError):
+            continue
+    else:
+        return None
+    return _SMALLEST + len(report_request(campaign, body, "application/octet-stream"))  # header, enc, request, AEAD tag
 
 
 def enc_of(data: bytes) -> bytes:

@@ -126,6 +126,15 @@ class RelayQueue:
         rows = self._read().execute("SELECT campaign, COUNT(*) FROM reports WHERE sealed IS NOT NULL GROUP BY campaign")
         return dict(rows.fetchall())
 
+    def known(self, campaign: str, report_id: str) -> bool:
+        """Whether the relay accepted a report of ``campaign`` under ``report_id`` (waiting or forwarded)."""
+        return self._read().execute("SELECT 1 FROM reports WHERE key = ?", (report_key(campaign, report_id),)).fetchone() is not None
+
+    def waiting_in(self, campaign: str, envelope: int) -> int:
+        """Reports of ``campaign`` in ``envelope`` waiting for a batch."""
+        return int(self._read().execute("SELECT COUNT(*) FROM reports WHERE campaign = ? AND envelope = ? AND sealed IS NOT NULL",
+                                        (campaign, envelope)).fetchone()[0])
+
     def pending_batch_ids(self) -> list[str]:
         """Batches formed and not yet acknowledged, oldest first."""
         rows = self._read().execute("SELECT batch_id FROM batches WHERE state = 'pending' ORDER BY rowid")

@@ -15,7 +15,8 @@ commit ran.  In its transaction, for every batch:
    (``duplicate``), or ``batch_id_reused`` if the body differs;
 3. the checks of the campaign that need the database run on the batches just
    claimed: the batch id bound to one campaign, the campaign's ``max_reports``,
-   the enrollment token's remaining reports; a batch refused there leaves nothing
+   the enrollment token's remaining reports, a relayed batch's reports (their HPKE
+   ``enc``, ``replayed_report``) and tokens (``token_spent``) recorded once per campaign; a batch refused there leaves nothing
    behind (its rows are deleted in the same transaction) and is counted under the
    campaign's ``refused_batches``, once per batch id and reason (``refused_batch_ids``:
    a client that lost the answer sends the batch again and is refused again, not
@@ -73,6 +74,7 @@ class Arrival:
     campaign_file_id: str | None = None  # the campaign checked against (its export_file_id, new at each creation)
     pending: object | None = None  # a body the committer decodes before the group's transaction (_group_bodies)
     smallest_group: int | None = None  # a relayed batch's admitted reports of the envelope it holds fewest of
+    reports: list = field(default_factory=list)  # a relayed batch's reports' HPKE encapsulated keys (hex), recorded when it counts
 
 
 @dataclass
@@ -434,7 +436,7 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
                 f"This enrollment token of campaign {campaign.id!r} has fewer reports left than the batch's {item.n_read}; "
                 "a device sends at most the reports its token was issued for.",
             )
-    if item.tokens:
+    if item.tokens or item.reports:
         refusal = _spend(db, item)
         if refusal is not None:
             return refusal
@@ -452,21 +454,37 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
 
 
 def _spend(db: Database, item: Arrival) -> Refusal | None:
-    """Record a relayed batch's token nonces as spent, or refuse the batch (leaving none recorded) if another batch
-    spent one of them since it was opened: only a relay that sends one token twice makes two batches race."""
+    """Record a relayed batch's reports (their encapsulated keys) as counted and its token nonces as spent, or refuse the
+    batch (leaving none recorded) if another batch recorded one of them since it was opened: only a relay that sends one
+    report or one token twice makes two batches race."""
+    if not _insert_new(db, "relayed_reports", "enc", item.campaign_id, item.reports):
+        return Conflict("replayed_report", f"A report of relayed batch {item.batch_id!r} was counted by another batch of "
+                                           f"campaign {item.campaign_id!r}: the relay sent it twice. Nothing of this batch "
+                                           "was counted.")
+    if not _insert_new(db, "relayed_tokens", "nonce", item.campaign_id, item.tokens):
+        for chunk in _chunks(item.reports):
+            db.execute(f"DELETE FROM relayed_reports WHERE campaign_id = ? AND enc IN ({', '.join('?' * len(chunk))})",
+                       (item.campaign_id, *chunk))
+        return Conflict("token_spent", f"A token of relayed batch {item.batch_id!r} was spent by another batch of campaign "
+                                       f"{item.campaign_id!r}: the relay sent it twice. Nothing of this batch was counted.")
+    return None
+
+
+def _insert_new(db: Database, table: str, column: str, campaign_id: str, values: list) -> bool:
+    """Insert (campaign, value) rows of ``values`` (distinct) into ``table``; False, with none of them left inserted, if
+    one was there already."""
     inserted = []
-    for chunk in _chunks(item.tokens):
+    for chunk in _chunks(values):
         marks = ", ".join(["(?, ?)"] * len(chunk))
         inserted += [row[0] for row in db.execute(
-            f"INSERT INTO relayed_tokens (campaign_id, nonce) VALUES {marks} ON CONFLICT (campaign_id, nonce) DO NOTHING"
-            " RETURNING nonce", tuple(value for nonce in chunk for value in (item.campaign_id, nonce)))]
-    if len(inserted) == len(item.tokens):
-        return None
+            f"INSERT INTO {table} (campaign_id, {column}) VALUES {marks} ON CONFLICT (campaign_id, {column}) DO NOTHING"
+            f" RETURNING {column}", tuple(value for one in chunk for value in (campaign_id, one)))]
+    if len(inserted) == len(values):
+        return True
     for chunk in _chunks(inserted):
-        db.execute(f"DELETE FROM relayed_tokens WHERE campaign_id = ? AND nonce IN ({', '.join('?' * len(chunk))})",
-                   (item.campaign_id, *chunk))
-    return Conflict("token_spent", f"A token of relayed batch {item.batch_id!r} was spent by another batch of campaign "
-                                   f"{item.campaign_id!r}: the relay sent it twice. Nothing of this batch was counted.")
+        db.execute(f"DELETE FROM {table} WHERE campaign_id = ? AND {column} IN ({', '.join('?' * len(chunk))})",
+                   (campaign_id, *chunk))
+    return False
 
 
 def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict, outcomes: list) -> None:

@@ -22,7 +22,11 @@ when the campaign names an issuer) followed by its sealed report.  Each token is
 the campaign (table ``relayed_tokens``, written by the group commit that counts the batch); each sealed
 report is opened with the campaign's private key and must hold exactly one report.  A message that
 fails any of these is one rejected row (``no_token``, ``bad_token``, ``token_spent``, ``unopened``,
-``not_one_report``, ``malformed_report``): only *admitted* reports count toward the batch's size.  The
+``not_one_report``, ``malformed_report``): only *admitted* reports count toward the batch's size.  A report
+is counted once whatever token travels with it: the HPKE encapsulated key (``enc``) of each report opened is recorded
+(table ``relayed_reports``, by the same group commit), and a copy of a report opened before, in this batch or a counted
+one, is a rejected row, ``replayed_report``, whose token is not spent (a relay that attached another device's token to
+the copy has not used it up).  The
 opened batch goes through the ordinary group commits (:meth:`~._service.Service.count`), so it is
 counted once under the relay's random batch id, with its arrival time replaced by the campaign's
 creation minute (:meth:`RelayedCampaigns.arrival_ms`): what is stored of a relayed batch is its relay
@@ -185,7 +189,8 @@ class RelayedCampaigns:
 
     def set_envelopes(self, campaign_id: str, document: Any) -> dict:
         """Turn dpdist's own envelope on or off for a relayed campaign (``{"sealed_v1": false}``): off, its relay refuses
-        such reports by name (409 ``sealed_v1_off``; those it acknowledged before are still delivered and counted); only
+        such reports by name (409 ``sealed_v1_off``; those it acknowledged before are still delivered and counted: a retry
+        of one is ``duplicate``, and the relay takes such reports until K wait, so that those waiting form a batch); only
         a campaign whose identity names an Oblivious HTTP key configuration can turn it off.  The campaign's envelopes
         (:meth:`envelopes`)."""
         if not isinstance(document, dict) or set(document) != {"sealed_v1"} or not isinstance(document["sealed_v1"], bool):
@@ -210,9 +215,10 @@ class RelayedCampaigns:
         return {"sealed_v1": key.sealed_v1, "ohttp": key.ohttp_private_key is not None}
 
     def forget(self, campaign_id: str) -> None:
-        """Delete a deleted campaign's keys and spent tokens."""
+        """Delete a deleted campaign's keys, spent tokens and opened reports' encapsulated keys."""
         self.store.db.execute("DELETE FROM relayed_campaigns WHERE campaign_id = ?", (campaign_id,))
         self.store.db.execute("DELETE FROM relayed_tokens WHERE campaign_id = ?", (campaign_id,))
+        self.store.db.execute("DELETE FROM relayed_reports WHERE campaign_id = ?", (campaign_id,))
 
     def statement(self, campaign: CampaignRow, key: RelayKey) -> dict:
         """The campaign's local guarantee and its amplified central one at its smallest batch so far (``key``'s running
@@ -295,29 +301,34 @@ class RelayedCampaigns:
 
     def opened(self, campaign: CampaignRow, key: RelayKey, batch_id: str, body: bytes, limits: Any):
         """The relayed batch's reports, opened and validated (a :class:`~dpdist.local.ReportBatch`, one row per message),
-        the nonces of the valid tokens it spends, and its smallest envelope group (the admitted reports of the envelope
-        the batch holds fewest of; None if none), ready for :meth:`~._service.Service.count` (module docstring)."""
+        the nonces of the valid tokens it spends, its smallest envelope group (the admitted reports of the envelope the
+        batch holds fewest of; None if none) and the encapsulated keys (hex) of the reports it opened, ready for
+        :meth:`~._service.Service.count` (module docstring).  A copy of a report opened before (by a counted batch, or
+        earlier in this one: its ``enc``) is one rejected row, ``replayed_report``, whose token is not spent."""
         check_batch_id(batch_id)
         try:
             messages = _unframe(body, limits)
         except MalformedReportError as error:
             raise InvalidRequest("malformed_batch", str(error)) from None
+        counted = functools.partial(self._recorded, "relayed_reports", "enc", campaign.id)
         if key.issuer is None or key.challenge is None:
-            batch, smallest = _open_batch(campaign, key, messages, limits)
-            return batch, [], smallest
-        sealed, nonces = _spend_tokens(messages, key.issuer, key.challenge, lambda wanted: self._spent(campaign.id, wanted))
-        batch, smallest = _open_batch(campaign, key, sealed, limits)
-        return batch, [nonce for nonce in nonces if nonce is not None], smallest
+            batch, smallest, encs, _ = _open_batch(campaign, key, messages, limits, counted)
+            return batch, [], smallest, encs
+        sealed, nonces = _spend_tokens(messages, key.issuer, key.challenge,
+                                       functools.partial(self._recorded, "relayed_tokens", "nonce", campaign.id))
+        batch, smallest, encs, replayed = _open_batch(campaign, key, sealed, limits, counted)
+        return batch, [nonce for index, nonce in enumerate(nonces) if nonce is not None and index not in replayed], smallest, encs
 
-    def _spent(self, campaign_id: str, nonces: list[str]) -> set[str]:
-        """Which of ``nonces`` (hex) the campaign's counted batches spent already."""
-        spent: set[str] = set()
-        for start in range(0, len(nonces), _NONCES_PER_QUERY):
-            chunk = nonces[start : start + _NONCES_PER_QUERY]
+    def _recorded(self, table: str, column: str, campaign_id: str, values: list[str]) -> set[str]:
+        """Which of ``values`` (hex) the campaign's counted batches recorded in ``table`` already (spent token nonces,
+        opened reports' encapsulated keys)."""
+        found: set[str] = set()
+        for start in range(0, len(values), _NONCES_PER_QUERY):
+            chunk = values[start : start + _NONCES_PER_QUERY]
             marks = ", ".join("?" * len(chunk))
-            spent.update(row[0] for row in self.store.db.execute(
-                f"SELECT nonce FROM relayed_tokens WHERE campaign_id = ? AND nonce IN ({marks})", (campaign_id, *chunk)))
-        return spent
+            found.update(row[0] for row in self.store.db.execute(
+                f"SELECT {column} FROM {table} WHERE campaign_id = ? AND {column} IN ({marks})", (campaign_id, *chunk)))
+        return found
 
 
 def _settings(relay: Any) -> tuple[str, float, int, dict | None, bool]:
@@ -409,44 +420,59 @@ def _unframe(body: bytes, limits: Any) -> list[bytes]:
     return messages
 
 
-def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: Any) -> tuple[ReportBatch, int | None]:
+def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: Any,
+                counted) -> tuple[ReportBatch, int | None, list[str], set[int]]:
     """The batch's reports, one row per message: a message refused before (its reason in its place), or that does not
-    open, or does not hold exactly one report, is one rejected row (``unopened``, ``malformed_binary_http``,
-    ``not_a_report_request``, ``malformed_report``, ``not_one_report``, ...); and the admitted reports of the envelope
-    the batch holds fewest of (None if it admits none)."""
+    open, or is a copy of a report opened before (``replayed_report``: its ``enc`` in ``counted(encs)``, the ones the
+    campaign's counted batches opened, or earlier in this batch), or does not hold exactly one report, is one rejected
+    row (``unopened``, ``malformed_binary_http``, ``not_a_report_request``, ``malformed_report``, ``not_one_report``,
+    ...); the admitted reports of the envelope the batch holds fewest of (None if it admits none); the encapsulated keys
+    (hex) of the messages that opened, copies excepted; and the indices of the copies."""
+    opened = [_open_one(campaign, key, message) if not isinstance(message, str) else ("", message, None) for message in messages]
+    before = counted([enc for enc in dict.fromkeys(one[2] for one in opened) if enc is not None])
+    seen: dict[str, None] = {}
+    replayed: set[int] = set()
+    for index, (envelope, result, enc) in enumerate(opened):
+        if enc is not None and (enc in before or enc in seen):
+            opened[index] = (envelope, "replayed_report", None)
+            replayed.add(index)
+        elif enc is not None:
+            seen[enc] = None
     protocol = campaign.protocol
     layout, config = protocol.report_format, protocol.config()
     rows: list = []
     groups: Counter[str] = Counter()
-    for message in messages:
-        envelope, opened = _open_one(campaign, key, message) if not isinstance(message, str) else ("", message)
-        if isinstance(opened, str):
-            rows.append(layout.rejected(1, opened, config))
+    for envelope, result, _ in opened:
+        if isinstance(result, str):
+            rows.append(layout.rejected(1, result, config))
             continue
         try:
-            report = decode_body(protocol, opened[1], opened[0], None, limits)
+            report = decode_body(protocol, result[1], result[0], None, limits)
         except Refusal:
             rows.append(layout.rejected(1, "malformed_report", config))
             continue
         rows.append(report if report.n_read == 1 else layout.rejected(1, "not_one_report", config))
         groups[envelope] += report.n_valid if report.n_read == 1 else 0
     admitted = [count for count in groups.values() if count > 0]
-    return ReportBatch.concatenate(rows, layout, config), min(admitted) if admitted else None
+    return ReportBatch.concatenate(rows, layout, config), min(admitted) if admitted else None, list(seen), replayed
 
 
-def _open_one(campaign: CampaignRow, key: RelayKey, message: bytes) -> tuple[str, tuple[str, bytes] | str]:
-    """A message's envelope (``sealed_v1``: dpdist's; ``ohttp``: RFC 9458's, told apart by the first byte) and its
-    ``(content type, body)``, or the reason it is rejected.  A report in dpdist's envelope is opened also once the
-    campaign turned that envelope off: its relay acknowledged it before (or within the few seconds its copy of the
-    campaign's config is kept), and a report the relay acknowledged is never lost."""
+def _open_one(campaign: CampaignRow, key: RelayKey, message: bytes) -> tuple[str, tuple[str, bytes] | str, str | None]:
+    """A message's envelope (``sealed_v1``: dpdist's; ``ohttp``: RFC 9458's, told apart by the first byte), its
+    ``(content type, body)`` or the reason it is rejected, and its HPKE encapsulated key (hex) once it opened (the AEAD
+    authenticates it: a relay cannot make a second message of one report under another).  A report in dpdist's envelope
+    is opened also once the campaign turned that envelope off: its relay acknowledged it before (or within the few
+    seconds its copy of the campaign's config is kept), and a report the relay acknowledged is never lost."""
     if _ohttp_report.is_encapsulated(message):
         if key.ohttp_private_key is None:
-            return "ohttp", "unopened"
+            return "ohttp", "unopened", None
         try:
-            return "ohttp", _ohttp_report.open_report(key.ohttp_private_key, campaign.id, message, _envelope.MAX_SEALED_BYTES)
+            result = _ohttp_report.open_report(key.ohttp_private_key, campaign.id, message, _envelope.MAX_SEALED_BYTES)
         except _ohttp_report.NotAReport as refusal:
-            return "ohttp", refusal.reason
+            enc = None if refusal.reason == "unopened" else _ohttp_report.enc_of(message).hex()
+            return "ohttp", refusal.reason, enc
+        return "ohttp", result, _ohttp_report.enc_of(message).hex()
     try:
-        return "sealed_v1", _envelope.open_sealed(key.private_key, campaign.id, message)
+        return "sealed_v1", _envelope.open_sealed(key.private_key, campaign.id, message), _envelope.enc_of(message).hex()
     except MalformedReportError:
-        return "sealed_v1", "unopened"
+        return "sealed_v1", "unopened", None

@@ -39,6 +39,9 @@ Version history:
    :func:`._group._bind`).  ``bound_batch_ids`` then holds only the ids whose batch rows retention deleted
    (:meth:`._store.Store.purge`) and those of older versions.  PostgreSQL keeps its keys (its group commits of many
    processes run side by side: ``bound_batch_ids``' key binds an id atomically).
+10. (a relay cannot count one report twice) ``relayed_reports``: the HPKE encapsulated key (``enc``, drawn afresh for
+    each sealing, in either envelope) of each report a relayed campaign's counted batches opened, keyed by
+    (campaign, enc): a copy of a report is refused (``replayed_report``) whatever token a relay attaches to it.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from ._database import Database
 
 __all__ = ["SCHEMA_VERSION", "create_schema"]
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 #: the advisory lock that serializes schema creation and migration (PostgreSQL); not a campaign id
 _SCHEMA_LOCK = "dpdist schema"
 
@@ -74,6 +77,7 @@ def _tables(db: Database) -> list[str]:
         *_ENROLLMENTS,
         _RELAYED_CAMPAIGNS,
         _RELAYED_TOKENS,
+        _RELAYED_REPORTS,
         _REFUSED_BATCH_IDS,
         _ROUND_CAMPAIGNS,
         _OHTTP_KEYS,
@@ -134,6 +138,9 @@ _OHTTP_KEYS = (
 
 #: the Privacy Pass token nonces (hex) spent by each relayed campaign's counted batches (serve/_relayed.py)
 _RELAYED_TOKENS = "CREATE TABLE IF NOT EXISTS relayed_tokens (campaign_id TEXT NOT NULL, nonce TEXT NOT NULL, PRIMARY KEY (campaign_id, nonce))"
+
+#: the HPKE encapsulated keys (hex) of the reports each relayed campaign's counted batches opened (serve/_relayed.py)
+_RELAYED_REPORTS = "CREATE TABLE IF NOT EXISTS relayed_reports (campaign_id TEXT NOT NULL, enc TEXT NOT NULL, PRIMARY KEY (campaign_id, enc))"
 
 #: the batch ids refused for each counted reason (serve/_group.py): each is counted once under refused_batches
 _REFUSED_BATCH_IDS = (
@@ -252,8 +259,14 @@ def _from_8(db: Database) -> None:
     db.execute(_batches(db)[1])
 
 
+def _from_9(db: Database) -> None:
+    """9 -> 10: the encapsulated keys of relayed reports (none known for the batches counted before: a copy of one of
+    their reports is refused by its token, spent, unless a relay attached another device's unspent token)."""
+    db.execute(_RELAYED_REPORTS)
+
+
 #: version -> the step that migrates a database of that version to the next one
-_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6, 7: _from_7, 8: _from_8}
+_MIGRATIONS = {1: _from_1, 2: _from_2, 3: _from_3, 4: _from_4, 5: _from_5, 6: _from_6, 7: _from_7, 8: _from_8, 9: _from_9}
 
 
 def create_schema(db: Database) -> None:

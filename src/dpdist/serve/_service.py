@@ -323,7 +323,7 @@ class Service:
 
     async def count(self, row: CampaignRow, batch_id: str, digest: str, batch: ReportBatch | None, *,
                     enrollment_sha256: str | None = None, received_ms: int | None = None, tokens: list | None = None,
-                    smallest_group: int | None = None) -> dict:
+                    smallest_group: int | None = None, reports: list | None = None) -> dict:
         """Count a decoded and validated batch (a :class:`~dpdist.local.ReportBatch` of ``row``'s protocol) exactly once
         under ``batch_id``; its acknowledgement once its group committed, or its :class:`~._refusals.Refusal` raised.
 
@@ -332,7 +332,8 @@ class Service:
         same id is told apart from another batch reusing it; ``received_ms``: the arrival time to store instead of the
         group's minute, as for a relayed campaign; ``tokens``: a relayed batch's token nonces, spent when it counts;
         ``smallest_group``: a relayed batch's admitted reports of the envelope it holds fewest of, what its size counts
-        as in the campaign's smallest batch).  The group commit checks the campaign again (open, its cap, the
+        as in the campaign's smallest batch; ``reports``: a relayed batch's reports' encapsulated keys, recorded when it
+        counts, so that no copy of one counts again).  The group commit checks the campaign again (open, its cap, the
         enrollment token's reports left, a batch id counted by another campaign, and that it is still the campaign
         ``row`` is: else 409 ``campaign_changed``, nothing counted).  ``batch`` None: the campaign was not open, only
         an acknowledgement already recorded answers.
@@ -346,7 +347,7 @@ class Service:
         accepted = row.protocol.report_format.count(batch.reports)
         return await self._commit(row, Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
                                                enrollment_sha256, received_ms, list(tokens or ()), row.export_file_id,
-                                               smallest_group=smallest_group))
+                                               smallest_group=smallest_group, reports=list(reports or ())))
 
     async def _commit(self, row: CampaignRow, arrival: Arrival) -> dict:
         """The acknowledgement of ``arrival`` once its group committed (admission's count of a capped campaign

@@ -162,7 +162,9 @@ class Client:
         How the reports of a relayed campaign travel to its relay (``dpdist relay``): ``"ohttp"``, each an RFC 9458
         request (``message/ohttp-req``) encapsulated to the Oblivious HTTP key configuration of the campaign's identity;
         ``"dpdist"``, dpdist's own envelope; None (default): dpdist's envelope unless the campaign's config says it is
-        turned off (``relay.envelopes.sealed_v1``), then RFC 9458.  Same batches, tokens and guarantee either way.
+        turned off (``relay.envelopes.sealed_v1``), then RFC 9458.  Same tokens and queue either way; a report is
+        hidden among its own envelope's reports only (the guarantee is stated at the smaller envelope group of a batch), and
+        one sent in the envelope few devices use waits until K reports of it have arrived.
     """
 
     def __init__(
@@ -557,6 +559,8 @@ class Client:
         route = self._route(campaign)
         if route is None:
             self._through_ohttp(campaign)  # an OHTTP relay's key configuration checked before anything is drawn
+        else:  # every value checked before a token is fetched: an out-of-domain value must not use up a credential's token
+            protocol._check_values(values)  # the check privatize makes first (nothing is drawn, nothing leaves the device)
         acks = []
         for start in range(0, len(values), batch_size):
             chosen = values[order[start : start + batch_size]]

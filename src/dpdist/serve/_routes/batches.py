@@ -106,12 +106,12 @@ async def relayed_batch(request: Request) -> JSONResponse:
             raise
         async with read_body(request, campaign_id, anonymous=False) as body:  # the relay's token was checked
             digest, arrival = service.relayed.digest(body), service.relayed.arrival_ms(campaign)
-            batch, tokens, smallest = None, [], None  # not open: a redelivery of an acknowledged batch still gets its ack
+            batch, tokens, smallest, reports = None, [], None, []  # not open: a redelivery of an acknowledged batch still gets its ack
             if campaign.state == "open":
-                batch, tokens, smallest = await service.counted(campaign_id, service.relayed.opened, campaign, key, batch_id,
+                batch, tokens, smallest, reports = await service.counted(campaign_id, service.relayed.opened, campaign, key, batch_id,
                                                                 body, service.limits, inline=False, batch_id=batch_id)
             ack = await service.count(campaign, batch_id, digest, batch, received_ms=arrival, tokens=tokens,
-                                      smallest_group=smallest)
+                                      smallest_group=smallest, reports=reports)
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.acknowledged(ack)
