@@ -109,14 +109,15 @@ def test_a_batch_is_resent_with_the_same_id_and_bytes_until_acknowledged_also_af
         while not collector.deliveries and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
 
-    asyncio.run(_with_relay(_relay(tmp_path / "q.sqlite", collector), first))
+    # K = 6: the six reports make one batch (with K = 5 the forwarder could form it before the sixth arrived)
+    asyncio.run(_with_relay(_relay(tmp_path / "q.sqlite", collector, min_batch=6), first))
     assert collector.deliveries and not collector.batches
     collector.fail = 1  # up again after one more failure; the relay restarts from its queue file
 
     async def second(client):
         return await _settled(client, 1)
 
-    asyncio.run(_with_relay(_relay(tmp_path / "q.sqlite", collector), second))
+    asyncio.run(_with_relay(_relay(tmp_path / "q.sqlite", collector, min_batch=6), second))
     assert len({batch_id for batch_id, _ in collector.deliveries}) == 1 and len({body for _, body in collector.deliveries}) == 1
     assert sorted(collector.counted()) == list(range(6))
 
