@@ -90,6 +90,23 @@ def _send(collector: Collector, made: list, clients: int) -> tuple[int, float, f
     return acknowledged, collector.cpu_seconds() - cpu, time.perf_counter() - wall
 
 
+def _figure(value: float) -> str:
+    return f"{value:.0f}" if value >= 100 else f"{value:#.3g}"
+
+
+def page_table(record: dict) -> list[str]:
+    """The table of ``docs/benchmarks.md`` ("The Oblivious HTTP gateway against a direct submission") made from a
+    results ``record``: per batch size, the medians, their ratio and each round's ratio."""
+    rows = ["| reports per batch | direct, CPU-µs per report | gateway, CPU-µs per report | gateway / direct | "
+            "each round's gateway / direct |", "|---:|---:|---:|---:|---:|"]
+    for line in record["lines"]:
+        rounds = ", ".join(f"{gateway / direct:.2f}" for direct, gateway in zip(line["runs_us"]["direct"],
+                                                                                  line["runs_us"]["gateway"]))
+        rows.append(f"| {line['batch_size']:,} | {_figure(line['direct_cpu_us_per_report'])} | "
+                    f"{_figure(line['gateway_cpu_us_per_report'])} | {line['ratio']:.2f} | {rounds} |")
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=1500)
@@ -128,6 +145,7 @@ def main(argv=None) -> None:
             collector.kill()
     record = {"benchmark": "ohttp_gateway", "date": time.strftime("%Y-%m-%d"), "machine": platform.machine(),
               "python": platform.python_version(), "clients": options.clients, "config": CONFIG, "lines": lines}
+    print("\n".join(page_table(record)))
     if options.out:
         Path(options.out).write_text(json.dumps(record, indent=2) + "\n")
 

@@ -28,3 +28,13 @@ def test_the_java_clients_table_is_its_saved_results_and_covers_every_case():
     table = "\n".join(bench.page_table(results))
     assert table in PAGE
     assert f"the smallest ratio is {results['smallest_ratio']:.2f}" in PAGE
+
+
+def test_the_ohttp_gateways_table_is_its_saved_results():
+    """"The Oblivious HTTP gateway against a direct submission": the lines of benchmarks/results/ohttp_gateway.json,
+    each ratio the ratio of its medians."""
+    bench = _bench("bench_ohttp_gateway")
+    results = json.loads((ROOT / "benchmarks" / "results" / "ohttp_gateway.json").read_text())
+    for line in results["lines"]:
+        assert abs(line["ratio"] - line["gateway_cpu_us_per_report"] / line["direct_cpu_us_per_report"]) < 1e-9
+    assert "\n".join(bench.page_table(results)) in PAGE

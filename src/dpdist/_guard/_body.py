@@ -26,7 +26,7 @@ import sys
 from ._rate import address_key
 from ._refusals import Busy, InvalidRequest, TooLarge, TooSlow
 
-__all__ = ["BodyBudget", "receive_body", "too_large", "too_slow", "body_deadline", "next_deadline", "RETRY_BUSY_S",
+__all__ = ["BodyBudget", "HeldBody", "receive_body", "too_large", "too_slow", "body_deadline", "next_deadline", "RETRY_BUSY_S",
            "CLIENT_GONE", "NO_RESPONSE"]
 
 #: the refusal code of a body whose client closed the connection before its end: nothing is answered (no response)
@@ -141,10 +141,26 @@ def next_deadline(limits, start: float, due: float, now: float, size: int) -> fl
     return min(start + limits.body_timeout, now + limits.body_idle_timeout, due + size / limits.min_body_rate)
 
 
+class HeldBody:
+    """The ASGI ``receive`` of a body already in memory (the Oblivious HTTP gateway's inner request): its one message,
+    then ``http.disconnect``.  Nothing of it can be slow: :class:`receive_body` reads it without a deadline."""
+
+    __slots__ = ("message",)
+
+    def __init__(self, body: bytes):
+        self.message: dict | None = {"type": "http.request", "body": body, "more_body": False}
+
+    async def __call__(self) -> dict:
+        message, self.message = self.message, None
+        return message if message is not None else {"type": "http.disconnect"}
+
+
 def _ready(receive) -> bool:
-    """Whether ``await receive()`` returns without waiting: uvicorn's request cycle (``receive.__self__``) holds the
-    message already (its ``message_event`` is set once body bytes or the body's end arrived).  Such a receive needs no
-    deadline: nothing of it can be slow."""
+    """Whether ``await receive()`` returns without waiting: a :class:`HeldBody`, or uvicorn's request cycle
+    (``receive.__self__``) holding the message already (its ``message_event`` is set once body bytes or the body's end
+    arrived).  Such a receive needs no deadline: nothing of it can be slow."""
+    if type(receive) is HeldBody:
+        return True
     event = getattr(getattr(receive, "__self__", None), "message_event", None)
     return isinstance(event, asyncio.Event) and event.is_set()
 

@@ -95,11 +95,12 @@ class _Reader:
         self.data, self.offset, self.max_bytes, self.fields_left = bytes(data), 0, max_bytes, max_fields
 
     def at_end(self) -> bool:
-        """Whether nothing but zero padding is left (a truncated message: its remaining parts are empty)."""
-        rest = self.data[self.offset :]
-        if rest.strip(b"\x00"):
+        """Whether nothing but zero padding is left (a truncated message: its remaining parts are empty); the rest is
+        counted in place, not copied (it holds the content: a whole batch)."""
+        data, offset = self.data, self.offset
+        if offset < len(data) and data[offset] or data.count(0, offset) != len(data) - offset:
             return False
-        self.offset = len(self.data)
+        self.offset = len(data)
         return True
 
     def varint(self) -> int:
@@ -161,7 +162,7 @@ class _Reader:
         return b"".join(chunks)
 
     def padding(self) -> None:
-        if self.data[self.offset :].strip(b"\x00"):
+        if self.data.count(0, self.offset) != len(self.data) - self.offset:
             raise MalformedReportError("A Binary HTTP message has bytes after its trailer section that are not zero padding.")
 
 

@@ -37,7 +37,7 @@ rather than put its answer's status and fields in the clear (outsider finding F3
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import hmac
 import os
 import struct
@@ -82,7 +82,9 @@ class KeyConfigMismatch(MalformedReportError):
     key configuration is not the gateway's)."""
 
 
+@functools.cache
 def _suite():
+    """The one suite's pyhpke ``CipherSuite`` (made once: it holds no key)."""
     try:
         from pyhpke import AEADId, CipherSuite, KDFId, KEMId  # lazy: optional extra dpdist[serve] (pyhpke), tried
     except ImportError:  # pragma: no cover - the serve extra brings it
@@ -173,11 +175,11 @@ def decode_key_list(raw: bytes) -> list[KeyConfig]:
 
 # ---------------------------------------------------------------------- the response's key schedule (section 4.4)
 def _hkdf_extract(salt: bytes, secret: bytes) -> bytes:
-    return hmac.new(salt, secret, hashlib.sha256).digest()
+    return hmac.digest(salt, secret, "sha256")  # one call into OpenSSL (hmac.new builds two hash objects)
 
 
 def _hkdf_expand(prk: bytes, info: bytes, length: int) -> bytes:  # one block: every length here is at most 32
-    return hmac.new(prk, info + b"\x01", hashlib.sha256).digest()[:length]
+    return hmac.digest(prk, info + b"\x01", "sha256")[:length]
 
 
 def response_keys(secret: bytes, enc: bytes, response_nonce: bytes) -> tuple[bytes, bytes]:
@@ -265,11 +267,17 @@ def _recipient(keys: Mapping[int, bytes], data: bytes, label: bytes):
     suite = _suite()
     enc = data[_HEADER_BYTES : _HEADER_BYTES + _ENC_BYTES]
     try:
-        context = suite.create_recipient_context(enc, suite.kem.deserialize_private_key(keys[key_id]),
-                                                 info=label + b"\x00" + data[:_HEADER_BYTES])
+        context = suite.create_recipient_context(enc, _private_key(bytes(keys[key_id])), info=label + b"\x00" + data[:_HEADER_BYTES])
     except Exception:  # pyhpke: a low-order enc, a key that does not decapsulate
         raise MalformedReportError("The encapsulated request's enc is not a usable X25519 key.") from None
     return key_id, context, enc
+
+
+@functools.lru_cache(maxsize=8)
+def _private_key(raw: bytes):
+    """pyhpke's key of a raw X25519 private key, kept for the keys in use (reading one costs a scalar multiplication,
+    about 60 us: once per key, not once per request).  A handful at most: the gateway's ring holds few keys in use."""
+    return _suite().kem.deserialize_private_key(raw)
 
 
 def _open(context, ciphertext: bytes, aad: bytes) -> bytes:

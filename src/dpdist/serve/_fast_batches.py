@@ -54,12 +54,19 @@ class BatchFastPath:
     """Pure ASGI middleware serving the batch route of :data:`._routes.ROUTES` (see the module).
 
     ``privacy_log``: the access-log mode of :class:`._access.PrivacyMiddleware`; ``json_access``: that of
-    :class:`._middleware.RequestIdMiddleware` (``"off"`` unless ``--log-format json``).
+    :class:`._middleware.RequestIdMiddleware` (``"off"`` unless ``--log-format json``).  A subclass serves another
+    route the same way (:mod:`._fast_ohttp`): its :attr:`endpoint`, the request headers it reads (:attr:`wanted`)
+    and its :meth:`_work`.
     """
+
+    #: the endpoint of the route served (found in ``routes``)
+    endpoint = staticmethod(submit_batch)
+    #: the request headers read (the first of each)
+    wanted = _WANTED
 
     def __init__(self, app, service, metrics, routes, *, privacy_log: str = "off", json_access: str = "off"):
         self.app, self.service, self.metrics = app, service, metrics
-        self.route: Route = next(route for route in routes if getattr(route, "endpoint", None) is submit_batch)
+        self.route: Route = next(route for route in routes if getattr(route, "endpoint", None) is self.endpoint)
         self.privacy_log, self.json_access = privacy_log, json_access
 
     async def __call__(self, scope, receive, send):
@@ -76,27 +83,21 @@ class BatchFastPath:
 
     async def _serve(self, scope, receive, send) -> None:
         found: dict[bytes, bytes] = {}
+        wanted = self.wanted
         for name, value in scope["headers"]:  # the first of each, as Starlette's Headers.get
-            if name in _WANTED and name not in found:
+            if name in wanted and name not in found:
                 found[name] = value
         request_id = request_id_of(found.get(b"x-request-id", b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
         metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
-        length = found.get(b"content-length")
-        client = scope.get("client")
-        incoming = Incoming(scope["path_params"]["campaign"], scope["path_params"]["batch_id"],
-                            bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
-                            found.get(b"content-type", b"").decode("latin-1"),
-                            length.decode("latin-1") if length is not None else None, receive)
         metrics.in_flight.inc()
         try:
-            code, body, headers = await self._answer(incoming)
+            code, body, headers = await self._answer(scope, found, receive)
             if code is None:  # the client went away mid-body: no answer, counted as a refusal only
                 answered = False
                 return
             status = code
-            headers += [(b"content-length", str(len(body)).encode()), _JSON, *security_headers(scope),
-                        (b"x-request-id", request_id.encode())]
+            headers += [*security_headers(scope), (b"x-request-id", request_id.encode())]
             logged = status
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
@@ -112,12 +113,12 @@ class BatchFastPath:
                 if self.json_access != "off":
                     AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
 
-    async def _answer(self, incoming: Incoming) -> tuple[int | None, bytes, list]:
-        """The status, body and first headers of the answer (the acknowledgement, a refusal, an outage); status None
-        when there is no one to answer (the client closed the connection mid-body)."""
+    async def _answer(self, scope, found: dict[bytes, bytes], receive) -> tuple[int | None, bytes, list]:
+        """The status, body and headers of the answer (:meth:`_work`'s, a refusal, an outage) but the security headers
+        and the request id; status None when there is no one to answer (the client closed the connection mid-body)."""
         metrics = self.metrics
         try:
-            ack = await accept_batch(self.service, incoming)
+            return await self._work(scope, found, receive)
         except Refusal as refusal:
             metrics.refused_request(refusal.code)
             if refusal.code == CLIENT_GONE:
@@ -126,8 +127,23 @@ class BatchFastPath:
         except DatabaseUnavailableError as error:  # logged by the database layer (once per error class)
             metrics.refused_request("database_unavailable")
             status, document, headers = database_unavailable_answer(error)
-        else:
-            metrics.acknowledged(ack)
-            return 200, _RENDER(ack).encode("utf-8"), []
         raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
-        return status, _RENDER(document).encode("utf-8"), raw
+        return status, *_json(_RENDER(document).encode("utf-8"), raw)
+
+    async def _work(self, scope, found: dict[bytes, bytes], receive) -> tuple[int, bytes, list]:
+        """The acknowledgement of the batch (its status, body, headers); a :class:`Refusal` raised."""
+        length, client = found.get(b"content-length"), scope.get("client")
+        incoming = Incoming(scope["path_params"]["campaign"], scope["path_params"]["batch_id"],
+                            bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
+                            found.get(b"content-type", b"").decode("latin-1"),
+                            length.decode("latin-1") if length is not None else None, receive)
+        ack = await accept_batch(self.service, incoming)
+        self.metrics.acknowledged(ack)
+        return 200, *_json(_RENDER(ack).encode("utf-8"), [])
+
+
+def _json(body: bytes, headers: list) -> tuple[bytes, list]:
+    """A JSON answer's body and headers, as ``JSONResponse`` renders them (``headers``, then its length and type)."""
+    headers.append((b"content-length", str(len(body)).encode()))
+    headers.append(_JSON)
+    return body, headers

@@ -41,9 +41,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .._guard._body import HeldBody
 from ..errors import MalformedReportError
 from ..relay import _bhttp, _ohttp
-from ._http import bearer, read_body
+from ._http import bearer, body_of
+from ._logs import REQUEST_ID
 from ._ohttp_keys import GatewayKeys
 from ._openapi import documented, json_answer
 from ._refusals import InvalidRequest, UnsupportedMediaType
@@ -59,6 +61,7 @@ _DEVICE_ROUTES = (("PUT", re.compile(r"/api/campaigns/[^/]+/batches/[^/]+")),
                   ("POST", re.compile(r"/api/campaigns/[^/]+/batches(/[^/]+)?")),
                   ("GET", re.compile(r"/api/campaigns/[^/]+/(config|identity)")))
 #: fields about a connection (RFC 9110 section 7.6.1), not about the inner request: dropped both ways
+_NO_STORE = {"cache-control": "no-store"}
 _HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade",
                          b"trailer", b"host", b"content-length"})
 
@@ -98,12 +101,21 @@ async def keys(request: Request) -> Response:
             answers={200: {"description": "the encapsulated response", "content": {_ohttp.RESPONSE_CONTENT_TYPE: {}}}},
             errors=(400, 408, 413, 415, 503))
 async def gateway(request: Request) -> Response:
-    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    headers = request.headers
+    return await serve_encapsulated(request.app, request.scope, request.receive, headers.get("content-type", ""),
+                                    headers.get("content-length"), headers.get("host", "").encode("latin-1"))
+
+
+async def serve_encapsulated(app, scope, receive, content_type: str, content_length: str | None, host: bytes) -> Response:
+    """The answer to ``POST /ohttp/gateway`` (module docstring), whatever read the request (Starlette's route, or
+    :mod:`._fast_ohttp`): ``app`` the application, ``scope`` and ``receive`` the request's, ``content_type``,
+    ``content_length`` (None without one) and ``host`` its headers'.  Refusals are raised (:class:`._refusals.Refusal`)."""
+    content_type = content_type.split(";")[0].strip().lower()
     if content_type not in (_ohttp.REQUEST_CONTENT_TYPE, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE):
         raise UnsupportedMediaType("not_ohttp", f"The gateway takes {_ohttp.REQUEST_CONTENT_TYPE} or "
                                                 f"{_ohttp.CHUNKED_REQUEST_CONTENT_TYPE}. Got {content_type!r:.80}.")
-    ring = gateway_keys(request.app)
-    async with read_body(request, anonymous=True) as body:
+    ring, service, client = gateway_keys(app), app.state.service, scope.get("client")
+    async with body_of(service, content_length, receive, host=client[0] if client else None, anonymous=True) as body:
         key_id = body[0] if body else None
         private_keys = ring.cached_private_keys(key_id)
         if not private_keys:  # none read lately, or not this key id: read the ring off the event loop
@@ -111,19 +123,19 @@ async def gateway(request: Request) -> Response:
         try:
             opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE)
         except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is (outsider finding F6)
-            metrics = getattr(request.app.state, "metrics", None)
+            metrics = getattr(app.state, "metrics", None)
             if metrics is not None:
                 metrics.refused_request("ohttp_key")
             return JSONResponse({"type": PROBLEM_TYPE, "title": "key identifier unknown", "detail": str(mismatch)},
                                 status_code=400, media_type="application/problem+json")
         except MalformedReportError as error:
             raise InvalidRequest("not_decapsulated", str(error)) from None
-    status, headers, content = await _serve_inner(request, opened.message, opened.dialect)
+    status, headers, content = await _serve_inner(app, scope, host, opened.message, opened.dialect)
     if opened.dialect == _ohttp.OHTTPY_DIALECT:  # its design: status and fields on the outer answer, the content sealed
         fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
         return Response(opened.respond(content), status_code=status, headers={**fields, "cache-control": "no-store"})
     answer = opened.respond(_padded(_bhttp.encode_response(_bhttp.Response(status, headers, content))))
-    return Response(answer, media_type=opened.response_content_type, headers={"cache-control": "no-store"})
+    return Response(answer, media_type=opened.response_content_type, headers=_NO_STORE)
 
 
 def _padded(message: bytes) -> bytes:
@@ -134,11 +146,12 @@ def _padded(message: bytes) -> bytes:
     return message + bytes(target - len(message))
 
 
-async def _serve_inner(request: Request, message: bytes, dialect: str | None) -> tuple[int, _bhttp.Fields, bytes]:
-    """The inner request served by this application (module docstring): its status, fields and content.  A request of
-    dpdist's clients (:data:`~dpdist.relay._ohttp.WHOLE_ANSWER_FIELD`) opened in ohttpy's dialect (a relay relabelled it
-    chunked) is refused unserved: its answer would go in the clear (``ohttp_dialect_mismatch``, outsider finding F3)."""
-    service = service_of(request)
+async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: str | None) -> tuple[int, _bhttp.Fields, bytes]:
+    """The inner request served by ``app`` (module docstring; ``outer``: the outer request's scope, ``host`` its Host
+    header's value): its status, fields and content.  A request of dpdist's clients
+    (:data:`~dpdist.relay._ohttp.WHOLE_ANSWER_FIELD`) opened in ohttpy's dialect (a relay relabelled it chunked) is
+    refused unserved: its answer would go in the clear (``ohttp_dialect_mismatch``, outsider finding F3)."""
+    service = app.state.service
     try:
         inner = _bhttp.decode_request(message, max_bytes=service.max_body_bytes)
     except MalformedReportError as error:
@@ -152,18 +165,14 @@ async def _serve_inner(request: Request, message: bytes, dialect: str | None) ->
     if not any(inner.method == method and pattern.fullmatch(path) for method, pattern in _DEVICE_ROUTES):
         return _json_answer(404, "not_through_gateway", f"The gateway serves a device's requests only (a batch, a "
                                                         f"campaign's config or identity). Got {inner.method} {path[:200]}.")
-    host = inner.authority.encode("ascii") or request.headers.get("host", "").encode("latin-1")
+    host = inner.authority.encode("ascii") or host
     headers = [(name, value) for name, value in inner.headers if name not in _HOP_BY_HOP]
     headers += [(b"host", host), (b"content-length", str(len(inner.content)).encode())]
     scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
              "method": inner.method, "scheme": inner.scheme, "path": unquote(path), "raw_path": path.encode("ascii"),
              "query_string": query.encode("ascii"), "root_path": "", "headers": headers,
-             "client": request.scope.get("client"), "server": request.scope.get("server"), "extensions": {}}
+             "client": outer.get("client"), "server": outer.get("server"), "extensions": {}}
     answer: dict = {"status": 500, "headers": [], "body": []}
-    pending = [{"type": "http.request", "body": inner.content, "more_body": False}]
-
-    async def receive():
-        return pending.pop() if pending else {"type": "http.disconnect"}
 
     async def send(message):
         if message["type"] == "http.response.start":
@@ -171,7 +180,11 @@ async def _serve_inner(request: Request, message: bytes, dialect: str | None) ->
         elif message["type"] == "http.response.body":
             answer["body"].append(message.get("body", b""))
 
-    await request.app(scope, receive, send)
+    request_id = REQUEST_ID.get()
+    try:
+        await app(scope, HeldBody(inner.content), send)
+    finally:  # the inner request set its own id: the outer's records (its access line) carry the outer's
+        REQUEST_ID.set(request_id)
     fields = tuple((bytes(name).lower(), bytes(value)) for name, value in answer["headers"]
                    if bytes(name).lower() not in _HOP_BY_HOP)
     return answer["status"], fields, b"".join(answer["body"])

@@ -6,7 +6,7 @@ cannot answer (logged once per error class by the database layer, not as a
 traceback per request), and the middleware, outermost first (outside the
 privacy middleware of :mod:`._access`): request id (and the JSON access line),
 metrics, CORS (only with ``cors_origins``), security headers; outside them all (without CORS), the devices'
-batch route served in one layer (:mod:`._fast_batches`).  See ``docs/deployment.md`` ("Operating", "Metrics", "Behind a reverse proxy").
+batch route and the Oblivious HTTP gateway's, each served in one layer (:mod:`._fast_batches`, :mod:`._fast_ohttp`).  See ``docs/deployment.md`` ("Operating", "Metrics", "Behind a reverse proxy").
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .._validation import Options, validate_params
 from ..errors import InvalidParameterError
 from ._database import DatabaseUnavailableError
 from ._fast_batches import BatchFastPath
+from ._fast_ohttp import GatewayFastPath
 from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, MIN_FREE_BYTES, READY_TIMEOUT, Readiness
 from ._http import bearer, database_unavailable_answer
 from ._logs import LOG_FORMATS
@@ -123,8 +124,9 @@ def install(app, service, operations: Operations | None = None) -> None:
     # text logs keep the access line of the privacy middleware (uvicorn's format)
     access = getattr(getattr(service, "limits", None), "access_log", "anonymous") if operations.log_format == "json" else "off"
     app.add_middleware(RequestIdMiddleware, access_log=access)
-    if not operations.cors_origins:  # the devices' batches, served in one layer (with CORS: by the whole stack)
-
-        app.add_middleware(BatchFastPath, service=service, metrics=metrics, routes=app.routes,
-                           privacy_log=getattr(getattr(service, "limits", None), "access_log", "anonymous"), json_access=access)
+    if not operations.cors_origins:  # the devices' batches and encapsulated requests, each served in one layer
+        privacy_log = getattr(getattr(service, "limits", None), "access_log", "anonymous")  # (with CORS: by the whole stack)
+        for fast_path in (GatewayFastPath, BatchFastPath):  # the batch route's outermost: a direct batch passes no other
+            app.add_middleware(fast_path, service=service, metrics=metrics, routes=app.routes, privacy_log=privacy_log,
+                               json_access=access)
     db.outages.enabled = True

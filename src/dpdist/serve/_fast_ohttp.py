@@ -1,0 +1,40 @@
+"""The Oblivious HTTP gateway's request, ``POST /ohttp/gateway``, served without Starlette's layers.
+
+An encapsulated request went through every layer of the application (five middleware, Starlette's routing and
+exception layers, its ``Request``) before its inner request took the batch route's fast path: about three times
+the CPU of the direct request it carries (``docs/benchmarks.md``, "The Oblivious HTTP gateway against a direct
+submission").  :class:`GatewayFastPath` serves the gateway's route the way :class:`._fast_batches.BatchFastPath`
+serves the batch route, with the same steps and the same answers byte for byte:
+
+* the same work (:func:`._ohttp_gateway.serve_encapsulated`: the content type, the body's limits and the
+  client address's share of the body memory, the key ring, HPKE, the inner request served by the whole
+  application, so through the batch route's fast path, the padded and sealed answer);
+* the same answers: the encapsulated answer as ``Response`` renders it, a refusal or an outage as the exception
+  handlers answer it, RFC 9458's key problem, the security headers and ``X-Request-ID``; an unexpected error
+  propagates to Starlette's outermost layer (500), as before;
+* the same records: metrics (latency, status, requests in flight, refusals; the inner request's its own), the
+  access lines, the request id of log records.
+
+It takes what :class:`~._fast_batches.BatchFastPath` takes: no query string, no ``root_path``, no CORS.
+"""
+
+from __future__ import annotations
+
+from ._fast_batches import BatchFastPath
+from ._ohttp_gateway import gateway, serve_encapsulated
+
+__all__ = ["GatewayFastPath"]
+
+
+class GatewayFastPath(BatchFastPath):
+    """Pure ASGI middleware serving ``POST /ohttp/gateway`` of :data:`._ohttp_gateway.ROUTES` (see the module)."""
+
+    endpoint = staticmethod(gateway)
+    wanted = frozenset({b"content-type", b"content-length", b"x-request-id", b"host"})
+
+    async def _work(self, scope, found: dict[bytes, bytes], receive) -> tuple[int, bytes, list]:
+        """The gateway's answer (its status, body and headers as Starlette renders them); a refusal raised."""
+        length = found.get(b"content-length")
+        response = await serve_encapsulated(scope["app"], scope, receive, found.get(b"content-type", b"").decode("latin-1"),
+                                            length.decode("latin-1") if length is not None else None, found.get(b"host", b""))
+        return response.status_code, bytes(response.body), list(response.raw_headers)

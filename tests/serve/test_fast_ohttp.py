@@ -1,0 +1,192 @@
+"""``POST /ohttp/gateway`` served by one ASGI layer (``_fast_ohttp``) answers as the whole stack does.
+
+A request with a query string goes through every middleware and Starlette's route (the fast path leaves it to them),
+the same request without one through :class:`~dpdist.serve._fast_ohttp.GatewayFastPath`: the status, the headers
+(names, values, order) and, for an answer in the clear, the body must be equal; an encapsulated answer is sealed under a
+fresh nonce each time, so its length and what it opens to must be equal.  Both must be counted alike in the metrics,
+and the access line of the outer request carries the outer request's id on both paths.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+pytest.importorskip("pyhpke")
+
+with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test client; httpx works the same here
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from dpdist import io, local  # noqa: E402
+from dpdist.relay import _bhttp, _ohttp  # noqa: E402
+from dpdist.serve import create_app  # noqa: E402
+from dpdist.serve._fast_ohttp import GatewayFastPath  # noqa: E402
+from dpdist.serve._logs import REQUEST_ID  # noqa: E402
+from serve_support import ADMIN_TOKEN  # noqa: E402
+
+GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+OHTTP = {"Content-Type": _ohttp.REQUEST_CONTENT_TYPE}
+SUBMIT_TOKEN = "devices-of-the-gateway-campaign"
+
+
+@pytest.fixture
+def served(tmp_path, monkeypatch):
+    """A client of the application, the gateway's key configuration, and the requests the gateway's fast path served."""
+    calls = []
+    serve = GatewayFastPath._serve
+
+    async def counted(self, scope, receive, send):
+        calls.append(scope["path"])
+        await serve(self, scope, receive, send)
+
+    monkeypatch.setattr(GatewayFastPath, "_serve", counted)
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js")
+    with TestClient(app) as client:
+        created = client.post("/api/campaigns", json={"campaign": "fast", "config": GRR, "submit_token": SUBMIT_TOKEN},
+                              headers=ADMIN)
+        assert created.status_code == 201, created.text
+        assert client.post("/api/campaigns/fast/open", headers=ADMIN).status_code == 200
+        (config, *_) = _ohttp.decode_key_list(client.get("/ohttp/keys").content)
+        yield client, config, calls
+
+
+def _batch(batch_id: str, *, token: str = SUBMIT_TOKEN, value: int = 3, chunked: bool = False) -> bytes:
+    """A batch PUT as a device encodes it (Binary HTTP), ``batch_id`` its id."""
+    protocol = local.from_config(GRR)
+    body = io.encode_record(protocol, protocol.privatize(np.array([value]), rng=value))
+    fields = ((b"content-type", b"application/octet-stream"), (b"authorization", f"Bearer {token}".encode()))
+    if not chunked:
+        fields += (_ohttp.WHOLE_ANSWER_FIELD,)
+    return _bhttp.encode_request(_bhttp.Request("PUT", "http", "testserver", f"/api/campaigns/fast/batches/{batch_id}",
+                                                fields, body))
+
+
+def _headers(response) -> list:
+    """The answer's headers, the fresh request id and the date left out."""
+    return [(name, b"-" if name in (b"x-request-id", b"date") else value) for name, value in response.headers.raw]
+
+
+def _both(client, calls, make, headers=OHTTP) -> tuple:
+    """The fast path's and the whole stack's (``?via=stack``) answers to the requests ``make()`` builds: each
+    ``(status, headers, body, the context of its encapsulation or None)``."""
+    answers = []
+    for suffix in ("", "?via=stack"):
+        before = len(calls)
+        body, context = make()
+        response = client.post("/ohttp/gateway" + suffix, content=body, headers=headers)
+        assert len(calls) == before + (suffix == ""), "the fast path served a request with a query string, or not its own"
+        answers.append((response.status_code, _headers(response), response.content, context))
+    return tuple(answers)
+
+
+def _opened(answer) -> _bhttp.Response:
+    """The inner answer of an encapsulated one, its fresh request id left out."""
+    status, headers, body, context = answer
+    assert status == 200 and dict(headers)[b"content-type"] == b"message/ohttp-res"
+    inner = _bhttp.decode_response(context.open_response(body))
+    fields = tuple((name, b"-" if name == b"x-request-id" else value) for name, value in inner.headers)
+    return _bhttp.Response(inner.status, fields, inner.content)
+
+
+def test_an_acknowledgement_is_the_same_on_both_paths(served):
+    client, config, calls = served
+    ids = iter(("a" * 32, "b" * 32))
+    fast, stack = _both(client, calls, lambda: _ohttp.encapsulate_request(config, _batch(next(ids))))
+    assert fast[:2] == stack[:2] and len(fast[2]) == len(stack[2])
+    assert dict(fast[1])[b"cache-control"] == b"no-store"
+    inner_fast, inner_stack = _opened(fast), _opened(stack)
+    assert inner_fast.status == inner_stack.status == 200 and inner_fast.headers == inner_stack.headers
+    assert inner_fast.content.replace(b"a" * 32, b"b" * 32) == inner_stack.content
+    assert b'"accepted":1' in inner_fast.content and b'"duplicate":false' in inner_fast.content
+    again = _opened(_both(client, calls, lambda: _ohttp.encapsulate_request(config, _batch("a" * 32)))[0])
+    assert b'"duplicate":true' in again.content
+    assert client.get("/api/campaigns/fast", headers=ADMIN).json()["n"] == 2
+
+
+@pytest.mark.parametrize("case", ["wrong_token", "malformed_binary_http", "not_through_gateway"])
+def test_an_inner_refusal_is_the_same_on_both_paths(served, case):
+    client, config, calls = served
+    if case == "wrong_token":
+        message = _batch("c" * 32, token="nope")
+    elif case == "malformed_binary_http":
+        message = b"\x00\x03PUT\x04http\x00\x03/api\x01"
+    else:
+        message = _bhttp.encode_request(_bhttp.Request("GET", "http", "testserver", "/api/campaigns", ()))
+    fast, stack = _both(client, calls, lambda: _ohttp.encapsulate_request(config, message))
+    assert fast[:2] == stack[:2] and len(fast[2]) == len(stack[2])
+    inner_fast, inner_stack = _opened(fast), _opened(stack)
+    assert (inner_fast.status, inner_fast.headers, inner_fast.content) == (inner_stack.status, inner_stack.headers,
+                                                                          inner_stack.content)
+    assert 400 <= inner_fast.status < 500
+    assert case == "wrong_token" or case.encode() in inner_fast.content
+
+
+@pytest.mark.parametrize("case", ["media_type", "not_decapsulated", "unknown_key", "too_large", "dialect_mismatch"])
+def test_every_refusal_of_the_gateway_is_the_same_on_both_paths(served, case):
+    client, config, calls = served
+    headers = OHTTP
+    if case == "media_type":
+        headers = {"Content-Type": "application/octet-stream"}
+    if case == "dialect_mismatch":  # an RFC 9458 request of dpdist's clients relabelled as chunked (outsider finding F3)
+        headers = {"Content-Type": _ohttp.CHUNKED_REQUEST_CONTENT_TYPE}
+    bodies = {"media_type": b"\x00" * 80, "not_decapsulated": b"\x00" * 10, "too_large": b"x" * (17 << 20),
+              "unknown_key": bytes([(config.key_id + 1) % 256]) + bytes.fromhex("002000010001") + b"\x01" * 60}
+    make = (lambda: (bodies[case], None)) if case in bodies else (
+        lambda: _ohttp.encapsulate_request(config, _batch("d" * 32)))
+    fast, stack = _both(client, calls, make, headers)
+    assert fast[:3] == stack[:3]
+    assert 400 <= fast[0] < 500
+    assert client.get("/api/campaigns/fast", headers=ADMIN).json()["n"] == 0
+
+
+def test_both_paths_are_counted_alike_in_the_metrics(served):
+    client, config, calls = served
+    ids = iter(f"{index:032x}" for index in range(2))
+    _both(client, calls, lambda: _ohttp.encapsulate_request(config, _batch(next(ids))))
+    _both(client, calls, lambda: (b"\x00" * 10, None))
+    _both(client, calls, lambda: (b"\x00" * 80, None), {"Content-Type": "text/plain"})
+    assert len(calls) == 3
+    text = client.get("/metrics", headers=ADMIN).text
+    route = re.escape('route="/ohttp/gateway"')
+    assert re.search(rf'dpdist_http_responses_total\{{method="POST",{route},status="200"\}} 2\.0', text)
+    assert re.search(rf'dpdist_http_responses_total\{{method="POST",{route},status="400"\}} 2\.0', text)
+    assert re.search(rf'dpdist_http_responses_total\{{method="POST",{route},status="415"\}} 2\.0', text)
+    assert re.search(rf'dpdist_request_duration_seconds_count\{{method="POST",{route}\}} 6\.0', text)
+    batches = re.escape('route="/api/campaigns/{campaign}/batches/{batch_id}"')  # the inner requests, as direct ones
+    assert re.search(rf'dpdist_http_responses_total\{{method="PUT",{batches},status="200"\}} 2\.0', text)
+    assert 'dpdist_batches_total{outcome="new"} 2.0' in text and "dpdist_reports_accepted_total 2.0" in text
+    assert 'dpdist_requests_refused_total{reason="not_decapsulated"} 2.0' in text
+    assert 'dpdist_requests_refused_total{reason="not_ohttp"} 2.0' in text
+    assert "dpdist_requests_in_flight 1.0" in text  # the scrape itself: nothing else left in flight
+
+
+def test_the_outer_access_line_carries_the_outer_request_id_on_both_paths(served):
+    """The inner request sets its own request id while it is served; the outer's access line, written after, carried
+    the inner's id.  Now the outer's, on both paths."""
+    client, config, calls = served
+    lines = []
+
+    class Seen(logging.Handler):
+        def emit(self, record):
+            lines.append((record.getMessage(), REQUEST_ID.get()))
+
+    access, seen = logging.getLogger("uvicorn.access"), Seen()
+    access.addHandler(seen)
+    level = access.level
+    access.setLevel(logging.INFO)
+    try:
+        ids = iter(("e" * 32, "f" * 32))
+        _both(client, calls, lambda: _ohttp.encapsulate_request(config, _batch(next(ids))),
+              {**OHTTP, "X-Request-ID": "outer-probe"})
+    finally:
+        access.removeHandler(seen)
+        access.setLevel(level)
+    outer = [request_id for message, request_id in lines if "/ohttp/gateway" in message]
+    inner = [request_id for message, request_id in lines if "/batches/" in message]
+    assert outer == ["outer-probe", "outer-probe"] and len(inner) == 2 and "outer-probe" not in inner
