@@ -49,3 +49,22 @@ def test_group_release_per_person_refuses_bad_arguments_by_name(kwargs, named):
     function = kwargs.pop("function", central.cdf)
     with pytest.raises(InvalidParameterError, match=named):
         frame.group_release(table, "x", "key", function, epsilon=1.0, bounds=(0, 1), **kwargs)
+
+
+@pytest.mark.parametrize("persons", [3, 60, 400])
+@pytest.mark.parametrize("function, kwargs", [
+    (central.quantiles, {"method": "slice", "delta": 1e-6}),
+    (central.tree_cdf, {"neighbouring": "replace"}),
+    (central.histogram_queries, {}),
+])
+def test_a_replace_release_per_person_is_refused_by_name_before_the_data_are_read(persons, function, kwargs):
+    """The outsider's F3 (issue 65, round 2): slice quantiles was dry-run on the real ids first, so a 60-person table
+    was refused by "the n = 60 records are too close" (a private count), a 400-person one by the refusal of replace
+    releases. Now every table is refused alike, by the function and the neighbouring it states, and no message holds a
+    count of the data."""
+    table = pd.DataFrame({"user": np.arange(persons), "key": "a", "x": np.random.default_rng(1).uniform(0, 1, persons)})
+    args = (0.5,) if function is central.quantiles else ()
+    with pytest.raises(InvalidParameterError, match="under add/remove neighbours.*replace") as refused:
+        frame.group_release(table, "x", "key", function, *args, epsilon=1.0, bounds=(0, 1), groups=["a"],
+                            privacy_id="user", max_groups=1, max_contributions=1, rng=1, **kwargs)
+    assert str(persons) not in str(refused.value)

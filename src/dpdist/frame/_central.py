@@ -159,6 +159,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         public and each group's number of records is released with its result.
     """
     from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
+    from ..central._partitions import refuse_replace_first  # lazy: loads scipy (0.4-2 s)
 
     owner = "frame.group_release"
     table, column, by = check_frame(owner, frame, column, check_by(owner, by))
@@ -168,6 +169,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     keys = None if groups is None else check_groups(owner, groups, by, keys_policy)
     if keys is None or any(given is not None for given in (privacy_id, max_groups, selection_epsilon, selection_delta)):
         plan = check_person_group_by(owner, table, privacy_id, max_groups, keys, selection_epsilon, selection_delta)
+        refuse_replace_first(owner, function, kwargs)  # before any data is read (its dry run could read them)
         table.read((column, *by, *((plan.id_column,) if plan.id_column else ())))  # one query, before any charge
         check_missing_key_rows(owner, table, by, keys_policy, private=True)
         return person_group_release(plan, table, column, by, function, args, kwargs, session, keys_policy == "group",

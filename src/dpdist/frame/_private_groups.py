@@ -92,10 +92,10 @@ def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tup
     values = table.values(column)
     rows = values.size
     ids = None if plan.id_column is None else table.values(plan.id_column)
-    persons = np.arange(rows) if ids is None else person_codes(plan.owner, ids, rows)  # a missing id: refused here
     release_kwargs = kwargs if ids is None else {**kwargs, "privacy_id": ids}
-    planned = planned_of(values, release_kwargs)
+    planned = planned_of(values, release_kwargs)  # a run on no records: a replace release refused before any is read
     total = composed(plan, planned)
+    persons = np.arange(rows) if ids is None else person_codes(plan.owner, ids, rows)  # a missing id: refused here
     if session is not None:
         session.charge(total, f"group_release column {column!r} by {list(by)} ({_what(plan)})")
     present, _ = table.groups(by, keep_missing=keep_missing)
