@@ -349,3 +349,19 @@ def test_a_delta_that_group_privacy_would_divide_below_the_floats_is_refused_by_
     with pytest.raises(InvalidParameterError, match=r"'epsilon' argument \(2000\.0 per person\) with max_contributions=2"):
         central.polynomial_projection(np.array([0.1, 0.2, 0.3, 0.3]), 2000.0, 1e-6, (0, 1), rng=1,
                                       privacy_id=np.array([0, 1, 2, 2]), max_contributions=2)
+
+
+def test_slice_quantiles_per_person_states_no_n_and_its_note_does_not_say_it_does():
+    """The outsider's F2 (issue 65, round 2): slice quantiles is a replace release with ``n: null``; its note said "n is
+    the rows kept" as if the result held n. Now the note says n is public (the plan is a function of it) without a
+    result's n, and the bound ``auto`` is the exact quantile of the public counts, for no budget."""
+    persons = np.random.default_rng(3).geometric(0.25, 400)
+    ids = np.repeat(np.arange(persons.size), persons)
+    values = np.random.default_rng(4).uniform(0, 1, ids.size)
+    release = _quiet(lambda: central.quantiles(values, [0.5], epsilon=1.0, bounds=(0, 1), method="slice", delta=1e-6,
+                                               privacy_id=ids, max_contributions="auto", rng=0))
+    notes = " ".join(release.notes())
+    assert release.guarantee.neighbouring == "replace" and release.n is None
+    assert "NUMBER of rows is public" in notes and "a result that states no n" in notes
+    assert "n is the rows kept" not in notes
+    assert release.details["privacy_unit"]["max_contributions"] == int(np.sort(persons)[math.ceil(0.9 * 400) - 1])
