@@ -153,7 +153,7 @@ BAD_BOUNDS = [0, -1, 2.5, "3", True, None, [2]]
 @pytest.mark.parametrize("name", sorted(RELEASES))
 def test_bad_units_are_refused_by_name_before_anything_is_released(name):
     release = RELEASES[name]
-    with pytest.raises(InvalidParameterError, match="'privacy_id' argument .* one id per value .* 22 ids. Got 21"):
+    with pytest.raises(InvalidParameterError, match="'privacy_id' argument .* one id per value .* another number of ids"):
         release(X, 1.0, privacy_id=IDS[:-1], max_contributions=2)
     for bound in BAD_BOUNDS:
         with pytest.raises(InvalidParameterError, match="'max_contributions'"):

@@ -241,8 +241,8 @@ def person_codes(owner: str, privacy_id: Any, rows: int) -> np.ndarray:
                                     f"of shape {ids.shape} instead.")
     if ids.size != rows:
         raise InvalidParameterError(
-            f"The 'privacy_id' argument of {owner} must hold one id per value of the data: {rows} ids. Got {ids.size} "
-            "instead.")
+            f"The 'privacy_id' argument of {owner} must hold one id per value of the data. Got another number of ids "
+            "than of values (how many of each is not printed: numbers of rows of the private data).")
     if ids.dtype.kind not in "iubfUSOMm":
         raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold {ID_KINDS}. Got dtype "
                                     f"{ids.dtype} instead.")
