@@ -60,14 +60,16 @@ def _release_function(owner: str, function, args: tuple, kwargs: dict) -> Callab
     return function
 
 
-def _run(column: str, function, values, args, kwargs, session):
-    """One release of ``values``; its schema errors name the column (a string column is not numeric)."""
+def _run(column: str, function, values, args, kwargs, session, id_column: str | None = None):
+    """One release of ``values``; its schema errors name the column (a string column is not numeric), or the id
+    column ``id_column`` for an error of the ids."""
     try:
         if session is not None:
             return session.release(function, values, *args, label=f"release column {column!r}", **kwargs)
         return function(values, *args, **kwargs)
     except InvalidValueTypeError as error:
-        raise InvalidValueTypeError(f"Column {column!r}: {error}") from None
+        named = id_column if id_column is not None and "'privacy_id' argument" in str(error) else column
+        raise InvalidValueTypeError(f"Column {named!r}: {error}") from None
 
 
 def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, session: BudgetSession | None = None,
@@ -88,8 +90,9 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     owner = "frame.release"
     table, column, _ = check_frame(owner, frame, column)
     function, session = _release_function(owner, function, args, kwargs), check_session(owner, session)
+    id_column = kwargs.get("privacy_id") if isinstance(kwargs.get("privacy_id"), str) else None
     kwargs = _with_id_column(owner, table, column, kwargs)
-    return _run(column, function, table.values(column), args, kwargs, session)
+    return _run(column, function, table.values(column), args, kwargs, session, id_column)
 
 
 def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
