@@ -1,4 +1,4 @@
-"""Persons' ids (``privacy_id``): which ids are one person, one rule for the in-memory and the cluster paths.
+r"""Persons' ids (``privacy_id``): which ids are one person, one rule for the in-memory and the cluster paths.
 
 Two rows are one person when their ids are **equal as values of one kind**:
 
@@ -8,7 +8,8 @@ Two rows are one person when their ids are **equal as values of one kind**:
   ``np.float32`` and Python floats, are compared as exact Python numbers, never rounded through float64 or
   float32);
 * **strings**: compared code point by code point (``"alice"``, ``"Alice"`` and ``" alice"`` are three
-  persons: nothing is stripped, folded or normalised);
+  persons: nothing is stripped, folded or normalised; ``"a\x00"`` and ``"a"`` are two, though NumPy's ``str``
+  arrays cannot hold the first: a list holding such a string is kept as Python strings);
 * **bytes**: compared byte by byte;
 * **dates and times** (``numpy.datetime64``, ``datetime.datetime``) and **durations**: compared as instants
   (in memory only; a cluster refuses them, :mod:`dpdist.distributed._hashing`).
@@ -123,4 +124,10 @@ def id_array(owner: str, privacy_id: Any, name: str = "privacy_id") -> np.ndarra
     if len(kinds.get("number", ())) > 1:  # numbers of several types: each as its exact Python value
         return np.array([value.item() if isinstance(value, np.generic) else value for value in ids.tolist()],
                         dtype=object)
-    return ids if isinstance(privacy_id, np.ndarray) else np.asarray(privacy_id)
+    if isinstance(privacy_id, np.ndarray) or any(map(_ends_in_nul, ids.tolist())):
+        return ids  # an object array kept: NumPy's str and bytes arrays strip trailing NULs ("a\x00" would be "a")
+    return np.asarray(privacy_id)
+
+
+def _ends_in_nul(value: Any) -> bool:
+    return (isinstance(value, str) and value.endswith("\x00")) or (isinstance(value, bytes) and value.endswith(b"\x00"))
