@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
-from typing import Any, Callable
+from typing import Callable
 
 import numpy as np
 
