@@ -43,3 +43,34 @@ def test_missing_ids_are_no_kind_and_are_found():
     np.testing.assert_array_equal(ids_missing(np.array(["2024-01-01", "NaT"], dtype="datetime64[D]")), [False, True])
     assert type_label(np.array([1, "a", None], dtype=object)) == "object of int, str"
     assert type_label(np.array(["a"])) == "str" and type_label(np.array([1])) == "int64"
+
+
+def _partition(codes) -> set[frozenset[int]]:
+    """Which rows are one person, whatever the codes' names."""
+    rows: dict = {}
+    for row, code in enumerate(codes):
+        rows.setdefault(code, set()).add(row)
+    return {frozenset(group) for group in rows.values()}
+
+
+def test_numpy_and_python_floats_in_one_object_array_are_compared_exactly_as_on_a_cluster():
+    """The outsider's F1 (issue 65, round 2): NumPy 2 has ``np.float32(0.1) == 0.1`` and ``== 0.1000000001`` (the
+    Python float rounded to float32), so ``np.unique`` split the person ``np.float32(0.1)`` into several; by exact
+    value the one-process rule and the cluster's (``distributed.bound_blocks``, exact hashes) are one."""
+    from dpdist import distributed
+    from dpdist.central._contributions import person_codes
+
+    choices = [np.float32(0.1), 0.1, 0.1000000001, np.float16(0.1), float(np.float16(0.1)), np.float32(0.5), 0.5]
+    rng = np.random.default_rng(0)
+    for trial in range(200):
+        rows = int(rng.integers(3, 40))
+        picks = rng.integers(0, len(choices), rows)
+        ids = np.empty(rows, dtype=object)
+        ids[:] = [choices[i] for i in picks]
+        codes = person_codes("f", ids, rows)
+        assert _partition(codes) == _partition([float(choices[i]) for i in picks]), trial  # exact values
+        kept = distributed.bound_blocks([(ids, np.arange(rows, dtype=float))], rows, seed=trial)
+        cluster = np.empty(rows, dtype=np.uint64)
+        cluster[kept.values.astype(int)] = kept.hashes
+        assert _partition(codes) == _partition(cluster.tolist()), trial
+    assert id_array("f", np.array([np.float32(0.1), 0.1], dtype=object)).tolist() == [float(np.float32(0.1)), 0.1]

@@ -1,12 +1,15 @@
-"""Persons' ids (``privacy_id``): which ids are one person, one rule for the in-memory and the cluster paths.
+r"""Persons' ids (``privacy_id``): which ids are one person, one rule for the in-memory and the cluster paths.
 
 Two rows are one person when their ids are **equal as values of one kind**:
 
 * **numbers** (Python and NumPy integers, unsigned integers, floats, booleans): compared by exact numeric
   value, so ``1``, ``1.0``, ``np.uint8(1)`` and ``True`` are one person, and ``2**53 + 1`` and ``2.0**53``
-  are two (a list mixing ints and floats is compared as Python numbers, never rounded through float64);
+  are two (ids of several number types, a list mixing ints and floats or an object array mixing
+  ``np.float32`` and Python floats, are compared as exact Python numbers, never rounded through float64 or
+  float32);
 * **strings**: compared code point by code point (``"alice"``, ``"Alice"`` and ``" alice"`` are three
-  persons: nothing is stripped, folded or normalised);
+  persons: nothing is stripped, folded or normalised; ``"a\x00"`` and ``"a"`` are two, though NumPy's ``str``
+  arrays cannot hold the first: a list holding such a string is kept as Python strings);
 * **bytes**: compared byte by byte;
 * **dates and times** (``numpy.datetime64``, ``datetime.datetime``) and **durations**: compared as instants
   (in memory only; a cluster refuses them, :mod:`dpdist.distributed._hashing`).
@@ -100,8 +103,10 @@ def _kinds(ids: np.ndarray) -> dict[str, set[type]]:
 
 def id_array(owner: str, privacy_id: Any, name: str = "privacy_id") -> np.ndarray:
     """``privacy_id`` as an array whose equal elements are one person (the module docstring): a list or an object
-    array of ids of several kinds refused by ``name`` (the types seen and the kinds allowed); a mix of integers and
-    floats kept as Python numbers (compared exactly, not rounded through float64)."""
+    array of ids of several kinds refused by ``name`` (the types seen and the kinds allowed); numbers of several
+    types (integers and floats, or NumPy and Python floats) kept as Python numbers, compared exactly: neither rounded
+    through float64 nor compared as NumPy 2 compares ``np.float32(0.1) == 0.1`` (true, by rounding the Python float
+    to float32: not exact, not transitive, so that ``np.unique`` split one person into several)."""
     raw = privacy_id if isinstance(privacy_id, np.ndarray) else None
     if raw is None and isinstance(privacy_id, (list, tuple)):
         raw = np.empty(len(privacy_id), dtype=object)
@@ -116,9 +121,13 @@ def id_array(owner: str, privacy_id: Any, name: str = "privacy_id") -> np.ndarra
             f"The {name!r} argument of {owner} must hold ids of one kind: {ID_KINDS}. Got ids of several kinds: {seen}. "
             "They are not converted (1 and '1' would be one person or two by accident): give every id as one kind, "
             "e.g. all strings.")
-    number_types = kinds.get("number", set())
-    if any(issubclass(t, numbers.Integral) for t in number_types) and not all(
-            issubclass(t, numbers.Integral) for t in number_types):
+    if len(kinds.get("number", ())) > 1:  # numbers of several types: each as its exact Python value
         return np.array([value.item() if isinstance(value, np.generic) else value for value in ids.tolist()],
-                        dtype=object)  # ints and floats: compared as Python numbers, exactly
-    return ids if isinstance(privacy_id, np.ndarray) else np.asarray(privacy_id)
+                        dtype=object)
+    if isinstance(privacy_id, np.ndarray) or any(map(_ends_in_nul, ids.tolist())):
+        return ids  # an object array kept: NumPy's str and bytes arrays strip trailing NULs ("a\x00" would be "a")
+    return np.asarray(privacy_id)
+
+
+def _ends_in_nul(value: Any) -> bool:
+    return (isinstance(value, str) and value.endswith("\x00")) or (isinstance(value, bytes) and value.endswith(b"\x00"))

@@ -153,7 +153,7 @@ BAD_BOUNDS = [0, -1, 2.5, "3", True, None, [2]]
 @pytest.mark.parametrize("name", sorted(RELEASES))
 def test_bad_units_are_refused_by_name_before_anything_is_released(name):
     release = RELEASES[name]
-    with pytest.raises(InvalidParameterError, match="'privacy_id' argument .* one id per value .* 22 ids. Got 21"):
+    with pytest.raises(InvalidParameterError, match="'privacy_id' argument .* one id per value .* another number of ids"):
         release(X, 1.0, privacy_id=IDS[:-1], max_contributions=2)
     for bound in BAD_BOUNDS:
         with pytest.raises(InvalidParameterError, match="'max_contributions'"):
@@ -349,3 +349,30 @@ def test_a_delta_that_group_privacy_would_divide_below_the_floats_is_refused_by_
     with pytest.raises(InvalidParameterError, match=r"'epsilon' argument \(2000\.0 per person\) with max_contributions=2"):
         central.polynomial_projection(np.array([0.1, 0.2, 0.3, 0.3]), 2000.0, 1e-6, (0, 1), rng=1,
                                       privacy_id=np.array([0, 1, 2, 2]), max_contributions=2)
+
+
+def test_slice_quantiles_per_person_states_no_n_and_its_note_does_not_say_it_does():
+    """The outsider's F2 (issue 65, round 2): slice quantiles is a replace release with ``n: null``; its note said "n is
+    the rows kept" as if the result held n. Now the note says n is public (the plan is a function of it) without a
+    result's n, and the bound ``auto`` is the exact quantile of the public counts, for no budget."""
+    persons = np.random.default_rng(3).geometric(0.25, 400)
+    ids = np.repeat(np.arange(persons.size), persons)
+    values = np.random.default_rng(4).uniform(0, 1, ids.size)
+    release = _quiet(lambda: central.quantiles(values, [0.5], epsilon=1.0, bounds=(0, 1), method="slice", delta=1e-6,
+                                               privacy_id=ids, max_contributions="auto", rng=0))
+    notes = " ".join(release.notes())
+    assert release.guarantee.neighbouring == "replace" and release.n is None
+    assert "NUMBER of rows is public" in notes and "a result that states no n" in notes
+    assert "n is the rows kept" not in notes
+    assert release.details["privacy_unit"]["max_contributions"] == int(np.sort(persons)[math.ceil(0.9 * 400) - 1])
+
+
+def test_refusals_name_the_function_called_and_an_integral_float_bound_is_taken_as_an_int():
+    """The outsider's F8 (issue 65, round 2): ``central.cdf``'s refusals named "TreeHistogram.release"; and
+    ``max_contributions=2.0`` is taken as 2 (as every int parameter takes an integral float; docs/central.md says so)."""
+    for name, call in (("cdf", central.cdf), ("tree_cdf", central.tree_cdf),
+                       ("quantiles", lambda *a, **k: central.quantiles(*a, q=[0.5], **k))):
+        with pytest.raises(InvalidParameterError, match=f"'privacy_id' argument of {name} must hold one id per value"):
+            call(X, 1.0, (0, 1), privacy_id=IDS[:-1], max_contributions=2)
+    given = _quiet(lambda: central.cdf(X, 1.0, (0, 1), privacy_id=IDS, max_contributions=2.0, rng=0))
+    assert given.details["privacy_unit"]["max_contributions"] == 2

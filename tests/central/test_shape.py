@@ -95,7 +95,7 @@ def test_size_rule_is_kept_as_an_option():
 
 
 def test_bad_rule_is_named():
-    with pytest.raises(InvalidParameterError, match=r"'rule' parameter of TreeHistogram.release.*'adaptive', 'size'.*'flat'"):
+    with pytest.raises(InvalidParameterError, match=r"'rule' parameter of tree_cdf.*'adaptive', 'size'.*'flat'"):
         central.tree_cdf(np.linspace(0, 1, 100), 1.0, (0, 1), rule="flat")
     with pytest.raises(InvalidParameterError, match="branching"):
         central.tree_cdf(np.linspace(0, 1, 100), 1.0, (0, 1), branching=1)

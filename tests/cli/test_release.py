@@ -213,3 +213,23 @@ def test_privacy_ids_of_a_csv_are_compared_as_the_cells_text_exactly(tmp_path):
     ids = read_ids(data, "customer")
     assert ids.tolist() == ["1", "01", " 1", "1.0", "1"]
     np.testing.assert_array_equal(person_codes("dpdist release", ids, 5), [2, 1, 0, 3, 2])
+
+
+def test_privacy_ids_na_null_and_none_are_ids_and_a_blank_line_is_no_row(tmp_path, capsys):
+    """The outsider's F6 (issue 65, round 2): the id cells "NA", "nan", "null" and "None" were read as missing, so a
+    customer called "NA" made the whole file refused; a blank line gave "2 ids. Got 3 instead" (row counts of the
+    private data). Now a cell is its text exactly (only an empty cell is missing), a blank line is no row for the ids as
+    for the values, and no refusal prints a count."""
+    from dpdist.datasets.files import read_ids
+
+    data = tmp_path / "ids.csv"
+    data.write_text("customer,amount\nNA,1\nnan,2\n\nnull,3\nNone,4\n none ,5\nNA,6\n")
+    assert read_ids(data, "customer").tolist() == ["NA", "nan", "null", "None", " none ", "NA"]
+    base = ["release", str(data), "--column", "amount", "--epsilon", "1", "--bounds", "0,10", "--seed", "1",
+            "--privacy-id", "customer", "--max-contributions", "1"]
+    assert main(base) == 0
+    capsys.readouterr()
+    data.write_text("customer,amount\nNA,1\n,2\nB,3\n")
+    assert main(base) == 2
+    error = capsys.readouterr().err
+    assert "missing ids" in error and not any(digit in error.split("ids.csv")[-1] for digit in "0123456789")

@@ -26,3 +26,18 @@ def test_the_reservoir_is_released_per_person_and_per_group_on_the_driver():
     assert shown.details["selection"]["rule"].startswith("truncated geometric")
     listed = distributed.group_release(grouped, central.cdf, epsilon=1.0, bounds=(0, 1), groups=[0, 99], rng=3)
     assert list(listed.keys()) == [0, 99] and listed.guarantee.epsilon == pytest.approx(2.0)
+
+
+def test_a_replace_release_per_group_is_refused_by_name_before_it_runs():
+    """As ``frame.group_release`` (the outsider's F3, issue 65 round 2): slice quantiles and ``neighbouring="replace"``
+    refused from their public arguments, not by a run's error on no records."""
+    from dpdist.errors import InvalidParameterError
+
+    ids, values, groups = _table()
+    grouped = distributed.bound_blocks(_cut((ids, values, groups), 1_000), 4, max_groups=2, seed=1)
+    with pytest.raises(InvalidParameterError, match="method='slice' \\(replace neighbours"):
+        distributed.group_release(grouped, central.quantiles, [0.5], epsilon=1.0, bounds=(0, 1), method="slice",
+                                  delta=1e-6, groups=[0])
+    with pytest.raises(InvalidParameterError, match="tree_cdf with neighbouring='replace'"):
+        distributed.group_release(grouped, central.tree_cdf, epsilon=1.0, bounds=(0, 1), neighbouring="replace",
+                                  groups=[0])

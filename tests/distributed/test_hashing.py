@@ -58,3 +58,22 @@ def test_blocks_of_any_numeric_dtype_group_rows_into_persons_as_the_one_process_
         same_hash = hashes[:, None] == hashes[None, :]
         same_person = codes[:, None] == codes[None, :]
         np.testing.assert_array_equal(same_hash, same_person)
+
+
+def test_strings_and_bytes_are_hashed_as_written_trailing_nuls_and_lone_surrogates_included():
+    """The outsider's F7 (issue 65, round 2): a cluster's object block hashed ``"a\\x00"`` as ``"a"`` (NumPy's str
+    arrays strip trailing NULs) while one process kept them apart, and a lone surrogate raised a raw
+    UnicodeEncodeError. Now both paths have them as written (the surrogate as its ``surrogatepass`` bytes), and a
+    string's hash is the same in an object block and a str block."""
+    from dpdist.central._contributions import person_codes
+
+    key = b"salt of one run!"
+    plain = ["alice", "b", "", "été", "a" * 40]
+    np.testing.assert_array_equal(hash_ids(np.array(plain, dtype=object), key), hash_ids(np.array(plain), key))
+    np.testing.assert_array_equal(hash_ids(np.array([b"x", b""], dtype=object), key), hash_ids(np.array([b"x", b""]), key))
+    for ids in (["a\x00", "a", "a\x00\x00", "\ud800", "\ud800", "a"], [b"a\x00", b"a", b"a"]):
+        hashes = hash_ids(np.array(ids, dtype=object), key)
+        for given in (ids, np.array(ids, dtype=object)):  # a list and an object array: the same persons
+            codes = person_codes("f", given, len(ids))
+            np.testing.assert_array_equal(hashes[:, None] == hashes[None, :], codes[:, None] == codes[None, :])
+        assert len(set(hashes.tolist())) == len(set(ids))

@@ -72,7 +72,7 @@ def test_bad_bounding_is_refused_by_name():
         distributed.bound_blocks([(np.array([1]), np.array([0.5]))], 0)
     with pytest.raises(InvalidParameterError, match="'max_groups' argument .* goes with 'groups'"):
         distributed.bound_blocks([(np.array([1]), np.array([0.5]))], 1, max_groups=2)
-    with pytest.raises(InvalidParameterError, match="ids for 2 values"):
+    with pytest.raises(InvalidParameterError, match="another number of ids than of values"):
         distributed.bound_blocks([(np.array([1]), np.array([0.5, 0.2]))], 1)
     with pytest.raises(MissingValuesError, match="missing ids") as refused:
         distributed.bound_blocks([(np.array([1.0, np.nan, np.nan]), np.array([0.5, 0.2, 0.1]))], 1)

@@ -49,3 +49,34 @@ def test_group_release_per_person_refuses_bad_arguments_by_name(kwargs, named):
     function = kwargs.pop("function", central.cdf)
     with pytest.raises(InvalidParameterError, match=named):
         frame.group_release(table, "x", "key", function, epsilon=1.0, bounds=(0, 1), **kwargs)
+
+
+@pytest.mark.parametrize("persons", [3, 60, 400])
+@pytest.mark.parametrize("function, kwargs", [
+    (central.quantiles, {"method": "slice", "delta": 1e-6}),
+    (central.tree_cdf, {"neighbouring": "replace"}),
+    (central.histogram_queries, {}),
+])
+def test_a_replace_release_per_person_is_refused_by_name_before_the_data_are_read(persons, function, kwargs):
+    """The outsider's F3 (issue 65, round 2): slice quantiles was dry-run on the real ids first, so a 60-person table
+    was refused by "the n = 60 records are too close" (a private count), a 400-person one by the refusal of replace
+    releases. Now every table is refused alike, by the function and the neighbouring it states, and no message holds a
+    count of the data."""
+    table = pd.DataFrame({"user": np.arange(persons), "key": "a", "x": np.random.default_rng(1).uniform(0, 1, persons)})
+    args = (0.5,) if function is central.quantiles else ()
+    with pytest.raises(InvalidParameterError, match="under add/remove neighbours.*replace") as refused:
+        frame.group_release(table, "x", "key", function, *args, epsilon=1.0, bounds=(0, 1), groups=["a"],
+                            privacy_id="user", max_groups=1, max_contributions=1, rng=1, **kwargs)
+    assert str(persons) not in str(refused.value)
+
+
+def test_the_rows_left_out_by_max_groups_are_counted_for_the_holder_of_the_data():
+    """The outsider's F4 (issue 65, round 2): 50 persons x 6 rows over 3 shops, max_groups=1: the 200 rows of the
+    other two shops of each person were in no ContributionBoundWarning. Now they are counted (in ``count`` only)."""
+    table = pd.DataFrame({"c": np.repeat(np.arange(50), 6), "shop": np.tile(["a", "b", "c"], 100), "v": np.zeros(300)})
+    with pytest.warns(ContributionBoundWarning) as warned:
+        grouped = frame.group_release(table, "v", "shop", central.count, epsilon=1.0, groups=["a", "b", "c"],
+                                      privacy_id="c", max_groups=1, max_contributions=3, rng=1)
+    (said,) = [w.message for w in warned if "max_groups" in str(w.message)]
+    assert said.count == 200 and "200" not in str(said) and "100" not in str(said)
+    assert "200" not in grouped.table().to_string() and all(w.filename == __file__ for w in warned)

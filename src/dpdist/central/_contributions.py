@@ -27,8 +27,9 @@ only.  Every central release takes ``privacy_id`` (one id per value: whose row i
 3. **The statement.**  The result's guarantee is :class:`~dpdist.privacy.PrivacyGuarantee` with
    ``unit="person"``: under ``"add-remove"`` one person's rows added or removed, and no exact count of
    persons or of rows kept is in the result (no ``n``); under ``"replace"`` one person's rows replaced by
-   as many rows, so **each person's number of rows is public, not protected** (as ``n`` is: the rows
-   kept, :math:`\sum_i \min(c_i, k)`, is published); the notes say so in capitals and the details
+   as many rows, so **each person's number of rows is public, not protected**, and so is ``n``, the rows
+   kept, :math:`\sum_i \min(c_i, k)` (published as the result's ``n``; ``quantiles(method="slice")`` states
+   no ``n``, but its plan is a function of it); the notes say so in capitals and the details
    under ``"public"``.  Its details hold ``"privacy_unit"`` (the bound, the per-row budget) and its notes
    say it.
 
@@ -168,8 +169,9 @@ class PrivacyUnit:
         else:
             how = (f"the {self.chosen.quantile:g}-quantile of the persons' numbers of rows, exactly, for no budget: "
                    "they are public under replace neighbours")
-        replace = (" Under replace neighbours each person's NUMBER of rows is public, not protected (as n is): the "
-                   "guarantee covers the values of a person's rows, not how many rows they have; n is the rows kept."
+        replace = (" Under replace neighbours each person's NUMBER of rows is public, not protected, and so is n, the "
+                   "rows kept (the result's n; a result that states no n, as quantiles(method='slice'), is still a "
+                   "function of it): the guarantee covers the values of a person's rows, not how many rows they have."
                    if self.neighbouring == "replace" else "")
         return (f"privacy unit: a person (privacy_id); at most {k} row(s) each, a uniformly random choice of each "
                 f"person's rows (the bound {how}); the release ran at epsilon/{k} per row, which is its sensitivity "
@@ -239,8 +241,8 @@ def person_codes(owner: str, privacy_id: Any, rows: int) -> np.ndarray:
                                     f"of shape {ids.shape} instead.")
     if ids.size != rows:
         raise InvalidParameterError(
-            f"The 'privacy_id' argument of {owner} must hold one id per value of the data: {rows} ids. Got {ids.size} "
-            "instead.")
+            f"The 'privacy_id' argument of {owner} must hold one id per value of the data. Got another number of ids "
+            "than of values (how many of each is not printed: numbers of rows of the private data).")
     if ids.dtype.kind not in "iubfUSOMm":
         raise InvalidValueTypeError(f"The 'privacy_id' argument of {owner} must hold {ID_KINDS}. Got dtype "
                                     f"{ids.dtype} instead.")

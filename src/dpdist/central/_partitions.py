@@ -34,14 +34,19 @@ multiple of :math:`2^{-53}`: every :math:`\hat\pi` meets both inequalities exact
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
+from typing import Callable
 
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
+from .many_quantiles import quantiles
 
 __all__ = ["bounded_groups", "keep_probabilities", "selected_groups", "selection_guarantee", "grouped_guarantee",
+           "refuse_replace_first", "replace_refused",
            "MIN_DELTA_PER_GROUP", "SELECTION_RULE"]
 
 #: the smallest delta per group (delta / max_groups) the exact keep probabilities take
@@ -125,15 +130,36 @@ def selection_guarantee(epsilon: float, delta: float, unit: str) -> PrivacyGuara
     return PrivacyGuarantee(epsilon, delta, "add-remove", "central", unit=unit)
 
 
+def replace_refused(owner: str, got: str) -> InvalidParameterError:
+    """The refusal of a release under replace neighbours in a group-by per person or with private keys (``got``: what
+    was given, from its public arguments only: never a count of the data)."""
+    return InvalidParameterError(
+        f"{owner} per person or with private keys composes releases under add/remove neighbours (central.cdf, "
+        "quantiles other than method='slice', tree_cdf, count, ...): a release under replace neighbours publishes "
+        f"each group's number of records. Got {got}.")
+
+
+def refuse_replace_first(owner: str, function: Callable, kwargs: dict) -> None:
+    """A release under replace neighbours refused from its function and public arguments, before any data is read:
+    ``central.quantiles(method="slice")`` (whose dry run reads the rows kept, public under replace, private here) and
+    any release given or defaulting to ``neighbouring="replace"``.  Other replace releases are refused by their dry
+    run on no records (:func:`grouped_guarantee`), which reads no data either: no refusal depends on a count of the data."""
+    inner = function.func if isinstance(function, functools.partial) else function
+    given = {**(function.keywords if isinstance(function, functools.partial) else {}), **kwargs}
+    parameters = inspect.signature(inner).parameters
+    if inner is quantiles and given.get("method", parameters["method"].default) == "slice":
+        raise replace_refused(owner, "central.quantiles with method='slice' (replace neighbours, n public)")
+    default = parameters["neighbouring"].default if "neighbouring" in parameters else None
+    if given.get("neighbouring", default) == "replace":
+        raise replace_refused(owner, f"{getattr(inner, '__qualname__', inner)} with neighbouring='replace'")
+
+
 def grouped_guarantee(owner: str, each_group: PrivacyGuarantee, max_groups: int,
                       selection: tuple[float, float] | None) -> PrivacyGuarantee:
     """A group-by's guarantee per person (or record): the selection (private keys), then ``max_groups`` groups'
     releases, sequentially (a person touches at most ``max_groups`` groups).  Releases under add/remove only."""
     if each_group.neighbouring != "add-remove":
-        raise InvalidParameterError(
-            f"{owner} per person or with private keys composes releases under add/remove neighbours (central.cdf, "
-            "quantiles, tree_cdf, count, ...): a release under replace neighbours publishes each group's number of "
-            f"records. Got one stating {each_group.describe()}.")
+        raise replace_refused(owner, f"one stating {each_group.describe()}")
     steps = [each_group] * max_groups
     if selection is not None:
         steps = [selection_guarantee(*selection, each_group.unit), *steps]

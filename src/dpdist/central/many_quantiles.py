@@ -100,7 +100,7 @@ from .joint_exp import joint_exp
 from .noise import above_threshold
 from .slice_quantiles import DEFAULT_DELTA as SLICE_DEFAULT_DELTA
 from .slice_quantiles import slice_plan, slice_quantile_points
-from .tree import TreeHistogram
+from .tree import TreeHistogram, grow_tree
 
 __all__ = ["QuantileRelease", "quantiles", "unbounded_quantile", "QUANTILE_METHODS"]  # QuantileRelease: re-exported
 
@@ -189,7 +189,7 @@ def quantiles(
     share = _check_interval_share(owner, method, interval_share)
     unit: dict[str, Any] = {"privacy_id": privacy_id, "max_contributions": max_contributions}
     if method == "tree":
-        tree = TreeHistogram.release(x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing, **unit)
+        tree = grow_tree(TreeHistogram, owner, x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing, **unit)
         return _tree_quantiles(tree, probabilities, float(level))
     if method == "slice":
         if delta is None:

@@ -195,48 +195,9 @@ class TreeHistogram(ReleasedDistribution):
         ``max_contributions`` as in :func:`tree_cdf` (trees per person merge with trees per person only, of
         sites holding disjoint persons).
         """
-        owner = "TreeHistogram.release"
-        check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
-        data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
-                                   missing=missing, neighbouring=neighbouring, privacy_id=privacy_id,
-                                   max_contributions=max_contributions)
-        if branching is not None:
-            branching = check_positive_int(owner, "branching", branching, low=2, high=MAX_LEAVES)
-        check_option(owner, "rule", rule, RULES)
-        spent = [data.guarantee(neighbouring)]  # the steps of this release, composed sequentially below
-        size_release = None
-        if height is None and rule == "adaptive":  # a coarse histogram: noisy n and concentration
-            public_n, concentration, spent, size_release = coarse_profile(data, neighbouring)
-            branching, height = best_shape(
-                public_n, spent[-1].epsilon, concentration, branching=branching, replace=neighbouring == "replace"
-            )
-        elif height is None:  # the shape rule needs n: public, or a noisy count under add/remove
-            public_n, spent, size_release = size_for_rules(data, neighbouring)
-            branching, height = choose_shape(public_n, spent[-1].epsilon, branching)
-        tree_epsilon = spent[-1].epsilon
-        branching = DEFAULT_BRANCHING if branching is None else branching
-        height = check_positive_int(owner, "height", height, high=64)
-        if branching**height > MAX_LEAVES:
-            raise InvalidParameterError(
-                f"The tree of {owner} may have at most 2**20 leaves. Got branching={branching}, height={height} "
-                f"({branching**height} leaves) instead."
-            )
-        noisy_levels, sensitivity = _noisy_levels(data, branching, height, neighbouring, tree_epsilon)
-        scale = sensitivity / tree_epsilon
-        release = {
-            "epsilon": data.stated(sequential(spent)).epsilon,
-            "tree_epsilon": tree_epsilon,
-            "noise_scale": scale,
-            "sensitivity_l1": sensitivity,
-            "secure": data.secure,
-        }
-        if size_release is not None:
-            release["profile" if rule == "adaptive" else "size"] = size_release
-        if data.unit is not None:  # the tree ran at the record-level budget above: its epsilon is stated per person
-            release.update(unit="person", privacy_unit=data.unit_details())
-        release.update({"notes": list(data.notes)} if data.notes else {})  # the missing-value policy, stated
-        return cls(tuple(noisy_levels), branching, height, tuple(float(b) for b in data.bounds), neighbouring,
-                   2.0 * scale**2, (release,))
+        return grow_tree(cls, "TreeHistogram.release", x, epsilon, bounds, branching=branching, height=height,
+                         neighbouring=neighbouring, rng=rng, clip=clip, secure=secure, rule=rule, missing=missing,
+                         privacy_id=privacy_id, max_contributions=max_contributions)
 
     # ------------------------------------------------------------------ merge
     def merge(self, other: "TreeHistogram") -> "TreeHistogram":
@@ -458,6 +419,56 @@ class TreeHistogram(ReleasedDistribution):
         )
 
 
+def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float, bounds: FloatBounds, *,
+              branching: int | None = None, height: int | None = None, neighbouring: str = "add-remove",
+              rng: Seed = None, clip: bool = True, secure: bool = False, rule: str = "adaptive",
+              missing: str | float = "refuse", privacy_id: ArrayLike | None = None,
+              max_contributions: int | str | None = None) -> TreeHistogram:
+    """:meth:`TreeHistogram.release`, its refusals naming ``owner``: the function the caller called
+    (``cdf``, ``tree_cdf``, ``quantiles`` or ``TreeHistogram.release``)."""
+    check_option(owner, "neighbouring", neighbouring, NEIGHBOURING)
+    data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
+                               missing=missing, neighbouring=neighbouring, privacy_id=privacy_id,
+                               max_contributions=max_contributions)
+    if branching is not None:
+        branching = check_positive_int(owner, "branching", branching, low=2, high=MAX_LEAVES)
+    check_option(owner, "rule", rule, RULES)
+    spent = [data.guarantee(neighbouring)]  # the steps of this release, composed sequentially below
+    size_release = None
+    if height is None and rule == "adaptive":  # a coarse histogram: noisy n and concentration
+        public_n, concentration, spent, size_release = coarse_profile(data, neighbouring)
+        branching, height = best_shape(
+            public_n, spent[-1].epsilon, concentration, branching=branching, replace=neighbouring == "replace"
+        )
+    elif height is None:  # the shape rule needs n: public, or a noisy count under add/remove
+        public_n, spent, size_release = size_for_rules(data, neighbouring)
+        branching, height = choose_shape(public_n, spent[-1].epsilon, branching)
+    tree_epsilon = spent[-1].epsilon
+    branching = DEFAULT_BRANCHING if branching is None else branching
+    height = check_positive_int(owner, "height", height, high=64)
+    if branching**height > MAX_LEAVES:
+        raise InvalidParameterError(
+            f"The tree of {owner} may have at most 2**20 leaves. Got branching={branching}, height={height} "
+            f"({branching**height} leaves) instead."
+        )
+    noisy_levels, sensitivity = _noisy_levels(data, branching, height, neighbouring, tree_epsilon)
+    scale = sensitivity / tree_epsilon
+    release = {
+        "epsilon": data.stated(sequential(spent)).epsilon,
+        "tree_epsilon": tree_epsilon,
+        "noise_scale": scale,
+        "sensitivity_l1": sensitivity,
+        "secure": data.secure,
+    }
+    if size_release is not None:
+        release["profile" if rule == "adaptive" else "size"] = size_release
+    if data.unit is not None:  # the tree ran at the record-level budget above: its epsilon is stated per person
+        release.update(unit="person", privacy_unit=data.unit_details())
+    release.update({"notes": list(data.notes)} if data.notes else {})  # the missing-value policy, stated
+    return cls(tuple(noisy_levels), branching, height, tuple(float(b) for b in data.bounds), neighbouring,
+               2.0 * scale**2, (release,))
+
+
 def tree_cdf(
     x: ArrayLike,
     epsilon: float,
@@ -518,21 +529,9 @@ def tree_cdf(
         On the ``branching**height`` leaf edges; ``details`` records the tree
         shape and budget.
     """
-    tree = TreeHistogram.release(
-        x,
-        epsilon,
-        bounds,
-        branching=branching,
-        height=height,
-        neighbouring=neighbouring,
-        rng=rng,
-        clip=clip,
-        secure=secure,
-        rule=rule,
-        missing=missing,
-        privacy_id=privacy_id,
-        max_contributions=max_contributions,
-    )
+    tree = grow_tree(TreeHistogram, "tree_cdf", x, epsilon, bounds, branching=branching, height=height,
+                     neighbouring=neighbouring, rng=rng, clip=clip, secure=secure, rule=rule, missing=missing,
+                     privacy_id=privacy_id, max_contributions=max_contributions)
     return tree.to_distribution()
 
 
@@ -547,5 +546,5 @@ def cdf(x: ArrayLike, epsilon: float, bounds: FloatBounds, *, rng: Seed = None, 
     post-processing (``docs/central.md`` has the measurements).  ``missing``, ``privacy_id`` and
     ``max_contributions`` (a release per person) as in :func:`tree_cdf`.
     """
-    return tree_cdf(x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing, privacy_id=privacy_id,
-                    max_contributions=max_contributions)
+    return grow_tree(TreeHistogram, "cdf", x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing,
+                     privacy_id=privacy_id, max_contributions=max_contributions).to_distribution()

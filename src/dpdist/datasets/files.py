@@ -132,8 +132,9 @@ def _read_csv_stdlib(path, column, delimiter):
 
 def read_ids(path: PathLike, column: str) -> np.ndarray:
     """The cells of ``column`` of a ``.csv``/``.tsv`` or ``.parquet`` file as ids, one per row, aligned with
-    :func:`read_column` ``(..., empty="keep")``: integers or strings as the file holds them (CSV cells are strings),
-    an empty cell ``None`` (a missing id, which a release refuses by name)."""
+    :func:`read_column` ``(..., empty="keep")``: integers or strings as the file holds them (a CSV cell is its text,
+    exactly: ``"NA"``, ``"null"`` or ``" a"`` are ids), an empty cell ``None`` (a missing id, which a release refuses
+    by name); a blank line of a CSV file is no row, as for the values."""
     path = Path(path)
     if not path.is_file():
         raise InvalidParameterError(f"The 'path' argument must name an existing file. Got {str(path)!r} instead.")
@@ -147,7 +148,9 @@ def read_ids(path: PathLike, column: str) -> np.ndarray:
             cells = pq.read_table(path, columns=[column]).column(column).to_pylist()
     else:
         with data_file_errors(path, "CSV"), csv_rows(path, column, "\t" if ".tsv" in suffixes else ",") as (reader, at):
-            cells = [row[at] if len(row) > at and row[at].strip().lower() not in _MISSING else None for row in reader]
+            # a cell's text exactly ("NA", "null", " a" are ids); an empty cell a missing id; a blank line no row (as
+            # read_column skips it: the ids stay aligned with the values)
+            cells = [row[at] if len(row) > at and row[at] != "" else None for row in reader if row]
     ids = np.empty(len(cells), dtype=object)
     ids[:] = cells
     return ids

@@ -60,12 +60,14 @@ def group_release(reservoir: Reservoir, function: Callable[..., Any], *args: Any
     groups' releases per person.
     """
     # lazy: loads scipy (0.4-2 s)
-    from ..central._partitions import SELECTION_RULE, check_selection, grouped_guarantee, selected_groups
+    from ..central._partitions import (SELECTION_RULE, check_selection, grouped_guarantee, refuse_replace_first,
+                                       selected_groups)
 
     owner = "distributed.group_release"
     if reservoir.groups is None:
         raise InvalidParameterError(f"{owner} releases a reservoir bounded with 'groups'; this one has none: "
                                     "reservoir.release(...).")
+    refuse_replace_first(owner, function, kwargs)
     selection = None if groups is not None else check_selection(owner, selection_epsilon, selection_delta,
                                                                   reservoir.max_groups)
     each_group = _planned(function, args, kwargs, reservoir.max_contributions)

@@ -14,8 +14,9 @@ The ids are encoded as bytes before hashing, so that two ids are one key exactly
 a number by its exact value (an integer of any dtype, or an integral float, so that ``1``, ``1.0`` and
 ``np.uint64(1)`` are one person, in ``[-2**63, 2**63)`` as its 8 bytes, little-endian two's complement,
 in ``[2**63, 2**64)`` as 16 bytes; another float as its IEEE-754 bits and a tag byte, 9 bytes, ``-0.0``
-as ``0.0``); a string as UTF-8; bytes as themselves.  Kinds are not mixed: an object block holding
-``1`` and ``"1"`` is refused here, and blocks of two kinds when their states merge
+as ``0.0``); a string as UTF-8 (a lone surrogate as its three bytes, ``surrogatepass``: every string has one
+encoding); bytes as themselves (trailing NULs included: ``"a\x00"`` is not ``"a"``).  Kinds are not mixed:
+an object block holding ``1`` and ``"1"`` is refused here, and blocks of two kinds when their states merge
 (:meth:`~dpdist.distributed._reservoirs.Reservoir.merge_all`); dates are refused (no one encoding
 across units).  The
 hash is computed on every row at once, one 8-byte word of the messages at a time (NumPy's ``uint64``
@@ -112,8 +113,11 @@ def words(ids: Any, name: str = "privacy_id") -> tuple[np.ndarray, np.ndarray]:
         return np.zeros((0, 8), dtype=np.uint8), np.zeros(0, dtype=np.int64)
     if kind == "number":
         return _padded(*(_numbers(ids) if ids.dtype != object else _object_numbers(ids)))
+    if ids.dtype == object:  # each id's own bytes: NumPy's str and bytes arrays strip trailing NULs
+        values = ids.tolist()
+        return _exact(values if kind == "bytes" else [value.encode("utf-8", "surrogatepass") for value in values])
     if kind == "string":
-        return _strings(np.char.encode(ids.astype(str), "utf-8"))
+        return _strings(np.char.encode(ids, "utf-8", "surrogatepass"))
     return _strings(ids.astype(bytes))
 
 
@@ -199,6 +203,18 @@ def _strings(encoded: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     width = encoded.dtype.itemsize
     matrix = encoded.view(np.uint8).reshape(-1, width) if width else np.zeros((encoded.size, 1), np.uint8)
     return _padded(matrix, np.char.str_len(encoded))
+
+
+def _exact(encoded: list[bytes]) -> tuple[np.ndarray, np.ndarray]:
+    """Byte strings as themselves, each its own length (trailing NULs included), laid out as :func:`_padded` lays
+    out :func:`_strings`' (the same messages for the same bytes)."""
+    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+    flat = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    rows = np.repeat(np.arange(len(encoded)), lengths)
+    columns = np.arange(flat.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    matrix = np.zeros((len(encoded), int(lengths.max(initial=0)) + 1), dtype=np.uint8)
+    matrix[rows, columns] = flat
+    return _padded(matrix, lengths)
 
 
 def _padded(matrix: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

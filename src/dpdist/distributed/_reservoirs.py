@@ -246,9 +246,10 @@ def reservoir_of_block(ids: Any, values: Any, k: int, m: int, salt: Salt, root: 
     """The reservoir of block ``index`` (its rows' ids, values and, optionally, group keys)."""
     ids, values = np.asarray(ids), np.asarray(values, dtype=np.float64)
     if ids.shape != values.shape or (groups is not None and np.shape(groups) != values.shape):
-        raise InvalidParameterError(f"Block {index} holds {ids.size} ids for {values.size} values"
-                                    + ("" if groups is None else f" and {np.size(groups)} group keys")
-                                    + ": every row needs its id (and group).")
+        raise InvalidParameterError(f"Block {index} holds another number of ids than of values"
+                                    + ("" if groups is None else " or of group keys")
+                                    + ": every row needs its id (and group). How many of each is not printed "
+                                    "(numbers of rows of the private data).")
     _refuse_missing_ids(ids, index)
     kind = block_kind(ids)
     hashes = hash_ids(ids, salt.ids)

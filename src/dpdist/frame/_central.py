@@ -60,14 +60,16 @@ def _release_function(owner: str, function, args: tuple, kwargs: dict) -> Callab
     return function
 
 
-def _run(column: str, function, values, args, kwargs, session):
-    """One release of ``values``; its schema errors name the column (a string column is not numeric)."""
+def _run(column: str, function, values, args, kwargs, session, id_column: str | None = None):
+    """One release of ``values``; its schema errors name the column (a string column is not numeric), or the id
+    column ``id_column`` for an error of the ids."""
     try:
         if session is not None:
             return session.release(function, values, *args, label=f"release column {column!r}", **kwargs)
         return function(values, *args, **kwargs)
     except InvalidValueTypeError as error:
-        raise InvalidValueTypeError(f"Column {column!r}: {error}") from None
+        named = id_column if id_column is not None and "'privacy_id' argument" in str(error) else column
+        raise InvalidValueTypeError(f"Column {named!r}: {error}") from None
 
 
 def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, session: BudgetSession | None = None,
@@ -88,8 +90,9 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     owner = "frame.release"
     table, column, _ = check_frame(owner, frame, column)
     function, session = _release_function(owner, function, args, kwargs), check_session(owner, session)
+    id_column = kwargs.get("privacy_id") if isinstance(kwargs.get("privacy_id"), str) else None
     kwargs = _with_id_column(owner, table, column, kwargs)
-    return _run(column, function, table.values(column), args, kwargs, session)
+    return _run(column, function, table.values(column), args, kwargs, session, id_column)
 
 
 def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
@@ -159,6 +162,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         public and each group's number of records is released with its result.
     """
     from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
+    from ..central._partitions import refuse_replace_first  # lazy: loads scipy (0.4-2 s)
 
     owner = "frame.group_release"
     table, column, by = check_frame(owner, frame, column, check_by(owner, by))
@@ -168,6 +172,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     keys = None if groups is None else check_groups(owner, groups, by, keys_policy)
     if keys is None or any(given is not None for given in (privacy_id, max_groups, selection_epsilon, selection_delta)):
         plan = check_person_group_by(owner, table, privacy_id, max_groups, keys, selection_epsilon, selection_delta)
+        refuse_replace_first(owner, function, kwargs)  # before any data is read (its dry run could read them)
         table.read((column, *by, *((plan.id_column,) if plan.id_column else ())))  # one query, before any charge
         check_missing_key_rows(owner, table, by, keys_policy, private=True)
         return person_group_release(plan, table, column, by, function, args, kwargs, session, keys_policy == "group",

@@ -10,6 +10,7 @@ person: a person touches at most ``max_groups`` groups, so ``(selection) + max_g
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -17,7 +18,7 @@ import numpy as np
 
 from .._rng import check_rng
 from .._validation import Integer, check_param
-from ..errors import DPDistError, InvalidParameterError
+from ..errors import ContributionBoundWarning, DPDistError, InvalidParameterError
 from ..privacy import PrivacyGuarantee
 from ._grouped import GroupedResult
 from ._local import _sorted_keys
@@ -92,10 +93,10 @@ def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tup
     values = table.values(column)
     rows = values.size
     ids = None if plan.id_column is None else table.values(plan.id_column)
-    persons = np.arange(rows) if ids is None else person_codes(plan.owner, ids, rows)  # a missing id: refused here
     release_kwargs = kwargs if ids is None else {**kwargs, "privacy_id": ids}
-    planned = planned_of(values, release_kwargs)
+    planned = planned_of(values, release_kwargs)  # a run on no records: a replace release refused before any is read
     total = composed(plan, planned)
+    persons = np.arange(rows) if ids is None else person_codes(plan.owner, ids, rows)  # a missing id: refused here
     if session is not None:
         session.charge(total, f"group_release column {column!r} by {list(by)} ({_what(plan)})")
     present, _ = table.groups(by, keep_missing=keep_missing)
@@ -104,6 +105,7 @@ def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tup
     streams = _streams(kwargs.pop("rng", None), len(keys), plan.owner)
     listed = np.flatnonzero(codes >= 0)  # rows of the groups considered (other keys are never released)
     kept = listed[_bounded(persons[listed], codes[listed], plan.max_groups, next(streams))]
+    _warn_groups_dropped(plan, listed.size - kept.size)
     chosen = _chosen(plan, persons[kept], codes[kept], len(keys), next(streams))
     results, order = {}, np.argsort(codes[kept], kind="stable")
     bounds = np.searchsorted(codes[kept][order], np.arange(len(keys) + 1))
@@ -116,6 +118,16 @@ def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tup
             raise DPDistError(f"{plan.owner}: a group spent {result.guarantee.describe()}, not the {planned.describe()} "
                               "planned (a bug).")
     return GroupedResult(by, results, total, _covers(plan, total, by), table.engine, _details(plan, planned))
+
+
+def _warn_groups_dropped(plan: PersonGroupBy, dropped: int) -> None:
+    """Tell the holder of the data how many rows ``max_groups`` left out (in the warning's ``count`` only: a statistic
+    of the private data, in no result or message); the releases' own bounding warns of the rows they leave out."""
+    if dropped and plan.id_column is not None:
+        warnings.warn(ContributionBoundWarning(
+            f"{plan.owner}: the rows of groups beyond max_groups={plan.max_groups} per person were left out (a "
+            "uniformly random choice of each person's groups). How many is in this warning's 'count', for you, the "
+            "holder of the data: it is in no release.", dropped), stacklevel=5)  # the caller of group_release
 
 
 def _group_codes(present: dict, keys: list, rows: int) -> np.ndarray:

@@ -147,7 +147,8 @@ class Table:
         self._read.update(read)
 
     def values(self, column: str) -> np.ndarray:
-        """The column as a NumPy array: numbers as int64 (no missing value) or float64 (missing as NaN), anything
+        """The column as a NumPy array: numbers as int64 (no missing value; uint64 for a UInt64 column holding 2**63 or
+        more) or float64 (missing as NaN), anything
         else (strings, categories, bytes) as an object array of Python values (missing as None)."""
         self.read((column,))
         return self._read[column]
@@ -169,6 +170,9 @@ def _values(series) -> np.ndarray:
     nw = narwhals()
     dtype = series.dtype
     if dtype.is_integer() or dtype == nw.Boolean:
+        if series.null_count() == 0 and dtype == nw.UInt64:  # 2**63 and above: kept exact, not wrapped or refused
+            values = np.asarray(series.to_numpy(), dtype=np.uint64)
+            return values if values.size and values.max() >= 2**63 else values.astype(np.int64)
         if series.null_count() == 0:
             return np.asarray(series.cast(nw.Int64).to_numpy(), dtype=np.int64)
         return np.asarray(series.cast(nw.Float64).to_numpy(), dtype=np.float64)
