@@ -257,7 +257,11 @@ def database_url(kind: str, folder, name: str = "campaigns.sqlite"):
 def cli_against_app(tmp_path, monkeypatch, *, admin: str, submit: str, server: str):
     """Every :class:`dpdist.serve.client.Client` the command line makes talks to one in-process service
     (``create_app`` on ``tmp_path``, through Starlette's test client at ``server``); yields that test client."""
-    from starlette.testclient import TestClient
+    import warnings
+
+    with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test client; httpx works the same here
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
 
     from dpdist.serve import create_app
     from dpdist.serve.client import Client
@@ -277,3 +281,33 @@ def cli_against_app(tmp_path, monkeypatch, *, admin: str, submit: str, server: s
         monkeypatch.setenv("DPDIST_SUBMIT_TOKEN", submit)
         monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path / "cache"))
         yield http
+
+
+@contextlib.contextmanager
+def fast_path_client(tmp_path, monkeypatch, fast_path, config: dict, submit_token: str):
+    """A TestClient of an application with one open campaign ``fast`` of ``config`` (devices send ``submit_token``),
+    and the list of paths ``fast_path`` (a class with ``_serve``, e.g. ``BatchFastPath``) served, as a context manager."""
+    import warnings
+
+    with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test client; httpx works the same here
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    from dpdist.serve import create_app
+
+    calls: list[str] = []
+    serve = fast_path._serve
+
+    async def counted(self, scope, receive, send):
+        calls.append(scope["path"])
+        await serve(self, scope, receive, send)
+
+    monkeypatch.setattr(fast_path, "_serve", counted)
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js")
+    with TestClient(app) as client:
+        created = client.post("/api/campaigns", json={"campaign": "fast", "config": config, "submit_token": submit_token},
+                              headers=admin)
+        assert created.status_code == 201, created.text
+        assert client.post("/api/campaigns/fast/open", headers=admin).status_code == 200
+        yield client, calls

@@ -10,19 +10,13 @@ for each kind of refusal, and both must be counted alike in the metrics.
 from __future__ import annotations
 
 import re
-import warnings
 
 import numpy as np
 import pytest
 
-with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test client; httpx works the same here
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
-
 from dpdist import io, local
-from dpdist.serve import create_app
 from dpdist.serve._fast_batches import BatchFastPath
-from serve_support import ADMIN_TOKEN
+from serve_support import ADMIN_TOKEN, fast_path_client
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -33,19 +27,7 @@ SUBMIT_TOKEN = "devices-of-the-fast-campaign"
 @pytest.fixture
 def served(tmp_path, monkeypatch):
     """A client of the application, its submit token, and the number of requests the fast path served."""
-    calls = []
-    serve = BatchFastPath._serve
-
-    async def counted(self, scope, receive, send):
-        calls.append(scope["path"])
-        await serve(self, scope, receive, send)
-
-    monkeypatch.setattr(BatchFastPath, "_serve", counted)
-    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js")
-    with TestClient(app) as client:
-        created = client.post("/api/campaigns", json={"campaign": "fast", "config": GRR, "submit_token": SUBMIT_TOKEN}, headers=ADMIN)
-        assert created.status_code == 201, created.text
-        assert client.post("/api/campaigns/fast/open", headers=ADMIN).status_code == 200
+    with fast_path_client(tmp_path, monkeypatch, BatchFastPath, GRR, SUBMIT_TOKEN) as (client, calls):
         yield client, SUBMIT_TOKEN, calls
 
 

@@ -11,23 +11,17 @@ from __future__ import annotations
 
 import logging
 import re
-import warnings
 
 import numpy as np
 import pytest
 
 pytest.importorskip("pyhpke")
 
-with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test client; httpx works the same here
-    warnings.simplefilter("ignore")
-    from starlette.testclient import TestClient
-
 from dpdist import io, local  # noqa: E402
 from dpdist.relay import _bhttp, _ohttp  # noqa: E402
-from dpdist.serve import create_app  # noqa: E402
 from dpdist.serve._fast_ohttp import GatewayFastPath  # noqa: E402
 from dpdist.serve._logs import REQUEST_ID  # noqa: E402
-from serve_support import ADMIN_TOKEN  # noqa: E402
+from serve_support import ADMIN_TOKEN, fast_path_client  # noqa: E402
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -38,20 +32,7 @@ SUBMIT_TOKEN = "devices-of-the-gateway-campaign"
 @pytest.fixture
 def served(tmp_path, monkeypatch):
     """A client of the application, the gateway's key configuration, and the requests the gateway's fast path served."""
-    calls = []
-    serve = GatewayFastPath._serve
-
-    async def counted(self, scope, receive, send):
-        calls.append(scope["path"])
-        await serve(self, scope, receive, send)
-
-    monkeypatch.setattr(GatewayFastPath, "_serve", counted)
-    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js")
-    with TestClient(app) as client:
-        created = client.post("/api/campaigns", json={"campaign": "fast", "config": GRR, "submit_token": SUBMIT_TOKEN},
-                              headers=ADMIN)
-        assert created.status_code == 201, created.text
-        assert client.post("/api/campaigns/fast/open", headers=ADMIN).status_code == 200
+    with fast_path_client(tmp_path, monkeypatch, GatewayFastPath, GRR, SUBMIT_TOKEN) as (client, calls):
         (config, *_) = _ohttp.decode_key_list(client.get("/ohttp/keys").content)
         yield client, config, calls
 
