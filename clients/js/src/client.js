@@ -692,7 +692,7 @@ export class Client {
         headers: { 'Content-Type': 'application/octet-stream' },
         absolute: Boolean(round),
         via: this._batchFetch,
-        acknowledges: batchAck(round ? String(round) : this.campaignId, batchId),
+        acknowledges: batchAck(round ? String(round) : this.campaignId, batchId, batch.length),
       });
     } catch (error) {
       if (error instanceof ServiceError) Object.assign(error, { batch, batchId }); // resend with send(batch, {batchId})
