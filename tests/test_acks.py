@@ -157,3 +157,31 @@ def test_the_counts_of_an_answer_of_dpdist_serve_fit_the_batch():
         assert batch_ack_problem(response, "c", "b", 3) is None
         assert batch_ack_problem(response, "c", "b") is None
     assert batch_ack_problem(httpx.Response(200, content=_counts(4, 4)("c", "b")), "c", "b", 3) is not None
+
+
+def test_only_a_success_acknowledges_a_redirect_naming_the_batch_is_resent():
+    """F3 of the outsider's attack on the acknowledgement rule: a 302 or 307 whose body named the batch was counted."""
+    puts: list[tuple[str, bytes]] = []
+    redirects = [(302, "http://portal.example/login"), (307, "http://127.0.0.2:18433/api/campaigns/c/batches/b1")]
+
+    def server(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json=CONFIG)
+        puts.append((request.url.path, request.read()))
+        if len(puts) <= len(redirects):
+            status, location = redirects[len(puts) - 1]
+            return httpx.Response(status, content=right_ack("c", "b1"), headers={"Location": location})
+        return httpx.Response(200, content=right_ack("c", "b1"))
+
+    failures: list[str] = []
+    with Client("http://collector", transport=httpx.MockTransport(server), backoff=0.0,
+                on_retry=lambda *args: failures.append(args[0])) as client:
+        ack = client.submit_body("c", "b1", b"bytes")
+    assert ack["batch_id"] == "b1" and len(puts) == 3 and len(set(puts)) == 1
+    assert failures == ["no acknowledgement: HTTP 302 (a redirect to 'http://portal.example/login', not followed)",
+                        f"no acknowledgement: HTTP 307 (a redirect to {redirects[1][1]!r}, not followed)"]
+    with Client("http://collector", transport=httpx.MockTransport(lambda request: httpx.Response(
+            302, content=right_ack("c", "b1"), headers={"Location": "/elsewhere"})), backoff=0.0, retries=1) as client:
+        with pytest.raises(ServiceUnavailableError, match="HTTP 302 .a redirect to '/elsewhere', not followed.") as error:
+            client.submit_body("c", "b1", b"bytes")
+    assert "Nothing is taken as counted" in str(error.value)

@@ -836,6 +836,14 @@ export class Client {
       } catch {
         // not a JSON refusal
       }
+      code = typeof code === 'string' && code ? code : null;
+      if (response.status >= 300 && response.status < 400) {
+        // only a success acknowledges: a redirect is not followed, whatever its body says
+        const location = response.headers?.get?.('Location') ?? null;
+        detail = location === null ? 'a redirect without a Location' : `a redirect to ${JSON.stringify(location.slice(0, 200))}, not followed`;
+      } else if (typeof detail !== 'string' || !detail) {
+        detail = response.statusText || 'no detail';
+      }
       asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
       const problem = `${method} ${url ?? path}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`;
       const retryable = RETRYABLE_STATUS.has(response.status) || (response.status === 409 && RETRYABLE_CONFLICTS.has(code));

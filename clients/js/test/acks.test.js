@@ -124,3 +124,18 @@ test('an acknowledgement counting more reports than were sent is none; every ans
   assert.equal(acks.length, 1);
   assert.equal(acks[0].accepted, 1);
 });
+
+test('a redirect whose body names the batch is no acknowledgement, and says where it pointed', async () => {
+  // F3 of the outsider's attack: the refusal read "HTTP 302: undefined"
+  const ackBody = (campaign, batchId) => JSON.stringify(right(campaign, batchId));
+  for (const [headers, said] of [[{ Location: 'http://portal.example/login' }, 'a redirect to "http://portal.example/login", not followed'],
+    [{}, 'a redirect without a Location']]) {
+    const server = fakeServer([(campaign, batchId) => new Response(ackBody(campaign, batchId), { status: 302, headers: { 'Content-Type': 'application/json', ...headers } })]);
+    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, retryDelayMs: 1, memoStorage: null, locks: null, source: deterministicSource(63) });
+    const error = await client.submitMany([1, 2, 3]).then(() => null, (failure) => failure);
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.equal(error.status, 302);
+    assert.ok(error.message.includes(`HTTP 302: ${said}`) && !error.message.includes('undefined'), error.message);
+    assert.equal(server.counted.length, 0);
+  }
+});

@@ -262,6 +262,10 @@ class Client:
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
                     problem = None if acknowledges is None else acknowledges(response)
+                    if problem is None and acknowledges is not None and not 200 <= response.status_code < 300:
+                        # only a success acknowledges: a redirect (not followed) names where, whatever its body says
+                        problem = (f"{NOT_ACKNOWLEDGED}: HTTP {response.status_code} (a redirect to "
+                                   f"{response.headers.get('Location', 'nowhere')[:200]!r}, not followed)")
                     if problem is None:
                         return response
                     failure = problem
