@@ -42,6 +42,7 @@ from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedRep
 from .._validation import Integer, validate_params
 from ..local import from_config
 from ..local._json_rows import json_rows as rows
+from ._deadline import deadline_of, request_within
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
 
@@ -254,7 +255,7 @@ class Client:
             attempt += 1
             asked = None
             try:
-                response = http.request(method, path, headers=headers, **kwargs)
+                response = request_within(http, method, path, deadline_of(self._timeout), headers=headers, **kwargs)
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
             else:
