@@ -120,3 +120,68 @@ def test_a_relays_answer_must_name_the_report_sent():
         ack = client.submit_body("c", "b1", b'{"reports": [1]}', "application/json")
     assert ack["relayed"] == 1 and ack["duplicates"] == 0
     assert len(sent) == 3 and len(set(sent)) == 1 and sent[0][0] == "/relay/v1/campaigns/c/reports/b1"
+
+
+def _counts(accepted: int, n_read: int | None, rejected: dict | None = None, duplicate: bool = False):
+    def answer(campaign: str, batch_id: str) -> bytes:
+        ack = {"campaign": campaign, "batch_id": batch_id, "accepted": accepted, "rejected": rejected or {},
+               "duplicate": duplicate}
+        return json.dumps(ack if n_read is None else {**ack, "n_read": n_read}).encode()
+    return answer
+
+
+def test_an_acknowledgement_counting_more_reports_than_were_sent_is_none():
+    """F2 of the outsider's attack on the acknowledgement rule: ``accepted: 1000000`` for a batch of 50 was counted."""
+    values = np.random.default_rng(62).integers(0, 4, 50)
+    more = [_counts(1_000_000, 1_000_000), _counts(51, None), _counts(3, 1_000_000), _counts(50, 49),
+            _counts(50, 51, {"out_of_range": 1})]
+    failures: list[str] = []
+    with AckServer([*more, _counts(48, 50, {"out_of_range": 2, "other_config": 2}, duplicate=True)], config=CONFIG) as server, \
+            Client(server.url, backoff=0.0, timeout=10, on_retry=lambda *args: failures.append(args[0])) as client:
+        (ack,) = client.submit_values("c", values)
+    assert ack["accepted"] == 48 and len(server.requests) == len(more) + 1 and len(set(server.requests)) == 1
+    assert all(failure.startswith("no acknowledgement of batch id") for failure in failures)
+    assert "'accepted' (at most the 50 report(s) sent: 1000000)" in failures[0]
+    assert "'n_read' (an integer >= 'accepted', 50)" in failures[3]
+
+
+def test_the_counts_of_an_answer_of_dpdist_serve_fit_the_batch():
+    """Every acknowledgement ``dpdist serve`` gives: a new batch, one with rejected rows (a row may count under several
+    reasons), a duplicate (the first time's counts, of the same bytes) and an answer without ``n_read``."""
+    from dpdist._acks import batch_ack_problem
+
+    answers = [_counts(3, 3), _counts(1, 3, {"out_of_range": 2, "missing": 2}), _counts(0, 3, {"other_config": 3}),
+               _counts(3, 3, duplicate=True), _counts(2, None, {"out_of_range": 1}), _counts(0, 0)]
+    for answer in answers:
+        response = httpx.Response(200, content=answer("c", "b"))
+        assert batch_ack_problem(response, "c", "b", 3) is None
+        assert batch_ack_problem(response, "c", "b") is None
+    assert batch_ack_problem(httpx.Response(200, content=_counts(4, 4)("c", "b")), "c", "b", 3) is not None
+
+
+def test_only_a_success_acknowledges_a_redirect_naming_the_batch_is_resent():
+    """F3 of the outsider's attack on the acknowledgement rule: a 302 or 307 whose body named the batch was counted."""
+    puts: list[tuple[str, bytes]] = []
+    redirects = [(302, "http://portal.example/login"), (307, "http://127.0.0.2:18433/api/campaigns/c/batches/b1")]
+
+    def server(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json=CONFIG)
+        puts.append((request.url.path, request.read()))
+        if len(puts) <= len(redirects):
+            status, location = redirects[len(puts) - 1]
+            return httpx.Response(status, content=right_ack("c", "b1"), headers={"Location": location})
+        return httpx.Response(200, content=right_ack("c", "b1"))
+
+    failures: list[str] = []
+    with Client("http://collector", transport=httpx.MockTransport(server), backoff=0.0,
+                on_retry=lambda *args: failures.append(args[0])) as client:
+        ack = client.submit_body("c", "b1", b"bytes")
+    assert ack["batch_id"] == "b1" and len(puts) == 3 and len(set(puts)) == 1
+    assert failures == ["no acknowledgement: HTTP 302 (a redirect to 'http://portal.example/login', not followed)",
+                        f"no acknowledgement: HTTP 307 (a redirect to {redirects[1][1]!r}, not followed)"]
+    with Client("http://collector", transport=httpx.MockTransport(lambda request: httpx.Response(
+            302, content=right_ack("c", "b1"), headers={"Location": "/elsewhere"})), backoff=0.0, retries=1) as client:
+        with pytest.raises(ServiceUnavailableError, match="HTTP 302 .a redirect to '/elsewhere', not followed.") as error:
+            client.submit_body("c", "b1", b"bytes")
+    assert "Nothing is taken as counted" in str(error.value)

@@ -5,7 +5,9 @@ a client that takes any ``200`` as "counted" forgets the batch, and its reports 
 counts as an acknowledgement").
 An answer acknowledges a batch only when it is a JSON object that names the campaign and the batch id sent (the
 relay's: the report id sent) with the fields the service's acknowledgement has (``accepted``, ``rejected``,
-``duplicate``; the relay's: ``duplicate``).  Any other answer, a body that is not JSON or is cut short included, is no
+``duplicate``; the relay's: ``duplicate``), and counts that fit the batch: ``accepted`` at most ``n_read`` and both at
+most the reports sent (a duplicate's counts are the first time's, of the same bytes; a relayed batch's ``n_read`` may
+be smaller, its replayed reports not read).  Any other answer, a body that is not JSON or is cut short included, is no
 acknowledgement: the client sends the same id and bytes again under its retry rule (:mod:`dpdist._retry`), and says
 so when its window runs out.  The JavaScript (``clients/js/src/acks.js``) and Java (``Client.ackProblem``) clients
 apply the same rule, and so does ``dpdist relay`` of the collector's acknowledgement of a relayed batch
@@ -15,7 +17,7 @@ apply the same rule, and so does ``dpdist relay`` of the collector's acknowledge
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeGuard
 from urllib.parse import unquote
 
 from ._retry import NOT_ACKNOWLEDGED
@@ -23,9 +25,11 @@ from ._retry import NOT_ACKNOWLEDGED
 __all__ = ["batch_ack_problem", "relay_ack_problem"]
 
 
-def batch_ack_problem(response: Any, campaign: str, batch_id: str) -> str | None:
-    """None if ``response`` is the service's acknowledgement of batch ``batch_id`` of ``campaign``, else what it is."""
-    return _problem(response, campaign, "batch_id", batch_id, _collector_fields)
+def batch_ack_problem(response: Any, campaign: str, batch_id: str, sent: int | None = None) -> str | None:
+    """None if ``response`` is the service's acknowledgement of batch ``batch_id`` of ``campaign``, else what it is.
+
+    ``sent``: the reports (rows) the batch carried, if known: an acknowledgement counting more is none."""
+    return _problem(response, campaign, "batch_id", batch_id, lambda ack: _collector_fields(ack, sent))
 
 
 def relay_ack_problem(response: Any, campaign: str, report_id: str) -> str | None:
@@ -52,12 +56,25 @@ def _problem(response: Any, campaign: str, id_key: str, sent: str, fields) -> st
     return None
 
 
-def _collector_fields(ack: dict) -> str:
-    """The fields of the service's acknowledgement that are missing or of another type ('' if none)."""
+def _is_count(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _collector_fields(ack: dict, sent: int | None = None) -> str:
+    """The fields of the service's acknowledgement that are missing, of another type or counting more reports than
+    were read or sent (``sent``, if known) ('' if none)."""
     accepted, rejected = ack.get("accepted"), ack.get("rejected")
     wrong = []
-    if not isinstance(accepted, int) or isinstance(accepted, bool) or accepted < 0:
+    n_read = ack.get("n_read")
+    if not _is_count(accepted):
         wrong.append("'accepted' (an integer >= 0)")
+    elif n_read is not None and (not _is_count(n_read) or accepted > n_read):
+        wrong.append(f"'n_read' (an integer >= 'accepted', {accepted})")
+    most = None if sent is None else f"at most the {sent} report(s) sent"
+    if sent is not None and _is_count(accepted) and accepted > sent:
+        wrong.append(f"'accepted' ({most}: {accepted})")
+    if sent is not None and _is_count(n_read) and n_read > sent:
+        wrong.append(f"'n_read' ({most}: {n_read})")
     if not isinstance(rejected, dict) or not all(isinstance(count, int) and not isinstance(count, bool)
                                                  for count in rejected.values()):
         wrong.append("'rejected' (an object of counts)")

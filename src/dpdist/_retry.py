@@ -96,6 +96,8 @@ class Retries:
         if self.retries is not None and self.failures > self.retries:
             return None
         left = self.left()
+        if left <= 0:  # the window has passed (a backoff of 0 would otherwise retry at once for ever)
+            return None
         delay = retry_delay(self._next, asked)
         self._next = min(MAX_BACKOFF_S, self._next * 2)
         if delay <= left:

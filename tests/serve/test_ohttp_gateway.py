@@ -384,3 +384,32 @@ def test_ohttp_key_refusals_are_counted_as_every_refusal_is(parties):
     metrics = parties.admin("collector", "GET", "/metrics").text
     assert 'dpdist_requests_refused_total{reason="ohttp_key"} 3.0' in metrics
     assert 'dpdist_requests_refused_total{reason="not_decapsulated"} 1.0' in metrics
+
+
+def test_the_gateways_own_refusals_of_an_inner_request_are_counted(parties):
+    """Outsider-gw F4: 404 not_through_gateway and 400 malformed_binary_http were in no dpdist_requests_refused_total."""
+    _campaign(parties)
+    assert _through(parties, b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01").status == 400
+    assert _through(parties, b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01").status == 400
+    assert _through(parties, _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/metrics"))).status == 404
+    metrics = parties.admin("collector", "GET", "/metrics").text
+    assert 'dpdist_requests_refused_total{reason="malformed_binary_http"} 2.0' in metrics
+    assert 'dpdist_requests_refused_total{reason="not_through_gateway"} 1.0' in metrics
+
+
+def test_an_inner_requests_head_is_bounded_as_a_direct_requests(parties):
+    """Outsider-gw F5: an inner request with an 8,000,000-byte header field was served (a direct one: 400 past 16 KiB)."""
+    _campaign(parties)
+
+    def config_with(field: bytes, where: str = "headers"):
+        fields = ((b"x-big", field),)
+        request = _bhttp.Request("GET", "https", "collector", "/api/campaigns/commute/config",
+                                 headers=fields if where == "headers" else (), trailers=fields if where == "trailers" else ())
+        return _through(parties, _bhttp.encode_request(request))
+
+    assert config_with(b"a" * 15_000).status == 200
+    for where in ("headers", "trailers"):
+        refused = config_with(b"a" * 20_000, where)
+        assert refused.status == 400 and b"head_too_large" in refused.content
+    metrics = parties.admin("collector", "GET", "/metrics").text
+    assert 'dpdist_requests_refused_total{reason="head_too_large"} 2.0' in metrics

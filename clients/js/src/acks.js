@@ -4,7 +4,8 @@
 // client that takes any 200 as "counted" forgets the batch (docs/deployment.md, "What counts as an acknowledgement").  An
 // answer acknowledges a batch only when it is a JSON object that names the campaign and the batch id sent (the relay's:
 // the report id sent) with the fields the service's acknowledgement has (accepted, rejected, duplicate; the relay's:
-// duplicate).  Any other answer, a body that is not JSON or is cut short included, is no acknowledgement: the client
+// duplicate), and counts that fit the batch: accepted at most n_read and both at most the reports sent (a duplicate's
+// counts are the first time's, of the same bytes).  Any other answer, a body that is not JSON or is cut short included, is no acknowledgement: the client
 // sends the same id and bytes again under its retry rule, and says so when its window runs out.  The Python client
 // (dpdist/_acks.py) and the Java client (Client.ackProblem) apply the same rule.
 
@@ -13,10 +14,17 @@ export const NOT_ACKNOWLEDGED = 'no acknowledgement';
 
 const isCount = (value) => Number.isInteger(value) && value >= 0;
 
-/** The fields of the service's acknowledgement of a batch that are missing or of another type ('' if none). */
-function collectorFields(ack) {
+/**
+ * The fields of the service's acknowledgement of a batch that are missing, of another type or counting more reports
+ * than were read or ``sent`` (if known) ('' if none).
+ */
+function collectorFields(ack, sent = null) {
   const wrong = [];
+  const nRead = ack.n_read;
   if (!isCount(ack.accepted)) wrong.push("'accepted' (an integer >= 0)");
+  else if (nRead !== undefined && (!isCount(nRead) || ack.accepted > nRead)) wrong.push(`'n_read' (an integer >= 'accepted', ${ack.accepted})`);
+  if (sent !== null && isCount(ack.accepted) && ack.accepted > sent) wrong.push(`'accepted' (at most the ${sent} report(s) sent: ${ack.accepted})`);
+  if (sent !== null && isCount(nRead) && nRead > sent) wrong.push(`'n_read' (at most the ${sent} report(s) sent: ${nRead})`);
   const rejected = ack.rejected;
   if (rejected === null || typeof rejected !== 'object' || Array.isArray(rejected) || !Object.values(rejected).every(Number.isInteger)) {
     wrong.push("'rejected' (an object of counts)");
@@ -50,11 +58,13 @@ function problemOf(text, status, contentType, campaign, idKey, sent, fields) {
 /**
  * A checker for ``Client._request``'s ``acknowledges`` option: ``(text, response) => [ack, problem]``, the parsed
  * acknowledgement and null if ``text`` (the answer's body) is the service's acknowledgement of batch ``batchId`` of
- * ``campaign``, else null and what it is.
+ * ``campaign``, else null and what it is.  ``sent``: the reports the batch carried, if known (an acknowledgement
+ * counting more is none).
  */
-export function batchAck(campaign, batchId) {
+export function batchAck(campaign, batchId, sent = null) {
   return (text, response) => {
-    const problem = problemOf(text, response.status, response.headers?.get?.('Content-Type'), campaign, 'batch_id', batchId, collectorFields);
+    const problem = problemOf(text, response.status, response.headers?.get?.('Content-Type'), campaign, 'batch_id', batchId,
+      (ack) => collectorFields(ack, sent));
     return problem === null ? [JSON.parse(text), null] : [null, problem];
   };
 }

@@ -194,6 +194,9 @@ export class Retries {
  * @param {number} [options.retryWindowMs] how long a request that failed (no connection, a network error, 408, 425,
  *   429, 5xx) is sent again, the same bytes under the same batch id, from its first failure (300000: five minutes, a
  *   server restarting under load, as the Python client's ``retry_window``); 0: never
+ * @param {number|null} [options.timeoutMs] how long one attempt may take, its answer's body read whole (60000, as the
+ *   Python client's ``timeout``; null: no limit): a server that trickles its answer ends the attempt as a network
+ *   error does, retried under ``retryWindowMs``
  * @param {number|null} [options.retries] at most this many attempts after the first as well (null: as many as
  *   ``retryWindowMs`` allows)
  * @param {number} [options.retryDelayMs] first retry delay, doubled each time up to 10 s, jittered over its upper half;
@@ -238,7 +241,7 @@ export class Client {
   constructor(
     serverUrl,
     campaignId,
-    { token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null, relayEnvelope = null } = {},
+    { token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, timeoutMs = 60000, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null, relayEnvelope = null } = {},
   ) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
@@ -249,6 +252,10 @@ export class Client {
     if (typeof retryWindowMs !== 'number' || !Number.isFinite(retryWindowMs) || retryWindowMs < 0) {
       throw new TypeError(`The 'retryWindowMs' option of Client must be a number of milliseconds >= 0. Got ${retryWindowMs}.`);
     }
+    if (timeoutMs !== null && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
+      throw new TypeError(`The 'timeoutMs' option of Client must be null or a number of milliseconds > 0. Got ${timeoutMs}.`);
+    }
+    this.timeoutMs = timeoutMs;
     this.serverUrl = serverUrl.replace(/\/+$/, '');
     this.campaignId = campaignId;
     this.token = token;
@@ -692,7 +699,7 @@ export class Client {
         headers: { 'Content-Type': 'application/octet-stream' },
         absolute: Boolean(round),
         via: this._batchFetch,
-        acknowledges: batchAck(round ? String(round) : this.campaignId, batchId),
+        acknowledges: batchAck(round ? String(round) : this.campaignId, batchId, batch.length),
       });
     } catch (error) {
       if (error instanceof ServiceError) Object.assign(error, { batch, batchId }); // resend with send(batch, {batchId})
@@ -798,7 +805,9 @@ export class Client {
       let asked = null; // seconds a 429/503 answer's Retry-After asked for
       let response = null;
       try {
-        response = await (via ?? this._fetch)(target, { method, headers: allHeaders, body });
+        // a deadline per attempt, the body's reading included: undici's own timeouts are between chunks (outsider-gw F1)
+        const signal = this.timeoutMs === null ? undefined : AbortSignal.timeout(this.timeoutMs);
+        response = await (via ?? this._fetch)(target, { method, headers: allHeaders, body, signal });
       } catch (error) {
         lastProblem = `cannot reach the server (${error.message})`;
       }
@@ -835,6 +844,14 @@ export class Client {
         ({ error: code, detail } = await response.json());
       } catch {
         // not a JSON refusal
+      }
+      code = typeof code === 'string' && code ? code : null;
+      if (response.status >= 300 && response.status < 400) {
+        // only a success acknowledges: a redirect is not followed, whatever its body says
+        const location = response.headers?.get?.('Location') ?? null;
+        detail = location === null ? 'a redirect without a Location' : `a redirect to ${JSON.stringify(location.slice(0, 200))}, not followed`;
+      } else if (typeof detail !== 'string' || !detail) {
+        detail = response.statusText || 'no detail';
       }
       asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
       const problem = `${method} ${url ?? path}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`;

@@ -109,3 +109,33 @@ test('a relay\'s answer must name the campaign and the report sent', async () =>
   assert.equal(puts.length, 3);
   sameRequest(puts);
 });
+
+test('an acknowledgement counting more reports than were sent is none; every answer of dpdist serve counts', async () => {
+  // F2 of the outsider's attack: accepted 1000000 for a batch of 3 reports was taken as counted and resolved
+  const counts = (accepted, nRead, rejected = {}, duplicate = false) => (campaign, batchId) =>
+    Response.json({ campaign, batch_id: batchId, accepted, rejected, duplicate, ...(nRead === null ? {} : { n_read: nRead }) });
+  const more = [counts(1000000, 1000000), counts(4, null), counts(3, 1000000), counts(3, 2), counts(3, 4, { out_of_range: 1 })];
+  const real = counts(1, 3, { out_of_range: 2, missing: 2 }, true); // a row may count under several reasons; a duplicate
+  const server = fakeServer([...more, real]);
+  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, retryDelayMs: 1, memoStorage: null, locks: null, source: deterministicSource(62) });
+  const acks = await client.submitMany([1, 2, 3]);
+  assert.equal(server.puts.length, more.length + 1);
+  sameRequest(server.puts);
+  assert.equal(acks.length, 1);
+  assert.equal(acks[0].accepted, 1);
+});
+
+test('a redirect whose body names the batch is no acknowledgement, and says where it pointed', async () => {
+  // F3 of the outsider's attack: the refusal read "HTTP 302: undefined"
+  const ackBody = (campaign, batchId) => JSON.stringify(right(campaign, batchId));
+  for (const [headers, said] of [[{ Location: 'http://portal.example/login' }, 'a redirect to "http://portal.example/login", not followed'],
+    [{}, 'a redirect without a Location']]) {
+    const server = fakeServer([(campaign, batchId) => new Response(ackBody(campaign, batchId), { status: 302, headers: { 'Content-Type': 'application/json', ...headers } })]);
+    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, retryDelayMs: 1, memoStorage: null, locks: null, source: deterministicSource(63) });
+    const error = await client.submitMany([1, 2, 3]).then(() => null, (failure) => failure);
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.equal(error.status, 302);
+    assert.ok(error.message.includes(`HTTP 302: ${said}`) && !error.message.includes('undefined'), error.message);
+    assert.equal(server.counted.length, 0);
+  }
+});

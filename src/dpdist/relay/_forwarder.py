@@ -81,7 +81,7 @@ class Forwarder:
             return False
         if 200 <= response.status_code < 300:
             # only the collector's acknowledgement of this batch settles it: a proxy's page would lose the batch
-            problem = batch_ack_problem(response, batch.campaign, batch.batch_id)
+            problem = batch_ack_problem(response, batch.campaign, batch.batch_id, batch.count)
             if problem is not None:
                 log.warning("relay: batch %s of %s not delivered (%s); will retry", batch.batch_id, batch.campaign, problem)
                 return False

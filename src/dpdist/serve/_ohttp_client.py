@@ -37,6 +37,7 @@ import httpx
 from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
 from ..relay import _bhttp, _ohttp
 from ..relay._padding import MIN_PADDED_BYTES, padded_length
+from ._deadline import deadline_of, request_within
 
 __all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "check_relay_url", "given_key_config",
            "padded_length"]
@@ -112,6 +113,7 @@ class ObliviousTransport(httpx.BaseTransport):
     def __init__(self, relay_url: str, config: _ohttp.KeyConfig, *, transport=None, timeout=60.0, verify=True):
         self.relay_url, self.config = check_relay_url(relay_url), config
         self._outer = httpx.Client(transport=transport, timeout=timeout, verify=verify)
+        self._deadline = deadline_of(timeout)  # the relay's answer, too, within the deadline per attempt
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
@@ -123,8 +125,8 @@ class ObliviousTransport(httpx.BaseTransport):
                                                        headers, body))
         message += bytes(padded_length(message, body) - len(message))  # RFC 9292 section 3.8: zero padding
         encapsulated, context = _ohttp.encapsulate_request(self.config, message)
-        outer = self._outer.post(self.relay_url, content=encapsulated,
-                                 headers={"content-type": _ohttp.REQUEST_CONTENT_TYPE, "accept": _ohttp.RESPONSE_CONTENT_TYPE})
+        outer = request_within(self._outer, "POST", self.relay_url, self._deadline, content=encapsulated,
+                               headers={"content-type": _ohttp.REQUEST_CONTENT_TYPE, "accept": _ohttp.RESPONSE_CONTENT_TYPE})
         if outer.status_code != 200 or outer.headers.get("content-type", "").split(";")[0] != _ohttp.RESPONSE_CONTENT_TYPE:
             return _not_encapsulated(outer, request)
         try:

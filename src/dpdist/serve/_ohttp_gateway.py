@@ -45,6 +45,7 @@ from .._guard._body import HeldBody
 from ..errors import MalformedReportError
 from ..relay import _bhttp, _ohttp
 from ._http import bearer, body_of
+from ._limits import MAX_HEADER_BYTES
 from ._logs import REQUEST_ID
 from ._ohttp_keys import GatewayKeys
 from ._openapi import documented, json_answer
@@ -155,7 +156,10 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
     try:
         inner = _bhttp.decode_request(message, max_bytes=service.max_body_bytes)
     except MalformedReportError as error:
-        return _json_answer(400, "malformed_binary_http", str(error))
+        return _counted_refusal(app, 400, "malformed_binary_http", str(error))
+    if _head_bytes(inner) > MAX_HEADER_BYTES:  # a direct request's head is refused past 16 KiB (outsider-gw F5)
+        return _counted_refusal(app, 400, "head_too_large", f"The inner request's control data and header fields (or its "
+                                f"trailer fields) hold more than {MAX_HEADER_BYTES} bytes, as a direct request's may not.")
     name, value = _ohttp.WHOLE_ANSWER_FIELD
     if dialect == _ohttp.OHTTPY_DIALECT and inner.header(name.decode()) == value.decode():
         raise InvalidRequest("ohttp_dialect_mismatch", f"The request is RFC 9458's ({_ohttp.REQUEST_CONTENT_TYPE}) and "
@@ -163,7 +167,7 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
                              "(relabelled on the way): not served.")
     path, _, query = inner.path.partition("?")
     if not any(inner.method == method and pattern.fullmatch(path) for method, pattern in _DEVICE_ROUTES):
-        return _json_answer(404, "not_through_gateway", f"The gateway serves a device's requests only (a batch, a "
+        return _counted_refusal(app, 404, "not_through_gateway", f"The gateway serves a device's requests only (a batch, a "
                                                         f"campaign's config or identity). Got {inner.method} {path[:200]}.")
     host = inner.authority.encode("ascii") or host
     headers = [(name, value) for name, value in inner.headers if name not in _HOP_BY_HOP]
@@ -199,6 +203,22 @@ def as_admin(request: Request):
     service = request.app.state.service
     service.check_admin(bearer(request))
     return service
+
+
+def _head_bytes(inner: _bhttp.Request) -> int:
+    """The bytes of an inner request's head (control data and header fields) or of its trailer fields, the larger."""
+    fields = (len(inner.method) + len(inner.scheme) + len(inner.authority) + len(inner.path)
+              + sum(len(name) + len(value) for name, value in inner.headers))
+    return max(fields, sum(len(name) + len(value) for name, value in inner.trailers))
+
+
+def _counted_refusal(app, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
+    """A refusal the gateway itself makes of an inner request, counted in ``dpdist_requests_refused_total`` as every
+    refusal is (outsider-gw F4: it was not)."""
+    metrics = getattr(app.state, "metrics", None)
+    if metrics is not None:
+        metrics.refused_request(code)
+    return _json_answer(status, code, detail)
 
 
 def _json_answer(status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:

@@ -37,10 +37,12 @@ from .._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, MAX_RETRY_AFTER, NOT
 from .._rng import secure_generator
 from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
-from ..errors import CampaignIdentityError, InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
+from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
+                      ServiceUnavailableError)
 from .._validation import Integer, validate_params
 from ..local import from_config
 from ..local._json_rows import json_rows as rows
+from ._deadline import deadline_of, request_within
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
 
@@ -253,7 +255,7 @@ class Client:
             attempt += 1
             asked = None
             try:
-                response = http.request(method, path, headers=headers, **kwargs)
+                response = request_within(http, method, path, deadline_of(self._timeout), headers=headers, **kwargs)
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
             else:
@@ -261,6 +263,10 @@ class Client:
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
                     problem = None if acknowledges is None else acknowledges(response)
+                    if problem is None and acknowledges is not None and not 200 <= response.status_code < 300:
+                        # only a success acknowledges: a redirect (not followed) names where, whatever its body says
+                        problem = (f"{NOT_ACKNOWLEDGED}: HTTP {response.status_code} (a redirect to "
+                                   f"{response.headers.get('Location', 'nowhere')[:200]!r}, not followed)")
                     if problem is None:
                         return response
                     failure = problem
@@ -516,6 +522,7 @@ class Client:
                 self._store.save()
             return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": duplicates}
         target = self._rounds.get(campaign) or campaign  # a campaign in rounds: the round's campaign counts the batch
+        sent = _rows_sent(body, content_type)  # an acknowledgement counting more reports than these is none (_acks)
         response = self._request(
             "PUT",
             f"/api/campaigns/{target}/batches/{batch_id}",
@@ -523,7 +530,7 @@ class Client:
             content=body,
             headers={"Content-Type": content_type},
             via=self._through_ohttp(campaign),
-            acknowledges=lambda answer: batch_ack_problem(answer, target, batch_id),
+            acknowledges=lambda answer: batch_ack_problem(answer, target, batch_id, sent),
         )
         return response.json()
 
@@ -800,6 +807,23 @@ def json_rows(reports: ArrayLike) -> list:
     """Reports as the rows of a JSON batch: ``ndarray.tolist()``, structured rows as ``{field: value}`` objects
     (what ``protocol.report_format.to_json_rows`` gives and ``from_json_rows`` reads)."""
     return rows(reports)
+
+
+def _rows_sent(body: bytes, content_type: str) -> int | None:
+    """The reports (rows) a batch body carries, read from its records' headers or its JSON ``reports``; None if the body
+    cannot be read so (the service refuses it then: no acknowledgement is checked against a count)."""
+    kind = content_type.split(";")[0].strip().lower()
+    try:
+        if kind == "application/json":
+            document = json.loads(body)
+            return len(document["reports"]) if isinstance(document, dict) and isinstance(document.get("reports"), list) else None
+        stream, rows = io.BytesIO(body), 0
+        while (header := read_header(stream, "batch")) is not None:
+            rows += int(header["shape"][0])
+            stream.seek(int(header["payload_bytes"]), io.SEEK_CUR)
+        return rows
+    except (ValueError, UnicodeDecodeError, MalformedReportError):
+        return None
 
 
 def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:

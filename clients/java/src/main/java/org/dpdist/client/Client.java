@@ -585,7 +585,7 @@ public final class Client {
             Map<String, String> headers = new LinkedHashMap<>();
             headers.put("Content-Type", "application/octet-stream");
             String target = round != null ? String.valueOf(round) : campaignId; // a round's campaign counts its batch
-            return json(request("PUT", url, body, headers, null, false, answer -> ackProblem(answer, "batch_id", batchId, target)));
+            return json(request("PUT", url, body, headers, null, false, answer -> ackProblem(answer, "batch_id", batchId, target, batch.length())));
         } catch (ServiceError error) {
             throw error.withBatch(batch, batchId); // resend with send(batch, batchId)
         }
@@ -793,6 +793,14 @@ public final class Client {
      * proxy's cache), a captive portal's page or a body cut short is retried like a failure, then {@code wrong_ack}.
      */
     static String ackProblem(HttpTransport.Response response, String idKey, String id, String campaign) {
+        return ackProblem(response, idKey, id, campaign, -1);
+    }
+
+    /**
+     * As above, for a batch of {@code sent} reports (-1: not known): {@code accepted} at most {@code n_read} (if
+     * present) and both at most {@code sent} (a duplicate's counts are the first time's, of the same bytes).
+     */
+    static String ackProblem(HttpTransport.Response response, String idKey, String id, String campaign, long sent) {
         String named = idKey.equals("batch_id") ? "batch id" : "report id";
         String what = "no acknowledgement of " + named + " '" + id + "' of campaign '" + campaign + "': HTTP " + response.status;
         Map<String, Object> ack;
@@ -808,7 +816,18 @@ public final class Client {
         List<String> wrong = new ArrayList<>();
         if (idKey.equals("batch_id")) {
             Object accepted = ack.get("accepted");
-            if (!Json.isInteger(accepted) || ((Number) accepted).doubleValue() < 0) wrong.add("'accepted' (an integer >= 0)");
+            Object nRead = ack.get("n_read");
+            boolean count = Json.isInteger(accepted) && ((Number) accepted).doubleValue() >= 0;
+            if (!count) wrong.add("'accepted' (an integer >= 0)");
+            else if (nRead != null && (!Json.isInteger(nRead) || ((Number) nRead).doubleValue() < ((Number) accepted).doubleValue())) {
+                wrong.add("'n_read' (an integer >= 'accepted', " + Json.show(accepted) + ")");
+            }
+            if (sent >= 0 && count && ((Number) accepted).doubleValue() > sent) {
+                wrong.add("'accepted' (at most the " + sent + " report(s) sent: " + Json.show(accepted) + ")");
+            }
+            if (sent >= 0 && Json.isInteger(nRead) && ((Number) nRead).doubleValue() > sent) {
+                wrong.add("'n_read' (at most the " + sent + " report(s) sent: " + Json.show(nRead) + ")");
+            }
             if (!Json.isObject(ack.get("rejected"))) wrong.add("'rejected' (an object of counts)");
         }
         if (!(ack.get("duplicate") instanceof Boolean)) wrong.add("'duplicate' (true or false)");

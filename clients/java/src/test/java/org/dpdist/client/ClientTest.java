@@ -397,6 +397,31 @@ class ClientTest {
         }
     }
 
+    @Test
+    void anAcknowledgementCountingMoreReportsThanWereSentIsNone() throws Exception {
+        // F2 of the outsider's attack on the acknowledgement rule: accepted 1000000 for a batch of 1 report was counted
+        java.util.concurrent.atomic.AtomicInteger puts = new java.util.concurrent.atomic.AtomicInteger();
+        long[][] counts = {{1000000, 1000000}, {1, 0}, {1, 2}, {0, 1}}; // accepted, n_read; the last: dpdist serve's, a row rejected
+        try (FakeServer server = server(GRR, request -> {
+            FakeServer.Answer answer = ack(request);
+            Map<String, Object> body = new LinkedHashMap<>(Json.asObject(Json.parse(new String(answer.body, java.nio.charset.StandardCharsets.UTF_8))));
+            long[] pair = counts[Math.min(puts.getAndIncrement(), counts.length - 1)];
+            body.put("accepted", pair[0]);
+            body.put("n_read", pair[1]);
+            body.put("duplicate", true); // a duplicate's counts are the first time's
+            return FakeServer.Answer.json(200, body);
+        })) {
+            Client client = new Client(server.url(), "c", fast().retries(5));
+            Map<String, Object> ack = client.submit(3); // one report
+            assertEquals(4, puts.get());
+            assertEquals(0L, ((Number) ack.get("accepted")).longValue());
+        }
+        String tooMany = Client.ackProblem(new HttpTransport.Response(200, new LinkedHashMap<>(), Bytes.utf8(
+            "{\"campaign\": \"c\", \"batch_id\": \"b\", \"accepted\": 4, \"rejected\": {}, \"duplicate\": false}")),
+            "batch_id", "b", "c", 3);
+        assertTrue(tooMany != null && tooMany.contains("at most the 3 report(s) sent"), tooMany);
+    }
+
     /** A storage that saves nothing: a full disk. */
     static final class FullDisk implements Storage {
         @Override

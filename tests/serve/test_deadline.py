@@ -1,0 +1,70 @@
+"""A server that trickles its answer ends an attempt as a timeout does (outsider-gw F1): httpx's ``timeout`` bounds each
+read, so one byte of body every few seconds kept ``Client.submit_body`` and ``dpdist submit`` waiting for ever, and the
+retry window never started.  The fake server trickles for at most 20 s (then closes), on 127.0.0.1."""
+
+from __future__ import annotations
+
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+pytest.importorskip("httpx")
+
+from dpdist.client import Client  # noqa: E402
+from dpdist.errors import ServiceUnavailableError  # noqa: E402
+
+#: the most a connection is trickled to (then closed): a client that hangs cannot hold the test longer
+TRICKLE_S = 20.0
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    timeout = 30
+    puts: list[tuple[str, bytes]] = []
+
+    def log_message(self, format, *args):  # quiet
+        pass
+
+    def do_PUT(self):
+        type(self).puts.append((self.path, self.rfile.read(int(self.headers["Content-Length"]))))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "100000")
+        self.end_headers()
+        until = time.monotonic() + TRICKLE_S
+        try:
+            while time.monotonic() < until:
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:  # the client gave up on this attempt
+            pass
+        self.close_connection = True
+
+
+@pytest.fixture
+def trickling():
+    _Trickle.puts = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_trickled_answer_ends_the_attempt_and_the_batch_is_resent_until_the_window_ends(trickling):
+    failures: list[str] = []
+    with Client(trickling, timeout=1.0, retry_window=1.5, backoff=0.0,
+                on_retry=lambda *args: failures.append(args[0])) as client:
+        with pytest.raises(ServiceUnavailableError) as error:
+            client.submit_body("c", "b1", b"the batch's bytes")
+    message = str(error.value)
+    assert "ReadTimeout" in message and "was still arriving 1 s after its head" in message, message
+    assert "Nothing was lost" in message and "Traceback" not in message
+    assert len(_Trickle.puts) >= 2 and set(_Trickle.puts) == {("/api/campaigns/c/batches/b1", b"the batch's bytes")}
+    assert all(failure.startswith("ReadTimeout") for failure in failures)
