@@ -462,9 +462,7 @@ def _spend(db: Database, item: Arrival) -> Refusal | None:
                                            f"campaign {item.campaign_id!r}: the relay sent it twice. Nothing of this batch "
                                            "was counted.")
     if not _insert_new(db, "relayed_tokens", "nonce", item.campaign_id, item.tokens):
-        for chunk in _chunks(item.reports):
-            db.execute(f"DELETE FROM relayed_reports WHERE campaign_id = ? AND enc IN ({', '.join('?' * len(chunk))})",
-                       (item.campaign_id, *chunk))
+        _delete_values(db, "relayed_reports", "enc", item.campaign_id, item.reports)
         return Conflict("token_spent", f"A token of relayed batch {item.batch_id!r} was spent by another batch of campaign "
                                        f"{item.campaign_id!r}: the relay sent it twice. Nothing of this batch was counted.")
     return None
@@ -481,10 +479,15 @@ def _insert_new(db: Database, table: str, column: str, campaign_id: str, values:
             f" RETURNING {column}", tuple(value for one in chunk for value in (campaign_id, one)))]
     if len(inserted) == len(values):
         return True
-    for chunk in _chunks(inserted):
+    _delete_values(db, table, column, campaign_id, inserted)
+    return False
+
+
+def _delete_values(db: Database, table: str, column: str, campaign_id: str, values: list) -> None:
+    """Delete the (campaign, value) rows of ``values`` from ``table`` (what :func:`_insert_new` inserted)."""
+    for chunk in _chunks(values):
         db.execute(f"DELETE FROM {table} WHERE campaign_id = ? AND {column} IN ({', '.join('?' * len(chunk))})",
                    (campaign_id, *chunk))
-    return False
 
 
 def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict, outcomes: list) -> None:
