@@ -21,17 +21,17 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import datetime
 import importlib.metadata
 import json
 import os
 import pathlib
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+from side_environment import locked_environment  # benchmarks/side_environment.py, beside this script
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 FIELD = REPO / "benchmarks" / "audit_field"
@@ -136,16 +136,8 @@ def central_quantiles(data, rng):
 
 # ---------------------------------------------------------------- running one case
 def environment(name: str) -> pathlib.Path:
-    """The side environment's python for ``requirements/<name>.lock`` (created and installed once)."""
-    lock = FIELD / "requirements" / f"{name}.lock"
-    place = CACHE / f"{name}-{hashlib.sha256(lock.read_bytes()).hexdigest()[:12]}"  # hash() of a str varies by process
-    python, stamp = place / "bin" / "python", place / ".installed"
-    if not stamp.exists():
-        subprocess.run(["uv", "venv", "-q", "--python", "3.11", str(place)], check=True)
-        subprocess.run(["uv", "pip", "install", "-q", "-r", str(lock)], check=True,
-                       env=dict(os.environ, VIRTUAL_ENV=str(place)))
-        stamp.write_text(lock.read_text())
-    return python
+    """The python of the side environment of ``requirements/<name>.lock`` (made and installed once)."""
+    return locked_environment(FIELD / "requirements" / f"{name}.lock", CACHE)
 
 
 def _version(library: str) -> str:

@@ -47,6 +47,8 @@ import warnings
 
 import numpy as np
 
+from side_environment import locked_environment  # benchmarks/side_environment.py, beside this script
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 PEERS = REPO / "benchmarks" / "persons_peers"
 RESULTS = REPO / "benchmarks" / "results" / "persons_peers.json"
@@ -72,17 +74,7 @@ def _table(persons: int) -> dict[str, np.ndarray]:
 
 def environment(name: str) -> pathlib.Path:
     """The python of the side environment of ``requirements/<name>.lock`` (made and installed once)."""
-    lock = PEERS / "requirements" / f"{name}.lock"
-    import hashlib
-
-    place = CACHE / f"{name}-{hashlib.sha256(lock.read_bytes()).hexdigest()[:12]}"
-    python, stamp = place / "bin" / "python", place / ".installed"
-    if not stamp.exists():
-        subprocess.run(["uv", "venv", "-q", "--python", "3.11", str(place)], check=True)
-        subprocess.run(["uv", "pip", "install", "-q", "-r", str(lock)], check=True,
-                       env=dict(os.environ, VIRTUAL_ENV=str(place)))
-        stamp.write_text(lock.read_text())
-    return python
+    return locked_environment(PEERS / "requirements" / f"{name}.lock", CACHE)
 
 
 def side(name: str, job: dict, files: dict[str, str]) -> dict:
