@@ -58,6 +58,8 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
     finite = not (isinstance(domain, int) and domain > MAX_CHANNEL_OUTPUTS) and _finite_channel(protocol, inputs)
 
     def sample(values, rng):
+        if not protocol.tags.memoized:  # only a memoized protocol warns (catching costs ~3 us a call, one value each)
+            return protocol.privatize(values, rng=rng)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", EachValueANewUserWarning)
             return protocol.privatize(values, rng=rng)
