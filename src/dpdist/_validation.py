@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import inspect
 import math
 import numbers
@@ -45,6 +46,7 @@ __all__ = [
     "Described",
     "OneOf",
     "InstanceOf",
+    "NamedInstanceOf",
     "Text",
     "Bytes",
     "PathLike",
@@ -442,6 +444,35 @@ class InstanceOf(Constraint):
 
 def _as_tuple(types: Any) -> tuple:
     return types if isinstance(types, tuple) else (types,)
+
+
+@dataclass(frozen=True)
+class NamedInstanceOf(Constraint):
+    """An instance of one of the classes ``names`` of the module ``module`` (an optional package's, say a
+    ``cryptography`` key), described as ``what``.  The module is not imported to state the rule: while its package is
+    not imported no object of its classes exists, and every value is refused."""
+
+    module: str
+    names: tuple[str, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if self.module.partition(".")[0] not in sys.modules:
+            raise ValueError
+        found = importlib.import_module(self.module)
+        if not isinstance(value, tuple(getattr(found, name) for name in self.names)):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), "text"]
+
+    def shown(self, value: Any) -> str:
+        """The type only, as :class:`InstanceOf` (a key's repr may hold its numbers)."""
+        return type(value).__name__
 
 
 @dataclass(frozen=True)
