@@ -21,6 +21,7 @@ import numbers
 import os
 import re
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar, cast
 
@@ -47,6 +48,7 @@ __all__ = [
     "OneOf",
     "InstanceOf",
     "NamedInstanceOf",
+    "Items",
     "Text",
     "Bytes",
     "PathLike",
@@ -447,6 +449,45 @@ def _as_tuple(types: Any) -> tuple:
 
 
 @dataclass(frozen=True)
+class Items(Constraint):
+    """At least ``min_length`` items, each satisfying ``item``, described as ``what``: a list, a tuple, a 1-D array or
+    another iterable (not a str, bytes or mapping); returned as a list of the items as ``item`` returns them."""
+
+    item: Constraint
+    what: str
+    min_length: int = 0
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
+            raise ValueError
+        items = [self.item.check(one) for one in value]  # an item the rule refuses raises ValueError or TypeError
+        if len(items) < self.min_length:
+            raise ValueError
+        return items
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", 3, {"a": 1}]
+        bad = [example for example in self.item.invalid_examples() if example is not None][:1]
+        out.extend([bad] if bad else [])
+        if self.min_length:
+            out.append([])
+        return out
+
+    def shown(self, value: Any) -> str:
+        """The first item refused, as ``item`` shows it (a list of a thousand is not shown whole), else the value."""
+        if isinstance(value, (list, tuple, np.ndarray)):
+            for index, one in enumerate(value):
+                try:
+                    self.item.check(one)
+                except (ValueError, TypeError):
+                    return f"a {type(value).__name__} whose item {index} is {self.item.shown(one)}"
+        return super().shown(value)
+
+
+@dataclass(frozen=True)
 class NamedInstanceOf(Constraint):
     """An instance of one of the classes ``names`` of the module ``module`` (an optional package's, say a
     ``cryptography`` key), described as ``what``.  The module is not imported to state the rule: while its package is
@@ -554,7 +595,10 @@ class PathLike(Constraint):
     """The path of a file: a str or an ``os.PathLike`` (kept as given)."""
 
     def check(self, value: Any) -> Any:
-        if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value):
+        if not isinstance(value, (str, os.PathLike)):
+            raise ValueError
+        text = os.fspath(value)  # an os.PathLike of bytes (or of nothing) names no file here either
+        if not isinstance(text, str) or not text:
             raise ValueError
         return value
 

@@ -32,6 +32,7 @@ from typing import Any, Union
 import numpy as np
 
 from .._documents import ABSENT, check_document, describe_value, read_dataclass, read_part, refused
+from .._validation import Interval, validate_params
 from ..errors import InvalidParameterError
 
 __all__ = ["Atoms", "GaussianLoss", "Curve", "Composed", "LossDistribution", "loss_from_dict", "pure_atoms",
@@ -76,16 +77,13 @@ class Atoms:
         return {"kind": "atoms", "losses": list(self.losses), "masses": list(self.masses), "infinity": self.infinity}
 
 
+@validate_params({"sigma": Interval(0.0, math.inf, closed="neither")})
 @dataclass(frozen=True)
 class GaussianLoss:
     r"""The Gaussian mechanism: noise :math:`\mathcal N(0, \sigma^2)` per unit of l2 sensitivity (its loss is
     :math:`\mathcal N(\mu, 2\mu)` with :math:`\mu = 1/(2\sigma^2)`; Balle & Wang 2018)."""
 
     sigma: float
-
-    def __post_init__(self):
-        if not 0 < self.sigma < math.inf:
-            raise InvalidParameterError(f"A Gaussian loss needs a finite sigma > 0. Got {self.sigma!r}.")
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "gaussian", "sigma": self.sigma}
