@@ -451,17 +451,21 @@ def _as_tuple(types: Any) -> tuple:
 @dataclass(frozen=True)
 class Items(Constraint):
     """At least ``min_length`` items, each satisfying ``item``, described as ``what``: a list, a tuple, a 1-D array or
-    another iterable (not a str, bytes or mapping); returned as a list of the items as ``item`` returns them."""
+    another iterable (not a str, bytes or mapping); returned as a tuple of the items as ``item`` returns them.
+    ``increasing``: each item above the one before (real items: a grid, a curve's abscissae)."""
 
     item: Constraint
     what: str
     min_length: int = 0
+    increasing: bool = False
 
     def check(self, value: Any) -> Any:
         if isinstance(value, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
             raise ValueError
-        items = [self.item.check(one) for one in value]  # an item the rule refuses raises ValueError or TypeError
+        items = tuple(self.item.check(one) for one in value)  # an item the rule refuses raises ValueError or TypeError
         if len(items) < self.min_length:
+            raise ValueError
+        if self.increasing and any(not before < after for before, after in zip(items, items[1:])):
             raise ValueError
         return items
 
@@ -474,6 +478,8 @@ class Items(Constraint):
         out.extend([bad] if bad else [])
         if self.min_length:
             out.append([])
+        if self.increasing:
+            out.append([2.0, 1.0] * max(1, self.min_length))
         return out
 
     def shown(self, value: Any) -> str:

@@ -32,7 +32,7 @@ from typing import Any, Union
 import numpy as np
 
 from .._documents import ABSENT, check_document, describe_value, read_dataclass, read_part, refused
-from .._validation import Interval, validate_params
+from .._validation import Interval, Items, validate_params
 from ..errors import InvalidParameterError
 
 __all__ = ["Atoms", "GaussianLoss", "Curve", "Composed", "LossDistribution", "loss_from_dict", "pure_atoms",
@@ -89,6 +89,10 @@ class GaussianLoss:
         return {"kind": "gaussian", "sigma": self.sigma}
 
 
+@validate_params({
+    "epsilons": Items(Interval(), "two or more increasing finite floats", min_length=2, increasing=True),
+    "deltas": Items(Interval(0.0, 1.0, closed="both"), "two or more floats in [0, 1]", min_length=2),
+})
 @dataclass(frozen=True)
 class Curve:
     r"""Upper bounds ``deltas[i]`` on every ordered neighbouring pair's :math:`\delta(\varepsilon_i)` at the
@@ -99,11 +103,9 @@ class Curve:
     deltas: tuple[float, ...]
 
     def __post_init__(self):
-        epsilons, deltas = np.asarray(self.epsilons), np.asarray(self.deltas)
-        if epsilons.shape != deltas.shape or epsilons.ndim != 1 or epsilons.size < 2 or np.any(np.diff(epsilons) <= 0):
-            raise InvalidParameterError("A privacy loss curve needs increasing epsilons and one delta each (two or more).")
-        if np.any(deltas < 0) or np.any(deltas > 1) or not np.all(np.isfinite(epsilons)):
-            raise InvalidParameterError("A privacy loss curve's deltas lie in [0, 1] at finite epsilons.")
+        if len(self.epsilons) != len(self.deltas):
+            raise InvalidParameterError(f"A privacy loss curve needs one delta per epsilon. Got {len(self.epsilons)} "
+                                        f"epsilons and {len(self.deltas)} deltas.")
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "curve", "epsilons": list(self.epsilons), "deltas": list(self.deltas)}
