@@ -49,6 +49,7 @@ __all__ = [
     "InstanceOf",
     "NamedInstanceOf",
     "Items",
+    "TupleOf",
     "Text",
     "Bytes",
     "PathLike",
@@ -491,6 +492,30 @@ class Items(Constraint):
                 except (ValueError, TypeError):
                     return f"a {type(value).__name__} whose item {index} is {self.item.shown(one)}"
         return super().shown(value)
+
+
+@dataclass(frozen=True)
+class TupleOf(Constraint):
+    """A pair, a triple, ...: exactly one item per rule of ``rules``, each satisfying its rule, described as ``what``;
+    returned as a tuple of the items as their rules return them."""
+
+    rules: tuple[Constraint, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, (list, tuple)) or len(value) != len(self.rules):
+            raise ValueError
+        return tuple(rule.check(one) for rule, one in zip(self.rules, value))
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", 3, ()]
+        for index, rule in enumerate(self.rules):  # one bad item at each place (None stands for the others)
+            bad = [example for example in rule.invalid_examples() if example is not None][:1]
+            out.extend([tuple(bad[0] if place == index else None for place in range(len(self.rules)))] if bad else [])
+        return out
 
 
 @dataclass(frozen=True)

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import InstanceOf, Interval, validate_params
-from ._distributions import Atoms, Composed, Curve, GaussianLoss, LossDistribution
+from .._validation import Interval, validate_params
+from ._distributions import LOSS_DISTRIBUTION, Atoms, Composed, Curve, GaussianLoss, LossDistribution
 
 __all__ = ["DISCRETIZATION", "TAIL_MASS", "epsilon_at", "delta_at", "discretization_error", "dp_accounting_pld"]
 
@@ -57,8 +57,7 @@ def mechanisms(loss: LossDistribution) -> int:
 
 
 @validate_params({
-    "loss": InstanceOf((Atoms, GaussianLoss, Curve, Composed), "a privacy loss distribution (Atoms, GaussianLoss, Curve "
-                                                               "or Composed)"),
+    "loss": LOSS_DISTRIBUTION,
     "discretization": Interval(0.0, math.inf, closed="neither"),
 })
 @functools.lru_cache(maxsize=256)
