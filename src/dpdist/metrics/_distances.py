@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from .._validation import Constraint, Integer, Interval, Items, OneOf, Optional, check_param, validate_params
+from .._validation import Constraint, Described, Integer, Interval, Items, OneOf, Optional, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._cdfs import DistributionLike, Grid, _default_bounds, _DistributionCDF, _EmpiricalCDF, _pair
 
@@ -29,8 +29,9 @@ def _exact_pieces(first, second):
 
 
 #: a distance's grid: None (exact), a number of equal cells, or the cells' edges
-_GRID: dict[str, Constraint] = {"grid": Optional(OneOf((Integer(low=1), Items(Interval(), "", min_length=2, increasing=True)),
-                                "an int >= 1 or a 1-D array of at least 2 finite, strictly increasing floats"))}
+_GRID: dict[str, Constraint] = {"grid": Described(
+    Optional(OneOf((Integer(low=1), Items(Interval(), "", min_length=2, increasing=True)), "")),
+    "None, an int >= 1 (cells) or a 1-D array of at least 2 finite, strictly increasing floats (the cells' edges)")}
 
 
 def _grid_values(first, second, grid, owner: str):
