@@ -12,7 +12,7 @@ then the bytes (TLS presentation language, RFC 8446 section 3)::
                                                     TokenResponse;                } Token;
 
 with ``Nk = 256``.  ``redemption_context`` is empty or 32 bytes; ``issuer_name`` and
-``origin_info`` are ASCII (origin names separated by commas).  The token's
+``origin_info`` are printable ASCII (origin names separated by commas).  The token's
 ``challenge_digest`` is ``SHA-256(TokenChallenge)`` and its authenticator signs the first 98 bytes
 (``token_type | nonce | challenge_digest | token_key_id``, RFC 9577 section 2.2.2).  Readers take
 exactly one message of the type and refuse anything else (a short or long buffer, a wrong length
