@@ -225,3 +225,46 @@ def test_an_inner_request_through_the_application_is_no_request_of_its_own(serve
     assert lines == [('ohttp - "GET /api/campaigns/fast/config HTTP/1.1" 200', "outer-probe")]
     text = client.get("/metrics", headers=ADMIN).text
     assert "/config" not in text and "dpdist_requests_in_flight 1.0" in text
+
+
+@pytest.mark.parametrize("mode", ["anonymous", "full"])
+def test_the_gateway_line_names_nothing_a_direct_line_would_not(mode):
+    """The text and JSON access lines of a gateway request, in each ``--access-log`` mode: the inner request's method,
+    path and status, ``ohttp`` for the address (``full``: with the relay's address and the batch id, as a direct line);
+    a gateway request answered otherwise (a 500 while sealing) is logged as itself."""
+    from dpdist.serve._access import access_line
+    from dpdist.serve._logs import INNER, AccessLog, Inner
+
+    path = "/api/campaigns/fast/batches/" + "5" * 32
+    scope = {"type": "http", "method": "POST", "path": "/ohttp/gateway", "http_version": "1.1",
+             "client": ("10.0.0.9", 4242), INNER: Inner("PUT", path, "/api/campaigns/{campaign}/batches/{batch_id}", 401)}
+    records = []
+
+    class Seen(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    loggers = [logging.getLogger("uvicorn.access"), AccessLog.logger]
+    seen, levels = Seen(), [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(seen)
+        logger.setLevel(logging.INFO)
+    try:
+        access_line(scope, 200, mode)
+        AccessLog.write(scope, "/ohttp/gateway", 200, 0.0, full=mode == "full")
+        access_line(scope, 500, mode)
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.removeHandler(seen)
+            logger.setLevel(level)
+    text, document, failed = records
+    if mode == "full":
+        assert text.getMessage() == f'ohttp@10.0.0.9:4242 - "PUT {path} HTTP/1.1" 401'
+        assert (document.client, document.path) == ("10.0.0.9:4242", path)
+        assert failed.getMessage() == '10.0.0.9:4242 - "POST /ohttp/gateway HTTP/1.1" 500'
+    else:
+        assert text.getMessage() == 'ohttp - "PUT /api/campaigns/fast/batches/- HTTP/1.1" 401'
+        assert not hasattr(document, "client") and not hasattr(document, "path")
+        assert failed.getMessage() == '- - "POST /ohttp/gateway HTTP/1.1" 500'
+    assert (document.method, document.route, document.status, document.via) == (
+        "PUT", "/api/campaigns/{campaign}/batches/{batch_id}", 401, "ohttp")
