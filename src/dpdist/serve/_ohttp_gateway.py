@@ -43,7 +43,7 @@ from urllib.parse import unquote
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Match, Route
+from starlette.routing import Route
 
 from .._guard._body import HeldBody
 from ..errors import MalformedReportError
@@ -156,57 +156,68 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
     if not any(inner.method == method and pattern.fullmatch(path) for method, pattern in _DEVICE_ROUTES):
         return _counted_refusal(app, outer, 404, "not_through_gateway", f"The gateway serves a device's requests only (a "
                                 f"batch, a campaign's config or identity). Got {inner.method} {path[:200]}.")
-    host = inner.authority.encode("ascii") or host
-    headers = [(name, value) for name, value in inner.headers if name not in _HOP_BY_HOP]
-    headers += [(b"host", host), (b"content-length", str(len(inner.content)).encode())]
-    scope: dict = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-             "method": inner.method, "scheme": inner.scheme, "path": unquote(path), "raw_path": path.encode("ascii"),
-             "query_string": query.encode("ascii"), "root_path": "", "headers": headers,
-             "client": outer.get("client"), "server": outer.get("server"), "extensions": {}}
-    if _takes_batch(app, scope):
-        status, fields, content = await _batch(app, scope, inner.content)
+    unquoted = unquote(path)
+    batch = None if query else _batch_route(app, inner.method, unquoted, inner.headers)
+    if batch is not None:
+        route, params = batch
+        status, fields, content = await _batch(app, outer, inner, params)
     else:
+        scope = _inner_scope(outer, inner, host, path, query)
         status, fields, content = await _through_application(app, scope, inner.content)
-    outer[INNER] = Inner(inner.method, unquote(path), getattr(scope.get("route"), "path", "unmatched"), status)
+        route = scope.get("route")
+    outer[INNER] = Inner(inner.method, unquoted, getattr(route, "path", "unmatched"), status)
     return status, fields, content
 
 
-def _takes_batch(app, scope: dict) -> bool:
-    """Whether the inner request of ``scope`` is a batch the batch route's core serves (:func:`_batch`): a batch route
-    matches it fully (its path parameters and route then in ``scope``), it has no query string, and no CORS middleware
-    would add to its answer (one sent with ``Origin`` while CORS is on) - what the direct fast path takes."""
-    if scope["query_string"] or getattr(app.state, "metrics", None) is None:
-        return False
-    routes = getattr(app.state, "ohttp_batch_routes", None)
-    if routes is None:
-        routes = app.state.ohttp_batch_routes = [route for route in app.routes
-                                                 if getattr(route, "endpoint", None) in (submit_batch, submit_records)]
-    operations = getattr(app.state, "operations", None)
-    if getattr(operations, "cors_origins", None) and any(name == b"origin" for name, _ in scope["headers"]):
-        return False
+def _inner_scope(outer: dict, inner: _bhttp.Request, host: bytes, path: str, query: str) -> dict:
+    """The ASGI scope of an inner request (``path`` and ``query`` its path's parts) the application serves, with the
+    client and server of the ``outer`` request's scope, ``host`` the outer Host header's value."""
+    headers = [(name, value) for name, value in inner.headers if name not in _HOP_BY_HOP]
+    headers += [(b"host", inner.authority.encode("ascii") or host), (b"content-length", str(len(inner.content)).encode())]
+    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+            "method": inner.method, "scheme": inner.scheme, "path": unquote(path), "raw_path": path.encode("ascii"),
+            "query_string": query.encode("ascii"), "root_path": "", "headers": headers,
+            "client": outer.get("client"), "server": outer.get("server"), "extensions": {}}
+
+
+def _batch_route(app, method: str, path: str, headers: _bhttp.Fields):
+    """``(route, path parameters)`` when the batch route's core serves an inner request (:func:`_batch`) of ``method``,
+    unquoted ``path`` (no query string) and ``headers``: a batch route matches it fully, as Starlette's router would
+    (its regular expression, convertors and methods), and no CORS middleware would add to its answer (one sent with
+    ``Origin`` while CORS is on) - what the direct fast path takes; else None."""
+    setup = getattr(app.state, "ohttp_batch_routes", None)
+    if setup is None:  # once per application: the batch routes, whether CORS is on
+        routes = [route for route in app.routes if getattr(route, "endpoint", None) in (submit_batch, submit_records)]
+        cors = bool(getattr(getattr(app.state, "operations", None), "cors_origins", None))
+        setup = app.state.ohttp_batch_routes = (routes if getattr(app.state, "metrics", None) is not None else [], cors)
+    routes, cors = setup
+    if cors and any(name == b"origin" for name, _ in headers):
+        return None
     for route in routes:
-        match, child = route.matches(scope)
-        if match is Match.FULL:
-            scope.update(child)
-            scope["route"] = route
-            return True
-    return False
+        found = route.path_regex.match(path)
+        if found is not None and method in route.methods:
+            params = found.groupdict()
+            for key, value in params.items():
+                params[key] = route.param_convertors[key].convert(value)
+            return route, params
+    return None
 
 
-async def _batch(app, scope: dict, content: bytes) -> tuple[int, _bhttp.Fields, bytes]:
-    """A decapsulated batch served by the batch route's core (:func:`._fast_batches.batch_answer`: validation,
-    exactly-once, limits, refusals, the ingest and refusal metrics of a direct batch), not as a second request: the
-    answer a direct batch gets, with the security headers and the gateway request's id."""
+async def _batch(app, outer: dict, inner: _bhttp.Request, params: dict) -> tuple[int, _bhttp.Fields, bytes]:
+    """A decapsulated batch (``params``: its route's path parameters) served by the batch route's core
+    (:func:`._fast_batches.batch_answer`: validation, exactly-once, limits, refusals, the ingest and refusal metrics of
+    a direct batch), not as a second request: the answer a direct batch gets, with the security headers and the
+    gateway request's id."""
     found: dict[bytes, bytes] = {}
-    for name, value in scope["headers"]:  # the first of each, as Starlette's Headers.get
+    for name, value in inner.headers:  # the first of each, as Starlette's Headers.get
         if name in _BATCH_HEADERS and name not in found:
             found[name] = value
-    params, client = scope["path_params"], scope.get("client")
+    client, content = outer.get("client"), inner.content
     incoming = Incoming(params["campaign"], params.get("batch_id"), bearer_token(found.get(b"authorization", b"").decode("latin-1")),
                         client[0] if client else None, found.get(b"content-type", b"").decode("latin-1"), str(len(content)),
                         HeldBody(content))
     status, body, headers = await batch_answer(app.state.service, app.state.metrics, incoming)
-    headers += [*security_headers(scope), (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
+    headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
     return status or 500, tuple((name, value) for name, value in headers if name not in _HOP_BY_HOP), body
 
 
