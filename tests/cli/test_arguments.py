@@ -4,8 +4,8 @@ Every sub-command that states rules for its options is found in the whole ``dpdi
 ``invalid_examples`` that the option's argparse type reads is passed on a command line and must be refused by
 ``main`` before the command runs, in one line naming the option, the value and what is allowed (exit status 2);
 every relation (an option that needs another, two that exclude each other, one that needs another's value or is
-refused with it, a value that needs another option, one that needs a repeated option a number of times) is broken on a
-command line and must be refused in its own words.  The placeholders for the other arguments are never read: the table is checked first.
+refused with it, a value that needs another option, one that needs a repeated option a number of times, one that needs
+any of several) is broken on a command line and must be refused in its own words.  The placeholders for the other arguments are never read: the table is checked first.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import argparse
 
 import pytest
 
-from dpdist.cli._arguments import Excludes, Needs, NeedsCount, NeedsValue, OptionRules, ValueNeeds
+from dpdist.cli._arguments import Excludes, Needs, NeedsAny, NeedsCount, NeedsValue, OptionRules, ValueNeeds
 from dpdist.cli._main import build_parser, main
 
 SAMPLES = ("1", "2", "200", "1000", "0.1", "x", "0,1", "a=b", "a:b", "{}", "https://example.org", "out.png")
@@ -121,8 +121,10 @@ for _path, _parser, _rules in TABLES:
                     VALUE_CASES.append(pytest.param(_path, _parser, _rules, _option, str(_example), _value, True,
                                                     id=f"{' '.join(_path)} {_option}=(good),{_example}"))
     for _index, _relation in enumerate(_rules.relations):
+        _named = [name for name in (getattr(_relation, "option", None),
+                                    *(getattr(_relation, "others", None) or (getattr(_relation, "other"),))) if name]
         RELATION_CASES.append(pytest.param(_path, _parser, _rules, _relation,
-                                           id=f"{' '.join(_path)} {type(_relation).__name__} {_relation.option} {_relation.other}"))
+                                           id=f"{' '.join(_path)} {type(_relation).__name__} {' '.join(_named)}"))
 
 
 def _refusal(capsys, argv: list[str]) -> str:
@@ -155,6 +157,8 @@ def _breaking(parser, rules: OptionRules, relation) -> tuple[set[str], list[str]
     it (a value relation's ``other`` at a value refused, a repeated option given too few or too many times)."""
     if isinstance(relation, Needs):
         return {relation.option}, []
+    if isinstance(relation, NeedsAny):
+        return set() if relation.option is None else {relation.option}, []
     if isinstance(relation, Excludes):
         return {relation.option, relation.other}, []
     if isinstance(relation, NeedsValue):

@@ -311,11 +311,32 @@ class NeedsCount:
                 and not ((self.low is None or count >= self.low) and (self.high is None or count <= self.high)))
 
 
+@dataclass(frozen=True)
+class NeedsAny:
+    """The option ``option``, given, needs one of ``others`` given too; with ``option`` None, the command always does
+    (``why``: what for)."""
+
+    others: tuple[str, ...]
+    option: str | None = None
+    why: str = ""
+
+    def refusal(self, values: dict[str, Any] | None = None) -> str:
+        names = ", ".join(repr(other) for other in self.others[:-1]) + f" or {self.others[-1]!r}" \
+            if len(self.others) > 1 else repr(self.others[0])
+        start = "The command needs" if self.option is None else f"The {self.option!r} option needs"
+        return f"{start} {names}" + (f": {self.why}" if self.why else "") + "."
+
+    def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
+        return (self.option is None or self.option in given) and not any(other in given for other in self.others)
+
+
 #: the relations an option table states between options
-Relation = Needs | Excludes | NeedsValue | ValueNeeds | NeedsCount
+Relation = Needs | Excludes | NeedsValue | ValueNeeds | NeedsCount | NeedsAny
 
 
-def _options_of(relation: Relation) -> tuple[str, str]:
+def _options_of(relation: Relation) -> tuple[str, ...]:
+    if isinstance(relation, NeedsAny):
+        return (*relation.others, *((relation.option,) if relation.option is not None else ()))
     return relation.option, relation.other
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from .._validation import Described, Integer, Interval, OneOf, Text
 from ..errors import InvalidParameterError
-from ._arguments import BOUNDS, PLOT, Each, IntegerText, Needs, seed_argument, state_rules
+from ._arguments import BOUNDS, PLOT, Each, IntegerText, Needs, NeedsAny, seed_argument, state_rules
 from ._deploy import load_config
 
 #: Exit status of each verdict.
@@ -75,7 +75,8 @@ def add_commands(subparsers) -> None:
         "--param": Each(Described(Text(pattern=r"(?s)[^=]+=.+"), "KEY=VALUE")),
         "--callable": Described(Text(pattern=r"(?s)[^:]+:.+"), "MODULE:FUNCTION"),
         "--plot": PLOT,
-    }, (Needs("--protocol", "--epsilon"), Needs("--callable", "--domain", "D items or bounds LO,HI")))
+    }, (Needs("--protocol", "--epsilon"), Needs("--callable", "--domain", "D items or bounds LO,HI"),
+        NeedsAny(("--epsilon", "--claim"), "--callable", "the epsilon it claims")))
 
 
 def _run_audit(args) -> int:
@@ -88,9 +89,7 @@ def _run_audit(args) -> int:
     elif args.peer is not None:
         randomizer = _peer(args, domain)
     else:
-        randomizer = _callable(args.callable)
-        if args.epsilon is None and args.claim is None:
-            raise InvalidParameterError("The '--epsilon' option is needed with --callable: the epsilon it claims.")
+        randomizer = _callable(args.callable)  # with --epsilon or --claim: the option table
     claim = args.claim if args.claim is not None else (args.epsilon if args.callable is not None else None)
     result = audit.audit(randomizer, claim, domain if args.callable is not None else None, alpha=args.alpha,
                          samples=args.samples, rng=args.seed)

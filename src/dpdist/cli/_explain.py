@@ -10,13 +10,13 @@ from typing import Any
 from ..accuracy import default_cache_directory, explain, explain_ladder, explain_plan
 from ..accuracy._central import RELEASES
 from .._validation import Constraint, OneOf
-from ..errors import InvalidParameterError
 from ._arguments import (
     BOUNDS,
     PLOT,
     Excludes,
     IntegerText,
     Needs,
+    NeedsAny,
     NeedsValue,
     Numbers,
     ValueNeeds,
@@ -105,6 +105,10 @@ def add_commands(subparsers) -> None:
         NeedsValue("--releases", "--every", ("release",), "release", releases),
         ValueNeeds("--every", ("release",), "--releases", "release", releases),
         *(Needs(option, "--rows-per-person", persons) for option in ("--max-contributions", "--person-correlation")),
+        *(Excludes("--config", option, "it goes with --release; a config holds its own parameters")
+          for option in ("--rows-per-person", "--max-contributions")),
+        NeedsAny(("--release", "--plan", "--ladder"), "--delta", "a release's delta, or the central delta of a plan or "
+                 "of the trust ladder (a config holds its own parameters)"),
     ))
 
 
@@ -135,11 +139,7 @@ def _run_explain(args) -> int:
     epsilons = None if args.epsilons is None else list(args.epsilons)  # --plot and --epsilons: the option table
     cache = None if args.no_cache else default_cache_directory()
     options: dict[str, Any] = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
-    if args.config is not None:
-        for option, value in (("--delta", args.delta), ("--rows-per-person", args.rows_per_person),
-                              ("--max-contributions", args.max_contributions)):  # --bounds: refused by the option table
-            if value is not None:
-                raise InvalidParameterError(f"The '{option}' option goes with --release; a config holds its own parameters.")
+    if args.config is not None:  # --delta, --bounds and the persons' options refused: the option table
         explanation = explain(load_config(args.config).config(), args.n, **options)
     else:
         params: dict[str, Any] = {"bounds": args.bounds}  # a pair (lo, hi): the option table needs it with --release | ({} if args.delta is None else {"delta": args.delta})
