@@ -321,8 +321,8 @@ class NeedsAny:
     why: str = ""
 
     def refusal(self, values: dict[str, Any] | None = None) -> str:
-        names = ", ".join(repr(other) for other in self.others[:-1]) + f" or {self.others[-1]!r}" \
-            if len(self.others) > 1 else repr(self.others[0])
+        *first, last = self.others
+        names = (", ".join(map(repr, first)) + " or " if first else "") + repr(last)
         start = "The command needs" if self.option is None else f"The {self.option!r} option needs"
         return f"{start} {names}" + (f": {self.why}" if self.why else "") + "."
 

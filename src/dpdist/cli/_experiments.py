@@ -146,8 +146,8 @@ def _state_count_relations() -> tuple:
 def _protocol_relations() -> tuple:
     """What the one-shot mode's ``--protocol`` (its kind, its parameters) needs and allows."""
     multi = (*local.available("multi"), *MULTI_CHOOSERS)
-    words = local.available("heavy_hitters")
-    numerical = local.available("numerical")
+    words = tuple(local.available("heavy_hitters"))
+    numerical = tuple(local.available("numerical"))
     longitudinal = tuple(name for name in local.available() if "epsilon_1" in local.parameter_names(name))
     without_bins = tuple(name for name in numerical if "bins" not in local.parameter_names(name))
     return (
