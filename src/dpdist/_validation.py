@@ -52,6 +52,7 @@ __all__ = [
     "CallableRule",
     "RealArray",
     "ExistingFile",
+    "Items",
     "validate_params",
     "ParameterTable",
     "PARAMETER_TABLES",
@@ -558,10 +559,10 @@ class CallableRule(Constraint):
 @dataclass(frozen=True)
 class RealArray(Constraint):
     """Finite real numbers (a number, a sequence or a numpy array), returned as a float64 array, described as ``what``:
-    of one of ``ndims`` dimensions when given (a number has 0), at least ``min_size`` of them, each in ``[low, high]``
-    (``closed`` as for :class:`Interval`), and along a 1-D array non-decreasing (``increasing="weakly"``, by at most
-    ``tolerance`` down: rounding) or strictly increasing (``"strictly"``).  A ``private`` array (the true data) is
-    shown by its shape only."""
+    of one of ``ndims`` dimensions when given (a number has 0), ``width`` long along the last axis when given, at least
+    ``min_size`` of them, each in ``[low, high]`` (``closed`` as for :class:`Interval`), and along a 1-D array
+    non-decreasing (``increasing="weakly"``, by at most ``tolerance`` down: rounding) or strictly increasing
+    (``"strictly"``).  A ``private`` array (the true data) is shown by its shape only."""
 
     what: str
     ndims: tuple[int, ...] | None = None
@@ -572,12 +573,15 @@ class RealArray(Constraint):
     increasing: str | None = None
     tolerance: float = 0.0
     private: bool = False
+    width: int | None = None
 
     def check(self, value: Any) -> Any:
         if isinstance(value, (str, bytes)) or value is None:
             raise ValueError
         array = np.asarray(value, dtype=np.float64)  # ValueError, TypeError: not numbers
         if (self.ndims is not None and array.ndim not in self.ndims) or array.size < self.min_size:
+            raise ValueError
+        if self.width is not None and (array.ndim == 0 or array.shape[-1] != self.width):
             raise ValueError
         if not np.all(np.isfinite(array)):
             raise ValueError
@@ -604,6 +608,8 @@ class RealArray(Constraint):
             out.append([self.high + 1.0] * max(1, self.min_size))
         if self.increasing is not None:
             out.append([1.0, 0.0] if self.increasing == "weakly" else [0.0, 0.0])
+        if self.width is not None:
+            out.append([[0.0] * (self.width + 1)])
         return [example for example in out if _refuses(self, example)]
 
     def shown(self, value: Any) -> str:
@@ -612,6 +618,36 @@ class RealArray(Constraint):
         except ValueError:  # ragged
             return type(value).__name__
         return f"an array of shape {shape}" if self.private else f"{value!r:.200}"
+
+
+@dataclass(frozen=True)
+class Items(Constraint):
+    """Items of a list, a tuple or another iterable (not a str, bytes or dict), at least ``min_size`` of them, each
+    satisfying ``inner`` (any item when None), described as ``what``; returned as a tuple of the items as ``inner``
+    returns them (a generator is read once)."""
+
+    what: str
+    inner: Constraint | None = None
+    min_size: int = 0
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+            raise ValueError
+        items = tuple(value)
+        if len(items) < self.min_size:
+            raise ValueError
+        return items if self.inner is None else tuple(self.inner.check(item) for item in items)
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out: list = [3, "text"]
+        if self.min_size > 0:
+            out.append([])
+        if self.inner is not None:
+            out += [[example] for example in self.inner.invalid_examples()[:2]]
+        return [example for example in out if _refuses(self, example)]
 
 
 def _refuses(rule: Constraint, value: Any) -> bool:
