@@ -168,6 +168,25 @@ class Name(Constraint):
         return f"{value!r:.100}" + (f" (did you mean {close[0]!r}?)" if close else "")
 
 
+@dataclass(frozen=True)
+class Secret(Constraint):
+    """A secret (a token) that ``inner`` accepts, shown by its length only."""
+
+    inner: Constraint
+
+    def check(self, value: Any) -> Any:
+        return self.inner.check(value)
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def invalid_examples(self) -> list:
+        return self.inner.invalid_examples()
+
+    def shown(self, value: Any) -> str:
+        return f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
+
+
 #: ``--bounds LO,HI``: the public bounds of a numeric column
 BOUNDS = Numbers("two finite numbers LO,HI with LO < HI", item=Interval(), count=2, increasing=True)
 #: ``--targets 3,7``: the attacked items of a recovery (``recover_frequencies``'s ``targets``)

@@ -13,7 +13,7 @@ from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
 from .._validation import Described, Optional, Text, validate_params
 from ._private_groups import check_person_group_by, person_group_release
-from ._local import BY, MISSING_KEYS, check_groups, check_missing_key_rows, check_session, group_generators
+from ._local import BY, GROUPS, MISSING_KEYS, check_groups, check_missing_key_rows, check_session, group_generators
 from ._tables import check_columns, check_frame
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
     return {**kwargs, "privacy_id": table.values(name)}
 
 
-@validate_params({"missing_keys": MISSING_KEYS, "by": BY,
+@validate_params({"missing_keys": MISSING_KEYS, "by": BY, "groups": GROUPS,
                   "privacy_id": Optional(Described(Text(), "the name of the column of the persons' ids"))},
                  owner="frame.group_release")
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,

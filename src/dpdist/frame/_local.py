@@ -15,7 +15,7 @@ from ..errors import (
     MalformedReportError,
     OutOfDomainError,
 )
-from .._validation import Described, InstanceOf, Options, Text, validate_params
+from .._validation import Described, InstanceOf, Items, Optional, Options, Text, validate_params
 from .._missing import MissingPolicy, missing_mask, missing_policy, real_array, with_policy_note
 from ..local import LocalProtocol, from_config
 from ..privacy import parallel
@@ -41,6 +41,8 @@ MISSING_KEYS = Described(Options(("refuse", "drop", "group")),
 
 #: ``protocol`` of the functions on a column of users' values or reports
 PROTOCOL = InstanceOf((LocalProtocol, dict), "a local protocol (dpdist.local.make(...)) or its config")
+#: ``groups`` of a group-by: the public keys (None: chosen privately, where a function allows it)
+GROUPS = Optional(Items("a list of the public keys, at least one", min_size=1))
 #: ``by`` of a group-by: its key column(s) (None is refused: a group-by needs its key)
 BY = InstanceOf((str, list, tuple), "the key column(s) of the groups: a column name or a list of them")
 
@@ -209,7 +211,8 @@ def _stated(result: Any, policy) -> Any:
     return result
 
 
-@validate_params({"missing_keys": MISSING_KEYS, "protocol": PROTOCOL, "by": BY}, owner="frame.group_estimate")
+@validate_params({"missing_keys": MISSING_KEYS, "protocol": PROTOCOL, "by": BY, "groups": GROUPS},
+                 owner="frame.group_estimate")
 def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: ProtocolLike, *,
                    groups: Sequence[Any] | None = None, rng: Seed = None, session: BudgetSession | None = None,
                    missing: Any = "refuse", missing_keys: str = "refuse", **options: Any) -> GroupedResult:
@@ -307,10 +310,9 @@ def _has_missing(key) -> bool:
 
 
 def check_groups(owner: str, groups, by: tuple[str, ...], missing_keys: str = "refuse") -> list:
-    """The public keys of a group-by: a non-empty list of distinct values (tuples of ``len(by)`` for several columns);
+    """The public keys of a group-by (a non-empty list: the tables of the group-bys), distinct values (tuples of
+    ``len(by)`` for several columns);
     ``None`` (in a part) lists the group of the rows whose key is missing there, with ``missing_keys="group"`` only."""
-    if isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
-        raise InvalidParameterError(f"The 'groups' argument of {owner} must be a list of the public keys. Got {groups!r}.")
     keys = [tuple(key) if isinstance(key, list) else key for key in groups]
     if missing_keys != "group" and any(_has_missing(key) for key in keys):
         raise InvalidParameterError(
