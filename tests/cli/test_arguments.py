@@ -14,10 +14,10 @@ import argparse
 
 import pytest
 
-from dpdist.cli._arguments import Excludes, Needs, NeedsAny, NeedsCount, NeedsValue, OptionRules, ValueNeeds
+from dpdist.cli._arguments import Excludes, Needs, NeedsAny, NeedsCount, NeedsValue, OptionRules, ValueNeeds, named_actions
 from dpdist.cli._main import build_parser, main
 
-SAMPLES = ("1", "2", "200", "1000", "0.1", "x", "0,1", "a=b", "a:b", "{}", "https://example.org", "out.png")
+SAMPLES = ("1", "2", "200", "1000", "0.1", "x", "0,1", "a=b", "a:b", "{}", "https://example.org", "out.png", __file__)
 
 
 def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
@@ -36,7 +36,8 @@ def _converted(action: argparse.Action, text: str):
     value = action.type(text) if callable(action.type) else text
     if action.choices is not None and value not in action.choices:
         raise ValueError(text)
-    return [value] if isinstance(action, argparse._AppendAction) else value  # a repeated option: a list
+    repeated = isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*")
+    return [value] if repeated else value  # a repeated option, a positional argument of several values: a list
 
 
 def _accepted(rules: OptionRules, option: str, value) -> bool:
@@ -63,7 +64,7 @@ def _rule_values(rule) -> list[str]:
 def _sample(parser, rules: OptionRules, option: str, among=None, outside=()) -> list[str]:
     """The option on a command line with a value its type and its rule accept, other than its default (so that it
     is given); a flag alone.  ``among``: the value must be one of these; ``outside``: none of these."""
-    action = parser._option_string_actions[option]
+    action = named_actions(parser)[option]
     if action.nargs == 0:
         return [option]
     listed = [*map(str, action.choices or ()), *_rule_values(rules.values.get(option))]
@@ -76,13 +77,15 @@ def _sample(parser, rules: OptionRules, option: str, among=None, outside=()) -> 
             continue
         checked = rules.values[option].check(value) if option in rules.values else value
         if (among is None or checked in among) and checked not in outside:
-            return [f"{option}={text}"]
+            return [f"{option}={text}"] if action.option_strings else [text]
     raise AssertionError(f"no sample value for {option}")
 
 
-def _placeholders(parser, given: set[str] = frozenset()) -> list[str]:
-    """The required arguments, with values argparse reads (the command never runs), and one option of each required
-    group of which none is ``given``."""
+def _placeholders(parser, given: set[str] = frozenset(), chosen: dict | None = None) -> list[str]:
+    """The required arguments, with values argparse reads and their rules accept (the command never runs), and one
+    option of each required group of which none is ``given``; ``chosen``: the words of positional arguments (by
+    metavar), given or not."""
+    chosen = chosen or {}
     out: list[str] = []
     rules = parser.get_default("option_rules") or OptionRules()
     for group in parser._mutually_exclusive_groups:
@@ -92,7 +95,11 @@ def _placeholders(parser, given: set[str] = frozenset()) -> list[str]:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) or action.help == argparse.SUPPRESS:
             continue
-        if not action.option_strings and action.nargs not in ("?", "*"):
+        if not action.option_strings and action.metavar in chosen:
+            out += chosen[action.metavar]
+        elif not action.option_strings and action.metavar in rules.values and action.nargs not in ("?", "*"):
+            out += _sample(parser, rules, action.metavar)
+        elif not action.option_strings and action.nargs not in ("?", "*"):
             out += [str(next(iter(action.choices))) if action.choices else "x"]
         elif action.option_strings and action.required:
             out += _sample(parser, rules, action.option_strings[-1])
@@ -104,7 +111,7 @@ TABLES = [(path, parser, parser.get_default("option_rules")) for path, parser in
 VALUE_CASES, RELATION_CASES, DEFAULT_CASES = [], [], []
 for _path, _parser, _rules in TABLES:
     for _option, _rule in _rules.values.items():
-        _action = _parser._option_string_actions[_option]
+        _action = named_actions(_parser)[_option]
         if _action.default is not None:
             DEFAULT_CASES.append(pytest.param(_parser, _rules, _option, id=f"{' '.join(_path)} {_option}"))
         for _example in _rule.invalid_examples():
@@ -143,8 +150,12 @@ def test_a_bad_option_value_is_refused_in_one_line_naming_it(capsys, path, parse
                                                              after_good):
     rule = rules.values[option]
     good = _sample(parser, rules, option) if after_good else []
-    line = _refusal(capsys, [*path, *_placeholders(parser, {option}), *good, f"{option}={text}"])
-    assert line == f"dpdist: error: The {option!r} option must be {rule.describe()}. Got {rule.shown(value)} instead."
+    if option.startswith("-"):
+        line = _refusal(capsys, [*path, *_placeholders(parser, {option}), *good, f"{option}={text}"])
+    else:  # a positional argument
+        line = _refusal(capsys, [*path, *_placeholders(parser, {option}, {option: [*good, text]})])
+    kind = "option" if option.startswith("-") else "argument"
+    assert line == f"dpdist: error: The {option!r} {kind} must be {rule.describe()}. Got {rule.shown(value)} instead."
 
 
 @pytest.mark.parametrize("parser, rules, option", DEFAULT_CASES)
@@ -176,6 +187,13 @@ def _breaking(parser, rules: OptionRules, relation) -> tuple[set[str], list[str]
     return {relation.option, relation.other}, once * max(count, 1)
 
 
+def _set_by(relation) -> str | None:
+    """The option (or positional argument) whose words :func:`_breaking` returns."""
+    if isinstance(relation, (NeedsValue, NeedsCount)):
+        return relation.other
+    return relation.option if isinstance(relation, ValueNeeds) else None
+
+
 @pytest.mark.parametrize("path, parser, rules, relation", RELATION_CASES)
 def test_a_broken_relation_of_options_is_refused_in_its_words(capsys, path, parser, rules, relation):
     given, words = _breaking(parser, rules, relation)
@@ -185,8 +203,10 @@ def test_a_broken_relation_of_options_is_refused_in_its_words(capsys, path, pars
         if more <= given:
             break
         given |= more
-    argv = [*path, *_placeholders(parser, given), *words]
-    for option in sorted(given):
+    positional = {name for name in given if not name.startswith("-")}
+    chosen = {name: (words if name == _set_by(relation) else _sample(parser, rules, name)) for name in positional}
+    argv = [*path, *_placeholders(parser, given, chosen), *(words if _set_by(relation) not in positional else [])]
+    for option in sorted(given - positional):
         if not any(word == option or word.startswith(option + "=") for word in argv):
             argv += _sample(parser, rules, option)
     namespace = parser.parse_args(argv[len(path):])

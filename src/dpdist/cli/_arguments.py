@@ -228,6 +228,19 @@ def missing_cells(args: argparse.Namespace, count: int, what: str) -> list[str]:
 PORT = Integer(low=0, high=65535)
 
 
+def _the(name: str) -> str:
+    """``The '--column' option``, or ``The 'FILE' argument`` (a positional argument, by its metavar)."""
+    return f"The {name!r} option" if name.startswith("-") else f"The {name!r} argument"
+
+
+def named_actions(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The actions of ``parser`` by the names an option table uses: an option's strings (``--column``), a positional
+    argument's metavar (``FILE``)."""
+    positional = {action.metavar: action for action in parser._actions
+                  if not action.option_strings and isinstance(action.metavar, str)}
+    return {**parser._option_string_actions, **positional}  # argparse's own index of option strings
+
+
 @dataclass(frozen=True)
 class Needs:
     """The option ``option``, given, needs ``other`` given too (``why``: what for)."""
@@ -237,7 +250,7 @@ class Needs:
     why: str = ""
 
     def refusal(self, values: dict[str, Any] | None = None) -> str:
-        return f"The {self.option!r} option needs {self.other!r}" + (f": {self.why}" if self.why else "") + "."
+        return f"{_the(self.option)} needs {self.other!r}" + (f": {self.why}" if self.why else "") + "."
 
     def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
         return self.option in given and self.other not in given
@@ -252,7 +265,7 @@ class Excludes:
     why: str = ""
 
     def refusal(self, values: dict[str, Any] | None = None) -> str:
-        return f"The {self.option!r} option cannot be used with {self.other!r}" + (f" ({self.why})" if self.why else "") + "."
+        return f"{_the(self.option)} cannot be used with {self.other!r}" + (f" ({self.why})" if self.why else "") + "."
 
     def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
         return self.option in given and self.other in given
@@ -275,7 +288,7 @@ class NeedsValue:
         relation = f"cannot be used with {self.other!r} {self.what}" if self.excluded else \
             f"applies with {self.other!r} {self.what} only"
         got = "" if values is None else f" Got {self.other} {values.get(self.other)!r:.100}."
-        return f"The {self.option!r} option {relation}" + (f" ({self.why})" if self.why else "") + "." + got
+        return f"{_the(self.option)} {relation}" + (f" ({self.why})" if self.why else "") + "." + got
 
     def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
         value = (values or {}).get(self.other)
@@ -295,7 +308,7 @@ class ValueNeeds:
 
     def refusal(self, values: dict[str, Any] | None = None) -> str:
         got = "" if values is None else f" Got {self.option} {values.get(self.option)!r:.100} without {self.other}."
-        return (f"The {self.option!r} option set to {self.what} needs {self.other!r}" + (f": {self.why}" if self.why else "")
+        return (f"{_the(self.option)} set to {self.what} needs {self.other!r}" + (f": {self.why}" if self.why else "")
                 + "." + got)
 
     def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
@@ -321,7 +334,7 @@ class NeedsCount:
     def refusal(self, values: dict[str, Any] | None = None) -> str:
         count = len((values or {}).get(self.other) or ())
         got = "" if values is None else f" Got {count} {self.other}."
-        return (f"The {self.option!r} option needs {self.other!r} given {self._allowed()} time(s)"
+        return (f"{_the(self.option)} needs {self.other!r} given {self._allowed()} time(s)"
                 + (f": {self.why}" if self.why else "") + "." + got)
 
     def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
@@ -342,7 +355,7 @@ class NeedsAny:
     def refusal(self, values: dict[str, Any] | None = None) -> str:
         *first, last = self.others
         names = (", ".join(map(repr, first)) + " or " if first else "") + repr(last)
-        start = "The command needs" if self.option is None else f"The {self.option!r} option needs"
+        start = "The command needs" if self.option is None else f"{_the(self.option)} needs"
         return f"{start} {names}" + (f": {self.why}" if self.why else "") + "."
 
     def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
@@ -373,9 +386,9 @@ class OptionRules:
 def state_rules(parser: argparse.ArgumentParser, values: dict[str, Constraint] | None = None,
                 relations: tuple[Relation, ...] = ()) -> None:
     """Add to ``parser``'s option table (after its options are added): ``values`` (option -> rule of its value, not
-    checked when the option is absent) and ``relations``."""
+    checked when the option is absent) and ``relations``; a positional argument is named by its metavar (``FILE``)."""
     values = dict(values or {})
-    known = parser._option_string_actions  # argparse's own index of option strings
+    known = named_actions(parser)
     named = {*values, *(option for relation in relations for option in _options_of(relation))}
     unknown = sorted(named - set(known))
     if unknown:
@@ -411,7 +424,7 @@ def check_option_rules(args: argparse.Namespace) -> None:
             setattr(args, dest, rule.check(value))
         except (ValueError, TypeError):
             raise rule.error(
-                f"The {option!r} option must be {rule.describe()}. Got {rule.shown(value)} instead."
+                f"{_the(option)} must be {rule.describe()}. Got {rule.shown(value)} instead."
             ) from None
     values = {option: getattr(args, dest) for option, dest in rules.dests.items()}
     for relation in rules.relations:

@@ -43,7 +43,7 @@ from .._rng import (
     order_generator,
     root_seed_sequence,
 )
-from .._validation import Integer
+from .._validation import ExistingFile, Integer
 from ..errors import (
     DPDistError,
     EachValueANewUserWarning,
@@ -62,6 +62,7 @@ from ..io import (
 from ..local.words import words_in_alphabet
 from ._arguments import (
     BOUNDS,
+    Each,
     Excludes,
     Needs,
     add_missing_argument,
@@ -171,6 +172,7 @@ def _add_aggregate(subparsers) -> None:
     )
     aggregate.add_argument("--no-progress", action="store_true", help="no progress bar")
     aggregate.set_defaults(handler=_run_aggregate)
+    state_rules(aggregate, {"FILE": Each(ExistingFile())})
 
 
 def load_config(text: str, option: str = "--config"):
@@ -421,9 +423,7 @@ def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- aggregate
 def _run_aggregate(args) -> int:
     state_path = Path(args.state)
-    for name in args.files:
-        if not Path(name).is_file():
-            raise InvalidParameterError(f"Each FILE of 'dpdist aggregate' must be an existing file. Got {name!r}.")
+    # each FILE an existing file: the option table
     with exclusive_lock(state_path, "dpdist aggregate"):
         written = real_path(state_path)  # where the writes go (a symbolic link followed)
         remove_stale_temporaries(written.parent, written.name)  # a killed run's

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import local, plotting, uncertainty
 from .._io._columns import iter_column
-from .._validation import Integer, Options, clip_real_values
+from .._validation import ExistingFile, Integer, Options, clip_real_values
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..local._registry import registered_class
 from ..local.frequency._oracle import FrequencyOracle
@@ -24,6 +24,7 @@ from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
 from ..local.joint import JOINT_METHODS
 from ._arguments import (
     BOUNDS,
+    NeedsAny,
     PLOT,
     REPLICATES,
     TARGETS,
@@ -116,6 +117,7 @@ def _add_estimate(subparsers) -> None:
         "--bounds": BOUNDS,
         "--targets": TARGETS,
         "--plot": PLOT,
+        "FILE": ExistingFile("the path of an existing data file"),
     }, (
         *(Needs(option, "--state", saved_state) for option in ("--recover", "--fake-fraction", "--targets", "--out",
                                                               "--joint-method")),
@@ -126,6 +128,11 @@ def _add_estimate(subparsers) -> None:
         *(Excludes("--columns", option, "each attribute's domain is in '--attributes'") for option in (
             "--labels", "--bounds", "--bins", "--alphabet", "--epsilon-1")),
         Needs("--attributes", "--columns", "it is the schema of '--columns' (a multi-attribute protocol)"),
+        Excludes("--state", "FILE", "the config is the state's"),
+        NeedsAny(("--state", "FILE"), why="FILE, --column (or --columns), --protocol and --epsilon in one-shot mode, "
+                 "--state STATE in state mode"),
+        NeedsAny(("--column", "--columns"), "FILE", "the column(s) of the data"),
+        *(Needs("FILE", option, "one-shot mode") for option in ("--protocol", "--epsilon")),
         *_state_count_relations(),
         *_protocol_relations(),
     ))
@@ -371,12 +378,11 @@ def _protocol_kind(name: str) -> str:
 
 def _run_estimate(args) -> int:
     if args.state is not None:
-        _check_state_mode(args)
         if len(args.state) > 1:  # the options of one --state, and of several: the option table
             return run_estimate_joint(args)
         args.state = args.state[0]
         return run_estimate_from_state(args)
-    _check_one_shot_mode(args)
+    # one-shot mode: FILE, --column (or --columns), --protocol and --epsilon, none of the state mode's (the option table)
     if args.columns is not None:
         return run_estimate_records(args)
     name = args.protocol  # a name 'dpdist list' shows; a multi-attribute one only with --columns: the option table
@@ -396,37 +402,12 @@ def _run_estimate(args) -> int:
     return _run_estimate_numbers(args, kind, extras)
 
 
-def _check_state_mode(args) -> None:
-    """``dpdist estimate --state``: none of the one-shot mode's options."""
-
-    if args.file is not None:  # the options of the one-shot mode are refused by the option table
-        raise InvalidParameterError(
-            "'dpdist estimate --state' reads the config from the state; FILE is not allowed with it."
-        )
-
-
-def _check_one_shot_mode(args) -> None:
-    """``dpdist estimate FILE``: the required options, none of the state mode's, a plot path that can be written."""
-
-    column = "--columns" if args.columns is not None else "--column"
-    one_shot = {"FILE": args.file, column: args.column if args.columns is None else args.columns,
-                "--protocol": args.protocol, "--epsilon": args.epsilon}
-    absent = [name for name, value in one_shot.items() if value is None]
-    if absent:
-        raise InvalidParameterError(
-            f"'dpdist estimate' needs FILE, --column (or --columns), --protocol and --epsilon (or --state STATE). "
-            f"Missing: {absent}."
-        )
-
-
 def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     """One-shot mode on a column of numbers: a distribution (binned for a frequency protocol) or a mean."""
 
     from ..experiments._methods import run_local_protocol  # lazy: loads scipy (0.4-2 s)
 
     name = args.protocol
-    if not Path(args.file).is_file():
-        raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
     bounds = args.bounds  # a pair (lo, hi), or None: the option table
     values, data, clipped, missing_notes = _numeric_column(args, bounds)
     params = {"epsilon": args.epsilon, **extras}
@@ -563,9 +544,7 @@ def _run_estimate_heavy_hitters(args) -> int:
 
 
 
-    if not Path(args.file).is_file():
-        raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
-    chunks, missing = [], 0
+    chunks, missing = [], 0  # FILE an existing file: the option table
     for chunk, n_missing in iter_column(args.file, args.column, text=True):
         chunks.append(chunk)
         missing += n_missing
