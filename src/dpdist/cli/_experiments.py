@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import local, plotting, uncertainty
 from .._io._columns import iter_column
-from .._validation import ExistingFile, Integer, Options, clip_real_values
+from .._validation import Alphabet, ExistingFile, Integer, Options, clip_real_values
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..local._registry import registered_class
 from ..local.frequency._oracle import FrequencyOracle
@@ -118,6 +118,7 @@ def _add_estimate(subparsers) -> None:
         "--targets": TARGETS,
         "--plot": PLOT,
         "FILE": ExistingFile("the path of an existing data file"),
+        "--alphabet": Alphabet(),
     }, (
         *(Needs(option, "--state", saved_state) for option in ("--recover", "--fake-fraction", "--targets", "--out",
                                                               "--joint-method")),
@@ -564,9 +565,8 @@ def _run_estimate_heavy_hitters(args) -> int:
         note = f"integer items of {bits} bits (from the largest: not private)"
         truth_names = [str(item) for item in items.tolist()]
     else:
+        # --alphabet: distinct characters (the option table); the column's: distinct, at least one (no empty cell)
         alphabet = args.alphabet if args.alphabet is not None else "".join(sorted(set("".join(cells.tolist()))))
-        if not alphabet or len(set(alphabet)) != len(alphabet):
-            raise InvalidParameterError(f"The '--alphabet' option must be a string of distinct characters. Got {alphabet!r} instead.")
         per_char = StringCodec(alphabet=alphabet).bits_per_char
         max_chars = min(12, MAX_BITS // per_char)
         if max_chars < 1:
