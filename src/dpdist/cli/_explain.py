@@ -83,6 +83,11 @@ def add_commands(subparsers) -> None:
                        help="--ladder: reports one relay credential admits, the protected device's included: the shuffled row is "
                             "stated for a device that sends them all in one round (default 1)")
     explain.set_defaults(handler=_run_explain)
+    _state_rules(explain)
+
+
+def _state_rules(explain) -> None:
+    """The option table of ``dpdist explain``: its options' forms, and which go with which mode."""
     releases = "the number of releases over the horizon"
     persons = "explain's model of the rows per person"
     state_rules(explain, {
