@@ -38,6 +38,9 @@ __all__ = [
     "Interval",
     "Integer",
     "Options",
+    "PowerOfTwo",
+    "Prime",
+    "is_prime",
     "Boolean",
     "RandomSource",
     "Bounds",
@@ -176,6 +179,72 @@ class Integer(Constraint):
         if self.high is not None:
             out.append(self.high + 1)
         return out
+
+
+@dataclass(frozen=True)
+class PowerOfTwo(Constraint):
+    """An integer power of 2 in ``[low, high]`` (a number of tree leaves, a sketch's width)."""
+
+    low: int = 1
+    high: int | None = None
+
+    def check(self, value: Any) -> Any:
+        value = Integer(self.low, self.high).check(value)
+        if value & (value - 1):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return f"a power of 2 in [{self.low}, {self.high}]" if self.high is not None else f"a power of 2 >= {self.low}"
+
+    def invalid_examples(self) -> list:
+        return [*Integer(self.low, self.high).invalid_examples(), 3 * self.low if self.low > 1 else 3]
+
+
+def is_prime(number: int) -> bool:
+    """Deterministic primality test (Miller-Rabin with the first 12 primes as bases: exact below 3.3e24)."""
+    if number < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+    if number in bases:
+        return True
+    if any(number % base == 0 for base in bases):
+        return False
+    odd, twos = number - 1, 0
+    while odd % 2 == 0:
+        odd, twos = odd // 2, twos + 1
+    for base in bases:
+        power = pow(base, odd, number)
+        if power in (1, number - 1):
+            continue
+        for _ in range(twos - 1):
+            power = pow(power, 2, number)
+            if power == number - 1:
+                break
+        else:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class Prime(Constraint):
+    """A prime in ``[low, high]`` (the modulus of a hash family)."""
+
+    low: int = 2
+    high: int | None = None
+
+    def check(self, value: Any) -> Any:
+        value = Integer(self.low, self.high).check(value)
+        if not is_prime(value):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return f"a prime in [{self.low}, {self.high}]" if self.high is not None else f"a prime >= {self.low}"
+
+    def invalid_examples(self) -> list:
+        composite = next(n for n in range(max(self.low, 4), max(self.low, 4) + 64) if not is_prime(n))
+        return [*Integer(self.low, self.high).invalid_examples(), composite]
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import InvalidParameterError
+from ..._validation import is_prime
 from .._report_kinds import Column, IntegerRowReports
 
 __all__ = ["is_prime", "check_family_prime", "collision_probability", "seed_count", "split_seeds", "hash_items", "support_counts", "seed_value_format"]
@@ -36,23 +37,9 @@ __all__ = ["is_prime", "check_family_prime", "collision_probability", "seed_coun
 _BLOCK_ELEMENTS = 1 << 21
 
 
-def is_prime(number: int) -> bool:
-    """Deterministic primality test by trial division (numbers below 2^31)."""
-    if number < 2:
-        return False
-    if number < 4:
-        return True
-    if number % 2 == 0:
-        return False
-    limit = int(number**0.5) + 1
-    divisors = np.arange(3, limit + 1, 2, dtype=np.int64)
-    return not np.any(number % divisors == 0)
-
-
 def check_family_prime(owner: str, prime: int, domain_size: int) -> int:
-    """``prime``, checked to be a prime that is at least ``domain_size`` (items are hashed modulo it)."""
-    if not is_prime(prime):
-        raise InvalidParameterError(f"The 'hash_prime' parameter of {owner} must be a prime. Got {prime!r} instead.")
+    """``prime`` (a prime: the protocols' tables say so, with :class:`~dpdist._validation.Prime`), checked to be at
+    least ``domain_size`` (items are hashed modulo it)."""
     if domain_size > prime:
         raise InvalidParameterError(
             f"The 'domain_size' parameter of {owner} must be <= hash_prime = {prime} (items are hashed "

@@ -277,6 +277,7 @@ class FrequencyOracle(LocalProtocol):
             ids) when the attacked items are.  Alone: no other option.
         """
 
+        estimator = estimator or "unbiased"  # None: the default (estimate_options checked any other value)
         recover = options.pop("recover", None) or "none"
         fake_fraction = options.pop("fake_fraction", None)
         targets = options.pop("targets", None)

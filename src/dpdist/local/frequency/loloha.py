@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from .._docs import shared_parameters
-from ..._validation import EPSILON, Integer, Options
+from ..._validation import EPSILON, Options, Prime
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._bernoulli import keep_or_uniform
 from .._protocol import ProtocolTags, register
@@ -105,7 +105,7 @@ class LOLOHA(BucketMemoProtocol, FrequencyOracle):
         **FrequencyOracle._constraints,
         "epsilon_1": EPSILON,
         "variant": Options(("optimal", "binary")),
-        "hash_prime": Integer(low=3, high=_MERSENNE_31),
+        "hash_prime": Prime(low=3, high=_MERSENNE_31),
     }
     _defaults = {"variant": "optimal", "hash_prime": _MERSENNE_31}
 
@@ -116,13 +116,7 @@ class LOLOHA(BucketMemoProtocol, FrequencyOracle):
                 f"The 'epsilon_1' parameter of LOLOHA (one report) must be below 'epsilon' (the longitudinal "
                 f"bound). Got epsilon_1={epsilon_1!r} and epsilon={epsilon!r} instead."
             )
-        if not _hashing.is_prime(prime):
-            raise InvalidParameterError(f"The 'hash_prime' parameter of LOLOHA must be a prime. Got {prime!r} instead.")
-        if self.domain_size > prime:
-            raise InvalidParameterError(
-                f"The 'domain_size' parameter of LOLOHA must be <= hash_prime = {prime}. Got {self.domain_size!r} instead."
-            )
-        self._prime = prime
+        self._prime = _hashing.check_family_prime(self.display_name, prime, self.domain_size)
         self._g = 2 if self._params["variant"] == "binary" else optimal_hash_range(epsilon, epsilon_1)
         self._n_seeds = _hashing.seed_count(prime)
         # the two GRR_g rounds' keeps on the 2^-53 grid: PRR ratio <= e^eps_inf, chain <= e^eps_1, exactly

@@ -347,11 +347,7 @@ class Wavelet(NumericalProtocol):
         ``"clip-paper"`` (eq. 69 read literally) or ``"norm-sub"`` (Norm-Sub of the raw
         eq. 67 masses).
         """
-        if postprocess not in POSTPROCESS:
-            raise InvalidParameterError(
-                f"The 'postprocess' parameter of {self.display_name}.estimate must be one of {POSTPROCESS}. "
-                f"Got {postprocess!r} instead."
-            )
+        postprocess = postprocess or "clip"  # None: the default (estimate_options checked any other value)
         coefficients = self.coefficients(aggregator)
         bins = 2 ** (self._levels + 1)
         if postprocess == "norm-sub":
