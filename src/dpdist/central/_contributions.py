@@ -50,7 +50,6 @@ and the release gets all of it; the note says which.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +58,7 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
 from .._ids import ID_KINDS, id_array, ids_missing, type_label
-from .._validation import Integer, check_param
+from .._validation import Integer, Interval, check_param, validate_params
 from ..errors import ContributionBoundWarning, InvalidParameterError, InvalidValueTypeError, MissingValuesError
 
 __all__ = ["AutoBound", "PrivacyUnit", "ContributionRequest", "contribution_request", "person_codes", "bounded_rows",
@@ -69,6 +68,8 @@ __all__ = ["AutoBound", "PrivacyUnit", "ContributionRequest", "contribution_requ
 MAX_CONTRIBUTIONS = Integer(low=1, high=2**31 - 1)
 
 
+@validate_params({"quantile": Interval(0.0, 1.0, closed="neither"), "share": Interval(0.0, 1.0, closed="neither"),
+                  "largest": MAX_CONTRIBUTIONS})
 @dataclass(frozen=True)
 class AutoBound:
     """``max_contributions`` chosen for you: the ``quantile`` of the persons' numbers of rows, on the integers
@@ -78,14 +79,6 @@ class AutoBound:
     quantile: float = 0.9
     share: float = 0.1
     largest: int = 1024
-
-    def __post_init__(self):
-        owner = "AutoBound"
-        for name, value in (("quantile", self.quantile), ("share", self.share)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
-                raise InvalidParameterError(f"The {name!r} parameter of {owner} must be a float in (0, 1). Got "
-                                            f"{value!r} instead.")
-        check_param(owner, "largest", self.largest, Integer(low=1, high=2**31 - 1))
 
 
 def group_stated(guarantee: PrivacyGuarantee, k: int) -> PrivacyGuarantee:

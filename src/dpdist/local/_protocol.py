@@ -29,9 +29,11 @@ from .._types import ArrayLike, Seed
 from .._validation import (  # noqa: F401  (EPSILON: re-exported, it used to live here)
     EPSILON,
     Constraint,
+    Options,
     check_options,
     check_params,
     unknown_names_error,
+    validate_params,
 )
 from ..errors import (
     EachValueANewUserWarning,
@@ -350,6 +352,7 @@ class LocalProtocol(ABC):
         """
         return invalid
 
+    @validate_params({"on_invalid": Options(ON_INVALID)}, owner="LocalProtocol.validate_reports")
     def validate_reports(
         self, reports: Any, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count"
     ) -> ReportBatch:
@@ -370,10 +373,6 @@ class LocalProtocol(ABC):
             Count invalid rows in ``rejected`` (default) or raise
             :class:`~dpdist.errors.MalformedReportError` naming the first one.
         """
-        if on_invalid not in ON_INVALID:
-            raise InvalidParameterError(
-                f"The 'on_invalid' parameter must be 'count' or 'raise'. Got {on_invalid!r} instead."
-            )
         reports, found = self.check_reports(reports)
         return self.report_format.batch(reports, found, config=self.config(), decoded=invalid, on_invalid=on_invalid)
 

@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..._rng import check_rng
+from ..._validation import InstanceOf, validate_params
 from ...errors import InvalidParameterError
 from .._bernoulli import GRID, exp_lower, grid_floor, mixture_keep
 from ._bucket_client import memo_state, parse_memo_key, protocol_of_memo_state, read_seeded, refuse_seeded_memo
@@ -153,11 +154,8 @@ class MemoizedClient:
     >>> today = device.report(3)                                                  # doctest: +SKIP
     """
 
+    @validate_params({"protocol": InstanceOf(LongitudinalProtocol, "an l-grr or l-osue protocol")})
     def __init__(self, protocol: LongitudinalProtocol, memo: dict | None = None, seeded: bool = False):
-        if not isinstance(protocol, LongitudinalProtocol):
-            raise InvalidParameterError(
-                f"MemoizedClient needs an l-grr or l-osue protocol. Got {type(protocol).__name__} instead."
-            )
         self.protocol = protocol
         self._memo: dict[int, Any] = {}
         for key, value in (memo or {}).items():
