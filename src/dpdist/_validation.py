@@ -488,10 +488,12 @@ class _Absent:
 
 @dataclass(frozen=True)
 class InstanceOf(Constraint):
-    """An instance of one of ``types`` (a class, or a tuple of classes), described as ``what``."""
+    """An instance of one of ``types`` (a class, or a tuple of classes), described as ``what``; a refusal shows the
+    value's type only, or a string's text too when ``shows_text`` (a name given where an object was meant)."""
 
     types: Any
     what: str
+    shows_text: bool = False
 
     def check(self, value: Any) -> Any:
         if not isinstance(value, self.types) or (isinstance(value, bool) and bool not in _as_tuple(self.types)):
@@ -506,6 +508,8 @@ class InstanceOf(Constraint):
 
     def shown(self, value: Any) -> str:
         """The type only: the repr of an object can be its whole (private) content."""
+        if self.shows_text and isinstance(value, str):
+            return f"the str {value!r:.200}"
         return type(value).__name__
 
 
