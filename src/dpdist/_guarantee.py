@@ -53,10 +53,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence, cast
+from typing import Iterable, Sequence
 
 from ._documents import omitted_at_default, read_dataclass
-from ._validation import Described, InstanceOf, Integer, Interval, Optional, Options, validate_params
+from ._validation import Described, InstanceOf, Integer, Interval, OneOf, Optional, Options, Vector, validate_params
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
 __all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
@@ -220,7 +220,10 @@ def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     )
 
 
-@validate_params({"total": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee")}, owner="privacy.split")
+@validate_params({"total": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee"),
+                  "shares": OneOf((Integer(low=1), Vector(Interval(0.0, math.inf, closed="neither"))),
+                                  "an int >= 1 (equal parts) or a non-empty list of weights, each a finite float > 0")},
+                 owner="privacy.split")
 def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[PrivacyGuarantee]:
     """Divide ``total`` among steps on the same data, in proportion to ``shares``.
 
@@ -236,19 +239,7 @@ def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[Privac
         One per share; their :func:`sequential` composition is ``total`` (up to
         floating-point rounding, never above it by more than 1e-12 relative).
     """
-    if isinstance(shares, (int,)) and not isinstance(shares, bool):
-        if shares < 1:
-            raise InvalidParameterError(f"The 'shares' parameter of privacy.split must be >= 1. Got {shares!r}.")
-        weights = [1.0] * shares
-    else:
-        try:
-            weights = [float(w) for w in cast(Iterable[float], shares)]  # a bool: TypeError, refused below
-        except (TypeError, ValueError):
-            weights = []
-        if not weights or not all(0 < w < math.inf for w in weights):
-            raise InvalidParameterError(
-                f"The 'shares' parameter of privacy.split must be an int >= 1 or positive weights. Got {shares!r}."
-            )
+    weights = [1.0] * shares if isinstance(shares, int) else list(shares)  # the table's: k, or the weights as floats
     scale = math.fsum(weights)
     return [
         PrivacyGuarantee(

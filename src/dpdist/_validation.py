@@ -52,6 +52,9 @@ __all__ = [
     "Bytes",
     "PathLike",
     "CallableRule",
+    "Dict",
+    "Probabilities",
+    "Vector",
     "validate_params",
     "ParameterTable",
     "PARAMETER_TABLES",
@@ -589,6 +592,110 @@ class Bytes(Constraint):
         if self.length is not None:
             out.append(bytes(self.length + 1))
         return out
+
+
+@dataclass(frozen=True)
+class Dict(Constraint):
+    """A dict (a JSON object), described as ``what``: with at least ``min_size`` entries, every key of ``required``,
+    only keys of ``allowed`` (when given), and the value of each key named in ``values`` (``(key, rule)`` pairs)
+    satisfying its rule.  A refusal shows the keys given, not the values."""
+
+    what: str = "a dict"
+    required: tuple[str, ...] = ()
+    allowed: tuple[str, ...] | None = None
+    min_size: int = 0
+    values: tuple[tuple[str, Constraint], ...] = ()
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, dict) or len(value) < self.min_size or not set(self.required) <= set(value):
+            raise ValueError
+        if self.allowed is not None and not set(value) <= set(self.allowed):
+            raise ValueError
+        for key, rule in self.values:
+            if key in value:
+                rule.check(value[key])
+        return value
+
+    def describe(self) -> str:
+        parts = [f"the keys {list(self.required)}"] if self.required else []
+        if self.allowed is not None:
+            parts.append(f"no key but {list(self.allowed)}")
+        if self.min_size:
+            parts.append(f"at least {self.min_size} entr{'y' if self.min_size == 1 else 'ies'}")
+        parts += [f"the {key!r} key {rule.describe()}" for key, rule in self.values]
+        return self.what + (" with " + ", ".join(parts) if parts else "")
+
+    def shown(self, value: Any) -> str:
+        """The keys, and the value of a key that breaks its rule of ``values`` (as that rule shows it); not the other
+        values, which may be data."""
+        if not isinstance(value, dict):
+            return type(value).__name__
+        shown = f"a dict with the keys {sorted(map(str, value))!r:.200}"
+        for key, rule in self.values:
+            try:
+                if key in value:
+                    rule.check(value[key])
+            except (ValueError, TypeError):
+                return f"{shown} whose {key!r} is {rule.shown(value[key])}"
+        return shown
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", [("key", 1)]]
+        if self.required or self.min_size:
+            out.append({})
+        if self.allowed is not None:
+            out.append({**dict.fromkeys(self.required, 0), "not_a_key": 1})
+        out += [{**dict.fromkeys(self.required, 0), key: bad} for key, rule in self.values
+                for bad in rule.invalid_examples()]
+        return out
+
+
+@dataclass(frozen=True)
+class Vector(Constraint):
+    """A non-empty sequence (a list, a tuple, a 1-D array or another iterable but a string or a dict) whose every item
+    satisfies ``item``; returned as a list of the checked items."""
+
+    item: Constraint
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes, dict)):
+            raise ValueError
+        items = [self.item.check(entry) for entry in value]  # not iterable: TypeError
+        if not items:
+            raise ValueError
+        return items
+
+    def describe(self) -> str:
+        return f"a non-empty list, each item {self.item.describe()}"
+
+    def invalid_examples(self) -> list:
+        return [[], "ab", 3, *[[bad] for bad in self.item.invalid_examples()]]
+
+
+@dataclass(frozen=True)
+class Probabilities(Constraint):
+    """One or more probabilities (an array or a float) in ``[0, 1]`` (``closed``) or ``(0, 1)``; returned as a 1-D
+    float64 array."""
+
+    closed: bool = True
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes)):
+            raise ValueError
+        array = np.atleast_1d(np.asarray(value, dtype=np.float64))
+        if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+            raise ValueError
+        inside = (array >= 0) & (array <= 1) if self.closed else (array > 0) & (array < 1)
+        if not inside.all():
+            raise ValueError
+        return array
+
+    def describe(self) -> str:
+        return "one or more probabilities in " + ("[0, 1]" if self.closed else "(0, 1)")
+
+    def invalid_examples(self) -> list:
+        out: list = ["0.5", [], [[0.5]], [math.nan], [-0.5], [1.5], None]
+        return out + ([] if self.closed else [0.0, [0.5, 1.0]])
 
 
 @dataclass(frozen=True)

@@ -100,7 +100,7 @@ def test_bad_plans_are_refused_naming_the_argument(kwargs, match):
 def test_plan_config_round_trip_and_refusals():
     plan = AdaptiveQuantiles([0.1, 0.5], epsilon=2.0, bounds=(0.0, 5.0), rounds=3)
     assert AdaptiveQuantiles.from_config(plan.config()).config() == plan.config()
-    with pytest.raises(InvalidParameterError, match="takes"):
+    with pytest.raises(InvalidParameterError, match=r"'config' parameter of AdaptiveQuantiles.from_config must be an adaptive quantile plan .* with the keys \['q', 'epsilon', 'bounds'\].*Got a dict with the keys \['epsilon', 'q'\]"):
         AdaptiveQuantiles.from_config({"q": [0.5], "epsilon": 1.0})
     with pytest.raises(InvalidParameterError, match="no round has reports"):
         plan.estimate([])
