@@ -55,6 +55,10 @@ __all__ = [
     "Dict",
     "Probabilities",
     "Vector",
+    "Relation",
+    "Below",
+    "NoneWhen",
+    "check_relations",
     "validate_params",
     "ParameterTable",
     "PARAMETER_TABLES",
@@ -730,6 +734,73 @@ class CallableRule(Constraint):
 
     def invalid_examples(self) -> list:
         return [3, "name"]
+
+
+# ---------------------------------------------------------------------- relations between parameters
+class Relation:
+    """A rule between two parameters of one table (a protocol's ``_relations``), checked after each parameter's own
+    rule by :func:`check_relations`; a refusal names ``name``.  ``counterexample`` holds values, each valid by its own
+    rule, that break it: ``tests/conformance/test_relations.py`` builds every protocol with it."""
+
+    name: str
+    counterexample: dict[str, Any]
+
+    @property
+    def error(self) -> type[DPDistError]:
+        return InvalidParameterError
+
+    def holds(self, params: dict[str, Any]) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def describe(self, params: dict[str, Any]) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Below(Relation):
+    """``name`` below ``other`` (``strict``) or at most ``other``; either None: no relation.  ``why`` says why."""
+
+    name: str
+    other: str
+    strict: bool = True
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        value, bound = params.get(self.name), params.get(self.other)
+        if value is None or bound is None:
+            return True
+        return value < bound if self.strict else value <= bound
+
+    def describe(self, params: dict[str, Any]) -> str:
+        return (f"{'below' if self.strict else 'at most'} {self.other!r} = {params.get(self.other)!r}"
+                + (f" ({self.why})" if self.why else ""))
+
+
+@dataclass(frozen=True)
+class NoneWhen(Relation):
+    """``name`` None when ``other`` is ``value``.  ``why`` says why."""
+
+    name: str
+    other: str
+    value: Any
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        return params.get(self.other) != self.value or params.get(self.name) is None
+
+    def describe(self, params: dict[str, Any]) -> str:
+        return f"None when {self.other}={self.value!r}" + (f" ({self.why})" if self.why else "")
+
+
+def check_relations(owner: str, params: dict[str, Any], relations: Sequence[Relation]) -> None:
+    """Refuse ``params`` (each valid by its own rule) that break one of ``relations``, naming the parameter, its
+    value and what the relation allows (as :func:`check_param` words a rule)."""
+    for relation in relations:
+        if not relation.holds(params):
+            raise relation.error(f"The {relation.name!r} parameter of {owner} must be {relation.describe(params)}. "
+                                 f"Got {params.get(relation.name)!r:.200} instead.")
 
 
 # ---------------------------------------------------------------------- shared rules

@@ -30,8 +30,10 @@ from .._validation import (  # noqa: F401  (EPSILON: re-exported, it used to liv
     EPSILON,
     Constraint,
     Options,
+    Relation,
     check_options,
     check_params,
+    check_relations,
     unknown_names_error,
     validate_params,
 )
@@ -142,7 +144,7 @@ class ParameterDependentTags:
 class LocalProtocol(ABC):
     """Base class of local-DP protocols.
 
-    Subclasses set ``name``, ``summary``, ``tags``, ``_constraints``,
+    Subclasses set ``name``, ``summary``, ``tags``, ``_constraints``, ``_relations``,
     ``_defaults`` and ``estimate_options`` and implement the abstract methods.  Users get instances from
     :func:`make` or :func:`from_config`.
     """
@@ -151,6 +153,8 @@ class LocalProtocol(ABC):
     summary: ClassVar[str] = ""
     tags: ClassVar[ProtocolTags] = ProtocolTags()
     _constraints: ClassVar[dict[str, Constraint]] = {}
+    #: Rules between parameters (``epsilon_1`` below ``epsilon``), checked after each parameter's own rule.
+    _relations: ClassVar[tuple[Relation, ...]] = ()
     _defaults: ClassVar[dict[str, Any]] = {}
     #: The keyword options of :meth:`estimate` and what each allows, checked in one
     #: place (:meth:`estimate`) like the constructor's ``_constraints``.
@@ -174,6 +178,7 @@ class LocalProtocol(ABC):
                 + "."
             )
         self._params = check_params(self.display_name, merged, self._constraints)
+        check_relations(self.display_name, self._params, self._relations)
         self._check_memory()
         self._setup()
 

@@ -27,25 +27,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InvalidParameterError
-from ..._validation import is_prime
+from ..._validation import Below, is_prime
 from .._report_kinds import Column, IntegerRowReports
 
-__all__ = ["is_prime", "check_family_prime", "collision_probability", "seed_count", "split_seeds", "hash_items", "support_counts", "seed_value_format"]
+__all__ = ["is_prime", "PRIME_ABOVE_DOMAIN", "collision_probability", "seed_count", "split_seeds", "hash_items", "support_counts", "seed_value_format"]
 
 #: elements per block when hashing a chunk of users against all items (bounds memory at ~32 MB)
 _BLOCK_ELEMENTS = 1 << 21
 
 
-def check_family_prime(owner: str, prime: int, domain_size: int) -> int:
-    """``prime`` (a prime: the protocols' tables say so, with :class:`~dpdist._validation.Prime`), checked to be at
-    least ``domain_size`` (items are hashed modulo it)."""
-    if domain_size > prime:
-        raise InvalidParameterError(
-            f"The 'domain_size' parameter of {owner} must be <= hash_prime = {prime} (items are hashed "
-            f"modulo that prime). Got {domain_size!r} instead."
-        )
-    return prime
+#: The relation of a hashing protocol's parameters: items are hashed modulo ``hash_prime`` (a prime by its rule,
+#: :class:`~dpdist._validation.Prime`), so ``domain_size`` is at most it.
+PRIME_ABOVE_DOMAIN = Below("domain_size", "hash_prime", strict=False, why="items are hashed modulo that prime",
+                           counterexample={"domain_size": 8, "hash_prime": 7})
 
 
 def seed_count(prime: int) -> int:

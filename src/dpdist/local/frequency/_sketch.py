@@ -41,6 +41,7 @@ class SketchOracle(FrequencyOracle):
         "hash_prime": Prime(low=3, high=_MERSENNE_31),
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
+    _relations = (_hashing.PRIME_ABOVE_DOMAIN,)
     _defaults = {"hash_count": 2048, "width": 1024, "hash_prime": _MERSENNE_31, "family_seed": 0}
     _p: float  # support probabilities, set by the subclass's _setup
     _q: float
@@ -51,7 +52,6 @@ class SketchOracle(FrequencyOracle):
         """Validate the family and the table of ``table_cells`` counts; set ``_prime``, ``_k``, ``_m``, ``_seeds``."""
         prime, k, m = self._params["hash_prime"], self._params["hash_count"], self._params["width"]
         owner = self.display_name
-        _hashing.check_family_prime(owner, prime, self.domain_size)
         if table_cells > MAX_TABLE_CELLS:
             raise InvalidParameterError(
                 f"{owner} would keep a table of {table_cells} counts for hash_count = {k} and width = {m}; it must "
