@@ -58,6 +58,9 @@ __all__ = [
     "Relation",
     "Below",
     "NoneWhen",
+    "SameSize",
+    "Either",
+    "Implies",
     "check_relations",
     "validate_params",
     "ParameterTable",
@@ -758,23 +761,71 @@ class Relation:
 
 @dataclass(frozen=True)
 class Below(Relation):
-    """``name`` below ``other`` (``strict``) or at most ``other``; either None: no relation.  ``why`` says why."""
+    """``name`` below ``other`` (``strict``) or at most ``other`` (its number of items when ``count``); either None:
+    no relation.  ``why`` says why."""
 
     name: str
     other: str
     strict: bool = True
     why: str = ""
     counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+    count: bool = False
+
+    def _bound(self, params: dict[str, Any]) -> Any:
+        bound = params.get(self.other)
+        return len(bound) if self.count and bound is not None else bound
 
     def holds(self, params: dict[str, Any]) -> bool:
-        value, bound = params.get(self.name), params.get(self.other)
+        value, bound = params.get(self.name), self._bound(params)
         if value is None or bound is None:
             return True
         return value < bound if self.strict else value <= bound
 
     def describe(self, params: dict[str, Any]) -> str:
-        return (f"{'below' if self.strict else 'at most'} {self.other!r} = {params.get(self.other)!r}"
+        other = f"the number of {self.other!r}" if self.count else repr(self.other)
+        return (f"{'below' if self.strict else 'at most'} {other} = {self._bound(params)!r}"
                 + (f" ({self.why})" if self.why else ""))
+
+
+@dataclass(frozen=True)
+class SameSize(Relation):
+    """``name`` holds as many items as ``other`` (a sequence) holds or says (an int); either None: no relation."""
+
+    name: str
+    other: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def _size(self, params: dict[str, Any]) -> Any:
+        other = params.get(self.other)
+        return other if other is None or isinstance(other, numbers.Integral) else len(other)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        value, size = params.get(self.name), self._size(params)
+        return value is None or size is None or len(value) == size
+
+    def describe(self, params: dict[str, Any]) -> str:
+        says = "says" if isinstance(params.get(self.other), numbers.Integral) else "holds"
+        return f"{self._size(params)} items long (as many as {self.other!r} {says})" + (f": {self.why}" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Either(Relation):
+    """``name`` given (not None) when ``other`` is None, and (``exactly``) None when ``other`` is given."""
+
+    name: str
+    other: str
+    exactly: bool = False
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        given, other = params.get(self.name) is not None, params.get(self.other) is not None
+        return given != other if self.exactly else given or other
+
+    def describe(self, params: dict[str, Any]) -> str:
+        what = f"given exactly when {self.other!r} is None" if self.exactly else f"given when {self.other!r} is None"
+        return what + (f" ({self.why})" if self.why else "")
 
 
 @dataclass(frozen=True)
@@ -792,6 +843,32 @@ class NoneWhen(Relation):
 
     def describe(self, params: dict[str, Any]) -> str:
         return f"None when {self.other}={self.value!r}" + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Implies(Relation):
+    """When ``when`` is one of ``when_values``, ``name`` is one of ``values`` (``None``: given, any value but None).
+    ``why`` says why."""
+
+    name: str
+    values: tuple | None
+    when: str
+    when_values: tuple
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        if params.get(self.when) not in self.when_values:
+            return True
+        value = params.get(self.name)
+        return value is not None if self.values is None else value in self.values
+
+    def describe(self, params: dict[str, Any]) -> str:
+        if self.values is None:
+            allowed = "given (not None)"
+        else:
+            allowed = repr(self.values[0]) if len(self.values) == 1 else "one of " + ", ".join(map(repr, self.values))
+        return f"{allowed} when {self.when}={params.get(self.when)!r}" + (f" ({self.why})" if self.why else "")
 
 
 def check_relations(owner: str, params: dict[str, Any], relations: Sequence[Relation]) -> None:
@@ -925,7 +1002,8 @@ class ParameterTable:
 
     ``function`` is the checked function (as callers call it); ``method`` says its first parameter is ``self`` or
     ``cls``; ``defaults`` holds the defaults of the parameters the table names (a default must pass its rule);
-    ``module`` the module that states the table (a re-exported class's ``__module__`` may name its package).
+    ``module`` the module that states the table (a re-exported class's ``__module__`` may name its package);
+    ``relations`` the rules between its parameters.
     """
 
     function: Callable[..., Any]
@@ -934,13 +1012,15 @@ class ParameterTable:
     method: bool
     defaults: dict[str, Any] = field(default_factory=dict)
     module: str = ""
+    relations: tuple[Relation, ...] = ()
 
 
 #: Every table stated with :func:`validate_params`, in the order the modules were imported.
 PARAMETER_TABLES: list[ParameterTable] = []
 
 
-def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -> Callable[[Function], Function]:
+def validate_params(rules: dict[str, Constraint], *, owner: str | None = None,
+                    relations: Sequence[Relation] = ()) -> Callable[[Function], Function]:
     """Check the arguments named in ``rules`` against their constraints before the function runs.
 
     An argument that breaks its rule raises the rule's error (:class:`~dpdist.errors.InvalidParameterError`, or
@@ -951,15 +1031,18 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -
     messages (default: its qualified name, a class for ``__init__``); on a class (a dataclass, say) the table is its
     ``__init__``'s, and the class is returned.  The table is recorded in
     :data:`PARAMETER_TABLES`, from which ``tests/package/test_parameter_tables.py`` generates the bad-input tests, as
-    the conformance suite does from protocols' ``_constraints``.
+    the conformance suite does from protocols' ``_constraints``.  ``relations`` (:class:`Relation`) are checked next,
+    over the arguments given and the defaults of the others; ``tests/package/test_parameter_relations.py`` calls the
+    function with each relation's counterexample.
     """
 
     def decorate(function: Function) -> Function:
         if isinstance(function, type):  # a class (a dataclass, say): its __init__, under the class's name
             cls: Any = function
-            cls.__init__ = validate_params(rules, owner=owner or cls.__name__)(cls.__init__)
+            cls.__init__ = validate_params(rules, owner=owner or cls.__name__, relations=relations)(cls.__init__)
             table = PARAMETER_TABLES[-1]
-            PARAMETER_TABLES[-1] = ParameterTable(cls, table.owner, table.rules, False, table.defaults, cls.__module__)
+            PARAMETER_TABLES[-1] = ParameterTable(cls, table.owner, table.rules, False, table.defaults, cls.__module__,
+                                                  table.relations)
             return cast(Function, cls)
         parameters = inspect.signature(function).parameters
         names = list(parameters)
@@ -973,6 +1056,8 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -
             for name, rule in rules.items()
         )
 
+        signature = inspect.signature(function)
+
         @functools.wraps(function)
         def checked(*args: Any, **kwargs: Any) -> Any:
             for name, position, rule in checks:
@@ -980,12 +1065,16 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -
                     kwargs[name] = check_param(shown, name, kwargs[name], rule)
                 elif position is not None and position < len(args):
                     args = (*args[:position], check_param(shown, name, args[position], rule), *args[position + 1 :])
+            if relations:
+                bound = signature.bind_partial(*args, **kwargs)
+                bound.apply_defaults()
+                check_relations(shown, bound.arguments, relations)
             return function(*args, **kwargs)
 
         defaults = {name: parameters[name].default for name in rules
                     if parameters[name].default is not inspect.Parameter.empty}
         PARAMETER_TABLES.append(ParameterTable(checked, shown, dict(rules), names[:1] in (["self"], ["cls"]), defaults,
-                                               function.__module__))
+                                               function.__module__, tuple(relations)))
         return checked  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy sees a new callable
 
     return decorate

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from .. import __version__, local
 from .._io._atomic import atomic_writer
-from .._validation import CENTRAL_EPSILON, LOCAL_EPSILON, Described, Integer, Optional, PathLike, check_param, validate_params
+from .._validation import CENTRAL_EPSILON, LOCAL_EPSILON, Described, Integer, Optional, PathLike as PathRule, check_param, validate_params
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from ._central import central_predictions, check_release_parameters, release_name, release_named
@@ -74,7 +74,7 @@ from ._central import RELEASES  # noqa: E402  (after the constants it does not u
 
 
 #: the ``cache`` parameter of explain and explain_plan (a directory, created when missing)
-_CACHE = Optional(Described(PathLike(), "the path of a directory (a non-empty str or os.PathLike)"))
+_CACHE = Optional(Described(PathRule(), "the path of a directory (a non-empty str or os.PathLike)"))
 
 
 @validate_params({"n": Integer(low=1), "shape": SHAPE, "repeats": Integer(low=2, high=10_000), "seed": Integer(low=0),

@@ -27,7 +27,7 @@ class LocalHashingOracle(FrequencyOracle):
     _prime: int
     _g: int
 
-    _relations = (_hashing.PRIME_ABOVE_DOMAIN,)
+    _relations = (*FrequencyOracle._relations, _hashing.PRIME_ABOVE_DOMAIN)
 
     def _checked_prime(self) -> int:
         """The ``hash_prime`` parameter (a prime at least ``domain_size``: its rule and the table's relation)."""

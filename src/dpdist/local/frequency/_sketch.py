@@ -41,7 +41,7 @@ class SketchOracle(FrequencyOracle):
         "hash_prime": Prime(low=3, high=_MERSENNE_31),
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
-    _relations = (_hashing.PRIME_ABOVE_DOMAIN,)
+    _relations = (*FrequencyOracle._relations, _hashing.PRIME_ABOVE_DOMAIN)
     _defaults = {"hash_count": 2048, "width": 1024, "hash_prime": _MERSENNE_31, "family_seed": 0}
     _p: float  # support probabilities, set by the subclass's _setup
     _q: float

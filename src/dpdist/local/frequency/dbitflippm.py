@@ -116,8 +116,9 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
     summary = "dBitFlipPM: d buckets sampled once per user, a bit of each (eps/2 flips), memoized per bucket"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, memoized=True)
     _constraints = {**FrequencyOracle._constraints, "sampled_bits": Optional(Integer(low=1, high=2**31 - 1))}
-    _relations = (Below("sampled_bits", "domain_size", strict=False, why="the number of buckets",
-                        counterexample={"domain_size": 4, "sampled_bits": 5}),)
+    _relations = (*FrequencyOracle._relations,
+                  Below("sampled_bits", "domain_size", strict=False, why="the number of buckets",
+                        counterexample={"domain_size": 4, "sampled_bits": 5}))
     _defaults = {"sampled_bits": None}
     _bytes_per_item = 16
     _largest_array = "one report (the sampled bucket indices and bits, int64 while drawn) and the aggregate (2 int64 counts per bucket)"

@@ -49,7 +49,7 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
         kind="frequency", finite_channel=True, exact_simulate=True, memoized=True, fixed_support_size=True, bernoulli_support=True
     )
     _constraints = {**FrequencyOracle._constraints, "epsilon_1": EPSILON}
-    _relations = (EPSILON_1_BELOW,)
+    _relations = (*FrequencyOracle._relations, EPSILON_1_BELOW)
 
     def _setup(self):
         d = self.domain_size

@@ -40,7 +40,7 @@ class LOSUE(LongitudinalProtocol, UnaryEncoding):
         kind="frequency", finite_channel=True, exact_simulate=True, memoized=True, bernoulli_support=True, independent_bits=True
     )
     _constraints = {**UnaryEncoding._constraints, "epsilon_1": EPSILON}
-    _relations = (EPSILON_1_BELOW,)
+    _relations = (*UnaryEncoding._relations, EPSILON_1_BELOW)
 
     def target_probabilities(self) -> tuple[float, float]:
         return 0.5, 1.0 / (math.exp(self.epsilon) + 1.0)

@@ -107,7 +107,7 @@ class LOLOHA(BucketMemoProtocol, FrequencyOracle):
         "variant": Options(("optimal", "binary")),
         "hash_prime": Prime(low=3, high=_MERSENNE_31),
     }
-    _relations = (EPSILON_1_BELOW, _hashing.PRIME_ABOVE_DOMAIN)
+    _relations = (*FrequencyOracle._relations, EPSILON_1_BELOW, _hashing.PRIME_ABOVE_DOMAIN)
     _defaults = {"variant": "optimal", "hash_prime": _MERSENNE_31}
 
     def _setup(self):
