@@ -1019,8 +1019,8 @@ class ParameterTable:
 PARAMETER_TABLES: list[ParameterTable] = []
 
 
-def validate_params(rules: dict[str, Constraint], *, owner: str | None = None,
-                    relations: Sequence[Relation] = ()) -> Callable[[Function], Function]:
+def validate_params(rules: dict[str, Constraint], *, owner: str | None = None, relations: Sequence[Relation] = (),
+                    owner_argument: str | None = None) -> Callable[[Function], Function]:
     """Check the arguments named in ``rules`` against their constraints before the function runs.
 
     An argument that breaks its rule raises the rule's error (:class:`~dpdist.errors.InvalidParameterError`, or
@@ -1033,7 +1033,8 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None,
     :data:`PARAMETER_TABLES`, from which ``tests/package/test_parameter_tables.py`` generates the bad-input tests, as
     the conformance suite does from protocols' ``_constraints``.  ``relations`` (:class:`Relation`) are checked next,
     over the arguments given and the defaults of the others; ``tests/package/test_parameter_relations.py`` calls the
-    function with each relation's counterexample.
+    function with each relation's counterexample.  A helper that checks its caller's arguments (``check_rng``) names
+    the caller: ``owner_argument`` is the keyword argument that holds the caller's name (its default otherwise).
     """
 
     def decorate(function: Function) -> Function:
@@ -1050,6 +1051,8 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None,
         if unknown:
             raise TypeError(f"validate_params of {function.__qualname__} names no parameter of it: {unknown}")
         shown = owner or function.__qualname__.removesuffix(".__init__")
+        if owner_argument is not None:
+            shown = parameters[owner_argument].default
         positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         checks = tuple(
             (name, names.index(name) if parameters[name].kind in positional else None, rule)
@@ -1060,15 +1063,16 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None,
 
         @functools.wraps(function)
         def checked(*args: Any, **kwargs: Any) -> Any:
+            named = kwargs.get(owner_argument, shown) if owner_argument is not None else shown
             for name, position, rule in checks:
                 if name in kwargs:
-                    kwargs[name] = check_param(shown, name, kwargs[name], rule)
+                    kwargs[name] = check_param(named, name, kwargs[name], rule)
                 elif position is not None and position < len(args):
-                    args = (*args[:position], check_param(shown, name, args[position], rule), *args[position + 1 :])
+                    args = (*args[:position], check_param(named, name, args[position], rule), *args[position + 1 :])
             if relations:
                 bound = signature.bind_partial(*args, **kwargs)
                 bound.apply_defaults()
-                check_relations(shown, bound.arguments, relations)
+                check_relations(named, bound.arguments, relations)
             return function(*args, **kwargs)
 
         defaults = {name: parameters[name].default for name in rules
