@@ -55,6 +55,7 @@ __all__ = [
     "Dict",
     "Probabilities",
     "Vector",
+    "DType",
     "Relation",
     "Below",
     "NoneWhen",
@@ -706,6 +707,22 @@ class Probabilities(Constraint):
 
 
 @dataclass(frozen=True)
+class DType(Constraint):
+    """A NumPy dtype, or what ``numpy.dtype`` reads as one (``"<u4"``, ``np.uint8``); returned as a ``numpy.dtype``."""
+
+    def check(self, value: Any) -> Any:
+        if value is None:  # numpy.dtype(None) is float64: no dtype is given
+            raise ValueError
+        return np.dtype(value)  # anything else: TypeError
+
+    def describe(self) -> str:
+        return "a NumPy dtype"
+
+    def invalid_examples(self) -> list:
+        return ["not-a-dtype", 3.5, _Absent()]
+
+
+@dataclass(frozen=True)
 class PathLike(Constraint):
     """The path of a file: a str or an ``os.PathLike`` (kept as given)."""
 
@@ -1051,9 +1068,12 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None, r
         if unknown:
             raise TypeError(f"validate_params of {function.__qualname__} names no parameter of it: {unknown}")
         shown = owner or function.__qualname__.removesuffix(".__init__")
-        if owner_argument is not None:
-            shown = parameters[owner_argument].default
         positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        named_at = None
+        if owner_argument is not None:  # the caller's name: that argument, else its default
+            if parameters[owner_argument].default is not inspect.Parameter.empty:
+                shown = parameters[owner_argument].default
+            named_at = names.index(owner_argument) if parameters[owner_argument].kind in positional else None
         checks = tuple(
             (name, names.index(name) if parameters[name].kind in positional else None, rule)
             for name, rule in rules.items()
@@ -1063,7 +1083,11 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None, r
 
         @functools.wraps(function)
         def checked(*args: Any, **kwargs: Any) -> Any:
-            named = kwargs.get(owner_argument, shown) if owner_argument is not None else shown
+            named = shown
+            if named_at is not None and named_at < len(args):
+                named = args[named_at]
+            elif owner_argument is not None:
+                named = kwargs.get(owner_argument, shown)
             for name, position, rule in checks:
                 if name in kwargs:
                     kwargs[name] = check_param(named, name, kwargs[name], rule)
