@@ -864,28 +864,44 @@ class NoneWhen(Relation):
 
 @dataclass(frozen=True)
 class Implies(Relation):
-    """When ``when`` is one of ``when_values``, ``name`` is one of ``values`` (``None``: given, any value but None).
-    ``why`` says why."""
+    """When ``when`` is one of ``when_values`` (``None``: given, any value but None; a refusal does not show it, which
+    may be data), ``name`` is one of ``values`` (``None``: given).  ``why`` says why."""
 
     name: str
     values: tuple | None
     when: str
-    when_values: tuple
+    when_values: tuple | None
     why: str = ""
     counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
 
     def holds(self, params: dict[str, Any]) -> bool:
-        if params.get(self.when) not in self.when_values:
+        when = params.get(self.when)
+        if when is None if self.when_values is None else not _among(when, self.when_values):
             return True
         value = params.get(self.name)
-        return value is not None if self.values is None else value in self.values
+        return value is not None if self.values is None else _among(value, self.values)
 
     def describe(self, params: dict[str, Any]) -> str:
         if self.values is None:
             allowed = "given (not None)"
         else:
             allowed = repr(self.values[0]) if len(self.values) == 1 else "one of " + ", ".join(map(repr, self.values))
-        return f"{allowed} when {self.when}={params.get(self.when)!r}" + (f" ({self.why})" if self.why else "")
+        when = f"{self.when!r} is given" if self.when_values is None else f"{self.when}={params.get(self.when)!r}"
+        return f"{allowed} when {when}" + (f" ({self.why})" if self.why else "")
+
+
+def _among(value: Any, options: tuple) -> bool:
+    """Whether ``value`` is one of the scalar ``options`` (an array, whose ``==`` is elementwise, is none of them)."""
+    for option in options:
+        if value is option:
+            return True
+        try:
+            equal = value == option
+        except (TypeError, ValueError):  # pragma: no cover - an object whose == refuses
+            continue
+        if isinstance(equal, (bool, np.bool_)) and equal:
+            return True
+    return False
 
 
 def check_relations(owner: str, params: dict[str, Any], relations: Sequence[Relation]) -> None:

@@ -58,7 +58,7 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
 from .._ids import ID_KINDS, id_array, ids_missing, type_label
-from .._validation import Integer, Interval, check_param, validate_params
+from .._validation import Implies, Integer, Interval, check_param, validate_params
 from ..errors import ContributionBoundWarning, InvalidParameterError, InvalidValueTypeError, MissingValuesError
 
 __all__ = ["AutoBound", "PrivacyUnit", "ContributionRequest", "contribution_request", "person_codes", "bounded_rows",
@@ -198,19 +198,19 @@ class ContributionRequest:
         return person_codes(self.owner, self.privacy_id, rows)
 
 
+@validate_params({}, relations=(
+    Implies("max_contributions", (None,), "privacy_id", (None,),
+            why="it bounds the rows of each person: it needs 'privacy_id', one id per value, whose row it is",
+            counterexample={"max_contributions": 2}),
+    Implies("max_contributions", None, "privacy_id", None,
+            why="the rows kept per person: an int >= 1, or 'auto' to choose it privately",
+            counterexample={"privacy_id": ["a", "b"]}),
+), owner_argument="owner")
 def contribution_request(owner: str, privacy_id: Any, max_contributions: Any) -> ContributionRequest | None:
     """``privacy_id`` and ``max_contributions`` checked together: both or neither (``None``: a per-record release);
     ``max_contributions`` an int >= 1, ``"auto"`` or an :class:`AutoBound`.  A refusal names the argument."""
-    if privacy_id is None and max_contributions is None:
+    if privacy_id is None:  # and max_contributions None: the table's relations
         return None
-    if privacy_id is None:
-        raise InvalidParameterError(
-            f"The 'max_contributions' argument of {owner} bounds the rows of each person: it needs 'privacy_id' (one "
-            f"id per value, whose row it is). Got max_contributions={max_contributions!r} and no privacy_id.")
-    if max_contributions is None:
-        raise InvalidParameterError(
-            f"The 'privacy_id' argument of {owner} needs 'max_contributions': the rows kept per person (an int >= 1, "
-            "or 'auto' to choose it privately). Got none.")
     if isinstance(max_contributions, str) and max_contributions == "auto":
         bound: int | AutoBound = AutoBound()
     elif isinstance(max_contributions, AutoBound):
