@@ -778,8 +778,8 @@ class Relation:
 
 @dataclass(frozen=True)
 class Below(Relation):
-    """``name`` below ``other`` (``strict``) or at most ``other`` (its number of items when ``count``); either None:
-    no relation.  ``why`` says why."""
+    """``name`` (every item of it when ``every``) below ``other`` (``strict``) or at most ``other`` (its number of
+    items when ``count``); either None: no relation.  ``why`` says why."""
 
     name: str
     other: str
@@ -787,6 +787,7 @@ class Below(Relation):
     why: str = ""
     counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
     count: bool = False
+    every: bool = False
 
     def _bound(self, params: dict[str, Any]) -> Any:
         bound = params.get(self.other)
@@ -796,11 +797,11 @@ class Below(Relation):
         value, bound = params.get(self.name), self._bound(params)
         if value is None or bound is None:
             return True
-        return value < bound if self.strict else value <= bound
+        return all(item < bound if self.strict else item <= bound for item in (value if self.every else [value]))
 
     def describe(self, params: dict[str, Any]) -> str:
         other = f"the number of {self.other!r}" if self.count else repr(self.other)
-        return (f"{'below' if self.strict else 'at most'} {other} = {self._bound(params)!r}"
+        return (f"{'all ' if self.every else ''}{'below' if self.strict else 'at most'} {other} = {self._bound(params)!r}"
                 + (f" ({self.why})" if self.why else ""))
 
 

@@ -33,7 +33,7 @@ def test_the_round_randomizer_channel_is_exactly_epsilon_ldp(epsilon):
 def test_cuts_are_checked():
     with pytest.raises(InvalidParameterError, match="'cuts'"):
         local.make("threshold", epsilon=1.0, grid_size=8, cuts=[3, 2])
-    with pytest.raises(InvalidParameterError, match=r"\[1, grid_size - 1\] = \[1, 7\]"):
+    with pytest.raises(InvalidParameterError, match=r"The 'cuts' parameter of THRESHOLD must be all below 'grid_size' = 8 \(cuts lie in \[1, grid_size - 1\]\)\. Got \(8,\) instead"):
         local.make("threshold", epsilon=1.0, grid_size=8, cuts=[8])
     assert local.make("threshold", epsilon=1.0, grid_size=8).cuts == (4,)
 
