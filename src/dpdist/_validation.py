@@ -515,7 +515,7 @@ class InstanceOf(Constraint):
         return self.what
 
     def invalid_examples(self) -> list:
-        return [_Absent(), "text"]
+        return [_Absent()] + ([] if str in _as_tuple(self.types) else ["text"])
 
     def shown(self, value: Any) -> str:
         """The type only: the repr of an object can be its whole (private) content."""

@@ -34,13 +34,24 @@ import hashlib
 import json
 import math
 import os
+import types
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import __version__, local
 from .._io._atomic import atomic_writer
-from .._validation import CENTRAL_EPSILON, LOCAL_EPSILON, Described, Integer, Optional, PathLike as PathRule, check_param, validate_params
+from .._validation import (
+    CENTRAL_EPSILON,
+    LOCAL_EPSILON,
+    Described,
+    InstanceOf,
+    Integer,
+    Optional,
+    PathLike as PathRule,
+    check_param,
+    validate_params,
+)
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from ._central import central_predictions, check_release_parameters, release_name, release_named
@@ -73,11 +84,15 @@ _MEMORY_SIZE = 256
 from ._central import RELEASES  # noqa: E402  (after the constants it does not use)
 
 
+#: the ``method`` of explain and simulates: a local protocol, its config or name, or a central release (a function)
+_METHOD = InstanceOf((str, dict, LocalProtocol, types.FunctionType, types.MethodType),
+                     "a local protocol, its config or name, or a central release (a dpdist.central function or its "
+                     "name)", shows_text=True)
 #: the ``cache`` parameter of explain and explain_plan (a directory, created when missing)
 _CACHE = Optional(Described(PathRule(), "the path of a directory (a non-empty str or os.PathLike)"))
 
 
-@validate_params({"n": Integer(low=1), "shape": SHAPE, "repeats": Integer(low=2, high=10_000), "seed": Integer(low=0),
+@validate_params({"method": _METHOD, "n": Integer(low=1), "shape": SHAPE, "repeats": Integer(low=2, high=10_000), "seed": Integer(low=0),
                   "cache": _CACHE})
 def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n: int, *,
             epsilons: ArrayLike | float | None = None, shape: str = DEFAULT_SHAPE, repeats: int = DEFAULT_REPEATS,
@@ -193,6 +208,7 @@ def explain_ladder(config: LocalProtocol | dict[str, Any], n: int, *, delta: flo
                   tokens_each=tokens_each, shape=shape)
 
 
+@validate_params({"method": _METHOD})
 def simulates(method: str | LocalProtocol | Callable[..., Any], **params: Any) -> bool:
     """Whether :func:`explain` simulates ``method`` (False: its errors are analytic, for any ``n``)."""
     return _target(method, params)["simulated"]
@@ -214,13 +230,8 @@ def _target(method, params: dict) -> dict:
         protocol = local.from_config(method)
     elif isinstance(method, str):
         protocol = local.make(method, **{"epsilon": 1.0, **params})
-    elif isinstance(method, LocalProtocol):
+    else:  # a LocalProtocol: the tables' rule of 'method'
         protocol = method
-    else:
-        raise InvalidParameterError(
-            "The 'method' argument of explain must be a local protocol, its config or name, or a central release. "
-            f"Got {type(method).__name__} instead."
-        )
     if params and not isinstance(method, str):
         raise InvalidParameterError(f"explain takes parameters by keyword with a protocol's name only. Got {sorted(params)}.")
     if protocol.tags.kind == "multi":
