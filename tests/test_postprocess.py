@@ -225,13 +225,19 @@ def test_non_numeric_input_raises_a_dpdist_error():
 
 @pytest.mark.parametrize(
     "levels, branching",
-    [([np.ones(1), np.ones(3)], 2), ([np.ones(1), np.ones(2)], 1), ([np.ones(1), np.ones(2)], 2.0), ([], 2)],
+    [([np.ones(1), np.ones(3)], 2), ([np.ones(1), np.ones(2)], 1), ([np.ones(1), np.ones(2)], 1.5), ([], 2)],
 )
 def test_a_tree_of_the_wrong_shape_or_branching_is_refused_by_name(levels, branching):
     with pytest.raises(DPDistError, match="'levels'|'branching'"):
         postprocess.hay_consistency(levels, branching)
     with pytest.raises(DPDistError, match="'levels'|'branching'"):
         postprocess.consistency_violation(levels, branching)
+
+
+def test_a_whole_float_branching_is_its_int():
+    """``branching`` is an int >= 2 by its table (:class:`~dpdist._validation.Integer`): 2.0 is 2, as everywhere."""
+    levels = [np.ones(1), np.array([0.25, 0.5])]
+    assert postprocess.consistency_violation(levels, 2.0) == postprocess.consistency_violation(levels, 2) == 0.25
 
 
 def test_hay_consistency_is_the_least_squares_consistent_tree():

@@ -53,10 +53,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Iterable, Sequence, cast
+from typing import Iterable, Sequence
 
 from ._documents import omitted_at_default, read_dataclass
-from ._validation import Described, InstanceOf, Integer, Interval, Optional, Options, validate_params
+from ._validation import (
+    Described,
+    Implies,
+    InstanceOf,
+    Integer,
+    Interval,
+    OneOf,
+    Optional,
+    Options,
+    Vector,
+    validate_params,
+)
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
 __all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
@@ -81,7 +92,18 @@ UNITS = ("record", "person")
     "model": Options(MODELS),
     "reports": Optional(Integer(low=1)),
     "unit": Options(UNITS),
-})
+}, relations=(
+    Implies("model", ("local",), "neighbouring", LOCAL_ONLY, why="the relation speaks of one device's reports",
+            counterexample={"epsilon": 1.0, "neighbouring": "attribute", "model": "central"}),
+    Implies("reports", None, "neighbouring", ("history",), why="an int >= 1: the reports of one history",
+            counterexample={"epsilon": 1.0, "neighbouring": "history", "model": "local"}),
+    Implies("reports", (None,), "neighbouring", tuple(n for n in NEIGHBOURING if n != "history"),
+            why="it counts the reports of neighbouring='history' only",
+            counterexample={"epsilon": 1.0, "neighbouring": "replace", "reports": 3}),
+    # with the first: 'person' only with a central 'replace' or 'add-remove' guarantee (the others are local only)
+    Implies("unit", ("record",), "model", ("local",), why="a person's records are a unit of central releases",
+            counterexample={"epsilon": 1.0, "unit": "person", "model": "local"}),
+))
 @dataclass(frozen=True)
 class PrivacyGuarantee:
     r"""An :math:`(\varepsilon, \delta)`-DP guarantee under a neighbouring relation, local or central.
@@ -107,23 +129,6 @@ class PrivacyGuarantee:
     model: str = "local"
     reports: int | None = None
     unit: str = "record"
-
-    def __post_init__(self):
-        if self.neighbouring in LOCAL_ONLY and self.model != "local":
-            raise InvalidParameterError(
-                f"The {self.neighbouring!r} relation speaks of one device's reports: it needs model='local'. "
-                f"Got model={self.model!r}."
-            )
-        if (self.neighbouring == "history") != (self.reports is not None):
-            raise InvalidParameterError(
-                "The 'reports' parameter of PrivacyGuarantee is an int >= 1 with neighbouring='history' and None "
-                f"otherwise. Got reports={self.reports!r} with neighbouring={self.neighbouring!r}."
-            )
-        if self.unit == "person" and (self.model != "central" or self.neighbouring not in ("replace", "add-remove")):
-            raise InvalidParameterError(
-                f"The 'unit' parameter of PrivacyGuarantee is 'person' only with a central 'replace' or 'add-remove' "
-                f"guarantee. Got unit={self.unit!r} with model={self.model!r}, neighbouring={self.neighbouring!r}."
-            )
 
     @property
     def pure(self) -> bool:
@@ -220,7 +225,10 @@ def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     )
 
 
-@validate_params({"total": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee")}, owner="privacy.split")
+@validate_params({"total": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee"),
+                  "shares": OneOf((Integer(low=1), Vector(Interval(0.0, math.inf, closed="neither"))),
+                                  "an int >= 1 (equal parts) or a non-empty list of weights, each a finite float > 0")},
+                 owner="privacy.split")
 def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[PrivacyGuarantee]:
     """Divide ``total`` among steps on the same data, in proportion to ``shares``.
 
@@ -236,19 +244,7 @@ def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[Privac
         One per share; their :func:`sequential` composition is ``total`` (up to
         floating-point rounding, never above it by more than 1e-12 relative).
     """
-    if isinstance(shares, (int,)) and not isinstance(shares, bool):
-        if shares < 1:
-            raise InvalidParameterError(f"The 'shares' parameter of privacy.split must be >= 1. Got {shares!r}.")
-        weights = [1.0] * shares
-    else:
-        try:
-            weights = [float(w) for w in cast(Iterable[float], shares)]  # a bool: TypeError, refused below
-        except (TypeError, ValueError):
-            weights = []
-        if not weights or not all(0 < w < math.inf for w in weights):
-            raise InvalidParameterError(
-                f"The 'shares' parameter of privacy.split must be an int >= 1 or positive weights. Got {shares!r}."
-            )
+    weights = [1.0] * shares if isinstance(shares, int) else list(shares)  # the table's: k, or the weights as floats
     scale = math.fsum(weights)
     return [
         PrivacyGuarantee(

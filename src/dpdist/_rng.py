@@ -31,13 +31,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import numbers
 from typing import Any
 
 import numpy as np
 from randomgen import AESCounter
 
-from .errors import InvalidParameterError
+from ._validation import Boolean, Implies, RandomSource, validate_params
 
 __all__ = [
     "check_rng",
@@ -75,6 +74,9 @@ def keyed_generator(rng: np.random.Generator) -> np.random.Generator:
     return np.random.Generator(AESCounter(key=key % 2**128, counter=0))  # pyright: ignore[reportArgumentType]  (as secure_generator)
 
 
+@validate_params({"rng": RandomSource(), "secure": Boolean()}, relations=(
+    Implies("rng", (None,), "secure", (True,), why="a seeded stream is not secret", counterexample={"secure": True, "rng": 3}),
+), owner_argument="owner")
 def check_rng(rng=None, *, secure: bool = False, owner: str = "dpdist") -> np.random.Generator:
     """Resolve an ``rng`` argument to a ``numpy.random.Generator``.
 
@@ -88,33 +90,14 @@ def check_rng(rng=None, *, secure: bool = False, owner: str = "dpdist") -> np.ra
         Refuse anything but ``None`` (a seeded stream is not secret) and return
         the CSPRNG.
     owner : str
-        Name used in error messages.
+        The caller, named in error messages (the table's: ``rng`` and ``secure`` refused by their rules, a seeded
+        ``rng`` with ``secure=True``).
     """
-    if not isinstance(secure, (bool, np.bool_)):
-        raise InvalidParameterError(
-            f"The 'secure' parameter of {owner} must be a bool. Got {secure!r} instead."
-        )
     if rng is None:
         return secure_generator()
-    if secure:
-        raise InvalidParameterError(
-            f"The 'rng' parameter of {owner} must be None when secure=True "
-            f"(a seeded stream is not secret). Got {rng!r} instead."
-        )
-    if isinstance(rng, np.random.SeedSequence):
-        return np.random.default_rng(rng)
     if isinstance(rng, np.random.Generator):
         return rng
-    if isinstance(rng, numbers.Integral) and not isinstance(rng, bool):
-        if rng < 0:
-            raise InvalidParameterError(
-                f"The 'rng' parameter of {owner} must be a non-negative int seed. Got {rng!r} instead."
-            )
-        return np.random.default_rng(int(rng))
-    raise InvalidParameterError(
-        f"The 'rng' parameter of {owner} must be None, a non-negative int, a "
-        f"numpy.random.SeedSequence or a numpy.random.Generator. Got {rng!r} instead."
-    )
+    return np.random.default_rng(rng)  # a SeedSequence, or an int seed >= 0 (RandomSource returns it as an int)
 
 
 

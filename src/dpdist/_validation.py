@@ -41,6 +41,9 @@ __all__ = [
     "Interval",
     "Integer",
     "Options",
+    "PowerOfTwo",
+    "Prime",
+    "is_prime",
     "Boolean",
     "RandomSource",
     "Bounds",
@@ -57,7 +60,17 @@ __all__ = [
     "CallableRule",
     "RealArray",
     "ExistingFile",
-    "Items",
+    "Dict",
+    "Probabilities",
+    "Vector",
+    "DType",
+    "Relation",
+    "Below",
+    "NoneWhen",
+    "SameSize",
+    "Either",
+    "Implies",
+    "check_relations",
     "validate_params",
     "ParameterTable",
     "PARAMETER_TABLES",
@@ -185,6 +198,72 @@ class Integer(Constraint):
         if self.high is not None:
             out.append(self.high + 1)
         return out
+
+
+@dataclass(frozen=True)
+class PowerOfTwo(Constraint):
+    """An integer power of 2 in ``[low, high]`` (a number of tree leaves, a sketch's width)."""
+
+    low: int = 1
+    high: int | None = None
+
+    def check(self, value: Any) -> Any:
+        value = Integer(self.low, self.high).check(value)
+        if value & (value - 1):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return f"a power of 2 in [{self.low}, {self.high}]" if self.high is not None else f"a power of 2 >= {self.low}"
+
+    def invalid_examples(self) -> list:
+        return [*Integer(self.low, self.high).invalid_examples(), 3 * self.low if self.low > 1 else 3]
+
+
+def is_prime(number: int) -> bool:
+    """Deterministic primality test (Miller-Rabin with the first 12 primes as bases: exact below 3.3e24)."""
+    if number < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37)
+    if number in bases:
+        return True
+    if any(number % base == 0 for base in bases):
+        return False
+    odd, twos = number - 1, 0
+    while odd % 2 == 0:
+        odd, twos = odd // 2, twos + 1
+    for base in bases:
+        power = pow(base, odd, number)
+        if power in (1, number - 1):
+            continue
+        for _ in range(twos - 1):
+            power = pow(power, 2, number)
+            if power == number - 1:
+                break
+        else:
+            return False
+    return True
+
+
+@dataclass(frozen=True)
+class Prime(Constraint):
+    """A prime in ``[low, high]`` (the modulus of a hash family)."""
+
+    low: int = 2
+    high: int | None = None
+
+    def check(self, value: Any) -> Any:
+        value = Integer(self.low, self.high).check(value)
+        if not is_prime(value):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return f"a prime in [{self.low}, {self.high}]" if self.high is not None else f"a prime >= {self.low}"
+
+    def invalid_examples(self) -> list:
+        composite = next(n for n in range(max(self.low, 4), max(self.low, 4) + 64) if not is_prime(n))
+        return [*Integer(self.low, self.high).invalid_examples(), composite]
 
 
 @dataclass(frozen=True)
@@ -428,10 +507,12 @@ class _Absent:
 
 @dataclass(frozen=True)
 class InstanceOf(Constraint):
-    """An instance of one of ``types`` (a class, or a tuple of classes), described as ``what``."""
+    """An instance of one of ``types`` (a class, or a tuple of classes), described as ``what``; a refusal shows the
+    value's type only, or a string's text too when ``shows_text`` (a name given where an object was meant)."""
 
     types: Any
     what: str
+    shows_text: bool = False
 
     def check(self, value: Any) -> Any:
         if not isinstance(value, self.types) or (isinstance(value, bool) and bool not in _as_tuple(self.types)):
@@ -446,6 +527,8 @@ class InstanceOf(Constraint):
 
     def shown(self, value: Any) -> str:
         """The type only: the repr of an object can be its whole (private) content."""
+        if self.shows_text and isinstance(value, str):
+            return f"the str {value!r:.200}"
         return type(value).__name__
 
 
@@ -628,6 +711,126 @@ class Bytes(Constraint):
 
 
 @dataclass(frozen=True)
+class Dict(Constraint):
+    """A dict (a JSON object), described as ``what``: with at least ``min_size`` entries, every key of ``required``,
+    only keys of ``allowed`` (when given), and the value of each key named in ``values`` (``(key, rule)`` pairs)
+    satisfying its rule.  A refusal shows the keys given, not the values."""
+
+    what: str = "a dict"
+    required: tuple[str, ...] = ()
+    allowed: tuple[str, ...] | None = None
+    min_size: int = 0
+    values: tuple[tuple[str, Constraint], ...] = ()
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, dict) or len(value) < self.min_size or not set(self.required) <= set(value):
+            raise ValueError
+        if self.allowed is not None and not set(value) <= set(self.allowed):
+            raise ValueError
+        for key, rule in self.values:
+            if key in value:
+                rule.check(value[key])
+        return value
+
+    def describe(self) -> str:
+        parts = [f"the keys {list(self.required)}"] if self.required else []
+        if self.allowed is not None:
+            parts.append(f"no key but {list(self.allowed)}")
+        if self.min_size:
+            parts.append(f"at least {self.min_size} entr{'y' if self.min_size == 1 else 'ies'}")
+        parts += [f"the {key!r} key {rule.describe()}" for key, rule in self.values]
+        return self.what + (" with " + ", ".join(parts) if parts else "")
+
+    def shown(self, value: Any) -> str:
+        """The keys, and the value of a key that breaks its rule of ``values`` (as that rule shows it); not the other
+        values, which may be data."""
+        if not isinstance(value, dict):
+            return type(value).__name__
+        shown = f"a dict with the keys {sorted(map(str, value))!r:.200}"
+        for key, rule in self.values:
+            try:
+                if key in value:
+                    rule.check(value[key])
+            except (ValueError, TypeError):
+                return f"{shown} whose {key!r} is {rule.shown(value[key])}"
+        return shown
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", [("key", 1)]]
+        if self.required or self.min_size:
+            out.append({})
+        if self.allowed is not None:
+            out.append({**dict.fromkeys(self.required, 0), "not_a_key": 1})
+        out += [{**dict.fromkeys(self.required, 0), key: bad} for key, rule in self.values
+                for bad in rule.invalid_examples()]
+        return out
+
+
+@dataclass(frozen=True)
+class Vector(Constraint):
+    """A non-empty sequence (a list, a tuple, a 1-D array or another iterable but a string or a dict) whose every item
+    satisfies ``item``; returned as a list of the checked items."""
+
+    item: Constraint
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes, dict)):
+            raise ValueError
+        items = [self.item.check(entry) for entry in value]  # not iterable: TypeError
+        if not items:
+            raise ValueError
+        return items
+
+    def describe(self) -> str:
+        return f"a non-empty list, each item {self.item.describe()}"
+
+    def invalid_examples(self) -> list:
+        return [[], "ab", 3, *[[bad] for bad in self.item.invalid_examples()]]
+
+
+@dataclass(frozen=True)
+class Probabilities(Constraint):
+    """One or more probabilities (an array or a float) in ``[0, 1]`` (``closed``) or ``(0, 1)``; returned as a 1-D
+    float64 array."""
+
+    closed: bool = True
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes)):
+            raise ValueError
+        array = np.atleast_1d(np.asarray(value, dtype=np.float64))
+        if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)):
+            raise ValueError
+        inside = (array >= 0) & (array <= 1) if self.closed else (array > 0) & (array < 1)
+        if not inside.all():
+            raise ValueError
+        return array
+
+    def describe(self) -> str:
+        return "one or more probabilities in " + ("[0, 1]" if self.closed else "(0, 1)")
+
+    def invalid_examples(self) -> list:
+        out: list = ["0.5", [], [[0.5]], [math.nan], [-0.5], [1.5], None]
+        return out + ([] if self.closed else [0.0, [0.5, 1.0]])
+
+
+@dataclass(frozen=True)
+class DType(Constraint):
+    """A NumPy dtype, or what ``numpy.dtype`` reads as one (``"<u4"``, ``np.uint8``); returned as a ``numpy.dtype``."""
+
+    def check(self, value: Any) -> Any:
+        if value is None:  # numpy.dtype(None) is float64: no dtype is given
+            raise ValueError
+        return np.dtype(value)  # anything else: TypeError
+
+    def describe(self) -> str:
+        return "a NumPy dtype"
+
+    def invalid_examples(self) -> list:
+        return ["not-a-dtype", 3.5, _Absent()]
+
+
+@dataclass(frozen=True)
 class PathLike(Constraint):
     """The path of a file: a str or an ``os.PathLike`` (kept as given)."""
 
@@ -769,6 +972,162 @@ class ExistingFile(Constraint):
 
     def shown(self, value: Any) -> str:
         return f"{os.fspath(value)!r:.200}" if isinstance(value, (str, os.PathLike)) else type(value).__name__
+# ---------------------------------------------------------------------- relations between parameters
+class Relation:
+    """A rule between two parameters of one table (a protocol's ``_relations``), checked after each parameter's own
+    rule by :func:`check_relations`; a refusal names ``name``.  ``counterexample`` holds values, each valid by its own
+    rule, that break it: ``tests/conformance/test_relations.py`` builds every protocol with it."""
+
+    name: str
+    counterexample: dict[str, Any]
+
+    @property
+    def error(self) -> type[DPDistError]:
+        return InvalidParameterError
+
+    def holds(self, params: dict[str, Any]) -> bool:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def describe(self, params: dict[str, Any]) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Below(Relation):
+    """``name`` (every item of it when ``every``) below ``other`` (``strict``) or at most ``other`` (its number of
+    items when ``count``); either None: no relation.  ``why`` says why."""
+
+    name: str
+    other: str
+    strict: bool = True
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+    count: bool = False
+    every: bool = False
+
+    def _bound(self, params: dict[str, Any]) -> Any:
+        bound = params.get(self.other)
+        return len(bound) if self.count and bound is not None else bound
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        value, bound = params.get(self.name), self._bound(params)
+        if value is None or bound is None:
+            return True
+        return all(item < bound if self.strict else item <= bound for item in (value if self.every else [value]))
+
+    def describe(self, params: dict[str, Any]) -> str:
+        other = f"the number of {self.other!r}" if self.count else repr(self.other)
+        return (f"{'all ' if self.every else ''}{'below' if self.strict else 'at most'} {other} = {self._bound(params)!r}"
+                + (f" ({self.why})" if self.why else ""))
+
+
+@dataclass(frozen=True)
+class SameSize(Relation):
+    """``name`` holds as many items as ``other`` (a sequence) holds or says (an int); either None: no relation."""
+
+    name: str
+    other: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def _size(self, params: dict[str, Any]) -> Any:
+        other = params.get(self.other)
+        return other if other is None or isinstance(other, numbers.Integral) else len(other)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        value, size = params.get(self.name), self._size(params)
+        return value is None or size is None or len(value) == size
+
+    def describe(self, params: dict[str, Any]) -> str:
+        says = "says" if isinstance(params.get(self.other), numbers.Integral) else "holds"
+        return f"{self._size(params)} items long (as many as {self.other!r} {says})" + (f": {self.why}" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Either(Relation):
+    """``name`` given (not None) when ``other`` is None, and (``exactly``) None when ``other`` is given."""
+
+    name: str
+    other: str
+    exactly: bool = False
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        given, other = params.get(self.name) is not None, params.get(self.other) is not None
+        return given != other if self.exactly else given or other
+
+    def describe(self, params: dict[str, Any]) -> str:
+        what = f"given exactly when {self.other!r} is None" if self.exactly else f"given when {self.other!r} is None"
+        return what + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class NoneWhen(Relation):
+    """``name`` None when ``other`` is ``value``.  ``why`` says why."""
+
+    name: str
+    other: str
+    value: Any
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        return params.get(self.other) != self.value or params.get(self.name) is None
+
+    def describe(self, params: dict[str, Any]) -> str:
+        return f"None when {self.other}={self.value!r}" + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Implies(Relation):
+    """When ``when`` is one of ``when_values`` (``None``: given, any value but None; a refusal does not show it, which
+    may be data), ``name`` is one of ``values`` (``None``: given).  ``why`` says why."""
+
+    name: str
+    values: tuple | None
+    when: str
+    when_values: tuple | None
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        when = params.get(self.when)
+        if when is None if self.when_values is None else not _among(when, self.when_values):
+            return True
+        value = params.get(self.name)
+        return value is not None if self.values is None else _among(value, self.values)
+
+    def describe(self, params: dict[str, Any]) -> str:
+        if self.values is None:
+            allowed = "given (not None)"
+        else:
+            allowed = repr(self.values[0]) if len(self.values) == 1 else "one of " + ", ".join(map(repr, self.values))
+        when = f"{self.when!r} is given" if self.when_values is None else f"{self.when}={params.get(self.when)!r}"
+        return f"{allowed} when {when}" + (f" ({self.why})" if self.why else "")
+
+
+def _among(value: Any, options: tuple) -> bool:
+    """Whether ``value`` is one of the scalar ``options`` (an array, whose ``==`` is elementwise, is none of them)."""
+    for option in options:
+        if value is option:
+            return True
+        try:
+            equal = value == option
+        except (TypeError, ValueError):  # pragma: no cover - an object whose == refuses
+            continue
+        if isinstance(equal, (bool, np.bool_)) and equal:
+            return True
+    return False
+
+
+def check_relations(owner: str, params: dict[str, Any], relations: Sequence[Relation]) -> None:
+    """Refuse ``params`` (each valid by its own rule) that break one of ``relations``, naming the parameter, its
+    value and what the relation allows (as :func:`check_param` words a rule)."""
+    for relation in relations:
+        if not relation.holds(params):
+            raise relation.error(f"The {relation.name!r} parameter of {owner} must be {relation.describe(params)}. "
+                                 f"Got {params.get(relation.name)!r:.200} instead.")
 
 
 # ---------------------------------------------------------------------- shared rules
@@ -893,7 +1252,8 @@ class ParameterTable:
 
     ``function`` is the checked function (as callers call it); ``method`` says its first parameter is ``self`` or
     ``cls``; ``defaults`` holds the defaults of the parameters the table names (a default must pass its rule);
-    ``module`` the module that states the table (a re-exported class's ``__module__`` may name its package).
+    ``module`` the module that states the table (a re-exported class's ``__module__`` may name its package);
+    ``relations`` the rules between its parameters.
     """
 
     function: Callable[..., Any]
@@ -902,13 +1262,15 @@ class ParameterTable:
     method: bool
     defaults: dict[str, Any] = field(default_factory=dict)
     module: str = ""
+    relations: tuple[Relation, ...] = ()
 
 
 #: Every table stated with :func:`validate_params`, in the order the modules were imported.
 PARAMETER_TABLES: list[ParameterTable] = []
 
 
-def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -> Callable[[Function], Function]:
+def validate_params(rules: dict[str, Constraint], *, owner: str | None = None, relations: Sequence[Relation] = (),
+                    owner_argument: str | None = None) -> Callable[[Function], Function]:
     """Check the arguments named in ``rules`` against their constraints before the function runs.
 
     An argument that breaks its rule raises the rule's error (:class:`~dpdist.errors.InvalidParameterError`, or
@@ -919,15 +1281,19 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -
     messages (default: its qualified name, a class for ``__init__``); on a class (a dataclass, say) the table is its
     ``__init__``'s, and the class is returned.  The table is recorded in
     :data:`PARAMETER_TABLES`, from which ``tests/package/test_parameter_tables.py`` generates the bad-input tests, as
-    the conformance suite does from protocols' ``_constraints``.
+    the conformance suite does from protocols' ``_constraints``.  ``relations`` (:class:`Relation`) are checked next,
+    over the arguments given and the defaults of the others; ``tests/package/test_parameter_relations.py`` calls the
+    function with each relation's counterexample.  A helper that checks its caller's arguments (``check_rng``) names
+    the caller: ``owner_argument`` is the keyword argument that holds the caller's name (its default otherwise).
     """
 
     def decorate(function: Function) -> Function:
         if isinstance(function, type):  # a class (a dataclass, say): its __init__, under the class's name
             cls: Any = function
-            cls.__init__ = validate_params(rules, owner=owner or cls.__name__)(cls.__init__)
+            cls.__init__ = validate_params(rules, owner=owner or cls.__name__, relations=relations)(cls.__init__)
             table = PARAMETER_TABLES[-1]
-            PARAMETER_TABLES[-1] = ParameterTable(cls, table.owner, table.rules, False, table.defaults, cls.__module__)
+            PARAMETER_TABLES[-1] = ParameterTable(cls, table.owner, table.rules, False, table.defaults, cls.__module__,
+                                                  table.relations)
             return cast(Function, cls)
         parameters = inspect.signature(function).parameters
         names = list(parameters)
@@ -936,24 +1302,40 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None) -
             raise TypeError(f"validate_params of {function.__qualname__} names no parameter of it: {unknown}")
         shown = owner or function.__qualname__.removesuffix(".__init__")
         positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        named_at = None
+        if owner_argument is not None:  # the caller's name: that argument, else its default
+            if parameters[owner_argument].default is not inspect.Parameter.empty:
+                shown = parameters[owner_argument].default
+            named_at = names.index(owner_argument) if parameters[owner_argument].kind in positional else None
         checks = tuple(
             (name, names.index(name) if parameters[name].kind in positional else None, rule)
             for name, rule in rules.items()
         )
 
+        signature = inspect.signature(function)
+
         @functools.wraps(function)
         def checked(*args: Any, **kwargs: Any) -> Any:
+            named = shown
+            if named_at is not None and named_at < len(args):
+                named = args[named_at]
+            elif owner_argument is not None:
+                named = kwargs.get(owner_argument, shown)
             for name, position, rule in checks:
                 if name in kwargs:
-                    kwargs[name] = check_param(shown, name, kwargs[name], rule)
+                    kwargs[name] = check_param(named, name, kwargs[name], rule)
                 elif position is not None and position < len(args):
-                    args = (*args[:position], check_param(shown, name, args[position], rule), *args[position + 1 :])
+                    args = (*args[:position], check_param(named, name, args[position], rule), *args[position + 1 :])
+            if relations:
+                bound = signature.bind_partial(*args, **kwargs)
+                bound.apply_defaults()
+                check_relations(named, bound.arguments, relations)
             return function(*args, **kwargs)
 
         defaults = {name: parameters[name].default for name in rules
                     if parameters[name].default is not inspect.Parameter.empty}
         PARAMETER_TABLES.append(ParameterTable(checked, shown, dict(rules), names[:1] in (["self"], ["cls"]), defaults,
-                                               function.__module__))
+                                               function.__module__, tuple(relations)))
         return checked  # type: ignore[return-value]  # functools.wraps keeps the signature; mypy sees a new callable
 
     return decorate

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 from .errors import InvalidParameterError, InvalidValueTypeError
-from ._validation import Options, validate_params
+from ._validation import Integer, Options, validate_params
 from ._types import ArrayLike
 
 __all__ = [
@@ -41,6 +41,10 @@ __all__ = [
     "apply",
     "METHODS",
 ]
+
+
+#: the branching factor of a tree (the tables of the functions that take a tree)
+BRANCHING = Integer(low=2)
 
 
 def _as_vector(frequencies, owner: str) -> np.ndarray:
@@ -239,6 +243,7 @@ def _children_sums(level: np.ndarray, branching: int) -> np.ndarray:
     return level.reshape(*level.shape[:-1], -1, branching).sum(axis=-1)
 
 
+@validate_params({"branching": BRANCHING}, owner="postprocess.hay_consistency")
 def hay_consistency(levels: list[np.ndarray], branching: int, *, root: float | None = None) -> list[np.ndarray]:
     r"""Least-squares consistent tree closest to the noisy ``levels`` ([4], Thm. 3).
 
@@ -294,6 +299,7 @@ def _consistent_tree(levels: list[np.ndarray], branching: int, root: float | Non
     return result
 
 
+@validate_params({"branching": BRANCHING}, owner="postprocess.consistency_violation")
 def consistency_violation(levels: list[np.ndarray], branching: int) -> float:
     """Largest ``|parent - sum(children)|`` over the tree (0 for a consistent tree)."""
     _check_tree(levels, branching, "postprocess.consistency_violation")
@@ -305,9 +311,8 @@ def consistency_violation(levels: list[np.ndarray], branching: int) -> float:
     )
 
 
-def _check_tree(levels, branching, owner: str) -> None:
-    if isinstance(branching, bool) or not isinstance(branching, (int, np.integer)) or branching < 2:
-        raise InvalidParameterError(f"The 'branching' argument of {owner} must be an int >= 2. Got {branching!r} instead.")
+def _check_tree(levels, branching: int, owner: str) -> None:
+    """Refuse ``levels`` that are not a tree of ``branching`` (an int >= 2, checked by the caller's table)."""
     sizes = [np.size(level) for level in levels]
     if not sizes or sizes != [branching**depth for depth in range(len(sizes))]:
         raise InvalidValueTypeError(

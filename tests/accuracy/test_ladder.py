@@ -132,7 +132,7 @@ def test_bad_arguments_are_refused_by_name(kwargs, name):
         explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 4}, **arguments)
 
 
-@pytest.mark.parametrize("config, name", [("grr", "the name 'grr'"), ({"protocol": "sw", "epsilon": 1.0}, "frequency protocol"),
+@pytest.mark.parametrize("config, name", [("grr", "'config'.*Got the str 'grr'"), ({"protocol": "sw", "epsilon": 1.0}, "frequency protocol"),
                                           ({"protocol": "cms", "epsilon": 1.0, "domain_size": 8}, "frequency protocol"),
                                           (42, "'config'")])
 def test_a_config_the_ladder_cannot_place_is_refused(config, name):

@@ -159,7 +159,7 @@ def test_bad_units_are_refused_by_name_before_anything_is_released(name):
         with pytest.raises(InvalidParameterError, match="'max_contributions'"):
             release(X, 1.0, privacy_id=IDS, max_contributions=bound) if bound is not None else \
                 release(X, 1.0, privacy_id=IDS)
-    with pytest.raises(InvalidParameterError, match="'max_contributions' argument .* needs 'privacy_id'"):
+    with pytest.raises(InvalidParameterError, match="'max_contributions' parameter of .* must be None when privacy_id=None .*needs 'privacy_id'.*Got 2"):
         release(X, 1.0, max_contributions=2)
     with pytest.raises(InvalidValueTypeError, match="'privacy_id' argument .* 1-D"):
         release(X, 1.0, privacy_id=IDS.reshape(-1, 1).repeat(2, 1), max_contributions=2)

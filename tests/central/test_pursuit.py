@@ -1,5 +1,7 @@
 """Matching pursuit (Alg. 2, Lemma 2, Lemma 3) and its dictionaries."""
 
+import re
+
 import numpy as np
 import pytest
 from numpy.polynomial import legendre
@@ -192,3 +194,17 @@ def test_the_papers_selection_scale_claims_no_guarantee():
     release = central.matching_pursuit(x, 1.0, (-4, 4), sparsity=3, rng=1, selection_scale="paper")
     assert release.guarantee is None and "NOT differentially private" in release.method
     assert central.matching_pursuit(x, 1.0, (-4, 4), sparsity=3, rng=1).guarantee is not None
+
+
+@pytest.mark.parametrize("spec, accepted", [
+    ("bspline0+bspline0-dyadic", True), ("bspline0-dyadic+legendre+bspline0", True), ("legendre+normal-cdf", True),
+    ("bspline0-dyadic+legendre+bspline0-dyadic", False), ("bspline1+bspline1", False), ("legendre+", False),
+    ("legendre++bspline1", False), ("Legendre", False),
+])
+def test_a_dictionary_is_distinct_families_joined_by_plus(spec, accepted):
+    """The dictionary's rule (one pattern: families, none repeated, a prefix of another family being another)."""
+    if accepted:
+        assert make_dictionary(spec, 12).size == 12
+    else:
+        with pytest.raises(InvalidParameterError, match=rf"The 'dictionary' parameter of make_dictionary .*Got '{re.escape(spec)}'"):
+            make_dictionary(spec, 12)

@@ -158,8 +158,8 @@ def test_empty_data_is_released_with_intervals():
 
 
 @pytest.mark.parametrize("arguments, match", [
-    (dict(method="tree", interval_share=0.2), "applies to method='aq' and method='jointexp' only"),
-    (dict(method="slice", interval_share=0.2), "applies to method='aq' and method='jointexp' only"),
+    (dict(method="tree", interval_share=0.2), "must be None when method='tree' .*applies to method='aq' and method='jointexp'.*Got 0.2"),
+    (dict(method="slice", interval_share=0.2), "must be None when method='slice' .*applies to method='aq' and method='jointexp'.*Got 0.2"),
     (dict(method="aq", interval_share=0.0), r"must be None or a float in \(0, 1\)"),
     (dict(method="aq", interval_share=1.0), r"must be None or a float in \(0, 1\)"),
     (dict(method="jointexp", interval_share=True), r"must be None or a float in \(0, 1\)"),

@@ -42,7 +42,9 @@ CASES = {
     "epsilon 1e308 in a config": (("privatize", "good.csv", "--column", "a", "--config", "huge-epsilon.json"),
                                   "'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30"),
     "protocol given as a list": (("privatize", "good.csv", "--column", "a", "--config", "list-protocol.json"),
-                                 "'protocol' key of a config must be a protocol name"),
+                                 "--config must be a protocol's config (a dict) with the keys "
+                                 "['protocol'], the 'protocol' key a protocol name (one of local.available()) or 'auto'. Got a "
+                                 "dict with the keys ['domain_size', 'epsilon', 'protocol'] whose 'protocol' is ['grr'] instead."),
     "a column that does not exist": (("estimate", "good.csv", "--column", "3", *ESTIMATE),
                                      "--column must be one of the columns of"),
     "a ragged CSV (estimate)": (("estimate", "ragged.csv", "--column", "a", *ESTIMATE),

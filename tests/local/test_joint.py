@@ -157,7 +157,7 @@ def test_bad_options_and_inputs_are_refused():
     aggregate = local.make("grr", epsilon=1.0, domain_size=4).simulate([0, 1, 2, 3], rng=0)
     with pytest.raises(InvalidParameterError, match="'method' parameter of estimate_jointly"):
         local.estimate_jointly([aggregate], method="mean")
-    with pytest.raises(InvalidParameterError, match="'bootstrap' parameter of estimate_jointly applies to"):
+    with pytest.raises(InvalidParameterError, match=r"'bootstrap' parameter of estimate_jointly must be 0 when method='inverse-variance' .*Got 10"):
         local.estimate_jointly([aggregate], method="inverse-variance", bootstrap=10)
     with pytest.raises(InvalidParameterError, match="non-empty list"):
         local.estimate_jointly(aggregate)

@@ -34,13 +34,24 @@ import hashlib
 import json
 import math
 import os
+import types
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .. import __version__, local
 from .._io._atomic import atomic_writer
-from .._validation import CENTRAL_EPSILON, LOCAL_EPSILON, Integer, check_param
+from .._validation import (
+    CENTRAL_EPSILON,
+    LOCAL_EPSILON,
+    Described,
+    InstanceOf,
+    Integer,
+    Optional,
+    PathLike as PathRule,
+    check_param,
+    validate_params,
+)
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from ._central import central_predictions, check_release_parameters, release_name, release_named
@@ -51,7 +62,7 @@ from ._ladder_result import Ladder
 from ._ladder_rows import LadderRow
 from ._plan import EVERY, MEMOIZED, Plan, PlanRow, plan
 from ._result import METRICS, Expected, Explanation, Prediction
-from ._shapes import DEFAULT_SHAPE, SHAPES, get_shape
+from ._shapes import DEFAULT_SHAPE, SHAPE, SHAPES
 
 if TYPE_CHECKING:
     from .._types import ArrayLike, PathLike
@@ -73,6 +84,16 @@ _MEMORY_SIZE = 256
 from ._central import RELEASES  # noqa: E402  (after the constants it does not use)
 
 
+#: the ``method`` of explain and simulates: a local protocol, its config or name, or a central release (a function)
+_METHOD = InstanceOf((str, dict, LocalProtocol, types.FunctionType, types.MethodType),
+                     "a local protocol, its config or name, or a central release (a dpdist.central function or its "
+                     "name)", shows_text=True)
+#: the ``cache`` parameter of explain and explain_plan (a directory, created when missing)
+_CACHE = Optional(Described(PathRule(), "the path of a directory (a non-empty str or os.PathLike)"))
+
+
+@validate_params({"method": _METHOD, "n": Integer(low=1), "shape": SHAPE, "repeats": Integer(low=2, high=10_000), "seed": Integer(low=0),
+                  "cache": _CACHE})
 def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n: int, *,
             epsilons: ArrayLike | float | None = None, shape: str = DEFAULT_SHAPE, repeats: int = DEFAULT_REPEATS,
             seed: int = 0, cache: PathLike | None = None, **params: Any) -> Explanation:
@@ -100,10 +121,7 @@ def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n
     """
     owner = "explain"
     cache = _check_cache(owner, cache)
-    n = check_param(owner, "n", n, Integer(low=1))
-    repeats = check_param(owner, "repeats", repeats, Integer(low=2, high=10_000))
-    seed = check_param(owner, "seed", seed, Integer(low=0))
-    chosen = get_shape(owner, shape)
+    chosen = SHAPES[shape]
     target = _target(method, params)
     epsilons = _epsilons(owner, epsilons, target)
     key = json.dumps({"target": target["key"], "n": n, "epsilons": epsilons, "shape": shape, "repeats": repeats,
@@ -123,6 +141,7 @@ def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n
     return explanation
 
 
+@validate_params({"shape": SHAPE, "cache": _CACHE})
 def explain_plan(config: LocalProtocol | dict[str, Any], n: int, *, every: str = "day", horizon: int = 365,
                  releases: int | None = None, delta: float = 1e-8, target: float | None = None,
                  relay_n: int | None = None, shape: str = DEFAULT_SHAPE, cache: PathLike | None = None) -> Plan:
@@ -189,6 +208,7 @@ def explain_ladder(config: LocalProtocol | dict[str, Any], n: int, *, delta: flo
                   tokens_each=tokens_each, shape=shape)
 
 
+@validate_params({"method": _METHOD})
 def simulates(method: str | LocalProtocol | Callable[..., Any], **params: Any) -> bool:
     """Whether :func:`explain` simulates ``method`` (False: its errors are analytic, for any ``n``)."""
     return _target(method, params)["simulated"]
@@ -210,13 +230,8 @@ def _target(method, params: dict) -> dict:
         protocol = local.from_config(method)
     elif isinstance(method, str):
         protocol = local.make(method, **{"epsilon": 1.0, **params})
-    elif isinstance(method, LocalProtocol):
+    else:  # a LocalProtocol: the tables' rule of 'method'
         protocol = method
-    else:
-        raise InvalidParameterError(
-            "The 'method' argument of explain must be a local protocol, its config or name, or a central release. "
-            f"Got {type(method).__name__} instead."
-        )
     if params and not isinstance(method, str):
         raise InvalidParameterError(f"explain takes parameters by keyword with a protocol's name only. Got {sorted(params)}.")
     if protocol.tags.kind == "multi":
@@ -227,7 +242,7 @@ def _target(method, params: dict) -> dict:
         )
     config = protocol.config()
     analytic = protocol.tags.kind in ("frequency", "key_value") and _analytic_variance(
-        protocol, 1000, get_shape("explain", "uniform").item_probabilities(int(config["domain_size"]))) is not None
+        protocol, 1000, SHAPES["uniform"].item_probabilities(int(config["domain_size"]))) is not None
     analytic = analytic or hasattr(protocol, "mean_variance")
     return {"name": protocol.name, "model": "local", "simulated": not analytic, "own_epsilon": protocol.epsilon,
             "parameters": {k: v for k, v in config.items() if k not in ("protocol", "version", "epsilon")},
@@ -283,13 +298,9 @@ def _epsilons(owner: str, epsilons, target: dict) -> list[float]:
 
 
 def _check_cache(owner: str, cache) -> Path | None:
-    """``cache`` as a directory path (it may not exist yet), or ``None``."""
+    """``cache`` (None or a path, as the tables say: :data:`_CACHE`) as a directory path (it may not exist yet)."""
     if cache is None:
         return None
-    if not isinstance(cache, (str, os.PathLike)) or not str(cache):
-        raise InvalidParameterError(
-            f"The 'cache' parameter of {owner} must be None or the path of a directory. Got {cache!r:.100} instead."
-        )
     path = Path(cache)
     existing = next((candidate for candidate in (path, *path.parents) if candidate.exists()), None)
     if existing is not None and not existing.is_dir():

@@ -16,15 +16,15 @@ import numpy as np
 
 from .. import local
 from .._guarantee import PrivacyGuarantee
-from .._validation import Integer, Interval, check_param
+from .._validation import InstanceOf, Integer, Interval, check_param, validate_params
 from ..accounting._threshold import threshold_delta, threshold_sampling
 from ..amplification import shuffled
 from ..amplification._statement import device_bound, report_target
-from ..errors import DPDistError, InvalidParameterError
+from ..errors import InvalidParameterError
 from ._ladder_result import Ladder
 from ._ladder_rows import CENTRAL_SENSITIVITY, LadderRow, assumptions_of, counts_of, threshold_errors
 from ._local import _analytic_variance, protocol_at
-from ._shapes import DEFAULT_SHAPE, get_shape
+from ._shapes import DEFAULT_SHAPE, SHAPE, SHAPES
 
 __all__ = ["ladder", "MAX_EPSILON0"]
 
@@ -33,6 +33,9 @@ OWNER = "explain_ladder"
 MAX_EPSILON0 = 30.0
 
 
+@validate_params({"config": InstanceOf((local.LocalProtocol, dict), "a local protocol or its config (a dict): its "
+                                                                    "epsilon is the central epsilon of every row", shows_text=True),
+                  "shape": SHAPE}, owner=OWNER)
 def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: float | None = None,
            colluding: int = 0, tokens_each: int = 1, shape: str = DEFAULT_SHAPE) -> Ladder:
     """The trust ladder of ``config``'s campaign at ``n`` devices (module docstring; parameters in
@@ -48,7 +51,7 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
     tokens_each = check_param(OWNER, "tokens_each", tokens_each, Integer(low=1))
     if sampling is not None:
         sampling = check_param(OWNER, "sampling", sampling, Interval(0.0, 1.0, closed="neither"))
-    chosen = get_shape(OWNER, shape)
+    chosen = SHAPES[shape]
     counts = counts_of(chosen.item_probabilities(int(protocol.config()["domain_size"])), n)  # _placed: a frequency oracle
     epsilon = float(protocol.guarantee.epsilon)
     thresholded = _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding, tokens_each)  # may refuse
@@ -60,16 +63,7 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
 
 def _placed(config: Any):
     """The campaign's protocol, or a refusal naming what the ladder cannot place."""
-    if isinstance(config, str):
-        raise InvalidParameterError(f"The 'config' of {OWNER} must be a local protocol or its config (a dict): its "
-                                    f"epsilon is the central epsilon of every row. Got the name {config!r}.")
-    try:
-        protocol = config if isinstance(config, local.LocalProtocol) else local.from_config(dict(config))
-    except (TypeError, ValueError) as error:
-        if isinstance(error, DPDistError):
-            raise
-        raise InvalidParameterError(f"The 'config' of {OWNER} must be a local protocol or its config. Got "
-                                    f"{type(config).__name__}.") from None
+    protocol = config if isinstance(config, local.LocalProtocol) else local.from_config(config)  # the table: a dict
     frequencies = np.full(getattr(protocol, "domain_size", 2), 1.0 / getattr(protocol, "domain_size", 2))
     if protocol.tags.kind != "frequency" or _analytic_variance(protocol, 1000, frequencies) is None:
         raise InvalidParameterError(

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import Integer, check_param
+from .._validation import Integer, Interval, OneOf, Vector, validate_params
 from ..errors import ContributionBoundWarning, InvalidParameterError
 from ._result import Prediction
 from ._shapes import Shape
@@ -80,6 +80,11 @@ class PersonModel:
         return shape.at_quantiles(ndtr(scores), bounds), ids
 
 
+@validate_params({
+    "person_correlation": Interval(0.0, 1.0, closed="left"),
+    "max_contributions": OneOf((Integer(low=1, high=MAX_ROWS), Vector(Integer(low=1, high=MAX_ROWS))),
+                               f"an int in [1, {MAX_ROWS}] or a non-empty list of them (the bounds compared)"),
+}, owner_argument="owner")
 def check_person_model(owner: str, rows_per_person: Any, person_correlation: Any,
                        max_contributions: Any) -> PersonModel:
     """The model refused by name where it is not one (the module docstring)."""
@@ -98,14 +103,8 @@ def check_person_model(owner: str, rows_per_person: Any, person_correlation: Any
         raise InvalidParameterError(
             f"The 'rows_per_person' parameter of {owner} must be an int in [1, {MAX_ROWS}], ('geometric', mean >= 1), "
             f"('zipf', a > 1) or a list of counts >= 1. Got {rows_per_person!r:.100} instead.")
-    if isinstance(person_correlation, bool) or not isinstance(person_correlation, (int, float)) \
-            or not 0 <= person_correlation < 1:
-        raise InvalidParameterError(f"The 'person_correlation' parameter of {owner} must be a float in [0, 1). Got "
-                                    f"{person_correlation!r} instead.")
-    bounds = max_contributions if isinstance(max_contributions, (list, tuple)) else [max_contributions]
-    if not bounds:
-        raise InvalidParameterError(f"The 'max_contributions' parameter of {owner} must list at least one bound.")
-    checked = tuple(sorted({check_param(owner, "max_contributions", k, Integer(low=1, high=MAX_ROWS)) for k in bounds}))
+    bounds = max_contributions if isinstance(max_contributions, list) else [max_contributions]  # checked by the table
+    checked = tuple(sorted(set(bounds)))
     return PersonModel(int(rows) if isinstance(rows, numbers.Integral) else rows, float(person_correlation), checked)
 
 

@@ -30,10 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, cast
 
 from .. import local
-from .._validation import Integer, Interval, Options, check_param, validate_params
+from .._validation import Implies, Integer, Interval, Optional, Options, check_param, validate_params
 from ..accounting import ACCOUNTANTS, protocol_loss, state
 from ..amplification import shuffled
-from ..errors import DPDistError, InvalidParameterError
+from ..errors import DPDistError
 from ._local import protocol_at
 
 #: one campaign's error: ``error(protocol, n)``, the 95% half-width :func:`dpdist.explain` predicts
@@ -106,7 +106,12 @@ class Plan:
         return "\n".join(lines)
 
 
-@validate_params({"every": Options(tuple(EVERY))}, owner="explain_plan")
+@validate_params({"every": Options(tuple(EVERY)), "releases": Optional(Integer(low=1))}, relations=(
+    Implies("releases", None, "every", ("release",), why="the campaigns over the horizon",
+            counterexample={"every": "release"}),
+    Implies("releases", (None,), "every", tuple(name for name in EVERY if name != "release"),
+            why="it goes with every='release' only", counterexample={"every": "day", "releases": 3}),
+), owner="explain_plan")
 def plan(config: Any, n: int, error: ErrorOf, *, every: str = "day", horizon: int = 365, releases: int | None = None,
          delta: float = 1e-8, target: float | None = None, relay_n: int | None = None) -> Plan:
     """Plan ``config``'s campaign repeated ``every`` day, week or release over ``horizon`` days (module docstring).
@@ -135,11 +140,8 @@ def plan(config: Any, n: int, error: ErrorOf, *, every: str = "day", horizon: in
     protocol = config if isinstance(config, local.LocalProtocol) else local.from_config(dict(config))
     n = check_param(owner, "n", n, Integer(low=1))
     horizon = check_param(owner, "horizon", horizon, Integer(low=1, high=100 * 365))
-    if (every == "release") != (releases is not None):
-        raise InvalidParameterError(f"The 'releases' parameter of {owner} goes with every='release' (and only with it). "
-                                    f"Got every={every!r}, releases={releases!r}.")
     period = EVERY[every]
-    campaigns = check_param(owner, "releases", releases, Integer(low=1)) if period is None else max(1, horizon // period)
+    campaigns = cast(int, releases) if period is None else max(1, horizon // period)  # given: the table's relation
     delta = check_param(owner, "delta", delta, Interval(0, 1, closed="neither"))
     if target is not None:
         target = check_param(owner, "target", target, Interval(0, math.inf, closed="neither"))

@@ -21,9 +21,10 @@ from typing import Callable
 
 import numpy as np
 
+from .._validation import Options
 from ..errors import InvalidParameterError
 
-__all__ = ["SHAPES", "DEFAULT_SHAPE", "Shape", "get_shape"]
+__all__ = ["SHAPES", "SHAPE", "DEFAULT_SHAPE", "Shape"]
 
 DEFAULT_SHAPE = "normal"
 _ZIPF_EXPONENT = 1.1
@@ -105,9 +106,6 @@ SHAPES: dict[str, Shape] = {
 }
 
 
-def get_shape(owner: str, name) -> Shape:
-    if not isinstance(name, str) or name not in SHAPES:
-        raise InvalidParameterError(
-            f"The 'shape' parameter of {owner} must be one of {list(SHAPES)}. Got {name!r} instead."
-        )
-    return SHAPES[name]
+#: the ``shape`` parameter of explain, explain_plan and explain_ladder (their tables)
+SHAPE = Options(tuple(SHAPES))
+

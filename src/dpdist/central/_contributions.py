@@ -50,7 +50,6 @@ and the release gets all of it; the note says which.
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -59,7 +58,7 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
 from .._ids import ID_KINDS, id_array, ids_missing, type_label
-from .._validation import Integer, check_param
+from .._validation import Implies, Integer, Interval, check_param, validate_params
 from ..errors import ContributionBoundWarning, InvalidParameterError, InvalidValueTypeError, MissingValuesError
 
 __all__ = ["AutoBound", "PrivacyUnit", "ContributionRequest", "contribution_request", "person_codes", "bounded_rows",
@@ -69,6 +68,8 @@ __all__ = ["AutoBound", "PrivacyUnit", "ContributionRequest", "contribution_requ
 MAX_CONTRIBUTIONS = Integer(low=1, high=2**31 - 1)
 
 
+@validate_params({"quantile": Interval(0.0, 1.0, closed="neither"), "share": Interval(0.0, 1.0, closed="neither"),
+                  "largest": MAX_CONTRIBUTIONS})
 @dataclass(frozen=True)
 class AutoBound:
     """``max_contributions`` chosen for you: the ``quantile`` of the persons' numbers of rows, on the integers
@@ -78,14 +79,6 @@ class AutoBound:
     quantile: float = 0.9
     share: float = 0.1
     largest: int = 1024
-
-    def __post_init__(self):
-        owner = "AutoBound"
-        for name, value in (("quantile", self.quantile), ("share", self.share)):
-            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < float(value) < 1:
-                raise InvalidParameterError(f"The {name!r} parameter of {owner} must be a float in (0, 1). Got "
-                                            f"{value!r} instead.")
-        check_param(owner, "largest", self.largest, Integer(low=1, high=2**31 - 1))
 
 
 def group_stated(guarantee: PrivacyGuarantee, k: int) -> PrivacyGuarantee:
@@ -205,19 +198,19 @@ class ContributionRequest:
         return person_codes(self.owner, self.privacy_id, rows)
 
 
+@validate_params({}, relations=(
+    Implies("max_contributions", (None,), "privacy_id", (None,),
+            why="it bounds the rows of each person: it needs 'privacy_id', one id per value, whose row it is",
+            counterexample={"max_contributions": 2}),
+    Implies("max_contributions", None, "privacy_id", None,
+            why="the rows kept per person: an int >= 1, or 'auto' to choose it privately",
+            counterexample={"privacy_id": ["a", "b"]}),
+), owner_argument="owner")
 def contribution_request(owner: str, privacy_id: Any, max_contributions: Any) -> ContributionRequest | None:
     """``privacy_id`` and ``max_contributions`` checked together: both or neither (``None``: a per-record release);
     ``max_contributions`` an int >= 1, ``"auto"`` or an :class:`AutoBound`.  A refusal names the argument."""
-    if privacy_id is None and max_contributions is None:
+    if privacy_id is None:  # and max_contributions None: the table's relations
         return None
-    if privacy_id is None:
-        raise InvalidParameterError(
-            f"The 'max_contributions' argument of {owner} bounds the rows of each person: it needs 'privacy_id' (one "
-            f"id per value, whose row it is). Got max_contributions={max_contributions!r} and no privacy_id.")
-    if max_contributions is None:
-        raise InvalidParameterError(
-            f"The 'privacy_id' argument of {owner} needs 'max_contributions': the rows kept per person (an int >= 1, "
-            "or 'auto' to choose it privately). Got none.")
     if isinstance(max_contributions, str) and max_contributions == "auto":
         bound: int | AutoBound = AutoBound()
     elif isinstance(max_contributions, AutoBound):

@@ -42,6 +42,7 @@ from typing import Callable
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
+from .._validation import Interval, validate_params
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
 from .many_quantiles import quantiles
 
@@ -123,10 +124,9 @@ def selected_groups(persons: np.ndarray, groups: np.ndarray, epsilon: float, del
     return present[draws < thresholds]
 
 
+@validate_params({"delta": Interval(0.0, 1.0, closed="neither")}, owner="a selection of groups")
 def selection_guarantee(epsilon: float, delta: float, unit: str) -> PrivacyGuarantee:
     """What choosing the groups states: ``(epsilon, delta)`` under add/remove of one person (or record)."""
-    if not 0 < delta < 1:
-        raise InvalidParameterError(f"A selection's delta must lie in (0, 1). Got {delta!r}.")
     return PrivacyGuarantee(epsilon, delta, "add-remove", "central", unit=unit)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 
 from .._types import ArrayLike, Seed
-from ..errors import InvalidParameterError
+from .._validation import Interval, validate_params
 from ..estimates import CountRelease
 from ._common import check_central_input
 from .noise import _dyadic_epsilon, _sampler_scale, discrete_laplace
@@ -24,6 +24,7 @@ from .noise import _dyadic_epsilon, _sampler_scale, discrete_laplace
 __all__ = ["count"]
 
 
+@validate_params({"level": Interval(0.0, 1.0, closed="neither")})
 def count(x: ArrayLike, epsilon: float, *, level: float = 0.95, rng: Seed = None, secure: bool = False,
           missing: str | float = "refuse", privacy_id: ArrayLike | None = None,
           max_contributions: int | str | None = None) -> CountRelease:
@@ -45,8 +46,6 @@ def count(x: ArrayLike, epsilon: float, *, level: float = 0.95, rng: Seed = None
         (:mod:`dpdist._ids`).
     """
     owner = "count"
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise InvalidParameterError(f"The 'level' parameter of {owner} must lie in (0, 1). Got {level!r} instead.")
     data = check_central_input(owner, x, epsilon=epsilon, bounds=None, rng=rng, secure=secure, missing=missing,
                                neighbouring="add-remove", privacy_id=privacy_id, max_contributions=max_contributions)
     noisy = float(data.x.size + int(discrete_laplace(1, 1, data.epsilon, data.rng)[0]))

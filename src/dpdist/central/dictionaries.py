@@ -51,6 +51,7 @@ once and cached:
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -58,6 +59,7 @@ import numpy as np
 from numpy.polynomial import legendre
 from scipy import special
 
+from .._validation import Described, Text, validate_params
 from ..errors import InvalidParameterError
 from .._types import ArrayLike
 
@@ -270,18 +272,18 @@ def _cached(spec: str, size: int) -> Dictionary:
     return Dictionary(spec, size)
 
 
-def make_dictionary(spec: str, size: int, *, owner: str = "make_dictionary") -> Dictionary:
-    """Validated, cached :class:`Dictionary` for ``spec`` (family names joined by ``+``) and total ``size``."""
-    if not isinstance(spec, str) or not spec or any(name not in FAMILIES for name in spec.split("+")):
-        raise InvalidParameterError(
-            f"The 'dictionary' parameter of {owner} must be one of {', '.join(map(repr, FAMILIES))} "
-            f"or a union of them joined by '+', e.g. 'legendre+bspline1'. Got {spec!r} instead."
-        )
-    names = spec.split("+")
-    if len(set(names)) != len(names):
-        raise InvalidParameterError(
-            f"The 'dictionary' parameter of {owner} must not repeat a family. Got {spec!r} instead."
-        )
+_FAMILY = "|".join(re.escape(name) for name in sorted(FAMILIES, key=len, reverse=True))
+#: A dictionary's name: families joined by "+", none repeated (the lookahead refuses a family that comes again).
+DICTIONARY = Described(
+    Text(pattern=rf"(?!(?:.*\+)?({_FAMILY})\+(?:.*\+)?\1(?:\+|$))(?:{_FAMILY})(?:\+(?:{_FAMILY}))*"),
+    f"one of {', '.join(map(repr, FAMILIES))} or a union of distinct ones joined by '+', e.g. 'legendre+bspline1'",
+)
+
+
+@validate_params({"dictionary": DICTIONARY}, owner_argument="owner")
+def make_dictionary(dictionary: str, size: int, *, owner: str = "make_dictionary") -> Dictionary:
+    """Validated, cached :class:`Dictionary` for ``dictionary`` (family names joined by ``+``) and total ``size``."""
+    spec, names = dictionary, dictionary.split("+")
     smallest = 2 * len(names)
     if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not smallest <= size <= 4096:
         raise InvalidParameterError(

@@ -88,12 +88,12 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential, split
 from .._types import ArrayLike, FloatBounds, Seed
-from .._validation import Described, Interval, Optional, validate_params
+from .._validation import Described, Implies, Interval, Optional, Options, validate_params
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
 from ..estimates import QuantileRelease
 from ..estimates._intervals import json_value
 from ..estimates._quantiles import check_q
-from ._common import check_central_input, check_option
+from ._common import check_central_input
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
 from ._quantile_intervals import bracket_intervals, split_interval_budget
 from .joint_exp import joint_exp
@@ -123,10 +123,18 @@ DEFAULT_Q = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
 @validate_params({
+    "method": Options(QUANTILE_METHODS),
     "level": Interval(0.0, 1.0, closed="neither"),
     "interval_share": Optional(Described(Interval(0.0, 1.0, closed="neither"),
                                          "a float in (0, 1) (the share of epsilon spent on intervals)")),
-})
+}, relations=(
+    Implies("interval_share", (None,), "method", ("tree", "slice"),
+            why="it applies to method='aq' and method='jointexp': the tree's intervals cost nothing, 'slice' has none",
+            counterexample={"method": "tree", "interval_share": 0.2}),
+    Implies("delta", (None,), "method", ("tree", "aq", "jointexp"),
+            why="it applies to method='slice' only: the other methods are pure epsilon-DP",
+            counterexample={"method": "aq", "delta": 1e-9}),
+))
 def quantiles(
     x: ArrayLike,
     *args: Any,
@@ -185,8 +193,7 @@ def quantiles(
     owner = "quantiles"
     q, epsilon, bounds = _quantile_arguments(owner, args, q, epsilon, bounds)
     probabilities = check_q(owner, q)
-    check_option(owner, "method", method, QUANTILE_METHODS)
-    share = _check_interval_share(owner, method, interval_share)
+    share = None if interval_share is None else float(interval_share)  # with 'aq' or 'jointexp': the relations
     unit: dict[str, Any] = {"privacy_id": privacy_id, "max_contributions": max_contributions}
     if method == "tree":
         tree = grow_tree(TreeHistogram, owner, x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing, **unit)
@@ -197,29 +204,11 @@ def quantiles(
         data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
                                    delta=delta, needs_delta=True, missing=missing, neighbouring="replace", **unit)
         return _slice_quantiles(data, probabilities, float(level))
-    if delta is not None:
-        raise InvalidParameterError(
-            f"The 'delta' parameter of {owner} applies to method='slice' only (method={method!r} is pure "
-            f"epsilon-DP). Got delta={delta!r}; leave it out."
-        )
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
                                missing=missing, neighbouring="add-remove", **unit)
     if method == "jointexp":
         return _joint_quantiles(data, probabilities, float(level), share)
     return _approximate_quantiles(data, probabilities, float(level), share)
-
-
-def _check_interval_share(owner: str, method: str, share) -> float | None:
-    """``interval_share`` as a float in (0, 1), or ``None``; refused for the methods it does not apply to."""
-    if share is None:
-        return None
-    if method not in ("aq", "jointexp"):
-        raise InvalidParameterError(
-            f"The 'interval_share' parameter of {owner} applies to method='aq' and method='jointexp' only "
-            f"(method={method!r} {'gives its intervals at no cost' if method == 'tree' else 'gives none'}). "
-            f"Got interval_share={share!r}; leave it out."
-        )
-    return float(share)
 
 
 def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds) -> tuple[Any, float, FloatBounds]:

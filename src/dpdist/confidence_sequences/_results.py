@@ -19,7 +19,7 @@ from numpy.typing import ArrayLike
 
 from .._documents import ABSENT, read_dataclass, read_value, refused
 from ..errors import InvalidParameterError
-from .._validation import Described, Interval as Range, validate_params
+from .._validation import Described, Interval as Range, Probabilities, validate_params
 from ..estimates import QUANTILES, Interval
 from ..estimates._band import _crossing_bin as crossing_bin
 from ._boundary import BoundedMeans, projected_n
@@ -268,12 +268,11 @@ class CDFSequence:
         """The band's widest point."""
         return float(np.max(self.high - self.low))
 
+    @validate_params({"q": Probabilities()})
     def quantile_interval(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Interval of each ``q``-quantile :math:`\\inf\\{x: F(x) \\ge q\\}`, from the band (as :meth:`CDFBand.quantile_interval`)."""
 
-        q = np.atleast_1d(np.asarray(q, dtype=np.float64))
-        if q.ndim != 1 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
-            raise InvalidParameterError(f"The 'q' parameter of CDFSequence.quantile_interval must lie in [0, 1]. Got {q!r}.")
+        q = np.asarray(q, dtype=np.float64)  # the table's: one or more probabilities in [0, 1], a 1-D array
         return crossing_bin(self.edges, self.high, q, "left"), crossing_bin(self.edges, self.low, q, "right")
 
     def mean_interval(self) -> tuple[float, float]:

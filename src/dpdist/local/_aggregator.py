@@ -14,7 +14,8 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import numpy as np
 
-from ..errors import IncompatibleStateError, InvalidParameterError
+from .._validation import InstanceOf, Options, validate_params
+from ..errors import IncompatibleStateError
 from ._registry import CONFIG_VERSION
 from ._report_format import ON_INVALID, ReportBatch, ReportFormat
 from ._state_validation import MAX_REPORTS, STATE_FORMAT, check_count, check_counts, check_state, check_statistic
@@ -78,6 +79,7 @@ class Aggregator(Generic[Owner]):
     def config(self) -> dict[str, Any]:
         return self.protocol.config()
 
+    @validate_params({"on_invalid": Options(ON_INVALID)}, owner="Aggregator.add")
     def add(self, reports: ArrayLike, *, on_invalid: str = "count") -> Aggregator[Owner]:
         """Validate a batch of reports and add it; return ``self``.
 
@@ -92,24 +94,16 @@ class Aggregator(Generic[Owner]):
             nothing is added).  A batch that cannot be read as reports at all
             (wrong type, shape or dtype) always raises ``MalformedReportError``.
         """
-        if on_invalid not in ON_INVALID:
-            raise InvalidParameterError(
-                f"The 'on_invalid' parameter of Aggregator.add must be 'count' or 'raise'. "
-                f"Got {on_invalid!r} instead."
-            )
         return self.add_batch(self.protocol.validate_reports(reports, on_invalid=on_invalid))
 
+    @validate_params({"batch": InstanceOf(ReportBatch, "a ReportBatch (from protocol.validate_reports)")},
+                     owner="Aggregator.add_batch")
     def add_batch(self, batch: ReportBatch) -> Aggregator[Owner]:
         """Add a validated batch (:meth:`LocalProtocol.validate_reports`): its reports and its rejected counts.
 
         This is the one way reports enter an aggregator: :meth:`add`, the
         report files, Dask and the collection service all call it.
         """
-        if not isinstance(batch, ReportBatch):
-            raise InvalidParameterError(
-                f"The 'batch' parameter of Aggregator.add_batch must be a ReportBatch (from "
-                f"protocol.validate_reports). Got {type(batch).__name__} instead."
-            )
         if batch.config != self.config:
             raise IncompatibleStateError(
                 f"The batch's config {batch.config} differs from the aggregator's config {self.config}."

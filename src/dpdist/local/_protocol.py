@@ -29,9 +29,13 @@ from .._types import ArrayLike, Seed
 from .._validation import (  # noqa: F401  (EPSILON: re-exported, it used to live here)
     EPSILON,
     Constraint,
+    Options,
+    Relation,
     check_options,
     check_params,
+    check_relations,
     unknown_names_error,
+    validate_params,
 )
 from ..errors import (
     EachValueANewUserWarning,
@@ -140,7 +144,7 @@ class ParameterDependentTags:
 class LocalProtocol(ABC):
     """Base class of local-DP protocols.
 
-    Subclasses set ``name``, ``summary``, ``tags``, ``_constraints``,
+    Subclasses set ``name``, ``summary``, ``tags``, ``_constraints``, ``_relations``,
     ``_defaults`` and ``estimate_options`` and implement the abstract methods.  Users get instances from
     :func:`make` or :func:`from_config`.
     """
@@ -149,6 +153,8 @@ class LocalProtocol(ABC):
     summary: ClassVar[str] = ""
     tags: ClassVar[ProtocolTags] = ProtocolTags()
     _constraints: ClassVar[dict[str, Constraint]] = {}
+    #: Rules between parameters (``epsilon_1`` below ``epsilon``), checked after each parameter's own rule.
+    _relations: ClassVar[tuple[Relation, ...]] = ()
     _defaults: ClassVar[dict[str, Any]] = {}
     #: The keyword options of :meth:`estimate` and what each allows, checked in one
     #: place (:meth:`estimate`) like the constructor's ``_constraints``.
@@ -172,6 +178,7 @@ class LocalProtocol(ABC):
                 + "."
             )
         self._params = check_params(self.display_name, merged, self._constraints)
+        check_relations(self.display_name, self._params, self._relations)
         self._check_memory()
         self._setup()
 
@@ -350,6 +357,7 @@ class LocalProtocol(ABC):
         """
         return invalid
 
+    @validate_params({"on_invalid": Options(ON_INVALID)}, owner="LocalProtocol.validate_reports")
     def validate_reports(
         self, reports: Any, *, invalid: dict[str, np.ndarray] | None = None, on_invalid: str = "count"
     ) -> ReportBatch:
@@ -370,10 +378,6 @@ class LocalProtocol(ABC):
             Count invalid rows in ``rejected`` (default) or raise
             :class:`~dpdist.errors.MalformedReportError` naming the first one.
         """
-        if on_invalid not in ON_INVALID:
-            raise InvalidParameterError(
-                f"The 'on_invalid' parameter must be 'count' or 'raise'. Got {on_invalid!r} instead."
-            )
         reports, found = self.check_reports(reports)
         return self.report_format.batch(reports, found, config=self.config(), decoded=invalid, on_invalid=on_invalid)
 

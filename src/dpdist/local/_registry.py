@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Callable, TypeVar
 
+from .._validation import Described, Dict, Text, validate_params
 from ..errors import IncompatibleStateError, InvalidParameterError
 
 __all__ = [
@@ -77,15 +78,16 @@ def register_chooser(name: str, factory: Callable[..., Any]) -> None:
     _CHOOSERS[name] = factory
 
 
+#: a protocol's name as local.make and a config take it (the registered names are checked when it is built)
+_NAME = Described(Text(), "a protocol name (one of local.available()) or 'auto'")
+
+
+@validate_params({"name": _NAME}, owner="local.make")
 def build(name: str, **params: Any) -> Any:
     """Build a registered protocol (``local.make``, its typed face), e.g. ``build("oue", epsilon=1.0, domain_size=1024)``.
 
     Names are case-insensitive (``"OUE"`` is ``"oue"``); the config keeps the registry's spelling.
     """
-    if not isinstance(name, str):
-        raise InvalidParameterError(
-            f"The 'name' parameter of local.make must be one of {available()} or 'auto'. Got {name!r} instead."
-        )
     key = name if name in _CHOOSERS or name in _REGISTRY else name.strip().lower().replace("_", "-")
     if key in _CHOOSERS:
         return _CHOOSERS[key](**params)
@@ -98,19 +100,12 @@ def build(name: str, **params: Any) -> Any:
     return _REGISTRY[key](**params)
 
 
+@validate_params({"config": Dict("a protocol's config (a dict)", required=("protocol",), values=(("protocol", _NAME),))},
+                 owner="local.from_config")
 def rebuild(config: dict[str, Any]) -> Any:
     """Rebuild a protocol from :meth:`LocalProtocol.config` (``local.from_config``, its typed face)."""
-    if not isinstance(config, dict) or "protocol" not in config:
-        raise InvalidParameterError(
-            f"The 'config' parameter of local.from_config must be a dict with a 'protocol' key. Got {config!r}."
-        )
     params = dict(config)
     name = params.pop("protocol")
-    if not isinstance(name, str):
-        raise InvalidParameterError(
-            f"The 'protocol' key of a config must be a protocol name, one of {available()} or 'auto'. "
-            f"Got {name!r} instead."
-        )
     version = params.pop("version", CONFIG_VERSION)
     if version != CONFIG_VERSION:
         raise IncompatibleStateError(

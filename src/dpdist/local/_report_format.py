@@ -40,6 +40,7 @@ from typing import Any, ClassVar, Iterable, Protocol, TypeVar
 
 import numpy as np
 
+from .._validation import Described, DType, Optional, validate_params
 from ..errors import InvalidParameterError, MalformedReportError
 from ._json_rows import json_rows, rows_from_json
 
@@ -170,14 +171,10 @@ class ReportFormat:
     #: the kind's name in :meth:`describe`
     kind: ClassVar[str] = "undeclared"
 
+    @validate_params({"dtype": Optional(Described(DType(), "a NumPy dtype (a protocol's format is "
+                                                            "protocol.report_format)"))}, owner="ReportFormat")
     def __init__(self, dtype: Any = None, row_shape: tuple[int, ...] = ()) -> None:
-        try:
-            self._dtype = None if dtype is None else np.dtype(dtype)
-        except TypeError:  # e.g. ReportFormat(protocol), which made a protocol's format before declarations
-            raise InvalidParameterError(
-                f"The 'dtype' of a ReportFormat must be a NumPy dtype (a protocol's format is protocol.report_format). "
-                f"Got {dtype!r}."
-            ) from None
+        self._dtype: np.dtype | None = dtype  # the table's: None or a numpy.dtype (ReportFormat(protocol) refused)
         self._row_shape = tuple(int(size) for size in row_shape)
         self._name: str | None = None
 

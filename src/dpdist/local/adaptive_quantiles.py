@@ -53,10 +53,13 @@ from .._types import ArrayLike, FloatBounds, Seed
 from .._validation import (
     EPSILON,
     Bounds,
+    Dict,
     Integer,
     Interval,
+    Optional,
     check_param,
     check_real_values,
+    validate_params,
 )
 from ..errors import InvalidParameterError
 from ..estimates import QuantileRelease
@@ -95,17 +98,15 @@ class AdaptiveQuantiles:
         Confidence of the released intervals (simultaneous over the asked cuts).
     """
 
+    @validate_params({"epsilon": EPSILON, "bounds": Bounds(), "rounds": Optional(Integer(low=1, high=64)),
+                      "grid_size": Integer(low=2, high=2**30), "splits": Optional(Integer(low=1, high=MAX_CUTS)),
+                      "level": Interval(0, 1, closed="neither")}, owner=_OWNER)
     def __init__(self, q: ArrayLike, *, epsilon: float, bounds: FloatBounds, rounds: int | None = None,
                  grid_size: int = 4096, splits: int | None = None, level: float = 0.95):
-        self.q = np.sort(check_q(_OWNER, q))
-        if self.q.size == 0 or np.any((self.q <= 0) | (self.q >= 1)):
-            raise InvalidParameterError(f"The 'q' argument of {_OWNER} must hold probabilities in (0, 1). Got {self.q.tolist()}.")
-        self.epsilon = check_param(_OWNER, "epsilon", epsilon, EPSILON)
-        self.bounds = check_param(_OWNER, "bounds", bounds, Bounds())
-        self.grid_size = check_param(_OWNER, "grid_size", grid_size, Integer(low=2, high=2**30))
-        self.rounds = check_param(_OWNER, "rounds", 5 if rounds is None else rounds, Integer(low=1, high=64))
-        self.level = check_param(_OWNER, "level", level, Interval(0, 1, closed="neither"))
-        self.splits = check_param(_OWNER, "splits", 3 if splits is None else splits, Integer(low=1, high=MAX_CUTS))
+        self.q = check_q(_OWNER, q)  # one or more probabilities in (0, 1), strictly increasing
+        self.epsilon, self.bounds, self.grid_size, self.level = epsilon, tuple(bounds), grid_size, level
+        self.rounds = 5 if rounds is None else rounds
+        self.splits = 3 if splits is None else splits
         if self.q.size * (self.splits + 2) > MAX_CUTS:
             raise InvalidParameterError(
                 f"{_OWNER}: {self.q.size} quantiles x {self.splits + 2} cuts per round exceed {MAX_CUTS} cuts; "
@@ -128,14 +129,10 @@ class AdaptiveQuantiles:
                 "grid_size": self.grid_size, "splits": self.splits, "level": self.level}
 
     @classmethod
+    @validate_params({"config": Dict("an adaptive quantile plan (a JSON object)", required=("q", "epsilon", "bounds"),
+                                     allowed=("q", "epsilon", "bounds", "rounds", "grid_size", "splits", "level"))},
+                     owner="AdaptiveQuantiles.from_config")
     def from_config(cls, config: dict[str, Any]) -> "AdaptiveQuantiles":
-        if not isinstance(config, dict):
-            raise InvalidParameterError(f"An adaptive quantile plan must be a JSON object. Got {config!r}.")
-        allowed = {"q", "epsilon", "bounds", "rounds", "grid_size", "splits", "level"}
-        unknown = sorted(set(config) - allowed)
-        if unknown or not {"q", "epsilon", "bounds"} <= set(config):
-            raise InvalidParameterError(
-                f"An adaptive quantile plan takes {sorted(allowed)} ('q', 'epsilon' and 'bounds' required). Got {sorted(config)}.")
         return cls(**config)
 
     # ------------------------------------------------------------------ groups

@@ -66,7 +66,7 @@ import numpy as np
 from scipy import fft
 
 from .._rng import check_rng
-from .._validation import DOMAIN_SIZE, Boolean, Integer, Interval, Optional, Options, check_param
+from .._validation import DOMAIN_SIZE, Below, Boolean, Integer, Interval, Optional, Options, check_param, validate_params
 from ..errors import InvalidParameterError, InvalidValueTypeError
 from ._protocol import LocalProtocol, ProtocolTags
 from ._deconvolution.permutation import average_over_permutations
@@ -113,6 +113,14 @@ def has_fixed_support_size(protocol: LocalProtocol) -> bool:
     return _frequency_protocol(protocol, "has_fixed_support_size").tags.fixed_support_size
 
 
+#: ``p_star`` and ``q_star``, each a probability, ``q_star`` below ``p_star`` (the tables of the public functions)
+_SUPPORT_PROBABILITIES = {"p_star": Interval(0.0, 1.0, closed="both"), "q_star": Interval(0.0, 1.0, closed="both")}
+_Q_STAR_BELOW = Below("q_star", "p_star", why="a pure protocol supports the true item more often",
+                      counterexample={"p_star": 0.3, "q_star": 0.5})
+
+
+@validate_params({"domain_size": DOMAIN_SIZE, **_SUPPORT_PROBABILITIES, "n": Integer(low=1)},
+                 relations=(_Q_STAR_BELOW,))
 def noise_power_spectrum(
     domain_size: int,
     p_star: float,
@@ -169,9 +177,6 @@ def noise_power_spectrum(
     Theorem 3.
     """
     owner = "noise_power_spectrum"
-    domain_size = check_param(owner, "domain_size", domain_size, DOMAIN_SIZE)
-    p_star, q_star = _check_support_probabilities(p_star, q_star, owner)
-    n = check_param(owner, "n", n, Integer(low=1))
     fixed = _resolve_fixed_support(fixed_support_size, protocol, owner)
     spectrum = np.full(domain_size, noise_power(domain_size, p_star, q_star, n))
     if fixed:
@@ -180,6 +185,8 @@ def noise_power_spectrum(
 
 
 # ---------------------------------------------------------------------- deconvolution
+@validate_params({**_SUPPORT_PROBABILITIES, "n": Integer(low=1), "method": Options(METHODS)},
+                 relations=(_Q_STAR_BELOW,))
 def deconvolve(
     support_counts: ArrayLike,
     p_star: float,
@@ -370,18 +377,6 @@ def _power(spectrum: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- validation
-def _check_support_probabilities(p_star, q_star, owner):
-    probability = Interval(0.0, 1.0, closed="both")
-    p_star = check_param(owner, "p_star", p_star, probability)
-    q_star = check_param(owner, "q_star", q_star, probability)
-    if not q_star < p_star:
-        raise InvalidParameterError(
-            f"The 'q_star' parameter of {owner} must be < p_star = {p_star!r} "
-            f"(a pure protocol supports the true item more often). Got {q_star!r} instead."
-        )
-    return p_star, q_star
-
-
 def _frequency_protocol(protocol, owner: str):
     """``protocol``, checked to be a frequency protocol (declared by its tags)."""
     tags = getattr(protocol, "tags", None)
@@ -448,9 +443,6 @@ def _check_deconvolve_inputs(support_counts, p_star, q_star, n, method, protocol
             f"The 'support_counts' argument of {_OWNER} must have length domain_size = {expected} "
             f"of {protocol!r}. Got length {counts.size} instead."
         )
-    p_star, q_star = _check_support_probabilities(p_star, q_star, _OWNER)
-    n = check_param(_OWNER, "n", n, Integer(low=1))
-    method = check_param(_OWNER, "method", method, Options(METHODS))
     allowed = _METHOD_OPTIONS[method]
     unknown = sorted(set(options) - set(allowed))
     if unknown:

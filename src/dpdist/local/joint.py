@@ -74,7 +74,7 @@ import numpy as np
 
 from .._guarantee import parallel
 from .._rng import check_rng, state_generator
-from .._validation import MAX_ALLOCATION_BYTES, Boolean, Integer, Interval, Options, check_param
+from .._validation import MAX_ALLOCATION_BYTES, Boolean, Implies, Integer, Interval, Options, validate_params
 from ..errors import DPDistError, EmptyAggregateError, IncompatibleStateError, InvalidParameterError
 from ..estimates import FrequencyEstimate
 from .._types import Seed
@@ -92,6 +92,18 @@ JOINT_METHODS = ("likelihood", "inverse-variance")
 _OWNER = "estimate_jointly"
 
 
+@validate_params({
+    "method": Options(JOINT_METHODS),
+    "tolerance": Interval(0.0, math.inf, "neither"),
+    "max_iterations": Integer(low=1),
+    "accelerate": Boolean(),
+    "bootstrap": Integer(low=0, high=100_000),
+    "level": Interval(0.0, 1.0, "neither"),
+}, relations=(
+    Implies("bootstrap", (0,), "method", ("inverse-variance",),
+            why="it applies to method='likelihood'; method='inverse-variance' has an analytic variance",
+            counterexample={"method": "inverse-variance", "bootstrap": 10}),
+), owner=_OWNER)
 def estimate_jointly(
     campaigns: Sequence[Aggregator | dict],
     *,
@@ -166,29 +178,11 @@ def estimate_jointly(
     1.0
     """
     aggregators = check_campaigns(campaigns)
-    method, settings = _checked_settings(method, tolerance, max_iterations, accelerate, bootstrap, level)
-    if method == "inverse-variance":
+    if method == "inverse-variance":  # with no bootstrap: the table's relation
         return _inverse_variance(aggregators)
+    settings = {"tolerance": tolerance, "max_iterations": max_iterations, "accelerate": accelerate,
+                "bootstrap": bootstrap, "level": level}
     return _joint_likelihood(aggregators, settings, rng)
-
-
-def _checked_settings(method: str, tolerance: float, max_iterations: int, accelerate: bool, bootstrap: int,
-                      level: float) -> tuple[str, dict[str, Any]]:
-    """``(method, settings)`` of :func:`estimate_jointly`, each checked; a bootstrap is for ``"likelihood"`` only."""
-    method = check_param(_OWNER, "method", method, Options(JOINT_METHODS))
-    settings = {
-        "tolerance": check_param(_OWNER, "tolerance", tolerance, Interval(0.0, math.inf, "neither")),
-        "max_iterations": check_param(_OWNER, "max_iterations", max_iterations, Integer(low=1)),
-        "accelerate": check_param(_OWNER, "accelerate", accelerate, Boolean()),
-        "bootstrap": check_param(_OWNER, "bootstrap", bootstrap, Integer(low=0, high=100_000)),
-        "level": check_param(_OWNER, "level", level, Interval(0.0, 1.0, "neither")),
-    }
-    if method == "inverse-variance" and settings["bootstrap"]:
-        raise InvalidParameterError(
-            f"The 'bootstrap' parameter of {_OWNER} applies to method='likelihood'; method='inverse-variance' "
-            f"has an analytic variance. Got bootstrap={bootstrap!r} instead."
-        )
-    return method, settings
 
 
 def _joint_likelihood(aggregators: list, settings: dict[str, Any], rng: Seed) -> FrequencyEstimate:

@@ -96,12 +96,11 @@ def budget_scope(collector: str, config: dict) -> str:
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
+@validate_params({"collector": Text(non_empty=False)}, owner="PrivacyLedger")
 def normal_collector(collector: str) -> str:
     """A collector's name as the ledger keeps it: an http(s) URL's origin as a browser writes it (scheme and host
     in lower case, no default port) and its path without trailing slashes, so ``https://C.org:443/`` is
     ``https://c.org``; any other name with its trailing slashes dropped."""
-    if not isinstance(collector, str):
-        raise InvalidParameterError(f"The 'collector' of a ledger report must be a string. Got {collector!r} instead.")
     try:
         parts = urlsplit(collector)
         port = parts.port
@@ -175,6 +174,7 @@ class PrivacyLedger:
         """Epsilon left within the window ending ``now``."""
         return max(0.0, self.budget - self.spent(now))
 
+    @validate_params({"delta": Interval(0.0, 1.0, closed="left")})
     def statement(self, delta: float, accountant: str = "tightest", now: float | None = None) -> Statement:
         r"""What the charges within the window spend at ``delta``, by ``accountant`` (:mod:`dpdist.accounting`).
 
@@ -204,8 +204,6 @@ class PrivacyLedger:
     def _statement(self, delta: float, accountant: str, now: float | None) -> Statement:
         """:meth:`statement` under the charges' own relation (the ledger's accounting names it)."""
         check_accountant("PrivacyLedger.statement", accountant)
-        if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 <= delta < 1:
-            raise InvalidParameterError(f"The 'delta' of PrivacyLedger.statement must be a float in [0, 1). Got {delta!r}.")
         fresh, memos = self._stated_charges(now)
         losses = [PrivacyLoss.of_guarantee(local_guarantee(epsilon)) for epsilon, reports in fresh
                   for _ in range(reports)]

@@ -121,7 +121,7 @@ def test_empirical_variance_is_within_three_standard_errors_of_the_analytic_one(
         ({"max_frequency": 1.5}, "max_frequency", "<= 1"),
         ({"max_frequency": -0.1}, "max_frequency", ">= 0"),
         ({"hash_prime": 9}, "hash_prime", "prime"),
-        ({"hash_prime": 7, "domain_size": 8}, "domain_size", "<= hash_prime = 7"),
+        ({"hash_prime": 7, "domain_size": 8}, "domain_size", "at most 'hash_prime' = 7"),
     ],
 )
 def test_bad_input_names_the_argument_the_value_and_what_is_allowed(params, argument, allowed):

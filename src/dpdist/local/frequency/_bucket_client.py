@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..._rng import check_rng
-from ...errors import IncompatibleStateError, InvalidParameterError
+from ..._validation import InstanceOf, validate_params
+from ...errors import IncompatibleStateError
 from .._protocol import from_config
 from ._memoized import MemoizedProtocol
 
@@ -141,11 +142,8 @@ class BucketMemoClient:
     state that must persist on the device.
     """
 
+    @validate_params({"protocol": InstanceOf(BucketMemoProtocol, "a dbitflippm or loloha protocol")})
     def __init__(self, protocol, randomness=None, memo: dict | None = None, seeded: bool = False):
-        if not isinstance(protocol, BucketMemoProtocol):
-            raise InvalidParameterError(
-                f"BucketMemoClient needs a dbitflippm or loloha protocol. Got {type(protocol).__name__} instead."
-            )
         self.protocol = protocol
         self._randomness = None if randomness is None else np.asarray(randomness, dtype=np.int64)
         self._memo: dict[int, Any] = {int(key): value for key, value in (memo or {}).items()}

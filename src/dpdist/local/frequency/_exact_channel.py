@@ -170,12 +170,9 @@ def grr_maximum_likelihood_rows(counts: np.ndarray, p: float, q: float) -> np.nd
 
 
 def check_estimator_options(protocol, estimator, options) -> dict:
-    """Validate ``estimator`` and the options that go with it; return the EM/bootstrap settings."""
+    """The EM/bootstrap settings of ``estimator`` (its value and each option's checked by the protocol's
+    ``estimate_options``; None is the default), refused where the protocol does not offer it."""
     owner = f"{protocol.display_name}.estimate"
-    if estimator not in ESTIMATORS:
-        raise InvalidParameterError(
-            f"The 'estimator' parameter of {owner} must be one of {list(ESTIMATORS)}. Got {estimator!r} instead."
-        )
     if estimator == "unbiased":
         return {}
     settings = {
@@ -183,15 +180,11 @@ def check_estimator_options(protocol, estimator, options) -> dict:
                                  Interval(0.0, math.inf, "neither")),
         "max_iterations": check_param(owner, "max_iterations",
                                       options.pop("max_iterations", DEFAULT_MAX_ITERATIONS), Integer(low=1)),
-        "accelerate": options.pop("accelerate", True),
+        "accelerate": options.pop("accelerate", None) is not False,  # None: the default, True
         "bootstrap": check_param(owner, "bootstrap", options.pop("bootstrap", 0), Integer(low=0, high=100_000)),
         "level": check_param(owner, "level", options.pop("level", 0.95), Interval(0.0, 1.0, "neither")),
         "rng": options.pop("rng", None),
     }
-    if not isinstance(settings["accelerate"], bool):
-        raise InvalidParameterError(
-            f"The 'accelerate' parameter of {owner} must be True or False. Got {settings['accelerate']!r} instead."
-        )
     if not protocol.output_histogram:
         raise InvalidParameterError(
             f"{owner} offers estimator={estimator!r} only for protocols whose aggregate is the histogram of "

@@ -181,7 +181,15 @@ def why_no_feasibility_test(protocol: FrequencyOracle) -> str | None:
             "independent per-item bits")
 
 
-@validate_params({"protocol": InstanceOf(LocalProtocol, "a dpdist local protocol (local.make)")})
+#: the aggregate a test reads (not the reports themselves)
+_AGGREGATOR = InstanceOf(Aggregator, "the protocol's aggregator (protocol.aggregator().add(reports)), not the reports")
+
+
+@validate_params({
+    "protocol": InstanceOf(LocalProtocol, "a dpdist local protocol (local.make)"),
+    "aggregator": _AGGREGATOR,
+    "alpha": Interval(0.0, 1.0, closed="neither"),
+})
 def feasibility_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha: float = ALPHA) -> FeasibilityTest:
     """Test a frequency oracle's aggregate against every honest population (module docstring).
 
@@ -198,10 +206,6 @@ def feasibility_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha
     -------
     FeasibilityTest
     """
-    alpha = check_param("feasibility_test", "alpha", alpha, Interval(0.0, 1.0, closed="neither"))
-    if not isinstance(aggregator, Aggregator):
-        raise InvalidParameterError(f"The 'aggregator' of feasibility_test must be the protocol's aggregator "
-                                    f"(protocol.aggregator().add(reports)), not the reports. Got {type(aggregator).__name__}.")
     aggregator._check_protocol(protocol)  # an aggregate of another config: IncompatibleStateError, as estimate()
     reason = why_no_feasibility_test(protocol)
     if reason is not None:

@@ -27,38 +27,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import InvalidParameterError
+from ..._validation import Below, is_prime
 from .._report_kinds import Column, IntegerRowReports
 
-__all__ = ["is_prime", "check_family_prime", "collision_probability", "seed_count", "split_seeds", "hash_items", "support_counts", "seed_value_format"]
+__all__ = ["is_prime", "PRIME_ABOVE_DOMAIN", "collision_probability", "seed_count", "split_seeds", "hash_items", "support_counts", "seed_value_format"]
 
 #: elements per block when hashing a chunk of users against all items (bounds memory at ~32 MB)
 _BLOCK_ELEMENTS = 1 << 21
 
 
-def is_prime(number: int) -> bool:
-    """Deterministic primality test by trial division (numbers below 2^31)."""
-    if number < 2:
-        return False
-    if number < 4:
-        return True
-    if number % 2 == 0:
-        return False
-    limit = int(number**0.5) + 1
-    divisors = np.arange(3, limit + 1, 2, dtype=np.int64)
-    return not np.any(number % divisors == 0)
-
-
-def check_family_prime(owner: str, prime: int, domain_size: int) -> int:
-    """``prime``, checked to be a prime that is at least ``domain_size`` (items are hashed modulo it)."""
-    if not is_prime(prime):
-        raise InvalidParameterError(f"The 'hash_prime' parameter of {owner} must be a prime. Got {prime!r} instead.")
-    if domain_size > prime:
-        raise InvalidParameterError(
-            f"The 'domain_size' parameter of {owner} must be <= hash_prime = {prime} (items are hashed "
-            f"modulo that prime). Got {domain_size!r} instead."
-        )
-    return prime
+#: The relation of a hashing protocol's parameters: items are hashed modulo ``hash_prime`` (a prime by its rule,
+#: :class:`~dpdist._validation.Prime`), so ``domain_size`` is at most it.
+PRIME_ABOVE_DOMAIN = Below("domain_size", "hash_prime", strict=False, why="items are hashed modulo that prime",
+                           counterexample={"domain_size": 8, "hash_prime": 7})
 
 
 def seed_count(prime: int) -> int:

@@ -27,9 +27,11 @@ class LocalHashingOracle(FrequencyOracle):
     _prime: int
     _g: int
 
+    _relations = (*FrequencyOracle._relations, _hashing.PRIME_ABOVE_DOMAIN)
+
     def _checked_prime(self) -> int:
-        """The ``hash_prime`` parameter, checked prime and at least ``domain_size``."""
-        return _hashing.check_family_prime(self.display_name, self._params["hash_prime"], self.domain_size)
+        """The ``hash_prime`` parameter (a prime at least ``domain_size``: its rule and the table's relation)."""
+        return self._params["hash_prime"]
 
     def _setup_hashed_grr(self) -> None:
         """GRR over ``self._g`` values of hash ``self._prime``: ``_keep``, ``_p``, ``_collision`` and ``_q``."""

@@ -43,7 +43,7 @@ from typing import Any
 import numpy as np
 
 from ..._rng import check_rng
-from ...errors import InvalidParameterError
+from ..._validation import Below, InstanceOf, validate_params
 from .._bernoulli import GRID, exp_lower, grid_floor, mixture_keep
 from ._bucket_client import memo_state, parse_memo_key, protocol_of_memo_state, read_seeded, refuse_seeded_memo
 from ._memoized import MemoizedProtocol
@@ -87,6 +87,11 @@ def _grr_probabilities(keep: float, d: int) -> tuple[float, float]:
     return keep + q, q
 
 
+#: One report's budget ``epsilon_1`` is below the longitudinal bound ``epsilon`` (L-GRR, L-OSUE, LOLOHA).
+EPSILON_1_BELOW = Below("epsilon_1", "epsilon", why="one report's budget, within the longitudinal bound",
+                        counterexample={"epsilon": 1.0, "epsilon_1": 1.0})
+
+
 class LongitudinalProtocol(MemoizedProtocol, FrequencyOracle):
     """What both memoized protocols share: the two budgets and the client.
 
@@ -113,14 +118,6 @@ class LongitudinalProtocol(MemoizedProtocol, FrequencyOracle):
     def memo_keys(self) -> int:
         """:math:`K = d`: the memo is keyed by the value."""
         return self.domain_size
-
-    def _check_budgets(self) -> None:
-        if not self._params["epsilon_1"] < self._params["epsilon"]:
-            raise InvalidParameterError(
-                f"The 'epsilon_1' parameter of {self.display_name} (one report) must be below 'epsilon' "
-                f"(the longitudinal bound). Got epsilon_1={self._params['epsilon_1']!r} and "
-                f"epsilon={self._params['epsilon']!r} instead."
-            )
 
     @property
     def epsilon_longitudinal(self) -> float:
@@ -153,11 +150,8 @@ class MemoizedClient:
     >>> today = device.report(3)                                                  # doctest: +SKIP
     """
 
+    @validate_params({"protocol": InstanceOf(LongitudinalProtocol, "an l-grr or l-osue protocol")})
     def __init__(self, protocol: LongitudinalProtocol, memo: dict | None = None, seeded: bool = False):
-        if not isinstance(protocol, LongitudinalProtocol):
-            raise InvalidParameterError(
-                f"MemoizedClient needs an l-grr or l-osue protocol. Got {type(protocol).__name__} instead."
-            )
         self.protocol = protocol
         self._memo: dict[int, Any] = {}
         for key, value in (memo or {}).items():

@@ -36,6 +36,8 @@ from ..._validation import (
     Optional,
     Options,
     RandomSource,
+    Relation,
+    SameSize,
     check_allocation,
     check_integer_values,
     check_param,
@@ -94,6 +96,9 @@ class FrequencyOracle(LocalProtocol):
         "fake_fraction": Interval(0.0, MAX_FAKE_FRACTION, closed="left"),
         "targets": ItemIds(),
     }
+    _relations: ClassVar[tuple[Relation, ...]] = (
+        SameSize("labels", "domain_size", counterexample={"domain_size": 3, "labels": ["a", "b"]}),
+    )
     estimate_delegate: ClassVar[str | None] = "deconvolve"  # further options go to dpdist.local.deconvolution.deconvolve
 
     def __init__(self, **params: Any):
@@ -103,12 +108,7 @@ class FrequencyOracle(LocalProtocol):
             params["domain_size"] = len(labels)
         super().__init__(**params)
         labels = self._params.pop("labels") if self._params["labels"] is None else self._params["labels"]
-        if labels is not None:
-            if len(labels) != self.domain_size:
-                raise InvalidParameterError(
-                    f"The 'labels' parameter of {self.display_name} must hold domain_size={self.domain_size} "
-                    f"labels. Got {len(labels)} label(s) instead."
-                )
+        if labels is not None:  # one per item: the table's relation
             array = np.array(labels, dtype=np.str_)
             self._label_order = np.argsort(array, kind="stable")
             self._sorted_labels = array[self._label_order]
@@ -277,6 +277,7 @@ class FrequencyOracle(LocalProtocol):
             ids) when the attacked items are.  Alone: no other option.
         """
 
+        estimator = estimator or "unbiased"  # None: the default (estimate_options checked any other value)
         recover = options.pop("recover", None) or "none"
         fake_fraction = options.pop("fake_fraction", None)
         targets = options.pop("targets", None)

@@ -98,7 +98,7 @@ from typing import Any
 import numpy as np
 
 from ..._types import ArrayLike
-from ..._validation import Interval, check_param
+from ..._validation import Interval, ItemIds, Optional, validate_params
 from ...errors import InvalidParameterError, OutOfDomainError
 from ...estimates import FrequencyEstimate
 from ... import postprocess as _postprocess
@@ -123,14 +123,10 @@ MAX_FAKE_FRACTION = 0.5
 
 
 def _check_targets(owner: str, targets: Any, domain_size: int) -> np.ndarray | None:
+    """``targets`` (None or distinct item ids: :class:`~dpdist._validation.ItemIds`, the table's) within the domain."""
     if targets is None:
         return None
-    array = np.asarray(targets)
-    if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iu":
-        raise InvalidParameterError(
-            f"The 'targets' argument of {owner} must be a non-empty 1-D array of item ids (ints). "
-            f"Got {targets!r} instead."
-        )
+    array = np.asarray(targets, dtype=np.int64)
     if array.min() < 0 or array.max() >= domain_size or np.unique(array).size != array.size:
         raise OutOfDomainError(
             f"The 'targets' argument of {owner} must hold distinct items in [0, {domain_size}). Got {targets!r} instead."
@@ -146,6 +142,8 @@ def _water_fill(values: np.ndarray, excess: float) -> np.ndarray:
     return np.minimum(values, tau)
 
 
+@validate_params({"fake_fraction": Optional(Interval(0.0, MAX_FAKE_FRACTION, closed="left")),
+                  "targets": Optional(ItemIds())})
 def recover_frequencies(
     protocol: Any,
     data: Aggregator | ArrayLike,
@@ -220,10 +218,6 @@ def _checked_recovery(protocol: Any, fake_fraction: float | None, targets: Array
             f"The 'protocol' argument of recover_frequencies (recover='ldprecover') must be one whose poisoning model "
             f"is derived, one of {list(SUPPORTED_PROTOCOLS)} (one-item reports, unary encoding or local hashing); "
             f"for the others the fake reports' effect on the estimate is not modelled. Got {name!r} instead."
-        )
-    if fake_fraction is not None:
-        fake_fraction = check_param(
-            owner, "fake_fraction", fake_fraction, Interval(0.0, MAX_FAKE_FRACTION, closed="left")
         )
     return fake_fraction, _check_targets(owner, targets, protocol.domain_size)
 

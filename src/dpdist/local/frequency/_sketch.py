@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._validation import Integer, check_integer_values
+from ..._validation import Integer, PowerOfTwo, Prime, check_integer_values
 from ...errors import EmptyAggregateError, InvalidParameterError
 from . import _hashing
 from ._oracle import FrequencyOracle
@@ -37,10 +37,11 @@ class SketchOracle(FrequencyOracle):
     _constraints = {
         **FrequencyOracle._constraints,
         "hash_count": Integer(low=1, high=MAX_TABLE_CELLS // 2),
-        "width": Integer(low=2, high=1 << 20),
-        "hash_prime": Integer(low=3, high=_MERSENNE_31),
+        "width": PowerOfTwo(low=2, high=1 << 20),
+        "hash_prime": Prime(low=3, high=_MERSENNE_31),
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
+    _relations = (*FrequencyOracle._relations, _hashing.PRIME_ABOVE_DOMAIN)
     _defaults = {"hash_count": 2048, "width": 1024, "hash_prime": _MERSENNE_31, "family_seed": 0}
     _p: float  # support probabilities, set by the subclass's _setup
     _q: float
@@ -51,9 +52,6 @@ class SketchOracle(FrequencyOracle):
         """Validate the family and the table of ``table_cells`` counts; set ``_prime``, ``_k``, ``_m``, ``_seeds``."""
         prime, k, m = self._params["hash_prime"], self._params["hash_count"], self._params["width"]
         owner = self.display_name
-        _hashing.check_family_prime(owner, prime, self.domain_size)
-        if m & (m - 1):
-            raise InvalidParameterError(f"The 'width' parameter of {owner} must be a power of two. Got {m!r} instead.")
         if table_cells > MAX_TABLE_CELLS:
             raise InvalidParameterError(
                 f"{owner} would keep a table of {table_cells} counts for hash_count = {k} and width = {m}; it must "

@@ -79,7 +79,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..._validation import Interval, check_param
+from ..._validation import InstanceOf, Interval, validate_params
 from ...errors import InvalidParameterError
 from .._aggregator import Aggregator
 from .._protocol import LocalProtocol
@@ -162,6 +162,11 @@ def why_no_top_excess_test(protocol: FrequencyOracle) -> str | None:
             "user's item with one probability whatever the item (module dpdist.local.frequency._top_excess)")
 
 
+@validate_params({
+    "protocol": InstanceOf(LocalProtocol, "a dpdist local protocol (local.make)"),
+    "aggregator": InstanceOf(Aggregator, "the protocol's aggregator (protocol.aggregator().add(reports)), not the reports"),
+    "alpha": Interval(0.0, 1.0, closed="neither"),
+})
 def top_excess_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha: float = ALPHA) -> TopExcessTest:
     """Test whether the top of a GRR campaign's estimate holds more than the rest of its reports allow.
 
@@ -183,13 +188,6 @@ def top_excess_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha:
     The statistic, its bound for every n and every honest population and what it can and cannot see are
     derived in the module docstring (:mod:`dpdist.local.frequency._top_excess`).
     """
-    alpha = check_param("top_excess_test", "alpha", alpha, Interval(0.0, 1.0, closed="neither"))
-    if not isinstance(protocol, LocalProtocol):
-        raise InvalidParameterError(f"The 'protocol' of top_excess_test must be a dpdist local protocol (local.make). "
-                                    f"Got {type(protocol).__name__}.")
-    if not isinstance(aggregator, Aggregator):
-        raise InvalidParameterError(f"The 'aggregator' of top_excess_test must be the protocol's aggregator "
-                                    f"(protocol.aggregator().add(reports)), not the reports. Got {type(aggregator).__name__}.")
     aggregator._check_protocol(protocol)  # an aggregate of another config: IncompatibleStateError, as estimate()
     reason = why_no_top_excess_test(protocol)
     if reason is not None:

@@ -71,7 +71,7 @@ import numpy as np
 from ..._rng import random_words
 from ... import _validation
 from ..._types import ArrayLike
-from ..._validation import Integer, Optional, check_integer_values, check_param
+from ..._validation import Below, Integer, Optional, check_integer_values, check_param
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._aggregator import Aggregator
 from .._protocol import ProtocolTags, register
@@ -116,18 +116,16 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
     summary = "dBitFlipPM: d buckets sampled once per user, a bit of each (eps/2 flips), memoized per bucket"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, memoized=True)
     _constraints = {**FrequencyOracle._constraints, "sampled_bits": Optional(Integer(low=1, high=2**31 - 1))}
+    _relations = (*FrequencyOracle._relations,
+                  Below("sampled_bits", "domain_size", strict=False, why="the number of buckets",
+                        counterexample={"domain_size": 4, "sampled_bits": 5}))
     _defaults = {"sampled_bits": None}
     _bytes_per_item = 16
     _largest_array = "one report (the sampled bucket indices and bits, int64 while drawn) and the aggregate (2 int64 counts per bucket)"
 
     def _setup(self):
         b = self.domain_size
-        d = self._params["sampled_bits"] or b
-        if d > b:
-            raise InvalidParameterError(
-                f"The 'sampled_bits' parameter of dBitFlipPM must be <= domain_size = {b} (the number of "
-                f"buckets). Got {d!r} instead."
-            )
+        d = self._params["sampled_bits"] or b  # at most b: the table's relation
         self._d = d
         half = math.exp(self.epsilon / 2)
         # bits are drawn on the 2^-32 grid, p rounded down and q up: both per-bit ratios only shrink

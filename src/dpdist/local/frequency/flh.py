@@ -67,7 +67,7 @@ import numpy as np
 
 from .._docs import shared_parameters
 from ...errors import InvalidParameterError
-from ..._validation import Integer, Optional, check_allocation
+from ..._validation import Integer, Optional, Prime, check_allocation
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
 from . import _hashing
@@ -156,7 +156,7 @@ class FLH(LocalHashingOracle):
         **FrequencyOracle._constraints,
         "hash_count": Optional(Integer(low=1, high=_MAX_TABLE_CELLS)),
         "hash_range": Optional(Integer(low=2, high=MAX_HASH_RANGE)),
-        "hash_prime": Integer(low=3, high=_MERSENNE_31),
+        "hash_prime": Prime(low=3, high=_MERSENNE_31),
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
     _defaults = {"hash_count": None, "hash_range": None, "hash_prime": _MERSENNE_31, "family_seed": 0}

@@ -20,7 +20,7 @@ from .._bernoulli import keep_or_uniform
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
 from ._exact_channel import grr_matrix
-from ._longitudinal import LongitudinalProtocol, _chain, _grr_keeps, _grr_probabilities
+from ._longitudinal import EPSILON_1_BELOW, LongitudinalProtocol, _chain, _grr_keeps, _grr_probabilities
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
 
@@ -49,9 +49,9 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
         kind="frequency", finite_channel=True, exact_simulate=True, memoized=True, fixed_support_size=True, bernoulli_support=True
     )
     _constraints = {**FrequencyOracle._constraints, "epsilon_1": EPSILON}
+    _relations = (*FrequencyOracle._relations, EPSILON_1_BELOW)
 
     def _setup(self):
-        self._check_budgets()
         d = self.domain_size
         self._keep1, self._keep2 = _grr_keeps(d, self.epsilon, self._params["epsilon_1"])
         self._p1, self._q1 = _grr_probabilities(self._keep1, d)

@@ -17,7 +17,7 @@ from ..._rng import random_words
 from ..._validation import EPSILON
 from ...errors import IncompatibleStateError
 from .._protocol import ProtocolTags, register
-from ._longitudinal import _SCALE, LongitudinalProtocol, _chain
+from ._longitudinal import EPSILON_1_BELOW, _SCALE, LongitudinalProtocol, _chain
 from ._unary import UnaryEncoding, _threshold
 
 __all__ = ["LOSUE"]
@@ -40,12 +40,12 @@ class LOSUE(LongitudinalProtocol, UnaryEncoding):
         kind="frequency", finite_channel=True, exact_simulate=True, memoized=True, bernoulli_support=True, independent_bits=True
     )
     _constraints = {**UnaryEncoding._constraints, "epsilon_1": EPSILON}
+    _relations = (*UnaryEncoding._relations, EPSILON_1_BELOW)
 
     def target_probabilities(self) -> tuple[float, float]:
         return 0.5, 1.0 / (math.exp(self.epsilon) + 1.0)
 
     def _setup(self):
-        self._check_budgets()
         super()._setup()  # first-round thresholds in self._p_threshold / self._q_threshold
         self._p1, self._q1 = self._p, self._q
         target = self._params["epsilon_1"]

@@ -55,15 +55,15 @@ from typing import Any
 import numpy as np
 
 from .._docs import shared_parameters
-from ..._validation import EPSILON, Integer, Options
-from ...errors import IncompatibleStateError, InvalidParameterError
+from ..._validation import EPSILON, Options, Prime
+from ...errors import IncompatibleStateError
 from .._bernoulli import keep_or_uniform
 from .._protocol import ProtocolTags, register
 from . import _hashing
 from ._bucket_client import BucketMemoClient, BucketMemoProtocol
 from ._exact_channel import grr_matrix
 from ._oracle import FrequencyOracle
-from ._longitudinal import _chain, _grr_keeps, _grr_probabilities
+from ._longitudinal import EPSILON_1_BELOW, _chain, _grr_keeps, _grr_probabilities
 from ..._types import ArrayLike
 
 __all__ = ["LOLOHA", "optimal_hash_range"]
@@ -105,24 +105,14 @@ class LOLOHA(BucketMemoProtocol, FrequencyOracle):
         **FrequencyOracle._constraints,
         "epsilon_1": EPSILON,
         "variant": Options(("optimal", "binary")),
-        "hash_prime": Integer(low=3, high=_MERSENNE_31),
+        "hash_prime": Prime(low=3, high=_MERSENNE_31),
     }
+    _relations = (*FrequencyOracle._relations, EPSILON_1_BELOW, _hashing.PRIME_ABOVE_DOMAIN)
     _defaults = {"variant": "optimal", "hash_prime": _MERSENNE_31}
 
     def _setup(self):
         epsilon, epsilon_1, prime = self.epsilon, self._params["epsilon_1"], self._params["hash_prime"]
-        if not epsilon_1 < epsilon:
-            raise InvalidParameterError(
-                f"The 'epsilon_1' parameter of LOLOHA (one report) must be below 'epsilon' (the longitudinal "
-                f"bound). Got epsilon_1={epsilon_1!r} and epsilon={epsilon!r} instead."
-            )
-        if not _hashing.is_prime(prime):
-            raise InvalidParameterError(f"The 'hash_prime' parameter of LOLOHA must be a prime. Got {prime!r} instead.")
-        if self.domain_size > prime:
-            raise InvalidParameterError(
-                f"The 'domain_size' parameter of LOLOHA must be <= hash_prime = {prime}. Got {self.domain_size!r} instead."
-            )
-        self._prime = prime
+        self._prime = prime  # a prime >= domain_size: its rule and the table's relation
         self._g = 2 if self._params["variant"] == "binary" else optimal_hash_range(epsilon, epsilon_1)
         self._n_seeds = _hashing.seed_count(prime)
         # the two GRR_g rounds' keeps on the 2^-53 grid: PRR ratio <= e^eps_inf, chain <= e^eps_1, exactly

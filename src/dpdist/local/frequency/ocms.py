@@ -72,7 +72,7 @@ import math
 
 import numpy as np
 
-from ..._validation import Integer, Interval, Options
+from ..._validation import Interval, Options, Prime
 from ...errors import InvalidParameterError
 from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
@@ -183,7 +183,7 @@ class OCMS(OLH):
         **FrequencyOracle._constraints,
         "objective": Options(OBJECTIVES),
         "max_frequency": Interval(0.0, 1.0, closed="both"),
-        "hash_prime": Integer(low=3, high=_MERSENNE_31),
+        "hash_prime": Prime(low=3, high=_MERSENNE_31),
     }
     _defaults = {"objective": "worst-case", "max_frequency": 1.0, "hash_prime": _MERSENNE_31}
 

@@ -41,7 +41,7 @@ import math
 import numpy as np
 
 from .._docs import shared_parameters
-from ..._validation import Integer, Optional
+from ..._validation import Integer, Optional, Prime
 from .._protocol import ProtocolTags, register
 from . import _hashing
 from ._local_hashing import LocalHashingOracle
@@ -83,7 +83,7 @@ class OLH(LocalHashingOracle):
     _constraints = {
         **FrequencyOracle._constraints,
         "hash_range": Optional(Integer(low=2, high=2**20)),
-        "hash_prime": Integer(low=3, high=_MERSENNE_31),
+        "hash_prime": Prime(low=3, high=_MERSENNE_31),
     }
     _defaults = {"hash_range": None, "hash_prime": _MERSENNE_31}
 

@@ -43,7 +43,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..._validation import EPSILON, Alphabet, Integer, Interval, Optional, check_integer_values
+from ..._validation import EPSILON, Alphabet, Either, Integer, Interval, Optional, check_integer_values
 from ...errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from .._protocol import LocalProtocol, ParameterDependentTags, ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
@@ -133,6 +133,8 @@ class PEM(LocalProtocol):
         "hash_count": Integer(low=1, high=1 << 20),
         "family_seed": Integer(low=0, high=2**63 - 1),
     }
+    _relations = (Either("bits", "alphabet", exactly=True, why="integer items of that many bits, or words over the alphabet",
+                         counterexample={"bits": None, "alphabet": None}),)
     _defaults = {"bits": None, "alphabet": None, "max_chars": 12, "k": 10, "step": None, "hash_count": 4096, "family_seed": 0}
     estimate_options = {
         "k": Integer(low=1, high=4096),
@@ -142,11 +144,6 @@ class PEM(LocalProtocol):
 
     def _setup(self):
         params = self._params
-        if (params["bits"] is None) == (params["alphabet"] is None):
-            raise InvalidParameterError(
-                "PEM needs exactly one of 'bits' (integer items of that many bits) and 'alphabet' (words over it). "
-                f"Got bits={params['bits']!r}, alphabet={params['alphabet']!r}."
-            )
         self._codec = None
         if params["alphabet"] is not None:
             self._codec = StringCodec(alphabet=params["alphabet"], max_chars=params["max_chars"])

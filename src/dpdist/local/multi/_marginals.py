@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
+from ..._validation import Dict, validate_params
 from ...errors import InvalidParameterError
 from ...estimates import FrequencyEstimate, Interval, Presented
 from ...estimates._drawing import draw_heatmap, panel_grid
@@ -187,6 +188,7 @@ class MarginalsEstimate(Presented):
         flat = [grid.ravel() for grid in grids]
         return tuple("|".join(axes[j][flat[j][cell]] for j in range(len(axes))) for cell in range(flat[0].size))
 
+    @validate_params({"conditions": Dict("a dict {attribute: item(s)}", min_size=1)})
     def probability(self, conditions: dict, level: float = 0.95) -> Interval:
         """The share of records meeting every condition, with its interval at ``level``.
 
@@ -196,11 +198,6 @@ class MarginalsEstimate(Presented):
         (no interval: infinite limits).
         """
         level = check_level(level, "MarginalsEstimate.probability")
-        if not isinstance(conditions, dict) or not conditions:
-            raise InvalidParameterError(
-                f"The 'conditions' argument of MarginalsEstimate.probability must be a non-empty dict "
-                f"{{attribute: item(s)}}. Got {conditions!r} instead."
-            )
         names = list(conditions)
         wanted = self._indices(names)
         shape = tuple(self.schema[a].domain_size for a in wanted)

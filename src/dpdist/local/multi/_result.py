@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._validation import InstanceOf, Optional, validate_params
 from ...errors import InvalidParameterError
 from ...estimates import Interval, Presented
 from ...estimates._drawing import panel_grid
@@ -18,6 +19,10 @@ from ..._documents import read_part
 from ..._guarantee import PrivacyGuarantee
 
 __all__ = ["MultiAttributeEstimate"]
+
+
+#: the ``truth`` of :meth:`MultiAttributeEstimate.describe` and ``figure``
+_TRUTH = Optional(InstanceOf(dict, "a dict {attribute: the truth its estimate takes}"))
 
 
 def _union_table(tables: dict[str, dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
@@ -156,15 +161,10 @@ class MultiAttributeEstimate(Presented):
         return lines
 
     def _truth(self, truth, name: str):
-        if truth is None:
-            return None
-        if not isinstance(truth, dict):
-            raise InvalidParameterError(
-                "The 'truth' parameter of MultiAttributeEstimate is a dict {attribute: the truth its estimate takes}. "
-                f"Got {type(truth).__name__} instead."
-            )
-        return truth.get(name)
+        """The truth of attribute ``name`` (``truth``: None or a dict, as the tables of the public methods say)."""
+        return None if truth is None else truth.get(name)
 
+    @validate_params({"truth": _TRUTH})
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """Each attribute's description (its estimate's ``describe``), under its name."""
         blocks = []
@@ -173,6 +173,7 @@ class MultiAttributeEstimate(Presented):
             blocks.append(f"  {name}:\n" + "\n".join("  " + line for line in inner.splitlines()))
         return "\n".join(blocks)
 
+    @validate_params({"truth": _TRUTH})
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """One panel per attribute, each its estimate's own plot."""
         names = list(self.attributes)

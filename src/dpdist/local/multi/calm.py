@@ -32,11 +32,12 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import ClassVar
 
 import numpy as np
 
 from ..._types import ArrayLike
-from ..._validation import Integer, Options
+from ..._validation import Below, Integer, Options, Relation
 from ...errors import InvalidParameterError
 from .._protocol import make, register
 from ..numerical._composite import inner_aggregator
@@ -76,6 +77,8 @@ class ConsistentMarginals(RecordProtocol):
         "order": Integer(low=1, high=4),
         "oracle": Options(ORACLES),
     }
+    _relations: ClassVar[tuple[Relation, ...]] = (Below("order", "attributes", strict=False, count=True, counterexample={
+        "attributes": [{"name": "a", "domain_size": 2}, {"name": "b", "domain_size": 2}], "order": 3}),)
     _defaults = {"order": 2, "oracle": "auto"}
     estimate_options = {"postprocess": Options(("none", "norm-sub"))}
 
@@ -89,11 +92,6 @@ class ConsistentMarginals(RecordProtocol):
                     f"'options' (each marginal's oracle is set by 'oracle'). Attribute {attribute.name!r} is "
                     f"{attribute.kind}{' with a protocol' if attribute.protocol else ''}."
                 )
-        if order > len(self._attributes):
-            raise InvalidParameterError(
-                f"The 'order' parameter of {owner} must be at most the number of attributes ({len(self._attributes)}). "
-                f"Got {order}."
-            )
         self._sets = tuple(itertools.combinations(range(len(self._attributes)), order))
         self._sizes = [attribute.size for attribute in self._attributes]
         inners = []

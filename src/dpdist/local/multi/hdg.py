@@ -112,6 +112,7 @@ class HybridGrids(ConsistentMarginals):
         "hybrid": Boolean(),
         "oracle": Options(ORACLES),
     }
+    _relations = ()  # not CALM's: no 'order'
     _defaults = {"resolution": 64, "g1": None, "g2": None, "expected_reports": EXPECTED_REPORTS, "hybrid": True,
                  "oracle": "auto"}
     estimate_options = {"postprocess": Options(("none", "norm-sub"))}

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._validation import Constraint, Optional
+from ..._validation import Constraint, Optional, SameSize
 from ...errors import InvalidParameterError
 from .._protocol import register
 from ._fake import PriorItem, RandomizedItem, quantize_prior
@@ -93,6 +93,8 @@ class RealisticFakeData(RandomSamplingFakeData):
         "attributes": RandomSamplingFakeData._constraints["attributes"],
         "priors": Optional(Priors()),
     }
+    _relations = (SameSize("priors", "attributes", why="one prior per attribute", counterexample={
+        "attributes": [{"name": "a", "domain_size": 2}, {"name": "b", "domain_size": 3}], "priors": [None]}),)
     _defaults = {"priors": None}
 
     @property
@@ -103,12 +105,7 @@ class RealisticFakeData(RandomSamplingFakeData):
     def _fake_data(self, index):
         attribute, inner = self._attributes[index], self._inner[index]
         priors = self._params["priors"]
-        if priors is not None and len(priors) != len(self._params["attributes"]):
-            raise InvalidParameterError(
-                f"The 'priors' parameter of {self.display_name} must hold one prior per attribute "
-                f"({len(self._params['attributes'])}). Got {len(priors)} instead."
-            )
-        prior = None if priors is None else priors[index]
+        prior = None if priors is None else priors[index]  # one per attribute: the table's relation
         if prior is not None and len(prior) != attribute.domain_size:
             raise InvalidParameterError(
                 f"The 'priors' parameter of {self.display_name}: the prior of attribute {attribute.name!r} must hold "

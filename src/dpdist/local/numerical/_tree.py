@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...postprocess import _check_tree, _consistent_tree, _simplex_projection
+from ..._validation import validate_params
+from ...postprocess import BRANCHING, _check_tree, _consistent_tree, _simplex_projection
 
 __all__ = ["tree_height", "hh_admm", "AdmmResult"]
 
@@ -57,6 +58,7 @@ class AdmmResult:
     converged: bool
 
 
+@validate_params({"branching": BRANCHING})
 def hh_admm(
     levels: list[np.ndarray],
     branching: int,

@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from ..._validation import Boolean, Integer, Interval, Optional, Options, check_param
+from ..._validation import Boolean, Integer, Interval, Optional, Options, check_options, check_param
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags
 from .._report_kinds import ItemReports
@@ -139,21 +139,14 @@ class WaveProtocol(BinnedProtocol):
     def _em_settings(self, method, tolerance, max_iterations, accelerate, options) -> tuple[str, float, int]:
         """The checked ``(method, tolerance, max_iterations)`` of :meth:`_estimate`'s options (``accelerate`` checked)."""
         owner = f"{self.display_name}.estimate"
-        if options:
-            raise InvalidParameterError(
-                f"{owner} got unknown option(s) {sorted(options)}; allowed: 'method', 'tolerance', 'max_iterations', "
-                "'accelerate'."
-            )
+        check_options(owner, options, self.estimate_options)  # the others: unknown names, refused naming the table's
         method = check_param(owner, "method", method, Options(("ems", "em")))
         default_tolerance = 1e-3 if method == "ems" else 1e-3 * math.exp(min(self.epsilon, 700.0))
         tolerance = check_param(
             owner, "tolerance", default_tolerance if tolerance is None else tolerance, Interval(0.0, math.inf)
         )
         max_iterations = check_param(owner, "max_iterations", max_iterations, Integer(low=1))
-        if not isinstance(accelerate, bool):
-            raise InvalidParameterError(
-                f"The 'accelerate' parameter of {owner} must be True or False. Got {accelerate!r} instead."
-            )
+        check_param(owner, "accelerate", accelerate, self.estimate_options["accelerate"])
         return method, tolerance, max_iterations
 
     def _bin_masses_estimator(self, options: dict[str, Any]) -> Callable[[np.ndarray, int], np.ndarray] | None:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .._docs import shared_parameters
 from ... import postprocess as _postprocess
-from ..._validation import Integer, Options
+from ..._validation import Described, Integer, Options
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._report_kinds import EmbeddedReports
@@ -30,20 +30,18 @@ from ._composite import ORACLES, inner_aggregator, make_oracle, unbiased_rows
 from ..._types import ArrayLike
 from .._aggregator import Aggregator
 
-__all__ = ["Binning", "DISTRIBUTION_POSTPROCESS"]
+__all__ = ["Binning", "DISTRIBUTION_POSTPROCESS", "DISTRIBUTION_POSTPROCESS_RULE"]
 
 #: post-processings that turn unbiased bin frequencies into a valid distribution
 DISTRIBUTION_POSTPROCESS = ("norm-sub", "simplex", "clip-normalize")
 
 
-def check_distribution_postprocess(protocol, postprocess: str) -> str:
-    if postprocess not in DISTRIBUTION_POSTPROCESS:
-        raise InvalidParameterError(
-            f"The 'postprocess' option of {protocol.display_name}.estimate must be one of "
-            f"{list(DISTRIBUTION_POSTPROCESS)} (a Distribution needs non-negative masses summing to 1; "
-            f"use .frequencies(aggregator) for the raw unbiased estimate). Got {postprocess!r} instead."
-        )
-    return postprocess
+#: the ``postprocess`` estimate option of the protocols that estimate a Distribution (their ``estimate_options``)
+DISTRIBUTION_POSTPROCESS_RULE = Described(
+    Options(DISTRIBUTION_POSTPROCESS),
+    f"one of {list(DISTRIBUTION_POSTPROCESS)} (a Distribution needs non-negative masses summing to 1; use "
+    ".frequencies(aggregator) for the raw unbiased estimate)",
+)
 
 
 @register
@@ -73,7 +71,7 @@ class Binning(BinnedProtocol):
     }
     _defaults = {**NumericalProtocol._defaults, "bins": 32, "oracle": "auto"}
     estimate_options = {
-        "postprocess": Options(DISTRIBUTION_POSTPROCESS),
+        "postprocess": DISTRIBUTION_POSTPROCESS_RULE,
         **{name: FrequencyOracle.estimate_options[name]
            for name in ("estimator", "tolerance", "max_iterations", "accelerate", "bootstrap", "level", "rng")},
     }
@@ -148,7 +146,7 @@ class Binning(BinnedProtocol):
             Their options (``tolerance``, ``max_iterations``, ``accelerate``,
             ``bootstrap``, ``level``, ``rng``) are passed on.
         """
-        check_distribution_postprocess(self, postprocess)
+        postprocess = postprocess or "norm-sub"  # None: the default (estimate_options checked any other value)
         raw = self.frequencies(aggregator, estimator=estimator, **options)
         masses = _postprocess.apply(postprocess, raw.frequencies)
         key = "unbiased_frequencies" if estimator == "unbiased" else f"{estimator}_frequencies"

@@ -23,8 +23,7 @@ paper defines the discrete variant for the square wave only).
 from __future__ import annotations
 
 from .._docs import shared_parameters
-from ..._validation import Interval, Optional, Options
-from ...errors import InvalidParameterError
+from ..._validation import Interval, NoneWhen, Optional, Options
 from .._protocol import register
 from ._wave_grid import OutputGrid
 from ._wave_protocol import WaveProtocol
@@ -67,6 +66,8 @@ class GeneralWave(WaveProtocol):
         "shape": Options(("trapezoid", "triangle")),
         "ratio": Optional(Interval(0.0, 1.0, closed="neither")),
     }
+    _relations = (NoneWhen("ratio", "shape", "triangle", why="a triangle has ratio 0",
+                           counterexample={"shape": "triangle", "ratio": 0.5}),)
     _defaults = {**WaveProtocol._defaults, "shape": "trapezoid", "ratio": None}
 
     @property
@@ -76,18 +77,8 @@ class GeneralWave(WaveProtocol):
 
     def _setup(self):
         shape, ratio = self._params["shape"], self._params["ratio"]
-        if shape == "triangle" and ratio is not None:
-            raise InvalidParameterError(
-                f"The 'ratio' parameter of GW must be None when shape='triangle' (a triangle has ratio 0). "
-                f"Got {ratio!r} instead."
-            )
         self._ratio = 0.0 if shape == "triangle" else (DEFAULT_RATIO if ratio is None else ratio)
         b = self._params["b"]
-        b = mutual_information_b(self.epsilon) if b is None else b
-        if not b > 0:
-            raise InvalidParameterError(
-                f"The 'epsilon' parameter of GW gives b = 0 by the mutual-information rule; pass b > 0 "
-                f"explicitly. Got epsilon={self.epsilon!r}."
-            )
+        b = mutual_information_b(self.epsilon) if b is None else b  # > 0: epsilon <= 30 by the table
         output_bins = self._params["output_bins"] or self.bins
         self._finish_setup(OutputGrid(WaveShape(self.epsilon, b, self._ratio), output_bins, self.bins), b)

@@ -48,7 +48,7 @@ import numpy as np
 
 from .._docs import shared_parameters
 from ... import postprocess as _postprocess
-from ..._validation import Integer, Options
+from ..._validation import PowerOfTwo
 from ...errors import InvalidParameterError
 from .._protocol import ProtocolTags, register
 from .._state_validation import level_sums_problem as _level_sums_problem
@@ -56,8 +56,7 @@ from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
 from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
 from .._bernoulli import exp_lower, odds_probability
 from .._report_kinds import Field, RecordReports
-from ._tree import tree_height
-from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
+from .binning import DISTRIBUTION_POSTPROCESS_RULE
 from ..._types import ArrayLike
 from .._aggregator import Aggregator
 
@@ -101,17 +100,13 @@ class HaarHRR(BinnedProtocol):
     name = "haar-hrr"
     summary = "HaarHRR (Kulkarni et al. 2019): one Haar level per user, Hadamard randomized response"
     tags = ProtocolTags(kind="numerical", finite_channel=True, exact_simulate=True, unbiased=False)
-    _constraints = {**NumericalProtocol._constraints, "bins": Integer(low=2, high=2**24)}
-    estimate_options = {"postprocess": Options(DISTRIBUTION_POSTPROCESS)}
+    _constraints = {**NumericalProtocol._constraints, "bins": PowerOfTwo(low=2, high=2**24)}
+    estimate_options = {"postprocess": DISTRIBUTION_POSTPROCESS_RULE}
     _defaults = {**NumericalProtocol._defaults, "bins": 256}
     report_dtype = REPORT_DTYPE
 
     def _setup(self):
-        height = tree_height(self.bins, 2)
-        if height is None:
-            raise InvalidParameterError(
-                f"The 'bins' parameter of {self.display_name} must be a power of 2. Got {self.bins!r} instead."
-            )
+        height = self.bins.bit_length() - 1  # bins is a power of 2 (its rule in the table)
         self._height = height
         # the largest grid probability with keep / (1 - keep) <= e^eps: U < keep realizes it exactly
         self._keep = odds_probability(exp_lower(self.epsilon))
@@ -228,7 +223,7 @@ class HaarHRR(BinnedProtocol):
 
     def _estimate(self, aggregator, *, postprocess: str = "norm-sub"):
         """Leaf masses: the unbiased leaves made a distribution by ``postprocess`` (Norm-Sub default)."""
-        check_distribution_postprocess(self, postprocess)
+        postprocess = postprocess or "norm-sub"  # None: the default (estimate_options checked any other value)
         leaves = self.frequencies(aggregator)
         return self._distribution(
             _postprocess.apply(postprocess, leaves),

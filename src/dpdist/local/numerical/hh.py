@@ -41,7 +41,7 @@ from ...postprocess import _consistent_tree, hay_consistency
 from .._report_kinds import Field, RecordReports
 from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle, unbiased_rows
 from ._tree import tree_height
-from .binning import DISTRIBUTION_POSTPROCESS, check_distribution_postprocess
+from .binning import DISTRIBUTION_POSTPROCESS_RULE
 from ..._types import ArrayLike
 from .._aggregator import Aggregator
 
@@ -75,7 +75,7 @@ class HierarchicalHistogram(BinnedProtocol):
         "oracle": Options(ORACLES),
     }
     _defaults = {**NumericalProtocol._defaults, "bins": 256, "branching": 4, "oracle": "auto"}
-    estimate_options = {"postprocess": Options(DISTRIBUTION_POSTPROCESS)}
+    estimate_options = {"postprocess": DISTRIBUTION_POSTPROCESS_RULE}
 
     def _setup(self):
         bins, branching = self._params["bins"], self._params["branching"]
@@ -248,7 +248,7 @@ class HierarchicalHistogram(BinnedProtocol):
         postprocess : {"norm-sub", "simplex", "clip-normalize"}
             Norm-Sub by default, as the paper's baseline.
         """
-        check_distribution_postprocess(self, postprocess)
+        postprocess = postprocess or "norm-sub"  # None: the default (estimate_options checked any other value)
         leaves = self.consistent_tree(aggregator)[-1]
         return self._distribution(
             _postprocess.apply(postprocess, leaves),

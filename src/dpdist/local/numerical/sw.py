@@ -38,7 +38,7 @@ import dataclasses
 import math
 
 from .._docs import shared_parameters
-from ..._validation import Boolean
+from ..._validation import Boolean, NoneWhen
 from ...errors import InvalidParameterError
 from .._protocol import ParameterDependentTags, register
 from ._wave_discrete import DiscreteSquareWave
@@ -78,6 +78,9 @@ class SquareWave(WaveProtocol):
     name = "sw"
     summary = "square wave: report a public bucket of [-b, 1+b], dense near the value; EMS/EM estimate"
     _constraints = {**WaveProtocol._constraints, "discrete": Boolean()}
+    _relations = (NoneWhen("output_bins", "discrete", True,
+                           why="the discrete square wave has bins + 2*floor(b*bins) outputs",
+                           counterexample={"discrete": True, "output_bins": 64}),)
     _defaults = {**WaveProtocol._defaults, "discrete": False}
     # B-R (discrete=True) has an exact aggregate sampler (binomials and multinomials per input bucket)
     tags = ParameterDependentTags(  # pyright: ignore[reportAssignmentType]  (a descriptor: ProtocolTags on the class and each instance)
@@ -90,11 +93,6 @@ class SquareWave(WaveProtocol):
         b = self._params["b"]
         b = mutual_information_b(epsilon) if b is None else b
         if self._params["discrete"]:
-            if self._params["output_bins"] is not None:
-                raise InvalidParameterError(
-                    f"The 'output_bins' parameter of SW must be None when discrete=True (the discrete square "
-                    f"wave has bins + 2*floor(b*bins) outputs). Got {self._params['output_bins']!r} instead."
-                )
             half_width = math.floor(b * bins)
             if bins + 2 * half_width > MAX_BINS:
                 raise InvalidParameterError(
@@ -103,11 +101,7 @@ class SquareWave(WaveProtocol):
                 )
             self._finish_setup(DiscreteSquareWave(epsilon, bins, half_width), half_width / bins)
             return
-        if not b > 0:  # the MI rule underflows to 0 for epsilon > ~700
-            raise InvalidParameterError(
-                f"The 'epsilon' parameter of SW gives b = 0 by the mutual-information rule; pass b > 0 "
-                f"explicitly. Got epsilon={epsilon!r}."
-            )
+        # b > 0: the MI rule underflows to 0 only for epsilon > ~700, and epsilon <= 30 by the table
         output_bins = self._params["output_bins"] or bins
         self._finish_setup(OutputGrid(WaveShape(epsilon, b, 1.0), output_bins, bins), b)
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._types import ArrayLike
-from ..._validation import Constraint, Integer, Optional, check_allocation
+from ..._validation import Below, Constraint, Integer, Optional, check_allocation
 from ...errors import InvalidParameterError
 from ...estimates import Distribution
 from ...postprocess import isotonic_cdf
@@ -121,6 +121,8 @@ class ThresholdRR(NumericalProtocol):
         return 1
     _constraints = {**NumericalProtocol._constraints, "cuts": Optional(Cuts()), "grid_size": Integer(low=2, high=2**30),
                     "round": Integer(low=0, high=2**31 - 1)}
+    _relations = (Below("cuts", "grid_size", every=True, why="cuts lie in [1, grid_size - 1]",
+                        counterexample={"grid_size": 16, "cuts": [3, 16]}),)
     _defaults = {**NumericalProtocol._defaults, "cuts": None, "grid_size": 1024, "round": 0}
 
     def _check_memory(self) -> None:
@@ -129,11 +131,6 @@ class ThresholdRR(NumericalProtocol):
     def _setup(self) -> None:
         if self._params["cuts"] is None:  # one question, at the middle of the grid
             self._params["cuts"] = (max(self.grid_size // 2, 1),)
-        if self.cuts[-1] >= self.grid_size:
-            raise InvalidParameterError(
-                f"The 'cuts' parameter of {self.display_name} must lie in [1, grid_size - 1] = [1, {self.grid_size - 1}]. "
-                f"Got a largest cut of {self.cuts[-1]}."
-            )
         self._p = odds_probability(exp_lower(self.epsilon))
         self._cut_array = np.asarray(self.cuts, dtype=np.int64)
 

@@ -59,7 +59,7 @@ import numpy as np
 
 from .._docs import shared_parameters
 from ... import postprocess as _postprocess
-from ..._validation import Integer, Optional, Options
+from ..._validation import Either, Integer, Optional, Options
 from ...errors import InvalidParameterError, MalformedReportError
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
@@ -142,6 +142,8 @@ class Wavelet(NumericalProtocol):
         "variance_rule": Options(VARIANCE_RULES),
         "assignment": Options(("random", "fixed")),
     }
+    _relations = (Either("levels", "n_users", why=f"J, an int in [0, {MAX_LEVELS}], or derived from n_users",
+                         counterexample={"levels": None, "n_users": None}),)
     _defaults = {
         **NumericalProtocol._defaults,
         "levels": None,
@@ -156,17 +158,12 @@ class Wavelet(NumericalProtocol):
         params = self._params
         if params["levels"] is not None:
             levels = params["levels"]
-        elif params["n_users"] is not None:
+        else:  # n_users is given when levels is not: the table's relation
             n = params["n_users"]
             levels = (
                 default_levels(n)
                 if params["level_rule"] == "sqrt"
                 else bound_optimal_levels(n, self.epsilon, params["variance_rule"])
-            )
-        else:
-            raise InvalidParameterError(
-                f"{self.display_name} needs the 'levels' parameter (J, an int in [0, {MAX_LEVELS}]) or the "
-                f"'n_users' parameter (an int >= 1, from which J is derived). Got levels=None and n_users=None."
             )
         self._levels = int(levels)
         rule = params["variance_rule"]
@@ -347,11 +344,7 @@ class Wavelet(NumericalProtocol):
         ``"clip-paper"`` (eq. 69 read literally) or ``"norm-sub"`` (Norm-Sub of the raw
         eq. 67 masses).
         """
-        if postprocess not in POSTPROCESS:
-            raise InvalidParameterError(
-                f"The 'postprocess' parameter of {self.display_name}.estimate must be one of {POSTPROCESS}. "
-                f"Got {postprocess!r} instead."
-            )
+        postprocess = postprocess or "clip"  # None: the default (estimate_options checked any other value)
         coefficients = self.coefficients(aggregator)
         bins = 2 ** (self._levels + 1)
         if postprocess == "norm-sub":
