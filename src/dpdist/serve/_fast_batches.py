@@ -42,10 +42,12 @@ from ._middleware import request_id_of, security_headers
 from ._refusals import Refusal
 from ._routes.batches import Incoming, accept_batch, submit_batch
 
-__all__ = ["BatchFastPath"]
+__all__ = ["BatchFastPath", "render_ack"]
 
 #: what ``JSONResponse.render`` does (one encoder, not one per answer as ``json.dumps`` with options builds)
 _RENDER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
+#: a JSON string as that encoder writes it (``ensure_ascii=False``)
+_STRING = json.encoder.encode_basestring  # type: ignore[attr-defined]
 _WANTED = frozenset({b"authorization", b"content-type", b"content-length", b"x-request-id"})
 _JSON = (b"content-type", b"application/json")
 
@@ -139,7 +141,22 @@ class BatchFastPath:
                             length.decode("latin-1") if length is not None else None, receive)
         ack = await accept_batch(self.service, incoming)
         self.metrics.acknowledged(ack)
-        return 200, *_json(_RENDER(ack).encode("utf-8"), [])
+        return 200, *_json(render_ack(ack), [])
+
+
+#: the keys of an acknowledgement (:func:`._group.acknowledgement`), in order
+_ACK_KEYS = ("campaign", "batch_id", "n_read", "accepted", "rejected", "duplicate")
+
+
+def render_ack(ack: dict) -> bytes:
+    """The body ``JSONResponse`` renders for the acknowledgement ``ack``, byte for byte, without the encoder's
+    walk of the dict for the usual one (its two strings escaped by the encoder's own function, nothing rejected)."""
+    if (tuple(ack) != _ACK_KEYS or ack["rejected"] or type(ack["campaign"]) is not str or type(ack["batch_id"]) is not str
+            or type(ack["n_read"]) is not int or type(ack["accepted"]) is not int or type(ack["duplicate"]) is not bool):
+        return _RENDER(ack).encode("utf-8")
+    return (f'{{"campaign":{_STRING(ack["campaign"])},"batch_id":{_STRING(ack["batch_id"])},"n_read":{ack["n_read"]},'
+            f'"accepted":{ack["accepted"]},"rejected":{{}},"duplicate":{"true" if ack["duplicate"] else "false"}}}'
+            ).encode("utf-8")
 
 
 def _json(body: bytes, headers: list) -> tuple[bytes, list]:
