@@ -7,7 +7,8 @@ closures and message copies, Starlette's routing and exception layers, its
 application's middleware, serves this one route itself, with the same steps and
 the same answers byte for byte:
 
-* the same route match (the Starlette route's own :meth:`~starlette.routing.Route.matches`);
+* the same route match (what the Starlette route's :meth:`~starlette.routing.Route.matches` does: its regex,
+  convertors and methods, without its child scope and enum);
 * the same work (:func:`._routes.batches.accept_batch`: rate, admission before the
   body, the body's limits, decoding, the group commit, the acknowledgement only
   once durable);
@@ -31,7 +32,7 @@ from __future__ import annotations
 import json
 import time
 
-from starlette.routing import Match, Route
+from starlette.routing import Route
 
 from .._guard._body import CLIENT_GONE
 from ._access import access_line
@@ -75,12 +76,16 @@ class BatchFastPath:
         if scope["type"] != "http" or scope.get("query_string") or scope.get("root_path"):
             await self.app(scope, receive, send)
             return
-        match, child = self.route.matches(scope)
-        if match is not Match.FULL:
-            await self.app(scope, receive, send)
+        route = self.route
+        found = route.path_regex.match(scope["path"])  # Route.matches (no root_path: the path is the route's path)
+        if found is None or (route.methods and scope["method"] not in route.methods):
+            await self.app(scope, receive, send)  # another route's, or this one's with another method (405)
             return
-        scope.update(child)
-        scope["route"] = self.route
+        parameters = found.groupdict()
+        for name, value in parameters.items():
+            parameters[name] = route.param_convertors[name].convert(value)
+        scope["endpoint"], scope["path_params"] = route.endpoint, {**scope.get("path_params", {}), **parameters}
+        scope["route"] = route
         await self._serve(scope, receive, send)
 
     async def _serve(self, scope, receive, send) -> None:
