@@ -48,7 +48,7 @@ __all__ = ["BatchFastPath", "render_ack"]
 #: what ``JSONResponse.render`` does (one encoder, not one per answer as ``json.dumps`` with options builds)
 _RENDER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
 #: a JSON string as that encoder writes it (``ensure_ascii=False``)
-_STRING = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_STRING = json.encoder.encode_basestring
 _WANTED = frozenset({b"authorization", b"content-type", b"content-length", b"x-request-id"})
 _JSON = (b"content-type", b"application/json")
 
