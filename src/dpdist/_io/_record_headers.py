@@ -108,18 +108,34 @@ def _whole(body: bytes, end: int, header: dict) -> tuple[dict, bytes] | None:
 
 def _cut(raw: bytes) -> tuple[bytes, int | None, str | None] | None:
     """``raw`` with its ``crc32`` and ``file_id`` values cut out, and those values (None where a key is absent); None
-    when a key occurs more than once or not in the plain form (such a header is not remembered)."""
+    when a key occurs more than once or not in the plain form (such a header is not remembered).  Each key is found
+    once (``find``, then the pattern matched where it begins: the only place it can match) and the key is spliced once."""
     crc = file_id = None
-    if raw.count(b'"crc32"') > 1 or raw.count(b'"file_id"') > 1:
-        return None
-    if b'"crc32"' in raw:
-        found = _CRC.search(raw)
+    spans = []
+    at = raw.find(b'"crc32"')
+    if at >= 0:
+        if raw.find(b'"crc32"', at + 7) >= 0:
+            return None
+        found = _CRC.match(raw, at)
         if found is None:
             return None
-        crc, raw = int(found[1]), raw[: found.start(1)] + raw[found.end(1) :]
-    if b'"file_id"' in raw:
-        found = _FILE_ID.search(raw)
+        crc = int(found[1])
+        spans.append(found.span(1))
+    at = raw.find(b'"file_id"')
+    if at >= 0:
+        if raw.find(b'"file_id"', at + 9) >= 0:
+            return None
+        found = _FILE_ID.match(raw, at)
         if found is None:
             return None
-        file_id, raw = found[1].decode(), raw[: found.start(1)] + raw[found.end(1) :]
-    return raw, crc, file_id
+        file_id = found[1].decode()
+        spans.append(found.span(1))
+    if not spans:
+        return raw, crc, file_id
+    spans.sort()
+    pieces, start = [], 0
+    for begin, end in spans:
+        pieces.append(raw[start:begin])
+        start = end
+    pieces.append(raw[start:])
+    return b"".join(pieces), crc, file_id
