@@ -38,7 +38,7 @@ from typing import BinaryIO, cast
 
 from ._binary import _PREFIX, RECORD_MAGIC, RECORD_VERSION, read_header
 
-__all__ = ["RecordHeaders", "MAX_HEADERS", "MAX_HEADER_BYTES"]
+__all__ = ["RecordHeaders", "MAX_HEADERS", "MAX_HEADER_BYTES", "value_spans"]
 
 #: headers remembered at most (a process serves a few configs)
 MAX_HEADERS = 64
@@ -106,35 +106,34 @@ def _whole(body: bytes, end: int, header: dict) -> tuple[dict, bytes] | None:
     return header, body[end:]
 
 
+def value_spans(raw: bytes) -> tuple[tuple[int, int] | None, tuple[int, int] | None] | None:
+    """Where the ``crc32`` and ``file_id`` values of the header ``raw`` are (each ``(start, end)`` in ``raw``, None where
+    the key is absent); None when a key occurs more than once or its value is not of the plain form.  Each key is
+    found once (``find``, then its pattern matched where it begins: the only place it can match)."""
+    spans: list[tuple[int, int] | None] = []
+    for key, pattern in ((b'"crc32"', _CRC), (b'"file_id"', _FILE_ID)):
+        at = raw.find(key)
+        if at < 0:
+            spans.append(None)
+            continue
+        found = pattern.match(raw, at) if raw.find(key, at + len(key)) < 0 else None
+        if found is None:
+            return None
+        spans.append(found.span(1))
+    return spans[0], spans[1]
+
+
 def _cut(raw: bytes) -> tuple[bytes, int | None, str | None] | None:
     """``raw`` with its ``crc32`` and ``file_id`` values cut out, and those values (None where a key is absent); None
-    when a key occurs more than once or not in the plain form (such a header is not remembered).  Each key is found
-    once (``find``, then the pattern matched where it begins: the only place it can match) and the key is spliced once."""
-    crc = file_id = None
-    spans = []
-    at = raw.find(b'"crc32"')
-    if at >= 0:
-        if raw.find(b'"crc32"', at + 7) >= 0:
-            return None
-        found = _CRC.match(raw, at)
-        if found is None:
-            return None
-        crc = int(found[1])
-        spans.append(found.span(1))
-    at = raw.find(b'"file_id"')
-    if at >= 0:
-        if raw.find(b'"file_id"', at + 9) >= 0:
-            return None
-        found = _FILE_ID.match(raw, at)
-        if found is None:
-            return None
-        file_id = found[1].decode()
-        spans.append(found.span(1))
-    if not spans:
-        return raw, crc, file_id
-    spans.sort()
+    when a key occurs more than once or not in the plain form (such a header is not remembered)."""
+    spans = value_spans(raw)
+    if spans is None:
+        return None
+    crc_span, id_span = spans
+    crc = None if crc_span is None else int(raw[crc_span[0] : crc_span[1]])
+    file_id = None if id_span is None else raw[id_span[0] : id_span[1]].decode()
     pieces, start = [], 0
-    for begin, end in spans:
+    for begin, end in sorted(span for span in spans if span is not None):
         pieces.append(raw[start:begin])
         start = end
     pieces.append(raw[start:])
