@@ -114,3 +114,19 @@ def test_bodies_alike_but_for_their_values_are_read_at_once_each_as_alone(varian
                 assert outcome == "committed", batch_id
                 _same(item.batch, expected)
         assert len(checked) <= 2  # the first of the length checked alone, the others against it (the odd one alone)
+
+
+def test_bodies_longer_than_the_bound_are_each_checked_on_their_own(monkeypatch):
+    from dpdist.serve import _alike_records, _group_bodies
+
+    bodies = _alike_variants()[:12]
+    checked = []
+    original = _group_bodies._plain_record
+    monkeypatch.setattr(_group_bodies, "_plain_record", lambda *args, **kwargs: checked.append(1) or original(*args, **kwargs))
+    monkeypatch.setattr(_alike_records, "MAX_ALIKE_BYTES", len(bodies[0][0]) - 1)
+    items = [Arrival("c", batch_id, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, body, "application/octet-stream",
+                                                                             LIMITS)) for body, batch_id in bodies]
+    committed, places, refused = decode_pending(items)
+    assert len(checked) == 12 and not refused and all(isinstance(item, Arrival) for item in committed)
+    for (body, batch_id), item in zip(bodies, items):
+        _same(item.batch, _alone(body, "application/octet-stream", batch_id))

@@ -31,10 +31,13 @@ import numpy as np
 from .._io._binary import _PREFIX
 from .._io._record_headers import value_spans
 
-__all__ = ["read_alike", "MIN_ALIKE"]
+__all__ = ["read_alike", "MIN_ALIKE", "MAX_ALIKE_BYTES"]
 
 #: bodies of one length at least, for them to be compared at once (fewer: each is checked on its own)
 MIN_ALIKE = 4
+#: the longest body compared at once (a few reports; longer ones are checked on their own, their header read once for
+#: many reports): the copies made to compare a group's bodies stay a few MiB
+MAX_ALIKE_BYTES = 4096
 _NO_ID = b"\x00" * 32  # what a batch id that is not 32 ASCII characters is compared as: never a hex digit
 
 
@@ -47,8 +50,8 @@ def read_alike(entries: list, plain: Callable[[Any, bytes], Any]) -> tuple[list,
         by_length.setdefault(len(entry[2]), []).append(entry)
     read: list = []
     left: list = []
-    for members in by_length.values():
-        if len(members) < MIN_ALIKE:
+    for length, members in by_length.items():
+        if len(members) < MIN_ALIKE or length > MAX_ALIKE_BYTES:
             left += members
         else:
             _read_length(members, plain, read, left)
