@@ -134,3 +134,4 @@ def test_a_decoding_bug_is_its_callers_alone(monkeypatch):
                                                                               "application/octet-stream", LIMITS))]
     committed, places, refused = decode_pending(items)
     assert len(committed) == 1 and places == [None, 0] and isinstance(refused[0], RuntimeError)
+

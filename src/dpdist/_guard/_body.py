@@ -195,13 +195,21 @@ class receive_body:
             refused = budget._refusal(declared, key, anonymous)
             if refused is not None:
                 raise refused
+        first = None
+        if _ready(self.receive):  # the body may be all there (one message): read without a deadline or a list
+            first = await self.receive()
+            if (first["type"] == "http.request" and not first.get("more_body", False)
+                    and len(first.get("body", b"")) <= max_body_bytes):
+                return self._whole(first.get("body", b""))
         loop = asyncio.get_running_loop()
         start = loop.time()
         due = body_deadline(self.limits, start, 0)
         chunks, more = [], True
         try:
             while more:
-                if _ready(self.receive):
+                if first is not None:
+                    message, first = first, None
+                elif _ready(self.receive):
                     message = await self.receive()
                 else:
                     try:
@@ -228,6 +236,17 @@ class receive_body:
             self._give_back()
             raise
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+    def _whole(self, chunk: bytes) -> bytes:
+        """A body that came whole in one message (within ``max_body_bytes``): held as :meth:`__aenter__`'s loop holds
+        a chunk."""
+        if chunk:
+            refused = self.budget._refusal(len(chunk), self.key, self.anonymous)
+            if refused is not None:
+                raise refused
+            self.budget._hold(len(chunk), self.key, self.anonymous)
+            self.held = len(chunk)
+        return chunk
 
     async def __aexit__(self, *exc) -> None:
         self._give_back()

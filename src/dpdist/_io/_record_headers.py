@@ -38,7 +38,7 @@ from typing import BinaryIO, cast
 
 from ._binary import _PREFIX, RECORD_MAGIC, RECORD_VERSION, read_header
 
-__all__ = ["RecordHeaders", "MAX_HEADERS", "MAX_HEADER_BYTES"]
+__all__ = ["RecordHeaders", "MAX_HEADERS", "MAX_HEADER_BYTES", "value_spans"]
 
 #: headers remembered at most (a process serves a few configs)
 MAX_HEADERS = 64
@@ -106,20 +106,35 @@ def _whole(body: bytes, end: int, header: dict) -> tuple[dict, bytes] | None:
     return header, body[end:]
 
 
+def value_spans(raw: bytes) -> tuple[tuple[int, int] | None, tuple[int, int] | None] | None:
+    """Where the ``crc32`` and ``file_id`` values of the header ``raw`` are (each ``(start, end)`` in ``raw``, None where
+    the key is absent); None when a key occurs more than once or its value is not of the plain form.  Each key is
+    found once (``find``, then its pattern matched where it begins: the only place it can match)."""
+    spans: list[tuple[int, int] | None] = []
+    for key, pattern in ((b'"crc32"', _CRC), (b'"file_id"', _FILE_ID)):
+        at = raw.find(key)
+        if at < 0:
+            spans.append(None)
+            continue
+        found = pattern.match(raw, at) if raw.find(key, at + len(key)) < 0 else None
+        if found is None:
+            return None
+        spans.append(found.span(1))
+    return spans[0], spans[1]
+
+
 def _cut(raw: bytes) -> tuple[bytes, int | None, str | None] | None:
     """``raw`` with its ``crc32`` and ``file_id`` values cut out, and those values (None where a key is absent); None
     when a key occurs more than once or not in the plain form (such a header is not remembered)."""
-    crc = file_id = None
-    if raw.count(b'"crc32"') > 1 or raw.count(b'"file_id"') > 1:
+    spans = value_spans(raw)
+    if spans is None:
         return None
-    if b'"crc32"' in raw:
-        found = _CRC.search(raw)
-        if found is None:
-            return None
-        crc, raw = int(found[1]), raw[: found.start(1)] + raw[found.end(1) :]
-    if b'"file_id"' in raw:
-        found = _FILE_ID.search(raw)
-        if found is None:
-            return None
-        file_id, raw = found[1].decode(), raw[: found.start(1)] + raw[found.end(1) :]
-    return raw, crc, file_id
+    crc_span, id_span = spans
+    crc = None if crc_span is None else int(raw[crc_span[0] : crc_span[1]])
+    file_id = None if id_span is None else raw[id_span[0] : id_span[1]].decode()
+    pieces, start = [], 0
+    for begin, end in sorted(span for span in spans if span is not None):
+        pieces.append(raw[start:begin])
+        start = end
+    pieces.append(raw[start:])
+    return b"".join(pieces), crc, file_id

@@ -160,6 +160,7 @@ def _run_serve(args) -> int:
               else note, file=sys.stderr, flush=True)
     options = {"log_level": args.log_level, **uvicorn_options(limits), **_uvicorn_operations(args)}
     if args.workers == 1:
+        app.state.freeze_heap = True  # a server process: its startup heap left out of full collections (serve/_heap.py)
         uvicorn.run(app, host=args.host, port=args.port, **options)
         return 0
     app.state.service.close()  # the database was opened to check it: each worker opens its own

@@ -139,6 +139,11 @@ class Aggregator(Generic[Owner]):
         check_count(other.n, "'n'")
         check_counts(other.rejected)
         check_statistic(self.protocol, other.statistic, other.n)
+        return self._merge_checked(other)
+
+    def _merge_checked(self, other: Aggregator[Any]) -> Aggregator[Owner]:
+        """:meth:`merge` of an aggregator of the same config whose state was validated already (an aggregator
+        :meth:`from_dict` made from a stored state: checked once, not twice); only the total is checked here."""
         if self.n + other.n > MAX_REPORTS:
             raise IncompatibleStateError(
                 f"Merging would hold {self.n + other.n} reports, more than the supported 2**53."

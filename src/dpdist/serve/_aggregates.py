@@ -10,8 +10,8 @@ left behind (it was killed before its fold) are folded by any process after
 :data:`ORPHAN_AFTER_MS`.
 
 Reading (:func:`read_aggregate`) merges every part and log row of the campaign
-with :meth:`~dpdist.local.Aggregator.merge` after :meth:`Aggregator.from_dict`,
-so each stored piece passes the state validator: a corrupt row is refused
+after :meth:`Aggregator.from_dict`, so each stored piece passes the state validator (once:
+the merge does not check it again): a corrupt row is refused
 (:class:`~dpdist.errors.IncompatibleStateError`), never counted, and a fold never
 extends a corrupt part.
 """
@@ -49,24 +49,25 @@ class Totals:
     refusals: int
 
 
-def _piece(protocol, dtype: str, kind: int, n, statistic, rejected: str):
-    """One stored part (kind 0) or log row (kind 1) as a validated Aggregator."""
+def _piece(protocol, dtype: str, kind: int, n, statistic, rejected: str, config: dict | None = None):
+    """One stored part (kind 0) or log row (kind 1) as a validated Aggregator (``config``: the protocol's, if known)."""
     size = protocol.statistic_size
     try:
         values = statistic_from_bytes(statistic, dtype, size) if kind == 0 else decode_delta(statistic, dtype, size)
     except (ValueError, IndexError) as error:
         raise IncompatibleStateError(f"A stored statistic of the campaign is corrupt ({error}).") from None
-    return Aggregator.from_dict({"config": protocol.config(), "n": n, "statistic": values, "rejected": json.loads(rejected)},
-                                protocol)
+    return Aggregator.from_dict({"config": protocol.config() if config is None else config, "n": n, "statistic": values,
+                                 "rejected": json.loads(rejected)}, protocol)
 
 
 def _merge_rows(protocol, dtype: str, rows) -> tuple:
     """The merged Aggregator, refused counts and batch count of stored rows ``(kind, n, statistic, rejected, refused,
     batches)``."""
-    aggregate, batches = protocol.aggregator(), 0
+    aggregate, batches, config = protocol.aggregator(), 0, protocol.config()
     refused: dict[str, int] = {}
     for kind, n, statistic, rejected, refused_text, count in rows:
-        aggregate.merge(_piece(protocol, dtype, kind, n, statistic, rejected))
+        # from_dict validated the piece: merged without checking it again
+        aggregate._merge_checked(_piece(protocol, dtype, kind, n, statistic, rejected, config))
         for reason, number in json.loads(refused_text).items():
             refused[reason] = refused.get(reason, 0) + int(number)
         batches += int(count)

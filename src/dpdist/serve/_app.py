@@ -20,6 +20,7 @@ from starlette.staticfiles import StaticFiles
 from .._types import PathLike
 from ._access import PrivacyMiddleware
 from ._assets import clients_js_dir
+from ._heap import freeze_startup_heap
 from ._http import EXCEPTION_HANDLERS
 from ._limits import DEFAULT_MAX_BODY_BYTES, Limits
 from ._ohttp_gateway import ROUTES as OHTTP_ROUTES
@@ -39,9 +40,12 @@ def openapi_schema() -> dict:
 
 @contextlib.asynccontextmanager
 async def lifespan(app: Starlette):
-    """Start the service's background work with the server; at shutdown stop it and close the database."""
+    """Start the service's background work with the server (and, in a server process, freeze the heap made so far:
+    :mod:`._heap`); at shutdown stop it and close the database."""
     service: Service = app.state.service
     await run_in_threadpool(service.start)
+    if getattr(app.state, "freeze_heap", False):  # a server process (the command line sets it): _heap
+        freeze_startup_heap()
     try:
         yield
     finally:

@@ -16,6 +16,8 @@ import numpy as np
 __all__ = ["statistic_bytes", "statistic_from_bytes", "encode_delta", "decode_delta"]
 
 _INTEGERS: tuple[np.dtype, ...] = (np.dtype("<i1"), np.dtype("<i2"), np.dtype("<i4"), np.dtype("<i8"))
+#: each of :data:`_INTEGERS` with its least and greatest value (``np.iinfo`` once, not per group)
+_RANGES = tuple((dtype, int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)) for dtype in _INTEGERS)
 
 
 def statistic_bytes(statistic: np.ndarray) -> bytes:
@@ -36,9 +38,8 @@ def _narrow(values: np.ndarray) -> tuple[int, np.ndarray]:
     if values.size == 0:
         return 0, values.astype(_INTEGERS[0])
     low, high = int(values.min()), int(values.max())
-    for code, dtype in enumerate(_INTEGERS):
-        info = np.iinfo(dtype)
-        if info.min <= low and high <= info.max:
+    for code, (dtype, least, most) in enumerate(_RANGES):
+        if least <= low and high <= most:
             return code, values.astype(dtype)
     raise OverflowError("a statistic change does not fit in int64")  # pragma: no cover - int64 statistics
 

@@ -7,7 +7,8 @@ closures and message copies, Starlette's routing and exception layers, its
 application's middleware, serves this one route itself, with the same steps and
 the same answers byte for byte:
 
-* the same route match (the Starlette route's own :meth:`~starlette.routing.Route.matches`);
+* the same route match (what the Starlette route's :meth:`~starlette.routing.Route.matches` does: its regex,
+  convertors and methods, without its child scope and enum);
 * the same work (:func:`._routes.batches.accept_batch`: rate, admission before the
   body, the body's limits, decoding, the group commit, the acknowledgement only
   once durable);
@@ -31,7 +32,7 @@ from __future__ import annotations
 import json
 import time
 
-from starlette.routing import Match, Route
+from starlette.routing import Route
 
 from .._guard._body import CLIENT_GONE
 from ._access import access_line
@@ -42,10 +43,12 @@ from ._middleware import request_id_of, security_headers
 from ._refusals import Refusal
 from ._routes.batches import Incoming, accept_batch, submit_batch
 
-__all__ = ["BatchFastPath", "batch_answer"]
+__all__ = ["BatchFastPath", "batch_answer", "render_ack"]
 
 #: what ``JSONResponse.render`` does (one encoder, not one per answer as ``json.dumps`` with options builds)
 _RENDER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
+#: a JSON string as that encoder writes it (``ensure_ascii=False``)
+_STRING = json.encoder.encode_basestring
 _WANTED = frozenset({b"authorization", b"content-type", b"content-length", b"x-request-id"})
 _JSON = (b"content-type", b"application/json")
 
@@ -73,12 +76,16 @@ class BatchFastPath:
         if scope["type"] != "http" or scope.get("query_string") or scope.get("root_path"):
             await self.app(scope, receive, send)
             return
-        match, child = self.route.matches(scope)
-        if match is not Match.FULL:
-            await self.app(scope, receive, send)
+        route = self.route
+        found = route.path_regex.match(scope["path"])  # Route.matches (no root_path: the path is the route's path)
+        if found is None or (route.methods and scope["method"] not in route.methods):
+            await self.app(scope, receive, send)  # another route's, or this one's with another method (405)
             return
-        scope.update(child)
-        scope["route"] = self.route
+        parameters = found.groupdict()
+        for name, value in parameters.items():
+            parameters[name] = route.param_convertors[name].convert(value)
+        scope["endpoint"], scope["path_params"] = route.endpoint, {**scope.get("path_params", {}), **parameters}
+        scope["route"] = route
         await self._serve(scope, receive, send)
 
     async def _serve(self, scope, receive, send) -> None:
@@ -140,7 +147,7 @@ async def acknowledgement(service, metrics, incoming: Incoming) -> tuple[int, by
     """The acknowledgement of a batch (its status, body, headers), counted in ``metrics``; a :class:`Refusal` raised."""
     ack = await accept_batch(service, incoming)
     metrics.acknowledged(ack)
-    return 200, *_json(_RENDER(ack).encode("utf-8"), [])
+    return 200, *_json(render_ack(ack), [])
 
 
 async def answered(metrics, work) -> tuple[int | None, bytes, list]:
@@ -158,6 +165,21 @@ async def answered(metrics, work) -> tuple[int | None, bytes, list]:
         status, document, headers = database_unavailable_answer(error)
     raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
     return status, *_json(_RENDER(document).encode("utf-8"), raw)
+
+
+#: the keys of an acknowledgement (:func:`._group.acknowledgement`), in order
+_ACK_KEYS = ("campaign", "batch_id", "n_read", "accepted", "rejected", "duplicate")
+
+
+def render_ack(ack: dict) -> bytes:
+    """The body ``JSONResponse`` renders for the acknowledgement ``ack``, byte for byte, without the encoder's
+    walk of the dict for the usual one (its two strings escaped by the encoder's own function, nothing rejected)."""
+    if (tuple(ack) != _ACK_KEYS or ack["rejected"] or type(ack["campaign"]) is not str or type(ack["batch_id"]) is not str
+            or type(ack["n_read"]) is not int or type(ack["accepted"]) is not int or type(ack["duplicate"]) is not bool):
+        return _RENDER(ack).encode("utf-8")
+    return (f'{{"campaign":{_STRING(ack["campaign"])},"batch_id":{_STRING(ack["batch_id"])},"n_read":{ack["n_read"]},'
+            f'"accepted":{ack["accepted"]},"rejected":{{}},"duplicate":{"true" if ack["duplicate"] else "false"}}}'
+            ).encode("utf-8")
 
 
 def _json(body: bytes, headers: list) -> tuple[bytes, list]:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from itertools import chain
 
 from ..local import ReportBatch
 from ._campaigns import BOUND_BATCH_ID, arrival_ms, protocol_of
@@ -209,7 +210,7 @@ def _config_of(text: str) -> dict:
 
 
 def _rejected_json(rejected: dict) -> str:
-    """A batch's rejected counts as stored (most batches reject nothing)."""
+    """Counts by reason as stored (a batch's rejected reports, a group's refusals; most are empty)."""
     return json.dumps(rejected, sort_keys=True) if rejected else "{}"
 
 
@@ -269,7 +270,7 @@ def _insert_batch_rows(db: Database, rows: list[tuple]) -> list[tuple]:
     if db.dialect != "postgresql":
         marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(rows))
         return db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) VALUES {marks}{_CLAIM}",
-                          tuple(value for row in rows for value in row))
+                          tuple(chain.from_iterable(rows)))
     document = json.dumps([dict(zip(_BATCH_FIELDS, row)) for row in rows])
     return db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) SELECT {_BATCH_COLUMNS} FROM"
                       f" json_populate_recordset(NULL::batches, ?::json){_CLAIM}", (document,))
@@ -352,7 +353,7 @@ def _count_refusals(db: Database, refusals: list[tuple], campaigns: dict) -> Non
         first.update(db.execute(
             f"INSERT INTO refused_batch_ids (campaign_id, batch_id, reason) VALUES {marks}"
             " ON CONFLICT (campaign_id, batch_id, reason) DO NOTHING RETURNING campaign_id, batch_id, reason",
-            tuple(value for refusal in chunk for value in refusal),
+            tuple(chain.from_iterable(chunk)),
         ))
     for campaign_id, batch_id, reason in refusals:
         if batch_id is None or (campaign_id, batch_id, reason) in first:
@@ -376,7 +377,7 @@ def _bind(db: Database, items: list) -> dict[tuple[str, str], str]:
         marks = ", ".join(["(?, ?)"] * len(chunk))
         rows = db.execute(
             f"INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES {marks} ON CONFLICT (batch_id) DO NOTHING"
-            " RETURNING batch_id, campaign_id", tuple(value for pair in chunk for value in pair)
+            " RETURNING batch_id, campaign_id", tuple(chain.from_iterable(chunk))
         )
         result.update({(row[0], row[1]): "ours" for row in rows})
         others = [pair for pair in chunk if pair not in result]
@@ -502,8 +503,9 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
         db.execute_at_commit(
             "INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic), json.dumps(change.rejected, sort_keys=True),
-             json.dumps(campaign.refused, sort_keys=True), sum(campaign.refused.values()), len(campaign.admitted)),
+            (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic),
+             _rejected_json(change.rejected), _rejected_json(campaign.refused), sum(campaign.refused.values()),
+             len(campaign.admitted)),
         )
         if campaign.smallest is not None:  # locks the relayed campaign's row only when its minimum falls
             db.execute_at_commit(

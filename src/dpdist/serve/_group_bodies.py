@@ -19,6 +19,7 @@ decode raises (a bug) is its caller's alone (500), never the group's.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ from .._io._binary import _config_of as config_of
 from .._io._record_headers import RecordHeaders
 from ..errors import MalformedReportError
 from ..local import ReportBatch
+from ._alike_records import read_alike
 from ._campaigns import BATCH_ID
 from ._group import Arrival, Refused
 from ._ingest import BINARY_KINDS, decode_body, media_type
@@ -135,12 +137,15 @@ def _validated_together(items: list) -> dict[int, ReportBatch]:
             layout = pending.protocol.report_format
             known = found[id(pending.protocol)] = [(pending.protocol, layout.dtype, layout.row_shape,
                                                     config_of(pending.protocol)), []]
-        record = _plain_record(item, pending.body, known[0])
-        if record is not None:
-            known[1].append((index, *record))
+        known[1].append((index, item, pending.body))
     together: dict[int, ReportBatch] = {}
-    for (protocol, *_), records in found.values():
-        together.update(_split(protocol, records))
+    for against, entries in found.values():
+        records, left = read_alike(entries, functools.partial(_plain_record, against=against))
+        for index, item, body in left:  # each on its own
+            record = _plain_record(item, body, against)
+            if record is not None:
+                records.append((index, record[0]["shape"][0], record[1]))
+        together.update(_split(against[0], records))
     return together
 
 
@@ -171,9 +176,9 @@ def _plain_record(item: Arrival, body: bytes, against: tuple) -> tuple[dict, byt
 
 
 def _split(protocol, records: list) -> dict[int, ReportBatch]:
-    """Validate the reports of ``records`` (``(index, header, payload)``) at once; each one's batch if all are valid."""
+    """Validate the reports of ``records`` (``(index, reports, payload)``) at once; each one's batch if all are valid."""
     layout = protocol.report_format
-    sizes = [header["shape"][0] for _, header, _ in records]
+    sizes = [size for _, size, _ in records]
     reports = np.frombuffer(b"".join(payload for _, _, payload in records), dtype=layout.dtype)
     batch = protocol.validate_reports(reports.reshape((sum(sizes), *layout.row_shape)))
     if batch.n_rejected_rows or batch.rejected or not isinstance(batch.reports, np.ndarray):

@@ -11,14 +11,13 @@ group (:mod:`._group_bodies`), a large one in a worker thread before.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import hmac
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 from starlette.concurrency import run_in_threadpool
@@ -152,23 +151,18 @@ class Service:
         return creation
 
     # ------------------------------------------------------------------ admission
-    @contextlib.contextmanager
-    def slot(self) -> Iterator[None]:
+    def slot(self) -> _Slot:
         """A place among the batches being served (from admission to answer), or 503 ``busy`` with ``Retry-After`` at
         once, before the body is read, when the process is past its capacity (:mod:`._backpressure`): the work
-        waiting is bounded (``--max-queue``) and its answers stay fast."""
+        waiting is bounded (``--max-queue``) and its answers stay fast.  ``with service.slot(): ...`` (a class, not a
+        generator's context manager: every batch request takes one)."""
         self.pressure.watch()
         if self.queued >= self.limits.max_queue or (self.queued >= MIN_SHED and self.pressure.overloaded):
             why = (f"is serving {self.queued} batches, its limit (--max-queue)" if self.queued >= self.limits.max_queue
                    else "cannot answer more batches in time")
             raise Busy("busy", f"The server {why}; retry the same batch later.", retry_after=self.pressure.retry_after(),
                        close=True)
-        self.queued += 1
-        try:
-            yield
-            self.pressure.acknowledged()
-        finally:
-            self.queued -= 1
+        return _Slot(self)
 
     async def admit(self, campaign_id: str, batch_id: str | None, token: str, *, again: bool = True) -> CampaignRow:
         """The checks made before a batch's body is read: campaign, token, state and limits.
@@ -383,6 +377,27 @@ class Service:
                 raise  # admission's campaign was deleted since: 404, as a request coming a moment later would get
             return True  # unknown campaign: nothing to count against
         return outcome != RECORDED
+
+
+class _Slot:
+    """A batch's place taken by :meth:`Service.slot`: counted among the batches being served until the ``with`` block
+    ends; a block that ends without an exception counts as a batch acknowledged (:mod:`._backpressure`)."""
+
+    __slots__ = ("service",)
+
+    def __init__(self, service: Service):
+        self.service = service
+
+    def __enter__(self) -> None:
+        self.service.queued += 1
+
+    def __exit__(self, kind, value, traceback) -> None:
+        service = self.service
+        try:
+            if kind is None:
+                service.pressure.acknowledged()
+        finally:
+            service.queued -= 1
 
 
 def batch_id_of_records(body: bytes, content_type: str, max_records: int | None = None) -> str:

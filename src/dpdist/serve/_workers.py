@@ -36,7 +36,7 @@ WORKER_HEALTHCHECK_S = 60
 def worker_app():
     """The application of one worker process (uvicorn calls it: ``factory=True``)."""
     settings = json.loads(os.environ[SETTINGS])
-    return create_app(
+    app = create_app(
         settings["db"],
         admin_token=settings["admin_token"],
         max_body_bytes=settings["max_body_bytes"],
@@ -44,6 +44,8 @@ def worker_app():
         operations=Operations(**settings["operations"]),
         relay_token=settings["relay_token"],
     )
+    app.state.freeze_heap = True  # a server process: its startup heap left out of full collections (_heap)
+    return app
 
 
 def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int, limits, operations,

@@ -1,0 +1,132 @@
+"""One-record bodies of a group alike but for their values (``_alike_records``) get what ``decode_body`` gives each alone.
+
+A group of one-report records of one length (file id = batch id), with one body
+that differs from them in one way: another CRC of the same width, a leading
+zero, another file id, upper-case hex, another dtype, a report out of range,
+another config, a batch id that is not ASCII, a right CRC with leading zeros,
+another length.  Each body gets the batch or the refusal that
+:func:`dpdist.serve._ingest.decode_body` gives it alone, and the bodies alike
+are read with one check of a body of their length.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+import zlib
+
+import numpy as np
+import pytest
+
+from dpdist import io, local
+from dpdist._io._binary import RECORD_MAGIC, RECORD_VERSION
+from dpdist.serve._group import Arrival, Refused
+from dpdist.serve._group_bodies import PendingBody, decode_pending, settle
+from dpdist.serve._ingest import decode_body
+from dpdist.serve._limits import Limits
+from dpdist.serve._refusals import Refusal
+
+GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
+PROTOCOL = local.from_config(GRR)
+LIMITS = Limits()
+
+
+def _record(values, file_id=None, protocol=PROTOCOL) -> bytes:
+    return io.encode_record(protocol, protocol.privatize(np.asarray(values), rng=7), file_id)
+
+
+def _raw_record(header: dict, payload: bytes) -> bytes:
+    raw = json.dumps(header, sort_keys=True).encode()
+    return struct.pack("<8sHI", RECORD_MAGIC, RECORD_VERSION, len(raw)) + raw + payload
+
+
+def _alone(body: bytes, content_type: str, batch_id: str):
+    try:
+        return decode_body(PROTOCOL, body, content_type, batch_id, LIMITS)
+    except Refusal as refusal:
+        return refusal
+
+
+def _same(got, expected) -> None:
+    if isinstance(expected, Refusal):
+        assert isinstance(got, Refusal), got
+        assert (type(got), got.code, got.detail) == (type(expected), expected.code, expected.detail)
+        return
+    assert (got.rejected, got.n_read, got.n_rejected_rows, got.first_invalid_row, got.config) == (
+        expected.rejected, expected.n_read, expected.n_rejected_rows, expected.first_invalid_row, expected.config)
+    assert np.array_equal(got.reports, expected.reports) and got.reports.dtype == expected.reports.dtype
+
+
+def _alike_variants() -> list[tuple[bytes, str]]:
+    """One-report records of one length with file id = batch id, and bodies of that length that differ from them
+    in one way each (every one must get what decode_body gives it alone)."""
+    ids = [f"{k:032x}" for k in range(1, 13)]
+    valid = [(_record([k % 8], batch_id), batch_id) for k, batch_id in enumerate(ids)]
+    body, batch_id = valid[0]
+    start = body.index(b'"crc32": ') + len(b'"crc32": ')
+    width = body.index(b",", start) - start
+    crc = int(body[start : start + width])
+    other_crc = str((crc + 1) % 10**width).rjust(width, "1").encode()
+    upper = "ABCDEF" + "0" * 26
+    variants = [
+        (body[:start] + other_crc + body[start + width :], batch_id),  # a CRC of another payload, same width
+        (body[:start] + b"0" + body[start + 1 : start + width] + body[start + width :], batch_id),  # leading zero
+        (body, "d" * 32),  # the file id of another batch
+        (body.replace(batch_id.encode(), upper.encode()), upper),  # upper-case hex: not the plain form
+        (body.replace(b'"|u1"', b'"|i1"'), batch_id),  # another dtype, same length
+        (b"", "c" * 32),  # (below: a report out of range, its CRC right: the group's reports are validated alone)
+        (_record([1], "b" * 32, protocol=local.from_config({**GRR, "epsilon": 2.0})), "b" * 32),  # another config
+        (body.replace(batch_id.encode(), b"1" * 31 + b"\xff"), "1" * 31 + "\xff"),  # a batch id that is not ASCII
+    ]
+    header = json.loads(body[struct.calcsize("<8sHI") : -1])  # the header of a record of one one-byte report
+    variants[5] = (_raw_record(header | {"crc32": zlib.crc32(b"\x09"), "file_id": "c" * 32}, b"\x09"), "c" * 32)
+    short = next(value for value in range(8) if len(str(zlib.crc32(bytes([value])))) < width)  # a CRC of fewer digits
+    padded = str(zlib.crc32(bytes([short]))).rjust(width, "0").encode()
+    variants.append((body[:start] + padded + body[start + width : -1] + bytes([short]), batch_id))  # its CRC, leading zeros
+    return valid + [variant for variant in variants if len(variant[0]) == len(body)] + [
+        (body + b"x", "9" * 32)]  # another length
+
+
+@pytest.mark.parametrize("variant", [None, *range(10)], ids=["all-valid", "other-crc", "leading-zero", "other-file-id",
+                                                           "upper-case-id", "other-dtype", "out-of-range", "other-config",
+                                                           "non-ascii-id", "right-crc-leading-zeros", "other-length"])
+def test_bodies_alike_but_for_their_values_are_read_at_once_each_as_alone(variant, monkeypatch):
+    from dpdist.serve import _group_bodies
+
+    everything = _alike_variants()
+    assert len({len(body) for body, _ in everything[:-1]}) == 1 and len(everything) == 22
+    bodies = everything[:12] + ([] if variant is None else [everything[12 + variant]])
+    bodies.insert(5, bodies.pop())  # the odd one among the others, not last
+    checked = []
+    original = _group_bodies._plain_record
+    monkeypatch.setattr(_group_bodies, "_plain_record", lambda *args, **kwargs: checked.append(1) or original(*args, **kwargs))
+    for _ in range(2):
+        checked.clear()
+        items = [Arrival("c", batch_id, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, body, "application/octet-stream",
+                                                                                 LIMITS)) for body, batch_id in bodies]
+        committed, places, refused = decode_pending(items)
+        outcomes = settle([None if isinstance(item, Refused) else "committed" for item in committed], places, refused)
+        for (body, batch_id), item, outcome in zip(bodies, items, outcomes):
+            expected = _alone(body, "application/octet-stream", batch_id)
+            if isinstance(expected, Refusal):
+                _same(outcome, expected)
+            else:
+                assert outcome == "committed", batch_id
+                _same(item.batch, expected)
+        assert len(checked) <= 2  # the first of the length checked alone, the others against it (the odd one alone)
+
+
+def test_bodies_longer_than_the_bound_are_each_checked_on_their_own(monkeypatch):
+    from dpdist.serve import _alike_records, _group_bodies
+
+    bodies = _alike_variants()[:12]
+    checked = []
+    original = _group_bodies._plain_record
+    monkeypatch.setattr(_group_bodies, "_plain_record", lambda *args, **kwargs: checked.append(1) or original(*args, **kwargs))
+    monkeypatch.setattr(_alike_records, "MAX_ALIKE_BYTES", len(bodies[0][0]) - 1)
+    items = [Arrival("c", batch_id, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, body, "application/octet-stream",
+                                                                             LIMITS)) for body, batch_id in bodies]
+    committed, places, refused = decode_pending(items)
+    assert len(checked) == 12 and not refused and all(isinstance(item, Arrival) for item in committed)
+    for (body, batch_id), item in zip(bodies, items):
+        _same(item.batch, _alone(body, "application/octet-stream", batch_id))
