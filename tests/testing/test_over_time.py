@@ -120,7 +120,7 @@ def test_guarantees_are_values_with_their_relation():
     assert both.reports == 20 and both.epsilon == pytest.approx(over.epsilon + proto.epsilon_over_changes(4))
     with pytest.raises(InvalidParameterError, match="reports"):
         PrivacyGuarantee(1.0, 0.0, "history", "local")
-    with pytest.raises(InvalidParameterError, match="model='local'"):
+    with pytest.raises(InvalidParameterError, match="'model' parameter of PrivacyGuarantee must be 'local' when neighbouring='stable'"):
         PrivacyGuarantee(1.0, 0.0, "stable", "central")
 
 
