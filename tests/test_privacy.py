@@ -203,10 +203,11 @@ def test_a_guarantee_per_person_composes_with_its_unit_and_converts_to_one_per_r
 
 
 def test_shuffled_refuses_a_protocol_name_and_takes_a_config():
-    with pytest.raises(InvalidParameterError, match=r"The 'protocol' argument of shuffled must be a local protocol.*"
-                                                    r"Got 'grr' instead\. A name is not enough.*local\.make\('grr'"):
+    with pytest.raises(InvalidParameterError, match=r"The 'protocol' parameter of shuffled must be a local protocol "
+                                                    r"\(dpdist\.local\.make\(name, .*a name alone is not enough.*"
+                                                    r"Got 'grr' instead\."):
         privacy.shuffled("grr", 1000, 1e-6)
-    with pytest.raises(InvalidParameterError, match=r"The 'protocol' argument of shuffled.*Got 3 instead"):
+    with pytest.raises(InvalidParameterError, match=r"The 'protocol' parameter of shuffled.*Got 3 instead"):
         privacy.shuffled(3, 1000, 1e-6)
     grr = local.make("grr", epsilon=2.0, domain_size=4)
     assert privacy.shuffled(grr.config(), 1000, 1e-6) == privacy.shuffled(grr, 1000, 1e-6)  # a config is a protocol

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import difflib
 import functools
+import importlib
 import inspect
 import math
 import numbers
 import os
 import re
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence, TypeVar, cast
 
@@ -45,6 +47,9 @@ __all__ = [
     "Described",
     "OneOf",
     "InstanceOf",
+    "NamedInstanceOf",
+    "Items",
+    "TupleOf",
     "Text",
     "Bytes",
     "PathLike",
@@ -445,6 +450,104 @@ def _as_tuple(types: Any) -> tuple:
 
 
 @dataclass(frozen=True)
+class Items(Constraint):
+    """At least ``min_length`` items, each satisfying ``item``, described as ``what``: a list, a tuple, a 1-D array or
+    another iterable (not a str, bytes or mapping); returned as a tuple of the items as ``item`` returns them.
+    ``increasing``: each item above the one before (real items: a grid, a curve's abscissae)."""
+
+    item: Constraint
+    what: str
+    min_length: int = 0
+    increasing: bool = False
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
+            raise ValueError
+        items = tuple(self.item.check(one) for one in value)  # an item the rule refuses raises ValueError or TypeError
+        if len(items) < self.min_length:
+            raise ValueError
+        if self.increasing and any(not before < after for before, after in zip(items, items[1:])):
+            raise ValueError
+        return items
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", 3, {"a": 1}]
+        bad = [example for example in self.item.invalid_examples() if example is not None][:1]
+        out.extend([bad] if bad else [])
+        if self.min_length:
+            out.append([])
+        if self.increasing:
+            out.append([2.0, 1.0] * max(1, self.min_length))
+        return out
+
+    def shown(self, value: Any) -> str:
+        """The first item refused, as ``item`` shows it (a list of a thousand is not shown whole), else the value."""
+        if isinstance(value, (list, tuple, np.ndarray)):
+            for index, one in enumerate(value):
+                try:
+                    self.item.check(one)
+                except (ValueError, TypeError):
+                    return f"a {type(value).__name__} whose item {index} is {self.item.shown(one)}"
+        return super().shown(value)
+
+
+@dataclass(frozen=True)
+class TupleOf(Constraint):
+    """A pair, a triple, ...: exactly one item per rule of ``rules``, each satisfying its rule, described as ``what``;
+    returned as a tuple of the items as their rules return them."""
+
+    rules: tuple[Constraint, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, (list, tuple)) or len(value) != len(self.rules):
+            raise ValueError
+        return tuple(rule.check(one) for rule, one in zip(self.rules, value))
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", 3, ()]
+        for index, rule in enumerate(self.rules):  # one bad item at each place (None stands for the others)
+            bad = [example for example in rule.invalid_examples() if example is not None][:1]
+            out.extend([tuple(bad[0] if place == index else None for place in range(len(self.rules)))] if bad else [])
+        return out
+
+
+@dataclass(frozen=True)
+class NamedInstanceOf(Constraint):
+    """An instance of one of the classes ``names`` of the module ``module`` (an optional package's, say a
+    ``cryptography`` key), described as ``what``.  The module is not imported to state the rule: while its package is
+    not imported no object of its classes exists, and every value is refused."""
+
+    module: str
+    names: tuple[str, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if self.module.partition(".")[0] not in sys.modules:
+            raise ValueError
+        found = importlib.import_module(self.module)
+        if not isinstance(value, tuple(getattr(found, name) for name in self.names)):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), "text"]
+
+    def shown(self, value: Any) -> str:
+        """The type only, as :class:`InstanceOf` (a key's repr may hold its numbers)."""
+        return type(value).__name__
+
+
+@dataclass(frozen=True)
 class Text(Constraint):
     """A string; ``non_empty``, ``ascii`` (printable ASCII), ``min_length``, ``max_length`` and ``pattern`` (a
     regular expression the whole string matches; say what it means with :class:`Described`) narrow it."""
@@ -523,7 +626,10 @@ class PathLike(Constraint):
     """The path of a file: a str or an ``os.PathLike`` (kept as given)."""
 
     def check(self, value: Any) -> Any:
-        if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value):
+        if not isinstance(value, (str, os.PathLike)):
+            raise ValueError
+        text = os.fspath(value)  # an os.PathLike of bytes (or of nothing) names no file here either
+        if not isinstance(text, str) or not text:
             raise ValueError
         return value
 

@@ -11,12 +11,26 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import dpdist
-from dpdist._validation import PARAMETER_TABLES, Boolean, Bytes, InstanceOf, Integer, Interval, validate_params
+from dpdist._validation import (
+    PARAMETER_TABLES,
+    Boolean,
+    Bytes,
+    InstanceOf,
+    Integer,
+    Interval,
+    Items,
+    NamedInstanceOf,
+    Text,
+    TupleOf,
+    validate_params,
+)
 from dpdist.errors import InvalidParameterError
 
 SOURCE = Path(dpdist.__file__).parent
@@ -96,3 +110,28 @@ def test_a_table_checks_positional_and_keyword_arguments_and_passes_the_checked_
         keyed(bytes(32), session=["private", "rows"])  # an object: its type only
     with pytest.raises(TypeError, match="names no parameter"):
         validate_params({"missing": Boolean()})(lambda x: x)
+
+
+def test_items_tuples_and_an_optional_packages_classes_are_rules():
+    levels = Items(Interval(0.0, 1.0, closed="both"), "levels in [0, 1]", min_length=1)
+    assert levels.check(np.array([0.5, 1])) == (0.5, 1.0) and levels.check(x / 4 for x in range(3)) == (0.0, 0.25, 0.5)
+    for bad in ([], [[0.5]], [0.5, 2.0], "0.5", {"a": 0.5}, 0.5):
+        with pytest.raises(ValueError):
+            levels.check(bad)
+    assert levels.shown([0.5, 2.0]) == "a list whose item 1 is 2.0"
+    edges = Items(Interval(), "edges", min_length=2, increasing=True)
+    assert edges.check([0, 1]) == (0.0, 1.0)
+    with pytest.raises(ValueError):
+        edges.check([0.0, 0.0])
+    pair = TupleOf((Text(), Integer(low=1)), "a (name, count) pair")
+    assert pair.check(["a", 2.0]) == ("a", 2)
+    for bad in (("a",), ("a", 0), (3, 1), "a1"):
+        with pytest.raises(ValueError):
+            pair.check(bad)
+    missing = NamedInstanceOf("dpdist_no_such_package.keys", ("Key",), "a key")
+    with pytest.raises(ValueError):  # the package is not imported: no object of its classes exists
+        missing.check(object())
+    present = NamedInstanceOf("fractions", ("Fraction",), "a fraction")
+    assert present.check(Fraction(1, 3)) == Fraction(1, 3) and present.shown(Fraction(1, 3)) == "Fraction"
+    with pytest.raises(ValueError):
+        present.check(1 / 3)

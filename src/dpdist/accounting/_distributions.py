@@ -32,15 +32,21 @@ from typing import Any, Union
 import numpy as np
 
 from .._documents import ABSENT, check_document, describe_value, read_dataclass, read_part, refused
+from .._validation import InstanceOf, Integer, Interval, Items, TupleOf, validate_params
 from ..errors import InvalidParameterError
 
-__all__ = ["Atoms", "GaussianLoss", "Curve", "Composed", "LossDistribution", "loss_from_dict", "pure_atoms",
+__all__ = ["Atoms", "GaussianLoss", "Curve", "Composed", "LossDistribution", "LOSS_DISTRIBUTION", "loss_from_dict", "pure_atoms",
            "approximate_atoms", "pair_atoms"]
 
 #: losses closer than this (absolute) are one atom
 _SAME_LOSS = 1e-12
 
 
+@validate_params({
+    "losses": Items(Interval(), "a non-empty list of finite floats", min_length=1),
+    "masses": Items(Interval(0.0, math.inf, closed="left"), "a non-empty list of finite floats >= 0", min_length=1),
+    "infinity": Interval(0.0, 1.0, closed="both"),
+})
 @dataclass(frozen=True)
 class Atoms:
     """A privacy loss that takes finitely many values: ``masses[i]`` at ``losses[i]`` (under :math:`P`), and
@@ -51,12 +57,10 @@ class Atoms:
     infinity: float = 0.0
 
     def __post_init__(self):
-        losses, masses = np.asarray(self.losses, dtype=np.float64), np.asarray(self.masses, dtype=np.float64)
-        if losses.shape != masses.shape or losses.ndim != 1 or not losses.size:
-            raise InvalidParameterError("A privacy loss's atoms are two equal, non-empty lists (losses and masses).")
-        if not (np.all(np.isfinite(losses)) and np.all(masses >= 0) and 0 <= self.infinity <= 1):
-            raise InvalidParameterError("A privacy loss's atoms have finite losses and masses >= 0 (infinity in [0, 1]).")
-        total = float(masses.sum()) + self.infinity
+        if len(self.losses) != len(self.masses):
+            raise InvalidParameterError(f"A privacy loss's atoms need one mass per loss. Got {len(self.losses)} losses and "
+                                        f"{len(self.masses)} masses.")
+        total = math.fsum(self.masses) + self.infinity
         if abs(total - 1.0) > 1e-9:
             raise InvalidParameterError(f"A privacy loss's masses and its infinity must sum to 1. Got {total!r}.")
 
@@ -76,6 +80,7 @@ class Atoms:
         return {"kind": "atoms", "losses": list(self.losses), "masses": list(self.masses), "infinity": self.infinity}
 
 
+@validate_params({"sigma": Interval(0.0, math.inf, closed="neither")})
 @dataclass(frozen=True)
 class GaussianLoss:
     r"""The Gaussian mechanism: noise :math:`\mathcal N(0, \sigma^2)` per unit of l2 sensitivity (its loss is
@@ -83,14 +88,14 @@ class GaussianLoss:
 
     sigma: float
 
-    def __post_init__(self):
-        if not 0 < self.sigma < math.inf:
-            raise InvalidParameterError(f"A Gaussian loss needs a finite sigma > 0. Got {self.sigma!r}.")
-
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "gaussian", "sigma": self.sigma}
 
 
+@validate_params({
+    "epsilons": Items(Interval(), "two or more increasing finite floats", min_length=2, increasing=True),
+    "deltas": Items(Interval(0.0, 1.0, closed="both"), "two or more floats in [0, 1]", min_length=2),
+})
 @dataclass(frozen=True)
 class Curve:
     r"""Upper bounds ``deltas[i]`` on every ordered neighbouring pair's :math:`\delta(\varepsilon_i)` at the
@@ -101,11 +106,9 @@ class Curve:
     deltas: tuple[float, ...]
 
     def __post_init__(self):
-        epsilons, deltas = np.asarray(self.epsilons), np.asarray(self.deltas)
-        if epsilons.shape != deltas.shape or epsilons.ndim != 1 or epsilons.size < 2 or np.any(np.diff(epsilons) <= 0):
-            raise InvalidParameterError("A privacy loss curve needs increasing epsilons and one delta each (two or more).")
-        if np.any(deltas < 0) or np.any(deltas > 1) or not np.all(np.isfinite(epsilons)):
-            raise InvalidParameterError("A privacy loss curve's deltas lie in [0, 1] at finite epsilons.")
+        if len(self.epsilons) != len(self.deltas):
+            raise InvalidParameterError(f"A privacy loss curve needs one delta per epsilon. Got {len(self.epsilons)} "
+                                        f"epsilons and {len(self.deltas)} deltas.")
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "curve", "epsilons": list(self.epsilons), "deltas": list(self.deltas)}
@@ -117,15 +120,17 @@ class Composed:
 
     parts: tuple[tuple["LossDistribution", int], ...]
 
-    def __post_init__(self):
-        if not self.parts or any(not isinstance(count, int) or count < 1 for _, count in self.parts):
-            raise InvalidParameterError("A composed privacy loss needs parts, each counted at least once.")
-
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "composed", "parts": [{"loss": part.to_dict(), "count": count} for part, count in self.parts]}
 
 
 LossDistribution = Union[Atoms, GaussianLoss, Curve, Composed]
+#: a loss distribution as an argument
+LOSS_DISTRIBUTION = InstanceOf((Atoms, GaussianLoss, Curve, Composed),
+                               "a privacy loss distribution (Atoms, GaussianLoss, Curve or Composed)")
+# (stated after the class: its parts may be Composed themselves)
+validate_params({"parts": Items(TupleOf((LOSS_DISTRIBUTION, Integer(low=1)), ""),
+                                "a non-empty list of (loss distribution, count >= 1) pairs", min_length=1)})(Composed)
 
 
 def loss_from_dict(data: Any) -> LossDistribution:

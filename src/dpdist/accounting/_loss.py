@@ -18,8 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from .._documents import ABSENT, read_dataclass, read_part
 from .._guarantee import PrivacyGuarantee, parallel as basic_parallel, sequential as basic_sequential
-from ..errors import InvalidParameterError
-from .._validation import InstanceOf, Interval, Optional, validate_params
+from .._validation import InstanceOf, Interval, Items, Optional, validate_params
 from ._distributions import (
     Atoms,
     Composed,
@@ -151,16 +150,11 @@ class PrivacyLoss:
         return read_dataclass(cls, data, nested=distribution)
 
 
-def _checked(owner: str, losses: Iterable[PrivacyLoss]) -> list[PrivacyLoss]:
-    losses = list(losses)
-    if not losses:
-        raise InvalidParameterError(f"{owner} needs at least one PrivacyLoss. Got none.")
-    for loss in losses:
-        if not isinstance(loss, PrivacyLoss):
-            raise InvalidParameterError(f"{owner} composes PrivacyLoss values. Got {type(loss).__name__} instead.")
-    return losses
+#: the losses a composition takes
+_LOSSES = Items(InstanceOf(PrivacyLoss, "a PrivacyLoss"), "a non-empty list of PrivacyLoss values", min_length=1)
 
 
+@validate_params({"losses": _LOSSES}, owner="accounting.sequential")
 def sequential(losses: Iterable[PrivacyLoss]) -> PrivacyLoss:
     r"""The loss of mechanisms run one after another on the same data, each with fresh randomness.
 
@@ -168,7 +162,7 @@ def sequential(losses: Iterable[PrivacyLoss]) -> PrivacyLoss:
     (Bun & Steinke 2016, Lemma 2.3), when every part has one; PLD: the product of the dominating pairs (Zhu,
     Dathathri & Gopi 2022), when every part has one.  Equal parts are counted, not repeated.
     """
-    losses = _checked("accounting.sequential", losses)
+    losses = list(losses)  # (a list already: the table's)
     guarantee = basic_sequential(loss.guarantee for loss in losses)
     rho = None if any(loss.rho is None for loss in losses) else math.fsum(loss.rho or 0.0 for loss in losses)
     distribution: LossDistribution | None = None
@@ -188,12 +182,13 @@ def _parts(distribution) -> Sequence[tuple[LossDistribution, int]]:
     return distribution.parts if isinstance(distribution, Composed) else ((distribution, 1),)
 
 
+@validate_params({"losses": _LOSSES}, owner="accounting.parallel")
 def parallel(losses: Iterable[PrivacyLoss]) -> PrivacyLoss:
     r"""The loss of mechanisms run on disjoint parts of the data (each record in one part, parts fixed by public
     rules): the worst part.  Basic: max :math:`\varepsilon`, max :math:`\delta`; zCDP: max :math:`\rho`; PLD: a pair
     dominating every part's (the part itself when all are equal, else connect-the-dots on the largest of their
     curves, :func:`_envelope`)."""
-    losses = _checked("accounting.parallel", losses)
+    losses = list(losses)  # (a list already: the table's)
     guarantee = basic_parallel(loss.guarantee for loss in losses)
     rho = None if any(loss.rho is None for loss in losses) else max(loss.rho or 0.0 for loss in losses)
     distributions = [loss.distribution for loss in losses]

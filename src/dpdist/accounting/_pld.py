@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError
-from ._distributions import Atoms, Composed, Curve, GaussianLoss, LossDistribution
+from .._validation import Interval, validate_params
+from ._distributions import LOSS_DISTRIBUTION, Atoms, Composed, Curve, GaussianLoss, LossDistribution
 
 __all__ = ["DISCRETIZATION", "TAIL_MASS", "epsilon_at", "delta_at", "discretization_error", "dp_accounting_pld"]
 
@@ -56,11 +56,13 @@ def mechanisms(loss: LossDistribution) -> int:
     return 1
 
 
+@validate_params({
+    "loss": LOSS_DISTRIBUTION,
+    "discretization": Interval(0.0, math.inf, closed="neither"),
+})
 @functools.lru_cache(maxsize=256)
 def dp_accounting_pld(loss: LossDistribution, discretization: float = DISCRETIZATION) -> Any:
     """``loss`` as a pessimistic ``dp_accounting.pld.PrivacyLossDistribution`` on the lattice ``discretization``."""
-    if not 0 < discretization < math.inf:
-        raise InvalidParameterError(f"The 'discretization' of a privacy loss distribution must be > 0. Got {discretization!r}.")
     # lazy: dp_accounting loads scipy.signal (1.6 s); only an accountant that composes PLDs needs it
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution as pld
 
@@ -78,14 +80,12 @@ def dp_accounting_pld(loss: LossDistribution, discretization: float = DISCRETIZA
         rounded_epsilons, deltas = _rounded_curve(loss, discretization)
         pmf = pld_pmf.create_pmf_pessimistic_connect_dots(discretization, rounded_epsilons, deltas)
         return pld.PrivacyLossDistribution(pmf)
-    if isinstance(loss, Composed):
-        total = None
-        for part, count in loss.parts:
-            one = dp_accounting_pld(part, discretization)
-            step = one if count == 1 else one.self_compose(count, tail_mass_truncation=TAIL_MASS)
-            total = step if total is None else total.compose(step, tail_mass_truncation=TAIL_MASS)
-        return total
-    raise InvalidParameterError(f"Not a privacy loss distribution: {type(loss).__name__}.")
+    total = None  # Composed: the table admits no other kind
+    for part, count in loss.parts:
+        one = dp_accounting_pld(part, discretization)
+        step = one if count == 1 else one.self_compose(count, tail_mass_truncation=TAIL_MASS)
+        total = step if total is None else total.compose(step, tail_mass_truncation=TAIL_MASS)
+    return total
 
 
 def _rounded_curve(curve: Curve, discretization: float) -> tuple[np.ndarray, np.ndarray]:

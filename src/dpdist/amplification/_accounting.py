@@ -15,7 +15,7 @@ from .._validation import Integer, Interval, Optional, Options, check_param, val
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from . import _channel, _closed_form, _composition, _structured
-from ._checks import check_delta, check_epsilon0, check_n, check_protocol
+from ._checks import PROTOCOL, check_delta, check_epsilon0, check_n, check_protocol
 from ._reduction import PairDivergence, Reduction
 
 __all__ = [
@@ -199,7 +199,7 @@ class ShuffledAccount:
         return read_dataclass(cls, document)
 
 
-@validate_params({"method": Options(METHODS)}, owner="shuffled")
+@validate_params({"protocol": PROTOCOL, "method": Options(METHODS)}, owner="shuffled")
 def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numerical", rounds: int = 1) -> ShuffledAccount:
     """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
 
@@ -210,7 +210,7 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
     (:mod:`._composition`; stated in ``composition`` and ``notes``).  Memoized protocols are refused (their
     rounds share a memo).
     """
-    protocol = check_protocol("shuffled", protocol)
+    protocol = check_protocol(protocol)
     n, delta = check_n(n), check_delta(delta)
     _refuse_memoized(protocol)
     epsilon0 = float(protocol.guarantee.epsilon)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .._validation import Integer, check_param
-from ..errors import InvalidParameterError, InvalidPrivacyParameterError
+from .._validation import InstanceOf, Integer, OneOf, check_param
+from ..errors import InvalidPrivacyParameterError
 from ..local import LocalProtocol, from_config
 
-__all__ = ["check_delta", "check_epsilon0", "check_n", "check_protocol"]
+__all__ = ["check_delta", "check_epsilon0", "check_n", "check_protocol", "PROTOCOL"]
 
 
 def check_epsilon0(epsilon0) -> float:
@@ -25,18 +25,13 @@ def check_n(n) -> int:
     return check_param("amplification", "n", n, Integer(low=2, high=10**12))
 
 
-def check_protocol(owner: str, protocol) -> LocalProtocol:
-    """The local protocol whose reports are shuffled: a protocol object, or its config (a dict, as ``config()`` gives).
+#: the local protocol whose reports are shuffled: a protocol object, or its config (a dict, as ``config()`` gives);
+#: its name alone is refused, since its epsilon and domain decide the guarantee
+PROTOCOL = OneOf((InstanceOf(LocalProtocol, "a local protocol"), InstanceOf(dict, "its config")),
+                 "a local protocol (dpdist.local.make(name, epsilon=..., ...): a name alone is not enough, its epsilon "
+                 "and domain decide the guarantee) or its config (a dict)")
 
-    A protocol's name alone is refused: its epsilon and domain decide the guarantee.
-    """
-    if isinstance(protocol, LocalProtocol):
-        return protocol
-    if isinstance(protocol, dict):
-        return from_config(protocol)
-    hint = (f" A name is not enough (its epsilon and domain decide the guarantee): pass "
-            f"dpdist.local.make({protocol!r}, epsilon=..., ...)." if isinstance(protocol, str) else "")
-    raise InvalidParameterError(
-        f"The 'protocol' argument of {owner} must be a local protocol (dpdist.local.make(...)) or its config (a dict). "
-        f"Got {protocol!r:.100} instead.{hint}"
-    )
+
+def check_protocol(protocol: LocalProtocol | dict) -> LocalProtocol:
+    """The local protocol of ``protocol`` (one that passed :data:`PROTOCOL`): itself, or the one its config makes."""
+    return protocol if isinstance(protocol, LocalProtocol) else from_config(protocol)

@@ -16,11 +16,12 @@ from __future__ import annotations
 import json
 
 from .._guarantee import PrivacyGuarantee
+from .._validation import validate_params
 from ..accounting import Atoms, Composed, PrivacyLoss
 from ..local import LocalProtocol
 from . import _composition
 from ._accounting import _Bound, _reductions, account
-from ._checks import check_protocol
+from ._checks import PROTOCOL, check_protocol
 
 __all__ = ["shuffled_loss", "SHUFFLE_ASSUMPTIONS"]
 
@@ -32,10 +33,11 @@ SHUFFLE_ASSUMPTIONS = (
 )
 
 
+@validate_params({"protocol": PROTOCOL})
 def shuffled_loss(protocol: LocalProtocol, n: int, delta: float, rounds: int = 1) -> PrivacyLoss:
     """The central loss of ``rounds`` rounds of ``n`` shuffled reports of ``protocol``: its guarantee at ``delta``
     (:func:`~dpdist.amplification.shuffled`) and the rounds' dominating pair (module docstring).  No zCDP."""
-    protocol = check_protocol("shuffled_loss", protocol)
+    protocol = check_protocol(protocol)
     result = account(protocol, n, delta, "numerical", rounds)
     guarantee = PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
     epsilon0 = float(protocol.guarantee.epsilon)

@@ -13,6 +13,7 @@ from .._missing import missing_policy, real_array
 from ..central import quantiles, unbounded_quantile
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
+from .._validation import CallableRule, validate_params
 from ._statement import BudgetStatement, SessionGuarantee
 
 __all__ = ["planned_guarantee", "with_statement"]
@@ -34,6 +35,7 @@ def with_statement(result: Any, statement: BudgetStatement) -> Any:
     return dataclasses.replace(record, guarantee=SessionGuarantee(**fields, budget=statement))
 
 
+@validate_params({"function": CallableRule("a release function (one of dpdist.central, say)")})
 def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyGuarantee:
     """The guarantee ``function(*args, **kwargs)`` states, found by running it on no records.
 
@@ -42,8 +44,6 @@ def planned_guarantee(function: Callable, args: tuple, kwargs: dict) -> PrivacyG
     call checks it, and no value of the data is read.
     """
 
-    if not callable(function):
-        raise InvalidParameterError(f"BudgetSession.release needs a release function. Got {function!r} instead.")
     if not args:
         raise InvalidParameterError("BudgetSession.release needs the data as the first positional argument after the function.")
     try:

@@ -18,7 +18,19 @@ from ..accounting import PrivacyLoss, check_accountant, protocol_loss
 from ..accounting import parallel as parallel_losses
 from .._io._budget_file import read_budget_file, write_budget_file
 from .._types import ArrayLike, PathLike, Seed
-from .._validation import InstanceOf, Integer, Options, check_options, validate_params
+from .._validation import (
+    CallableRule,
+    Described,
+    InstanceOf,
+    Integer,
+    Items,
+    Optional,
+    Options,
+    PathLike as PathRule,
+    Text,
+    check_options,
+    validate_params,
+)
 from ..errors import (
     DPDistError,
     IncompatibleStateError,
@@ -39,6 +51,14 @@ __all__ = ["BudgetSession"]
 _RTOL = 1e-12
 #: Seconds a charge waits for another process's charge of the same file.
 _LOCK_WAIT = 30.0
+
+
+#: what a session charges: a guarantee, or a loss stated in every currency
+_CHARGED = InstanceOf((PrivacyGuarantee, PrivacyLoss), "a PrivacyGuarantee or a PrivacyLoss")
+#: a charge's label (a release's own default when None)
+_LABEL = Text(non_empty=False)
+#: the file a session is kept in
+_PATH = Described(PathRule(), "the path of a budget file (a non-empty str or os.PathLike)")
 
 
 class BudgetSession:
@@ -79,6 +99,7 @@ class BudgetSession:
 
     # ------------------------------------------------------------------ files
     @classmethod
+    @validate_params({"path": _PATH}, owner="BudgetSession.create")
     def create(cls, path: PathLike, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace",
                accountant: str = "tightest", unit: str = "record") -> "BudgetSession":
         """A new session kept in the JSON file ``path``; an existing file is never overwritten."""
@@ -95,6 +116,7 @@ class BudgetSession:
         return session
 
     @classmethod
+    @validate_params({"path": _PATH}, owner="BudgetSession.open")
     def open(cls, path: PathLike) -> "BudgetSession":
         """The session kept in ``path`` (written by :meth:`create`); every charge re-reads it under its lock."""
 
@@ -162,6 +184,7 @@ class BudgetSession:
         except InvalidParameterError as error:
             raise InvalidParameterError(f"This budget session ({self._total.describe()}) cannot charge it: {error}") from None
 
+    @validate_params({"charged": _CHARGED})
     def loss(self, charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyLoss:
         """What ``charged`` (a guarantee, or a :class:`~dpdist.accounting.PrivacyLoss` in every currency) costs in this
         session's relation, in every currency: an exact loss is kept when the relation is its own or a local one read
@@ -185,6 +208,7 @@ class BudgetSession:
         """``loss`` in this session's relation (:meth:`PrivacyLoss.restated`)."""
         return loss.restated(self.cost(loss.guarantee))
 
+    @validate_params({"guarantee": _CHARGED, "label": _LABEL})
     def check(self, guarantee: PrivacyGuarantee | PrivacyLoss, label: str = "") -> PrivacyGuarantee:
         """Refuse ``guarantee`` as :meth:`charge` would, without charging it; return what it would cost.
 
@@ -198,6 +222,7 @@ class BudgetSession:
             raise refusal
         return loss.guarantee
 
+    @validate_params({"guarantee": _CHARGED, "label": _LABEL})
     def charge(self, guarantee: PrivacyGuarantee | PrivacyLoss, label: str = "") -> BudgetStatement:
         """Charge one release or campaign stating ``guarantee`` (or its :class:`~dpdist.accounting.PrivacyLoss`);
         refuse it if it would overspend, or if the session's accountant cannot state it.
@@ -211,16 +236,15 @@ class BudgetSession:
         """
         return self._add(_stated(guarantee), self.loss(guarantee), 1, label)
 
-    @validate_params({"guarantees": InstanceOf((list, tuple), "a list of PrivacyGuarantee, one per disjoint part")})
+    @validate_params({"guarantees": Items(_CHARGED, "a non-empty list of PrivacyGuarantee or PrivacyLoss, one per disjoint "
+                                                    "part", min_length=1), "label": _LABEL})
     def charge_parallel(self, guarantees: Sequence[PrivacyGuarantee | PrivacyLoss], label: str = "") -> BudgetStatement:
         """Charge releases of disjoint parts of the data as one: their parallel composition (max epsilon, max delta).
 
         The parts must be disjoint sets of records, split by a rule that does not look at the data
         (a public key); see :func:`dpdist.privacy.parallel`.
         """
-        guarantees = list(guarantees)
-        if not guarantees:
-            raise InvalidParameterError("BudgetSession.charge_parallel needs at least one guarantee. Got none.")
+        guarantees = list(guarantees)  # (a list already: the table's)
         parts = [self.loss(guarantee) for guarantee in guarantees]
         cost = parallel_losses(parts)
         if all(part.derivation is not None for part in parts):  # (always, in a session kept in a file)
@@ -232,9 +256,6 @@ class BudgetSession:
     def _add(self, stated: PrivacyGuarantee, cost: PrivacyLoss | None, parts: int, label: str,
              priced: Callable[[list[Charge]], tuple[PrivacyGuarantee, PrivacyLoss]] | None = None) -> BudgetStatement:
         """Charge ``cost`` (or what ``priced`` makes of the charges so far, read under the lock) unless refused."""
-        if not isinstance(label, str):
-            raise InvalidParameterError(f"The 'label' of a budget charge must be a string. Got {label!r} instead.")
-
         with self._transaction() as charges:
             if priced is not None:
                 stated, cost = priced(charges)
@@ -345,6 +366,8 @@ class BudgetSession:
         return Charge(charge.label, charge.guarantee, charge.charged, charge.parts, charge.time, charge.id, exact)
 
     # ------------------------------------------------------------------ charged runs
+    @validate_params({"function": CallableRule("a release function (one of dpdist.central, say)"),
+                      "label": Optional(_LABEL)})
     def release(self, function: Callable[..., Any], *args: Any, label: str | None = None, **kwargs: Any) -> Any:
         """Charge a central release, then run it: ``session.release(central.cdf, x, epsilon=1, bounds=(0, 9))``.
 
@@ -368,6 +391,7 @@ class BudgetSession:
             )
         return with_statement(result, statement)
 
+    @validate_params({"label": Optional(_LABEL)})
     def privatize(self, protocol: LocalProtocol, values: ArrayLike, *, rng: Seed = None, secure: bool = False,
                   label: str | None = None) -> Any:
         """Charge one report per value of ``protocol`` (its exact loss per report), then randomize ``values``."""
@@ -375,6 +399,7 @@ class BudgetSession:
         self.charge(protocol_loss(protocol), label if label is not None else f"privatize {protocol.name}")
         return protocol.privatize(values, rng=rng, secure=secure)
 
+    @validate_params({"label": Optional(_LABEL)})
     def estimate(self, protocol: LocalProtocol, values: ArrayLike, *, rng: Seed = None, label: str | None = None,
                  **options: Any) -> Any:
         """Charge a one-shot local estimate (each value one user's report), then run it.
@@ -387,7 +412,7 @@ class BudgetSession:
         statement = self.charge(protocol_loss(protocol), label if label is not None else f"estimate {protocol.name}")
         return with_statement(protocol.estimate(protocol.simulate(values, rng=rng), **options), statement)
 
-    @validate_params({"reports": Integer(low=1)})
+    @validate_params({"reports": Integer(low=1), "label": Optional(_LABEL)})
     def campaign(self, protocol: LocalProtocol | Mapping[str, Any], *, reports: int = 1, label: str | None = None) -> BudgetStatement:
         r"""Charge a collection campaign of ``protocol`` (or its config) in which each device sends ``reports`` reports.
 
@@ -430,11 +455,7 @@ class BudgetSession:
 
 def _stated(charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyGuarantee:
     """The guarantee a charge states itself (before it is stated in the session's relation)."""
-    if isinstance(charged, PrivacyLoss):
-        return charged.guarantee
-    if isinstance(charged, PrivacyGuarantee):
-        return charged
-    raise InvalidParameterError(f"A budget session charges a PrivacyGuarantee or a PrivacyLoss. Got {type(charged).__name__}.")
+    return charged.guarantee if isinstance(charged, PrivacyLoss) else charged  # (its caller's table admits no other)
 
 
 def _spent_text(spent: Spent) -> str:
@@ -443,11 +464,8 @@ def _spent_text(spent: Spent) -> str:
     return f"{spent.epsilon:.6g} at delta {spent.delta:.3g} ({spent.accountant})"
 
 
-def _budget_path(owner: str, path: Any) -> Path:
-    """``path`` as the Path of a budget file: a str or os.PathLike naming no directory, in an existing directory."""
-    if not isinstance(path, (str, os.PathLike)) or not os.fspath(path) or isinstance(os.fspath(path), bytes):
-        raise InvalidParameterError(f"The 'path' argument of {owner} must be the path of a budget file (a str or "
-                                    f"os.PathLike). Got {path!r:.100} instead.")
+def _budget_path(owner: str, path: PathLike) -> Path:
+    """``path`` (a path: its caller's table checked) as the Path of a budget file: no directory, in an existing one."""
     if Path(path).is_dir():
         raise InvalidParameterError(f"The 'path' argument of {owner} must be the path of a budget file. Got "
                                     f"{os.fspath(path)!r}, a directory.")

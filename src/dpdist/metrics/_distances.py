@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
-from .._validation import Integer, Interval, check_param
+from .._validation import Constraint, Described, Integer, Interval, Items, OneOf, Optional, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._cdfs import DistributionLike, Grid, _default_bounds, _DistributionCDF, _EmpiricalCDF, _pair
 
@@ -29,33 +28,24 @@ def _exact_pieces(first, second):
     return left, right, np.diff(points), right[:-1], left[1:]
 
 
+#: a distance's grid: None (exact), a number of equal cells, or the cells' edges
+_GRID: dict[str, Constraint] = {"grid": Described(
+    Optional(OneOf((Integer(low=1), Items(Interval(), "", min_length=2, increasing=True)), "")),
+    "None, an int >= 1 (cells) or a 1-D array of at least 2 finite, strictly increasing floats (the cells' edges)")}
+
+
 def _grid_values(first, second, grid, owner: str):
-    """Widths and D at the right ends of the grid's cells (see :func:`wasserstein`)."""
-    if isinstance(grid, numbers.Integral) and not isinstance(grid, bool):
-        cells = check_param(owner, "grid", grid, Integer(low=1))
+    """Widths and D at the right ends of the grid's cells (see :func:`wasserstein`); ``grid`` passed ``_GRID``."""
+    if isinstance(grid, int):
         lo, hi = _default_bounds(first, second, owner)
-        points = np.linspace(lo, hi, cells + 1)
+        points = np.linspace(lo, hi, grid + 1)
     else:
-        try:
-            given = np.asarray(grid, dtype=np.float64) if not isinstance(grid, (str, bool)) else None
-        except (TypeError, ValueError):
-            given = None
-        if (
-            given is None
-            or given.ndim != 1
-            or given.size < 2
-            or not np.all(np.isfinite(given))
-            or np.any(np.diff(given) <= 0)
-        ):
-            raise InvalidParameterError(
-                f"The 'grid' parameter of {owner} must be None, an int >= 1 or a 1-D array of at "
-                f"least 2 finite, strictly increasing floats. Got {grid!r} instead."
-            )
-        points = given
+        points = np.asarray(grid, dtype=np.float64)
     difference = first.value(points[1:]) - second.value(points[1:])
     return difference, np.diff(points)
 
 
+@validate_params(_GRID, owner="metrics.wasserstein")
 def wasserstein(estimate: DistributionLike, truth: DistributionLike, *, grid: Grid = None) -> float:
     r"""1-Wasserstein (earth mover's) distance :math:`\int |F - G|\,dx` between two CDFs.
 
@@ -207,6 +197,7 @@ def _median_of_linear_pieces(a: np.ndarray, b: np.ndarray, widths: np.ndarray) -
     return float(positions[index])
 
 
+@validate_params(_GRID, owner="metrics.ks")
 def ks(estimate: DistributionLike, truth: DistributionLike, *, grid: Grid = None) -> float:
     r"""Kolmogorov-Smirnov distance :math:`\sup_x |F(x) - G(x)|` between two CDFs.
 
@@ -236,6 +227,7 @@ def ks(estimate: DistributionLike, truth: DistributionLike, *, grid: Grid = None
     return float(max(np.abs(left).max(), np.abs(right).max()))
 
 
+@validate_params(_GRID, owner="metrics.energy")
 def energy(estimate: DistributionLike, truth: DistributionLike, *, grid: Grid = None) -> float:
     r"""Energy distance :math:`\sqrt{2 \int (F - G)^2\,dx}` between two CDFs.
 

@@ -8,12 +8,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._rng import check_rng
-from .._validation import Bounds, Integer, Interval, check_param
-from ..errors import InvalidParameterError
+from .._validation import Bounds, Integer, Interval, Items, OneOf, check_param, validate_params
 from ._cdfs import DistributionLike, _default_bounds, _pair
 
 __all__ = ["range_query_mae", "mean_error", "variance_error", "quantile_error", "DECILES"]
 
+#: a quantile level
+_LEVEL = Interval(0.0, 1.0, closed="both")
 DECILES = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 
 
@@ -87,6 +88,9 @@ def variance_error(estimate: DistributionLike, truth: DistributionLike) -> float
     return abs(first.var() - second.var())
 
 
+@validate_params({"quantiles": OneOf((_LEVEL, Items(_LEVEL, "", min_length=1)),
+                                     "a float in [0, 1] or a non-empty 1-D array of floats in [0, 1]")},
+                 owner="metrics.quantile_error")
 def quantile_error(estimate: DistributionLike, truth: DistributionLike, quantiles: ArrayLike = DECILES) -> float:
     r"""Mean absolute error of quantiles, :math:`\frac{1}{|B|}\sum_{\beta \in B} |\hat Q(\beta) - Q(\beta)|`.
 
@@ -101,17 +105,5 @@ def quantile_error(estimate: DistributionLike, truth: DistributionLike, quantile
     """
     owner = "metrics.quantile_error"
     first, second = _pair(estimate, truth, owner)
-    levels = np.asarray(quantiles)
-    if (
-        levels.ndim > 1
-        or levels.size == 0
-        or not (np.issubdtype(levels.dtype, np.floating) or np.issubdtype(levels.dtype, np.integer))
-        or levels.dtype == np.bool_
-        or not np.all((levels >= 0) & (levels <= 1))
-    ):
-        raise InvalidParameterError(
-            f"The 'quantiles' parameter of {owner} must be a non-empty 1-D array of floats in [0, 1]. "
-            f"Got {quantiles!r} instead."
-        )
-    levels = np.atleast_1d(levels.astype(np.float64))
+    levels = np.atleast_1d(np.asarray(quantiles, dtype=np.float64))
     return float(np.mean(np.abs(first.quantile(levels) - second.quantile(levels))))

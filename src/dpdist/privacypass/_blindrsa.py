@@ -41,6 +41,7 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError, InvalidTokenError, SigningFailureError
+from .._validation import Bytes, Integer, NamedInstanceOf, OneOf, validate_params
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
@@ -90,52 +91,39 @@ def emsa_pss_encode(message: bytes, em_bits: int, salt: bytes) -> bytes:
 
 
 # ---------------------------------------------------------------------- keys
-def _rsa_key(key: Any, name: str, private: bool = False) -> Any:
-    """``key`` if it is a ``cryptography`` RSA key (a private one when ``private``); InvalidParameterError otherwise."""
-    from cryptography.hazmat.primitives.asymmetric import rsa  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
-
-    kinds: tuple[type, ...] = (rsa.RSAPrivateKey,) if private else (rsa.RSAPublicKey, rsa.RSAPrivateKey)
-    if not isinstance(key, kinds):
-        what = "an RSA private key (cryptography RSAPrivateKey, e.g. generate_private_key())" if private else (
-            "an RSA public key (cryptography RSAPublicKey, e.g. decode_token_key(token_key))")
-        raise InvalidParameterError(f"The '{name}' argument must be {what}. Got {type(key).__name__} instead.")
-    return key
-
-
-def _public_key(key: Any) -> Any:
-    """The RSAPublicKey of a public or private ``key`` (checked)."""
-    key = _rsa_key(key, "public_key")
-    return key.public_key() if hasattr(key, "private_numbers") else key
+_RSA = "cryptography.hazmat.primitives.asymmetric.rsa"  # the key classes (an optional extra: not imported here)
+#: a signer's key as an argument: public, or private (its public half is used)
+_PUBLIC_KEY = NamedInstanceOf(_RSA, ("RSAPublicKey", "RSAPrivateKey"),
+                              "an RSA public key (cryptography RSAPublicKey, e.g. decode_token_key(token_key))")
+#: the signer's own key
+_PRIVATE_KEY = NamedInstanceOf(_RSA, ("RSAPrivateKey",),
+                               "an RSA private key (cryptography RSAPrivateKey, e.g. generate_private_key())")
+#: the two RSABSSA-SHA384 variants' salt lengths
+_SALT_LENGTH = OneOf((Integer(SALT_LENGTH, SALT_LENGTH), Integer(0, 0)),
+                     f"{SALT_LENGTH} (RSABSSA-SHA384-PSS) or 0 (RSABSSA-SHA384-PSSZERO)")
 
 
 def _public_numbers(key: Any) -> tuple[int, int]:
-    numbers = _public_key(key).public_numbers()
+    """``(n, e)`` of a public or private ``key`` (checked by its caller's table)."""
+    numbers = (key.public_key() if hasattr(key, "private_numbers") else key).public_numbers()
     return numbers.n, numbers.e
 
 
-def _check_bytes(value: Any, name: str, length: int | None = None) -> bytes:
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise InvalidParameterError(f"The '{name}' argument must be bytes. Got {type(value).__name__} instead.")
-    value = bytes(value)
-    if length is not None and len(value) != length:
+def _check_length(value: bytes, name: str, length: int) -> bytes:
+    """``value`` (bytes: its caller's table checked) if it is ``length`` bytes, the key's modulus length."""
+    if len(value) != length:
         raise InvalidParameterError(f"The '{name}' argument must be {length} bytes (the modulus length). Got {len(value)} bytes.")
     return value
 
 
-def _check_salt_length(salt_length: Any) -> int:
-    if salt_length not in (0, SALT_LENGTH) or isinstance(salt_length, bool):
-        raise InvalidParameterError(
-            f"The 'salt_length' argument must be {SALT_LENGTH} (RSABSSA-SHA384-PSS) or 0 (RSABSSA-SHA384-PSSZERO). Got {salt_length!r}."
-        )
-    return int(salt_length)
-
-
 # ---------------------------------------------------------------------- RFC 9474, section 4
+@validate_params({"message": Bytes()})
 def prepare_randomize(message: bytes) -> bytes:
     """PrepareRandomize (RFC 9474, section 4.1): 32 random bytes, then ``message`` (the Randomized variants)."""
-    return secrets.token_bytes(32) + _check_bytes(message, "message")
+    return secrets.token_bytes(32) + message
 
 
+@validate_params({"public_key": _PUBLIC_KEY, "message": Bytes(), "salt_length": _SALT_LENGTH})
 def blind(public_key: RSAPublicKey, message: bytes, *, salt_length: int = SALT_LENGTH) -> tuple[bytes, int]:
     """Blind (RFC 9474, section 4.2): the blinded message for the signer, and ``inv`` to keep for :func:`finalize`.
 
@@ -153,8 +141,7 @@ def blind(public_key: RSAPublicKey, message: bytes, *, salt_length: int = SALT_L
     (blinded_msg, inv)
         ``blinded_msg``: ``modulus_len`` bytes; ``inv``: the inverse of the blinding factor ``r`` mod ``n``.
     """
-    message = _check_bytes(message, "message")
-    salt = secrets.token_bytes(_check_salt_length(salt_length))
+    salt = secrets.token_bytes(salt_length)
     n, e = _public_numbers(public_key)
     while True:  # r uniform in [1, n) (secrets.randbelow: rejection sampling); a non-invertible r is retried (step 8)
         r = 1 + secrets.randbelow(n - 1)
@@ -176,6 +163,7 @@ def blind_with(n: int, e: int, message: bytes, salt: bytes, r: int) -> tuple[byt
     return z.to_bytes((n.bit_length() + 7) // 8, "big"), inv
 
 
+@validate_params({"private_key": _PRIVATE_KEY, "blinded_msg": Bytes()})
 def blind_sign(private_key: RSAPrivateKey, blinded_msg: bytes) -> bytes:
     """BlindSign (RFC 9474, section 4.3): the RSA private operation on ``blinded_msg``, checked before it is returned.
 
@@ -189,10 +177,10 @@ def blind_sign(private_key: RSAPrivateKey, blinded_msg: bytes) -> bytes:
     SigningFailureError
         ``s^e != m (mod n)``: the computation was faulty; nothing is returned (RFC 9474, section 4.3, step 4).
     """
-    numbers = _rsa_key(private_key, "private_key", private=True).private_numbers()
+    numbers = private_key.private_numbers()
     n, e = numbers.public_numbers.n, numbers.public_numbers.e
     length = (n.bit_length() + 7) // 8
-    m = int.from_bytes(_check_bytes(blinded_msg, "blinded_msg", length), "big")
+    m = int.from_bytes(_check_length(blinded_msg, "blinded_msg", length), "big")
     if m >= n:
         raise InvalidParameterError("The 'blinded_msg' argument must be an integer below the modulus n (RFC 8017 RSASP1: "
                                     "'message representative out of range').")
@@ -213,6 +201,7 @@ def blind_sign(private_key: RSAPrivateKey, blinded_msg: bytes) -> bytes:
     return s.to_bytes(length, "big")
 
 
+@validate_params({"public_key": _PUBLIC_KEY, "message": Bytes(), "blind_sig": Bytes(), "salt_length": _SALT_LENGTH})
 def finalize(public_key: RSAPublicKey, message: bytes, blind_sig: bytes, inv: int, *, salt_length: int = SALT_LENGTH) -> bytes:
     """Finalize (RFC 9474, section 4.4): unblind ``blind_sig`` with ``inv`` and verify the signature on ``message``.
 
@@ -223,7 +212,7 @@ def finalize(public_key: RSAPublicKey, message: bytes, blind_sig: bytes, inv: in
     """
     n, _ = _public_numbers(public_key)
     length = (n.bit_length() + 7) // 8
-    z = int.from_bytes(_check_bytes(blind_sig, "blind_sig", length), "big")  # steps 1-2
+    z = int.from_bytes(_check_length(blind_sig, "blind_sig", length), "big")  # steps 1-2
     if not isinstance(inv, int) or isinstance(inv, bool) or not 0 < inv < n:
         raise InvalidParameterError(f"The 'inv' argument must be the int in [1, n) that blind returned. Got {inv!r:.60}.")
     signature = ((z * inv) % n).to_bytes(length, "big")  # steps 3-4
@@ -231,6 +220,7 @@ def finalize(public_key: RSAPublicKey, message: bytes, blind_sig: bytes, inv: in
     return signature
 
 
+@validate_params({"public_key": _PUBLIC_KEY, "message": Bytes(), "signature": Bytes(), "salt_length": _SALT_LENGTH})
 def verify(public_key: RSAPublicKey, message: bytes, signature: bytes, *, salt_length: int = SALT_LENGTH) -> None:
     """RSASSA-PSS-VERIFY (RFC 8017, section 8.1.2) with SHA-384, MGF1-SHA-384 and ``salt_length`` (RFC 9474, section 4.5).
 
@@ -240,10 +230,11 @@ def verify(public_key: RSAPublicKey, message: bytes, signature: bytes, *, salt_l
     from cryptography.hazmat.primitives import hashes  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
     from cryptography.hazmat.primitives.asymmetric import padding  # lazy: optional extra (cryptography, in dpdist[serve] and dpdist[relay])
 
-    pss = padding.PSS(mgf=padding.MGF1(hashes.SHA384()), salt_length=_check_salt_length(salt_length))
-    public_key = _public_key(public_key)
+    pss = padding.PSS(mgf=padding.MGF1(hashes.SHA384()), salt_length=salt_length)
+    key: Any = public_key  # an RSAPrivateKey too (its table admits both): its public half verifies
+    key = key.public_key() if hasattr(key, "private_numbers") else key
     try:
-        public_key.verify(_check_bytes(signature, "signature"), _check_bytes(message, "message"), pss, hashes.SHA384())
+        key.verify(signature, message, pss, hashes.SHA384())
     except InvalidSignature:
         raise InvalidTokenError("The signature is not a valid RSASSA-PSS signature of the message under the key.",
                                 reason="invalid_signature") from None

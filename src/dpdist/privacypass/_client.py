@@ -62,9 +62,11 @@ def challenge_bytes(challenge: Any) -> bytes:
 
 
 _TOKEN_KEY = Described(Bytes(), "bytes (DER)")
+#: a challenge as an argument: the object or its encoding
+_CHALLENGE = InstanceOf((TokenChallenge, bytes, bytearray, memoryview), "a TokenChallenge or its encoding (bytes)")
 
 
-@validate_params({"token_key": _TOKEN_KEY})
+@validate_params({"challenge": _CHALLENGE, "token_key": _TOKEN_KEY})
 def request_token(challenge: TokenChallenge | bytes, token_key: bytes) -> PendingToken:
     """Start issuing one token for ``challenge`` under the issuer key ``token_key`` (RFC 9578, section 6.1).
 
@@ -91,7 +93,7 @@ def request_token(challenge: TokenChallenge | bytes, token_key: bytes) -> Pendin
             return request_token_with(challenge, key, nonce, salt, r)
 
 
-@validate_params({"token_key": _TOKEN_KEY})
+@validate_params({"challenge": _CHALLENGE, "token_key": _TOKEN_KEY})
 def request_token_with(challenge: Any, token_key: bytes, nonce: bytes, salt: bytes, r: int) -> PendingToken:
     """:func:`request_token` with its random values given (the test vectors of RFC 9578 fix them)."""
     key = token_key

@@ -42,6 +42,8 @@ _FETCH: dict[str, Constraint] = {
     "retries": Described(Optional(Integer(low=0, high=100)), "None (as many as retry_window allows) or an int in 0..100"),
     "backoff": _SECONDS,
     "timeout": _SECONDS,
+    "retry_window": Described(Optional(Interval(0.0, math.inf, closed="left")),
+                              "None (no bound in time) or a number of seconds >= 0"),
 }
 
 
@@ -56,9 +58,6 @@ def _headers(credential: str) -> dict[str, str]:
 def _retries(retries: int | None, backoff: float, retry_window: float | None) -> Retries:
     """The retries of one token request (:mod:`dpdist._retry`): ``retries`` attempts after the first at most, within
     ``retry_window`` seconds of the first failure (None: no bound in time)."""
-    if retry_window is not None and (not isinstance(retry_window, (int, float)) or isinstance(retry_window, bool)
-                                     or not 0 <= retry_window < math.inf):
-        raise InvalidParameterError(f"The 'retry_window' argument must be None or a number of seconds >= 0. Got {retry_window!r}.")
     if retries is None and retry_window is None:
         raise InvalidParameterError("Give 'retries', 'retry_window' or both: a token request must stop retrying some time.")
     return Retries(window=math.inf if retry_window is None else retry_window, backoff=backoff, retries=retries)

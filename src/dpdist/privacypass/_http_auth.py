@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTokenError
-from .._validation import Described, Integer, Optional, Text, validate_params
+from .._validation import Bytes, Described, Integer, Optional, Text, validate_params
 
 __all__ = [
     "PrivateTokenChallenge",
@@ -44,11 +44,10 @@ _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _B64URL = re.compile(r"[A-Za-z0-9_-]*={0,2}")
 
 
-def b64url_encode(data: bytes, name: str = "data") -> str:
-    """base64url with padding (RFC 4648, section 5); InvalidParameterError naming ``name`` unless ``data`` is bytes."""
-    if not isinstance(data, (bytes, bytearray, memoryview)):
-        raise InvalidParameterError(f"The '{name}' argument must be bytes. Got {type(data).__name__} instead.")
-    return base64.urlsafe_b64encode(bytes(data)).decode("ascii")
+@validate_params({"data": Bytes()})
+def b64url_encode(data: bytes) -> str:
+    """base64url with padding (RFC 4648, section 5) of ``data`` (bytes)."""
+    return base64.urlsafe_b64encode(data).decode("ascii")
 
 
 def b64url_decode(text: Any, name: str) -> bytes:
@@ -71,18 +70,20 @@ class PrivateTokenChallenge:
     max_age: int | None
 
 
-@validate_params({"max_age": Optional(Described(Integer(low=0), "an int >= 0 (seconds)"))})
+@validate_params({"challenge": Bytes(), "token_key": Bytes(),
+                  "max_age": Optional(Described(Integer(low=0), "an int >= 0 (seconds)"))})
 def format_www_authenticate(challenge: bytes, token_key: bytes, max_age: int | None = None) -> str:
     """The value of ``WWW-Authenticate`` for one challenge (RFC 9577, section 2.1)."""
-    value = f'{SCHEME} challenge="{b64url_encode(challenge, "challenge")}", token-key="{b64url_encode(token_key, "token_key")}"'
+    value = f'{SCHEME} challenge="{b64url_encode(challenge)}", token-key="{b64url_encode(token_key)}"'
     if max_age is not None:
         value += f", max-age={max_age}"
     return value
 
 
+@validate_params({"token": Bytes()})
 def format_authorization(token: bytes) -> str:
     """The value of ``Authorization`` that presents ``token`` (RFC 9577, section 2.2.1)."""
-    return f'{SCHEME} token="{b64url_encode(token, "token")}"'
+    return f'{SCHEME} token="{b64url_encode(token)}"'
 
 
 def _lex(header: str) -> list[tuple[str, str]]:

@@ -12,7 +12,7 @@ then the bytes (TLS presentation language, RFC 8446 section 3)::
                                                     TokenResponse;                } Token;
 
 with ``Nk = 256``.  ``redemption_context`` is empty or 32 bytes; ``issuer_name`` and
-``origin_info`` are ASCII (origin names separated by commas).  The token's
+``origin_info`` are printable ASCII (origin names separated by commas).  The token's
 ``challenge_digest`` is ``SHA-256(TokenChallenge)`` and its authenticator signs the first 98 bytes
 (``token_type | nonce | challenge_digest | token_key_id``, RFC 9577 section 2.2.2).  Readers take
 exactly one message of the type and refuse anything else (a short or long buffer, a wrong length
@@ -24,9 +24,9 @@ from __future__ import annotations
 import functools
 import hashlib
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import InvalidParameterError, InvalidTokenError
+from .._validation import Bytes, Described, Integer, OneOf, Text, validate_params
 
 __all__ = [
     "TOKEN_TYPE",
@@ -48,18 +48,16 @@ TOKEN_LENGTH = 2 + 32 + 32 + 32 + NK
 TOKEN_REQUEST_LENGTH = 2 + 1 + NK
 
 
-def _as_bytes(value: Any, name: str) -> bytes:
-    if not isinstance(value, (bytes, bytearray, memoryview)):
-        raise InvalidParameterError(f"The '{name}' argument must be bytes. Got {type(value).__name__} instead.")
-    return bytes(value)
+#: the rules of a TokenChallenge's fields (``opaque x<a..b>`` bounds its lengths)
+_CHALLENGE = {
+    "issuer_name": Text(ascii=True, max_length=0xFFFF),
+    "redemption_context": OneOf((Bytes(0), Bytes(32)), "empty or 32 bytes"),
+    "origin_info": Text(non_empty=False, ascii=True, max_length=0xFFFF),
+    "token_type": Integer(low=0, high=0xFFFF),
+}
 
 
-def _ascii(value: Any, name: str, low: int) -> str:
-    if not isinstance(value, str) or not value.isascii() or not low <= len(value) <= 0xFFFF:
-        raise InvalidParameterError(f"The '{name}' of a TokenChallenge must be an ASCII string of {low} to 65535 characters. Got {value!r}.")
-    return value
-
-
+@validate_params(_CHALLENGE)
 @dataclass(frozen=True)
 class TokenChallenge:
     """A TokenChallenge (RFC 9577, section 2.1.1): which tokens an origin accepts.
@@ -81,16 +79,6 @@ class TokenChallenge:
     origin_info: str = ""
     token_type: int = TOKEN_TYPE
 
-    def __post_init__(self):
-        _ascii(self.issuer_name, "issuer_name", 1)
-        _ascii(self.origin_info, "origin_info", 0)
-        context = _as_bytes(self.redemption_context, "redemption_context")
-        if len(context) not in (0, 32):
-            raise InvalidParameterError(f"The 'redemption_context' of a TokenChallenge must be empty or 32 bytes. Got {len(context)} bytes.")
-        object.__setattr__(self, "redemption_context", context)
-        if not isinstance(self.token_type, int) or isinstance(self.token_type, bool) or not 0 <= self.token_type <= 0xFFFF:
-            raise InvalidParameterError(f"The 'token_type' of a TokenChallenge must be an int in 0..65535. Got {self.token_type!r}.")
-
     def encode(self) -> bytes:
         return self._encoded
 
@@ -105,9 +93,9 @@ class TokenChallenge:
         return hashlib.sha256(self.encode()).digest()
 
     @classmethod
+    @validate_params({"data": Bytes()}, owner="TokenChallenge.decode")
     def decode(cls, data: bytes) -> "TokenChallenge":
         """The TokenChallenge encoded in ``data`` (all of it); InvalidParameterError if ``data`` is not exactly one."""
-        data = _as_bytes(data, "challenge")
         try:
             if len(data) < 2:
                 raise ValueError("truncated")
@@ -144,14 +132,11 @@ class TokenRequest:
         return self.token_type.to_bytes(2, "big") + bytes([self.truncated_token_key_id]) + self.blinded_msg
 
     @classmethod
+    @validate_params({"data": Described(Bytes(TOKEN_REQUEST_LENGTH), f"{TOKEN_REQUEST_LENGTH} bytes (a TokenRequest of type "
+                                                                     "0x0002, RFC 9578 section 6.1)")},
+                     owner="TokenRequest.decode")
     def decode(cls, data: bytes) -> "TokenRequest":
         """The TokenRequest in ``data``: exactly 259 bytes of token type 0x0002, else InvalidParameterError."""
-        data = _as_bytes(data, "token_request")
-        if len(data) != TOKEN_REQUEST_LENGTH:
-            raise InvalidParameterError(
-                f"The 'token_request' argument must be {TOKEN_REQUEST_LENGTH} bytes (a TokenRequest of type 0x0002, RFC 9578 "
-                f"section 6.1). Got {len(data)} bytes."
-            )
         token_type = int.from_bytes(data[:2], "big")
         if token_type != TOKEN_TYPE:
             raise InvalidParameterError(f"The 'token_request' argument must be of token type 0x0002. Got 0x{token_type:04x}.")

@@ -18,8 +18,8 @@ import hashlib
 from typing import Any
 
 from ..errors import InvalidTokenError
-from .._validation import InstanceOf, validate_params
-from ._client import _TOKEN_KEY, challenge_bytes, public_key_of
+from .._validation import validate_params
+from ._client import _CHALLENGE, _TOKEN_KEY, challenge_bytes, public_key_of
 from ._messages import TOKEN_LENGTH, TOKEN_TYPE, TokenChallenge
 
 __all__ = ["verify_token"]
@@ -40,7 +40,7 @@ def _pss():
 
 @validate_params({
     "token_key": _TOKEN_KEY,
-    "challenge": InstanceOf((TokenChallenge, bytes, bytearray, memoryview), "a TokenChallenge or its encoding (bytes)"),
+    "challenge": _CHALLENGE,
 })
 def verify_token(token: Any, token_key: bytes, challenge: TokenChallenge | bytes) -> bytes:
     """Check a token (module docstring) and return its 32-byte nonce.

@@ -39,7 +39,7 @@ import numpy as np
 
 from .._rng import check_rng
 from .._types import Seed
-from .._validation import Integer, Interval, check_param
+from .._validation import Integer, Interval, Items, OneOf, validate_params
 from ..errors import InvalidParameterError, OutOfDomainError
 from ..local import LocalProtocol
 from ..local.frequency import _hashing
@@ -53,28 +53,28 @@ ATTACKED_PROTOCOLS = ("grr", "oue", "sue", "rue", "olh", "rlh")
 _CHUNK_CELLS = 1 << 22
 
 
-def _check(owner: str, protocol: Any, n_fake: Any, targets: Any) -> tuple[int, np.ndarray]:
+#: the target items: one id, or several
+_ID = Integer(low=-(2**63), high=2**63 - 1)  # an int64: one outside the domain is OutOfDomainError, by _check
+_TARGETS = OneOf((_ID, Items(_ID, "", min_length=1)), "an item id (an int64) or a non-empty 1-D array of them")
+
+
+def _check(owner: str, protocol: Any, targets: Any) -> np.ndarray:
+    """The targets (ints: the caller's table checked them) as an array of distinct items of ``protocol``'s domain."""
     if not isinstance(protocol, LocalProtocol) or protocol.name not in ATTACKED_PROTOCOLS:
         raise InvalidParameterError(
             f"The 'protocol' argument of {owner} must be one of the protocols {list(ATTACKED_PROTOCOLS)} "
             f"(dpdist.local.make). Got {protocol!r} instead."
         )
-    n_fake = check_param(owner, "n_fake", n_fake, Integer(low=0))
     d = int(protocol.domain_size)  # type: ignore[attr-defined]
-    array = np.asarray(targets)
-    if array.ndim == 0:
-        array = array.reshape(1)
-    if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iu":
-        raise InvalidParameterError(
-            f"The 'targets' argument of {owner} must be a non-empty 1-D array of item ids (ints). Got {targets!r} instead."
-        )
+    array = np.atleast_1d(np.asarray(targets, dtype=np.int64))
     if array.min() < 0 or array.max() >= d or np.unique(array).size != array.size:
         raise OutOfDomainError(
             f"The 'targets' argument of {owner} must hold distinct items in [0, {d}). Got {targets!r} instead."
         )
-    return n_fake, array.astype(np.int64)
+    return array
 
 
+@validate_params({"n_fake": Integer(low=0), "targets": _TARGETS, "hash_candidates": Integer(low=1, high=1 << 20)})
 def maximal_gain_attack(
     protocol: LocalProtocol, n_fake: int, targets: Any, *, rng: Seed = None, hash_candidates: int = 1000
 ) -> np.ndarray:
@@ -104,8 +104,7 @@ def maximal_gain_attack(
     Cao, Jia & Gong, USENIX Security 2021, sec. 4 and Theorems 1-3).
     """
     owner = "maximal_gain_attack"
-    n_fake, items = _check(owner, protocol, n_fake, targets)
-    hash_candidates = check_param(owner, "hash_candidates", hash_candidates, Integer(low=1, high=1 << 20))
+    items = _check(owner, protocol, targets)
     generator = check_rng(rng, owner=owner)
     proto: Any = protocol
     if protocol.name == "grr":  # one uniformly drawn target per fake report (Theorem 1)
@@ -162,6 +161,8 @@ def _hash_reports(
     return reports
 
 
+@validate_params({"targets": _TARGETS, "fake_fraction": Interval(0.0, 1.0, closed="left"),
+                  "target_frequency": Interval(0.0, 1.0, closed="both")})
 def expected_gain(protocol: LocalProtocol, targets: Any, fake_fraction: float, target_frequency: float) -> float:
     r"""The MGA's overall gain :math:`G = \beta((\bar s - r q)/(p - q) - f_T)` (Cao et al., Theorems 1-3).
 
@@ -183,9 +184,8 @@ def expected_gain(protocol: LocalProtocol, targets: Any, fake_fraction: float, t
         GRR and :math:`r` for the others (OLH: every target hashed together, the limit of many candidates).
     """
     owner = "expected_gain"
-    _, items = _check(owner, protocol, 0, targets)
-    beta = check_param(owner, "fake_fraction", fake_fraction, Interval(0.0, 1.0, closed="left"))
-    f_t = check_param(owner, "target_frequency", target_frequency, Interval(0.0, 1.0, closed="both"))
+    items = _check(owner, protocol, targets)
+    beta, f_t = fake_fraction, target_frequency
     p, q = protocol.support_probabilities()  # type: ignore[attr-defined]
     supported = 1 if protocol.name == "grr" else items.size
     return beta * ((supported - items.size * q) / (p - q) - f_t)
