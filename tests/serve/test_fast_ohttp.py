@@ -139,18 +139,16 @@ def test_both_paths_are_counted_alike_in_the_metrics(served):
     assert re.search(rf'dpdist_http_responses_total\{{method="POST",{route},status="400"\}} 2\.0', text)
     assert re.search(rf'dpdist_http_responses_total\{{method="POST",{route},status="415"\}} 2\.0', text)
     assert re.search(rf'dpdist_request_duration_seconds_count\{{method="POST",{route}\}} 6\.0', text)
-    batches = re.escape('route="/api/campaigns/{campaign}/batches/{batch_id}"')  # the inner requests, as direct ones
-    assert re.search(rf'dpdist_http_responses_total\{{method="PUT",{batches},status="200"\}} 2\.0', text)
+    # the inner batches counted as direct batches are in what they ingest, not as requests of their own
+    assert "/batches/{batch_id}" not in text
     assert 'dpdist_batches_total{outcome="new"} 2.0' in text and "dpdist_reports_accepted_total 2.0" in text
     assert 'dpdist_requests_refused_total{reason="not_decapsulated"} 2.0' in text
     assert 'dpdist_requests_refused_total{reason="not_ohttp"} 2.0' in text
     assert "dpdist_requests_in_flight 1.0" in text  # the scrape itself: nothing else left in flight
 
 
-def test_the_outer_access_line_carries_the_outer_request_id_on_both_paths(served):
-    """The inner request sets its own request id while it is served; the outer's access line, written after, carried
-    the inner's id.  Now the outer's, on both paths."""
-    client, config, calls = served
+def _access_lines(client, send) -> list[tuple[str, str | None]]:
+    """The access lines (text format) written while ``send()`` runs, each with the request id of its record."""
     lines = []
 
     class Seen(logging.Handler):
@@ -162,12 +160,111 @@ def test_the_outer_access_line_carries_the_outer_request_id_on_both_paths(served
     level = access.level
     access.setLevel(logging.INFO)
     try:
-        ids = iter(("e" * 32, "f" * 32))
-        _both(client, calls, lambda: _ohttp.encapsulate_request(config, _batch(next(ids))),
-              {**OHTTP, "X-Request-ID": "outer-probe"})
+        send()
     finally:
         access.removeHandler(seen)
         access.setLevel(level)
-    outer = [request_id for message, request_id in lines if "/ohttp/gateway" in message]
-    inner = [request_id for message, request_id in lines if "/batches/" in message]
-    assert outer == ["outer-probe", "outer-probe"] and len(inner) == 2 and "outer-probe" not in inner
+    return lines
+
+
+def test_a_gateway_request_is_one_access_line_naming_its_inner_request_on_both_paths(served):
+    """The gateway request is the one request an operator sees: one access line, with the outer request's id, naming
+    the inner method, path (the batch id hidden, as a direct batch's) and status, its address ``ohttp``."""
+    client, config, calls = served
+    ids = iter(("e" * 32, "f" * 32))
+    lines = _access_lines(client, lambda: _both(client, calls, lambda: _ohttp.encapsulate_request(config, _batch(next(ids))),
+                                                {**OHTTP, "X-Request-ID": "outer-probe"}))
+    line = 'ohttp - "PUT /api/campaigns/fast/batches/- HTTP/1.1" 200'
+    assert lines == [(line, "outer-probe"), (line, "outer-probe")]
+    refused = _access_lines(client, lambda: _both(client, calls, lambda: _ohttp.encapsulate_request(
+        config, _batch("9" * 32, token="nope")), {**OHTTP, "X-Request-ID": "outer-probe"}))
+    assert [message for message, _ in refused] == ['ohttp - "PUT /api/campaigns/fast/batches/- HTTP/1.1" 401'] * 2
+    malformed = _access_lines(client, lambda: _both(client, calls, lambda: _ohttp.encapsulate_request(config, b"\x00\x03PUT")))
+    assert [message for message, _ in malformed] == ['ohttp - "POST /ohttp/gateway HTTP/1.1" 400'] * 2
+    unopened = _access_lines(client, lambda: _both(client, calls, lambda: (b"\x00" * 10, None)))
+    assert [message for message, _ in unopened] == ['- - "POST /ohttp/gateway HTTP/1.1" 400'] * 2
+
+
+def test_the_inner_answer_carries_the_gateway_request_id_and_a_direct_batchs_answer(served):
+    """The encapsulated answer to a batch is a direct batch's answer (status, fields, body) with the id of the gateway
+    request: the one id in the logs, the device's own inner ``X-Request-ID`` not taken."""
+    client, config, calls = served
+    message = _bhttp.encode_request(_bhttp.Request("PUT", "https", "testserver", "/api/campaigns/fast/batches/" + "7" * 32,
+                                                   ((b"x-request-id", b"inner-probe"),
+                                                    *_bhttp.decode_request(_batch("7" * 32)).headers),
+                                                   _bhttp.decode_request(_batch("7" * 32)).content))
+    body, context = _ohttp.encapsulate_request(config, message)
+    outer = client.post("/ohttp/gateway", content=body, headers={**OHTTP, "X-Request-ID": "outer-probe"})
+    inner = _bhttp.decode_response(context.open_response(outer.content))
+    direct = client.put("/api/campaigns/fast/batches/" + "7" * 32, content=_bhttp.decode_request(_batch("7" * 32)).content,
+                        headers={"Content-Type": "application/octet-stream", "Authorization": f"Bearer {SUBMIT_TOKEN}",
+                                 "X-Request-ID": "outer-probe"}, follow_redirects=False)
+    assert outer.headers["x-request-id"] == "outer-probe" and dict(inner.headers)[b"x-request-id"] == b"outer-probe"
+    assert inner.status == direct.status_code == 200
+    assert inner.content.replace(b'"duplicate":false', b'"duplicate":true') == direct.content
+    expected = [(name, value) for name, value in direct.headers.raw if name != b"content-length"]  # (https inside: HSTS)
+    assert list(inner.headers) == [*expected[:3], (b"strict-transport-security", b"max-age=31536000"), *expected[3:]]
+
+
+def test_an_inner_request_through_the_application_is_no_request_of_its_own(served):
+    """A campaign's config asked through the gateway is served by the application (not a batch), marked: the gateway
+    request's id in its answer, its one access line, no response metrics of its own."""
+    client, config, calls = served
+    message = _bhttp.encode_request(_bhttp.Request("GET", "http", "testserver", "/api/campaigns/fast/config", ()))
+    answers = []
+
+    def send():
+        body, context = _ohttp.encapsulate_request(config, message)
+        answers.append((client.post("/ohttp/gateway", content=body, headers={**OHTTP, "X-Request-ID": "outer-probe"}),
+                        context))
+
+    lines = _access_lines(client, send)
+    (outer, context), = answers
+    inner = _bhttp.decode_response(context.open_response(outer.content))
+    assert inner.status == 200 and dict(inner.headers)[b"x-request-id"] == b"outer-probe" and b'"campaign":"fast"' in inner.content
+    assert lines == [('ohttp - "GET /api/campaigns/fast/config HTTP/1.1" 200', "outer-probe")]
+    text = client.get("/metrics", headers=ADMIN).text
+    assert "/config" not in text and "dpdist_requests_in_flight 1.0" in text
+
+
+@pytest.mark.parametrize("mode", ["anonymous", "full"])
+def test_the_gateway_line_names_nothing_a_direct_line_would_not(mode):
+    """The text and JSON access lines of a gateway request, in each ``--access-log`` mode: the inner request's method,
+    path and status, ``ohttp`` for the address (``full``: with the relay's address and the batch id, as a direct line);
+    a gateway request answered otherwise (a 500 while sealing) is logged as itself."""
+    from dpdist.serve._access import access_line
+    from dpdist.serve._logs import INNER, AccessLog, Inner
+
+    path = "/api/campaigns/fast/batches/" + "5" * 32
+    scope = {"type": "http", "method": "POST", "path": "/ohttp/gateway", "http_version": "1.1",
+             "client": ("10.0.0.9", 4242), INNER: Inner("PUT", path, "/api/campaigns/{campaign}/batches/{batch_id}", 401)}
+    records = []
+
+    class Seen(logging.Handler):
+        def emit(self, record):
+            records.append(record)
+
+    loggers = [logging.getLogger("uvicorn.access"), AccessLog.logger]
+    seen, levels = Seen(), [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.addHandler(seen)
+        logger.setLevel(logging.INFO)
+    try:
+        access_line(scope, 200, mode)
+        AccessLog.write(scope, "/ohttp/gateway", 200, 0.0, full=mode == "full")
+        access_line(scope, 500, mode)
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.removeHandler(seen)
+            logger.setLevel(level)
+    text, document, failed = records
+    if mode == "full":
+        assert text.getMessage() == f'ohttp@10.0.0.9:4242 - "PUT {path} HTTP/1.1" 401'
+        assert (document.client, document.path) == ("10.0.0.9:4242", path)
+        assert failed.getMessage() == '10.0.0.9:4242 - "POST /ohttp/gateway HTTP/1.1" 500'
+    else:
+        assert text.getMessage() == 'ohttp - "PUT /api/campaigns/fast/batches/- HTTP/1.1" 401'
+        assert not hasattr(document, "client") and not hasattr(document, "path")
+        assert failed.getMessage() == '- - "POST /ohttp/gateway HTTP/1.1" 500'
+    assert (document.method, document.route, document.status, document.via) == (
+        "PUT", "/api/campaigns/{campaign}/batches/{batch_id}", 401, "ohttp")

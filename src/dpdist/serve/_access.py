@@ -22,6 +22,8 @@ import logging
 import re
 from urllib.parse import parse_qsl
 
+from ._logs import THROUGH_GATEWAY, inner_of
+
 __all__ = ["PrivacyMiddleware", "query_has_token", "access_line"]
 
 ACCESS = logging.getLogger("uvicorn.access")
@@ -62,21 +64,26 @@ class PrivacyMiddleware:
             status[0] = status[0] or 500  # answered by Starlette's outermost error handler
             raise
         finally:
-            if self.mode != "off" and status[0]:
+            if self.mode != "off" and status[0] and not scope.get(THROUGH_GATEWAY):  # the gateway's line names it
                 access_line(scope, status[0], self.mode)
 
 
 def access_line(scope, status: int, mode: str) -> None:
-    """Write a request's access line (``mode``: anonymous or full)."""
-    path = scope.get("path", "")
+    """Write a request's access line (``mode``: anonymous or full); a gateway request's names the request it carried
+    (its method, path and status), its address ``ohttp`` (``full``: ``ohttp@`` the relay's address)."""
+    method, path, inner = scope.get("method", "-"), scope.get("path", ""), inner_of(scope, status)
+    if inner is not None:
+        method, path, _, status = inner
     client = scope.get("client")
     if mode == "full":
         address = f"{client[0]}:{client[1]}" if client else "-"
     else:
         address = "-"
         path = _BATCH_PATH.sub(r"\1-", path)
+    if inner is not None:
+        address = "ohttp" if address == "-" else f"ohttp@{address}"
     # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
-    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, scope.get("method", "-"), path, scope.get("http_version", "1.1"), status)
+    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, method, path, scope.get("http_version", "1.1"), status)
 
 
 async def _refuse_token(send) -> None:

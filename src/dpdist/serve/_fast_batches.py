@@ -42,7 +42,7 @@ from ._middleware import request_id_of, security_headers
 from ._refusals import Refusal
 from ._routes.batches import Incoming, accept_batch, submit_batch
 
-__all__ = ["BatchFastPath"]
+__all__ = ["BatchFastPath", "batch_answer"]
 
 #: what ``JSONResponse.render`` does (one encoder, not one per answer as ``json.dumps`` with options builds)
 _RENDER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
@@ -116,19 +116,7 @@ class BatchFastPath:
     async def _answer(self, scope, found: dict[bytes, bytes], receive) -> tuple[int | None, bytes, list]:
         """The status, body and headers of the answer (:meth:`_work`'s, a refusal, an outage) but the security headers
         and the request id; status None when there is no one to answer (the client closed the connection mid-body)."""
-        metrics = self.metrics
-        try:
-            return await self._work(scope, found, receive)
-        except Refusal as refusal:
-            metrics.refused_request(refusal.code)
-            if refusal.code == CLIENT_GONE:
-                return None, b"", []
-            status, document, headers = refusal_answer(refusal)
-        except DatabaseUnavailableError as error:  # logged by the database layer (once per error class)
-            metrics.refused_request("database_unavailable")
-            status, document, headers = database_unavailable_answer(error)
-        raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
-        return status, *_json(_RENDER(document).encode("utf-8"), raw)
+        return await answered(self.metrics, self._work(scope, found, receive))
 
     async def _work(self, scope, found: dict[bytes, bytes], receive) -> tuple[int, bytes, list]:
         """The acknowledgement of the batch (its status, body, headers); a :class:`Refusal` raised."""
@@ -137,9 +125,39 @@ class BatchFastPath:
                             bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
                             found.get(b"content-type", b"").decode("latin-1"),
                             length.decode("latin-1") if length is not None else None, receive)
-        ack = await accept_batch(self.service, incoming)
-        self.metrics.acknowledged(ack)
-        return 200, *_json(_RENDER(ack).encode("utf-8"), [])
+        return await acknowledgement(self.service, self.metrics, incoming)
+
+
+async def batch_answer(service, metrics, incoming: Incoming) -> tuple[int | None, bytes, list]:
+    """The batch route's core, whatever read the request (this module's fast path, or the Oblivious HTTP gateway for a
+    decapsulated batch, :mod:`._ohttp_gateway`): validation, exactly-once, limits and refusals
+    (:func:`._routes.batches.accept_batch`), counted in ``metrics`` (batches, reports, refusals); the status, body and
+    headers of the answer as the application renders them, but the security headers and the request id."""
+    return await answered(metrics, acknowledgement(service, metrics, incoming))
+
+
+async def acknowledgement(service, metrics, incoming: Incoming) -> tuple[int, bytes, list]:
+    """The acknowledgement of a batch (its status, body, headers), counted in ``metrics``; a :class:`Refusal` raised."""
+    ack = await accept_batch(service, incoming)
+    metrics.acknowledged(ack)
+    return 200, *_json(_RENDER(ack).encode("utf-8"), [])
+
+
+async def answered(metrics, work) -> tuple[int | None, bytes, list]:
+    """The answer of the awaitable ``work`` (status, body, headers), or of the refusal or outage it raised (counted in
+    ``metrics``, answered as the exception handlers answer it); status None for a client gone mid-body."""
+    try:
+        return await work
+    except Refusal as refusal:
+        metrics.refused_request(refusal.code)
+        if refusal.code == CLIENT_GONE:
+            return None, b"", []
+        status, document, headers = refusal_answer(refusal)
+    except DatabaseUnavailableError as error:  # logged by the database layer (once per error class)
+        metrics.refused_request("database_unavailable")
+        status, document, headers = database_unavailable_answer(error)
+    raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+    return status, *_json(_RENDER(document).encode("utf-8"), raw)
 
 
 def _json(body: bytes, headers: list) -> tuple[bytes, list]:

@@ -7,13 +7,13 @@ submission").  :class:`GatewayFastPath` serves the gateway's route the way :clas
 serves the batch route, with the same steps and the same answers byte for byte:
 
 * the same work (:func:`._ohttp_gateway.serve_encapsulated`: the content type, the body's limits and the
-  client address's share of the body memory, the key ring, HPKE, the inner request served by the whole
-  application, so through the batch route's fast path, the padded and sealed answer);
+  client address's share of the body memory, the key ring, HPKE, the inner batch served by the batch route's
+  core, the padded and sealed answer);
 * the same answers: the encapsulated answer as ``Response`` renders it, a refusal or an outage as the exception
   handlers answer it, RFC 9458's key problem, the security headers and ``X-Request-ID``; an unexpected error
   propagates to Starlette's outermost layer (500), as before;
-* the same records: metrics (latency, status, requests in flight, refusals; the inner request's its own), the
-  access lines, the request id of log records.
+* the same records: metrics (latency, status, requests in flight, refusals; an inner batch's ingest), the one
+  access line (naming the inner request), the request id of log records.
 
 It takes what :class:`~._fast_batches.BatchFastPath` takes: no query string, no ``root_path``, no CORS.
 """

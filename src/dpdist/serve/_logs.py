@@ -19,16 +19,41 @@ import json
 import logging
 import time
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NamedTuple
 
 from uvicorn.config import LOGGING_CONFIG
 
-__all__ = ["REQUEST_ID", "JsonFormatter", "log_config", "LOG_FORMATS"]
+__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "JsonFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
 
 #: The id of the request being served (set by the request-id middleware), or None.
 REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("dpdist_request_id", default=None)
+
+#: The key of an Oblivious HTTP gateway request's scope holding the request it carried (:class:`Inner`), which its one
+#: access line names (:mod:`._ohttp_gateway`).
+INNER = "dpdist.ohttp_inner"
+#: The key marking the scope of an inner request the gateway hands to the application (not a batch): no request id, no
+#: access line, no response metrics of its own (the gateway request's are its).
+THROUGH_GATEWAY = "dpdist.through_gateway"
+
+
+class Inner(NamedTuple):
+    """What a gateway request carried, for its access line: the inner ``method``, ``path`` (no query string) and
+    ``route`` (its template), and the ``status`` of the inner answer."""
+
+    method: str
+    path: str
+    route: str
+    status: int
+
+
+def inner_of(scope, status: int) -> Inner | None:
+    """The inner request a gateway request answered with ``status`` carried (None for any other request, or a gateway
+    request that did not end with its encapsulated answer: 200, or the inner status in ohttpy's dialect)."""
+    inner = scope.get(INNER)
+    return inner if inner is not None and status in (200, inner.status) else None
+
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "color_message"}
 
@@ -75,12 +100,18 @@ class AccessLog:
 
     @classmethod
     def write(cls, scope, route: str, status: int, started: float, *, full: bool = False) -> None:
+        """The line of the request of ``scope`` served by ``route`` (a template) with ``status``; of a gateway request,
+        its inner request's method, route, status and (``full``) path, with ``"via": "ohttp"``."""
         if not cls.logger.isEnabledFor(logging.INFO):
             return
-        method = scope.get("method", "")
+        method, path, inner = scope.get("method", ""), scope.get("path", ""), inner_of(scope, status)
+        if inner is not None:
+            method, path, route, status = inner
         fields = {"method": method, "route": route, "status": status,
                   "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
+        if inner is not None:
+            fields["via"] = "ohttp"
         if full:  # --access-log full: the operator asked for addresses and paths (never the query string)
             client = scope.get("client")
-            fields.update(client=f"{client[0]}:{client[1]}" if client else "-", path=scope.get("path", ""))
+            fields.update(client=f"{client[0]}:{client[1]}" if client else "-", path=path)
         cls.logger.info("%s %s %d", method, route, status, extra=fields)

@@ -7,11 +7,15 @@ Routes
     (:mod:`._ohttp_keys`); the same bytes as the ``"ohttp"`` of every direct campaign's public config.
 ``POST /ohttp/gateway``
     An encapsulated request (``message/ohttp-req``, or ``message/ohttp-chunked-req``: the draft's chunked
-    requests and ohttpy's) from a relay.  Its Binary HTTP request is served by this application exactly as
-    if it had come on its own, through the same middleware, fast path, limits, admission, group commit and
-    refusals (a batch PUT counted once by its batch id, so a relay that replays a request gets the same
-    acknowledgement and counts nothing twice), with the relay's address as the client's (the gateway never
-    sees a device's).  The answer is the inner response, zero-padded to a power of two of at least 1024 bytes (RFC 9292
+    requests and ohttpy's) from a relay.  Its Binary HTTP request is served exactly as if it had come on its
+    own, with the relay's address as the client's (the gateway never sees a device's): a batch by the batch
+    route's core, the function the direct fast path calls (:func:`._fast_batches.batch_answer`: limits,
+    admission, group commit, refusals, a batch counted once by its batch id, so a relay that replays a request
+    gets the same acknowledgement and counts nothing twice), not as a second request; a campaign's config or
+    identity by the application, marked :data:`._logs.THROUGH_GATEWAY`.  The gateway request is the one request
+    an operator sees: one request id (the inner answer's ``X-Request-ID`` too), one access line naming the
+    inner method, path and status (address ``ohttp``; :data:`._logs.INNER`), response metrics under
+    ``/ohttp/gateway`` only; the ingest and refusal metrics of an inner batch are a direct batch's.  The answer is the inner response, zero-padded to a power of two of at least 1024 bytes (RFC 9292
     section 3.8), encapsulated: ``message/ohttp-res`` (or ``message/ohttp-chunked-res``), status 200, ``Cache-Control: no-store``; to ohttpy's dialect
     (:data:`dpdist.relay._ohttp.OHTTPY_DIALECT`) the inner status and fields go on the outer answer and only the
     content is encapsulated, as that dialect's servers answer (its relay then sees the status and fields); a request of
@@ -44,16 +48,19 @@ from starlette.routing import Route
 from .._guard._body import HeldBody
 from ..errors import MalformedReportError
 from ..relay import _bhttp, _ohttp
-from ._http import bearer, body_of
+from ._fast_batches import batch_answer
+from ._http import bearer, bearer_token, body_of
 from ._limits import MAX_HEADER_BYTES
-from ._logs import REQUEST_ID
-from ._ohttp_keys import GatewayKeys
+from ._logs import INNER, REQUEST_ID, THROUGH_GATEWAY, Inner
+from ._middleware import request_id_of, security_headers
+from ._ohttp_keys import GATEWAY_PATH, gateway_keys, public_fields
 from ._openapi import documented, json_answer
 from ._refusals import InvalidRequest, UnsupportedMediaType
+from ._routes.batches import Incoming, submit_batch, submit_records
 
 __all__ = ["ROUTES", "GATEWAY_PATH", "KEYS_PATH", "gateway_keys", "public_fields"]
 
-GATEWAY_PATH, KEYS_PATH = "/ohttp/gateway", "/ohttp/keys"
+KEYS_PATH = "/ohttp/keys"
 #: the smallest padded inner answer (bytes): acknowledgements, refusals and a campaign's config all pad to it
 MIN_PADDED_BYTES = 1024
 PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#ohttp-key"
@@ -63,31 +70,10 @@ _DEVICE_ROUTES = (("PUT", re.compile(r"/api/campaigns/[^/]+/batches/[^/]+")),
                   ("GET", re.compile(r"/api/campaigns/[^/]+/(config|identity)")))
 #: fields about a connection (RFC 9110 section 7.6.1), not about the inner request: dropped both ways
 _NO_STORE = {"cache-control": "no-store"}
+#: the request headers a batch's core reads (the first of each)
+_BATCH_HEADERS = frozenset({b"authorization", b"content-type"})
 _HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade",
                          b"trailer", b"host", b"content-length"})
-
-
-def gateway_keys(app) -> GatewayKeys:
-    """The application's key ring (made on first use, over the service's database)."""
-    keys = getattr(app.state, "ohttp_keys", None)
-    if keys is None:
-        keys = app.state.ohttp_keys = GatewayKeys(app.state.service.store.db)
-    return keys
-
-
-def public_fields(app, relayed: bool) -> dict:
-    """What a direct campaign's public config adds: the gateway's key configurations and path (none for a ``relayed``
-    campaign, which takes reports from its relay only)."""
-    if relayed:
-        return {}
-    document = gateway_keys(app).document()
-    return {"ohttp": {"keys": _ohttp_b64(document), "gateway": GATEWAY_PATH}}
-
-
-def _ohttp_b64(raw: bytes) -> str:
-    import base64  # lazy: only here
-
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
 
 
 @documented("The Oblivious HTTP gateway's key configurations (application/ohttp-keys, RFC 9458 section 3)",
@@ -148,18 +134,19 @@ def _padded(message: bytes) -> bytes:
 
 
 async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: str | None) -> tuple[int, _bhttp.Fields, bytes]:
-    """The inner request served by ``app`` (module docstring; ``outer``: the outer request's scope, ``host`` its Host
-    header's value): its status, fields and content.  A request of dpdist's clients
-    (:data:`~dpdist.relay._ohttp.WHOLE_ANSWER_FIELD`) opened in ohttpy's dialect (a relay relabelled it chunked) is
-    refused unserved: its answer would go in the clear (``ohttp_dialect_mismatch``, outsider finding F3)."""
+    """The inner request served (module docstring; ``outer``: the outer request's scope, ``host`` its Host header's
+    value): its status, fields and content; what it was is noted in ``outer`` (:data:`._logs.INNER`) for the one access
+    line.  A request of dpdist's clients (:data:`~dpdist.relay._ohttp.WHOLE_ANSWER_FIELD`) opened in ohttpy's dialect
+    (a relay relabelled it chunked) is refused unserved: its answer would go in the clear (``ohttp_dialect_mismatch``,
+    outsider finding F3)."""
     service = app.state.service
     try:
         inner = _bhttp.decode_request(message, max_bytes=service.max_body_bytes)
     except MalformedReportError as error:
-        return _counted_refusal(app, 400, "malformed_binary_http", str(error))
+        return _counted_refusal(app, outer, 400, "malformed_binary_http", str(error))
     if _head_bytes(inner) > MAX_HEADER_BYTES:  # a direct request's head is refused past 16 KiB (outsider-gw F5)
-        return _counted_refusal(app, 400, "head_too_large", f"The inner request's control data and header fields (or its "
-                                f"trailer fields) hold more than {MAX_HEADER_BYTES} bytes, as a direct request's may not.")
+        return _counted_refusal(app, outer, 400, "head_too_large", f"The inner request's control data and header fields (or "
+                                f"its trailer fields) hold more than {MAX_HEADER_BYTES} bytes, as a direct request's may not.")
     name, value = _ohttp.WHOLE_ANSWER_FIELD
     if dialect == _ohttp.OHTTPY_DIALECT and inner.header(name.decode()) == value.decode():
         raise InvalidRequest("ohttp_dialect_mismatch", f"The request is RFC 9458's ({_ohttp.REQUEST_CONTENT_TYPE}) and "
@@ -167,15 +154,76 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
                              "(relabelled on the way): not served.")
     path, _, query = inner.path.partition("?")
     if not any(inner.method == method and pattern.fullmatch(path) for method, pattern in _DEVICE_ROUTES):
-        return _counted_refusal(app, 404, "not_through_gateway", f"The gateway serves a device's requests only (a batch, a "
-                                                        f"campaign's config or identity). Got {inner.method} {path[:200]}.")
-    host = inner.authority.encode("ascii") or host
+        return _counted_refusal(app, outer, 404, "not_through_gateway", f"The gateway serves a device's requests only (a "
+                                f"batch, a campaign's config or identity). Got {inner.method} {path[:200]}.")
+    unquoted = unquote(path)
+    batch = None if query else _batch_route(app, inner.method, unquoted, inner.headers)
+    if batch is not None:
+        route, params = batch
+        status, fields, content = await _batch(app, outer, inner, params)
+    else:
+        scope = _inner_scope(outer, inner, host, path, query)
+        status, fields, content = await _through_application(app, scope, inner.content)
+        route = scope.get("route")
+    outer[INNER] = Inner(inner.method, unquoted, getattr(route, "path", "unmatched"), status)
+    return status, fields, content
+
+
+def _inner_scope(outer: dict, inner: _bhttp.Request, host: bytes, path: str, query: str) -> dict:
+    """The ASGI scope of an inner request (``path`` and ``query`` its path's parts) the application serves, with the
+    client and server of the ``outer`` request's scope, ``host`` the outer Host header's value."""
     headers = [(name, value) for name, value in inner.headers if name not in _HOP_BY_HOP]
-    headers += [(b"host", host), (b"content-length", str(len(inner.content)).encode())]
-    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-             "method": inner.method, "scheme": inner.scheme, "path": unquote(path), "raw_path": path.encode("ascii"),
-             "query_string": query.encode("ascii"), "root_path": "", "headers": headers,
-             "client": outer.get("client"), "server": outer.get("server"), "extensions": {}}
+    headers += [(b"host", inner.authority.encode("ascii") or host), (b"content-length", str(len(inner.content)).encode())]
+    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+            "method": inner.method, "scheme": inner.scheme, "path": unquote(path), "raw_path": path.encode("ascii"),
+            "query_string": query.encode("ascii"), "root_path": "", "headers": headers,
+            "client": outer.get("client"), "server": outer.get("server"), "extensions": {}}
+
+
+def _batch_route(app, method: str, path: str, headers: _bhttp.Fields):
+    """``(route, path parameters)`` when the batch route's core serves an inner request (:func:`_batch`) of ``method``,
+    unquoted ``path`` (no query string) and ``headers``: a batch route matches it fully, as Starlette's router would
+    (its regular expression, convertors and methods), and no CORS middleware would add to its answer (one sent with
+    ``Origin`` while CORS is on) - what the direct fast path takes; else None."""
+    setup = getattr(app.state, "ohttp_batch_routes", None)
+    if setup is None:  # once per application: the batch routes, whether CORS is on
+        routes = [route for route in app.routes if getattr(route, "endpoint", None) in (submit_batch, submit_records)]
+        cors = bool(getattr(getattr(app.state, "operations", None), "cors_origins", None))
+        setup = app.state.ohttp_batch_routes = (routes if getattr(app.state, "metrics", None) is not None else [], cors)
+    routes, cors = setup
+    if cors and any(name == b"origin" for name, _ in headers):
+        return None
+    for route in routes:
+        found = route.path_regex.match(path)
+        if found is not None and method in route.methods:
+            params = found.groupdict()
+            for key, value in params.items():
+                params[key] = route.param_convertors[key].convert(value)
+            return route, params
+    return None
+
+
+async def _batch(app, outer: dict, inner: _bhttp.Request, params: dict) -> tuple[int, _bhttp.Fields, bytes]:
+    """A decapsulated batch (``params``: its route's path parameters) served by the batch route's core
+    (:func:`._fast_batches.batch_answer`: validation, exactly-once, limits, refusals, the ingest and refusal metrics of
+    a direct batch), not as a second request: the answer a direct batch gets, with the security headers and the
+    gateway request's id."""
+    found: dict[bytes, bytes] = {}
+    for name, value in inner.headers:  # the first of each, as Starlette's Headers.get
+        if name in _BATCH_HEADERS and name not in found:
+            found[name] = value
+    client, content = outer.get("client"), inner.content
+    incoming = Incoming(params["campaign"], params.get("batch_id"), bearer_token(found.get(b"authorization", b"").decode("latin-1")),
+                        client[0] if client else None, found.get(b"content-type", b"").decode("latin-1"), str(len(content)),
+                        HeldBody(content))
+    status, body, headers = await batch_answer(app.state.service, app.state.metrics, incoming)
+    headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
+    return status or 500, tuple((name, value) for name, value in headers if name not in _HOP_BY_HOP), body
+
+
+async def _through_application(app, scope: dict, content: bytes) -> tuple[int, _bhttp.Fields, bytes]:
+    """Any other inner request (a campaign's config or identity, a batch the core does not take) served by ``app``,
+    marked :data:`._logs.THROUGH_GATEWAY`: the gateway request's id, no access line or response metrics of its own."""
     answer: dict = {"status": 500, "headers": [], "body": []}
 
     async def send(message):
@@ -184,10 +232,11 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
         elif message["type"] == "http.response.body":
             answer["body"].append(message.get("body", b""))
 
+    scope[THROUGH_GATEWAY] = True
     request_id = REQUEST_ID.get()
     try:
-        await app(scope, HeldBody(inner.content), send)
-    finally:  # the inner request set its own id: the outer's records (its access line) carry the outer's
+        await app(scope, HeldBody(content), send)
+    finally:  # no layer sets an inner request's id; kept the outer's whatever runs
         REQUEST_ID.set(request_id)
     fields = tuple((bytes(name).lower(), bytes(value)) for name, value in answer["headers"]
                    if bytes(name).lower() not in _HOP_BY_HOP)
@@ -212,12 +261,13 @@ def _head_bytes(inner: _bhttp.Request) -> int:
     return max(fields, sum(len(name) + len(value) for name, value in inner.trailers))
 
 
-def _counted_refusal(app, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
+def _counted_refusal(app, outer: dict, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
     """A refusal the gateway itself makes of an inner request, counted in ``dpdist_requests_refused_total`` as every
-    refusal is (outsider-gw F4: it was not)."""
+    refusal is (outsider-gw F4: it was not); the access line names the gateway's route with its status."""
     metrics = getattr(app.state, "metrics", None)
     if metrics is not None:
         metrics.refused_request(code)
+    outer[INNER] = Inner(outer.get("method", "POST"), GATEWAY_PATH, GATEWAY_PATH, status)
     return _json_answer(status, code, detail)
 
 

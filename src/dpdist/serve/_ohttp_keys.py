@@ -23,7 +23,10 @@ from dataclasses import dataclass
 from ..relay._ohttp import KeyConfig, encode_key_list, public_key_of
 from ._refusals import Conflict, InvalidRequest, NotFound
 
-__all__ = ["GatewayKeys", "RELOAD_S"]
+__all__ = ["GatewayKeys", "RELOAD_S", "GATEWAY_PATH", "gateway_keys", "public_fields"]
+
+#: the gateway's route (:mod:`._ohttp_gateway`), stated in every direct campaign's public config
+GATEWAY_PATH = "/ohttp/gateway"
 
 #: seconds a process keeps the ring it read before reading it again
 RELOAD_S = 5.0
@@ -148,3 +151,26 @@ class GatewayKeys:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def gateway_keys(app) -> GatewayKeys:
+    """The application's key ring (made on first use, over the service's database)."""
+    keys = getattr(app.state, "ohttp_keys", None)
+    if keys is None:
+        keys = app.state.ohttp_keys = GatewayKeys(app.state.service.store.db)
+    return keys
+
+
+def public_fields(app, relayed: bool) -> dict:
+    """What a direct campaign's public config adds: the gateway's key configurations and path (none for a ``relayed``
+    campaign, which takes reports from its relay only)."""
+    if relayed:
+        return {}
+    document = gateway_keys(app).document()
+    return {"ohttp": {"keys": _ohttp_b64(document), "gateway": GATEWAY_PATH}}
+
+
+def _ohttp_b64(raw: bytes) -> str:
+    import base64  # lazy: only here
+
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()

@@ -10,7 +10,7 @@ from starlette.routing import Route
 from .._explain import explain_json
 from .._http import json_body
 from .._openapi import documented, json_answer, ref
-from .._ohttp_gateway import public_fields as ohttp_fields
+from .._ohttp_keys import public_fields as ohttp_fields
 from .._refusals import Conflict, InvalidRequest
 from ._common import as_admin, service_of
 
