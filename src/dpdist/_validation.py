@@ -19,6 +19,7 @@ import inspect
 import math
 import numbers
 import os
+import pathlib
 import re
 import sys
 from collections.abc import Iterable, Mapping
@@ -54,6 +55,9 @@ __all__ = [
     "Bytes",
     "PathLike",
     "CallableRule",
+    "RealArray",
+    "ExistingFile",
+    "Items",
     "validate_params",
     "ParameterTable",
     "PARAMETER_TABLES",
@@ -438,7 +442,7 @@ class InstanceOf(Constraint):
         return self.what
 
     def invalid_examples(self) -> list:
-        return [_Absent(), "text"]
+        return [_Absent(), *(["text"] if not isinstance("text", self.types) else [])]
 
     def shown(self, value: Any) -> str:
         """The type only: the repr of an object can be its whole (private) content."""
@@ -451,11 +455,12 @@ def _as_tuple(types: Any) -> tuple:
 
 @dataclass(frozen=True)
 class Items(Constraint):
-    """At least ``min_length`` items, each satisfying ``item``, described as ``what``: a list, a tuple, a 1-D array or
-    another iterable (not a str, bytes or mapping); returned as a tuple of the items as ``item`` returns them.
-    ``increasing``: each item above the one before (real items: a grid, a curve's abscissae)."""
+    """At least ``min_length`` items, each satisfying ``item`` (any item when None), described as ``what``: a list, a
+    tuple, a 1-D array or another iterable (not a str, bytes or mapping; a generator is read once); returned as a tuple
+    of the items as ``item`` returns them.  ``increasing``: each item above the one before (real items: a grid, a
+    curve's abscissae)."""
 
-    item: Constraint
+    item: Constraint | None
     what: str
     min_length: int = 0
     increasing: bool = False
@@ -463,7 +468,8 @@ class Items(Constraint):
     def check(self, value: Any) -> Any:
         if isinstance(value, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
             raise ValueError
-        items = tuple(self.item.check(one) for one in value)  # an item the rule refuses raises ValueError or TypeError
+        items = tuple(value) if self.item is None else tuple(self.item.check(one) for one in value)  # an item the
+        # rule refuses raises ValueError or TypeError
         if len(items) < self.min_length:
             raise ValueError
         if self.increasing and any(not before < after for before, after in zip(items, items[1:])):
@@ -475,17 +481,17 @@ class Items(Constraint):
 
     def invalid_examples(self) -> list:
         out: list = ["text", 3, {"a": 1}]
-        bad = [example for example in self.item.invalid_examples() if example is not None][:1]
+        bad = [] if self.item is None else [one for one in self.item.invalid_examples() if one is not None][:1]
         out.extend([bad] if bad else [])
         if self.min_length:
             out.append([])
         if self.increasing:
             out.append([2.0, 1.0] * max(1, self.min_length))
-        return out
+        return [example for example in out if _refuses(self, example)]
 
     def shown(self, value: Any) -> str:
         """The first item refused, as ``item`` shows it (a list of a thousand is not shown whole), else the value."""
-        if isinstance(value, (list, tuple, np.ndarray)):
+        if isinstance(value, (list, tuple, np.ndarray)) and self.item is not None:
             for index, one in enumerate(value):
                 try:
                     self.item.check(one)
@@ -656,6 +662,113 @@ class CallableRule(Constraint):
 
     def invalid_examples(self) -> list:
         return [3, "name"]
+
+
+@dataclass(frozen=True)
+class RealArray(Constraint):
+    """Finite real numbers (a number, a sequence or a numpy array), returned as a float64 array, described as ``what``:
+    of one of ``ndims`` dimensions when given (a number has 0), ``width`` long along the last axis when given, at least
+    ``min_size`` of them, each in ``[low, high]`` (``closed`` as for :class:`Interval`), and along a 1-D array
+    non-decreasing (``increasing="weakly"``, by at most ``tolerance`` down: rounding) or strictly increasing
+    (``"strictly"``).  A ``private`` array (the true data) is shown by its shape only."""
+
+    what: str
+    ndims: tuple[int, ...] | None = None
+    min_size: int = 0
+    low: float = -math.inf
+    high: float = math.inf
+    closed: str = "both"
+    increasing: str | None = None
+    tolerance: float = 0.0
+    private: bool = False
+    width: int | None = None
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes)) or value is None:
+            raise ValueError
+        array = np.asarray(value, dtype=np.float64)  # ValueError, TypeError: not numbers
+        if (self.ndims is not None and array.ndim not in self.ndims) or array.size < self.min_size:
+            raise ValueError
+        if self.width is not None and (array.ndim == 0 or array.shape[-1] != self.width):
+            raise ValueError
+        if not np.all(np.isfinite(array)):
+            raise ValueError
+        low_ok = array >= self.low if self.closed in ("both", "left") else array > self.low
+        high_ok = array <= self.high if self.closed in ("both", "right") else array < self.high
+        if not (np.all(low_ok) and np.all(high_ok)):
+            raise ValueError
+        if self.increasing is not None:
+            steps = np.diff(array.reshape(-1)) if array.ndim <= 1 else np.array([-math.inf])
+            if np.any(steps <= 0 if self.increasing == "strictly" else steps < -self.tolerance):
+                raise ValueError
+        return array
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", None, [math.nan] * max(1, self.min_size), [[[0.0]]] if self.ndims is not None else "x"]
+        if self.min_size > 0:
+            out.append([self.low if math.isfinite(self.low) else 0.0] * (self.min_size - 1))
+        if math.isfinite(self.low):
+            out.append([self.low - 1.0] * max(1, self.min_size))
+        if math.isfinite(self.high):
+            out.append([self.high + 1.0] * max(1, self.min_size))
+        if self.increasing is not None:
+            out.append([1.0, 0.0] if self.increasing == "weakly" else [0.0, 0.0])
+        if self.width is not None:
+            out.append([[0.0] * (self.width + 1)])
+        return [example for example in out if _refuses(self, example)]
+
+    def shown(self, value: Any) -> str:
+        try:
+            shape = np.shape(value)
+        except ValueError:  # ragged
+            return type(value).__name__
+        return f"an array of shape {shape}" if self.private else f"{value!r:.200}"
+
+
+def _refuses(rule: Constraint, value: Any) -> bool:
+    try:
+        rule.check(value)
+    except (ValueError, TypeError):
+        return True
+    return False
+
+
+@dataclass(frozen=True)
+class ExistingFile(Constraint):
+    """The path of an existing file (a str or an ``os.PathLike``, kept as given), described as ``what``; with
+    ``endings`` or ``containing``, of a kind its name says: its suffixes (``".csv.gz"`` of ``data.csv.gz``, in lower
+    case) end with one of ``endings`` or hold one of ``containing``."""
+
+    what: str = "the path of an existing file"
+    endings: tuple[str, ...] = ()
+    containing: tuple[str, ...] = ()
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value):
+            raise ValueError
+        if not os.path.isfile(value):
+            raise ValueError
+        suffixes = "".join(pathlib.PurePath(os.fspath(value)).suffixes).lower()
+        if (self.endings or self.containing) and not (
+                suffixes.endswith(self.endings) or any(part in suffixes for part in self.containing)):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        here = os.path.abspath(__file__)
+        out: list = [3, "", os.path.join(os.path.dirname(here), "no-such-file.csv")]
+        if self.endings or self.containing:
+            out.append(here)  # a file that exists, of another kind (.py)
+        return out
+
+    def shown(self, value: Any) -> str:
+        return f"{os.fspath(value)!r:.200}" if isinstance(value, (str, os.PathLike)) else type(value).__name__
 
 
 # ---------------------------------------------------------------------- shared rules

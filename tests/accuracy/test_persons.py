@@ -53,4 +53,4 @@ def test_the_command_line_explains_a_release_per_person(capsys):
     out = capsys.readouterr().out
     assert code == 0 and "max_contributions" in out and "n = 300 persons" in out
     assert main(["explain", "--release", "cdf", "--n", "300", "--bounds", "0,1", "--max-contributions", "2"]) == 2
-    assert "goes with --rows-per-person" in capsys.readouterr().err
+    assert "'--max-contributions' option needs '--rows-per-person'" in capsys.readouterr().err

@@ -3,8 +3,9 @@
 Every sub-command that states rules for its options is found in the whole ``dpdist`` parser; every value rule's
 ``invalid_examples`` that the option's argparse type reads is passed on a command line and must be refused by
 ``main`` before the command runs, in one line naming the option, the value and what is allowed (exit status 2);
-every relation (an option that needs another, two that exclude each other) is broken on a command line and must be
-refused in its own words.  The placeholders for the other arguments are never read: the table is checked first.
+every relation (an option that needs another, two that exclude each other, one that needs another's value or is
+refused with it, a value that needs another option, one that needs a repeated option a number of times, one that needs
+any of several) is broken on a command line and must be refused in its own words.  The placeholders for the other arguments are never read: the table is checked first.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import argparse
 
 import pytest
 
-from dpdist.cli._arguments import Excludes, Needs, OptionRules
+from dpdist.cli._arguments import Excludes, Needs, NeedsAny, NeedsCount, NeedsValue, OptionRules, ValueNeeds, named_actions
 from dpdist.cli._main import build_parser, main
 
-SAMPLES = ("1", "2", "200", "1000", "0.1", "x", "0,1", "a=b", "{}", "https://example.org")
+SAMPLES = ("1", "2", "200", "1000", "0.1", "x", "0,1", "a=b", "a:b", "{}", "https://example.org", "out.png", __file__)
 
 
 def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):
@@ -35,7 +36,8 @@ def _converted(action: argparse.Action, text: str):
     value = action.type(text) if callable(action.type) else text
     if action.choices is not None and value not in action.choices:
         raise ValueError(text)
-    return value
+    repeated = isinstance(action, argparse._AppendAction) or action.nargs in ("+", "*")
+    return [value] if repeated else value  # a repeated option, a positional argument of several values: a list
 
 
 def _accepted(rules: OptionRules, option: str, value) -> bool:
@@ -56,29 +58,34 @@ def _rule_values(rule) -> list[str]:
             return _rule_values(getattr(rule, name))
     if hasattr(rule, "rules"):
         return [text for inner in rule.rules for text in _rule_values(inner)]
-    return [str(value) for value in getattr(rule, "values", ())]
+    return [str(value) for value in (*getattr(rule, "values", ()), *getattr(rule, "names", ()))]
 
 
-def _sample(parser, rules: OptionRules, option: str) -> list[str]:
+def _sample(parser, rules: OptionRules, option: str, among=None, outside=()) -> list[str]:
     """The option on a command line with a value its type and its rule accept, other than its default (so that it
-    is given); a flag alone."""
-    action = parser._option_string_actions[option]
+    is given); a flag alone.  ``among``: the value must be one of these; ``outside``: none of these."""
+    action = named_actions(parser)[option]
     if action.nargs == 0:
         return [option]
     listed = [*map(str, action.choices or ()), *_rule_values(rules.values.get(option))]
-    for text in (*listed, *SAMPLES):
+    for text in (*map(str, among or ()), *listed, *SAMPLES):
         try:
             value = _converted(action, text)
         except (ValueError, TypeError, argparse.ArgumentTypeError):
             continue
-        if _accepted(rules, option, value) and value != action.default:
-            return [f"{option}={text}"]
+        if not _accepted(rules, option, value) or value == action.default:
+            continue
+        checked = rules.values[option].check(value) if option in rules.values else value
+        if (among is None or checked in among) and checked not in outside:
+            return [f"{option}={text}"] if action.option_strings else [text]
     raise AssertionError(f"no sample value for {option}")
 
 
-def _placeholders(parser, given: set[str] = frozenset()) -> list[str]:
-    """The required arguments, with values argparse reads (the command never runs), and one option of each required
-    group of which none is ``given``."""
+def _placeholders(parser, given: set[str] = frozenset(), chosen: dict | None = None) -> list[str]:
+    """The required arguments, with values argparse reads and their rules accept (the command never runs), and one
+    option of each required group of which none is ``given``; ``chosen``: the words of positional arguments (by
+    metavar), given or not."""
+    chosen = chosen or {}
     out: list[str] = []
     rules = parser.get_default("option_rules") or OptionRules()
     for group in parser._mutually_exclusive_groups:
@@ -88,7 +95,11 @@ def _placeholders(parser, given: set[str] = frozenset()) -> list[str]:
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction) or action.help == argparse.SUPPRESS:
             continue
-        if not action.option_strings and action.nargs not in ("?", "*"):
+        if not action.option_strings and action.metavar in chosen:
+            out += chosen[action.metavar]
+        elif not action.option_strings and action.metavar in rules.values and action.nargs not in ("?", "*"):
+            out += _sample(parser, rules, action.metavar)
+        elif not action.option_strings and action.nargs not in ("?", "*"):
             out += [str(next(iter(action.choices))) if action.choices else "x"]
         elif action.option_strings and action.required:
             out += _sample(parser, rules, action.option_strings[-1])
@@ -100,7 +111,7 @@ TABLES = [(path, parser, parser.get_default("option_rules")) for path, parser in
 VALUE_CASES, RELATION_CASES, DEFAULT_CASES = [], [], []
 for _path, _parser, _rules in TABLES:
     for _option, _rule in _rules.values.items():
-        _action = _parser._option_string_actions[_option]
+        _action = named_actions(_parser)[_option]
         if _action.default is not None:
             DEFAULT_CASES.append(pytest.param(_parser, _rules, _option, id=f"{' '.join(_path)} {_option}"))
         for _example in _rule.invalid_examples():
@@ -111,11 +122,16 @@ for _path, _parser, _rules in TABLES:
             except (ValueError, TypeError, argparse.ArgumentTypeError):
                 continue  # argparse refuses it itself
             if not _accepted(_rules, _option, _value):
-                VALUE_CASES.append(pytest.param(_path, _parser, _rules, _option, str(_example), _value,
+                VALUE_CASES.append(pytest.param(_path, _parser, _rules, _option, str(_example), _value, False,
                                                 id=f"{' '.join(_path)} {_option}={_example}"))
+                if isinstance(_action, argparse._AppendAction):  # a good value first: the bad one is still named
+                    VALUE_CASES.append(pytest.param(_path, _parser, _rules, _option, str(_example), _value, True,
+                                                    id=f"{' '.join(_path)} {_option}=(good),{_example}"))
     for _index, _relation in enumerate(_rules.relations):
+        _named = [name for name in (getattr(_relation, "option", None),
+                                    *(getattr(_relation, "others", None) or (getattr(_relation, "other"),))) if name]
         RELATION_CASES.append(pytest.param(_path, _parser, _rules, _relation,
-                                           id=f"{' '.join(_path)} {type(_relation).__name__} {_relation.option} {_relation.other}"))
+                                           id=f"{' '.join(_path)} {type(_relation).__name__} {' '.join(_named)}"))
 
 
 def _refusal(capsys, argv: list[str]) -> str:
@@ -129,11 +145,17 @@ def test_the_sub_commands_state_option_tables():
     assert TABLES and VALUE_CASES and RELATION_CASES
 
 
-@pytest.mark.parametrize("path, parser, rules, option, text, value", VALUE_CASES)
-def test_a_bad_option_value_is_refused_in_one_line_naming_it(capsys, path, parser, rules, option, text, value):
+@pytest.mark.parametrize("path, parser, rules, option, text, value, after_good", VALUE_CASES)
+def test_a_bad_option_value_is_refused_in_one_line_naming_it(capsys, path, parser, rules, option, text, value,
+                                                             after_good):
     rule = rules.values[option]
-    line = _refusal(capsys, [*path, *_placeholders(parser, {option}), f"{option}={text}"])
-    assert line == f"dpdist: error: The {option!r} option must be {rule.describe()}. Got {rule.shown(value)} instead."
+    good = _sample(parser, rules, option) if after_good else []
+    if option.startswith("-"):
+        line = _refusal(capsys, [*path, *_placeholders(parser, {option}), *good, f"{option}={text}"])
+    else:  # a positional argument
+        line = _refusal(capsys, [*path, *_placeholders(parser, {option}, {option: [*good, text]})])
+    kind = "option" if option.startswith("-") else "argument"
+    assert line == f"dpdist: error: The {option!r} {kind} must be {rule.describe()}. Got {rule.shown(value)} instead."
 
 
 @pytest.mark.parametrize("parser, rules, option", DEFAULT_CASES)
@@ -141,19 +163,57 @@ def test_every_default_passes_its_rule(parser, rules, option):
     rules.values[option].check(parser._option_string_actions[option].default)
 
 
+def _breaking(parser, rules: OptionRules, relation) -> tuple[set[str], list[str]]:
+    """The options a command line breaking ``relation`` gives, and the words that set the option whose value breaks
+    it (a value relation's ``other`` at a value refused, a repeated option given too few or too many times)."""
+    if isinstance(relation, Needs):
+        return {relation.option}, []
+    if isinstance(relation, NeedsAny):
+        return set() if relation.option is None else {relation.option}, []
+    if isinstance(relation, Excludes):
+        return {relation.option, relation.other}, []
+    if isinstance(relation, NeedsValue):
+        default = parser._option_string_actions[relation.other].default
+        if default is not None and (default in relation.values) == relation.excluded:
+            return {relation.option}, []  # the other option's default breaks it
+        words = (_sample(parser, rules, relation.other, among=relation.values) if relation.excluded
+                 else _sample(parser, rules, relation.other, outside=relation.values))
+        return {relation.option, relation.other}, words
+    if isinstance(relation, ValueNeeds):
+        return {relation.option}, _sample(parser, rules, relation.option, among=relation.values)
+    assert isinstance(relation, NeedsCount), relation
+    once = _sample(parser, rules, relation.other)
+    count = relation.low - 1 if relation.low is not None else relation.high + 1
+    return {relation.option, relation.other}, once * max(count, 1)
+
+
+def _set_by(relation) -> str | None:
+    """The option (or positional argument) whose words :func:`_breaking` returns."""
+    if isinstance(relation, (NeedsValue, NeedsCount)):
+        return relation.other
+    return relation.option if isinstance(relation, ValueNeeds) else None
+
+
 @pytest.mark.parametrize("path, parser, rules, relation", RELATION_CASES)
 def test_a_broken_relation_of_options_is_refused_in_its_words(capsys, path, parser, rules, relation):
-    given = {relation.option} | ({relation.other} if isinstance(relation, Excludes) else set())
+    given, words = _breaking(parser, rules, relation)
     while True:  # what the given options need otherwise (but the one this relation is about), so that it alone breaks
         more = {need.other for need in rules.relations if isinstance(need, Needs) and need.option in given
                 and need != relation and not (isinstance(relation, Needs) and need.other == relation.other)}
         if more <= given:
             break
         given |= more
-    argv = [*path, *_placeholders(parser, given)]
-    for option in sorted(given):
+    positional = {name for name in given if not name.startswith("-")}
+    chosen = {name: (words if name == _set_by(relation) else _sample(parser, rules, name)) for name in positional}
+    argv = [*path, *_placeholders(parser, given, chosen), *(words if _set_by(relation) not in positional else [])]
+    for option in sorted(given - positional):
         if not any(word == option or word.startswith(option + "=") for word in argv):
             argv += _sample(parser, rules, option)
-    broken = [rule for rule in rules.relations if rule.broken(given)]
+    namespace = parser.parse_args(argv[len(path):])
+    values = {}
+    for option, dest in rules.dests.items():  # the values as the table checks them (a rule's value, as it returns it)
+        value = getattr(namespace, dest)
+        values[option] = rules.values[option].check(value) if option in rules.values and value is not None else value
+    broken = [rule for rule in rules.relations if rule.broken(given, values)]
     assert relation in broken  # the command line breaks it: the refusal is the first broken relation's, in table order
-    assert _refusal(capsys, argv) == f"dpdist: error: {broken[0].refusal()}"
+    assert _refusal(capsys, argv) == f"dpdist: error: {broken[0].refusal(values)}"

@@ -175,13 +175,15 @@ def test_sigkill_during_aggregate_leaves_the_previous_state_intact(tmp_path):
 def test_estimate_modes_are_exclusive(tmp_path, capsys):
     grr = local.make("grr", epsilon=1.0, domain_size=6)
     io.save_state(tmp_path / "state.bin", grr.simulate(np.arange(60) % 6, rng=0))
-    state = str(tmp_path / "state.bin")
-    assert main(["estimate", "data.csv", "--state", state]) == 2
+    state, data = str(tmp_path / "state.bin"), str(tmp_path / "data.csv")
+    (tmp_path / "data.csv").write_text("x\n1\n")
+    assert main(["estimate", data, "--state", state]) == 2
     assert main(["estimate", "--state", state, "--epsilon", "1"]) == 2
-    assert main(["estimate", "data.csv", "--column", "x"]) == 2
-    assert main(["estimate", "data.csv", "--column", "x", "--protocol", "grr", "--epsilon", "1", "--out", "e.csv"]) == 2
+    assert main(["estimate", data, "--column", "x"]) == 2
+    assert main(["estimate", data, "--column", "x", "--protocol", "grr", "--epsilon", "1", "--out", "e.csv"]) == 2
     errors = capsys.readouterr().err
-    assert "not allowed" in errors and "Missing" in errors and "option needs '--state'" in errors
+    assert "'--state' option cannot be used with 'FILE'" in errors and "'FILE' argument needs '--protocol'" in errors
+    assert "option needs '--state'" in errors and len(errors.strip().splitlines()) == 4
 
 
 def test_privatize_reports_bad_input(tmp_path, capsys):

@@ -40,7 +40,7 @@ def test_the_inverse_variance_baseline_on_the_command_line(tmp_path, capsys):
 
 @pytest.mark.parametrize("extra, message", [
     (["--joint-method", "mean"], "--joint-method' option must be one of 'likelihood', 'inverse-variance'"),
-    (["--postprocess", "clip"], "--postprocess' option of 'dpdist estimate' applies to one --state"),
+    (["--postprocess", "clip"], "--postprocess' option needs '--state' given at most 1 time(s)"),
 ])
 def test_bad_joint_options_are_one_line_errors(tmp_path, capsys, extra, message):
     states = [_state(tmp_path, "grr", 1.0, 8, 1), _state(tmp_path, "oue", 2.0, 8, 2)]
@@ -60,7 +60,7 @@ def test_states_of_different_domains_are_refused_naming_the_option_and_the_files
 
 def test_joint_method_needs_several_states(tmp_path, capsys):
     assert main(["estimate", "--state", _state(tmp_path, "grr", 1.0, 8, 1), "--joint-method", "likelihood"]) == 2
-    assert "needs several --state files" in capsys.readouterr().err
+    assert "'--joint-method' option needs '--state' given at least 2 time(s)" in capsys.readouterr().err
 
 
 def _one_line(capsys) -> str:

@@ -314,7 +314,7 @@ def test_errors_name_what_the_user_typed(data, capsys):
     assert status == 2 and "FILE" in err and "'path'" not in err
     (data / "d.json").write_text("{}")
     status, _, err = run(capsys, "estimate", data / "d.json", "--column", "x", "--protocol", "sw", "--epsilon", "1")
-    assert status == 2 and err.startswith("dpdist: error: FILE must be a .csv") and "'path'" not in err
+    assert status == 2 and err.startswith("dpdist: error: FILE must be the path of an existing .csv") and "'path'" not in err
     for bins in ("1", "3000000000"):
         status, _, err = run(capsys, "estimate", data / "d.csv", "--column", "x", "--protocol", "grr", "--epsilon", "1",
                              "--bins", bins)

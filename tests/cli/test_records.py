@@ -193,9 +193,10 @@ def test_one_shot_estimate_of_columns_equals_the_library_on_the_same_seed(tmp_pa
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["--columns", "c,d,a", "--protocol", "smp"], "needs '--attributes SCHEMA'"),
+    (["--columns", "c,d,a", "--protocol", "smp"], "'--columns' option needs '--attributes'"),
     (["--columns", "c,d,a", "--attributes", "[{\"name\": \"x\"}]", "--protocol", "smp"], "--attributes must be a list"),
-    (["--columns", "c,d,a", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "must be a multi-attribute"),
+    (["--columns", "c,d,a", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "'--columns' option applies with '--protocol' a multi-attribute protocol only (docs/multi_attribute.md). "
+     "Got --protocol 'grr'."),
     (["--columns", "c,d,a", "--column", "c", "--protocol", "smp"], "'--column' option cannot be used with '--columns'"),
     (["--column", "c", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "'--attributes' option needs '--columns': it is the schema"),
     (["--column", "c", "--protocol", "smp"], "name their columns with '--columns C1,C2,...'"),

@@ -365,7 +365,7 @@ def test_unknown_datasets_methods_and_metrics_are_rejected_when_the_spec_is_buil
         _spec(methods=[{"label": "X", "method": "no-such-protocol"}])
     with pytest.raises(InvalidParameterError, match=r"metric 'msee'.*dpdist.metrics.*wasserstein"):
         _spec(metrics=["msee"])
-    with pytest.raises(InvalidParameterError, match=r"claim 1.*Claim"):
+    with pytest.raises(InvalidParameterError, match=r"'claims' parameter of ExperimentSpec must be a sequence of Claim\(text, check\)\. Got a list whose item 0 is tuple"):
         _spec(claims=[("text", better_than("mse", "GRR", "OUE"))])
 
 

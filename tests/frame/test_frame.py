@@ -207,8 +207,11 @@ def test_errors_are_the_array_apis_naming_the_column(table):
         frame.estimate(COLUMNS, "item", protocol)
     with pytest.raises(InvalidValueTypeError, match="pass the DataFrame and the column's name"):
         frame.estimate(pd.Series([1, 2]), "item", protocol)
-    with pytest.raises(InvalidParameterError, match="distinct public keys"):
+    with pytest.raises(InvalidParameterError, match=r"'groups' parameter of frame.group_release must be None or a list "
+                       r"of the public keys, at least one\. Got \[\] instead"):
         frame.group_release(table, "age", "city", central.cdf, epsilon=1.0, bounds=(0, 100), groups=[])
+    with pytest.raises(InvalidParameterError, match="distinct public keys"):
+        frame.group_release(table, "age", "city", central.cdf, epsilon=1.0, bounds=(0, 100), groups=["x", "x"])
     with pytest.raises(InvalidParameterError, match="tuples of 2 values"):
         frame.group_release(table, "age", ["city", "page"], central.cdf, epsilon=1.0, bounds=(0, 100),
                             groups=["lyon"])

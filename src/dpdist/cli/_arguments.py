@@ -11,11 +11,12 @@ the table, as the conformance suite does from protocols' ``_constraints``.
 from __future__ import annotations
 
 import argparse
-import math
+import difflib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._validation import Constraint, Integer, ItemIds, OneOf, Options
+from .._validation import Constraint, Described, Integer, Interval, ItemIds, OneOf, Options, Text
 from ..errors import InvalidParameterError
 from ._env import check_environment
 
@@ -35,34 +36,168 @@ def seed_argument(text: str) -> int:
 REPLICATES = OneOf((Options((0,)), Integer(low=20)), "0 (no bands) or an int >= 20")
 
 
-def parse_targets(text: str | None) -> tuple[int, ...] | None:
-    """The value of a ``--targets 3,7`` option (the attacked items of a recovery, ``recover_frequencies``'s
-    ``targets``): distinct item ids, refused in one line naming the option (None when not given)."""
-    if text is None:
-        return None
+@dataclass(frozen=True)
+class Numbers(Constraint):
+    """Numbers separated by commas (an option's text, ``"0.1,0.5,0.9"``), as a tuple: ints with ``integer``, else
+    floats; each satisfying ``item`` (when given), ``count`` of them (when given, else at least one), strictly
+    increasing with ``increasing``; empty parts (a trailing comma) are ignored.  Described as ``what``."""
+
+    what: str
+    item: Constraint | None = None
+    integer: bool = False
+    count: int | None = None
+    increasing: bool = False
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError
+        parse = int if self.integer else float
+        numbers = tuple(parse(part) for part in value.split(",") if part.strip())  # ValueError: not a number
+        if self.item is not None:
+            numbers = tuple(self.item.check(number) for number in numbers)
+        if not numbers or (self.count is not None and len(numbers) != self.count):
+            raise ValueError
+        if self.increasing and any(later <= earlier for earlier, later in zip(numbers, numbers[1:])):
+            raise ValueError
+        return numbers
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out: list = ["", "x", "1,x", 3]
+        if self.increasing:
+            out.append("2,1" if self.count in (None, 2) else ",".join(["1"] * self.count))
+        if self.count is not None:
+            out.append(",".join(["1"] * (self.count + 1)))
+        if self.item is not None:
+            out += [text for text in map(str, self.item.invalid_examples()) if _refused(self, text)]
+        return out
+
+
+def _refused(rule: Constraint, text: str) -> bool:
     try:
-        return ItemIds().check(text)
-    except ValueError:
-        raise InvalidParameterError(
-            f"The '--targets' option must be {ItemIds().describe()}. Got {text!r} instead."
-        ) from None
+        rule.check(text)
+    except (ValueError, TypeError):
+        return True
+    return False
 
 
-def parse_bounds(text: str | None) -> tuple[float, float] | None:
-    """The value of a ``--bounds LO,HI`` option: two finite numbers with LO < HI (None when not given)."""
+@dataclass(frozen=True)
+class IntegerText(Constraint):
+    """An option's text of an int (``"12"``) in ``[low, high]`` (either end may be None), returned as the int."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or not re.fullmatch(r"\s*[-+]?\d+\s*", value):
+            raise ValueError
+        return Integer(self.low, self.high).check(int(value))
+
+    def describe(self) -> str:
+        return Integer(self.low, self.high).describe()
+
+    def invalid_examples(self) -> list:
+        return [text for text in ("x", "1.5", *(str(v) for v in Integer(self.low, self.high).invalid_examples()[3:]))]
 
 
-    if text is None:
-        return None
-    try:
-        low, high = (float(part) for part in text.split(","))
-    except ValueError:
-        low = high = math.nan
-    if not (math.isfinite(low) and math.isfinite(high) and low < high):
-        raise InvalidParameterError(
-            f"The '--bounds' option must be two finite numbers LO,HI with LO < HI. Got {text!r} instead."
-        )
-    return (low, high)
+@dataclass(frozen=True)
+class NumberText(Constraint):
+    """An option's text of a number (``"0.3"``) that ``inner`` accepts, returned as ``inner`` returns it (a float of an
+    :class:`~dpdist._validation.Interval`); described as ``inner`` is."""
+
+    inner: Constraint
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError
+        return self.inner.check(float(value))  # ValueError: not a number
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def invalid_examples(self) -> list:
+        return ["x", *(str(example) for example in self.inner.invalid_examples() if isinstance(example, float))]
+
+
+@dataclass(frozen=True)
+class Each(Constraint):
+    """Every value of a repeated option (``action="append"``: a list) satisfies ``inner``."""
+
+    inner: Constraint
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, list):
+            raise ValueError
+        return [self.inner.check(item) for item in value]
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def invalid_examples(self) -> list:
+        return self.inner.invalid_examples()
+
+    def shown(self, value: Any) -> str:
+        """The first value refused (the option is named once per value on the command line)."""
+        refused = [item for item in value if _refused(self.inner, item)] if isinstance(value, list) else []
+        return self.inner.shown(refused[0]) if refused else self.inner.shown(value)
+
+
+@dataclass(frozen=True)
+class Name(Constraint):
+    """One of ``names``, in any case, with ``_`` for ``-`` (a protocol's name as ``dpdist list`` shows it); returned
+    as written in ``names``.  A refusal suggests the name closest to the one given."""
+
+    names: tuple[str, ...]
+
+    def check(self, value: Any) -> Any:
+        name = value.strip().lower().replace("_", "-") if isinstance(value, str) else None
+        if name not in self.names:
+            raise ValueError
+        return name
+
+    def describe(self) -> str:
+        return f"one of {sorted(self.names)} (see 'dpdist list')"
+
+    def invalid_examples(self) -> list:
+        return ["not-a-protocol", 3]
+
+    def shown(self, value: Any) -> str:
+        close = difflib.get_close_matches(str(value).strip().lower(), self.names, n=1, cutoff=0.6)
+        return f"{value!r:.100}" + (f" (did you mean {close[0]!r}?)" if close else "")
+
+
+@dataclass(frozen=True)
+class Secret(Constraint):
+    """A secret (a token) that ``inner`` accepts, shown by its length only."""
+
+    inner: Constraint
+
+    def check(self, value: Any) -> Any:
+        return self.inner.check(value)
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def invalid_examples(self) -> list:
+        return self.inner.invalid_examples()
+
+    def shown(self, value: Any) -> str:
+        return f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
+
+
+#: ``--bounds LO,HI``: the public bounds of a numeric column
+BOUNDS = Numbers("two finite numbers LO,HI with LO < HI", item=Interval(), count=2, increasing=True)
+#: ``--targets 3,7``: the attacked items of a recovery (``recover_frequencies``'s ``targets``)
+TARGETS = ItemIds()
+#: ``--plot PNG``: the image files matplotlib writes
+PLOT_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp", "gif", "svgz", "pgf")
+PLOT = Described(Text(pattern=r"(?is).*[^/\\]\.(" + "|".join(PLOT_SUFFIXES) + ")"),
+                 "the name of an image file ending in .png, .svg or .pdf (or "
+                 + ", ".join("." + suffix for suffix in PLOT_SUFFIXES[3:]) + ")")
+#: ``KEY=VALUE``: an option of a repeated ``--param``/``--option``
+KEY_VALUE = Described(Text(pattern=r"(?s)[^=]+=.*"), "KEY=VALUE")
 
 
 def add_missing_argument(parser: argparse.ArgumentParser, unit: str = "cell") -> None:
@@ -93,6 +228,19 @@ def missing_cells(args: argparse.Namespace, count: int, what: str) -> list[str]:
 PORT = Integer(low=0, high=65535)
 
 
+def _the(name: str) -> str:
+    """``The '--column' option``, or ``The 'FILE' argument`` (a positional argument, by its metavar)."""
+    return f"The {name!r} option" if name.startswith("-") else f"The {name!r} argument"
+
+
+def named_actions(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
+    """The actions of ``parser`` by the names an option table uses: an option's strings (``--column``), a positional
+    argument's metavar (``FILE``)."""
+    positional = {action.metavar: action for action in parser._actions
+                  if not action.option_strings and isinstance(action.metavar, str)}
+    return {**parser._option_string_actions, **positional}  # argparse's own index of option strings
+
+
 @dataclass(frozen=True)
 class Needs:
     """The option ``option``, given, needs ``other`` given too (``why``: what for)."""
@@ -101,10 +249,10 @@ class Needs:
     other: str
     why: str = ""
 
-    def refusal(self) -> str:
-        return f"The {self.option!r} option needs {self.other!r}" + (f": {self.why}" if self.why else "") + "."
+    def refusal(self, values: dict[str, Any] | None = None) -> str:
+        return f"{_the(self.option)} needs {self.other!r}" + (f": {self.why}" if self.why else "") + "."
 
-    def broken(self, given: set[str]) -> bool:
+    def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
         return self.option in given and self.other not in given
 
 
@@ -116,11 +264,112 @@ class Excludes:
     other: str
     why: str = ""
 
-    def refusal(self) -> str:
-        return f"The {self.option!r} option cannot be used with {self.other!r}" + (f" ({self.why})" if self.why else "") + "."
+    def refusal(self, values: dict[str, Any] | None = None) -> str:
+        return f"{_the(self.option)} cannot be used with {self.other!r}" + (f" ({self.why})" if self.why else "") + "."
 
-    def broken(self, given: set[str]) -> bool:
+    def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
         return self.option in given and self.other in given
+
+
+@dataclass(frozen=True)
+class NeedsValue:
+    """The option ``option``, given, needs ``other``'s value (given, or its default) to be one of ``values``,
+    described as ``what`` (``why``: what for); with ``excluded``, to be none of them.  An ``other`` without a value
+    (None) breaks nothing: whether it is needed is another relation's."""
+
+    option: str
+    other: str
+    values: tuple
+    what: str
+    why: str = ""
+    excluded: bool = False
+
+    def refusal(self, values: dict[str, Any] | None = None) -> str:
+        relation = f"cannot be used with {self.other!r} {self.what}" if self.excluded else \
+            f"applies with {self.other!r} {self.what} only"
+        got = "" if values is None else f" Got {self.other} {values.get(self.other)!r:.100}."
+        return f"{_the(self.option)} {relation}" + (f" ({self.why})" if self.why else "") + "." + got
+
+    def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
+        value = (values or {}).get(self.other)
+        return self.option in given and value is not None and (value in self.values) == self.excluded
+
+
+@dataclass(frozen=True)
+class ValueNeeds:
+    """The option ``option`` at one of ``values`` (given, or its default), described as ``what``, needs ``other``
+    given (``why``: what for)."""
+
+    option: str
+    values: tuple
+    other: str
+    what: str
+    why: str = ""
+
+    def refusal(self, values: dict[str, Any] | None = None) -> str:
+        got = "" if values is None else f" Got {self.option} {values.get(self.option)!r:.100} without {self.other}."
+        return (f"{_the(self.option)} set to {self.what} needs {self.other!r}" + (f": {self.why}" if self.why else "")
+                + "." + got)
+
+    def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
+        return (values or {}).get(self.option) in self.values and self.other not in given
+
+
+@dataclass(frozen=True)
+class NeedsCount:
+    """The option ``option``, given, needs the repeated option ``other`` given between ``low`` and ``high`` times
+    (either end may be None; ``why``: what for)."""
+
+    option: str
+    other: str
+    low: int | None = None
+    high: int | None = None
+    why: str = ""
+
+    def _allowed(self) -> str:
+        if self.high is None:
+            return f"at least {self.low}"
+        return f"at most {self.high}" if self.low is None else f"{self.low} to {self.high}"
+
+    def refusal(self, values: dict[str, Any] | None = None) -> str:
+        count = len((values or {}).get(self.other) or ())
+        got = "" if values is None else f" Got {count} {self.other}."
+        return (f"{_the(self.option)} needs {self.other!r} given {self._allowed()} time(s)"
+                + (f": {self.why}" if self.why else "") + "." + got)
+
+    def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
+        count = len((values or {}).get(self.other) or ())
+        return (self.option in given and self.other in given
+                and not ((self.low is None or count >= self.low) and (self.high is None or count <= self.high)))
+
+
+@dataclass(frozen=True)
+class NeedsAny:
+    """The option ``option``, given, needs one of ``others`` given too; with ``option`` None, the command always does
+    (``why``: what for)."""
+
+    others: tuple[str, ...]
+    option: str | None = None
+    why: str = ""
+
+    def refusal(self, values: dict[str, Any] | None = None) -> str:
+        *first, last = self.others
+        names = (", ".join(map(repr, first)) + " or " if first else "") + repr(last)
+        start = "The command needs" if self.option is None else f"{_the(self.option)} needs"
+        return f"{start} {names}" + (f": {self.why}" if self.why else "") + "."
+
+    def broken(self, given: set[str], values: dict[str, Any] | None = None) -> bool:
+        return (self.option is None or self.option in given) and not any(other in given for other in self.others)
+
+
+#: the relations an option table states between options
+Relation = Needs | Excludes | NeedsValue | ValueNeeds | NeedsCount | NeedsAny
+
+
+def _options_of(relation: Relation) -> tuple[str, ...]:
+    if isinstance(relation, NeedsAny):
+        return (*relation.others, *((relation.option,) if relation.option is not None else ()))
+    return relation.option, relation.other
 
 
 @dataclass(frozen=True)
@@ -129,18 +378,18 @@ class OptionRules:
     attribute of the parsed arguments and default (an option is given when its value is another)."""
 
     values: dict[str, Constraint] = field(default_factory=dict)
-    relations: tuple[Needs | Excludes, ...] = ()
+    relations: tuple[Relation, ...] = ()
     dests: dict[str, str] = field(default_factory=dict)
     defaults: dict[str, Any] = field(default_factory=dict)
 
 
 def state_rules(parser: argparse.ArgumentParser, values: dict[str, Constraint] | None = None,
-                relations: tuple[Needs | Excludes, ...] = ()) -> None:
+                relations: tuple[Relation, ...] = ()) -> None:
     """Add to ``parser``'s option table (after its options are added): ``values`` (option -> rule of its value, not
-    checked when the option is absent) and ``relations``."""
+    checked when the option is absent) and ``relations``; a positional argument is named by its metavar (``FILE``)."""
     values = dict(values or {})
-    known = parser._option_string_actions  # argparse's own index of option strings
-    named = {*values, *(option for relation in relations for option in (relation.option, relation.other))}
+    known = named_actions(parser)
+    named = {*values, *(option for relation in relations for option in _options_of(relation))}
     unknown = sorted(named - set(known))
     if unknown:
         raise ValueError(f"state_rules names options that {parser.prog!r} does not have: {unknown}")
@@ -165,6 +414,7 @@ def check_option_rules(args: argparse.Namespace) -> None:
     rules: OptionRules | None = getattr(args, "option_rules", None)
     if rules is None:
         return
+    given = {option for option, dest in rules.dests.items() if _given(getattr(args, dest), rules.defaults[option])}
     for option, rule in rules.values.items():
         dest = rules.dests[option]
         value = getattr(args, dest)
@@ -174,9 +424,9 @@ def check_option_rules(args: argparse.Namespace) -> None:
             setattr(args, dest, rule.check(value))
         except (ValueError, TypeError):
             raise rule.error(
-                f"The {option!r} option must be {rule.describe()}. Got {rule.shown(value)} instead."
+                f"{_the(option)} must be {rule.describe()}. Got {rule.shown(value)} instead."
             ) from None
-    given = {option for option, dest in rules.dests.items() if _given(getattr(args, dest), rules.defaults[option])}
+    values = {option: getattr(args, dest) for option, dest in rules.dests.items()}
     for relation in rules.relations:
-        if relation.broken(given):
-            raise InvalidParameterError(relation.refusal())
+        if relation.broken(given, values):
+            raise InvalidParameterError(relation.refusal(values))

@@ -12,10 +12,10 @@ import math
 import sys
 from typing import Any
 
-from .._validation import Described, Integer, Interval
+from .._validation import Described, Integer, Interval, OneOf, Text
 from ..errors import InvalidParameterError
-from ._arguments import Needs, parse_bounds, seed_argument, state_rules
-from ._deploy import check_plot_path, load_config
+from ._arguments import BOUNDS, PLOT, Each, IntegerText, Needs, NeedsAny, seed_argument, state_rules
+from ._deploy import load_config
 
 #: Exit status of each verdict.
 EXIT_STATUS = {"no violation found": 0, "violates": 3, "channel mismatch": 4}
@@ -71,23 +71,25 @@ def add_commands(subparsers) -> None:
         "--claim": Described(Interval(0.0, math.inf, closed="left"), "a finite number >= 0"),
         "--alpha": Interval(0.0, 0.5, closed="neither"),
         "--samples": Integer(low=200),
-    }, (Needs("--protocol", "--epsilon"), Needs("--callable", "--domain", "D items or bounds LO,HI")))
+        "--domain": OneOf((IntegerText(low=2), BOUNDS), "an int >= 2 or bounds LO,HI (two finite numbers, LO < HI)"),
+        "--param": Each(Described(Text(pattern=r"(?s)[^=]+=.+"), "KEY=VALUE")),
+        "--callable": Described(Text(pattern=r"(?s)[^:]+:.+"), "MODULE:FUNCTION"),
+        "--plot": PLOT,
+    }, (Needs("--protocol", "--epsilon"), Needs("--callable", "--domain", "D items or bounds LO,HI"),
+        NeedsAny(("--epsilon", "--claim"), "--callable", "the epsilon it claims")))
 
 
 def _run_audit(args) -> int:
     from .. import audit  # lazy: loads scipy (0.4-2 s); dpdist --help stays light
 
-    check_plot_path(args.plot)
-    domain = _domain(args.domain)
+    domain = args.domain  # D items (an int) or bounds (lo, hi), or None; --plot, --param, --callable: the option table
     if args.protocol is not None or args.config is not None:
         protocol = load_config(args.config) if args.config is not None else _protocol(args, domain)
         randomizer = audit.protocol_randomizer(protocol, reports=args.reports)
     elif args.peer is not None:
         randomizer = _peer(args, domain)
     else:
-        randomizer = _callable(args.callable)
-        if args.epsilon is None and args.claim is None:
-            raise InvalidParameterError("The '--epsilon' option is needed with --callable: the epsilon it claims.")
+        randomizer = _callable(args.callable)  # with --epsilon or --claim: the option table
     claim = args.claim if args.claim is not None else (args.epsilon if args.callable is not None else None)
     result = audit.audit(randomizer, claim, domain if args.callable is not None else None, alpha=args.alpha,
                          samples=args.samples, rng=args.seed)
@@ -101,26 +103,6 @@ def _run_audit(args) -> int:
     return EXIT_STATUS[result.verdict]
 
 
-def _domain(text: str | None) -> Any:
-    if text is None:
-        return None
-    if "," in text:
-        try:
-            return parse_bounds(text)
-        except InvalidParameterError:
-            raise InvalidParameterError(
-                f"The '--domain' option must be an int >= 2 or bounds LO,HI (two finite numbers, LO < HI). "
-                f"Got {text!r} instead."
-            ) from None
-    try:
-        d = int(text)
-    except ValueError:
-        d = 0
-    if d < 2:
-        raise InvalidParameterError(f"The '--domain' option must be an int >= 2 or bounds LO,HI. Got {text!r} instead.")
-    return d
-
-
 def _protocol(args, domain):
     from ..local import make  # lazy: only --protocol builds a protocol
 
@@ -130,9 +112,7 @@ def _protocol(args, domain):
     elif isinstance(domain, tuple):
         params["bounds"] = domain
     for item in args.param:
-        key, _, value = item.partition("=")
-        if not key or not value:
-            raise InvalidParameterError(f"The '--param' option must be KEY=VALUE. Got {item!r} instead.")
+        key, _, value = item.partition("=")  # KEY=VALUE: the option table
         try:
             params[key] = json.loads(value)
         except ValueError:
@@ -156,9 +136,7 @@ def _peer(args, domain):
 
 
 def _callable(text: str):
-    module_name, _, function_name = text.partition(":")
-    if not module_name or not function_name:
-        raise InvalidParameterError(f"The '--callable' option must be MODULE:FUNCTION. Got {text!r} instead.")
+    module_name, _, function_name = text.partition(":")  # MODULE:FUNCTION: the option table
     sys.path.insert(0, "")  # the working directory, as python -m does
     try:
         module = importlib.import_module(module_name)

@@ -14,7 +14,7 @@ import sys
 from .._io._atomic import atomic_writer, write_text_atomically
 from .._validation import Integer
 from ..errors import InvalidParameterError, ServiceRefusedError
-from ._arguments import Excludes, Needs, parse_targets, state_rules
+from ._arguments import KEY_VALUE, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._campaign_rounds import show_rounds
 from ._deploy import json_option, load_config
@@ -172,6 +172,7 @@ def _add_enroll_and_delete(actions) -> None:
     )
     delete.add_argument("--yes", action="store_true", help="confirm: the deletion cannot be undone")
     _admin_command(delete, _run_delete)
+    state_rules(delete, relations=(NeedsAny(("--yes",), why="it deletes the campaign and all its data for good"),))
 
 
 def _add_estimate_and_export(actions) -> None:
@@ -199,6 +200,7 @@ def _add_estimate_and_export(actions) -> None:
         help="bootstrap replicates of a distribution's fixed-n band (service default 100; 0: none)",
     )
     _admin_command(estimate, _run_estimate)
+    state_rules(estimate, {"--option": Each(KEY_VALUE), "--targets": TARGETS, "--plot": PLOT})
 
     export = _campaign_command(
         actions,
@@ -347,8 +349,7 @@ def _run_enroll(args) -> int:
 
 
 def _run_delete(args) -> int:
-    if not args.yes:
-        raise InvalidParameterError(f"'dpdist campaign delete {args.campaign}' deletes it and all its data for good: add '--yes'.")
+    # --yes given: the option table
     with service_client(args, admin=True) as client:
         result = client.delete_campaign(args.campaign)
     print(f"campaign {args.campaign}: deleted ({result['batches']} batch record(s), {result['kept_report_batches']} "
@@ -366,16 +367,14 @@ def _run_list(args) -> int:
 def _parse_options(pairs: list[str]) -> dict:
     options = {}
     for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise InvalidParameterError(f"The '--option' option must be KEY=VALUE. Got {pair!r}.")
+        key, _, value = pair.partition("=")  # KEY=VALUE: the option table
         options[key] = value
     return options
 
 
 def _run_estimate(args) -> int:
     options = _parse_options(args.option)
-    targets = parse_targets(args.targets)
+    targets = args.targets  # item ids, or None: the option table
     if targets is not None:
         if "targets" in options:
             raise InvalidParameterError("The '--targets' option and '--option targets=...' name the same option: give one.")

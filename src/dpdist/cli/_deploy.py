@@ -43,7 +43,7 @@ from .._rng import (
     order_generator,
     root_seed_sequence,
 )
-from .._validation import Integer
+from .._validation import ExistingFile, Integer
 from ..errors import (
     DPDistError,
     EachValueANewUserWarning,
@@ -61,12 +61,12 @@ from ..io import (
 )
 from ..local.words import words_in_alphabet
 from ._arguments import (
+    BOUNDS,
+    Each,
     Excludes,
     Needs,
     add_missing_argument,
     missing_cells,
-    parse_bounds,
-    parse_targets,
     seed_argument,
     state_rules,
 )
@@ -139,7 +139,7 @@ def _add_privatize(subparsers) -> None:
     privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
     privatize.add_argument("--no-progress", action="store_true", help="no progress bar")
     privatize.set_defaults(handler=_run_privatize)
-    state_rules(privatize, {"--block-size": Integer(low=1)}, (
+    state_rules(privatize, {"--block-size": Integer(low=1), "--bounds": BOUNDS}, (
         Excludes("--seed", "--secure", "the CSPRNG takes no seed"),
         Excludes("--column", "--columns"),
         Needs("--bins", "--bounds", "the public range of the column"),
@@ -172,6 +172,7 @@ def _add_aggregate(subparsers) -> None:
     )
     aggregate.add_argument("--no-progress", action="store_true", help="no progress bar")
     aggregate.set_defaults(handler=_run_aggregate)
+    state_rules(aggregate, {"FILE": Each(ExistingFile())})
 
 
 def load_config(text: str, option: str = "--config"):
@@ -344,7 +345,7 @@ def _privatize_binning(protocol, args):
         raise InvalidParameterError(
             f"The '--bins' option must equal the protocol's domain_size ({protocol.domain_size}). Got {bins}."
         )
-    return parse_bounds(args.bounds), bins
+    return args.bounds, bins  # a pair (lo, hi) or None: the option table
 
 
 class ColumnValues:
@@ -422,9 +423,7 @@ def _as_protocol_values(protocol, chunk: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------- aggregate
 def _run_aggregate(args) -> int:
     state_path = Path(args.state)
-    for name in args.files:
-        if not Path(name).is_file():
-            raise InvalidParameterError(f"Each FILE of 'dpdist aggregate' must be an existing file. Got {name!r}.")
+    # each FILE an existing file: the option table
     with exclusive_lock(state_path, "dpdist aggregate"):
         written = real_path(state_path)  # where the writes go (a symbolic link followed)
         remove_stale_temporaries(written.parent, written.name)  # a killed run's
@@ -555,8 +554,7 @@ def run_estimate_from_state(args) -> int:
     needs to refuse files counted before) plays no part in an estimate.
     """
 
-    check_plot_path(args.plot)
-    aggregator = load_state(args.state, journal=False).aggregator
+    aggregator = load_state(args.state, journal=False).aggregator  # --plot checked by the option table
     protocol = aggregator.protocol
     if aggregator.n == 0:
         raise EmptyAggregateError(f"--state {args.state} holds no report yet: add report files to it with "
@@ -569,20 +567,14 @@ def run_estimate_from_state(args) -> int:
             )
         options["postprocess"] = args.postprocess
     recovery = {"recover": getattr(args, "recover", None), "fake_fraction": getattr(args, "fake_fraction", None),
-                "targets": parse_targets(getattr(args, "targets", None))}
+                "targets": getattr(args, "targets", None)}  # item ids: the option table
     if any(value is not None for value in recovery.values()):
         if protocol.tags.kind != "frequency":
             raise InvalidParameterError(
                 f"The '--recover' option applies to frequency protocols; the state's {protocol.name!r} is "
                 f"{protocol.tags.kind}."
             )
-        if recovery["recover"] in (None, "none"):
-            option = "fake_fraction" if recovery["fake_fraction"] is not None else "targets"
-            shown = getattr(args, option)
-            flag = "--" + option.replace("_", "-")
-            raise InvalidParameterError(
-                f"The '{flag}' option applies with '--recover ldprecover'. Got {flag} {shown} without it."
-            )
+        # --fake-fraction and --targets go with --recover ldprecover: the option table
         options.update({key: value for key, value in recovery.items() if value is not None})
     estimate = protocol.estimate(aggregator, **options)
 
@@ -629,17 +621,3 @@ def _write_table(columns: dict, path) -> None:
         writer.writerow(list(columns))
         for row in zip(*(np.asarray(column).tolist() for column in columns.values())):
             writer.writerow([cell(value) for value in row])
-
-
-def check_plot_path(path, option: str = "--plot") -> None:
-    """Refuse a plot file whose extension matplotlib cannot write, before any work is done."""
-    if path is None:
-        return
-
-    supported = ("png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp", "gif", "svgz", "pgf")
-    extension = Path(path).suffix.lower().lstrip(".")
-    if extension not in supported:
-        raise InvalidParameterError(
-            f"The '{option}' option must name an image file ending in .png, .svg or .pdf (or {', '.join('.' + e for e in supported[3:])}). "
-            f"Got {str(path)!r} instead."
-        )

@@ -11,22 +11,17 @@ from __future__ import annotations
 
 import os
 
-from ..errors import IncompatibleStateError, InvalidParameterError
+from ..errors import IncompatibleStateError
 from ..io import journal_path, load_state
 from ..local.joint import check_campaigns, estimate_jointly
-from ._deploy import check_plot_path, print_estimate_and_files
+from ._deploy import print_estimate_and_files
 
 __all__ = ["run_estimate_joint"]
 
 
 def run_estimate_joint(args) -> int:
     """Load every ``--state``, estimate jointly (``--joint-method``), print the summary, write ``--out``/``--plot``."""
-    check_plot_path(args.plot)
-    if args.postprocess is not None:
-        raise InvalidParameterError(
-            "The '--postprocess' option of 'dpdist estimate' applies to one --state; the joint estimate of several "
-            f"lies in the simplex already. Got --postprocess {args.postprocess} with {len(args.state)} --state files."
-        )
+    # --plot, and --postprocess (of one --state), are checked by the option table
     method = args.joint_method or "likelihood"  # checked by the option table
     _refuse_repeated_files(args.state)
     saved = [load_state(path, journal=journal_path(path).exists()) for path in args.state]

@@ -6,7 +6,6 @@ records of a data file, one per row, and prints each attribute's estimate beside
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 
@@ -24,29 +23,12 @@ __all__ = ["run_estimate_records", "MULTI_CHOOSERS"]
 MULTI_CHOOSERS = ("multi-auto",)
 
 
-def _protocol_name(text: str) -> str:
-    names = sorted([*local.available("multi"), *MULTI_CHOOSERS])
-    name = text.strip().lower().replace("_", "-")
-    if name not in names:
-        raise InvalidParameterError(
-            f"The '--protocol' option must be a multi-attribute protocol with '--columns': one of {names}. "
-            f"Got {text!r} instead."
-        )
-    return name
-
-
-def load_attributes(text: str | None) -> tuple:
+def load_attributes(text: str) -> tuple:
     """The schema of ``--attributes``: a JSON list of attributes (docs/multi_attribute.md), inline or in a file.
 
     A protocol config with an ``attributes`` entry (the ``--config`` of ``dpdist privatize``) gives its schema.
     """
 
-    if text is None:
-        raise InvalidParameterError(
-            "The '--columns' option of 'dpdist estimate' needs '--attributes SCHEMA': a JSON list (or a file of one) "
-            'of each attribute\'s name and domain, e.g. [{"name": "sex", "labels": ["f", "m"]}, {"name": "age", '
-            '"bounds": [0, 100]}].'
-        )
     schema = json_option(text, "--attributes", "list")
     if isinstance(schema, dict) and "attributes" in schema:  # a protocol config (privatize's --config) names them too
         schema = schema["attributes"]
@@ -56,10 +38,9 @@ def load_attributes(text: str | None) -> tuple:
 def run_estimate_records(args) -> int:
     """The one-shot mode on several columns: read the records, simulate one collection, print the estimate."""
 
-    name = _protocol_name(args.protocol)
+    name = args.protocol  # a multi-attribute protocol, with --attributes: the option table
     attributes = load_attributes(args.attributes)
-    if not Path(args.file).is_file():
-        raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
+    # FILE an existing file: the option table
     prepare = RecordValues(attributes, args.columns, clip=args.clip)
     parts, missing = [], 0
     for records, n_missing in prepare.read(args.file):

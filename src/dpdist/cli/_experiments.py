@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import re
 import shlex
 import sys
@@ -14,7 +13,7 @@ import numpy as np
 
 from .. import local, plotting, uncertainty
 from .._io._columns import iter_column
-from .._validation import Integer, Options, clip_real_values
+from .._validation import Alphabet, ExistingFile, Integer, Options, clip_real_values
 from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from ..local._registry import registered_class
 from ..local.frequency._oracle import FrequencyOracle
@@ -24,18 +23,25 @@ from ..local.numerical._mean import MeanProtocol
 from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
 from ..local.joint import JOINT_METHODS
 from ._arguments import (
+    BOUNDS,
+    NeedsAny,
+    PLOT,
     REPLICATES,
+    TARGETS,
     Excludes,
+    Name,
     Needs,
+    NeedsCount,
+    NeedsValue,
+    ValueNeeds,
     add_missing_argument,
     missing_cells,
-    parse_bounds,
     seed_argument,
     state_rules,
 )
-from ._deploy import check_plot_path, read_labels, run_estimate_from_state
+from ._deploy import read_labels, run_estimate_from_state
 from ._estimate_joint import run_estimate_joint
-from ._estimate_records import run_estimate_records
+from ._estimate_records import MULTI_CHOOSERS, run_estimate_records
 from ._records import add_columns_argument
 
 
@@ -107,6 +113,12 @@ def _add_estimate(subparsers) -> None:
         "--replicates": REPLICATES,
         "--bins": Integer(low=2),
         "--joint-method": Options(JOINT_METHODS),
+        "--protocol": Name(tuple(sorted([*local.available(), *_CHOOSERS, *MULTI_CHOOSERS]))),
+        "--bounds": BOUNDS,
+        "--targets": TARGETS,
+        "--plot": PLOT,
+        "FILE": ExistingFile("the path of an existing data file"),
+        "--alphabet": Alphabet(),
     }, (
         *(Needs(option, "--state", saved_state) for option in ("--recover", "--fake-fraction", "--targets", "--out",
                                                               "--joint-method")),
@@ -117,7 +129,55 @@ def _add_estimate(subparsers) -> None:
         *(Excludes("--columns", option, "each attribute's domain is in '--attributes'") for option in (
             "--labels", "--bounds", "--bins", "--alphabet", "--epsilon-1")),
         Needs("--attributes", "--columns", "it is the schema of '--columns' (a multi-attribute protocol)"),
+        Excludes("--state", "FILE", "the config is the state's"),
+        NeedsAny(("--state", "FILE"), why="FILE, --column (or --columns), --protocol and --epsilon in one-shot mode, "
+                 "--state STATE in state mode"),
+        NeedsAny(("--column", "--columns"), "FILE", "the column(s) of the data"),
+        *(Needs("FILE", option, "one-shot mode") for option in ("--protocol", "--epsilon")),
+        *_state_count_relations(),
+        *_protocol_relations(),
     ))
+
+
+def _state_count_relations() -> tuple:
+    """The options of one ``--state``, and of several (a joint estimate)."""
+    joint = NeedsCount("--joint-method", "--state", low=2, why="a joint estimate of several campaigns")
+    recovery = tuple(relation for option in ("--fake-fraction", "--targets") for relation in (
+        Needs(option, "--recover", "it applies with '--recover ldprecover'"),
+        NeedsValue(option, "--recover", ("ldprecover",), "ldprecover")))
+    one = "a recovery is of one campaign"
+    return (joint, *recovery, *(NeedsCount(option, "--state", high=1, why=one)
+                                for option in ("--recover", "--fake-fraction", "--targets")),
+            NeedsCount("--postprocess", "--state", high=1, why="the joint estimate of several lies in the simplex already"))
+
+
+def _protocol_relations() -> tuple:
+    """What the one-shot mode's ``--protocol`` (its kind, its parameters) needs and allows."""
+    multi = (*local.available("multi"), *MULTI_CHOOSERS)
+    words = tuple(local.available("heavy_hitters"))
+    numerical = tuple(local.available("numerical"))
+    longitudinal = tuple(name for name in local.available() if "epsilon_1" in local.parameter_names(name))
+    without_bins = tuple(name for name in numerical if "bins" not in local.parameter_names(name))
+    return (
+        NeedsValue("--columns", "--protocol", multi, "a multi-attribute protocol", "docs/multi_attribute.md"),
+        ValueNeeds("--protocol", multi, "--columns", "a multi-attribute protocol", "it takes a record of several "
+                   "attributes: name their columns with '--columns C1,C2,...' and their schema with '--attributes'"),
+        Needs("--columns", "--attributes", "a JSON list (or a file of one) of each attribute's name and domain, e.g. "
+              '[{"name": "sex", "labels": ["f", "m"]}, {"name": "age", "bounds": [0, 100]}]'),
+        ValueNeeds("--protocol", longitudinal, "--epsilon-1", "a longitudinal protocol", "the budget of one report "
+                   "(below --epsilon, its bound for any number of reports of one value), e.g. --epsilon 4 --epsilon-1 1"),
+        NeedsValue("--epsilon-1", "--protocol", longitudinal, f"a longitudinal protocol ({', '.join(longitudinal)})",
+                   "the others have a single budget, --epsilon"),
+        NeedsValue("--alphabet", "--protocol", words, "pem", "words"),
+        NeedsValue("--labels", "--protocol", (*local.available("frequency"), *_CHOOSERS), "a frequency protocol",
+                   "see 'dpdist list'; a column of words goes to pem without --labels"),
+        *(Excludes("--labels", option, "it applies to numbers") for option in ("--bins", "--bounds")),
+        *(NeedsValue(option, "--protocol", words, "pem", "heavy hitters of words or items", excluded=True)
+          for option in ("--bins", "--bounds", "--postprocess")),
+        NeedsValue("--postprocess", "--protocol", numerical, "a numerical protocol",
+                   "it applies to frequency protocols", excluded=True),
+        NeedsValue("--bins", "--protocol", without_bins, "a protocol without a 'bins' parameter", excluded=True),
+    )
 
 
 def _add_one_shot_options(estimate) -> None:
@@ -317,99 +377,30 @@ def _protocol_kind(name: str) -> str:
     return next(kind for kind in ("frequency", "heavy_hitters", "numerical", "multi", "key_value") if name in local.available(kind))
 
 
-def _check_protocol_option(args) -> str:
-    """The ``--protocol`` name (case-insensitive), one of those ``dpdist list`` shows."""
-
-
-    names = sorted([*local.available(), *_CHOOSERS])
-    name = args.protocol.strip().lower().replace("_", "-")
-    if name not in names:
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-        raise InvalidParameterError(
-            f"The '--protocol' option must be one of {names} (see 'dpdist list'). Got {args.protocol!r} instead"
-            + (f" (did you mean {close[0]!r}?)." if close else ".")
-        )
-    return name
-
-
-def protocol_extras(name: str, args) -> dict:
-    """Parameters of protocol ``name`` given by their own options: ``--epsilon-1`` (longitudinal protocols)."""
-
-    takes = name not in _CHOOSERS and "epsilon_1" in local.parameter_names(name)
-    if takes and args.epsilon_1 is None:
-        raise InvalidParameterError(
-            f"The longitudinal protocol {name!r} needs '--epsilon-1', the budget of one report (below --epsilon, "
-            "its bound for any number of reports of one value), e.g. --epsilon 4 --epsilon-1 1."
-        )
-    if not takes and args.epsilon_1 is not None:
-        raise InvalidParameterError(
-            f"The '--epsilon-1' option applies to the longitudinal protocols (l-grr, l-osue, loloha); {name!r} has "
-            "a single budget, --epsilon."
-        )
-    return {} if args.epsilon_1 is None else {"epsilon_1": args.epsilon_1}
-
-
 def _run_estimate(args) -> int:
     if args.state is not None:
-        _check_state_mode(args)
-        if len(args.state) > 1:
-            if args.recover is not None or args.fake_fraction is not None or args.targets is not None:
-                raise InvalidParameterError(
-                    f"The '--recover' option of 'dpdist estimate' applies to one --state. Got {len(args.state)} --state files."
-                )
+        if len(args.state) > 1:  # the options of one --state, and of several: the option table
             return run_estimate_joint(args)
-        if args.joint_method is not None:
-            raise InvalidParameterError("The '--joint-method' option of 'dpdist estimate' needs several --state files.")
         args.state = args.state[0]
         return run_estimate_from_state(args)
-    _check_one_shot_mode(args)
+    # one-shot mode: FILE, --column (or --columns), --protocol and --epsilon, none of the state mode's (the option table)
     if args.columns is not None:
         return run_estimate_records(args)
-    name = args.protocol = _check_protocol_option(args)
+    name = args.protocol  # a name 'dpdist list' shows; a multi-attribute one only with --columns: the option table
     kind = _protocol_kind(name)
-    if kind == "multi":
-        raise InvalidParameterError(
-            f"The protocol {name!r} takes a record of several attributes: name their columns with "
-            "'--columns C1,C2,...' and their schema with '--attributes' (not '--column')."
-        )
     if kind == "key_value":
         raise InvalidParameterError(
             f"The protocol {name!r} takes each user's set of (key, value) pairs, which 'dpdist estimate' does not read "
             "from a column: estimate it with the Python API (dpdist.local.keyvalue.KeyValueSets, docs/key_value.md) or "
             "collect it with 'dpdist serve'."
         )
-    extras = protocol_extras(name, args)
-    if args.alphabet is not None and kind != "heavy_hitters":
-        raise InvalidParameterError(f"The '--alphabet' option applies to 'pem' (words); {name!r} is {kind}.")
+    # --epsilon-1 is given with, and only with, a longitudinal protocol: the option table
+    extras = {} if args.epsilon_1 is None else {"epsilon_1": args.epsilon_1}
     if kind == "heavy_hitters":
         return _run_estimate_heavy_hitters(args)
     if args.labels is not None:
         return _run_estimate_labels(args, extras)
     return _run_estimate_numbers(args, kind, extras)
-
-
-def _check_state_mode(args) -> None:
-    """``dpdist estimate --state``: none of the one-shot mode's options."""
-
-    if args.file is not None:  # the options of the one-shot mode are refused by the option table
-        raise InvalidParameterError(
-            "'dpdist estimate --state' reads the config from the state; FILE is not allowed with it."
-        )
-
-
-def _check_one_shot_mode(args) -> None:
-    """``dpdist estimate FILE``: the required options, none of the state mode's, a plot path that can be written."""
-
-    column = "--columns" if args.columns is not None else "--column"
-    one_shot = {"FILE": args.file, column: args.column if args.columns is None else args.columns,
-                "--protocol": args.protocol, "--epsilon": args.epsilon}
-    absent = [name for name, value in one_shot.items() if value is None]
-    if absent:
-        raise InvalidParameterError(
-            f"'dpdist estimate' needs FILE, --column (or --columns), --protocol and --epsilon (or --state STATE). "
-            f"Missing: {absent}."
-        )
-    check_plot_path(args.plot)  # before the run: a name matplotlib cannot write fails now, not after the estimate
 
 
 def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
@@ -418,24 +409,13 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     from ..experiments._methods import run_local_protocol  # lazy: loads scipy (0.4-2 s)
 
     name = args.protocol
-    if not Path(args.file).is_file():
-        raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
-    bounds = parse_bounds(args.bounds)
+    bounds = args.bounds  # a pair (lo, hi), or None: the option table
     values, data, clipped, missing_notes = _numeric_column(args, bounds)
     params = {"epsilon": args.epsilon, **extras}
     if kind == "frequency":
         params.update(bins=32 if args.bins is None else args.bins, postprocess=args.postprocess or "norm-sub")
-    else:
-        if args.postprocess is not None:
-            raise InvalidParameterError(
-                f"The '--postprocess' option applies to frequency protocols; {name!r} is numerical."
-            )
-        if args.bins is not None:
-            if "bins" not in local.parameter_names(name):
-                raise InvalidParameterError(
-                    f"The '--bins' option does not apply to {name!r}, which has no 'bins' parameter."
-                )
-            params["bins"] = args.bins
+    elif args.bins is not None:  # --postprocess, and --bins without a 'bins' parameter, refused by the option table
+        params["bins"] = args.bins
     means_only = kind == "numerical" and _estimates_a_mean(name)
     rng = np.random.default_rng(args.seed)
     if kind == "numerical" and args.replicates and not means_only:
@@ -522,15 +502,6 @@ def _run_estimate_labels(args, extras: dict) -> int:
     """One-shot mode on a column of labels: ``--labels FILE`` gives the public label domain."""
 
 
-    kind = _protocol_kind(args.protocol)
-    if kind != "frequency":
-        raise InvalidParameterError(
-            f"The '--labels' option needs a frequency protocol (see 'dpdist list'); {args.protocol!r} is {kind}"
-            + (" (a column of words goes to pem without --labels)." if kind == "heavy_hitters" else ".")
-        )
-    for option, value in {"--bins": args.bins, "--bounds": args.bounds}.items():
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option applies to numbers; it cannot be used with '--labels'.")
     labels = read_labels(args.labels)
     protocol = local.make(args.protocol, epsilon=args.epsilon, labels=labels, **extras)
     assert isinstance(protocol, FrequencyOracle), "a frequency protocol (tags.kind)"
@@ -574,13 +545,7 @@ def _run_estimate_heavy_hitters(args) -> int:
 
 
 
-    for option, value in {"--bins": args.bins, "--bounds": args.bounds, "--labels": args.labels,
-                          "--postprocess": args.postprocess}.items():
-        if value is not None:
-            raise InvalidParameterError(f"The '{option}' option does not apply to 'pem' (heavy hitters of words or items).")
-    if not Path(args.file).is_file():
-        raise InvalidParameterError(f"FILE must name an existing data file. Got {args.file!r} instead.")
-    chunks, missing = [], 0
+    chunks, missing = [], 0  # FILE an existing file: the option table
     for chunk, n_missing in iter_column(args.file, args.column, text=True):
         chunks.append(chunk)
         missing += n_missing
@@ -600,9 +565,8 @@ def _run_estimate_heavy_hitters(args) -> int:
         note = f"integer items of {bits} bits (from the largest: not private)"
         truth_names = [str(item) for item in items.tolist()]
     else:
+        # --alphabet: distinct characters (the option table); the column's: distinct, at least one (no empty cell)
         alphabet = args.alphabet if args.alphabet is not None else "".join(sorted(set("".join(cells.tolist()))))
-        if not alphabet or len(set(alphabet)) != len(alphabet):
-            raise InvalidParameterError(f"The '--alphabet' option must be a string of distinct characters. Got {alphabet!r} instead.")
         per_char = StringCodec(alphabet=alphabet).bits_per_char
         max_chars = min(12, MAX_BITS // per_char)
         if max_chars < 1:

@@ -4,13 +4,26 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass
 from typing import Any
 
 from ..accuracy import default_cache_directory, explain, explain_ladder, explain_plan
 from ..accuracy._central import RELEASES
-from ..errors import InvalidParameterError
-from ._arguments import Excludes, Needs, parse_bounds, seed_argument, state_rules
-from ._deploy import check_plot_path, load_config
+from .._validation import Constraint, OneOf
+from ._arguments import (
+    BOUNDS,
+    PLOT,
+    Excludes,
+    IntegerText,
+    Needs,
+    NeedsAny,
+    NeedsValue,
+    Numbers,
+    ValueNeeds,
+    seed_argument,
+    state_rules,
+)
+from ._deploy import load_config
 
 
 def add_commands(subparsers) -> None:
@@ -70,7 +83,20 @@ def add_commands(subparsers) -> None:
                        help="--ladder: reports one relay credential admits, the protected device's included: the shuffled row is "
                             "stated for a device that sends them all in one round (default 1)")
     explain.set_defaults(handler=_run_explain)
-    state_rules(explain, relations=(
+    _state_rules(explain)
+
+
+def _state_rules(explain) -> None:
+    """The option table of ``dpdist explain``: its options' forms, and which go with which mode."""
+    releases = "the number of releases over the horizon"
+    persons = "explain's model of the rows per person"
+    state_rules(explain, {
+        "--epsilons": Numbers("comma-separated numbers"),
+        "--bounds": BOUNDS,
+        "--rows-per-person": OneOf((IntegerText(), _Law(("geometric", "zipf"))), "an int, geometric:MEAN or zipf:A"),
+        "--max-contributions": Numbers("comma-separated ints", integer=True),
+        "--plot": PLOT,
+    }, relations=(
         *(Needs(option, "--plan") for option in ("--target", "--relay-n", "--releases")),
         Excludes("--plan", "--release", "it plans a campaign: give its --config"),
         *(Excludes("--plan", option) for option in ("--epsilons", "--bounds", "--plot")),
@@ -81,7 +107,33 @@ def add_commands(subparsers) -> None:
         Excludes("--ladder", "--release", "it places one campaign: give its --config"),
         Needs("--ladder", "--delta", "the central delta every row is held to"),
         Excludes("--ladder", "--epsilons", "its rows are at the config's epsilon"),
+        NeedsValue("--releases", "--every", ("release",), "release", releases),
+        ValueNeeds("--every", ("release",), "--releases", "release", releases),
+        *(Needs(option, "--rows-per-person", persons) for option in ("--max-contributions", "--person-correlation")),
+        *(Excludes("--config", option, "it goes with --release; a config holds its own parameters")
+          for option in ("--rows-per-person", "--max-contributions")),
+        NeedsAny(("--release", "--plan", "--ladder"), "--delta", "a release's delta, or the central delta of a plan or "
+                 "of the trust ladder (a config holds its own parameters)"),
     ))
+
+
+@dataclass(frozen=True)
+class _Law(Constraint):
+    """An option's text ``NAME:NUMBER`` with ``NAME`` one of ``names`` (``geometric:5``), as ``(NAME, NUMBER)``."""
+
+    names: tuple[str, ...]
+
+    def check(self, value: Any) -> Any:
+        name, colon, number = value.partition(":") if isinstance(value, str) else ("", "", "")
+        if not colon or name not in self.names:
+            raise ValueError
+        return name, float(number)  # ValueError: not a number
+
+    def describe(self) -> str:
+        return " or ".join(f"{name}:NUMBER" for name in self.names)
+
+    def invalid_examples(self) -> list:
+        return ["x", f"{self.names[0]}:x", "other:1"]
 
 
 def _run_explain(args) -> int:
@@ -89,19 +141,13 @@ def _run_explain(args) -> int:
         return _run_ladder(args)
     if args.plan:
         return _run_plan(args)
-    check_plot_path(args.plot)
-    epsilons = None if args.epsilons is None else _epsilon_list(args.epsilons)
+    epsilons = None if args.epsilons is None else list(args.epsilons)  # --plot and --epsilons: the option table
     cache = None if args.no_cache else default_cache_directory()
     options: dict[str, Any] = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
-    if args.config is not None:
-        for option, value in (("--delta", args.delta), ("--rows-per-person", args.rows_per_person),
-                              ("--max-contributions", args.max_contributions)):  # --bounds: refused by the option table
-            if value is not None:
-                raise InvalidParameterError(f"The '{option}' option goes with --release; a config holds its own parameters.")
+    if args.config is not None:  # --delta, --bounds and the persons' options refused: the option table
         explanation = explain(load_config(args.config).config(), args.n, **options)
     else:
-        bounds = parse_bounds(args.bounds)  # given: the option table needs it with --release
-        params: dict[str, Any] = {"bounds": bounds} | ({} if args.delta is None else {"delta": args.delta})
+        params: dict[str, Any] = {"bounds": args.bounds}  # a pair (lo, hi): the option table needs it with --release | ({} if args.delta is None else {"delta": args.delta})
         explanation = explain(args.release, args.n, **options, **params, **_person_options(args))
     if args.json:
         print(json.dumps(explanation.to_dict(), indent=2))
@@ -119,9 +165,7 @@ def _run_explain(args) -> int:
 
 
 def _run_plan(args) -> int:
-    if (args.every == "release") != (args.releases is not None):  # --config given, --epsilons...: the option table
-        raise InvalidParameterError(f"The '--releases' option goes with '--every release' (and only with it): the number "
-                                    f"of releases over the horizon. Got --every {args.every}, --releases {args.releases}.")
+    # --config given, --epsilons..., and --releases with (only with) --every release: the option table
     cache = None if args.no_cache else default_cache_directory()
     planned = explain_plan(load_config(args.config).config(), args.n, every=args.every, horizon=args.horizon,
                            releases=args.releases, delta=1e-8 if args.delta is None else args.delta, target=args.target,
@@ -132,32 +176,19 @@ def _run_plan(args) -> int:
 
 def _person_options(args) -> dict[str, Any]:
     """``--rows-per-person``, ``--max-contributions`` and ``--person-correlation`` as explain's parameters (checked by
-    explain itself, which names them); none without ``--rows-per-person``."""
+    explain itself, which names them; their forms, and none without ``--rows-per-person``: the option table)."""
     if args.rows_per_person is None:
-        for option, value in (("--max-contributions", args.max_contributions),
-                              ("--person-correlation", args.person_correlation)):
-            if value is not None:
-                raise InvalidParameterError(f"The '{option}' option goes with --rows-per-person (explain's model of the "
-                                            "rows per person).")
         return {}
-    law, _, parameter = args.rows_per_person.partition(":")
-    try:
-        rows: Any = (law, float(parameter)) if parameter else int(law)
-        bounds = None if args.max_contributions is None else [int(k) for k in args.max_contributions.split(",")]
-    except ValueError:
-        raise InvalidParameterError(
-            "The '--rows-per-person' option must be an int, geometric:MEAN or zipf:A, and '--max-contributions' "
-            f"comma-separated ints. Got {args.rows_per_person!r} and {args.max_contributions!r}.") from None
-    options: dict[str, Any] = {"rows_per_person": rows}
-    if bounds is not None:
-        options["max_contributions"] = bounds
+    options: dict[str, Any] = {"rows_per_person": args.rows_per_person}
+    if args.max_contributions is not None:
+        options["max_contributions"] = list(args.max_contributions)
     if args.person_correlation is not None:
         options["person_correlation"] = args.person_correlation
     return options
 
 
 def _run_ladder(args) -> int:
-    check_plot_path(args.plot)  # --config and --delta given, the other modes' options refused: the option table
+    # --config and --delta given, the other modes' options refused, --plot an image file: the option table
     options: dict[str, Any] = {name: value for name, value in (
         ("threshold", args.threshold), ("sampling", args.sampling), ("colluding", args.colluding),
         ("tokens_each", args.tokens_each)) if value is not None}
@@ -172,10 +203,3 @@ def _run_ladder(args) -> int:
         pyplot().close("all")
         print(f"explain: plot written to {args.plot}", file=sys.stderr)
     return 0
-
-
-def _epsilon_list(text: str) -> list[float]:
-    try:
-        return [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise InvalidParameterError(f"The '--epsilons' option must be comma-separated numbers. Got {text!r} instead.") from None

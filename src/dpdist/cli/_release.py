@@ -6,7 +6,6 @@ import contextlib
 import csv
 import io
 import json
-import math
 import sys
 import warnings
 from dataclasses import replace
@@ -19,9 +18,9 @@ from .._io._arrow import require_pyarrow
 from .._io._atomic import atomic_writer
 from .._missing import missing_policy
 from ..errors import ContributionBoundWarning, DPDistError, InvalidParameterError, MissingValuesWarning
-from ._arguments import parse_bounds, seed_argument
+from .._validation import Described, Interval, OneOf, Options
+from ._arguments import BOUNDS, PLOT, IntegerText, Needs, NeedsValue, Numbers, NumberText, seed_argument, state_rules
 from ._budget import add_budget_file_argument, open_budget
-from ._deploy import check_plot_path
 from ._json_text import dumps_indented
 
 
@@ -81,49 +80,22 @@ def add_commands(subparsers) -> None:
     )
     add_budget_file_argument(release)
     release.set_defaults(handler=_run_release)
-
-
-def _parse_quantiles(text: str):
-    """The probabilities of ``--quantiles``: finite, strictly between 0 and 1, strictly increasing.
-
-    Checked before any release, so that a typo never spends budget and the message names the option.
-    """
-
-
-    try:
-        values = [float(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        values = []
-    valid = bool(values) and all(math.isfinite(v) and 0 < v < 1 for v in values)
-    if not valid or any(later <= earlier for earlier, later in zip(values, values[1:])):
-        raise InvalidParameterError(
-            f"The '--quantiles' option must be comma-separated probabilities strictly between 0 and 1, "
-            f"strictly increasing, without duplicates (e.g. 0.1,0.5,0.9). Got {text!r} instead."
-        )
-    return values
-
-
-def _parse_interval_share(text, method: str):
-    """``--interval-share``: ``None``, or a float in (0, 1) with ``--method aq``; checked before any release."""
-
-
-    if text is None:
-        return None
-    if method != "aq":
-        raise InvalidParameterError(
-            f"The '--interval-share' option applies to --method aq only (the tree's intervals cost nothing). "
-            f"Got --interval-share {text} with --method {method}; leave it out."
-        )
-    try:
-        share = float(text)
-    except ValueError:
-        share = math.nan
-    if not 0 < share < 1:
-        raise InvalidParameterError(
-            f"The '--interval-share' option must be a number strictly between 0 and 1 (the share of --epsilon spent "
-            f"on intervals). Got {text!r} instead."
-        )
-    return share
+    # --max-contributions: dpdist.central's MAX_CONTRIBUTIONS (not imported here: dpdist.central loads scipy)
+    persons = "the column of the persons' ids and the rows kept per person go together"
+    state_rules(release, {
+        "--bounds": BOUNDS,
+        "--quantiles": Numbers("comma-separated probabilities strictly between 0 and 1, strictly increasing, without "
+                               "duplicates (e.g. 0.1,0.5,0.9)", item=Interval(0.0, 1.0), increasing=True),
+        "--interval-share": NumberText(Described(Interval(0.0, 1.0), "a number strictly between 0 and 1 (the share "
+                                                 "of --epsilon spent on intervals)")),
+        "--max-contributions": OneOf((Options(("auto",)), IntegerText(1, 2**31 - 1)),
+                                     "an int >= 1 (rows kept per person) or 'auto'"),
+        "--plot": PLOT,
+    }, (
+        NeedsValue("--interval-share", "--method", ("aq",), "aq", "the tree's intervals cost nothing"),
+        Needs("--privacy-id", "--max-contributions", persons),
+        Needs("--max-contributions", "--privacy-id", persons),
+    ))
 
 
 def _run_release(args) -> int:
@@ -131,12 +103,11 @@ def _run_release(args) -> int:
     from ..datasets.files import read_column  # lazy: loads scipy (0.4-2 s)
 
 
-    bounds = parse_bounds(args.bounds)
-    assert bounds is not None, "--bounds is required"
-    q = _parse_quantiles(args.quantiles)
+    # --bounds, --quantiles, --interval-share (with --method aq), --max-contributions (with --privacy-id) and --plot
+    # are checked by the option table, before the release: a typo never spends budget
+    bounds = args.bounds
+    q = list(args.quantiles)
     missing = _parse_missing(args.missing)
-    args.interval_share = _parse_interval_share(args.interval_share, args.method)
-    check_plot_path(args.plot)  # before the release: a bad name must not spend the budget
     seed = args.seed
     unit = _parse_unit(args)
     if args.out is not None:
@@ -206,29 +177,10 @@ def _run_release(args) -> int:
 
 def _parse_unit(args) -> dict:
     """``--privacy-id`` and ``--max-contributions`` as the releases' ``privacy_id`` (the column's name, for now) and
-    ``max_contributions``, checked before any release: both or neither, an int >= 1 or 'auto'."""
-    from ..central._contributions import contribution_request  # lazy: loads scipy (0.4-2 s)
-
-    text = args.max_contributions
-    if args.privacy_id is None and text is None:
+    ``max_contributions`` (both or neither, an int >= 1 or 'auto': the option table)."""
+    if args.privacy_id is None:
         return {}
-    if args.privacy_id is None or text is None:
-        given, needed = ("--max-contributions", "--privacy-id") if args.privacy_id is None else \
-            ("--privacy-id", "--max-contributions")
-        raise InvalidParameterError(f"The '{given}' option needs '{needed}': the column of the persons' ids and the rows "
-                                    "kept per person go together.")
-    bound: object = text
-    if text != "auto":
-        try:
-            bound = int(text)
-        except ValueError:
-            bound = text
-    try:
-        contribution_request("dpdist release", "column", bound)
-    except InvalidParameterError:
-        raise InvalidParameterError(f"The '--max-contributions' option must be an int >= 1 (rows kept per person) or "
-                                    f"'auto'. Got {text!r} instead.") from None
-    return {"privacy_id": args.privacy_id, "max_contributions": bound}
+    return {"privacy_id": args.privacy_id, "max_contributions": args.max_contributions}
 
 
 def _read_ids(args, unit: dict, rows: int) -> dict:

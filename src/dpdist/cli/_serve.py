@@ -22,7 +22,7 @@ from ..serve._limits import (
     from_args as limits_from_args,
     uvicorn_options,
 )
-from ._arguments import PORT, state_rules
+from ._arguments import PORT, Secret, state_rules
 from ._env import check_environment, environment_defaults
 from ._listen import check_address
 from ._service_client import TOKEN_HELP, admin_token, missing_extra
@@ -75,6 +75,8 @@ def _add_serve(subparsers) -> None:
         "--port": PORT,
         "--workers": Integer(low=1, high=256),
         "--root-path": Described(Text(non_empty=False, pattern=r"(/[^ ?#%\\]*)?"), "a URL path such as /dpdist"),
+        "--admin-token": Secret(Described(Text(min_length=16), "a token of at least 16 characters (or DPDIST_ADMIN_TOKEN)")),
+        "--relay-token": Secret(Described(Text(min_length=16), "a token of at least 16 characters (or DPDIST_RELAY_TOKEN)")),
     })
     environment_defaults(serve)  # last: every option, also those added above, from DPDIST_<OPTION>
 
@@ -136,14 +138,10 @@ def _run_serve(args) -> int:
         from ..serve._operations import Operations  # lazy: optional extra dpdist[serve]
     except ImportError as error:
         raise missing_extra("dpdist serve", error) from None
-    token = admin_token(args)
+    token = admin_token(args)  # --admin-token or DPDIST_ADMIN_TOKEN (its default): at least 16 characters, the table
     assert token is not None, "required"
-    if len(token) < 16:
-        raise InvalidParameterError("The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be at least 16 characters.")
-
+    # --relay-token or DPDIST_RELAY_TOKEN (its default): at least 16 characters, the table
     relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
-    if relay_token is not None and len(relay_token) < 16:
-        raise InvalidParameterError("The relay token (DPDIST_RELAY_TOKEN or --relay-token) must be at least 16 characters.")
     check_address(args.host, args.port, "dpdist serve")  # in use: one line naming --port, before the database opens
     limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)

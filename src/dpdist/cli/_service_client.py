@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from .._retry import DEFAULT_RETRY_WINDOW_S, NOT_ACKNOWLEDGED, describe_window
-from .._validation import Integer, Interval
+from .._validation import Described, Integer, Interval, Text
 from ..errors import InvalidParameterError, MissingDependencyError
-from ._arguments import state_rules
+from ._arguments import Needs, state_rules
 
 __all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "add_ohttp_arguments", "admin_token", "missing_extra", "server_options",
            "service_client"]
@@ -97,16 +97,15 @@ def add_ohttp_arguments(parser) -> None:
         help="with --ohttp-relay: the gateway's key configurations (application/ohttp-keys) as given out of band: "
         "then the campaign's config goes through the relay too, and a campaign whose config states other keys is refused "
         "before anything is randomized or sent")
+    state_rules(parser, {"--ohttp-relay": Described(Text(pattern=r"(?s)https?://[^/].*"),
+                                                    "the http:// or https:// URL of an Oblivious HTTP relay resource")},
+                (Needs("--ohttp-keys", "--ohttp-relay", "the relay the keys are for"),))
 
 
 def _ohttp_options(args) -> tuple[str | None, bytes | None]:
     """``--ohttp-relay`` and the bytes of ``--ohttp-keys``, refused by option name."""
     relay, keys_file = getattr(args, "ohttp_relay", None), getattr(args, "ohttp_keys", None)
-    if keys_file is not None and relay is None:
-        raise InvalidParameterError("The '--ohttp-keys' option goes with '--ohttp-relay' (the relay the keys are for).")
-    if relay is not None and not (relay.startswith(("http://", "https://")) and len(relay.split("/")) > 2 and relay.split("/")[2]):
-        raise InvalidParameterError(f"The '--ohttp-relay' option must be the http:// or https:// URL of an Oblivious HTTP "
-                                    f"relay resource. Got {relay!r:.100}.")
+    # --ohttp-relay a URL, --ohttp-keys only with it: the option table
     if keys_file is None:
         return relay, None
     try:

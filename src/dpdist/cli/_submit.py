@@ -18,9 +18,9 @@ from .._io._blocks import rechunk
 from .._io._shuffle import ReportShuffler
 from .._rng import check_rng
 from .._validation import Described, Integer, Interval
-from ..errors import EachValueANewUserWarning, InvalidParameterError, ServiceUnavailableError
+from ..errors import EachValueANewUserWarning, ServiceUnavailableError
 from ..local import from_config
-from ._arguments import Excludes, add_missing_argument, missing_cells, seed_argument, state_rules
+from ._arguments import Excludes, NeedsAny, NeedsCount, add_missing_argument, missing_cells, seed_argument, state_rules
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._deploy import BUDGET_FILE_WITHOUT_MEMO, data_reader
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
@@ -99,6 +99,11 @@ def _add_submit(subparsers) -> None:
         "--wait": Described(Interval(0.0, math.inf, closed="left"), "a number of seconds >= 0"),
     }, (
         Excludes("--column", "--columns"),
+        NeedsAny(("--column", "--columns", "--reports"), why="values to randomize or report files"),
+        *(NeedsCount(option, "DATA", high=1, why="the values of one data file (several files are report files, with "
+                     "--reports)") for option in ("--column", "--columns")),
+        *(Excludes(option, "--reports", "values to randomize, or report files: not both") for option in ("--column",
+                                                                                                      "--columns")),
         Excludes("--memo", "--reports", "it randomizes '--column' values as one device; report files are already randomized"),
         Excludes("--budget-file", "--reports", "it charges the randomization of '--column' values; report files were "
                  "charged when they were randomized ('dpdist privatize --budget-file')"),
@@ -137,12 +142,8 @@ def _add_access_options(submit) -> None:
 
 
 def _run_submit(args) -> int:
-    if args.reports == (args.column is not None or args.columns is not None):
-        raise InvalidParameterError(
-            "Give either '--column' or '--columns' (values to randomize) or '--reports' (report files), not both or neither."
-        )
-    if not args.reports and len(args.data) != 1:
-        raise InvalidParameterError(f"With '--column', DATA is one file. Got {len(args.data)}.")
+    # --column, --columns (values to randomize) or --reports (report files), one of them: the option table
+    # one DATA file with --column or --columns: the option table
     # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
     accepted, duplicates, again_reports, batches, relayed = 0, 0, 0, 0, None
     rejected: dict[str, int] = {}

@@ -18,10 +18,9 @@ from .._io._columns import csv_rows
 from .._io._columns import missing_column_error as _missing_column
 from .._io._read_errors import data_file_errors
 from .._types import FloatBounds, PathLike
-from .._validation import Bounds, Options, check_param, validate_params
+from .._validation import Bounds, ExistingFile, Options, check_param, validate_params
 from ..errors import (
     DatasetUnavailableError,
-    InvalidParameterError,
     InvalidValueTypeError,
     OutOfDomainError,
 )
@@ -32,7 +31,13 @@ __all__ = ["from_file", "read_column"]
 _MISSING = {"", "na", "nan", "null", "none"}
 
 
-@validate_params({"infinite": Options(("raise", "keep")), "empty": Options(("drop", "keep"))}, owner="read_column")
+#: the data files read_column and read_ids read: Parquet by the name's ending, CSV (or TSV, or text) by a suffix
+DATA_FILE = ExistingFile("the path of an existing .csv, .tsv, .txt or .parquet file (.csv.gz too)",
+                         endings=(".parquet", ".pq"), containing=(".csv", ".tsv", ".txt"))
+
+
+@validate_params({"path": DATA_FILE, "infinite": Options(("raise", "keep")), "empty": Options(("drop", "keep"))},
+                 owner="read_column")
 def read_column(path: PathLike, column: str, *, infinite: str = "raise", empty: str = "drop") -> np.ndarray:
     """The finite values of ``column`` of a ``.csv`` (or ``.csv.gz``) or ``.parquet`` file, as float64.
 
@@ -41,20 +46,14 @@ def read_column(path: PathLike, column: str, *, infinite: str = "raise", empty: 
     values; ``infinite="keep"`` returns them (``dpdist release`` clips them into its bounds:
     a refusal would depend on the private data).
     """
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidParameterError(f"The 'path' argument must name an existing file. Got {str(path)!r} instead.")
+    path = Path(path)  # an existing file, Parquet or CSV by its name: the table
     suffixes = "".join(path.suffixes).lower()
-    if suffixes.endswith((".parquet", ".pq")):
+    if suffixes.endswith(DATA_FILE.endings):
         with data_file_errors(path, "Parquet"):
             values = _read_parquet(path, column)
-    elif ".csv" in suffixes or ".tsv" in suffixes or ".txt" in suffixes:
+    else:
         with data_file_errors(path, "CSV"):
             values = _read_csv(path, column, delimiter="\t" if ".tsv" in suffixes else ",")
-    else:
-        raise InvalidParameterError(
-            f"The 'path' argument must be a .csv, .tsv or .parquet file. Got {str(path)!r} instead."
-        )
     is_infinite = np.isinf(values)
     if infinite == "raise" and is_infinite.any():
         raise OutOfDomainError(
@@ -130,14 +129,13 @@ def _read_csv_stdlib(path, column, delimiter):
     return _as_float(cells, column, path)
 
 
+@validate_params({"path": ExistingFile()}, owner="read_ids")
 def read_ids(path: PathLike, column: str) -> np.ndarray:
     """The cells of ``column`` of a ``.csv``/``.tsv`` or ``.parquet`` file as ids, one per row, aligned with
     :func:`read_column` ``(..., empty="keep")``: integers or strings as the file holds them (a CSV cell is its text,
     exactly: ``"NA"``, ``"null"`` or ``" a"`` are ids), an empty cell ``None`` (a missing id, which a release refuses
     by name); a blank line of a CSV file is no row, as for the values."""
-    path = Path(path)
-    if not path.is_file():
-        raise InvalidParameterError(f"The 'path' argument must name an existing file. Got {str(path)!r} instead.")
+    path = Path(path)  # an existing file: the table
     suffixes = "".join(path.suffixes).lower()
     if suffixes.endswith((".parquet", ".pq")):
         with data_file_errors(path, "Parquet"):

@@ -14,7 +14,8 @@ from .._io._arrow import reports_from_arrow
 from .._io._dedupe import check_distinct_files
 from .._io._files import file_format, iter_report_batches, protocol_of_file
 from .._types import PathLike
-from ..errors import InvalidParameterError
+from .._validation import Items, OneOf
+from .._validation import PathLike as PathRule
 
 if TYPE_CHECKING:
     from ..local import Aggregator, LocalProtocol
@@ -22,13 +23,16 @@ if TYPE_CHECKING:
 __all__ = ["file_parts", "state_of_file_part", "merge_states"]
 
 
+#: ``paths`` of the functions that read report files: one path or a non-empty list of them
+PATHS = OneOf((PathRule(), Items(PathRule(), "a non-empty list of paths", min_length=1)),
+              "a path (a non-empty str or os.PathLike) or a non-empty list of them")
+
+
 def file_parts(paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None, owner: str
                ) -> tuple[LocalProtocol, list[tuple[str, int | None]]]:
     """``(protocol, parts)`` of report files: the protocol given or the first file's, and ``(path, row group)``
     per Parquet row group (``(path, None)`` for a binary file); a file given twice is refused."""
-    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
-    if not paths:
-        raise InvalidParameterError(f"The 'paths' parameter of {owner} must name at least one file.")
+    paths = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)  # at least one: the tables of PATHS
     check_distinct_files(paths, owner)  # one no-file-twice rule, as in `dpdist aggregate`
     protocol = protocol if protocol is not None else protocol_of_file(paths[0])
     parts: list[tuple[str, int | None]] = []

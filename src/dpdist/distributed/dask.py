@@ -18,7 +18,7 @@ from .._rng import root_seed_sequence
 from .._types import PathLike
 from .._validation import Boolean, Described, InstanceOf, Integer, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
-from ._parts import file_parts, merge_states, state_of_file_part
+from ._parts import PATHS, file_parts, merge_states, state_of_file_part
 from ._reservoirs import Reservoir, check_bounds, empty_reservoir, reservoir_of_block, salt_of
 from .blocks import simulate_block
 
@@ -118,7 +118,7 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
     return _finish(_tree_merge(states, protocol, split_every), compute)
 
 
-@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.aggregate_files")
+@validate_params({"paths": PATHS, "split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.aggregate_files")
 def aggregate_files(
     paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, split_every: int = 8, compute: bool = True
 ) -> Any:

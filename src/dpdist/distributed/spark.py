@@ -26,7 +26,7 @@ from .._rng import root_seed_sequence
 from .._types import PathLike
 from .._validation import Described, InstanceOf, Integer, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
-from ._parts import file_parts, merge_states, state_of_file_part
+from ._parts import PATHS, file_parts, merge_states, state_of_file_part
 from ._reservoirs import Reservoir, Salt, check_bounds, empty_reservoir, reservoir_of_block, salt_of
 from .blocks import simulate_block
 
@@ -88,7 +88,7 @@ def _states_of_parts(protocol: LocalProtocol, parts: Iterable[tuple[str, int | N
     yield state
 
 
-@validate_params({"depth": _DEPTH}, owner="distributed.spark.aggregate_files")
+@validate_params({"paths": PATHS, "depth": _DEPTH}, owner="distributed.spark.aggregate_files")
 def aggregate_files(paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, spark: Any = None,
                     depth: int = 2) -> Aggregator:
     """Aggregate report files on a Spark cluster: one task per Parquet row group (or binary file).

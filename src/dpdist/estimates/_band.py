@@ -15,7 +15,7 @@ import numpy as np
 
 from .._documents import read_dataclass
 from ..errors import InvalidParameterError
-from .._validation import Interval, validate_params
+from .._validation import Interval, RealArray, validate_params
 from .._types import ArrayLike
 
 __all__ = ["CDFBand", "upper_order_statistic"]
@@ -88,6 +88,8 @@ class CDFBand:
             method=method,
         )
 
+    @validate_params({"q": RealArray("a probability or a 1-D array of probabilities in [0, 1]", ndims=(0, 1), low=0.0,
+                                     high=1.0)})
     def quantile_interval(self, q: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
         """Interval of each ``q``-quantile: the bins where the pointwise band contains ``q``.
 
@@ -99,9 +101,7 @@ class CDFBand:
         quantile ``inf {x: F(x) >= q}``.  Interpolating linearly between
         the edges instead covered the quantiles of integer data (weeks worked) 0.1-0.4.
         """
-        q = np.atleast_1d(np.asarray(q, dtype=np.float64))
-        if q.ndim != 1 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
-            raise InvalidParameterError(f"The 'q' parameter of CDFBand.quantile_interval must lie in [0, 1]. Got {q!r}.")
+        q = np.atleast_1d(q)  # finite, in [0, 1]: the table
         return _crossing_bin(self.edges, np.maximum.accumulate(self.upper), q, "left"), _crossing_bin(
             self.edges, np.maximum.accumulate(self.lower), q, "right"
         )

@@ -12,8 +12,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee
+from .._validation import validate_params
 from ._drawing import axes, pyplot
-from ._intervals import Interval, check_level, check_samples, json_value, percent
+from ._intervals import TRUTH, Interval, check_level, json_value, percent
 from ._presented import Presented
 from ._reading import Header
 from ._text import limits, text_table
@@ -95,10 +96,10 @@ class CountRelease(Presented):
         return text_table([("count", document["count"], limits({"low": document["low"], "high": document["high"]}),
                             "-")], level, "none")
 
+    @validate_params({"truth": TRUTH})
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The count and its interval, beside the number of true values ``truth`` when given."""
-        samples = check_samples(truth, "CountRelease")
-        true = "" if samples is None else f"   (true {samples.size})"
+        true = "" if truth is None else f"   (true {truth.size})"
         return (f"  count              {self.count:.6g}{true}\n"
                 f"  {percent(self.level) + ' interval':<18} [{self.low:.6g}, {self.high:.6g}]")
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import Bounds, Integer, Options, check_param, validate_params
+from .._validation import Bounds, Integer, Options, RealArray, check_param, validate_params
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._band import CDFBand
@@ -17,7 +17,7 @@ from .._documents import read_part
 from ._presented import Presented
 from ._reading import Header, numbers
 from ._drawing import axes, fill_band, pyplot
-from ._intervals import Interval, check_level, check_samples, json_value, percent, readonly, row_with_limits
+from ._intervals import TRUTH, Interval, check_level, json_value, percent, readonly, row_with_limits
 from ._text import limits, pick, text_table
 from .._types import ArrayLike, FloatBounds, Seed
 from ..postprocess import taut_string, unimodal_regression
@@ -31,6 +31,14 @@ DISPLAY_BINS = 40
 QUANTILES = (0.1, 0.25, 0.5, 0.75, 0.9)
 
 
+#: the edges of a distribution's bins
+EDGES = RealArray("a 1-D array of at least 2 finite, strictly increasing floats", ndims=(1,), min_size=2,
+                  increasing="strictly")
+#: what :meth:`Distribution.quantile` reads
+PROBABILITIES = RealArray("a probability or an array of probabilities in [0, 1]", low=0.0, high=1.0)
+
+
+@validate_params({"edges": EDGES})
 @dataclass(frozen=True, repr=False)
 class Distribution(Presented):
     """A probability distribution on ``bounds``, uniform within each bin.
@@ -72,13 +80,8 @@ class Distribution(Presented):
     kind: ClassVar[str] = "distribution"
 
     def __post_init__(self) -> None:
-        edges = np.asarray(self.edges, dtype=np.float64)
+        edges = np.asarray(self.edges, dtype=np.float64)  # 1-D, finite, increasing: the table
         probabilities = np.asarray(self.probabilities, dtype=np.float64)
-        if edges.ndim != 1 or edges.size < 2 or not np.all(np.isfinite(edges)) or np.any(np.diff(edges) <= 0):
-            raise InvalidParameterError(
-                "The 'edges' parameter of Distribution must be a 1-D array of at least 2 finite, "
-                f"strictly increasing floats. Got {edges!r} instead."
-            )
         if probabilities.shape != (edges.size - 1,):
             raise InvalidParameterError(
                 f"The 'probabilities' parameter of Distribution must have shape ({edges.size - 1},) "
@@ -100,14 +103,10 @@ class Distribution(Presented):
 
     # ------------------------------------------------------------------ construction
     @classmethod
+    @validate_params({"cdf_values": RealArray("a non-decreasing 1-D array of finite numbers (one value per edge)",
+                                              ndims=(1,), increasing="weakly", tolerance=1e-12)})
     def from_cdf(cls, edges: ArrayLike, cdf_values: ArrayLike, **kwargs: Any) -> "Distribution":
         """Build from CDF values at ``edges`` (non-decreasing from 0 to 1)."""
-        cdf_values = np.asarray(cdf_values, dtype=np.float64)
-        if cdf_values.ndim != 1 or np.any(np.diff(cdf_values) < -1e-12):
-            raise InvalidParameterError(
-                "The 'cdf_values' parameter of Distribution.from_cdf must be a non-decreasing 1-D array "
-                f"(one value per edge). Got {cdf_values!r:.200} instead."
-            )
         return cls(np.asarray(edges), np.diff(cdf_values), **kwargs)
 
     @classmethod
@@ -179,13 +178,10 @@ class Distribution(Presented):
         """CDF at ``x``: linear within bins, 0 below and 1 above ``bounds``."""
         return np.interp(np.asarray(x, dtype=np.float64), self.edges, self._cumulative, left=0.0, right=1.0)
 
+    @validate_params({"q": PROBABILITIES})
     def quantile(self, q: ArrayLike) -> np.ndarray:
         """Smallest ``x`` with ``cdf(x) >= q`` (the generalized inverse), for ``q`` in [0, 1]."""
         q = np.asarray(q, dtype=np.float64)
-        if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
-            raise InvalidParameterError(
-                f"The 'q' parameter of Distribution.quantile must lie in [0, 1]. Got {q!r} instead."
-            )
         cumulative = self._cumulative
         index = np.clip(np.searchsorted(cumulative, q, side="left"), 1, self.bins)
         lower = cumulative[index - 1]
@@ -355,11 +351,12 @@ class Distribution(Presented):
             band=None if band is None else read_part(CDFBand.from_dict, band, header.owner, "band"),
         )
 
+    @validate_params({"truth": TRUTH})
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """Mean, standard deviation and the :data:`QUANTILES`, one per line, with the intervals of its band
         when it has one (at the band's level: ``level`` is not used), each beside the value of the samples
         ``truth`` when given; then the band's method and the bins."""
-        samples = check_samples(truth, "Distribution")
+        samples = truth
         band, q = self.band, np.array(QUANTILES)
         circular = self.period is not None
         names = ["circular mean" if circular else "estimated mean", "circular std" if circular else "estimated std",
@@ -451,10 +448,11 @@ class Distribution(Presented):
         """
         return draw_distribution(self, ax, kind=kind, **kwargs)
 
+    @validate_params({"truth": TRUTH})
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """The density of :meth:`display_density` (at most :data:`DISPLAY_BINS` equal bins) beside the CDF with its
         band, the samples ``truth`` as a histogram on the same bins and as their empirical CDF (``level``: the band's)."""
-        return distribution_figure(self, label=label, truth=check_samples(truth, "Distribution"), xlabel=xlabel)
+        return distribution_figure(self, label=label, truth=truth, xlabel=xlabel)
 
     def as_distribution(self, bounds: tuple[float, float] | None = None) -> "Distribution":
         """Itself (``bounds``, if given, must be its own)."""

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, NamedTuple, Sequence
 import numpy as np
 
 from .._types import ArrayLike
-from .._validation import Bounds, Integer, Labels, check_param
+from .._validation import Bounds, Integer, Labels, RealArray, check_param, validate_params
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
@@ -31,6 +31,8 @@ class TopK(NamedTuple):
     frequencies: np.ndarray
 
 
+@validate_params({"frequencies": RealArray("a non-empty 1-D array of finite floats", ndims=(1,), min_size=1,
+                                           private=True)})
 @dataclass(frozen=True, repr=False)
 class FrequencyEstimate(Presented):
     """Estimated frequencies of the items ``0 .. d-1`` of a categorical domain.
@@ -87,12 +89,7 @@ class FrequencyEstimate(Presented):
     interval_center: np.ndarray | None = None
 
     def __post_init__(self):
-        frequencies = readonly(self.frequencies)
-        if frequencies.ndim != 1 or frequencies.size == 0 or not np.all(np.isfinite(frequencies)):
-            raise InvalidParameterError(
-                "The 'frequencies' parameter of FrequencyEstimate must be a non-empty 1-D array of "
-                f"finite floats. Got shape {frequencies.shape} instead."
-            )
+        frequencies = readonly(self.frequencies)  # non-empty, 1-D, finite: the table
         try:
             variance = np.broadcast_to(np.asarray(self.variance, dtype=np.float64), frequencies.shape)
         except ValueError:

@@ -20,9 +20,10 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._documents import ABSENT, read_dataclass, read_numbers, read_value
+from .._validation import Optional, RealArray
 from ..errors import InvalidParameterError
 
-__all__ = ["Interval", "ConfidenceInterval", "check_level", "normal_quantile", "json_value", "percent", "readonly", "check_samples",
+__all__ = ["Interval", "ConfidenceInterval", "check_level", "normal_quantile", "json_value", "percent", "readonly", "TRUTH",
            "row_with_limits", "share_limits", "SHARE_CLIPPED"]
 
 
@@ -76,17 +77,10 @@ def share_limits(low, high) -> ConfidenceInterval:
     return ConfidenceInterval(low, high)
 
 
-def check_samples(truth, owner: str) -> np.ndarray | None:
-    """The true values an estimate is compared with (``None`` stays ``None``): a non-empty 1-D array of finite numbers."""
-    if truth is None:
-        return None
-    samples = np.asarray(truth, dtype=np.float64)
-    if samples.ndim != 1 or samples.size == 0 or not np.all(np.isfinite(samples)):
-        raise InvalidParameterError(
-            f"The 'truth' parameter of {owner} must be a non-empty 1-D array of finite values (the true data). "
-            f"Got shape {samples.shape} instead."
-        )
-    return samples
+#: The true values an estimate is compared with (its ``describe``, ``plot``, ``figure``): None, or a non-empty 1-D array
+#: of finite numbers (shown by its shape only: the true data)
+TRUTH = Optional(RealArray("a non-empty 1-D array of finite values (the true data)", ndims=(1,), min_size=1,
+                           private=True))
 
 
 def readonly(values) -> np.ndarray:

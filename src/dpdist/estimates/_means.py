@@ -10,10 +10,11 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, parallel
 from .._documents import read_part
+from .._validation import validate_params
 from ._presented import Presented
 from ._reading import Header, numbers
 from ._drawing import axes, pyplot
-from ._intervals import ConfidenceInterval, Interval, check_level, check_samples, json_value, normal_quantile, percent
+from ._intervals import TRUTH, ConfidenceInterval, Interval, check_level, json_value, normal_quantile, percent
 from ._text import limits, pick, text_table
 
 __all__ = ["MeanEstimate", "MeanVarianceEstimate", "draw_mean", "mean_figure"]
@@ -99,21 +100,24 @@ class MeanEstimate(Presented):
         return text_table([("mean", document["mean"], limits(pick(intervals, "mean", False)),
                             limits(pick(intervals, "mean", True)))], level, "every look")
 
+    @validate_params({"truth": TRUTH})
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The mean beside the mean of the true values ``truth`` (when given), and its interval at ``level``."""
         low, high = self.confidence_interval(level)
-        samples = check_samples(truth, "MeanEstimate")
+        samples = truth
         true = "" if samples is None else f"   (true {np.mean(samples):.6g})"
         return (f"  estimated mean     {self.mean:.6g}{true}\n"
                 f"  {percent(level) + ' interval':<18} [{low:.6g}, {high:.6g}]")
 
+    @validate_params({"truth": TRUTH})
     def plot(self, ax: Any = None, *, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
         """The mean with its ``level`` interval on the axis of ``bounds``, the true values' mean as a line."""
-        return draw_mean(self, ax, level=level, truth=check_samples(truth, "MeanEstimate"), **kwargs)
+        return draw_mean(self, ax, level=level, truth=truth, **kwargs)
 
+    @validate_params({"truth": TRUTH})
     def figure(self, *, label: str | None = None, truth: Any = None, xlabel: str | None = None, level: float = 0.95) -> Any:
         """:meth:`plot` on a figure of its own."""
-        return mean_figure(self, label=label, truth=check_samples(truth, "MeanEstimate"), xlabel=xlabel, level=level)
+        return mean_figure(self, label=label, truth=truth, xlabel=xlabel, level=level)
 
 
 @dataclass(frozen=True)
@@ -220,10 +224,10 @@ class MeanVarianceEstimate(Presented):
                             limits(pick(intervals, "mean", True))), ("variance", document["var"], "-", "-")],
                           level, "every look")
 
+    @validate_params({"truth": TRUTH})
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """The mean (:meth:`MeanEstimate.describe`) and the variance, beside those of ``truth`` when given."""
-        samples = check_samples(truth, "MeanVarianceEstimate")
-        true = "" if samples is None else f"   (true {np.var(samples):.6g})"
+        true = "" if truth is None else f"   (true {np.var(truth):.6g})"
         return f"{self.mean_estimate.describe(truth, level)}\n  estimated var      {self.var:.6g}{true}"
 
     def plot(self, ax: Any = None, *, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:

@@ -14,11 +14,12 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
+from .._validation import validate_params
 from ._distribution import Distribution
 from ._presented import Presented
 from ._reading import Header, numbers
 from ._drawing import axes, pyplot
-from ._intervals import Interval, check_level, check_samples, json_value, percent, row_with_limits
+from ._intervals import TRUTH, Interval, check_level, json_value, percent, row_with_limits
 from ._text import limits, text_table
 
 __all__ = ["QuantileRelease", "check_q", "draw_quantiles", "quantiles_figure"]
@@ -133,10 +134,10 @@ class QuantileRelease(Presented):
                 for index, (q, value) in enumerate(zip(document["q"], document["values"]))]
         return text_table(rows, level, "none")
 
+    @validate_params({"truth": TRUTH})
     def describe(self, truth: Any = None, level: float = 0.95) -> str:
         """One line per quantile with its interval (at the release's level: ``level`` is not used), beside the
         quantile of the true values ``truth`` when given."""
-        truth = check_samples(truth, "QuantileRelease.describe")
         true_values = None if truth is None else np.quantile(truth, self.q)
         lines = []
         for index, probability in enumerate(self.q):

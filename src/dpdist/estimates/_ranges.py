@@ -30,6 +30,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee
+from .._validation import RealArray, validate_params
 from ..errors import InvalidParameterError
 from ._boxes import coverage, range_from_answers
 from ._distribution import Distribution
@@ -164,12 +165,10 @@ class RangeEstimate(Presented):
             value = two_way[(0, 1)] if len(indices) == 2 else range_from_answers(one_way, two_way)
         return Interval("probability", value, -np.inf, np.inf, level, f"no interval: {NO_RANGE_INTERVAL}")
 
+    @validate_params({"boxes": RealArray("a finite (q, 4) array of (low1, high1, low2, high2)", ndims=(2,), width=4,
+                                         private=True)})
     def ranges(self, first: str, second: str, boxes: np.ndarray) -> np.ndarray:
         """Many 2-D ranges at once: ``boxes[q] = (low1, high1, low2, high2)`` in the attributes' units."""
-        boxes = np.asarray(boxes, dtype=np.float64)
-        if boxes.ndim != 2 or boxes.shape[1] != 4 or not np.all(np.isfinite(boxes)):
-            raise InvalidParameterError(f"The 'boxes' argument of RangeEstimate.ranges must be a finite (q, 4) "
-                                        f"array of (low1, high1, low2, high2). Got shape {boxes.shape}.")
         out = []
         matrix = self.response_matrix(first, second)
         edges = np.linspace(0, 1, self.resolution + 1)

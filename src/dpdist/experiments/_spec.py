@@ -13,12 +13,13 @@ import itertools
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from .. import datasets
 from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
-from .._validation import Integer, Optional, Options, validate_params
+from .._validation import CallableRule, Integer, InstanceOf, Items, OneOf, Optional, Options, validate_params
 from ..errors import InvalidParameterError
 from ._checks import better_than
 from ._methods import available_methods
@@ -52,12 +53,7 @@ SWEEP_DATASETS, SWEEP_METHODS = "datasets", "methods"
 SWEEP_KEYS = (SWEEP_DATASETS, SWEEP_METHODS)
 
 
-def _normalize_sweep(sweep, name) -> dict:
-    if not isinstance(sweep, dict):
-        raise InvalidParameterError(
-            f"The 'grid' of ExperimentSpec {name!r} must be a dict of name -> list or a list of such dicts. "
-            f"Got an entry {sweep!r} instead."
-        )
+def _normalize_sweep(sweep) -> dict:
     out: dict[str, Any] = {key: list(values) for key, values in sweep.items() if key not in SWEEP_KEYS}
     for key in SWEEP_KEYS:
         if key in sweep:
@@ -65,12 +61,17 @@ def _normalize_sweep(sweep, name) -> dict:
     return out
 
 
-def _normalize_grid(grid, name):
-    if isinstance(grid, (list, tuple)):
-        if not grid:
-            raise InvalidParameterError(f"The 'grid' of ExperimentSpec {name!r} must not be an empty list.")
-        return [_normalize_sweep(sweep, name) for sweep in grid]
-    return _normalize_sweep(dict(grid), name)
+#: an experiment's ``grid``
+GRID = OneOf((InstanceOf(Mapping, "a dict"), Items(InstanceOf(Mapping, "a dict"), "a non-empty list of dicts",
+                                                   min_length=1)),
+             "a dict of name -> list, or a non-empty list of such dicts")
+
+
+def _normalize_grid(grid):
+    """A grid (a mapping, or a non-empty sequence of them: the table of ExperimentSpec) with lists of values."""
+    if isinstance(grid, Mapping):
+        return _normalize_sweep(dict(grid))
+    return [_normalize_sweep(sweep) for sweep in grid]
 
 
 def _merge_grids(grid, override):
@@ -265,6 +266,7 @@ class FigureSpec:
         raise InvalidParameterError(f"A figure must be a FigureSpec or a dict. Got {value!r} instead.")
 
 
+@validate_params({"check": CallableRule("a callable check(table) -> (outcome, explanation)")})
 @dataclass(frozen=True)
 class Claim:
     """A claim of the paper: ``check(table) -> (outcome, explanation)``.
@@ -321,7 +323,15 @@ class Cell:
         return dict(self.params)
 
 
-@validate_params({"repeats": Integer(low=1), "seed": Integer(low=0)})
+@validate_params({
+    "repeats": Integer(low=1),
+    "seed": Integer(low=0),
+    "datasets": Items(None, "a non-empty sequence of datasets (names, dicts or DatasetRefs)", min_length=1),
+    "methods": Items(None, "a non-empty sequence of methods (names, dicts or MethodSpecs)", min_length=1),
+    "metrics": Items(None, "a non-empty sequence of metrics (names, dicts or MetricSpecs)", min_length=1),
+    "grid": GRID,
+    "claims": Items(InstanceOf(Claim, "a Claim(text, check)"), "a sequence of Claim(text, check)"),
+})
 @dataclass(frozen=True)
 class ExperimentSpec:
     """An experiment as data.
@@ -384,7 +394,7 @@ class ExperimentSpec:
         object.__setattr__(self, "methods", tuple(MethodSpec.of(m) for m in self.methods))
         object.__setattr__(self, "metrics", tuple(MetricSpec.of(m) for m in self.metrics))
         object.__setattr__(self, "figures", tuple(FigureSpec.of(f) for f in self.figures))
-        object.__setattr__(self, "grid", _normalize_grid(self.grid, self.name))
+        object.__setattr__(self, "grid", _normalize_grid(self.grid))
         for kind, keys in (
             ("dataset", [d.key for d in self.datasets]),
             ("method", [m.label for m in self.methods]),
@@ -393,10 +403,7 @@ class ExperimentSpec:
             duplicates = sorted({k for k in keys if keys.count(k) > 1})
             if duplicates:
                 raise InvalidParameterError(f"ExperimentSpec {self.name!r} has duplicate {kind} names {duplicates}.")
-        if not (self.datasets and self.methods and self.metrics):
-            raise InvalidParameterError(
-                f"ExperimentSpec {self.name!r} needs at least one dataset, one method and one metric."
-            )
+        # at least one dataset, one method and one metric: the table
         self._check_names()
 
     def _check_names(self) -> None:
@@ -429,12 +436,7 @@ class ExperimentSpec:
                     f"The quote {index} of ExperimentSpec {self.name!r} must be a Quote(text, metric, where) of one of "
                     f"the spec's metric keys {[m.key for m in self.metrics]}. Got {quote!r} instead."
                 )
-        for index, claim in enumerate(self.claims, 1):
-            if not isinstance(claim, Claim) or not callable(claim.check):
-                raise InvalidParameterError(
-                    f"The claim {index} of ExperimentSpec {self.name!r} must be a Claim(text, check) with a "
-                    f"callable check. Got {claim!r} instead."
-                )
+        # the claims are Claims, whose check is callable: the tables of ExperimentSpec and Claim
 
     # ------------------------------------------------------------------ variants
     def with_options(self, *, quick: bool = False, repeats: int | None = None, seed: int | None = None) -> ExperimentSpec:

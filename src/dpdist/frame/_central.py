@@ -11,9 +11,9 @@ import numpy as np
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
-from .._validation import validate_params
+from .._validation import Described, Optional, Text, validate_params
 from ._private_groups import check_person_group_by, person_group_release
-from ._local import MISSING_KEYS, check_by, check_groups, check_missing_key_rows, check_session, group_generators
+from ._local import BY, GROUPS, MISSING_KEYS, check_groups, check_missing_key_rows, check_session, group_generators
 from ._tables import check_columns, check_frame
 
 if TYPE_CHECKING:
@@ -106,7 +106,9 @@ def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
     return {**kwargs, "privacy_id": table.values(name)}
 
 
-@validate_params({"missing_keys": MISSING_KEYS}, owner="frame.group_release")
+@validate_params({"missing_keys": MISSING_KEYS, "by": BY, "groups": GROUPS,
+                  "privacy_id": Optional(Described(Text(), "the name of the column of the persons' ids"))},
+                 owner="frame.group_release")
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
                   groups: Sequence[Any] | None, session: BudgetSession | None = None, missing_keys: str = "refuse",
                   privacy_id: str | None = None, max_groups: int | None = None, selection_epsilon: float | None = None,
@@ -165,7 +167,7 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     from ..central._partitions import refuse_replace_first  # lazy: loads scipy (0.4-2 s)
 
     owner = "frame.group_release"
-    table, column, by = check_frame(owner, frame, column, check_by(owner, by))
+    table, column, by = check_frame(owner, frame, column, by)
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
     session = check_session(owner, session)
     keys_policy = missing_keys  # checked by the parameter table

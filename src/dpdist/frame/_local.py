@@ -15,7 +15,7 @@ from ..errors import (
     MalformedReportError,
     OutOfDomainError,
 )
-from .._validation import Described, Options, Text, validate_params
+from .._validation import Described, InstanceOf, Items, Optional, Options, Text, validate_params
 from .._missing import MissingPolicy, missing_mask, missing_policy, real_array, with_policy_note
 from ..local import LocalProtocol, from_config
 from ..privacy import parallel
@@ -39,15 +39,17 @@ MISSING_KEYS = Described(Options(("refuse", "drop", "group")),
                          "(a group of their own, key None)")
 
 
-def _protocol(owner: str, protocol: ProtocolLike) -> LocalProtocol:
-    if isinstance(protocol, dict):
-        return from_config(protocol)
-    if not isinstance(protocol, LocalProtocol):
-        raise InvalidParameterError(
-            f"The 'protocol' argument of {owner} must be a local protocol (dpdist.local.make(...)) or its config. "
-            f"Got {type(protocol).__name__} instead."
-        )
-    return protocol
+#: ``protocol`` of the functions on a column of users' values or reports
+PROTOCOL = InstanceOf((LocalProtocol, dict), "a local protocol (dpdist.local.make(...)) or its config")
+#: ``groups`` of a group-by: the public keys (None: chosen privately, where a function allows it)
+GROUPS = Optional(Items(None, "a list of the public keys, at least one", min_length=1))
+#: ``by`` of a group-by: its key column(s) (None is refused: a group-by needs its key)
+BY = InstanceOf((str, list, tuple), "the key column(s) of the groups: a column name or a list of them")
+
+
+def _protocol(protocol: ProtocolLike) -> LocalProtocol:
+    """The protocol of a config (a dict), or the protocol itself (one or the other: the functions' tables)."""
+    return from_config(protocol) if isinstance(protocol, dict) else protocol  # type: ignore[return-value]
 
 
 def check_session(owner: str, session) -> BudgetSession | None:
@@ -61,13 +63,6 @@ def check_session(owner: str, session) -> BudgetSession | None:
             f"The 'session' argument of {owner} must be None or a dpdist.budget.BudgetSession. Got {session!r:.100} instead."
         )
     return session
-
-
-def check_by(owner: str, by) -> Any:
-    """A group-by's ``by``: one column name or a list of them (None is refused: a group-by needs its key)."""
-    if by is None:
-        raise InvalidParameterError(f"The 'by' argument of {owner} must name the key column(s) of the groups. Got None.")
-    return by
 
 
 def _user_values(owner: str, table: Table, column: str, protocol, missing: Any = "refuse") -> np.ndarray:
@@ -91,7 +86,8 @@ def _named(column: str, call, *args, **kwargs):
         raise type(error)(f"Column {column!r}: {error}") from None
 
 
-@validate_params({"report_column": Described(Text(), "a non-empty column name")}, owner="frame.privatize")
+@validate_params({"report_column": Described(Text(), "a non-empty column name"), "protocol": PROTOCOL},
+                 owner="frame.privatize")
 def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None, secure: bool = False,
               session: BudgetSession | None = None, report_column: str = "report", missing: Any = "refuse") -> Any:
     """Randomize every value of ``column`` (one user each): a frame of reports, in a uniformly random order.
@@ -127,7 +123,7 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
     """
     owner = "frame.privatize"
     table, column, _ = check_frame(owner, frame, column)
-    protocol, session = _protocol(owner, protocol), check_session(owner, session)
+    protocol, session = _protocol(protocol), check_session(owner, session)
     generator = check_rng(rng, secure=secure, owner=owner)
     label = f"privatize column {column!r} ({protocol.name})"
     if session is not None:
@@ -170,6 +166,7 @@ def _reports_of(owner: str, table: Table, column: str, protocol) -> np.ndarray:
     return np.frombuffer(packed.tobytes(), dtype=report_format.dtype).reshape((len(cells), *report_format.row_shape))
 
 
+@validate_params({"protocol": PROTOCOL}, owner="frame.aggregate")
 def aggregate(frame: Any, column: str, protocol: ProtocolLike, *, on_invalid: str = "count") -> Any:
     """The :class:`~dpdist.local.Aggregator` of a column of reports (written by :func:`privatize`).
 
@@ -178,11 +175,12 @@ def aggregate(frame: Any, column: str, protocol: ProtocolLike, *, on_invalid: st
     """
     owner = "frame.aggregate"
     table, column, _ = check_frame(owner, frame, column)
-    protocol = _protocol(owner, protocol)
+    protocol = _protocol(protocol)
     reports = _reports_of(owner, table, column, protocol)
     return _named(column, protocol.aggregator().add, reports, on_invalid=on_invalid)
 
 
+@validate_params({"protocol": PROTOCOL}, owner="frame.estimate")
 def estimate(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None,
              session: BudgetSession | None = None, missing: Any = "refuse", **options: Any) -> Any:
     """A one-shot local estimate of ``column``: each row one user's report, aggregated and estimated.
@@ -194,7 +192,7 @@ def estimate(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = Non
     """
     owner = "frame.estimate"
     table, column, _ = check_frame(owner, frame, column)
-    protocol, session = _protocol(owner, protocol), check_session(owner, session)
+    protocol, session = _protocol(protocol), check_session(owner, session)
     if session is not None:
         session.check(protocol.guarantee, f"estimate column {column!r} ({protocol.name})")
     values = _user_values(owner, table, column, protocol, missing)
@@ -213,7 +211,8 @@ def _stated(result: Any, policy) -> Any:
     return result
 
 
-@validate_params({"missing_keys": MISSING_KEYS}, owner="frame.group_estimate")
+@validate_params({"missing_keys": MISSING_KEYS, "protocol": PROTOCOL, "by": BY, "groups": GROUPS},
+                 owner="frame.group_estimate")
 def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: ProtocolLike, *,
                    groups: Sequence[Any] | None = None, rng: Seed = None, session: BudgetSession | None = None,
                    missing: Any = "refuse", missing_keys: str = "refuse", **options: Any) -> GroupedResult:
@@ -232,8 +231,8 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
     is what a missing value of ``column`` is (as in :func:`privatize`).
     """
     owner = "frame.group_estimate"
-    table, column, by = check_frame(owner, frame, column, check_by(owner, by))
-    protocol, session = _protocol(owner, protocol), check_session(owner, session)
+    table, column, by = check_frame(owner, frame, column, by)
+    protocol, session = _protocol(protocol), check_session(owner, session)
     keys_policy = missing_keys
     listed = None if groups is None else check_groups(owner, groups, by, keys_policy)
     table.read((column, *by))  # one query: a key stays with its row's value (tables.Table.read)
@@ -311,10 +310,9 @@ def _has_missing(key) -> bool:
 
 
 def check_groups(owner: str, groups, by: tuple[str, ...], missing_keys: str = "refuse") -> list:
-    """The public keys of a group-by: a non-empty list of distinct values (tuples of ``len(by)`` for several columns);
+    """The public keys of a group-by (a non-empty list: the tables of the group-bys), distinct values (tuples of
+    ``len(by)`` for several columns);
     ``None`` (in a part) lists the group of the rows whose key is missing there, with ``missing_keys="group"`` only."""
-    if isinstance(groups, (str, bytes)) or not hasattr(groups, "__iter__"):
-        raise InvalidParameterError(f"The 'groups' argument of {owner} must be a list of the public keys. Got {groups!r}.")
     keys = [tuple(key) if isinstance(key, list) else key for key in groups]
     if missing_keys != "group" and any(_has_missing(key) for key in keys):
         raise InvalidParameterError(

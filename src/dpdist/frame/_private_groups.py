@@ -52,10 +52,7 @@ def check_person_group_by(owner: str, table: Table, privacy_id: Any, max_groups:
     from ..central._partitions import check_selection  # lazy: loads scipy (0.4-2 s)
 
     id_column = None
-    if privacy_id is not None:
-        if not isinstance(privacy_id, str):
-            raise InvalidParameterError(f"The 'privacy_id' argument of {owner} must name the column of the persons' ids. "
-                                        f"Got {privacy_id!r:.100} instead.")
+    if privacy_id is not None:  # a column's name: the table of frame.group_release
         (id_column,) = check_columns(owner, table, privacy_id, "privacy_id")
         if max_groups is None:
             raise InvalidParameterError(
