@@ -12,6 +12,7 @@ from typing import Any, Callable
 import numpy as np
 
 import dpdist
+from source_support import package_trees
 
 SOURCE = Path(dpdist.__file__).parent
 
@@ -253,10 +254,10 @@ def writing_classes() -> set[str]:
     """Every class of ``src/dpdist`` that writes a document: it defines ``to_dict`` or ``_json_fields``, or inherits
     from one that does (read from the source, so a class of a module no test imports is found too)."""
     classes: dict[str, tuple[set[str], list[str]]] = {}
-    for path in SOURCE.rglob("*.py"):
+    for path, tree in package_trees().items():  # parsed once per session (tests/source_support.py)
         if "_clients_js" in path.parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree):
             if isinstance(node, ast.ClassDef):
                 methods = {item.name for item in node.body if isinstance(item, ast.FunctionDef)}
                 bases = [re.sub(r"\[.*", "", ast.unparse(base)).split(".")[-1] for base in node.bases]

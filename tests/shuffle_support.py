@@ -16,7 +16,6 @@ def exact_device_delta(epsilon0: float, d: int, batch: int, reports: int, epsilo
     (the outsider's computation, attack 58.2-3).  Direct convolution: an FFT's rounding, times ``e**epsilon``, would
     count mass that is not there."""
     from scipy import stats  # lazy: scipy, for the tests that use it only
-    from scipy.signal import convolve
 
     e = math.exp(epsilon0)
     p, q = e / (e + d - 1), 1 / (e + d - 1)
@@ -30,6 +29,18 @@ def exact_device_delta(epsilon0: float, d: int, batch: int, reports: int, epsilo
     others = batch - reports
     top = int(others * q + 12 * math.sqrt(others * q + 1) + reports + 20)
     rest = pair(others, q, q, top)
-    with_a = convolve(rest, pair(reports, p, q, reports), method="direct")[: top + 1, : top + 1]
-    with_b = convolve(rest, pair(reports, q, p, reports), method="direct")[: top + 1, : top + 1]
+    with_a = _direct_convolution(rest, pair(reports, p, q, reports))
+    with_b = _direct_convolution(rest, pair(reports, q, p, reports))
     return float(np.sum(np.maximum(with_a - math.exp(epsilon) * with_b, 0)))
+
+
+def _direct_convolution(law: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """The direct (not FFT) 2-D convolution of ``law`` with a small ``kernel``, cut to ``law``'s shape: one shifted,
+    scaled copy of ``law`` per nonzero entry of ``kernel`` (``scipy.signal.convolve(..., method="direct")`` computes the
+    same sums of the same products, 20-40x slower on a 1,400 x 1,400 law: 3-4 CPU-s per call)."""
+    rows, columns = law.shape
+    out = np.zeros_like(law)
+    for i, j in zip(*np.nonzero(kernel)):
+        if i < rows and j < columns:
+            out[i:, j:] += kernel[i, j] * law[: rows - i, : columns - j]
+    return out

@@ -248,6 +248,7 @@ def test_longitudinal_dpdist_protocol_over_reports_holds():
     assert result.certified_epsilon > 0.5
 
 
+@pytest.mark.slow  # 30 audits (0.5 CPU-s), like the 200-seed audits below; one-audit tests run the same path fast
 def test_false_violations_are_rarer_than_alpha():
     """Randomized response on one bit at exactly its claim (the event {1} has ratio e^eps: the hardest case for a
     false alarm), audited 30 times at alpha = 0.2: the count of "violates" is Binomial(30, <= 0.2) at worst."""

@@ -36,6 +36,7 @@ def _quiet(call):
 
 
 # ---------------------------------------------------------------------- the bounding
+@pytest.mark.slow  # a Monte Carlo of 20,000 boundings (0.5 CPU-s); the next test bounds rows in the fast loop
 def test_each_person_keeps_a_uniformly_random_choice_of_rows_not_the_first_ones():
     """A person with 5 rows and k = 2: each of the 10 pairs of rows is kept with probability 1/10 (chi-square over
     20,000 seeded draws), whatever the rows' order; a person with 2 rows keeps both."""

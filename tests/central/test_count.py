@@ -12,6 +12,7 @@ from dpdist import central
 from dpdist.errors import InvalidParameterError
 
 
+@pytest.mark.slow  # a Monte Carlo of 6,000 releases (1 CPU-s); the per-person test releases a count in the fast loop
 def test_the_noise_has_the_stated_spread_and_the_interval_covers_at_its_level():
     rng = np.random.default_rng(0)
     released = [central.count(np.zeros(300), 0.5, rng=rng) for _ in range(6_000)]

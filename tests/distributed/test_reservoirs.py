@@ -45,6 +45,7 @@ def test_merging_in_any_order_and_grouping_gives_the_one_process_state(grouped):
     assert distributed.bound_blocks(_cut(columns, 700), 3, max_groups=2 if grouped else None, seed=10) != one_process
 
 
+@pytest.mark.slow  # a Monte Carlo of 1,500 seeded boundings (1 CPU-s); the other tests bound blocks in the fast loop
 def test_each_person_keeps_a_uniformly_random_choice_of_rows_across_blocks():
     """A person's 5 rows in three blocks, k = 2: each of the 10 pairs kept with probability 1/10 (a fresh seed each)."""
     ids = [np.array([7, 1, 7]), np.array([2, 7]), np.array([7, 3, 7])]

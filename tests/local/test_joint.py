@@ -114,6 +114,7 @@ def test_one_set_of_states_gives_one_interval_in_every_view():
     assert not np.array_equal(seeded.variance, first.variance)  # an rng replaces the keyed stream
 
 
+@pytest.mark.slow  # 200 refits (0.6 CPU-s); the keyed-stream tests above run the bootstrap fast
 def test_the_bootstrap_variance_agrees_with_the_sandwich():
     """B = 200 refits: each item's bootstrap variance within the chi-square(199) range of the sandwich's (0.1% tails)."""
     truth = _frequencies(8)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import ast
 import functools
-import gc
 from pathlib import Path
 
 import dpdist
+from source_support import package_trees
 
 SOURCE = Path(dpdist.__file__).parent
 LIMIT = 80
@@ -42,20 +42,14 @@ def function_lengths(body: list, prefix: str = ""):
 
 @functools.cache
 def long_functions() -> dict[tuple[str, str], int]:
-    """The package's functions over :data:`LIMIT` lines, parsed once per session with the cyclic garbage collector off
-    (a syntax tree holds no cycle: as in test_import_graph.py, most of the parse's cost was the collector's)."""
+    """The package's functions over :data:`LIMIT` lines, from the trees parsed once per session
+    (tests/source_support.py, shared with tests/results_support.py)."""
     found = {}
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        for path in sorted(SOURCE.rglob("*.py")):
-            relative = path.relative_to(SOURCE).as_posix()
-            for name, lines in function_lengths(ast.parse(path.read_text()).body):
-                if lines > LIMIT:
-                    found[(relative, name)] = lines
-    finally:
-        if collecting:
-            gc.enable()
+    for path, tree in package_trees().items():
+        relative = path.relative_to(SOURCE).as_posix()
+        for name, lines in function_lengths(tree.body):
+            if lines > LIMIT:
+                found[(relative, name)] = lines
     return found
 
 

@@ -508,6 +508,11 @@ def _poisoning_tested() -> list[str]:
     return sorted(TESTED)
 
 
+#: the boundary's Monte Carlo (400 campaigns) runs in the full suite for these: 0.4-0.5 CPU-s each; the fast loop keeps
+#: the other protocols, unary ones (l-osue, rue) among them
+_SLOW_BOUNDARY = {"oue", "sue"}
+
+
 def test_the_protocols_with_a_support_count_test_are_read_from_their_tags_ocms_included():
     """``TESTED`` is every registered protocol declaring ``tags.bernoulli_support``, not a closed list: OCMS (local
     hashing with Pan's range, a subclass of OLH) has OLH's structure, so an ocms campaign gets the test olh's gets."""
@@ -527,7 +532,8 @@ def test_the_protocols_with_a_support_count_test_are_read_from_their_tags_ocms_i
         assert document["count_above"] >= 1
 
 
-@pytest.mark.parametrize("name", _poisoning_tested())
+@pytest.mark.parametrize("name", [pytest.param(name, marks=pytest.mark.slow) if name in _SLOW_BOUNDARY else name
+                                  for name in _poisoning_tested()])
 def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_region(name):
     """P[p-value <= t] <= t for honest reports at the boundary (everyone holds item 0: item 0's count is
     Bin(n, p*), every other item's Bin(n, q*)), so a flag at alpha/(2d) is a false alarm with probability

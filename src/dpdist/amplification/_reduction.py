@@ -119,6 +119,7 @@ class PairDivergence:
         self.q = 1.0 if self.rho[2] == 0 else q
         self.s = float(self.rho[0] / q) if q > 0 else 0.0
         self.revealed = self.rho == 0  # no other user is in these categories: the victim's presence shows
+        self._tails_cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # the last call's k and tails
         if q > 0:
             self._blocks(n - 1)
         else:  # nobody else carries the informative parts: only the revealed terms remain
@@ -151,6 +152,22 @@ class PairDivergence:
         self.c_end = np.concatenate([cell[2] for cell in cells])
         self.weight = np.concatenate([cell[3] for cell in cells]) / self.m
 
+    def _tails(self, k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``P[Bin(c_end, s) >= k]`` and ``P[Bin(c_end - 1, s) >= k - 1]`` per cell, evaluated only where ``k`` differs
+        from the previous call's (a search over ``t`` moves ``k`` in few cells once it closes in: the same numbers
+        with 3-10x fewer incomplete beta evaluations).  Each call's arrays are new, so a call never sees another's."""
+        c_end, s, cache = self.c_end, self.s, self._tails_cache
+        if cache is None or cache[0].shape != k.shape:
+            upper, tail = _binomial.at_least(k, c_end, s), _binomial.at_least(k - 1, c_end - 1, s)
+        else:
+            changed = k != cache[0]
+            upper, tail = cache[1].copy(), cache[2].copy()
+            if changed.any():
+                upper[changed] = _binomial.at_least(k[changed], c_end[changed], s)
+                tail[changed] = _binomial.at_least(k[changed] - 1, c_end[changed] - 1, s)
+        self._tails_cache = (k, upper, tail)
+        return upper, tail
+
     def delta(self, t: float) -> float:
         """An upper bound on :math:`\\delta(t)`, the hockey-stick divergence :math:`D_{e^t}(P_{x_0} \\| P_{x_1})`."""
         if math.exp(t) >= self.reduction.ratio:
@@ -169,7 +186,7 @@ class PairDivergence:
         drift = np.maximum(kappa * self.c_start, kappa * c_end) + a2 * self.m - d * s * c_end
         # E[(d N + drift)_+], N ~ Bin(c_end, s): d N + drift > 0 from N = k on
         k = np.maximum(np.floor(-drift / d) + 1, 0.0)
-        upper = _binomial.at_least(k, c_end, s)
-        mean_upper = c_end * s * _binomial.at_least(k - 1, c_end - 1, s)
+        upper, tail = self._tails(k)
+        mean_upper = c_end * s * tail
         positive = np.maximum(d * mean_upper + drift * upper, 0.0)
         return float(min(1.0, revealed + self.constant + np.dot(self.weight, positive)))

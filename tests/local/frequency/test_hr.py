@@ -40,6 +40,7 @@ def test_sets_have_half_a_block_and_pairwise_quarter_overlaps():
                                   np.sort(np.nonzero(member)[1].reshape(40, -1), axis=1))
 
 
+@pytest.mark.slow  # 3,000 repeated estimates (0.5 CPU-s); the exact sampler's tests below simulate HR fast
 def test_block_variance_formula_matches_repeated_simulation():
     protocol = local.make("hr", epsilon=3.0, domain_size=30)
     assert protocol.blocks > 1

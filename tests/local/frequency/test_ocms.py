@@ -97,7 +97,8 @@ def test_the_worst_case_beats_hcms_as_table_1_says():
     [
         ({"epsilon": 2.0, "domain_size": 6}, [1.0, 0, 0, 0, 0, 0], 400),  # f = 1 and f = 0: the two ends
         ({"epsilon": 1.0, "domain_size": 5, "max_frequency": 0.2, "hash_prime": 101}, [0.2, 0.2, 0.3, 0.3, 0.0], 400),
-        ({"epsilon": 3.0, "domain_size": 8, "objective": "l2"}, [0.5, 0.25, 0.25, 0, 0, 0, 0, 0], 1500),
+        pytest.param({"epsilon": 3.0, "domain_size": 8, "objective": "l2"}, [0.5, 0.25, 0.25, 0, 0, 0, 0, 0], 1500,
+                     marks=pytest.mark.slow),  # 1,500 runs (0.5 CPU-s): in the full suite
     ],
 )
 def test_empirical_variance_is_within_three_standard_errors_of_the_analytic_one(params, frequencies, runs):

@@ -68,6 +68,7 @@ def _flat(dense):
     return keys, dense[users, keys], held.sum(axis=1)
 
 
+@pytest.mark.slow  # 1,500 simulations (0.6 CPU-s), like PCKV-GRR's and PrivKV's below; the tests after it run PCKV-UE fast
 def test_pckv_ue_frequency_variance_is_the_analytic_one():
     """Seeded: 1500 exact simulations of 2000 users with at most 2 pairs (padding 2); the empirical variance
     of each key's frequency is within 3 standard errors of the exact analytic variance, the mean within 4."""
