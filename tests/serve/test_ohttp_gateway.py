@@ -173,20 +173,43 @@ def test_a_relay_that_drops_loses_or_reorders_loses_and_doubles_nothing(parties)
     assert _totals(parties, "commute")["n"] == 4
 
 
-def test_a_chunked_request_of_the_draft_is_served(parties):
+def _draft_chunked(parties, request: bytes, sizes: list[int]) -> bytes:
+    """``request`` encapsulated as draft-ietf-ohai-chunked-ohttp: non-final chunks of ``sizes`` bytes, the rest final."""
     from pyhpke import AEADId, CipherSuite, KDFId, KEMId
 
-    _campaign(parties)
     suite = CipherSuite.new(KEMId.DHKEM_X25519_HKDF_SHA256, KDFId.HKDF_SHA256, AEADId.AES128_GCM)
     config = _keys(parties)[0]
     header = bytes([config.key_id]) + bytes.fromhex("002000010001")
     enc, sender = suite.create_sender_context(suite.kem.deserialize_public_key(config.public_key),
                                               info=b"message/bhttp chunked request\x00" + header)
+    body, offset = [header, enc], 0
+    for size in sizes:
+        sealed = sender.seal(request[offset : offset + size], aad=b"")
+        body += [_bhttp.write_varint(len(sealed)), sealed]
+        offset += size
+    return b"".join([*body, b"\x00", sender.seal(request[offset:], aad=b"final")])
+
+
+def test_a_chunked_request_of_the_draft_is_served(parties):
+    _campaign(parties)
     request = _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/api/campaigns/commute/config"))
-    first = sender.seal(request[:10], aad=b"")
-    body = header + enc + _bhttp.write_varint(len(first)) + first + b"\x00" + sender.seal(request[10:], aad=b"final")
-    answer = _raw(parties, body, "message/ohttp-chunked-req")
+    answer = _raw(parties, _draft_chunked(parties, request, [10]), "message/ohttp-chunked-req")
     assert answer.status_code == 200 and answer.headers["content-type"] == "message/ohttp-chunked-res"
+
+
+def test_a_chunked_request_in_too_many_chunks_is_refused_before_they_are_opened(parties):
+    """Outsider-gw2 finding 1: a 16 MiB body in 1-byte chunks (one AES-GCM open each, on the event loop) cost 2 s of
+    CPU; past 4096 chunks (at the default --max-body-bytes) a chunked request is refused, 400 too_many_chunks."""
+    _campaign(parties)
+    request = _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/api/campaigns/commute/config"))
+    request += bytes(5000)  # padding (RFC 9292 section 3.8): 5,000+ bytes to cut into 1-byte chunks
+    answer = _raw(parties, _draft_chunked(parties, request, [1] * 4095), "message/ohttp-chunked-req")
+    assert answer.status_code == 200  # 4096 chunks, the final one included: served
+    refused = _raw(parties, _draft_chunked(parties, request, [1] * 4096), "message/ohttp-chunked-req")
+    assert refused.status_code == 400 and refused.json()["error"] == "too_many_chunks"
+    assert "4096 chunks" in refused.json()["detail"]
+    metrics = parties.admin("collector", "GET", "/metrics").text
+    assert 'dpdist_requests_refused_total{reason="too_many_chunks"} 1.0' in metrics
 
 
 # ---- ohttpy, an implementation dpdist did not write, as the device (processes: ohttpy holds the GIL while it waits) ----
