@@ -420,6 +420,19 @@ def test_the_gateways_own_refusals_of_an_inner_request_are_counted(parties):
     assert 'dpdist_requests_refused_total{reason="not_through_gateway"} 1.0' in metrics
 
 
+def test_the_responses_metric_counts_a_gateway_request_under_the_status_its_access_line_shows(parties):
+    """Outsider-gw2 finding 2: gateway refusals were logged with their inner status (401, 404, 400) but counted in
+    dpdist_http_responses_total as status 200, so a 4xx/5xx alert missed them."""
+    _campaign(parties)
+    assert _through(parties, b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01").status == 400
+    assert _through(parties, _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/metrics"))).status == 404
+    config = _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/api/campaigns/commute/config"))
+    assert _through(parties, config).status == 200
+    metrics = parties.admin("collector", "GET", "/metrics").text
+    for status in ("400", "404", "200"):
+        assert f'dpdist_http_responses_total{{method="POST",route="/ohttp/gateway",status="{status}"}} 1.0' in metrics
+
+
 def test_an_inner_requests_head_is_bounded_as_a_direct_requests(parties):
     """Outsider-gw F5: an inner request with an 8,000,000-byte header field was served (a direct one: 400 past 16 KiB)."""
     _campaign(parties)
