@@ -433,6 +433,18 @@ def test_the_responses_metric_counts_a_gateway_request_under_the_status_its_acce
         assert f'dpdist_http_responses_total{{method="POST",route="/ohttp/gateway",status="{status}"}} 1.0' in metrics
 
 
+def test_the_gateways_own_encapsulated_refusals_carry_the_request_id(parties):
+    """Outsider-gw2 finding 4: 404 not_through_gateway and 400 malformed_binary_http had no X-Request-ID (nor the
+    security headers) inside, while every other encapsulated answer carries the gateway request's id."""
+    _campaign(parties)
+    for request in (b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01",
+                    _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/metrics"))):
+        answer = _through(parties, request)
+        assert answer.status in (400, 404)
+        fields = dict(answer.headers)
+        assert fields.get(b"x-request-id") and fields.get(b"x-content-type-options") == b"nosniff"
+
+
 def test_an_inner_requests_head_is_bounded_as_a_direct_requests(parties):
     """Outsider-gw F5: an inner request with an 8,000,000-byte header field was served (a direct one: 400 past 16 KiB)."""
     _campaign(parties)
