@@ -133,6 +133,12 @@ def test_keys_rotate_by_id_and_a_retired_key_is_rfc_9458s_key_problem(parties):
     assert answer.json()["type"] == "https://iana.org/assignments/http-problem-types#ohttp-key"
     last = parties.admin("collector", "DELETE", f"/api/ohttp/keys/{old.key_id + 1}")
     assert (last.status_code, last.json()["error"]) == (409, "last_key")
+    in_use = parties.admin("collector", "DELETE", f"/api/ohttp/keys/{old.key_id + 1}?forget=true")
+    assert (in_use.status_code, in_use.json()["error"]) == (409, "key_in_use")
+    forgotten = parties.admin("collector", "DELETE", f"/api/ohttp/keys/{old.key_id}?forget=true")
+    assert forgotten.status_code == 200 and forgotten.json()["forgotten"] is True  # outsider-gw2 finding 3
+    listed = parties.admin("collector", "GET", "/api/ohttp/keys").json()["keys"]
+    assert [entry["key_id"] for entry in listed] == [old.key_id + 1]
     assert _raw(parties, b"\x00" * 10).status_code == 400
     assert _raw(parties, encapsulated, "application/json").status_code == 415
 

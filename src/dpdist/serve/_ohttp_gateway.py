@@ -24,7 +24,8 @@ Routes
     a batch (``PUT``/``POST /api/campaigns/{c}/batches[/{id}]``), a campaign's config or identity (``GET``);
     any other inner request is answered (encapsulated) 404 ``not_through_gateway``.
 ``GET /api/ohttp/keys``, ``POST /api/ohttp/keys``, ``DELETE /api/ohttp/keys/{key_id}`` (admin)
-    The ring with retired keys; rotate (a new key id, earlier keys still accepted); retire a key.
+    The ring with retired keys; rotate (a new key id, never a listed one's, earlier keys still accepted); retire a key
+    (``?forget=true``: remove a retired key from the ring, its id free again).
 
 Refused before anything is served (plain HTTP answers, which the relay passes on): 415 another content
 type; 400 ``application/problem+json`` of type ``https://iana.org/assignments/http-problem-types#ohttp-key``
@@ -307,11 +308,13 @@ async def rotate_key(request: Request) -> JSONResponse:
     return JSONResponse(await run_in_threadpool(gateway_keys(request.app).rotate), status_code=201)
 
 
-@documented("Retire a key of the gateway (not its last)", security="admin", answers={200: json_answer({"type": "object"})},
+@documented("Retire a key of the gateway (not its last); ?forget=true: remove a retired key, its id free again", security="admin", answers={200: json_answer({"type": "object"})},
             errors=(400, 401, 404, 409))
 async def retire_key(request: Request) -> JSONResponse:
     as_admin(request)
-    return JSONResponse(await run_in_threadpool(gateway_keys(request.app).retire, request.path_params["key_id"]))
+    forget = request.query_params.get("forget", "").lower() in ("1", "true")  # a retired key: remove it, its id free
+    return JSONResponse(await run_in_threadpool(lambda: gateway_keys(request.app).retire(request.path_params["key_id"],
+                                                                                         forget=forget)))
 
 
 ROUTES = [
