@@ -109,6 +109,9 @@ def test_submit_through_an_ohttp_relay_names_the_relay_when_it_retries(data, cap
                          "--column", "x", "--retries", "1", "--ohttp-relay", relay, "--ohttp-keys", keys)
     first = err.strip().splitlines()[0]
     assert status == 2 and f"the Oblivious HTTP relay {relay} (or http://collector.invalid behind it) did not answer" in first
+    last = err.strip().splitlines()[-1]  # outsider-gw2 finding 5: it named the collector, to which nothing was sent
+    assert f"through the Oblivious HTTP relay {relay} failed: ConnectError" in last
+    assert "is the relay running at http://127.0.0.1:" in last and "collector.invalid" not in last
 
 
 @pytest.mark.parametrize("options, named", [

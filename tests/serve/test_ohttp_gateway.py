@@ -133,6 +133,12 @@ def test_keys_rotate_by_id_and_a_retired_key_is_rfc_9458s_key_problem(parties):
     assert answer.json()["type"] == "https://iana.org/assignments/http-problem-types#ohttp-key"
     last = parties.admin("collector", "DELETE", f"/api/ohttp/keys/{old.key_id + 1}")
     assert (last.status_code, last.json()["error"]) == (409, "last_key")
+    in_use = parties.admin("collector", "DELETE", f"/api/ohttp/keys/{old.key_id + 1}?forget=true")
+    assert (in_use.status_code, in_use.json()["error"]) == (409, "key_in_use")
+    forgotten = parties.admin("collector", "DELETE", f"/api/ohttp/keys/{old.key_id}?forget=true")
+    assert forgotten.status_code == 200 and forgotten.json()["forgotten"] is True  # outsider-gw2 finding 3
+    listed = parties.admin("collector", "GET", "/api/ohttp/keys").json()["keys"]
+    assert [entry["key_id"] for entry in listed] == [old.key_id + 1]
     assert _raw(parties, b"\x00" * 10).status_code == 400
     assert _raw(parties, encapsulated, "application/json").status_code == 415
 
@@ -173,20 +179,43 @@ def test_a_relay_that_drops_loses_or_reorders_loses_and_doubles_nothing(parties)
     assert _totals(parties, "commute")["n"] == 4
 
 
-def test_a_chunked_request_of_the_draft_is_served(parties):
+def _draft_chunked(parties, request: bytes, sizes: list[int]) -> bytes:
+    """``request`` encapsulated as draft-ietf-ohai-chunked-ohttp: non-final chunks of ``sizes`` bytes, the rest final."""
     from pyhpke import AEADId, CipherSuite, KDFId, KEMId
 
-    _campaign(parties)
     suite = CipherSuite.new(KEMId.DHKEM_X25519_HKDF_SHA256, KDFId.HKDF_SHA256, AEADId.AES128_GCM)
     config = _keys(parties)[0]
     header = bytes([config.key_id]) + bytes.fromhex("002000010001")
     enc, sender = suite.create_sender_context(suite.kem.deserialize_public_key(config.public_key),
                                               info=b"message/bhttp chunked request\x00" + header)
+    body, offset = [header, enc], 0
+    for size in sizes:
+        sealed = sender.seal(request[offset : offset + size], aad=b"")
+        body += [_bhttp.write_varint(len(sealed)), sealed]
+        offset += size
+    return b"".join([*body, b"\x00", sender.seal(request[offset:], aad=b"final")])
+
+
+def test_a_chunked_request_of_the_draft_is_served(parties):
+    _campaign(parties)
     request = _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/api/campaigns/commute/config"))
-    first = sender.seal(request[:10], aad=b"")
-    body = header + enc + _bhttp.write_varint(len(first)) + first + b"\x00" + sender.seal(request[10:], aad=b"final")
-    answer = _raw(parties, body, "message/ohttp-chunked-req")
+    answer = _raw(parties, _draft_chunked(parties, request, [10]), "message/ohttp-chunked-req")
     assert answer.status_code == 200 and answer.headers["content-type"] == "message/ohttp-chunked-res"
+
+
+def test_a_chunked_request_in_too_many_chunks_is_refused_before_they_are_opened(parties):
+    """Outsider-gw2 finding 1: a 16 MiB body in 1-byte chunks (one AES-GCM open each, on the event loop) cost 2 s of
+    CPU; past 4096 chunks (at the default --max-body-bytes) a chunked request is refused, 400 too_many_chunks."""
+    _campaign(parties)
+    request = _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/api/campaigns/commute/config"))
+    request += bytes(5000)  # padding (RFC 9292 section 3.8): 5,000+ bytes to cut into 1-byte chunks
+    answer = _raw(parties, _draft_chunked(parties, request, [1] * 4095), "message/ohttp-chunked-req")
+    assert answer.status_code == 200  # 4096 chunks, the final one included: served
+    refused = _raw(parties, _draft_chunked(parties, request, [1] * 4096), "message/ohttp-chunked-req")
+    assert refused.status_code == 400 and refused.json()["error"] == "too_many_chunks"
+    assert "4096 chunks" in refused.json()["detail"]
+    metrics = parties.admin("collector", "GET", "/metrics").text
+    assert 'dpdist_requests_refused_total{reason="too_many_chunks"} 1.0' in metrics
 
 
 # ---- ohttpy, an implementation dpdist did not write, as the device (processes: ohttpy holds the GIL while it waits) ----
@@ -395,6 +424,31 @@ def test_the_gateways_own_refusals_of_an_inner_request_are_counted(parties):
     metrics = parties.admin("collector", "GET", "/metrics").text
     assert 'dpdist_requests_refused_total{reason="malformed_binary_http"} 2.0' in metrics
     assert 'dpdist_requests_refused_total{reason="not_through_gateway"} 1.0' in metrics
+
+
+def test_the_responses_metric_counts_a_gateway_request_under_the_status_its_access_line_shows(parties):
+    """Outsider-gw2 finding 2: gateway refusals were logged with their inner status (401, 404, 400) but counted in
+    dpdist_http_responses_total as status 200, so a 4xx/5xx alert missed them."""
+    _campaign(parties)
+    assert _through(parties, b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01").status == 400
+    assert _through(parties, _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/metrics"))).status == 404
+    config = _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/api/campaigns/commute/config"))
+    assert _through(parties, config).status == 200
+    metrics = parties.admin("collector", "GET", "/metrics").text
+    for status in ("400", "404", "200"):
+        assert f'dpdist_http_responses_total{{method="POST",route="/ohttp/gateway",status="{status}"}} 1.0' in metrics
+
+
+def test_the_gateways_own_encapsulated_refusals_carry_the_request_id(parties):
+    """Outsider-gw2 finding 4: 404 not_through_gateway and 400 malformed_binary_http had no X-Request-ID (nor the
+    security headers) inside, while every other encapsulated answer carries the gateway request's id."""
+    _campaign(parties)
+    for request in (b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01",
+                    _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/metrics"))):
+        answer = _through(parties, request)
+        assert answer.status in (400, 404)
+        fields = dict(answer.headers)
+        assert fields.get(b"x-request-id") and fields.get(b"x-content-type-options") == b"nosniff"
 
 
 def test_an_inner_requests_head_is_bounded_as_a_direct_requests(parties):

@@ -46,16 +46,28 @@ def test_rotation_takes_the_smallest_unused_id_and_keeps_earlier_keys_until_reti
     assert last.value.code == "last_key"
 
 
-def test_all_256_ids_used_reuses_the_longest_retired_and_refuses_when_none_is(db):
+def test_all_256_ids_listed_refuse_rotation_until_a_retired_key_is_forgotten(db):
+    """Outsider-gw2 finding 3: the 257th rotation reused the id of the key retired longest ago, which vanished from the
+    listing, and a device holding it got not_decapsulated instead of the ohttp-key problem: a listed id is never reused."""
     ring = GatewayKeys(db)
     ring.document()
     for _ in range(255):
         ring.rotate()
+    ring.retire(3)
+    ring.retire(7)
     with pytest.raises(Refusal) as full:
         ring.rotate()
-    assert full.value.code == "ohttp_keys_full"
-    ring.retire(7)
-    assert ring.rotate()["key_id"] == 7 and 7 in ring.private_keys()
+    assert full.value.code == "ohttp_keys_full" and "/api/ohttp/keys/3?forget=true" in str(full.value)
+    assert {entry["key_id"] for entry in ring.listing()} == set(range(256))  # the retired keys still listed
+    with pytest.raises(Refusal) as in_use:
+        ring.retire(8, forget=True)
+    assert in_use.value.code == "key_in_use"
+    assert ring.retire(3, forget=True)["forgotten"] is True
+    assert 3 not in {entry["key_id"] for entry in ring.listing()}
+    with pytest.raises(Refusal) as gone:
+        ring.retire(3, forget=True)
+    assert gone.value.code == "unknown_key_id"
+    assert ring.rotate()["key_id"] == 3 and 3 in ring.private_keys() and 7 not in ring.private_keys()
 
 
 def test_another_process_sees_a_rotation_at_once_for_a_key_id_it_does_not_know(db):

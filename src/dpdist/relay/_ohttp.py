@@ -50,7 +50,7 @@ from ._bhttp import read_varint, write_varint
 __all__ = [
     "CHUNKED_REQUEST_CONTENT_TYPE", "CHUNKED_RESPONSE_CONTENT_TYPE", "ClientContext", "KEYS_CONTENT_TYPE", "KeyConfig",
     "KeyConfigMismatch", "OHTTPY_DIALECT", "Opened", "REQUEST_CONTENT_TYPE", "RESPONSE_CONTENT_TYPE", "SUITE_IDS",
-    "WHOLE_ANSWER_FIELD", "decapsulate_request", "decode_key_list", "encapsulate_request", "encode_key_list",
+    "MAX_CHUNKS", "TooManyChunks", "WHOLE_ANSWER_FIELD", "decapsulate_request", "decode_key_list", "encapsulate_request", "encode_key_list",
     "public_key_of",
 ]
 
@@ -75,6 +75,13 @@ _HEADER_BYTES, _ENC_BYTES, _KEY_BYTES, _TAG_BYTES, _NONCE_BYTES, _AEAD_KEY_BYTES
 _FINAL = b"final"
 #: largest plaintext of one chunk this gateway accepts (the draft's recommended ceiling, 2^14 bytes)
 MAX_CHUNK_BYTES = 1 << 14
+#: most chunks of one chunked request opened when the caller names no cap (one AES-GCM open each: a 16 MiB body in
+#: 1-byte chunks cost 2 s of CPU, outsider-gw2 finding 1)
+MAX_CHUNKS = 4096
+
+
+class TooManyChunks(MalformedReportError):
+    """A chunked request cut into more chunks than the gateway opens (``too_many_chunks``)."""
 
 
 class KeyConfigMismatch(MalformedReportError):
@@ -302,19 +309,22 @@ def _decapsulate_whole(keys: Mapping[int, bytes], data: bytes, response_content_
                   lambda answer, response_nonce=None: seal(context, enc, answer, response_nonce), dialect)
 
 
-def decapsulate_request(keys: Mapping[int, bytes], data: bytes, *, chunked: bool = False) -> Opened:
+def decapsulate_request(keys: Mapping[int, bytes], data: bytes, *, chunked: bool = False,
+                        max_chunks: int = MAX_CHUNKS) -> Opened:
     """The request in ``data`` (``message/ohttp-req``; ``chunked``: ``message/ohttp-chunked-req``, the draft's or
-    ohttpy's), opened with the private key of its key id in ``keys`` (``{key id: raw private key}``).
+    ohttpy's), opened with the private key of its key id in ``keys`` (``{key id: raw private key}``); a chunked one
+    in at most ``max_chunks`` chunks, the final one included.
 
-    Raises :class:`KeyConfigMismatch` for a key id or suite not in ``keys``, :class:`MalformedReportError` for
-    anything that does not open or is not framed as the format says.
+    Raises :class:`KeyConfigMismatch` for a key id or suite not in ``keys``, :class:`TooManyChunks` past
+    ``max_chunks`` (before opening more), :class:`MalformedReportError` for anything that does not open or is not
+    framed as the format says.
     """
     data = bytes(data)
     if not chunked:
         return _decapsulate_whole(keys, data, RESPONSE_CONTENT_TYPE, _seal_response)
     try:
-        return _decapsulate_chunked(keys, data)
-    except KeyConfigMismatch:
+        return _decapsulate_chunked(keys, data, max_chunks)
+    except (KeyConfigMismatch, TooManyChunks):
         raise
     except MalformedReportError as draft_error:  # not the draft's: ohttpy's unchunked request under the chunked type?
         try:
@@ -323,8 +333,8 @@ def decapsulate_request(keys: Mapping[int, bytes], data: bytes, *, chunked: bool
             raise draft_error from None
 
 
-def _decapsulate_chunked(keys: Mapping[int, bytes], data: bytes) -> Opened:
-    """A draft-ietf-ohai-chunked-ohttp request (module docstring)."""
+def _decapsulate_chunked(keys: Mapping[int, bytes], data: bytes, max_chunks: int) -> Opened:
+    """A draft-ietf-ohai-chunked-ohttp request (module docstring) of at most ``max_chunks`` chunks."""
     key_id, context, enc = _recipient(keys, data, _CHUNKED_REQUEST_LABEL)
     offset, chunks = _HEADER_BYTES + _ENC_BYTES, []
     while True:
@@ -332,6 +342,9 @@ def _decapsulate_chunked(keys: Mapping[int, bytes], data: bytes) -> Opened:
         if length == 0:  # the final chunk: the rest of the message
             chunks.append(_open(context, data[offset:], _FINAL))
             break
+        if len(chunks) + 1 >= max_chunks:  # this one and the final one would pass the cap
+            raise TooManyChunks(f"The chunked request holds more than {max_chunks} chunks (the final one included): "
+                                f"send chunks of a few KiB or more (up to {MAX_CHUNK_BYTES} bytes of plaintext).")
         if length > MAX_CHUNK_BYTES + _TAG_BYTES or offset + length > len(data):
             raise MalformedReportError(f"A chunk of the request claims {length} bytes (past the end, or over "
                                        f"{MAX_CHUNK_BYTES} bytes of plaintext).")

@@ -38,7 +38,7 @@ from .._guard._body import CLIENT_GONE
 from ._access import access_line
 from ._database import DatabaseUnavailableError
 from ._http import bearer_token, database_unavailable_answer, refusal_answer
-from ._logs import REQUEST_ID, AccessLog
+from ._logs import REQUEST_ID, AccessLog, shown_status
 from ._middleware import request_id_of, security_headers
 from ._refusals import Refusal
 from ._routes.batches import Incoming, accept_batch, submit_batch
@@ -116,7 +116,7 @@ class BatchFastPath:
             if self.privacy_log != "off" and logged:  # as the privacy middleware: not for a cancelled request
                 access_line(scope, logged, self.privacy_log)
             if answered:  # a client gone mid-body: no response to count or log
-                metrics.observe(scope["method"], self.route.path, status, time.perf_counter() - started)
+                metrics.observe(scope["method"], self.route.path, shown_status(scope, status), time.perf_counter() - started)
                 if self.json_access != "off":
                     AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
 

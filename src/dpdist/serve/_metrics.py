@@ -38,7 +38,7 @@ from starlette.responses import JSONResponse, Response
 from .. import __version__
 from .._guard._body import NO_RESPONSE
 from .._guard._protocol import CONNECTIONS_REFUSED
-from ._logs import THROUGH_GATEWAY
+from ._logs import THROUGH_GATEWAY, shown_status
 
 __all__ = ["Metrics", "MetricsMiddleware"]
 
@@ -267,4 +267,4 @@ class MetricsMiddleware:
             metrics.in_flight.dec()
             if not scope.get(NO_RESPONSE):  # not when the client went away mid-body (counted as a refusal only)
                 method = scope.get("method", "") if scope.get("method", "") in _METHODS else "other"
-                metrics.observe(method, route_label(scope), status[0], time.perf_counter() - start)
+                metrics.observe(method, route_label(scope), shown_status(scope, status[0]), time.perf_counter() - start)

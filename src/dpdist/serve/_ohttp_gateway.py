@@ -24,13 +24,14 @@ Routes
     a batch (``PUT``/``POST /api/campaigns/{c}/batches[/{id}]``), a campaign's config or identity (``GET``);
     any other inner request is answered (encapsulated) 404 ``not_through_gateway``.
 ``GET /api/ohttp/keys``, ``POST /api/ohttp/keys``, ``DELETE /api/ohttp/keys/{key_id}`` (admin)
-    The ring with retired keys; rotate (a new key id, earlier keys still accepted); retire a key.
+    The ring with retired keys; rotate (a new key id, never a listed one's, earlier keys still accepted); retire a key
+    (``?forget=true``: remove a retired key from the ring, its id free again).
 
 Refused before anything is served (plain HTTP answers, which the relay passes on): 415 another content
 type; 400 ``application/problem+json`` of type ``https://iana.org/assignments/http-problem-types#ohttp-key``
 for a key id or suite the gateway does not hold (RFC 9458 section 5.3: fetch the key configuration again), counted in
 ``dpdist_requests_refused_total{reason="ohttp_key"}``;
-400 ``not_decapsulated`` for bytes that do not open.  A Binary HTTP request that opens but breaks RFC 9292
+400 ``not_decapsulated`` for bytes that do not open; 400 ``too_many_chunks`` for a chunked request past :func:`max_chunks`.  A Binary HTTP request that opens but breaks RFC 9292
 is answered with an encapsulated 400 ``malformed_binary_http``.
 """
 
@@ -63,6 +64,8 @@ __all__ = ["ROUTES", "GATEWAY_PATH", "KEYS_PATH", "gateway_keys", "public_fields
 KEYS_PATH = "/ohttp/keys"
 #: the smallest padded inner answer (bytes): acknowledgements, refusals and a campaign's config all pad to it
 MIN_PADDED_BYTES = 1024
+#: a chunked request's chunks average at least this many bytes, or it is refused (:func:`max_chunks`)
+MIN_AVERAGE_CHUNK_BYTES = 4096
 PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#ohttp-key"
 #: the inner requests a device sends: a batch, a campaign's config or identity
 _DEVICE_ROUTES = (("PUT", re.compile(r"/api/campaigns/[^/]+/batches/[^/]+")),
@@ -108,13 +111,16 @@ async def serve_encapsulated(app, scope, receive, content_type: str, content_len
         if not private_keys:  # none read lately, or not this key id: read the ring off the event loop
             private_keys = await run_in_threadpool(ring.private_keys, key_id)
         try:
-            opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE)
+            opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE,
+                                                max_chunks=max_chunks(service.max_body_bytes))
         except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is (outsider finding F6)
             metrics = getattr(app.state, "metrics", None)
             if metrics is not None:
                 metrics.refused_request("ohttp_key")
             return JSONResponse({"type": PROBLEM_TYPE, "title": "key identifier unknown", "detail": str(mismatch)},
                                 status_code=400, media_type="application/problem+json")
+        except _ohttp.TooManyChunks as error:  # outsider-gw2 finding 1: one AES-GCM open per chunk, on the event loop
+            raise InvalidRequest("too_many_chunks", str(error)) from None
         except MalformedReportError as error:
             raise InvalidRequest("not_decapsulated", str(error)) from None
     status, headers, content = await _serve_inner(app, scope, host, opened.message, opened.dialect)
@@ -123,6 +129,13 @@ async def serve_encapsulated(app, scope, receive, content_type: str, content_len
         return Response(opened.respond(content), status_code=status, headers={**fields, "cache-control": "no-store"})
     answer = opened.respond(_padded(_bhttp.encode_response(_bhttp.Response(status, headers, content))))
     return Response(answer, media_type=opened.response_content_type, headers=_NO_STORE)
+
+
+def max_chunks(max_body_bytes: int) -> int:
+    """The most chunks a chunked request to the gateway may hold (the final one included): 4096, or one per
+    :data:`MIN_AVERAGE_CHUNK_BYTES` of ``max_body_bytes`` (``--max-body-bytes``) when that is more, so a body of
+    chunks averaging 4 KiB always passes and the work per request stays near a direct request's (outsider-gw2 F1)."""
+    return max(_ohttp.MAX_CHUNKS, -(-max_body_bytes // MIN_AVERAGE_CHUNK_BYTES))
 
 
 def _padded(message: bytes) -> bytes:
@@ -268,12 +281,16 @@ def _counted_refusal(app, outer: dict, status: int, code: str, detail: str) -> t
     if metrics is not None:
         metrics.refused_request(code)
     outer[INNER] = Inner(outer.get("method", "POST"), GATEWAY_PATH, GATEWAY_PATH, status)
-    return _json_answer(status, code, detail)
+    return _json_answer(outer, status, code, detail)
 
 
-def _json_answer(status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
+def _json_answer(outer: dict, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
+    """A refusal's encapsulated answer, with the security headers and the gateway request's id as every other
+    encapsulated answer (outsider-gw2 finding 4: it had neither)."""
     body = json.dumps({"error": code, "detail": detail}, separators=(",", ":")).encode()
-    return status, ((b"content-type", b"application/json"),), body
+    headers = [(b"content-type", b"application/json"), *security_headers(outer),
+               (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
+    return status, tuple(headers), body
 
 
 # ---------------------------------------------------------------------- the key ring (admin)
@@ -291,11 +308,13 @@ async def rotate_key(request: Request) -> JSONResponse:
     return JSONResponse(await run_in_threadpool(gateway_keys(request.app).rotate), status_code=201)
 
 
-@documented("Retire a key of the gateway (not its last)", security="admin", answers={200: json_answer({"type": "object"})},
+@documented("Retire a key of the gateway (not its last); ?forget=true: remove a retired key, its id free again", security="admin", answers={200: json_answer({"type": "object"})},
             errors=(400, 401, 404, 409))
 async def retire_key(request: Request) -> JSONResponse:
     as_admin(request)
-    return JSONResponse(await run_in_threadpool(gateway_keys(request.app).retire, request.path_params["key_id"]))
+    forget = request.query_params.get("forget", "").lower() in ("1", "true")  # a retired key: remove it, its id free
+    return JSONResponse(await run_in_threadpool(lambda: gateway_keys(request.app).retire(request.path_params["key_id"],
+                                                                                         forget=forget)))
 
 
 ROUTES = [

@@ -4,11 +4,15 @@ Table ``ohttp_keys`` (schema 8) holds one X25519 key pair per key id (0-255, RFC
 time it was made and, once retired, the time it was retired.  The gateway accepts requests encapsulated to
 any key not retired; ``application/ohttp-keys`` lists those, newest first, so a device takes the newest.
 
-Rotation (``POST /api/ohttp/keys``, admin) adds a key under the smallest key id never used, else the one
-retired longest ago, and keeps the earlier keys: a device that fetched the key configuration before the
-rotation still gets its request through.  Retiring a key (``DELETE /api/ohttp/keys/{key id}``) makes the
-gateway answer requests encapsulated to it with RFC 9458's ``ohttp-key`` problem (a device then fetches
-the configuration again); the last key is never retired.  A service that starts with an empty ring makes
+Rotation (``POST /api/ohttp/keys``, admin) adds a key under the smallest key id not listed (in use or
+retired), and keeps the earlier keys: a device that fetched the key configuration before the rotation still
+gets its request through.  Retiring a key (``DELETE /api/ohttp/keys/{key id}``) makes the gateway answer
+requests encapsulated to it with RFC 9458's ``ohttp-key`` problem (a device then fetches the configuration
+again); the last key is never retired.  A retired key stays listed, and its id is never reused, until the
+admin forgets it (``DELETE /api/ohttp/keys/{key id}?forget=true``): an id reused silently made a device
+holding the retired key get ``not_decapsulated`` instead of the ``ohttp-key`` problem (outsider-gw2
+finding 3).  Once all 256 ids are listed, rotation is refused (409 ``ohttp_keys_full``) naming the key
+retired longest ago, to forget first.  A service that starts with an empty ring makes
 key id 0.  Several processes share the ring through the database: each reads it again at most every
 :data:`RELOAD_S` seconds, and at once when a request names a key id it does not know.
 """
@@ -112,25 +116,27 @@ class GatewayKeys:
         return next(entry for entry in self.listing() if entry["key_id"] == key_id)
 
     def _next_key_id(self) -> int:
-        """The key id of the next key: the smallest never used, else the one retired longest ago (its row deleted)."""
+        """The key id of the next key: the smallest not listed (in use or retired); refused when all 256 are."""
         rows = self.db.execute("SELECT key_id, retired_ms FROM ohttp_keys")
         used = {int(key_id): retired for key_id, retired in rows}
         free = [key_id for key_id in range(256) if key_id not in used]
-        retired = sorted((when, key_id) for key_id, when in used.items() if when is not None)
         if free:
             return free[0]
-        if retired:
-            self.db.execute("DELETE FROM ohttp_keys WHERE key_id = ?", (retired[0][1],))
-            return retired[0][1]
-        raise Conflict("ohttp_keys_full", "All 256 key ids of the gateway are in use: retire one first "
-                                          "(DELETE /api/ohttp/keys/{key id}).")
+        retired = sorted((when, key_id) for key_id, when in used.items() if when is not None)
+        then = (f"forget a retired key first (the oldest: DELETE /api/ohttp/keys/{retired[0][1]}?forget=true; a device "
+                "still holding it then gets not_decapsulated)" if retired else "retire one, then forget it "
+                "(DELETE /api/ohttp/keys/{key id}, then again with ?forget=true)")
+        raise Conflict("ohttp_keys_full", f"All 256 key ids of the gateway are listed (in use or retired): {then}.")
 
-    def retire(self, key_id) -> dict:
-        """Retire the key ``key_id`` (refused for the last key in use, or an id not in use)."""
+    def retire(self, key_id, *, forget: bool = False) -> dict:
+        """Retire the key ``key_id`` (refused for the last key in use, or an id not in use); ``forget``: remove the
+        retired key ``key_id`` from the ring, its id free again (refused for a key in use or not listed)."""
         if isinstance(key_id, str) and key_id.isdigit():
             key_id = int(key_id)
         if not isinstance(key_id, int) or not 0 <= key_id <= 255:
             raise InvalidRequest("invalid_key_id", f"A key id is an integer 0-255. Got {key_id!r:.40}.")
+        if forget:
+            return self._forget(key_id)
         with self._lock:
             active = [int(row[0]) for row in self._active()]
             if key_id not in active:
@@ -141,6 +147,20 @@ class GatewayKeys:
                 self.db.execute("UPDATE ohttp_keys SET retired_ms = ? WHERE key_id = ?", (_now_ms(), key_id))
             self._ring = None
         return next(entry for entry in self.listing() if entry["key_id"] == key_id)
+
+    def _forget(self, key_id: int) -> dict:
+        """Remove the retired key ``key_id`` from the ring (:meth:`retire` with ``forget``); its last listing entry."""
+        with self._lock:
+            entry = next((entry for entry in self.listing() if entry["key_id"] == key_id), None)
+            if entry is None:
+                raise NotFound("unknown_key_id", f"The gateway lists no key id {key_id}.")
+            if entry["retired_ms"] is None:
+                raise Conflict("key_in_use", f"Key id {key_id} is in use: retire it first (DELETE /api/ohttp/keys/"
+                                             f"{key_id}), then forget it.")
+            with self.db.transaction():
+                self.db.execute("DELETE FROM ohttp_keys WHERE key_id = ? AND retired_ms IS NOT NULL", (key_id,))
+            self._ring = None
+        return {**entry, "forgotten": True}
 
     def _insert(self, key_id: int) -> None:
         """A fresh key pair (the operating system's CSPRNG) under ``key_id``, unless another process made one first."""

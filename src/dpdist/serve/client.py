@@ -280,14 +280,16 @@ class Client:
                 self.on_retry(failure, attempt, delay, retries.attempts_left())
             time.sleep(delay)
         url = path if path.startswith(("http://", "https://")) else self.server + path  # the relay's, or this server's
+        relay = self.ohttp_relay if via is not None or self.ohttp_keys else None
         if failure.startswith(NOT_ACKNOWLEDGED):
-            raise ServiceUnavailableError(_not_acknowledged(method, url, failure, attempt, retries, self.retry_window,
-                                                            self.ohttp_relay if via is not None or self.ohttp_keys else None))
+            raise ServiceUnavailableError(_not_acknowledged(method, url, failure, attempt, retries, self.retry_window, relay))
+        # through an OHTTP relay the device connects to the relay only: name it, not the server (outsider-gw2 finding 5)
+        sent, question = (f"{method} {url}", f"is the server running at {_origin_of(url)}?") if relay is None else (
+            f"{method} {path} through the Oblivious HTTP relay {relay}", f"is the relay running at {_origin_of(relay)}?")
         raise ServiceUnavailableError(
-            f"{method} {url} failed: {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried for up "
-            f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; is the server running at "
-            f"{_origin_of(url)}?). Nothing was lost: a batch keeps its id and bytes, so sending it again later (dpdist "
-            "submit: the same command) counts it once.")
+            f"{sent} failed: {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried for up "
+            f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}). Nothing was "
+            "lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same command) counts it once.")
 
     def retrying(self) -> Retries:
         """The retries of one request of this client (its window, backoff and count)."""
