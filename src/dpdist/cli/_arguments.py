@@ -187,6 +187,13 @@ class Secret(Constraint):
         return f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
 
 
+def token_rule(min_length: int = 1, source: str = "") -> Secret:
+    """The rule of a token sent in an HTTP header (``Authorization: Bearer ...``): printable ASCII, as header values
+    must be, at least ``min_length`` characters, shown by its length only; ``source`` names its environment variable."""
+    what = "a token of printable ASCII characters" + (f", at least {min_length} of them" if min_length > 1 else "")
+    return Secret(Described(Text(ascii=True, min_length=min_length), what + (f" (or {source})" if source else "")))
+
+
 #: ``--bounds LO,HI``: the public bounds of a numeric column
 BOUNDS = Numbers("two finite numbers LO,HI with LO < HI", item=Interval(), count=2, increasing=True)
 #: ``--targets 3,7``: the attacked items of a recovery (``recover_frequencies``'s ``targets``)
