@@ -14,7 +14,7 @@ import sys
 from .._io._atomic import atomic_writer, write_text_atomically
 from .._validation import Integer
 from ..errors import InvalidParameterError, ServiceRefusedError
-from ._arguments import KEY_VALUE, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules, token_rule
+from ._arguments import KEY_VALUE, OUT, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules, token_rule
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._campaign_rounds import show_rounds
 from ._deploy import json_option, load_config
@@ -212,6 +212,7 @@ def _add_estimate_and_export(actions) -> None:
     )
     export.add_argument("--out", required=True, help="report file to write (replaced atomically)")
     _admin_command(export, _run_export)
+    state_rules(export, {"--out": OUT})
 
 
 def _print_json(document) -> None:
