@@ -137,7 +137,10 @@ class Interval(Constraint):
     def check(self, value: Any) -> Any:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ValueError
-        value = float(value)
+        try:
+            value = float(value)
+        except OverflowError:  # an int beyond the floats (10**309) is a bad value, not a crash
+            raise ValueError from None
         if not math.isfinite(value):
             raise ValueError
         low_ok = value >= self.low if self.closed in ("both", "left") else value > self.low
@@ -155,7 +158,7 @@ class Interval(Constraint):
         return "a finite float" + (" " + " and ".join(parts) if parts else "")
 
     def invalid_examples(self) -> list:
-        out = [math.nan, math.inf, -math.inf, "1.0", None]
+        out = [math.nan, math.inf, -math.inf, "1.0", None, 10**309]
         if self.low != -math.inf:
             out.append(self.low if self.closed in ("neither", "right") else self.low - 1.0)
             out.append(self.low - 1.0)
@@ -330,7 +333,7 @@ class Bounds(Constraint):
         try:
             lo, hi = value
             lo, hi = float(lo), float(hi)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: an int beyond the floats (10**309)
             raise ValueError from None
         # the width must be finite too: (-1e308, 1e308) would overflow every rescaling to inf
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)):
@@ -345,7 +348,7 @@ class Bounds(Constraint):
                 "and that many times 2.2e-308)")
 
     def invalid_examples(self) -> list:
-        return [(1.0, 0.0), (0.0, math.inf), (0.0,), "ab", (-1e308, 1e308), (0.0, 1e-320), (1e15, 1e15 + 1)]
+        return [(1.0, 0.0), (0.0, math.inf), (0.0,), "ab", (-1e308, 1e308), (0.0, 1e-320), (1e15, 1e15 + 1), (0, 10**309)]
 
 
 @dataclass(frozen=True)
@@ -889,7 +892,10 @@ class RealArray(Constraint):
     def check(self, value: Any) -> Any:
         if isinstance(value, (str, bytes)) or value is None:
             raise ValueError
-        array = np.asarray(value, dtype=np.float64)  # ValueError, TypeError: not numbers
+        try:
+            array = np.asarray(value, dtype=np.float64)  # ValueError, TypeError: not numbers
+        except OverflowError:  # an int beyond the floats (10**309)
+            raise ValueError from None
         if (self.ndims is not None and array.ndim not in self.ndims) or array.size < self.min_size:
             raise ValueError
         if self.width is not None and (array.ndim == 0 or array.shape[-1] != self.width):

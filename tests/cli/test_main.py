@@ -1,9 +1,11 @@
-"""The ``dpdist`` parser (dpdist.cli._main): no help shows a doubled percent sign."""
+"""The ``dpdist`` parser (dpdist.cli._main): no help shows a doubled percent sign; argparse's refusals are one line."""
 
 from __future__ import annotations
 
 
-from dpdist.cli import build_parser
+import pytest
+
+from dpdist.cli import build_parser, main
 
 
 def test_no_help_shows_a_doubled_percent_sign(capsys):
@@ -17,3 +19,22 @@ def test_no_help_shows_a_doubled_percent_sign(capsys):
             for nested in [a for a in sub._actions if a.__class__.__name__ == "_SubParsersAction"]:
                 helps += [inner.format_help() for inner in nested.choices.values()]
     assert len(helps) > 10 and not [text for text in helps if "%%" in text]
+
+
+@pytest.mark.parametrize(("argv", "named"), [
+    (["estimate", "--epsilon", "abc"], "--epsilon"),
+    (["estimate", "--epsilon", ""], "--epsilon"),
+    (["estimate", "--bins", "1.5"], "--bins"),
+    (["estimate", "--missing", "foo"], "--missing"),
+    (["release", "x.csv", "--method", "jointexp"], "--method"),
+    (["release"], "--column"),
+    (["budget", "create"], "--epsilon"),
+    (["campaign", "create"], "--name"),
+    (["nosuch"], "COMMAND"),
+])
+def test_argparse_refusals_are_one_line_naming_the_option(argv, named, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpdist: error: ") and err.count("\n") == 1 and named in err and "usage:" not in err

@@ -273,3 +273,10 @@ def _peaks(density) -> int:
     density = np.asarray(density)
     steps = density[np.r_[True, np.abs(np.diff(density)) > 1e-9 * density.max()]]
     return int((np.r_[True, steps[1:] > steps[:-1]] & np.r_[steps[:-1] > steps[1:], True]).sum())
+
+
+@pytest.mark.parametrize("x", ["a", None, 10**309, [0.2, np.nan]])
+@pytest.mark.parametrize("method", ["cdf", "pdf"])
+def test_cdf_and_pdf_refuse_what_is_not_finite_numbers_naming_x(distribution, method, x):
+    with pytest.raises(InvalidParameterError, match=rf"'x' parameter of Distribution\.{method} must be a finite float"):
+        getattr(distribution, method)(x)

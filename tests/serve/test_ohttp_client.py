@@ -51,6 +51,13 @@ def test_client_arguments_are_checked_by_name():
         Client("http://collector", ohttp_keys=_ohttp.encode_key_list([KEY]))
 
 
+@pytest.mark.parametrize("name", ["admin_token", "submit_token"])
+def test_client_tokens_must_be_printable_ascii_and_are_shown_by_length_only(name):
+    with pytest.raises(InvalidParameterError, match=rf"'{name}' parameter of Client .* printable ASCII") as refused:
+        Client("http://collector", **{name: "SECRET\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"})
+    assert "SECRET" not in str(refused.value) and "16 characters" in str(refused.value)
+
+
 def _transport(answer) -> ObliviousTransport:
     return ObliviousTransport("http://relay/ohttp", KEY, transport=httpx.MockTransport(answer))
 

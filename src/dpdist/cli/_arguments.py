@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import os
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -187,15 +188,47 @@ class Secret(Constraint):
         return f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
 
 
+@dataclass(frozen=True)
+class OutputFile(Constraint):
+    """The path of a file a command writes, as ``inner`` accepts it: not a directory, in a directory that exists.
+    Checked before anything runs, so that a refusal names the option, not the temporary file the write goes through."""
+
+    what: str = "the path of a file to write, in a directory that exists"
+    inner: Constraint = Text()
+
+    def check(self, value: Any) -> Any:
+        value = self.inner.check(value)
+        if value.endswith(("/", os.sep)) or os.path.isdir(value):
+            raise ValueError
+        if not os.path.isdir(os.path.dirname(os.path.abspath(value))):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [*self.inner.invalid_examples(), ".", os.path.join(os.sep, "no-such-dpdist-directory", "out.png")]
+
+
+def token_rule(min_length: int = 1, source: str = "") -> Secret:
+    """The rule of a token sent in an HTTP header (``Authorization: Bearer ...``): printable ASCII, as header values
+    must be, at least ``min_length`` characters, shown by its length only; ``source`` names its environment variable."""
+    what = "a token of printable ASCII characters" + (f", at least {min_length} of them" if min_length > 1 else "")
+    return Secret(Described(Text(ascii=True, min_length=min_length), what + (f" (or {source})" if source else "")))
+
+
 #: ``--bounds LO,HI``: the public bounds of a numeric column
 BOUNDS = Numbers("two finite numbers LO,HI with LO < HI", item=Interval(), count=2, increasing=True)
 #: ``--targets 3,7``: the attacked items of a recovery (``recover_frequencies``'s ``targets``)
 TARGETS = ItemIds()
 #: ``--plot PNG``: the image files matplotlib writes
 PLOT_SUFFIXES = ("png", "svg", "pdf", "jpg", "jpeg", "eps", "ps", "tif", "tiff", "webp", "gif", "svgz", "pgf")
-PLOT = Described(Text(pattern=r"(?is).*[^/\\]\.(" + "|".join(PLOT_SUFFIXES) + ")"),
-                 "the name of an image file ending in .png, .svg or .pdf (or "
-                 + ", ".join("." + suffix for suffix in PLOT_SUFFIXES[3:]) + ")")
+PLOT = OutputFile("the name of an image file ending in .png, .svg or .pdf (or "
+                  + ", ".join("." + suffix for suffix in PLOT_SUFFIXES[3:]) + "), in a directory that exists",
+                  Text(pattern=r"(?is).*[^/\\]\.(" + "|".join(PLOT_SUFFIXES) + ")"))
+#: ``--out FILE``: a file a command writes
+OUT = OutputFile()
 #: ``KEY=VALUE``: an option of a repeated ``--param``/``--option``
 KEY_VALUE = Described(Text(pattern=r"(?s)[^=]+=.*"), "KEY=VALUE")
 

@@ -13,6 +13,9 @@ from __future__ import annotations
 import json
 import sys
 
+from .._validation import ExistingFile
+from ._arguments import state_rules
+
 
 def add_commands(subparsers) -> None:
     budget = subparsers.add_parser(
@@ -55,6 +58,7 @@ def add_budget_file_argument(parser) -> None:
         help="a budget file ('dpdist budget create'): charged before any data are read; a run that would "
         "overspend it is refused with the budget left",
     )
+    state_rules(parser, {"--budget-file": ExistingFile("the path of a budget file ('dpdist budget create')")})
 
 
 def open_budget(args):

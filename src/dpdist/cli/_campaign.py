@@ -14,7 +14,7 @@ import sys
 from .._io._atomic import atomic_writer, write_text_atomically
 from .._validation import Integer
 from ..errors import InvalidParameterError, ServiceRefusedError
-from ._arguments import KEY_VALUE, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules
+from ._arguments import KEY_VALUE, OUT, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules, token_rule
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._campaign_rounds import show_rounds
 from ._deploy import json_option, load_config
@@ -140,7 +140,7 @@ def _add_create(actions) -> None:
     _admin_command(create, _run_create)
     rounds_only = ("a campaign of rounds is capped by its plan's \"reports\", and relays, enrollment tokens and budget "
                    "files are not supported for rounds")
-    state_rules(create, {"--colluding": Integer(low=0)}, (
+    state_rules(create, {"--colluding": Integer(low=0), "--submit-token": token_rule(16)}, (
         *(Needs(option, "--relay") for option in ("--issuer", "--issuer-key", "--issuer-run-by-collector", "--colluding")),
         Needs("--issuer", "--issuer-key", "the name of the issuer's key for this campaign"),
         Needs("--issuer-key", "--issuer", "the issuer's URL"),
@@ -212,6 +212,7 @@ def _add_estimate_and_export(actions) -> None:
     )
     export.add_argument("--out", required=True, help="report file to write (replaced atomically)")
     _admin_command(export, _run_export)
+    state_rules(export, {"--out": OUT})
 
 
 def _print_json(document) -> None:

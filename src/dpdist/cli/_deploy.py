@@ -43,7 +43,7 @@ from .._rng import (
     order_generator,
     root_seed_sequence,
 )
-from .._validation import ExistingFile, Integer
+from .._validation import Described, ExistingFile, Integer, Text
 from ..errors import (
     DPDistError,
     EachValueANewUserWarning,
@@ -62,6 +62,7 @@ from ..io import (
 from ..local.words import words_in_alphabet
 from ._arguments import (
     BOUNDS,
+    OUT,
     Each,
     Excludes,
     Needs,
@@ -139,7 +140,7 @@ def _add_privatize(subparsers) -> None:
     privatize.add_argument("--block-size", type=int, default=_BLOCK_SIZE, help=f"values per block ({_BLOCK_SIZE})")
     privatize.add_argument("--no-progress", action="store_true", help="no progress bar")
     privatize.set_defaults(handler=_run_privatize)
-    state_rules(privatize, {"--block-size": Integer(low=1), "--bounds": BOUNDS}, (
+    state_rules(privatize, {"--block-size": Integer(low=1), "--bounds": BOUNDS, "--out": OUT}, (
         Excludes("--seed", "--secure", "the CSPRNG takes no seed"),
         Excludes("--column", "--columns"),
         Needs("--bins", "--bounds", "the public range of the column"),
@@ -172,7 +173,8 @@ def _add_aggregate(subparsers) -> None:
     )
     aggregate.add_argument("--no-progress", action="store_true", help="no progress bar")
     aggregate.set_defaults(handler=_run_aggregate)
-    state_rules(aggregate, {"FILE": Each(ExistingFile())})
+    state_rules(aggregate, {"FILE": Each(ExistingFile()),
+                            "--state": Described(Text(), "the path of the aggregator state file (a non-empty string)")})
 
 
 def load_config(text: str, option: str = "--config"):

@@ -24,6 +24,7 @@ from ..local.words import MAX_BITS, StringCodec, words_in_alphabet
 from ..local.joint import JOINT_METHODS
 from ._arguments import (
     BOUNDS,
+    Each,
     NeedsAny,
     PLOT,
     REPLICATES,
@@ -118,6 +119,7 @@ def _add_estimate(subparsers) -> None:
         "--targets": TARGETS,
         "--plot": PLOT,
         "FILE": ExistingFile("the path of an existing data file"),
+        "--state": Each(ExistingFile("the path of an aggregator state file ('dpdist aggregate')")),
         "--alphabet": Alphabet(),
     }, (
         *(Needs(option, "--state", saved_state) for option in ("--recover", "--fake-fraction", "--targets", "--out",

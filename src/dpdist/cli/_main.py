@@ -7,6 +7,7 @@ import importlib
 import os
 import re
 import sys
+from typing import NoReturn
 
 import numpy as np
 
@@ -33,6 +34,15 @@ COMMANDS = {
 }
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A parser whose own refusals (a value of the wrong type, an invalid choice, a required option missing) are one
+    line ``dpdist: error: ...`` naming the option, exit status 2, as dpdist's; the usage stays with ``--help``.
+    Its sub-commands' parsers are of its class (argparse makes them with ``type(parser)``)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"dpdist: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``dpdist`` parser; given a sub-command's name, with only the sub-commands of its module.
 
@@ -40,7 +50,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     and building every sub-command's 300 options cost 8 ms and every module's import each time (``main`` is also
     called many times in one process: the test suite, scripts).  Any other first word (``-h``, ``--version``, a
     misspelt command) gets the whole parser, which lists every sub-command."""
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="dpdist", description="Estimate distributions under differential privacy."
     )
     parser.add_argument("--version", action="version", version=f"dpdist {__version__}")

@@ -19,7 +19,7 @@ from .._io._atomic import atomic_writer
 from .._missing import missing_policy
 from ..errors import ContributionBoundWarning, DPDistError, InvalidParameterError, MissingValuesWarning
 from .._validation import Described, Interval, OneOf, Options
-from ._arguments import BOUNDS, PLOT, IntegerText, Needs, NeedsValue, Numbers, NumberText, seed_argument, state_rules
+from ._arguments import BOUNDS, OUT, PLOT, IntegerText, Needs, NeedsValue, Numbers, NumberText, seed_argument, state_rules
 from ._budget import add_budget_file_argument, open_budget
 from ._json_text import dumps_indented
 
@@ -84,6 +84,7 @@ def add_commands(subparsers) -> None:
     persons = "the column of the persons' ids and the rows kept per person go together"
     state_rules(release, {
         "--bounds": BOUNDS,
+        "--out": OUT,
         "--quantiles": Numbers("comma-separated probabilities strictly between 0 and 1, strictly increasing, without "
                                "duplicates (e.g. 0.1,0.5,0.9)", item=Interval(0.0, 1.0), increasing=True),
         "--interval-share": NumberText(Described(Interval(0.0, 1.0), "a number strictly between 0 and 1 (the share "

@@ -22,7 +22,7 @@ from ..serve._limits import (
     from_args as limits_from_args,
     uvicorn_options,
 )
-from ._arguments import PORT, Secret, state_rules
+from ._arguments import PORT, state_rules, token_rule
 from ._env import check_environment, environment_defaults
 from ._listen import check_address
 from ._service_client import TOKEN_HELP, admin_token, missing_extra
@@ -75,8 +75,9 @@ def _add_serve(subparsers) -> None:
         "--port": PORT,
         "--workers": Integer(low=1, high=256),
         "--root-path": Described(Text(non_empty=False, pattern=r"(/[^ ?#%\\]*)?"), "a URL path such as /dpdist"),
-        "--admin-token": Secret(Described(Text(min_length=16), "a token of at least 16 characters (or DPDIST_ADMIN_TOKEN)")),
-        "--relay-token": Secret(Described(Text(min_length=16), "a token of at least 16 characters (or DPDIST_RELAY_TOKEN)")),
+        "--admin-token": token_rule(16, "DPDIST_ADMIN_TOKEN"),
+        "--relay-token": token_rule(16, "DPDIST_RELAY_TOKEN"),
+        "--metrics-token": token_rule(1, "DPDIST_METRICS_TOKEN"),
     })
     environment_defaults(serve)  # last: every option, also those added above, from DPDIST_<OPTION>
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from .._retry import DEFAULT_RETRY_WINDOW_S, NOT_ACKNOWLEDGED, describe_window
 from .._validation import Described, Integer, Interval, Text
 from ..errors import InvalidParameterError, MissingDependencyError
-from ._arguments import Needs, state_rules
+from ._arguments import Needs, state_rules, token_rule
 
-__all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "add_ohttp_arguments", "admin_token", "missing_extra", "server_options",
+__all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "add_ohttp_arguments", "admin_token", "checked_token", "missing_extra", "server_options",
            "service_client"]
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
@@ -30,6 +30,7 @@ def server_options(parser, *, admin: bool) -> None:
     )
     if admin:
         parser.add_argument("--admin-token", default=None, help=TOKEN_HELP)
+        state_rules(parser, {"--admin-token": token_rule(source="DPDIST_ADMIN_TOKEN")})
     parser.add_argument(
         "--retry-window", type=float, default=DEFAULT_RETRY_WINDOW_S, metavar="SECONDS",
         help="how long a request that failed (a refused connection, a network error, 408, 425, 429, 5xx) is sent "
@@ -51,6 +52,15 @@ def admin_token(args, *, required: bool = True) -> str | None:
     token = args.admin_token or os.environ.get("DPDIST_ADMIN_TOKEN")
     if required and not token:
         raise InvalidParameterError("The admin token is missing: set DPDIST_ADMIN_TOKEN or pass --admin-token.")
+    return checked_token(token, "--admin-token (or DPDIST_ADMIN_TOKEN)")
+
+
+def checked_token(token: str | None, option: str) -> str | None:
+    """``token`` (from its option or its environment variable) if it can be sent in an HTTP header (printable ASCII),
+    else refused naming ``option``, shown by its length only (it is a secret)."""
+    if token and not (token.isascii() and token.isprintable()):
+        raise InvalidParameterError(f"The {option} token must be printable ASCII characters (it is sent in an HTTP "
+                                    f"header). Got {len(token)} characters, not all of them printable ASCII, instead.")
     return token
 
 
@@ -74,7 +84,8 @@ def service_client(args, *, admin: bool):
         ohttp_keys=keys,
         relay_envelope=None if envelope in (None, "auto") else envelope,
         admin_token=admin_token(args) if admin else None,
-        submit_token=(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN")) if not admin else None,
+        submit_token=checked_token(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN"),
+                                   "--submit-token (or DPDIST_SUBMIT_TOKEN)") if not admin else None,
         retries=args.retries,
         retry_window=args.retry_window,
         on_retry=_say_retrying(args.server, args.retry_window, relay),

@@ -17,10 +17,11 @@ from .. import _rng
 from .._io._blocks import rechunk
 from .._io._shuffle import ReportShuffler
 from .._rng import check_rng
-from .._validation import Described, Integer, Interval
+from .._validation import Described, ExistingFile, Integer, Interval, Text
 from ..errors import EachValueANewUserWarning, ServiceUnavailableError
 from ..local import from_config
-from ._arguments import Excludes, NeedsAny, NeedsCount, add_missing_argument, missing_cells, seed_argument, state_rules
+from ._arguments import (Each, Excludes, NeedsAny, NeedsCount, add_missing_argument, missing_cells, seed_argument, state_rules,
+                         token_rule)
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._deploy import BUDGET_FILE_WITHOUT_MEMO, data_reader
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
@@ -96,6 +97,10 @@ def _add_submit(subparsers) -> None:
     submit.set_defaults(handler=_run_submit)
     state_rules(submit, {
         "--batch-size": Integer(low=1),
+        "--submit-token": token_rule(source="DPDIST_SUBMIT_TOKEN"),
+        # before the server is contacted: a missing file is said at once, not after --retry-window of retries
+        "DATA": Each(ExistingFile("the path of an existing data file (report files with --reports)")),
+        "--campaign": Described(Text(), "a campaign's public id (a non-empty string)"),
         "--wait": Described(Interval(0.0, math.inf, closed="left"), "a number of seconds >= 0"),
     }, (
         Excludes("--column", "--columns"),

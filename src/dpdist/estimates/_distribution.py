@@ -36,6 +36,8 @@ EDGES = RealArray("a 1-D array of at least 2 finite, strictly increasing floats"
                   increasing="strictly")
 #: what :meth:`Distribution.quantile` reads
 PROBABILITIES = RealArray("a probability or an array of probabilities in [0, 1]", low=0.0, high=1.0)
+#: what :meth:`Distribution.cdf` and :meth:`Distribution.pdf` read
+POINTS = RealArray("a finite float or an array of finite floats")
 
 
 @validate_params({"edges": EDGES})
@@ -166,6 +168,7 @@ class Distribution(Presented):
         return self._cumulative
 
     # ------------------------------------------------------------------ functions
+    @validate_params({"x": POINTS})
     def pdf(self, x: ArrayLike) -> np.ndarray:
         """Density at ``x`` (0 outside bounds; right-continuous at inner edges)."""
         x = np.asarray(x, dtype=np.float64)
@@ -174,6 +177,7 @@ class Distribution(Presented):
         index = np.clip(index, 0, self.bins - 1)
         return np.where(inside, self.probabilities[index] / self.widths[index], 0.0)
 
+    @validate_params({"x": POINTS})
     def cdf(self, x: ArrayLike) -> np.ndarray:
         """CDF at ``x``: linear within bins, 0 below and 1 above ``bounds``."""
         return np.interp(np.asarray(x, dtype=np.float64), self.edges, self._cumulative, left=0.0, right=1.0)

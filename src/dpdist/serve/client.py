@@ -98,6 +98,10 @@ def _check_client_arguments(server, admin_token, submit_token, retries, backoff,
                         ("issuer_credential", issuer_credential), ("issuer", issuer)):
         if value is not None and not isinstance(value, str):
             refuse(name, "a string or None", value)
+    for name, value in (("admin_token", admin_token), ("submit_token", submit_token)):
+        if isinstance(value, str) and not (value.isascii() and value.isprintable()):  # an HTTP header's value; shown by length
+            raise InvalidParameterError(f"The '{name}' parameter of Client must be a string of printable ASCII characters "
+                                        f"(it is sent in an HTTP header). Got {len(value)} characters instead.")
     if on_retry is not None and not callable(on_retry):
         refuse("on_retry", "None or a function on_retry(method, status, delay, attempt)", on_retry)
     if pins is not None and (not isinstance(pins, dict) or not all(isinstance(key, str) and isinstance(pin, str)
