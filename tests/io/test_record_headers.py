@@ -70,4 +70,6 @@ def test_the_header_memo_reads_every_header_as_read_header_does():
                     assert got is not None and got[0] == expected[1] and got[1] == b"\x01", variant
                 else:
                     assert got is None, variant
-    assert len(memo._known) == 4  # the plain forms: with and without a space, a file id, a key quoted in a label
+    # the plain forms: with and without a space, a file id (a header holding a backslash, such as the key quoted in a
+    # label, is read in full every time: an escape can spell a key that find does not see)
+    assert len(memo._known) == 3

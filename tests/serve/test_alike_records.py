@@ -130,3 +130,66 @@ def test_bodies_longer_than_the_bound_are_each_checked_on_their_own(monkeypatch)
     assert len(checked) == 12 and not refused and all(isinstance(item, Arrival) for item in committed)
     for (body, batch_id), item in zip(bodies, items):
         _same(item.batch, _alone(body, "application/octet-stream", batch_id))
+
+
+def _group_outcomes_are_each_alone(bodies: list[tuple[bytes, str]]) -> None:
+    """The outcome of every body decoded in one group is its outcome alone (committed with the same batch, or the
+    same refusal)."""
+    items = [Arrival("c", batch_id, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, body, "application/octet-stream",
+                                                                             LIMITS)) for body, batch_id in bodies]
+    committed, places, refused = decode_pending(items)
+    outcomes = settle([None if isinstance(item, Refused) else "committed" for item in committed], places, refused)
+    for (body, batch_id), item, outcome in zip(bodies, items, outcomes):
+        expected = _alone(body, "application/octet-stream", batch_id)
+        if isinstance(expected, Refusal):
+            _same(outcome, expected)
+        else:
+            assert outcome == "committed", batch_id
+            _same(item.batch, expected)
+
+
+def _escaped(body: bytes, key: bytes, spelled: bytes) -> bytes:
+    """``body`` with the header key ``key`` spelled ``spelled`` (a JSON escape: the same key to a parser), the header's
+    length fixed."""
+    length = struct.unpack_from("<I", body, 10)[0]
+    raw = body[14 : 14 + length].replace(key, spelled, 1)
+    return body[:10] + struct.pack("<I", len(raw)) + raw + body[14 + length :]
+
+
+@pytest.mark.parametrize("key, spelled", [(b'"file_id"', b'"file\\u005fid"'), (b'"crc32"', b'"crc\\u0033\\u0032"')])
+def test_a_key_spelled_with_an_escape_is_read_as_the_parse_reads_it(key, spelled):
+    """An outsider's finding: a header whose ``file_id`` or ``crc32`` key is spelled with a JSON escape parses to the
+    same header, but the bytes hold no ``"file_id"``: bodies carrying the first one's file id under other batch ids, or
+    its CRC over another payload, were taken as alike (accepted) where each alone is refused."""
+    first_id = "0" * 31 + "1"
+    first = _escaped(_record([1], file_id=first_id), key, spelled)
+    others = [(first, "0" * 31 + str(index)) for index in range(2, 6)]  # the same file id under other batch ids
+    payload_swapped = [(first[:-1] + bytes([first[-1] ^ 1]), first_id)] * 3  # another report, the first one's CRC
+    _group_outcomes_are_each_alone([(first, first_id), *others, *payload_swapped])
+
+
+def test_a_key_given_twice_plain_then_escaped_is_never_remembered_by_its_plain_value():
+    """JSON keeps the last of a duplicated key: a header memo keyed by the plain one took the body's own batch id
+    where the parse reads the escaped one's (the first body, both keys its own id, was remembered; the others, the
+    plain key their own id and the escaped one the first's, were accepted where each alone is refused)."""
+    first_id = "0" * 31 + "1"
+    body = _record([1], file_id=first_id)
+    length = struct.unpack_from("<I", body, 10)[0]
+    raw = body[14 : 14 + length]
+    doubled = raw[:-1] + b', "file\\u005fid": "' + first_id.encode() + b'"}'
+    bodies = [(body[:10] + struct.pack("<I", len(doubled)) + doubled + body[14 + length :], first_id)]  # remembered
+    for index in range(2, 8):
+        batch_id = "0" * 31 + str(index)
+        own = doubled.replace(first_id.encode(), batch_id.encode(), 1)  # the plain key holds the body's own batch id
+        bodies.append((body[:10] + struct.pack("<I", len(own)) + own + body[14 + length :], batch_id))
+    _group_outcomes_are_each_alone(bodies)
+
+
+def test_a_body_whose_dtype_numpy_cannot_parse_is_refused_alone_not_its_group():
+    """An outsider's finding: a dtype such as ``",u1"`` made numpy's descr parser raise SyntaxError, which failed every
+    body of the group with a 500; it is a malformed record, refused as one."""
+    bodies = [(_record([1], file_id="0" * 31 + str(index)), "0" * 31 + str(index)) for index in range(1, 6)]
+    bad, batch_id = bodies[2]
+    bodies[2] = (bad.replace(b'"|u1"', b'",u1"', 1), batch_id)
+    assert isinstance(_alone(bodies[2][0], "application/octet-stream", batch_id), Refusal)
+    _group_outcomes_are_each_alone(bodies)

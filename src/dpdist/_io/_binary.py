@@ -104,7 +104,8 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
             file_id = check_file_id(file_id, source)
     except KeyError as error:
         raise MalformedReportError(f"{source}: unreadable record header (no {error} field).") from None
-    except (UnicodeDecodeError, ValueError, TypeError, AttributeError) as error:
+    except (UnicodeDecodeError, ValueError, TypeError, AttributeError, SyntaxError) as error:  # SyntaxError: numpy's
+        # descr parser on a dtype string such as ",u1" (a malformed record, refused as one: never a 500 for its group)
         raise MalformedReportError(f"{source}: unreadable record header ({error}).") from None
     if not isinstance(config, dict):
         got = "no such field" if "config" not in header else f"{config!r:.80}"

@@ -108,8 +108,12 @@ def _whole(body: bytes, end: int, header: dict) -> tuple[dict, bytes] | None:
 
 def value_spans(raw: bytes) -> tuple[tuple[int, int] | None, tuple[int, int] | None] | None:
     """Where the ``crc32`` and ``file_id`` values of the header ``raw`` are (each ``(start, end)`` in ``raw``, None where
-    the key is absent); None when a key occurs more than once or its value is not of the plain form.  Each key is
-    found once (``find``, then its pattern matched where it begins: the only place it can match)."""
+    the key is absent); None when a key occurs more than once or its value is not of the plain form, and None for a
+    header holding a backslash anywhere (a JSON escape can spell a key, ``"crc\\u0033\\u0032"``, that the parse reads
+    as ``crc32`` and ``find`` does not see: such a header is read in full every time).  Each key is found once
+    (``find``, then its pattern matched where it begins: the only place it can match)."""
+    if b"\\" in raw:
+        return None
     spans: list[tuple[int, int] | None] = []
     for key, pattern in ((b'"crc32"', _CRC), (b'"file_id"', _FILE_ID)):
         at = raw.find(key)

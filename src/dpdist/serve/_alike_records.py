@@ -67,6 +67,9 @@ def _read_length(members: list, plain: Callable[[Any, bytes], Any], read: list, 
         left += members
         return
     header, payload = record
+    if not _spans_hold(body[_PREFIX.size :], spans, header):  # a key nested in the config, not the header's own
+        left += members
+        return
     read.append((index, header["shape"][0], payload))
     rest, start = members[1:], len(body) - len(payload)
     rows = np.frombuffer(b"".join(member[2] for member in rest), np.uint8).reshape(len(rest), len(body))
@@ -95,6 +98,15 @@ def _read_length(members: list, plain: Callable[[Any, bytes], Any], read: list, 
             read.append((member[0], size, own))
         else:
             left.append(member)
+
+
+def _spans_hold(raw: bytes, spans: tuple, header: dict) -> bool:
+    """Whether the values at ``spans`` of the header bytes ``raw`` are the ``crc32`` and ``file_id`` the JSON parse of
+    the header found at its top level (both absent where a span is None)."""
+    crc_span, id_span = spans
+    crc = None if crc_span is None else int(raw[crc_span[0] : crc_span[1]])
+    file_id = None if id_span is None else raw[id_span[0] : id_span[1]].decode("ascii")
+    return header.get("crc32") == crc and header.get("file_id") == file_id
 
 
 def _id_bytes(batch_id: str) -> bytes:
