@@ -102,17 +102,7 @@ def test_bodies_alike_but_for_their_values_are_read_at_once_each_as_alone(varian
     monkeypatch.setattr(_group_bodies, "_plain_record", lambda *args, **kwargs: checked.append(1) or original(*args, **kwargs))
     for _ in range(2):
         checked.clear()
-        items = [Arrival("c", batch_id, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, body, "application/octet-stream",
-                                                                                 LIMITS)) for body, batch_id in bodies]
-        committed, places, refused = decode_pending(items)
-        outcomes = settle([None if isinstance(item, Refused) else "committed" for item in committed], places, refused)
-        for (body, batch_id), item, outcome in zip(bodies, items, outcomes):
-            expected = _alone(body, "application/octet-stream", batch_id)
-            if isinstance(expected, Refusal):
-                _same(outcome, expected)
-            else:
-                assert outcome == "committed", batch_id
-                _same(item.batch, expected)
+        _group_outcomes_are_each_alone(bodies)
         assert len(checked) <= 2  # the first of the length checked alone, the others against it (the odd one alone)
 
 
