@@ -114,7 +114,7 @@ def test_bad_arguments(spark, tmp_path):
         on_spark.simulate(grr, spark.createDataFrame([(1, 2)], ["a", "b"]), seed=1)
     with pytest.raises(InvalidParameterError, match="SparkSession or a SparkContext. Got str"):
         on_spark.aggregate_files(["x.parquet"], grr, spark="local[2]")
-    with pytest.raises(InvalidParameterError, match="at least one file"):
+    with pytest.raises(InvalidParameterError, match="'paths' parameter of distributed.spark.aggregate_files must be .* a non-empty list of them. Got \\[\\]"):
         on_spark.aggregate_files([], grr, spark=spark)
     path = tmp_path / "r.parquet"
     io.write_reports(path, grr, np.array([0, 1, 2], np.uint8))

@@ -103,6 +103,7 @@ sys.exit(main(sys.argv[2:]))
     pytest.param("jinja2", ["serve", "--db", "c.sqlite", "--admin-token", "x" * 20], id="serve-templates"),
 ])
 def test_without_the_serve_extra_commands_name_it_in_one_line(tmp_path, missing, argv):
+    (tmp_path / "r.bin").write_bytes(b"")  # submit's DATA exists: the missing extra is what it must name
     result = subprocess.run([sys.executable, "-c", _WITHOUT, missing, *argv], capture_output=True, text=True,
                             timeout=120, cwd=tmp_path)
     assert result.returncode == 2, result.stderr
