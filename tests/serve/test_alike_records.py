@@ -15,53 +15,30 @@ import json
 import struct
 import zlib
 
-import numpy as np
 import pytest
 
-from dpdist import io, local
-from dpdist._io._binary import RECORD_MAGIC, RECORD_VERSION
-from dpdist.serve._group import Arrival, Refused
-from dpdist.serve._group_bodies import PendingBody, decode_pending, settle
-from dpdist.serve._ingest import decode_body
-from dpdist.serve._limits import Limits
+from dpdist import local
+from dpdist.serve._group import Arrival
+from dpdist.serve._group_bodies import PendingBody, decode_pending
 from dpdist.serve._refusals import Refusal
-
-GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
-PROTOCOL = local.from_config(GRR)
-LIMITS = Limits()
-
-
-def _record(values, file_id=None, protocol=PROTOCOL) -> bytes:
-    return io.encode_record(protocol, protocol.privatize(np.asarray(values), rng=7), file_id)
-
-
-def _raw_record(header: dict, payload: bytes) -> bytes:
-    raw = json.dumps(header, sort_keys=True).encode()
-    return struct.pack("<8sHI", RECORD_MAGIC, RECORD_VERSION, len(raw)) + raw + payload
-
-
-def _alone(body: bytes, content_type: str, batch_id: str):
-    try:
-        return decode_body(PROTOCOL, body, content_type, batch_id, LIMITS)
-    except Refusal as refusal:
-        return refusal
-
-
-def _same(got, expected) -> None:
-    if isinstance(expected, Refusal):
-        assert isinstance(got, Refusal), got
-        assert (type(got), got.code, got.detail) == (type(expected), expected.code, expected.detail)
-        return
-    assert (got.rejected, got.n_read, got.n_rejected_rows, got.first_invalid_row, got.config) == (
-        expected.rejected, expected.n_read, expected.n_rejected_rows, expected.first_invalid_row, expected.config)
-    assert np.array_equal(got.reports, expected.reports) and got.reports.dtype == expected.reports.dtype
+from group_decode_support import (
+    BINARY,
+    GRR,
+    LIMITS,
+    PROTOCOL,
+    assert_group_outcomes_are_each_alone,
+    assert_same_outcome,
+    decoded_alone,
+    raw_record,
+    record,
+)
 
 
 def _alike_variants() -> list[tuple[bytes, str]]:
     """One-report records of one length with file id = batch id, and bodies of that length that differ from them
     in one way each (every one must get what decode_body gives it alone)."""
     ids = [f"{k:032x}" for k in range(1, 13)]
-    valid = [(_record([k % 8], batch_id), batch_id) for k, batch_id in enumerate(ids)]
+    valid = [(record([k % 8], batch_id), batch_id) for k, batch_id in enumerate(ids)]
     body, batch_id = valid[0]
     start = body.index(b'"crc32": ') + len(b'"crc32": ')
     width = body.index(b",", start) - start
@@ -75,11 +52,11 @@ def _alike_variants() -> list[tuple[bytes, str]]:
         (body.replace(batch_id.encode(), upper.encode()), upper),  # upper-case hex: not the plain form
         (body.replace(b'"|u1"', b'"|i1"'), batch_id),  # another dtype, same length
         (b"", "c" * 32),  # (below: a report out of range, its CRC right: the group's reports are validated alone)
-        (_record([1], "b" * 32, protocol=local.from_config({**GRR, "epsilon": 2.0})), "b" * 32),  # another config
+        (record([1], "b" * 32, protocol=local.from_config({**GRR, "epsilon": 2.0})), "b" * 32),  # another config
         (body.replace(batch_id.encode(), b"1" * 31 + b"\xff"), "1" * 31 + "\xff"),  # a batch id that is not ASCII
     ]
     header = json.loads(body[struct.calcsize("<8sHI") : -1])  # the header of a record of one one-byte report
-    variants[5] = (_raw_record(header | {"crc32": zlib.crc32(b"\x09"), "file_id": "c" * 32}, b"\x09"), "c" * 32)
+    variants[5] = (raw_record(header | {"crc32": zlib.crc32(b"\x09"), "file_id": "c" * 32}, b"\x09"), "c" * 32)
     short = next(value for value in range(8) if len(str(zlib.crc32(bytes([value])))) < width)  # a CRC of fewer digits
     padded = str(zlib.crc32(bytes([short]))).rjust(width, "0").encode()
     variants.append((body[:start] + padded + body[start + width : -1] + bytes([short]), batch_id))  # its CRC, leading zeros
@@ -102,7 +79,7 @@ def test_bodies_alike_but_for_their_values_are_read_at_once_each_as_alone(varian
     monkeypatch.setattr(_group_bodies, "_plain_record", lambda *args, **kwargs: checked.append(1) or original(*args, **kwargs))
     for _ in range(2):
         checked.clear()
-        _group_outcomes_are_each_alone(bodies)
+        _each_alone(bodies)
         assert len(checked) <= 2  # the first of the length checked alone, the others against it (the odd one alone)
 
 
@@ -114,28 +91,17 @@ def test_bodies_longer_than_the_bound_are_each_checked_on_their_own(monkeypatch)
     original = _group_bodies._plain_record
     monkeypatch.setattr(_group_bodies, "_plain_record", lambda *args, **kwargs: checked.append(1) or original(*args, **kwargs))
     monkeypatch.setattr(_alike_records, "MAX_ALIKE_BYTES", len(bodies[0][0]) - 1)
-    items = [Arrival("c", batch_id, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, body, "application/octet-stream",
+    items = [Arrival("c", batch_id, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, body, BINARY,
                                                                              LIMITS)) for body, batch_id in bodies]
     committed, places, refused = decode_pending(items)
     assert len(checked) == 12 and not refused and all(isinstance(item, Arrival) for item in committed)
     for (body, batch_id), item in zip(bodies, items):
-        _same(item.batch, _alone(body, "application/octet-stream", batch_id))
+        assert_same_outcome(item.batch, decoded_alone(body, BINARY, batch_id))
 
 
-def _group_outcomes_are_each_alone(bodies: list[tuple[bytes, str]]) -> None:
-    """The outcome of every body decoded in one group is its outcome alone (committed with the same batch, or the
-    same refusal)."""
-    items = [Arrival("c", batch_id, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, body, "application/octet-stream",
-                                                                             LIMITS)) for body, batch_id in bodies]
-    committed, places, refused = decode_pending(items)
-    outcomes = settle([None if isinstance(item, Refused) else "committed" for item in committed], places, refused)
-    for (body, batch_id), item, outcome in zip(bodies, items, outcomes):
-        expected = _alone(body, "application/octet-stream", batch_id)
-        if isinstance(expected, Refusal):
-            _same(outcome, expected)
-        else:
-            assert outcome == "committed", batch_id
-            _same(item.batch, expected)
+def _each_alone(bodies: list[tuple[bytes, str]]) -> None:
+    """``bodies`` (binary body, batch id) decoded in one group: each has its outcome alone."""
+    assert_group_outcomes_are_each_alone([(body, BINARY, batch_id) for body, batch_id in bodies])
 
 
 def _escaped(body: bytes, key: bytes, spelled: bytes) -> bytes:
@@ -152,10 +118,10 @@ def test_a_key_spelled_with_an_escape_is_read_as_the_parse_reads_it(key, spelled
     same header, but the bytes hold no ``"file_id"``: bodies carrying the first one's file id under other batch ids, or
     its CRC over another payload, were taken as alike (accepted) where each alone is refused."""
     first_id = "0" * 31 + "1"
-    first = _escaped(_record([1], file_id=first_id), key, spelled)
+    first = _escaped(record([1], file_id=first_id), key, spelled)
     others = [(first, "0" * 31 + str(index)) for index in range(2, 6)]  # the same file id under other batch ids
     payload_swapped = [(first[:-1] + bytes([first[-1] ^ 1]), first_id)] * 3  # another report, the first one's CRC
-    _group_outcomes_are_each_alone([(first, first_id), *others, *payload_swapped])
+    _each_alone([(first, first_id), *others, *payload_swapped])
 
 
 def test_a_key_given_twice_plain_then_escaped_is_never_remembered_by_its_plain_value():
@@ -163,7 +129,7 @@ def test_a_key_given_twice_plain_then_escaped_is_never_remembered_by_its_plain_v
     where the parse reads the escaped one's (the first body, both keys its own id, was remembered; the others, the
     plain key their own id and the escaped one the first's, were accepted where each alone is refused)."""
     first_id = "0" * 31 + "1"
-    body = _record([1], file_id=first_id)
+    body = record([1], file_id=first_id)
     length = struct.unpack_from("<I", body, 10)[0]
     raw = body[14 : 14 + length]
     doubled = raw[:-1] + b', "file\\u005fid": "' + first_id.encode() + b'"}'
@@ -172,14 +138,14 @@ def test_a_key_given_twice_plain_then_escaped_is_never_remembered_by_its_plain_v
         batch_id = "0" * 31 + str(index)
         own = doubled.replace(first_id.encode(), batch_id.encode(), 1)  # the plain key holds the body's own batch id
         bodies.append((body[:10] + struct.pack("<I", len(own)) + own + body[14 + length :], batch_id))
-    _group_outcomes_are_each_alone(bodies)
+    _each_alone(bodies)
 
 
 def test_a_body_whose_dtype_numpy_cannot_parse_is_refused_alone_not_its_group():
     """An outsider's finding: a dtype such as ``",u1"`` made numpy's descr parser raise SyntaxError, which failed every
     body of the group with a 500; it is a malformed record, refused as one."""
-    bodies = [(_record([1], file_id="0" * 31 + str(index)), "0" * 31 + str(index)) for index in range(1, 6)]
+    bodies = [(record([1], file_id="0" * 31 + str(index)), "0" * 31 + str(index)) for index in range(1, 6)]
     bad, batch_id = bodies[2]
     bodies[2] = (bad.replace(b'"|u1"', b'",u1"', 1), batch_id)
-    assert isinstance(_alone(bodies[2][0], "application/octet-stream", batch_id), Refusal)
-    _group_outcomes_are_each_alone(bodies)
+    assert isinstance(decoded_alone(bodies[2][0], BINARY, batch_id), Refusal)
+    _each_alone(bodies)

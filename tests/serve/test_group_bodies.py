@@ -10,34 +10,18 @@ counts, rows read) or the refusal (status, code, detail) that
 from __future__ import annotations
 
 import json
-import struct
 import zlib
 
 import numpy as np
 import pytest
 
-from dpdist import io, local
-from dpdist._io._binary import RECORD_MAGIC, RECORD_VERSION
-from dpdist.serve._group import Arrival, Refused
+from dpdist import local
+from dpdist.serve._group import Arrival
 from dpdist.serve._group_bodies import PendingBody, decode_pending, settle
-from dpdist.serve._ingest import decode_body
-from dpdist.serve._limits import Limits
-from dpdist.serve._refusals import NotFound, Refusal
+from dpdist.serve._refusals import NotFound
+from group_decode_support import GRR, LIMITS, PROTOCOL, assert_group_outcomes_are_each_alone, raw_record, record
 
-GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
-PROTOCOL = local.from_config(GRR)
-LIMITS = Limits()
 BATCH = "0123456789abcdef0123456789abcdef"
-
-
-def _record(values, file_id=None, protocol=PROTOCOL) -> bytes:
-    return io.encode_record(protocol, protocol.privatize(np.asarray(values), rng=7), file_id)
-
-
-def _raw_record(header: dict | bytes, payload: bytes) -> bytes:
-    """A record with exactly this header (a dict dumped as Python does, or bytes as given)."""
-    raw = header if isinstance(header, bytes) else json.dumps(header, sort_keys=True).encode()
-    return struct.pack("<8sHI", RECORD_MAGIC, RECORD_VERSION, len(raw)) + raw + payload
 
 
 def _header(payload: bytes, **fields) -> dict:
@@ -47,43 +31,26 @@ def _header(payload: bytes, **fields) -> dict:
     return {name: value for name, value in header.items() if value is not None}
 
 
-def _alone(body: bytes, content_type: str, batch_id: str):
-    try:
-        return decode_body(PROTOCOL, body, content_type, batch_id, LIMITS)
-    except Refusal as refusal:
-        return refusal
-
-
-def _same(got, expected) -> None:
-    if isinstance(expected, Refusal):
-        assert isinstance(got, Refusal), got
-        assert (type(got), got.code, got.detail) == (type(expected), expected.code, expected.detail)
-        return
-    assert (got.rejected, got.n_read, got.n_rejected_rows, got.first_invalid_row, got.config) == (
-        expected.rejected, expected.n_read, expected.n_rejected_rows, expected.first_invalid_row, expected.config)
-    assert np.array_equal(got.reports, expected.reports) and got.reports.dtype == expected.reports.dtype
-
-
 BODIES = {
-    "one report": (_record([3]), "application/octet-stream", BATCH),
-    "one report, file id = batch id": (_record([5], BATCH), "application/octet-stream", BATCH),
-    "ten reports": (_record(np.arange(10) % 8), "application/vnd.dpdist.reports", "b" * 32),
-    "parameters in the type": (_record([1]), "Application/Octet-Stream; q=1", "c" * 32),
-    "out of range": (_raw_record(_header(b"\x09"), b"\x09"), "application/octet-stream", "d" * 32),
-    "wrong crc": (_raw_record(_header(b"\x02", crc32=5), b"\x02"), "application/octet-stream", "e" * 32),
-    "crc with a leading zero": (_raw_record(json.dumps(_header(b"\x02"), sort_keys=True).replace(
+    "one report": (record([3]), "application/octet-stream", BATCH),
+    "one report, file id = batch id": (record([5], BATCH), "application/octet-stream", BATCH),
+    "ten reports": (record(np.arange(10) % 8), "application/vnd.dpdist.reports", "b" * 32),
+    "parameters in the type": (record([1]), "Application/Octet-Stream; q=1", "c" * 32),
+    "out of range": (raw_record(_header(b"\x09"), b"\x09"), "application/octet-stream", "d" * 32),
+    "wrong crc": (raw_record(_header(b"\x02", crc32=5), b"\x02"), "application/octet-stream", "e" * 32),
+    "crc with a leading zero": (raw_record(json.dumps(_header(b"\x02"), sort_keys=True).replace(
         '"crc32": ', '"crc32": 0').encode(), b"\x02"), "application/octet-stream", "f" * 32),
-    "file id of another batch": (_record([2], "9" * 32), "application/octet-stream", "a" * 31 + "0"),
-    "other config": (_record([2], protocol=local.from_config({**GRR, "domain_size": 9})), "application/octet-stream",
+    "file id of another batch": (record([2], "9" * 32), "application/octet-stream", "a" * 31 + "0"),
+    "other config": (record([2], protocol=local.from_config({**GRR, "domain_size": 9})), "application/octet-stream",
                      "a" * 30 + "00"),
-    "two records": (_record([1]) + _record([2]), "application/octet-stream", "a" * 29 + "000"),
-    "trailing bytes": (_record([1]) + b"x", "application/octet-stream", "a" * 28 + "0000"),
-    "truncated": (_record([1])[:-1], "application/octet-stream", "a" * 27 + "00000"),
+    "two records": (record([1]) + record([2]), "application/octet-stream", "a" * 29 + "000"),
+    "trailing bytes": (record([1]) + b"x", "application/octet-stream", "a" * 28 + "0000"),
+    "truncated": (record([1])[:-1], "application/octet-stream", "a" * 27 + "00000"),
     "not a record": (b"DPDIST?" + b"x" * 40, "application/octet-stream", "a" * 26 + "000000"),
     "empty": (b"", "application/octet-stream", "a" * 25 + "0000000"),
-    "wrong dtype": (_raw_record(_header(b"\x02\x00", dtype="<u2", shape=[1], payload_bytes=2), b"\x02\x00"),
+    "wrong dtype": (raw_record(_header(b"\x02\x00", dtype="<u2", shape=[1], payload_bytes=2), b"\x02\x00"),
                     "application/octet-stream", "a" * 24 + "0" * 8),
-    "nested crc32 key": (_raw_record(_header(b"\x02", crc32=None, config={**PROTOCOL.config(), "crc32": 4}), b"\x02"),
+    "nested crc32 key": (raw_record(_header(b"\x02", crc32=None, config={**PROTOCOL.config(), "crc32": 4}), b"\x02"),
                          "application/octet-stream", "a" * 23 + "0" * 9),
     "json": (b'{"reports": [1, 2, 9]}', "application/json", "a" * 22 + "0" * 10),
 }
@@ -94,19 +61,7 @@ def test_a_group_decodes_each_body_as_decode_body_does_alone(invalid_in_group):
     names = [name for name in BODIES if invalid_in_group or name in ("one report", "one report, file id = batch id",
                                                                         "ten reports", "parameters in the type")]
     for _ in range(2):  # the second time every header is known to the memo
-        items = [Arrival("c", BODIES[name][2], "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, BODIES[name][0],
-                                                                                         BODIES[name][1], LIMITS))
-                 for name in names]
-        committed, places, refused = decode_pending(items)
-        outcomes = settle([None if isinstance(item, Refused) else "committed" for item in committed], places, refused)
-        for name, item, outcome in zip(names, items, outcomes):
-            expected = _alone(*BODIES[name])
-            if isinstance(expected, Refusal):
-                _same(outcome, expected)
-            else:
-                assert outcome == "committed", name
-                _same(item.batch, expected)
-                assert (item.accepted, item.n_read) == (expected.n_read - expected.n_rejected_rows, expected.n_read)
+        assert_group_outcomes_are_each_alone([BODIES[name] for name in names])
 
 
 def test_a_refused_body_is_counted_in_the_group_and_answered_with_its_refusal():
@@ -130,7 +85,7 @@ def test_a_decoding_bug_is_its_callers_alone(monkeypatch):
 
     monkeypatch.setattr(bodies, "_decoded", broken)
     items = [Arrival("c", "a" * 32, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, b"junk", "application/json", LIMITS)),
-             Arrival("c", "b" * 32, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, _record([1]),
+             Arrival("c", "b" * 32, "0" * 64, None, 0, 0, pending=PendingBody(PROTOCOL, record([1]),
                                                                               "application/octet-stream", LIMITS))]
     committed, places, refused = decode_pending(items)
     assert len(committed) == 1 and places == [None, 0] and isinstance(refused[0], RuntimeError)
