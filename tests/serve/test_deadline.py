@@ -4,9 +4,8 @@ retry window never started.  The fake server trickles for at most 20 s (then clo
 
 from __future__ import annotations
 
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 import pytest
 
@@ -14,6 +13,7 @@ pytest.importorskip("httpx")
 
 from dpdist.client import Client  # noqa: E402
 from dpdist.errors import ServiceUnavailableError  # noqa: E402
+from ops_support import serving  # noqa: E402
 
 #: the most a connection is trickled to (then closed): a client that hangs cannot hold the test longer
 TRICKLE_S = 20.0
@@ -46,15 +46,8 @@ class _Trickle(BaseHTTPRequestHandler):
 @pytest.fixture
 def trickling():
     _Trickle.puts = []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Trickle) as url:
+        yield url
 
 
 def test_a_trickled_answer_ends_the_attempt_and_the_batch_is_resent_until_the_window_ends(trickling):
