@@ -88,6 +88,7 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
         output_index=protocol.report_index if finite else None,
         notes=() if finite else (f"{protocol.name}: no small finite channel here, black box only",),
         hash_family=family,
+        repeated_value_calls=True,  # privatize randomizes each value alone: a call of k copies is k one-value calls
     )
 
 
