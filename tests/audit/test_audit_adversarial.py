@@ -214,6 +214,9 @@ def test_a_randomizer_stating_repeated_value_calls_gets_one_input_per_call_in_it
         return honest(values, rng)
 
     assert audit.protocol_randomizer(local.make("grr", epsilon=1.0, domain_size=D)).repeated_value_calls
+    # WAVELET's assignment="fixed" splits a batch as a whole (and refuses one value): no such statement
+    assert audit.protocol_randomizer(local.make("wavelet", epsilon=1.0, levels=3)).repeated_value_calls
+    assert not audit.protocol_randomizer(local.make("wavelet", epsilon=1.0, levels=3, assignment="fixed")).repeated_value_calls
     result = audit.audit(audit.Randomizer(recording, epsilon=1.0, domain=D, repeated_value_calls=True),
                          samples=20_000, white_box=False, rng=2)
     assert result.verdict == "no violation found" and any("one input repeated" in note for note in result.notes)
