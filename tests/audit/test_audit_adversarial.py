@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from dpdist import audit
-from dpdist.audit._black_box import KEPT_ENTRIES
+from dpdist import audit, local
+from dpdist.audit._black_box import KEPT_ENTRIES, single_value_plan
 from dpdist.errors import InvalidParameterError
 
 D = 4
@@ -200,3 +200,30 @@ def test_a_domain_of_a_billion_items_audits_a_designed_set():
 def test_more_bad_arguments_are_refused_by_name(kwargs, named):
     with pytest.raises(InvalidParameterError, match=named):
         audit.audit(honest, **{"epsilon": 1.0, "domain": D, **kwargs})
+
+
+
+def test_a_randomizer_stating_repeated_value_calls_gets_one_input_per_call_in_its_last_stage():
+    """dpdist's protocols state that a call of k copies of a value is k calls of it alone: their one-value stage is
+    drawn in calls of one input each (one call per input, not a Python call per output), so a sort or shuffle within
+    a call still moves no output to another input: the sorted and shuffled identities stay certified to violate."""
+    calls = []
+
+    def recording(values, rng):
+        calls.append(np.bincount(np.asarray(values), minlength=D))
+        return honest(values, rng)
+
+    assert audit.protocol_randomizer(local.make("grr", epsilon=1.0, domain_size=D)).repeated_value_calls
+    # WAVELET's assignment="fixed" splits a batch as a whole (and refuses one value): no such statement
+    assert audit.protocol_randomizer(local.make("wavelet", epsilon=1.0, levels=3)).repeated_value_calls
+    assert not audit.protocol_randomizer(local.make("wavelet", epsilon=1.0, levels=3, assignment="fixed")).repeated_value_calls
+    result = audit.audit(audit.Randomizer(recording, epsilon=1.0, domain=D, repeated_value_calls=True),
+                         samples=20_000, white_box=False, rng=2)
+    assert result.verdict == "no violation found" and any("one input repeated" in note for note in result.notes)
+    pilot, stage = single_value_plan(20_000, 1.0)
+    last = np.array(calls[-2 * D:])  # the one-value stage's pilot, then its stage: one call per input each
+    assert np.all(np.count_nonzero(last, axis=1) == 1)
+    assert np.array_equal(last[:D].sum(axis=0), np.full(D, pilot)) and np.array_equal(last[D:].sum(axis=0), np.full(D, stage))
+    for randomizer in (lambda values, rng: np.sort(np.asarray(values)), lambda values, rng: rng.permutation(values)):
+        stated = audit.Randomizer(randomizer, epsilon=1.0, domain=D, repeated_value_calls=True)
+        assert audit.audit(stated, samples=20_000, white_box=False, rng=2).violates

@@ -172,12 +172,29 @@ def draw_single(
     handed: np.random.Generator | None = None, chunk: int = 512,
 ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """``count`` outputs of every input from calls of one value each (as a device calls), in random order,
-    yielded as ``(labels, rows)`` of up to ``chunk`` calls at a time."""
-    labels = rng.permutation(np.repeat(np.arange(len(inputs)), count))
+    yielded as ``(labels, rows)`` of up to ``chunk`` calls at a time; for a randomizer whose
+    ``repeated_value_calls`` says a call repeating one value is as many calls of it, calls of ``count`` copies
+    of one input each (:func:`_repeated_value_calls`)."""
     handed = rng if handed is None else handed
+    if randomizer.repeated_value_calls:
+        yield from _repeated_value_calls(randomizer, inputs, count, rng, layout, handed)
+        return
+    labels = rng.permutation(np.repeat(np.arange(len(inputs)), count))
     for start in range(0, labels.size, chunk):
         part = labels[start:start + chunk]
         yield part, np.concatenate([_call(randomizer, inputs[[label]], handed, layout) for label in part.tolist()])
+
+
+def _repeated_value_calls(randomizer: Randomizer, inputs: np.ndarray, count: int, rng: np.random.Generator,
+                          layout: OutputLayout, handed: np.random.Generator) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """``count`` outputs of every input, the inputs in random order, each from calls repeating that input alone (at
+    most the call cap of :func:`_make_up` values a call): a sort or shuffle within a call moves no output to
+    another input, and the calls cost what the mixed stages' do, not a Python call per output."""
+    cap = max(1, min(CALL_VALUES, CALL_ENTRIES // max(layout.columns or 1, 1)))
+    for index in rng.permutation(len(inputs)).tolist():
+        for start in range(0, count, cap):
+            labels = np.full(min(cap, count - start), index, dtype=np.int64)
+            yield labels, _call(randomizer, inputs[labels], handed, layout)
 
 
 def _call(randomizer: Randomizer, values: np.ndarray, rng: np.random.Generator, layout: OutputLayout) -> np.ndarray:

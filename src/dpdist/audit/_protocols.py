@@ -88,6 +88,7 @@ def protocol_randomizer(protocol: LocalProtocol, reports: int | None = None) -> 
         output_index=protocol.report_index if finite else None,
         notes=() if finite else (f"{protocol.name}: no small finite channel here, black box only",),
         hash_family=family,
+        repeated_value_calls=_privatizes_one_value(protocol, inputs),
     )
 
 
@@ -110,6 +111,18 @@ def _finite_channel(protocol: LocalProtocol, inputs: np.ndarray) -> bool:
             warnings.simplefilter("ignore", EachValueANewUserWarning)
             protocol.report_index(protocol.privatize(inputs[:2], rng=0))
     except (NotImplementedError, DPDistError, MemoryError):
+        return False
+    return True
+
+
+def _privatizes_one_value(protocol: LocalProtocol, inputs: np.ndarray) -> bool:
+    """Whether a call of k copies of a value is k one-value calls: dpdist's ``privatize`` randomizes each value alone,
+    except where a batch is split as a whole (WAVELET's ``assignment="fixed"``), which refuses a call of one value."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", EachValueANewUserWarning)
+            protocol.privatize(inputs[:1], rng=0)
+    except (DPDistError, MemoryError):
         return False
     return True
 

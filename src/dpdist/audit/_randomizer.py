@@ -43,6 +43,12 @@ class Randomizer:
         hash (:mod:`dpdist.audit._hash_family`).
     notes : tuple of str
         What the adapter wants the report to say (e.g. a per-value Python loop inside a peer library).
+    repeated_value_calls : bool
+        Whether a call repeating one value ``k`` times gives what ``k`` calls of that value alone would
+        (dpdist's protocols, whose ``privatize`` randomizes each value alone): the one-value stage is then drawn
+        in such calls, one per input (:func:`~dpdist.audit._draws.draw_single`).  Outputs still cannot move
+        between inputs (every value of such a call is the same, so a sort or shuffle within it hides nothing);
+        what is taken on trust is only that a call of exactly one value behaves as a call of several copies.
     """
 
     sample: Callable[[np.ndarray, np.random.Generator], Any]
@@ -55,6 +61,7 @@ class Randomizer:
     seeded: bool = True
     notes: tuple[str, ...] = field(default_factory=tuple)
     hash_family: Any = None
+    repeated_value_calls: bool = False
 
     @property
     def white_box(self) -> bool:

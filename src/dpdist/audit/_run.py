@@ -104,6 +104,9 @@ def assemble(randomizer: Randomizer, settings: Settings, found: BlackBox, white:
     every = list(randomizer.notes) + list(notes)
     if not randomizer.seeded:
         every.append("the randomizer draws its own randomness: a seed does not repeat the audit")
+    if randomizer.repeated_value_calls and len(found.stages) == found.planned:  # the one-value stage (the last) ran
+        every.append("the one-value stage called the randomizer with one input repeated in each call (it states that a "
+                     "call of k copies of a value gives what k calls of it alone would)")
     if not settings.float_bits:
         every.append("float_bits=False: no bit of any output was examined (no bit planes, float exponents or lowest "
                      "set bits), only values and quantile bins")
