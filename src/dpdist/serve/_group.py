@@ -119,7 +119,7 @@ def acknowledgement(campaign_id, batch_id, n_read, accepted, rejected, *, duplic
         "batch_id": batch_id,
         "n_read": int(n_read),
         "accepted": int(accepted),
-        "rejected": {str(k): int(v) for k, v in rejected.items()},
+        "rejected": {str(k): int(v) for k, v in rejected.items()} if rejected else {},
         "duplicate": bool(duplicate),
     }
 
