@@ -149,3 +149,24 @@ def test_a_body_whose_dtype_numpy_cannot_parse_is_refused_alone_not_its_group():
     bodies[2] = (bad.replace(b'"|u1"', b'",u1"', 1), batch_id)
     assert isinstance(decoded_alone(bodies[2][0], BINARY, batch_id), Refusal)
     _each_alone(bodies)
+
+
+def test_the_parts_of_a_group_s_valid_reports_are_what_each_part_s_rows_validate_to_alone():
+    """The batches a group's validated reports are cut into (made without the frozen dataclass's ``__init__``) are what
+    validating each body's rows alone gives, field by field, and still frozen."""
+    import dataclasses
+
+    import numpy as np
+
+    from dpdist.serve._group_bodies import _parts
+
+    rows = np.array([1, 7, 0, 3, 3, 5], dtype=PROTOCOL.report_format.dtype)
+    sizes = [1, 2, 3]
+    parts = _parts(PROTOCOL.validate_reports(rows), sizes)
+    starts = [0, 1, 3]
+    for part, start, size in zip(parts, starts, sizes):
+        alone = PROTOCOL.validate_reports(rows[start : start + size])
+        assert_same_outcome(part, alone)
+        assert type(part) is type(alone) and vars(part).keys() == vars(alone).keys()
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            part.n_read = 5  # type: ignore[misc]

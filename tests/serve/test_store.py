@@ -162,3 +162,22 @@ def test_a_version_8_database_keeps_its_batches_reports_and_bindings(tmp_path):
         assert store.get("kept").n == 2
     finally:
         store.db.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def test_a_group_of_one_campaign_is_refused_the_ids_another_campaign_counted(kind, tmp_path):
+    """A group whose batches are all one campaign's (SQLite reads only the other campaigns' rows for it): an id that
+    another campaign counted before is refused, ids this campaign counted before are duplicates, fresh ones count."""
+    theirs, ours = "cd" * 16, "ef" * 16
+    fresh = [f"{index:032x}" for index in range(1, 6)]
+    with database_url(kind, tmp_path) as url:
+        store = _store(url, "a", "b")
+        try:
+            assert store.commit([_arrival("a", theirs), _arrival("b", ours)])[0]["duplicate"] is False
+            outcomes = store.commit([_arrival("b", fresh[0]), _arrival("b", theirs), _arrival("b", ours),
+                                     *(_arrival("b", batch_id) for batch_id in fresh[1:])])
+            assert outcomes[1].code == "batch_of_another_campaign" and outcomes[2]["duplicate"] is True
+            assert [outcome["duplicate"] for index, outcome in enumerate(outcomes) if index not in (1, 2)] == [False] * 5
+            assert (store.get("a").n, store.get("b").n) == (1, 6)
+        finally:
+            store.db.close()

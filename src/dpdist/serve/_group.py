@@ -119,7 +119,7 @@ def acknowledgement(campaign_id, batch_id, n_read, accepted, rejected, *, duplic
         "batch_id": batch_id,
         "n_read": int(n_read),
         "accepted": int(accepted),
-        "rejected": {str(k): int(v) for k, v in rejected.items()},
+        "rejected": {str(k): int(v) for k, v in rejected.items()} if rejected else {},
         "duplicate": bool(duplicate),
     }
 
@@ -394,24 +394,32 @@ def _owned(db: Database, wanted: list[tuple[str, str]]) -> dict[tuple[str, str],
     """SQLite's :func:`_bind` of ``wanted`` (sorted (batch id, campaign) pairs this group claimed): "other" for an id
     that a batch row of another campaign or ``bound_batch_ids`` bound before, else "ours" for the first campaign of
     the group that claims it (as the first insert of its key would bind it) and "other" for the rest.  By (batch id,
-    campaign)."""
+    campaign).  When one campaign claims them all (a group of one campaign, the usual one), its own rows (this group's,
+    inserted already) are left out by the read itself: they bind nothing before, and reading them cost a row each."""
     claims: dict[str, list] = {}
     for batch_id, campaign_id in wanted:
         claims.setdefault(batch_id, []).append(campaign_id)
-    ids = sorted(claims)
+    ids = list(claims)  # sorted: ``wanted`` is
+    only = {campaign_id for _, campaign_id in wanted}
+    alone = only.pop() if len(only) == 1 else None
     result = {}
     for chunk in _chunks(ids, _CHUNK // 2):
         marks = ", ".join("?" * len(chunk))
+        others = "" if alone is None else " AND campaign_id <> ?"
+        parameters = tuple(chunk) if alone is None else (*chunk, alone)
         owners: dict[str, set] = {}
         for batch_id, campaign_id in db.execute(
-                f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({marks}) UNION ALL"
-                f" SELECT batch_id, campaign_id FROM bound_batch_ids WHERE batch_id IN ({marks})", (*chunk, *chunk)):
+                f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({marks}){others} UNION ALL"
+                f" SELECT batch_id, campaign_id FROM bound_batch_ids WHERE batch_id IN ({marks}){others}",
+                parameters + parameters):
             owners.setdefault(batch_id, set()).add(campaign_id)
         for batch_id in chunk:
-            before = owners.get(batch_id, set()) - set(claims[batch_id])  # this group's own rows are inserted already
             first, *rest = claims[batch_id]
-            result[(batch_id, first)] = "other" if before else "same"  # nothing written: nothing to undo
-            result.update({(batch_id, campaign_id): "other" for campaign_id in rest})
+            owned = owners.get(batch_id)
+            # bound before: by a campaign that does not claim it in this group (this group's own rows are inserted already)
+            result[(batch_id, first)] = "other" if owned is not None and not owned.issubset(claims[batch_id]) else "same"
+            for campaign_id in rest:
+                result[(batch_id, campaign_id)] = "other"
     return result
 
 
