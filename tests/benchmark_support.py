@@ -1,0 +1,181 @@
+"""The smallest case of every script in benchmarks/ and how to read its result (tests/package/test_benchmarks.py).
+
+``CASES[script]``: ``argv`` (the script's own size options at their smallest: tiny n, one run, one seed), ``set``
+(module constants of a script whose sizes are constants, replaced before its ``main`` runs: its own code computes its
+rows, only fewer), ``without`` (the options that leave out a peer library that is not installed, by :data:`PEERS`),
+``json`` (the file of results it writes, relative to the scratch copy's root; else its standard output is read) and
+``rows`` (the least number of result rows that must come out).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+from pathlib import Path
+
+#: peers of the benchmarks that a smoke run may lack: name -> why it is always left out (None: left out when absent)
+PEERS: dict[str, str | None] = {
+    "diffprivlib": None,  # the `bench` extra, not the dev group: bench_central*.py and bench_quantiles.py run --without it
+    "side-environments": "bench_audit_field.py (trasgoDP, ldp-toolbox, diffprivlib), bench_audit_peers.py (past releases), "
+                         "bench_persons_peers.py (pipeline_dp, OpenDP) and bench_python_dp_quantiles.py (python-dp) make "
+                         "their peers' environments with uv from the package index: minutes of CPU, over the smoke "
+                         "runs' budget; their dpdist rows (and the peers installed here) still run",
+    "fang-authors-code": "bench_fang_oracles.py's side by side needs the authors' RUE/RLH/RWS files (on no package "
+                         "registry); its comparison against OUE, OLH and SS still runs",
+}
+
+CASES: dict[str, dict] = {
+    "bench_adaptive_quantiles.py": {"argv": ["--runs", "1", "--n", "2000", "--epsilon", "2", "--data", "normal",
+                                             "--out", "adaptive.json"], "json": "work/bench_adaptive_quantiles/adaptive.json"},
+    "bench_audit.py": {"argv": ["--samples", "500", "--markdown"], "json": "benchmarks/results/audit_tightness.json"},
+    "bench_audit_false_alarms.py": {"argv": ["--audits-per-case", "1"], "json": "benchmarks/results/audit_false_alarms.json"},
+    "bench_audit_field.py": {"argv": ["--samples", "500", "--only", "dpdist,OpenDP,pure-LDP,multi-freq-ldpy", "--no-docs"],
+                             "json": "benchmarks/results/audit_field.json"},
+    "bench_audit_peers.py": {"argv": ["--samples", "500", "--installed-only", "--packages", "opendp", "--markdown"], "json": "benchmarks/results/audit_peers.json"},
+    "bench_central.py": {"argv": ["--runs", "1", "--n", "500"], "without": {"diffprivlib": ["--without", "diffprivlib"]}},
+    "bench_central_quantiles.py": {"argv": ["--runs", "1", "--sizes", "1000", "--datasets", "normal", "--epsilons", "1",
+                                            "--output", "cq.json"], "without": {"diffprivlib": ["--without", "diffprivlib"]}, "json": "work/bench_central_quantiles/cq.json"},
+    "bench_circular.py": {"argv": ["--repeats", "1", "--datasets", "demo", "--epsilons", "2", "--factors", "1",
+                                   "--out", "circular.json"], "json": "work/bench_circular/circular.json"},
+    "bench_core.py": {"argv": ["--repeats", "1", "--smoke"]},
+    "bench_coverage.py": {"argv": ["--quick", "--out", "coverage.json"], "json": "work/bench_coverage/coverage.json"},
+    "bench_cp_heavy_tail.py": {"argv": ["--runs", "2", "--out", "heavy.json"], "set": {"K": 200, "M": 40,
+                               "CELLS": [[1.0, 2000]]}, "json": "work/bench_cp_heavy_tail/heavy.json"},
+    "bench_cp_real_sparse.py": {"argv": ["--runs", "1", "--out", "sparse.json"], "set": {"USERS": [20000]},
+                                "json": "work/bench_cp_real_sparse/sparse.json"},
+    "bench_cp_sparsity.py": {"argv": ["--runs", "2", "--out", "sparsity.json"], "set": {"K": 200, "M": 40, "USERS": 2000},
+                             "json": "work/bench_cp_sparsity/sparsity.json"},
+    "bench_deconvolution.py": {"argv": ["--repeats", "1"], "set": {"KOSARAK_DOMAIN": 200, "KOSARAK_USERS": 5000}},
+    "bench_deploy.py": {"argv": ["--quick", "--skip-dask"], "json": "benchmarks/results/deploy-quick.json"},
+    "bench_em_acceleration.py": {"argv": ["--repeats", "1", "--users", "2000"], "set": {"EPSILONS": [1.0]},
+                                 "json": "benchmarks/results/em_acceleration.json"},
+    "bench_estimators.py": {"argv": ["--dims", "16", "--repeats", "1"], "set": {"EPSILONS": [1.0], "N_USERS": 2000},
+                            "json": "benchmarks/results/estimators.json"},
+    "bench_explain.py": {"set": {"RUNS": 3, "N": 2000}},
+    "bench_fang_oracles.py": {},
+    "bench_flh.py": {"argv": ["--users", "2000", "--olh-users", "2000", "--accuracy-users", "2000", "--families", "2",
+                              "--draws", "1", "--hash-counts", "16,64"], "json": "benchmarks/results/flh.json"},
+    "bench_flh_peers.py": {"argv": ["--quick", "--d", "64", "--hash-count", "16", "--epsilons", "1"],
+                           "json": "benchmarks/results/flh_peers-quick.json"},
+    "bench_frequency.py": {"argv": ["--n", "2000", "--d", "16", "--protocols", "grr", "--implementations",
+                                            "dpdist,multi-freq-ldpy"], "json": "benchmarks/results/frequency_n2000.json"},
+    "bench_heavy_hitters.py": {"argv": ["--quick", "--sizes", "5000"], "set": {"EPSILONS": [4.0], "KS": [10]}},
+    "bench_ibu_peers.py": {"argv": ["--dims", "16", "--users", "2000", "--epsilons", "1", "--protocols", "grr,oue"],
+                          "json": "benchmarks/results/ibu_peers.json"},
+    "bench_ingest_files.py": {"argv": ["--max-files", "100", "--repeats", "1"], "json": "benchmarks/results/ingest_files.json"},
+    "bench_java_client.py": {"argv": ["--seconds", "0.1", "--runs", "1", "--warmup", "0.1", "--rounds", "1",
+                                      "--out", "java.json"], "json": "work/bench_java_client/java.json"},
+    "bench_joint.py": {"argv": ["--repetitions", "2", "--users", "2000", "--domains", "16"]},
+    "bench_keyvalue.py": {"argv": ["--n", "2000", "--runs", "1", "--out", "kv.json"], "set": {"EPSILONS": [1.0]},
+                          "json": "work/bench_keyvalue/kv.json"},
+    "bench_kill_restarts.py": {"argv": ["--submitters", "1", "--values", "500", "--batch-size", "100", "--kills", "1",
+                                        "--up", "1", "--down", "0.2", "--timeout", "120"]},
+    "bench_longitudinal_peers.py": {"argv": ["--quick"], "json": "benchmarks/results/longitudinal_peers_quick.json"},
+    "bench_multi_peers.py": {"set": {"EPSILONS": [1.0], "N": 2000, "RUNS": 1}},
+    "bench_multi_ranges.py": {"set": {"EPSILONS": [1.0], "QUERIES": 10, "REPEATS": 1}},
+    "bench_multi_ranges_1d.py": {"set": {"EPSILONS": [1.0], "QUERIES": 10, "REPEATS": 1}},
+    "bench_multi_scale.py": {"set": {"N": 4000, "BLOCK": 2000}},
+    "bench_ocms.py": {"argv": ["--runs", "2", "--epsilon", "2", "--out", "ocms.json"], "json": "work/bench_ocms/ocms.json"},
+    "bench_ohttp_gateway.py": {"argv": ["--requests", "20", "--batch-sizes", "1", "--rounds", "1", "--clients", "2",
+                                        "--out", "ohttp.json"]},
+    "bench_persons_peers.py": {"argv": ["--sizes", "1000", "--peers", "", "--no-docs"], "json": "benchmarks/results/persons_peers.json"},
+    "bench_persons_scale.py": {"argv": ["--rows", "20000", "--persons", "1000", "--block", "10000", "--engines", "one,dask"],
+                               "json": "benchmarks/results/persons_scale.json"},
+    "bench_poisoning_detection.py": {"argv": ["--trials", "1", "--clean", "2", "--shares", "0.01", "--attacks", "masked",
+                                              "--out", "poison.json"], "json": "work/bench_poisoning_detection/poison.json"},
+    "bench_poisoning_recovery.py": {"argv": ["--domains", "16", "--users", "2000", "--trials", "1", "--out", "rec.json"],
+                                    "json": "work/bench_poisoning_recovery/rec.json"},
+    "bench_pripl.py": {"argv": ["--n", "2000", "--epsilons", "1.6", "--queries", "10", "--repeats", "1", "--data", "gauss",
+                                "--json", "pripl.json"]},
+    "bench_privacy_accounting.py": {"set": {"PROTOCOLS": [["grr", 2]], "EPSILONS": [1.0], "SIZES": [100000]}, "json": "benchmarks/results/amplification.json"},
+    "bench_python_dp_quantiles.py": {"argv": ["--runs", "1", "--sizes", "2000", "--epsilons", "1", "--data", "normal",
+                                              "--without", "python-dp"], "json": "benchmarks/results/python_dp_quantiles.json"},
+    "bench_quantile_intervals.py": {"argv": ["--runs", "1", "--n", "2000", "--data", "normal", "--out", "qi.json"],
+                                    "json": "work/bench_quantile_intervals/qi.json"},
+    "bench_quantiles.py": {"argv": ["--runs", "1", "--quick", "--out", "quantiles.json"], "set": {"EPSILONS": [1.0], "MS": [9]}, "without": {"diffprivlib": ["--without", "diffprivlib"]},
+                          "json": "work/bench_quantiles/quantiles.json"},
+    "bench_sequences.py": {"argv": ["--only", "grr,pm,binning", "--out", "seq.json"],
+                           "set": {"CASES": {"grr": [{"domain_size": 8}, "frequency", 2, 100, 3], "pm": [{}, "mean", 2, 100, 3],
+                                             "binning": [{"bins": 16, "oracle": "grr"}, "cdf", 2, 100, 3]}}, "json": "work/bench_sequences/seq.json"},
+    "bench_shuffled_rounds.py": {"set": {"SIZES": [1000], "EPSILONS": [1.0], "ROUNDS": [1, 10],
+                                         "TIMED": [["grr", {"domain_size": 3}, "numerical"]], "TIMED_ROUNDS": [30],
+                                         "TIMED_REPEATS": 1},
+                                 "json": "benchmarks/results/shuffled_rounds.json"},
+    "bench_slice_quantiles.py": {"argv": ["--quick", "--dataset", "normal", "--sample", "2000"],
+                                 "set": {"MS": [9], "EPSILONS": [1.0]}, "json": "benchmarks/results/slice_quantiles.json"},
+    "bench_spark.py": {"argv": ["--quick"], "json": "benchmarks/results/spark-quick.json"},
+    "bench_square_wave.py": {"argv": ["--repeats", "1", "--quick"]},
+    "bench_ss_sampler.py": {"argv": ["--users", "2000", "--repeats", "1"], "set": {"EPSILONS": [1.0], "DOMAINS": [64]}},
+    "bench_tree_ks.py": {"argv": ["--runs", "2", "--sizes", "1000", "--datasets", "normal", "--epsilons", "1",
+                                  "--output", "tree.json"], "json": "work/bench_tree_ks/tree.json"},
+    "bench_trust_ladder.py": {},
+    "bench_wavelet.py": {"argv": ["2000"], "argv_to_main": True},
+}
+
+
+def case_arguments(script: str) -> dict:
+    """What the runner gets for ``script``: its ``argv`` (with the options that leave out a peer not installed here)."""
+    case = CASES[script]
+    argv = list(case.get("argv", []))
+    for peer, options in case.get("without", {}).items():
+        if importlib.util.find_spec(peer) is None:
+            argv += options
+    return {"argv": argv, "set": case.get("set", {}), "argv_to_main": case.get("argv_to_main", False)}
+
+
+def scratch_copy(repo: Path, folder: Path) -> Path:
+    """A copy of ``repo``'s benchmarks/ (an empty results/) and docs/ under ``folder``, its tests/, clients/ and src/
+    linked; the copy of benchmarks/."""
+    shutil.copytree(repo / "benchmarks", folder / "benchmarks", ignore=shutil.ignore_patterns("results", "__pycache__"))
+    (folder / "benchmarks" / "results").mkdir()
+    shutil.copytree(repo / "docs", folder / "docs")
+    for name in ("tests", "clients", "src"):
+        (folder / name).symlink_to(repo / name)
+    return folder / "benchmarks"
+
+
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d[\d,]*(?:\.\d*)?(?:[eE][-+]?\d+)?|\.\d+|nan|inf)(?![\w.])", re.IGNORECASE)
+
+
+def _numbers(value) -> list[float]:
+    """Every number in a JSON value (booleans are not numbers)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return []
+    if isinstance(value, (int, float)):
+        return [float(value)]
+    children = value.values() if isinstance(value, dict) else value
+    return [number for child in children for number in _numbers(child)]
+
+
+def _text_rows(stdout: str) -> list[list[float]]:
+    """The result rows of a script's output: its JSON lines, markdown table rows and lines of two numbers or more."""
+    rows = []
+    for line in stdout.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                rows.append(_numbers(json.loads(line)))
+                continue
+            except json.JSONDecodeError:
+                pass
+        if set(line) <= set("|-: "):
+            continue  # a table's separator (or nothing)
+        found = [float(token.replace(",", "")) for token in _NUMBER.findall(line)]
+        if (line.startswith("|") and found) or len(found) >= 2:
+            rows.append(found)
+    return rows
+
+
+def result_rows(root: Path, script: str, stdout: str) -> list[list[float]]:
+    """The numbers of each result row ``script`` made: of the JSON file it wrote (its list of rows), else of its output."""
+    name = CASES[script].get("json")
+    if name is None:
+        return _text_rows(stdout)
+    found = json.loads((root.parent / name).read_text())
+    if isinstance(found, dict):
+        lists = [found[key] for key in ("rows", "results", "records", "runs") if isinstance(found.get(key), list)]
+        found = lists[0] if lists else list(found.values())
+    return [_numbers(row) for row in found]
+
