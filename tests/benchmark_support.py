@@ -17,6 +17,8 @@ import re
 import shutil
 from pathlib import Path
 
+import java_support
+
 #: peers of the benchmarks that a smoke run may lack: name -> why it is always left out (None: left out when absent)
 PEERS: dict[str, str | None] = {
     "diffprivlib": None,  # the `bench` extra, not the dev group: bench_central*.py and bench_quantiles.py run --without it
@@ -163,6 +165,7 @@ CASES: dict[str, dict] = {
     },
     "bench_java_client.py": {
         "needs": ["node", "java", "javac"],
+        "java_client": True,
         "rows": 2,
         "argv": ["--seconds", "0.1", "--runs", "1", "--warmup", "0.1", "--rounds", "1", "--out", "java.json"],
         "set": {
@@ -330,12 +333,15 @@ CASES: dict[str, dict] = {
 
 
 def case_arguments(script: str) -> dict:
-    """What the runner gets for ``script``: its ``argv`` (with the options that leave out a peer not installed here)."""
+    """What the runner gets for ``script``: its ``argv`` (with the options that leave out a peer not installed here, and
+    the Java client as the Java tests compiled it, when they can: tests/java_support.py)."""
     case = CASES[script]
     argv = list(case.get("argv", []))
     for peer, options in case.get("without", {}).items():
         if importlib.util.find_spec(peer) is None:
             argv += options
+    if case.get("java_client") and shutil.which("javac") and java_support.JUNIT.is_file():
+        argv += ["--client-classes", str(java_support.build() / "classes")]
     return {"argv": argv, "set": case.get("set", {}), "argv_to_main": case.get("argv_to_main", False)}
 
 

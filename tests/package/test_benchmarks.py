@@ -14,9 +14,11 @@ runs.  The collection service's scripts run apart: ``bench_relay.py`` (which cra
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -67,13 +69,24 @@ def test_every_benchmark_script_has_a_smoke_case():
 
 @pytest.fixture(scope="module")
 def smoke_runs(tmp_path_factory):
-    """Every script's outcome at its smallest case: one process runs them all, in turn."""
-    root = scratch_copy(ROOT, tmp_path_factory.mktemp("benchmarks"))
-    spec, out = root.parent / "spec.json", root.parent / "outcomes.json"
-    spec.write_text(json.dumps({"root": str(root), "cases": {script: case_arguments(script) for script in CASES}}))
-    run = subprocess.run([sys.executable, str(RUNNER), str(spec), str(out)], capture_output=True, text=True, timeout=900)
-    assert out.exists(), run.stderr[-3000:]
-    return root, json.loads(out.read_text()), run.stderr
+    """Every script's outcome at its smallest case: one process runs them all, in turn, once per session (the
+    pytest-xdist workers that get some of the cases share the temporary folder's parent: the first one runs them)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = shared / "benchmark-smoke", shared / "benchmark-smoke.json"
+    with open(shared / "benchmark-smoke.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            root = scratch_copy(ROOT, folder)
+            spec, out = folder / "spec.json", folder / "outcomes.json"
+            spec.write_text(json.dumps({"root": str(root), "cases": {script: case_arguments(script) for script in CASES}}))
+            run = subprocess.run([sys.executable, str(RUNNER), str(spec), str(out)], capture_output=True, text=True,
+                                 timeout=900)
+            outcomes = json.loads(out.read_text()) if out.exists() else {}
+            done.write_text(json.dumps({"root": str(root), "outcomes": outcomes, "log": run.stderr[-5000:]}))
+    found = json.loads(done.read_text())
+    return Path(found["root"]), found["outcomes"], found["log"]
 
 
 @pytest.mark.parametrize("script", sorted(CASES))
