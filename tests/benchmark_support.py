@@ -5,7 +5,8 @@
 rows, only fewer), ``without`` (the options that leave out a peer library that is not installed, by :data:`PEERS`),
 ``json`` (the file of results it writes, relative to the scratch copy's root; else its standard output is read),
 ``rows`` (the least number of result rows that must come out: the smoke case's count), ``ignore`` (keys of its JSON
-rows that hold inputs, not results), ``needs`` (the programs it runs: without one, its case is skipped) and
+rows that hold inputs, not results), ``expect`` and ``expect_rows`` (values its result, or each of its JSON rows,
+must hold), ``needs`` (the programs it runs: without one, its case is skipped) and
 ``nan_ok`` (why a NaN among its numbers is a result, not a fault).
 """
 
@@ -201,6 +202,7 @@ CASES: dict[str, dict] = {
             "--timeout",
             "120",
         ],
+        "expect": {"exit_codes": [0], "n": 500, "values_sent": 500},  # every value counted once across the kill
     },
     "bench_longitudinal_peers.py": {
         "rows": 12,
@@ -229,6 +231,7 @@ CASES: dict[str, dict] = {
         "rows": 9,
         "argv": ["--rows", "20000", "--persons", "1000", "--block", "10000", "--engines", "one,dask"],
         "json": "benchmarks/results/persons_scale.json",
+        "expect": {"equal_states": True},
     },
     "bench_poisoning_detection.py": {
         "rows": 4,
@@ -315,6 +318,7 @@ CASES: dict[str, dict] = {
         "rows": 4,
         "argv": ["--quick"],
         "json": "benchmarks/results/spark-quick.json",
+        "expect_rows": {"equals_one_process": True},
     },
     "bench_square_wave.py": {"rows": 16, "argv": ["--repeats", "1", "--quick"]},
     "bench_ss_sampler.py": {
@@ -388,13 +392,26 @@ def _text_rows(stdout: str) -> list[list[float]]:
     return rows
 
 
+def result_record(root: Path, script: str, stdout: str):
+    """The JSON result of ``script``: the file it wrote, else the last JSON line of its output (None: neither)."""
+    name = CASES[script].get("json")
+    if name is not None:
+        return json.loads((root.parent / name).read_text())
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    return json.loads(lines[-1]) if lines else None
+
+
 def result_rows(root: Path, script: str, stdout: str) -> list[list[float]]:
     """The numbers of each result row ``script`` made: of the JSON file it wrote (its list of rows), else of its output."""
     name = CASES[script].get("json")
     if name is None:
         return _text_rows(stdout)
-    found = json.loads((root.parent / name).read_text())
-    if isinstance(found, dict):
-        lists = [found[key] for key in ("rows", "results", "records", "runs") if isinstance(found.get(key), list)]
-        found = lists[0] if lists else list(found.values())
-    return [_numbers(row, frozenset(CASES[script].get("ignore", ()))) for row in found]
+    return [_numbers(row, frozenset(CASES[script].get("ignore", ()))) for row in row_list(result_record(root, script, ""))]
+
+
+def row_list(record) -> list:
+    """The rows of a JSON result: the list itself, or its ``rows`` (``results``, ``records``, ``runs``), else its values."""
+    if isinstance(record, dict):
+        lists = [record[key] for key in ("rows", "results", "records", "runs") if isinstance(record.get(key), list)]
+        return lists[0] if lists else list(record.values())
+    return record

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark_support import CASES, PEERS, case_arguments, result_rows, scratch_copy
+from benchmark_support import CASES, PEERS, case_arguments, result_record, result_rows, row_list, scratch_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -102,6 +102,11 @@ def test_benchmark_runs_at_its_smallest_case(smoke_runs, script):
     assert len(rows) >= CASES[script].get("rows", 1), (script, len(rows), outcome["stdout"][-1500:])
     numbers = [value for row in rows for value in row]
     assert numbers, f"{script}'s rows hold no number: {outcome['stdout'][-1500:]}"
+    record = result_record(root, script, outcome["stdout"])
+    for key, value in CASES[script].get("expect", {}).items():
+        assert record[key] == value, (script, key, record[key])
+    for key, value in CASES[script].get("expect_rows", {}).items():
+        assert all(row[key] == value for row in row_list(record)), (script, key, row_list(record))
     if "nan_ok" not in CASES[script]:
         assert all(math.isfinite(value) for value in numbers), (script, [row for row in rows if not all(map(math.isfinite, row))])
     else:
