@@ -39,19 +39,20 @@ def _column_grr(column, rng, d=8):
     return np.where(rng.random(len(column)) < keep, column, (column + rng.integers(1, d, len(column))) % d)
 
 
+SAMPLES, PEER_SAMPLES = 5000, 2000  # outputs per input of each audit: dpdist's cases, the peers'
 CASES = {
-    "dpdist grr d=8": lambda seed: audit.audit(local.make("grr", epsilon=1.0, domain_size=8), samples=5000, rng=seed),
-    "dpdist oue d=8": lambda seed: audit.audit(local.make("oue", epsilon=1.0, domain_size=8), samples=5000, rng=seed),
-    "dpdist olh d=8 (hash)": lambda seed: audit.audit(local.make("olh", epsilon=1.0, domain_size=8), samples=5000,
+    "dpdist grr d=8": lambda seed: audit.audit(local.make("grr", epsilon=1.0, domain_size=8), samples=SAMPLES, rng=seed),
+    "dpdist oue d=8": lambda seed: audit.audit(local.make("oue", epsilon=1.0, domain_size=8), samples=SAMPLES, rng=seed),
+    "dpdist olh d=8 (hash)": lambda seed: audit.audit(local.make("olh", epsilon=1.0, domain_size=8), samples=SAMPLES,
                                                       rng=seed),
-    "dpdist rlh d=8 (hash)": lambda seed: audit.audit(local.make("rlh", epsilon=1.0, domain_size=8), samples=5000,
+    "dpdist rlh d=8 (hash)": lambda seed: audit.audit(local.make("rlh", epsilon=1.0, domain_size=8), samples=SAMPLES,
                                                       rng=seed),
-    "dpdist sw (float bits)": lambda seed: audit.audit(local.make("sw", epsilon=1.0), samples=5000, rng=seed),
-    "dpdist pm (float bits)": lambda seed: audit.audit(local.make("pm", epsilon=1.0), samples=5000, rng=seed),
-    "central count (add-remove)": lambda seed: audit.central(_count, 1.0, domain=(0.0, 1.0), samples=5000, rng=seed),
-    "column GRR (replace-one)": lambda seed: audit.column(_column_grr, 1.0, 8, samples=5000, rng=seed),
-    "pure-LDP DEClient d=4": lambda seed: audit.audit(peers.pure_ldp_direct_encoding(4, 1.0), samples=2000, rng=seed),
-    "multi-freq-ldpy GRR d=4": lambda seed: audit.audit(peers.multi_freq_ldpy_grr(4, 1.0), samples=2000, rng=seed),
+    "dpdist sw (float bits)": lambda seed: audit.audit(local.make("sw", epsilon=1.0), samples=SAMPLES, rng=seed),
+    "dpdist pm (float bits)": lambda seed: audit.audit(local.make("pm", epsilon=1.0), samples=SAMPLES, rng=seed),
+    "central count (add-remove)": lambda seed: audit.central(_count, 1.0, domain=(0.0, 1.0), samples=SAMPLES, rng=seed),
+    "column GRR (replace-one)": lambda seed: audit.column(_column_grr, 1.0, 8, samples=SAMPLES, rng=seed),
+    "pure-LDP DEClient d=4": lambda seed: audit.audit(peers.pure_ldp_direct_encoding(4, 1.0), samples=PEER_SAMPLES, rng=seed),
+    "multi-freq-ldpy GRR d=4": lambda seed: audit.audit(peers.multi_freq_ldpy_grr(4, 1.0), samples=PEER_SAMPLES, rng=seed),
 }
 
 

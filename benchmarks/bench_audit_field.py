@@ -155,6 +155,7 @@ def audit_case(case: Case, samples: int) -> dict[str, Any]:
     from dpdist.audit import peers  # noqa: F401
 
     kwargs = {"samples": samples, "alpha": ALPHA, "rng": case.seed, **case.kwargs}
+    kwargs["samples"] = min(kwargs["samples"], samples)  # a case's own budget, never above --samples ("at most")
     worker = None
     children = os.times()
     started = time.process_time()

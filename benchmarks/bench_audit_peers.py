@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import importlib.metadata
 import json
 import os
 import pathlib
@@ -82,13 +83,28 @@ def environment(package: str, version: str, extras: list[str]) -> pathlib.Path:
     return python
 
 
-def run(case, samples: int) -> dict:
+def installed(package: str) -> str | None:
+    """The version of ``package`` installed beside dpdist here (None: not installed)."""
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def run(case, samples: int, installed_only: bool = False) -> dict:
+    """One case's row: the audit in a side environment of ``package==version`` (with ``installed_only``, in this
+    interpreter when it has that version, else the row says it was skipped)."""
     package, version, adapter, seed, status, extras = case
     row = {"package": package, "version": version, "status": status, "adapter": adapter, "alpha": ALPHA, "seed": seed}
-    try:
-        python = environment(package, version, extras)
-    except (RuntimeError, subprocess.CalledProcessError) as error:
-        return {**row, "error": str(error)}
+    if installed_only:
+        if installed(package) != version:
+            return {**row, "skipped": f"{package}=={version} is not installed here (--installed-only)"}
+        python = pathlib.Path(sys.executable)
+    else:
+        try:
+            python = environment(package, version, extras)
+        except (RuntimeError, subprocess.CalledProcessError) as error:
+            return {**row, "error": str(error)}
     child = CHILD.format(adapter=adapter, samples=samples, alpha=ALPHA, seed=seed, package=package)
     done = subprocess.run([str(python), "-c", child], capture_output=True, text=True, cwd=REPO)
     if done.returncode != 0:
@@ -100,8 +116,9 @@ def markdown(rows: list[dict]) -> str:
     lines = ["| library | version | status | mechanism | claim | certified | confidence | outputs per input | CPU s | verdict |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        if "error" in r:
-            lines.append(f"| {r['package']} | {r['version']} | {r['status']} | {r['adapter']} | | | | | | error: {r['error']} |")
+        if "error" in r or "skipped" in r:
+            note = f"error: {r['error']}" if "error" in r else f"skipped: {r['skipped']}"
+            lines.append(f"| {r['package']} | {r['version']} | {r['status']} | {r['adapter']} | | | | | | {note} |")
             continue
         lines.append(f"| {r['package']} | {r['installed']} | {r['status']} | {r['mechanism']} | {r['claimed']:.3f} | "
                      f"{r['certified']:.3f} | {r['confidence']:.3f} | {r['samples_per_input']:,} | {r['cpu_seconds']:.1f} | "
@@ -113,11 +130,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=10_000, help="the audit's budget of outputs per input")
     parser.add_argument("--markdown", action="store_true")
+    parser.add_argument("--installed-only", action="store_true",
+                        help="only the versions installed beside dpdist, in this interpreter (no side environment made)")
+    parser.add_argument("--packages", default=None, help="comma-separated packages to audit (default: every case's)")
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
     rows = []
     for case in CASES:
-        rows.append(run(case, args.samples))
+        if args.packages is None or case[0] in args.packages.split(","):
+            rows.append(run(case, args.samples, args.installed_only))
         print(json.dumps(rows[-1]), flush=True)
     record = {"date": datetime.date.today().isoformat(), "python": sys.version.split()[0],
               "load_1min": [round(load_before, 1), round(os.getloadavg()[0], 1)], "samples": args.samples, "rows": rows}

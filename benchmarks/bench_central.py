@@ -63,9 +63,9 @@ def distances(dist: Distribution, x: np.ndarray) -> tuple[float, float]:
 
 # ---------------------------------------------------------------- peers
 def diffprivlib_histogram(bins):
-    from diffprivlib.tools import histogram
-
     def release(x, epsilon, seed):
+        from diffprivlib.tools import histogram  # on the first release: a run --without diffprivlib never imports it
+
         counts, edges = histogram(x, epsilon=epsilon, bins=bins, range=BOUNDS, random_state=seed)
         counts = np.maximum(np.asarray(counts, dtype=float), 0.0)
         return Distribution(edges, counts / counts.sum())
@@ -138,8 +138,8 @@ def methods(n):
     ]
 
 
-def run(runs: int, n: int, epsilon: float, root_seed: int):
-    table = methods(n)
+def run(runs: int, n: int, epsilon: float, root_seed: int, without: frozenset = frozenset()):
+    table = [method for method in methods(n) if method[0] not in without]
     results = {index: {"ks": [], "w1": [], "seconds": []} for index in range(len(table))}
     for trial in range(runs):
         x = np.clip(np.random.default_rng([trial, root_seed]).normal(size=n), *BOUNDS)
@@ -177,8 +177,9 @@ def main():
     parser.add_argument("--epsilon", type=float, default=0.5)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--markdown", help="also write the table to this file")
+    parser.add_argument("--without", default="", help="comma-separated peer libraries to leave out (not installed)")
     args = parser.parse_args()
-    rows = run(args.runs, args.n, args.epsilon, args.seed)
+    rows = run(args.runs, args.n, args.epsilon, args.seed, frozenset(filter(None, args.without.split(","))))
     text = markdown(rows, args.runs, args.n, args.epsilon, args.seed)
     print(text)
     if args.markdown:

@@ -185,7 +185,7 @@ def cell(dataset: str, n: int, epsilon: float, runs: int, skip: set[str]) -> dic
                 values = {}
                 seconds = 0.0
                 for m, q in Q.items():
-                    if f"{name}@{n}/{m}" in skip:
+                    if name in skip or f"{name}@{n}/{m}" in skip:  # a whole library left out, or one release
                         continue
                     start = time.perf_counter()
                     values[m] = QUANTILE_METHODS[name](x, q, epsilon, bounds, int(seed.integers(2**31)) if "dpdist" not in name else seed)
@@ -252,6 +252,7 @@ def main() -> None:
     parser.add_argument("--datasets", default="normal,lognormal,income-weekly")
     parser.add_argument("--epsilons", default="0.1,0.5,1")
     parser.add_argument("--skip", default="", help='comma-separated "method@n/m" releases to leave out, e.g. "OpenDP@1000000/99"')
+    parser.add_argument("--without", default="", help="comma-separated peer libraries to leave out (not installed)")
     parser.add_argument("--runs-large", type=int, default=None, help="runs at n >= 10^6 (default: --runs)")
     parser.add_argument("--output", default=str(RESULTS))
     parser.add_argument("--markdown", action="store_true", help="print the tables of the saved results and stop")
@@ -265,7 +266,7 @@ def main() -> None:
     runs = args.runs
     if args.quick:
         sizes, datasets, epsilons, runs = [10000], ["normal", "lognormal"], [0.5], 1
-    skip = {item for item in args.skip.split(",") if item}
+    skip = {item for item in [*args.skip.split(","), *args.without.split(",")] if item}
     output = Path(args.output)
     rows = json.loads(output.read_text()) if output.exists() and not args.quick else []
     done = {(r["dataset"], r["n"], r["epsilon"]) for r in rows}

@@ -44,12 +44,12 @@ MEMORY_JOBS = {
 }
 
 
-def peak_memory_mib(job: str) -> float:
+def peak_memory_mib(job: str, n: int = 1_000_000) -> float:
     code = (
         "import numpy as np, resource\n"
         "from dpdist import local\n"
         "p = local.make('oue', epsilon=1.0, domain_size=1024)\n"
-        "v = np.random.default_rng(0).integers(0, 1024, 1_000_000)\n"
+        f"v = np.random.default_rng(0).integers(0, 1024, {n})\n"
         f"{job}\n"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     )
@@ -60,23 +60,28 @@ def peak_memory_mib(job: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="every n divided by 1000 (a check that it runs, not a figure)")
     args = parser.parse_args()
-    baseline = peak_memory_mib(MEMORY_JOBS["baseline"])
+    scale = 1000 if args.smoke else 1
+    if args.smoke:
+        print("(--smoke: every n below is divided by 1000)\n")
+    baseline = peak_memory_mib(MEMORY_JOBS["baseline"], 10**6 // scale)
     print("| memory job (OUE, d = 1024, n = 10^6) | peak RSS above baseline (MiB) |")
     print("|---|---|")
     for name in ("oue-1e6-at-once", "oue-1e6-batches"):
-        print(f"| {name} | {peak_memory_mib(MEMORY_JOBS[name]) - baseline:.0f} |")
+        print(f"| {name} | {peak_memory_mib(MEMORY_JOBS[name], 10**6 // scale) - baseline:.0f} |")
     print(f"\n(baseline: interpreter + numpy + dpdist + 10^6 input items = {baseline:.0f} MiB)\n")
     rng = np.random.default_rng(0)
     oue = local.make("oue", epsilon=1.0, domain_size=1024)
     grr = local.make("grr", epsilon=1.0, domain_size=1024)
-    items_1e5 = rng.integers(0, 1024, 100_000)
-    items_1e6 = rng.integers(0, 1024, 1_000_000)
-    items_1e7 = rng.integers(0, 1024, 10_000_000)
+    items_1e5 = rng.integers(0, 1024, 100_000 // scale)
+    items_1e6 = rng.integers(0, 1024, 1_000_000 // scale)
+    items_1e7 = rng.integers(0, 1024, 10_000_000 // scale)
 
     rows = []
 
     def record(label, seconds, users):
+        users //= scale
         rows.append((label, seconds, users / seconds))
         print(f"| {label} | {seconds:.4f} | {users / seconds:,.0f} |", flush=True)
 

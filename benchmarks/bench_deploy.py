@@ -169,17 +169,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="smaller sizes (10^5 ingest, 10^7 Dask users)")
     parser.add_argument("--skip-dask", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes (10^3 ingest, 10^4 Dask users): a check that it runs")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     results = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "quick": args.quick}
     with tempfile.TemporaryDirectory() as directory:
         workdir = Path(directory)
-        results["ingest"] = ingest(100_000 if args.quick else 1_000_000, workdir)
-        results["aggregate_memory"] = aggregate_memory([250_000, 1_000_000] if args.quick else [1_000_000, 4_000_000], workdir)
+        results["ingest"] = ingest(1000 if args.smoke else 100_000 if args.quick else 1_000_000, workdir)
+        results["aggregate_memory"] = aggregate_memory([2000] if args.smoke else [250_000, 1_000_000] if args.quick
+                                                       else [1_000_000, 4_000_000], workdir)
     if not args.skip_dask:
-        n_users = 10**7 if args.quick else 10**8
+        n_users = 10**4 if args.smoke else 10**7 if args.quick else 10**8
         results["dask"] = dask_scaling(n_users, n_users // 10)
-    out = Path(__file__).parent / "results" / ("deploy-quick.json" if args.quick else "deploy.json")
+    out = Path(__file__).parent / "results" / ("deploy-smoke.json" if args.smoke else "deploy-quick.json" if args.quick
+                                               else "deploy.json")
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=2))
     print(f"raw records: {out}")

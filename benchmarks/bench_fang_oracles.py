@@ -109,19 +109,16 @@ def against_best(settings) -> list[dict]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--authors", required=True, help="folder with the authors' RUE.py, RLH.py, RWS.py")
-    parser.add_argument("--python", required=True, help="the other interpreter (NumPy 1.26) that runs them")
+    parser.add_argument("--authors", help="folder with the authors' RUE.py, RLH.py, RWS.py (without it: part 2 only)")
+    parser.add_argument("--python", help="the other interpreter (NumPy 1.26) that runs them")
     parser.add_argument("--n", type=int, default=10_000)
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--seed", type=int, default=2025)
     args = parser.parse_args(argv)
-    print("| eps | d | protocol | dpdist MSE (se) | authors' MSE (se) | z | dpdist analytic | authors' analytic |")
-    print("|---|---|---|---|---|---|---|---|")
-    for row in side_by_side(args.authors, args.python, [(1.0, 31), (4.0, 31), (1.0, 100), (4.0, 100)], args.n, args.runs, args.seed):
-        print(f"| {row['epsilon']:g} | {row['d']} | {row['protocol']} | {row['dpdist_mse']:.4e} ({row['dpdist_se']:.1e}) | "
-              f"{row['authors_mse']:.4e} ({row['authors_se']:.1e}) | {row['z']:+.2f} | {row['dpdist_analytic']:.4e} | "
-              f"{row['authors_analytic']:.4e} |")
-    print()
+    if args.authors is None or args.python is None:
+        print("(no --authors and --python: the side by side with the authors' code is left out)\n")
+    else:
+        side_by_side_table(args)
     names = ("oue", "olh", "ss", "rue", "rlh", "rws")
     print("| eps | d | " + " | ".join(f"{name} MSE·n (bits)" for name in names) + " | lowest |")
     print("|---|---|" + "---|" * len(names) + "---|")
@@ -129,6 +126,17 @@ def main(argv=None) -> None:
         cells = " | ".join(f"{row[name][0]:.4g} ({row[name][1]})" for name in names)
         print(f"| {row['epsilon']:g} | {row['d']} | {cells} | {row['best']} |")
     sys.stdout.flush()
+
+
+def side_by_side_table(args) -> None:
+    """Part 1: dpdist's and the authors' MSE on the same data, as a markdown table."""
+    print("| eps | d | protocol | dpdist MSE (se) | authors' MSE (se) | z | dpdist analytic | authors' analytic |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in side_by_side(args.authors, args.python, [(1.0, 31), (4.0, 31), (1.0, 100), (4.0, 100)], args.n, args.runs, args.seed):
+        print(f"| {row['epsilon']:g} | {row['d']} | {row['protocol']} | {row['dpdist_mse']:.4e} ({row['dpdist_se']:.1e}) | "
+              f"{row['authors_mse']:.4e} ({row['authors_se']:.1e}) | {row['z']:+.2f} | {row['dpdist_analytic']:.4e} | "
+              f"{row['authors_analytic']:.4e} |")
+    print()
 
 
 if __name__ == "__main__":

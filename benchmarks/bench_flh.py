@@ -96,14 +96,16 @@ def main() -> None:
     parser.add_argument("--accuracy-users", type=int, default=1_000_000)
     parser.add_argument("--families", type=int, default=8)
     parser.add_argument("--draws", type=int, default=4)
+    parser.add_argument("--hash-counts", default="256,4096,65536,262144", help="the family sizes S, comma-separated")
     args = parser.parse_args()
     d = 1024
-    time_rows = timing(args.users, args.olh_users, d, 1.0, [256, 4096, 65536, 262144])
+    hash_counts = [int(count) for count in args.hash_counts.split(",")]
+    time_rows = timing(args.users, args.olh_users, d, 1.0, hash_counts)
     print(f"collector time, d={d}, eps=1, n={args.users:,} (seconds)")
     for row in time_rows:
         note = f" (timed at n={row['timed_users']:,}, extrapolated linearly)" if row["extrapolated"] else ""
         print(f"  {row['protocol']:4s} S={str(row['S']):>6s}  {row['seconds_at_users']:9.2f}{note}")
-    acc_rows = accuracy(args.accuracy_users, d, [1.0, 4.0], [256, 4096, 65536, 262144], args.families, args.draws)
+    acc_rows = accuracy(args.accuracy_users, d, [1.0, 4.0], hash_counts, args.families, args.draws)
     print(f"\nMSE per item, Zipf(1.1), d={d}, n={args.accuracy_users:,}; FLH over "
           f"{args.families} families x {args.draws} draws")
     print("  eps      S    g   FLH MSE (+-se)          OLH MSE     FLH/OLH  predicted FLH/OLH")

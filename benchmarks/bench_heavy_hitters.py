@@ -24,21 +24,26 @@ from dpdist import datasets
 from dpdist.datasets.real import wiki_words
 from dpdist.local import encode_strings, heavy_hitters
 
+EPSILONS, KS = (1.0, 2.0, 4.0), (10, 20)  # the table's epsilons and numbers of heavy hitters k
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 10^6 only, one run")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sizes", default=None, help="comma-separated n (default 10^6 and 10^7; --quick: 10^6)")
     args = parser.parse_args()
     sizes = [10**6] if args.quick else [10**6, 10**7]
+    if args.sizes:
+        sizes = [int(size) for size in args.sizes.split(",")]
     runs = 1 if args.quick else args.runs
     codes, codec = encode_strings(wiki_words())
     dataset = datasets.get("wiki-words")
     print("| n | eps | k | precision = recall = F1 (median) | seconds per run (simulate) | privatize + add + estimate |")
     print("|---|---|---|---|---|---|")
     for n in sizes:
-        for epsilon in (1.0, 2.0, 4.0):
-            for k in (10, 20):
+        for epsilon in EPSILONS:
+            for k in KS:
                 scores, seconds = [], []
                 for run in range(runs):
                     items = codes[dataset.load(n, rng=np.random.default_rng([run, n]))]

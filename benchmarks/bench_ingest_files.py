@@ -69,10 +69,12 @@ def measure(files: int, repeats: int) -> dict:
         legacy_state = Path(tmp) / "legacy.bin"
 
         def rewrite_all():
-            from dpdist._io._state import _write_state  # the former header carried every record
+            # the former header carried every record (_state._write_state became _state_file.write_state of the fields)
+            from dpdist._io._state import _fields
+            from dpdist._io._state_file import write_state
 
             header_records = dict(legacy)
-            _write_state(legacy_state, saved.aggregator, {"bytes": 0, "crc32": 0, "entries": 0})
+            write_state(legacy_state, _fields(saved.aggregator))
             legacy_state.with_suffix(".json").write_text(json.dumps(header_records))
 
         before_seconds = _median_seconds(rewrite_all, max(3, repeats // 10))

@@ -95,12 +95,16 @@ def batch_values(config: dict) -> list:
     raise ValueError(f"no values for a protocol of kind {kind!r}")
 
 
-def _build(folder: Path) -> str:
-    """The client (build.sh) and the benchmark class compiled into ``folder``; their class path."""
-    subprocess.run(["sh", str(ROOT / "clients" / "java" / "build.sh"), str(folder)], check=True, capture_output=True, timeout=600)
-    subprocess.run(["javac", "--release", "11", "-cp", str(folder / "classes"), "-d", str(folder / "bench"),
+def _build(folder: Path, client: Path | None = None) -> str:
+    """The client (build.sh, unless ``client`` holds its compiled classes) and the benchmark class compiled into
+    ``folder``; their class path."""
+    if client is None:
+        subprocess.run(["sh", str(ROOT / "clients" / "java" / "build.sh"), str(folder)], check=True, capture_output=True,
+                       timeout=600)
+        client = folder / "classes"
+    subprocess.run(["javac", "--release", "11", "-cp", str(client), "-d", str(folder / "bench"),
                     str(ROOT / "benchmarks" / "BenchJavaClient.java")], check=True, capture_output=True, timeout=600)
-    return f"{folder / 'classes'}:{folder / 'bench'}"
+    return f"{client}:{folder / 'bench'}"
 
 
 def _rates(command: list[str]) -> list[list[float]]:
@@ -116,10 +120,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0, help="CPU-seconds of warm-up of every config (default 3)")
     parser.add_argument("--rounds", type=int, default=2, help="alternating rounds of the two processes (default 2)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "java_client.json")
+    parser.add_argument("--client-classes", type=Path, default=None,
+                        help="the Java client already compiled (its classes folder), of these sources; default: build it")
     arguments = parser.parse_args()
     node, java = shutil.which("node"), shutil.which("java")
     with tempfile.TemporaryDirectory() as folder:
-        classpath = _build(Path(folder))
+        classpath = _build(Path(folder), arguments.client_classes)
         cases = Path(folder) / "cases.json"
         cases.write_text(json.dumps([{"config": config, "values": batch_values(config)} for config in CASES]))
         configs = f"@{cases}"

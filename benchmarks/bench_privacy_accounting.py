@@ -33,6 +33,8 @@ from dpdist.local.ledger import PrivacyLedger
 
 DELTA = 1e-8
 PROTOCOLS = [("grr", 2), ("grr", 64), ("grr", 1024), ("ss", 64), ("oue", 64), ("sue", 64)]
+EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
+SIZES = (10**5, 10**6, 10**7, 10**8)
 
 
 def cpu(call, repeat: int = 1) -> float:
@@ -47,9 +49,9 @@ def amplification_table() -> list[dict]:
     print("| protocol | d | eps0 | n | dpdist | variation-ratio (Wang et al.) | ratio | FMT21 numerical (any) | closed form | CPU s |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, d in PROTOCOLS:
-        for epsilon0 in (0.5, 1.0, 2.0, 4.0, 8.0):
+        for epsilon0 in EPSILONS:
             protocol = local.make(name, epsilon=epsilon0, domain_size=d)
-            for n in (10**5, 10**6, 10**7, 10**8):
+            for n in SIZES:
                 seconds = cpu(lambda: amplification.account(protocol, n, DELTA))
                 ours = amplification.account(protocol, n, DELTA).epsilon
                 published = variation_ratio_epsilon(protocol, n, DELTA)

@@ -76,18 +76,13 @@ def scores(x, released, bounds):
     return float(np.mean(np.abs(deciles - truth))), ks_w1(knots, cdf, ordered)[1]
 
 
-def cell(name: str, n: int, epsilon: float, runs: int) -> dict:
+def cell(name: str, n: int, epsilon: float, runs: int, peer: bool = True) -> dict:
     datasets = [data(name, n, np.random.default_rng([n, run, 7]))[0] for run in range(runs)]
     bounds = data(name, 2, np.random.default_rng(0))[1]
     started = time.process_time()
-    theirs = python_dp(datasets, epsilon, bounds, PERCENTILES)
     row: dict = {"data": name, "n": n, "epsilon": epsilon, "runs": runs}
-    per_shape = [[scores(x, theirs[r, s], bounds) for r, x in enumerate(datasets)] for s in range(len(SHAPES))]
-    best = int(np.argmin([np.mean([m[0] for m in shape]) for shape in per_shape]))
-    row["python-dp"] = {"decile_error": float(np.mean([m[0] for m in per_shape[best]])),
-                        "w1": float(np.mean([m[1] for m in per_shape[best]])), "shape": SHAPES[best],
-                        "by_shape": {f"h={h} b={b}": float(np.mean([m[0] for m in per_shape[i]]))
-                                     for i, (h, b) in enumerate(SHAPES)}}
+    if peer:
+        row["python-dp"] = python_dp_row(datasets, epsilon, bounds)
     for method in ("tree", "aq", "jointexp"):
         measured = []
         for run, x in enumerate(datasets):
@@ -101,16 +96,28 @@ def cell(name: str, n: int, epsilon: float, runs: int) -> dict:
     return row
 
 
+def python_dp_row(datasets, epsilon: float, bounds) -> dict:
+    """python-dp's scores at its best tree shape (the lowest mean decile error), and every shape's decile error."""
+    theirs = python_dp(datasets, epsilon, bounds, PERCENTILES)
+    per_shape = [[scores(x, theirs[r, s], bounds) for r, x in enumerate(datasets)] for s in range(len(SHAPES))]
+    best = int(np.argmin([np.mean([m[0] for m in shape]) for shape in per_shape]))
+    return {"decile_error": float(np.mean([m[0] for m in per_shape[best]])),
+            "w1": float(np.mean([m[1] for m in per_shape[best]])), "shape": SHAPES[best],
+            "by_shape": {f"h={h} b={b}": float(np.mean([m[0] for m in per_shape[i]])) for i, (h, b) in enumerate(SHAPES)}}
+
+
 def markdown(rows) -> str:
     methods = ("python-dp", "dpdist tree", "dpdist aq", "dpdist jointexp")
     out = ["| data | n | ε | runs | " + " | ".join(f"{m} decile err / W1" for m in methods) + " | python-dp shape | "
            "python-dp / best dpdist |", "|---" * (len(methods) + 6) + "|"]
     for r in rows:
-        cells = [f"{r[m]['decile_error']:,.3g} / {r[m]['w1']:,.3g}" for m in methods]
+        cells = [f"{r[m]['decile_error']:,.3g} / {r[m]['w1']:,.3g}" if m in r else "-" for m in methods]
         best = min(r[m]["decile_error"] for m in methods[1:])
+        peer = r.get("python-dp")  # None: run --without python-dp
+        shape = "-" if peer is None else f"h={peer['shape'][0]} b={peer['shape'][1]}"
+        ratio = "-" if peer is None else f"{peer['decile_error'] / best:.1f}x"
         out.append(f"| {r['data']} | {r['n']:,} | {r['epsilon']:g} | {r['runs']} | " + " | ".join(cells) +
-                   f" | h={r['python-dp']['shape'][0]} b={r['python-dp']['shape'][1]} | "
-                   f"{r['python-dp']['decile_error'] / best:.1f}x |")
+                   f" | {shape} | {ratio} |")
     return "\n".join(out)
 
 
@@ -121,6 +128,7 @@ def main() -> None:
     parser.add_argument("--epsilons", default="0.5,1")
     parser.add_argument("--data", default="lognormal incomes,normal")
     parser.add_argument("--markdown", action="store_true", help="print the table of the saved results and stop")
+    parser.add_argument("--without", default="", help="python-dp: leave the peer out (its side environment not made)")
     args = parser.parse_args()
     if args.markdown:
         print(markdown(json.loads(RESULTS.read_text())))
@@ -130,7 +138,7 @@ def main() -> None:
         for n in map(int, args.sizes.split(",")):
             for epsilon in map(float, args.epsilons.split(",")):
                 rows = [r for r in rows if (r["data"], r["n"], r["epsilon"]) != (name, n, epsilon)]
-                rows.append(cell(name, n, epsilon, args.runs))
+                rows.append(cell(name, n, epsilon, args.runs, peer="python-dp" not in args.without.split(",")))
                 RESULTS.write_text(json.dumps(rows, indent=1) + "\n")  # an interrupted run keeps its cells
     print(markdown(sorted(rows, key=lambda r: (r["data"], r["n"], r["epsilon"]))))
 

@@ -78,6 +78,7 @@ def dpdist_aq(x, q, epsilon, bounds, seed):
     return central.quantiles(x, q, epsilon=epsilon, bounds=bounds, method="aq", rng=seed, clip=True).values
 
 
+EPSILONS, MS = (0.1, 0.5, 1.0), (9, 99)  # the table's epsilons and numbers of quantiles m
 METHODS = {
     "dpdist tree": dpdist_tree,
     "dpdist aq": dpdist_aq,
@@ -95,20 +96,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--quick", action="store_true", help="n = 1e4 only, normal and lognormal")
+    parser.add_argument("--without", default="", help="comma-separated peer libraries to leave out (not installed)")
+    parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "quantiles.json"))
     args = parser.parse_args()
+    methods = {name: method for name, method in METHODS.items() if name not in args.without.split(",")}
     sizes = [10**4] if args.quick else [10**3, 10**4, 10**5]
     datasets = ["normal", "lognormal"] if args.quick else ["normal", "lognormal", "income-weekly"]
     rows = []
     for dataset in datasets:
         for n in sizes:
-            for epsilon in (0.1, 0.5, 1.0):
-                for m in (9, 99):
+            for epsilon in EPSILONS:
+                for m in MS:
                     q = np.linspace(0, 1, m + 2)[1:-1]
-                    errors = {name: [] for name in METHODS}
-                    seconds = {name: [] for name in METHODS}
+                    errors = {name: [] for name in methods}
+                    seconds = {name: [] for name in methods}
                     for run in range(args.runs):
                         x, bounds = _data(dataset, n, np.random.default_rng([run, n, 7]))
                         for index, (name, method) in enumerate(METHODS.items()):
+                            if name not in methods:
+                                continue
                             start = time.perf_counter()
                             released = method(x, q, epsilon, bounds, int(np.random.default_rng([run, index]).integers(2**31)))
                             seconds[name].append(time.perf_counter() - start)
@@ -116,16 +122,16 @@ def main() -> None:
                     row = {"dataset": dataset, "n": n, "epsilon": epsilon, "m": m}
                     row.update({name: float(np.median(values)) for name, values in errors.items()})
                     row.update({f"{name} s": float(np.median(values)) for name, values in seconds.items()})
-                    peers = min(row["diffprivlib"], row["OpenDP"])
+                    peers = min(row[name] for name in ("diffprivlib", "OpenDP") if name in methods)
                     row["best peer / dpdist tree"] = peers / max(row["dpdist tree"], 1e-12)
                     rows.append(row)
                     print(
                         f"{dataset:>14} n={n:>7} eps={epsilon:<4} m={m:<3} "
-                        + " ".join(f"{name}={row[name]:.4f}" for name in METHODS)
+                        + " ".join(f"{name}={row[name]:.4f}" for name in methods)
                         + f"  peer/tree={row['best peer / dpdist tree']:.1f}x",
                         flush=True,
                     )
-    Path(__file__).parent.joinpath("results", "quantiles.json").write_text(json.dumps(rows, indent=2))
+    Path(args.out).write_text(json.dumps(rows, indent=2))
 
 
 if __name__ == "__main__":

@@ -29,6 +29,11 @@ DELTA = 1e-8
 SIZES = (10**3, 10**4, 10**5, 10**6, 10**7)
 EPSILONS = (0.5, 1.0, 2.0, 4.0, 8.0)
 ROUNDS = (1, 10, 30, 100)
+#: the calls timed by time_calls: (protocol, its parameters, method), each at TIMED_ROUNDS rounds, median of TIMED_REPEATS
+TIMED = [("grr", {"domain_size": 3}, "numerical"), ("grr", {"domain_size": 8}, "numerical"),
+         ("oue", {"domain_size": 64}, "numerical"), ("ss", {"domain_size": 64}, "numerical"),
+         ("hr", {"domain_size": 8}, "channel"), ("grr", {"domain_size": 8}, "generic")]
+TIMED_ROUNDS, TIMED_REPEATS = (30, 100), 5
 
 
 def old_bound(protocol, n: int, rounds: int) -> float:
@@ -75,13 +80,11 @@ def time_calls() -> list[dict]:
     timings = []
     print("\n| protocol | method | T | epsilon | CPU s (median of 5) |")
     print("|---|---|---:|---:|---:|")
-    for name, params, method in [("grr", {"domain_size": 3}, "numerical"), ("grr", {"domain_size": 8}, "numerical"),
-                                 ("oue", {"domain_size": 64}, "numerical"), ("ss", {"domain_size": 64}, "numerical"),
-                                 ("hr", {"domain_size": 8}, "channel"), ("grr", {"domain_size": 8}, "generic")]:
+    for name, params, method in TIMED:
         protocol = local.make(name, epsilon=4.0, **params)
-        for rounds in (30, 100):
+        for rounds in TIMED_ROUNDS:
             seconds = []
-            for _ in range(5):
+            for _ in range(TIMED_REPEATS):
                 start = time.process_time()
                 epsilon = amplification.account(protocol, 10**5, DELTA, method=method, rounds=rounds).epsilon
                 seconds.append(time.process_time() - start)

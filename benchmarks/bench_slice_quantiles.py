@@ -49,6 +49,7 @@ RESULTS = Path(__file__).parent / "results" / "slice_quantiles.json"
 DELTA = 1e-10
 #: the reference code's g (its minimum gap between values; its h grows with log(width / g))
 REFERENCE_GAP = [1.0]
+MS, EPSILONS = (9, 49, 99), (0.5, 1.0, 5.0)  # the numbers of quantiles and the epsilons of the table
 
 
 def rank_errors(sorted_x: np.ndarray, released: np.ndarray, q: np.ndarray, tolerance: float) -> np.ndarray:
@@ -99,9 +100,12 @@ def main() -> None:
     parser.add_argument("--reference-gap", type=float, default=1.0, help="the reference code's g")
     parser.add_argument("--methods", default=None, help="comma-separated subset of the methods")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sample", type=int, default=None, help="a seeded sample of this many of the values (a check)")
     args = parser.parse_args()
     dataset = datasets.get(args.dataset)
     x = np.tile(np.asarray(dataset.load(), dtype=np.float64), args.replicate)
+    if args.sample is not None:
+        x = np.random.default_rng(2026).choice(x, args.sample, replace=False)
     bounds = tuple(map(float, dataset.bounds))
     if args.jitter:  # a fixed jitter: every run sees the same data
         x = x + np.random.default_rng(2026).uniform(0, 1, x.size)
@@ -112,9 +116,9 @@ def main() -> None:
         methods = [method for method in methods if method in args.methods.split(",")]
     REFERENCE_GAP[0] = args.reference_gap
     rows = []
-    for m in (9, 49, 99):
+    for m in MS:
         q = np.arange(1, m + 1) / (m + 1)
-        for epsilon in (0.5, 1.0, 5.0):
+        for epsilon in EPSILONS:
             for method in methods:
                 means, maxes, seconds, refused = [], [], [], None
                 runs = 2 if args.quick else args.runs

@@ -1,15 +1,24 @@
 """The benchmarks run: a benchmark that crashes cannot regenerate its figures in docs/benchmarks.md.
 
 Every script in ``benchmarks/`` loads (its imports and module-level code run, as ``python benchmarks/x.py`` would before
-its main); the collection service's scripts run end to end at their smallest case and their output is checked: the
-relay against the collector (``bench_relay.py``, which crashed creating a campaign with the old ``"relay": true``) and
-``bench_serve.py --cases ratio`` (dpdist, the durable floor app and the bare app in turn).  ``bench_burst.py`` runs in
-tests/serve/test_serve_abuse.py.
+its main), and every one runs end to end at its smallest case (tests/benchmark_support.py: its own size options at
+their smallest, or its size constants made small), all in one process (tests/benchmark_runner.py) on a scratch copy of
+benchmarks/ and docs/ (the scripts write their results beside themselves; a smoke case is not a result).  Each script
+is a case of its own: its output must be its real result - the rows of its table or of the JSON it writes, every number
+in them finite.  Peers that cannot be here are left out by the script's own option (``--without``,
+``--installed-only``, ``--peers``), named by :func:`test_benchmark_peer_is_present`'s skips, and dpdist's side still
+runs.  The collection service's scripts run apart: ``bench_relay.py`` (which crashed creating a campaign with the old
+``"relay": true``) and ``bench_serve.py --cases ratio`` (dpdist, the durable floor app and the bare app in turn) here,
+``bench_burst.py`` in tests/serve/test_serve_abuse.py.
 """
 
 from __future__ import annotations
 
+import fcntl
+import importlib.util
 import json
+import math
+import os
 import shutil
 import subprocess
 import sys
@@ -17,7 +26,11 @@ from pathlib import Path
 
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from benchmark_support import CASES, PEERS, case_arguments, result_record, result_rows, row_list, scratch_copy
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+RUNNER = ROOT / "tests" / "benchmark_runner.py"
 
 pytestmark = pytest.mark.slow
 
@@ -46,6 +59,66 @@ def test_every_benchmark_script_loads(tmp_path):
                          cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     assert json.loads(run.stdout.splitlines()[-1]) == {}
+
+
+def test_every_benchmark_script_has_a_smoke_case():
+    scripts = {path.name for path in BENCHMARKS.glob("bench_*.py")}
+    apart = {"bench_relay.py", "bench_serve.py", "bench_burst.py"}  # run by the tests below and test_serve_abuse.py
+    assert scripts - apart == set(CASES), "a new benchmark script needs its smallest case in tests/benchmark_support.py"
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(tmp_path_factory):
+    """Every script's outcome at its smallest case: one process runs them all, in turn, once per session (the
+    pytest-xdist workers that get some of the cases share the temporary folder's parent: the first one runs them)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder, done = shared / "benchmark-smoke", shared / "benchmark-smoke.json"
+    with open(shared / "benchmark-smoke.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            root = scratch_copy(ROOT, folder)
+            spec, out = folder / "spec.json", folder / "outcomes.json"
+            spec.write_text(json.dumps({"root": str(root), "cases": {script: case_arguments(script) for script in CASES}}))
+            run = subprocess.run([sys.executable, str(RUNNER), str(spec), str(out)], capture_output=True, text=True,
+                                 timeout=900)
+            outcomes = json.loads(out.read_text()) if out.exists() else {}
+            done.write_text(json.dumps({"root": str(root), "outcomes": outcomes, "log": run.stderr[-5000:]}))
+    found = json.loads(done.read_text())
+    return Path(found["root"]), found["outcomes"], found["log"]
+
+
+@pytest.mark.parametrize("script", sorted(CASES))
+def test_benchmark_runs_at_its_smallest_case(smoke_runs, script):
+    root, outcomes, log = smoke_runs
+    assert script in outcomes, f"the runner died before {script}: {log[-3000:]}"
+    outcome = outcomes[script]
+    missing = [program for program in CASES[script].get("needs", ()) if shutil.which(program) is None]
+    if missing:
+        pytest.skip(f"{script} runs {', '.join(missing)}, not installed here (.ci/run installs them)")
+    assert outcome["error"] is None, f"{script} failed:\n{outcome['error']}\n{outcome['stdout'][-1500:]}"
+    rows = result_rows(root, script, outcome["stdout"])
+    assert len(rows) >= CASES[script].get("rows", 1), (script, len(rows), outcome["stdout"][-1500:])
+    numbers = [value for row in rows for value in row]
+    assert numbers, f"{script}'s rows hold no number: {outcome['stdout'][-1500:]}"
+    record = result_record(root, script, outcome["stdout"])
+    for key, value in CASES[script].get("expect", {}).items():
+        assert record[key] == value, (script, key, record[key])
+    for key, value in CASES[script].get("expect_rows", {}).items():
+        assert all(row[key] == value for row in row_list(record)), (script, key, row_list(record))
+    if "nan_ok" not in CASES[script]:
+        assert all(math.isfinite(value) for value in numbers), (script, [row for row in rows if not all(map(math.isfinite, row))])
+    else:
+        assert not any(math.isinf(value) for value in numbers), script
+
+
+@pytest.mark.parametrize("peer", sorted(PEERS))
+def test_benchmark_peer_is_present(peer):
+    """A peer left out of the smoke runs is named here (the scripts' dpdist side ran without it)."""
+    reason = PEERS[peer]
+    if reason is not None or importlib.util.find_spec(peer) is None:
+        pytest.skip(reason or f"{peer} is not installed (`uv sync --extra bench`): the benchmarks ran without it")
 
 
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (.ci/run installs it)")
