@@ -1462,3 +1462,53 @@ def clip_real_values(values, bounds: Sequence[float], *, owner: str, name: str =
         return array, 0
     clipped = np.clip(np.where(np.isnan(array), low, array), low, high)
     return clipped, int(array.size - np.count_nonzero(inside))
+
+
+# ---- rules added by tables-b
+@dataclass(frozen=True)
+class Token(Constraint):
+    """A secret sent in an HTTP header (``Authorization: Bearer ...``): a string of at least ``min_length`` printable
+    ASCII characters (as header values must be) without surrounding spaces, described as ``what`` when given; a
+    refusal shows its length only."""
+
+    min_length: int = 1
+    what: str = ""
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or len(value) < self.min_length or value != value.strip():
+            raise ValueError
+        if not (value.isascii() and value.isprintable()):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what or (f"a token of at least {self.min_length} printable ASCII characters, without surrounding "
+                             "spaces")
+
+    def shown(self, value: Any) -> str:
+        return f"a str of {len(value)} characters" if isinstance(value, str) else f"a {type(value).__name__}"
+
+    def invalid_examples(self) -> list:
+        return [3, None, "", "x" * (self.min_length - 1), "\u00e9" * max(1, self.min_length),
+                " " + "x" * max(1, self.min_length)]
+
+
+@dataclass(frozen=True)
+class Even(Constraint):
+    """An even int in ``[low, high]`` (either end may be None)."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def check(self, value: Any) -> Any:
+        value = Integer(self.low, self.high).check(value)
+        if value % 2:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return "an even " + Integer(self.low, self.high).describe().removeprefix("an ")
+
+    def invalid_examples(self) -> list:
+        odd = (self.low if self.low is not None else 0) + 1
+        return [*Integer(self.low, self.high).invalid_examples(), odd if odd % 2 else odd + 1]
