@@ -1490,8 +1490,10 @@ class Token(Constraint):
         return f"a str of {len(value)} characters" if isinstance(value, str) else f"a {type(value).__name__}"
 
     def invalid_examples(self) -> list:
-        return [3, None, "", "x" * (self.min_length - 1), "\u00e9" * max(1, self.min_length),
-                *([] if self.spaces else [" " + "x" * max(1, self.min_length)])]
+        out: list = [3, None, "\u00e9" * max(1, self.min_length)]
+        out += [""] if self.min_length else []
+        out += ["x" * (self.min_length - 1)] if self.min_length > 1 else []
+        return out + ([] if self.spaces else [" " + "x" * max(1, self.min_length)])
 
 
 @dataclass(frozen=True)
@@ -1513,3 +1515,40 @@ class Even(Constraint):
     def invalid_examples(self) -> list:
         odd = (self.low if self.low is not None else 0) + 1
         return [*Integer(self.low, self.high).invalid_examples(), odd if odd % 2 else odd + 1]
+
+
+@dataclass(frozen=True)
+class MappingOf(Constraint):
+    """A dict whose every key satisfies ``key`` and every value ``value``, described as ``what``; returned as a new
+    dict of the checked keys and values.  A refusal shows the keys, not the values (which may be secrets)."""
+
+    key: Constraint
+    value: Constraint
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, dict):
+            raise ValueError
+        return {self.key.check(key): self.value.check(item) for key, item in value.items()}
+
+    def describe(self) -> str:
+        return self.what
+
+    def shown(self, value: Any) -> str:
+        return f"a dict with the keys {sorted(map(str, value))!r:.200}" if isinstance(value, dict) else type(value).__name__
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", [("key", "value")]]
+        good_value = next((example for example in ("value", 1, 1.0) if not _refuses(self.value, example)), None)
+        good_key = next((example for example in ("key", 1) if not _refuses(self.key, example)), None)
+        out += [{bad: good_value} for bad in self.key.invalid_examples()[:1] if _hashable(bad)]
+        out += [{good_key: bad} for bad in self.value.invalid_examples()[:1]]
+        return [example for example in out if _refuses(self, example)]
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
