@@ -1552,3 +1552,48 @@ def _hashable(value: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+@dataclass(frozen=True)
+class HasMethod(Constraint):
+    """An object with a callable attribute ``name`` (a result with ``table()``), described as ``what``; a refusal
+    shows the value's type only (its repr may be its whole content)."""
+
+    name: str
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not callable(getattr(value, self.name, None)):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def shown(self, value: Any) -> str:
+        return type(value).__name__
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), 3]
+
+
+@dataclass(frozen=True)
+class AttributeIn(Constraint):
+    """An instance of ``types`` whose attribute ``attribute`` is one of ``values`` (a protocol of some names),
+    described as ``what``."""
+
+    types: Any
+    attribute: str
+    values: tuple
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, self.types) or getattr(value, self.attribute, None) not in self.values:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), "text"]

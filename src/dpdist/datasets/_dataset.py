@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import Integer, Options, check_param, validate_params
+from .._validation import Implies, Integer, Options, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._binning import bucketize
 from .._types import Seed
@@ -24,7 +24,12 @@ __all__ = ["Dataset", "register", "get", "available", "describe"]
 _REGISTRY: dict[str, "Dataset"] = {}
 
 
-@validate_params({"kind": Options(("numerical", "categorical"))})
+@validate_params({"kind": Options(("numerical", "categorical"))}, relations=(
+    Implies("bounds", None, "kind", ("numerical",), why="every value lies in [lo, hi]",
+            counterexample={"name": "x", "description": "", "kind": "numerical", "size": 1}),
+    Implies("domain_size", None, "kind", ("categorical",), why="every item lies in [0, domain_size)",
+            counterexample={"name": "x", "description": "", "kind": "categorical", "size": 1}),
+))
 @dataclass(frozen=True)
 class Dataset:
     """A named dataset and how to draw its values.
@@ -64,12 +69,7 @@ class Dataset:
     default_n: int | None = None
 
     def __post_init__(self):
-        if self.kind == "numerical" and self.bounds is None:
-            raise InvalidParameterError(f"The numerical dataset {self.name!r} needs 'bounds'. Got None instead.")
-        if self.kind == "categorical" and self.domain_size is None:
-            raise InvalidParameterError(
-                f"The categorical dataset {self.name!r} needs 'domain_size'. Got None instead."
-            )
+        # bounds of a numerical dataset, domain_size of a categorical one: the table's relations
         if self.default_n is None:
             object.__setattr__(self, "default_n", int(self.size))
 
