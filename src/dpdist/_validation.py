@@ -1519,23 +1519,39 @@ class Even(Constraint):
 
 @dataclass(frozen=True)
 class MappingOf(Constraint):
-    """A dict whose every key satisfies ``key`` and every value ``value``, described as ``what``; returned as a new
-    dict of the checked keys and values.  A refusal shows the keys, not the values (which may be secrets)."""
+    """A mapping whose every key satisfies ``key`` and every value ``value`` (the value of a key named in ``named``,
+    ``(key, rule)`` pairs, that key's rule instead), described as ``what``; returned as a new dict of the checked keys
+    and values, or as given with ``as_given`` (values whose type is part of a result: an experiment's grid).  A
+    refusal shows the keys, not the values (which may be secrets), and the key whose value is refused."""
 
     key: Constraint
     value: Constraint
     what: str
+    named: tuple[tuple[str, Constraint], ...] = ()
+    as_given: bool = False
+
+    def _rule(self, key: Any) -> Constraint:
+        return next((rule for name, rule in self.named if name == key), self.value)
 
     def check(self, value: Any) -> Any:
-        if not isinstance(value, dict):
+        if not isinstance(value, Mapping):
             raise ValueError
-        return {self.key.check(key): self.value.check(item) for key, item in value.items()}
+        checked = {self.key.check(key): self._rule(key).check(item) for key, item in value.items()}
+        return value if self.as_given else checked
 
     def describe(self) -> str:
         return self.what
 
     def shown(self, value: Any) -> str:
-        return f"a dict with the keys {sorted(map(str, value))!r:.200}" if isinstance(value, dict) else type(value).__name__
+        if not isinstance(value, Mapping):
+            return type(value).__name__
+        shown = f"a dict with the keys {sorted(map(str, value))!r:.200}"
+        for key, item in value.items():
+            if _refuses(self.key, key):
+                return f"{shown} whose key {key!r:.100} is refused"
+            if _refuses(self._rule(key), item):
+                return f"{shown} whose {key!r:.100} is {self._rule(key).shown(item)}"
+        return shown
 
     def invalid_examples(self) -> list:
         out: list = ["text", [("key", "value")]]
@@ -1543,6 +1559,7 @@ class MappingOf(Constraint):
         good_key = next((example for example in ("key", 1) if not _refuses(self.key, example)), None)
         out += [{bad: good_value} for bad in self.key.invalid_examples()[:1] if _hashable(bad)]
         out += [{good_key: bad} for bad in self.value.invalid_examples()[:1]]
+        out += [{name: bad} for name, rule in self.named for bad in rule.invalid_examples()[:1]]
         return [example for example in out if _refuses(self, example)]
 
 

@@ -232,12 +232,7 @@ def execute_cell(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
     params = cell.param_dict
     metric_options = {k[len(METRIC_PREFIX) :]: params.pop(k) for k in list(params) if k.startswith(METRIC_PREFIX)}
     overrides = {k[len(DATASET_PREFIX) :]: params.pop(k) for k in list(params) if k.startswith(DATASET_PREFIX)}
-    unknown = sorted(set(overrides) - {"bins", "permute"})
-    if unknown:
-        raise InvalidParameterError(
-            f"Grid parameters {[DATASET_PREFIX + k for k in unknown]} name no dataset field; "
-            f"allowed: {DATASET_PREFIX}bins, {DATASET_PREFIX}permute."
-        )
+    # only bins and permute: the grid's rule (experiments._spec.SWEEP), when the spec was built
     # the data stream stays keyed by the reference's key: the same users for every override
     reference = replace(cell.dataset, **overrides) if overrides else cell.dataset
     dataset = _dataset(reference)

@@ -10,6 +10,7 @@ adding a method, a dataset or a grid value never changes another cell's numbers.
 from __future__ import annotations
 
 import itertools
+import math
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .. import datasets
 from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
-from .._validation import CallableRule, Integer, InstanceOf, Items, OneOf, Optional, Options, validate_params
+from .._validation import (CallableRule, Constraint, Described, Integer, InstanceOf, Interval, Items, MappingOf, OneOf, Optional,
+                           Options, Text, validate_params)
 from ..errors import InvalidParameterError
 from ._checks import better_than
 from ._methods import available_methods
@@ -61,10 +63,30 @@ def _normalize_sweep(sweep) -> dict:
     return out
 
 
+def _values(item: Constraint | None, what: str) -> Items:
+    return Items(item, f"a non-empty list of {what}", min_length=1)
+
+
+#: one sweep of an experiment's grid: parameter name -> its values, checked when the spec is built (not in every cell)
+SWEEP = MappingOf(
+    Described(Text(pattern=rf"(?!{DATASET_PREFIX})[A-Za-z_][A-Za-z0-9_]*|{DATASET_PREFIX}(bins|permute)"),
+              f"a parameter name ({DATASET_PREFIX}bins and {DATASET_PREFIX}permute the only {DATASET_PREFIX} ones)"),
+    _values(None, "values"),
+    f"a dict of parameter name -> non-empty list of values (n: ints >= 1 or None, epsilon: numbers > 0, "
+    f"{DATASET_PREFIX}bins: ints >= 2, {DATASET_PREFIX}permute: ints >= 0 or None, {SWEEP_DATASETS}/{SWEEP_METHODS}: "
+    "names)",
+    named=(("n", _values(Optional(Integer(low=1)), "ints >= 1 or None")),
+           ("epsilon", _values(Interval(0.0, math.inf), "numbers > 0")),
+           (DATASET_PREFIX + "bins", _values(Integer(low=2), "ints >= 2")),
+           (DATASET_PREFIX + "permute", _values(Optional(Integer(low=0)), "ints >= 0 or None")),
+           (SWEEP_DATASETS, _values(Text(), "dataset keys")), (SWEEP_METHODS, _values(Text(), "method labels"))),
+    as_given=True,
+)
 #: an experiment's ``grid``
-GRID = OneOf((InstanceOf(Mapping, "a dict"), Items(InstanceOf(Mapping, "a dict"), "a non-empty list of dicts",
-                                                   min_length=1)),
-             "a dict of name -> list, or a non-empty list of such dicts")
+GRID = OneOf((SWEEP, Items(SWEEP, "a non-empty list of dicts", min_length=1)),
+             "a dict of parameter name -> non-empty list of values (n: ints >= 1 or None, epsilon: numbers > 0, "
+             f"{DATASET_PREFIX}bins: ints >= 2, {DATASET_PREFIX}permute: ints >= 0 or None, {SWEEP_DATASETS}/"
+             f"{SWEEP_METHODS}: names; no other {DATASET_PREFIX} parameter), or a non-empty list of such dicts")
 
 
 def _normalize_grid(grid):
