@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .. import datasets
 from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
-from .._validation import (CallableRule, Constraint, Described, Integer, InstanceOf, Interval, Items, MappingOf, OneOf, Optional,
+from .._validation import (CallableRule, Constraint, Described, Dict, Integer, InstanceOf, Interval, Items, MappingOf, OneOf, Optional,
                            Options, Text, validate_params)
 from ..errors import InvalidParameterError
 from ._checks import better_than
@@ -124,18 +124,10 @@ class DatasetRef:
             return value
         if isinstance(value, str):
             return cls(name=value)
-        if isinstance(value, dict):
-            value = dict(value)
-            if value.get("bounds") is not None:
-                value["bounds"] = tuple(float(v) for v in value["bounds"])
-            try:
-                return cls(**value)
-            except TypeError:
-                pass
-        raise InvalidParameterError(
-            "A dataset of an experiment must be a name, a DatasetRef or a dict with keys among "
-            f"name, bins, permute, file, column, bounds, label, spread. Got {value!r} instead."
-        )
+        value = dict(value)  # a dict of DatasetRef's fields: ExperimentSpec's table (_DATASET)
+        if value.get("bounds") is not None:
+            value["bounds"] = tuple(float(v) for v in value["bounds"])
+        return cls(**value)
 
     @property
     def key(self) -> str:
@@ -181,19 +173,15 @@ class MethodSpec:
             return value
         if isinstance(value, str):
             return cls(label=value, method=value)
-        if isinstance(value, dict) and "label" in value or isinstance(value, dict) and "method" in value:
-            value = dict(value)
-            label = value.pop("label", None) or str(value.get("method"))
-            method = value.pop("method", label)
-            params = dict(value.pop("params", {}))
-            grid = {key: list(values) for key, values in dict(value.pop("grid", {})).items()}
-            datasets = tuple(value.pop("datasets", ()))
-            metrics = tuple(value.pop("metrics", ()))
-            params.update(value)  # remaining keys are fixed parameters
-            return cls(label=label, method=method, params=params, grid=grid, datasets=datasets, metrics=metrics)
-        raise InvalidParameterError(
-            f"A method of an experiment must be a name, a MethodSpec or a dict with 'method'. Got {value!r} instead."
-        )
+        value = dict(value)  # a dict with 'label' or 'method': ExperimentSpec's table (_METHOD)
+        label = value.pop("label", None) or str(value.get("method"))
+        method = value.pop("method", label)
+        params = dict(value.pop("params", {}))
+        grid = {key: list(values) for key, values in dict(value.pop("grid", {})).items()}
+        datasets = tuple(value.pop("datasets", ()))
+        metrics = tuple(value.pop("metrics", ()))
+        params.update(value)  # remaining keys are fixed parameters
+        return cls(label=label, method=method, params=params, grid=grid, datasets=datasets, metrics=metrics)
 
     def __post_init__(self):
         if self.method is None:
@@ -235,17 +223,13 @@ class MetricSpec:
             return value
         if isinstance(value, str):
             return cls(name=value)
-        if isinstance(value, dict) and "name" in value:
-            value = dict(value)
-            name = value.pop("name")
-            label = value.pop("label", None)
-            kind = value.pop("kind", None)
-            params = dict(value.pop("params", {}))
-            params.update(value)
-            return cls(name=name, params=params, label=label, kind=kind)
-        raise InvalidParameterError(
-            f"A metric of an experiment must be a name, a MetricSpec or a dict with 'name'. Got {value!r} instead."
-        )
+        value = dict(value)  # a dict with 'name': ExperimentSpec's table (_METRIC)
+        name = value.pop("name")
+        label = value.pop("label", None)
+        kind = value.pop("kind", None)
+        params = dict(value.pop("params", {}))
+        params.update(value)
+        return cls(name=name, params=params, label=label, kind=kind)
 
     @property
     def key(self) -> str:
@@ -279,13 +263,11 @@ class FigureSpec:
     def of(cls, value: Any) -> "FigureSpec":
         if isinstance(value, FigureSpec):
             return value
-        if isinstance(value, dict):
-            value = dict(value)
-            for key in ("datasets", "methods"):
-                if key in value:
-                    value[key] = tuple(value[key])
-            return cls(**value)
-        raise InvalidParameterError(f"A figure must be a FigureSpec or a dict. Got {value!r} instead.")
+        value = dict(value)  # a dict of FigureSpec's fields: ExperimentSpec's table (_FIGURE)
+        for key in ("datasets", "methods"):
+            if key in value:
+                value[key] = tuple(value[key])
+        return cls(**value)
 
 
 @validate_params({"check": CallableRule("a callable check(table) -> (outcome, explanation)")})
@@ -345,12 +327,30 @@ class Cell:
         return dict(self.params)
 
 
+_DATASET_FIELDS = tuple(item.name for item in fields(DatasetRef))
+#: a dataset of an experiment (DatasetRef.of)
+_DATASET = OneOf((Text(), InstanceOf(DatasetRef, "a DatasetRef"),
+                  Dict(allowed=_DATASET_FIELDS, values=(("bounds", Optional(Items(Interval(), "two numbers"))),))),
+                 f"a name, a DatasetRef or a dict with keys among {', '.join(_DATASET_FIELDS)}")
+#: a method of an experiment (MethodSpec.of)
+_METHOD = OneOf((Text(), InstanceOf(MethodSpec, "a MethodSpec"), Dict(required=("method",)), Dict(required=("label",))),
+                "a name, a MethodSpec or a dict with 'method' (or 'label')")
+#: a metric of an experiment (MetricSpec.of)
+_METRIC = OneOf((Text(), InstanceOf(MetricSpec, "a MetricSpec"), Dict(required=("name",))),
+                "a name, a MetricSpec or a dict with 'name'")
+_FIGURE_FIELDS = tuple(item.name for item in fields(FigureSpec))
+#: a figure of an experiment (FigureSpec.of)
+_FIGURE = OneOf((InstanceOf(FigureSpec, "a FigureSpec"), Dict(allowed=_FIGURE_FIELDS)),
+                f"a FigureSpec or a dict with keys among {', '.join(_FIGURE_FIELDS)}")
+
+
 @validate_params({
     "repeats": Integer(low=1),
     "seed": Integer(low=0),
-    "datasets": Items(None, "a non-empty sequence of datasets (names, dicts or DatasetRefs)", min_length=1),
-    "methods": Items(None, "a non-empty sequence of methods (names, dicts or MethodSpecs)", min_length=1),
-    "metrics": Items(None, "a non-empty sequence of metrics (names, dicts or MetricSpecs)", min_length=1),
+    "datasets": Items(_DATASET, "a non-empty sequence of datasets (names, dicts or DatasetRefs)", min_length=1),
+    "methods": Items(_METHOD, "a non-empty sequence of methods (names, dicts or MethodSpecs)", min_length=1),
+    "metrics": Items(_METRIC, "a non-empty sequence of metrics (names, dicts or MetricSpecs)", min_length=1),
+    "figures": Items(_FIGURE, "a sequence of figures (FigureSpecs or dicts)"),
     "grid": GRID,
     "claims": Items(InstanceOf(Claim, "a Claim(text, check)"), "a sequence of Claim(text, check)"),
 })
