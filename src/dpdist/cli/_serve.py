@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .._validation import Described, Integer, Text
 from ..errors import InvalidParameterError
+from ..serve._database import DATABASE_URL
 from ..serve._limits import (
     DEFAULT_MAX_BODY_BYTES,
     add_arguments as add_limit_arguments,
@@ -79,6 +80,7 @@ def _add_serve(subparsers) -> None:
         "--relay-token": token_rule(16, "DPDIST_RELAY_TOKEN"),
         "--metrics-token": token_rule(16, "DPDIST_METRICS_TOKEN"),
         "--max-body-bytes": Integer(low=1024),
+        "--db": DATABASE_URL,
     })
     environment_defaults(serve)  # last: every option, also those added above, from DPDIST_<OPTION>
 

@@ -80,8 +80,12 @@ def _token(what: str) -> Optional:
                           spaces=True))
 
 
+#: an Oblivious HTTP relay resource: an http(s) URL with a host
+OHTTP_RELAY = Described(Text(pattern=r"(?is)https?://([^/?#@]*@)?[^/?#@:\s]+.*"),
+                        "the http:// or https:// URL of an Oblivious HTTP relay resource")
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
 CLIENT_RULES = {
+    "ohttp_relay": Optional(OHTTP_RELAY),
     "server": Described(Text(pattern=r"(?is)https?://.*"), "an http:// or https:// URL"),
     "retries": Optional(Described(Integer(low=0), "an int >= 0 (None: as many as retry_window allows)")),
     "retry_window": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
@@ -868,9 +872,6 @@ def _check_ohttp(relay, keys) -> tuple[str | None, bytes | None]:
     if relay is None:  # keys without a relay: CLIENT_RELATIONS
         return None, None
     from ..relay._ohttp import decode_key_list  # lazy: OHTTP devices only
-    from ._ohttp_client import check_relay_url  # lazy: OHTTP devices only
-
-    check_relay_url(relay)
     if keys is not None:
         from ..errors import MalformedReportError  # lazy: OHTTP devices only
 
