@@ -1614,3 +1614,96 @@ class AttributeIn(Constraint):
 
     def invalid_examples(self) -> list:
         return [_Absent(), "text"]
+
+
+@dataclass(frozen=True)
+class NumericRows(Constraint):
+    """``min_rows`` to ``max_rows`` numbers, or rows of numbers: what ``numpy.asarray`` reads as a 1-D or 2-D array of
+    booleans, ints or floats; returned as given (its dtype is the caller's).  With ``not_pairs``, a tuple of two numbers
+    is refused (another rule reads it: bounds ``(low, high)``).  Described as ``what``; a long value is shown by its
+    type and shape."""
+
+    min_rows: int
+    max_rows: int
+    what: str
+    not_pairs: bool = False
+
+    def check(self, value: Any) -> Any:
+        if value is None or isinstance(value, (str, bytes)):
+            raise ValueError
+        if self.not_pairs and isinstance(value, tuple) and len(value) == 2 and all(
+                isinstance(one, numbers.Real) for one in value):
+            raise ValueError
+        array = np.asarray(value)  # ValueError, TypeError: ragged, not numbers
+        if array.dtype.kind not in "biuf" or array.ndim not in (1, 2) or not self.min_rows <= len(array) <= self.max_rows:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def shown(self, value: Any) -> str:
+        text = repr(value)
+        if len(text) <= 80 and "\n" not in text:
+            return text
+        return f"{type(value).__name__} of shape {np.shape(value)}" if _shaped(value) else type(value).__name__
+
+    def invalid_examples(self) -> list:
+        return [None, "abc", [0.0] * (self.min_rows - 1), [[[0.0]] * self.min_rows], [0.0] * (self.max_rows + 1),
+                *([(0.0, 1.0)] if self.not_pairs else [])]
+
+
+def _shaped(value: Any) -> bool:
+    try:
+        np.shape(value)
+    except ValueError:  # ragged
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class AllOf(Constraint):
+    """A value that satisfies every rule of ``rules`` in turn (each given what the one before returned), returned as
+    the last returns it; described as ``what``."""
+
+    rules: tuple[Constraint, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        for rule in self.rules:
+            value = rule.check(value)
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [example for rule in self.rules for example in rule.invalid_examples() if _refuses(self, example)]
+
+    def shown(self, value: Any) -> str:
+        """As the first rule shows it (a key: its type only)."""
+        return self.rules[0].shown(value)
+
+
+@dataclass(frozen=True)
+class ShownBy(Constraint):
+    """``inner``'s rule, a refused value shown as ``shower`` shows it (a long array by its type and shape)."""
+
+    inner: Constraint
+    shower: Constraint
+
+    @property
+    def error(self) -> type[DPDistError]:
+        return self.inner.error
+
+    def check(self, value: Any) -> Any:
+        return self.inner.check(value)
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def invalid_examples(self) -> list:
+        return self.inner.invalid_examples()
+
+    def shown(self, value: Any) -> str:
+        return self.shower.shown(value)

@@ -91,7 +91,7 @@ class BudgetSession:
                       "accountant": Options(ACCOUNTANTS)}, relations=(
         Implies("accountant", tuple(name for name in ACCOUNTANTS if name != "zcdp"), "delta", (0,),
                 why="zCDP states no pure epsilon: a budget with accountant='zcdp' needs a delta > 0; choose 'basic' or "
-                "'pld' for a pure budget", counterexample={"epsilon": 1.0, "accountant": "zcdp"}),))
+                "'pld' for a pure budget", counterexample={"epsilon": 1.0, "delta": 0.0, "accountant": "zcdp"}),))
     def __init__(self, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace", accountant: str = "tightest",
                  unit: str = "record"):
         self._total = PrivacyGuarantee(epsilon, delta, neighbouring, "central", unit=unit)

@@ -162,7 +162,7 @@ class OutageLog:
 
 
 #: a database: a SQLite file's path (``campaigns.sqlite``, ``sqlite:///campaigns.sqlite``) or a ``postgresql://`` URL
-DATABASE_URL = Described(Text(pattern=r"(?s)(?!(sqlite:///)?(:memory:)?$).+"),
+DATABASE_URL = Described(Text(pattern=r"(?s)(?!(sqlite:///)?(:memory:)?$)(?=.*\S).+"),
                          "a SQLite file path or a postgresql:// URL (not an in-memory database, which would lose every "
                          "report at exit)")
 

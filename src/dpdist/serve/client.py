@@ -80,6 +80,8 @@ def _token(what: str) -> Optional:
                           spaces=True))
 
 
+#: an issuer (dpdist issuer): its base URL
+ISSUER_URL = Described(Text(pattern=r"(?is)https?://.*"), "the http:// or https:// URL of an issuer")
 #: an Oblivious HTTP relay resource: an http(s) URL with a host
 OHTTP_RELAY = Described(Text(pattern=r"(?is)https?://([^/?#@]*@)?[^/?#@:\s]+.*"),
                         "the http:// or https:// URL of an Oblivious HTTP relay resource")
@@ -95,7 +97,7 @@ CLIENT_RULES = {
     "admin_token": _token("the admin token"),
     "submit_token": _token("a campaign's submit token"),
     "issuer_credential": Optional(Described(InstanceOf(str, "a string"), "a string (an issuer's credential)")),
-    "issuer": Optional(Described(Text(pattern=r"(?is)https?://.*"), "the http:// or https:// URL of an issuer")),
+    "issuer": Optional(ISSUER_URL),
     "on_retry": Optional(CallableRule("a function on_retry(method, status, delay, attempt)")),
     "pins": Optional(MappingOf(InstanceOf(str, "a string"), InstanceOf(str, "a string"),
                                "a dict {campaign id: pin}, strings both")),
@@ -834,6 +836,8 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
     return np.concatenate(parts)
 
 
+@validate_params({"url": ISSUER_URL, "key": Described(Text(), "the name of the issuer's key (a non-empty str)"),
+                  "independent": Boolean()})
 def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
     """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
     the campaign and its ceiling ``tokens_each`` (the most tokens one credential gives), read from the issuer
@@ -843,8 +847,6 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     colluding credential as that many reports."""
     import httpx  # lazy: optional extra dpdist[serve]
 
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise InvalidParameterError(f"The issuer's URL must be an http:// or https:// URL. Got {url!r}.")
     address = f"{url.rstrip('/')}/issuer/v1/keys/{key}"
     try:
         with httpx.Client(timeout=30.0, transport=transport, verify=verifying_context() if transport is None else True) as client:
