@@ -1707,3 +1707,41 @@ class ShownBy(Constraint):
 
     def shown(self, value: Any) -> str:
         return self.shower.shown(value)
+
+
+@dataclass(frozen=True)
+class Satisfies(Relation):
+    """When ``when`` is given (not None), ``name`` satisfies ``rule`` (a bound finite only with another setting).
+    ``why`` says why."""
+
+    name: str
+    rule: Constraint
+    when: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        return params.get(self.when) is None or not _refuses(self.rule, params.get(self.name))
+
+    def describe(self, params: dict[str, Any]) -> str:
+        return f"{self.rule.describe()} when {self.when!r} is given" + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Registered(Constraint):
+    """A name of a registry that may grow while the program runs (registered datasets, methods): one of ``names()``,
+    described as ``what`` followed by the names registered when a value is refused."""
+
+    names: Callable[[], Iterable[str]]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or value not in set(self.names()):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return f"{self.what}: one of {sorted(self.names())}"
+
+    def invalid_examples(self) -> list:
+        return ["not-a-registered-name", 3]
