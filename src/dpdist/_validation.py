@@ -1711,20 +1711,24 @@ class ShownBy(Constraint):
 
 @dataclass(frozen=True)
 class Satisfies(Relation):
-    """When ``when`` is given (not None), ``name`` satisfies ``rule`` (a bound finite only with another setting).
-    ``why`` says why."""
+    """When ``when`` is given (not None; with ``absent``, when it is None), ``name`` satisfies ``rule`` (a bound finite
+    only with another setting).  ``why`` says why."""
 
     name: str
     rule: Constraint
     when: str
     why: str = ""
     counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+    absent: bool = False  # the rule holds when ``when`` is None instead
 
     def holds(self, params: dict[str, Any]) -> bool:
-        return params.get(self.when) is None or not _refuses(self.rule, params.get(self.name))
+        if (params.get(self.when) is None) != self.absent:
+            return True
+        return not _refuses(self.rule, params.get(self.name))
 
     def describe(self, params: dict[str, Any]) -> str:
-        return f"{self.rule.describe()} when {self.when!r} is given" + (f" ({self.why})" if self.why else "")
+        when = f"{self.when!r} is None" if self.absent else f"{self.when!r} is given"
+        return f"{self.rule.describe()} when {when}" + (f" ({self.why})" if self.why else "")
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .. import datasets
 from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
-from .._validation import (CallableRule, Constraint, Described, Dict, Integer, InstanceOf, Interval, Items, MappingOf, OneOf, Optional,
+from .._validation import (CallableRule, Constraint, Described, Dict, Registered, Satisfies, Integer, InstanceOf, Interval, Items, MappingOf, OneOf, Optional,
                            Options, Text, validate_params)
 from ..errors import InvalidParameterError
 from ._checks import better_than
@@ -105,6 +105,9 @@ def _merge_grids(grid, override):
     return {**grid, **override}
 
 
+@validate_params({}, relations=(
+    Satisfies("name", Registered(datasets.available, "a registered dataset name"), "file", absent=True,
+              why="or a file: {file = ..., column = ...}", counterexample={"name": "no-such-dataset"}),))
 @dataclass(frozen=True)
 class DatasetRef:
     """A dataset by name (registry), or by file and column, with optional binning/permutation."""
@@ -201,7 +204,16 @@ class MethodSpec:
 FREQUENCY_METRICS = frozenset({"mse", "mse_top_k", "l1", "l2", "true_false_positives"})
 
 
-@validate_params({"kind": Optional(Options(("numerical", "categorical")))})
+def _metric_functions() -> list[str]:
+    """The functions of dpdist.metrics a metric may name."""
+    return sorted(name for name in getattr(metric_module, "__all__", []) if name[0].islower())
+
+
+@validate_params({"kind": Optional(Options(("numerical", "categorical"))),
+                  "name": OneOf((Registered(_metric_functions, "a function of dpdist.metrics"),
+                                 Described(Text(pattern=r"(?s)[^:]+:.+"), "a 'module:function' reference")),
+                                "a function of dpdist.metrics (its name, one of dpdist.metrics.__all__) or a "
+                                "'module:function' reference")})
 @dataclass(frozen=True)
 class MetricSpec:
     """A metric of :mod:`dpdist.metrics` by name, with keyword ``params``, a column ``label``
@@ -431,13 +443,7 @@ class ExperimentSpec:
     def _check_names(self) -> None:
         """Fail now, not in every cell: datasets, methods and metrics must exist, claims be Claims."""
 
-        known = datasets.available()
-        for dataset in self.datasets:
-            if dataset.file is None and dataset.name not in known:
-                raise InvalidParameterError(
-                    f"The dataset {dataset.name!r} of ExperimentSpec {self.name!r} must be one of {known} "
-                    "(or a file: {file = ..., column = ...})."
-                )
+        # the datasets: registered names or files (DatasetRef's table)
         methods = available_methods()
         for method in self.methods:
             if not callable(method.method) and method.method not in methods:
@@ -445,13 +451,7 @@ class ExperimentSpec:
                     f"The method {method.label!r} of ExperimentSpec {self.name!r} names {method.method!r}; "
                     f"allowed: a top-level callable or one of {methods}."
                 )
-        functions = sorted(n for n in getattr(metric_module, "__all__", []) if n[0].islower())
-        for metric in self.metrics:
-            if ":" not in metric.name and metric.name not in functions:  # "module:function" is imported later
-                raise InvalidParameterError(
-                    f"The metric {metric.name!r} of ExperimentSpec {self.name!r} must be a function of "
-                    f"dpdist.metrics, one of {functions}, or a 'module:function' reference."
-                )
+        # the metrics: functions of dpdist.metrics or 'module:function' (MetricSpec's table)
         for index, quote in enumerate(self.quotes, 1):
             if not isinstance(quote, Quote) or quote.metric.split(".")[0] not in {m.key for m in self.metrics}:
                 raise InvalidParameterError(
