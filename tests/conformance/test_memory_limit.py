@@ -73,7 +73,7 @@ def test_a_domain_over_the_limit_is_refused_when_built(name, domain_size):
 def test_the_limit_is_one_constant(monkeypatch, name):
     # a smaller limit: every growing protocol is built at its largest domain and refuses one more item
     limit = 2**24
-    monkeypatch.setattr(_validation, "MAX_ALLOCATION_BYTES", limit)
+    monkeypatch.setattr(_validation._shared, "MAX_ALLOCATION_BYTES", limit)
     largest = limit // GROWING[name]
     with pytest.raises(InvalidParameterError, match=f"largest allowed domain_size is {largest:,}"):
         local.make(name, **_params(name, largest + 1))
@@ -87,7 +87,7 @@ def test_the_limit_is_one_constant(monkeypatch, name):
 def test_a_protocol_at_the_limit_works_within_it(monkeypatch, name):
     # privatize, aggregate and estimate at the largest domain a smaller limit allows; the arrays stay within it
     limit = 2**24
-    monkeypatch.setattr(_validation, "MAX_ALLOCATION_BYTES", limit)
+    monkeypatch.setattr(_validation._shared, "MAX_ALLOCATION_BYTES", limit)
     protocol = local.make(name, **_params(name, limit // GROWING[name]))
     values = population(protocol, 50)
     tracemalloc.start()

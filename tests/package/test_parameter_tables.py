@@ -39,7 +39,7 @@ SOURCE = Path(dpdist.__file__).parent
 def _modules_with_tables() -> list[str]:
     names = []
     for path in sorted(SOURCE.rglob("*.py")):
-        if path.name != "_validation.py" and "@validate_params(" in path.read_text():
+        if "_validation" not in path.parts and "@validate_params(" in path.read_text():
             parts = path.relative_to(SOURCE.parent).with_suffix("").parts
             names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return names

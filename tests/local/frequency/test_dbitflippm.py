@@ -20,7 +20,7 @@ from dpdist.testing import max_privacy_loss
 def test_dbitflippm_refuses_a_batch_whose_reports_would_not_fit(monkeypatch):
     from dpdist import _validation
 
-    monkeypatch.setattr(_validation, "MAX_ALLOCATION_BYTES", 2**24)  # the same arithmetic, at 16 MiB
+    monkeypatch.setattr(_validation._shared, "MAX_ALLOCATION_BYTES", 2**24)  # the same arithmetic, at 16 MiB
     protocol = local.make("dbitflippm", epsilon=1.0, domain_size=2**20)  # d = b: reports of 8 MiB each
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

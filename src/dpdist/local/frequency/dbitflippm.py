@@ -69,7 +69,7 @@ from typing import Any
 import numpy as np
 
 from ..._rng import random_words
-from ... import _validation
+from ..._validation import _shared
 from ..._types import ArrayLike
 from ..._validation import Below, Integer, Optional, check_integer_values, check_param
 from ...errors import IncompatibleStateError, InvalidParameterError
@@ -289,12 +289,12 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
     def _privatize(self, values, rng):
         d = self._d
         need = values.size * 8 * d
-        if need > _validation.MAX_ALLOCATION_BYTES:
-            largest = _validation.MAX_ALLOCATION_BYTES // (8 * d)
+        if need > _shared.MAX_ALLOCATION_BYTES:
+            largest = _shared.MAX_ALLOCATION_BYTES // (8 * d)
             raise InvalidParameterError(
                 f"The 'values' argument of {self.display_name}.privatize holds {values.size:,} values: their reports "
                 f"(2 x sampled_bits = {2 * d:,} uint32 each) would need {need / 2**30:.1f} GiB in one array, over "
-                f"dpdist's limit of {_validation.MAX_ALLOCATION_BYTES / 2**30:.1f} GiB per allocation "
+                f"dpdist's limit of {_shared.MAX_ALLOCATION_BYTES / 2**30:.1f} GiB per allocation "
                 f"(dpdist.local.MAX_ALLOCATION_BYTES). Privatize at most {largest:,} values at a time, or choose a "
                 "smaller 'sampled_bits' (simulate() draws the aggregate of any number of values)."
             )

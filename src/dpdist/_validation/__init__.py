@@ -1,0 +1,132 @@
+"""Parameter constraints as data, checked once in constructors (cf. scikit-learn).
+
+A protocol declares ``_constraints = {"epsilon": Interval(0, inf, ...), ...}``;
+:func:`check_params` validates a dict of parameters against it and raises a
+:mod:`dpdist.errors` exception that names the parameter, the value and the rule.
+The same table drives the conformance suite's bad-input tests
+(:meth:`Constraint.invalid_examples`).  A function states the rules of its
+arguments the same way, with :func:`validate_params` (scikit-learn's
+``validate_params``): the table is checked before the function runs, and
+``tests/package/test_parameter_tables.py`` generates every table's bad-input tests.
+
+The rules live by kind: ``_rule`` (the base and one parameter's check), ``_scalars``,
+``_domains``, ``_combinators``, ``_objects``, ``_arrays``, ``_relations`` (rules between
+parameters), ``_shared`` (the ranges several modules check, the allocation cap), ``_tables``
+(``validate_params``, ``check_params``) and ``_values`` (the values a protocol is given).
+"""
+
+from __future__ import annotations
+
+from ._arrays import DType, Probabilities, RealArray, Vector
+from ._combinators import Described, OneOf, Optional
+from ._domains import BOUNDS_CELLS, Alphabet, Bounds, ItemIds, Labels
+from ._objects import (
+    Bytes,
+    CallableRule,
+    Dict,
+    ExistingFile,
+    InstanceOf,
+    Items,
+    NamedInstanceOf,
+    PathLike,
+    RandomSource,
+    Text,
+    TupleOf,
+)
+from ._relations import Below, Either, Implies, NoneWhen, Relation, SameSize, check_relations
+from ._rule import Constraint, check_param
+from ._scalars import Boolean, Integer, Interval, Options, PowerOfTwo, Prime, is_prime
+from ._shared import CENTRAL_EPSILON, DELTA, DOMAIN_SIZE, EPSILON, LOCAL_EPSILON, MAX_ALLOCATION_BYTES, check_allocation
+from ._tables import (
+    PARAMETER_TABLES,
+    ParameterTable,
+    check_options,
+    check_params,
+    did_you_mean,
+    unknown_names_error,
+    validate_params,
+)
+from ._values import check_integer_values, check_real_values, clip_real_values, wrap_real_values
+from ._tables_b import (  # the rules added by tables-b (issue 63), to be re-homed by kind
+    AllOf,
+    AttributeIn,
+    Even,
+    HasMethod,
+    MappingOf,
+    NumericRows,
+    Registered,
+    Satisfies,
+    ShownBy,
+    Token,
+)
+
+__all__ = [
+    "Constraint",
+    "check_param",
+    "Interval",
+    "Integer",
+    "PowerOfTwo",
+    "is_prime",
+    "Prime",
+    "Options",
+    "Boolean",
+    "BOUNDS_CELLS",
+    "Bounds",
+    "Labels",
+    "ItemIds",
+    "Alphabet",
+    "Optional",
+    "Described",
+    "OneOf",
+    "InstanceOf",
+    "Items",
+    "TupleOf",
+    "NamedInstanceOf",
+    "Text",
+    "Bytes",
+    "Dict",
+    "PathLike",
+    "CallableRule",
+    "ExistingFile",
+    "RandomSource",
+    "Vector",
+    "Probabilities",
+    "DType",
+    "RealArray",
+    "Relation",
+    "Below",
+    "SameSize",
+    "Either",
+    "NoneWhen",
+    "Implies",
+    "check_relations",
+    "LOCAL_EPSILON",
+    "CENTRAL_EPSILON",
+    "EPSILON",
+    "DELTA",
+    "DOMAIN_SIZE",
+    "MAX_ALLOCATION_BYTES",
+    "check_allocation",
+    "did_you_mean",
+    "unknown_names_error",
+    "check_params",
+    "check_options",
+    "ParameterTable",
+    "PARAMETER_TABLES",
+    "validate_params",
+    "check_integer_values",
+    "check_real_values",
+    "wrap_real_values",
+    "clip_real_values",
+    # the rules added by tables-b (issue 63)
+    "Token",
+    "Even",
+    "MappingOf",
+    "HasMethod",
+    "AttributeIn",
+    "NumericRows",
+    "AllOf",
+    "ShownBy",
+    "Satisfies",
+    "Registered",
+]

@@ -1,0 +1,376 @@
+"""Rules of objects: instances, items and tuples of them, text, bytes, dicts, paths, callables, files, random sources."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pathlib
+import re
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._rule import Constraint, _refuses
+
+__all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "CallableRule", "ExistingFile", "RandomSource"]
+
+
+@dataclass(frozen=True)
+class RandomSource(Constraint):
+    """Where randomness comes from: None (the CSPRNG), an int seed >= 0, a SeedSequence or a Generator."""
+
+    def check(self, value: Any) -> Any:
+        if value is None or isinstance(value, (np.random.SeedSequence, np.random.Generator)):
+            return value
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 0:
+            raise ValueError
+        return int(value)
+
+    def describe(self) -> str:
+        return "None, an int seed >= 0, a numpy SeedSequence or a numpy Generator"
+
+    def invalid_examples(self) -> list:
+        return [-1, 1.5, "seed"]
+
+
+class _Absent:
+    """A value of no type a rule names (an invalid example of :class:`InstanceOf`)."""
+
+    def __repr__(self) -> str:
+        return "<an object>"
+
+
+@dataclass(frozen=True)
+class InstanceOf(Constraint):
+    """An instance of one of ``types`` (a class, or a tuple of classes), described as ``what``; a refusal shows the
+    value's type only, or a string's text too when ``shows_text`` (a name given where an object was meant)."""
+
+    types: Any
+    what: str
+    shows_text: bool = False
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, self.types) or (isinstance(value, bool) and bool not in _as_tuple(self.types)):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), *(["text"] if not isinstance("text", self.types) else [])]
+
+    def shown(self, value: Any) -> str:
+        """The type only: the repr of an object can be its whole (private) content."""
+        if self.shows_text and isinstance(value, str):
+            return f"the str {value!r:.200}"
+        return type(value).__name__
+
+
+def _as_tuple(types: Any) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+@dataclass(frozen=True)
+class Items(Constraint):
+    """At least ``min_length`` items, each satisfying ``item`` (any item when None), described as ``what``: a list, a
+    tuple, a 1-D array or another iterable (not a str, bytes or mapping; a generator is read once); returned as a tuple
+    of the items as ``item`` returns them.  ``increasing``: each item above the one before (real items: a grid, a
+    curve's abscissae)."""
+
+    item: Constraint | None
+    what: str
+    min_length: int = 0
+    increasing: bool = False
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes, bytearray, memoryview, Mapping)) or not isinstance(value, Iterable):
+            raise ValueError
+        items = tuple(value) if self.item is None else tuple(self.item.check(one) for one in value)  # an item the
+        # rule refuses raises ValueError or TypeError
+        if len(items) < self.min_length:
+            raise ValueError
+        if self.increasing and any(not before < after for before, after in zip(items, items[1:])):
+            raise ValueError
+        return items
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", 3, {"a": 1}]
+        bad = [] if self.item is None else [one for one in self.item.invalid_examples() if one is not None][:1]
+        out.extend([bad] if bad else [])
+        if self.min_length:
+            out.append([])
+        if self.increasing:
+            out.append([2.0, 1.0] * max(1, self.min_length))
+        return [example for example in out if _refuses(self, example)]
+
+    def shown(self, value: Any) -> str:
+        """The first item refused, as ``item`` shows it (a list of a thousand is not shown whole), else the value."""
+        if isinstance(value, (list, tuple, np.ndarray)) and self.item is not None:
+            for index, one in enumerate(value):
+                try:
+                    self.item.check(one)
+                except (ValueError, TypeError):
+                    return f"a {type(value).__name__} whose item {index} is {self.item.shown(one)}"
+        return super().shown(value)
+
+
+@dataclass(frozen=True)
+class TupleOf(Constraint):
+    """A pair, a triple, ...: exactly one item per rule of ``rules``, each satisfying its rule, described as ``what``;
+    returned as a tuple of the items as their rules return them."""
+
+    rules: tuple[Constraint, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, (list, tuple)) or len(value) != len(self.rules):
+            raise ValueError
+        return tuple(rule.check(one) for rule, one in zip(self.rules, value))
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", 3, ()]
+        for index, rule in enumerate(self.rules):  # one bad item at each place (None stands for the others)
+            bad = [example for example in rule.invalid_examples() if example is not None][:1]
+            out.extend([tuple(bad[0] if place == index else None for place in range(len(self.rules)))] if bad else [])
+        return out
+
+
+@dataclass(frozen=True)
+class NamedInstanceOf(Constraint):
+    """An instance of one of the classes ``names`` of the module ``module`` (an optional package's, say a
+    ``cryptography`` key), described as ``what``.  The module is not imported to state the rule: while its package is
+    not imported no object of its classes exists, and every value is refused."""
+
+    module: str
+    names: tuple[str, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if self.module.partition(".")[0] not in sys.modules:
+            raise ValueError
+        found = importlib.import_module(self.module)
+        if not isinstance(value, tuple(getattr(found, name) for name in self.names)):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), "text"]
+
+    def shown(self, value: Any) -> str:
+        """The type only, as :class:`InstanceOf` (a key's repr may hold its numbers)."""
+        return type(value).__name__
+
+
+@dataclass(frozen=True)
+class Text(Constraint):
+    """A string; ``non_empty``, ``ascii`` (printable ASCII), ``min_length``, ``max_length`` and ``pattern`` (a
+    regular expression the whole string matches; say what it means with :class:`Described`) narrow it."""
+
+    non_empty: bool = True
+    ascii: bool = False
+    min_length: int = 0
+    max_length: int | None = None
+    pattern: str | None = None
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or (self.non_empty and not value) or len(value) < self.min_length:
+            raise ValueError
+        if self.ascii and not (value.isascii() and value.isprintable()):
+            raise ValueError
+        if self.max_length is not None and len(value) > self.max_length:
+            raise ValueError
+        if self.pattern is not None and re.fullmatch(self.pattern, value) is None:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        what = "a non-empty " if self.non_empty and not self.min_length else "a "
+        what += "printable ASCII string" if self.ascii else "str"
+        if self.min_length:
+            what += f" of at least {self.min_length} characters"
+        if self.max_length is not None:
+            what += f" of at most {self.max_length} characters"
+        return what + (f" matching {self.pattern!r}" if self.pattern is not None else "")
+
+    def invalid_examples(self) -> list:
+        out: list = [3, b"bytes"]
+        if self.non_empty or self.min_length:
+            out.append("")
+        if self.ascii:
+            out.append("\u00e9t\u00e9" * max(1, self.min_length))
+        if self.min_length > 1:
+            out.append("x" * (self.min_length - 1))
+        if self.max_length is not None:
+            out.append("x" * (self.max_length + 1))
+        if self.pattern is not None:
+            out.append(" \n")
+        return out
+
+
+@dataclass(frozen=True)
+class Bytes(Constraint):
+    """Bytes (``bytes``, ``bytearray`` or ``memoryview``), of exactly ``length`` when given; returned as ``bytes``."""
+
+    length: int | None = None
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise ValueError
+        value = bytes(value)
+        if self.length is not None and len(value) != self.length:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return "bytes" if self.length is None else f"{self.length} bytes"
+
+    def shown(self, value: Any) -> str:
+        """The length or the type only: bytes may be a key."""
+        return f"{len(value)} bytes" if isinstance(value, (bytes, bytearray, memoryview)) else type(value).__name__
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", 3]
+        if self.length is not None:
+            out.append(bytes(self.length + 1))
+        return out
+
+
+@dataclass(frozen=True)
+class Dict(Constraint):
+    """A dict (a JSON object), described as ``what``: with at least ``min_size`` entries, every key of ``required``,
+    only keys of ``allowed`` (when given), and the value of each key named in ``values`` (``(key, rule)`` pairs)
+    satisfying its rule.  A refusal shows the keys given, not the values."""
+
+    what: str = "a dict"
+    required: tuple[str, ...] = ()
+    allowed: tuple[str, ...] | None = None
+    min_size: int = 0
+    values: tuple[tuple[str, Constraint], ...] = ()
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, dict) or len(value) < self.min_size or not set(self.required) <= set(value):
+            raise ValueError
+        if self.allowed is not None and not set(value) <= set(self.allowed):
+            raise ValueError
+        for key, rule in self.values:
+            if key in value:
+                rule.check(value[key])
+        return value
+
+    def describe(self) -> str:
+        parts = [f"the keys {list(self.required)}"] if self.required else []
+        if self.allowed is not None:
+            parts.append(f"no key but {list(self.allowed)}")
+        if self.min_size:
+            parts.append(f"at least {self.min_size} entr{'y' if self.min_size == 1 else 'ies'}")
+        parts += [f"the {key!r} key {rule.describe()}" for key, rule in self.values]
+        return self.what + (" with " + ", ".join(parts) if parts else "")
+
+    def shown(self, value: Any) -> str:
+        """The keys, and the value of a key that breaks its rule of ``values`` (as that rule shows it); not the other
+        values, which may be data."""
+        if not isinstance(value, dict):
+            return type(value).__name__
+        shown = f"a dict with the keys {sorted(map(str, value))!r:.200}"
+        for key, rule in self.values:
+            try:
+                if key in value:
+                    rule.check(value[key])
+            except (ValueError, TypeError):
+                return f"{shown} whose {key!r} is {rule.shown(value[key])}"
+        return shown
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", [("key", 1)]]
+        if self.required or self.min_size:
+            out.append({})
+        if self.allowed is not None:
+            out.append({**dict.fromkeys(self.required, 0), "not_a_key": 1})
+        out += [{**dict.fromkeys(self.required, 0), key: bad} for key, rule in self.values
+                for bad in rule.invalid_examples()]
+        return out
+
+
+@dataclass(frozen=True)
+class PathLike(Constraint):
+    """The path of a file: a str or an ``os.PathLike`` (kept as given)."""
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, (str, os.PathLike)):
+            raise ValueError
+        text = os.fspath(value)  # an os.PathLike of bytes (or of nothing) names no file here either
+        if not isinstance(text, str) or not text:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return "a path (a non-empty str or os.PathLike)"
+
+    def invalid_examples(self) -> list:
+        return [3, "", b"bytes"]
+
+
+@dataclass(frozen=True)
+class CallableRule(Constraint):
+    """A callable, described as ``what``."""
+
+    what: str = "a callable"
+
+    def check(self, value: Any) -> Any:
+        if not callable(value):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [3, "name"]
+
+
+@dataclass(frozen=True)
+class ExistingFile(Constraint):
+    """The path of an existing file (a str or an ``os.PathLike``, kept as given), described as ``what``; with
+    ``endings`` or ``containing``, of a kind its name says: its suffixes (``".csv.gz"`` of ``data.csv.gz``, in lower
+    case) end with one of ``endings`` or hold one of ``containing``."""
+
+    what: str = "the path of an existing file"
+    endings: tuple[str, ...] = ()
+    containing: tuple[str, ...] = ()
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, (str, os.PathLike)) or (isinstance(value, str) and not value):
+            raise ValueError
+        if not os.path.isfile(value):
+            raise ValueError
+        suffixes = "".join(pathlib.PurePath(os.fspath(value)).suffixes).lower()
+        if (self.endings or self.containing) and not (
+                suffixes.endswith(self.endings) or any(part in suffixes for part in self.containing)):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        here = os.path.abspath(__file__)
+        out: list = [3, "", os.path.join(os.path.dirname(here), "no-such-file.csv")]
+        if self.endings or self.containing:
+            out.append(here)  # a file that exists, of another kind (.py)
+        return out
+
+    def shown(self, value: Any) -> str:
+        return f"{os.fspath(value)!r:.200}" if isinstance(value, (str, os.PathLike)) else type(value).__name__

@@ -1,0 +1,51 @@
+"""The base of every rule: a value is checked, described and shown; one parameter checked against its rule."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import DPDistError, InvalidParameterError
+
+__all__ = ["Constraint", "check_param"]
+
+
+class Constraint:
+    """A rule a parameter value must satisfy."""
+
+    @property
+    def error(self) -> type[DPDistError]:
+        """The exception a value that breaks the rule raises."""
+        return InvalidParameterError
+
+    def check(self, value: Any) -> Any:  # pragma: no cover - interface
+        """Return the (coerced) value, or raise ValueError with no message."""
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def invalid_examples(self) -> list:
+        """Values that must be rejected (used by the conformance suite)."""
+        return []
+
+    def shown(self, value: Any) -> str:
+        """``value`` as a refusal shows it (its repr, cut at 200 characters)."""
+        return f"{value!r:.200}"
+
+
+def _refuses(rule: Constraint, value: Any) -> bool:
+    try:
+        rule.check(value)
+    except (ValueError, TypeError):
+        return True
+    return False
+
+
+def check_param(owner: str, name: str, value, constraint: Constraint):
+    """Validate one parameter; return its coerced value."""
+    try:
+        return constraint.check(value)
+    except (ValueError, TypeError):
+        raise constraint.error(
+            f"The {name!r} parameter of {owner} must be {constraint.describe()}. Got {constraint.shown(value)} instead."
+        ) from None

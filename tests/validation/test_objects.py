@@ -1,0 +1,79 @@
+"""Rules of objects (``dpdist._validation._objects``): random sources, instances, items, tuples, text, bytes, dicts,
+paths, callables and existing files."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+from rule_support import assert_rule
+
+from dpdist._validation import (Bytes, CallableRule, Dict, ExistingFile, InstanceOf, Integer, Items, NamedInstanceOf,
+                                PathLike, RandomSource, Text, TupleOf, check_param)
+from dpdist.errors import InvalidParameterError
+
+
+def test_a_random_source_is_none_a_seed_a_seed_sequence_or_a_generator():
+    generator, sequence = np.random.default_rng(1), np.random.SeedSequence(2)
+    assert_rule(RandomSource(), [(None, None), (3, 3), (np.int64(4), 4), (generator, generator), (sequence, sequence)])
+
+
+def test_an_instance_refusal_shows_the_type_not_the_content():
+    assert_rule(InstanceOf(dict, "a dict"), [({}, {})])
+    with pytest.raises(InvalidParameterError) as refused:
+        check_param("f()", "config", ["secret-value"], InstanceOf(dict, "a dict"))
+    assert "list" in str(refused.value) and "secret-value" not in str(refused.value)
+    assert not _takes(InstanceOf(int, "an int"), True)  # a bool is not the int meant
+    assert InstanceOf(dict, "a protocol", shows_text=True).shown("grr") == "the str 'grr'"
+
+
+def test_items_are_checked_one_by_one_and_a_refusal_names_the_first_bad_one():
+    rule = Items(Integer(low=0), "a list of ints >= 0", min_length=2, increasing=True)
+    assert_rule(rule, [([1, 2, 5], (1, 2, 5)), ((x for x in (0, 3)), (0, 3)), (np.array([1, 4]), (1, 4))])
+    assert rule.shown([1, 2, -3, -4]) == "a list whose item 2 is -3"
+    assert not _takes(rule, [2, 1])
+
+
+def test_a_tuple_of_rules_checks_each_place():
+    rule = TupleOf((Integer(low=1), Text()), "a pair (count, name)")
+    assert_rule(rule, [([2, "a"], (2, "a")), ((3.0, "b"), (3, "b"))])
+
+
+def test_named_instances_are_refused_while_their_package_is_not_imported():
+    rule = NamedInstanceOf("fractions", ("Fraction",), "a Fraction")
+    from fractions import Fraction  # imported: its objects can exist
+
+    assert_rule(rule, [(Fraction(1, 3), Fraction(1, 3))])
+    assert not _takes(NamedInstanceOf("a_package_never_imported", ("Thing",), "a thing"), object())
+
+
+def test_text_and_bytes():
+    assert_rule(Text(ascii=True, min_length=2, max_length=4, pattern="[a-z]+"), [("ab", "ab"), ("abcd", "abcd")])
+    assert Text().describe() == "a non-empty str"
+    assert_rule(Bytes(length=2), [(b"ab", b"ab"), (bytearray(b"cd"), b"cd"), (memoryview(b"ef"), b"ef")])
+    assert Bytes().shown(b"secret") == "6 bytes"
+
+
+def test_a_dict_shows_its_keys_never_its_values():
+    rule = Dict("a config", required=("name",), allowed=("name", "size"), values=(("size", Integer(low=1)),))
+    assert_rule(rule, [({"name": "x"}, {"name": "x"}), ({"name": "x", "size": 2}, {"name": "x", "size": 2})])
+    assert rule.shown({"name": "private", "size": 0}) == "a dict with the keys ['name', 'size'] whose 'size' is 0"
+
+
+def test_paths_callables_and_existing_files(tmp_path):
+    assert_rule(PathLike(), [("a.csv", "a.csv"), (tmp_path, tmp_path)])
+    assert_rule(CallableRule("a function"), [(len, len)])
+    data = tmp_path / "data.CSV.gz"
+    data.write_text("x")
+    assert_rule(ExistingFile(endings=(".csv.gz",)), [(data, data), (str(data), str(data))])
+    assert not _takes(ExistingFile(), tmp_path)  # a folder is not a file
+    assert not _takes(ExistingFile(containing=(".json",)), pathlib.Path(__file__))
+
+
+def _takes(rule, value) -> bool:
+    try:
+        rule.check(value)
+    except (ValueError, TypeError):
+        return False
+    return True

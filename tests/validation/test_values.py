@@ -1,0 +1,46 @@
+"""The values a protocol is given (``dpdist._validation._values``): integers of a domain, reals within bounds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpdist import local
+from dpdist._validation import check_integer_values, check_real_values, clip_real_values, wrap_real_values
+from dpdist.errors import InvalidValueTypeError, OutOfDomainError
+
+
+def test_categorical_protocols_take_whole_floats():
+    """A pandas integer column with missing values dropped is float64: `GRR.privatize([0.0, 1.0])` was refused."""
+    for name in ("grr", "oue", "olh", "hr"):
+        proto = local.make(name, epsilon=1.0, domain_size=4)
+        np.testing.assert_array_equal(proto.privatize([0.0, 1.0, 3.0], rng=5), proto.privatize([0, 1, 3], rng=5))
+        assert proto.simulate(np.array([2.0, 2.0]), rng=1) == proto.simulate([2, 2], rng=1)
+    grr = local.make("grr", epsilon=1.0, domain_size=4)
+    with pytest.raises(InvalidValueTypeError, match="not whole numbers, e.g. 0.5"):
+        grr.privatize([0.5, 1.0])
+    with pytest.raises(InvalidValueTypeError, match="missing values"):
+        grr.privatize([1.0, np.nan])
+
+
+def test_integer_values_name_the_first_value_out_of_the_domain_and_the_wrong_dtype():
+    assert check_integer_values([0, 3], 4, owner="f").dtype == np.int64
+    assert check_integer_values([], 4, owner="f").dtype == np.int64
+    with pytest.raises(OutOfDomainError, match=r"must hold integers in \[0, 4\)\. Got 2 value\(s\) outside it, e.g. 4"):
+        check_integer_values([1, 4, -1], 4, owner="f")
+    with pytest.raises(InvalidValueTypeError, match="dtype bool"):
+        check_integer_values([True], 4, owner="f")
+    with pytest.raises(InvalidValueTypeError, match=r"1-D array of ints. Got an array of shape \(1, 2\)"):
+        check_integer_values([[1, 2]], 4, owner="f", name="items")
+
+
+def test_real_values_checked_clipped_or_wrapped_into_the_bounds():
+    np.testing.assert_array_equal(check_real_values([0.0, 1.0], (0.0, 1.0), owner="f"), [0.0, 1.0])
+    with pytest.raises(OutOfDomainError):
+        check_real_values([1.5], (0.0, 1.0), owner="f")
+    clipped, outside = clip_real_values([-1.0, 0.5, 2.0], (0.0, 1.0), owner="f")
+    np.testing.assert_array_equal(clipped, [0.0, 0.5, 1.0])
+    assert outside == 2
+    wrapped, moved = wrap_real_values([25.0, -1.0, 3.0], (0.0, 24.0), owner="f")
+    np.testing.assert_allclose(wrapped, [1.0, 23.0, 3.0])
+    assert moved == 2
