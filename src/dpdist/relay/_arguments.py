@@ -17,14 +17,16 @@ from .._guard import Limits
 from .._validation import Below, Described, InstanceOf, Integer, Interval, Optional, Relation, Text, Token
 from ._envelope import MAX_SEALED_BYTES
 
-__all__ = ["RULES", "RELATIONS", "MIN_TOKEN_CHARACTERS", "COLLECTOR", "relay_token"]
+__all__ = ["RULES", "RELATIONS", "MIN_TOKEN_CHARACTERS", "COLLECTOR", "OHTTP_RELAY", "relay_token"]
 
 #: the shortest relay or admin token accepted (as ``dpdist serve`` requires of its tokens)
 MIN_TOKEN_CHARACTERS = 16
 
 #: an http:// or https:// URL with a host
-COLLECTOR = Described(Text(pattern=r"(?is)https?://([^/?#@]*@)?[^/?#@:\s]+.*"),
-                      "an http:// or https:// URL with a host, such as https://collector.example")
+_WITH_HOST = r"(?is)https?://([^/?#@]*@)?[^/?#@:\s]+.*"
+COLLECTOR = Described(Text(pattern=_WITH_HOST), "an http:// or https:// URL with a host, such as https://collector.example")
+#: an Oblivious HTTP relay resource, as a device's client names it (``Client(ohttp_relay=...)``)
+OHTTP_RELAY = Described(Text(pattern=_WITH_HOST), "the http:// or https:// URL of an Oblivious HTTP relay resource")
 
 
 def relay_token(source: str = "") -> Token:

@@ -36,9 +36,9 @@ import httpx
 from .._validation import validate_params
 from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
 from ..relay import _bhttp, _ohttp
+from ..relay._arguments import OHTTP_RELAY
 from ..relay._padding import MIN_PADDED_BYTES, padded_length
 from ._deadline import deadline_of, request_within
-from .client import OHTTP_RELAY
 
 __all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "given_key_config",
            "padded_length"]

@@ -42,6 +42,7 @@ from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedRep
 from .._validation import (Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, validate_params)
 from ..local import from_config
+from ..relay._arguments import OHTTP_RELAY
 from ..local._json_rows import json_rows as rows
 from ._deadline import deadline_of, request_within
 from ._relay_route import RelayRoute, resolve_route
@@ -82,9 +83,6 @@ def _token(what: str) -> Optional:
 
 #: an issuer (dpdist issuer): its base URL
 ISSUER_URL = Described(Text(pattern=r"(?is)https?://.*"), "the http:// or https:// URL of an issuer")
-#: an Oblivious HTTP relay resource: an http(s) URL with a host
-OHTTP_RELAY = Described(Text(pattern=r"(?is)https?://([^/?#@]*@)?[^/?#@:\s]+.*"),
-                        "the http:// or https:// URL of an Oblivious HTTP relay resource")
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
 CLIENT_RULES = {
     "ohttp_relay": Optional(OHTTP_RELAY),
