@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -121,7 +121,7 @@ def adversarial(domain: Any, size: int = 16, relation: str = "replace-one") -> N
         cases: list[tuple[np.ndarray, float, float, str]] = [(others, 0, 1, f"items 1..{int(others.max())} cycling (0 unique)"),
                  (spread, 0, d - 1, "every item cycling")]
     else:  # a pair (low, high): the table
-        low, high = float(domain[0]), float(domain[1])
+        low, high = (float(bound) for bound in cast(tuple, domain))
         middle = 0.5 * (low + high)
         cases = [(np.full(rest, low), high, low, f"all at {low:g} (an extreme record)"),
                  (np.linspace(low, high, rest), high, low, "spread evenly"),

@@ -44,9 +44,10 @@ class OneLineParser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)  # an option of one value, given twice, is refused (_StoreOnce)
         self.register("action", "store", _StoreOnce)
 
-    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]  # argparse's untyped signature
+    def parse_known_args(self, args=None, namespace=None):  # pyright: ignore[reportIncompatibleMethodOverride]
         parsed, extras = super().parse_known_args(args, namespace)
-        vars(parsed).pop(_GIVEN, None)  # _StoreOnce's record of the options given: not an option
+        if hasattr(parsed, _GIVEN):  # _StoreOnce's record of the options given: not an option
+            delattr(parsed, _GIVEN)
         return parsed, extras
 
     def error(self, message: str) -> NoReturn:

@@ -212,7 +212,7 @@ def _metric_functions() -> list[str]:
 @validate_params({"kind": Optional(Options(("numerical", "categorical"))),
                   "name": OneOf((Registered(_metric_functions, "a function of dpdist.metrics"),
                                  Described(Text(pattern=r"(?s)[^:]+:.+"), "a 'module:function' reference")),
-                                "a function of dpdist.metrics (its name, one of dpdist.metrics.__all__) or a "
+                                f"a function of dpdist.metrics, one of {_metric_functions()}, or a "
                                 "'module:function' reference")})
 @dataclass(frozen=True)
 class MetricSpec:

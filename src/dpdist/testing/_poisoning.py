@@ -65,7 +65,7 @@ _PROTOCOL = AttributeIn(LocalProtocol, "name", tuple(ATTACKED_PROTOCOLS), f"one 
 
 def _check(owner: str, protocol: Any, targets: Any) -> np.ndarray:
     """The targets (ints, of an attacked protocol: the caller's table checked them) as an array of distinct items of ``protocol``'s domain."""
-    d = int(protocol.domain_size)  # type: ignore[attr-defined]
+    d = int(protocol.domain_size)
     array = np.atleast_1d(np.asarray(targets, dtype=np.int64))
     if array.min() < 0 or array.max() >= d or np.unique(array).size != array.size:
         raise OutOfDomainError(
