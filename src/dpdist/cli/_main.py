@@ -44,7 +44,7 @@ class OneLineParser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)  # an option of one value, given twice, is refused (_StoreOnce)
         self.register("action", "store", _StoreOnce)
 
-    def parse_known_args(self, args=None, namespace=None):  # pyright: ignore[reportIncompatibleMethodOverride]
+    def parse_known_args(self, args=None, namespace=None):  # pyright: ignore[reportIncompatibleMethodOverride]  (typeshed overloads it; argparse calls it as here)
         parsed, extras = super().parse_known_args(args, namespace)
         if hasattr(parsed, _GIVEN):  # _StoreOnce's record of the options given: not an option
             delattr(parsed, _GIVEN)
