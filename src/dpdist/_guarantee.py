@@ -61,6 +61,7 @@ from ._validation import (
     Implies,
     InstanceOf,
     Integer,
+    Items,
     Interval,
     OneOf,
     Optional,
@@ -188,14 +189,13 @@ def local_guarantee(epsilon: float) -> PrivacyGuarantee:
     return PrivacyGuarantee(epsilon, 0.0, "replace", "local")
 
 
+#: the guarantees a composition composes
+_GUARANTEES = Items(InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee"), "one or more PrivacyGuarantee values (a list)",
+                    min_length=1)
+
+
 def _same_kind(owner: str, guarantees: Sequence[PrivacyGuarantee]) -> tuple[str, str, str]:
-    if not guarantees:
-        raise InvalidParameterError(f"{owner} needs at least one guarantee. Got none.")
-    for guarantee in guarantees:
-        if not isinstance(guarantee, PrivacyGuarantee):
-            raise InvalidParameterError(
-                f"{owner} composes PrivacyGuarantee values. Got {type(guarantee).__name__} instead."
-            )
+    # at least one, each a PrivacyGuarantee: the callers' tables (_GUARANTEES)
     kinds = {(g.neighbouring, g.model, g.unit) for g in guarantees}
     if len(kinds) > 1:
         raise InvalidParameterError(
@@ -204,6 +204,7 @@ def _same_kind(owner: str, guarantees: Sequence[PrivacyGuarantee]) -> tuple[str,
     return kinds.pop()
 
 
+@validate_params({"guarantees": _GUARANTEES}, owner="privacy.sequential")
 def sequential(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     r"""Basic composition of steps on the same data: :math:`(\sum \varepsilon_i, \sum \delta_i)`."""
     guarantees = list(guarantees)
@@ -215,6 +216,7 @@ def sequential(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports, unit)
 
 
+@validate_params({"guarantees": _GUARANTEES}, owner="privacy.parallel")
 def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
     r"""Composition over disjoint parts of the data: :math:`(\max \varepsilon_i, \max \delta_i)`."""
     guarantees = list(guarantees)

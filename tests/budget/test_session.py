@@ -210,7 +210,7 @@ def test_cli_budget_file_charges_releases_and_refuses_before_reading_the_data(tm
     missing = ["release", str(tmp_path / "absent.csv")] + args[2:] + ["--budget-file", str(budget)]
     assert main(missing) == 2  # refused on the budget before the (absent) data are looked for
     assert "0.4 left. Nothing was charged and no data were read." in capsys.readouterr().err
-    assert main(args[:2] + ["--column", "nope"] + args[4:] + ["--epsilon", "0.1", "--budget-file", str(budget)]) == 2
+    assert main(args[:2] + ["--column", "nope", "--epsilon", "0.1"] + args[6:] + ["--budget-file", str(budget)]) == 2
     capsys.readouterr()
     assert main(["budget", "show", str(budget), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)

@@ -101,8 +101,8 @@ def _placeholders(parser, given: set[str] = frozenset(), chosen: dict | None = N
             out += _sample(parser, rules, action.metavar)
         elif not action.option_strings and action.nargs not in ("?", "*"):
             out += [str(next(iter(action.choices))) if action.choices else "x"]
-        elif action.option_strings and action.required:
-            out += _sample(parser, rules, action.option_strings[-1])
+        elif action.option_strings and action.required and not given & set(action.option_strings):
+            out += _sample(parser, rules, action.option_strings[-1])  # a given one is the test's (given once)
     return out
 
 
@@ -217,3 +217,22 @@ def test_a_broken_relation_of_options_is_refused_in_its_words(capsys, path, pars
     broken = [rule for rule in rules.relations if rule.broken(given, values)]
     assert relation in broken  # the command line breaks it: the refusal is the first broken relation's, in table order
     assert _refusal(capsys, argv) == f"dpdist: error: {broken[0].refusal(values)}"
+
+
+def _parser_refusal(capsys, argv: list[str]) -> str:
+    with pytest.raises(SystemExit) as exited:  # argparse's own refusals exit from the parser, in one line
+        main(argv)
+    assert exited.value.code == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def test_an_option_of_one_value_given_twice_is_refused_in_one_line_naming_it(capsys):
+    """The last value used to replace the first silently (a script adding its own ``--seed`` ran with another one);
+    the values are not shown (an option may hold a token)."""
+    line = _parser_refusal(capsys, ["demo", "--seed", "1", "--seed", "2"])
+    assert line.startswith("dpdist: error: argument --seed: given more than once; give it once"), line
+    line = _parser_refusal(capsys, ["relay", "--queue", "q.sqlite", "--collector", "http://127.0.0.1:9",
+                                    "--relay-admin-token", "first-secret-0123456", "--admin-token", "other-secret-01234"])
+    assert "--relay-admin-token/--admin-token: given more than once" in line and "secret" not in line, line

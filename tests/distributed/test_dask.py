@@ -141,7 +141,7 @@ def test_reproduce_runs_its_cells_on_the_cluster_with_the_local_numbers(client, 
     np.testing.assert_allclose([r["value"] for r in there.raw.rows], [r["value"] for r in here.raw.rows], rtol=1e-12)
     again = experiments.run_spec(spec, tmp_path / "there", progress=False, scheduler=client)
     assert again.computed == 0 and again.reused == here.computed  # the cache resumes a cluster run
-    with pytest.raises(InvalidParameterError, match="not both"):
+    with pytest.raises(InvalidParameterError, match="'jobs' parameter of run_spec must be 1 when 'scheduler' is given"):
         experiments.run_spec(spec, tmp_path / "x", progress=False, scheduler=client, jobs=2)
     with pytest.raises(InvalidParameterError, match="'scheduler'"):
         experiments.run_spec(spec, tmp_path / "y", progress=False, scheduler=3)

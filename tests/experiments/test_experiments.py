@@ -359,11 +359,13 @@ def test_toml_claim_without_its_rule_is_rejected(tmp_path, claim, message):
 
 
 def test_unknown_datasets_methods_and_metrics_are_rejected_when_the_spec_is_built():
-    with pytest.raises(InvalidParameterError, match=r"dataset 'no-such-data'.*one of .*beta-5-2"):
+    with pytest.raises(InvalidParameterError, match=r"'name' parameter of DatasetRef must be a registered dataset "
+                                                    r"name: one of .*beta-5-2.* Got 'no-such-data'"):
         _spec(datasets=["geo-0.6", "no-such-data"])
     with pytest.raises(InvalidParameterError, match=r"method 'X'.*'no-such-protocol'.*grr"):
         _spec(methods=[{"label": "X", "method": "no-such-protocol"}])
-    with pytest.raises(InvalidParameterError, match=r"metric 'msee'.*dpdist.metrics.*wasserstein"):
+    with pytest.raises(InvalidParameterError, match=r"'name' parameter of MetricSpec must be a function of "
+                                                    r"dpdist.metrics.*wasserstein.* Got 'msee'"):
         _spec(metrics=["msee"])
     with pytest.raises(InvalidParameterError, match=r"'claims' parameter of ExperimentSpec must be a sequence of Claim\(text, check\)\. Got a list whose item 0 is tuple"):
         _spec(claims=[("text", better_than("mse", "GRR", "OUE"))])

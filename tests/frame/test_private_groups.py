@@ -35,11 +35,14 @@ def test_group_release_with_private_keys_shows_the_groups_chosen_privately_per_p
 
 
 @pytest.mark.parametrize("kwargs, named", [
-    ({"groups": ["a"], "privacy_id": "user"}, "'max_groups' argument .* needed"),
-    ({"groups": ["a"], "max_groups": 2}, "'max_groups' argument .* needs 'privacy_id'"),
+    ({"groups": ["a"], "privacy_id": "user"}, "'max_groups' parameter of frame.group_release must be given .* when "
+     "'privacy_id' is given .* Got None"),
+    ({"groups": ["a"], "max_groups": 2}, "'privacy_id' parameter of frame.group_release must be given .* when "
+     "'max_groups' is given .* Got None"),
     ({"groups": None}, "'selection_epsilon'"),
     ({"groups": None, "selection_epsilon": 1.0}, "'selection_delta'"),
-    ({"groups": ["a"], "selection_epsilon": 1.0, "selection_delta": 1e-6}, "go with groups=None"),
+    ({"groups": ["a"], "selection_epsilon": 1.0, "selection_delta": 1e-6}, "'selection_epsilon' parameter of "
+     "frame.group_release must be None when 'groups' is given .* Got 1.0"),
     ({"groups": None, "privacy_id": "nobody", "max_groups": 1}, "'privacy_id' argument .* must name columns"),
     ({"groups": None, "selection_epsilon": 1.0, "selection_delta": 1e-6, "function": central.histogram_queries},
      "under add/remove neighbours"),

@@ -18,18 +18,21 @@ GOOD = {"collector": "https://collector.example", "relay_token": TOKEN, "min_bat
 
 
 @pytest.mark.parametrize("change, named, allowed, got", [
-    ({"min_batch": 0}, "min_batch", "an int >= 1", "Got 0."),
-    ({"min_batch": 2.5}, "min_batch", "an int >= 1", "Got 2.5."),
-    ({"min_batch": True}, "min_batch", "an int >= 1", "Got True."),
-    ({"min_batch": 10, "max_batch": 5}, "max_batch", "an int >= min_batch (10)", "Got 5."),
-    ({"relay_token": ""}, "relay_token", "at least 16 characters", "Got a str of 0 characters."),
-    ({"relay_token": "short-token"}, "relay_token", "at least 16 characters", "Got a str of 11 characters."),
-    ({"relay_token": None}, "relay_token", "at least 16 characters", "Got a NoneType."),
-    ({"admin_token": "x" * 15}, "admin_token", "at least 16 characters", "Got a str of 15 characters."),
-    ({"collector": "ftp://collector.example"}, "collector", "an http:// or https:// URL", "Got 'ftp://collector.example'."),
-    ({"collector": "https://"}, "collector", "with a host", "Got 'https://'."),
-    ({"interval": 0}, "interval", "a number of seconds > 0", "Got 0."),
-    ({"max_body_bytes": 2 << 20}, "max_body_bytes", "an int from 1024 to 1048576", "Got 2097152."),
+    ({"min_batch": 0}, "min_batch", "an int >= 1", "Got 0 instead."),
+    ({"min_batch": 2.5}, "min_batch", "an int >= 1", "Got 2.5 instead."),
+    ({"min_batch": True}, "min_batch", "an int >= 1", "Got True instead."),
+    ({"min_batch": 10, "max_batch": 5}, "min_batch", "at most 'max_batch' = 5", "Got 10 instead."),
+    ({"relay_token": ""}, "relay_token", "at least 16 printable ASCII characters", "Got a str of 0 characters instead."),
+    ({"relay_token": "short-token"}, "relay_token", "at least 16 printable", "Got a str of 11 characters instead."),
+    ({"relay_token": None}, "relay_token", "at least 16 printable", "Got a NoneType instead."),
+    ({"relay_token": "short-token-\u00e9\u00e9\u00e9\u00e9\u00e9"}, "relay_token", "printable ASCII",
+     "Got a str of 17 characters instead."),
+    ({"admin_token": "x" * 15}, "admin_token", "at least 16 printable", "Got a str of 15 characters instead."),
+    ({"collector": "ftp://collector.example"}, "collector", "an http:// or https:// URL",
+     "Got 'ftp://collector.example' instead."),
+    ({"collector": "https://"}, "collector", "with a host", "Got 'https://' instead."),
+    ({"interval": 0}, "interval", "a number of seconds > 0", "Got 0 instead."),
+    ({"max_body_bytes": 2 << 20}, "max_body_bytes", "an int from 1024 to 1048576", "Got 2097152 instead."),
 ])
 def test_create_app_refuses_what_the_relay_cannot_run_with_naming_the_argument(tmp_path, change, named, allowed, got):
     from dpdist.relay import create_app
@@ -37,7 +40,7 @@ def test_create_app_refuses_what_the_relay_cannot_run_with_naming_the_argument(t
     with pytest.raises(InvalidParameterError) as refused:
         create_app(str(tmp_path / "q.sqlite"), **{**GOOD, **change})
     message = str(refused.value)
-    assert message.startswith(f"The '{named}' argument of dpdist.relay.create_app must be ")
+    assert message.startswith(f"The '{named}' parameter of dpdist.relay.create_app must be ")
     assert allowed in message and message.endswith(got)
     assert "short-token" not in message  # a token is never echoed
     assert not (tmp_path / "q.sqlite").exists()  # refused before anything is opened
@@ -64,10 +67,14 @@ def test_a_relay_built_in_python_with_good_arguments_has_the_limits(tmp_path):
 
 @pytest.mark.parametrize("argv, environment, option", [
     (["--min-batch", "0"], {}, "The '--min-batch' option must be an int >= 1"),
-    (["--min-batch", "20", "--max-batch", "10"], {}, "The '--max-batch' option must be an int >= min_batch (20)"),
+    (["--min-batch", "20", "--max-batch", "10"], {}, "The '--min-batch' option must be at most '--max-batch' = 10"),
     ([], {"DPDIST_MIN_BATCH": "0"}, "The '--min-batch' option must be an int >= 1"),
-    ([], {"DPDIST_RELAY_TOKEN": "short"}, "The --relay-token (or DPDIST_RELAY_TOKEN) option must be a str of at least 16"),
-    (["--admin-token", "short"], {}, "The --relay-admin-token (or DPDIST_RELAY_ADMIN_TOKEN) option must be a str of at least 16"),
+    ([], {"DPDIST_RELAY_TOKEN": "short"}, "The '--relay-token' option must be a token of at least 16 printable ASCII "
+     "characters, without surrounding spaces (or DPDIST_RELAY_TOKEN). Got a str of 5 characters"),
+    ([], {"DPDIST_RELAY_TOKEN": "relay-token-\u00e9\u00e9\u00e9\u00e9\u00e9"}, "The '--relay-token' option must be a "
+     "token of at least 16 printable ASCII characters"),
+    (["--admin-token", "short"], {}, "The '--relay-admin-token' option must be a token of at least 16 printable ASCII "
+     "characters, without surrounding spaces (or DPDIST_RELAY_ADMIN_TOKEN). Got a str of 5 characters"),
     (["--collector", "collector.example"], {}, "The '--collector' option must be an http:// or https:// URL"),
     (["--header-timeout", "0"], {}, "The '--header-timeout' option must be a number > 0"),
     (["--body-timeout", "120", "--body-idle-timeout", "500"], {}, "The '--body-idle-timeout' option must be at most "

@@ -33,7 +33,7 @@ def test_seal_and_open_refuse_bad_arguments_by_name(envelope):
         envelope.seal(pair.public_key, None, b"body", "application/json")
     with pytest.raises(InvalidParameterError, match=r"The 'body' parameter of seal must be bytes\. Got str"):
         envelope.seal(pair.public_key, "c", "body", "application/json")
-    with pytest.raises(InvalidParameterError, match=r"The 'content_type' argument of seal must be the content type of dpdist binary records or JSON, one of"):
+    with pytest.raises(InvalidParameterError, match=r"The 'content_type' parameter of seal must be the content type of dpdist binary records or JSON, one of"):
         envelope.seal(pair.public_key, "c", b"body", "text/csv")
     sealed = envelope.seal(pair.public_key, "c", b"body", "application/json")
     with pytest.raises(InvalidParameterError, match=r"The 'private_key' parameter of open_sealed must be a raw 32-byte"):

@@ -47,7 +47,7 @@ def test_client_arguments_are_checked_by_name():
         Client("http://collector", ohttp_relay="ftp://relay")
     with pytest.raises(InvalidParameterError, match="'ohttp_keys'"):
         Client("http://collector", ohttp_relay="http://relay/ohttp", ohttp_keys=b"\x00\x05xx")
-    with pytest.raises(InvalidParameterError, match="goes with 'ohttp_relay'"):
+    with pytest.raises(InvalidParameterError, match="'ohttp_relay' parameter of Client must be given \\(not None\\) when 'ohttp_keys' is given"):
         Client("http://collector", ohttp_keys=_ohttp.encode_key_list([KEY]))
 
 

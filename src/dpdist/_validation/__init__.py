@@ -47,6 +47,18 @@ from ._tables import (
     validate_params,
 )
 from ._values import check_integer_values, check_real_values, clip_real_values, wrap_real_values
+from ._tables_b import (  # the rules added by tables-b (issue 63), to be re-homed by kind
+    AllOf,
+    AttributeIn,
+    Even,
+    HasMethod,
+    MappingOf,
+    NumericRows,
+    Registered,
+    Satisfies,
+    ShownBy,
+    Token,
+)
 
 __all__ = [
     "Constraint",
@@ -106,4 +118,15 @@ __all__ = [
     "check_real_values",
     "wrap_real_values",
     "clip_real_values",
+    # the rules added by tables-b (issue 63)
+    "Token",
+    "Even",
+    "MappingOf",
+    "HasMethod",
+    "AttributeIn",
+    "NumericRows",
+    "AllOf",
+    "ShownBy",
+    "Satisfies",
+    "Registered",
 ]

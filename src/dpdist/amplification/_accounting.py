@@ -11,7 +11,7 @@ import numpy as np
 from .._documents import read_dataclass
 from .._guarantee import PrivacyGuarantee
 from .._types import ArrayLike
-from .._validation import Integer, Interval, Optional, Options, check_param, validate_params
+from .._validation import Implies, Integer, Interval, Optional, Options, check_param, validate_params
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from . import _channel, _closed_form, _composition, _structured
@@ -199,7 +199,9 @@ class ShuffledAccount:
         return read_dataclass(cls, document)
 
 
-@validate_params({"protocol": PROTOCOL, "method": Options(METHODS)}, owner="shuffled")
+@validate_params({"protocol": PROTOCOL, "method": Options(METHODS)}, owner="shuffled", relations=(
+    Implies("rounds", (1,), "method", ("closed-form",), why="FMT21's closed form accounts for one round; 'numerical' "
+            "composes rounds", counterexample={"method": "closed-form", "rounds": 2}),))
 def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numerical", rounds: int = 1) -> ShuffledAccount:
     """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
 
@@ -216,8 +218,6 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
     epsilon0 = float(protocol.guarantee.epsilon)
     notes: list[str] = []
     if method == "closed-form":
-        if rounds != 1:
-            raise InvalidParameterError("method='closed-form' accounts for one round; use 'numerical' for rounds > 1.")
         epsilon = min(_closed_form.closed_form_epsilon(epsilon0, n, delta), epsilon0)
         return ShuffledAccount(epsilon, delta, n, epsilon0, method, notes=("FMT21 Theorem 3.1",))
     rounds = check_param("amplification", "rounds", rounds, Integer(low=1, high=10**6))

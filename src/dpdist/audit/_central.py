@@ -34,6 +34,7 @@ import numpy as np
 
 from .._rng import check_rng
 from .._types import Seed
+from .._validation import CallableRule, Either, validate_params
 from ..errors import InvalidParameterError
 from ._given import _positional_arguments
 from ._neighbours import Neighbouring, NeighbouringPair, adversarial
@@ -43,7 +44,13 @@ from ._run import assemble, certify, check_settings
 
 __all__ = ["audit_central", "audit_column"]
 
+#: without neighbouring datasets given, the auditor chooses them from the domain
+_NEEDS_DOMAIN = Either("domain", "neighbours", why="the auditor chooses neighbouring datasets from d items or bounds "
+                       "(low, high)", counterexample={"epsilon": 1.0})
 
+
+@validate_params({"release": CallableRule("a callable release(dataset, rng) (or release(dataset))")},
+                 owner="dpdist.audit.central", relations=(_NEEDS_DOMAIN,))
 def audit_central(
     release: Callable[..., Any],
     epsilon: float,
@@ -111,6 +118,8 @@ def audit_central(
     return _run_on_datasets(randomizer, relation_given, settings, rng, owner)
 
 
+@validate_params({"mechanism": CallableRule("a callable mechanism(column, rng) (or mechanism(column))")},
+                 owner="dpdist.audit.column", relations=(_NEEDS_DOMAIN,))
 def audit_column(
     mechanism: Callable[..., Any],
     epsilon: float,
@@ -167,12 +176,7 @@ def _run_on_datasets(randomizer: Randomizer, relation: Neighbouring, settings, r
 def _neighbouring(neighbours: Any, domain: Any, size: int, relation: str, owner: str) -> Neighbouring:
     if isinstance(neighbours, Neighbouring):
         return neighbours
-    if neighbours is None:
-        if domain is None:
-            raise InvalidParameterError(
-                f"The 'domain' argument of {owner} is needed when no 'neighbours' are given: d items or bounds "
-                f"(low, high), from which the auditor chooses neighbouring datasets."
-            )
+    if neighbours is None:  # then a domain: the callers' tables (_NEEDS_DOMAIN)
         return adversarial(domain, size, relation)
     try:
         pairs = tuple(NeighbouringPair(first, second, f"given pair {i}") for i, (first, second) in enumerate(neighbours))
@@ -187,9 +191,7 @@ def _neighbouring(neighbours: Any, domain: Any, size: int, relation: str, owner:
 def _releases(release: Callable[..., Any], relation: Neighbouring, features: Callable[[Any], Any] | None, name: str,
               claim: float, batched: bool = False) -> Randomizer:
     """A :class:`Randomizer` over dataset indices: one release of each dataset asked for, in the order asked."""
-    if not callable(release):
-        raise InvalidParameterError(f"The release given must be callable: release(dataset, rng). Got "
-                                    f"{type(release).__name__}.")
+    # release: callable (the callers' tables)
     datasets = [d for pair in relation.pairs for d in (pair.dataset, pair.neighbour)]
     seeded = _positional_arguments(release) >= 2
     shown = features if features is not None else (lambda output: np.asarray(output).ravel())

@@ -5,13 +5,18 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable
 
-from ..errors import InvalidParameterError
+from .._validation import CallableRule, InstanceOf, OneOf, validate_params
+from ..local import LocalProtocol
 from ._protocols import is_protocol, protocol_randomizer
 from ._randomizer import Randomizer
 
 __all__ = ["as_randomizer"]
 
 
+@validate_params({"randomizer": OneOf((InstanceOf(Randomizer, "a Randomizer"), InstanceOf(LocalProtocol, "a protocol"),
+                                       CallableRule()),
+                                      "a callable f(values) -> outputs, a dpdist.audit.Randomizer or a dpdist local "
+                                      "protocol")}, owner_argument="owner")
 def as_randomizer(randomizer: Any, owner: str = "audit") -> Randomizer:
     """A :class:`Randomizer` from one, from a dpdist protocol, or from a plain callable.
 
@@ -23,11 +28,7 @@ def as_randomizer(randomizer: Any, owner: str = "audit") -> Randomizer:
         return randomizer
     if is_protocol(randomizer):
         return protocol_randomizer(randomizer)
-    if not callable(randomizer):
-        raise InvalidParameterError(
-            f"The 'randomizer' argument of {owner} must be a callable f(values) -> outputs, a dpdist.audit.Randomizer "
-            f"or a dpdist local protocol. Got {type(randomizer).__name__} instead."
-        )
+    # a callable otherwise: the table
     name = getattr(randomizer, "__qualname__", None) or type(randomizer).__name__
     if _takes_rng_keyword(randomizer):
         return Randomizer(sample=lambda values, rng: randomizer(values, rng=rng), name=name)

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InvalidParameterError
+from .._validation import AllOf, Bounds, InstanceOf, Integer, NumericRows, OneOf, ShownBy, validate_params
 
 __all__ = ["audit_inputs", "input_pairs", "ALL_PAIRS_UP_TO"]
 
@@ -18,6 +18,14 @@ ALL_PAIRS_UP_TO = 16
 MAX_INPUTS = 64
 
 
+#: what an audit compares: d items, bounds, or the inputs themselves
+_INPUTS = NumericRows(2, MAX_INPUTS, "inputs", not_pairs=True)
+DOMAIN = ShownBy(OneOf((Integer(low=2), AllOf((InstanceOf(tuple, "a tuple"), Bounds()), "bounds"), _INPUTS),
+                       f"d items (an int >= 2), bounds (low, high) with low < high, both finite, or 2 to {MAX_INPUTS} "
+                       "inputs (numbers, or rows of numbers)"), _INPUTS)  # a long value: its type and shape
+
+
+@validate_params({"domain": DOMAIN}, owner_argument="owner")
 def audit_inputs(domain: Any, owner: str = "audit") -> tuple[np.ndarray, str]:
     """The inputs to compare, and how they were chosen (for the report).
 
@@ -28,42 +36,17 @@ def audit_inputs(domain: Any, owner: str = "audit") -> tuple[np.ndarray, str]:
     seven points, both bounds, the quartiles and the eighths next to the bounds.  An array:
     those inputs (rows of a 2-D array are inputs too: a device's history of reports).
     """
-    if isinstance(domain, numbers.Integral) and not isinstance(domain, bool):
+    if isinstance(domain, numbers.Integral) and not isinstance(domain, bool):  # >= 2: the table (DOMAIN)
         d = int(domain)
-        if d < 2:
-            raise InvalidParameterError(f"The 'domain' argument of {owner} must be an int >= 2. Got {domain!r} instead.")
         if d <= ALL_PAIRS_UP_TO:
             return np.arange(d), f"all {d} items"
         return _designed_items(d), f"16 of {d} items (designed: ends, byte and word boundaries, middle, spread)"
     if isinstance(domain, tuple) and len(domain) == 2 and all(isinstance(v, numbers.Real) for v in domain):
-        low, high = float(domain[0]), float(domain[1])
-        if not (np.isfinite(low) and np.isfinite(high) and low < high):
-            raise InvalidParameterError(
-                f"The 'domain' argument of {owner} must be bounds (low, high) with low < high, both finite. "
-                f"Got {domain!r} instead."
-            )
+        low, high = float(domain[0]), float(domain[1])  # finite, low < high: the table
         points = low + (high - low) * np.array([0.0, 0.125, 0.25, 0.5, 0.75, 0.875, 1.0])
         return points, f"7 points of [{low:g}, {high:g}] (bounds, quartiles, eighths)"
-    if domain is None:
-        raise InvalidParameterError(
-            f"The 'domain' argument of {owner} is needed: d items (an int), bounds (low, high) or the inputs (an array)."
-        )
-    try:
-        inputs = np.asarray(domain)
-    except (TypeError, ValueError):
-        inputs = np.asarray([], dtype=object)
-    if inputs.dtype.kind not in "biuf" or inputs.ndim not in (1, 2) or not 2 <= len(inputs) <= MAX_INPUTS:
-        raise InvalidParameterError(
-            f"The 'domain' argument of {owner} must be d items (an int >= 2), bounds (low, high) or 2 to "
-            f"{MAX_INPUTS} inputs (numbers, or rows of numbers). Got {_shown(domain, inputs)} instead."
-        )
+    inputs = np.asarray(domain)  # 2 to MAX_INPUTS numbers or rows of numbers: the table
     return inputs, f"{len(inputs)} given inputs"
-
-
-def _shown(domain: Any, inputs: np.ndarray) -> str:
-    """The refused domain in a line: itself when short, else its type and shape."""
-    text = repr(domain)
-    return text if len(text) <= 80 and "\n" not in text else f"{type(domain).__name__} of shape {inputs.shape} ({inputs.dtype})"
 
 
 def _designed_items(d: int) -> np.ndarray:

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
-from ..errors import InvalidParameterError
-from .._validation import Described, Integer, Options, validate_params
+from .._validation import Bounds, Described, InstanceOf, Integer, Items, OneOf, Options, Text, validate_params
 
 __all__ = ["NeighbouringPair", "Neighbouring", "add_remove", "replace_one", "adversarial"]
 
@@ -32,6 +31,9 @@ class NeighbouringPair:
     differs: str
 
 
+@validate_params({"relation": Described(Text(), "the relation in words (a non-empty str)"),
+                  "pairs": Items(InstanceOf(NeighbouringPair, "a NeighbouringPair"), "at least one NeighbouringPair",
+                                 min_length=1)})
 @dataclass(frozen=True)
 class Neighbouring:
     """The neighbouring datasets an audit compares and the relation they are neighbours under.
@@ -44,9 +46,8 @@ class Neighbouring:
     relation: str
     pairs: tuple[NeighbouringPair, ...]
 
-    def __post_init__(self):
-        if not self.pairs:
-            raise InvalidParameterError("A Neighbouring relation needs at least one pair of datasets.")
+    def __post_init__(self):  # the pairs as the table returns them (a tuple)
+        object.__setattr__(self, "pairs", tuple(self.pairs))
 
 
 def _stacked(background: Any, extra: Any) -> np.ndarray:
@@ -98,7 +99,9 @@ def replace_one(backgrounds: Sequence[Any], replacements: Sequence[tuple[Any, An
     return Neighbouring(f"replace one {unit} of a dataset of {size} (its size public)", tuple(pairs))
 
 
-@validate_params({"size": Described(Integer(low=4), "an int >= 4 (records per dataset)"),
+@validate_params({"domain": OneOf((Integer(low=2), Bounds()), "d items (an int >= 2) or real bounds (low, high), finite, "
+                                   "low < high"),
+                  "size": Described(Integer(low=4), "an int >= 4 (records per dataset)"),
                   "relation": Options(("replace-one", "add-remove"))}, owner="audit.adversarial")
 def adversarial(domain: Any, size: int = 16, relation: str = "replace-one") -> Neighbouring:
     """Backgrounds and records an attacker would choose, for ``d`` items ``0..d-1`` or real bounds ``(low, high)``.
@@ -117,17 +120,12 @@ def adversarial(domain: Any, size: int = 16, relation: str = "replace-one") -> N
         spread = np.arange(rest) % d
         cases: list[tuple[np.ndarray, float, float, str]] = [(others, 0, 1, f"items 1..{int(others.max())} cycling (0 unique)"),
                  (spread, 0, d - 1, "every item cycling")]
-    elif isinstance(domain, tuple) and len(domain) == 2 and all(isinstance(v, numbers.Real) for v in domain) \
-            and np.isfinite(domain).all() and domain[0] < domain[1]:
-        low, high = float(domain[0]), float(domain[1])
+    else:  # a pair (low, high): the table
+        low, high = (float(bound) for bound in cast(tuple, domain))
         middle = 0.5 * (low + high)
         cases = [(np.full(rest, low), high, low, f"all at {low:g} (an extreme record)"),
                  (np.linspace(low, high, rest), high, low, "spread evenly"),
                  (np.full(rest, middle), low, middle, f"all at {middle:g}")]
-    else:
-        raise InvalidParameterError(
-            f"The 'domain' argument must be d items (an int >= 2) or real bounds (low, high). Got {domain!r} instead."
-        )
     if relation == "add-remove":
         pairs = [pair for background, first, _, label in cases
                  for pair in add_remove([background], [first], labels=[label]).pairs]

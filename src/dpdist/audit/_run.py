@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import Boolean, Integer, Interval, check_params
+from .._validation import Boolean, Described, Integer, Interval, check_params, validate_params
 from ..errors import InvalidParameterError
 from ._black_box import BlackBox, run_black_box
 from ._randomizer import Randomizer
@@ -50,12 +50,12 @@ class Settings:
     started: float
 
 
+@validate_params({"epsilon": Described(_CONSTRAINTS["epsilon"], "the epsilon the randomizer claims: a finite float >= 0")},
+                 owner_argument="owner")
 def check_settings(owner: str, epsilon: Any, *, delta: Any = 0.0, alpha: Any, samples: Any, pilot: Any,
                    sequential: Any, keep: Any, bins: Any, max_cells: Any, float_bits: Any = True) -> Settings:
     """Every setting checked by name (the pilot's default from ``samples``: at most an eighth, 100 to 2,000)."""
     started = time.perf_counter()
-    if epsilon is None:
-        raise InvalidParameterError(f"The 'epsilon' argument of {owner} is needed: the epsilon the randomizer claims.")
     samples = check_params(owner, {"samples": samples}, _CONSTRAINTS)["samples"]  # first: the pilot's default needs it
     pilot = max(100, min(samples // 8, 2000)) if pilot is None else pilot
     params = check_params(owner, {"epsilon": epsilon, "delta": delta, "alpha": alpha, "samples": samples,

@@ -38,7 +38,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import special, stats
 
+from .._validation import Described, Interval, validate_params
 from ..errors import InvalidParameterError
+
+#: the level of a one-sided bound
+LEVEL = Described(Interval(0.0, 1.0), "a probability in (0, 1)")
 
 __all__ = [
     "clopper_pearson_lower",
@@ -51,6 +55,7 @@ __all__ = [
 ]
 
 
+@validate_params({"a": LEVEL})
 def clopper_pearson_lower(k: ArrayLike, n: ArrayLike, a: float) -> np.ndarray:
     """One-sided lower Clopper-Pearson bound on a binomial probability: ``Pr[p >= bound] >= 1 - a``.
 
@@ -63,16 +68,15 @@ def clopper_pearson_lower(k: ArrayLike, n: ArrayLike, a: float) -> np.ndarray:
 
 
 def _counts_and_level(k: ArrayLike, n: ArrayLike, a: float) -> tuple[np.ndarray, np.ndarray]:
-    """``k`` and ``n`` as float arrays, refused unless ``0 <= k <= n`` are whole counts and ``0 < a < 1``."""
+    """``k`` and ``n`` as float arrays, refused unless ``0 <= k <= n`` are whole counts (``a``: the callers' table)."""
     k_array, n_array = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
-    if not (0.0 < float(a) < 1.0):
-        raise InvalidParameterError(f"a must be a probability in (0, 1); got {a!r}.")
     if not (np.all(np.isfinite(k_array)) and np.all(k_array >= 0) and np.all(k_array <= n_array)
             and np.all(k_array == np.round(k_array)) and np.all(n_array == np.round(n_array))):
         raise InvalidParameterError(f"k must be whole counts with 0 <= k <= n; got k={k!r}, n={n!r}.")
     return k_array, n_array
 
 
+@validate_params({"a": LEVEL})
 def clopper_pearson_upper(k: ArrayLike, n: ArrayLike, a: float) -> np.ndarray:
     """One-sided upper Clopper-Pearson bound: ``Pr[p <= bound] >= 1 - a``; 1 where ``k = n``."""
     k, n = _counts_and_level(k, n, a)

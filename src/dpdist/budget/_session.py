@@ -15,12 +15,14 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 from .. import local
 from .._io._atomic import exclusive_lock
 from ..accounting import PrivacyLoss, check_accountant, protocol_loss
+from ..accounting._accountants import CHOICES as ACCOUNTANTS
 from ..accounting import parallel as parallel_losses
 from .._io._budget_file import read_budget_file, write_budget_file
 from .._types import ArrayLike, PathLike, Seed
 from .._validation import (
     CallableRule,
     Described,
+    Implies,
     InstanceOf,
     Integer,
     Items,
@@ -85,14 +87,15 @@ class BudgetSession:
     Use :meth:`create` / :meth:`open` for a session kept in a file (which keeps its accountant).
     """
 
-    @validate_params({"neighbouring": Options(("replace", "add-remove")), "unit": Options(UNITS)})
+    @validate_params({"neighbouring": Options(("replace", "add-remove")), "unit": Options(UNITS),
+                      "accountant": Options(ACCOUNTANTS)}, relations=(
+        Implies("accountant", tuple(name for name in ACCOUNTANTS if name != "zcdp"), "delta", (0,),
+                why="zCDP states no pure epsilon: a budget with accountant='zcdp' needs a delta > 0; choose 'basic' or "
+                "'pld' for a pure budget", counterexample={"epsilon": 1.0, "delta": 0.0, "accountant": "zcdp"}),))
     def __init__(self, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace", accountant: str = "tightest",
                  unit: str = "record"):
         self._total = PrivacyGuarantee(epsilon, delta, neighbouring, "central", unit=unit)
         self._accountant = check_accountant("BudgetSession", accountant)
-        if accountant == "zcdp" and self._total.delta == 0:
-            raise InvalidParameterError("A BudgetSession with accountant='zcdp' needs a delta > 0: zCDP states no pure "
-                                        "epsilon (choose 'basic' or 'pld' for a pure budget).")
         self._charges: list[Charge] = []
         self._path: Path | None = None
         self._lock = threading.Lock()

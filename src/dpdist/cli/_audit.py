@@ -14,7 +14,7 @@ from typing import Any
 
 from .._validation import Described, Integer, Interval, OneOf, Text
 from ..errors import InvalidParameterError
-from ._arguments import BOUNDS, PLOT, Each, IntegerText, Needs, NeedsAny, seed_argument, state_rules
+from ._arguments import BOUNDS, PLOT, Each, Excludes, IntegerText, Needs, NeedsAny, seed_argument, state_rules
 from ._deploy import load_config
 
 #: Exit status of each verdict.
@@ -76,7 +76,15 @@ def add_commands(subparsers) -> None:
         "--callable": Described(Text(pattern=r"(?s)[^:]+:.+"), "MODULE:FUNCTION"),
         "--plot": PLOT,
     }, (Needs("--protocol", "--epsilon"), Needs("--callable", "--domain", "D items or bounds LO,HI"),
-        NeedsAny(("--epsilon", "--claim"), "--callable", "the epsilon it claims")))
+        NeedsAny(("--epsilon", "--claim"), "--callable", "the epsilon it claims"),
+        Needs("--peer", "--epsilon", "the epsilon of the other library's randomizer"),
+        Needs("--peer", "--domain", "D items of the other library's randomizer"),
+        # settings of a randomizer that the chosen one does not take (they were ignored)
+        *(Excludes("--config", option, "the config states the protocol's parameters") for option in
+          ("--epsilon", "--domain")),
+        *(Excludes("--param", option, "it is another parameter of the protocol built from --protocol") for option in
+          ("--config", "--callable", "--peer")),
+        *(Excludes("--reports", option, "it is for a memoized dpdist protocol") for option in ("--callable", "--peer"))))
 
 
 def _run_audit(args) -> int:
@@ -123,8 +131,8 @@ def _protocol(args, domain):
 def _peer(args, domain):
     from ..audit import peers  # lazy: loads scipy (0.4-2 s), like dpdist.audit
 
-    if args.epsilon is None or not isinstance(domain, int):
-        raise InvalidParameterError("The '--peer' option needs --epsilon and --domain D (items).")
+    if not isinstance(domain, int):  # --epsilon and --domain given: the option table
+        raise InvalidParameterError(f"The '--domain' option must be D items (an int >= 2) with --peer. Got {domain!r}.")
     adapter = getattr(peers, PEERS[args.peer])
     if args.peer == "opendp-bitvec":
         if domain % 8:

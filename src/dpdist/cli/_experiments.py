@@ -34,6 +34,7 @@ from ._arguments import (
     Needs,
     NeedsCount,
     NeedsValue,
+    OutputFile,
     ValueNeeds,
     add_missing_argument,
     missing_cells,
@@ -82,7 +83,9 @@ def _add_reproduce(subparsers) -> None:
         "is run; and every cell's values beside it, PAGE's NAME.cells.jsonl (docs/experiments.md, 'Pages')",
     )
     reproduce.set_defaults(handler=_run_reproduce)
-    state_rules(reproduce, {"--repeats": Integer(low=1), "--jobs": Integer(low=1)},
+    state_rules(reproduce, {"--repeats": Integer(low=1), "--jobs": Integer(low=1),
+                            "--page": OutputFile("the path of a Markdown file to write (not a directory), in a "
+                                                 "directory that exists")},
                 (Excludes("--scheduler", "--jobs", "it runs the cells on a Dask cluster"),))
 
 
@@ -319,9 +322,7 @@ def _run_reproduce(args) -> int:
     if args.page is not None:
         from ..experiments._pages import write_page  # lazy: loads scipy (0.4-2 s)
 
-        page = Path(args.page)
-        if page.exists() and not page.is_file():
-            raise InvalidParameterError(f"The '--page' option must name a Markdown file. Got {args.page!r} instead.")
+        page = Path(args.page)  # a file to write, not a directory: the option table
         print(f"page: {write_page(page, result, result.claims, out, command)}")
     outcomes = [claim["outcome"] for claim in result.claims]
     print(

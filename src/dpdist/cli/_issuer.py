@@ -19,13 +19,14 @@ import os
 import sys
 
 from .._io._atomic import write_text_atomically
-from .._validation import Described, Integer, Text
+from .._validation import Described, Integer, Text, Token
 from ..errors import (
     InvalidParameterError,
     MissingDependencyError,
     ServiceRefusedError,
     ServiceUnavailableError,
 )
+from ..issuer._arguments import ADMIN_TOKEN, CORS_ORIGINS, SERVER_NAME
 from ..issuer._limits import add_arguments as add_limit_arguments, from_args, uvicorn_options
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
@@ -102,7 +103,10 @@ def _add_serve(actions) -> None:
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="log level")
     add_limit_arguments(serve)
     serve.set_defaults(handler=_run_serve)
-    state_rules(serve, {"--port": PORT})
+    state_rules(serve, {  # the rules of dpdist.issuer.create_app, as options (a token: shown by its length only)
+        "--port": PORT, "--issuer-name": SERVER_NAME, "--cors-origin": CORS_ORIGINS.inner,
+        "--issuer-admin-token": Token(16, ADMIN_TOKEN.what + " (or DPDIST_ISSUER_ADMIN_TOKEN)", spaces=True),
+    })
     environment_defaults(serve)
 
 
@@ -115,7 +119,9 @@ def _admin_options(parser, handler) -> None:
                         help=f"base URL of the issuer (default: $DPDIST_ISSUER, else {_DEFAULT_ISSUER})")
     parser.add_argument("--issuer-admin-token", default=None, help=_TOKEN_HELP)
     parser.set_defaults(handler=handler)
-    state_rules(parser, {"--issuer": Described(Text(pattern=r"https?://.*"), "an http:// or https:// URL")})
+    state_rules(parser, {"--issuer": Described(Text(pattern=r"https?://.*"), "an http:// or https:// URL"),
+                         "--issuer-admin-token": Token(16, ADMIN_TOKEN.what + " (or DPDIST_ISSUER_ADMIN_TOKEN)",
+                                                       spaces=True)})
 
 
 def _admin_token(args) -> str:

@@ -39,8 +39,37 @@ class OneLineParser(argparse.ArgumentParser):
     line ``dpdist: error: ...`` naming the option, exit status 2, as dpdist's; the usage stays with ``--help``.
     Its sub-commands' parsers are of its class (argparse makes them with ``type(parser)``)."""
 
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)  # an option of one value, given twice, is refused (_StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def parse_known_args(self, args=None, namespace=None):  # pyright: ignore[reportIncompatibleMethodOverride]  (typeshed overloads it; argparse calls it as here)
+        parsed, extras = super().parse_known_args(args, namespace)
+        if hasattr(parsed, _GIVEN):  # _StoreOnce's record of the options given: not an option
+            delattr(parsed, _GIVEN)
+        return parsed, extras
+
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"dpdist: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
+
+#: the attribute of the parsed namespace where :class:`_StoreOnce` records the options given (removed after parsing)
+_GIVEN = "_dpdist_options_given"
+
+
+class _StoreOnce(argparse._StoreAction):  # argparse's own "store": the action of an option of one value
+    """An option of one value given twice (``--port 1 --port 2``) is refused in one line naming it, instead of the
+    last value silently replacing the first: a command line built in pieces (a script adding its own ``--seed``)
+    would otherwise run with a setting nobody chose.  The values are not shown (an option may hold a token)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        given = vars(namespace).setdefault(_GIVEN, set())
+        if self.option_strings and self.dest in given:
+            raise argparse.ArgumentError(self, "given more than once; give it once (a repeated option does not "
+                                               "replace the first value)")
+        given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

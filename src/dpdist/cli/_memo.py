@@ -21,13 +21,16 @@ forgot, or whose charge it did not record.
 from __future__ import annotations
 
 import contextlib
+import math
 from pathlib import Path
 
 import numpy as np
 
 from .._io._ledger_file import open_ledger
+from .._validation import Described, Interval
 from ..errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
 from ..local.ledger import ACCOUNTINGS, DEFAULT_BUDGET
+from ._arguments import Needs, state_rules
 
 __all__ = ["is_longitudinal", "DeviceMemo", "open_device_memo"]
 
@@ -105,3 +108,8 @@ def add_ledger_arguments(parser) -> None:
         help="with --memo: 'history' (default) charges each report against every other history of values; "
         "'stable' charges eps_inf once per memo (protects unchanged values, not when they change)",
     )
+    # without --memo there is no ledger: the setting would be ignored, and the run would not be the one asked for
+    state_rules(parser, {"--budget": Described(Interval(0.0, math.inf), "a finite epsilon > 0")}, (
+        Needs("--budget", "--memo", "the device's total epsilon is kept in its memo's ledger"),
+        Needs("--accounting", "--memo", "the accounting of the device's ledger, kept in its memo"),
+    ))

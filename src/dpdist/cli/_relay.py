@@ -13,6 +13,7 @@ import sys
 
 from .._guard import add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
 from ..errors import InvalidParameterError, MissingDependencyError
+from ..relay._arguments import COLLECTOR, RULES, relay_token
 from ..relay._envelope import MAX_SEALED_BYTES
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
@@ -55,7 +56,11 @@ def add_commands(subparsers) -> None:
                        help=f"largest request body (one sealed submission) accepted; larger: HTTP 413 (default {MAX_SEALED_BYTES})")
     add_limit_arguments(relay)  # the limits of dpdist serve, same names and defaults (docs/deployment.md, "Limits")
     relay.set_defaults(handler=_run_relay)
-    state_rules(relay, {"--port": PORT})
+    state_rules(relay, {  # the rules of dpdist.relay.create_app, as options (a token: printable ASCII, as --submit-token)
+        "--port": PORT, "--collector": COLLECTOR, "--relay-token": relay_token("DPDIST_RELAY_TOKEN"),
+        "--relay-admin-token": relay_token("DPDIST_RELAY_ADMIN_TOKEN"),
+        "--min-batch": RULES["min_batch"], "--max-batch": RULES["max_batch"], "--max-body-bytes": RULES["max_body_bytes"],
+    })
     environment_defaults(relay)
 
 
@@ -95,8 +100,9 @@ _OPTIONS = {"relay_token": "--relay-token (or DPDIST_RELAY_TOKEN)", "admin_token
 def _as_option(message: str) -> str:
     """A :func:`dpdist.relay.create_app` refusal naming the option: "The 'min_batch' argument of ... must" -> "The
     '--min-batch' option must"."""
-    match = re.match(r"The '([a-z_]+)' argument of dpdist\.relay\.create_app (must .*)", message, re.S)
+    match = re.match(r"The '([a-z_]+)' (?:argument|parameter) of dpdist\.relay\.create_app (must .*)", message, re.S)
     if match is None:
         return message
     name, rest = match.groups()
+    rest = re.sub(r"'(min_batch|max_batch)'", lambda other: repr("--" + other.group(1).replace("_", "-")), rest)
     return f"The {_OPTIONS.get(name, repr('--' + name.replace('_', '-')))} option {rest}"

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .._validation import Described, Integer, Text
 from ..errors import InvalidParameterError
+from ..serve._database import DATABASE_URL
 from ..serve._limits import (
     DEFAULT_MAX_BODY_BYTES,
     add_arguments as add_limit_arguments,
@@ -77,7 +78,9 @@ def _add_serve(subparsers) -> None:
         "--root-path": Described(Text(non_empty=False, pattern=r"(/[^ ?#%\\]*)?"), "a URL path such as /dpdist"),
         "--admin-token": token_rule(16, "DPDIST_ADMIN_TOKEN"),
         "--relay-token": token_rule(16, "DPDIST_RELAY_TOKEN"),
-        "--metrics-token": token_rule(1, "DPDIST_METRICS_TOKEN"),
+        "--metrics-token": token_rule(16, "DPDIST_METRICS_TOKEN"),
+        "--max-body-bytes": Integer(low=1024),
+        "--db": DATABASE_URL,
     })
     environment_defaults(serve)  # last: every option, also those added above, from DPDIST_<OPTION>
 
@@ -90,6 +93,7 @@ def _add_operations(serve) -> None:
         MIN_FREE_BYTES,
         READY_TIMEOUT,
     )
+    from ..serve._origins import ORIGINS_TEXT  # lazy: as serve._health (no Starlette at import)
 
     serve.add_argument("--log-format", default="text", choices=["text", "json"],
                        help="server log: uvicorn's text lines, or one JSON object per line with request ids (default text)")
@@ -109,7 +113,7 @@ def _add_operations(serve) -> None:
                        help=f"seconds /readyz waits for the database (default {DEFAULT_READY_TIMEOUT_S:g})")
     serve.add_argument("--min-free-bytes", type=int, default=DEFAULT_MIN_FREE_BYTES,
                        help=f"SQLite: /readyz answers 503 disk_full below this much free space (default {DEFAULT_MIN_FREE_BYTES})")
-    state_rules(serve, {"--ready-timeout": READY_TIMEOUT, "--min-free-bytes": MIN_FREE_BYTES})
+    state_rules(serve, {"--ready-timeout": READY_TIMEOUT, "--min-free-bytes": MIN_FREE_BYTES, "--cors-origin": ORIGINS_TEXT})
 
 
 def _operations(args, Operations):

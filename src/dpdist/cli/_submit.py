@@ -113,7 +113,17 @@ def _add_submit(subparsers) -> None:
         Excludes("--budget-file", "--reports", "it charges the randomization of '--column' values; report files were "
                  "charged when they were randomized ('dpdist privatize --budget-file')"),
         BUDGET_FILE_WITHOUT_MEMO,
+        *_NOT_WITH_REPORTS,
     ))
+
+
+#: settings of the randomization of '--column' values, which report files do not go through (ignored otherwise)
+_NOT_WITH_REPORTS = (
+    Excludes("--journal", "--reports", "it keeps the batches randomized from '--column' values; report files are sent "
+             "as they are"),
+    Excludes("--split-seed", "--reports", "it splits the rows of '--column' values into rounds; report files are sent "
+             "as they are"),
+)
 
 
 def _add_access_options(submit) -> None:

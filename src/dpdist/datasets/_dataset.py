@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import Integer, Options, check_param, validate_params
+from .._validation import Implies, InstanceOf, Integer, OneOf, Options, Registered, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._binning import bucketize
 from .._types import Seed
@@ -24,7 +24,12 @@ __all__ = ["Dataset", "register", "get", "available", "describe"]
 _REGISTRY: dict[str, "Dataset"] = {}
 
 
-@validate_params({"kind": Options(("numerical", "categorical"))})
+@validate_params({"kind": Options(("numerical", "categorical"))}, relations=(
+    Implies("bounds", None, "kind", ("numerical",), why="every value lies in [lo, hi]",
+            counterexample={"name": "x", "description": "", "kind": "numerical", "size": 1}),
+    Implies("domain_size", None, "kind", ("categorical",), why="every item lies in [0, domain_size)",
+            counterexample={"name": "x", "description": "", "kind": "categorical", "size": 1}),
+))
 @dataclass(frozen=True)
 class Dataset:
     """A named dataset and how to draw its values.
@@ -64,12 +69,7 @@ class Dataset:
     default_n: int | None = None
 
     def __post_init__(self):
-        if self.kind == "numerical" and self.bounds is None:
-            raise InvalidParameterError(f"The numerical dataset {self.name!r} needs 'bounds'. Got None instead.")
-        if self.kind == "categorical" and self.domain_size is None:
-            raise InvalidParameterError(
-                f"The categorical dataset {self.name!r} needs 'domain_size'. Got None instead."
-            )
+        # bounds of a numerical dataset, domain_size of a categorical one: the table's relations
         if self.default_n is None:
             object.__setattr__(self, "default_n", int(self.size))
 
@@ -197,6 +197,9 @@ def available(kind: str | None = None) -> list[str]:
     return sorted(name for name, data in _REGISTRY.items() if kind is None or data.kind == kind)
 
 
+@validate_params({"name": OneOf((InstanceOf(Dataset, "a Dataset"), Registered(available, "a registered dataset name")),
+                                 "a Dataset or a registered dataset name (datasets.available())")},
+                 owner="datasets.get")
 def get(name: str | Dataset, *, bins: int | None = None, permute: int | None = None,
         spread: float | None = None) -> Dataset:
     """A registered dataset, optionally spread over blocks of width ``spread`` (:meth:`Dataset.spread`),
@@ -204,14 +207,7 @@ def get(name: str | Dataset, *, bins: int | None = None, permute: int | None = N
 
     ``name`` may also be a :class:`Dataset` (returned with the same options applied).
     """
-    if isinstance(name, Dataset):
-        dataset = name
-    elif name in _REGISTRY:
-        dataset = _REGISTRY[name]
-    else:
-        raise InvalidParameterError(
-            f"The 'name' parameter of datasets.get must be one of {available()}. Got {name!r} instead."
-        )
+    dataset = name if isinstance(name, Dataset) else _REGISTRY[name]  # a registered name: the table
     if spread is not None:
         dataset = dataset.spread(spread)
     if bins is not None:

@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from .._validation import Bounds, Integer, Interval, check_param
+from .._validation import Bounds, Described, Even, Integer, Interval, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._dataset import Dataset, register
 from .._types import ArrayLike, FloatBounds
@@ -138,15 +138,10 @@ def normal_mixture(weights: ArrayLike, means: ArrayLike, stds: ArrayLike, *, bou
     return _numerical(name or "normal-mixture", description, n, bounds, draw)
 
 
+@validate_params({"intervals": Described(Even(low=2), "an even int >= 2 (h = 1/intervals)")}, owner="datasets.synthetic.step")
 def step(intervals: int, *, n: int = 100_000, name: str | None = None) -> Dataset:
     """The step density of paper 000, eq. (92), with ``h = 1 / intervals`` (an even number)."""
     owner = "datasets.synthetic.step"
-    intervals = check_param(owner, "intervals", intervals, Integer(low=2))
-    if intervals % 2:
-        raise InvalidParameterError(
-            f"The 'intervals' parameter of {owner} must be an even int >= 2 (h = 1/intervals). "
-            f"Got {intervals!r} instead."
-        )
     n = _size(n, owner)
     half = intervals // 2
     width = 1.0 / intervals

@@ -27,6 +27,7 @@ import numpy as np
 
 from .. import local
 from ..datasets import bucketize
+from .._validation import CallableRule, OneOf, Registered, validate_params
 from ..errors import InvalidParameterError
 
 __all__ = ["register_method", "resolve_method", "available_methods", "run_local_protocol", "ESTIMATE_OPTIONS"]
@@ -56,18 +57,16 @@ def available_methods() -> list[str]:
     return sorted(set(_METHODS) | set(local.available()))
 
 
+@validate_params({"reference": OneOf((CallableRule(), Registered(available_methods, "a registered method or protocol")),
+                                      "a callable, or a registered method or a local protocol's name "
+                                      "(experiments.available_methods())")}, owner="experiments.resolve_method")
 def resolve_method(reference: str | Callable) -> Callable:
     """A method callable from a registry name, a local protocol name or a callable."""
     if callable(reference):
         return reference
     if reference in _METHODS:
         return _METHODS[reference]
-    if reference in local.available():
-        return _ProtocolMethod(reference)
-    raise InvalidParameterError(
-        f"The 'method' of an experiment must be a callable or one of {available_methods()}. "
-        f"Got {reference!r} instead."
-    )
+    return _ProtocolMethod(reference)  # a local protocol's name: the table
 
 
 class _ProtocolMethod:

@@ -37,7 +37,7 @@ import dpdist
 
 from .. import metrics as metric_module
 from ..errors import DatasetUnavailableError, InvalidParameterError
-from .._validation import Integer, validate_params
+from .._validation import Implies, Integer, NamedInstanceOf, OneOf, Optional, Text, validate_params
 from ._blas import loaded_numerics, pinned_environment, target_numerics
 from .._io._atomic import remove_stale_temporaries, write_text_atomically
 from ._methods import resolve_method
@@ -232,12 +232,7 @@ def execute_cell(cell: Cell, root_seed: int, metrics: Sequence[Any]) -> dict:
     params = cell.param_dict
     metric_options = {k[len(METRIC_PREFIX) :]: params.pop(k) for k in list(params) if k.startswith(METRIC_PREFIX)}
     overrides = {k[len(DATASET_PREFIX) :]: params.pop(k) for k in list(params) if k.startswith(DATASET_PREFIX)}
-    unknown = sorted(set(overrides) - {"bins", "permute"})
-    if unknown:
-        raise InvalidParameterError(
-            f"Grid parameters {[DATASET_PREFIX + k for k in unknown]} name no dataset field; "
-            f"allowed: {DATASET_PREFIX}bins, {DATASET_PREFIX}permute."
-        )
+    # only bins and permute: the grid's rule (experiments._spec.SWEEP), when the spec was built
     # the data stream stays keyed by the reference's key: the same users for every override
     reference = replace(cell.dataset, **overrides) if overrides else cell.dataset
     dataset = _dataset(reference)
@@ -269,7 +264,12 @@ def _write_atomically(path: Path, payload: dict) -> None:
     write_text_atomically(path, json.dumps(payload, sort_keys=True, default=str))
 
 
-@validate_params({"jobs": Integer(low=1)})
+@validate_params({"jobs": Integer(low=1),
+                  "scheduler": Optional(OneOf((Text(), NamedInstanceOf("distributed", ("Client",), "a distributed.Client")),
+                                              "a Dask scheduler address such as 'tcp://host:8786' or a "
+                                              "distributed.Client"))},
+                 relations=(Implies("jobs", (1,), "scheduler", None, why="the cells run on the Dask cluster's workers, "
+                                    "not in local worker processes", counterexample={"jobs": 2, "scheduler": "tcp://host:8786"}),))
 def run_spec(
     spec: ExperimentSpec,
     out: str | Path,
@@ -365,8 +365,6 @@ def _execute_pending(pending: list, spec: ExperimentSpec, jobs: int, isolate: bo
     """Compute the ``pending`` ``(cell, key)`` pairs on a Dask cluster, in this process or in ``jobs``
     pinned worker processes (``isolate``), and ``finish`` each as it completes (see :func:`run_spec`)."""
     if scheduler is not None:
-        if jobs != 1:
-            raise InvalidParameterError("Give either 'jobs' (local worker processes) or 'scheduler' (a Dask cluster), not both.")
         _run_on_dask(scheduler, pending, spec, finish)
     elif not isolate or not pending:
         for cell, key in pending:
@@ -415,12 +413,7 @@ def _run_on_dask(scheduler, pending, spec, finish) -> None:
             "Running cells on a Dask cluster needs the 'distributed' package: pip install 'dpdist[dask]'."
         ) from None
     client = scheduler if isinstance(scheduler, distributed.Client) else None
-    if client is None:
-        if not isinstance(scheduler, str) or not scheduler:
-            raise InvalidParameterError(
-                f"The 'scheduler' parameter must be a Dask scheduler address such as 'tcp://host:8786' or a "
-                f"distributed.Client. Got {scheduler!r} instead."
-            )
+    if client is None:  # an address (run_spec's table)
         try:
             client = distributed.Client(scheduler, timeout=30)
         except (OSError, TimeoutError) as error:

@@ -10,8 +10,9 @@ adding a method, a dataset or a grid value never changes another cell's numbers.
 from __future__ import annotations
 
 import itertools
+import math
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, Sequence
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .. import datasets
 from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
-from .._validation import CallableRule, Integer, InstanceOf, Items, OneOf, Optional, Options, validate_params
+from .._validation import (CallableRule, Constraint, Described, Dict, Registered, Satisfies, Integer, InstanceOf, Interval, Items, MappingOf, OneOf, Optional,
+                           Options, Text, validate_params)
 from ..errors import InvalidParameterError
 from ._checks import better_than
 from ._methods import available_methods
@@ -61,10 +63,30 @@ def _normalize_sweep(sweep) -> dict:
     return out
 
 
+def _values(item: Constraint | None, what: str) -> Items:
+    return Items(item, f"a non-empty list of {what}", min_length=1)
+
+
+#: one sweep of an experiment's grid: parameter name -> its values, checked when the spec is built (not in every cell)
+SWEEP = MappingOf(
+    Described(Text(pattern=rf"(?!{DATASET_PREFIX})[A-Za-z_][A-Za-z0-9_]*|{DATASET_PREFIX}(bins|permute)"),
+              f"a parameter name ({DATASET_PREFIX}bins and {DATASET_PREFIX}permute the only {DATASET_PREFIX} ones)"),
+    _values(None, "values"),
+    f"a dict of parameter name -> non-empty list of values (n: ints >= 1 or None, epsilon: numbers > 0, "
+    f"{DATASET_PREFIX}bins: ints >= 2, {DATASET_PREFIX}permute: ints >= 0 or None, {SWEEP_DATASETS}/{SWEEP_METHODS}: "
+    "names)",
+    named=(("n", _values(Optional(Integer(low=1)), "ints >= 1 or None")),
+           ("epsilon", _values(Interval(0.0, math.inf), "numbers > 0")),
+           (DATASET_PREFIX + "bins", _values(Integer(low=2), "ints >= 2")),
+           (DATASET_PREFIX + "permute", _values(Optional(Integer(low=0)), "ints >= 0 or None")),
+           (SWEEP_DATASETS, _values(Text(), "dataset keys")), (SWEEP_METHODS, _values(Text(), "method labels"))),
+    as_given=True,
+)
 #: an experiment's ``grid``
-GRID = OneOf((InstanceOf(Mapping, "a dict"), Items(InstanceOf(Mapping, "a dict"), "a non-empty list of dicts",
-                                                   min_length=1)),
-             "a dict of name -> list, or a non-empty list of such dicts")
+GRID = OneOf((SWEEP, Items(SWEEP, "a non-empty list of dicts", min_length=1)),
+             "a dict of parameter name -> non-empty list of values (n: ints >= 1 or None, epsilon: numbers > 0, "
+             f"{DATASET_PREFIX}bins: ints >= 2, {DATASET_PREFIX}permute: ints >= 0 or None, {SWEEP_DATASETS}/"
+             f"{SWEEP_METHODS}: names; no other {DATASET_PREFIX} parameter), or a non-empty list of such dicts")
 
 
 def _normalize_grid(grid):
@@ -83,6 +105,9 @@ def _merge_grids(grid, override):
     return {**grid, **override}
 
 
+@validate_params({}, relations=(
+    Satisfies("name", Registered(datasets.available, "a registered dataset name"), "file", absent=True,
+              why="or a file: {file = ..., column = ...}", counterexample={"name": "no-such-dataset"}),))
 @dataclass(frozen=True)
 class DatasetRef:
     """A dataset by name (registry), or by file and column, with optional binning/permutation."""
@@ -102,18 +127,10 @@ class DatasetRef:
             return value
         if isinstance(value, str):
             return cls(name=value)
-        if isinstance(value, dict):
-            value = dict(value)
-            if value.get("bounds") is not None:
-                value["bounds"] = tuple(float(v) for v in value["bounds"])
-            try:
-                return cls(**value)
-            except TypeError:
-                pass
-        raise InvalidParameterError(
-            "A dataset of an experiment must be a name, a DatasetRef or a dict with keys among "
-            f"name, bins, permute, file, column, bounds, label, spread. Got {value!r} instead."
-        )
+        value = dict(value)  # a dict of DatasetRef's fields: ExperimentSpec's table (_DATASET)
+        if value.get("bounds") is not None:
+            value["bounds"] = tuple(float(v) for v in value["bounds"])
+        return cls(**value)
 
     @property
     def key(self) -> str:
@@ -159,19 +176,15 @@ class MethodSpec:
             return value
         if isinstance(value, str):
             return cls(label=value, method=value)
-        if isinstance(value, dict) and "label" in value or isinstance(value, dict) and "method" in value:
-            value = dict(value)
-            label = value.pop("label", None) or str(value.get("method"))
-            method = value.pop("method", label)
-            params = dict(value.pop("params", {}))
-            grid = {key: list(values) for key, values in dict(value.pop("grid", {})).items()}
-            datasets = tuple(value.pop("datasets", ()))
-            metrics = tuple(value.pop("metrics", ()))
-            params.update(value)  # remaining keys are fixed parameters
-            return cls(label=label, method=method, params=params, grid=grid, datasets=datasets, metrics=metrics)
-        raise InvalidParameterError(
-            f"A method of an experiment must be a name, a MethodSpec or a dict with 'method'. Got {value!r} instead."
-        )
+        value = dict(value)  # a dict with 'label' or 'method': ExperimentSpec's table (_METHOD)
+        label = value.pop("label", None) or str(value.get("method"))
+        method = value.pop("method", label)
+        params = dict(value.pop("params", {}))
+        grid = {key: list(values) for key, values in dict(value.pop("grid", {})).items()}
+        datasets = tuple(value.pop("datasets", ()))
+        metrics = tuple(value.pop("metrics", ()))
+        params.update(value)  # remaining keys are fixed parameters
+        return cls(label=label, method=method, params=params, grid=grid, datasets=datasets, metrics=metrics)
 
     def __post_init__(self):
         if self.method is None:
@@ -191,7 +204,16 @@ class MethodSpec:
 FREQUENCY_METRICS = frozenset({"mse", "mse_top_k", "l1", "l2", "true_false_positives"})
 
 
-@validate_params({"kind": Optional(Options(("numerical", "categorical")))})
+def _metric_functions() -> list[str]:
+    """The functions of dpdist.metrics a metric may name."""
+    return sorted(name for name in getattr(metric_module, "__all__", []) if name[0].islower())
+
+
+@validate_params({"kind": Optional(Options(("numerical", "categorical"))),
+                  "name": OneOf((Registered(_metric_functions, "a function of dpdist.metrics"),
+                                 Described(Text(pattern=r"(?s)[^:]+:.+"), "a 'module:function' reference")),
+                                f"a function of dpdist.metrics, one of {_metric_functions()}, or a "
+                                "'module:function' reference")})
 @dataclass(frozen=True)
 class MetricSpec:
     """A metric of :mod:`dpdist.metrics` by name, with keyword ``params``, a column ``label``
@@ -213,17 +235,13 @@ class MetricSpec:
             return value
         if isinstance(value, str):
             return cls(name=value)
-        if isinstance(value, dict) and "name" in value:
-            value = dict(value)
-            name = value.pop("name")
-            label = value.pop("label", None)
-            kind = value.pop("kind", None)
-            params = dict(value.pop("params", {}))
-            params.update(value)
-            return cls(name=name, params=params, label=label, kind=kind)
-        raise InvalidParameterError(
-            f"A metric of an experiment must be a name, a MetricSpec or a dict with 'name'. Got {value!r} instead."
-        )
+        value = dict(value)  # a dict with 'name': ExperimentSpec's table (_METRIC)
+        name = value.pop("name")
+        label = value.pop("label", None)
+        kind = value.pop("kind", None)
+        params = dict(value.pop("params", {}))
+        params.update(value)
+        return cls(name=name, params=params, label=label, kind=kind)
 
     @property
     def key(self) -> str:
@@ -257,13 +275,11 @@ class FigureSpec:
     def of(cls, value: Any) -> "FigureSpec":
         if isinstance(value, FigureSpec):
             return value
-        if isinstance(value, dict):
-            value = dict(value)
-            for key in ("datasets", "methods"):
-                if key in value:
-                    value[key] = tuple(value[key])
-            return cls(**value)
-        raise InvalidParameterError(f"A figure must be a FigureSpec or a dict. Got {value!r} instead.")
+        value = dict(value)  # a dict of FigureSpec's fields: ExperimentSpec's table (_FIGURE)
+        for key in ("datasets", "methods"):
+            if key in value:
+                value[key] = tuple(value[key])
+        return cls(**value)
 
 
 @validate_params({"check": CallableRule("a callable check(table) -> (outcome, explanation)")})
@@ -323,12 +339,30 @@ class Cell:
         return dict(self.params)
 
 
+_DATASET_FIELDS = tuple(item.name for item in fields(DatasetRef))
+#: a dataset of an experiment (DatasetRef.of)
+_DATASET = OneOf((Text(), InstanceOf(DatasetRef, "a DatasetRef"),
+                  Dict(allowed=_DATASET_FIELDS, values=(("bounds", Optional(Items(Interval(), "two numbers"))),))),
+                 f"a name, a DatasetRef or a dict with keys among {', '.join(_DATASET_FIELDS)}")
+#: a method of an experiment (MethodSpec.of)
+_METHOD = OneOf((Text(), InstanceOf(MethodSpec, "a MethodSpec"), Dict(required=("method",)), Dict(required=("label",))),
+                "a name, a MethodSpec or a dict with 'method' (or 'label')")
+#: a metric of an experiment (MetricSpec.of)
+_METRIC = OneOf((Text(), InstanceOf(MetricSpec, "a MetricSpec"), Dict(required=("name",))),
+                "a name, a MetricSpec or a dict with 'name'")
+_FIGURE_FIELDS = tuple(item.name for item in fields(FigureSpec))
+#: a figure of an experiment (FigureSpec.of)
+_FIGURE = OneOf((InstanceOf(FigureSpec, "a FigureSpec"), Dict(allowed=_FIGURE_FIELDS)),
+                f"a FigureSpec or a dict with keys among {', '.join(_FIGURE_FIELDS)}")
+
+
 @validate_params({
     "repeats": Integer(low=1),
     "seed": Integer(low=0),
-    "datasets": Items(None, "a non-empty sequence of datasets (names, dicts or DatasetRefs)", min_length=1),
-    "methods": Items(None, "a non-empty sequence of methods (names, dicts or MethodSpecs)", min_length=1),
-    "metrics": Items(None, "a non-empty sequence of metrics (names, dicts or MetricSpecs)", min_length=1),
+    "datasets": Items(_DATASET, "a non-empty sequence of datasets (names, dicts or DatasetRefs)", min_length=1),
+    "methods": Items(_METHOD, "a non-empty sequence of methods (names, dicts or MethodSpecs)", min_length=1),
+    "metrics": Items(_METRIC, "a non-empty sequence of metrics (names, dicts or MetricSpecs)", min_length=1),
+    "figures": Items(_FIGURE, "a sequence of figures (FigureSpecs or dicts)"),
     "grid": GRID,
     "claims": Items(InstanceOf(Claim, "a Claim(text, check)"), "a sequence of Claim(text, check)"),
 })
@@ -409,13 +443,7 @@ class ExperimentSpec:
     def _check_names(self) -> None:
         """Fail now, not in every cell: datasets, methods and metrics must exist, claims be Claims."""
 
-        known = datasets.available()
-        for dataset in self.datasets:
-            if dataset.file is None and dataset.name not in known:
-                raise InvalidParameterError(
-                    f"The dataset {dataset.name!r} of ExperimentSpec {self.name!r} must be one of {known} "
-                    "(or a file: {file = ..., column = ...})."
-                )
+        # the datasets: registered names or files (DatasetRef's table)
         methods = available_methods()
         for method in self.methods:
             if not callable(method.method) and method.method not in methods:
@@ -423,13 +451,7 @@ class ExperimentSpec:
                     f"The method {method.label!r} of ExperimentSpec {self.name!r} names {method.method!r}; "
                     f"allowed: a top-level callable or one of {methods}."
                 )
-        functions = sorted(n for n in getattr(metric_module, "__all__", []) if n[0].islower())
-        for metric in self.metrics:
-            if ":" not in metric.name and metric.name not in functions:  # "module:function" is imported later
-                raise InvalidParameterError(
-                    f"The metric {metric.name!r} of ExperimentSpec {self.name!r} must be a function of "
-                    f"dpdist.metrics, one of {functions}, or a 'module:function' reference."
-                )
+        # the metrics: functions of dpdist.metrics or 'module:function' (MetricSpec's table)
         for index, quote in enumerate(self.quotes, 1):
             if not isinstance(quote, Quote) or quote.metric.split(".")[0] not in {m.key for m in self.metrics}:
                 raise InvalidParameterError(

@@ -28,7 +28,7 @@ before the data are read.  Errors are the array API's, naming the column.  See
 
 from typing import Any
 
-from ..errors import InvalidParameterError
+from .._validation import HasMethod, validate_params
 
 from ._central import group_release, release
 from ._grouped import GroupedResult
@@ -38,6 +38,8 @@ from ._tables import engine_of
 __all__ = ["privatize", "aggregate", "estimate", "group_estimate", "release", "group_release", "GroupedResult", "table"]
 
 
+@validate_params({"result": HasMethod("table", "a dpdist result with a table() (an estimate, a release, a GroupedResult)")},
+                 owner="frame.table")
 def table(result: Any, like: Any) -> Any:
     """``result.table()`` as a DataFrame of the engine of ``like`` (any frame :mod:`dpdist.frame` takes; lazy for a
     lazy ``like``: a Polars LazyFrame, a DuckDB relation, a Spark DataFrame of its session, ...).
@@ -45,11 +47,6 @@ def table(result: Any, like: Any) -> Any:
     A :class:`GroupedResult` is its own ``table()``.  Frequency estimates with labels get a ``label`` column.
     """
     engine, _ = engine_of("frame.table", like, argument="like")
-    if not callable(getattr(result, "table", None)):
-        raise InvalidParameterError(
-            "The 'result' argument of frame.table must be a dpdist result with a table() (an estimate, a release, a "
-            f"GroupedResult). Got {type(result).__name__} instead."
-        )
     if isinstance(result, GroupedResult):
         return result.table()
     return engine.frame({name: (list(column) if not hasattr(column, "dtype") else column)

@@ -11,9 +11,9 @@ import numpy as np
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from ..privacy import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
-from .._validation import Described, Optional, Text, validate_params
+from .._validation import Described, Implies, Integer, Optional, Text, validate_params
 from ._private_groups import check_person_group_by, person_group_release
-from ._local import BY, GROUPS, MISSING_KEYS, check_groups, check_missing_key_rows, check_session, group_generators
+from ._local import BY, GROUPS, MISSING_KEYS, SESSION, check_groups, check_missing_key_rows, group_generators
 from ._tables import check_columns, check_frame
 
 if TYPE_CHECKING:
@@ -72,6 +72,7 @@ def _run(column: str, function, values, args, kwargs, session, id_column: str | 
         raise InvalidValueTypeError(f"Column {named!r}: {error}") from None
 
 
+@validate_params({"session": SESSION}, owner="frame.release")
 def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, session: BudgetSession | None = None,
             **kwargs: Any) -> Any:
     """``function(values of column, *args, **kwargs)``: a central release of one column.
@@ -89,7 +90,7 @@ def release(frame: Any, column: str, function: Callable[..., Any], *args: Any, s
     """
     owner = "frame.release"
     table, column, _ = check_frame(owner, frame, column)
-    function, session = _release_function(owner, function, args, kwargs), check_session(owner, session)
+    function = _release_function(owner, function, args, kwargs)  # session: the table
     id_column = kwargs.get("privacy_id") if isinstance(kwargs.get("privacy_id"), str) else None
     kwargs = _with_id_column(owner, table, column, kwargs)
     return _run(column, function, table.values(column), args, kwargs, session, id_column)
@@ -107,8 +108,16 @@ def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
 
 
 @validate_params({"missing_keys": MISSING_KEYS, "by": BY, "groups": GROUPS,
-                  "privacy_id": Optional(Described(Text(), "the name of the column of the persons' ids"))},
-                 owner="frame.group_release")
+                  "privacy_id": Optional(Described(Text(), "the name of the column of the persons' ids")),
+                  "max_groups": Optional(Integer(low=1, high=2**31 - 1)), "session": SESSION},
+                 owner="frame.group_release", relations=(
+                     Implies("max_groups", None, "privacy_id", None, why="the groups a person's rows are kept in (a "
+                             "uniformly random choice of each person's groups)", counterexample={"privacy_id": "person"}),
+                     Implies("privacy_id", None, "max_groups", None, why="it bounds the groups of each person; without "
+                             "'privacy_id' each row is in one group", counterexample={"max_groups": 2}),
+                     *(Implies(name, (None,), "groups", None, why="it chooses private keys; the keys listed in 'groups' "
+                               "are public", counterexample={"groups": ["a"], name: 0.5})
+                       for name in ("selection_epsilon", "selection_delta"))))
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
                   groups: Sequence[Any] | None, session: BudgetSession | None = None, missing_keys: str = "refuse",
                   privacy_id: str | None = None, max_groups: int | None = None, selection_epsilon: float | None = None,
@@ -169,7 +178,6 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     owner = "frame.group_release"
     table, column, by = check_frame(owner, frame, column, by)
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
-    session = check_session(owner, session)
     keys_policy = missing_keys  # checked by the parameter table
     keys = None if groups is None else check_groups(owner, groups, by, keys_policy)
     if keys is None or any(given is not None for given in (privacy_id, max_groups, selection_epsilon, selection_delta)):

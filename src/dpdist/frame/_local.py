@@ -15,7 +15,7 @@ from ..errors import (
     MalformedReportError,
     OutOfDomainError,
 )
-from .._validation import Described, InstanceOf, Items, Optional, Options, Text, validate_params
+from .._validation import Described, InstanceOf, Items, NamedInstanceOf, Optional, Options, Text, validate_params
 from .._missing import MissingPolicy, missing_mask, missing_policy, real_array, with_policy_note
 from ..local import LocalProtocol, from_config
 from ..privacy import parallel
@@ -43,6 +43,8 @@ MISSING_KEYS = Described(Options(("refuse", "drop", "group")),
 PROTOCOL = InstanceOf((LocalProtocol, dict), "a local protocol (dpdist.local.make(...)) or its config")
 #: ``groups`` of a group-by: the public keys (None: chosen privately, where a function allows it)
 GROUPS = Optional(Items(None, "a list of the public keys, at least one", min_length=1))
+#: ``session``: charged before anything is released (the module is not imported to state it: see NamedInstanceOf)
+SESSION = Optional(NamedInstanceOf("dpdist.budget", ("BudgetSession",), "a dpdist.budget.BudgetSession"))
 #: ``by`` of a group-by: its key column(s) (None is refused: a group-by needs its key)
 BY = InstanceOf((str, list, tuple), "the key column(s) of the groups: a column name or a list of them")
 
@@ -50,19 +52,6 @@ BY = InstanceOf((str, list, tuple), "the key column(s) of the groups: a column n
 def _protocol(protocol: ProtocolLike) -> LocalProtocol:
     """The protocol of a config (a dict), or the protocol itself (one or the other: the functions' tables)."""
     return from_config(protocol) if isinstance(protocol, dict) else protocol  # type: ignore[return-value]
-
-
-def check_session(owner: str, session) -> BudgetSession | None:
-    """``session``: None or a :class:`dpdist.budget.BudgetSession`."""
-    if session is None:
-        return None
-    from ..budget import BudgetSession  # lazy: loads scipy (0.4-2 s)
-
-    if not isinstance(session, BudgetSession):
-        raise InvalidParameterError(
-            f"The 'session' argument of {owner} must be None or a dpdist.budget.BudgetSession. Got {session!r:.100} instead."
-        )
-    return session
 
 
 def _user_values(owner: str, table: Table, column: str, protocol, missing: Any = "refuse") -> np.ndarray:
@@ -86,7 +75,7 @@ def _named(column: str, call, *args, **kwargs):
         raise type(error)(f"Column {column!r}: {error}") from None
 
 
-@validate_params({"report_column": Described(Text(), "a non-empty column name"), "protocol": PROTOCOL},
+@validate_params({"report_column": Described(Text(), "a non-empty column name"), "protocol": PROTOCOL, "session": SESSION},
                  owner="frame.privatize")
 def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None, secure: bool = False,
               session: BudgetSession | None = None, report_column: str = "report", missing: Any = "refuse") -> Any:
@@ -123,7 +112,7 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
     """
     owner = "frame.privatize"
     table, column, _ = check_frame(owner, frame, column)
-    protocol, session = _protocol(protocol), check_session(owner, session)
+    protocol = _protocol(protocol)  # session: the table
     generator = check_rng(rng, secure=secure, owner=owner)
     label = f"privatize column {column!r} ({protocol.name})"
     if session is not None:
@@ -180,7 +169,7 @@ def aggregate(frame: Any, column: str, protocol: ProtocolLike, *, on_invalid: st
     return _named(column, protocol.aggregator().add, reports, on_invalid=on_invalid)
 
 
-@validate_params({"protocol": PROTOCOL}, owner="frame.estimate")
+@validate_params({"protocol": PROTOCOL, "session": SESSION}, owner="frame.estimate")
 def estimate(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = None,
              session: BudgetSession | None = None, missing: Any = "refuse", **options: Any) -> Any:
     """A one-shot local estimate of ``column``: each row one user's report, aggregated and estimated.
@@ -192,7 +181,7 @@ def estimate(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = Non
     """
     owner = "frame.estimate"
     table, column, _ = check_frame(owner, frame, column)
-    protocol, session = _protocol(protocol), check_session(owner, session)
+    protocol = _protocol(protocol)  # session: the table
     if session is not None:
         session.check(protocol.guarantee, f"estimate column {column!r} ({protocol.name})")
     values = _user_values(owner, table, column, protocol, missing)
@@ -211,7 +200,7 @@ def _stated(result: Any, policy) -> Any:
     return result
 
 
-@validate_params({"missing_keys": MISSING_KEYS, "protocol": PROTOCOL, "by": BY, "groups": GROUPS},
+@validate_params({"missing_keys": MISSING_KEYS, "protocol": PROTOCOL, "by": BY, "groups": GROUPS, "session": SESSION},
                  owner="frame.group_estimate")
 def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: ProtocolLike, *,
                    groups: Sequence[Any] | None = None, rng: Seed = None, session: BudgetSession | None = None,
@@ -232,7 +221,7 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
     """
     owner = "frame.group_estimate"
     table, column, by = check_frame(owner, frame, column, by)
-    protocol, session = _protocol(protocol), check_session(owner, session)
+    protocol = _protocol(protocol)  # session: the table
     keys_policy = missing_keys
     listed = None if groups is None else check_groups(owner, groups, by, keys_policy)
     table.read((column, *by))  # one query: a key stays with its row's value (tables.Table.read)

@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import Integer, check_param
-from ..errors import ContributionBoundWarning, DPDistError, InvalidParameterError
+from ..errors import ContributionBoundWarning, DPDistError
 from ..privacy import PrivacyGuarantee
 from ._grouped import GroupedResult
 from ._local import _sorted_keys
@@ -53,23 +52,10 @@ def check_person_group_by(owner: str, table: Table, privacy_id: Any, max_groups:
 
     id_column = None
     if privacy_id is not None:  # a column's name: the table of frame.group_release
-        (id_column,) = check_columns(owner, table, privacy_id, "privacy_id")
-        if max_groups is None:
-            raise InvalidParameterError(
-                f"The 'max_groups' argument of {owner} is needed with 'privacy_id': the groups a person's rows are kept "
-                "in (an int >= 1; a uniformly random choice of each person's groups).")
-        max_groups = check_param(owner, "max_groups", max_groups, Integer(low=1, high=2**31 - 1))
-    elif max_groups is not None:
-        raise InvalidParameterError(f"The 'max_groups' argument of {owner} bounds the groups of each person: it needs "
-                                    f"'privacy_id'. Got max_groups={max_groups!r} and no privacy_id (each row is in one "
-                                    "group).")
+        (id_column,) = check_columns(owner, table, privacy_id, "privacy_id")  # max_groups with it: the table
     selection = None
-    if keys is None:
+    if keys is None:  # the selection's budget goes with private keys only: the table
         selection = check_selection(owner, selection_epsilon, selection_delta, max_groups or 1)
-    elif selection_epsilon is not None or selection_delta is not None:
-        raise InvalidParameterError(f"The 'selection_epsilon' and 'selection_delta' arguments of {owner} choose private "
-                                    "keys: they go with groups=None. The keys listed in 'groups' are public: leave them "
-                                    "out.")
     return PersonGroupBy(owner, id_column, int(max_groups or 1), selection, keys)
 
 

@@ -60,13 +60,14 @@ from starlette.routing import Route
 
 from .._guard import Limits
 from ..errors import InvalidParameterError
-from .._validation import Described, PathLike, Text, validate_params
+from .._validation import Described, InstanceOf, Optional, PathLike, validate_params
 from ..privacypass import _blindrsa
 from ..privacypass._http_auth import b64url_encode
 from ..privacypass._messages import TOKEN_TYPE, TokenRequest
 from ..privacypass._token_key import encode_token_key, generate_private_key, token_key_id
 from ..serve._middleware import SecurityHeadersMiddleware
 from . import _limits
+from ._arguments import ADMIN_TOKEN, CORS_ORIGINS, SERVER_NAME
 from ._limits import Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized, Unprocessable, UnsupportedMediaType
 from ._store import MAX_TOKENS_EACH, IssuerStore, credential_hash
 
@@ -76,34 +77,18 @@ DIRECTORY_PATH = "/.well-known/private-token-issuer-directory"
 DIRECTORY_MEDIA_TYPE = "application/private-token-issuer-directory"
 #: a key name: 1-128 characters A-Z a-z 0-9 . _ - (a campaign id is a good one)
 KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
-_SERVER_NAME = re.compile(r"(?=.{1,253}(:|$))[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:[0-9]{1,5})?")
 #: credentials minted by one admin request, at most
 MAX_CREDENTIALS = 10_000
 _STATUS = {InvalidRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, _limits.TooSlow: 408, Conflict: 409,
            _limits.TooLarge: 413, UnsupportedMediaType: 415, Unprocessable: 422, _limits.RateLimited: 429, _limits.Busy: 503}
 
 
-def _check_arguments(db_path: Any, name: Any, admin_token: Any, cors_origins: Any) -> tuple[str, tuple[str, ...]]:
-    if not isinstance(name, str) or not _SERVER_NAME.fullmatch(name) or (":" in name and not 1 <= int(name.rsplit(":", 1)[1]) <= 65535):
-        raise InvalidParameterError(
-            f"The 'name' argument must be the issuer's server name: a host name with an optional port (RFC 9577, section "
-            f"2.1.1.1), e.g. 'issuer.example.org'. Got {name!r}."
-        )
-    if isinstance(cors_origins, str):
-        cors_origins = tuple(origin.strip() for origin in cors_origins.split(",") if origin.strip())
-    if cors_origins is not None and not isinstance(cors_origins, (tuple, list, set, frozenset)):
-        raise InvalidParameterError(f"The 'cors_origins' argument must be a list of origins such as 'https://example.org', "
-                                    f"a comma-separated string of them, or '*'. Got {cors_origins!r:.100}.")
-    origins = tuple(cors_origins or ())
-    for origin in origins:
-        if not isinstance(origin, str) or not (origin == "*" or re.fullmatch(r"https?://[^/\s]+", origin)):
-            raise InvalidParameterError(f"The 'cors_origins' argument must hold origins such as 'https://example.org', or '*'. Got {origin!r}.")
-    return os.fspath(db_path), origins
-
-
 @validate_params({
     "db_path": Described(PathLike(), "the path of the issuer's SQLite file"),
-    "admin_token": Described(Text(ascii=True, min_length=16), "a string of at least 16 printable ASCII characters"),
+    "admin_token": ADMIN_TOKEN,
+    "name": SERVER_NAME,
+    "cors_origins": CORS_ORIGINS,
+    "limits": Optional(InstanceOf(Limits, "a dpdist._guard.Limits (dpdist.serve's included)")),
 }, owner="issuer.create_app")
 def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None, cors_origins: Any = ()) -> Starlette:
     """The issuer (module docstring), its state in the SQLite file ``db_path``.
@@ -121,7 +106,9 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
     cors_origins : str or sequence of str
         Origins (``https://example.org``, or ``"*"``) whose pages may request tokens from a browser.
     """
-    db_path, origins = _check_arguments(db_path, name, admin_token, cors_origins)
+    if isinstance(cors_origins, str):  # the command line's comma-separated origins (its table checked each)
+        cors_origins = tuple(origin.strip() for origin in cors_origins.split(",") if origin.strip())
+    db_path, origins = os.fspath(db_path), tuple(cors_origins or ())
     limits = _limits.check_limits(limits)
     middleware = [Middleware(SecurityHeadersMiddleware)]
     if origins:

@@ -21,8 +21,8 @@ from typing import Any
 
 from .._retry import Retries, retry_after
 from .._tls import verifying_context
-from ..errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
-from .._validation import Constraint, Described, Integer, Interval, Optional, Text, validate_params
+from ..errors import ServiceRefusedError, ServiceUnavailableError
+from .._validation import Constraint, Described, Either, Integer, Interval, Optional, Text, validate_params
 from ._client import PendingToken, finalize_token, request_token
 
 __all__ = ["fetch_token", "fetch_token_async", "REQUEST_MEDIA_TYPE", "RESPONSE_MEDIA_TYPE"]
@@ -47,6 +47,11 @@ _FETCH: dict[str, Constraint] = {
 }
 
 
+#: a token request stops retrying some time: after its retries, or at the end of its window
+_STOPS = (Either("retry_window", "retries", why="a token request must stop retrying some time",
+                 counterexample={"retries": None}),)
+
+
 def _url(issuer_url: str, key_name: str) -> str:
     return f"{issuer_url.rstrip('/')}/issuer/v1/keys/{key_name}/token-request"
 
@@ -58,8 +63,7 @@ def _headers(credential: str) -> dict[str, str]:
 def _retries(retries: int | None, backoff: float, retry_window: float | None) -> Retries:
     """The retries of one token request (:mod:`dpdist._retry`): ``retries`` attempts after the first at most, within
     ``retry_window`` seconds of the first failure (None: no bound in time)."""
-    if retries is None and retry_window is None:
-        raise InvalidParameterError("Give 'retries', 'retry_window' or both: a token request must stop retrying some time.")
+    # retries or retry_window, or both: the table (_STOPS)
     return Retries(window=math.inf if retry_window is None else retry_window, backoff=backoff, retries=retries)
 
 
@@ -83,7 +87,7 @@ def _answer(pending: PendingToken, url: str, response) -> bytes:
                               response.status_code, code)
 
 
-@validate_params(_FETCH)
+@validate_params(_FETCH, relations=_STOPS)
 def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *,
                 retries: int | None = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None,
                 retry_window: float | None = None) -> bytes:
@@ -144,7 +148,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
                                   f"{failure}.")
 
 
-@validate_params(_FETCH)
+@validate_params(_FETCH, relations=_STOPS)
 async def fetch_token_async(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *,
                             retries: int | None = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None,
                             retry_window: float | None = None) -> bytes:

@@ -23,7 +23,7 @@ import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
-from .._validation import Bytes, Described, NamedInstanceOf, validate_params
+from .._validation import AllOf, AttributeIn, Bytes, Described, NamedInstanceOf, validate_params
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
@@ -101,17 +101,15 @@ def _read(data: bytes, at: int, tag: int) -> tuple[bytes, int]:
 _TOKEN_KEY = Described(Bytes(), "bytes (DER)")
 
 # ---------------------------------------------------------------------- the token key
-@validate_params({"public_key": NamedInstanceOf("cryptography.hazmat.primitives.asymmetric.rsa",
-                                                 ("RSAPublicKey", "RSAPrivateKey"),
-                                                 "an RSA key of the cryptography package (public or private)")})
+@validate_params({"public_key": AllOf((NamedInstanceOf("cryptography.hazmat.primitives.asymmetric.rsa",
+                                                        ("RSAPublicKey", "RSAPrivateKey"), ""),
+                                        AttributeIn(object, "key_size", (MODULUS_BITS,), "")),
+                                       f"an RSA-{MODULUS_BITS} key of the cryptography package (public or private; "
+                                       "token type 0x0002)")})
 def encode_token_key(public_key: RSAPublicKey | RSAPrivateKey) -> bytes:
     """The token key (module docstring) of an RSA-2048 key: DER SubjectPublicKeyInfo with id-RSASSA-PSS."""
     key: Any = public_key
     numbers = (key.public_key() if hasattr(key, "private_numbers") else key).public_numbers()
-    if numbers.n.bit_length() != MODULUS_BITS:
-        raise InvalidParameterError(
-            f"The 'public_key' argument must be an RSA-{MODULUS_BITS} key (token type 0x0002). Got {numbers.n.bit_length()} bits."
-        )
     return _encode(numbers.n, numbers.e)
 
 

@@ -72,10 +72,11 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._guard import AUTHENTICATED, Limits, guard
+from .._validation import validate_params
 from ..errors import InvalidParameterError
 from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
 from . import _envelope, _ohttp, _ohttp_report, _queue
-from ._arguments import check_arguments
+from ._arguments import RELATIONS, RULES
 from ._forwarder import Forwarder
 from ._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._queue import RelayQueue
@@ -126,6 +127,7 @@ class _PublicPages:
             raise RelayError(503, "collector_unavailable", f"The collector answered {status} without JSON.") from None
 
 
+@validate_params(RULES, owner="dpdist.relay.create_app", relations=RELATIONS)
 def create_app(
     db_path: str,
     *,
@@ -145,14 +147,8 @@ def create_app(
     ``limits`` (default :class:`dpdist._guard.Limits`): the bounds of ``dpdist serve`` that the relay keeps too,
     request bodies of at most ``max_body_bytes`` (:func:`dpdist._guard.guard`; its state at ``app.state.guard``);
     run the application with ``uvicorn.run(app, ..., **dpdist._guard.uvicorn_options(limits))``.  Arguments the
-    relay cannot run with raise :class:`~dpdist.errors.InvalidParameterError` (:mod:`._arguments`).
+    relay cannot run with raise :class:`~dpdist.errors.InvalidParameterError` (its table: :mod:`._arguments`).
     """
-    check_arguments(collector=collector, relay_token=relay_token, min_batch=min_batch, max_batch=max_batch,
-                    admin_token=admin_token, interval=interval, max_body_bytes=max_body_bytes,
-                    largest_body=_envelope.MAX_SEALED_BYTES)
-    if limits is not None and not isinstance(limits, Limits):
-        raise InvalidParameterError(f"The 'limits' argument of the relay must be a dpdist._guard.Limits (dpdist.serve's "
-                                    f"included) or None. Got {type(limits).__name__} instead.")
     limits = (limits or Limits()).check(max_body_bytes)  # a bad limit is refused before anything is opened
     app = Starlette(routes=ROUTES, lifespan=lifespan, exception_handlers={RelayError: refused})
     app.state.relay = _Relay(db_path, collector, relay_token, min_batch, max_batch, admin_token, interval, transport)

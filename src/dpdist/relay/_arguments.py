@@ -1,57 +1,55 @@
-"""What :func:`dpdist.relay.create_app` accepts, checked before anything is opened.
+"""What :func:`dpdist.relay.create_app` accepts, checked before anything is opened: its parameter table.
 
 The library checks what ``dpdist relay`` checks, so that a relay built in
 Python cannot run with settings that defeat it: ``min_batch = 0`` formed empty
 batches forever and never delivered the real reports, ``min_batch > max_batch``
 delivered nothing, and an empty relay token was accepted.  Every refusal is an
 :class:`~dpdist.errors.InvalidParameterError` naming the argument, the value
-(a token's length only: a token is a secret) and what is allowed.
+(a token's length only: a token is a secret) and what is allowed
+(:func:`dpdist._validation.validate_params`).
 """
 
 from __future__ import annotations
 
 import math
-from urllib.parse import urlsplit
 
-from ..errors import InvalidParameterError
+from .._guard import Limits
+from .._validation import Below, Described, InstanceOf, Integer, Interval, Optional, Relation, Text, Token
+from ._envelope import MAX_SEALED_BYTES
 
-__all__ = ["check_arguments", "MIN_TOKEN_CHARACTERS"]
+__all__ = ["RULES", "RELATIONS", "MIN_TOKEN_CHARACTERS", "COLLECTOR", "OHTTP_RELAY", "relay_token"]
 
 #: the shortest relay or admin token accepted (as ``dpdist serve`` requires of its tokens)
 MIN_TOKEN_CHARACTERS = 16
-_WHERE = "of dpdist.relay.create_app"
+
+#: an http:// or https:// URL with a host
+_WITH_HOST = r"(?is)https?://([^/?#@]*@)?[^/?#@:\s]+.*"
+COLLECTOR = Described(Text(pattern=_WITH_HOST), "an http:// or https:// URL with a host, such as https://collector.example")
+#: an Oblivious HTTP relay resource, as a device's client names it (``Client(ohttp_relay=...)``)
+OHTTP_RELAY = Described(Text(pattern=_WITH_HOST), "the http:// or https:// URL of an Oblivious HTTP relay resource")
 
 
-def _refuse(name: str, allowed: str, got: str):
-    raise InvalidParameterError(f"The '{name}' argument {_WHERE} must be {allowed}. Got {got}.")
+def relay_token(source: str = "") -> Token:
+    """The rule of the relay's tokens (``source``: the environment variable that may hold it, for the command line)."""
+    return Token(MIN_TOKEN_CHARACTERS, f"a token of at least {MIN_TOKEN_CHARACTERS} printable ASCII characters, without "
+                 "surrounding spaces" + (f" (or {source})" if source else ""))
 
 
-def _is_int(value) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _token(name: str, value, *, optional: bool) -> None:
-    if optional and value is None:
-        return
-    if not isinstance(value, str):
-        _refuse(name, f"a str of at least {MIN_TOKEN_CHARACTERS} characters", f"a {type(value).__name__}")
-    if len(value) < MIN_TOKEN_CHARACTERS or value != value.strip():
-        _refuse(name, f"a str of at least {MIN_TOKEN_CHARACTERS} characters, without surrounding spaces",
-                f"a str of {len(value)} characters")  # never the token itself
-
-
-def check_arguments(*, collector, relay_token, min_batch, max_batch, admin_token, interval, max_body_bytes,
-                    largest_body: int) -> None:
-    """Refuse arguments of :func:`dpdist.relay.create_app` outside what the relay can run with (module docstring)."""
-    if not isinstance(collector, str) or urlsplit(collector).scheme not in ("http", "https") or not urlsplit(collector).hostname:
-        _refuse("collector", "an http:// or https:// URL with a host, such as https://collector.example", repr(collector))
-    _token("relay_token", relay_token, optional=False)
-    _token("admin_token", admin_token, optional=True)
-    if not _is_int(min_batch) or min_batch < 1:
-        _refuse("min_batch", "an int >= 1 (the smallest batch forwarded, K)", repr(min_batch))
-    if not _is_int(max_batch) or max_batch < min_batch:
-        _refuse("max_batch", f"an int >= min_batch ({min_batch})", repr(max_batch))
-    if not isinstance(interval, (int, float)) or isinstance(interval, bool) or not math.isfinite(interval) or interval <= 0:
-        _refuse("interval", "a number of seconds > 0", repr(interval))
-    if not _is_int(max_body_bytes) or not 1024 <= max_body_bytes <= largest_body:
-        _refuse("max_body_bytes", f"an int from 1024 to {largest_body} (the largest sealed report)", repr(max_body_bytes))
+#: the rules of create_app's arguments
+RULES = {
+    "collector": COLLECTOR,
+    "relay_token": relay_token(),
+    "admin_token": Optional(relay_token()),
+    "min_batch": Described(Integer(low=1), "an int >= 1 (the smallest batch forwarded, K)"),
+    "max_batch": Described(Integer(low=1), "an int >= 1 (the largest batch forwarded)"),
+    "interval": Described(Interval(0.0, math.inf), "a number of seconds > 0"),
+    "max_body_bytes": Described(Integer(1024, MAX_SEALED_BYTES),
+                                f"an int from 1024 to {MAX_SEALED_BYTES} (the largest sealed report)"),
+    "limits": Optional(InstanceOf(Limits, "a dpdist._guard.Limits (dpdist.serve's included)")),
+}
+#: the rules between them
+RELATIONS: tuple[Relation, ...] = (
+    Below("min_batch", "max_batch", strict=False, why="the smallest batch forwarded cannot be larger than the largest",
+          counterexample={"collector": "https://collector.example", "relay_token": "x" * 16, "min_batch": 10,
+                          "max_batch": 5}),
+)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import os
+import re
 import struct
 from dataclasses import dataclass
 
@@ -51,6 +52,9 @@ VERSION = 1
 SEALED_CONTENT_TYPE = "application/vnd.dpdist.sealed-report"
 SUITE = {"kem": "DHKEM(X25519, HKDF-SHA256)", "kdf": "HKDF-SHA256", "aead": "AES-128-GCM", "ids": [0x0020, 0x0001, 0x0001]}
 KIND_OF_CONTENT_TYPE = {"application/octet-stream": 1, "application/vnd.dpdist.reports": 1, "application/json": 2}
+#: a content type of KIND_OF_CONTENT_TYPE, in any case, with parameters after ';'
+_CONTENT_TYPE = Described(Text(pattern=r"(?is)\s*(" + "|".join(map(re.escape, KIND_OF_CONTENT_TYPE)) + r")\s*(;.*)?"),
+                          f"the content type of dpdist binary records or JSON, one of {sorted(KIND_OF_CONTENT_TYPE)}")
 CONTENT_TYPE_OF_KIND = {1: "application/octet-stream", 2: "application/json"}
 PADDING = 256
 #: largest sealed message a relay accepts (one device's submission; bodies larger than this go in several)
@@ -130,22 +134,15 @@ def decode_public_key(text: str) -> bytes:
 
 
 def _seal_iv(public_key, campaign, body, content_type) -> tuple[bytes, str, bytes, int]:
-    """:func:`seal`'s content type checked (its other arguments are checked by its table)."""
-    owner = "seal"
-    kind = KIND_OF_CONTENT_TYPE.get(content_type.split(";")[0].strip().lower()) if isinstance(content_type, str) else None
-    if kind is None:
-        raise InvalidParameterError(
-            f"The 'content_type' argument of {owner} must be the content type of dpdist binary records or JSON, one "
-            f"of {sorted(KIND_OF_CONTENT_TYPE)}. Got {content_type!r:.100} instead."
-        )
-    return public_key, campaign, body, kind
+    """:func:`seal`'s arguments with the kind of its content type (every argument checked by its table)."""
+    return public_key, campaign, body, KIND_OF_CONTENT_TYPE[content_type.split(";")[0].strip().lower()]
 
 
 def _info(campaign: str) -> bytes:
     return _INFO + campaign.encode("utf-8")
 
 
-@validate_params({"public_key": _PUBLIC_KEY, "campaign": _CAMPAIGN, "body": Bytes()})
+@validate_params({"public_key": _PUBLIC_KEY, "campaign": _CAMPAIGN, "body": Bytes(), "content_type": _CONTENT_TYPE})
 def seal(public_key: bytes, campaign: str, body: bytes, content_type: str) -> bytes:
     """A device's batch body sealed to the campaign's key (module docstring).
 

@@ -39,7 +39,8 @@ import json
 import re
 from typing import Any
 
-from ..errors import CampaignIdentityError, InvalidParameterError
+from .._validation import Described, Text, validate_params
+from ..errors import CampaignIdentityError
 from ..privacypass import TokenChallenge
 from . import _envelope, _ohttp_report
 
@@ -90,10 +91,9 @@ def pin_of(identity: bytes) -> str:
     return hashlib.sha256(identity).hexdigest()
 
 
+@validate_params({"pin": Described(Text(pattern=r"[0-9a-fA-F]{64}"), "the campaign's pin: 64 hexadecimal digits")})
 def check_identity(identity: bytes, pin: Any, campaign: str) -> dict:
     """The identity document of ``campaign`` if its bytes hash to ``pin`` (:class:`CampaignIdentityError` if not)."""
-    if not isinstance(pin, str) or not _PIN.fullmatch(pin.lower()):
-        raise InvalidParameterError(f"The 'pin' argument is the campaign's pin: 64 hexadecimal digits. Got {pin!r}.")
     if not hmac.compare_digest(pin_of(identity), pin.lower()):
         raise CampaignIdentityError(
             f"The identity of campaign {campaign!r} does not match the pin given: whoever served it changed the "

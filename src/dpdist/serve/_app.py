@@ -18,8 +18,10 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from .._types import PathLike
+from .._validation import validate_params
 from ._access import PrivacyMiddleware
 from ._assets import clients_js_dir
+from ._database import DATABASE_URL
 from ._heap import freeze_startup_heap
 from ._http import EXCEPTION_HANDLERS
 from ._limits import DEFAULT_MAX_BODY_BYTES, Limits
@@ -52,6 +54,7 @@ async def lifespan(app: Starlette):
         await run_in_threadpool(service.close)
 
 
+@validate_params({"db_url": DATABASE_URL}, owner="dpdist.serve.create_app")  # once per server
 def create_app(
     db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir: PathLike | None = None,
     limits: Limits | None = None, operations: Operations | None = None, relay_token: str | None = None,

@@ -38,6 +38,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from .._validation import Described, Text, validate_params
 from ..errors import DPDistError, InvalidParameterError
 
 __all__ = ["Database", "DatabaseUnavailableError", "OutageLog", "open_database"]
@@ -160,9 +161,16 @@ class OutageLog:
             self.logger.warning("database available again after %d error(s) in %.0f s (%s)", total, since, kinds)
 
 
+#: a database: a SQLite file's path (``campaigns.sqlite``, ``sqlite:///campaigns.sqlite``) or a ``postgresql://`` URL
+DATABASE_URL = Described(Text(pattern=r"(?s)(?!(sqlite:///)?(:memory:)?$)(?=.*\S).+"),
+                         "a SQLite file path or a postgresql:// URL (not an in-memory database, which would lose every "
+                         "report at exit)")
+
+
 class Database:
     """A connection factory and the dialect of one database (``"sqlite"`` or ``"postgresql"``)."""
 
+    @validate_params({"url": DATABASE_URL}, owner="the database")
     def __init__(self, url: str):
         self.url = url
         self.dialect = "postgresql" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
@@ -174,12 +182,7 @@ class Database:
         self._lock = threading.Lock()
         self.outages = OutageLog()
         if self.dialect == "sqlite":
-            path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else url
-            if not path or path == ":memory:":
-                raise InvalidParameterError(
-                    f"The '--db' option must be a SQLite file path or a postgresql:// URL. Got {url!r} "
-                    "(an in-memory database would lose every report at exit)."
-                )
+            path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else url  # a file: the table
             self._path = str(Path(path))
         else:
             try:
@@ -453,6 +456,4 @@ class Database:
 
 def open_database(url: str) -> Database:
     """A :class:`Database` for a SQLite path (``campaigns.sqlite``) or a ``postgresql://`` URL."""
-    if not isinstance(url, str) or not url:
-        raise InvalidParameterError(f"The '--db' option must be a SQLite file path or a postgresql:// URL. Got {url!r}.")
-    return Database(url)
+    return Database(url)  # the url: Database's table

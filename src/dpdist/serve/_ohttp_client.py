@@ -30,16 +30,17 @@ from __future__ import annotations
 
 import base64
 import json
-from urllib.parse import urlsplit
 
 import httpx
 
+from .._validation import validate_params
 from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
 from ..relay import _bhttp, _ohttp
+from ..relay._arguments import OHTTP_RELAY
 from ..relay._padding import MIN_PADDED_BYTES, padded_length
 from ._deadline import deadline_of, request_within
 
-__all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "check_relay_url", "given_key_config",
+__all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "given_key_config",
            "padded_length"]
 
 
@@ -49,14 +50,6 @@ __all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "che
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade", "trailer",
                          "host", "content-length", "accept-encoding", "user-agent", "accept"})
 
-
-def check_relay_url(url, owner: str = "Client") -> str:
-    """``url`` if it is an http(s) URL with a host (the relay resource), else :class:`InvalidParameterError`."""
-    parts = urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
-        raise InvalidParameterError(f"The 'ohttp_relay' parameter of {owner} must be the http:// or https:// URL of an "
-                                    f"Oblivious HTTP relay resource. Got {url!r:.100} instead.")
-    return url
 
 
 def given_key_config(given: bytes) -> _ohttp.KeyConfig:
@@ -110,8 +103,9 @@ class ObliviousTransport(httpx.BaseTransport):
     """An httpx transport that sends every request through the relay resource ``relay_url``, encapsulated to ``config``
     (module docstring); ``transport``: how the relay itself is reached (tests), ``timeout``: per relay request."""
 
+    @validate_params({"relay_url": OHTTP_RELAY})
     def __init__(self, relay_url: str, config: _ohttp.KeyConfig, *, transport=None, timeout=60.0, verify=True):
-        self.relay_url, self.config = check_relay_url(relay_url), config
+        self.relay_url, self.config = relay_url, config
         self._outer = httpx.Client(transport=transport, timeout=timeout, verify=verify)
         self._deadline = deadline_of(timeout)  # the relay's answer, too, within the deadline per attempt
 

@@ -11,16 +11,14 @@ batch route and the Oblivious HTTP gateway's, each served in one layer (:mod:`._
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._validation import Options, validate_params
-from ..errors import InvalidParameterError
+from .._validation import Optional, Options, Token, validate_params
 from ._database import DatabaseUnavailableError
 from ._fast_batches import BatchFastPath
 from ._fast_ohttp import GatewayFastPath
@@ -30,13 +28,15 @@ from ._logs import LOG_FORMATS
 from ._metrics import Metrics, MetricsMiddleware
 from ._middleware import RequestIdMiddleware, SecurityHeadersMiddleware
 from ._openapi import content_answer, documented, json_answer
+from ._origins import ORIGINS
 
 __all__ = ["Operations", "install", "ROUTES"]
 
-_ORIGIN = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?|https?://\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?")
 
 
-@validate_params({"log_format": Options(LOG_FORMATS), "ready_timeout_s": READY_TIMEOUT, "min_free_bytes": MIN_FREE_BYTES})
+@validate_params({"log_format": Options(LOG_FORMATS), "ready_timeout_s": READY_TIMEOUT, "min_free_bytes": MIN_FREE_BYTES,
+                  "metrics_token": Optional(Token(16, "a token of at least 16 printable ASCII characters", spaces=True)),
+                  "cors_origins": ORIGINS})
 @dataclass(frozen=True)
 class Operations:
     """The operational options of ``dpdist serve`` (each one a ``--option`` and a ``DPDIST_...`` variable).
@@ -60,21 +60,12 @@ class Operations:
 
     metrics_token: str | None = None
     log_format: str = "text"
-    cors_origins: tuple = field(default_factory=tuple)
+    cors_origins: tuple = ()
     ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
     min_free_bytes: int = DEFAULT_MIN_FREE_BYTES
 
-    def __post_init__(self):
-        if self.metrics_token is not None and (not isinstance(self.metrics_token, str) or len(self.metrics_token) < 16):
-            raise InvalidParameterError("The '--metrics-token' option must be at least 16 characters long.")
-        origins = tuple(self.cors_origins)
-        for origin in origins:
-            if origin != "*" and not (isinstance(origin, str) and _ORIGIN.fullmatch(origin)):
-                raise InvalidParameterError(
-                    "The '--cors-origin' option must be an origin: scheme://host[:port] with no path or trailing "
-                    f"slash (e.g. https://example.org), or '*'. Got {origin!r}."
-                )
-        object.__setattr__(self, "cors_origins", origins)
+    def __post_init__(self):  # the table checked each origin (a default of () is not checked: nothing to check)
+        object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
 
 
 @documented("Readiness: the database could take a write now (503 with a reason if not)",

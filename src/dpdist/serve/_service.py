@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 from starlette.concurrency import run_in_threadpool
 
-from ..errors import InvalidParameterError
+from .._validation import InstanceOf, Integer, Optional, Token, validate_params
 from ._address_share import AddressShare
 from ._backpressure import Backpressure
 from ._campaigns import BATCH_ID, CampaignRow, Creation, check_batch_id, token_sha256
@@ -58,14 +58,13 @@ MIN_SHED = 16
 class Service:
     """The service of one database: its campaigns, limits, admission and group commits."""
 
+    @validate_params({  # once per server (dpdist serve states the same rules for its options)
+        "admin_token": Token(16, "a token of at least 16 printable ASCII characters (the admin token)", spaces=True),
+        "max_body_bytes": Integer(low=1024),
+        "limits": Optional(InstanceOf(Limits, "a dpdist._guard.Limits")),
+    }, owner="Service")
     def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None,
                  relay_token: str | None = None):
-        if not isinstance(admin_token, str) or len(admin_token) < 16:
-            raise InvalidParameterError(
-                "The admin token (DPDIST_ADMIN_TOKEN or --admin-token) must be set, at least 16 characters long."
-            )
-        if not isinstance(max_body_bytes, int) or max_body_bytes < 1024:
-            raise InvalidParameterError(f"The '--max-body-bytes' option must be an int >= 1024. Got {max_body_bytes!r}.")
         self._admin_sha256 = hashlib.sha256(admin_token.encode()).digest()
         self.max_body_bytes = max_body_bytes
         self.limits = (limits or Limits(max_inflight_bytes=max(Limits.max_inflight_bytes, max_body_bytes))).check(max_body_bytes)

@@ -39,8 +39,10 @@ from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
-from .._validation import Integer, validate_params
+from .._validation import (Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
+                           NamedInstanceOf, OneOf, Optional, Options, Text, Token, validate_params)
 from ..local import from_config
+from ..relay._arguments import OHTTP_RELAY
 from ..local._json_rows import json_rows as rows
 from ._deadline import deadline_of, request_within
 from ._relay_route import RelayRoute, resolve_route
@@ -73,40 +75,39 @@ RELAY_ENVELOPES = (None, "dpdist", "ohttp")
 _RETRY_CONFLICTS = ("campaign_changed",)
 
 
-def _check_client_arguments(server, admin_token, submit_token, retries, backoff, timeout, on_retry, pins,
-                            issuer_credential, issuer, retry_window) -> None:
-    """Refuse :class:`Client` arguments it cannot run with, naming the argument, its value and what is allowed."""
-    import httpx  # lazy: optional extra dpdist[serve]
+def _token(what: str) -> Optional:
+    """The rule of a token sent in an HTTP header: printable ASCII, shown by its length only."""
+    return Optional(Token(0, f"a string of printable ASCII characters ({what}: it is sent in an HTTP header)",
+                          spaces=True))
 
-    def refuse(name: str, allowed: str, value) -> None:
-        raise InvalidParameterError(f"The '{name}' parameter of Client must be {allowed}. Got {value!r:.100} instead.")
 
-    def number(value) -> bool:
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-    if not isinstance(server, str) or not server.startswith(("http://", "https://")):
-        refuse("server", "an http:// or https:// URL", server)
-    if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
-        refuse("retries", "None (as many as retry_window allows) or an int >= 0", retries)
-    if not number(retry_window) or retry_window < 0:
-        refuse("retry_window", "a finite number of seconds >= 0", retry_window)
-    if not number(backoff) or backoff < 0:
-        refuse("backoff", "a finite number of seconds >= 0", backoff)
-    if timeout is not None and not isinstance(timeout, httpx.Timeout) and not (number(timeout) and timeout > 0):
-        refuse("timeout", "a number of seconds > 0, an httpx.Timeout or None (no limit)", timeout)
-    for name, value in (("admin_token", admin_token), ("submit_token", submit_token),
-                        ("issuer_credential", issuer_credential), ("issuer", issuer)):
-        if value is not None and not isinstance(value, str):
-            refuse(name, "a string or None", value)
-    for name, value in (("admin_token", admin_token), ("submit_token", submit_token)):
-        if isinstance(value, str) and not (value.isascii() and value.isprintable()):  # an HTTP header's value; shown by length
-            raise InvalidParameterError(f"The '{name}' parameter of Client must be a string of printable ASCII characters "
-                                        f"(it is sent in an HTTP header). Got {len(value)} characters instead.")
-    if on_retry is not None and not callable(on_retry):
-        refuse("on_retry", "None or a function on_retry(method, status, delay, attempt)", on_retry)
-    if pins is not None and (not isinstance(pins, dict) or not all(isinstance(key, str) and isinstance(pin, str)
-                                                                    for key, pin in pins.items())):
-        refuse("pins", "None or a dict {campaign id: pin}, strings both", pins)
+#: an issuer (dpdist issuer): its base URL
+ISSUER_URL = Described(Text(pattern=r"(?is)https?://.*"), "the http:// or https:// URL of an issuer")
+#: the rules of :class:`Client`'s arguments (checked once, when it is built)
+CLIENT_RULES = {
+    "ohttp_relay": Optional(OHTTP_RELAY),
+    "server": Described(Text(pattern=r"(?is)https?://.*"), "an http:// or https:// URL"),
+    "retries": Optional(Described(Integer(low=0), "an int >= 0 (None: as many as retry_window allows)")),
+    "retry_window": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
+    "backoff": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
+    "timeout": Optional(OneOf((Interval(0.0, math.inf), NamedInstanceOf("httpx", ("Timeout",), "an httpx.Timeout")),
+                              "a number of seconds > 0 or an httpx.Timeout (None: no limit)")),
+    "admin_token": _token("the admin token"),
+    "submit_token": _token("a campaign's submit token"),
+    "issuer_credential": Optional(Described(InstanceOf(str, "a string"), "a string (an issuer's credential)")),
+    "issuer": Optional(ISSUER_URL),
+    "on_retry": Optional(CallableRule("a function on_retry(method, status, delay, attempt)")),
+    "pins": Optional(MappingOf(InstanceOf(str, "a string"), InstanceOf(str, "a string"),
+                               "a dict {campaign id: pin}, strings both")),
+    "relay_envelope": Options(RELAY_ENVELOPES),
+}
+#: the rules between them
+CLIENT_RELATIONS = (
+    Implies("issuer", None, "issuer_credential", None, why="a credential is sent to its issuer only",
+            counterexample={"server": "http://collector", "issuer_credential": "credential"}),
+    Implies("ohttp_relay", None, "ohttp_keys", None, why="the Oblivious HTTP relay the keys are for",
+            counterexample={"server": "http://collector", "ohttp_keys": b"keys"}),
+)
 
 
 class Client:
@@ -173,6 +174,7 @@ class Client:
         one sent in the envelope few devices use waits until K reports of it have arrived.
     """
 
+    @validate_params(CLIENT_RULES, owner="Client", relations=CLIENT_RELATIONS)
     def __init__(
         self,
         server: str,
@@ -195,16 +197,10 @@ class Client:
     ):
         import httpx  # lazy: optional extra dpdist[serve]
 
-        _check_client_arguments(server, admin_token, submit_token, retries, backoff, timeout, on_retry, pins,
-                                issuer_credential, issuer, retry_window)
         self.server = server.rstrip("/")
         self.admin_token, self.submit_token = admin_token, submit_token
         self.retries, self.backoff, self.retry_window = retries, float(backoff), float(retry_window)
         self.on_retry = on_retry
-        if issuer_credential is not None and (not isinstance(issuer, str) or not issuer.startswith(("http://", "https://"))):
-            raise InvalidParameterError(
-                "The 'issuer' parameter must be the http:// or https:// URL of the issuer the 'issuer_credential' is for "
-                f"(a credential is sent to that issuer only). Got {issuer!r}.")
         self.pins, self.issuer_credential, self.issuer = dict(pins or {}), issuer_credential, issuer
         self._store = TokenStore(token_file)
         self._transport = transport
@@ -215,9 +211,6 @@ class Client:
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
         self.ohttp_relay, self.ohttp_keys = _check_ohttp(ohttp_relay, ohttp_keys)
-        if relay_envelope not in RELAY_ENVELOPES:
-            raise InvalidParameterError(f"The 'relay_envelope' parameter of Client must be one of {RELAY_ENVELOPES} (None: "
-                                        f"dpdist's envelope unless the campaign turned it off). Got {relay_envelope!r:.100}.")
         self.relay_envelope = relay_envelope
         if self.ohttp_relay is not None and self.ohttp_keys is not None:  # keys given: the configs go through it too
             from ._ohttp_client import ObliviousTransport, given_key_config  # lazy: OHTTP devices only
@@ -747,12 +740,11 @@ class Client:
     def close_campaign(self, campaign: str) -> dict:
         return self._request("POST", f"/api/campaigns/{campaign}/close", token=self._admin()).json()
 
+    @validate_params({"sealed_v1": Boolean()})
     def set_relay_envelopes(self, campaign: str, *, sealed_v1: bool) -> dict:
         """Turn dpdist's own envelope on or off for a relayed campaign (``sealed_v1=False``: its relay takes RFC 9458
         requests only and refuses dpdist's envelope, 409 ``sealed_v1_off``; reports it acknowledged before still count);
         ``{"campaign", "envelopes": {"sealed_v1", "ohttp"}}``."""
-        if not isinstance(sealed_v1, bool):
-            raise InvalidParameterError(f"The 'sealed_v1' parameter of set_relay_envelopes must be True or False. Got {sealed_v1!r}.")
         return self._request("PUT", f"/api/campaigns/{campaign}/envelopes", token=self._admin(),
                              json={"sealed_v1": sealed_v1}).json()
 
@@ -842,6 +834,8 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
     return np.concatenate(parts)
 
 
+@validate_params({"url": ISSUER_URL, "key": Described(Text(), "the name of the issuer's key (a non-empty str)"),
+                  "independent": Boolean()})
 def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
     """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
     the campaign and its ceiling ``tokens_each`` (the most tokens one credential gives), read from the issuer
@@ -851,8 +845,6 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     colluding credential as that many reports."""
     import httpx  # lazy: optional extra dpdist[serve]
 
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise InvalidParameterError(f"The issuer's URL must be an http:// or https:// URL. Got {url!r}.")
     address = f"{url.rstrip('/')}/issuer/v1/keys/{key}"
     try:
         with httpx.Client(timeout=30.0, transport=transport, verify=verifying_context() if transport is None else True) as client:
@@ -877,15 +869,9 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
 
 def _check_ohttp(relay, keys) -> tuple[str | None, bytes | None]:
     """The ``ohttp_relay`` and ``ohttp_keys`` of :class:`Client`, checked (a relay URL; keys that parse)."""
-    if relay is None:
-        if keys is not None:
-            raise InvalidParameterError("The 'ohttp_keys' parameter of Client goes with 'ohttp_relay' (the relay the "
-                                        "keys are for). Got ohttp_keys without ohttp_relay.")
+    if relay is None:  # keys without a relay: CLIENT_RELATIONS
         return None, None
     from ..relay._ohttp import decode_key_list  # lazy: OHTTP devices only
-    from ._ohttp_client import check_relay_url  # lazy: OHTTP devices only
-
-    check_relay_url(relay)
     if keys is not None:
         from ..errors import MalformedReportError  # lazy: OHTTP devices only
 

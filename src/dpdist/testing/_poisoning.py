@@ -39,8 +39,8 @@ import numpy as np
 
 from .._rng import check_rng
 from .._types import Seed
-from .._validation import Integer, Interval, Items, OneOf, validate_params
-from ..errors import InvalidParameterError, OutOfDomainError
+from .._validation import AttributeIn, Integer, Interval, Items, OneOf, validate_params
+from ..errors import OutOfDomainError
 from ..local import LocalProtocol
 from ..local.frequency import _hashing
 
@@ -58,14 +58,14 @@ _ID = Integer(low=-(2**63), high=2**63 - 1)  # an int64: one outside the domain 
 _TARGETS = OneOf((_ID, Items(_ID, "", min_length=1)), "an item id (an int64) or a non-empty 1-D array of them")
 
 
+#: the protocols the attacks know
+_PROTOCOL = AttributeIn(LocalProtocol, "name", tuple(ATTACKED_PROTOCOLS), f"one of the protocols {list(ATTACKED_PROTOCOLS)} "
+                        "(dpdist.local.make)")
+
+
 def _check(owner: str, protocol: Any, targets: Any) -> np.ndarray:
-    """The targets (ints: the caller's table checked them) as an array of distinct items of ``protocol``'s domain."""
-    if not isinstance(protocol, LocalProtocol) or protocol.name not in ATTACKED_PROTOCOLS:
-        raise InvalidParameterError(
-            f"The 'protocol' argument of {owner} must be one of the protocols {list(ATTACKED_PROTOCOLS)} "
-            f"(dpdist.local.make). Got {protocol!r} instead."
-        )
-    d = int(protocol.domain_size)  # type: ignore[attr-defined]
+    """The targets (ints, of an attacked protocol: the caller's table checked them) as an array of distinct items of ``protocol``'s domain."""
+    d = int(protocol.domain_size)
     array = np.atleast_1d(np.asarray(targets, dtype=np.int64))
     if array.min() < 0 or array.max() >= d or np.unique(array).size != array.size:
         raise OutOfDomainError(
@@ -74,7 +74,7 @@ def _check(owner: str, protocol: Any, targets: Any) -> np.ndarray:
     return array
 
 
-@validate_params({"n_fake": Integer(low=0), "targets": _TARGETS, "hash_candidates": Integer(low=1, high=1 << 20)})
+@validate_params({"protocol": _PROTOCOL, "n_fake": Integer(low=0), "targets": _TARGETS, "hash_candidates": Integer(low=1, high=1 << 20)})
 def maximal_gain_attack(
     protocol: LocalProtocol, n_fake: int, targets: Any, *, rng: Seed = None, hash_candidates: int = 1000
 ) -> np.ndarray:
@@ -161,7 +161,7 @@ def _hash_reports(
     return reports
 
 
-@validate_params({"targets": _TARGETS, "fake_fraction": Interval(0.0, 1.0, closed="left"),
+@validate_params({"protocol": _PROTOCOL, "targets": _TARGETS, "fake_fraction": Interval(0.0, 1.0, closed="left"),
                   "target_frequency": Interval(0.0, 1.0, closed="both")})
 def expected_gain(protocol: LocalProtocol, targets: Any, fake_fraction: float, target_frequency: float) -> float:
     r"""The MGA's overall gain :math:`G = \beta((\bar s - r q)/(p - q) - f_T)` (Cao et al., Theorems 1-3).

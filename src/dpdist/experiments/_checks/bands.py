@@ -14,15 +14,24 @@ from .._claims import (
     ALPHA, EFFECT, INCONCLUSIVE, Evidence, conclude, describe_setting, group_settings, holm_rejections,
     ONE_SAMPLE_STATISTICS, log_statistics, one_sample_p_values, repeats_of, rows_by, standard_error,
 )
-from ..._validation import Optional, Options, validate_params
-from ...errors import InvalidParameterError
+from ..._validation import Interval, Optional, Options, Satisfies, validate_params
 from .._table import ResultsTable
 from ._rows import band_effect, band_test, is_computed_constant
 
 __all__ = ["RatioWithin", "ScalesAs", "Threshold"]
 
 
-@validate_params({"favourable": Optional(Options(("high", "low")))})
+_BOTH_ENDS = "a range with both ends is needed to say which end is favourable"
+
+
+@validate_params({"favourable": Optional(Options(("high", "low")))}, relations=(
+    Satisfies("low", Interval(0.0, math.inf), "favourable", why=_BOTH_ENDS,
+              counterexample={"reference": "a", "reference_metric": "m", "others": ("b",), "metric": "m", "low": 0.0,
+                              "high": 2.0, "favourable": "low"}),
+    Satisfies("high", Interval(), "favourable", why=_BOTH_ENDS,
+              counterexample={"reference": "a", "reference_metric": "m", "others": ("b",), "metric": "m", "low": 0.5,
+                              "favourable": "low"}),
+))
 @dataclass(frozen=True)
 class RatioWithin:
     r"""Ratios :math:`r = \bar e_{other} / \bar e_{reference}` lie in ``[low, high]`` in every setting.
@@ -76,11 +85,7 @@ class RatioWithin:
     unmatched: tuple = ()
     favourable: str | None = None
 
-    def __post_init__(self):
-        if self.favourable is not None and not (self.low > 0 and math.isfinite(self.high)):
-            raise InvalidParameterError(
-                f"RatioWithin(favourable={self.favourable!r}) needs a range with both ends (0 < low, finite high). Got "
-                f"low={self.low!r}, high={self.high!r} instead.")
+    # with a favourable end, a range with both ends (0 < low, finite high): the table's relations
 
     def _claimed(self) -> tuple[float, float]:
         """The band the verdict tests: the range, open beyond its favourable end."""
