@@ -1462,3 +1462,42 @@ def clip_real_values(values, bounds: Sequence[float], *, owner: str, name: str =
         return array, 0
     clipped = np.clip(np.where(np.isnan(array), low, array), low, high)
     return clipped, int(array.size - np.count_nonzero(inside))
+
+
+# ---- rules added by tables-a
+@dataclass(frozen=True)
+class Given(Relation):
+    """``name`` given (not None), though its default is None (``channel(values=None)`` of a protocol that has no list
+    of all inputs).  ``why`` says why.  A relation, not a rule of ``name``: a default is not checked by its rule."""
+
+    name: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        return params.get(self.name) is not None
+
+    def describe(self, params: dict[str, Any]) -> str:
+        return "given (not None)" + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Present(Constraint):
+    """Any value but None, described as ``what`` (the data of a call, whose own checks read it next); a refusal shows
+    the type only."""
+
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if value is None:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [None]
+
+    def shown(self, value: Any) -> str:
+        return type(value).__name__ if value is not None else "None"

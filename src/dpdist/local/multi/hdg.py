@@ -43,13 +43,13 @@ from typing import Any
 import numpy as np
 
 from ..._types import ArrayLike
-from ..._validation import Boolean, Integer, Optional, Options
+from ..._validation import Boolean, Given, Integer, Optional, Options, validate_params
 from ...errors import InvalidParameterError
 from .._protocol import register
 from ._grid_estimate import GridsEstimate
-from ._marginals import MarginalsEstimate
 from ._grids import GridGeometry, guideline_granularities
 from ._groups import SampledGroups
+from ._marginals import MarginalsEstimate
 from ._record import RecordProtocol
 from ._schema import Attribute
 from .calm import MAX_CELLS, ORACLES, ConsistentMarginals
@@ -58,6 +58,8 @@ __all__ = ["HybridGrids"]
 
 #: the default number of reports the granularity guideline plans for
 EXPECTED_REPORTS = 10**6
+#: ``channel(values)`` needs the records: the attributes are numerical (no list of all inputs).
+RECORDS_GIVEN = Given("values", why="the input records: the attributes are numerical", counterexample={"values": None})
 
 
 @dataclass(frozen=True)
@@ -193,8 +195,7 @@ class HybridGrids(ConsistentMarginals):
         return GridsEstimate(**named, numerical=tuple(self._attributes), geometry=self.geometry,
                              hybrid=bool(self._params["hybrid"]))
 
+    @validate_params({}, relations=(RECORDS_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]`` for records ``values`` (required: the attributes are numerical)."""
-        if values is None:
-            raise InvalidParameterError(f"{self.display_name}.channel needs the input records (its attributes are numerical).")
         return super().channel(values)

@@ -30,20 +30,20 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._docs import shared_parameters
 from ... import postprocess as _postprocess
-from ..._validation import Integer, Options
+from ..._types import ArrayLike
+from ..._validation import Integer, Options, validate_params
 from ...errors import InvalidParameterError
-from .._protocol import ProtocolTags, register
-from .._state_validation import exact_sum, statistic_problem
-from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
 from ...postprocess import _consistent_tree, hay_consistency
+from .._aggregator import Aggregator
+from .._docs import shared_parameters
+from .._protocol import ProtocolTags, register
 from .._report_kinds import Field, RecordReports
+from .._state_validation import exact_sum, statistic_problem
+from ._base import VALUES_GIVEN, BinnedProtocol, NumericalProtocol, unit_bin_index
 from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle, unbiased_rows
 from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS_RULE
-from ..._types import ArrayLike
-from .._aggregator import Aggregator
 
 __all__ = ["HierarchicalHistogram"]
 
@@ -259,15 +259,12 @@ class HierarchicalHistogram(BinnedProtocol):
         )
 
     # ------------------------------------------------------------------ channel
+    @validate_params({}, relations=(VALUES_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]``; outputs are level 1's oracle outputs, then level 2's, ...
 
         ``P[i, (l, y)] = (1/h) * channel_l[ancestor_l(values[i]), y]``.
         """
-        if values is None:
-            raise InvalidParameterError(
-                f"{self.display_name}.channel needs the input values (points in bounds {self.bounds})."
-            )
         leaves = unit_bin_index(self._check_values(values), self.bins)
         blocks = [
             oracle.channel(None)[self._ancestors(leaves, depth)] / self._height
