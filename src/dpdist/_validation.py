@@ -1501,3 +1501,26 @@ class Present(Constraint):
 
     def shown(self, value: Any) -> str:
         return type(value).__name__ if value is not None else "None"
+
+
+@dataclass(frozen=True)
+class Span(Constraint):
+    """A range ``(low, high)`` of a query: two finite numbers with ``low <= high`` (a point when equal; unlike
+    :class:`Bounds`, no width is needed); returned as a tuple of floats."""
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes, Mapping)):
+            raise ValueError
+        try:
+            low, high = (float(one) for one in value)  # not a pair of numbers: ValueError or TypeError
+        except OverflowError:  # an int beyond the floats (10**309)
+            raise ValueError from None
+        if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+            raise ValueError
+        return (low, high)
+
+    def describe(self) -> str:
+        return "a pair (low, high) of finite numbers with low <= high"
+
+    def invalid_examples(self) -> list:
+        return [(1.0, 0.0), (0.0, math.inf), (0.0,), (0.0, 1.0, 2.0), "ab", 3, None, (0, 10**309)]

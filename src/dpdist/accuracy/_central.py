@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from .._validation import Bounds, check_param
+from .._validation import Bounds, Options, check_param
 from ..errors import InvalidParameterError
 from ._result import Prediction
 from ._shapes import Shape
@@ -47,9 +47,7 @@ RELEASES = ("cdf", "tree", "histogram", "adaptive-quantiles", "polynomial", "pur
 
 def release_named(name: str):
     releases = _releases()
-    if name not in releases:
-        raise InvalidParameterError(f"The 'release' of explain must be one of {list(releases)}. Got {name!r} instead.")
-    return releases[name]
+    return releases[check_param("explain", "release", name, Options(tuple(releases)))]
 
 
 def release_name(function) -> str:

@@ -28,7 +28,7 @@ from ._common import (
 from ._defaults import polynomial_degree
 from .moments import MOMENT_BASES, data_moments, evaluate_projection, legendre_coefficients, moment_sensitivities
 from .noise import gaussian_mechanism, laplace_mechanism
-from .._validation import Bounds, Integer, Options, check_param, validate_params
+from .._validation import Bounds, Integer, Items, Options, check_param, validate_params
 from ..errors import IncompatibleStateError, InvalidParameterError
 from ..estimates import Distribution, ReleasedDistribution
 from ..postprocess import isotonic_cdf
@@ -182,13 +182,10 @@ class PolynomialMoments(ReleasedDistribution):
     __add__ = merge
 
     @classmethod
+    @validate_params({"releases": Items(None, "a non-empty iterable of releases", min_length=1)})
     def merge_all(cls, releases: Iterable[PolynomialMoments]) -> "PolynomialMoments":
         """Pool any non-empty iterable of releases."""
         releases = list(releases)
-        if not releases:
-            raise InvalidParameterError(
-                "The 'releases' parameter of PolynomialMoments.merge_all must hold at least one release. Got none."
-            )
         for other in releases[1:]:
             releases[0]._check_compatible(other)
         n = sum(r.n for r in releases)

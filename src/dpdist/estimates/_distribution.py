@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import Bounds, Integer, Options, RealArray, check_param, validate_params
+from .._validation import Bounds, Described, Integer, Options, RealArray, check_param, validate_params
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._band import CDFBand
@@ -460,11 +460,10 @@ class Distribution(Presented):
 
     def as_distribution(self, bounds: tuple[float, float] | None = None) -> "Distribution":
         """Itself (``bounds``, if given, must be its own)."""
-        if bounds is not None and check_param("Distribution.as_distribution", "bounds", bounds, Bounds()) != self.bounds:
-            raise InvalidParameterError(
-                f"The 'bounds' parameter of Distribution.as_distribution must be its bounds {self.bounds} or None. "
-                f"Got {tuple(bounds)!r} instead."
-            )
+        if bounds is not None:
+            own = Described(Options((self.bounds,)), f"its bounds {self.bounds} or None")
+            check_param("Distribution.as_distribution", "bounds", check_param("Distribution.as_distribution", "bounds",
+                                                                              bounds, Bounds()), own)
         return self
 
     def __repr__(self):

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee
-from .._validation import RealArray, validate_params
+from .._validation import Dict, RealArray, Span, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._boxes import coverage, range_from_answers
 from ._distribution import Distribution
@@ -117,13 +117,7 @@ class RangeEstimate(Presented):
 
     def _unit(self, index: int, bounds: Any) -> tuple[float, float]:
         name = self.names[index]
-        try:
-            low, high = (float(v) for v in bounds)
-        except (TypeError, ValueError):
-            raise InvalidParameterError(
-                f"The range of attribute {name!r} must be a pair (low, high) of numbers. Got {bounds!r}.") from None
-        if not (np.isfinite(low) and np.isfinite(high) and low <= high):
-            raise InvalidParameterError(f"The range of attribute {name!r} must be finite with low <= high. Got {bounds!r}.")
+        low, high = check_param("RangeEstimate.range", f"ranges[{name!r}]", bounds, Span())
         lo, hi = self.bounds[index]
         return float(np.clip((low - lo) / (hi - lo), 0, 1)), float(np.clip((high - lo) / (hi - lo), 0, 1))
 
@@ -143,16 +137,13 @@ class RangeEstimate(Presented):
         matrix = self.matrices[(min(i, j), max(i, j))]
         return matrix if i < j else matrix.T
 
+    @validate_params({"ranges": Dict("a non-empty dict attribute -> (low, high)", min_size=1)})
     def range(self, ranges: dict[str, Any], level: float = 0.95) -> Interval:
         """The share of records with every attribute ``name`` of ``ranges`` inside ``ranges[name] = (low, high)``.
 
         The interval's limits are infinite: an adaptive structure has no analytic variance (module docstring).
         """
         check_level(level, "RangeEstimate.range")
-        if not isinstance(ranges, dict) or not ranges:
-            raise InvalidParameterError(
-                f"The 'ranges' argument of RangeEstimate.range must be a non-empty dict attribute -> (low, high). "
-                f"Got {ranges!r:.100}.")
         indices = [self._index(name) for name in ranges]
         covers = [coverage(*self._unit(i, bounds), self.resolution) for i, bounds in zip(indices, ranges.values())]
         one_way = [float(np.clip(c @ self.histograms[i], 0, 1)) for i, c in zip(indices, covers)]

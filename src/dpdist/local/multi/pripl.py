@@ -46,7 +46,7 @@ import numpy as np
 from ..._guarantee import PrivacyGuarantee
 from ..._rng import check_rng
 from ..._types import Seed
-from ..._validation import EPSILON, Boolean, Integer, Interval, Options, check_param, clip_real_values
+from ..._validation import EPSILON, Boolean, Integer, Interval, Items, Options, check_param, clip_real_values
 from ..._missing import missing_policy, records_missing, with_policy_note
 from ...errors import ClippedValuesWarning, InvalidParameterError, SmallSampleWarning
 from ...estimates import RangeEstimate
@@ -228,9 +228,8 @@ class PriPLTrees:
         return groups
 
     def _check_history(self, history: Any) -> list[Mapping[str, Aggregator]]:
-        if isinstance(history, (str, bytes, Mapping)) or not isinstance(history, Sequence):
-            raise InvalidParameterError(f"{_OWNER}: 'history' must be a list, one dict per earlier round mapping its "
-                                        f"group names to their aggregators. Got {type(history).__name__}.")
+        history = check_param(_OWNER, "history", history, Items(None, "a list, one dict per earlier round mapping its "
+                                                                      "group names to their aggregators"))
         for r, groups in enumerate(history):
             if not isinstance(groups, Mapping) or not all(isinstance(v, Aggregator) for v in groups.values()):
                 raise InvalidParameterError(f"{_OWNER}: 'history' item {r} must be a dict of group name -> Aggregator. "
