@@ -1524,3 +1524,30 @@ class Span(Constraint):
 
     def invalid_examples(self) -> list:
         return [(1.0, 0.0), (0.0, math.inf), (0.0,), (0.0, 1.0, 2.0), "ab", 3, None, (0, 10**309)]
+
+
+@dataclass(frozen=True)
+class Admits(Constraint):
+    """An instance of ``types`` that ``reason`` admits, described as ``what``: ``reason(value)`` is None, or the reason
+    the value is refused (a test stated for some protocols only, ``why_no_feasibility_test``).  A refusal shows the
+    value's type, and the reason when it is of ``types``."""
+
+    types: Any
+    reason: Callable[[Any], "str | None"]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, self.types) or self.reason(value) is not None:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), "text"]
+
+    def shown(self, value: Any) -> str:
+        if not isinstance(value, self.types):
+            return type(value).__name__
+        return f"{getattr(value, 'display_name', type(value).__name__)} ({self.reason(value)})"

@@ -5,26 +5,29 @@ from __future__ import annotations
 
 import pytest
 
+from conformance._examples import EXAMPLES
 from dpdist import local
 from dpdist.errors import DPDistError, InvalidParameterError
+from dpdist.local._registry import registered_class
 
-NUMERICAL = ["sw", "gw", "hh", "haar-hrr", "pm", "sr", "opm", "binning", "threshold"]
-FREQUENCY = ["grr", "oue", "olh", "hr"]
+#: every registered numerical protocol, each with its first conformance example
+NUMERICAL = sorted(name for name in EXAMPLES if registered_class(name).tags.kind == "numerical")
+FREQUENCY = sorted(name for name in EXAMPLES if registered_class(name).tags.kind == "frequency")
 
 
 @pytest.mark.parametrize("name", NUMERICAL)
 @pytest.mark.parametrize("method", ["privatize", "simulate"])
 def test_a_numerical_protocol_refuses_none_as_values(name, method):
-    protocol = local.make(name, epsilon=1.0, bounds=(0.0, 1.0))
+    protocol = local.make(name, **EXAMPLES[name][0])
     with pytest.raises(InvalidParameterError, match=r"The 'values' parameter of .*\. Got None instead"):
         getattr(protocol, method)(None, rng=0)
     with pytest.raises(InvalidParameterError, match="'values'"):
         getattr(protocol, method)(None, rng=0, clip=False)
 
 
-@pytest.mark.parametrize("name", NUMERICAL + ["wavelet"])
+@pytest.mark.parametrize("name", NUMERICAL)
 def test_the_channel_of_a_numerical_protocol_needs_the_values(name):
-    protocol = local.make(name, epsilon=1.0, bounds=(0.0, 1.0), **({"levels": 2} if name == "wavelet" else {}))
+    protocol = local.make(name, **EXAMPLES[name][0])
     for call in (lambda: protocol.channel(), lambda: protocol.channel(None)):
         with pytest.raises(InvalidParameterError, match=r"The 'values' parameter of .*channel must be given .*Got None"):
             call()
@@ -33,6 +36,6 @@ def test_the_channel_of_a_numerical_protocol_needs_the_values(name):
 @pytest.mark.parametrize("name", FREQUENCY)
 @pytest.mark.parametrize("method", ["privatize", "simulate"])
 def test_a_frequency_oracle_refuses_none_as_values(name, method):
-    protocol = local.make(name, epsilon=1.0, domain_size=4)
+    protocol = local.make(name, **EXAMPLES[name][0])
     with pytest.raises(DPDistError, match="'values'"):
         getattr(protocol, method)(None, rng=0)

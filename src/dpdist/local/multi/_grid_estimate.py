@@ -53,7 +53,7 @@ class GridsEstimate(MarginalsEstimate):
         """``{name: (low, high)}`` as sorted ``(attribute index, low, high)`` on [0, 1], checked (``argument`` of
         ``owner``)."""
         names = [attribute.name for attribute in self.numerical]
-        check_param(owner, argument, ranges, Dict(f"a non-empty dict {{attribute: (low, high)}} of the attributes {names}",
+        check_param(owner, argument, ranges, Dict(f"a non-empty dict {{attribute: (low, high)}} with attributes of {names}",
                                                   min_size=1, allowed=tuple(names)))
         out = []
         for name, bounds in ranges.items():

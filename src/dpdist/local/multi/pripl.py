@@ -44,10 +44,10 @@ from typing import Any
 import numpy as np
 
 from ..._guarantee import PrivacyGuarantee
+from ..._missing import missing_policy, records_missing, with_policy_note
 from ..._rng import check_rng
 from ..._types import Seed
 from ..._validation import EPSILON, Boolean, Integer, Interval, Items, Options, check_param, clip_real_values
-from ..._missing import missing_policy, records_missing, with_policy_note
 from ...errors import ClippedValuesWarning, InvalidParameterError, SmallSampleWarning
 from ...estimates import RangeEstimate
 from .._aggregator import Aggregator
@@ -128,14 +128,8 @@ class PriPLTrees:
                  alpha: float = 0.2, eta: float = 0.04, max_segments: int = 32, granularity: int = 128,
                  oracle: str = "oue"):
         self.epsilon = float(check_param(_OWNER, "epsilon", epsilon, EPSILON))
-        entries = check_param(_OWNER, "attributes", attributes, Attributes())
+        entries = check_param(_OWNER, "attributes", attributes, Attributes(kind="numerical", bare=True))
         self.attributes = tuple(Attribute.from_dict(entry) for entry in entries)
-        for attribute in self.attributes:
-            if attribute.categorical or attribute.protocol is not None or attribute.options:
-                raise InvalidParameterError(
-                    f"The 'attributes' parameter of {_OWNER} must hold numerical attributes ('bounds') without "
-                    f"'protocol' or 'options'. Attribute {attribute.name!r} is {attribute.kind}"
-                    f"{' with a protocol' if attribute.protocol else ''}.")
         self.resolution = int(check_param(_OWNER, "resolution", resolution, Integer(low=8, high=1024)))
         self.alpha = float(check_param(_OWNER, "alpha", alpha, Interval(0.0, 1.0, closed="neither")))
         self.eta = float(check_param(_OWNER, "eta", eta, Interval(0.0, math.inf, closed="neither")))
