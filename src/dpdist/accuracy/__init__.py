@@ -47,7 +47,9 @@ from .._validation import (
     Described,
     InstanceOf,
     Integer,
+    Items,
     Optional,
+    Options,
     PathLike as PathRule,
     check_param,
     validate_params,
@@ -219,11 +221,9 @@ def _target(method, params: dict) -> dict:
 
     if isinstance(method, str) and method.removeprefix("central.") in RELEASES:
         method = release_named(method.removeprefix("central."))
-    elif isinstance(method, str) and method.lower() not in local.available() + ["auto"]:
-        raise InvalidParameterError(
-            f"The 'method' argument of explain must be a local protocol {local.available()} or a central release "
-            f"{list(RELEASES)}. Got {method!r} instead."
-        )
+    elif isinstance(method, str):  # a protocol's name, in any case
+        check_param("explain", "method", method.lower(), Described(Options((*local.available(), "auto")), (
+            f"a local protocol {local.available()} or a central release {list(RELEASES)}")))
     if callable(method) and not isinstance(method, LocalProtocol) and not isinstance(method, type):
         return _central_target(method, params)
     if isinstance(method, dict):
@@ -291,9 +291,9 @@ def _epsilons(owner: str, epsilons, target: dict) -> list[float]:
     else:
         if isinstance(epsilons, (int, float)):
             epsilons = [epsilons]
+        epsilons = check_param(owner, "epsilons", epsilons, Items(None, "one or more epsilons (a number or a list)",
+                                                                  min_length=1))
         chosen = {check_param(owner, "epsilons", float(e) if isinstance(e, (int, float)) else e, rule) for e in epsilons}
-        if not chosen:
-            raise InvalidParameterError(f"The 'epsilons' parameter of {owner} must hold at least one epsilon. Got none.")
     return sorted(float(e) for e in chosen)
 
 

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee
-from .._validation import Dict, RealArray, Span, check_param, validate_params
+from .._validation import Described, Dict, Options, RealArray, Span, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._boxes import coverage, range_from_answers
 from ._distribution import Distribution
@@ -109,11 +109,10 @@ class RangeEstimate(Presented):
         return int(self.histograms[0].size)
 
     # ------------------------------------------------------------------ queries
-    def _index(self, name: Any) -> int:
-        if name not in self.names:
-            raise InvalidParameterError(f"The attribute {name!r} is not one of this estimate's attributes "
-                                        f"{list(self.names)}.")
-        return self.names.index(name)
+    def _index(self, name: Any, argument: str = "name", owner: str = "RangeEstimate") -> int:
+        """The index of attribute ``name`` (``argument`` of ``owner``), one of this estimate's attributes."""
+        return self.names.index(check_param(owner, argument, name, Described(
+            Options(tuple(self.names)), f"one of this estimate's attributes {list(self.names)}")))
 
     def _unit(self, index: int, bounds: Any) -> tuple[float, float]:
         name = self.names[index]
@@ -123,13 +122,14 @@ class RangeEstimate(Presented):
 
     def marginal(self, name: str) -> Distribution:
         """Attribute ``name``'s histogram as a :class:`~dpdist.estimates.Distribution` on its bounds."""
-        index = self._index(name)
+        index = self._index(name, "name", "RangeEstimate.marginal")
         return Distribution.uniform_bins(self.histograms[index], self.bounds[index], method=self.method,
                                          epsilon=self.epsilon, n=self.n, guarantee=self.guarantee)
 
     def response_matrix(self, first: str, second: str) -> np.ndarray:
         """The estimated joint frequencies of the bins of ``first`` (rows) and ``second`` (columns)."""
-        i, j = self._index(first), self._index(second)
+        i, j = self._index(first, "first", "RangeEstimate.response_matrix"), self._index(second, "second",
+                                                                                          "RangeEstimate.response_matrix")
         if i == j:
             raise InvalidParameterError(f"response_matrix needs two different attributes. Got {first!r} twice.")
         if (min(i, j), max(i, j)) not in self.matrices:
@@ -144,7 +144,7 @@ class RangeEstimate(Presented):
         The interval's limits are infinite: an adaptive structure has no analytic variance (module docstring).
         """
         check_level(level, "RangeEstimate.range")
-        indices = [self._index(name) for name in ranges]
+        indices = [self._index(name, "ranges", "RangeEstimate.range") for name in ranges]
         covers = [coverage(*self._unit(i, bounds), self.resolution) for i, bounds in zip(indices, ranges.values())]
         one_way = [float(np.clip(c @ self.histograms[i], 0, 1)) for i, c in zip(indices, covers)]
         if len(indices) == 1:
