@@ -1551,3 +1551,28 @@ class Admits(Constraint):
         if not isinstance(value, self.types):
             return type(value).__name__
         return f"{getattr(value, 'display_name', type(value).__name__)} ({self.reason(value)})"
+
+
+@dataclass(frozen=True)
+class PowerOf(Relation):
+    """``name`` a power ``other**k`` (``k >= 1``) of the int ``other`` >= 2 (a tree's leaves and its branching); either
+    None: no relation.  ``why`` says why."""
+
+    name: str
+    other: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        value, base = params.get(self.name), params.get(self.other)
+        if value is None or base is None:
+            return True
+        power = base
+        while power < value:
+            power *= base
+        return power == value
+
+    def describe(self, params: dict[str, Any]) -> str:
+        base = params.get(self.other)
+        return (f"a power of {self.other!r} = {base!r} (e.g. {base**2}, {base**3})" if isinstance(base, int) else
+                f"a power of {self.other!r}") + (f" ({self.why})" if self.why else "")

@@ -52,11 +52,12 @@ from .._validation import (
     Options,
     PathLike as PathRule,
     check_param,
+    check_relations,
     validate_params,
 )
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
-from ._central import central_predictions, check_release_parameters, release_name, release_named
+from ._central import BOUNDS_GIVEN, central_predictions, check_release_parameters, release_name, release_named
 from ._local import _analytic_variance, local_predictions
 from ._persons import check_person_model, person_predictions
 from ._ladder import ladder
@@ -131,11 +132,9 @@ def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n
     cached = _recall(key, cache)
     if cached is not None:
         return cached
-    if target["simulated"] and n > MAX_SIMULATED_N:
-        raise InvalidParameterError(
-            f"The 'n' parameter of explain must be at most {MAX_SIMULATED_N:,} for {target['name']}, whose errors are "
-            f"simulated (n values per run). Got {n!r}."
-        )
+    if target["simulated"]:
+        check_param(owner, "n", n, Described(Integer(high=MAX_SIMULATED_N), (
+            f"at most {MAX_SIMULATED_N:,} for {target['name']}, whose errors are simulated (n values per run)")))
     kind, predictions, notes = target["run"](n, epsilons, chosen, repeats, seed)
     explanation = Explanation(target["name"], target["model"], kind, n, shape, tuple(predictions), target["parameters"],
                               repeats if target["simulated"] else 0, seed, tuple(notes))
@@ -268,8 +267,7 @@ def _central_target(method, params: dict) -> dict:
     model = check_person_model("explain", params["rows_per_person"], params.get("person_correlation", 0.5),
                                params.get("max_contributions", DEFAULT_BOUNDS))
     check_release_parameters(method, release)
-    if "bounds" not in release:
-        raise InvalidParameterError("explain needs the public 'bounds' of a central release.")
+    check_relations("explain", release, (BOUNDS_GIVEN,))
     quantiles = name == "quantiles"
     note = (f"per person: n persons with rows_per_person={model.key()['rows_per_person']!r}, values going with the "
             f"number of rows at person_correlation={model.person_correlation:g}; each release keeps max_contributions "

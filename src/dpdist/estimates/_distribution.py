@@ -83,12 +83,9 @@ class Distribution(Presented):
 
     def __post_init__(self) -> None:
         edges = np.asarray(self.edges, dtype=np.float64)  # 1-D, finite, increasing: the table
-        probabilities = np.asarray(self.probabilities, dtype=np.float64)
-        if probabilities.shape != (edges.size - 1,):
-            raise InvalidParameterError(
-                f"The 'probabilities' parameter of Distribution must have shape ({edges.size - 1},) "
-                f"to match 'edges'. Got shape {probabilities.shape} instead."
-            )
+        probabilities = np.asarray(check_param("Distribution", "probabilities", self.probabilities, RealArray(
+            f"finite floats of shape ({edges.size - 1},), one per bin of 'edges'", ndims=(1,), width=edges.size - 1)),
+            dtype=np.float64)
         total = probabilities.sum()
         if not np.all(np.isfinite(probabilities)) or probabilities.min() < -1e-12 or abs(total - 1) > 1e-6:
             raise InvalidParameterError(

@@ -26,14 +26,13 @@ bytes, zero-padded to the widest level).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, cast
 
 import numpy as np
 
 from ... import postprocess as _postprocess
 from ..._types import ArrayLike
-from ..._validation import Integer, Options, validate_params
-from ...errors import InvalidParameterError
+from ..._validation import Integer, Options, PowerOf, Relation, validate_params
 from ...postprocess import _consistent_tree, hay_consistency
 from .._aggregator import Aggregator
 from .._docs import shared_parameters
@@ -74,18 +73,14 @@ class HierarchicalHistogram(BinnedProtocol):
         "branching": Integer(low=2, high=256),
         "oracle": Options(ORACLES),
     }
+    _relations: ClassVar[tuple[Relation, ...]] = (PowerOf("bins", "branching", why="the leaves of a complete tree",
+                                                          counterexample={"bins": 100, "branching": 4}),)
     _defaults = {**NumericalProtocol._defaults, "bins": 256, "branching": 4, "oracle": "auto"}
     estimate_options = {"postprocess": DISTRIBUTION_POSTPROCESS_RULE}
 
     def _setup(self):
         bins, branching = self._params["bins"], self._params["branching"]
-        height = tree_height(bins, branching)
-        if height is None or height > 255:
-            raise InvalidParameterError(
-                f"The 'bins' parameter of {self.display_name} must be a power of branching={branching} "
-                f"(e.g. {branching ** 2}, {branching ** 3}). Got {bins!r} instead."
-            )
-        self._height = height
+        self._height = height = cast(int, tree_height(bins, branching))  # an int: the relation PowerOf of the table
         self._oracles = [
             make_oracle(self.display_name, self._params["oracle"], branching**depth, self.epsilon)
             for depth in range(1, height + 1)
