@@ -1576,3 +1576,48 @@ class PowerOf(Relation):
         base = params.get(self.other)
         return (f"a power of {self.other!r} = {base!r} (e.g. {base**2}, {base**3})" if isinstance(base, int) else
                 f"a power of {self.other!r}") + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Distinct(Constraint):
+    """What ``inner`` (an :class:`Items` rule, say) returns, with no item twice, described as ``what``."""
+
+    inner: Constraint
+    what: str
+
+    @property
+    def error(self) -> type[DPDistError]:
+        return self.inner.error
+
+    def check(self, value: Any) -> Any:
+        items = self.inner.check(value)
+        if len(set(items)) != len(items):  # items the rule returns are hashable (names, ints)
+            raise ValueError
+        return items
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        repeated = [example for example in ([1, 1], ["a", "a"]) if not _refuses(self.inner, example)]
+        return [*self.inner.invalid_examples(), *repeated]
+
+    def shown(self, value: Any) -> str:
+        return self.inner.shown(value)
+
+
+@dataclass(frozen=True)
+class Differs(Relation):
+    """``name`` other than ``other`` (two attributes of a pair); either None: no relation.  ``why`` says why."""
+
+    name: str
+    other: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        value, other = params.get(self.name), params.get(self.other)
+        return value is None or other is None or not _among(value, (other,))
+
+    def describe(self, params: dict[str, Any]) -> str:
+        return f"other than {self.other!r} = {params.get(self.other)!r}" + (f" ({self.why})" if self.why else "")

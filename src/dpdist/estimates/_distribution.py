@@ -118,15 +118,12 @@ class Distribution(Presented):
         """
         owner = "Distribution.from_quantiles"
         lo, hi = check_param(owner, "bounds", bounds, Bounds())
-        probabilities = np.asarray(q, dtype=np.float64).ravel()
-        points = np.asarray(values, dtype=np.float64).ravel()
-        if (probabilities.size == 0 or probabilities.shape != points.shape or not np.all(np.isfinite(points))
-                or not np.all((probabilities > 0) & (probabilities < 1)) or np.any(np.diff(probabilities) <= 0)
-                or np.any(np.diff(points) < 0)):
-            raise InvalidParameterError(
-                f"{owner} needs strictly increasing probabilities 'q' in (0, 1) and as many finite, non-decreasing "
-                f"'values'. Got q={probabilities.tolist()!r:.100} and values={points.tolist()!r:.100}."
-            )
+        probabilities = check_param(owner, "q", np.asarray(q, dtype=np.float64).ravel(), RealArray(
+            "one or more strictly increasing probabilities in (0, 1)", min_size=1, low=0.0, high=1.0, closed="neither",
+            increasing="strictly"))
+        points = check_param(owner, "values", np.asarray(values, dtype=np.float64).ravel(), RealArray(
+            f"{probabilities.size} finite, non-decreasing values (one per probability of 'q')", ndims=(1,),
+            width=probabilities.size, increasing="weakly"))
         x = np.concatenate([[lo], np.clip(points, lo, hi), [hi]])
         cdf = np.concatenate([[0.0], probabilities, [1.0]])
         edges, last = np.unique(x[::-1], return_index=True)  # the last point of each tie: its largest CDF value

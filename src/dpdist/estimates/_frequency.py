@@ -9,7 +9,18 @@ from typing import Any, ClassVar, NamedTuple, Sequence
 import numpy as np
 
 from .._types import ArrayLike
-from .._validation import Bounds, Integer, Labels, RealArray, SameSize, check_param, check_relations, validate_params
+from .._validation import (
+    Bounds,
+    Given,
+    Integer,
+    Labels,
+    Optional,
+    RealArray,
+    SameSize,
+    check_param,
+    check_relations,
+    validate_params,
+)
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
@@ -326,16 +337,14 @@ class FrequencyEstimate(Presented):
         """Bars of every item with its ``level`` interval, the true frequencies (``truth``) as markers."""
         return frequency_figure(self, label=label, truth=self._check_truth(truth, "figure"), xlabel=xlabel, level=level)
 
+    @validate_params({"bounds": Optional(Bounds())}, relations=(Given("bounds", why=(
+        "the interval over which item i is the i-th of equal bins: a FrequencyEstimate holds frequencies of items, not "
+        "a distribution of numbers; or compare it with the frequency metrics (mse, l1, ...)"),
+        counterexample={"bounds": None}),))
     def as_distribution(self, bounds: tuple[float, float] | None = None) -> Distribution:
         """The items as equal bins over ``bounds`` (item ``i`` the ``i``-th bin), e.g. a numeric column binned
         for a frequency protocol; the frequencies must form a probability vector (a postprocess such as
         ``"norm-sub"``)."""
-        if bounds is None:
-            raise InvalidParameterError(
-                "A FrequencyEstimate holds frequencies of items, not a distribution of numbers: give "
-                "FrequencyEstimate.as_distribution the 'bounds' over which item i is the i-th of equal bins, or "
-                "compare it with the frequency metrics (mse, l1, ...)."
-            )
         checked: tuple[float, float] = check_param("FrequencyEstimate.as_distribution", "bounds", bounds, Bounds())
         frequencies = self.frequencies
         if frequencies.min() < 0 or abs(frequencies.sum() - 1) > 1e-6:

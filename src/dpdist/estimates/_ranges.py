@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee
-from .._validation import Described, Dict, Options, RealArray, Span, check_param, validate_params
+from .._validation import Described, Dict, Differs, Options, RealArray, Span, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._boxes import coverage, range_from_answers
 from ._distribution import Distribution
@@ -126,12 +126,12 @@ class RangeEstimate(Presented):
         return Distribution.uniform_bins(self.histograms[index], self.bounds[index], method=self.method,
                                          epsilon=self.epsilon, n=self.n, guarantee=self.guarantee)
 
+    @validate_params({}, relations=(Differs("second", "first", why="a pair of two attributes",
+                                            counterexample={"first": "x", "second": "x"}),))
     def response_matrix(self, first: str, second: str) -> np.ndarray:
         """The estimated joint frequencies of the bins of ``first`` (rows) and ``second`` (columns)."""
         i, j = self._index(first, "first", "RangeEstimate.response_matrix"), self._index(second, "second",
                                                                                           "RangeEstimate.response_matrix")
-        if i == j:
-            raise InvalidParameterError(f"response_matrix needs two different attributes. Got {first!r} twice.")
         if (min(i, j), max(i, j)) not in self.matrices:
             raise InvalidParameterError(f"This estimate has no response matrix of the pair ({first!r}, {second!r}).")
         matrix = self.matrices[(min(i, j), max(i, j))]
