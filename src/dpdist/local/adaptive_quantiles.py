@@ -52,6 +52,7 @@ from .._rng import check_rng
 from .._types import ArrayLike, FloatBounds, Seed
 from .._validation import (
     EPSILON,
+    Admits,
     Bounds,
     Dict,
     Integer,
@@ -322,12 +323,17 @@ def adaptive_quantiles(x: ArrayLike, q: ArrayLike, *, epsilon: float, bounds: Fl
 
 
 
+def _not_a_round(aggregator: Aggregator) -> str | None:
+    """Why ``aggregator`` is not a round's (None: it is one, a ``threshold`` protocol's)."""
+    name = getattr(aggregator.protocol, "name", None)
+    return None if name == "threshold" else f"an aggregator of {name!r}, not of a threshold protocol"
+
+
+#: The aggregates of the earlier rounds, in order.
+_HISTORY = Items(Admits(Aggregator, _not_a_round, "a round's aggregator (a threshold protocol's aggregator())"),
+                 "a list of the earlier rounds' aggregators (ThresholdRR.aggregator())")
+
+
 def _check_history(history: Any) -> tuple[Aggregator, ...]:
     """``history`` as a tuple of the rounds' ``threshold`` aggregators; else refused, naming what it holds."""
-    history = check_param(_OWNER, "history", history, Items(None, "a list of the earlier rounds' aggregators "
-                                                                  "(ThresholdRR.aggregator())"))
-    for k, aggregator in enumerate(history):
-        if not isinstance(aggregator, Aggregator) or getattr(aggregator.protocol, "name", None) != "threshold":
-            raise InvalidParameterError(f"{_OWNER}: 'history' item {k} must be a round's aggregator (a threshold "
-                                        f"protocol's aggregator()). Got {type(aggregator).__name__} {aggregator!r:.80}.")
-    return history
+    return check_param(_OWNER, "history", history, _HISTORY)

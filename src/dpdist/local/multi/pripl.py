@@ -47,7 +47,7 @@ from ..._guarantee import PrivacyGuarantee
 from ..._missing import missing_policy, records_missing, with_policy_note
 from ..._rng import check_rng
 from ..._types import Seed
-from ..._validation import EPSILON, Boolean, Integer, Interval, Items, Options, check_param, clip_real_values
+from ..._validation import EPSILON, Admits, Boolean, Integer, Interval, Items, Options, check_param, clip_real_values
 from ...errors import ClippedValuesWarning, InvalidParameterError, SmallSampleWarning
 from ...estimates import RangeEstimate
 from .._aggregator import Aggregator
@@ -62,6 +62,17 @@ from ._values import check_column
 __all__ = ["PriPLTrees", "PhaseGroup", "pripl_ranges"]
 
 _OWNER = "local.multi.pripl"
+
+
+def _not_groups(groups: Mapping) -> str | None:
+    """Why ``groups`` is not a round's aggregates (None: every value is an Aggregator)."""
+    kinds = sorted({type(value).__name__ for value in groups.values() if not isinstance(value, Aggregator)})
+    return f"values of type {kinds}" if kinds else None
+
+
+#: The aggregates of the earlier rounds: one dict per round, group name -> Aggregator.
+_HISTORY = Items(Admits(Mapping, _not_groups, "a dict of group name -> Aggregator"),
+                 "a list, one dict per earlier round mapping its group names to their aggregators")
 
 
 @dataclass(frozen=True)
@@ -222,13 +233,7 @@ class PriPLTrees:
         return groups
 
     def _check_history(self, history: Any) -> list[Mapping[str, Aggregator]]:
-        history = check_param(_OWNER, "history", history, Items(None, "a list, one dict per earlier round mapping its "
-                                                                      "group names to their aggregators"))
-        for r, groups in enumerate(history):
-            if not isinstance(groups, Mapping) or not all(isinstance(v, Aggregator) for v in groups.values()):
-                raise InvalidParameterError(f"{_OWNER}: 'history' item {r} must be a dict of group name -> Aggregator. "
-                                            f"Got {groups!r:.80}.")
-        return list(history)
+        return list(check_param(_OWNER, "history", history, _HISTORY))
 
     def _trees(self, history: Sequence[Mapping[str, Aggregator]], n: int) -> list[_Tree]:
         threshold = self._node_threshold(n)
