@@ -14,7 +14,7 @@ to the bin of each value, so the privacy guarantee is the oracle's.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
@@ -175,7 +175,7 @@ class Binning(BinnedProtocol):
     @validate_params({}, relations=(VALUES_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]``: the oracle's channel row of the bin of ``values[i]``."""
-        return self._oracle.channel(None)[self.bin_of(values)]
+        return self._oracle.channel(None)[self.bin_of(cast("ArrayLike", values))]  # not None: VALUES_GIVEN
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         return self._oracle.report_index(reports)
