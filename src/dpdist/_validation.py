@@ -1621,3 +1621,30 @@ class Differs(Relation):
 
     def describe(self, params: dict[str, Any]) -> str:
         return f"other than {self.other!r} = {params.get(self.other)!r}" + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Weights(Constraint):
+    """Finite non-negative numbers with a positive sum (a 1-D sequence or array: group sizes, a law's weights),
+    described as ``what``; returned as a float64 array."""
+
+    what: str = "non-negative numbers with a positive sum"
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes)) or value is None:
+            raise ValueError
+        try:
+            array = np.asarray(value, dtype=np.float64)  # ValueError, TypeError: not numbers
+        except OverflowError:  # an int beyond the floats (10**309)
+            raise ValueError from None
+        if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)) or np.any(array < 0):
+            raise ValueError
+        if not array.sum() > 0:
+            raise ValueError
+        return array
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return ["text", None, [], [[1.0]], [math.nan, 1.0], [-1.0, 2.0], [0.0, 0.0]]
