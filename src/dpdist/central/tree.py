@@ -447,8 +447,8 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
     branching = DEFAULT_BRANCHING if branching is None else branching
     height = check_positive_int(owner, "height", height, high=64)
     tallest = next(h for h in range(1, 65) if branching ** (h + 1) > MAX_LEAVES)  # branching <= MAX_LEAVES: h >= 1
-    height = check_param(owner, "height", height, Described(Integer(1, tallest), (
-        f"an int in [1, {tallest}]: the tree of {owner} may have at most 2**20 leaves, branching={branching}")))
+    height = int(check_param(owner, "height", height, Described(Integer(1, tallest), (
+        f"an int in [1, {tallest}]: the tree of {owner} may have at most 2**20 leaves, branching={branching}"))))
     noisy_levels, sensitivity = _noisy_levels(data, branching, height, neighbouring, tree_epsilon)
     scale = sensitivity / tree_epsilon
     release = {
