@@ -164,7 +164,7 @@ def test_bad_options_and_inputs_are_refused():
         local.estimate_jointly(aggregate)
     with pytest.raises(InvalidParameterError, match="non-empty list"):
         local.estimate_jointly([])
-    with pytest.raises(InvalidParameterError, match="Got str as campaign 1"):
+    with pytest.raises(InvalidParameterError, match="must be a non-empty list of aggregators or aggregator states .dicts.. Got a list whose item 1 is str"):
         local.estimate_jointly([aggregate, "state.bin"])
     with pytest.raises(EmptyAggregateError, match="campaign 1, with no report"):
         local.estimate_jointly([aggregate, local.make("grr", epsilon=1.0, domain_size=4).aggregator()])

@@ -293,7 +293,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "local/multi/_sampling.py": ("local/multi/test_auto.py", "local/multi/test_base.py"),
     "local/multi/_schema.py": ("local/multi/test_auto.py", "local/multi/test_pripl.py"),
     "local/multi/_values.py": ("local/multi/test_pripl.py", "estimates/test_contract.py"),
-    "local/numerical/_base.py": ("local/numerical/test_wavelet.py", "estimates/test_contract.py"),
     "local/numerical/_composite.py": ("test_uncertainty.py", "local/frequency/test_exact_channel.py"),
     "local/numerical/_haar.py": ("local/numerical/test_wavelet.py",),
     "local/numerical/_haar_design.py": ("local/numerical/test_wavelet.py", "reproductions/wavelet/test_spec.py"),

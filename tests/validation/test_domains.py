@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from rule_support import assert_rule
 
-from dpdist._validation import BOUNDS_CELLS, Alphabet, Bounds, ItemIds, Labels
+from dpdist._validation import BOUNDS_CELLS, Alphabet, Bounds, ItemIds, Labels, Span
+from rule_support import assert_rule
 
 
 def test_bounds_are_a_finite_increasing_pair_with_room_for_the_finest_grid():
@@ -38,3 +38,7 @@ def test_item_ids_read_lists_one_int_and_comma_separated_text():
 def test_an_alphabet_is_distinct_characters():
     assert_rule(Alphabet(max_size=3), [("abc", "abc"), ("a", "a")])
     assert "distinct characters" in Alphabet().describe()
+
+
+def test_a_span_is_a_finite_pair_low_at_most_high():
+    assert_rule(Span(), [((0, 1), (0.0, 1.0)), ([2.5, 2.5], (2.5, 2.5)), (np.array([-1, 3]), (-1.0, 3.0))])

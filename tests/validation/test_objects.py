@@ -7,11 +7,30 @@ import pathlib
 
 import numpy as np
 import pytest
-from rule_support import assert_rule
 
-from dpdist._validation import (Bytes, CallableRule, Dict, ExistingFile, InstanceOf, Integer, Items, NamedInstanceOf,
-                                PathLike, RandomSource, Text, TupleOf, check_param)
+from dpdist._validation import (
+    Admits,
+    AttributeIn,
+    Bytes,
+    CallableRule,
+    Dict,
+    ExistingFile,
+    HasMethod,
+    InstanceOf,
+    Integer,
+    Items,
+    MappingOf,
+    NamedInstanceOf,
+    PathLike,
+    Present,
+    RandomSource,
+    Text,
+    Token,
+    TupleOf,
+    check_param,
+)
 from dpdist.errors import InvalidParameterError
+from rule_support import assert_rule
 
 
 def test_a_random_source_is_none_a_seed_a_seed_sequence_or_a_generator():
@@ -77,3 +96,37 @@ def _takes(rule, value) -> bool:
     except (ValueError, TypeError):
         return False
     return True
+
+
+def test_a_token_is_printable_ascii_without_surrounding_spaces_and_shown_by_its_length():
+    rule = Token(16)
+    assert_rule(rule, [("relay-token-0123456789", "relay-token-0123456789")])
+    assert rule.shown("s\u00e9cret-token-0123") == "a str of 17 characters" and rule.shown(None) == "a NoneType"
+    assert_rule(Token(16, "an admin token", spaces=True), [(" admin-token-0123456 ", " admin-token-0123456 ")])
+    assert_rule(Token(0, "a token"), [("", "")])
+
+
+def test_a_mapping_checks_its_keys_its_values_and_the_values_of_named_keys():
+    rule = MappingOf(Text(), Items(None, "values", min_length=1), "a grid", named=(("n", Items(Integer(low=1), "ns")),))
+    assert_rule(rule, [({"epsilon": [1, 2]}, {"epsilon": (1, 2)}), ({"n": [3]}, {"n": (3,)})])
+    given = {"epsilon": [1, 2]}
+    assert MappingOf(Text(), Items(None, "values"), "a grid", as_given=True).check(given) is given
+    assert rule.shown({"n": [0]}) == "a dict with the keys ['n'] whose 'n' is a list whose item 0 is 0"
+    assert rule.shown({3: [1]}) == "a dict with the keys ['3'] whose key 3 is refused"
+
+
+def test_objects_by_a_method_or_an_attribute():
+    assert_rule(HasMethod("upper", "an object with an upper()"), [("text", "text")])
+    rule = AttributeIn(np.ndarray, "ndim", (1,), "a 1-D array")
+    vector = np.zeros(3)
+    assert rule.check(vector) is vector
+    assert_rule(rule, [])
+    with pytest.raises(ValueError):
+        rule.check(np.zeros((2, 2)))
+
+
+def test_present_and_admits_show_the_type_and_the_reason():
+    assert_rule(Present("the values"), [(0, 0), ([], [])])
+    rule = Admits(int, lambda value: None if value % 2 == 0 else "odd", "an even int")
+    assert_rule(rule, [(4, 4)])
+    assert not _takes(rule, 3) and rule.shown(3) == "int (odd)" and rule.shown("x") == "str"

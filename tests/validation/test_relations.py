@@ -6,7 +6,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpdist._validation import Below, Either, Implies, NoneWhen, SameSize, check_relations
+from dpdist._validation import (
+    Below,
+    Differs,
+    Either,
+    Given,
+    Implies,
+    Interval,
+    NoneWhen,
+    PowerOf,
+    SameSize,
+    Satisfies,
+    Text,
+    check_relations,
+)
 from dpdist.errors import InvalidParameterError
 
 
@@ -42,3 +55,25 @@ def test_implies_compares_scalars_only():
     check_relations("f", {"releases": None, "every": None}, [rule])
     mode = Implies("mode", ("exact",), "grid", (np.array([1, 2]),))
     check_relations("f", {"grid": np.array([1, 2]), "mode": "fast"}, [mode])  # an array is none of the options
+
+
+def test_satisfies_holds_a_rule_when_another_argument_is_given_or_absent():
+    low = Satisfies("low", Interval(0.0, float("inf")), "favourable", why="both ends")
+    check_relations("f()", {"low": 0.0, "favourable": None}, [low])
+    with pytest.raises(InvalidParameterError, match=r"The 'low' parameter of f\(\) must be a finite float > 0 when "
+                                                    r"'favourable' is given \(both ends\)\. Got 0\.0 instead\."):
+        check_relations("f()", {"low": 0.0, "favourable": "low"}, [low])
+    named = Satisfies("name", Text(), "file", absent=True)
+    check_relations("f()", {"name": None, "file": "data.csv"}, [named])
+    with pytest.raises(InvalidParameterError, match="when 'file' is None"):
+        check_relations("f()", {"name": None, "file": None}, [named])
+
+
+def test_given_power_of_and_differs():
+    assert "given (not None) (no list of all inputs)" in _refusal([Given("values", why="no list of all inputs")],
+                                                                  {"values": None})
+    check_relations("f", {"bins": 64, "branching": 4}, [PowerOf("bins", "branching")])
+    assert "a power of 'branching' = 4 (e.g. 16, 64)" in _refusal([PowerOf("bins", "branching")], {"bins": 32, "branching": 4})
+    check_relations("f", {"bins": None, "branching": 4}, [PowerOf("bins", "branching")])
+    assert "other than 'first' = 'age'" in _refusal([Differs("second", "first")], {"first": "age", "second": "age"})
+    check_relations("f", {"first": "age", "second": np.array(["age"])}, [Differs("second", "first")])

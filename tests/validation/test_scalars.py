@@ -7,10 +7,10 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from rule_support import assert_rule
 
-from dpdist._validation import Boolean, Integer, Interval, Options, PowerOfTwo, Prime, is_prime
+from dpdist._validation import Boolean, Even, Integer, Interval, Options, PowerOfTwo, Prime, is_prime
 from dpdist.errors import InvalidParameterError, InvalidPrivacyParameterError
+from rule_support import assert_rule
 
 
 def test_an_interval_takes_finite_reals_by_its_closed_ends_and_refuses_the_rest():
@@ -62,3 +62,8 @@ def _takes(rule, value) -> bool:
 @pytest.mark.parametrize("value", [math.nan, math.inf, 10**309], ids=["nan", "inf", "beyond-the-floats"])
 def test_an_interval_refuses_what_is_not_a_finite_float(value):
     assert not _takes(Interval(), value)
+
+
+def test_even_ints():
+    assert_rule(Even(low=2), [(2, 2), (16, 16), (4.0, 4)])
+    assert 3 in Even(low=2).invalid_examples() and Even(low=2).describe() == "an even int >= 2"

@@ -5,8 +5,16 @@ from __future__ import annotations
 
 import pytest
 
-from dpdist._validation import (CENTRAL_EPSILON, DELTA, DOMAIN_SIZE, EPSILON, LOCAL_EPSILON, MAX_ALLOCATION_BYTES,
-                                _shared, check_allocation)
+from dpdist._validation import (
+    CENTRAL_EPSILON,
+    DELTA,
+    DOMAIN_SIZE,
+    EPSILON,
+    LOCAL_EPSILON,
+    MAX_ALLOCATION_BYTES,
+    _shared,
+    check_allocation,
+)
 from dpdist.errors import InvalidParameterError, InvalidPrivacyParameterError
 
 

@@ -7,8 +7,18 @@ from dataclasses import dataclass
 
 import pytest
 
-from dpdist._validation import (PARAMETER_TABLES, Below, Constraint, Integer, Interval, check_options, check_params, did_you_mean,
-                                unknown_names_error, validate_params)
+from dpdist._validation import (
+    PARAMETER_TABLES,
+    Below,
+    Constraint,
+    Integer,
+    Interval,
+    check_options,
+    check_params,
+    did_you_mean,
+    unknown_names_error,
+    validate_params,
+)
 from dpdist.errors import InvalidParameterError
 
 

@@ -17,25 +17,44 @@ parameters), ``_shared`` (the ranges several modules check, the allocation cap),
 
 from __future__ import annotations
 
-from ._arrays import DType, Probabilities, RealArray, Vector
-from ._combinators import Described, OneOf, Optional
-from ._domains import BOUNDS_CELLS, Alphabet, Bounds, ItemIds, Labels
+from ._arrays import DType, NumericRows, Probabilities, RealArray, Vector, Weights
+from ._combinators import AllOf, Described, Distinct, OneOf, Optional, ShownBy
+from ._domains import BOUNDS_CELLS, Alphabet, Bounds, ItemIds, Labels, Span
 from ._objects import (
+    Admits,
+    AttributeIn,
     Bytes,
     CallableRule,
     Dict,
     ExistingFile,
+    HasMethod,
     InstanceOf,
     Items,
+    MappingOf,
     NamedInstanceOf,
     PathLike,
+    Present,
     RandomSource,
+    Registered,
     Text,
+    Token,
     TupleOf,
 )
-from ._relations import Below, Either, Implies, NoneWhen, Relation, SameSize, check_relations
+from ._relations import (
+    Below,
+    Differs,
+    Either,
+    Given,
+    Implies,
+    NoneWhen,
+    PowerOf,
+    Relation,
+    SameSize,
+    Satisfies,
+    check_relations,
+)
 from ._rule import Constraint, check_param
-from ._scalars import Boolean, Integer, Interval, Options, PowerOfTwo, Prime, is_prime
+from ._scalars import Boolean, Even, Integer, Interval, Options, PowerOfTwo, Prime, is_prime
 from ._shared import CENTRAL_EPSILON, DELTA, DOMAIN_SIZE, EPSILON, LOCAL_EPSILON, MAX_ALLOCATION_BYTES, check_allocation
 from ._tables import (
     PARAMETER_TABLES,
@@ -47,18 +66,6 @@ from ._tables import (
     validate_params,
 )
 from ._values import check_integer_values, check_real_values, clip_real_values, wrap_real_values
-from ._tables_b import (  # the rules added by tables-b (issue 63), to be re-homed by kind
-    AllOf,
-    AttributeIn,
-    Even,
-    HasMethod,
-    MappingOf,
-    NumericRows,
-    Registered,
-    Satisfies,
-    ShownBy,
-    Token,
-)
 
 __all__ = [
     "Constraint",
@@ -70,14 +77,19 @@ __all__ = [
     "Prime",
     "Options",
     "Boolean",
+    "Even",
     "BOUNDS_CELLS",
     "Bounds",
     "Labels",
     "ItemIds",
     "Alphabet",
+    "Span",
     "Optional",
     "Described",
     "OneOf",
+    "Distinct",
+    "AllOf",
+    "ShownBy",
     "InstanceOf",
     "Items",
     "TupleOf",
@@ -89,10 +101,19 @@ __all__ = [
     "CallableRule",
     "ExistingFile",
     "RandomSource",
+    "Present",
+    "Admits",
+    "Token",
+    "MappingOf",
+    "HasMethod",
+    "AttributeIn",
+    "Registered",
     "Vector",
     "Probabilities",
     "DType",
     "RealArray",
+    "Weights",
+    "NumericRows",
     "Relation",
     "Below",
     "SameSize",
@@ -100,6 +121,10 @@ __all__ = [
     "NoneWhen",
     "Implies",
     "check_relations",
+    "Given",
+    "PowerOf",
+    "Differs",
+    "Satisfies",
     "LOCAL_EPSILON",
     "CENTRAL_EPSILON",
     "EPSILON",
@@ -118,15 +143,4 @@ __all__ = [
     "check_real_values",
     "wrap_real_values",
     "clip_real_values",
-    # the rules added by tables-b (issue 63)
-    "Token",
-    "Even",
-    "MappingOf",
-    "HasMethod",
-    "AttributeIn",
-    "NumericRows",
-    "AllOf",
-    "ShownBy",
-    "Satisfies",
-    "Registered",
 ]

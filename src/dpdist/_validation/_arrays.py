@@ -1,8 +1,9 @@
-"""Rules of arrays: vectors, probabilities, dtypes and real arrays."""
+"""Rules of arrays: vectors, probabilities, dtypes, real arrays, numeric rows and weights."""
 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +12,7 @@ import numpy as np
 from ._objects import _Absent
 from ._rule import Constraint, _refuses
 
-__all__ = ["Vector", "Probabilities", "DType", "RealArray"]
+__all__ = ["Vector", "Probabilities", "DType", "RealArray", "Weights", "NumericRows"]
 
 
 @dataclass(frozen=True)
@@ -143,3 +144,75 @@ class RealArray(Constraint):
         except ValueError:  # ragged
             return type(value).__name__
         return f"an array of shape {shape}" if self.private else f"{value!r:.200}"
+
+
+@dataclass(frozen=True)
+class Weights(Constraint):
+    """Finite non-negative numbers with a positive sum (a 1-D sequence or array: group sizes, a law's weights),
+    described as ``what``; returned as a float64 array."""
+
+    what: str = "non-negative numbers with a positive sum"
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes)) or value is None:
+            raise ValueError
+        try:
+            array = np.asarray(value, dtype=np.float64)  # ValueError, TypeError: not numbers
+        except OverflowError:  # an int beyond the floats (10**309)
+            raise ValueError from None
+        if array.ndim != 1 or array.size == 0 or not np.all(np.isfinite(array)) or np.any(array < 0):
+            raise ValueError
+        if not array.sum() > 0:
+            raise ValueError
+        return array
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return ["text", None, [], [[1.0]], [math.nan, 1.0], [-1.0, 2.0], [0.0, 0.0]]
+
+
+@dataclass(frozen=True)
+class NumericRows(Constraint):
+    """``min_rows`` to ``max_rows`` numbers, or rows of numbers: what ``numpy.asarray`` reads as a 1-D or 2-D array of
+    booleans, ints or floats; returned as given (its dtype is the caller's).  With ``not_pairs``, a tuple of two numbers
+    is refused (another rule reads it: bounds ``(low, high)``).  Described as ``what``; a long value is shown by its
+    type and shape."""
+
+    min_rows: int
+    max_rows: int
+    what: str
+    not_pairs: bool = False
+
+    def check(self, value: Any) -> Any:
+        if value is None or isinstance(value, (str, bytes)):
+            raise ValueError
+        if self.not_pairs and isinstance(value, tuple) and len(value) == 2 and all(
+                isinstance(one, numbers.Real) for one in value):
+            raise ValueError
+        array = np.asarray(value)  # ValueError, TypeError: ragged, not numbers
+        if array.dtype.kind not in "biuf" or array.ndim not in (1, 2) or not self.min_rows <= len(array) <= self.max_rows:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def shown(self, value: Any) -> str:
+        text = repr(value)
+        if len(text) <= 80 and "\n" not in text:
+            return text
+        return f"{type(value).__name__} of shape {np.shape(value)}" if _shaped(value) else type(value).__name__
+
+    def invalid_examples(self) -> list:
+        return [None, "abc", [0.0] * (self.min_rows - 1), [[[0.0]] * self.min_rows], [0.0] * (self.max_rows + 1),
+                *([(0.0, 1.0)] if self.not_pairs else [])]
+
+
+def _shaped(value: Any) -> bool:
+    try:
+        np.shape(value)
+    except ValueError:  # ragged
+        return False
+    return True

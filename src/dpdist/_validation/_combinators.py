@@ -1,4 +1,5 @@
-"""Rules made of rules: an optional value, a rule in its own words, one of several rules."""
+"""Rules made of rules: an optional value, a rule in its own words, one or all of several rules, distinct
+items, a rule shown by another."""
 
 from __future__ import annotations
 
@@ -6,9 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import DPDistError
-from ._rule import Constraint
+from ._rule import Constraint, _refuses
 
-__all__ = ["Optional", "Described", "OneOf"]
+__all__ = ["Optional", "Described", "OneOf", "Distinct", "AllOf", "ShownBy"]
 
 
 @dataclass(frozen=True)
@@ -85,3 +86,79 @@ class OneOf(Constraint):
             except ValueError:
                 out.append(example)
         return out
+
+
+@dataclass(frozen=True)
+class Distinct(Constraint):
+    """What ``inner`` (an :class:`Items` rule, say) returns, with no item twice, described as ``what``."""
+
+    inner: Constraint
+    what: str
+
+    @property
+    def error(self) -> type[DPDistError]:
+        return self.inner.error
+
+    def check(self, value: Any) -> Any:
+        items = self.inner.check(value)
+        if len(set(items)) != len(items):  # items the rule returns are hashable (names, ints)
+            raise ValueError
+        return items
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        repeated = [example for example in ([1, 1], ["a", "a"]) if not _refuses(self.inner, example)]
+        return [*self.inner.invalid_examples(), *repeated]
+
+    def shown(self, value: Any) -> str:
+        return self.inner.shown(value)
+
+
+@dataclass(frozen=True)
+class AllOf(Constraint):
+    """A value that satisfies every rule of ``rules`` in turn (each given what the one before returned), returned as
+    the last returns it; described as ``what``."""
+
+    rules: tuple[Constraint, ...]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        for rule in self.rules:
+            value = rule.check(value)
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [example for rule in self.rules for example in rule.invalid_examples() if _refuses(self, example)]
+
+    def shown(self, value: Any) -> str:
+        """As the first rule shows it (a key: its type only)."""
+        return self.rules[0].shown(value)
+
+
+@dataclass(frozen=True)
+class ShownBy(Constraint):
+    """``inner``'s rule, a refused value shown as ``shower`` shows it (a long array by its type and shape)."""
+
+    inner: Constraint
+    shower: Constraint
+
+    @property
+    def error(self) -> type[DPDistError]:
+        return self.inner.error
+
+    def check(self, value: Any) -> Any:
+        return self.inner.check(value)
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def invalid_examples(self) -> list:
+        return self.inner.invalid_examples()
+
+    def shown(self, value: Any) -> str:
+        return self.shower.shown(value)

@@ -1,9 +1,10 @@
-"""Rules of a domain: the bounds of a numerical domain, labels, item ids and alphabets."""
+"""Rules of a domain: the bounds of a numerical domain, a query's span, labels, item ids and alphabets."""
 
 from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,7 +12,7 @@ import numpy as np
 
 from ._rule import Constraint
 
-__all__ = ["BOUNDS_CELLS", "Bounds", "Labels", "ItemIds", "Alphabet"]
+__all__ = ["BOUNDS_CELLS", "Bounds", "Labels", "ItemIds", "Alphabet", "Span"]
 
 
 #: Bounds must hold this many cells of distinct floats (the finest grid dpdist builds by default is 2^20
@@ -123,3 +124,26 @@ class Alphabet(Constraint):
 
     def invalid_examples(self) -> list:
         return ["", "aa", ["a", "b"], 3]
+
+
+@dataclass(frozen=True)
+class Span(Constraint):
+    """A range ``(low, high)`` of a query: two finite numbers with ``low <= high`` (a point when equal; unlike
+    :class:`Bounds`, no width is needed); returned as a tuple of floats."""
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, (str, bytes, Mapping)):
+            raise ValueError
+        try:
+            low, high = (float(one) for one in value)  # not a pair of numbers: ValueError or TypeError
+        except OverflowError:  # an int beyond the floats (10**309)
+            raise ValueError from None
+        if not (math.isfinite(low) and math.isfinite(high) and low <= high):
+            raise ValueError
+        return (low, high)
+
+    def describe(self) -> str:
+        return "a pair (low, high) of finite numbers with low <= high"
+
+    def invalid_examples(self) -> list:
+        return [(1.0, 0.0), (0.0, math.inf), (0.0,), (0.0, 1.0, 2.0), "ab", 3, None, (0, 10**309)]

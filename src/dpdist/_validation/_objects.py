@@ -1,4 +1,5 @@
-"""Rules of objects: instances, items and tuples of them, text, bytes, dicts, paths, callables, files, random sources."""
+"""Rules of objects: instances, items and tuples of them, text, tokens, bytes, dicts and mappings, paths,
+callables, files, random sources, names of a registry, objects with a method or an attribute, anything given."""
 
 from __future__ import annotations
 
@@ -9,13 +10,13 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ._rule import Constraint, _refuses
 
-__all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "CallableRule", "ExistingFile", "RandomSource"]
+__all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "CallableRule", "ExistingFile", "RandomSource", "Present", "Admits", "Token", "MappingOf", "HasMethod", "AttributeIn", "Registered"]
 
 
 @dataclass(frozen=True)
@@ -374,3 +375,202 @@ class ExistingFile(Constraint):
 
     def shown(self, value: Any) -> str:
         return f"{os.fspath(value)!r:.200}" if isinstance(value, (str, os.PathLike)) else type(value).__name__
+
+
+@dataclass(frozen=True)
+class Present(Constraint):
+    """Any value but None, described as ``what`` (the data of a call, whose own checks read it next); a refusal shows
+    the type only."""
+
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if value is None:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [None]
+
+    def shown(self, value: Any) -> str:
+        return type(value).__name__ if value is not None else "None"
+
+
+@dataclass(frozen=True)
+class Admits(Constraint):
+    """An instance of ``types`` that ``reason`` admits, described as ``what``: ``reason(value)`` is None, or the reason
+    the value is refused (a test stated for some protocols only, ``why_no_feasibility_test``).  A refusal shows the
+    value's type, and the reason when it is of ``types``."""
+
+    types: Any
+    reason: Callable[[Any], "str | None"]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, self.types) or self.reason(value) is not None:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), "text"]
+
+    def shown(self, value: Any) -> str:
+        if not isinstance(value, self.types):
+            return type(value).__name__
+        return f"{getattr(value, 'display_name', type(value).__name__)} ({self.reason(value)})"
+
+
+@dataclass(frozen=True)
+class Token(Constraint):
+    """A secret sent in an HTTP header (``Authorization: Bearer ...``): a string of at least ``min_length`` printable
+    ASCII characters (as header values must be) without surrounding spaces, described as ``what`` when given; a
+    refusal shows its length only."""
+
+    min_length: int = 1
+    what: str = ""
+    spaces: bool = False  # surrounding spaces allowed (an issuer's admin token always took them)
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or len(value) < self.min_length or (value != value.strip() and not self.spaces):
+            raise ValueError
+        if not (value.isascii() and value.isprintable()):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what or (f"a token of at least {self.min_length} printable ASCII characters, without surrounding "
+                             "spaces")
+
+    def shown(self, value: Any) -> str:
+        return f"a str of {len(value)} characters" if isinstance(value, str) else f"a {type(value).__name__}"
+
+    def invalid_examples(self) -> list:
+        out: list = [3, None, "\u00e9" * max(1, self.min_length)]
+        out += [""] if self.min_length else []
+        out += ["x" * (self.min_length - 1)] if self.min_length > 1 else []
+        return out + ([] if self.spaces else [" " + "x" * max(1, self.min_length)])
+
+
+@dataclass(frozen=True)
+class MappingOf(Constraint):
+    """A mapping whose every key satisfies ``key`` and every value ``value`` (the value of a key named in ``named``,
+    ``(key, rule)`` pairs, that key's rule instead), described as ``what``; returned as a new dict of the checked keys
+    and values, or as given with ``as_given`` (values whose type is part of a result: an experiment's grid).  A
+    refusal shows the keys, not the values (which may be secrets), and the key whose value is refused."""
+
+    key: Constraint
+    value: Constraint
+    what: str
+    named: tuple[tuple[str, Constraint], ...] = ()
+    as_given: bool = False
+
+    def _rule(self, key: Any) -> Constraint:
+        return next((rule for name, rule in self.named if name == key), self.value)
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, Mapping):
+            raise ValueError
+        checked = {self.key.check(key): self._rule(key).check(item) for key, item in value.items()}
+        return value if self.as_given else checked
+
+    def describe(self) -> str:
+        return self.what
+
+    def shown(self, value: Any) -> str:
+        if not isinstance(value, Mapping):
+            return type(value).__name__
+        shown = f"a dict with the keys {sorted(map(str, value))!r:.200}"
+        for key, item in value.items():
+            if _refuses(self.key, key):
+                return f"{shown} whose key {key!r:.100} is refused"
+            if _refuses(self._rule(key), item):
+                return f"{shown} whose {key!r:.100} is {self._rule(key).shown(item)}"
+        return shown
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", [("key", "value")]]
+        good_value = next((example for example in ("value", 1, 1.0) if not _refuses(self.value, example)), None)
+        good_key = next((example for example in ("key", 1) if not _refuses(self.key, example)), None)
+        out += [{bad: good_value} for bad in self.key.invalid_examples()[:1] if _hashable(bad)]
+        out += [{good_key: bad} for bad in self.value.invalid_examples()[:1]]
+        out += [{name: bad} for name, rule in self.named for bad in rule.invalid_examples()[:1]]
+        return [example for example in out if _refuses(self, example)]
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class HasMethod(Constraint):
+    """An object with a callable attribute ``name`` (a result with ``table()``), described as ``what``; a refusal
+    shows the value's type only (its repr may be its whole content)."""
+
+    name: str
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not callable(getattr(value, self.name, None)):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def shown(self, value: Any) -> str:
+        return type(value).__name__
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), 3]
+
+
+@dataclass(frozen=True)
+class AttributeIn(Constraint):
+    """An instance of ``types`` whose attribute ``attribute`` is one of ``values`` (a protocol of some names),
+    described as ``what``."""
+
+    types: Any
+    attribute: str
+    values: tuple
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, self.types) or getattr(value, self.attribute, None) not in self.values:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [_Absent(), "text"]
+
+
+@dataclass(frozen=True)
+class Registered(Constraint):
+    """A name of a registry that may grow while the program runs (registered datasets, methods): one of ``names()``,
+    described as ``what`` followed by the names registered when a value is refused."""
+
+    names: Callable[[], Iterable[str]]
+    what: str
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or value not in set(self.names()):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return f"{self.what}: one of {sorted(self.names())}"
+
+    def invalid_examples(self) -> list:
+        return ["not-a-registered-name", 3]

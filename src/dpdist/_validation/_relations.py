@@ -9,8 +9,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import DPDistError, InvalidParameterError
+from ._rule import Constraint, _refuses
 
-__all__ = ["Relation", "Below", "SameSize", "Either", "NoneWhen", "Implies", "check_relations"]
+__all__ = ["Relation", "Below", "SameSize", "Either", "NoneWhen", "Implies", "check_relations", "Given", "PowerOf", "Differs", "Satisfies"]
 
 
 class Relation:
@@ -168,3 +169,83 @@ def check_relations(owner: str, params: dict[str, Any], relations: Sequence[Rela
         if not relation.holds(params):
             raise relation.error(f"The {relation.name!r} parameter of {owner} must be {relation.describe(params)}. "
                                  f"Got {params.get(relation.name)!r:.200} instead.")
+
+
+@dataclass(frozen=True)
+class Given(Relation):
+    """``name`` given (not None), though its default is None (``channel(values=None)`` of a protocol that has no list
+    of all inputs).  ``why`` says why.  A relation, not a rule of ``name``: a default is not checked by its rule."""
+
+    name: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        return params.get(self.name) is not None
+
+    def describe(self, params: dict[str, Any]) -> str:
+        return "given (not None)" + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class PowerOf(Relation):
+    """``name`` a power ``other**k`` (``k >= 1``) of the int ``other`` >= 2 (a tree's leaves and its branching); either
+    None: no relation.  ``why`` says why."""
+
+    name: str
+    other: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        value, base = params.get(self.name), params.get(self.other)
+        if value is None or base is None:
+            return True
+        power = base
+        while power < value:
+            power *= base
+        return power == value
+
+    def describe(self, params: dict[str, Any]) -> str:
+        base = params.get(self.other)
+        return (f"a power of {self.other!r} = {base!r} (e.g. {base**2}, {base**3})" if isinstance(base, int) else
+                f"a power of {self.other!r}") + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Differs(Relation):
+    """``name`` other than ``other`` (two attributes of a pair); either None: no relation.  ``why`` says why."""
+
+    name: str
+    other: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        value, other = params.get(self.name), params.get(self.other)
+        return value is None or other is None or not _among(value, (other,))
+
+    def describe(self, params: dict[str, Any]) -> str:
+        return f"other than {self.other!r} = {params.get(self.other)!r}" + (f" ({self.why})" if self.why else "")
+
+
+@dataclass(frozen=True)
+class Satisfies(Relation):
+    """When ``when`` is given (not None; with ``absent``, when it is None), ``name`` satisfies ``rule`` (a bound finite
+    only with another setting).  ``why`` says why."""
+
+    name: str
+    rule: Constraint
+    when: str
+    why: str = ""
+    counterexample: dict[str, Any] = field(default_factory=dict, compare=False)
+    absent: bool = False  # the rule holds when ``when`` is None instead
+
+    def holds(self, params: dict[str, Any]) -> bool:
+        if (params.get(self.when) is None) != self.absent:
+            return True
+        return not _refuses(self.rule, params.get(self.name))
+
+    def describe(self, params: dict[str, Any]) -> str:
+        when = f"{self.when!r} is None" if self.absent else f"{self.when!r} is given"
+        return f"{self.rule.describe()} when {when}" + (f" ({self.why})" if self.why else "")

@@ -1,4 +1,4 @@
-"""Rules of one number or flag: intervals, integers, powers of two, primes, options, booleans."""
+"""Rules of one number or flag: intervals, integers, even integers, powers of two, primes, options, booleans."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 from ..errors import DPDistError, InvalidParameterError, InvalidPrivacyParameterError
 from ._rule import Constraint
 
-__all__ = ["Interval", "Integer", "PowerOfTwo", "is_prime", "Prime", "Options", "Boolean"]
+__all__ = ["Interval", "Integer", "PowerOfTwo", "is_prime", "Prime", "Options", "Boolean", "Even"]
 
 
 @dataclass(frozen=True)
@@ -193,3 +193,24 @@ class Boolean(Constraint):
 
     def invalid_examples(self) -> list:
         return ["yes"]
+
+
+@dataclass(frozen=True)
+class Even(Constraint):
+    """An even int in ``[low, high]`` (either end may be None)."""
+
+    low: int | None = None
+    high: int | None = None
+
+    def check(self, value: Any) -> Any:
+        value = Integer(self.low, self.high).check(value)
+        if value % 2:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return "an even " + Integer(self.low, self.high).describe().removeprefix("an ")
+
+    def invalid_examples(self) -> list:
+        odd = (self.low if self.low is not None else 0) + 1
+        return [*Integer(self.low, self.high).invalid_examples(), odd if odd % 2 else odd + 1]

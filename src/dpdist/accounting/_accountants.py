@@ -23,7 +23,7 @@ from typing import Any
 
 from .._documents import read_dataclass, refused
 from ..errors import InvalidParameterError
-from .._validation import Interval, validate_params
+from .._validation import Interval, Options, check_param, validate_params
 from ._loss import PrivacyLoss
 from ._pld import DISCRETIZATION, discretization_error, epsilon_at as pld_epsilon
 from ._zcdp import zcdp_epsilon
@@ -95,9 +95,7 @@ class Statement:
 
 
 def check_accountant(owner: str, accountant: Any, choices: tuple[str, ...] = CHOICES) -> str:
-    if accountant not in choices:
-        raise InvalidParameterError(f"The 'accountant' parameter of {owner} must be one of {choices}. Got {accountant!r} instead.")
-    return accountant
+    return check_param(owner, "accountant", accountant, Options(tuple(choices)))
 
 
 def cannot_state(accountant: str, loss: PrivacyLoss, delta: float) -> str | None:

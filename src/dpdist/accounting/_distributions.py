@@ -32,7 +32,7 @@ from typing import Any, Union
 import numpy as np
 
 from .._documents import ABSENT, check_document, describe_value, read_dataclass, read_part, refused
-from .._validation import InstanceOf, Integer, Interval, Items, TupleOf, validate_params
+from .._validation import InstanceOf, Integer, Interval, Items, SameSize, TupleOf, validate_params
 from ..errors import InvalidParameterError
 
 __all__ = ["Atoms", "GaussianLoss", "Curve", "Composed", "LossDistribution", "LOSS_DISTRIBUTION", "loss_from_dict", "pure_atoms",
@@ -46,7 +46,7 @@ _SAME_LOSS = 1e-12
     "losses": Items(Interval(), "a non-empty list of finite floats", min_length=1),
     "masses": Items(Interval(0.0, math.inf, closed="left"), "a non-empty list of finite floats >= 0", min_length=1),
     "infinity": Interval(0.0, 1.0, closed="both"),
-})
+}, relations=(SameSize("masses", "losses", why="one mass per loss", counterexample={"losses": [0.0, 1.0], "masses": [1.0]}),))
 @dataclass(frozen=True)
 class Atoms:
     """A privacy loss that takes finitely many values: ``masses[i]`` at ``losses[i]`` (under :math:`P`), and
@@ -57,9 +57,6 @@ class Atoms:
     infinity: float = 0.0
 
     def __post_init__(self):
-        if len(self.losses) != len(self.masses):
-            raise InvalidParameterError(f"A privacy loss's atoms need one mass per loss. Got {len(self.losses)} losses and "
-                                        f"{len(self.masses)} masses.")
         total = math.fsum(self.masses) + self.infinity
         if abs(total - 1.0) > 1e-9:
             raise InvalidParameterError(f"A privacy loss's masses and its infinity must sum to 1. Got {total!r}.")
@@ -95,7 +92,8 @@ class GaussianLoss:
 @validate_params({
     "epsilons": Items(Interval(), "two or more increasing finite floats", min_length=2, increasing=True),
     "deltas": Items(Interval(0.0, 1.0, closed="both"), "two or more floats in [0, 1]", min_length=2),
-})
+}, relations=(SameSize("deltas", "epsilons", why="one delta per epsilon",
+                       counterexample={"epsilons": [0.0, 1.0], "deltas": [0.5, 0.5, 0.5]}),))
 @dataclass(frozen=True)
 class Curve:
     r"""Upper bounds ``deltas[i]`` on every ordered neighbouring pair's :math:`\delta(\varepsilon_i)` at the
@@ -104,11 +102,6 @@ class Curve:
 
     epsilons: tuple[float, ...]
     deltas: tuple[float, ...]
-
-    def __post_init__(self):
-        if len(self.epsilons) != len(self.deltas):
-            raise InvalidParameterError(f"A privacy loss curve needs one delta per epsilon. Got {len(self.epsilons)} "
-                                        f"epsilons and {len(self.deltas)} deltas.")
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": "curve", "epsilons": list(self.epsilons), "deltas": list(self.deltas)}

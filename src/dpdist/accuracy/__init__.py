@@ -47,14 +47,17 @@ from .._validation import (
     Described,
     InstanceOf,
     Integer,
+    Items,
     Optional,
+    Options,
     PathLike as PathRule,
     check_param,
+    check_relations,
     validate_params,
 )
 from ..errors import InvalidParameterError
 from ..local import LocalProtocol
-from ._central import central_predictions, check_release_parameters, release_name, release_named
+from ._central import BOUNDS_GIVEN, central_predictions, check_release_parameters, release_name, release_named
 from ._local import _analytic_variance, local_predictions
 from ._persons import check_person_model, person_predictions
 from ._ladder import ladder
@@ -129,11 +132,9 @@ def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n
     cached = _recall(key, cache)
     if cached is not None:
         return cached
-    if target["simulated"] and n > MAX_SIMULATED_N:
-        raise InvalidParameterError(
-            f"The 'n' parameter of explain must be at most {MAX_SIMULATED_N:,} for {target['name']}, whose errors are "
-            f"simulated (n values per run). Got {n!r}."
-        )
+    if target["simulated"]:
+        check_param(owner, "n", n, Described(Integer(high=MAX_SIMULATED_N), (
+            f"at most {MAX_SIMULATED_N:,} for {target['name']}, whose errors are simulated (n values per run)")))
     kind, predictions, notes = target["run"](n, epsilons, chosen, repeats, seed)
     explanation = Explanation(target["name"], target["model"], kind, n, shape, tuple(predictions), target["parameters"],
                               repeats if target["simulated"] else 0, seed, tuple(notes))
@@ -219,11 +220,9 @@ def _target(method, params: dict) -> dict:
 
     if isinstance(method, str) and method.removeprefix("central.") in RELEASES:
         method = release_named(method.removeprefix("central."))
-    elif isinstance(method, str) and method.lower() not in local.available() + ["auto"]:
-        raise InvalidParameterError(
-            f"The 'method' argument of explain must be a local protocol {local.available()} or a central release "
-            f"{list(RELEASES)}. Got {method!r} instead."
-        )
+    elif isinstance(method, str):  # a protocol's name, in any case
+        check_param("explain", "method", method.lower(), Described(Options((*local.available(), "auto")), (
+            f"a local protocol {local.available()} or a central release {list(RELEASES)}")))
     if callable(method) and not isinstance(method, LocalProtocol) and not isinstance(method, type):
         return _central_target(method, params)
     if isinstance(method, dict):
@@ -268,8 +267,7 @@ def _central_target(method, params: dict) -> dict:
     model = check_person_model("explain", params["rows_per_person"], params.get("person_correlation", 0.5),
                                params.get("max_contributions", DEFAULT_BOUNDS))
     check_release_parameters(method, release)
-    if "bounds" not in release:
-        raise InvalidParameterError("explain needs the public 'bounds' of a central release.")
+    check_relations("explain", release, (BOUNDS_GIVEN,))
     quantiles = name == "quantiles"
     note = (f"per person: n persons with rows_per_person={model.key()['rows_per_person']!r}, values going with the "
             f"number of rows at person_correlation={model.person_correlation:g}; each release keeps max_contributions "
@@ -291,9 +289,9 @@ def _epsilons(owner: str, epsilons, target: dict) -> list[float]:
     else:
         if isinstance(epsilons, (int, float)):
             epsilons = [epsilons]
+        epsilons = check_param(owner, "epsilons", epsilons, Items(None, "one or more epsilons (a number or a list)",
+                                                                  min_length=1))
         chosen = {check_param(owner, "epsilons", float(e) if isinstance(e, (int, float)) else e, rule) for e in epsilons}
-        if not chosen:
-            raise InvalidParameterError(f"The 'epsilons' parameter of {owner} must hold at least one epsilon. Got none.")
     return sorted(float(e) for e in chosen)
 
 

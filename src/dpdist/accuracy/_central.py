@@ -12,7 +12,7 @@ import inspect
 
 import numpy as np
 
-from .._validation import Bounds, check_param
+from .._validation import Bounds, Given, Options, check_param, check_relations
 from ..errors import InvalidParameterError
 from ._result import Prediction
 from ._shapes import Shape
@@ -41,15 +41,17 @@ def _releases() -> dict:
     }
 
 
+#: A central release needs its public bounds (explain draws data in them).
+BOUNDS_GIVEN = Given("bounds", why="the public bounds (lo, hi) of a central release")
+
+
 #: The names ``explain`` and ``dpdist explain --release`` know the central releases by.
 RELEASES = ("cdf", "tree", "histogram", "adaptive-quantiles", "polynomial", "pursuit", "quantiles")
 
 
 def release_named(name: str):
     releases = _releases()
-    if name not in releases:
-        raise InvalidParameterError(f"The 'release' of explain must be one of {list(releases)}. Got {name!r} instead.")
-    return releases[name]
+    return releases[check_param("explain", "release", name, Options(tuple(releases)))]
 
 
 def release_name(function) -> str:
@@ -96,9 +98,8 @@ def central_predictions(function, n: int, epsilons, shape: Shape, repeats: int, 
     """``(kind, predictions, notes)`` of ``function(x, epsilon=e, **params)`` at each epsilon."""
     from .. import central  # lazy: loads scipy (0.4-2 s)
 
-    bounds = params.get("bounds")
-    if bounds is None:
-        raise InvalidParameterError("explain needs the public 'bounds' of a central release.")
+    check_relations("explain", params, (BOUNDS_GIVEN,))
+    bounds = params["bounds"]
     name = release_name(function)
     predictions = []
     for epsilon in epsilons:

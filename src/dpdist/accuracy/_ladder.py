@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import local
 from .._guarantee import PrivacyGuarantee
-from .._validation import InstanceOf, Integer, Interval, check_param, validate_params
+from .._validation import Admits, Described, InstanceOf, Integer, Interval, check_param, validate_params
 from ..accounting._threshold import threshold_delta, threshold_sampling
 from ..amplification import shuffled
 from ..amplification._statement import device_bound, report_target
@@ -43,9 +43,8 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
     protocol = _placed(config)
     n = check_param(OWNER, "n", n, Integer(low=2))
     delta = check_param(OWNER, "delta", delta, Interval(0.0, 1.0, closed="neither"))
-    if delta >= 1.0 / n:
-        raise InvalidParameterError(f"The 'delta' of {OWNER} must be below 1/n = {1 / n:.3g} (a delta of 1/n allows "
-                                    f"releasing one device's item in the clear). Got {delta!r}.")
+    delta = check_param(OWNER, "delta", delta, Described(Interval(0.0, 1.0 / n, closed="neither"), (
+        f"below 1/n = {1 / n:.3g} (a delta of 1/n allows releasing one device's item in the clear)")))
     threshold = check_param(OWNER, "threshold", threshold, Integer(low=1, high=10**6))
     colluding = check_param(OWNER, "colluding", colluding, Integer(low=0, high=n - 1))
     tokens_each = check_param(OWNER, "tokens_each", tokens_each, Integer(low=1))
@@ -64,13 +63,17 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
 def _placed(config: Any):
     """The campaign's protocol, or a refusal naming what the ladder cannot place."""
     protocol = config if isinstance(config, local.LocalProtocol) else local.from_config(config)  # the table: a dict
-    frequencies = np.full(getattr(protocol, "domain_size", 2), 1.0 / getattr(protocol, "domain_size", 2))
-    if protocol.tags.kind != "frequency" or _analytic_variance(protocol, 1000, frequencies) is None:
-        raise InvalidParameterError(
-            f"The 'config' of {OWNER} must be a frequency protocol with an unbiased estimator and an analytic "
-            f"variance (one item per device, a per-item error on every rung). Got {protocol.display_name} "
-            f"({protocol.tags.kind}).")
-    return protocol
+    return check_param(OWNER, "config", protocol, Admits(local.LocalProtocol, _not_placed, (
+        "a frequency protocol (or its config) with an unbiased estimator and an analytic variance (one item per device, "
+        "a per-item error on every rung)")))
+
+
+def _not_placed(protocol) -> str | None:
+    """Why the ladder cannot place ``protocol`` (None: it can)."""
+    if protocol.tags.kind != "frequency":
+        return f"a {protocol.tags.kind} protocol"
+    frequencies = np.full(protocol.domain_size, 1.0 / protocol.domain_size)
+    return None if _analytic_variance(protocol, 1000, frequencies) is not None else "no analytic variance"
 
 
 def _mean_variance(protocol, counts: np.ndarray) -> float:

@@ -13,8 +13,8 @@ import numpy as np
 
 from .._missing import missing_mask, missing_policy
 from .._rng import check_rng
-from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, check_param, check_real_values
-from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, Options, check_param, check_real_values
+from ..errors import InvalidValueTypeError, OutOfDomainError
 from ..estimates import Distribution
 from .._guarantee import PrivacyGuarantee
 from ._contributions import (AutoBound, ContributionRequest, PrivacyUnit, bounded_rows, contribution_request,
@@ -264,9 +264,6 @@ def grid_edges(bounds: tuple[float, float], grid_size: int) -> np.ndarray:
 
 
 def check_option(owner: str, name: str, value, options: tuple) -> str:
-    if value not in options:
-        raise InvalidParameterError(
-            f"The {name!r} parameter of {owner} must be one of {', '.join(map(repr, options))}. "
-            f"Got {value!r} instead."
-        )
-    return value
+    """``value`` if it is one of ``options`` (the rule :class:`~dpdist._validation.Options`), else an error naming
+    ``name`` of ``owner``."""
+    return check_param(owner, name, value, Options(tuple(options)))

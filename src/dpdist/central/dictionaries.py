@@ -59,8 +59,7 @@ import numpy as np
 from numpy.polynomial import legendre
 from scipy import special
 
-from .._validation import Described, Text, validate_params
-from ..errors import InvalidParameterError
+from .._validation import Described, Integer, Text, check_param, validate_params
 from .._types import ArrayLike
 
 __all__ = ["Dictionary", "make_dictionary", "FAMILIES"]
@@ -285,9 +284,6 @@ def make_dictionary(dictionary: str, size: int, *, owner: str = "make_dictionary
     """Validated, cached :class:`Dictionary` for ``dictionary`` (family names joined by ``+``) and total ``size``."""
     spec, names = dictionary, dictionary.split("+")
     smallest = 2 * len(names)
-    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or not smallest <= size <= 4096:
-        raise InvalidParameterError(
-            f"The 'size' parameter of {owner} must be an int in [{smallest}, 4096] for dictionary {spec!r} "
-            f"(at least 2 atoms per family). Got {size!r} instead."
-        )
+    size = check_param(owner, "size", size, Described(
+        Integer(smallest, 4096), f"an int in [{smallest}, 4096] for dictionary {spec!r} (at least 2 atoms per family)"))
     return _cached(spec, int(size))

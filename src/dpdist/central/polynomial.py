@@ -28,8 +28,8 @@ from ._common import (
 from ._defaults import polynomial_degree
 from .moments import MOMENT_BASES, data_moments, evaluate_projection, legendre_coefficients, moment_sensitivities
 from .noise import gaussian_mechanism, laplace_mechanism
-from .._validation import Bounds, Integer, Options, check_param, validate_params
-from ..errors import IncompatibleStateError, InvalidParameterError
+from .._validation import Bounds, Integer, Items, Options, RealArray, check_param, validate_params
+from ..errors import IncompatibleStateError
 from ..estimates import Distribution, ReleasedDistribution
 from ..postprocess import isotonic_cdf
 from .._guarantee import PrivacyGuarantee, parallel
@@ -82,15 +82,8 @@ class PolynomialMoments(ReleasedDistribution):
         owner = "PolynomialMoments"
         degree = check_param(owner, "degree", self.degree, Integer(low=1, high=MAX_DEGREE[self.basis]))
         n = check_param(owner, "n", self.n, Integer(low=0))
-        try:
-            moments = np.array(self.moments, dtype=np.float64)
-        except (TypeError, ValueError):
-            moments = None
-        if moments is None or moments.shape != (degree + 1,) or not np.isfinite(moments).all():
-            raise InvalidParameterError(
-                f"The 'moments' parameter of {owner} must be {degree + 1} finite numbers (degree + 1). "
-                f"Got {self.moments!r} instead."
-            )
+        moments = np.array(check_param(owner, "moments", self.moments, RealArray(
+            f"{degree + 1} finite numbers (degree + 1)", ndims=(1,), width=degree + 1)), dtype=np.float64)
         moments.setflags(write=False)
         object.__setattr__(self, "moments", moments)
         object.__setattr__(self, "n", n)
@@ -182,13 +175,10 @@ class PolynomialMoments(ReleasedDistribution):
     __add__ = merge
 
     @classmethod
+    @validate_params({"releases": Items(None, "a non-empty iterable of releases", min_length=1)})
     def merge_all(cls, releases: Iterable[PolynomialMoments]) -> "PolynomialMoments":
         """Pool any non-empty iterable of releases."""
         releases = list(releases)
-        if not releases:
-            raise InvalidParameterError(
-                "The 'releases' parameter of PolynomialMoments.merge_all must hold at least one release. Got none."
-            )
         for other in releases[1:]:
             releases[0]._check_compatible(other)
         n = sum(r.n for r in releases)

@@ -62,8 +62,8 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, parallel, sequential
 from .._types import ArrayLike, FloatBounds, Seed
-from ..errors import IncompatibleStateError, InvalidParameterError
-from .._validation import Interval, validate_params
+from ..errors import IncompatibleStateError
+from .._validation import Described, Integer, Interval, check_param, validate_params
 from ..estimates import CDFBand, Distribution, ReleasedDistribution
 from ..estimates._band import upper_order_statistic
 from ..postprocess import _consistent_tree, hay_consistency, isotonic_cdf
@@ -446,11 +446,9 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
     tree_epsilon = spent[-1].epsilon
     branching = DEFAULT_BRANCHING if branching is None else branching
     height = check_positive_int(owner, "height", height, high=64)
-    if branching**height > MAX_LEAVES:
-        raise InvalidParameterError(
-            f"The tree of {owner} may have at most 2**20 leaves. Got branching={branching}, height={height} "
-            f"({branching**height} leaves) instead."
-        )
+    tallest = next(h for h in range(1, 65) if branching ** (h + 1) > MAX_LEAVES)  # branching <= MAX_LEAVES: h >= 1
+    height = int(check_param(owner, "height", height, Described(Integer(1, tallest), (
+        f"an int in [1, {tallest}]: the tree of {owner} may have at most 2**20 leaves, branching={branching}"))))
     noisy_levels, sensitivity = _noisy_levels(data, branching, height, neighbouring, tree_epsilon)
     scale = sensitivity / tree_epsilon
     release = {

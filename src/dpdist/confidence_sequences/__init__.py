@@ -35,8 +35,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .._validation import Interval, check_param
+from .._validation import Admits, Interval, check_param
 from ..errors import InvalidParameterError
+from ..local._protocol import LocalProtocol
 from ..local.frequency._oracle import FrequencyOracle
 from ..local.numerical._mean import MeanProtocol
 from ..local.numerical._wave_protocol import WaveProtocol
@@ -49,7 +50,6 @@ from ._results import CDFSequence, FrequencySequence, MeanSequence, StopReadout
 
 if TYPE_CHECKING:
     from ..local._aggregator import Aggregator
-    from ..local._protocol import LocalProtocol
 
 __all__ = [
     "CDFSequence",
@@ -86,6 +86,11 @@ def why_no_sequence(protocol: LocalProtocol) -> str | None:
             "its reports have no statistic with a known linear expectation that the aggregate keeps")
 
 
+#: The protocols with a confidence sequence (:func:`why_no_sequence` says why another has none).
+_SEQUENCED = Admits(LocalProtocol, why_no_sequence, "a dpdist local protocol with a confidence sequence: an unbiased "
+                    "frequency oracle with support probabilities, a mean protocol, binning, hh, or a wave protocol")
+
+
 def confidence_sequence(protocol: LocalProtocol, aggregator: Aggregator, *, level: float = 0.95,
                         target_n: float = DEFAULT_TARGET_N,
                         cells: int | None = None) -> FrequencySequence | MeanSequence | CDFSequence:
@@ -118,9 +123,7 @@ def confidence_sequence(protocol: LocalProtocol, aggregator: Aggregator, *, leve
 
     level = check_param("confidence_sequence", "level", level, Interval(0.0, 1.0, closed="neither"))
     target_n = check_param("confidence_sequence", "target_n", target_n, Interval(1.0, 1e15))
-    reason = why_no_sequence(protocol)
-    if reason is not None:
-        raise InvalidParameterError(f"confidence_sequence: {reason}.")
+    check_param("confidence_sequence", "protocol", protocol, _SEQUENCED)
     aggregator._check_protocol(protocol)
     if isinstance(protocol, FrequencyOracle):
         return frequency_sequence(protocol, aggregator, level, target_n)

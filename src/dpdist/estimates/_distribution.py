@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import Bounds, Integer, Options, RealArray, check_param, validate_params
+from .._validation import Bounds, Described, Integer, Options, RealArray, check_param, validate_params
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._band import CDFBand
@@ -83,12 +83,9 @@ class Distribution(Presented):
 
     def __post_init__(self) -> None:
         edges = np.asarray(self.edges, dtype=np.float64)  # 1-D, finite, increasing: the table
-        probabilities = np.asarray(self.probabilities, dtype=np.float64)
-        if probabilities.shape != (edges.size - 1,):
-            raise InvalidParameterError(
-                f"The 'probabilities' parameter of Distribution must have shape ({edges.size - 1},) "
-                f"to match 'edges'. Got shape {probabilities.shape} instead."
-            )
+        probabilities = np.asarray(check_param("Distribution", "probabilities", self.probabilities, RealArray(
+            f"finite floats of shape ({edges.size - 1},), one per bin of 'edges'", ndims=(1,), width=edges.size - 1)),
+            dtype=np.float64)
         total = probabilities.sum()
         if not np.all(np.isfinite(probabilities)) or probabilities.min() < -1e-12 or abs(total - 1) > 1e-6:
             raise InvalidParameterError(
@@ -121,15 +118,12 @@ class Distribution(Presented):
         """
         owner = "Distribution.from_quantiles"
         lo, hi = check_param(owner, "bounds", bounds, Bounds())
-        probabilities = np.asarray(q, dtype=np.float64).ravel()
-        points = np.asarray(values, dtype=np.float64).ravel()
-        if (probabilities.size == 0 or probabilities.shape != points.shape or not np.all(np.isfinite(points))
-                or not np.all((probabilities > 0) & (probabilities < 1)) or np.any(np.diff(probabilities) <= 0)
-                or np.any(np.diff(points) < 0)):
-            raise InvalidParameterError(
-                f"{owner} needs strictly increasing probabilities 'q' in (0, 1) and as many finite, non-decreasing "
-                f"'values'. Got q={probabilities.tolist()!r:.100} and values={points.tolist()!r:.100}."
-            )
+        probabilities = check_param(owner, "q", np.asarray(q, dtype=np.float64).ravel(), RealArray(
+            "one or more strictly increasing probabilities in (0, 1)", min_size=1, low=0.0, high=1.0, closed="neither",
+            increasing="strictly"))
+        points = check_param(owner, "values", np.asarray(values, dtype=np.float64).ravel(), RealArray(
+            f"{probabilities.size} finite, non-decreasing values (one per probability of 'q')", ndims=(1,),
+            width=probabilities.size, increasing="weakly"))
         x = np.concatenate([[lo], np.clip(points, lo, hi), [hi]])
         cdf = np.concatenate([[0.0], probabilities, [1.0]])
         edges, last = np.unique(x[::-1], return_index=True)  # the last point of each tie: its largest CDF value
@@ -460,11 +454,10 @@ class Distribution(Presented):
 
     def as_distribution(self, bounds: tuple[float, float] | None = None) -> "Distribution":
         """Itself (``bounds``, if given, must be its own)."""
-        if bounds is not None and check_param("Distribution.as_distribution", "bounds", bounds, Bounds()) != self.bounds:
-            raise InvalidParameterError(
-                f"The 'bounds' parameter of Distribution.as_distribution must be its bounds {self.bounds} or None. "
-                f"Got {tuple(bounds)!r} instead."
-            )
+        if bounds is not None:
+            own = Described(Options((self.bounds,)), f"its bounds {self.bounds} or None")
+            check_param("Distribution.as_distribution", "bounds", check_param("Distribution.as_distribution", "bounds",
+                                                                              bounds, Bounds()), own)
         return self
 
     def __repr__(self):

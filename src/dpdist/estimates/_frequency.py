@@ -9,7 +9,18 @@ from typing import Any, ClassVar, NamedTuple, Sequence
 import numpy as np
 
 from .._types import ArrayLike
-from .._validation import Bounds, Integer, Labels, RealArray, check_param, validate_params
+from .._validation import (
+    Bounds,
+    Given,
+    Integer,
+    Labels,
+    Optional,
+    RealArray,
+    SameSize,
+    check_param,
+    check_relations,
+    validate_params,
+)
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 from ._presented import Presented
@@ -29,6 +40,10 @@ _ALL_ITEMS = 64
 class TopK(NamedTuple):
     items: np.ndarray
     frequencies: np.ndarray
+
+
+#: A label domain names every item of the estimate.
+_ONE_LABEL_PER_ITEM = (SameSize("labels", "frequencies", why="one label per item"),)
 
 
 @validate_params({"frequencies": RealArray("a non-empty 1-D array of finite floats", ndims=(1,), min_size=1,
@@ -102,21 +117,13 @@ class FrequencyEstimate(Presented):
         object.__setattr__(self, "frequencies", frequencies)
         object.__setattr__(self, "variance", readonly(variance))
         if self.interval_center is not None:
-            center = readonly(self.interval_center)
-            if center.shape != frequencies.shape or not np.all(np.isfinite(center)):
-                raise InvalidParameterError(
-                    "The 'interval_center' parameter of FrequencyEstimate must be finite floats of the "
-                    f"frequencies' shape {frequencies.shape}. Got {self.interval_center!r:.200} instead."
-                )
-            object.__setattr__(self, "interval_center", center)
+            check_param("FrequencyEstimate", "interval_center", self.interval_center, RealArray(
+                f"finite floats of the frequencies' shape {frequencies.shape}", ndims=(1,), width=frequencies.size))
+            object.__setattr__(self, "interval_center", readonly(self.interval_center))
         object.__setattr__(self, "n", check_param("FrequencyEstimate", "n", self.n, Integer(low=0)))
         if self.labels is not None:
             labels = check_param("FrequencyEstimate", "labels", self.labels, Labels())
-            if len(labels) != frequencies.size:
-                raise InvalidParameterError(
-                    f"The 'labels' parameter of FrequencyEstimate must hold one label per item "
-                    f"({frequencies.size}). Got {len(labels)} instead."
-                )
+            check_relations("FrequencyEstimate", {"labels": labels, "frequencies": frequencies}, _ONE_LABEL_PER_ITEM)
             object.__setattr__(self, "labels", labels)
 
     def with_labels(self, labels: Sequence[str]) -> "FrequencyEstimate":
@@ -305,13 +312,8 @@ class FrequencyEstimate(Presented):
     def _check_truth(self, truth, method: str) -> np.ndarray | None:
         if truth is None:
             return None
-        truth = np.asarray(truth, dtype=np.float64)
-        if truth.shape != (self.domain_size,):
-            raise InvalidParameterError(
-                f"The 'truth' parameter of FrequencyEstimate.{method} must hold one frequency per item "
-                f"({self.domain_size}). Got shape {truth.shape} instead."
-            )
-        return truth
+        return check_param(f"FrequencyEstimate.{method}", "truth", truth, RealArray(
+            f"one frequency per item ({self.domain_size})", ndims=(1,), width=self.domain_size, private=True))
 
     def plot(self, ax: Any = None, *, k: int | None = None, level: float = 0.95, truth: Any = None, **kwargs: Any) -> Any:
         """Bars of the estimated frequencies with their ``level`` intervals; returns the axes.
@@ -335,16 +337,14 @@ class FrequencyEstimate(Presented):
         """Bars of every item with its ``level`` interval, the true frequencies (``truth``) as markers."""
         return frequency_figure(self, label=label, truth=self._check_truth(truth, "figure"), xlabel=xlabel, level=level)
 
+    @validate_params({"bounds": Optional(Bounds())}, relations=(Given("bounds", why=(
+        "the interval over which item i is the i-th of equal bins: a FrequencyEstimate holds frequencies of items, not "
+        "a distribution of numbers; or compare it with the frequency metrics (mse, l1, ...)"),
+        counterexample={"bounds": None}),))
     def as_distribution(self, bounds: tuple[float, float] | None = None) -> Distribution:
         """The items as equal bins over ``bounds`` (item ``i`` the ``i``-th bin), e.g. a numeric column binned
         for a frequency protocol; the frequencies must form a probability vector (a postprocess such as
         ``"norm-sub"``)."""
-        if bounds is None:
-            raise InvalidParameterError(
-                "A FrequencyEstimate holds frequencies of items, not a distribution of numbers: give "
-                "FrequencyEstimate.as_distribution the 'bounds' over which item i is the i-th of equal bins, or "
-                "compare it with the frequency metrics (mse, l1, ...)."
-            )
         checked: tuple[float, float] = check_param("FrequencyEstimate.as_distribution", "bounds", bounds, Bounds())
         frequencies = self.frequencies
         if frequencies.min() < 0 or abs(frequencies.sum() - 1) > 1e-6:

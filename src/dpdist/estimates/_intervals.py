@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._documents import ABSENT, read_dataclass, read_numbers, read_value
-from .._validation import Optional, RealArray
+from .._validation import Interval as IntervalRule, Optional, RealArray, check_param
 from ..errors import InvalidParameterError
 
 __all__ = ["Interval", "ConfidenceInterval", "check_level", "normal_quantile", "json_value", "percent", "readonly", "TRUTH",
@@ -34,13 +34,13 @@ class ConfidenceInterval(NamedTuple):
     high: Any
 
 
+#: The confidence level of an interval or a band.
+LEVEL = IntervalRule(0.0, 1.0, closed="neither")
+
+
 def check_level(level: float, owner: str) -> float:
-    """``level`` as a float in (0, 1), or an error naming ``owner``."""
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
-        raise InvalidParameterError(
-            f"The 'level' parameter of {owner} must be a float in (0, 1). Got {level!r} instead."
-        )
-    return float(level)
+    """``level`` as a float in (0, 1) (:data:`LEVEL`), or an error naming ``owner``."""
+    return check_param(owner, "level", level, LEVEL)
 
 
 def normal_quantile(level: float, comparisons: int = 1) -> float:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
-from .._validation import validate_params
+from .._validation import RealArray, check_param, validate_params
 from ._distribution import Distribution
 from ._presented import Presented
 from ._reading import Header, numbers
@@ -156,19 +156,15 @@ class QuantileRelease(Presented):
         return quantiles_figure(self, label=label, xlabel=xlabel)
 
 
+#: The probabilities of quantiles: a number or a 1-D array, strictly increasing, in (0, 1).
+QUANTILE_LEVELS = RealArray("one or more probabilities strictly between 0 and 1, strictly increasing", ndims=(0, 1),
+                            min_size=1, low=0.0, high=1.0, closed="neither", increasing="strictly")
+
+
 def check_q(owner: str, q) -> np.ndarray:
-    """``q`` as a strictly increasing float array of probabilities in (0, 1), or an error naming ``owner``."""
-    try:
-        array = np.atleast_1d(np.asarray(q, dtype=np.float64)) if not isinstance(q, str) else np.array([np.nan])
-    except (TypeError, ValueError):
-        array = np.array([np.nan])
-    if array.ndim != 1 or array.size == 0 or not np.all((array > 0) & (array < 1)):
-        raise InvalidParameterError(
-            f"The 'q' parameter of {owner} must be one or more probabilities strictly between 0 and 1. Got {q!r} instead."
-        )
-    if np.any(np.diff(array) <= 0):
-        raise InvalidParameterError(f"The 'q' parameter of {owner} must be strictly increasing. Got {q!r} instead.")
-    return array
+    """``q`` as a strictly increasing float array of probabilities in (0, 1) (:data:`QUANTILE_LEVELS`), or an error
+    naming ``owner``."""
+    return np.atleast_1d(check_param(owner, "q", q, QUANTILE_LEVELS))
 
 
 def draw_quantiles(release: QuantileRelease, ax: Any = None, **kwargs: Any) -> Any:

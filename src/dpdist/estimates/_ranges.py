@@ -30,7 +30,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee
-from .._validation import RealArray, validate_params
+from .._validation import Described, Dict, Differs, Options, RealArray, Span, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._boxes import coverage, range_from_answers
 from ._distribution import Distribution
@@ -109,51 +109,42 @@ class RangeEstimate(Presented):
         return int(self.histograms[0].size)
 
     # ------------------------------------------------------------------ queries
-    def _index(self, name: Any) -> int:
-        if name not in self.names:
-            raise InvalidParameterError(f"The attribute {name!r} is not one of this estimate's attributes "
-                                        f"{list(self.names)}.")
-        return self.names.index(name)
+    def _index(self, name: Any, argument: str = "name", owner: str = "RangeEstimate") -> int:
+        """The index of attribute ``name`` (``argument`` of ``owner``), one of this estimate's attributes."""
+        return self.names.index(check_param(owner, argument, name, Described(
+            Options(tuple(self.names)), f"one of this estimate's attributes {list(self.names)}")))
 
     def _unit(self, index: int, bounds: Any) -> tuple[float, float]:
         name = self.names[index]
-        try:
-            low, high = (float(v) for v in bounds)
-        except (TypeError, ValueError):
-            raise InvalidParameterError(
-                f"The range of attribute {name!r} must be a pair (low, high) of numbers. Got {bounds!r}.") from None
-        if not (np.isfinite(low) and np.isfinite(high) and low <= high):
-            raise InvalidParameterError(f"The range of attribute {name!r} must be finite with low <= high. Got {bounds!r}.")
+        low, high = check_param("RangeEstimate.range", f"ranges[{name!r}]", bounds, Span())
         lo, hi = self.bounds[index]
         return float(np.clip((low - lo) / (hi - lo), 0, 1)), float(np.clip((high - lo) / (hi - lo), 0, 1))
 
     def marginal(self, name: str) -> Distribution:
         """Attribute ``name``'s histogram as a :class:`~dpdist.estimates.Distribution` on its bounds."""
-        index = self._index(name)
+        index = self._index(name, "name", "RangeEstimate.marginal")
         return Distribution.uniform_bins(self.histograms[index], self.bounds[index], method=self.method,
                                          epsilon=self.epsilon, n=self.n, guarantee=self.guarantee)
 
+    @validate_params({}, relations=(Differs("second", "first", why="a pair of two attributes",
+                                            counterexample={"first": "x", "second": "x"}),))
     def response_matrix(self, first: str, second: str) -> np.ndarray:
         """The estimated joint frequencies of the bins of ``first`` (rows) and ``second`` (columns)."""
-        i, j = self._index(first), self._index(second)
-        if i == j:
-            raise InvalidParameterError(f"response_matrix needs two different attributes. Got {first!r} twice.")
+        i, j = self._index(first, "first", "RangeEstimate.response_matrix"), self._index(second, "second",
+                                                                                          "RangeEstimate.response_matrix")
         if (min(i, j), max(i, j)) not in self.matrices:
             raise InvalidParameterError(f"This estimate has no response matrix of the pair ({first!r}, {second!r}).")
         matrix = self.matrices[(min(i, j), max(i, j))]
         return matrix if i < j else matrix.T
 
+    @validate_params({"ranges": Dict("a non-empty dict attribute -> (low, high)", min_size=1)})
     def range(self, ranges: dict[str, Any], level: float = 0.95) -> Interval:
         """The share of records with every attribute ``name`` of ``ranges`` inside ``ranges[name] = (low, high)``.
 
         The interval's limits are infinite: an adaptive structure has no analytic variance (module docstring).
         """
         check_level(level, "RangeEstimate.range")
-        if not isinstance(ranges, dict) or not ranges:
-            raise InvalidParameterError(
-                f"The 'ranges' argument of RangeEstimate.range must be a non-empty dict attribute -> (low, high). "
-                f"Got {ranges!r:.100}.")
-        indices = [self._index(name) for name in ranges]
+        indices = [self._index(name, "ranges", "RangeEstimate.range") for name in ranges]
         covers = [coverage(*self._unit(i, bounds), self.resolution) for i, bounds in zip(indices, ranges.values())]
         one_way = [float(np.clip(c @ self.histograms[i], 0, 1)) for i, c in zip(indices, covers)]
         if len(indices) == 1:

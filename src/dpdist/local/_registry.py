@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 from typing import Any, Callable, TypeVar
 
-from .._validation import Described, Dict, Text, validate_params
+from .._validation import Described, Dict, Options, Text, check_param, validate_params
 from ..errors import IncompatibleStateError, InvalidParameterError
 
 __all__ = [
@@ -59,8 +59,7 @@ def describe() -> list[tuple[str, str, str]]:
 
 def parameter_names(name: str) -> list[str]:
     """The parameters protocol ``name`` takes (its constraint table), e.g. to build it generically."""
-    if name not in _REGISTRY:
-        raise InvalidParameterError(f"Unknown protocol {name!r}; registered: {available()}.")
+    name = check_param("local.parameter_names", "name", name, Options(tuple(available())))
     return sorted(_REGISTRY[name]._constraints)
 
 

@@ -52,9 +52,11 @@ from .._rng import check_rng
 from .._types import ArrayLike, FloatBounds, Seed
 from .._validation import (
     EPSILON,
+    Admits,
     Bounds,
     Dict,
     Integer,
+    Items,
     Interval,
     Optional,
     check_param,
@@ -149,7 +151,7 @@ class AdaptiveQuantiles:
     def protocol(self, round_index: int, history: Sequence[Aggregator]) -> ThresholdRR:
         """The randomizer of round ``round_index`` (0-based), given the aggregates of the rounds before it."""
         index = check_param(_OWNER, "round_index", round_index, Integer(low=0, high=self.rounds - 1))
-        _check_history(history)
+        history = _check_history(history)
         if len(history) != index:
             raise InvalidParameterError(f"{_OWNER}: round {index} needs the aggregates of the {index} round(s) "
                                         f"before it. Got {len(history)}.")
@@ -158,6 +160,7 @@ class AdaptiveQuantiles:
 
     def next_cuts(self, history: Sequence[Aggregator]) -> list[int]:
         """The cuts the next round asks: each bracket's ends and ``splits`` cuts evenly inside it."""
+        history = _check_history(history)
         if not history:  # first round: one bracket over the whole grid, split for every quantile at once
             brackets = [(0, self.grid_size)]
             inside = min(max(self.q.size * self.splits, self.first_splits), MAX_CUTS - 2)
@@ -171,7 +174,7 @@ class AdaptiveQuantiles:
 
     def pooled(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(cuts, fraction, variance)``: every asked cut with its answers pooled over the rounds."""
-        _check_history(history)
+        history = _check_history(history)
         index: dict[int, int] = {}
         counts: list[np.ndarray] = []
         for aggregator in history:
@@ -197,6 +200,7 @@ class AdaptiveQuantiles:
 
     def fitted_cdf(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray]:
         """``(cuts, cdf)``: the grid ends 0 and B with every asked cut, and the weighted isotonic fit there."""
+        history = _check_history(history)
         from scipy.optimize import (
             isotonic_regression,  # lazy: scipy.optimize is heavy at import
         )
@@ -211,6 +215,7 @@ class AdaptiveQuantiles:
         asked cuts where the isotonic fit crosses q.  The search narrows as fast as the answers allow and no
         faster: once the cuts are closer in rank than the noise, the next round asks the same region again
         (with its new users) instead of zooming into noise."""
+        history = _check_history(history)
         asked, fraction, variance = self.pooled(history)
         spread = SEARCH_Z * np.sqrt(variance)
         out = []
@@ -229,6 +234,7 @@ class AdaptiveQuantiles:
     # ------------------------------------------------------------------ release
     def estimate(self, history: Sequence[Aggregator]) -> QuantileRelease:
         """The quantiles from the aggregates of the rounds so far, with their intervals (a ``QuantileRelease``)."""
+        history = _check_history(history)
         from scipy.stats import norm  # lazy: loads scipy (0.4-2 s)
 
         if not history or sum(a.n for a in history) == 0:
@@ -317,12 +323,17 @@ def adaptive_quantiles(x: ArrayLike, q: ArrayLike, *, epsilon: float, bounds: Fl
 
 
 
-def _check_history(history: Any) -> None:
-    """Refuse a ``history`` that is not a sequence of the rounds' ``threshold`` aggregators, naming what it holds."""
-    if isinstance(history, (str, bytes)) or not isinstance(history, Sequence):
-        raise InvalidParameterError(f"{_OWNER}: 'history' must be a list of the earlier rounds' aggregators "
-                                    f"(ThresholdRR.aggregator()). Got {type(history).__name__}.")
-    for k, aggregator in enumerate(history):
-        if not isinstance(aggregator, Aggregator) or getattr(aggregator.protocol, "name", None) != "threshold":
-            raise InvalidParameterError(f"{_OWNER}: 'history' item {k} must be a round's aggregator (a threshold "
-                                        f"protocol's aggregator()). Got {type(aggregator).__name__} {aggregator!r:.80}.")
+def _not_a_round(aggregator: Aggregator) -> str | None:
+    """Why ``aggregator`` is not a round's (None: it is one, a ``threshold`` protocol's)."""
+    name = getattr(aggregator.protocol, "name", None)
+    return None if name == "threshold" else f"an aggregator of {name!r}, not of a threshold protocol"
+
+
+#: The aggregates of the earlier rounds, in order.
+_HISTORY = Items(Admits(Aggregator, _not_a_round, "a round's aggregator (a threshold protocol's aggregator())"),
+                 "a list of the earlier rounds' aggregators (ThresholdRR.aggregator())")
+
+
+def _check_history(history: Any) -> tuple[Aggregator, ...]:
+    """``history`` as a tuple of the rounds' ``threshold`` aggregators; else refused, naming what it holds."""
+    return check_param(_OWNER, "history", history, _HISTORY)

@@ -66,7 +66,18 @@ import numpy as np
 from scipy import fft
 
 from .._rng import check_rng
-from .._validation import DOMAIN_SIZE, Below, Boolean, Integer, Interval, Optional, Options, check_param, validate_params
+from .._validation import (
+    DOMAIN_SIZE,
+    Below,
+    Boolean,
+    Integer,
+    Interval,
+    Optional,
+    Options,
+    check_param,
+    unknown_names_error,
+    validate_params,
+)
 from ..errors import InvalidParameterError, InvalidValueTypeError
 from ._protocol import LocalProtocol, ProtocolTags
 from ._deconvolution.permutation import average_over_permutations
@@ -445,11 +456,9 @@ def _check_deconvolve_inputs(support_counts, p_star, q_star, n, method, protocol
         )
     allowed = _METHOD_OPTIONS[method]
     unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        raise InvalidParameterError(
-            f"{_OWNER}(method={method!r}) got unknown option(s) {unknown}; "
-            f"allowed: {sorted(allowed) or 'none'} (and protocol, rng, noise_spectrum, fixed_support_size)."
-        )
+    if unknown:  # the method's table of options names the allowed ones (and suggests the one meant)
+        raise unknown_names_error(f"{_OWNER}(method={method!r})", unknown, allowed, what="option",
+                                  note=" (and protocol, rng, noise_spectrum, fixed_support_size)")
     settings = {}
     for name, (constraint, default) in allowed.items():
         value = options.get(name, default)

@@ -74,7 +74,18 @@ import numpy as np
 
 from .._guarantee import parallel
 from .._rng import check_rng, state_generator
-from .._validation import MAX_ALLOCATION_BYTES, Boolean, Implies, Integer, Interval, Options, validate_params
+from .._validation import (
+    MAX_ALLOCATION_BYTES,
+    Boolean,
+    Implies,
+    InstanceOf,
+    Integer,
+    Interval,
+    Items,
+    Options,
+    check_param,
+    validate_params,
+)
 from ..errors import DPDistError, EmptyAggregateError, IncompatibleStateError, InvalidParameterError
 from ..estimates import FrequencyEstimate
 from .._types import Seed
@@ -201,6 +212,11 @@ def _joint_likelihood(aggregators: list, settings: dict[str, Any], rng: Seed) ->
 
 
 # ---------------------------------------------------------------------- input
+#: What the joint estimators take: the campaigns' aggregators or their states (a list, each shown by its type).
+_CAMPAIGNS = Items(InstanceOf((Aggregator, dict), "an aggregator or an aggregator state (a dict)"),
+                   "a non-empty list of aggregators or aggregator states (dicts)", min_length=1)
+
+
 def check_campaigns(campaigns: Sequence[Aggregator | dict], *, owner: str = _OWNER, argument: str = "campaigns",
                     names: Sequence[str] | None = None) -> list[Aggregator]:
     """Aggregators (states rebuilt and checked) of frequency oracles with a channel likelihood, on one domain.
@@ -210,11 +226,7 @@ def check_campaigns(campaigns: Sequence[Aggregator | dict], *, owner: str = _OWN
     files' names).
     """
     subject = argument if argument.startswith("--") else f"The {argument!r} parameter of {owner}"
-    if isinstance(campaigns, (Aggregator, dict)) or not isinstance(campaigns, Sequence) or len(campaigns) == 0:
-        raise InvalidParameterError(
-            f"{subject} must be a non-empty list of aggregators or aggregator states. "
-            f"Got {type(campaigns).__name__} instead."
-        )
+    campaigns = check_param(owner, argument, campaigns, _CAMPAIGNS)
 
     def called(index: int) -> str:
         return f"campaign {index}" if names is None else str(names[index])
@@ -223,11 +235,6 @@ def check_campaigns(campaigns: Sequence[Aggregator | dict], *, owner: str = _OWN
     for index, campaign in enumerate(campaigns):
         if isinstance(campaign, dict):
             campaign = Aggregator.from_dict(campaign)
-        if not isinstance(campaign, Aggregator):
-            raise InvalidParameterError(
-                f"{subject} must hold aggregators or aggregator states (dicts). "
-                f"Got {type(campaign).__name__} as {called(index)} instead."
-            )
         protocol = campaign.protocol
         if not _has_channel_likelihood(protocol):
             histograms, supports = joint_protocols()

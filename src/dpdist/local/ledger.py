@@ -55,7 +55,7 @@ import numpy as np
 
 from .._rng import check_rng
 from .._types import ArrayLike, Seed
-from .._validation import Described, Interval, Optional, Options, Text, check_param, validate_params
+from .._validation import Described, Interval, Optional, Options, Text, Weights, check_param, validate_params
 from ..errors import (
     DPDistError,
     IncompatibleStateError,
@@ -290,14 +290,8 @@ class PrivacyLedger:
         kept = self._rounds.get(key)
         if kept is not None:
             return kept
-        try:
-            weights = np.asarray(sizes, dtype=np.float64)
-        except (TypeError, ValueError):
-            weights = np.empty(0)
-        if weights.ndim != 1 or weights.size == 0 or not np.all(np.isfinite(weights)) or np.any(weights < 0) \
-                or weights.sum() <= 0:
-            raise InvalidParameterError(f"The 'sizes' of PrivacyLedger.round_for must be the rounds' group sizes, "
-                                        f"non-negative numbers with a positive sum. Got {sizes!r:.200}.")
+        weights = check_param("PrivacyLedger.round_for", "sizes", sizes, Weights(
+            "the rounds' group sizes, non-negative numbers with a positive sum"))
         generator = check_rng(rng, owner="PrivacyLedger.round_for")  # None: the CSPRNG
         drawn = int(generator.choice(weights.size, p=weights / weights.sum())) + 1
         self._rounds[key] = drawn

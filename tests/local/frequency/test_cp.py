@@ -258,7 +258,7 @@ def test_sparsity_rule_is_checked():
     aggregate = proto.simulate(np.arange(50).repeat(4), rng=0)
     with pytest.raises(InvalidParameterError, match="sparsity_rule"):
         proto.estimate(aggregate, sparsity_rule="largest")
-    with pytest.raises(InvalidParameterError, match="'sparsity_rule' are options of estimator='omp'"):
+    with pytest.raises(InvalidParameterError, match=r"The 'sparsity_rule' parameter of CP.estimate must be None when estimator='ibu' \(an option of estimator='omp'\). Got 'risk'"):
         proto.estimate(aggregate, estimator="ibu", sparsity_rule="risk")
     assert proto.estimate(aggregate, sparsity_rule="risk").details["sparsity"] >= 1
 

@@ -40,5 +40,5 @@ def test_multi_auto_scores_numerical_attributes_by_a_stated_proxy_and_refuses_ba
     assert any("binning with 64 bins" in note for note in rows["smp"]["notes"])
     with pytest.raises(InvalidParameterError, match="unknown parameter"):
         local.make("multi-auto", epsilon=1.0, attributes=schema, eps=2)
-    with pytest.raises(InvalidParameterError, match="needs the parameter 'attributes'"):
+    with pytest.raises(InvalidParameterError, match=r"The 'attributes' parameter of .*multi-auto.* must be given \(not None\) \(a list of 1 to .*\)\. Got None"):
         local.make("multi-auto", epsilon=1.0)

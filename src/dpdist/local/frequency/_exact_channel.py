@@ -72,8 +72,7 @@ import math
 import numpy as np
 
 from ..._rng import check_rng, state_generator
-from ..._validation import Integer, Interval, check_param
-from ...errors import InvalidParameterError
+from ..._validation import Described, Integer, Interval, Options, check_param
 from .._em import DenseOperator, expectation_maximization, expectation_maximization_rows
 
 __all__ = [
@@ -185,17 +184,11 @@ def check_estimator_options(protocol, estimator, options) -> dict:
         "level": check_param(owner, "level", options.pop("level", 0.95), Interval(0.0, 1.0, "neither")),
         "rng": options.pop("rng", None),
     }
-    if not protocol.output_histogram:
-        raise InvalidParameterError(
-            f"{owner} offers estimator={estimator!r} only for protocols whose aggregate is the histogram of "
-            "channel outputs (grr, hr, flh, cp); the aggregate of "
-            f"{protocol.name} holds support counts, whose exact likelihood is intractable. Use 'unbiased'."
-        )
-    if estimator == "mle" and not protocol.tags.closed_form_mle:
-        raise InvalidParameterError(
-            f"{owner}: estimator='mle' is the closed-form maximum likelihood, which exists for grr only; "
-            "estimator='ibu' computes the same maximum by EM for every protocol with an output histogram."
-        )
+    exact = ("ibu", *(("mle",) if protocol.tags.closed_form_mle else ())) if protocol.output_histogram else ()
+    check_param(owner, "estimator", estimator, Described(Options(("unbiased", *exact)), (
+        f"one of {['unbiased', *exact]} for {protocol.name}: 'ibu' (the exact likelihood, by EM) needs an aggregate "
+        "that is the histogram of channel outputs (grr, hr, flh, cp; support counts have an intractable likelihood), "
+        "'mle' (its closed form) exists for grr only")))
     return settings
 
 

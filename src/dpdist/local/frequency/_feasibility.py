@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from ..._types import ArrayLike
-from ..._validation import InstanceOf, Interval, check_param, validate_params
+from ..._validation import Admits, Described, InstanceOf, Interval, Options, check_param, validate_params
 from ...errors import InvalidParameterError
 from .._aggregator import Aggregator
 from .._em import expectation_maximization
@@ -186,7 +186,8 @@ _AGGREGATOR = InstanceOf(Aggregator, "the protocol's aggregator (protocol.aggreg
 
 
 @validate_params({
-    "protocol": InstanceOf(LocalProtocol, "a dpdist local protocol (local.make)"),
+    "protocol": Admits(LocalProtocol, why_no_feasibility_test, "a dpdist local protocol whose aggregate the test reads: "
+                       "grr, hr, cp, flh (output histograms) or oue, sue (per-item bits)"),
     "aggregator": _AGGREGATOR,
     "alpha": Interval(0.0, 1.0, closed="neither"),
 })
@@ -207,9 +208,6 @@ def feasibility_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha
     FeasibilityTest
     """
     aggregator._check_protocol(protocol)  # an aggregate of another config: IncompatibleStateError, as estimate()
-    reason = why_no_feasibility_test(protocol)
-    if reason is not None:
-        raise InvalidParameterError(f"feasibility_test: {reason}.")
     if aggregator.n <= 0:
         raise InvalidParameterError("feasibility_test needs an aggregate of at least one report. Got n = 0.")
     if protocol.name in UNARY:
@@ -336,11 +334,9 @@ def set_bits_test(protocol: FrequencyOracle, reports: ArrayLike, *, alpha: float
     from scipy.stats import binom  # lazy: loads scipy (0.4-2 s); import dpdist stays light
 
     alpha = check_param("set_bits_test", "alpha", alpha, Interval(0.0, 1.0, closed="neither"))
-    if protocol.name not in UNARY:
-        raise InvalidParameterError(
-            f"set_bits_test applies to unary encodings {sorted(UNARY)}, whose honest reports set a number of bits "
-            f"that does not depend on the user's item. Got {protocol.name!r}."
-        )
+    check_param("set_bits_test", "protocol", protocol.name, Described(Options(tuple(sorted(UNARY))), (
+        f"a unary encoding, one of {sorted(UNARY)} (whose honest reports set a number of bits that does not depend on "
+        "the user's item)")))
     rows = protocol.validate_reports(reports).reports  # the valid rows (padding bits clear)
     if rows.shape[0] == 0:
         raise InvalidParameterError("set_bits_test needs at least one valid report. Got none.")

@@ -33,6 +33,7 @@ from ..._validation import (
     Interval,
     ItemIds,
     Labels,
+    NoneWhen,
     Optional,
     Options,
     RandomSource,
@@ -41,6 +42,7 @@ from ..._validation import (
     check_allocation,
     check_integer_values,
     check_param,
+    check_relations,
     validate_params,
 )
 from ...errors import InvalidParameterError, OutOfDomainError
@@ -53,6 +55,10 @@ from ._exact_channel import dense_operator
 from ._recovery import MAX_FAKE_FRACTION, RECOVERY_METHODS, recover_frequencies
 
 __all__ = ["FrequencyOracle"]
+
+#: The options of ``recover="ldprecover"``, refused with ``recover="none"``.
+_RECOVERY_OPTIONS = tuple(NoneWhen(name, "recover", "none", why="an option of recover='ldprecover'")
+                          for name in ("fake_fraction", "targets"))
 
 
 class FrequencyOracle(LocalProtocol):
@@ -329,12 +335,9 @@ class FrequencyOracle(LocalProtocol):
                             *, targets=None):
         """``recover="ldprecover"``: :func:`._recovery.recover_frequencies`, which takes no other option."""
         owner = f"{self.display_name}.estimate"
-        if recover == "none":
-            name, value = ("fake_fraction", fake_fraction) if fake_fraction is not None else ("targets", targets)
-            raise InvalidParameterError(
-                f"The {name!r} option of {owner} applies with recover='ldprecover'. Got "
-                f"{name}={value!r} with recover='none'."
-            )
+        if recover == "none":  # fake_fraction or targets given: options of the recovery
+            check_relations(owner, {"recover": recover, "fake_fraction": fake_fraction, "targets": targets},
+                            _RECOVERY_OPTIONS)
         others = sorted([*options, *(["estimator"] if estimator != "unbiased" else []),
                          *(["postprocess"] if postprocess != "none" else []),
                          *(["significance"] if significance is not None else [])])

@@ -98,8 +98,8 @@ from typing import Any
 import numpy as np
 
 from ..._types import ArrayLike
-from ..._validation import Interval, ItemIds, Optional, validate_params
-from ...errors import InvalidParameterError, OutOfDomainError
+from ..._validation import Described, Interval, ItemIds, Optional, Options, check_param, validate_params
+from ...errors import OutOfDomainError
 from ...estimates import FrequencyEstimate
 from ... import postprocess as _postprocess
 from .._aggregator import Aggregator
@@ -213,12 +213,12 @@ def _checked_recovery(protocol: Any, fake_fraction: float | None, targets: Array
     """``(fake_fraction, target items)`` checked for ``protocol``, which must be one whose poisoning model is derived."""
     owner = f"{getattr(protocol, 'display_name', type(protocol).__name__)} recovery"
     name = getattr(protocol, "name", type(protocol).__name__)
-    if getattr(getattr(protocol, "tags", None), "kind", None) != "frequency" or name not in SUPPORTED_PROTOCOLS:
-        raise InvalidParameterError(
-            f"The 'protocol' argument of recover_frequencies (recover='ldprecover') must be one whose poisoning model "
-            f"is derived, one of {list(SUPPORTED_PROTOCOLS)} (one-item reports, unary encoding or local hashing); "
-            f"for the others the fake reports' effect on the estimate is not modelled. Got {name!r} instead."
-        )
+    if getattr(getattr(protocol, "tags", None), "kind", None) != "frequency" and name in SUPPORTED_PROTOCOLS:
+        name = f"{name} (not a frequency protocol)"  # refused whatever its name
+    check_param("recover_frequencies (recover='ldprecover')", "protocol", name, Described(
+        Options(tuple(SUPPORTED_PROTOCOLS)),
+        f"one whose poisoning model is derived, one of {list(SUPPORTED_PROTOCOLS)} (one-item reports, unary encoding or "
+        "local hashing); for the others the fake reports' effect on the estimate is not modelled"))
     return fake_fraction, _check_targets(owner, targets, protocol.domain_size)
 
 

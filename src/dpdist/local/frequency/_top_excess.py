@@ -79,7 +79,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..._validation import InstanceOf, Interval, validate_params
+from ..._validation import Admits, InstanceOf, Interval, validate_params
 from ...errors import InvalidParameterError
 from .._aggregator import Aggregator
 from .._protocol import LocalProtocol
@@ -163,7 +163,7 @@ def why_no_top_excess_test(protocol: FrequencyOracle) -> str | None:
 
 
 @validate_params({
-    "protocol": InstanceOf(LocalProtocol, "a dpdist local protocol (local.make)"),
+    "protocol": Admits(LocalProtocol, why_no_top_excess_test, "a dpdist local protocol the test is derived for: grr"),
     "aggregator": InstanceOf(Aggregator, "the protocol's aggregator (protocol.aggregator().add(reports)), not the reports"),
     "alpha": Interval(0.0, 1.0, closed="neither"),
 })
@@ -189,9 +189,6 @@ def top_excess_test(protocol: FrequencyOracle, aggregator: Aggregator, *, alpha:
     derived in the module docstring (:mod:`dpdist.local.frequency._top_excess`).
     """
     aggregator._check_protocol(protocol)  # an aggregate of another config: IncompatibleStateError, as estimate()
-    reason = why_no_top_excess_test(protocol)
-    if reason is not None:
-        raise InvalidParameterError(f"top_excess_test: {reason}.")
     counts = np.rint(np.asarray(aggregator.statistic, dtype=np.float64))
     total = int(counts.sum())
     if total <= 0:

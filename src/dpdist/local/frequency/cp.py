@@ -81,7 +81,7 @@ import numpy as np
 from ... import postprocess as _postprocess
 from ..._guarantee import PrivacyGuarantee, local_guarantee
 from ..._types import ArrayLike
-from ..._validation import Integer, Options, check_param
+from ..._validation import Integer, NoneWhen, Options, check_param, check_relations
 from ...errors import InvalidParameterError, InvalidPrivacyParameterError
 from .._bernoulli import GRID, exp_lower
 from .._protocol import ProtocolTags, register
@@ -100,6 +100,9 @@ __all__ = ["CP"]
 
 _SCALE = 2.0**32
 _BISECTION_STEPS = 80
+#: The options of estimator="omp" only (the sparse decoder's), refused with estimator="ibu".
+_OMP_OPTIONS = tuple(NoneWhen(name, "estimator", "ibu", why="an option of estimator='omp'") for name in
+                     ("sparsity", "sparsity_rule"))
 
 
 @register
@@ -445,10 +448,8 @@ class CP(FrequencyOracle):
         ``tolerance``, ``max_iterations``, ``accelerate``, ``bootstrap``, ``level``, ``rng``).
         """
         if estimator == "ibu":
-            if sparsity is not None or sparsity_rule is not None:
-                raise InvalidParameterError(
-                    "CP.estimate: 'sparsity' and 'sparsity_rule' are options of estimator='omp', not of 'ibu'."
-                )
+            check_relations("CP.estimate", {"estimator": estimator, "sparsity": sparsity, "sparsity_rule": sparsity_rule},
+                            _OMP_OPTIONS)
             return self._estimate_ibu(aggregator, postprocess, options)
         if options:
             raise InvalidParameterError(

@@ -72,8 +72,7 @@ import math
 
 import numpy as np
 
-from ..._validation import Interval, Options, Prime
-from ...errors import InvalidParameterError
+from ..._validation import Described, Interval, Options, Prime, check_param
 from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
 from ._oracle import FrequencyOracle
@@ -106,14 +105,10 @@ def check_max_frequency(owner: str, max_frequency: float, domain_size: int) -> f
     it holds for no data set (at :math:`f^* \to 0`, eq. 20 gives the widest sketch, :math:`m = 2^{20}`
     at :math:`\varepsilon = 30`, for a population that cannot exist).
     """
-    bound = float(max_frequency)
-    if not bound * domain_size >= 1.0 - 1e-12 or not bound <= 1.0:  # (1/d itself, up to rounding)
-        raise InvalidParameterError(
-            f"The 'max_frequency' parameter of {owner} must be in [1/d, 1] = [{1.0 / domain_size:.6g}, 1] with "
-            f"d = domain_size = {domain_size} (the d frequencies sum to 1, so some item has at least 1/d). "
-            f"Got {max_frequency!r} instead."
-        )
-    return bound
+    at_least = Interval((1.0 - 1e-12) / domain_size, 1.0, closed="both")  # (1/d itself, up to rounding)
+    return check_param(owner, "max_frequency", max_frequency, Described(
+        at_least, f"in [1/d, 1] = [{1.0 / domain_size:.6g}, 1] with d = domain_size = {domain_size} (the d frequencies "
+                  "sum to 1, so some item has at least 1/d)"))
 
 
 def ocms_hash_range(epsilon: float, domain_size: int, objective: str = "worst-case", max_frequency: float = 1.0) -> int:

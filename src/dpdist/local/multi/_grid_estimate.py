@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..._validation import Dict, Options, Span, check_param
 from ...errors import InvalidParameterError
 from ...estimates import Distribution, Interval
 from ...estimates._intervals import check_level, normal_quantile
@@ -47,26 +48,17 @@ class GridsEstimate(MarginalsEstimate):
     cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ ranges
-    def _ranges(self, ranges: Any) -> list[tuple[int, float, float]]:
-        """``{name: (low, high)}`` as sorted ``(attribute index, low, high)`` on [0, 1], checked."""
+    def _ranges(self, ranges: Any, argument: str = "ranges",
+                owner: str = "GridsEstimate.range") -> list[tuple[int, float, float]]:
+        """``{name: (low, high)}`` as sorted ``(attribute index, low, high)`` on [0, 1], checked (``argument`` of
+        ``owner``)."""
         names = [attribute.name for attribute in self.numerical]
-        if not isinstance(ranges, dict) or not ranges or not set(ranges) <= set(names):
-            raise InvalidParameterError(
-                f"The 'ranges' argument of GridsEstimate.range must be a non-empty dict {{attribute: (low, high)}} "
-                f"with attributes of {names}. Got {ranges!r} instead."
-            )
+        check_param(owner, argument, ranges, Dict(f"a non-empty dict {{attribute: (low, high)}} with attributes of {names}",
+                                                  min_size=1, allowed=tuple(names)))
         out = []
         for name, bounds in ranges.items():
             low, high = self.numerical[names.index(name)].interval
-            try:
-                first, second = (float(value) for value in bounds)
-            except (TypeError, ValueError):
-                first, second = np.nan, np.nan
-            if not (np.isfinite(first) and np.isfinite(second) and first <= second):
-                raise InvalidParameterError(
-                    f"The range of {name!r} given to GridsEstimate.range must be two finite numbers (low, high) with "
-                    f"low <= high. Got {bounds!r} instead."
-                )
+            first, second = check_param(owner, f"{argument}[{name!r}]", bounds, Span())
             unit = [min(max((value - low) / (high - low), 0.0), 1.0) for value in (first, second)]
             out.append((names.index(name), unit[0], unit[1]))
         return sorted(out)
@@ -167,11 +159,8 @@ class GridsEstimate(MarginalsEstimate):
     def _conditioning(self, attribute: str, given: Any) -> tuple[int, tuple[int, float, float]]:
         """The index of ``attribute`` and the one range of ``given`` (another attribute), checked."""
         names = [entry.name for entry in self.numerical]
-        if attribute not in names:
-            raise InvalidParameterError(
-                f"The 'attribute' argument of GridsEstimate.conditional must be one of {names}. Got {attribute!r} instead."
-            )
-        chosen = self._ranges(given)
+        check_param("GridsEstimate.conditional", "attribute", attribute, Options(tuple(names)))
+        chosen = self._ranges(given, "given", "GridsEstimate.conditional")
         if len(chosen) != 1 or chosen[0][0] == names.index(attribute):
             raise InvalidParameterError(
                 "The 'given' argument of GridsEstimate.conditional must hold the range of exactly one other attribute "

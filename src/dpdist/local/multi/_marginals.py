@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Sequence
 
 import numpy as np
 
-from ..._validation import Dict, validate_params
+from ..._validation import Dict, Distinct, Items, Options, check_param, validate_params
 from ...errors import InvalidParameterError
 from ...estimates import FrequencyEstimate, Interval, Presented
 from ...estimates._drawing import draw_heatmap, panel_grid
@@ -93,11 +93,9 @@ class MarginalsEstimate(Presented):
     # ------------------------------------------------------------------ queries
     def _indices(self, names: Sequence[str]) -> list[int]:
         known = [attribute.name for attribute in self.schema]
-        if isinstance(names, str) or not names or len(set(names)) != len(names) or not set(names) <= set(known):
-            raise InvalidParameterError(
-                f"The 'attributes' argument of MarginalsEstimate must be distinct attribute names of {known}. "
-                f"Got {names!r} instead."
-            )
+        what = f"distinct attribute names of {known}"
+        names = check_param("MarginalsEstimate", "attributes", names,
+                            Distinct(Items(Options(tuple(known)), what, min_length=1), what))
         return [known.index(name) for name in names]
 
     def _container(self, wanted: Sequence[int]) -> int | None:

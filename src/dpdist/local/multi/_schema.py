@@ -159,10 +159,14 @@ def _entry(spec) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Attributes(Constraint):
-    """The schema of a record: 1 .. ``high`` attributes with distinct names (see the module docstring)."""
+    """The schema of a record: ``low`` .. ``high`` attributes with distinct names (see the module docstring); every one
+    of ``kind`` (``"categorical"`` or ``"numerical"``) when given, and without 'protocol' or 'options' when ``bare``
+    (a protocol that sets every attribute's oracle itself)."""
 
     low: int = 1
     high: int = MAX_ATTRIBUTES
+    kind: str | None = None
+    bare: bool = False
 
     def check(self, value: Any) -> tuple[dict[str, Any], ...]:
         if isinstance(value, (str, bytes, dict)) or not isinstance(value, (list, tuple)):
@@ -172,15 +176,25 @@ class Attributes(Constraint):
             raise ValueError
         if len({entry["name"] for entry in entries}) != len(entries):
             raise ValueError
+        if self.kind is not None and any(("bounds" in entry) != (self.kind == "numerical") for entry in entries):
+            raise ValueError
+        if self.bare and any(entry.get("protocol") is not None or entry.get("options") for entry in entries):
+            raise ValueError
         return entries
 
     def describe(self) -> str:
+        keys = {
+            "categorical": "'domain_size' (an int >= 2) and/or 'labels' (distinct non-empty strings)",
+            "numerical": "'bounds' [lo, hi]",
+            None: "either 'domain_size' (an int >= 2) and/or 'labels' (distinct non-empty strings) for a categorical "
+                  "attribute or 'bounds' [lo, hi] for a numerical one",
+        }[self.kind]
+        optional = ("no 'protocol' or 'options' (this protocol sets each attribute's oracle)" if self.bare else
+                    "optionally 'protocol' (a registered protocol name) and 'options' (a dict of its other parameters)")
         return (
-            f"a list of {self.low} to {self.high} attributes with distinct names, each a dict with a 'name' "
-            f"(1 to {MAX_NAME_LENGTH} printable characters, not {sorted(_RESERVED)}) and either 'domain_size' "
-            "(an int >= 2) and/or 'labels' (distinct non-empty strings) for a categorical attribute or 'bounds' "
-            "[lo, hi] for a numerical one; optionally 'protocol' (a registered protocol name) and 'options' (a "
-            "dict of its other parameters)"
+            f"a list of {self.low} to {self.high} {'' if self.kind is None else self.kind + ' '}attributes with "
+            f"distinct names, each a dict with a 'name' (1 to {MAX_NAME_LENGTH} printable characters, not "
+            f"{sorted(_RESERVED)}) and {keys}; {optional}"
         )
 
     def invalid_examples(self) -> list:
@@ -199,4 +213,8 @@ class Attributes(Constraint):
             [{"name": "a", "labels": ["x", "y"], "domain_size": 3}],
             [{"name": "a", "bounds": [0, math.inf]}],
             [{"name": f"a{i}", "domain_size": 2} for i in range(self.high + 1)],
+            *([[{"name": f"a{i}", "bounds": [0, 1]} for i in range(self.low - 1)]] if self.low > 1 else []),
+            *([[{"name": "a", "domain_size": 3}, {"name": "b", "bounds": [0, 1]}]] if self.kind is not None else []),
+            *([[{"name": f"a{i}", **({"bounds": [0, 1]} if self.kind == "numerical" else {"domain_size": 3}),
+                 "protocol": "grr"} for i in range(max(self.low, 2))]] if self.bare else []),
         ]

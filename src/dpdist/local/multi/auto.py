@@ -37,7 +37,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..._validation import EPSILON, Integer, Interval, Optional, check_param, unknown_names_error
+from ..._validation import EPSILON, Given, Integer, Interval, Optional, check_param, check_relations, unknown_names_error
 from ...errors import DPDistError, InvalidParameterError
 from .._registry import register_chooser, registered_class
 from ._record import RecordProtocol
@@ -58,14 +58,14 @@ _PARAMETERS = {
     "attribute_epsilon": Optional(Interval(0.0, math.inf, closed="neither", privacy=True)),
 }
 
+#: The parameters without a default.
+_REQUIRED = tuple(Given(name, why=_PARAMETERS[name].describe()) for name in ("epsilon", "attributes"))
 
 def _check(params: dict[str, Any]) -> dict[str, Any]:
     unknown = sorted(set(params) - set(_PARAMETERS))
     if unknown:
         raise unknown_names_error(_OWNER, unknown, _PARAMETERS)
-    for required in ("epsilon", "attributes"):
-        if required not in params:
-            raise InvalidParameterError(f"{_OWNER} needs the parameter {required!r}: {_PARAMETERS[required].describe()}.")
+    check_relations(_OWNER, dict.fromkeys(params, True), _REQUIRED)  # named, whatever its value (its rule reads it)
     return {name: check_param(_OWNER, name, params.get(name), rule) for name, rule in _PARAMETERS.items()}
 
 

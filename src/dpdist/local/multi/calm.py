@@ -45,6 +45,7 @@ from ._consistency import Consistency, nonnegative
 from ._groups import SampledGroups
 from ._marginals import GroupNoise, MarginalsEstimate
 from ._record import RecordProtocol
+from ._schema import Attributes
 
 __all__ = ["ConsistentMarginals", "MAX_CELLS"]
 
@@ -74,6 +75,7 @@ class ConsistentMarginals(RecordProtocol):
     summary = "several attributes: consistent k-way marginals (CALM: users split over marginals, PriView consistency)"
     _constraints = {
         **RecordProtocol._constraints,
+        "attributes": Attributes(kind="categorical", bare=True),
         "order": Integer(low=1, high=4),
         "oracle": Options(ORACLES),
     }
@@ -85,13 +87,6 @@ class ConsistentMarginals(RecordProtocol):
     def _setup(self):
         self._setup_schema()
         owner, order = self.display_name, self._params["order"]
-        for attribute in self._attributes:
-            if not attribute.categorical or attribute.protocol is not None or attribute.options:
-                raise InvalidParameterError(
-                    f"The 'attributes' parameter of {owner} must hold categorical attributes without 'protocol' or "
-                    f"'options' (each marginal's oracle is set by 'oracle'). Attribute {attribute.name!r} is "
-                    f"{attribute.kind}{' with a protocol' if attribute.protocol else ''}."
-                )
         self._sets = tuple(itertools.combinations(range(len(self._attributes)), order))
         self._sizes = [attribute.size for attribute in self._attributes]
         inners = []

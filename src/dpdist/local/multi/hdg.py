@@ -43,21 +43,23 @@ from typing import Any
 import numpy as np
 
 from ..._types import ArrayLike
-from ..._validation import Boolean, Integer, Optional, Options
+from ..._validation import Boolean, Given, Integer, Optional, Options, validate_params
 from ...errors import InvalidParameterError
 from .._protocol import register
 from ._grid_estimate import GridsEstimate
-from ._marginals import MarginalsEstimate
 from ._grids import GridGeometry, guideline_granularities
 from ._groups import SampledGroups
+from ._marginals import MarginalsEstimate
 from ._record import RecordProtocol
-from ._schema import Attribute
+from ._schema import Attribute, Attributes
 from .calm import MAX_CELLS, ORACLES, ConsistentMarginals
 
 __all__ = ["HybridGrids"]
 
 #: the default number of reports the granularity guideline plans for
 EXPECTED_REPORTS = 10**6
+#: ``channel(values)`` needs the records: the attributes are numerical (no list of all inputs).
+RECORDS_GIVEN = Given("values", why="the input records: the attributes are numerical", counterexample={"values": None})
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ class HybridGrids(ConsistentMarginals):
     summary = "several numerical attributes: range queries from consistent 1-D and 2-D grids (HDG/TDG)"
     _constraints = {
         **RecordProtocol._constraints,
+        "attributes": Attributes(low=2, kind="numerical", bare=True),  # a range over one: hh or haar-hrr
         "resolution": _PowerOfTwo(low=4, high=1024),
         "g1": Optional(_PowerOfTwo(low=1, high=1024)),
         "g2": Optional(_PowerOfTwo(low=1, high=1024)),
@@ -119,7 +122,6 @@ class HybridGrids(ConsistentMarginals):
 
     def _setup(self):
         self._setup_schema()
-        self._check_numerical()
         self.geometry = self._granularities()
         k, hybrid = len(self._attributes), self._params["hybrid"]
         coarse, within, _ = self.geometry.digits
@@ -131,21 +133,6 @@ class HybridGrids(ConsistentMarginals):
         inners = [self._oracle(int(np.prod([self._sizes[d] for d in digits]))) for digits in self._sets]
         self._groups = SampledGroups(inners, "grid", names)
         self._strides = [self._mixed_radix_strides(digits) for digits in self._sets]
-
-    def _check_numerical(self) -> None:
-        owner = self.display_name
-        if len(self._attributes) < 2:
-            raise InvalidParameterError(
-                f"The 'attributes' parameter of {owner} must hold at least two numerical attributes "
-                f"(a range over one attribute is answered by hh or haar-hrr). Got {len(self._attributes)}."
-            )
-        for attribute in self._attributes:
-            if attribute.categorical or attribute.protocol is not None or attribute.options:
-                raise InvalidParameterError(
-                    f"The 'attributes' parameter of {owner} must hold numerical attributes ('bounds') without "
-                    f"'protocol' or 'options' (each grid's oracle is set by 'oracle'). Attribute {attribute.name!r} "
-                    f"is {attribute.kind}{' with a protocol' if attribute.protocol else ''}."
-                )
 
     def _granularities(self) -> GridGeometry:
         params, owner = self._params, self.display_name
@@ -193,8 +180,7 @@ class HybridGrids(ConsistentMarginals):
         return GridsEstimate(**named, numerical=tuple(self._attributes), geometry=self.geometry,
                              hybrid=bool(self._params["hybrid"]))
 
+    @validate_params({}, owner="HDG.channel", relations=(RECORDS_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]`` for records ``values`` (required: the attributes are numerical)."""
-        if values is None:
-            raise InvalidParameterError(f"{self.display_name}.channel needs the input records (its attributes are numerical).")
         return super().channel(values)

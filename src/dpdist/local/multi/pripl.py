@@ -44,10 +44,10 @@ from typing import Any
 import numpy as np
 
 from ..._guarantee import PrivacyGuarantee
+from ..._missing import missing_policy, records_missing, with_policy_note
 from ..._rng import check_rng
 from ..._types import Seed
-from ..._validation import EPSILON, Boolean, Integer, Interval, Options, check_param, clip_real_values
-from ..._missing import missing_policy, records_missing, with_policy_note
+from ..._validation import EPSILON, Admits, Boolean, Integer, Interval, Items, Options, check_param, clip_real_values
 from ...errors import ClippedValuesWarning, InvalidParameterError, SmallSampleWarning
 from ...estimates import RangeEstimate
 from .._aggregator import Aggregator
@@ -62,6 +62,17 @@ from ._values import check_column
 __all__ = ["PriPLTrees", "PhaseGroup", "pripl_ranges"]
 
 _OWNER = "local.multi.pripl"
+
+
+def _not_groups(groups: Mapping) -> str | None:
+    """Why ``groups`` is not a round's aggregates (None: every value is an Aggregator)."""
+    kinds = sorted({type(value).__name__ for value in groups.values() if not isinstance(value, Aggregator)})
+    return f"values of type {kinds}" if kinds else None
+
+
+#: The aggregates of the earlier rounds: one dict per round, group name -> Aggregator.
+_HISTORY = Items(Admits(Mapping, _not_groups, "a dict of group name -> Aggregator"),
+                 "a list, one dict per earlier round mapping its group names to their aggregators")
 
 
 @dataclass(frozen=True)
@@ -128,14 +139,8 @@ class PriPLTrees:
                  alpha: float = 0.2, eta: float = 0.04, max_segments: int = 32, granularity: int = 128,
                  oracle: str = "oue"):
         self.epsilon = float(check_param(_OWNER, "epsilon", epsilon, EPSILON))
-        entries = check_param(_OWNER, "attributes", attributes, Attributes())
+        entries = check_param(_OWNER, "attributes", attributes, Attributes(kind="numerical", bare=True))
         self.attributes = tuple(Attribute.from_dict(entry) for entry in entries)
-        for attribute in self.attributes:
-            if attribute.categorical or attribute.protocol is not None or attribute.options:
-                raise InvalidParameterError(
-                    f"The 'attributes' parameter of {_OWNER} must hold numerical attributes ('bounds') without "
-                    f"'protocol' or 'options'. Attribute {attribute.name!r} is {attribute.kind}"
-                    f"{' with a protocol' if attribute.protocol else ''}.")
         self.resolution = int(check_param(_OWNER, "resolution", resolution, Integer(low=8, high=1024)))
         self.alpha = float(check_param(_OWNER, "alpha", alpha, Interval(0.0, 1.0, closed="neither")))
         self.eta = float(check_param(_OWNER, "eta", eta, Interval(0.0, math.inf, closed="neither")))
@@ -228,14 +233,7 @@ class PriPLTrees:
         return groups
 
     def _check_history(self, history: Any) -> list[Mapping[str, Aggregator]]:
-        if isinstance(history, (str, bytes, Mapping)) or not isinstance(history, Sequence):
-            raise InvalidParameterError(f"{_OWNER}: 'history' must be a list, one dict per earlier round mapping its "
-                                        f"group names to their aggregators. Got {type(history).__name__}.")
-        for r, groups in enumerate(history):
-            if not isinstance(groups, Mapping) or not all(isinstance(v, Aggregator) for v in groups.values()):
-                raise InvalidParameterError(f"{_OWNER}: 'history' item {r} must be a dict of group name -> Aggregator. "
-                                            f"Got {groups!r:.80}.")
-        return list(history)
+        return list(check_param(_OWNER, "history", history, _HISTORY))
 
     def _trees(self, history: Sequence[Mapping[str, Aggregator]], n: int) -> list[_Tree]:
         threshold = self._node_threshold(n)

@@ -62,8 +62,8 @@ from ..frequency._unary import UnaryEncoding
 from ..numerical._composite import inner_aggregator
 from ._base import MultiAttributeProtocol, _kron_rows, _mixed_radix
 from ._fake import RandomizedItem, UniformItem, ZeroVector
-from ._schema import Attribute
 from ._sampling import sample_groups
+from ._schema import Attribute, Attributes
 
 __all__ = ["RandomSamplingFakeData", "amplified_epsilon", "FAKE", "ORACLES"]
 
@@ -107,20 +107,16 @@ class RandomSamplingFakeData(MultiAttributeProtocol):
 
     name = "rsfd"
     summary = "several attributes: one sampled attribute at epsilon, fake data for the others (index hidden)"
-    _constraints = {**MultiAttributeProtocol._constraints, "fake": Options(FAKE)}
+    # categorical attributes only: random sampling plus fake data estimates frequencies (spl or smp take numerical ones)
+    _constraints = {**MultiAttributeProtocol._constraints, "attributes": Attributes(kind="categorical"),
+                    "fake": Options(FAKE)}
     _defaults = {"fake": "auto"}
 
     def _budgets(self, k):
         return [self.epsilon] * k
 
     def _allowed(self, attribute: Attribute) -> list[str]:
-        if not attribute.categorical:
-            raise InvalidParameterError(
-                f"The 'attributes' parameter of {self.display_name} must hold categorical attributes (random sampling "
-                f"plus fake data estimates frequencies). Attribute {attribute.name!r} has bounds {attribute.bounds}: "
-                "use spl or smp for numerical attributes."
-            )
-        return list(ORACLES)
+        return list(ORACLES)  # every attribute is categorical (the table's rule of 'attributes')
 
     def _default_protocol(self, attribute, epsilon):
         k = len(self._params["attributes"])

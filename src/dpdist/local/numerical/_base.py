@@ -2,21 +2,36 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-import warnings
-
-from ..._validation import EPSILON, Boolean, Bounds, check_param, check_real_values, clip_real_values, wrap_real_values
 from ..._missing import missing_policy, real_array
+from ..._types import ArrayLike, Seed
+from ..._validation import (
+    EPSILON,
+    Boolean,
+    Bounds,
+    Given,
+    Present,
+    check_param,
+    check_real_values,
+    clip_real_values,
+    wrap_real_values,
+)
 from ...errors import ClippedValuesWarning
 from ...estimates import Distribution
-from .._protocol import LocalProtocol, ProtocolTags
-from ..._types import ArrayLike, Seed
 from .._aggregator import Aggregator
+from .._protocol import LocalProtocol, ProtocolTags
 
-__all__ = ["BinnedProtocol", "NumericalProtocol", "unit_bin_index"]
+__all__ = ["BinnedProtocol", "NumericalProtocol", "unit_bin_index", "VALUES_GIVEN"]
+
+#: ``channel(values)`` of a numerical protocol needs the values: it has no list of all inputs.
+VALUES_GIVEN = Given("values", why="points in the bounds: a numerical protocol has no list of all inputs",
+                     counterexample={"values": None})
+#: What privatize and simulate take as ``values`` (a bare None is no value: refused before the missing policy).
+_VALUES = Present("an array of values (a list, an array or a number)")
 
 
 def unit_bin_index(unit_values, bins: int) -> np.ndarray:
@@ -106,6 +121,7 @@ class NumericalProtocol(LocalProtocol):
     def _clip_for(self, values, clip, method: str, missing: str | float = "refuse"):
         owner = f"{self.display_name}.{method}"
         clip = check_param(owner, "clip", clip, Boolean())
+        values = check_param(owner, "values", values, _VALUES)
         values = missing_policy(owner, missing).apply(real_array(values), owner, f"The 'values' argument of {owner}")
         if not clip:
             return values

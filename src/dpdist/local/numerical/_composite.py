@@ -19,6 +19,7 @@ from typing import cast
 
 import numpy as np
 
+from ..._validation import Described, Options, check_param
 from ...errors import InvalidParameterError, MalformedReportError
 from .. import _protocol
 from .._aggregator import Aggregator
@@ -42,12 +43,9 @@ def make_oracle(owner: str, oracle: str, domain_size: int, epsilon: float) -> Fr
     """Build the inner oracle through the registry (so OLH works once it is registered); every registered
     ``"frequency"`` protocol is a :class:`FrequencyOracle`."""
     name = choose_oracle(oracle, domain_size, epsilon)
-    if name not in _protocol.available("frequency"):
-        raise InvalidParameterError(
-            f"The 'oracle' parameter of {owner} must name a registered categorical oracle "
-            f"({[o for o in ORACLES if o == 'auto' or o in _protocol.available('frequency')]}). "
-            f"Got {oracle!r} instead."
-        )
+    registered = tuple(o for o in ORACLES if o != "auto" and o in _protocol.available("frequency"))
+    check_param(owner, "oracle", name, Described(Options(registered), f"a registered categorical oracle {list(registered)} "
+                                                                      "or 'auto'"))
     return cast(FrequencyOracle, _protocol.make(name, epsilon=epsilon, domain_size=domain_size))
 
 

@@ -26,13 +26,13 @@ from typing import ClassVar
 import numpy as np
 
 from ..._rng import check_rng
-from ..._validation import Interval, check_param, check_real_values
+from ..._types import ArrayLike, Seed
+from ..._validation import Interval, check_param, check_real_values, validate_params
 from ...errors import InvalidParameterError
 from ...estimates import MeanEstimate, MeanVarianceEstimate
 from .._protocol import ProtocolTags
 from .._report_kinds import ItemReports
-from ._base import NumericalProtocol
-from ..._types import ArrayLike, Seed
+from ._base import VALUES_GIVEN, NumericalProtocol
 
 __all__ = ["MeanProtocol"]
 
@@ -91,12 +91,9 @@ class MeanProtocol(NumericalProtocol):
     def _accumulate(self, reports):
         return np.bincount(reports, minlength=self._decoded.size).astype(np.int64)
 
+    @validate_params({}, owner="PM/SR.channel", relations=(VALUES_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, k] = Pr[output k | values[i]]`` (outputs ordered as ``decoded_values``)."""
-        if values is None:
-            raise InvalidParameterError(
-                f"{self.display_name}.channel needs the input values (points in bounds {self.bounds})."
-            )
         return self._unit_channel(self._to_symmetric(self._check_values(values)))
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:

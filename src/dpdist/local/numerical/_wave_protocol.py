@@ -18,14 +18,13 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from ..._validation import Boolean, Integer, Interval, Optional, Options, check_options, check_param
-from ...errors import InvalidParameterError
+from ..._types import ArrayLike
+from ..._validation import Boolean, Integer, Interval, Optional, Options, check_options, check_param, validate_params
+from .._em import expectation_maximization, expectation_maximization_rows
 from .._protocol import ProtocolTags
 from .._report_kinds import ItemReports
-from ._base import BinnedProtocol, NumericalProtocol
-from .._em import expectation_maximization, expectation_maximization_rows
+from ._base import VALUES_GIVEN, BinnedProtocol, NumericalProtocol
 from ._wave_operators import transition_operator
-from ..._types import ArrayLike
 
 __all__ = ["WaveProtocol", "MAX_BINS"]
 
@@ -102,13 +101,9 @@ class WaveProtocol(BinnedProtocol):
     def _accumulate(self, reports):
         return np.bincount(reports.astype(np.intp, copy=False), minlength=self._mechanism.buckets).astype(np.int64)
 
+    @validate_params({}, owner="SW/GW/OPM.channel", relations=(VALUES_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """``P[k, j] = Pr[report j | input values[k]]`` for values in ``bounds`` (exact)."""
-        if values is None:
-            raise InvalidParameterError(
-                f"The 'values' argument of {self.display_name}.channel must be an array of values in "
-                f"bounds {self.bounds} (a numerical protocol has no list of all inputs). Got None instead."
-            )
         return self._mechanism.point_masses(self._check_values(values))
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:

@@ -14,21 +14,20 @@ to the bin of each value, so the privacy guarantee is the oracle's.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import numpy as np
 
-from .._docs import shared_parameters
 from ... import postprocess as _postprocess
-from ..._validation import Described, Integer, Options
-from ...errors import InvalidParameterError
+from ..._types import ArrayLike
+from ..._validation import Described, Integer, Options, validate_params
+from .._aggregator import Aggregator
+from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
 from .._report_kinds import EmbeddedReports
 from ..frequency._oracle import FrequencyOracle
-from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
+from ._base import VALUES_GIVEN, BinnedProtocol, NumericalProtocol, unit_bin_index
 from ._composite import ORACLES, inner_aggregator, make_oracle, unbiased_rows
-from ..._types import ArrayLike
-from .._aggregator import Aggregator
 
 __all__ = ["Binning", "DISTRIBUTION_POSTPROCESS", "DISTRIBUTION_POSTPROCESS_RULE"]
 
@@ -173,13 +172,10 @@ class Binning(BinnedProtocol):
         return self._oracle.variance(n, frequencies)
 
     # ------------------------------------------------------------------ channel
+    @validate_params({}, relations=(VALUES_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]``: the oracle's channel row of the bin of ``values[i]``."""
-        if values is None:
-            raise InvalidParameterError(
-                f"{self.display_name}.channel needs the input values (points in bounds {self.bounds})."
-            )
-        return self._oracle.channel(None)[self.bin_of(values)]
+        return self._oracle.channel(None)[self.bin_of(cast("ArrayLike", values))]  # not None: VALUES_GIVEN
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
         return self._oracle.report_index(reports)

@@ -22,8 +22,8 @@ paper defines the discrete variant for the square wave only).
 
 from __future__ import annotations
 
-from .._docs import shared_parameters
 from ..._validation import Interval, NoneWhen, Optional, Options
+from .._docs import shared_parameters
 from .._protocol import register
 from ._wave_grid import OutputGrid
 from ._wave_protocol import WaveProtocol

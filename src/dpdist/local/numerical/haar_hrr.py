@@ -43,22 +43,20 @@ Report format: 1-D structured array with fields ``level`` (uint8, t),
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from .._docs import shared_parameters
 from ... import postprocess as _postprocess
-from ..._validation import PowerOfTwo
-from ...errors import InvalidParameterError
+from ..._types import ArrayLike
+from ..._validation import PowerOfTwo, validate_params
+from .._aggregator import Aggregator
+from .._bernoulli import exp_lower, odds_probability
+from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
+from .._report_kinds import Field, RecordReports
 from .._state_validation import level_sums_problem as _level_sums_problem
 from .._walsh_hadamard import fast_walsh_hadamard, hadamard_sign_is_plus
-from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
-from .._bernoulli import exp_lower, odds_probability
-from .._report_kinds import Field, RecordReports
+from ._base import VALUES_GIVEN, BinnedProtocol, NumericalProtocol, unit_bin_index
 from .binning import DISTRIBUTION_POSTPROCESS_RULE
-from ..._types import ArrayLike
-from .._aggregator import Aggregator
 
 __all__ = ["HaarHRR", "inverse_haar"]
 
@@ -233,12 +231,9 @@ class HaarHRR(BinnedProtocol):
         )
 
     # ------------------------------------------------------------------ channel
+    @validate_params({}, relations=(VALUES_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, (t, r, b)]``; outputs ordered by level, then row, then bit (-1 before +1)."""
-        if values is None:
-            raise InvalidParameterError(
-                f"{self.display_name}.channel needs the input values (points in bounds {self.bounds})."
-            )
         leaves = unit_bin_index(self._check_values(values), self.bins)
         blocks = []
         for t, size in enumerate(self._sizes, start=1):

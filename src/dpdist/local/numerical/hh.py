@@ -26,24 +26,23 @@ bytes, zero-padded to the widest level).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar, cast
 
 import numpy as np
 
-from .._docs import shared_parameters
 from ... import postprocess as _postprocess
-from ..._validation import Integer, Options
-from ...errors import InvalidParameterError
-from .._protocol import ProtocolTags, register
-from .._state_validation import exact_sum, statistic_problem
-from ._base import BinnedProtocol, NumericalProtocol, unit_bin_index
+from ..._types import ArrayLike
+from ..._validation import Integer, Options, PowerOf, Relation, validate_params
 from ...postprocess import _consistent_tree, hay_consistency
+from .._aggregator import Aggregator
+from .._docs import shared_parameters
+from .._protocol import ProtocolTags, register
 from .._report_kinds import Field, RecordReports
+from .._state_validation import exact_sum, statistic_problem
+from ._base import VALUES_GIVEN, BinnedProtocol, NumericalProtocol, unit_bin_index
 from ._composite import ORACLES, ReportCodec, inner_aggregator, make_oracle, unbiased_rows
 from ._tree import tree_height
 from .binning import DISTRIBUTION_POSTPROCESS_RULE
-from ..._types import ArrayLike
-from .._aggregator import Aggregator
 
 __all__ = ["HierarchicalHistogram"]
 
@@ -74,18 +73,14 @@ class HierarchicalHistogram(BinnedProtocol):
         "branching": Integer(low=2, high=256),
         "oracle": Options(ORACLES),
     }
+    _relations: ClassVar[tuple[Relation, ...]] = (PowerOf("bins", "branching", why="the leaves of a complete tree",
+                                                          counterexample={"bins": 100, "branching": 4}),)
     _defaults = {**NumericalProtocol._defaults, "bins": 256, "branching": 4, "oracle": "auto"}
     estimate_options = {"postprocess": DISTRIBUTION_POSTPROCESS_RULE}
 
     def _setup(self):
         bins, branching = self._params["bins"], self._params["branching"]
-        height = tree_height(bins, branching)
-        if height is None or height > 255:
-            raise InvalidParameterError(
-                f"The 'bins' parameter of {self.display_name} must be a power of branching={branching} "
-                f"(e.g. {branching ** 2}, {branching ** 3}). Got {bins!r} instead."
-            )
-        self._height = height
+        self._height = height = cast(int, tree_height(bins, branching))  # an int: the relation PowerOf of the table
         self._oracles = [
             make_oracle(self.display_name, self._params["oracle"], branching**depth, self.epsilon)
             for depth in range(1, height + 1)
@@ -259,15 +254,12 @@ class HierarchicalHistogram(BinnedProtocol):
         )
 
     # ------------------------------------------------------------------ channel
+    @validate_params({}, relations=(VALUES_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, y]``; outputs are level 1's oracle outputs, then level 2's, ...
 
         ``P[i, (l, y)] = (1/h) * channel_l[ancestor_l(values[i]), y]``.
         """
-        if values is None:
-            raise InvalidParameterError(
-                f"{self.display_name}.channel needs the input values (points in bounds {self.bounds})."
-            )
         leaves = unit_bin_index(self._check_values(values), self.bins)
         blocks = [
             oracle.channel(None)[self._ancestors(leaves, depth)] / self._height

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..._validation import Integer, Interval, check_param
-from .._protocol import register
 from ...postprocess import consistency_violation
+from .._protocol import register
 from ._tree import hh_admm
 from .hh import HierarchicalHistogram
 

@@ -37,8 +37,8 @@ from typing import Callable, ClassVar
 
 import numpy as np
 
-from .._docs import shared_parameters
 from ..._validation import Interval, Optional
+from .._docs import shared_parameters
 from .._em import smooth_circular
 from .._protocol import register
 from ._wave_protocol import WaveProtocol

@@ -48,9 +48,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from .._docs import shared_parameters
 from ..._validation import Integer
 from .._bernoulli import exp_lower, odds_probability
+from .._docs import shared_parameters
 from .._protocol import register
 from ._mean import MeanProtocol
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._docs import shared_parameters
 from .._bernoulli import exp_lower, odds_probability, realized
+from .._docs import shared_parameters
 from .._protocol import register
 from ._mean import MeanProtocol
 

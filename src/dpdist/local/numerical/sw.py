@@ -37,9 +37,9 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from .._docs import shared_parameters
 from ..._validation import Boolean, NoneWhen
 from ...errors import InvalidParameterError
+from .._docs import shared_parameters
 from .._protocol import ParameterDependentTags, register
 from ._wave_discrete import DiscreteSquareWave
 from ._wave_grid import OutputGrid

@@ -30,15 +30,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._types import ArrayLike
-from ..._validation import Below, Constraint, Integer, Optional, check_allocation
-from ...errors import InvalidParameterError
+from ..._validation import Below, Constraint, Integer, Optional, check_allocation, validate_params
 from ...estimates import Distribution
 from ...postprocess import isotonic_cdf
 from .._bernoulli import exp_lower, odds_probability
 from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
 from .._report_kinds import ItemReports
-from ._base import NumericalProtocol, unit_bin_index
+from ._base import VALUES_GIVEN, NumericalProtocol, unit_bin_index
 
 __all__ = ["ThresholdRR", "Cuts", "MAX_CUTS", "cut_fractions"]
 
@@ -188,10 +187,9 @@ class ThresholdRR(NumericalProtocol):
         ones = rng.binomial(truth[:, 1], self._p) + rng.binomial(truth[:, 0], 1.0 - self._p)
         return np.stack([truth.sum(axis=1) - ones, ones], axis=1).reshape(-1).astype(np.int64)
 
+    @validate_params({}, relations=(VALUES_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, 2j + b] = Pr[cut j, bit b | values[i]]`` (``1/T`` times ``p`` or ``1 - p``)."""
-        if values is None:
-            raise InvalidParameterError(f"{self.display_name}.channel needs the input values (points in bounds {self.bounds}).")
         unit = self._check_values(values)
         cuts = len(self.cuts)
         below = unit_bin_index(unit, self.grid_size)[:, None] < self._cut_array[None, :]

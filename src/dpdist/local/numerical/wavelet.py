@@ -54,17 +54,18 @@ followed by the per-coordinate sums :math:`\sum_{i\in S_j} Y_i(k)` of every leve
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from .._docs import shared_parameters
 from ... import postprocess as _postprocess
-from ..._validation import Either, Integer, Optional, Options
+from ..._types import ArrayLike
+from ..._validation import Either, Integer, Optional, Options, validate_params
 from ...errors import InvalidParameterError, MalformedReportError
+from .._aggregator import Aggregator
+from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
 from .._state_validation import level_sums_problem as _level_sums_problem
-from ._base import NumericalProtocol
+from ._base import VALUES_GIVEN, NumericalProtocol
 from ._haar import fine_bins, haar_encode, level_code, reconstruct_density
 from ._haar_design import (
     MAX_LEVELS,
@@ -85,8 +86,6 @@ from ._signed_subset import (
     signed_thresholds,
     support_probabilities,
 )
-from ..._types import ArrayLike
-from .._aggregator import Aggregator
 
 __all__ = [
     "Wavelet",
@@ -364,16 +363,13 @@ class Wavelet(NumericalProtocol):
     def _level_outputs(self):
         return [enumerate_outputs(int(d), int(m)) for d, m in zip(self._sizes, self._subset_sizes)]
 
+    @validate_params({}, relations=(VALUES_GIVEN,))
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         """Exact ``P[i, (j, y)] = w_j p_Q(y | v_j(x_i))`` (eq. 45), levels in order, ``y`` by ternary code.
 
         The level is drawn with probability :math:`w_j` (``assignment="random"``; under
         ``"fixed"`` each level's conditional law is the same).  Only for ``levels <= 3``.
         """
-        if values is None:
-            raise InvalidParameterError(
-                f"{self.display_name}.channel needs the input values (points in bounds {self.bounds})."
-            )
         if self._levels > _CHANNEL_MAX_LEVELS:
             raise InvalidParameterError(
                 f"{self.display_name}.channel enumerates the outputs only for 'levels' <= {_CHANNEL_MAX_LEVELS}. "
