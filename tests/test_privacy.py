@@ -64,7 +64,7 @@ def test_composition_refuses_mixed_relations_models_and_empty_input():
         sequential([central_guarantee(1.0), central_guarantee(1.0, neighbouring="add-remove")])
     with pytest.raises(InvalidParameterError, match="one neighbouring relation and model"):
         parallel([local_guarantee(1.0), central_guarantee(1.0)])
-    with pytest.raises(InvalidParameterError, match="at least one"):
+    with pytest.raises(InvalidParameterError, match=r"The .guarantees. parameter of privacy.sequential must be one or more PrivacyGuarantee values \(a list\)\. Got \[\] instead"):
         sequential([])
     with pytest.raises(InvalidParameterError, match="PrivacyGuarantee"):
         parallel([1.0])
