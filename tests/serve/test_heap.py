@@ -21,7 +21,7 @@ def test_a_server_process_freezes_its_startup_heap():
     node.itself = node  # a cycle nobody holds: collected first, not frozen
     gone = weakref.ref(node)
     del node
-    assert freeze_startup_heap() == gc.get_freeze_count() > before
+    assert freeze_startup_heap() > before  # (frozen objects are still freed by their counts: no exact figure)
     assert gone() is None
     # no gc.unfreeze(): it would also unfreeze what tests/conftest.py froze after collection, and every later full
     # collection of this process would walk those objects again (the pytest process freezes its heap the same way)
