@@ -1,4 +1,4 @@
-"""Every local protocol honours the shared EPSILON range at both ends.
+"""Every local protocol honours the shared EPSILON range at both ends: it runs there and its estimate is finite.
 
 FLH and PEM used to refuse epsilon above 16.6 and 8.3 (their default hash range
 ``round(e^eps + 1)`` overflowed the count table) with a message telling the user
@@ -49,7 +49,17 @@ def test_every_protocol_runs_at_both_ends_of_the_epsilon_range(name, epsilon):
         pytest.skip("epsilon_1 < epsilon leaves no valid epsilon_1 at the lowest epsilon")
     protocol = local.make(name, **params)
     values = population(protocol, 200)
-    protocol.estimate(protocol.aggregator().add(protocol.privatize(values, rng=1), on_invalid="raise"))
+    estimate = protocol.estimate(protocol.aggregator().add(protocol.privatize(values, rng=1), on_invalid="raise"))
+    assert np.all(np.isfinite(_numbers(estimate))), (name, epsilon)
+
+
+def _numbers(estimate) -> np.ndarray:
+    """The numbers an estimate states: every table of consistent marginals (CALM), else its frequencies,
+    probabilities or mean."""
+    if hasattr(estimate, "tables"):
+        return np.concatenate([np.ravel(table) for table in estimate.tables])
+    return next(np.asarray(getattr(estimate, field)) for field in ("frequencies", "probabilities", "mean")
+                if getattr(estimate, field, None) is not None)
 
 
 # 0.6-0.8 CPU-s each (tables of up to 2**24 cells): the fast loop takes the epsilon just past PEM's old refusal

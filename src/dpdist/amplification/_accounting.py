@@ -16,7 +16,7 @@ from ..errors import InvalidParameterError
 from ..local import LocalProtocol
 from . import _channel, _closed_form, _composition, _structured
 from ._checks import PROTOCOL, check_delta, check_epsilon0, check_n, check_protocol
-from ._reduction import PairDivergence, Reduction
+from ._reduction import Reduction, pair_divergence
 
 __all__ = [
     "METHODS",
@@ -54,7 +54,7 @@ class _Bound:
     """``delta(t)``: the largest over pair classes of the smallest over their candidates."""
 
     def __init__(self, classes: Sequence[Sequence[Reduction]], n: int):
-        self.classes = [[PairDivergence(reduction, n) for reduction in candidates] for candidates in classes]
+        self.classes = [[pair_divergence(reduction, n) for reduction in candidates] for candidates in classes]
         self.t_max = max(math.log(reduction.ratio) for candidates in classes for reduction in candidates)
 
     def __call__(self, t: float) -> float:
@@ -108,7 +108,7 @@ def _bisect(feasible: Callable[[float], bool], high: float) -> float:
 
 def numerical_delta(epsilon: float, epsilon0: float, n: int, clone: float | None = None) -> float:
     """:math:`\\delta(\\varepsilon)` of FMT21's clone reduction (any ``epsilon0``-LDP randomizer, or the given clone probability)."""
-    return PairDivergence(generic_reduction(check_epsilon0(epsilon0), clone), check_n(n)).delta(epsilon)
+    return pair_divergence(generic_reduction(check_epsilon0(epsilon0), clone), check_n(n)).delta(epsilon)
 
 
 def numerical_epsilon(epsilon0: float, n: int, delta: float, clone: float | None = None) -> float:

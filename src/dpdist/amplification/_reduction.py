@@ -42,6 +42,7 @@ Blocks (each an upper bound, so the total is one):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -61,6 +62,10 @@ _MAX_M_BLOCKS = 64
 _C_WIDTH_SD = 0.1
 #: at most this many (M block, c block) cells per evaluation (2x more moves epsilon by < 0.2%)
 _MAX_CELLS = 8192
+#: the values of delta(t) a divergence keeps, and the divergences :func:`pair_divergence` keeps (each at most
+#: _MAX_CELLS cells of five float arrays: 330 kB)
+_MAX_REMEMBERED = 4096
+_KEPT_DIVERGENCES = 64
 
 
 @dataclass(frozen=True)
@@ -120,6 +125,7 @@ class PairDivergence:
         self.s = float(self.rho[0] / q) if q > 0 else 0.0
         self.revealed = self.rho == 0  # no other user is in these categories: the victim's presence shows
         self._tails_cache: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None  # the last call's k and tails
+        self._deltas: dict[float, float] = {}  # delta(t) by t: a bisection of another account asks again
         if q > 0:
             self._blocks(n - 1)
         else:  # nobody else carries the informative parts: only the revealed terms remain
@@ -169,7 +175,16 @@ class PairDivergence:
         return upper, tail
 
     def delta(self, t: float) -> float:
-        """An upper bound on :math:`\\delta(t)`, the hockey-stick divergence :math:`D_{e^t}(P_{x_0} \\| P_{x_1})`."""
+        """An upper bound on :math:`\\delta(t)`, the hockey-stick divergence :math:`D_{e^t}(P_{x_0} \\| P_{x_1})`
+        (a value computed once per ``t``: :meth:`_delta` does not depend on the calls before it)."""
+        value = self._deltas.get(t)
+        if value is None:
+            if len(self._deltas) >= _MAX_REMEMBERED:
+                self._deltas.clear()
+            value = self._deltas[t] = self._delta(t)
+        return value
+
+    def _delta(self, t: float) -> float:
         if math.exp(t) >= self.reduction.ratio:
             return 0.0
         gap = math.exp(t)
@@ -190,3 +205,11 @@ class PairDivergence:
         mean_upper = c_end * s * tail
         positive = np.maximum(d * mean_upper + drift * upper, 0.0)
         return float(min(1.0, revealed + self.constant + np.dot(self.weight, positive)))
+
+
+@functools.lru_cache(maxsize=_KEPT_DIVERGENCES)
+def pair_divergence(reduction: Reduction, n: int) -> PairDivergence:
+    """The :class:`PairDivergence` of ``reduction`` for ``n`` users, built once for the accounts that ask for the same
+    one (a trust ladder's rows, a plan's charges and their searches over epsilon0 ask for the same pairs again: the
+    blocks and the values of delta are the same numbers, computed once)."""
+    return PairDivergence(reduction, n)
