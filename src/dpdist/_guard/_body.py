@@ -136,7 +136,7 @@ def next_deadline(limits, start: float, due: float, now: float, size: int) -> fl
     Each byte earns ``1 / min_body_rate`` seconds, but a body banks at most ``body_idle_timeout`` seconds ahead of
     now: it may pause that long, and over any longer stretch it must average ``min_body_rate`` (a rate over a sliding
     window).  Without the cap, a body sent mostly at once and then stalled (16 MiB at 1 KiB/s: 4.6 hours of credit)
-    held its bytes until ``body_timeout`` (outsider6 finding 3).
+    held its bytes until ``body_timeout``.
     """
     return min(start + limits.body_timeout, now + limits.body_idle_timeout, due + size / limits.min_body_rate)
 

@@ -22,7 +22,7 @@ behind a proxy or a NAT, or one whose requests the kernel had buffered before
 the server accepted them).  A connection opened beyond the cap that
 sends nothing within :data:`OVER_CAP_GRACE_S` is closed.  Honest clients send
 their headers within a round trip; without the cap one address trickling 1,000
-heads kept every other client at 503 (outsider6 finding 2).  The proxies the
+heads kept every other client at 503.  The proxies the
 server trusts (``--forwarded-allow-ips``, not ``*``) are not capped: every
 client of a proxy has its address, a proxy that buffers requests (nginx) sends
 each head whole, and their own clients' heads are the proxy's to bound.
@@ -67,7 +67,7 @@ _OVER_CAPACITY = json.dumps({
 
 #: connections closed by the protocol before any request of theirs reached an application, by reason, as
 #: ``{reason: [count, created]}`` (the shape of a refusal counter's child in ``dpdist.serve._metrics``): per process,
-#: read by ``/metrics`` as ``dpdist_requests_refused_total{reason}`` (outsider7 finding 4: they were invisible)
+#: read by ``/metrics`` as ``dpdist_requests_refused_total{reason}`` (they were invisible before)
 CONNECTIONS_REFUSED: dict[str, list] = {}
 
 
@@ -122,7 +122,7 @@ class ConcurrencyCap:
         closing, or one idle keep-alive connection (between requests: uvicorn's keep-alive timer runs) is closed
         for it, as nginx reuses idle keep-alive slots.  An idle connection loses nothing (its client opens a new
         one); without this, one address reopening a thousand idle keep-alive connections held ``cap`` and every
-        other client got 503 (outsider7 finding 1).  A connection with a request in progress is never closed."""
+        other client got 503.  A connection with a request in progress is never closed."""
         idle = None
         open_connections = 0
         for connection in self.connections:

@@ -137,7 +137,7 @@ def _ohttp_options(args) -> tuple[str | None, bytes | None]:
 def _say_retrying(server: str, window: float, relay: str | None = None):
     """An ``on_retry`` that prints one line at the first failure of a request: no silence while the client retries.
     Through an Oblivious HTTP ``relay`` the failure is the relay's or the collector's behind it: the line names both
-    (outsider finding F10: a relay's 502 was blamed on the collector).  An answer that is not the acknowledgement of
+    (a relay's 502 was blamed on the collector before).  An answer that is not the acknowledgement of
     the batch sent is said as such (docs/deployment.md, "What counts as an acknowledgement")."""
     said = False
 

@@ -32,7 +32,7 @@ encapsulated.  The gateway recognizes such a request by the info string it opens
 The outer content type is the relay's to change, and an RFC 9458 request relabelled as chunked opens as
 ohttpy's: dpdist's clients therefore state inside the envelope, in the field :data:`WHOLE_ANSWER_FIELD`, that
 they read the whole answer encapsulated, and the gateway refuses such a request opened in ohttpy's dialect
-rather than put its answer's status and fields in the clear (outsider finding F3).
+rather than put its answer's status and fields in the clear.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ _FINAL = b"final"
 #: largest plaintext of one chunk this gateway accepts (the draft's recommended ceiling, 2^14 bytes)
 MAX_CHUNK_BYTES = 1 << 14
 #: most chunks of one chunked request opened when the caller names no cap (one AES-GCM open each: a 16 MiB body in
-#: 1-byte chunks cost 2 s of CPU, outsider-gw2 finding 1)
+#: 1-byte chunks cost 2 s of CPU)
 MAX_CHUNKS = 4096
 
 

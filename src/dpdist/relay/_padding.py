@@ -5,7 +5,7 @@ standard Oblivious HTTP relay, :mod:`dpdist.serve._ohttp_client`, or to a relaye
 dpdist's relay, :mod:`._ohttp_report`) to :func:`padded_length`: a power of two, at least
 :data:`MIN_PADDED_BYTES`, of its length as if every record's CRC-32 (written in decimal in the record's
 header) had all 10 digits, so neither the reports nor their checksum change it, only the batch's size
-(outsider finding F1: unpadded, a one-report GRR batch's length named report 38 over 100 items).
+(unpadded, a one-report GRR batch's length named report 38 over 100 items).
 """
 
 from __future__ import annotations

@@ -22,8 +22,8 @@ overload has lasted so far (the refusals since the process last went
 :data:`CALM_S` seconds without one).  The clients wait that long (jittered up to
 50% later) and send the same batch again.  The cap keeps a short flood from
 sending the devices it touched away for long: the refusal ratio counts the
-flood's requests too, and a 5 s flood used to give honest devices 20-30 s
-(outsider6 finding 4); a crowd that lasts still gets up to
+flood's requests too, and a 5 s flood used to give honest devices 20-30 s; a crowd
+that lasts still gets up to
 :data:`MAX_RETRY_AFTER_S`.
 """
 

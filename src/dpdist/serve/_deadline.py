@@ -1,4 +1,4 @@
-"""One request whose answer must arrive within a wall-clock deadline (outsider-gw F1).
+"""One request whose answer must arrive within a wall-clock deadline.
 
 httpx's ``timeout`` bounds each read, not the answer: a server, or anything on the path, that answers a head and then
 one byte of body every few seconds keeps a plain ``client.request`` waiting as long as it likes (100,000 bytes at one

@@ -57,7 +57,7 @@ def inner_of(scope, status: int) -> Inner | None:
 
 def shown_status(scope, status: int) -> int:
     """The status a request answered with ``status`` is logged and counted under: a gateway request's inner status
-    (:func:`inner_of`; its access line's, so ``dpdist_http_responses_total`` and the log agree, outsider-gw2 finding 2),
+    (:func:`inner_of`; its access line's, so ``dpdist_http_responses_total`` and the log agree),
     else ``status``."""
     inner = inner_of(scope, status)
     return status if inner is None else inner.status

@@ -12,7 +12,7 @@ of an encapsulated request; the collector sees neither (docs/deployment.md, "Ano
 size depends on public things only: each inner request is zero-padded (RFC 9292 section 3.8) to
 :func:`padded_length`, a power of two (at least :data:`MIN_PADDED_BYTES`) of its length as if every
 record's CRC-32 (written in decimal in the record's header) had all 10 digits, so neither the reports nor
-their checksum change it, only the batch's size (outsider finding F1: unpadded, a one-report GRR batch's
+their checksum change it, only the batch's size (unpadded, a one-report GRR batch's
 length named report 38 over 100 items).
 
 The key configuration is the campaign's, from its public config (``"ohttp"``); a device given the
@@ -45,7 +45,7 @@ __all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "giv
 
 
 #: never encapsulated: fields about a connection (RFC 9110 section 7.6.1), and ``user-agent`` and ``accept``, which
-#: named the client library and its version to the collector and told Python from JS devices (outsider finding F8): every
+#: named the client library and its version to the collector and told Python from JS devices: every
 #: dpdist client sends the same fields (those the request needs: content type, authorization) and WHOLE_ANSWER_FIELD
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade", "trailer",
                          "host", "content-length", "accept-encoding", "user-agent", "accept"})

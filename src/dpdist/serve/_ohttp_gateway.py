@@ -113,13 +113,13 @@ async def serve_encapsulated(app, scope, receive, content_type: str, content_len
         try:
             opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE,
                                                 max_chunks=max_chunks(service.max_body_bytes))
-        except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is (outsider finding F6)
+        except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is
             metrics = getattr(app.state, "metrics", None)
             if metrics is not None:
                 metrics.refused_request("ohttp_key")
             return JSONResponse({"type": PROBLEM_TYPE, "title": "key identifier unknown", "detail": str(mismatch)},
                                 status_code=400, media_type="application/problem+json")
-        except _ohttp.TooManyChunks as error:  # outsider-gw2 finding 1: one AES-GCM open per chunk, on the event loop
+        except _ohttp.TooManyChunks as error:  # one AES-GCM open per chunk, on the event loop
             raise InvalidRequest("too_many_chunks", str(error)) from None
         except MalformedReportError as error:
             raise InvalidRequest("not_decapsulated", str(error)) from None
@@ -134,14 +134,14 @@ async def serve_encapsulated(app, scope, receive, content_type: str, content_len
 def max_chunks(max_body_bytes: int) -> int:
     """The most chunks a chunked request to the gateway may hold (the final one included): 4096, or one per
     :data:`MIN_AVERAGE_CHUNK_BYTES` of ``max_body_bytes`` (``--max-body-bytes``) when that is more, so a body of
-    chunks averaging 4 KiB always passes and the work per request stays near a direct request's (outsider-gw2 F1)."""
+    chunks averaging 4 KiB always passes and the work per request stays near a direct request's."""
     return max(_ohttp.MAX_CHUNKS, -(-max_body_bytes // MIN_AVERAGE_CHUNK_BYTES))
 
 
 def _padded(message: bytes) -> bytes:
     """A Binary HTTP answer zero-padded (RFC 9292 section 3.8) to the next power of two of its length, at least
     :data:`MIN_PADDED_BYTES`: an acknowledgement's ``"duplicate": false`` and ``true`` (a replay's) are one length to
-    the relay (outsider finding F7), as are the refusals of one batch."""
+    the relay, as are the refusals of one batch."""
     target = max(MIN_PADDED_BYTES, 1 << (len(message) - 1).bit_length())
     return message + bytes(target - len(message))
 
@@ -150,14 +150,13 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
     """The inner request served (module docstring; ``outer``: the outer request's scope, ``host`` its Host header's
     value): its status, fields and content; what it was is noted in ``outer`` (:data:`._logs.INNER`) for the one access
     line.  A request of dpdist's clients (:data:`~dpdist.relay._ohttp.WHOLE_ANSWER_FIELD`) opened in ohttpy's dialect
-    (a relay relabelled it chunked) is refused unserved: its answer would go in the clear (``ohttp_dialect_mismatch``,
-    outsider finding F3)."""
+    (a relay relabelled it chunked) is refused unserved: its answer would go in the clear (``ohttp_dialect_mismatch``)."""
     service = app.state.service
     try:
         inner = _bhttp.decode_request(message, max_bytes=service.max_body_bytes)
     except MalformedReportError as error:
         return _counted_refusal(app, outer, 400, "malformed_binary_http", str(error))
-    if _head_bytes(inner) > MAX_HEADER_BYTES:  # a direct request's head is refused past 16 KiB (outsider-gw F5)
+    if _head_bytes(inner) > MAX_HEADER_BYTES:  # a direct request's head is refused past 16 KiB
         return _counted_refusal(app, outer, 400, "head_too_large", f"The inner request's control data and header fields (or "
                                 f"its trailer fields) hold more than {MAX_HEADER_BYTES} bytes, as a direct request's may not.")
     name, value = _ohttp.WHOLE_ANSWER_FIELD
@@ -276,7 +275,7 @@ def _head_bytes(inner: _bhttp.Request) -> int:
 
 def _counted_refusal(app, outer: dict, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
     """A refusal the gateway itself makes of an inner request, counted in ``dpdist_requests_refused_total`` as every
-    refusal is (outsider-gw F4: it was not); the access line names the gateway's route with its status."""
+    refusal is (it was not before); the access line names the gateway's route with its status."""
     metrics = getattr(app.state, "metrics", None)
     if metrics is not None:
         metrics.refused_request(code)
@@ -286,7 +285,7 @@ def _counted_refusal(app, outer: dict, status: int, code: str, detail: str) -> t
 
 def _json_answer(outer: dict, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
     """A refusal's encapsulated answer, with the security headers and the gateway request's id as every other
-    encapsulated answer (outsider-gw2 finding 4: it had neither)."""
+    encapsulated answer (it had neither before)."""
     body = json.dumps({"error": code, "detail": detail}, separators=(",", ":")).encode()
     headers = [(b"content-type", b"application/json"), *security_headers(outer),
                (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]

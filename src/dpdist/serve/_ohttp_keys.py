@@ -10,8 +10,8 @@ gets its request through.  Retiring a key (``DELETE /api/ohttp/keys/{key id}``) 
 requests encapsulated to it with RFC 9458's ``ohttp-key`` problem (a device then fetches the configuration
 again); the last key is never retired.  A retired key stays listed, and its id is never reused, until the
 admin forgets it (``DELETE /api/ohttp/keys/{key id}?forget=true``): an id reused silently made a device
-holding the retired key get ``not_decapsulated`` instead of the ``ohttp-key`` problem (outsider-gw2
-finding 3).  Once all 256 ids are listed, rotation is refused (409 ``ohttp_keys_full``) naming the key
+holding the retired key get ``not_decapsulated`` instead of the ``ohttp-key`` problem.  Once
+all 256 ids are listed, rotation is refused (409 ``ohttp_keys_full``) naming the key
 retired longest ago, to forget first.  A service that starts with an empty ring makes
 key id 0.  Several processes share the ring through the database: each reads it again at most every
 :data:`RELOAD_S` seconds, and at once when a request names a key id it does not know.

@@ -280,7 +280,7 @@ class Client:
         relay = self.ohttp_relay if via is not None or self.ohttp_keys else None
         if failure.startswith(NOT_ACKNOWLEDGED):
             raise ServiceUnavailableError(_not_acknowledged(method, url, failure, attempt, retries, self.retry_window, relay))
-        # through an OHTTP relay the device connects to the relay only: name it, not the server (outsider-gw2 finding 5)
+        # through an OHTTP relay the device connects to the relay only: name it, not the server
         sent, question = (f"{method} {url}", f"is the server running at {_origin_of(url)}?") if relay is None else (
             f"{method} {path} through the Oblivious HTTP relay {relay}", f"is the relay running at {_origin_of(relay)}?")
         raise ServiceUnavailableError(
