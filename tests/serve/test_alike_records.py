@@ -170,3 +170,21 @@ def test_the_parts_of_a_group_s_valid_reports_are_what_each_part_s_rows_validate
         assert type(part) is type(alone) and vars(part).keys() == vars(alone).keys()
         with pytest.raises(dataclasses.FrozenInstanceError):
             part.n_read = 5  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("edit", [
+    (b'"shape": [1]', b'"shape": [1000000000000000000000000000000]'),  # a size past int64: OverflowError failed the group
+    (b'"|u1"', b'"(1,)u1"'),  # a sub-array dtype: its rows would not have the shape said (ValueError: a 500)
+    (b'"shape": [1]', b'"shape": [true]'),  # not sizes: int() took them as 1
+    (b'"shape": [1]', b'"shape": [1.5]'),
+], ids=["shape-past-int64", "sub-array-dtype", "shape-true", "shape-fraction"])
+def test_a_header_whose_sizes_or_dtype_are_no_report_batch_s_is_refused_alone_not_its_group(edit):
+    bodies = [(record([1], file_id="0" * 31 + str(index)), "0" * 31 + str(index)) for index in range(1, 6)]
+    bad, batch_id = bodies[2]
+    prefix = struct.calcsize("<8sHI")
+    header, payload = bad[prefix:-1], bad[-1:]  # the header of a record of one one-byte report, and its payload
+    assert edit[0] in header
+    bodies[2] = (raw_record(header.replace(*edit, 1), payload), batch_id)  # its length field says the new length
+    refusal = decoded_alone(bodies[2][0], BINARY, batch_id)
+    assert isinstance(refusal, Refusal) and refusal.status == 400, refusal
+    _each_alone(bodies)

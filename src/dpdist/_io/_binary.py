@@ -96,8 +96,8 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
     try:
         header = _json.loads(raw.decode())
         dtype = _dtype_of(header["dtype"])
-        shape = tuple(int(s) for s in header["shape"])
-        payload_bytes = int(header["payload_bytes"])
+        shape = tuple(_whole(size) for size in header["shape"])
+        payload_bytes = _whole(header["payload_bytes"])
         config = header.get("config")
         file_id = header.get("file_id")
         if file_id is not None:
@@ -113,8 +113,11 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
             f"{source}: record header has no protocol config: its 'config' field must be the config object of the "
             f"protocol that wrote the reports (io.encode_record writes it). Got {got}."
         )
-    if dtype.hasobject or len(shape) < 1 or min(shape) < 0:
-        raise MalformedReportError(f"{source}: record header has dtype {dtype}, shape {shape}: not a report batch.")
+    # a size past int64 ("shape": [10**30]) or a sub-array dtype ("(2,)u1": its rows would not have the shape said) is
+    # no report batch's either: refused as malformed, never an OverflowError or ValueError (a 500 for its body, and
+    # for every body of its group)
+    if dtype.hasobject or dtype.subdtype is not None or len(shape) < 1 or min(shape) < 0 or max(shape) >= _INT64:
+        raise MalformedReportError(f"{source}: record header has dtype {dtype}, shape {shape!r:.200}: not a report batch.")
     if payload_bytes != _int64_product(shape) * dtype.itemsize:
         raise MalformedReportError(
             f"{source}: record payload of {payload_bytes} bytes does not match dtype {dtype} and shape {shape}."
@@ -127,6 +130,13 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
         "crc32": header.get("crc32"),
         "file_id": file_id,
     }
+
+
+def _whole(number: Any) -> int:
+    """A header's size: a JSON integer (``true``, ``1.5`` or ``"1"`` is no size; ``int`` took them as 1)."""
+    if type(number) is not int:
+        raise ValueError(f"a size must be an integer, got {number!r:.40}")
+    return number
 
 
 _DTYPES: dict[str, np.dtype] = {}
@@ -147,10 +157,8 @@ def _dtype_of(descr) -> np.dtype:
 
 
 def _int64_product(shape: tuple) -> int:
-    """``int(np.prod(shape, dtype=np.int64))`` of a shape of non-negative ints (wrapping around as NumPy's int64 does),
-    without NumPy's cost per call."""
-    if not all(size < _INT64 for size in shape):
-        return int(np.prod(shape, dtype=np.int64))  # raises as before: a size that is no int64
+    """``int(np.prod(shape, dtype=np.int64))`` of a shape of ints in [0, 2**63) (wrapping around as NumPy's int64
+    does), without NumPy's cost per call."""
     product = math.prod(shape) % (1 << 64)
     return product - (1 << 64) if product >= _INT64 else product
 
