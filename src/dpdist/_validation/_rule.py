@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._redact import redacted_text
 from ..errors import DPDistError, InvalidParameterError
 
 __all__ = ["Constraint", "check_param"]
@@ -47,5 +48,6 @@ def check_param(owner: str, name: str, value, constraint: Constraint):
         return constraint.check(value)
     except (ValueError, TypeError):
         raise constraint.error(
-            f"The {name!r} parameter of {owner} must be {constraint.describe()}. Got {constraint.shown(value)} instead."
+            f"The {name!r} parameter of {owner} must be {constraint.describe()}. "
+            f"Got {redacted_text(constraint.shown(value))} instead."  # a URL's password is never shown
         ) from None

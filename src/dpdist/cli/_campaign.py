@@ -12,6 +12,7 @@ import json
 import sys
 
 from .._io._atomic import atomic_writer, write_text_atomically
+from .._redact import redacted_url
 from .._validation import Described, Integer, Text
 from ..errors import InvalidParameterError, ServiceRefusedError
 from ._arguments import KEY_VALUE, OUT, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules, token_rule
@@ -241,7 +242,7 @@ def _open_charged(client, args, campaign: str) -> tuple[dict, str]:
     if summary["state"] != "created":
         raise InvalidParameterError(f"Campaign {campaign!r} is {summary['state']}: only a created campaign opens (and is charged).")
     statement = session.campaign(summary["config"], reports=args.reports_per_device,
-                                 label=f"campaign {campaign} at {args.server}")
+                                 label=f"campaign {campaign} at {redacted_url(args.server)}")
     try:
         return client.open_campaign(campaign), charge_line(session, statement)
     except ServiceRefusedError:
@@ -268,13 +269,13 @@ def _run_create(args) -> int:
             summary, charged = _open_charged(client, args, args.name)
         public = client.config(args.name) if summary.get("relayed") else None
     print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
-    server = args.server.rstrip("/")
+    server = redacted_url(args.server.rstrip("/"))  # shown: never its password
     print(f"campaign {summary['campaign']}: config {server}/api/campaigns/{summary['campaign']}/config; participation page "
           f"{server}/campaigns/{summary['campaign']}/participate; dashboard {server}/campaigns/{summary['campaign']}/dashboard")
     if public is not None:
         relay = public["relay"]
         central = (public.get("anonymity") or {}).get("central") or {}
-        print(f"campaign {summary['campaign']}: collected through the relay {relay['url']} only (direct submissions refused); "
+        print(f"campaign {summary['campaign']}: collected through the relay {redacted_url(relay['url'])} only (direct submissions refused); "
               f"pin {relay['pin']} (devices given the relay's URL check the campaign's key and config against it)"
               + (f"; {central['reason']}" if "reason" in central else
                  "; its amplified central guarantee is stated as the relay's batches arrive ('anonymity')") + ".")
@@ -316,7 +317,7 @@ def _create_rounds(args) -> int:
             summary = client.open_campaign(args.name)
     print(f"campaign {summary['campaign']}: {summary['state']}, adaptive quantile rounds "
           f"(q={plan.get('q')}, epsilon={plan.get('epsilon')}, reports={plan.get('reports')}).")
-    server, name = args.server.rstrip("/"), summary["campaign"]  # as 'campaign create --config' says them
+    server, name = redacted_url(args.server.rstrip("/")), summary["campaign"]  # as 'campaign create --config' says them
     print(f"campaign {name}: config {server}/api/campaigns/{name}/config; participation page "
           f"{server}/campaigns/{name}/participate; dashboard {server}/campaigns/{name}/dashboard; rounds "
           f"'dpdist campaign rounds {name}'")

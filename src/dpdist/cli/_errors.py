@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 
+from .._redact import redacted_text
+
 __all__ = ["user_message", "internal_error_message", "TRACEBACK_VARIABLE"]
 
 #: Set this environment variable to see the traceback of an unexpected error.
@@ -38,9 +40,10 @@ def user_message(error: Exception, argv) -> str:
     ``"The 'column' argument must be one of ..."`` becomes ``"--column must be one of ..."``
     when ``--column`` is on the command line; ``"The 'path' argument ..."`` names the
     command's file argument (``FILE``, ``DATA``); ``domain_size`` is ``--bins`` when the user
-    gave ``--bins``, ``column`` is ``--columns`` when the user gave ``--columns``.  Other messages are kept as they are.
+    gave ``--bins``, ``column`` is ``--columns`` when the user gave ``--columns``.  Other messages are kept as they are,
+    but for the passwords of the URLs they name (``***``: never print credentials).
     """
-    text = " ".join(str(error).split())
+    text = redacted_text(" ".join(str(error).split()))
     match = _NAMED.match(text)
     if match:
         name = match.group("name")
@@ -56,7 +59,7 @@ def user_message(error: Exception, argv) -> str:
 
 def internal_error_message(error: BaseException) -> str:
     """One line for an error dpdist did not expect (a bug): what it was and how to see more."""
-    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    first = redacted_text(str(error).strip().splitlines()[0]) if str(error).strip() else ""
     return (
         f"internal error {type(error).__name__}{': ' + first if first else ''} "
         f"(a bug of dpdist: please report it; set {TRACEBACK_VARIABLE}=1 to see the traceback)"

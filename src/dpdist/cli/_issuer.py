@@ -19,6 +19,7 @@ import os
 import sys
 
 from .._io._atomic import write_text_atomically
+from .._redact import redacted_url
 from .._validation import Described, Integer, Text, Token
 from ..errors import (
     InvalidParameterError,
@@ -177,7 +178,7 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
     try:
         response = httpx.request(method, url, json=body, headers={"Authorization": f"Bearer {_admin_token(args)}"}, timeout=120.0)
     except httpx.TransportError as error:
-        raise ServiceUnavailableError(f"{method} {url} failed: {type(error).__name__}: {error}.") from None
+        raise ServiceUnavailableError(f"{method} {redacted_url(url)} failed: {type(error).__name__}: {error}.") from None
     try:
         document = response.json()
     except ValueError:

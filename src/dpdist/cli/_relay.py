@@ -12,6 +12,7 @@ import re
 import sys
 
 from .._guard import add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
+from .._redact import redacted_url
 from ..errors import InvalidParameterError, MissingDependencyError
 from ..relay._arguments import COLLECTOR, RULES, relay_token
 from ..relay._envelope import MAX_SEALED_BYTES
@@ -84,7 +85,7 @@ def _run_relay(args) -> int:
                          max_body_bytes=args.max_body_bytes)
     except InvalidParameterError as error:
         raise InvalidParameterError(_as_option(str(error))) from None
-    print(f"dpdist relay: queue {args.queue}; collector {args.collector}; batches of {args.min_batch}..{args.max_batch}; "
+    print(f"dpdist relay: queue {args.queue}; collector {redacted_url(args.collector)}; batches of {args.min_batch}..{args.max_batch}; "
           f"http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
     # no access log (it would hold addresses and times); no forwarded headers believed; the limits of dpdist serve
     options = {**uvicorn_options(limits), "log_level": args.log_level, "access_log": False, "proxy_headers": False,

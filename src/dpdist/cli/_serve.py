@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from urllib.parse import urlsplit, urlunsplit
 
+from .._redact import redacted_url
 from .._validation import Described, Integer, Text
 from ..errors import InvalidParameterError
 from ..serve._database import DATABASE_URL
@@ -151,7 +151,7 @@ def _run_serve(args) -> int:
     limits = limits_from_args(args, args.max_body_bytes)
     operations = _operations(args, Operations)
     app = _opened_app(args, token, limits, operations, relay_token)
-    started = (f"dpdist serve: {app.state.service.store.db.dialect} database {_redacted(args.db)}; "
+    started = (f"dpdist serve: {app.state.service.store.db.dialect} database {redacted_url(args.db)}; "
                f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)"
                + (f"; {args.workers} worker processes" if args.workers > 1 else ""))
     if args.log_format == "json":  # every line of a JSON log is JSON
@@ -189,7 +189,7 @@ def _opened_app(args, token: str, limits, operations, relay_token: str | None):
         if type(cause).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
             raise
         first = " ".join(str(cause).split())
-        raise InvalidParameterError(f"The '--db' option {_redacted(args.db)!r}: cannot open the database ({first}).") from None
+        raise InvalidParameterError(f"The '--db' option {redacted_url(args.db)!r}: cannot open the database ({first}).") from None
 
 
 def _believes_anyone(forwarded_allow_ips: str, host: str) -> bool:
@@ -197,16 +197,4 @@ def _believes_anyone(forwarded_allow_ips: str, host: str) -> bool:
     if "*" not in (item.strip() for item in forwarded_allow_ips.split(",")):
         return False
     return host not in ("127.0.0.1", "::1", "localhost") and not host.startswith("127.")
-
-
-def _redacted(url: str) -> str:
-    """A database URL without its password (never print credentials)."""
-
-    if "://" not in url:
-        return url
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = f"{parts.username}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 

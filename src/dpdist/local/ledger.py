@@ -53,6 +53,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from .._redact import redacted_url
 from .._rng import check_rng
 from .._types import ArrayLike, Seed
 from .._validation import Described, Interval, Optional, Options, Text, Weights, check_param, validate_params
@@ -207,7 +208,7 @@ class PrivacyLedger:
         fresh, memos = self._stated_charges(now)
         losses = [PrivacyLoss.of_guarantee(local_guarantee(epsilon)) for epsilon, reports in fresh
                   for _ in range(reports)]
-        losses += [PrivacyLoss.of_guarantee(local_guarantee(epsilon), f"{protocol} memo at {collector}")
+        losses += [PrivacyLoss.of_guarantee(local_guarantee(epsilon), f"{protocol} memo at {redacted_url(collector)}")
                    .assuming(MEMO_ASSUMPTION) for (collector, protocol), epsilon in sorted(memos.items())]
         if not losses:
             return state(PrivacyLoss.of_guarantee(local_guarantee(1e-300)), delta, "basic")
@@ -334,7 +335,7 @@ class PrivacyLedger:
         if not cost <= left * (1 + 1e-12):  # NaN-safe: anything not clearly within the budget is refused
             window = "" if self.window is None else f" within {self.window:g} s"
             raise PrivacyBudgetError(
-                f"Refused: {values.size} report(s) of {protocol.name} to {collector!r} would spend epsilon "
+                f"Refused: {values.size} report(s) of {protocol.name} to {redacted_url(collector)!r} would spend epsilon "
                 f"{cost:.6g}, and this device has {max(left, 0.0):.6g} left of its budget of {self.budget:g}{window} "
                 f"({self.accounting} accounting). Nothing was sent; the device's owner may raise the budget.",
                 remaining=max(left, 0.0),
@@ -367,7 +368,7 @@ class PrivacyLedger:
         earlier = self._answered.get(_once_key(collector, once))
         if earlier is not None:
             raise PrivacyBudgetError(
-                f"Refused: this device already answered {once!r} of {collector!r} (with {earlier['protocol']}). Its "
+                f"Refused: this device already answered {once!r} of {redacted_url(collector)!r} (with {earlier['protocol']}). Its "
                 "guarantee holds for one answer per device (a campaign in rounds: one round per user, by parallel "
                 "composition); a second answer would spend epsilon again. Nothing was sent.",
                 remaining=self.remaining(),
@@ -384,7 +385,7 @@ class PrivacyLedger:
             kept = {key: stream["config"].get(key) for key in _BUDGET_KEYS if key in stream["config"]}
             asked = {key: config.get(key) for key in _BUDGET_KEYS if key in config}
             raise PrivacyBudgetError(
-                f"Refused: {collector!r} now asks for {protocol.name} with {asked}, but this device keeps permanent "
+                f"Refused: {redacted_url(collector)!r} now asks for {protocol.name} with {asked}, but this device keeps permanent "
                 f"responses drawn for {kept} under the same collector, protocol and domain. A changed privacy "
                 "parameter would make the device draw them again (a fresh epsilon_inf each time), so the device "
                 "keeps its memo and does not report under the new parameters.",

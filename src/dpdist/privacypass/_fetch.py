@@ -19,6 +19,7 @@ import re
 import time
 from typing import Any
 
+from .._redact import redacted_url
 from .._retry import Retries, retry_after
 from .._tls import verifying_context
 from ..errors import ServiceRefusedError, ServiceUnavailableError
@@ -76,7 +77,7 @@ def _answer(pending: PendingToken, url: str, response) -> bytes:
     if response.status_code == 200:
         media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
         if media_type != RESPONSE_MEDIA_TYPE:
-            raise ServiceRefusedError(f"POST {url} answered 200 with {media_type!r}, not {RESPONSE_MEDIA_TYPE}.", 200, "bad_response")
+            raise ServiceRefusedError(f"POST {redacted_url(url)} answered 200 with {media_type!r}, not {RESPONSE_MEDIA_TYPE}.", 200, "bad_response")
         return finalize_token(pending, response.content)
     try:
         body = response.json()
@@ -144,7 +145,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
             if delay is None:
                 break
             time.sleep(delay)
-    raise ServiceUnavailableError(f"POST {url} failed after {retrying.failures} attempt(s) over {retrying.elapsed:.1f} s: "
+    raise ServiceUnavailableError(f"POST {redacted_url(url)} failed after {retrying.failures} attempt(s) over {retrying.elapsed:.1f} s: "
                                   f"{failure}.")
 
 
@@ -174,5 +175,5 @@ async def fetch_token_async(issuer_url: str, key_name: str, credential: str, cha
             if delay is None:
                 break
             await asyncio.sleep(delay)
-    raise ServiceUnavailableError(f"POST {url} failed after {retrying.failures} attempt(s) over {retrying.elapsed:.1f} s: "
+    raise ServiceUnavailableError(f"POST {redacted_url(url)} failed after {retrying.failures} attempt(s) over {retrying.elapsed:.1f} s: "
                                   f"{failure}.")

@@ -18,6 +18,7 @@ import asyncio
 import logging
 
 from .._acks import batch_ack_problem
+from .._redact import redacted_text
 from ._queue import Batch, RelayQueue
 
 __all__ = ["Forwarder", "RELAYED_BATCH_CONTENT_TYPE"]
@@ -77,7 +78,7 @@ class Forwarder:
             )
         except Exception as error:  # network: the collector may or may not have counted it; same id next time
             log.warning("relay: batch %s of %s (%d bytes) not delivered (%s: %s); will retry", batch.batch_id, batch.campaign,
-                        len(batch.body), type(error).__name__, error)
+                        len(batch.body), type(error).__name__, redacted_text(str(error)))  # never the collector's password
             return False
         if 200 <= response.status_code < 300:
             # only the collector's acknowledgement of this batch settles it: a proxy's page would lose the batch

@@ -16,6 +16,8 @@ from typing import Any
 
 import httpx
 
+from .._redact import redacted_url
+
 __all__ = ["deadline_of", "request_within"]
 
 #: headers that describe the bytes on the wire, not the decoded body the answer is rebuilt with
@@ -41,7 +43,7 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
             chunks.append(chunk)
             if time.monotonic() - started > seconds:
                 raise httpx.ReadTimeout(
-                    f"the answer to {method} {url} was still arriving {seconds:g} s after its head (the client's timeout, "
+                    f"the answer to {method} {redacted_url(str(url))} was still arriving {seconds:g} s after its head (the client's timeout, "
                     f"its deadline per attempt; {sum(map(len, chunks))} bytes of body read)", request=response.request)
     headers = [(name, value) for name, value in response.headers.multi_items() if name.lower() not in _WIRE_HEADERS]
     return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks), request=response.request)

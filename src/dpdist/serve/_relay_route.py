@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._redact import redacted_url
 from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
 from ..local.ledger import normal_collector
 
@@ -68,12 +69,12 @@ class RelayRoute:
             return
         if not credential:
             raise CampaignIdentityError(
-                f"Campaign {self.campaign!r} admits a report only with a token from its issuer ({issuer['url']}): give "
+                f"Campaign {self.campaign!r} admits a report only with a token from its issuer ({redacted_url(issuer['url'])}): give "
                 "the device's credential for that issuer and the issuer's URL (issuer_credential= and issuer=, "
                 "--issuer-credential and --issuer). Nothing was randomized or sent.", "credential_required")
         if issuer_url is None or _origin(issuer_url) != _origin(issuer["url"]):
             raise CampaignIdentityError(
-                f"Campaign {self.campaign!r} names the issuer {issuer['url']}, not {issuer_url}, for which this device holds "
+                f"Campaign {self.campaign!r} names the issuer {redacted_url(issuer['url'])}, not {redacted_url(issuer_url)}, for which this device holds "
                 "its credential. Nothing was randomized or sent.", "issuer_mismatch")
         if count == 0:
             return
@@ -120,7 +121,7 @@ class RelayRoute:
             served, document = None, {}
         if served != token_key:
             raise CampaignIdentityError(
-                f"The issuer's key {issuer['key']!r} at {issuer['url']} is not the key campaign {self.campaign!r} "
+                f"The issuer's key {issuer['key']!r} at {redacted_url(issuer['url'])} is not the key campaign {self.campaign!r} "
                 "names (or the issuer did not say): its tokens would not be the issuer's. Nothing was randomized or sent.",
                 "issuer_key_mismatch")
         if "tokens_each" in issuer and document.get("tokens_each") != issuer["tokens_each"]:
@@ -145,7 +146,7 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
                 "them): its collector must create it again. Nothing was sent.", "no_relay_url")
         if _origin(relay["url"]) == _origin(server):
             raise CampaignIdentityError(
-                f"{server} is campaign {campaign!r}'s relay, which must not be trusted with the campaign's key and config: "
+                f"{redacted_url(server)} is campaign {campaign!r}'s relay, which must not be trusted with the campaign's key and config: "
                 "give the device the collector's URL, or the campaign's pin (pin=, --pin; printed by `dpdist campaign "
                 "create` and in the collector's config). Nothing was sent.", "pin_required")
     identity_bytes = fetch_identity()

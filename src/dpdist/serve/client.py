@@ -33,6 +33,7 @@ import numpy as np
 from .._acks import batch_ack_problem, relay_ack_problem
 from .._io._binary import decode_payload, encode_record, read_header
 from .._io._identity import new_file_id
+from .._redact import redacted_text, redacted_url
 from .._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, MAX_RETRY_AFTER, NOT_ACKNOWLEDGED, Retries, describe_window, retry_after, retry_delay
 from .._rng import secure_generator
 from .._tls import verifying_context
@@ -283,10 +284,10 @@ class Client:
         # through an OHTTP relay the device connects to the relay only: name it, not the server
         sent, question = (f"{method} {url}", f"is the server running at {_origin_of(url)}?") if relay is None else (
             f"{method} {path} through the Oblivious HTTP relay {relay}", f"is the relay running at {_origin_of(relay)}?")
-        raise ServiceUnavailableError(
+        raise ServiceUnavailableError(redacted_text(
             f"{sent} failed: {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried for up "
             f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}). Nothing was "
-            "lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same command) counts it once.")
+            "lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same command) counts it once."))
 
     def retrying(self) -> Retries:
         """The retries of one request of this client (its window, backoff and count)."""
@@ -851,14 +852,14 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
             answer = client.get(address)
             directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
     except httpx.HTTPError as error:
-        raise ServiceUnavailableError(f"GET {address} failed: {type(error).__name__}: {error}.") from None
+        raise ServiceUnavailableError(redacted_text(f"GET {address} failed: {type(error).__name__}: {error}.")) from None
     if answer.status_code != 200:
         raise _refusal("GET", address, answer)
     document = answer.json()
     ceiling = document.get("tokens_each")
     if not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
         raise InvalidParameterError(
-            f"The issuer at {url} publishes no 'tokens_each' for key {key!r} (the most tokens one of its credentials gives; "
+            f"The issuer at {redacted_url(url)} publishes no 'tokens_each' for key {key!r} (the most tokens one of its credentials gives; "
             f"an issuer older than this dpdist: upgrade it): a relayed campaign counts each colluding credential as that "
             f"many reports. Got {ceiling!r}.")
     stated = directory.json().get("dpdist-issuer-name") if directory.status_code == 200 else None
@@ -914,10 +915,11 @@ def _not_acknowledged(method: str, url: str, failure: str, attempt: int, retries
                       relay: str | None) -> str:
     """The message of a request whose answers were never the acknowledgement of what it sent (:mod:`._acks`)."""
     through = f" through the Oblivious HTTP relay {relay}" if relay is not None else ""
-    return (f"{method} {url}{through} got {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried "
-            f"for up to {describe_window(window)}: retry_window, dpdist's --retry-window). Is {_origin_of(url)} the dpdist service (not a proxy, a captive "
-            "portal or another server answering in its place)? Nothing is taken as counted: the batch keeps its id "
-            "and bytes, so sending it again later (dpdist submit: the same command) counts it once.")
+    return redacted_text(
+        f"{method} {url}{through} got {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried "
+        f"for up to {describe_window(window)}: retry_window, dpdist's --retry-window). Is {_origin_of(url)} the dpdist service (not a proxy, a captive "
+        "portal or another server answering in its place)? Nothing is taken as counted: the batch keeps its id "
+        "and bytes, so sending it again later (dpdist submit: the same command) counts it once.")
 
 
 def _refusal(method: str, path: str, response) -> ServiceRefusedError:
@@ -927,7 +929,7 @@ def _refusal(method: str, path: str, response) -> ServiceRefusedError:
     except ValueError:
         code, detail = "", response.text[:200]
     return ServiceRefusedError(
-        f"The server refused {method} {path}: HTTP {response.status_code} {code}: {detail}",
+        redacted_text(f"The server refused {method} {path}: HTTP {response.status_code} {code}: {detail}"),
         status=response.status_code,
         code=code,
     )

@@ -1,0 +1,56 @@
+"""``dpdist._redact``: no URL dpdist prints, logs or raises shows its password (the outsider's finding: ``dpdist relay
+--collector http://user:pw@h`` printed it at start, ``dpdist submit --server http://user:pw@h`` in its error line)."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpdist._redact import redacted_text, redacted_url
+from dpdist.errors import InvalidParameterError, ServiceUnavailableError
+from cli_support import run
+
+
+@pytest.mark.parametrize("url, shown", [
+    ("http://user:PW@h:1/x", "http://user:***@h:1/x"),
+    ("postgresql://user:p@ss:w@db.example:5432/dpdist", "postgresql://user:***@db.example:5432/dpdist"),
+    ("https://h.example/path@x", "https://h.example/path@x"),
+    ("http://user@h:1", "http://user@h:1"),
+    ("sqlite:///campaigns.sqlite", "sqlite:///campaigns.sqlite"),
+    ("campaigns.sqlite", "campaigns.sqlite"),
+])
+def test_a_url_is_shown_without_its_password_only(url, shown):
+    assert redacted_url(url) == shown
+    assert redacted_text(f"GET {url} failed; is it at {url}?") == f"GET {shown} failed; is it at {shown}?"
+
+
+def test_the_relay_prints_its_collector_without_the_password(tmp_path, monkeypatch, capsys):
+    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("pyhpke")
+    monkeypatch.setenv("DPDIST_RELAY_TOKEN", "relay-token-0123456789")
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)  # the start line, not the server
+    status, _, err = run(capsys, "relay", "--queue", tmp_path / "q.sqlite", "--collector", "http://user:URLPASSWORD@h:1")
+    assert status == 0 and "collector http://user:***@h:1;" in err and "URLPASSWORD" not in err
+
+
+def test_submit_and_the_client_name_the_server_without_the_password(tmp_path, capsys):
+    pytest.importorskip("httpx")
+    from dpdist.client import Client
+    from serve_support import free_port
+
+    server = f"http://user:PASSW0RDSECRET@127.0.0.1:{free_port()}"
+    (tmp_path / "d.csv").write_text("x\n1\n2\n")
+    status, _, err = run(capsys, "submit", "--server", server, "--campaign", "c", "--column", "x", tmp_path / "d.csv",
+                         "--retries", "0")
+    assert status == 2 and "PASSW0RDSECRET" not in err and "GET http://user:***@127.0.0.1:" in err
+    with pytest.raises(ServiceUnavailableError) as refused, Client(server, retries=0) as client:
+        client.config("c")
+    assert "PASSW0RDSECRET" not in str(refused.value) and "user:***@" in str(refused.value)
+
+
+def test_a_refused_url_argument_is_shown_without_its_password(tmp_path):
+    pytest.importorskip("starlette")
+    from dpdist.relay import create_app
+
+    with pytest.raises(InvalidParameterError, match="collector") as refused:
+        create_app(str(tmp_path / "q.sqlite"), collector="ftp://user:SECRETPW@h", relay_token="relay-token-0123456789")
+    assert "SECRETPW" not in str(refused.value) and "'ftp://user:***@h'" in str(refused.value)
