@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpdist.issuer._arguments import ADMIN_TOKEN, CORS_ORIGINS, SERVER_NAME
+from dpdist.issuer._arguments import ADMIN_TOKEN, CORS_ORIGINS, SERVER_NAME, STORE
 
 
 @pytest.mark.parametrize("name", ["issuer.example.org", "issuer.example:8443", "localhost", "a-b.c:1", "x:65535"])
@@ -34,3 +34,23 @@ def test_the_admin_token_is_printable_ascii_of_16_characters_and_shown_by_its_le
         with pytest.raises(ValueError):
             ADMIN_TOKEN.check(bad)
     assert ADMIN_TOKEN.shown("secret-\u00e9" * 3) == "a str of 24 characters"
+
+
+@pytest.mark.parametrize("path", ["", " ", ":memory:", "file::memory:?cache=shared", 3])
+def test_the_store_is_a_sqlite_file_not_an_in_memory_database(path, tmp_path, monkeypatch, capsys):
+    """As ``dpdist serve --db`` and the relay's ``--queue``: an in-memory store keeps nothing (and is empty to the
+    next connection); the library and ``dpdist issuer serve --issuer-db`` refuse it in one line."""
+    pytest.importorskip("starlette")
+    from dpdist.cli import main
+    from dpdist.errors import InvalidParameterError
+    from dpdist.issuer import create_app
+
+    assert STORE.check(str(tmp_path / "i.sqlite")) == str(tmp_path / "i.sqlite")
+    with pytest.raises(InvalidParameterError, match=r"^The 'db_path' parameter of issuer.create_app must be the path of "
+                                                    r"the issuer's SQLite file \(not '' or ':memory:'"):
+        create_app(path, name="issuer.example", admin_token="admin-token-0123456")
+    if isinstance(path, str):
+        monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456")
+        assert main(["issuer", "serve", "--issuer-db", path, "--issuer-name", "issuer.example"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("dpdist: error: The '--issuer-db' option must be ") and err.count("\n") == 1

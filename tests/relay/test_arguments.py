@@ -46,6 +46,22 @@ def test_create_app_refuses_what_the_relay_cannot_run_with_naming_the_argument(t
     assert not (tmp_path / "q.sqlite").exists()  # refused before anything is opened
 
 
+@pytest.mark.parametrize("queue", ["", ":memory:"])
+def test_an_in_memory_queue_is_refused_by_the_library_and_the_command_line(monkeypatch, capsys, queue):
+    """The outsider's finding: ``--queue ''`` started, then every forwarding step failed with 'no such table'."""
+    from dpdist.cli import main
+    from dpdist.relay import create_app
+
+    with pytest.raises(InvalidParameterError) as refused:
+        create_app(queue, **GOOD)
+    assert str(refused.value).startswith("The 'db_path' parameter of dpdist.relay.create_app must be the path of the "
+                                         "relay's SQLite queue file (not '' or ':memory:'")
+    monkeypatch.setenv("DPDIST_RELAY_TOKEN", TOKEN)
+    assert main(["relay", "--queue", queue, "--collector", "http://127.0.0.1:1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpdist: error: The '--queue' option must be ") and err.count("\n") == 1
+
+
 def test_create_app_refuses_limits_naming_the_option(tmp_path):
     from dpdist._guard import Limits
     from dpdist.relay import create_app

@@ -16,7 +16,7 @@ import numpy as np
 
 from ._rule import Constraint, _refuses
 
-__all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "CallableRule", "ExistingFile", "RandomSource", "Present", "Admits", "Token", "MappingOf", "HasMethod", "AttributeIn", "Registered"]
+__all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "SQLiteFile", "CallableRule", "ExistingFile", "RandomSource", "Present", "Admits", "Token", "MappingOf", "HasMethod", "AttributeIn", "Registered"]
 
 
 @dataclass(frozen=True)
@@ -322,6 +322,28 @@ class PathLike(Constraint):
 
     def invalid_examples(self) -> list:
         return [3, "", b"bytes"]
+
+
+@dataclass(frozen=True)
+class SQLiteFile(PathLike):
+    """The path of a SQLite file that keeps what is written: not ``""`` nor ``":memory:"`` (SQLite opens either as a
+    database of its own connection, empty to every other and gone at exit: a relay's queue or an issuer's store there
+    fails at its first use and keeps nothing), described as ``what``."""
+
+    what: str = "the path of a SQLite file"
+
+    def check(self, value: Any) -> Any:
+        super().check(value)
+        text = os.fspath(value)
+        if not text.strip() or text.strip() in (":memory:", "sqlite:///:memory:") or text.startswith("file::memory:"):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return f"{self.what} (not '' or ':memory:', an in-memory database that would lose everything at exit)"
+
+    def invalid_examples(self) -> list:
+        return [3, "", " ", ":memory:", b"bytes"]
 
 
 @dataclass(frozen=True)

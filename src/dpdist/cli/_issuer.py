@@ -27,7 +27,7 @@ from ..errors import (
     ServiceRefusedError,
     ServiceUnavailableError,
 )
-from ..issuer._arguments import ADMIN_TOKEN, CORS_ORIGINS, SERVER_NAME
+from ..issuer._arguments import ADMIN_TOKEN, CORS_ORIGINS, SERVER_NAME, STORE
 from ..issuer._limits import add_arguments as add_limit_arguments, from_args, uvicorn_options
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
@@ -105,7 +105,7 @@ def _add_serve(actions) -> None:
     add_limit_arguments(serve)
     serve.set_defaults(handler=_run_serve)
     state_rules(serve, {  # the rules of dpdist.issuer.create_app, as options (a token: shown by its length only)
-        "--port": PORT, "--issuer-name": SERVER_NAME, "--cors-origin": CORS_ORIGINS.inner,
+        "--port": PORT, "--issuer-db": STORE, "--issuer-name": SERVER_NAME, "--cors-origin": CORS_ORIGINS.inner,
         "--issuer-admin-token": Token(16, ADMIN_TOKEN.what + " (or DPDIST_ISSUER_ADMIN_TOKEN)", spaces=True),
     })
     environment_defaults(serve)

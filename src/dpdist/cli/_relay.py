@@ -14,7 +14,7 @@ import sys
 from .._guard import add_arguments as add_limit_arguments, from_args as limits_from_args, uvicorn_options
 from .._redact import redacted_url
 from ..errors import InvalidParameterError, MissingDependencyError
-from ..relay._arguments import COLLECTOR, RULES, relay_token
+from ..relay._arguments import COLLECTOR, QUEUE, RULES, relay_token
 from ..relay._envelope import MAX_SEALED_BYTES
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
@@ -58,7 +58,7 @@ def add_commands(subparsers) -> None:
     add_limit_arguments(relay)  # the limits of dpdist serve, same names and defaults (docs/deployment.md, "Limits")
     relay.set_defaults(handler=_run_relay)
     state_rules(relay, {  # the rules of dpdist.relay.create_app, as options (a token: printable ASCII, as --submit-token)
-        "--port": PORT, "--collector": COLLECTOR, "--relay-token": relay_token("DPDIST_RELAY_TOKEN"),
+        "--port": PORT, "--queue": QUEUE, "--collector": COLLECTOR, "--relay-token": relay_token("DPDIST_RELAY_TOKEN"),
         "--relay-admin-token": relay_token("DPDIST_RELAY_ADMIN_TOKEN"),
         "--min-batch": RULES["min_batch"], "--max-batch": RULES["max_batch"], "--max-body-bytes": RULES["max_body_bytes"],
     })

@@ -60,14 +60,14 @@ from starlette.routing import Route
 
 from .._guard import Limits
 from ..errors import InvalidParameterError
-from .._validation import Described, InstanceOf, Optional, PathLike, validate_params
+from .._validation import InstanceOf, Optional, validate_params
 from ..privacypass import _blindrsa
 from ..privacypass._http_auth import b64url_encode
 from ..privacypass._messages import TOKEN_TYPE, TokenRequest
 from ..privacypass._token_key import encode_token_key, generate_private_key, token_key_id
 from ..serve._middleware import SecurityHeadersMiddleware
 from . import _limits
-from ._arguments import ADMIN_TOKEN, CORS_ORIGINS, SERVER_NAME
+from ._arguments import ADMIN_TOKEN, CORS_ORIGINS, SERVER_NAME, STORE
 from ._limits import Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized, Unprocessable, UnsupportedMediaType
 from ._store import MAX_TOKENS_EACH, IssuerStore, credential_hash
 
@@ -84,7 +84,7 @@ _STATUS = {InvalidRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404
 
 
 @validate_params({
-    "db_path": Described(PathLike(), "the path of the issuer's SQLite file"),
+    "db_path": STORE,
     "admin_token": ADMIN_TOKEN,
     "name": SERVER_NAME,
     "cors_origins": CORS_ORIGINS,

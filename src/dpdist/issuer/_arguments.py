@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from .._validation import Described, Items, OneOf, Optional, Text, Token
+from .._validation import Described, Items, OneOf, Optional, SQLiteFile, Text, Token
 
-__all__ = ["ADMIN_TOKEN", "CORS_ORIGINS", "SERVER_NAME"]
+__all__ = ["ADMIN_TOKEN", "CORS_ORIGINS", "SERVER_NAME", "STORE"]
 
 #: an origin of a page that may request tokens: scheme://host[:port], or "*"
 _ORIGIN = r"\*|https?://[^/\s,]+"
@@ -21,4 +21,6 @@ CORS_ORIGINS = Optional(OneOf((
     Items(Text(pattern=_ORIGIN), "origins"),
 ), "a list of origins such as 'https://example.org' (scheme://host[:port]), a comma-separated string of them, or '*'"))
 #: the admin API's bearer token: sent in an HTTP header, shown by its length only
+#: the issuer's store: a SQLite file (as the relay's queue; ``dpdist serve --db`` refuses an in-memory database too)
+STORE = SQLiteFile("the path of the issuer's SQLite file")
 ADMIN_TOKEN = Token(16, "a string of at least 16 printable ASCII characters", spaces=True)
