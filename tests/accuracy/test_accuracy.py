@@ -262,3 +262,25 @@ def test_explain_checks_a_central_release_grid_size_by_its_own_rule():
 
     with pytest.raises(InvalidParameterError, match=r"The 'grid_size' parameter of .* Got 1"):
         explain("pursuit", 1000, bounds=(0, 1), grid_size=1, repeats=2, epsilons=[1.0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda n: explain(local.make("grr", epsilon=1, domain_size=4), n=n, epsilons=[1]),
+    lambda n: dpdist.accuracy.explain_plan({"protocol": "grr", "epsilon": 0.1, "domain_size": 4}, n),
+    lambda n: dpdist.accuracy.explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 4}, n, delta=1e-9),
+    lambda n: explain("grr", n, epsilons=[1], domain_size=4),
+])
+def test_a_population_past_2_to_the_53_is_refused_naming_n(call):
+    """The outsider's finding: ``explain(grr, n=10**309)`` raised a bare OverflowError (the CLI: 'internal error')."""
+    with pytest.raises(InvalidParameterError, match=r"The 'n' parameter of .* must be an int from \d to 2\*\*53"):
+        call(10**309)
+    with pytest.raises(InvalidParameterError, match="2\\*\\*53"):
+        call(2**53 + 1)
+
+
+def test_the_command_line_names_n_past_2_to_the_53_in_one_line(tmp_path, capsys):
+    config = tmp_path / "grr.json"
+    config.write_text(json.dumps({"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 4}))
+    assert main(["explain", "--config", str(config), "--n", str(10**309)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpdist: error: --n must be an int from 1 to 2**53") and err.count("\n") == 1

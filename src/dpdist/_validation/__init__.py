@@ -56,7 +56,8 @@ from ._relations import (
 )
 from ._rule import Constraint, check_param
 from ._scalars import Boolean, Even, Integer, Interval, Options, PowerOfTwo, Prime, is_prime
-from ._shared import CENTRAL_EPSILON, DELTA, DOMAIN_SIZE, EPSILON, LOCAL_EPSILON, MAX_ALLOCATION_BYTES, check_allocation
+from ._shared import (CENTRAL_EPSILON, DELTA, DOMAIN_SIZE, EPSILON, LOCAL_EPSILON, MAX_ALLOCATION_BYTES, MAX_POPULATION,
+                      POPULATION, check_allocation, population)
 from ._tables import (
     PARAMETER_TABLES,
     ParameterTable,
@@ -132,6 +133,9 @@ __all__ = [
     "EPSILON",
     "DELTA",
     "DOMAIN_SIZE",
+    "POPULATION",
+    "MAX_POPULATION",
+    "population",
     "MAX_ALLOCATION_BYTES",
     "check_allocation",
     "did_you_mean",

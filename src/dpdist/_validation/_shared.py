@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from ..errors import InvalidParameterError
+from ._combinators import Described
 from ._scalars import Integer, Interval
 
-__all__ = ["LOCAL_EPSILON", "CENTRAL_EPSILON", "EPSILON", "DELTA", "DOMAIN_SIZE", "MAX_ALLOCATION_BYTES", "check_allocation"]
+__all__ = ["LOCAL_EPSILON", "CENTRAL_EPSILON", "EPSILON", "DELTA", "DOMAIN_SIZE", "POPULATION", "MAX_POPULATION", "population", "MAX_ALLOCATION_BYTES", "check_allocation"]
 
 
 #: The supported privacy budget of every local protocol.  Below 1e-6 the estimators divide by
@@ -31,6 +32,22 @@ DELTA = Interval(0.0, 1.0, closed="neither", privacy=True)
 
 #: the number of items of a categorical domain
 DOMAIN_SIZE = Integer(low=2, high=2**31 - 1)
+
+
+#: The most users or records a population-size argument (``n`` of ``explain``, of an experiment's grid, ...) may
+#: state: 2**53, the last integer float64 (in which every variance and estimate is computed) holds exactly; far
+#: above any population (10**309 overflowed to a bare OverflowError in the variance).
+MAX_POPULATION = 2**53
+
+
+def population(low: int = 1) -> Described:
+    """The rule of a population size: an int from ``low`` to :data:`MAX_POPULATION`."""
+    return Described(Integer(low=low, high=MAX_POPULATION),
+                     f"an int from {low} to 2**53 = {MAX_POPULATION} (users or records)")
+
+
+#: the number of users or records of a prediction or an experiment's cell: an int from 1 to 2**53
+POPULATION = population(1)
 
 
 #: The largest single array (in bytes) that one report, the aggregate or the estimate of a local

@@ -44,6 +44,7 @@ from .._io._atomic import atomic_writer
 from .._validation import (
     CENTRAL_EPSILON,
     LOCAL_EPSILON,
+    POPULATION,
     Described,
     InstanceOf,
     Integer,
@@ -95,7 +96,7 @@ _METHOD = InstanceOf((str, dict, LocalProtocol, types.FunctionType, types.Method
 _CACHE = Optional(Described(PathRule(), "the path of a directory (a non-empty str or os.PathLike)"))
 
 
-@validate_params({"method": _METHOD, "n": Integer(low=1), "shape": SHAPE, "repeats": Integer(low=2, high=10_000), "seed": Integer(low=0),
+@validate_params({"method": _METHOD, "n": POPULATION, "shape": SHAPE, "repeats": Integer(low=2, high=10_000), "seed": Integer(low=0),
                   "cache": _CACHE})
 def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n: int, *,
             epsilons: ArrayLike | float | None = None, shape: str = DEFAULT_SHAPE, repeats: int = DEFAULT_REPEATS,
@@ -109,7 +110,7 @@ def explain(method: str | LocalProtocol | dict[str, Any] | Callable[..., Any], n
         central release (a ``dpdist.central`` function or its name, ``params`` its arguments: ``bounds``
         and, for ``"polynomial"``, ``delta``).
     n : int
-        Users (local) or records (central).
+        Users (local) or records (central): 1 to 2**53 (:data:`dpdist._validation.MAX_POPULATION`).
     epsilons : sequence of float, optional
         Default: 0.25, 0.5, 1, 2, 4, 8 and the method's own epsilon.
     shape : str

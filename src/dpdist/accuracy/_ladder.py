@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import local
 from .._guarantee import PrivacyGuarantee
-from .._validation import Admits, Described, InstanceOf, Integer, Interval, check_param, validate_params
+from .._validation import Admits, Described, InstanceOf, Integer, Interval, check_param, population, validate_params
 from ..accounting._threshold import threshold_delta, threshold_sampling
 from ..amplification import shuffled
 from ..amplification._statement import device_bound, report_target
@@ -41,7 +41,7 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
     """The trust ladder of ``config``'s campaign at ``n`` devices (module docstring; parameters in
     :func:`dpdist.accuracy.explain_ladder`)."""
     protocol = _placed(config)
-    n = check_param(OWNER, "n", n, Integer(low=2))
+    n = check_param(OWNER, "n", n, population(2))
     delta = check_param(OWNER, "delta", delta, Interval(0.0, 1.0, closed="neither"))
     delta = check_param(OWNER, "delta", delta, Described(Interval(0.0, 1.0 / n, closed="neither"), (
         f"below 1/n = {1 / n:.3g} (a delta of 1/n allows releasing one device's item in the clear)")))

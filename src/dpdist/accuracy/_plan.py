@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, cast
 
 from .. import local
-from .._validation import Implies, Integer, Interval, Optional, Options, check_param, validate_params
+from .._validation import POPULATION, Implies, Integer, Interval, Optional, Options, check_param, validate_params
 from ..accounting import ACCOUNTANTS, protocol_loss, state
 from ..amplification import shuffled
 from ..errors import DPDistError
@@ -138,7 +138,7 @@ def plan(config: Any, n: int, error: ErrorOf, *, every: str = "day", horizon: in
     """
     owner = "explain_plan"
     protocol = config if isinstance(config, local.LocalProtocol) else local.from_config(dict(config))
-    n = check_param(owner, "n", n, Integer(low=1))
+    n = check_param(owner, "n", n, POPULATION)
     horizon = check_param(owner, "horizon", horizon, Integer(low=1, high=100 * 365))
     period = EVERY[every]
     campaigns = cast(int, releases) if period is None else max(1, horizon // period)  # given: the table's relation

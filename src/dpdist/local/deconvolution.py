@@ -68,6 +68,7 @@ from scipy import fft
 from .._rng import check_rng
 from .._validation import (
     DOMAIN_SIZE,
+    POPULATION,
     Below,
     Boolean,
     Integer,
@@ -130,7 +131,7 @@ _Q_STAR_BELOW = Below("q_star", "p_star", why="a pure protocol supports the true
                       counterexample={"p_star": 0.3, "q_star": 0.5})
 
 
-@validate_params({"domain_size": DOMAIN_SIZE, **_SUPPORT_PROBABILITIES, "n": Integer(low=1)},
+@validate_params({"domain_size": DOMAIN_SIZE, **_SUPPORT_PROBABILITIES, "n": POPULATION},
                  relations=(_Q_STAR_BELOW,))
 def noise_power_spectrum(
     domain_size: int,
@@ -196,7 +197,7 @@ def noise_power_spectrum(
 
 
 # ---------------------------------------------------------------------- deconvolution
-@validate_params({**_SUPPORT_PROBABILITIES, "n": Integer(low=1), "method": Options(METHODS)},
+@validate_params({**_SUPPORT_PROBABILITIES, "n": POPULATION, "method": Options(METHODS)},
                  relations=(_Q_STAR_BELOW,))
 def deconvolve(
     support_counts: ArrayLike,
