@@ -188,6 +188,8 @@ def real_array(values: Any) -> Any:
     if array.dtype == object:
         try:
             return array.astype(np.float64)
+        except OverflowError:  # an int past a float (10**309): kept, its None found here, the checks' to clip or name
+            return array
         except (TypeError, ValueError):
             return values
     return array if array.dtype.kind in "fiub" else values

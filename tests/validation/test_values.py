@@ -44,3 +44,24 @@ def test_real_values_checked_clipped_or_wrapped_into_the_bounds():
     wrapped, moved = wrap_real_values([25.0, -1.0, 3.0], (0.0, 24.0), owner="f")
     np.testing.assert_allclose(wrapped, [1.0, 23.0, 3.0])
     assert moved == 2
+
+
+def test_an_int_too_large_for_a_float_is_out_of_bounds_not_an_overflow():
+    """The outsider's finding: ``sw.simulate([10**309])`` raised a bare OverflowError.  Such an int is above any
+    bound: clipped (as +inf is) with ``clip=True``, refused naming ``values`` with ``clip=False``, and a missing
+    value beside it is still found by the ``missing`` policy."""
+    huge = 10**309
+    with pytest.raises(OutOfDomainError, match=r"^The 'values' argument of o must lie in bounds \[0, 100\]\. Got a "
+                                               r"value too large for a float, an int of 310 digits"):
+        check_real_values([3, huge], (0, 100), owner="o")
+    clipped, moved = clip_real_values([huge, -huge, 5, None], (0, 100), owner="o")
+    assert clipped.tolist() == [100.0, 0.0, 5.0, 0.0] and moved == 3
+    wrapped, moved = wrap_real_values([huge, 150], (0, 100), owner="o")
+    assert wrapped.tolist() == [100.0, 50.0] and moved == 2
+    sw = local.make("sw", epsilon=1, bounds=(0, 100))
+    with pytest.warns(Warning, match="1 of 1 value"):
+        assert sw.simulate([huge], rng=1).n == 1
+    with pytest.raises(OutOfDomainError, match=r"'values' argument .* too large for a float"):
+        sw.simulate([huge, None], rng=1, missing="drop", clip=False)
+    with pytest.warns(Warning):
+        assert sw.simulate([huge, 3, None], rng=1, missing="drop").n == 2

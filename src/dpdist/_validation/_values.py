@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+import math
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -23,6 +24,26 @@ def _one_dimensional(values: ArrayLike, owner: str, name: str, elements: str) ->
             f"Got an array of shape {array.shape} instead."
         )
     return array
+
+
+def _object_floats(array: np.ndarray) -> tuple[np.ndarray, Any]:
+    """An object array of Python numbers (``None`` as NaN) as float64, and its first int too large for a float
+    (``10**309``: ``float()`` overflows) or None; such an int is taken as the infinity of its sign, beyond any
+    bounds.  Raises TypeError or ValueError when a value is not a number."""
+    floats, huge = [], None
+    for value in array.tolist():
+        try:
+            floats.append(math.nan if value is None else float(value))
+        except OverflowError:
+            huge = value if huge is None else huge
+            floats.append(math.inf if value > 0 else -math.inf)
+    return np.array(floats, dtype=np.float64), huge
+
+
+def _too_large(value: Any) -> str:
+    """A value too large for a float, as a refusal shows it (its digits can be thousands)."""
+    text = str(value)
+    return text if len(text) <= 40 else f"an int of {len(text.lstrip('-'))} digits ({text[:12]}...)"
 
 
 def check_integer_values(values: ArrayLike, domain_size: int, *, owner: str, name: str = "values") -> np.ndarray:
@@ -60,6 +81,16 @@ def check_integer_values(values: ArrayLike, domain_size: int, *, owner: str, nam
 def check_real_values(values: ArrayLike, bounds: Sequence[float], *, owner: str, name: str = "values") -> np.ndarray:
     """Coerce user values to a 1-D float64 array of finite values in ``[lo, hi]``."""
     array = _one_dimensional(values, owner, name, "floats")
+    if array.dtype == object and array.size:  # Python numbers, one too large for an int64 (2**70, 10**309) among them
+        try:
+            array, huge = _object_floats(array)
+        except (TypeError, ValueError):
+            pass
+        else:
+            if huge is not None:
+                raise OutOfDomainError(
+                    f"The {name!r} argument of {owner} must lie in bounds [{bounds[0]}, {bounds[1]}]. Got a value too "
+                    f"large for a float, {_too_large(huge)}.")
     if array.size and not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must hold real numbers in [{bounds[0]}, {bounds[1]}]. "
@@ -90,8 +121,7 @@ def wrap_real_values(values, bounds: Sequence[float], *, owner: str, name: str =
     if not moved:
         return array, 0
     raw = _one_dimensional(values, owner, name, "floats")
-    raw = np.asarray([np.nan if value is None else value for value in raw.tolist()] if raw.dtype == object else raw,
-                     dtype=np.float64)
+    raw = _object_floats(raw)[0] if raw.dtype == object else raw.astype(np.float64)  # past a float: +-inf, not wrapped
     low, high = float(bounds[0]), float(bounds[1])
     outside = np.isfinite(raw) & ((raw < low) | (raw > high))
     wrapped = array.copy()
@@ -112,8 +142,8 @@ def clip_real_values(values, bounds: Sequence[float], *, owner: str, name: str =
     """
     array = _one_dimensional(values, owner, name, "floats")
     if array.dtype == object and array.size:  # a Python list with None (missing) among the numbers
-        try:
-            array = np.array([np.nan if value is None else value for value in array.tolist()], dtype=np.float64)
+        try:  # an int too large for a float (10**309) is above any bound: clipped, as +inf is
+            array, _ = _object_floats(array)
         except (TypeError, ValueError):
             pass
     if array.size and not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
