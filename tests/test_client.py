@@ -204,3 +204,21 @@ def test_client_servers_and_budget_files_name_a_bad_argument(tmp_path):
     for call, argument in _service_calls(tmp_path):
         with pytest.raises(InvalidParameterError, match=rf"'{argument}'"):
             call()
+
+
+@pytest.mark.parametrize("values, got", [(None, "Got None instead."),
+                                         ((v for v in (0, 1)), "Got a generator, read once and without a length"),
+                                         (iter([0, 1]), "Got a list_iterator")])
+def test_submit_values_refuses_none_and_generators_naming_values_as_privatize_does(values, got):
+    """The outsider's finding: ``submit_values("c", None)`` raised ``TypeError: len() of unsized object``.  Refused
+    before any request (the server here is unreachable), as ``protocol.privatize`` refuses them."""
+    from dpdist import local
+    from dpdist.errors import InvalidValueTypeError
+
+    with Client("http://127.0.0.1:1", retries=0) as client, pytest.raises(InvalidValueTypeError) as refused:
+        client.submit_values("campaign", values)
+    assert str(refused.value).startswith("The 'values' argument of Client.submit_values must be a 1-D array")
+    assert got in str(refused.value)
+    with pytest.raises(InvalidValueTypeError, match=r"^The 'values' argument of GRR\.privatize must be a 1-D array .*"
+                                                    + ("Got None" if values is None else "Got a list_iterator")):
+        local.make("grr", epsilon=1, domain_size=4).privatize(values if values is None else iter([0, 1]), rng=1)

@@ -67,7 +67,7 @@ from ._tables import (
     unknown_names_error,
     validate_params,
 )
-from ._values import check_integer_values, check_real_values, clip_real_values, wrap_real_values
+from ._values import check_integer_values, check_real_values, check_values_given, clip_real_values, wrap_real_values
 
 __all__ = [
     "Constraint",
@@ -146,6 +146,7 @@ __all__ = [
     "PARAMETER_TABLES",
     "validate_params",
     "check_integer_values",
+    "check_values_given",
     "check_real_values",
     "wrap_real_values",
     "clip_real_values",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator, Sized
 from typing import Any, Sequence
 
 import numpy as np
@@ -10,11 +11,23 @@ import numpy as np
 from .._types import ArrayLike
 from ..errors import InvalidValueTypeError, OutOfDomainError
 
-__all__ = ["check_integer_values", "check_real_values", "wrap_real_values", "clip_real_values"]
+__all__ = ["check_values_given", "check_integer_values", "check_real_values", "wrap_real_values", "clip_real_values"]
+
+
+def check_values_given(values: Any, owner: str, name: str = "values", elements: str = "values") -> None:
+    """Refuse ``values`` that hold no values to read: ``None``, or a generator or iterator (read once, without a
+    length: ``np.asarray`` makes it one opaque object), naming ``name`` (:class:`~dpdist.errors.InvalidValueTypeError`)."""
+    if values is None:
+        raise InvalidValueTypeError(f"The {name!r} argument of {owner} must be a 1-D array of {elements}. Got None instead.")
+    if isinstance(values, Iterator) or (isinstance(values, Iterable) and not isinstance(values, (Sized, str, bytes))):
+        raise InvalidValueTypeError(
+            f"The {name!r} argument of {owner} must be a 1-D array of {elements} (a list, a tuple, an array or a "
+            f"Series). Got a {type(values).__name__}, read once and without a length, instead: pass list(values).")
 
 
 def _one_dimensional(values: ArrayLike, owner: str, name: str, elements: str) -> np.ndarray:
     """``values`` as a 1-D array (a scalar is one value); ``elements`` names what it must hold in the error."""
+    check_values_given(values, owner, name, elements)
     array = np.asarray(values)
     if array.ndim == 0:
         array = array.reshape(1)

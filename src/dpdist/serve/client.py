@@ -41,7 +41,8 @@ from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
 from .._validation import (Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
-                           NamedInstanceOf, OneOf, Optional, Options, Text, Token, validate_params)
+                           NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
+                           validate_params)
 from ..local import from_config
 from ..relay._arguments import OHTTP_RELAY
 from ..local._json_rows import json_rows as rows
@@ -556,8 +557,10 @@ class Client:
         resent with the same bytes on failure) before the next batch is randomized.
         If the service stays unreachable past the retries,
         :class:`~dpdist.errors.ServiceUnavailableError` is raised and the remaining
-        values are not submitted; the acknowledged batches stay counted.
+        values are not submitted; the acknowledged batches stay counted.  ``None``, a generator or an iterator is
+        refused, naming ``values``, as ``protocol.privatize`` refuses it (:class:`~dpdist.errors.InvalidValueTypeError`).
         """
+        check_values_given(values, "Client.submit_values")  # before the network: np.asarray(None) has no length
         values = np.asarray(values)
         if ledger is not None:
             return self._submit_device_values(campaign, values, ledger, protocol)
