@@ -10,7 +10,6 @@ adding a method, a dataset or a grid value never changes another cell's numbers.
 from __future__ import annotations
 
 import itertools
-import math
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -20,10 +19,12 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .. import datasets
 from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
-from .._validation import (CallableRule, Constraint, Described, Dict, Registered, Satisfies, Integer, InstanceOf, Interval, Items, MappingOf, OneOf, Optional,
+from .._validation import (CallableRule, Described, Dict, Registered, Satisfies, Integer, InstanceOf, Interval, Items, OneOf, Optional,
                            Options, Text, validate_params)
 from ..errors import InvalidParameterError
 from ._checks import better_than
+from ._grid_check import (DATASET_PREFIX, GRID, METRIC_PREFIX, SWEEP_DATASETS, SWEEP_KEYS,  # noqa: F401  (names of this module)
+                          SWEEP_METHODS, check_grid)
 from ._methods import available_methods
 
 if TYPE_CHECKING:
@@ -46,14 +47,6 @@ __all__ = [
 # Tags of the three independent streams of a cell (see cell_seeds).
 DATA_STREAM, METHOD_STREAM, METRIC_STREAM = 1, 2, 3
 
-#: Grid parameters with this prefix go to the metrics (see ExperimentSpec, grid).
-METRIC_PREFIX = "metric_"
-#: Grid parameters with this prefix override fields of the dataset reference.
-DATASET_PREFIX = "dataset_"
-#: Keys of a sweep (one dict of a list grid) naming the datasets / method labels it runs on.
-SWEEP_DATASETS, SWEEP_METHODS = "datasets", "methods"
-SWEEP_KEYS = (SWEEP_DATASETS, SWEEP_METHODS)
-
 
 def _normalize_sweep(sweep) -> dict:
     out: dict[str, Any] = {key: list(values) for key, values in sweep.items() if key not in SWEEP_KEYS}
@@ -61,32 +54,6 @@ def _normalize_sweep(sweep) -> dict:
         if key in sweep:
             out[key] = tuple(sweep[key])
     return out
-
-
-def _values(item: Constraint | None, what: str) -> Items:
-    return Items(item, f"a non-empty list of {what}", min_length=1)
-
-
-#: one sweep of an experiment's grid: parameter name -> its values, checked when the spec is built (not in every cell)
-SWEEP = MappingOf(
-    Described(Text(pattern=rf"(?!{DATASET_PREFIX})[A-Za-z_][A-Za-z0-9_]*|{DATASET_PREFIX}(bins|permute)"),
-              f"a parameter name ({DATASET_PREFIX}bins and {DATASET_PREFIX}permute the only {DATASET_PREFIX} ones)"),
-    _values(None, "values"),
-    f"a dict of parameter name -> non-empty list of values (n: ints >= 1 or None, epsilon: numbers > 0, "
-    f"{DATASET_PREFIX}bins: ints >= 2, {DATASET_PREFIX}permute: ints >= 0 or None, {SWEEP_DATASETS}/{SWEEP_METHODS}: "
-    "names)",
-    named=(("n", _values(Optional(Integer(low=1)), "ints >= 1 or None")),
-           ("epsilon", _values(Interval(0.0, math.inf), "numbers > 0")),
-           (DATASET_PREFIX + "bins", _values(Integer(low=2), "ints >= 2")),
-           (DATASET_PREFIX + "permute", _values(Optional(Integer(low=0)), "ints >= 0 or None")),
-           (SWEEP_DATASETS, _values(Text(), "dataset keys")), (SWEEP_METHODS, _values(Text(), "method labels"))),
-    as_given=True,
-)
-#: an experiment's ``grid``
-GRID = OneOf((SWEEP, Items(SWEEP, "a non-empty list of dicts", min_length=1)),
-             "a dict of parameter name -> non-empty list of values (n: ints >= 1 or None, epsilon: numbers > 0, "
-             f"{DATASET_PREFIX}bins: ints >= 2, {DATASET_PREFIX}permute: ints >= 0 or None, {SWEEP_DATASETS}/"
-             f"{SWEEP_METHODS}: names; no other {DATASET_PREFIX} parameter), or a non-empty list of such dicts")
 
 
 def _normalize_grid(grid):
@@ -428,6 +395,8 @@ class ExperimentSpec:
         object.__setattr__(self, "methods", tuple(MethodSpec.of(m) for m in self.methods))
         object.__setattr__(self, "metrics", tuple(MetricSpec.of(m) for m in self.metrics))
         object.__setattr__(self, "figures", tuple(FigureSpec.of(f) for f in self.figures))
+        # the grid's keys and values, now, not in every cell (its table checked a dict or a list of dicts)
+        check_grid(self.name, [self.grid] if isinstance(self.grid, Mapping) else list(self.grid), list(self.methods))
         object.__setattr__(self, "grid", _normalize_grid(self.grid))
         for kind, keys in (
             ("dataset", [d.key for d in self.datasets]),
