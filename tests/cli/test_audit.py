@@ -77,3 +77,13 @@ def test_cli_errors_name_the_option_typed(argv, named, capsys):
     assert error.count("\n") == 0 and named in error and "--bounds" not in error
     if named == "--claim":
         assert "--epsilon" not in error
+
+
+def test_a_param_key_given_twice_is_refused_naming_the_key_not_the_values(capsys):
+    """The outsider's finding: ``--param b=0.2 --param b=0.3`` ran with the last value."""
+    status = main(["audit", "--protocol", "sw", "--epsilon", "1", "--domain", "0,1", "--param", "b=0.2",
+                   "--param", "b=0.3"])
+    err = capsys.readouterr().err
+    assert status == 2 and err == ("dpdist: error: The '--param' option must be KEY=VALUE, each KEY once. Got the KEY "
+                                   "'b' more than once instead.\n")
+    assert "0.3" not in err

@@ -38,3 +38,21 @@ def test_argparse_refusals_are_one_line_naming_the_option(argv, named, capsys):
     assert exit_info.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("dpdist: error: ") and err.count("\n") == 1 and named in err and "usage:" not in err
+
+
+@pytest.mark.parametrize("switches, said", [
+    (["--no-clip", "--clip"], "--no-clip and --clip contradict each other: give one of them"),
+    (["--clip", "--no-clip", "--clip"], "--clip and --no-clip contradict each other: give one of them"),
+    (["--clip", "--clip"], "argument --clip: given more than once; give it once"),
+])
+def test_a_switch_given_twice_or_in_both_forms_is_refused_naming_them(tmp_path, capsys, switches, said):
+    """The outsider's finding: ``dpdist privatize ... --no-clip --clip`` ran, the last one silently winning."""
+    config = tmp_path / "grr.json"
+    config.write_text('{"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 4}')
+    (tmp_path / "d.csv").write_text("x\n1\n2\n")
+    with pytest.raises(SystemExit) as stopped:
+        main(["privatize", "--config", str(config), "--column", "x", str(tmp_path / "d.csv"), "--out",
+              str(tmp_path / "r.bin"), *switches])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and err.startswith(f"dpdist: error: {said}") and err.count("\n") == 1
+    assert not (tmp_path / "r.bin").exists()

@@ -124,25 +124,44 @@ class NumberText(Constraint):
 
 @dataclass(frozen=True)
 class Each(Constraint):
-    """Every value of a repeated option (``action="append"``: a list) satisfies ``inner``."""
+    """Every value of a repeated option (``action="append"``: a list) satisfies ``inner``; with ``keys``, values
+    ``KEY=VALUE`` of distinct keys (``--param b=0.2 --param b=0.3`` is refused: the last would silently win)."""
 
     inner: Constraint
+    keys: bool = False
 
     def check(self, value: Any) -> Any:
         if not isinstance(value, list):
             raise ValueError
-        return [self.inner.check(item) for item in value]
+        checked = [self.inner.check(item) for item in value]
+        if self.keys and _repeated_key(value) is not None:
+            raise ValueError
+        return checked
 
     def describe(self) -> str:
-        return self.inner.describe()
+        return self.inner.describe() + (", each KEY once" if self.keys else "")
 
     def invalid_examples(self) -> list:
-        return self.inner.invalid_examples()
+        return self.inner.invalid_examples() + ([["k=1", "k=2"]] if self.keys else [])
 
     def shown(self, value: Any) -> str:
-        """The first value refused (the option is named once per value on the command line)."""
+        """The first value refused (the option is named once per value on the command line), or the KEY given twice
+        (not its values: one may be a secret)."""
         refused = [item for item in value if _refused(self.inner, item)] if isinstance(value, list) else []
+        if not refused and self.keys and isinstance(value, list) and _repeated_key(value) is not None:
+            return f"the KEY {_repeated_key(value)!r} more than once"
         return self.inner.shown(refused[0]) if refused else self.inner.shown(value)
+
+
+def _repeated_key(values: list) -> str | None:
+    """The first KEY of ``KEY=VALUE`` items given more than once, or None."""
+    seen: set[str] = set()
+    for item in values:
+        key = str(item).partition("=")[0]
+        if key in seen:
+            return key
+        seen.add(key)
+    return None
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ def add_commands(subparsers) -> None:
         "--alpha": Interval(0.0, 0.5, closed="neither"),
         "--samples": Integer(low=200),
         "--domain": OneOf((IntegerText(low=2), BOUNDS), "an int >= 2 or bounds LO,HI (two finite numbers, LO < HI)"),
-        "--param": Each(Described(Text(pattern=r"(?s)[^=]+=.+"), "KEY=VALUE")),
+        "--param": Each(Described(Text(pattern=r"(?s)[^=]+=.+"), "KEY=VALUE"), keys=True),
         "--callable": Described(Text(pattern=r"(?s)[^:]+:.+"), "MODULE:FUNCTION"),
         "--plot": PLOT,
     }, (Needs("--protocol", "--epsilon"), Needs("--callable", "--domain", "D items or bounds LO,HI"),

@@ -203,7 +203,7 @@ def _add_estimate_and_export(actions) -> None:
         help="bootstrap replicates of a distribution's fixed-n band (service default 100; 0: none)",
     )
     _admin_command(estimate, _run_estimate)
-    state_rules(estimate, {"--option": Each(KEY_VALUE), "--targets": TARGETS, "--plot": PLOT})
+    state_rules(estimate, {"--option": Each(KEY_VALUE, keys=True), "--targets": TARGETS, "--plot": PLOT})
 
     export = _campaign_command(
         actions,

@@ -45,10 +45,27 @@ class OneLineParser(argparse.ArgumentParser):
         self.register("action", "store", _StoreOnce)
 
     def parse_known_args(self, args=None, namespace=None):  # pyright: ignore[reportIncompatibleMethodOverride]  (typeshed overloads it; argparse calls it as here)
+        if args is not None:
+            self._refuse_repeated_switches(list(args))
         parsed, extras = super().parse_known_args(args, namespace)
         if hasattr(parsed, _GIVEN):  # _StoreOnce's record of the options given: not an option
             delattr(parsed, _GIVEN)
         return parsed, extras
+
+    def _refuse_repeated_switches(self, args: list[str]) -> None:
+        """A switch of two forms (``--clip`` / ``--no-clip``) given twice in one line is refused naming both forms
+        given (``--no-clip --clip``: contradictory, the last silently won) or the one repeated."""
+        words = args[: args.index("--")] if "--" in args else args
+        for action in self._actions:
+            if not isinstance(action, argparse.BooleanOptionalAction):
+                continue
+            given = [word for word in words if word in action.option_strings]
+            if len(given) < 2:
+                continue
+            if len(set(given)) > 1:
+                first, second = given[0], next(word for word in given if word != given[0])
+                self.error(f"{first} and {second} contradict each other: give one of them")
+            self.error(f"argument {given[0]}: given more than once; give it once")
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"dpdist: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
