@@ -121,3 +121,23 @@ def test_cli_label_file_errors_are_one_line(tmp_path, capsys):
                      "--column", "page", str(tmp_path / "v.csv"), "--out", str(tmp_path / "r.bin")]) == 2
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "'--labels'" in err
+
+
+@pytest.mark.parametrize("kind", ["array", "series", "index"])
+@pytest.mark.parametrize("name", ["grr", "oue", "auto"])
+def test_an_array_or_a_series_of_labels_is_taken_as_the_list(name, kind):
+    """The outsider's finding: ``labels=np.array(["a", "b"])`` (or a Series) said "GRR needs the parameter(s)
+    ['domain_size']" while ``labels=["a", "b"]`` worked."""
+    pandas = pytest.importorskip("pandas")
+    given = {"array": np.array(["a", "b", "c"]), "series": pandas.Series(["a", "b", "c"]),
+             "index": pandas.Index(["a", "b", "c"])}[kind]
+    protocol = local.make(name, epsilon=2, labels=given)
+    assert protocol.labels == ("a", "b", "c") and protocol.domain_size == 3
+    assert all(type(label) is str for label in protocol.labels)
+    assert protocol.config()["labels"] == ["a", "b", "c"] and json.dumps(protocol.config())
+
+
+@pytest.mark.parametrize("labels", ["ab", np.array([["a", "b"]]), {"a": 1, "b": 2}])
+def test_labels_that_are_no_list_are_named_not_a_missing_domain_size(labels):
+    with pytest.raises(InvalidParameterError, match=r"^The 'labels' parameter of GRR must be a list of at least 2"):
+        local.make("grr", epsilon=2, labels=labels)

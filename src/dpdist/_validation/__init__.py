@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ._arrays import DType, NumericRows, Probabilities, RealArray, Vector, Weights
 from ._combinators import AllOf, Described, Distinct, OneOf, Optional, ShownBy
-from ._domains import BOUNDS_CELLS, Alphabet, Bounds, ItemIds, Labels, Span
+from ._domains import BOUNDS_CELLS, Alphabet, Bounds, ItemIds, Labels, Span, label_list
 from ._objects import (
     Admits,
     AttributeIn,
@@ -83,6 +83,7 @@ __all__ = [
     "BOUNDS_CELLS",
     "Bounds",
     "Labels",
+    "label_list",
     "ItemIds",
     "Alphabet",
     "Span",

@@ -12,7 +12,7 @@ import numpy as np
 
 from ._rule import Constraint
 
-__all__ = ["BOUNDS_CELLS", "Bounds", "Labels", "ItemIds", "Alphabet", "Span"]
+__all__ = ["BOUNDS_CELLS", "Bounds", "Labels", "label_list", "ItemIds", "Alphabet", "Span"]
 
 
 #: Bounds must hold this many cells of distinct floats (the finest grid dpdist builds by default is 2^20
@@ -52,6 +52,19 @@ class Bounds(Constraint):
         return [(1.0, 0.0), (0.0, math.inf), (0.0,), "ab", (-1e308, 1e308), (0.0, 1e-320), (1e15, 1e15 + 1), (0, 10**309)]
 
 
+def label_list(value: Any) -> tuple | None:
+    """``value`` as a tuple of labels when it is a list of them: a list, a tuple, a 1-D array or a pandas/polars
+    Series or Index (its ``tolist()``, so ``np.str_`` become ``str``); None for anything else (a str, a dict, ...)."""
+    if isinstance(value, (list, tuple)):
+        return tuple(value)
+    if isinstance(value, (str, bytes)) or isinstance(value, Mapping) or not hasattr(value, "tolist"):
+        return None
+    if getattr(value, "ndim", 1) != 1:
+        return None
+    listed = value.tolist()
+    return tuple(listed) if isinstance(listed, list) else None
+
+
 @dataclass(frozen=True)
 class Labels(Constraint):
     """A public label domain: a list of at least 2 distinct non-empty strings; stored as a tuple.
@@ -62,9 +75,9 @@ class Labels(Constraint):
     max_size: int = 2**31 - 1
 
     def check(self, value: Any) -> Any:
-        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple, np.ndarray)):
+        labels = label_list(value)
+        if labels is None:
             raise ValueError
-        labels = tuple(value)
         if not 2 <= len(labels) <= self.max_size:
             raise ValueError
         if not all(isinstance(label, str) and label for label in labels) or len(set(labels)) != len(labels):

@@ -43,6 +43,7 @@ from ..._validation import (
     check_integer_values,
     check_param,
     check_relations,
+    label_list,
     validate_params,
 )
 from ...errors import InvalidParameterError, OutOfDomainError
@@ -109,9 +110,12 @@ class FrequencyOracle(LocalProtocol):
 
     def __init__(self, **params: Any):
         params.setdefault("labels", None)
-        labels = params["labels"]
-        if "domain_size" not in params and isinstance(labels, (list, tuple)):
-            params["domain_size"] = len(labels)
+        labels = label_list(params["labels"])  # a list, a tuple, an array or a Series of labels alike
+        if labels is not None:
+            params["labels"] = labels
+            params.setdefault("domain_size", len(labels))
+        elif params["labels"] is not None and "domain_size" not in params:  # the labels are what is wrong, not a size
+            check_param(self.display_name, "labels", params["labels"], Labels())
         super().__init__(**params)
         labels = self._params.pop("labels") if self._params["labels"] is None else self._params["labels"]
         if labels is not None:  # one per item: the table's relation

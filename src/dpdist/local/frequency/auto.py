@@ -51,7 +51,7 @@ from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
-from ..._validation import DOMAIN_SIZE, EPSILON, Integer, Interval, Optional, check_param, unknown_names_error
+from ..._validation import DOMAIN_SIZE, EPSILON, Integer, Interval, Optional, check_param, label_list, unknown_names_error
 from ...errors import DPDistError, InvalidParameterError
 from .._registry import register_chooser, registered_class
 from .flh import FLH
@@ -143,8 +143,9 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         )
     labels = params.get("labels")
     protocol_params: dict[str, Any] = {key: params[key] for key in ("epsilon", "domain_size", "labels") if key in params}
-    if "domain_size" not in protocol_params and isinstance(labels, (list, tuple)):
-        protocol_params["domain_size"] = len(labels)
+    if label_list(labels) is not None:  # a list, a tuple, an array or a Series of labels alike
+        protocol_params["labels"] = label_list(labels)
+        protocol_params.setdefault("domain_size", len(protocol_params["labels"]))
     for key, constraint in _COMMON.items():
         check_param(owner, key, protocol_params.get(key), constraint)
     limits = {key: check_param(owner, key, params.get(key), constraint) for key, constraint in LIMITS.items()}
