@@ -72,7 +72,7 @@ from ._validation import (
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
 __all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
-           "UNITS"]
+           "UNITS", "GUARANTEE_EPSILON", "GUARANTEE_DELTA"]
 
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
@@ -86,9 +86,14 @@ LOCAL_ONLY = (*OVER_TIME, "attribute")
 UNITS = ("record", "person")
 
 
+#: a guarantee's epsilon and delta: the rules of PrivacyGuarantee, and of what states one (a BudgetSession's total)
+GUARANTEE_EPSILON = Interval(0.0, math.inf, closed="neither", privacy=True)
+GUARANTEE_DELTA = Interval(0.0, 1.0, closed="left", privacy=True)
+
+
 @validate_params({
-    "epsilon": Interval(0.0, math.inf, closed="neither", privacy=True),
-    "delta": Interval(0.0, 1.0, closed="left", privacy=True),
+    "epsilon": GUARANTEE_EPSILON,
+    "delta": GUARANTEE_DELTA,
     "neighbouring": Options(NEIGHBOURING),
     "model": Options(MODELS),
     "reports": Optional(Integer(low=1)),

@@ -87,3 +87,11 @@ def test_a_param_key_given_twice_is_refused_naming_the_key_not_the_values(capsys
     assert status == 2 and err == ("dpdist: error: The '--param' option must be KEY=VALUE, each KEY once. Got the KEY "
                                    "'b' more than once instead.\n")
     assert "0.3" not in err
+
+
+def test_a_domain_past_a_protocols_domain_size_names_the_domain_option(capsys):
+    """The outsider's finding: ``--domain 99999999999999999999`` was named "'domain_size' parameter of GRR"."""
+    status = main(["audit", "--protocol", "grr", "--epsilon", "1", "--domain", "99999999999999999999"])
+    err = capsys.readouterr().err
+    assert status == 2 and err.startswith("dpdist: error: The '--domain' option must be an int from 2 to 2147483647")
+    assert "domain_size" not in err and err.count("\n") == 1

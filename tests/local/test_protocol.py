@@ -43,3 +43,22 @@ def test_longitudinal_privatize_warns_that_each_value_is_a_new_user():
         client = proto.client()
         client.report(1, np.random.default_rng(0))
         local.make("grr", epsilon=1.0, domain_size=4).privatize([0, 1], rng=0)
+
+
+@pytest.mark.parametrize("make, values, kwargs, named", [
+    (lambda: local.make("sw", epsilon=1, bounds=(0, 100)), [2**70], {"clip": False}, "SW.simulate must lie in bounds"),
+    (lambda: local.make("grr", epsilon=1, domain_size=4), None, {}, "GRR.simulate must be a 1-D array of ints. Got None"),
+    (lambda: local.make("grr", epsilon=1, domain_size=4), [9], {}, "GRR.simulate must hold integers in [0, 4)"),
+    (lambda: local.make("oue", epsilon=1, domain_size=4), [9], {}, "OUE.simulate must hold integers in [0, 4)"),
+])
+def test_a_refusal_of_simulates_values_names_simulate(make, values, kwargs, named):
+    """The outsider's finding: ``sw.simulate([2**70], clip=False)`` said "of SW.privatize"; ``privatize`` still says
+    privatize."""
+    from dpdist.errors import InvalidValueTypeError, OutOfDomainError
+
+    protocol = make()
+    with pytest.raises((OutOfDomainError, InvalidValueTypeError)) as refused:
+        protocol.simulate(values, rng=1, **kwargs)
+    assert str(refused.value).startswith("The 'values' argument of " + named), str(refused.value)
+    with pytest.raises((OutOfDomainError, InvalidValueTypeError), match=r"\.privatize "):
+        protocol.privatize(values, rng=1, **kwargs)

@@ -40,6 +40,7 @@ from ..errors import (
     PrivacyBudgetError,
 )
 from ..local import LocalProtocol
+from .._guarantee import GUARANTEE_DELTA, GUARANTEE_EPSILON
 from ..privacy import UNITS, PrivacyGuarantee, convert, parallel
 from ._account import composed, point_delta, statement_of, unstateable
 from ._derivation import check_stored, derived, guarantee_derivation, memo_increment, memo_key
@@ -87,7 +88,8 @@ class BudgetSession:
     Use :meth:`create` / :meth:`open` for a session kept in a file (which keeps its accountant).
     """
 
-    @validate_params({"neighbouring": Options(("replace", "add-remove")), "unit": Options(UNITS),
+    @validate_params({"epsilon": GUARANTEE_EPSILON, "delta": GUARANTEE_DELTA,  # named as BudgetSession's
+                      "neighbouring": Options(("replace", "add-remove")), "unit": Options(UNITS),
                       "accountant": Options(ACCOUNTANTS)}, relations=(
         Implies("accountant", tuple(name for name in ACCOUNTANTS if name != "zcdp"), "delta", (0,),
                 why="zCDP states no pure epsilon: a budget with accountant='zcdp' needs a delta > 0; choose 'basic' or "

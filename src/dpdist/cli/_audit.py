@@ -12,7 +12,7 @@ import math
 import sys
 from typing import Any
 
-from .._validation import Described, Integer, Interval, OneOf, Text
+from .._validation import DOMAIN_SIZE, Described, Integer, Interval, OneOf, Text
 from ..errors import InvalidParameterError
 from ._arguments import BOUNDS, PLOT, Each, Excludes, IntegerText, Needs, NeedsAny, seed_argument, state_rules
 from ._deploy import load_config
@@ -71,7 +71,8 @@ def add_commands(subparsers) -> None:
         "--claim": Described(Interval(0.0, math.inf, closed="left"), "a finite number >= 0"),
         "--alpha": Interval(0.0, 0.5, closed="neither"),
         "--samples": Integer(low=200),
-        "--domain": OneOf((IntegerText(low=2), BOUNDS), "an int >= 2 or bounds LO,HI (two finite numbers, LO < HI)"),
+        "--domain": OneOf((IntegerText(low=2, high=DOMAIN_SIZE.high), BOUNDS),  # a protocol's domain_size: its rule
+                          f"an int from 2 to {DOMAIN_SIZE.high} or bounds LO,HI (two finite numbers, LO < HI)"),
         "--param": Each(Described(Text(pattern=r"(?s)[^=]+=.+"), "KEY=VALUE"), keys=True),
         "--callable": Described(Text(pattern=r"(?s)[^:]+:.+"), "MODULE:FUNCTION"),
         "--plot": PLOT,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import warnings
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar
 
@@ -54,6 +55,9 @@ from ._registry import (
     register,
 )
 from ._report_format import ON_INVALID, ReportBatch, ReportFormat
+
+#: the method whose values are being checked, as a refusal names it (``privatize``; ``simulate`` while it checks)
+_CHECKED_FOR: ContextVar[str] = ContextVar("dpdist_values_checked_for", default="privatize")
 
 __all__ = [
     "LocalProtocol", "Aggregator", "ReportBatch", "ReportFormat", "ProtocolTags",
@@ -269,6 +273,10 @@ class LocalProtocol(ABC):
     @abstractmethod
     def _check_values(self, values) -> np.ndarray: ...
 
+    def _values_owner(self) -> str:
+        """Who a refusal of the values names: ``GRR.privatize``, or ``GRR.simulate`` while :meth:`simulate` checks."""
+        return f"{self.display_name}.{_CHECKED_FOR.get()}"
+
     @abstractmethod
     def _privatize(self, values: np.ndarray, rng: np.random.Generator) -> np.ndarray: ...
 
@@ -412,7 +420,11 @@ class LocalProtocol(ABC):
         Protocols with an exact aggregate sampler override :meth:`_simulate`
         (then the cost does not grow with the number of users).
         """
-        values = self._check_values(values)
+        called = _CHECKED_FOR.set("simulate")  # a refusal of the values names simulate, not privatize
+        try:
+            values = self._check_values(values)
+        finally:
+            _CHECKED_FOR.reset(called)
         generator = check_rng(rng, owner=f"{self.display_name}.simulate")
         aggregator = self.aggregator()
         statistic = self._simulate(values, generator)

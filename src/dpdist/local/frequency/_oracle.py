@@ -210,7 +210,7 @@ class FrequencyOracle(LocalProtocol):
             array = np.asarray(values)
             if array.dtype.kind in "USO":
                 return self.encode(array)
-        return check_integer_values(values, self.domain_size, owner=f"{self.display_name}.privatize")
+        return check_integer_values(values, self.domain_size, owner=self._values_owner())
 
     def estimate(self, data: Aggregator | ArrayLike, **options: Any) -> Any:
         """Estimate from an :class:`Aggregator` or a batch of reports; carries the protocol's labels."""

@@ -87,7 +87,7 @@ class KeyValueProtocol(LocalProtocol):
 
     # ------------------------------------------------------------------ input
     def _check_values(self, values) -> KeyValueSets:  # type: ignore[override]  # sets of pairs, not an array
-        return check_sets(values, self.domain_size, f"{self.display_name}.privatize")
+        return check_sets(values, self.domain_size, self._values_owner())
 
     def simulate(self, values: ArrayLike | KeyValueSets, rng: Seed = None) -> Aggregator[LocalProtocol]:
         """An aggregator distributed exactly as one that added ``privatize(values)``."""

@@ -103,7 +103,7 @@ class RecordProtocol(LocalProtocol):
         return records
 
     def _check_values(self, values) -> np.ndarray:
-        return self._records(values, clip=False, owner=f"{self.display_name}.privatize")
+        return self._records(values, clip=False, owner=self._values_owner())
 
     def _inner_values(self, records: np.ndarray, index: int) -> np.ndarray:
         """Column ``index`` as its inner protocol's checked values (int64 items or unit reals)."""

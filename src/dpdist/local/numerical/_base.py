@@ -140,7 +140,7 @@ class NumericalProtocol(LocalProtocol):
 
     def _check_values(self, values) -> np.ndarray:
         """Validate values in ``bounds`` (finite, 1-D, real) and rescale them to [0, 1]."""
-        x = check_real_values(values, self.bounds, owner=f"{self.display_name}.privatize")
+        x = check_real_values(values, self.bounds, owner=self._values_owner())
         return np.clip(self.to_unit(x), 0.0, 1.0)
 
     def _distribution(self, unit_probabilities, *, aggregator=None, **details) -> Distribution:
