@@ -45,8 +45,11 @@ def _object_floats(array: np.ndarray) -> tuple[np.ndarray, Any]:
     bounds.  Raises TypeError or ValueError when a value is not a number."""
     floats, huge = [], None
     for value in array.tolist():
+        if value is None:
+            floats.append(math.nan)
+            continue
         try:
-            floats.append(math.nan if value is None else float(value))
+            floats.append(float(value))
         except OverflowError:
             huge = value if huge is None else huge
             floats.append(math.inf if value > 0 else -math.inf)

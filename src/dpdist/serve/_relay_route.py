@@ -74,7 +74,7 @@ class RelayRoute:
                 "--issuer-credential and --issuer). Nothing was randomized or sent.", "credential_required")
         if issuer_url is None or _origin(issuer_url) != _origin(issuer["url"]):
             raise CampaignIdentityError(
-                f"Campaign {self.campaign!r} names the issuer {redacted_url(issuer['url'])}, not {redacted_url(issuer_url)}, for which this device holds "
+                f"Campaign {self.campaign!r} names the issuer {redacted_url(issuer['url'])}, not {redacted_url(str(issuer_url))}, for which this device holds "
                 "its credential. Nothing was randomized or sent.", "issuer_mismatch")
         if count == 0:
             return

@@ -143,9 +143,10 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         )
     labels = params.get("labels")
     protocol_params: dict[str, Any] = {key: params[key] for key in ("epsilon", "domain_size", "labels") if key in params}
-    if label_list(labels) is not None:  # a list, a tuple, an array or a Series of labels alike
-        protocol_params["labels"] = label_list(labels)
-        protocol_params.setdefault("domain_size", len(protocol_params["labels"]))
+    listed = label_list(labels)  # a list, a tuple, an array or a Series of labels alike
+    if listed is not None:
+        protocol_params["labels"] = listed
+        protocol_params.setdefault("domain_size", len(listed))
     for key, constraint in _COMMON.items():
         check_param(owner, key, protocol_params.get(key), constraint)
     limits = {key: check_param(owner, key, params.get(key), constraint) for key, constraint in LIMITS.items()}
