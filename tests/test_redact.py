@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from cli_support import run
 from dpdist._redact import redacted_text, redacted_url
 from dpdist.errors import InvalidParameterError, ServiceUnavailableError
-from cli_support import run
 
 
 @pytest.mark.parametrize("url, shown", [
@@ -17,6 +17,12 @@ from cli_support import run
     ("http://user@h:1", "http://user@h:1"),
     ("sqlite:///campaigns.sqlite", "sqlite:///campaigns.sqlite"),
     ("campaigns.sqlite", "campaigns.sqlite"),
+    # a second outsider's: a password typed with "/", with a space, a user name with "@" (each leaked whole)
+    ("http://u:SECRET/x@127.0.0.1:1", "http://u:***@127.0.0.1:1"),
+    ("http://u:SECRET x@127.0.0.1:1/p", "http://u:***@127.0.0.1:1/p"),
+    ("http://us@er:SECRET@127.0.0.1:1", "http://us@er:***@127.0.0.1:1"),
+    ("HTTP://u:SECRET@[::1]:1", "HTTP://u:***@[::1]:1"),
+    ("http://h:5432/db", "http://h:5432/db"),
 ])
 def test_a_url_is_shown_without_its_password_only(url, shown):
     assert redacted_url(url) == shown
@@ -54,3 +60,27 @@ def test_a_refused_url_argument_is_shown_without_its_password(tmp_path):
     with pytest.raises(InvalidParameterError, match="collector") as refused:
         create_app(str(tmp_path / "q.sqlite"), collector="ftp://user:SECRETPW@h", relay_token="relay-token-0123456789")
     assert "SECRETPW" not in str(refused.value) and "'ftp://user:***@h'" in str(refused.value)
+
+
+def test_an_address_quoted_without_its_scheme_and_a_driver_s_quote_of_the_password_are_masked():
+    """Dask quotes a scheduler address without its scheme (``invalid address 'u:SECRET@127.0.0.1:1'``); PostgreSQL's
+    driver quotes the password it could not read (``invalid percent-encoded token: "p%zzSECRET"``)."""
+    from dpdist._redact import without_password
+
+    assert redacted_text("invalid address 'u:SECRET@127.0.0.1:1'") == "invalid address 'u:***@127.0.0.1:1'"
+    url = "postgresql://u:p%zzSECRET@127.0.0.1:1/db"
+    assert without_password('invalid percent-encoded token: "p%zzSECRET"', url) == 'invalid percent-encoded token: "***"'
+    assert without_password('bad "p ss"', "postgresql://u:p ss@h/db") == 'bad "***"'
+
+
+def test_a_url_whose_port_is_unreadable_is_refused_by_name_without_its_password(tmp_path, capsys):
+    pytest.importorskip("httpx")
+    from dpdist.client import Client
+
+    with pytest.raises(InvalidParameterError, match="'server' parameter of Client") as refused:
+        Client("http://u:SECRET/x@127.0.0.1:1")
+    assert "SECRET" not in str(refused.value)
+    (tmp_path / "d.csv").write_text("x\n1\n")
+    status, _, err = run(capsys, "submit", "--server", "http://u:SECRET/x@127.0.0.1:1", "--campaign", "c", "--column",
+                         "x", tmp_path / "d.csv", "--retries", "0")
+    assert status == 2 and "SECRET" not in err and "internal error" not in err and "--server" in err

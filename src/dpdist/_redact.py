@@ -9,16 +9,22 @@ password is replaced by ``***``; the user name, host, port and path stay, so the
 from __future__ import annotations
 
 import re
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote
 
-__all__ = ["redacted_url", "redacted_text", "MASK"]
+__all__ = ["redacted_url", "redacted_text", "without_password", "MASK"]
 
 #: what stands for a password that is not shown
 MASK = "***"
 
-#: ``scheme://user:password@``: the password is everything between the first ``:`` after ``//`` and the last ``@``
-#: before the host (a password may hold ``@`` or ``:``; a host, path or query none before its first ``/``)
-_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*):(?P<password>[^\s/]*)@")
+#: ``scheme://user:password@``: the password is everything from the first ``:`` after the user name to the last ``@``
+#: of the URL (a password may hold ``@``, ``:`` or ``/`` as typed, not encoded; an ``@`` later in the URL's path masks
+#: more, never less)
+_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:]*):(?P<password>\S*)@")
+#: a password typed with a space (``http://u:pass word@host``): up to the first ``@``, with no ``/`` before it
+_SPACED_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*):(?P<password>[^@/\n]*\s[^@/\n]*)@")
+#: ``'user:password@host'`` quoted without its scheme (how some libraries quote an address they refuse; not a
+#: quoted ``'scheme://``, which :data:`_USERINFO` reads)
+_QUOTED_USERINFO = re.compile(r"(?P<head>['\"][^\s'\"/:@]+):(?!//)(?P<password>[^'\"\n]*)@")
 
 
 def redacted_url(url: str) -> str:
@@ -27,28 +33,19 @@ def redacted_url(url: str) -> str:
     Parameters
     ----------
     url : str
-        A URL, or any text (kept as it is when it is not ``scheme://...``).
+        A URL, or any text (masked as :func:`redacted_text` masks a line).
 
     Returns
     -------
     str
         The URL to show: ``postgresql://user:***@host:5432/db`` for ``postgresql://user:secret@host:5432/db``.
     """
-    if "://" not in url:
-        return url
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:  # an unreadable port or bracket: mask by the pattern instead
-        return redacted_text(url)
-    if password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username}:{MASK}@{host}"))
+    return redacted_text(url)
 
 
 def redacted_text(text: str) -> str:
-    """``text`` with the password of every ``scheme://user:password@`` in it replaced by ``***``.
+    """``text`` with the password of every ``scheme://user:password@`` (or quoted ``'user:password@``) replaced by
+    ``***``.
 
     Parameters
     ----------
@@ -60,4 +57,30 @@ def redacted_text(text: str) -> str:
     str
         The same line, its URLs' passwords masked.
     """
-    return _USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
+    for pattern in (_USERINFO, _SPACED_USERINFO):
+        text = pattern.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
+    return _QUOTED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
+
+
+def without_password(text: str, url: str) -> str:
+    """``text`` (a driver's error about ``url``) with ``url``'s password masked wherever it appears, as typed or
+    percent-decoded (a driver may quote the password it could not read: ``invalid percent-encoded token: "p%zz"``).
+
+    Parameters
+    ----------
+    text : str
+        The message to show.
+    url : str
+        The URL the message is about.
+
+    Returns
+    -------
+    str
+        ``text`` masked as :func:`redacted_text` masks it, and without ``url``'s password anywhere in it.
+    """
+    match = _USERINFO.search(url) or _SPACED_USERINFO.search(url)
+    if match is not None and match.group("password"):
+        password = match.group("password")
+        for shown in {password, unquote(password)}:
+            text = text.replace(shown, MASK)
+    return redacted_text(text)

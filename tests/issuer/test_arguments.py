@@ -47,7 +47,7 @@ def test_the_store_is_a_sqlite_file_not_an_in_memory_database(path, tmp_path, mo
 
     assert STORE.check(str(tmp_path / "i.sqlite")) == str(tmp_path / "i.sqlite")
     with pytest.raises(InvalidParameterError, match=r"^The 'db_path' parameter of issuer.create_app must be the path of "
-                                                    r"the issuer's SQLite file \(not '' or ':memory:'"):
+                                                    r"the issuer's SQLite file in an existing folder \(not a folder, and not '' or ':memory:'"):
         create_app(path, name="issuer.example", admin_token="admin-token-0123456")
     if isinstance(path, str):
         monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456")

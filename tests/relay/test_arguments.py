@@ -55,7 +55,7 @@ def test_an_in_memory_queue_is_refused_by_the_library_and_the_command_line(monke
     with pytest.raises(InvalidParameterError) as refused:
         create_app(queue, **GOOD)
     assert str(refused.value).startswith("The 'db_path' parameter of dpdist.relay.create_app must be the path of the "
-                                         "relay's SQLite queue file (not '' or ':memory:'")
+                                         "relay's SQLite queue file in an existing folder (not a folder, and not '' or ':memory:'")
     monkeypatch.setenv("DPDIST_RELAY_TOKEN", TOKEN)
     assert main(["relay", "--queue", queue, "--collector", "http://127.0.0.1:1"]) == 2
     err = capsys.readouterr().err

@@ -16,6 +16,7 @@ from dpdist._validation import (
     Dict,
     ExistingFile,
     HasMethod,
+    HttpUrl,
     InstanceOf,
     Integer,
     Items,
@@ -130,3 +131,9 @@ def test_present_and_admits_show_the_type_and_the_reason():
     rule = Admits(int, lambda value: None if value % 2 == 0 else "odd", "an even int")
     assert_rule(rule, [(4, 4)])
     assert not _takes(rule, 3) and rule.shown(3) == "int (odd)" and rule.shown("x") == "str"
+
+
+def test_an_http_url_names_a_host_and_a_readable_port_and_is_shown_without_its_password():
+    assert_rule(HttpUrl(), [("http://collector", "http://collector"), ("https://u:pw@h.example:443/x", "https://u:pw@h.example:443/x"),
+                            ("http://[::1]:8080/", "http://[::1]:8080/"), ("HTTP://h", "HTTP://h")])
+    assert HttpUrl().shown("http://u:SECRET/x@h:1") == "'http://u:***@h:1'"

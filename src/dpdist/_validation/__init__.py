@@ -28,15 +28,16 @@ from ._objects import (
     Dict,
     ExistingFile,
     HasMethod,
+    HttpUrl,
     InstanceOf,
     Items,
     MappingOf,
     NamedInstanceOf,
     PathLike,
-    SQLiteFile,
     Present,
     RandomSource,
     Registered,
+    SQLiteFile,
     Text,
     Token,
     TupleOf,
@@ -56,8 +57,18 @@ from ._relations import (
 )
 from ._rule import Constraint, check_param
 from ._scalars import Boolean, Even, Integer, Interval, Options, PowerOfTwo, Prime, is_prime
-from ._shared import (CENTRAL_EPSILON, DELTA, DOMAIN_SIZE, EPSILON, LOCAL_EPSILON, MAX_ALLOCATION_BYTES, MAX_POPULATION,
-                      POPULATION, check_allocation, population)
+from ._shared import (
+    CENTRAL_EPSILON,
+    DELTA,
+    DOMAIN_SIZE,
+    EPSILON,
+    LOCAL_EPSILON,
+    MAX_ALLOCATION_BYTES,
+    MAX_POPULATION,
+    POPULATION,
+    check_allocation,
+    population,
+)
 from ._tables import (
     PARAMETER_TABLES,
     ParameterTable,
@@ -110,6 +121,7 @@ __all__ = [
     "Token",
     "MappingOf",
     "HasMethod",
+    "HttpUrl",
     "AttributeIn",
     "Registered",
     "Vector",

@@ -11,12 +11,14 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
+from urllib.parse import urlsplit
 
 import numpy as np
 
+from .._redact import redacted_url
 from ._rule import Constraint, _refuses
 
-__all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "SQLiteFile", "CallableRule", "ExistingFile", "RandomSource", "Present", "Admits", "Token", "MappingOf", "HasMethod", "AttributeIn", "Registered"]
+__all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "SQLiteFile", "CallableRule", "ExistingFile", "RandomSource", "Present", "Admits", "Token", "MappingOf", "HasMethod", "AttributeIn", "Registered", "HttpUrl"]
 
 
 @dataclass(frozen=True)
@@ -337,13 +339,17 @@ class SQLiteFile(PathLike):
         text = os.fspath(value)
         if not text.strip() or text.strip() in (":memory:", "sqlite:///:memory:") or text.startswith("file::memory:"):
             raise ValueError
+        if os.path.isdir(text) or not os.path.isdir(os.path.dirname(os.path.abspath(text))):  # SQLite cannot open it
+            raise ValueError
         return value
 
     def describe(self) -> str:
-        return f"{self.what} (not '' or ':memory:', an in-memory database that would lose everything at exit)"
+        return (f"{self.what} in an existing folder (not a folder, and not '' or ':memory:', an in-memory database that "
+                "would lose everything at exit)")
 
     def invalid_examples(self) -> list:
-        return [3, "", " ", ":memory:", b"bytes"]
+        here = os.path.dirname(os.path.abspath(__file__))
+        return [3, "", " ", ":memory:", b"bytes", here, os.path.join(here, "no-such-folder", "queue.sqlite")]
 
 
 @dataclass(frozen=True)
@@ -596,3 +602,30 @@ class Registered(Constraint):
 
     def invalid_examples(self) -> list:
         return ["not-a-registered-name", 3]
+
+
+@dataclass(frozen=True)
+class HttpUrl(Constraint):
+    """An ``http://`` or ``https://`` URL naming a host, and a port in [0, 65535] when it has one (as
+    :func:`urllib.parse.urlsplit` reads it: a password typed with a ``/`` makes its start the port), described as
+    ``what``; shown without its password."""
+
+    what: str = "an http:// or https:// URL with a host"
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            raise ValueError
+        parts = urlsplit(value)  # ValueError: an unreadable bracket ("http://[::1")
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise ValueError
+        parts.port  # noqa: B018 - ValueError: a port that is no number in [0, 65535]
+        return value
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return [3, "", "ftp://host", "http://", "http://u:pw/x@host:1", "http://host:abc", "http://[::1", "http://h:70000"]
+
+    def shown(self, value: Any) -> str:
+        return repr(redacted_url(value))[:200] if isinstance(value, str) else type(value).__name__

@@ -13,7 +13,7 @@ import sys
 
 from .._io._atomic import atomic_writer, write_text_atomically
 from .._redact import redacted_url
-from .._validation import Described, Integer, Text
+from .._validation import HttpUrl, Described, Integer, Text
 from ..errors import InvalidParameterError, ServiceRefusedError
 from ._arguments import KEY_VALUE, OUT, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules, token_rule
 from ._budget import add_budget_file_argument, charge_line, open_budget
@@ -142,7 +142,7 @@ def _add_create(actions) -> None:
     rounds_only = ("a campaign of rounds is capped by its plan's \"reports\", and relays, enrollment tokens and budget "
                    "files are not supported for rounds")
     state_rules(create, {"--colluding": Integer(low=0), "--submit-token": token_rule(16),
-                         "--issuer": Described(Text(pattern=r"(?is)https?://.*"), "the http:// or https:// URL of an issuer"),
+                         "--issuer": HttpUrl("the http:// or https:// URL of an issuer, with a host"),
                          "--issuer-key": Described(Text(), "the name of the issuer's key (a non-empty str)")}, (
         *(Needs(option, "--relay") for option in ("--issuer", "--issuer-key", "--issuer-run-by-collector", "--colluding")),
         Needs("--issuer", "--issuer-key", "the name of the issuer's key for this campaign"),

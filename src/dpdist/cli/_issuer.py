@@ -20,7 +20,7 @@ import sys
 
 from .._io._atomic import write_text_atomically
 from .._redact import redacted_url
-from .._validation import Described, Integer, Text, Token
+from .._validation import HttpUrl, Integer, Token
 from ..errors import (
     InvalidParameterError,
     MissingDependencyError,
@@ -120,7 +120,7 @@ def _admin_options(parser, handler) -> None:
                         help=f"base URL of the issuer (default: $DPDIST_ISSUER, else {_DEFAULT_ISSUER})")
     parser.add_argument("--issuer-admin-token", default=None, help=_TOKEN_HELP)
     parser.set_defaults(handler=handler)
-    state_rules(parser, {"--issuer": Described(Text(pattern=r"https?://.*"), "an http:// or https:// URL"),
+    state_rules(parser, {"--issuer": HttpUrl(),
                          "--issuer-admin-token": Token(16, ADMIN_TOKEN.what + " (or DPDIST_ISSUER_ADMIN_TOKEN)",
                                                        spaces=True)})
 

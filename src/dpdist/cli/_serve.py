@@ -13,7 +13,7 @@ import json
 import os
 import sys
 
-from .._redact import redacted_url
+from .._redact import redacted_url, without_password
 from .._validation import Described, Integer, Text
 from ..errors import InvalidParameterError
 from ..serve._database import DATABASE_URL
@@ -188,7 +188,7 @@ def _opened_app(args, token: str, limits, operations, relay_token: str | None):
         cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
         if type(cause).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
             raise
-        first = " ".join(str(cause).split())
+        first = without_password(" ".join(str(cause).split()), args.db)  # a driver may quote the password it read
         raise InvalidParameterError(f"The '--db' option {redacted_url(args.db)!r}: cannot open the database ({first}).") from None
 
 

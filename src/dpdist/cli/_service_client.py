@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .._redact import redacted_text
 from .._retry import DEFAULT_RETRY_WINDOW_S, NOT_ACKNOWLEDGED, describe_window
-from .._validation import Described, Integer, Interval, Text
+from .._validation import HttpUrl, Integer, Interval
 from ..errors import InvalidParameterError, MissingDependencyError
 from ._arguments import Needs, state_rules, token_rule
 
@@ -109,8 +109,7 @@ def add_ohttp_arguments(parser) -> None:
         help="with --ohttp-relay: the gateway's key configurations (application/ohttp-keys) as given out of band: "
         "then the campaign's config goes through the relay too, and a campaign whose config states other keys is refused "
         "before anything is randomized or sent")
-    state_rules(parser, {"--ohttp-relay": Described(Text(pattern=r"(?s)https?://[^/].*"),
-                                                    "the http:// or https:// URL of an Oblivious HTTP relay resource")},
+    state_rules(parser, {"--ohttp-relay": HttpUrl("the http:// or https:// URL of an Oblivious HTTP relay resource, with a host")},
                 (Needs("--ohttp-keys", "--ohttp-relay", "the relay the keys are for"),))
 
 

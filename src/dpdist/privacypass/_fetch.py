@@ -23,7 +23,7 @@ from .._redact import redacted_url
 from .._retry import Retries, retry_after
 from .._tls import verifying_context
 from ..errors import ServiceRefusedError, ServiceUnavailableError
-from .._validation import Constraint, Described, Either, Integer, Interval, Optional, Text, validate_params
+from .._validation import HttpUrl, Constraint, Described, Either, Integer, Interval, Optional, Text, validate_params
 from ._client import PendingToken, finalize_token, request_token
 
 __all__ = ["fetch_token", "fetch_token_async", "REQUEST_MEDIA_TYPE", "RESPONSE_MEDIA_TYPE"]
@@ -37,7 +37,7 @@ _KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _SECONDS = Described(Interval(0.0, 600.0, closed="right"), "a number of seconds in (0, 600]")
 #: the rules of a token fetch's arguments
 _FETCH: dict[str, Constraint] = {
-    "issuer_url": Described(Text(pattern=r"https?://.*"), "an http:// or https:// URL"),
+    "issuer_url": HttpUrl(),
     "key_name": Described(Text(pattern=_KEY_NAME.pattern), "1-128 characters A-Z a-z 0-9 . _ -"),
     "credential": Described(Text(ascii=True), "the non-empty ASCII credential the issuer's operator gave"),
     "retries": Described(Optional(Integer(low=0, high=100)), "None (as many as retry_window allows) or an int in 0..100"),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from .._guard import Limits
-from .._validation import Below, Described, InstanceOf, Integer, Interval, Optional, Relation, SQLiteFile, Text, Token
+from .._validation import HttpUrl, Below, Described, InstanceOf, Integer, Interval, Optional, Relation, SQLiteFile, Token
 from ._envelope import MAX_SEALED_BYTES
 
 __all__ = ["RULES", "RELATIONS", "MIN_TOKEN_CHARACTERS", "COLLECTOR", "OHTTP_RELAY", "QUEUE", "relay_token"]
@@ -22,13 +22,11 @@ __all__ = ["RULES", "RELATIONS", "MIN_TOKEN_CHARACTERS", "COLLECTOR", "OHTTP_REL
 #: the shortest relay or admin token accepted (as ``dpdist serve`` requires of its tokens)
 MIN_TOKEN_CHARACTERS = 16
 
-#: an http:// or https:// URL with a host
-_WITH_HOST = r"(?is)https?://([^/?#@]*@)?[^/?#@:\s]+.*"
-COLLECTOR = Described(Text(pattern=_WITH_HOST), "an http:// or https:// URL with a host, such as https://collector.example")
+COLLECTOR = HttpUrl("an http:// or https:// URL with a host, such as https://collector.example")
 #: the relay's queue: a SQLite file (an in-memory one had no table for its forwarder, and kept nothing)
 QUEUE = SQLiteFile("the path of the relay's SQLite queue file")
 #: an Oblivious HTTP relay resource, as a device's client names it (``Client(ohttp_relay=...)``)
-OHTTP_RELAY = Described(Text(pattern=_WITH_HOST), "the http:// or https:// URL of an Oblivious HTTP relay resource")
+OHTTP_RELAY = HttpUrl("the http:// or https:// URL of an Oblivious HTTP relay resource, with a host")
 
 
 def relay_token(source: str = "") -> Token:

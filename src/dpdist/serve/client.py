@@ -40,7 +40,7 @@ from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
-from .._validation import (Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
+from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
                            validate_params)
 from ..local import from_config
@@ -84,11 +84,11 @@ def _token(what: str) -> Optional:
 
 
 #: an issuer (dpdist issuer): its base URL
-ISSUER_URL = Described(Text(pattern=r"(?is)https?://.*"), "the http:// or https:// URL of an issuer")
+ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host")
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
 CLIENT_RULES = {
     "ohttp_relay": Optional(OHTTP_RELAY),
-    "server": Described(Text(pattern=r"(?is)https?://.*"), "an http:// or https:// URL"),
+    "server": HttpUrl(),
     "retries": Optional(Described(Integer(low=0), "an int >= 0 (None: as many as retry_window allows)")),
     "retry_window": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
     "backoff": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
