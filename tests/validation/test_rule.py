@@ -1,10 +1,11 @@
-"""The base of every rule (``dpdist._validation._rule``): one parameter checked against its rule."""
+"""The base of every rule (``dpdist._validation._rule``): a rule that wraps another; one parameter checked against its
+rule."""
 
 from __future__ import annotations
 
 import pytest
 
-from dpdist._validation import Constraint, Integer, Interval, check_param
+from dpdist._validation import Constraint, Integer, Interval, Wrapper, check_param
 from dpdist.errors import InvalidParameterError, InvalidPrivacyParameterError
 
 
@@ -35,3 +36,13 @@ def test_a_rule_that_raises_type_error_is_refused_like_value_error():
     with pytest.raises(InvalidParameterError, match="something with a length. Got 3"):
         check_param("f", "x", 3, Picky())
     assert Picky().invalid_examples() == [] and Picky().error is InvalidParameterError
+
+
+def test_a_wrapper_is_its_inner_rule_in_every_respect_it_does_not_override():
+    inner = Interval(0, 1, privacy=True)
+    wrapped = Wrapper(inner)
+    assert wrapped.error is inner.error is InvalidPrivacyParameterError
+    assert wrapped.check(0.5) == inner.check(0.5) and wrapped.describe() == inner.describe()
+    assert wrapped.invalid_examples() == inner.invalid_examples() and wrapped.shown(2.0) == inner.shown(2.0)
+    with pytest.raises(InvalidPrivacyParameterError, match=r"'epsilon' parameter of f must be .* Got 2\.0 instead"):
+        check_param("f", "epsilon", 2.0, wrapped)

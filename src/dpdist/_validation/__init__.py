@@ -55,7 +55,7 @@ from ._relations import (
     Satisfies,
     check_relations,
 )
-from ._rule import Constraint, check_param
+from ._rule import Constraint, Wrapper, check_param
 from ._scalars import Boolean, Even, Integer, Interval, Options, PowerOfTwo, Prime, is_prime
 from ._shared import (
     CENTRAL_EPSILON,
@@ -82,6 +82,7 @@ from ._values import check_integer_values, check_real_values, check_values_given
 
 __all__ = [
     "Constraint",
+    "Wrapper",
     "check_param",
     "Interval",
     "Integer",

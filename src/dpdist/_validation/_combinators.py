@@ -6,21 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import DPDistError
-from ._rule import Constraint, _refuses
+from ._rule import Constraint, Wrapper, _refuses
 
 __all__ = ["Optional", "Described", "OneOf", "Distinct", "AllOf", "ShownBy"]
 
 
 @dataclass(frozen=True)
-class Optional(Constraint):
+class Optional(Wrapper):
     """``None`` or a value satisfying ``inner``."""
-
-    inner: Constraint
-
-    @property
-    def error(self) -> type[DPDistError]:
-        return self.inner.error
 
     def check(self, value: Any) -> Any:
         return None if value is None else self.inner.check(value)
@@ -31,32 +24,15 @@ class Optional(Constraint):
     def invalid_examples(self) -> list:
         return [v for v in self.inner.invalid_examples() if v is not None]
 
-    def shown(self, value: Any) -> str:
-        return self.inner.shown(value)
-
 
 @dataclass(frozen=True)
-class Described(Constraint):
+class Described(Wrapper):
     """``inner``'s rule, described in the words of its parameter (``"a number of seconds in (0, 600]"``)."""
 
-    inner: Constraint
     text: str
-
-    @property
-    def error(self) -> type[DPDistError]:
-        return self.inner.error
-
-    def check(self, value: Any) -> Any:
-        return self.inner.check(value)
 
     def describe(self) -> str:
         return self.text
-
-    def invalid_examples(self) -> list:
-        return self.inner.invalid_examples()
-
-    def shown(self, value: Any) -> str:
-        return self.inner.shown(value)
 
 
 @dataclass(frozen=True)
@@ -89,15 +65,10 @@ class OneOf(Constraint):
 
 
 @dataclass(frozen=True)
-class Distinct(Constraint):
+class Distinct(Wrapper):
     """What ``inner`` (an :class:`Items` rule, say) returns, with no item twice, described as ``what``."""
 
-    inner: Constraint
     what: str
-
-    @property
-    def error(self) -> type[DPDistError]:
-        return self.inner.error
 
     def check(self, value: Any) -> Any:
         items = self.inner.check(value)
@@ -111,9 +82,6 @@ class Distinct(Constraint):
     def invalid_examples(self) -> list:
         repeated = [example for example in ([1, 1], ["a", "a"]) if not _refuses(self.inner, example)]
         return [*self.inner.invalid_examples(), *repeated]
-
-    def shown(self, value: Any) -> str:
-        return self.inner.shown(value)
 
 
 @dataclass(frozen=True)
@@ -141,24 +109,10 @@ class AllOf(Constraint):
 
 
 @dataclass(frozen=True)
-class ShownBy(Constraint):
+class ShownBy(Wrapper):
     """``inner``'s rule, a refused value shown as ``shower`` shows it (a long array by its type and shape)."""
 
-    inner: Constraint
     shower: Constraint
-
-    @property
-    def error(self) -> type[DPDistError]:
-        return self.inner.error
-
-    def check(self, value: Any) -> Any:
-        return self.inner.check(value)
-
-    def describe(self) -> str:
-        return self.inner.describe()
-
-    def invalid_examples(self) -> list:
-        return self.inner.invalid_examples()
 
     def shown(self, value: Any) -> str:
         return self.shower.shown(value)

@@ -1,13 +1,15 @@
-"""The base of every rule: a value is checked, described and shown; one parameter checked against its rule."""
+"""The base of every rule: a value is checked, described and shown; a rule that wraps another; one parameter
+checked against its rule."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .._redact import redacted_text
 from ..errors import DPDistError, InvalidParameterError
 
-__all__ = ["Constraint", "check_param"]
+__all__ = ["Constraint", "Wrapper", "check_param"]
 
 
 class Constraint:
@@ -32,6 +34,30 @@ class Constraint:
     def shown(self, value: Any) -> str:
         """``value`` as a refusal shows it (its repr, cut at 200 characters)."""
         return f"{value!r:.200}"
+
+
+@dataclass(frozen=True)
+class Wrapper(Constraint):
+    """A rule that is ``inner``'s in every respect (its error, check, description, refused examples and how it shows a
+    value) but those a subclass overrides: the base of rules that add one thing to another rule."""
+
+    inner: Constraint
+
+    @property
+    def error(self) -> type[DPDistError]:
+        return self.inner.error
+
+    def check(self, value: Any) -> Any:
+        return self.inner.check(value)
+
+    def describe(self) -> str:
+        return self.inner.describe()
+
+    def invalid_examples(self) -> list:
+        return self.inner.invalid_examples()
+
+    def shown(self, value: Any) -> str:
+        return self.inner.shown(value)
 
 
 def _refuses(rule: Constraint, value: Any) -> bool:

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._validation import Constraint, Described, Integer, Interval, ItemIds, OneOf, Options, Text
+from .._validation import Constraint, Described, Integer, Interval, ItemIds, OneOf, Options, Text, Wrapper
 from ..errors import InvalidParameterError
 from ._env import check_environment
 
@@ -189,19 +189,8 @@ class Name(Constraint):
 
 
 @dataclass(frozen=True)
-class Secret(Constraint):
+class Secret(Wrapper):
     """A secret (a token) that ``inner`` accepts, shown by its length only."""
-
-    inner: Constraint
-
-    def check(self, value: Any) -> Any:
-        return self.inner.check(value)
-
-    def describe(self) -> str:
-        return self.inner.describe()
-
-    def invalid_examples(self) -> list:
-        return self.inner.invalid_examples()
 
     def shown(self, value: Any) -> str:
         return f"{len(value)} characters" if isinstance(value, str) else type(value).__name__
