@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 from cli_support import run
@@ -84,3 +86,17 @@ def test_a_url_whose_port_is_unreadable_is_refused_by_name_without_its_password(
     status, _, err = run(capsys, "submit", "--server", "http://u:SECRET/x@127.0.0.1:1", "--campaign", "c", "--column",
                          "x", tmp_path / "d.csv", "--retries", "0")
     assert status == 2 and "SECRET" not in err and "internal error" not in err and "--server" in err
+
+
+def test_httpx_logs_a_request_without_the_password_of_its_url(caplog):
+    """httpx logs every request's URL at INFO; an application that turns INFO on must not see the password there."""
+    import httpx
+
+    import dpdist._redact  # noqa: F401  # puts the filter on httpx's logger
+
+    with caplog.at_level(logging.INFO, logger="httpx"):
+        with httpx.Client(transport=httpx.MockTransport(lambda request: httpx.Response(200))) as client:
+            client.get("http://user:s3cret-pw@collector.example/v1/campaigns")
+    logged = [record.getMessage() for record in caplog.records if record.name == "httpx"]
+    assert logged and all("s3cret-pw" not in line for line in logged)
+    assert any("http://user:***@collector.example/v1/campaigns" in line for line in logged)

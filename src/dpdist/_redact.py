@@ -4,14 +4,19 @@ Every URL dpdist prints, logs or puts in an error message goes through :func:`re
 :func:`redacted_text` (a line that may hold several): the database URL of ``dpdist serve``, the collector of
 ``dpdist relay``, the server, relay and issuer URLs of :class:`dpdist.client.Client` and ``dpdist submit``.  The
 password is replaced by ``***``; the user name, host, port and path stay, so the line still says where.
+
+The URLs httpx logs itself (``HTTP Request: POST http://user:password@host/...`` at INFO, shown when an application
+turns INFO on for its loggers) go through the same redaction: importing this module puts :class:`RedactingFilter` on
+the ``httpx`` logger (a filter only masks; it never drops a record).
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from urllib.parse import unquote
 
-__all__ = ["redacted_url", "redacted_text", "without_password", "MASK"]
+__all__ = ["redacted_url", "redacted_text", "without_password", "MASK", "RedactingFilter"]
 
 #: what stands for a password that is not shown
 MASK = "***"
@@ -84,3 +89,16 @@ def without_password(text: str, url: str) -> str:
         for shown in {password, unquote(password)}:
             text = text.replace(shown, MASK)
     return redacted_text(text)
+
+
+class RedactingFilter(logging.Filter):
+    """Mask the password of every URL among a log record's arguments (httpx passes the request's URL as one)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(redacted_text(str(arg)) if "://" in str(arg) else arg for arg in record.args)
+        return True
+
+
+#: on httpx's logger once per process (a module is imported once)
+logging.getLogger("httpx").addFilter(RedactingFilter())

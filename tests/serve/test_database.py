@@ -50,3 +50,16 @@ def test_a_thread_that_ended_leaves_no_connection_open(tmp_path):
     finally:
         database.close()
     assert _open_files(path) == 0
+
+
+@pytest.mark.parametrize("url, dialect, stored", [
+    ("POSTGRESQL://u:pw@127.0.0.1:1/db", "postgresql", "postgresql://u:pw@127.0.0.1:1/db"),
+    ("Postgres://127.0.0.1:1/db", "postgresql", "postgres://127.0.0.1:1/db"),
+    ("SQLite:///campaigns.sqlite", "sqlite", "sqlite:///campaigns.sqlite"),
+    ("campaigns.sqlite", "sqlite", "campaigns.sqlite"),
+])
+def test_a_url_scheme_is_read_in_any_case(url, dialect, stored):
+    """A scheme is case-insensitive (RFC 3986, 3.1): ``POSTGRESQL://`` is PostgreSQL, not a SQLite file of that name;
+    libpq reads a lower-case scheme only, so the URL kept for connecting has it lower-cased (nothing is connected here)."""
+    database = Database(url)
+    assert (database.dialect, database.url) == (dialect, stored)

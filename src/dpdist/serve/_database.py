@@ -172,6 +172,9 @@ class Database:
 
     @validate_params({"url": DATABASE_URL}, owner="the database")
     def __init__(self, url: str):
+        scheme, sep, rest = url.partition("://")
+        if sep and scheme.lower() in ("postgresql", "postgres", "sqlite"):
+            url = scheme.lower() + sep + rest  # a scheme is case-insensitive (RFC 3986, 3.1); libpq reads lower case only
         self.url = url
         self.dialect = "postgresql" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
         self._local = threading.local()
