@@ -51,6 +51,7 @@ guarantee is a replace guarantee at twice the cost (group privacy of size 2).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -191,6 +192,15 @@ omitted_at_default(PrivacyGuarantee, "unit")
 
 def local_guarantee(epsilon: float) -> PrivacyGuarantee:
     r"""Pure :math:`\varepsilon`-LDP: every output is at most :math:`e^\varepsilon` times likelier under one input than another."""
+    if type(epsilon) is float:  # a protocol states its guarantee on every estimate: one checked value per epsilon
+        return _local_guarantee_of(epsilon)
+    return PrivacyGuarantee(epsilon, 0.0, "replace", "local")
+
+
+@functools.lru_cache(maxsize=1024)
+def _local_guarantee_of(epsilon: float) -> PrivacyGuarantee:
+    """:func:`local_guarantee` of a float (the guarantee is frozen, so one value serves every call; a refused
+    epsilon raises and is not cached)."""
     return PrivacyGuarantee(epsilon, 0.0, "replace", "local")
 
 

@@ -113,9 +113,9 @@ def project_simplex(frequencies: ArrayLike) -> np.ndarray:
 def _simplex_projection(f: np.ndarray) -> np.ndarray:
     """:func:`project_simplex` of a checked 1-D float64 array (HH-ADMM calls it thousands of times)."""
     ordered = np.sort(f)[::-1]
-    cumulative = np.cumsum(ordered) - 1.0
+    cumulative = ordered.cumsum() - 1.0  # the methods, not np.cumsum / np.nonzero: the same, without the wrappers
     ranks = np.arange(1, f.size + 1)
-    support = np.nonzero(ordered - cumulative / ranks > 0)[0][-1]
+    support = (ordered - cumulative / ranks > 0).nonzero()[0][-1]
     threshold = cumulative[support] / (support + 1)
     return np.maximum(f - threshold, 0.0)
 
@@ -240,7 +240,7 @@ def unimodal_regression(values: ArrayLike) -> np.ndarray:
 
 def _children_sums(level: np.ndarray, branching: int) -> np.ndarray:
     """Each node's children summed; the nodes on the last axis (leading axes: a batch of trees)."""
-    return level.reshape(*level.shape[:-1], -1, branching).sum(axis=-1)
+    return np.add.reduce(level.reshape(*level.shape[:-1], -1, branching), axis=-1)  # .sum(axis=-1), unwrapped
 
 
 @validate_params({"branching": BRANCHING}, owner="postprocess.hay_consistency")
@@ -295,7 +295,7 @@ def _consistent_tree(levels: list[np.ndarray], branching: int, root: float | Non
     for depth in range(1, height + 1):
         parent = result[-1]
         residual = parent - _children_sums(z[depth], branching)
-        result.append(z[depth] + np.repeat(residual / branching, branching, axis=-1))
+        result.append(z[depth] + (residual / branching).repeat(branching, axis=-1))
     return result
 
 

@@ -94,6 +94,36 @@ class ParameterTable:
 PARAMETER_TABLES: list[ParameterTable] = []
 
 
+def _arguments_binder(signature: inspect.Signature) -> Callable[[tuple, dict], dict]:
+    """``(args, kwargs) -> every argument by name, defaults filled in``: ``bind_partial`` + ``apply_defaults``'s
+    ``arguments``, without their cost on the common call (the relations of a table are checked on every call, and
+    some tables are called per estimate): positional arguments within the named ones and keywords that name
+    parameters take a dict copy; anything else (``*args``, ``**kwargs``, a positional-only name given by keyword,
+    too many arguments) goes through ``bind_partial``, which also raises its ``TypeError``."""
+    parameters = list(signature.parameters.values())
+    kinds = {parameter.kind for parameter in parameters}
+    positional = [parameter.name for parameter in parameters
+                  if parameter.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    keywords = frozenset(parameter.name for parameter in parameters
+                         if parameter.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
+    defaults = {parameter.name: parameter.default for parameter in parameters
+                if parameter.default is not inspect.Parameter.empty}
+    simple = not kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD}
+
+    def bind(args: tuple, kwargs: dict) -> dict:
+        if simple and len(args) <= len(positional) and keywords.issuperset(kwargs) \
+                and not any(name in kwargs for name in positional[:len(args)]):
+            bound = dict(defaults)
+            bound.update(zip(positional, args))
+            bound.update(kwargs)
+            return bound
+        slow = signature.bind_partial(*args, **kwargs)
+        slow.apply_defaults()
+        return slow.arguments
+
+    return bind
+
+
 def validate_params(rules: dict[str, Constraint], *, owner: str | None = None, relations: Sequence[Relation] = (),
                     owner_argument: str | None = None) -> Callable[[Function], Function]:
     """Check the arguments named in ``rules`` against their constraints before the function runs.
@@ -137,7 +167,7 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None, r
             for name, rule in rules.items()
         )
 
-        signature = inspect.signature(function)
+        arguments = _arguments_binder(inspect.signature(function))
 
         @functools.wraps(function)
         def checked(*args: Any, **kwargs: Any) -> Any:
@@ -152,9 +182,7 @@ def validate_params(rules: dict[str, Constraint], *, owner: str | None = None, r
                 elif position is not None and position < len(args):
                     args = (*args[:position], check_param(named, name, args[position], rule), *args[position + 1 :])
             if relations:
-                bound = signature.bind_partial(*args, **kwargs)
-                bound.apply_defaults()
-                check_relations(named, bound.arguments, relations)
+                check_relations(named, arguments(args, kwargs), relations)
             return function(*args, **kwargs)
 
         defaults = {name: parameters[name].default for name in rules

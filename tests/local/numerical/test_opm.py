@@ -220,7 +220,11 @@ def test_circular_wasserstein_matches_a_brute_force_minimum_and_is_rotation_inva
     grid = np.linspace(0, 1, 200_001)[:-1]
     below_x = np.searchsorted(np.sort(x), grid, side="right") / 300
     difference = below_x - np.searchsorted(np.sort(y), grid, side="right") / 200
-    brute = min(np.mean(np.abs(difference - c)) for c in np.linspace(difference.min(), difference.max(), 2001))
+    # mean |difference - c| over the grid, read from its few hundred distinct levels and their counts (the grid's
+    # 200,000 points take a step function of x's and y's 500 jumps): the same brute-force minimum over 2,001 c
+    levels, counts = np.unique(difference, return_counts=True)
+    brute = min(counts @ np.abs(levels - c) / difference.size
+                for c in np.linspace(difference.min(), difference.max(), 2001))
     exact = metrics.circular_wasserstein(x, y, period=1.0)
     assert exact == pytest.approx(brute, abs=2e-5) and exact <= brute + 1e-9
     for shift in (0.1, 0.5, 0.77):

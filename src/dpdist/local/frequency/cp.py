@@ -219,12 +219,20 @@ class CP(FrequencyOracle):
 
     def _column_extremes(self):
         """Per row y: the smallest/largest n_x over items with y in C_x and over items with y not in C_x."""
-        counts = np.broadcast_to(self.column_counts, self._plus.shape)
+        # items ranked by n_x: a row's smallest (largest) n_x in a set is at the set's first (last) ranked item,
+        # found by argmax over booleans instead of a masked min/max over an int64 copy of the matrix
+        order = np.argsort(self.column_counts, kind="stable")
+        ranked = self.column_counts[order]
+        plus = self._plus[:, order]
+        rows = np.arange(plus.shape[0])
         big = np.iinfo(np.int64).max
-        inside_min = np.where(self._plus, counts, big).min(axis=1)
-        inside_max = np.where(self._plus, counts, -1).max(axis=1)
-        outside_min = np.where(self._plus, big, counts).min(axis=1)
-        outside_max = np.where(self._plus, -1, counts).max(axis=1)
+        extremes = []
+        for members in (plus, ~plus):
+            first = members.argmax(axis=1)
+            last = members.shape[1] - 1 - members[:, ::-1].argmax(axis=1)
+            nonempty = members[rows, first]
+            extremes += [np.where(nonempty, ranked[first], big), np.where(nonempty, ranked[last], -1)]
+        inside_min, inside_max, outside_min, outside_max = extremes
         return inside_min, inside_max, outside_min, outside_max
 
     def _inside_probabilities(self, counts, mechanism_epsilon: float) -> np.ndarray:
@@ -406,8 +414,9 @@ class CP(FrequencyOracle):
         """:math:`B = (A - \\mu) / (\\sigma \\sqrt m)` (float64, cached)."""
         if self._measurement_matrix is None:
             mu, sigma = 2 * self._rho - 1, 2 * math.sqrt(self._rho * (1 - self._rho))
-            signs = np.where(self._plus, 1.0, -1.0)
-            self._measurement_matrix = (signs - mu) / (sigma * math.sqrt(self.measurements))
+            scale = sigma * math.sqrt(self.measurements)
+            # the two values of (sign - mu) / scale, each computed once (the same IEEE operations as cell by cell)
+            self._measurement_matrix = np.where(self._plus, (1.0 - mu) / scale, (-1.0 - mu) / scale)
         return self._measurement_matrix
 
     def _column_norms(self) -> np.ndarray:

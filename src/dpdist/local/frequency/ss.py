@@ -103,7 +103,8 @@ def _key_threshold(d: int, k: int) -> int:
     sd = np.sqrt(mean * (1 - rates)) + 1e-12
     z = (k - mean) / sd
     phi = np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi)
-    below = sd * phi + (k - mean) * 0.5 * (1 + np.vectorize(math.erf)(z / math.sqrt(2)))  # E[(k - c)^+]
+    erf = np.array([math.erf(value) for value in (z / math.sqrt(2)).tolist()])  # np.vectorize(math.erf), unwrapped
+    below = sd * phi + (k - mean) * 0.5 * (1 + erf)  # E[(k - c)^+]
     above = below - (k - mean)  # E[(c - k)^+]
     with np.errstate(divide="ignore", invalid="ignore"):
         candidates = below / (1 - rates) + np.where(above > 0, above / rates, 0.0)

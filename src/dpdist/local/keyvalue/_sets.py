@@ -106,7 +106,7 @@ def _from_dense(array: np.ndarray, domain_size: int, owner: str) -> KeyValueSets
         )
     held = ~np.isnan(array)
     users, keys = np.nonzero(held)  # row-major: each user's pairs together, in key order
-    lengths = held.sum(axis=1).astype(np.int64, copy=False)
+    lengths = np.bincount(users, minlength=array.shape[0]).astype(np.int64, copy=False)  # held.sum(axis=1), faster
     return KeyValueSets(keys.astype(np.int64, copy=False), array[users, keys], lengths)
 
 
@@ -165,6 +165,8 @@ def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
             f"The 'values' argument of {owner} must hold values in [-1, 1] (scale them first). "
             f"Got {pair_values[bad][0]!r}."
         )
+    if fresh:  # a dense batch's pairs come row-major (np.nonzero): each user's keys increasing, none twice
+        return KeyValueSets(keys, pair_values, lengths)
     users = np.repeat(np.arange(lengths.shape[0]), lengths)
     # each user's keys already increasing (a dense batch's pairs come so): no key twice, no sort needed
     next_user, key_rises = np.diff(users) > 0, np.diff(keys) > 0

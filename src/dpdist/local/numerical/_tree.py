@@ -58,6 +58,9 @@ class AdmmResult:
     converged: bool
 
 
+_total = np.add.reduce
+
+
 @validate_params({"branching": BRANCHING})
 def hh_admm(
     levels: list[np.ndarray],
@@ -124,8 +127,9 @@ def hh_admm(
         mu = mu + x - noisy - y
         nu = nu + x - z
         eta = eta + x - w
-        primal = math.sqrt(np.sum((x - noisy - y) ** 2) + np.sum((x - z) ** 2) + np.sum((x - w) ** 2))
-        dual = math.sqrt(np.sum((y - y_old) ** 2) + np.sum((z - z_old) ** 2) + np.sum((w - w_old) ** 2))
+        # np.add.reduce: what np.sum calls, without its wrapper (up to 10^4 iterations of a few microseconds each)
+        primal = math.sqrt(_total((x - noisy - y) ** 2) + _total((x - z) ** 2) + _total((x - w) ** 2))
+        dual = math.sqrt(_total((y - y_old) ** 2) + _total((z - z_old) ** 2) + _total((w - w_old) ** 2))
         if primal <= limit and dual <= limit:
             break
     return AdmmResult(
