@@ -162,6 +162,8 @@ def test_sigkill_during_aggregate_leaves_the_previous_state_intact(tmp_path):
         time.sleep(0.2)
         os.kill(process.pid, signal.SIGKILL)
     finally:
+        if process.poll() is None:  # a failed assertion above: the child must not outlive the test
+            process.kill()
         process.wait(timeout=30)
     assert process.returncode == -signal.SIGKILL
     assert state.read_bytes() == before
