@@ -138,12 +138,12 @@ def pytest_xdist_auto_num_workers(config):
     return max(1, min(cores + 1, 4))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _no_estimator_process_outlives_its_module():
-    """Stop the estimator process an in-process app started (one per process, shared by the module's apps:
-    ``dpdist.serve._estimate_cache``) at the end of the module, also when a test failed: an app served by a
-    ``TestClient`` without its lifespan never stops it, and the child ran until the session ended (the fast loop
-    ended with "subprocess ... is still running" and unclosed pipes)."""
+@pytest.fixture(scope="session", autouse=True)
+def _no_estimator_process_outlives_the_session():
+    """Stop the estimator process in-process apps started (one per process, shared by every app of the process:
+    ``dpdist.serve._estimate_cache``; 1.7 CPU-s to start, so it is shared like a session's server) when the session
+    ends, also after failures: an app served by a ``TestClient`` without its lifespan never stops it, and the child
+    outlived the tests (the fast loop ended with "subprocess ... is still running" and unclosed pipes)."""
     yield
     module = sys.modules.get("dpdist.serve._estimate_cache")
     if module is not None:
