@@ -7,6 +7,7 @@ import itertools
 import os
 import shutil
 import socket
+import sys
 import tempfile
 
 from bytecode_cache import keep_bytecode
@@ -135,3 +136,15 @@ def pytest_xdist_auto_num_workers(config):
         return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return max(1, min(cores + 1, 4))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_estimator_process_outlives_the_session():
+    """Stop the estimator process in-process apps started (one per process, shared by every app of the process:
+    ``dpdist.serve._estimate_cache``; 1.7 CPU-s to start, so it is shared like a session's server) when the session
+    ends, also after failures: an app served by a ``TestClient`` without its lifespan never stops it, and the child
+    outlived the tests (the fast loop ended with "subprocess ... is still running" and unclosed pipes)."""
+    yield
+    module = sys.modules.get("dpdist.serve._estimate_cache")
+    if module is not None:
+        module.stop_estimator()

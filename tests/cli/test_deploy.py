@@ -162,6 +162,8 @@ def test_sigkill_during_aggregate_leaves_the_previous_state_intact(tmp_path):
         time.sleep(0.2)
         os.kill(process.pid, signal.SIGKILL)
     finally:
+        if process.poll() is None:  # a failed assertion above: the child must not outlive the test
+            process.kill()
         process.wait(timeout=30)
     assert process.returncode == -signal.SIGKILL
     assert state.read_bytes() == before
@@ -216,14 +218,16 @@ def test_privatize_reports_bad_input(tmp_path, capsys):
     assert "--column must be one of" in errors and "JSON" in errors and "--secure" in errors
 
 
-def test_csv_column_whose_first_block_is_integral_still_reads_a_later_decimal(tmp_path):
-    from dpdist._io._columns import iter_column
+def test_csv_column_whose_first_block_is_integral_still_reads_a_later_decimal(tmp_path, monkeypatch):
+    from dpdist._io import _columns
 
+    # pyarrow's blocks of 64 KiB instead of 16 MiB: the same later-block decimal with 40,000 rows, not 9 million
+    monkeypatch.setattr(_columns, "CSV_BLOCK_BYTES", 1 << 16)
     path = tmp_path / "late-decimal.csv"
-    path.write_text("x\n" + "1\n" * 9_000_000 + "2.5\n")  # > pyarrow's 16 MiB first block
-    chunks = [values for values, _ in iter_column(path, "x")]
+    path.write_text("x\n" + "1\n" * 40_000 + "2.5\n")  # > the first block
+    chunks = [values for values, _ in _columns.iter_column(path, "x")]
     values = np.concatenate(chunks)
-    assert values.size == 9_000_001 and values[-1] == 2.5
+    assert values.size == 40_001 and values[-1] == 2.5
 
 
 def test_cli_reports_unwritable_paths_without_a_traceback(tmp_path, capsys):

@@ -73,7 +73,10 @@ def _kill_before_the_state_is_renamed(tmp_path, state, how):
         time.sleep(0.2)  # the temp file is written and fsynced: the child sleeps before its rename
         os.kill(process.pid, signal.SIGKILL)
     finally:
+        if process.poll() is None:  # a failed assertion above: the child must not outlive the test
+            process.kill()
         process.wait(timeout=60)
+        process.stderr.close()
     assert process.returncode == -signal.SIGKILL
 
 

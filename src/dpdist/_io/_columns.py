@@ -16,6 +16,9 @@ from ._read_errors import data_file_errors
 
 __all__ = ["iter_column", "iter_columns", "count_rows", "csv_rows", "missing_column_error"]
 
+#: Bytes of CSV pyarrow reads per block (16 MiB); it would infer a column's type from the first one.
+CSV_BLOCK_BYTES = 1 << 24
+
 
 def _kind(path: Path) -> str:
     suffixes = "".join(path.suffixes).lower()
@@ -126,7 +129,7 @@ def _csv_batches(path, columns, text, pa):
     try:
         reader = csv.open_csv(
             path,
-            read_options=csv.ReadOptions(block_size=1 << 24),
+            read_options=csv.ReadOptions(block_size=CSV_BLOCK_BYTES),
             parse_options=parse,
             # read as float64 whatever the first block looks like: pyarrow infers a column's
             # type from its first block and would fail on a later decimal; integral chunks

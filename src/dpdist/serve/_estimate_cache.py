@@ -80,13 +80,9 @@ class EstimateCache:
 
     def close(self) -> None:
         """Forget the entries and stop the estimator process (it must not outlive the server, nor take new work)."""
-        global _ESTIMATOR
         with self._guard:
             self._entries.clear()
-        with _ESTIMATOR_LOCK:
-            estimator, _ESTIMATOR = _ESTIMATOR, None
-        if estimator is not None:
-            estimator.close()
+        stop_estimator()
 
     def _version(self, campaign_id: str) -> tuple:
         row = self.store.row(campaign_id)
@@ -113,6 +109,15 @@ def _version_of(campaign) -> tuple:
 # ---------------------------------------------------------------------- the estimator process
 _ESTIMATOR = None
 _ESTIMATOR_LOCK = threading.Lock()
+
+
+def stop_estimator() -> None:
+    """Stop this process's estimator process, if one runs (the next estimate starts a new one)."""
+    global _ESTIMATOR
+    with _ESTIMATOR_LOCK:
+        estimator, _ESTIMATOR = _ESTIMATOR, None
+    if estimator is not None:
+        estimator.close()
 
 
 def _compute(function, campaign, query, *more) -> tuple:
