@@ -10,6 +10,7 @@ result, never a raw TypeError or KeyError.
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import re
@@ -26,8 +27,14 @@ READERS = results_support.readers()
 CASES = [(name, index) for name, (_, makers) in READERS.items() for index in range(len(makers))]
 
 
+@functools.cache
+def _document_text(name: str, index: int) -> str:
+    """The real result's document as JSON, written once per session (each hypothesis example reads its own copy)."""
+    return json.dumps(results_support.real(name, index).to_dict())
+
+
 def _document(name: str, index: int) -> dict:
-    return json.loads(json.dumps(results_support.real(name, index).to_dict()))
+    return json.loads(_document_text(name, index))
 
 
 def _paths(value, prefix=()):

@@ -8,6 +8,7 @@ within a factor of it.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
@@ -17,6 +18,7 @@ from dpdist.accounting._threshold import _direction_delta, threshold_delta, thre
 from dpdist.errors import InvalidParameterError, InvalidPrivacyParameterError
 
 
+@functools.cache  # the enumerations ask for each law several times (read only)
 def released(n: int, p: Fraction, threshold: int) -> dict:
     """The released law of one item's count among ``n`` holders: ``{count or None (suppressed): probability}``."""
     law: dict = {None: Fraction(0)}

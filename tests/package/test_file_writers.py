@@ -12,6 +12,7 @@ import ast
 from pathlib import Path
 
 import dpdist
+from source_support import package_trees
 
 SOURCE = Path(dpdist.__file__).parent
 ROUTED = {"atomic_writer", "atomic_path", "write_text_atomically"}
@@ -84,14 +85,14 @@ def test_the_scan_finds_writes_and_passes_the_atomic_ones():
 
 def test_files_are_written_by_io_or_by_the_modules_design_names():
     found = {}
-    for path in sorted(SOURCE.rglob("*.py")):
+    for path, tree in package_trees().items():  # parsed once per session (tests/source_support.py)
         relative = path.relative_to(SOURCE).as_posix()
         if relative.startswith("_io/"):
             continue
         text = path.read_text()
         if not any(word in text for word in ("open(", "write_text", "write_bytes", "savefig", "connect(")):
             continue
-        if hits := writes(ast.parse(text)):
+        if hits := writes(tree):
             found[relative] = hits
     unnamed = {module: hits for module, hits in found.items() if module not in WRITERS}
     assert not unnamed, f"write through dpdist._io (or name the module and why in WRITERS and docs/design.md): {unnamed}"

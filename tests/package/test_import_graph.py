@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import gc
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import dpdist
+from source_support import package_trees
 
 SOURCE = Path(dpdist.__file__).parent
 DESIGN = Path(__file__).resolve().parents[2] / "docs" / "design.md"
@@ -80,20 +80,12 @@ def _targets(node: ast.AST, package: str, modules: dict) -> set[str]:
 
 @functools.cache
 def _source_imports(path: Path) -> tuple[list[str], list[tuple[ast.AST, bool, bool]]]:
-    """The lines of a file of the package and its imports (:func:`imports`): read and parsed once per session.
+    """The lines of a file of the package and its imports (:func:`imports`), from the tree parsed once per session.
 
-    Three tests read the whole package (the circle, the floors, the lazy imports); parsing it is most of their
-    cost, so they share one parse.  The cyclic garbage collector is off meanwhile: a syntax tree holds no cycle
-    (reference counts free it), and the package's million nodes made it walk the whole heap again and again
-    (0.4-0.6 of the 1.2 CPU-s of the first of the three tests, measured)."""
-    lines = path.read_text().splitlines()
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return lines, list(imports(ast.parse("\n".join(lines))))
-    finally:
-        if collecting:
-            gc.enable()
+    Three tests read the whole package (the circle, the floors, the lazy imports), and test_function_length.py and
+    test_file_writers.py read it too: parsing it is most of their cost, so they share one parse
+    (tests/source_support.py, with the cyclic garbage collector off)."""
+    return path.read_text().splitlines(), list(imports(package_trees()[path]))
 
 
 def import_graph() -> dict[str, set[str]]:

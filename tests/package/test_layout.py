@@ -57,9 +57,11 @@ def mirrored_test_file(module: Path) -> Path:
 
 def _gathers_names_only(module: Path) -> bool:
     """An ``__init__.py`` that defines nothing but a lazy ``__getattr__``: it re-exports."""
+    if module.name != "__init__.py":
+        return False
     tree = ast.parse(module.read_text())
     defined = [node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
-    return module.name == "__init__.py" and set(defined) <= {"__getattr__"}
+    return set(defined) <= {"__getattr__"}
 
 
 @functools.cache

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InvalidParameterError
-from ._distributions import Atoms, Curve, LossDistribution, pair_atoms
+from ._distributions import Atoms, Curve, LossDistribution, pair_parts
 from ._zcdp import atoms_rho
 
 __all__ = ["channel_loss", "pairs_loss", "MAX_PAIR_WORK"]
@@ -48,8 +48,10 @@ def channel_loss(channel: np.ndarray) -> tuple[LossDistribution, float, int]:
             if key in seen:  # the same sorted losses, masses and infinite masses: pair_atoms gives the same atoms
                 continue
             seen.add(key)
-            atoms = pair_atoms(matrix[first], matrix[second])
-            distinct.setdefault(_signature(atoms), atoms)
+            parts = pair_parts(matrix[first], matrix[second])  # pair_atoms's, checked as Atoms once per signature
+            signature = _parts_signature(*parts)
+            if signature not in distinct:
+                distinct[signature] = Atoms(*parts)
     return pairs_loss(list(distinct.values()))
 
 
@@ -80,7 +82,11 @@ def pairs_loss(pairs: list[Atoms]) -> tuple[LossDistribution, float, int]:
 
 
 def _signature(atoms: Atoms) -> tuple:
-    return (tuple(np.round(atoms.losses, 12)), tuple(np.round(atoms.masses, 12)), round(atoms.infinity, 12))
+    return _parts_signature(atoms.losses, atoms.masses, atoms.infinity)
+
+
+def _parts_signature(losses: tuple[float, ...], masses: tuple[float, ...], infinity: float) -> tuple:
+    return (tuple(np.round(losses, 12)), tuple(np.round(masses, 12)), round(infinity, 12))
 
 
 def _curve(pairs: list[Atoms]) -> Curve:

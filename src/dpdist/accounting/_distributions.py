@@ -36,7 +36,7 @@ from .._validation import InstanceOf, Integer, Interval, Items, SameSize, TupleO
 from ..errors import InvalidParameterError
 
 __all__ = ["Atoms", "GaussianLoss", "Curve", "Composed", "LossDistribution", "LOSS_DISTRIBUTION", "loss_from_dict", "pure_atoms",
-           "approximate_atoms", "pair_atoms"]
+           "approximate_atoms", "pair_atoms", "pair_parts"]
 
 #: losses closer than this (absolute) are one atom
 _SAME_LOSS = 1e-12
@@ -166,6 +166,13 @@ def approximate_atoms(epsilon: float, delta: float) -> Atoms:
 def pair_atoms(upper: np.ndarray, lower: np.ndarray) -> Atoms:
     r"""The exact loss of the ordered pair of laws ``(upper, lower)`` on the same outputs: :math:`\log(P/Q)` with
     mass :math:`P` (outputs only ``upper`` reaches go to :math:`+\infty`), equal losses merged, sorted."""
+    losses, masses, infinity = pair_parts(upper, lower)
+    return Atoms(losses, masses, infinity)
+
+
+def pair_parts(upper: np.ndarray, lower: np.ndarray) -> tuple[tuple[float, ...], tuple[float, ...], float]:
+    """``(losses, masses, infinity)`` of :func:`pair_atoms`, not yet checked as an :class:`Atoms` (a channel's
+    thousands of pairs build the atoms of their distinct losses only)."""
     upper, lower = np.asarray(upper, dtype=np.float64), np.asarray(lower, dtype=np.float64)
     reached = upper > 0
     infinity = float(upper[reached & (lower <= 0)].sum())
@@ -175,9 +182,9 @@ def pair_atoms(upper: np.ndarray, lower: np.ndarray) -> Atoms:
     order = np.argsort(losses, kind="stable")
     losses, masses = losses[order], masses[order]
     if not losses.size:
-        return Atoms((0.0,), (0.0,), 1.0)
+        return (0.0,), (0.0,), 1.0
     starts = np.concatenate([[True], np.diff(losses) > _SAME_LOSS])
     groups = np.cumsum(starts) - 1
     merged = np.bincount(groups, weights=masses)
     kept = losses[starts]
-    return Atoms(tuple(float(x) for x in kept), tuple(float(m) for m in merged), infinity)
+    return tuple(float(x) for x in kept), tuple(float(m) for m in merged), infinity

@@ -43,6 +43,7 @@ leave an effective threshold :math:`K - k`; at :math:`K - k \le 1` a lone sample
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -70,7 +71,29 @@ def _effective(threshold: int, colluding: int) -> int:
 
 
 def _pair(n: int, p: float, threshold: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(A1, A0)``: the released laws with and without the target, on ``[bottom, threshold, ..., n + 1]``."""
+    """``(A1, A0)``: the released laws with and without the target, on ``[bottom, threshold, ..., n + 1]``.
+
+    Those of up to :data:`_KEPT_HOLDERS` other holders are kept (read-only, about 16 MB at most): :func:`threshold_epsilon`
+    and :func:`threshold_sampling` search over epsilon or p, and every step scans the same counts again (four SciPy
+    calls each)."""
+    return _kept_pair(n, p, threshold) if n <= _KEPT_HOLDERS else _laws(n, p, threshold)
+
+
+#: the counts of other holders whose laws :func:`_pair` keeps
+_KEPT_HOLDERS = 1_000
+
+
+@functools.lru_cache(maxsize=1024)
+def _kept_pair(n: int, p: float, threshold: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_laws`, kept and made read-only."""
+    laws = _laws(n, p, threshold)
+    for law in laws:
+        law.setflags(write=False)
+    return laws
+
+
+def _laws(n: int, p: float, threshold: int) -> tuple[np.ndarray, np.ndarray]:
+    """The laws of :func:`_pair`, computed."""
     from scipy import stats  # lazy: loads scipy (0.4-2 s)
 
     counts = np.arange(max(threshold, 0), n + 2)

@@ -89,7 +89,7 @@ def stage_sizes(samples: int, pilot: int, sequential: bool) -> list[int]:
 
 
 def single_value_plan(samples: int, claim: float) -> tuple[int, int]:
-    """Outputs per input of the one-value stage's pilot and of its stage (calls of one value, as a device makes).
+    r"""Outputs per input of the one-value stage's pilot and of its stage (calls of one value, as a device makes).
 
     Enough that an identity hidden behind a call's order (outputs sorted or shuffled within the call) is
     certified above the claim: a stage of :math:`n` outputs certifies such a leak up to about

@@ -64,7 +64,7 @@ def _quiet(call: Callable[[], Any]) -> Any:
 
 def check_release_bounds_persons(release: Callable[..., Any], *, max_contributions: int = 2, epsilon: float = 1.0,
                                  large_epsilon: float = 600.0, tolerance: float = 0.05) -> None:
-    """One person's rows reach ``release`` as at most ``max_contributions`` rows, and its statement is per person.
+    r"""One person's rows reach ``release`` as at most ``max_contributions`` rows, and its statement is per person.
 
     Parameters
     ----------
