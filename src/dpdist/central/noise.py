@@ -268,15 +268,19 @@ def _bernoulli_exp_minus_fractions(numerators: np.ndarray, denominator: int, rng
 
     Alg. 1 draws Bernoulli(:math:`\gamma/k`) for k = 1, 2, ... until one fails and
     returns whether the number of draws is odd; here every entry runs the same
-    loop on integer thresholds (``integers(0, t k) < u``).
+    loop on integer thresholds (``integers(0, t k) < u``).  The entries still drawing all share one ``k``
+    (each step advances every success together), so each step is one draw of ``active.size`` integers below
+    the scalar ``t k``: the same numbers as per-entry bounds, from the faster scalar path.
     """
-    k = np.ones(numerators.size, dtype=np.int64)
+    odd = np.ones(numerators.size, dtype=bool)  # k = 1 for all
     active = np.arange(numerators.size)
+    k = 1
     while active.size:
-        success = rng.integers(0, denominator * k[active]) < numerators[active]
-        k[active[success]] += 1
+        success = rng.integers(0, denominator * k, size=active.size) < numerators[active]
         active = active[success]
-    return k % 2 == 1
+        k += 1
+        odd[active] = k % 2 == 1
+    return odd
 
 
 def _count_exp_minus_one_successes(size: int, rng: np.random.Generator) -> np.ndarray:
