@@ -375,3 +375,18 @@ def test_a_continuous_protocols_guarantee_says_why_in_words_not_an_exception_mes
         (note,) = account.notes
         assert note == (f"no usable finite channel ({name.upper()} randomizes real numbers: its inputs are no finite "
                         "list); the bound for any 1-LDP randomizer is used")
+
+
+def test_shuffled_within_answers_what_shuffled_states():
+    """The ladder's search asks whether a protocol's shuffled epsilon is within a target; the answer from one
+    evaluation of the curve (where it is above delta there) is the one the full search gives, on both sides."""
+    from dpdist.amplification._accounting import shuffled_within
+
+    answers = []
+    for name, epsilon0 in (("grr", 3.0), ("oue", 2.0)):
+        protocol = local.make(name, epsilon=epsilon0, domain_size=4)
+        stated = amplification.shuffled(protocol, 500, 1e-5).epsilon
+        for target in (0.5 * stated, stated * (1 - 1e-9), stated, 1.5 * stated, 2 * epsilon0):
+            answers.append(shuffled_within(protocol, 500, 1e-5, target))
+            assert answers[-1] == (stated <= target), (name, epsilon0, target, stated)
+    assert True in answers and False in answers
