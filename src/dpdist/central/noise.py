@@ -276,7 +276,10 @@ def _bernoulli_exp_minus_fractions(numerators: np.ndarray, denominator: int, rng
     active = np.arange(numerators.size)
     k = 1
     while active.size:
-        success = rng.integers(0, denominator * k, size=active.size) < numerators[active]
+        if denominator * k == 1:  # integers(0, 1) is 0 and draws no bits (Bernoulli(1/e)'s first step)
+            success = numerators[active] > 0
+        else:
+            success = rng.integers(0, denominator * k, size=active.size) < numerators[active]
         active = active[success]
         k += 1
         odd[active] = k % 2 == 1
