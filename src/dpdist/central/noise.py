@@ -50,6 +50,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Iterable
@@ -204,14 +205,10 @@ def _log_zcdp_delta(rho: float, epsilon: float) -> float:
     return min(0.0, float(result.fun), log_bound(guess))
 
 
-def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *, relative_tolerance: float = 1e-9) -> float:
-    r"""Smallest :math:`\sigma` whose (discrete or continuous) Gaussian noise is :math:`(\varepsilon,\delta)`-DP via zCDP.
-
-    Adding :math:`\mathcal N_\mathbb{Z}(0,\sigma^2)` per coordinate to an integer
-    vector of l2 sensitivity :math:`\Delta` is :math:`\Delta^2/(2\sigma^2)`-zCDP
-    (Canonne et al. 2020, Thm. 14); :func:`zcdp_delta` converts.  Bisection on
-    :math:`\rho` returning the lower end (smaller :math:`\rho`, more noise).
-    """
+@functools.lru_cache(maxsize=256)
+def _zcdp_rho(epsilon: float, delta: float, relative_tolerance: float) -> float:
+    """The largest :math:`\\rho` (the bisection's lower end) whose zCDP bound meets ``delta`` at ``epsilon``: the same
+    for every sensitivity, and kept (a release's repeated noise calibrates it again: 36 minimizations each)."""
     log_delta = math.log(delta)
     low, high = 0.0, max(epsilon, 1.0)
     while _log_zcdp_delta(high, epsilon) <= log_delta:
@@ -223,6 +220,18 @@ def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *, rel
             low = middle
         else:
             high = middle
+    return low
+
+
+def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *, relative_tolerance: float = 1e-9) -> float:
+    r"""Smallest :math:`\sigma` whose (discrete or continuous) Gaussian noise is :math:`(\varepsilon,\delta)`-DP via zCDP.
+
+    Adding :math:`\mathcal N_\mathbb{Z}(0,\sigma^2)` per coordinate to an integer
+    vector of l2 sensitivity :math:`\Delta` is :math:`\Delta^2/(2\sigma^2)`-zCDP
+    (Canonne et al. 2020, Thm. 14); :func:`zcdp_delta` converts.  Bisection on
+    :math:`\rho` returning the lower end (smaller :math:`\rho`, more noise).
+    """
+    low = _zcdp_rho(float(epsilon), float(delta), float(relative_tolerance))  # floats: the same numbers, hashable
     if low <= 0.0:
         raise InvalidPrivacyParameterError(
             f"No Gaussian noise reaches epsilon={epsilon!r}, delta={delta!r} through zCDP; raise epsilon or delta."
