@@ -255,21 +255,19 @@ def _uniform_below(bound: int, rng: np.random.Generator) -> int:
             return value
 
 
-def _bernoulli_rational(probability: Fraction, rng: np.random.Generator) -> bool:
-    """Exact Bernoulli(p) for rational p in [0, 1] from a uniform integer draw."""
-    return _uniform_below(probability.denominator, rng) < probability.numerator
-
-
 def _bernoulli_exp_minus(gamma: Fraction, rng: np.random.Generator) -> bool:
     r"""Exact Bernoulli(:math:`e^{-\gamma}`) for rational :math:`\gamma \ge 0` (Canonne et al. 2020, Alg. 1)."""
     while gamma > 1:
         if not _bernoulli_exp_minus(Fraction(1), rng):
             return False
         gamma -= 1
+    numerator, denominator = gamma.numerator, gamma.denominator
     k = 1
-    while _bernoulli_rational(gamma / k, rng):
+    while True:  # Bernoulli(gamma / k) in lowest terms, as a Fraction would reduce it (the same bound to draw below)
+        common = math.gcd(numerator, denominator * k)
+        if _uniform_below(denominator * k // common, rng) >= numerator // common:
+            return k % 2 == 1
         k += 1
-    return k % 2 == 1
 
 
 def _bernoulli_exp_minus_fractions(numerators: np.ndarray, denominator: int, rng: np.random.Generator) -> np.ndarray:
