@@ -328,6 +328,31 @@ def _discrete_laplace_scaled(size: int, t: int, s: int, rng: np.random.Generator
     return out
 
 
+def _bernoulli_exp_minus_one(u: int, t: int, rng: np.random.Generator) -> bool:
+    """One entry of :func:`_bernoulli_exp_minus_fractions`: the same draws from ``rng``, without arrays."""
+    k = 1
+    while True:
+        success = u > 0 if t * k == 1 else int(rng.integers(0, t * k)) < u  # integers(0, 1) draws no bits
+        if not success:
+            return k % 2 == 1
+        k += 1
+
+
+def _discrete_laplace_one(t: int, s: int, rng: np.random.Generator) -> int:
+    """``_discrete_laplace_scaled(1, t, s, rng)[0]``: the same draws in the same order (the discrete Gaussian's
+    proposal, one at a time: scalars cost a tenth of one-entry arrays)."""
+    while True:
+        u = int(rng.integers(0, t))
+        keep = _bernoulli_exp_minus_one(u, t, rng)
+        count = 0
+        while _bernoulli_exp_minus_one(1, 1, rng):
+            count += 1
+        magnitude = (u + t * count) // s
+        negative = bool(rng.integers(0, 2))
+        if keep and not (negative and magnitude == 0):
+            return -magnitude if negative else magnitude
+
+
 def _dyadic_epsilon(epsilon: float) -> Fraction:
     """``epsilon`` rounded down to a dyadic rational (never rounds up: never under-noises).
 
@@ -395,7 +420,7 @@ def discrete_gaussian(size: int, variance: Fraction, rng: np.random.Generator) -
     out = np.empty(int(size), dtype=np.int64)
     for index in range(out.size):
         while True:
-            y = int(_discrete_laplace_scaled(1, t, 1, rng)[0])
+            y = _discrete_laplace_one(t, 1, rng)
             gamma = (abs(y) - variance / t) ** 2 / (2 * variance)
             if _bernoulli_exp_minus(gamma, rng):
                 out[index] = y
