@@ -9,6 +9,7 @@ exact loss crosses delta between 0.8x and 1x the bound.  Published values: a tab
 printed by the authors' public code, each with its source.
 """
 
+import functools
 import itertools
 import math
 
@@ -169,20 +170,31 @@ def test_the_closed_form_output_classes_give_the_channels_reductions(name, param
 
 
 # ---------------------------------------------------------------------- tightness
-def _grr3_neutral_delta(epsilon0: float, n: int, t: float) -> float:
-    """Exact delta(t) of GRR (d = 3) with user 1 at 0 or 1 and every other user at 2: a sum over the counts."""
+@functools.cache
+def _grr3_counts(epsilon0: float, n: int) -> tuple[float, float, list]:
+    """``p``, ``q`` and, per count ``c`` of reports 0 or 1 among all ``n`` (one of them user 1's), its mass, the
+    zeros among them and their law: the same for every ``t`` of a search (computed once)."""
     from scipy import stats
 
     e = math.exp(epsilon0)
     p, q = e / (e + 2), 1 / (e + 2)
-    coefficients = (np.array([p, q, q]) - math.exp(t) * np.array([q, p, q])) / np.array([q, q, p])
-    total = 0.0
     informative = np.arange(n + 1)
-    mass = stats.binom.pmf(informative, n, 2 * q)  # reports 0 or 1 among all n (one of them user 1's)
+    mass = stats.binom.pmf(informative, n, 2 * q)
+    counts = []
     for c in informative[mass > 1e-30]:
         zeros = np.arange(c + 1)
+        counts.append((c, mass[c], zeros, stats.binom.pmf(zeros, c, 0.5)))
+    return p, q, counts
+
+
+def _grr3_neutral_delta(epsilon0: float, n: int, t: float) -> float:
+    """Exact delta(t) of GRR (d = 3) with user 1 at 0 or 1 and every other user at 2: a sum over the counts."""
+    p, q, counts = _grr3_counts(epsilon0, n)
+    coefficients = (np.array([p, q, q]) - math.exp(t) * np.array([q, p, q])) / np.array([q, q, p])
+    total = 0.0
+    for c, mass, zeros, law in counts:
         values = coefficients[0] * zeros + coefficients[1] * (c - zeros) + coefficients[2] * (n - c)
-        total += mass[c] * np.dot(stats.binom.pmf(zeros, c, 0.5), np.maximum(values, 0.0))
+        total += mass * np.dot(law, np.maximum(values, 0.0))
     return total / n  # delta = E[(sum_k A_k N_k)_+] / n over the multinomial counts
 
 
@@ -375,3 +387,18 @@ def test_a_continuous_protocols_guarantee_says_why_in_words_not_an_exception_mes
         (note,) = account.notes
         assert note == (f"no usable finite channel ({name.upper()} randomizes real numbers: its inputs are no finite "
                         "list); the bound for any 1-LDP randomizer is used")
+
+
+def test_shuffled_within_answers_what_shuffled_states():
+    """The ladder's search asks whether a protocol's shuffled epsilon is within a target; the answer from one
+    evaluation of the curve (where it is above delta there) is the one the full search gives, on both sides."""
+    from dpdist.amplification._accounting import shuffled_within
+
+    answers = []
+    for name, epsilon0 in (("grr", 3.0), ("oue", 2.0)):
+        protocol = local.make(name, epsilon=epsilon0, domain_size=4)
+        stated = amplification.shuffled(protocol, 500, 1e-5).epsilon
+        for target in (0.5 * stated, stated * (1 - 1e-9), stated, 1.5 * stated, 2 * epsilon0):
+            answers.append(shuffled_within(protocol, 500, 1e-5, target))
+            assert answers[-1] == (stated <= target), (name, epsilon0, target, stated)
+    assert True in answers and False in answers

@@ -185,15 +185,22 @@ def test_large_scales_are_rounded_up_within_int64():
 def _noisy_max_probabilities(scores, scale):
     """P(argmax = i) of scores + i.i.d. Laplace(scale): trapezoid rule on a 400k-point grid (error < 1e-8)."""
     z = np.linspace(-60 * scale, 60 * scale, 400_001)
-    laplace = stats.laplace.pdf(z, scale=scale)  # the winner's noise density, the same for every i
+    laplace = 0.5 * np.exp(-np.abs(z / scale)) / scale  # the winner's noise density, the same for every i
     out = []
     for i, s in enumerate(scores):
         density = laplace
         for j, t in enumerate(scores):
             if j != i:
-                density = density * stats.laplace.cdf(s + z - t, scale=scale)
+                density = density * _laplace_cdf(s + z - t, scale)
         out.append(integrate.trapezoid(density, z))
     return np.array(out)
+
+
+def _laplace_cdf(x, scale):
+    """``stats.laplace.cdf(x, scale=scale)`` for finite ``x``, by scipy's own formula without its argument checks
+    (the same numbers, a third of the time on the 400k-point grid)."""
+    y = x / scale
+    return np.where(y > 0, 1.0 - 0.5 * np.exp(-y), 0.5 * np.exp(y))
 
 
 def _worst_ratio(scale, sensitivity=1.0):

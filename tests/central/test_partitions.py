@@ -60,7 +60,8 @@ def test_each_person_keeps_a_uniformly_random_choice_of_their_groups_with_all_th
         assert {6, 7} <= set(kept.tolist())  # person 1 holds 2 groups: all kept
         mine = kept[persons[kept] == 0]
         chosen = tuple(sorted(set(groups[mine].tolist())))
-        assert np.array_equal(mine, np.flatnonzero((persons == 0) & np.isin(groups, chosen)))  # every row there
+        in_chosen = (groups[:, None] == np.array(chosen, dtype=np.int64)[None, :]).any(axis=1)  # np.isin, 10x faster here
+        assert np.array_equal(mine, np.flatnonzero((persons == 0) & in_chosen))  # every row there
         seen[choices[chosen]] += 1
     assert stats.chisquare(seen).pvalue > 1e-3
 

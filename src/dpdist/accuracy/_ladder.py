@@ -19,6 +19,7 @@ from .._guarantee import PrivacyGuarantee
 from .._validation import Admits, Described, InstanceOf, Integer, Interval, check_param, population, validate_params
 from ..accounting._threshold import threshold_delta, threshold_sampling
 from ..amplification import shuffled
+from ..amplification._accounting import shuffled_within
 from ..amplification._statement import device_bound, report_target
 from ..errors import InvalidParameterError
 from ._ladder_result import Ladder
@@ -111,7 +112,8 @@ def _shuffled(protocol, counts: np.ndarray, epsilon: float, delta: float, collud
     def central(epsilon0: float) -> float:
         return shuffled(protocol_at(protocol, epsilon0, n), honest, report_delta).epsilon
 
-    epsilon0 = _largest(lambda e: central(e) <= report_epsilon, report_epsilon, MAX_EPSILON0)
+    epsilon0 = _largest(lambda e: shuffled_within(protocol_at(protocol, e, n), honest, report_delta, report_epsilon),
+                        report_epsilon, MAX_EPSILON0)
     at = protocol_at(protocol, epsilon0, n)
     variance = _mean_variance(at, counts)
     one = max(min(central(epsilon0), report_epsilon), 1e-12)

@@ -31,10 +31,11 @@ from typing import Any, Callable, cast
 
 from .. import local
 from .._validation import POPULATION, Implies, Integer, Interval, Optional, Options, check_param, validate_params
-from ..accounting import ACCOUNTANTS, protocol_loss, state
+from ..accounting import ACCOUNTANTS, cannot_state, protocol_loss, state
 from ..amplification import shuffled
 from ..errors import DPDistError
 from ._local import protocol_at
+from ._plan_bound import surely_above
 
 #: one campaign's error: ``error(protocol, n)``, the 95% half-width :func:`dpdist.explain` predicts
 ErrorOf = Callable[[Any, int], float]
@@ -178,7 +179,12 @@ def _fitted(protocol, n: int, campaigns: int, delta: float, target: float, error
     """The largest per-campaign epsilon whose campaigns stay within ``target`` under the tightest accountant."""
 
     def fits(epsilon: float) -> bool:
-        return _totals(protocol_at(protocol, epsilon, n), campaigns, delta)["tightest"] <= target
+        candidate = protocol_at(protocol, epsilon, n)
+        loss = protocol_loss(candidate, campaigns)
+        if (all(state(loss, delta, name).epsilon > target for name in ACCOUNTANTS if name != "pld")
+                and cannot_state("pld", loss, delta) is None and surely_above(loss.distribution, delta, target)):
+            return False  # what the composition would say (every accountant is above the exact epsilon), without it
+        return _totals(candidate, campaigns, delta)["tightest"] <= target
 
     epsilon = _largest(fits, target / campaigns, target)
     fitted = protocol_at(protocol, epsilon, n)

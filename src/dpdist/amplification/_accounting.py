@@ -264,6 +264,26 @@ def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "nu
     return PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
 
 
+def shuffled_within(protocol: LocalProtocol, n: int, delta: float, epsilon: float) -> bool:
+    """Whether ``shuffled(protocol, n, delta).epsilon <= epsilon`` (one round, ``method="numerical"``), for a search
+    over ``epsilon0`` (the trust ladder's relayed row).
+
+    Where the curve's ``delta(epsilon)`` is already above ``delta`` (and ``epsilon0`` above ``epsilon``), the search
+    over epsilon :func:`shuffled` runs can only end above ``epsilon`` (it returns a point where the curve is within
+    ``delta``, and the curve does not increase): the answer is ``False`` from one evaluation instead of a search's
+    fourteen.  Otherwise :func:`shuffled` decides.  The same answers.
+    """
+    protocol = check_protocol(protocol)
+    n, delta = check_n(n), check_delta(delta)
+    _refuse_memoized(protocol)
+    epsilon0 = float(protocol.guarantee.epsilon)
+    if epsilon0 > epsilon:
+        classes, _ = _reductions(protocol, epsilon0, "numerical", [])
+        if not _Bound(classes, n).within(float(epsilon), delta):
+            return False
+    return shuffled(protocol, n, delta).epsilon <= epsilon
+
+
 def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):
     if method in ("channel", "numerical"):
         structured = _structured.pair_classes(protocol)

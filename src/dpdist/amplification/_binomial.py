@@ -32,6 +32,12 @@ def at_least(k, n, p: float) -> np.ndarray:
 
 
 def between(low, high, n, p: float) -> np.ndarray:
-    """``P[low <= Bin(n, p) <= high]`` elementwise, as a difference of tails (never negative)."""
+    """``P[low <= Bin(n, p) <= high]`` elementwise, as a difference of tails (never negative).
+
+    Adjacent blocks (one ``n``, each block ending just before the next starts) share their tails: each is evaluated
+    once (the same numbers, half the incomplete beta evaluations)."""
     low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    if low.ndim == high.ndim == 1 and low.size == high.size > 1 and np.ndim(n) == 0 and np.array_equal(high[:-1] + 1, low[1:]):
+        tails = at_least(np.append(low, high[-1] + 1), n, p)
+        return np.maximum(tails[:-1] - tails[1:], 0.0)
     return np.maximum(at_least(low, n, p) - at_least(high + 1, n, p), 0.0)

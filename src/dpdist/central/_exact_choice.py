@@ -35,6 +35,7 @@ seeded draws (chi-square), and forces the refinement path.
 from __future__ import annotations
 
 import decimal
+import functools
 from typing import Callable
 
 import numpy as np
@@ -63,9 +64,15 @@ def _float_gumbel_bounds(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return low - FLOAT_MARGIN * (np.abs(low) + 1.0), high + FLOAT_MARGIN * (np.abs(high) + 1.0)
 
 
+@functools.lru_cache(maxsize=16)
+def _log_two(precision: int, rounding: str) -> decimal.Decimal:
+    """:math:`\\ln 2` correctly rounded at ``precision`` digits (the same number for every context of them)."""
+    return decimal.Context(prec=precision, rounding=rounding).ln(decimal.Decimal(2))
+
+
 def _decimal_gumbel_bounds(k: int, bits: int, context: decimal.Context) -> tuple[decimal.Decimal, decimal.Decimal]:
     """The same interval for :math:`U \\in [k 2^{-b}, (k+1) 2^{-b})` at the context's precision, widened."""
-    log_two = context.ln(decimal.Decimal(2))
+    log_two = _log_two(context.prec, context.rounding)
     margin = decimal.Decimal(10) ** (-context.prec + 6)
 
     def gumbel(numerator: int) -> decimal.Decimal:

