@@ -9,9 +9,9 @@ password is replaced by ``***``; the user name, host, port and path stay, so the
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["redacted_url", "redacted_text", "without_password", "MASK"]
+__all__ = ["redacted_url", "redacted_text", "without_password", "without_userinfo", "MASK"]
 
 #: what stands for a password that is not shown
 MASK = "***"
@@ -84,3 +84,23 @@ def without_password(text: str, url: str) -> str:
         for shown in {password, unquote(password)}:
             text = text.replace(shown, MASK)
     return redacted_text(text)
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without its ``user:password@`` (or ``user@``): what may be given to anyone of a URL stored with one.
+
+    Parameters
+    ----------
+    url : str
+        An http(s) URL.
+
+    Returns
+    -------
+    str
+        ``https://relay.example/base`` for ``https://alice:secret@relay.example/base``; ``url`` itself when it has no
+        userinfo.
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

@@ -10,7 +10,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -606,11 +606,21 @@ class Registered(Constraint):
 
 @dataclass(frozen=True)
 class HttpUrl(Constraint):
-    """An ``http://`` or ``https://`` URL naming a host, and a port in [0, 65535] when it has one (as
+    """An ``http://`` or ``https://`` URL naming a host, and a port in [1, 65535] when it has one (as
     :func:`urllib.parse.urlsplit` reads it: a password typed with a ``/`` makes its start the port), described as
-    ``what``; shown without its password."""
+    ``what``; shown without its password.  With ``no_userinfo`` (why, said in the refusal), a URL carrying
+    ``user@`` or ``user:password@`` is refused: one published to devices, or one dpdist sends its own token to (httpx
+    turns userinfo into a Basic ``Authorization`` header that replaces the token)."""
 
     what: str = "an http:// or https:// URL with a host"
+    no_userinfo: str = ""
+
+    #: why a URL dpdist sends its own token to takes no userinfo
+    TOKEN_SENT: ClassVar[str] = ("dpdist authenticates with its token, and httpx would send the user:password as Basic "
+                                 "auth in its place: every request would be refused")
+    #: why a URL a relayed campaign gives its devices takes no userinfo
+    PUBLISHED: ClassVar[str] = ("a relayed campaign gives it to every device: its config and identity are served to anyone, "
+                                "with no token")
 
     def check(self, value: Any) -> Any:
         if not isinstance(value, str):
@@ -618,14 +628,21 @@ class HttpUrl(Constraint):
         parts = urlsplit(value)  # ValueError: an unreadable bracket ("http://[::1")
         if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
             raise ValueError
-        parts.port  # noqa: B018 - ValueError: a port that is no number in [0, 65535]
+        if parts.port == 0:  # ValueError: a port that is no number in [0, 65535]
+            raise ValueError
+        if self.no_userinfo and "@" in parts.netloc:
+            raise ValueError
         return value
 
     def describe(self) -> str:
+        if self.no_userinfo:
+            return f"{self.what}, without user:password@ ({self.no_userinfo})"
         return self.what
 
     def invalid_examples(self) -> list:
-        return [3, "", "ftp://host", "http://", "http://u:pw/x@host:1", "http://host:abc", "http://[::1", "http://h:70000"]
+        out = [3, "", "ftp://host", "http://", "http://u:pw/x@host:1", "http://host:abc", "http://[::1", "http://h:70000",
+               "http://h:0", "http://h:99999"]
+        return [*out, "http://u:pw@host", "https://u@host:1/x"] if self.no_userinfo else out
 
     def shown(self, value: Any) -> str:
         return repr(redacted_url(value))[:200] if isinstance(value, str) else type(value).__name__

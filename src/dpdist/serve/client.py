@@ -84,7 +84,11 @@ def _token(what: str) -> Optional:
 
 
 #: an issuer (dpdist issuer): its base URL
-ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host")
+ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT)
+#: the issuer of a relayed campaign, as the campaign names it to every device
+PUBLISHED_ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED)
+#: the relay of a relayed campaign, as the campaign names it to every device
+PUBLISHED_RELAY_URL = HttpUrl("the http:// or https:// URL of the relay, with a host", no_userinfo=HttpUrl.PUBLISHED)
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
 CLIENT_RULES = {
     "ohttp_relay": Optional(OHTTP_RELAY),
@@ -715,7 +719,7 @@ class Client:
         if enrollment:
             document["enrollment"] = True
         if relay is not None:
-            document["relay"] = relay
+            document["relay"] = _published_relay(relay)
         return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
 
     def rounds(self, campaign: str) -> dict:
@@ -838,7 +842,7 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
     return np.concatenate(parts)
 
 
-@validate_params({"url": ISSUER_URL, "key": Described(Text(), "the name of the issuer's key (a non-empty str)"),
+@validate_params({"url": PUBLISHED_ISSUER_URL, "key": Described(Text(), "the name of the issuer's key (a non-empty str)"),
                   "independent": Boolean()})
 def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
     """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
@@ -869,6 +873,23 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
     return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent,
             "tokens_each": ceiling}
+
+
+def _published_relay(relay: Any) -> Any:
+    """The ``relay`` of :meth:`Client.create_campaign`, its URLs checked here (the service checks the rest): neither the
+    relay's nor the issuer's may carry a ``user:password@``, which the campaign would publish to every device."""
+    if not isinstance(relay, dict):
+        return relay
+    issuer = relay.get("issuer")
+    urls = (("relay['url']", relay.get("url"), PUBLISHED_RELAY_URL),
+            ("relay['issuer']['url']", issuer.get("url") if isinstance(issuer, dict) else None, PUBLISHED_ISSUER_URL))
+    for name, url, rule in urls:
+        try:
+            rule.check(url) if isinstance(url, str) else None
+        except ValueError:
+            raise InvalidParameterError(f"The {name} of Client.create_campaign must be {rule.describe()}. "
+                                        f"Got {rule.shown(url)} instead.") from None
+    return relay
 
 
 def _check_ohttp(relay, keys) -> tuple[str | None, bytes | None]:
