@@ -29,16 +29,19 @@ def test_a_url_is_shown_without_its_password_only(url, shown):
     assert redacted_text(f"GET {url} failed; is it at {url}?") == f"GET {shown} failed; is it at {shown}?"
 
 
-def test_the_relay_prints_its_collector_without_the_password(tmp_path, monkeypatch, capsys):
+def test_the_relay_refuses_a_collector_with_a_password_in_one_line_that_masks_it(tmp_path, monkeypatch, capsys):
+    """httpx would send ``user:password@`` as Basic auth in place of the relay's token: refused, masked."""
     uvicorn = pytest.importorskip("uvicorn")
     pytest.importorskip("pyhpke")
     monkeypatch.setenv("DPDIST_RELAY_TOKEN", "relay-token-0123456789")
     monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)  # the start line, not the server
     status, _, err = run(capsys, "relay", "--queue", tmp_path / "q.sqlite", "--collector", "http://user:URLPASSWORD@h:1")
-    assert status == 0 and "collector http://user:***@h:1;" in err and "URLPASSWORD" not in err
+    assert status == 2 and "'--collector' option" in err and "user:***@h:1" in err and "URLPASSWORD" not in err
+    assert "authenticates with its token" in err and err.count("\n") == 1
 
 
-def test_submit_and_the_client_name_the_server_without_the_password(tmp_path, capsys):
+def test_submit_the_client_and_the_issuer_refuse_a_url_with_a_password_masked(tmp_path, monkeypatch, capsys):
+    """dpdist sends its own token to the server and to the issuer: a ``user:password@`` would replace it (F6)."""
     pytest.importorskip("httpx")
     from dpdist.client import Client
     from serve_support import free_port
@@ -47,10 +50,18 @@ def test_submit_and_the_client_name_the_server_without_the_password(tmp_path, ca
     (tmp_path / "d.csv").write_text("x\n1\n2\n")
     status, _, err = run(capsys, "submit", "--server", server, "--campaign", "c", "--column", "x", tmp_path / "d.csv",
                          "--retries", "0")
-    assert status == 2 and "PASSW0RDSECRET" not in err and "GET http://user:***@127.0.0.1:" in err
-    with pytest.raises(ServiceUnavailableError) as refused, Client(server, retries=0) as client:
-        client.config("c")
+    assert status == 2 and "PASSW0RDSECRET" not in err and "'--server' option" in err and "user:***@127.0.0.1:" in err
+    status, _, err = run(capsys, "submit", "--server", "http://127.0.0.1:1", "--campaign", "c", "--column", "x",
+                         tmp_path / "d.csv", "--issuer", server, "--issuer-credential", "cred", "--retries", "0")
+    assert status == 2 and "PASSW0RDSECRET" not in err and "'--issuer' option" in err and "Basic" in err
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "issuer-admin-0123456789")
+    status, _, err = run(capsys, "issuer", "status", "--issuer", server)
+    assert status == 2 and "PASSW0RDSECRET" not in err and "'--issuer' option" in err
+    with pytest.raises(InvalidParameterError, match="'server' parameter of Client.*authenticates with its token") as refused:
+        Client(server, retries=0)
     assert "PASSW0RDSECRET" not in str(refused.value) and "user:***@" in str(refused.value)
+    with Client("http://127.0.0.1:1", ohttp_relay=server, retries=0):  # an OHTTP relay gets no token of dpdist: taken
+        pass
 
 
 def test_a_refused_url_argument_is_shown_without_its_password(tmp_path):

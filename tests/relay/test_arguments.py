@@ -31,6 +31,9 @@ GOOD = {"collector": "https://collector.example", "relay_token": TOKEN, "min_bat
     ({"collector": "ftp://collector.example"}, "collector", "an http:// or https:// URL",
      "Got 'ftp://collector.example' instead."),
     ({"collector": "https://"}, "collector", "with a host", "Got 'https://' instead."),
+    ({"collector": "https://alice:S3cretPW@collector.example"}, "collector", "authenticates with its token",
+     "Got 'https://alice:***@collector.example' instead."),
+    ({"collector": "https://collector.example:99999"}, "collector", "with a host", "Got 'https://collector.example:99999' instead."),
     ({"interval": 0}, "interval", "a number of seconds > 0", "Got 0 instead."),
     ({"max_body_bytes": 2 << 20}, "max_body_bytes", "an int from 1024 to 1048576", "Got 2097152 instead."),
 ])

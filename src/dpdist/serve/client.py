@@ -92,7 +92,7 @@ PUBLISHED_RELAY_URL = HttpUrl("the http:// or https:// URL of the relay, with a 
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
 CLIENT_RULES = {
     "ohttp_relay": Optional(OHTTP_RELAY),
-    "server": HttpUrl(),
+    "server": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT),
     "retries": Optional(Described(Integer(low=0), "an int >= 0 (None: as many as retry_window allows)")),
     "retry_window": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
     "backoff": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
