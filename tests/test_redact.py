@@ -7,7 +7,7 @@ import pytest
 
 from cli_support import run
 from dpdist._redact import redacted_text, redacted_url
-from dpdist.errors import InvalidParameterError, ServiceUnavailableError
+from dpdist.errors import InvalidParameterError
 
 
 @pytest.mark.parametrize("url, shown", [
@@ -95,3 +95,31 @@ def test_a_url_whose_port_is_unreadable_is_refused_by_name_without_its_password(
     status, _, err = run(capsys, "submit", "--server", "http://u:SECRET/x@127.0.0.1:1", "--campaign", "c", "--column",
                          "x", tmp_path / "d.csv", "--retries", "0")
     assert status == 2 and "SECRET" not in err and "internal error" not in err and "--server" in err
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("postgresql://alice@127.0.0.1:5432/dpdist?password=S3cret%40PW%3A%2F%23%3F",
+     "postgresql://alice@127.0.0.1:5432/dpdist?password=***"),
+    ("postgresql:///dpdist?host=127.0.0.1&user=alice&password=S3cretPW&port=1",
+     "postgresql:///dpdist?host=127.0.0.1&user=alice&password=***&port=1"),
+    ("postgresql://alice:S3cretPW@h:1/d?PASSWORD=Q2secret&sslpassword=Q3secret&sslmode=require",
+     "postgresql://alice:***@h:1/d?PASSWORD=***&sslpassword=***&sslmode=require"),
+    ("host=127.0.0.1 user=alice password=S3cretPW dbname=d", "host=127.0.0.1 user=alice password=*** dbname=d"),
+    ("host=h password = 'S3 cret\\'PW' dbname=d", "host=h password = *** dbname=d"),
+    ("passwords=3 and no secret", "passwords=3 and no secret"),
+])
+def test_a_password_given_as_a_parameter_is_masked(text, shown):
+    """attack64 F2: libpq reads ``password``/``sslpassword`` from a URL's query and from ``key=value`` strings."""
+    assert redacted_text(text) == shown and redacted_text(f"GET {text} failed") == f"GET {shown} failed"
+
+
+def test_dpdist_serve_never_shows_a_password_of_the_db_url_s_query(capsys):
+    pytest.importorskip("psycopg")
+    pytest.importorskip("starlette")
+    from dpdist._redact import without_password
+
+    url = "postgresql://alice@127.0.0.1:1/d?password=Q2s%40ecret&sslpassword=Q3secret&connect_timeout=2"
+    status, out, err = run(capsys, "serve", "--db", url, "--admin-token", "admin-token-0123456789")
+    assert status == 2 and err.count("\n") == 1 and "'--db' option" in err
+    assert "Q2s" not in err + out and "Q3secret" not in err + out and "password=***" in err
+    assert without_password("could not use Q2s@ecret", url) == "could not use ***"
