@@ -40,6 +40,7 @@ from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
+from .._redirect import redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
                            validate_params)
@@ -265,6 +266,11 @@ class Client:
                 if response.status_code not in _RETRY_STATUSES and not _retried_conflict(response):
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
+                    redirected = None if acknowledges is not None else redirect_refusal(  # a batch: resent (_acks)
+                        method, path if path.startswith(("http://", "https://")) else self.server + path, response,
+                        "the server (--server; Client's server)")
+                    if redirected is not None:
+                        raise redirected
                     problem = None if acknowledges is None else acknowledges(response)
                     if problem is None and acknowledges is not None and not 200 <= response.status_code < 300:
                         # only a success acknowledges: a redirect (not followed) names where, whatever its body says
@@ -860,6 +866,9 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
             directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
     except httpx.HTTPError as error:
         raise ServiceUnavailableError(redacted_text(f"GET {address} failed: {type(error).__name__}: {error}.")) from None
+    redirected = redirect_refusal("GET", address, answer, "the issuer (--issuer; issuer_of's url)")
+    if redirected is not None:
+        raise redirected
     if answer.status_code != 200:
         raise _refusal("GET", address, answer)
     document = answer.json()
