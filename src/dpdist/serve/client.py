@@ -885,19 +885,22 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
 
 
 def _published_relay(relay: Any) -> Any:
-    """The ``relay`` of :meth:`Client.create_campaign`, its URLs checked here (the service checks the rest): neither the
-    relay's nor the issuer's may carry a ``user:password@``, which the campaign would publish to every device."""
+    """The ``relay`` of :meth:`Client.create_campaign`, refused here if the relay's or the issuer's URL carries a
+    ``user:password@`` (the campaign would publish it to every device: it is not even sent); the service checks the
+    rest."""
     if not isinstance(relay, dict):
         return relay
     issuer = relay.get("issuer")
     urls = (("relay['url']", relay.get("url"), PUBLISHED_RELAY_URL),
             ("relay['issuer']['url']", issuer.get("url") if isinstance(issuer, dict) else None, PUBLISHED_ISSUER_URL))
-    for name, url, rule in urls:
+    for name, url, rule in urls:  # the rest of a URL the service checks (invalid_relay)
         try:
-            rule.check(url) if isinstance(url, str) else None
-        except ValueError:
+            userinfo = isinstance(url, str) and "@" in urlsplit(url).netloc
+        except ValueError:  # unreadable: the service names it
+            userinfo = False
+        if userinfo:
             raise InvalidParameterError(f"The {name} of Client.create_campaign must be {rule.describe()}. "
-                                        f"Got {rule.shown(url)} instead.") from None
+                                        f"Got {rule.shown(url)} instead.")
     return relay
 
 
