@@ -9,7 +9,7 @@ import pytest
 
 from cli_support import run
 from dpdist._redact import redacted_text, redacted_url
-from dpdist.errors import InvalidParameterError, ServiceUnavailableError
+from dpdist.errors import InvalidParameterError
 
 
 @pytest.mark.parametrize("url, shown", [
@@ -31,16 +31,19 @@ def test_a_url_is_shown_without_its_password_only(url, shown):
     assert redacted_text(f"GET {url} failed; is it at {url}?") == f"GET {shown} failed; is it at {shown}?"
 
 
-def test_the_relay_prints_its_collector_without_the_password(tmp_path, monkeypatch, capsys):
+def test_the_relay_refuses_a_collector_with_a_password_in_one_line_that_masks_it(tmp_path, monkeypatch, capsys):
+    """httpx would send ``user:password@`` as Basic auth in place of the relay's token: refused, masked."""
     uvicorn = pytest.importorskip("uvicorn")
     pytest.importorskip("pyhpke")
     monkeypatch.setenv("DPDIST_RELAY_TOKEN", "relay-token-0123456789")
     monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: None)  # the start line, not the server
     status, _, err = run(capsys, "relay", "--queue", tmp_path / "q.sqlite", "--collector", "http://user:URLPASSWORD@h:1")
-    assert status == 0 and "collector http://user:***@h:1;" in err and "URLPASSWORD" not in err
+    assert status == 2 and "'--collector' option" in err and "user:***@h:1" in err and "URLPASSWORD" not in err
+    assert "authenticates with its token" in err and err.count("\n") == 1
 
 
-def test_submit_and_the_client_name_the_server_without_the_password(tmp_path, capsys):
+def test_submit_the_client_and_the_issuer_refuse_a_url_with_a_password_masked(tmp_path, monkeypatch, capsys):
+    """dpdist sends its own token to the server and to the issuer: a ``user:password@`` would replace it (F6)."""
     pytest.importorskip("httpx")
     from dpdist.client import Client
     from serve_support import free_port
@@ -49,10 +52,18 @@ def test_submit_and_the_client_name_the_server_without_the_password(tmp_path, ca
     (tmp_path / "d.csv").write_text("x\n1\n2\n")
     status, _, err = run(capsys, "submit", "--server", server, "--campaign", "c", "--column", "x", tmp_path / "d.csv",
                          "--retries", "0")
-    assert status == 2 and "PASSW0RDSECRET" not in err and "GET http://user:***@127.0.0.1:" in err
-    with pytest.raises(ServiceUnavailableError) as refused, Client(server, retries=0) as client:
-        client.config("c")
+    assert status == 2 and "PASSW0RDSECRET" not in err and "'--server' option" in err and "user:***@127.0.0.1:" in err
+    status, _, err = run(capsys, "submit", "--server", "http://127.0.0.1:1", "--campaign", "c", "--column", "x",
+                         tmp_path / "d.csv", "--issuer", server, "--issuer-credential", "cred", "--retries", "0")
+    assert status == 2 and "PASSW0RDSECRET" not in err and "'--issuer' option" in err and "Basic" in err
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "issuer-admin-0123456789")
+    status, _, err = run(capsys, "issuer", "status", "--issuer", server)
+    assert status == 2 and "PASSW0RDSECRET" not in err and "'--issuer' option" in err
+    with pytest.raises(InvalidParameterError, match="'server' parameter of Client.*authenticates with its token") as refused:
+        Client(server, retries=0)
     assert "PASSW0RDSECRET" not in str(refused.value) and "user:***@" in str(refused.value)
+    with Client("http://127.0.0.1:1", ohttp_relay=server, retries=0):  # an OHTTP relay gets no token of dpdist: taken
+        pass
 
 
 def test_a_refused_url_argument_is_shown_without_its_password(tmp_path):
@@ -100,3 +111,31 @@ def test_httpx_logs_a_request_without_the_password_of_its_url(caplog):
     logged = [record.getMessage() for record in caplog.records if record.name == "httpx"]
     assert logged and all("s3cret-pw" not in line for line in logged)
     assert any("http://user:***@collector.example/v1/campaigns" in line for line in logged)
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("postgresql://alice@127.0.0.1:5432/dpdist?password=S3cret%40PW%3A%2F%23%3F",
+     "postgresql://alice@127.0.0.1:5432/dpdist?password=***"),
+    ("postgresql:///dpdist?host=127.0.0.1&user=alice&password=S3cretPW&port=1",
+     "postgresql:///dpdist?host=127.0.0.1&user=alice&password=***&port=1"),
+    ("postgresql://alice:S3cretPW@h:1/d?PASSWORD=Q2secret&sslpassword=Q3secret&sslmode=require",
+     "postgresql://alice:***@h:1/d?PASSWORD=***&sslpassword=***&sslmode=require"),
+    ("host=127.0.0.1 user=alice password=S3cretPW dbname=d", "host=127.0.0.1 user=alice password=*** dbname=d"),
+    ("host=h password = 'S3 cret\\'PW' dbname=d", "host=h password = *** dbname=d"),
+    ("passwords=3 and no secret", "passwords=3 and no secret"),
+])
+def test_a_password_given_as_a_parameter_is_masked(text, shown):
+    """attack64 F2: libpq reads ``password``/``sslpassword`` from a URL's query and from ``key=value`` strings."""
+    assert redacted_text(text) == shown and redacted_text(f"GET {text} failed") == f"GET {shown} failed"
+
+
+def test_dpdist_serve_never_shows_a_password_of_the_db_url_s_query(capsys):
+    pytest.importorskip("psycopg")
+    pytest.importorskip("starlette")
+    from dpdist._redact import without_password
+
+    url = "postgresql://alice@127.0.0.1:1/d?password=Q2s%40ecret&sslpassword=Q3secret&connect_timeout=2"
+    status, out, err = run(capsys, "serve", "--db", url, "--admin-token", "admin-token-0123456789")
+    assert status == 2 and err.count("\n") == 1 and "'--db' option" in err
+    assert "Q2s" not in err + out and "Q3secret" not in err + out and "password=***" in err
+    assert without_password("could not use Q2s@ecret", url) == "could not use ***"

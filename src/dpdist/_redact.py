@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import logging
 import re
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["redacted_url", "redacted_text", "without_password", "MASK", "RedactingFilter"]
+__all__ = ["redacted_url", "redacted_text", "without_password", "without_userinfo", "MASK", "RedactingFilter"]
 
 #: what stands for a password that is not shown
 MASK = "***"
@@ -30,6 +30,10 @@ _SPACED_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*):(?
 #: ``'user:password@host'`` quoted without its scheme (how some libraries quote an address they refuse; not a
 #: quoted ``'scheme://``, which :data:`_USERINFO` reads)
 _QUOTED_USERINFO = re.compile(r"(?P<head>['\"][^\s'\"/:@]+):(?!//)(?P<password>[^'\"\n]*)@")
+#: a password given as a parameter: ``?password=...`` / ``&sslpassword=...`` in a URL's query (libpq reads both), or
+#: ``password=...`` / ``password='...'`` in libpq's ``key=value`` connection string
+_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)(?P<password>'(?:\\.|[^'\\])*'?|[^&\s'\"#]+)",
+                        re.IGNORECASE)
 
 
 def redacted_url(url: str) -> str:
@@ -49,8 +53,8 @@ def redacted_url(url: str) -> str:
 
 
 def redacted_text(text: str) -> str:
-    """``text`` with the password of every ``scheme://user:password@`` (or quoted ``'user:password@``) replaced by
-    ``***``.
+    """``text`` with the password of every ``scheme://user:password@`` (or quoted ``'user:password@``), and the value of
+    every ``password=`` or ``sslpassword=`` (a URL's query parameter, libpq's ``key=value`` form), replaced by ``***``.
 
     Parameters
     ----------
@@ -64,7 +68,8 @@ def redacted_text(text: str) -> str:
     """
     for pattern in (_USERINFO, _SPACED_USERINFO):
         text = pattern.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
-    return _QUOTED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
+    text = _QUOTED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
+    return _PARAMETER.sub(lambda match: f"{match.group('head')}{MASK}", text)
 
 
 def without_password(text: str, url: str) -> str:
@@ -83,12 +88,32 @@ def without_password(text: str, url: str) -> str:
     str
         ``text`` masked as :func:`redacted_text` masks it, and without ``url``'s password anywhere in it.
     """
-    match = _USERINFO.search(url) or _SPACED_USERINFO.search(url)
-    if match is not None and match.group("password"):
-        password = match.group("password")
-        for shown in {password, unquote(password)}:
+    matches = [_USERINFO.search(url) or _SPACED_USERINFO.search(url), *_PARAMETER.finditer(url)]
+    for match in matches:
+        password = "" if match is None else match.group("password").strip("'")
+        for shown in sorted({password, unquote(password)} - {""}, key=len, reverse=True):
             text = text.replace(shown, MASK)
     return redacted_text(text)
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` without its ``user:password@`` (or ``user@``): what may be given to anyone of a URL stored with one.
+
+    Parameters
+    ----------
+    url : str
+        An http(s) URL.
+
+    Returns
+    -------
+    str
+        ``https://relay.example/base`` for ``https://alice:secret@relay.example/base``; ``url`` itself when it has no
+        userinfo.
+    """
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 class RedactingFilter(logging.Filter):

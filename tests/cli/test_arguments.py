@@ -236,3 +236,20 @@ def test_an_option_of_one_value_given_twice_is_refused_in_one_line_naming_it(cap
     line = _parser_refusal(capsys, ["relay", "--queue", "q.sqlite", "--collector", "http://127.0.0.1:9",
                                     "--relay-admin-token", "first-secret-0123456", "--admin-token", "other-secret-01234"])
     assert "--relay-admin-token/--admin-token: given more than once" in line and "secret" not in line, line
+
+
+@pytest.mark.parametrize("variable, argv", [
+    ("DPDIST_SERVER", ["campaign", "list"]),
+    ("DPDIST_ISSUER", ["issuer", "status"]),
+])
+def test_a_refused_value_from_an_environment_variable_names_the_variable(capsys, monkeypatch, variable, argv):
+    """attack64 F8: ``DPDIST_SERVER=...:99999`` was named as "'server' parameter of Client" (or as the option)."""
+    pytest.importorskip("httpx")
+    monkeypatch.setenv(variable, "http://alice:S3cretPW@127.0.0.1:99999")
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", "admin-token-0123456789")
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456789")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    option = "--" + variable.removeprefix("DPDIST_").lower()
+    assert f"The '{variable}' environment variable (for {option}) must be" in err and "S3cretPW" not in err
+    assert err.count("\n") == 1

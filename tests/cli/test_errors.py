@@ -171,3 +171,21 @@ def test_polynomial_moments_refuse_impossible_fields(change, message):
     fields = {"moments": np.zeros(7), "n": 10, "degree": 6, "bounds": (0, 1), **change}
     with pytest.raises(InvalidParameterError, match=message):
         central.PolynomialMoments(**fields)
+
+
+@pytest.mark.parametrize("variable, proxy", [("HTTP_PROXY", "ftp://pu:ProxyPW@127.0.0.1:1"),
+                                             ("ALL_PROXY", "gopher://pu:ProxyPW@127.0.0.1:1")])
+def test_a_proxy_httpx_cannot_use_is_named_as_the_variable_not_as_a_bug(monkeypatch, capsys, variable, proxy):
+    """attack64 F8: ``HTTP_PROXY=ftp://...`` ended every client command with "internal error ... (a bug of dpdist".)"""
+    pytest.importorskip("httpx")
+    from dpdist.cli import main
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, proxy)
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", "admin-token-0123456789")
+    monkeypatch.delenv("DPDIST_TRACEBACK", raising=False)
+    assert main(["campaign", "list", "--server", "http://127.0.0.1:1", "--retries", "0"]) == 2
+    err = capsys.readouterr().err
+    assert f"The proxy environment variable(s) {variable}=" in err and "pu:***@127.0.0.1:1" in err
+    assert "ProxyPW" not in err and "a bug of dpdist" not in err and err.count("\n") == 1

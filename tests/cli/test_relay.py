@@ -437,3 +437,31 @@ def test_the_participate_page_in_chromium_sends_through_the_relay(parties, chrom
         assert httpx.get(f"{small.url}/campaigns/browser/participate", timeout=30).status_code == 404
     finally:
         small.stop()
+
+
+@pytest.mark.parametrize("make", ["not a database", "random bytes", "/dev/null", "the collector's database"])
+def test_a_queue_sqlite_cannot_open_is_one_line_naming_it(tmp_path, monkeypatch, capsys, make):
+    """attack64 F5: these printed ~32 lines of the lifespan's traceback (exit 3), while serve and the issuer said one."""
+    pytest.importorskip("starlette")
+    import uvicorn
+
+    from dpdist.cli import main
+
+    path = {"not a database": tmp_path / "q.txt", "random bytes": tmp_path / "q.bin", "/dev/null": Path("/dev/null"),
+            "the collector's database": tmp_path / "campaigns.sqlite"}[make]
+    if make == "not a database":
+        path.write_text("a text file, no database\n" * 100)
+    elif make == "random bytes":
+        path.write_bytes(np.random.default_rng(7).bytes(4096))
+    elif make == "the collector's database":
+        from dpdist.serve import create_app
+        create_app(str(path), admin_token="admin-token-0123456789").state.service.store.db.close()
+    if make == "/dev/null" and not path.exists():
+        pytest.skip("no /dev/null")
+    monkeypatch.setenv("DPDIST_RELAY_TOKEN", "relay-token-0123456789")
+    monkeypatch.setattr(uvicorn, "run", lambda *args, **kwargs: pytest.fail("the relay started"))
+    from serve_support import free_port
+
+    assert main(["relay", "--queue", str(path), "--collector", "http://127.0.0.1:1", "--port", str(free_port())]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpdist: error: The '--queue' option: ") and err.count("\n") == 1 and "Traceback" not in err

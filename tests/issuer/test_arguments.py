@@ -36,7 +36,8 @@ def test_the_admin_token_is_printable_ascii_of_16_characters_and_shown_by_its_le
     assert ADMIN_TOKEN.shown("secret-\u00e9" * 3) == "a str of 24 characters"
 
 
-@pytest.mark.parametrize("path", ["", " ", ":memory:", "file::memory:?cache=shared", 3])
+@pytest.mark.parametrize("path", ["", " ", ":memory:", "file::memory:?cache=shared", "file:im.sqlite?mode=memory",
+                                  "file:?mode=memory", "FILE:i.sqlite", "sqlite:///i.sqlite", "host=h password=pw", 3])
 def test_the_store_is_a_sqlite_file_not_an_in_memory_database(path, tmp_path, monkeypatch, capsys):
     """As ``dpdist serve --db`` and the relay's ``--queue``: an in-memory store keeps nothing (and is empty to the
     next connection); the library and ``dpdist issuer serve --issuer-db`` refuse it in one line."""

@@ -31,6 +31,9 @@ GOOD = {"collector": "https://collector.example", "relay_token": TOKEN, "min_bat
     ({"collector": "ftp://collector.example"}, "collector", "an http:// or https:// URL",
      "Got 'ftp://collector.example' instead."),
     ({"collector": "https://"}, "collector", "with a host", "Got 'https://' instead."),
+    ({"collector": "https://alice:S3cretPW@collector.example"}, "collector", "authenticates with its token",
+     "Got 'https://alice:***@collector.example' instead."),
+    ({"collector": "https://collector.example:99999"}, "collector", "with a host", "Got 'https://collector.example:99999' instead."),
     ({"interval": 0}, "interval", "a number of seconds > 0", "Got 0 instead."),
     ({"max_body_bytes": 2 << 20}, "max_body_bytes", "an int from 1024 to 1048576", "Got 2097152 instead."),
 ])
@@ -46,7 +49,8 @@ def test_create_app_refuses_what_the_relay_cannot_run_with_naming_the_argument(t
     assert not (tmp_path / "q.sqlite").exists()  # refused before anything is opened
 
 
-@pytest.mark.parametrize("queue", ["", ":memory:"])
+@pytest.mark.parametrize("queue", ["", ":memory:", "file:rq?mode=memory", "file:?mode=memory",
+                                   "file:q.sqlite?mode=memory&cache=shared", "FILE:q3.sqlite", "postgresql:x"])
 def test_an_in_memory_queue_is_refused_by_the_library_and_the_command_line(monkeypatch, capsys, queue):
     """The outsider's finding: ``--queue ''`` started, then every forwarding step failed with 'no such table'."""
     from dpdist.cli import main

@@ -73,7 +73,7 @@ def test_the_admin_token_is_required_and_long_enough(tmp_path, token):
 def test_an_in_memory_database_is_refused(tmp_path):
     with pytest.raises(InvalidParameterError, match=r"The 'db_url' parameter of dpdist.serve.create_app must be a SQLite "
                                                     r"file path or a postgresql:// URL \(not an in-memory database.*"
-                                                    r"Got ':memory:' instead"):
+                                                    r"Got ':memory:' \(an in-memory database.*\) instead"):
         create_app(":memory:", admin_token=ADMIN_TOKEN)
 
 

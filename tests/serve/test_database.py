@@ -55,7 +55,7 @@ def test_a_thread_that_ended_leaves_no_connection_open(tmp_path):
 @pytest.mark.parametrize("url, dialect, stored", [
     ("POSTGRESQL://u:pw@127.0.0.1:1/db", "postgresql", "postgresql://u:pw@127.0.0.1:1/db"),
     ("Postgres://127.0.0.1:1/db", "postgresql", "postgres://127.0.0.1:1/db"),
-    ("SQLite:///campaigns.sqlite", "sqlite", "sqlite:///campaigns.sqlite"),
+    ("SQLite:///campaigns.sqlite", "sqlite", "SQLite:///campaigns.sqlite"),
     ("campaigns.sqlite", "sqlite", "campaigns.sqlite"),
 ])
 def test_a_url_scheme_is_read_in_any_case(url, dialect, stored):
@@ -63,3 +63,47 @@ def test_a_url_scheme_is_read_in_any_case(url, dialect, stored):
     libpq reads a lower-case scheme only, so the URL kept for connecting has it lower-cased (nothing is connected here)."""
     database = Database(url)
     assert (database.dialect, database.url) == (dialect, stored)
+    if dialect == "sqlite":  # the file, with or without its sqlite:/// in any case
+        assert database._path == "campaigns.sqlite"
+
+
+@pytest.mark.parametrize("url, why", [
+    ("postgresql:alice:S3cretPW@127.0.0.1", "a URL of scheme 'postgresql'"),  # "//" forgotten
+    ("postgresql:x", "a URL of scheme 'postgresql'"),
+    ("sqlite://", "a URL of scheme 'sqlite'"),  # SQLAlchemy's in-memory database
+    ("sqlite:x.sqlite", "a URL of scheme 'sqlite'"),
+    ("FILE:s3.sqlite", "SQLite URI filename"),
+    ("file:s1.sqlite?mode=memory", "SQLite URI filename"),
+    ("file::memory:?cache=shared", "SQLite URI filename"),
+    ("file:?mode=memory", "SQLite URI filename"),
+    ("sqlite:///file:s?mode=memory", "SQLite URI filename"),
+    ("host=127.0.0.1 port=1 user=alice password=S3cretPW", "libpq's key=value string"),
+])
+def test_a_db_that_is_no_file_path_nor_postgresql_url_is_refused_in_one_line_naming_it(tmp_path, monkeypatch, capsys, url, why):
+    """attack64 F3, F4: each became a SQLite file of an odd name (its password in the name), or an in-memory database."""
+    pytest.importorskip("starlette")
+    from dpdist.cli import main
+    from dpdist.errors import InvalidParameterError
+    from dpdist.serve import create_app
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InvalidParameterError, match="'db_url' parameter of dpdist.serve.create_app") as refused:
+        create_app(url, admin_token="admin-token-0123456789")
+    assert why in str(refused.value) and "S3cretPW" not in str(refused.value)
+    assert main(["serve", "--db", url, "--admin-token", "admin-token-0123456789"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dpdist: error: The '--db' option must be ") and err.count("\n") == 1
+    assert why in err and "S3cretPW" not in err and list(tmp_path.iterdir()) == []  # no file of an odd name
+
+
+@pytest.mark.parametrize("path", ["campaigns.sqlite", "sp dir/c 1.sqlite", "./a/../c.sqlite", "sqlite:///c.sqlite",
+                                  "SQLITE:///c.sqlite", "C:\\c.sqlite"])
+def test_every_file_path_spelling_still_opens_a_sqlite_file(tmp_path, monkeypatch, path):
+    """A drive letter (``C:\\...``) is no scheme; ``sqlite:///`` may be in any case."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sp dir").mkdir()
+    (tmp_path / "a").mkdir()
+    database = Database(path)
+    database.execute("CREATE TABLE t (x INTEGER)")
+    database.close()
+    assert database.dialect == "sqlite" and any(tmp_path.rglob("*c*.sqlite"))

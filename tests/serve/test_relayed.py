@@ -179,3 +179,36 @@ def test_a_relayed_campaign_needs_the_services_relay_token(tmp_path):
     _, collector = _collector(tmp_path, relay_token=None)
     created = asyncio.run(_create(collector, "anon"))
     assert created.status_code == 409 and created.json()["error"] == "no_relay_token"
+
+
+def test_a_relay_or_issuer_url_with_a_password_or_a_bad_port_is_refused_and_never_served(tmp_path):
+    """A relayed campaign's config and identity are public: a ``user:password@`` in its relay's or issuer's URL is
+    refused at creation (masked in the refusal), and one an older database holds is served without it."""
+    import hashlib
+
+    _, collector = _collector(tmp_path)
+    issuer = {"url": "http://alice:S3cretPW@issuer", "name": "issuer", "key": "k", "token_key": "AAAA",
+              "independent": True, "tokens_each": 1}
+
+    async def work():
+        refused = [await _create(collector, f"c{index}", relay=relay) for index, relay in enumerate((
+            {"url": "http://alice:S3cretPW@relay:8443"}, {"url": "http://alice@relay"}, {"url": "http://relay:99999"},
+            {"url": "http://relay:0"}, {**RELAY, "issuer": issuer}))]
+        assert (await _create(collector, "old")).status_code == 201
+        database = sqlite3.connect(tmp_path / "campaigns.sqlite")
+        with database:  # as a dpdist that took the password stored it
+            database.execute("UPDATE relayed_campaigns SET identity = replace(identity, '\"http://relay\"', "
+                             "'\"http://alice:S3cretPW@relay\"')")
+        assert b"S3cretPW" in database.execute("SELECT identity FROM relayed_campaigns").fetchone()[0].encode()
+        served = [await collector.get(f"/api/campaigns/old/{path}", headers={"authorization": ""})
+                  for path in ("config", "identity")]
+        return refused, served
+
+    refused, (config, identity) = asyncio.run(work())
+    assert [(answer.status_code, answer.json()["error"]) for answer in refused] == [(400, "invalid_relay")] * 5
+    assert all("S3cretPW" not in answer.text for answer in refused)
+    assert "alice:***@relay:8443" in refused[0].text and "user:password@" in refused[0].text
+    assert config.status_code == identity.status_code == 200
+    assert "S3cretPW" not in config.text and "S3cretPW" not in identity.text and "alice" not in identity.text
+    assert config.json()["relay"]["url"] == "http://relay"
+    assert config.json()["relay"]["pin"] == hashlib.sha256(identity.content).hexdigest()  # a device still checks it

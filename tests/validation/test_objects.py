@@ -137,3 +137,21 @@ def test_an_http_url_names_a_host_and_a_readable_port_and_is_shown_without_its_p
     assert_rule(HttpUrl(), [("http://collector", "http://collector"), ("https://u:pw@h.example:443/x", "https://u:pw@h.example:443/x"),
                             ("http://[::1]:8080/", "http://[::1]:8080/"), ("HTTP://h", "HTTP://h")])
     assert HttpUrl().shown("http://u:SECRET/x@h:1") == "'http://u:***@h:1'"
+
+
+def test_an_http_url_refuses_a_port_out_of_1_to_65535():
+    assert_rule(HttpUrl(), [("http://h:1", "http://h:1"), ("http://h:65535/", "http://h:65535/")])
+    for url in ("http://h:0", "http://h:99999", "http://alice:S3cretPW@h:99999"):
+        assert _takes(HttpUrl(), url) is False
+
+
+def test_an_http_url_without_userinfo_refuses_a_user_or_password_and_says_why():
+    rule = HttpUrl("the relay's URL", no_userinfo="devices are given it")
+    assert_rule(rule, [("https://relay.example:8443/base", "https://relay.example:8443/base"), ("http://[::1]:1", "http://[::1]:1")])
+    for url in ("http://alice:S3cretPW@h:1", "http://alice@h", "https://:pw@h/x"):
+        assert _takes(rule, url) is False
+    with pytest.raises(InvalidParameterError) as raised:
+        check_param("f", "relay", "http://alice:S3cretPW@h:1", rule)
+    message = str(raised.value)
+    assert "S3cretPW" not in message and "without user:password@ (devices are given it)" in message and "alice:***@h:1" in message
+    assert _takes(HttpUrl(), "http://alice:S3cretPW@h:1")  # the default keeps userinfo (an OHTTP relay's, say)

@@ -10,7 +10,7 @@ import re
 import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -18,7 +18,7 @@ import numpy as np
 from .._redact import redacted_url
 from ._rule import Constraint, _refuses
 
-__all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "SQLiteFile", "CallableRule", "ExistingFile", "RandomSource", "Present", "Admits", "Token", "MappingOf", "HasMethod", "AttributeIn", "Registered", "HttpUrl"]
+__all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "SQLiteFile", "CallableRule", "ExistingFile", "RandomSource", "Present", "Admits", "Token", "MappingOf", "HasMethod", "AttributeIn", "Registered", "HttpUrl", "sqlite_name_problem"]
 
 
 @dataclass(frozen=True)
@@ -326,6 +326,31 @@ class PathLike(Constraint):
         return [3, "", b"bytes"]
 
 
+#: ``scheme:`` at the start of a value: two characters at least (``C:\\x.sqlite`` names a Windows drive)
+_SCHEME = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]+):")
+#: the start of libpq's ``key=value`` connection string (``host=db.example port=5432 user=alice password=...``)
+_CONNINFO = re.compile(r"\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|sslpassword|connect_timeout|"
+                       r"options|application_name|target_session_attrs)\s*=", re.IGNORECASE)
+
+
+def sqlite_name_problem(text: str, schemes: tuple[str, ...] = ()) -> str | None:
+    """Why ``text`` names no SQLite file to open as given (None when it does): empty or ``:memory:`` (an in-memory
+    database), a SQLite URI filename (``file:...``: ``?mode=memory`` or ``file::memory:`` opens one), libpq's
+    ``key=value`` string, or a URL of a scheme other than ``schemes`` (``postgresql:host`` without ``//``,
+    ``sqlite://``): each of them SQLite would otherwise open, or create, as a file of that odd name."""
+    stripped = text.strip()
+    if stripped in ("", ":memory:"):
+        return "an in-memory database, which would lose everything at exit"
+    if stripped.lower().startswith("file:"):
+        return "a SQLite URI filename (file:...), which may name an in-memory database: give the file's path"
+    if _CONNINFO.match(text):
+        return "libpq's key=value string: give a postgresql://user@host/database URL"
+    scheme = _SCHEME.match(stripped)
+    if scheme is not None and not stripped.lower().startswith(schemes):
+        return f"a URL of scheme {scheme.group('scheme')!r}, not a file's path"
+    return None
+
+
 @dataclass(frozen=True)
 class SQLiteFile(PathLike):
     """The path of a SQLite file that keeps what is written: not ``""`` nor ``":memory:"`` (SQLite opens either as a
@@ -337,7 +362,7 @@ class SQLiteFile(PathLike):
     def check(self, value: Any) -> Any:
         super().check(value)
         text = os.fspath(value)
-        if not text.strip() or text.strip() in (":memory:", "sqlite:///:memory:") or text.startswith("file::memory:"):
+        if sqlite_name_problem(text) is not None:
             raise ValueError
         if os.path.isdir(text) or not os.path.isdir(os.path.dirname(os.path.abspath(text))):  # SQLite cannot open it
             raise ValueError
@@ -345,11 +370,20 @@ class SQLiteFile(PathLike):
 
     def describe(self) -> str:
         return (f"{self.what} in an existing folder (not a folder, and not '' or ':memory:', an in-memory database that "
-                "would lose everything at exit)")
+                "would lose everything at exit, nor a SQLite URI filename file:..., a URL or libpq's key=value string)")
 
     def invalid_examples(self) -> list:
         here = os.path.dirname(os.path.abspath(__file__))
-        return [3, "", " ", ":memory:", b"bytes", here, os.path.join(here, "no-such-folder", "queue.sqlite")]
+        return [3, "", " ", ":memory:", b"bytes", here, os.path.join(here, "no-such-folder", "queue.sqlite"),
+                "file:q.sqlite?mode=memory", "file::memory:?cache=shared", "FILE:q.sqlite", "sqlite:///q.sqlite",
+                "postgresql:alice:pw@h", "host=h password=pw"]
+
+    def shown(self, value: Any) -> str:
+        text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+        if not isinstance(text, str):
+            return super().shown(value)
+        problem = sqlite_name_problem(text) if text.strip() else None  # '' says itself
+        return redacted_url(f"{value!r:.200}") + (f" ({problem})" if problem is not None else "")
 
 
 @dataclass(frozen=True)
@@ -606,11 +640,21 @@ class Registered(Constraint):
 
 @dataclass(frozen=True)
 class HttpUrl(Constraint):
-    """An ``http://`` or ``https://`` URL naming a host, and a port in [0, 65535] when it has one (as
+    """An ``http://`` or ``https://`` URL naming a host, and a port in [1, 65535] when it has one (as
     :func:`urllib.parse.urlsplit` reads it: a password typed with a ``/`` makes its start the port), described as
-    ``what``; shown without its password."""
+    ``what``; shown without its password.  With ``no_userinfo`` (why, said in the refusal), a URL carrying
+    ``user@`` or ``user:password@`` is refused: one published to devices, or one dpdist sends its own token to (httpx
+    turns userinfo into a Basic ``Authorization`` header that replaces the token)."""
 
     what: str = "an http:// or https:// URL with a host"
+    no_userinfo: str = ""
+
+    #: why a URL dpdist sends its own token to takes no userinfo
+    TOKEN_SENT: ClassVar[str] = ("dpdist authenticates with its token, and httpx would send the user:password as Basic "
+                                 "auth in its place: every request would be refused")
+    #: why a URL a relayed campaign gives its devices takes no userinfo
+    PUBLISHED: ClassVar[str] = ("a relayed campaign gives it to every device: its config and identity are served to anyone, "
+                                "with no token")
 
     def check(self, value: Any) -> Any:
         if not isinstance(value, str):
@@ -618,14 +662,21 @@ class HttpUrl(Constraint):
         parts = urlsplit(value)  # ValueError: an unreadable bracket ("http://[::1")
         if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
             raise ValueError
-        parts.port  # noqa: B018 - ValueError: a port that is no number in [0, 65535]
+        if parts.port == 0:  # ValueError: a port that is no number in [0, 65535]
+            raise ValueError
+        if self.no_userinfo and "@" in parts.netloc:
+            raise ValueError
         return value
 
     def describe(self) -> str:
+        if self.no_userinfo:
+            return f"{self.what}, without user:password@ ({self.no_userinfo})"
         return self.what
 
     def invalid_examples(self) -> list:
-        return [3, "", "ftp://host", "http://", "http://u:pw/x@host:1", "http://host:abc", "http://[::1", "http://h:70000"]
+        out = [3, "", "ftp://host", "http://", "http://u:pw/x@host:1", "http://host:abc", "http://[::1", "http://h:70000",
+               "http://h:0", "http://h:99999"]
+        return [*out, "http://u:pw@host", "https://u@host:1/x"] if self.no_userinfo else out
 
     def shown(self, value: Any) -> str:
         return repr(redacted_url(value))[:200] if isinstance(value, str) else type(value).__name__

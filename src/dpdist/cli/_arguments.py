@@ -274,6 +274,16 @@ def _the(name: str) -> str:
     return f"The {name!r} option" if name.startswith("-") else f"The {name!r} argument"
 
 
+def _source(option: str, value: Any, allowed: str) -> str:
+    """Where a refused option value came from: ``The 'DPDIST_SERVER' environment variable (for --server)`` when it is
+    that variable's (an option whose default is read from it: ``--server``, ``--issuer``) and ``allowed`` does not
+    name the variable already, else :func:`_the`."""
+    variable = "DPDIST_" + option.lstrip("-").upper().replace("-", "_")
+    if option.startswith("--") and isinstance(value, str) and os.environ.get(variable) == value and variable not in allowed:
+        return f"The {variable!r} environment variable (for {option})"
+    return _the(option)
+
+
 def named_actions(parser: argparse.ArgumentParser) -> dict[str, argparse.Action]:
     """The actions of ``parser`` by the names an option table uses: an option's strings (``--column``), a positional
     argument's metavar (``FILE``)."""
@@ -465,7 +475,7 @@ def check_option_rules(args: argparse.Namespace) -> None:
             setattr(args, dest, rule.check(value))
         except (ValueError, TypeError):
             raise rule.error(
-                f"{_the(option)} must be {rule.describe()}. Got {rule.shown(value)} instead."
+                f"{_source(option, value, rule.describe())} must be {rule.describe()}. Got {rule.shown(value)} instead."
             ) from None
     values = {option: getattr(args, dest) for option, dest in rules.dests.items()}
     for relation in rules.relations:

@@ -142,7 +142,8 @@ def _add_create(actions) -> None:
     rounds_only = ("a campaign of rounds is capped by its plan's \"reports\", and relays, enrollment tokens and budget "
                    "files are not supported for rounds")
     state_rules(create, {"--colluding": Integer(low=0), "--submit-token": token_rule(16),
-                         "--issuer": HttpUrl("the http:// or https:// URL of an issuer, with a host"),
+                         "--relay": HttpUrl("the http:// or https:// URL of the relay, with a host", no_userinfo=HttpUrl.PUBLISHED),
+                         "--issuer": HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED),
                          "--issuer-key": Described(Text(), "the name of the issuer's key (a non-empty str)")}, (
         *(Needs(option, "--relay") for option in ("--issuer", "--issuer-key", "--issuer-run-by-collector", "--colluding")),
         Needs("--issuer", "--issuer-key", "the name of the issuer's key for this campaign"),

@@ -9,11 +9,16 @@ it is reported in one line too, with how to see the traceback.
 
 from __future__ import annotations
 
+import os
 import re
+import traceback
 
 from .._redact import redacted_text
 
-__all__ = ["user_message", "internal_error_message", "TRACEBACK_VARIABLE"]
+__all__ = ["user_message", "internal_error_message", "proxy_message", "TRACEBACK_VARIABLE"]
+
+#: the variables httpx reads a proxy from
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
 #: Set this environment variable to see the traceback of an unexpected error.
 TRACEBACK_VARIABLE = "DPDIST_TRACEBACK"
@@ -64,3 +69,18 @@ def internal_error_message(error: BaseException) -> str:
         f"internal error {type(error).__name__}{': ' + first if first else ''} "
         f"(a bug of dpdist: please report it; set {TRACEBACK_VARIABLE}=1 to see the traceback)"
     )
+
+
+def proxy_message(error: BaseException, environ=None) -> str | None:
+    """One line for httpx refusing the proxy an environment variable names (``HTTP_PROXY=ftp://...``: ValueError,
+    ``ALL_PROXY=socks5://...`` without socksio: ImportError), naming the variable; None for any other error."""
+    environ = os.environ if environ is None else environ
+    given = [(name, environ[name]) for name in PROXY_VARIABLES if environ.get(name)]
+    if not given or not isinstance(error, (ValueError, ImportError)):
+        return None
+    if not any("/httpx/" in frame.filename.replace("\\", "/") for frame in traceback.extract_tb(error.__traceback__)):
+        return None
+    named = ", ".join(f"{name}={value!r}" for name, value in given)
+    first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+    return redacted_text(f"The proxy environment variable(s) {named} cannot be used: {first} (httpx takes an http://, "
+                         "https:// or socks5:// proxy; socks5 needs 'pip install httpx[socks]'). Correct or unset it.")

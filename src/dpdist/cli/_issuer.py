@@ -20,6 +20,7 @@ import sys
 
 from .._io._atomic import write_text_atomically
 from .._redact import redacted_url
+from .._redirect import redirect_refusal
 from .._validation import HttpUrl, Integer, Token
 from ..errors import (
     InvalidParameterError,
@@ -120,7 +121,7 @@ def _admin_options(parser, handler) -> None:
                         help=f"base URL of the issuer (default: $DPDIST_ISSUER, else {_DEFAULT_ISSUER})")
     parser.add_argument("--issuer-admin-token", default=None, help=_TOKEN_HELP)
     parser.set_defaults(handler=handler)
-    state_rules(parser, {"--issuer": HttpUrl(),
+    state_rules(parser, {"--issuer": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT),
                          "--issuer-admin-token": Token(16, ADMIN_TOKEN.what + " (or DPDIST_ISSUER_ADMIN_TOKEN)",
                                                        spaces=True)})
 
@@ -179,6 +180,9 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
         response = httpx.request(method, url, json=body, headers={"Authorization": f"Bearer {_admin_token(args)}"}, timeout=120.0)
     except httpx.TransportError as error:
         raise ServiceUnavailableError(f"{method} {redacted_url(url)} failed: {type(error).__name__}: {error}.") from None
+    redirected = redirect_refusal(method, url, response, "--issuer (DPDIST_ISSUER)")
+    if redirected is not None:
+        raise redirected
     try:
         document = response.json()
     except ValueError:

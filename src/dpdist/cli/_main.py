@@ -14,7 +14,7 @@ import numpy as np
 from .. import __version__
 from ..errors import DPDistError
 from ._arguments import check_option_rules
-from ._errors import TRACEBACK_VARIABLE, internal_error_message, user_message
+from ._errors import TRACEBACK_VARIABLE, internal_error_message, proxy_message, user_message
 
 #: the sub-commands of each module, in the order ``dpdist --help`` lists them (tests/cli/test_errors.py checks
 #: that each module adds exactly these)
@@ -137,6 +137,10 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as error:  # a bug: still one line, unless the user asks for the traceback
         if os.environ.get(TRACEBACK_VARIABLE):
             raise
+        proxy = proxy_message(error)  # the environment's proxy httpx cannot use: no bug of dpdist
+        if proxy is not None:
+            print(f"dpdist: error: {proxy}", file=sys.stderr)
+            return 2
         print(f"dpdist: error: {internal_error_message(error)}", file=sys.stderr)
         return 1
     finally:

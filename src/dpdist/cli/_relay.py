@@ -85,6 +85,7 @@ def _run_relay(args) -> int:
                          max_body_bytes=args.max_body_bytes)
     except InvalidParameterError as error:
         raise InvalidParameterError(_as_option(str(error))) from None
+    _check_queue(args.queue)
     print(f"dpdist relay: queue {args.queue}; collector {redacted_url(args.collector)}; batches of {args.min_batch}..{args.max_batch}; "
           f"http://{args.host}:{args.port}/", file=sys.stderr, flush=True)
     # no access log (it would hold addresses and times); no forwarded headers believed; the limits of dpdist serve
@@ -92,6 +93,19 @@ def _run_relay(args) -> int:
                "date_header": False}
     uvicorn.run(app, host=args.host, port=args.port, **options)
     return 0
+
+
+def _check_queue(path: str) -> None:
+    """A ``--queue`` SQLite cannot open (a file it cannot write, not a database, ``/dev/null``, the collector's own
+    database) refused in one line naming it, before the server starts (its lifespan would print a traceback)."""
+    from ..relay._queue import RelayQueue  # lazy: the relay's code loads only when it runs (dpdist[relay])
+
+    try:
+        RelayQueue(path).close()
+    except Exception as error:  # sqlite3.Error, OSError: the driver's words say why
+        first = " ".join(str(error).split()) or type(error).__name__
+        raise InvalidParameterError(f"The '--queue' option: {path} cannot be opened as the relay's SQLite queue file "
+                                    f"({first}).") from None
 
 
 #: the options (and variables) of create_app's arguments

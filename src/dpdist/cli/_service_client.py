@@ -39,7 +39,9 @@ def server_options(parser, *, admin: bool) -> None:
         f"(default {DEFAULT_RETRY_WINDOW_S:.0f}: a server restarting under load); 0: never")
     parser.add_argument("--retries", type=int, default=None,
                         help="at most this many attempts after the first, as well (default: as many as --retry-window allows)")
-    state_rules(parser, {"--retries": Integer(low=0), "--retry-window": Interval(0.0, float("inf"), closed="left")})
+    state_rules(parser, {"--retries": Integer(low=0), "--retry-window": Interval(0.0, float("inf"), closed="left"),
+                         "--server": HttpUrl("the http:// or https:// URL of the service, with a host",
+                                             no_userinfo=HttpUrl.TOKEN_SENT)})
 
 
 def missing_extra(command: str, error: ImportError):

@@ -17,7 +17,7 @@ from .. import _rng
 from .._io._blocks import rechunk
 from .._io._shuffle import ReportShuffler
 from .._rng import check_rng
-from .._validation import Described, ExistingFile, Integer, Interval, Text
+from .._validation import Described, ExistingFile, HttpUrl, Integer, Interval, Text
 from ..errors import EachValueANewUserWarning, ServiceUnavailableError
 from ..local import from_config
 from ._arguments import (Each, Excludes, NeedsAny, NeedsCount, add_missing_argument, missing_cells, seed_argument, state_rules,
@@ -102,6 +102,7 @@ def _add_submit(subparsers) -> None:
         "DATA": Each(ExistingFile("the path of an existing data file (report files with --reports)")),
         "--campaign": Described(Text(), "a campaign's public id (a non-empty string)"),
         "--wait": Described(Interval(0.0, math.inf, closed="left"), "a number of seconds >= 0"),
+        "--issuer": HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT),
     }, (
         Excludes("--column", "--columns"),
         NeedsAny(("--column", "--columns", "--reports"), why="values to randomize or report files"),

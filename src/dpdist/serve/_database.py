@@ -35,10 +35,12 @@ import logging
 import sqlite3
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from .._validation import Described, Text, validate_params
+from .._redact import redacted_url
+from .._validation import Constraint, sqlite_name_problem, validate_params
 from ..errors import DPDistError, InvalidParameterError
 
 __all__ = ["Database", "DatabaseUnavailableError", "OutageLog", "open_database"]
@@ -161,10 +163,50 @@ class OutageLog:
             self.logger.warning("database available again after %d error(s) in %.0f s (%s)", total, since, kinds)
 
 
-#: a database: a SQLite file's path (``campaigns.sqlite``, ``sqlite:///campaigns.sqlite``) or a ``postgresql://`` URL
-DATABASE_URL = Described(Text(pattern=r"(?s)(?!(sqlite:///)?(:memory:)?$)(?=.*\S).+"),
-                         "a SQLite file path or a postgresql:// URL (not an in-memory database, which would lose every "
-                         "report at exit)")
+_POSTGRESQL = ("postgresql://", "postgres://")
+_SQLITE_URL = "sqlite:///"
+
+
+@dataclass(frozen=True)
+class _DatabaseUrl(Constraint):
+    """A database: a SQLite file's path (``campaigns.sqlite``, ``sqlite:///campaigns.sqlite``) or a ``postgresql://``
+    URL (either scheme in any case); not an in-memory database, a SQLite URI filename (``file:...``), libpq's
+    ``key=value`` string nor a URL of another scheme (``postgresql:host`` without ``//``, ``sqlite://``), which SQLite
+    would open as a file of that name.  Shown without its password, with why it is refused."""
+
+    def check(self, value: Any) -> Any:
+        if not isinstance(value, str) or _problem(value) is not None:
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        return ("a SQLite file path or a postgresql:// URL (not an in-memory database, which would lose every report at "
+                "exit, nor a SQLite URI filename file:..., a URL of another scheme or libpq's key=value string)")
+
+    def invalid_examples(self) -> list:
+        return [3, "", " ", ":memory:", "sqlite:///", "sqlite:///:memory:", "sqlite://", "sqlite:x.sqlite",
+                "postgresql:alice:pw@h", "postgresql:x", "file:s.sqlite?mode=memory", "file::memory:?cache=shared",
+                "FILE:s.sqlite", "sqlite:///file:s?mode=memory", "host=h port=1 user=alice password=pw"]
+
+    def shown(self, value: Any) -> str:
+        if not isinstance(value, str):
+            return type(value).__name__
+        problem = _problem(value) if value.strip() else None
+        return redacted_url(f"{value!r:.200}") + (f" ({problem})" if problem is not None else "")
+
+
+def _problem(url: str) -> str | None:
+    """Why ``url`` names no database (None when it does: :class:`_DatabaseUrl`)."""
+    lowered = url.strip().lower()
+    if lowered.startswith(_POSTGRESQL):
+        return None
+    if lowered.startswith(_SQLITE_URL):
+        return sqlite_name_problem(url.strip()[len(_SQLITE_URL):])
+    return sqlite_name_problem(url, (_SQLITE_URL,))
+
+
+#: a database: a SQLite file's path or a ``postgresql://`` URL (:class:`_DatabaseUrl`)
+DATABASE_URL = _DatabaseUrl()
 
 
 class Database:
@@ -172,11 +214,11 @@ class Database:
 
     @validate_params({"url": DATABASE_URL}, owner="the database")
     def __init__(self, url: str):
-        scheme, sep, rest = url.partition("://")
-        if sep and scheme.lower() in ("postgresql", "postgres", "sqlite"):
-            url = scheme.lower() + sep + rest  # a scheme is case-insensitive (RFC 3986, 3.1); libpq reads lower case only
+        scheme, separator, rest = url.partition("://")
+        if separator and url.lower().startswith(_POSTGRESQL):  # libpq reads the scheme in lower case only
+            url = f"{scheme.lower()}://{rest}"
         self.url = url
-        self.dialect = "postgresql" if url.startswith(("postgresql://", "postgres://")) else "sqlite"
+        self.dialect = "postgresql" if url.startswith(_POSTGRESQL) else "sqlite"
         self._local = threading.local()
         # (connection, the thread that opened it): closed at close(), or when a thread opens one after its own ended
         # (a thread pool's idle workers end and new ones start: their connections would stay open until PostgreSQL
@@ -185,7 +227,7 @@ class Database:
         self._lock = threading.Lock()
         self.outages = OutageLog()
         if self.dialect == "sqlite":
-            path = url[len("sqlite:///") :] if url.startswith("sqlite:///") else url  # a file: the table
+            path = url.strip()[len(_SQLITE_URL) :] if url.strip().lower().startswith(_SQLITE_URL) else url  # a file
             self._path = str(Path(path))
         else:
             try:

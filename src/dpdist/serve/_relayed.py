@@ -62,6 +62,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from .._redact import redacted_text, redacted_url, without_userinfo
+from .._validation import HttpUrl
 from ..amplification._statement import Admission, relayed_statement
 from ..errors import InvalidParameterError, InvalidTokenError, MalformedReportError
 from ..local import ReportBatch
@@ -80,6 +82,8 @@ __all__ = ["RelayedCampaigns", "DEFAULT_DELTA"]
 #: the delta of the stated central guarantee when the campaign does not set one
 DEFAULT_DELTA = 1e-8
 _URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
+#: a URL a relayed campaign gives its devices: no user:password@ (published with no token), a port in 1..65535
+_PUBLIC_URL = HttpUrl(no_userinfo=HttpUrl.PUBLISHED)
 _KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _ISSUER_NAME = re.compile(r"[A-Za-z0-9.-]{1,253}(:[0-9]{1,5})?")
 _NONCES_PER_QUERY = 400
@@ -184,7 +188,7 @@ class RelayedCampaigns:
             return None
         token, public, private, delta, smallest, identity, ohttp, sealed_v1 = rows[0]
         return RelayKey(token, bytes.fromhex(public), bytes.fromhex(private), float(delta),
-                        None if smallest is None else int(smallest), None if identity is None else identity.encode("ascii"),
+                        None if smallest is None else int(smallest), None if identity is None else _published(identity),
                         None if ohttp is None else bytes.fromhex(ohttp), bool(sealed_v1))
 
     def set_envelopes(self, campaign_id: str, document: Any) -> dict:
@@ -331,6 +335,33 @@ class RelayedCampaigns:
         return found
 
 
+def _public_url(url: Any) -> bool:
+    """Whether ``url`` may be given to every device: an http(s) URL with a host, no ``user:password@``, a port in
+    1..65535."""
+    if not isinstance(url, str) or len(url) > 2048 or not _URL.fullmatch(url):
+        return False
+    try:
+        _PUBLIC_URL.check(url)
+    except ValueError:
+        return False
+    return True
+
+
+def _published(identity: str) -> bytes:
+    """A stored identity document's bytes as they may be served: a relay or issuer URL with ``user:password@`` (taken
+    before dpdist refused it at creation) loses it, and the document, its pin and its token challenge change
+    with it (devices given the old pin refuse the campaign: its operator creates it again)."""
+    if "@" not in identity:
+        return identity.encode("ascii")
+    document = json.loads(identity)
+    relay, issuer = document.get("relay") or {}, document.get("issuer")
+    if isinstance(relay.get("url"), str):
+        relay["url"] = without_userinfo(relay["url"])
+    if isinstance(issuer, dict) and isinstance(issuer.get("url"), str):
+        issuer["url"] = without_userinfo(issuer["url"])
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
 def _settings(relay: Any) -> tuple[str, float, int, dict | None, bool]:
     """The relay URL, delta, colluding bound, issuer and ``sealed_v1`` (dpdist's own envelope taken: default true) a
     campaign document's ``"relay"`` asks for."""
@@ -339,10 +370,12 @@ def _settings(relay: Any) -> tuple[str, float, int, dict | None, bool]:
                '"delta": 1e-8}')
     if not isinstance(relay, dict) or not set(relay) <= {"url", "delta", "colluding", "issuer", "sealed_v1"} or "url" not in relay:
         raise InvalidRequest("invalid_relay", f"'relay' must be an object naming the relay devices send to, such as {example} "
-                                              f"('issuer' null: no admission tokens). Got {json.dumps(relay)}.")
+                                              f"('issuer' null: no admission tokens). Got {redacted_text(json.dumps(relay))}.")
     url = relay["url"]
-    if not isinstance(url, str) or len(url) > 2048 or not _URL.fullmatch(url):
-        raise InvalidRequest("invalid_relay", f"'relay.url' must be the relay's http:// or https:// base URL. Got {json.dumps(url)}.")
+    if not _public_url(url):
+        raise InvalidRequest("invalid_relay", f"'relay.url' must be the relay's http:// or https:// base URL, with a port in "
+                                              f"1..65535 if any and without user:password@ ({HttpUrl.PUBLISHED}). Got "
+                                              f"{json.dumps(redacted_url(url) if isinstance(url, str) else url)}.")
     delta = relay.get("delta", DEFAULT_DELTA)
     if isinstance(delta, bool) or not isinstance(delta, (int, float)) or not 0 < delta < 1:
         raise InvalidRequest("invalid_relay", f"'relay.delta' must be a number with 0 < delta < 1. Got {json.dumps(delta)}.")
@@ -367,8 +400,9 @@ def _issuer(issuer: Any) -> dict:
         raise InvalidRequest("invalid_relay", f"'relay.issuer' must be an object with exactly {sorted(fields)} (or null; "
                                               "'tokens_each': the most tokens one credential gives, as the issuer publishes "
                                               "it with the key: GET {issuer}/issuer/v1/keys/{key}, or dpdist.client."
-                                              f"issuer_of). Got {json.dumps(issuer)}.")
-    checks = (("url", lambda v: isinstance(v, str) and len(v) <= 2048 and _URL.fullmatch(v), "an http:// or https:// URL"),
+                                              f"issuer_of). Got {redacted_text(json.dumps(issuer))}.")
+    checks = (("url", _public_url, "an http:// or https:// URL, with a port in 1..65535 if any and without user:password@ "
+                                   f"({HttpUrl.PUBLISHED})"),
               ("tokens_each", lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10_000,
                "the int in 1..10000 the issuer publishes with the key (the most tokens one of its credentials gives)"),
               ("name", lambda v: isinstance(v, str) and _ISSUER_NAME.fullmatch(v), "the issuer's host name (and port)"),
@@ -376,7 +410,8 @@ def _issuer(issuer: Any) -> dict:
               ("independent", lambda v: isinstance(v, bool), "true or false (false: the collector runs the issuer)"))
     for name, check, allowed in checks:
         if not check(issuer[name]):
-            raise InvalidRequest("invalid_relay", f"'relay.issuer.{name}' must be {allowed}. Got {json.dumps(issuer[name])}.")
+            shown = redacted_url(issuer[name]) if isinstance(issuer[name], str) else issuer[name]
+            raise InvalidRequest("invalid_relay", f"'relay.issuer.{name}' must be {allowed}. Got {json.dumps(shown)}.")
     try:
         token_key = b64url_decode(issuer["token_key"], "token_key")
         decode_token_key(token_key)

@@ -40,6 +40,7 @@ from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
+from .._redirect import redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
                            validate_params)
@@ -84,11 +85,15 @@ def _token(what: str) -> Optional:
 
 
 #: an issuer (dpdist issuer): its base URL
-ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host")
+ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT)
+#: the issuer of a relayed campaign, as the campaign names it to every device
+PUBLISHED_ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED)
+#: the relay of a relayed campaign, as the campaign names it to every device
+PUBLISHED_RELAY_URL = HttpUrl("the http:// or https:// URL of the relay, with a host", no_userinfo=HttpUrl.PUBLISHED)
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
 CLIENT_RULES = {
     "ohttp_relay": Optional(OHTTP_RELAY),
-    "server": HttpUrl(),
+    "server": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT),
     "retries": Optional(Described(Integer(low=0), "an int >= 0 (None: as many as retry_window allows)")),
     "retry_window": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
     "backoff": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
@@ -261,6 +266,11 @@ class Client:
                 if response.status_code not in _RETRY_STATUSES and not _retried_conflict(response):
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
+                    redirected = None if acknowledges is not None else redirect_refusal(  # a batch: resent (_acks)
+                        method, path if path.startswith(("http://", "https://")) else self.server + path, response,
+                        "the server (--server; Client's server)")
+                    if redirected is not None:
+                        raise redirected
                     problem = None if acknowledges is None else acknowledges(response)
                     if problem is None and acknowledges is not None and not 200 <= response.status_code < 300:
                         # only a success acknowledges: a redirect (not followed) names where, whatever its body says
@@ -715,7 +725,7 @@ class Client:
         if enrollment:
             document["enrollment"] = True
         if relay is not None:
-            document["relay"] = relay
+            document["relay"] = _published_relay(relay)
         return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
 
     def rounds(self, campaign: str) -> dict:
@@ -838,7 +848,7 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
     return np.concatenate(parts)
 
 
-@validate_params({"url": ISSUER_URL, "key": Described(Text(), "the name of the issuer's key (a non-empty str)"),
+@validate_params({"url": PUBLISHED_ISSUER_URL, "key": Described(Text(), "the name of the issuer's key (a non-empty str)"),
                   "independent": Boolean()})
 def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
     """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
@@ -856,6 +866,9 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
             directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
     except httpx.HTTPError as error:
         raise ServiceUnavailableError(redacted_text(f"GET {address} failed: {type(error).__name__}: {error}.")) from None
+    redirected = redirect_refusal("GET", address, answer, "the issuer (--issuer; issuer_of's url)")
+    if redirected is not None:
+        raise redirected
     if answer.status_code != 200:
         raise _refusal("GET", address, answer)
     document = answer.json()
@@ -869,6 +882,26 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
     return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent,
             "tokens_each": ceiling}
+
+
+def _published_relay(relay: Any) -> Any:
+    """The ``relay`` of :meth:`Client.create_campaign`, refused here if the relay's or the issuer's URL carries a
+    ``user:password@`` (the campaign would publish it to every device: it is not even sent); the service checks the
+    rest."""
+    if not isinstance(relay, dict):
+        return relay
+    issuer = relay.get("issuer")
+    urls = (("relay['url']", relay.get("url"), PUBLISHED_RELAY_URL),
+            ("relay['issuer']['url']", issuer.get("url") if isinstance(issuer, dict) else None, PUBLISHED_ISSUER_URL))
+    for name, url, rule in urls:  # the rest of a URL the service checks (invalid_relay)
+        try:
+            userinfo = isinstance(url, str) and "@" in urlsplit(url).netloc
+        except ValueError:  # unreadable: the service names it
+            userinfo = False
+        if userinfo:
+            raise InvalidParameterError(f"The {name} of Client.create_campaign must be {rule.describe()}. "
+                                        f"Got {rule.shown(url)} instead.")
+    return relay
 
 
 def _check_ohttp(relay, keys) -> tuple[str | None, bytes | None]:

@@ -1,0 +1,73 @@
+"""A 3xx answer is refused in one line, never followed and never read as an answer (attack64 F7).
+
+A stub on 127.0.0.1 answers 302 to everything (a proxy's http -> https redirect): the client's commands crashed
+(``JSONDecodeError``, ``KeyError``) or printed ``{}`` and exited 0.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+
+import pytest
+
+from cli_support import run
+from dpdist.errors import ServiceRefusedError
+
+pytest.importorskip("httpx")
+
+LOCATION = "https://alice:S3cretPW@127.0.0.1:1/elsewhere"
+
+
+class _Redirecting(http.server.BaseHTTPRequestHandler):
+    def _redirect(self) -> None:
+        self.send_response(302)
+        self.send_header("Location", LOCATION)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = do_PUT = _redirect
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+
+@pytest.fixture
+def stub():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Redirecting)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+def test_the_client_refuses_a_redirect_naming_where_it_points_masked(stub):
+    from dpdist.client import Client, issuer_of
+
+    with Client(stub, admin_token="admin-token-0123456789", retries=0) as client:
+        with pytest.raises(ServiceRefusedError) as refused:
+            client.campaigns()
+    message = str(refused.value)
+    assert refused.value.status == 302 and refused.value.code == "redirected"
+    assert "HTTP 302 to 'https://alice:***@127.0.0.1:1/elsewhere'" in message and "S3cretPW" not in message
+    with pytest.raises(ServiceRefusedError, match="redirected GET .*HTTP 302"):
+        issuer_of(stub, "k")
+
+
+@pytest.mark.parametrize("argv", [
+    ["campaign", "list", "--server", "{stub}", "--retries", "0"],
+    ["campaign", "show", "c", "--server", "{stub}", "--retries", "0"],
+    ["issuer", "key", "k", "--issuer", "{stub}"],
+    ["issuer", "status", "--issuer", "{stub}"],
+    ["issuer", "credentials", "k", "--count", "2", "--issuer", "{stub}"],
+])
+def test_a_command_answered_by_a_redirect_says_so_in_one_line_and_fails(stub, monkeypatch, capsys, argv):
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", "admin-token-0123456789")
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456789")
+    status, out, err = run(capsys, *[word.format(stub=stub) for word in argv])
+    assert status != 0 and out == "" and err.count("\n") == 1, err
+    assert "redirected" in err and "HTTP 302" in err and "S3cretPW" not in err and "internal error" not in err
