@@ -75,6 +75,40 @@ _cache_root: list[str] = []
 _caches = itertools.count()
 
 
+#: tests that take 8 s or more each in the whole suite (docs/benchmarks.md, "Test suite time"), run first by every
+#: pytest-xdist worker's collection: a long test started last holds the suite's end while the other workers sit idle
+#: (longest first: the work-stealing scheduler then fills the end with short tests)
+LONG_TESTS = frozenset({
+    "tests/package/test_types.py::test_pyright_finds_no_error_in_the_package",
+    "tests/package/test_types.py::test_mypy_finds_no_error_in_the_package",
+    "tests/audit/test_audit.py::test_no_false_violation_in_200_seeded_audits",
+    "tests/clients/test_js_client.py::test_node_test_suite_passes",
+    "tests/clients/test_java_client.py::test_the_junit_tests_pass",
+    "tests/package/test_release.py::test_the_wheel_installs_with_every_extra_and_its_commands_run",
+    "tests/package/test_release.py::test_the_wheel_without_extras_is_the_library_and_command_line",
+    "tests/docs/test_design.py::test_a_protocol_added_as_the_walkthrough_says_touches_seven_files_and_works_end_to_end",
+    "tests/docs/test_docs.py::test_the_documentation_builds_without_warnings",
+    "tests/cli/test_relay.py::test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice",
+    "tests/cli/test_relay.py::test_dpdist_submit_and_the_node_client_send_through_the_relay",
+    "tests/cli/test_relay.py::test_the_participate_page_in_chromium_sends_through_the_relay",
+    "tests/cli/test_release.py::test_both_ends_of_the_epsilon_range_are_released",
+    "tests/budget/test_session.py::test_365_separate_daily_campaigns_are_charged_as_one_composition",
+    "tests/docs/test_audit.py::test_a_dev_environment_row_comes_out_as_saved",
+    "tests/test_uncertainty.py::test_bands_of_projected_linear_estimates_cover_at_their_level",
+    "tests/local/test_heavy_hitters.py::test_the_standard_errors_match_the_spread_over_repeated_collections",
+    "tests/cli/test_basic.py::test_demo_writes_its_tables_and_plots_and_errors_fall_with_epsilon",
+    "tests/audit/test_central.py::test_deciles_per_person_pass_the_audit_on_person_neighbours_where_deciles_per_row_are_flagged",
+    "tests/clients/test_java_serve.py::test_java_python_and_node_devices_are_counted_once_through_server_kills",
+})
+
+
+def pytest_collection_modifyitems(config, items):
+    """On a pytest-xdist worker, :data:`LONG_TESTS` first, the rest in their order (a stable sort: every worker
+    collects the same order, as pytest-xdist requires)."""
+    if hasattr(config, "workerinput"):
+        items.sort(key=lambda item: item.nodeid.partition("[")[0] not in LONG_TESTS)
+
+
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_runtest_protocol(item, nextitem):
     """Each test's own cache directory, from before its fixtures to after its teardown: `dpdist submit --column` keeps

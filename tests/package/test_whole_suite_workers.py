@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import runs_the_whole_suite
+from conftest import LONG_TESTS, pytest_collection_modifyitems, runs_the_whole_suite
 
 
 def _config(*, source=pytest.Config.ArgsSource.TESTPATHS, xdist=True, worker=False, **options):
@@ -59,3 +61,27 @@ def test_the_whole_suite_takes_one_worker_per_core_and_one_more_at_most_four(mon
     assert pytest_xdist_auto_num_workers(None) == workers
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "1")
     assert pytest_xdist_auto_num_workers(None) == 1
+
+
+def test_every_test_run_first_is_still_a_test_function_of_its_file():
+    root = Path(__file__).resolve().parents[2]
+    assert len(LONG_TESTS) >= 10
+    for name in LONG_TESTS:
+        path, _, function = name.partition("::")
+        defined = {node.name for node in ast.walk(ast.parse((root / path).read_text()))
+                   if isinstance(node, ast.FunctionDef)}
+        assert function in defined, f"{name} is in LONG_TESTS but no longer a test of {path}"
+
+
+@pytest.mark.parametrize("worker", [True, False])
+def test_a_worker_runs_the_long_tests_first_and_the_rest_in_their_order(worker):
+    long_one = sorted(LONG_TESTS)[0]
+    items = [SimpleNamespace(nodeid=nodeid) for nodeid in
+             ("tests/a.py::test_1", f"{long_one}[case-2]", "tests/b.py::test_2", long_one, "tests/a.py::test_3")]
+    config = SimpleNamespace(workerinput={}) if worker else SimpleNamespace()
+    pytest_collection_modifyitems(config, items)
+    order = [item.nodeid for item in items]
+    expected = ([f"{long_one}[case-2]", long_one, "tests/a.py::test_1", "tests/b.py::test_2", "tests/a.py::test_3"]
+                if worker else ["tests/a.py::test_1", f"{long_one}[case-2]", "tests/b.py::test_2", long_one,
+                                "tests/a.py::test_3"])
+    assert order == expected
