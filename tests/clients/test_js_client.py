@@ -133,6 +133,7 @@ def test_node_numerical_reports_are_accepted_and_follow_the_channel(tmp_path, na
     assert chi_square_pvalue(counts, expected) > ALPHA
 
 
+@pytest.mark.slow  # three node runs; the fast loop keeps test_the_committed_fixture_is_what_python_writes_now
 def test_dpdist_aggregate_accepts_the_node_file_and_records_are_byte_identical(tmp_path):
     protocol = local.make("oue", epsilon=1.0, domain_size=1024)
     values = population(protocol, 5000, rng=3)

@@ -537,13 +537,15 @@ def test_a_claim_about_most_settings_needs_holm_wins():
     assert decide([0.5, 0.9, 0.9], [0.5, 0.001, 0.002], min_wins=2, min_losses=2) == "does not hold"
 
 
-def test_false_holds_in_most_settings_is_at_most_alpha():
+# 1,000 claims in the whole suite; the fast loop's 500 bound the false "holds" at 7.9 % (3 SE at 500) instead of 6.6 %
+@pytest.mark.parametrize("claims", [500, pytest.param(1000, marks=pytest.mark.slow)])
+def test_false_holds_in_most_settings_is_at_most_alpha(claims):
     # the claim "A lower in at least 6 of 8 settings" is false: A is clearly lower in 5, tied in 3;
     # Holm on the "for" p-values says "holds" only with probability <= 5 % (binomial bound, 3 SE)
     from dpdist.experiments._claims import decide, welch_p_values
 
     rng = np.random.default_rng(11)
-    claims, repeats, false_holds = 1000, 5, 0
+    repeats, false_holds = 5, 0
     for _ in range(claims):
         p_for, p_against = [], []
         for shift in [3.0] * 5 + [0.0] * 3:

@@ -15,6 +15,8 @@ import pytest
 pytest.importorskip("starlette")
 pytest.importorskip("cryptography")
 
+pytestmark = pytest.mark.usefixtures("pooled_issuer_keys")  # RSA keys made once per session (tests/issuer_key_pool.py)
+
 from starlette.testclient import TestClient  # noqa: E402
 
 from dpdist import privacypass as pp  # noqa: E402

@@ -24,6 +24,8 @@ pytest.importorskip("pyhpke")
 pytest.importorskip("starlette")
 pytest.importorskip("cryptography")
 
+pytestmark = pytest.mark.usefixtures("pooled_issuer_keys")  # RSA keys made once per session (tests/issuer_key_pool.py)
+
 from relay_parties import RELAY_TOKEN, Parties  # noqa: E402 - after the extras' checks
 
 from dpdist import io, local  # noqa: E402

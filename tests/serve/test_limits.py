@@ -31,7 +31,15 @@ from serve_socket_support import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_bo
 
 pytest.importorskip("pyhpke")
 
-SERVERS = ["serve", "relay"]
+#: both servers keep their limits through one guard (:mod:`dpdist._guard`): a probe over sockets of one server's body
+#: limits runs against serve in the fast loop (the relay's wiring of the guard stays there in the PARSER_KINDS probes),
+#: against both in the whole suite (README, "While developing": a test that starts a server is slow)
+KINDS = ["serve", pytest.param("relay", marks=pytest.mark.slow)]
+#: parser x server: the fast loop runs the diagonal (h11 under serve, httptools under the relay: each parser's protocol
+#: class and each server's wiring of it), the whole suite all four
+PARSER_KINDS = [pytest.param("h11", "serve", id="h11-serve"), pytest.param("httptools", "relay", id="httptools-relay"),
+                pytest.param("httptools", "serve", id="httptools-serve", marks=pytest.mark.slow),
+                pytest.param("h11", "relay", id="h11-relay", marks=pytest.mark.slow)]
 
 
 # ---------------------------------------------------------------------- the servers under test
@@ -159,8 +167,7 @@ def wait_until(condition, what: str) -> None:
 
 
 # ====================================================================== time
-@pytest.mark.parametrize("kind", SERVERS)
-@pytest.mark.parametrize("http", ["h11", "httptools"])
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path, kind, http):
     """20,200 connections trickling their headers were never closed (the relay: 200 still open after 30 s); now each is
     closed after --header-timeout."""
@@ -197,10 +204,9 @@ def test_slowloris_connections_are_closed_after_the_header_timeout(tmp_path, kin
         assert httpx.get(server.url + "/healthz").status_code == 200  # the server still serves
 
 
-@pytest.mark.parametrize("kind", SERVERS)
 @pytest.mark.parametrize("trickle", [(b"GET /healthz HTTP/1.1\r\n", b"X-Trickle: a\r\n"), (b"\r\n", b"\r\n")],
                          ids=["headers", "blank-lines"])
-@pytest.mark.parametrize("http", ["h11", "httptools"])
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_header_timeout(tmp_path, kind, http, trickle):
     """The timer is armed again at the first byte after each answered request (even blank lines, which begin no
     request), and disarmed when a request's headers end."""
@@ -230,8 +236,7 @@ def test_a_keep_alive_connection_trickling_its_next_request_is_closed_after_the_
         assert closed and time.monotonic() - started < 1.0 + 5.0
 
 
-@pytest.mark.parametrize("kind", SERVERS)
-@pytest.mark.parametrize("http", ["h11", "httptools"])
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_a_request_pipelined_behind_another_with_headers_that_never_end_is_closed_after_the_header_timeout(
         tmp_path, kind, http):
     """The beginning of request 2 sent in the same write as request 1: no later read arms the timer, so the timer is
@@ -255,7 +260,7 @@ def test_a_request_pipelined_behind_another_with_headers_that_never_end_is_close
         assert answer.startswith(b"HTTP/1.1 200") and answer.count(b"HTTP/1.1") == 1  # request 1 answered, 2 not
         assert closed and time.monotonic() - started < 1.0 + 5.0
 
-@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("case", ["below_the_rate", "past_the_deadline"])
 def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, kind, case):
     if case == "below_the_rate":  # 1 KiB, then nothing: behind 64 KiB/s once the 0.3 s grace is over
@@ -273,7 +278,7 @@ def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, kind,
         wait_until(lambda: server.budget.in_flight == 0, "the slow body's bytes are given back")
 
 
-@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_body_sent_mostly_at_once_then_stalled_gets_408_after_the_idle_timeout(tmp_path, kind):
     """outsider6 finding 3: the minimum rate counted from the body's start, so 60,000 bytes sent at once earned 1,875 s
     of credit at 32 B/s and the stalled body held its bytes until --body-timeout.  Now a body banks at most
@@ -291,7 +296,7 @@ def test_a_body_sent_mostly_at_once_then_stalled_gets_408_after_the_idle_timeout
         wait_until(lambda: server.budget.in_flight == 0, "the stalled body's bytes are given back")
 
 
-@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_slow_but_steady_body_with_short_pauses_is_read(tmp_path, kind):
     """The idle rule spares an honest slow body: 16 bytes every 0.3 s (53 B/s, above the 32 B/s minimum; the first at
     once, within the grace), each pause below --body-idle-timeout, over several idle timeouts in all."""
@@ -312,7 +317,7 @@ def test_a_slow_but_steady_body_with_short_pauses_is_read(tmp_path, kind):
 
 
 # ====================================================================== size, memory
-@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_body_over_the_size_limit_gets_413_at_once_or_when_it_passes_it(tmp_path, kind):
     with target(kind, tmp_path, Limits(max_inflight_bytes=1 << 20), max_body_bytes=16 << 10) as server:
         declared = raw_connection(server.port)  # Content-Length says so: refused before a byte is read
@@ -333,7 +338,7 @@ def test_a_body_over_the_size_limit_gets_413_at_once_or_when_it_passes_it(tmp_pa
         assert put(server, "fits", server.body()).status_code == server.accepted
 
 
-@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("kind", KINDS)
 def test_one_address_holds_at_most_its_share_of_body_memory_and_the_others_are_served(tmp_path, kind):
     """Slow uploads from one address used to take the whole pool (--max-inflight-bytes): every other device got 503.
     Now an address holds at most --max-inflight-bytes-per-address; another address's body is read."""
@@ -356,8 +361,7 @@ def test_one_address_holds_at_most_its_share_of_body_memory_and_the_others_are_s
 
 
 # ====================================================================== connections, rate
-@pytest.mark.parametrize("kind", SERVERS)
-@pytest.mark.parametrize("http", ["h11", "httptools"])
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_limit_concurrency_refuses_connections_beyond_it_with_retry_after(tmp_path, kind, http):
     with target(kind, tmp_path, Limits(limit_concurrency=3, header_timeout=BOUND_S, http=http)) as server:
         held = [raw_connection(server.port) for _ in range(3)]
@@ -400,8 +404,7 @@ def _closed_within(sock, seconds: float) -> bool:
         sock.settimeout(BOUND_S)
 
 
-@pytest.mark.parametrize("kind", SERVERS)
-@pytest.mark.parametrize("http", ["h11", "httptools"])
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_idle_keep_alive_connections_give_way_at_the_concurrency_cap_and_busy_ones_do_not(tmp_path, kind, http):
     """outsider7 finding 1: one address reopening idle keep-alive connections (each had a complete GET answered)
     held --limit-concurrency and other clients got 503.  At the cap an idle keep-alive connection is closed for the
@@ -424,8 +427,7 @@ def test_idle_keep_alive_connections_give_way_at_the_concurrency_cap_and_busy_on
             sock.close()
 
 
-@pytest.mark.parametrize("kind", SERVERS)
-@pytest.mark.parametrize("http", ["h11", "httptools"])
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_one_address_holds_at_most_its_cap_of_incomplete_heads_and_others_are_served(tmp_path, kind, http):
     """outsider6 finding 2: one address trickling --limit-concurrency request heads kept every other client at 503.
     Now an address holds at most --max-pending-heads-per-address connections with incomplete headers; the next are
@@ -521,8 +523,7 @@ def test_a_keep_alive_connection_beginning_a_head_past_its_address_cap_is_closed
             sock.close()
 
 
-@pytest.mark.parametrize("kind", SERVERS)
-@pytest.mark.parametrize("http", ["h11", "httptools"])
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_a_crowd_of_whole_requests_from_one_address_is_answered_past_its_cap(tmp_path, kind, http):
     """The kernel had the whole requests of a crowd behind one address (a proxy, a NAT) before the server
     accepted their connections, and the cap closed every one past 50 unanswered (nginx answered them 502).  Requests
@@ -574,7 +575,7 @@ def test_empty_connections_past_the_cap_are_closed_after_a_grace_and_trusted_pro
             sock.close()
 
 
-@pytest.mark.parametrize("kind", SERVERS)
+@pytest.mark.parametrize("kind", KINDS)
 def test_one_client_address_is_rate_limited(tmp_path, kind):
     limits = Limits(rate_limit=0.1, rate_burst=3)  # a token per 10 s: a slow machine does not refill one mid-test
     with target(kind, tmp_path, limits) as server:
@@ -587,8 +588,7 @@ def test_one_client_address_is_rate_limited(tmp_path, kind):
         assert server.rate.remembered() == 2
 
 
-@pytest.mark.parametrize("kind", SERVERS)
-@pytest.mark.parametrize("http", ["h11", "httptools"])
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_request_headers_over_16_kib_are_refused_and_the_connection_closed(tmp_path, kind, http):
     """Trickled past 16 KiB (and with httptools, also whole in one write): 400, connection closed; 15 KiB pass."""
     with target(kind, tmp_path, Limits(http=http)) as server:
@@ -618,8 +618,7 @@ def chunked_head(server, name: str) -> bytes:
             f"{extra_headers(server)}Transfer-Encoding: chunked\r\n\r\n").encode()
 
 
-@pytest.mark.parametrize("kind", SERVERS)
-@pytest.mark.parametrize("http", ["h11", "httptools"])
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_chunked_trailers_over_16_kib_are_refused_and_the_connection_closed(tmp_path, kind, http):
     """outsider6 finding 1: the fields after a chunked body's last chunk were appended to the request's headers without
     bound (httptools: 200 MiB from one connection, server RSS 68 -> 527 MiB, the batch answered 200).  Now they count
