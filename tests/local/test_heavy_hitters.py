@@ -117,6 +117,9 @@ def test_the_standard_errors_match_the_spread_over_repeated_collections():
     assert abs(z.mean()) < 0.3 and 0.8 < z.std(ddof=1) < 1.25
 
 
+# the pipeline end to end through the CLI (privatize, aggregate, estimate, a CSV and a plot): the full suite; the
+# fast loop keeps the same PEM protocol on the same words in test_the_pem_protocol_merges_sites_and_matches_heavy_hitters
+@pytest.mark.slow
 def test_words_through_the_cli_privatize_aggregate_estimate(tmp_path, capsys):
     import csv
     import json

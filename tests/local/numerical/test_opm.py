@@ -198,6 +198,9 @@ def test_circular_estimate_recovers_mass_across_midnight(method):
     assert abs(inside - truth) < 0.05
 
 
+# three campaigns of 10^5 users per protocol: the full suite; the fast loop keeps the circular estimate across
+# midnight (test_circular_estimate_recovers_mass_across_midnight, both estimators) and its operator's tests
+@pytest.mark.slow
 def test_circular_protocol_beats_the_square_wave_across_midnight():
     # data around midnight (a normal bump at 23:40, sd 40 min): the interval square wave splits the mass
     # at the edges; the circular estimate's W1 on the circle was 0.82-0.97 of SW-EMS's over 6 seeds, so
