@@ -121,7 +121,7 @@ def _admin_options(parser, handler) -> None:
                         help=f"base URL of the issuer (default: $DPDIST_ISSUER, else {_DEFAULT_ISSUER})")
     parser.add_argument("--issuer-admin-token", default=None, help=_TOKEN_HELP)
     parser.set_defaults(handler=handler)
-    state_rules(parser, {"--issuer": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT),
+    state_rules(parser, {"--issuer": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT, base=True),
                          "--issuer-admin-token": Token(16, ADMIN_TOKEN.what + " (or DPDIST_ISSUER_ADMIN_TOKEN)",
                                                        spaces=True)})
 

@@ -85,7 +85,8 @@ def _token(what: str) -> Optional:
 
 
 #: an issuer (dpdist issuer): its base URL
-ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT)
+ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT,
+                     base=True)
 #: the issuer of a relayed campaign, as the campaign names it to every device
 PUBLISHED_ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED)
 #: the relay of a relayed campaign, as the campaign names it to every device
@@ -93,7 +94,7 @@ PUBLISHED_RELAY_URL = HttpUrl("the http:// or https:// URL of the relay, with a 
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
 CLIENT_RULES = {
     "ohttp_relay": Optional(OHTTP_RELAY),
-    "server": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT),
+    "server": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT, base=True),
     "retries": Optional(Described(Integer(low=0), "an int >= 0 (None: as many as retry_window allows)")),
     "retry_window": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
     "backoff": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
