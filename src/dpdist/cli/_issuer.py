@@ -20,6 +20,7 @@ import sys
 
 from .._io._atomic import write_text_atomically
 from .._redact import redacted_url
+from .._answer import answer_document
 from .._redirect import redirect_refusal
 from .._validation import HttpUrl, Integer, Token
 from ..errors import (
@@ -183,14 +184,15 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
     redirected = redirect_refusal(method, url, response, "--issuer (DPDIST_ISSUER)")
     if redirected is not None:
         raise redirected
-    try:
-        document = response.json()
-    except ValueError:
-        document = {}
     if response.status_code >= 400:
+        try:
+            document = response.json()
+        except ValueError:
+            document = {}
+        document = document if isinstance(document, dict) else {}
         code, detail = document.get("error", ""), document.get("detail", response.text[:200])
         raise ServiceRefusedError(f"The issuer refused {method} {path} ({response.status_code} {code}): {detail}", response.status_code, code)
-    return document
+    return answer_document(method, url, response, what="a dpdist issuer")
 
 
 def _run_key(args) -> int:

@@ -40,6 +40,7 @@ from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
+from .._answer import answer_document
 from .._redirect import redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
@@ -301,6 +302,11 @@ class Client:
             f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}). Nothing was "
             "lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same command) counts it once."))
 
+    def _document(self, method: str, path: str, *, keys: tuple[str, ...] = (), **kwargs) -> dict:
+        """The JSON object the service answers to ``method path`` (holding ``keys``), else one line saying the answer
+        is not a dpdist service's (:func:`dpdist._answer.answer_document`); ``kwargs`` as :meth:`_request` takes."""
+        return answer_document(method, self.server + path, self._request(method, path, **kwargs), keys)
+
     def retrying(self) -> Retries:
         """The retries of one request of this client (its window, backoff and count)."""
         return Retries(window=self.retry_window, backoff=self.backoff, retries=self.retries)
@@ -313,7 +319,7 @@ class Client:
     # ------------------------------------------------------------------ devices
     def config(self, campaign: str) -> dict[str, Any]:
         """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
-        document = self._request("GET", f"/api/campaigns/{campaign}/config").json()
+        document = self._document("GET", f"/api/campaigns/{campaign}/config", keys=("config",))
         self._documents[campaign] = document if isinstance(document, dict) else {}
         self._oblivious.pop(campaign, None)
         self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
@@ -727,57 +733,59 @@ class Client:
             document["enrollment"] = True
         if relay is not None:
             document["relay"] = _published_relay(relay)
-        return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
+        return self._document("POST", "/api/campaigns", token=self._admin(), json=document)
 
     def rounds(self, campaign: str) -> dict:
         """A campaign in rounds: every round's campaign with its counts, and the quantiles released so far."""
-        return self._request("GET", f"/api/campaigns/{campaign}/rounds", token=self._admin()).json()
+        return self._document("GET", f"/api/campaigns/{campaign}/rounds", token=self._admin())
 
     def advance_round(self, campaign: str) -> dict:
         """Close a campaign's current round now and publish the next one; the campaign's rounds after it."""
-        return self._request("POST", f"/api/campaigns/{campaign}/rounds/advance", token=self._admin()).json()
+        return self._document("POST", f"/api/campaigns/{campaign}/rounds/advance", token=self._admin())
 
     def enroll(self, campaign: str, count: int, reports: int) -> list[str]:
         """Issue ``count`` enrollment tokens, each good for ``reports`` reports to ``campaign`` (shown only now)."""
         document = {"count": count, "reports": reports}
-        return self._request("POST", f"/api/campaigns/{campaign}/enrollments", token=self._admin(), json=document).json()["tokens"]
+        return self._document("POST", f"/api/campaigns/{campaign}/enrollments", keys=("tokens",), token=self._admin(),
+                              json=document)["tokens"]
 
     def delete_campaign(self, campaign: str) -> dict:
         """Delete a campaign and everything the server stores for it."""
-        return self._request("DELETE", f"/api/campaigns/{campaign}", token=self._admin()).json()
+        return self._document("DELETE", f"/api/campaigns/{campaign}", token=self._admin())
 
     def set_config(self, campaign: str, config: dict) -> dict:
-        return self._request("PUT", f"/api/campaigns/{campaign}/config", token=self._admin(), json={"config": config}).json()
+        return self._document("PUT", f"/api/campaigns/{campaign}/config", token=self._admin(), json={"config": config})
 
     def open_campaign(self, campaign: str) -> dict:
-        return self._request("POST", f"/api/campaigns/{campaign}/open", token=self._admin()).json()
+        return self._document("POST", f"/api/campaigns/{campaign}/open", token=self._admin())
 
     def close_campaign(self, campaign: str) -> dict:
-        return self._request("POST", f"/api/campaigns/{campaign}/close", token=self._admin()).json()
+        return self._document("POST", f"/api/campaigns/{campaign}/close", token=self._admin())
 
     @validate_params({"sealed_v1": Boolean()})
     def set_relay_envelopes(self, campaign: str, *, sealed_v1: bool) -> dict:
         """Turn dpdist's own envelope on or off for a relayed campaign (``sealed_v1=False``: its relay takes RFC 9458
         requests only and refuses dpdist's envelope, 409 ``sealed_v1_off``; reports it acknowledged before still count);
         ``{"campaign", "envelopes": {"sealed_v1", "ohttp"}}``."""
-        return self._request("PUT", f"/api/campaigns/{campaign}/envelopes", token=self._admin(),
-                             json={"sealed_v1": sealed_v1}).json()
+        return self._document("PUT", f"/api/campaigns/{campaign}/envelopes", token=self._admin(),
+                              json={"sealed_v1": sealed_v1})
 
     def campaign(self, campaign: str) -> dict:
-        return self._request("GET", f"/api/campaigns/{campaign}", token=self._admin()).json()
+        return self._document("GET", f"/api/campaigns/{campaign}", keys=("state", "config"),
+                              token=self._admin())
 
     def campaigns(self) -> list[dict]:
-        return self._request("GET", "/api/campaigns", token=self._admin()).json()["campaigns"]
+        return self._document("GET", "/api/campaigns", keys=("campaigns",), token=self._admin())["campaigns"]
 
     def estimate(self, campaign: str, **options: Any) -> dict:
         """The estimate document; ``options`` go to the protocol's ``estimate`` (and ``level`` to the band)."""
-        return self._request("GET", f"/api/campaigns/{campaign}/estimate", token=self._admin(), params=_query(options)).json()
+        return self._document("GET", f"/api/campaigns/{campaign}/estimate", token=self._admin(), params=_query(options))
 
     def estimate_png(self, campaign: str, **options: Any) -> bytes:
         return self._request("GET", f"/api/campaigns/{campaign}/estimate.png", token=self._admin(), params=_query(options)).content
 
     def history(self, campaign: str) -> list[dict]:
-        return self._request("GET", f"/api/campaigns/{campaign}/history", token=self._admin()).json()["history"]
+        return self._document("GET", f"/api/campaigns/{campaign}/history", keys=("history",), token=self._admin())["history"]
 
     def export(self, campaign: str, out: PathLike) -> int:
         """Write the campaign's kept reports to ``out`` (binary records; Parquet for .parquet/.pq); return the count."""
@@ -872,7 +880,7 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
         raise redirected
     if answer.status_code != 200:
         raise _refusal("GET", address, answer)
-    document = answer.json()
+    document = answer_document("GET", address, answer, ("token_key",), "a dpdist issuer")
     ceiling = document.get("tokens_each")
     if not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
         raise InvalidParameterError(
