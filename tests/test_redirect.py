@@ -107,3 +107,44 @@ def test_a_scheme_relative_location_is_shown_without_its_password(relative_stub,
     for message in (str(refused.value), str(issuer_refused.value), err):
         assert "HTTP 302 to '//u:***@h.example/x'" in message and "S3cretPW" not in message, message
     assert status != 0 and err.count("\n") == 1
+
+
+def _redirecting_to(location: str):
+    class _To(_Redirecting):
+        requests = 0
+
+        def _redirect(self) -> None:
+            type(self).requests += 1
+            self.send_response(302)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_PUT = _redirect
+    return _To
+
+
+@pytest.mark.parametrize("location, shown", [
+    ("http:\\\\u:S3cretPW@h.example", "'http:***@h.example'"),  # masked from the first ':' (more, never less)
+    ("http://u:pa/ss@h.example/", "'http://u:***@h.example/'"),
+    ("\x1b[31mRED", "'\\x1b[31mRED'"),
+])
+def test_a_malformed_location_is_a_redirect_refused_at_once(monkeypatch, capsys, location, shown):
+    """attack65 F6: httpx parses a Location it does not follow; a malformed one was an "internal error InvalidURL" or a
+    RemoteProtocolError retried for the whole retry window."""
+    from dpdist.client import Client
+
+    handler = _redirecting_to(location)
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", "admin-token-0123456789")
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456789")
+    for url in _serve(handler):
+        with Client(url, admin_token="admin-token-0123456789", retries=3, backoff=0.01) as client:
+            with pytest.raises(ServiceRefusedError) as refused:
+                client.campaigns()
+        message = str(refused.value)
+        assert refused.value.code == "redirected" and f"HTTP 302 to {shown}" in message and "S3cretPW" not in message
+        assert handler.requests == 1  # refused at once, not retried
+        for argv in (["campaign", "list", "--server", url, "--retries", "0"], ["issuer", "status", "--issuer", url]):
+            status, out, err = run(capsys, *argv)
+            assert status == 2 and err.count("\n") == 1 and "redirected" in err and "internal error" not in err, err
+            assert "S3cretPW" not in err

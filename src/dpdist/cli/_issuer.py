@@ -21,7 +21,7 @@ import sys
 from .._io._atomic import write_text_atomically
 from .._redact import redacted_url
 from .._answer import answer_document
-from .._redirect import redirect_refusal
+from .._redirect import HOOKS, redirect_refusal
 from .._validation import HttpUrl, Integer, Token
 from ..errors import (
     InvalidParameterError,
@@ -178,7 +178,8 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
         raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
     url = args.issuer.rstrip("/") + path
     try:
-        response = httpx.request(method, url, json=body, headers={"Authorization": f"Bearer {_admin_token(args)}"}, timeout=120.0)
+        with httpx.Client(timeout=120.0, event_hooks=HOOKS) as http:
+            response = http.request(method, url, json=body, headers={"Authorization": f"Bearer {_admin_token(args)}"})
     except httpx.TransportError as error:
         raise ServiceUnavailableError(f"{method} {redacted_url(url)} failed: {type(error).__name__}: {error}.") from None
     redirected = redirect_refusal(method, url, response, "--issuer (DPDIST_ISSUER)")

@@ -41,7 +41,7 @@ from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
 from .._answer import answer_document
-from .._redirect import redirect_refusal
+from .._redirect import HOOKS, location_of, redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
                            validate_params)
@@ -213,7 +213,7 @@ class Client:
         self.pins, self.issuer_credential, self.issuer = dict(pins or {}), issuer_credential, issuer
         self._store = TokenStore(token_file)
         self._transport = transport
-        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport,
+        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport, event_hooks=HOOKS,
                                   verify=verifying_context() if transport is None else True)
         self._relays: dict[str, dict | None] = {}  # campaign -> its config's "relay", or None: fetched once
         self._routes: dict[str, RelayRoute | CampaignIdentityError] = {}  # campaign -> where and how its reports go
@@ -227,7 +227,7 @@ class Client:
             self._http.close()
             self._http = httpx.Client(base_url=self.server, transport=ObliviousTransport(
                 self.ohttp_relay, given_key_config(self.ohttp_keys), transport=transport, timeout=timeout,
-                verify=verifying_context() if transport is None else True))
+                verify=verifying_context() if transport is None else True), event_hooks=HOOKS)
         self._timeout = timeout
         self._documents: dict[str, dict] = {}  # campaign -> its public config (its "ohttp" key configuration)
         self._oblivious: dict[str, Any] = {}  # campaign -> the httpx client that sends its batches through the OHTTP relay
@@ -277,7 +277,7 @@ class Client:
                     if problem is None and acknowledges is not None and not 200 <= response.status_code < 300:
                         # only a success acknowledges: a redirect (not followed) names where, whatever its body says
                         problem = (f"{NOT_ACKNOWLEDGED}: HTTP {response.status_code} (a redirect to "
-                                   f"{response.headers.get('Location', 'nowhere')[:200]!r}, not followed)")
+                                   f"{(location_of(response) or 'nowhere')[:200]!r}, not followed)")
                     if problem is None:
                         return response
                     failure = problem
@@ -375,7 +375,7 @@ class Client:
             config = campaign_key_config(campaign, self._documents[campaign], self.ohttp_keys)
             transport = ObliviousTransport(self.ohttp_relay, config, transport=self._transport, timeout=self._timeout,
                                            verify=verifying_context() if self._transport is None else True)
-            self._oblivious[campaign] = httpx.Client(base_url=self.server, transport=transport)
+            self._oblivious[campaign] = httpx.Client(base_url=self.server, transport=transport, event_hooks=HOOKS)
         return self._oblivious[campaign]
 
     def _route(self, campaign: str) -> RelayRoute | None:
@@ -870,7 +870,8 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
 
     address = f"{url.rstrip('/')}/issuer/v1/keys/{key}"
     try:
-        with httpx.Client(timeout=30.0, transport=transport, verify=verifying_context() if transport is None else True) as client:
+        with httpx.Client(timeout=30.0, transport=transport, event_hooks=HOOKS,
+                          verify=verifying_context() if transport is None else True) as client:
             answer = client.get(address)
             directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
     except httpx.HTTPError as error:
