@@ -166,3 +166,12 @@ def test_a_base_url_refuses_a_query_or_a_fragment_and_says_why():
         assert _takes(rule, url) is False and _takes(HttpUrl(), url)
     with pytest.raises(InvalidParameterError, match=r"without a query or fragment .*Got 'http://h:1\?x=1'"):
         check_param("f", "server", "http://h:1?x=1", rule)
+
+
+def test_a_sqlite_file_refuses_memory_with_a_query(tmp_path):
+    """attack65 F7: ``:memory:?cache=shared`` made a file of that name (``--queue``, ``--issuer-db``)."""
+    from dpdist._validation import SQLiteFile, sqlite_name_problem
+
+    assert "in-memory" in (sqlite_name_problem(":memory:?cache=shared") or "")
+    assert _takes(SQLiteFile(), ":memory:?cache=shared") is False
+    assert _takes(SQLiteFile(), str(tmp_path / "q.sqlite"))

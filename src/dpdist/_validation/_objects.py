@@ -339,7 +339,7 @@ def sqlite_name_problem(text: str, schemes: tuple[str, ...] = ()) -> str | None:
     ``key=value`` string, or a URL of a scheme other than ``schemes`` (``postgresql:host`` without ``//``,
     ``sqlite://``): each of them SQLite would otherwise open, or create, as a file of that odd name."""
     stripped = text.strip()
-    if stripped in ("", ":memory:"):
+    if stripped in ("", ":memory:") or stripped.startswith(":memory:?"):  # ?cache=shared: a file of that name
         return "an in-memory database, which would lose everything at exit"
     if stripped.lower().startswith("file:"):
         return "a SQLite URI filename (file:...), which may name an in-memory database: give the file's path"
@@ -374,7 +374,7 @@ class SQLiteFile(PathLike):
 
     def invalid_examples(self) -> list:
         here = os.path.dirname(os.path.abspath(__file__))
-        return [3, "", " ", ":memory:", b"bytes", here, os.path.join(here, "no-such-folder", "queue.sqlite"),
+        return [3, "", " ", ":memory:", ":memory:?cache=shared", b"bytes", here, os.path.join(here, "no-such-folder", "queue.sqlite"),
                 "file:q.sqlite?mode=memory", "file::memory:?cache=shared", "FILE:q.sqlite", "sqlite:///q.sqlite",
                 "postgresql:alice:pw@h", "host=h password=pw"]
 
