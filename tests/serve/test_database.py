@@ -55,6 +55,7 @@ def test_a_thread_that_ended_leaves_no_connection_open(tmp_path):
 @pytest.mark.parametrize("url, dialect, stored", [
     ("POSTGRESQL://u:pw@127.0.0.1:1/db", "postgresql", "postgresql://u:pw@127.0.0.1:1/db"),
     ("Postgres://127.0.0.1:1/db", "postgresql", "postgres://127.0.0.1:1/db"),
+    (" postgresql://u@127.0.0.1:1/db\n", "postgresql", "postgresql://u@127.0.0.1:1/db"),  # attack65 F7: was a file
     ("SQLite:///campaigns.sqlite", "sqlite", "SQLite:///campaigns.sqlite"),
     ("campaigns.sqlite", "sqlite", "campaigns.sqlite"),
 ])

@@ -221,6 +221,8 @@ class Database:
 
     @validate_params({"url": DATABASE_URL}, owner="the database")
     def __init__(self, url: str):
+        if url.strip().lower().startswith(_POSTGRESQL):  # ' postgresql://...' (a space pasted in) was a SQLite path
+            url = url.strip()
         scheme, separator, rest = url.partition("://")
         if separator and url.lower().startswith(_POSTGRESQL):  # libpq reads the scheme in lower case only
             url = f"{scheme.lower()}://{rest}"
