@@ -314,7 +314,8 @@ def test_every_serve_option_has_an_environment_variable(monkeypatch):
 @pytest.mark.parametrize("variable, value, message", [
     ("DPDIST_MAX_BODY_BYTES", "lots", "'DPDIST_MAX_BODY_BYTES' environment variable (for --max-body-bytes) must be an int. Got 'lots'."),
     ("DPDIST_LOG_FORMAT", "xml", "'DPDIST_LOG_FORMAT' environment variable (for --log-format) must be one of text, json."),
-    ("DPDIST_CORS_ORIGIN", "https://a.example/path", "'--cors-origin' option must be an origin"),
+    ("DPDIST_CORS_ORIGIN", "https://a.example/path",
+     "'DPDIST_CORS_ORIGIN' environment variable (for --cors-origin) must be an origin"),
 ])
 def test_a_bad_environment_variable_is_one_line_naming_it(tmp_path, variable, value, message):
     env = {**os.environ, variable: value, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}
