@@ -25,6 +25,10 @@ from dpdist.errors import InvalidParameterError
     ("http://us@er:SECRET@127.0.0.1:1", "http://us@er:***@127.0.0.1:1"),
     ("HTTP://u:SECRET@[::1]:1", "HTTP://u:***@[::1]:1"),
     ("http://h:5432/db", "http://h:5432/db"),
+    # attack65 F1/F7: a scheme-relative reference (a redirect's Location), an empty host before the userinfo
+    ("//u:SECRET@h.example/x", "//u:***@h.example/x"),
+    ("http:///alice:SECRET@127.0.0.1:1", "http:///alice:***@127.0.0.1:1"),
+    ("http://h.example//a/b", "http://h.example//a/b"),
 ])
 def test_a_url_is_shown_without_its_password_only(url, shown):
     assert redacted_url(url) == shown
@@ -123,6 +127,11 @@ def test_httpx_logs_a_request_without_the_password_of_its_url(caplog):
     ("host=127.0.0.1 user=alice password=S3cretPW dbname=d", "host=127.0.0.1 user=alice password=*** dbname=d"),
     ("host=h password = 'S3 cret\\'PW' dbname=d", "host=h password = *** dbname=d"),
     ("passwords=3 and no secret", "passwords=3 and no secret"),
+    # attack65 F2: libpq decodes a query's names too
+    ("postgresql://alice@127.0.0.1:1/d?pass%77ord=S3cretPW&x%41=1", "postgresql://alice@127.0.0.1:1/d?pass%77ord=***&x%41=1"),
+    ("postgresql://a@h/d?%70assword=S3cretPW", "postgresql://a@h/d?%70assword=***"),
+    ("postgresql://a@h/d?sslmode=require&%73slpassword=S3cretPW", "postgresql://a@h/d?sslmode=require&%73slpassword=***"),
+    ("http://h/a%20b=c", "http://h/a%20b=c"),
 ])
 def test_a_password_given_as_a_parameter_is_masked(text, shown):
     """attack64 F2: libpq reads ``password``/``sslpassword`` from a URL's query and from ``key=value`` strings."""
@@ -139,3 +148,4 @@ def test_dpdist_serve_never_shows_a_password_of_the_db_url_s_query(capsys):
     assert status == 2 and err.count("\n") == 1 and "'--db' option" in err
     assert "Q2s" not in err + out and "Q3secret" not in err + out and "password=***" in err
     assert without_password("could not use Q2s@ecret", url) == "could not use ***"
+    assert without_password("no S3cretPW", "postgresql://a@h/d?pass%77ord=S3cretPW") == "no ***"

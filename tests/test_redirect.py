@@ -32,9 +32,20 @@ class _Redirecting(http.server.BaseHTTPRequestHandler):
         pass
 
 
-@pytest.fixture
-def stub():
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Redirecting)
+class _RedirectingSchemeRelative(_Redirecting):
+    """attack65 F1: a scheme-relative ``Location`` (``//user:password@host/x``, RFC 3986 4.2) was shown unmasked."""
+
+    def _redirect(self) -> None:
+        self.send_response(302)
+        self.send_header("Location", "//u:S3cretPW@h.example/x")
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_POST = do_PUT = _redirect
+
+
+def _serve(handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
@@ -43,6 +54,16 @@ def stub():
         server.shutdown()
         server.server_close()
         thread.join(timeout=10)
+
+
+@pytest.fixture
+def stub():
+    yield from _serve(_Redirecting)
+
+
+@pytest.fixture
+def relative_stub():
+    yield from _serve(_RedirectingSchemeRelative)
 
 
 def test_the_client_refuses_a_redirect_naming_where_it_points_masked(stub):
@@ -71,3 +92,59 @@ def test_a_command_answered_by_a_redirect_says_so_in_one_line_and_fails(stub, mo
     status, out, err = run(capsys, *[word.format(stub=stub) for word in argv])
     assert status != 0 and out == "" and err.count("\n") == 1, err
     assert "redirected" in err and "HTTP 302" in err and "S3cretPW" not in err and "internal error" not in err
+
+
+def test_a_scheme_relative_location_is_shown_without_its_password(relative_stub, monkeypatch, capsys):
+    from dpdist.client import Client, issuer_of
+
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456789")
+    with Client(relative_stub, admin_token="admin-token-0123456789", retries=0) as client:
+        with pytest.raises(ServiceRefusedError) as refused:
+            client.campaigns()
+    with pytest.raises(ServiceRefusedError) as issuer_refused:
+        issuer_of(relative_stub, "k1")
+    status, out, err = run(capsys, "issuer", "status", "--issuer", relative_stub)
+    for message in (str(refused.value), str(issuer_refused.value), err):
+        assert "HTTP 302 to '//u:***@h.example/x'" in message and "S3cretPW" not in message, message
+    assert status != 0 and err.count("\n") == 1
+
+
+def _redirecting_to(location: str):
+    class _To(_Redirecting):
+        requests = 0
+
+        def _redirect(self) -> None:
+            type(self).requests += 1
+            self.send_response(302)
+            self.send_header("Location", location)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        do_GET = do_POST = do_PUT = _redirect
+    return _To
+
+
+@pytest.mark.parametrize("location, shown", [
+    ("http:\\\\u:S3cretPW@h.example", "'http:***@h.example'"),  # masked from the first ':' (more, never less)
+    ("http://u:pa/ss@h.example/", "'http://u:***@h.example/'"),
+    ("\x1b[31mRED", "'\\x1b[31mRED'"),
+])
+def test_a_malformed_location_is_a_redirect_refused_at_once(monkeypatch, capsys, location, shown):
+    """attack65 F6: httpx parses a Location it does not follow; a malformed one was an "internal error InvalidURL" or a
+    RemoteProtocolError retried for the whole retry window."""
+    from dpdist.client import Client
+
+    handler = _redirecting_to(location)
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", "admin-token-0123456789")
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456789")
+    for url in _serve(handler):
+        with Client(url, admin_token="admin-token-0123456789", retries=3, backoff=0.01) as client:
+            with pytest.raises(ServiceRefusedError) as refused:
+                client.campaigns()
+        message = str(refused.value)
+        assert refused.value.code == "redirected" and f"HTTP 302 to {shown}" in message and "S3cretPW" not in message
+        assert handler.requests == 1  # refused at once, not retried
+        for argv in (["campaign", "list", "--server", url, "--retries", "0"], ["issuer", "status", "--issuer", url]):
+            status, out, err = run(capsys, *argv)
+            assert status == 2 and err.count("\n") == 1 and "redirected" in err and "internal error" not in err, err
+            assert "S3cretPW" not in err

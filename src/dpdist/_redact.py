@@ -23,8 +23,9 @@ MASK = "***"
 
 #: ``scheme://user:password@``: the password is everything from the first ``:`` after the user name to the last ``@``
 #: of the URL (a password may hold ``@``, ``:`` or ``/`` as typed, not encoded; an ``@`` later in the URL's path masks
-#: more, never less)
-_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:]*):(?P<password>\S*)@")
+#: more, never less).  The scheme may be absent: ``//user:password@host/x`` is a scheme-relative reference (a redirect's
+#: ``Location`` may be one), and ``http:///user:password@host`` (an empty host) is read from its second ``//``
+_USERINFO = re.compile(r"(?P<head>(?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\s/:]*):(?P<password>\S*)@")
 #: a password typed with a space (``http://u:pass word@host``): up to the first ``@``, with no ``/`` before it
 _SPACED_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*):(?P<password>[^@/\n]*\s[^@/\n]*)@")
 #: ``'user:password@host'`` quoted without its scheme (how some libraries quote an address they refuse; not a
@@ -34,6 +35,12 @@ _QUOTED_USERINFO = re.compile(r"(?P<head>['\"][^\s'\"/:@]+):(?!//)(?P<password>[
 #: ``password=...`` / ``password='...'`` in libpq's ``key=value`` connection string
 _PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)(?P<password>'(?:\\.|[^'\\])*'?|[^&\s'\"#]+)",
                         re.IGNORECASE)
+#: a parameter whose name is percent-encoded (``?pass%77ord=...``, ``&%73slpassword=...``): libpq decodes the names of a
+#: URL's query too, so such a value is a password when its decoded name is (see :func:`_encoded_password`)
+_ENCODED_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_%])(?P<key>[A-Za-z0-9_%]*%[0-9A-Fa-f]{2}[A-Za-z0-9_%]*)\s*=\s*)"
+                                r"(?P<password>[^&\s'\"#]+)")
+#: the names :data:`_PARAMETER` reads, once decoded
+_PASSWORD_KEYS = ("password", "sslpassword")
 
 
 def redacted_url(url: str) -> str:
@@ -54,7 +61,8 @@ def redacted_url(url: str) -> str:
 
 def redacted_text(text: str) -> str:
     """``text`` with the password of every ``scheme://user:password@`` (or quoted ``'user:password@``), and the value of
-    every ``password=`` or ``sslpassword=`` (a URL's query parameter, libpq's ``key=value`` form), replaced by ``***``.
+    every ``password=`` or ``sslpassword=`` (a URL's query parameter, libpq's ``key=value`` form; the name may be
+    percent-encoded, ``pass%77ord=``, as libpq decodes it), replaced by ``***``.
 
     Parameters
     ----------
@@ -69,7 +77,14 @@ def redacted_text(text: str) -> str:
     for pattern in (_USERINFO, _SPACED_USERINFO):
         text = pattern.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
     text = _QUOTED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
-    return _PARAMETER.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    text = _PARAMETER.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    return _ENCODED_PARAMETER.sub(lambda match: f"{match.group('head')}{MASK}" if _encoded_password(match)
+                                  else match.group(0), text)
+
+
+def _encoded_password(match: re.Match) -> bool:
+    """Whether the percent-encoded name of ``match`` (of :data:`_ENCODED_PARAMETER`) decodes to a password's."""
+    return unquote(match.group("key")).strip().lower() in _PASSWORD_KEYS
 
 
 def without_password(text: str, url: str) -> str:
@@ -88,7 +103,8 @@ def without_password(text: str, url: str) -> str:
     str
         ``text`` masked as :func:`redacted_text` masks it, and without ``url``'s password anywhere in it.
     """
-    matches = [_USERINFO.search(url) or _SPACED_USERINFO.search(url), *_PARAMETER.finditer(url)]
+    matches = [_USERINFO.search(url) or _SPACED_USERINFO.search(url), *_PARAMETER.finditer(url),
+               *filter(_encoded_password, _ENCODED_PARAMETER.finditer(url))]
     for match in matches:
         password = "" if match is None else match.group("password").strip("'")
         for shown in sorted({password, unquote(password)} - {""}, key=len, reverse=True):

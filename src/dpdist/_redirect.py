@@ -5,6 +5,12 @@ https://, a moved service, a captive portal) would take the ``Authorization: Bea
 an answer, the redirect's empty body crashed the caller (``JSONDecodeError``) or passed for a success (``{}``).
 :func:`redirect_refusal` is the one check: the caller raises what it returns, which names the status and the
 ``Location`` (its password masked) and asks for that URL instead.
+
+httpx reads a redirect's ``Location`` even when it does not follow it (to build ``response.next_request``), and a
+malformed one (``http:\\\\host``, a port that is no number, a control character) ended the request in
+``InvalidURL`` (an "internal error") or ``RemoteProtocolError`` (retried for the whole retry window).  The response
+hook :func:`keep_location` (:data:`HOOKS`, on every client of dpdist's that sends a token) moves a 3xx's ``Location``
+aside before httpx reads it; :func:`location_of` reads it back.
 """
 
 from __future__ import annotations
@@ -14,7 +20,27 @@ from typing import Any
 from ._redact import redacted_text
 from .errors import ServiceRefusedError
 
-__all__ = ["redirect_refusal"]
+__all__ = ["redirect_refusal", "keep_location", "location_of", "HOOKS", "KEPT"]
+
+#: the header a 3xx's ``Location`` is moved to (httpx neither parses nor follows it there)
+KEPT = "X-Dpdist-Unfollowed-Location"
+
+
+def keep_location(response: Any) -> None:
+    """An httpx response hook: move a 3xx answer's ``Location`` to :data:`KEPT`, so that httpx, which would parse it
+    to build the redirect it does not follow, never fails on a malformed one."""
+    if 300 <= response.status_code < 400 and "Location" in response.headers:
+        response.headers[KEPT] = response.headers["Location"]
+        del response.headers["Location"]
+
+
+def location_of(response: Any) -> str | None:
+    """A 3xx answer's ``Location`` as the server sent it (moved by :func:`keep_location` or not), None without one."""
+    return response.headers.get(KEPT, response.headers.get("Location"))
+
+
+#: the ``event_hooks`` of an ``httpx.Client`` that never follows a redirect
+HOOKS = {"response": [keep_location]}
 
 
 def redirect_refusal(method: str, url: str, response: Any, option: str) -> ServiceRefusedError | None:
@@ -37,7 +63,7 @@ def redirect_refusal(method: str, url: str, response: Any, option: str) -> Servi
     """
     if not 300 <= response.status_code < 400:
         return None
-    location = response.headers.get("Location")
+    location = location_of(response)
     to = f" to {location[:200]!r}" if location else " with no Location"
     return ServiceRefusedError(redacted_text(
         f"The server redirected {method} {url} (HTTP {response.status_code}{to}): dpdist follows no redirect, which would "

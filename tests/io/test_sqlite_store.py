@@ -51,6 +51,17 @@ def test_a_file_of_a_newer_schema_version_is_refused_naming_its_owner(tmp_path):
         SQLiteStore(path, SCHEMA, name="test-store", schema_version=2, owner="issuer")
 
 
+def test_a_file_of_another_owner_is_refused_naming_its_tables_not_as_a_newer_version(tmp_path):
+    """attack65 F7: the issuer's database given as the relay's --queue was "schema version 2, newer than this dpdist's 1"."""
+    path = str(tmp_path / "issuer.sqlite")
+    SQLiteStore(path, ("CREATE TABLE keys (name TEXT)",), name="test-store", schema_version=2, owner="issuer",
+                marker="keys").close()
+    with pytest.raises(sqlite3.DatabaseError, match="is no relay queue file: it has the tables keys of another database"):
+        SQLiteStore(path, SCHEMA, name="test-store", schema_version=1, owner="relay queue", marker="rows")
+    SQLiteStore(path, SCHEMA, name="test-store", schema_version=3, owner="issuer", marker="keys").close()  # its own
+    SQLiteStore(str(tmp_path / "new.sqlite"), SCHEMA, name="test-store", schema_version=1, marker="rows").close()
+
+
 def test_an_older_file_is_migrated_forward_step_by_step_and_a_new_one_starts_at_the_current_schema(tmp_path):
     path = str(tmp_path / "s.sqlite")
     SQLiteStore(path, SCHEMA, name="test-store", schema_version=1).write(_insert, "a", 1).result(10)

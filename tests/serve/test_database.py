@@ -55,6 +55,7 @@ def test_a_thread_that_ended_leaves_no_connection_open(tmp_path):
 @pytest.mark.parametrize("url, dialect, stored", [
     ("POSTGRESQL://u:pw@127.0.0.1:1/db", "postgresql", "postgresql://u:pw@127.0.0.1:1/db"),
     ("Postgres://127.0.0.1:1/db", "postgresql", "postgres://127.0.0.1:1/db"),
+    (" postgresql://u@127.0.0.1:1/db\n", "postgresql", "postgresql://u@127.0.0.1:1/db"),  # attack65 F7: was a file
     ("SQLite:///campaigns.sqlite", "sqlite", "SQLite:///campaigns.sqlite"),
     ("campaigns.sqlite", "sqlite", "campaigns.sqlite"),
 ])
@@ -78,6 +79,10 @@ def test_a_url_scheme_is_read_in_any_case(url, dialect, stored):
     ("file:?mode=memory", "SQLite URI filename"),
     ("sqlite:///file:s?mode=memory", "SQLite URI filename"),
     ("host=127.0.0.1 port=1 user=alice password=S3cretPW", "libpq's key=value string"),
+    # attack65 F7: each made a file of that name
+    ("sqlite:///:memory:?cache=shared", "an in-memory database"),
+    ("sqlite:///%3Amemory%3A", "an in-memory database"),
+    ("sqlite:///s.sqlite?mode=memory&uri=true", "a sqlite:/// URL with a query"),
 ])
 def test_a_db_that_is_no_file_path_nor_postgresql_url_is_refused_in_one_line_naming_it(tmp_path, monkeypatch, capsys, url, why):
     """attack64 F3, F4: each became a SQLite file of an odd name (its password in the name), or an in-memory database."""

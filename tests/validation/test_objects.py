@@ -155,3 +155,23 @@ def test_an_http_url_without_userinfo_refuses_a_user_or_password_and_says_why():
     message = str(raised.value)
     assert "S3cretPW" not in message and "without user:password@ (devices are given it)" in message and "alice:***@h:1" in message
     assert _takes(HttpUrl(), "http://alice:S3cretPW@h:1")  # the default keeps userinfo (an OHTTP relay's, say)
+
+
+def test_a_base_url_refuses_a_query_or_a_fragment_and_says_why():
+    """attack65 F4: ``--server 'http://h:p?x=1'`` was taken, then every request went to ``/`` (httpx drops the joined
+    path), and the service's index was printed as the campaign."""
+    rule = HttpUrl("the server's URL", no_userinfo="a token is sent", base=True)
+    assert_rule(rule, [("https://h.example:8443/base/", "https://h.example:8443/base/"), ("http://h", "http://h")])
+    for url in ("http://h:1?x=1", "http://h:1/?x=1", "http://h:1?", "http://h/base#frag", "http://h#"):
+        assert _takes(rule, url) is False and _takes(HttpUrl(), url)
+    with pytest.raises(InvalidParameterError, match=r"without a query or fragment .*Got 'http://h:1\?x=1'"):
+        check_param("f", "server", "http://h:1?x=1", rule)
+
+
+def test_a_sqlite_file_refuses_memory_with_a_query(tmp_path):
+    """attack65 F7: ``:memory:?cache=shared`` made a file of that name (``--queue``, ``--issuer-db``)."""
+    from dpdist._validation import SQLiteFile, sqlite_name_problem
+
+    assert "in-memory" in (sqlite_name_problem(":memory:?cache=shared") or "")
+    assert _takes(SQLiteFile(), ":memory:?cache=shared") is False
+    assert _takes(SQLiteFile(), str(tmp_path / "q.sqlite"))

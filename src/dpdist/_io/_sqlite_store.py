@@ -36,16 +36,20 @@ class SQLiteStore:
     ``schema_version``: kept in ``PRAGMA user_version``, migrated forward only: a file of a newer version is refused
     (``sqlite3.DatabaseError`` naming ``owner``); a file of an older one (not new: it has tables) runs
     ``migrations[k](connection)`` for each version ``k`` from its own up, each with the version it reaches in one
-    transaction, before ``schema``.  ``name``: the writer thread's.
+    transaction, before ``schema``.  ``name``: the writer thread's.  ``marker``: a table every file of ``owner``'s has
+    had (the relay queue's ``reports``): a file with tables but not that one is another's (an issuer's store given as
+    a relay's queue), refused naming its tables rather than read as a newer or older version.
     """
 
     def __init__(self, path: str, schema: Sequence[str], *, name: str, schema_version: int | None = None,
-                 owner: str = "dpdist", migrations: Mapping[int, Callable[[sqlite3.Connection], None]] | None = None):
+                 owner: str = "dpdist", migrations: Mapping[int, Callable[[sqlite3.Connection], None]] | None = None,
+                 marker: str | None = None):
         self.path = path
         self._connection = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=_BUSY_TIMEOUT_S)
         for pragma in ("PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL", "PRAGMA foreign_keys=ON"):
             self._connection.execute(pragma)
         if schema_version is not None:
+            self._check_owner(owner, marker)
             self._migrate(int(schema_version), owner, migrations or {})
         for statement in schema:
             self._connection.execute(statement)
@@ -53,6 +57,14 @@ class SQLiteStore:
             self._connection.execute(f"PRAGMA user_version={int(schema_version)}")
         self._reader = threading.local()
         self._writer = _Transactions(self._connection, name=name)
+
+    def _check_owner(self, owner: str, marker: str | None) -> None:
+        tables = {row[0] for row in self._connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if marker is not None and tables and marker not in tables:
+            self._connection.close()
+            shown = ", ".join(sorted(tables)[:6]) + (", ..." if len(tables) > 6 else "")
+            raise sqlite3.DatabaseError(f"{self.path} is no {owner} file: it has the tables {shown} of another database, "
+                                        f"not {owner}'s {marker!r}")
 
     def _migrate(self, version: int, owner: str, migrations: Mapping[int, Callable[[sqlite3.Connection], None]]) -> None:
         found = self._connection.execute("PRAGMA user_version").fetchone()[0]

@@ -339,7 +339,7 @@ def sqlite_name_problem(text: str, schemes: tuple[str, ...] = ()) -> str | None:
     ``key=value`` string, or a URL of a scheme other than ``schemes`` (``postgresql:host`` without ``//``,
     ``sqlite://``): each of them SQLite would otherwise open, or create, as a file of that odd name."""
     stripped = text.strip()
-    if stripped in ("", ":memory:"):
+    if stripped in ("", ":memory:") or stripped.startswith(":memory:?"):  # ?cache=shared: a file of that name
         return "an in-memory database, which would lose everything at exit"
     if stripped.lower().startswith("file:"):
         return "a SQLite URI filename (file:...), which may name an in-memory database: give the file's path"
@@ -374,7 +374,7 @@ class SQLiteFile(PathLike):
 
     def invalid_examples(self) -> list:
         here = os.path.dirname(os.path.abspath(__file__))
-        return [3, "", " ", ":memory:", b"bytes", here, os.path.join(here, "no-such-folder", "queue.sqlite"),
+        return [3, "", " ", ":memory:", ":memory:?cache=shared", b"bytes", here, os.path.join(here, "no-such-folder", "queue.sqlite"),
                 "file:q.sqlite?mode=memory", "file::memory:?cache=shared", "FILE:q.sqlite", "sqlite:///q.sqlite",
                 "postgresql:alice:pw@h", "host=h password=pw"]
 
@@ -644,10 +644,13 @@ class HttpUrl(Constraint):
     :func:`urllib.parse.urlsplit` reads it: a password typed with a ``/`` makes its start the port), described as
     ``what``; shown without its password.  With ``no_userinfo`` (why, said in the refusal), a URL carrying
     ``user@`` or ``user:password@`` is refused: one published to devices, or one dpdist sends its own token to (httpx
-    turns userinfo into a Basic ``Authorization`` header that replaces the token)."""
+    turns userinfo into a Basic ``Authorization`` header that replaces the token).  With ``base``, a URL the API's paths
+    are joined to (``--server``, ``--collector``, ``--issuer``), a query or a fragment is refused: httpx drops the
+    path it is joined to, and every request went to ``/`` (a wrong document taken for the answer)."""
 
     what: str = "an http:// or https:// URL with a host"
     no_userinfo: str = ""
+    base: bool = False
 
     #: why a URL dpdist sends its own token to takes no userinfo
     TOKEN_SENT: ClassVar[str] = ("dpdist authenticates with its token, and httpx would send the user:password as Basic "
@@ -666,16 +669,19 @@ class HttpUrl(Constraint):
             raise ValueError
         if self.no_userinfo and "@" in parts.netloc:
             raise ValueError
+        if self.base and ("?" in value or "#" in value):
+            raise ValueError
         return value
 
     def describe(self) -> str:
-        if self.no_userinfo:
-            return f"{self.what}, without user:password@ ({self.no_userinfo})"
-        return self.what
+        what = f"{self.what}, without user:password@ ({self.no_userinfo})" if self.no_userinfo else self.what
+        return what + (", and without a query or fragment (?...#...: the API's paths are joined to it)" if self.base
+                       else "")
 
     def invalid_examples(self) -> list:
         out = [3, "", "ftp://host", "http://", "http://u:pw/x@host:1", "http://host:abc", "http://[::1", "http://h:70000",
                "http://h:0", "http://h:99999"]
+        out += ["http://h:1?x=1", "http://h:1/base/#frag"] if self.base else []
         return [*out, "http://u:pw@host", "https://u@host:1/x"] if self.no_userinfo else out
 
     def shown(self, value: Any) -> str:

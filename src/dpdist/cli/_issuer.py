@@ -20,7 +20,8 @@ import sys
 
 from .._io._atomic import write_text_atomically
 from .._redact import redacted_url
-from .._redirect import redirect_refusal
+from .._answer import answer_document
+from .._redirect import HOOKS, redirect_refusal
 from .._validation import HttpUrl, Integer, Token
 from ..errors import (
     InvalidParameterError,
@@ -121,7 +122,7 @@ def _admin_options(parser, handler) -> None:
                         help=f"base URL of the issuer (default: $DPDIST_ISSUER, else {_DEFAULT_ISSUER})")
     parser.add_argument("--issuer-admin-token", default=None, help=_TOKEN_HELP)
     parser.set_defaults(handler=handler)
-    state_rules(parser, {"--issuer": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT),
+    state_rules(parser, {"--issuer": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT, base=True),
                          "--issuer-admin-token": Token(16, ADMIN_TOKEN.what + " (or DPDIST_ISSUER_ADMIN_TOKEN)",
                                                        spaces=True)})
 
@@ -177,20 +178,22 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
         raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
     url = args.issuer.rstrip("/") + path
     try:
-        response = httpx.request(method, url, json=body, headers={"Authorization": f"Bearer {_admin_token(args)}"}, timeout=120.0)
+        with httpx.Client(timeout=120.0, event_hooks=HOOKS) as http:
+            response = http.request(method, url, json=body, headers={"Authorization": f"Bearer {_admin_token(args)}"})
     except httpx.TransportError as error:
         raise ServiceUnavailableError(f"{method} {redacted_url(url)} failed: {type(error).__name__}: {error}.") from None
     redirected = redirect_refusal(method, url, response, "--issuer (DPDIST_ISSUER)")
     if redirected is not None:
         raise redirected
-    try:
-        document = response.json()
-    except ValueError:
-        document = {}
     if response.status_code >= 400:
+        try:
+            document = response.json()
+        except ValueError:
+            document = {}
+        document = document if isinstance(document, dict) else {}
         code, detail = document.get("error", ""), document.get("detail", response.text[:200])
         raise ServiceRefusedError(f"The issuer refused {method} {path} ({response.status_code} {code}): {detail}", response.status_code, code)
-    return document
+    return answer_document(method, url, response, what="a dpdist issuer")
 
 
 def _run_key(args) -> int:

@@ -41,7 +41,7 @@ def server_options(parser, *, admin: bool) -> None:
                         help="at most this many attempts after the first, as well (default: as many as --retry-window allows)")
     state_rules(parser, {"--retries": Integer(low=0), "--retry-window": Interval(0.0, float("inf"), closed="left"),
                          "--server": HttpUrl("the http:// or https:// URL of the service, with a host",
-                                             no_userinfo=HttpUrl.TOKEN_SENT)})
+                                             no_userinfo=HttpUrl.TOKEN_SENT, base=True)})
 
 
 def missing_extra(command: str, error: ImportError):

@@ -102,7 +102,8 @@ def _add_submit(subparsers) -> None:
         "DATA": Each(ExistingFile("the path of an existing data file (report files with --reports)")),
         "--campaign": Described(Text(), "a campaign's public id (a non-empty string)"),
         "--wait": Described(Interval(0.0, math.inf, closed="left"), "a number of seconds >= 0"),
-        "--issuer": HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT),
+        "--issuer": HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT,
+                            base=True),
     }, (
         Excludes("--column", "--columns"),
         NeedsAny(("--column", "--columns", "--reports"), why="values to randomize or report files"),

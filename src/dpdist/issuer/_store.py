@@ -68,7 +68,7 @@ class IssuerStore:
     def __init__(self, path: str):
         self.path = path
         self._store = SQLiteStore(path, _SCHEMA, name="dpdist-issuer-writer", schema_version=SCHEMA_VERSION, owner="issuer",
-                                  migrations={1: _migrate_from_version_1})
+                                  migrations={1: _migrate_from_version_1}, marker="keys")
 
     # ------------------------------------------------------------------ writes (futures, resolved once committed)
     def add_key(self, name: str, token_key: bytes, private_key: bytes, tokens_each: int) -> Future:

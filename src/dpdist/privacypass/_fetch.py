@@ -37,7 +37,7 @@ _KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _SECONDS = Described(Interval(0.0, 600.0, closed="right"), "a number of seconds in (0, 600]")
 #: the rules of a token fetch's arguments
 _FETCH: dict[str, Constraint] = {
-    "issuer_url": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT),
+    "issuer_url": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT, base=True),
     "key_name": Described(Text(pattern=_KEY_NAME.pattern), "1-128 characters A-Z a-z 0-9 . _ -"),
     "credential": Described(Text(ascii=True), "the non-empty ASCII credential the issuer's operator gave"),
     "retries": Described(Optional(Integer(low=0, high=100)), "None (as many as retry_window allows) or an int in 0..100"),

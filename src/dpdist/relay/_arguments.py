@@ -22,7 +22,8 @@ __all__ = ["RULES", "RELATIONS", "MIN_TOKEN_CHARACTERS", "COLLECTOR", "OHTTP_REL
 #: the shortest relay or admin token accepted (as ``dpdist serve`` requires of its tokens)
 MIN_TOKEN_CHARACTERS = 16
 
-COLLECTOR = HttpUrl("an http:// or https:// URL with a host, such as https://collector.example", no_userinfo=HttpUrl.TOKEN_SENT)
+COLLECTOR = HttpUrl("an http:// or https:// URL with a host, such as https://collector.example",
+                    no_userinfo=HttpUrl.TOKEN_SENT, base=True)
 #: the relay's queue: a SQLite file (an in-memory one had no table for its forwarder, and kept nothing)
 QUEUE = SQLiteFile("the path of the relay's SQLite queue file")
 #: an Oblivious HTTP relay resource, as a device's client names it (``Client(ohttp_relay=...)``)

@@ -85,7 +85,7 @@ class RelayQueue:
     def __init__(self, path: str):
         self.path = path
         self._store = SQLiteStore(path, _SCHEMA, name="dpdist-relay-writer", schema_version=SCHEMA_VERSION,
-                                  owner="dpdist relay queue", migrations={0: _add_envelopes})
+                                  owner="dpdist relay queue", migrations={0: _add_envelopes}, marker="reports")
 
     # ------------------------------------------------------------------ the API (futures)
     def accept(self, campaign: str, report_id: str, message: bytes, nonce: bytes | None = None, *,

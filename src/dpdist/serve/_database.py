@@ -38,6 +38,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Sequence
+from urllib.parse import unquote
 
 from .._redact import redacted_url
 from .._validation import Constraint, sqlite_name_problem, validate_params
@@ -186,7 +187,8 @@ class _DatabaseUrl(Constraint):
     def invalid_examples(self) -> list:
         return [3, "", " ", ":memory:", "sqlite:///", "sqlite:///:memory:", "sqlite://", "sqlite:x.sqlite",
                 "postgresql:alice:pw@h", "postgresql:x", "file:s.sqlite?mode=memory", "file::memory:?cache=shared",
-                "FILE:s.sqlite", "sqlite:///file:s?mode=memory", "host=h port=1 user=alice password=pw"]
+                "FILE:s.sqlite", "sqlite:///file:s?mode=memory", "host=h port=1 user=alice password=pw",
+                "sqlite:///:memory:?cache=shared", "sqlite:///%3Amemory%3A", "sqlite:///s.sqlite?mode=memory&uri=true"]
 
     def shown(self, value: Any) -> str:
         if not isinstance(value, str):
@@ -201,7 +203,12 @@ def _problem(url: str) -> str | None:
     if lowered.startswith(_POSTGRESQL):
         return None
     if lowered.startswith(_SQLITE_URL):
-        return sqlite_name_problem(url.strip()[len(_SQLITE_URL):])
+        path = url.strip()[len(_SQLITE_URL):]
+        if unquote(path.partition("?")[0]).strip() == ":memory:":  # sqlite:///:memory:?cache=shared, %3Amemory%3A
+            return "an in-memory database, which would lose everything at exit"
+        if "?" in path:  # SQLAlchemy's ?mode=memory&uri=true: dpdist reads no query, SQLite named a file with it
+            return "a sqlite:/// URL with a query (?...), which dpdist does not read: give the file's path"
+        return sqlite_name_problem(path)
     return sqlite_name_problem(url, (_SQLITE_URL,))
 
 
@@ -214,6 +221,8 @@ class Database:
 
     @validate_params({"url": DATABASE_URL}, owner="the database")
     def __init__(self, url: str):
+        if url.strip().lower().startswith(_POSTGRESQL):  # ' postgresql://...' (a space pasted in) was a SQLite path
+            url = url.strip()
         scheme, separator, rest = url.partition("://")
         if separator and url.lower().startswith(_POSTGRESQL):  # libpq reads the scheme in lower case only
             url = f"{scheme.lower()}://{rest}"

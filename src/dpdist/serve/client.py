@@ -40,7 +40,8 @@ from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
-from .._redirect import redirect_refusal
+from .._answer import answer_document
+from .._redirect import HOOKS, location_of, redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
                            validate_params)
@@ -85,7 +86,8 @@ def _token(what: str) -> Optional:
 
 
 #: an issuer (dpdist issuer): its base URL
-ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT)
+ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT,
+                     base=True)
 #: the issuer of a relayed campaign, as the campaign names it to every device
 PUBLISHED_ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED)
 #: the relay of a relayed campaign, as the campaign names it to every device
@@ -93,7 +95,7 @@ PUBLISHED_RELAY_URL = HttpUrl("the http:// or https:// URL of the relay, with a 
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
 CLIENT_RULES = {
     "ohttp_relay": Optional(OHTTP_RELAY),
-    "server": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT),
+    "server": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT, base=True),
     "retries": Optional(Described(Integer(low=0), "an int >= 0 (None: as many as retry_window allows)")),
     "retry_window": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
     "backoff": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
@@ -211,7 +213,7 @@ class Client:
         self.pins, self.issuer_credential, self.issuer = dict(pins or {}), issuer_credential, issuer
         self._store = TokenStore(token_file)
         self._transport = transport
-        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport,
+        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport, event_hooks=HOOKS,
                                   verify=verifying_context() if transport is None else True)
         self._relays: dict[str, dict | None] = {}  # campaign -> its config's "relay", or None: fetched once
         self._routes: dict[str, RelayRoute | CampaignIdentityError] = {}  # campaign -> where and how its reports go
@@ -225,7 +227,7 @@ class Client:
             self._http.close()
             self._http = httpx.Client(base_url=self.server, transport=ObliviousTransport(
                 self.ohttp_relay, given_key_config(self.ohttp_keys), transport=transport, timeout=timeout,
-                verify=verifying_context() if transport is None else True))
+                verify=verifying_context() if transport is None else True), event_hooks=HOOKS)
         self._timeout = timeout
         self._documents: dict[str, dict] = {}  # campaign -> its public config (its "ohttp" key configuration)
         self._oblivious: dict[str, Any] = {}  # campaign -> the httpx client that sends its batches through the OHTTP relay
@@ -275,7 +277,7 @@ class Client:
                     if problem is None and acknowledges is not None and not 200 <= response.status_code < 300:
                         # only a success acknowledges: a redirect (not followed) names where, whatever its body says
                         problem = (f"{NOT_ACKNOWLEDGED}: HTTP {response.status_code} (a redirect to "
-                                   f"{response.headers.get('Location', 'nowhere')[:200]!r}, not followed)")
+                                   f"{(location_of(response) or 'nowhere')[:200]!r}, not followed)")
                     if problem is None:
                         return response
                     failure = problem
@@ -300,6 +302,11 @@ class Client:
             f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}). Nothing was "
             "lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same command) counts it once."))
 
+    def _document(self, method: str, path: str, *, keys: tuple[str, ...] = (), **kwargs) -> dict:
+        """The JSON object the service answers to ``method path`` (holding ``keys``), else one line saying the answer
+        is not a dpdist service's (:func:`dpdist._answer.answer_document`); ``kwargs`` as :meth:`_request` takes."""
+        return answer_document(method, self.server + path, self._request(method, path, **kwargs), keys)
+
     def retrying(self) -> Retries:
         """The retries of one request of this client (its window, backoff and count)."""
         return Retries(window=self.retry_window, backoff=self.backoff, retries=self.retries)
@@ -312,7 +319,7 @@ class Client:
     # ------------------------------------------------------------------ devices
     def config(self, campaign: str) -> dict[str, Any]:
         """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
-        document = self._request("GET", f"/api/campaigns/{campaign}/config").json()
+        document = self._document("GET", f"/api/campaigns/{campaign}/config", keys=("config",))
         self._documents[campaign] = document if isinstance(document, dict) else {}
         self._oblivious.pop(campaign, None)
         self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
@@ -368,7 +375,7 @@ class Client:
             config = campaign_key_config(campaign, self._documents[campaign], self.ohttp_keys)
             transport = ObliviousTransport(self.ohttp_relay, config, transport=self._transport, timeout=self._timeout,
                                            verify=verifying_context() if self._transport is None else True)
-            self._oblivious[campaign] = httpx.Client(base_url=self.server, transport=transport)
+            self._oblivious[campaign] = httpx.Client(base_url=self.server, transport=transport, event_hooks=HOOKS)
         return self._oblivious[campaign]
 
     def _route(self, campaign: str) -> RelayRoute | None:
@@ -726,57 +733,59 @@ class Client:
             document["enrollment"] = True
         if relay is not None:
             document["relay"] = _published_relay(relay)
-        return self._request("POST", "/api/campaigns", token=self._admin(), json=document).json()
+        return self._document("POST", "/api/campaigns", token=self._admin(), json=document)
 
     def rounds(self, campaign: str) -> dict:
         """A campaign in rounds: every round's campaign with its counts, and the quantiles released so far."""
-        return self._request("GET", f"/api/campaigns/{campaign}/rounds", token=self._admin()).json()
+        return self._document("GET", f"/api/campaigns/{campaign}/rounds", token=self._admin())
 
     def advance_round(self, campaign: str) -> dict:
         """Close a campaign's current round now and publish the next one; the campaign's rounds after it."""
-        return self._request("POST", f"/api/campaigns/{campaign}/rounds/advance", token=self._admin()).json()
+        return self._document("POST", f"/api/campaigns/{campaign}/rounds/advance", token=self._admin())
 
     def enroll(self, campaign: str, count: int, reports: int) -> list[str]:
         """Issue ``count`` enrollment tokens, each good for ``reports`` reports to ``campaign`` (shown only now)."""
         document = {"count": count, "reports": reports}
-        return self._request("POST", f"/api/campaigns/{campaign}/enrollments", token=self._admin(), json=document).json()["tokens"]
+        return self._document("POST", f"/api/campaigns/{campaign}/enrollments", keys=("tokens",), token=self._admin(),
+                              json=document)["tokens"]
 
     def delete_campaign(self, campaign: str) -> dict:
         """Delete a campaign and everything the server stores for it."""
-        return self._request("DELETE", f"/api/campaigns/{campaign}", token=self._admin()).json()
+        return self._document("DELETE", f"/api/campaigns/{campaign}", token=self._admin())
 
     def set_config(self, campaign: str, config: dict) -> dict:
-        return self._request("PUT", f"/api/campaigns/{campaign}/config", token=self._admin(), json={"config": config}).json()
+        return self._document("PUT", f"/api/campaigns/{campaign}/config", token=self._admin(), json={"config": config})
 
     def open_campaign(self, campaign: str) -> dict:
-        return self._request("POST", f"/api/campaigns/{campaign}/open", token=self._admin()).json()
+        return self._document("POST", f"/api/campaigns/{campaign}/open", token=self._admin())
 
     def close_campaign(self, campaign: str) -> dict:
-        return self._request("POST", f"/api/campaigns/{campaign}/close", token=self._admin()).json()
+        return self._document("POST", f"/api/campaigns/{campaign}/close", token=self._admin())
 
     @validate_params({"sealed_v1": Boolean()})
     def set_relay_envelopes(self, campaign: str, *, sealed_v1: bool) -> dict:
         """Turn dpdist's own envelope on or off for a relayed campaign (``sealed_v1=False``: its relay takes RFC 9458
         requests only and refuses dpdist's envelope, 409 ``sealed_v1_off``; reports it acknowledged before still count);
         ``{"campaign", "envelopes": {"sealed_v1", "ohttp"}}``."""
-        return self._request("PUT", f"/api/campaigns/{campaign}/envelopes", token=self._admin(),
-                             json={"sealed_v1": sealed_v1}).json()
+        return self._document("PUT", f"/api/campaigns/{campaign}/envelopes", token=self._admin(),
+                              json={"sealed_v1": sealed_v1})
 
     def campaign(self, campaign: str) -> dict:
-        return self._request("GET", f"/api/campaigns/{campaign}", token=self._admin()).json()
+        return self._document("GET", f"/api/campaigns/{campaign}", keys=("state", "config"),
+                              token=self._admin())
 
     def campaigns(self) -> list[dict]:
-        return self._request("GET", "/api/campaigns", token=self._admin()).json()["campaigns"]
+        return self._document("GET", "/api/campaigns", keys=("campaigns",), token=self._admin())["campaigns"]
 
     def estimate(self, campaign: str, **options: Any) -> dict:
         """The estimate document; ``options`` go to the protocol's ``estimate`` (and ``level`` to the band)."""
-        return self._request("GET", f"/api/campaigns/{campaign}/estimate", token=self._admin(), params=_query(options)).json()
+        return self._document("GET", f"/api/campaigns/{campaign}/estimate", token=self._admin(), params=_query(options))
 
     def estimate_png(self, campaign: str, **options: Any) -> bytes:
         return self._request("GET", f"/api/campaigns/{campaign}/estimate.png", token=self._admin(), params=_query(options)).content
 
     def history(self, campaign: str) -> list[dict]:
-        return self._request("GET", f"/api/campaigns/{campaign}/history", token=self._admin()).json()["history"]
+        return self._document("GET", f"/api/campaigns/{campaign}/history", keys=("history",), token=self._admin())["history"]
 
     def export(self, campaign: str, out: PathLike) -> int:
         """Write the campaign's kept reports to ``out`` (binary records; Parquet for .parquet/.pq); return the count."""
@@ -861,7 +870,8 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
 
     address = f"{url.rstrip('/')}/issuer/v1/keys/{key}"
     try:
-        with httpx.Client(timeout=30.0, transport=transport, verify=verifying_context() if transport is None else True) as client:
+        with httpx.Client(timeout=30.0, transport=transport, event_hooks=HOOKS,
+                          verify=verifying_context() if transport is None else True) as client:
             answer = client.get(address)
             directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
     except httpx.HTTPError as error:
@@ -871,7 +881,7 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
         raise redirected
     if answer.status_code != 200:
         raise _refusal("GET", address, answer)
-    document = answer.json()
+    document = answer_document("GET", address, answer, ("token_key",), "a dpdist issuer")
     ceiling = document.get("tokens_each")
     if not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
         raise InvalidParameterError(

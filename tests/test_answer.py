@@ -1,0 +1,103 @@
+"""A 2xx answer that is not what a dpdist service answers is refused in one line (attack65 F5).
+
+A stub on 127.0.0.1 answers ``200 {"campaign": "c"}`` (or a page) to everything: ``dpdist campaign list`` ended in
+"internal error KeyError: 'campaigns' (a bug of dpdist ...)", ``Client.campaigns()`` raised KeyError.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+
+import pytest
+
+from cli_support import run
+from dpdist.errors import ServiceRefusedError
+
+httpx = pytest.importorskip("httpx")
+
+ADMIN = "admin-token-0123456789"
+
+
+class _Answering(http.server.BaseHTTPRequestHandler):
+    body = b'{"campaign": "c"}'
+    kind = "application/json"
+
+    def _answer(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        self.rfile.read(length)
+        self.send_response(200)
+        self.send_header("Content-Type", self.kind)
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    do_GET = do_POST = do_PUT = do_DELETE = _answer
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+
+class _Page(_Answering):
+    body = b"<html><body>Log in: http://u:S3cretPW@portal.example/</body></html>"
+    kind = "text/html; charset=utf-8"
+
+
+def _serve(handler):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture
+def stub():
+    yield from _serve(_Answering)
+
+
+@pytest.fixture
+def page():
+    yield from _serve(_Page)
+
+
+def test_the_client_refuses_an_answer_without_what_it_reads(stub, page):
+    from dpdist.client import Client, issuer_of
+
+    for server, said in ((stub, "no 'campaigns'"), (page, "not JSON")):
+        with Client(server, admin_token=ADMIN, retries=0) as client:
+            with pytest.raises(ServiceRefusedError) as refused:
+                client.campaigns()
+        message = str(refused.value)
+        assert refused.value.code == "unexpected_answer" and refused.value.status == 200
+        assert f"The answer to GET {server}/api/campaigns is not what a dpdist service answers (HTTP 200" in message
+        assert said in message and "S3cretPW" not in message
+    with pytest.raises(ServiceRefusedError, match="not what a dpdist issuer answers .*no 'token_key'"):
+        issuer_of(stub, "k1")
+
+
+@pytest.mark.parametrize("argv", [
+    ["campaign", "list", "--server", "{url}", "--retries", "0"],
+    ["campaign", "show", "c", "--server", "{url}", "--retries", "0"],
+    ["issuer", "status", "--issuer", "{url}"],
+])
+def test_a_command_answered_by_another_server_says_so_in_one_line(page, stub, monkeypatch, capsys, argv):
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN)
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", ADMIN)
+    for url in (stub, page) if argv[0] == "campaign" else (page,):
+        status, out, err = run(capsys, *[word.format(url=url) for word in argv])
+        assert status != 0 and out == "" and err.count("\n") == 1, err
+        assert "is not what a dpdist" in err and "internal error" not in err and "S3cretPW" not in err, err
+
+
+def test_a_document_of_the_keys_read_is_returned_as_is():
+    from dpdist._answer import answer_document
+
+    answer = httpx.Response(200, json={"campaigns": []})
+    assert answer_document("GET", "http://h/api/campaigns", answer, ("campaigns",)) == {"campaigns": []}
+    with pytest.raises(ServiceRefusedError, match=r"not a JSON object\): '\[1,2\]'"):
+        answer_document("GET", "http://h/x", httpx.Response(200, json=[1, 2]))
