@@ -154,3 +154,29 @@ def test_estimates_waiting_for_the_estimator_are_bounded(monkeypatch):
         estimator.run(time.sleep, 0.0)  # the queue drained: answered again
     finally:
         estimator.close()
+
+
+def test_the_estimator_is_stopped_by_the_close_of_the_last_cache_of_the_process_not_of_the_first(monkeypatch):
+    """Every app of a process shares one estimator: closing one app must not kill an estimate another app has in
+    flight, and the close of the last one open stops it (each close counts once)."""
+    from dpdist.serve import _estimate_cache
+
+    class Child:  # stands for the estimator process: what the closes do to it
+        closed = 0
+
+        def close(self):
+            self.closed += 1
+
+    child = Child()
+    monkeypatch.setattr(_estimate_cache, "_OPEN_CACHES", 0)
+    monkeypatch.setattr(_estimate_cache, "_ESTIMATOR", child)
+    first, second = _estimate_cache.EstimateCache(store=None), _estimate_cache.EstimateCache(store=None)
+    first.close()
+    first.close()
+    assert child.closed == 0 and _estimate_cache._ESTIMATOR is child
+    second.close()
+    assert child.closed == 1 and _estimate_cache._ESTIMATOR is None
+    third = _estimate_cache.EstimateCache(store=None)
+    monkeypatch.setattr(_estimate_cache, "_ESTIMATOR", child)
+    third.close()
+    assert child.closed == 2 and _estimate_cache._ESTIMATOR is None

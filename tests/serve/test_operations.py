@@ -283,7 +283,7 @@ def test_json_access_lines_follow_access_log(sqlite_url, tmp_path, mode):
 def _serve_parser():
     from dpdist.cli import build_parser
 
-    parser = build_parser()
+    parser = build_parser("serve")  # the parser `dpdist serve ...` runs with (its module's commands only)
     subparsers = next(a for a in parser._actions if a.dest == "command")
     return parser, subparsers.choices["serve"]
 

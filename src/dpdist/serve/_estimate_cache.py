@@ -14,7 +14,9 @@ the last one computed (its ``n`` says which).
 
 The computation runs in a separate process (:mod:`._estimator`, one per server
 process, started with the first estimate, at a lower CPU priority): the event
-loop and the group commits never wait for the GIL of a long estimate.
+loop and the group commits never wait for the GIL of a long estimate.  Every
+cache of the process shares it; the close of the last cache still open stops it
+(closing one of two apps of a process leaves the other's estimate in flight).
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class EstimateCache:
         self._entries: collections.OrderedDict = collections.OrderedDict()
         self._guard = threading.Lock()
         self.computed = 0
+        self._closed = False
+        _opened()
 
     def document(self, campaign_id: str, query: dict) -> dict:
         """``GET /api/campaigns/{id}/estimate``: the estimate document of the campaign's current aggregate."""
@@ -79,10 +83,13 @@ class EstimateCache:
         return _compute(estimate_png, self.store.get(campaign_id, statistic=True), query, served)[0]
 
     def close(self) -> None:
-        """Forget the entries and stop the estimator process (it must not outlive the server, nor take new work)."""
+        """Forget the entries; the last cache of the process still open stops the estimator process (it must not
+        outlive the server, nor take new work).  Closing twice is closing once."""
         with self._guard:
             self._entries.clear()
-        stop_estimator()
+            closed, self._closed = self._closed, True
+        if not closed and _closed_last():
+            stop_estimator()
 
     def _version(self, campaign_id: str) -> tuple:
         row = self.store.row(campaign_id)
@@ -109,6 +116,21 @@ def _version_of(campaign) -> tuple:
 # ---------------------------------------------------------------------- the estimator process
 _ESTIMATOR = None
 _ESTIMATOR_LOCK = threading.Lock()
+_OPEN_CACHES = 0  # caches created and not closed yet: the estimator is theirs
+
+
+def _opened() -> None:
+    global _OPEN_CACHES
+    with _ESTIMATOR_LOCK:
+        _OPEN_CACHES += 1
+
+
+def _closed_last() -> bool:
+    """Count one cache closed; whether it was the last one open."""
+    global _OPEN_CACHES
+    with _ESTIMATOR_LOCK:
+        _OPEN_CACHES -= 1
+        return _OPEN_CACHES <= 0
 
 
 def stop_estimator() -> None:
