@@ -15,17 +15,27 @@ import dpdist.local as local
 from dpdist.testing import population  # noqa: F401  (re-exported for the state-file tests)
 
 
+def _example_modules() -> list:
+    return [importlib.import_module(f"{__package__}.{module.name}")
+            for module in pkgutil.iter_modules([str(Path(__file__).parent)]) if module.name.startswith("examples_")]
+
+
 def collect_examples() -> dict[str, list[dict]]:
     examples: dict[str, list[dict]] = {}
-    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if module.name.startswith("examples_"):
-            mod = importlib.import_module(f"{__package__}.{module.name}")
-            for name, configs in mod.EXAMPLES.items():
-                examples.setdefault(name, []).extend(configs)
+    for mod in _example_modules():
+        for name, configs in mod.EXAMPLES.items():
+            examples.setdefault(name, []).extend(configs)
     return examples
 
 
+def collect_lightest() -> dict[str, int]:
+    """``name -> index`` of the example a module names as the lightest (``LIGHTEST``, optional): the fast loop
+    runs the non-privacy conformance checks on it (``conftest.py``)."""
+    return {name: index for mod in _example_modules() for name, index in getattr(mod, "LIGHTEST", {}).items()}
+
+
 EXAMPLES = collect_examples()
+LIGHTEST = collect_lightest()
 
 CASES = [
     (name, params)
