@@ -44,6 +44,18 @@ CASES = [
 ]
 
 
+def lightest_cases() -> list[tuple[str, dict]]:
+    """``(name, params)`` of the lightest example of each registered protocol, in registry order.
+
+    The lightest: the example whose non-privacy checks cost the least CPU, measured over the whole conformance
+    suite (the channel samplers at full size, the repeated estimates at a quarter); each ``examples_*.py`` module
+    names it (``LIGHTEST``) where it is not the first (pckv-grr's second example alone costs 0.8 CPU-s, rsfd's
+    first 0.75, smp's and spl's first 0.5).  The fast loop runs the non-privacy conformance checks on it
+    (``conftest.py``); the registry-wide tests of one example per protocol take it.
+    """
+    return [(name, EXAMPLES[name][LIGHTEST.get(name, 0)]) for name in local.available() if EXAMPLES.get(name)]
+
+
 def case_id(case) -> str:
     name, params = case
     return name + "[" + ",".join(f"{k}={v}" for k, v in params.items()) + "]"

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import pytest
 
-import dpdist.local as local
 from dpdist.testing import check_id
 
-from ._examples import EXAMPLES, LIGHTEST, make
+from ._examples import lightest_cases, make
 
 #: repeated estimates whose fast-loop version is a separate test at a quarter of the repeats
 SHRUNK = {
@@ -34,18 +33,6 @@ EVERY_EXAMPLE = {
     "check_estimate_states_the_guarantee",
     "check_privatize_is_reproducible_and_secure",
 }
-
-
-def lightest_cases() -> list[tuple[str, dict]]:
-    """``(name, params)`` of the lightest example of each registered protocol, in registry order.
-
-    The lightest: the example whose non-privacy checks cost the least CPU, measured over the whole conformance
-    suite (the channel samplers at full size, the repeated estimates at a quarter); each ``examples_*.py`` module
-    names it (``LIGHTEST``) where it is not the first.  pckv-grr's second example alone costs 0.8 CPU-s, rsfd's
-    first 0.75, smp's and spl's first 0.5.
-    """
-    return [(name, EXAMPLES[name][LIGHTEST.get(name, 0)]) for name in local.available() if EXAMPLES.get(name)]
-
 
 _LIGHTEST_IDS = {check_id(make(case)) for case in lightest_cases()}
 

@@ -18,8 +18,8 @@ from dpdist.testing import check_id, checks_for, parametrize_with_checks
 from dpdist.testing._checks import check_unbiased_with_the_analytic_variance
 from dpdist.testing._statistics import assert_simulate_matches_privatize, assert_unbiased_with_analytic_variance
 
-from ._examples import CASES, EXAMPLES, make
-from .conftest import SHRUNK, lightest_cases
+from ._examples import CASES, EXAMPLES, lightest_cases, make
+from .conftest import SHRUNK
 
 
 def test_every_protocol_has_examples():
