@@ -4,9 +4,10 @@
 (``_examples.py``); the full suite runs all of them.  Under ``-m "not slow"``:
 
 - the privacy checks (:data:`EVERY_EXAMPLE`: the exact epsilon checks of the channel, of the reports over time and of
-  each attribute, the guarantee an estimate states, the secure generator) run on every example;
-- the other checks (round trips, refusals, report formats, merging, the chi-square samplers) run on the lightest
-  example of each protocol (:data:`LIGHTEST`), the same assertions at the same size;
+  each attribute) run on every example;
+- the other checks (round trips, refusals, report formats, the guarantee an estimate carries, seeds and the secure
+  generator, merging, the chi-square samplers) run on the lightest example of each protocol
+  (``_examples.lightest_cases``), the same assertions at the same size;
 - the bias/variance check and the simulate-vs-privatize check (:data:`SHRUNK`) run on the lightest example with a
   quarter of the repeats (``test_conformance.py::test_repeated_estimates_at_a_quarter_of_the_repeats``: the same
   Bonferroni-corrected bounds, computed from the analytic variance at that number of repeats).
@@ -25,13 +26,11 @@ SHRUNK = {
     "check_unbiased_with_the_analytic_variance",
     "check_simulate_matches_privatize",
 }
-#: privacy checks: on every example in the fast loop too
+#: the privacy (epsilon) checks: on every example in the fast loop too
 EVERY_EXAMPLE = {
     "check_channel_is_epsilon_ldp",
     "check_reports_over_time",
     "check_attribute_guarantee",
-    "check_estimate_states_the_guarantee",
-    "check_privatize_is_reproducible_and_secure",
 }
 
 _LIGHTEST_IDS = {check_id(make(case)) for case in lightest_cases()}
