@@ -15,3 +15,7 @@ EXAMPLES = {
     "threshold": [{"epsilon": 1.0, "grid_size": 16, "cuts": [3, 8, 12]}, {"epsilon": 2.5, "bounds": (-5.0, 5.0)}],
     "sr": [{"epsilon": 1.0}, {"epsilon": 0.25, "bounds": (-1.0, 4.0)}],
 }
+
+#: the example (its index above) on which the fast loop runs the non-privacy checks: the lightest, measured
+#: (conftest.py); a protocol not named here: its first example
+LIGHTEST = {"haar-hrr": 1}

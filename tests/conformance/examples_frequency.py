@@ -64,3 +64,7 @@ EXAMPLES = {
         {"epsilon": 2.0, "domain_size": 5, "measurements": 6, "regime": "medium"},
     ],
 }
+
+#: the example (its index above) on which the fast loop runs the non-privacy checks: the lightest, measured
+#: (conftest.py); a protocol not named here: its first example
+LIGHTEST = {"cms": 2, "dbitflippm": 2, "hr": 1, "l-grr": 1, "l-osue": 1}

@@ -8,3 +8,7 @@ EXAMPLES = {
         {"epsilon": 4.0, "n_users": 40, "level_rule": "bound", "levels": 1},
     ],
 }
+
+#: the example (its index above) on which the fast loop runs the non-privacy checks: the lightest, measured
+#: (conftest.py); a protocol not named here: its first example
+LIGHTEST = {"wavelet": 3}

@@ -27,7 +27,7 @@ import warnings
 import numpy as np
 import pytest
 
-from conformance._examples import CASES, case_id, make, population
+from conformance._examples import CASES, case_id, lightest_cases, make, population
 from dpdist import local
 from dpdist.errors import EachValueANewUserWarning, IncompatibleStateError
 from dpdist.local import Aggregator
@@ -114,7 +114,15 @@ def _expect(refused: bool, action):
         assert "corrupt" in str(error), error
 
 
-@pytest.mark.parametrize("case", CASES, ids=case_id)
+#: one example of each protocol, the lightest (``lightest_cases``); the dask and service tests below take the same
+#: ones, so each protocol's relation is observed once in the fast loop
+LIGHTEST = lightest_cases()
+
+
+@pytest.mark.parametrize(
+    "case",  # every example in the whole suite; the fast loop: the lightest of each protocol (the same checks)
+    [pytest.param(case, marks=[] if case in LIGHTEST else [pytest.mark.slow], id=case_id(case)) for case in CASES],
+)
 def test_from_dict_and_merge_refuse_what_the_statistic_contradicts(case):
     protocol = make(case)
     exact = _has_exact_relation(protocol)
@@ -176,7 +184,7 @@ def test_exact_sums_are_not_fooled_by_overflow():
     assert exact_sum(np.array([2.0**53, -(2.0**53), 3.0])) == 3
 
 
-@pytest.mark.parametrize("case", list({name: (name, p) for name, p in CASES}.values()), ids=lambda c: c[0])
+@pytest.mark.parametrize("case", LIGHTEST, ids=lambda c: c[0])
 def test_dask_partial_states_are_checked_when_merged(case):
     dask = pytest.importorskip("dask")
     from dpdist.distributed.dask import _tree_merge
@@ -194,7 +202,7 @@ def test_dask_partial_states_are_checked_when_merged(case):
                 _expect(always or exact, delayed.compute)
 
 
-@pytest.mark.parametrize("case", list({name: (name, p) for name, p in CASES}.values()), ids=lambda c: c[0])
+@pytest.mark.parametrize("case", LIGHTEST, ids=lambda c: c[0])
 def test_the_services_stored_aggregate_is_checked_when_read_and_when_extended(case, tmp_path):
     """The service's aggregate is its folded parts plus its ingest log: a forged part is refused when read and is
     never extended by a fold (the batches counted meanwhile stay in the log)."""

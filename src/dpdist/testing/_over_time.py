@@ -78,8 +78,9 @@ def history_log_laws(permanent: np.ndarray, instantaneous: np.ndarray, histories
     return laws
 
 
-#: cells of one block of (set of reports, memo, output sequence) in :func:`history_log_laws` (32 MiB of doubles)
-_BLOCK_CELLS = 1 << 22
+#: cells of one block of (set of reports, memo, output sequence) in :func:`history_log_laws` (512 KiB of doubles:
+#: a block that stays in the cache; blocks of 32 MiB cost twice the CPU, half of it the kernel mapping fresh pages)
+_BLOCK_CELLS = 1 << 16
 
 
 def largest_loss(log_laws: np.ndarray) -> float:

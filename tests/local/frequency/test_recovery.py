@@ -6,6 +6,7 @@ Tolerances come from the known variance of the unbiased estimator (``protocol.va
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from statistics import NormalDist
@@ -29,12 +30,23 @@ def _zipf(d: int) -> np.ndarray:
     return weights / weights.sum()
 
 
-def _campaign(name: str, targets, seed: int, n_fake: int = N_FAKE, d: int = D):
-    """A Zipf population's reports plus ``n_fake`` MGA reports: (protocol, aggregator, genuine frequencies)."""
+@functools.cache
+def _genuine(name: str, seed: int, d: int):
+    """A Zipf population and its reports, built once per (protocol, seed, d) whatever the targets: (protocol,
+    aggregator, values, the generator's state after them)."""
     rng = np.random.default_rng([seed, 50])
     protocol = local.make(name, epsilon=EPSILON, domain_size=d)
     values = rng.choice(d, N_GENUINE, p=_zipf(d))
     aggregator = protocol.aggregator().add(protocol.privatize(values, rng=rng))
+    return protocol, aggregator, values, rng.bit_generator.state
+
+
+def _campaign(name: str, targets, seed: int, n_fake: int = N_FAKE, d: int = D):
+    """A Zipf population's reports plus ``n_fake`` MGA reports: (protocol, aggregator, genuine frequencies)."""
+    protocol, genuine_reports, values, state = _genuine(name, seed, d)
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state  # the attack draws what it drew after the genuine reports in one generator
+    aggregator = genuine_reports.copy()
     if n_fake:
         aggregator.add(testing.maximal_gain_attack(protocol, n_fake, targets, rng=rng))
     return protocol, aggregator, np.bincount(values, minlength=d) / values.size
