@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
 
+from ._number_lists import follow_number_schema, plain_list, plain_numbers, same_numbers
 from .errors import DPDistError, MalformedDocumentError
 
 __all__ = ["check_document", "same_document", "read_dataclass", "omitted_at_default", "read_value", "read_numbers",
@@ -103,7 +104,7 @@ def check_document(document: Any, schema: Mapping[str, Any], owner: str, path: s
         for key, fails, words in (("minItems", lambda n, b: n < b, "at least"), ("maxItems", lambda n, b: n > b, "at most")):
             if key in schema and fails(len(document), schema[key]):
                 raise refused(owner, path, f"must hold {words} {schema[key]} entries. Got {len(document)}")
-    if isinstance(document, (list, tuple)) and "items" in schema:
+    if isinstance(document, (list, tuple)) and "items" in schema and not follow_number_schema(document, schema["items"]):
         for index, item in enumerate(document):
             check_document(item, schema["items"], owner, f"{path}[{index}]", root)
     for part in schema.get("allOf", ()):
@@ -191,6 +192,8 @@ def same_document(written: Any, document: Any, owner: str, path: str = "") -> No
         if len(document) != len(written):
             raise refused(owner, path, f"has {len(document)} entries where the result its other fields make has "
                                        f"{len(written)}: a document altered after it was written")
+        if same_numbers(written, document, RELATIVE, ABSOLUTE):  # a list of numbers at once (else: entry by entry)
+            return
         for index, (value, given) in enumerate(zip(written, document)):
             same_document(value, given, owner, f"{path}[{index}]")
         return
@@ -347,6 +350,9 @@ def read_value(kind: Any, value: Any, owner: str, path: str, null: float = math.
     if origin in (tuple, list) or kind in (tuple, list):
         check_document(value, {"type": "array"}, owner, path)
         items = arguments[0] if arguments and (len(arguments) == 1 or arguments[1] is Ellipsis) else Any
+        plain = _read_plain(items, value, null)
+        if plain is not None:
+            return tuple(plain) if (origin or kind) is tuple else plain
         read = [read_value(items, item, owner, f"{path}[{index}]", null) for index, item in enumerate(value)]
         return tuple(read) if (origin or kind) is tuple else read
     if origin is dict or kind is dict:
@@ -359,6 +365,17 @@ def read_value(kind: Any, value: Any, owner: str, path: str, null: float = math.
     if dataclasses.is_dataclass(kind) and isinstance(kind, type):
         return read_part(lambda document: read_dataclass(kind, document, null=null), value, owner, path)
     raise refused(owner, path, f"has a type this reader does not know ({kind!r}; a bug)")
+
+
+def _read_plain(items: Any, value: Any, null: float) -> list | None:
+    """A list of ``float``, ``float | None``, ``int`` or ``str`` read at once (:func:`~._number_lists.plain_list`),
+    or ``None``: the list is read entry by entry."""
+    if items in (float, int, str):
+        return plain_list(items, value, null)
+    if typing.get_origin(items) in (typing.Union, getattr(types, "UnionType", typing.Union)) \
+            and set(typing.get_args(items)) == {float, type(None)}:
+        return plain_list(float, value, None)
+    return None
 
 
 def read_part(reader: Callable[[Any], Any], value: Any, owner: str, path: str) -> Any:
@@ -374,6 +391,9 @@ def read_part(reader: Callable[[Any], Any], value: Any, owner: str, path: str) -
 def read_numbers(value: Any, owner: str, path: str) -> np.ndarray:
     """A list of numbers (``null``: a non-finite one, NaN) as a float array, or refused naming ``path``."""
     check_document(value, {"type": "array"}, owner, path)
+    plain = plain_numbers(value)
+    if plain is not None:
+        return plain
     out = np.empty(len(value), dtype=np.float64)
     for index, item in enumerate(value):
         if item is None:

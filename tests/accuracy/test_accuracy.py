@@ -165,16 +165,20 @@ def test_bad_input_is_refused_by_name():
         explain("grr", 100, domain_size=4, epsilons=[-1])
 
 
-def test_the_cli_prints_the_table_json_and_plot(tmp_path, capsys, monkeypatch):
+# the PNG of --plot (0.6 CPU-s of rendering) in the whole suite; the fast loop keeps the table, the JSON and the
+# refusal, and test_the_plot_labels_its_error_bars draws the same figure
+@pytest.mark.parametrize("plot", [False, pytest.param(True, marks=pytest.mark.slow)], ids=["json", "json-and-png"])
+def test_the_cli_prints_the_table_json_and_plot(tmp_path, capsys, monkeypatch, plot):
     monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path / "cache"))
     config = '{"protocol": "oue", "epsilon": 1, "domain_size": 32}'
     assert main(["explain", "--config", config, "--n", "10000", "--epsilons", "0.5,1"]) == 0
     out = capsys.readouterr().out
     assert "oue (local), n = 10,000" in out and "analytic" in out
+    figure = ["--plot", str(tmp_path / "e.png")] if plot else []
     assert main(["explain", "--release", "histogram", "--bounds", "0,1", "--n", "1000", "--repeats", "3",
-                 "--epsilons", "1", "--json", "--plot", str(tmp_path / "e.png")]) == 0
+                 "--epsilons", "1", "--json", *figure]) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["method"] == "central.histogram" and (tmp_path / "e.png").stat().st_size > 0
+    assert document["method"] == "central.histogram" and (not plot or (tmp_path / "e.png").stat().st_size > 0)
     assert main(["explain", "--config", config, "--n", "10", "--bounds", "0,1"]) == 2
     assert "--bounds" in capsys.readouterr().err
 

@@ -72,6 +72,7 @@ def test_sites_merge_into_the_tree_of_the_union():
         left + TreeHistogram.release(b, 1.0, (0, 1), branching=16, height=3, rng=2)
 
 
+@pytest.mark.slow  # 10 releases of each at n = 2e5 (0.45 CPU-s); the fast loop keeps the tree's own cdf tests above
 def test_tree_is_never_worse_than_the_flat_histogram_on_ks_at_large_n():
     rng = np.random.default_rng(4)
     tree_ks, flat_ks = [], []

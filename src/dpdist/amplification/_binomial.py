@@ -20,14 +20,18 @@ def at_least(k, n, p: float) -> np.ndarray:
     """``P[Bin(n, p) >= k]`` elementwise (``k``, ``n`` integer-valued arrays; 1 for k <= 0, 0 for k > n)."""
     from scipy import special  # lazy: loads scipy (0.4-2 s)
 
-    k, n = np.broadcast_arrays(np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64))
+    k, n = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    # broadcast only when needed (a scalar n applies to every k as it is): the accounts' searches call this tens of
+    # thousands of times, and broadcasting was a fifth of a call
+    if k.shape != n.shape and not (n.ndim == 0 and k.ndim > 0):
+        k, n = np.broadcast_arrays(k, n)
     out = np.where(k <= 0, 1.0, 0.0)
     inside = (k > 0) & (k <= n)
     if p <= 0.0:
         return out
     if p >= 1.0:
         return np.where(k <= n, 1.0, 0.0)
-    out[inside] = special.betainc(k[inside], n[inside] - k[inside] + 1, p)
+    out[inside] = special.betainc(k[inside], (n if n.ndim == 0 else n[inside]) - k[inside] + 1, p)
     return out
 
 
