@@ -28,7 +28,7 @@ def test_retry_after_is_honoured_never_earlier_and_jittered_later(monkeypatch):
 
 
 def test_without_retry_after_the_backoff_is_jittered_over_its_upper_half(monkeypatch):
-    client, slept = _client_with([httpx.Response(502), httpx.Response(502), httpx.Response(200, json={})], monkeypatch)
+    client, slept = _client_with([httpx.Response(502), httpx.Response(502), httpx.Response(200, json={"config": {}})], monkeypatch)
     client.config("c")
     assert 0.125 <= slept[0] <= 0.25 and 0.25 <= slept[1] <= 0.5
 
@@ -86,7 +86,7 @@ def test_a_refused_connection_is_retried_for_the_whole_window_then_says_how_to_r
 
 
 def test_a_server_back_within_the_window_answers_the_same_request(monkeypatch):
-    answer = httpx.Response(200, json={"campaign": "c"})
+    answer = httpx.Response(200, json={"campaign": "c", "config": {}})  # a config document has its config
     client, slept, calls = _refusing(monkeypatch)
     refused = [0]
     original = client._http._transport.handler
