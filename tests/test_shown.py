@@ -45,3 +45,8 @@ def test_the_secret_is_the_credential_the_request_carried():
     assert kind_of(response) == "text/***\\x1b[31m"
     assert secrets_of(httpx.Response(200)) == ()  # built without a request
     assert kind_of(httpx.Response(200)) == "no content type"
+
+
+@pytest.mark.parametrize("location", ["/\\u:S3cretPW@h/x", "\\\\u:S3cretPW@h/x", "\\/u:S3cretPW@h/x"])
+def test_userinfo_after_a_backslash_is_masked_as_browsers_read_it(location):
+    assert "S3cretPW" not in shown(location) and ":***@h/x" in shown(location)

@@ -23,6 +23,9 @@ _CREDENTIAL = re.compile(r"(?P<head>(?<![A-Za-z0-9])(?:Bearer|Basic|PrivateToken
 #: a value named as a token: ``?token=...``, ``&admin_token=...``, ``"submit_token": "..."``, ``token="..."``
 _TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9])[A-Za-z0-9_-]*token['\"]?\s*[=:]\s*['\"]?)(?P<value>[^&\s'\"#,;<>]+)",
                           re.IGNORECASE)
+#: ``/\\user:password@host`` (or ``\\/``, ``\\\\``): WHATWG URL parsers (browsers) read a ``\\`` as a ``/``, so this is
+#: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves
+_BACKSLASHED_USERINFO = re.compile(r"(?P<head>[/\\][/\\][^\s/\\:@]*):(?P<value>[^\s@]*)@")
 #: the shortest credential masked wherever it appears (a shorter one would mask common words)
 _SHORTEST_SECRET = 6
 
@@ -61,6 +64,7 @@ def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> 
     text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
     text = _CREDENTIAL.sub(lambda match: f"{match.group('head')}{MASK}", redacted_text(text))
     text = _TOKEN_VALUE.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    text = _BACKSLASHED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
     return text if limit is None or len(text) <= limit else text[:limit] + "..."
 
 

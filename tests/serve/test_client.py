@@ -101,3 +101,15 @@ def test_a_refusal_without_a_reason_says_so():
         _answering(600, b"").campaigns()
     with pytest.raises(ServiceRefusedError, match=r"HTTP 404 Not Found$"):
         _answering(404, b"Not Found").campaigns()
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9/?x", "http://127.0.0.1:9#f", "http://127.0.0.1:9/base/?x=1"])
+def test_issuer_of_refuses_a_query_or_fragment_before_any_request(url):
+    """It went to ``GET /?x/issuer/v1/keys/k1`` (or ``/``), and the refusal was a misleading 404 (attack66 F7)."""
+    import httpx
+
+    def never(request):
+        raise AssertionError(f"sent {request.url}")
+
+    with pytest.raises(InvalidParameterError, match="without a query or fragment"):
+        issuer_of(url, "k1", transport=httpx.MockTransport(never))

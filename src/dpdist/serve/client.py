@@ -98,7 +98,8 @@ def _token(what: str) -> Optional:
 ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT,
                      base=True)
 #: the issuer of a relayed campaign, as the campaign names it to every device
-PUBLISHED_ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED)
+PUBLISHED_ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED,
+                               base=True)
 #: the relay of a relayed campaign, as the campaign names it to every device
 PUBLISHED_RELAY_URL = HttpUrl("the http:// or https:// URL of the relay, with a host", no_userinfo=HttpUrl.PUBLISHED)
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
