@@ -192,7 +192,7 @@ def test_what_an_answer_that_is_no_acknowledgement_names_is_escaped_and_masked()
 
     request = httpx.Request("PUT", "http://h/x", headers={"Authorization": "Bearer submit-token-0123456789"})
     page = httpx.Response(200, headers={"Content-Type": "text/\x1b[31mhtml"}, content=b"<p>", request=request)
-    assert "text/\\x1b[31mhtml)" in batch_ack_problem(page, "c", "b1")
+    assert "text/\\x1b[31mhtml)" in str(batch_ack_problem(page, "c", "b1"))
     echo = httpx.Response(200, json={"campaign": "c", "batch_id": "submit-token-0123456789\x1b[2J"}, request=request)
-    problem = batch_ack_problem(echo, "c", "b1")
+    problem = str(batch_ack_problem(echo, "c", "b1"))
     assert "submit-token-0123456789" not in problem and "'***\\x1b[2J'" in problem, problem
