@@ -996,9 +996,9 @@ def _refusal(method: str, path: str, response) -> ServiceRefusedError:
         body = response.json()
         code, detail = str(body.get("error", "")), str(body.get("detail", ""))
     except (ValueError, AttributeError):  # not JSON, or not an object
-        code, detail = "", response.text[:400]
+        code, detail = "", response.text[:2000]
     secrets = secrets_of(response)
-    code, detail = shown(code, secrets, 80), shown(" ".join(detail.split()), secrets)
+    code, detail = shown(code, secrets, 80), shown(" ".join(detail.split()), secrets, 2000)
     reason = (f"{code}: {detail}" if detail else code) if code else (detail or "(no reason given)")
     return ServiceRefusedError(
         redacted_text(f"The server refused {method} {shown(path, secrets)}: HTTP {response.status_code} {reason}"),
