@@ -50,3 +50,9 @@ def test_the_secret_is_the_credential_the_request_carried():
 @pytest.mark.parametrize("location", ["/\\u:S3cretPW@h/x", "\\\\u:S3cretPW@h/x", "\\/u:S3cretPW@h/x"])
 def test_userinfo_after_a_backslash_is_masked_as_browsers_read_it(location):
     assert "S3cretPW" not in shown(location) and ":***@h/x" in shown(location)
+
+
+def test_prose_about_tokens_is_not_masked():
+    """A dpdist service's own refusals speak of tokens; only values are masked."""
+    for text in ("bad token: expired", "the token was spent", "Basic auth", "token_key"):
+        assert shown(text) == text

@@ -4,7 +4,7 @@ A refusal's detail, a success's body, a content type or a ``Location`` come from
 proxy, a captive portal, an echo server that repeats the request it got.  :func:`shown` is the one way such text
 enters a message: control characters (ESC, BEL, newlines, bidi overrides) are escaped as ``\\x1b`` so a line stays a
 line and cannot clear or retitle a terminal; the credential the request carried (:func:`secrets_of`), any
-``Bearer``/``Basic``/``PrivateToken`` credential and any ``token=``/``*_token:`` value are replaced by ``***``, as are
+``Bearer``/``Basic`` credential and any ``token=``/``*_token:`` value are replaced by ``***``, as are
 URLs' passwords (:func:`dpdist._redact.redacted_text`); the text is cut.
 """
 
@@ -18,11 +18,11 @@ from ._redact import MASK, redacted_text
 __all__ = ["shown", "secrets_of", "kind_of"]
 
 #: a credential after its HTTP authentication scheme (``Authorization: Bearer <token>``, ``Basic <base64>``)
-_CREDENTIAL = re.compile(r"(?P<head>(?<![A-Za-z0-9])(?:Bearer|Basic|PrivateToken|Token)\s+)(?P<value>[^\s'\",;<>]+)",
-                         re.IGNORECASE)
-#: a value named as a token: ``?token=...``, ``&admin_token=...``, ``"submit_token": "..."``, ``token="..."``
-_TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9])[A-Za-z0-9_-]*token['\"]?\s*[=:]\s*['\"]?)(?P<value>[^&\s'\"#,;<>]+)",
-                          re.IGNORECASE)
+_CREDENTIAL = re.compile(r"(?P<head>(?<![A-Za-z0-9])(?:Bearer|Basic)\s+)(?P<value>[A-Za-z0-9._~+/=-]{6,})", re.IGNORECASE)
+#: a value named as a token: ``?token=...``, ``&admin_token=...``, ``token="..."`` (PrivateToken's), a JSON key's
+#: ``"submit_token": "..."``; not prose (``bad token: expired``)
+_TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9])[A-Za-z0-9_-]*token(?:=['\"]?|['\"]\s*:\s*['\"]?))"
+                          r"(?P<value>[^&\s'\"#,;<>]+)", re.IGNORECASE)
 #: ``/\\user:password@host`` (or ``\\/``, ``\\\\``): WHATWG URL parsers (browsers) read a ``\\`` as a ``/``, so this is
 #: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves
 _BACKSLASHED_USERINFO = re.compile(r"(?P<head>[/\\][/\\][^\s/\\:@]*):(?P<value>[^\s@]*)@")
