@@ -185,3 +185,14 @@ def test_only_a_success_acknowledges_a_redirect_naming_the_batch_is_resent():
         with pytest.raises(ServiceUnavailableError, match="HTTP 302 .a redirect to '/elsewhere', not followed.") as error:
             client.submit_body("c", "b1", b"bytes")
     assert "Nothing is taken as counted" in str(error.value)
+
+
+def test_what_an_answer_that_is_no_acknowledgement_names_is_escaped_and_masked():
+    from dpdist._acks import batch_ack_problem
+
+    request = httpx.Request("PUT", "http://h/x", headers={"Authorization": "Bearer submit-token-0123456789"})
+    page = httpx.Response(200, headers={"Content-Type": "text/\x1b[31mhtml"}, content=b"<p>", request=request)
+    assert "text/\\x1b[31mhtml)" in str(batch_ack_problem(page, "c", "b1"))
+    echo = httpx.Response(200, json={"campaign": "c", "batch_id": "submit-token-0123456789\x1b[2J"}, request=request)
+    problem = str(batch_ack_problem(echo, "c", "b1"))
+    assert "submit-token-0123456789" not in problem and "'***\\x1b[2J'" in problem, problem

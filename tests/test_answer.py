@@ -101,3 +101,50 @@ def test_a_document_of_the_keys_read_is_returned_as_is():
     assert answer_document("GET", "http://h/api/campaigns", answer, ("campaigns",)) == {"campaigns": []}
     with pytest.raises(ServiceRefusedError, match=r"not a JSON object\): '\[1,2\]'"):
         answer_document("GET", "http://h/x", httpx.Response(200, json=[1, 2]))
+
+
+class _Foreign(_Answering):
+    """An echo server's object: JSON, but none of what any dpdist route answers (attack66 F2)."""
+    body = b'{"x": 1, "campaigns": "x", "credentials": [1, 2], "headers": {}}'
+
+
+@pytest.fixture
+def foreign():
+    yield from _serve(_Foreign)
+
+
+@pytest.mark.parametrize("argv", [
+    ["campaign", "list", "--server", "{url}", "--retries", "0"],
+    ["campaign", "estimate", "c", "--server", "{url}", "--retries", "0"],
+    ["campaign", "estimate", "c", "--json", "--server", "{url}", "--retries", "0"],
+    ["campaign", "open", "c", "--server", "{url}", "--retries", "0"],
+    ["campaign", "close", "c", "--server", "{url}", "--retries", "0"],
+    ["campaign", "delete", "c", "--yes", "--server", "{url}", "--retries", "0"],
+    ["issuer", "key", "k1", "--issuer", "{url}"],
+    ["issuer", "status", "--issuer", "{url}"],
+    ["issuer", "credentials", "k1", "--count", "1", "--issuer", "{url}"],
+])
+def test_a_json_object_without_what_the_command_reads_is_refused_in_one_line(foreign, monkeypatch, capsys, argv):
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN)
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", ADMIN)
+    status, out, err = run(capsys, *[word.format(url=foreign) for word in argv])
+    assert status != 0 and out == "" and err.count("\n") == 1, (out, err)
+    assert "is not what a dpdist" in err and "internal error" not in err, err
+
+
+@pytest.mark.parametrize("document, keys, why", [
+    ({"campaigns": "x"}, {"campaigns": [dict]}, "['campaigns'] is a string, not a JSON array"),
+    ({"campaigns": [1]}, {"campaigns": [{"campaign": str}]}, "['campaigns'][0] is an integer, not a JSON object"),
+    ({"campaigns": [{}]}, {"campaigns": [{"campaign": str}]}, "no 'campaign' in ['campaigns'][0]"),
+    ({"n": True}, {"n": int}, "['n'] is true or false, not an integer"),
+    ({"estimate": 3}, {"estimate": (dict, type(None))}, "['estimate'] is an integer, not a JSON object"),
+    ({"tokens": ["a", None]}, {"tokens": [str]}, "['tokens'][1] is null, not a string"),
+])
+def test_the_types_of_what_the_caller_reads_are_checked(document, keys, why):
+    from dpdist._answer import answer_document
+
+    with pytest.raises(ServiceRefusedError) as error:
+        answer_document("GET", "http://h/x", httpx.Response(200, json=document), keys)
+    assert why in str(error.value) and error.value.code == "unexpected_answer"
+    good = {"campaigns": [{"campaign": "c"}], "n": 2, "estimate": None, "tokens": ["a"], "epsilon": 1}
+    assert answer_document("GET", "http://h/x", httpx.Response(200, json=good), {**keys, "epsilon": float}) == good

@@ -148,3 +148,19 @@ def test_a_malformed_location_is_a_redirect_refused_at_once(monkeypatch, capsys,
             status, out, err = run(capsys, *argv)
             assert status == 2 and err.count("\n") == 1 and "redirected" in err and "internal error" not in err, err
             assert "S3cretPW" not in err
+
+
+@pytest.mark.parametrize("location, shown", [
+    ("http://hé.example/x".encode(), "'http://hé.example/x'"),  # UTF-8 bytes: was "internal error UnicodeEncodeError"
+    (b"http://h\xe9.example/x", "'http://hé.example/x'"),  # latin-1 bytes
+    (b"http://h/?token=admin-token-0123456789&x=1", "'http://h/?token=***&x=1'"),
+])
+def test_a_location_of_any_bytes_is_refused_in_one_line_without_the_token(location, shown):
+    import httpx
+
+    from dpdist.client import Client
+
+    transport = httpx.MockTransport(lambda request: httpx.Response(302, headers=[(b"Location", location)]))
+    with pytest.raises(ServiceRefusedError) as error:
+        Client("http://h", admin_token="admin-token-0123456789", transport=transport, retries=0).campaigns()
+    assert f"(HTTP 302 to {shown})" in str(error.value) and error.value.code == "redirected", str(error.value)

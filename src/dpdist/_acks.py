@@ -21,6 +21,7 @@ from typing import Any, TypeGuard
 from urllib.parse import unquote
 
 from ._retry import NOT_ACKNOWLEDGED
+from ._shown import kind_of, secrets_of, shown
 
 __all__ = ["batch_ack_problem", "relay_ack_problem"]
 
@@ -43,13 +44,14 @@ def _problem(response: Any, campaign: str, id_key: str, sent: str, fields) -> st
         ack = json.loads(response.content)
     except (ValueError, UnicodeDecodeError):
         return (f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with a body that is not JSON "
-                f"({len(response.content)} bytes, {response.headers.get('content-type') or 'no content type'})")
+                f"({len(response.content)} bytes, {kind_of(response)})")
     if not isinstance(ack, dict):
         return f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with JSON that is not an object"
     named_campaign, named_id = ack.get("campaign"), ack.get(id_key)
     if named_id != sent or named_campaign not in (campaign, unquote(campaign)):
         return (f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} naming {id_key.replace('_', ' ')} "
-                f"{str(named_id)[:100]!r} of campaign {str(named_campaign)[:100]!r}")
+                f"'{shown(str(named_id), secrets_of(response), 100)}' of campaign "
+                f"'{shown(str(named_campaign), secrets_of(response), 100)}'")
     missing = fields(ack)
     if missing:
         return f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} without {missing}"

@@ -11,17 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._redact import redacted_text
+from ._shown import kind_of, secrets_of, shown
 from .errors import ServiceRefusedError
 
-__all__ = ["answer_document", "UNEXPECTED"]
+__all__ = ["answer_document", "UNEXPECTED", "NULL"]
+
+#: the "type" of a JSON null (``{"estimate": (dict, NULL)}``)
+NULL = type(None)
+_NAMES = {dict: "a JSON object", list: "a JSON array", str: "a string", int: "an integer", float: "a number",
+          bool: "true or false"}
 
 #: the ``code`` of the error of an answer that is not a dpdist service's
 UNEXPECTED = "unexpected_answer"
 
 
-def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] = (),
-                    what: str = "a dpdist service") -> dict:
+def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] | dict[str, Any] = (),
+                    what: str = "a dpdist service", why: str | None = None) -> dict:
     """The JSON object answered to ``method url``, which holds ``keys``.
 
     Parameters
@@ -30,10 +35,14 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
         The request (shown masked).
     response : httpx.Response
         Its answer (a success: refusals and redirects are read before).
-    keys : tuple of str
-        The keys the caller reads.
+    keys : tuple of str, or dict
+        The keys the caller reads; as a dict, each with what it must hold: a type (``dict``, ``list``, ``str``,
+        ``int``, ``float``: any number, :data:`NULL`), a tuple of types, a dict (an object holding those keys) or a
+        one-item list (``[str]``: a list of strings; ``[{"campaign": str}]``: of such objects).
     what : str
         Who should have answered (``"a dpdist service"``, ``"a dpdist issuer"``).
+    why : str or None
+        What is wrong with an answer the caller refuses itself (``"not a PNG image"``); None: the answer is read.
 
     Returns
     -------
@@ -46,21 +55,62 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
         ``"The answer to GET http://h/api/campaigns is not what a dpdist service answers (HTTP 200, text/html,
         no 'campaigns'): '<html>...'. Is http://h the service ..."``, its ``code`` ``"unexpected_answer"``.
     """
-    why: str | None
     try:
+        if why is not None:
+            raise ValueError(why)
         document = response.json()
     except ValueError:  # not JSON (a page), or cut short
-        why = "not JSON"
+        why = why or "not JSON"
     else:
         if isinstance(document, dict):
-            why = next((f"no {key!r}" for key in keys if key not in document), None)
+            why = _missing(document, keys)
             if why is None:
                 return document
         else:
             why = "not a JSON object"
-    kind = response.headers.get("Content-Type", "no content type").split(";")[0].strip() or "no content type"
-    excerpt = " ".join(response.text[:120].split())
-    raise ServiceRefusedError(redacted_text(
-        f"The answer to {method} {url} is not what {what} answers (HTTP {response.status_code}, {kind}, {why}): "
-        f"{excerpt!r}. Is that URL {what}, not a proxy, a captive portal or another server answering in its place?"),
-        status=response.status_code, code=UNEXPECTED)
+    secrets = secrets_of(response)
+    excerpt = shown(" ".join(response.text.split()), secrets, 120)
+    raise ServiceRefusedError(
+        f"The answer to {method} {shown(url, secrets)} is not what {what} answers (HTTP {response.status_code}, "
+        f"{kind_of(response)}, {why}): '{excerpt}'. Is that URL {what}, not a proxy, a captive portal or another server "
+        "answering in its place?", status=response.status_code, code=UNEXPECTED)
+
+
+def _missing(document: dict, keys: tuple[str, ...] | dict[str, Any]) -> str | None:
+    """What ``document`` lacks of ``keys`` (``"no 'campaigns'"``, ``"'campaigns' is a string, not a JSON array"``),
+    None if nothing."""
+    if not isinstance(keys, dict):
+        return next((f"no {key!r}" for key in keys if key not in document), None)
+    return _problem(document, keys, "")
+
+
+def _problem(value: Any, wanted: Any, where: str) -> str | None:
+    """Why ``value`` (at ``where``: ``"['campaigns'][0]"``) is not ``wanted``: a dict of keys and what each holds, a
+    one-item list (a list of such items), a type or a tuple of types (``float`` takes an integer); None if it is."""
+    if isinstance(wanted, dict):
+        if not isinstance(value, dict):
+            return f"{where or 'it'} is {_name(value)}, not a JSON object"
+        for key, inner in wanted.items():
+            if key not in value:
+                return f"no {key!r}" + (f" in {where}" if where else "")
+            problem = _problem(value[key], inner, f"{where}[{key!r}]")
+            if problem is not None:
+                return problem
+        return None
+    if isinstance(wanted, list):
+        if not isinstance(value, list):
+            return f"{where} is {_name(value)}, not a JSON array"
+        return next((problem for index, item in enumerate(value)
+                     if (problem := _problem(item, wanted[0], f"{where}[{index}]")) is not None), None)
+    types = wanted if isinstance(wanted, tuple) else (wanted,)
+    types = (*types, int) if float in types else types
+    if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):
+        return None
+    return f"{where} is {_name(value)}, not {_NAMES.get(types[0], 'null' if types[0] is type(None) else types[0].__name__)}"
+
+
+def _name(value: Any) -> str:
+    """What a JSON value is, in words."""
+    if value is None:
+        return "null"
+    return next((name for kind, name in reversed(_NAMES.items()) if isinstance(value, kind)), type(value).__name__)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._redact import redacted_text
+from ._shown import secrets_of, shown
 from .errors import ServiceRefusedError
 
 __all__ = ["redirect_refusal", "keep_location", "location_of", "HOOKS", "KEPT"]
@@ -30,8 +31,9 @@ def keep_location(response: Any) -> None:
     """An httpx response hook: move a 3xx answer's ``Location`` to :data:`KEPT`, so that httpx, which would parse it
     to build the redirect it does not follow, never fails on a malformed one."""
     if 300 <= response.status_code < 400 and "Location" in response.headers:
-        response.headers[KEPT] = response.headers["Location"]
-        del response.headers["Location"]
+        raw = response.headers.raw  # the bytes as sent: a non-ASCII Location is kept, never re-encoded
+        response.headers = type(response.headers)(
+            [(KEPT.encode() if name.lower() == b"location" else name, value) for name, value in raw])
 
 
 def location_of(response: Any) -> str | None:
@@ -64,7 +66,7 @@ def redirect_refusal(method: str, url: str, response: Any, option: str) -> Servi
     if not 300 <= response.status_code < 400:
         return None
     location = location_of(response)
-    to = f" to {location[:200]!r}" if location else " with no Location"
+    to = f" to '{shown(location, secrets_of(response))}'" if location else " with no Location"
     return ServiceRefusedError(redacted_text(
         f"The server redirected {method} {url} (HTTP {response.status_code}{to}): dpdist follows no redirect, which would "
         f"send its token elsewhere. Give the URL it names as {option} instead."),

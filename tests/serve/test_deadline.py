@@ -4,6 +4,7 @@ retry window never started.  The fake server trickles for at most 20 s (then clo
 
 from __future__ import annotations
 
+import gzip
 import time
 from http.server import BaseHTTPRequestHandler
 
@@ -12,7 +13,8 @@ import pytest
 pytest.importorskip("httpx")
 
 from dpdist.client import Client  # noqa: E402
-from dpdist.errors import ServiceUnavailableError  # noqa: E402
+from dpdist.errors import ServiceRefusedError, ServiceUnavailableError  # noqa: E402
+from dpdist.serve import _deadline  # noqa: E402
 from ops_support import serving  # noqa: E402
 
 #: the most a connection is trickled to (then closed): a client that hangs cannot hold the test longer
@@ -61,3 +63,51 @@ def test_a_trickled_answer_ends_the_attempt_and_the_batch_is_resent_until_the_wi
     assert "Nothing was lost" in message and "Traceback" not in message
     assert len(_Trickle.puts) >= 2 and set(_Trickle.puts) == {("/api/campaigns/c/batches/b1", b"the batch's bytes")}
     assert all(failure.startswith("ReadTimeout") for failure in failures)
+
+
+class _Odd(BaseHTTPRequestHandler):
+    """Answers ``/api/campaigns`` with a non-ASCII ``Server`` header (a proxy's ``café``), and everything else with a
+    gzip body of 8 MiB of spaces (8 kB on the wire)."""
+    timeout = 30
+    protocol_version = "HTTP/1.1"
+    gets: list[str] = []
+
+    def log_message(self, format, *args):  # quiet
+        pass
+
+    def do_GET(self):
+        type(self).gets.append(self.path)
+        odd = self.path == "/api/campaigns"
+        body = b'{"campaigns": []}' if odd else gzip.compress(b" " * (8 << 20), mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if odd:
+            self._headers_buffer.append("Server: café \u202e\r\n".encode())  # type: ignore[attr-defined]
+        else:
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def odd():
+    _Odd.gets = []
+    with serving(_Odd) as url:
+        yield url
+
+
+def test_a_non_ascii_header_leaves_a_success_a_success(odd):
+    with Client(odd, admin_token="admin-token-0123456789", retries=0) as client:
+        assert client.campaigns() == []
+
+
+def test_an_answer_past_the_limit_once_decoded_is_refused_in_one_line_and_not_retried(odd, monkeypatch):
+    monkeypatch.setattr(_deadline, "MAX_ANSWER_BYTES", 1 << 20)
+    with Client(odd, admin_token="admin-token-0123456789", retries=3, backoff=0.0) as client:
+        with pytest.raises(ServiceRefusedError) as error:
+            client.estimate("c")
+    message = str(error.value)
+    assert error.value.code == "answer_too_large" and "\n" not in message
+    assert "larger than dpdist reads (HTTP 200, application/json, more than 1 MiB once decoded)" in message, message
+    assert _Odd.gets == ["/api/campaigns/c/estimate"]

@@ -388,7 +388,9 @@ def test_the_python_client_creates_lists_and_advances_a_campaign_in_rounds(tmp_p
 
     def handler(request):
         sent.append((request.method, request.url.path, json.loads(request.content) if request.content else None))
-        return httpx.Response(201 if request.method == "POST" and request.url.path == "/api/campaigns" else 200, json={})
+        if request.method == "POST" and request.url.path == "/api/campaigns":  # a campaign's summary, as the service's
+            return httpx.Response(201, json={"campaign": "med", "state": "created", "n": 0, "batches": 0})
+        return httpx.Response(200, json={})
 
     with Client("http://service.test", admin_token=ADMIN, transport=httpx.MockTransport(handler)) as client:
         client.create_campaign("med", None, rounds=PLAN, submit_token=TOKEN)

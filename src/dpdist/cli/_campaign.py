@@ -143,7 +143,8 @@ def _add_create(actions) -> None:
                    "files are not supported for rounds")
     state_rules(create, {"--colluding": Integer(low=0), "--submit-token": token_rule(16),
                          "--relay": HttpUrl("the http:// or https:// URL of the relay, with a host", no_userinfo=HttpUrl.PUBLISHED),
-                         "--issuer": HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED),
+                         "--issuer": HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED,
+                                          base=True),
                          "--issuer-key": Described(Text(), "the name of the issuer's key (a non-empty str)")}, (
         *(Needs(option, "--relay") for option in ("--issuer", "--issuer-key", "--issuer-run-by-collector", "--colluding")),
         Needs("--issuer", "--issuer-key", "the name of the issuer's key for this campaign"),

@@ -22,6 +22,7 @@ from .._io._atomic import write_text_atomically
 from .._redact import redacted_url
 from .._answer import answer_document
 from .._redirect import HOOKS, redirect_refusal
+from .._shown import secrets_of, shown
 from .._validation import HttpUrl, Integer, Token
 from ..errors import (
     InvalidParameterError,
@@ -169,17 +170,26 @@ def _run_serve(args) -> int:
     return 0
 
 
-def _call(args, method: str, path: str, body: dict | None = None) -> dict:
-    """One admin request (not retried: minting again would mint more); a refusal is one line."""
+#: what each answer of the issuer holds (the keys its commands read or print)
+_KEY = {"name": str, "token_key": str, "tokens_each": int}
+_CREDENTIALS = {"credentials": [str]}
+_STATUS = {"issuer_name": str, "keys": dict}
+
+
+def _call(args, method: str, path: str, body: dict | None = None, keys: dict | None = None) -> dict:
+    """One admin request (not retried: minting again would mint more), its answer holding ``keys``; a refusal is
+    one line."""
 
     try:
         import httpx  # lazy: optional extra dpdist[serve]
     except ImportError:
         raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
+    from ..serve._deadline import request_within  # lazy: it imports httpx (optional extra)
     url = args.issuer.rstrip("/") + path
     try:
         with httpx.Client(timeout=120.0, event_hooks=HOOKS) as http:
-            response = http.request(method, url, json=body, headers={"Authorization": f"Bearer {_admin_token(args)}"})
+            response = request_within(http, method, url, 120.0, json=body,
+                                      headers={"Authorization": f"Bearer {_admin_token(args)}"})
     except httpx.TransportError as error:
         raise ServiceUnavailableError(f"{method} {redacted_url(url)} failed: {type(error).__name__}: {error}.") from None
     redirected = redirect_refusal(method, url, response, "--issuer (DPDIST_ISSUER)")
@@ -191,18 +201,21 @@ def _call(args, method: str, path: str, body: dict | None = None) -> dict:
         except ValueError:
             document = {}
         document = document if isinstance(document, dict) else {}
-        code, detail = document.get("error", ""), document.get("detail", response.text[:200])
+        secrets = secrets_of(response)
+        code = shown(str(document.get("error", "")), secrets, 80)
+        detail = shown(" ".join(str(document.get("detail", response.text[:2000])).split()), secrets, 2000) or "(no reason given)"
         raise ServiceRefusedError(f"The issuer refused {method} {path} ({response.status_code} {code}): {detail}", response.status_code, code)
-    return answer_document(method, url, response, what="a dpdist issuer")
+    return answer_document(method, url, response, keys or {}, what="a dpdist issuer")
 
 
 def _run_key(args) -> int:
     try:
-        document = _call(args, "POST", "/issuer/v1/keys", {"name": args.name, "tokens_each": args.tokens_each})
+        document = _call(args, "POST", "/issuer/v1/keys", {"name": args.name, "tokens_each": args.tokens_each},
+                         _KEY)
     except ServiceRefusedError as error:
         if error.code != "key_exists":
             raise
-        document = _call(args, "GET", f"/issuer/v1/keys/{args.name}")
+        document = _call(args, "GET", f"/issuer/v1/keys/{args.name}", keys=_KEY)
         print(f"issuer key {args.name} exists already (a key is never replaced, nor its ceiling changed: tokens_each "
               f"{document.get('tokens_each')}): printed as it is.", file=sys.stderr)
     print(json.dumps(document, indent=2))
@@ -210,7 +223,8 @@ def _run_key(args) -> int:
 
 
 def _run_credentials(args) -> int:
-    document = _call(args, "POST", f"/issuer/v1/keys/{args.name}/credentials", {"count": args.count, "tokens_each": args.tokens_each})
+    document = _call(args, "POST", f"/issuer/v1/keys/{args.name}/credentials", {"count": args.count, "tokens_each": args.tokens_each},
+                     _CREDENTIALS)
     text = "".join(credential + "\n" for credential in document["credentials"])
     if args.out is None:
         sys.stdout.write(text)
@@ -222,5 +236,5 @@ def _run_credentials(args) -> int:
 
 
 def _run_status(args) -> int:
-    print(json.dumps(_call(args, "GET", "/issuer/v1/status"), indent=2))
+    print(json.dumps(_call(args, "GET", "/issuer/v1/status", keys=_STATUS), indent=2))
     return 0

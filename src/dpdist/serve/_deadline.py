@@ -7,6 +7,11 @@ the body and stops once ``seconds`` have passed since its head arrived, raising 
 :class:`httpx.TransportError`): the attempt ends as a timed-out one does, and is retried under the client's retry rule
 with the same bytes.  The bound is ``seconds`` plus at most one read's timeout (a read that blocks, the head's included, is
 bounded by httpx's own ``timeout``).
+
+The body is bounded in bytes too: past :data:`MAX_ANSWER_BYTES` (decoded: a small gzip answer may unpack to gigabytes)
+the read stops and the answer is refused in one line (:class:`~dpdist.errors.ServiceRefusedError`, code
+``answer_too_large``, not retried).  The answer is rebuilt from the header bytes as they came (a proxy's non-ASCII
+``Server: café`` made every call an "internal error UnicodeEncodeError" when it was rebuilt from decoded text).
 """
 
 from __future__ import annotations
@@ -17,11 +22,18 @@ from typing import Any
 import httpx
 
 from .._redact import redacted_url
+from .._shown import kind_of, secrets_of, shown
+from ..errors import ServiceRefusedError
 
-__all__ = ["deadline_of", "request_within"]
+__all__ = ["deadline_of", "request_within", "MAX_ANSWER_BYTES", "TOO_LARGE"]
 
 #: headers that describe the bytes on the wire, not the decoded body the answer is rebuilt with
-_WIRE_HEADERS = frozenset({"content-encoding", "content-length", "transfer-encoding"})
+_WIRE_HEADERS = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
+#: the most bytes of one answer's body dpdist reads, once decoded (a dpdist answer is far smaller: an estimate of
+#: 10^6 items is ~80 MB of JSON, a plot a few hundred kB; kept reports are streamed to a file, not read here)
+MAX_ANSWER_BYTES = 128 << 20
+#: the ``code`` of the error of an answer larger than :data:`MAX_ANSWER_BYTES`
+TOO_LARGE = "answer_too_large"
 
 
 def deadline_of(timeout: Any) -> float | None:
@@ -32,18 +44,32 @@ def deadline_of(timeout: Any) -> float | None:
     return None if timeout is None else float(timeout)
 
 
-def request_within(http: httpx.Client, method: str, url: str, seconds: float | None, **kwargs: Any) -> httpx.Response:
+def request_within(http: httpx.Client, method: str, url: str, seconds: float | None, *,
+                   limit: int | None = None, **kwargs: Any) -> httpx.Response:
     """``http.request(method, url, **kwargs)``, its body read whole, unless ``seconds`` pass before it is (then
-    :class:`httpx.ReadTimeout`, the connection closed); ``seconds`` None: no deadline."""
-    if seconds is None:
-        return http.request(method, url, **kwargs)
+    :class:`httpx.ReadTimeout`, the connection closed; ``seconds`` None: no deadline) or it holds more than ``limit``
+    bytes once decoded (then :class:`ServiceRefusedError`, code :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`)."""
+    limit = MAX_ANSWER_BYTES if limit is None else limit
     with http.stream(method, url, **kwargs) as response:
-        started, chunks = time.monotonic(), []  # the head arrived (each of its reads bounded by httpx's timeout)
+        started, chunks, read = time.monotonic(), [], 0  # the head arrived (each of its reads bounded by httpx's timeout)
         for chunk in response.iter_bytes():
             chunks.append(chunk)
-            if time.monotonic() - started > seconds:
+            read += len(chunk)
+            if read > limit:
+                raise _too_large(method, response, limit)
+            if seconds is not None and time.monotonic() - started > seconds:
                 raise httpx.ReadTimeout(
                     f"the answer to {method} {redacted_url(str(url))} was still arriving {seconds:g} s after its head (the client's timeout, "
-                    f"its deadline per attempt; {sum(map(len, chunks))} bytes of body read)", request=response.request)
-    headers = [(name, value) for name, value in response.headers.multi_items() if name.lower() not in _WIRE_HEADERS]
+                    f"its deadline per attempt; {read} bytes of body read)", request=response.request)
+    headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
     return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks), request=response.request)
+
+
+def _too_large(method: str, response: httpx.Response, limit: int) -> ServiceRefusedError:
+    """The one-line refusal of an answer past ``limit`` bytes."""
+    secrets = secrets_of(response)
+    return ServiceRefusedError(
+        f"The answer to {method} {shown(str(response.request.url), secrets)} is larger than dpdist reads (HTTP "
+        f"{response.status_code}, {kind_of(response)}, more than {limit >> 20} MiB once decoded): a dpdist service's "
+        "answers are far smaller. Is that URL the dpdist service, not another server answering in its place?",
+        status=response.status_code, code=TOO_LARGE)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._redact import redacted_url
-from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
+from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError
 from ..local.ledger import normal_collector
 
 __all__ = ["RelayRoute", "resolve_route"]
@@ -110,14 +110,15 @@ class RelayRoute:
         import httpx  # lazy: optional extra dpdist[serve]
 
         from ..privacypass import b64url_decode  # lazy: relayed campaigns only (~50 ms at import)
+        from ._deadline import request_within  # lazy: it imports httpx (optional extra dpdist[serve])
 
         url = f"{issuer['url']}/issuer/v1/keys/{issuer['key']}"
         try:
             with httpx.Client(timeout=30.0, transport=transport) as client:
-                answer = client.get(url)
+                answer = request_within(client, "GET", url, 30.0)  # at most MAX_ANSWER_BYTES read
             document = answer.json() if answer.status_code == 200 else {}
             served = b64url_decode(document.get("token_key", ""), "token_key") if document else None
-        except (httpx.HTTPError, ValueError, AttributeError):
+        except (httpx.HTTPError, ServiceRefusedError, ValueError, AttributeError):
             served, document = None, {}
         if served != token_key:
             raise CampaignIdentityError(

@@ -40,7 +40,8 @@ from .._tls import verifying_context
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
-from .._answer import answer_document
+from .._answer import NULL, answer_document
+from .._shown import secrets_of, shown
 from .._redirect import HOOKS, location_of, redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
@@ -77,6 +78,14 @@ RELAY_ENVELOPES = (None, "dpdist", "ohttp")
 #: 409 refusals after which the same request is sent again, as the JS client: the campaign was deleted and created
 #: again by another server process while the batch was checked (nothing of it counted: docs/deployment.md, "Deletion")
 _RETRY_CONFLICTS = ("campaign_changed",)
+#: what an admin answer holds (the keys callers and ``dpdist campaign`` read; docs/deployment.md): a campaign's summary
+#: (create, open, close, each of the list), a deletion, an estimate
+_SUMMARY = {"campaign": str, "state": str, "n": int, "batches": int}
+_DELETED = {"batches": int, "kept_report_batches": int}
+_ESTIMATE = {**_SUMMARY, "protocol": str, "epsilon": float, "rejected": dict, "estimate": (dict, NULL)}
+_LISTED = {"campaigns": [{**_SUMMARY, "config": (dict, NULL)}]}
+#: the first bytes of a PNG file
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def _token(what: str) -> Optional:
@@ -89,7 +98,8 @@ def _token(what: str) -> Optional:
 ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT,
                      base=True)
 #: the issuer of a relayed campaign, as the campaign names it to every device
-PUBLISHED_ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED)
+PUBLISHED_ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED,
+                               base=True)
 #: the relay of a relayed campaign, as the campaign names it to every device
 PUBLISHED_RELAY_URL = HttpUrl("the http:// or https:// URL of the relay, with a host", no_userinfo=HttpUrl.PUBLISHED)
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
@@ -302,7 +312,7 @@ class Client:
             f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}). Nothing was "
             "lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same command) counts it once."))
 
-    def _document(self, method: str, path: str, *, keys: tuple[str, ...] = (), **kwargs) -> dict:
+    def _document(self, method: str, path: str, *, keys: tuple[str, ...] | dict[str, Any] = (), **kwargs) -> dict:
         """The JSON object the service answers to ``method path`` (holding ``keys``), else one line saying the answer
         is not a dpdist service's (:func:`dpdist._answer.answer_document`); ``kwargs`` as :meth:`_request` takes."""
         return answer_document(method, self.server + path, self._request(method, path, **kwargs), keys)
@@ -733,7 +743,7 @@ class Client:
             document["enrollment"] = True
         if relay is not None:
             document["relay"] = _published_relay(relay)
-        return self._document("POST", "/api/campaigns", token=self._admin(), json=document)
+        return self._document("POST", "/api/campaigns", keys=_SUMMARY, token=self._admin(), json=document)
 
     def rounds(self, campaign: str) -> dict:
         """A campaign in rounds: every round's campaign with its counts, and the quantiles released so far."""
@@ -746,21 +756,21 @@ class Client:
     def enroll(self, campaign: str, count: int, reports: int) -> list[str]:
         """Issue ``count`` enrollment tokens, each good for ``reports`` reports to ``campaign`` (shown only now)."""
         document = {"count": count, "reports": reports}
-        return self._document("POST", f"/api/campaigns/{campaign}/enrollments", keys=("tokens",), token=self._admin(),
+        return self._document("POST", f"/api/campaigns/{campaign}/enrollments", keys={"tokens": [str]}, token=self._admin(),
                               json=document)["tokens"]
 
     def delete_campaign(self, campaign: str) -> dict:
         """Delete a campaign and everything the server stores for it."""
-        return self._document("DELETE", f"/api/campaigns/{campaign}", token=self._admin())
+        return self._document("DELETE", f"/api/campaigns/{campaign}", keys=_DELETED, token=self._admin())
 
     def set_config(self, campaign: str, config: dict) -> dict:
         return self._document("PUT", f"/api/campaigns/{campaign}/config", token=self._admin(), json={"config": config})
 
     def open_campaign(self, campaign: str) -> dict:
-        return self._document("POST", f"/api/campaigns/{campaign}/open", token=self._admin())
+        return self._document("POST", f"/api/campaigns/{campaign}/open", keys=_SUMMARY, token=self._admin())
 
     def close_campaign(self, campaign: str) -> dict:
-        return self._document("POST", f"/api/campaigns/{campaign}/close", token=self._admin())
+        return self._document("POST", f"/api/campaigns/{campaign}/close", keys=_SUMMARY, token=self._admin())
 
     @validate_params({"sealed_v1": Boolean()})
     def set_relay_envelopes(self, campaign: str, *, sealed_v1: bool) -> dict:
@@ -775,17 +785,25 @@ class Client:
                               token=self._admin())
 
     def campaigns(self) -> list[dict]:
-        return self._document("GET", "/api/campaigns", keys=("campaigns",), token=self._admin())["campaigns"]
+        return self._document("GET", "/api/campaigns", keys=_LISTED, token=self._admin())["campaigns"]
 
     def estimate(self, campaign: str, **options: Any) -> dict:
         """The estimate document; ``options`` go to the protocol's ``estimate`` (and ``level`` to the band)."""
-        return self._document("GET", f"/api/campaigns/{campaign}/estimate", token=self._admin(), params=_query(options))
+        return self._document("GET", f"/api/campaigns/{campaign}/estimate", keys=_ESTIMATE, token=self._admin(),
+                              params=_query(options))
 
     def estimate_png(self, campaign: str, **options: Any) -> bytes:
-        return self._request("GET", f"/api/campaigns/{campaign}/estimate.png", token=self._admin(), params=_query(options)).content
+        """The estimate's plot, the bytes of a PNG file (an answer that is not one is refused, ``unexpected_answer``)."""
+        path = f"/api/campaigns/{campaign}/estimate.png"
+        answer = self._request("GET", path, token=self._admin(), params=_query(options))
+        kind = answer.headers.get("Content-Type", "").split(";")[0].strip().lower()
+        if kind != "image/png" or not answer.content.startswith(_PNG_SIGNATURE):
+            answer_document("GET", self.server + path, answer,
+                            why="not a PNG image")
+        return answer.content
 
     def history(self, campaign: str) -> list[dict]:
-        return self._document("GET", f"/api/campaigns/{campaign}/history", keys=("history",), token=self._admin())["history"]
+        return self._document("GET", f"/api/campaigns/{campaign}/history", keys={"history": [dict]}, token=self._admin())["history"]
 
     def export(self, campaign: str, out: PathLike) -> int:
         """Write the campaign's kept reports to ``out`` (binary records; Parquet for .parquet/.pq); return the count."""
@@ -872,8 +890,8 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     try:
         with httpx.Client(timeout=30.0, transport=transport, event_hooks=HOOKS,
                           verify=verifying_context() if transport is None else True) as client:
-            answer = client.get(address)
-            directory = client.get(f"{url.rstrip('/')}/.well-known/private-token-issuer-directory")
+            answer = request_within(client, "GET", address, 30.0)
+            directory = request_within(client, "GET", f"{url.rstrip('/')}/.well-known/private-token-issuer-directory", 30.0)
     except httpx.HTTPError as error:
         raise ServiceUnavailableError(redacted_text(f"GET {address} failed: {type(error).__name__}: {error}.")) from None
     redirected = redirect_refusal("GET", address, answer, "the issuer (--issuer; issuer_of's url)")
@@ -881,14 +899,17 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
         raise redirected
     if answer.status_code != 200:
         raise _refusal("GET", address, answer)
-    document = answer_document("GET", address, answer, ("token_key",), "a dpdist issuer")
+    document = answer_document("GET", address, answer, {"token_key": str}, "a dpdist issuer")
     ceiling = document.get("tokens_each")
     if not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
         raise InvalidParameterError(
             f"The issuer at {redacted_url(url)} publishes no 'tokens_each' for key {key!r} (the most tokens one of its credentials gives; "
             f"an issuer older than this dpdist: upgrade it): a relayed campaign counts each colluding credential as that "
             f"many reports. Got {ceiling!r}.")
-    stated = directory.json().get("dpdist-issuer-name") if directory.status_code == 200 else None
+    try:
+        stated = directory.json().get("dpdist-issuer-name") if directory.status_code == 200 else None
+    except (ValueError, AttributeError):  # not the issuer's directory: the name is its URL's host
+        stated = None
     name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
     return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent,
             "tokens_each": ceiling}
@@ -969,14 +990,18 @@ def _not_acknowledged(method: str, url: str, failure: str, attempt: int, retries
 
 
 def _refusal(method: str, path: str, response) -> ServiceRefusedError:
+    """The one-line error of a 4xx/5xx answer: its code and detail as the server sent them, escaped and masked
+    (:func:`dpdist._shown.shown`); ``HTTP 600 (no reason given)`` for an answer without either."""
     try:
         body = response.json()
         code, detail = str(body.get("error", "")), str(body.get("detail", ""))
-    except ValueError:
-        code, detail = "", response.text[:200]
+    except (ValueError, AttributeError):  # not JSON, or not an object
+        code, detail = "", response.text[:2000]
+    secrets = secrets_of(response)
+    code, detail = shown(code, secrets, 80), shown(" ".join(detail.split()), secrets, 2000)
+    reason = (f"{code}: {detail}" if detail else code) if code else (detail or "(no reason given)")
     return ServiceRefusedError(
-        redacted_text(f"The server refused {method} {path}: HTTP {response.status_code} {code}: {detail}"),
+        redacted_text(f"The server refused {method} {shown(path, secrets)}: HTTP {response.status_code} {reason}"),
         status=response.status_code,
         code=code,
     )
-

@@ -1,0 +1,74 @@
+"""Text a server sent, as dpdist shows it in a line: escaped, masked and cut.
+
+A refusal's detail, a success's body, a content type or a ``Location`` come from whoever answered - dpdist, or a
+proxy, a captive portal, an echo server that repeats the request it got.  :func:`shown` is the one way such text
+enters a message: control characters (ESC, BEL, newlines, bidi overrides) are escaped as ``\\x1b`` so a line stays a
+line and cannot clear or retitle a terminal; the credential the request carried (:func:`secrets_of`), any
+``Bearer``/``Basic`` credential and any ``token=``/``*_token:`` value are replaced by ``***``, as are
+URLs' passwords (:func:`dpdist._redact.redacted_text`); the text is cut.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._redact import MASK, redacted_text
+
+__all__ = ["shown", "secrets_of", "kind_of"]
+
+#: a credential after its HTTP authentication scheme (``Authorization: Bearer <token>``, ``Basic <base64>``)
+_CREDENTIAL = re.compile(r"(?P<head>(?<![A-Za-z0-9])(?:Bearer|Basic)\s+)(?P<value>[A-Za-z0-9._~+/=-]{6,})", re.IGNORECASE)
+#: a value named as a token: ``?token=...``, ``&admin_token=...``, ``token="..."`` (PrivateToken's), a JSON key's
+#: ``"submit_token": "..."``; not prose (``bad token: expired``)
+_TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9])[A-Za-z0-9_-]*token(?:=['\"]?|['\"]\s*:\s*['\"]?))"
+                          r"(?P<value>[^&\s'\"#,;<>]+)", re.IGNORECASE)
+#: ``/\\user:password@host`` (or ``\\/``, ``\\\\``): WHATWG URL parsers (browsers) read a ``\\`` as a ``/``, so this is
+#: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves
+_BACKSLASHED_USERINFO = re.compile(r"(?P<head>[/\\][/\\][^\s/\\:@]*):(?P<value>[^\s@]*)@")
+#: the shortest credential masked wherever it appears (a shorter one would mask common words)
+_SHORTEST_SECRET = 6
+
+
+def secrets_of(response: Any) -> tuple[str, ...]:
+    """The credential the request of ``response`` carried (its ``Authorization`` header's, without the scheme; a
+    ``PrivateToken token="..."``'s token too), to be masked in whatever the answer repeats; () without one."""
+    try:
+        value = response.request.headers.get("Authorization", "")
+    except RuntimeError:  # a response built without its request
+        return ()
+    credential = value.partition(" ")[2].strip()
+    found = [credential, *re.findall(r"token=\"?([^\",\s]+)", credential)]
+    return tuple(sorted({part for part in found if len(part) >= _SHORTEST_SECRET}, key=len, reverse=True))
+
+
+def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> str:
+    """``text`` as one line to show: ``secrets`` and any credential masked, control characters escaped, cut.
+
+    Parameters
+    ----------
+    text : str
+        What a server sent (a body's start, a header's value, a refusal's detail).
+    secrets : tuple of str
+        The caller's own credentials (:func:`secrets_of`), replaced by ``***`` wherever they appear.
+    limit : int or None
+        The most characters shown (``...`` marks a cut); None: all.
+
+    Returns
+    -------
+    str
+        ``'x\\x1b[2J Bearer ***'`` for ``'x\\x1b[2J Bearer admin-token'``.
+    """
+    for secret in secrets:
+        text = text.replace(secret, MASK)
+    text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
+    text = _CREDENTIAL.sub(lambda match: f"{match.group('head')}{MASK}", redacted_text(text))
+    text = _TOKEN_VALUE.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    text = _BACKSLASHED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
+    return text if limit is None or len(text) <= limit else text[:limit] + "..."
+
+
+def kind_of(response: Any) -> str:
+    """The content type of ``response`` as shown (without parameters): ``text/html``, or ``no content type``."""
+    kind = response.headers.get("Content-Type", "").split(";")[0].strip()
+    return shown(kind, secrets_of(response), 60) or "no content type"

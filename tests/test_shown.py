@@ -1,0 +1,58 @@
+"""Text a server sent is shown escaped, masked and cut (attack66 F4, F5): an echo server repeating the request's
+token, a refusal's detail holding ESC sequences."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpdist._shown import kind_of, secrets_of, shown
+
+httpx = pytest.importorskip("httpx")
+
+TOKEN = "AdminTok_SECRET_abcdef0123456789"
+
+
+def test_control_characters_are_escaped_so_a_line_stays_one_line():
+    text = shown("x\x1b[2J\x1b]0;pwned\x07 line1\nline2 \u202eevil")
+    assert text == "x\\x1b[2J\\x1b]0;pwned\\x07 line1\\nline2 \\u202eevil"
+    assert text.isprintable()
+
+
+@pytest.mark.parametrize("echo", [
+    f"bad token {TOKEN}",
+    "Authorization: Bearer someone-elses-token-0123",
+    "Authorization: Basic dTpQNnNzd29yZA==",
+    "http://h/?token=abc123xyz&admin_token=X9",
+    '{"submit_token": "s3cr3t-value"}',
+    "http://u:S3cretPW@h/x",
+])
+def test_the_caller_s_token_and_any_credential_are_masked(echo):
+    text = shown(echo, (TOKEN,))
+    for secret in (TOKEN, "someone-elses-token-0123", "dTpQNnNzd29yZA", "abc123xyz", "X9", "s3cr3t-value", "S3cretPW"):
+        assert secret not in text
+    assert "***" in text
+
+
+def test_text_is_cut_at_its_limit():
+    assert shown("a" * 300, limit=10) == "a" * 10 + "..."
+    assert shown("a" * 300, limit=None) == "a" * 300
+
+
+def test_the_secret_is_the_credential_the_request_carried():
+    request = httpx.Request("GET", "http://h/x", headers={"Authorization": f"Bearer {TOKEN}"})
+    response = httpx.Response(200, headers={"Content-Type": f"text/{TOKEN}\x1b[31m; charset=x"}, request=request)
+    assert secrets_of(response) == (TOKEN,)
+    assert kind_of(response) == "text/***\\x1b[31m"
+    assert secrets_of(httpx.Response(200)) == ()  # built without a request
+    assert kind_of(httpx.Response(200)) == "no content type"
+
+
+@pytest.mark.parametrize("location", ["/\\u:S3cretPW@h/x", "\\\\u:S3cretPW@h/x", "\\/u:S3cretPW@h/x"])
+def test_userinfo_after_a_backslash_is_masked_as_browsers_read_it(location):
+    assert "S3cretPW" not in shown(location) and ":***@h/x" in shown(location)
+
+
+def test_prose_about_tokens_is_not_masked():
+    """A dpdist service's own refusals speak of tokens; only values are masked."""
+    for text in ("bad token: expired", "the token was spent", "Basic auth", "token_key"):
+        assert shown(text) == text
