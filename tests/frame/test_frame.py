@@ -2,7 +2,8 @@
 the array API's errors.
 
 Each test runs on pandas, Polars (eager and lazy), PyArrow, DuckDB, Dask, Ibis and PySpark (``local[2]``; marked
-slow: a JVM starts), and checks that frames come back in the engine that went in.
+slow: a JVM starts; Dask and Ibis slow too: their imports), and checks that frames come back in the engine that
+went in.
 """
 
 from __future__ import annotations
@@ -40,8 +41,11 @@ COLUMNS = {
     "item": RNG.integers(0, 8, N),
 }
 
-ENGINES = ["pandas", "polars", "polars-lazy", "pyarrow", "duckdb", "dask", "ibis",
-           pytest.param("pyspark", marks=pytest.mark.slow)]
+# Dask's and Ibis's cases run in the whole suite only: their first import costs the fast loop ~1 CPU-s each, and
+# dpdist reads their frames through narwhals' lazy path, which the fast cases of Polars' LazyFrame and DuckDB's
+# relations run (only frame.table(like=...)'s Dask branch, _tables._dask_frame, is then left to the whole suite).
+ENGINES = ["pandas", "polars", "polars-lazy", "pyarrow", "duckdb", pytest.param("dask", marks=pytest.mark.slow),
+           pytest.param("ibis", marks=pytest.mark.slow), pytest.param("pyspark", marks=pytest.mark.slow)]
 
 
 def make_frame(engine: str, columns: dict):
