@@ -234,6 +234,10 @@ def test_peeking_mean(name):
     _verdicts(_whole_path(fixed), _whole_path(sequence), _whole_path(half))
 
 
+# 0.7 CPU-s (a 15-edge band at every look): the whole suite; the fast loop keeps the same code in
+# test_peeking_frequency (the paths and verdicts), test_cdf_sequence_covers_the_cdf_and_its_quantiles_and_mean and
+# test_building_blocks_are_what_confidence_sequence_reports (prefix_means, the band's bounds)
+@pytest.mark.slow
 def test_peeking_cdf_band():
     bins = 16
     protocol = local.make("binning", epsilon=2.0, bins=bins, oracle="grr")

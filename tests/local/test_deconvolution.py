@@ -129,6 +129,10 @@ def test_empirical_noise_spectrum_matches_eq_20_for_oue(repeats):
     assert abs(measured[inner].mean() / analytic[1] - 1) < grand_error
 
 
+# 0.4 CPU-s of repeated estimates: the whole suite; the fast loop keeps the same empirical spectrum against eq. 20
+# in test_empirical_noise_spectrum_matches_eq_20_for_oue and GRR's zero DC term exactly in
+# test_noise_power_spectrum_is_eq_9_summed_over_items
+@pytest.mark.slow
 def test_empirical_noise_spectrum_matches_eq_20_for_grr_with_zero_dc():
     proto = local.make("grr", epsilon=1.0, domain_size=DOMAIN)
     p, q = proto.support_probabilities()

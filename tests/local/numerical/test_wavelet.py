@@ -310,6 +310,10 @@ def test_accuracy_on_beta_5_2_is_within_the_theorem_1_bound():
     )
 
 
+# 0.35 CPU-s of repeated collections: the whole suite; the fast loop keeps eq. 57's unbiasedness in
+# test_eq_57_is_unbiased_and_its_variance_is_eq_59_with_2q and the protocol end to end in
+# test_accuracy_on_beta_5_2_is_within_the_theorem_1_bound
+@pytest.mark.slow
 def test_protocol_coefficients_are_unbiased_end_to_end():
     # all users hold the same value, so the level split cannot matter: E[a_jk] = psi_jk(x)
     protocol = local.make("wavelet", epsilon=1.5, levels=3, assignment="fixed")
