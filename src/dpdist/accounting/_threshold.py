@@ -74,34 +74,47 @@ def _pair(n: int, p: float, threshold: int) -> tuple[np.ndarray, np.ndarray]:
     """``(A1, A0)``: the released laws with and without the target, on ``[bottom, threshold, ..., n + 1]``.
 
     Those of up to :data:`_KEPT_HOLDERS` other holders are kept (read-only, about 16 MB at most): :func:`threshold_epsilon`
-    and :func:`threshold_sampling` search over epsilon or p, and every step scans the same counts again (four SciPy
-    calls each)."""
-    return _kept_pair(n, p, threshold) if n <= _KEPT_HOLDERS else _laws(n, p, threshold)
+    and :func:`threshold_sampling` search over epsilon or p, and every step scans the same counts again.  They are
+    computed :data:`_BLOCK` counts of other holders at a time (a scan asks for n, n + 1, ...: two SciPy calls a block
+    instead of four a count, the same numbers)."""
+    if n > _KEPT_HOLDERS:
+        return _laws(np.array([n]), p, threshold)[0]
+    return _kept_block(n - n % _BLOCK, p, threshold)[n % _BLOCK]
 
 
 #: the counts of other holders whose laws :func:`_pair` keeps
 _KEPT_HOLDERS = 1_000
 
+#: the counts of other holders whose laws :func:`_kept_block` computes together
+_BLOCK = 16
 
-@functools.lru_cache(maxsize=1024)
-def _kept_pair(n: int, p: float, threshold: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_laws`, kept and made read-only."""
-    laws = _laws(n, p, threshold)
-    for law in laws:
-        law.setflags(write=False)
+
+@functools.lru_cache(maxsize=1024 // _BLOCK)
+def _kept_block(start: int, p: float, threshold: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """:func:`_laws` of ``start, ..., start + _BLOCK - 1`` other holders, kept and made read-only."""
+    laws = _laws(np.arange(start, start + _BLOCK), p, threshold)
+    for pair in laws:
+        for law in pair:
+            law.setflags(write=False)
     return laws
 
 
-def _laws(n: int, p: float, threshold: int) -> tuple[np.ndarray, np.ndarray]:
-    """The laws of :func:`_pair`, computed."""
+def _laws(ns: np.ndarray, p: float, threshold: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The laws of :func:`_pair` for each count ``n`` of other holders in ``ns``, computed (SciPy's binomial is
+    elementwise: one call for every count of every ``n``, the values beyond ``n + 1`` dropped)."""
     from scipy import stats  # lazy: loads scipy (0.4-2 s)
 
-    counts = np.arange(max(threshold, 0), n + 2)
-    with_target = stats.binom.pmf(counts, n + 1, p)
-    without = stats.binom.pmf(counts, n, p)
-    bottom_with = float(stats.binom.cdf(threshold - 1, n + 1, p)) if threshold > 0 else 0.0
-    bottom_without = float(stats.binom.cdf(threshold - 1, n, p)) if threshold > 0 else 0.0
-    return np.concatenate(([bottom_with], with_target)), np.concatenate(([bottom_without], without))
+    low = max(threshold, 0)
+    counts = np.arange(low, int(ns.max()) + 2)[None, None, :]
+    holders = np.stack([ns + 1, ns], axis=1)  # (len(ns), 2): with the target, without it
+    laws = np.asarray(stats.binom.pmf(counts, holders[:, :, None], p))
+    bottoms = np.asarray(stats.binom.cdf(threshold - 1, holders, p)) if threshold > 0 else np.zeros(holders.shape)
+    pairs = []
+    for row, n in enumerate(ns.tolist()):
+        size = max(n + 2 - low, 0)  # no count at or above the threshold: the bottom alone
+        pairs.append((np.concatenate(([float(bottoms[row, 0])], laws[row, 0, :size])),
+                      np.concatenate(([float(bottoms[row, 1])], laws[row, 1, :size]))))
+    return pairs
 
 
 def _hockey(first: np.ndarray, second: np.ndarray, epsilon: float) -> float:
