@@ -7,11 +7,11 @@ A stub on 127.0.0.1 answers ``200 {"campaign": "c"}`` (or a page) to everything:
 from __future__ import annotations
 
 import http.server
-import threading
 
 import pytest
 
 from cli_support import run
+from ops_support import serving
 from dpdist.errors import ServiceRefusedError
 
 httpx = pytest.importorskip("httpx")
@@ -43,26 +43,17 @@ class _Page(_Answering):
     kind = "text/html; charset=utf-8"
 
 
-def _serve(handler):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
 
 @pytest.fixture
 def stub():
-    yield from _serve(_Answering)
+    with serving(_Answering) as url:
+        yield url
 
 
 @pytest.fixture
 def page():
-    yield from _serve(_Page)
+    with serving(_Page) as url:
+        yield url
 
 
 def test_the_client_refuses_an_answer_without_what_it_reads(stub, page):
@@ -110,7 +101,8 @@ class _Foreign(_Answering):
 
 @pytest.fixture
 def foreign():
-    yield from _serve(_Foreign)
+    with serving(_Foreign) as url:
+        yield url
 
 
 @pytest.mark.parametrize("argv", [

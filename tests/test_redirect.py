@@ -7,11 +7,11 @@ A stub on 127.0.0.1 answers 302 to everything (a proxy's http -> https redirect)
 from __future__ import annotations
 
 import http.server
-import threading
 
 import pytest
 
 from cli_support import run
+from ops_support import serving
 from dpdist.errors import ServiceRefusedError
 
 pytest.importorskip("httpx")
@@ -44,26 +44,17 @@ class _RedirectingSchemeRelative(_Redirecting):
     do_GET = do_POST = do_PUT = _redirect
 
 
-def _serve(handler):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
-
 
 @pytest.fixture
 def stub():
-    yield from _serve(_Redirecting)
+    with serving(_Redirecting) as url:
+        yield url
 
 
 @pytest.fixture
 def relative_stub():
-    yield from _serve(_RedirectingSchemeRelative)
+    with serving(_RedirectingSchemeRelative) as url:
+        yield url
 
 
 def test_the_client_refuses_a_redirect_naming_where_it_points_masked(stub):
@@ -137,7 +128,7 @@ def test_a_malformed_location_is_a_redirect_refused_at_once(monkeypatch, capsys,
     handler = _redirecting_to(location)
     monkeypatch.setenv("DPDIST_ADMIN_TOKEN", "admin-token-0123456789")
     monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456789")
-    for url in _serve(handler):
+    with serving(handler) as url:
         with Client(url, admin_token="admin-token-0123456789", retries=3, backoff=0.01) as client:
             with pytest.raises(ServiceRefusedError) as refused:
                 client.campaigns()
