@@ -56,7 +56,7 @@ from ._relations import (
     Satisfies,
     check_relations,
 )
-from ._rule import Constraint, Wrapper, check_param
+from ._rule import Constraint, Wrapper, check_param, refuses
 from ._scalars import Boolean, Even, Integer, Interval, Options, PowerOfTwo, Prime, is_prime
 from ._shared import (
     CENTRAL_EPSILON,
@@ -84,6 +84,7 @@ from ._values import check_integer_values, check_real_values, check_values_given
 __all__ = [
     "Constraint",
     "Wrapper",
+    "refuses",
     "check_param",
     "Interval",
     "Integer",

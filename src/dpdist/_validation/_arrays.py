@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ._objects import _Absent
-from ._rule import Constraint, _refuses
+from ._rule import Constraint, refuses
 
 __all__ = ["Vector", "Probabilities", "DType", "RealArray", "Weights", "NumericRows"]
 
@@ -136,7 +136,7 @@ class RealArray(Constraint):
             out.append([1.0, 0.0] if self.increasing == "weakly" else [0.0, 0.0])
         if self.width is not None:
             out.append([[0.0] * (self.width + 1)])
-        return [example for example in out if _refuses(self, example)]
+        return [example for example in out if refuses(self, example)]
 
     def shown(self, value: Any) -> str:
         try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ._rule import Constraint, Wrapper, _refuses
+from ._rule import Constraint, Wrapper, refuses
 
 __all__ = ["Optional", "Described", "OneOf", "Distinct", "AllOf", "ShownBy"]
 
@@ -80,7 +80,7 @@ class Distinct(Wrapper):
         return self.what
 
     def invalid_examples(self) -> list:
-        repeated = [example for example in ([1, 1], ["a", "a"]) if not _refuses(self.inner, example)]
+        repeated = [example for example in ([1, 1], ["a", "a"]) if not refuses(self.inner, example)]
         return [*self.inner.invalid_examples(), *repeated]
 
 
@@ -101,7 +101,7 @@ class AllOf(Constraint):
         return self.what
 
     def invalid_examples(self) -> list:
-        return [example for rule in self.rules for example in rule.invalid_examples() if _refuses(self, example)]
+        return [example for rule in self.rules for example in rule.invalid_examples() if refuses(self, example)]
 
     def shown(self, value: Any) -> str:
         """As the first rule shows it (a key: its type only)."""

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from .._redact import redacted_url
-from ._rule import Constraint, _refuses
+from ._rule import Constraint, refuses
 
 __all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "SQLiteFile", "CallableRule", "ExistingFile", "RandomSource", "Present", "Admits", "Token", "MappingOf", "HasMethod", "AttributeIn", "Registered", "HttpUrl", "sqlite_name_problem"]
 
@@ -111,7 +111,7 @@ class Items(Constraint):
             out.append([])
         if self.increasing:
             out.append([2.0, 1.0] * max(1, self.min_length))
-        return [example for example in out if _refuses(self, example)]
+        return [example for example in out if refuses(self, example)]
 
     def shown(self, value: Any) -> str:
         """The first item refused, as ``item`` shows it (a list of a thousand is not shown whole), else the value."""
@@ -549,20 +549,20 @@ class MappingOf(Constraint):
             return type(value).__name__
         shown = f"a dict with the keys {sorted(map(str, value))!r:.200}"
         for key, item in value.items():
-            if _refuses(self.key, key):
+            if refuses(self.key, key):
                 return f"{shown} whose key {key!r:.100} is refused"
-            if _refuses(self._rule(key), item):
+            if refuses(self._rule(key), item):
                 return f"{shown} whose {key!r:.100} is {self._rule(key).shown(item)}"
         return shown
 
     def invalid_examples(self) -> list:
         out: list = ["text", [("key", "value")]]
-        good_value = next((example for example in ("value", 1, 1.0) if not _refuses(self.value, example)), None)
-        good_key = next((example for example in ("key", 1) if not _refuses(self.key, example)), None)
+        good_value = next((example for example in ("value", 1, 1.0) if not refuses(self.value, example)), None)
+        good_key = next((example for example in ("key", 1) if not refuses(self.key, example)), None)
         out += [{bad: good_value} for bad in self.key.invalid_examples()[:1] if _hashable(bad)]
         out += [{good_key: bad} for bad in self.value.invalid_examples()[:1]]
         out += [{name: bad} for name, rule in self.named for bad in rule.invalid_examples()[:1]]
-        return [example for example in out if _refuses(self, example)]
+        return [example for example in out if refuses(self, example)]
 
 
 def _hashable(value: Any) -> bool:

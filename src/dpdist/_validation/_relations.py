@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..errors import DPDistError, InvalidParameterError
-from ._rule import Constraint, _refuses
+from ._rule import Constraint, refuses
 
 __all__ = ["Relation", "Below", "SameSize", "Either", "NoneWhen", "Implies", "check_relations", "Given", "PowerOf", "Differs", "Satisfies"]
 
@@ -244,7 +244,7 @@ class Satisfies(Relation):
     def holds(self, params: dict[str, Any]) -> bool:
         if (params.get(self.when) is None) != self.absent:
             return True
-        return not _refuses(self.rule, params.get(self.name))
+        return not refuses(self.rule, params.get(self.name))
 
     def describe(self, params: dict[str, Any]) -> str:
         when = f"{self.when!r} is None" if self.absent else f"{self.when!r} is given"

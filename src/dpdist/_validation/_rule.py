@@ -9,7 +9,7 @@ from typing import Any
 from .._redact import redacted_text
 from ..errors import DPDistError, InvalidParameterError
 
-__all__ = ["Constraint", "Wrapper", "check_param"]
+__all__ = ["Constraint", "Wrapper", "check_param", "refuses"]
 
 
 class Constraint:
@@ -60,7 +60,8 @@ class Wrapper(Constraint):
         return self.inner.shown(value)
 
 
-def _refuses(rule: Constraint, value: Any) -> bool:
+def refuses(rule: Constraint, value: Any) -> bool:
+    """Whether ``rule`` refuses ``value`` (its check raises ValueError or TypeError)."""
     try:
         rule.check(value)
     except (ValueError, TypeError):

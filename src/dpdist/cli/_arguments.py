@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._validation import Constraint, Described, Integer, Interval, ItemIds, OneOf, Options, Text, Wrapper
+from .._validation import Constraint, Described, Integer, Interval, ItemIds, OneOf, Options, Text, Wrapper, refuses
 from ..errors import InvalidParameterError
 from ._env import check_environment
 
@@ -72,16 +72,8 @@ class Numbers(Constraint):
         if self.count is not None:
             out.append(",".join(["1"] * (self.count + 1)))
         if self.item is not None:
-            out += [text for text in map(str, self.item.invalid_examples()) if _refused(self, text)]
+            out += [text for text in map(str, self.item.invalid_examples()) if refuses(self, text)]
         return out
-
-
-def _refused(rule: Constraint, text: str) -> bool:
-    try:
-        rule.check(text)
-    except (ValueError, TypeError):
-        return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -147,7 +139,7 @@ class Each(Constraint):
     def shown(self, value: Any) -> str:
         """The first value refused (the option is named once per value on the command line), or the KEY given twice
         (not its values: one may be a secret)."""
-        refused = [item for item in value if _refused(self.inner, item)] if isinstance(value, list) else []
+        refused = [item for item in value if refuses(self.inner, item)] if isinstance(value, list) else []
         if not refused and self.keys and isinstance(value, list) and _repeated_key(value) is not None:
             return f"the KEY {_repeated_key(value)!r} more than once"
         return self.inner.shown(refused[0]) if refused else self.inner.shown(value)

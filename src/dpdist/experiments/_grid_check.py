@@ -18,7 +18,7 @@ from typing import Any
 
 from .. import local
 from .._validation import (POPULATION, Constraint, Described, InstanceOf, Integer, Interval, Items, OneOf, Optional,
-                           Text, did_you_mean)
+                           Text, did_you_mean, refuses)
 from ..errors import InvalidParameterError
 from ..local._registry import registered_class
 from ._methods import ESTIMATE_OPTIONS
@@ -78,7 +78,7 @@ def _check_value(spec: str, key: str, value: Any, rule: Constraint, method: str 
 
 def _check_sweep(spec: str, sweep: Mapping, methods: list, where: str) -> None:
     for key, values in sweep.items():
-        if not isinstance(key, str) or _refuses(_KEY, key):
+        if not isinstance(key, str) or refuses(_KEY, key):
             raise InvalidParameterError(f"The grid of ExperimentSpec {spec!r} has the key {_shown(key)}{where}: it "
                                         f"must be {_KEY.describe()}.")
         if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
@@ -105,14 +105,6 @@ def _check_sweep(spec: str, sweep: Mapping, methods: list, where: str) -> None:
             if key in rules:
                 for value in values:
                     _check_value(spec, key, value, rules[key], method.label, where)
-
-
-def _refuses(rule: Constraint, value: Any) -> bool:
-    try:
-        rule.check(value)
-    except (ValueError, TypeError):
-        return True
-    return False
 
 
 def check_grid(spec: str, sweeps: list[Mapping], methods: list) -> None:
