@@ -58,3 +58,134 @@ def test_a_batch_is_delivered_only_by_the_collectors_acknowledgement_of_it(answe
     settled, marks = asyncio.run(deliver())
     assert sent == [("/api/campaigns/c/relayed/b1", b"sealed reports")]
     assert settled is delivered and marks == ([("b1", "delivered")] if delivered else [])  # else: delivered again later
+
+
+# ------------------------------------------------ attack 67: the collector's answer bounded in bytes and time, logged safely
+_TOKEN = "relay-token-0123456789"
+
+
+class _DetailStore(_Store):
+    """A queue that keeps what a refused batch is settled with (the detail the relay's status shows)."""
+
+    def __init__(self):
+        super().__init__()
+        self.details: list[str | None] = []
+
+    def settle(self, batch_id: str, state: str, detail: str | None = None) -> Future:
+        self.details.append(detail)
+        return super().settle(batch_id, state, detail)
+
+
+def _deliver_to(handler, store: _Store | None = None, deadline: float = 60.0):
+    """Deliver one batch to a collector answering with ``handler``; (settled, the store), bounded at 20 s."""
+    store = store or _Store()
+
+    async def deliver():
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler), base_url="http://collector") as client:
+            forwarder = Forwarder(store, client, relay_token=_TOKEN, min_batch=1, max_batch=10,  # type: ignore[arg-type]
+                                  deadline=deadline)
+            return await asyncio.wait_for(forwarder.deliver(Batch("b1", "c", 3, b"sealed reports")), 20)
+
+    return asyncio.run(deliver()), store
+
+
+class _Bomb(httpx.AsyncByteStream):
+    """A gzip answer of ``size`` zero bytes once decoded, sent in 16 KiB pieces; counts the pieces read."""
+
+    def __init__(self, size: int):
+        import zlib
+        packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+        zeros = bytes(1 << 20)
+        self.data = b"".join(packer.compress(zeros) for _ in range(size >> 20)) + packer.flush()
+        self.sent = 0
+
+    async def __aiter__(self):
+        for start in range(0, len(self.data), 16 << 10):
+            self.sent += 1
+            yield self.data[start:start + (16 << 10)]
+
+
+def test_a_gzip_bomb_answer_is_read_no_further_than_the_limit_and_the_batch_is_sent_again(monkeypatch, caplog):
+    monkeypatch.setattr("dpdist.relay._collector.MAX_ANSWER_BYTES", 1 << 20)  # 1 MiB here; 128 MiB in the relay
+    bomb = _Bomb(256 << 20)  # 256 MiB of zeros: ~250 kB on the wire
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, headers={"content-encoding": "gzip", "content-type": "application/json"}, stream=bomb)
+
+    with caplog.at_level("WARNING", logger="dpdist.relay"):
+        settled, store = _deliver_to(handler)
+    assert settled is False and store.settled == []  # not delivered: sent again later with the same id and bytes
+    pieces = -(-len(bomb.data) // (16 << 10))
+    assert bomb.sent < pieces // 4, (bomb.sent, pieces)  # reading stopped soon after 1 MiB decoded, not at 256 MiB
+    assert "larger than the relay reads (more than 1 MiB once decoded)" in caplog.text and "will retry" in caplog.text
+
+
+@pytest.mark.parametrize("slow", ["head", "body"])
+def test_a_collector_trickling_its_answer_does_not_hold_the_delivery(slow, caplog):
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if slow == "head":
+            await asyncio.sleep(60)  # the head never comes in time
+
+        async def trickle():
+            for _ in range(600):  # one byte every 0.1 s: a minute of answer
+                await asyncio.sleep(0.1)
+                yield b" "
+
+        return httpx.Response(200, stream=_Trickle(trickle()))
+
+    with caplog.at_level("WARNING", logger="dpdist.relay"):
+        settled, store = _deliver_to(handler, deadline=0.5)  # wait_for(20 s) around: a hold fails the test
+    assert settled is False and store.settled == []
+    assert "NoAnswer" in caplog.text and "was not whole 0.5" in caplog.text and "will retry" in caplog.text
+
+
+class _Trickle(httpx.AsyncByteStream):
+    def __init__(self, chunks):
+        self.chunks = chunks
+
+    async def __aiter__(self):
+        async for chunk in self.chunks:
+            yield chunk
+
+
+def test_a_refusal_is_logged_and_kept_as_one_line_without_the_relays_token_or_control_characters(caplog):
+    body = {"error": "x\x1b]0;PWNED\x07", "detail": f"\x1b[2J\x1b[31mred\nINFO: fake line {_TOKEN} Bearer {_TOKEN[::-1]}"}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, content=json.dumps(body, ensure_ascii=False).replace("\\u001b", "\x1b")
+                              .replace("\\u0007", "\x07").replace("\\n", "\n").encode())  # raw, as the attack sent
+
+    store = _DetailStore()
+    with caplog.at_level("WARNING", logger="dpdist.relay"):
+        settled, _ = _deliver_to(handler, store)
+    assert settled is True and store.settled == [("b1", "refused")]  # a 400 is for good, as before
+    (record,) = [record for record in caplog.records if "refused batch" in record.getMessage()]
+    for text in (record.getMessage(), store.details[0]):
+        assert text is not None
+        assert _TOKEN not in text and _TOKEN[::-1] not in text, text
+        assert not any(character in text for character in "\x1b\x07\n\r"), text
+        assert "\\x1b]0;PWNED\\x07" in text and "\\nINFO: fake line ***" in text, text
+
+
+@pytest.mark.parametrize("answer", ["bomb", "slow head"])
+def test_the_collectors_public_pages_are_read_bounded_too(answer, monkeypatch):
+    """A config or identity GET (a device's submission waits on it) answered by a gzip bomb or a trickle is
+    "collector unavailable" (503), not the relay's memory or a request held for ever."""
+    from dpdist.relay._app import RelayError, _PublicPages
+
+    monkeypatch.setattr("dpdist.relay._collector.MAX_ANSWER_BYTES", 1 << 20)
+    monkeypatch.setattr("dpdist.relay._app.PAGE_DEADLINE_S", 0.5)
+    bomb = _Bomb(64 << 20)
+
+    async def handler(request: httpx.Request) -> httpx.Response:
+        if answer == "slow head":
+            await asyncio.sleep(60)
+        return httpx.Response(200, headers={"content-encoding": "gzip", "content-type": "application/json"}, stream=bomb)
+
+    async def get():
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler), base_url="http://collector") as client:
+            return await asyncio.wait_for(_PublicPages(client).get("/api/campaigns/c/config"), 20)
+
+    with pytest.raises(RelayError) as refused:
+        asyncio.run(get())
+    assert (refused.value.status, refused.value.code) == (503, "collector_unavailable")

@@ -77,6 +77,7 @@ from ..errors import InvalidParameterError
 from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
 from . import _envelope, _ohttp, _ohttp_report, _queue
 from ._arguments import RELATIONS, RULES
+from ._collector import PAGE_DEADLINE_S, ask
 from ._forwarder import Forwarder
 from ._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._queue import RelayQueue
@@ -108,8 +109,8 @@ class _PublicPages:
         hit = None if fresh else self.cache.get(path)
         if hit is not None and time.monotonic() - hit[0] < _CONFIG_TTL_S:
             return hit[1:]
-        try:
-            response = await self.client.get(path)
+        try:  # bounded in time and bytes (:mod:`._collector`): a trickling or gzip-bomb answer is none
+            response = await ask(self.client, "GET", path, seconds=PAGE_DEADLINE_S)
         except Exception:
             raise RelayError(503, "collector_unavailable", "The collector did not answer; try again later.") from None
         headers = {name: value for name, value in response.headers.items() if name.lower() in _KEPT_HEADERS}

@@ -10,6 +10,11 @@ a body cut short, is retried): after a network error, a 5xx, 408/425/429, and 40
 operator's to fix; the reports wait).  A batch the collector refuses for good (404: no such
 campaign; 409: not open or not relayed; 400/413: it cannot read it) is marked refused, with the
 answer, and its reports are not counted.
+
+The answer is read bounded (:mod:`._collector`): the whole exchange within 60 s plus a second per 64 KiB of the batch,
+at most 128 MiB of body once decoded.  A slower or larger answer is none: the batch is sent again later, with the same
+id and bytes (the collector counts it once), as after a network error.  What the relay logs of an answer (a refusal's
+body, an error's message) is escaped, masked (its token, any credential) and cut (:func:`._collector.logged`).
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import asyncio
 import logging
 
 from .._acks import batch_ack_problem
-from .._redact import redacted_text
+from ._collector import ANSWER_DEADLINE_S, UPLOAD_RATE, ask, logged
 from ._queue import Batch, RelayQueue
 
 __all__ = ["Forwarder", "RELAYED_BATCH_CONTENT_TYPE"]
@@ -32,8 +37,9 @@ log = logging.getLogger("dpdist.relay")
 class Forwarder:
     """The relay's delivery loop (module docstring)."""
 
-    def __init__(self, store: RelayQueue, client, *, relay_token: str, min_batch: int, max_batch: int, interval: float = 0.5):
-        self.store, self.client, self.relay_token = store, client, relay_token
+    def __init__(self, store: RelayQueue, client, *, relay_token: str, min_batch: int, max_batch: int, interval: float = 0.5,
+                 deadline: float = ANSWER_DEADLINE_S):
+        self.store, self.client, self.relay_token, self.deadline = store, client, relay_token, deadline
         self.min_batch, self.max_batch, self.interval = min_batch, max_batch, interval
         self.wake = asyncio.Event()
         self._backoff = interval
@@ -71,14 +77,14 @@ class Forwarder:
     async def deliver(self, batch: Batch) -> bool:
         """One attempt; whether the batch is settled (acknowledged or refused for good)."""
         try:
-            response = await self.client.put(
-                f"/api/campaigns/{batch.campaign}/relayed/{batch.batch_id}",
-                content=batch.body,
+            response = await ask(
+                self.client, "PUT", f"/api/campaigns/{batch.campaign}/relayed/{batch.batch_id}",
+                seconds=self.deadline + len(batch.body) / UPLOAD_RATE, content=batch.body,
                 headers={"content-type": RELAYED_BATCH_CONTENT_TYPE, "authorization": f"Bearer {self.relay_token}"},
             )
-        except Exception as error:  # network: the collector may or may not have counted it; same id next time
+        except Exception as error:  # network, or no answer in time or size: maybe counted; same id next time
             log.warning("relay: batch %s of %s (%d bytes) not delivered (%s: %s); will retry", batch.batch_id, batch.campaign,
-                        len(batch.body), type(error).__name__, redacted_text(str(error)))  # never the collector's password
+                        len(batch.body), type(error).__name__, logged(str(error), secrets=(self.relay_token,)))
             return False
         if 200 <= response.status_code < 300:
             # only the collector's acknowledgement of this batch settles it: a proxy's page would lose the batch
@@ -91,7 +97,7 @@ class Forwarder:
         if response.status_code >= 500 or response.status_code in _RETRY:
             log.warning("relay: collector answered %s to batch %s of %s; will retry", response.status_code, batch.batch_id, batch.campaign)
             return False
-        detail = f"{response.status_code} {response.text[:500]}"
+        detail = f"{response.status_code} {logged(response.text, response, (self.relay_token,), 500)}"  # one line, masked
         log.error("relay: collector refused batch %s of %s for good: %s", batch.batch_id, batch.campaign, detail)
         await asyncio.wrap_future(self.store.settle(batch.batch_id, "refused", detail))
         return True

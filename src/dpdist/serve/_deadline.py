@@ -21,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from .._answer import MAX_ANSWER_BYTES, TOO_LARGE
 from .._redact import redacted_url
 from .._shown import kind_of, secrets_of, shown
 from ..errors import ServiceRefusedError
@@ -29,11 +30,6 @@ __all__ = ["deadline_of", "request_within", "MAX_ANSWER_BYTES", "TOO_LARGE"]
 
 #: headers that describe the bytes on the wire, not the decoded body the answer is rebuilt with
 _WIRE_HEADERS = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
-#: the most bytes of one answer's body dpdist reads, once decoded (a dpdist answer is far smaller: an estimate of
-#: 10^6 items is ~80 MB of JSON, a plot a few hundred kB; kept reports are streamed to a file, not read here)
-MAX_ANSWER_BYTES = 128 << 20
-#: the ``code`` of the error of an answer larger than :data:`MAX_ANSWER_BYTES`
-TOO_LARGE = "answer_too_large"
 
 
 def deadline_of(timeout: Any) -> float | None:
