@@ -13,6 +13,10 @@ An ASGI middleware in front of every route:
   status, the batch id replaced by ``-``, no client address, no query string;
   ``full``: also the client address and the batch id (still no query string),
   for operators who need them; ``off``: none.
+
+A line is one line whatever the request: its method and path are written as they travel on the wire, percent-encoded
+(:func:`._logs.printable`; uvicorn's own line did the same), never decoded - an anonymous ``GET /x%0aINFO: ...`` wrote a
+second, forged line, and ``%1b%5b2J`` a raw escape sequence that cleared the terminal of an operator tailing the log.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import logging
 import re
 from urllib.parse import parse_qsl
 
-from ._logs import THROUGH_GATEWAY, inner_of
+from ._logs import THROUGH_GATEWAY, inner_of, printable
 
 __all__ = ["PrivacyMiddleware", "query_has_token", "access_line"]
 
@@ -83,7 +87,8 @@ def access_line(scope, status: int, mode: str) -> None:
     if inner is not None:
         address = "ohttp" if address == "-" else f"ohttp@{address}"
     # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
-    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, method, path, scope.get("http_version", "1.1"), status)
+    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, printable(method, ""), printable(path),
+                printable(str(scope.get("http_version", "1.1")), "."), status)
 
 
 async def _refuse_token(send) -> None:

@@ -19,6 +19,7 @@ from .. import _json
 from .._guard._body import CLIENT_GONE, NO_RESPONSE
 from ._database import DatabaseUnavailableError
 from ._limits import receive_body
+from ._logs import printable
 from ._refusals import (
     Busy,
     Conflict,
@@ -97,7 +98,8 @@ async def _http_error(request: Request, error: HTTPException) -> JSONResponse:
 
 
 async def _internal_error(request: Request, error: Exception) -> JSONResponse:
-    LOG.error("internal error on %s %s", request.method, request.url.path, exc_info=error)
+    # the path as on the wire (percent-encoded): a request's path cannot write a line or an escape sequence into the log
+    LOG.error("internal error on %s %s", printable(request.method, ""), printable(request.url.path), exc_info=error)
     return JSONResponse({"error": "internal", "detail": "internal server error"}, status_code=500)
 
 

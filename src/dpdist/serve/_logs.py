@@ -20,10 +20,11 @@ import logging
 import time
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
+from urllib.parse import quote
 
 from uvicorn.config import LOGGING_CONFIG
 
-__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "JsonFormatter", "log_config", "LOG_FORMATS"]
+__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "JsonFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
 
@@ -61,6 +62,13 @@ def shown_status(scope, status: int) -> int:
     else ``status``."""
     inner = inner_of(scope, status)
     return status if inner is None else inner.status
+
+
+def printable(text: str, safe: str = "/") -> str:
+    """``text`` (a request's decoded path, or its method) percent-encoded as on the wire: no control character, no
+    space, no quote, no non-ASCII character (a bidi override) - one line of the log, however the request spelled it
+    (an anonymous ``GET /x%0aINFO: ...`` wrote a forged second line, ``%1b%5b2J`` a raw escape sequence)."""
+    return quote(text, safe=safe, errors="backslashreplace")
 
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "color_message"}
@@ -115,11 +123,12 @@ class AccessLog:
         method, path, inner = scope.get("method", ""), scope.get("path", ""), inner_of(scope, status)
         if inner is not None:
             method, path, route, status = inner
+        method = printable(method, "")
         fields = {"method": method, "route": route, "status": status,
                   "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
         if inner is not None:
             fields["via"] = "ohttp"
         if full:  # --access-log full: the operator asked for addresses and paths (never the query string)
             client = scope.get("client")
-            fields.update(client=f"{client[0]}:{client[1]}" if client else "-", path=path)
+            fields.update(client=f"{client[0]}:{client[1]}" if client else "-", path=printable(path))
         cls.logger.info("%s %s %d", method, route, status, extra=fields)
