@@ -42,9 +42,9 @@ def _problem(response: Any, campaign: str, id_key: str, sent: str, fields) -> st
     what = f"{id_key.replace('_', ' ')} {sent!r} of campaign {campaign!r}"
     try:
         ack = json.loads(response.content)
-    except (ValueError, UnicodeDecodeError):
-        return (f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with a body that is not JSON "
-                f"({len(response.content)} bytes, {kind_of(response)})")
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
+        return (f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with a body that is not JSON, or nested too "
+                f"deeply ({len(response.content)} bytes, {kind_of(response)})")
     if not isinstance(ack, dict):
         return f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with JSON that is not an object"
     named_campaign, named_id = ack.get("campaign"), ack.get(id_key)

@@ -189,3 +189,32 @@ def test_the_collectors_public_pages_are_read_bounded_too(answer, monkeypatch):
     with pytest.raises(RelayError) as refused:
         asyncio.run(get())
     assert (refused.value.status, refused.value.code) == (503, "collector_unavailable")
+
+
+def test_a_deeply_nested_answer_is_no_acknowledgement_in_one_line_not_a_traceback(caplog):
+    """attack67 F23: ``{"campaign": [[[[...]]]]}`` 200,000 deep was a RecursionError traceback at each attempt."""
+    deep = b'{"campaign":' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=deep, headers={"content-type": "application/json"})
+
+    with caplog.at_level("WARNING", logger="dpdist.relay"):
+        settled, store = _deliver_to(handler)
+    assert settled is False and store.settled == []
+    assert "not JSON, or nested too deeply" in caplog.text and "Traceback" not in caplog.text
+
+
+@pytest.mark.parametrize("body", [b"[" * 200_000 + b"]" * 200_000, b"[1, 2]", b"<html>"])
+def test_a_config_that_is_not_a_json_object_is_collector_unavailable(body):
+    from dpdist.relay._app import RelayError, _PublicPages
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=body, headers={"content-type": "application/json"})
+
+    async def config():
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler), base_url="http://collector") as client:
+            return await _PublicPages(client).config("c")
+
+    with pytest.raises(RelayError) as refused:
+        asyncio.run(config())
+    assert (refused.value.status, refused.value.code) == (503, "collector_unavailable")

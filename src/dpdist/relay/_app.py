@@ -123,9 +123,12 @@ class _PublicPages:
     async def config(self, campaign: str, fresh: bool = False) -> tuple[int, dict]:
         status, _, body = await self.get(f"/api/campaigns/{campaign}/config", fresh)
         try:
-            return status, json.loads(body)
-        except ValueError:
+            document = json.loads(body)
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
             raise RelayError(503, "collector_unavailable", f"The collector answered {status} without JSON.") from None
+        if not isinstance(document, dict):  # the callers read keys: a list or a number is no config
+            raise RelayError(503, "collector_unavailable", f"The collector answered {status} without a JSON object.")
+        return status, document
 
 
 @validate_params(RULES, owner="dpdist.relay.create_app", relations=RELATIONS)
