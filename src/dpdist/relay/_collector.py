@@ -58,7 +58,7 @@ async def ask(client: httpx.AsyncClient, method: str, path: str, *, seconds: flo
         return await asyncio.wait_for(_whole(client, method, path, MAX_ANSWER_BYTES if limit is None else limit, kwargs),
                                       seconds)
     except asyncio.TimeoutError:
-        raise NoAnswer(f"the collector's answer to {method} {path} was not whole {seconds:g} s after the request "
+        raise NoAnswer(f"the collector's answer to {method} {path} was not whole {seconds:.3g} s after the request "
                        "started (a deadline per attempt)") from None
 
 
