@@ -48,6 +48,7 @@ from itertools import chain
 
 from ..local import ReportBatch
 from ._campaigns import BOUND_BATCH_ID, arrival_ms, protocol_of
+from ._claims import EarlyClaim, Mispredicted, batch_rows, early_claim, insert_batch_rows, rejected_json
 from ._database import Database
 from ._deltas import encode_delta
 from ._refusals import Conflict, Forbidden, NotFound, Refusal
@@ -127,16 +128,34 @@ def acknowledgement(campaign_id, batch_id, n_read, accepted, rejected, *, duplic
 def commit_group(db: Database, writer: int, items: list) -> list:
     """Commit ``items`` (:class:`Arrival` and :class:`Refused`) in one transaction, as the log's ``writer``; per item
     its acknowledgement (a dict), None (a counted refusal) or the :class:`Refusal` it gets.  Raises only what fails
-    the whole transaction (the database's errors)."""
-    outcomes: list = [None] * len(items)
+    the whole transaction (the database's errors).  PostgreSQL: the batch rows' claim goes with ``BEGIN`` when the
+    group's locks are known (:mod:`._claims`), the ordinary way if that claim mispredicted."""
     minute = arrival_ms()
     ids = sorted({item.campaign_id for item in items})
     held = _known_locks(db, ids)
+    early = early_claim(db, items, minute) if held else None
+    if early is not None:
+        try:
+            return _commit(db, writer, items, minute, ids, held, early)
+        except Mispredicted:
+            pass  # rolled back: nothing of it stays
+    return _commit(db, writer, items, minute, ids, held, None)
+
+
+def _commit(db: Database, writer: int, items: list, minute: int, ids: list[str], held: dict[str, bool],
+            early: EarlyClaim | None) -> list:
+    """:func:`commit_group`'s transaction (``early``: the claim sent with ``BEGIN``, checked against the reads)."""
+    outcomes: list = [None] * len(items)
     locks = [db.lock_statement(cid, shared=held[cid]) for cid in ids] if held else []
-    with db.transaction([*locks, *_reads(ids)]) as first:
-        campaigns = _lock_campaigns(db, ids, first[len(locks):], dict(held))
-        claimed = _claim(db, items, campaigns, outcomes, minute)
-        refusals = _check_claimed(db, claimed, items, campaigns, outcomes)
+    reads = _reads(ids)
+    with db.transaction([*locks, *reads, *([early.statement] if early is not None else [])]) as first:
+        locked = dict(held)
+        campaigns = _lock_campaigns(db, ids, first[len(locks):len(locks) + len(reads)], locked)
+        if early is not None and locked != held:
+            raise Mispredicted  # a campaign locked again (capped since): the claim went before its lock
+        ahead = None if early is None else (early.indices, *EarlyClaim.keys(first[-1]))
+        claimed = _claim(db, items, campaigns, outcomes, minute, ahead)
+        refusals = _check_claimed(db, claimed, items, campaigns, outcomes, None if ahead is None else ahead[2])
         _pass_recorded(db, items, outcomes)
         refusals += [(item.campaign_id, item.batch_id, item.reason) for index, item in enumerate(items)
                      if isinstance(item, Refused) and outcomes[index] is None]
@@ -209,11 +228,6 @@ def _config_of(text: str) -> dict:
     return config
 
 
-def _rejected_json(rejected: dict) -> str:
-    """Counts by reason as stored (a batch's rejected reports, a group's refusals; most are empty)."""
-    return json.dumps(rejected, sort_keys=True) if rejected else "{}"
-
-
 def _total(db: Database, campaign_id: str) -> int:
     rows = db.execute(
         "SELECT SUM(n) FROM (SELECT n FROM campaign_parts WHERE campaign_id = ? UNION ALL"
@@ -223,8 +237,10 @@ def _total(db: Database, campaign_id: str) -> int:
     return int(rows[0][0] or 0)
 
 
-def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: int) -> list[int]:
-    """Insert the batch rows of the batches that may count; answer the others (recorded, not open, unknown)."""
+def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: int, ahead: tuple | None) -> list[int]:
+    """Insert the batch rows of the batches that may count; answer the others (recorded, not open, unknown).
+    ``ahead``: the claim sent with ``BEGIN`` (its batches, the keys it inserted and those it bound), if any: used when
+    its batches are this group's candidates, else :class:`Mispredicted`."""
     candidates, lookups = [], []
     for index, item in enumerate(items):
         if isinstance(item, Refused):
@@ -242,38 +258,18 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
             candidates.append(index)
         else:
             lookups.append(index)
-    inserted = set()
-    for chunk in _chunks(candidates):
-        rows = []
-        for index in chunk:
-            item = items[index]
-            rejected = _rejected_json(item.batch.rejected)
-            received = minute if item.received_ms is None else item.received_ms
-            rows.append((item.campaign_id, item.batch_id, item.digest, received, item.n_read, item.accepted, rejected))
-        inserted.update(_insert_batch_rows(db, rows))
+    if ahead is not None:
+        if candidates != ahead[0]:
+            raise Mispredicted  # a campaign not open, changed or unknown: rolled back, committed the ordinary way
+        inserted = ahead[1]
+    else:
+        inserted = set()
+        for chunk in _chunks(candidates):
+            inserted.update(insert_batch_rows(db, batch_rows(items, chunk, minute)))
     claimed = [index for index in candidates if (items[index].campaign_id, items[index].batch_id) in inserted]
     taken = set(claimed)
     _answer_recorded(db, items, [index for index in candidates if index not in taken] + lookups, campaigns, outcomes)
     return claimed
-
-
-_BATCH_COLUMNS = "campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected"
-_BATCH_FIELDS = tuple(_BATCH_COLUMNS.split(", "))
-_CLAIM = " ON CONFLICT (campaign_id, batch_id) DO NOTHING RETURNING campaign_id, batch_id"
-
-
-def _insert_batch_rows(db: Database, rows: list[tuple]) -> list[tuple]:
-    """Insert batch rows unless their (campaign, batch id) is recorded; the keys inserted.  PostgreSQL: one statement
-    text whatever the group's size (the server prepares a statement it sees again), its rows as one JSON parameter
-    (``json_populate_recordset``: psycopg dumps a string in C, where its array dumpers loop in Python, about 50 us a
-    column of a group)."""
-    if db.dialect != "postgresql":
-        marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(rows))
-        return db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) VALUES {marks}{_CLAIM}",
-                          tuple(chain.from_iterable(rows)))
-    document = json.dumps([dict(zip(_BATCH_FIELDS, row)) for row in rows])
-    return db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) SELECT {_BATCH_COLUMNS} FROM"
-                      f" json_populate_recordset(NULL::batches, ?::json){_CLAIM}", (document,))
 
 
 def _stored(db: Database, items: list, columns: str = "body_sha256, n_read, accepted, rejected") -> dict:
@@ -321,10 +317,12 @@ def _answer_recorded(db: Database, items: list, indices: list[int], campaigns: d
                                               duplicate=True)
 
 
-def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list) -> list[tuple]:
+def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list,
+                   bound_ahead: set | None = None) -> list[tuple]:
     """The checks that need the database, on the batches this group claimed; refused ones leave no row behind.  The
-    refusals to count: ``(campaign id, batch id, reason)``."""
-    bound = _bind(db, [items[index] for index in claimed])
+    refusals to count: ``(campaign id, batch id, reason)``.  ``bound_ahead``: the ids the claim sent with ``BEGIN``
+    bound."""
+    bound = _bind(db, [items[index] for index in claimed], bound_ahead)
     undo, refusals = [], []
     for index in claimed:
         item, campaign = items[index], campaigns[items[index].campaign_id]
@@ -361,24 +359,28 @@ def _count_refusals(db: Database, refusals: list[tuple], campaigns: dict) -> Non
             _count(campaigns[campaign_id], reason)
 
 
-def _bind(db: Database, items: list) -> dict[tuple[str, str], str]:
+def _bind(db: Database, items: list, ahead: set | None = None) -> dict[tuple[str, str], str]:
     """Bind the batch ids of :data:`BOUND_BATCH_ID`'s form to their campaigns: (id, campaign) -> "ours" (bound now),
     "same" (bound to this campaign before) or "other" (counted by another campaign; also a second campaign of the
     group claiming an id the first binds now).
 
     SQLite (one writer at a time: this transaction holds the write lock): an id is bound by its batch rows, keyed by
     batch id first (schema version 9), and by ``bound_batch_ids`` once retention deleted them: one read of each,
-    nothing written.  PostgreSQL (group commits of many processes at once): ``bound_batch_ids``' key binds it."""
+    nothing written.  PostgreSQL (group commits of many processes at once): ``bound_batch_ids``' key binds it
+    (``ahead``: the (id, campaign) pairs the claim sent with ``BEGIN`` bound so, if it did)."""
     wanted = sorted({(item.batch_id, item.campaign_id) for item in items if BOUND_BATCH_ID.fullmatch(item.batch_id)})
     if db.dialect == "sqlite":
         return _owned(db, wanted)
     result = {}
     for chunk in _chunks(wanted):
-        marks = ", ".join(["(?, ?)"] * len(chunk))
-        rows = db.execute(
-            f"INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES {marks} ON CONFLICT (batch_id) DO NOTHING"
-            " RETURNING batch_id, campaign_id", tuple(chain.from_iterable(chunk))
-        )
+        if ahead is None:
+            marks = ", ".join(["(?, ?)"] * len(chunk))
+            rows = db.execute(
+                f"INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES {marks} ON CONFLICT (batch_id) DO NOTHING"
+                " RETURNING batch_id, campaign_id", tuple(chain.from_iterable(chunk))
+            )
+        else:
+            rows = [pair for pair in chunk if pair in ahead]
         result.update({(row[0], row[1]): "ours" for row in rows})
         others = [pair for pair in chunk if pair not in result]
         if others:
@@ -512,7 +514,7 @@ def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict
             "INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic),
-             _rejected_json(change.rejected), _rejected_json(campaign.refused), sum(campaign.refused.values()),
+             rejected_json(change.rejected), rejected_json(campaign.refused), sum(campaign.refused.values()),
              len(campaign.admitted)),
         )
         if campaign.smallest is not None:  # locks the relayed campaign's row only when its minimum falls
