@@ -109,12 +109,12 @@ class EarlyClaim:
 
 def early_claim(db: Database, items: list, minute: int) -> EarlyClaim | None:
     """PostgreSQL: the claim of every arrival of ``items`` with validated reports, to send with ``BEGIN``; None on
-    SQLite (a statement is a function call there), when no item has reports, or when two of them share a batch id
-    (which campaign binds it then depends on the order of the ordinary path's statement)."""
+    SQLite (a statement is a function call there), when no item has reports, or when two of them share a batch id of
+    the bound form (which campaign binds it then depends on the order of the ordinary path's statement)."""
     if db.dialect != "postgresql":
         return None
     indices = [index for index, item in enumerate(items) if getattr(item, "batch", None) is not None]
-    if not indices or len({items[index].batch_id for index in indices}) < len(indices):
-        return None
     bound = [items[index].batch_id for index in indices if BOUND_BATCH_ID.fullmatch(items[index].batch_id)]
+    if not indices or len(set(bound)) < len(bound):
+        return None
     return EarlyClaim(indices, (_EARLY, (_document(batch_rows(items, indices, minute)), json.dumps(bound))))

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import select
 import sqlite3
 import threading
 import time
@@ -395,6 +396,28 @@ class Database:
             if not cursor.nextset():
                 return results
 
+    def at_once(self, statements: Sequence[tuple[str, tuple]], marker: str) -> list[list[tuple]] | None:
+        """PostgreSQL: ``BEGIN``, ``statements`` and ``COMMIT`` as ONE query (one round trip); the rows of each
+        statement once committed.  None, with nothing committed, when a statement raised the error whose message holds
+        ``marker`` (the caller's own check: the transaction is rolled back), or when this thread has no connection
+        that is known to be alive (none yet, or the server sent something while it was idle, as a server that shut
+        down does): :meth:`transaction` replaces such a connection before it writes, this cannot know whether its
+        ``COMMIT`` ran once it was sent.  Any other error as :meth:`transaction` raises it (the transaction rolled back
+        or, if the connection failed after sending, possibly committed: as a failed ``COMMIT``)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None or connection.closed or _has_input(connection):
+            return None
+        try:
+            rows = self._together(connection, [("BEGIN", ()), *statements, ("COMMIT", ())])
+        except Exception as error:
+            with contextlib.suppress(Exception):
+                connection.execute("ROLLBACK")
+            if getattr(error, "sqlstate", None) == "22P02" and marker in str(error):
+                return None
+            raise self._unavailable(error) from error
+        self.outages.succeeded(write=True)
+        return rows[1:-1]
+
     def execute_at_commit(self, statement: str, parameters: tuple = ()) -> None:
         """In a transaction, a write whose rows nobody reads: sent with ``COMMIT`` (PostgreSQL: one round trip for
         them all), run now on SQLite.  Its failure fails the commit (the transaction is rolled back)."""
@@ -511,3 +534,13 @@ class Database:
 def open_database(url: str) -> Database:
     """A :class:`Database` for a SQLite path (``campaigns.sqlite``) or a ``postgresql://`` URL."""
     return Database(url)  # the url: Database's table
+
+
+def _has_input(connection) -> bool:
+    """Whether a PostgreSQL connection between transactions has something to read: the server spoke while it was
+    idle (a shut-down or restarted server's last words, or its closing the socket)."""
+    try:
+        readable, _, _ = select.select([connection.pgconn.socket], [], [], 0)  # a poll: no wait
+    except Exception:  # noqa: BLE001 - OSError, or psycopg's error for a connection that is gone
+        return True
+    return bool(readable)

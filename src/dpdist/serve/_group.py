@@ -51,6 +51,7 @@ from ._campaigns import BOUND_BATCH_ID, arrival_ms, protocol_of
 from ._claims import EarlyClaim, Mispredicted, batch_rows, early_claim, insert_batch_rows, rejected_json
 from ._database import Database
 from ._deltas import encode_delta
+from ._whole_group import MARKER, remember, whole_plan
 from ._refusals import Conflict, Forbidden, NotFound, Refusal
 
 __all__ = ["Arrival", "Refused", "RECORDED", "commit_group", "acknowledgement"]
@@ -107,6 +108,7 @@ class _Campaign:
     enrollment: bool
     keep_reports: bool
     file_id: str  # its export_file_id: which creation of the campaign id this is
+    config_text: str = ""  # its config as stored
     total: int | None = None  # capped campaigns: reports counted before this group
     minute: int | None = None  # the arrival time its log row states instead of the group's (relayed campaigns)
     smallest: int | None = None  # the smallest relayed batch this group counts (relayed_campaigns.smallest_batch)
@@ -128,11 +130,20 @@ def acknowledgement(campaign_id, batch_id, n_read, accepted, rejected, *, duplic
 def commit_group(db: Database, writer: int, items: list) -> list:
     """Commit ``items`` (:class:`Arrival` and :class:`Refused`) in one transaction, as the log's ``writer``; per item
     its acknowledgement (a dict), None (a counted refusal) or the :class:`Refusal` it gets.  Raises only what fails
-    the whole transaction (the database's errors).  PostgreSQL: the batch rows' claim goes with ``BEGIN`` when the
-    group's locks are known (:mod:`._claims`), the ordinary way if that claim mispredicted."""
+    the whole transaction (the database's errors).  PostgreSQL: the usual group in one round trip
+    (:mod:`._whole_group`); else the batch rows' claim goes with ``BEGIN`` when the group's locks are known
+    (:mod:`._claims`); the ordinary way if either mispredicted (rolled back: nothing of it stays)."""
     minute = arrival_ms()
     ids = sorted({item.campaign_id for item in items})
     held = _known_locks(db, ids)
+    plan = whole_plan(db.url, items, held)
+    if plan is not None:
+        locks = [db.lock_statement(cid, shared=True) for cid in ids]
+        logs = [_log_row(writer, minute, cid, plan.config(cid), [items[index].batch for index in group], {})
+                for cid, group in plan.campaigns.items()]
+        if db.at_once([*locks, plan.claim(items, minute), *logs], MARKER) is not None:
+            return [acknowledgement(item.campaign_id, item.batch_id, item.n_read, item.accepted, item.batch.rejected,
+                                    duplicate=False) for item in items]
     early = early_claim(db, items, minute) if held else None
     if early is not None:
         try:
@@ -177,7 +188,7 @@ def _reads(ids: list[str]) -> list[tuple[str, tuple]]:
 
 def _campaigns(results) -> dict[str, _Campaign]:
     return {cid: _Campaign(cid, _config_of(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep),
-                           file_id) for rows in results for cid, config, state, cap, enrollment, keep, file_id in rows}
+                           file_id, config) for rows in results for cid, config, state, cap, enrollment, keep, file_id in rows}
 
 
 def _known_locks(db: Database, ids: list[str]) -> dict[str, bool]:
@@ -208,6 +219,7 @@ def _lock_campaigns(db: Database, ids: list[str], first: list, held: dict[str, b
         if len(_CAPPED) > 4096:
             _CAPPED.clear()
         _CAPPED.update({cid: campaign.max_reports is not None for cid, campaign in campaigns.items()})  # known ones only
+        remember(db.url, campaigns)  # for the plans of later groups (_whole_group)
     for campaign in campaigns.values():
         if campaign.max_reports is not None:
             campaign.total = _total(db, campaign.id)
@@ -501,22 +513,26 @@ def _delete_values(db: Database, table: str, column: str, campaign_id: str, valu
                    (campaign_id, *chunk))
 
 
+def _log_row(writer: int, minute: int, campaign_id: str, config: dict, admitted: list, refused: dict) -> tuple[str, tuple]:
+    """The log row of a group's change to one campaign: its ``admitted`` batches' reports (entering an aggregator the
+    one way, :meth:`Aggregator.add_batch` of their concatenation), its ``refused`` batches by reason."""
+    protocol = protocol_of(config)
+    change = protocol.aggregator()
+    if admitted:
+        change.add_batch(ReportBatch.concatenate(admitted, protocol.report_format, protocol.config()))
+    return ("INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (campaign_id, writer, minute, change.n, encode_delta(change.statistic), rejected_json(change.rejected),
+             rejected_json(refused), sum(refused.values()), len(admitted)))
+
+
 def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict, outcomes: list) -> None:
     """The group's one log row per campaign (its change, arrivals and refusals) and the raw reports kept."""
     for campaign in campaigns.values():
         if not campaign.admitted and not campaign.refused:
             continue
-        protocol = protocol_of(campaign.config)
-        change = protocol.aggregator()  # the one way reports enter an aggregator: add_batch of the group's reports
-        if campaign.admitted:
-            change.add_batch(ReportBatch.concatenate(campaign.admitted, protocol.report_format, protocol.config()))
-        db.execute_at_commit(
-            "INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic),
-             rejected_json(change.rejected), rejected_json(campaign.refused), sum(campaign.refused.values()),
-             len(campaign.admitted)),
-        )
+        db.execute_at_commit(*_log_row(writer, minute if campaign.minute is None else campaign.minute, campaign.id,
+                                       campaign.config, campaign.admitted, campaign.refused))
         if campaign.smallest is not None:  # locks the relayed campaign's row only when its minimum falls
             db.execute_at_commit(
                 "UPDATE relayed_campaigns SET smallest_batch = ? WHERE campaign_id = ?"
