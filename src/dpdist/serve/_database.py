@@ -19,12 +19,14 @@ before a read outside a transaction.
 
 PostgreSQL charges a round trip (and psycopg about 100 us of the client's CPU)
 per statement, so a transaction can send its first statements with ``BEGIN``
-(:meth:`Database.transaction`'s ``first``: locks and reads, nothing that writes)
-and its last writes with ``COMMIT`` (:meth:`Database.execute_at_commit`: writes
-whose rows nobody reads), each as one multi-statement query (psycopg's
-``ClientCursor``: client-side binding, PostgreSQL's simple query protocol,
-statements run in order and the first error stops the rest).  On SQLite,
-where a statement is a function call, both run one by one as before.
+(:meth:`Database.transaction`'s ``first``: locks, reads, and writes that only
+its ``COMMIT`` keeps) and its last writes with ``COMMIT``
+(:meth:`Database.execute_at_commit`: writes whose rows nobody reads), each as one
+multi-statement query (psycopg's ``ClientCursor``: client-side binding,
+PostgreSQL's simple query protocol, statements run in order and the first error
+stops the rest); a transaction whose every statement is known beforehand is one
+query with both (:meth:`Database.at_once`).  On SQLite, where a statement is a
+function call, they run one by one as before.
 """
 
 from __future__ import annotations
@@ -396,9 +398,9 @@ class Database:
             if not cursor.nextset():
                 return results
 
-    def at_once(self, statements: Sequence[tuple[str, tuple]], marker: str) -> list[list[tuple]] | None:
-        """PostgreSQL: ``BEGIN``, ``statements`` and ``COMMIT`` as ONE query (one round trip); the rows of each
-        statement once committed.  None, with nothing committed, when a statement raised the error whose message holds
+    def at_once(self, statements: Sequence[tuple[str, tuple]], marker: str) -> bool:
+        """PostgreSQL: ``BEGIN``, ``statements`` and ``COMMIT`` as ONE query (one round trip, :func:`_exec_at_once`);
+        True once committed.  False, with nothing committed, when a statement raised the error whose message holds
         ``marker`` (the caller's own check: the transaction is rolled back), or when this thread has no connection
         that is known to be alive (none yet, or the server sent something while it was idle, as a server that shut
         down does): :meth:`transaction` replaces such a connection before it writes, this cannot know whether its
@@ -406,17 +408,17 @@ class Database:
         or, if the connection failed after sending, possibly committed: as a failed ``COMMIT``)."""
         connection = getattr(self._local, "connection", None)
         if connection is None or connection.closed or _has_input(connection):
-            return None
+            return False
         try:
-            rows = self._together(connection, [("BEGIN", ()), *statements, ("COMMIT", ())])
+            _exec_at_once(connection, [("BEGIN", ()), *statements, ("COMMIT", ())])
         except Exception as error:
             with contextlib.suppress(Exception):
                 connection.execute("ROLLBACK")
             if getattr(error, "sqlstate", None) == "22P02" and marker in str(error):
-                return None
+                return False
             raise self._unavailable(error) from error
         self.outages.succeeded(write=True)
-        return rows[1:-1]
+        return True
 
     def execute_at_commit(self, statement: str, parameters: tuple = ()) -> None:
         """In a transaction, a write whose rows nobody reads: sent with ``COMMIT`` (PostgreSQL: one round trip for
@@ -439,8 +441,9 @@ class Database:
     def transaction(self, first: Sequence[tuple[str, tuple]] = ()) -> Iterator[list[list[tuple]]]:
         """``BEGIN`` (SQLite: ``BEGIN IMMEDIATE``, the write lock at once) ... ``COMMIT``; rollback on error.
 
-        ``first``: statements ``(sql, parameters)`` that lock or read (never write: a dropped connection is replaced
-        and they run again), run right after ``BEGIN`` (PostgreSQL: in its round trip); yields the rows of each.
+        ``first``: statements ``(sql, parameters)`` that lock, read, or write what only this transaction's ``COMMIT``
+        keeps (a dropped connection is replaced and they run again: its transaction was rolled back), run right after
+        ``BEGIN`` (PostgreSQL: in its round trip); yields the rows of each.
         """
         if self.dialect == "sqlite":
             connection = self._retrying(lambda connection: (connection.execute("BEGIN IMMEDIATE"), connection)[1])
@@ -544,3 +547,46 @@ def _has_input(connection) -> bool:
     except Exception:  # noqa: BLE001 - OSError, or psycopg's error for a connection that is gone
         return True
     return bool(readable)
+
+
+def _exec_at_once(connection, statements: Sequence[tuple[str, tuple]]) -> None:
+    """Run ``statements`` (``?`` placeholders) as one query through libpq itself, each parameter inlined as libpq
+    quotes it (psycopg's cursor spent about 30 us of Python a round trip on its query conversion and result objects;
+    its ``ClientCursor`` inlines parameters the same way); raises psycopg's error of the statement that failed (the
+    rest did not run), ``OperationalError`` when the connection failed."""
+    import psycopg  # lazy: loads psycopg (PostgreSQL only)
+
+    pgconn, encoding = connection.pgconn, connection.info.encoding
+    query = "; ".join(_inlined(connection, statement, parameters, encoding) for statement, parameters in statements)
+    result = pgconn.exec_(query.encode(encoding))  # waits without the GIL
+    if result.status == psycopg.pq.ExecStatus.COMMAND_OK or result.status == psycopg.pq.ExecStatus.TUPLES_OK:
+        return
+    if pgconn.status == psycopg.pq.ConnStatus.BAD or not result.error_field(psycopg.pq.DiagnosticField.SQLSTATE):
+        raise psycopg.OperationalError(result.get_error_message(encoding) or "the connection failed")
+    raise psycopg.errors.error_from_result(result, encoding)
+
+
+def _inlined(connection, statement: str, parameters: tuple, encoding: str) -> str:
+    """``statement`` with each ``?`` replaced by its parameter as a literal: None, an int, a string (libpq's
+    ``PQescapeLiteral``) or bytes (``PQescapeByteaConn``, as ``bytea``); anything else as psycopg renders it."""
+    import psycopg.pq  # lazy: loads psycopg (PostgreSQL only)
+    import psycopg.sql
+
+    escaping = psycopg.pq.Escaping(connection.pgconn)
+    pieces = statement.split("?")
+    if len(pieces) != len(parameters) + 1:
+        raise ValueError(f"internal: {len(parameters)} parameters for {len(pieces) - 1} placeholders")
+    parts = [pieces[0]]
+    for value, piece in zip(parameters, pieces[1:]):
+        if value is None:
+            parts.append("NULL")
+        elif type(value) is int:
+            parts.append(str(value))
+        elif type(value) is str:
+            parts.append(escaping.escape_literal(value.encode(encoding)).decode(encoding))
+        elif type(value) is bytes:
+            parts.append(f"'{escaping.escape_bytea(value).decode('ascii')}'::bytea")
+        else:
+            parts.append(psycopg.sql.Literal(value).as_string(connection))
+        parts.append(piece)
+    return "".join(parts)

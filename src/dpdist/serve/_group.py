@@ -141,7 +141,7 @@ def commit_group(db: Database, writer: int, items: list) -> list:
         locks = [db.lock_statement(cid, shared=True) for cid in ids]
         logs = [_log_row(writer, minute, cid, plan.config(cid), [items[index].batch for index in group], {})
                 for cid, group in plan.campaigns.items()]
-        if db.at_once([*locks, plan.claim(items, minute), *logs], MARKER) is not None:
+        if db.at_once([*locks, plan.claim(items, minute), *logs], MARKER):
             return [acknowledgement(item.campaign_id, item.batch_id, item.n_read, item.accepted, item.batch.rejected,
                                     duplicate=False) for item in items]
     early = early_claim(db, items, minute) if held else None
