@@ -543,10 +543,11 @@ def _has_input(connection) -> bool:
     """Whether a PostgreSQL connection between transactions has something to read: the server spoke while it was
     idle (a shut-down or restarted server's last words, or its closing the socket)."""
     try:
-        readable, _, _ = select.select([connection.pgconn.socket], [], [], 0)  # a poll: no wait
+        poll = select.poll()  # (not select.select: any descriptor number, a server holds thousands of sockets)
+        poll.register(connection.pgconn.socket, select.POLLIN)
+        return bool(poll.poll(0))  # no wait
     except Exception:  # noqa: BLE001 - OSError, or psycopg's error for a connection that is gone
         return True
-    return bool(readable)
 
 
 def _exec_at_once(connection, statements: Sequence[tuple[str, tuple]]) -> None:

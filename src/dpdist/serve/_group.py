@@ -38,6 +38,13 @@ advisory lock, shared (groups of many processes run together) unless the
 campaign has ``max_reports`` (its count must be exact: exclusive); opening,
 closing, reconfiguring and deleting take it exclusive, so a group never counts a
 batch into a campaign closed (or deleted) before the group committed.
+
+PostgreSQL's round trips: the usual group (new batches of open campaigns with no
+cap, token or kept reports) is ONE query, ``BEGIN`` to ``COMMIT``, whose claim
+checks that it is that group (:mod:`._whole_group`); another group sends its
+batch rows' claim with ``BEGIN`` (:mod:`._claims`) and its log row with
+``COMMIT``.  Either one that finds other than it planned is rolled back and the
+group committed as above, statement by statement: the same answers either way.
 """
 
 from __future__ import annotations
