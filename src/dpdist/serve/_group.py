@@ -155,8 +155,8 @@ def commit_group(db: Database, writer: int, items: list) -> list:
     if early is not None:
         try:
             return _commit(db, writer, items, minute, ids, held, early)
-        except Mispredicted:
-            pass  # rolled back: nothing of it stays
+        except Mispredicted:  # rolled back: nothing of it stays
+            held = _known_locks(db, ids)  # as its read found the campaigns (capped since: locked exclusively at once)
     return _commit(db, writer, items, minute, ids, held, None)
 
 
