@@ -179,16 +179,40 @@ def test_a_server_restarted_while_the_committer_was_idle_costs_no_group(cluster)
 def test_parameters_are_inlined_as_the_server_reads_them(cluster):
     """The one-round-trip query inlines its parameters itself (libpq's quoting): strings with quotes, backslashes and
     any character, bytes of every value, integers and NULL reach the server as they were."""
-    from dpdist.serve._database import _inlined
+    from dpdist.serve._database import _literals
 
-    db = open_database(cluster.new_database())
+    import psycopg
+
+    connection = psycopg.connect(cluster.new_database(), autocommit=True)
     try:
-        connection = db.connection()
         values = ["a'b\\c é", "", "?", "'; DROP TABLE x; --", "\x01\t\n", "日本", 0, -5, 2**62, None, bytes(range(256)),
                   b"", b"'\\", np.int64(7)]
-        statement = "SELECT " + ", ".join("?" for _ in values)
-        row = connection.execute(_inlined(connection, statement, tuple(values), connection.info.encoding)).fetchone()
+        statement = "SELECT " + ", ".join(_literals(connection, tuple(values), connection.info.encoding))
+        row = connection.execute(statement).fetchone()  # pyright: ignore[reportArgumentType, reportCallIssue]  (built here)
         assert row is not None
         assert list(row) == [value if not isinstance(value, np.integer) else int(value) for value in values]
     finally:
-        db.close()
+        connection.close()
+
+
+def test_prepared_statements_gone_cost_no_group(cluster, monkeypatch):
+    """The one-round-trip query executes statements prepared once per connection; if they are gone (a pooler's
+    ``DISCARD ALL``), that group is committed the ordinary way and the next one prepares them again."""
+    store = Store(open_database(cluster.new_database()))
+    counting = _Counting(monkeypatch, store.db)
+    try:
+        store.create("a", GRR)
+        store.transition("a", "open")
+        store.commit([_arrival("a", _id(1))])
+        store.commit([_arrival("a", _id(k), k) for k in (2, 3)])
+        store.db.connection().execute("DEALLOCATE ALL")
+        counting.calls.clear()
+        assert [outcome["duplicate"] for outcome in store.commit([_arrival("a", _id(k), k) for k in (4, 5)])] == [False] * 2
+        assert counting.calls[0] == "at_once" and len(counting.calls) > 1  # refused, then the ordinary way
+        counting.calls.clear()
+        assert [outcome["duplicate"] for outcome in store.commit([_arrival("a", _id(k), k) for k in (6, 7)])] == [False] * 2
+        assert counting.calls == ["at_once"]
+        store.fold("a")
+        assert store.get("a").n == 7
+    finally:
+        store.db.close()

@@ -401,7 +401,8 @@ class Database:
     def at_once(self, statements: Sequence[tuple[str, tuple]], marker: str) -> bool:
         """PostgreSQL: ``BEGIN``, ``statements`` and ``COMMIT`` as ONE query (one round trip, :func:`_exec_at_once`);
         True once committed.  False, with nothing committed, when a statement raised the error whose message holds
-        ``marker`` (the caller's own check: the transaction is rolled back), or when this thread has no connection
+        ``marker`` (the caller's own check: the transaction is rolled back) or found its prepared statement gone, or
+        when this thread has no connection
         that is known to be alive (none yet, or the server sent something while it was idle, as a server that shut
         down does): :meth:`transaction` replaces such a connection before it writes, this cannot know whether its
         ``COMMIT`` ran once it was sent.  Any other error as :meth:`transaction` raises it (the transaction rolled back
@@ -409,12 +410,19 @@ class Database:
         connection = getattr(self._local, "connection", None)
         if connection is None or connection.closed or _has_input(connection):
             return False
+        held = getattr(self._local, "prepared", None)
+        if held is None or held[0] is not connection:  # a new connection holds no prepared statement
+            held = self._local.prepared = (connection, set())
         try:
-            _exec_at_once(connection, [("BEGIN", ()), *statements, ("COMMIT", ())])
+            _exec_at_once(connection, [("BEGIN", ()), *statements, ("COMMIT", ())], held[1])
         except Exception as error:
             with contextlib.suppress(Exception):
                 connection.execute("ROLLBACK")
-            if getattr(error, "sqlstate", None) == "22P02" and marker in str(error):
+            state = getattr(error, "sqlstate", None)
+            if state == "26000":  # its prepared statements are gone (a pooler's DISCARD ALL): prepared again next time
+                held[1].clear()
+                return False
+            if state == "22P02" and marker in str(error):
                 return False
             raise self._unavailable(error) from error
         self.outages.succeeded(write=True)
@@ -550,16 +558,39 @@ def _has_input(connection) -> bool:
         return True
 
 
-def _exec_at_once(connection, statements: Sequence[tuple[str, tuple]]) -> None:
-    """Run ``statements`` (``?`` placeholders) as one query through libpq itself, each parameter inlined as libpq
-    quotes it (psycopg's cursor spent about 30 us of Python a round trip on its query conversion and result objects;
-    its ``ClientCursor`` inlines parameters the same way); raises psycopg's error of the statement that failed (the
-    rest did not run), ``OperationalError`` when the connection failed."""
+def _exec_at_once(connection, statements: Sequence[tuple[str, tuple]], prepared: set[str]) -> None:
+    """Run ``statements`` (``?`` placeholders) as one query through libpq itself (psycopg's cursor spent about 30 us
+    of Python a round trip on its query conversion and result objects).  A statement with parameters runs as
+    ``EXECUTE`` of a statement prepared once per connection (``prepared``: the names this connection holds; the
+    server parses and plans it once, not every group), its parameters inlined as libpq quotes them.  Raises
+    psycopg's error of the statement that failed (the rest did not run), ``OperationalError`` when the connection
+    failed."""
+    pgconn, encoding = connection.pgconn, connection.info.encoding
+    parts = []
+    for statement, parameters in statements:
+        if not parameters:
+            parts.append(statement)
+            continue
+        name = _NAMES.get(statement)
+        if name is None:
+            name = _NAMES.setdefault(statement, f"dpdist_at_once_{len(_NAMES)}")
+        if name not in prepared:
+            pieces = statement.split("?")
+            numbered = "".join(f"{piece}${number}" for number, piece in enumerate(pieces[:-1], 1)) + pieces[-1]
+            _result(pgconn, pgconn.exec_(f"PREPARE {name} AS {numbered}".encode(encoding)), encoding)
+            prepared.add(name)
+        parts.append(f"EXECUTE {name}({', '.join(_literals(connection, parameters, encoding))})")
+    _result(pgconn, pgconn.exec_("; ".join(parts).encode(encoding)), encoding)  # waits without the GIL
+
+
+#: statement text -> the name it is prepared under on every connection (:func:`_exec_at_once`)
+_NAMES: dict[str, str] = {}
+
+
+def _result(pgconn, result, encoding: str) -> None:
+    """Nothing if libpq's ``result`` (the last of a query) succeeded; else psycopg's error of it."""
     import psycopg  # lazy: loads psycopg (PostgreSQL only)
 
-    pgconn, encoding = connection.pgconn, connection.info.encoding
-    query = "; ".join(_inlined(connection, statement, parameters, encoding) for statement, parameters in statements)
-    result = pgconn.exec_(query.encode(encoding))  # waits without the GIL
     if result.status == psycopg.pq.ExecStatus.COMMAND_OK or result.status == psycopg.pq.ExecStatus.TUPLES_OK:
         return
     if pgconn.status == psycopg.pq.ConnStatus.BAD or not result.error_field(psycopg.pq.DiagnosticField.SQLSTATE):
@@ -567,27 +598,23 @@ def _exec_at_once(connection, statements: Sequence[tuple[str, tuple]]) -> None:
     raise psycopg.errors.error_from_result(result, encoding)
 
 
-def _inlined(connection, statement: str, parameters: tuple, encoding: str) -> str:
-    """``statement`` with each ``?`` replaced by its parameter as a literal: None, an int, a string (libpq's
-    ``PQescapeLiteral``) or bytes (``PQescapeByteaConn``, as ``bytea``); anything else as psycopg renders it."""
+def _literals(connection, parameters: tuple, encoding: str) -> list[str]:
+    """Each of ``parameters`` as an SQL literal: None, an int, a string (libpq's ``PQescapeLiteral``) or bytes
+    (``PQescapeByteaConn``, as ``bytea``); anything else as psycopg renders it."""
     import psycopg.pq  # lazy: loads psycopg (PostgreSQL only)
     import psycopg.sql
 
     escaping = psycopg.pq.Escaping(connection.pgconn)
-    pieces = statement.split("?")
-    if len(pieces) != len(parameters) + 1:
-        raise ValueError(f"internal: {len(parameters)} parameters for {len(pieces) - 1} placeholders")
-    parts = [pieces[0]]
-    for value, piece in zip(parameters, pieces[1:]):
+    literals = []
+    for value in parameters:
         if value is None:
-            parts.append("NULL")
+            literals.append("NULL")
         elif type(value) is int:
-            parts.append(str(value))
+            literals.append(str(value))
         elif type(value) is str:
-            parts.append(escaping.escape_literal(value.encode(encoding)).decode(encoding))
+            literals.append(escaping.escape_literal(value.encode(encoding)).decode(encoding))
         elif type(value) is bytes:
-            parts.append(f"'{escaping.escape_bytea(value).decode('ascii')}'::bytea")
+            literals.append(f"'{escaping.escape_bytea(value).decode('ascii')}'::bytea")
         else:
-            parts.append(psycopg.sql.Literal(value).as_string(connection))
-        parts.append(piece)
-    return "".join(parts)
+            literals.append(psycopg.sql.Literal(value).as_string(connection))
+    return literals
