@@ -402,10 +402,9 @@ class Database:
         """PostgreSQL: ``BEGIN``, ``statements`` and ``COMMIT`` as ONE query (one round trip, :func:`_exec_at_once`);
         True once committed.  False, with nothing committed, when a statement raised the error whose message holds
         ``marker`` (the caller's own check: the transaction is rolled back) or found its prepared statement gone, or
-        when this thread has no connection
-        that is known to be alive (none yet, or the server sent something while it was idle, as a server that shut
-        down does): :meth:`transaction` replaces such a connection before it writes, this cannot know whether its
-        ``COMMIT`` ran once it was sent.  Any other error as :meth:`transaction` raises it (the transaction rolled back
+        when this thread has no connection that is known to be alive (none yet, the server sent something while it was
+        idle, as a server that shut down does, or it failed while statements were prepared): :meth:`transaction`
+        replaces such a connection before it writes, this cannot know whether its ``COMMIT`` ran once it was sent.  Any other error as :meth:`transaction` raises it (the transaction rolled back
         or, if the connection failed after sending, possibly committed: as a failed ``COMMIT``)."""
         connection = getattr(self._local, "connection", None)
         if connection is None or connection.closed or _has_input(connection):
@@ -413,6 +412,12 @@ class Database:
         held = getattr(self._local, "prepared", None)
         if held is None or held[0] is not connection:  # a new connection holds no prepared statement
             held = self._local.prepared = (connection, set())
+        try:
+            _prepare(connection, statements, held[1])
+        except Exception as error:  # nothing written yet: a dropped connection is the ordinary path's to replace
+            if self._reason(error) == "unreachable":
+                return False
+            raise self._unavailable(error) from error
         try:
             _exec_at_once(connection, [("BEGIN", ()), *statements, ("COMMIT", ())], held[1])
         except Exception as error:
@@ -561,8 +566,9 @@ def _has_input(connection) -> bool:
 def _exec_at_once(connection, statements: Sequence[tuple[str, tuple]], prepared: set[str]) -> None:
     """Run ``statements`` (``?`` placeholders) as one query through libpq itself (psycopg's cursor spent about 30 us
     of Python a round trip on its query conversion and result objects).  A statement with parameters runs as
-    ``EXECUTE`` of a statement prepared once per connection (``prepared``: the names this connection holds; the
-    server parses and plans it once, not every group), its parameters inlined as libpq quotes them.  Raises
+    ``EXECUTE`` of the statement :func:`_prepare` prepared once per connection (``prepared``: the names this
+    connection holds; the server parses and plans it once, not every group), its parameters inlined as libpq quotes
+    them.  Raises
     psycopg's error of the statement that failed (the rest did not run), ``OperationalError`` when the connection
     failed."""
     pgconn, encoding = connection.pgconn, connection.info.encoding
@@ -570,6 +576,20 @@ def _exec_at_once(connection, statements: Sequence[tuple[str, tuple]], prepared:
     for statement, parameters in statements:
         if not parameters:
             parts.append(statement)
+            continue
+        name = _NAMES[statement]
+        if name not in prepared:
+            raise ValueError(f"internal: statement {name} is not prepared on this connection")
+        parts.append(f"EXECUTE {name}({', '.join(_literals(connection, parameters, encoding))})")
+    _result(pgconn, pgconn.exec_("; ".join(parts).encode(encoding)), encoding)  # waits without the GIL
+
+
+def _prepare(connection, statements: Sequence[tuple[str, tuple]], prepared: set[str]) -> None:
+    """Prepare on ``connection`` (outside any transaction) each of ``statements`` with parameters that it does not
+    hold yet (``prepared``: the names it holds), under the name of its text (:data:`_NAMES`)."""
+    pgconn, encoding = connection.pgconn, connection.info.encoding
+    for statement, parameters in statements:
+        if not parameters:
             continue
         name = _NAMES.get(statement)
         if name is None:
@@ -579,8 +599,6 @@ def _exec_at_once(connection, statements: Sequence[tuple[str, tuple]], prepared:
             numbered = "".join(f"{piece}${number}" for number, piece in enumerate(pieces[:-1], 1)) + pieces[-1]
             _result(pgconn, pgconn.exec_(f"PREPARE {name} AS {numbered}".encode(encoding)), encoding)
             prepared.add(name)
-        parts.append(f"EXECUTE {name}({', '.join(_literals(connection, parameters, encoding))})")
-    _result(pgconn, pgconn.exec_("; ".join(parts).encode(encoding)), encoding)  # waits without the GIL
 
 
 #: statement text -> the name it is prepared under on every connection (:func:`_exec_at_once`)
