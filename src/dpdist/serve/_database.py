@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import logging
 import select
 import sqlite3
@@ -593,7 +594,7 @@ def _prepare(connection, statements: Sequence[tuple[str, tuple]], prepared: set[
             continue
         name = _NAMES.get(statement)
         if name is None:
-            name = _NAMES.setdefault(statement, f"dpdist_at_once_{len(_NAMES)}")
+            name = _NAMES.setdefault(statement, f"dpdist_at_once_{next(_NUMBERS)}")  # a fresh number (threads)
         if name not in prepared:
             pieces = statement.split("?")
             numbered = "".join(f"{piece}${number}" for number, piece in enumerate(pieces[:-1], 1)) + pieces[-1]
@@ -601,8 +602,9 @@ def _prepare(connection, statements: Sequence[tuple[str, tuple]], prepared: set[
             prepared.add(name)
 
 
-#: statement text -> the name it is prepared under on every connection (:func:`_exec_at_once`)
+#: statement text -> the name it is prepared under on every connection (:func:`_prepare`)
 _NAMES: dict[str, str] = {}
+_NUMBERS = itertools.count()
 
 
 def _result(pgconn, result, encoding: str) -> None:
