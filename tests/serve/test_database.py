@@ -112,23 +112,3 @@ def test_every_file_path_spelling_still_opens_a_sqlite_file(tmp_path, monkeypatc
     database.execute("CREATE TABLE t (x INTEGER)")
     database.close()
     assert database.dialect == "sqlite" and any(tmp_path.rglob("*c*.sqlite"))
-
-
-def test_a_new_sqlite_database_has_the_service_page_size_and_an_old_one_keeps_its_own(tmp_path):
-    import sqlite3
-
-    from dpdist.serve._database import SQLITE_PAGE_BYTES
-
-    fresh = Database(str(tmp_path / "new.sqlite"))
-    fresh.execute("CREATE TABLE t (x)")
-    assert fresh.execute("PRAGMA page_size") == [(SQLITE_PAGE_BYTES,)] and SQLITE_PAGE_BYTES != 4096
-    assert fresh.execute("PRAGMA journal_mode") == [("wal",)] and fresh.execute("PRAGMA synchronous") == [(2,)]  # FULL
-    fresh.close()
-    old = sqlite3.connect(tmp_path / "old.sqlite")
-    old.execute("PRAGMA page_size=4096")
-    old.execute("CREATE TABLE t (x)")
-    old.commit()
-    old.close()
-    kept = Database(str(tmp_path / "old.sqlite"))
-    assert kept.execute("PRAGMA page_size") == [(4096,)] and kept.execute("SELECT COUNT(*) FROM t") == [(0,)]
-    kept.close()

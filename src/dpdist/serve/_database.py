@@ -44,15 +44,9 @@ from .._redact import redacted_url
 from .._validation import Constraint, sqlite_name_problem, validate_params
 from ..errors import DPDistError, InvalidParameterError
 
-__all__ = ["Database", "DatabaseUnavailableError", "OutageLog", "open_database", "SQLITE_PAGE_BYTES"]
+__all__ = ["Database", "DatabaseUnavailableError", "OutageLog", "open_database"]
 
 _SQLITE_BUSY_TIMEOUT_S = 60.0
-#: the page size of a new SQLite database (SQLite's default is 4096; an existing database keeps its own).  A group
-#: commit inserts its batch rows under random batch ids: each dirties its own leaf page, which the commit copies
-#: whole into the write-ahead log and fsyncs.  Half the page is half of those bytes: a group of 14 one-report
-#: batches cost the committer about 70 us less CPU at 2048 (in process, ``synchronous=FULL``; 1024 gained less:
-#: deeper trees), the same durability
-SQLITE_PAGE_BYTES = 2048
 _PG_CONNECT_TIMEOUT_S = 10
 LOG = logging.getLogger("dpdist.serve.database")
 
@@ -305,7 +299,6 @@ class Database:
             connection = sqlite3.connect(
                 self._path, timeout=_SQLITE_BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
-            connection.execute(f"PRAGMA page_size={SQLITE_PAGE_BYTES}")  # a new database's only (before WAL): see the constant
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute("PRAGMA synchronous=FULL")
             connection.execute("PRAGMA foreign_keys=ON")
