@@ -135,8 +135,8 @@ def commit_group(db: Database, writer: int, items: list) -> list:
     locks = [db.lock_statement(cid, shared=held[cid]) for cid in ids] if held else []
     with db.transaction([*locks, *_reads(ids)]) as first:
         campaigns = _lock_campaigns(db, ids, first[len(locks):], dict(held))
-        claimed, bound = _claim(db, items, campaigns, outcomes, minute)
-        refusals = _check_claimed(db, claimed, items, campaigns, outcomes, bound)
+        claimed = _claim(db, items, campaigns, outcomes, minute)
+        refusals = _check_claimed(db, claimed, items, campaigns, outcomes)
         _pass_recorded(db, items, outcomes)
         refusals += [(item.campaign_id, item.batch_id, item.reason) for index, item in enumerate(items)
                      if isinstance(item, Refused) and outcomes[index] is None]
@@ -223,9 +223,8 @@ def _total(db: Database, campaign_id: str) -> int:
     return int(rows[0][0] or 0)
 
 
-def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: int) -> tuple[list[int], dict | None]:
-    """Insert the batch rows of the batches that may count; answer the others (recorded, not open, unknown).  The
-    indices claimed, and (SQLite) :func:`_bind`'s answer for them (PostgreSQL: None, bound by :func:`_check_claimed`)."""
+def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: int) -> list[int]:
+    """Insert the batch rows of the batches that may count; answer the others (recorded, not open, unknown)."""
     candidates, lookups = [], []
     for index, item in enumerate(items):
         if isinstance(item, Refused):
@@ -243,47 +242,23 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
             candidates.append(index)
         else:
             lookups.append(index)
-    bound = None
-    if db.dialect == "sqlite":
-        claimed, bound = _claim_sqlite(db, items, candidates, minute)
-    else:
-        inserted = set()
-        for chunk in _chunks(candidates):
-            inserted.update(_insert_batch_rows(db, [_batch_row(items[index], minute) for index in chunk]))
-        claimed = []
-        for index in candidates:  # the same key twice in one group: the second a duplicate (one row inserted)
-            if (items[index].campaign_id, items[index].batch_id) in inserted:
-                inserted.discard((items[index].campaign_id, items[index].batch_id))
-                claimed.append(index)
+    inserted = set()
+    for chunk in _chunks(candidates):
+        rows = []
+        for index in chunk:
+            item = items[index]
+            rejected = _rejected_json(item.batch.rejected)
+            received = minute if item.received_ms is None else item.received_ms
+            rows.append((item.campaign_id, item.batch_id, item.digest, received, item.n_read, item.accepted, rejected))
+        inserted.update(_insert_batch_rows(db, rows))
+    claimed = []
+    for index in candidates:  # the same key twice in one group: one row inserted, the second answered as its duplicate
+        if (items[index].campaign_id, items[index].batch_id) in inserted:
+            inserted.discard((items[index].campaign_id, items[index].batch_id))
+            claimed.append(index)
     taken = set(claimed)
     _answer_recorded(db, items, [index for index in candidates if index not in taken] + lookups, campaigns, outcomes)
-    return claimed, bound
-
-
-def _batch_row(item: Arrival, minute: int) -> tuple:
-    """The batch row of ``item`` (:data:`_BATCH_COLUMNS`)."""
-    rejected = _rejected_json(item.batch.rejected) if item.batch.rejected else "{}"
-    received = minute if item.received_ms is None else item.received_ms
-    return item.campaign_id, item.batch_id, item.digest, received, item.n_read, item.accepted, rejected
-
-
-def _claim_sqlite(db: Database, items: list, candidates: list[int], minute: int) -> tuple[list[int], dict]:
-    """SQLite's claim (this transaction holds the write lock: nothing else writes until it ends): ONE read of the batch
-    rows and bound ids of the candidates' batch ids, before any insert, says which are recorded (answered from their
-    rows) and which ids other campaigns bound; the others' rows are then inserted with no ``RETURNING`` (each row
-    returned cost Python a tuple, about 1 us).  The claimed indices and :func:`_bind`'s answer for them."""
-    before = _before(db, [items[index] for index in candidates])
-    claimed, seen = [], set()
-    for index in candidates:
-        key = (items[index].batch_id, items[index].campaign_id)
-        if key not in before.recorded and key not in seen:  # the same key twice in one group: the second a duplicate
-            seen.add(key)
-            claimed.append(index)
-    for chunk in _chunks(claimed):
-        marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(chunk))
-        db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) VALUES {marks}",
-                   tuple(chain.from_iterable(_batch_row(items[index], minute) for index in chunk)))
-    return claimed, before.binding([items[index] for index in claimed])
+    return claimed
 
 
 _BATCH_COLUMNS = "campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected"
@@ -350,13 +325,10 @@ def _answer_recorded(db: Database, items: list, indices: list[int], campaigns: d
                                               duplicate=True)
 
 
-def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list,
-                   bound: dict | None = None) -> list[tuple]:
-    """The checks that need the database, on the batches this group claimed (``bound``: their ids' binding, if
-    :func:`_claim` read it already); refused ones leave no row behind.  The refusals to count: ``(campaign id, batch
-    id, reason)``."""
-    if bound is None:
-        bound = _bind(db, [items[index] for index in claimed])
+def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list) -> list[tuple]:
+    """The checks that need the database, on the batches this group claimed; refused ones leave no row behind.  The
+    refusals to count: ``(campaign id, batch id, reason)``."""
+    bound = _bind(db, [items[index] for index in claimed])
     undo, refusals = [], []
     for index in claimed:
         item, campaign = items[index], campaigns[items[index].campaign_id]
@@ -398,9 +370,12 @@ def _bind(db: Database, items: list) -> dict[tuple[str, str], str]:
     "same" (bound to this campaign before) or "other" (counted by another campaign; also a second campaign of the
     group claiming an id the first binds now).
 
-    PostgreSQL (group commits of many processes at once): ``bound_batch_ids``' key binds it.  SQLite (one writer at a
-    time) reads the binding with the claim (:class:`_Before`), nothing written."""
+    SQLite (one writer at a time: this transaction holds the write lock): an id is bound by its batch rows, keyed by
+    batch id first (schema version 9), and by ``bound_batch_ids`` once retention deleted them: one read of each,
+    nothing written.  PostgreSQL (group commits of many processes at once): ``bound_batch_ids``' key binds it."""
     wanted = sorted({(item.batch_id, item.campaign_id) for item in items if BOUND_BATCH_ID.fullmatch(item.batch_id)})
+    if db.dialect == "sqlite":
+        return _owned(db, wanted)
     result = {}
     for chunk in _chunks(wanted):
         marks = ", ".join(["(?, ?)"] * len(chunk))
@@ -419,48 +394,37 @@ def _bind(db: Database, items: list) -> dict[tuple[str, str], str]:
     return result
 
 
-def _before(db: Database, items: list) -> _Before:
-    """SQLite: what the database holds of ``items``' batch ids before the group inserts anything (one read)."""
-    before = _Before(set(), {})
-    ids = sorted({item.batch_id for item in items})
+def _owned(db: Database, wanted: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """SQLite's :func:`_bind` of ``wanted`` (sorted (batch id, campaign) pairs this group claimed): "other" for an id
+    that a batch row of another campaign or ``bound_batch_ids`` bound before, else "ours" for the first campaign of
+    the group that claims it (as the first insert of its key would bind it) and "other" for the rest.  By (batch id,
+    campaign).  When one campaign claims them all (a group of one campaign, the usual one), its own rows (this group's,
+    inserted already) are left out by the read itself: they bind nothing before, and reading them cost a row each."""
+    claims: dict[str, list] = {}
+    for batch_id, campaign_id in wanted:
+        claims.setdefault(batch_id, []).append(campaign_id)
+    ids = list(claims)  # sorted: ``wanted`` is
+    only = {campaign_id for _, campaign_id in wanted}
+    alone = only.pop() if len(only) == 1 else None
+    result = {}
     for chunk in _chunks(ids, _CHUNK // 2):
         marks = ", ".join("?" * len(chunk))
-        bound = [batch_id for batch_id in chunk if BOUND_BATCH_ID.fullmatch(batch_id)]
-        statement = f"SELECT batch_id, campaign_id, 1 FROM batches WHERE batch_id IN ({marks})"
-        if bound:
-            statement += (" UNION ALL SELECT batch_id, campaign_id, 0 FROM bound_batch_ids WHERE batch_id IN"
-                          f" ({', '.join('?' * len(bound))})")
-        for batch_id, campaign_id, row in db.execute(statement, (*chunk, *bound)):
-            if row:
-                before.recorded.add((batch_id, campaign_id))
-            before.owners.setdefault(batch_id, set()).add(campaign_id)
-    return before
-
-
-@dataclass
-class _Before:
-    """SQLite: the batch rows (``recorded``: (batch id, campaign)) and the campaigns that bound each batch id
-    (``owners``: by a batch row or ``bound_batch_ids``) before the group's inserts, read under the write lock."""
-
-    recorded: set
-    owners: dict
-
-    def binding(self, claimed: list) -> dict[tuple[str, str], str]:
-        """:func:`_bind`'s answer for the ``claimed`` items (their batch rows inserted since): "other" for an id a
-        campaign that does not claim it in this group bound before, else "same" for the first campaign of the group
-        that claims it (as the first insert of its key would bind it) and "other" for the rest.  By (batch id,
-        campaign)."""
-        claims: dict[str, list] = {}
-        for batch_id, campaign_id in sorted({(item.batch_id, item.campaign_id) for item in claimed
-                                             if BOUND_BATCH_ID.fullmatch(item.batch_id)}):
-            claims.setdefault(batch_id, []).append(campaign_id)
-        result = {}
-        for batch_id, claiming in claims.items():
-            owned = self.owners.get(batch_id)
-            result[(batch_id, claiming[0])] = "other" if owned is not None and not owned.issubset(claiming) else "same"
-            for campaign_id in claiming[1:]:
+        others = "" if alone is None else " AND campaign_id <> ?"
+        parameters = tuple(chunk) if alone is None else (*chunk, alone)
+        owners: dict[str, set] = {}
+        for batch_id, campaign_id in db.execute(
+                f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({marks}){others} UNION ALL"
+                f" SELECT batch_id, campaign_id FROM bound_batch_ids WHERE batch_id IN ({marks}){others}",
+                parameters + parameters):
+            owners.setdefault(batch_id, set()).add(campaign_id)
+        for batch_id in chunk:
+            first, *rest = claims[batch_id]
+            owned = owners.get(batch_id)
+            # bound before: by a campaign that does not claim it in this group (this group's own rows are inserted already)
+            result[(batch_id, first)] = "other" if owned is not None and not owned.issubset(claims[batch_id]) else "same"
+            for campaign_id in rest:
                 result[(batch_id, campaign_id)] = "other"
-        return result
+    return result
 
 
 def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> Refusal | None:
