@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import itertools
 import os
+import re
 import shutil
 import socket
 import sys
@@ -130,6 +131,21 @@ def pytest_runtest_protocol(item, nextitem):
             os.environ.pop(CACHE_VARIABLE, None)
         else:
             os.environ[CACHE_VARIABLE] = previous
+
+
+#: a test module marked slow as a whole: a line ``pytestmark = pytest.mark.slow`` (and a comment) at its top level
+_WHOLLY_SLOW = re.compile(rb"^pytestmark = pytest\.mark\.slow( *#.*)?$", re.MULTILINE)
+
+
+def pytest_ignore_collect(collection_path, config):
+    """Under ``-m "not slow"``, a test module marked slow as a whole is not imported: each of its tests would be
+    deselected, and importing it loaded what only its tests use (Spark, Dask, Arrow, browsers' drivers: 1-2 CPU-s of
+    the fast loop, more with cold bytecode).  Any other selection collects it as before."""
+    if not (collection_path.name.startswith("test_") and collection_path.suffix == ".py"):
+        return None
+    if (config.option.markexpr or "").replace(" ", "") != "notslow":
+        return None
+    return True if _WHOLLY_SLOW.search(collection_path.read_bytes()) else None
 
 
 def runs_the_whole_suite(config) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from conftest import LONG_TESTS, pytest_collection_modifyitems, runs_the_whole_suite
+from conftest import LONG_TESTS, pytest_collection_modifyitems, pytest_ignore_collect, runs_the_whole_suite
 
 
 def _config(*, source=pytest.Config.ArgsSource.TESTPATHS, xdist=True, worker=False, **options):
@@ -85,3 +85,42 @@ def test_a_worker_runs_the_long_tests_first_and_the_rest_in_their_order(worker):
                 if worker else ["tests/a.py::test_1", f"{long_one}[case-2]", "tests/b.py::test_2", long_one,
                                 "tests/a.py::test_3"])
     assert order == expected
+
+
+@pytest.mark.parametrize(
+    ("markexpr", "head", "ignored"),
+    [
+        ("not slow", "pytestmark = pytest.mark.slow\n", True),
+        ("not  slow", "pytestmark = pytest.mark.slow  # a JVM\n", True),
+        ("not slow", "pytestmark = [pytest.mark.slow]\n", None),  # not the one spelling: collected, as before
+        ("not slow", "    pytestmark = pytest.mark.slow\n", None),  # not at the top level
+        ("not slow", "@pytest.mark.slow\ndef test_one(): ...\n", None),  # one slow test among others
+        ("", "pytestmark = pytest.mark.slow\n", None),  # the whole suite
+        ("slow", "pytestmark = pytest.mark.slow\n", None),
+        ("not slow and not docs", "pytestmark = pytest.mark.slow\n", None),
+    ],
+)
+def test_the_fast_loop_does_not_import_a_module_marked_slow_as_a_whole(tmp_path, markexpr, head, ignored):
+    module = tmp_path / "test_module.py"
+    module.write_text('"""A module."""\n\nimport pytest\n\n' + head)
+    assert pytest_ignore_collect(module, _config(markexpr=markexpr)) is ignored
+
+
+def test_only_test_modules_are_read_for_the_mark(tmp_path):
+    helper = tmp_path / "spark_support.py"
+    helper.write_text("pytestmark = pytest.mark.slow\n")
+    assert pytest_ignore_collect(helper, _config(markexpr="not slow")) is None
+    assert pytest_ignore_collect(tmp_path, _config(markexpr="not slow")) is None
+
+
+def test_every_module_the_fast_loop_skips_holds_only_slow_tests():
+    """The modules the hook leaves out under ``-m "not slow"`` are the ones whose top-level mark is ``slow``: the
+    suite's own 16 (a module that stopped being slow as a whole would lose its fast tests from the fast loop)."""
+    tests = Path(__file__).resolve().parents[1]
+    skipped = [path for path in sorted(tests.rglob("test_*.py")) if pytest_ignore_collect(path, _config(markexpr="not slow"))]
+    assert len(skipped) >= 10
+    for path in skipped:
+        tree = ast.parse(path.read_text())
+        marks = [node for node in tree.body if isinstance(node, ast.Assign)
+                 and any(isinstance(target, ast.Name) and target.id == "pytestmark" for target in node.targets)]
+        assert len(marks) == 1 and ast.unparse(marks[0].value) == "pytest.mark.slow", path
