@@ -73,7 +73,7 @@ def test_pieces_merged_at_once_are_what_merging_them_one_by_one_gives(monkeypatc
 def _corrupt(rows: list[tuple], index: int, how: str) -> list[tuple]:
     kind, n, statistic, rejected, refused, batches = rows[index]
 
-    def stored(values: list[int]) -> bytes:
+    def stored(values: list[int]) -> bytes | None:
         array = np.array(values, np.int64)
         return statistic_bytes(array) if kind == 0 else encode_delta(array)
 

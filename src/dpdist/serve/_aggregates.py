@@ -73,7 +73,8 @@ def _merge_rows(protocol, dtype: str, rows) -> tuple:
         for kind, n, statistic, rejected, _, _ in rows:
             # from_dict validated the piece: merged without checking it again
             aggregate._merge_checked(_piece(protocol, dtype, kind, n, statistic, rejected, config))
-    batches, refused = 0, {}
+    batches = 0
+    refused: dict[str, int] = {}
     for *_, refused_text, count in rows:
         for reason, number in json.loads(refused_text).items():
             refused[reason] = refused.get(reason, 0) + int(number)
