@@ -280,12 +280,16 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
     if ahead is not None:
         if candidates != ahead[0]:
             raise Mispredicted  # a campaign not open, changed or unknown: rolled back, committed the ordinary way
-        inserted = ahead[1]
+        inserted = set(ahead[1])
     else:
         inserted = set()
         for chunk in _chunks(candidates):
             inserted.update(insert_batch_rows(db, batch_rows(items, chunk, minute)))
-    claimed = [index for index in candidates if (items[index].campaign_id, items[index].batch_id) in inserted]
+    claimed = []
+    for index in candidates:  # the same key twice in one group: one row inserted, the second answered as its duplicate
+        if (items[index].campaign_id, items[index].batch_id) in inserted:
+            inserted.discard((items[index].campaign_id, items[index].batch_id))
+            claimed.append(index)
     taken = set(claimed)
     _answer_recorded(db, items, [index for index in candidates if index not in taken] + lookups, campaigns, outcomes)
     return claimed
