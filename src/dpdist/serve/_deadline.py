@@ -2,11 +2,11 @@
 
 httpx's ``timeout`` bounds each read, not the answer: a server, or anything on the path, that answers a head and then
 one byte of body every few seconds keeps a plain ``client.request`` waiting as long as it likes (100,000 bytes at one
-per 2 s: 55 hours), and the retry window never starts, since no attempt ever fails.  :func:`request_within` streams
-the body and stops once ``seconds`` have passed since its head arrived, raising :class:`httpx.ReadTimeout` (a
-:class:`httpx.TransportError`): the attempt ends as a timed-out one does, and is retried under the client's retry rule
-with the same bytes.  The bound is ``seconds`` plus at most one read's timeout (a read that blocks, the head's included, is
-bounded by httpx's own ``timeout``).
+per 2 s: 55 hours), and the retry window never starts, since no attempt ever fails; one byte of a header every half
+second did the same to the head (attack67 F1).  :func:`request_within` stops once ``seconds`` have passed since the
+request was sent, head and body alike (each read of httpx's own transports waits at most until then:
+:mod:`._bounded_reads`), raising :class:`httpx.ReadTimeout` (a :class:`httpx.TransportError`): the attempt ends as a
+timed-out one does, and is retried under the client's retry rule with the same bytes.
 
 The body is bounded in bytes too: past :data:`MAX_ANSWER_BYTES` (decoded: a small gzip answer may unpack to gigabytes)
 the read stops and the answer is refused in one line (:class:`~dpdist.errors.ServiceRefusedError`, code
@@ -21,9 +21,11 @@ from typing import Any
 
 import httpx
 
+from .._json import loads
 from .._redact import redacted_url
 from .._shown import kind_of, secrets_of, shown
 from ..errors import ServiceRefusedError
+from ._bounded_reads import bound_reads, reads_within
 
 __all__ = ["deadline_of", "request_within", "MAX_ANSWER_BYTES", "TOO_LARGE"]
 
@@ -46,23 +48,50 @@ def deadline_of(timeout: Any) -> float | None:
 
 def request_within(http: httpx.Client, method: str, url: str, seconds: float | None, *,
                    limit: int | None = None, **kwargs: Any) -> httpx.Response:
-    """``http.request(method, url, **kwargs)``, its body read whole, unless ``seconds`` pass before it is (then
-    :class:`httpx.ReadTimeout`, the connection closed; ``seconds`` None: no deadline) or it holds more than ``limit``
-    bytes once decoded (then :class:`ServiceRefusedError`, code :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`)."""
+    """``http.request(method, url, **kwargs)``, its answer read whole, unless ``seconds`` pass after the request is sent
+    before it is, head and body (then :class:`httpx.ReadTimeout`, the connection closed; ``seconds`` None: no
+    deadline) or it holds more than ``limit`` bytes once decoded (then :class:`ServiceRefusedError`, code
+    :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`).  Its ``json()`` raises ``ValueError`` for JSON nested too
+    deeply (:func:`dpdist._json.loads`), never ``RecursionError``."""
     limit = MAX_ANSWER_BYTES if limit is None else limit
-    with http.stream(method, url, **kwargs) as response:
-        started, chunks, read = time.monotonic(), [], 0  # the head arrived (each of its reads bounded by httpx's timeout)
-        for chunk in response.iter_bytes():
-            chunks.append(chunk)
-            read += len(chunk)
-            if read > limit:
-                raise _too_large(method, response, limit)
-            if seconds is not None and time.monotonic() - started > seconds:
-                raise httpx.ReadTimeout(
-                    f"the answer to {method} {redacted_url(str(url))} was still arriving {seconds:g} s after its head (the client's timeout, "
-                    f"its deadline per attempt; {read} bytes of body read)", request=response.request)
+    bound_reads(http)
+    chunks: list[bytes] = []
+    read, head, started = 0, False, time.monotonic()
+    try:
+        with reads_within(seconds), http.stream(method, url, **kwargs) as response:
+            head = True
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                read += len(chunk)
+                if read > limit:
+                    raise _too_large(method, response, limit)
+                if seconds is not None and time.monotonic() - started > seconds:  # a transport given by the caller
+                    raise httpx.ReadTimeout("", request=response.request)
+    except httpx.ReadTimeout as error:
+        if seconds is None or time.monotonic() - started < seconds:
+            raise
+        raise httpx.ReadTimeout(
+            f"the answer to {method} {redacted_url(str(url))} was not whole {seconds:g} s after the request was sent "
+            f"(the client's timeout, its deadline per attempt; "
+            f"{f'{read} bytes of body read' if head else 'its head not yet whole'})", request=_request_of(error)) from None
     headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
-    return httpx.Response(response.status_code, headers=headers, content=b"".join(chunks), request=response.request)
+    return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request)
+
+
+def _request_of(error: httpx.RequestError) -> httpx.Request | None:
+    """The request ``error`` names, None if it names none."""
+    try:
+        return error.request
+    except RuntimeError:  # raised without its request
+        return None
+
+
+class _Answer(httpx.Response):
+    """An answer read whole, whose ``json()`` raises ``ValueError`` (not ``RecursionError``) for a document nested
+    deeper than Python parses (a server's ``[[[[...]]]]``: every reader already refuses a ``ValueError``)."""
+
+    def json(self, **kwargs: Any) -> Any:
+        return loads(self.content)
 
 
 def _too_large(method: str, response: httpx.Response, limit: int) -> ServiceRefusedError:
