@@ -14,7 +14,7 @@ pytest.importorskip("httpx")
 
 from dpdist.client import Client  # noqa: E402
 from dpdist.errors import ServiceRefusedError, ServiceUnavailableError  # noqa: E402
-from dpdist.serve import _deadline  # noqa: E402
+from dpdist import _deadline  # noqa: E402
 from ops_support import serving  # noqa: E402
 
 #: the most a connection is trickled to (then closed): a client that hangs cannot hold the test longer

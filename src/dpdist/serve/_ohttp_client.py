@@ -38,7 +38,7 @@ from ..errors import CampaignIdentityError, InvalidParameterError, MalformedRepo
 from ..relay import _bhttp, _ohttp
 from ..relay._arguments import OHTTP_RELAY
 from ..relay._padding import MIN_PADDED_BYTES, padded_length
-from ._deadline import deadline_of, request_within
+from .._deadline import deadline_of, request_within
 
 __all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "given_key_config",
            "padded_length"]

@@ -49,7 +49,7 @@ from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, I
 from ..local import from_config
 from ..relay._arguments import OHTTP_RELAY
 from ..local._json_rows import json_rows as rows
-from ._deadline import deadline_of, request_within
+from .._deadline import deadline_of, request_within
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
 

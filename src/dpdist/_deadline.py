@@ -16,18 +16,19 @@ the read stops and the answer is refused in one line (:class:`~dpdist.errors.Ser
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Any
 
 import httpx
 
-from .._json import loads
-from .._redact import redacted_url
-from .._shown import kind_of, secrets_of, shown
-from ..errors import ServiceRefusedError
+from ._json import loads
+from ._redact import redacted_url
+from ._shown import kind_of, secrets_of, shown
+from .errors import ServiceRefusedError
 from ._bounded_reads import bound_reads, reads_within
 
-__all__ = ["deadline_of", "request_within", "MAX_ANSWER_BYTES", "TOO_LARGE"]
+__all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_BYTES", "TOO_LARGE"]
 
 #: headers that describe the bytes on the wire, not the decoded body the answer is rebuilt with
 _WIRE_HEADERS = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
@@ -78,6 +79,32 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
     return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request)
 
 
+async def request_within_async(http: httpx.AsyncClient, method: str, url: str, seconds: float, *,
+                               limit: int | None = None, **kwargs: Any) -> httpx.Response:
+    """:func:`request_within` with an ``httpx.AsyncClient``: the answer whole within ``seconds`` of the request's
+    start, head and body (else :class:`httpx.ReadTimeout`), at most ``limit`` bytes once decoded (else
+    :class:`ServiceRefusedError`, code :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`)."""
+    limit = MAX_ANSWER_BYTES if limit is None else limit
+
+    async def read() -> httpx.Response:
+        chunks: list[bytes] = []
+        read = 0
+        async with http.stream(method, url, **kwargs) as response:
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                read += len(chunk)
+                if read > limit:
+                    raise _too_large(method, response, limit)
+        headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
+        return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request)
+
+    try:
+        return await asyncio.wait_for(read(), seconds)
+    except asyncio.TimeoutError:  # the read cancelled, its connection closed
+        raise httpx.ReadTimeout(f"the answer to {method} {redacted_url(str(url))} was not whole {seconds:g} s after "
+                                "the request was sent (the client's timeout, its deadline per attempt)") from None
+
+
 def _request_of(error: httpx.RequestError) -> httpx.Request | None:
     """The request ``error`` names, None if it names none."""
     try:
@@ -99,6 +126,7 @@ def _too_large(method: str, response: httpx.Response, limit: int) -> ServiceRefu
     secrets = secrets_of(response)
     return ServiceRefusedError(
         f"The answer to {method} {shown(str(response.request.url), secrets)} is larger than dpdist reads (HTTP "
-        f"{response.status_code}, {kind_of(response)}, more than {limit >> 20} MiB once decoded): a dpdist service's "
+        f"{response.status_code}, {kind_of(response)}, more than "
+        f"{f'{limit >> 20} MiB' if limit >= 1 << 20 else f'{limit >> 10} KiB'} once decoded): a dpdist service's "
         "answers are far smaller. Is that URL the dpdist service, not another server answering in its place?",
         status=response.status_code, code=TOO_LARGE)
