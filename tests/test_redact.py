@@ -29,6 +29,12 @@ from dpdist.errors import InvalidParameterError
     ("//u:SECRET@h.example/x", "//u:***@h.example/x"),
     ("http:///alice:SECRET@127.0.0.1:1", "http:///alice:***@127.0.0.1:1"),
     ("http://h.example//a/b", "http://h.example//a/b"),
+    # attack67 F9/F15: the ":" percent-encoded, the "@" (or ":") typed fullwidth (NFKC reads them as ASCII)
+    ("http://u%3AS3CRETc@127.0.0.1:9200", "http://u%3A***@127.0.0.1:9200"),
+    ("postgresql://u%3aDBPW10@127.0.0.1:1/d", "postgresql://u%3a***@127.0.0.1:1/d"),
+    ("http://u:S3CRETe\uff20127.0.0.1:9200", "http://u:***@127.0.0.1:9200"),
+    ("postgresql://u\uff1aDBPW18\ufe6b127.0.0.1:1/d", "postgresql://u:***@127.0.0.1:1/d"),
+    ("http://h.example/a%3Ab@c", "http://h.example/a%3Ab@c"),
 ])
 def test_a_url_is_shown_without_its_password_only(url, shown):
     assert redacted_url(url) == shown
