@@ -28,13 +28,16 @@ from ._shown import kind_of, secrets_of, shown
 from .errors import ServiceRefusedError
 from ._bounded_reads import bound_reads, reads_within
 
-__all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_BYTES", "TOO_LARGE"]
+__all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_BYTES", "TOO_LARGE", "ANSWERED_BY"]
 
 #: headers that describe the bytes on the wire, not the decoded body the answer is rebuilt with
 _WIRE_HEADERS = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
 #: the most bytes of one answer's body dpdist reads, once decoded (a dpdist answer is far smaller: an estimate of
 #: 10^6 items is ~80 MB of JSON, a plot a few hundred kB; kept reports are streamed to a file, not read here)
 MAX_ANSWER_BYTES = 128 << 20
+#: the extension of a response a transport answered itself (its value: who, ``"the Oblivious HTTP relay"``): a refusal
+#: names it, not the server (kept by :func:`request_within`; a server cannot set it)
+ANSWERED_BY = "dpdist_answered_by"
 #: the ``code`` of the error of an answer larger than :data:`MAX_ANSWER_BYTES`
 TOO_LARGE = "answer_too_large"
 
@@ -76,7 +79,8 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
             f"(the client's timeout, its deadline per attempt; "
             f"{f'{read} bytes of body read' if head else 'its head not yet whole'})", request=_request_of(error)) from None
     headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
-    return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request)
+    return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
+                   extensions=_kept(response))
 
 
 async def request_within_async(http: httpx.AsyncClient, method: str, url: str, seconds: float, *,
@@ -96,13 +100,19 @@ async def request_within_async(http: httpx.AsyncClient, method: str, url: str, s
                 if read > limit:
                     raise _too_large(method, response, limit)
         headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
-        return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request)
+        return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
+                       extensions=_kept(response))
 
     try:
         return await asyncio.wait_for(read(), seconds)
     except asyncio.TimeoutError:  # the read cancelled, its connection closed
         raise httpx.ReadTimeout(f"the answer to {method} {redacted_url(str(url))} was not whole {seconds:g} s after "
                                 "the request was sent (the client's timeout, its deadline per attempt)") from None
+
+
+def _kept(response: httpx.Response) -> dict[str, Any]:
+    """The extensions of ``response`` a rebuilt answer keeps (:data:`ANSWERED_BY`)."""
+    return {ANSWERED_BY: response.extensions[ANSWERED_BY]} if ANSWERED_BY in response.extensions else {}
 
 
 def _request_of(error: httpx.RequestError) -> httpx.Request | None:
