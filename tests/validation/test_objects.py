@@ -185,6 +185,17 @@ def test_a_refused_url_is_shown_without_what_may_be_a_credential(url, shown):
     assert "S3CRET" not in str(raised.value)
 
 
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9200/\x1b]0;PWN\x07", "http://h/\x7f", "http://h/a\u202eb"])
+def test_a_url_with_a_control_character_is_refused_by_name(url):
+    """attack67 F20: ``--server $'http://h/\\x1b]0;PWN\\x07'`` was "internal error InvalidURL" (httpx's); a bidi
+    override was taken silently."""
+    for rule in (HttpUrl(), HttpUrl("the server's URL", no_userinfo=HttpUrl.TOKEN_SENT, base=True)):
+        assert _takes(rule, url) is False
+        with pytest.raises(InvalidParameterError, match="'server'") as raised:
+            check_param("f", "server", url, rule)
+        assert "\x1b" not in str(raised.value) and "\u202e" not in str(raised.value)
+
+
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9202/p;password=RSECRET4", "http://127.0.0.1:9202/p;token=RSECRET5/x",
                                  "http://127.0.0.1:9202/RSECRET6%00x", "http://h/a%0Ab", "http://h/a%7f"])
 def test_a_published_url_refuses_path_parameters_and_control_characters(url):

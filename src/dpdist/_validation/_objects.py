@@ -681,8 +681,8 @@ class HttpUrl(Constraint):
             raise ValueError
         if self.base and ("?" in value or "#" in value):
             raise ValueError
-        if _URL_CONTROL.search(value):  # a NUL or newline, raw or %-encoded: cut or forged where the URL is shown
-            raise ValueError
+        if _URL_CONTROL.search(value) or not value.isprintable():  # a NUL, newline, ESC or bidi control, raw or
+            raise ValueError  # %-encoded: httpx's InvalidURL ("internal error"), or a line cut, forged or reversed
         if self._published() and _PATH_PARAMETER.search(parts.path):  # ";password=...": a credential served to anyone
             raise ValueError
         return value
@@ -690,7 +690,7 @@ class HttpUrl(Constraint):
     def describe(self) -> str:
         userinfo = "user:password@ or ;name=value in its path" if self._published() else "user:password@"
         what = (f"{self.what}, without {userinfo} ({self.no_userinfo})" if self.no_userinfo else self.what
-                ) + ", without control characters (raw or %00-%1F, %7F)"
+                ) + ", without control characters (raw, bidi, or %00-%1F, %7F)"
         return what + (", and without a query or fragment (?...#...: the API's paths are joined to it)" if self.base
                        else "")
 
@@ -698,7 +698,7 @@ class HttpUrl(Constraint):
         out = [3, "", "ftp://host", "http://", "http://u:pw/x@host:1", "http://host:abc", "http://[::1", "http://h:70000",
                "http://h:0", "http://h:99999"]
         out += ["http://h:1?x=1", "http://h:1/base/#frag"] if self.base else []
-        out += ["http://h/a%00b", "http://h/a%0Ab", "http://h/a\x7fb"]
+        out += ["http://h/a%00b", "http://h/a%0Ab", "http://h/a\x7fb", "http://h/\x1b]0;PWN\x07", "http://h/a\u202eb"]
         out += ["http://h/p;password=pw"] if self._published() else []
         return [*out, "http://u:pw@host", "https://u@host:1/x"] if self.no_userinfo else out
 
