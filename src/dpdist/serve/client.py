@@ -422,8 +422,10 @@ class Client:
         fetched: list[bytes] = []
         obtained = 0
         try:
+            deadline = deadline_of(self._timeout)  # the issuer's answer, too, within the client's timeout (fetch_token's
+            timeout = 600.0 if not deadline else min(deadline, 600.0)  # most: 600 s)
             for token in route.tokens(missing, self.issuer_credential, self.issuer, transport=self._transport,
-                                      retry_window=self.retry_window):
+                                      retry_window=self.retry_window, timeout=timeout):
                 fetched.append(token)
                 obtained += 1
                 if len(fetched) == _TOKENS_SAVED_EVERY and route.issuer is not None:  # a killed process loses fewer
