@@ -199,3 +199,13 @@ def test_an_acknowledgement_nested_too_deeply_is_not_one_and_not_a_recursion_err
         with pytest.raises(ServiceUnavailableError) as error:
             client.submit_body("c", "b1", b"the batch's bytes")
     assert "not JSON" in str(error.value) and "RecursionError" not in str(error.value), str(error.value)
+
+
+def test_a_deadline_set_inside_another_gives_the_outer_one_back():
+    from dpdist import _bounded_reads
+
+    with _bounded_reads.reads_within(5.0):
+        with _bounded_reads.reads_within(1.0):
+            assert _bounded_reads._DEADLINE.seconds == 1.0
+        assert _bounded_reads._DEADLINE.seconds == 5.0
+    assert _bounded_reads._DEADLINE.seconds is None

@@ -39,11 +39,12 @@ class DeadlinePassed(httpcore.ReadTimeout):
 def reads_within(seconds: float | None) -> Iterator[None]:
     """Within this block, the calling thread's reads through a bounded backend end ``seconds`` after the first of them
     (the request sent, its answer awaited); None: each read as httpx bounds it."""
+    before = _DEADLINE.seconds, _DEADLINE.at  # a request made while answering another (an OHTTP transport's)
     _DEADLINE.seconds, _DEADLINE.at = seconds, None
     try:
         yield
     finally:
-        _DEADLINE.seconds, _DEADLINE.at = None, None
+        _DEADLINE.seconds, _DEADLINE.at = before
 
 
 def _left(timeout: float | None) -> float | None:
