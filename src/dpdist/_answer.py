@@ -59,8 +59,8 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
         if why is not None:
             raise ValueError(why)
         document = response.json()
-    except ValueError:  # not JSON (a page), or cut short
-        why = why or "not JSON"
+    except ValueError as error:  # not JSON (a page), cut short, or nested too deeply (dpdist._json.loads)
+        why = why or ("JSON nested too deeply" if "nested too deeply" in str(error) else "not JSON")
     else:
         if isinstance(document, dict):
             why = _missing(document, keys)
