@@ -1,6 +1,7 @@
 """The device clients show a server's text as Python does (dpdist._shown.shown): escaped, masked, cut, byte for byte.
 
-The JavaScript client (``clients/js/src/shown.js``) is run by node on the same texts and credentials; a client that
+The JavaScript client (``clients/js/src/shown.js``) is run by node on the same texts and credentials, and both clients'
+tests compare with ``clients/js/test/fixtures/shown.json`` (checked here to be Python's); a client that
 escaped or masked otherwise would put an echoed token or a raw ESC sequence in a ServiceError where Python's line has
 ``***`` and ``\\x1b`` (attack67 F5).
 """
@@ -28,20 +29,33 @@ TEXTS = [
 ]
 
 
+FIXTURE = ROOT / "clients" / "js" / "test" / "fixtures" / "shown.json"
+
+
+def cases() -> list[dict]:
+    """Every text with and without the request's credentials, at three limits, and what Python shows of it."""
+    chosen = [{"text": text, "secrets": secrets, "limit": limit}
+              for text in TEXTS for secrets in ([], [SECRET, "abcdefghijkl"]) for limit in (200, 80, None)]
+    return [{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"])} for case in chosen]
+
+
+def test_the_clients_fixture_is_what_python_shows():
+    # the JS (test/shown.test.js) and Java (ShownTest) clients' tests compare with this file; to write it again:
+    # PYTHONPATH=tests uv run python tests/clients/test_client_shown.py
+    assert json.loads(FIXTURE.read_text()) == cases()
+    assert "***" in cases()[6]["shown"] and SECRET not in cases()[6]["shown"] and "\\x1b" in cases()[6]["shown"]
+
+
 def test_the_js_client_shows_a_servers_text_as_python():
-    cases = [{"text": text, "secrets": secrets, "limit": limit}
-             for text in TEXTS for secrets in ([], [SECRET, "abcdefghijkl"]) for limit in (200, 80, None)]
     script = ("import { shown } from './clients/js/src/shown.js';"
               "let input = ''; process.stdin.on('data', (d) => { input += d; });"
               "process.stdin.on('end', () => { const cases = JSON.parse(input);"
               "process.stdout.write(JSON.stringify(cases.map((c) => shown(c.text, c.secrets, c.limit)))); });")
-    result = subprocess.run([node_path(), "--input-type=module", "-e", script], input=json.dumps(cases),
+    result = subprocess.run([node_path(), "--input-type=module", "-e", script], input=json.dumps(cases()),
                             capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    got = json.loads(result.stdout)
-    for case, js in zip(cases, got, strict=True):
-        assert js == shown(case["text"], tuple(case["secrets"]), case["limit"]), case
-    assert "***" in got[6] and SECRET not in got[6] and "\\x1b" in got[6]  # not vacuous
+    for case, js in zip(cases(), json.loads(result.stdout), strict=True):
+        assert js == case["shown"], case
 
 
 def test_the_js_client_takes_the_requests_credential_as_python():
@@ -52,3 +66,7 @@ def test_the_js_client_takes_the_requests_credential_as_python():
                             timeout=60, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [["abcdefg"], ['token="abcdefgh"', "abcdefgh"], [], []]
+
+
+if __name__ == "__main__":
+    FIXTURE.write_text(json.dumps(cases(), indent=1, ensure_ascii=True) + "\n")

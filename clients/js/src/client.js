@@ -34,7 +34,7 @@ import {
 import { TokenWallet } from './tokens.js';
 import { batchAck, relayAck } from './acks.js';
 import { AnswerTooLarge, MAX_ANSWER_BYTES, readAnswer, readBounded } from './answer.js';
-import { secretsOf, shown } from './shown.js';
+import { oneLine, secretsOf, shown } from './shown.js';
 import { REQUEST_CONTENT_TYPE, campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
 
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
@@ -890,7 +890,7 @@ function refusalOf({ method, where, secrets }, response, bytes) {
   }
   code = typeof code === 'string' && code ? shown(code, secrets, 80) : null;
   detail = typeof detail === 'string' && detail ? detail : (response.statusText || 'no detail');
-  detail = shown(detail.split(/\s+/u).filter(Boolean).join(' '), secrets, 2000);
+  detail = shown(oneLine(detail), secrets, 2000);
   return new ServiceError(`${method} ${shown(where, secrets)}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`, { status: response.status, code });
 }
 

@@ -22,6 +22,14 @@ const ENCODED_PARAMETER = /(?<head>(?<![A-Za-z0-9_%])(?<key>[A-Za-z0-9_%]*%[0-9A
 /** What Python's str.isprintable() refuses: other (Cc, Cf, Cs, Co, Cn), line and paragraph separators, spaces but ' '. */
 const UNPRINTABLE = /^(?:[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs})$/u;
 
+/** What Python's str.split() splits on (its whitespace: str.isspace()). */
+const WHITESPACE = /[\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/u;
+
+/** ``text``'s words joined by one space, as Python's ``" ".join(text.split())``. */
+export function oneLine(text) {
+  return String(text).split(WHITESPACE).filter(Boolean).join(' ');
+}
+
 /** Python's urllib.parse.unquote: %xx as UTF-8 bytes (invalid sequences: U+FFFD), the rest as is. */
 function unquote(text) {
   return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => new TextDecoder().decode(Uint8Array.from(run.split('%').slice(1), (pair) => parseInt(pair, 16))));
