@@ -247,6 +247,7 @@ export class Client {
     { token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, timeoutMs = 60000, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null, relayEnvelope = null } = {},
   ) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
+    checkServerUrl(serverUrl);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
       throw new TypeError(`The 'campaignId' argument of Client must be 1-128 characters of A-Z, a-z, 0-9, '.', '_' and '-'. Got ${JSON.stringify(campaignId)}.`);
     }
@@ -892,6 +893,24 @@ function refusalOf({ method, where, secrets }, response, bytes) {
   detail = typeof detail === 'string' && detail ? detail : (response.statusText || 'no detail');
   detail = shown(oneLine(detail), secrets, 2000);
   return new ServiceError(`${method} ${shown(where, secrets)}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`, { status: response.status, code });
+}
+
+/**
+ * Refuse a server URL fetch could not send or that would send elsewhere (attack67 F21, F22), naming the argument and
+ * showing the value masked: with ``user:password@`` (fetch refuses a URL with credentials; this client authenticates
+ * with its token), or with a query or fragment (the API's paths are joined to it: every request would go to ``/?...``).
+ */
+function checkServerUrl(serverUrl) {
+  let url = null;
+  try {
+    url = new URL(serverUrl, globalThis.location?.href ?? 'http://localhost/');
+  } catch {
+    // refused below
+  }
+  const problem = url === null ? 'an http:// or https:// URL (or "" for the page\'s origin)'
+    : url.username || url.password || /^[^?#]*\/\/[^/?#]*@/u.test(serverUrl) ? 'without user:password@ (this client authenticates with its token, never a URL\'s credentials, which fetch refuses)'
+      : /[?#]/u.test(serverUrl) ? 'without a query or fragment (?...#...: the API\'s paths are joined to it)' : null;
+  if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shown(serverUrl.replace(/\/\/[^/?#]*@/u, '//***@'))}".`);
 }
 
 /** The ``ohttp`` option of Client, checked: null or ``{relay, keys}`` (keys: application/ohttp-keys bytes that parse). */

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
-import { Client, ServiceError } from '../src/index.js';
+import { Client, InvalidParameterError, ServiceError } from '../src/index.js';
 import { MAX_ANSWER_BYTES } from '../src/answer.js';
 import { deterministicSource } from './helpers.js';
 
@@ -112,4 +112,16 @@ test('a gzip answer that unpacks past MAX_ANSWER_BYTES is refused, not read whol
       await server.close();
     }
   }
+});
+
+test('a server URL with a password or a query is refused by name, the password not shown (F21, F22)', () => {
+  for (const url of ['http://u:JSPW12@127.0.0.1:9', 'http://u%3AJSPW12@127.0.0.1:9', 'http://127.0.0.1:9/?token=JSPW12', 'http://127.0.0.1:9/#x']) {
+    assert.throws(() => new Client(url, 'c1', { memoStorage: null, locks: null }), (error) => {
+      assert.ok(error instanceof InvalidParameterError, String(error));
+      assert.ok(error.message.startsWith("The 'serverUrl' argument of Client must be the service's URL, without"), error.message);
+      assert.ok(!error.message.includes('JSPW12'), error.message);
+      return true;
+    });
+  }
+  assert.equal(new Client('', 'c1', { memoStorage: null, locks: null }).serverUrl, ''); // the page's origin
 });

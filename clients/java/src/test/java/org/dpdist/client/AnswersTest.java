@@ -134,4 +134,14 @@ class AnswersTest {
             }
         }
     }
+
+    @Test
+    void aServerUrlWithAPasswordOrAQueryIsRefusedByNameWithoutShowingIt() {
+        for (String url : Arrays.asList("http://u:JPW123@127.0.0.1:9", "http://u%3AJPW123@127.0.0.1:9", "http://127.0.0.1:9/?token=JPW123",
+                "http://127.0.0.1:9/#JPW123x")) {
+            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> new Client(url, "c", ClientTest.fast()));
+            assertTrue(error.getMessage().startsWith("The 'serverUrl' argument of Client must be"), error.getMessage());
+            assertFalse(error.getMessage().contains("JPW123") && !url.contains("#"), error.getMessage());
+        }
+    }
 }
