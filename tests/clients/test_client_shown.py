@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+from typing import Any
 
 from dpdist._shown import shown
 from js_support import ROOT, node_path
@@ -32,9 +33,9 @@ TEXTS = [
 FIXTURE = ROOT / "clients" / "js" / "test" / "fixtures" / "shown.json"
 
 
-def cases() -> list[dict]:
+def cases() -> list[dict[str, Any]]:
     """Every text with and without the request's credentials, at three limits, and what Python shows of it."""
-    chosen = [{"text": text, "secrets": secrets, "limit": limit}
+    chosen: list[dict[str, Any]] = [{"text": text, "secrets": secrets, "limit": limit}
               for text in TEXTS for secrets in ([], [SECRET, "abcdefghijkl"]) for limit in (200, 80, None)]
     return [{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"])} for case in chosen]
 
