@@ -872,7 +872,7 @@ function checkNotRedirected({ method, where, secrets }, response) {
 /** The ServiceError of an answer whose body goes past MAX_ANSWER_BYTES once decoded (not retried: it would again). */
 function tooLarge({ method, where, secrets }, response) {
   const kind = shown((response?.headers?.get?.('Content-Type') ?? '').split(';')[0].trim(), secrets, 60) || 'no content type';
-  return new ServiceError(`The answer to ${method} ${shown(where, secrets)} is larger than this client reads (HTTP ${response?.status}, ${kind}, ` +
+  return new ServiceError(`The answer to ${method} ${shown(where, secrets)} is larger than this client reads (${response ? `HTTP ${response.status}` : "the Oblivious HTTP relay's answer"}, ${kind}, ` +
     `more than ${MAX_ANSWER_BYTES >> 20} MiB once decoded): a dpdist service's answers are far smaller. Is that URL the dpdist service, not ` +
     'another server answering in its place?', { status: response?.status ?? null, code: 'answer_too_large' });
 }
