@@ -328,7 +328,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "reproductions/wiener/checks.py": ("reproductions/wiener/test_spec.py",),
     "reproductions/wiener/methods.py": ("reproductions/wiener/test_spec.py", "experiments/checks/test_checks.py"),
     "serve/_access.py": ("serve/test_schema.py", "serve/test_fast_batches.py"),
-    "serve/_aggregates.py": ("serve/test_serve_recreate.py", "serve/test_serve_scale.py"),
     "serve/_assets.py": ("serve/test_schema.py", "demo/test_campaign.py"),
     "serve/_backpressure.py": ("serve/test_serve_scale.py",),
     "serve/_campaigns.py": ("serve/test_serve_recreate.py",),
