@@ -10,6 +10,7 @@ import shutil
 import socket
 import sys
 import tempfile
+import threading
 
 from bytecode_cache import keep_bytecode
 from pinned_numerics import pin_numerics
@@ -28,6 +29,12 @@ pin_numerics()
 # with selenium), and loading it imported trio, 0.3-0.4 CPU-s, in every pytest process whose tests use hypothesis
 # (with -p no:anyio in pyproject.toml, no fast test imports trio)
 os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
+
+# argparse looks up each of its words through gettext on every parser built (the in-process command lines of the tests
+# build ~22,000): under LANG=C.UTF-8 each lookup expands the locale's names and looks for catalogs, 65 us (with LANGUAGE=C,
+# 4 us: 1.3 CPU-s of the fast loop).  dpdist ships no translation and the tests read argparse's English messages; only
+# gettext reads LANGUAGE (the locale of numbers and dates stays LANG's).  This process and those it starts
+os.environ.setdefault("LANGUAGE", "C")
 
 import pytest  # noqa: E402 - after keep_bytecode and pin_numerics (above)
 
@@ -131,6 +138,31 @@ def pytest_runtest_protocol(item, nextitem):
             os.environ.pop(CACHE_VARIABLE, None)
         else:
             os.environ[CACHE_VARIABLE] = previous
+
+
+#: the service's group-commit threads (dpdist.serve._committer) alive when the running test started
+_COMMITTERS_BEFORE: list = []
+
+
+def _group_committers() -> list:
+    return [thread for thread in threading.enumerate() if thread.name == "dpdist-group-commit"]
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _COMMITTERS_BEFORE[:] = _group_committers()
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    """A service's group committer runs until its app's lifespan ends; an app asked through Starlette's TestClient
+    without ``with`` (no lifespan) left it running for the rest of the session, waking 20 times a second when idle
+    (~170,000 wake-ups and about 5 CPU-s in the fast loop, counted against whichever test ran).  The committers a test
+    started are stopped when it ends, after its teardown, as the lifespan's end stops them (what waits is committed,
+    the log folded); a writer stopped starts again with its next item (dpdist._io._single_writer)."""
+    for thread in _group_committers():
+        if thread not in _COMMITTERS_BEFORE:
+            writer = getattr(getattr(thread, "_target", None), "__self__", None)  # SingleWriter._run, bound
+            if writer is not None:
+                writer.stop()
 
 
 #: a test module marked slow as a whole: a line ``pytestmark = pytest.mark.slow`` (and a comment) at its top level

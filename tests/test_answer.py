@@ -7,6 +7,7 @@ A stub on 127.0.0.1 answers ``200 {"campaign": "c"}`` (or a page) to everything:
 from __future__ import annotations
 
 import http.server
+import json
 
 import pytest
 
@@ -140,3 +141,25 @@ def test_the_types_of_what_the_caller_reads_are_checked(document, keys, why):
     assert why in str(error.value) and error.value.code == "unexpected_answer"
     good = {"campaigns": [{"campaign": "c"}], "n": 2, "estimate": None, "tokens": ["a"], "epsilon": 1}
     assert answer_document("GET", "http://h/x", httpx.Response(200, json=good), {**keys, "epsilon": float}) == good
+
+
+#: what a hostile server puts in every field a command prints: retitle, clear, red, right-to-left (attack67 F24)
+_EVIL = "\u001b]0;PWNED\u0007\u001b[2J\u001b[31m\u202e"
+
+
+class _Evil(_Answering):
+    body = json.dumps({
+        "campaigns": [{"campaign": "cx" + _EVIL, "state": "open" + _EVIL, "n": 1, "batches": 1,
+                       "config": {"protocol": "grr" + _EVIL}}],
+        "campaign": "cx" + _EVIL, "state": "open" + _EVIL, "n": 1, "batches": 1, "protocol": "grr" + _EVIL,
+        "epsilon": 2.0, "rejected": {"bad" + _EVIL: 1}, "estimate": None, "guarantee": "g" + _EVIL}).encode()
+
+
+@pytest.mark.parametrize("argv", [["campaign", "list"], ["campaign", "estimate", "cx"]])
+def test_what_a_server_says_is_printed_escaped(monkeypatch, capsys, argv):
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN)
+    with serving(_Evil) as url:
+        status, out, err = run(capsys, *argv, "--server", url, "--retries", "0")
+    assert status == 0, err
+    assert not any(character in out for character in "\u001b\u0007\u202e"), out
+    assert "cx\\x1b]0;PWNED\\x07" in out

@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from cli_support import run
-from dpdist._redact import redacted_text, redacted_url
+from dpdist._redact import redacted_text, redacted_url, without_password
 from dpdist.errors import InvalidParameterError
 
 
@@ -29,6 +29,12 @@ from dpdist.errors import InvalidParameterError
     ("//u:SECRET@h.example/x", "//u:***@h.example/x"),
     ("http:///alice:SECRET@127.0.0.1:1", "http:///alice:***@127.0.0.1:1"),
     ("http://h.example//a/b", "http://h.example//a/b"),
+    # attack67 F9/F15: the ":" percent-encoded, the "@" (or ":") typed fullwidth (NFKC reads them as ASCII)
+    ("http://u%3AS3CRETc@127.0.0.1:9200", "http://u%3A***@127.0.0.1:9200"),
+    ("postgresql://u%3aDBPW10@127.0.0.1:1/d", "postgresql://u%3a***@127.0.0.1:1/d"),
+    ("http://u:S3CRETe\uff20127.0.0.1:9200", "http://u:***@127.0.0.1:9200"),
+    ("postgresql://u\uff1aDBPW18\ufe6b127.0.0.1:1/d", "postgresql://u:***@127.0.0.1:1/d"),
+    ("http://h.example/a%3Ab@c", "http://h.example/a%3Ab@c"),
 ])
 def test_a_url_is_shown_without_its_password_only(url, shown):
     assert redacted_url(url) == shown
@@ -149,3 +155,24 @@ def test_dpdist_serve_never_shows_a_password_of_the_db_url_s_query(capsys):
     assert "Q2s" not in err + out and "Q3secret" not in err + out and "password=***" in err
     assert without_password("could not use Q2s@ecret", url) == "could not use ***"
     assert without_password("no S3cretPW", "postgresql://a@h/d?pass%77ord=S3cretPW") == "no ***"
+
+
+@pytest.mark.parametrize("message, url, shown", [
+    # attack67 F15: libpq reads the host from the first "@" of a password typed with one, and quotes the rest
+    ("failed to resolve host 'DBPW3@127.0.0.1'", "postgresql://u:p@DBPW3@127.0.0.1:1/d", "failed to resolve host '***@127.0.0.1'"),
+    ('missing key/value separator "=" in URI query parameter: "password%3DDBPW11"',
+     "postgresql://u@127.0.0.1:1/d?password%3DDBPW11", 'missing key/value separator "=" in URI query parameter: "password%3D***"'),
+    ('password authentication failed for user "u:DBPW10"', "postgresql://u%3ADBPW10@127.0.0.1:1/d",
+     'password authentication failed for user "u:***"'),
+])
+def test_a_driver_quoting_part_of_a_password_has_it_masked(message, url, shown):
+    assert without_password(message, url) == shown
+
+
+def test_dpdist_serve_never_shows_the_part_of_a_password_after_an_at_sign(capsys):
+    pytest.importorskip("psycopg")
+    pytest.importorskip("starlette")
+    status, out, err = run(capsys, "serve", "--db", "postgresql://u:p@DBPW3@127.0.0.1:1/d", "--admin-token",
+                           "admin-token-0123456789")
+    assert status == 2 and err.count("\n") == 1 and "'--db' option" in err
+    assert "DBPW3" not in err + out, err

@@ -176,6 +176,12 @@ export interface Ack {
  * campaign than the one the report was made under).  ``wrong_ack`` (status 200): every answer within the retry window
  * was a success that is not the acknowledgement of the batch sent (another batch's or campaign's, a captive portal's page,
  * a body that is not JSON or is cut short); the batch stays queued and is carried, to be resent under its id.
+ * ``redirected`` (the 3xx status; null for a browser's opaque redirect): the answer was a redirect, refused at once and
+ * not followed (it would take the token elsewhere), the message naming where it pointed.  ``answer_too_large``: the
+ * answer's body went past ``MAX_ANSWER_BYTES`` once decoded (not retried).  Whatever the server's answer says is shown
+ * in ``message`` and ``code`` as the Python client shows it: control characters escaped (``\x1b``), the credential the
+ * request carried and any Bearer/Basic credential, ``token=`` value or URL password read ``***``, cut (the code to 80
+ * characters, the detail to 2000).
  */
 export class ServiceError extends DPDistError {
   readonly status: number | null;
@@ -262,6 +268,12 @@ export class Client {
        * under the same batch id, from its first failure (300000 ms: a server restarting under load); 0: never
        */
       retryWindowMs?: number;
+      /**
+       * how long one attempt may take, its answer read whole (60000 ms; null: no limit): a deadline for the whole
+       * answer, so a server that trickles it ends the attempt as a network error does (retried under
+       * ``retryWindowMs``).  An answer's body is read up to ``MAX_ANSWER_BYTES`` once decoded.
+       */
+      timeoutMs?: number | null;
       retryDelayMs?: number;
       fetch?: typeof fetch;
       /**
@@ -388,6 +400,11 @@ export function isLongitudinal(protocol: Protocol): boolean;
 
 /** The key of the device's privacy ledger in its storage. */
 export const LEDGER_KEY: string;
+/**
+ * The most bytes of an answer's body the Client reads, once decoded (16 MiB, as the Java client): the body is streamed
+ * and dropped past it (ServiceError ``answer_too_large``), so a small gzip answer cannot fill the device's memory.
+ */
+export const MAX_ANSWER_BYTES: number;
 /** The total epsilon a device spends unless its owner sets another (10). */
 export const DEFAULT_BUDGET: number;
 

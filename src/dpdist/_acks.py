@@ -16,10 +16,10 @@ apply the same rule, and so does ``dpdist relay`` of the collector's acknowledge
 
 from __future__ import annotations
 
-import json
 from typing import Any, TypeGuard
 from urllib.parse import unquote
 
+from ._json import loads
 from ._retry import NOT_ACKNOWLEDGED
 from ._shown import kind_of, secrets_of, shown
 
@@ -41,10 +41,10 @@ def relay_ack_problem(response: Any, campaign: str, report_id: str) -> str | Non
 def _problem(response: Any, campaign: str, id_key: str, sent: str, fields) -> str | None:
     what = f"{id_key.replace('_', ' ')} {sent!r} of campaign {campaign!r}"
     try:
-        ack = json.loads(response.content)
-    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: JSON nested deeper than Python reads
-        return (f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with a body that is not JSON, or nested too "
-                f"deeply ({len(response.content)} bytes, {kind_of(response)})")
+        ack = loads(response.content)  # ValueError, not RecursionError, for JSON nested too deeply
+    except (ValueError, UnicodeDecodeError):
+        return (f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with a body that is not JSON "
+                f"({len(response.content)} bytes, {kind_of(response)})")
     if not isinstance(ack, dict):
         return f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with JSON that is not an object"
     named_campaign, named_id = ack.get("campaign"), ack.get(id_key)

@@ -14,7 +14,7 @@ from typing import Any
 from ._shown import kind_of, secrets_of, shown
 from .errors import ServiceRefusedError
 
-__all__ = ["answer_document", "UNEXPECTED", "NULL", "MAX_ANSWER_BYTES", "TOO_LARGE"]
+__all__ = ["answer_document", "UNEXPECTED", "NULL"]
 
 #: the "type" of a JSON null (``{"estimate": (dict, NULL)}``)
 NULL = type(None)
@@ -23,12 +23,6 @@ _NAMES = {dict: "a JSON object", list: "a JSON array", str: "a string", int: "an
 
 #: the ``code`` of the error of an answer that is not a dpdist service's
 UNEXPECTED = "unexpected_answer"
-#: the most bytes of one answer's body dpdist reads, once decoded (a dpdist answer is far smaller: an estimate of
-#: 10^6 items is ~80 MB of JSON, a plot a few hundred kB; kept reports are streamed to a file, not read here); the
-#: clients' (:mod:`dpdist.serve._deadline`) and ``dpdist relay``'s of the collector's answers (:mod:`dpdist.relay._collector`)
-MAX_ANSWER_BYTES = 128 << 20
-#: the ``code`` of the error of an answer larger than :data:`MAX_ANSWER_BYTES`
-TOO_LARGE = "answer_too_large"
 
 
 def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] | dict[str, Any] = (),
@@ -65,8 +59,8 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
         if why is not None:
             raise ValueError(why)
         document = response.json()
-    except ValueError:  # not JSON (a page), or cut short
-        why = why or "not JSON"
+    except ValueError as error:  # not JSON (a page), cut short, or nested too deeply (dpdist._json.loads)
+        why = why or ("JSON nested too deeply" if "nested too deeply" in str(error) else "not JSON")
     else:
         if isinstance(document, dict):
             why = _missing(document, keys)

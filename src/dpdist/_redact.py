@@ -25,7 +25,12 @@ MASK = "***"
 #: of the URL (a password may hold ``@``, ``:`` or ``/`` as typed, not encoded; an ``@`` later in the URL's path masks
 #: more, never less).  The scheme may be absent: ``//user:password@host/x`` is a scheme-relative reference (a redirect's
 #: ``Location`` may be one), and ``http:///user:password@host`` (an empty host) is read from its second ``//``
-_USERINFO = re.compile(r"(?P<head>(?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\s/:]*):(?P<password>\S*)@")
+_USERINFO = re.compile(r"(?P<head>(?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\s/:]*)[:\uff1a](?P<password>\S*)[@\uff20\ufe6b]")
+#: ``scheme://user%3Apassword@``: the ``:`` percent-encoded (a URL parser decodes userinfo: the password is what follows)
+_ENCODED_USERINFO = re.compile(r"(?P<head>(?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\s/:@\uff20]*?%3[Aa])(?P<password>[^\s@\uff20]*)"
+                               r"[@\uff20\ufe6b]")
+#: (the ``@`` may be typed as a fullwidth ``\uff20`` or small ``\ufe6b``, the ``:`` as a fullwidth ``\uff1a``: both read as
+#: ASCII once NFKC-normalized, as some URL parsers do)
 #: a password typed with a space (``http://u:pass word@host``): up to the first ``@``, with no ``/`` before it
 _SPACED_USERINFO = re.compile(r"(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^\s/:@]*):(?P<password>[^@/\n]*\s[^@/\n]*)@")
 #: ``'user:password@host'`` quoted without its scheme (how some libraries quote an address they refuse; not a
@@ -39,6 +44,10 @@ _PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)(?P<
 #: URL's query too, so such a value is a password when its decoded name is (see :func:`_encoded_password`)
 _ENCODED_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_%])(?P<key>[A-Za-z0-9_%]*%[0-9A-Fa-f]{2}[A-Za-z0-9_%]*)\s*=\s*)"
                                 r"(?P<password>[^&\s'\"#]+)")
+#: a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``: a typo libpq refuses, quoting it)
+_ENCODED_SEPARATOR = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password%3D)(?P<password>[^&\s'\"#]+)", re.IGNORECASE)
+#: the shortest piece of a password after an ``@`` masked wherever it appears (a shorter one would mask common text)
+_SHORTEST_PIECE = 3
 #: the names :data:`_PARAMETER` reads, once decoded
 _PASSWORD_KEYS = ("password", "sslpassword")
 
@@ -76,8 +85,10 @@ def redacted_text(text: str) -> str:
     """
     for pattern in (_USERINFO, _SPACED_USERINFO):
         text = pattern.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
+    text = _ENCODED_USERINFO.sub(lambda match: f"{match.group('head')}{MASK}@", text)
     text = _QUOTED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
-    text = _PARAMETER.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    for pattern in (_PARAMETER, _ENCODED_SEPARATOR):
+        text = pattern.sub(lambda match: f"{match.group('head')}{MASK}", text)
     return _ENCODED_PARAMETER.sub(lambda match: f"{match.group('head')}{MASK}" if _encoded_password(match)
                                   else match.group(0), text)
 
@@ -103,11 +114,14 @@ def without_password(text: str, url: str) -> str:
     str
         ``text`` masked as :func:`redacted_text` masks it, and without ``url``'s password anywhere in it.
     """
-    matches = [_USERINFO.search(url) or _SPACED_USERINFO.search(url), *_PARAMETER.finditer(url),
+    matches = [_USERINFO.search(url) or _SPACED_USERINFO.search(url) or _ENCODED_USERINFO.search(url),
+               *_PARAMETER.finditer(url), *_ENCODED_SEPARATOR.finditer(url),
                *filter(_encoded_password, _ENCODED_PARAMETER.finditer(url))]
     for match in matches:
         password = "" if match is None else match.group("password").strip("'")
-        for shown in sorted({password, unquote(password)} - {""}, key=len, reverse=True):
+        # a password typed with "@": a driver reads the URL's host from its first "@", and quotes the rest as the host
+        pieces = {piece for piece in password.split("@")[1:] if len(piece) >= _SHORTEST_PIECE}
+        for shown in sorted({password, unquote(password), *pieces} - {""}, key=len, reverse=True):
             text = text.replace(shown, MASK)
     return redacted_text(text)
 

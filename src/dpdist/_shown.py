@@ -10,6 +10,7 @@ URLs' passwords (:func:`dpdist._redact.redacted_text`); the text is cut.
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -37,8 +38,15 @@ def secrets_of(response: Any) -> tuple[str, ...]:
         value = response.request.headers.get("Authorization", "")
     except RuntimeError:  # a response built without its request
         return ()
-    credential = value.partition(" ")[2].strip()
+    scheme, _, credential = value.strip().partition(" ")
+    credential = credential.strip()
     found = [credential, *re.findall(r"token=\"?([^\",\s]+)", credential)]
+    if scheme.lower() == "basic":  # user:password in base64: the password may be echoed decoded too (attack67 F14)
+        try:
+            user_password = base64.b64decode(credential, validate=True).decode("utf-8")
+        except ValueError:  # not base64 (binascii.Error), or not UTF-8
+            user_password = ""
+        found += [user_password, user_password.partition(":")[2]] if ":" in user_password else []
     return tuple(sorted({part for part in found if len(part) >= _SHORTEST_SECRET}, key=len, reverse=True))
 
 

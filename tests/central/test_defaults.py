@@ -56,6 +56,10 @@ def test_a_default_under_add_remove_spends_part_of_the_budget_on_a_noisy_count(x
     assert abs(size["noisy_n"] - x.size) < 2000  # Laplace of scale 1 / 0.025 = 40
 
 
+# 24 releases, 16 of them at n = 10**5 (0.35 CPU-s): the whole suite; the fast loop keeps the same rules' choices
+# (test_rules_grow_with_epsilon_n_and_stay_in_their_ranges) and every release run without its hyperparameter
+# (test_every_release_runs_without_its_hyperparameter_and_records_the_choice)
+@pytest.mark.slow
 def test_defaults_beat_the_papers_fixed_settings_where_the_grid_says_so():
     # fitted grid (docs/central.md "Defaults"): at n = 10^5, eps = 1 on lognormal data the paper's
     # m = 6 leaves KS 0.042 (Legendre moments) where the rule's m = 32 gives 0.0017; at n = 10^3,

@@ -65,6 +65,10 @@ def _quantile_calls(draw):
             "bounds": (lo, hi), "method": method, **options}
 
 
+# 150 generated calls (0.4 CPU-s): the whole suite; the fast loop keeps the two cases found here, the degenerate
+# bounds (test_degenerate_bounds_are_refused_by_name), and every quantile method's finite values on empty, single,
+# many and out-of-bounds data (tests/central/test_common.py, test_every_release_returns_a_result_whatever_the_data)
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
 @given(_quantile_calls())
 @example({"x": np.zeros(0), "q": [0.5], "epsilon": 1e-3, "bounds": (0.0, 1e-320), "method": "tree"})  # was NaN

@@ -147,20 +147,28 @@ def test_release_command_prints_the_guarantee_and_quantiles(tmp_path, capsys):
     assert "--column 'nope'" in capsys.readouterr().err
 
 
+# 200 draws of a 16**4-leaf tree under tracemalloc (0.3 CPU-s): the whole suite; the fast loop keeps the numbers
+# (test_cdf_standard_error_is_the_spread_of_the_stored_draws, the same streaming code on a small tree) and
+# test_cdf_standard_error_includes_the_noise_of_the_total
+@pytest.mark.slow
 def test_cdf_standard_error_keeps_memory_linear_in_the_leaves():
     # the band is the spread of 200 noise draws; holding them all would take 200 x leaves doubles
     # (1.7 GB at the 2**20 leaves the shape rule picks for skewed data at large epsilon * n)
     import tracemalloc
 
     tree = TreeHistogram.release(np.random.default_rng(3).random(500), 1.0, (0, 1), branching=16, height=4, rng=0)
-    reference = np.random.default_rng(0)
     tracemalloc.start()
     se = tree.cdf_standard_error(draws=200, rng=0)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     leaves = 16**4
     assert peak < 40 * 8 * leaves  # a few dozen leaf-sized arrays, not 200 (105 MB here)
-    # the same numbers as the population sd of the stored draws (checked on a small tree)
+    assert se.shape == (leaves + 1,) and se[0] == 0
+
+
+def test_cdf_standard_error_is_the_spread_of_the_stored_draws():
+    """The streaming standard error gives the same numbers as the population sd of the stored draws."""
+    reference = np.random.default_rng(0)
     small = TreeHistogram.release(np.random.default_rng(3).random(500), 1.0, (0, 1), branching=4, height=3, rng=0)
     leaves_small, total = small.consistent_leaves()
     scale = math.sqrt(small.noise_variance / 2.0)
@@ -175,7 +183,6 @@ def test_cdf_standard_error_keeps_memory_linear_in_the_leaves():
         moved = counts + np.concatenate([[0.0], np.cumsum(consistent[-1])])  # the total moves with the noise
         draws.append(moved / moved[-1] - counts / total)
     np.testing.assert_allclose(small.cdf_standard_error(draws=50, rng=0), np.std(draws, axis=0), rtol=1e-10, atol=1e-15)
-    assert se.shape == (leaves + 1,) and se[0] == 0
 
 
 def test_quantile_arguments_of_any_type_raise_dpdist_errors():

@@ -53,6 +53,9 @@ def test_accelerated_and_plain_em_converge_to_the_same_estimate(name, params, me
         assert abs(likelihoods[0] - likelihoods[1]) <= max(gaps)
 
 
+# EM on 64 bins to a 1e-9 tolerance (0.35 CPU-s): the whole suite; the fast loop keeps the same accelerated EM
+# (test_accelerated_and_plain_em_converge_to_the_same_estimate, test_the_rows_of_a_bootstrap_are_fitted_together_to_the_same_numbers)
+@pytest.mark.slow
 def test_accelerated_em_is_monotone_in_the_likelihood():
     protocol = local.make("sw", epsilon=0.5, bounds=(0.0, 1.0), bins=64)
     aggregator = protocol.simulate(np.random.default_rng(2).random(10_000), rng=3)

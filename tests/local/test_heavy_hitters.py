@@ -27,7 +27,10 @@ def test_planted_heavy_hitters_are_found_among_a_huge_domain():
 
 def test_words_are_encoded_decoded_and_found():
     words = ["apple"] * 3000 + ["banana"] * 2000 + ["cherry"] * 1500 + [f"w{'abcdefghij'[i % 10]}x" for i in range(3000)]
-    result = heavy_hitters(words, 6.0, k=3, max_chars=6, alphabet="abcdefghijklmnopqrstuvwxyz", rng=2)
+    # a family of 256 hash functions (the default 4,096 drew 1.65 M-cell tables, 0.4 CPU-s): the family only adds a
+    # bias of sd sqrt(sum f^2 / (S (g - 1))) = 0.0013 here (g = 404), beside standard errors of 0.008-0.012 and gaps
+    # of 0.06 (banana, cherry) to 0.12 (cherry, the next word) between the shares ranked
+    result = heavy_hitters(words, 6.0, k=3, max_chars=6, alphabet="abcdefghijklmnopqrstuvwxyz", hash_count=256, rng=2)
     assert result.labels == ["apple", "banana", "cherry"]
     items, codec = encode_strings(["a", "zz", "abc"], max_chars=4)
     assert codec.decode(items) == ["a", "zz", "abc"] and codec.bits == 20

@@ -695,3 +695,24 @@ class _TaggedIdentity(httpx.BaseTransport):
         document = json.loads(honest)
         document["config"]["epsilon"] = self.epsilon
         return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
+
+
+def test_the_token_request_is_bounded_by_the_devices_timeout(tmp_path, monkeypatch):
+    """attack67 F1: the token request had fetch_token's own 30 s per read, whatever the device's ``timeout``; its answer
+    is now whole within the client's timeout."""
+    from dpdist import privacypass
+
+    asked: list[float] = []
+    fetch = privacypass.fetch_token
+
+    def recording(*args, **kwargs):
+        asked.append(kwargs["timeout"])
+        return fetch(*args, **kwargs)
+
+    monkeypatch.setattr(privacypass, "fetch_token", recording)
+    with Parties(tmp_path, min_batch=6, max_batch=6) as parties:
+        parties.relayed_campaign("bounded", CONFIG, issuer_key="bounded")
+        (credential,) = parties.credentials("bounded", 1)
+        with parties.client(issuer_credential=credential, issuer="http://issuer", timeout=7.5) as device:
+            assert device.submit_values("bounded", [1])[0]["relayed"] == 1
+    assert asked == [7.5]

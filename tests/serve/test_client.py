@@ -121,7 +121,7 @@ def test_the_issuer_s_key_is_read_up_to_the_answer_limit(monkeypatch):
 
     from dpdist.errors import CampaignIdentityError
     from dpdist.privacypass import b64url_encode
-    from dpdist.serve import _deadline
+    from dpdist import _deadline
     from dpdist.serve._relay_route import RelayRoute
 
     key = bytes(range(32))

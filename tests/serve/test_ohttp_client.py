@@ -128,3 +128,23 @@ def test_a_device_given_its_keys_fetches_the_config_through_the_relay_too():
     with pytest.raises(InvalidParameterError, match="X25519"):
         Client("http://collector", ohttp_relay="http://relay/ohttp",
                ohttp_keys=_ohttp.encode_key_list([_ohttp.KeyConfig(9, KEY.public_key, ((1, 3),))]))
+
+
+def test_a_relay_echoing_the_basic_credential_of_its_url_bare_or_decoded_has_it_masked_and_is_named():
+    """attack67 F14: ``--ohttp-relay http://u:pw@...``: a relay answering 400 with the Basic credential bare (its
+    base64, its ``u:pw`` decoded) had it shown, and the line said "The server refused"."""
+    from dpdist.errors import ServiceRefusedError
+
+    def relay(request: httpx.Request) -> httpx.Response:
+        credential = request.headers["authorization"].split()[-1]
+        said = f"you sent {credential}, that is {base64.b64decode(credential).decode()}, password OHSECRET9"
+        return httpx.Response(400, json={"error": "x", "detail": said})
+
+    with Client("http://collector", ohttp_relay="http://u:OHSECRET9@relay/ohttp", ohttp_keys=_ohttp.encode_key_list([KEY]),
+                transport=httpx.MockTransport(relay), retries=0, retry_window=0) as client:
+        with pytest.raises(ServiceRefusedError) as refused:
+            client.config("c")
+    message = str(refused.value)
+    encoded = base64.b64encode(b"u:OHSECRET9").decode()
+    assert "OHSECRET9" not in message and encoded not in message, message
+    assert message.startswith("The Oblivious HTTP relay refused GET /api/campaigns/c/config: HTTP 400 x"), message

@@ -181,3 +181,17 @@ def test_a_group_of_one_campaign_is_refused_the_ids_another_campaign_counted(kin
             assert (store.get("a").n, store.get("b").n) == (1, 6)
         finally:
             store.db.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def test_one_batch_twice_in_one_group_counts_once(kind, tmp_path):
+    """The committer never puts one (campaign, batch id) twice in a group; a caller of ``Store.commit`` that does gets
+    the batch counted once, the second answered as a duplicate of it."""
+    with database_url(kind, tmp_path) as url:
+        store = _store(url, "a")
+        try:
+            outcomes = store.commit([_arrival("a", "ab" * 16), _arrival("a", "ab" * 16), _arrival("a", "other")])
+            assert [outcome["duplicate"] for outcome in outcomes] == [False, True, False]
+            assert store.get("a").n == 2 and store.get("a").batches == 2
+        finally:
+            store.db.close()

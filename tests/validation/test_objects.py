@@ -164,8 +164,46 @@ def test_a_base_url_refuses_a_query_or_a_fragment_and_says_why():
     assert_rule(rule, [("https://h.example:8443/base/", "https://h.example:8443/base/"), ("http://h", "http://h")])
     for url in ("http://h:1?x=1", "http://h:1/?x=1", "http://h:1?", "http://h/base#frag", "http://h#"):
         assert _takes(rule, url) is False and _takes(HttpUrl(), url)
-    with pytest.raises(InvalidParameterError, match=r"without a query or fragment .*Got 'http://h:1\?x=1'"):
+    with pytest.raises(InvalidParameterError, match=r"without a query or fragment .*Got 'http://h:1\?x=\*\*\*'"):
         check_param("f", "server", "http://h:1?x=1", rule)
+
+
+@pytest.mark.parametrize("url, shown", [
+    # attack67 F9: a refused URL's query values and fragment may be credentials; a password after a %-encoded ":",
+    # or before a fullwidth "@", is one
+    ("http://127.0.0.1:9200/?token=S3CRETl", "'http://127.0.0.1:9200/?token=***'"),
+    ("http://h/?a=1&access_token=S3CRETa&X-Amz-Signature=S3CRETb", "'http://h/?a=***&access_token=***&X-Amz-Signature=***'"),
+    ("http://127.0.0.1:9200/#S3CRETm", "'http://127.0.0.1:9200/#***'"),
+    ("http://u%3AS3CRETc@127.0.0.1:9200", "'http://u%3A***@127.0.0.1:9200'"),
+    ("http://u:S3CRETe\uff20127.0.0.1:9200", "'http://u:***@127.0.0.1:9200'"),
+])
+def test_a_refused_url_is_shown_without_what_may_be_a_credential(url, shown):
+    rule = HttpUrl("the server's URL", no_userinfo=HttpUrl.TOKEN_SENT, base=True)
+    assert _takes(rule, url) is False and rule.shown(url) == shown
+    with pytest.raises(InvalidParameterError) as raised:
+        check_param("f", "server", url, rule)
+    assert "S3CRET" not in str(raised.value)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9200/\x1b]0;PWN\x07", "http://h/\x7f", "http://h/a\u202eb"])
+def test_a_url_with_a_control_character_is_refused_by_name(url):
+    """attack67 F20: ``--server $'http://h/\\x1b]0;PWN\\x07'`` was "internal error InvalidURL" (httpx's); a bidi
+    override was taken silently."""
+    for rule in (HttpUrl(), HttpUrl("the server's URL", no_userinfo=HttpUrl.TOKEN_SENT, base=True)):
+        assert _takes(rule, url) is False
+        with pytest.raises(InvalidParameterError, match="'server'") as raised:
+            check_param("f", "server", url, rule)
+        assert "\x1b" not in str(raised.value) and "\u202e" not in str(raised.value)
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:9202/p;password=RSECRET4", "http://127.0.0.1:9202/p;token=RSECRET5/x",
+                                 "http://127.0.0.1:9202/RSECRET6%00x", "http://h/a%0Ab", "http://h/a%7f"])
+def test_a_published_url_refuses_path_parameters_and_control_characters(url):
+    """attack67 F12: a relay URL with ``;password=...`` in its path, or a NUL, was taken and served to anyone."""
+    rule = HttpUrl("the relay's URL", no_userinfo=HttpUrl.PUBLISHED)
+    assert _takes(rule, url) is False
+    assert "RSECRET4" not in rule.shown(url) and "RSECRET5" not in rule.shown(url)
+    assert _takes(HttpUrl(), url) is (";" in url)  # a path parameter is refused only where the URL is published
 
 
 def test_a_sqlite_file_refuses_memory_with_a_query(tmp_path):

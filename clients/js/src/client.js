@@ -32,7 +32,9 @@ import {
   IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
 } from './identity.js';
 import { TokenWallet } from './tokens.js';
-import { NOT_ACKNOWLEDGED, batchAck, relayAck } from './acks.js';
+import { batchAck, relayAck } from './acks.js';
+import { AnswerTooLarge, MAX_ANSWER_BYTES, readAnswer, readBounded } from './answer.js';
+import { oneLine, secretsOf, shown } from './shown.js';
 import { REQUEST_CONTENT_TYPE, campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
 
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
@@ -196,7 +198,8 @@ export class Retries {
  *   server restarting under load, as the Python client's ``retry_window``); 0: never
  * @param {number|null} [options.timeoutMs] how long one attempt may take, its answer's body read whole (60000, as the
  *   Python client's ``timeout``; null: no limit): a server that trickles its answer ends the attempt as a network
- *   error does, retried under ``retryWindowMs``
+ *   error does, retried under ``retryWindowMs``.  A body is read up to MAX_ANSWER_BYTES (16 MiB) once decoded
+ *   (``answer_too_large``); a redirect is refused at once (``redirected``), never followed
  * @param {number|null} [options.retries] at most this many attempts after the first as well (null: as many as
  *   ``retryWindowMs`` allows)
  * @param {number} [options.retryDelayMs] first retry delay, doubled each time up to 10 s, jittered over its upper half;
@@ -244,6 +247,7 @@ export class Client {
     { token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, timeoutMs = 60000, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null, relayEnvelope = null } = {},
   ) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
+    checkServerUrl(serverUrl);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
       throw new TypeError(`The 'campaignId' argument of Client must be 1-128 characters of A-Z, a-z, 0-9, '.', '_' and '-'. Got ${JSON.stringify(campaignId)}.`);
     }
@@ -798,66 +802,45 @@ export class Client {
     if (url === null && this.token) allHeaders.Authorization = `Bearer ${this.token}`;
     if (url !== null && authorization !== undefined) allHeaders.Authorization = authorization;
     const target = url ?? (absolute ? `${this.serverUrl}${path}` : this._url(path));
+    // whatever the answer says is shown escaped, cut and masked: the credential sent, any Bearer/Basic one (shown.js)
+    const request = { method, where: url ?? path, secrets: secretsOf(allHeaders.Authorization) };
     let lastProblem = null;
     let unacknowledged = false; // the last answer was a success that is no acknowledgement of what was sent
     const retrying = new Retries(this.retryWindowMs, this.retryDelayMs, this.retries);
-    for (let attempt = 1; ; attempt++) {
-      let asked = null; // seconds a 429/503 answer's Retry-After asked for
+    for (;;) {
       let response = null;
+      let bytes = null;
       try {
-        // a deadline per attempt, the body's reading included: undici's own timeouts are between chunks (outsider-gw F1)
+        // a deadline per attempt, the body's reading included: undici's own timeouts are between chunks (outsider-gw F1);
+        // no redirect is followed (it would take the token elsewhere, or read another server's answer as this one's)
         const signal = this.timeoutMs === null ? undefined : AbortSignal.timeout(this.timeoutMs);
-        response = await (via ?? this._fetch)(target, { method, headers: allHeaders, body, signal });
+        response = await (via ?? this._fetch)(target, { method, headers: allHeaders, body, signal, redirect: 'manual' });
+        checkNotRedirected(request, response);
+        bytes = await readBounded(response); // streamed, within the same deadline, up to MAX_ANSWER_BYTES
       } catch (error) {
-        lastProblem = `cannot reach the server (${error.message})`;
+        if (error instanceof ServiceError) throw error;
+        if (error instanceof AnswerTooLarge) throw tooLarge(request, response);
+        lastProblem = response === null
+          ? `cannot reach the server (${shown(error.message, request.secrets)})`
+          : `${method} ${shown(request.where, request.secrets)}: HTTP ${response.status} with a body cut short (${shown(error.message, request.secrets)})`;
       }
-      if (response === null) {
-        unacknowledged = false;
-        const pause = retrying.pause(null);
-        if (pause === null) break;
-        await sleep(pause);
-        continue;
-      }
-      if (response.ok && acknowledges === null) return response;
-      if (response.ok) {
-        let text = null;
-        try {
-          text = await response.text();
-        } catch (error) {
-          lastProblem = `${method} ${url ?? path}: ${NOT_ACKNOWLEDGED}: HTTP ${response.status} with a body cut short (${error.message})`;
-        }
-        if (text !== null) {
-          const [ack, problem] = acknowledges(text, response);
-          if (problem === null) return ack;
-          lastProblem = `${method} ${url ?? path}: ${problem}`;
-        }
-        unacknowledged = true;
-        const pause = retrying.pause(retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null));
-        if (pause === null) break;
-        await sleep(pause);
-        continue;
-      }
+      let asked = null; // seconds a 429/503 answer's Retry-After asked for
       unacknowledged = false;
-      let code = null;
-      let detail = response.statusText;
-      try {
-        ({ error: code, detail } = await response.json());
-      } catch {
-        // not a JSON refusal
+      if (bytes !== null) {
+        asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
+        if (response.ok && acknowledges === null) return readAnswer(response, bytes);
+        if (response.ok) {
+          const [ack, problem] = acknowledges(new TextDecoder().decode(bytes), response);
+          if (problem === null) return ack;
+          lastProblem = shown(`${method} ${request.where}: ${problem}`, request.secrets, null);
+          unacknowledged = true;
+        } else {
+          const refusal = refusalOf(request, response, bytes);
+          const retryable = RETRYABLE_STATUS.has(response.status) || (response.status === 409 && RETRYABLE_CONFLICTS.has(refusal.code));
+          if (!retryable) throw refusal;
+          lastProblem = refusal.message;
+        }
       }
-      code = typeof code === 'string' && code ? code : null;
-      if (response.status >= 300 && response.status < 400) {
-        // only a success acknowledges: a redirect is not followed, whatever its body says
-        const location = response.headers?.get?.('Location') ?? null;
-        detail = location === null ? 'a redirect without a Location' : `a redirect to ${JSON.stringify(location.slice(0, 200))}, not followed`;
-      } else if (typeof detail !== 'string' || !detail) {
-        detail = response.statusText || 'no detail';
-      }
-      asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
-      const problem = `${method} ${url ?? path}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`;
-      const retryable = RETRYABLE_STATUS.has(response.status) || (response.status === 409 && RETRYABLE_CONFLICTS.has(code));
-      if (!retryable) throw new ServiceError(problem, { status: response.status, code });
-      lastProblem = problem;
       const pause = retrying.pause(asked);
       if (pause === null) break;
       await sleep(pause);
@@ -870,6 +853,64 @@ export class Client {
       + '{batchId: error.batchId}): the same id and bytes), and a batch already counted is not counted twice',
     unacknowledged ? { status: 200, code: 'wrong_ack' } : {});
   }
+}
+
+/**
+ * A redirect (3xx, or a browser's opaque one) is refused at once, ServiceError ``redirected`` naming the status and where
+ * it pointed (shown): not followed, whatever its body says, as the Python and Java clients.
+ */
+function checkNotRedirected({ method, where, secrets }, response) {
+  const opaque = response.type === 'opaqueredirect'; // a browser's redirect: 'manual' hides the status and Location
+  if (!opaque && !(response.status >= 300 && response.status < 400)) return;
+  const location = opaque ? null : (response.headers?.get?.('Location') ?? null);
+  const to = opaque ? 'a redirect (the browser hides where it pointed)'
+    : location === null ? 'a redirect without a Location' : `a redirect to "${shown(location, secrets)}"`;
+  throw new ServiceError(`${method} ${shown(where, secrets)}: HTTP ${opaque ? '3xx' : response.status}: ${to}, not followed (this client follows ` +
+    'no redirect, which would take its token elsewhere): give the URL it names instead', { status: opaque ? null : response.status, code: 'redirected' });
+}
+
+/** The ServiceError of an answer whose body goes past MAX_ANSWER_BYTES once decoded (not retried: it would again). */
+function tooLarge({ method, where, secrets }, response) {
+  const kind = shown((response?.headers?.get?.('Content-Type') ?? '').split(';')[0].trim(), secrets, 60) || 'no content type';
+  return new ServiceError(`The answer to ${method} ${shown(where, secrets)} is larger than this client reads (${response ? `HTTP ${response.status}` : "the Oblivious HTTP relay's answer"}, ${kind}, ` +
+    `more than ${MAX_ANSWER_BYTES >> 20} MiB once decoded): a dpdist service's answers are far smaller. Is that URL the dpdist service, not ` +
+    'another server answering in its place?', { status: response?.status ?? null, code: 'answer_too_large' });
+}
+
+/**
+ * The ServiceError of a refusal (4xx/5xx): its code and detail as the server sent them, shown (escaped, masked, cut:
+ * the code to 80 characters, the detail to 2000, as Python's), the status text or ``no detail`` without them.
+ */
+function refusalOf({ method, where, secrets }, response, bytes) {
+  let code = null;
+  let detail = null;
+  try {
+    ({ error: code, detail } = JSON.parse(new TextDecoder().decode(bytes)) ?? {});
+  } catch {
+    // not a JSON refusal
+  }
+  code = typeof code === 'string' && code ? shown(code, secrets, 80) : null;
+  detail = typeof detail === 'string' && detail ? detail : (response.statusText || 'no detail');
+  detail = shown(oneLine(detail), secrets, 2000);
+  return new ServiceError(`${method} ${shown(where, secrets)}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`, { status: response.status, code });
+}
+
+/**
+ * Refuse a server URL fetch could not send or that would send elsewhere (attack67 F21, F22), naming the argument and
+ * showing the value masked: with ``user:password@`` (fetch refuses a URL with credentials; this client authenticates
+ * with its token), or with a query or fragment (the API's paths are joined to it: every request would go to ``/?...``).
+ */
+function checkServerUrl(serverUrl) {
+  let url = null;
+  try {
+    url = new URL(serverUrl, globalThis.location?.href ?? 'http://localhost/');
+  } catch {
+    // refused below
+  }
+  const problem = url === null ? 'an http:// or https:// URL (or "" for the page\'s origin)'
+    : url.username || url.password || /^[^?#]*\/\/[^/?#]*@/u.test(serverUrl) ? 'without user:password@ (this client authenticates with its token, never a URL\'s credentials, which fetch refuses)'
+      : /[?#]/u.test(serverUrl) ? 'without a query or fragment (?...#...: the API\'s paths are joined to it)' : null;
+  if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shown(serverUrl.replace(/\/\/[^/?#]*@/u, '//***@'))}".`);
 }
 
 /** The ``ohttp`` option of Client, checked: null or ``{relay, keys}`` (keys: application/ohttp-keys bytes that parse). */

@@ -18,6 +18,7 @@
 //   record's CRC-32 had all 10 decimal digits, so that the relay sees a length that depends on the batch's size only,
 //   never on its reports (outsider finding F1), the same as dpdist.serve._ohttp_client.padded_length.
 
+import { readBounded } from './answer.js';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from './vendor/hpke.js';
 import { InvalidParameterError, ServiceError } from './errors.js';
 import { RECORD_MAGIC } from './wire.js';
@@ -261,7 +262,7 @@ async function notEncapsulated(outer) {
   const kind = (outer.headers.get('content-type') ?? '').split(';')[0].trim();
   const json = (status, error, detail) => new Response(JSON.stringify({ error, detail }), { status, headers: { 'content-type': 'application/json' } });
   if (outer.status === 400 && kind === 'application/problem+json') {
-    const problem = await outer.json().catch(() => ({}));
+    const problem = await readBounded(outer).then((bytes) => JSON.parse(new TextDecoder().decode(bytes)), () => ({}));
     if (problem?.type === KEY_PROBLEM) {
       return json(400, 'ohttp_key_mismatch', `The gateway holds no key for this key configuration (rotated or retired): fetch the campaign's config again. ${problem.detail ?? ''}`);
     }
@@ -276,7 +277,7 @@ async function notEncapsulated(outer) {
  * own refusal; an answer that does not open rejects (the client retries it as a network error).
  */
 export function obliviousFetch(relayUrl, config, fetch) {
-  return async (target, { method = 'GET', headers = {}, body } = {}) => {
+  return async (target, { method = 'GET', headers = {}, body, signal, redirect } = {}) => {
     const url = new URL(target, globalThis.location?.href);
     const fields = Object.entries(headers).map(([name, value]) => [name.toLowerCase(), String(value)]).filter(([name]) => !HOP_BY_HOP.has(name));
     fields.push(WHOLE_ANSWER_FIELD);
@@ -285,10 +286,11 @@ export function obliviousFetch(relayUrl, config, fetch) {
     const padded = new Uint8Array(paddedLength(message, bytes)); // RFC 9292 section 3.8: zero padding
     padded.set(message);
     const { encapsulated, open } = await encapsulateRequest(config, padded);
-    const outer = await fetch(relayUrl, { method: 'POST', headers: { 'Content-Type': REQUEST_CONTENT_TYPE, Accept: RESPONSE_CONTENT_TYPE }, body: encapsulated });
+    // the client's deadline and its refusal of redirects hold for the relay too; its answer is read up to the bound
+    const outer = await fetch(relayUrl, { method: 'POST', headers: { 'Content-Type': REQUEST_CONTENT_TYPE, Accept: RESPONSE_CONTENT_TYPE }, body: encapsulated, signal, redirect });
     const kind = (outer.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase();
     if (outer.status !== 200 || kind !== RESPONSE_CONTENT_TYPE) return notEncapsulated(outer);
-    const inner = decodeBinaryResponse(await open(new Uint8Array(await outer.arrayBuffer())));
+    const inner = decodeBinaryResponse(await open(await readBounded(outer)));
     const empty = [204, 205, 304].includes(inner.status);
     return new Response(empty ? null : inner.body, { status: inner.status, headers: inner.fields });
   };

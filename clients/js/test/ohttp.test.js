@@ -8,7 +8,8 @@ import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { Client, crc32, encodeRecord } from '../src/index.js';
+import { Client, MAX_ANSWER_BYTES, crc32, encodeRecord } from '../src/index.js';
+import { AnswerTooLarge } from '../src/answer.js';
 import {
   campaignKeyConfig, decodeBinaryResponse, decodeKeyList, encapsulateRequest, encodeBinaryRequest, obliviousFetch, varint,
 } from '../src/ohttp.js';
@@ -211,6 +212,19 @@ test('the ohttp option is checked by name, and a relay that answers for itself i
   }
   const garbage = new Response(new Uint8Array(40), { status: 200, headers: { 'content-type': 'message/ohttp-res' } });
   await assert.rejects(obliviousFetch('https://relay/ohttp', config, async () => garbage)('https://c.example/x'), /does not open/);
+});
+
+test("the relay's answer is read under the client's deadline, redirects and bound (attack67 F6)", async () => {
+  const [config] = decodeKeyList(RFC_KEYS);
+  const seen = [];
+  const huge = new Response(new Uint8Array(MAX_ANSWER_BYTES + 1), { status: 200, headers: { 'content-type': 'message/ohttp-res' } });
+  const signal = AbortSignal.timeout(60000);
+  await assert.rejects(obliviousFetch('https://relay/ohttp', config, async (url, init) => {
+    seen.push(init);
+    return huge;
+  })('https://c.example/x', { signal, redirect: 'manual' }), AnswerTooLarge);
+  assert.equal(seen[0].signal, signal);
+  assert.equal(seen[0].redirect, 'manual');
 });
 
 test('two batches encapsulate to the same length whatever their reports and CRC-32s (outsider finding F1)', async () => {

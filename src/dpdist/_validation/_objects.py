@@ -638,6 +638,16 @@ class Registered(Constraint):
         return ["not-a-registered-name", 3]
 
 
+#: a control character in a URL, raw or percent-encoded
+_URL_CONTROL = re.compile(r"[\x00-\x1f\x7f]|%(?:[01][0-9A-Fa-f]|7[Ff])")
+#: a ``;name=value`` parameter of a URL's path
+_PATH_PARAMETER = re.compile(r";[^/]*=")
+#: a query's or path parameter's ``name=`` and its value
+_URL_PARAMETER = re.compile(r"(?P<name>[?&;][^=&#;?/]*=)[^&#;]*")
+#: a URL's fragment
+_URL_FRAGMENT = re.compile(r"#.*", re.DOTALL)
+
+
 @dataclass(frozen=True)
 class HttpUrl(Constraint):
     """An ``http://`` or ``https://`` URL naming a host, and a port in [1, 65535] when it has one (as
@@ -671,10 +681,16 @@ class HttpUrl(Constraint):
             raise ValueError
         if self.base and ("?" in value or "#" in value):
             raise ValueError
+        if _URL_CONTROL.search(value) or not value.isprintable():  # a NUL, newline, ESC or bidi control, raw or
+            raise ValueError  # %-encoded: httpx's InvalidURL ("internal error"), or a line cut, forged or reversed
+        if self._published() and _PATH_PARAMETER.search(parts.path):  # ";password=...": a credential served to anyone
+            raise ValueError
         return value
 
     def describe(self) -> str:
-        what = f"{self.what}, without user:password@ ({self.no_userinfo})" if self.no_userinfo else self.what
+        userinfo = "user:password@ or ;name=value in its path" if self._published() else "user:password@"
+        what = (f"{self.what}, without {userinfo} ({self.no_userinfo})" if self.no_userinfo else self.what
+                ) + ", without control characters (raw, bidi, or %00-%1F, %7F)"
         return what + (", and without a query or fragment (?...#...: the API's paths are joined to it)" if self.base
                        else "")
 
@@ -682,7 +698,17 @@ class HttpUrl(Constraint):
         out = [3, "", "ftp://host", "http://", "http://u:pw/x@host:1", "http://host:abc", "http://[::1", "http://h:70000",
                "http://h:0", "http://h:99999"]
         out += ["http://h:1?x=1", "http://h:1/base/#frag"] if self.base else []
+        out += ["http://h/a%00b", "http://h/a%0Ab", "http://h/a\x7fb", "http://h/\x1b]0;PWN\x07", "http://h/a\u202eb"]
+        out += ["http://h/p;password=pw"] if self._published() else []
         return [*out, "http://u:pw@host", "https://u@host:1/x"] if self.no_userinfo else out
 
+    def _published(self) -> bool:
+        """Whether the URL is given to every device (its config served with no token)."""
+        return self.no_userinfo == self.PUBLISHED
+
     def shown(self, value: Any) -> str:
-        return repr(redacted_url(value))[:200] if isinstance(value, str) else type(value).__name__
+        if not isinstance(value, str):
+            return type(value).__name__
+        # a refused URL's query values, path parameters and fragment may be credentials (?token=, #access_token=)
+        masked = _URL_FRAGMENT.sub("#***", _URL_PARAMETER.sub(r"\g<name>***", redacted_url(value)))
+        return repr(masked)[:200]

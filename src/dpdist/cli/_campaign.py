@@ -13,6 +13,7 @@ import sys
 
 from .._io._atomic import atomic_writer, write_text_atomically
 from .._redact import redacted_url
+from .._shown import shown
 from .._validation import HttpUrl, Described, Integer, Text
 from ..errors import InvalidParameterError, ServiceRefusedError
 from ._arguments import KEY_VALUE, OUT, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules, token_rule
@@ -270,24 +271,26 @@ def _run_create(args) -> int:
         if args.open:
             summary, charged = _open_charged(client, args, args.name)
         public = client.config(args.name) if summary.get("relayed") else None
-    print(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g}).")
+    print(said(f"campaign {summary['campaign']}: {summary['state']}, protocol {protocol.name} (epsilon={protocol.epsilon:g})."))
     server = redacted_url(args.server.rstrip("/"))  # shown: never its password
-    print(f"campaign {summary['campaign']}: config {server}/api/campaigns/{summary['campaign']}/config; participation page "
-          f"{server}/campaigns/{summary['campaign']}/participate; dashboard {server}/campaigns/{summary['campaign']}/dashboard")
+    print(said(f"campaign {summary['campaign']}: config {server}/api/campaigns/{summary['campaign']}/config; participation "
+               f"page {server}/campaigns/{summary['campaign']}/participate; dashboard {server}/campaigns/{summary['campaign']}/dashboard"))
     if public is not None:
         relay = public["relay"]
         central = (public.get("anonymity") or {}).get("central") or {}
-        print(f"campaign {summary['campaign']}: collected through the relay {redacted_url(relay['url'])} only (direct submissions refused); "
-              f"pin {relay['pin']} (devices given the relay's URL check the campaign's key and config against it)"
-              + (f"; {central['reason']}" if "reason" in central else
-                 "; its amplified central guarantee is stated as the relay's batches arrive ('anonymity')") + ".")
+        print(said(f"campaign {summary['campaign']}: collected through the relay {redacted_url(relay['url'])} only (direct "
+                   f"submissions refused); pin {relay['pin']} (devices given the relay's URL check the campaign's key and "
+                   "config against it)" + (f"; {central['reason']}" if "reason" in central else
+                                            "; its amplified central guarantee is stated as the relay's batches arrive "
+                                            "('anonymity')") + "."))
         admission = (public.get("anonymity") or {}).get("admission") or {}
         if admission.get("issuer") and admission.get("tokens_each") is not None:
-            print(f"campaign {summary['campaign']}: colluding {admission['colluding']} device(s) x tokens_each "
-                  f"{admission['tokens_each']} (the issuer's, per credential) = {admission['colluding_reports']} report(s) the "
-                  "collector may know in any batch; the central guarantee is stated at the smallest batch minus these.")
+            print(said(f"campaign {summary['campaign']}: colluding {admission['colluding']} device(s) x tokens_each "
+                       f"{admission['tokens_each']} (the issuer's, per credential) = {admission['colluding_reports']} "
+                       "report(s) the collector may know in any batch; the central guarantee is stated at the smallest "
+                       "batch minus these."))
     if charged:
-        print(f"campaign {summary['campaign']}: {charged}.")
+        print(said(f"campaign {summary['campaign']}: {charged}."))
     return 0
 
 
@@ -317,12 +320,12 @@ def _create_rounds(args) -> int:
         )
         if args.open:
             summary = client.open_campaign(args.name)
-    print(f"campaign {summary['campaign']}: {summary['state']}, adaptive quantile rounds "
-          f"(q={plan.get('q')}, epsilon={plan.get('epsilon')}, reports={plan.get('reports')}).")
+    print(said(f"campaign {summary['campaign']}: {summary['state']}, adaptive quantile rounds "
+               f"(q={plan.get('q')}, epsilon={plan.get('epsilon')}, reports={plan.get('reports')})."))
     server, name = redacted_url(args.server.rstrip("/")), summary["campaign"]  # as 'campaign create --config' says them
-    print(f"campaign {name}: config {server}/api/campaigns/{name}/config; participation page "
-          f"{server}/campaigns/{name}/participate; dashboard {server}/campaigns/{name}/dashboard; rounds "
-          f"'dpdist campaign rounds {name}'")
+    print(said(f"campaign {name}: config {server}/api/campaigns/{name}/config; participation page "
+               f"{server}/campaigns/{name}/participate; dashboard {server}/campaigns/{name}/dashboard; rounds "
+               f"'dpdist campaign rounds {name}'"))
     return 0
 
 
@@ -336,9 +339,9 @@ def _run_simple(args) -> int:
         else:
             _print_json(client.campaign(args.campaign))
             return 0
-    print(f"campaign {summary['campaign']}: {summary['state']}; n={summary['n']}, batches={summary['batches']}.")
+    print(said(f"campaign {summary['campaign']}: {summary['state']}; n={summary['n']}, batches={summary['batches']}."))
     if charged:
-        print(f"campaign {summary['campaign']}: {charged}.")
+        print(said(f"campaign {summary['campaign']}: {charged}."))
     return 0
 
 
@@ -363,10 +366,18 @@ def _run_delete(args) -> int:
     return 0
 
 
+def said(text: str) -> str:
+    """A line built from a server's answer as printed: control characters (ESC, BEL, newlines, bidi overrides)
+    escaped, credentials masked (:func:`dpdist._shown.shown`), whole (attack67 F24: a campaign's name, state or
+    protocol retitled, cleared or reversed the terminal)."""
+    return shown(text, (), None)
+
+
 def _run_list(args) -> int:
     with service_client(args, admin=True) as client:
         for summary in client.campaigns():
-            print(f"{summary['campaign']}\t{summary['state']}\t{summary['config']['protocol']}\tn={summary['n']}")
+            fields = (summary["campaign"], summary["state"], summary["config"]["protocol"], f"n={summary['n']}")
+            print("\t".join(said(str(field)) for field in fields))
     return 0
 
 
@@ -405,17 +416,17 @@ def _print_summary(document: dict) -> None:
     """The estimate as text: values by label with the fixed-n interval and the confidence sequence side by side."""
 
     rejected = f"; rejected {document['rejected']}" if document["rejected"] else ""
-    print(f"campaign {document['campaign']} ({document['state']}): {document['protocol']} "
-          f"(epsilon={document['epsilon']:g}), n={document['n']} from {document['batches']} batch(es){rejected}")
+    print(said(f"campaign {document['campaign']} ({document['state']}): {document['protocol']} "
+               f"(epsilon={document['epsilon']:g}), n={document['n']} from {document['batches']} batch(es){rejected}"))
     if document.get("guarantee"):
-        print(f"  privacy: {document['guarantee']}")
+        print(said(f"  privacy: {document['guarantee']}"))
     for line in estimate_lines(document["estimate"]):
-        print("  " + line)
+        print("  " + said(line))
     diagnostics = document.get("diagnostics") or {}
     ran = ((diagnostics.get("test") and not diagnostics.get("detail")) or (diagnostics.get("constraint") or {}).get("test")
            or (diagnostics.get("top") or {}).get("test"))
     if ran:  # protocols without a test: no line
-        print("  " + diagnostics["summary"])
+        print("  " + said(str(diagnostics["summary"])))
 
 
 def _run_export(args) -> int:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 
+from .._shown import shown
+
 __all__ = ["show_rounds"]
 
 
@@ -23,12 +25,13 @@ def show_rounds(client, campaign: str, *, advance: bool, as_json: bool) -> int:
         return 0
     state = client.campaign(campaign)["state"]
     plan = report["plan"]
-    print(f"campaign {campaign} ({state}): adaptive quantile rounds, round {report['round']} of {report['of']} "
-          f"(q={plan['q']}, epsilon={plan['epsilon']:g}, bounds={plan['bounds']})")
+    print(shown(f"campaign {campaign} ({state}): adaptive quantile rounds, round {report['round']} of {report['of']} "
+                f"(q={plan['q']}, epsilon={plan['epsilon']:g}, bounds={plan['bounds']})", (), None))  # escaped: F24
     print(f"  {'round':<6} {'campaign':<24} {'state':<8} {'reports':>15}  refused")
     for row in report["rounds"]:
         refused = ", ".join(f"{reason} {count}" for reason, count in sorted(row["refused_batches"].items())) or "-"
-        print(f"  {row['round']:<6} {row['campaign']:<24} {row['state']:<8} {row['n']:>7} / {row['size']:<6} {refused}")
+        print(shown(f"  {row['round']:<6} {row['campaign']:<24} {row['state']:<8} {row['n']:>7} / {row['size']:<6} "
+                    f"{refused}", (), None))
     released = report["estimate"]
     if released is None:
         print("no report yet: nothing released")

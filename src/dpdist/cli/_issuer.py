@@ -184,7 +184,7 @@ def _call(args, method: str, path: str, body: dict | None = None, keys: dict | N
         import httpx  # lazy: optional extra dpdist[serve]
     except ImportError:
         raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
-    from ..serve._deadline import request_within  # lazy: it imports httpx (optional extra)
+    from .._deadline import request_within  # lazy: it imports httpx (optional extra)
     url = args.issuer.rstrip("/") + path
     try:
         with httpx.Client(timeout=120.0, event_hooks=HOOKS) as http:

@@ -55,6 +55,7 @@ band is wide, where a binned oracle's is narrow.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -73,6 +74,8 @@ __all__ = ["DEFAULT_CELLS", "cdf_sequence", "prefix_means"]
 
 #: Cells of the band (its points are their edges): 32 cells, 66 linear programs.
 DEFAULT_CELLS = 32
+#: Sets of linear programs whose extremes are kept (two per band: lowest and highest); a few kilobytes each.
+_KEPT_PROGRAMS = 32
 
 
 @dataclass(frozen=True)
@@ -161,21 +164,37 @@ def _shared_edges(item_edges, cell_edges) -> np.ndarray:
 
 
 def _solve(constraints: _Constraints, objectives: np.ndarray, maximize: bool) -> np.ndarray | None:
-    """Extremes of each objective row over the feasible masses (``None`` when infeasible)."""
+    """Extremes of each objective row over the feasible masses (``None`` when infeasible).
+
+    The same programs give the same extremes: a service asked for one campaign state's estimate by several views
+    (each with its own query string) solves them once (:func:`_solved`, the last few programs kept)."""
+    a_ub = np.ascontiguousarray(np.vstack([constraints.a_low, -constraints.a_high]), dtype=np.float64)
+    b_ub = np.ascontiguousarray(np.concatenate([constraints.high, -constraints.low]), dtype=np.float64)
+    objectives = np.ascontiguousarray(objectives, dtype=np.float64)
+    out = _solved(a_ub.shape, a_ub.tobytes(), b_ub.tobytes(), objectives.shape, objectives.tobytes(), maximize)
+    return None if out is None else out.copy()
+
+
+@functools.lru_cache(maxsize=_KEPT_PROGRAMS)
+def _solved(a_shape: tuple[int, ...], a_ub: bytes, b_ub: bytes, shape: tuple[int, ...], objectives: bytes,
+            maximize: bool) -> np.ndarray | None:
+    """:func:`_solve` of the programs given as bytes (hashable: the cache's key), one ``linprog`` per row."""
     from scipy.optimize import linprog  # lazy: loads scipy (0.4-2 s)
 
-    cells = constraints.a_low.shape[1]
-    a_ub = np.vstack([constraints.a_low, -constraints.a_high])
-    b_ub = np.concatenate([constraints.high, -constraints.low])
-    out = np.empty(objectives.shape[0])
-    for row, objective in enumerate(objectives):
-        result = linprog(-objective if maximize else objective, A_ub=a_ub, b_ub=b_ub,
+    a = np.frombuffer(a_ub, dtype=np.float64).reshape(a_shape)
+    b = np.frombuffer(b_ub, dtype=np.float64)
+    rows = np.frombuffer(objectives, dtype=np.float64).reshape(shape)
+    cells = a_shape[1]
+    out = np.empty(shape[0])
+    for row, objective in enumerate(rows):
+        result = linprog(-objective if maximize else objective, A_ub=a, b_ub=b,
                          A_eq=np.ones((1, cells)), b_eq=[1.0], bounds=(0.0, None), method="highs")
         if result.status == 2:
             return None
         if result.status != 0 or result.fun is None:  # status 0 (solved) comes with the objective's value
             raise RuntimeError(f"The band's linear program failed: {result.message}")
         out[row] = -result.fun if maximize else result.fun
+    out.flags.writeable = False
     return out
 
 

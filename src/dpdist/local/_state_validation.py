@@ -42,6 +42,7 @@ __all__ = [
     "check_state",
     "check_statistic",
     "statistic_problem",
+    "statistics_possible",
     "exact_sum",
     "signed_sums_problem",
     "level_sums_problem",
@@ -128,6 +129,30 @@ def statistic_problem(protocol, values: np.ndarray, n: int) -> str | None:
                 f"{per_report}), but they sum to {total}"
             )
     return protocol._check_statistic(values, n)
+
+
+def statistics_possible(protocol, values: np.ndarray, ns) -> bool:
+    """Whether every row of ``values`` (float64, one statistic of ``protocol`` a row) passes
+    :func:`statistic_problem` with its count in ``ns``: the same checks, each on the whole block at once but the
+    protocol's own ``_check_statistic`` (row by row).  For an integer statistic only (False otherwise: check each row);
+    False also where the exact row totals would need more than int64 sums.  A False says nothing about which row is
+    wrong: the caller checks each row with :func:`check_statistic`, which names the first problem."""
+    if (not np.issubdtype(protocol.statistic_dtype, np.integer) or values.ndim != 2 or values.size == 0
+            or len(ns) != values.shape[0]):
+        return False
+    counts = np.asarray(ns, dtype=np.float64)[:, None]
+    if not (np.all(np.isfinite(values)) and np.all(np.abs(values) <= counts)
+                            and (protocol.statistic_signed or np.all(values >= 0))
+                            and np.array_equal(values, np.round(values))):
+        return False
+    per_report = protocol.statistic_total_per_report
+    if per_report is not None:
+        if float(np.max(np.abs(values))) * values.shape[1] >= 2.0**62:  # exact_sum's int64 limit: checked row by row
+            return False
+        totals = values.astype(np.int64).sum(axis=1)
+        if any(int(total) != per_report * int(n) for total, n in zip(totals, ns)):
+            return False
+    return all(protocol._check_statistic(row, int(n)) is None for row, n in zip(values, ns))
 
 
 def signed_sums_problem(sums: np.ndarray, count: int, per_report: int) -> str | None:

@@ -19,12 +19,16 @@ import re
 import time
 from typing import Any
 
+from .._json import loads
 from .._redact import redacted_url
+from .._redirect import HOOKS, keep_location, redirect_refusal
 from .._retry import Retries, retry_after
+from .._shown import kind_of, secrets_of, shown
 from .._tls import verifying_context
 from ..errors import ServiceRefusedError, ServiceUnavailableError
 from .._validation import HttpUrl, Constraint, Described, Either, Integer, Interval, Optional, Text, validate_params
 from ._client import PendingToken, finalize_token, request_token
+from ._messages import NK
 
 __all__ = ["fetch_token", "fetch_token_async", "REQUEST_MEDIA_TYPE", "RESPONSE_MEDIA_TYPE"]
 
@@ -53,6 +57,16 @@ _STOPS = (Either("retry_window", "retries", why="a token request must stop retry
                  counterexample={"retries": None}),)
 
 
+#: the most bytes of an issuer's answer read, once decoded: a TokenResponse is NK (256) bytes, a refusal a short JSON
+#: object (a ~1 MB gzip answer unpacked to 1 GiB took 2.3 GB of a device's memory: attack67 F3)
+_MOST_BYTES = 64 << 10
+
+
+async def _keep_location(response: Any) -> None:
+    """:func:`dpdist._redirect.keep_location` as an ``httpx.AsyncClient``'s hook (which must be a coroutine)."""
+    keep_location(response)
+
+
 def _url(issuer_url: str, key_name: str) -> str:
     return f"{issuer_url.rstrip('/')}/issuer/v1/keys/{key_name}/token-request"
 
@@ -73,19 +87,30 @@ def _pause(retrying: Retries, response) -> float | None:
 
 
 def _answer(pending: PendingToken, url: str, response) -> bytes:
-    """The token from a final (non-retried) answer, or the issuer's refusal as ServiceRefusedError."""
+    """The token from a final (non-retried) answer, or the issuer's refusal as ServiceRefusedError: what the issuer
+    said escaped, masked (the credential the request carried among it) and cut (:func:`dpdist._shown.shown`)."""
+    redirected = redirect_refusal("POST", url, response, "the issuer (--issuer; the campaign's issuer URL)")
+    if redirected is not None:
+        raise redirected
+    secrets = secrets_of(response)
     if response.status_code == 200:
-        media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        media_type = kind_of(response).lower()
         if media_type != RESPONSE_MEDIA_TYPE:
             raise ServiceRefusedError(f"POST {redacted_url(url)} answered 200 with {media_type!r}, not {RESPONSE_MEDIA_TYPE}.", 200, "bad_response")
+        if len(response.content) != NK:
+            raise ServiceRefusedError(
+                f"POST {redacted_url(url)} answered 200 with {len(response.content)} bytes, not a TokenResponse "
+                f"({NK} bytes): is that URL the campaign's issuer?", 200, "bad_response")
         return finalize_token(pending, response.content)
     try:
-        body = response.json()
+        body = loads(response.content)
         code, detail = str(body.get("error", "")), str(body.get("detail", ""))
-    except ValueError:
-        code, detail = "", response.text[:200]
-    raise ServiceRefusedError(f"The issuer refused the token request ({response.status_code} {code}): {detail}".rstrip(": "),
-                              response.status_code, code)
+    except (ValueError, AttributeError, UnicodeDecodeError):  # not JSON, or not an object
+        code, detail = "", response.text[:2000]
+    code, detail = shown(code, secrets, 80), shown(" ".join(detail.split()), secrets, 500)
+    said = f": {detail}" if detail else ("" if code else ": no reason given")
+    raise ServiceRefusedError(f"The issuer refused the token request POST {redacted_url(url)} (HTTP "
+                              f"{response.status_code}{f' {code}' if code else ''}){said}", response.status_code, code)
 
 
 @validate_params(_FETCH, relations=_STOPS)
@@ -126,15 +151,18 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     """
     import httpx  # lazy: optional extra dpdist[serve]
 
+    from .._deadline import request_within  # lazy: it imports httpx (optional extra dpdist[serve])
+
     url = _url(issuer_url, key_name)
     retrying = _retries(retries, backoff, retry_window)
     pending = request_token(challenge, token_key)
     failure, response = "", None
-    with httpx.Client(timeout=timeout, transport=transport, verify=verifying_context()) as client:
+    with httpx.Client(timeout=timeout, transport=transport, verify=verifying_context(), event_hooks=HOOKS) as client:
         while True:
             response = None
-            try:
-                response = client.post(url, content=pending.request, headers=_headers(credential))
+            try:  # the answer whole within timeout, head and body, and at most _MOST_BYTES (attack67 F1, F3)
+                response = request_within(client, "POST", url, timeout, limit=_MOST_BYTES, content=pending.request,
+                                          headers=_headers(credential))
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
             else:
@@ -156,15 +184,19 @@ async def fetch_token_async(issuer_url: str, key_name: str, credential: str, cha
     """:func:`fetch_token` with ``httpx.AsyncClient`` (an async transport for tests)."""
     import httpx  # lazy: optional extra dpdist[serve]
 
+    from .._deadline import request_within_async  # lazy: it imports httpx (optional extra dpdist[serve])
+
     url = _url(issuer_url, key_name)
     retrying = _retries(retries, backoff, retry_window)
     pending = request_token(challenge, token_key)
     failure, response = "", None
-    async with httpx.AsyncClient(timeout=timeout, transport=transport, verify=verifying_context()) as client:
+    async with httpx.AsyncClient(timeout=timeout, transport=transport, verify=verifying_context(),
+                                 event_hooks={"response": [_keep_location]}) as client:
         while True:
             response = None
             try:
-                response = await client.post(url, content=pending.request, headers=_headers(credential))
+                response = await request_within_async(client, "POST", url, timeout, limit=_MOST_BYTES,
+                                                      content=pending.request, headers=_headers(credential))
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
             else:

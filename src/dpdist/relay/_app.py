@@ -71,13 +71,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .._deadline import request_within_async
 from .._guard import AUTHENTICATED, Limits, guard
+from .._json import loads
 from .._validation import validate_params
 from ..errors import InvalidParameterError
 from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
 from . import _envelope, _ohttp, _ohttp_report, _queue
 from ._arguments import RELATIONS, RULES
-from ._collector import PAGE_DEADLINE_S, ask
+from ._collector import PAGE_DEADLINE_S
 from ._forwarder import Forwarder
 from ._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._queue import RelayQueue
@@ -110,7 +112,7 @@ class _PublicPages:
         if hit is not None and time.monotonic() - hit[0] < _CONFIG_TTL_S:
             return hit[1:]
         try:  # bounded in time and bytes (:mod:`._collector`): a trickling or gzip-bomb answer is none
-            response = await ask(self.client, "GET", path, seconds=PAGE_DEADLINE_S)
+            response = await request_within_async(self.client, "GET", path, PAGE_DEADLINE_S)
         except Exception:
             raise RelayError(503, "collector_unavailable", "The collector did not answer; try again later.") from None
         headers = {name: value for name, value in response.headers.items() if name.lower() in _KEPT_HEADERS}
@@ -123,8 +125,8 @@ class _PublicPages:
     async def config(self, campaign: str, fresh: bool = False) -> tuple[int, dict]:
         status, _, body = await self.get(f"/api/campaigns/{campaign}/config", fresh)
         try:
-            document = json.loads(body)
-        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
+            document = loads(body)
+        except ValueError:  # not JSON, or nested deeper than Python reads (dpdist._json.loads)
             raise RelayError(503, "collector_unavailable", f"The collector answered {status} without JSON.") from None
         if not isinstance(document, dict):  # the callers read keys: a list or a number is no config
             raise RelayError(503, "collector_unavailable", f"The collector answered {status} without a JSON object.")

@@ -11,7 +11,7 @@ operator's to fix; the reports wait).  A batch the collector refuses for good (4
 campaign; 409: not open or not relayed; 400/413: it cannot read it) is marked refused, with the
 answer, and its reports are not counted.
 
-The answer is read bounded (:mod:`._collector`): the whole exchange within 60 s plus a second per 64 KiB of the batch,
+The answer is read bounded (:mod:`._collector`, :func:`dpdist._deadline.request_within_async`): the whole exchange within 60 s plus a second per 64 KiB of the batch,
 at most 128 MiB of body once decoded.  A slower or larger answer is none: the batch is sent again later, with the same
 id and bytes (the collector counts it once), as after a network error.  What the relay logs of an answer (a refusal's
 body, an error's message) is escaped, masked (its token, any credential) and cut (:func:`._collector.logged`).
@@ -23,7 +23,8 @@ import asyncio
 import logging
 
 from .._acks import batch_ack_problem
-from ._collector import ANSWER_DEADLINE_S, UPLOAD_RATE, ask, logged
+from .._deadline import request_within_async
+from ._collector import ANSWER_DEADLINE_S, delivery_deadline, logged
 from ._queue import Batch, RelayQueue
 
 __all__ = ["Forwarder", "RELAYED_BATCH_CONTENT_TYPE"]
@@ -77,9 +78,9 @@ class Forwarder:
     async def deliver(self, batch: Batch) -> bool:
         """One attempt; whether the batch is settled (acknowledged or refused for good)."""
         try:
-            response = await ask(
+            response = await request_within_async(
                 self.client, "PUT", f"/api/campaigns/{batch.campaign}/relayed/{batch.batch_id}",
-                seconds=self.deadline + len(batch.body) / UPLOAD_RATE, content=batch.body,
+                delivery_deadline(self.deadline, len(batch.body)), content=batch.body,
                 headers={"content-type": RELAYED_BATCH_CONTENT_TYPE, "authorization": f"Bearer {self.relay_token}"},
             )
         except Exception as error:  # network, or no answer in time or size: maybe counted; same id next time

@@ -21,8 +21,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import IncompatibleStateError
 from ..local import Aggregator
+from ..local._state_validation import MAX_REPORTS, check_count, check_counts, statistics_possible
 from ._campaigns import ARRIVAL_RESOLUTION_MS, iso_time, now_ms
 from ._database import Database
 from ._deltas import decode_delta, statistic_bytes, statistic_from_bytes
@@ -63,15 +66,53 @@ def _piece(protocol, dtype: str, kind: int, n, statistic, rejected: str, config:
 def _merge_rows(protocol, dtype: str, rows) -> tuple:
     """The merged Aggregator, refused counts and batch count of stored rows ``(kind, n, statistic, rejected, refused,
     batches)``."""
-    aggregate, batches, config = protocol.aggregator(), 0, protocol.config()
+    rows = list(rows)
+    aggregate = _merged_at_once(protocol, dtype, rows) if len(rows) >= AT_ONCE else None
+    if aggregate is None:  # each piece validated and merged on its own (a corrupt one refused by name)
+        aggregate, config = protocol.aggregator(), protocol.config()
+        for kind, n, statistic, rejected, _, _ in rows:
+            # from_dict validated the piece: merged without checking it again
+            aggregate._merge_checked(_piece(protocol, dtype, kind, n, statistic, rejected, config))
+    batches = 0
     refused: dict[str, int] = {}
-    for kind, n, statistic, rejected, refused_text, count in rows:
-        # from_dict validated the piece: merged without checking it again
-        aggregate._merge_checked(_piece(protocol, dtype, kind, n, statistic, rejected, config))
+    for *_, refused_text, count in rows:
         for reason, number in json.loads(refused_text).items():
             refused[reason] = refused.get(reason, 0) + int(number)
         batches += int(count)
     return aggregate, refused, batches
+
+
+#: stored rows merged at once (:func:`_merged_at_once`) from this many (a fold takes about one row per group commit)
+AT_ONCE = 4
+
+
+def _merged_at_once(protocol, dtype: str, rows: list):
+    """The Aggregator of ``rows`` (as :func:`_merge_rows` reads them) when every piece passes the checks of
+    :meth:`Aggregator.from_dict` (the statistics checked as one block, :func:`statistics_possible`) and their total
+    stays within ``MAX_REPORTS``: what merging them one by one gives (integer statistics: sums exact in any order).
+    None when any check fails or the block cannot be checked at once: then each piece is checked on its own, and the
+    first corrupt one is refused by name.  About 40 -> 10 us a log row (a fold's, about one row per group commit)."""
+    size = protocol.statistic_size
+    try:
+        pieces = [statistic_from_bytes(statistic, dtype, size) if kind == 0 else decode_delta(statistic, dtype, size)
+                  for kind, _, statistic, *_ in rows]
+        counts = [check_count(row[1], "'n'") for row in rows]
+        rejected = [check_counts({} if row[3] == "{}" else json.loads(row[3])) for row in rows]
+        if any(piece.shape != (size,) for piece in pieces) or sum(counts) > MAX_REPORTS:
+            return None
+        values = np.array(pieces, dtype=np.float64)
+        if not statistics_possible(protocol, values, counts):
+            return None
+    except Exception:  # noqa: BLE001 - whatever it is, checking each piece on its own raises it (or names the corrupt one)
+        return None
+    aggregate = protocol.aggregator()
+    statistic_dtype = np.dtype(protocol.statistic_dtype)
+    aggregate.statistic = aggregate.statistic + values.astype(statistic_dtype).sum(axis=0, dtype=statistic_dtype)
+    aggregate.n = sum(counts)
+    for piece in rejected:
+        for reason, count in piece.items():
+            aggregate.rejected[reason] = aggregate.rejected.get(reason, 0) + count
+    return aggregate
 
 
 def read_aggregate(db: Database, campaign_id: str, protocol, dtype: str) -> tuple:

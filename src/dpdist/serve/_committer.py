@@ -67,7 +67,12 @@ class GroupCommitter(SingleWriter):
 
     # ------------------------------------------------------------------ folds, between groups
     def idle_s(self) -> float:
-        return max(0.05, FOLD_EVERY_S - (time.monotonic() - self._folded))
+        """Until the next fold (only while rows of this process wait for one) or sweep is due, at least 50 ms: an idle
+        server with nothing logged woke 20 times a second for a fold it had nothing for."""
+        due = self._swept + SWEEP_EVERY_S
+        if self._logged:
+            due = min(due, self._folded + FOLD_EVERY_S)
+        return max(0.05, due - time.monotonic())
 
     def between_groups(self, finishing: bool) -> None:
         now = time.monotonic()

@@ -19,19 +19,23 @@ before a read outside a transaction.
 
 PostgreSQL charges a round trip (and psycopg about 100 us of the client's CPU)
 per statement, so a transaction can send its first statements with ``BEGIN``
-(:meth:`Database.transaction`'s ``first``: locks and reads, nothing that writes)
-and its last writes with ``COMMIT`` (:meth:`Database.execute_at_commit`: writes
-whose rows nobody reads), each as one multi-statement query (psycopg's
-``ClientCursor``: client-side binding, PostgreSQL's simple query protocol,
-statements run in order and the first error stops the rest).  On SQLite,
-where a statement is a function call, both run one by one as before.
+(:meth:`Database.transaction`'s ``first``: locks, reads, and writes that only
+its ``COMMIT`` keeps) and its last writes with ``COMMIT``
+(:meth:`Database.execute_at_commit`: writes whose rows nobody reads), each as one
+multi-statement query (psycopg's ``ClientCursor``: client-side binding,
+PostgreSQL's simple query protocol, statements run in order and the first error
+stops the rest); a transaction whose every statement is known beforehand is one
+query with both (:meth:`Database.at_once`).  On SQLite, where a statement is a
+function call, they run one by one as before.
 """
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import logging
+import select
 import sqlite3
 import threading
 import time
@@ -395,6 +399,41 @@ class Database:
             if not cursor.nextset():
                 return results
 
+    def at_once(self, statements: Sequence[tuple[str, tuple]], marker: str) -> bool:
+        """PostgreSQL: ``BEGIN``, ``statements`` and ``COMMIT`` as ONE query (one round trip, :func:`_exec_at_once`);
+        True once committed.  False, with nothing committed, when a statement raised the error whose message holds
+        ``marker`` (the caller's own check: the transaction is rolled back) or found its prepared statement gone, or
+        when this thread has no connection that is known to be alive (none yet, the server sent something while it was
+        idle, as a server that shut down does, or it failed while statements were prepared): :meth:`transaction`
+        replaces such a connection before it writes, this cannot know whether its ``COMMIT`` ran once it was sent.  Any other error as :meth:`transaction` raises it (the transaction rolled back
+        or, if the connection failed after sending, possibly committed: as a failed ``COMMIT``)."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None or connection.closed or _has_input(connection):
+            return False
+        held = getattr(self._local, "prepared", None)
+        if held is None or held[0] is not connection:  # a new connection holds no prepared statement
+            held = self._local.prepared = (connection, set())
+        try:
+            _prepare(connection, statements, held[1])
+        except Exception as error:  # nothing written yet: a dropped connection is the ordinary path's to replace
+            if self._reason(error) == "unreachable":
+                return False
+            raise self._unavailable(error) from error
+        try:
+            _exec_at_once(connection, [("BEGIN", ()), *statements, ("COMMIT", ())], held[1])
+        except Exception as error:
+            with contextlib.suppress(Exception):
+                connection.execute("ROLLBACK")
+            state = getattr(error, "sqlstate", None)
+            if state == "26000":  # its prepared statements are gone (a pooler's DISCARD ALL): prepared again next time
+                held[1].clear()
+                return False
+            if state == "22P02" and marker in str(error):
+                return False
+            raise self._unavailable(error) from error
+        self.outages.succeeded(write=True)
+        return True
+
     def execute_at_commit(self, statement: str, parameters: tuple = ()) -> None:
         """In a transaction, a write whose rows nobody reads: sent with ``COMMIT`` (PostgreSQL: one round trip for
         them all), run now on SQLite.  Its failure fails the commit (the transaction is rolled back)."""
@@ -416,8 +455,9 @@ class Database:
     def transaction(self, first: Sequence[tuple[str, tuple]] = ()) -> Iterator[list[list[tuple]]]:
         """``BEGIN`` (SQLite: ``BEGIN IMMEDIATE``, the write lock at once) ... ``COMMIT``; rollback on error.
 
-        ``first``: statements ``(sql, parameters)`` that lock or read (never write: a dropped connection is replaced
-        and they run again), run right after ``BEGIN`` (PostgreSQL: in its round trip); yields the rows of each.
+        ``first``: statements ``(sql, parameters)`` that lock, read, or write what only this transaction's ``COMMIT``
+        keeps (a dropped connection is replaced and they run again: its transaction was rolled back), run right after
+        ``BEGIN`` (PostgreSQL: in its round trip); yields the rows of each.
         """
         if self.dialect == "sqlite":
             connection = self._retrying(lambda connection: (connection.execute("BEGIN IMMEDIATE"), connection)[1])
@@ -511,3 +551,90 @@ class Database:
 def open_database(url: str) -> Database:
     """A :class:`Database` for a SQLite path (``campaigns.sqlite``) or a ``postgresql://`` URL."""
     return Database(url)  # the url: Database's table
+
+
+def _has_input(connection) -> bool:
+    """Whether a PostgreSQL connection between transactions has something to read: the server spoke while it was
+    idle (a shut-down or restarted server's last words, or its closing the socket)."""
+    try:
+        poll = select.poll()  # (not select.select: any descriptor number, a server holds thousands of sockets)
+        poll.register(connection.pgconn.socket, select.POLLIN)
+        return bool(poll.poll(0))  # no wait
+    except Exception:  # noqa: BLE001 - OSError, or psycopg's error for a connection that is gone
+        return True
+
+
+def _exec_at_once(connection, statements: Sequence[tuple[str, tuple]], prepared: set[str]) -> None:
+    """Run ``statements`` (``?`` placeholders) as one query through libpq itself (psycopg's cursor spent about 30 us
+    of Python a round trip on its query conversion and result objects).  A statement with parameters runs as
+    ``EXECUTE`` of the statement :func:`_prepare` prepared once per connection (``prepared``: the names this
+    connection holds; the server parses and plans it once, not every group), its parameters inlined as libpq quotes
+    them.  Raises
+    psycopg's error of the statement that failed (the rest did not run), ``OperationalError`` when the connection
+    failed."""
+    pgconn, encoding = connection.pgconn, connection.info.encoding
+    parts = []
+    for statement, parameters in statements:
+        if not parameters:
+            parts.append(statement)
+            continue
+        name = _NAMES[statement]
+        if name not in prepared:
+            raise ValueError(f"internal: statement {name} is not prepared on this connection")
+        parts.append(f"EXECUTE {name}({', '.join(_literals(connection, parameters, encoding))})")
+    _result(pgconn, pgconn.exec_("; ".join(parts).encode(encoding)), encoding)  # waits without the GIL
+
+
+def _prepare(connection, statements: Sequence[tuple[str, tuple]], prepared: set[str]) -> None:
+    """Prepare on ``connection`` (outside any transaction) each of ``statements`` with parameters that it does not
+    hold yet (``prepared``: the names it holds), under the name of its text (:data:`_NAMES`)."""
+    pgconn, encoding = connection.pgconn, connection.info.encoding
+    for statement, parameters in statements:
+        if not parameters:
+            continue
+        name = _NAMES.get(statement)
+        if name is None:
+            name = _NAMES.setdefault(statement, f"dpdist_at_once_{next(_NUMBERS)}")  # a fresh number (threads)
+        if name not in prepared:
+            pieces = statement.split("?")
+            numbered = "".join(f"{piece}${number}" for number, piece in enumerate(pieces[:-1], 1)) + pieces[-1]
+            _result(pgconn, pgconn.exec_(f"PREPARE {name} AS {numbered}".encode(encoding)), encoding)
+            prepared.add(name)
+
+
+#: statement text -> the name it is prepared under on every connection (:func:`_prepare`)
+_NAMES: dict[str, str] = {}
+_NUMBERS = itertools.count()
+
+
+def _result(pgconn, result, encoding: str) -> None:
+    """Nothing if libpq's ``result`` (the last of a query) succeeded; else psycopg's error of it."""
+    import psycopg  # lazy: loads psycopg (PostgreSQL only)
+
+    if result.status == psycopg.pq.ExecStatus.COMMAND_OK or result.status == psycopg.pq.ExecStatus.TUPLES_OK:
+        return
+    if pgconn.status == psycopg.pq.ConnStatus.BAD or not result.error_field(psycopg.pq.DiagnosticField.SQLSTATE):
+        raise psycopg.OperationalError(result.get_error_message(encoding) or "the connection failed")
+    raise psycopg.errors.error_from_result(result, encoding)
+
+
+def _literals(connection, parameters: tuple, encoding: str) -> list[str]:
+    """Each of ``parameters`` as an SQL literal: None, an int, a string (libpq's ``PQescapeLiteral``) or bytes
+    (``PQescapeByteaConn``, as ``bytea``); anything else as psycopg renders it."""
+    import psycopg.pq  # lazy: loads psycopg (PostgreSQL only)
+    import psycopg.sql
+
+    escaping = psycopg.pq.Escaping(connection.pgconn)
+    literals = []
+    for value in parameters:
+        if value is None:
+            literals.append("NULL")
+        elif type(value) is int:
+            literals.append(str(value))
+        elif type(value) is str:
+            literals.append(escaping.escape_literal(value.encode(encoding)).decode(encoding))
+        elif type(value) is bytes:
+            literals.append(f"'{escaping.escape_bytea(value).decode('ascii')}'::bytea")
+        else:
+            literals.append(psycopg.sql.Literal(value).as_string(connection))
+    return literals

@@ -38,6 +38,13 @@ advisory lock, shared (groups of many processes run together) unless the
 campaign has ``max_reports`` (its count must be exact: exclusive); opening,
 closing, reconfiguring and deleting take it exclusive, so a group never counts a
 batch into a campaign closed (or deleted) before the group committed.
+
+PostgreSQL's round trips: the usual group (new batches of open campaigns with no
+cap, token or kept reports) is ONE query, ``BEGIN`` to ``COMMIT``, whose claim
+checks that it is that group (:mod:`._whole_group`); another group sends its
+batch rows' claim with ``BEGIN`` (:mod:`._claims`) and its log row with
+``COMMIT``.  Either one that finds other than it planned is rolled back and the
+group committed as above, statement by statement: the same answers either way.
 """
 
 from __future__ import annotations
@@ -48,8 +55,10 @@ from itertools import chain
 
 from ..local import ReportBatch
 from ._campaigns import BOUND_BATCH_ID, arrival_ms, protocol_of
+from ._claims import EarlyClaim, Mispredicted, batch_rows, early_claim, insert_batch_rows, rejected_json
 from ._database import Database
 from ._deltas import encode_delta
+from ._whole_group import MARKER, remember, whole_plan
 from ._refusals import Conflict, Forbidden, NotFound, Refusal
 
 __all__ = ["Arrival", "Refused", "RECORDED", "commit_group", "acknowledgement"]
@@ -106,6 +115,7 @@ class _Campaign:
     enrollment: bool
     keep_reports: bool
     file_id: str  # its export_file_id: which creation of the campaign id this is
+    config_text: str = ""  # its config as stored
     total: int | None = None  # capped campaigns: reports counted before this group
     minute: int | None = None  # the arrival time its log row states instead of the group's (relayed campaigns)
     smallest: int | None = None  # the smallest relayed batch this group counts (relayed_campaigns.smallest_batch)
@@ -127,16 +137,43 @@ def acknowledgement(campaign_id, batch_id, n_read, accepted, rejected, *, duplic
 def commit_group(db: Database, writer: int, items: list) -> list:
     """Commit ``items`` (:class:`Arrival` and :class:`Refused`) in one transaction, as the log's ``writer``; per item
     its acknowledgement (a dict), None (a counted refusal) or the :class:`Refusal` it gets.  Raises only what fails
-    the whole transaction (the database's errors)."""
-    outcomes: list = [None] * len(items)
+    the whole transaction (the database's errors).  PostgreSQL: the usual group in one round trip
+    (:mod:`._whole_group`); else the batch rows' claim goes with ``BEGIN`` when the group's locks are known
+    (:mod:`._claims`); the ordinary way if either mispredicted (rolled back: nothing of it stays)."""
     minute = arrival_ms()
     ids = sorted({item.campaign_id for item in items})
     held = _known_locks(db, ids)
+    plan = whole_plan(db.url, items, held)
+    if plan is not None:
+        locks = [db.lock_statement(cid, shared=True) for cid in ids]
+        logs = [_log_row(writer, minute, cid, plan.config(cid), [items[index].batch for index in group], {})
+                for cid, group in plan.campaigns.items()]
+        if db.at_once([*locks, plan.claim(items, minute), *logs], MARKER):
+            return [acknowledgement(item.campaign_id, item.batch_id, item.n_read, item.accepted, item.batch.rejected,
+                                    duplicate=False) for item in items]
+    early = early_claim(db, items, minute) if held else None
+    if early is not None:
+        try:
+            return _commit(db, writer, items, minute, ids, held, early)
+        except Mispredicted:  # rolled back: nothing of it stays
+            held = _known_locks(db, ids)  # as its read found the campaigns (capped since: locked exclusively at once)
+    return _commit(db, writer, items, minute, ids, held, None)
+
+
+def _commit(db: Database, writer: int, items: list, minute: int, ids: list[str], held: dict[str, bool],
+            early: EarlyClaim | None) -> list:
+    """:func:`commit_group`'s transaction (``early``: the claim sent with ``BEGIN``, checked against the reads)."""
+    outcomes: list = [None] * len(items)
     locks = [db.lock_statement(cid, shared=held[cid]) for cid in ids] if held else []
-    with db.transaction([*locks, *_reads(ids)]) as first:
-        campaigns = _lock_campaigns(db, ids, first[len(locks):], dict(held))
-        claimed = _claim(db, items, campaigns, outcomes, minute)
-        refusals = _check_claimed(db, claimed, items, campaigns, outcomes)
+    reads = _reads(ids)
+    with db.transaction([*locks, *reads, *([early.statement] if early is not None else [])]) as first:
+        locked = dict(held)
+        campaigns = _lock_campaigns(db, ids, first[len(locks):len(locks) + len(reads)], locked)
+        if early is not None and locked != held:
+            raise Mispredicted  # a campaign locked again (capped since): the claim went before its lock
+        ahead = None if early is None else (early.indices, *EarlyClaim.keys(first[-1]))
+        claimed = _claim(db, items, campaigns, outcomes, minute, ahead)
+        refusals = _check_claimed(db, claimed, items, campaigns, outcomes, None if ahead is None else ahead[2])
         _pass_recorded(db, items, outcomes)
         refusals += [(item.campaign_id, item.batch_id, item.reason) for index, item in enumerate(items)
                      if isinstance(item, Refused) and outcomes[index] is None]
@@ -158,7 +195,7 @@ def _reads(ids: list[str]) -> list[tuple[str, tuple]]:
 
 def _campaigns(results) -> dict[str, _Campaign]:
     return {cid: _Campaign(cid, _config_of(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep),
-                           file_id) for rows in results for cid, config, state, cap, enrollment, keep, file_id in rows}
+                           file_id, config) for rows in results for cid, config, state, cap, enrollment, keep, file_id in rows}
 
 
 def _known_locks(db: Database, ids: list[str]) -> dict[str, bool]:
@@ -189,6 +226,7 @@ def _lock_campaigns(db: Database, ids: list[str], first: list, held: dict[str, b
         if len(_CAPPED) > 4096:
             _CAPPED.clear()
         _CAPPED.update({cid: campaign.max_reports is not None for cid, campaign in campaigns.items()})  # known ones only
+        remember(db.url, campaigns)  # for the plans of later groups (_whole_group)
     for campaign in campaigns.values():
         if campaign.max_reports is not None:
             campaign.total = _total(db, campaign.id)
@@ -209,11 +247,6 @@ def _config_of(text: str) -> dict:
     return config
 
 
-def _rejected_json(rejected: dict) -> str:
-    """Counts by reason as stored (a batch's rejected reports, a group's refusals; most are empty)."""
-    return json.dumps(rejected, sort_keys=True) if rejected else "{}"
-
-
 def _total(db: Database, campaign_id: str) -> int:
     rows = db.execute(
         "SELECT SUM(n) FROM (SELECT n FROM campaign_parts WHERE campaign_id = ? UNION ALL"
@@ -223,8 +256,10 @@ def _total(db: Database, campaign_id: str) -> int:
     return int(rows[0][0] or 0)
 
 
-def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: int) -> list[int]:
-    """Insert the batch rows of the batches that may count; answer the others (recorded, not open, unknown)."""
+def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: int, ahead: tuple | None) -> list[int]:
+    """Insert the batch rows of the batches that may count; answer the others (recorded, not open, unknown).
+    ``ahead``: the claim sent with ``BEGIN`` (its batches, the keys it inserted and those it bound), if any: used when
+    its batches are this group's candidates, else :class:`Mispredicted`."""
     candidates, lookups = [], []
     for index, item in enumerate(items):
         if isinstance(item, Refused):
@@ -242,38 +277,22 @@ def _claim(db: Database, items: list, campaigns: dict, outcomes: list, minute: i
             candidates.append(index)
         else:
             lookups.append(index)
-    inserted = set()
-    for chunk in _chunks(candidates):
-        rows = []
-        for index in chunk:
-            item = items[index]
-            rejected = _rejected_json(item.batch.rejected)
-            received = minute if item.received_ms is None else item.received_ms
-            rows.append((item.campaign_id, item.batch_id, item.digest, received, item.n_read, item.accepted, rejected))
-        inserted.update(_insert_batch_rows(db, rows))
-    claimed = [index for index in candidates if (items[index].campaign_id, items[index].batch_id) in inserted]
+    if ahead is not None:
+        if candidates != ahead[0]:
+            raise Mispredicted  # a campaign not open, changed or unknown: rolled back, committed the ordinary way
+        inserted = set(ahead[1])
+    else:
+        inserted = set()
+        for chunk in _chunks(candidates):
+            inserted.update(insert_batch_rows(db, batch_rows(items, chunk, minute)))
+    claimed = []
+    for index in candidates:  # the same key twice in one group: one row inserted, the second answered as its duplicate
+        if (items[index].campaign_id, items[index].batch_id) in inserted:
+            inserted.discard((items[index].campaign_id, items[index].batch_id))
+            claimed.append(index)
     taken = set(claimed)
     _answer_recorded(db, items, [index for index in candidates if index not in taken] + lookups, campaigns, outcomes)
     return claimed
-
-
-_BATCH_COLUMNS = "campaign_id, batch_id, body_sha256, received_ms, n_read, accepted, rejected"
-_BATCH_FIELDS = tuple(_BATCH_COLUMNS.split(", "))
-_CLAIM = " ON CONFLICT (campaign_id, batch_id) DO NOTHING RETURNING campaign_id, batch_id"
-
-
-def _insert_batch_rows(db: Database, rows: list[tuple]) -> list[tuple]:
-    """Insert batch rows unless their (campaign, batch id) is recorded; the keys inserted.  PostgreSQL: one statement
-    text whatever the group's size (the server prepares a statement it sees again), its rows as one JSON parameter
-    (``json_populate_recordset``: psycopg dumps a string in C, where its array dumpers loop in Python, about 50 us a
-    column of a group)."""
-    if db.dialect != "postgresql":
-        marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(rows))
-        return db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) VALUES {marks}{_CLAIM}",
-                          tuple(chain.from_iterable(rows)))
-    document = json.dumps([dict(zip(_BATCH_FIELDS, row)) for row in rows])
-    return db.execute(f"INSERT INTO batches ({_BATCH_COLUMNS}) SELECT {_BATCH_COLUMNS} FROM"
-                      f" json_populate_recordset(NULL::batches, ?::json){_CLAIM}", (document,))
 
 
 def _stored(db: Database, items: list, columns: str = "body_sha256, n_read, accepted, rejected") -> dict:
@@ -321,10 +340,12 @@ def _answer_recorded(db: Database, items: list, indices: list[int], campaigns: d
                                               duplicate=True)
 
 
-def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list) -> list[tuple]:
+def _check_claimed(db: Database, claimed: list[int], items: list, campaigns: dict, outcomes: list,
+                   bound_ahead: set | None = None) -> list[tuple]:
     """The checks that need the database, on the batches this group claimed; refused ones leave no row behind.  The
-    refusals to count: ``(campaign id, batch id, reason)``."""
-    bound = _bind(db, [items[index] for index in claimed])
+    refusals to count: ``(campaign id, batch id, reason)``.  ``bound_ahead``: the ids the claim sent with ``BEGIN``
+    bound."""
+    bound = _bind(db, [items[index] for index in claimed], bound_ahead)
     undo, refusals = [], []
     for index in claimed:
         item, campaign = items[index], campaigns[items[index].campaign_id]
@@ -361,24 +382,28 @@ def _count_refusals(db: Database, refusals: list[tuple], campaigns: dict) -> Non
             _count(campaigns[campaign_id], reason)
 
 
-def _bind(db: Database, items: list) -> dict[tuple[str, str], str]:
+def _bind(db: Database, items: list, ahead: set | None = None) -> dict[tuple[str, str], str]:
     """Bind the batch ids of :data:`BOUND_BATCH_ID`'s form to their campaigns: (id, campaign) -> "ours" (bound now),
     "same" (bound to this campaign before) or "other" (counted by another campaign; also a second campaign of the
     group claiming an id the first binds now).
 
     SQLite (one writer at a time: this transaction holds the write lock): an id is bound by its batch rows, keyed by
     batch id first (schema version 9), and by ``bound_batch_ids`` once retention deleted them: one read of each,
-    nothing written.  PostgreSQL (group commits of many processes at once): ``bound_batch_ids``' key binds it."""
+    nothing written.  PostgreSQL (group commits of many processes at once): ``bound_batch_ids``' key binds it
+    (``ahead``: the (id, campaign) pairs the claim sent with ``BEGIN`` bound so, if it did)."""
     wanted = sorted({(item.batch_id, item.campaign_id) for item in items if BOUND_BATCH_ID.fullmatch(item.batch_id)})
     if db.dialect == "sqlite":
         return _owned(db, wanted)
     result = {}
     for chunk in _chunks(wanted):
-        marks = ", ".join(["(?, ?)"] * len(chunk))
-        rows = db.execute(
-            f"INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES {marks} ON CONFLICT (batch_id) DO NOTHING"
-            " RETURNING batch_id, campaign_id", tuple(chain.from_iterable(chunk))
-        )
+        if ahead is None:
+            marks = ", ".join(["(?, ?)"] * len(chunk))
+            rows = db.execute(
+                f"INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES {marks} ON CONFLICT (batch_id) DO NOTHING"
+                " RETURNING batch_id, campaign_id", tuple(chain.from_iterable(chunk))
+            )
+        else:
+            rows = [pair for pair in chunk if pair in ahead]
         result.update({(row[0], row[1]): "ours" for row in rows})
         others = [pair for pair in chunk if pair not in result]
         if others:
@@ -499,22 +524,26 @@ def _delete_values(db: Database, table: str, column: str, campaign_id: str, valu
                    (campaign_id, *chunk))
 
 
+def _log_row(writer: int, minute: int, campaign_id: str, config: dict, admitted: list, refused: dict) -> tuple[str, tuple]:
+    """The log row of a group's change to one campaign: its ``admitted`` batches' reports (entering an aggregator the
+    one way, :meth:`Aggregator.add_batch` of their concatenation), its ``refused`` batches by reason."""
+    protocol = protocol_of(config)
+    change = protocol.aggregator()
+    if admitted:
+        change.add_batch(ReportBatch.concatenate(admitted, protocol.report_format, protocol.config()))
+    return ("INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (campaign_id, writer, minute, change.n, encode_delta(change.statistic), rejected_json(change.rejected),
+             rejected_json(refused), sum(refused.values()), len(admitted)))
+
+
 def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict, outcomes: list) -> None:
     """The group's one log row per campaign (its change, arrivals and refusals) and the raw reports kept."""
     for campaign in campaigns.values():
         if not campaign.admitted and not campaign.refused:
             continue
-        protocol = protocol_of(campaign.config)
-        change = protocol.aggregator()  # the one way reports enter an aggregator: add_batch of the group's reports
-        if campaign.admitted:
-            change.add_batch(ReportBatch.concatenate(campaign.admitted, protocol.report_format, protocol.config()))
-        db.execute_at_commit(
-            "INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (campaign.id, writer, minute if campaign.minute is None else campaign.minute, change.n, encode_delta(change.statistic),
-             _rejected_json(change.rejected), _rejected_json(campaign.refused), sum(campaign.refused.values()),
-             len(campaign.admitted)),
-        )
+        db.execute_at_commit(*_log_row(writer, minute if campaign.minute is None else campaign.minute, campaign.id,
+                                       campaign.config, campaign.admitted, campaign.refused))
         if campaign.smallest is not None:  # locks the relayed campaign's row only when its minimum falls
             db.execute_at_commit(
                 "UPDATE relayed_campaigns SET smallest_batch = ? WHERE campaign_id = ?"

@@ -38,7 +38,9 @@ from ..errors import CampaignIdentityError, InvalidParameterError, MalformedRepo
 from ..relay import _bhttp, _ohttp
 from ..relay._arguments import OHTTP_RELAY
 from ..relay._padding import MIN_PADDED_BYTES, padded_length
-from ._deadline import deadline_of, request_within
+from .._deadline import ANSWERED_BY, deadline_of, request_within
+from .._redact import MASK
+from .._shown import secrets_of
 
 __all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "given_key_config",
            "padded_length"]
@@ -152,4 +154,8 @@ def _not_encapsulated(outer: httpx.Response, request: httpx.Request) -> httpx.Re
         return httpx.Response(502, content=json.dumps({"error": "not_encapsulated", "detail": f"The relay answered "
                               f"{outer.status_code} {kind or 'without a content type'}, not message/ohttp-res."}).encode(),
                               headers={"content-type": "application/json"}, request=request)
-    return httpx.Response(outer.status_code, headers=outer.headers, content=outer.content, request=request)
+    content = outer.content
+    for secret in secrets_of(outer):  # the relay's own credential (a Basic one from its URL's user:password@)
+        content = content.replace(secret.encode(), MASK.encode())
+    return httpx.Response(outer.status_code, headers=outer.headers, content=content, request=request,
+                          extensions={ANSWERED_BY: "the Oblivious HTTP relay"})

@@ -55,9 +55,10 @@ class RelayRoute:
     _issuer_checked: bool = field(default=False, compare=False, repr=False)
 
     def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None,
-               retry_window: float | None = None) -> Iterator[bytes]:
+               retry_window: float | None = None, timeout: float = 30.0) -> Iterator[bytes]:
         """``count`` tokens for this campaign from its issuer, yielded as each arrives (``b""`` ``count`` times when it
-        takes none), after the checks of the module docstring (made when the first is asked for, even if ``count`` is 0)."""
+        takes none), after the checks of the module docstring (made when the first is asked for, even if ``count`` is 0);
+        each token request's answer whole within ``timeout`` seconds (the device's client's)."""
         issuer = self.issuer
         if issuer is None:
             if credential:
@@ -88,7 +89,7 @@ class RelayRoute:
         retrying: dict[str, Any] = {} if retry_window is None else {"retries": None, "retry_window": retry_window}
         for _ in range(count):
             yield fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport,
-                              **retrying)
+                              timeout=timeout, **retrying)
 
     def valid_token(self, token: bytes) -> bool:
         """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity."""
@@ -110,7 +111,7 @@ class RelayRoute:
         import httpx  # lazy: optional extra dpdist[serve]
 
         from ..privacypass import b64url_decode  # lazy: relayed campaigns only (~50 ms at import)
-        from ._deadline import request_within  # lazy: it imports httpx (optional extra dpdist[serve])
+        from .._deadline import request_within  # lazy: it imports httpx (optional extra dpdist[serve])
 
         url = f"{issuer['url']}/issuer/v1/keys/{issuer['key']}"
         try:

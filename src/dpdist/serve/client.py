@@ -49,7 +49,7 @@ from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, I
 from ..local import from_config
 from ..relay._arguments import OHTTP_RELAY
 from ..local._json_rows import json_rows as rows
-from ._deadline import deadline_of, request_within
+from .._deadline import ANSWERED_BY, deadline_of, request_within
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
 
@@ -422,8 +422,10 @@ class Client:
         fetched: list[bytes] = []
         obtained = 0
         try:
+            deadline = deadline_of(self._timeout)  # the issuer's answer, too, within the client's timeout (fetch_token's
+            timeout = 600.0 if not deadline else min(deadline, 600.0)  # most: 600 s)
             for token in route.tokens(missing, self.issuer_credential, self.issuer, transport=self._transport,
-                                      retry_window=self.retry_window):
+                                      retry_window=self.retry_window, timeout=timeout):
                 fetched.append(token)
                 obtained += 1
                 if len(fetched) == _TOKENS_SAVED_EVERY and route.issuer is not None:  # a killed process loses fewer
@@ -989,6 +991,11 @@ def _not_acknowledged(method: str, url: str, failure: str, attempt: int, retries
         "and bytes, so sending it again later (dpdist submit: the same command) counts it once.")
 
 
+def _first_up(text: str) -> str:
+    """``text`` with its first letter a capital (``"the server"`` -> ``"The server"``)."""
+    return text[:1].upper() + text[1:]
+
+
 def _refusal(method: str, path: str, response) -> ServiceRefusedError:
     """The one-line error of a 4xx/5xx answer: its code and detail as the server sent them, escaped and masked
     (:func:`dpdist._shown.shown`); ``HTTP 600 (no reason given)`` for an answer without either."""
@@ -1001,7 +1008,8 @@ def _refusal(method: str, path: str, response) -> ServiceRefusedError:
     code, detail = shown(code, secrets, 80), shown(" ".join(detail.split()), secrets, 2000)
     reason = (f"{code}: {detail}" if detail else code) if code else (detail or "(no reason given)")
     return ServiceRefusedError(
-        redacted_text(f"The server refused {method} {shown(path, secrets)}: HTTP {response.status_code} {reason}"),
+        redacted_text(f"{_first_up(str(response.extensions.get(ANSWERED_BY, 'the server')))} refused {method} "
+                      f"{shown(path, secrets)}: HTTP {response.status_code} {reason}"),
         status=response.status_code,
         code=code,
     )

@@ -49,8 +49,9 @@ __all__ = ["maximal_gain_attack", "expected_gain", "ATTACKED_PROTOCOLS"]
 #: the protocols :func:`maximal_gain_attack` crafts reports for
 #: (RUE is unary encoding and RLH local hashing with other (p, q) or g: the same construction)
 ATTACKED_PROTOCOLS = ("grr", "oue", "sue", "rue", "olh", "rlh")
-#: fake users whose candidate hash seeds are drawn at once (bounds the working memory of OLH's search)
-_CHUNK_CELLS = 1 << 22
+#: cells (fake users x candidate seeds x targets) searched at once: 2**16 int64 (512 KB) keeps the search's arrays
+#: in the CPU cache, 2.5 times faster than 2**22 (32 MB); the same reports (the seeds are drawn in the same order)
+_CHUNK_CELLS = 1 << 16
 
 
 #: the target items: one id, or several

@@ -32,8 +32,9 @@ from .._report_kinds import Column, IntegerRowReports
 
 __all__ = ["is_prime", "PRIME_ABOVE_DOMAIN", "collision_probability", "seed_count", "split_seeds", "hash_items", "support_counts", "seed_value_format"]
 
-#: elements per block when hashing a chunk of users against all items (bounds memory at ~32 MB)
-_BLOCK_ELEMENTS = 1 << 21
+#: elements per block when hashing a chunk of users against all items: 2**16 int64 (512 KB) keeps a block's
+#: temporaries in the CPU cache (the same counts as larger blocks, about twice as fast as blocks of 2**21)
+_BLOCK_ELEMENTS = 1 << 16
 
 
 #: The relation of a hashing protocol's parameters: items are hashed modulo ``hash_prime`` (a prime by its rule,

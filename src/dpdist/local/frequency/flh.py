@@ -85,10 +85,20 @@ _MAX_TABLE_CELLS = 1 << 24
 _DEFAULT_HASH_COUNT, _DEFAULT_TABLE_CELLS = 1 << 16, 1 << 22
 #: largest hash range g (given, or the default's cap)
 MAX_HASH_RANGE = 1 << 20
-#: elements per block when hashing the family against all items (bounds memory at ~16 MB)
+#: elements per block when hashing the family against all items (bounds memory at ~16 MB); the channel operator's
+#: float sums are grouped by these blocks, so its results depend on this size
 _BLOCK_ELEMENTS = 1 << 21
+#: the same for the support counts of an integer table, sums that no block size changes: 2**16 int64 (512 KB) keeps
+#: a block's temporaries in the CPU cache, about 1.4 times faster than blocks of 2**21
+_COUNT_BLOCK_ELEMENTS = 1 << 16
 #: at most this many (item, function) cells for the per-item multinomial path of ``simulate``
 _MULTINOMIAL_CELLS = 1 << 22
+
+
+def _count_blocks(table: np.ndarray) -> int:
+    """Elements per block for sums over a table: cache-sized for integer counts (exact in any grouping), else the
+    operator's blocks (float sums whose rounding follows the grouping)."""
+    return _COUNT_BLOCK_ELEMENTS if table.dtype.kind in "iub" else _BLOCK_ELEMENTS
 
 
 def default_hash_range(epsilon: float, largest: int = MAX_HASH_RANGE) -> int:
@@ -206,8 +216,8 @@ class FLH(LocalHashingOracle):
         items = np.arange(self.domain_size, dtype=np.int64)
         return _hashing.hash_items(seeds[:, None], items[None, :], self._prime, self._g)
 
-    def _function_blocks(self):
-        rows = max(1, _BLOCK_ELEMENTS // self.domain_size)
+    def _function_blocks(self, elements: int = _BLOCK_ELEMENTS):
+        rows = max(1, elements // self.domain_size)
         for start in range(0, self._S, rows):
             functions = np.arange(start, min(start + rows, self._S))
             yield functions, self.hash_table(functions)
@@ -230,7 +240,7 @@ class FLH(LocalHashingOracle):
         """:math:`C_v = \\sum_j T[j, h_j(v)]`, in :math:`O(Sd)` (blocks of functions)."""
         table = aggregator.statistic.reshape(self._S, self._g)
         support = np.zeros(self.domain_size, dtype=np.float64)
-        for functions, hashed in self._function_blocks():
+        for functions, hashed in self._function_blocks(_count_blocks(table)):
             support += np.take_along_axis(table[functions], hashed, axis=1).sum(axis=0)
         return support
 
@@ -243,7 +253,7 @@ class FLH(LocalHashingOracle):
         items = np.asarray(items, dtype=np.int64)
         table = np.asarray(statistic).reshape(self._S * self._g)
         support = np.zeros(items.size, dtype=np.float64)
-        rows = max(1, _BLOCK_ELEMENTS // max(items.size, 1))
+        rows = max(1, _count_blocks(table) // max(items.size, 1))
         for start in range(0, self._S, rows):
             stop = min(start + rows, self._S)
             cells = _hashing.hash_items(self._seeds[start:stop, None], items[None, :], self._prime, self._g)

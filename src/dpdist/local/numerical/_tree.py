@@ -13,12 +13,13 @@ of level ``l + 1``.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..._validation import validate_params
-from ...postprocess import BRANCHING, _check_tree, _consistent_tree, _simplex_projection
+from ...postprocess import BRANCHING, _check_tree, _children_sums, _simplex_projection
 
 __all__ = ["tree_height", "hh_admm", "AdmmResult"]
 
@@ -61,6 +62,65 @@ class AdmmResult:
 _total = np.add.reduce
 
 
+def _simplex_projections(sizes: list[int], pieces: list[slice]) -> Callable[[np.ndarray], np.ndarray]:
+    """Each level of a tree vector projected onto the simplex: :func:`~dpdist.postprocess.project_simplex` level by
+    level, the same numbers from one pass over the levels padded to one width (HH-ADMM takes 10^4 projections).
+
+    A padded entry is ``-inf``: it sorts after every entry of its level, adds nothing to the sums before it and never
+    holds the support, so each level's sorted entries, partial sums, support and threshold are the level's own.
+    A level whose support is empty (not finite: where ``project_simplex`` raises) goes level by level.
+    """
+    width, count = max(sizes), len(sizes)
+    rows = np.repeat(np.arange(count), sizes)
+    columns = np.concatenate([np.arange(size) for size in sizes])
+    padding = np.full((count, width), -np.inf)
+    ranks = np.arange(1, width + 1)
+    every = np.arange(count)
+
+    def project(vector: np.ndarray) -> np.ndarray:
+        padded = padding.copy()
+        padded[rows, columns] = vector
+        ordered = np.sort(padded, axis=1)[:, ::-1]
+        cumulative = ordered.cumsum(axis=1) - 1.0
+        with np.errstate(invalid="ignore"):  # -inf - -inf in the padding: nan, not in the support
+            support = ordered - cumulative / ranks > 0
+        if not support.any(axis=1).all():
+            projected = np.empty_like(vector)
+            for piece in pieces:
+                projected[piece] = _simplex_projection(vector[piece])
+            return projected
+        last = width - 1 - support[:, ::-1].argmax(axis=1)  # each level's last index in the support
+        threshold = cumulative[every, last] / (last + 1)
+        return np.maximum(vector - threshold[rows], 0.0)
+
+    return project
+
+
+def _consistent_projection(pieces: list[slice], branching: int) -> Callable[[np.ndarray], np.ndarray]:
+    """:func:`~dpdist.postprocess.hay_consistency` of a tree vector (no known root), with the same arithmetic as
+    ``_consistent_tree``: its weights computed once and the levels written into one vector."""
+    height = len(pieces) - 1
+    weights = {}
+    for depth in range(height - 1, -1, -1):
+        i = height - depth + 1  # height of this level's nodes; leaves have i = 1
+        own = (branching**i - branching ** (i - 1)) / (branching**i - 1)
+        weights[depth] = (own, 1.0 - own)
+
+    def project(vector: np.ndarray) -> np.ndarray:
+        z = [vector[piece] for piece in pieces]
+        for depth in range(height - 1, -1, -1):
+            own, rest = weights[depth]
+            z[depth] = own * z[depth] + rest * _children_sums(z[depth + 1], branching)
+        out = np.empty_like(vector)
+        out[pieces[0]] = z[0]
+        for depth in range(1, height + 1):
+            residual = out[pieces[depth - 1]] - _children_sums(z[depth], branching)
+            out[pieces[depth]] = z[depth] + (residual / branching).repeat(branching, axis=-1)
+        return out
+
+    return project
+
+
 @validate_params({"branching": BRANCHING})
 def hh_admm(
     levels: list[np.ndarray],
@@ -97,22 +157,16 @@ def hh_admm(
     ``tolerance * sqrt(N)``, or after ``max_iterations`` iterations.
     """
     _check_tree(levels, branching, "hh_admm")  # once: the projections below take the checked levels' views
-    ends = np.cumsum([len(level) for level in levels]).tolist()
+    sizes = [len(level) for level in levels]
+    ends = np.cumsum(sizes).tolist()
     pieces = [slice(start, end) for start, end in zip([0, *ends[:-1]], ends)]
     noisy = np.concatenate([np.asarray(level, dtype=np.float64) for level in levels])
 
     def split(vector):
         return [vector[piece] for piece in pieces]
 
-    def project_consistent(vector):  # Pi_C, eq. 13 (hay_consistency)
-        return np.concatenate(_consistent_tree(split(vector), branching, None))
-
-    def project_normalized(vector):  # Pi_N+, eq. 14 (each level's project_simplex)
-        projected = np.empty_like(vector)
-        for piece in pieces:
-            projected[piece] = _simplex_projection(vector[piece])
-        return projected
-
+    project_consistent = _consistent_projection(pieces, branching)  # Pi_C, eq. 13 (hay_consistency)
+    project_normalized = _simplex_projections(sizes, pieces)  # Pi_N+, eq. 14 (each level's project_simplex)
     x = noisy.copy()
     y = z = w = mu = nu = eta = np.zeros_like(x)  # the split variables and scaled duals (every update rebinds)
     limit = tolerance * math.sqrt(x.size)

@@ -228,6 +228,10 @@ public final class Client {
                 + "or withoutLedger() for a simulation of many users.");
         }
         Identity.originOf(serverUrl, "The 'serverUrl' argument of Client");
+        if (serverUrl.contains("?") || serverUrl.contains("#")) { // the API's paths are joined to it: every request would go to /?...
+            throw new InvalidParameterError("The 'serverUrl' argument of Client must be the service's URL without a query or fragment "
+                + "(?...#...: the API's paths are joined to it). Got " + Json.show(Shown.shown(serverUrl, Collections.emptyList(), 200)) + ".");
+        }
         this.serverUrl = serverUrl.replaceAll("/+$", "");
         this.campaignId = campaignId;
         this.options = options;
@@ -866,7 +870,9 @@ public final class Client {
         String lastProblem = null;
         boolean unacknowledged = false; // the last answer was a success that acknowledged something else
         Double asked = null;
-        String shown = other ? url : url.substring(Math.min(url.length(), serverUrl.length()));
+        // whatever an answer says is shown escaped, cut and masked: the credential sent, any Bearer/Basic one (Shown)
+        List<String> secrets = Shown.secretsOf(all.get("Authorization"));
+        String where = Shown.shown(other ? url : url.substring(Math.min(url.length(), serverUrl.length())), secrets, -1);
         for (int attempt = 0; attempt <= options.retries; attempt++) {
             if (attempt > 0) sleep(retryDelayMs(options.retryDelayMs * Math.pow(2, attempt - 1), asked));
             asked = null;
@@ -874,34 +880,24 @@ public final class Client {
             try {
                 response = transport.send(method, url, all, body);
             } catch (IOException error) {
-                lastProblem = "cannot reach the server (" + error + ")";
+                lastProblem = "cannot reach the server (" + Shown.shown(String.valueOf(error), secrets, 2000) + ")";
                 unacknowledged = false;
                 continue;
             }
+            if (response.status >= 300 && response.status < 400) throw redirected(method, where, response, secrets);
             String wrong = response.ok() && acknowledges != null ? acknowledges.apply(response) : null;
             if (response.ok() && wrong == null) return response;
             unacknowledged = wrong != null;
             if (unacknowledged) {
-                lastProblem = method + " " + shown + ": " + wrong;
+                lastProblem = Shown.shown(method + " " + where + ": " + wrong, secrets, -1);
                 asked = retryAfterSeconds(response.header("Retry-After"));
                 continue;
             }
-            String code = null;
-            String detail = "";
-            try {
-                Map<String, Object> refusal = Json.asObject(Json.parse(new String(response.body, StandardCharsets.UTF_8)));
-                if (refusal != null) {
-                    code = refusal.get("error") instanceof String ? (String) refusal.get("error") : null;
-                    detail = String.valueOf(refusal.get("detail"));
-                }
-            } catch (IllegalArgumentException notJson) {
-                // not a JSON refusal
-            }
+            ServiceError refusal = refusal(method, where, response, secrets);
             asked = retryAfterSeconds(response.header("Retry-After"));
-            String problem = method + " " + shown + ": HTTP " + response.status + (code != null ? " " + code : "") + ": " + detail;
-            boolean retryable = RETRYABLE_STATUS.contains(response.status) || (response.status == 409 && RETRYABLE_CONFLICTS.contains(code));
-            if (!retryable) throw new ServiceError(problem, response.status, code);
-            lastProblem = problem;
+            boolean retryable = RETRYABLE_STATUS.contains(response.status) || (response.status == 409 && RETRYABLE_CONFLICTS.contains(refusal.code()));
+            if (!retryable) throw refusal;
+            lastProblem = refusal.getMessage();
         }
         if (unacknowledged) {
             throw new ServiceError(lastProblem + "; gave up after " + (options.retries + 1) + " attempts (is " + (other ? url : serverUrl)
@@ -909,6 +905,37 @@ public final class Client {
                 + "and stays to be resent under its id.", 200, "wrong_ack");
         }
         throw new ServiceError(lastProblem + "; gave up after " + (options.retries + 1) + " attempts", -1, null);
+    }
+
+    /**
+     * A redirect (3xx) is refused at once, {@code redirected}, naming the status and where it pointed (shown): not
+     * followed, whatever its body says, as the Python and JavaScript clients.
+     */
+    private static ServiceError redirected(String method, String where, HttpTransport.Response response, List<String> secrets) {
+        String location = response.header("Location");
+        String to = location == null ? "a redirect without a Location" : "a redirect to '" + Shown.shown(location, secrets, 200) + "'";
+        return new ServiceError(method + " " + where + ": HTTP " + response.status + ": " + to + ", not followed (this client follows no redirect, "
+            + "which would take its token elsewhere): give the URL it names instead", response.status, "redirected");
+    }
+
+    /**
+     * The ServiceError of a refusal (4xx/5xx): its code and detail as the server sent them, shown (escaped, masked, cut: the
+     * code to 80 characters, the detail to 2000, as Python's); {@code (no reason given)} without a detail.
+     */
+    private static ServiceError refusal(String method, String where, HttpTransport.Response response, List<String> secrets) {
+        String code = null;
+        String detail = "";
+        try {
+            Map<String, Object> refusal = Json.asObject(Json.parse(new String(response.body, StandardCharsets.UTF_8)));
+            if (refusal != null) {
+                code = refusal.get("error") instanceof String && !((String) refusal.get("error")).isEmpty() ? Shown.shown((String) refusal.get("error"), secrets, 80) : null;
+                detail = refusal.get("detail") instanceof String ? Shown.shown(Shown.oneLine((String) refusal.get("detail")), secrets, 2000) : "";
+            }
+        } catch (IllegalArgumentException notJson) {
+            // not a JSON refusal
+        }
+        return new ServiceError(method + " " + where + ": HTTP " + response.status + (code != null ? " " + code : "") + ": "
+            + (detail.isEmpty() ? "(no reason given)" : detail), response.status, code);
     }
 
     private static void sleep(double milliseconds) {

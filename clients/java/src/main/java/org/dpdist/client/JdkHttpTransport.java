@@ -18,7 +18,7 @@ public final class JdkHttpTransport implements HttpTransport {
     private final HttpClient client;
     private final Duration timeout;
 
-    /** A transport whose connections and answers each wait at most {@code timeout}. */
+    /** A transport whose connections and whole answers (head and body, from the request's start) each take at most {@code timeout}. */
     public JdkHttpTransport(Duration timeout) {
         this.timeout = timeout;
         this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER).build();
@@ -34,14 +34,32 @@ public final class JdkHttpTransport implements HttpTransport {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url)).timeout(timeout)
             .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
         for (Map.Entry<String, String> header : headers.entrySet()) request.header(header.getKey(), header.getValue());
+        long started = System.nanoTime();
         try {
+            // the request's timeout ends a wait for the head; the body too is within it of the start (closed past it)
             HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
-            return new Response(response.statusCode(), response.headers().map(), HttpTransport.readLimited(response.body(), url));
+            InputStream stream = response.body();
+            long left = timeout.toMillis() - (System.nanoTime() - started) / 1_000_000;
+            try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), left, () -> close(stream))) {
+                try {
+                    return new Response(response.statusCode(), response.headers().map(), HttpTransport.readLimited(stream, url));
+                } catch (IOException failure) {
+                    throw deadline.explained(failure, url);
+                }
+            }
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", interrupted);
         } catch (IllegalArgumentException badUrl) {
             throw new InvalidParameterError("Not a URL this client can request: " + Json.show(url) + " (" + badUrl.getMessage() + ").");
+        }
+    }
+
+    private static void close(InputStream stream) {
+        try {
+            stream.close();
+        } catch (IOException ignored) {
+            // the read it ends fails anyway
         }
     }
 }

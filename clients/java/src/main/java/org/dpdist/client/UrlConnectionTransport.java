@@ -11,7 +11,10 @@ import java.util.Map;
 public final class UrlConnectionTransport implements HttpTransport {
     private final int timeoutMillis;
 
-    /** A transport whose connections and reads each wait at most {@code timeoutMillis}. */
+    /**
+     * A transport whose connections and reads each wait at most {@code timeoutMillis}, and whose whole answer (its head
+     * and its body) is within {@code timeoutMillis} of the request's start: a trickled answer ends there.
+     */
     public UrlConnectionTransport(int timeoutMillis) {
         this.timeoutMillis = timeoutMillis;
     }
@@ -23,25 +26,34 @@ public final class UrlConnectionTransport implements HttpTransport {
     @Override
     public Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException {
         HttpURLConnection connection = (HttpURLConnection) new URL(url).openConnection();
-        try {
-            connection.setRequestMethod(method);
-            connection.setInstanceFollowRedirects(false);
-            connection.setConnectTimeout(timeoutMillis);
-            connection.setReadTimeout(timeoutMillis);
-            for (Map.Entry<String, String> header : headers.entrySet()) connection.setRequestProperty(header.getKey(), header.getValue());
-            if (body != null) {
-                connection.setDoOutput(true);
-                connection.setFixedLengthStreamingMode(body.length);
-                try (OutputStream out = connection.getOutputStream()) {
-                    out.write(body);
-                }
+        // its timeouts are per read: the whole answer has this deadline too, past which the connection is closed
+        try (AnswerDeadline deadline = new AnswerDeadline(timeoutMillis, timeoutMillis, connection::disconnect)) {
+            try {
+                return exchange(connection, method, url, headers, body);
+            } catch (IOException failure) {
+                throw deadline.explained(failure, url);
             }
-            int status = connection.getResponseCode();
-            InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
-            return new Response(status, connection.getHeaderFields(), stream == null ? new byte[0] : HttpTransport.readLimited(stream, url));
         } finally {
             connection.disconnect();
         }
+    }
+
+    private Response exchange(HttpURLConnection connection, String method, String url, Map<String, String> headers, byte[] body) throws IOException {
+        connection.setRequestMethod(method);
+        connection.setInstanceFollowRedirects(false);
+        connection.setConnectTimeout(timeoutMillis);
+        connection.setReadTimeout(timeoutMillis);
+        for (Map.Entry<String, String> header : headers.entrySet()) connection.setRequestProperty(header.getKey(), header.getValue());
+        if (body != null) {
+            connection.setDoOutput(true);
+            connection.setFixedLengthStreamingMode(body.length);
+            try (OutputStream out = connection.getOutputStream()) {
+                out.write(body);
+            }
+        }
+        int status = connection.getResponseCode();
+        InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
+        return new Response(status, connection.getHeaderFields(), stream == null ? new byte[0] : HttpTransport.readLimited(stream, url));
     }
 
 }

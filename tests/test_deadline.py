@@ -14,7 +14,7 @@ pytest.importorskip("httpx")
 
 from dpdist.client import Client  # noqa: E402
 from dpdist.errors import ServiceRefusedError, ServiceUnavailableError  # noqa: E402
-from dpdist.serve import _deadline  # noqa: E402
+from dpdist import _deadline  # noqa: E402
 from ops_support import serving  # noqa: E402
 
 #: the most a connection is trickled to (then closed): a client that hangs cannot hold the test longer
@@ -59,7 +59,8 @@ def test_a_trickled_answer_ends_the_attempt_and_the_batch_is_resent_until_the_wi
         with pytest.raises(ServiceUnavailableError) as error:
             client.submit_body("c", "b1", b"the batch's bytes")
     message = str(error.value)
-    assert "ReadTimeout" in message and "was still arriving 1 s after its head" in message, message
+    assert "ReadTimeout" in message and "was not whole 1 s after the request was sent" in message, message
+    assert "bytes of body read" in message
     assert "Nothing was lost" in message and "Traceback" not in message
     assert len(_Trickle.puts) >= 2 and set(_Trickle.puts) == {("/api/campaigns/c/batches/b1", b"the batch's bytes")}
     assert all(failure.startswith("ReadTimeout") for failure in failures)
@@ -111,3 +112,100 @@ def test_an_answer_past_the_limit_once_decoded_is_refused_in_one_line_and_not_re
     assert error.value.code == "answer_too_large" and "\n" not in message
     assert "larger than dpdist reads (HTTP 200, application/json, more than 1 MiB once decoded)" in message, message
     assert _Odd.gets == ["/api/campaigns/c/estimate"]
+
+
+class _SlowHead(BaseHTTPRequestHandler):
+    """Answers a status line, then one byte of a header every 0.2 s (for at most TRICKLE_S): the head is never whole
+    (attack67 F1), and each read is short, so httpx's per-read timeout never fires."""
+    timeout = 30
+    seen: list[str] = []
+
+    def log_message(self, format, *args):  # quiet
+        pass
+
+    def do_GET(self):
+        type(self).seen.append(self.path)
+        until = time.monotonic() + TRICKLE_S
+        try:
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Pad: ")
+            while time.monotonic() < until:
+                self.wfile.write(b"a")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:  # the client gave up on this attempt
+            pass
+        self.close_connection = True
+
+    do_POST = do_GET
+
+
+@pytest.fixture
+def slow_head():
+    _SlowHead.seen = []
+    with serving(_SlowHead) as url:
+        yield url
+
+
+def test_a_trickled_head_ends_the_attempt_at_the_client_timeout(slow_head):
+    started = time.monotonic()
+    with Client(slow_head, admin_token="admin-token-0123456789", timeout=1.0, retry_window=0) as client:
+        with pytest.raises(ServiceUnavailableError) as error:
+            client.campaigns()
+    message = str(error.value)
+    assert "ReadTimeout" in message and "was not whole 1 s after the request was sent" in message, message
+    assert "its head not yet whole" in message
+    assert time.monotonic() - started < TRICKLE_S  # not held until the server closes
+    assert _SlowHead.seen == ["/api/campaigns"]
+
+
+def test_a_request_after_a_deadline_is_bounded_afresh(slow_head, odd):
+    """The deadline is the calling thread's for one request: a later request on the same client has its own."""
+    import httpx
+
+    with httpx.Client() as http:
+        with pytest.raises(httpx.ReadTimeout):
+            _deadline.request_within(http, "GET", slow_head + "/x", 0.5)
+        assert _deadline.request_within(http, "GET", odd + "/api/campaigns", 5.0).json() == {"campaigns": []}
+
+
+class _Deep(BaseHTTPRequestHandler):
+    """Answers every request 200 with JSON nested 100,000 deep (attack67 F19)."""
+    timeout = 30
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format, *args):  # quiet
+        pass
+
+    def do_GET(self):
+        body = b'{"campaigns": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_PUT = do_GET
+
+
+def test_json_nested_too_deeply_is_an_unexpected_answer_not_a_recursion_error():
+    with serving(_Deep) as url, Client(url, admin_token="admin-token-0123456789", retry_window=0) as client:
+        with pytest.raises(ServiceRefusedError) as error:
+            client.campaigns()
+    assert error.value.code == "unexpected_answer" and "nested too deeply" in str(error.value), str(error.value)
+
+
+def test_an_acknowledgement_nested_too_deeply_is_not_one_and_not_a_recursion_error():
+    with serving(_Deep) as url, Client(url, retry_window=0) as client:
+        with pytest.raises(ServiceUnavailableError) as error:
+            client.submit_body("c", "b1", b"the batch's bytes")
+    assert "not JSON" in str(error.value) and "RecursionError" not in str(error.value), str(error.value)
+
+
+def test_a_deadline_set_inside_another_gives_the_outer_one_back():
+    from dpdist import _bounded_reads
+
+    with _bounded_reads.reads_within(5.0):
+        with _bounded_reads.reads_within(1.0):
+            assert _bounded_reads._DEADLINE.seconds == 1.0
+        assert _bounded_reads._DEADLINE.seconds == 5.0
+    assert _bounded_reads._DEADLINE.seconds is None

@@ -1,0 +1,154 @@
+package org.dpdist.client;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Text a server sent, as the client shows it in a {@link ServiceError}: escaped, masked and cut, as Python's
+ * {@code dpdist._shown.shown}, byte for byte ({@code clients/js/test/fixtures/shown.json}).
+ *
+ * <p>A refusal's code and detail, a redirect's {@code Location}, an answer's ids come from whoever answered: dpdist, or a
+ * proxy, a captive portal, an echo server repeating the request it got.  Control characters (ESC, BEL, newlines, bidi
+ * overrides) are escaped as {@code \x1b}, so a message forwarded to a log or a crash reporter stays one line and cannot
+ * clear or retitle a terminal; the credential the request carried, any {@code Bearer}/{@code Basic} credential, any
+ * {@code token=}/{@code *_token:} value and URLs' passwords read {@code ***}; the text is cut.
+ */
+final class Shown {
+    static final String MASK = "***";
+    /** The shortest credential masked wherever it appears (a shorter one would mask common words). */
+    private static final int SHORTEST_SECRET = 6;
+    private static final int IGNORE_CASE = Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE;
+    private static final Pattern CREDENTIAL = Pattern.compile("((?<![A-Za-z0-9])(?:Bearer|Basic)\\s+)([A-Za-z0-9._~+/=-]{6,})", IGNORE_CASE);
+    private static final Pattern TOKEN_VALUE = Pattern.compile(
+        "((?<![A-Za-z0-9])[A-Za-z0-9_-]*token(?:=['\"]?|['\"]\\s*:\\s*['\"]?))([^&\\s'\"#,;<>]+)", IGNORE_CASE);
+    private static final Pattern BACKSLASHED_USERINFO = Pattern.compile("([/\\\\][/\\\\][^\\s/\\\\:@]*):([^\\s@]*)@");
+    private static final Pattern USERINFO = Pattern.compile("((?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\\s/:]*):(\\S*)@");
+    private static final Pattern SPACED_USERINFO = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^\\s/:@]*):([^@/\\n]*\\s[^@/\\n]*)@");
+    private static final Pattern QUOTED_USERINFO = Pattern.compile("(['\"][^\\s'\"/:@]+):(?!//)([^'\"\\n]*)@");
+    private static final Pattern PARAMETER = Pattern.compile(
+        "((?<![A-Za-z0-9_])(?:ssl)?password\\s*=\\s*)('(?:\\\\.|[^'\\\\])*'?|[^&\\s'\"#]+)", IGNORE_CASE);
+    private static final Pattern ENCODED_PARAMETER = Pattern.compile(
+        "((?<![A-Za-z0-9_%])([A-Za-z0-9_%]*%[0-9A-Fa-f]{2}[A-Za-z0-9_%]*)\\s*=\\s*)([^&\\s'\"#]+)");
+    /** What Python's str.split() splits on (str.isspace()). */
+    private static final Pattern WHITESPACE = Pattern.compile("[\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+");
+
+    private Shown() {}
+
+    /**
+     * The credential an {@code Authorization} header's value carries (without its scheme; a {@code PrivateToken
+     * token="..."}'s token too), longest first, to be masked in whatever the answer repeats; empty without one.
+     */
+    static List<String> secretsOf(String authorization) {
+        List<String> found = new ArrayList<>();
+        if (authorization == null) return found;
+        int space = authorization.indexOf(' ');
+        String credential = space < 0 ? "" : authorization.substring(space + 1).trim();
+        LinkedHashSet<String> parts = new LinkedHashSet<>();
+        parts.add(credential);
+        Matcher token = Pattern.compile("token=\"?([^\",\\s]+)").matcher(credential);
+        while (token.find()) parts.add(token.group(1));
+        for (String part : parts) if (part.codePointCount(0, part.length()) >= SHORTEST_SECRET) found.add(part);
+        found.sort((a, b) -> Integer.compare(b.length(), a.length()));
+        return found;
+    }
+
+    /** {@code text}'s words joined by one space, as Python's {@code " ".join(text.split())}. */
+    static String oneLine(String text) {
+        String joined = WHITESPACE.matcher(text).replaceAll(" ");
+        int start = joined.startsWith(" ") ? 1 : 0;
+        int end = joined.endsWith(" ") ? joined.length() - 1 : joined.length();
+        return start >= end ? "" : joined.substring(start, end);
+    }
+
+    /**
+     * {@code text} as one line to show: {@code secrets} and any credential masked, control characters escaped, cut to
+     * {@code limit} characters (code points; {@code ...} marks a cut; a negative limit: all).
+     */
+    static String shown(String text, List<String> secrets, int limit) {
+        if (text == null) text = "None";
+        for (String secret : secrets) text = text.replace(secret, MASK);
+        StringBuilder escaped = new StringBuilder();
+        for (int at = 0; at < text.length(); ) {
+            int code = text.codePointAt(at);
+            at += Character.charCount(code);
+            if (printable(code)) escaped.appendCodePoint(code);
+            else escaped.append(escape(code));
+        }
+        text = sub(ENCODED_PARAMETER, sub(PARAMETER, sub(QUOTED_USERINFO, sub(SPACED_USERINFO, sub(USERINFO, escaped.toString(), ":" + MASK + "@"),
+            ":" + MASK + "@"), ":" + MASK + "@"), MASK), MASK);
+        text = sub(BACKSLASHED_USERINFO, sub(TOKEN_VALUE, sub(CREDENTIAL, text, MASK), MASK), ":" + MASK + "@");
+        if (limit < 0 || text.codePointCount(0, text.length()) <= limit) return text;
+        return text.substring(0, text.offsetByCodePoints(0, limit)) + "...";
+    }
+
+    /** Python's str.isprintable() of one character: not other (Cc, Cf, Cs, Co, Cn), a separator, or a space but ' '. */
+    private static boolean printable(int code) {
+        if (code == ' ') return true;
+        switch (Character.getType(code)) {
+            case Character.CONTROL: case Character.FORMAT: case Character.SURROGATE: case Character.PRIVATE_USE:
+            case Character.UNASSIGNED: case Character.LINE_SEPARATOR: case Character.PARAGRAPH_SEPARATOR: case Character.SPACE_SEPARATOR:
+                return false;
+            default:
+                return true;
+        }
+    }
+
+    /** {@code code} as Python's {@code repr} writes an unprintable character: {@code \n}, {@code \x1b}, {@code \u202e}. */
+    private static String escape(int code) {
+        if (code == '\t') return "\\t";
+        if (code == '\n') return "\\n";
+        if (code == '\r') return "\\r";
+        String hex = Integer.toHexString(code);
+        if (code < 0x100) return "\\x" + "00".substring(hex.length()) + hex;
+        if (code < 0x10000) return "\\u" + "0000".substring(hex.length()) + hex;
+        return "\\U" + "00000000".substring(hex.length()) + hex;
+    }
+
+    /**
+     * {@code text} with each match of {@code pattern} replaced by its first group and {@code suffix}; for
+     * {@link #ENCODED_PARAMETER}, only where the percent-decoded name (group 2) is a password's.
+     */
+    private static String sub(Pattern pattern, String text, String suffix) {
+        Matcher match = pattern.matcher(text);
+        StringBuilder out = new StringBuilder();
+        int last = 0;
+        while (match.find()) {
+            if (pattern == ENCODED_PARAMETER) {
+                String key = unquote(match.group(2)).trim().toLowerCase(Locale.ROOT);
+                if (!key.equals("password") && !key.equals("sslpassword")) continue;
+            }
+            out.append(text, last, match.start()).append(match.group(1)).append(suffix);
+            last = match.end();
+        }
+        return out.append(text, last, text.length()).toString();
+    }
+
+    /** Python's urllib.parse.unquote: runs of %xx as UTF-8 bytes (an invalid sequence: U+FFFD), the rest as is. */
+    private static String unquote(String text) {
+        StringBuilder out = new StringBuilder();
+        for (int at = 0; at < text.length(); ) {
+            ByteArrayOutputStream run = new ByteArrayOutputStream();
+            while (at + 2 < text.length() && text.charAt(at) == '%' && hex(text.charAt(at + 1)) >= 0 && hex(text.charAt(at + 2)) >= 0) {
+                run.write(hex(text.charAt(at + 1)) * 16 + hex(text.charAt(at + 2)));
+                at += 3;
+            }
+            if (run.size() > 0) {
+                out.append(new String(run.toByteArray(), StandardCharsets.UTF_8));
+            } else {
+                out.append(text.charAt(at));
+                at += 1;
+            }
+        }
+        return out.toString();
+    }
+
+    private static int hex(char c) {
+        return Character.digit(c, 16) >= 0 && c < 128 ? Character.digit(c, 16) : -1;
+    }
+}

@@ -1,0 +1,147 @@
+package org.dpdist.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What a hostile or broken server answers reaches the app only as the Python client shows it (attack67 F8, F10): a
+ * refusal's code and detail escaped, cut and masked; a redirect refused at once naming where it pointed; a trickled
+ * answer ended by the transport's timeout as a deadline for the whole answer.  Servers on 127.0.0.1; a trickling one
+ * gives up after 30 s on its own (then the read fails otherwise, and the assertions on the message fail).
+ */
+class AnswersTest {
+    static final String TOKEN = "SUBMITSECRET123456";
+
+    @Test
+    void aRefusalEchoingTheTokenAndEscapeSequencesIsShownEscapedCutAndMasked() throws Exception {
+        try (FakeServer server = ClientTest.server(ClientTest.GRR, request -> {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", "x\u001b]0;PWNED\u0007");
+            body.put("detail", "\u001b[2J\u001b[31mred\nline2 " + request.header("Authorization") + " and bare " + TOKEN + " " + "z".repeat(3000));
+            return FakeServer.Answer.json(403, body);
+        })) {
+            for (HttpTransport transport : Arrays.asList(new JdkHttpTransport(Duration.ofSeconds(20)), new UrlConnectionTransport(20_000))) {
+                Client client = new Client(server.url(), "c", ClientTest.fast().token(TOKEN).transport(transport));
+                ServiceError error = assertThrows(ServiceError.class, () -> client.submit(1));
+                assertEquals(403, error.status());
+                assertEquals("x\\x1b]0;PWNED\\x07", error.code());
+                assertFalse(error.getMessage().contains(TOKEN), error.getMessage());
+                assertTrue(error.getMessage().contains("\\x1b[2J\\x1b[31mred line2 Bearer *** and bare ***"), error.getMessage());
+                assertFalse(error.getMessage().chars().anyMatch(c -> c < 0x20 || c == 0x7f), error.getMessage());
+                assertTrue(error.getMessage().length() < 2300 && error.getMessage().endsWith("..."), error.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void aRedirectIsRefusedAtOnceNamingTheStatusAndWhereItPointed() throws Exception {
+        try (FakeServer server = ClientTest.server(ClientTest.GRR, request ->
+                new FakeServer.Answer(302, "text/html", new byte[0]).header("Location", "http://u:pw@elsewhere.example/steal?token=abc"))) {
+            for (HttpTransport transport : Arrays.asList(new JdkHttpTransport(Duration.ofSeconds(20)), new UrlConnectionTransport(20_000))) {
+                Client client = new Client(server.url(), "c", ClientTest.fast().token(TOKEN).transport(transport));
+                ServiceError error = assertThrows(ServiceError.class, () -> client.submit(1));
+                assertEquals(302, error.status());
+                assertEquals("redirected", error.code());
+                assertTrue(error.getMessage().contains("HTTP 302: a redirect to 'http://u:***@elsewhere.example/steal?token=***', not followed"), error.getMessage());
+            }
+            assertEquals(2, server.requests.stream().filter(request -> request.method.equals("PUT")).count()); // one each: not retried
+        }
+    }
+
+    @Test
+    void aServerTextIsShownAsPythonShowsItByteForByte() {
+        @SuppressWarnings("unchecked")
+        List<Map<String, Object>> cases = (List<Map<String, Object>>) Fixtures.read("shown.json");
+        assertTrue(cases.size() >= 60);
+        for (Map<String, Object> one : cases) {
+            @SuppressWarnings("unchecked")
+            List<String> secrets = (List<String>) one.get("secrets");
+            int limit = one.get("limit") == null ? -1 : ((Number) one.get("limit")).intValue();
+            assertEquals(one.get("shown"), Shown.shown((String) one.get("text"), secrets, limit), Json.show(one.get("text")));
+        }
+        assertEquals(Arrays.asList("token=\"abcdefgh\"", "abcdefgh"), Shown.secretsOf("PrivateToken token=\"abcdefgh\""));
+        assertEquals(Collections.emptyList(), Shown.secretsOf("Bearer abc"));
+    }
+
+    /** A server that, to every connection, sends {@code head} at once, then one byte every 100 ms for at most 30 s. */
+    static final class Trickling implements AutoCloseable {
+        final ServerSocket socket = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
+        final Thread thread;
+
+        Trickling(String head, String drip) throws IOException {
+            thread = new Thread(() -> {
+                while (!socket.isClosed()) {
+                    try (Socket connection = socket.accept()) {
+                        InputStream in = connection.getInputStream();
+                        in.read(new byte[65536]); // the request (small)
+                        OutputStream out = connection.getOutputStream();
+                        out.write(head.getBytes(StandardCharsets.US_ASCII));
+                        out.flush();
+                        for (int sent = 0; sent < 300 && !socket.isClosed(); sent++) {
+                            Thread.sleep(100);
+                            out.write(drip.getBytes(StandardCharsets.US_ASCII));
+                            out.flush();
+                        }
+                    } catch (IOException | InterruptedException ended) {
+                        // the client closed it (its deadline), or the test ended
+                    }
+                }
+            });
+            thread.setDaemon(true);
+            thread.start();
+        }
+
+        String url() {
+            return "http://127.0.0.1:" + socket.getLocalPort() + "/api/campaigns/c/config";
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
+
+    @Test
+    void aTrickledAnswerEndsAtTheTransportsTimeoutHeadOrBody() throws Exception {
+        String[][] trickles = {
+            {"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", " "}, // the body
+            {"HTTP/1.1 200 OK\r\nX-Pad: ", "a"}, // the head
+        };
+        for (String[] trickle : trickles) {
+            try (Trickling server = new Trickling(trickle[0], trickle[1])) {
+                for (HttpTransport transport : Arrays.asList(new JdkHttpTransport(Duration.ofMillis(1500)), new UrlConnectionTransport(1500))) {
+                    IOException error = assertThrows(IOException.class, () -> transport.send("GET", server.url(), Collections.emptyMap(), null));
+                    String said = error.getMessage() + " " + error.getCause();
+                    assertTrue(said.contains("not whole within 1500 ms") || said.contains("timed out"), transport + ": " + said);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aServerUrlWithAPasswordOrAQueryIsRefusedByNameWithoutShowingIt() {
+        for (String url : Arrays.asList("http://u:JPW123@127.0.0.1:9", "http://u%3AJPW123@127.0.0.1:9", "http://127.0.0.1:9/?token=JPW123",
+                "http://127.0.0.1:9/#JPW123x")) {
+            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> new Client(url, "c", ClientTest.fast()));
+            assertTrue(error.getMessage().startsWith("The 'serverUrl' argument of Client must be"), error.getMessage());
+            assertFalse(error.getMessage().contains("JPW123") && !url.contains("#"), error.getMessage());
+        }
+    }
+}

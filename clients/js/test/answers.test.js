@@ -1,0 +1,127 @@
+// What a hostile or broken server answers reaches the device's code only as the Python client shows it (attack67 F5-F7,
+// F18): a refusal's code and detail escaped, cut and masked; a redirect refused at once, naming where it pointed, never
+// followed; a body read up to MAX_ANSWER_BYTES once decoded, streamed, so a small gzip answer cannot fill the memory.
+// Servers on 127.0.0.1, each answer ended by the server (no timed assertion).
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { test } from 'node:test';
+import { gzipSync } from 'node:zlib';
+import { Client, InvalidParameterError, ServiceError } from '../src/index.js';
+import { MAX_ANSWER_BYTES } from '../src/answer.js';
+import { deterministicSource } from './helpers.js';
+
+const CONFIG = { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 };
+const TOKEN = 'SUBMITSECRET123456';
+
+/** A server answering GET /config with the campaign and everything else with ``answer(request, response)``. */
+async function serving(answer, { config = null } = {}) {
+  const seen = [];
+  const server = createServer((request, response) => {
+    seen.push(`${request.method} ${request.url}`);
+    request.resume();
+    request.on('end', () => {
+      if (request.method === 'GET' && config === null) {
+        response.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ campaign: 'c1', state: 'open', config: CONFIG }));
+      } else {
+        answer(request, response);
+      }
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const close = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  return { url: `http://127.0.0.1:${server.address().port}`, seen, close };
+}
+
+const client = (url) => new Client(url, 'c1', { token: TOKEN, timeoutMs: 20000, retryWindowMs: 0, retryDelayMs: 1, memoStorage: null, locks: null, source: deterministicSource(67) });
+const failure = (promise) => promise.then((value) => assert.fail(`resolved ${JSON.stringify(value)}`), (error) => error);
+
+test('a refusal echoing the submit token and ESC/BEL sequences is shown escaped and masked (F5)', async () => {
+  const server = await serving((request, response) => {
+    response.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({
+      error: 'x\u001b]0;PWNED\u0007', detail: `\u001b[2J\u001b[31mred\nline2 ${request.headers.authorization} and bare ${TOKEN} ${'z'.repeat(3000)}`,
+    }));
+  });
+  try {
+    const error = await failure(client(server.url).submit(1));
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.equal(error.status, 403);
+    assert.equal(error.code, 'x\\x1b]0;PWNED\\x07');
+    assert.ok(!error.message.includes(TOKEN), error.message);
+    assert.ok(error.message.includes('Bearer *** and bare ***'), error.message);
+    assert.doesNotMatch(error.message, /[\u0000-\u001f\u007f]/u);
+    assert.ok(error.message.includes('\\x1b[2J\\x1b[31mred line2'), error.message);
+    assert.ok(error.message.length < 2300 && error.message.endsWith('...'), String(error.message.length)); // cut
+  } finally {
+    await server.close();
+  }
+});
+
+test('a redirect of a batch is refused at once, naming the status and where it pointed, and not followed (F7)', async () => {
+  const elsewhere = await serving((request, response) => response.writeHead(200).end('{}'), { config: 'none' });
+  for (const status of [302, 307]) {
+    const server = await serving((request, response) => response.writeHead(status, { Location: `http://u:pw@${elsewhere.url.slice(7)}/steal?token=abc` }).end());
+    try {
+      const error = await failure(client(server.url).submit(1));
+      assert.ok(error instanceof ServiceError, String(error));
+      assert.equal(error.status, status);
+      assert.equal(error.code, 'redirected');
+      assert.ok(error.message.includes(`HTTP ${status}: a redirect to "http://u:***@${elsewhere.url.slice(7)}/steal?token=***"`), error.message);
+      assert.equal(server.seen.filter((line) => line.startsWith('PUT')).length, 1); // not retried
+    } finally {
+      await server.close();
+    }
+  }
+  assert.deepEqual(elsewhere.seen, []); // nothing was sent where it pointed
+  await elsewhere.close();
+});
+
+test("a redirect of a campaign's config is refused, not followed to another origin or the same one (F18)", async () => {
+  const elsewhere = await serving((request, response) => response.writeHead(404).end(), { config: 'none' });
+  for (const location of [`${elsewhere.url}/cfg`, '/api/campaigns/c1/config2']) {
+    const server = await serving((request, response) => response.writeHead(302, { Location: location }).end(), { config: 'none' });
+    try {
+      const error = await failure(client(server.url).campaign());
+      assert.ok(error instanceof ServiceError && error.code === 'redirected', String(error));
+      assert.ok(error.message.startsWith('GET /config: HTTP 302: a redirect to'), error.message);
+      assert.deepEqual(server.seen, ['GET /api/campaigns/c1/config']);
+    } finally {
+      await server.close();
+    }
+  }
+  assert.deepEqual(elsewhere.seen, []);
+  await elsewhere.close();
+});
+
+test('a gzip answer that unpacks past MAX_ANSWER_BYTES is refused, not read whole and not retried (F6, F18)', async () => {
+  const bomb = gzipSync(Buffer.alloc(MAX_ANSWER_BYTES + (4 << 20)));
+  const gzipped = (request, response) => response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }).end(bomb);
+  for (const config of [null, 'bomb']) {
+    const server = await serving(gzipped, { config });
+    try {
+      const mine = new Client(server.url, 'c1', { token: TOKEN, timeoutMs: 20000, retryWindowMs: 60000, retryDelayMs: 1, memoStorage: null, locks: null, source: deterministicSource(68) });
+      const error = await failure(config === null ? mine.submit(1) : mine.campaign());
+      assert.ok(error instanceof ServiceError, String(error));
+      assert.equal(error.code, 'answer_too_large');
+      assert.equal(error.status, 200);
+      assert.ok(error.message.includes('more than 16 MiB once decoded'), error.message);
+      assert.equal(server.seen.length, config === null ? 2 : 1); // (the config, then) one attempt: not retried
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test('a server URL with a password or a query is refused by name, the password not shown (F21, F22)', () => {
+  for (const url of ['http://u:JSPW12@127.0.0.1:9', 'http://u%3AJSPW12@127.0.0.1:9', 'http://127.0.0.1:9/?token=JSPW12', 'http://127.0.0.1:9/#x']) {
+    assert.throws(() => new Client(url, 'c1', { memoStorage: null, locks: null }), (error) => {
+      assert.ok(error instanceof InvalidParameterError, String(error));
+      assert.ok(error.message.startsWith("The 'serverUrl' argument of Client must be the service's URL, without"), error.message);
+      assert.ok(!error.message.includes('JSPW12'), error.message);
+      return true;
+    });
+  }
+  assert.equal(new Client('', 'c1', { memoStorage: null, locks: null }).serverUrl, ''); // the page's origin
+});

@@ -1,0 +1,142 @@
+"""One request whose answer must arrive within a wall-clock deadline.
+
+httpx's ``timeout`` bounds each read, not the answer: a server, or anything on the path, that answers a head and then
+one byte of body every few seconds keeps a plain ``client.request`` waiting as long as it likes (100,000 bytes at one
+per 2 s: 55 hours), and the retry window never starts, since no attempt ever fails; one byte of a header every half
+second did the same to the head (attack67 F1).  :func:`request_within` stops once ``seconds`` have passed since the
+request was sent, head and body alike (each read of httpx's own transports waits at most until then:
+:mod:`._bounded_reads`), raising :class:`httpx.ReadTimeout` (a :class:`httpx.TransportError`): the attempt ends as a
+timed-out one does, and is retried under the client's retry rule with the same bytes.
+
+The body is bounded in bytes too: past :data:`MAX_ANSWER_BYTES` (decoded: a small gzip answer may unpack to gigabytes)
+the read stops and the answer is refused in one line (:class:`~dpdist.errors.ServiceRefusedError`, code
+``answer_too_large``, not retried).  The answer is rebuilt from the header bytes as they came (a proxy's non-ASCII
+``Server: café`` made every call an "internal error UnicodeEncodeError" when it was rebuilt from decoded text).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import httpx
+
+from ._json import loads
+from ._redact import redacted_url
+from ._shown import kind_of, secrets_of, shown
+from .errors import ServiceRefusedError
+from ._bounded_reads import bound_reads, reads_within
+
+__all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_BYTES", "TOO_LARGE", "ANSWERED_BY"]
+
+#: headers that describe the bytes on the wire, not the decoded body the answer is rebuilt with
+_WIRE_HEADERS = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
+#: the most bytes of one answer's body dpdist reads, once decoded (a dpdist answer is far smaller: an estimate of
+#: 10^6 items is ~80 MB of JSON, a plot a few hundred kB; kept reports are streamed to a file, not read here)
+MAX_ANSWER_BYTES = 128 << 20
+#: the extension of a response a transport answered itself (its value: who, ``"the Oblivious HTTP relay"``): a refusal
+#: names it, not the server (kept by :func:`request_within`; a server cannot set it)
+ANSWERED_BY = "dpdist_answered_by"
+#: the ``code`` of the error of an answer larger than :data:`MAX_ANSWER_BYTES`
+TOO_LARGE = "answer_too_large"
+
+
+def deadline_of(timeout: Any) -> float | None:
+    """The seconds an attempt's answer may take for a client's ``timeout`` (a number, an :class:`httpx.Timeout`: its
+    read timeout, or None: no deadline)."""
+    if isinstance(timeout, httpx.Timeout):
+        return timeout.read
+    return None if timeout is None else float(timeout)
+
+
+def request_within(http: httpx.Client, method: str, url: str, seconds: float | None, *,
+                   limit: int | None = None, **kwargs: Any) -> httpx.Response:
+    """``http.request(method, url, **kwargs)``, its answer read whole, unless ``seconds`` pass after the request is sent
+    before it is, head and body (then :class:`httpx.ReadTimeout`, the connection closed; ``seconds`` None: no
+    deadline) or it holds more than ``limit`` bytes once decoded (then :class:`ServiceRefusedError`, code
+    :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`).  Its ``json()`` raises ``ValueError`` for JSON nested too
+    deeply (:func:`dpdist._json.loads`), never ``RecursionError``."""
+    limit = MAX_ANSWER_BYTES if limit is None else limit
+    bound_reads(http)
+    chunks: list[bytes] = []
+    read, head, started = 0, False, time.monotonic()
+    try:
+        with reads_within(seconds), http.stream(method, url, **kwargs) as response:
+            head = True
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                read += len(chunk)
+                if read > limit:
+                    raise _too_large(method, response, limit)
+                if seconds is not None and time.monotonic() - started > seconds:  # a transport given by the caller
+                    raise httpx.ReadTimeout("", request=response.request)
+    except httpx.ReadTimeout as error:
+        if seconds is None or time.monotonic() - started < seconds:
+            raise
+        raise httpx.ReadTimeout(
+            f"the answer to {method} {redacted_url(str(url))} was not whole {seconds:g} s after the request was sent "
+            f"(the client's timeout, its deadline per attempt; "
+            f"{f'{read} bytes of body read' if head else 'its head not yet whole'})", request=_request_of(error)) from None
+    headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
+    return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
+                   extensions=_kept(response))
+
+
+async def request_within_async(http: httpx.AsyncClient, method: str, url: str, seconds: float, *,
+                               limit: int | None = None, **kwargs: Any) -> httpx.Response:
+    """:func:`request_within` with an ``httpx.AsyncClient``: the answer whole within ``seconds`` of the request's
+    start, head and body (else :class:`httpx.ReadTimeout`), at most ``limit`` bytes once decoded (else
+    :class:`ServiceRefusedError`, code :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`)."""
+    limit = MAX_ANSWER_BYTES if limit is None else limit
+
+    async def read() -> httpx.Response:
+        chunks: list[bytes] = []
+        read = 0
+        async with http.stream(method, url, **kwargs) as response:
+            async for chunk in response.aiter_bytes():
+                chunks.append(chunk)
+                read += len(chunk)
+                if read > limit:
+                    raise _too_large(method, response, limit)
+        headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
+        return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
+                       extensions=_kept(response))
+
+    try:
+        return await asyncio.wait_for(read(), seconds)
+    except asyncio.TimeoutError:  # the read cancelled, its connection closed
+        raise httpx.ReadTimeout(f"the answer to {method} {redacted_url(str(url))} was not whole {seconds:g} s after "
+                                "the request was sent (the client's timeout, its deadline per attempt)") from None
+
+
+def _kept(response: httpx.Response) -> dict[str, Any]:
+    """The extensions of ``response`` a rebuilt answer keeps (:data:`ANSWERED_BY`)."""
+    return {ANSWERED_BY: response.extensions[ANSWERED_BY]} if ANSWERED_BY in response.extensions else {}
+
+
+def _request_of(error: httpx.RequestError) -> httpx.Request | None:
+    """The request ``error`` names, None if it names none."""
+    try:
+        return error.request
+    except RuntimeError:  # raised without its request
+        return None
+
+
+class _Answer(httpx.Response):
+    """An answer read whole, whose ``json()`` raises ``ValueError`` (not ``RecursionError``) for a document nested
+    deeper than Python parses (a server's ``[[[[...]]]]``: every reader already refuses a ``ValueError``)."""
+
+    def json(self, **kwargs: Any) -> Any:
+        return loads(self.content)
+
+
+def _too_large(method: str, response: httpx.Response, limit: int) -> ServiceRefusedError:
+    """The one-line refusal of an answer past ``limit`` bytes."""
+    secrets = secrets_of(response)
+    return ServiceRefusedError(
+        f"The answer to {method} {shown(str(response.request.url), secrets)} is larger than dpdist reads (HTTP "
+        f"{response.status_code}, {kind_of(response)}, more than "
+        f"{f'{limit >> 20} MiB' if limit >= 1 << 20 else f'{limit >> 10} KiB'} once decoded): a dpdist service's "
+        "answers are far smaller. Is that URL the dpdist service, not another server answering in its place?",
+        status=response.status_code, code=TOO_LARGE)

@@ -1,0 +1,73 @@
+"""The device clients show a server's text as Python does (dpdist._shown.shown): escaped, masked, cut, byte for byte.
+
+The JavaScript client (``clients/js/src/shown.js``) is run by node on the same texts and credentials, and both clients'
+tests compare with ``clients/js/test/fixtures/shown.json`` (checked here to be Python's); a client that
+escaped or masked otherwise would put an echoed token or a raw ESC sequence in a ServiceError where Python's line has
+``***`` and ``\\x1b`` (attack67 F5).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from typing import Any
+
+from dpdist._shown import shown
+from js_support import ROOT, node_path
+
+SECRET = "SUBMITSECRET123456"
+TEXTS = [
+    "x\x1b]0;PWNED\x07",
+    f"\x1b[2J\x1b[31mred\nline2 Bearer {SECRET}",
+    f"you sent {SECRET} and Basic dTpPSFNFQ1JFVA== and bearer\tabcdefgh",
+    "tab\there\r\nnew \u202eevil\u2028sep\u00a0nbsp \U000e0001tag \ud800 caf\u00e9 \U0001f600",
+    "see http://u:pw@host/x and 'user:secret@db' and http://a:b c@h and //x:y@z and \\\\u:p@h",
+    "?password=abc&token=xyz&admin_token=q1 \"submit_token\": \"s2\" token=\"t3\" pass%77ord=zz %70w=keep",
+    'PrivateToken token="abcdefghijkl", bad token: expired',
+    "a" * 250,
+    "\u00e9" * 199 + "\U0001f600\U0001f600",
+    "",
+]
+
+
+FIXTURE = ROOT / "clients" / "js" / "test" / "fixtures" / "shown.json"
+
+
+def cases() -> list[dict[str, Any]]:
+    """Every text with and without the request's credentials, at three limits, and what Python shows of it."""
+    chosen: list[dict[str, Any]] = [{"text": text, "secrets": secrets, "limit": limit}
+              for text in TEXTS for secrets in ([], [SECRET, "abcdefghijkl"]) for limit in (200, 80, None)]
+    return [{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"])} for case in chosen]
+
+
+def test_the_clients_fixture_is_what_python_shows():
+    # the JS (test/shown.test.js) and Java (ShownTest) clients' tests compare with this file; to write it again:
+    # PYTHONPATH=tests uv run python tests/clients/test_client_shown.py
+    assert json.loads(FIXTURE.read_text()) == cases()
+    assert "***" in cases()[6]["shown"] and SECRET not in cases()[6]["shown"] and "\\x1b" in cases()[6]["shown"]
+
+
+def test_the_js_client_shows_a_servers_text_as_python():
+    script = ("import { shown } from './clients/js/src/shown.js';"
+              "let input = ''; process.stdin.on('data', (d) => { input += d; });"
+              "process.stdin.on('end', () => { const cases = JSON.parse(input);"
+              "process.stdout.write(JSON.stringify(cases.map((c) => shown(c.text, c.secrets, c.limit)))); });")
+    result = subprocess.run([node_path(), "--input-type=module", "-e", script], input=json.dumps(cases()),
+                            capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    for case, js in zip(cases(), json.loads(result.stdout), strict=True):
+        assert js == case["shown"], case
+
+
+def test_the_js_client_takes_the_requests_credential_as_python():
+    script = ("import { secretsOf } from './clients/js/src/shown.js';"
+              "process.stdout.write(JSON.stringify(['Bearer abcdefg', 'PrivateToken token=\"abcdefgh\"', 'Bearer abc', 'x']"
+              ".map(secretsOf)));")
+    result = subprocess.run([node_path(), "--input-type=module", "-e", script], capture_output=True, text=True,
+                            timeout=60, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == [["abcdefg"], ['token="abcdefgh"', "abcdefgh"], [], []]
+
+
+if __name__ == "__main__":
+    FIXTURE.write_text(json.dumps(cases(), indent=1, ensure_ascii=True) + "\n")
