@@ -219,3 +219,33 @@ def test_a_config_that_is_not_a_json_object_is_collector_unavailable(body):
     with pytest.raises(RelayError) as refused:
         asyncio.run(config())
     assert (refused.value.status, refused.value.code) == (503, "collector_unavailable")
+
+
+def test_a_public_page_is_read_up_to_a_mebibyte_and_the_pages_kept_stay_bounded(monkeypatch):
+    """A config or identity page is a few KB: an answer over PAGE_MAX_BYTES is "collector unavailable", and the pages
+    the relay keeps for a few seconds never hold more than PAGES_KEPT_BYTES (4,096 campaigns' answers of 128 MiB each
+    could pile up before)."""
+    from dpdist.relay._app import RelayError, _PublicPages
+    from dpdist.relay._collector import PAGE_MAX_BYTES
+
+    monkeypatch.setattr("dpdist.relay._app.PAGES_KEPT_BYTES", 3 * 1000)
+    sizes = {"/big": PAGE_MAX_BYTES + 1}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, content=b"x" * sizes.get(request.url.path, 1000))
+
+    async def run():
+        async with httpx.AsyncClient(transport=httpx.MockTransport(handler), base_url="http://collector") as client:
+            pages = _PublicPages(client)
+            with pytest.raises(RelayError) as refused:
+                await pages.get("/big")
+            assert (refused.value.status, refused.value.code) == (503, "collector_unavailable")
+            kept = []
+            for index in range(10):
+                await pages.get(f"/page{index}")
+                await pages.get(f"/page{index}", fresh=True)  # the same page again: counted once
+                kept.append(pages.kept_bytes)
+            return kept
+
+    kept = asyncio.run(run())
+    assert max(kept) <= 3 * 1000 and kept[:3] == [1000, 2000, 3000]

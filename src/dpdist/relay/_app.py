@@ -79,7 +79,7 @@ from ..errors import InvalidParameterError
 from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
 from . import _envelope, _ohttp, _ohttp_report, _queue
 from ._arguments import RELATIONS, RULES
-from ._collector import PAGE_DEADLINE_S
+from ._collector import PAGE_DEADLINE_S, PAGE_MAX_BYTES, PAGES_KEPT_BYTES
 from ._forwarder import Forwarder
 from ._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._queue import RelayQueue
@@ -104,7 +104,7 @@ class _PublicPages:
     """GETs of the collector's public pages, each answer (status, kept headers, body) cached for a few seconds."""
 
     def __init__(self, client):
-        self.client, self.cache = client, {}
+        self.client, self.cache, self.kept_bytes = client, {}, 0
 
     async def get(self, path: str, fresh: bool = False) -> tuple[int, dict, bytes]:
         """The page (``fresh``: asked of the collector now, whatever is cached)."""
@@ -112,13 +112,17 @@ class _PublicPages:
         if hit is not None and time.monotonic() - hit[0] < _CONFIG_TTL_S:
             return hit[1:]
         try:  # bounded in time and bytes (:mod:`._collector`): a trickling or gzip-bomb answer is none
-            response = await request_within_async(self.client, "GET", path, PAGE_DEADLINE_S)
+            response = await request_within_async(self.client, "GET", path, PAGE_DEADLINE_S, limit=PAGE_MAX_BYTES)
         except Exception:
             raise RelayError(503, "collector_unavailable", "The collector did not answer; try again later.") from None
         headers = {name: value for name, value in response.headers.items() if name.lower() in _KEPT_HEADERS}
         if response.status_code < 500:
-            if len(self.cache) > 4096:
+            replaced = self.cache.pop(path, None)
+            self.kept_bytes -= len(replaced[3]) if replaced is not None else 0
+            if len(self.cache) >= 4096 or self.kept_bytes + len(response.content) > PAGES_KEPT_BYTES:
                 self.cache.clear()
+                self.kept_bytes = 0
+            self.kept_bytes += len(response.content)
             self.cache[path] = (time.monotonic(), response.status_code, headers, response.content)
         return response.status_code, headers, response.content
 

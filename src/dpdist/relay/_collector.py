@@ -19,13 +19,19 @@ from typing import Any
 
 from .._shown import secrets_of, shown
 
-__all__ = ["logged", "delivery_deadline", "ANSWER_DEADLINE_S", "PAGE_DEADLINE_S", "UPLOAD_RATE"]
+__all__ = ["logged", "delivery_deadline", "ANSWER_DEADLINE_S", "PAGE_DEADLINE_S", "PAGE_MAX_BYTES", "PAGES_KEPT_BYTES",
+           "UPLOAD_RATE"]
 
 #: seconds a delivery's exchange may take (the request's body sent, the head and the body of the answer), plus the
 #: time of its body at :data:`UPLOAD_RATE`
 ANSWER_DEADLINE_S = 60.0
 #: seconds the exchange of a GET of the collector's public pages may take (a device waits on it)
 PAGE_DEADLINE_S = 30.0
+#: bytes of a public page's answer once decoded (a campaign's config or the identity page: a few KB from dpdist; the
+#: relay keeps them for a few seconds, so a collector's answers of 128 MiB each would pile up in its memory)
+PAGE_MAX_BYTES = 1 << 20
+#: bytes of public pages the relay keeps at once (past it, what it kept is dropped and asked for again)
+PAGES_KEPT_BYTES = 64 << 20
 #: bytes per second a batch's body is given on top of :data:`ANSWER_DEADLINE_S` (a 1 MiB batch: 16 s more)
 UPLOAD_RATE = 64 << 10
 
