@@ -90,24 +90,25 @@ def _deliver_to(handler, store: _Store | None = None, deadline: float = 60.0):
 
 
 class _Bomb(httpx.AsyncByteStream):
-    """A gzip answer of ``size`` zero bytes once decoded, sent in 16 KiB pieces; counts the pieces read."""
+    """A gzip answer of ``size`` zero bytes once decoded (about 1,000 times fewer on the wire), sent in pieces of
+    ``piece`` bytes; counts the pieces read."""
 
-    def __init__(self, size: int):
+    def __init__(self, size: int, piece: int = 16 << 10):
         import zlib
         packer = zlib.compressobj(9, zlib.DEFLATED, 31)
         zeros = bytes(1 << 20)
         self.data = b"".join(packer.compress(zeros) for _ in range(size >> 20)) + packer.flush()
-        self.sent = 0
+        self.piece, self.sent = piece, 0
 
     async def __aiter__(self):
-        for start in range(0, len(self.data), 16 << 10):
+        for start in range(0, len(self.data), self.piece):
             self.sent += 1
-            yield self.data[start:start + (16 << 10)]
+            yield self.data[start:start + self.piece]
 
 
 def test_a_gzip_bomb_answer_is_read_no_further_than_the_limit_and_the_batch_is_sent_again(monkeypatch, caplog):
     monkeypatch.setattr("dpdist._deadline.MAX_ANSWER_BYTES", 1 << 20)  # 1 MiB here; 128 MiB in the relay
-    bomb = _Bomb(256 << 20)  # 256 MiB of zeros: ~250 kB on the wire
+    bomb = _Bomb(32 << 20, piece=1 << 10)  # 32 MiB of zeros: ~32 kB on the wire, in 32 pieces of 1 KiB
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers={"content-encoding": "gzip", "content-type": "application/json"}, stream=bomb)
@@ -115,8 +116,8 @@ def test_a_gzip_bomb_answer_is_read_no_further_than_the_limit_and_the_batch_is_s
     with caplog.at_level("WARNING", logger="dpdist.relay"):
         settled, store = _deliver_to(handler)
     assert settled is False and store.settled == []  # not delivered: sent again later with the same id and bytes
-    pieces = -(-len(bomb.data) // (16 << 10))
-    assert bomb.sent < pieces // 4, (bomb.sent, pieces)  # reading stopped soon after 1 MiB decoded, not at 256 MiB
+    pieces = -(-len(bomb.data) // bomb.piece)
+    assert bomb.sent < pieces // 4, (bomb.sent, pieces)  # reading stopped soon after 1 MiB decoded, not at 32 MiB
     assert "is larger than dpdist reads (HTTP 200, application/json, more than 1 MiB once decoded)" in caplog.text
     assert "will retry" in caplog.text
 
@@ -176,7 +177,7 @@ def test_the_collectors_public_pages_are_read_bounded_too(answer, monkeypatch):
 
     monkeypatch.setattr("dpdist._deadline.MAX_ANSWER_BYTES", 1 << 20)
     monkeypatch.setattr("dpdist.relay._app.PAGE_DEADLINE_S", 0.5)
-    bomb = _Bomb(64 << 20)
+    bomb = _Bomb(16 << 20)
 
     async def handler(request: httpx.Request) -> httpx.Response:
         if answer == "slow head":
