@@ -99,6 +99,12 @@ def _strings(tree: ast.AST) -> list[ast.Constant]:
 #: declaration; a CSS rule); the middleware's patterns read pages, they hold none.
 PAGE_MARKS = re.compile(r"<!doctype|<html|<body|<script|<style|<svg|\bfunction\s*\w*\s*\([^)]*\)\s*\{|=>\s*\{"
                         r"|\bimport\s*\{[^}]*\}\s*from|\b(?:const|let)\s+\w+\s*=|[\w\]]\s*\{\s*[a-z-]+\s*:[^;{}]*;", re.I)
+#: What every alternative of PAGE_MARKS needs (each one without its leading ``\b`` or its tail): a file matching none
+#: of them holds no page mark (the file-level filter below; ~0.2 of the 0.4 CPU-s that PAGE_MARKS alone takes over the
+#: package, whose ``\b`` branches are tried at every character of every file)
+PAGE_MARK_PARTS = [re.compile(part, re.I) for part in (
+    r"<!doctype|<html|<body|<script|<style|<svg", r"function\s*\w*\s*\(", r"=>\s*\{", r"import\s*\{", r"const\s",
+    r"let\s", r"\{\s*[a-z-]+\s*:[^;{}]*;")]
 READERS = {("serve/_middleware.py", r"<script\b(?![^>]*\bsrc\s*=)[^>]*>(.*?)</script\s*>"),
            ("serve/_middleware.py", r"<style\b[^>]*>(.*?)</style\s*>")}
 
@@ -110,7 +116,8 @@ def test_no_page_or_script_is_held_in_a_python_string():
         if "_clients_js" in path.parts:
             continue
         name, text = path.relative_to(package).as_posix(), path.read_text()
-        if not PAGE_MARKS.search(text):  # no mark anywhere in the file: none in its strings (most files; no parse)
+        if not (any(part.search(text) for part in PAGE_MARK_PARTS) and PAGE_MARKS.search(text)):
+            # no mark anywhere in the file: none in its strings (most files; no parse)
             continue
         for node in _strings(ast.parse(text)):
             if PAGE_MARKS.search(node.value) and (name, node.value) not in READERS:
