@@ -27,6 +27,7 @@ from ._redact import redacted_url
 from ._shown import kind_of, secrets_of, shown
 from .errors import ServiceRefusedError
 from ._bounded_reads import bound_reads, reads_within
+from ._decoded import ACCEPTED_ENCODING, Decoder
 
 __all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_BYTES", "TOO_LARGE", "ANSWERED_BY"]
 
@@ -40,6 +41,9 @@ MAX_ANSWER_BYTES = 128 << 20
 ANSWERED_BY = "dpdist_answered_by"
 #: the ``code`` of the error of an answer larger than :data:`MAX_ANSWER_BYTES`
 TOO_LARGE = "answer_too_large"
+#: the ``code`` of the error of an answer in codings dpdist does not decode: ``dpdist._answer.UNEXPECTED``'s (a module
+#: of this floor: named, not imported)
+UNEXPECTED = "unexpected_answer"
 
 
 def deadline_of(timeout: Any) -> float | None:
@@ -62,15 +66,16 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
     chunks: list[bytes] = []
     read, head, started = 0, False, time.monotonic()
     try:
-        with reads_within(seconds), http.stream(method, url, **kwargs) as response:
+        with reads_within(seconds), http.stream(method, url, **_accepting(kwargs)) as response:
             head = True
-            for chunk in response.iter_bytes():
-                chunks.append(chunk)
-                read += len(chunk)
-                if read > limit:
-                    raise _too_large(method, response, limit)
+            decoder = _decoder(method, response)
+            for raw in _raw(response):
+                for chunk in decoder.feed(raw):
+                    read = _kept_within(chunks, chunk, read, limit, method, response)
                 if seconds is not None and time.monotonic() - started > seconds:  # a transport given by the caller
                     raise httpx.ReadTimeout("", request=response.request)
+            for chunk in decoder.end():
+                read = _kept_within(chunks, chunk, read, limit, method, response)
     except httpx.ReadTimeout as error:
         if seconds is None or time.monotonic() - started < seconds:
             raise
@@ -93,12 +98,13 @@ async def request_within_async(http: httpx.AsyncClient, method: str, url: str, s
     async def read() -> httpx.Response:
         chunks: list[bytes] = []
         read = 0
-        async with http.stream(method, url, **kwargs) as response:
-            async for chunk in response.aiter_bytes():
-                chunks.append(chunk)
-                read += len(chunk)
-                if read > limit:
-                    raise _too_large(method, response, limit)
+        async with http.stream(method, url, **_accepting(kwargs)) as response:
+            decoder = _decoder(method, response)
+            async for raw in _raw_async(response):
+                for chunk in decoder.feed(raw):
+                    read = _kept_within(chunks, chunk, read, limit, method, response)
+            for chunk in decoder.end():
+                read = _kept_within(chunks, chunk, read, limit, method, response)
         headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
         return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
                        extensions=_kept(response))
@@ -108,6 +114,56 @@ async def request_within_async(http: httpx.AsyncClient, method: str, url: str, s
     except asyncio.TimeoutError:  # the read cancelled, its connection closed
         raise httpx.ReadTimeout(f"the answer to {method} {redacted_url(str(url))} was not whole {seconds:g} s after "
                                 "the request was sent (the client's timeout, its deadline per attempt)") from None
+
+
+def _accepting(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` of a request, asking for the codings :class:`~._decoded.Decoder` decodes (one layer of gzip or
+    deflate; httpx would also ask for brotli or zstd when their packages are installed)."""
+    headers = httpx.Headers(kwargs.get("headers"))
+    headers["Accept-Encoding"] = ACCEPTED_ENCODING
+    return {**kwargs, "headers": headers}
+
+
+def _raw(response: httpx.Response):
+    """The raw bytes of ``response``'s body as they arrive; the body of an answer a transport handed over read (a
+    test's ``MockTransport`` given ``content=``: httpx decoded it then) as it is."""
+    if response.is_stream_consumed:
+        yield response.content
+        return
+    yield from response.iter_raw()
+
+
+async def _raw_async(response: httpx.Response):
+    """:func:`_raw` of an answer read asynchronously."""
+    if response.is_stream_consumed:
+        yield response.content
+        return
+    async for raw in response.aiter_raw():
+        yield raw
+
+
+def _decoder(method: str, response: httpx.Response) -> Decoder:
+    """The decoder of ``response``'s body; an answer in codings dpdist does not decode refused in one line (code
+    ``unexpected_answer``, not retried) before its body is read (attack68: ``gzip, gzip`` unpacked 2 GiB in one read)."""
+    try:
+        return Decoder(response, decoded=response.is_stream_consumed)
+    except ValueError as error:
+        secrets = secrets_of(response)
+        raise ServiceRefusedError(
+            f"The answer to {method} {shown(str(response.request.url), secrets)} is in a coding dpdist does not read "
+            f"(HTTP {response.status_code}, {kind_of(response)}, {shown(str(error), secrets)}): a dpdist service "
+            "answers in one. Is that URL the dpdist service, not another server answering in its place?",
+            status=response.status_code, code=UNEXPECTED) from None
+
+
+def _kept_within(chunks: list[bytes], chunk: bytes, read: int, limit: int, method: str,
+                 response: httpx.Response) -> int:
+    """Keep ``chunk`` of an answer's decoded body; the bytes kept so far, or :func:`_too_large` past ``limit``."""
+    read += len(chunk)
+    if read > limit:
+        raise _too_large(method, response, limit)
+    chunks.append(chunk)
+    return read
 
 
 def _kept(response: httpx.Response) -> dict[str, Any]:

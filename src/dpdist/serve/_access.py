@@ -14,8 +14,9 @@ An ASGI middleware in front of every route:
   ``full``: also the client address and the batch id (still no query string),
   for operators who need them; ``off``: none.
 
-A line is one line whatever the request: its method and path are written as they travel on the wire, percent-encoded
-(:func:`._logs.printable`; uvicorn's own line did the same), never decoded - an anonymous ``GET /x%0aINFO: ...`` wrote a
+A line is one line whatever the request: its method and path are written as the router reads them, percent-encoded
+again (:func:`._logs.printable`; uvicorn's own line did the same; an encoded ``/`` or ``.`` reads decoded, as routed),
+never raw - an anonymous ``GET /x%0aINFO: ...`` wrote a
 second, forged line, and ``%1b%5b2J`` a raw escape sequence that cleared the terminal of an operator tailing the log.
 """
 

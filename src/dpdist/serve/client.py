@@ -50,6 +50,7 @@ from ..local import from_config
 from ..relay._arguments import OHTTP_RELAY
 from ..local._json_rows import json_rows as rows
 from .._deadline import ANSWERED_BY, deadline_of, request_within
+from .._decoded import ACCEPTED_ENCODING, Decoder
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
 
@@ -814,12 +815,21 @@ class Client:
 
         out = Path(out)
         partial = out.with_name(f".{out.name}.download")
-        with self._http.stream("GET", f"/api/campaigns/{campaign}/reports", headers={"Authorization": f"Bearer {self._admin()}"}) as response:
+        headers = {"Authorization": f"Bearer {self._admin()}", "Accept-Encoding": ACCEPTED_ENCODING}
+        with self._http.stream("GET", f"/api/campaigns/{campaign}/reports", headers=headers) as response:
             if response.status_code >= 400:
                 response.read()
                 raise _refusal("GET", f"/api/campaigns/{campaign}/reports", response)
+            try:  # inflated by dpdist, a bounded step at a time (a stacked coding unpacked gigabytes in one read)
+                decoder = Decoder(response)
+            except ValueError as error:
+                raise ServiceRefusedError(f"The export of {campaign!r} came in a coding dpdist does not read: {error}.",
+                                          status=response.status_code, code="unexpected_answer") from None
             with open(partial, "wb") as handle:
-                for chunk in response.iter_bytes():
+                for raw in response.iter_raw():
+                    for chunk in decoder.feed(raw):
+                        handle.write(chunk)
+                for chunk in decoder.end():
                     handle.write(chunk)
         try:
             summary = summarize_file(partial)
