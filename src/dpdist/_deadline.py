@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -27,7 +28,7 @@ from ._redact import redacted_url
 from ._shown import kind_of, secrets_of, shown
 from .errors import ServiceRefusedError
 from ._bounded_reads import bound_reads, reads_within
-from ._decoded import ACCEPTED_ENCODING, Decoder
+from ._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
 
 __all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_BYTES", "TOO_LARGE", "ANSWERED_BY"]
 
@@ -70,11 +71,11 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
             head = True
             decoder = _decoder(method, response)
             for raw in _raw(response):
-                for chunk in decoder.feed(raw):
+                for chunk in _pieces(decoder.feed(raw), method, response):
                     read = _kept_within(chunks, chunk, read, limit, method, response)
                 if seconds is not None and time.monotonic() - started > seconds:  # a transport given by the caller
                     raise httpx.ReadTimeout("", request=response.request)
-            for chunk in decoder.end():
+            for chunk in _pieces(decoder.end(), method, response):
                 read = _kept_within(chunks, chunk, read, limit, method, response)
     except httpx.ReadTimeout as error:
         if seconds is None or time.monotonic() - started < seconds:
@@ -101,9 +102,9 @@ async def request_within_async(http: httpx.AsyncClient, method: str, url: str, s
         async with http.stream(method, url, **_accepting(kwargs)) as response:
             decoder = _decoder(method, response)
             async for raw in _raw_async(response):
-                for chunk in decoder.feed(raw):
+                for chunk in _pieces(decoder.feed(raw), method, response):
                     read = _kept_within(chunks, chunk, read, limit, method, response)
-            for chunk in decoder.end():
+            for chunk in _pieces(decoder.end(), method, response):
                 read = _kept_within(chunks, chunk, read, limit, method, response)
         headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
         return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
@@ -148,12 +149,26 @@ def _decoder(method: str, response: httpx.Response) -> Decoder:
     try:
         return Decoder(response, decoded=response.is_stream_consumed)
     except ValueError as error:
-        secrets = secrets_of(response)
-        raise ServiceRefusedError(
-            f"The answer to {method} {shown(str(response.request.url), secrets)} is in a coding dpdist does not read "
-            f"(HTTP {response.status_code}, {kind_of(response)}, {shown(str(error), secrets)}): a dpdist service "
-            "answers in one. Is that URL the dpdist service, not another server answering in its place?",
-            status=response.status_code, code=UNEXPECTED) from None
+        raise _unreadable(method, response, str(error)) from None
+
+
+def _pieces(pieces: Iterator[bytes], method: str, response: httpx.Response) -> Iterator[bytes]:
+    """The decoded ``pieces`` of ``response``; a body that does not inflate refused in one line (attack69: it was
+    "internal error DecodingError")."""
+    try:
+        yield from pieces
+    except CorruptBody as error:
+        raise _unreadable(method, response, str(error)) from None
+
+
+def _unreadable(method: str, response: httpx.Response, reason: str) -> ServiceRefusedError:
+    """The one-line refusal of an answer whose body dpdist cannot decode (code ``unexpected_answer``, not retried)."""
+    secrets = secrets_of(response)
+    return ServiceRefusedError(
+        f"The answer to {method} {shown(str(response.request.url), secrets)} is in a coding dpdist does not read "
+        f"(HTTP {response.status_code}, {kind_of(response)}, {shown(reason, secrets)}): a dpdist service answers in "
+        "one. Is that URL the dpdist service, not another server answering in its place?",
+        status=response.status_code, code=UNEXPECTED)
 
 
 def _kept_within(chunks: list[bytes], chunk: bytes, read: int, limit: int, method: str,

@@ -15,13 +15,17 @@ from collections.abc import Iterator
 
 import httpx
 
-__all__ = ["ACCEPTED_ENCODING", "STEP", "Decoder", "codings_of"]
+__all__ = ["ACCEPTED_ENCODING", "STEP", "CorruptBody", "Decoder", "codings_of"]
 
 #: the codings dpdist asks for (``Accept-Encoding``) and decodes: one layer of either
 ACCEPTED_ENCODING = "gzip, deflate"
 #: the most bytes one inflating step writes (the memory an answer's decoding holds beyond what is kept)
 STEP = 1 << 20
 _WINDOW = {"gzip": 16 + zlib.MAX_WBITS, "x-gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}
+
+
+class CorruptBody(ValueError):
+    """A body that does not inflate: a broken or hostile server's (or not in the coding it names)."""
 
 
 def codings_of(response: httpx.Response) -> list[str]:
@@ -58,8 +62,7 @@ class Decoder:
                 if self.coding == "deflate" and not self._started:  # a raw deflate stream without zlib's header
                     self._inflate, self._started = zlib.decompressobj(-zlib.MAX_WBITS), True
                     continue
-                raise httpx.DecodingError(f"the answer's {self.coding} body is corrupt: {error}",
-                                          request=self.response.request) from None
+                raise CorruptBody(f"its {self.coding} body does not inflate: {error}") from None
             self._started = True
             if piece:
                 yield piece

@@ -50,7 +50,7 @@ from ..local import from_config
 from ..relay._arguments import OHTTP_RELAY
 from ..local._json_rows import json_rows as rows
 from .._deadline import ANSWERED_BY, deadline_of, request_within
-from .._decoded import ACCEPTED_ENCODING, Decoder
+from .._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
 
@@ -825,12 +825,17 @@ class Client:
             except ValueError as error:
                 raise ServiceRefusedError(f"The export of {campaign!r} came in a coding dpdist does not read: {error}.",
                                           status=response.status_code, code="unexpected_answer") from None
-            with open(partial, "wb") as handle:
-                for raw in response.iter_raw():
-                    for chunk in decoder.feed(raw):
+            try:
+                with open(partial, "wb") as handle:
+                    for raw in response.iter_raw():
+                        for chunk in decoder.feed(raw):
+                            handle.write(chunk)
+                    for chunk in decoder.end():
                         handle.write(chunk)
-                for chunk in decoder.end():
-                    handle.write(chunk)
+            except CorruptBody as error:
+                partial.unlink(missing_ok=True)
+                raise ServiceRefusedError(f"The export of {campaign!r} does not decode: {error}.",
+                                          status=response.status_code, code="unexpected_answer") from None
         try:
             summary = summarize_file(partial)
             batches: Iterable[ReportBatch] = ()
