@@ -55,6 +55,8 @@ class Decoder:
                 yield raw
             return
         data = raw
+        if data and self._inflate.eof:  # bytes after the stream's end: garbage, or a second member (a bomb) unread
+            raise CorruptBody(f"its {self.coding} body goes on after its stream's end")
         while data:
             try:
                 piece = self._inflate.decompress(data, STEP)
@@ -66,6 +68,8 @@ class Decoder:
             self._started = True
             if piece:
                 yield piece
+            if self._inflate.eof and self._inflate.unused_data:
+                raise CorruptBody(f"its {self.coding} body goes on after its stream's end")
             data = self._inflate.unconsumed_tail
 
     def end(self) -> Iterator[bytes]:
@@ -74,3 +78,5 @@ class Decoder:
             tail = self._inflate.flush()
             if tail:
                 yield tail
+            if self._started and not self._inflate.eof:  # cut short: its checksum never read
+                raise CorruptBody(f"its {self.coding} body ends before its stream does")
