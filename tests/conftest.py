@@ -33,7 +33,7 @@ os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
 # argparse looks up each of its words through gettext on every parser built (the in-process command lines of the tests
 # build ~22,000): under LANG=C.UTF-8 each lookup expands the locale's names and looks for catalogs, 65 us (with LANGUAGE=C,
 # 4 us: 1.3 CPU-s of the fast loop).  dpdist ships no translation and the tests read argparse's English messages; only
-# gettext reads LANGUAGE (the locale of numbers and dates stays LANG's).  This process and those it starts
+# gettext reads LANGUAGE (the locale of numbers and dates stays LANG's); set for this process and those it starts.
 os.environ.setdefault("LANGUAGE", "C")
 
 import pytest  # noqa: E402 - after keep_bytecode and pin_numerics (above)

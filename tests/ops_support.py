@@ -93,6 +93,20 @@ class _Threaded(http.server.ThreadingHTTPServer):
     daemon_threads = True
 
 
+def trickle_head(wfile, seconds: float) -> None:
+    """Answer a status line, then one byte of a header every 0.2 s for ``seconds`` (a head never whole: a hostile
+    server's, attack67 F1), until the client gives up."""
+    until = time.monotonic() + seconds
+    try:
+        wfile.write(b"HTTP/1.1 200 OK\r\nX-Pad: ")
+        while time.monotonic() < until:
+            wfile.write(b"a")
+            wfile.flush()
+            time.sleep(0.2)
+    except OSError:  # the client gave up
+        pass
+
+
 @contextlib.contextmanager
 def serving(handler_class):
     """Run ``handler_class`` on 127.0.0.1 (a free port) in a daemon thread; yield the base URL; shut down after."""

@@ -15,7 +15,7 @@ pytest.importorskip("httpx")
 from dpdist.client import Client  # noqa: E402
 from dpdist.errors import ServiceRefusedError, ServiceUnavailableError  # noqa: E402
 from dpdist import _deadline  # noqa: E402
-from ops_support import serving  # noqa: E402
+from ops_support import serving, trickle_head  # noqa: E402
 
 #: the most a connection is trickled to (then closed): a client that hangs cannot hold the test longer
 TRICKLE_S = 20.0
@@ -125,15 +125,7 @@ class _SlowHead(BaseHTTPRequestHandler):
 
     def do_GET(self):
         type(self).seen.append(self.path)
-        until = time.monotonic() + TRICKLE_S
-        try:
-            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Pad: ")
-            while time.monotonic() < until:
-                self.wfile.write(b"a")
-                self.wfile.flush()
-                time.sleep(0.2)
-        except OSError:  # the client gave up on this attempt
-            pass
+        trickle_head(self.wfile, TRICKLE_S)
         self.close_connection = True
 
     do_POST = do_GET

@@ -65,17 +65,23 @@ def test_file_ids_are_checked(tmp_path):
     assert len(io.new_file_id()) == 32 and io.new_file_id() != io.new_file_id()
 
 
+def _same_reports_in_two_files(tmp_path):
+    """A GRR protocol, a Parquet and a binary file of the same 800 reports (each counted: two files), the reports."""
+    proto = local.make("grr", epsilon=1.0, domain_size=8)
+    parquet, binary = tmp_path / "r.parquet", tmp_path / "r.bin"
+    reports = proto.privatize(np.arange(800) % 8, rng=0)
+    io.write_reports(parquet, proto, reports)
+    io.write_reports(binary, proto, reports)
+    return proto, parquet, binary, reports
+
+
 def test_the_cluster_back_ends_refuse_a_file_listed_twice_and_count_the_same_reports_in_another(tmp_path):
     """What Dask and Spark share (``dpdist.distributed._parts``), without a cluster: end to end on Dask, the next test
     (whole suite only: it loads Dask and its scheduler, 0.9 CPU-s cold)."""
     pytest.importorskip("pyarrow")
     from dpdist.distributed._parts import file_parts, merge_states, state_of_file_part
 
-    proto = local.make("grr", epsilon=1.0, domain_size=8)
-    parquet, binary = tmp_path / "r.parquet", tmp_path / "r.bin"
-    reports = proto.privatize(np.arange(800) % 8, rng=0)
-    io.write_reports(parquet, proto, reports)
-    io.write_reports(binary, proto, reports)  # same reports, another file: counted
+    proto, parquet, binary, reports = _same_reports_in_two_files(tmp_path)
     with pytest.raises(IncompatibleStateError, match="twice"):
         file_parts([parquet, binary, parquet], proto, "distributed.aggregate_files")
     protocol, parts = file_parts([parquet, binary], proto, "distributed.aggregate_files")
@@ -88,11 +94,7 @@ def test_dask_counts_a_file_listed_twice_once(tmp_path):
     pytest.importorskip("dask")
     from dpdist import distributed
 
-    proto = local.make("grr", epsilon=1.0, domain_size=8)
-    parquet, binary = tmp_path / "r.parquet", tmp_path / "r.bin"
-    reports = proto.privatize(np.arange(800) % 8, rng=0)
-    io.write_reports(parquet, proto, reports)
-    io.write_reports(binary, proto, reports)  # same reports, another file: counted
+    proto, parquet, binary, reports = _same_reports_in_two_files(tmp_path)
     with pytest.raises(IncompatibleStateError, match="twice"):
         distributed.aggregate_files([parquet, binary, parquet], proto)
     merged = distributed.aggregate_files([parquet, binary], proto)

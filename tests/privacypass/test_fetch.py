@@ -11,7 +11,7 @@ import time
 import pytest
 
 from dpdist.errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
-from ops_support import serving
+from ops_support import serving, trickle_head
 
 pytest.importorskip("httpx")
 
@@ -43,15 +43,7 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
         type(self).posts += 1
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         if self.mode == "slowhead":
-            until = time.monotonic() + 20.0
-            try:
-                self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Pad: ")
-                while time.monotonic() < until:
-                    self.wfile.write(b"a")
-                    self.wfile.flush()
-                    time.sleep(0.2)
-            except OSError:  # the client gave up
-                pass
+            trickle_head(self.wfile, 20.0)
             self.close_connection = True
             return
         status, headers, body = {

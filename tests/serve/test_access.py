@@ -1,5 +1,5 @@
 """The access line of ``dpdist serve`` (``dpdist.serve._access``): one line whatever the request's path (attack 67,
-F11): the method and path are written percent-encoded, as they travel, never decoded - an anonymous
+F11): the method and path are written as routed, percent-encoded again, never raw - an anonymous
 ``GET /x%0aINFO: ...`` wrote a second, forged line, and ``/LOGSECRET5%1b%5b2J`` a raw ``ESC[2J`` that cleared the
 terminal of an operator tailing the log."""
 
@@ -11,37 +11,28 @@ pytest.importorskip("starlette")
 
 from dpdist.serve._access import access_line  # noqa: E402
 from dpdist.serve._logs import INNER, Inner  # noqa: E402
+from serve_support import FORGED_PATH, HOSTILE_PATHS, assert_one_line, http_scope  # noqa: E402
 
 
-FORGED = '/x\nINFO:     - - "PUT /api/campaigns/c2/batches/- HTTP/1.1" 200 OK'
-PATHS = [FORGED, "/api/campaigns/c2/config\r\nINJECTED", "/LOGSECRET5\x1b[2J", "/a\u202etxt.exe", "/caf\u00e9 \"q\""]
-
-
-def _scope(path: str, method: str = "GET") -> dict:
-    return {"type": "http", "method": method, "path": path, "http_version": "1.1", "client": ("127.0.0.1", 5555)}
-
-
-def _one_line(text: str) -> None:
-    assert text.isprintable() and text.isascii(), text  # no newline, CR, ESC, bidi override
 
 
 @pytest.mark.parametrize("mode", ["anonymous", "full"])
-@pytest.mark.parametrize("path", PATHS)
+@pytest.mark.parametrize("path", HOSTILE_PATHS)
 def test_an_access_line_is_one_printable_line_whatever_the_path(path, mode, caplog):
     with caplog.at_level("INFO", logger="uvicorn.access"):
-        access_line(_scope(path), 404, mode)
+        access_line(http_scope(path), 404, mode)
     (record,) = [record for record in caplog.records if record.name == "uvicorn.access"]
     line = record.getMessage()
-    _one_line(line)
+    assert_one_line(line)
     assert line.count('"') == 2 and line.endswith('HTTP/1.1" 404'), line  # the request's quotes are its own
-    if path == FORGED:
+    if path == FORGED_PATH:
         assert '"GET /x%0AINFO%3A%20%20%20%20%20-%20-%20%22PUT%20/api/campaigns/c2/batches/-%20HTTP/1.1%22%20200%20OK' in line
 
 
 def test_a_gateway_requests_line_names_its_inner_path_escaped(caplog):
-    scope = _scope("/ohttp", "POST") | {INNER: Inner("GET", "/LOGSECRET5\x1b[2J\n", "unmatched", 404)}
+    scope = http_scope("/ohttp", "POST") | {INNER: Inner("GET", "/LOGSECRET5\x1b[2J\n", "unmatched", 404)}
     with caplog.at_level("INFO", logger="uvicorn.access"):
         access_line(scope, 200, "full")
     (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
-    _one_line(line)
+    assert_one_line(line)
     assert "/LOGSECRET5%1B%5B2J%0A" in line
