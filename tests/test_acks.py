@@ -196,3 +196,11 @@ def test_what_an_answer_that_is_no_acknowledgement_names_is_escaped_and_masked()
     echo = httpx.Response(200, json={"campaign": "c", "batch_id": "submit-token-0123456789\x1b[2J"}, request=request)
     problem = str(batch_ack_problem(echo, "c", "b1"))
     assert "submit-token-0123456789" not in problem and "'***\\x1b[2J'" in problem, problem
+
+
+def test_an_acknowledgement_is_parsed_with_the_values_of_its_bound_on_bytes():
+    from dpdist import _acks
+    from dpdist._deadline import ACK_ANSWER_BYTES
+    from dpdist._json import most_values_within
+
+    assert _acks._MOST_VALUES == most_values_within(ACK_ANSWER_BYTES)[0]

@@ -201,3 +201,49 @@ def test_a_deadline_set_inside_another_gives_the_outer_one_back():
             assert _bounded_reads._DEADLINE.seconds == 1.0
         assert _bounded_reads._DEADLINE.seconds == 5.0
     assert _bounded_reads._DEADLINE.seconds is None
+
+
+def _gzip_answer(body: bytes, status: int = 200):
+    """A transport answering every request ``status`` with ``body`` gzipped, and the requests it got."""
+    import httpx
+
+    wire, asked = gzip.compress(body, 1, mtime=0), []
+
+    def answer(request):
+        asked.append(request.url.path)
+        return httpx.Response(status, content=wire, headers={"Content-Encoding": "gzip",
+                                                             "Content-Type": "application/json"})
+    return httpx.MockTransport(answer), asked
+
+
+def test_an_answer_of_more_values_than_its_bytes_should_hold_is_refused_before_it_is_parsed():
+    """attack69 F2: legal JSON of empty containers costs ~37 bytes held per byte parsed (48 MiB: 1.8 GB)."""
+    import tracemalloc
+
+    transport, asked = _gzip_answer(b'{"campaigns": [' + b"{}," * (1 << 20) + b"{}]}")  # 3 MiB, 2^20 + 2 containers
+    with Client("http://h", admin_token="admin-token-0123456789", transport=transport, retries=3) as client:
+        tracemalloc.start()
+        try:
+            with pytest.raises(ServiceRefusedError) as error:
+                client.campaigns()
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    message = str(error.value)
+    assert error.value.code == "unexpected_answer" and "\n" not in message, message
+    assert "JSON of more than 1,048,576 arrays and objects" in message, message
+    assert peak < 24 << 20, peak  # the body and its pieces; parsed, the containers alone held ~115 MB
+    assert asked == ["/api/campaigns"]
+
+
+@pytest.mark.parametrize("call, limit", [
+    (lambda client: client.submit_body("c", "b1", b"the batch's bytes"), "1 MiB"),  # an acknowledgement
+    (lambda client: client.config("c"), "20 MiB"),
+])
+def test_a_device_reads_an_acknowledgement_or_a_config_within_its_own_smaller_bound(call, limit):
+    transport, asked = _gzip_answer(b" " * (21 << 20))
+    with Client("http://h", submit_token="submit-token-0123456789", transport=transport, retries=3) as client:
+        with pytest.raises(ServiceRefusedError) as error:
+            call(client)
+    assert error.value.code == "answer_too_large", str(error.value)
+    assert f"more than {limit} once decoded" in str(error.value) and len(asked) == 1

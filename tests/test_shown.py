@@ -56,3 +56,12 @@ def test_prose_about_tokens_is_not_masked():
     """A dpdist service's own refusals speak of tokens; only values are masked."""
     for text in ("bad token: expired", "the token was spent", "Basic auth", "token_key"):
         assert shown(text) == text
+
+
+def test_only_what_can_be_shown_is_read_and_a_secret_across_the_cut_is_masked_whole():
+    """A body of 128 MiB was escaped and masked whole before it was cut (15 s for 32 MiB); a credential that starts
+    before the cut is masked all the same."""
+    text = "x" * 95 + f" Bearer {TOKEN} " + "y" * (1 << 20)
+    shown_text = shown(text, (TOKEN,), 120)
+    assert TOKEN[:5] not in shown_text and len(shown_text) == 123
+    assert "AdminTok" not in shown("x" * 110 + " token=AdminTok_SECRET_" + "z" * 3000, limit=120)

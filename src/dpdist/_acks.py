@@ -19,11 +19,15 @@ from __future__ import annotations
 from typing import Any, TypeGuard
 from urllib.parse import unquote
 
-from ._json import loads
+from ._json import loads, most_values_within
 from ._retry import NOT_ACKNOWLEDGED
 from ._shown import kind_of, secrets_of, shown
 
 __all__ = ["batch_ack_problem", "relay_ack_problem"]
+
+#: the most JSON values an acknowledgement is parsed with (one holds a few dozen): those of its bound on bytes,
+#: ``dpdist._deadline.ACK_ANSWER_BYTES`` (a module of this floor: its value, 1 MiB, checked by tests/test_acks.py)
+_MOST_VALUES = most_values_within(1 << 20)[0]
 
 
 def batch_ack_problem(response: Any, campaign: str, batch_id: str, sent: int | None = None) -> str | None:
@@ -41,7 +45,8 @@ def relay_ack_problem(response: Any, campaign: str, report_id: str) -> str | Non
 def _problem(response: Any, campaign: str, id_key: str, sent: str, fields) -> str | None:
     what = f"{id_key.replace('_', ' ')} {sent!r} of campaign {campaign!r}"
     try:
-        ack = loads(response.content)  # ValueError, not RecursionError, for JSON nested too deeply
+        ack = loads(response.content, most_values=_MOST_VALUES, most_containers=_MOST_VALUES)  # ValueError, not
+        # RecursionError, for JSON nested too deeply; an acknowledgement of more values than 1 MiB holds is none
     except (ValueError, UnicodeDecodeError):
         return (f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with a body that is not JSON "
                 f"({len(response.content)} bytes, {kind_of(response)})")

@@ -21,6 +21,8 @@ NULL = type(None)
 _NAMES = {dict: "a JSON object", list: "a JSON array", str: "a string", int: "an integer", float: "a number",
           bool: "true or false"}
 
+#: the bytes of a body whose start a refusal shows are read from (120 characters shown; a body may be 128 MiB)
+_EXCERPT_BYTES = 16 << 10
 #: the ``code`` of the error of an answer that is not a dpdist service's
 UNEXPECTED = "unexpected_answer"
 
@@ -59,8 +61,10 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
         if why is not None:
             raise ValueError(why)
         document = response.json()
-    except ValueError as error:  # not JSON (a page), cut short, or nested too deeply (dpdist._json.loads)
-        why = why or ("JSON nested too deeply" if "nested too deeply" in str(error) else "not JSON")
+    except ValueError as error:  # not JSON (a page), cut short, nested too deeply or too many values (dpdist._json)
+        said = str(error)
+        why = why or (said if said.startswith("JSON nested too deeply") or said.startswith("JSON of more than")
+                      else "not JSON")
     else:
         if isinstance(document, dict):
             why = _missing(document, keys)
@@ -69,7 +73,8 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
         else:
             why = "not a JSON object"
     secrets = secrets_of(response)
-    excerpt = shown(" ".join(response.text.split()), secrets, 120)
+    start = response.content[:_EXCERPT_BYTES].decode(response.encoding or "utf-8", "replace")  # not the whole body
+    excerpt = shown(" ".join(start.split()), secrets, 120)
     raise ServiceRefusedError(
         f"The answer to {method} {shown(url, secrets)} is not what {what} answers (HTTP {response.status_code}, "
         f"{kind_of(response)}, {why}): '{excerpt}'. Is that URL {what}, not a proxy, a captive portal or another server "

@@ -8,9 +8,12 @@ request was sent, head and body alike (each read of httpx's own transports waits
 :mod:`._bounded_reads`), raising :class:`httpx.ReadTimeout` (a :class:`httpx.TransportError`): the attempt ends as a
 timed-out one does, and is retried under the client's retry rule with the same bytes.
 
-The body is bounded in bytes too: past :data:`MAX_ANSWER_BYTES` (decoded: a small gzip answer may unpack to gigabytes)
-the read stops and the answer is refused in one line (:class:`~dpdist.errors.ServiceRefusedError`, code
-``answer_too_large``, not retried).  The answer is rebuilt from the header bytes as they came (a proxy's non-ASCII
+The body is bounded in bytes too: past the caller's ``limit`` (decoded: a small gzip answer may unpack to gigabytes;
+:data:`ACK_ANSWER_BYTES` for what devices and relays read, :data:`CONFIG_ANSWER_BYTES` for a config, else
+:data:`MAX_ANSWER_BYTES`) the read stops and the answer is refused in one line
+(:class:`~dpdist.errors.ServiceRefusedError`, code ``answer_too_large``, not retried); its ``json()`` refuses, before
+parsing, a document of more values than those bytes should hold (:func:`most_values_within`: parsing holds far more
+than the bytes, attack69 F2).  The answer is rebuilt from the header bytes as they came (a proxy's non-ASCII
 ``Server: café`` made every call an "internal error UnicodeEncodeError" when it was rebuilt from decoded text).
 """
 
@@ -23,20 +26,25 @@ from typing import Any
 
 import httpx
 
-from ._json import loads
+from ._json import loads, most_values_within
 from ._redact import redacted_url
 from ._shown import kind_of, secrets_of, shown
 from .errors import ServiceRefusedError
 from ._bounded_reads import bound_reads, reads_within
 from ._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
 
-__all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_BYTES", "TOO_LARGE", "ANSWERED_BY"]
+__all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_BYTES",
+           "CONFIG_ANSWER_BYTES", "ACK_ANSWER_BYTES", "TOO_LARGE", "ANSWERED_BY"]
 
 #: headers that describe the bytes on the wire, not the decoded body the answer is rebuilt with
 _WIRE_HEADERS = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
-#: the most bytes of one answer's body dpdist reads, once decoded (a dpdist answer is far smaller: an estimate of
-#: 10^6 items is ~80 MB of JSON, a plot a few hundred kB; kept reports are streamed to a file, not read here)
+#: the most bytes of one answer's body dpdist reads, once decoded, of the admin's calls (an estimate of 10^5 items is
+#: 10.6 MB of JSON, of 10^6 ~106 MB; a plot a few hundred kB; kept reports are streamed to a file, not read here)
 MAX_ANSWER_BYTES = 128 << 20
+#: the most bytes of a campaign's config or identity, once decoded (the service takes a config of at most 16 MiB)
+CONFIG_ANSWER_BYTES = 20 << 20
+#: the most bytes of an acknowledgement, a token, a key or a refusal read by a device or a relay (a few hundred bytes)
+ACK_ANSWER_BYTES = 1 << 20
 #: the extension of a response a transport answered itself (its value: who, ``"the Oblivious HTTP relay"``): a refusal
 #: names it, not the server (kept by :func:`request_within`; a server cannot set it)
 ANSWERED_BY = "dpdist_answered_by"
@@ -84,9 +92,7 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
             f"the answer to {method} {redacted_url(str(url))} was not whole {seconds:g} s after the request was sent "
             f"(the client's timeout, its deadline per attempt; "
             f"{f'{read} bytes of body read' if head else 'its head not yet whole'})", request=_request_of(error)) from None
-    headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
-    return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
-                   extensions=_kept(response))
+    return _Answer.of(response, chunks, limit)
 
 
 async def request_within_async(http: httpx.AsyncClient, method: str, url: str, seconds: float, *,
@@ -106,9 +112,7 @@ async def request_within_async(http: httpx.AsyncClient, method: str, url: str, s
                     read = _kept_within(chunks, chunk, read, limit, method, response)
             for chunk in _pieces(decoder.end(), method, response):
                 read = _kept_within(chunks, chunk, read, limit, method, response)
-        headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
-        return _Answer(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
-                       extensions=_kept(response))
+        return _Answer.of(response, chunks, limit)
 
     try:
         return await asyncio.wait_for(read(), seconds)
@@ -196,10 +200,23 @@ def _request_of(error: httpx.RequestError) -> httpx.Request | None:
 
 class _Answer(httpx.Response):
     """An answer read whole, whose ``json()`` raises ``ValueError`` (not ``RecursionError``) for a document nested
-    deeper than Python parses (a server's ``[[[[...]]]]``: every reader already refuses a ``ValueError``)."""
+    deeper than Python parses (a server's ``[[[[...]]]]``: every reader already refuses a ``ValueError``) or holding
+    more values than its bound allows (:func:`most_values_within`: parsing holds far more than the bytes)."""
+
+    most_values, most_containers = most_values_within(MAX_ANSWER_BYTES)
+
+    @classmethod
+    def of(cls, response: httpx.Response, chunks: list[bytes], limit: int) -> "_Answer":
+        """The answer ``response`` whose decoded body is ``chunks`` (at most ``limit`` bytes), rebuilt from the header
+        bytes as they came, without those that describe the bytes on the wire."""
+        headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
+        answer = cls(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
+                     extensions=_kept(response))
+        answer.most_values, answer.most_containers = most_values_within(limit)
+        return answer
 
     def json(self, **kwargs: Any) -> Any:
-        return loads(self.content)
+        return loads(self.content, most_values=self.most_values, most_containers=self.most_containers)
 
 
 def _too_large(method: str, response: httpx.Response, limit: int) -> ServiceRefusedError:

@@ -29,6 +29,9 @@ _TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9])[A-Za-z0-9_-]*token(?:=['\"
 _BACKSLASHED_USERINFO = re.compile(r"(?P<head>[/\\][/\\][^\s/\\:@]*):(?P<value>[^\s@]*)@")
 #: the shortest credential masked wherever it appears (a shorter one would mask common words)
 _SHORTEST_SECRET = 6
+#: the characters read past a cut: a credential or URL password that starts before it is masked whole if it ends
+#: within them (a longer one's start is masked by its pattern's head, or shown cut)
+_ROOM = 4096
 
 
 def secrets_of(response: Any) -> tuple[str, ...]:
@@ -67,6 +70,8 @@ def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> 
     str
         ``'x\\x1b[2J Bearer ***'`` for ``'x\\x1b[2J Bearer admin-token'``.
     """
+    if limit is not None:  # only what can be shown is read (a body of 120 MB took 15 s whole), with room for a secret
+        text = text[: limit + max(map(len, secrets), default=0) + _ROOM]  # or a credential that starts before the cut
     for secret in secrets:
         text = text.replace(secret, MASK)
     text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)

@@ -150,7 +150,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "_io/_files.py": ("io/test_identity.py", "io/test_binary.py"),
     "_io/_ledger_file.py": ("serve/test_rounds.py", "local/test_ledger.py"),
     "_io/_read_errors.py": ("datasets/test_datasets.py", "cli/test_deploy.py"),
-    "_json.py": ("io/test_binary.py", "serve/test_rounds.py"),
     "_missing.py": ("frame/test_frame.py", "central/test_joint_exp.py"),
     "_tls.py": ("serve/test_limits.py",),
     "_types.py": ("amplification/test_amplification.py", "local/test_joint.py"),

@@ -23,7 +23,7 @@ import asyncio
 import logging
 
 from .._acks import batch_ack_problem
-from .._deadline import request_within_async
+from .._deadline import ACK_ANSWER_BYTES, request_within_async
 from ._collector import ANSWER_DEADLINE_S, delivery_deadline, logged
 from ._queue import Batch, RelayQueue
 
@@ -80,7 +80,7 @@ class Forwarder:
         try:
             response = await request_within_async(
                 self.client, "PUT", f"/api/campaigns/{batch.campaign}/relayed/{batch.batch_id}",
-                delivery_deadline(self.deadline, len(batch.body)), content=batch.body,
+                delivery_deadline(self.deadline, len(batch.body)), limit=ACK_ANSWER_BYTES, content=batch.body,
                 headers={"content-type": RELAYED_BATCH_CONTENT_TYPE, "authorization": f"Bearer {self.relay_token}"},
             )
         except Exception as error:  # network, or no answer in time or size: maybe counted; same id next time

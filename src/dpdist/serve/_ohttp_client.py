@@ -38,7 +38,7 @@ from ..errors import CampaignIdentityError, InvalidParameterError, MalformedRepo
 from ..relay import _bhttp, _ohttp
 from ..relay._arguments import OHTTP_RELAY
 from ..relay._padding import MIN_PADDED_BYTES, padded_length
-from .._deadline import ANSWERED_BY, deadline_of, request_within
+from .._deadline import ACK_ANSWER_BYTES, ANSWERED_BY, deadline_of, request_within
 from .._redact import MASK
 from .._shown import secrets_of
 
@@ -121,7 +121,7 @@ class ObliviousTransport(httpx.BaseTransport):
                                                        headers, body))
         message += bytes(padded_length(message, body) - len(message))  # RFC 9292 section 3.8: zero padding
         encapsulated, context = _ohttp.encapsulate_request(self.config, message)
-        outer = request_within(self._outer, "POST", self.relay_url, self._deadline, content=encapsulated,
+        outer = request_within(self._outer, "POST", self.relay_url, self._deadline, limit=ACK_ANSWER_BYTES, content=encapsulated,
                                headers={"content-type": _ohttp.REQUEST_CONTENT_TYPE, "accept": _ohttp.RESPONSE_CONTENT_TYPE})
         if outer.status_code != 200 or outer.headers.get("content-type", "").split(";")[0] != _ohttp.RESPONSE_CONTENT_TYPE:
             return _not_encapsulated(outer, request)

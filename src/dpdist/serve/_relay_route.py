@@ -111,12 +111,12 @@ class RelayRoute:
         import httpx  # lazy: optional extra dpdist[serve]
 
         from ..privacypass import b64url_decode  # lazy: relayed campaigns only (~50 ms at import)
-        from .._deadline import request_within  # lazy: it imports httpx (optional extra dpdist[serve])
+        from .._deadline import ACK_ANSWER_BYTES, request_within  # lazy: it imports httpx (optional extra dpdist[serve])
 
         url = f"{issuer['url']}/issuer/v1/keys/{issuer['key']}"
         try:
             with httpx.Client(timeout=30.0, transport=transport) as client:
-                answer = request_within(client, "GET", url, 30.0)  # at most MAX_ANSWER_BYTES read
+                answer = request_within(client, "GET", url, 30.0, limit=ACK_ANSWER_BYTES)  # a key: a few hundred bytes
             document = answer.json() if answer.status_code == 200 else {}
             served = b64url_decode(document.get("token_key", ""), "token_key") if document else None
         except (httpx.HTTPError, ServiceRefusedError, ValueError, AttributeError):

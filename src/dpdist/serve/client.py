@@ -49,7 +49,7 @@ from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, I
 from ..local import from_config
 from ..relay._arguments import OHTTP_RELAY
 from ..local._json_rows import json_rows as rows
-from .._deadline import ANSWERED_BY, deadline_of, request_within
+from .._deadline import ACK_ANSWER_BYTES, ANSWERED_BY, CONFIG_ANSWER_BYTES, deadline_of, request_within
 from .._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
@@ -256,10 +256,12 @@ class Client:
 
     # ------------------------------------------------------------------ transport
     def _request(self, method: str, path: str, *, token: str | None = None, via: Any = None,
-                 acknowledges: Callable[[Any], str | None] | None = None, **kwargs):
+                 acknowledges: Callable[[Any], str | None] | None = None, limit: int | None = None, **kwargs):
         """``via``: the httpx client to send with (an Oblivious HTTP relay's; default: straight to the server).
         ``acknowledges``: what a successful answer must be (:mod:`._acks`: None if it is the acknowledgement of what
-        was sent, else what it is); an answer that is not is retried as a failure, with the same id and bytes."""
+        was sent, else what it is); an answer that is not is retried as a failure, with the same id and bytes.
+        ``limit``: the most bytes of its answer read, decoded (None: ``dpdist._deadline.MAX_ANSWER_BYTES``; an
+        acknowledgement's or a config's far fewer: parsing holds many times the bytes)."""
         import httpx  # lazy: optional extra dpdist[serve]
 
         http = self._http if via is None else via
@@ -272,7 +274,8 @@ class Client:
             attempt += 1
             asked = None
             try:
-                response = request_within(http, method, path, deadline_of(self._timeout), headers=headers, **kwargs)
+                response = request_within(http, method, path, deadline_of(self._timeout), headers=headers, limit=limit,
+                                          **kwargs)
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
             else:
@@ -330,7 +333,7 @@ class Client:
     # ------------------------------------------------------------------ devices
     def config(self, campaign: str) -> dict[str, Any]:
         """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
-        document = self._document("GET", f"/api/campaigns/{campaign}/config", keys=("config",))
+        document = self._document("GET", f"/api/campaigns/{campaign}/config", keys=("config",), limit=CONFIG_ANSWER_BYTES)
         self._documents[campaign] = document if isinstance(document, dict) else {}
         self._oblivious.pop(campaign, None)
         self._relays[campaign] = document.get("relay") if isinstance(document, dict) else None
@@ -339,7 +342,7 @@ class Client:
             try:
                 self._routes[campaign] = resolve_route(
                     campaign, self.server, document, self.pins.get(campaign),
-                    lambda: self._request("GET", f"/api/campaigns/{campaign}/identity").content)
+                    lambda: self._request("GET", f"/api/campaigns/{campaign}/identity", limit=CONFIG_ANSWER_BYTES).content)
             except CampaignIdentityError as refusal:
                 self._routes[campaign] = refusal
         # a campaign that runs in rounds: the current round's campaign counts the reports (its config's round)
@@ -496,7 +499,7 @@ class Client:
             headers["Authorization"] = format_authorization(token)
         try:
             response = self._request("PUT", f"{route.url}/relay/v1/campaigns/{route.campaign}/{path}/{report_id}",
-                                     content=sealed, headers=headers,
+                                     content=sealed, headers=headers, limit=ACK_ANSWER_BYTES,
                                      acknowledges=lambda answer: relay_ack_problem(answer, route.campaign, report_id))
         except ServiceRefusedError as refusal:
             if refusal.code in ("token_required", "invalid_token") and route.valid_token(token):
@@ -561,6 +564,7 @@ class Client:
             content=body,
             headers={"Content-Type": content_type},
             via=self._through_ohttp(campaign),
+            limit=ACK_ANSWER_BYTES,
             acknowledges=lambda answer: batch_ack_problem(answer, target, batch_id, sent),
         )
         return response.json()

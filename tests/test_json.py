@@ -1,0 +1,42 @@
+"""JSON from outside is parsed by one function, which refuses what Python's parser would turn into a
+``RecursionError`` and, before parsing, a document of more values than its caller allows (attack69 F2: 48 MiB of
+``[{},{},...]`` held 1.8 GB while parsed)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+
+from dpdist._json import loads, values_upper_bound
+
+
+@pytest.mark.parametrize("text, counts", [
+    ("1", (0, 1)),
+    ("[]", (1, 2)),
+    ('{"a": [1, 2, {"b": null}]}', (3, 8)),  # 3 containers; "a", [...], 1, 2, {...}, "b", null: 7 values, and one more
+    ('["a,b", ":"]', (1, 5)),  # bytes inside strings count too: an upper bound
+])
+def test_the_count_is_at_least_every_value_and_container(text, counts):
+    assert values_upper_bound(text) == counts
+    assert values_upper_bound(text.encode()) == counts
+
+
+def test_a_document_of_more_values_or_containers_than_allowed_is_refused_unparsed():
+    text = b"[" + b"{}," * 99_999 + b"{}]"  # 100,001 containers, 200,001 values counted
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="more than 100,000 arrays and objects"):
+            loads(text, most_containers=100_000)
+        with pytest.raises(ValueError, match="more than 200,000 values"):
+            loads(text, most_values=200_000)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20, peak  # parsed, the 100,001 objects alone hold ~10 MB
+    assert len(loads(text, most_values=200_001, most_containers=100_001)) == 100_000
+
+
+def test_json_nested_deeper_than_python_parses_is_a_value_error():
+    with pytest.raises(ValueError, match="nested too deeply"):
+        loads("[" * 100_000 + "]" * 100_000)
