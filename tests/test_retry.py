@@ -56,3 +56,31 @@ def test_retry_after_is_never_cut_short():
 def test_the_window_said_to_a_person():
     assert [describe_window(s) for s in (45, 300, 90 * 60, 3 * 3600)] == ["45 s", "5 min", "90 min", "3.0 h"]
     assert describe_window(450) == "7.5 min"
+
+
+def test_the_time_spent_counts_the_first_attempt_and_the_window_counts_from_its_failure():
+    clock = Clock()
+    retries = Retries(window=0.0, clock=clock)  # made as the first attempt starts
+    clock.now += 60.0  # the attempt times out after 60 s
+    assert retries.pause() is None
+    assert retries.spent == 60.0 and retries.elapsed == 0.0  # attack68 F8: the message said "over 0.0 s"
+
+
+def test_a_timed_out_attempt_says_how_long_it_took(monkeypatch):
+    httpx = pytest.importorskip("httpx")
+    from types import SimpleNamespace
+
+    from dpdist.client import Client
+    from dpdist.errors import ServiceUnavailableError
+
+    clock = Clock()
+    monkeypatch.setattr("dpdist._retry.time", SimpleNamespace(monotonic=clock))  # the retries' clock only
+
+    def timed_out(request):
+        clock.now += 60.0
+        raise httpx.ReadTimeout("not whole 60 s after the request was sent", request=request)
+
+    with Client("http://127.0.0.1:9", retry_window=0, transport=httpx.MockTransport(timed_out)) as client:
+        with pytest.raises(ServiceUnavailableError) as error:
+            client.config("c")
+    assert "after 1 attempt(s) over 60.0 s" in str(error.value)

@@ -62,7 +62,7 @@ def retry_delay(backoff: float, asked: float | None) -> float:
 
 
 class Retries:
-    """The retries of one request: call :meth:`pause` after each failed attempt.
+    """The retries of one request, made as its first attempt starts: call :meth:`pause` after each failed attempt.
 
     ``window``: seconds from the first failure during which attempts are made (0: none after the first);
     ``backoff``: the first pause (seconds), doubled each time up to :data:`MAX_BACKOFF_S`; ``retries``: at most this
@@ -74,6 +74,7 @@ class Retries:
         self.window, self.backoff, self.retries = float(window), float(backoff), retries
         self.clock = clock if clock is not None else lambda: time.monotonic()  # looked up at each call (tests move it)
         self.failures = 0
+        self.started = self.clock()  # made as the first attempt starts (every caller): what spent counts from
         self.first: float | None = None
         self._next = self.backoff
 
@@ -81,6 +82,12 @@ class Retries:
     def elapsed(self) -> float:
         """Seconds since the first failure (0 before one)."""
         return 0.0 if self.first is None else self.clock() - self.first
+
+    @property
+    def spent(self) -> float:
+        """Seconds since the first attempt started (these retries were made): the attempts' time and the pauses', what
+        a message says the request took (:attr:`elapsed` leaves out the first attempt: a 60 s timeout read "0.0 s")."""
+        return self.clock() - self.started
 
     def left(self) -> float:
         """Seconds of the window left."""

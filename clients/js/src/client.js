@@ -154,10 +154,11 @@ export function retryDelayMs(backoffMs, askedSeconds) {
 }
 
 /**
- * The retries of one request (as dpdist._retry.Retries): after each failed attempt, ``pause(asked)`` gives the
- * milliseconds to wait before the next (the backoff doubling from ``firstMs`` up to MAX_BACKOFF_MS, jittered, or the
- * Retry-After ``asked``, in seconds), or null once ``windowMs`` from the first failure have passed (a last attempt comes
- * at the window's end; a Retry-After past it ends the window) or ``retries`` (if not null) are spent.
+ * The retries of one request (as dpdist._retry.Retries), made as its first attempt starts: after each failed attempt,
+ * ``pause(asked)`` gives the milliseconds to wait before the next (the backoff doubling from ``firstMs`` up to
+ * MAX_BACKOFF_MS, jittered, or the Retry-After ``asked``, in seconds), or null once ``windowMs`` from the first failure
+ * have passed (a last attempt comes at the window's end; a Retry-After past it ends the window) or ``retries`` (if not
+ * null) are spent.
  */
 export class Retries {
   constructor(windowMs, firstMs, retries = null, now = () => Date.now()) {
@@ -165,12 +166,18 @@ export class Retries {
     this.retries = retries;
     this.now = now;
     this.failures = 0;
+    this.started = now(); // made as the first attempt starts: what spentMs counts from
     this.first = null;
     this._next = firstMs;
   }
 
   elapsedMs() {
     return this.first === null ? 0 : this.now() - this.first;
+  }
+
+  /** Milliseconds since the first attempt started, its own time included (elapsedMs counts from its failure). */
+  spentMs() {
+    return this.now() - this.started;
   }
 
   pause(asked) {
@@ -848,7 +855,7 @@ export class Client {
     const origin = URL.canParse?.(target) ? new URL(target).origin : target;
     const hint = unacknowledged ? ` (is ${origin} the dpdist service, not a proxy, a captive portal or another server answering in its place? `
       + 'Nothing is taken as counted)' : '';
-    throw new ServiceError(`${lastProblem}; gave up after ${retrying.failures} attempts over ${(retrying.elapsedMs() / 1000).toFixed(1)} s `
+    throw new ServiceError(`${lastProblem}; gave up after ${retrying.failures} attempts over ${(retrying.spentMs() / 1000).toFixed(1)} s `
       + `(retryWindowMs ${this.retryWindowMs})${hint}. Nothing was lost: send the same batch again later (send(error.batch, `
       + '{batchId: error.batchId}): the same id and bytes), and a batch already counted is not counted twice',
     unacknowledged ? { status: 200, code: 'wrong_ack' } : {});

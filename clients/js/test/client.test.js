@@ -365,6 +365,12 @@ test('a failed request is sent again for the whole retry window (issue 61: devic
   assert.ok(counted.pause(null) !== null && counted.pause(null) !== null && counted.pause(null) === null);
   const asked = new Retries(10_000, 250, null, () => 0);
   assert.equal(asked.pause(30), null); // a Retry-After past the window: not earlier than asked, so no more attempts
+  now = 0;
+  const timedOut = new Retries(0, 250, null, () => now); // made as the first attempt starts
+  now += 60_000; // the attempt times out after 60 s
+  assert.equal(timedOut.pause(null), null);
+  assert.equal(timedOut.spentMs(), 60_000); // what the message says (attack68 F8: "over 0.0 s")
+  assert.equal(timedOut.elapsedMs(), 0); // the window counts from the first failure
 
   let refused = 0;
   const restarting = fakeServer({ script: [] });

@@ -173,7 +173,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
             if delay is None:
                 break
             time.sleep(delay)
-    raise ServiceUnavailableError(f"POST {redacted_url(url)} failed after {retrying.failures} attempt(s) over {retrying.elapsed:.1f} s: "
+    raise ServiceUnavailableError(f"POST {redacted_url(url)} failed after {retrying.failures} attempt(s) over {retrying.spent:.1f} s: "
                                   f"{failure}.")
 
 
@@ -207,5 +207,5 @@ async def fetch_token_async(issuer_url: str, key_name: str, credential: str, cha
             if delay is None:
                 break
             await asyncio.sleep(delay)
-    raise ServiceUnavailableError(f"POST {redacted_url(url)} failed after {retrying.failures} attempt(s) over {retrying.elapsed:.1f} s: "
+    raise ServiceUnavailableError(f"POST {redacted_url(url)} failed after {retrying.failures} attempt(s) over {retrying.spent:.1f} s: "
                                   f"{failure}.")

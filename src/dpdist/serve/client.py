@@ -312,7 +312,7 @@ class Client:
         sent, question = (f"{method} {url}", f"is the server running at {_origin_of(url)}?") if relay is None else (
             f"{method} {path} through the Oblivious HTTP relay {relay}", f"is the relay running at {_origin_of(relay)}?")
         raise ServiceUnavailableError(redacted_text(
-            f"{sent} failed: {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried for up "
+            f"{sent} failed: {failure}, after {attempt} attempt(s) over {retries.spent:.1f} s (retried for up "
             f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}). Nothing was "
             "lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same command) counts it once."))
 
@@ -1004,7 +1004,7 @@ def _not_acknowledged(method: str, url: str, failure: str, attempt: int, retries
     """The message of a request whose answers were never the acknowledgement of what it sent (:mod:`._acks`)."""
     through = f" through the Oblivious HTTP relay {relay}" if relay is not None else ""
     return redacted_text(
-        f"{method} {url}{through} got {failure}, after {attempt} attempt(s) over {retries.elapsed:.1f} s (retried "
+        f"{method} {url}{through} got {failure}, after {attempt} attempt(s) over {retries.spent:.1f} s (retried "
         f"for up to {describe_window(window)}: retry_window, dpdist's --retry-window). Is {_origin_of(url)} the dpdist service (not a proxy, a captive "
         "portal or another server answering in its place)? Nothing is taken as counted: the batch keeps its id "
         "and bytes, so sending it again later (dpdist submit: the same command) counts it once.")
