@@ -42,9 +42,11 @@ if TYPE_CHECKING:
     from ..local import LocalProtocol
 
 __all__ = ["ReportWriter", "write_reports", "iter_report_batches", "read_reports", "count_reports", "file_format", "protocol_of_file",
-           "FileSummary", "summarize_file"]
+           "FileSummary", "summarize_file", "LEADING_BYTES", "may_start_report_file"]
 
 _PARQUET_MAGIC = b"PAR1"
+#: the leading bytes that tell a report file's format (:func:`file_format`)
+LEADING_BYTES = len(RECORD_MAGIC)
 _PARQUET_SUFFIXES = (".parquet", ".pq")
 ROW_GROUP_ROWS = 1 << 20
 ROW_GROUP_BYTES = 32 << 20  # a reader holds about one row group: this bounds its memory
@@ -65,7 +67,7 @@ def file_format(path) -> str:
 
     try:
         with open(path, "rb") as handle:
-            head = handle.read(len(RECORD_MAGIC))
+            head = handle.read(LEADING_BYTES)
     except OSError as error:
         raise InvalidParameterError(f"The report file {str(path)!r} cannot be read ({error.strerror}).") from None
     if head.startswith(_PARQUET_MAGIC):
@@ -73,6 +75,14 @@ def file_format(path) -> str:
     if head == RECORD_MAGIC or not head:
         return "binary"
     raise MalformedReportError(f"{str(path)!r} is neither a Parquet file nor a dpdist report file (starts {head!r}).")
+
+
+def may_start_report_file(head: bytes) -> bool:
+    """Whether ``head``, a file's first bytes (however few have arrived), may start a report file :func:`file_format`
+    reads: Parquet's magic or a dpdist report file's, or the beginning of either (an export checked as it arrives)."""
+    head = head[:LEADING_BYTES]
+    return (head.startswith(_PARQUET_MAGIC) or _PARQUET_MAGIC.startswith(head)
+            or RECORD_MAGIC.startswith(head))
 
 
 class ReportWriter:

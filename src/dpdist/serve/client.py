@@ -25,7 +25,7 @@ import math
 import re
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -813,34 +813,18 @@ class Client:
         return self._document("GET", f"/api/campaigns/{campaign}/history", keys={"history": [dict]}, token=self._admin())["history"]
 
     def export(self, campaign: str, out: PathLike) -> int:
-        """Write the campaign's kept reports to ``out`` (binary records; Parquet for .parquet/.pq); return the count."""
+        """Write the campaign's kept reports to ``out`` (binary records; Parquet for .parquet/.pq); return the count.
+
+        The answer is streamed to a hidden ``.<name>.download`` beside ``out`` and refused at its first bytes if they
+        start neither a Parquet file nor a dpdist report file (``unexpected_answer``); that file is removed however the
+        export ends."""
         from .._io._files import summarize_file  # lazy: report files only (dpdist.io: ~70 ms at import)
         from ..io import ReportWriter, iter_report_batches  # lazy: report files only (dpdist.io: ~70 ms at import)
 
         out = Path(out)
         partial = out.with_name(f".{out.name}.download")
-        headers = {"Authorization": f"Bearer {self._admin()}", "Accept-Encoding": ACCEPTED_ENCODING}
-        with self._http.stream("GET", f"/api/campaigns/{campaign}/reports", headers=headers) as response:
-            if response.status_code >= 400:
-                response.read()
-                raise _refusal("GET", f"/api/campaigns/{campaign}/reports", response)
-            try:  # inflated by dpdist, a bounded step at a time (a stacked coding unpacked gigabytes in one read)
-                decoder = Decoder(response)
-            except ValueError as error:
-                raise ServiceRefusedError(f"The export of {campaign!r} came in a coding dpdist does not read: {error}.",
-                                          status=response.status_code, code="unexpected_answer") from None
-            try:
-                with open(partial, "wb") as handle:
-                    for raw in response.iter_raw():
-                        for chunk in decoder.feed(raw):
-                            handle.write(chunk)
-                    for chunk in decoder.end():
-                        handle.write(chunk)
-            except CorruptBody as error:
-                partial.unlink(missing_ok=True)
-                raise ServiceRefusedError(f"The export of {campaign!r} does not decode: {error}.",
-                                          status=response.status_code, code="unexpected_answer") from None
         try:
+            self._download_export(campaign, partial)
             summary = summarize_file(partial)
             batches: Iterable[ReportBatch] = ()
             if not summary.record_ids:
@@ -853,8 +837,47 @@ class Client:
                 for batch in batches:
                     writer.write(batch.reports)
             return writer.n_written
-        finally:
+        finally:  # every way out: refused, cut short, not decoded, interrupted, written
             partial.unlink(missing_ok=True)
+
+    def _download_export(self, campaign: str, partial: Path) -> None:
+        """Stream the answer of ``GET /api/campaigns/{campaign}/reports`` into ``partial``, decoded, checking its
+        leading bytes as they arrive (a 2 MB gzip bomb of NULs grew the file to 2 GB before any was read: attack69 F4)."""
+        from .._io._files import LEADING_BYTES, may_start_report_file  # lazy: report files only (dpdist.io: ~70 ms)
+
+        path = f"/api/campaigns/{campaign}/reports"
+        headers = {"Authorization": f"Bearer {self._admin()}", "Accept-Encoding": ACCEPTED_ENCODING}
+        with self._http.stream("GET", path, headers=headers) as response:
+            if response.status_code >= 400:
+                response.read()
+                raise _refusal("GET", path, response)
+            try:  # inflated by dpdist, a bounded step at a time (a stacked coding unpacked gigabytes in one read)
+                decoder = Decoder(response)
+            except ValueError as error:
+                raise ServiceRefusedError(f"The export of {campaign!r} came in a coding dpdist does not read: {error}.",
+                                          status=response.status_code, code="unexpected_answer") from None
+            head = b""
+            try:
+                with open(partial, "wb") as handle:
+                    for chunk in _decoded(decoder, response):
+                        if len(head) < LEADING_BYTES:
+                            head += chunk[:LEADING_BYTES - len(head)]
+                            if not may_start_report_file(head):
+                                raise ServiceRefusedError(redacted_text(
+                                    f"The answer to GET {self.server}{path} is neither a Parquet file nor a dpdist "
+                                    f"report file (it starts {head!r}): refused at its first bytes, nothing written."),
+                                    status=response.status_code, code="unexpected_answer")
+                        handle.write(chunk)
+            except CorruptBody as error:
+                raise ServiceRefusedError(f"The export of {campaign!r} does not decode: {error}.",
+                                          status=response.status_code, code="unexpected_answer") from None
+
+
+def _decoded(decoder: Decoder, response) -> Iterator[bytes]:
+    """The decoded bytes of ``response``'s body as its raw bytes arrive (:class:`~dpdist._decoded.Decoder`)."""
+    for raw in response.iter_raw():
+        yield from decoder.feed(raw)
+    yield from decoder.end()
 
 
 def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
