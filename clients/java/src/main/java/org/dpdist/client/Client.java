@@ -879,6 +879,10 @@ public final class Client {
             HttpTransport.Response response;
             try {
                 response = transport.send(method, url, all, body);
+            } catch (HttpTransport.InvalidLocation redirect) { // refused by the platform before its status was given
+                throw new ServiceError(method + " " + where + ": the server answered a redirect whose Location is not a valid header value ('"
+                    + Shown.shown(redirect.location, secrets, 200) + "'), not followed (this client follows no redirect, which would take its "
+                    + "token elsewhere)", -1, "redirected");
             } catch (IOException error) {
                 lastProblem = "cannot reach the server (" + Shown.shown(String.valueOf(error), secrets, 2000) + ")";
                 unacknowledged = false;

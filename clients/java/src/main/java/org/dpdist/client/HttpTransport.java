@@ -48,6 +48,22 @@ public interface HttpTransport {
         }
     }
 
+    /**
+     * An answer whose {@code Location} header holds a value that is no valid header value (a raw control byte), which the
+     * platform's HTTP stack refused before giving the answer ({@link JdkHttpTransport}: the JDK's "Invalid header value
+     * \"Location: ...\""): the {@link Client} refuses it at once as {@code redirected}, not as a network error retried.
+     */
+    final class InvalidLocation extends IOException {
+        private static final long serialVersionUID = 1L;
+        /** The Location's value as the platform quoted it, raw: the {@link Client} shows it escaped, cut and masked. */
+        public final String location;
+
+        public InvalidLocation(String location, IOException refusal) {
+            super("an answer whose Location is not a valid header value", refusal);
+            this.location = location;
+        }
+    }
+
     /** Send {@code method} to {@code url} with {@code headers} and {@code body} (null: none). */
     Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException;
 

@@ -2,6 +2,7 @@ package org.dpdist.client;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.ProtocolException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -47,12 +48,30 @@ public final class JdkHttpTransport implements HttpTransport {
                     throw deadline.explained(failure, url);
                 }
             }
+        } catch (ProtocolException refused) {
+            String location = invalidLocation(refused.getMessage());
+            if (location != null) throw new HttpTransport.InvalidLocation(location, refused); // a redirect: not retried
+            throw refused;
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", interrupted);
         } catch (IllegalArgumentException badUrl) {
             throw new InvalidParameterError("Not a URL this client can request: " + Json.show(url) + " (" + badUrl.getMessage() + ").");
         }
+    }
+
+    /**
+     * The value of the {@code Location} header the JDK refused, read from its refusal ({@code Invalid header value
+     * "Location: VALUE"}, jdk.internal.net.http.Http1HeaderParser: the name as sent, a valid token), else null: any other
+     * refusal stays a network error.
+     */
+    static String invalidLocation(String message) {
+        String opening = "Invalid header value \"";
+        String name = "location:";
+        if (message == null || !message.startsWith(opening) || !message.endsWith("\"")
+            || !message.regionMatches(true, opening.length(), name, 0, name.length())) return null;
+        String value = message.substring(opening.length() + name.length(), message.length() - 1);
+        return value.startsWith(" ") ? value.substring(1) : value; // the JDK's "NAME: VALUE" (VALUE trimmed already)
     }
 
     private static void close(InputStream stream) {
