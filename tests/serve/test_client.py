@@ -13,8 +13,9 @@ from dpdist import io
 from dpdist.errors import InvalidParameterError, ServiceRefusedError
 from dpdist.local import from_config
 
-httpx = pytest.importorskip("httpx")
+pytest.importorskip("httpx")
 
+import httpx  # noqa: E402 - after the extra's check
 from dpdist.client import Client, issuer_of  # noqa: E402 - after the extra's check
 
 ADMIN = "admin-token-0123456789"
