@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from dpdist import io
-from dpdist.errors import InvalidParameterError, ServiceRefusedError
+from dpdist.errors import InvalidParameterError, ServiceRefusedError, ServiceUnavailableError
 from dpdist.local import from_config
 
 pytest.importorskip("httpx")
@@ -215,9 +215,21 @@ def test_an_answer_that_starts_no_report_file_is_refused_at_once(tmp_path, start
     (gzip.compress(b"DPDISTR\n" + bytes(100_000)), httpx.ReadError("connection reset")),  # the connection lost
 ])
 def test_the_partial_file_is_removed_on_every_failure(tmp_path, body, error):
-    with pytest.raises((ServiceRefusedError, httpx.ReadError)):
+    with pytest.raises((ServiceRefusedError, ServiceUnavailableError)) as failed:
         _export(tmp_path, Answer(body, 10, error))
     assert _left(tmp_path) == []
+    assert "\n" not in str(failed.value) and (error is None or "ReadError: connection reset" in str(failed.value))
+
+
+def test_an_export_without_a_server_is_one_line_not_an_internal_error(tmp_path):
+    def refuse(request):
+        raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
+
+    with Client(EXPORT_URL, admin_token="a" * 32, transport=httpx.MockTransport(refuse)) as admin:
+        with pytest.raises(ServiceUnavailableError) as failed:
+            admin.export("c", tmp_path / "out.bin")
+    assert str(failed.value).startswith(f"GET {EXPORT_URL}/api/campaigns/c/reports failed: ConnectError: [Errno 111]")
+    assert "Nothing was written" in str(failed.value) and _left(tmp_path) == []
 
 
 @pytest.mark.parametrize("name, encoding", [("out.bin", "gzip"), ("out.parquet", None)])

@@ -842,11 +842,23 @@ class Client:
 
     def _download_export(self, campaign: str, partial: Path) -> None:
         """Stream the answer of ``GET /api/campaigns/{campaign}/reports`` into ``partial``, decoded, checking its
-        leading bytes as they arrive (a 2 MB gzip bomb of NULs grew the file to 2 GB before any was read: attack69 F4)."""
-        from .._io._files import LEADING_BYTES, may_start_report_file  # lazy: report files only (dpdist.io: ~70 ms)
+        leading bytes as they arrive (a 2 MB gzip bomb of NULs grew the file to 2 GB before any was read: attack69 F4);
+        a network failure is one line (:class:`ServiceUnavailableError`), not retried."""
+        import httpx  # lazy: optional extra dpdist[serve]
 
         path = f"/api/campaigns/{campaign}/reports"
         headers = {"Authorization": f"Bearer {self._admin()}", "Accept-Encoding": ACCEPTED_ENCODING}
+        try:
+            self._stream_export(campaign, path, headers, partial)
+        except httpx.TransportError as error:  # no server, or cut off: one line, not "internal error ConnectError"
+            raise ServiceUnavailableError(redacted_text(
+                f"GET {self.server}{path} failed: {type(error).__name__}: {error} (is the server running at "
+                f"{_origin_of(self.server)}?). Nothing was written: run the export again.")) from None
+
+    def _stream_export(self, campaign: str, path: str, headers: dict[str, str], partial: Path) -> None:
+        """The body of :meth:`_download_export`: the request, its refusals, the stream decoded into ``partial``."""
+        from .._io._files import LEADING_BYTES, may_start_report_file  # lazy: report files only (dpdist.io: ~70 ms)
+
         with self._http.stream("GET", path, headers=headers) as response:
             if response.status_code >= 400:
                 response.read()
