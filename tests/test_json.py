@@ -40,3 +40,15 @@ def test_a_document_of_more_values_or_containers_than_allowed_is_refused_unparse
 def test_json_nested_deeper_than_python_parses_is_a_value_error():
     with pytest.raises(ValueError, match="nested too deeply"):
         loads("[" * 100_000 + "]" * 100_000)
+
+
+@pytest.mark.parametrize("astral", ["😀".encode(), b"\\ud83d\\ude00", b"\\uD83D\\uDE00"])
+def test_text_holding_a_character_past_u_ffff_counts_four_bytes_a_character(astral):
+    """One such character makes Python keep the whole decoded text, and each string holding one, in 4 bytes a
+    character (attack70 F2: 128 MiB of ``"😀a"`` strings held 2.24 GB)."""
+    text = b'["' + astral + b'", "' + b"a" * 1000 + b'"]'
+    with pytest.raises(ValueError, match="once decoded"):
+        loads(text, most_text_bytes=4 * len(text) - 1)
+    assert len(loads(text, most_text_bytes=4 * len(text))[1]) == 1000
+    plain = b'["\\u00e9\\ud7ff", "' + "é".encode() * 500 + b'"]'  # within U+FFFF: not counted so
+    assert len(loads(plain, most_text_bytes=len(plain))) == 2

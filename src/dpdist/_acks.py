@@ -45,8 +45,8 @@ def relay_ack_problem(response: Any, campaign: str, report_id: str) -> str | Non
 def _problem(response: Any, campaign: str, id_key: str, sent: str, fields) -> str | None:
     what = f"{id_key.replace('_', ' ')} {sent!r} of campaign {campaign!r}"
     try:
-        ack = loads(response.content, most_values=_MOST_VALUES, most_containers=_MOST_VALUES)  # ValueError, not
-        # RecursionError, for JSON nested too deeply; an acknowledgement of more values than 1 MiB holds is none
+        # ValueError, not RecursionError, for JSON nested too deeply; one of more than 1 MiB holds is none
+        ack = loads(response.content, most_values=_MOST_VALUES, most_containers=_MOST_VALUES, most_text_bytes=1 << 20)
     except (ValueError, UnicodeDecodeError):
         return (f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with a body that is not JSON "
                 f"({len(response.content)} bytes, {kind_of(response)})")

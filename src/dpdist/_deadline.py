@@ -204,6 +204,7 @@ class _Answer(httpx.Response):
     more values than its bound allows (:func:`most_values_within`: parsing holds far more than the bytes)."""
 
     most_values, most_containers = most_values_within(MAX_ANSWER_BYTES)
+    limit = MAX_ANSWER_BYTES
 
     @classmethod
     def of(cls, response: httpx.Response, chunks: list[bytes], limit: int) -> "_Answer":
@@ -213,10 +214,12 @@ class _Answer(httpx.Response):
         answer = cls(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
                      extensions=_kept(response))
         answer.most_values, answer.most_containers = most_values_within(limit)
+        answer.limit = limit
         return answer
 
     def json(self, **kwargs: Any) -> Any:
-        return loads(self.content, most_values=self.most_values, most_containers=self.most_containers)
+        return loads(self.content, most_values=self.most_values, most_containers=self.most_containers,
+                     most_text_bytes=self.limit)
 
 
 def _too_large(method: str, response: httpx.Response, limit: int) -> ServiceRefusedError:

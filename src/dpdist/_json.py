@@ -17,13 +17,19 @@ the text decoded (at most 4 bytes per byte).
 from __future__ import annotations
 
 import json
+import re
 
 __all__ = ["loads", "values_upper_bound", "most_values_within"]
 
 
-def loads(text, *, most_values: int | None = None, most_containers: int | None = None):
+def loads(text, *, most_values: int | None = None, most_containers: int | None = None,
+          most_text_bytes: int | None = None):
     """``json.loads(text)``, raising ``ValueError`` (never ``RecursionError``) for too deeply nested input, and for a
-    document that may hold more than ``most_values`` values or ``most_containers`` arrays and objects (None: any)."""
+    document that may hold more than ``most_values`` values or ``most_containers`` arrays and objects, or (bytes
+    holding a character past U+FFFF, which Python keeps in 4 bytes, and the whole text with it) more than
+    ``most_text_bytes`` once decoded (None: any)."""
+    if most_text_bytes is not None and 4 * len(text) > most_text_bytes and _astral(text):
+        raise ValueError(f"JSON of more than {most_text_bytes >> 20} MiB once decoded (4 bytes a character)")
     if most_values is not None or most_containers is not None:
         containers, values = values_upper_bound(text)
         if most_containers is not None and containers > most_containers:
@@ -34,6 +40,20 @@ def loads(text, *, most_values: int | None = None, most_containers: int | None =
         return json.loads(text)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+
+
+#: an escaped high surrogate (``\\ud83d``: with a low one, a character past U+FFFF)
+_HIGH_SURROGATE = re.compile(rb"\\u[dD][89abAB]")
+
+
+def _astral(text: bytes | bytearray | str) -> bool:
+    """Whether ``text`` may hold a character Python keeps in 4 bytes (each character of its string then takes 4): a
+    UTF-8 lead byte of four bytes, or an escaped high surrogate (searched only where ``\\ud`` occurs: 108 MB of
+    ASCII took 1.5 s to a regular expression, a few ms to these)."""
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+    if not data.isascii() and any(bytes((lead,)) in data for lead in range(0xF0, 0xF5)):
+        return True
+    return (b"\\ud" in data or b"\\uD" in data) and _HIGH_SURROGATE.search(data) is not None
 
 
 def values_upper_bound(text: bytes | bytearray | str) -> tuple[int, int]:
@@ -49,10 +69,11 @@ def most_values_within(limit: int) -> tuple[int, int]:
     it is parsed (:func:`loads`): one value per 8 bytes, at least 65,536 (an estimate of 10^5 items is
     ~900,000 values in 10.6 MB), and at most 2^20 containers (an estimate holds ~20, a campaign in a list ~10).
 
-    Parsing then holds at most ~72 bytes a value and ~110 a container.  Measured within
-    :data:`dpdist._deadline.MAX_ANSWER_BYTES` (read by the admin's calls only): 16.7 million two-letter strings held
-    1.2 GB, numbers 0.68 GB, the most containers 0.12 GB (48 MiB of ``[{},{},...]`` held 1.8 GB before, attack69 F2;
-    it is now refused unparsed); by the same rates ~0.19 GB within ``CONFIG_ANSWER_BYTES`` and ~10 MB within
-    ``ACK_ANSWER_BYTES``."""
+    Parsing then holds at most ~72 bytes a value and ~110 a container, and the decoded text (a body holding a
+    character past U+FFFF is held 4 bytes a character: :func:`loads` takes it only within a quarter of its bound).
+    Measured within :data:`dpdist._deadline.MAX_ANSWER_BYTES` (read by the admin's calls only): 16.7 million
+    two-letter strings held 1.2 GB, numbers 0.68 GB, ``"😀a"`` strings 0.48 GB, the most containers 0.12 GB (48 MiB
+    of ``[{},{},...]`` held 1.8 GB before, attack69 F2; it is now refused unparsed); within ``CONFIG_ANSWER_BYTES``
+    ~0.2 GB; within ``ACK_ANSWER_BYTES`` ~10 MB."""
     values = max(1 << 16, limit // 8)
     return values, min(values, 1 << 20)

@@ -123,6 +123,23 @@ def test_issuer_of_refuses_a_query_or_fragment_before_any_request(url):
         issuer_of(url, "k1", transport=httpx.MockTransport(never))
 
 
+def test_issuer_of_reads_the_key_up_to_an_acknowledgement_s_bound():
+    """``campaign create --issuer`` parsed a 128 MiB key answer (2.37 GB held; attack70 F6): a key is a few hundred
+    bytes, read as an acknowledgement is, up to 1 MiB."""
+    import httpx
+
+    asked = []
+
+    def answer(request):
+        asked.append(request.url.path)
+        return httpx.Response(200, content=b'{"token_key": "' + b"A" * (2 << 20) + b'"}')
+
+    with pytest.raises(ServiceRefusedError) as refused:
+        issuer_of("http://issuer", "k1", transport=httpx.MockTransport(answer))
+    assert refused.value.code == "answer_too_large" and "more than 1 MiB once decoded" in str(refused.value)
+    assert asked == ["/issuer/v1/keys/k1"]
+
+
 def test_the_issuer_s_key_is_read_up_to_the_answer_limit():
     """A device checks the issuer's key of a relayed campaign; an answer past the limit (an acknowledgement's, 1 MiB:
     a key is a few hundred bytes) is no key (attack66 F6, attack69 F2)."""

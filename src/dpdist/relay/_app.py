@@ -131,7 +131,8 @@ class _PublicPages:
     async def config(self, campaign: str, fresh: bool = False) -> tuple[int, dict]:
         status, _, body = await self.get(f"/api/campaigns/{campaign}/config", fresh)
         try:
-            document = loads(body, most_values=_PAGE_VALUES[0], most_containers=_PAGE_VALUES[1])
+            document = loads(body, most_values=_PAGE_VALUES[0], most_containers=_PAGE_VALUES[1],
+                             most_text_bytes=PAGE_MAX_BYTES)
         except ValueError:  # not JSON, nested deeper than Python reads or too many values (dpdist._json.loads)
             raise RelayError(503, "collector_unavailable", f"The collector answered {status} without JSON.") from None
         if not isinstance(document, dict):  # the callers read keys: a list or a number is no config

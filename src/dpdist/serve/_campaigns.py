@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from .._json import most_values_within, values_upper_bound
 from ..errors import DPDistError
 from ..local import Aggregator, from_config
 from ._limits import DEFAULT_MAX_STATISTIC_BYTES
@@ -225,7 +226,33 @@ def check_config(config, max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES)
             f"counts, {_bytes_text(needed)} of memory per copy; this server allows at most "
             f"{_bytes_text(max_statistic_bytes)} (--max-statistic-bytes). Use a smaller domain.",
         )
+    _check_devices_read(config, protocol)
     return protocol
+
+
+#: the most bytes of a campaign's public config answer every device client reads (the JavaScript and Java clients'
+#: bound; Python's ``dpdist._deadline.CONFIG_ANSWER_BYTES`` is 20 MiB), and the values it may hold
+DEVICE_CONFIG_BYTES = 16 << 20
+#: room for the answer's other fields (state, limits, a relayed campaign's identity, OHTTP keys)
+_CONFIG_ANSWER_ROOM = 64 << 10
+
+
+def _check_devices_read(config: dict, protocol) -> None:
+    """Refuse a config whose public answer (``GET .../config``: the config and its client view, which repeats its
+    labels) devices would refuse as larger than they read or holding more values (attack70 F3: 1.4 million labels,
+    9.8 MB of config, were taken and no device could submit)."""
+    texts = [json.dumps(config), json.dumps(protocol.client_view())]
+    size = sum(map(len, texts)) + _CONFIG_ANSWER_ROOM
+    containers, values = (sum(counts) for counts in zip(*map(values_upper_bound, texts)))
+    most_values, most_containers = most_values_within(DEVICE_CONFIG_BYTES)
+    if size > DEVICE_CONFIG_BYTES or values > most_values - 4096 or containers > most_containers - 4096:
+        raise InvalidRequest(
+            "config_too_large",
+            f"The 'config' ({protocol.name}) makes a public config answer of {_bytes_text(size)} holding up to "
+            f"{values:,} JSON values (it carries the config and its client view); devices read at most "
+            f"{_bytes_text(DEVICE_CONFIG_BYTES)} and {most_values:,} values. Use fewer or shorter labels, or a "
+            "domain_size without labels.",
+        )
 
 
 def _bytes_text(size: int) -> str:

@@ -946,8 +946,10 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     try:
         with httpx.Client(timeout=30.0, transport=transport, event_hooks=HOOKS,
                           verify=verifying_context() if transport is None else True) as client:
-            answer = request_within(client, "GET", address, 30.0)
-            directory = request_within(client, "GET", f"{url.rstrip('/')}/.well-known/private-token-issuer-directory", 30.0)
+            # a key and a directory are a few hundred bytes: read as an acknowledgement is (attack70 F6: 128 MiB parsed)
+            answer = request_within(client, "GET", address, 30.0, limit=ACK_ANSWER_BYTES)
+            directory = request_within(client, "GET", f"{url.rstrip('/')}/.well-known/private-token-issuer-directory",
+                                       30.0, limit=ACK_ANSWER_BYTES)
     except httpx.HTTPError as error:
         raise ServiceUnavailableError(redacted_text(f"GET {address} failed: {type(error).__name__}: {error}.")) from None
     redirected = redirect_refusal("GET", address, answer, "the issuer (--issuer; issuer_of's url)")

@@ -1,0 +1,52 @@
+"""A campaign's config is checked at creation for what the service and every device can hold: its statistic
+(``--max-statistic-bytes``) and its public config answer, which devices read within a bound (attack70 F3: a config of
+1.4 million labels was taken, and no device could submit: its answer carries the labels twice, 19.6 MB)."""
+
+from __future__ import annotations
+
+import itertools
+import string
+import warnings
+
+import pytest
+
+pytest.importorskip("starlette")
+
+with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test client; httpx works the same here
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from dpdist._json import most_values_within, values_upper_bound  # noqa: E402
+from dpdist.serve import create_app  # noqa: E402
+from dpdist.serve._campaigns import check_config  # noqa: E402
+from dpdist.serve._refusals import InvalidRequest  # noqa: E402
+from serve_support import admin_headers, ADMIN_TOKEN  # noqa: E402
+
+
+def _labels(count: int) -> list[str]:
+    return ["".join(letters) for letters in itertools.islice(
+        itertools.product(string.ascii_letters + string.digits, repeat=4), count)]
+
+
+def test_a_config_whose_answer_devices_would_refuse_is_refused_at_creation():
+    with pytest.raises(InvalidRequest) as refused:
+        check_config({"protocol": "grr", "epsilon": 1.0, "labels": _labels(1_400_000)})
+    assert refused.value.code == "config_too_large"
+    assert "2,800,0" in str(refused.value) and "devices read at most 16.8 MB and 2,097,152 values" in str(refused.value)
+
+
+def test_the_check_holds_the_real_answer_within_what_devices_read(tmp_path, monkeypatch):
+    """A label list the check takes near its bound gives a config answer within the devices' bounds (the check's
+    estimate is no smaller than the answer); here with a bound of 2 MiB (262,144 values), 16 MiB in the service."""
+    monkeypatch.setattr("dpdist.serve._campaigns.DEVICE_CONFIG_BYTES", 2 << 20)
+    with TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js")) as http:
+        taken, refused = 125_000, 135_000  # just under and over the values' bound (two values a label)
+        answers = {count: http.post("/api/campaigns", headers=admin_headers(), json={
+            "campaign": f"l{count}", "config": {"protocol": "grr", "epsilon": 1.0, "labels": _labels(count)}})
+            for count in (taken, refused)}
+        assert answers[refused].status_code == 400 and answers[refused].json()["error"] == "config_too_large"
+        assert answers[taken].status_code == 201, answers[taken].text
+        body = http.get(f"/api/campaigns/l{taken}/config").content
+    containers, values = values_upper_bound(body)
+    most_values, most_containers = most_values_within(2 << 20)
+    assert len(body) <= 2 << 20 and values <= most_values and containers <= most_containers
