@@ -50,3 +50,24 @@ def test_the_check_holds_the_real_answer_within_what_devices_read(tmp_path, monk
     containers, values = values_upper_bound(body)
     most_values, most_containers = most_values_within(2 << 20)
     assert len(body) <= 2 << 20 and values <= most_values and containers <= most_containers
+
+
+def test_a_relayed_campaign_s_config_must_pass_through_its_relay_s_pages(tmp_path):
+    """A relay passes on a campaign's config in pages of at most 1 MiB (``dpdist.relay._collector.PAGE_MAX_BYTES``):
+    a relayed campaign whose config answer would not fit is refused at creation and when its config is replaced."""
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, relay_token="relay-token-0123456789",
+                     static_dir=tmp_path / "js")
+    small, large = ({"protocol": "grr", "epsilon": 1.0, "labels": _labels(count)} for count in (1_000, 80_000))
+    with TestClient(app) as http:
+        def create(name, config, relayed):
+            return http.post("/api/campaigns", headers=admin_headers(), json={
+                "campaign": name, "config": config, **({"relay": {"url": "http://relay"}} if relayed else {})})
+
+        refused = create("r1", large, True)
+        assert refused.status_code == 400 and refused.json()["error"] == "config_too_large", refused.text
+        assert "through a relay" in refused.json()["detail"]
+        assert create("d1", large, False).status_code == 201  # read directly: up to 16 MiB
+        assert create("r2", small, True).status_code == 201
+        replaced = http.put("/api/campaigns/r2/config", headers=admin_headers(), json={"config": large})
+        assert replaced.status_code == 400 and replaced.json()["error"] == "config_too_large", replaced.text
+        assert http.get("/api/campaigns/r2/config").json()["config"]["labels"] == small["labels"]

@@ -201,13 +201,14 @@ def check_batch_id(batch_id) -> str:
     return batch_id
 
 
-def check_config(config, max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES):
+def check_config(config, max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES, devices_read: int | None = None):
     """The protocol of a campaign config, or an :class:`InvalidRequest` naming what is wrong.
 
     A protocol whose aggregate (``statistic_size`` entries of ``statistic_dtype``)
     would take more than ``max_statistic_bytes`` is refused before anything of
     that size is allocated (the server holds one copy per campaign and per batch
-    being added).
+    being added); so is one whose public config answer devices could not read
+    (:func:`check_devices_read`, within ``devices_read`` bytes).
     """
     if not isinstance(config, dict):
         raise InvalidRequest("invalid_config", f"The 'config' must be a JSON object (a protocol config). Got {config!r}.")
@@ -226,7 +227,7 @@ def check_config(config, max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES)
             f"counts, {_bytes_text(needed)} of memory per copy; this server allows at most "
             f"{_bytes_text(max_statistic_bytes)} (--max-statistic-bytes). Use a smaller domain.",
         )
-    _check_devices_read(config, protocol)
+    check_devices_read(config, protocol, devices_read)
     return protocol
 
 
@@ -237,20 +238,22 @@ DEVICE_CONFIG_BYTES = 16 << 20
 _CONFIG_ANSWER_ROOM = 64 << 10
 
 
-def _check_devices_read(config: dict, protocol) -> None:
+def check_devices_read(config: dict, protocol, most_bytes: int | None = None) -> None:
     """Refuse a config whose public answer (``GET .../config``: the config and its client view, which repeats its
     labels) devices would refuse as larger than they read or holding more values (attack70 F3: 1.4 million labels,
-    9.8 MB of config, were taken and no device could submit)."""
+    9.8 MB of config, were taken and no device could submit); ``most_bytes``: what they read (None:
+    :data:`DEVICE_CONFIG_BYTES`; a relay passes on pages of at most 1 MiB)."""
+    most_bytes = DEVICE_CONFIG_BYTES if most_bytes is None else most_bytes
     texts = [json.dumps(config), json.dumps(protocol.client_view())]
     size = sum(map(len, texts)) + _CONFIG_ANSWER_ROOM
     containers, values = (sum(counts) for counts in zip(*map(values_upper_bound, texts)))
-    most_values, most_containers = most_values_within(DEVICE_CONFIG_BYTES)
-    if size > DEVICE_CONFIG_BYTES or values > most_values - 4096 or containers > most_containers - 4096:
+    most_values, most_containers = most_values_within(most_bytes)
+    if size > most_bytes or values > most_values - 4096 or containers > most_containers - 4096:
         raise InvalidRequest(
             "config_too_large",
             f"The 'config' ({protocol.name}) makes a public config answer of {_bytes_text(size)} holding up to "
             f"{values:,} JSON values (it carries the config and its client view); devices read at most "
-            f"{_bytes_text(DEVICE_CONFIG_BYTES)} and {most_values:,} values. Use fewer or shorter labels, or a "
+            f"{_bytes_text(most_bytes)} and {most_values:,} values{' through a relay' if most_bytes < DEVICE_CONFIG_BYTES else ''}. Use fewer or shorter labels, or a "
             "domain_size without labels.",
         )
 

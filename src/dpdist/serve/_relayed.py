@@ -72,7 +72,9 @@ from ..privacypass import TOKEN_LENGTH, b64url_decode, b64url_encode, decode_tok
 from ..relay import _envelope, _ohttp_report
 from ..relay._ohttp import public_key_of
 from ..relay._identity import campaign_challenge, identity_document, pin_of
-from ._campaigns import ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, Creation, check_batch_id, token_sha256
+from ..relay._collector import PAGE_MAX_BYTES
+from ._campaigns import (ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, Creation, check_batch_id, check_config,
+                         token_sha256)
 from ._ingest import decode_body
 from ._refusals import Conflict, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
@@ -152,7 +154,8 @@ class RelayedCampaigns:
         name: Any = document.get("campaign")  # checked by the store
         config: Any = document.get("config")
         campaign = self.store.create(name, config, **{
-            **options, "submit_token": secrets.token_urlsafe(32)})  # known to no one: direct submissions refused
+            **options, "submit_token": secrets.token_urlsafe(32)}, devices_read=PAGE_MAX_BYTES)  # a relay's pages;
+        # the submit token known to no one: direct submissions refused
         identity = identity_document(campaign.id, campaign.config, relay_url=url, public_key=pair.public_key,
                                      issuer=issuer, colluding=colluding, delta=delta,
                                      ohttp_public_key=public_key_of(ohttp_private))
@@ -163,6 +166,12 @@ class RelayedCampaigns:
              delta, identity.decode("ascii"), ohttp_private.hex(), int(sealed_v1)),
         )
         return campaign
+
+    def check_reconfig(self, campaign_id: str, config: Any) -> None:
+        """A relayed campaign's new config must be readable through its relay, as at creation (pages of at most
+        ``PAGE_MAX_BYTES``); other campaigns' are checked by the store."""
+        if self.key(self.store.get(campaign_id)) is not None:
+            check_config(config, self.store.max_statistic_bytes, PAGE_MAX_BYTES)
 
     def reconfigured(self, campaign: CampaignRow) -> None:
         """A relayed campaign's identity made again after its config changed (before it opened): a new pin."""

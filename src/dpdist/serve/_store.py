@@ -199,16 +199,18 @@ class Store:
         keep_reports: bool = False,
         max_reports: int | None = None,
         enrollment: bool = False,
+        devices_read: int | None = None,
     ) -> Campaign:
         """A new campaign in state ``created``; 409 if the id is taken (safe under concurrent creates).
 
         ``max_reports`` caps the reports the campaign accepts (a batch that would
         pass it is refused whole, 409 ``campaign_full``); ``enrollment`` makes every
         submission need an enrollment token (:meth:`enroll`) instead of a shared
-        submit token.
+        submit token; ``devices_read``: the most bytes of its public config answer
+        devices read (None: ``DEVICE_CONFIG_BYTES``; through a relay, its pages').
         """
         check_campaign_id(campaign_id)
-        protocol = check_config(config, self.max_statistic_bytes)
+        protocol = check_config(config, self.max_statistic_bytes, devices_read)
         if submit_token is not None and (not isinstance(submit_token, str) or len(submit_token) < 16):
             raise InvalidRequest("invalid_submit_token", "A submit token must be a string of at least 16 characters.")
         max_reports = check_max_reports(max_reports)

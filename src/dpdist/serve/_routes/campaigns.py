@@ -179,6 +179,7 @@ async def set_config(request: Request) -> JSONResponse:
     service = as_admin(request)
     document = await json_body(request)
     changes = {"max_reports": document["max_reports"]} if "max_reports" in document else {}
+    await run_in_threadpool(service.relayed.check_reconfig, request.path_params["campaign"], document.get("config"))
     campaign = await run_in_threadpool(service.store.set_config, request.path_params["campaign"], document.get("config"), **changes)
     await run_in_threadpool(service.relayed.reconfigured, campaign)  # a relayed campaign's identity names its config
     service.changed(campaign.id)
