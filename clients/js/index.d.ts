@@ -178,7 +178,9 @@ export interface Ack {
  * a body that is not JSON or is cut short); the batch stays queued and is carried, to be resent under its id.
  * ``redirected`` (the 3xx status; null for a browser's opaque redirect): the answer was a redirect, refused at once and
  * not followed (it would take the token elsewhere), the message naming where it pointed.  ``answer_too_large``: the
- * answer's body went past ``MAX_ANSWER_BYTES`` once decoded (not retried).  Whatever the server's answer says is shown
+ * answer's body went past ``MAX_ANSWER_BYTES`` (a config, an identity) or ``ACK_ANSWER_BYTES`` (anything else) once
+ * decoded (not retried).  ``unexpected_answer``: a config or identity of JSON that may hold more values than one per 8
+ * bytes of its bound (or more than 2^20 arrays and objects), not parsed (attack69 F2).  Whatever the server's answer says is shown
  * in ``message`` and ``code`` as the Python client shows it: control characters escaped (``\x1b``), the credential the
  * request carried and any Bearer/Basic credential, ``token=`` value or URL password read ``***``, cut (the code to 80
  * characters, the detail to 2000).
@@ -405,6 +407,11 @@ export const LEDGER_KEY: string;
  * and dropped past it (ServiceError ``answer_too_large``), so a small gzip answer cannot fill the device's memory.
  */
 export const MAX_ANSWER_BYTES: number;
+/**
+ * The most bytes of an acknowledgement, a refusal (4xx/5xx), an issuer's key or token answer the Client reads, once
+ * decoded (1 MiB, as the Python and Java clients); JSON within it that may hold more than 131,072 values is not parsed.
+ */
+export const ACK_ANSWER_BYTES: number;
 /** The total epsilon a device spends unless its owner sets another (10). */
 export const DEFAULT_BUDGET: number;
 

@@ -33,7 +33,7 @@ import {
 } from './identity.js';
 import { TokenWallet } from './tokens.js';
 import { batchAck, relayAck } from './acks.js';
-import { AnswerTooLarge, MAX_ANSWER_BYTES, readAnswer, readBounded } from './answer.js';
+import { ACK_ANSWER_BYTES, AnswerTooLarge, MAX_ANSWER_BYTES, readAnswer, readBounded, tooManyValues } from './answer.js';
 import { oneLine, secretsOf, shown } from './shown.js';
 import { REQUEST_CONTENT_TYPE, campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
 
@@ -205,8 +205,9 @@ export class Retries {
  *   server restarting under load, as the Python client's ``retry_window``); 0: never
  * @param {number|null} [options.timeoutMs] how long one attempt may take, its answer's body read whole (60000, as the
  *   Python client's ``timeout``; null: no limit): a server that trickles its answer ends the attempt as a network
- *   error does, retried under ``retryWindowMs``.  A body is read up to MAX_ANSWER_BYTES (16 MiB) once decoded
- *   (``answer_too_large``); a redirect is refused at once (``redirected``), never followed
+ *   error does, retried under ``retryWindowMs``.  A body is read up to MAX_ANSWER_BYTES (16 MiB: a config, an
+ *   identity) or ACK_ANSWER_BYTES (1 MiB: anything else, a refusal) once decoded (``answer_too_large``), and JSON that
+ *   may hold more than one value per 8 of those bytes is not parsed (``unexpected_answer``); a redirect is refused at once (``redirected``), never followed
  * @param {number|null} [options.retries] at most this many attempts after the first as well (null: as many as
  *   ``retryWindowMs`` allows)
  * @param {number} [options.retryDelayMs] first retry delay, doubled each time up to 10 s, jittered over its upper half;
@@ -326,7 +327,7 @@ export class Client {
    */
   async campaign() {
     if (this._campaign === null) {
-      const response = await this._request('GET', '/config', { via: this._configFetch });
+      const response = await this._request('GET', '/config', { via: this._configFetch, limit: MAX_ANSWER_BYTES });
       const served = await response.json();
       if (this._ohttp !== null) { // before anything else is fetched, drawn or sent
         const config = campaignKeyConfig(this.campaignId, served, this._ohttp.keys);
@@ -365,7 +366,7 @@ export class Client {
    */
   async _trusted(served) {
     if (this.pin === null && !served?.relay) return { document: served, published: null };
-    const response = await this._request('GET', IDENTITY_PATH, {});
+    const response = await this._request('GET', IDENTITY_PATH, { limit: MAX_ANSWER_BYTES });
     const identity = await identityOf(new Uint8Array(await response.arrayBuffer()), this.campaignId, {
       pin: this.pin, configPin: served?.relay?.pin ?? null,
     });
@@ -802,9 +803,12 @@ export class Client {
    * gets ``authorization`` and never this client's submit token), retried as ``send`` describes; ``via``: the fetch to
    * send with (an Oblivious HTTP relay's, ohttp.js; default: this client's own).  ``acknowledges``: what a successful
    * answer must be (acks.js): one that is not (a proxy's or a captive portal's 200, a body cut short) is retried as a
-   * failure, with the same bytes; with it, resolves to the acknowledgement (parsed), else to the response.
+   * failure, with the same bytes; with it, resolves to the acknowledgement (parsed), else to the response.  ``limit``:
+   * the most bytes of a successful answer read (a refusal's: ACK_ANSWER_BYTES); JSON that may hold more values than
+   * ``mostValuesWithin(limit)`` is not parsed (attack69 F2): no acknowledgement, no refusal's code, else ``unexpected_answer``.
    */
-  async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined, via = null, acknowledges = null }) {
+  async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined, via = null, acknowledges = null,
+    limit = ACK_ANSWER_BYTES }) {
     const allHeaders = { Accept: 'application/json', ...headers };
     if (url === null && this.token) allHeaders.Authorization = `Bearer ${this.token}`;
     if (url !== null && authorization !== undefined) allHeaders.Authorization = authorization;
@@ -823,10 +827,10 @@ export class Client {
         const signal = this.timeoutMs === null ? undefined : AbortSignal.timeout(this.timeoutMs);
         response = await (via ?? this._fetch)(target, { method, headers: allHeaders, body, signal, redirect: 'manual' });
         checkNotRedirected(request, response);
-        bytes = await readBounded(response); // streamed, within the same deadline, up to MAX_ANSWER_BYTES
+        bytes = await readBounded(response, response.ok ? limit : ACK_ANSWER_BYTES); // streamed, within the same deadline
       } catch (error) {
         if (error instanceof ServiceError) throw error;
-        if (error instanceof AnswerTooLarge) throw tooLarge(request, response);
+        if (error instanceof AnswerTooLarge) throw tooLarge(request, response, error.limit);
         lastProblem = response === null
           ? `cannot reach the server (${shown(error.message, request.secrets)})`
           : `${method} ${shown(request.where, request.secrets)}: HTTP ${response.status} with a body cut short (${shown(error.message, request.secrets)})`;
@@ -835,9 +839,11 @@ export class Client {
       unacknowledged = false;
       if (bytes !== null) {
         asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
-        if (response.ok && acknowledges === null) return readAnswer(response, bytes);
+        if (response.ok && acknowledges === null) return readAnswer(response, bytes, limit, `${method} ${shown(request.where, request.secrets)}`);
         if (response.ok) {
-          const [ack, problem] = acknowledges(new TextDecoder().decode(bytes), response);
+          const heavy = tooManyValues(bytes, limit); // not parsed: no acknowledgement (attack69 F2)
+          const [ack, problem] = heavy === null ? acknowledges(new TextDecoder().decode(bytes), response)
+            : [null, `no acknowledgement: HTTP ${response.status} with ${heavy} (not parsed)`];
           if (problem === null) return ack;
           lastProblem = shown(`${method} ${request.where}: ${problem}`, request.secrets, null);
           unacknowledged = true;
@@ -876,11 +882,11 @@ function checkNotRedirected({ method, where, secrets }, response) {
     'no redirect, which would take its token elsewhere): give the URL it names instead', { status: opaque ? null : response.status, code: 'redirected' });
 }
 
-/** The ServiceError of an answer whose body goes past MAX_ANSWER_BYTES once decoded (not retried: it would again). */
-function tooLarge({ method, where, secrets }, response) {
+/** The ServiceError of an answer whose body goes past ``limit`` bytes once decoded (not retried: it would again). */
+function tooLarge({ method, where, secrets }, response, limit) {
   const kind = shown((response?.headers?.get?.('Content-Type') ?? '').split(';')[0].trim(), secrets, 60) || 'no content type';
   return new ServiceError(`The answer to ${method} ${shown(where, secrets)} is larger than this client reads (${response ? `HTTP ${response.status}` : "the Oblivious HTTP relay's answer"}, ${kind}, ` +
-    `more than ${MAX_ANSWER_BYTES >> 20} MiB once decoded): a dpdist service's answers are far smaller. Is that URL the dpdist service, not ` +
+    `more than ${limit >> 20} MiB once decoded): a dpdist service's answers are far smaller. Is that URL the dpdist service, not ` +
     'another server answering in its place?', { status: response?.status ?? null, code: 'answer_too_large' });
 }
 
@@ -892,6 +898,7 @@ function refusalOf({ method, where, secrets }, response, bytes) {
   let code = null;
   let detail = null;
   try {
+    if (tooManyValues(bytes, ACK_ANSWER_BYTES) !== null) throw new Error('not parsed (attack69 F2)');
     ({ error: code, detail } = JSON.parse(new TextDecoder().decode(bytes)) ?? {});
   } catch {
     // not a JSON refusal

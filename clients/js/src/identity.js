@@ -22,6 +22,7 @@
 // issuer's URL too, and refuses a campaign that names no issuer or another one (``issuer_mismatch``); the TokenChallenge
 // the config publishes is re-derived from the pin (``challenge_mismatch``).
 
+import { MAX_ANSWER_BYTES, tooManyValues } from './answer.js';
 import { InvalidParameterError, ServiceError } from './errors.js';
 
 // Privacy Pass (privacypass.js and its 228 KB vendored libraries) is imported when a campaign has an issuer, not before.
@@ -129,6 +130,11 @@ export async function identityOf(bytes, campaignId, { pin = null, configPin = nu
         `it returned has SHA-256 ${digest}: the device takes a relayed campaign from one identity only. Nothing was drawn or sent.`,
       { code: 'pin_mismatch' },
     );
+  }
+  const heavy = tooManyValues(bytes, MAX_ANSWER_BYTES); // not parsed (attack69 F2): a server's pin covers any bytes
+  if (heavy !== null) {
+    throw new ServiceError(`The identity of campaign '${campaignId}' this server returned is ${heavy}, not parsed (an identity holds a few hundred).`,
+      { code: 'unexpected_answer' });
   }
   let identity;
   try {

@@ -12,7 +12,7 @@ export { encodeRecord, crc32, newFileId, recordHeader } from './wire.js';
 export { SUPPORTED_PROTOCOLS, fromConfig } from './registry.js';
 export { Client, LEDGER_KEY, ServiceError } from './client.js';
 export { TOKENS_KEY } from './tokens.js';
-export { MAX_ANSWER_BYTES } from './answer.js';
+export { ACK_ANSWER_BYTES, MAX_ANSWER_BYTES } from './answer.js';
 export { DEFAULT_BUDGET, Ledger, PrivacyBudgetError, budgetScope, historyEpsilon, normalCollector } from './ledger.js';
 export { Memo, isLongitudinal } from './protocols/_longitudinal.js';
 export { permutation, shuffleBatch, shuffled } from './shuffle.js';

@@ -18,7 +18,7 @@
 //   record's CRC-32 had all 10 decimal digits, so that the relay sees a length that depends on the batch's size only,
 //   never on its reports (outsider finding F1), the same as dpdist.serve._ohttp_client.padded_length.
 
-import { readBounded } from './answer.js';
+import { ACK_ANSWER_BYTES, readBounded, tooManyValues } from './answer.js';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from './vendor/hpke.js';
 import { InvalidParameterError, ServiceError } from './errors.js';
 import { RECORD_MAGIC } from './wire.js';
@@ -262,7 +262,8 @@ async function notEncapsulated(outer) {
   const kind = (outer.headers.get('content-type') ?? '').split(';')[0].trim();
   const json = (status, error, detail) => new Response(JSON.stringify({ error, detail }), { status, headers: { 'content-type': 'application/json' } });
   if (outer.status === 400 && kind === 'application/problem+json') {
-    const problem = await readBounded(outer).then((bytes) => JSON.parse(new TextDecoder().decode(bytes)), () => ({}));
+    const parsed = (bytes) => (tooManyValues(bytes, ACK_ANSWER_BYTES) === null ? JSON.parse(new TextDecoder().decode(bytes)) : {});
+    const problem = await readBounded(outer, ACK_ANSWER_BYTES).then(parsed, () => ({})); // a problem: a few hundred bytes
     if (problem?.type === KEY_PROBLEM) {
       return json(400, 'ohttp_key_mismatch', `The gateway holds no key for this key configuration (rotated or retired): fetch the campaign's config again. ${problem.detail ?? ''}`);
     }

@@ -7,8 +7,9 @@ import { createServer } from 'node:http';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
 import { Client, InvalidParameterError, ServiceError } from '../src/index.js';
-import { MAX_ANSWER_BYTES } from '../src/answer.js';
-import { deterministicSource } from './helpers.js';
+import { ACK_ANSWER_BYTES, MAX_ANSWER_BYTES, mostValuesWithin, valuesUpperBound } from '../src/answer.js';
+import { identityOf } from '../src/identity.js';
+import { deterministicSource, fixture } from './helpers.js';
 
 const CONFIG = { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 };
 const TOKEN = 'SUBMITSECRET123456';
@@ -106,12 +107,96 @@ test('a gzip answer that unpacks past MAX_ANSWER_BYTES is refused, not read whol
       assert.ok(error instanceof ServiceError, String(error));
       assert.equal(error.code, 'answer_too_large');
       assert.equal(error.status, 200);
-      assert.ok(error.message.includes('more than 16 MiB once decoded'), error.message);
+      assert.ok(error.message.includes(`more than ${config === null ? 1 : 16} MiB once decoded`), error.message); // an ack: 1 MiB
       assert.equal(server.seen.length, config === null ? 2 : 1); // (the config, then) one attempt: not retried
     } finally {
       await server.close();
     }
   }
+});
+
+// attack69 F2: a bound on bytes is no bound on what parsing them holds.  ``{"campaign":[{},{},...]}`` of 16 MiB (16 KB of
+// gzip) held ~570 MB in JSON.parse: JSON that may hold more values than the bound allows is refused unparsed.
+
+/** ``{...fields, "pad": [{},{},...]}``: ``bytes`` long (about), ~bytes/3 empty objects. */
+const padded = (fields, bytes) => {
+  const head = JSON.stringify(fields).slice(0, -1);
+  return `${head},"pad":[${'{},'.repeat(Math.floor((bytes - head.length - 12) / 3))}{}]}`;
+};
+
+test("the answers' bounds are the Python client's (fixtures/python.json: ACK_ANSWER_BYTES, most_values_within, values_upper_bound)", () => {
+  assert.equal(ACK_ANSWER_BYTES, fixture.answers.ack_bytes);
+  for (const [limit, values, containers] of fixture.answers.within) assert.deepEqual(mostValuesWithin(limit), [values, containers], String(limit));
+  for (const [text, containers, values] of fixture.answers.counts) assert.deepEqual(valuesUpperBound(new TextEncoder().encode(text)), [containers, values], text);
+});
+
+test('an acknowledgement of JSON with more values than 1 MiB allows is no acknowledgement: retried, not parsed (attack69 F2)', async () => {
+  const server = await serving((request, response) => {
+    const batchId = request.url.split('/').pop();
+    response.writeHead(200, { 'Content-Type': 'application/json' })
+      .end(padded({ batch_id: batchId, campaign: 'c1', accepted: 1, n_read: 1, rejected: {}, duplicate: false }, ACK_ANSWER_BYTES - 100));
+  });
+  try {
+    const mine = new Client(server.url, 'c1', { token: TOKEN, timeoutMs: 20000, retryWindowMs: 60000, retries: 1, retryDelayMs: 1, memoStorage: null, locks: null, source: deterministicSource(69) });
+    const error = await failure(mine.submit(1));
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.equal(error.code, 'wrong_ack');
+    assert.ok(error.message.includes('no acknowledgement: HTTP 200 with JSON of more than 131072 arrays and objects (not parsed)'), error.message);
+    assert.equal(server.seen.filter((line) => line.startsWith('PUT')).length, 2); // retried, the same batch
+  } finally {
+    await server.close();
+  }
+});
+
+test('an acknowledgement or a refusal past 1 MiB is not read further: answer_too_large (attack69 F2)', async () => {
+  const big = padded({ error: 'forbidden', detail: 'no' }, 2 << 20);
+  for (const status of [200, 403]) {
+    const server = await serving((request, response) => response.writeHead(status, { 'Content-Type': 'application/json' }).end(big));
+    try {
+      const error = await failure(client(server.url).submit(1));
+      assert.ok(error instanceof ServiceError, String(error));
+      assert.equal(error.code, 'answer_too_large');
+      assert.ok(error.message.includes('more than 1 MiB once decoded'), error.message);
+    } finally {
+      await server.close();
+    }
+  }
+});
+
+test("a refusal of JSON with more values than 1 MiB allows is not parsed: its code is not taken (attack69 F2)", async () => {
+  const server = await serving((request, response) => response.writeHead(403, { 'Content-Type': 'application/json' })
+    .end(padded({ error: 'forbidden', detail: 'no' }, ACK_ANSWER_BYTES - 100)));
+  try {
+    const error = await failure(client(server.url).submit(1));
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.equal(error.status, 403);
+    assert.equal(error.code, null);
+  } finally {
+    await server.close();
+  }
+});
+
+test("a config of 16 MiB of empty objects (16 KB of gzip) is refused unparsed: unexpected_answer (attack69 F2)", async () => {
+  const hostile = gzipSync(Buffer.from(padded({ campaign: 'c1', state: 'open', config: CONFIG }, MAX_ANSWER_BYTES - 100)));
+  const server = await serving((request, response) => response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }).end(hostile), { config: 'hostile' });
+  try {
+    const error = await failure(client(server.url).campaign());
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.equal(error.code, 'unexpected_answer');
+    assert.ok(error.message.includes('GET /config: HTTP 200 with JSON of more than 1048576 arrays and objects within 16777216 bytes'), error.message);
+    assert.equal(server.seen.length, 1); // not retried
+  } finally {
+    await server.close();
+  }
+});
+
+test('an identity of JSON with more values than 16 MiB allows is refused unparsed, its pin matching or not (attack69 F2)', async () => {
+  const bytes = new TextEncoder().encode(padded({ campaign: 'c1', config: CONFIG, relay: {}, issuer: null }, 4 << 20));
+  const digest = Buffer.from(await globalThis.crypto.subtle.digest('SHA-256', bytes)).toString('hex');
+  const error = await failure(identityOf(bytes, 'c1', { configPin: digest }));
+  assert.ok(error instanceof ServiceError, String(error));
+  assert.equal(error.code, 'unexpected_answer');
+  assert.ok(error.message.includes('JSON of more than 1048576 arrays and objects'), error.message);
 });
 
 test('a server URL with a password or a query is refused by name, the password not shown (F21, F22)', () => {

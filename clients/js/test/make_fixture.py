@@ -16,6 +16,8 @@ The fixture holds, from the Python implementation:
   ``calm``, ``hdg``): the client view Python publishes, input records and their exact ``channel()``;
 - ``granularities``: HDG's guideline ``(g1, g2)`` over users, epsilons, attributes and resolutions;
 - ``priors``: priors and the weights Python realizes them as (``quantize_prior``, RS+RFD's fake data);
+- ``answers``: what the device clients read of an answer (attack69 F2): the bytes of an acknowledgement and the
+  values and containers of JSON parsed (``dpdist._json.most_values_within``, ``values_upper_bound``);
 - ``exp``: ``math.exp`` and the correctly rounded value (``decimal``) on inputs to check.
 
 These are cases picked by hand (a protocol's regimes, constants at nice epsilons), so that the node
@@ -321,11 +323,28 @@ def build_fixture() -> dict:
             "math_exp": [math.exp(x) for x in xs],
             "correctly_rounded": [float(Decimal(x).exp()) for x in xs],
         },
+        "answers": answer_bounds(),
         "ceil_log2": [
             [x, math.ceil(math.log2(x))]
             for x in [1.0, 1.5, 2.0, 3.0, 4.0, 1023.0, 1024.0, 1025.0]
             + [math.ldexp(1.0 + i * 2.0**-52, k) for k in range(0, 12) for i in range(0, 6)]
         ],
+    }
+
+
+def answer_bounds() -> dict:
+    """What the device clients read of an answer (attack69 F2, dpdist._json): the bytes of an acknowledgement, a
+    refusal, a token answer or a key (Python's ``ACK_ANSWER_BYTES``), and the values and containers JSON within a
+    bound may hold before it is parsed (``most_values_within``), with ``values_upper_bound`` of a few texts."""
+    from dpdist._deadline import ACK_ANSWER_BYTES
+    from dpdist._json import most_values_within, values_upper_bound
+
+    texts = ['{"campaign":[{},{},{}]}', '"a,b:[{"', "[]", "1", '{"k": [1, 2.5, "\\u00e9,x"], "m": {"n": null}}',
+             '{"é": ["ü", ":"]}']
+    return {
+        "ack_bytes": ACK_ANSWER_BYTES,
+        "within": [[limit, *most_values_within(limit)] for limit in (0, 1000, 1 << 19, 1 << 20, 16 << 20, 20 << 20, 128 << 20)],
+        "counts": [[text, *values_upper_bound(text.encode("utf-8"))] for text in texts],
     }
 
 

@@ -282,7 +282,8 @@ public final class Client {
      */
     public synchronized Map<String, Object> campaign() {
         if (campaign == null) {
-            Map<String, Object> served = json(request("GET", campaignPath("/config"), null, new LinkedHashMap<>(), null, false));
+            Map<String, Object> served = json(request("GET", campaignPath("/config"), null, new LinkedHashMap<>(), null, false, null,
+                HttpTransport.MAX_ANSWER_BYTES), HttpTransport.MAX_ANSWER_BYTES);
             Object[] trusted = trusted(served);
             @SuppressWarnings("unchecked")
             Map<String, Object> document = (Map<String, Object>) trusted[0];
@@ -333,7 +334,8 @@ public final class Client {
             throw ServiceError.refusal("Campaign '" + campaignId + "' is collected through a relay, whose reports are sealed with X25519 (HPKE), and this "
                 + "platform has no X25519 key agreement. Nothing was drawn or sent.", "hpke_unavailable");
         }
-        HttpTransport.Response response = request("GET", campaignPath(Identity.IDENTITY_PATH), null, new LinkedHashMap<>(), null, false);
+        HttpTransport.Response response = request("GET", campaignPath(Identity.IDENTITY_PATH), null, new LinkedHashMap<>(), null, false, null,
+            HttpTransport.MAX_ANSWER_BYTES);
         Identity.Document identity = Identity.identityOf(response.body, campaignId, options.pin, servedRelay == null ? null : servedRelay.get("pin"));
         if (options.pin == null) Identity.checkNotTheRelay(identity.relay, Identity.originOf(serverUrl, "The 'serverUrl' argument of Client"), campaignId);
         Identity.checkExpectedIssuer(identity.issuer, issuerUrl, campaignId);
@@ -809,9 +811,10 @@ public final class Client {
         String what = "no acknowledgement of " + named + " '" + id + "' of campaign '" + campaign + "': HTTP " + response.status;
         Map<String, Object> ack;
         try {
-            ack = Json.asObject(Json.parse(new String(response.body, StandardCharsets.UTF_8)));
+            ack = Json.asObject(Json.parseAnswer(response.body, HttpTransport.ACK_ANSWER_BYTES)); // attack69 F2
         } catch (IllegalArgumentException notJson) {
-            return what + " with a body that is not JSON (" + response.body.length + " bytes)";
+            String heavy = Json.tooManyValues(response.body, HttpTransport.ACK_ANSWER_BYTES);
+            return what + (heavy != null ? " with " + heavy + " (not parsed)" : " with a body that is not JSON (" + response.body.length + " bytes)");
         }
         if (ack == null) return what + " with JSON that is not an object";
         if (!id.equals(ack.get(idKey)) || !campaign.equals(ack.get("campaign"))) {
@@ -839,6 +842,19 @@ public final class Client {
     }
 
     private static Map<String, Object> json(HttpTransport.Response response) {
+        return json(response, HttpTransport.ACK_ANSWER_BYTES);
+    }
+
+    /**
+     * The JSON object of a successful answer read within {@code limit} bytes, else {@code bad_answer}: JSON that may hold
+     * more values than {@link Json#mostValuesWithin} {@code limit} is not parsed (attack69 F2).
+     */
+    private static Map<String, Object> json(HttpTransport.Response response, int limit) {
+        String heavy = Json.tooManyValues(response.body, limit);
+        if (heavy != null) {
+            throw new ServiceError("The server answered HTTP " + response.status + " with " + heavy + " within " + limit + " bytes, not parsed (a dpdist "
+                + "service's answers hold far fewer): is that URL the dpdist service?", response.status, "bad_answer");
+        }
         try {
             Map<String, Object> out = Json.asObject(Json.parse(new String(response.body, StandardCharsets.UTF_8)));
             if (out != null) return out;
@@ -862,6 +878,15 @@ public final class Client {
      */
     private HttpTransport.Response request(String method, String url, byte[] body, Map<String, String> headers, String authorization, boolean other,
                                            Function<HttpTransport.Response, String> acknowledges) {
+        return request(method, url, body, headers, authorization, other, acknowledges, HttpTransport.ACK_ANSWER_BYTES);
+    }
+
+    /**
+     * As above, a successful answer read up to {@code limit} bytes (a config, an identity: {@link HttpTransport#MAX_ANSWER_BYTES};
+     * anything else, and any refusal: {@link HttpTransport#ACK_ANSWER_BYTES}).
+     */
+    private HttpTransport.Response request(String method, String url, byte[] body, Map<String, String> headers, String authorization, boolean other,
+                                           Function<HttpTransport.Response, String> acknowledges, int limit) {
         Map<String, String> all = new LinkedHashMap<>();
         all.put("Accept", "application/json");
         all.putAll(headers);
@@ -878,7 +903,7 @@ public final class Client {
             asked = null;
             HttpTransport.Response response;
             try {
-                response = transport.send(method, url, all, body);
+                response = transport.send(method, url, all, body, limit);
             } catch (HttpTransport.InvalidLocation redirect) { // refused by the platform before its status was given
                 throw new ServiceError(method + " " + where + ": the server answered a redirect whose Location is not a valid header value ('"
                     + Shown.shown(redirect.location, secrets, 200) + "'), not followed (this client follows no redirect, which would take its "
@@ -930,7 +955,7 @@ public final class Client {
         String code = null;
         String detail = "";
         try {
-            Map<String, Object> refusal = Json.asObject(Json.parse(new String(response.body, StandardCharsets.UTF_8)));
+            Map<String, Object> refusal = Json.asObject(Json.parseAnswer(response.body, HttpTransport.ACK_ANSWER_BYTES)); // attack69 F2
             if (refusal != null) {
                 code = refusal.get("error") instanceof String && !((String) refusal.get("error")).isEmpty() ? Shown.shown((String) refusal.get("error"), secrets, 80) : null;
                 detail = refusal.get("detail") instanceof String ? Shown.shown(Shown.oneLine((String) refusal.get("detail")), secrets, 2000) : "";

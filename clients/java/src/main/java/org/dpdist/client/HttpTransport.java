@@ -21,6 +21,13 @@ public interface HttpTransport {
      * {@link ServiceError}), never an {@code OutOfMemoryError} on a small heap.
      */
     int MAX_ANSWER_BYTES = 16 << 20;
+    /**
+     * The largest body the {@link Client} reads of an acknowledgement, a refusal (4xx/5xx), an issuer's key or token
+     * answer (1 MiB, as the Python client's {@code ACK_ANSWER_BYTES}: each is a few hundred bytes); a config or an identity
+     * is read up to {@link #MAX_ANSWER_BYTES}.  A bound on bytes is no bound on what parsing them holds (attack69 F2): the
+     * client also refuses, unparsed, JSON that may hold more values than {@link Json#mostValuesWithin} its bound.
+     */
+    int ACK_ANSWER_BYTES = 1 << 20;
     /** A server's answer: its status, its headers (names in lower case) and its body. */
     final class Response {
         public final int status;
@@ -67,15 +74,31 @@ public interface HttpTransport {
     /** Send {@code method} to {@code url} with {@code headers} and {@code body} (null: none). */
     Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException;
 
-    /** Read {@code stream} whole, up to {@link #MAX_ANSWER_BYTES} (an IOException beyond: nothing more is read). */
-    static byte[] readLimited(InputStream stream, String url) throws IOException {
+    /**
+     * As above, a successful answer's body read up to {@code limit} bytes and any other's up to {@link #ACK_ANSWER_BYTES}
+     * (an IOException beyond).  The transports of this library stop reading there; this default, for a transport of
+     * one's own, reads up to {@link #MAX_ANSWER_BYTES} and then refuses a longer body.
+     */
+    default Response send(String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
+        Response response = send(method, url, headers, body);
+        int most = response.ok() ? limit : ACK_ANSWER_BYTES;
+        if (response.body != null && response.body.length > most) throw tooLong(url, most);
+        return response;
+    }
+
+    /** The IOException of an answer of {@code url} longer than {@code limit} bytes. */
+    static IOException tooLong(String url, int limit) {
+        return new IOException("The answer of " + url + " is longer than " + limit + " bytes (" + (limit == ACK_ANSWER_BYTES ? "HttpTransport.ACK_ANSWER_BYTES"
+            : limit == MAX_ANSWER_BYTES ? "HttpTransport.MAX_ANSWER_BYTES" : "the bound of this answer") + "); not read.");
+    }
+
+    /** Read {@code stream} whole, up to {@code limit} bytes (an IOException beyond: nothing more is read). */
+    static byte[] readLimited(InputStream stream, String url, int limit) throws IOException {
         try (InputStream in = stream) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             byte[] buffer = new byte[8192];
             for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
-                if (out.size() + read > MAX_ANSWER_BYTES) {
-                    throw new IOException("The answer of " + url + " is longer than " + MAX_ANSWER_BYTES + " bytes (HttpTransport.MAX_ANSWER_BYTES); not read.");
-                }
+                if (out.size() + read > limit) throw tooLong(url, limit);
                 out.write(buffer, 0, read);
             }
             return out.toByteArray();

@@ -32,6 +32,11 @@ public final class JdkHttpTransport implements HttpTransport {
 
     @Override
     public Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException {
+        return send(method, url, headers, body, MAX_ANSWER_BYTES);
+    }
+
+    @Override
+    public Response send(String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
         HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url)).timeout(timeout)
             .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
         for (Map.Entry<String, String> header : headers.entrySet()) request.header(header.getKey(), header.getValue());
@@ -43,7 +48,8 @@ public final class JdkHttpTransport implements HttpTransport {
             long left = timeout.toMillis() - (System.nanoTime() - started) / 1_000_000;
             try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), left, () -> close(stream))) {
                 try {
-                    return new Response(response.statusCode(), response.headers().map(), HttpTransport.readLimited(stream, url));
+                    return new Response(response.statusCode(), response.headers().map(), HttpTransport.readLimited(stream, url,
+                        response.statusCode() >= 200 && response.statusCode() < 300 ? limit : ACK_ANSWER_BYTES));
                 } catch (IOException failure) {
                     throw deadline.explained(failure, url);
                 }

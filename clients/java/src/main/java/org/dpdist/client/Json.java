@@ -1,5 +1,6 @@
 package org.dpdist.client;
 
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -33,6 +34,50 @@ public final class Json {
         parser.space();
         if (parser.at != text.length()) throw parser.error("unexpected text after the value");
         return value;
+    }
+
+    /**
+     * The value of the JSON {@code body} (UTF-8) of an answer read within {@code limit} bytes, unless it may hold more values
+     * or containers than {@link #mostValuesWithin} allows (attack69 F2: 16 MiB of {@code [{},{},...]} held ~460 MB on
+     * the heap, parsed): then an IllegalArgumentException saying so, nothing parsed.
+     */
+    public static Object parseAnswer(byte[] body, int limit) {
+        String heavy = tooManyValues(body, limit);
+        if (heavy != null) throw new IllegalArgumentException(heavy + " within " + limit + " bytes, not parsed");
+        return parse(new String(body, StandardCharsets.UTF_8));
+    }
+
+    /** Why the JSON {@code body} of an answer read within {@code limit} bytes is not parsed (too many values), or null. */
+    static String tooManyValues(byte[] body, int limit) {
+        long[] most = mostValuesWithin(limit);
+        long[] counted = valuesUpperBound(body);
+        if (counted[0] > most[1]) return "JSON of more than " + most[1] + " arrays and objects";
+        if (counted[1] > most[0]) return "JSON of more than " + most[0] + " values";
+        return null;
+    }
+
+    /**
+     * At least the arrays and objects, and the values (containers, keys, scalars), the JSON {@code body} (UTF-8) holds:
+     * {@code {containers, values}}, the bytes {@code [} and <code>{</code>, and those plus {@code ,} and {@code :}, plus one
+     * (those inside strings count too: an upper bound; as Python's {@code dpdist._json.values_upper_bound}).
+     */
+    public static long[] valuesUpperBound(byte[] body) {
+        long containers = 0;
+        long separators = 0;
+        for (byte at : body) {
+            if (at == '[' || at == '{') containers++;
+            else if (at == ',' || at == ':') separators++;
+        }
+        return new long[] {containers, containers + separators + 1};
+    }
+
+    /**
+     * The most values, and the most arrays and objects, JSON within {@code limit} bytes may hold before it is parsed:
+     * one value per 8 bytes, at least 65,536, at most 2^20 containers (Python's {@code dpdist._json.most_values_within}).
+     */
+    public static long[] mostValuesWithin(long limit) {
+        long values = Math.max(1L << 16, limit / 8);
+        return new long[] {values, Math.min(values, 1L << 20)};
     }
 
     private IllegalArgumentException error(String what) {

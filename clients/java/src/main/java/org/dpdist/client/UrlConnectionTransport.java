@@ -25,11 +25,16 @@ public final class UrlConnectionTransport implements HttpTransport {
 
     @Override
     public Response send(String method, String url, Map<String, String> headers, byte[] body) throws IOException {
+        return send(method, url, headers, body, MAX_ANSWER_BYTES);
+    }
+
+    @Override
+    public Response send(String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
         HttpURLConnection connection = (HttpURLConnection) new URL(url).openConnection();
         // its timeouts are per read: the whole answer has this deadline too, past which the connection is closed
         try (AnswerDeadline deadline = new AnswerDeadline(timeoutMillis, timeoutMillis, connection::disconnect)) {
             try {
-                return exchange(connection, method, url, headers, body);
+                return exchange(connection, method, url, headers, body, limit);
             } catch (IOException failure) {
                 throw deadline.explained(failure, url);
             }
@@ -38,7 +43,7 @@ public final class UrlConnectionTransport implements HttpTransport {
         }
     }
 
-    private Response exchange(HttpURLConnection connection, String method, String url, Map<String, String> headers, byte[] body) throws IOException {
+    private Response exchange(HttpURLConnection connection, String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
         connection.setRequestMethod(method);
         connection.setInstanceFollowRedirects(false);
         connection.setConnectTimeout(timeoutMillis);
@@ -53,7 +58,8 @@ public final class UrlConnectionTransport implements HttpTransport {
         }
         int status = connection.getResponseCode();
         InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
-        return new Response(status, connection.getHeaderFields(), stream == null ? new byte[0] : HttpTransport.readLimited(stream, url));
+        return new Response(status, connection.getHeaderFields(), stream == null ? new byte[0] : HttpTransport.readLimited(stream, url,
+            status >= 200 && status < 300 ? limit : ACK_ANSWER_BYTES));
     }
 
 }

@@ -50,6 +50,82 @@ class AnswersTest {
         }
     }
 
+    /** {@code {...fields, "pad": [{},{},...]}} of about {@code bytes} bytes: ~bytes/3 empty objects (attack69 F2). */
+    static byte[] padded(String fields, int bytes) {
+        StringBuilder text = new StringBuilder(fields.substring(0, fields.length() - 1)).append(",\"pad\":[{}");
+        while (text.length() < bytes - 8) text.append(",{}");
+        return text.append("]}").toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void theAnswersBoundsAreThePythonClients() {
+        Map<String, Object> answers = Json.asObject(Fixtures.python().get("answers"));
+        assertEquals(((Number) answers.get("ack_bytes")).intValue(), HttpTransport.ACK_ANSWER_BYTES);
+        for (Object row : (List<?>) answers.get("within")) {
+            List<?> within = (List<?>) row;
+            long[] most = Json.mostValuesWithin(((Number) within.get(0)).longValue());
+            assertEquals(((Number) within.get(1)).longValue(), most[0], String.valueOf(within));
+            assertEquals(((Number) within.get(2)).longValue(), most[1], String.valueOf(within));
+        }
+        for (Object row : (List<?>) answers.get("counts")) {
+            List<?> count = (List<?>) row;
+            long[] counted = Json.valuesUpperBound(((String) count.get(0)).getBytes(StandardCharsets.UTF_8));
+            assertEquals(((Number) count.get(1)).longValue(), counted[0], String.valueOf(count));
+            assertEquals(((Number) count.get(2)).longValue(), counted[1], String.valueOf(count));
+        }
+    }
+
+    @Test
+    void anAcknowledgementWithMoreValuesThanItsBoundIsNoneAndARefusalsCodeIsNotTaken() throws Exception {
+        for (int status : new int[] {200, 403}) {
+            try (FakeServer server = ClientTest.server(ClientTest.GRR, request -> {
+                String batchId = request.path.substring(request.path.lastIndexOf('/') + 1);
+                String ack = "{\"batch_id\":\"" + batchId + "\",\"campaign\":\"c\",\"accepted\":1,\"n_read\":1,\"rejected\":{},\"duplicate\":false,\"error\":\"forbidden\"}";
+                return new FakeServer.Answer(status, "application/json", padded(ack, HttpTransport.ACK_ANSWER_BYTES - 100));
+            })) {
+                Client client = new Client(server.url(), "c", ClientTest.fast().retries(1));
+                ServiceError error = assertThrows(ServiceError.class, () -> client.submit(1));
+                if (status == 200) {
+                    assertEquals("wrong_ack", error.code());
+                    assertTrue(error.getMessage().contains("with JSON of more than 131072 arrays and objects (not parsed)"), error.getMessage());
+                    assertEquals(2, server.requests.stream().filter(request -> request.method.equals("PUT")).count()); // retried
+                } else {
+                    assertEquals(403, error.status());
+                    assertEquals(null, error.code());
+                }
+            }
+        }
+    }
+
+    @Test
+    void anAcknowledgementOrARefusalPastOneMiBIsNotReadFurther() throws Exception {
+        for (int status : new int[] {200, 403}) {
+            try (FakeServer server = ClientTest.server(ClientTest.GRR, request ->
+                    new FakeServer.Answer(status, "application/json", padded("{\"error\":\"forbidden\"}", 2 << 20)))) {
+                for (HttpTransport transport : Arrays.asList(new JdkHttpTransport(Duration.ofSeconds(20)), new UrlConnectionTransport(20_000))) {
+                    Client client = new Client(server.url(), "c", ClientTest.fast().retries(0).transport(transport));
+                    ServiceError error = assertThrows(ServiceError.class, () -> client.submit(1));
+                    assertTrue(error.getMessage().contains("bytes (HttpTransport.ACK_ANSWER_BYTES); not read"), error.getMessage());
+                }
+            }
+        }
+    }
+
+    @Test
+    void aConfigOrAnIdentityWithMoreValuesThanSixteenMiBAllowIsRefusedUnparsed() throws Exception {
+        byte[] hostile = padded("{\"campaign\":\"c\",\"state\":\"open\",\"config\":" + ClientTest.GRR + "}", HttpTransport.MAX_ANSWER_BYTES - 100);
+        try (FakeServer server = new FakeServer(request -> new FakeServer.Answer(200, "application/json", hostile))) {
+            Client client = new Client(server.url(), "c", ClientTest.fast().retries(0));
+            ServiceError error = assertThrows(ServiceError.class, client::campaign);
+            assertEquals("bad_answer", error.code());
+            assertTrue(error.getMessage().contains("JSON of more than 1048576 arrays and objects within 16777216 bytes, not parsed"), error.getMessage());
+        }
+        byte[] identity = padded("{\"campaign\":\"c\",\"config\":" + ClientTest.GRR + ",\"relay\":{},\"issuer\":null}", 4 << 20);
+        String digest = Bytes.hex(java.security.MessageDigest.getInstance("SHA-256").digest(identity));
+        ServiceError error = assertThrows(ServiceError.class, () -> Identity.identityOf(identity, "c", null, digest));
+        assertEquals("bad_answer", error.code());
+    }
+
     @Test
     void aRedirectIsRefusedAtOnceNamingTheStatusAndWhereItPointed() throws Exception {
         try (FakeServer server = ClientTest.server(ClientTest.GRR, request ->
