@@ -39,9 +39,11 @@ __all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_
 #: headers that describe the bytes on the wire, not the decoded body the answer is rebuilt with
 _WIRE_HEADERS = frozenset({b"content-encoding", b"content-length", b"transfer-encoding"})
 #: the most bytes of one answer's body dpdist reads, once decoded, of the admin's calls (an estimate of 10^5 items is
-#: 10.6 MB of JSON, of 10^6 ~106 MB; a plot a few hundred kB; kept reports are streamed to a file, not read here)
+#: 10.6 MB of JSON for GRR, 22.3 MB for OLH; OLH's of 10^6, 227 MB, is refused; a plot a few hundred kB; kept reports
+#: are streamed to a file, not read here)
 MAX_ANSWER_BYTES = 128 << 20
-#: the most bytes of a campaign's config or identity, once decoded (the service takes a config of at most 16 MiB)
+#: the most bytes of a campaign's config or identity, once decoded (the service refuses a config whose answer would
+#: pass 16 MiB, ``dpdist.serve._campaigns.DEVICE_CONFIG_BYTES``: the JavaScript and Java clients' bound)
 CONFIG_ANSWER_BYTES = 20 << 20
 #: the most bytes of an acknowledgement, a token, a key or a refusal read by a device or a relay (a few hundred bytes)
 ACK_ANSWER_BYTES = 1 << 20
