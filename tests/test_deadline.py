@@ -247,3 +247,21 @@ def test_a_device_reads_an_acknowledgement_or_a_config_within_its_own_smaller_bo
             call(client)
     assert error.value.code == "answer_too_large", str(error.value)
     assert f"more than {limit} once decoded" in str(error.value) and len(asked) == 1
+
+
+def test_a_refusal_is_read_up_to_an_acknowledgement_s_bound_whatever_the_call():
+    """A refusal's message shows 2,000 characters of it: a 128 MiB one was parsed whole (2.24 GB; attack70 F2)."""
+    transport, asked = _gzip_answer(b'{"error": "bad", "detail": "' + b"x" * (2 << 20) + b'"}', status=400)
+    with Client("http://h", admin_token="admin-token-0123456789", transport=transport, retries=3) as client:
+        with pytest.raises(ServiceRefusedError) as error:
+            client.campaigns()
+    assert error.value.code == "answer_too_large" and "HTTP 400" in str(error.value)
+    assert "more than 1 MiB once decoded" in str(error.value) and asked == ["/api/campaigns"]
+
+
+def test_a_page_full_of_brackets_is_refused_as_not_json_not_as_too_many_values():
+    transport, _ = _gzip_answer(b"<html>" + b"[{" * (1 << 20) + b"</html>")
+    with Client("http://h", admin_token="admin-token-0123456789", transport=transport, retries=0) as client:
+        with pytest.raises(ServiceRefusedError) as error:
+            client.campaigns()
+    assert error.value.code == "unexpected_answer" and "(HTTP 200, application/json, not JSON)" in str(error.value)

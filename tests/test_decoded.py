@@ -82,9 +82,9 @@ def test_the_refusals_code_is_the_answer_readers():
 
 
 @pytest.mark.parametrize("body", [b"\x1f\x8b\x08\x00not gzip at all", b'{"campaigns": []}',
-                                  gzip.compress(b"{}")[:-6], gzip.compress(b"{}") + b"GARBAGE\x1b[2J",
-                                  gzip.compress(b"{}") + gzip.compress(b"[]"),
-                                  gzip.compress(b"{}")[:-8] + b"\x00\x00\x00\x00" + gzip.compress(b"{}")[-4:]])
+                                  gzip.compress(b"{}", mtime=0)[:-6], gzip.compress(b"{}", mtime=0) + b"GARBAGE\x1b[2J",
+                                  gzip.compress(b"{}", mtime=0) + gzip.compress(b"[]", mtime=0),
+                                  gzip.compress(b"{}", mtime=0)[:-8] + b"\x00\x00\x00\x00" + gzip.compress(b"{}", mtime=0)[-4:]])
 def test_a_body_that_does_not_inflate_is_refused_in_one_line_not_an_internal_error(body):
     """attack69 F1: a corrupt gzip body (or one not gzip at all, or its CRC wrong) was "internal error DecodingError"."""
     with _answer(body, "gzip") as http, pytest.raises(ServiceRefusedError) as refused:

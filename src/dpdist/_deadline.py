@@ -70,7 +70,7 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
     """``http.request(method, url, **kwargs)``, its answer read whole, unless ``seconds`` pass after the request is sent
     before it is, head and body (then :class:`httpx.ReadTimeout`, the connection closed; ``seconds`` None: no
     deadline) or it holds more than ``limit`` bytes once decoded (then :class:`ServiceRefusedError`, code
-    :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`).  Its ``json()`` raises ``ValueError`` for JSON nested too
+    :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`; a refusal, 4xx or 5xx, at most :data:`ACK_ANSWER_BYTES`).  Its ``json()`` raises ``ValueError`` for JSON nested too
     deeply (:func:`dpdist._json.loads`), never ``RecursionError``."""
     limit = MAX_ANSWER_BYTES if limit is None else limit
     bound_reads(http)
@@ -80,6 +80,7 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
         with reads_within(seconds), http.stream(method, url, **_accepting(kwargs)) as response:
             head = True
             decoder = _decoder(method, response)
+            limit = _bound_of(response, limit)
             for raw in _raw(response):
                 for chunk in _pieces(decoder.feed(raw), method, response):
                     read = _kept_within(chunks, chunk, read, limit, method, response)
@@ -101,7 +102,8 @@ async def request_within_async(http: httpx.AsyncClient, method: str, url: str, s
                                limit: int | None = None, **kwargs: Any) -> httpx.Response:
     """:func:`request_within` with an ``httpx.AsyncClient``: the answer whole within ``seconds`` of the request's
     start, head and body (else :class:`httpx.ReadTimeout`), at most ``limit`` bytes once decoded (else
-    :class:`ServiceRefusedError`, code :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`)."""
+    :class:`ServiceRefusedError`, code :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`; a refusal at most
+    :data:`ACK_ANSWER_BYTES`)."""
     limit = MAX_ANSWER_BYTES if limit is None else limit
 
     async def read() -> httpx.Response:
@@ -109,18 +111,25 @@ async def request_within_async(http: httpx.AsyncClient, method: str, url: str, s
         read = 0
         async with http.stream(method, url, **_accepting(kwargs)) as response:
             decoder = _decoder(method, response)
+            bound = _bound_of(response, limit)
             async for raw in _raw_async(response):
                 for chunk in _pieces(decoder.feed(raw), method, response):
-                    read = _kept_within(chunks, chunk, read, limit, method, response)
+                    read = _kept_within(chunks, chunk, read, bound, method, response)
             for chunk in _pieces(decoder.end(), method, response):
-                read = _kept_within(chunks, chunk, read, limit, method, response)
-        return _Answer.of(response, chunks, limit)
+                read = _kept_within(chunks, chunk, read, bound, method, response)
+        return _Answer.of(response, chunks, bound)
 
     try:
         return await asyncio.wait_for(read(), seconds)
     except asyncio.TimeoutError:  # the read cancelled, its connection closed
         raise httpx.ReadTimeout(f"the answer to {method} {redacted_url(str(url))} was not whole {seconds:g} s after "
                                 "the request was sent (the client's timeout, its deadline per attempt)") from None
+
+
+def _bound_of(response: httpx.Response, limit: int) -> int:
+    """The bytes of ``response``'s body read: ``limit``; a refusal's at most :data:`ACK_ANSWER_BYTES` (its message
+    shows 2,000 characters of it; attack70 F2: a 128 MiB refusal was parsed, 2.24 GB)."""
+    return min(limit, ACK_ANSWER_BYTES) if response.status_code >= 400 else limit
 
 
 def _accepting(kwargs: dict[str, Any]) -> dict[str, Any]:

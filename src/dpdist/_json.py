@@ -30,7 +30,7 @@ def loads(text, *, most_values: int | None = None, most_containers: int | None =
     ``most_text_bytes`` once decoded (None: any)."""
     if most_text_bytes is not None and 4 * len(text) > most_text_bytes and _astral(text):
         raise ValueError(f"JSON of more than {most_text_bytes >> 20} MiB once decoded (4 bytes a character)")
-    if most_values is not None or most_containers is not None:
+    if (most_values is not None or most_containers is not None) and _opens_a_container(text):
         containers, values = values_upper_bound(text)
         if most_containers is not None and containers > most_containers:
             raise ValueError(f"JSON of more than {most_containers:,} arrays and objects")
@@ -40,6 +40,17 @@ def loads(text, *, most_values: int | None = None, most_containers: int | None =
         return json.loads(text)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+
+
+#: JSON's whitespace, then an array or an object: the only documents that can hold more than one value
+_CONTAINER_FIRST = re.compile(rb"[ \t\n\r]*[\[{]")
+
+
+def _opens_a_container(text: bytes | bytearray | str) -> bool:
+    """Whether ``text`` starts (after whitespace) an array or an object; any other text is one value, or not JSON
+    (refused as such at its first bytes, not as "JSON of more than ... values": an HTML page)."""
+    start = text[:64].encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text[:64])
+    return _CONTAINER_FIRST.match(start) is not None or not start.strip(b" \t\n\r")
 
 
 #: an escaped high surrogate (``\\ud83d``: with a low one, a character past U+FFFF)
