@@ -588,7 +588,9 @@ class Client:
         which batch a report is in, and where in it, says nothing about the value's
         position in ``values`` (a sorted array would otherwise give the values away).
         Permuting the values before randomizing them independently is the same, in
-        law, as permuting the reports.  Each batch is randomized once, then sent (and
+        law, as permuting the reports.  A batch holds at most ``batch_size`` reports, and no more than fit the
+        body the config answer says the service takes (:meth:`batch_rows`: a config whose one report does not fit
+        is refused before anything is drawn or charged).  Each batch is randomized once, then sent (and
         resent with the same bytes on failure) before the next batch is randomized.
         If the service stays unreachable past the retries,
         :class:`~dpdist.errors.ServiceUnavailableError` is raised and the remaining
