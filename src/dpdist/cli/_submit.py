@@ -57,8 +57,7 @@ def _add_submit(subparsers) -> None:
     add_columns_argument(submit, "a multi-attribute campaign, not with --reports")
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
     add_ohttp_arguments(submit)
-    submit.add_argument("--batch-size", type=int, default=10_000,
-                        help="reports per batch (10000; fewer when the body the service takes holds fewer)")
+    submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000; fewer if the service's body holds fewer)")
     submit.add_argument(
         "--clip",
         action=argparse.BooleanOptionalAction,
