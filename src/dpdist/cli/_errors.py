@@ -15,7 +15,7 @@ import traceback
 
 from .._redact import redacted_text
 
-__all__ = ["user_message", "internal_error_message", "proxy_message", "TRACEBACK_VARIABLE"]
+__all__ = ["user_message", "internal_error_message", "memory_message", "proxy_message", "TRACEBACK_VARIABLE"]
 
 #: the variables httpx reads a proxy from
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
@@ -69,6 +69,15 @@ def internal_error_message(error: BaseException) -> str:
         f"internal error {type(error).__name__}{': ' + first if first else ''} "
         f"(a bug of dpdist: please report it; set {TRACEBACK_VARIABLE}=1 to see the traceback)"
     )
+
+
+def memory_message(error: MemoryError, command: str | None) -> str:
+    """One line for memory running out (``MemoryError``), naming what ran out and in which command: not a bug of dpdist
+    but of the machine's limits, or of the work asked for at once."""
+    first = redacted_text(str(error).strip().splitlines()[0]) if str(error).strip() else "no size given"
+    where = f" running 'dpdist {command}'" if command else ""
+    return (f"memory ran out{where} ({first}); give it more memory, or less work at once (e.g. a smaller "
+            "--batch-size or input).")
 
 
 def proxy_message(error: BaseException, environ=None) -> str | None:

@@ -14,7 +14,7 @@ import numpy as np
 from .. import __version__
 from ..errors import DPDistError
 from ._arguments import check_option_rules
-from ._errors import TRACEBACK_VARIABLE, internal_error_message, proxy_message, user_message
+from ._errors import TRACEBACK_VARIABLE, internal_error_message, memory_message, proxy_message, user_message
 
 #: the sub-commands of each module, in the order ``dpdist --help`` lists them (tests/cli/test_errors.py checks
 #: that each module adds exactly these)
@@ -134,6 +134,11 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as error:  # a path that cannot be read or written
         print(f"dpdist: error: {error.strerror or error}: {error.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
+    except MemoryError as error:  # memory ran out (a huge input, a hostile config): one line, no "bug of dpdist"
+        if os.environ.get(TRACEBACK_VARIABLE):
+            raise
+        print(f"dpdist: error: {memory_message(error, getattr(args, 'command', None))}", file=sys.stderr)
+        return 1
     except Exception as error:  # a bug: still one line, unless the user asks for the traceback
         if os.environ.get(TRACEBACK_VARIABLE):
             raise

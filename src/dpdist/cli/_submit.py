@@ -57,7 +57,7 @@ def _add_submit(subparsers) -> None:
     add_columns_argument(submit, "a multi-attribute campaign, not with --reports")
     submit.add_argument("--reports", action="store_true", help="DATA are report files to submit as they are")
     add_ohttp_arguments(submit)
-    submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000)")
+    submit.add_argument("--batch-size", type=int, default=10_000, help="reports per batch (10000; fewer if the service's body holds fewer)")
     submit.add_argument(
         "--clip",
         action=argparse.BooleanOptionalAction,
@@ -228,6 +228,9 @@ def _submit_column(client, args):
     selected = args.column if args.columns is None else args.columns
     session = open_budget(args)
     label = f"submit {args.data[0]}:{selected} to {args.campaign} ({protocol.name})"
+    # reports of a size the service's body holds, in batches it holds: refused before the data are read or anything
+    # drawn, and the memory of randomizing one batch bounded by that body (attack70 F1)
+    batch_size = client.batch_rows(args.campaign, protocol, args.batch_size)
     if session is not None:
         session.check(protocol.guarantee, label)  # refused before the data are read
     # every value is checked before the first batch leaves: a bad row in batch k must not stop the run
@@ -273,14 +276,14 @@ def _submit_column(client, args):
             ) as memo,
             ReportShuffler(protocol, _rng.secure_generator()) as shuffler,
         ):
-            for block in rechunk(values, args.batch_size):
+            for block in rechunk(values, batch_size):
                 if memo is None:
                     with warnings.catch_warnings():  # the note above says it: each row is a different user
                         warnings.simplefilter("ignore", EachValueANewUserWarning)
                         shuffler.add(protocol.privatize(block, secure=True))
                 else:
                     shuffler.add(memo.reports(block, check_rng(None, secure=True, owner="dpdist submit")))
-            write_journal(journal, protocol, shuffler.blocks(args.batch_size))
+            write_journal(journal, protocol, shuffler.blocks(batch_size))
     for batch_id, body in journal_records(journal):
         yield client.submit_body(args.campaign, batch_id, body)
 

@@ -48,6 +48,7 @@ from .._io._binary import read_header
 from .._rng import secure_generator
 from ..errors import InvalidParameterError, ServiceRefusedError
 from ..local import from_config
+from ..serve._report_bound import rows_per_body
 from ._arguments import missing_cells
 from ._deploy import data_reader
 from ._submit_journal import check_journal_option, data_digest, journal_path, journal_records, write_journal
@@ -170,6 +171,9 @@ def _randomized_part(journal: _Journal, document: dict, k: int, order: np.ndarra
                      stop: int, batch_size: int) -> dict:
     """Round ``k``'s rows ``order[start:stop]``, each randomized once under the round's config, journaled as a part."""
     round_protocol = from_config(document["config"])
+    # a round's config is an instruction too: a report its service's body cannot hold refused before anything is drawn,
+    # and batches of at most what that body holds (attack70 F1)
+    batch_size = rows_per_body(round_protocol, document, str(document.get("submit_to")), batch_size)
     # the share's rows leave in an order of their own (CSPRNG), never the split's: with --split-seed the split is
     # known to whoever knows the seed, and report i would be file row order[start + i] (its rank, in a sorted file)
     rows = secure_generator().permutation(order[start:stop])

@@ -52,6 +52,7 @@ from ..local._json_rows import json_rows as rows
 from .._deadline import ACK_ANSWER_BYTES, ANSWERED_BY, CONFIG_ANSWER_BYTES, deadline_of, request_within
 from .._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
 from ._relay_route import RelayRoute, resolve_route
+from ._report_bound import rows_per_body
 from ._token_store import TokenStore
 
 if TYPE_CHECKING:
@@ -587,7 +588,9 @@ class Client:
         which batch a report is in, and where in it, says nothing about the value's
         position in ``values`` (a sorted array would otherwise give the values away).
         Permuting the values before randomizing them independently is the same, in
-        law, as permuting the reports.  Each batch is randomized once, then sent (and
+        law, as permuting the reports.  A batch holds at most ``batch_size`` reports, and no more than fit the
+        body the config answer says the service takes (:meth:`batch_rows`: a config whose one report does not fit
+        is refused before anything is drawn or charged).  Each batch is randomized once, then sent (and
         resent with the same bytes on failure) before the next batch is randomized.
         If the service stays unreachable past the retries,
         :class:`~dpdist.errors.ServiceUnavailableError` is raised and the remaining
@@ -599,6 +602,7 @@ class Client:
         if ledger is not None:
             return self._submit_device_values(campaign, values, ledger, protocol)
         protocol = protocol if protocol is not None else self.protocol(campaign)
+        batch_size = self.batch_rows(campaign, protocol, batch_size)  # before anything is drawn (attack70 F1)
         order = secure_generator().permutation(len(values))
         route = self._route(campaign)
         if route is None:
@@ -641,6 +645,7 @@ class Client:
                     "drawn, and the device keeps its one answer for an open round.", status=409, code="no_open_round",
                 )
             self._check_own_round(campaign, document, once, ledger)
+        rows = self.batch_rows(campaign, protocol, max(len(values), 1))  # before the ledger draws anything (attack70 F1)
         if route is not None:
             self._prepare(route, len(values))  # the tokens before the ledger draws anything
         else:
@@ -648,7 +653,15 @@ class Client:
         reports = ledger.report(protocol, values, self.server, once=once)
         if route is not None and len(reports):
             return [self._submit_through_relay(route, protocol, reports, _new_batch_id())]
-        return [self.submit_reports(campaign, protocol, reports)] if len(reports) else []
+        return [self.submit_reports(campaign, protocol, reports[start : start + rows])
+                for start in range(0, len(reports), rows)]
+
+    def batch_rows(self, campaign: str, protocol: LocalProtocol, wanted: int) -> int:
+        """The reports of ``protocol`` one batch to ``campaign`` carries: at most ``wanted``, and as many as fit the
+        body its last config answer says the service takes (``max_body_bytes``, capped on the device:
+        :data:`dpdist.serve._report_bound.CLIENT_MAX_BODY_BYTES`). A config whose one report does not fit is refused,
+        :class:`~dpdist.errors.ServiceRefusedError` ``unexpected_answer``, before anything is drawn (attack70 F1)."""
+        return rows_per_body(protocol, self._documents.get(campaign), campaign, wanted)
 
     def _check_own_round(self, campaign: str, document: dict, once: str, ledger: PrivacyLedger) -> None:
         """Refuse, before anything is drawn, an answer outside the round this device drew (``ledger.round_for``).
@@ -702,6 +715,7 @@ class Client:
         identity = identities[0]
         batch_id = identity.split(":", 1)[1] if identity.startswith("id:") else identity.replace("sha256:", "sha256-")[:100]
         protocol = summary.protocol()
+        self.batch_rows(campaign, protocol, 1)  # a report the service's body cannot hold: refused before anything is sent
         rows_per_part = max(1, FILE_PART_BYTES // max(protocol.report_format.row_bytes, 1))
         if summary.rows <= rows_per_part:
             if (summary.format == "binary" and identity.startswith("id:") and len(identities) == 1

@@ -1,0 +1,120 @@
+"""How many reports of a fetched config fit one request body: a campaign config is an instruction to the device.
+
+A device builds its protocol from the config a server answers and sizes its
+reports by it, so a hostile server or proxy answering the config GET with a huge
+domain (``domain_size`` = 2*10^7: ~530 bytes on the wire) made ``dpdist submit`` of
+300 values allocate gigabytes (attack70 F1).  Before anything is randomized, the
+device computes the encoded bytes of one report (a binary record, as
+:func:`dpdist._io._binary.encode_record` writes it) and
+
+* refuses a config whose one report cannot fit the body the config answer says
+  the service takes (``max_body_bytes``), capped by :data:`CLIENT_MAX_BODY_BYTES`,
+  which the server cannot raise, and a config whose statistic is over what the
+  service accepts at campaign creation by default (:data:`CLIENT_MAX_STATISTIC_BYTES`)
+  (``unexpected_answer``, naming the field and the size);
+* sends batches of at most :func:`rows_per_body` reports, so the memory of
+  randomizing and encoding one batch is bounded by that body.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+
+from .._io._binary import _PREFIX
+from ..errors import ServiceRefusedError
+
+__all__ = ["CLIENT_MAX_BODY_BYTES", "CLIENT_MAX_STATISTIC_BYTES", "record_bytes", "body_limit", "check_statistic",
+           "rows_per_body"]
+
+#: the largest body a device sends whatever the config answer says: the service's default ``--max-body-bytes``
+#: (16 MiB, :data:`dpdist.serve._limits.DEFAULT_MAX_BODY_BYTES`; a test checks they are equal). A service with a
+#: larger limit still gets every report, in more batches; a report over it is an OUE domain over 1.3*10^8, whose
+#: statistic (over 1 GiB) is 16 times what the service accepts by default (``--max-statistic-bytes``, 64 MiB).
+CLIENT_MAX_BODY_BYTES = 16 << 20
+
+#: the largest statistic (``statistic_size`` x its dtype) of a campaign a device takes part in: the service's default
+#: ``--max-statistic-bytes`` (64 MiB, :data:`dpdist.serve._limits.DEFAULT_MAX_STATISTIC_BYTES`, checked at campaign
+#: creation by :func:`dpdist.serve._campaigns.check_config`; a test checks they are equal). It bounds one report too: an
+#: OUE report (one bit per count) is then at most 1 MiB, randomized with ~40 MiB of scratch memory.
+CLIENT_MAX_STATISTIC_BYTES = 64 << 20
+
+#: a file id as :func:`dpdist._io._identity.new_file_id` draws it (its length is what matters; nothing is drawn)
+_PLACEHOLDER_ID = "0" * 32
+#: the largest CRC-32 (its digits are what matter)
+_MAX_CRC = 0xFFFFFFFF
+
+
+def record_bytes(protocol, rows: int) -> int:
+    """Bytes of one binary record of ``rows`` reports of ``protocol``, with a file id (as ``encode_record`` writes it;
+    at least those bytes: its CRC is counted at its longest)."""
+    report_format = protocol.report_format
+    payload = rows * report_format.row_bytes
+    fields: dict[str, Any] = {
+        "config": protocol.config(), "dtype": np.lib.format.dtype_to_descr(report_format.dtype),
+        "shape": [rows, *report_format.row_shape], "payload_bytes": payload, "crc32": _MAX_CRC,
+        "file_id": _PLACEHOLDER_ID,
+    }
+    return _PREFIX.size + len(json.dumps(fields, sort_keys=True).encode()) + payload
+
+
+def body_limit(document: Any, campaign: str) -> int:
+    """The body the config answer says the service takes (``max_body_bytes``), capped by :data:`CLIENT_MAX_BODY_BYTES`
+    (an answer without it: the cap); a value that is not an int >= 1 is refused (``unexpected_answer``)."""
+    stated = document.get("max_body_bytes") if isinstance(document, dict) else None
+    if stated is None:
+        return CLIENT_MAX_BODY_BYTES
+    if not isinstance(stated, int) or isinstance(stated, bool) or stated < 1:
+        raise ServiceRefusedError(
+            f"The config answer of campaign {campaign!r} gives 'max_body_bytes' = {str(stated)[:40]!r}, not an int >= 1; "
+            "nothing was drawn or sent.", status=200, code="unexpected_answer")
+    return min(stated, CLIENT_MAX_BODY_BYTES)
+
+
+def rows_per_body(protocol, document: Any, campaign: str, wanted: int) -> int:
+    """The most reports (at most ``wanted``, at least 1) whose binary record fits :func:`body_limit`; a config whose
+    one report does not fit is refused (``unexpected_answer``, naming the config's field and the sizes) before
+    anything is drawn."""
+    check_statistic(protocol, campaign)
+    limit = body_limit(document, campaign)
+    one = record_bytes(protocol, 1)
+    if one > limit:
+        raise ServiceRefusedError(
+            f"The config answer of campaign {campaign!r} describes {protocol.name} reports of {one} bytes each "
+            f"('config': {_largest_field(protocol.config())}), more than one request body may hold ({limit} bytes: "
+            f"'max_body_bytes' {_stated(document)}, at most {CLIENT_MAX_BODY_BYTES} on this device); refused before "
+            "anything was drawn or charged.", status=200, code="unexpected_answer")
+    row_bytes = max(protocol.report_format.row_bytes, 1)
+    rows = max(1, min(wanted, (limit - record_bytes(protocol, 0)) // row_bytes))
+    while rows > 1 and record_bytes(protocol, rows) > limit:  # the digits of the shape: a few bytes
+        rows -= 1
+    return rows
+
+
+def check_statistic(protocol, campaign: str) -> None:
+    """Refuse (``unexpected_answer``) a config whose statistic is over :data:`CLIENT_MAX_STATISTIC_BYTES`: a campaign
+    the service refuses to create at its default limits, whose reports and randomization grow with it."""
+    size = int(protocol.statistic_size)
+    needed = size * np.dtype(protocol.statistic_dtype).itemsize
+    if needed > CLIENT_MAX_STATISTIC_BYTES:
+        raise ServiceRefusedError(
+            f"The config answer of campaign {campaign!r} describes a campaign of {protocol.name} ('config': "
+            f"{_largest_field(protocol.config())}) whose statistic takes {needed} bytes, more than the {CLIENT_MAX_STATISTIC_BYTES} "
+            "a device takes part in (the service's default --max-statistic-bytes); refused before anything was drawn "
+            "or charged.", status=200, code="unexpected_answer")
+
+
+def _stated(document: Any) -> str:
+    stated = document.get("max_body_bytes") if isinstance(document, dict) else None
+    return "absent" if stated is None else f"= {stated}"
+
+
+def _largest_field(config: dict) -> str:
+    """The config's largest integer field, e.g. ``domain_size = 20000000`` (what sizes its reports)."""
+    numbers = [(value, key) for key, value in config.items() if isinstance(value, int) and not isinstance(value, bool)]
+    if not numbers:
+        return "its protocol"
+    value, key = max(numbers)
+    return f"{key} = {value}"

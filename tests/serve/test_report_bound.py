@@ -1,0 +1,131 @@
+"""attack70 F1: a campaign config is an instruction to the device. A config answer whose one report cannot fit the body
+the service takes (or whose statistic is over what the service accepts at campaign creation) is refused before anything
+is drawn or charged; batches are cut to fit that body (dpdist.serve._report_bound)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dpdist.errors import ServiceRefusedError
+from dpdist.local import from_config
+
+pytest.importorskip("httpx")
+
+import httpx  # noqa: E402 - after the extra's check
+from dpdist.client import Client  # noqa: E402 - after the extra's check
+from dpdist.local.frequency.oue import OUE  # noqa: E402 - after the extra's check
+from dpdist.serve import _report_bound  # noqa: E402 - after the extra's check
+from dpdist.serve._limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STATISTIC_BYTES  # noqa: E402
+
+URL = "http://collector.example"
+
+
+def _service(config: dict, max_body_bytes=DEFAULT_MAX_BODY_BYTES) -> tuple[Client, list[bytes]]:
+    """A client of a service answering ``config`` (and ``max_body_bytes``) for the config GET and acknowledging every
+    batch; the bodies it was sent."""
+    bodies: list[bytes] = []
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            document = {"campaign": "c", "state": "open", "config": config}
+            if max_body_bytes is not None:
+                document["max_body_bytes"] = max_body_bytes
+            return httpx.Response(200, json=document)
+        bodies.append(request.content)
+        batch_id = request.url.path.rsplit("/", 1)[1]
+        n = _rows(request.content)
+        return httpx.Response(200, json={"campaign": "c", "batch_id": batch_id, "n_read": n, "accepted": n,
+                                         "rejected": {}, "duplicate": False})
+
+    return Client(URL, retry_window=0, transport=httpx.MockTransport(answer)), bodies
+
+
+def _rows(body: bytes) -> int:
+    header_bytes = int.from_bytes(body[10:14], "little")
+    return json.loads(body[14 : 14 + header_bytes])["shape"][0]
+
+
+@pytest.fixture
+def no_draw(monkeypatch):
+    """Any randomization fails the test: a refusal must come before it."""
+    def drawn(*args, **kwargs):
+        raise AssertionError("privatize was called: the config must be refused before anything is drawn")
+    monkeypatch.setattr(OUE, "privatize", drawn)
+
+
+def test_the_device_s_ceilings_are_the_service_s_own_defaults():
+    assert _report_bound.CLIENT_MAX_BODY_BYTES == DEFAULT_MAX_BODY_BYTES
+    assert _report_bound.CLIENT_MAX_STATISTIC_BYTES == DEFAULT_MAX_STATISTIC_BYTES
+
+
+def test_the_size_of_a_record_is_what_encode_record_writes():
+    from dpdist.io import encode_record
+
+    protocol = from_config({"protocol": "oue", "epsilon": 1.0, "domain_size": 1000})
+    reports = protocol.privatize(np.arange(37) % 1000, rng=1)
+    assert _report_bound.record_bytes(protocol, 37) >= len(encode_record(protocol, reports, "0" * 32))
+    assert _report_bound.record_bytes(protocol, 37) - len(encode_record(protocol, reports, "0" * 32)) <= 10  # the CRC
+
+
+def test_a_config_of_a_huge_domain_is_refused_before_anything_is_drawn(no_draw):
+    """The attack: the real config with domain_size = 2*10^7 made a device allocate 1.69 GB for 300 values."""
+    client, bodies = _service({"protocol": "oue", "epsilon": 1.0, "domain_size": 20_000_000})
+    with client, pytest.raises(ServiceRefusedError) as refusal:
+        client.submit_values("c", np.arange(300) % 8)
+    assert refusal.value.code == "unexpected_answer" and bodies == []
+    assert "domain_size = 20000000" in str(refusal.value) and "160000000 bytes" in str(refusal.value)
+
+
+def test_a_report_larger_than_the_service_s_body_is_refused_naming_it(no_draw):
+    client, bodies = _service({"protocol": "oue", "epsilon": 1.0, "domain_size": 8192}, max_body_bytes=1024)
+    with client, pytest.raises(ServiceRefusedError) as refusal:
+        client.submit_values("c", np.arange(10))
+    text = str(refusal.value)
+    assert refusal.value.code == "unexpected_answer" and bodies == []
+    assert "'max_body_bytes' = 1024" in text and "domain_size = 8192" in text and "reports of " in text
+
+
+@pytest.mark.parametrize("stated", [0, -5, "16777216", True, 1.5])
+def test_a_body_limit_that_is_no_count_of_bytes_is_refused(no_draw, stated):
+    client, bodies = _service({"protocol": "oue", "epsilon": 1.0, "domain_size": 64}, max_body_bytes=stated)
+    with client, pytest.raises(ServiceRefusedError, match="'max_body_bytes'") as refusal:
+        client.submit_values("c", np.arange(10))
+    assert refusal.value.code == "unexpected_answer" and bodies == []
+
+
+def test_a_server_cannot_raise_the_device_s_body_ceiling():
+    assert _report_bound.body_limit({"max_body_bytes": 10**12}, "c") == _report_bound.CLIENT_MAX_BODY_BYTES
+    assert _report_bound.body_limit({}, "c") == _report_bound.CLIENT_MAX_BODY_BYTES  # an older service: the ceiling
+    assert _report_bound.body_limit({"max_body_bytes": 4096}, "c") == 4096
+
+
+def test_batches_are_cut_to_the_body_the_service_takes():
+    """Without the cut, one batch of 200 OUE reports of 128 bytes (26 kB) went to a service taking 4 kB."""
+    config = {"protocol": "oue", "epsilon": 1.0, "domain_size": 1024}
+    client, bodies = _service(config, max_body_bytes=4096)
+    with client:
+        acks = client.submit_values("c", np.arange(200) % 1024, batch_size=10_000)
+    assert len(bodies) > 1 and all(len(body) <= 4096 for body in bodies)
+    assert sum(_rows(body) for body in bodies) == 200 == sum(ack["accepted"] for ack in acks)
+    assert max(_rows(body) for body in bodies) == _report_bound.rows_per_body(from_config(config), {"max_body_bytes": 4096},
+                                                                               "c", 10_000)
+
+
+class _NoLedger:
+    """A ledger that fails the test when charged: the refusal comes first."""
+
+    def answered(self, *args):  # pragma: no cover - a campaign in rounds only
+        return False
+
+    def report(self, *args, **kwargs):
+        raise AssertionError("the ledger was charged: the config must be refused before")
+
+
+def test_a_device_s_ledger_is_not_charged_for_a_refused_config(no_draw):
+    client, bodies = _service({"protocol": "oue", "epsilon": 1.0, "domain_size": 20_000_000})
+    with client, pytest.raises(ServiceRefusedError, match="unexpected|statistic"):
+        client.submit_values("c", [3], ledger=_NoLedger())  # type: ignore[arg-type]
+    assert bodies == []
