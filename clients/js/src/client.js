@@ -27,6 +27,7 @@ import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
 import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
+import { rowsPerBody } from './bound.js';
 import { RELAY_CONTENT_TYPE, encapsulateForRelay, relayKeyConfig, relayReportPath, sealForRelay } from './relay.js';
 import {
   IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
@@ -297,6 +298,7 @@ export class Client {
     this._issuerInfo = null; // the campaign's issuer, checked (identity.js checkedIssuer), when it has one
     this._issuerKeyChecked = false; // the issuer's live token key was compared with the campaign's
     this._ledger = null; // the device's privacy Ledger, when it has storage
+    this._bodyRows = 1; // reports per request body, from the config answer (campaign(), bound.js)
     this._campaign = null;
     this._pending = []; // reports (never values) waiting for the next batch
     this._unsent = []; // batches not yet acknowledged: {batch, batchId}, always sent under that id
@@ -335,7 +337,11 @@ export class Client {
       }
       const { document, published } = await this._trusted(served);
       // the published client view, checked against this client's derivation (a server without one: the config)
-      this._protocol = fromConfig(document.client_view ?? document.config); // refuses unsupported protocols here
+      const protocol = fromConfig(document.client_view ?? document.config); // refuses unsupported protocols here
+      // the reports one body holds, from the answer's max_body_bytes: a config whose statistic or one report is too
+      // large is refused before anything is drawn, sent or charged (attack70 F1, bound.js)
+      this._bodyRows = rowsPerBody(protocol, served, this.campaignId, Number.MAX_SAFE_INTEGER);
+      this._protocol = protocol;
       const relay = document.relay;
       this._issuerInfo = relay?.issuer ? await checkedIssuer(relay.issuer, relay.pin, this.campaignId, published) : null;
       this._campaign = document;
@@ -631,7 +637,8 @@ export class Client {
   }
 
   /**
-   * Randomize many values and submit them in batches of ``batchSize``; resolves to the acks.
+   * Randomize many values and submit them in batches of ``batchSize`` (fewer when one request body, the config
+   * answer's ``max_body_bytes`` capped at 16 MiB, holds fewer reports); resolves to the acks.
    * The values are taken in a uniformly random order (CSPRNG), so neither a report's batch nor
    * its place in it depends on where its value was in ``values``.
    * If a batch cannot be sent, the error is thrown and it and the later batches stay queued
@@ -640,9 +647,10 @@ export class Client {
   async submitMany(values) {
     const protocol = await this.protocol();
     const order = permutation(values.length, this._source);
-    for (let start = 0; start < values.length; start += this.batchSize) {
-      await this._prepareFor(Math.min(this.batchSize, values.length - start)); // the batch's tokens before its draws
-      const batch = await this._privatizeLocked(protocol, Array.from(order.subarray(start, start + this.batchSize), (index) => values[index]));
+    const step = Math.min(this.batchSize, this._bodyRows); // fewer than batchSize when one body holds fewer (attack70 F1)
+    for (let start = 0; start < values.length; start += step) {
+      await this._prepareFor(Math.min(step, values.length - start)); // the batch's tokens before its draws
+      const batch = await this._privatizeLocked(protocol, Array.from(order.subarray(start, start + step), (index) => values[index]));
       this._unsent.push({ batch, batchId: newFileId() });
     }
     return this.flush();
@@ -654,7 +662,7 @@ export class Client {
     await this._prepareFor(1); // this report's token before its draw
     const report = await this._privatizeLocked(protocol, [value]);
     this._pending.push(report); // after the await: a flush meanwhile replaced this._pending
-    return this._pending.length >= this.batchSize ? this.flush() : [];
+    return this._pending.length >= Math.min(this.batchSize, this._bodyRows) ? this.flush() : [];
   }
 
   /**

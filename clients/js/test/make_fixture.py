@@ -18,6 +18,9 @@ The fixture holds, from the Python implementation:
 - ``priors``: priors and the weights Python realizes them as (``quantize_prior``, RS+RFD's fake data);
 - ``answers``: what the device clients read of an answer (attack69 F2): the bytes of an acknowledgement and the
   values and containers of JSON parsed (``dpdist._json.most_values_within``, ``values_upper_bound``);
+- ``report_bound``: what bounds a report of a fetched config (attack70 F1, ``dpdist.serve._report_bound``): the two
+  ceilings and, for the channel and multi-attribute cases and a few large domains, ``record_bytes`` of 1 and 7 reports
+  and the statistic's bytes (``statistic_size`` x its dtype);
 - ``exp``: ``math.exp`` and the correctly rounded value (``decimal``) on inputs to check.
 
 These are cases picked by hand (a protocol's regimes, constants at nice epsilons), so that the node
@@ -324,6 +327,7 @@ def build_fixture() -> dict:
             "correctly_rounded": [float(Decimal(x).exp()) for x in xs],
         },
         "answers": answer_bounds(),
+        "report_bound": report_bound(),
         "ceil_log2": [
             [x, math.ceil(math.log2(x))]
             for x in [1.0, 1.5, 2.0, 3.0, 4.0, 1023.0, 1024.0, 1025.0]
@@ -346,6 +350,31 @@ def answer_bounds() -> dict:
         "within": [[limit, *most_values_within(limit)] for limit in (0, 1000, 1 << 19, 1 << 20, 16 << 20, 20 << 20, 128 << 20)],
         "counts": [[text, *values_upper_bound(text.encode("utf-8"))] for text in texts],
     }
+
+
+#: configs of large domains (attack70 F1): the last ones' statistics are over the device's ceiling
+_BOUND_CASES = [
+    ("oue", {"epsilon": 1.0, "domain_size": 1 << 20}),
+    ("grr", {"epsilon": 1.0, "domain_size": 70000}),
+    ("cms", {"epsilon": 1.0, "domain_size": 1 << 30, "hash_count": 64, "width": 1024}),
+    ("oue", {"epsilon": 1.0, "domain_size": 20_000_000}),
+    ("dbitflippm", {"epsilon": 1.0, "domain_size": 5_000_000, "sampled_bits": 1}),
+]
+
+
+def report_bound() -> dict:
+    """What bounds a report of a fetched config (attack70 F1): the ceilings and, per config, ``record_bytes`` of 1 and 7
+    reports and the statistic's bytes (the device clients compute them from their own protocols)."""
+    from dpdist import local
+    from dpdist.serve._report_bound import CLIENT_MAX_BODY_BYTES, CLIENT_MAX_STATISTIC_BYTES, record_bytes
+
+    cases = [(name, params) for name, params in CHANNEL_CASES] + [(name, params) for name, params, _ in MULTI_CASES]
+    rows = []
+    for name, params in cases + _BOUND_CASES:
+        protocol = local.make(name, **params)
+        statistic = int(protocol.statistic_size) * np.dtype(protocol.statistic_dtype).itemsize
+        rows.append([protocol.config(), record_bytes(protocol, 1), record_bytes(protocol, 7), statistic])
+    return {"max_body_bytes": CLIENT_MAX_BODY_BYTES, "max_statistic_bytes": CLIENT_MAX_STATISTIC_BYTES, "cases": rows}
 
 
 def render(fixture: dict) -> str:

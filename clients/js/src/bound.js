@@ -1,0 +1,104 @@
+// How many reports of a fetched config fit one request body: a campaign config is an instruction to the device
+// (attack70 F1), as Python's dpdist/serve/_report_bound.py.
+//
+// A device builds its protocol from the config a server answers and sizes its reports by it, so a hostile server or
+// proxy answering the config GET with a huge domain (``domain_size`` = 2*10^7: ~530 bytes on the wire) could make
+// ``submitMany`` randomize gigabytes.  Before anything is drawn, sent or charged, the client computes the encoded
+// bytes of one report (a binary record, as wire.js's ``encodeRecord`` writes it) and refuses (ServiceError
+// ``unexpected_answer``) a config whose statistic is over CLIENT_MAX_STATISTIC_BYTES or whose one report does not
+// fit min(the config answer's ``max_body_bytes``, CLIENT_MAX_BODY_BYTES); batches hold at most ``rowsPerBody``
+// reports.
+
+import { ServiceError } from './errors.js';
+import { pythonJsonDumps } from './pyjson.js';
+
+/** The largest body a device sends whatever the config answer says: the service's default --max-body-bytes (16 MiB). */
+export const CLIENT_MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** The largest statistic (entries x 8 bytes) of a campaign a device takes part in: the service's default
+ * --max-statistic-bytes (64 MiB). */
+export const CLIENT_MAX_STATISTIC_BYTES = 64 * 1024 * 1024;
+
+const PLACEHOLDER_ID = '0'.repeat(32); // a file id's length is what matters
+const MAX_CRC = 0xffffffff; // the CRC counted at its longest
+const STATISTIC_ITEM_BYTES = 8; // Python's statistic dtypes are int64 or float64
+
+/** Bytes of one binary record of ``rows`` reports of ``protocol`` with a file id (at least what encodeRecord writes:
+ * its CRC counted at its longest), without drawing or allocating the reports. */
+export function recordBytes(protocol, rows) {
+  const payload = rows * protocol.rowBytes;
+  const header = pythonJsonDumps({
+    config: protocol.config, crc32: MAX_CRC, dtype: protocol.descr, file_id: PLACEHOLDER_ID, payload_bytes: payload,
+    shape: [rows, ...protocol.rowShape],
+  }, protocol.floatKeys);
+  return 14 + new TextEncoder().encode(header).length + payload;
+}
+
+/** Entries of the aggregate statistic of ``protocol`` (Python's ``statistic_size``), from its parameters. */
+export function statisticSize(protocol) {
+  const sum = (inners) => inners.reduce((total, inner) => total + statisticSize(inner), 0);
+  if (protocol.groups?.inners) return protocol.groups.inners.length + sum(protocol.groups.inners); // smp, calm, hdg
+  if (protocol.inners) return sum(protocol.inners); // spl, rsfd, rsrfd
+  switch (protocol.name) {
+    case 'hr': return protocol.outputSize;
+    case 'sw': case 'gw': case 'opm': case 'opm-circular': return protocol.buckets;
+    case 'pem': return protocol.lengths.length * protocol.hashCount * protocol.g;
+    case 'dbitflippm': return 2 * protocol.domainSize;
+    case 'cms': return protocol.k * (protocol.m + 1);
+    case 'hcms': return 2 * protocol.k * protocol.m;
+    case 'threshold': return 2 * protocol.params.cuts.length;
+    case 'privkv': return 3 * protocol.domainSize;
+    case 'pckv-grr': case 'pckv-ue': return 2 * protocol.extendedSize;
+    default: return protocol.domainSize; // a frequency oracle: one count per item
+  }
+}
+
+/** The body the config answer ``document`` says the service takes (``max_body_bytes``), capped by
+ * CLIENT_MAX_BODY_BYTES (none stated: the cap); a value that is not an int >= 1 is refused. */
+export function bodyLimit(document, campaign) {
+  const stated = document !== null && typeof document === 'object' ? document.max_body_bytes : undefined;
+  if (stated === undefined || stated === null) return CLIENT_MAX_BODY_BYTES;
+  if (!Number.isSafeInteger(stated) || stated < 1) {
+    throw new ServiceError(`The config answer of campaign '${campaign}' gives 'max_body_bytes' = ${String(JSON.stringify(stated)).slice(0, 40)}, ` +
+      'not an int >= 1; nothing was drawn or sent.', { status: 200, code: 'unexpected_answer' });
+  }
+  return Math.min(stated, CLIENT_MAX_BODY_BYTES);
+}
+
+/** Refuse (``unexpected_answer``) a config whose statistic is over CLIENT_MAX_STATISTIC_BYTES: a campaign the service
+ * refuses to create at its default limits, whose reports and randomization grow with it. */
+export function checkStatistic(protocol, campaign) {
+  const needed = statisticSize(protocol) * STATISTIC_ITEM_BYTES;
+  if (needed > CLIENT_MAX_STATISTIC_BYTES) {
+    throw new ServiceError(`The config answer of campaign '${campaign}' describes a campaign of ${protocol.name} ('config': ` +
+      `${largestField(protocol.config)}) whose statistic takes ${needed} bytes, more than the ${CLIENT_MAX_STATISTIC_BYTES} a device ` +
+      'takes part in (the service\'s default --max-statistic-bytes); refused before anything was drawn or charged.',
+    { status: 200, code: 'unexpected_answer' });
+  }
+}
+
+/** The most reports (at most ``wanted``, at least 1) whose record fits ``bodyLimit``; a config whose statistic is too
+ * large or whose one report does not fit is refused (``unexpected_answer``) before anything is drawn. */
+export function rowsPerBody(protocol, document, campaign, wanted) {
+  checkStatistic(protocol, campaign);
+  const limit = bodyLimit(document, campaign);
+  const one = recordBytes(protocol, 1);
+  if (one > limit) {
+    const stated = document?.max_body_bytes;
+    throw new ServiceError(`The config answer of campaign '${campaign}' describes ${protocol.name} reports of ${one} bytes each ` +
+      `('config': ${largestField(protocol.config)}), more than one request body may hold (${limit} bytes: 'max_body_bytes' ` +
+      `${stated === undefined || stated === null ? 'absent' : `= ${stated}`}, at most ${CLIENT_MAX_BODY_BYTES} on this device); ` +
+      'refused before anything was drawn or charged.', { status: 200, code: 'unexpected_answer' });
+  }
+  let rows = Math.max(1, Math.min(wanted, Math.floor((limit - recordBytes(protocol, 0)) / Math.max(protocol.rowBytes, 1))));
+  while (rows > 1 && recordBytes(protocol, rows) > limit) rows -= 1; // the digits of the shape: a few bytes
+  return rows;
+}
+
+/** The config's largest integer field, e.g. ``domain_size = 20000000`` (what sizes its reports). */
+function largestField(config) {
+  let best = null;
+  for (const [key, value] of Object.entries(config)) {
+    if (Number.isInteger(value) && (best === null || value > best[1] || (value === best[1] && key > best[0]))) best = [key, value];
+  }
+  return best === null ? 'its protocol' : `${best[0]} = ${best[1]}`;
+}

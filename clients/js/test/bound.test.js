@@ -1,0 +1,105 @@
+// A campaign config is an instruction to the device (attack70 F1): a config answer whose statistic or one report is
+// too large is refused before anything is drawn, sent or charged, and batches are cut to the body the answer states.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Client, ServiceError, fromConfig } from '../src/index.js';
+import { CLIENT_MAX_BODY_BYTES, CLIENT_MAX_STATISTIC_BYTES, recordBytes, statisticSize } from '../src/bound.js';
+import { RandomSource } from '../src/random.js';
+import { deterministicSource, fixture, memoryStorage } from './helpers.js';
+
+/** A service answering ``config`` (and ``extra`` fields) for the config GET and acknowledging every batch. */
+function service(config, extra = {}) {
+  const bodies = [];
+  let draws = 0;
+  const inner = deterministicSource(7)._fill;
+  const counted = new RandomSource((words) => { draws += 1; return inner(words); });
+  const fetch = async (url, { method, body }) => {
+    if (method === 'GET') return Response.json({ campaign: 'c1', state: 'open', config, ...extra });
+    bodies.push(new Uint8Array(body));
+    const length = new DataView(bodies.at(-1).buffer).getUint32(10, true);
+    const rows = JSON.parse(new TextDecoder().decode(bodies.at(-1).subarray(14, 14 + length))).shape[0];
+    return Response.json({ campaign: 'c1', batch_id: url.split('/').at(-1), n_read: rows, accepted: rows, rejected: {}, duplicate: false });
+  };
+  return { fetch, bodies, source: counted, draws: () => draws };
+}
+
+function rowsOf(body) {
+  const length = new DataView(body.buffer, body.byteOffset).getUint32(10, true);
+  return JSON.parse(new TextDecoder().decode(body.subarray(14, 14 + length))).shape[0];
+}
+
+test("the ceilings are Python's (fixtures/python.json report_bound)", () => {
+  assert.equal(CLIENT_MAX_BODY_BYTES, fixture.report_bound.max_body_bytes);
+  assert.equal(CLIENT_MAX_STATISTIC_BYTES, fixture.report_bound.max_statistic_bytes);
+});
+
+test("a report's record bytes and a statistic's bytes are Python's record_bytes and statistic_size x itemsize", () => {
+  assert.ok(fixture.report_bound.cases.length >= 60);
+  for (const [config, one, seven, statistic] of fixture.report_bound.cases) {
+    const protocol = fromConfig(config);
+    assert.deepEqual([recordBytes(protocol, 1), recordBytes(protocol, 7), statisticSize(protocol) * 8], [one, seven, statistic], config.protocol);
+  }
+});
+
+test("the attacker's config (OUE, domain_size 2*10^7) is refused before anything is drawn, charged or sent", async () => {
+  const config = { protocol: 'oue', version: 1, epsilon: 1.0, domain_size: 20_000_000 };
+  const server = service(config, { max_body_bytes: CLIENT_MAX_BODY_BYTES });
+  const storage = memoryStorage();
+  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, memoStorage: storage, retries: 0 });
+  await assert.rejects(client.submitMany(Array.from({ length: 300 }, (_, i) => i % 8)), (error) => {
+    assert.ok(error instanceof ServiceError);
+    assert.equal(error.code, 'unexpected_answer');
+    assert.match(error.message, /domain_size = 20000000/);
+    assert.match(error.message, /statistic takes 160000000 bytes, more than the 67108864/);
+    assert.doesNotMatch(error.message, /\n/);
+    return true;
+  });
+  assert.equal(server.draws(), 0);
+  assert.equal(server.bodies.length, 0);
+  assert.equal(storage.getItem('dpdist-ledger') ?? null, null);
+});
+
+test("a config whose one report does not fit the answer's max_body_bytes is refused, naming the field and the sizes", async () => {
+  const config = { protocol: 'oue', version: 1, epsilon: 1.0, domain_size: 8192 };
+  const server = service(config, { max_body_bytes: 1024 });
+  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, retries: 0 });
+  await assert.rejects(client.submit(3), (error) => {
+    assert.equal(error.code, 'unexpected_answer');
+    assert.match(error.message, /reports of \d+ bytes each \('config': domain_size = 8192\).*\(1024 bytes: 'max_body_bytes' = 1024/);
+    return true;
+  });
+  assert.equal(server.draws(), 0);
+  assert.equal(server.bodies.length, 0);
+});
+
+for (const stated of [0, -5, 1.5, '4096', true, [4096]]) {
+  test(`a max_body_bytes of ${JSON.stringify(stated)} is refused (unexpected_answer)`, async () => {
+    const server = service({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 }, { max_body_bytes: stated });
+    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, retries: 0 });
+    await assert.rejects(client.submitMany([1, 2]), (error) => error.code === 'unexpected_answer' && /'max_body_bytes'/.test(error.message));
+    assert.equal(server.bodies.length, 0);
+  });
+}
+
+test('submitMany and add cut each batch to the reports that fit the stated body; every report is sent once', async () => {
+  const config = { protocol: 'oue', version: 1, epsilon: 1.0, domain_size: 4096 }; // 512-byte reports
+  const server = service(config, { max_body_bytes: 4096 });
+  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize: 1000 });
+  const acks = await client.submitMany(Array.from({ length: 50 }, (_, i) => i));
+  const rows = server.bodies.map(rowsOf);
+  assert.equal(rows.reduce((a, b) => a + b, 0), 50);
+  assert.ok(server.bodies.every((body) => body.length <= 4096));
+  const most = Math.max(...rows);
+  assert.ok(most >= 2 && recordBytes(fromConfig(config), most + 1) > 4096, `${most} reports per body`);
+  assert.equal(acks.length, server.bodies.length);
+  server.bodies.length = 0;
+  for (let i = 0; i < 2 * most; i++) await client.add(i);
+  assert.deepEqual(server.bodies.map(rowsOf), [most, most]); // a full body is flushed, not a batchSize queue
+});
+
+test('without max_body_bytes (an older service) the ceiling is 16 MiB and batchSize still applies', async () => {
+  const server = service({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 });
+  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize: 4 });
+  await client.submitMany([0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
+  assert.deepEqual(server.bodies.map(rowsOf).sort(), [2, 4, 4]);
+});
