@@ -206,6 +206,7 @@ public final class Client {
     private String issuerUrl;
     private Map<String, Object> campaign;
     private Protocol protocol;
+    private int bodyRows = 1; // reports per request body, from the config answer (campaign(), ReportBound)
     private Identity.Issuer issuerInfo;
     private boolean issuerKeyChecked;
     private Ledger ledger;
@@ -289,6 +290,9 @@ public final class Client {
             Map<String, Object> document = (Map<String, Object>) trusted[0];
             // the published client view, checked against this client's derivation (a server without one: the config)
             Protocol built = DpDist.fromConfig(document.get("client_view") != null ? document.get("client_view") : document.get("config"));
+            // the reports one body holds, from the answer's max_body_bytes: a config whose statistic or one report is too
+            // large is refused before anything is drawn, sent or charged (attack70 F1, ReportBound)
+            this.bodyRows = ReportBound.rowsPerBody(built, served, campaignId, Integer.MAX_VALUE);
             Map<String, Object> relay = Json.asObject(document.get("relay"));
             Identity.Issuer info = relay != null && relay.get("issuer") != null
                 ? Identity.checkedIssuer(Json.asObject(relay.get("issuer")), (String) relay.get("pin"), campaignId, trusted[1]) : null;
@@ -493,7 +497,8 @@ public final class Client {
     }
 
     /**
-     * Randomize many values and submit them in batches of {@code batchSize}; the acks.  The values are taken in a
+     * Randomize many values and submit them in batches of {@code batchSize} (fewer when one request body, the config
+     * answer's {@code max_body_bytes} capped at 16 MiB, holds fewer reports); the acks.  The values are taken in a
      * uniformly random order (CSPRNG), so neither a report's batch nor its place in it depends on where its value was.
      * If a batch cannot be sent, the error is thrown and it and the later batches stay queued (as reports) for
      * {@link #flush()}, under their batch ids.
@@ -501,8 +506,9 @@ public final class Client {
     public synchronized List<Map<String, Object>> submitMany(List<?> values) {
         Protocol built = protocol();
         int[] order = Shuffle.permutation(values.size(), source);
-        for (int start = 0; start < values.size(); start += options.batchSize) {
-            int size = Math.min(options.batchSize, values.size() - start);
+        int step = Math.min(options.batchSize, bodyRows); // fewer than batchSize when one body holds fewer (attack70 F1)
+        for (int start = 0; start < values.size(); start += step) {
+            int size = Math.min(step, values.size() - start);
             prepareFor(size); // the batch's tokens before its draws
             List<Object> chunk = new ArrayList<>(size);
             for (int i = start; i < start + size; i++) chunk.add(values.get(order[i]));
@@ -517,7 +523,7 @@ public final class Client {
         Protocol built = protocol();
         prepareFor(1); // this report's token before its draw
         pending.add(privatizeLocked(built, Collections.singletonList(value)));
-        return pending.size() >= options.batchSize ? flush() : new ArrayList<>();
+        return pending.size() >= Math.min(options.batchSize, bodyRows) ? flush() : new ArrayList<>();
     }
 
     /**

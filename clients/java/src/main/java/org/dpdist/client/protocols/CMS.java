@@ -77,4 +77,9 @@ public final class CMS extends Sketch {
         }
         return row;
     }
+
+    @Override
+    public long statisticSize() {
+        return (long) k * (m + 1);
+    }
 }

@@ -215,4 +215,9 @@ public final class DBitFlipPM extends FrequencyProtocol implements Longitudinal 
             visit(row, item, j + 1, chosen, size + 1, subsets);
         }
     }
+
+    @Override
+    public long statisticSize() {
+        return 2L * domainSize();
+    }
 }

@@ -108,4 +108,9 @@ public abstract class FrequencyProtocol extends Protocol {
     public String labelOf(int item) {
         return labels() == null ? String.valueOf(item) : labels().get(item);
     }
+
+    @Override
+    public long statisticSize() {
+        return domainSize(); // a frequency oracle: one count per item
+    }
 }

@@ -168,4 +168,9 @@ public abstract class GroupedCells extends RecordProtocol {
             return checked;
         });
     }
+
+    @Override
+    public long statisticSize() {
+        return groups.statisticSize();
+    }
 }

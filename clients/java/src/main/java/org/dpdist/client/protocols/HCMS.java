@@ -61,4 +61,9 @@ public final class HCMS extends Sketch {
         }
         return row;
     }
+
+    @Override
+    public long statisticSize() {
+        return 2L * k * m;
+    }
 }

@@ -95,4 +95,9 @@ public final class HR extends FrequencyProtocol {
     public long reportIndex(byte[] row) {
         return format.read(row, 0, 0);
     }
+
+    @Override
+    public long statisticSize() {
+        return outputSize;
+    }
 }

@@ -154,4 +154,11 @@ public abstract class MultiAttribute extends RecordProtocol {
         for (int index = 0; index < inners.size(); index++) joint = joint * counts[index] + inners.get(index).reportIndex(fieldBytes(row, index));
         return joint;
     }
+
+    @Override
+    public long statisticSize() {
+        long total = 0;
+        for (Protocol inner : inners) total += inner.statisticSize();
+        return total;
+    }
 }

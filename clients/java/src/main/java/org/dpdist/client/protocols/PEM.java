@@ -220,4 +220,9 @@ public final class PEM extends Protocol {
         }
         return row;
     }
+
+    @Override
+    public long statisticSize() {
+        return lengths.length * (long) hashCount * g;
+    }
 }

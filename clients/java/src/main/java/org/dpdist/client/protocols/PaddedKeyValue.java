@@ -107,4 +107,9 @@ public abstract class PaddedKeyValue extends KeyValueProtocol {
     protected InvalidParameterError refuseChannel(int width, int most) {
         return new InvalidParameterError(display() + ".channelRow enumerates the outputs over d + padding_length <= " + most + " keys. Got " + width + ".");
     }
+
+    @Override
+    public long statisticSize() {
+        return 2L * extendedSize();
+    }
 }

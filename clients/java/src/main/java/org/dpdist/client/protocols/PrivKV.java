@@ -70,4 +70,9 @@ public final class PrivKV extends KeyValueProtocol {
         }
         return row;
     }
+
+    @Override
+    public long statisticSize() {
+        return 3L * domainSize();
+    }
 }

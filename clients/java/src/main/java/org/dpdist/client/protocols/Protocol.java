@@ -107,6 +107,12 @@ public abstract class Protocol {
     public abstract Map<String, Object> design();
 
     /**
+     * Entries of the aggregate statistic of this protocol (Python's {@code statistic_size}; every entry 8 bytes: int64 or
+     * float64), from its parameters: what a device checks before it takes part (attack70 F1).
+     */
+    public abstract long statisticSize();
+
+    /**
      * Check a collector's published client view (Python's {@code protocol.client_view()}) against this client's own
      * reading of its config: the declared format and every design constant must be exactly what this client derives
      * from epsilon, so a collector cannot weaken the randomizer by publishing other constants.

@@ -40,4 +40,9 @@ public final class SampleOne extends MultiAttribute {
     public long reportIndex(byte[] row) {
         return groups.reportIndex(row);
     }
+
+    @Override
+    public long statisticSize() {
+        return groups.statisticSize();
+    }
 }

@@ -103,4 +103,11 @@ public final class SampledGroups {
         }
         return outputOffsets[groupOf(row)] + inners.get(groupOf(row)).reportIndex(payload(row));
     }
+
+    /** Entries of the groups' statistic (Python's {@code SampledGroups.statistic_size}): each group's count, then its protocol's. */
+    public long statisticSize() {
+        long total = inners.size();
+        for (Protocol inner : inners) total += inner.statisticSize();
+        return total;
+    }
 }

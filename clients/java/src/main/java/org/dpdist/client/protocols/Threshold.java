@@ -98,4 +98,9 @@ public final class Threshold extends NumericalProtocol {
     public long reportIndex(byte[] row) {
         return format.read(row, 0, 0);
     }
+
+    @Override
+    public long statisticSize() {
+        return 2L * cuts.length;
+    }
 }

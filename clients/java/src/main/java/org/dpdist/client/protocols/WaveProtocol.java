@@ -163,4 +163,9 @@ public abstract class WaveProtocol extends NumericalProtocol {
     public long reportIndex(byte[] row) {
         return format.read(row, 0, 0);
     }
+
+    @Override
+    public long statisticSize() {
+        return buckets;
+    }
 }

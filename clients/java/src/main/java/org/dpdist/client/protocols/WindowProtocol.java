@@ -90,4 +90,9 @@ public abstract class WindowProtocol extends NumericalProtocol {
     public long reportIndex(byte[] row) {
         return format.read(row, 0, 0);
     }
+
+    @Override
+    public long statisticSize() {
+        return buckets;
+    }
 }

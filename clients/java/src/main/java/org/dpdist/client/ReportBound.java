@@ -1,0 +1,104 @@
+package org.dpdist.client;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.dpdist.client.protocols.Protocol;
+
+/**
+ * How many reports of a fetched config fit one request body: a campaign config is an instruction to the device
+ * (attack70 F1), as Python's {@code dpdist/serve/_report_bound.py}.  A hostile server or proxy answering the config GET
+ * with a huge domain ({@code domain_size} = 2*10^7: ~530 bytes on the wire) could make {@code submitMany} randomize
+ * gigabytes.  Before anything is drawn, sent or charged, the client computes the bytes of one report's binary record (as
+ * {@link Wire#encodeRecord} writes it) and refuses ({@code bad_answer}) a config whose statistic is over
+ * {@link #CLIENT_MAX_STATISTIC_BYTES} or whose one report does not fit min(the config answer's {@code max_body_bytes},
+ * {@link #CLIENT_MAX_BODY_BYTES}); batches hold at most {@link #rowsPerBody} reports.
+ */
+public final class ReportBound {
+    /** The largest body a device sends whatever the config answer says: the service's default --max-body-bytes (16 MiB). */
+    public static final long CLIENT_MAX_BODY_BYTES = 16L << 20;
+    /** The largest statistic (entries x 8 bytes) of a campaign a device takes part in: the service's default --max-statistic-bytes (64 MiB). */
+    public static final long CLIENT_MAX_STATISTIC_BYTES = 64L << 20;
+
+    private static final String PLACEHOLDER_ID = "00000000000000000000000000000000"; // its length is what matters
+    private static final long MAX_CRC = 0xFFFFFFFFL; // the CRC counted at its longest
+
+    private ReportBound() {
+    }
+
+    /** Bytes of one binary record of {@code rows} reports of {@code protocol} with a file id, nothing drawn or allocated. */
+    public static long recordBytes(Protocol protocol, long rows) {
+        long payload = rows * protocol.rowBytes();
+        Map<String, Object> header = new LinkedHashMap<>();
+        header.put("config", protocol.config());
+        header.put("crc32", MAX_CRC);
+        header.put("dtype", protocol.descr());
+        header.put("file_id", PLACEHOLDER_ID);
+        header.put("payload_bytes", payload);
+        List<Object> shape = new ArrayList<>();
+        shape.add(rows);
+        for (int size : protocol.rowShape()) shape.add((long) size);
+        header.put("shape", shape);
+        return 14L + Bytes.utf8(PyJson.dumps(header, protocol.floatKeys())).length + payload;
+    }
+
+    /** The body the config answer says the service takes ({@code max_body_bytes}), capped by {@link #CLIENT_MAX_BODY_BYTES}. */
+    static long bodyLimit(Map<String, Object> answer, String campaign) {
+        Object stated = answer == null ? null : answer.get("max_body_bytes");
+        if (stated == null) return CLIENT_MAX_BODY_BYTES;
+        if (!(stated instanceof Long || stated instanceof Integer) || ((Number) stated).longValue() < 1) {
+            String shown = Json.show(stated);
+            throw new ServiceError("The config answer of campaign '" + campaign + "' gives 'max_body_bytes' = "
+                + shown.substring(0, Math.min(shown.length(), 40)) + ", not an int >= 1; nothing was drawn or sent.", 200, "bad_answer");
+        }
+        return Math.min(((Number) stated).longValue(), CLIENT_MAX_BODY_BYTES);
+    }
+
+    /** Refuse a config whose statistic is over {@link #CLIENT_MAX_STATISTIC_BYTES} ({@code bad_answer}). */
+    static void checkStatistic(Protocol protocol, String campaign) {
+        long needed = protocol.statisticSize() * 8;
+        if (needed > CLIENT_MAX_STATISTIC_BYTES) {
+            throw new ServiceError("The config answer of campaign '" + campaign + "' describes a campaign of " + protocol.name + " ('config': "
+                + largestField(protocol.config()) + ") whose statistic takes " + needed + " bytes, more than the " + CLIENT_MAX_STATISTIC_BYTES
+                + " a device takes part in (the service's default --max-statistic-bytes); refused before anything was drawn or charged.", 200, "bad_answer");
+        }
+    }
+
+    /**
+     * The most reports (at most {@code wanted}, at least 1) whose record fits {@link #bodyLimit}; a config whose statistic
+     * is too large or whose one report does not fit is refused ({@code bad_answer}) before anything is drawn.
+     */
+    static int rowsPerBody(Protocol protocol, Map<String, Object> answer, String campaign, int wanted) {
+        checkStatistic(protocol, campaign);
+        long limit = bodyLimit(answer, campaign);
+        long one = recordBytes(protocol, 1);
+        if (one > limit) {
+            Object stated = answer == null ? null : answer.get("max_body_bytes");
+            throw new ServiceError("The config answer of campaign '" + campaign + "' describes " + protocol.name + " reports of " + one
+                + " bytes each ('config': " + largestField(protocol.config()) + "), more than one request body may hold (" + limit
+                + " bytes: 'max_body_bytes' " + (stated == null ? "absent" : "= " + stated) + ", at most " + CLIENT_MAX_BODY_BYTES
+                + " on this device); refused before anything was drawn or charged.", 200, "bad_answer");
+        }
+        long rows = Math.max(1, Math.min(wanted, (limit - recordBytes(protocol, 0)) / Math.max(protocol.rowBytes(), 1)));
+        while (rows > 1 && recordBytes(protocol, rows) > limit) rows -= 1; // the digits of the shape: a few bytes
+        return (int) rows;
+    }
+
+    /** The config's largest integer field, e.g. {@code domain_size = 20000000} (what sizes its reports). */
+    private static String largestField(Map<String, Object> config) {
+        String key = null;
+        long best = 0;
+        for (Map.Entry<String, Object> entry : config.entrySet()) {
+            Object value = entry.getValue();
+            if (!(value instanceof Long || value instanceof Integer)) continue;
+            long number = ((Number) value).longValue();
+            if (key == null || number > best || (number == best && entry.getKey().compareTo(key) > 0)) {
+                key = entry.getKey();
+                best = number;
+            }
+        }
+        return key == null ? "its protocol" : key + " = " + best;
+    }
+}
