@@ -41,6 +41,7 @@ from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
 from .._answer import NULL, answer_document
+from ._estimate_answer import ESTIMATE
 from .._shown import secrets_of, shown
 from .._redirect import HOOKS, location_of, redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
@@ -83,7 +84,7 @@ _RETRY_CONFLICTS = ("campaign_changed",)
 #: (create, open, close, each of the list), a deletion, an estimate
 _SUMMARY = {"campaign": str, "state": str, "n": int, "batches": int}
 _DELETED = {"batches": int, "kept_report_batches": int}
-_ESTIMATE = {**_SUMMARY, "protocol": str, "epsilon": float, "rejected": dict, "estimate": (dict, NULL)}
+_ESTIMATE = {**_SUMMARY, **ESTIMATE}
 _LISTED = {"campaigns": [{**_SUMMARY, "config": (dict, NULL)}]}
 #: the first bytes of a PNG file
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
