@@ -23,7 +23,6 @@ _NAMES = {dict: "a JSON object", list: "a JSON array", str: "a string", int: "an
           bool: "true or false"}
 
 
-
 class Maybe:
     """A key of a keys spec that may be absent (``{"notes": Maybe([str])}``); present, it holds ``wanted``."""
 
@@ -139,19 +138,19 @@ def _problem(value: Any, wanted: Any, where: str) -> str | None:
                      if (problem := _problem(item, wanted[0], f"{where}[{index}]")) is not None), None)
     alternatives = wanted if isinstance(wanted, tuple) else (wanted,)
     for alternative in alternatives:  # a JSON object or array: its own spec's problem, if the spec has one
-        if isinstance(alternative, (dict, list, Checked)) and isinstance(value, list if isinstance(alternative, list)
-                                                                          else dict):
+        container = list if isinstance(alternative, list) else dict if isinstance(alternative, (dict, Checked)) else None
+        if container is not None and isinstance(value, container):
             return _problem(value, alternative, where)
     types = tuple(kind for kind in alternatives if isinstance(kind, type))
     if object in types:  # anything
         return None
     types = (*types, int) if float in types else types
     if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):
-        return _too_large(value, where) if float in types and isinstance(value, int) else None
-    return f"{where} is {_name(value)}, not {_wanted_name(alternatives[0])}"
+        return _beyond_float(value, where) if float in types and isinstance(value, int) else None
+    return f"{where} is {_name(value)}, not {' or '.join(_wanted_name(alternative) for alternative in alternatives)}"
 
 
-def _too_large(value: int, where: str) -> str | None:
+def _beyond_float(value: int, where: str) -> str | None:
     """Why an integer where a number is read is none (a float holds at most about 1.8e308), None if it is one."""
     try:
         float(value)
