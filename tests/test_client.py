@@ -222,3 +222,45 @@ def test_submit_values_refuses_none_and_generators_naming_values_as_privatize_do
     with pytest.raises(InvalidValueTypeError, match=r"^The 'values' argument of GRR\.privatize must be a 1-D array .*"
                                                     + ("Got None" if values is None else "Got a list_iterator")):
         local.make("grr", epsilon=1, domain_size=4).privatize(values if values is None else iter([0, 1]), rng=1)
+
+
+def _answering_with(errors, monkeypatch, **options):
+    """A client whose every attempt ends in the next of ``errors`` (an exception to raise, or a response); its attempts."""
+    monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
+    queue, asked = list(errors), []
+
+    def handler(request):
+        asked.append(request.url.path)
+        answer = queue.pop(0) if len(queue) > 1 else queue[0]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    return Client("http://127.0.0.1:9", transport=httpx.MockTransport(handler), **options), asked
+
+
+def test_a_server_that_always_breaks_http_is_not_waited_for_over_the_whole_retry_window(monkeypatch):
+    """attack70 F7: ``Transfer-Encoding: gzip, chunked`` (h11: "Only Transfer-Encoding: chunked is supported") was
+    retried as a network error for the whole 5-minute window; three such answers in a row end the request."""
+    broken = httpx.RemoteProtocolError("Only Transfer-Encoding: chunked is supported")
+    client, asked = _answering_with([broken], monkeypatch, retries=20, retry_window=3600)
+    with client, pytest.raises(ServiceUnavailableError) as error:
+        client.submit_body("c", "batch-1", b"the batch's bytes")
+    assert len(asked) == client_module.MALFORMED_IN_A_ROW == 3
+    message = str(error.value)
+    assert "Only Transfer-Encoding: chunked is supported (3 answers in a row that break HTTP/1.1" in message, message
+    assert "counts it once" in message and "\n" not in message  # not acknowledged: sent again later, counted once
+
+
+def test_a_proxys_garbage_once_and_a_closed_connection_are_still_retried(monkeypatch):
+    broken = httpx.RemoteProtocolError("illegal status line: bytearray(b'garbage')")
+    closed = httpx.RemoteProtocolError("Server disconnected without sending a response.")
+    ok = httpx.Response(200, json={"campaign": "c", "config": {}})
+    client, asked = _answering_with([broken, broken, closed, broken, broken, ok], monkeypatch, retries=10)
+    with client:
+        assert client.config("c")["campaign"] == "c"
+    assert len(asked) == 6
+    client, asked = _answering_with([closed], monkeypatch, retries=6, retry_window=3600)
+    with client, pytest.raises(ServiceUnavailableError):
+        client.config("c")
+    assert len(asked) == 7  # a connection closed is a network failure: every retry is taken

@@ -91,6 +91,9 @@ def test_a_body_that_does_not_inflate_is_refused_in_one_line_not_an_internal_err
         request_within(http, "GET", "/api/campaigns", 5)
     assert refused.value.code == "unexpected_answer"
     assert any(words in str(refused.value) for words in ("does not inflate", "after its stream's end", "ends before"))
+    # attack70 F7: gzip is a coding dpdist reads; the body is corrupt or cut short, and the sentence says so
+    assert "is corrupt or cut short (HTTP 200" in str(refused.value), str(refused.value)
+    assert "coding dpdist does not read" not in str(refused.value), str(refused.value)
 
 
 def test_the_decoder_writes_bounded_pieces_and_keeps_what_the_inflater_held():

@@ -9,17 +9,34 @@ of dpdist") or was printed as if it were the answer; it is now a :class:`Service
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ._shown import kind_of, secrets_of, shown
 from .errors import ServiceRefusedError
 
-__all__ = ["answer_document", "UNEXPECTED", "NULL"]
+__all__ = ["answer_document", "problem_of", "UNEXPECTED", "NULL", "Maybe", "Checked"]
 
 #: the "type" of a JSON null (``{"estimate": (dict, NULL)}``)
 NULL = type(None)
 _NAMES = {dict: "a JSON object", list: "a JSON array", str: "a string", int: "an integer", float: "a number",
           bool: "true or false"}
+
+
+class Maybe:
+    """A key of a keys spec that may be absent (``{"notes": Maybe([str])}``); present, it holds ``wanted``."""
+
+    def __init__(self, wanted: Any) -> None:
+        self.wanted = wanted
+
+
+class Checked:
+    """What holds ``wanted`` and passes ``check(value, where)``, which says what is wrong (``"'items' has 3 entries,
+    'frequencies' 8"``) or returns None: what a type cannot say, e.g. lists whose lengths must match."""
+
+    def __init__(self, wanted: Any, check: Callable[[Any, str], str | None]) -> None:
+        self.wanted, self.check = wanted, check
+
 
 #: the bytes of a body whose start a refusal shows are read from (120 characters shown; a body may be 128 MiB)
 _EXCERPT_BYTES = 16 << 10
@@ -39,8 +56,10 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
         Its answer (a success: refusals and redirects are read before).
     keys : tuple of str, or dict
         The keys the caller reads; as a dict, each with what it must hold: a type (``dict``, ``list``, ``str``,
-        ``int``, ``float``: any number, :data:`NULL`), a tuple of types, a dict (an object holding those keys) or a
-        one-item list (``[str]``: a list of strings; ``[{"campaign": str}]``: of such objects).
+        ``int``, ``float``: any number a float holds, :data:`NULL`), a dict (an object holding those keys), a
+        one-item list (``[str]``: a list of strings; ``[{"campaign": str}]``: of such objects), a tuple of these
+        (any of them: ``(float, NULL, [float])``), :class:`Maybe` (a key that may be absent) or :class:`Checked` (a
+        spec and a check of what it cannot say).
     what : str
         Who should have answered (``"a dpdist service"``, ``"a dpdist issuer"``).
     why : str or None
@@ -89,16 +108,26 @@ def _missing(document: dict, keys: tuple[str, ...] | dict[str, Any]) -> str | No
     return _problem(document, keys, "")
 
 
+def problem_of(value: Any, wanted: Any, where: str = "") -> str | None:
+    """Why ``value`` (at ``where``, as ``"['estimate']"``) does not hold what the keys spec ``wanted`` says (see
+    :func:`answer_document`), None if it does: for a :class:`Checked` check that reads part of a value by a spec."""
+    return _problem(value, wanted, where)
+
+
 def _problem(value: Any, wanted: Any, where: str) -> str | None:
     """Why ``value`` (at ``where``: ``"['campaigns'][0]"``) is not ``wanted``: a dict of keys and what each holds, a
-    one-item list (a list of such items), a type or a tuple of types (``float`` takes an integer); None if it is."""
+    one-item list (a list of such items), a type, a tuple of these (any of them), :class:`Checked`; None if it is."""
+    if isinstance(wanted, Checked):
+        return _problem(value, wanted.wanted, where) or wanted.check(value, where or "it")
     if isinstance(wanted, dict):
         if not isinstance(value, dict):
             return f"{where or 'it'} is {_name(value)}, not a JSON object"
         for key, inner in wanted.items():
             if key not in value:
+                if isinstance(inner, Maybe):
+                    continue
                 return f"no {key!r}" + (f" in {where}" if where else "")
-            problem = _problem(value[key], inner, f"{where}[{key!r}]")
+            problem = _problem(value[key], inner.wanted if isinstance(inner, Maybe) else inner, f"{where}[{key!r}]")
             if problem is not None:
                 return problem
         return None
@@ -107,11 +136,38 @@ def _problem(value: Any, wanted: Any, where: str) -> str | None:
             return f"{where} is {_name(value)}, not a JSON array"
         return next((problem for index, item in enumerate(value)
                      if (problem := _problem(item, wanted[0], f"{where}[{index}]")) is not None), None)
-    types = wanted if isinstance(wanted, tuple) else (wanted,)
+    alternatives = wanted if isinstance(wanted, tuple) else (wanted,)
+    for alternative in alternatives:  # a JSON object or array: its own spec's problem, if the spec has one
+        container = list if isinstance(alternative, list) else dict if isinstance(alternative, (dict, Checked)) else None
+        if container is not None and isinstance(value, container):
+            return _problem(value, alternative, where)
+    types = tuple(kind for kind in alternatives if isinstance(kind, type))
+    if object in types:  # anything
+        return None
     types = (*types, int) if float in types else types
     if isinstance(value, types) and not (isinstance(value, bool) and bool not in types):
-        return None
-    return f"{where} is {_name(value)}, not {_NAMES.get(types[0], 'null' if types[0] is type(None) else types[0].__name__)}"
+        return _beyond_float(value, where) if float in types and isinstance(value, int) else None
+    return f"{where} is {_name(value)}, not {' or '.join(_wanted_name(alternative) for alternative in alternatives)}"
+
+
+def _beyond_float(value: int, where: str) -> str | None:
+    """Why an integer where a number is read is none (a float holds at most about 1.8e308), None if it is one."""
+    try:
+        float(value)
+    except OverflowError:
+        return f"{where} is an integer beyond 1.8e308, not a number a float holds"
+    return None
+
+
+def _wanted_name(wanted: Any) -> str:
+    """What ``wanted`` (a spec) is, in words."""
+    if isinstance(wanted, Checked):
+        return _wanted_name(wanted.wanted)
+    if isinstance(wanted, dict):
+        return "a JSON object"
+    if isinstance(wanted, list):
+        return "a JSON array"
+    return _NAMES.get(wanted, "null" if wanted is type(None) else getattr(wanted, "__name__", str(wanted)))
 
 
 def _name(value: Any) -> str:

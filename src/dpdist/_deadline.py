@@ -66,12 +66,14 @@ def deadline_of(timeout: Any) -> float | None:
 
 
 def request_within(http: httpx.Client, method: str, url: str, seconds: float | None, *,
-                   limit: int | None = None, **kwargs: Any) -> httpx.Response:
+                   limit: int | None = None, answered_by: str | None = None, **kwargs: Any) -> httpx.Response:
     """``http.request(method, url, **kwargs)``, its answer read whole, unless ``seconds`` pass after the request is sent
     before it is, head and body (then :class:`httpx.ReadTimeout`, the connection closed; ``seconds`` None: no
     deadline) or it holds more than ``limit`` bytes once decoded (then :class:`ServiceRefusedError`, code
-    :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`; a refusal, 4xx or 5xx, at most :data:`ACK_ANSWER_BYTES`).  Its ``json()`` raises ``ValueError`` for JSON nested too
-    deeply (:func:`dpdist._json.loads`), never ``RecursionError``."""
+    :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`; a refusal, 4xx or 5xx, at most :data:`ACK_ANSWER_BYTES`).  Its
+    ``json()`` raises ``ValueError`` for JSON nested too deeply (:func:`dpdist._json.loads`), never ``RecursionError``.
+    ``answered_by``: who is asked, when not the dpdist service (``"the Oblivious HTTP relay"``): a refusal of its
+    answer names it (:data:`ANSWERED_BY`)."""
     limit = MAX_ANSWER_BYTES if limit is None else limit
     bound_reads(http)
     chunks: list[bytes] = []
@@ -79,6 +81,7 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
     try:
         with reads_within(seconds), http.stream(method, url, **_accepting(kwargs)) as response:
             head = True
+            _answered(response, answered_by)
             decoder = _decoder(method, response)
             limit = _bound_of(response, limit)
             for raw in _raw(response):
@@ -99,7 +102,8 @@ def request_within(http: httpx.Client, method: str, url: str, seconds: float | N
 
 
 async def request_within_async(http: httpx.AsyncClient, method: str, url: str, seconds: float, *,
-                               limit: int | None = None, **kwargs: Any) -> httpx.Response:
+                               limit: int | None = None, answered_by: str | None = None,
+                               **kwargs: Any) -> httpx.Response:
     """:func:`request_within` with an ``httpx.AsyncClient``: the answer whole within ``seconds`` of the request's
     start, head and body (else :class:`httpx.ReadTimeout`), at most ``limit`` bytes once decoded (else
     :class:`ServiceRefusedError`, code :data:`TOO_LARGE`; None: :data:`MAX_ANSWER_BYTES`; a refusal at most
@@ -110,6 +114,7 @@ async def request_within_async(http: httpx.AsyncClient, method: str, url: str, s
         chunks: list[bytes] = []
         read = 0
         async with http.stream(method, url, **_accepting(kwargs)) as response:
+            _answered(response, answered_by)
             decoder = _decoder(method, response)
             bound = _bound_of(response, limit)
             async for raw in _raw_async(response):
@@ -130,6 +135,12 @@ def _bound_of(response: httpx.Response, limit: int) -> int:
     """The bytes of ``response``'s body read: ``limit``; a refusal's at most :data:`ACK_ANSWER_BYTES` (its message
     shows 2,000 characters of it; attack70 F2: a 128 MiB refusal was parsed, 2.24 GB)."""
     return min(limit, ACK_ANSWER_BYTES) if response.status_code >= 400 else limit
+
+
+def _answered(response: httpx.Response, answered_by: str | None) -> None:
+    """Mark ``response`` as ``answered_by``'s (:data:`ANSWERED_BY`), if the caller names who it asked."""
+    if answered_by is not None:
+        response.extensions = {**response.extensions, ANSWERED_BY: answered_by}
 
 
 def _accepting(kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -173,17 +184,33 @@ def _pieces(pieces: Iterator[bytes], method: str, response: httpx.Response) -> I
     try:
         yield from pieces
     except CorruptBody as error:
-        raise _unreadable(method, response, str(error)) from None
+        raise _corrupt(method, response, str(error)) from None
 
 
 def _unreadable(method: str, response: httpx.Response, reason: str) -> ServiceRefusedError:
-    """The one-line refusal of an answer whose body dpdist cannot decode (code ``unexpected_answer``, not retried)."""
-    secrets = secrets_of(response)
+    """The one-line refusal of an answer in codings dpdist does not decode (code ``unexpected_answer``, not retried)."""
+    secrets, who = secrets_of(response), _who(response)
     return ServiceRefusedError(
         f"The answer to {method} {shown(str(response.request.url), secrets)} is in a coding dpdist does not read "
-        f"(HTTP {response.status_code}, {kind_of(response)}, {shown(reason, secrets)}): a dpdist service answers in "
-        "one. Is that URL the dpdist service, not another server answering in its place?",
+        f"(HTTP {response.status_code}, {kind_of(response)}, {shown(reason, secrets)}): {who} answers in "
+        f"one. Is that URL {who}, not another server answering in its place?",
         status=response.status_code, code=UNEXPECTED)
+
+
+def _corrupt(method: str, response: httpx.Response, reason: str) -> ServiceRefusedError:
+    """The one-line refusal of an answer whose gzip or deflate body does not decode: corrupt or cut short on the way
+    (code ``unexpected_answer``, not retried; attack70 F7: it said "a coding dpdist does not read")."""
+    secrets, who = secrets_of(response), _who(response)
+    return ServiceRefusedError(
+        f"The answer to {method} {shown(str(response.request.url), secrets)} is corrupt or cut short (HTTP "
+        f"{response.status_code}, {kind_of(response)}, {shown(reason, secrets)}): its body does not decode. Is that "
+        f"URL {who}, and no proxy on the way that changes or cuts its answers?",
+        status=response.status_code, code=UNEXPECTED)
+
+
+def _who(response: httpx.Response) -> str:
+    """Who answered ``response``: :data:`ANSWERED_BY`, or the dpdist service."""
+    return str(response.extensions.get(ANSWERED_BY, "the dpdist service"))
 
 
 def _kept_within(chunks: list[bytes], chunk: bytes, read: int, limit: int, method: str,
@@ -235,10 +262,10 @@ class _Answer(httpx.Response):
 
 def _too_large(method: str, response: httpx.Response, limit: int) -> ServiceRefusedError:
     """The one-line refusal of an answer past ``limit`` bytes."""
-    secrets = secrets_of(response)
+    secrets, who = secrets_of(response), _who(response)
     return ServiceRefusedError(
         f"The answer to {method} {shown(str(response.request.url), secrets)} is larger than dpdist reads (HTTP "
         f"{response.status_code}, {kind_of(response)}, more than "
-        f"{f'{limit >> 20} MiB' if limit >= 1 << 20 else f'{limit >> 10} KiB'} once decoded): a dpdist service's "
-        "answers are far smaller. Is that URL the dpdist service, not another server answering in its place?",
+        f"{f'{limit >> 20} MiB' if limit >= 1 << 20 else f'{limit >> 10} KiB'} once decoded): {who}'s "
+        f"answers are far smaller. Is that URL {who}, not another server answering in its place?",
         status=response.status_code, code=TOO_LARGE)

@@ -81,6 +81,24 @@ def test_the_relays_own_answers_are_passed_on_and_a_changed_answer_is_a_transpor
         client.put("http://collector/api/campaigns/c/batches/b", content=b"x")
 
 
+@pytest.mark.parametrize("body, headers, said", [
+    (b" " * ((1 << 20) + 1), {}, "is larger than dpdist reads"),
+    (b"\x1f\x8b\x08\x00not gzip", {"content-encoding": "gzip"}, "is corrupt or cut short"),
+    (b"{}", {"content-encoding": "br"}, "is in a coding dpdist does not read"),
+])
+def test_a_refusal_of_the_relays_own_answer_names_the_relay_not_the_service(body, headers, said):
+    """attack70 F7: the relay's oversize answer said "Is that URL the dpdist service" (it is the relay's URL)."""
+    from dpdist.errors import ServiceRefusedError
+
+    outer = httpx.Response(200, stream=httpx.ByteStream(body), headers={"content-type": "message/ohttp-res", **headers})
+    with httpx.Client(transport=_transport(lambda request: outer)) as client, \
+            pytest.raises(ServiceRefusedError) as refused:
+        client.put("http://collector/api/campaigns/c/batches/b", content=b"x")
+    message = str(refused.value)
+    assert said in message and "POST http://relay/ohttp" in message, message
+    assert "Is that URL the Oblivious HTTP relay" in message and "the dpdist service" not in message, message
+
+
 def test_what_the_relay_receives_is_one_encapsulated_request_to_the_configuration():
     seen = []
 

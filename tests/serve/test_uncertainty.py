@@ -49,7 +49,7 @@ def _incomes(seed: int, size: int) -> np.ndarray:
 
 
 def test_one_campaign_state_gives_one_interval_in_every_view(tmp_path, capsys, monkeypatch):
-    from dpdist.cli._campaign import _print_summary
+    from dpdist.cli._campaign import _summary_lines
 
     # every view computes the new state at once: the cache may serve a view's last document for up to 2x the CPU time
     # of its last computation (its n says which state), so on a loaded machine some views answered the first state
@@ -76,7 +76,7 @@ def test_one_campaign_state_gives_one_interval_in_every_view(tmp_path, capsys, m
     low, high = means["dashboard and Python client"]
     assert low < reference["estimate"]["mean"] < high
 
-    _print_summary(documents["dpdist campaign estimate"])  # the CLI's text of its document
+    print("\n".join(_summary_lines(documents["dpdist campaign estimate"])))  # the CLI's text of its document
     text = capsys.readouterr().out
     mean_row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["mean"])
     assert " ".join(mean_row[2:4]) == f"[{low:.4g}, {high:.4g}]"
@@ -145,7 +145,7 @@ def test_an_empty_anytime_band_is_reported_as_empty_in_every_view_never_as_low_a
     """The simultaneous anytime band intersected with the simplex is empty on the outsider's poisoned campaign (item 97
     showed [1, -0.02996]): the JSON says ``empty`` with null limits and a note, the CLI's text says "empty", the same in
     every view; honest reports give an empty band with probability at most 1 - level."""
-    from dpdist.cli._campaign import _print_summary
+    from dpdist.cli._campaign import _summary_lines
 
     client = TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js"))
     _poisoned_grr(client)
@@ -162,7 +162,7 @@ def test_an_empty_anytime_band_is_reported_as_empty_in_every_view_never_as_low_a
         per_item = next(i for i in document["estimate"]["intervals"] if i["anytime_valid"] and not i["simultaneous"])
         assert per_item["empty"] is False and all(lo <= hi for lo, hi in zip(per_item["low"], per_item["high"]))
     assert all(band == bands[0] for band in bands)
-    _print_summary(documents["dpdist campaign estimate"])
+    print("\n".join(_summary_lines(documents["dpdist campaign estimate"])))
     text = capsys.readouterr().out
     row = next(line.split() for line in text.splitlines() if line.split()[:1] == ["97"])
     assert row[-1] == "empty", row
@@ -187,7 +187,7 @@ def test_a_recovered_estimate_is_served_without_the_plain_estimates_anytime_inte
     """``recover=ldprecover``: the confidence sequence bounds the plain unbiased estimate (fakes included), which the
     recovered values leave, so no anytime interval is shown and ``sequence_unavailable`` says why; ``targets`` (a JSON
     list or "97,111") reaches the recovery, and a bad value is a 400 naming the option."""
-    from dpdist.cli._campaign import _print_summary
+    from dpdist.cli._campaign import _summary_lines
     from dpdist.serve._uncertainty import NO_RECOVERED_SEQUENCE
 
     client = TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js"))
@@ -199,7 +199,7 @@ def test_a_recovered_estimate_is_served_without_the_plain_estimates_anytime_inte
     estimate = recovered["estimate"]
     assert not any(i["anytime_valid"] for i in estimate["intervals"])
     assert estimate["uncertainty"]["sequence_unavailable"] == NO_RECOVERED_SEQUENCE
-    _print_summary(recovered)
+    print("\n".join(_summary_lines(recovered)))
     assert "anytime: none, no anytime interval is derived for the recovered (LDPRecover) estimate" in capsys.readouterr().out
 
     expected = protocol.estimate(aggregator, recover="ldprecover", targets=[97, 111]).frequencies
@@ -217,7 +217,7 @@ def test_a_shares_fixed_n_interval_is_clipped_to_what_a_share_can_be_in_every_vi
     """Issue 64 item 7: GRR, eps 1, 60 reports: the fixed-n intervals ran to [-1.02, -0.15] and [0.07, 1.22] while the
     anytime ones were clipped.  Clipped to [0, 1] (the same coverage: a share lies there), and the same limits in the
     API's document, the CLI's text, Python's intervals, table and describe; the CLI says so."""
-    from dpdist.cli._campaign import _print_summary
+    from dpdist.cli._campaign import _summary_lines
     from dpdist.estimates import FrequencyEstimate
 
     config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
@@ -241,7 +241,7 @@ def test_a_shares_fixed_n_interval_is_clipped_to_what_a_share_can_be_in_every_vi
     assert np.allclose(read.confidence_interval().low, low) and np.allclose(read.confidence_interval().high, high)
     anytime = next(i for i in document["estimate"]["intervals"] if i["anytime_valid"] and i["simultaneous"])
     assert min(anytime["low"]) >= 0 and max(anytime["high"]) <= 1
-    _print_summary(document)
+    print("\n".join(_summary_lines(document)))
     text = capsys.readouterr().out
     assert "clipped to [0, 1], what a share can be" in text
     shown = dict(re.findall(r"^ +(\d) +\S+ +(\[\S+, \S+\])", text, re.M))

@@ -15,7 +15,8 @@ from .._io._atomic import atomic_writer, write_text_atomically
 from .._redact import redacted_url
 from .._shown import shown
 from .._validation import HttpUrl, Described, Integer, Text
-from ..errors import InvalidParameterError, ServiceRefusedError
+from .._answer import UNEXPECTED
+from ..errors import DPDistError, InvalidParameterError, ServiceRefusedError
 from ._arguments import KEY_VALUE, OUT, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules, token_rule
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._campaign_rounds import show_rounds
@@ -399,34 +400,50 @@ def _run_estimate(args) -> int:
     view = {key: value for key, value in (("width", args.width), ("replicates", args.replicates)) if value is not None}
     with service_client(args, admin=True) as client:
         document = client.estimate(args.campaign, level=args.level, **view, **options)
+        lines = None if args.json else _printed(document, f"GET {client.server}/api/campaigns/{args.campaign}/estimate")
         if args.plot:
             # the same query as the document: the figure draws the band the text and the JSON give
             with atomic_writer(args.plot) as handle:
                 handle.write(client.estimate_png(args.campaign, level=args.level, **view, **options))
-    if args.json:
+    if lines is None:
         _print_json(document)
     else:
-        _print_summary(document)
+        print("\n".join(lines))
     if args.plot:
         print(f"  plot   {args.plot}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
-def _print_summary(document: dict) -> None:
+def _printed(document: dict, request: str) -> list[str]:
+    """The lines of :func:`_summary_lines`; an answer the client's spec let through that they cannot print (a value of
+    another type or size than an estimate's in a field the spec does not check) is refused in one line
+    (``unexpected_answer``), never an internal error (attack70 F5)."""
+    try:
+        return _summary_lines(document)
+    except DPDistError:
+        raise
+    except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError) as error:
+        raise ServiceRefusedError(
+            f"The answer to {shown(request)} is not what a dpdist service answers (an estimate whose "
+            f"{shown(type(error).__name__ + ': ' + str(error), limit=120)} stops its printing). Is that URL a dpdist "
+            "service, not a proxy or another server answering in its place?", status=200, code=UNEXPECTED) from None
+
+
+def _summary_lines(document: dict) -> list[str]:
     """The estimate as text: values by label with the fixed-n interval and the confidence sequence side by side."""
 
     rejected = f"; rejected {document['rejected']}" if document["rejected"] else ""
-    print(said(f"campaign {document['campaign']} ({document['state']}): {document['protocol']} "
-               f"(epsilon={document['epsilon']:g}), n={document['n']} from {document['batches']} batch(es){rejected}"))
+    lines = [said(f"campaign {document['campaign']} ({document['state']}): {document['protocol']} "
+                  f"(epsilon={document['epsilon']:g}), n={document['n']} from {document['batches']} batch(es){rejected}")]
     if document.get("guarantee"):
-        print(said(f"  privacy: {document['guarantee']}"))
-    for line in estimate_lines(document["estimate"]):
-        print("  " + said(line))
+        lines.append(said(f"  privacy: {document['guarantee']}"))
+    lines += ["  " + said(line) for line in estimate_lines(document["estimate"])]
     diagnostics = document.get("diagnostics") or {}
     ran = ((diagnostics.get("test") and not diagnostics.get("detail")) or (diagnostics.get("constraint") or {}).get("test")
            or (diagnostics.get("top") or {}).get("test"))
     if ran:  # protocols without a test: no line
-        print("  " + said(str(diagnostics["summary"])))
+        lines.append("  " + said(str(diagnostics["summary"])))
+    return lines
 
 
 def _run_export(args) -> int:

@@ -49,6 +49,8 @@ __all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "giv
 #: never encapsulated: fields about a connection (RFC 9110 section 7.6.1), and ``user-agent`` and ``accept``, which
 #: named the client library and its version to the collector and told Python from JS devices: every
 #: dpdist client sends the same fields (those the request needs: content type, authorization) and WHOLE_ANSWER_FIELD
+#: who answered what the relay says itself (:data:`~dpdist._deadline.ANSWERED_BY`): a refusal names it, not the service
+OHTTP_RELAY_ANSWERED = "the Oblivious HTTP relay"
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade", "trailer",
                          "host", "content-length", "accept-encoding", "user-agent", "accept"})
 
@@ -121,7 +123,8 @@ class ObliviousTransport(httpx.BaseTransport):
                                                        headers, body))
         message += bytes(padded_length(message, body) - len(message))  # RFC 9292 section 3.8: zero padding
         encapsulated, context = _ohttp.encapsulate_request(self.config, message)
-        outer = request_within(self._outer, "POST", self.relay_url, self._deadline, limit=ACK_ANSWER_BYTES, content=encapsulated,
+        outer = request_within(self._outer, "POST", self.relay_url, self._deadline, limit=ACK_ANSWER_BYTES,
+                               answered_by=OHTTP_RELAY_ANSWERED, content=encapsulated,
                                headers={"content-type": _ohttp.REQUEST_CONTENT_TYPE, "accept": _ohttp.RESPONSE_CONTENT_TYPE})
         if outer.status_code != 200 or outer.headers.get("content-type", "").split(";")[0] != _ohttp.RESPONSE_CONTENT_TYPE:
             return _not_encapsulated(outer, request)
@@ -158,4 +161,4 @@ def _not_encapsulated(outer: httpx.Response, request: httpx.Request) -> httpx.Re
     for secret in secrets_of(outer):  # the relay's own credential (a Basic one from its URL's user:password@)
         content = content.replace(secret.encode(), MASK.encode())
     return httpx.Response(outer.status_code, headers=outer.headers, content=content, request=request,
-                          extensions={ANSWERED_BY: "the Oblivious HTTP relay"})
+                          extensions={ANSWERED_BY: OHTTP_RELAY_ANSWERED})

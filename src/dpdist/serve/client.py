@@ -41,6 +41,7 @@ from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
 from .._answer import NULL, answer_document
+from ._estimate_answer import ESTIMATE
 from .._shown import secrets_of, shown
 from .._redirect import HOOKS, location_of, redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
@@ -84,10 +85,25 @@ _RETRY_CONFLICTS = ("campaign_changed",)
 #: (create, open, close, each of the list), a deletion, an estimate
 _SUMMARY = {"campaign": str, "state": str, "n": int, "batches": int}
 _DELETED = {"batches": int, "kept_report_batches": int}
-_ESTIMATE = {**_SUMMARY, "protocol": str, "epsilon": float, "rejected": dict, "estimate": (dict, NULL)}
+_ESTIMATE = {**_SUMMARY, **ESTIMATE}
 _LISTED = {"campaigns": [{**_SUMMARY, "config": (dict, NULL)}]}
 #: the first bytes of a PNG file
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+#: answers in a row that break HTTP/1.1 (:func:`_malformed`) after which a request is not sent again: a proxy's
+#: garbage once is retried, a server that always answers so (``Transfer-Encoding: gzip, chunked``) is not waited for
+#: over the whole retry window (attack70 F7); a batch is not acknowledged then, and sent again later counts once
+MALFORMED_IN_A_ROW = 3
+
+
+def _malformed(error: Exception) -> bool:
+    """Whether ``error`` is an answer that breaks HTTP/1.1 (h11's "Only Transfer-Encoding: chunked is supported", an
+    illegal status or header line), not a connection closed before or while answering (retried as a network error)."""
+    import httpx  # lazy: optional extra dpdist[serve]
+
+    said = str(error).lower()
+    return isinstance(error, httpx.RemoteProtocolError) and "disconnect" not in said and "closed" not in said
 
 
 def _token(what: str) -> Optional:
@@ -270,7 +286,7 @@ class Client:
         if token:
             headers["Authorization"] = f"Bearer {token}"
         retries = self.retrying()
-        attempt, failure = 0, ""
+        attempt, failure, malformed = 0, "", 0
         while True:
             attempt += 1
             asked = None
@@ -279,7 +295,12 @@ class Client:
                                           **kwargs)
             except httpx.TransportError as error:
                 failure = f"{type(error).__name__}: {error}"
+                malformed = malformed + 1 if _malformed(error) else 0
+                if malformed >= MALFORMED_IN_A_ROW:  # a server (or proxy) that always answers so: no use waiting
+                    failure += f" ({malformed} answers in a row that break HTTP/1.1: not retried further)"
+                    break
             else:
+                malformed = 0
                 if response.status_code not in _RETRY_STATUSES and not _retried_conflict(response):
                     if response.status_code >= 400:
                         raise _refusal(method, path, response)
