@@ -15,12 +15,12 @@ from .._io._atomic import atomic_writer, write_text_atomically
 from .._redact import redacted_url
 from .._shown import shown
 from .._validation import HttpUrl, Described, Integer, Text
-from .._answer import UNEXPECTED
-from ..errors import DPDistError, InvalidParameterError, ServiceRefusedError
+from ..errors import InvalidParameterError, ServiceRefusedError
 from ._arguments import KEY_VALUE, OUT, PLOT, TARGETS, Each, Excludes, Needs, NeedsAny, state_rules, token_rule
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._campaign_rounds import show_rounds
 from ._deploy import json_option, load_config
+from ._printed import printed_lines
 from ._estimate_text import estimate_lines
 from ._service_client import server_options, service_client
 
@@ -400,7 +400,8 @@ def _run_estimate(args) -> int:
     view = {key: value for key, value in (("width", args.width), ("replicates", args.replicates)) if value is not None}
     with service_client(args, admin=True) as client:
         document = client.estimate(args.campaign, level=args.level, **view, **options)
-        lines = None if args.json else _printed(document, f"GET {client.server}/api/campaigns/{args.campaign}/estimate")
+        lines = None if args.json else printed_lines(
+            _summary_lines, document, f"GET {client.server}/api/campaigns/{args.campaign}/estimate", "an estimate")
         if args.plot:
             # the same query as the document: the figure draws the band the text and the JSON give
             with atomic_writer(args.plot) as handle:
@@ -412,21 +413,6 @@ def _run_estimate(args) -> int:
     if args.plot:
         print(f"  plot   {args.plot}", file=sys.stderr if args.json else sys.stdout)
     return 0
-
-
-def _printed(document: dict, request: str) -> list[str]:
-    """The lines of :func:`_summary_lines`; an answer the client's spec let through that they cannot print (a value of
-    another type or size than an estimate's in a field the spec does not check) is refused in one line
-    (``unexpected_answer``), never an internal error (attack70 F5)."""
-    try:
-        return _summary_lines(document)
-    except DPDistError:
-        raise
-    except (TypeError, ValueError, OverflowError, KeyError, IndexError, AttributeError) as error:
-        raise ServiceRefusedError(
-            f"The answer to {shown(request)} is not what a dpdist service answers (an estimate whose "
-            f"{shown(type(error).__name__ + ': ' + str(error), limit=120)} stops its printing). Is that URL a dpdist "
-            "service, not a proxy or another server answering in its place?", status=200, code=UNEXPECTED) from None
 
 
 def _summary_lines(document: dict) -> list[str]:

@@ -11,12 +11,14 @@ from __future__ import annotations
 import json
 
 from .._shown import shown
+from ._printed import printed_lines
 
 __all__ = ["show_rounds"]
 
 
 def show_rounds(client, campaign: str, *, advance: bool, as_json: bool) -> int:
-    """Print the rounds of ``campaign`` (a :class:`dpdist.client.Client` with the admin token); exit status 0."""
+    """Print the rounds of ``campaign`` (a :class:`dpdist.client.Client` with the admin token); exit status 0.  An
+    answer whose rows cannot be printed is refused in one line (:func:`._printed.printed_lines`)."""
     if advance:
         client.advance_round(campaign)
     report = client.rounds(campaign)
@@ -24,23 +26,30 @@ def show_rounds(client, campaign: str, *, advance: bool, as_json: bool) -> int:
         print(json.dumps(report, indent=2, sort_keys=True))
         return 0
     state = client.campaign(campaign)["state"]
+    request = f"GET {client.server}/api/campaigns/{campaign}/rounds"
+    print("\n".join(printed_lines(lambda document: _lines(document, campaign, state), report, request,
+                                  "a campaign's rounds")))
+    return 0
+
+
+def _lines(report: dict, campaign: str, state: str) -> list[str]:
+    """The rounds document ``report`` as text: the plan, each round's row, the quantiles released so far."""
     plan = report["plan"]
-    print(shown(f"campaign {campaign} ({state}): adaptive quantile rounds, round {report['round']} of {report['of']} "
-                f"(q={plan['q']}, epsilon={plan['epsilon']:g}, bounds={plan['bounds']})", (), None))  # escaped: F24
-    print(f"  {'round':<6} {'campaign':<24} {'state':<8} {'reports':>15}  refused")
+    lines = [shown(f"campaign {campaign} ({state}): adaptive quantile rounds, round {report['round']} of {report['of']} "
+                   f"(q={plan['q']}, epsilon={plan['epsilon']:g}, bounds={plan['bounds']})", (), None),  # escaped: F24
+             f"  {'round':<6} {'campaign':<24} {'state':<8} {'reports':>15}  refused"]
     for row in report["rounds"]:
         refused = ", ".join(f"{reason} {count}" for reason, count in sorted(row["refused_batches"].items())) or "-"
-        print(shown(f"  {row['round']:<6} {row['campaign']:<24} {row['state']:<8} {row['n']:>7} / {row['size']:<6} "
-                    f"{refused}", (), None))
+        lines.append(shown(f"  {row['round']:<6} {row['campaign']:<24} {row['state']:<8} {row['n']:>7} / "
+                           f"{row['size']:<6} {refused}", (), None))
     released = report["estimate"]
     if released is None:
-        print("no report yet: nothing released")
-        return 0
+        return [*lines, "no report yet: nothing released"]
     n = sum(row["n"] for row in report["rounds"])
-    print(f"quantiles released from {n} report(s), each with its {round(100 * released['level'], 6):g}% interval:")
+    lines.append(f"quantiles released from {n} report(s), each with its {round(100 * released['level'], 6):g}% interval:")
     missing = [None] * len(released["q"])  # a release without intervals
     for q, value, low, high in zip(released["q"], released["values"], released.get("low") or missing,
                                    released.get("high") or missing, strict=True):
         limits = "-" if low is None or high is None else f"[{low:.6g}, {high:.6g}]"
-        print(f"  q={q:<6g} {value:>12.6g}   {limits}")
-    return 0
+        lines.append(f"  q={q:<6g} {value:>12.6g}   {limits}")
+    return lines
