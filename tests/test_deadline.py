@@ -238,7 +238,7 @@ def test_an_answer_of_more_values_than_its_bytes_should_hold_is_refused_before_i
 
 @pytest.mark.parametrize("call, limit", [
     (lambda client: client.submit_body("c", "b1", b"the batch's bytes"), "1 MiB"),  # an acknowledgement
-    (lambda client: client.config("c"), "20 MiB"),
+    (lambda client: client.config("c"), "4 MiB"),
 ])
 def test_a_device_reads_an_acknowledgement_or_a_config_within_its_own_smaller_bound(call, limit):
     transport, asked = _gzip_answer(b" " * (21 << 20))

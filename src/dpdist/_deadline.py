@@ -42,9 +42,10 @@ _WIRE_HEADERS = frozenset({b"content-encoding", b"content-length", b"transfer-en
 #: 10.6 MB of JSON for GRR, 22.3 MB for OLH; OLH's of 10^6, 227 MB, is refused; a plot a few hundred kB; kept reports
 #: are streamed to a file, not read here)
 MAX_ANSWER_BYTES = 128 << 20
-#: the most bytes of a campaign's config or identity, once decoded (the service refuses a config whose answer would
-#: pass 16 MiB, ``dpdist.serve._campaigns.DEVICE_CONFIG_BYTES``: the JavaScript and Java clients' bound)
-CONFIG_ANSWER_BYTES = 20 << 20
+#: the most bytes of a campaign's config or identity, once decoded: a config is at most the 1 MiB of a record header
+#: that carries it, and its answer holds it twice (the service refuses at creation a config whose answer would pass
+#: this, ``dpdist.serve._campaigns.DEVICE_CONFIG_BYTES``, or whose record header would pass 1 MiB)
+CONFIG_ANSWER_BYTES = 4 << 20
 #: the most bytes of an acknowledgement, a token, a key or a refusal read by a device or a relay (a few hundred bytes)
 ACK_ANSWER_BYTES = 1 << 20
 #: the extension of a response a transport answered itself (its value: who, ``"the Oblivious HTTP relay"``): a refusal

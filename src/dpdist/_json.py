@@ -85,6 +85,6 @@ def most_values_within(limit: int) -> tuple[int, int]:
     Measured within :data:`dpdist._deadline.MAX_ANSWER_BYTES` (read by the admin's calls only): 16.7 million
     two-letter strings held 1.2 GB, numbers 0.68 GB, ``"😀a"`` strings 0.48 GB, the most containers 0.12 GB (48 MiB
     of ``[{},{},...]`` held 1.8 GB before, attack69 F2; it is now refused unparsed); within ``CONFIG_ANSWER_BYTES``
-    ~0.2 GB; within ``ACK_ANSWER_BYTES`` ~10 MB."""
+    ~40 MB; within ``ACK_ANSWER_BYTES`` ~10 MB."""
     values = max(1 << 16, limit // 8)
     return values, min(values, 1 << 20)

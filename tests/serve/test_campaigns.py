@@ -32,7 +32,23 @@ def test_a_config_whose_answer_devices_would_refuse_is_refused_at_creation():
     with pytest.raises(InvalidRequest) as refused:
         check_config({"protocol": "grr", "epsilon": 1.0, "labels": _labels(1_400_000)})
     assert refused.value.code == "config_too_large"
-    assert "2,800,0" in str(refused.value) and "devices read at most 16.8 MB and 2,097,152 values" in str(refused.value)
+    assert "2,800,0" in str(refused.value) and "devices read at most 4.2 MB and 524,288 values" in str(refused.value)
+
+
+def test_the_service_s_bound_is_what_python_devices_read():
+    from dpdist._deadline import CONFIG_ANSWER_BYTES
+    from dpdist.serve._campaigns import DEVICE_CONFIG_BYTES
+
+    assert DEVICE_CONFIG_BYTES == CONFIG_ANSWER_BYTES
+
+
+def test_a_config_whose_record_header_a_service_would_refuse_is_refused_at_creation():
+    """Each report record carries the config; a header past 1 MiB is refused as malformed: 150,000 labels (1.2 MB)
+    were taken and every batch refused (attack71 F1)."""
+    check_config({"protocol": "grr", "epsilon": 1.0, "labels": _labels(100_000)})
+    with pytest.raises(InvalidRequest) as refused:
+        check_config({"protocol": "grr", "epsilon": 1.0, "labels": _labels(150_000)})
+    assert refused.value.code == "config_too_large" and "makes record headers of 1.2 MB" in str(refused.value)
 
 
 def test_the_check_holds_the_real_answer_within_what_devices_read(tmp_path, monkeypatch):

@@ -129,3 +129,18 @@ def test_a_device_s_ledger_is_not_charged_for_a_refused_config(no_draw):
     with client, pytest.raises(ServiceRefusedError, match="unexpected|statistic"):
         client.submit_values("c", [3], ledger=_NoLedger())  # type: ignore[arg-type]
     assert bodies == []
+
+
+def test_a_config_whose_record_header_a_service_refuses_is_refused_before_anything_is_drawn(monkeypatch):
+    """attack71 F1: every batch of 150,000 labels was refused as malformed (a header of 1.2 MB), after the draw."""
+    from dpdist.local.frequency.grr import GRR
+
+    def drawn(*args, **kwargs):
+        raise AssertionError("privatize was called: the config must be refused before anything is drawn")
+
+    monkeypatch.setattr(GRR, "privatize", drawn)
+    labels = [f"l{k:06d}" for k in range(150_000)]
+    client, bodies = _service({"protocol": "grr", "epsilon": 1.0, "labels": labels})
+    with client, pytest.raises(ServiceRefusedError, match="record header") as refusal:
+        client.submit_values("c", ["l000001"])
+    assert refusal.value.code == "unexpected_answer" and bodies == []

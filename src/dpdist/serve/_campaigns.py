@@ -17,11 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from .._io._binary import _MAX_HEADER_BYTES
 from .._json import most_values_within, values_upper_bound
 from ..errors import DPDistError
 from ..local import Aggregator, from_config
 from ._limits import DEFAULT_MAX_STATISTIC_BYTES
 from ._refusals import InvalidRequest
+from ._report_bound import header_bytes
 
 __all__ = [
     "CampaignRow",
@@ -228,12 +230,26 @@ def check_config(config, max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES,
             f"{_bytes_text(max_statistic_bytes)} (--max-statistic-bytes). Use a smaller domain.",
         )
     check_devices_read(config, protocol, devices_read)
+    _check_record_header(protocol)
     return protocol
 
 
-#: the most bytes of a campaign's public config answer every device client reads (the JavaScript and Java clients'
-#: bound; Python's ``dpdist._deadline.CONFIG_ANSWER_BYTES`` is 20 MiB), and the values it may hold
-DEVICE_CONFIG_BYTES = 16 << 20
+def _check_record_header(protocol) -> None:
+    """Refuse a config whose binary record header, which carries it, is past what the service reads of one (1 MiB):
+    every batch of its devices would be refused as ``malformed_batch`` (attack71 F1: 150,000 labels were taken)."""
+    size = header_bytes(protocol)
+    if size > _MAX_HEADER_BYTES:
+        raise InvalidRequest(
+            "config_too_large",
+            f"The 'config' ({protocol.name}) makes record headers of {_bytes_text(size)} (a report record carries its "
+            f"config); this server reads at most {_bytes_text(_MAX_HEADER_BYTES)} of one, so no batch could be counted. "
+            "Use fewer or shorter labels, or a domain_size without labels.",
+        )
+
+
+#: the most bytes of a campaign's public config answer every device client reads (Python's
+#: ``dpdist._deadline.CONFIG_ANSWER_BYTES``, a test checks they are equal; the JavaScript and Java clients read 16 MiB)
+DEVICE_CONFIG_BYTES = 4 << 20
 #: room for the answer's other fields (state, limits, a relayed campaign's identity, OHTTP keys)
 _CONFIG_ANSWER_ROOM = 64 << 10
 

@@ -23,11 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from .._io._binary import _PREFIX
+from .._io._binary import _MAX_HEADER_BYTES, _PREFIX
 from ..errors import ServiceRefusedError
 
-__all__ = ["CLIENT_MAX_BODY_BYTES", "CLIENT_MAX_STATISTIC_BYTES", "record_bytes", "body_limit", "check_statistic",
-           "rows_per_body"]
+__all__ = ["CLIENT_MAX_BODY_BYTES", "CLIENT_MAX_STATISTIC_BYTES", "record_bytes", "header_bytes", "body_limit",
+           "check_statistic", "check_header", "rows_per_body"]
 
 #: the largest body a device sends whatever the config answer says: the service's default ``--max-body-bytes``
 #: (16 MiB, :data:`dpdist.serve._limits.DEFAULT_MAX_BODY_BYTES`; a test checks they are equal). A service with a
@@ -78,6 +78,7 @@ def rows_per_body(protocol, document: Any, campaign: str, wanted: int) -> int:
     one report does not fit is refused (``unexpected_answer``, naming the config's field and the sizes) before
     anything is drawn."""
     check_statistic(protocol, campaign)
+    check_header(protocol, campaign)
     limit = body_limit(document, campaign)
     one = record_bytes(protocol, 1)
     if one > limit:
@@ -91,6 +92,23 @@ def rows_per_body(protocol, document: Any, campaign: str, wanted: int) -> int:
     while rows > 1 and record_bytes(protocol, rows) > limit:  # the digits of the shape: a few bytes
         rows -= 1
     return rows
+
+
+def header_bytes(protocol) -> int:
+    """Bytes of the header of a binary record of ``protocol`` (it carries the config: labels and all)."""
+    return record_bytes(protocol, 0) - _PREFIX.size
+
+
+def check_header(protocol, campaign: str) -> None:
+    """Refuse (``unexpected_answer``) a config whose record header is past the 1 MiB a service reads of one
+    (:data:`dpdist._io._binary._MAX_HEADER_BYTES`): every batch would be refused (attack71 F1: 150,000 labels)."""
+    size = header_bytes(protocol)
+    if size > _MAX_HEADER_BYTES:
+        raise ServiceRefusedError(
+            f"The config answer of campaign {campaign!r} describes {protocol.name} reports whose record header (it "
+            f"carries the config) takes {size} bytes, more than the {_MAX_HEADER_BYTES} a service reads of one: no batch "
+            "of them could be counted; refused before anything was drawn or charged.", status=200,
+            code="unexpected_answer")
 
 
 def check_statistic(protocol, campaign: str) -> None:
