@@ -403,8 +403,9 @@ export function isLongitudinal(protocol: Protocol): boolean;
 /** The key of the device's privacy ledger in its storage. */
 export const LEDGER_KEY: string;
 /**
- * The most bytes of an answer's body the Client reads, once decoded (16 MiB, as the Java client): the body is streamed
- * and dropped past it (ServiceError ``answer_too_large``), so a small gzip answer cannot fill the device's memory.
+ * The most bytes of a config or identity answer the Client reads, once decoded (4 MiB, as the Python and Java clients):
+ * the body is streamed and dropped past it (ServiceError ``answer_too_large``), so a small gzip answer cannot fill the
+ * device's memory; JSON within it that may hold more than 524,288 values is not parsed.
  */
 export const MAX_ANSWER_BYTES: number;
 /**

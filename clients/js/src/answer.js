@@ -3,15 +3,17 @@
 // fetch decodes a gzip/br/deflate answer as it reads it (the client cannot ask it not to), so a small compressed answer
 // can unpack to gigabytes: Response.text() or arrayBuffer() would hold them all (attack67 F6, 1 GB of memory from a
 // ~1 MB answer).  ``readBounded`` reads the stream chunk by chunk and cancels it past the bound; the Client turns that
-// into ServiceError ``answer_too_large``, not retried (as the Python client past its 128 MiB, the Java client past 16 MiB).
+// into ServiceError ``answer_too_large``, not retried (as the Python and Java clients: a config or identity past 4 MiB).
 
 import { ServiceError } from './errors.js';
 
 /**
- * The most bytes of an answer's body the client reads, once decoded (16 MiB, as the Java client: a campaign's config, its
- * identity, an issuer's token response or an acknowledgement is far smaller).
+ * The most bytes of a campaign's config or identity answer the client reads, once decoded (4 MiB, as the Python client's
+ * CONFIG_ANSWER_BYTES and the Java client; attack71 F2: 16 MiB of a hostile config held 557 MB).  A config is at most
+ * the 1 MiB of the record header that carries it (bound.js MAX_HEADER_BYTES) and its answer holds it twice; the service
+ * refuses at creation a config whose answer would pass 4 MiB or 524,288 JSON values.
  */
-export const MAX_ANSWER_BYTES = 16 << 20;
+export const MAX_ANSWER_BYTES = 4 << 20;
 
 /**
  * The most bytes of an acknowledgement, a refusal (4xx/5xx), an issuer's key or token answer the client reads, once

@@ -6,8 +6,9 @@
 // ``submitMany`` randomize gigabytes.  Before anything is drawn, sent or charged, the client computes the encoded
 // bytes of one report (a binary record, as wire.js's ``encodeRecord`` writes it) and refuses (ServiceError
 // ``unexpected_answer``) a config whose statistic is over CLIENT_MAX_STATISTIC_BYTES or whose one report does not
-// fit min(the config answer's ``max_body_bytes``, CLIENT_MAX_BODY_BYTES); batches hold at most ``rowsPerBody``
-// reports.
+// fit min(the config answer's ``max_body_bytes``, CLIENT_MAX_BODY_BYTES), or whose record header (it carries the config)
+// is past the MAX_HEADER_BYTES a service reads of one (attack71 F1: every batch would be refused after the draw);
+// batches hold at most ``rowsPerBody`` reports.
 
 import { ServiceError } from './errors.js';
 import { pythonJsonDumps } from './pyjson.js';
@@ -17,6 +18,8 @@ export const CLIENT_MAX_BODY_BYTES = 16 * 1024 * 1024;
 /** The largest statistic (entries x 8 bytes) of a campaign a device takes part in: the service's default
  * --max-statistic-bytes (64 MiB). */
 export const CLIENT_MAX_STATISTIC_BYTES = 64 * 1024 * 1024;
+/** The most bytes of a binary record's header a service reads (1 MiB, Python's dpdist._io._binary._MAX_HEADER_BYTES). */
+export const MAX_HEADER_BYTES = 1024 * 1024;
 
 const PLACEHOLDER_ID = '0'.repeat(32); // a file id's length is what matters
 const MAX_CRC = 0xffffffff; // the CRC counted at its longest
@@ -76,10 +79,28 @@ export function checkStatistic(protocol, campaign) {
   }
 }
 
+/** Bytes of the header of a binary record of ``protocol`` (it carries the config: labels and all). */
+export function headerBytes(protocol) {
+  return recordBytes(protocol, 0) - 14;
+}
+
+/** Refuse (``unexpected_answer``) a config whose record header is past the MAX_HEADER_BYTES a service reads of one:
+ * every batch would be refused (attack71 F1: 150,000 labels were taken). */
+export function checkHeader(protocol, campaign) {
+  const size = headerBytes(protocol);
+  if (size > MAX_HEADER_BYTES) {
+    throw new ServiceError(`The config answer of campaign '${campaign}' describes ${protocol.name} reports whose record header (it ` +
+      `carries the config) takes ${size} bytes, more than the ${MAX_HEADER_BYTES} a service reads of one: no batch of them ` +
+      'could be counted; refused before anything was drawn or charged.', { status: 200, code: 'unexpected_answer' });
+  }
+}
+
 /** The most reports (at most ``wanted``, at least 1) whose record fits ``bodyLimit``; a config whose statistic is too
- * large or whose one report does not fit is refused (``unexpected_answer``) before anything is drawn. */
+ * large, whose record header is past MAX_HEADER_BYTES or whose one report does not fit is refused
+ * (``unexpected_answer``) before anything is drawn. */
 export function rowsPerBody(protocol, document, campaign, wanted) {
   checkStatistic(protocol, campaign);
+  checkHeader(protocol, campaign);
   const limit = bodyLimit(document, campaign);
   const one = recordBytes(protocol, 1);
   if (one > limit) {

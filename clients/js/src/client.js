@@ -206,7 +206,7 @@ export class Retries {
  *   server restarting under load, as the Python client's ``retry_window``); 0: never
  * @param {number|null} [options.timeoutMs] how long one attempt may take, its answer's body read whole (60000, as the
  *   Python client's ``timeout``; null: no limit): a server that trickles its answer ends the attempt as a network
- *   error does, retried under ``retryWindowMs``.  A body is read up to MAX_ANSWER_BYTES (16 MiB: a config, an
+ *   error does, retried under ``retryWindowMs``.  A body is read up to MAX_ANSWER_BYTES (4 MiB: a config, an
  *   identity) or ACK_ANSWER_BYTES (1 MiB: anything else, a refusal) once decoded (``answer_too_large``), and JSON that
  *   may hold more than one value per 8 of those bytes is not parsed (``unexpected_answer``); a redirect is refused at once (``redirected``), never followed
  * @param {number|null} [options.retries] at most this many attempts after the first as well (null: as many as

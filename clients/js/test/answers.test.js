@@ -107,7 +107,7 @@ test('a gzip answer that unpacks past MAX_ANSWER_BYTES is refused, not read whol
       assert.ok(error instanceof ServiceError, String(error));
       assert.equal(error.code, 'answer_too_large');
       assert.equal(error.status, 200);
-      assert.ok(error.message.includes(`more than ${config === null ? 1 : 16} MiB once decoded`), error.message); // an ack: 1 MiB
+      assert.ok(error.message.includes(`more than ${config === null ? 1 : 4} MiB once decoded`), error.message); // an ack: 1 MiB, a config 4 MiB (attack71 F2)
       assert.equal(server.seen.length, config === null ? 2 : 1); // (the config, then) one attempt: not retried
     } finally {
       await server.close();
@@ -176,27 +176,47 @@ test("a refusal of JSON with more values than 1 MiB allows is not parsed: its co
   }
 });
 
-test("a config of 16 MiB of empty objects (16 KB of gzip) is refused unparsed: unexpected_answer (attack69 F2)", async () => {
+test("a config of 4 MiB of empty objects (4 KB of gzip) is refused unparsed: unexpected_answer (attack69 F2)", async () => {
   const hostile = gzipSync(Buffer.from(padded({ campaign: 'c1', state: 'open', config: CONFIG }, MAX_ANSWER_BYTES - 100)));
   const server = await serving((request, response) => response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }).end(hostile), { config: 'hostile' });
   try {
     const error = await failure(client(server.url).campaign());
     assert.ok(error instanceof ServiceError, String(error));
     assert.equal(error.code, 'unexpected_answer');
-    assert.ok(error.message.includes('GET /config: HTTP 200 with JSON of more than 1048576 arrays and objects within 16777216 bytes'), error.message);
+    assert.ok(error.message.includes('GET /config: HTTP 200 with JSON of more than 524288 arrays and objects within 4194304 bytes'), error.message);
     assert.equal(server.seen.length, 1); // not retried
   } finally {
     await server.close();
   }
 });
 
-test('an identity of JSON with more values than 16 MiB allows is refused unparsed, its pin matching or not (attack69 F2)', async () => {
+test('an identity of JSON with more values than 4 MiB allows is refused unparsed, its pin matching or not (attack69 F2)', async () => {
   const bytes = new TextEncoder().encode(padded({ campaign: 'c1', config: CONFIG, relay: {}, issuer: null }, 4 << 20));
   const digest = Buffer.from(await globalThis.crypto.subtle.digest('SHA-256', bytes)).toString('hex');
   const error = await failure(identityOf(bytes, 'c1', { configPin: digest }));
   assert.ok(error instanceof ServiceError, String(error));
   assert.equal(error.code, 'unexpected_answer');
-  assert.ok(error.message.includes('JSON of more than 1048576 arrays and objects'), error.message);
+  assert.ok(error.message.includes('JSON of more than 524288 arrays and objects'), error.message);
+});
+
+test("a config or identity is read up to Python's CONFIG_ANSWER_BYTES (4 MiB, attack71 F2: 16 MiB held 557 MB)", () => {
+  assert.equal(MAX_ANSWER_BYTES, fixture.answers.config_bytes);
+  assert.deepEqual(mostValuesWithin(MAX_ANSWER_BYTES), [524288, 524288]);
+});
+
+test('a config answer just past 4 MiB is refused unread (answer_too_large), one within is read (attack71 F2)', async () => {
+  const most = fixture.answers.config_bytes; // Python's CONFIG_ANSWER_BYTES
+  for (const [bytes, code] of [[most + 1, 'answer_too_large'], [most, null]]) {
+    const body = JSON.stringify({ campaign: 'c1', state: 'open', config: CONFIG, pad: '' });
+    const text = body.slice(0, -2) + 'x'.repeat(bytes - body.length) + '"}';
+    const server = await serving((request, response) => response.writeHead(200, { 'Content-Type': 'application/json' }).end(text), { config: 'big' });
+    try {
+      const outcome = await client(server.url).campaign().then(() => null, (error) => error.code);
+      assert.equal(outcome, code, String(bytes));
+    } finally {
+      await server.close();
+    }
+  }
 });
 
 test('a server URL with a password or a query is refused by name, the password not shown (F21, F22)', () => {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Client, ServiceError, fromConfig } from '../src/index.js';
-import { CLIENT_MAX_BODY_BYTES, CLIENT_MAX_STATISTIC_BYTES, recordBytes, statisticSize } from '../src/bound.js';
+import { CLIENT_MAX_BODY_BYTES, CLIENT_MAX_STATISTIC_BYTES, MAX_HEADER_BYTES, headerBytes, recordBytes, statisticSize } from '../src/bound.js';
 import { RandomSource } from '../src/random.js';
 import { deterministicSource, fixture, memoryStorage } from './helpers.js';
 
@@ -31,6 +31,38 @@ function rowsOf(body) {
 test("the ceilings are Python's (fixtures/python.json report_bound)", () => {
   assert.equal(CLIENT_MAX_BODY_BYTES, fixture.report_bound.max_body_bytes);
   assert.equal(CLIENT_MAX_STATISTIC_BYTES, fixture.report_bound.max_statistic_bytes);
+  assert.equal(MAX_HEADER_BYTES, fixture.report_bound.max_header_bytes);
+});
+
+/** GRR over ``n`` labels ``000000``, ``000001``, ... (the fixture's header cases). */
+const labelled = (n) => ({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: n,
+  labels: Array.from({ length: n }, (_, i) => String(i).padStart(6, '0')) });
+
+test("a record header's bytes are Python's header_bytes (fixtures/python.json report_bound headers)", () => {
+  assert.ok(fixture.report_bound.headers.some(([, size]) => size > MAX_HEADER_BYTES));
+  assert.ok(fixture.report_bound.headers.some(([, size]) => size > 1_000_000 && size <= MAX_HEADER_BYTES));
+  for (const [n, size] of fixture.report_bound.headers) assert.equal(headerBytes(fromConfig(labelled(n))), size, String(n));
+});
+
+test('a config whose record header would pass 1 MiB is refused before anything is drawn (attack71 F1); one within is sent', async () => {
+  for (const [n, size] of fixture.report_bound.headers.filter(([n]) => n > 1000)) {
+    const server = service(labelled(n), { max_body_bytes: CLIENT_MAX_BODY_BYTES });
+    const storage = memoryStorage();
+    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, memoStorage: storage, retries: 0 });
+    const outcome = await client.submitMany([0, 1, 2]).then(() => null, (error) => error);
+    if (size <= MAX_HEADER_BYTES) {
+      assert.equal(outcome, null, String(n));
+      assert.equal(server.bodies.length, 1);
+      continue;
+    }
+    assert.ok(outcome instanceof ServiceError, String(outcome));
+    assert.equal(outcome.code, 'unexpected_answer');
+    assert.match(outcome.message, new RegExp(`record header \\(it carries the config\\) takes ${size} bytes, more than the 1048576`));
+    assert.doesNotMatch(outcome.message, /\n/);
+    assert.equal(server.draws(), 0);
+    assert.equal(server.bodies.length, 0);
+    assert.equal(storage.getItem('dpdist-ledger') ?? null, null);
+  }
 });
 
 test("a report's record bytes and a statistic's bytes are Python's record_bytes and statistic_size x itemsize", () => {

@@ -16,11 +16,12 @@ The fixture holds, from the Python implementation:
   ``calm``, ``hdg``): the client view Python publishes, input records and their exact ``channel()``;
 - ``granularities``: HDG's guideline ``(g1, g2)`` over users, epsilons, attributes and resolutions;
 - ``priors``: priors and the weights Python realizes them as (``quantize_prior``, RS+RFD's fake data);
-- ``answers``: what the device clients read of an answer (attack69 F2): the bytes of an acknowledgement and the
-  values and containers of JSON parsed (``dpdist._json.most_values_within``, ``values_upper_bound``);
+- ``answers``: what the device clients read of an answer (attack69 F2): the bytes of an acknowledgement and of a
+  config or identity (attack71 F2: ``CONFIG_ANSWER_BYTES``), and the values and containers of JSON parsed (``dpdist._json.most_values_within``, ``values_upper_bound``);
 - ``report_bound``: what bounds a report of a fetched config (attack70 F1, ``dpdist.serve._report_bound``): the two
   ceilings and, for the channel and multi-attribute cases and a few large domains, ``record_bytes`` of 1 and 7 reports
-  and the statistic's bytes (``statistic_size`` x its dtype);
+  and the statistic's bytes (``statistic_size`` x its dtype); the most bytes of a record header a service reads
+  (attack71 F1) and ``header_bytes`` of GRR configs of ``n`` zero-padded labels around it;
 - ``exp``: ``math.exp`` and the correctly rounded value (``decimal``) on inputs to check.
 
 These are cases picked by hand (a protocol's regimes, constants at nice epsilons), so that the node
@@ -340,14 +341,15 @@ def answer_bounds() -> dict:
     """What the device clients read of an answer (attack69 F2, dpdist._json): the bytes of an acknowledgement, a
     refusal, a token answer or a key (Python's ``ACK_ANSWER_BYTES``), and the values and containers JSON within a
     bound may hold before it is parsed (``most_values_within``), with ``values_upper_bound`` of a few texts."""
-    from dpdist._deadline import ACK_ANSWER_BYTES
+    from dpdist._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES
     from dpdist._json import most_values_within, values_upper_bound
 
     texts = ['{"campaign":[{},{},{}]}', '"a,b:[{"', "[]", "1", '{"k": [1, 2.5, "\\u00e9,x"], "m": {"n": null}}',
              '{"é": ["ü", ":"]}']
     return {
         "ack_bytes": ACK_ANSWER_BYTES,
-        "within": [[limit, *most_values_within(limit)] for limit in (0, 1000, 1 << 19, 1 << 20, 16 << 20, 20 << 20, 128 << 20)],
+        "config_bytes": CONFIG_ANSWER_BYTES,
+        "within": [[limit, *most_values_within(limit)] for limit in (0, 1000, 1 << 19, 1 << 20, 4 << 20, 16 << 20, 20 << 20, 128 << 20)],
         "counts": [[text, *values_upper_bound(text.encode("utf-8"))] for text in texts],
     }
 
@@ -362,11 +364,16 @@ _BOUND_CASES = [
 ]
 
 
+#: label counts of GRR configs whose record header is about 1 MiB (10 bytes a label: ``"000123", ``)
+_HEADER_LABELS = (3, 104_000, 104_800, 105_000)
+
+
 def report_bound() -> dict:
     """What bounds a report of a fetched config (attack70 F1): the ceilings and, per config, ``record_bytes`` of 1 and 7
     reports and the statistic's bytes (the device clients compute them from their own protocols)."""
     from dpdist import local
-    from dpdist.serve._report_bound import CLIENT_MAX_BODY_BYTES, CLIENT_MAX_STATISTIC_BYTES, record_bytes
+    from dpdist._io._binary import _MAX_HEADER_BYTES
+    from dpdist.serve._report_bound import CLIENT_MAX_BODY_BYTES, CLIENT_MAX_STATISTIC_BYTES, header_bytes, record_bytes
 
     cases = [(name, params) for name, params in CHANNEL_CASES] + [(name, params) for name, params, _ in MULTI_CASES]
     rows = []
@@ -374,7 +381,12 @@ def report_bound() -> dict:
         protocol = local.make(name, **params)
         statistic = int(protocol.statistic_size) * np.dtype(protocol.statistic_dtype).itemsize
         rows.append([protocol.config(), record_bytes(protocol, 1), record_bytes(protocol, 7), statistic])
-    return {"max_body_bytes": CLIENT_MAX_BODY_BYTES, "max_statistic_bytes": CLIENT_MAX_STATISTIC_BYTES, "cases": rows}
+    headers = []  # attack71 F1: GRR over n labels f"{i:06d}", its record header just within and just past 1 MiB
+    for n in _HEADER_LABELS:
+        protocol = local.make("grr", epsilon=1.0, domain_size=n, labels=[f"{i:06d}" for i in range(n)])
+        headers.append([n, header_bytes(protocol)])
+    return {"max_body_bytes": CLIENT_MAX_BODY_BYTES, "max_statistic_bytes": CLIENT_MAX_STATISTIC_BYTES,
+            "max_header_bytes": _MAX_HEADER_BYTES, "headers": headers, "cases": rows}
 
 
 def render(fixture: dict) -> str:
