@@ -16,11 +16,14 @@ import java.util.TreeMap;
  */
 public interface HttpTransport {
     /**
-     * The largest answer body a transport reads (16 MiB: a config, a client view, an identity document or an
-     * acknowledgement is far smaller): a larger one is an {@link IOException} (the client retries, then gives up with a
-     * {@link ServiceError}), never an {@code OutOfMemoryError} on a small heap.
+     * The largest answer body a transport reads, a config or an identity's (4 MiB, the Python client's
+     * {@code CONFIG_ANSWER_BYTES}; attack71 F2: 16 MiB of a hostile config held 670 MB): a larger one is an
+     * {@link IOException} (the client gives up with a {@link ServiceError}), never an {@code OutOfMemoryError} on a small
+     * heap.  A config is at most the 1 MiB of the record header that carries it ({@link ReportBound#MAX_HEADER_BYTES})
+     * and its answer holds it twice; the service refuses at creation a config whose answer would pass 4 MiB or 524,288
+     * JSON values.
      */
-    int MAX_ANSWER_BYTES = 16 << 20;
+    int MAX_ANSWER_BYTES = 4 << 20;
     /**
      * The largest body the {@link Client} reads of an acknowledgement, a refusal (4xx/5xx), an issuer's key or token
      * answer (1 MiB, as the Python client's {@code ACK_ANSWER_BYTES}: each is a few hundred bytes); a config or an identity

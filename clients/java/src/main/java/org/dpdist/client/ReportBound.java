@@ -14,13 +14,17 @@ import org.dpdist.client.protocols.Protocol;
  * gigabytes.  Before anything is drawn, sent or charged, the client computes the bytes of one report's binary record (as
  * {@link Wire#encodeRecord} writes it) and refuses ({@code bad_answer}) a config whose statistic is over
  * {@link #CLIENT_MAX_STATISTIC_BYTES} or whose one report does not fit min(the config answer's {@code max_body_bytes},
- * {@link #CLIENT_MAX_BODY_BYTES}); batches hold at most {@link #rowsPerBody} reports.
+ * {@link #CLIENT_MAX_BODY_BYTES}), or whose record header (it carries the config) is past the {@link #MAX_HEADER_BYTES} a
+ * service reads of one (attack71 F1: every batch would be refused after the draw); batches hold at most
+ * {@link #rowsPerBody} reports.
  */
 public final class ReportBound {
     /** The largest body a device sends whatever the config answer says: the service's default --max-body-bytes (16 MiB). */
     public static final long CLIENT_MAX_BODY_BYTES = 16L << 20;
     /** The largest statistic (entries x 8 bytes) of a campaign a device takes part in: the service's default --max-statistic-bytes (64 MiB). */
     public static final long CLIENT_MAX_STATISTIC_BYTES = 64L << 20;
+    /** The most bytes of a binary record's header a service reads (1 MiB, Python's {@code dpdist._io._binary._MAX_HEADER_BYTES}). */
+    public static final long MAX_HEADER_BYTES = 1L << 20;
 
     private static final String PLACEHOLDER_ID = "00000000000000000000000000000000"; // its length is what matters
     private static final long MAX_CRC = 0xFFFFFFFFL; // the CRC counted at its longest
@@ -66,12 +70,30 @@ public final class ReportBound {
         }
     }
 
+    /** Bytes of the header of a binary record of {@code protocol} (it carries the config: labels and all). */
+    public static long headerBytes(Protocol protocol) {
+        return recordBytes(protocol, 0) - 14;
+    }
+
+    /** Refuse ({@code bad_answer}) a config whose record header is past the {@link #MAX_HEADER_BYTES} a service reads of
+     * one: every batch would be refused (attack71 F1: 150,000 labels were taken). */
+    static void checkHeader(Protocol protocol, String campaign) {
+        long size = headerBytes(protocol);
+        if (size > MAX_HEADER_BYTES) {
+            throw new ServiceError("The config answer of campaign '" + campaign + "' describes " + protocol.name + " reports whose record header (it "
+                + "carries the config) takes " + size + " bytes, more than the " + MAX_HEADER_BYTES + " a service reads of one: no batch of them "
+                + "could be counted; refused before anything was drawn or charged.", 200, "bad_answer");
+        }
+    }
+
     /**
      * The most reports (at most {@code wanted}, at least 1) whose record fits {@link #bodyLimit}; a config whose statistic
-     * is too large or whose one report does not fit is refused ({@code bad_answer}) before anything is drawn.
+     * is too large, whose record header is past {@link #MAX_HEADER_BYTES} or whose one report does not fit is refused
+     * ({@code bad_answer}) before anything is drawn.
      */
     static int rowsPerBody(Protocol protocol, Map<String, Object> answer, String campaign, int wanted) {
         checkStatistic(protocol, campaign);
+        checkHeader(protocol, campaign);
         long limit = bodyLimit(answer, campaign);
         long one = recordBytes(protocol, 1);
         if (one > limit) {

@@ -61,6 +61,7 @@ class AnswersTest {
     void theAnswersBoundsAreThePythonClients() {
         Map<String, Object> answers = Json.asObject(Fixtures.python().get("answers"));
         assertEquals(((Number) answers.get("ack_bytes")).intValue(), HttpTransport.ACK_ANSWER_BYTES);
+        assertEquals(((Number) answers.get("config_bytes")).intValue(), HttpTransport.MAX_ANSWER_BYTES); // attack71 F2: 4 MiB
         for (Object row : (List<?>) answers.get("within")) {
             List<?> within = (List<?>) row;
             long[] most = Json.mostValuesWithin(((Number) within.get(0)).longValue());
@@ -112,18 +113,41 @@ class AnswersTest {
     }
 
     @Test
-    void aConfigOrAnIdentityWithMoreValuesThanSixteenMiBAllowIsRefusedUnparsed() throws Exception {
+    void aConfigOrAnIdentityWithMoreValuesThanFourMiBAllowIsRefusedUnparsed() throws Exception {
         byte[] hostile = padded("{\"campaign\":\"c\",\"state\":\"open\",\"config\":" + ClientTest.GRR + "}", HttpTransport.MAX_ANSWER_BYTES - 100);
         try (FakeServer server = new FakeServer(request -> new FakeServer.Answer(200, "application/json", hostile))) {
             Client client = new Client(server.url(), "c", ClientTest.fast().retries(0));
             ServiceError error = assertThrows(ServiceError.class, client::campaign);
             assertEquals("bad_answer", error.code());
-            assertTrue(error.getMessage().contains("JSON of more than 1048576 arrays and objects within 16777216 bytes, not parsed"), error.getMessage());
+            assertTrue(error.getMessage().contains("JSON of more than 524288 arrays and objects within 4194304 bytes, not parsed"), error.getMessage());
         }
         byte[] identity = padded("{\"campaign\":\"c\",\"config\":" + ClientTest.GRR + ",\"relay\":{},\"issuer\":null}", 4 << 20);
         String digest = Bytes.hex(java.security.MessageDigest.getInstance("SHA-256").digest(identity));
         ServiceError error = assertThrows(ServiceError.class, () -> Identity.identityOf(identity, "c", null, digest));
         assertEquals("bad_answer", error.code());
+        assertTrue(error.getMessage().contains("JSON of more than 524288 arrays and objects"), error.getMessage());
+    }
+
+    @Test
+    void aConfigAnswerJustPastFourMiBIsRefusedUnreadOneWithinIsRead() throws Exception {
+        // attack71 F2: a hostile config answer of 14.6 MB held 670 MB; Python's CONFIG_ANSWER_BYTES, from the fixture
+        int most = ((Number) Json.asObject(Fixtures.python().get("answers")).get("config_bytes")).intValue();
+        String body = "{\"campaign\":\"c\",\"state\":\"open\",\"config\":" + ClientTest.GRR + ",\"pad\":\"\"}";
+        for (int bytes : new int[] {most + 1, most}) {
+            StringBuilder text = new StringBuilder(body.substring(0, body.length() - 2));
+            while (text.length() < bytes - 2) text.append('x');
+            byte[] answer = text.append("\"}").toString().getBytes(StandardCharsets.UTF_8);
+            assertEquals(bytes, answer.length);
+            try (FakeServer server = new FakeServer(request -> new FakeServer.Answer(200, "application/json", answer))) {
+                Client client = new Client(server.url(), "c", ClientTest.fast().retries(0));
+                if (bytes > most) {
+                    ServiceError error = assertThrows(ServiceError.class, client::campaign);
+                    assertTrue(error.getMessage().contains("longer than " + most + " bytes"), error.getMessage());
+                } else {
+                    assertEquals("c", client.campaign().get("campaign"));
+                }
+            }
+        }
     }
 
     @Test

@@ -77,6 +77,53 @@ class ReportBoundTest {
         Map<String, Object> bound = Json.asObject(Fixtures.python().get("report_bound"));
         assertEquals(((Number) bound.get("max_body_bytes")).longValue(), ReportBound.CLIENT_MAX_BODY_BYTES);
         assertEquals(((Number) bound.get("max_statistic_bytes")).longValue(), ReportBound.CLIENT_MAX_STATISTIC_BYTES);
+        assertEquals(((Number) bound.get("max_header_bytes")).longValue(), ReportBound.MAX_HEADER_BYTES);
+    }
+
+    /** GRR over {@code n} labels 000000, 000001, ... (the fixture's header cases). */
+    static String labelled(int n) {
+        StringBuilder labels = new StringBuilder();
+        for (int i = 0; i < n; i++) labels.append(i == 0 ? "" : ", ").append('"').append(String.format("%06d", i)).append('"');
+        return "{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": 1.0, \"domain_size\": " + n + ", \"labels\": [" + labels + "]}";
+    }
+
+    @Test
+    void recordHeaderBytesArePythons() {
+        List<?> headers = (List<?>) Json.asObject(Fixtures.python().get("report_bound")).get("headers");
+        boolean past = false;
+        for (Object row : headers) {
+            List<?> expected = (List<?>) row;
+            int n = ((Number) expected.get(0)).intValue();
+            long size = ((Number) expected.get(1)).longValue();
+            past |= size > ReportBound.MAX_HEADER_BYTES;
+            assertEquals(size, ReportBound.headerBytes(DpDist.fromConfig(Json.parse(labelled(n)))), String.valueOf(n));
+        }
+        assertTrue(past);
+    }
+
+    @Test
+    void aConfigWhoseRecordHeaderWouldPassOneMiBIsRefusedBeforeAnythingIsDrawn() throws Exception {
+        // attack71 F1: 150,000 labels were taken and every batch refused as malformed, after the draw
+        for (Object row : (List<?>) Json.asObject(Fixtures.python().get("report_bound")).get("headers")) {
+            int n = ((Number) ((List<?>) row).get(0)).intValue();
+            long size = ((Number) ((List<?>) row).get(1)).longValue();
+            if (n < 1000) continue;
+            try (FakeServer server = server(labelled(n), 16L << 20)) {
+                CountingSource source = new CountingSource();
+                Client client = new Client(server.url(), "c", Client.options().withoutLedger().retries(0).source(source));
+                if (size <= ReportBound.MAX_HEADER_BYTES) {
+                    client.submitMany(values(3));
+                    assertEquals(1, puts(server).size(), String.valueOf(n));
+                    continue;
+                }
+                ServiceError error = assertThrows(ServiceError.class, () -> client.submitMany(values(3)));
+                assertEquals("bad_answer", error.code());
+                assertTrue(error.getMessage().contains("record header (it carries the config) takes " + size + " bytes, more than the 1048576"), error.getMessage());
+                assertFalse(error.getMessage().contains("\n"));
+                assertEquals(0, source.fills);
+                assertEquals(0, puts(server).size());
+            }
+        }
     }
 
     @Test
