@@ -144,3 +144,14 @@ def test_a_config_whose_record_header_a_service_refuses_is_refused_before_anythi
     with client, pytest.raises(ServiceRefusedError, match="record header") as refusal:
         client.submit_values("c", ["l000001"])
     assert refusal.value.code == "unexpected_answer" and bodies == []
+
+
+@pytest.mark.parametrize("config", [{"protocol": "hcms", "epsilon": 1.0, "domain_size": 8, "width": 1 << 22},
+                                    {"protocol": "no-such-protocol", "epsilon": 1.0},
+                                    {"protocol": "oue", "epsilon": -1.0, "domain_size": 8}])
+def test_a_config_answer_this_dpdist_cannot_build_is_the_server_s_not_the_caller_s(no_draw, config):
+    """attack71 F4: a hostile config's parameter out of range was an InvalidParameterError, the app's own mistake."""
+    client, bodies = _service(config)
+    with client, pytest.raises(ServiceRefusedError, match="is not a config this dpdist can use") as refusal:
+        client.submit_values("c", np.arange(3))
+    assert refusal.value.code == "unexpected_answer" and bodies == [] and "\n" not in str(refusal.value)

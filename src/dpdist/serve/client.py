@@ -379,7 +379,7 @@ class Client:
         """The campaign's protocol, rebuilt from its public config."""
         document = self.config(campaign)
         route = self._route(campaign)
-        return from_config(route.config if route is not None else document["config"])
+        return _answered_protocol(campaign, route.config if route is not None else document["config"])
 
     def relay(self, campaign: str) -> dict | None:
         """The campaign's relay (``config["relay"]``: its URL, key, pin and issuer) if it is collected through a relay,
@@ -655,7 +655,7 @@ class Client:
         document = self.config(campaign)  # the round now, and whether the device answers once
         route = self._route(campaign)
         if protocol is None:  # the round's config from the same fetch as its submit_to (a relayed one's trusted config)
-            protocol = from_config(route.config if route is not None else document["config"])
+            protocol = _answered_protocol(campaign, route.config if route is not None else document["config"])
         once = self._answer_once.get(campaign)
         if once is not None:
             rounds = document.get("rounds") or {}
@@ -925,6 +925,19 @@ def _decoded(decoder: Decoder, response) -> Iterator[bytes]:
     for raw in response.iter_raw():
         yield from decoder.feed(raw)
     yield from decoder.end()
+
+
+def _answered_protocol(campaign: str, config: Any) -> LocalProtocol:
+    """The protocol of the config a server answered for ``campaign``; one this dpdist cannot build (a parameter out of
+    range, an unknown protocol) is the server's answer refused (``unexpected_answer``), not the caller's
+    ``InvalidParameterError`` (attack71 F4: a hostile config's parameter read as the app's own mistake)."""
+    try:
+        return from_config(config)
+    except InvalidParameterError as error:
+        raise ServiceRefusedError(
+            f"The config answer of campaign {campaign!r} is not a config this dpdist can use: {error} Is the server a "
+            "dpdist service of a version this one reads? Nothing was drawn or sent.", status=200,
+            code="unexpected_answer") from None
 
 
 def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
