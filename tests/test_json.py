@@ -52,3 +52,14 @@ def test_text_holding_a_character_past_u_ffff_counts_four_bytes_a_character(astr
     assert len(loads(text, most_text_bytes=4 * len(text))[1]) == 1000
     plain = b'["\\u00e9\\ud7ff", "' + "é".encode() * 500 + b'"]'  # within U+FFFF: not counted so
     assert len(loads(plain, most_text_bytes=len(plain))) == 2
+
+
+def test_loads_within_a_bound_takes_the_values_those_bytes_should_hold():
+    from dpdist._json import loads_within, most_values_within
+
+    most_values, most_containers = most_values_within(1 << 20)
+    assert (most_values, most_containers) == (131_072, 131_072)
+    fitting = b"[" + b"0," * (most_values - 2) + b"0]"  # most_values - 1 values counted, and the array
+    assert len(loads_within(fitting, 1 << 20)) == most_values - 1
+    with pytest.raises(ValueError, match="more than 131,072 values"):
+        loads_within(b"[" + b"0," * most_values + b"0]", 1 << 20)

@@ -19,15 +19,15 @@ from __future__ import annotations
 from typing import Any, TypeGuard
 from urllib.parse import unquote
 
-from ._json import loads, most_values_within
+from ._json import loads_within
 from ._retry import NOT_ACKNOWLEDGED
 from ._shown import kind_of, secrets_of, shown
 
 __all__ = ["batch_ack_problem", "relay_ack_problem"]
 
-#: the most JSON values an acknowledgement is parsed with (one holds a few dozen): those of its bound on bytes,
-#: ``dpdist._deadline.ACK_ANSWER_BYTES`` (a module of this floor: its value, 1 MiB, checked by tests/test_acks.py)
-_MOST_VALUES = most_values_within(1 << 20)[0]
+#: the bytes an acknowledgement is parsed within (one is a few hundred): ``dpdist._deadline.ACK_ANSWER_BYTES``, its
+#: bound on bytes read (a module of this floor: its value, 1 MiB, checked by tests/test_acks.py)
+_ACK_BYTES = 1 << 20
 
 
 def batch_ack_problem(response: Any, campaign: str, batch_id: str, sent: int | None = None) -> str | None:
@@ -46,7 +46,7 @@ def _problem(response: Any, campaign: str, id_key: str, sent: str, fields) -> st
     what = f"{id_key.replace('_', ' ')} {sent!r} of campaign {campaign!r}"
     try:
         # ValueError, not RecursionError, for JSON nested too deeply; one of more than 1 MiB holds is none
-        ack = loads(response.content, most_values=_MOST_VALUES, most_containers=_MOST_VALUES, most_text_bytes=1 << 20)
+        ack = loads_within(response.content, _ACK_BYTES)
     except (ValueError, UnicodeDecodeError):
         return (f"{NOT_ACKNOWLEDGED} of {what}: HTTP {response.status_code} with a body that is not JSON "
                 f"({len(response.content)} bytes, {kind_of(response)})")

@@ -12,8 +12,8 @@ The body is bounded in bytes too: past the caller's ``limit`` (decoded: a small 
 :data:`ACK_ANSWER_BYTES` for what devices and relays read, :data:`CONFIG_ANSWER_BYTES` for a config, else
 :data:`MAX_ANSWER_BYTES`) the read stops and the answer is refused in one line
 (:class:`~dpdist.errors.ServiceRefusedError`, code ``answer_too_large``, not retried); its ``json()`` refuses, before
-parsing, a document of more values than those bytes should hold (:func:`most_values_within`: parsing holds far more
-than the bytes, attack69 F2).  The answer is rebuilt from the header bytes as they came (a proxy's non-ASCII
+parsing, a document of more values than those bytes should hold (:func:`dpdist._json.loads_within`: parsing holds far
+more than the bytes, attack69 F2).  The answer is rebuilt from the header bytes as they came (a proxy's non-ASCII
 ``Server: café`` made every call an "internal error UnicodeEncodeError" when it was rebuilt from decoded text).
 """
 
@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from ._json import loads, most_values_within
+from ._json import loads_within
 from ._redact import redacted_url
 from ._shown import kind_of, secrets_of, shown
 from .errors import ServiceRefusedError
@@ -190,23 +190,24 @@ def _pieces(pieces: Iterator[bytes], method: str, response: httpx.Response) -> I
 
 def _unreadable(method: str, response: httpx.Response, reason: str) -> ServiceRefusedError:
     """The one-line refusal of an answer in codings dpdist does not decode (code ``unexpected_answer``, not retried)."""
-    secrets, who = secrets_of(response), _who(response)
-    return ServiceRefusedError(
-        f"The answer to {method} {shown(str(response.request.url), secrets)} is in a coding dpdist does not read "
-        f"(HTTP {response.status_code}, {kind_of(response)}, {shown(reason, secrets)}): {who} answers in "
-        f"one. Is that URL {who}, not another server answering in its place?",
-        status=response.status_code, code=UNEXPECTED)
+    who = _who(response)
+    return _undecoded(method, response, reason, "is in a coding dpdist does not read", f"{who} answers in one. Is "
+                      f"that URL {who}, not another server answering in its place?")
 
 
 def _corrupt(method: str, response: httpx.Response, reason: str) -> ServiceRefusedError:
     """The one-line refusal of an answer whose gzip or deflate body does not decode: corrupt or cut short on the way
     (code ``unexpected_answer``, not retried; attack70 F7: it said "a coding dpdist does not read")."""
-    secrets, who = secrets_of(response), _who(response)
+    return _undecoded(method, response, reason, "is corrupt or cut short", f"its body does not decode. Is that URL "
+                      f"{_who(response)}, and no proxy on the way that changes or cuts its answers?")
+
+
+def _undecoded(method: str, response: httpx.Response, reason: str, what: str, question: str) -> ServiceRefusedError:
+    """``The answer to METHOD URL <what> (HTTP status, kind, <reason>): <question>``, masked and escaped."""
+    secrets = secrets_of(response)
     return ServiceRefusedError(
-        f"The answer to {method} {shown(str(response.request.url), secrets)} is corrupt or cut short (HTTP "
-        f"{response.status_code}, {kind_of(response)}, {shown(reason, secrets)}): its body does not decode. Is that "
-        f"URL {who}, and no proxy on the way that changes or cuts its answers?",
-        status=response.status_code, code=UNEXPECTED)
+        f"The answer to {method} {shown(str(response.request.url), secrets)} {what} (HTTP {response.status_code}, "
+        f"{kind_of(response)}, {shown(reason, secrets)}): {question}", status=response.status_code, code=UNEXPECTED)
 
 
 def _who(response: httpx.Response) -> str:
@@ -240,9 +241,8 @@ def _request_of(error: httpx.RequestError) -> httpx.Request | None:
 class _Answer(httpx.Response):
     """An answer read whole, whose ``json()`` raises ``ValueError`` (not ``RecursionError``) for a document nested
     deeper than Python parses (a server's ``[[[[...]]]]``: every reader already refuses a ``ValueError``) or holding
-    more values than its bound allows (:func:`most_values_within`: parsing holds far more than the bytes)."""
+    more values than its bound allows (:func:`dpdist._json.loads_within`: parsing holds far more than the bytes)."""
 
-    most_values, most_containers = most_values_within(MAX_ANSWER_BYTES)
     limit = MAX_ANSWER_BYTES
 
     @classmethod
@@ -252,13 +252,11 @@ class _Answer(httpx.Response):
         headers = [(name, value) for name, value in response.headers.raw if name.lower() not in _WIRE_HEADERS]
         answer = cls(response.status_code, headers=headers, content=b"".join(chunks), request=response.request,
                      extensions=_kept(response))
-        answer.most_values, answer.most_containers = most_values_within(limit)
         answer.limit = limit
         return answer
 
     def json(self, **kwargs: Any) -> Any:
-        return loads(self.content, most_values=self.most_values, most_containers=self.most_containers,
-                     most_text_bytes=self.limit)
+        return loads_within(self.content, self.limit)
 
 
 def _too_large(method: str, response: httpx.Response, limit: int) -> ServiceRefusedError:

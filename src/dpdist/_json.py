@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 
-__all__ = ["loads", "values_upper_bound", "most_values_within"]
+__all__ = ["loads", "loads_within", "values_upper_bound", "most_values_within"]
 
 
 def loads(text, *, most_values: int | None = None, most_containers: int | None = None,
@@ -40,6 +40,13 @@ def loads(text, *, most_values: int | None = None, most_containers: int | None =
         return json.loads(text)
     except RecursionError:
         raise ValueError("JSON nested too deeply") from None
+
+
+def loads_within(text, limit: int):
+    """:func:`loads` of ``text`` read within ``limit`` bytes: at most the values, and arrays and objects, those bytes
+    should hold (:func:`most_values_within`), and within ``limit`` once decoded."""
+    most_values, most_containers = most_values_within(limit)
+    return loads(text, most_values=most_values, most_containers=most_containers, most_text_bytes=limit)
 
 
 #: JSON's whitespace, then an array or an object: the only documents that can hold more than one value

@@ -73,7 +73,7 @@ from starlette.routing import Route
 
 from .._deadline import request_within_async
 from .._guard import AUTHENTICATED, Limits, guard
-from .._json import loads, most_values_within
+from .._json import loads_within
 from .._validation import validate_params
 from ..errors import InvalidParameterError
 from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
@@ -90,8 +90,6 @@ log = logging.getLogger("dpdist.relay")
 _REPORT_ID = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _CAMPAIGN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 _CONFIG_TTL_S = 5.0
-#: the most JSON values, and arrays and objects, a config page is parsed with (dpdist._json.loads)
-_PAGE_VALUES = most_values_within(PAGE_MAX_BYTES)
 _KEPT_HEADERS = {"content-type", "content-security-policy", "cache-control", "x-content-type-options", "referrer-policy",
                  "cross-origin-opener-policy", "cross-origin-resource-policy", "permissions-policy"}
 
@@ -131,8 +129,7 @@ class _PublicPages:
     async def config(self, campaign: str, fresh: bool = False) -> tuple[int, dict]:
         status, _, body = await self.get(f"/api/campaigns/{campaign}/config", fresh)
         try:
-            document = loads(body, most_values=_PAGE_VALUES[0], most_containers=_PAGE_VALUES[1],
-                             most_text_bytes=PAGE_MAX_BYTES)
+            document = loads_within(body, PAGE_MAX_BYTES)
         except ValueError:  # not JSON, nested deeper than Python reads or too many values (dpdist._json.loads)
             raise RelayError(503, "collector_unavailable", f"The collector answered {status} without JSON.") from None
         if not isinstance(document, dict):  # the callers read keys: a list or a number is no config
