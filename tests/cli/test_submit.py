@@ -209,6 +209,19 @@ def test_a_hostile_config_is_refused_in_one_line_before_anything_is_drawn(data, 
     assert server.requests == [] and not (data / "cache").exists()  # nothing sent, nothing journaled
 
 
+@pytest.mark.parametrize("config", [{"protocol": "oue", "epsilon": -1.0, "domain_size": 8},
+                                    {"protocol": "nope", "epsilon": 1.0}])
+def test_a_config_this_dpdist_cannot_build_is_the_server_s_answer_refused(data, capsys, monkeypatch, config):
+    """attack72: a hostile config's out-of-range parameter read as the user's own mistake (`The 'epsilon' parameter of
+    GRR must be ...`, exit 2); it is the server's answer, refused in one line naming it, nothing sent."""
+    monkeypatch.setenv("DPDIST_CACHE_DIR", str(data / "cache"))
+    with AckServer([right_ack], config={"campaign": "c", "state": "open", "config": config}) as server:
+        status, out, err = run(capsys, *_command(data, server))
+    assert status == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert err.startswith("dpdist: error: The config answer of campaign 'c' is not a config this dpdist can use")
+    assert server.requests == []
+
+
 def _ack(campaign: str, batch_id: str) -> bytes:
     return right_ack(campaign, batch_id)
 

@@ -19,7 +19,7 @@ from .._io._shuffle import ReportShuffler
 from .._rng import check_rng
 from .._validation import Described, ExistingFile, HttpUrl, Integer, Interval, Text
 from ..errors import EachValueANewUserWarning, ServiceUnavailableError
-from ..local import from_config
+from ..serve._report_bound import protocol_of_answer
 from ._arguments import (Each, Excludes, NeedsAny, NeedsCount, add_missing_argument, missing_cells, seed_argument, state_rules,
                          token_rule)
 from ._budget import add_budget_file_argument, charge_line, open_budget
@@ -223,7 +223,8 @@ def _submit_column(client, args):
         yield from submit_rounds(client, args, document)
         return
     relayed = document.get("relay") is not None
-    protocol = client.protocol(args.campaign) if relayed else from_config(document["config"])  # a relayed one's: its identity's
+    protocol = (client.protocol(args.campaign) if relayed  # a relayed one's: its identity's
+                else protocol_of_answer(args.campaign, document["config"]))
     check_columns_option(protocol, args.column, args.columns)
     selected = args.column if args.columns is None else args.columns
     session = open_budget(args)

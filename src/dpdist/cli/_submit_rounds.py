@@ -47,8 +47,7 @@ from .._io._atomic import atomic_writer
 from .._io._binary import read_header
 from .._rng import secure_generator
 from ..errors import InvalidParameterError, ServiceRefusedError
-from ..local import from_config
-from ..serve._report_bound import rows_per_body
+from ..serve._report_bound import protocol_of_answer, rows_per_body
 from ._arguments import missing_cells
 from ._deploy import data_reader
 from ._submit_journal import check_journal_option, data_digest, journal_path, journal_records, write_journal
@@ -67,7 +66,7 @@ def submit_rounds(client, args, document: dict) -> Iterator[dict]:
     """The acknowledgements of ``args``'s column submitted to the rounds campaign ``document`` describes (its public
     config); notes on standard error (module docstring)."""
     _refuse_options(args)
-    values = _checked_values(from_config(document["config"]), args)
+    values = _checked_values(protocol_of_answer(args.campaign, document["config"]), args)
     plan, sizes = document["rounds"]["plan"], [int(size) for size in document["rounds"]["sizes"]]
     directory = (Path(args.journal) if args.journal else
                  journal_path(args.server, args.campaign, plan, args.column, args.data[0], None).with_suffix(".rounds"))
@@ -170,7 +169,7 @@ def _answer_rounds(client, args, journal: _Journal, values: np.ndarray, order: n
 def _randomized_part(journal: _Journal, document: dict, k: int, order: np.ndarray, values: np.ndarray, start: int,
                      stop: int, batch_size: int) -> dict:
     """Round ``k``'s rows ``order[start:stop]``, each randomized once under the round's config, journaled as a part."""
-    round_protocol = from_config(document["config"])
+    round_protocol = protocol_of_answer(str(document.get("submit_to")), document["config"])
     # a round's config is an instruction too: a report its service's body cannot hold refused before anything is drawn,
     # and batches of at most what that body holds (attack70 F1)
     batch_size = rows_per_body(round_protocol, document, str(document.get("submit_to")), batch_size)

@@ -24,9 +24,10 @@ from typing import Any
 import numpy as np
 
 from .._io._binary import _MAX_HEADER_BYTES, _PREFIX
-from ..errors import ServiceRefusedError
+from ..errors import InvalidParameterError, ServiceRefusedError
+from ..local import from_config
 
-__all__ = ["CLIENT_MAX_BODY_BYTES", "CLIENT_MAX_STATISTIC_BYTES", "record_bytes", "header_bytes", "body_limit",
+__all__ = ["protocol_of_answer", "CLIENT_MAX_BODY_BYTES", "CLIENT_MAX_STATISTIC_BYTES", "record_bytes", "header_bytes", "body_limit",
            "check_statistic", "check_header", "rows_per_body"]
 
 #: the largest body a device sends whatever the config answer says: the service's default ``--max-body-bytes``
@@ -136,3 +137,17 @@ def _largest_field(config: dict) -> str:
         return "its protocol"
     value, key = max(numbers)
     return f"{key} = {value}"
+
+
+def protocol_of_answer(campaign: str, config: Any):
+    """The protocol of the config a server answered for ``campaign``; one this dpdist cannot build (a parameter out of
+    range, an unknown protocol) is the server's answer refused (``unexpected_answer``), not the caller's
+    ``InvalidParameterError`` (attack71 F4, attack72: a hostile config's parameter read as the app's own mistake, by
+    the client and by ``dpdist submit``)."""
+    try:
+        return from_config(config)
+    except InvalidParameterError as error:
+        raise ServiceRefusedError(
+            f"The config answer of campaign {campaign!r} is not a config this dpdist can use: {error} Is the server a "
+            "dpdist service of a version this one reads? Nothing was drawn or sent.", status=200,
+            code="unexpected_answer") from None

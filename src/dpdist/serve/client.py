@@ -47,13 +47,12 @@ from .._redirect import HOOKS, location_of, redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
                            validate_params)
-from ..local import from_config
 from ..relay._arguments import OHTTP_RELAY
 from ..local._json_rows import json_rows as rows
 from .._deadline import ACK_ANSWER_BYTES, ANSWERED_BY, CONFIG_ANSWER_BYTES, deadline_of, request_within
 from .._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
 from ._relay_route import RelayRoute, resolve_route
-from ._report_bound import rows_per_body
+from ._report_bound import protocol_of_answer, rows_per_body
 from ._token_store import TokenStore
 
 if TYPE_CHECKING:
@@ -379,7 +378,7 @@ class Client:
         """The campaign's protocol, rebuilt from its public config."""
         document = self.config(campaign)
         route = self._route(campaign)
-        return _answered_protocol(campaign, route.config if route is not None else document["config"])
+        return protocol_of_answer(campaign, route.config if route is not None else document["config"])
 
     def relay(self, campaign: str) -> dict | None:
         """The campaign's relay (``config["relay"]``: its URL, key, pin and issuer) if it is collected through a relay,
@@ -655,7 +654,7 @@ class Client:
         document = self.config(campaign)  # the round now, and whether the device answers once
         route = self._route(campaign)
         if protocol is None:  # the round's config from the same fetch as its submit_to (a relayed one's trusted config)
-            protocol = _answered_protocol(campaign, route.config if route is not None else document["config"])
+            protocol = protocol_of_answer(campaign, route.config if route is not None else document["config"])
         once = self._answer_once.get(campaign)
         if once is not None:
             rounds = document.get("rounds") or {}
@@ -925,19 +924,6 @@ def _decoded(decoder: Decoder, response) -> Iterator[bytes]:
     for raw in response.iter_raw():
         yield from decoder.feed(raw)
     yield from decoder.end()
-
-
-def _answered_protocol(campaign: str, config: Any) -> LocalProtocol:
-    """The protocol of the config a server answered for ``campaign``; one this dpdist cannot build (a parameter out of
-    range, an unknown protocol) is the server's answer refused (``unexpected_answer``), not the caller's
-    ``InvalidParameterError`` (attack71 F4: a hostile config's parameter read as the app's own mistake)."""
-    try:
-        return from_config(config)
-    except InvalidParameterError as error:
-        raise ServiceRefusedError(
-            f"The config answer of campaign {campaign!r} is not a config this dpdist can use: {error} Is the server a "
-            "dpdist service of a version this one reads? Nothing was drawn or sent.", status=200,
-            code="unexpected_answer") from None
 
 
 def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
