@@ -471,6 +471,13 @@ class FloorProcess(BareProcess):
         return answer["groups"], answer["items"]
 
 
+class ObligationsProcess(FloorProcess):
+    """``benchmarks/floor_obligations.py`` (the floor doing only what dpdist's guarantees oblige it to), as the floor."""
+
+    def command(self) -> list[str]:
+        return [part if part != "floor_app:app" else "floor_obligations:app" for part in super().command()]
+
+
 @contextlib.contextmanager
 def bare_server():
     process = BareProcess("", cpu=0).start(timeout=60)
@@ -481,9 +488,9 @@ def bare_server():
 
 
 @contextlib.contextmanager
-def floor_server():
+def floor_server(kind=FloorProcess):
     with tempfile.TemporaryDirectory() as folder:
-        process = FloorProcess(str(Path(folder) / "floor.sqlite"), cpu=0).start(timeout=60)
+        process = kind(str(Path(folder) / "floor.sqlite"), cpu=0).start(timeout=60)
         try:
             yield process
         finally:
@@ -551,9 +558,11 @@ def _groups(process, db_url: str | None) -> float:
 
 
 def ratio(kind: str, seconds: float, connections: tuple = (16, 64), repeats: int = 3, bodies=("one", "batch"),
-          baseline: str | None = None):
+          baseline: str | None = None, obligations: bool = False):
     """dpdist and the bare app, started once, measured alternately on the same requests (see the module); with
-    ``baseline`` (another version's src folder) that version's server too, on its own database, before each pair."""
+    ``baseline`` (another version's src folder) that version's server too, on its own database, before each pair;
+    with ``obligations`` the floor doing what dpdist's guarantees oblige it to (``benchmarks/floor_obligations.py``)
+    after the floor."""
     import os
 
     folder = Path(tempfile.mkdtemp())
@@ -563,6 +572,7 @@ def ratio(kind: str, seconds: float, connections: tuple = (16, 64), repeats: int
             dpdist = stack.enter_context(server(db_url))
             bare = stack.enter_context(bare_server())
             floor = stack.enter_context(floor_server())
+            obliged = stack.enter_context(floor_server(ObligationsProcess)) if obligations else None
             campaign = open_campaign(dpdist.url, GRR)
             before = None
             if baseline is not None:
@@ -579,6 +589,8 @@ def ratio(kind: str, seconds: float, connections: tuple = (16, 64), repeats: int
                     run_wrk(dpdist.url, campaign, body_path, 1, count)  # warm up each
                     run_wrk(bare.url, campaign, body_path, 1, count)
                     run_wrk(floor.url, campaign, body_path, 1, count)
+                    if obliged is not None:
+                        run_wrk(obliged.url, campaign, body_path, 1, count)
                     if before is not None:
                         run_wrk(before.url, before_campaign, body_path, 1, count)
                     for repeat in range(repeats):
@@ -588,11 +600,17 @@ def ratio(kind: str, seconds: float, connections: tuple = (16, 64), repeats: int
                                                        reports, before_url)
                         mine = _measure(dpdist, dpdist.url, campaign, body_path, seconds, count, reports, db_url)
                         durable = _measure(floor, floor.url, campaign, body_path, seconds, count, reports, None)
+                        if obliged is not None:
+                            row["obligations"] = _measure(obliged, obliged.url, campaign, body_path, seconds, count,
+                                                          reports, None)
                         theirs = _measure(bare, bare.url, campaign, body_path, seconds, count, reports, None)
                         row.update({"ratio": mine["per_cpu_s"] / theirs["per_cpu_s"],
                                     "floor_ratio": durable["per_cpu_s"] / theirs["per_cpu_s"],
                                     "of_floor": mine["per_cpu_s"] / durable["per_cpu_s"],
                                     "dpdist": mine, "floor": durable, "bare": theirs})
+                        if obliged is not None:
+                            row["of_obligations"] = mine["per_cpu_s"] / row["obligations"]["per_cpu_s"]
+                            row["obligations_of_floor"] = row["obligations"]["per_cpu_s"] / durable["per_cpu_s"]
                         if before is not None:
                             row["baseline_ratio"] = row["baseline"]["per_cpu_s"] / theirs["per_cpu_s"]
                         if reports > 1:
@@ -680,6 +698,8 @@ def main() -> None:
     parser.add_argument("--bodies", default="one,batch", help="what each request sends in 'ratio': one report, a batch of 10^4")
     parser.add_argument("--baseline", default=None, help="src folder of another version: 'one' and 'crowd' in pairs")
     parser.add_argument("--repeats", type=int, default=3, help="pairs with --baseline (3)")
+    parser.add_argument("--obligations", action="store_true",
+                        help="'ratio': also the floor doing what dpdist's guarantees oblige it to (floor_obligations.py)")
     args = parser.parse_args()
     if shutil.which("wrk") is None and {"one", "workers", "parsers", "ratio"} & set(args.cases.split(",")):
         sys.exit("wrk is not installed: apt-get install -y wrk")
@@ -690,7 +710,7 @@ def main() -> None:
             continue
         for case in args.cases.split(","):
             for row in _case(case, kind, args.seconds, args.connections or 64, args.baseline, args.repeats,
-                             args.connections is not None, args.bodies):
+                             args.connections is not None, args.bodies, args.obligations):
                 row = {"case": case, "database": kind, **row}
                 print(json.dumps(row), flush=True)
                 results.append(row)
@@ -699,10 +719,10 @@ def main() -> None:
 
 
 def _case(case: str, kind: str, seconds: float, connections: int = 64, baseline: str | None = None, repeats: int = 3,
-          connections_given: bool = False, bodies: str = "one,batch"):
+          connections_given: bool = False, bodies: str = "one,batch", obligations: bool = False):
     if case == "ratio":  # its own servers, one database for all its runs
         counts = (connections,) if connections_given else (16, 64)
-        yield from ratio(kind, seconds, counts, repeats, tuple(bodies.split(",")), baseline)
+        yield from ratio(kind, seconds, counts, repeats, tuple(bodies.split(",")), baseline, obligations)
         return
     if baseline is not None and case in ("one", "crowd"):
         yield from _pairs(case, kind, seconds, connections, baseline, repeats)

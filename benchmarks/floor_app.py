@@ -54,9 +54,10 @@ class Committer:
         self.groups = self.items = 0
         threading.Thread(target=self.run, name="floor-commit", daemon=True).start()
 
-    def put(self, key: tuple[str, str], future: asyncio.Future, loop) -> None:
+    def put(self, key: tuple[str, str], future: asyncio.Future, loop, work=None) -> None:
+        """Queue the batch ``key`` (``work``: what a subclass's :meth:`commit` needs of it besides its key)."""
         with self.wake:
-            self.queue.append((key, future, loop))
+            self.queue.append((key, future, loop, work))
             if len(self.queue) >= self.wanted:
                 self.wake.notify()
 
@@ -86,37 +87,50 @@ class Committer:
                 group.append(self.queue.popleft())
             return group
 
+    def commit(self, connection: sqlite3.Connection, group: list) -> list:
+        """Commit ``group`` in one transaction; per item, what its request answers (here: whether it is a duplicate)."""
+        keys = [key for key, _, _, _ in group]
+        minute = int(time.time() // 60 * 60_000)
+        connection.execute("BEGIN IMMEDIATE")
+        inserted = set(connection.execute(
+            "INSERT INTO batches (campaign, batch_id, received_ms) VALUES "
+            + ", ".join(["(?, ?, ?)"] * len(keys)) + " ON CONFLICT DO NOTHING RETURNING campaign, batch_id",
+            [value for campaign, batch_id in keys for value in (campaign, batch_id, minute)]).fetchall())
+        for campaign in {campaign for campaign, _ in inserted}:
+            connection.execute("INSERT INTO counts (campaign, n, minute_ms) VALUES (?, ?, ?)",
+                               (campaign, sum(1 for c, _ in inserted if c == campaign), minute))
+        connection.execute("COMMIT")  # the WAL's fsync: durable from here
+        return [key not in inserted for key in keys]
+
     def run(self) -> None:
         connection = self.connect()
         while True:
             group = self.take()
-            keys = [key for key, _, _ in group]
-            minute = int(time.time() // 60 * 60_000)
-            connection.execute("BEGIN IMMEDIATE")
-            inserted = set(connection.execute(
-                "INSERT INTO batches (campaign, batch_id, received_ms) VALUES "
-                + ", ".join(["(?, ?, ?)"] * len(keys)) + " ON CONFLICT DO NOTHING RETURNING campaign, batch_id",
-                [value for campaign, batch_id in keys for value in (campaign, batch_id, minute)]).fetchall())
-            for campaign in {campaign for campaign, _ in inserted}:
-                connection.execute("INSERT INTO counts (campaign, n, minute_ms) VALUES (?, ?, ?)",
-                                   (campaign, sum(1 for c, _ in inserted if c == campaign), minute))
-            connection.execute("COMMIT")  # the WAL's fsync: durable from here
+            outcomes = self.commit(connection, group)
             self.groups += 1
             self.items += len(group)
             by_loop: dict = {}
-            for (key, future, loop) in group:
-                by_loop.setdefault(loop, []).append((future, key, key not in inserted))
+            for (_, future, loop, _), outcome in zip(group, outcomes):
+                by_loop.setdefault(loop, []).append((future, outcome))
             for loop, answers in by_loop.items():
                 loop.call_soon_threadsafe(_resolve, answers)
 
 
 def _resolve(answers) -> None:
-    for future, key, duplicate in answers:
+    for future, outcome in answers:
         if not future.done():
-            future.set_result(duplicate)
+            future.set_result(outcome)
 
 
-COMMITTER = Committer(os.environ.get("FLOOR_DB", "floor.sqlite"))
+#: the committer's class (an app importing this module's routes may set its own) and, once started, the committer
+KIND, _COMMITTERS = Committer, []
+
+
+def committer() -> Committer:
+    """The app's committer, started at its first use (not at import: another app may import this module)."""
+    if not _COMMITTERS:
+        _COMMITTERS.append(KIND(os.environ.get("FLOOR_DB", "floor.sqlite")))
+    return _COMMITTERS[0]
 
 
 async def batch(request: Request) -> Response:
@@ -124,7 +138,7 @@ async def batch(request: Request) -> Response:
     campaign, batch_id = request.path_params["campaign"], request.path_params["batch_id"]
     loop = asyncio.get_running_loop()
     future = loop.create_future()
-    COMMITTER.put((campaign, batch_id), future, loop)
+    committer().put((campaign, batch_id), future, loop)
     duplicate = await future
     ack = {"campaign": campaign, "batch_id": batch_id, "n_read": 1, "accepted": 0 if duplicate else 1, "rejected": {},
            "duplicate": duplicate}
@@ -137,7 +151,7 @@ async def healthz(request: Request) -> Response:
 
 async def counted(request: Request) -> Response:
     """The batches counted and the groups committed (read by the benchmark after a run)."""
-    return Response(json.dumps({"groups": COMMITTER.groups, "items": COMMITTER.items}).encode(), media_type="application/json")
+    return Response(json.dumps({"groups": committer().groups, "items": committer().items}).encode(), media_type="application/json")
 
 
 app = Starlette(routes=[Route("/api/campaigns/{campaign}/batches/{batch_id}", batch, methods=["PUT", "POST"]),

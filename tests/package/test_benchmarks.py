@@ -54,7 +54,7 @@ print(json.dumps(failed))
 
 
 def test_every_benchmark_script_loads(tmp_path):
-    # in a folder of its own: an app's module opens its database where it runs (floor_app.py: floor.sqlite)
+    # in a folder of its own: should an app's module open its database where it runs, it opens it there
     run = subprocess.run([sys.executable, "-c", LOAD_ALL, str(BENCHMARKS)], capture_output=True, text=True, timeout=300,
                          cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
@@ -137,10 +137,57 @@ def test_bench_relay_runs_and_states_the_ratio(tmp_path):
 def test_bench_serve_ratio_measures_dpdist_the_floor_and_the_bare_app(tmp_path):
     out = tmp_path / "ratio.jsonl"
     run = subprocess.run([sys.executable, str(BENCHMARKS / "bench_serve.py"), "--cases", "ratio", "--databases", "sqlite",
-                          "--bodies", "one", "--connections", "16", "--repeats", "1", "--seconds", "1", "--out", str(out)],
+                          "--bodies", "one", "--connections", "16", "--repeats", "1", "--seconds", "1", "--obligations",
+                          "--out", str(out)],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     (row,) = [json.loads(line) for line in out.read_text().splitlines()]
-    assert all(row[party]["acknowledged"] > 0 for party in ("dpdist", "floor", "bare")), row
-    assert row["floor"]["requests_per_group"] > 1 and row["dpdist"]["requests_per_group"] > 1  # group commits, both
-    assert 0 < row["of_floor"] and 0 < row["floor_ratio"] < 1.5, row
+    assert all(row[party]["acknowledged"] > 0 for party in ("dpdist", "floor", "obligations", "bare")), row
+    assert all(row[party]["requests_per_group"] > 1 for party in ("dpdist", "floor", "obligations")), row  # group commits
+    assert 0 < row["of_floor"] and 0 < row["floor_ratio"] < 1.5 and 0 < row["of_obligations"], row
+    assert all(row[party]["non_2xx"] == 0 for party in ("dpdist", "floor", "obligations")), row
+
+
+def test_the_obligations_floor_counts_a_batch_once_and_refuses_what_dpdist_refuses(tmp_path, monkeypatch):
+    """``benchmarks/floor_obligations.py`` does the work it stands for: a valid record counted once (its statistic in
+    the group's log row), a retry a duplicate, a corrupt record, another protocol's record, an out-of-range report and
+    an id another campaign counted refused."""
+    import hashlib
+    import sqlite3
+    import struct
+    import zlib
+
+    import numpy as np
+
+    from dpdist import io, local
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("floor_app", "floor_obligations"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import floor_obligations as obliged
+
+    protocol = local.from_config({"protocol": "grr", "epsilon": 1.0, "domain_size": 64})
+    record = io.encode_record(protocol, protocol.privatize(np.array([3, 5]), rng=1))
+    other = io.encode_record(local.from_config({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}), np.array([1]))
+    prefix = struct.Struct("<8sHI")
+    magic, version, length = prefix.unpack_from(record)
+    header = json.loads(record[prefix.size:prefix.size + length])
+    header["crc32"] = zlib.crc32(b"\x03\x40")
+    raw = json.dumps(header).encode()
+    wide = prefix.pack(magic, version, len(raw)) + raw + b"\x03\x40"  # a report out of the domain, its CRC right
+    committer = obliged.ObligedCommitter.__new__(obliged.ObligedCommitter)  # no thread: commit() called here
+    committer.path = str(tmp_path / "o.sqlite")
+    connection = committer.connect()
+
+    def group(*items):
+        return [((campaign, batch_id), None, None, (body, hashlib.sha256(body).hexdigest()))
+                for campaign, batch_id, body in items]
+
+    ids = [f"{index:032x}" for index in range(5)]
+    outcomes = committer.commit(connection, group(("a", ids[0], record), ("a", ids[1], record[:-1] + b"\x00"),
+                                                  ("a", ids[2], other), ("a", ids[3], wide)))
+    assert outcomes == [(False, 2, 2), None, None, None]
+    assert committer.commit(connection, group(("a", ids[0], record), ("b", ids[0], record))) == [(True, 2, 2), None]
+    (statistic,) = sqlite3.connect(committer.path).execute("SELECT statistic FROM ingest_log").fetchone()
+    reports = np.asarray(io.decode_record(record, protocol).reports)
+    assert np.array_equal(np.frombuffer(statistic, np.int64), np.bincount(reports, minlength=64))

@@ -1,0 +1,181 @@
+"""The durable floor with dpdist's obligations: what any service giving dpdist's guarantees must pay per request.
+
+``benchmarks/floor_app.py`` acknowledges a batch once it is durable and counted once, and does nothing else: it
+decodes, validates and checks nothing.  Issue 61 asks dpdist to spend at most 1.25x its CPU per request.  This app
+is the same floor (the same committer thread, group commit, fsync policy and exactly-once key) doing, in the
+plainest Python, only what dpdist must do for each one-report batch to keep its guarantees, written here without
+dpdist's code:
+
+on the event loop, per request
+
+* the batch id's form (32 lower-case hex digits: the id a device names a batch by, and binds to one campaign);
+* the content type, the body's size, and the body held against its address's share of body memory (a client
+  cannot hold the server's memory with many bodies);
+* admission: the campaign's cached row (known, open);
+* the SHA-256 of the content type and the body (a retry under the same id is told from another batch reusing it);
+* an answer with the security headers and a request id (``X-Content-Type-Options``, ``Referrer-Policy``,
+  ``X-Request-ID``), and a counter of acknowledged batches;
+
+in the committer thread, per group
+
+* each body's record read and checked (magic, version, header length, the header's JSON: the campaign's config, the
+  dtype, the shape, the payload's size, its CRC-32, a ``file_id`` that is the batch id) and its reports' range
+  (below the domain size);
+* the campaign's row read again in the transaction (still open: another process may have closed it);
+* the bound-id check: a batch id another campaign counted is refused (one read of the group's ids);
+* the batch rows as dpdist stores them (campaign, id, digest, arrival, reports read, accepted, rejected: what a retry's
+  acknowledgement is answered from), keyed by (batch id, campaign) and indexed by campaign;
+* the group's statistic (the GRR counts, ``np.bincount`` of the group's reports) in one log row;
+* per request the acknowledgement's counts.
+
+Left out, though dpdist has them, because the benchmark turns them off or they are not per-request work: the rate
+limit (``--rate-limit 0``), the access log (off), the header timeout and pending-head count of dpdist's HTTP protocol
+(about 7 us a request, measured on its own: docs/benchmarks.md, issue 61's third round), the fold of the log rows
+(once a second).  Run::
+
+    FLOOR_DB=/tmp/floor.sqlite python -m uvicorn floor_obligations:app --app-dir benchmarks --http httptools --no-access-log
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import random
+import re
+import sqlite3
+import struct
+import time
+import zlib
+
+import floor_app
+import numpy as np
+from floor_app import Committer, committer, counted, healthz
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+#: the campaigns' protocol (every campaign of this app has it): GRR over 64 values, as the benchmark's
+CONFIG = json.loads(os.environ.get("FLOOR_CONFIG", '{"domain_size": 64, "epsilon": 1.0, "protocol": "grr", "version": 1}'))
+DOMAIN = CONFIG["domain_size"]
+BINARY = "application/octet-stream"
+MAX_BODY, BODY_SHARE = 1 << 20, 64 << 20
+_ID = re.compile(r"[0-9a-f]{32}")
+_PREFIX = struct.Struct("<8sHI")
+_MAGIC = b"DPDISTR\n"
+_SECURITY = {"x-content-type-options": "nosniff", "referrer-policy": "no-referrer"}
+_IDS = random.Random(os.urandom(32))  # request ids as dpdist makes them: 128 random bits, no system call each
+
+
+class ObligedCommitter(Committer):
+    """The floor's committer, committing a group as dpdist must (see the module)."""
+
+    def connect(self) -> sqlite3.Connection:
+        connection = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        connection.execute("CREATE TABLE IF NOT EXISTS campaigns (id TEXT PRIMARY KEY, config TEXT, state TEXT)")
+        connection.execute("CREATE TABLE IF NOT EXISTS batches (campaign_id TEXT NOT NULL, batch_id TEXT NOT NULL,"
+                           " body_sha256 TEXT NOT NULL, received_ms BIGINT NOT NULL, n_read BIGINT NOT NULL,"
+                           " accepted BIGINT NOT NULL, rejected TEXT NOT NULL, PRIMARY KEY (batch_id, campaign_id))")
+        connection.execute("CREATE INDEX IF NOT EXISTS batches_by_campaign ON batches (campaign_id)")
+        connection.execute("CREATE TABLE IF NOT EXISTS ingest_log (campaign_id TEXT, minute_ms BIGINT, n BIGINT,"
+                           " statistic BLOB)")
+        return connection
+
+    def commit(self, connection: sqlite3.Connection, group: list) -> list:
+        """Per item: None (refused: not a record of the campaign, or its id counted by another campaign) or
+        (duplicate, reports read, accepted)."""
+        minute = int(time.time() // 60 * 60_000)
+        payloads = [_payload(body, batch_id) for (_, batch_id), _, _, (body, _) in group]
+        connection.execute("BEGIN IMMEDIATE")
+        campaigns = {key[0] for key, _, _, _ in group}
+        states = dict(connection.execute(f"SELECT id, state FROM campaigns WHERE id IN ({', '.join('?' * len(campaigns))})",
+                                         tuple(campaigns)).fetchall())
+        for campaign in campaigns - states.keys():  # first seen: the benchmark names its campaign in its requests
+            connection.execute("INSERT INTO campaigns VALUES (?, ?, 'open')", (campaign, json.dumps(CONFIG)))
+            states[campaign] = "open"
+        ids = [batch_id for (_, batch_id), _, _, _ in group]
+        bound = {(campaign, batch_id) for batch_id, campaign in connection.execute(
+            f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({', '.join('?' * len(ids))})", ids).fetchall()}
+        refused = {index for index, ((campaign, batch_id), _, _, _) in enumerate(group)
+                   if payloads[index] is None or states[campaign] != "open"
+                   or any(key[1] == batch_id and key[0] != campaign for key in bound)}
+        candidates = [index for index in range(len(group)) if index not in refused]
+        rows = [value for index in candidates for value in (*group[index][0], group[index][3][1], minute,
+                                                             len(payloads[index]), len(payloads[index]), "{}")]
+        inserted = set(connection.execute(
+            "INSERT INTO batches VALUES " + ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(candidates))
+            + " ON CONFLICT DO NOTHING RETURNING campaign_id, batch_id", rows).fetchall()) if candidates else set()
+        for campaign in {campaign for campaign, _ in inserted}:
+            reports = np.frombuffer(b"".join(payloads[index] for index in candidates
+                                             if group[index][0][0] == campaign and group[index][0] in inserted), np.uint8)
+            connection.execute("INSERT INTO ingest_log VALUES (?, ?, ?, ?)", (campaign, minute, len(reports),
+                                                                               np.bincount(reports, minlength=DOMAIN).tobytes()))
+        connection.execute("COMMIT")  # the WAL's fsync: durable from here
+        return [None if index in refused else (group[index][0] not in inserted, len(payloads[index]), len(payloads[index]))
+                for index in range(len(group))]
+
+
+def _payload(body: bytes, batch_id: str) -> bytes | None:
+    """The reports of a record of this app's protocol (one byte each), or None if ``body`` is not one."""
+    if len(body) < _PREFIX.size:
+        return None
+    magic, version, length = _PREFIX.unpack_from(body)
+    start = _PREFIX.size + length
+    if magic != _MAGIC or version != 1 or start > len(body):
+        return None
+    try:
+        header = json.loads(body[_PREFIX.size:start])
+    except ValueError:
+        return None
+    payload = body[start:]
+    if (not isinstance(header, dict) or header.get("config") != CONFIG or header.get("dtype") != "|u1"
+            or header.get("shape") != [len(payload)] or header.get("payload_bytes") != len(payload)
+            or header.get("crc32") != zlib.crc32(payload) or header.get("file_id", batch_id) != batch_id):
+        return None
+    if payload and max(payload) >= DOMAIN:
+        return None
+    return payload
+
+
+_HELD: dict = {}  # bytes of bodies held per client address
+_STATES: dict = {}  # admission's cache of the campaigns' states (every campaign named is open here)
+_ACKNOWLEDGED = [0]
+
+
+async def batch(request: Request) -> Response:
+    campaign, batch_id = request.path_params["campaign"], request.path_params["batch_id"]
+    kind = request.headers.get("content-type", "")
+    if _ID.fullmatch(batch_id) is None or kind != BINARY:
+        return Response(b'{"error": "invalid"}', 400, media_type="application/json")
+    if _STATES.setdefault(campaign, "open") != "open":
+        return Response(b'{"error": "campaign_closed"}', 409, media_type="application/json")
+    body = await request.body()
+    address = request.client.host if request.client else ""
+    if len(body) > MAX_BODY or _HELD.get(address, 0) + len(body) > BODY_SHARE:
+        return Response(b'{"error": "too_large"}', 413, media_type="application/json")
+    _HELD[address] = _HELD.get(address, 0) + len(body)
+    try:
+        digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        committer().put((campaign, batch_id), future, loop, (body, digest))
+        outcome = await future
+    finally:
+        _HELD[address] -= len(body)
+    headers = {**_SECURITY, "x-request-id": f"{_IDS.getrandbits(128):032x}"}
+    if outcome is None:
+        return Response(b'{"error": "refused"}', 409, headers=headers, media_type="application/json")
+    duplicate, n_read, accepted = outcome
+    _ACKNOWLEDGED[0] += 1
+    ack = {"campaign": campaign, "batch_id": batch_id, "n_read": n_read, "accepted": 0 if duplicate else accepted,
+           "rejected": {}, "duplicate": duplicate}
+    return Response(json.dumps(ack, separators=(",", ":")).encode(), headers=headers, media_type="application/json")
+
+
+floor_app.KIND = ObligedCommitter
+app = Starlette(routes=[Route("/api/campaigns/{campaign}/batches/{batch_id}", batch, methods=["PUT", "POST"]),
+                        Route("/healthz", healthz), Route("/floor/counted", counted)])
