@@ -42,7 +42,10 @@ sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
     Per server CPU-second: acknowledged requests against the bare app's answered
     requests (the ratio), and for batches reports against the in-process decode +
     count of the same bytes (``np.frombuffer`` + ``np.bincount``); ``wrk``'s own CPU
-    and PostgreSQL's are reported beside them.
+    and PostgreSQL's are reported beside them.  The durable floor
+    (``benchmarks/floor_app.py``) is measured in each round; with ``--obligations``
+    also the floor doing only what dpdist's guarantees oblige a service to do per
+    batch (``benchmarks/floor_obligations.py``).
 ``dashboard``
     a PEM campaign at n = 10^6; 1 and then 10 dashboards polling ``/estimate`` and
     ``/history`` every 3 s while reports arrive: server CPU per second with each.
@@ -55,7 +58,8 @@ each on a fresh database (the shared machine's load drifts between runs).
 Usage::
 
     uv run python benchmarks/bench_serve.py [--cases one,workers,crowd,batches,ratio,dashboard] [--seconds 6]
-        [--databases sqlite,postgresql] [--connections 64] [--baseline /tmp/main/src --repeats 3] [--out results.jsonl]
+        [--databases sqlite,postgresql] [--connections 64] [--baseline /tmp/main/src --repeats 3] [--obligations]
+        [--out results.jsonl]
 """
 
 from __future__ import annotations
