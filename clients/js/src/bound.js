@@ -10,8 +10,25 @@
 // is past the MAX_HEADER_BYTES a service reads of one (attack71 F1: every batch would be refused after the draw);
 // batches hold at most ``rowsPerBody`` reports.
 
-import { ServiceError } from './errors.js';
+import { InvalidParameterError, ServiceError, UnsupportedProtocolError } from './errors.js';
 import { pythonJsonDumps } from './pyjson.js';
+import { fromConfig } from './registry.js';
+
+/** The protocol of the config a server answered for ``campaign``.  A config this client cannot build because a
+ * parameter is out of range or missing is the server's answer refused (ServiceError ``unexpected_answer``), not the
+ * app's own mistake (InvalidParameterError), as Python's ``protocol_of_answer`` (attack71 F4); a protocol dpdist has
+ * and this client does not implement stays UnsupportedProtocolError (the server is right, this client cannot take
+ * part).  Nothing is drawn or sent either way. */
+export function protocolOfAnswer(config, campaign) {
+  try {
+    return fromConfig(config);
+  } catch (error) {
+    if (!(error instanceof InvalidParameterError) || error instanceof UnsupportedProtocolError) throw error;
+    throw new ServiceError(`The config answer of campaign ${JSON.stringify(campaign)} is not a config this client can use: `
+      + `${error.message} Is the server a dpdist service of a version this client reads? Nothing was drawn or sent.`,
+    { status: 200, code: 'unexpected_answer' });
+  }
+}
 
 /** The largest body a device sends whatever the config answer says: the service's default --max-body-bytes (16 MiB). */
 export const CLIENT_MAX_BODY_BYTES = 16 * 1024 * 1024;

@@ -23,11 +23,10 @@ import { IncompatibleStateError, InvalidParameterError, ServiceError } from './e
 import { ReportBatch } from './protocols/_base.js';
 import { Ledger } from './ledger.js';
 import { isLongitudinal, memoKey } from './protocols/_longitudinal.js';
-import { fromConfig } from './registry.js';
 import { secureSource } from './random.js';
 import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
-import { rowsPerBody } from './bound.js';
+import { protocolOfAnswer, rowsPerBody } from './bound.js';
 import { RELAY_CONTENT_TYPE, encapsulateForRelay, relayKeyConfig, relayReportPath, sealForRelay } from './relay.js';
 import {
   IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
@@ -337,7 +336,8 @@ export class Client {
       }
       const { document, published } = await this._trusted(served);
       // the published client view, checked against this client's derivation (a server without one: the config)
-      const protocol = fromConfig(document.client_view ?? document.config); // refuses unsupported protocols here
+      // refuses unsupported protocols here, and a config it cannot build as the server's answer (bound.js)
+      const protocol = protocolOfAnswer(document.client_view ?? document.config, this.campaignId);
       // the reports one body holds, from the answer's max_body_bytes: a config whose statistic or one report is too
       // large is refused before anything is drawn, sent or charged (attack70 F1, bound.js)
       this._bodyRows = rowsPerBody(protocol, served, this.campaignId, Number.MAX_SAFE_INTEGER);

@@ -136,6 +136,16 @@ test('a campaign of an unsupported protocol is refused before anything is random
   assert.throws(() => new Client('', 'bad id!'), TypeError);
 });
 
+test("a config answer this client cannot build is the server's answer refused, not the app's mistake (attack71 F4)", async () => {
+  for (const config of [{ protocol: 'grr', version: 1, epsilon: -1, domain_size: 6 }, { protocol: 'grr', version: 1, epsilon: 1 }]) {
+    const server = fakeServer({ config });
+    const client = new Client('', 'c1', { fetch: server.fetch });
+    await assert.rejects(client.submit(1), (error) => error instanceof ServiceError && !(error instanceof InvalidParameterError)
+      && error.code === 'unexpected_answer' && /config answer of campaign "c1".*Nothing was drawn or sent/.test(error.message));
+    assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
+  }
+});
+
 test("a 429/503 answer's Retry-After is honoured (never earlier, jittered later); backoff is jittered", async () => {
   const { retryAfterSeconds, retryDelayMs } = await import('../src/client.js');
   assert.equal(retryAfterSeconds('3'), 3);

@@ -289,7 +289,9 @@ public final class Client {
             @SuppressWarnings("unchecked")
             Map<String, Object> document = (Map<String, Object>) trusted[0];
             // the published client view, checked against this client's derivation (a server without one: the config)
-            Protocol built = DpDist.fromConfig(document.get("client_view") != null ? document.get("client_view") : document.get("config"));
+            // a config it cannot build is the server's answer refused (ReportBound.protocolOfAnswer)
+            Protocol built = ReportBound.protocolOfAnswer(
+                document.get("client_view") != null ? document.get("client_view") : document.get("config"), campaignId);
             // the reports one body holds, from the answer's max_body_bytes: a config whose statistic or one report is too
             // large is refused before anything is drawn, sent or charged (attack70 F1, ReportBound)
             this.bodyRows = ReportBound.rowsPerBody(built, served, campaignId, Integer.MAX_VALUE);

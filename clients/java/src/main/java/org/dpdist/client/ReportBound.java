@@ -32,6 +32,24 @@ public final class ReportBound {
     private ReportBound() {
     }
 
+    /**
+     * The protocol of the config a server answered for {@code campaign}.  A config this client cannot build because a
+     * parameter is out of range or missing is the server's answer refused ({@code bad_answer}), not the app's own mistake
+     * ({@link InvalidParameterError}), as Python's {@code protocol_of_answer} (attack71 F4); a protocol dpdist has and this
+     * client does not implement stays {@link UnsupportedProtocolError}.  Nothing is drawn or sent either way.
+     */
+    static Protocol protocolOfAnswer(Object config, String campaign) {
+        try {
+            return DpDist.fromConfig(config);
+        } catch (UnsupportedProtocolError error) {
+            throw error;
+        } catch (InvalidParameterError error) {
+            throw new ServiceError("The config answer of campaign '" + campaign + "' is not a config this client can use: "
+                + error.getMessage() + " Is the server a dpdist service of a version this client reads? Nothing was drawn or sent.",
+                200, "bad_answer");
+        }
+    }
+
     /** Bytes of one binary record of {@code rows} reports of {@code protocol} with a file id, nothing drawn or allocated. */
     public static long recordBytes(Protocol protocol, long rows) {
         long payload = rows * protocol.rowBytes();

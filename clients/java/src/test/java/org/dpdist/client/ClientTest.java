@@ -222,10 +222,29 @@ class ClientTest {
         })) {
             TracingSource source = new TracingSource(1, false);
             Client client = new Client(server.url(), "c", fast().source(source));
-            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> client.submit(3));
+            ServiceError error = assertThrows(ServiceError.class, () -> client.submit(3)); // the server's answer refused
+            assertEquals("bad_answer", error.code());
             assertTrue(error.getMessage().contains("keep = 0.99"), error.getMessage());
             assertTrue(source.calls.isEmpty());
             for (FakeServer.Request request : server.requests) assertEquals("GET", request.method);
+        }
+    }
+
+    @Test
+    void aConfigAnswerThisClientCannotBuildIsTheServersAnswerRefusedNotTheAppsMistake() throws Exception {
+        // attack71 F4: a hostile config's parameter out of range or missing was InvalidParameterError, the app's own mistake
+        for (String config : new String[] {"{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": -1.0, \"domain_size\": 8}",
+                                           "{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": 1.0}"}) {
+            try (FakeServer server = server(config, ClientTest::ack)) {
+                TracingSource source = new TracingSource(1, false);
+                Client client = new Client(server.url(), "c", fast().source(source));
+                ServiceError error = assertThrows(ServiceError.class, () -> client.submit(3));
+                assertEquals("bad_answer", error.code());
+                assertTrue(error.getMessage().contains("config answer of campaign 'c'")
+                    && error.getMessage().contains("Nothing was drawn or sent"), error.getMessage());
+                assertTrue(source.calls.isEmpty());
+                for (FakeServer.Request request : server.requests) assertEquals("GET", request.method);
+            }
         }
     }
 
