@@ -28,6 +28,10 @@ in the committer thread, per group
 * the group's statistic (the GRR counts, ``np.bincount`` of the group's reports) in one log row;
 * per request the acknowledgement's counts.
 
+The batch route is matched from the path ahead of Starlette's router and answered with ASGI messages, as dpdist's
+own fast path is (the floor's goes through Starlette's router, request and response): the least this work costs in
+this stack.
+
 Left out, though dpdist has them, because the benchmark turns them off or they are not per-request work: the rate
 limit (``--rate-limit 0``), the access log (off), the header timeout and pending-head count of dpdist's HTTP protocol
 (about 7 us a request, measured on its own: docs/benchmarks.md, issue 61's third round), the fold of the log rows
@@ -53,19 +57,17 @@ import floor_app
 import numpy as np
 from floor_app import Committer, committer, counted, healthz
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
 
 #: the campaigns' protocol (every campaign of this app has it): GRR over 64 values, as the benchmark's
 CONFIG = json.loads(os.environ.get("FLOOR_CONFIG", '{"domain_size": 64, "epsilon": 1.0, "protocol": "grr", "version": 1}'))
 DOMAIN = CONFIG["domain_size"]
-BINARY = "application/octet-stream"
+BINARY = b"application/octet-stream"
 MAX_BODY, BODY_SHARE = 1 << 20, 64 << 20
 _ID = re.compile(r"[0-9a-f]{32}")
 _PREFIX = struct.Struct("<8sHI")
 _MAGIC = b"DPDISTR\n"
-_SECURITY = {"x-content-type-options": "nosniff", "referrer-policy": "no-referrer"}
+_SECURITY = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
 _IDS = random.Random(os.urandom(32))  # request ids as dpdist makes them: 128 random bits, no system call each
 
 
@@ -146,36 +148,66 @@ _STATES: dict = {}  # admission's cache of the campaigns' states (every campaign
 _ACKNOWLEDGED = [0]
 
 
-async def batch(request: Request) -> Response:
-    campaign, batch_id = request.path_params["campaign"], request.path_params["batch_id"]
-    kind = request.headers.get("content-type", "")
+async def _body(receive) -> bytes | None:
+    """The request's body, or None past MAX_BODY."""
+    chunks, size, more = [], 0, True
+    while more:
+        message = await receive()
+        chunk, more = message.get("body", b""), message.get("more_body", False)
+        size += len(chunk)
+        if size > MAX_BODY:
+            return None
+        chunks.append(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def _batch(campaign: str, batch_id: str, kind: bytes, address: str, receive) -> tuple[int, bytes]:
+    """The status and JSON body of the answer to a batch (see the module)."""
     if _ID.fullmatch(batch_id) is None or kind != BINARY:
-        return Response(b'{"error": "invalid"}', 400, media_type="application/json")
+        return 400, b'{"error": "invalid"}'
     if _STATES.setdefault(campaign, "open") != "open":
-        return Response(b'{"error": "campaign_closed"}', 409, media_type="application/json")
-    body = await request.body()
-    address = request.client.host if request.client else ""
-    if len(body) > MAX_BODY or _HELD.get(address, 0) + len(body) > BODY_SHARE:
-        return Response(b'{"error": "too_large"}', 413, media_type="application/json")
+        return 409, b'{"error": "campaign_closed"}'
+    body = await _body(receive)
+    if body is None or _HELD.get(address, 0) + len(body) > BODY_SHARE:
+        return 413, b'{"error": "too_large"}'
     _HELD[address] = _HELD.get(address, 0) + len(body)
     try:
-        digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
+        digest = hashlib.sha256(kind + b"\n" + body).hexdigest()
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         committer().put((campaign, batch_id), future, loop, (body, digest))
         outcome = await future
     finally:
         _HELD[address] -= len(body)
-    headers = {**_SECURITY, "x-request-id": f"{_IDS.getrandbits(128):032x}"}
     if outcome is None:
-        return Response(b'{"error": "refused"}', 409, headers=headers, media_type="application/json")
+        return 409, b'{"error": "refused"}'
     duplicate, n_read, accepted = outcome
     _ACKNOWLEDGED[0] += 1
     ack = {"campaign": campaign, "batch_id": batch_id, "n_read": n_read, "accepted": 0 if duplicate else accepted,
            "rejected": {}, "duplicate": duplicate}
-    return Response(json.dumps(ack, separators=(",", ":")).encode(), headers=headers, media_type="application/json")
+    return 200, json.dumps(ack, separators=(",", ":")).encode()
+
+
+class Batches:
+    """The batch route, matched from the path ahead of Starlette's router (as dpdist's own fast path is); every other
+    request goes to ``app``."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        parts = scope["path"].split("/") if scope["type"] == "http" and scope["method"] in ("PUT", "POST") else ()
+        if len(parts) != 6 or parts[1:3] != ["api", "campaigns"] or parts[4] != "batches":
+            await self.app(scope, receive, send)
+            return
+        kind = next((value for name, value in scope["headers"] if name == b"content-type"), b"")
+        client = scope.get("client")
+        status, body = await _batch(parts[3], parts[5], kind, client[0] if client else "", receive)
+        headers = [*_SECURITY, (b"x-request-id", b"%032x" % _IDS.getrandbits(128)),
+                   (b"content-length", b"%d" % len(body)), (b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
 
 floor_app.KIND = ObligedCommitter
-app = Starlette(routes=[Route("/api/campaigns/{campaign}/batches/{batch_id}", batch, methods=["PUT", "POST"]),
-                        Route("/healthz", healthz), Route("/floor/counted", counted)])
+app = Batches(Starlette(routes=[Route("/healthz", healthz), Route("/floor/counted", counted)]))
