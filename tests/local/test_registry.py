@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import settings
@@ -26,6 +28,18 @@ def test_from_config_rejects_other_versions_and_non_configs():
         local.from_config({**config, "version": 99})
     with pytest.raises(InvalidParameterError, match="protocol"):
         local.from_config({"epsilon": 1.0})
+    with pytest.raises(IncompatibleStateError, match="version True"):  # true == 1 in Python, not in a config
+        local.from_config({**config, "version": True})
+
+
+@pytest.mark.parametrize(("config", "named"), [({"protocol": "sw", "epsilon": 1.0, "b": 1e308}, "b = 1e+308"),
+                                               ({"protocol": "hdg", "epsilon": 1.0, "expected_reports": 1e308,
+                                                 "attributes": [{"name": "x", "bounds": [0, 1]},
+                                                                {"name": "y", "bounds": [0, 1]}]}, "expected_reports = 1e+308")])
+def test_a_number_too_large_to_compute_with_is_the_callers_invalid_parameter(config, named):
+    """attack73 F2: ``b = 1e308`` made SW's constants infinite, an ``OverflowError`` from deep inside."""
+    with pytest.raises(InvalidParameterError, match=f"'{config['protocol']}' hold a number.*{re.escape(named)}"):
+        local.from_config(config)
 
 
 def test_state_of_another_config_or_shape_is_refused():

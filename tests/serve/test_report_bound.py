@@ -148,10 +148,16 @@ def test_a_config_whose_record_header_a_service_refuses_is_refused_before_anythi
 
 @pytest.mark.parametrize("config", [{"protocol": "hcms", "epsilon": 1.0, "domain_size": 8, "width": 1 << 22},
                                     {"protocol": "no-such-protocol", "epsilon": 1.0},
-                                    {"protocol": "oue", "epsilon": -1.0, "domain_size": 8}])
+                                    {"protocol": "oue", "epsilon": -1.0, "domain_size": 8},
+                                    {"protocol": "oue", "epsilon": 1e308, "domain_size": 8},
+                                    {"protocol": "sw", "epsilon": 1.0, "b": 1e308},  # attack73 F2: OverflowError
+                                    {"protocol": "grr", "version": 2, "epsilon": 1.0, "domain_size": 8},  # F4
+                                    {"protocol": "grr", "version": True, "epsilon": 1.0, "domain_size": 8},
+                                    {"protocol": "grr", "version": "\x1b[2J" + "x" * 300_000}])  # F3: escaped, cut
 def test_a_config_answer_this_dpdist_cannot_build_is_the_server_s_not_the_caller_s(no_draw, config):
     """attack71 F4: a hostile config's parameter out of range was an InvalidParameterError, the app's own mistake."""
     client, bodies = _service(config)
     with client, pytest.raises(ServiceRefusedError, match="is not a config this dpdist can use") as refusal:
         client.submit_values("c", np.arange(3))
     assert refusal.value.code == "unexpected_answer" and bodies == [] and "\n" not in str(refusal.value)
+    assert len(str(refusal.value)) < 1000 and "\x1b" not in str(refusal.value)

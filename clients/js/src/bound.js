@@ -10,9 +10,10 @@
 // is past the MAX_HEADER_BYTES a service reads of one (attack71 F1: every batch would be refused after the draw);
 // batches hold at most ``rowsPerBody`` reports.
 
-import { InvalidParameterError, ServiceError, UnsupportedProtocolError } from './errors.js';
+import { ServiceError, UnsupportedProtocolError } from './errors.js';
 import { pythonJsonDumps } from './pyjson.js';
 import { fromConfig } from './registry.js';
+import { shown } from './shown.js';
 
 /** The protocol of the config a server answered for ``campaign``.  A config this client cannot build because a
  * parameter is out of range or missing is the server's answer refused (ServiceError ``unexpected_answer``), not the
@@ -23,10 +24,12 @@ export function protocolOfAnswer(config, campaign) {
   try {
     return fromConfig(config);
   } catch (error) {
-    if (!(error instanceof InvalidParameterError) || error instanceof UnsupportedProtocolError) throw error;
+    if (error instanceof UnsupportedProtocolError) throw error;
+    // any other failure to build it is the answer's (attack73 F2: a raw RangeError or TypeError is no app's bug); the
+    // collector's text in it escaped and cut (F3)
     throw new ServiceError(`The config answer of campaign ${JSON.stringify(campaign)} is not a config this client can use: `
-      + `${error.message} Is the server a dpdist service of a version this client reads? Nothing was drawn or sent.`,
-    { status: 200, code: 'unexpected_answer' });
+      + `${shown(error instanceof Error ? error.message : error, [], 400)} Is the server a dpdist service of a version `
+      + 'this client reads? Nothing was drawn or sent.', { status: 200, code: 'unexpected_answer' });
   }
 }
 

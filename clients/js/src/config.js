@@ -3,6 +3,7 @@
 // (its class's fromConfig, src/protocols/_base.js), so that a bundle holds only the protocols it imports.
 
 import { InvalidParameterError, UnsupportedProtocolError } from './errors.js';
+import { shown } from './shown.js';
 
 /** The version of the protocol configs this client reads and writes (Python's ``CONFIG_VERSION``). */
 export const CONFIG_VERSION = 1;
@@ -30,24 +31,34 @@ export function buildProtocol(config, table, where = 'dpdist-client') {
       `The 'config' argument must be an object with a 'protocol' key (as written by proto.config()). Got ${JSON.stringify(parsed)}.`,
     );
   }
-  const version = parsed.version ?? CONFIG_VERSION;
+  const version = Object.hasOwn(parsed, 'version') ? parsed.version : CONFIG_VERSION; // null is no version (Python's)
   if (version !== CONFIG_VERSION) {
     throw new InvalidParameterError(
-      `Config version ${JSON.stringify(version)} of protocol '${parsed.protocol}' is not supported (this client reads ${CONFIG_VERSION}).`,
+      `Config version ${shown(JSON.stringify(version) ?? String(version))} of protocol '${shown(parsed.protocol)}' is `
+        + `not supported (this client reads ${CONFIG_VERSION}).`,
     );
   }
   const Protocol = Object.hasOwn(table, parsed.protocol) ? table[parsed.protocol] : null;
   if (Protocol === null) {
     const names = Object.keys(table).sort().join(', ');
+    const named = `'${shown(parsed.protocol)}'`; // a collector's text: escaped and cut (attack73 F3)
     throw new UnsupportedProtocolError(
       where === 'dpdist-client'
-        ? `The JavaScript client does not implement protocol '${parsed.protocol}'; it implements ${names}. ` +
-            'Use the Python client (dpdist privatize) for it.'
-        : `The entry point '${where}' implements only ${names}; the config names '${parsed.protocol}' ` +
+        ? `The JavaScript client does not implement protocol ${named}; it implements ${names}. ` +
+            'If dpdist has it, use the Python client (dpdist privatize) for it.'
+        : `The entry point '${where}' implements only ${names}; the config names ${named} ` +
             "(import 'dpdist-client', or its own entry point, for it).",
     );
   }
-  return new Protocol(parsed);
+  try {
+    return new Protocol(parsed);
+  } catch (error) {
+    // a number past what double precision computes with (sw's b = 1e308: Infinity in a derived constant) is the
+    // config's, not a bug of this client (attack73 F2; Python says InvalidParameterError too)
+    if (!(error instanceof RangeError)) throw error;
+    throw new InvalidParameterError(`The config of protocol '${shown(parsed.protocol)}' holds a number this client cannot compute `
+      + `with: ${shown(error.message)}.`);
+  }
 }
 
 function parseConfigText(text) {

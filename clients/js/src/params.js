@@ -128,7 +128,18 @@ export function labels() {
   };
 }
 
-export const EPSILON = interval(0, Infinity);
+/** The privacy budget of every local protocol, as Python's ``LOCAL_EPSILON`` and Java's ``Params.EPSILON``: a finite
+ * float in [1e-06, 30] (below, the estimators divide by about 0; above, a report is the value itself to double
+ * precision). A collector's config with another epsilon is refused (attack73 F1: 1e308 made OUE send the true value
+ * half the time). */
+export const EPSILON = {
+  isFloat: true,
+  describe: () => 'a finite float >= 1e-06 and <= 30',
+  check(value) {
+    if (typeof value !== 'number' || !Number.isFinite(value) || !(value >= 1e-6 && value <= 30)) throw new RangeError();
+    return value;
+  },
+};
 export const DOMAIN_SIZE = integer(2, 2 ** 31 - 1);
 
 /** The parameters every frequency protocol takes (``labels`` is optional, as in Python). */

@@ -8,6 +8,8 @@
 // value and URLs' passwords read ``***``; the text is cut.  Byte for byte Python's (tests/clients/test_js_shown.py).
 
 export const MASK = '***';
+/** Characters read past a cut, for a credential that begins before it to be masked whole (Python's ``_ROOM``). */
+const ROOM = 4096;
 /** The shortest credential masked wherever it appears (a shorter one would mask common words). */
 const SHORTEST_SECRET = 6;
 
@@ -79,6 +81,10 @@ export function secretsOf(authorization) {
  */
 export function shown(text, secrets = [], limit = 200) {
   text = String(text);
+  if (limit !== null) { // only what can be shown is read (300 KB took 92 s whole), with room for a secret or a
+    // credential that starts before the cut (Python's dpdist._shown)
+    text = text.slice(0, 2 * limit + Math.max(0, ...secrets.map((secret) => secret.length)) + ROOM);
+  }
   for (const secret of secrets) text = text.split(secret).join(MASK);
   text = Array.from(text, (character) => (UNPRINTABLE.test(character) ? escaped(character) : character)).join('');
   text = redactedText(text).replace(CREDENTIAL, (match, ...rest) => `${rest.at(-1).head}${MASK}`);

@@ -137,11 +137,21 @@ test('a campaign of an unsupported protocol is refused before anything is random
 });
 
 test("a config answer this client cannot build is the server's answer refused, not the app's mistake (attack71 F4)", async () => {
-  for (const config of [{ protocol: 'grr', version: 1, epsilon: -1, domain_size: 6 }, { protocol: 'grr', version: 1, epsilon: 1 }]) {
+  const hostile = [
+    { protocol: 'grr', version: 1, epsilon: -1, domain_size: 6 }, { protocol: 'grr', version: 1, epsilon: 1 },
+    { protocol: 'oue', version: 1, epsilon: 1e308, domain_size: 5 }, // attack73 F1: the true value sent half the time
+    { protocol: 'grr', version: 1, epsilon: 800, domain_size: 5 }, // was a raw RangeError from the protocol's constants
+    { protocol: 'sw', version: 1, epsilon: 1, b: 1e308 }, // attack73 F2: a raw RangeError
+    { protocol: 'grr', version: 2, epsilon: 1, domain_size: 6 }, { protocol: 'grr', version: null, epsilon: 1, domain_size: 6 },
+    { protocol: 'grr\u001b]0;pwn\u0007\n', version: 2 }, // attack73 F3: raw control characters in the message
+    { protocol: 'grr', version: 1, epsilon: `a\u001b[2J\u202e${'x'.repeat(300000)}`, domain_size: 6 }, // and 300 KB of it
+  ];
+  for (const config of hostile) {
     const server = fakeServer({ config });
     const client = new Client('', 'c1', { fetch: server.fetch });
     await assert.rejects(client.submit(1), (error) => error instanceof ServiceError && !(error instanceof InvalidParameterError)
-      && error.code === 'unexpected_answer' && /config answer of campaign "c1".*Nothing was drawn or sent/.test(error.message));
+      && error.code === 'unexpected_answer' && /config answer of campaign "c1".*Nothing was drawn or sent/.test(error.message)
+      && error.message.length < 1000 && !/[\u0000-\u001f\u007f\u2028\u2029\u202e]/u.test(error.message), JSON.stringify(config).slice(0, 200));
     assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
   }
 });

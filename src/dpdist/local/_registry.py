@@ -96,7 +96,18 @@ def build(name: str, **params: Any) -> Any:
             f"The 'name' parameter of local.make must be one of {available()} or 'auto'. Got {name!r} instead"
             + (f" (did you mean {close[0]!r}?)." if close else ".")
         )
-    return _REGISTRY[key](**params)
+    try:
+        return _REGISTRY[key](**params)
+    except OverflowError as error:  # a number past what a float computes with (sw's b = 1e308): the caller's (attack73 F2)
+        raise InvalidParameterError(f"The parameters of {key!r} hold a number dpdist cannot compute with "
+                                    f"({_largest(params)}: {error}); give smaller values.") from None
+
+
+def _largest(params: dict[str, Any]) -> str:
+    """The parameter of largest magnitude among ``params``' numbers, as ``name = value`` (the likely culprit)."""
+    numbers = [(abs(value), key, value) for key, value in params.items()
+               if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    return f"{max(numbers)[1]} = {max(numbers)[2]!r}" if numbers else "a nested value"
 
 
 @validate_params({"config": Dict("a protocol's config (a dict)", required=("protocol",), values=(("protocol", _NAME),))},
@@ -106,7 +117,7 @@ def rebuild(config: dict[str, Any]) -> Any:
     params = dict(config)
     name = params.pop("protocol")
     version = params.pop("version", CONFIG_VERSION)
-    if version != CONFIG_VERSION:
+    if isinstance(version, bool) or version != CONFIG_VERSION:  # true == 1 in Python, not in a config (attack73 F4)
         raise IncompatibleStateError(
             f"Config version {version!r} of protocol {name!r} is not supported (this dpdist reads {CONFIG_VERSION})."
         )

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from .._io._binary import _MAX_HEADER_BYTES, _PREFIX
-from ..errors import InvalidParameterError, ServiceRefusedError
+from .._shown import shown
+from ..errors import IncompatibleStateError, InvalidParameterError, ServiceRefusedError
 from ..local import from_config
 
 __all__ = ["protocol_of_answer", "CLIENT_MAX_BODY_BYTES", "CLIENT_MAX_STATISTIC_BYTES", "record_bytes", "header_bytes", "body_limit",
@@ -141,13 +142,14 @@ def _largest_field(config: dict) -> str:
 
 def protocol_of_answer(campaign: str, config: Any):
     """The protocol of the config a server answered for ``campaign``; one this dpdist cannot build (a parameter out of
-    range, an unknown protocol) is the server's answer refused (``unexpected_answer``), not the caller's
-    ``InvalidParameterError`` (attack71 F4, attack72: a hostile config's parameter read as the app's own mistake, by
-    the client and by ``dpdist submit``)."""
+    range, an unknown protocol, a version it does not read) is the server's answer refused (``unexpected_answer``, its
+    text escaped and cut), not the caller's ``InvalidParameterError`` (attack71 F4, attack72: a hostile config's
+    parameter read as the app's own mistake, by the client and by ``dpdist submit``; attack73 F4: a version)."""
     try:
         return from_config(config)
-    except InvalidParameterError as error:
+    except (InvalidParameterError, IncompatibleStateError) as error:  # a config of another version too (attack73 F4)
         raise ServiceRefusedError(
-            f"The config answer of campaign {campaign!r} is not a config this dpdist can use: {error} Is the server a "
+            f"The config answer of campaign {campaign!r} is not a config this dpdist can use: {shown(str(error), limit=400)} "
+            "Is the server a "
             "dpdist service of a version this one reads? Nothing was drawn or sent.", status=200,
             code="unexpected_answer") from None

@@ -56,21 +56,29 @@ public final class Config {
                 + Json.show(parsed) + ".");
         }
         String name = (String) map.get("protocol");
+        String named = Shown.shown(name, Collections.emptyList(), 200); // a collector's text: escaped and cut (attack73 F3)
         Object version = map.containsKey("version") ? map.get("version") : (long) CONFIG_VERSION;
         if (!(version instanceof Number) || ((Number) version).doubleValue() != CONFIG_VERSION) {
-            throw new InvalidParameterError("Config version " + Json.show(version) + " of protocol '" + name
-                + "' is not supported (this client reads " + CONFIG_VERSION + ").");
+            throw new InvalidParameterError("Config version " + Shown.shown(Json.show(version), Collections.emptyList(), 200)
+                + " of protocol '" + named + "' is not supported (this client reads " + CONFIG_VERSION + ").");
         }
         EntryPoint<?> entry = table.get(name);
         if (entry == null) {
             List<String> names = new ArrayList<>(table.keySet());
             Collections.sort(names);
             throw new UnsupportedProtocolError(where == null
-                ? "The Java client does not implement protocol '" + name + "'; it implements " + String.join(", ", names)
-                    + ". Use the Python client (dpdist privatize) for it."
-                : "The entry point '" + where + "' implements only " + String.join(", ", names) + "; the config names '" + name
+                ? "The Java client does not implement protocol '" + named + "'; it implements " + String.join(", ", names)
+                    + ". If dpdist has it, use the Python client (dpdist privatize) for it."
+                : "The entry point '" + where + "' implements only " + String.join(", ", names) + "; the config names '" + named
                     + "' (use DpDist.fromConfig, or that protocol's own entry point, for it).");
         }
-        return entry.construct(map);
+        try {
+            return entry.construct(map);
+        } catch (ArithmeticException | IllegalArgumentException error) {
+            // a number past what double precision computes with (sw's b = 1e308) is the config's, not a bug of this
+            // client (attack73 F2; Python and JavaScript say InvalidParameterError too)
+            throw new InvalidParameterError("The config of protocol '" + named + "' holds a number this client cannot compute with: "
+                + Shown.shown(error.getMessage(), Collections.emptyList(), 200) + ".");
+        }
     }
 }

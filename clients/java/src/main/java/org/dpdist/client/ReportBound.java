@@ -43,10 +43,10 @@ public final class ReportBound {
             return DpDist.fromConfig(config);
         } catch (UnsupportedProtocolError error) {
             throw error;
-        } catch (InvalidParameterError error) {
+        } catch (RuntimeException error) { // any failure to build it is the answer's: a raw exception is no app's bug (attack73 F2)
             throw new ServiceError("The config answer of campaign '" + campaign + "' is not a config this client can use: "
-                + error.getMessage() + " Is the server a dpdist service of a version this client reads? Nothing was drawn or sent.",
-                200, "bad_answer");
+                + Shown.shown(String.valueOf(error.getMessage()), java.util.Collections.emptyList(), 400)
+                + " Is the server a dpdist service of a version this client reads? Nothing was drawn or sent.", 200, "bad_answer");
         }
     }
 

@@ -20,6 +20,9 @@ import java.util.regex.Pattern;
  * {@code token=}/{@code *_token:} value and URLs' passwords read {@code ***}; the text is cut.
  */
 final class Shown {
+    /** Characters read past a cut, for a credential that begins before it to be masked whole (Python's {@code _ROOM}). */
+    private static final int ROOM = 4096;
+
     static final String MASK = "***";
     /** The shortest credential masked wherever it appears (a shorter one would mask common words). */
     private static final int SHORTEST_SECRET = 6;
@@ -72,6 +75,12 @@ final class Shown {
      */
     static String shown(String text, List<String> secrets, int limit) {
         if (text == null) text = "None";
+        if (limit >= 0) { // only what can be shown is read, with room for a secret or a credential begun before the cut
+            int longest = 0;
+            for (String secret : secrets) longest = Math.max(longest, secret.length());
+            int keep = 2 * limit + longest + ROOM; // chars: two per code point at most
+            if (text.length() > keep) text = text.substring(0, keep);
+        }
         for (String secret : secrets) text = text.replace(secret, MASK);
         StringBuilder escaped = new StringBuilder();
         for (int at = 0; at < text.length(); ) {

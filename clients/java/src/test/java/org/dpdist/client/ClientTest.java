@@ -233,8 +233,15 @@ class ClientTest {
     @Test
     void aConfigAnswerThisClientCannotBuildIsTheServersAnswerRefusedNotTheAppsMistake() throws Exception {
         // attack71 F4: a hostile config's parameter out of range or missing was InvalidParameterError, the app's own mistake
+        StringBuilder long300k = new StringBuilder("a\\u001b[2J\\u202e");
+        for (int i = 0; i < 300_000; i++) long300k.append('x');
         for (String config : new String[] {"{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": -1.0, \"domain_size\": 8}",
-                                           "{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": 1.0}"}) {
+                                           "{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": 1.0}",
+                                           "{\"protocol\": \"oue\", \"version\": 1, \"epsilon\": 1e308, \"domain_size\": 5}",
+                                           "{\"protocol\": \"sw\", \"version\": 1, \"epsilon\": 1.0, \"b\": 1e308}", // attack73 F2
+                                           "{\"protocol\": \"grr\", \"version\": 2, \"epsilon\": 1.0, \"domain_size\": 8}",
+                                           "{\"protocol\": \"grr\\u001b]0;pwn\\u0007\\n\", \"version\": 2}", // F3: control characters
+                                           "{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": \"" + long300k + "\", \"domain_size\": 8}"}) {
             try (FakeServer server = server(config, ClientTest::ack)) {
                 TracingSource source = new TracingSource(1, false);
                 Client client = new Client(server.url(), "c", fast().source(source));
@@ -242,6 +249,8 @@ class ClientTest {
                 assertEquals("bad_answer", error.code());
                 assertTrue(error.getMessage().contains("config answer of campaign 'c'")
                     && error.getMessage().contains("Nothing was drawn or sent"), error.getMessage());
+                assertTrue(error.getMessage().length() < 1000
+                    && !error.getMessage().matches("(?s).*[\\u0000-\\u001f\\u007f\\u2028\\u2029\\u202e].*"), error.getMessage());
                 assertTrue(source.calls.isEmpty());
                 for (FakeServer.Request request : server.requests) assertEquals("GET", request.method);
             }
