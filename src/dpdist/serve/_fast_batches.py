@@ -99,7 +99,10 @@ class BatchFastPath:
         metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
         metrics.in_flight.inc()
         try:
-            code, body, headers = await self._answer(scope, found, receive)
+            try:  # answered as answered() answers (one coroutine less a request)
+                code, body, headers = await self._work(scope, found, receive)
+            except (Refusal, DatabaseUnavailableError) as error:
+                code, body, headers = refused_answer(metrics, error)
             if code is None:  # the client went away mid-body: no answer, counted as a refusal only
                 answered = False
                 return
@@ -120,11 +123,6 @@ class BatchFastPath:
                 if self.json_access != "off":
                     AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
 
-    async def _answer(self, scope, found: dict[bytes, bytes], receive) -> tuple[int | None, bytes, list]:
-        """The status, body and headers of the answer (:meth:`_work`'s, a refusal, an outage) but the security headers
-        and the request id; status None when there is no one to answer (the client closed the connection mid-body)."""
-        return await answered(self.metrics, self._work(scope, found, receive))
-
     async def _work(self, scope, found: dict[bytes, bytes], receive) -> tuple[int, bytes, list]:
         """The acknowledgement of the batch (its status, body, headers); a :class:`Refusal` raised."""
         length, client = found.get(b"content-length"), scope.get("client")
@@ -132,7 +130,9 @@ class BatchFastPath:
                             bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
                             found.get(b"content-type", b"").decode("latin-1"),
                             length.decode("latin-1") if length is not None else None, receive)
-        return await acknowledgement(self.service, self.metrics, incoming)
+        ack = await accept_batch(self.service, incoming)  # acknowledgement(), one coroutine less a request
+        self.metrics.acknowledged(ack)
+        return 200, *_json(render_ack(ack), [])
 
 
 async def batch_answer(service, metrics, incoming: Incoming) -> tuple[int | None, bytes, list]:
@@ -155,12 +155,19 @@ async def answered(metrics, work) -> tuple[int | None, bytes, list]:
     ``metrics``, answered as the exception handlers answer it); status None for a client gone mid-body."""
     try:
         return await work
-    except Refusal as refusal:
-        metrics.refused_request(refusal.code)
-        if refusal.code == CLIENT_GONE:
+    except (Refusal, DatabaseUnavailableError) as error:
+        return refused_answer(metrics, error)
+
+
+def refused_answer(metrics, error: Refusal | DatabaseUnavailableError) -> tuple[int | None, bytes, list]:
+    """The answer (status, body, headers) to the refusal or outage ``error``, counted in ``metrics``, as the exception
+    handlers answer it; status None for a client gone mid-body."""
+    if isinstance(error, Refusal):
+        metrics.refused_request(error.code)
+        if error.code == CLIENT_GONE:
             return None, b"", []
-        status, document, headers = refusal_answer(refusal)
-    except DatabaseUnavailableError as error:  # logged by the database layer (once per error class)
+        status, document, headers = refusal_answer(error)
+    else:  # logged by the database layer (once per error class)
         metrics.refused_request("database_unavailable")
         status, document, headers = database_unavailable_answer(error)
     raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]

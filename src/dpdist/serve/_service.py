@@ -126,11 +126,16 @@ class Service:
         """The campaign's settings: from the cache while it is open, else from the database (404 if unknown)."""
         return (await self._settings(campaign_id))[0]
 
+    def _cached(self, campaign_id: str) -> CampaignRow | None:
+        """The open campaign's settings cached less than :data:`CACHE_S` ago, else None."""
+        cached = self._open.get(campaign_id)
+        return cached[1] if cached is not None and time.monotonic() - cached[0] < CACHE_S else None
+
     async def _settings(self, campaign_id: str) -> tuple[CampaignRow, bool]:
         """:meth:`settings`, and whether they came from the cache."""
-        cached = self._open.get(campaign_id)
-        if cached is not None and time.monotonic() - cached[0] < CACHE_S:
-            return cached[1], True
+        cached = self._cached(campaign_id)
+        if cached is not None:
+            return cached, True
         row = await run_in_threadpool(self.store.row, campaign_id)
         if row.state == "open":
             if len(self._open) > 4096:
@@ -174,8 +179,9 @@ class Service:
         made again against the new campaign (``again``: once).  A token refused by a relayed or rounds campaign is
         answered 409 ``relayed_campaign`` or ``rounds_campaign`` (where its reports go), however the request came here.
         """
-        row, cached = await self._settings(campaign_id)
-        opens, left = await self._opens(row, token)
+        row = self._cached(campaign_id)  # the usual case without a coroutine of its own: cached, no enrollment
+        row, cached = (row, True) if row is not None else await self._settings(campaign_id)
+        opens, left = (row.check_submit_token(token), None) if not row.enrollment else await self._opens(row, token)
         if not opens:  # checked against the campaign's creation as the database has it (one narrow read, shared)
             creation = await self.creation(campaign_id)
             if cached and not creation.made(row):  # created again since it was cached: the new settings replace it
@@ -184,7 +190,7 @@ class Service:
             if not opens:
                 raise await self._unauthorized(row, creation)
         spent = left is not None and left <= 0
-        if batch_id is None or (row.state == "open" and not spent and not await self._full(row)):
+        if batch_id is None or (row.state == "open" and not spent and (row.max_reports is None or not await self._full(row))):
             return row  # a batch named by its records' file id is read first; the group commit checks the rest
         if row.state != "open":
             if await run_in_threadpool(self._recorded, campaign_id, batch_id):
@@ -287,10 +293,13 @@ class Service:
             if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
                 return await self.count(row, batch_id, digest, None)
             if len(body) <= INLINE_BODY_BYTES and kind in DECODED_KINDS:  # decoded by the committer, with its group
-                return await self._commit(row, Arrival(
+                ack = await self.committer.commit(Arrival(  # as _commit, one coroutine less a batch
                     campaign_id, batch_id, digest, None, 0, 0, enrollment_sha256=enrollment,
                     campaign_file_id=row.export_file_id,
                     pending=PendingBody(row.protocol, body, content_type, self.limits, row.keep_reports)))
+                if row.max_reports is not None and not ack["duplicate"]:
+                    self._counted_more(campaign_id, ack["accepted"])
+                return ack
             batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
                                         inline=len(body) <= INLINE_BODY_BYTES, batch_id=batch_id)
             return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
