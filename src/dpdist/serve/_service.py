@@ -168,6 +168,14 @@ class Service:
                        close=True)
         return _Slot(self)
 
+    def admitted(self, campaign_id: str, token: str) -> CampaignRow | None:
+        """What :meth:`admit` answers when it needs nothing awaited, else None (then :meth:`admit`): the usual batch
+        (its open campaign's settings cached, no enrollment, no cap, and ``token`` opens it)."""
+        row = self._cached(campaign_id)
+        if row is None or row.state != "open" or row.enrollment or row.max_reports is not None:
+            return None
+        return row if row.check_submit_token(token) else None
+
     async def admit(self, campaign_id: str, batch_id: str | None, token: str, *, again: bool = True) -> CampaignRow:
         """The checks made before a batch's body is read: campaign, token, state and limits.
 
