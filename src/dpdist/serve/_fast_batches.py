@@ -91,6 +91,7 @@ class BatchFastPath:
         metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
         metrics.in_flight.inc()
         try:
+            code: int | None
             try:  # answered as answered() answers (its coroutine spared: every request of the route comes here)
                 code, body, headers = self._answer_of(await self._work(scope, found, receive))
             except (Refusal, DatabaseUnavailableError) as error:
@@ -142,11 +143,11 @@ class BatchFastPath:
                             length.decode("latin-1") if length is not None else None, receive)
         return accept_batch(self.service, incoming)
 
-    def _answer_of(self, ack) -> tuple[int, bytes, list]:
+    def _answer_of(self, result) -> tuple[int, bytes, list]:
         """The answer (status, body, headers) of what :meth:`_work` gave, the security headers and the request id
         aside: the batch's acknowledgement, counted in the metrics, as :func:`acknowledgement` answers it."""
-        self.metrics.acknowledged(ack)
-        return 200, *_json(render_ack(ack), [])
+        self.metrics.acknowledged(result)
+        return 200, *_json(render_ack(result), [])
 
 
 async def batch_answer(service, metrics, incoming: Incoming) -> tuple[int | None, bytes, list]:

@@ -40,6 +40,6 @@ class GatewayFastPath(BatchFastPath):
         return serve_encapsulated(scope["app"], scope, receive, found.get(b"content-type", b"").decode("latin-1"),
                                   length.decode("latin-1") if length is not None else None, found.get(b"host", b""))
 
-    def _answer_of(self, response) -> tuple[int, bytes, list]:
-        """The gateway's answer: its status, body and headers as Starlette renders them."""
-        return response.status_code, bytes(response.body), list(response.raw_headers)
+    def _answer_of(self, result) -> tuple[int, bytes, list]:
+        """The gateway's answer: the status, body and headers of its response (``result``) as Starlette renders them."""
+        return result.status_code, bytes(result.body), list(result.raw_headers)
