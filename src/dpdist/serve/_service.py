@@ -75,6 +75,7 @@ class Service:
         self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
         self.queued = 0  # batches between their admission and their answer (event loop only)
         self.pressure = Backpressure()
+        self._slot = _Slot(self)  # what slot() gives: it holds nothing of a batch (one for all of them)
         self._open: dict[str, tuple[float, CampaignRow]] = {}
         self._counted: dict[str, tuple[float, int]] = {}  # capped open campaigns: (when read, reports counted) (admission)
         self._creations = SharedReads()  # refused tokens' checks against the database (admission)
@@ -166,7 +167,7 @@ class Service:
                    else "cannot answer more batches in time")
             raise Busy("busy", f"The server {why}; retry the same batch later.", retry_after=self.pressure.retry_after(),
                        close=True)
-        return _Slot(self)
+        return self._slot
 
     def admitted(self, campaign_id: str, token: str) -> CampaignRow | None:
         """What :meth:`admit` answers when it needs nothing awaited, else None (then :meth:`admit`): the usual batch
@@ -397,7 +398,8 @@ class Service:
 
 class _Slot:
     """A batch's place taken by :meth:`Service.slot`: counted among the batches being served until the ``with`` block
-    ends; a block that ends without an exception counts as a batch acknowledged (:mod:`._backpressure`)."""
+    ends; a block that ends without an exception counts as a batch acknowledged (:mod:`._backpressure`).  It keeps
+    nothing of a batch: one serves every ``with`` block, however many are open at once."""
 
     __slots__ = ("service",)
 
