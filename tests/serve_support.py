@@ -303,7 +303,7 @@ def cli_against_app(tmp_path, monkeypatch, *, admin: str, submit: str, server: s
 @contextlib.contextmanager
 def fast_path_client(tmp_path, monkeypatch, fast_path, config: dict, submit_token: str):
     """A TestClient of an application with one open campaign ``fast`` of ``config`` (devices send ``submit_token``),
-    and the list of paths ``fast_path`` (a class with ``_serve``, e.g. ``BatchFastPath``) served, as a context manager."""
+    and the list of paths ``fast_path`` (a class with ``_work``, e.g. ``BatchFastPath``) served, as a context manager."""
     import warnings
 
     with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test client; httpx works the same here
@@ -313,13 +313,13 @@ def fast_path_client(tmp_path, monkeypatch, fast_path, config: dict, submit_toke
     from dpdist.serve import create_app
 
     calls: list[str] = []
-    serve = fast_path._serve
+    work = fast_path._work
 
-    async def counted(self, scope, receive, send):
+    def counted(self, scope, found, receive):
         calls.append(scope["path"])
-        await serve(self, scope, receive, send)
+        return work(self, scope, found, receive)
 
-    monkeypatch.setattr(fast_path, "_serve", counted)
+    monkeypatch.setattr(fast_path, "_work", counted)
     admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
     app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js")
     with TestClient(app) as client:

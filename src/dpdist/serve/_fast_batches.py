@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Awaitable
 
+from starlette.convertors import StringConvertor
 from starlette.routing import Route
 
 from .._guard._body import CLIENT_GONE
@@ -58,8 +60,8 @@ class BatchFastPath:
 
     ``privacy_log``: the access-log mode of :class:`._access.PrivacyMiddleware`; ``json_access``: that of
     :class:`._middleware.RequestIdMiddleware` (``"off"`` unless ``--log-format json``).  A subclass serves another
-    route the same way (:mod:`._fast_ohttp`): its :attr:`endpoint`, the request headers it reads (:attr:`wanted`)
-    and its :meth:`_work`.
+    route the same way (:mod:`._fast_ohttp`): its :attr:`endpoint`, the request headers it reads (:attr:`wanted`),
+    its :meth:`_work` and :meth:`_answer_of`.
     """
 
     #: the endpoint of the route served (found in ``routes``)
@@ -70,25 +72,15 @@ class BatchFastPath:
     def __init__(self, app, service, metrics, routes, *, privacy_log: str = "off", json_access: str = "off"):
         self.app, self.service, self.metrics = app, service, metrics
         self.route: Route = next(route for route in routes if getattr(route, "endpoint", None) is self.endpoint)
+        #: the route's parameters' conversions but a string's (which gives its value back)
+        self._converts = [(name, convertor.convert) for name, convertor in self.route.param_convertors.items()
+                          if type(convertor) is not StringConvertor]
         self.privacy_log, self.json_access = privacy_log, json_access
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope.get("query_string") or scope.get("root_path"):
+        if not self._takes(scope):
             await self.app(scope, receive, send)
             return
-        route = self.route
-        found = route.path_regex.match(scope["path"])  # Route.matches (no root_path: the path is the route's path)
-        if found is None or (route.methods and scope["method"] not in route.methods):
-            await self.app(scope, receive, send)  # another route's, or this one's with another method (405)
-            return
-        parameters = found.groupdict()
-        for name, value in parameters.items():
-            parameters[name] = route.param_convertors[name].convert(value)
-        scope["endpoint"], scope["path_params"] = route.endpoint, {**scope.get("path_params", {}), **parameters}
-        scope["route"] = route
-        await self._serve(scope, receive, send)
-
-    async def _serve(self, scope, receive, send) -> None:
         found: dict[bytes, bytes] = {}
         wanted = self.wanted
         for name, value in scope["headers"]:  # the first of each, as Starlette's Headers.get
@@ -99,7 +91,11 @@ class BatchFastPath:
         metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
         metrics.in_flight.inc()
         try:
-            code, body, headers = await self._answer(scope, found, receive)
+            code: int | None
+            try:  # answered as answered() answers (its coroutine spared: every request of the route comes here)
+                code, body, headers = self._answer_of(await self._work(scope, found, receive))
+            except (Refusal, DatabaseUnavailableError) as error:
+                code, body, headers = refused_answer(metrics, error)
             if code is None:  # the client went away mid-body: no answer, counted as a refusal only
                 answered = False
                 return
@@ -120,19 +116,38 @@ class BatchFastPath:
                 if self.json_access != "off":
                     AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
 
-    async def _answer(self, scope, found: dict[bytes, bytes], receive) -> tuple[int | None, bytes, list]:
-        """The status, body and headers of the answer (:meth:`_work`'s, a refusal, an outage) but the security headers
-        and the request id; status None when there is no one to answer (the client closed the connection mid-body)."""
-        return await answered(self.metrics, self._work(scope, found, receive))
+    def _takes(self, scope) -> bool:
+        """Whether this layer serves the request ``scope`` (see the module); if so, the route's ``endpoint``,
+        ``path_params`` and ``route`` are set in it as Starlette's router sets them."""
+        if scope["type"] != "http" or scope.get("query_string") or scope.get("root_path"):
+            return False
+        route = self.route
+        found = route.path_regex.match(scope["path"])  # Route.matches (no root_path: the path is the route's path)
+        if found is None or (route.methods and scope["method"] not in route.methods):
+            return False  # another route's, or this one's with another method (405)
+        parameters = found.groupdict()
+        for name, convert in self._converts:
+            parameters[name] = convert(parameters[name])
+        outer = scope.get("path_params")
+        scope["endpoint"], scope["path_params"] = route.endpoint, {**outer, **parameters} if outer else parameters
+        scope["route"] = route
+        return True
 
-    async def _work(self, scope, found: dict[bytes, bytes], receive) -> tuple[int, bytes, list]:
-        """The acknowledgement of the batch (its status, body, headers); a :class:`Refusal` raised."""
+    def _work(self, scope, found: dict[bytes, bytes], receive) -> Awaitable:
+        """The awaitable of the request's work: the acknowledgement of the batch (a :class:`Refusal` raised); a
+        coroutine of its own, not one wrapping it (every request of the route awaits it)."""
         length, client = found.get(b"content-length"), scope.get("client")
         incoming = Incoming(scope["path_params"]["campaign"], scope["path_params"]["batch_id"],
                             bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
                             found.get(b"content-type", b"").decode("latin-1"),
                             length.decode("latin-1") if length is not None else None, receive)
-        return await acknowledgement(self.service, self.metrics, incoming)
+        return accept_batch(self.service, incoming)
+
+    def _answer_of(self, result) -> tuple[int, bytes, list]:
+        """The answer (status, body, headers) of what :meth:`_work` gave, the security headers and the request id
+        aside: the batch's acknowledgement, counted in the metrics, as :func:`acknowledgement` answers it."""
+        self.metrics.acknowledged(result)
+        return 200, *_json(render_ack(result), [])
 
 
 async def batch_answer(service, metrics, incoming: Incoming) -> tuple[int | None, bytes, list]:
@@ -155,12 +170,19 @@ async def answered(metrics, work) -> tuple[int | None, bytes, list]:
     ``metrics``, answered as the exception handlers answer it); status None for a client gone mid-body."""
     try:
         return await work
-    except Refusal as refusal:
-        metrics.refused_request(refusal.code)
-        if refusal.code == CLIENT_GONE:
+    except (Refusal, DatabaseUnavailableError) as error:
+        return refused_answer(metrics, error)
+
+
+def refused_answer(metrics, error: Refusal | DatabaseUnavailableError) -> tuple[int | None, bytes, list]:
+    """The answer (status, body, headers) to the refusal or outage ``error``, counted in ``metrics``, as the exception
+    handlers answer it; status None for a client gone mid-body."""
+    if isinstance(error, Refusal):
+        metrics.refused_request(error.code)
+        if error.code == CLIENT_GONE:
             return None, b"", []
-        status, document, headers = refusal_answer(refusal)
-    except DatabaseUnavailableError as error:  # logged by the database layer (once per error class)
+        status, document, headers = refusal_answer(error)
+    else:  # logged by the database layer (once per error class)
         metrics.refused_request("database_unavailable")
         status, document, headers = database_unavailable_answer(error)
     raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
@@ -174,12 +196,14 @@ _ACK_KEYS = ("campaign", "batch_id", "n_read", "accepted", "rejected", "duplicat
 def render_ack(ack: dict) -> bytes:
     """The body ``JSONResponse`` renders for the acknowledgement ``ack``, byte for byte, without the encoder's
     walk of the dict for the usual one (its two strings escaped by the encoder's own function, nothing rejected)."""
-    if (tuple(ack) != _ACK_KEYS or ack["rejected"] or type(ack["campaign"]) is not str or type(ack["batch_id"]) is not str
-            or type(ack["n_read"]) is not int or type(ack["accepted"]) is not int or type(ack["duplicate"]) is not bool):
+    if tuple(ack) != _ACK_KEYS:
         return _RENDER(ack).encode("utf-8")
-    return (f'{{"campaign":{_STRING(ack["campaign"])},"batch_id":{_STRING(ack["batch_id"])},"n_read":{ack["n_read"]},'
-            f'"accepted":{ack["accepted"]},"rejected":{{}},"duplicate":{"true" if ack["duplicate"] else "false"}}}'
-            ).encode("utf-8")
+    campaign, batch_id, n_read, accepted, rejected, duplicate = ack.values()  # in the order of _ACK_KEYS
+    if (rejected or type(campaign) is not str or type(batch_id) is not str or type(n_read) is not int
+            or type(accepted) is not int or type(duplicate) is not bool):
+        return _RENDER(ack).encode("utf-8")
+    return (f'{{"campaign":{_STRING(campaign)},"batch_id":{_STRING(batch_id)},"n_read":{n_read},"accepted":{accepted},'
+            f'"rejected":{{}},"duplicate":{"true" if duplicate else "false"}}}').encode("utf-8")
 
 
 def _json(body: bytes, headers: list) -> tuple[bytes, list]:

@@ -20,6 +20,8 @@ It takes what :class:`~._fast_batches.BatchFastPath` takes: no query string, no 
 
 from __future__ import annotations
 
+from typing import Awaitable
+
 from ._fast_batches import BatchFastPath
 from ._ohttp_gateway import gateway, serve_encapsulated
 
@@ -32,9 +34,12 @@ class GatewayFastPath(BatchFastPath):
     endpoint = staticmethod(gateway)
     wanted = frozenset({b"content-type", b"content-length", b"x-request-id", b"host"})
 
-    async def _work(self, scope, found: dict[bytes, bytes], receive) -> tuple[int, bytes, list]:
-        """The gateway's answer (its status, body and headers as Starlette renders them); a refusal raised."""
+    def _work(self, scope, found: dict[bytes, bytes], receive) -> Awaitable:
+        """The awaitable of the gateway's response; a refusal raised."""
         length = found.get(b"content-length")
-        response = await serve_encapsulated(scope["app"], scope, receive, found.get(b"content-type", b"").decode("latin-1"),
-                                            length.decode("latin-1") if length is not None else None, found.get(b"host", b""))
-        return response.status_code, bytes(response.body), list(response.raw_headers)
+        return serve_encapsulated(scope["app"], scope, receive, found.get(b"content-type", b"").decode("latin-1"),
+                                  length.decode("latin-1") if length is not None else None, found.get(b"host", b""))
+
+    def _answer_of(self, result) -> tuple[int, bytes, list]:
+        """The gateway's answer: the status, body and headers of its response (``result``) as Starlette renders them."""
+        return result.status_code, bytes(result.body), list(result.raw_headers)

@@ -195,9 +195,11 @@ class Metrics:
             self._duplicate[0] += 1.0
             return
         self._new[0] += 1.0
-        self._requests.reports[0] += _counted(int(ack.get("accepted", 0)))
-        for reason, count in (ack.get("rejected") or {}).items():
-            self._requests.child(self._requests.rejected, str(reason))[0] += _counted(int(count))
+        requests, rejected = self._requests, ack.get("rejected")
+        requests.reports[0] += _counted(int(ack.get("accepted", 0)))
+        if rejected:
+            for reason, count in rejected.items():
+                requests.child(requests.rejected, str(reason))[0] += _counted(int(count))
 
     def refused_request(self, code: str) -> None:
         self._requests.child(self._requests.refused, str(code))[0] += 1.0

@@ -83,7 +83,9 @@ class RequestIdMiddleware:
 def request_id_of(offered: bytes) -> str:
     """The request id of a request whose ``X-Request-ID`` header is ``offered`` (b'' without one): the client's own if
     it is one, else a fresh random one."""
-    return offered.decode("ascii") if offered and _REQUEST_ID.fullmatch(offered) else f"{_IDS.getrandbits(128):032x}"
+    if offered and _REQUEST_ID.fullmatch(offered):
+        return offered.decode("ascii")
+    return _IDS.getrandbits(128).to_bytes(16, "big").hex()  # f"{...:032x}", written faster
 
 
 def security_headers(scope) -> list[tuple[bytes, bytes]]:

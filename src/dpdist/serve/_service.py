@@ -75,6 +75,7 @@ class Service:
         self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
         self.queued = 0  # batches between their admission and their answer (event loop only)
         self.pressure = Backpressure()
+        self._slot = _Slot(self)  # what slot() gives: it holds nothing of a batch (one for all of them)
         self._open: dict[str, tuple[float, CampaignRow]] = {}
         self._counted: dict[str, tuple[float, int]] = {}  # capped open campaigns: (when read, reports counted) (admission)
         self._creations = SharedReads()  # refused tokens' checks against the database (admission)
@@ -126,11 +127,16 @@ class Service:
         """The campaign's settings: from the cache while it is open, else from the database (404 if unknown)."""
         return (await self._settings(campaign_id))[0]
 
+    def _cached(self, campaign_id: str) -> CampaignRow | None:
+        """The open campaign's settings cached less than :data:`CACHE_S` ago, else None."""
+        cached = self._open.get(campaign_id)
+        return cached[1] if cached is not None and time.monotonic() - cached[0] < CACHE_S else None
+
     async def _settings(self, campaign_id: str) -> tuple[CampaignRow, bool]:
         """:meth:`settings`, and whether they came from the cache."""
-        cached = self._open.get(campaign_id)
-        if cached is not None and time.monotonic() - cached[0] < CACHE_S:
-            return cached[1], True
+        cached = self._cached(campaign_id)
+        if cached is not None:
+            return cached, True
         row = await run_in_threadpool(self.store.row, campaign_id)
         if row.state == "open":
             if len(self._open) > 4096:
@@ -161,7 +167,15 @@ class Service:
                    else "cannot answer more batches in time")
             raise Busy("busy", f"The server {why}; retry the same batch later.", retry_after=self.pressure.retry_after(),
                        close=True)
-        return _Slot(self)
+        return self._slot
+
+    def admitted(self, campaign_id: str, token: str) -> CampaignRow | None:
+        """What :meth:`admit` answers when it needs nothing awaited, else None (then :meth:`admit`): the usual batch
+        (its open campaign's settings cached, no enrollment, no cap, and ``token`` opens it)."""
+        row = self._cached(campaign_id)
+        if row is None or row.state != "open" or row.enrollment or row.max_reports is not None:
+            return None
+        return row if row.check_submit_token(token) else None
 
     async def admit(self, campaign_id: str, batch_id: str | None, token: str, *, again: bool = True) -> CampaignRow:
         """The checks made before a batch's body is read: campaign, token, state and limits.
@@ -174,8 +188,9 @@ class Service:
         made again against the new campaign (``again``: once).  A token refused by a relayed or rounds campaign is
         answered 409 ``relayed_campaign`` or ``rounds_campaign`` (where its reports go), however the request came here.
         """
-        row, cached = await self._settings(campaign_id)
-        opens, left = await self._opens(row, token)
+        row = self._cached(campaign_id)  # the usual case without a coroutine of its own: cached, no enrollment
+        row, cached = (row, True) if row is not None else await self._settings(campaign_id)
+        opens, left = (row.check_submit_token(token), None) if not row.enrollment else await self._opens(row, token)
         if not opens:  # checked against the campaign's creation as the database has it (one narrow read, shared)
             creation = await self.creation(campaign_id)
             if cached and not creation.made(row):  # created again since it was cached: the new settings replace it
@@ -184,7 +199,7 @@ class Service:
             if not opens:
                 raise await self._unauthorized(row, creation)
         spent = left is not None and left <= 0
-        if batch_id is None or (row.state == "open" and not spent and not await self._full(row)):
+        if batch_id is None or (row.state == "open" and not spent and (row.max_reports is None or not await self._full(row))):
             return row  # a batch named by its records' file id is read first; the group commit checks the rest
         if row.state != "open":
             if await run_in_threadpool(self._recorded, campaign_id, batch_id):
@@ -287,10 +302,13 @@ class Service:
             if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
                 return await self.count(row, batch_id, digest, None)
             if len(body) <= INLINE_BODY_BYTES and kind in DECODED_KINDS:  # decoded by the committer, with its group
-                return await self._commit(row, Arrival(
+                ack = await self.committer.commit(Arrival(  # as _commit, one coroutine less a batch
                     campaign_id, batch_id, digest, None, 0, 0, enrollment_sha256=enrollment,
                     campaign_file_id=row.export_file_id,
                     pending=PendingBody(row.protocol, body, content_type, self.limits, row.keep_reports)))
+                if row.max_reports is not None and not ack["duplicate"]:
+                    self._counted_more(campaign_id, ack["accepted"])
+                return ack
             batch = await self.counted(campaign_id, decode_body, row.protocol, body, content_type, batch_id, self.limits,
                                         inline=len(body) <= INLINE_BODY_BYTES, batch_id=batch_id)
             return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
@@ -380,7 +398,8 @@ class Service:
 
 class _Slot:
     """A batch's place taken by :meth:`Service.slot`: counted among the batches being served until the ``with`` block
-    ends; a block that ends without an exception counts as a batch acknowledged (:mod:`._backpressure`)."""
+    ends; a block that ends without an exception counts as a batch acknowledged (:mod:`._backpressure`).  It keeps
+    nothing of a batch: one serves every ``with`` block, however many are open at once."""
 
     __slots__ = ("service",)
 
