@@ -20,9 +20,11 @@ in the committer thread, per group
 
 * each body's record read and checked (magic, version, header length, the header's JSON: the campaign's config, the
   dtype, the shape, the payload's size, its CRC-32, a ``file_id`` that is the batch id) and its reports' range
-  (below the domain size);
+  (below the domain size); a header whose bytes are the canonical spelling the clients write (Python's ``json.dumps``,
+  sorted keys) for this config, payload and batch id passes every header check, so only another spelling is parsed;
 * the campaign's row read again in the transaction (still open: another process may have closed it);
-* the bound-id check: a batch id another campaign counted is refused (one read of the group's ids);
+* the bound-id check: a batch id another campaign counted is refused (one read of the group's ids), and so is one
+  another campaign names earlier in the same group;
 * the batch rows as dpdist stores them (campaign, id, digest, arrival, reports read, accepted, rejected: what a retry's
   acknowledgement is answered from), keyed by (batch id, campaign) and indexed by campaign;
 * the group's statistic (the GRR counts, ``np.bincount`` of the group's reports) in one log row;
@@ -65,8 +67,24 @@ MAX_BODY, BODY_SHARE = 1 << 20, 64 << 20
 _ID = re.compile(r"[0-9a-f]{32}")
 _PREFIX = struct.Struct("<8sHI")
 _MAGIC = b"DPDISTR\n"
+_CANONICAL = (b'{"config": ' + json.dumps(CONFIG, sort_keys=True).encode().replace(b"%", b"%%")
+              + b', "crc32": %d, "dtype": "|u1", "payload_bytes": %d, "shape": [%d]}')
+_CANONICAL_ID = _CANONICAL.replace(b'"payload_bytes"', b'"file_id": "%s", "payload_bytes"')
 _SECURITY = {"x-content-type-options": "nosniff", "referrer-policy": "no-referrer"}
 _IDS = random.Random(os.urandom(32))  # request ids as dpdist makes them: 128 random bits, no system call each
+_KIND_SHA = hashlib.sha256(BINARY.encode() + b"\n")  # the digest's prefix (the content type is checked to be BINARY)
+_RENDER = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps's bytes, one encoder (not one per answer)
+_RAW_SECURITY = [(key.encode(), value.encode()) for key, value in _SECURITY.items()]
+
+
+class _Answer(Response):
+    """A JSON answer with the security headers and a request id: Starlette's Response, its headers built directly."""
+
+    media_type = "application/json"
+
+    def init_headers(self, headers=None) -> None:
+        self.raw_headers = [*_RAW_SECURITY, (b"x-request-id", b"%032x" % _IDS.getrandbits(128)),
+                            (b"content-length", b"%d" % len(self.body)), (b"content-type", b"application/json")]
 
 
 class ObligedCommitter(Committer):
@@ -98,11 +116,14 @@ class ObligedCommitter(Committer):
             connection.execute("INSERT INTO campaigns VALUES (?, ?, 'open')", (campaign, json.dumps(CONFIG)))
             states[campaign] = "open"
         ids = [batch_id for (_, batch_id), _, _, _ in group]
-        bound = {(campaign, batch_id) for batch_id, campaign in connection.execute(
-            f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({', '.join('?' * len(ids))})", ids).fetchall()}
+        bound: dict = {}
+        for batch_id, campaign in connection.execute(
+                f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({', '.join('?' * len(ids))})", ids):
+            bound.setdefault(batch_id, set()).add(campaign)
+        for (campaign, batch_id), _, _, _ in group:  # and in this group: the first campaign to name an id binds it
+            bound.setdefault(batch_id, {campaign})
         refused = {index for index, ((campaign, batch_id), _, _, _) in enumerate(group)
-                   if payloads[index] is None or states[campaign] != "open"
-                   or any(key[1] == batch_id and key[0] != campaign for key in bound)}
+                   if payloads[index] is None or states[campaign] != "open" or bound[batch_id] != {campaign}}
         candidates = [index for index in range(len(group)) if index not in refused]
         rows = [value for index in candidates for value in (*group[index][0], group[index][3][1], minute,
                                                              len(payloads[index]), len(payloads[index]), "{}")]
@@ -127,15 +148,19 @@ def _payload(body: bytes, batch_id: str) -> bytes | None:
     start = _PREFIX.size + length
     if magic != _MAGIC or version != 1 or start > len(body):
         return None
-    try:
-        header = json.loads(body[_PREFIX.size:start])
-    except ValueError:
-        return None
-    payload = body[start:]
-    if (not isinstance(header, dict) or header.get("config") != CONFIG or header.get("dtype") != "|u1"
-            or header.get("shape") != [len(payload)] or header.get("payload_bytes") != len(payload)
-            or header.get("crc32") != zlib.crc32(payload) or header.get("file_id", batch_id) != batch_id):
-        return None
+    raw, payload = body[_PREFIX.size:start], body[start:]
+    size, crc = len(payload), zlib.crc32(payload)
+    # the header as the clients write it (Python's json.dumps, sorted keys): equal bytes parse to a header that passes
+    # every check below, so only another spelling is parsed
+    if raw != _CANONICAL % (crc, size, size) and raw != _CANONICAL_ID % (crc, batch_id.encode(), size, size):
+        try:
+            header = json.loads(raw)
+        except ValueError:
+            return None
+        if (not isinstance(header, dict) or header.get("config") != CONFIG or header.get("dtype") != "|u1"
+                or header.get("shape") != [size] or header.get("payload_bytes") != size
+                or header.get("crc32") != crc or header.get("file_id", batch_id) != batch_id):
+            return None
     if payload and max(payload) >= DOMAIN:
         return None
     return payload
@@ -159,21 +184,22 @@ async def batch(request: Request) -> Response:
         return Response(b'{"error": "too_large"}', 413, media_type="application/json")
     _HELD[address] = _HELD.get(address, 0) + len(body)
     try:
-        digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
+        hasher = _KIND_SHA.copy()
+        hasher.update(body)
+        digest = hasher.hexdigest()
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         committer().put((campaign, batch_id), future, loop, (body, digest))
         outcome = await future
     finally:
         _HELD[address] -= len(body)
-    headers = {**_SECURITY, "x-request-id": f"{_IDS.getrandbits(128):032x}"}
     if outcome is None:
-        return Response(b'{"error": "refused"}', 409, headers=headers, media_type="application/json")
+        return _Answer(b'{"error": "refused"}', 409)
     duplicate, n_read, accepted = outcome
     _ACKNOWLEDGED[0] += 1
     ack = {"campaign": campaign, "batch_id": batch_id, "n_read": n_read, "accepted": 0 if duplicate else accepted,
            "rejected": {}, "duplicate": duplicate}
-    return Response(json.dumps(ack, separators=(",", ":")).encode(), headers=headers, media_type="application/json")
+    return _Answer(_RENDER(ack).encode())
 
 
 floor_app.KIND = ObligedCommitter
