@@ -23,12 +23,13 @@ in the committer thread, per group
   (below the domain size); a header whose bytes are the canonical spelling the clients write (Python's ``json.dumps``,
   sorted keys) for this config, payload and batch id passes every header check, so only another spelling is parsed;
 * the campaign's row read again in the transaction (still open: another process may have closed it);
-* the bound-id check: a batch id another campaign counted is refused (one read of the group's ids), and so is one
-  another campaign names earlier in the same group;
+* the bound-id check: a batch id another campaign counted is refused (one read of the group's ids, in the batch rows
+  and, as dpdist, in the ids whose rows retention deleted), and so is one another campaign names earlier in the group;
 * the batch rows as dpdist stores them (campaign, id, digest, arrival, reports read, accepted, rejected: what a retry's
   acknowledgement is answered from), keyed by (batch id, campaign) and indexed by campaign;
 * the group's statistic (the GRR counts, ``np.bincount`` of the group's reports) in one log row;
-* per request the acknowledgement's counts.
+* per request the acknowledgement's counts; a batch counted before answered from its row (its first acknowledgement),
+  or refused when its digest is another's (the id reused for other bytes).
 
 Left out, though dpdist has them, because the benchmark turns them off or they are not per-request work: the rate
 limit (``--rate-limit 0``), the access log (off), the header timeout and pending-head count of dpdist's HTTP protocol
@@ -99,6 +100,7 @@ class ObligedCommitter(Committer):
                            " body_sha256 TEXT NOT NULL, received_ms BIGINT NOT NULL, n_read BIGINT NOT NULL,"
                            " accepted BIGINT NOT NULL, rejected TEXT NOT NULL, PRIMARY KEY (batch_id, campaign_id))")
         connection.execute("CREATE INDEX IF NOT EXISTS batches_by_campaign ON batches (campaign_id)")
+        connection.execute("CREATE TABLE IF NOT EXISTS bound_batch_ids (batch_id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL)")
         connection.execute("CREATE TABLE IF NOT EXISTS ingest_log (campaign_id TEXT, minute_ms BIGINT, n BIGINT,"
                            " statistic BLOB)")
         return connection
@@ -117,8 +119,10 @@ class ObligedCommitter(Committer):
             states[campaign] = "open"
         ids = [batch_id for (_, batch_id), _, _, _ in group]
         bound: dict = {}
+        marks = ", ".join("?" * len(ids))
         for batch_id, campaign in connection.execute(
-                f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({', '.join('?' * len(ids))})", ids):
+                f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({marks}) UNION ALL"
+                f" SELECT batch_id, campaign_id FROM bound_batch_ids WHERE batch_id IN ({marks})", ids + ids):
             bound.setdefault(batch_id, set()).add(campaign)
         for (campaign, batch_id), _, _, _ in group:  # and in this group: the first campaign to name an id binds it
             bound.setdefault(batch_id, {campaign})
@@ -135,9 +139,22 @@ class ObligedCommitter(Committer):
                                              if group[index][0][0] == campaign and group[index][0] in inserted), np.uint8)
             connection.execute("INSERT INTO ingest_log VALUES (?, ?, ?, ?)", (campaign, minute, len(reports),
                                                                                np.bincount(reports, minlength=DOMAIN).tobytes()))
+        again = _retries(connection, [group[index] for index in candidates if group[index][0] not in inserted])
         connection.execute("COMMIT")  # the WAL's fsync: durable from here
-        return [None if index in refused else (group[index][0] not in inserted, len(payloads[index]), len(payloads[index]))
+        return [None if index in refused or again.get(group[index][0], 0) is None
+                else again.get(group[index][0]) or (False, len(payloads[index]), len(payloads[index]))
                 for index in range(len(group))]
+
+
+def _retries(connection: sqlite3.Connection, items: list) -> dict:
+    """Per batch of ``items`` (counted before), its first acknowledgement ``(True, reports read, accepted)``, or None if
+    its digest is not the first's (the id reused for other bytes: refused)."""
+    if not items:
+        return {}
+    stored = {(campaign, batch_id): (digest, n_read, accepted) for campaign, batch_id, digest, n_read, accepted in
+              connection.execute("SELECT campaign_id, batch_id, body_sha256, n_read, accepted FROM batches WHERE batch_id IN"
+                                 f" ({', '.join('?' * len(items))})", [key[1] for key, _, _, _ in items])}
+    return {key: (True, *stored[key][1:]) if stored[key][0] == work[1] else None for key, _, _, work in items}
 
 
 def _payload(body: bytes, batch_id: str) -> bytes | None:
