@@ -214,12 +214,13 @@ def test_the_obligations_floor_refuses_a_wrong_file_id_a_bad_magic_a_closed_camp
     protocol = local.from_config({"protocol": "grr", "epsilon": 1.0, "domain_size": 64})
     ids = [f"{index:032x}" for index in range(8)]
     mine, theirs = io.encode_record(protocol, np.array([3]), ids[0]), io.encode_record(protocol, np.array([3]), ids[7])
+    plain = io.encode_record(protocol, np.array([3]))  # no file id: refused below for one fault only
     prefix = struct.Struct("<8sHI")
-    magic, version, length = prefix.unpack_from(theirs)
-    header = json.loads(theirs[prefix.size:prefix.size + length])
+    magic, version, length = prefix.unpack_from(plain)
+    header = json.loads(plain[prefix.size:prefix.size + length])
     header["dtype"] = "<u2"
     raw = json.dumps(header).encode()
-    wide_dtype = prefix.pack(magic, version, len(raw)) + raw + theirs[prefix.size + length:]
+    wide_dtype = prefix.pack(magic, version, len(raw)) + raw + plain[prefix.size + length:]
     committer = obliged.ObligedCommitter.__new__(obliged.ObligedCommitter)  # no thread: commit() called here
     committer.path = str(tmp_path / "o.sqlite")
     connection = committer.connect()
@@ -228,7 +229,7 @@ def test_the_obligations_floor_refuses_a_wrong_file_id_a_bad_magic_a_closed_camp
         return [((campaign, batch_id), None, None, (body, hashlib.sha256(body).hexdigest()))
                 for campaign, batch_id, body in items]
 
-    assert committer.commit(connection, group(("a", ids[0], mine), ("a", ids[1], theirs), ("a", ids[2], b"X" + mine[1:]),
+    assert committer.commit(connection, group(("a", ids[0], mine), ("a", ids[1], theirs), ("a", ids[2], b"X" + plain[1:]),
                                               ("a", ids[3], wide_dtype), ("a", ids[4], io.encode_record(protocol, [3])),
                                               ("b", ids[4], io.encode_record(protocol, [3])))) == [
         (False, 1, 1), None, None, None, (False, 1, 1), None]
