@@ -20,13 +20,16 @@ in the committer thread, per group
 
 * each body's record read and checked (magic, version, header length, the header's JSON: the campaign's config, the
   dtype, the shape, the payload's size, its CRC-32, a ``file_id`` that is the batch id) and its reports' range
-  (below the domain size);
+  (below the domain size); a header whose bytes are the canonical spelling the clients write (Python's ``json.dumps``,
+  sorted keys) for this config, payload and batch id passes every header check, so only another spelling is parsed;
 * the campaign's row read again in the transaction (still open: another process may have closed it);
-* the bound-id check: a batch id another campaign counted is refused (one read of the group's ids);
+* the bound-id check: a batch id another campaign counted is refused (one read of the group's ids, in the batch rows
+  and, as dpdist, in the ids whose rows retention deleted), and so is one another campaign names earlier in the group;
 * the batch rows as dpdist stores them (campaign, id, digest, arrival, reports read, accepted, rejected: what a retry's
   acknowledgement is answered from), keyed by (batch id, campaign) and indexed by campaign;
 * the group's statistic (the GRR counts, ``np.bincount`` of the group's reports) in one log row;
-* per request the acknowledgement's counts.
+* per request the acknowledgement's counts; a batch counted before answered from its row (its first acknowledgement),
+  or refused when its digest is another's (the id reused for other bytes).
 
 The batch route is matched from the path ahead of Starlette's router and answered with ASGI messages, as dpdist's
 own fast path is (the floor's goes through Starlette's router, request and response): the least this work costs in
@@ -67,8 +70,13 @@ MAX_BODY, BODY_SHARE = 1 << 20, 64 << 20
 _ID = re.compile(r"[0-9a-f]{32}")
 _PREFIX = struct.Struct("<8sHI")
 _MAGIC = b"DPDISTR\n"
+_CANONICAL = (b'{"config": ' + json.dumps(CONFIG, sort_keys=True).encode().replace(b"%", b"%%")
+              + b', "crc32": %d, "dtype": "|u1", "payload_bytes": %d, "shape": [%d]}')
+_CANONICAL_ID = _CANONICAL.replace(b'"payload_bytes"', b'"file_id": "%s", "payload_bytes"')
 _SECURITY = [(b"x-content-type-options", b"nosniff"), (b"referrer-policy", b"no-referrer")]
 _IDS = random.Random(os.urandom(32))  # request ids as dpdist makes them: 128 random bits, no system call each
+_KIND_SHA = hashlib.sha256(BINARY + b"\n")  # the digest's prefix (the content type is checked to be BINARY)
+_RENDER = json.JSONEncoder(separators=(",", ":")).encode  # json.dumps's bytes, one encoder (not one per answer)
 
 
 class ObligedCommitter(Committer):
@@ -83,6 +91,7 @@ class ObligedCommitter(Committer):
                            " body_sha256 TEXT NOT NULL, received_ms BIGINT NOT NULL, n_read BIGINT NOT NULL,"
                            " accepted BIGINT NOT NULL, rejected TEXT NOT NULL, PRIMARY KEY (batch_id, campaign_id))")
         connection.execute("CREATE INDEX IF NOT EXISTS batches_by_campaign ON batches (campaign_id)")
+        connection.execute("CREATE TABLE IF NOT EXISTS bound_batch_ids (batch_id TEXT PRIMARY KEY, campaign_id TEXT NOT NULL)")
         connection.execute("CREATE TABLE IF NOT EXISTS ingest_log (campaign_id TEXT, minute_ms BIGINT, n BIGINT,"
                            " statistic BLOB)")
         return connection
@@ -100,11 +109,16 @@ class ObligedCommitter(Committer):
             connection.execute("INSERT INTO campaigns VALUES (?, ?, 'open')", (campaign, json.dumps(CONFIG)))
             states[campaign] = "open"
         ids = [batch_id for (_, batch_id), _, _, _ in group]
-        bound = {(campaign, batch_id) for batch_id, campaign in connection.execute(
-            f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({', '.join('?' * len(ids))})", ids).fetchall()}
+        bound: dict = {}
+        marks = ", ".join("?" * len(ids))
+        for batch_id, campaign in connection.execute(
+                f"SELECT batch_id, campaign_id FROM batches WHERE batch_id IN ({marks}) UNION ALL"
+                f" SELECT batch_id, campaign_id FROM bound_batch_ids WHERE batch_id IN ({marks})", ids + ids):
+            bound.setdefault(batch_id, set()).add(campaign)
+        for (campaign, batch_id), _, _, _ in group:  # and in this group: the first campaign to name an id binds it
+            bound.setdefault(batch_id, {campaign})
         refused = {index for index, ((campaign, batch_id), _, _, _) in enumerate(group)
-                   if payloads[index] is None or states[campaign] != "open"
-                   or any(key[1] == batch_id and key[0] != campaign for key in bound)}
+                   if payloads[index] is None or states[campaign] != "open" or bound[batch_id] != {campaign}}
         candidates = [index for index in range(len(group)) if index not in refused]
         rows = [value for index in candidates for value in (*group[index][0], group[index][3][1], minute,
                                                              len(payloads[index]), len(payloads[index]), "{}")]
@@ -116,9 +130,22 @@ class ObligedCommitter(Committer):
                                              if group[index][0][0] == campaign and group[index][0] in inserted), np.uint8)
             connection.execute("INSERT INTO ingest_log VALUES (?, ?, ?, ?)", (campaign, minute, len(reports),
                                                                                np.bincount(reports, minlength=DOMAIN).tobytes()))
+        again = _retries(connection, [group[index] for index in candidates if group[index][0] not in inserted])
         connection.execute("COMMIT")  # the WAL's fsync: durable from here
-        return [None if index in refused else (group[index][0] not in inserted, len(payloads[index]), len(payloads[index]))
+        return [None if index in refused or again.get(group[index][0], 0) is None
+                else again.get(group[index][0]) or (False, len(payloads[index]), len(payloads[index]))
                 for index in range(len(group))]
+
+
+def _retries(connection: sqlite3.Connection, items: list) -> dict:
+    """Per batch of ``items`` (counted before), its first acknowledgement ``(True, reports read, accepted)``, or None if
+    its digest is not the first's (the id reused for other bytes: refused)."""
+    if not items:
+        return {}
+    stored = {(campaign, batch_id): (digest, n_read, accepted) for campaign, batch_id, digest, n_read, accepted in
+              connection.execute("SELECT campaign_id, batch_id, body_sha256, n_read, accepted FROM batches WHERE batch_id IN"
+                                 f" ({', '.join('?' * len(items))})", [key[1] for key, _, _, _ in items])}
+    return {key: (True, *stored[key][1:]) if stored[key][0] == work[1] else None for key, _, _, work in items}
 
 
 def _payload(body: bytes, batch_id: str) -> bytes | None:
@@ -129,15 +156,19 @@ def _payload(body: bytes, batch_id: str) -> bytes | None:
     start = _PREFIX.size + length
     if magic != _MAGIC or version != 1 or start > len(body):
         return None
-    try:
-        header = json.loads(body[_PREFIX.size:start])
-    except ValueError:
-        return None
-    payload = body[start:]
-    if (not isinstance(header, dict) or header.get("config") != CONFIG or header.get("dtype") != "|u1"
-            or header.get("shape") != [len(payload)] or header.get("payload_bytes") != len(payload)
-            or header.get("crc32") != zlib.crc32(payload) or header.get("file_id", batch_id) != batch_id):
-        return None
+    raw, payload = body[_PREFIX.size:start], body[start:]
+    size, crc = len(payload), zlib.crc32(payload)
+    # the header as the clients write it (Python's json.dumps, sorted keys): equal bytes parse to a header that passes
+    # every check below, so only another spelling is parsed
+    if raw != _CANONICAL % (crc, size, size) and raw != _CANONICAL_ID % (crc, batch_id.encode(), size, size):
+        try:
+            header = json.loads(raw)
+        except ValueError:
+            return None
+        if (not isinstance(header, dict) or header.get("config") != CONFIG or header.get("dtype") != "|u1"
+                or header.get("shape") != [size] or header.get("payload_bytes") != size
+                or header.get("crc32") != crc or header.get("file_id", batch_id) != batch_id):
+            return None
     if payload and max(payload) >= DOMAIN:
         return None
     return payload
@@ -172,7 +203,9 @@ async def _batch(campaign: str, batch_id: str, kind: bytes, address: str, receiv
         return 413, b'{"error": "too_large"}'
     _HELD[address] = _HELD.get(address, 0) + len(body)
     try:
-        digest = hashlib.sha256(kind + b"\n" + body).hexdigest()
+        hasher = _KIND_SHA.copy()
+        hasher.update(body)
+        digest = hasher.hexdigest()
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         committer().put((campaign, batch_id), future, loop, (body, digest))
@@ -185,7 +218,7 @@ async def _batch(campaign: str, batch_id: str, kind: bytes, address: str, receiv
     _ACKNOWLEDGED[0] += 1
     ack = {"campaign": campaign, "batch_id": batch_id, "n_read": n_read, "accepted": 0 if duplicate else accepted,
            "rejected": {}, "duplicate": duplicate}
-    return 200, json.dumps(ack, separators=(",", ":")).encode()
+    return 200, _RENDER(ack).encode()
 
 
 class Batches:

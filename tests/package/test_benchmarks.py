@@ -191,3 +191,52 @@ def test_the_obligations_floor_counts_a_batch_once_and_refuses_what_dpdist_refus
     (statistic,) = sqlite3.connect(committer.path).execute("SELECT statistic FROM ingest_log").fetchone()
     reports = np.asarray(io.decode_record(record, protocol).reports)
     assert np.array_equal(np.frombuffer(statistic, np.int64), np.bincount(reports, minlength=64))
+
+
+def test_the_obligations_floor_refuses_a_wrong_file_id_a_bad_magic_a_closed_campaign_and_a_shared_id(tmp_path,
+                                                                                                     monkeypatch):
+    """The checks of ``benchmarks/floor_obligations.py`` the test above does not reach: a record whose ``file_id`` is
+    another batch's, a bad magic, another dtype, a campaign closed in the database (by another process), a batch id two
+    campaigns name in one group, a batch id reused for other bytes; and the batch row keeps the request's digest."""
+    import hashlib
+    import sqlite3
+    import struct
+
+    import numpy as np
+
+    from dpdist import io, local
+
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("floor_app", "floor_obligations"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import floor_obligations as obliged
+
+    protocol = local.from_config({"protocol": "grr", "epsilon": 1.0, "domain_size": 64})
+    ids = [f"{index:032x}" for index in range(8)]
+    mine, theirs = io.encode_record(protocol, np.array([3]), ids[0]), io.encode_record(protocol, np.array([3]), ids[7])
+    plain = io.encode_record(protocol, np.array([3]))  # no file id: refused below for one fault only
+    prefix = struct.Struct("<8sHI")
+    magic, version, length = prefix.unpack_from(plain)
+    header = json.loads(plain[prefix.size:prefix.size + length])
+    header["dtype"] = "<u2"
+    raw = json.dumps(header).encode()
+    wide_dtype = prefix.pack(magic, version, len(raw)) + raw + plain[prefix.size + length:]
+    committer = obliged.ObligedCommitter.__new__(obliged.ObligedCommitter)  # no thread: commit() called here
+    committer.path = str(tmp_path / "o.sqlite")
+    connection = committer.connect()
+
+    def group(*items):
+        return [((campaign, batch_id), None, None, (body, hashlib.sha256(body).hexdigest()))
+                for campaign, batch_id, body in items]
+
+    assert committer.commit(connection, group(("a", ids[0], mine), ("a", ids[1], theirs), ("a", ids[2], b"X" + plain[1:]),
+                                              ("a", ids[3], wide_dtype), ("a", ids[4], io.encode_record(protocol, [3])),
+                                              ("b", ids[4], io.encode_record(protocol, [3])))) == [
+        (False, 1, 1), None, None, None, (False, 1, 1), None]
+    (digest,) = sqlite3.connect(committer.path).execute("SELECT body_sha256 FROM batches WHERE batch_id = ?",
+                                                         (ids[0],)).fetchone()
+    assert digest == hashlib.sha256(mine).hexdigest()
+    assert committer.commit(connection, group(("a", ids[0], mine), ("a", ids[4], io.encode_record(protocol, [5])))) == [
+        (True, 1, 1), None]  # a retry answered as first; the id reused for other bytes refused
+    connection.execute("UPDATE campaigns SET state = 'closed' WHERE id = 'a'")
+    assert committer.commit(connection, group(("a", ids[5], io.encode_record(protocol, [4])))) == [None]
