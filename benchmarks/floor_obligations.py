@@ -35,10 +35,12 @@ The batch route is matched from the path ahead of Starlette's router and answere
 own fast path is (the floor's goes through Starlette's router, request and response): the least this work costs in
 this stack.
 
-Left out, though dpdist has them, because the benchmark turns them off or they are not per-request work: the rate
-limit (``--rate-limit 0``), the access log (off), the header timeout and pending-head count of dpdist's HTTP protocol
-(about 7 us a request, measured on its own: docs/benchmarks.md, issue 61's third round), the fold of the log rows
-(once a second).  Run::
+Left out, though dpdist has them (each would only add to this floor's cost): the rate limit (``--rate-limit 0`` in the
+benchmark), the access log (off), the header timeout and pending-head count of dpdist's HTTP protocol (about 7 us a
+request, measured on its own: docs/benchmarks.md, issue 61's third round), the backpressure (503 ``busy`` when the
+queue is long), the whole server's body budget and a body's timeouts, the declared ``Content-Length`` checked before
+the body is read, admission's 404 for an unknown campaign (every campaign named is open here), the fold of the log
+rows (once a second).  Run::
 
     FLOOR_DB=/tmp/floor.sqlite python -m uvicorn floor_obligations:app --app-dir benchmarks --http httptools --no-access-log
 """
