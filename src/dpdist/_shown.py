@@ -70,10 +70,10 @@ def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> 
     str
         ``'x\\x1b[2J Bearer ***'`` for ``'x\\x1b[2J Bearer admin-token'``.
     """
-    if limit is not None:  # only what can be shown is read (a body of 120 MB took 15 s whole), with room for a secret
-        text = text[: limit + max(map(len, secrets), default=0) + _ROOM]  # or a credential that starts before the cut
-    for secret in secrets:
+    for secret in secrets:  # in the whole text (linear): a copy the cut below crossed would show its head (attack75 A)
         text = text.replace(secret, MASK)
+    if limit is not None:  # only what can be shown is escaped (a body of 120 MB took 15 s whole), with room for a
+        text = text[: limit + _ROOM]  # credential that starts before the cut (its patterns mask a cut one from its head)
     text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
     text = _CREDENTIAL.sub(lambda match: f"{match.group('head')}{MASK}", redacted_text(text))
     text = _TOKEN_VALUE.sub(lambda match: f"{match.group('head')}{MASK}", text)

@@ -27,6 +27,9 @@ TEXTS = [
     "a" * 250,
     "\u00e9" * 199 + "\U0001f600\U0001f600",
     "",
+    # attack75 A: a copy of the credential across the cut, its head moved into view by a token value masked before it
+    *(f"token={'A' * pad} {SECRET} " for pad in (4180, 4300, 4500, 8089)),
+    f"{SECRET} " * 300,
 ]
 
 
@@ -45,6 +48,8 @@ def test_the_clients_fixture_is_what_python_shows():
     # PYTHONPATH=tests uv run python tests/clients/test_client_shown.py
     assert json.loads(FIXTURE.read_text()) == cases()
     assert "***" in cases()[6]["shown"] and SECRET not in cases()[6]["shown"] and "\\x1b" in cases()[6]["shown"]
+    # attack75 A: no piece of the credential is shown, a copy the cut crossed included (it was masked after the cut)
+    assert not any(SECRET[:6] in case["shown"] for case in cases() if case["secrets"])
 
 
 def test_the_js_client_shows_a_servers_text_as_python():

@@ -264,6 +264,10 @@ export class Client {
     if (typeof retryWindowMs !== 'number' || !Number.isFinite(retryWindowMs) || retryWindowMs < 0) {
       throw new TypeError(`The 'retryWindowMs' option of Client must be a number of milliseconds >= 0. Got ${retryWindowMs}.`);
     }
+    if (typeof retryDelayMs !== 'number' || !Number.isFinite(retryDelayMs) || retryDelayMs < 0) { // as Java (attack75 B:
+      // -5 retried a 503 with no pause, 8,238 requests in 10 s, for ever)
+      throw new TypeError(`The 'retryDelayMs' option of Client must be a number of milliseconds >= 0. Got ${retryDelayMs}.`);
+    }
     if (timeoutMs !== null && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
       throw new TypeError(`The 'timeoutMs' option of Client must be null or a number of milliseconds > 0. Got ${timeoutMs}.`);
     }

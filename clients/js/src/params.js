@@ -132,14 +132,19 @@ export function labels() {
  * float in [1e-06, 30] (below, the estimators divide by about 0; above, a report is the value itself to double
  * precision). A collector's config with another epsilon is refused (attack73 F1: 1e308 made OUE send the true value
  * half the time). */
-export const EPSILON = {
-  isFloat: true,
-  describe: () => 'a finite float >= 1e-06 and <= 30',
-  check(value) {
-    if (typeof value !== 'number' || !Number.isFinite(value) || !(value >= 1e-6 && value <= 30)) throw new RangeError();
-    return value;
-  },
-};
+export const EPSILON = privacyBudget(1e-6, '1e-06');
+
+/** A privacy budget: a finite float in [``low``, 30] (``shown``: ``low`` as Python writes it, for the message). */
+export function privacyBudget(low, shown) {
+  return {
+    isFloat: true,
+    describe: () => `a finite float >= ${shown} and <= 30`,
+    check(value) {
+      if (typeof value !== 'number' || !Number.isFinite(value) || !(value >= low && value <= 30)) throw new RangeError();
+      return value;
+    },
+  };
+}
 export const DOMAIN_SIZE = integer(2, 2 ** 31 - 1);
 
 /** The parameters every frequency protocol takes (``labels`` is optional, as in Python). */

@@ -81,11 +81,13 @@ export function secretsOf(authorization) {
  */
 export function shown(text, secrets = [], limit = 200) {
   text = String(text);
-  if (limit !== null) { // only what can be shown is read (300 KB took 92 s whole), with room for a secret or a
-    // credential that starts before the cut (Python's dpdist._shown)
-    text = text.slice(0, 2 * limit + Math.max(0, ...secrets.map((secret) => secret.length)) + ROOM);
-  }
+  // the secrets first, in the whole text (linear): a copy the cut crossed would show its head (attack75 A)
   for (const secret of secrets) text = text.split(secret).join(MASK);
+  if (limit !== null && text.length > limit + ROOM) { // only what can be shown is escaped (300 KB took 92 s whole),
+    // with room for a credential that starts before the cut (its patterns mask a cut one from its head): the first
+    // limit + ROOM characters (code points, as Python's dpdist._shown cuts)
+    text = Array.from(text.slice(0, 2 * (limit + ROOM))).slice(0, limit + ROOM).join('');
+  }
   text = Array.from(text, (character) => (UNPRINTABLE.test(character) ? escaped(character) : character)).join('');
   text = redactedText(text).replace(CREDENTIAL, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   text = text.replace(TOKEN_VALUE, (match, ...rest) => `${rest.at(-1).head}${MASK}`);

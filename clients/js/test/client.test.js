@@ -134,6 +134,9 @@ test('a campaign of an unsupported protocol is refused before anything is random
   await assert.rejects(client.submit(1), UnsupportedProtocolError);
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
   assert.throws(() => new Client('', 'bad id!'), TypeError);
+  for (const retryDelayMs of [-5, Number.NaN, 'x', Infinity]) { // attack75 B: -5 retried a 503 with no pause, for ever
+    assert.throws(() => new Client('', 'c1', { retryDelayMs }), /'retryDelayMs' option of Client must be a number of milliseconds >= 0/);
+  }
 });
 
 test("a config answer this client cannot build is the server's answer refused, not the app's mistake (attack71 F4)", async () => {

@@ -27,9 +27,12 @@ import { fakeData, quantizePrior } from '../fake.js';
 import { recordReports } from '../format.js';
 import { SampledGroups } from '../groups.js';
 import { exp } from '../libm.js';
-import { optional, options } from '../params.js';
+import { optional, options, privacyBudget } from '../params.js';
 import { RecordProtocol } from '../records.js';
 import { CONFIG_VERSION, FrequencyProtocol, NumericalProtocol } from './_base.js';
+
+/** spl's budget: 1e-6 for each of the at most 64 attributes of a record, to 30 (Python's ``spl._constraints``). */
+const SPLIT_EPSILON = privacyBudget(1e-6 * 64, '6.4e-05');
 
 /** RS+FD's oracles (pure oracles whose support of an item is one Bernoulli per report). */
 const RSFD_ORACLES = new Set(['grr', 'oue', 'sue', 'olh', 'ss']);
@@ -144,7 +147,8 @@ class MultiAttribute extends RecordProtocol {
 /** Every attribute at epsilon / k ("spl"). */
 export class SplitBudget extends MultiAttribute {
   constructor(config, table) {
-    super('spl', config, table);
+    // Python's rule: epsilon at least 1e-6 for each of the most attributes a record may have (attack75 C)
+    super('spl', config, table, { epsilon: SPLIT_EPSILON });
     this.format = recordReports(this.attributeFields());
   }
 

@@ -75,13 +75,12 @@ final class Shown {
      */
     static String shown(String text, List<String> secrets, int limit) {
         if (text == null) text = "None";
-        if (limit >= 0) { // only what can be shown is read, with room for a secret or a credential begun before the cut
-            int longest = 0;
-            for (String secret : secrets) longest = Math.max(longest, secret.length());
-            int keep = 2 * limit + longest + ROOM; // chars: two per code point at most
-            if (text.length() > keep) text = text.substring(0, keep);
-        }
+        // the secrets first, in the whole text (linear): a copy the cut crossed would show its head (attack75 A)
         for (String secret : secrets) text = text.replace(secret, MASK);
+        if (limit >= 0 && text.codePointCount(0, text.length()) > limit + ROOM) { // only what can be shown is escaped,
+            // with room for a credential begun before the cut: the first limit + ROOM code points (Python's cut)
+            text = text.substring(0, text.offsetByCodePoints(0, limit + ROOM));
+        }
         StringBuilder escaped = new StringBuilder();
         for (int at = 0; at < text.length(); ) {
             int code = text.codePointAt(at);
