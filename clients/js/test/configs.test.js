@@ -46,16 +46,25 @@ test('defaults are filled in and numbers normalized as Python does', () => {
   });
 });
 
-test('bad configs are refused with the parameter, the value and what is allowed', () => {
-  const cases = [
-    [{ protocol: 'grr', epsilon: 0, domain_size: 5 }, /'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30\. Got 0/],
-    // Python's and Java's range (attack73 F1: epsilon 1e308 made OUE send the true value half the time)
-    [{ protocol: 'oue', epsilon: 1e308, domain_size: 5 }, /'epsilon' parameter of OUE must be a finite float >= 1e-06 and <= 30/],
+test("epsilon outside Python's and Java's range, a number no double computes with, a null version: refused", () => {
+  const cases = [ // attack73 F1: epsilon 1e308 made OUE send the true value half the time; F2: a raw RangeError
+    [{ protocol: 'grr', epsilon: 1e308, domain_size: 5 }, /'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30/],
     [{ protocol: 'grr', epsilon: 30.000001, domain_size: 5 }, /'epsilon' parameter of GRR/],
     [{ protocol: 'grr', epsilon: 1e-7, domain_size: 5 }, /'epsilon' parameter of GRR/],
     [{ protocol: 'l-grr', epsilon: 2, epsilon_1: 1e-320, domain_size: 5 }, /'epsilon_1' parameter of L-GRR/],
     [{ protocol: 'sw', epsilon: 1, b: 1e308 }, /protocol 'sw' holds a number this client cannot compute with/],
     [{ protocol: 'grr', version: null, epsilon: 1, domain_size: 5 }, /Config version null .* not supported/],
+  ];
+  for (const [config, message] of cases) {
+    assert.throws(() => fromConfig(config), (error) => error instanceof InvalidParameterError && message.test(error.message));
+  }
+  assert.equal(fromConfig({ protocol: 'grr', epsilon: 30, domain_size: 5 }).epsilon, 30); // both ends taken
+  assert.equal(fromConfig({ protocol: 'grr', epsilon: 1e-6, domain_size: 5 }).epsilon, 1e-6);
+});
+
+test('bad configs are refused with the parameter, the value and what is allowed', () => {
+  const cases = [
+    [{ protocol: 'grr', epsilon: 0, domain_size: 5 }, /'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30\. Got 0/],
     [{ protocol: 'grr', epsilon: 1 }, /GRR needs the parameter 'domain_size'/],
     [{ protocol: 'grr', epsilon: 1, domain_size: 1 }, /'domain_size' parameter of GRR must be an int in \[2, 2147483647\]\. Got 1/],
     [{ protocol: 'oue', epsilon: 1, domain_size: 2.5 }, /'domain_size' parameter of OUE/],
