@@ -13,11 +13,13 @@ final class AnswerDeadline implements AutoCloseable {
     private static final Timer TIMER = new Timer("dpdist-answer-deadline", true);
     private final TimerTask task;
     private final long millis;
+    private final long endNanos;
     private volatile boolean passed;
 
     /** Runs {@code abort} in {@code left} ms unless closed before: {@code millis} after the request's start. */
     AnswerDeadline(long millis, long left, Runnable abort) {
         this.millis = millis;
+        this.endNanos = System.nanoTime() + Math.max(1, left) * 1_000_000L;
         this.task = new TimerTask() {
             @Override
             public void run() {
@@ -40,6 +42,18 @@ final class AnswerDeadline implements AutoCloseable {
         if (!passed) return failure;
         return new IOException("the answer of " + url + " was not whole within " + millis + " ms (the transport's timeout, a deadline "
             + "for the whole answer)", failure);
+    }
+
+    /**
+     * Refuse to read on past the deadline: the abort may not reach a read under way (HttpURLConnection's
+     * {@code disconnect} from another thread sometimes leaves it reading a trickled body to its end, 30 s and more), so
+     * whoever reads checks this between reads.
+     */
+    void check(String url) throws IOException {
+        if (passed || System.nanoTime() - endNanos > 0) {
+            passed = true;
+            throw explained(new IOException("deadline passed"), url);
+        }
     }
 
     @Override

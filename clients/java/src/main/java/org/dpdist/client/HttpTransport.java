@@ -97,12 +97,18 @@ public interface HttpTransport {
 
     /** Read {@code stream} whole, up to {@code limit} bytes (an IOException beyond: nothing more is read). */
     static byte[] readLimited(InputStream stream, String url, int limit) throws IOException {
+        return readLimited(stream, url, limit, null);
+    }
+
+    /** {@link #readLimited(InputStream, String, int)}, {@code deadline} (if any) checked after every read. */
+    static byte[] readLimited(InputStream stream, String url, int limit, AnswerDeadline deadline) throws IOException {
         try (InputStream in = stream) {
             ByteArrayOutputStream out = new ByteArrayOutputStream();
             byte[] buffer = new byte[8192];
             for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
                 if (out.size() + read > limit) throw tooLong(url, limit);
                 out.write(buffer, 0, read);
+                if (deadline != null) deadline.check(url);
             }
             return out.toByteArray();
         }

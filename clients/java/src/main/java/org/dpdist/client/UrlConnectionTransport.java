@@ -34,7 +34,7 @@ public final class UrlConnectionTransport implements HttpTransport {
         // its timeouts are per read: the whole answer has this deadline too, past which the connection is closed
         try (AnswerDeadline deadline = new AnswerDeadline(timeoutMillis, timeoutMillis, connection::disconnect)) {
             try {
-                return exchange(connection, method, url, headers, body, limit);
+                return exchange(connection, method, url, headers, body, limit, deadline);
             } catch (IOException failure) {
                 throw deadline.explained(failure, url);
             }
@@ -43,7 +43,8 @@ public final class UrlConnectionTransport implements HttpTransport {
         }
     }
 
-    private Response exchange(HttpURLConnection connection, String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
+    private Response exchange(HttpURLConnection connection, String method, String url, Map<String, String> headers, byte[] body, int limit,
+                              AnswerDeadline deadline) throws IOException {
         connection.setRequestMethod(method);
         connection.setInstanceFollowRedirects(false);
         connection.setConnectTimeout(timeoutMillis);
@@ -57,9 +58,15 @@ public final class UrlConnectionTransport implements HttpTransport {
             }
         }
         int status = connection.getResponseCode();
+        deadline.check(url);
         InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
-        return new Response(status, connection.getHeaderFields(), stream == null ? new byte[0] : HttpTransport.readLimited(stream, url,
-            status >= 200 && status < 300 ? limit : ACK_ANSWER_BYTES));
+        byte[] answer = stream == null ? new byte[0] : HttpTransport.readLimited(stream, url,
+            status >= 200 && status < 300 ? limit : ACK_ANSWER_BYTES, deadline);
+        long declared = connection.getContentLengthLong(); // a body the server closed short of it ends without an error here
+        if (declared >= 0 && connection.getContentEncoding() == null && answer.length < declared) {
+            throw new IOException("the answer of " + url + " was cut short: " + answer.length + " of its " + declared + " bytes");
+        }
+        return new Response(status, connection.getHeaderFields(), answer);
     }
 
 }

@@ -259,6 +259,28 @@ class AnswersTest {
     }
 
     @Test
+    void aBodyClosedShortOfItsContentLengthIsAFailureNotAnAnswer() throws Exception {
+        // HttpURLConnection ends such a body without an error: the transport compares it with its Content-Length
+        try (ServerSocket socket = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"))) {
+            Thread server = new Thread(() -> {
+                try (Socket connection = socket.accept()) {
+                    connection.getInputStream().read(new byte[65536]);
+                    OutputStream out = connection.getOutputStream();
+                    out.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"campaign\": ".getBytes(StandardCharsets.US_ASCII));
+                    out.flush();
+                } catch (IOException ended) {
+                    // the test ends
+                }
+            });
+            server.setDaemon(true);
+            server.start();
+            String url = "http://127.0.0.1:" + socket.getLocalPort() + "/api/campaigns/c/config";
+            IOException error = assertThrows(IOException.class, () -> new UrlConnectionTransport(5000).send("GET", url, Collections.emptyMap(), null));
+            assertTrue(String.valueOf(error.getMessage()).contains("cut short: 13 of its 100 bytes"), error.getMessage());
+        }
+    }
+
+    @Test
     void aServerUrlWithAPasswordOrAQueryIsRefusedByNameWithoutShowingIt() {
         for (String url : Arrays.asList("http://u:JPW123@127.0.0.1:9", "http://u%3AJPW123@127.0.0.1:9", "http://127.0.0.1:9/?token=JPW123",
                 "http://127.0.0.1:9/#JPW123x")) {
