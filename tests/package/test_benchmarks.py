@@ -148,95 +148,96 @@ def test_bench_serve_ratio_measures_dpdist_the_floor_and_the_bare_app(tmp_path):
     assert all(row[party]["non_2xx"] == 0 for party in ("dpdist", "floor", "obligations")), row
 
 
-def test_the_obligations_floor_counts_a_batch_once_and_refuses_what_dpdist_refuses(tmp_path, monkeypatch):
+@pytest.fixture
+def obliged(tmp_path, monkeypatch):
+    """``benchmarks/floor_obligations.py``'s committer without its thread (``commit`` called by the test), and its
+    connection; the module imported afresh."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    for name in ("floor_app", "floor_obligations"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    import floor_obligations
+
+    committer = floor_obligations.ObligedCommitter.__new__(floor_obligations.ObligedCommitter)
+    committer.path = str(tmp_path / "o.sqlite")
+    connection = committer.connect()
+    yield committer, connection
+    connection.close()
+
+
+def _group(*items) -> list:
+    """The committer's queue items of ``(campaign, batch id, body)``: no future or loop, the body and its digest."""
+    import hashlib
+
+    return [((campaign, batch_id), None, None, (body, hashlib.sha256(body).hexdigest())) for campaign, batch_id, body in items]
+
+
+def _rewritten(record: bytes, payload: bytes | None = None, **header) -> bytes:
+    """``record`` with ``header``'s fields replaced in its JSON header (and its payload, if given)."""
+    import struct
+
+    prefix = struct.Struct("<8sHI")
+    magic, version, length = prefix.unpack_from(record)
+    fields = {**json.loads(record[prefix.size:prefix.size + length]), **header}
+    raw = json.dumps(fields).encode()
+    return prefix.pack(magic, version, len(raw)) + raw + (record[prefix.size + length:] if payload is None else payload)
+
+
+def _read_one(path: str, query: str, parameters: tuple = ()) -> tuple:
+    import contextlib
+    import sqlite3
+
+    with contextlib.closing(sqlite3.connect(path)) as connection:
+        return connection.execute(query, parameters).fetchone()
+
+
+def test_the_obligations_floor_counts_a_batch_once_and_refuses_what_dpdist_refuses(obliged):
     """``benchmarks/floor_obligations.py`` does the work it stands for: a valid record counted once (its statistic in
     the group's log row), a retry a duplicate, a corrupt record, another protocol's record, an out-of-range report and
     an id another campaign counted refused."""
-    import hashlib
-    import sqlite3
-    import struct
     import zlib
 
     import numpy as np
 
     from dpdist import io, local
 
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    for name in ("floor_app", "floor_obligations"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    import floor_obligations as obliged
-
+    committer, connection = obliged
     protocol = local.from_config({"protocol": "grr", "epsilon": 1.0, "domain_size": 64})
     record = io.encode_record(protocol, protocol.privatize(np.array([3, 5]), rng=1))
     other = io.encode_record(local.from_config({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}), np.array([1]))
-    prefix = struct.Struct("<8sHI")
-    magic, version, length = prefix.unpack_from(record)
-    header = json.loads(record[prefix.size:prefix.size + length])
-    header["crc32"] = zlib.crc32(b"\x03\x40")
-    raw = json.dumps(header).encode()
-    wide = prefix.pack(magic, version, len(raw)) + raw + b"\x03\x40"  # a report out of the domain, its CRC right
-    committer = obliged.ObligedCommitter.__new__(obliged.ObligedCommitter)  # no thread: commit() called here
-    committer.path = str(tmp_path / "o.sqlite")
-    connection = committer.connect()
-
-    def group(*items):
-        return [((campaign, batch_id), None, None, (body, hashlib.sha256(body).hexdigest()))
-                for campaign, batch_id, body in items]
-
+    wide = _rewritten(record, b"\x03\x40", crc32=zlib.crc32(b"\x03\x40"))  # a report out of the domain, its CRC right
     ids = [f"{index:032x}" for index in range(5)]
-    outcomes = committer.commit(connection, group(("a", ids[0], record), ("a", ids[1], record[:-1] + b"\x00"),
-                                                  ("a", ids[2], other), ("a", ids[3], wide)))
+    outcomes = committer.commit(connection, _group(("a", ids[0], record), ("a", ids[1], record[:-1] + b"\x00"),
+                                                   ("a", ids[2], other), ("a", ids[3], wide)))
     assert outcomes == [(False, 2, 2), None, None, None]
-    assert committer.commit(connection, group(("a", ids[0], record), ("b", ids[0], record))) == [(True, 2, 2), None]
-    (statistic,) = sqlite3.connect(committer.path).execute("SELECT statistic FROM ingest_log").fetchone()
+    assert committer.commit(connection, _group(("a", ids[0], record), ("b", ids[0], record))) == [(True, 2, 2), None]
+    (statistic,) = _read_one(committer.path, "SELECT statistic FROM ingest_log")
     reports = np.asarray(io.decode_record(record, protocol).reports)
     assert np.array_equal(np.frombuffer(statistic, np.int64), np.bincount(reports, minlength=64))
 
 
-def test_the_obligations_floor_refuses_a_wrong_file_id_a_bad_magic_a_closed_campaign_and_a_shared_id(tmp_path,
-                                                                                                     monkeypatch):
+def test_the_obligations_floor_refuses_a_wrong_file_id_a_bad_magic_a_closed_campaign_and_a_shared_id(obliged):
     """The checks of ``benchmarks/floor_obligations.py`` the test above does not reach: a record whose ``file_id`` is
     another batch's, a bad magic, another dtype, a campaign closed in the database (by another process), a batch id two
     campaigns name in one group, a batch id reused for other bytes; and the batch row keeps the request's digest."""
     import hashlib
-    import sqlite3
-    import struct
 
     import numpy as np
 
     from dpdist import io, local
 
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
-    for name in ("floor_app", "floor_obligations"):
-        monkeypatch.delitem(sys.modules, name, raising=False)
-    import floor_obligations as obliged
-
+    committer, connection = obliged
     protocol = local.from_config({"protocol": "grr", "epsilon": 1.0, "domain_size": 64})
     ids = [f"{index:032x}" for index in range(8)]
     mine, theirs = io.encode_record(protocol, np.array([3]), ids[0]), io.encode_record(protocol, np.array([3]), ids[7])
     plain = io.encode_record(protocol, np.array([3]))  # no file id: refused below for one fault only
-    prefix = struct.Struct("<8sHI")
-    magic, version, length = prefix.unpack_from(plain)
-    header = json.loads(plain[prefix.size:prefix.size + length])
-    header["dtype"] = "<u2"
-    raw = json.dumps(header).encode()
-    wide_dtype = prefix.pack(magic, version, len(raw)) + raw + plain[prefix.size + length:]
-    committer = obliged.ObligedCommitter.__new__(obliged.ObligedCommitter)  # no thread: commit() called here
-    committer.path = str(tmp_path / "o.sqlite")
-    connection = committer.connect()
-
-    def group(*items):
-        return [((campaign, batch_id), None, None, (body, hashlib.sha256(body).hexdigest()))
-                for campaign, batch_id, body in items]
-
-    assert committer.commit(connection, group(("a", ids[0], mine), ("a", ids[1], theirs), ("a", ids[2], b"X" + plain[1:]),
-                                              ("a", ids[3], wide_dtype), ("a", ids[4], io.encode_record(protocol, [3])),
-                                              ("b", ids[4], io.encode_record(protocol, [3])))) == [
+    wide_dtype = _rewritten(plain, dtype="<u2")
+    assert committer.commit(connection, _group(("a", ids[0], mine), ("a", ids[1], theirs), ("a", ids[2], b"X" + plain[1:]),
+                                               ("a", ids[3], wide_dtype), ("a", ids[4], io.encode_record(protocol, [3])),
+                                               ("b", ids[4], io.encode_record(protocol, [3])))) == [
         (False, 1, 1), None, None, None, (False, 1, 1), None]
-    (digest,) = sqlite3.connect(committer.path).execute("SELECT body_sha256 FROM batches WHERE batch_id = ?",
-                                                         (ids[0],)).fetchone()
+    (digest,) = _read_one(committer.path, "SELECT body_sha256 FROM batches WHERE batch_id = ?", (ids[0],))
     assert digest == hashlib.sha256(mine).hexdigest()
-    assert committer.commit(connection, group(("a", ids[0], mine), ("a", ids[4], io.encode_record(protocol, [5])))) == [
+    assert committer.commit(connection, _group(("a", ids[0], mine), ("a", ids[4], io.encode_record(protocol, [5])))) == [
         (True, 1, 1), None]  # a retry answered as first; the id reused for other bytes refused
     connection.execute("UPDATE campaigns SET state = 'closed' WHERE id = 'a'")
-    assert committer.commit(connection, group(("a", ids[5], io.encode_record(protocol, [4])))) == [None]
+    assert committer.commit(connection, _group(("a", ids[5], io.encode_record(protocol, [4])))) == [None]

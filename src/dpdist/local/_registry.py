@@ -107,7 +107,10 @@ def _largest(params: dict[str, Any]) -> str:
     """The parameter of largest magnitude among ``params``' numbers, as ``name = value`` (the likely culprit)."""
     numbers = [(abs(value), key, value) for key, value in params.items()
                if isinstance(value, (int, float)) and not isinstance(value, bool)]
-    return f"{max(numbers)[1]} = {max(numbers)[2]!r}" if numbers else "a nested value"
+    if not numbers:
+        return "a nested value"
+    _, key, value = max(numbers)
+    return f"{key} = {value!r}"
 
 
 @validate_params({"config": Dict("a protocol's config (a dict)", required=("protocol",), values=(("protocol", _NAME),))},
