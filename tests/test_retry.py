@@ -84,3 +84,11 @@ def test_a_timed_out_attempt_says_how_long_it_took(monkeypatch):
         with pytest.raises(ServiceUnavailableError) as error:
             client.config("c")
     assert "after 1 attempt(s) over 60.0 s" in str(error.value)
+
+
+def test_a_retry_after_in_other_digits_is_unreadable_not_an_error():
+    """attack76 F8: ``"²"`` is a digit to ``str.isdigit`` but not to ``float``: a 503's header crashed the client."""
+    from dpdist._retry import retry_after
+
+    assert [retry_after(value) for value in ("\u00b2", "\u0663", "1\u00b2", "\uff11")] == [None] * 4
+    assert retry_after(" 7 ") == 7.0

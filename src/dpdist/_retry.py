@@ -41,7 +41,7 @@ def retry_after(value: str | None) -> float | None:
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         return min(float(value), MAX_RETRY_AFTER)
     try:
         moment = parsedate_to_datetime(value)

@@ -23,7 +23,7 @@ from dpdist.serve._limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STATISTIC_B
 URL = "http://collector.example"
 
 
-def _service(config: dict, max_body_bytes=DEFAULT_MAX_BODY_BYTES) -> tuple[Client, list[bytes]]:
+def _service(config: dict, max_body_bytes=DEFAULT_MAX_BODY_BYTES, **fields) -> tuple[Client, list[bytes]]:
     """A client of a service answering ``config`` (and ``max_body_bytes``) for the config GET and acknowledging every
     batch; the bodies it was sent."""
     bodies: list[bytes] = []
@@ -33,6 +33,7 @@ def _service(config: dict, max_body_bytes=DEFAULT_MAX_BODY_BYTES) -> tuple[Clien
             document = {"campaign": "c", "state": "open", "config": config}
             if max_body_bytes is not None:
                 document["max_body_bytes"] = max_body_bytes
+            document.update(fields)
             return httpx.Response(200, json=document)
         bodies.append(request.content)
         batch_id = request.url.path.rsplit("/", 1)[1]
@@ -161,3 +162,26 @@ def test_a_config_answer_this_dpdist_cannot_build_is_the_server_s_not_the_caller
         client.submit_values("c", np.arange(3))
     assert refusal.value.code == "unexpected_answer" and bodies == [] and "\n" not in str(refusal.value)
     assert len(str(refusal.value)) < 1000 and "\x1b" not in str(refusal.value)
+
+
+def test_batches_hold_no_more_reports_than_the_answer_s_max_batch_reports():
+    """What counting a batch costs the collector bounds it too (``--max-batch-work``, tests/serve/test_batch_work.py)."""
+    client, bodies = _service({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, max_batch_reports=3)
+    with client:
+        acks = client.submit_values("c", np.arange(10) % 8, batch_size=10_000)
+    assert [_rows(body) for body in bodies] == [3, 3, 3, 1] and sum(ack["accepted"] for ack in acks) == 10
+
+
+@pytest.mark.parametrize("stated", [0, -1, True, 2.5, "3", [3]])
+def test_a_max_batch_reports_that_is_not_a_count_is_refused_before_anything_is_drawn(stated, no_draw):
+    client, bodies = _service({"protocol": "oue", "epsilon": 1.0, "domain_size": 8}, max_batch_reports=stated)
+    with client, pytest.raises(ServiceRefusedError) as refusal:
+        client.submit_values("c", np.arange(10) % 8)
+    assert refusal.value.code == "unexpected_answer" and "max_batch_reports" in str(refusal.value) and bodies == []
+
+
+def test_an_answer_without_max_batch_reports_bounds_batches_by_the_body_only():
+    client, bodies = _service({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, max_batch_reports=None)
+    with client:
+        assert client.submit_values("c", np.arange(10) % 8, batch_size=10_000)[0]["accepted"] == 10
+    assert [_rows(body) for body in bodies] == [10]

@@ -249,3 +249,11 @@ def test_a_shares_fixed_n_interval_is_clipped_to_what_a_share_can_be_in_every_vi
     described = estimate.describe(k=8)
     assert "[-" not in described and ", 1.0000]" in described and all(f"[{low[i]:.4f}, {high[i]:.4f}]" in described
                                                                 for i in range(8))
+
+
+def test_replicates_in_other_digits_are_a_400_not_a_500(tmp_path):
+    """``"²"`` is a digit to ``str.isdigit`` but not to ``int``: the option was a 500 (found beside attack76 F8)."""
+    client = TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js"))
+    _poisoned_grr(client)
+    refused = client.get("/api/campaigns/poisoned/estimate", params={"replicates": "2\u00b2"}, headers=ADMIN)
+    assert refused.status_code == 400 and "'replicates'" in refused.text

@@ -188,7 +188,7 @@ class receive_body:
 
     async def __aenter__(self) -> bytes:
         length, budget, key, anonymous, max_body_bytes = self.length, self.budget, self.key, self.anonymous, self.max_body_bytes
-        declared = int(length) if length is not None and length.isdigit() else None
+        declared = int(length) if length is not None and length.isascii() and length.isdigit() else None
         if declared is not None and declared > max_body_bytes:
             await self._too_large()
         if declared is not None:

@@ -173,7 +173,7 @@ def parse_www_authenticate(header: Any) -> list[PrivateTokenChallenge]:
         if "challenge" not in params:
             raise InvalidParameterError("A PrivateToken challenge of the 'header' argument has no 'challenge' parameter.")
         max_age = params.get("max-age")
-        if max_age is not None and not max_age.isdigit():
+        if max_age is not None and not (max_age.isascii() and max_age.isdigit()):
             raise InvalidParameterError(f"The 'max-age' of a PrivateToken challenge must be an integer >= 0. Got {max_age!r}.")
         out.append(PrivateTokenChallenge(
             b64url_decode(params["challenge"], "challenge"),

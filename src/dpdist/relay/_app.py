@@ -416,7 +416,7 @@ def _admission(identity: dict, pin: str, authorization: str | None) -> tuple[byt
 
 async def _read_body(request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise RelayError(413, "too_large", f"A sealed submission is at most {limit} bytes.")
     chunks, size = [], 0
     async for chunk in request.stream():

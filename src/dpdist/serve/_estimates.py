@@ -63,7 +63,7 @@ def view_parameters(query) -> tuple[float | None, int]:
             raise InvalidRequest("invalid_option", f"The 'width' parameter must be a number > 0. Got {query['width']!r}.")
     if "replicates" in query:
         text = query["replicates"]
-        if not text.isdigit() or not (int(text) == 0 or 20 <= int(text) <= 1000):
+        if not (text.isascii() and text.isdigit()) or not (int(text) == 0 or 20 <= int(text) <= 1000):
             raise InvalidRequest("invalid_option", f"The 'replicates' parameter must be 0 or an integer in [20, 1000]. Got {text!r}.")
         replicates = int(text)
     return width, replicates

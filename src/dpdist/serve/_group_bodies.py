@@ -34,7 +34,7 @@ from ..local import ReportBatch
 from ._alike_records import read_alike
 from ._campaigns import BATCH_ID
 from ._group import Arrival, Refused
-from ._ingest import BINARY_KINDS, decode_body, media_type
+from ._ingest import BINARY_KINDS, decode_body, max_batch_reports, media_type
 from ._refusals import InvalidRequest, NotFound, Refusal
 
 __all__ = ["PendingBody", "decode_pending", "settle", "COUNTED"]
@@ -136,7 +136,8 @@ def _validated_together(items: list) -> dict[int, ReportBatch]:
         if known is None:
             layout = pending.protocol.report_format
             known = found[id(pending.protocol)] = [(pending.protocol, layout.dtype, layout.row_shape,
-                                                    config_of(pending.protocol)), []]
+                                                    config_of(pending.protocol),
+                                                    max_batch_reports(pending.protocol, pending.limits)), []]
         known[1].append((index, item, pending.body))
     together: dict[int, ReportBatch] = {}
     for against, entries in found.values():
@@ -159,7 +160,7 @@ def _binary(pending: PendingBody) -> bool:
 
 def _plain_record(item: Arrival, body: bytes, against: tuple) -> tuple[dict, bytes] | None:
     """The header and payload of ``body`` if it is one record that passes every check before the protocol's
-    (``against``: the protocol, its dtype, row shape and config), else None."""
+    (``against``: the protocol, its dtype, row shape, config and most reports a batch holds), else None."""
     try:
         record = HEADERS.one_record(body)
     except MalformedReportError:
@@ -167,8 +168,8 @@ def _plain_record(item: Arrival, body: bytes, against: tuple) -> tuple[dict, byt
     if record is None:
         return None
     header, payload = record
-    _, dtype, row_shape, config = against
-    if ((header["file_id"] is not None and header["file_id"] != item.batch_id)
+    _, dtype, row_shape, config, max_reports = against
+    if (header["shape"][0] > max_reports or (header["file_id"] is not None and header["file_id"] != item.batch_id)
             or (header["crc32"] is not None and zlib.crc32(payload) != header["crc32"])
             or header["dtype"] != dtype or tuple(header["shape"][1:]) != row_shape or header["config"] != config):
         return None

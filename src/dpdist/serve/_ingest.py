@@ -26,9 +26,11 @@ The work a body may cost is bounded before it is done (413, with the reason):
 at most ``limits.max_records`` binary records (each costs a JSON header and a
 decode: 15 MiB of one-report records took 3.4 s of CPU), at most
 ``limits.max_json_rows`` JSON rows (checked on the count of separators before
-the JSON is parsed, then exactly), and at most :data:`._limits.MAX_CHECKED_ROWS`
+the JSON is parsed, then exactly), at most :data:`._limits.MAX_CHECKED_ROWS`
 rows classified one by one in Python (rows with booleans, nulls or wrong
-shapes; structured layouts).
+shapes; structured layouts), and at most :func:`max_batch_reports` reports, so
+that counting them costs at most ``limits.max_batch_work`` element operations
+(checked on the records' headers, before a payload is read).
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ from ..local._json_rows import TooManyRowsToCheck
 from ._limits import MAX_CHECKED_ROWS, Limits
 from ._refusals import InvalidRequest, TooLarge, UnsupportedMediaType
 
-__all__ = ["decode_body", "record_file_ids", "media_type", "DECODED_KINDS", "BINARY_KINDS"]
+__all__ = ["decode_body", "max_batch_reports", "record_file_ids", "media_type", "DECODED_KINDS", "BINARY_KINDS"]
 
 
 def decode_body(protocol, body: bytes, content_type: str, batch_id: str | None, limits=None) -> ReportBatch:
@@ -55,9 +57,9 @@ def decode_body(protocol, body: bytes, content_type: str, batch_id: str | None, 
     kind = media_type(content_type)
     try:
         if kind in BINARY_KINDS:
-            return _decode_binary(protocol, body, batch_id, limits.max_records)
+            return _decode_binary(protocol, body, batch_id, limits.max_records, max_batch_reports(protocol, limits))
         if kind == "application/json":
-            return _decode_json(protocol, body, limits.max_json_rows, MAX_CHECKED_ROWS)
+            return _decode_json(protocol, body, limits.max_json_rows, MAX_CHECKED_ROWS, max_batch_reports(protocol, limits))
     except MalformedReportError as error:
         raise InvalidRequest("malformed_batch", str(error)) from None
     raise UnsupportedMediaType(
@@ -71,6 +73,22 @@ _DEFAULT_LIMITS = Limits()
 BINARY_KINDS = ("application/octet-stream", "application/vnd.dpdist.reports")
 #: the media types of the bodies :func:`decode_body` reads (any other: 415)
 DECODED_KINDS = frozenset({*BINARY_KINDS, "application/json"})
+
+
+def max_batch_reports(protocol, limits=None) -> int:
+    """The most reports one batch of ``protocol`` may hold: those whose counting costs at most ``limits.max_batch_work``
+    element operations (``protocol.aggregation_work`` each), at least one.  The campaign's config answer states it."""
+    limits = limits if limits is not None else _DEFAULT_LIMITS
+    return max(1, limits.max_batch_work // max(1, protocol.aggregation_work))
+
+
+def _too_many_reports(limit: int, protocol) -> TooLarge:
+    return TooLarge(
+        "too_many_rows",
+        f"A batch of this campaign holds at most {limit} reports: counting one {protocol.name} report costs the "
+        f"collector {protocol.aggregation_work} operations, a batch at most --max-batch-work of them. Send fewer "
+        "reports per batch (the campaign's config answer says how many: max_batch_reports).",
+    )
 
 
 def media_type(content_type: str | None) -> str:
@@ -101,11 +119,16 @@ def _check_records(count: int, max_records: int | None) -> None:
         )
 
 
-def _decode_binary(protocol, body: bytes, batch_id: str | None, max_records: int | None = None) -> ReportBatch:
+def _decode_binary(protocol, body: bytes, batch_id: str | None, max_records: int | None = None,
+                   max_reports: int | None = None) -> ReportBatch:
     stream = io.BytesIO(body)
     batches: list[ReportBatch] = []
+    reports = 0
     while (header := read_header(stream, "batch")) is not None:
         _check_records(len(batches) + 1, max_records)
+        reports += header["shape"][0]
+        if max_reports is not None and reports > max_reports:
+            raise _too_many_reports(max_reports, protocol)
         if batch_id is not None and header["file_id"] is not None and header["file_id"] != batch_id:
             raise InvalidRequest(
                 "batch_id_mismatch",
@@ -128,7 +151,8 @@ def _too_many_rows(limit: int, what: str) -> TooLarge:
     )
 
 
-def _decode_json(protocol, body: bytes, max_rows: int | None = None, max_checked_rows: int | None = None) -> ReportBatch:
+def _decode_json(protocol, body: bytes, max_rows: int | None = None, max_checked_rows: int | None = None,
+                 max_reports: int | None = None) -> ReportBatch:
     layout = protocol.report_format
     if max_rows is not None:
         # every row adds at least one separator: far more separators than max_rows rows can hold is refused unparsed
@@ -144,6 +168,8 @@ def _decode_json(protocol, body: bytes, max_rows: int | None = None, max_checked
     rows = document["reports"]
     if max_rows is not None and len(rows) > max_rows:
         raise _too_many_rows(max_rows, "rows (--max-json-rows)")
+    if max_reports is not None and len(rows) > max_reports:
+        raise _too_many_reports(max_reports, protocol)
     if "config" in document and document["config"] != _config_of(protocol):
         return layout.rejected(len(rows), "other_config", protocol.config())
     try:

@@ -51,7 +51,7 @@ from .._guard._limits import from_args as server_limits_from_args
 from .._guard._limits import protocol_class, uvicorn_options
 from .._guard._rate import MAX_RATE_KEYS, RateLimiter
 
-__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_STATISTIC_BYTES", "Limits", "BodyBudget", "RateLimiter", "receive_body",
+__all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_STATISTIC_BYTES", "DEFAULT_MAX_BATCH_WORK", "Limits", "BodyBudget", "RateLimiter", "receive_body",
            "uvicorn_options", "protocol_class", "add_arguments", "from_args", "BODY_GRACE_S", "HTTP_CHOICES",
            "MAX_HEADER_BYTES", "MAX_RATE_KEYS", "MAX_CHECKED_ROWS"]
 
@@ -59,6 +59,10 @@ __all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_STATISTIC_BYTES", "Limits", "B
 DEFAULT_MAX_BODY_BYTES = 16 << 20
 #: largest campaign statistic (the protocol's statistic_size x its dtype) accepted at creation
 DEFAULT_MAX_STATISTIC_BYTES = 64 << 20
+#: element operations a batch's reports may cost the collector to count (the reports' ``aggregation_work`` summed):
+#: about 1 s of the committer for OLH's hashing (~7 ns an item), the work of a full 16 MiB unary-encoded body; one
+#: batch of a million OLH reports at d = 10^5 would otherwise hold the committer, and every campaign's batches, ~12 min
+DEFAULT_MAX_BATCH_WORK = 1 << 27
 #: rows of a JSON batch classified one by one (booleans, nulls, wrong shapes; structured layouts)
 MAX_CHECKED_ROWS = 10_000
 
@@ -71,6 +75,7 @@ class Limits(ServerLimits):
     max_records: int = 1024
     max_json_rows: int = 100_000
     max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES
+    max_batch_work: int = DEFAULT_MAX_BATCH_WORK
     access_log: str = "anonymous"
     retention_days: float | None = None
     max_queue: int = 256
@@ -80,7 +85,7 @@ class Limits(ServerLimits):
         """Refuse out-of-range values, naming the option of ``dpdist serve``."""
         super().check(max_body_bytes)
         need = self._need
-        for name in ("max_records", "max_json_rows", "max_statistic_bytes", "max_queue"):
+        for name in ("max_records", "max_json_rows", "max_statistic_bytes", "max_batch_work", "max_queue"):
             value = getattr(self, name)
             need(isinstance(value, int) and not isinstance(value, bool) and value > 0, name, "an int > 0")
         need(isinstance(self.commit_delay, (int, float)) and not isinstance(self.commit_delay, bool)
@@ -99,6 +104,9 @@ _HELP = {
     "rate_burst": "batches a client address may send at once before --rate-limit applies (default {})",
     "max_records": "binary report records per batch; more is refused with 413 (default {})",
     "max_json_rows": "rows per JSON batch; more is refused with 413 (default {})",
+    "max_batch_work": "element operations one batch's reports may cost the collector to count (reports per batch x the "
+    "protocol's aggregation_work: 1 for GRR, d for OLH or OUE); a batch over it is refused with 413, and the campaign's "
+    "config answer says how many reports fit (max_batch_reports) (default {})",
     "max_statistic_bytes": "largest campaign statistic (protocol statistic size x 8 bytes) accepted at creation (default {})",
     "access_log": "access log lines: 'anonymous' (no client address, no batch id, no query string), 'full' "
     "(client address and batch id, no query string) or 'off' (default {})",

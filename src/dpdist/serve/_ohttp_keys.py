@@ -131,7 +131,7 @@ class GatewayKeys:
     def retire(self, key_id, *, forget: bool = False) -> dict:
         """Retire the key ``key_id`` (refused for the last key in use, or an id not in use); ``forget``: remove the
         retired key ``key_id`` from the ring, its id free again (refused for a key in use or not listed)."""
-        if isinstance(key_id, str) and key_id.isdigit():
+        if isinstance(key_id, str) and key_id.isascii() and key_id.isdigit():
             key_id = int(key_id)
         if not isinstance(key_id, int) or not 0 <= key_id <= 255:
             raise InvalidRequest("invalid_key_id", f"A key id is an integer 0-255. Got {key_id!r:.40}.")

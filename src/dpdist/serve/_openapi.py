@@ -190,6 +190,8 @@ SCHEMAS: dict[str, dict] = {
                             "(LocalProtocol.client_view); the JavaScript client checks them against epsilon"},
             "submit_token_required": {"type": "boolean"}, "enrollment_token_required": {"type": "boolean"},
             "max_body_bytes": {"type": "integer"}, "max_records": {"type": "integer"}, "max_json_rows": {"type": "integer"},
+            "max_batch_reports": {"type": "integer", "description": "the most reports one batch may hold (what counting "
+                                  "them costs the collector, --max-batch-work); more is refused with 413"},
             "relay": {"type": "object", "description": "a relayed campaign's HPKE suite, public_key (base64url) and key_id"},
             "submit_to": {"type": ["string", "null"], "description": "a rounds campaign: the current round's campaign, "
                           "where devices submit"},

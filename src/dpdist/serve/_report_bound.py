@@ -13,12 +13,14 @@ device computes the encoded bytes of one report (a binary record, as
   service accepts at campaign creation by default (:data:`CLIENT_MAX_STATISTIC_BYTES`)
   (``unexpected_answer``, naming the field and the size);
 * sends batches of at most :func:`rows_per_body` reports, so the memory of
-  randomizing and encoding one batch is bounded by that body.
+  randomizing and encoding one batch is bounded by that body, and no more reports than
+  the answer's ``max_batch_reports`` (what the collector's counting of one batch may cost).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import numpy as np
@@ -29,7 +31,7 @@ from ..errors import IncompatibleStateError, InvalidParameterError, ServiceRefus
 from ..local import from_config
 
 __all__ = ["protocol_of_answer", "CLIENT_MAX_BODY_BYTES", "CLIENT_MAX_STATISTIC_BYTES", "record_bytes", "header_bytes", "body_limit",
-           "check_statistic", "check_header", "rows_per_body"]
+           "check_statistic", "check_header", "rows_per_body", "batch_reports"]
 
 #: the largest body a device sends whatever the config answer says: the service's default ``--max-body-bytes``
 #: (16 MiB, :data:`dpdist.serve._limits.DEFAULT_MAX_BODY_BYTES`; a test checks they are equal). A service with a
@@ -90,10 +92,24 @@ def rows_per_body(protocol, document: Any, campaign: str, wanted: int) -> int:
             f"'max_body_bytes' {_stated(document)}, at most {CLIENT_MAX_BODY_BYTES} on this device); refused before "
             "anything was drawn or charged.", status=200, code="unexpected_answer")
     row_bytes = max(protocol.report_format.row_bytes, 1)
-    rows = max(1, min(wanted, (limit - record_bytes(protocol, 0)) // row_bytes))
+    rows = max(1, min(wanted, batch_reports(document, campaign), (limit - record_bytes(protocol, 0)) // row_bytes))
     while rows > 1 and record_bytes(protocol, rows) > limit:  # the digits of the shape: a few bytes
         rows -= 1
     return rows
+
+
+def batch_reports(document: Any, campaign: str) -> int | float:
+    """The most reports one batch may hold, as the config answer says (``max_batch_reports``: what counting them costs
+    the collector, ``--max-batch-work``); an answer without it: no bound but the body's.  A value that is not an int
+    >= 1 is refused (``unexpected_answer``)."""
+    stated = document.get("max_batch_reports") if isinstance(document, dict) else None
+    if stated is None:
+        return math.inf
+    if not isinstance(stated, int) or isinstance(stated, bool) or stated < 1:
+        raise ServiceRefusedError(
+            f"The config answer of campaign {campaign!r} gives 'max_batch_reports' = {str(stated)[:40]!r}, not an int "
+            ">= 1; nothing was drawn or sent.", status=200, code="unexpected_answer")
+    return stated
 
 
 def header_bytes(protocol) -> int:

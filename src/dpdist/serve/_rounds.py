@@ -114,7 +114,7 @@ class RoundCampaigns:
     def parent_of(self, campaign_id: str) -> tuple[Rounds, int] | None:
         """``(rounds, k)`` when ``campaign_id`` is round ``k``'s campaign of a rounds campaign, else None."""
         base, _, number = campaign_id.rpartition("-r")
-        if not base or not number.isdigit():
+        if not base or not (number.isascii() and number.isdigit()):
             return None
         try:
             rounds = self.of(self.store.row(base))

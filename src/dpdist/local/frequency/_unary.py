@@ -45,6 +45,8 @@ def _threshold(probability: float, *, round_up: bool) -> int:
 class UnaryEncoding(FrequencyOracle):
     """Base of unary-encoding protocols; subclasses give the target ``(p, q)``."""
 
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
+
     tags: ClassVar[ProtocolTags] = ProtocolTags(
         kind="frequency", finite_channel=True, exact_simulate=True, bernoulli_support=True, independent_bits=True
     )

@@ -90,6 +90,7 @@ class CMS(SketchOracle):
     """
 
     name = "cms"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     summary = "count-mean sketch (Apple 2017): an m-bit one-hot of h_j(v), each bit flipped at eps/2"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=True, unbiased=False)
 

@@ -113,6 +113,7 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
     """
 
     name = "dbitflippm"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     summary = "dBitFlipPM: d buckets sampled once per user, a bit of each (eps/2 flips), memoized per bucket"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, memoized=True)
     _constraints = {**FrequencyOracle._constraints, "sampled_bits": Optional(Integer(low=1, high=2**31 - 1))}

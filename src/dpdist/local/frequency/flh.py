@@ -155,6 +155,7 @@ class FLH(LocalHashingOracle):
     """
 
     name = "flh"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     @property
     def statistic_total_per_report(self) -> int:
         """1: one (function, hash value) cell per report."""

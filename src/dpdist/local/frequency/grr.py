@@ -52,6 +52,7 @@ class GRR(FrequencyOracle):
     """
 
     name = "grr"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     @property
     def statistic_total_per_report(self) -> int:
         """1: a histogram of the reported items."""

@@ -89,6 +89,7 @@ class HCMS(SketchOracle):
     """
 
     name = "hcms"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     @property
     def statistic_total_per_report(self) -> int:
         """1: one (function, coefficient, bit) cell per report."""

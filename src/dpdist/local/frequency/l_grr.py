@@ -40,6 +40,7 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
     """
 
     name = "l-grr"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     @property
     def statistic_total_per_report(self) -> int:
         """1: a histogram of the reported items."""

@@ -114,6 +114,7 @@ class PEM(LocalProtocol):
     """
 
     name = "pem"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     @property
     def statistic_total_per_report(self) -> int:
         """1: one cell of one group's table per report."""

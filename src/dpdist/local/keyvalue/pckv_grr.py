@@ -57,6 +57,7 @@ class PCKVGRR(PaddedKeyValue):
     """PCKV-GRR over ``domain_size`` keys with padding length ``padding_length`` (see the module docstring)."""
 
     name = "pckv-grr"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     summary = "key-value pairs: padding-and-sampling, one pair by randomized response, correlated (PCKV-GRR)"
     tags = ProtocolTags(kind="key_value", finite_channel=True, exact_simulate=False, unbiased=True)
 

@@ -54,6 +54,7 @@ class PCKVUE(PaddedKeyValue):
     """PCKV-UE over ``domain_size`` keys with padding length ``padding_length`` (see the module docstring)."""
 
     name = "pckv-ue"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     summary = "key-value pairs: padding-and-sampling, unary encoding with correlated key and value (PCKV-UE)"
     tags = ProtocolTags(kind="key_value", finite_channel=True, exact_simulate=True, unbiased=True)
 

@@ -62,6 +62,7 @@ class PrivKV(KeyValueProtocol):
     """
 
     name = "privkv"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     summary = "key-value pairs: one key of the domain, presence and value perturbed at epsilon/2 each (PrivKV)"
     tags = ProtocolTags(kind="key_value", finite_channel=True, exact_simulate=False, unbiased=True)
 

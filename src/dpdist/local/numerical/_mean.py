@@ -48,6 +48,8 @@ class MeanProtocol(NumericalProtocol):
     ``_unit_channel(v)`` (rows for inputs on [-1, 1]) and ``_sample(v, rng)``.
     """
 
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
+
     tags: ClassVar[ProtocolTags] = ProtocolTags(
         kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False
     )

@@ -39,6 +39,8 @@ MAX_ITERATIONS = 10_000
 class WaveProtocol(BinnedProtocol):
     """Base of the wave protocols; subclasses build ``self._mechanism`` in :meth:`_setup`."""
 
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
+
     tags: ClassVar[ProtocolTags] = ProtocolTags(
         kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False
     )

@@ -96,6 +96,7 @@ class HaarHRR(BinnedProtocol):
     statistic_signed = True  # signed sums of +-1 Haar-coefficient reports
 
     name = "haar-hrr"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     summary = "HaarHRR (Kulkarni et al. 2019): one Haar level per user, Hadamard randomized response"
     tags = ProtocolTags(kind="numerical", finite_channel=True, exact_simulate=True, unbiased=False)
     _constraints = {**NumericalProtocol._constraints, "bins": PowerOfTwo(low=2, high=2**24)}

@@ -112,6 +112,7 @@ class ThresholdRR(NumericalProtocol):
     """
 
     name = "threshold"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     summary = "one randomized-response bit on a public threshold per user (rounds of adaptive LDP quantiles)"
     tags: ClassVar[ProtocolTags] = ProtocolTags(kind="numerical", finite_channel=True, exact_simulate=True, unbiased=False)
     @property

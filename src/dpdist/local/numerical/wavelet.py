@@ -131,6 +131,7 @@ class Wavelet(NumericalProtocol):
     statistic_signed = True  # signed sums of +-1 Haar-coefficient reports
 
     name = "wavelet"
+    counts_report_cells = True  # a count per item or bit of a report (LocalProtocol.aggregation_work)
     summary = "Wavelet expansion (Zhao et al. 2026): Haar coefficients by signed subset selection"
     tags = ProtocolTags(kind="numerical", finite_channel=True, exact_simulate=False, unbiased=False)
     _constraints = {

@@ -9,6 +9,7 @@ from starlette.routing import Route
 
 from .._explain import explain_json
 from .._http import json_body
+from .._ingest import max_batch_reports
 from .._openapi import documented, json_answer, ref
 from .._ohttp_keys import public_fields as ohttp_fields
 from .._refusals import Conflict, InvalidRequest
@@ -115,6 +116,7 @@ async def public_config(request: Request) -> JSONResponse:
             "max_body_bytes": service.max_body_bytes,
             "max_records": service.limits.max_records,
             "max_json_rows": service.limits.max_json_rows,
+            "max_batch_reports": max_batch_reports(campaign.protocol, service.limits),
             **relayed,
             **await run_in_threadpool(service.rounds.public_fields, campaign),
             **await run_in_threadpool(ohttp_fields, request.app, bool(relayed)),  # the OHTTP gateway's keys (direct campaigns)
