@@ -333,7 +333,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "serve/_explain.py": ("accuracy/test_accuracy.py",),
     "serve/_group.py": ("serve/test_serve_recreate.py", "serve/test_serve_scale.py"),
     "serve/_health.py": ("serve/test_limits.py",),
-    "serve/_ingest.py": ("serve/test_app.py",),
     "serve/_metrics.py": ("serve/test_limits.py",),
     "serve/_middleware.py": ("serve/test_fast_batches.py", "serve/test_limits.py"),
     "serve/_openapi.py": ("serve/test_schema.py", "serve/test_limits.py"),
