@@ -337,6 +337,7 @@ export class Client {
    */
   campaign(): Promise<{
     campaign: string; state: string; config: ProtocolConfig; client_view?: ClientView; submit_token_required?: boolean; max_body_bytes?: number;
+    max_batch_reports?: number;
     relay?: RelayConfig;
   }>;
   protocol(): Promise<Protocol>;
@@ -350,7 +351,8 @@ export class Client {
   memo(): Promise<Memo | null>;
   /** Randomize one value and submit its report now (a relayed campaign: its token first). */
   submit(value: number | string | RecordValue | KeyValueSet): Promise<Ack | RelayAck>;
-  /** Randomize values and submit them in batches of ``batchSize`` (a relayed campaign: each batch's tokens first). */
+  /** Randomize values and submit them in batches of ``batchSize`` or fewer (as many as one body and the answer's
+   * ``max_batch_reports`` hold; a relayed campaign: each batch's tokens first). */
   submitMany(values: ArrayLike<number | string | RecordValue | KeyValueSet>): Promise<Array<Ack | RelayAck>>;
   /** Randomize a value now and queue its report; a full queue is flushed. */
   add(value: number | string | RecordValue | KeyValueSet): Promise<Array<Ack | RelayAck>>;

@@ -8,7 +8,8 @@
 // ``unexpected_answer``) a config whose statistic is over CLIENT_MAX_STATISTIC_BYTES or whose one report does not
 // fit min(the config answer's ``max_body_bytes``, CLIENT_MAX_BODY_BYTES), or whose record header (it carries the config)
 // is past the MAX_HEADER_BYTES a service reads of one (attack71 F1: every batch would be refused after the draw);
-// batches hold at most ``rowsPerBody`` reports.
+// batches hold at most ``rowsPerBody`` reports: what fits the body, and no more than the answer's ``max_batch_reports``
+// (the service's per-batch work bound: a batch of more is refused 413 ``too_many_rows``).
 
 import { ServiceError, UnsupportedProtocolError } from './errors.js';
 import { pythonJsonDumps } from './pyjson.js';
@@ -75,16 +76,31 @@ export function statisticSize(protocol) {
   }
 }
 
+/** The positive int the config answer ``document`` gives as ``field`` (undefined when absent or null); a value that is
+ * not an int >= 1 (a bool, a float, a string, 0, negative, past 2^53) is the server's answer refused
+ * (``unexpected_answer``), nothing drawn or sent. */
+function statedCount(document, field, campaign) {
+  const stated = document !== null && typeof document === 'object' ? document[field] : undefined;
+  if (stated === undefined || stated === null) return undefined;
+  if (!Number.isSafeInteger(stated) || stated < 1) {
+    throw new ServiceError(`The config answer of campaign '${campaign}' gives '${field}' = ${String(JSON.stringify(stated)).slice(0, 40)}, ` +
+      'not an int >= 1; nothing was drawn or sent.', { status: 200, code: 'unexpected_answer' });
+  }
+  return stated;
+}
+
 /** The body the config answer ``document`` says the service takes (``max_body_bytes``), capped by
  * CLIENT_MAX_BODY_BYTES (none stated: the cap); a value that is not an int >= 1 is refused. */
 export function bodyLimit(document, campaign) {
-  const stated = document !== null && typeof document === 'object' ? document.max_body_bytes : undefined;
-  if (stated === undefined || stated === null) return CLIENT_MAX_BODY_BYTES;
-  if (!Number.isSafeInteger(stated) || stated < 1) {
-    throw new ServiceError(`The config answer of campaign '${campaign}' gives 'max_body_bytes' = ${String(JSON.stringify(stated)).slice(0, 40)}, ` +
-      'not an int >= 1; nothing was drawn or sent.', { status: 200, code: 'unexpected_answer' });
-  }
-  return Math.min(stated, CLIENT_MAX_BODY_BYTES);
+  const stated = statedCount(document, 'max_body_bytes', campaign);
+  return stated === undefined ? CLIENT_MAX_BODY_BYTES : Math.min(stated, CLIENT_MAX_BODY_BYTES);
+}
+
+/** The most reports one batch may hold that the config answer ``document`` states (``max_batch_reports``: the
+ * service refuses a larger batch 413 ``too_many_rows``, its committer's work per batch bounded); none stated
+ * (an older service): Infinity, the body size alone bounds a batch.  A value that is not an int >= 1 is refused. */
+export function batchReportsLimit(document, campaign) {
+  return statedCount(document, 'max_batch_reports', campaign) ?? Infinity;
 }
 
 /** Refuse (``unexpected_answer``) a config whose statistic is over CLIENT_MAX_STATISTIC_BYTES: a campaign the service
@@ -115,13 +131,15 @@ export function checkHeader(protocol, campaign) {
   }
 }
 
-/** The most reports (at most ``wanted``, at least 1) whose record fits ``bodyLimit``; a config whose statistic is too
+/** The most reports (at most ``wanted`` and the answer's ``max_batch_reports``, at least 1) whose record fits
+ * ``bodyLimit``; a bad ``max_body_bytes`` or ``max_batch_reports``, or a config whose statistic is too
  * large, whose record header is past MAX_HEADER_BYTES or whose one report does not fit is refused
  * (``unexpected_answer``) before anything is drawn. */
 export function rowsPerBody(protocol, document, campaign, wanted) {
   checkStatistic(protocol, campaign);
   checkHeader(protocol, campaign);
   const limit = bodyLimit(document, campaign);
+  const most = Math.min(wanted, batchReportsLimit(document, campaign)); // checked before anything is drawn too
   const one = recordBytes(protocol, 1);
   if (one > limit) {
     const stated = document?.max_body_bytes;
@@ -130,7 +148,7 @@ export function rowsPerBody(protocol, document, campaign, wanted) {
       `${stated === undefined || stated === null ? 'absent' : `= ${stated}`}, at most ${CLIENT_MAX_BODY_BYTES} on this device); ` +
       'refused before anything was drawn or charged.', { status: 200, code: 'unexpected_answer' });
   }
-  let rows = Math.max(1, Math.min(wanted, Math.floor((limit - recordBytes(protocol, 0)) / Math.max(protocol.rowBytes, 1))));
+  let rows = Math.max(1, Math.min(most, Math.floor((limit - recordBytes(protocol, 0)) / Math.max(protocol.rowBytes, 1))));
   while (rows > 1 && recordBytes(protocol, rows) > limit) rows -= 1; // the digits of the shape: a few bytes
   return rows;
 }

@@ -342,8 +342,9 @@ export class Client {
       // the published client view, checked against this client's derivation (a server without one: the config)
       // refuses unsupported protocols here, and a config it cannot build as the server's answer (bound.js)
       const protocol = protocolOfAnswer(document.client_view ?? document.config, this.campaignId);
-      // the reports one body holds, from the answer's max_body_bytes: a config whose statistic or one report is too
-      // large is refused before anything is drawn, sent or charged (attack70 F1, bound.js)
+      // the reports one body holds, from the answer's max_body_bytes and max_batch_reports: a config whose statistic
+      // or one report is too large, or a bad bound, is refused before anything is drawn, sent or charged (attack70 F1,
+      // bound.js)
       this._bodyRows = rowsPerBody(protocol, served, this.campaignId, Number.MAX_SAFE_INTEGER);
       this._protocol = protocol;
       const relay = document.relay;
@@ -642,7 +643,8 @@ export class Client {
 
   /**
    * Randomize many values and submit them in batches of ``batchSize`` (fewer when one request body, the config
-   * answer's ``max_body_bytes`` capped at 16 MiB, holds fewer reports); resolves to the acks.
+   * answer's ``max_body_bytes`` capped at 16 MiB, holds fewer reports, or when the answer's ``max_batch_reports``, the
+   * most reports the service takes in one batch, is smaller); resolves to the acks.
    * The values are taken in a uniformly random order (CSPRNG), so neither a report's batch nor
    * its place in it depends on where its value was in ``values``.
    * If a batch cannot be sent, the error is thrown and it and the later batches stay queued
@@ -651,7 +653,7 @@ export class Client {
   async submitMany(values) {
     const protocol = await this.protocol();
     const order = permutation(values.length, this._source);
-    const step = Math.min(this.batchSize, this._bodyRows); // fewer than batchSize when one body holds fewer (attack70 F1)
+    const step = Math.min(this.batchSize, this._bodyRows); // fewer when one body or batch holds fewer (attack70 F1, bound.js)
     for (let start = 0; start < values.length; start += step) {
       await this._prepareFor(Math.min(step, values.length - start)); // the batch's tokens before its draws
       const batch = await this._privatizeLocked(protocol, Array.from(order.subarray(start, start + step), (index) => values[index]));

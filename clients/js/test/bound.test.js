@@ -135,3 +135,63 @@ test('without max_body_bytes (an older service) the ceiling is 16 MiB and batchS
   await client.submitMany([0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
   assert.deepEqual(server.bodies.map(rowsOf).sort(), [2, 4, 4]);
 });
+
+// the service's per-batch work bound (fix76): a config answer's max_batch_reports caps every batch; one that is not an
+// int >= 1 is the server's answer refused before anything is drawn, sent or charged; absent, the body alone bounds it
+test('a max_batch_reports of 3 cuts 10 values into 4 batches of at most 3 reports, each sent once; add flushes at 3', async () => {
+  const server = service({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 }, { max_batch_reports: 3 });
+  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize: 1000 });
+  const acks = await client.submitMany([0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
+  assert.deepEqual(server.bodies.map(rowsOf), [3, 3, 3, 1]);
+  assert.equal(acks.length, 4);
+  assert.equal(new Set(acks.map((ack) => ack.batch_id)).size, 4);
+  server.bodies.length = 0;
+  for (let i = 0; i < 7; i++) await client.add(i);
+  assert.deepEqual(server.bodies.map(rowsOf), [3, 3]); // a queue of 3 is flushed, not a batchSize one
+  await client.flush();
+  assert.deepEqual(server.bodies.map(rowsOf), [3, 3, 1]);
+});
+
+test('max_batch_reports and max_body_bytes both bound a batch: the smaller wins, batchSize still applies', async () => {
+  const config = { protocol: 'oue', version: 1, epsilon: 1.0, domain_size: 4096 }; // 512-byte reports: ~7 per 4096 bytes
+  const cases = [[{ max_body_bytes: 4096, max_batch_reports: 2 }, 1000, 2], [{ max_body_bytes: 4096, max_batch_reports: 500 }, 1000, null],
+    [{ max_batch_reports: 5 }, 4, 4]];
+  for (const [extra, batchSize, expected] of cases) {
+    const server = service(config, extra);
+    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize });
+    await client.submitMany(Array.from({ length: 20 }, (_, i) => i));
+    const rows = server.bodies.map(rowsOf);
+    assert.equal(rows.reduce((a, b) => a + b, 0), 20, JSON.stringify(extra));
+    const most = expected ?? Math.max(...rows); // null: what fits 4096 bytes
+    assert.equal(Math.max(...rows), most, JSON.stringify(extra));
+    if (expected === null) assert.ok(most < 20 && recordBytes(fromConfig(config), most + 1) > 4096, `${most} reports per body`);
+  }
+});
+
+for (const stated of [0, -3, 2.5, '3', true, false, [3], { n: 3 }, 2 ** 53, 1e300, 'x'.repeat(100)]) {
+  test(`a max_batch_reports of ${JSON.stringify(stated).slice(0, 20)} is refused (unexpected_answer), nothing drawn or sent`, async () => {
+    const server = service({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 }, { max_batch_reports: stated });
+    const storage = memoryStorage();
+    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, memoStorage: storage, retries: 0 });
+    await assert.rejects(client.submitMany([1, 2]), (error) => {
+      assert.ok(error instanceof ServiceError, String(error));
+      assert.equal(error.code, 'unexpected_answer');
+      assert.match(error.message, /^The config answer of campaign 'c1' gives 'max_batch_reports' = .{1,40}, not an int >= 1; nothing was drawn or sent\.$/);
+      assert.ok(error.message.includes(String(JSON.stringify(stated)).slice(0, 40)), error.message);
+      return true;
+    });
+    await assert.rejects(client.add(1), (error) => error.code === 'unexpected_answer');
+    assert.equal(server.draws(), 0);
+    assert.equal(server.bodies.length, 0);
+    assert.equal(storage.getItem('dpdist-ledger') ?? null, null);
+  });
+}
+
+test('a max_batch_reports of null or absent (an older service) is no cap beyond the body and batchSize', async () => {
+  for (const extra of [{}, { max_batch_reports: null }]) {
+    const server = service({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 }, extra);
+    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize: 1000 });
+    await client.submitMany(Array.from({ length: 1500 }, (_, i) => i % 8));
+    assert.deepEqual(server.bodies.map(rowsOf).sort(), [1000, 500]);
+  }
+});

@@ -292,8 +292,9 @@ public final class Client {
             // a config it cannot build is the server's answer refused (ReportBound.protocolOfAnswer)
             Protocol built = ReportBound.protocolOfAnswer(
                 document.get("client_view") != null ? document.get("client_view") : document.get("config"), campaignId);
-            // the reports one body holds, from the answer's max_body_bytes: a config whose statistic or one report is too
-            // large is refused before anything is drawn, sent or charged (attack70 F1, ReportBound)
+            // the reports one body holds, from the answer's max_body_bytes and max_batch_reports: a config whose statistic
+            // or one report is too large, or a bad bound, is refused before anything is drawn, sent or charged (attack70
+            // F1, ReportBound)
             this.bodyRows = ReportBound.rowsPerBody(built, served, campaignId, Integer.MAX_VALUE);
             Map<String, Object> relay = Json.asObject(document.get("relay"));
             Identity.Issuer info = relay != null && relay.get("issuer") != null
@@ -500,7 +501,8 @@ public final class Client {
 
     /**
      * Randomize many values and submit them in batches of {@code batchSize} (fewer when one request body, the config
-     * answer's {@code max_body_bytes} capped at 16 MiB, holds fewer reports); the acks.  The values are taken in a
+     * answer's {@code max_body_bytes} capped at 16 MiB, holds fewer reports, or when the answer's
+     * {@code max_batch_reports}, the most reports the service takes in one batch, is smaller); the acks.  The values are taken in a
      * uniformly random order (CSPRNG), so neither a report's batch nor its place in it depends on where its value was.
      * If a batch cannot be sent, the error is thrown and it and the later batches stay queued (as reports) for
      * {@link #flush()}, under their batch ids.
@@ -508,7 +510,7 @@ public final class Client {
     public synchronized List<Map<String, Object>> submitMany(List<?> values) {
         Protocol built = protocol();
         int[] order = Shuffle.permutation(values.size(), source);
-        int step = Math.min(options.batchSize, bodyRows); // fewer than batchSize when one body holds fewer (attack70 F1)
+        int step = Math.min(options.batchSize, bodyRows); // fewer when one body or batch holds fewer (attack70 F1, ReportBound)
         for (int start = 0; start < values.size(); start += step) {
             int size = Math.min(step, values.size() - start);
             prepareFor(size); // the batch's tokens before its draws

@@ -16,7 +16,8 @@ import org.dpdist.client.protocols.Protocol;
  * {@link #CLIENT_MAX_STATISTIC_BYTES} or whose one report does not fit min(the config answer's {@code max_body_bytes},
  * {@link #CLIENT_MAX_BODY_BYTES}), or whose record header (it carries the config) is past the {@link #MAX_HEADER_BYTES} a
  * service reads of one (attack71 F1: every batch would be refused after the draw); batches hold at most
- * {@link #rowsPerBody} reports.
+ * {@link #rowsPerBody} reports: what fits the body, and no more than the answer's {@code max_batch_reports} (the
+ * service's per-batch work bound: a batch of more is refused 413 {@code too_many_rows}).
  */
 public final class ReportBound {
     /** The largest body a device sends whatever the config answer says: the service's default --max-body-bytes (16 MiB). */
@@ -28,6 +29,7 @@ public final class ReportBound {
 
     private static final String PLACEHOLDER_ID = "00000000000000000000000000000000"; // its length is what matters
     private static final long MAX_CRC = 0xFFFFFFFFL; // the CRC counted at its longest
+    private static final long MAX_STATED = 1L << 53; // a max_batch_reports past it is refused (Python's bound: no JSON int every reader takes)
 
     private ReportBound() {
     }
@@ -68,14 +70,35 @@ public final class ReportBound {
 
     /** The body the config answer says the service takes ({@code max_body_bytes}), capped by {@link #CLIENT_MAX_BODY_BYTES}. */
     static long bodyLimit(Map<String, Object> answer, String campaign) {
-        Object stated = answer == null ? null : answer.get("max_body_bytes");
-        if (stated == null) return CLIENT_MAX_BODY_BYTES;
-        if (!(stated instanceof Long || stated instanceof Integer) || ((Number) stated).longValue() < 1) {
+        long stated = statedCount(answer, "max_body_bytes", campaign, Long.MAX_VALUE); // any long, as Python
+        return stated == 0 ? CLIENT_MAX_BODY_BYTES : Math.min(stated, CLIENT_MAX_BODY_BYTES);
+    }
+
+    /**
+     * The most reports one batch may hold that the config answer states ({@code max_batch_reports}: the service refuses
+     * a larger batch 413 {@code too_many_rows}, its committer's work per batch bounded); none stated (an older service):
+     * {@link Long#MAX_VALUE}, the body size alone bounds a batch.  A value that is not an int >= 1 is refused.
+     */
+    static long batchReportsLimit(Map<String, Object> answer, String campaign) {
+        long stated = statedCount(answer, "max_batch_reports", campaign, MAX_STATED);
+        return stated == 0 ? Long.MAX_VALUE : stated;
+    }
+
+    /**
+     * The positive int the config answer gives as {@code field} (0 when absent or null); a value that is not an int >= 1
+     * (a bool, a float, a string, 0, negative) or is past {@code most} is the server's answer refused ({@code bad_answer}),
+     * nothing drawn or sent.
+     */
+    private static long statedCount(Map<String, Object> answer, String field, String campaign, long most) {
+        Object stated = answer == null ? null : answer.get(field);
+        if (stated == null) return 0;
+        if (!(stated instanceof Long || stated instanceof Integer) || ((Number) stated).longValue() < 1
+            || ((Number) stated).longValue() > most) {
             String shown = Json.show(stated);
-            throw new ServiceError("The config answer of campaign '" + campaign + "' gives 'max_body_bytes' = "
+            throw new ServiceError("The config answer of campaign '" + campaign + "' gives '" + field + "' = "
                 + shown.substring(0, Math.min(shown.length(), 40)) + ", not an int >= 1; nothing was drawn or sent.", 200, "bad_answer");
         }
-        return Math.min(((Number) stated).longValue(), CLIENT_MAX_BODY_BYTES);
+        return ((Number) stated).longValue();
     }
 
     /** Refuse a config whose statistic is over {@link #CLIENT_MAX_STATISTIC_BYTES} ({@code bad_answer}). */
@@ -105,14 +128,16 @@ public final class ReportBound {
     }
 
     /**
-     * The most reports (at most {@code wanted}, at least 1) whose record fits {@link #bodyLimit}; a config whose statistic
-     * is too large, whose record header is past {@link #MAX_HEADER_BYTES} or whose one report does not fit is refused
+     * The most reports (at most {@code wanted} and the answer's {@code max_batch_reports}, at least 1) whose record fits
+     * {@link #bodyLimit}; a bad {@code max_body_bytes} or {@code max_batch_reports}, or a config whose statistic is too
+     * large, whose record header is past {@link #MAX_HEADER_BYTES} or whose one report does not fit, is refused
      * ({@code bad_answer}) before anything is drawn.
      */
     static int rowsPerBody(Protocol protocol, Map<String, Object> answer, String campaign, int wanted) {
         checkStatistic(protocol, campaign);
         checkHeader(protocol, campaign);
         long limit = bodyLimit(answer, campaign);
+        long most = Math.min(wanted, batchReportsLimit(answer, campaign)); // checked before anything is drawn too
         long one = recordBytes(protocol, 1);
         if (one > limit) {
             Object stated = answer == null ? null : answer.get("max_body_bytes");
@@ -121,7 +146,7 @@ public final class ReportBound {
                 + " bytes: 'max_body_bytes' " + (stated == null ? "absent" : "= " + stated) + ", at most " + CLIENT_MAX_BODY_BYTES
                 + " on this device); refused before anything was drawn or charged.", 200, "bad_answer");
         }
-        long rows = Math.max(1, Math.min(wanted, (limit - recordBytes(protocol, 0)) / Math.max(protocol.rowBytes(), 1)));
+        long rows = Math.max(1, Math.min(most, (limit - recordBytes(protocol, 0)) / Math.max(protocol.rowBytes(), 1)));
         while (rows > 1 && recordBytes(protocol, rows) > limit) rows -= 1; // the digits of the shape: a few bytes
         return (int) rows;
     }

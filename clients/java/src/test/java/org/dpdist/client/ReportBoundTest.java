@@ -40,17 +40,36 @@ class ReportBoundTest {
 
     /** A server answering {@code config} and {@code maxBodyBytes} (null: absent) for the config GET, acknowledging every batch. */
     static FakeServer server(String config, Object maxBodyBytes) throws Exception {
+        Map<String, Object> extra = new LinkedHashMap<>();
+        if (maxBodyBytes != null) extra.put("max_body_bytes", maxBodyBytes);
+        return serverWith(config, extra);
+    }
+
+    /** A server answering {@code config} and the fields {@code extra} for the config GET, acknowledging every batch. */
+    static FakeServer serverWith(String config, Map<String, Object> extra) throws Exception {
         return new FakeServer(request -> {
             if (request.method.equals("GET")) {
                 Map<String, Object> document = new LinkedHashMap<>();
                 document.put("campaign", "c");
                 document.put("state", "open");
                 document.put("config", Json.parse(config));
-                if (maxBodyBytes != null) document.put("max_body_bytes", maxBodyBytes);
+                document.putAll(extra);
                 return FakeServer.Answer.json(200, document);
             }
             return ClientTest.ack(request);
         });
+    }
+
+    static Map<String, Object> fields(Object... pairs) {
+        Map<String, Object> out = new LinkedHashMap<>();
+        for (int i = 0; i < pairs.length; i += 2) out.put((String) pairs[i], pairs[i + 1]);
+        return out;
+    }
+
+    static List<Long> rowsSent(FakeServer server) {
+        List<Long> rows = new ArrayList<>();
+        for (FakeServer.Request put : puts(server)) rows.add(rowsOf(put.body));
+        return rows;
     }
 
     static List<FakeServer.Request> puts(FakeServer server) {
@@ -214,6 +233,82 @@ class ReportBoundTest {
             for (FakeServer.Request put : puts(server)) rows.add(rowsOf(put.body));
             Collections.sort(rows);
             assertEquals(Arrays.asList(2L, 4L, 4L), rows);
+        }
+    }
+
+    // the service's per-batch work bound (fix76): a config answer's max_batch_reports caps every batch; one that is not
+    // an int >= 1 is the server's answer refused before anything is drawn or sent; absent, the body alone bounds it
+
+    @Test
+    void aMaxBatchReportsOfThreeCutsTenValuesIntoFourBatchesOfAtMostThree() throws Exception {
+        try (FakeServer server = serverWith(ClientTest.GRR, fields("max_batch_reports", 3))) {
+            Client client = new Client(server.url(), "c", Client.options().withoutLedger().batchSize(1000).source(new CountingSource()));
+            List<Map<String, Object>> acks = client.submitMany(values(10));
+            assertEquals(Arrays.asList(3L, 3L, 3L, 1L), rowsSent(server));
+            assertEquals(4, acks.size());
+            java.util.Set<Object> ids = new java.util.HashSet<>();
+            for (Map<String, Object> ack : acks) ids.add(ack.get("batch_id"));
+            assertEquals(4, ids.size());
+            for (int i = 0; i < 7; i++) client.add(i);
+            assertEquals(Arrays.asList(3L, 3L, 3L, 1L, 3L, 3L), rowsSent(server)); // a queue of 3 is flushed, not a batchSize one
+            client.flush();
+            assertEquals(Arrays.asList(3L, 3L, 3L, 1L, 3L, 3L, 1L), rowsSent(server));
+        }
+    }
+
+    @Test
+    void maxBatchReportsAndMaxBodyBytesBothBoundABatchTheSmallerWins() throws Exception {
+        String config = "{\"protocol\": \"oue\", \"version\": 1, \"epsilon\": 1.0, \"domain_size\": 4096}"; // 512-byte reports
+        Object[][] cases = {{fields("max_body_bytes", 4096, "max_batch_reports", 2), 1000, 2L},
+            {fields("max_body_bytes", 4096, "max_batch_reports", 500), 1000, null}, {fields("max_batch_reports", 5), 4, 4L}};
+        for (Object[] each : cases) {
+            @SuppressWarnings("unchecked")
+            Map<String, Object> extra = (Map<String, Object>) each[0];
+            try (FakeServer server = serverWith(config, extra)) {
+                Client client = new Client(server.url(), "c", Client.options().withoutLedger().batchSize((Integer) each[1]).source(new CountingSource()));
+                client.submitMany(values(20));
+                List<Long> rows = rowsSent(server);
+                assertEquals(20L, rows.stream().mapToLong(Long::longValue).sum(), extra.toString());
+                long most = Collections.max(rows);
+                if (each[2] != null) assertEquals((long) (Long) each[2], most, extra.toString());
+                else assertTrue(most < 20 && ReportBound.recordBytes(DpDist.fromConfig(config), most + 1) > 4096, most + " reports per body");
+            }
+        }
+    }
+
+    @Test
+    void aMaxBatchReportsThatIsNotAnIntAtLeastOneIsRefusedNothingDrawnOrSent() throws Exception {
+        StringBuilder longText = new StringBuilder();
+        for (int i = 0; i < 100; i++) longText.append('x');
+        List<Object> bad = Arrays.asList(0, -3, 2.5, 3.0, "3", true, false, Collections.singletonList(3), fields("n", 3),
+            (1L << 53) + 1, Long.MAX_VALUE, 1e300, longText.toString());
+        for (Object stated : bad) {
+            try (FakeServer server = serverWith(ClientTest.GRR, fields("max_batch_reports", stated))) {
+                CountingSource source = new CountingSource();
+                Client client = new Client(server.url(), "c", Client.options().withoutLedger().retries(0).source(source));
+                ServiceError error = assertThrows(ServiceError.class, () -> client.submitMany(values(2)), String.valueOf(stated));
+                assertEquals("bad_answer", error.code());
+                assertTrue(error.getMessage().matches("The config answer of campaign 'c' gives 'max_batch_reports' = .{1,40}, not an int >= 1; "
+                    + "nothing was drawn or sent\\."), error.getMessage());
+                assertThrows(ServiceError.class, () -> client.add(1), String.valueOf(stated));
+                assertEquals(0, source.fills, String.valueOf(stated));
+                assertEquals(0, puts(server).size());
+            }
+        }
+    }
+
+    @Test
+    void aMaxBatchReportsOfTwoToThe53IsTakenAndNullOrAbsentIsNoCap() throws Exception {
+        Map<String, Object> nullOne = new LinkedHashMap<>();
+        nullOne.put("max_batch_reports", null);
+        for (Map<String, Object> extra : Arrays.asList(fields(), nullOne, fields("max_batch_reports", 1L << 53))) {
+            try (FakeServer server = serverWith(ClientTest.GRR, extra)) {
+                Client client = new Client(server.url(), "c", Client.options().withoutLedger().batchSize(1000).source(new CountingSource()));
+                client.submitMany(values(1500));
+                List<Long> rows = rowsSent(server);
+                Collections.sort(rows);
+                assertEquals(Arrays.asList(500L, 1000L), rows, extra.toString());
+            }
         }
     }
 }
