@@ -299,3 +299,19 @@ def test_the_note_reaches_the_cli_from_a_state_file(tmp_path, capsys):
     io.save_state(tmp_path / "cp.state", aggregate)
     assert main(["estimate", "--state", str(tmp_path / "cp.state")]) == 0
     assert "note       no item stands out of the noise" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("block_cells", [64, 200])  # one value a block; three values a block
+def test_a_large_matrix_orders_only_the_rows_of_the_values_randomized(monkeypatch, block_cells):
+    """attack71 F3: a device sending a few values of a 4096 x 8192 matrix built its whole (k, m) row order (268 MB;
+    526 MB at its peak, 1.7 s); past :data:`_KEPT_ORDER_CELLS` only the distinct values' rows are ordered: the same
+    reports from the same draws, and no (k, m) order kept."""
+    import dpdist.local.frequency.cp as cp_module
+
+    kept = local.make("cp", epsilon=1.0, domain_size=32, measurements=64, matrix_seed=3)
+    kept._rows_by_sign()  # the whole order, as before
+    monkeypatch.setattr(cp_module, "_KEPT_ORDER_CELLS", block_cells)
+    lean = local.make("cp", epsilon=1.0, domain_size=32, measurements=64, matrix_seed=3)
+    values = np.random.default_rng(1).integers(0, 32, 500)
+    np.testing.assert_array_equal(lean.privatize(values, rng=7), kept.privatize(values, rng=7))
+    assert lean._order is None
