@@ -176,3 +176,27 @@ def test_dpdist_serve_never_shows_the_part_of_a_password_after_an_at_sign(capsys
                            "admin-token-0123456789")
     assert status == 2 and err.count("\n") == 1 and "'--db' option" in err
     assert "DBPW3" not in err + out, err
+
+
+#: fix76: texts on which a pattern read its long run again from each of its characters (a time quadratic in the run:
+#: "A" * 160_000 took 27 s a pattern, minutes whole); each is masked as it was, in a time linear in the text (no timed
+#: assertion: a quadratic pattern takes minutes on these, a hang the runner's and CI's timeouts catch)
+HOSTILE = [
+    ("A" * 200_000 + "://u:SECRET@h", "A" * 200_000 + "://u:***@h"),
+    ("A" * 200_000 + "://u:SEC RET@h/x", "A" * 200_000 + "://u:***@h/x"),
+    ("1" * 100_000 + "http://u%3ASECRET@h", "1" * 100_000 + "http://u%3A***@h"),
+    ("//u:" * 50_000 + " http://u:SECRET@h", "//u:" * 50_000 + " http://u:***@h"),
+    ("http://" * 28_572 + " //u:SECRET@h", "http://" * 28_572 + " //u:***@h"),
+    ("//" + "\uff1a" * 200_000, "//" + "\uff1a" * 200_000),
+    ("//a" + "\uff1a" * 200_000 + "@b", "//a" + "\uff1a" * 199_999 + ":***@b"),
+    ("//a\uff1aSECRET@b" + "\uff1a" * 200_000 + ":c", "//a:***@b" + "\uff1a" * 200_000 + ":c"),
+    ("//" + "%3A" * 66_667 + " //u%3ASECRET@h", "//" + "%3A" * 66_667 + " //u%3A***@h"),
+    ("http://u:" + " " * 200_000 + "SECRET@h", "http://u:***@h"),
+    ("x=" + "%41" * 66_667 + " pass%77ord=SECRET", "x=" + "%41" * 66_667 + " pass%77ord=***"),
+]
+
+
+@pytest.mark.parametrize("text, shown", HOSTILE, ids=[f"hostile{index}" for index in range(len(HOSTILE))])
+def test_a_long_hostile_text_is_masked_as_before_in_linear_time(text, shown):
+    assert redacted_text(text) == shown
+    assert without_password(text, "http://u:SECRET@h") == shown

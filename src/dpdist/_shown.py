@@ -21,12 +21,14 @@ __all__ = ["shown", "secrets_of", "kind_of"]
 #: a credential after its HTTP authentication scheme (``Authorization: Bearer <token>``, ``Basic <base64>``)
 _CREDENTIAL = re.compile(r"(?P<head>(?<![A-Za-z0-9])(?:Bearer|Basic)\s+)(?P<value>[A-Za-z0-9._~+/=-]{6,})", re.IGNORECASE)
 #: a value named as a token: ``?token=...``, ``&admin_token=...``, ``token="..."`` (PrivateToken's), a JSON key's
-#: ``"submit_token": "..."``; not prose (``bad token: expired``)
-_TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9])[A-Za-z0-9_-]*token(?:=['\"]?|['\"]\s*:\s*['\"]?))"
+#: ``"submit_token": "..."``; not prose (``bad token: expired``).  The name is read from the start of its run (``_`` or
+#: ``-`` before it as well as a letter): a run of ``_`` is read once, not from each of its characters
+_TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token(?:=['\"]?|['\"]\s*:\s*['\"]?))"
                           r"(?P<value>[^&\s'\"#,;<>]+)", re.IGNORECASE)
 #: ``/\\user:password@host`` (or ``\\/``, ``\\\\``): WHATWG URL parsers (browsers) read a ``\\`` as a ``/``, so this is
-#: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves
-_BACKSLASHED_USERINFO = re.compile(r"(?P<head>[/\\][/\\][^\s/\\:@]*):(?P<value>[^\s@]*)@")
+#: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves; without an ``@`` after the ``:``, the
+#: rest of the word is matched and shown as it is (read once: no later ``//user:`` of the word has an ``@`` either)
+_BACKSLASHED_USERINFO = re.compile(r"(?P<head>[/\\][/\\][^\s/\\:@]*):(?:(?P<value>[^\s@]*)@|[^\s@]*)")
 #: the shortest credential masked wherever it appears (a shorter one would mask common words)
 _SHORTEST_SECRET = 6
 #: the characters read past a cut: a credential or URL password that starts before it is masked whole if it ends
@@ -77,7 +79,8 @@ def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> 
     text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
     text = _CREDENTIAL.sub(lambda match: f"{match.group('head')}{MASK}", redacted_text(text))
     text = _TOKEN_VALUE.sub(lambda match: f"{match.group('head')}{MASK}", text)
-    text = _BACKSLASHED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
+    text = _BACKSLASHED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@" if match.group("value") is not None
+                                     else match.group(0), text)
     return text if limit is None or len(text) <= limit else text[:limit] + "..."
 
 

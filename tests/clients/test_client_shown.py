@@ -34,7 +34,27 @@ TEXTS = [
 CUT_TEXTS = [*(f"token={'A' * pad} {SECRET} " for pad in (4180, 4300, 4500, 8089)), f"{SECRET} " * 300]
 
 
+#: fix76: long hostile texts, shown whole (limit None), on which a pattern read a long run again from each of its
+#: characters (quadratic: minutes at this length); ``(before, repeat, times, then, then shown)``, the fixture holds them
+#: so (``{"before", "repeat", "times", "then"}``, text and shown alike) and each client's test expands them
+HOSTILE = [
+    ("", "A", 200_000, "://u:SECRET@h", "://u:***@h"),
+    ("", "A", 200_000, "://u:SEC RET@h/x", "://u:***@h/x"),
+    ("", "//u:", 50_000, " http://u:SECRET@h", " http://u:***@h"),
+    ("", "http://", 28_572, " //u:SECRET@h", " //u:***@h"),
+    ("", "\\\\u:", 50_000, " \\\\u:SECRET@h", " \\\\u:***@h"),
+    ("x=", "%41", 66_667, " pass%77ord=SECRET", " pass%77ord=***"),
+    ("", "_", 200_000, " admin_token=SECRET", " admin_token=***"),
+    ("", "-", 200_000, " token=SECRET", " token=***"),
+]
+
+
 FIXTURE = ROOT / "clients" / "js" / "test" / "fixtures" / "shown.json"
+
+
+def expanded(text: str | dict[str, Any]) -> str:
+    """A fixture's text (or shown text): itself, or its ``before + repeat * times + then``."""
+    return text if isinstance(text, str) else text["before"] + text["repeat"] * text["times"] + text["then"]
 
 
 @functools.cache
@@ -44,7 +64,10 @@ def cases() -> list[dict[str, Any]]:
     chosen: list[dict[str, Any]] = [{"text": text, "secrets": secrets, "limit": limit}
               for text in TEXTS for secrets in ([], [SECRET, "abcdefghijkl"]) for limit in (200, 80, None)]
     chosen += [{"text": text, "secrets": [SECRET], "limit": limit} for text in CUT_TEXTS for limit in (200, 80)]
-    return [{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"])} for case in chosen]
+    hostile = [{"text": {"before": before, "repeat": repeat, "times": times, "then": then}, "secrets": [], "limit": None,
+                "shown": {"before": before, "repeat": repeat, "times": times, "then": then_shown}}
+               for before, repeat, times, then, then_shown in HOSTILE]
+    return [{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"])} for case in chosen] + hostile
 
 
 def test_the_clients_fixture_is_what_python_shows():
@@ -56,16 +79,26 @@ def test_the_clients_fixture_is_what_python_shows():
     assert not any(SECRET[:6] in case["shown"] for case in cases() if case["secrets"])
 
 
+def test_a_long_hostile_text_is_shown_whole_and_masked_as_before():
+    # fix76: 200,000 characters each (a quadratic pattern takes minutes; no timed assertion)
+    hostile = [case for case in cases() if not isinstance(case["text"], str)]
+    assert len(hostile) == len(HOSTILE) and all(len(expanded(case["text"])) >= 200_000 for case in hostile)
+    for case in hostile:
+        assert shown(expanded(case["text"]), (), None) == expanded(case["shown"]), case
+        assert "SECRET" not in expanded(case["shown"])
+
+
 def test_the_js_client_shows_a_servers_text_as_python():
     script = ("import { shown } from './clients/js/src/shown.js';"
+              "const expanded = (t) => (typeof t === 'string' ? t : t.before + t.repeat.repeat(t.times) + t.then);"
               "let input = ''; process.stdin.on('data', (d) => { input += d; });"
               "process.stdin.on('end', () => { const cases = JSON.parse(input);"
-              "process.stdout.write(JSON.stringify(cases.map((c) => shown(c.text, c.secrets, c.limit)))); });")
+              "process.stdout.write(JSON.stringify(cases.map((c) => shown(expanded(c.text), c.secrets, c.limit)))); });")
     result = subprocess.run([node_path(), "--input-type=module", "-e", script], input=json.dumps(cases()),
                             capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     for case, js in zip(cases(), json.loads(result.stdout), strict=True):
-        assert js == case["shown"], case
+        assert js == expanded(case["shown"]), case
 
 
 def test_the_js_client_takes_the_requests_credential_as_python():

@@ -13,14 +13,18 @@ const ROOM = 4096;
 /** The shortest credential masked wherever it appears (a shorter one would mask common words). */
 const SHORTEST_SECRET = 6;
 
+// Every pattern reads a text in a time linear in its length (as Python's; a server's long answer shown whole could
+// stall the client): a scheme or a token's name starts only at the start of its run (a lookbehind), a //user: with
+// no @ after it matches the rest of its word (shown as it is: no later //user: of the word has one either), an
+// encoded name is the whole run, checked to hold a %xx by a lookahead.
 const CREDENTIAL = /(?<head>(?<![A-Za-z0-9])(?:Bearer|Basic)\s+)(?<value>[A-Za-z0-9._~+/=-]{6,})/giu;
-const TOKEN_VALUE = /(?<head>(?<![A-Za-z0-9])[A-Za-z0-9_-]*token(?:=['"]?|['"]\s*:\s*['"]?))(?<value>[^&\s'"#,;<>]+)/giu;
-const BACKSLASHED_USERINFO = /(?<head>[/\\][/\\][^\s/\\:@]*):(?<value>[^\s@]*)@/gu;
-const USERINFO = /(?<head>(?:[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:]*):(?<value>\S*)@/gu;
-const SPACED_USERINFO = /(?<head>[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/:@]*):(?<value>[^@/\n]*\s[^@/\n]*)@/gu;
+const TOKEN_VALUE = /(?<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token(?:=['"]?|['"]\s*:\s*['"]?))(?<value>[^&\s'"#,;<>]+)/giu;
+const BACKSLASHED_USERINFO = /(?<head>[/\\][/\\][^\s/\\:@]*):(?:(?<value>[^\s@]*)@|[^\s@]*)/gu;
+const USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:]*):(?:(?<value>\S*)@|\S*)/gu;
+const SPACED_USERINFO = /(?<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/:@]*):(?<value>[^@/\n\s]*\s[^@/\n]*|[^@/\n]*\n[^@/\n]*)@/gu;
 const QUOTED_USERINFO = /(?<head>['"][^\s'"/:@]+):(?!\/\/)(?<value>[^'"\n]*)@/gu;
 const PARAMETER = /(?<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|[^&\s'"#]+)/giu;
-const ENCODED_PARAMETER = /(?<head>(?<![A-Za-z0-9_%])(?<key>[A-Za-z0-9_%]*%[0-9A-Fa-f]{2}[A-Za-z0-9_%]*)\s*=\s*)(?<value>[^&\s'"#]+)/gu;
+const ENCODED_PARAMETER = /(?<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?<key>[A-Za-z0-9_%]+)\s*=\s*)(?<value>[^&\s'"#]+)/gu;
 /** What Python's str.isprintable() refuses: other (Cc, Cf, Cs, Co, Cn), line and paragraph separators, spaces but ' '. */
 const UNPRINTABLE = /^(?:[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs})$/u;
 
@@ -49,7 +53,8 @@ function escaped(character) {
 
 /** URLs' passwords masked, as dpdist._redact.redacted_text. */
 function redactedText(text) {
-  const masked = (match, ...rest) => `${rest.at(-1).head}:${MASK}@`;
+  // a //user: with no @ after it is matched whole (value undefined) only to be read once: shown as it is
+  const masked = (match, ...rest) => (rest.at(-1).value === undefined ? match : `${rest.at(-1).head}:${MASK}@`);
   for (const pattern of [USERINFO, SPACED_USERINFO, QUOTED_USERINFO]) text = text.replace(pattern, masked);
   text = text.replace(PARAMETER, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   return text.replace(ENCODED_PARAMETER, (match, ...rest) => {
@@ -91,7 +96,7 @@ export function shown(text, secrets = [], limit = 200) {
   text = Array.from(text, (character) => (UNPRINTABLE.test(character) ? escaped(character) : character)).join('');
   text = redactedText(text).replace(CREDENTIAL, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   text = text.replace(TOKEN_VALUE, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
-  text = text.replace(BACKSLASHED_USERINFO, (match, ...rest) => `${rest.at(-1).head}:${MASK}@`);
+  text = text.replace(BACKSLASHED_USERINFO, (match, ...rest) => (rest.at(-1).value === undefined ? match : `${rest.at(-1).head}:${MASK}@`));
   const characters = Array.from(text);
   return limit === null || characters.length <= limit ? text : `${characters.slice(0, limit).join('')}...`;
 }

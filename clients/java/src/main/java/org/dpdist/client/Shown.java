@@ -27,17 +27,21 @@ final class Shown {
     /** The shortest credential masked wherever it appears (a shorter one would mask common words). */
     private static final int SHORTEST_SECRET = 6;
     private static final int IGNORE_CASE = Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE;
+    // Every pattern reads a text in a time linear in its length (as Python's): a scheme or a token's name starts only at
+    // the start of its run (a lookbehind), a //user: with no @ after it matches the rest of its word (no later //user:
+    // of the word has one either), an encoded name is the whole run, checked to hold a %xx by a lookahead.
     private static final Pattern CREDENTIAL = Pattern.compile("((?<![A-Za-z0-9])(?:Bearer|Basic)\\s+)([A-Za-z0-9._~+/=-]{6,})", IGNORE_CASE);
     private static final Pattern TOKEN_VALUE = Pattern.compile(
-        "((?<![A-Za-z0-9])[A-Za-z0-9_-]*token(?:=['\"]?|['\"]\\s*:\\s*['\"]?))([^&\\s'\"#,;<>]+)", IGNORE_CASE);
-    private static final Pattern BACKSLASHED_USERINFO = Pattern.compile("([/\\\\][/\\\\][^\\s/\\\\:@]*):([^\\s@]*)@");
-    private static final Pattern USERINFO = Pattern.compile("((?:[A-Za-z][A-Za-z0-9+.-]*:)?//[^\\s/:]*):(\\S*)@");
-    private static final Pattern SPACED_USERINFO = Pattern.compile("([A-Za-z][A-Za-z0-9+.-]*://[^\\s/:@]*):([^@/\\n]*\\s[^@/\\n]*)@");
+        "((?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token(?:=['\"]?|['\"]\\s*:\\s*['\"]?))([^&\\s'\"#,;<>]+)", IGNORE_CASE);
+    private static final Pattern BACKSLASHED_USERINFO = Pattern.compile("([/\\\\][/\\\\][^\\s/\\\\:@]*):(?:([^\\s@]*)@|[^\\s@]*)");
+    private static final Pattern USERINFO = Pattern.compile("((?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?//[^\\s/:]*):(?:(\\S*)@|\\S*)");
+    private static final Pattern SPACED_USERINFO = Pattern.compile(
+        "((?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*://[^\\s/:@]*):([^@/\\n\\s]*\\s[^@/\\n]*|[^@/\\n]*\\n[^@/\\n]*)@");
     private static final Pattern QUOTED_USERINFO = Pattern.compile("(['\"][^\\s'\"/:@]+):(?!//)([^'\"\\n]*)@");
     private static final Pattern PARAMETER = Pattern.compile(
         "((?<![A-Za-z0-9_])(?:ssl)?password\\s*=\\s*)('(?:\\\\.|[^'\\\\])*'?|[^&\\s'\"#]+)", IGNORE_CASE);
     private static final Pattern ENCODED_PARAMETER = Pattern.compile(
-        "((?<![A-Za-z0-9_%])([A-Za-z0-9_%]*%[0-9A-Fa-f]{2}[A-Za-z0-9_%]*)\\s*=\\s*)([^&\\s'\"#]+)");
+        "((?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})([A-Za-z0-9_%]+)\\s*=\\s*)([^&\\s'\"#]+)");
     /** What Python's str.split() splits on (str.isspace()). */
     private static final Pattern WHITESPACE = Pattern.compile("[\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+");
 
@@ -120,13 +124,16 @@ final class Shown {
 
     /**
      * {@code text} with each match of {@code pattern} replaced by its first group and {@code suffix}; for
-     * {@link #ENCODED_PARAMETER}, only where the percent-decoded name (group 2) is a password's.
+     * {@link #ENCODED_PARAMETER}, only where the percent-decoded name (group 2) is a password's; for {@link #USERINFO} and
+     * {@link #BACKSLASHED_USERINFO}, only where a password (group 2) was found (a {@code //user:} with no {@code @} after
+     * it matches the rest of its word, shown as it is).
      */
     private static String sub(Pattern pattern, String text, String suffix) {
         Matcher match = pattern.matcher(text);
         StringBuilder out = new StringBuilder();
         int last = 0;
         while (match.find()) {
+            if ((pattern == USERINFO || pattern == BACKSLASHED_USERINFO) && match.group(2) == null) continue; // read once
             if (pattern == ENCODED_PARAMETER) {
                 String key = unquote(match.group(2)).trim().toLowerCase(Locale.ROOT);
                 if (!key.equals("password") && !key.equals("sslpassword")) continue;
