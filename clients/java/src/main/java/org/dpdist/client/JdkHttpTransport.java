@@ -37,13 +37,19 @@ public final class JdkHttpTransport implements HttpTransport {
 
     @Override
     public Response send(String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url)).timeout(timeout)
-            .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
-        for (Map.Entry<String, String> header : headers.entrySet()) request.header(header.getKey(), header.getValue());
+        HttpRequest request;
+        try {
+            HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(url)).timeout(timeout)
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+            for (Map.Entry<String, String> header : headers.entrySet()) builder.header(header.getKey(), header.getValue());
+            request = builder.build();
+        } catch (IllegalArgumentException badUrl) {
+            throw new InvalidParameterError("Not a URL this client can request: " + Json.show(url) + " (" + badUrl.getMessage() + ").");
+        }
         long started = System.nanoTime();
         try {
             // the request's timeout ends a wait for the head; the body too is within it of the start (closed past it)
-            HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+            HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
             InputStream stream = response.body();
             long left = timeout.toMillis() - (System.nanoTime() - started) / 1_000_000;
             try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), left, () -> close(stream))) {
@@ -61,8 +67,10 @@ public final class JdkHttpTransport implements HttpTransport {
         } catch (InterruptedException interrupted) {
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", interrupted);
-        } catch (IllegalArgumentException badUrl) {
-            throw new InvalidParameterError("Not a URL this client can request: " + Json.show(url) + " (" + badUrl.getMessage() + ").");
+        } catch (IllegalArgumentException badAnswer) {
+            // the request was built: this is the answer's (the JDK's NumberFormatException of a Content-Length "8, 8",
+            // attack76 F2), a network error retried as any other bad answer, not the caller's URL
+            throw new IOException("the answer of " + url + " is not one this client can read (" + badAnswer.getMessage() + ")", badAnswer);
         }
     }
 

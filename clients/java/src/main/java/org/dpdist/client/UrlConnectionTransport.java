@@ -6,9 +6,20 @@ import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.URL;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 
 /** {@link HttpTransport} on {@code HttpURLConnection}: the HTTP client an Android app has (no java.net.http there). */
 public final class UrlConnectionTransport implements HttpTransport {
+    /**
+     * The threads the exchanges run on, as many as run at once (idle ones end after a minute): the caller waits for its
+     * exchange until the deadline only, as a read under way is not ended at once by {@code disconnect} (attack76 F1).
+     */
+    private static final ExecutorService EXCHANGES = Executors.newCachedThreadPool(exchange -> {
+        Thread thread = new Thread(exchange, "dpdist-url-exchange");
+        thread.setDaemon(true);
+        return thread;
+    });
     private final int timeoutMillis;
 
     /**
@@ -31,15 +42,16 @@ public final class UrlConnectionTransport implements HttpTransport {
     @Override
     public Response send(String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
         HttpURLConnection connection = (HttpURLConnection) new URL(url).openConnection();
-        // its timeouts are per read: the whole answer has this deadline too, past which the connection is closed
+        // its timeouts are per read: the whole answer has this deadline too, past which the connection is closed (on a
+        // thread of its own: disconnect waits for a read under way) and the caller has its IOException at once
         try (AnswerDeadline deadline = new AnswerDeadline(timeoutMillis, timeoutMillis, connection::disconnect)) {
-            try {
-                return exchange(connection, method, url, headers, body, limit, deadline);
-            } catch (IOException failure) {
-                throw deadline.explained(failure, url);
-            }
-        } finally {
-            connection.disconnect();
+            return deadline.await(EXCHANGES.submit(() -> {
+                try {
+                    return exchange(connection, method, url, headers, body, limit, deadline);
+                } finally {
+                    connection.disconnect();
+                }
+            }), url, connection::disconnect);
         }
     }
 
@@ -59,14 +71,31 @@ public final class UrlConnectionTransport implements HttpTransport {
         }
         int status = connection.getResponseCode();
         deadline.check(url);
+        refuseUnasked(connection, url, status, headers);
+        // no error stream: a 401/407 to a request with a body (the JDK cannot resend it to authenticate): the answer, empty
         InputStream stream = status >= 400 ? connection.getErrorStream() : connection.getInputStream();
-        byte[] answer = stream == null ? new byte[0] : HttpTransport.readLimited(stream, url,
-            status >= 200 && status < 300 ? limit : ACK_ANSWER_BYTES, deadline);
+        if (stream == null) return new Response(status, connection.getHeaderFields(), new byte[0]);
+        byte[] answer = HttpTransport.readLimited(stream, url, status >= 200 && status < 300 ? limit : ACK_ANSWER_BYTES, deadline);
         long declared = connection.getContentLengthLong(); // a body the server closed short of it ends without an error here
-        if (declared >= 0 && connection.getContentEncoding() == null && answer.length < declared) {
+        if (declared >= 0 && answer.length < declared) {
             throw new IOException("the answer of " + url + " was cut short: " + answer.length + " of its " + declared + " bytes");
         }
         return new Response(status, connection.getHeaderFields(), answer);
+    }
+
+    /**
+     * An IOException (a bad answer, retried) for what HttpURLConnection gives as an answer but is none: an interim
+     * status (1xx: 103 Early Hints, whose body would be the final answer's raw head, attack76 F5) or a body in a
+     * Content-Encoding that {@code headers} did not ask for (it is not decoded: its length is not the answer's, F3).
+     * Android's transparent gzip, asked by the platform itself, removes the header it decodes.
+     */
+    private static void refuseUnasked(HttpURLConnection connection, String url, int status, Map<String, String> headers) throws IOException {
+        if (status >= 100 && status < 200) throw new IOException("the answer of " + url + " has the interim status " + status + " and no final one this transport reads");
+        String encoding = connection.getContentEncoding();
+        if (encoding == null || encoding.trim().equalsIgnoreCase("identity")) return;
+        for (String name : headers.keySet()) if (name.equalsIgnoreCase("Accept-Encoding")) return;
+        throw new IOException("the answer of " + url + " is in the Content-Encoding " + Json.show(encoding.length() > 64 ? encoding.substring(0, 64) + "..." : encoding)
+            + ", which the request did not ask for");
     }
 
 }

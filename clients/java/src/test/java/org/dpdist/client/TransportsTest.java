@@ -1,0 +1,206 @@
+package org.dpdist.client;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.Locale;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The transports under a hostile or odd server (attack76): a 401 to a PUT is the server's answer; the whole answer ends
+ * at the timeout even when a read is under way, and one slow server delays no other request's deadline; a bad
+ * Content-Length is a bad answer, not a bad URL; an unasked Content-Encoding or an interim 1xx status is no answer.
+ * Servers on 127.0.0.1, each connection held at most 10 s.  The deadline tests measure the time a send takes: a bound of
+ * the timeout plus 0.8 s, against the 2x timeout of the fault.
+ */
+class TransportsTest {
+    /** What a scripted server does with one connection. */
+    interface Script {
+        void serve(Socket connection, InputStream in, OutputStream out) throws Exception;
+    }
+
+    /** A server on 127.0.0.1 running {@code script} on each connection, on a daemon thread of its own. */
+    static final class Scripted implements AutoCloseable {
+        final ServerSocket socket = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
+
+        Scripted(Script script) throws IOException {
+            Thread acceptor = new Thread(() -> {
+                while (!socket.isClosed()) {
+                    try {
+                        Socket connection = socket.accept();
+                        Thread one = new Thread(() -> {
+                            try (Socket held = connection) {
+                                held.setSoTimeout(10_000);
+                                script.serve(held, held.getInputStream(), held.getOutputStream());
+                            } catch (Exception ended) {
+                                // the client closed it, or the test ended
+                            }
+                        });
+                        one.setDaemon(true);
+                        one.start();
+                    } catch (IOException closed) {
+                        // the test ended
+                    }
+                }
+            });
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        String url(String path) {
+            return "http://127.0.0.1:" + socket.getLocalPort() + path;
+        }
+
+        @Override
+        public void close() throws IOException {
+            socket.close();
+        }
+    }
+
+    /** The request's head and body, read whole (its Content-Length). */
+    static String request(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        while (!head.toString("ISO-8859-1").endsWith("\r\n\r\n")) {
+            int one = in.read();
+            if (one < 0) throw new IOException("the request ended in its head");
+            head.write(one);
+        }
+        String text = head.toString("ISO-8859-1");
+        long length = 0;
+        for (String line : text.split("\r\n")) {
+            if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) length = Long.parseLong(line.substring(15).trim());
+        }
+        for (long read = 0; read < length; read++) {
+            if (in.read() < 0) throw new IOException("the request ended in its body");
+        }
+        return text;
+    }
+
+    static void send(OutputStream out, String text) throws IOException {
+        out.write(text.getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+    }
+
+    /** Sends {@code head}, then a space every {@code gapMillis} ms for at most 10 s. */
+    static Script trickling(String head, long gapMillis) {
+        return (connection, in, out) -> {
+            request(in);
+            send(out, head);
+            for (long start = System.nanoTime(); System.nanoTime() - start < 10_000_000_000L; ) {
+                Thread.sleep(gapMillis);
+                send(out, " ");
+            }
+        };
+    }
+
+    static final String REFUSAL = "{\"error\": \"bad_token\", \"detail\": \"no\"}";
+
+    @Test
+    void aRefusalOfAPutThatAsksToAuthenticateIsTheServersAnswerNotACutBody() throws Exception {
+        // HttpURLConnection gives no error stream for a 401/407 to a streamed body (it cannot resend it): the status, empty
+        for (String status : new String[] {"401 Unauthorized\r\nWWW-Authenticate: Bearer", "407 Proxy Authentication Required\r\nProxy-Authenticate: Basic"}) {
+            try (Scripted server = new Scripted((connection, in, out) -> {
+                request(in);
+                send(out, "HTTP/1.1 " + status + "\r\nContent-Type: application/json\r\nContent-Length: " + REFUSAL.length()
+                    + "\r\nConnection: close\r\n\r\n" + REFUSAL);
+            })) {
+                HttpTransport.Response answer = new UrlConnectionTransport(5000).send("PUT", server.url("/api/campaigns/c/batches/b"),
+                    Collections.singletonMap("Content-Type", "application/json"), "{\"reports\": []}".getBytes(StandardCharsets.US_ASCII));
+                assertEquals(Integer.parseInt(status.substring(0, 3)), answer.status);
+                assertTrue(answer.body.length == 0 || new String(answer.body, StandardCharsets.UTF_8).equals(REFUSAL), answer.body.length + " bytes");
+            }
+        }
+    }
+
+    static long millisOf(Future<?> finished, long started) throws Exception {
+        try {
+            finished.get();
+        } catch (java.util.concurrent.ExecutionException expected) {
+            assertTrue(expected.getCause() instanceof IOException, String.valueOf(expected.getCause()));
+            String said = expected.getCause().getMessage();
+            assertTrue(said.contains("not whole within") || said.contains("timed out"), said);
+        }
+        return (System.nanoTime() - started) / 1_000_000;
+    }
+
+    @Test
+    void aBodyTrickledJustWithinTheReadTimeoutEndsAtTheDeadlineAndDelaysNoOtherDeadline() throws Exception {
+        // A: a byte every 2.9 s of a 3 s timeout (each read within it); B, 2.5 s later, a body ended by the deadline
+        // timer alone (the JDK transport's), due at 3.5 s while A's read is under way past A's deadline (3 s)
+        ExecutorService callers = Executors.newFixedThreadPool(2);
+        String head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n";
+        try (Scripted slow = new Scripted(trickling(head, 2900)); Scripted other = new Scripted(trickling(head, 100))) {
+            long startedA = System.nanoTime();
+            Future<?> a = callers.submit(() -> new UrlConnectionTransport(3000).send("GET", slow.url("/a"), Collections.emptyMap(), null));
+            Thread.sleep(2500);
+            long startedB = System.nanoTime();
+            Future<?> b = callers.submit(() -> new JdkHttpTransport(Duration.ofMillis(1000)).send("GET", other.url("/b"), Collections.emptyMap(), null));
+            long millisB = millisOf(b, startedB);
+            long millisA = millisOf(a, startedA);
+            String took = "A took " + millisA + " ms of its 3000, B " + millisB + " ms of its 1000";
+            assertTrue(millisA < 3800 && millisB < 1800, took);
+        } finally {
+            callers.shutdownNow();
+        }
+    }
+
+    @Test
+    void aRequestBodyTheServerDoesNotReadEndsAtTheDeadline() throws Exception {
+        try (Scripted server = new Scripted((connection, in, out) -> Thread.sleep(10_000))) {
+            byte[] body = new byte[16 << 20];
+            long started = System.nanoTime();
+            IOException error = assertThrows(IOException.class, () -> new UrlConnectionTransport(1500).send("PUT", server.url("/put"),
+                Collections.emptyMap(), body));
+            long millis = (System.nanoTime() - started) / 1_000_000;
+            String said = error.getMessage() + " " + error.getCause();
+            assertTrue(said.contains("not whole within 1500 ms") || said.contains("timed out"), said);
+            assertTrue(millis < 2300, "took " + millis + " ms of its 1500");
+        }
+    }
+
+    @Test
+    void aContentLengthTheJdkCannotParseIsABadAnswerNotABadUrl() throws Exception {
+        try (Scripted server = new Scripted((connection, in, out) -> {
+            request(in);
+            send(out, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 8, 8\r\nConnection: close\r\n\r\n{\"a\": 1}");
+        })) {
+            IOException error = assertThrows(IOException.class, () -> new JdkHttpTransport(Duration.ofMillis(5000)).send("PUT",
+                server.url("/api/campaigns/c/batches/b"), Collections.emptyMap(), new byte[] {'{', '}'}));
+            assertTrue(error.getMessage().contains("not one this client can read") && error.getMessage().contains("8, 8"), error.getMessage());
+        }
+    }
+
+    @Test
+    void aBodyInAnUnaskedContentEncodingOrAfterAnInterimStatusIsNoAnswer() throws Exception {
+        String[][] answers = {
+            {"HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{\"a\": 1}", "cut short: 8 of its 100"},
+            {"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 8\r\nConnection: close\r\n\r\n{\"a\": 1}", "Content-Encoding \"gzip\""},
+            {"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\n{\"a\": 1}",
+                "interim status 103"},
+        };
+        for (String[] answer : answers) {
+            try (Scripted server = new Scripted((connection, in, out) -> {
+                request(in);
+                send(out, answer[0]);
+            })) {
+                IOException error = assertThrows(IOException.class, () -> new UrlConnectionTransport(5000).send("GET", server.url("/api/campaigns/c/config"),
+                    Collections.emptyMap(), null));
+                assertTrue(String.valueOf(error.getMessage()).contains(answer[1]), error.getMessage());
+            }
+        }
+    }
+}
