@@ -113,3 +113,38 @@ def test_event_loop_callers_are_answered_in_their_loop():
     assert asyncio.run(main()) == ["ok p", "ok q", "ok r", "ok s"]
     writer.stop()
     assert writer.groups_seen == [["p", "q", "r", "s"]]
+
+
+class Costly(Recorder):
+    """Items ``"heavy..."`` cost 60 of a group's 100; the others 0 (cheap)."""
+
+    def item_cost(self, item):
+        return 60 if str(item).startswith("heavy") or str(item).startswith("batch-heavy") else 0
+
+
+def test_a_queue_of_costly_items_holds_a_cheap_one_one_group_not_the_whole_queue():
+    """attack77 F1: 20 costly batches queued at once (one client's burst) were one group, and another campaign's cheap
+    batch waited for all of them (30.7 s); a group takes costly items up to its bound, cheap ones ahead of the rest."""
+    writer = Costly(max_group_cost=100)
+    writer.gate.clear()
+    first = writer.submit("a")
+    _taken(writer)
+    futures = [writer.submit(item) for item in ("heavy1", "heavy2", "heavy3", "cheap", "batch-heavy4", "batch-heavy4")]
+    writer.gate.set()
+    assert first.result(10) == "ok a" and all(future.result(10).startswith("ok") for future in futures)
+    writer.stop()
+    # the first costly item goes whatever it costs; the cheap one goes ahead of the costly ones left; an item after a
+    # left one of its key waits with it (and the same key twice never shares a group)
+    assert writer.groups_seen == [["a"], ["heavy1", "cheap"], ["heavy2"], ["heavy3"], ["batch-heavy4"], ["batch-heavy4"]]
+
+
+def test_without_a_cost_bound_the_groups_are_as_before():
+    writer = Costly()
+    writer.gate.clear()
+    first = writer.submit("a")
+    _taken(writer)
+    futures = [writer.submit(item) for item in ("heavy1", "heavy2", "cheap")]
+    writer.gate.set()
+    assert first.result(10) == "ok a" and [future.result(10) for future in futures]
+    writer.stop()
+    assert writer.groups_seen == [["a"], ["heavy1", "heavy2", "cheap"]]

@@ -49,7 +49,7 @@ def test_the_work_of_a_report_is_what_counting_it_costs():
     olh, grr = local.from_config({**OLH, "domain_size": 100_000}), local.from_config({**OLH, "protocol": "grr"})
     assert olh.aggregation_work == 100_000  # every item hashed for each report
     assert grr.aggregation_work == 8 * grr.report_format.row_bytes  # one count: the report's bits bound it
-    assert max_batch_reports(olh) == DEFAULT_MAX_BATCH_WORK // 100_000 == 1342
+    assert max_batch_reports(olh) == DEFAULT_MAX_BATCH_WORK // 100_000 == 671
     assert max_batch_reports(local.from_config({**OLH, "domain_size": 2**28})) == 1  # one report always fits
 
 
@@ -103,3 +103,31 @@ def test_the_group_path_reading_alike_bodies_keeps_the_bound(tmp_path):
     outcomes = GroupCommitter(store).write([arrival(body) for body in bodies])
     assert [type(outcome) for outcome in outcomes[:3]] == [TooLarge] * 3
     assert outcomes[3]["accepted"] == 50 and store.row("olh") is not None
+
+
+def test_the_committer_bounds_a_group_s_counting_work_by_the_batches_bound(tmp_path):
+    """attack77 F1: 20 batches at the bound, sent at once, were one group (20 x the bound: another campaign's batch
+    waited 30.7 s); the committer's groups are bounded by --max-batch-work too (SingleWriter's max_group_cost; the
+    grouping itself: tests/io/test_single_writer.py), each batch's work counted as its reports could cost."""
+    import hashlib
+    import uuid
+
+    from dpdist.serve._group import Arrival, Refused
+    from dpdist.serve._group_bodies import PendingBody, batch_work
+
+    app = create_app(str(tmp_path / "w.sqlite"), admin_token="a" * 32, static_dir=tmp_path / "js",
+                     limits=Limits(max_batch_work=50_000))
+    committer = app.state.service.committer
+    assert committer.max_group_cost == 50_000
+    protocol, limits = local.from_config(OLH), Limits(max_batch_work=50_000)
+
+    def pending(body):
+        return Arrival("olh", uuid.uuid4().hex, hashlib.sha256(body).hexdigest(), None, 0, 0,
+                       pending=PendingBody(protocol, body, "application/octet-stream", limits, False))
+
+    one, fifty, more = _record(OLH, 1), _record(OLH, 50), _record(OLH, 200)
+    row_bytes = protocol.report_format.row_bytes
+    assert committer.item_cost(pending(one)) == (len(one) // row_bytes) * 1000  # as many as its bytes could hold
+    assert committer.item_cost(pending(fifty)) == 50 * 1000 == committer.item_cost(pending(more))  # more: refused unread
+    decoded = Arrival("olh", "x" * 32, "d", object(), 7, 7, work=7 * 1000)
+    assert batch_work(decoded) == 7000 and batch_work(Refused("olh", "malformed_batch")) == 0

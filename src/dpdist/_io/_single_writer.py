@@ -14,7 +14,12 @@ is never given before the write that holds it is durable.  An exception ``write`
 raises is every item's outcome (raised to each caller).
 
 Items that must not share a group (the same batch sent twice at once) say so by a
-:meth:`~SingleWriter.group_key`: the second waits for the next group.  An item whose
+:meth:`~SingleWriter.group_key`: the second waits for the next group.  A writer whose
+items cost very different work (the service's batches: what counting their reports costs)
+bounds a group's work (``max_group_cost``, :meth:`~SingleWriter.item_cost`): the oldest item
+always goes, a costly item that would take the group past the bound waits for a later group,
+and cheap items behind it go ahead, so that a queue of costly items (one client's burst)
+holds the others one group's bound, not the whole queue's.  An item whose
 caller gave up before the writer took it (its future cancelled) is not written: the
 caller never heard of it.  Between groups the thread runs :meth:`~SingleWriter.between_groups`
 (housekeeping, such as the service's folds), waking at least every
@@ -31,11 +36,13 @@ import threading
 import time
 from typing import Any, Hashable
 
-__all__ = ["SingleWriter", "MAX_GROUP"]
+__all__ = ["SingleWriter", "MAX_GROUP", "COSTLY_SHARE"]
 
 LOG = logging.getLogger("dpdist.writer")
 #: items of one group, at most
 MAX_GROUP = 512
+#: an item costing at most this share of ``max_group_cost`` is cheap: it never waits behind a costly one
+COSTLY_SHARE = 1024
 #: a queue length never reached: the writer is not waiting, nobody wakes it
 _NO_WAKE = 1 << 62
 
@@ -57,8 +64,10 @@ class SingleWriter:
     thread's.  ``groups`` and ``items`` count what was written (metrics, tests).
     """
 
-    def __init__(self, *, name: str, delay_s: float = 0.0, min_group: int = 8, max_group: int = MAX_GROUP):
+    def __init__(self, *, name: str, delay_s: float = 0.0, min_group: int = 8, max_group: int = MAX_GROUP,
+                 max_group_cost: int | None = None):
         self.name, self.delay_s, self.min_group, self.max_group = name, float(delay_s), int(min_group), int(max_group)
+        self.max_group_cost = max_group_cost  # the work of a group's costly items, at most (see the module)
         self._queue: collections.deque = collections.deque()
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -78,6 +87,10 @@ class SingleWriter:
     def group_key(self, item) -> Hashable | None:
         """Items with the same key (not None) are never written in one group."""
         return None
+
+    def item_cost(self, item) -> int:
+        """The work of writing ``item``, in the unit of ``max_group_cost`` (only asked when that is set)."""
+        return 0
 
     def written(self, items: list) -> None:
         """Called on the writer thread after a group was written (its callers are answered)."""
@@ -164,6 +177,8 @@ class SingleWriter:
                 while len(self._queue) < self.min_group and (left := deadline - time.monotonic()) > 0:
                     self._wake.wait(left)
             self._wanted = _NO_WAKE  # writing: it looks at the queue again before it waits
+            if self.max_group_cost is not None:
+                return self._take_within_cost(self.max_group_cost)
             group, seen = [], set()
             for _ in range(min(len(self._queue), self.max_group)):
                 waiter = self._queue[0]
@@ -175,6 +190,31 @@ class SingleWriter:
                 if _taken(waiter):
                     group.append(waiter)
             return group
+
+    def _take_within_cost(self, budget: int) -> list[_Waiter]:
+        """A group from the queue (its lock held) whose costly items cost at most ``budget`` (the first item goes
+        whatever it costs); an item costing at most ``budget // COSTLY_SHARE`` is cheap and goes ahead of a costly one
+        left for a later group, as is any item after one of its key that was left.  The same key twice in the group: the
+        second and everything after it wait, as without a budget."""
+        group, seen, left, deferred, spent = [], set(), [], set(), 0
+        cheap = budget // COSTLY_SHARE
+        while self._queue and len(group) < self.max_group and len(left) < self.max_group:
+            key = self.group_key(self._queue[0].item)
+            if key is not None and key in seen:
+                break  # the same key twice: the second waits for the next group
+            waiter = self._queue.popleft()
+            cost = self.item_cost(waiter.item)
+            if (key is not None and key in deferred) or (cost > cheap and spent + cost > budget and (group or left)):
+                left.append(waiter)  # too costly for this group (or after one with its key that is): a later group's
+                deferred.add(key)
+                continue
+            seen.add(key)
+            if cost > cheap:
+                spent += cost
+            if _taken(waiter):
+                group.append(waiter)
+        self._queue.extendleft(reversed(left))
+        return group
 
     def _write_group(self, group: list[_Waiter]) -> None:
         """Write one group and answer its callers."""

@@ -85,6 +85,7 @@ class Arrival:
     pending: object | None = None  # a body the committer decodes before the group's transaction (_group_bodies)
     smallest_group: int | None = None  # a relayed batch's admitted reports of the envelope it holds fewest of
     reports: list = field(default_factory=list)  # a relayed batch's reports' HPKE encapsulated keys (hex), recorded when it counts
+    work: int = 0  # what counting its reports costs (element operations: reports x aggregation_work), a decoded batch's
 
 
 @dataclass

@@ -37,7 +37,7 @@ from ._group import Arrival, Refused
 from ._ingest import BINARY_KINDS, decode_body, max_batch_reports, media_type
 from ._refusals import InvalidRequest, NotFound, Refusal
 
-__all__ = ["PendingBody", "decode_pending", "settle", "COUNTED"]
+__all__ = ["PendingBody", "batch_work", "decode_pending", "settle", "COUNTED"]
 
 #: refusals of a whole batch counted under its campaign's ``refused_batches`` (besides every 400; as the service's)
 COUNTED = frozenset({"malformed_batch", "batch_id_mismatch", "too_many_records", "too_many_rows"})
@@ -100,6 +100,18 @@ def settle(outcomes: list, places: list, refused: dict[int, BaseException]) -> l
         if settled[index] is None or isinstance(settled[index], NotFound):
             settled[index] = refusal
     return settled
+
+
+def batch_work(item) -> int:
+    """What counting the reports of ``item`` (an :class:`~._group.Arrival` or a :class:`~._group.Refused`) costs the
+    committer, at most, in element operations: its reports (for a body still to decode, as many as its bytes could
+    hold, at most :func:`._ingest.max_batch_reports`: more is refused unread) x the protocol's ``aggregation_work``."""
+    pending = getattr(item, "pending", None)
+    if pending is None:
+        return getattr(item, "work", 0)
+    protocol = pending.protocol
+    rows = len(pending.body) // max(1, protocol.report_format.row_bytes)
+    return min(rows, max_batch_reports(protocol, pending.limits)) * protocol.aggregation_work
 
 
 def _decoded(item: Arrival, pending: PendingBody) -> ReportBatch:

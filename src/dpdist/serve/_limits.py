@@ -60,9 +60,10 @@ DEFAULT_MAX_BODY_BYTES = 16 << 20
 #: largest campaign statistic (the protocol's statistic_size x its dtype) accepted at creation
 DEFAULT_MAX_STATISTIC_BYTES = 64 << 20
 #: element operations a batch's reports may cost the collector to count (the reports' ``aggregation_work`` summed):
-#: about 1 s of the committer for OLH's hashing (~7 ns an item), the work of a full 16 MiB unary-encoded body; one
+#: about 0.5 s of the committer for OLH's hashing (~7 ns an item on a quiet core), half a full 16 MiB unary-encoded
+#: body's; one
 #: batch of a million OLH reports at d = 10^5 would otherwise hold the committer, and every campaign's batches, ~12 min
-DEFAULT_MAX_BATCH_WORK = 1 << 27
+DEFAULT_MAX_BATCH_WORK = 1 << 26
 #: rows of a JSON batch classified one by one (booleans, nulls, wrong shapes; structured layouts)
 MAX_CHECKED_ROWS = 10_000
 

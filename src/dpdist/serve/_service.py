@@ -72,7 +72,7 @@ class Service:
         self.rate = RateLimiter(self.limits.rate_limit, self.limits.rate_burst)
         self.address_share = AddressShare(self.limits.rate_limit, self.limits.rate_burst)  # warns once
         self.store = Store(open_database(db_url), max_statistic_bytes=self.limits.max_statistic_bytes)
-        self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay)
+        self.committer = GroupCommitter(self.store, delay_s=self.limits.commit_delay, max_group_cost=self.limits.max_batch_work)
         self.queued = 0  # batches between their admission and their answer (event loop only)
         self.pressure = Backpressure()
         self._slot = _Slot(self)  # what slot() gives: it holds nothing of a batch (one for all of them)
@@ -358,7 +358,8 @@ class Service:
         accepted = row.protocol.report_format.count(batch.reports)
         return await self._commit(row, Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
                                                enrollment_sha256, received_ms, list(tokens or ()), row.export_file_id,
-                                               smallest_group=smallest_group, reports=list(reports or ())))
+                                               smallest_group=smallest_group, reports=list(reports or ()),
+                                               work=accepted * row.protocol.aggregation_work))
 
     async def _commit(self, row: CampaignRow, arrival: Arrival) -> dict:
         """The acknowledgement of ``arrival`` once its group committed (admission's count of a capped campaign
