@@ -131,3 +131,30 @@ def test_the_committer_bounds_a_group_s_counting_work_by_the_batches_bound(tmp_p
     assert committer.item_cost(pending(fifty)) == 50 * 1000 == committer.item_cost(pending(more))  # more: refused unread
     decoded = Arrival("olh", "x" * 32, "d", object(), 7, 7, work=7 * 1000)
     assert batch_work(decoded) == 7000 and batch_work(Refused("olh", "malformed_batch")) == 0
+
+
+def test_a_costly_decoded_batch_is_counted_before_its_group_off_the_committer(tmp_path, monkeypatch):
+    """attack77 F2: a relayed batch (10,000 OLH reports, d = 10^5) was counted on the committer's thread, holding every
+    campaign's batches 6.4 s; a batch decoded before its group (a relayed one, a body over the inline size) is counted
+    in a thread when it is costly, and its aggregate merged into the group's log row: the same state."""
+    from dpdist.serve import _service
+
+    calls = []
+    original = _service._counted
+    monkeypatch.setattr(_service, "_counted", lambda protocol, batch: calls.append(batch) or original(protocol, batch))
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 1000}
+    app = create_app(str(tmp_path / "d.sqlite"), admin_token="a" * 32, static_dir=tmp_path / "js",
+                     limits=Limits(max_batch_work=1 << 22, rate_limit=0))
+    protocol = local.from_config(config)
+    reports = protocol.privatize(np.arange(40_000) % 1000, rng=3)
+    with TestClient(app) as client:
+        assert client.post("/api/campaigns", json={"campaign": "big", "config": config}, headers=ADMIN).status_code == 201
+        client.post("/api/campaigns/big/open", headers=ADMIN)
+        body = io.encode_record(protocol, reports)
+        assert len(body) > _service.INLINE_BODY_BYTES  # decoded in a thread, then counted there (16 x 40,000 > 2^22 / 1024)
+        assert _put(client, "big", "b" * 32, body).json()["accepted"] == 40_000
+        assert _put(client, "big", "c" * 32, _record(config, 3)).json()["accepted"] == 3  # a cheap one: in its group
+        stored = app.state.service.store.get("big", statistic=True)
+    assert len(calls) == 1 and stored.n == 40_003
+    expected = protocol.aggregator().add(reports).add(protocol.privatize(np.arange(3) % 7, rng=0))
+    np.testing.assert_array_equal(stored.statistic, expected.statistic)

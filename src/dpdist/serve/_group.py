@@ -85,7 +85,8 @@ class Arrival:
     pending: object | None = None  # a body the committer decodes before the group's transaction (_group_bodies)
     smallest_group: int | None = None  # a relayed batch's admitted reports of the envelope it holds fewest of
     reports: list = field(default_factory=list)  # a relayed batch's reports' HPKE encapsulated keys (hex), recorded when it counts
-    work: int = 0  # what counting its reports costs (element operations: reports x aggregation_work), a decoded batch's
+    work: int = 0  # what counting its reports costs the committer (element operations: reports x aggregation_work)
+    counted: object | None = None  # its reports counted already (an Aggregator, off the committer thread): merged
 
 
 @dataclass
@@ -147,7 +148,7 @@ def commit_group(db: Database, writer: int, items: list) -> list:
     plan = whole_plan(db.url, items, held)
     if plan is not None:
         locks = [db.lock_statement(cid, shared=True) for cid in ids]
-        logs = [_log_row(writer, minute, cid, plan.config(cid), [items[index].batch for index in group], {})
+        logs = [_log_row(writer, minute, cid, plan.config(cid), [_admitted(items[index]) for index in group], {})
                 for cid, group in plan.campaigns.items()]
         if db.at_once([*locks, plan.claim(items, minute), *logs], MARKER):
             return [acknowledgement(item.campaign_id, item.batch_id, item.n_read, item.accepted, item.batch.rejected,
@@ -484,8 +485,14 @@ def _refusal(db: Database, item: Arrival, campaign: _Campaign, bound: dict) -> R
         size = int(item.accepted if item.smallest_group is None else min(item.smallest_group, item.accepted))
         if size > 0:  # a batch of no admitted report held no device's report: it hides no one, exposes no one
             campaign.smallest = size if campaign.smallest is None else min(campaign.smallest, size)
-    campaign.admitted.append(item.batch)
+    campaign.admitted.append(_admitted(item))
     return None
+
+
+def _admitted(item: Arrival):
+    """What an admitted batch adds to its campaign's log row: its reports counted already (an Aggregator), else its
+    batch (counted with the group's others, :func:`_log_row`)."""
+    return item.batch if item.counted is None else item.counted
 
 
 def _spend(db: Database, item: Arrival) -> Refusal | None:
@@ -527,11 +534,16 @@ def _delete_values(db: Database, table: str, column: str, campaign_id: str, valu
 
 def _log_row(writer: int, minute: int, campaign_id: str, config: dict, admitted: list, refused: dict) -> tuple[str, tuple]:
     """The log row of a group's change to one campaign: its ``admitted`` batches' reports (entering an aggregator the
-    one way, :meth:`Aggregator.add_batch` of their concatenation), its ``refused`` batches by reason."""
+    one way, :meth:`Aggregator.add_batch` of their concatenation; a batch counted already, an Aggregator of it, merged),
+    its ``refused`` batches by reason."""
     protocol = protocol_of(config)
     change = protocol.aggregator()
-    if admitted:
-        change.add_batch(ReportBatch.concatenate(admitted, protocol.report_format, protocol.config()))
+    batches = [batch for batch in admitted if isinstance(batch, ReportBatch)]
+    if batches:
+        change.add_batch(ReportBatch.concatenate(batches, protocol.report_format, protocol.config()))
+    for counted in admitted:
+        if not isinstance(counted, ReportBatch):
+            change.merge(counted)
     return ("INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (campaign_id, writer, minute, change.n, encode_delta(change.statistic), rejected_json(change.rejected),

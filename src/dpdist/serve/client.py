@@ -37,6 +37,7 @@ from .._redact import redacted_text, redacted_url
 from .._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, MAX_RETRY_AFTER, NOT_ACKNOWLEDGED, Retries, describe_window, retry_after, retry_delay
 from .._rng import secure_generator
 from .._tls import verifying_context
+from ._ingest import max_batch_reports
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
@@ -718,10 +719,11 @@ class Client:
     def submit_file(self, campaign: str, path: PathLike) -> list[dict]:
         """Submit a report file written by ``dpdist privatize``, under batch ids derived from the file's id.
 
-        A file of at most :data:`FILE_PART_BYTES` of reports is one batch whose id is the file's id
-        (binary records are sent as they are). A larger file, which one request could not carry
-        past the server's body limit (16 MiB by default), is sent in parts of at most that many
-        bytes, part ``k`` under the batch id ``<file id>.part<k>``. The parts depend on the file
+        A file of at most :data:`FILE_PART_BYTES` of reports, and of at most the reports a batch may
+        cost the service to count at its default ``--max-batch-work`` (``max_batch_reports``: 671 OLH
+        reports at d = 10^5), is one batch whose id is the file's id (binary records are sent as they
+        are). A larger file is sent in parts of at most that many bytes and reports, part ``k`` under
+        the batch id ``<file id>.part<k>``. The parts depend on the file
         alone, so submitting the file again, after any failure, counts each part once.
         """
         from .._io._dedupe import identities_of  # lazy: report files only (dpdist.io: ~70 ms at import)
@@ -736,7 +738,9 @@ class Client:
         batch_id = identity.split(":", 1)[1] if identity.startswith("id:") else identity.replace("sha256:", "sha256-")[:100]
         protocol = summary.protocol()
         self.batch_rows(campaign, protocol, 1)  # a report the service's body cannot hold: refused before anything is sent
-        rows_per_part = max(1, FILE_PART_BYTES // max(protocol.report_format.row_bytes, 1))
+        # at most the reports a batch may cost to count at the service's default --max-batch-work: the parts still
+        # depend on the file alone (a bound read from the server could differ at the next try and split it otherwise)
+        rows_per_part = max(1, min(FILE_PART_BYTES // max(protocol.report_format.row_bytes, 1), max_batch_reports(protocol)))
         if summary.rows <= rows_per_part:
             if (summary.format == "binary" and identity.startswith("id:") and len(identities) == 1
                     and len(summary.record_ids) <= FILE_MAX_RECORDS and not relayed):
