@@ -126,9 +126,13 @@ def test_the_committer_bounds_a_group_s_counting_work_by_the_batches_bound(tmp_p
                        pending=PendingBody(protocol, body, "application/octet-stream", limits, False))
 
     one, fifty, more = _record(OLH, 1), _record(OLH, 50), _record(OLH, 200)
-    row_bytes = protocol.report_format.row_bytes
-    assert committer.item_cost(pending(one)) == (len(one) // row_bytes) * 1000  # as many as its bytes could hold
-    assert committer.item_cost(pending(fifty)) == 50 * 1000 == committer.item_cost(pending(more))  # more: refused unread
+    row_bytes, statistic = protocol.report_format.row_bytes, 1000  # the group's aggregate of the campaign: d counts
+    assert committer.item_cost(pending(one)) == statistic + (len(one) // row_bytes) * 1000  # as many as its bytes hold
+    assert committer.item_cost(pending(fifty)) == statistic + 50 * 1000 == committer.item_cost(pending(more))  # more: refused unread
+    rows = json.dumps({"reports": protocol.privatize(np.arange(3), rng=1).tolist()}).encode()
+    as_json = pending(rows)
+    as_json.pending.content_type = "application/json"
+    assert committer.item_cost(as_json) == statistic + (rows.count(b",") + 1) * 1000  # attack79 L2: commas, not bytes
     decoded = Arrival("olh", "x" * 32, "d", object(), 7, 7, work=7 * 1000)
     assert batch_work(decoded) == 7000 and batch_work(Refused("olh", "malformed_batch")) == 0
 

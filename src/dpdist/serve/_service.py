@@ -361,6 +361,7 @@ class Service:
         counted = None
         if work > self.limits.max_batch_work // COSTLY_SHARE:  # counted here, in a thread: not on the committer's
             counted, work = await run_in_threadpool(_counted, row.protocol, batch), 0
+        work += int(row.protocol.statistic_size)  # the group's aggregate of the campaign, built and encoded there
         return await self._commit(row, Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
                                                enrollment_sha256, received_ms, list(tokens or ()), row.export_file_id,
                                                smallest_group=smallest_group, reports=list(reports or ()),
