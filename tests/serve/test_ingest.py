@@ -126,7 +126,7 @@ def test_the_committer_bounds_a_group_s_counting_work_by_the_batches_bound(tmp_p
                        pending=PendingBody(protocol, body, "application/octet-stream", limits, False))
 
     one, fifty, more = _record(OLH, 1), _record(OLH, 50), _record(OLH, 200)
-    row_bytes, statistic = protocol.report_format.row_bytes, 1000  # the group's aggregate of the campaign: d counts
+    row_bytes, statistic = protocol.report_format.row_bytes, 8 * 1000  # the group's aggregate of the campaign: d counts
     assert committer.item_cost(pending(one)) == statistic + (len(one) // row_bytes) * 1000  # as many as its bytes hold
     assert committer.item_cost(pending(fifty)) == statistic + 50 * 1000 == committer.item_cost(pending(more))  # more: refused unread
     rows = json.dumps({"reports": protocol.privatize(np.arange(3), rng=1).tolist()}).encode()
@@ -162,3 +162,26 @@ def test_a_costly_decoded_batch_is_counted_before_its_group_off_the_committer(tm
     assert len(calls) == 1 and stored.n == 40_003
     expected = protocol.aggregator().add(reports).add(protocol.privatize(np.arange(3) % 7, rng=0))
     np.testing.assert_array_equal(stored.statistic, expected.statistic)
+
+
+def test_a_fold_costs_the_committer_at_most_the_bound_and_the_longest_unfolded_go_first(tmp_path):
+    """attack79 M1: folding six campaigns of 64 MB statistics once a second held every campaign's batches up to 4.9 s;
+    a fold now takes the campaigns folded longest ago while their aggregates cost at most --max-batch-work (one at
+    least), the others at the next fold; at the last fold, all."""
+    from dpdist.serve._committer import GroupCommitter
+    from dpdist.serve._database import open_database
+    from dpdist.serve._store import Store
+
+    store = Store(open_database(str(tmp_path / "f.sqlite")))
+    for name in ("a", "b", "c"):
+        store.create(name, {"protocol": "grr", "epsilon": 1.0, "domain_size": 1000})
+        store.transition(name, "open")
+        store.ingest(name, name * 32, "d" * 64, local.from_config({"protocol": "grr", "epsilon": 1.0,
+                                                                  "domain_size": 1000}).validate_reports(np.array([1, 2])))
+    committer = GroupCommitter(store, max_group_cost=2 * 8 * 1000)  # two aggregates of 1000 counts a fold
+    assert set(store.unfolded()) == {"a", "b", "c"}
+    left = committer._fold_some({"a", "b", "c"}, finishing=False)
+    assert left == {"c"} and store.unfolded() == ["c"]
+    assert committer._fold_some({"a", "b", "c"}, finishing=False) == {"b"}  # c waited longest: first, then a (by id)
+    assert committer._fold_some({"a", "b"}, finishing=True) == set() and store.unfolded() == []
+    assert store.get("a", statistic=True).n == 2

@@ -26,7 +26,7 @@ import time
 
 from .._io._single_writer import MAX_GROUP, SingleWriter
 from ._database import DatabaseUnavailableError
-from ._group_bodies import batch_work, decode_pending, settle
+from ._group_bodies import aggregate_work, batch_work, decode_pending, settle
 
 __all__ = ["GroupCommitter", "MAX_GROUP", "FOLD_EVERY_S"]
 
@@ -45,6 +45,7 @@ class GroupCommitter(SingleWriter):
         self.store = store
         self._folded = self._swept = time.monotonic()
         self._logged: set[str] = set()  # campaigns with log rows of this process not yet folded
+        self._last_folds: dict[str, float] = {}  # when each campaign was folded last (the longest unfolded go first)
 
     def started(self) -> None:
         self._folded = self._swept = time.monotonic()  # the first fold a second after the thread starts, not before
@@ -83,7 +84,7 @@ class GroupCommitter(SingleWriter):
     def between_groups(self, finishing: bool) -> None:
         now = time.monotonic()
         if self._logged and (now - self._folded >= FOLD_EVERY_S or finishing):
-            self._logged = self._housekeeping(self._fold, self._logged) or set()  # failures: the rows stay and count
+            self._logged = self._housekeeping(self._fold_some, self._logged, finishing) or set()  # failures: the rows stay and count
             self._folded = now
         if now - self._swept >= SWEEP_EVERY_S:
             self._housekeeping(self._sweep)
@@ -102,6 +103,34 @@ class GroupCommitter(SingleWriter):
     def _sweep(self) -> None:
         """Fold the log rows that processes which are gone left behind."""
         self._fold(set(self.store.unfolded("orphans")), rows_of="orphans")
+
+    def _fold_some(self, campaigns: set[str], finishing: bool) -> set[str]:
+        """Fold the log rows of the campaigns folded longest ago, as many as ``max_group_cost`` lets a fold cost (at least
+        one; all at the last fold); the campaigns left for the next fold (or whose fold must be tried again).  A fold
+        holds the committer between two groups: the folds of six campaigns of 64 MB statistics held every campaign's
+        batches up to 4.9 s a second (attack79 M1)."""
+        ordered = sorted(campaigns, key=lambda campaign_id: (self._last_folds.get(campaign_id, 0.0), campaign_id))
+        if finishing or self.max_group_cost is None:
+            chosen = ordered
+        else:
+            chosen, spent = [], 0
+            for campaign_id in ordered:
+                work = self._aggregate_work(campaign_id)
+                if chosen and spent + work > self.max_group_cost:
+                    break
+                chosen.append(campaign_id)
+                spent += work
+        if len(self._last_folds) > 4096:
+            self._last_folds.clear()
+        now = time.monotonic()
+        self._last_folds.update((campaign_id, now) for campaign_id in chosen)
+        return self._fold(set(chosen)) | (campaigns - set(chosen))
+
+    def _aggregate_work(self, campaign_id: str) -> int:
+        try:
+            return aggregate_work(self.store.row(campaign_id).protocol)
+        except Exception:  # noqa: BLE001 - deleted since, or unreadable: its fold says so (_fold)
+            return 0
 
     def _fold(self, campaigns: set[str], rows_of=None) -> set[str]:
         """Fold the log rows of ``campaigns``; the campaigns whose fold must be tried again."""

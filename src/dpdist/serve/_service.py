@@ -31,7 +31,7 @@ from ._committer import GroupCommitter
 from ._database import open_database
 from ._estimate_cache import EstimateCache
 from ._group import RECORDED, Arrival, Refused
-from ._group_bodies import COUNTED, PendingBody
+from ._group_bodies import COUNTED, PendingBody, aggregate_work
 from ._ingest import DECODED_KINDS, decode_body, media_type, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
 from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
@@ -361,7 +361,7 @@ class Service:
         counted = None
         if work > self.limits.max_batch_work // COSTLY_SHARE:  # counted here, in a thread: not on the committer's
             counted, work = await run_in_threadpool(_counted, row.protocol, batch), 0
-        work += int(row.protocol.statistic_size)  # the group's aggregate of the campaign, built and encoded there
+        work += aggregate_work(row.protocol)  # the group's aggregate of the campaign, built and encoded there
         return await self._commit(row, Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
                                                enrollment_sha256, received_ms, list(tokens or ()), row.export_file_id,
                                                smallest_group=smallest_group, reports=list(reports or ()),
