@@ -114,13 +114,31 @@ def batch_work(item) -> int:
     pending = getattr(item, "pending", None)
     if pending is None:
         return getattr(item, "work", 0)
-    protocol, body = pending.protocol, pending.body
+    body = pending.body
+    row_bytes, per_report, most, aggregate = _work_terms(pending.protocol, pending.limits.max_batch_work)
     if media_type(pending.content_type) == "application/json":
         rows = body.count(b",") + 1  # a row is one value at least, separated from the next by a comma
     else:
-        rows = len(body) // max(1, protocol.report_format.row_bytes)
-    rows = min(rows, max_batch_reports(protocol, pending.limits))
-    return aggregate_work(protocol) + rows * protocol.aggregation_work
+        rows = len(body) // row_bytes
+    return aggregate + min(rows, most) * per_report
+
+
+#: (protocol, max_batch_work) -> the protocol and :func:`_work_terms` (the committer asks them of every batch)
+_TERMS: dict[tuple[int, int], tuple] = {}
+
+
+def _work_terms(protocol, max_batch_work: int) -> tuple[int, int, int, int]:
+    """A report's bytes, its ``aggregation_work``, the most reports a batch holds and :func:`aggregate_work`, computed
+    once per protocol (about 10 us a batch otherwise, a quarter of the committer's work a one-report batch)."""
+    key = (id(protocol), max_batch_work)
+    known = _TERMS.get(key)
+    if known is None or known[0] is not protocol:
+        if len(_TERMS) > 256:
+            _TERMS.clear()
+        terms = (max(1, protocol.report_format.row_bytes), protocol.aggregation_work,
+                 max(1, max_batch_work // max(1, protocol.aggregation_work)), aggregate_work(protocol))
+        known = _TERMS[key] = (protocol, terms)
+    return known[1]
 
 
 def aggregate_work(protocol) -> int:
