@@ -1,72 +1,124 @@
 package org.dpdist.client;
 
 import java.io.IOException;
-import java.util.Timer;
-import java.util.TimerTask;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A deadline for one whole answer, its head and its body: past it, {@code abort} runs (closing the connection or the
  * stream a read blocks on), so a server that trickles its answer, each byte within the per-read timeout, cannot hold
- * the client (and the storage lock its {@code submit} holds) for ever (attack67 F10).  One daemon timer thread for all,
- * which never runs an abort itself: each runs on a daemon thread of its own, as an abort may block until the read it
- * ends returns (HttpURLConnection's {@code disconnect} waits for the lock its reading thread holds), and the timer must
- * stay free for every other deadline in the process (attack76 F10).
+ * the client (and the storage lock its {@code submit} holds) for ever (attack67 F10).  One daemon scheduler thread for
+ * all, which hands each abort to a pool of daemon threads (reused, idle ones end after 10 s), as an abort may block until
+ * the read it ends returns (HttpURLConnection's {@code disconnect} waits for the lock its reading thread holds), and the
+ * scheduler must stay free for every other deadline in the process (attack76 F10).  The scheduler survives a failing
+ * task (attack78 N0: a java.util.Timer died for the whole process when an abort's thread could not start) and drops a
+ * closed deadline's task at once (N1: the Timer kept each, and its connection, until its due time).
  */
 final class AnswerDeadline implements AutoCloseable {
-    private static final Timer TIMER = new Timer("dpdist-answer-deadline", true);
-    private final TimerTask task;
+    private static final ScheduledThreadPoolExecutor SCHEDULER = scheduler();
+    /** Where aborts run; package-private so a test can make every hand-over fail (a thread that cannot start). */
+    static volatile Executor aborts = abortPool();
+    private final ScheduledFuture<?> task;
     private final long millis;
     private final long endNanos;
+    private final Runnable abort;
+    private final AtomicBoolean abortStarted = new AtomicBoolean();
     private volatile boolean passed;
 
     /** Runs {@code abort} in {@code left} ms unless closed before: {@code millis} after the request's start. */
     AnswerDeadline(long millis, long left, Runnable abort) {
         this.millis = millis;
         this.endNanos = System.nanoTime() + Math.max(1, left) * 1_000_000L;
-        this.task = new TimerTask() {
-            @Override
-            public void run() {
-                passed = true;
-                aborted(abort);
-            }
-        };
-        TIMER.schedule(task, Math.max(1, left));
-    }
-
-    /** Runs {@code abort} on a daemon thread of its own, which may wait as long as the abort blocks; returns at once. */
-    static void aborted(Runnable abort) {
-        Thread thread = new Thread(() -> {
-            try {
-                abort.run();
-            } catch (RuntimeException ignored) {
-                // the read it ends fails anyway
-            }
-        }, "dpdist-answer-abort");
-        thread.setDaemon(true);
-        thread.start();
+        this.abort = abort;
+        this.task = scheduled(() -> {
+            passed = true;
+            abortOnce();
+        }, Math.max(1, left));
     }
 
     /**
-     * The result of {@code exchange}, an exchange of {@code url} under way on another thread, waited for until the
-     * deadline at most: past it, {@code abort} runs (on its own thread) and the IOException says the deadline's, whether
-     * or not the exchange's read has ended yet (attack76 F1: a read under way ends only when its next byte or its per-read
-     * timeout comes, up to one more timeout).  The exchange's own IOException, runtime exception or error is thrown as it is.
+     * {@code deadline} scheduled in {@code left} ms, or null when the scheduler's thread cannot start (a thread limit; a
+     * later deadline starts it again): the reads' checks and {@link #await} still end the answer at its deadline.
      */
-    <T> T await(Future<T> exchange, String url, Runnable abort) throws IOException {
+    private static ScheduledFuture<?> scheduled(Runnable deadline, long left) {
+        try {
+            return SCHEDULER.schedule(deadline, left, TimeUnit.MILLISECONDS);
+        } catch (OutOfMemoryError | RuntimeException noThread) {
+            return null;
+        }
+    }
+
+    private static ScheduledThreadPoolExecutor scheduler() {
+        ScheduledThreadPoolExecutor scheduler = new ScheduledThreadPoolExecutor(1, daemons("dpdist-answer-deadline"));
+        scheduler.setRemoveOnCancelPolicy(true);
+        return scheduler;
+    }
+
+    private static Executor abortPool() {
+        return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS, new SynchronousQueue<>(), daemons("dpdist-answer-abort"));
+    }
+
+    private static ThreadFactory daemons(String name) {
+        return runnable -> {
+            Thread thread = new Thread(runnable, name);
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    /** How many deadlines the scheduler holds (not yet due, not closed): for the tests. */
+    static int scheduled() {
+        return SCHEDULER.getQueue().size();
+    }
+
+    /**
+     * Runs the abort once at most (the scheduler and a caller past the deadline may both ask), on a pool thread: it may
+     * wait as long as the abort blocks; returns at once.  When no thread can take it (a thread limit: OutOfMemoryError
+     * "unable to create native thread"), it runs here: late, perhaps, but run, and nothing escapes to the scheduler.
+     */
+    private void abortOnce() {
+        if (!abortStarted.compareAndSet(false, true)) return;
+        try {
+            aborts.execute(() -> abortQuietly(abort));
+        } catch (Throwable noThread) {
+            abortQuietly(abort);
+        }
+    }
+
+    private static void abortQuietly(Runnable abort) {
+        try {
+            abort.run();
+        } catch (RuntimeException ignored) {
+            // the read it ends fails anyway
+        }
+    }
+
+    /**
+     * The result of {@code exchange}, an exchange under way on another thread, waited for until the deadline at most:
+     * past it, the abort runs (on its own thread) and the IOException says the deadline's, whether or not the exchange's
+     * read has ended yet (attack76 F1: a read under way ends only when its next byte or its per-read timeout comes, up to
+     * one more timeout).  The exchange's own IOException, runtime exception or error is thrown as it is.
+     */
+    <T> T await(Future<T> exchange, String url) throws IOException {
         try {
             return exchange.get(Math.max(0, endNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException late) {
             passed = true;
             exchange.cancel(true);
-            aborted(abort);
+            abortOnce();
             throw explained(new IOException("deadline passed", late), url);
         } catch (InterruptedException interrupted) {
             exchange.cancel(true);
-            aborted(abort);
+            abortOnce();
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", interrupted);
         } catch (ExecutionException failed) {
@@ -100,8 +152,9 @@ final class AnswerDeadline implements AutoCloseable {
         }
     }
 
+    /** Drops the deadline (the answer is whole, or failed): its task leaves the scheduler at once, and the abort with it. */
     @Override
     public void close() {
-        task.cancel();
+        if (task != null) task.cancel(false);
     }
 }

@@ -19,8 +19,15 @@ public final class JdkHttpTransport implements HttpTransport {
     private final HttpClient client;
     private final Duration timeout;
 
-    /** A transport whose connections and whole answers (head and body, from the request's start) each take at most {@code timeout}. */
+    /**
+     * A transport whose connections and whole answers (head and body, from the request's start) each take at most
+     * {@code timeout}: from 1 ms to {@link Integer#MAX_VALUE} ms (about 24.8 days), else an {@link InvalidParameterError}.
+     */
     public JdkHttpTransport(Duration timeout) {
+        if (timeout == null || timeout.compareTo(Duration.ofMillis(1)) < 0 || timeout.compareTo(Duration.ofMillis(Integer.MAX_VALUE)) > 0) {
+            throw new InvalidParameterError("The 'timeout' argument of JdkHttpTransport must be a Duration from 1 ms to " + Integer.MAX_VALUE
+                + " ms. Got " + timeout + ".");
+        }
         this.timeout = timeout;
         this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER).build();
     }

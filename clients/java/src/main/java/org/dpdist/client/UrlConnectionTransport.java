@@ -6,8 +6,11 @@ import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.URL;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
 
 /** {@link HttpTransport} on {@code HttpURLConnection}: the HTTP client an Android app has (no java.net.http there). */
 public final class UrlConnectionTransport implements HttpTransport {
@@ -24,9 +27,14 @@ public final class UrlConnectionTransport implements HttpTransport {
 
     /**
      * A transport whose connections and reads each wait at most {@code timeoutMillis}, and whose whole answer (its head
-     * and its body) is within {@code timeoutMillis} of the request's start: a trickled answer ends there.
+     * and its body) is within {@code timeoutMillis} of the request's start: a trickled answer ends there.  At least 1 ms
+     * (HttpURLConnection's 0 would be no timeout), else an {@link InvalidParameterError}.
      */
     public UrlConnectionTransport(int timeoutMillis) {
+        if (timeoutMillis < 1) {
+            throw new InvalidParameterError("The 'timeoutMillis' argument of UrlConnectionTransport must be an int >= 1 (milliseconds). Got "
+                + timeoutMillis + ".");
+        }
         this.timeoutMillis = timeoutMillis;
     }
 
@@ -45,13 +53,25 @@ public final class UrlConnectionTransport implements HttpTransport {
         // its timeouts are per read: the whole answer has this deadline too, past which the connection is closed (on a
         // thread of its own: disconnect waits for a read under way) and the caller has its IOException at once
         try (AnswerDeadline deadline = new AnswerDeadline(timeoutMillis, timeoutMillis, connection::disconnect)) {
-            return deadline.await(EXCHANGES.submit(() -> {
+            return deadline.await(started(() -> {
                 try {
                     return exchange(connection, method, url, headers, body, limit, deadline);
                 } finally {
                     connection.disconnect();
                 }
-            }), url, connection::disconnect);
+            }, url), url);
+        }
+    }
+
+    /**
+     * {@code exchange} under way on a thread of {@link #EXCHANGES}; an IOException (a network error, retried) when no
+     * thread can start (a thread limit: OutOfMemoryError "unable to create native thread", attack78 N0).
+     */
+    private static Future<Response> started(Callable<Response> exchange, String url) throws IOException {
+        try {
+            return EXCHANGES.submit(exchange);
+        } catch (OutOfMemoryError | RejectedExecutionException noThread) {
+            throw new IOException("no thread could start for the request to " + url + " (" + noThread + ")", noThread);
         }
     }
 

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collections;
 import java.util.Locale;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -23,7 +24,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The transports under a hostile or odd server (attack76): a 401 to a PUT is the server's answer; the whole answer ends
  * at the timeout even when a read is under way, and one slow server delays no other request's deadline; a bad
- * Content-Length is a bad answer, not a bad URL; an unasked Content-Encoding or an interim 1xx status is no answer.
+ * Content-Length is a bad answer, not a bad URL; an unasked Content-Encoding or an interim 1xx status is no answer; no
+ * abort that cannot start a thread ends the deadlines, nor does a closed deadline hold its connection (attack78).
  * Servers on 127.0.0.1, each connection held at most 10 s.  The deadline tests measure the time a send takes: a bound of
  * the timeout plus 0.8 s, against the 2x timeout of the fault.
  */
@@ -202,5 +204,71 @@ class TransportsTest {
                 assertTrue(String.valueOf(error.getMessage()).contains(answer[1]), error.getMessage());
             }
         }
+    }
+
+    static final String SMALL = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}";
+
+    @Test
+    void anAbortWhoseThreadCannotStartEndsItsAnswerAndLeavesEveryLaterDeadlineAndAnswer() throws Exception {
+        // attack78 N0: the abort's thread failed to start on the shared java.util.Timer, which died for the whole process
+        // ("Timer already cancelled" for every later request); a stalled body here is ended by its abort alone (JDK)
+        Executor pool = AnswerDeadline.aborts;
+        AnswerDeadline.aborts = abort -> {
+            throw new OutOfMemoryError("unable to create native thread");
+        };
+        try (Scripted stalled = new Scripted(trickling("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n", 20_000));
+             Scripted fine = new Scripted((connection, in, out) -> {
+                 request(in);
+                 send(out, SMALL);
+             })) {
+            for (int round = 0; round < 3; round++) {
+                for (HttpTransport transport : new HttpTransport[] {new UrlConnectionTransport(400), new JdkHttpTransport(Duration.ofMillis(400))}) {
+                    long started = System.nanoTime();
+                    IOException error = assertThrows(IOException.class, () -> transport.send("GET", stalled.url("/s"), Collections.emptyMap(), null));
+                    long millis = (System.nanoTime() - started) / 1_000_000;
+                    String said = error.getMessage() + " " + error.getCause();
+                    assertTrue(said.contains("not whole within 400 ms") || said.contains("timed out"), said);
+                    assertTrue(millis < 2400, transport.getClass().getSimpleName() + " took " + millis + " ms of its 400");
+                    assertEquals(200, transport.send("GET", fine.url("/ok"), Collections.emptyMap(), null).status);
+                }
+            }
+        } finally {
+            AnswerDeadline.aborts = pool;
+        }
+    }
+
+    @Test
+    void aClosedDeadlineLeavesTheSchedulerAtOnceWithItsConnection() throws Exception {
+        // attack78 N1: java.util.Timer kept each cancelled task, and the HttpURLConnection its abort held, until its due
+        // time (30 s by default): 5,000 quick requests held 173 MB
+        int before = AnswerDeadline.scheduled();
+        try (Scripted fine = new Scripted((connection, in, out) -> {
+            request(in);
+            send(out, SMALL);
+        })) {
+            HttpTransport[] transports = {new UrlConnectionTransport(30_000), new JdkHttpTransport(Duration.ofSeconds(30))};
+            for (int i = 0; i < 100; i++) {
+                for (HttpTransport transport : transports) assertEquals(200, transport.send("GET", fine.url("/ok"), Collections.emptyMap(), null).status);
+            }
+        }
+        int after = AnswerDeadline.scheduled();
+        assertTrue(after <= before, "the scheduler holds " + after + " deadlines after 200 answered requests, " + before + " before");
+    }
+
+    @Test
+    void aTimeoutOutsideItsRangeIsRefusedAtConstruction() {
+        for (int millis : new int[] {0, -5, Integer.MIN_VALUE}) {
+            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> new UrlConnectionTransport(millis));
+            assertTrue(error.getMessage().contains("'timeoutMillis'") && error.getMessage().contains(">= 1") && error.getMessage().contains("Got " + millis + "."),
+                error.getMessage());
+        }
+        for (Duration timeout : new Duration[] {Duration.ZERO, Duration.ofMillis(-5), Duration.ofNanos(999_999), Duration.ofDays(30), null}) {
+            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> new JdkHttpTransport(timeout));
+            assertTrue(error.getMessage().contains("'timeout'") && error.getMessage().contains("from 1 ms") && error.getMessage().contains("Got " + timeout + "."),
+                error.getMessage());
+        }
+        new UrlConnectionTransport(1);
+        new JdkHttpTransport(Duration.ofMillis(1));
+        new JdkHttpTransport(Duration.ofMillis(Integer.MAX_VALUE));
     }
 }
