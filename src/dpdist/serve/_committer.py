@@ -6,8 +6,10 @@ committer thread (a :class:`~dpdist._io._single_writer.SingleWriter`, the one
 writer thread of every dpdist store) takes everything that is waiting (at most
 :data:`MAX_GROUP` items), waiting at most ``delay_s`` for more when it found fewer
 than ``min_group`` (a few milliseconds at most: the commit of the previous group
-is usually wait enough) and leaving costly batches past ``--max-batch-work`` for later groups, decodes the small bodies among them (:mod:`._group_bodies`), commits them as one group (:meth:`Store.commit`) and
-answers each request with its own outcome, only after the commit returned.  The
+is usually wait enough) and leaving costly batches past ``--max-batch-work`` for
+later groups, decodes the small bodies among them (:mod:`._group_bodies`),
+commits them as one group (:meth:`Store.commit`) and answers each request with
+its own outcome, only after the commit returned.  The
 same batch twice in one group would be counted twice: the second waits for the
 next group (then it is a duplicate).  While the database cannot answer, every
 request of the group gets that error (503: the client sends the same batch again

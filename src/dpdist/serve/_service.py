@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 from starlette.concurrency import run_in_threadpool
 
+from .._io._single_writer import COSTLY_SHARE
 from .._validation import InstanceOf, Integer, Optional, Token, validate_params
 from ._address_share import AddressShare
 from ._backpressure import Backpressure
 from ._campaigns import BATCH_ID, CampaignRow, Creation, check_batch_id, token_sha256
-from .._io._single_writer import COSTLY_SHARE
 from ._committer import GroupCommitter
 from ._database import open_database
 from ._estimate_cache import EstimateCache
