@@ -196,7 +196,9 @@ class SingleWriter:
         whatever it costs); an item costing at most ``budget // COSTLY_SHARE`` is cheap and goes ahead of a costly one
         left for a later group, as is any item after one of its key that was left.  The same key twice in the group: the
         second and everything after it wait, as without a budget."""
-        group, seen, left, deferred, spent = [], set(), [], set(), 0
+        group: list[_Waiter] = []
+        left: list[_Waiter] = []
+        seen, deferred, spent = set(), set(), 0
         cheap = budget // COSTLY_SHARE
         while self._queue and len(group) < self.max_group and len(left) < self.max_group:
             key = self.group_key(self._queue[0].item)

@@ -20,7 +20,6 @@ device computes the encoded bytes of one report (a binary record, as
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import numpy as np
@@ -98,13 +97,13 @@ def rows_per_body(protocol, document: Any, campaign: str, wanted: int) -> int:
     return rows
 
 
-def batch_reports(document: Any, campaign: str) -> int | float:
+def batch_reports(document: Any, campaign: str) -> int:
     """The most reports one batch may hold, as the config answer says (``max_batch_reports``: what counting them costs
-    the collector, ``--max-batch-work``); an answer without it: no bound but the body's.  A value that is not an int
-    >= 1 is refused (``unexpected_answer``)."""
+    the collector, ``--max-batch-work``); an answer without it: no bound but the body's (as many as its bytes).  A value
+    that is not an int >= 1 is refused (``unexpected_answer``)."""
     stated = document.get("max_batch_reports") if isinstance(document, dict) else None
     if stated is None:
-        return math.inf
+        return CLIENT_MAX_BODY_BYTES
     if not isinstance(stated, int) or isinstance(stated, bool) or stated < 1:
         raise ServiceRefusedError(
             f"The config answer of campaign {campaign!r} gives 'max_batch_reports' = {str(stated)[:40]!r}, not an int "
