@@ -185,3 +185,22 @@ def test_a_fold_costs_the_committer_at_most_the_bound_and_the_longest_unfolded_g
     assert committer._fold_some({"a", "b", "c"}, finishing=False) == {"b"}  # c waited longest: first, then a (by id)
     assert committer._fold_some({"a", "b"}, finishing=True) == set() and store.unfolded() == []
     assert store.get("a", statistic=True).n == 2
+
+
+def test_a_cheap_batch_of_a_large_statistic_is_not_counted_into_an_aggregate_of_its_own(tmp_path, monkeypatch):
+    """attack80 M1: a 68 KB body of 17,000 GRR reports at d = 8*10^6 was counted in a thread into a 64 MB aggregate held
+    until its group (42 at once: 4.2 GB); a batch is counted apart only when its reports cost more than that aggregate."""
+    from dpdist.serve import _service
+
+    calls = []
+    monkeypatch.setattr(_service, "_counted", lambda protocol, batch: calls.append(batch))
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 200_000}  # an aggregate of 1.6 M operations
+    app = create_app(str(tmp_path / "s.sqlite"), admin_token="a" * 32, static_dir=tmp_path / "js",
+                     limits=Limits(max_batch_work=1 << 22, rate_limit=0))
+    protocol = local.from_config(config)
+    with TestClient(app) as client:
+        assert client.post("/api/campaigns", json={"campaign": "wide", "config": config}, headers=ADMIN).status_code == 201
+        client.post("/api/campaigns/wide/open", headers=ADMIN)
+        body = io.encode_record(protocol, protocol.privatize(np.arange(40_000) % 1000, rng=3))  # 640,000 operations
+        assert _put(client, "wide", "w" * 32, body).json()["accepted"] == 40_000
+    assert calls == []
