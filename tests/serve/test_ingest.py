@@ -28,7 +28,7 @@ OLH = {"protocol": "olh", "epsilon": 1.0, "domain_size": 1000}
 @pytest.fixture
 def client(tmp_path):
     app = create_app(str(tmp_path / "c.sqlite"), admin_token="a" * 32, static_dir=tmp_path / "js",
-                     limits=Limits(max_batch_work=50_000, rate_limit=0))
+                     limits=Limits(max_batch_work=58_000, rate_limit=0))
     with TestClient(app) as client:
         for name, config in (("olh", OLH), ("grr", {"protocol": "grr", "epsilon": 1.0, "domain_size": 1000})):
             assert client.post("/api/campaigns", json={"campaign": name, "config": config}, headers=ADMIN).status_code == 201
@@ -49,13 +49,14 @@ def test_the_work_of_a_report_is_what_counting_it_costs():
     olh, grr = local.from_config({**OLH, "domain_size": 100_000}), local.from_config({**OLH, "protocol": "grr"})
     assert olh.aggregation_work == 100_000  # every item hashed for each report
     assert grr.aggregation_work == 8 * grr.report_format.row_bytes  # one count: the report's bits bound it
-    assert max_batch_reports(olh) == DEFAULT_MAX_BATCH_WORK // 100_000 == 671
+    assert max_batch_reports(olh) == (DEFAULT_MAX_BATCH_WORK - 8 * 100_000) // 100_000 == 663  # and its aggregate
     assert max_batch_reports(local.from_config({**OLH, "domain_size": 2**28})) == 1  # one report always fits
 
 
 def test_the_config_answer_says_how_many_reports_a_batch_holds(client):
-    assert client.get("/api/campaigns/olh/config").json()["max_batch_reports"] == 50  # 50,000 operations / d = 1000
-    assert client.get("/api/campaigns/grr/config").json()["max_batch_reports"] == 50_000 // 16
+    # 58,000 operations, less the aggregate's 8 a count, over d = 1000 a report (the report's 16 bits for GRR)
+    assert client.get("/api/campaigns/olh/config").json()["max_batch_reports"] == 50
+    assert client.get("/api/campaigns/grr/config").json()["max_batch_reports"] == (58_000 - 8 * 1000) // 16
 
 
 @pytest.mark.parametrize("records", [1, 2])
@@ -92,7 +93,7 @@ def test_the_group_path_reading_alike_bodies_keeps_the_bound(tmp_path):
     store = Store(open_database(str(tmp_path / "g.sqlite")))
     store.create("olh", OLH)
     store.transition("olh", "open")
-    protocol, limits = local.from_config(OLH), Limits(max_batch_work=50_000)
+    protocol, limits = local.from_config(OLH), Limits(max_batch_work=58_000)
     bodies = [_record(OLH, 51, seed) for seed in range(3)] + [_record(OLH, 50, 9)]
 
     def arrival(body):
@@ -116,10 +117,10 @@ def test_the_committer_bounds_a_group_s_counting_work_by_the_batches_bound(tmp_p
     from dpdist.serve._group_bodies import PendingBody, batch_work
 
     app = create_app(str(tmp_path / "w.sqlite"), admin_token="a" * 32, static_dir=tmp_path / "js",
-                     limits=Limits(max_batch_work=50_000))
+                     limits=Limits(max_batch_work=58_000))
     committer = app.state.service.committer
-    assert committer.max_group_cost == 50_000
-    protocol, limits = local.from_config(OLH), Limits(max_batch_work=50_000)
+    assert committer.max_group_cost == 58_000
+    protocol, limits = local.from_config(OLH), Limits(max_batch_work=58_000)
 
     def pending(body):
         return Arrival("olh", uuid.uuid4().hex, hashlib.sha256(body).hexdigest(), None, 0, 0,
@@ -204,3 +205,32 @@ def test_a_cheap_batch_of_a_large_statistic_is_not_counted_into_an_aggregate_of_
         body = io.encode_record(protocol, protocol.privatize(np.arange(40_000) % 1000, rng=3))  # 640,000 operations
         assert _put(client, "wide", "w" * 32, body).json()["accepted"] == 40_000
     assert calls == []
+
+
+def test_the_orphaned_rows_of_a_crashed_process_are_folded_within_the_bound_too():
+    """attack80 M2: after a crash, the sweep folded the rows the dead process left for every campaign in one step (12
+    campaigns of 64 MB statistics: another campaign's batch waited 10 s); they now go through the same budgeted fold."""
+    from types import SimpleNamespace
+
+    from dpdist.serve._committer import GroupCommitter
+
+    class Store:
+        folds: list = []
+
+        def unfolded(self, rows_of=None):
+            return ["a", "b", "c"] if rows_of == "orphans" else []
+
+        def row(self, campaign_id):
+            return SimpleNamespace(protocol=local.from_config({"protocol": "grr", "epsilon": 1.0, "domain_size": 1000}))
+
+        def fold(self, campaign_id, rows_of=None):
+            self.folds.append((campaign_id, rows_of))
+
+    store = Store()
+    committer = GroupCommitter(store, max_group_cost=2 * 8 * 1000)  # two aggregates of 1000 counts a fold
+    committer._swept = committer._folded = float("-inf")  # a sweep and a fold due
+    committer.between_groups(False)
+    assert store.folds == [("a", "orphans"), ("b", "orphans")] and committer._orphaned == {"c"}
+    committer._folded = float("-inf")
+    committer.between_groups(False)
+    assert store.folds[2:] == [("c", "orphans")] and committer._orphaned == set()

@@ -47,7 +47,8 @@ class GroupCommitter(SingleWriter):
         self.store = store
         self._folded = self._swept = time.monotonic()
         self._logged: set[str] = set()  # campaigns with log rows of this process not yet folded
-        self._last_folds: dict[str, float] = {}  # when each campaign was folded last (the longest unfolded go first)
+        self._last_folds: dict[tuple, float] = {}  # when each campaign's rows were folded last (the longest unfolded first)
+        self._orphaned: set[str] = set()  # campaigns with log rows of processes that are gone, not yet folded
 
     def started(self) -> None:
         self._folded = self._swept = time.monotonic()  # the first fold a second after the thread starts, not before
@@ -79,18 +80,20 @@ class GroupCommitter(SingleWriter):
         """Until the next fold (only while rows of this process wait for one) or sweep is due, at least 50 ms: an idle
         server with nothing logged woke 20 times a second for a fold it had nothing for."""
         due = self._swept + SWEEP_EVERY_S
-        if self._logged:
+        if self._logged or self._orphaned:
             due = min(due, self._folded + FOLD_EVERY_S)
         return max(0.05, due - time.monotonic())
 
     def between_groups(self, finishing: bool) -> None:
         now = time.monotonic()
-        if self._logged and (now - self._folded >= FOLD_EVERY_S or finishing):
-            self._logged = self._housekeeping(self._fold_some, self._logged, finishing) or set()  # failures: the rows stay and count
-            self._folded = now
         if now - self._swept >= SWEEP_EVERY_S:
-            self._housekeeping(self._sweep)
+            self._orphaned |= set(self._housekeeping(self.store.unfolded, "orphans") or ())
             self._swept = now
+        if (self._logged or self._orphaned) and (now - self._folded >= FOLD_EVERY_S or finishing):
+            # failures: the rows stay and count, folded at a later sweep
+            self._logged = self._housekeeping(self._fold_some, self._logged, finishing) or set()
+            self._orphaned = self._housekeeping(self._fold_some, self._orphaned, finishing, "orphans") or set()
+            self._folded = now
 
     def _housekeeping(self, step, *args):
         """A fold or a sweep, whatever it raises logged (the thread that answers the requests must not die)."""
@@ -102,16 +105,13 @@ class GroupCommitter(SingleWriter):
             LOG.error("folding the ingest log failed", exc_info=error)
             return None
 
-    def _sweep(self) -> None:
-        """Fold the log rows that processes which are gone left behind."""
-        self._fold(set(self.store.unfolded("orphans")), rows_of="orphans")
-
-    def _fold_some(self, campaigns: set[str], finishing: bool) -> set[str]:
-        """Fold the log rows of the campaigns folded longest ago, as many as ``max_group_cost`` lets a fold cost (at least
-        one; all at the last fold); the campaigns left for the next fold (or whose fold must be tried again).  A fold
-        holds the committer between two groups: the folds of six campaigns of 64 MB statistics held every campaign's
-        batches up to 4.9 s a second (attack79 M1)."""
-        ordered = sorted(campaigns, key=lambda campaign_id: (self._last_folds.get(campaign_id, 0.0), campaign_id))
+    def _fold_some(self, campaigns: set[str], finishing: bool, rows_of=None) -> set[str]:
+        """Fold the log rows of the campaigns folded longest ago (``rows_of``: this process's, or ``"orphans"``: those
+        of processes that are gone), as many as ``max_group_cost`` lets a fold cost (at least one; all at the last
+        fold); the campaigns left for the next fold (or whose fold must be tried again).  A fold holds the committer
+        between two groups: the folds of six campaigns of 64 MB statistics held every campaign's batches up to 4.9 s a
+        second (attack79 M1), a sweep of twelve such campaigns' orphaned rows 10 s (attack80)."""
+        ordered = sorted(campaigns, key=lambda campaign_id: (self._last_folds.get((campaign_id, rows_of), 0.0), campaign_id))
         if finishing or self.max_group_cost is None:
             chosen = ordered
         else:
@@ -125,8 +125,8 @@ class GroupCommitter(SingleWriter):
         if len(self._last_folds) > 4096:
             self._last_folds.clear()
         now = time.monotonic()
-        self._last_folds.update((campaign_id, now) for campaign_id in chosen)
-        return self._fold(set(chosen)) | (campaigns - set(chosen))
+        self._last_folds.update(((campaign_id, rows_of), now) for campaign_id in chosen)
+        return self._fold(set(chosen), rows_of) | (campaigns - set(chosen))
 
     def _aggregate_work(self, campaign_id: str) -> int:
         try:

@@ -34,7 +34,7 @@ from ..local import ReportBatch
 from ._alike_records import read_alike
 from ._campaigns import BATCH_ID
 from ._group import Arrival, Refused
-from ._ingest import BINARY_KINDS, decode_body, max_batch_reports, media_type
+from ._ingest import BINARY_KINDS, aggregate_work, decode_body, max_batch_reports, media_type, reports_within
 from ._refusals import InvalidRequest, NotFound, Refusal
 
 __all__ = ["PendingBody", "aggregate_work", "batch_work", "decode_pending", "settle", "COUNTED"]
@@ -43,9 +43,6 @@ __all__ = ["PendingBody", "aggregate_work", "batch_work", "decode_pending", "set
 COUNTED = frozenset({"malformed_batch", "batch_id_mismatch", "too_many_records", "too_many_rows"})
 
 
-#: operations of ``--max-batch-work`` a count of a campaign's aggregate costs a group (a zeroed statistic, the
-#: counts added to it, its delta encoded: about 8 ns a count)
-AGGREGATE_PASSES = 8
 #: the record headers this process read (one per config and shape, in practice)
 HEADERS = RecordHeaders()
 
@@ -136,16 +133,9 @@ def _work_terms(protocol, max_batch_work: int) -> tuple[int, int, int, int]:
         if len(_TERMS) > 256:
             _TERMS.clear()
         terms = (max(1, protocol.report_format.row_bytes), protocol.aggregation_work,
-                 max(1, max_batch_work // max(1, protocol.aggregation_work)), aggregate_work(protocol))
+                 reports_within(protocol, max_batch_work), aggregate_work(protocol))
         known = _TERMS[key] = (protocol, terms)
     return known[1]
-
-
-def aggregate_work(protocol) -> int:
-    """What a group's aggregate of one campaign costs the committer to build, add and encode, in the operations
-    ``--max-batch-work`` counts: :data:`AGGREGATE_PASSES` a count (65-72 ms for GRR at d = 8*10^6, where an OLH
-    report's operation is 5-7 ns)."""
-    return AGGREGATE_PASSES * int(protocol.statistic_size)
 
 
 def _decoded(item: Arrival, pending: PendingBody) -> ReportBatch:

@@ -720,7 +720,7 @@ class Client:
         """Submit a report file written by ``dpdist privatize``, under batch ids derived from the file's id.
 
         A file of at most :data:`FILE_PART_BYTES` of reports, and of at most the reports a batch may
-        cost the service to count at its default ``--max-batch-work`` (``max_batch_reports``: 671 OLH
+        cost the service to count at its default ``--max-batch-work`` (``max_batch_reports``: 663 OLH
         reports at d = 10^5), is one batch whose id is the file's id (binary records are sent as they
         are). A larger file is sent in parts of at most that many bytes and reports, part ``k`` under
         the batch id ``<file id>.part<k>``. The parts depend on the file
