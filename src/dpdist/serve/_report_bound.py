@@ -66,14 +66,8 @@ def record_bytes(protocol, rows: int) -> int:
 def body_limit(document: Any, campaign: str) -> int:
     """The body the config answer says the service takes (``max_body_bytes``), capped by :data:`CLIENT_MAX_BODY_BYTES`
     (an answer without it: the cap); a value that is not an int >= 1 is refused (``unexpected_answer``)."""
-    stated = document.get("max_body_bytes") if isinstance(document, dict) else None
-    if stated is None:
-        return CLIENT_MAX_BODY_BYTES
-    if not isinstance(stated, int) or isinstance(stated, bool) or stated < 1:
-        raise ServiceRefusedError(
-            f"The config answer of campaign {campaign!r} gives 'max_body_bytes' = {str(stated)[:40]!r}, not an int >= 1; "
-            "nothing was drawn or sent.", status=200, code="unexpected_answer")
-    return min(stated, CLIENT_MAX_BODY_BYTES)
+    stated = _stated_count(document, "max_body_bytes", campaign)
+    return CLIENT_MAX_BODY_BYTES if stated is None else min(stated, CLIENT_MAX_BODY_BYTES)
 
 
 def rows_per_body(protocol, document: Any, campaign: str, wanted: int) -> int:
@@ -101,13 +95,18 @@ def batch_reports(document: Any, campaign: str) -> int:
     """The most reports one batch may hold, as the config answer says (``max_batch_reports``: what counting them costs
     the collector, ``--max-batch-work``); an answer without it: no bound but the body's (as many as its bytes).  A value
     that is not an int >= 1 is refused (``unexpected_answer``)."""
-    stated = document.get("max_batch_reports") if isinstance(document, dict) else None
-    if stated is None:
-        return CLIENT_MAX_BODY_BYTES
-    if not isinstance(stated, int) or isinstance(stated, bool) or stated < 1:
+    stated = _stated_count(document, "max_batch_reports", campaign)
+    return CLIENT_MAX_BODY_BYTES if stated is None else stated
+
+
+def _stated_count(document: Any, field: str, campaign: str) -> int | None:
+    """The config answer's count ``field`` (None when the answer has none); a value that is not an int >= 1 is refused
+    (``unexpected_answer``: nothing drawn or sent)."""
+    stated = document.get(field) if isinstance(document, dict) else None
+    if stated is not None and (not isinstance(stated, int) or isinstance(stated, bool) or stated < 1):
         raise ServiceRefusedError(
-            f"The config answer of campaign {campaign!r} gives 'max_batch_reports' = {str(stated)[:40]!r}, not an int "
-            ">= 1; nothing was drawn or sent.", status=200, code="unexpected_answer")
+            f"The config answer of campaign {campaign!r} gives {field!r} = {str(stated)[:40]!r}, not an int >= 1; "
+            "nothing was drawn or sent.", status=200, code="unexpected_answer")
     return stated
 
 
