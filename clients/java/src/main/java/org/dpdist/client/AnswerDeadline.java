@@ -33,6 +33,8 @@ final class AnswerDeadline implements AutoCloseable {
     private final Runnable abort;
     private final AtomicBoolean abortStarted = new AtomicBoolean();
     private volatile boolean passed;
+    /** Whether a caller waits in {@link #await}: it then runs an abort no pool thread could take, not the scheduler. */
+    private volatile boolean awaited;
 
     /** Runs {@code abort} in {@code left} ms unless closed before: {@code millis} after the request's start. */
     AnswerDeadline(long millis, long left, Runnable abort) {
@@ -41,7 +43,7 @@ final class AnswerDeadline implements AutoCloseable {
         this.abort = abort;
         this.task = scheduled(() -> {
             passed = true;
-            abortOnce();
+            abortOnce(true);
         }, Math.max(1, left));
     }
 
@@ -83,13 +85,20 @@ final class AnswerDeadline implements AutoCloseable {
     /**
      * Runs the abort once at most (the scheduler and a caller past the deadline may both ask), on a pool thread: it may
      * wait as long as the abort blocks; returns at once.  When no thread can take it (a thread limit: OutOfMemoryError
-     * "unable to create native thread"), it runs here: late, perhaps, but run, and nothing escapes to the scheduler.
+     * "unable to create native thread"), it runs here: late, perhaps, but run, and nothing escapes to the scheduler;
+     * except that the scheduler leaves it to a caller waiting in {@link #await}, whose own thread runs it then: an abort
+     * may block (HttpURLConnection's {@code disconnect}), and on the scheduler's thread it held every other deadline of
+     * the process until the read it ends returned (a JDK request's 400 ms deadline ended after 5 s).
      */
-    private void abortOnce() {
+    private void abortOnce(boolean fromScheduler) {
         if (!abortStarted.compareAndSet(false, true)) return;
         try {
             aborts.execute(() -> abortQuietly(abort));
         } catch (Throwable noThread) {
+            if (fromScheduler && awaited) {
+                abortStarted.set(false);  // its caller's await, timed out at the same deadline, runs it
+                return;
+            }
             abortQuietly(abort);
         }
     }
@@ -109,16 +118,17 @@ final class AnswerDeadline implements AutoCloseable {
      * one more timeout).  The exchange's own IOException, runtime exception or error is thrown as it is.
      */
     <T> T await(Future<T> exchange, String url) throws IOException {
+        awaited = true;
         try {
             return exchange.get(Math.max(0, endNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException late) {
             passed = true;
             exchange.cancel(true);
-            abortOnce();
+            abortOnce(false);
             throw explained(new IOException("deadline passed", late), url);
         } catch (InterruptedException interrupted) {
             exchange.cancel(true);
-            abortOnce();
+            abortOnce(false);
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", interrupted);
         } catch (ExecutionException failed) {
