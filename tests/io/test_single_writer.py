@@ -77,13 +77,19 @@ def test_a_failed_write_is_every_callers_error_and_the_writer_goes_on():
     writer.stop()
 
 
+def _queued_behind(writer, first, items) -> tuple:
+    """``first`` being written while ``items`` arrive: the futures of ``first`` and of ``items``, the writer let go."""
+    writer.gate.clear()
+    blocker = writer.submit(first)
+    _taken(writer)
+    futures = [writer.submit(item) for item in items]
+    writer.gate.set()
+    return blocker, futures
+
+
 def test_items_of_one_key_never_share_a_group():
     writer = Recorder()
-    writer.gate.clear()
-    blocker = writer.submit("x")
-    _taken(writer)
-    futures = [writer.submit(item) for item in ("batch-1", "batch-1", "other")]
-    writer.gate.set()
+    blocker, futures = _queued_behind(writer, "x", ("batch-1", "batch-1", "other"))
     assert [f.result(10) for f in futures] == ["ok batch-1", "ok batch-1", "ok other"] and blocker.done()
     writer.stop()
     assert writer.groups_seen[1:] == [["batch-1"], ["batch-1", "other"]]
@@ -126,11 +132,7 @@ def test_a_queue_of_costly_items_holds_a_cheap_one_one_group_not_the_whole_queue
     """attack77 F1: 20 costly batches queued at once (one client's burst) were one group, and another campaign's cheap
     batch waited for all of them (30.7 s); a group takes costly items up to its bound, cheap ones ahead of the rest."""
     writer = Costly(max_group_cost=100)
-    writer.gate.clear()
-    first = writer.submit("a")
-    _taken(writer)
-    futures = [writer.submit(item) for item in ("heavy1", "heavy2", "heavy3", "cheap", "batch-heavy4", "batch-heavy4")]
-    writer.gate.set()
+    first, futures = _queued_behind(writer, "a", ("heavy1", "heavy2", "heavy3", "cheap", "batch-heavy4", "batch-heavy4"))
     assert first.result(10) == "ok a" and all(future.result(10).startswith("ok") for future in futures)
     writer.stop()
     # the first costly item goes whatever it costs; the cheap one goes ahead of the costly ones left; an item after a
@@ -140,11 +142,7 @@ def test_a_queue_of_costly_items_holds_a_cheap_one_one_group_not_the_whole_queue
 
 def test_without_a_cost_bound_the_groups_are_as_before():
     writer = Costly()
-    writer.gate.clear()
-    first = writer.submit("a")
-    _taken(writer)
-    futures = [writer.submit(item) for item in ("heavy1", "heavy2", "cheap")]
-    writer.gate.set()
+    first, futures = _queued_behind(writer, "a", ("heavy1", "heavy2", "cheap"))
     assert first.result(10) == "ok a" and [future.result(10) for future in futures]
     writer.stop()
     assert writer.groups_seen == [["a"], ["heavy1", "heavy2", "cheap"]]

@@ -34,7 +34,7 @@ from ..local import ReportBatch
 from ._alike_records import read_alike
 from ._campaigns import BATCH_ID
 from ._group import Arrival, Refused
-from ._ingest import BINARY_KINDS, aggregate_work, decode_body, max_batch_reports, media_type, reports_within
+from ._ingest import BINARY_KINDS, aggregate_work, decode_body, media_type, reports_within
 from ._refusals import InvalidRequest, NotFound, Refusal
 
 __all__ = ["PendingBody", "aggregate_work", "batch_work", "decode_pending", "settle", "COUNTED"]
@@ -173,7 +173,7 @@ def _validated_together(items: list) -> dict[int, ReportBatch]:
             layout = pending.protocol.report_format
             known = found[id(pending.protocol)] = [(pending.protocol, layout.dtype, layout.row_shape,
                                                     config_of(pending.protocol),
-                                                    max_batch_reports(pending.protocol, pending.limits)), []]
+                                                    _work_terms(pending.protocol, pending.limits.max_batch_work)[2]), []]
         known[1].append((index, item, pending.body))
     together: dict[int, ReportBatch] = {}
     for against, entries in found.values():
