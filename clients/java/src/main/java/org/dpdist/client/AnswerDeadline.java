@@ -32,18 +32,24 @@ final class AnswerDeadline implements AutoCloseable {
     private final long endNanos;
     private final Runnable abort;
     private final AtomicBoolean abortStarted = new AtomicBoolean();
+    private final boolean abortMayBlock;
     private volatile boolean passed;
-    /** Whether a caller waits in {@link #await}: it then runs an abort no pool thread could take, not the scheduler. */
-    private volatile boolean awaited;
 
-    /** Runs {@code abort} in {@code left} ms unless closed before: {@code millis} after the request's start. */
-    AnswerDeadline(long millis, long left, Runnable abort) {
+    /**
+     * Runs {@code abort} in {@code left} ms unless closed before: {@code millis} after the request's start.  An abort that
+     * may block ({@code abortMayBlock}: HttpURLConnection's {@code disconnect}) only hurries an exchange that ends by
+     * itself (on a thread of its own, its reads under a per-read timeout and {@link #check}ed): when no thread can take
+     * it, it is left undone rather than run on the scheduler's thread or the caller's; one that cannot block (closing the
+     * JDK's body stream, which the caller's own thread reads) then runs on the scheduler's.
+     */
+    AnswerDeadline(long millis, long left, boolean abortMayBlock, Runnable abort) {
         this.millis = millis;
         this.endNanos = System.nanoTime() + Math.max(1, left) * 1_000_000L;
+        this.abortMayBlock = abortMayBlock;
         this.abort = abort;
         this.task = scheduled(() -> {
             passed = true;
-            abortOnce(true);
+            abortOnce();
         }, Math.max(1, left));
     }
 
@@ -85,21 +91,18 @@ final class AnswerDeadline implements AutoCloseable {
     /**
      * Runs the abort once at most (the scheduler and a caller past the deadline may both ask), on a pool thread: it may
      * wait as long as the abort blocks; returns at once.  When no thread can take it (a thread limit: OutOfMemoryError
-     * "unable to create native thread"), it runs here: late, perhaps, but run, and nothing escapes to the scheduler;
-     * except that the scheduler leaves it to a caller waiting in {@link #await}, whose own thread runs it then: an abort
-     * may block (HttpURLConnection's {@code disconnect}), and on the scheduler's thread it held every other deadline of
-     * the process until the read it ends returned (a JDK request's 400 ms deadline ended after 5 s).
+     * "unable to create native thread", attack78 N0), an abort that cannot block runs here, and nothing escapes to the
+     * scheduler; one that may block is left undone: on the scheduler's thread it held every other deadline of the process
+     * until the read it ends returned, and on the caller's thread it held the caller (HttpURLConnection's
+     * {@code disconnect} waits for the JDK's keep-alive cleaner, which reads the rest of an abandoned body for up to 5 s:
+     * deadlines of 400 ms ended after 5.0 and 5.4 s in CI's runs).
      */
-    private void abortOnce(boolean fromScheduler) {
+    private void abortOnce() {
         if (!abortStarted.compareAndSet(false, true)) return;
         try {
             aborts.execute(() -> abortQuietly(abort));
         } catch (Throwable noThread) {
-            if (fromScheduler && awaited) {
-                abortStarted.set(false);  // its caller's await, timed out at the same deadline, runs it
-                return;
-            }
-            abortQuietly(abort);
+            if (!abortMayBlock) abortQuietly(abort);
         }
     }
 
@@ -118,17 +121,16 @@ final class AnswerDeadline implements AutoCloseable {
      * one more timeout).  The exchange's own IOException, runtime exception or error is thrown as it is.
      */
     <T> T await(Future<T> exchange, String url) throws IOException {
-        awaited = true;
         try {
             return exchange.get(Math.max(0, endNanos - System.nanoTime()), TimeUnit.NANOSECONDS);
         } catch (TimeoutException late) {
             passed = true;
             exchange.cancel(true);
-            abortOnce(false);
+            abortOnce();
             throw explained(new IOException("deadline passed", late), url);
         } catch (InterruptedException interrupted) {
             exchange.cancel(true);
-            abortOnce(false);
+            abortOnce();
             Thread.currentThread().interrupt();
             throw new IOException("interrupted", interrupted);
         } catch (ExecutionException failed) {

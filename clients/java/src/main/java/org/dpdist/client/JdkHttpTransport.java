@@ -59,7 +59,7 @@ public final class JdkHttpTransport implements HttpTransport {
             HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
             InputStream stream = response.body();
             long left = timeout.toMillis() - (System.nanoTime() - started) / 1_000_000;
-            try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), left, () -> close(stream))) {
+            try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), left, false, () -> close(stream))) {
                 try {
                     return new Response(response.statusCode(), response.headers().map(), HttpTransport.readLimited(stream, url,
                         response.statusCode() >= 200 && response.statusCode() < 300 ? limit : ACK_ANSWER_BYTES));

@@ -52,7 +52,7 @@ public final class UrlConnectionTransport implements HttpTransport {
         HttpURLConnection connection = (HttpURLConnection) new URL(url).openConnection();
         // its timeouts are per read: the whole answer has this deadline too, past which the connection is closed (on a
         // thread of its own: disconnect waits for a read under way) and the caller has its IOException at once
-        try (AnswerDeadline deadline = new AnswerDeadline(timeoutMillis, timeoutMillis, connection::disconnect)) {
+        try (AnswerDeadline deadline = new AnswerDeadline(timeoutMillis, timeoutMillis, true, connection::disconnect)) {
             return deadline.await(started(() -> {
                 try {
                     return exchange(connection, method, url, headers, body, limit, deadline);

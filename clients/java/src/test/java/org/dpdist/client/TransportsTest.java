@@ -238,6 +238,36 @@ class TransportsTest {
     }
 
     @Test
+    void anAbortThatMayBlockAndNoThreadCanTakeHoldsNeitherTheCallerNorTheScheduler() throws Exception {
+        // CI's runs: with no abort thread, HttpURLConnection's disconnect ran on the scheduler's thread, then on the waiting
+        // caller's, and waited there for the JDK's keep-alive cleaner (5 s): 400 ms deadlines ended after 5.0 and 5.4 s
+        Executor pool = AnswerDeadline.aborts;
+        AnswerDeadline.aborts = abort -> {
+            throw new OutOfMemoryError("unable to create native thread");
+        };
+        java.util.concurrent.CompletableFuture<String> never = new java.util.concurrent.CompletableFuture<>();
+        try (AnswerDeadline blocking = new AnswerDeadline(300, 300, true, () -> sleep(4000));
+             AnswerDeadline other = new AnswerDeadline(500, 500, false, () -> never.complete("aborted"))) {
+            long started = System.nanoTime();
+            IOException error = assertThrows(IOException.class, () -> blocking.await(new java.util.concurrent.CompletableFuture<String>(), "http://x/a"));
+            long millis = (System.nanoTime() - started) / 1_000_000;
+            assertTrue(String.valueOf(error.getMessage()).contains("not whole within 300 ms"), error.getMessage());
+            assertTrue(millis < 1500, "the caller waited " + millis + " ms of its 300");
+            assertEquals("aborted", never.get(1500, java.util.concurrent.TimeUnit.MILLISECONDS)); // the scheduler was free at 500 ms
+        } finally {
+            AnswerDeadline.aborts = pool;
+        }
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
     void aClosedDeadlineLeavesTheSchedulerAtOnceWithItsConnection() throws Exception {
         // attack78 N1: java.util.Timer kept each cancelled task, and the HttpURLConnection its abort held, until its due
         // time (30 s by default): 5,000 quick requests held 173 MB
