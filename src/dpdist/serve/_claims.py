@@ -76,11 +76,11 @@ def batch_rows(items: list, indices: list[int], minute: int) -> list[tuple]:
 def insert_batch_rows(db: Database, rows: list[tuple]) -> list[tuple]:
     """Insert batch rows unless their (campaign, batch id) is recorded; the keys inserted.  PostgreSQL: one statement
     text whatever the group's size (the server prepares a statement it sees again), its rows one JSON parameter."""
+    key = "campaign_id, batch_id"
     if db.dialect != "postgresql":
         marks = ", ".join(["(?, ?, ?, ?, ?, ?, ?)"] * len(rows))
-        return db.execute(f"INSERT INTO batches ({BATCH_COLUMNS}) VALUES {marks}{_CLAIM}",
-                          tuple(chain.from_iterable(rows)))
-    return db.execute(f"INSERT INTO batches ({BATCH_COLUMNS}) {_ROWS}{_CLAIM}", (_document(rows),))
+        return db.execute(db.insert_new(f"batches ({BATCH_COLUMNS})", f"VALUES {marks}", key, key), tuple(chain.from_iterable(rows)))
+    return db.execute(db.insert_new(f"batches ({BATCH_COLUMNS})", _ROWS, key, key), (_document(rows),))
 
 
 def _document(rows: list[tuple]) -> str:

@@ -442,6 +442,21 @@ class Database:
             return
         self._local.at_commit.append((statement, parameters))
 
+    def insert_new(self, into: str, values: str, key: str, returning: str) -> str:
+        """The statement inserting the rows ``values`` (``VALUES (?, ?), ...`` or a ``SELECT``) into ``into`` (a table
+        and its columns) but those whose ``key`` (the table's one unique key) is recorded, and returning ``returning``
+        of the rows it inserted.
+
+        SQLite: ``INSERT OR IGNORE`` (the same rows: its key is the table's only unique constraint and the rows hold no
+        NULL).  A multi-row ``ON CONFLICT DO NOTHING`` into a table with NOT NULL columns may still abort halfway, so
+        SQLite keeps a statement journal for it, in a temporary file: the batch rows of a group of 14 one-report batches
+        cost the committer 210 us of CPU that way, 110-120 this way (``benchmarks/bench_commit_group.py``).
+        PostgreSQL: ``ON CONFLICT (key) DO NOTHING``.
+        """
+        if self.dialect == "sqlite":
+            return f"INSERT OR IGNORE INTO {into} {values} RETURNING {returning}"
+        return f"INSERT INTO {into} {values} ON CONFLICT ({key}) DO NOTHING RETURNING {returning}"
+
     def rowcount(self, statement: str, parameters: tuple = ()) -> int:
         """Run one write statement; return how many rows it changed."""
         try:

@@ -9,7 +9,8 @@ commit ran.  In its transaction, for every batch:
    admission's, by its ``campaign_file_id``) is answered alone,
    ``campaign_changed``, and not counted: the other batches of the group go on,
    and the caller checks it again against the campaign as it now is;
-2. its batch row is inserted (``ON CONFLICT DO NOTHING``): the primary key
+2. its batch row is inserted unless its key is recorded (``ON CONFLICT DO NOTHING``;
+   SQLite: ``INSERT OR IGNORE``, :meth:`~._database.Database.insert_new`): the primary key
    (campaign, batch id) is the no-batch-twice rule, also between processes; a
    batch id already recorded answers with the stored acknowledgement
    (``duplicate``), or ``batch_id_reused`` if the body differs;
@@ -374,8 +375,8 @@ def _count_refusals(db: Database, refusals: list[tuple], campaigns: dict) -> Non
     for chunk in _chunks(named):
         marks = ", ".join(["(?, ?, ?)"] * len(chunk))
         first.update(db.execute(
-            f"INSERT INTO refused_batch_ids (campaign_id, batch_id, reason) VALUES {marks}"
-            " ON CONFLICT (campaign_id, batch_id, reason) DO NOTHING RETURNING campaign_id, batch_id, reason",
+            db.insert_new("refused_batch_ids (campaign_id, batch_id, reason)", f"VALUES {marks}",
+                          "campaign_id, batch_id, reason", "campaign_id, batch_id, reason"),
             tuple(chain.from_iterable(chunk)),
         ))
     for campaign_id, batch_id, reason in refusals:
@@ -517,8 +518,8 @@ def _insert_new(db: Database, table: str, column: str, campaign_id: str, values:
     for chunk in _chunks(values):
         marks = ", ".join(["(?, ?)"] * len(chunk))
         inserted += [row[0] for row in db.execute(
-            f"INSERT INTO {table} (campaign_id, {column}) VALUES {marks} ON CONFLICT (campaign_id, {column}) DO NOTHING"
-            f" RETURNING {column}", tuple(value for one in chunk for value in (campaign_id, one)))]
+            db.insert_new(f"{table} (campaign_id, {column})", f"VALUES {marks}", f"campaign_id, {column}", column),
+            tuple(value for one in chunk for value in (campaign_id, one)))]
     if len(inserted) == len(values):
         return True
     _delete_values(db, table, column, campaign_id, inserted)
