@@ -75,6 +75,11 @@ CASES: dict[str, dict] = {
         "argv": ["--repeats", "1", "--datasets", "demo", "--epsilons", "2", "--factors", "1", "--out", "circular.json"],
         "json": "work/bench_circular/circular.json",
     },
+    "bench_commit_group.py": {
+        "rows": 5,
+        "argv": ["--groups", "20", "--prefill", "1000", "--repeats", "1"],
+        "json": "benchmarks/results/commit_group.json",
+    },
     "bench_core.py": {"rows": 13, "argv": ["--repeats", "1", "--smoke"]},
     "bench_coverage.py": {
         "rows": 4,
