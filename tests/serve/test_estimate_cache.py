@@ -126,3 +126,97 @@ def test_the_served_density_shows_only_the_peaks_its_band_supports():
         assert np.all(cdf <= np.interp(edges, band["edges"], band["simultaneous_upper"]) + 1e-9)
         true = truth((edges[:-1] + edges[1:]) / 2)
         assert np.sum(np.abs(density - true)) < np.sum(np.abs(drawn - true))  # nearer the truth, not only smoother
+
+
+def _grr_campaign(client_app, campaign: str, domain_size: int, values) -> None:
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": domain_size}
+    protocol = local.from_config(config)
+
+    async def work():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(client_app), base_url="http://collector", headers=HEADERS) as client:
+            await client.post("/api/campaigns", json={"campaign": campaign, "config": config})
+            await client.post(f"/api/campaigns/{campaign}/open")
+            answer = await client.put(f"/api/campaigns/{campaign}/batches/b1", content=io.encode_record(protocol, protocol.privatize(values, rng=3)),
+                                      headers={"content-type": "application/octet-stream"})
+            assert answer.status_code == 200, answer.text
+
+    asyncio.run(work())
+
+
+def _get(app, path: str) -> httpx.Response:
+    async def work():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=HEADERS) as client:
+            return await client.get(path)
+
+    return asyncio.run(work())
+
+
+def test_the_estimate_is_rendered_off_the_event_loop_and_sent_in_parts_byte_for_byte(tmp_path, monkeypatch):
+    # attack81 H1: the route rendered the document on the event loop, 3.7 us a domain item (7.5 s at d = 2*10^6, every
+    # campaign's batches waiting): the body is now made where the estimate is computed (the estimator process; in the
+    # fast loop a thread of the pool), and no large JSON is rendered on the loop's thread
+    import json
+    import threading
+
+    from dpdist.serve._routes import results
+
+    rendered_on = []
+    dumps = json.dumps
+
+    def watched(*args, **kwargs):
+        text = dumps(*args, **kwargs)
+        if len(text) > 1000:
+            rendered_on.append(threading.current_thread())
+        return text
+
+    monkeypatch.setattr(json, "dumps", watched)
+    monkeypatch.setattr(results, "_WHOLE_BODY", 1000)  # a body of a few kB goes in parts, as one of 321 MB does
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", 300, np.arange(2000) % 300)
+
+    async def work():
+        loop_thread = threading.current_thread()
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=HEADERS) as client:
+            first, again = [await client.get("/api/campaigns/g/estimate") for _ in range(2)]
+        return loop_thread, first, again
+
+    loop_thread, answer, again = asyncio.run(work())
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    assert rendered_on and loop_thread not in rendered_on
+    assert int(answer.headers["content-length"]) == len(answer.content) > 3 * 1000
+    document = answer.json()
+    assert document["n"] == 2000 and len(document["estimate"]["frequencies"]) == 300
+    # the bytes Starlette's JSONResponse answered before; the kept body the second time
+    assert answer.content == dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    assert again.content == answer.content
+
+
+def test_the_kept_documents_hold_at_most_their_byte_budget_but_the_one_just_computed(tmp_path, monkeypatch):
+    from dpdist.serve import _estimate_cache
+
+    monkeypatch.setattr(_estimate_cache, "_compute", lambda function, *arguments: (function(*arguments), 0.0))
+    monkeypatch.setattr(_estimate_cache, "MAX_BYTES", 1)
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", 8, np.arange(100) % 8)
+    cache = app.state.service.estimates
+    first = cache.body("g", {"level": "0.9"})
+    second = cache.body("g", {"level": "0.8"})
+    assert first != second and [entry.body for entry in cache._entries.values()] == [second]
+    assert cache.body("g", {"level": "0.9"}) == first  # computed again, the other dropped in turn
+    assert [entry.body for entry in cache._entries.values()] == [first]
+
+
+def _starved(campaign, query):
+    """An estimate that cannot allocate its arrays, as numpy's ``_ArrayMemoryError`` raised in the estimator."""
+    raise MemoryError("Unable to allocate 244. MiB for an array with shape (32000000,)")
+
+
+def test_an_estimate_the_estimator_cannot_allocate_is_a_500_that_says_so_not_an_internal_error(tmp_path, monkeypatch):
+    from dpdist.serve import _estimate_cache
+
+    monkeypatch.setattr(_estimate_cache, "estimate_body", _starved)
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", 8, np.arange(100) % 8)
+    answer = _get(app, "/api/campaigns/g/estimate")
+    assert answer.status_code == 500 and answer.json()["error"] == "estimate_out_of_memory", answer.text
+    assert "'g'" in answer.json()["detail"] and "memory" in answer.json()["detail"]

@@ -1,7 +1,7 @@
 """Estimates computed once per change of a campaign, not once per viewer, and never on the ingest path.
 
-An estimate document (:func:`~._estimates.estimate_json`) is kept per campaign
-and query, with the version of the aggregate it was computed from (creation
+An estimate document (:func:`~._estimates.estimate_json`), as the answer's body
+(:func:`~._estimates.estimate_body`), is kept per campaign and query, with the version of the aggregate it was computed from (creation
 time, state, config, reports, batches, refusals: :class:`~._aggregates.Totals`,
 one cheap query).  A request for an unchanged version gets the kept document; concurrent
 requests for one key wait for one computation (single flight).
@@ -13,8 +13,10 @@ keep arriving costs at most half a core, and the document served meanwhile is
 the last one computed (its ``n`` says which).
 
 The computation runs in a separate process (:mod:`._estimator`, one per server
-process, started with the first estimate, at a lower CPU priority): the event
-loop and the group commits never wait for the GIL of a long estimate.  Every
+process, started with the first estimate, at a lower CPU priority), which also
+renders the document as the answer's bytes: the event loop and the group commits
+never wait for the GIL of a long estimate, nor for its JSON (a domain of 2*10^6
+items: 321 MB, 7.5 s of the loop when the route rendered it, attack81 H1).  Every
 cache of the process shares it; the close of the last cache still open stops it
 (closing one of two apps of a process leaves the other's estimate in flight).
 """
@@ -26,24 +28,26 @@ import json
 import threading
 import time
 
-from ._estimates import estimate_json, estimate_png
+from ._estimates import estimate_body, estimate_png
 from ._estimator import Estimator
+from ._refusals import Failure
 
 __all__ = ["EstimateCache"]
 
-#: documents kept (least recently used dropped)
+#: documents kept (least recently used dropped), and their bytes at most (the one just computed is kept whatever its size)
 SIZE = 256
+MAX_BYTES = 512 * 2**20
 #: a key's computations start at most every SPACING x the CPU seconds of its last one
 SPACING = 2.0
 
 
 class _Entry:
-    __slots__ = ("lock", "version", "document", "started", "cost")
+    __slots__ = ("lock", "version", "body", "started", "cost")
 
     def __init__(self):
         self.lock = threading.Lock()
         self.version: tuple | None = None
-        self.document: dict | None = None
+        self.body: bytes | None = None
         self.started, self.cost = 0.0, 0.0
 
 
@@ -58,29 +62,31 @@ class EstimateCache:
         self._closed = False
         _opened()
 
-    def document(self, campaign_id: str, query: dict) -> dict:
-        """``GET /api/campaigns/{id}/estimate``: the estimate document of the campaign's current aggregate."""
+    def body(self, campaign_id: str, query: dict) -> bytes:
+        """``GET /api/campaigns/{id}/estimate``: the estimate document of the campaign's current aggregate, as the
+        answer's JSON bytes (:func:`~._estimates.estimate_body`)."""
         version = self._version(campaign_id)
         entry = self._entry((campaign_id, tuple(sorted(query.items()))))
         with entry.lock:  # one computation per key at a time; the others wait for it and take its document
-            if entry.version == version and entry.document is not None:
-                return entry.document
-            if entry.document is not None and time.monotonic() - entry.started < SPACING * entry.cost:
-                return entry.document  # computed a moment ago from an older version: computing again would cost more
+            if entry.version == version and entry.body is not None:
+                return entry.body
+            if entry.body is not None and time.monotonic() - entry.started < SPACING * entry.cost:
+                return entry.body  # computed a moment ago from an older version: computing again would cost more
             entry.started = time.monotonic()
             campaign = self.store.get(campaign_id, statistic=True)
 
-            document, entry.cost = _compute(estimate_json, campaign, query)
-            entry.version, entry.document = _version_of(campaign), document
+            body, entry.cost = _computed(estimate_body, campaign, query)
+            entry.version, entry.body = _version_of(campaign), body
             with self._guard:
                 self.computed += 1
-            return document
+                self._trim(entry)
+            return body
 
     def png(self, campaign_id: str, query: dict) -> bytes:
         """``GET /api/campaigns/{id}/estimate.png`` (drawn on every request: a download, not a dashboard's poll), from
-        the document of :meth:`document` for the same query: the figure draws the band the JSON serves."""
-        served = self.document(campaign_id, query)
-        return _compute(estimate_png, self.store.get(campaign_id, statistic=True), query, served)[0]
+        the document of :meth:`body` for the same query: the figure draws the band the JSON serves."""
+        served = self.body(campaign_id, query)
+        return _computed(estimate_png, self.store.get(campaign_id, statistic=True), query, served)[0]
 
     def close(self) -> None:
         """Forget the entries; the last cache of the process still open stops the estimator process (it must not
@@ -95,6 +101,18 @@ class EstimateCache:
         row = self.store.row(campaign_id)
         totals = self.store.totals(campaign_id)
         return (row.created_ms, row.state, json.dumps(row.config, sort_keys=True), totals.n, totals.batches, totals.refusals)
+
+    def _trim(self, kept: _Entry) -> None:
+        """Drop the least recently used documents but ``kept`` while the documents hold more than :data:`MAX_BYTES`
+        (256 documents of a domain of 2*10^6 items would hold 80 GB).  Under the guard."""
+        held = sum(len(entry.body) for entry in self._entries.values() if entry.body is not None)
+        for key in list(self._entries):
+            if held <= MAX_BYTES:
+                break
+            entry = self._entries[key]
+            if entry is not kept and entry.body is not None:
+                held -= len(entry.body)
+                del self._entries[key]
 
     def _entry(self, key: tuple) -> _Entry:
         with self._guard:
@@ -150,3 +168,16 @@ def _compute(function, campaign, query, *more) -> tuple:
         if _ESTIMATOR is None:
             _ESTIMATOR = Estimator()
     return _ESTIMATOR.run(function, campaign, query, *more)
+
+
+def _computed(function, campaign, query, *more) -> tuple:
+    """:func:`_compute`, a MemoryError of the estimator process (arrays of the campaign's domain: GRR at d = 8*10^6
+    asked for 13 GB) said as such: a 500 ``estimate_out_of_memory``, not ``internal``."""
+    try:
+        return _compute(function, campaign, query, *more)
+    except MemoryError:
+        raise Failure("estimate_out_of_memory", f"The estimate of campaign {campaign.id!r} needs more memory than the "
+                      "estimator process could allocate (it grows with the campaign's domain); run it where more memory "
+                      "is free (a campaign that keeps its reports: `dpdist campaign export`, then `dpdist aggregate` and "
+                      "`dpdist estimate --state` there).") from None
+

@@ -31,10 +31,23 @@ _ESTIMATE_QUERY = (
 
 @documented("The current estimate with its confidence band, n and rejected counts", security="admin",
             query=_ESTIMATE_QUERY, answers={200: json_answer(ref("Estimate"))}, errors=(400, 401, 404))
-async def estimate(request: Request) -> JSONResponse:
+async def estimate(request: Request) -> Response:
     service = as_admin(request)
-    document = await run_in_threadpool(service.estimates.document, request.path_params["campaign"], dict(request.query_params))
-    return JSONResponse(document)
+    body = await run_in_threadpool(service.estimates.body, request.path_params["campaign"], dict(request.query_params))
+    if len(body) <= _WHOLE_BODY:
+        return Response(body, media_type="application/json")
+    return StreamingResponse(_parts(body), media_type="application/json", headers={"content-length": str(len(body))})
+
+
+#: an estimate's body sent whole up to this size, else in parts of it: each part is copied into the connection's buffer
+#: as it drains (a 321 MB body sent whole was copied there at once, for each request)
+_WHOLE_BODY = 2**20
+
+
+async def _parts(body: bytes):
+    view = memoryview(body)
+    for start in range(0, len(body), _WHOLE_BODY):
+        yield bytes(view[start : start + _WHOLE_BODY])
 
 
 @documented("The current estimate as a PNG plot", security="admin", query=_ESTIMATE_QUERY,

@@ -90,9 +90,30 @@ async function refresh() {
   }
 }
 
-refresh();
-$("width").addEventListener("change", refresh);
+// one refresh at a time: a poll while one is in flight is skipped (an estimate of a large domain takes longer than
+// REFRESH_MS to fetch, and polls piled up on the server, attack81 H1); a new width is fetched once it ends
+let inFlight = false;
+let asked = false;
+async function poll(byUser) {
+  if (inFlight) {
+    asked = asked || byUser;
+    return;
+  }
+  inFlight = true;
+  try {
+    await refresh();
+  } finally {
+    inFlight = false;
+  }
+  if (asked) {
+    asked = false;
+    poll(false);
+  }
+}
+
+poll(false);
+$("width").addEventListener("change", () => poll(true));
 // a hidden tab does not poll: the server computes an estimate once per change anyway,
 // but a tab nobody looks at should not keep a connection busy; it refreshes when shown again
-setInterval(() => { if (!document.hidden) refresh(); }, REFRESH_MS);
-document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });
+setInterval(() => { if (!document.hidden) poll(false); }, REFRESH_MS);
+document.addEventListener("visibilitychange", () => { if (!document.hidden) poll(false); });
