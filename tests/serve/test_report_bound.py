@@ -201,3 +201,24 @@ def test_a_report_file_is_sent_in_parts_no_larger_than_a_batch_may_cost_to_count
     with client:
         acks = client.submit_file("c", path)
     assert [_rows(body) for body in bodies] == [663, 663, 174] and sum(ack["accepted"] for ack in acks) == 1500
+
+
+def test_a_report_file_whose_parts_a_campaign_under_a_lower_bound_refuses_is_refused_before_anything_is_sent(tmp_path):
+    """attack81 L1: under --max-batch-work 2^25 a GRR campaign at d = 8*10^6 says max_batch_reports 1; a report file's
+    parts (which depend on the file alone) were each refused 413 too_many_rows, 'send fewer reports per batch', which a
+    `dpdist submit --reports` user cannot do. Now refused before sending, saying why and what to do."""
+    from dpdist import io
+
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
+    protocol = from_config(config)
+    path = tmp_path / "reports.bin"
+    io.write_reports(path, protocol, protocol.privatize(np.arange(5) % 8, rng=2))
+    client, bodies = _service(config, max_batch_reports=4)
+    with client, pytest.raises(ServiceRefusedError) as refusal:
+        client.submit_file("c", path)
+    said = str(refusal.value)
+    assert refusal.value.code == "too_many_rows" and bodies == []
+    assert "at most 4 report(s) a batch" in said and "parts of 5" in said and "--column" in said
+    client, bodies = _service(config, max_batch_reports=5)  # at the bound: sent
+    with client:
+        assert client.submit_file("c", path)[0]["accepted"] == 5

@@ -53,7 +53,7 @@ from ..local._json_rows import json_rows as rows
 from .._deadline import ACK_ANSWER_BYTES, ANSWERED_BY, CONFIG_ANSWER_BYTES, deadline_of, request_within
 from .._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
 from ._relay_route import RelayRoute, resolve_route
-from ._report_bound import protocol_of_answer, rows_per_body
+from ._report_bound import batch_reports, protocol_of_answer, rows_per_body
 from ._token_store import TokenStore
 
 if TYPE_CHECKING:
@@ -741,6 +741,7 @@ class Client:
         # at most the reports a batch may cost to count at the service's default --max-batch-work: the parts still
         # depend on the file alone (a bound read from the server could differ at the next try and split it otherwise)
         rows_per_part = max(1, min(FILE_PART_BYTES // max(protocol.report_format.row_bytes, 1), max_batch_reports(protocol)))
+        _check_part(campaign, self._documents.get(campaign), min(summary.rows, rows_per_part), rows_per_part)
         if summary.rows <= rows_per_part:
             if (summary.format == "binary" and identity.startswith("id:") and len(identities) == 1
                     and len(summary.record_ids) <= FILE_MAX_RECORDS and not relayed):
@@ -1009,6 +1010,20 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
     name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
     return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent,
             "tokens_each": ceiling}
+
+
+def _check_part(campaign: str, document: Any, part: int, rows_per_part: int) -> None:
+    """Refuse, before anything is sent, a report file whose parts (``part`` reports each) hold more reports than a
+    batch of ``campaign`` may (its config answer's ``max_batch_reports``, under a ``--max-batch-work`` below the
+    default): each would be refused 413 ``too_many_rows``, which the caller cannot act on (attack81 L1)."""
+    stated = batch_reports(document, campaign)
+    if part > stated:
+        raise ServiceRefusedError(
+            f"Campaign {campaign!r} takes at most {stated} report(s) a batch (its service's --max-batch-work is below the "
+            f"default), and this report file goes in parts of {part}: a file's parts depend on the file alone (at most "
+            f"{rows_per_part} reports each, what the default takes), so that sending it again counts each part once. "
+            f"Nothing was sent: write the reports in files of at most {stated} each, or submit the values (--column), "
+            "which go in batches the campaign takes.", status=413, code="too_many_rows")
 
 
 def _published_relay(relay: Any) -> Any:
