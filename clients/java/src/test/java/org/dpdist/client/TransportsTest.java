@@ -268,6 +268,60 @@ class TransportsTest {
     }
 
     @Test
+    void aJdkExchangeWhoseThreadsCannotStartEndsWithinItsTimeout() throws Exception {
+        // attack81: under a thread limit the JDK's HttpClient could not start its worker threads, and its send waited for
+        // them without a bound (no timeout ended it: 30 s, 60 s, for ever); the caller now waits until the deadline
+        Executor own = JdkHttpTransport.threads;
+        JdkHttpTransport.threads = task -> {
+            throw new OutOfMemoryError("unable to create native thread");
+        };
+        ExecutorService callers = Executors.newSingleThreadExecutor();
+        try (Scripted fine = new Scripted((connection, in, out) -> {
+            request(in);
+            send(out, SMALL);
+        })) {
+            for (String method : new String[] {"GET", "PUT"}) {
+                long started = System.nanoTime();
+                Future<?> sent = callers.submit(() -> new JdkHttpTransport(Duration.ofMillis(400)).send(method, fine.url("/ok"), Collections.emptyMap(),
+                    method.equals("PUT") ? new byte[] {'{', '}'} : null));
+                java.util.concurrent.ExecutionException error = assertThrows(java.util.concurrent.ExecutionException.class,
+                    () -> sent.get(10, java.util.concurrent.TimeUnit.SECONDS), "no answer and no error within 10 s of a 400 ms timeout");
+                long millis = (System.nanoTime() - started) / 1_000_000;
+                assertTrue(error.getCause() instanceof IOException, String.valueOf(error.getCause()));
+                assertTrue(millis < 2400, method + " took " + millis + " ms of its 400");
+            }
+            JdkHttpTransport.threads = own;
+            assertEquals(200, new JdkHttpTransport(Duration.ofMillis(5000)).send("GET", fine.url("/ok"), Collections.emptyMap(), null).status);
+        } finally {
+            JdkHttpTransport.threads = own;
+            callers.shutdownNow();
+        }
+    }
+
+    @Test
+    void anInterruptEndsAJdkBodyUnderWayAndIsKept() throws Exception {
+        // attack78 N2: the JDK's body stream (JDK 11-17) ignored the interrupt and cleared it: the request went on to its
+        // deadline (5 s here) and the caller never learnt it was interrupted
+        try (Scripted trickled = new Scripted(trickling("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", 100))) {
+            Thread caller = Thread.currentThread();
+            Thread interrupter = new Thread(() -> {
+                sleep(400);
+                caller.interrupt();
+            });
+            long started = System.nanoTime();
+            interrupter.start();
+            IOException error = assertThrows(IOException.class, () -> new JdkHttpTransport(Duration.ofMillis(5000)).send("GET", trickled.url("/t"),
+                Collections.emptyMap(), null));
+            long millis = (System.nanoTime() - started) / 1_000_000;
+            boolean kept = Thread.interrupted(); // clears it for the tests after
+            interrupter.join();
+            assertTrue(String.valueOf(error.getMessage()).contains("interrupted"), String.valueOf(error));
+            assertTrue(kept, "the interrupt was lost");
+            assertTrue(millis < 2400, "took " + millis + " ms, interrupted at 400 ms of its 5000");
+        }
+    }
+
+    @Test
     void aClosedDeadlineLeavesTheSchedulerAtOnceWithItsConnection() throws Exception {
         // attack78 N1: java.util.Timer kept each cancelled task, and the HttpURLConnection its abort held, until its due
         // time (30 s by default): 5,000 quick requests held 173 MB
