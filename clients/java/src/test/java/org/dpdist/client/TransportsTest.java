@@ -199,9 +199,17 @@ class TransportsTest {
                 request(in);
                 send(out, answer[0]);
             })) {
-                IOException error = assertThrows(IOException.class, () -> new UrlConnectionTransport(5000).send("GET", server.url("/api/campaigns/c/config"),
-                    Collections.emptyMap(), null));
-                assertTrue(String.valueOf(error.getMessage()).contains(answer[1]), error.getMessage());
+                HttpTransport.Response read;
+                try {
+                    read = new UrlConnectionTransport(5000).send("GET", server.url("/api/campaigns/c/config"), Collections.emptyMap(), null);
+                } catch (IOException error) {
+                    assertTrue(String.valueOf(error.getMessage()).contains(answer[1]), error.getMessage());
+                    continue;
+                }
+                // a JDK whose HttpURLConnection skips the interim status itself (JDK 25; JDK 17 gives the 103, the final
+                // answer's raw head as its body) gives the final answer: that alone is no refusal
+                assertTrue(answer[1].startsWith("interim") && read.status == 200 && new String(read.body, StandardCharsets.UTF_8).equals("{\"a\": 1}"),
+                    "the answer " + read.status + " " + new String(read.body, StandardCharsets.UTF_8));
             }
         }
     }
