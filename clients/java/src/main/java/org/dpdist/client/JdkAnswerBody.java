@@ -13,7 +13,7 @@ import java.util.concurrent.Flow;
  * The body of one answer of {@link JdkHttpTransport}, gathered as the JDK reads it (on its own threads) up to a limit:
  * beyond it the reading stops (the subscription cancelled, the connection closed) and the body is an IOException.  The
  * whole exchange, head and body, is then one future the caller waits for with a bound, and its interrupt ends the wait:
- * the JDK's {@code InputStream} of a body (JDK 11-17) ignored an interrupt and cleared it (attack78 N2), and its
+ * the JDK's {@code InputStream} of a body (JDK 17) ignored an interrupt and cleared it (attack78 N2), and its
  * {@code send} waited without a bound when its threads could not start (a thread limit).
  */
 final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
@@ -42,11 +42,14 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
             refused = cancelled;
         }
         if (refused) given.cancel();
-        else given.request(1);
+        else given.request(Long.MAX_VALUE); // as the JDK's own byte-array body: all it reads, up to the limit (then cancelled)
     }
 
     @Override
     public void onNext(List<ByteBuffer> buffers) {
+        synchronized (this) {
+            if (cancelled) return; // bytes the JDK had read before the cancel came
+        }
         for (ByteBuffer buffer : buffers) {
             if (gathered.size() + buffer.remaining() > limit) {
                 cancel(HttpTransport.tooLong(url, limit));
@@ -56,11 +59,6 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
             buffer.get(bytes);
             gathered.write(bytes, 0, bytes.length);
         }
-        Flow.Subscription given;
-        synchronized (this) {
-            given = cancelled ? null : subscription;
-        }
-        if (given != null) given.request(1);
     }
 
     @Override

@@ -61,7 +61,7 @@ public final class JdkHttpTransport implements HttpTransport {
         // its start: the caller waits for it so long at most (attack81: the JDK's send waited without a bound for
         // threads that could not start), and an interrupt ends the wait (attack78 N2: a body's read ignored it)
         try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), timeout.toMillis(), false, () -> stop(reading))) {
-            HttpResponse<byte[]> response = deadline.await(exchange(request, bodies, url), url);
+            HttpResponse<byte[]> response = deadline.await(exchange(client(), request, bodies, url), url);
             return new Response(response.statusCode(), response.headers().map(), response.body());
         } catch (ProtocolException refused) {
             String location = invalidLocation(refused.getMessage());
@@ -75,9 +75,10 @@ public final class JdkHttpTransport implements HttpTransport {
             // any other failure of the JDK's exchange: a network error, as the JDK's own send says it
             throw new IOException("the request to " + url + " failed (" + failed + ")", failed);
         } catch (OutOfMemoryError noThread) {
-            // the JDK's threads could not start (a thread limit: "unable to create native thread"), now or for a stage
-            // of the exchange: a network error, retried
-            throw new IOException("no thread could start for the request to " + url + " (" + noThread + ")", noThread);
+            // mostly the JDK's threads that could not start (a thread limit: "unable to create native thread"), for the
+            // client or a stage of the exchange: a network error, retried, on a client built anew (this one may be dead)
+            forgetClient();
+            throw new IOException("the request to " + url + " could not go on (" + noThread + ")", noThread);
         }
     }
 
@@ -93,15 +94,23 @@ public final class JdkHttpTransport implements HttpTransport {
     }
 
     /**
-     * The exchange of {@code request} under way on the JDK's threads; an IOException (a network error, retried) when
-     * they cannot take it.
+     * The exchange of {@code request} under way on the threads of {@code client}; an IOException (a network error,
+     * retried) when they cannot take it: the JDK's client is then dead for good (its selector thread ended, its pool
+     * terminated: every later request was refused at once, threads free or not), and the next request builds another.
      */
-    private CompletableFuture<HttpResponse<byte[]>> exchange(HttpRequest request, HttpResponse.BodyHandler<byte[]> bodies, String url) throws IOException {
+    private CompletableFuture<HttpResponse<byte[]>> exchange(HttpClient client, HttpRequest request, HttpResponse.BodyHandler<byte[]> bodies, String url)
+        throws IOException {
         try {
-            return client().sendAsync(request, bodies);
+            return client.sendAsync(request, bodies);
         } catch (RejectedExecutionException noThread) {
+            forgetClient();
             throw new IOException("no thread could take the request to " + url + " (" + noThread + ")", noThread);
         }
+    }
+
+    /** The next request builds a new client (this one's threads could not start, or it is dead). */
+    private synchronized void forgetClient() {
+        client = null;
     }
 
     /**
