@@ -12,9 +12,9 @@ import java.util.concurrent.Flow;
 /**
  * The body of one answer of {@link JdkHttpTransport}, gathered as the JDK reads it (on its own threads) up to a limit:
  * beyond it the reading stops (the subscription cancelled, the connection closed) and the body is an IOException.  The
- * whole exchange, head and body, is then one future the caller waits for with a bound, and its interrupt ends the wait:
- * the JDK's {@code InputStream} of a body (JDK 17) ignored an interrupt and cleared it (attack78 N2), and its
- * {@code send} waited without a bound when its threads could not start (a thread limit).
+ * whole exchange, head and body, is then one call on a thread of the transport's, which the caller waits for with a
+ * bound and its interrupt ends: the JDK's {@code InputStream} of a body (JDK 17), read on the caller's thread, ignored
+ * an interrupt and cleared it (attack78 N2).
  */
 final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
     private final int limit;

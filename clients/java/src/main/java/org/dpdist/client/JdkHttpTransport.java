@@ -8,8 +8,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Callable;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -22,10 +25,22 @@ public final class JdkHttpTransport implements HttpTransport {
     /** A body's reading stopped by the deadline (a mark: {@link #read} stops any body given after it). */
     private static final JdkAnswerBody STOPPED = new JdkAnswerBody(0, "");
     /**
-     * Where the JDK's clients run their exchanges, null for their own pool: package-private so a test can make every
-     * hand-over fail (threads that cannot start).
+     * The threads the exchanges run on, as many as run at once (idle ones end after a minute): the caller waits for its
+     * exchange until the deadline only.
      */
-    static volatile Executor threads;
+    private static final ExecutorService EXCHANGES = Executors.newCachedThreadPool(exchange -> {
+        Thread thread = new Thread(exchange, "dpdist-jdk-exchange");
+        thread.setDaemon(true);
+        return thread;
+    });
+    /** The threads the JDK's clients hand their work to (idle ones end after a minute). */
+    private static final ExecutorService WORKERS = Executors.newCachedThreadPool(work -> {
+        Thread thread = new Thread(work, "dpdist-jdk-worker");
+        thread.setDaemon(true);
+        return thread;
+    });
+    /** Where the JDK's clients hand their work: package-private so a test can make every hand-over fail. */
+    static volatile Executor threads = WORKERS;
     private final Duration timeout;
     private HttpClient client;
 
@@ -54,14 +69,15 @@ public final class JdkHttpTransport implements HttpTransport {
     @Override
     public Response send(String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
         HttpRequest request = request(method, url, headers, body);
+        HttpClient used = client(); // built before the deadline starts (its first build in a process loads its classes)
         AtomicReference<JdkAnswerBody> reading = new AtomicReference<>();
         HttpResponse.BodyHandler<byte[]> bodies = answer -> read(reading, new JdkAnswerBody(answer.statusCode() >= 200 && answer.statusCode() < 300
             ? limit : ACK_ANSWER_BYTES, url));
         // the request's timeout ends a wait for the head (the JDK's); the deadline the whole exchange, head and body, from
-        // its start: the caller waits for it so long at most (attack81: the JDK's send waited without a bound for
-        // threads that could not start), and an interrupt ends the wait (attack78 N2: a body's read ignored it)
+        // its start, run on a thread of EXCHANGES: the caller waits for it so long at most (the JDK's send waited without
+        // a bound for threads that could not start), and an interrupt ends the wait (attack78 N2: a body's read ignored it)
         try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), timeout.toMillis(), false, () -> stop(reading))) {
-            HttpResponse<byte[]> response = deadline.await(exchange(client(), request, bodies, url), url);
+            HttpResponse<byte[]> response = deadline.await(started(() -> used.send(request, bodies), url), url);
             return new Response(response.statusCode(), response.headers().map(), response.body());
         } catch (ProtocolException refused) {
             String location = invalidLocation(refused.getMessage());
@@ -94,17 +110,16 @@ public final class JdkHttpTransport implements HttpTransport {
     }
 
     /**
-     * The exchange of {@code request} under way on the threads of {@code client}; an IOException (a network error,
-     * retried) when they cannot take it: the JDK's client is then dead for good (its selector thread ended, its pool
-     * terminated: every later request was refused at once, threads free or not), and the next request builds another.
+     * {@code exchange} under way on a thread of {@link #EXCHANGES}; an IOException (a network error, retried) when no
+     * thread can start (a thread limit: OutOfMemoryError "unable to create native thread").  Not the JDK's
+     * {@code sendAsync}: its answer is handed over on the common ForkJoinPool, and an app whose tasks keep that pool busy
+     * had every request end at its deadline.
      */
-    private CompletableFuture<HttpResponse<byte[]>> exchange(HttpClient client, HttpRequest request, HttpResponse.BodyHandler<byte[]> bodies, String url)
-        throws IOException {
+    private static Future<HttpResponse<byte[]>> started(Callable<HttpResponse<byte[]>> exchange, String url) throws IOException {
         try {
-            return client.sendAsync(request, bodies);
-        } catch (RejectedExecutionException noThread) {
-            forgetClient();
-            throw new IOException("no thread could take the request to " + url + " (" + noThread + ")", noThread);
+            return EXCHANGES.submit(exchange);
+        } catch (OutOfMemoryError | RejectedExecutionException noThread) {
+            throw new IOException("no thread could start for the request to " + url + " (" + noThread + ")", noThread);
         }
     }
 
@@ -117,14 +132,30 @@ public final class JdkHttpTransport implements HttpTransport {
      * The JDK's client, built at the first request that can start its selector thread (a thread limit made the
      * constructor, and so the {@link Client}'s, throw an OutOfMemoryError).
      */
-    private synchronized HttpClient client() {
+    private synchronized HttpClient client() throws IOException {
         if (client == null) {
             HttpClient.Builder builder = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout)
                 .followRedirects(HttpClient.Redirect.NEVER);
-            Executor given = threads;
-            client = (given == null ? builder : builder.executor(given)).build();
+            try {
+                client = builder.executor(JdkHttpTransport::handOver).build();
+            } catch (OutOfMemoryError noThread) {
+                throw new IOException("no thread could start for the JDK's HTTP client (" + noThread + ")", noThread);
+            }
         }
         return client;
+    }
+
+    /**
+     * Runs {@code work} of a JDK client on a thread of {@link #threads}, or here when none can take it (a thread limit):
+     * on JDK 17 the failure escaped the client's selector thread, which ended, and the client with it for good (every
+     * later request waited for its timeout, threads free again or not).
+     */
+    private static void handOver(Runnable work) {
+        try {
+            threads.execute(work);
+        } catch (OutOfMemoryError | RejectedExecutionException noThread) {
+            work.run();
+        }
     }
 
     /** {@code body}, the one {@code reading} holds for the deadline to stop, or stopped at once when it passed already. */
