@@ -167,7 +167,7 @@ def jdk_references(classes: Path) -> dict[str, set[str]]:
 
 
 def android_table() -> dict[str, str]:
-    """``ANDROID_TABLE`` as ``{reference: level}`` (``level`` an API level, or ``absent@Holder.class`` for a reference that
+    """``ANDROID_TABLE`` as ``{reference: level}`` (``level`` an API level, or ``absent@Holder.class`` (or ``absent@A.class,B.class``) for a reference that
     no Android release through the table's platform has, allowed in that class only)."""
     table = {}
     for line in ANDROID_TABLE.read_text().splitlines():

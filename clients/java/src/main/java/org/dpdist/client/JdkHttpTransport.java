@@ -1,7 +1,6 @@
 package org.dpdist.client;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.net.ProtocolException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -9,6 +8,13 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Executor;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@link HttpTransport} on {@code java.net.http}, bounded waits.  HTTP/1.1 only: the JDK's default asks a plain-http
@@ -16,8 +22,27 @@ import java.util.Map;
  * body were empty.
  */
 public final class JdkHttpTransport implements HttpTransport {
-    private final HttpClient client;
+    /** A body's reading stopped by the deadline (a mark: {@link #read} stops any body given after it). */
+    private static final JdkAnswerBody STOPPED = new JdkAnswerBody(0, "");
+    /**
+     * The threads the exchanges run on, as many as run at once (idle ones end after a minute): the caller waits for its
+     * exchange until the deadline only.
+     */
+    private static final ExecutorService EXCHANGES = Executors.newCachedThreadPool(exchange -> {
+        Thread thread = new Thread(exchange, "dpdist-jdk-exchange");
+        thread.setDaemon(true);
+        return thread;
+    });
+    /** The threads the JDK's clients hand their work to (idle ones end after a minute). */
+    private static final ExecutorService WORKERS = Executors.newCachedThreadPool(work -> {
+        Thread thread = new Thread(work, "dpdist-jdk-worker");
+        thread.setDaemon(true);
+        return thread;
+    });
+    /** Where the JDK's clients hand their work: package-private so a test can make every hand-over fail. */
+    static volatile Executor threads = WORKERS;
     private final Duration timeout;
+    private HttpClient client;
 
     /**
      * A transport whose connections and whole answers (head and body, from the request's start) each take at most
@@ -29,7 +54,6 @@ public final class JdkHttpTransport implements HttpTransport {
                 + " ms. Got " + timeout + ".");
         }
         this.timeout = timeout;
-        this.client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout).followRedirects(HttpClient.Redirect.NEVER).build();
     }
 
     /** A transport that waits at most 30 s for a connection or an answer. */
@@ -44,41 +68,106 @@ public final class JdkHttpTransport implements HttpTransport {
 
     @Override
     public Response send(String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
-        HttpRequest request;
-        try {
-            HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(url)).timeout(timeout)
-                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
-            for (Map.Entry<String, String> header : headers.entrySet()) builder.header(header.getKey(), header.getValue());
-            request = builder.build();
-        } catch (IllegalArgumentException badUrl) {
-            throw new InvalidParameterError("Not a URL this client can request: " + Json.show(url) + " (" + badUrl.getMessage() + ").");
-        }
-        long started = System.nanoTime();
-        try {
-            // the request's timeout ends a wait for the head; the body too is within it of the start (closed past it)
-            HttpResponse<InputStream> response = client.send(request, HttpResponse.BodyHandlers.ofInputStream());
-            InputStream stream = response.body();
-            long left = timeout.toMillis() - (System.nanoTime() - started) / 1_000_000;
-            try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), left, false, () -> close(stream))) {
-                try {
-                    return new Response(response.statusCode(), response.headers().map(), HttpTransport.readLimited(stream, url,
-                        response.statusCode() >= 200 && response.statusCode() < 300 ? limit : ACK_ANSWER_BYTES));
-                } catch (IOException failure) {
-                    throw deadline.explained(failure, url);
-                }
-            }
+        HttpRequest request = request(method, url, headers, body);
+        HttpClient used = client(); // built before the deadline starts (its first build in a process loads its classes)
+        AtomicReference<JdkAnswerBody> reading = new AtomicReference<>();
+        HttpResponse.BodyHandler<byte[]> bodies = answer -> read(reading, new JdkAnswerBody(answer.statusCode() >= 200 && answer.statusCode() < 300
+            ? limit : ACK_ANSWER_BYTES, url));
+        // the request's timeout ends a wait for the head (the JDK's); the deadline the whole exchange, head and body, from
+        // its start, run on a thread of EXCHANGES: the caller waits for it so long at most (the JDK's send waited without
+        // a bound for threads that could not start), and an interrupt ends the wait (attack78 N2: a body's read ignored it)
+        try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), timeout.toMillis(), false, () -> stop(reading))) {
+            HttpResponse<byte[]> response = deadline.await(started(() -> used.send(request, bodies), url), url);
+            return new Response(response.statusCode(), response.headers().map(), response.body());
         } catch (ProtocolException refused) {
             String location = invalidLocation(refused.getMessage());
             if (location != null) throw new HttpTransport.InvalidLocation(location, refused); // a redirect: not retried
             throw refused;
-        } catch (InterruptedException interrupted) {
-            Thread.currentThread().interrupt();
-            throw new IOException("interrupted", interrupted);
         } catch (IllegalArgumentException badAnswer) {
             // the request was built: this is the answer's (the JDK's NumberFormatException of a Content-Length "8, 8",
             // attack76 F2), a network error retried as any other bad answer, not the caller's URL
             throw new IOException("the answer of " + url + " is not one this client can read (" + badAnswer.getMessage() + ")", badAnswer);
+        } catch (RuntimeException failed) {
+            // any other failure of the JDK's exchange: a network error, as the JDK's own send says it
+            throw new IOException("the request to " + url + " failed (" + failed + ")", failed);
+        } catch (OutOfMemoryError noThread) {
+            // mostly the JDK's threads that could not start (a thread limit: "unable to create native thread"), for the
+            // client or a stage of the exchange: a network error, retried, on a client built anew (this one may be dead)
+            forgetClient();
+            throw new IOException("the request to " + url + " could not go on (" + noThread + ")", noThread);
         }
+    }
+
+    private HttpRequest request(String method, String url, Map<String, String> headers, byte[] body) {
+        try {
+            HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(url)).timeout(timeout)
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+            for (Map.Entry<String, String> header : headers.entrySet()) builder.header(header.getKey(), header.getValue());
+            return builder.build();
+        } catch (IllegalArgumentException badUrl) {
+            throw new InvalidParameterError("Not a URL this client can request: " + Json.show(url) + " (" + badUrl.getMessage() + ").");
+        }
+    }
+
+    /**
+     * {@code exchange} under way on a thread of {@link #EXCHANGES}; an IOException (a network error, retried) when no
+     * thread can start (a thread limit: OutOfMemoryError "unable to create native thread").  Not the JDK's
+     * {@code sendAsync}: its answer is handed over on the common ForkJoinPool, and an app whose tasks keep that pool busy
+     * had every request end at its deadline.
+     */
+    private static Future<HttpResponse<byte[]>> started(Callable<HttpResponse<byte[]>> exchange, String url) throws IOException {
+        try {
+            return EXCHANGES.submit(exchange);
+        } catch (OutOfMemoryError | RejectedExecutionException noThread) {
+            throw new IOException("no thread could start for the request to " + url + " (" + noThread + ")", noThread);
+        }
+    }
+
+    /** The next request builds a new client (this one's threads could not start, or it is dead). */
+    private synchronized void forgetClient() {
+        client = null;
+    }
+
+    /**
+     * The JDK's client, built at the first request that can start its selector thread (a thread limit made the
+     * constructor, and so the {@link Client}'s, throw an OutOfMemoryError).
+     */
+    private synchronized HttpClient client() throws IOException {
+        if (client == null) {
+            HttpClient.Builder builder = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(timeout)
+                .followRedirects(HttpClient.Redirect.NEVER);
+            try {
+                client = builder.executor(JdkHttpTransport::handOver).build();
+            } catch (OutOfMemoryError noThread) {
+                throw new IOException("no thread could start for the JDK's HTTP client (" + noThread + ")", noThread);
+            }
+        }
+        return client;
+    }
+
+    /**
+     * Runs {@code work} of a JDK client on a thread of {@link #threads}, or here when none can take it (a thread limit):
+     * on JDK 17 the failure escaped the client's selector thread, which ended, and the client with it for good (every
+     * later request waited for its timeout, threads free again or not).
+     */
+    private static void handOver(Runnable work) {
+        try {
+            threads.execute(work);
+        } catch (OutOfMemoryError | RejectedExecutionException noThread) {
+            work.run();
+        }
+    }
+
+    /** {@code body}, the one {@code reading} holds for the deadline to stop, or stopped at once when it passed already. */
+    private static JdkAnswerBody read(AtomicReference<JdkAnswerBody> reading, JdkAnswerBody body) {
+        if (reading.getAndUpdate(held -> held == STOPPED ? held : body) == STOPPED) body.cancel(new IOException("deadline passed"));
+        return body;
+    }
+
+    /** Stops the body {@code reading} holds, and any it would hold after (the deadline passed, or the caller was interrupted). */
+    private static void stop(AtomicReference<JdkAnswerBody> reading) {
+        JdkAnswerBody held = reading.getAndSet(STOPPED);
+        if (held != null && held != STOPPED) held.cancel(new IOException("deadline passed"));
     }
 
     /**
@@ -93,13 +182,5 @@ public final class JdkHttpTransport implements HttpTransport {
             || !message.regionMatches(true, opening.length(), name, 0, name.length())) return null;
         String value = message.substring(opening.length() + name.length(), message.length() - 1);
         return value.startsWith(" ") ? value.substring(1) : value; // the JDK's "NAME: VALUE" (VALUE trimmed already)
-    }
-
-    private static void close(InputStream stream) {
-        try {
-            stream.close();
-        } catch (IOException ignored) {
-            // the read it ends fails anyway
-        }
     }
 }
