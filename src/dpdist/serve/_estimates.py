@@ -188,11 +188,10 @@ def estimate_png(campaign: Campaign, query, served: dict | bytes | None = None) 
     show (the figure is not drawn from the bare estimate, without it).
     """
     options, level = estimate_options(query)
-    if isinstance(served, bytes):
-        served = json.loads(served)
-    shown = (served or {}).get("estimate")
+    document: dict = json.loads(served) if isinstance(served, bytes) else served or {}
+    shown = document.get("estimate")
     if shown is not None and shown.get("kind") == "distribution":
-        estimate, n = Distribution.from_dict(shown), served["n"]  # type: ignore[index]
+        estimate, n = Distribution.from_dict(shown), document["n"]
     else:
         estimate, n = _estimate(campaign, options), campaign.n
     if estimate is None:
