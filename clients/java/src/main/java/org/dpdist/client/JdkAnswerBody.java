@@ -1,9 +1,9 @@
 package org.dpdist.client;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -19,14 +19,19 @@ import java.util.concurrent.Flow;
 final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
     private final int limit;
     private final String url;
-    private final ByteArrayOutputStream gathered = new ByteArrayOutputStream();
+    /** The bytes gathered ({@code size} of them), in one array sized by the declared length (a 4 MiB answer held twice
+     * that in a growing ByteArrayOutputStream and its final copy, attack83 F2). */
+    private byte[] gathered;
+    private int size;
     private final CompletableFuture<byte[]> body = new CompletableFuture<>();
     private Flow.Subscription subscription;
     private boolean cancelled;
 
-    JdkAnswerBody(int limit, String url) {
+    /** A body of at most {@code limit} bytes; {@code declared} its Content-Length (-1: none), the array's first size. */
+    JdkAnswerBody(int limit, String url, long declared) {
         this.limit = limit;
         this.url = url;
+        this.gathered = new byte[(int) Math.min(limit, declared >= 0 ? declared : 8192)];
     }
 
     @Override
@@ -51,13 +56,16 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
             if (cancelled) return; // bytes the JDK had read before the cancel came
         }
         for (ByteBuffer buffer : buffers) {
-            if (gathered.size() + buffer.remaining() > limit) {
+            int more = buffer.remaining();
+            if ((long) size + more > limit) {
                 cancel(HttpTransport.tooLong(url, limit));
                 return;
             }
-            byte[] bytes = new byte[buffer.remaining()];
-            buffer.get(bytes);
-            gathered.write(bytes, 0, bytes.length);
+            if (size + more > gathered.length) {
+                gathered = Arrays.copyOf(gathered, (int) Math.min(limit, Math.max((long) size + more, 2L * gathered.length)));
+            }
+            buffer.get(gathered, size, more);
+            size += more;
         }
     }
 
@@ -68,7 +76,7 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
 
     @Override
     public void onComplete() {
-        body.complete(gathered.toByteArray());
+        body.complete(size == gathered.length ? gathered : Arrays.copyOf(gathered, size));
     }
 
     /** Stops the reading (the deadline passed, or the caller was interrupted): the body is {@code why}. */

@@ -23,7 +23,7 @@ import java.util.concurrent.atomic.AtomicReference;
  */
 public final class JdkHttpTransport implements HttpTransport {
     /** A body's reading stopped by the deadline (a mark: {@link #read} stops any body given after it). */
-    private static final JdkAnswerBody STOPPED = new JdkAnswerBody(0, "");
+    private static final JdkAnswerBody STOPPED = new JdkAnswerBody(0, "", 0);
     /**
      * The threads the exchanges run on, as many as run at once (idle ones end after a minute): the caller waits for its
      * exchange until the deadline only.
@@ -54,6 +54,11 @@ public final class JdkHttpTransport implements HttpTransport {
                 + " ms. Got " + timeout + ".");
         }
         this.timeout = timeout;
+        try {
+            client(); // here, not in the first request's deadline (a first build took 0.3-2.6 s on a loaded machine)
+        } catch (IOException noThreadYet) {
+            // a thread limit: built at the first request that can start its selector thread
+        }
     }
 
     /** A transport that waits at most 30 s for a connection or an answer. */
@@ -69,10 +74,10 @@ public final class JdkHttpTransport implements HttpTransport {
     @Override
     public Response send(String method, String url, Map<String, String> headers, byte[] body, int limit) throws IOException {
         HttpRequest request = request(method, url, headers, body);
-        HttpClient used = client(); // built before the deadline starts (its first build in a process loads its classes)
+        HttpClient used = client(); // built by the constructor (else here, before the deadline starts: a build loads classes)
         AtomicReference<JdkAnswerBody> reading = new AtomicReference<>();
         HttpResponse.BodyHandler<byte[]> bodies = answer -> read(reading, new JdkAnswerBody(answer.statusCode() >= 200 && answer.statusCode() < 300
-            ? limit : ACK_ANSWER_BYTES, url));
+            ? limit : ACK_ANSWER_BYTES, url, declaredLength(answer)));
         // the request's timeout ends a wait for the head (the JDK's); the deadline the whole exchange, head and body, from
         // its start, run on a thread of EXCHANGES: the caller waits for it so long at most (the JDK's send waited without
         // a bound for threads that could not start), and an interrupt ends the wait (attack78 N2: a body's read ignored it)
@@ -91,8 +96,10 @@ public final class JdkHttpTransport implements HttpTransport {
             // any other failure of the JDK's exchange: a network error, as the JDK's own send says it
             throw new IOException("the request to " + url + " failed (" + failed + ")", failed);
         } catch (OutOfMemoryError noThread) {
-            // mostly the JDK's threads that could not start (a thread limit: "unable to create native thread"), for the
-            // client or a stage of the exchange: a network error, retried, on a client built anew (this one may be dead)
+            // the JDK's threads that could not start (a thread limit: "unable to create native thread"), for the client
+            // or a stage of the exchange: a network error, retried, on a client built anew (this one may be dead); a full
+            // heap is no network error (retried, it allocated again: attack83 F2)
+            if (!String.valueOf(noThread.getMessage()).contains("native thread")) throw noThread;
             forgetClient();
             throw new IOException("the request to " + url + " could not go on (" + noThread + ")", noThread);
         }
@@ -123,14 +130,23 @@ public final class JdkHttpTransport implements HttpTransport {
         }
     }
 
+    /** The Content-Length an answer declares, or -1 (none, or none this client reads: the JDK refuses the answer then). */
+    private static long declaredLength(HttpResponse.ResponseInfo answer) {
+        try {
+            return answer.headers().firstValueAsLong("content-length").orElse(-1L);
+        } catch (NumberFormatException unreadable) {
+            return -1L;
+        }
+    }
+
     /** The next request builds a new client (this one's threads could not start, or it is dead). */
     private synchronized void forgetClient() {
         client = null;
     }
 
     /**
-     * The JDK's client, built at the first request that can start its selector thread (a thread limit made the
-     * constructor, and so the {@link Client}'s, throw an OutOfMemoryError).
+     * The JDK's client, built by the constructor, or at the first request that can start its selector thread when a
+     * thread limit kept the constructor from it (the constructor, and so the {@link Client}'s, threw an OutOfMemoryError).
      */
     private synchronized HttpClient client() throws IOException {
         if (client == null) {

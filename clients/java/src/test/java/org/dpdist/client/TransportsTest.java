@@ -246,6 +246,33 @@ class TransportsTest {
     }
 
     @Test
+    void anAnswerBodyIsGatheredInOneArrayOfItsDeclaredLengthAndRefusedPastItsLimit() throws Exception {
+        // attack83 F2: a ByteArrayOutputStream and its final copy held twice the body (a 4 MiB answer needed a 24 MB heap)
+        java.util.concurrent.Flow.Subscription idle = new java.util.concurrent.Flow.Subscription() {
+            @Override
+            public void request(long n) {
+            }
+
+            @Override
+            public void cancel() {
+            }
+        };
+        for (long declared : new long[] {6, -1, 2}) {
+            JdkAnswerBody body = new JdkAnswerBody(10, "http://x/a", declared);
+            body.onSubscribe(idle);
+            body.onNext(java.util.Arrays.asList(java.nio.ByteBuffer.wrap(new byte[] {'a', 'b', 'c'}), java.nio.ByteBuffer.wrap(new byte[] {'d', 'e', 'f'})));
+            body.onComplete();
+            assertEquals("abcdef", new String(body.getBody().toCompletableFuture().get(), StandardCharsets.US_ASCII), "declared " + declared);
+        }
+        JdkAnswerBody over = new JdkAnswerBody(4, "http://x/a", -1);
+        over.onSubscribe(idle);
+        over.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[] {'a', 'b', 'c', 'd', 'e'})));
+        java.util.concurrent.ExecutionException refused = assertThrows(java.util.concurrent.ExecutionException.class,
+            () -> over.getBody().toCompletableFuture().get());
+        assertTrue(refused.getCause().getMessage().contains("longer than 4 bytes"), refused.getCause().getMessage());
+    }
+
+    @Test
     void anAbortThatMayBlockAndNoThreadCanTakeHoldsNeitherTheCallerNorTheScheduler() throws Exception {
         // CI's runs: with no abort thread, HttpURLConnection's disconnect ran on the scheduler's thread, then on the waiting
         // caller's, and waited there for the JDK's keep-alive cleaner (5 s): 400 ms deadlines ended after 5.0 and 5.4 s
