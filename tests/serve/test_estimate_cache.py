@@ -220,3 +220,45 @@ def test_an_estimate_the_estimator_cannot_allocate_is_a_500_that_says_so_not_an_
     answer = _get(app, "/api/campaigns/g/estimate")
     assert answer.status_code == 500 and answer.json()["error"] == "estimate_out_of_memory", answer.text
     assert "'g'" in answer.json()["detail"] and "memory" in answer.json()["detail"]
+
+
+def test_an_unchanged_estimate_asked_with_its_tag_is_answered_304_without_its_body(tmp_path):
+    # attack82 M1: a dashboard polling an unchanged 321 MB estimate fetched it whole every few seconds
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", 8, np.arange(100) % 8)
+    first = _get(app, "/api/campaigns/g/estimate")
+    tag = first.headers["etag"]
+
+    async def again(headers):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=HEADERS) as client:
+            return await client.get("/api/campaigns/g/estimate", headers=headers)
+
+    held = asyncio.run(again({"if-none-match": tag}))
+    assert held.status_code == 304 and held.content == b"" and held.headers["etag"] == tag
+    assert asyncio.run(again({"if-none-match": '"another"'})).content == first.content
+    other = asyncio.run(again({"if-none-match": tag, "accept": "application/json"}))
+    assert other.status_code == 304
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
+    protocol = local.from_config(config)
+
+    async def more():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=HEADERS) as client:
+            await client.put("/api/campaigns/g/batches/b2", content=io.encode_record(protocol, protocol.privatize(np.arange(10) % 8, rng=4)),
+                             headers={"content-type": "application/octet-stream"})
+            return await client.get("/api/campaigns/g/estimate", headers={"if-none-match": tag})
+
+    changed = asyncio.run(more())
+    assert changed.status_code == 200 and changed.json()["n"] == 110 and changed.headers["etag"] != tag
+
+
+def test_a_figure_of_more_items_than_are_drawn_is_refused_before_the_estimator_is_asked(tmp_path, monkeypatch):
+    # attack82 M2: GET estimate.png at d = 2*10^6 held the one estimator 120 s and ended 503 estimate_timeout
+    from dpdist.serve import _estimate_cache
+
+    asked = []
+    monkeypatch.setattr(_estimate_cache, "_compute", lambda function, *arguments: asked.append(function))
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", _estimate_cache.MAX_DRAWN_ITEMS + 1, np.arange(100))
+    answer = _get(app, "/api/campaigns/g/estimate.png")
+    assert answer.status_code == 409 and answer.json()["error"] == "too_many_items_to_plot" and asked == []
+    assert str(_estimate_cache.MAX_DRAWN_ITEMS) in answer.json()["detail"]

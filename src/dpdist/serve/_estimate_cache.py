@@ -24,30 +24,35 @@ cache of the process shares it; the close of the last cache still open stops it
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import threading
 import time
 
 from ._estimates import estimate_body, estimate_png
 from ._estimator import Estimator
-from ._refusals import Failure
+from ._refusals import Conflict, Failure
 
 __all__ = ["EstimateCache"]
 
 #: documents kept (least recently used dropped), and their bytes at most (the one just computed is kept whatever its size)
 SIZE = 256
 MAX_BYTES = 512 * 2**20
+#: the most items a figure draws (a frequency estimate's bars: 12 s for 10^4 items, 108 s for 10^5, past the
+#: estimator's time limit under load at 2*10^6, attack82 M2)
+MAX_DRAWN_ITEMS = 20_000
 #: a key's computations start at most every SPACING x the CPU seconds of its last one
 SPACING = 2.0
 
 
 class _Entry:
-    __slots__ = ("lock", "version", "body", "started", "cost")
+    __slots__ = ("lock", "version", "body", "tag", "started", "cost")
 
     def __init__(self):
         self.lock = threading.Lock()
         self.version: tuple | None = None
         self.body: bytes | None = None
+        self.tag = ""  # the body's entity tag (its SHA-256's first 32 hex digits): a dashboard asks again with it
         self.started, self.cost = 0.0, 0.0
 
 
@@ -65,26 +70,37 @@ class EstimateCache:
     def body(self, campaign_id: str, query: dict) -> bytes:
         """``GET /api/campaigns/{id}/estimate``: the estimate document of the campaign's current aggregate, as the
         answer's JSON bytes (:func:`~._estimates.estimate_body`)."""
+        return self.tagged(campaign_id, query)[0]
+
+    def tagged(self, campaign_id: str, query: dict) -> tuple[bytes, str]:
+        """:meth:`body` and its entity tag (a request naming it in ``If-None-Match`` is answered 304, without the body:
+        a dashboard polling an unchanged 321 MB document fetched it whole every few seconds, attack82 M1)."""
         version = self._version(campaign_id)
         entry = self._entry((campaign_id, tuple(sorted(query.items()))))
         with entry.lock:  # one computation per key at a time; the others wait for it and take its document
             if entry.version == version and entry.body is not None:
-                return entry.body
+                return entry.body, entry.tag
             if entry.body is not None and time.monotonic() - entry.started < SPACING * entry.cost:
-                return entry.body  # computed a moment ago from an older version: computing again would cost more
+                return entry.body, entry.tag  # computed a moment ago from an older version: computing again would cost more
             entry.started = time.monotonic()
             campaign = self.store.get(campaign_id, statistic=True)
 
             body, entry.cost = _computed(estimate_body, campaign, query)
-            entry.version, entry.body = _version_of(campaign), body
+            entry.version, entry.body, entry.tag = _version_of(campaign), body, hashlib.sha256(body).hexdigest()[:32]
             with self._guard:
                 self.computed += 1
                 self._trim(entry)
-            return body
+            return body, entry.tag
 
     def png(self, campaign_id: str, query: dict) -> bytes:
         """``GET /api/campaigns/{id}/estimate.png`` (drawn on every request: a download, not a dashboard's poll), from
         the document of :meth:`body` for the same query: the figure draws the band the JSON serves."""
+        items = getattr(self.store.row(campaign_id).protocol, "domain_size", 0) or 0
+        if items > MAX_DRAWN_ITEMS:
+            raise Conflict("too_many_items_to_plot", f"Campaign {campaign_id!r} estimates {items} items; its figure is "
+                           f"drawn for at most {MAX_DRAWN_ITEMS} (drawing takes about a second a thousand items, and one "
+                           "estimator serves every campaign). Read the estimate as JSON (GET .../estimate, or "
+                           "`dpdist campaign estimate --json`).")
         served = self.body(campaign_id, query)
         return _computed(estimate_png, self.store.get(campaign_id, statistic=True), query, served)[0]
 
@@ -176,6 +192,7 @@ def _computed(function, campaign, query, *more) -> tuple:
     try:
         return _compute(function, campaign, query, *more)
     except MemoryError:
+        stop_estimator()  # its next estimate starts a new process: this one kept what it had allocated (8.6 GB, attack82)
         raise Failure("estimate_out_of_memory", f"The estimate of campaign {campaign.id!r} needs more memory than the "
                       "estimator process could allocate (it grows with the campaign's domain); run it where more memory "
                       "is free (a campaign that keeps its reports: `dpdist campaign export`, then `dpdist aggregate` and "

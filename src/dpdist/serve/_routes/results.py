@@ -33,10 +33,13 @@ _ESTIMATE_QUERY = (
             query=_ESTIMATE_QUERY, answers={200: json_answer(ref("Estimate"))}, errors=(400, 401, 404))
 async def estimate(request: Request) -> Response:
     service = as_admin(request)
-    body = await run_in_threadpool(service.estimates.body, request.path_params["campaign"], dict(request.query_params))
+    body, tag = await run_in_threadpool(service.estimates.tagged, request.path_params["campaign"], dict(request.query_params))
+    etag = f'"{tag}"'
+    if etag in request.headers.get("if-none-match", ""):  # the document the asker holds: not sent again
+        return Response(status_code=304, headers={"etag": etag})
     if len(body) <= _WHOLE_BODY:
-        return Response(body, media_type="application/json")
-    return StreamingResponse(_parts(body), media_type="application/json", headers={"content-length": str(len(body))})
+        return Response(body, media_type="application/json", headers={"etag": etag})
+    return StreamingResponse(_parts(body), media_type="application/json", headers={"content-length": str(len(body)), "etag": etag})
 
 
 #: an estimate's body sent whole up to this size, else in parts of it: each part is copied into the connection's buffer

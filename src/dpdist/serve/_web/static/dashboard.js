@@ -13,7 +13,7 @@ import { $, fillTable } from "./dom.js";
 import { drawEstimate } from "./estimate.js";
 import { showWhatEpsilonBuys } from "./explain.js";
 import { refreshRounds } from "./rounds.js";
-import { getJson, takeToken } from "./token.js";
+import { forgetToken, getJson, takeToken } from "./token.js";
 
 const CAMPAIGN = document.body.dataset.campaign || "";
 const REFRESH_MS = 3000;
@@ -21,6 +21,37 @@ const token = takeToken(window);  // out of the address bar before anything else
 // the page is {service}/campaigns/{id}/dashboard; {service} may carry a reverse proxy's path prefix
 const SERVICE = location.pathname.slice(0, location.pathname.lastIndexOf("/campaigns/"));
 const API = SERVICE + "/api/campaigns/" + encodeURIComponent(CAMPAIGN);
+
+/** The largest estimate this page reads: a JSON text past about 537 M characters is longer than the browser's
+ * longest string (GRR past d = 3.3*10^6 came back 200 and the page failed to parse it, attack82 M1). */
+const MAX_ESTIMATE_BYTES = 400_000_000;
+/** The estimate last read and its entity tag: the next poll asks with it and an unchanged one is not sent again. */
+let lastEstimate = { tag: "", data: /** @type {any} */ (null) };
+
+/**
+ * ``/estimate`` (with the page's query), asked with the tag of the one held: an unchanged estimate is answered 304
+ * and not fetched again (a dashboard read an unchanged 321 MB document every few seconds); one too long for this
+ * page is not read (its size said instead).
+ * @returns {Promise<any>}
+ */
+async function getEstimate() {
+  /** @type {Record<string, string>} */
+  const headers = { Authorization: "Bearer " + token };
+  if (lastEstimate.tag) headers["If-None-Match"] = lastEstimate.tag;
+  const response = await fetch(API + "/estimate" + estimateQuery(), { headers, cache: "no-store" });
+  if (response.status === 304 && lastEstimate.data !== null) return lastEstimate.data;
+  const size = Number(response.headers.get("content-length") || 0);
+  if (response.ok && size > MAX_ESTIMATE_BYTES) {
+    await response.body?.cancel();
+    throw new Error(`The estimate is ${Math.round(size / 1e6)} MB, more than this page can read; `
+                    + "use `dpdist campaign estimate` (--json, --plot) instead.");
+  }
+  const body = await response.json();
+  if (response.status === 401) forgetToken(window);
+  if (!response.ok) throw new Error(body.detail || response.statusText);
+  lastEstimate = { tag: response.headers.get("etag") || "", data: body };
+  return body;
+}
 
 /** @type {any} */
 let config = null;
@@ -74,8 +105,7 @@ async function refresh() {
       loaded();
       return;
     }
-    const [data, history] = await Promise.all([getJson(API + "/estimate" + estimateQuery(), token),
-                                               getJson(API + "/history", token)]);
+    const [data, history] = await Promise.all([getEstimate(), getJson(API + "/history", token)]);
     for (const key of ["state", "protocol", "epsilon", "n", "batches"]) $(key).textContent = String(data[key]);
     $("guarantee").textContent = data.guarantee || "-";
     explainAt(data.n);
@@ -90,30 +120,36 @@ async function refresh() {
   }
 }
 
-// one refresh at a time: a poll while one is in flight is skipped (an estimate of a large domain takes longer than
-// REFRESH_MS to fetch, and polls piled up on the server, attack81 H1); a new width is fetched once it ends
+// one refresh at a time, the next REFRESH_MS after the last one ended (an estimate of a large domain takes longer than
+// REFRESH_MS to fetch: polls piled up on the server, attack81 H1, then followed each other at once, attack82 M1);
+// a new width, or the tab shown again, refreshes at once (once the one in flight ends)
 let inFlight = false;
 let asked = false;
-async function poll(byUser) {
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let next;
+/** @param {boolean} now */
+async function poll(now) {
   if (inFlight) {
-    asked = asked || byUser;
+    asked = asked || now;
     return;
   }
+  clearTimeout(next);
   inFlight = true;
   try {
-    await refresh();
+    // a hidden tab does not poll: the server computes an estimate once per change anyway,
+    // but a tab nobody looks at should not keep a connection busy; it refreshes when shown again
+    if (!document.hidden) await refresh();
   } finally {
     inFlight = false;
   }
   if (asked) {
     asked = false;
     poll(false);
+    return;
   }
+  next = setTimeout(() => poll(false), REFRESH_MS);
 }
 
 poll(false);
 $("width").addEventListener("change", () => poll(true));
-// a hidden tab does not poll: the server computes an estimate once per change anyway,
-// but a tab nobody looks at should not keep a connection busy; it refreshes when shown again
-setInterval(() => { if (!document.hidden) poll(false); }, REFRESH_MS);
-document.addEventListener("visibilitychange", () => { if (!document.hidden) poll(false); });
+document.addEventListener("visibilitychange", () => { if (!document.hidden) poll(true); });
