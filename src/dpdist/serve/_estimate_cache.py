@@ -95,7 +95,9 @@ class EstimateCache:
     def png(self, campaign_id: str, query: dict) -> bytes:
         """``GET /api/campaigns/{id}/estimate.png`` (drawn on every request: a download, not a dashboard's poll), from
         the document of :meth:`body` for the same query: the figure draws the band the JSON serves."""
-        items = getattr(self.store.row(campaign_id).protocol, "domain_size", 0) or 0
+        protocol = self.store.row(campaign_id).protocol
+        # a frequency estimate's figure draws a bar an item (a heavy hitters' one, its top k)
+        items = getattr(protocol, "domain_size", 0) if protocol.tags.kind == "frequency" else 0
         if items > MAX_DRAWN_ITEMS:
             raise Conflict("too_many_items_to_plot", f"Campaign {campaign_id!r} estimates {items} items; its figure is "
                            f"drawn for at most {MAX_DRAWN_ITEMS} (drawing takes about a second a thousand items, and one "
