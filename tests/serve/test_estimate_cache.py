@@ -199,11 +199,14 @@ def test_the_kept_documents_hold_at_most_their_byte_budget_but_the_one_just_comp
     app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
     _grr_campaign(app, "g", 8, np.arange(100) % 8)
     cache = app.state.service.estimates
-    first = cache.body("g", {"level": "0.9"})
+    first, tag = cache.tagged("g", {"level": "0.9"})
     second = cache.body("g", {"level": "0.8"})
-    assert first != second and [entry.body for entry in cache._entries.values()] == [second]
-    assert cache.body("g", {"level": "0.9"}) == first  # computed again, the other dropped in turn
-    assert [entry.body for entry in cache._entries.values()] == [first]
+    assert first != second and [entry.body for entry in cache._entries.values() if entry.body is not None] == [second]
+    computed = cache.computed
+    assert cache.tagged("g", {"level": "0.9"}, f'"{tag}"') == (None, tag)  # held: its tag kept, nothing computed
+    assert cache.computed == computed
+    assert cache.body("g", {"level": "0.9"}) == first and cache.computed == computed + 1  # computed again
+    assert [entry.body for entry in cache._entries.values() if entry.body is not None] == [first]
 
 
 def _starved(campaign, query):
@@ -238,6 +241,8 @@ def test_an_unchanged_estimate_asked_with_its_tag_is_answered_304_without_its_bo
     assert asyncio.run(again({"if-none-match": '"another"'})).content == first.content
     other = asyncio.run(again({"if-none-match": tag, "accept": "application/json"}))
     assert other.status_code == 304
+    assert asyncio.run(again({"if-none-match": "*"})).status_code == 304  # RFC 9110: any current representation
+    assert asyncio.run(again({"if-none-match": f'"x", W/{tag}'})).status_code == 304
     config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
     protocol = local.from_config(config)
 

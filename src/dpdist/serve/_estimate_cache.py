@@ -70,14 +70,20 @@ class EstimateCache:
     def body(self, campaign_id: str, query: dict) -> bytes:
         """``GET /api/campaigns/{id}/estimate``: the estimate document of the campaign's current aggregate, as the
         answer's JSON bytes (:func:`~._estimates.estimate_body`)."""
-        return self.tagged(campaign_id, query)[0]
+        body = self.tagged(campaign_id, query)[0]
+        assert body is not None  # nothing held: a body
+        return body
 
-    def tagged(self, campaign_id: str, query: dict) -> tuple[bytes, str]:
-        """:meth:`body` and its entity tag (a request naming it in ``If-None-Match`` is answered 304, without the body:
-        a dashboard polling an unchanged 321 MB document fetched it whole every few seconds, attack82 M1)."""
+    def tagged(self, campaign_id: str, query: dict, held: str = "") -> tuple[bytes | None, str]:
+        """:meth:`body` and its entity tag; no body (None) when ``held`` (a request's ``If-None-Match``) names the tag
+        of the current document, which is answered 304 then: a dashboard polling an unchanged 321 MB document fetched
+        it whole every few seconds (attack82 M1).  A document dropped for the byte budget keeps its tag, so that one
+        held is not computed again (a 643 MB one was, 85 s, each time another estimate had pushed it out: attack84)."""
         version = self._version(campaign_id)
         entry = self._entry((campaign_id, tuple(sorted(query.items()))))
         with entry.lock:  # one computation per key at a time; the others wait for it and take its document
+            if entry.version == version and entry.tag and (held.strip() == "*" or f'"{entry.tag}"' in held):
+                return None, entry.tag
             if entry.version == version and entry.body is not None:
                 return entry.body, entry.tag
             if entry.body is not None and time.monotonic() - entry.started < SPACING * entry.cost:
@@ -122,15 +128,15 @@ class EstimateCache:
 
     def _trim(self, kept: _Entry) -> None:
         """Drop the least recently used documents but ``kept`` while the documents hold more than :data:`MAX_BYTES`
-        (256 documents of a domain of 2*10^6 items would hold 80 GB).  Under the guard."""
+        (256 documents of a domain of 2*10^6 items would hold 80 GB); each keeps its version and tag.  Under the
+        guard."""
         held = sum(len(entry.body) for entry in self._entries.values() if entry.body is not None)
-        for key in list(self._entries):
+        for entry in list(self._entries.values()):
             if held <= MAX_BYTES:
                 break
-            entry = self._entries[key]
             if entry is not kept and entry.body is not None:
                 held -= len(entry.body)
-                del self._entries[key]
+                entry.body = None
 
     def _entry(self, key: tuple) -> _Entry:
         with self._guard:

@@ -33,9 +33,10 @@ _ESTIMATE_QUERY = (
             query=_ESTIMATE_QUERY, answers={200: json_answer(ref("Estimate"))}, errors=(400, 401, 404))
 async def estimate(request: Request) -> Response:
     service = as_admin(request)
-    body, tag = await run_in_threadpool(service.estimates.tagged, request.path_params["campaign"], dict(request.query_params))
+    body, tag = await run_in_threadpool(service.estimates.tagged, request.path_params["campaign"], dict(request.query_params),
+                                        ", ".join(request.headers.getlist("if-none-match")))
     etag = f'"{tag}"'
-    if etag in request.headers.get("if-none-match", ""):  # the document the asker holds: not sent again
+    if body is None:  # the document the asker holds: not sent again
         return Response(status_code=304, headers={"etag": etag})
     if len(body) <= _WHOLE_BODY:
         return Response(body, media_type="application/json", headers={"etag": etag})

@@ -25,8 +25,9 @@ const API = SERVICE + "/api/campaigns/" + encodeURIComponent(CAMPAIGN);
 /** The largest estimate this page reads: a JSON text past about 537 M characters is longer than the browser's
  * longest string (GRR past d = 3.3*10^6 came back 200 and the page failed to parse it, attack82 M1). */
 const MAX_ESTIMATE_BYTES = 400_000_000;
-/** The estimate last read and its entity tag: the next poll asks with it and an unchanged one is not sent again. */
-let lastEstimate = { tag: "", data: /** @type {any} */ (null) };
+/** The estimate last answered and its entity tag: the next poll asks with it and an unchanged one is not sent again
+ * (one too long to read too: its message, ``refused``; polled without its tag, the server computed it again and again). */
+let lastEstimate = { tag: "", data: /** @type {any} */ (null), refused: "" };
 
 /**
  * ``/estimate`` (with the page's query), asked with the tag of the one held: an unchanged estimate is answered 304
@@ -39,17 +40,20 @@ async function getEstimate() {
   const headers = { Authorization: "Bearer " + token };
   if (lastEstimate.tag) headers["If-None-Match"] = lastEstimate.tag;
   const response = await fetch(API + "/estimate" + estimateQuery(), { headers, cache: "no-store" });
+  if (response.status === 304 && lastEstimate.refused) throw new Error(lastEstimate.refused);
   if (response.status === 304 && lastEstimate.data !== null) return lastEstimate.data;
   const size = Number(response.headers.get("content-length") || 0);
   if (response.ok && size > MAX_ESTIMATE_BYTES) {
     await response.body?.cancel();
-    throw new Error(`The estimate is ${Math.round(size / 1e6)} MB, more than this page can read; `
-                    + "use `dpdist campaign estimate` (--json, --plot) instead.");
+    const refused = `The estimate is ${Math.round(size / 1e6)} MB, more than this page can read; `
+                    + "use `dpdist campaign estimate` (--json, --plot) instead.";
+    lastEstimate = { tag: response.headers.get("etag") || "", data: null, refused };
+    throw new Error(refused);
   }
   const body = await response.json();
   if (response.status === 401) forgetToken(window);
   if (!response.ok) throw new Error(body.detail || response.statusText);
-  lastEstimate = { tag: response.headers.get("etag") || "", data: body };
+  lastEstimate = { tag: response.headers.get("etag") || "", data: body, refused: "" };
   return body;
 }
 

@@ -23,15 +23,21 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
      * that in a growing ByteArrayOutputStream and its final copy, attack83 F2). */
     private byte[] gathered;
     private int size;
+    private final long declared;
     private final CompletableFuture<byte[]> body = new CompletableFuture<>();
     private Flow.Subscription subscription;
     private boolean cancelled;
 
-    /** A body of at most {@code limit} bytes; {@code declared} its Content-Length (-1: none), the array's first size. */
+    /**
+     * A body of at most {@code limit} bytes; {@code declared} its Content-Length (-1: none): the array takes that size
+     * once its first bytes arrive (not before: a server declaring 4 MiB and sending nothing held 4 MiB a request,
+     * attack84 L1).
+     */
     JdkAnswerBody(int limit, String url, long declared) {
         this.limit = limit;
         this.url = url;
-        this.gathered = new byte[(int) Math.min(limit, declared >= 0 ? declared : 8192)];
+        this.declared = declared;
+        this.gathered = new byte[(int) Math.min(limit, Math.min(declared >= 0 ? declared : 8192, 8192))];
     }
 
     @Override
@@ -62,7 +68,8 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
                 return;
             }
             if (size + more > gathered.length) {
-                gathered = Arrays.copyOf(gathered, (int) Math.min(limit, Math.max((long) size + more, 2L * gathered.length)));
+                long wanted = declared >= (long) size + more ? declared : Math.max((long) size + more, 2L * gathered.length);
+                gathered = Arrays.copyOf(gathered, (int) Math.min(limit, wanted));
             }
             buffer.get(gathered, size, more);
             size += more;
