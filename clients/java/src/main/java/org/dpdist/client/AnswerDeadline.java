@@ -75,7 +75,8 @@ final class AnswerDeadline implements AutoCloseable {
         return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS, new SynchronousQueue<>(), daemons("dpdist-answer-abort"));
     }
 
-    private static ThreadFactory daemons(String name) {
+    /** Daemon threads named {@code name} (the transports' exchange and worker pools too). */
+    static ThreadFactory daemons(String name) {
         return runnable -> {
             Thread thread = new Thread(runnable, name);
             thread.setDaemon(true);

@@ -28,17 +28,9 @@ public final class JdkHttpTransport implements HttpTransport {
      * The threads the exchanges run on, as many as run at once (idle ones end after a minute): the caller waits for its
      * exchange until the deadline only.
      */
-    private static final ExecutorService EXCHANGES = Executors.newCachedThreadPool(exchange -> {
-        Thread thread = new Thread(exchange, "dpdist-jdk-exchange");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private static final ExecutorService EXCHANGES = Executors.newCachedThreadPool(AnswerDeadline.daemons("dpdist-jdk-exchange"));
     /** The threads the JDK's clients hand their work to (idle ones end after a minute). */
-    private static final ExecutorService WORKERS = Executors.newCachedThreadPool(work -> {
-        Thread thread = new Thread(work, "dpdist-jdk-worker");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private static final ExecutorService WORKERS = Executors.newCachedThreadPool(AnswerDeadline.daemons("dpdist-jdk-worker"));
     /** Where the JDK's clients hand their work: package-private so a test can make every hand-over fail. */
     static volatile Executor threads = WORKERS;
     private final Duration timeout;

@@ -18,11 +18,7 @@ public final class UrlConnectionTransport implements HttpTransport {
      * The threads the exchanges run on, as many as run at once (idle ones end after a minute): the caller waits for its
      * exchange until the deadline only, as a read under way is not ended at once by {@code disconnect} (attack76 F1).
      */
-    private static final ExecutorService EXCHANGES = Executors.newCachedThreadPool(exchange -> {
-        Thread thread = new Thread(exchange, "dpdist-url-exchange");
-        thread.setDaemon(true);
-        return thread;
-    });
+    private static final ExecutorService EXCHANGES = Executors.newCachedThreadPool(AnswerDeadline.daemons("dpdist-url-exchange"));
     private final int timeoutMillis;
 
     /**
