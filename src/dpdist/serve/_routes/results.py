@@ -30,7 +30,9 @@ _ESTIMATE_QUERY = (
 
 
 @documented("The current estimate with its confidence band, n and rejected counts", security="admin",
-            query=_ESTIMATE_QUERY, answers={200: json_answer(ref("Estimate"))}, errors=(400, 401, 404))
+            query=_ESTIMATE_QUERY, answers={200: json_answer(ref("Estimate")),
+                                            304: {"description": "Unchanged: If-None-Match named the current ETag"}},
+            errors=(400, 401, 404))
 async def estimate(request: Request) -> Response:
     service = as_admin(request)
     body, tag = await run_in_threadpool(service.estimates.tagged, request.path_params["campaign"], dict(request.query_params),
