@@ -119,10 +119,11 @@ class _Dpdist:
 
 
 class _Floor:
-    """``floor_app.Committer``'s commit on a connection of its own (its thread, idle, is not used)."""
+    """``floor_app.Committer``'s commit on a connection of its own (its thread not started: it would open the same
+    database at once, and its ``PRAGMA journal_mode=WAL`` raced this one's, "database is locked")."""
 
     def __init__(self, folder: Path):
-        self.committer = floor_app.Committer(str(folder / "floor.sqlite"))
+        self.committer = floor_app.Committer(str(folder / "floor.sqlite"), thread=False)
         self.connection = self.committer.connect()
 
     def group(self, size: int) -> list:

@@ -46,13 +46,15 @@ DELAY_S, MIN_GROUP, MAX_GROUP = 0.002, 8, 512
 class Committer:
     """One thread: takes every waiting (batch key, future, loop), commits them in one transaction, answers them."""
 
-    def __init__(self, path: str):
+    def __init__(self, path: str, *, thread: bool = True):
+        """``thread``: start the committer's thread (``bench_commit_group.py`` calls :meth:`commit` itself)."""
         self.path = path
         self.queue: collections.deque = collections.deque()
         self.wake = threading.Condition()
         self.wanted = 1
         self.groups = self.items = 0
-        threading.Thread(target=self.run, name="floor-commit", daemon=True).start()
+        if thread:
+            threading.Thread(target=self.run, name="floor-commit", daemon=True).start()
 
     def put(self, key: tuple[str, str], future: asyncio.Future, loop, work=None) -> None:
         """Queue the batch ``key`` (``work``: what a subclass's :meth:`commit` needs of it besides its key)."""

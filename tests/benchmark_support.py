@@ -281,6 +281,11 @@ CASES: dict[str, dict] = {
         "json": "work/bench_quantile_intervals/qi.json",
         "nan_ok": "aq and jointexp without a share release no interval: coverage and width NaN",
     },
+    "bench_request_path.py": {
+        "rows": 3,
+        "argv": ["--requests", "50", "--repeats", "1"],
+        "json": "benchmarks/results/request_path.json",
+    },
     "bench_quantiles.py": {
         "rows": 2,
         "argv": ["--runs", "1", "--quick", "--out", "quantiles.json"],
