@@ -472,6 +472,37 @@ def test_cli_submit_with_a_memo_reports_rounds_as_one_device(server, admin, tmp_
     assert refused == 2 and "'--memo' option" in capsys.readouterr().err
 
 
+def test_submit_of_several_report_files_says_what_the_earlier_files_counted_when_a_later_one_fails(
+        server, admin, tmp_path, monkeypatch, capsys):
+    """A later file refused (here: its parts larger than the campaign's batches) left the user unaware that the earlier
+    files were counted (attack81's note): the command now says so, and a second run counts them once."""
+    from dpdist.cli import main
+
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8, "version": 1}
+    campaign = new_campaign(admin, config)
+    protocol = local.from_config(config)
+    first, second = tmp_path / "first.bin", tmp_path / "second.bin"
+    io.write_reports(first, protocol, protocol.privatize(np.arange(30) % 8, rng=1))
+    io.write_reports(second, protocol, protocol.privatize(np.arange(20) % 8, rng=2))
+    original = Client.submit_file
+
+    def refuses_the_second(self, campaign_id, path, *args, **kwargs):
+        if str(path).endswith("second.bin"):
+            raise ServiceRefusedError("refused for the test", status=413, code="too_many_rows")
+        return original(self, campaign_id, path, *args, **kwargs)
+
+    monkeypatch.setattr(Client, "submit_file", refuses_the_second)
+    argv = ["submit", "--server", server.url, "--campaign", campaign, "--reports", str(first), str(second)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "1 batch(es) of 30 accepted report(s) were counted before this failure and stay counted" in err
+    assert "a report file keeps its file id" in err and "refused for the test" in err
+    monkeypatch.setattr(Client, "submit_file", original)
+    assert main(argv) == 0
+    assert "1 batch(es) of 30 report(s) had already been counted" in capsys.readouterr().out
+    assert admin.estimate(campaign)["n"] == 50
+
+
 @pytest.mark.parametrize("suffix", [".bin", ".parquet"])
 def test_a_report_file_over_the_body_limit_is_sent_in_parts_each_counted_once(server, admin, tmp_path, monkeypatch, capsys, suffix):
     """A file larger than one request may carry (this server: 1 MiB) used to be refused with 413 and could not

@@ -194,12 +194,15 @@ def _run_submit(args) -> int:
                   f"counted is not counted twice), or give a longer --retry-window.", file=sys.stderr)
             raise
         except BaseException:
-            if batches and not args.reports:
-                # the batches are journaled: the same command resends them, and the counted ones count once
+            if batches:
+                # the batches are journaled, or the report files keep their ids: the same command resends them, and the
+                # counted ones count once
+                kept = ("the randomized batches are kept in a journal" if not args.reports else
+                        "a report file keeps its file id")
                 print(
                     f"submit: note: {batches} batch(es) of {accepted} accepted report(s) were counted before this "
-                    f"failure and stay counted; run the same command again to send the rest (the randomized batches "
-                    f"are kept in a journal, and batches already counted are not counted twice).",
+                    f"failure and stay counted; run the same command again to send the rest ({kept}, and batches "
+                    f"already counted are not counted twice).",
                     file=sys.stderr,
                 )
             raise
