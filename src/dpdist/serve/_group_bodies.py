@@ -170,20 +170,36 @@ def _validated_together(items: list) -> dict[int, ReportBatch]:
             continue
         known = found.get(id(pending.protocol))
         if known is None:
-            layout = pending.protocol.report_format
-            known = found[id(pending.protocol)] = [(pending.protocol, layout.dtype, layout.row_shape,
-                                                    config_of(pending.protocol),
-                                                    _work_terms(pending.protocol, pending.limits.max_batch_work)[2]), []]
+            known = found[id(pending.protocol)] = [_against(pending.protocol, pending.limits.max_batch_work), []]
         known[1].append((index, item, pending.body))
     together: dict[int, ReportBatch] = {}
     for against, entries in found.values():
-        records, left = read_alike(entries, functools.partial(_plain_record, against=against))
+        records, left = read_alike(entries, functools.partial(_plain_record, against=against), memo=against)
         for index, item, body in left:  # each on its own
             record = _plain_record(item, body, against)
             if record is not None:
                 records.append((index, record[0]["shape"][0], record[1]))
         together.update(_split(against[0], records))
     return together
+
+
+#: (protocol, max_batch_work) -> what a body of that protocol is checked against (:func:`_against`)
+_AGAINST: dict[tuple[int, int], tuple] = {}
+
+
+def _against(protocol, max_batch_work: int) -> tuple:
+    """What :func:`_plain_record` checks a body of ``protocol`` against (the protocol, its dtype, row shape and config,
+    the most reports a batch holds under ``max_batch_work``): one object per protocol and limit, so that the templates
+    of :func:`._alike_records.read_alike` found in one group serve the next."""
+    key = (id(protocol), max_batch_work)
+    known = _AGAINST.get(key)
+    if known is None or known[0] is not protocol:
+        if len(_AGAINST) > 256:
+            _AGAINST.clear()
+        layout = protocol.report_format
+        known = _AGAINST[key] = (protocol, layout.dtype, layout.row_shape, config_of(protocol),
+                                 _work_terms(protocol, max_batch_work)[2])
+    return known
 
 
 def _binary(pending: PendingBody) -> bool:
