@@ -19,8 +19,9 @@ import java.util.concurrent.Flow;
 final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
     private final int limit;
     private final String url;
-    /** The bytes gathered ({@code size} of them), in one array sized by the declared length (a 4 MiB answer held twice
-     * that in a growing ByteArrayOutputStream and its final copy, attack83 F2). */
+    /** The bytes gathered ({@code size} of them), in one array that doubles as they arrive, up to the declared length
+     * (a 4 MiB answer held twice that in a growing ByteArrayOutputStream and its final copy, attack83 F2; an array
+     * taken at the declared length once 8 KiB had arrived held 4 MiB for 8 KiB sent, attack85 F3). */
     private byte[] gathered;
     private int size;
     private final long declared;
@@ -29,15 +30,21 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
     private boolean cancelled;
 
     /**
-     * A body of at most {@code limit} bytes; {@code declared} its Content-Length (-1: none): the array takes that size
-     * once its first bytes arrive (not before: a server declaring 4 MiB and sending nothing held 4 MiB a request,
-     * attack84 L1).
+     * A body of at most {@code limit} bytes; {@code declared} its Content-Length (-1: none): the array grows to that
+     * size as the bytes arrive, at most twice what arrived (not at once: a server declaring 4 MiB and sending nothing
+     * held 4 MiB a request, attack84 L1, and sending 8 KiB, attack85 F3), and a body of its declared length ends in an
+     * array of that length (no last copy).
      */
     JdkAnswerBody(int limit, String url, long declared) {
         this.limit = limit;
         this.url = url;
         this.declared = declared;
         this.gathered = new byte[(int) Math.min(limit, Math.min(declared >= 0 ? declared : 8192, 8192))];
+    }
+
+    /** The bytes the body's array holds room for now (the tests read how it grows). */
+    synchronized int capacity() {
+        return gathered.length;
     }
 
     @Override
@@ -68,7 +75,8 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
                 return;
             }
             if (size + more > gathered.length) {
-                long wanted = declared >= (long) size + more ? declared : Math.max((long) size + more, 2L * gathered.length);
+                long wanted = Math.max((long) size + more, 2L * gathered.length);
+                if (declared >= (long) size + more) wanted = Math.min(wanted, declared);
                 gathered = Arrays.copyOf(gathered, (int) Math.min(limit, wanted));
             }
             buffer.get(gathered, size, more);

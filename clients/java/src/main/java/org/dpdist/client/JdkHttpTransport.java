@@ -90,11 +90,31 @@ public final class JdkHttpTransport implements HttpTransport {
         } catch (OutOfMemoryError noThread) {
             // the JDK's threads that could not start (a thread limit: "unable to create native thread"), for the client
             // or a stage of the exchange: a network error, retried, on a client built anew (this one may be dead); a full
-            // heap is no network error (retried, it allocated again: attack83 F2)
+            // heap is no network error (retried, it allocated again: attack83 F2), but it may have ended the client's
+            // selector thread too: the next request builds a new one (attack85 F3)
+            forgetClient(used);
             if (!String.valueOf(noThread.getMessage()).contains("native thread")) throw noThread;
-            forgetClient();
             throw new IOException("the request to " + url + " could not go on (" + noThread + ")", noThread);
+        } catch (IOException failed) {
+            // a full heap the JDK wrapped as an IOException (its threads ran out of heap gathering this answer or another's):
+            // no network error (attack85 F3), and the client's selector thread may have ended with it; the client's
+            // selector thread ended (the JDK then refuses every request of that client at once, for good): retried on a
+            // client built anew
+            OutOfMemoryError heap = fullHeap(failed);
+            if (heap != null || String.valueOf(failed.getMessage()).contains("selector manager closed")) forgetClient(used);
+            if (heap != null) throw heap;
+            throw failed;
         }
+    }
+
+    /** The OutOfMemoryError of a full heap among the causes of {@code failed} (not a thread that could not start), or null. */
+    private static OutOfMemoryError fullHeap(Throwable failed) {
+        for (Throwable cause = failed.getCause(); cause != null && cause != failed; cause = cause.getCause()) {
+            if (cause instanceof OutOfMemoryError && !String.valueOf(cause.getMessage()).contains("native thread")) {
+                return (OutOfMemoryError) cause;
+            }
+        }
+        return null;
     }
 
     private HttpRequest request(String method, String url, Map<String, String> headers, byte[] body) {
@@ -131,9 +151,10 @@ public final class JdkHttpTransport implements HttpTransport {
         }
     }
 
-    /** The next request builds a new client (this one's threads could not start, or it is dead). */
-    private synchronized void forgetClient() {
-        client = null;
+    /** The next request builds a new client, unless one replaced {@code dead} already (its threads could not start, or
+     * it is dead). */
+    private synchronized void forgetClient(HttpClient dead) {
+        if (client == dead) client = null;
     }
 
     /**

@@ -264,6 +264,22 @@ class TransportsTest {
             body.onComplete();
             assertEquals("abcdef", new String(body.getBody().toCompletableFuture().get(), StandardCharsets.US_ASCII), "declared " + declared);
         }
+        // attack85 F3: an array taken at the declared length once 8 KiB had arrived held 4 MiB for 8 KiB sent; it grows
+        // to at most twice what arrived, and a body of its declared length ends in an array of that length
+        JdkAnswerBody declared = new JdkAnswerBody(4 << 20, "http://x/a", 4 << 20);
+        declared.onSubscribe(idle);
+        declared.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[8193])));
+        assertTrue(declared.capacity() <= 2 * 8193, "held " + declared.capacity() + " bytes for 8193 received");
+        JdkAnswerBody whole = new JdkAnswerBody(1 << 20, "http://x/a", 20_000);
+        whole.onSubscribe(idle);
+        byte[] sent = new byte[20_000];
+        new java.util.Random(5).nextBytes(sent);
+        for (int start = 0; start < sent.length; start += 7_000) {
+            whole.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(sent, start, Math.min(7_000, sent.length - start))));
+        }
+        assertEquals(20_000, whole.capacity());
+        whole.onComplete();
+        assertTrue(java.util.Arrays.equals(sent, whole.getBody().toCompletableFuture().get()));
         JdkAnswerBody over = new JdkAnswerBody(4, "http://x/a", -1);
         over.onSubscribe(idle);
         over.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[] {'a', 'b', 'c', 'd', 'e'})));
