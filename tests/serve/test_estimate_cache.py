@@ -267,3 +267,60 @@ def test_a_figure_of_more_items_than_are_drawn_is_refused_before_the_estimator_i
     answer = _get(app, "/api/campaigns/g/estimate.png")
     assert answer.status_code == 409 and answer.json()["error"] == "too_many_items_to_plot" and asked == []
     assert str(_estimate_cache.MAX_DRAWN_ITEMS) in answer.json()["detail"]
+
+
+def _expensive(function, *arguments) -> tuple:
+    """An estimate computed here that says it took 100 CPU seconds: the next 200 s of its key are throttled."""
+    return function(*arguments), 100.0
+
+
+def test_a_throttled_estimate_is_answered_304_to_its_holder_and_never_stands_for_another_campaign(tmp_path, monkeypatch):
+    """attack85: within the throttle, the last document of a campaign deleted and created again under its id (its
+    numbers, its epsilon) was served for the new one, and a closed campaign's said "open" (F1); and a poll holding the
+    document served got it whole again, 200 under the tag it named (F2)."""
+    from dpdist.serve import _estimate_cache
+
+    monkeypatch.setattr(_estimate_cache, "_compute", _expensive)
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", 8, np.arange(100) % 8)
+    cache = app.state.service.estimates
+    first, tag = cache.tagged("g", {})
+    protocol = local.from_config({"protocol": "grr", "epsilon": 1.0, "domain_size": 8})
+
+    async def send(method, path, **options):
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=HEADERS) as client:
+            answer = await client.request(method, path, **options)
+            assert answer.status_code < 300, answer.text
+            return answer
+
+    asyncio.run(send("PUT", "/api/campaigns/g/batches/b2", content=io.encode_record(protocol, protocol.privatize([1] * 10, rng=4)),
+                     headers={"content-type": "application/octet-stream"}))
+    computed = cache.computed
+    assert cache.tagged("g", {}, f'"{tag}"') == (None, tag)  # throttled: the held document, not sent again
+    assert cache.tagged("g", {}) == (first, tag) and cache.computed == computed  # throttled: the last one, n = 100
+    asyncio.run(send("POST", "/api/campaigns/g/close"))
+    closed, closed_tag = cache.tagged("g", {}, f'"{tag}"')  # another state: computed at once
+    assert closed is not None and closed_tag != tag and b'"closed"' in closed and cache.computed == computed + 1
+    asyncio.run(send("DELETE", "/api/campaigns/g"))
+    config = {"protocol": "grr", "epsilon": 2.0, "domain_size": 8}
+    asyncio.run(send("POST", "/api/campaigns", json={"campaign": "g", "config": config}))
+    again, again_tag = cache.tagged("g", {}, f'"{closed_tag}"')  # another campaign under the id: computed at once
+    document = __import__("json").loads(again)
+    assert again_tag not in (tag, closed_tag) and document["n"] == 0 and document["epsilon"] == 2.0 and document["state"] == "created"
+
+
+@pytest.mark.parametrize("held, answered", [
+    ('"{tag}"', 304), ('W/"{tag}"', 304), ('"other", "{tag}"', 304), ("*", 304), (' * ', 304),
+    ('garbage"{tag}"garbage', 200), ('w/"{tag}"', 200), ("{tag}", 200), ('"{tag}x"', 200), ('"other"', 200),
+])
+def test_if_none_match_is_read_as_a_list_of_entity_tags(tmp_path, held, answered):
+    # attack85 F5: a substring test took any text holding the tag
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", 8, np.arange(100) % 8)
+    tag = _get(app, "/api/campaigns/g/estimate").headers["etag"].strip('"')
+
+    async def again():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=HEADERS) as client:
+            return await client.get("/api/campaigns/g/estimate", headers={"if-none-match": held.format(tag=tag)})
+
+    assert asyncio.run(again()).status_code == answered

@@ -10,7 +10,11 @@ A changed version is computed again, except that a key's computations start at
 most every ``2 x`` the CPU time of its last one: a heavy estimate (PEM at
 n = 10^6 takes seconds) asked for by any number of open dashboards while reports
 keep arriving costs at most half a core, and the document served meanwhile is
-the last one computed (its ``n`` says which).
+the last one computed (its ``n`` says which), answered 304 to a request that
+holds it.  Only new reports, batches or refusals wait so: a campaign closed,
+given another config, or deleted and created again under its id is computed at
+once (its last document served the old campaign's numbers, state and epsilon for
+the new one, attack85 F1).
 
 The computation runs in a separate process (:mod:`._estimator`, one per server
 process, started with the first estimate, at a lower CPU priority), which also
@@ -82,13 +86,15 @@ class EstimateCache:
         version = self._version(campaign_id)
         entry = self._entry((campaign_id, tuple(sorted(query.items()))))
         with entry.lock:  # one computation per key at a time; the others wait for it and take its document
-            if entry.version == version and entry.tag and (held.strip() == "*" or f'"{entry.tag}"' in held):
+            # the document of this version, or one computed a moment ago from an older count of the same campaign
+            # (computing again would cost more); either answered 304 to a request that holds it (attack85 F2: the
+            # throttled one was sent whole, under the tag the request named)
+            served = entry.version == version or (entry.body is not None and _recent(entry, version))
+            if served and entry.tag and _names(held, entry.tag):
                 return None, entry.tag
-            if entry.version == version and entry.body is not None:
+            if served and entry.body is not None:
                 return entry.body, entry.tag
-            if entry.body is not None and time.monotonic() - entry.started < SPACING * entry.cost:
-                return entry.body, entry.tag  # computed a moment ago from an older version: computing again would cost more
-            entry.started = time.monotonic()
+            entry.started, entry.body = time.monotonic(), None  # the old document is not held beside the new one
             campaign = self.store.get(campaign_id, statistic=True)
 
             body, entry.cost = _computed(estimate_body, campaign, query)
@@ -124,7 +130,7 @@ class EstimateCache:
     def _version(self, campaign_id: str) -> tuple:
         row = self.store.row(campaign_id)
         totals = self.store.totals(campaign_id)
-        return (row.created_ms, row.state, json.dumps(row.config, sort_keys=True), totals.n, totals.batches, totals.refusals)
+        return (row.created_ms, row.state, _digest(row.config), totals.n, totals.batches, totals.refusals)
 
     def _trim(self, kept: _Entry) -> None:
         """Drop the least recently used documents but ``kept`` while the documents hold more than :data:`MAX_BYTES`
@@ -151,8 +157,32 @@ class EstimateCache:
 
 
 def _version_of(campaign) -> tuple:
-    return (campaign.created_ms, campaign.state, json.dumps(campaign.config, sort_keys=True), campaign.n, campaign.batches,
+    return (campaign.created_ms, campaign.state, _digest(campaign.config), campaign.n, campaign.batches,
             sum(campaign.refused.values()))
+
+
+def _digest(config: dict) -> bytes:
+    """A config as a version holds it: its canonical JSON's SHA-256 (each of the 256 entries held its campaign's whole
+    config, up to about 1 MB, besides the documents' budget: 246 MB, attack85 F4)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).digest()
+
+
+def _recent(entry: _Entry, version: tuple) -> bool:
+    """Whether ``entry``'s document, of an older ``version`` of the same campaign (its creation, state and config: only
+    its counts moved since), was computed so recently that computing again would cost more (see the module)."""
+    return (entry.version is not None and entry.version[:3] == version[:3]
+            and time.monotonic() - entry.started < SPACING * entry.cost)
+
+
+def _names(held: str, tag: str) -> bool:
+    """Whether the ``If-None-Match`` value ``held`` (its lines joined by commas) names the entity tag ``tag``: ``*``
+    alone, or a list of tags compared weakly (``W/`` aside), RFC 9110 section 13.1.2 (a substring test took
+    ``garbage"TAG"garbage``, attack85 F5)."""
+    held = held.strip()
+    if held == "*":
+        return True
+    quoted = f'"{tag}"'
+    return any(part.strip().removeprefix("W/") == quoted for part in held.split(","))
 
 
 # ---------------------------------------------------------------------- the estimator process
