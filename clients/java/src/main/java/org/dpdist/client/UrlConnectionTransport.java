@@ -96,6 +96,12 @@ public final class UrlConnectionTransport implements HttpTransport {
         if (declared >= 0 && answer.length < declared) {
             throw new IOException("the answer of " + url + " was cut short: " + answer.length + " of its " + declared + " bytes");
         }
+        if (declared >= 0 && answer.length > declared) {
+            // JDK 17's HttpURLConnection reads a closing answer to its end: what follows its declared length is no part
+            // of it (a 129-byte acknowledgement under Content-Length 109 was taken whole, attack85 F6)
+            throw new IOException("the answer of " + url + " is longer than its Content-Length: " + answer.length + " of "
+                + declared + " bytes");
+        }
         return new Response(status, connection.getHeaderFields(), answer);
     }
 

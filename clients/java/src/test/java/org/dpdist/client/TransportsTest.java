@@ -190,6 +190,7 @@ class TransportsTest {
     void aBodyInAnUnaskedContentEncodingOrAfterAnInterimStatusIsNoAnswer() throws Exception {
         String[][] answers = {
             {"HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nContent-Length: 100\r\nConnection: close\r\n\r\n{\"a\": 1}", "cut short: 8 of its 100"},
+            {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{\"a\": 1}", "longer than its Content-Length: 8 of 5"},
             {"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 8\r\nConnection: close\r\n\r\n{\"a\": 1}", "Content-Encoding \"gzip\""},
             {"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\n{\"a\": 1}",
                 "interim status 103"},
