@@ -19,8 +19,8 @@ body's check found holds for every later group checked against the same
 protocol and limits (``memo``: what ``plain`` checks against): its pieces are
 kept (:data:`TEMPLATES`, per ``memo`` and length), and a later group's bodies of
 that length, the first included, are compared with them (reading the first
-body's header and the places of its values was about 40 us of every group's
-committer at 16 connections, issue 61).  Its own values
+body's header and the places of its values in every group was about 4 % of the
+committer's group of 14, docs/benchmarks.md, "Tenth round").  Its own values
 are checked as the one-body check checks them: the ``crc32`` digits (of the
 plain form: no leading zero) must be the CRC-32 of its payload, the ``file_id``
 must be the batch id (32 lower-case hex digits).  Every body that differs
