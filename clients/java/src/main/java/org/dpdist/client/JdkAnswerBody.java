@@ -17,11 +17,13 @@ import java.util.concurrent.Flow;
  * an interrupt and cleared it (attack78 N2).
  */
 final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
+    /** Bytes of an answer after which its declared length is taken at once ({@link #room}). */
+    static final int SURE = 64 << 10;
     private final int limit;
     private final String url;
-    /** The bytes gathered ({@code size} of them), in one array that doubles as they arrive, up to the declared length
-     * (a 4 MiB answer held twice that in a growing ByteArrayOutputStream and its final copy, attack83 F2; an array
-     * taken at the declared length once 8 KiB had arrived held 4 MiB for 8 KiB sent, attack85 F3). */
+    /** The bytes gathered ({@code size} of them), in one array that grows as they arrive ({@link #room}) (a 4 MiB
+     * answer held twice that in a growing ByteArrayOutputStream and its final copy, attack83 F2; an array taken at the
+     * declared length once 8 KiB had arrived held 4 MiB for 8 KiB sent, attack85 F3). */
     private byte[] gathered;
     private int size;
     private final long declared;
@@ -30,10 +32,10 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
     private boolean cancelled;
 
     /**
-     * A body of at most {@code limit} bytes; {@code declared} its Content-Length (-1: none): the array grows to that
-     * size as the bytes arrive, at most twice what arrived (not at once: a server declaring 4 MiB and sending nothing
-     * held 4 MiB a request, attack84 L1, and sending 8 KiB, attack85 F3), and a body of its declared length ends in an
-     * array of that length (no last copy).
+     * A body of at most {@code limit} bytes; {@code declared} its Content-Length (-1: none): the array takes that size
+     * once 64 KiB or an eighth of it arrived ({@link #room}; not at once: a server declaring 4 MiB and sending nothing held 4 MiB
+     * a request, attack84 L1, and sending 8 KiB, attack85 F3), and a body of its declared length ends in an array of
+     * that length (no last copy).
      */
     JdkAnswerBody(int limit, String url, long declared) {
         this.limit = limit;
@@ -74,14 +76,23 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
                 cancel(HttpTransport.tooLong(url, limit));
                 return;
             }
-            if (size + more > gathered.length) {
-                long wanted = Math.max((long) size + more, 2L * gathered.length);
-                if (declared >= (long) size + more) wanted = Math.min(wanted, declared);
-                gathered = Arrays.copyOf(gathered, (int) Math.min(limit, wanted));
-            }
+            if (size + more > gathered.length) gathered = Arrays.copyOf(gathered, (int) Math.min(limit, room((long) size + more)));
             buffer.get(gathered, size, more);
             size += more;
         }
+    }
+
+    /**
+     * The array's next length for {@code needed} bytes: twice its length (at least {@code needed}), and the declared
+     * length once {@link #SURE} bytes or an eighth of it arrived (an honest answer then ends in one array of its length,
+     * the last copy holding at most 64 KiB more; doubling to it held half more, and honest 3-4 MiB configs failed at
+     * -Xmx16m, attack86 F1), so that a server declaring more than it sends makes this hold at most 64 times what it
+     * sent (an array of the declared length once 8 KiB had arrived: 512 times, attack85 F3).
+     */
+    private long room(long needed) {
+        long doubled = Math.max(needed, 2L * gathered.length);
+        if (declared < needed) return doubled; // no length declared, or one the body passed: it is cut at the limit
+        return needed >= SURE || needed * 8 >= declared ? declared : Math.min(doubled, declared);
     }
 
     @Override

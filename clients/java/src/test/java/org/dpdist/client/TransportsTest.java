@@ -271,6 +271,10 @@ class TransportsTest {
         declared.onSubscribe(idle);
         declared.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[8193])));
         assertTrue(declared.capacity() <= 2 * 8193, "held " + declared.capacity() + " bytes for 8193 received");
+        declared.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[JdkAnswerBody.SURE - 8194])));
+        assertTrue(declared.capacity() <= 2 * JdkAnswerBody.SURE, "held " + declared.capacity() + " bytes for 64 KiB - 1");
+        declared.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[1])));
+        assertEquals(4 << 20, declared.capacity()); // 64 KiB: the declared length, at most 64 times what arrived
         JdkAnswerBody whole = new JdkAnswerBody(1 << 20, "http://x/a", 20_000);
         whole.onSubscribe(idle);
         byte[] sent = new byte[20_000];
@@ -281,6 +285,21 @@ class TransportsTest {
         assertEquals(20_000, whole.capacity());
         whole.onComplete();
         assertTrue(java.util.Arrays.equals(sent, whole.getBody().toCompletableFuture().get()));
+        // attack86 F1: doubling up to the declared length held 6 MiB for a 4 MiB answer (a config failed at -Xmx16m): the
+        // array takes the declared length once 64 KiB (or an eighth of it) arrived, its copy then holding 64 KiB more
+        JdkAnswerBody honest = new JdkAnswerBody(4 << 20, "http://x/a", 4 << 20);
+        honest.onSubscribe(idle);
+        int received = 0;
+        while (received < (4 << 20)) {
+            int before = honest.capacity();
+            honest.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[64 << 10])));
+            received += 64 << 10;
+            if (honest.capacity() != before) {
+                assertTrue(before + honest.capacity() <= (4 << 20) + JdkAnswerBody.SURE,
+                    "a growth from " + before + " to " + honest.capacity() + " bytes");
+            }
+        }
+        assertEquals(4 << 20, honest.capacity());
         JdkAnswerBody over = new JdkAnswerBody(4, "http://x/a", -1);
         over.onSubscribe(idle);
         over.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[] {'a', 'b', 'c', 'd', 'e'})));
