@@ -472,10 +472,13 @@ def test_cli_submit_with_a_memo_reports_rounds_as_one_device(server, admin, tmp_
     assert refused == 2 and "'--memo' option" in capsys.readouterr().err
 
 
-def test_submit_of_several_report_files_says_what_the_earlier_files_counted_when_a_later_one_fails(
+def test_submit_of_report_files_says_what_stays_counted_when_a_later_file_or_part_fails(
         server, admin, tmp_path, monkeypatch, capsys):
-    """A later file refused (here: its parts larger than the campaign's batches) left the user unaware that the earlier
-    files were counted (attack81's note): the command now says so, and a second run counts them once."""
+    """A later file refused (here: as its part would be, larger than the campaign's batches), or a later part of one
+    file, left the user unaware of what was counted before (attack81's note; attack86 F2: the parts of the file that
+    failed were left out, and a re-run's note called batches counted before "0 accepted report(s)", F3): the command
+    says what this run counted and what an earlier one had, and a second run counts each part once."""
+    import dpdist.serve.client
     from dpdist.cli import main
 
     config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8, "version": 1}
@@ -484,23 +487,42 @@ def test_submit_of_several_report_files_says_what_the_earlier_files_counted_when
     first, second = tmp_path / "first.bin", tmp_path / "second.bin"
     io.write_reports(first, protocol, protocol.privatize(np.arange(30) % 8, rng=1))
     io.write_reports(second, protocol, protocol.privatize(np.arange(20) % 8, rng=2))
-    original = Client.submit_file
+    original = Client.submit_file_parts
 
     def refuses_the_second(self, campaign_id, path, *args, **kwargs):
         if str(path).endswith("second.bin"):
             raise ServiceRefusedError("refused for the test", status=413, code="too_many_rows")
         return original(self, campaign_id, path, *args, **kwargs)
 
-    monkeypatch.setattr(Client, "submit_file", refuses_the_second)
+    monkeypatch.setattr(Client, "submit_file_parts", refuses_the_second)
     argv = ["submit", "--server", server.url, "--campaign", campaign, "--reports", str(first), str(second)]
     assert main(argv) == 2
     err = capsys.readouterr().err
-    assert "1 batch(es) of 30 accepted report(s) were counted before this failure and stay counted" in err
+    assert "1 batch(es) of 30 accepted report(s) were counted by this run before this failure and stay counted;" in err
     assert "a report file keeps its file id" in err and "refused for the test" in err
-    monkeypatch.setattr(Client, "submit_file", original)
+    assert main(argv) == 2  # the same refusal: what an earlier run counted is said as such
+    assert ("0 batch(es) of 0 accepted report(s) were counted by this run before this failure and stay counted (1 "
+            "batch(es) of 30 report(s) counted by an earlier run)") in capsys.readouterr().err
+    monkeypatch.setattr(Client, "submit_file_parts", original)
     assert main(argv) == 0
     assert "1 batch(es) of 30 report(s) had already been counted" in capsys.readouterr().out
     assert admin.estimate(campaign)["n"] == 50
+    # one file in parts (8 reports each), its third part refused: the two counted before are said
+    monkeypatch.setattr(dpdist.serve.client, "FILE_PART_BYTES", 8, raising=False)
+    parts = tmp_path / "parts.bin"
+    io.write_reports(parts, protocol, protocol.privatize(np.arange(40) % 8, rng=3))
+    sent, submit_reports = [], Client.submit_reports
+
+    def refuses_the_third(self, *args, **kwargs):
+        if len(sent) == 2:
+            raise ServiceRefusedError("refused for the test", status=409, code="campaign_full")
+        sent.append(1)
+        return submit_reports(self, *args, **kwargs)
+
+    monkeypatch.setattr(Client, "submit_reports", refuses_the_third)
+    assert main(["submit", "--server", server.url, "--campaign", campaign, "--reports", str(parts)]) == 2
+    assert "2 batch(es) of 16 accepted report(s) were counted by this run" in capsys.readouterr().err
+    assert admin.estimate(campaign)["n"] == 66
 
 
 @pytest.mark.parametrize("suffix", [".bin", ".parquet"])

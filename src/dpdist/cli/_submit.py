@@ -165,8 +165,8 @@ def _run_submit(args) -> int:
     accepted, duplicates, again_reports, batches, relayed = 0, 0, 0, 0, None
     rejected: dict[str, int] = {}
     with service_client(args, admin=False) as client:
-        if args.reports:
-            acks = (ack for path in args.data for ack in client.submit_file(args.campaign, path))
+        if args.reports:  # each part's acknowledgement as it comes: a later part's failure still says what was counted
+            acks = (ack for path in args.data for ack in client.submit_file_parts(args.campaign, path))
         else:
             acks = _submit_column(client, args)
         try:
@@ -183,28 +183,8 @@ def _run_submit(args) -> int:
                 accepted += ack["accepted"]
                 for reason, count in ack["rejected"].items():
                     rejected[reason] = rejected.get(reason, 0) + count
-        except ServiceUnavailableError:
-            # the service did not answer for the whole --retry-window: say how to resume (the batches are journaled, or
-            # the report files keep their ids: the same command resends them, and the counted ones count once)
-            kept = ("the randomized batches are kept in a journal" if not args.reports else
-                    "a report file keeps its file id")
-            counted = (f"{batches} batch(es) of {accepted} accepted report(s) were counted before the service stopped "
-                       f"answering and stay counted" if batches else "nothing was counted yet")
-            print(f"submit: note: {counted}; run the same command again to send the rest ({kept}, and a batch already "
-                  f"counted is not counted twice), or give a longer --retry-window.", file=sys.stderr)
-            raise
-        except BaseException:
-            if batches:
-                # the batches are journaled, or the report files keep their ids: the same command resends them, and the
-                # counted ones count once
-                kept = ("the randomized batches are kept in a journal" if not args.reports else
-                        "a report file keeps its file id")
-                print(
-                    f"submit: note: {batches} batch(es) of {accepted} accepted report(s) were counted before this "
-                    f"failure and stay counted; run the same command again to send the rest ({kept}, and batches "
-                    f"already counted are not counted twice).",
-                    file=sys.stderr,
-                )
+        except BaseException as error:
+            _note_failure(args, error, batches - duplicates, accepted, duplicates, again_reports)
             raise
     note = f"; rejected {rejected}" if rejected else ""
     again = (f"; {duplicates} batch(es) of {again_reports} report(s) had already been counted and were not counted again"
@@ -216,6 +196,26 @@ def _run_submit(args) -> int:
         return 0
     print(f"submit: campaign {args.campaign}: {batches} batch(es) acknowledged, {accepted} report(s) accepted{note}{again}.")
     return 0
+
+
+def _note_failure(args, error: BaseException, counted: int, accepted: int, duplicates: int, again: int) -> None:
+    """Say, when a run stops on ``error``, what it counted (``counted`` batches of ``accepted`` reports; ``duplicates``
+    batches of ``again`` reports an earlier run had counted) and how the rest is sent: the batches are journaled, or
+    the report files keep their ids, so the same command resends them and the counted ones count once."""
+    if not (counted or duplicates) and not isinstance(error, ServiceUnavailableError):
+        return
+    kept = "the randomized batches are kept in a journal" if not args.reports else "a report file keeps its file id"
+    before = f" ({duplicates} batch(es) of {again} report(s) counted by an earlier run)" if duplicates else ""
+    if isinstance(error, ServiceUnavailableError):  # the service did not answer for the whole --retry-window
+        done = (f"{counted} batch(es) of {accepted} accepted report(s) were counted before the service stopped answering "
+                f"and stay counted{before}" if counted or duplicates else "nothing was counted yet")
+        print(f"submit: note: {done}; run the same command again to send the rest ({kept}, and a batch already "
+              f"counted is not counted twice), or give a longer --retry-window.", file=sys.stderr)
+        return
+    # a refusal the same command meets again until its cause is mended (a campaign closed or full, a bad row)
+    print(f"submit: note: {counted} batch(es) of {accepted} accepted report(s) were counted by this run before this "
+          f"failure and stay counted{before}; once what stopped it is mended, the same command sends the rest ({kept}, "
+          f"and batches already counted are not counted twice).", file=sys.stderr)
 
 
 def _submit_column(client, args):
