@@ -477,7 +477,7 @@ def test_submit_of_report_files_says_what_stays_counted_when_a_later_file_or_par
     """A later file refused (here: as its part would be, larger than the campaign's batches), or a later part of one
     file, left the user unaware of what was counted before (attack81's note; attack86 F2: the parts of the file that
     failed were left out, and a re-run's note called batches counted before "0 accepted report(s)", F3): the command
-    says what this run counted and what an earlier one had, and a second run counts each part once."""
+    says what this run counted and what was counted already, and a second run counts each part once."""
     import dpdist.serve.client
     from dpdist.cli import main
 
@@ -501,8 +501,10 @@ def test_submit_of_report_files_says_what_stays_counted_when_a_later_file_or_par
     assert "1 batch(es) of 30 accepted report(s) were counted by this run before this failure and stay counted;" in err
     assert "a report file keeps its file id" in err and "refused for the test" in err
     assert main(argv) == 2  # the same refusal: what an earlier run counted is said as such
+    err = capsys.readouterr().err
     assert ("0 batch(es) of 0 accepted report(s) were counted by this run before this failure and stay counted (1 "
-            "batch(es) of 30 report(s) counted by an earlier run)") in capsys.readouterr().err
+            "batch(es) of 30 report(s) had been counted already)") in err
+    assert "is refused again unless what refused it changed" in err  # attack87 F3: not "once it is mended"
     monkeypatch.setattr(Client, "submit_file_parts", original)
     assert main(argv) == 0
     assert "1 batch(es) of 30 report(s) had already been counted" in capsys.readouterr().out

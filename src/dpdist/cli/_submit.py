@@ -200,22 +200,23 @@ def _run_submit(args) -> int:
 
 def _note_failure(args, error: BaseException, counted: int, accepted: int, duplicates: int, again: int) -> None:
     """Say, when a run stops on ``error``, what it counted (``counted`` batches of ``accepted`` reports; ``duplicates``
-    batches of ``again`` reports an earlier run had counted) and how the rest is sent: the batches are journaled, or
-    the report files keep their ids, so the same command resends them and the counted ones count once."""
+    batches of ``again`` reports counted already, by an earlier run or earlier in this one) and how the rest is sent:
+    the batches are journaled, or the report files keep their ids, so the same command resends them and the counted
+    ones count once."""
     if not (counted or duplicates) and not isinstance(error, ServiceUnavailableError):
         return
     kept = "the randomized batches are kept in a journal" if not args.reports else "a report file keeps its file id"
-    before = f" ({duplicates} batch(es) of {again} report(s) counted by an earlier run)" if duplicates else ""
+    before = f" ({duplicates} batch(es) of {again} report(s) had been counted already)" if duplicates else ""
     if isinstance(error, ServiceUnavailableError):  # the service did not answer for the whole --retry-window
         done = (f"{counted} batch(es) of {accepted} accepted report(s) were counted before the service stopped answering "
                 f"and stay counted{before}" if counted or duplicates else "nothing was counted yet")
         print(f"submit: note: {done}; run the same command again to send the rest ({kept}, and a batch already "
               f"counted is not counted twice), or give a longer --retry-window.", file=sys.stderr)
         return
-    # a refusal the same command meets again until its cause is mended (a campaign closed or full, a bad row)
+    # a refusal: the same command meets it again unless what refused changed (a campaign closed or full stays so)
     print(f"submit: note: {counted} batch(es) of {accepted} accepted report(s) were counted by this run before this "
-          f"failure and stay counted{before}; once what stopped it is mended, the same command sends the rest ({kept}, "
-          f"and batches already counted are not counted twice).", file=sys.stderr)
+          f"failure and stay counted{before}; the same command sends only what was not counted ({kept}, and batches "
+          f"already counted are not counted twice), and is refused again unless what refused it changed.", file=sys.stderr)
 
 
 def _submit_column(client, args):

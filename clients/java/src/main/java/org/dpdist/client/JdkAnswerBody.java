@@ -17,8 +17,6 @@ import java.util.concurrent.Flow;
  * an interrupt and cleared it (attack78 N2).
  */
 final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
-    /** Bytes of an answer after which its declared length is taken at once ({@link #room}). */
-    static final int SURE = 64 << 10;
     private final int limit;
     private final String url;
     /** The bytes gathered ({@code size} of them), in one array that grows as they arrive ({@link #room}) (a 4 MiB
@@ -33,7 +31,7 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
 
     /**
      * A body of at most {@code limit} bytes; {@code declared} its Content-Length (-1: none): the array takes that size
-     * once 64 KiB or an eighth of it arrived ({@link #room}; not at once: a server declaring 4 MiB and sending nothing held 4 MiB
+     * once an eighth of it arrived ({@link #room}; not at once: a server declaring 4 MiB and sending nothing held 4 MiB
      * a request, attack84 L1, and sending 8 KiB, attack85 F3), and a body of its declared length ends in an array of
      * that length (no last copy).
      */
@@ -84,15 +82,16 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
 
     /**
      * The array's next length for {@code needed} bytes: twice its length (at least {@code needed}), and the declared
-     * length once {@link #SURE} bytes or an eighth of it arrived (an honest answer then ends in one array of its length,
-     * the last copy holding at most 64 KiB more; doubling to it held half more, and honest 3-4 MiB configs failed at
-     * -Xmx16m, attack86 F1), so that a server declaring more than it sends makes this hold at most 64 times what it
-     * sent (an array of the declared length once 8 KiB had arrived: 512 times, attack85 F3).
+     * length once an eighth of it arrived. An honest answer then ends in one array of its length, the last copy holding
+     * an eighth more (doubling to it held half more, and honest 3-4 MiB configs failed at -Xmx16m, attack86 F1); a
+     * server declaring more than it sends makes this hold at most eight times what it sent (an array of the declared
+     * length once 8 KiB had arrived: 512 times, attack85 F3; once 64 KiB had: 64 times, and eight stalled requests took
+     * a 16 MB heap, attack87 F1).
      */
     private long room(long needed) {
         long doubled = Math.max(needed, 2L * gathered.length);
         if (declared < needed) return doubled; // no length declared, or one the body passed: it is cut at the limit
-        return needed >= SURE || needed * 8 >= declared ? declared : Math.min(doubled, declared);
+        return needed * 8 >= declared ? declared : Math.min(doubled, declared);
     }
 
     @Override
