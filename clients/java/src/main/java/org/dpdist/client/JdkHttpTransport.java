@@ -96,10 +96,9 @@ public final class JdkHttpTransport implements HttpTransport {
             if (!String.valueOf(noThread.getMessage()).contains("native thread")) throw noThread;
             throw new IOException("the request to " + url + " could not go on (" + noThread + ")", noThread);
         } catch (IOException failed) {
-            // a full heap the JDK wrapped as an IOException (its threads ran out of heap gathering this answer or another's):
-            // no network error (attack85 F3), and the client's selector thread may have ended with it; the client's
-            // selector thread ended (the JDK then refuses every request of that client at once, for good): retried on a
-            // client built anew
+            // a full heap the JDK wrapped as an IOException (its threads ran out of heap gathering this answer or another's)
+            // is no network error, and may have ended the client's selector thread (attack85 F3); once that thread ended,
+            // the JDK refuses every request of the client at once, for good: the next request builds a new client
             OutOfMemoryError heap = fullHeap(failed);
             if (heap != null || String.valueOf(failed.getMessage()).contains("selector manager closed")) forgetClient(used);
             if (heap != null) throw heap;
