@@ -42,9 +42,8 @@ from dpdist import io, local
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import floor_app  # noqa: E402  (beside this script)
+from bench_commit_group import CAMPAIGN, CONFIG  # noqa: E402  (the campaign both benchmarks measure)
 
-CAMPAIGN = "bench-1a2b3c4d"
-CONFIG = {"protocol": "grr", "epsilon": 1.0, "domain_size": 64}
 OUT = Path(__file__).resolve().parent / "results" / "request_path.json"
 
 

@@ -87,13 +87,13 @@ def read_alike(entries: list, plain: Callable[[Any, bytes], Any], memo: Any = No
             if len(members) < MIN_ALIKE:
                 left += members
                 continue
-            template = _template(members[0], plain)
+            template = _template(members[0], plain, memo)
             if template is None:
                 left += members
                 continue
             read.append((members[0][0], template.reports, members[0][2][template.start :]))
             members = members[1:]
-            _remember(memo, length, template)
+            _remember(length, template)
         _read_length(members, template, read, left)
     return read, left
 
@@ -103,16 +103,16 @@ def _remembered(memo: Any, length: int) -> Template | None:
     return template if template is not None and template.owner is memo else None
 
 
-def _remember(memo: Any, length: int, template: Template) -> None:
-    if memo is not None:
+def _remember(length: int, template: Template) -> None:
+    if template.owner is not None:
         if len(TEMPLATES) > 256:
             TEMPLATES.clear()
-        TEMPLATES[(id(memo), length)] = template._replace(owner=memo)
+        TEMPLATES[(id(template.owner), length)] = template
 
 
-def _template(first: tuple, plain: Callable[[Any, bytes], Any]) -> Template | None:
-    """The template of the body of ``first`` (``(index, item, body)``), checked alone; None if it fails the check or
-    its values cannot be told apart from the rest of its header (see the module)."""
+def _template(first: tuple, plain: Callable[[Any, bytes], Any], memo: Any) -> Template | None:
+    """The template of the body of ``first`` (``(index, item, body)``), checked alone against ``memo``; None if it fails
+    the check or its values cannot be told apart from the rest of its header (see the module)."""
     _, item, body = first
     record = plain(item, body)
     spans = value_spans(body[_PREFIX.size : len(body) - len(record[1])]) if record is not None else None
@@ -128,7 +128,7 @@ def _template(first: tuple, plain: Callable[[Any, bytes], Any]) -> Template | No
         pieces.append((at, body[at:begin]))
         at = end
     pieces.append((at, body[at:start]))
-    return Template(None, header["shape"][0], start, pieces, crc_span, id_span)
+    return Template(memo, header["shape"][0], start, pieces, crc_span, id_span)
 
 
 def _read_length(members: list, template: Template, read: list, left: list) -> None:

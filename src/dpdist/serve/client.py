@@ -730,7 +730,8 @@ class Client:
 
     def submit_file_parts(self, campaign: str, path: PathLike) -> Iterator[dict]:
         """:meth:`submit_file`, each part's acknowledgement as soon as it is acknowledged: a caller learns what was
-        counted before a later part fails (``dpdist submit --reports`` says so)."""
+        counted before a later part fails (``dpdist submit --reports`` says so).  A generator: the file is checked and
+        its parts sent as it is iterated, nothing before."""
         from .._io._dedupe import identities_of  # lazy: report files only (dpdist.io: ~70 ms at import)
         from .._io._files import summarize_file  # lazy: report files only (dpdist.io: ~70 ms at import)
         from .._io._shuffle import rechunk_rows  # lazy: report files only (dpdist.io: ~70 ms at import)
