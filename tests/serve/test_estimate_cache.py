@@ -324,3 +324,20 @@ def test_if_none_match_is_read_as_a_list_of_entity_tags(tmp_path, held, answered
             return await client.get("/api/campaigns/g/estimate", headers={"if-none-match": held.format(tag=tag)})
 
     assert asyncio.run(again()).status_code == answered
+
+
+def test_one_query_spelled_two_ways_is_one_document(tmp_path, monkeypatch):
+    from dpdist.serve import _estimate_cache
+
+    monkeypatch.setattr(_estimate_cache, "_compute", lambda function, *arguments: (function(*arguments), 0.0))
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", 8, np.arange(100) % 8)
+    cache = app.state.service.estimates
+    first = cache.body("g", {"level": "0.95"})
+    computed = cache.computed
+    for same in ({}, {"level": "0.950"}, {"level": "9.5e-1"}, {"level": "0.95", "replicates": "0100"}):
+        assert cache.body("g", same) == first and cache.computed == computed, same
+    assert cache.body("g", {"level": "0.9"}) != first and cache.computed == computed + 1  # another level: its own
+    with pytest.raises(Exception, match="level"):  # refused as its computation refuses it, nothing kept
+        cache.body("g", {"level": "1.5"})
+    assert len(cache._entries) == 2

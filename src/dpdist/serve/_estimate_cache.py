@@ -33,7 +33,7 @@ import json
 import threading
 import time
 
-from ._estimates import estimate_body, estimate_png
+from ._estimates import estimate_body, estimate_options, estimate_png, view_parameters
 from ._estimator import Estimator
 from ._refusals import Conflict, Failure
 
@@ -84,7 +84,7 @@ class EstimateCache:
         it whole every few seconds (attack82 M1).  A document dropped for the byte budget keeps its tag, so that one
         held is not computed again (a 643 MB one was, 85 s, each time another estimate had pushed it out: attack84)."""
         version = self._version(campaign_id)
-        entry = self._entry((campaign_id, tuple(sorted(query.items()))))
+        entry = self._entry((campaign_id, _query_key(query)))
         with entry.lock:  # one computation per key at a time; the others wait for it and take its document
             # the document of this version, or one computed a moment ago from an older count of the same campaign
             # (computing again would cost more); either answered 304 to a request that holds it (attack85 F2: the
@@ -154,6 +154,15 @@ class EstimateCache:
             else:
                 self._entries.move_to_end(key)
             return entry
+
+
+def _query_key(query: dict) -> str:
+    """A query's key as its document reads it (the options, the level, the view's parameters), not as spelled:
+    ``level=0.95`` and ``level=0.950`` share one document (each was computed and kept on its own).  A query refused
+    there raises what its computation would."""
+    options, level = estimate_options(query)
+    width, replicates = view_parameters(query)
+    return json.dumps([options, level, width, replicates], sort_keys=True)
 
 
 def _version_of(campaign) -> tuple:
