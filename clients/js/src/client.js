@@ -202,7 +202,8 @@ export class Retries {
  * @param {number} [options.batchSize] reports per batch of ``submitMany`` and ``add`` (1000)
  * @param {number} [options.retryWindowMs] how long a request that failed (no connection, a network error, 408, 425,
  *   429, 5xx) is sent again, the same bytes under the same batch id, from its first failure (300000: five minutes, a
- *   server restarting under load, as the Python client's ``retry_window``); 0: never
+ *   server restarting under load, as the Python client's ``retry_window``); 0: never.  An attempt begun in the
+ *   window runs to its own ``timeoutMs``: a request that gets no answer ends up to one ``timeoutMs`` after the window
  * @param {number|null} [options.timeoutMs] how long one attempt may take, its answer's body read whole (60000, as the
  *   Python client's ``timeout``; null: no limit): a server that trickles its answer ends the attempt as a network
  *   error does, retried under ``retryWindowMs``.  A body is read up to MAX_ANSWER_BYTES (4 MiB: a config, an

@@ -36,7 +36,8 @@ def server_options(parser, *, admin: bool) -> None:
         "--retry-window", type=float, default=DEFAULT_RETRY_WINDOW_S, metavar="SECONDS",
         help="how long a request that failed (a refused connection, a network error, 408, 425, 429, 5xx) is sent "
         f"again, from its first failure, pausing with jittered exponential backoff or as Retry-After asks "
-        f"(default {DEFAULT_RETRY_WINDOW_S:.0f}: a server restarting under load); 0: never")
+        f"(default {DEFAULT_RETRY_WINDOW_S:.0f}: a server restarting under load); 0: never. An attempt begun in the "
+        "window runs to its own timeout")
     parser.add_argument("--retries", type=int, default=None,
                         help="at most this many attempts after the first, as well (default: as many as --retry-window allows)")
     state_rules(parser, {"--retries": Integer(low=0), "--retry-window": Interval(0.0, float("inf"), closed="left"),

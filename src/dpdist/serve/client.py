@@ -163,7 +163,9 @@ class Client:
         restarting under load, with room): a refused connection (a server not started yet, or restarting), a
         transport error, or an answer that says "later" (408, 425, 429, 5xx).  Batches are idempotent by batch id,
         so resending one is always safe; after the window :class:`~dpdist.errors.ServiceUnavailableError` says how
-        long it tried and how to resume (send the same batch again).  0: never retried.
+        long it tried and how to resume (send the same batch again).  0: never retried.  The window bounds when an
+        attempt starts: one begun in it runs to ``timeout``, so a request that gets no answer ends up to one
+        ``timeout`` after the window.
     retries : int, optional
         At most this many attempts after the first as well (default: as many as ``retry_window`` allows).
     backoff : float
