@@ -67,6 +67,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -537,9 +538,11 @@ def _measure(process, url: str, campaign: str, body_path: Path, seconds: float, 
     """One ``wrk`` run against ``process``: answered (bare) or acknowledged (dpdist) requests per server CPU-second."""
     before = counted(url, campaign) if db_url is not None else None
     groups = _groups(process, db_url)
+    threads = thread_cpu(process)
     cpu, db_cpu, wall = process.cpu_seconds(), database_cpu_seconds(db_url or ""), time.perf_counter()
     result = run_wrk(url, campaign, body_path, seconds, connections)
     cpu, wall = process.cpu_seconds() - cpu, time.perf_counter() - wall
+    threads = {name: spent - threads[name] for name, spent in thread_cpu(process).items()}
     db_cpu = database_cpu_seconds(db_url or "") - db_cpu
     groups = _groups(process, db_url) - groups
     if before is not None:  # dpdist: what the campaign counted
@@ -551,7 +554,25 @@ def _measure(process, url: str, campaign: str, body_path: Path, seconds: float, 
             "database_cpu_ms_per_request": db_cpu / acknowledged * 1e3 if db_cpu and acknowledged else None,
             "wrk_cpu_s": round(result["wrk_cpu_s"], 3), "non_2xx": result["non_2xx"], "errors": result["errors"],
             "p50_ms": result["p50_ms"], "p99_ms": result["p99_ms"], "load": load_average(),
-            "requests_per_group": acknowledged / groups if groups > 0 else None}
+            "requests_per_group": acknowledged / groups if groups > 0 else None,
+            # a request's CPU by thread (microseconds): the event loop's and the rest's (the committer), user and system
+            "thread_us_per_request": {name: round(spent / acknowledged * 1e6, 1) if acknowledged else None
+                                      for name, spent in threads.items()}}
+
+
+def thread_cpu(process) -> dict[str, float]:
+    """CPU seconds so far of the server's threads, user and system apart: ``loop`` (each process's main thread, its
+    event loop) and ``others`` (the group committer and every other thread; a worker's or the estimator's too)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    spent = dict.fromkeys(("loop_user", "loop_sys", "others_user", "others_sys"), 0.0)
+    for pid in process.pids():
+        for task in Path(f"/proc/{pid}/task").glob("*"):
+            with contextlib.suppress(OSError, ValueError, IndexError):
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                which = "loop" if task.name == str(pid) else "others"
+                spent[f"{which}_user"] += int(fields[11]) / ticks
+                spent[f"{which}_sys"] += int(fields[12]) / ticks
+    return spent
 
 
 def _groups(process, db_url: str | None) -> float:

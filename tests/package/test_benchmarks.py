@@ -146,6 +146,10 @@ def test_bench_serve_ratio_measures_dpdist_the_floor_and_the_bare_app(tmp_path):
     assert all(row[party]["requests_per_group"] > 1 for party in ("dpdist", "floor", "obligations")), row  # group commits
     assert 0 < row["of_floor"] and 0 < row["floor_ratio"] < 1.5 and 0 < row["of_obligations"], row
     assert all(row[party]["non_2xx"] == 0 for party in ("dpdist", "floor", "obligations")), row
+    # a request's CPU by thread: the event loop's always; a committer's (another thread) where there is one
+    threads = {party: row[party]["thread_us_per_request"] for party in ("dpdist", "floor", "obligations", "bare")}
+    assert all(spent["loop_user"] > 0 for spent in threads.values()), threads
+    assert all(spent["others_user"] + spent["others_sys"] > 0 for party, spent in threads.items() if party != "bare"), threads
 
 
 @pytest.fixture
