@@ -184,3 +184,26 @@ def test_a_max_frequency_below_one_over_d_is_refused_with_the_allowed_range(name
 def test_a_bad_max_frequency_names_the_argument(value):
     with pytest.raises(InvalidParameterError, match=r"'max_frequency'.*local.make\('auto'\)|local.make\('auto'\).*'max_frequency'"):
         local.make("auto", epsilon=1.0, domain_size=10, max_frequency=value)
+
+
+def test_a_server_cost_within_the_tie_does_not_buy_a_larger_report():
+    # SS's k-subset is one position shorter than RWS's wheel: the same variance and server cost within 2 %, and
+    # SS's reports are d bits where RWS's are 64 (before, SS was chosen for the one operation)
+    protocol = local.make("auto", epsilon=0.5, domain_size=1024)
+    rows = {row["protocol"]: row for row in protocol.auto_choice["candidates"]}
+    assert rows["ss"]["server_ops"] < rows["rws"]["server_ops"] <= rows["ss"]["server_ops"] * 1.02
+    assert protocol.name == "rws" and rows["rws"]["report_bits"] == 64 < rows["ss"]["report_bits"]
+    assert "smallest report (64 bits)" in protocol.auto_choice["reason"]
+
+
+def test_reports_stay_within_128_kib_unless_the_caller_allows_more():
+    from dpdist.local.frequency.auto import DEFAULT_MAX_REPORT_BITS
+
+    # the worst case's best is SUE's d-bit report: 256 KiB a value at d = 2^21
+    bounded = local.make("auto", epsilon=1.0, domain_size=2**21, max_frequency=1.0)
+    assert bounded.auto_choice["limits"]["max_report_bits"] == DEFAULT_MAX_REPORT_BITS == 2**20
+    rows = {row["protocol"]: row for row in bounded.auto_choice["candidates"]}
+    assert not rows["sue"]["eligible"] and "report_bits" in rows["sue"]["reason"]
+    assert rows[bounded.name]["report_bits"] <= 2**20
+    unbounded = local.make("auto", epsilon=1.0, domain_size=2**21, max_frequency=1.0, max_report_bits=None)
+    assert unbounded.name == "sue" and "max_report_bits" not in unbounded.auto_choice["limits"]

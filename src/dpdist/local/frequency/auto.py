@@ -25,15 +25,19 @@ report arrives:
    that item shares the block).  ``ocms`` is built for what is ranked: for that
    :math:`f^*` with the option, else with ``objective="l2"`` (its width minimizes
    the sum of the items' variances, :math:`d` times the mean ranked without it).
-2. **Deployment limits**, each optional: ``max_report_bits`` (bits one report
-   occupies in dpdist's report encoding, measured by privatizing one value),
+2. **Deployment limits**: ``max_report_bits`` (bits one report occupies in dpdist's
+   report encoding, measured by privatizing one value; :data:`DEFAULT_MAX_REPORT_BITS`,
+   128 KiB, unless given: ``None`` sets no limit),
    ``max_client_ops`` and ``max_server_ops`` (element operations per report on
-   the device and at the collector, from the table :data:`COSTS`).  Candidates
-   over a limit are excluded.
+   the device and at the collector, from the table :data:`COSTS`), each
+   optional.  Candidates over a limit are excluded.
 3. **Ties.**  Candidates whose variance is within :data:`TIE` (2 %) of the
-   lowest are equivalent for accuracy; among them the lowest server cost wins,
-   then the smallest report, then the lowest client cost, then the order of
-   :data:`CANDIDATES` (so GRR wins over SS with a subset of one, which is GRR).
+   lowest are equivalent for accuracy; among them those whose server cost is
+   within :data:`TIE` of the lowest are equivalent for cost, and the smallest
+   report wins among those, then the lowest server cost, the lowest client cost,
+   then the order of :data:`CANDIDATES` (so GRR wins over SS with a subset of
+   one, which is GRR).  Before, a server cost lower by one operation chose SS's
+   ``d``-bit (or ``k``-item) reports over RWS's 64 bits at the same variance.
 
 The choice and the full ranking are kept on the protocol and copied into every
 estimate's ``details["auto_choice"]``, so a user can see why.  The protocol
@@ -60,6 +64,7 @@ from .ocms import check_max_frequency
 __all__ = [
     "CANDIDATES",
     "COSTS",
+    "DEFAULT_MAX_REPORT_BITS",
     "EXPECTED_REPORTS",
     "LIMITS",
     "SUMMARY",
@@ -82,7 +87,13 @@ TIE = 0.02
 #: Number of reports assumed when ``expected_reports`` is not given.
 EXPECTED_REPORTS = 10**6
 
-#: Optional deployment limits accepted by ``local.make("auto", ...)``.
+#: The report size ``auto`` stays within unless told otherwise (``max_report_bits``; ``None``: no limit): 128 KiB.
+#: Every domain has a candidate within it (OLH's and RWS's reports are 128 and 64 bits whatever ``d``); what it
+#: excludes is a device uploading a megabyte a value (SS at small epsilon, d = 8*10^6: 8-16 MB a report), where
+#: RWS, OLH or OCMS cost at most 6 % more variance.
+DEFAULT_MAX_REPORT_BITS = 2**20
+
+#: Deployment limits accepted by ``local.make("auto", ...)``.
 LIMITS = {
     "max_report_bits": Optional(Integer(low=1)),
     "max_client_ops": Optional(Interval(0.0, math.inf, closed="neither")),
@@ -149,7 +160,8 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
         protocol_params.setdefault("domain_size", len(listed))
     for key, constraint in _COMMON.items():
         check_param(owner, key, protocol_params.get(key), constraint)
-    limits = {key: check_param(owner, key, params.get(key), constraint) for key, constraint in LIMITS.items()}
+    given = {"max_report_bits": DEFAULT_MAX_REPORT_BITS, **params}  # max_report_bits=None: no limit
+    limits = {key: check_param(owner, key, given.get(key), constraint) for key, constraint in LIMITS.items()}
     if limits["max_frequency"] is not None:  # a bound below 1/d holds for no data set
         limits["max_frequency"] = check_max_frequency(owner, limits["max_frequency"], int(protocol_params["domain_size"]))
     return protocol_params, limits
@@ -221,9 +233,10 @@ def _choose(rows: list[dict[str, Any]], n: int, max_frequency: float | None = No
         )
     best = min(row["variance"] for row in eligible)
     tied = [row for row in eligible if row["variance"] <= best * (1.0 + TIE)]
+    cheapest = min(row["server_ops"] for row in tied)
     chosen = min(
-        tied,
-        key=lambda row: (row["server_ops"], row["report_bits"], row["client_ops"], CANDIDATES.index(row["protocol"])),
+        (row for row in tied if row["server_ops"] <= cheapest * (1.0 + TIE)),
+        key=lambda row: (row["report_bits"], row["server_ops"], row["client_ops"], CANDIDATES.index(row["protocol"])),
     )
     others = sorted(row["protocol"] for row in tied if row is not chosen)
     what = "variance" if max_frequency is None else f"worst-case variance (frequencies <= {max_frequency:g})"
@@ -231,7 +244,8 @@ def _choose(rows: list[dict[str, Any]], n: int, max_frequency: float | None = No
         f"{chosen['protocol']}: lowest {what} {chosen['variance'] * n:.4g}/n per item at n = {n}"
         if not others
         else f"{chosen['protocol']}: {what} within {TIE:.0%} of the lowest (tied with {', '.join(others)}); "
-        f"lowest server cost ({chosen['server_ops']:.4g} ops per report)"
+        f"the smallest report ({chosen['report_bits']} bits) among the lowest server costs ({chosen['server_ops']:.4g} "
+        f"ops per report, within {TIE:.0%})"
     )
     excluded = [row["protocol"] for row in rows if not row["eligible"] and row["reason"].startswith(("report", "client", "server"))]
     if excluded:
