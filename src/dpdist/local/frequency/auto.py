@@ -89,8 +89,9 @@ EXPECTED_REPORTS = 10**6
 
 #: The report size ``auto`` stays within unless told otherwise (``max_report_bits``; ``None``: no limit): 128 KiB.
 #: Every domain has a candidate within it (OLH's and RWS's reports are 128 and 64 bits whatever ``d``); what it
-#: excludes is a device uploading a megabyte a value (SS at small epsilon, d = 8*10^6: 8-16 MB a report), where
-#: RWS, OLH or OCMS cost at most 6 % more variance.
+#: excludes is a device uploading a megabyte a value (the d bits of SUE, OUE or SS at d = 8*10^6), where RWS, OLH,
+#: OCMS or HR cost at most 6 % more variance (SUE's worst case at f* = 1 against the best within 128 KiB: 4.2-5.8 %
+#: at epsilon 0.5-4).
 DEFAULT_MAX_REPORT_BITS = 2**20
 
 #: Deployment limits accepted by ``local.make("auto", ...)``.
