@@ -148,6 +148,51 @@ def test_a_client_gone_mid_body_is_a_refusal_not_a_response_in_the_metrics(serve
     assert 'status="400"' not in text
     route = re.escape('route="/api/campaigns/{campaign}/batches/{batch_id}"')
     assert not re.search(rf'dpdist_request_duration_seconds_count\{{method="PUT",{route}\}}', text)
+
+
+def test_a_batch_cut_short_by_the_shutdown_is_answered_503_alike_on_both_paths(served):
+    """Once --graceful-timeout is up, uvicorn's shutdown cancels the requests still running (``task.cancel``); one
+    waiting for its body got uvicorn's plain 500.  Now, on both paths, 503 shutting_down with Retry-After and the same
+    headers (dpdist._guard._shutdown), counted as a refusal and as a 503 response."""
+    client, token, calls = served
+
+    async def cut_short(query: bytes):
+        path = "/api/campaigns/fast/batches/" + "e" * 32
+        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+                 "method": "PUT", "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query,
+                 "root_path": "", "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+                 "headers": [(b"host", b"testserver"), (b"content-type", b"application/octet-stream"),
+                             (b"authorization", f"Bearer {token}".encode()), (b"content-length", b"3000")],
+                 "state": dict(client.app_state)}
+        reading, sent = asyncio.Event(), []
+
+        async def receive():
+            reading.set()
+            await asyncio.Event().wait()  # the body does not come
+
+        async def send(message):
+            sent.append(message)
+
+        task = asyncio.ensure_future(client.app(scope, receive, send))
+        await asyncio.wait_for(reading.wait(), 10)
+        task.cancel(msg="Task cancelled, timeout graceful shutdown exceeded")  # as uvicorn's shutdown does
+        await asyncio.wait([task], timeout=10)
+        assert task.done() and not task.cancelled()  # it ended at once, answered
+        return sent
+
+    answers = [client.portal.call(cut_short, query) for query in (b"", b"via=stack")]
+    assert len(calls) == 1
+    for sent in answers:
+        assert [message["type"] for message in sent] == ["http.response.start", "http.response.body"]
+        assert sent[0]["status"] == 503 and dict(sent[0]["headers"])[b"retry-after"] == b"5"
+        assert b'"error":"shutting_down"' in sent[1]["body"]
+    fast, stack = ([(name, b"-" if name == b"x-request-id" else value) for name, value in sent[0]["headers"]]
+                   for sent in answers)
+    assert fast == stack and answers[0][1]["body"] == answers[1][1]["body"]
+    text = client.get("/metrics", headers=ADMIN).text
+    assert 'dpdist_requests_refused_total{reason="shutting_down"} 2.0' in text
+    route = re.escape('route="/api/campaigns/{campaign}/batches/{batch_id}"')
+    assert re.search(rf'dpdist_http_responses_total\{{method="PUT",{route},status="503"\}} 2\.0', text)
     assert "dpdist_requests_in_flight 1.0" in text  # the scrape itself: nothing left in flight
 
 

@@ -673,6 +673,32 @@ def test_the_relay_logs_no_client_address_while_it_refuses(tmp_path, caplog):
     assert not any(record.levelname in ("ERROR", "CRITICAL") for record in server_side)  # no traceback for a refusal
 
 
+# ====================================================================== shutdown
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_request_still_running_when_the_graceful_timeout_is_up_gets_503_shutting_down(tmp_path, kind, caplog):
+    """Once --graceful-timeout is up uvicorn cancels the requests still running; one whose answer had not begun got
+    uvicorn's plain-text 500 and an "Exception in ASGI application" traceback in the log.  Now: 503 shutting_down with
+    Retry-After (dpdist._guard._shutdown), one warning line, and the server still stops at the timeout."""
+    caplog.set_level("WARNING")
+    limits = Limits(graceful_timeout=1, body_timeout=BOUND_S, min_body_rate=1)
+    with target(kind, tmp_path, limits) as server:
+        sock = raw_connection(server.port)
+        sock.sendall(request_head("PUT", server.path("stalled"), 64_000, extra_headers(server) + "Expect: 100-continue\r\n"))
+        assert sock.recv(64).startswith(b"HTTP/1.1 100")  # the application is reading the body
+        sock.sendall(b"\0" * 1000)  # then the upload stalls, far within the body's limits
+        started = time.monotonic()
+        server.server.should_exit = True  # what SIGTERM does
+        status, headers, body = read_response(sock)
+        sock.close()
+    stopped = time.monotonic() - started
+    assert status == 503 and headers["retry-after"] == "5" and headers["connection"] == "close"
+    assert headers["content-type"] == "application/json" and json.loads(body)["error"] == "shutting_down"
+    assert stopped < 10, stopped  # the 1 s graceful timeout, and the shutdown's own steps
+    messages = [record.getMessage() for record in caplog.records]
+    assert not any("Exception in ASGI application" in message for message in messages), messages
+    assert sum("503 shutting_down" in message for message in messages) == 1, messages
+
+
 # ====================================================================== the rate buckets and the body budget
 def test_the_rate_limiter_forgets_an_address_once_its_bucket_is_full_again():
     from dpdist._guard import RateLimiter

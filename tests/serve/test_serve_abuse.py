@@ -204,22 +204,40 @@ def test_http_falls_back_to_h11_without_httptools(monkeypatch):
 
 
 @pytest.mark.slow  # dpdist serve as a subprocess
-def test_sigterm_with_a_stalled_upload_exits_within_the_graceful_timeout(tmp_path):
-    """SIGTERM used to wait for a stalled upload as long as its client did (44 s in the issue's probe)."""
+def test_sigterm_with_stalled_uploads_answers_them_503_and_exits_within_the_graceful_timeout(tmp_path):
+    """SIGTERM used to wait for a stalled upload as long as its client did (44 s in the issue's probe); then, at the
+    graceful timeout, the request still running got uvicorn's plain-text 500 and the log a traceback.  Now it is
+    answered 503 shutting_down with Retry-After, through the batch route's fast path and through the application's
+    layers alike (dpdist._guard._shutdown), with one warning line each and no traceback."""
+    log_path = tmp_path / "serve.log"
     with cli_server(str(tmp_path / "c.sqlite"), "--graceful-timeout", "1", "--body-timeout", "600",
-                    "--min-body-rate", "1") as (process, url):
+                    "--min-body-rate", "1", log_path=log_path) as (process, url):
         campaign = new_campaign(url)
-        sock = raw_connection(int(url.rsplit(":", 1)[1]))
-        sock.sendall(request_head("PUT", f"/api/campaigns/{campaign}/batches/stalled", 1 << 20, "Expect: 100-continue\r\n"))
-        assert sock.recv(64).startswith(b"HTTP/1.1 100")  # the app is reading the body
-        sock.sendall(b"\0" * 10_000)  # then the upload stalls (the body timeout is 600 s)
+        port = int(url.rsplit(":", 1)[1])
+        stalled = []
+        for head in (request_head("PUT", f"/api/campaigns/{campaign}/batches/stalled", 1 << 20, "Expect: 100-continue\r\n"),
+                     request_head("POST", "/api/campaigns", 1 << 16, f"Expect: 100-continue\r\nAuthorization: Bearer {ADMIN_TOKEN}\r\n")):
+            sock = raw_connection(port)
+            sock.sendall(head)
+            assert sock.recv(64).startswith(b"HTTP/1.1 100")  # the app is reading the body
+            sock.sendall(b" " * 10_000)  # then the upload stalls (the body timeout is 600 s)
+            stalled.append(sock)
         started = time.monotonic()
         process.send_signal(signal.SIGTERM)
         process.wait(BOUND_S)
         exited_after = time.monotonic() - started
-        sock.close()
-        print(f"SIGTERM with a stalled upload: exited after {exited_after:.2f} s (graceful timeout 1 s)")
+        answers = [read_response(sock) for sock in stalled]
+        for sock in stalled:
+            sock.close()
+        print(f"SIGTERM with two stalled uploads: exited after {exited_after:.2f} s (graceful timeout 1 s)")
         assert process.returncode in (0, -signal.SIGTERM)  # uvicorn re-raises the signal once it has shut down
+        assert exited_after < 10  # the 1 s graceful timeout, and the shutdown's own steps
+    for status, headers, body in answers:
+        assert status == 503 and headers["retry-after"] == "5" and headers["connection"] == "close"
+        assert json.loads(body)["error"] == "shutting_down" and headers["x-request-id"]
+    log = log_path.read_text()
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log
+    assert log.count("503 shutting_down") == 2, log
 
 
 def test_limits_are_options_of_dpdist_serve_with_one_line_errors(tmp_path, capsys):

@@ -11,6 +11,9 @@ variables on each command line (``docs/deployment.md``, "Limits"):
 * :func:`guard`: an application behind the body, rate and memory limits
   (:mod:`._middleware`), for applications that do not read bodies through
   :func:`receive_body` themselves;
+* :class:`._shutdown.ShutdownMiddleware`: a request still running when the
+  graceful shutdown's time is up answered 503 ``shutting_down`` (the layer of
+  :func:`guard` does it too);
 * :func:`uvicorn_options`: what uvicorn enforces (header timeout and size, idle
   keep-alive, the concurrency cap answered 503 with ``Retry-After``, graceful
   shutdown), to pass to ``uvicorn.run`` / ``uvicorn.Config``;

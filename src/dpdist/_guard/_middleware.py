@@ -18,20 +18,23 @@ application:
   sends that answer itself, with ``Connection: close``, and the application
   then sees the client as gone (``http.disconnect``): what it does next is
   dropped, an error it raises is not logged;
-* a client that goes away mid-body is no error either (nothing logged).
+* a client that goes away mid-body is no error either (nothing logged);
+* **shutdown**: a request whose task the server's shutdown cancels (``--graceful-timeout`` passed) before the
+  application began its answer is answered 503 ``shutting_down`` with ``Retry-After`` (:mod:`._shutdown`), not
+  uvicorn's plain 500 and traceback.
 
 A request counts as anonymous (its body held in the anonymous half) unless the
 application has put ``scope["dpdist.authenticated"] = True`` before it reads the
-body, once it checked the request's credential.  The layer logs nothing and
-keeps an address only while its body bytes are held or its rate bucket is not
-full again.  Header time, header size, idle connections and the concurrency cap
-are uvicorn's part (:func:`._limits.uvicorn_options`).
+body, once it checked the request's credential.  The layer logs nothing but
+the shutdown's one warning line, and keeps an address only while its body bytes
+are held or its rate bucket is not full again.  Header time, header size, idle
+connections and the concurrency cap are uvicorn's part
+(:func:`._limits.uvicorn_options`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any, Callable
 
@@ -39,6 +42,7 @@ from ._body import BodyBudget, body_deadline, next_deadline, receive_by, too_lar
 from ._limits import Limits
 from ._rate import RateLimiter
 from ._refusals import Refusal
+from ._shutdown import answer_refusal, shutdown_refusal
 
 __all__ = ["Guard", "GuardMiddleware", "guard", "AUTHENTICATED", "sends_something"]
 
@@ -92,11 +96,18 @@ class GuardMiddleware:
             try:
                 guard.rate.check(host)
             except Refusal as refusal:
-                await _answer(send, refusal)
+                await answer_refusal(send, refusal)
                 return
         request = _Request(guard, scope, host, receive, send)
         try:
             await self.app(scope, request.receive, request.send)
+        except asyncio.CancelledError:  # the server's shutdown (:mod:`._shutdown`), or the application's own
+            stopping = None if request.started else shutdown_refusal()
+            if stopping is None:
+                raise
+            if not request.over:  # (a client gone mid-body: no one to answer)
+                request.started = True
+                await answer_refusal(request._send, stopping)
         except Exception:
             if not request.over:
                 raise
@@ -161,7 +172,7 @@ class _Request:
         self.over = True
         if not self.started:
             self.started = True
-            await _answer(self._send, refusal)
+            await answer_refusal(self._send, refusal)
         return {"type": "http.disconnect"}
 
     async def send(self, message) -> None:
@@ -181,16 +192,6 @@ def _content_length(scope) -> int | None:
         if name == b"content-length":
             return int(value) if value.isdigit() else None
     return None
-
-
-async def _answer(send, refusal: Refusal) -> None:
-    """A refusal of the limits: ``{"error", "detail"}`` with its status, ``Retry-After``, and the connection closed."""
-    body = json.dumps({"error": refusal.code, "detail": refusal.detail}, separators=(",", ":")).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), (b"connection", b"close")]
-    if refusal.retry_after is not None:
-        headers.append((b"retry-after", str(int(refusal.retry_after)).encode()))
-    await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
-    await send({"type": "http.response.body", "body": body, "more_body": False})
 
 
 def guard(app, limits: Limits | None = None, *, max_body_bytes: int, rate_limited: Callable[[Any], bool] | None = None):

@@ -15,7 +15,8 @@ Routes
     signature (256 bytes).  Refused: 401 ``unauthorized`` (no or unknown credential), 403
     ``wrong_key`` (the credential is for another key), 403 ``exhausted`` (its tokens are spent), 415,
     422 ``invalid_token_request`` (size, token type, truncated key id or value out of range: RFC 9578
-    section 6.2), 429 ``rate_limited``, 408/413/503 (the service's limits).
+    section 6.2), 429 ``rate_limited``, 408/413/503 (the service's limits), 503 ``shutting_down`` (the server's
+    shutdown cut the request short).
 ``POST /issuer/v1/keys`` (admin), body ``{"name", "tokens_each"}``
     A new RSA-2048 key of that name (one per campaign) whose credentials give at most ``tokens_each`` tokens each
     (1..10000, default 1; fixed for good, as the key): 201 with the key as above; 409 ``key_exists``.
@@ -59,6 +60,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._guard import Limits
+from .._guard._shutdown import ShutdownMiddleware
 from ..errors import InvalidParameterError
 from .._validation import InstanceOf, Optional, validate_params
 from ..privacypass import _blindrsa
@@ -114,6 +116,7 @@ def create_app(db_path: str, *, name: str, admin_token: str, limits: Any = None,
     if origins:
         middleware.append(Middleware(CORSMiddleware, allow_origins=list(origins), allow_methods=["GET", "POST"],
                                      allow_headers=["Authorization", "Content-Type"], max_age=600))
+    middleware.append(Middleware(ShutdownMiddleware))  # the innermost: a request the shutdown cut short answered 503
     app = Starlette(routes=ROUTES, lifespan=lifespan, middleware=middleware, exception_handlers={Refusal: refused})
     app.state.issuer = _Issuer(db_path, name, admin_token, limits)
     return app

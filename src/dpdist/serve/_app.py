@@ -4,7 +4,9 @@ The endpoints live in :mod:`._routes` (one module per resource), the operations
 behind them in :class:`~._service.Service`, refusals become HTTP answers in
 :mod:`._http`, and the OpenAPI schema at ``/openapi.json`` is generated from the
 same route table.  The lifespan starts the service's background work and, at
-shutdown, closes its database.
+shutdown, closes its database; a request still running when the shutdown's
+``--graceful-timeout`` is up is answered 503 ``shutting_down``
+(:mod:`dpdist._guard._shutdown`).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
+from .._guard._shutdown import ShutdownMiddleware
 from .._types import PathLike
 from .._validation import validate_params
 from ._access import PrivacyMiddleware
@@ -76,6 +79,15 @@ def create_app(
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)
     app.state.service, app.state.clients_js = service, clients_js
 
+    # the innermost: its answer to a request the shutdown cut short gets the headers, log lines and counts of the rest
+    app.add_middleware(ShutdownMiddleware, refused=_count_refusal)
     app.add_middleware(PrivacyMiddleware, mode=service.limits.access_log)  # tokens in URLs refused, no addresses logged
     install_operations(app, service, operations)  # /readyz, /metrics, 503 on outages; its middleware the outermost
     return app
+
+
+def _count_refusal(scope, code: str) -> None:
+    """A refusal answered by a layer outside the routes, counted as the exception handlers count theirs."""
+    metrics = getattr(scope["app"].state, "metrics", None)
+    if metrics is not None:
+        metrics.refused_request(code)

@@ -14,7 +14,8 @@ the same answers byte for byte:
   once durable);
 * the same answers: the acknowledgement as ``JSONResponse`` renders it, a refusal
   or an outage as the exception handlers answer it (:func:`._http.refusal_answer`,
-  :func:`._http.database_unavailable_answer`), the security headers and
+  :func:`._http.database_unavailable_answer`), a request the server's shutdown
+  cut short as :class:`dpdist._guard._shutdown.ShutdownMiddleware` does, the security headers and
   ``X-Request-ID`` of :mod:`._middleware`; an unexpected error propagates to
   Starlette's outermost layer (500), as before;
 * the same records: metrics (latency, status, requests in flight, batches,
@@ -29,6 +30,7 @@ query string (the privacy middleware refuses tokens in it), a ``root_path``
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Awaitable
@@ -37,6 +39,7 @@ from starlette.convertors import StringConvertor
 from starlette.routing import Route
 
 from .._guard._body import CLIENT_GONE
+from .._guard._shutdown import shutdown_refusal
 from ._access import access_line
 from ._database import DatabaseUnavailableError
 from ._http import bearer_token, database_unavailable_answer, refusal_answer
@@ -96,6 +99,11 @@ class BatchFastPath:
                 code, body, headers = self._answer_of(await self._work(scope, found, receive))
             except (Refusal, DatabaseUnavailableError) as error:
                 code, body, headers = refused_answer(metrics, error)
+            except asyncio.CancelledError:  # the server's shutdown: answered 503 (dpdist._guard._shutdown), else raised
+                refusal = shutdown_refusal()
+                if refusal is None:
+                    raise
+                code, body, headers = refused_answer(metrics, refusal)
             if code is None:  # the client went away mid-body: no answer, counted as a refusal only
                 answered = False
                 return

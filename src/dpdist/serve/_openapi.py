@@ -44,7 +44,8 @@ _MEANING = {
     413: "request body, records or rows over the server's limits",
     415: "unsupported content type",
     429: "this client address sends batches too fast (rate_limited; see Retry-After)",
-    503: "the server is at capacity (busy) or its database cannot answer now; see Retry-After",
+    503: "the server is at capacity (busy), its database cannot answer now, or it is shutting down (shutting_down); "
+    "see Retry-After",
 }
 _SECURITY: dict[str | None, list[dict[str, list[str]]] | None] = {"admin": [{"admin": []}], "submit": [{}, {"submit": []}],
                                                                   "relay": [{"relay": []}], None: None}
