@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 import subprocess
 from typing import Any
 
@@ -17,6 +18,24 @@ from dpdist._shown import shown
 from js_support import ROOT, node_path
 
 SECRET = "SUBMITSECRET123456"
+#: the forms Python's _redact learned after the clients copied it (a fullwidth ``:``, a fullwidth or small ``@``, a
+#: ``%3A`` userinfo, a ``password%3D``, a name's percent-encoded whitespace, IGNORECASE's dotted and dotless i): each
+#: HIDDEN word is masked, each KEEP word shown
+NEW_FORMS = [
+    "fullwidth colon: http://user\uff1aHIDDEN1@host/x and //u\uff1aHIDDEN2@h/p, a port stays: http://host\uff1a8080/KEEP1",
+    "fullwidth at https://user:HIDDEN1\uff20host.example/path, small at https://user:HIDDEN2\ufe6bhost/x, both "
+    "https://u\uff1aHIDDEN3\uff20h/ https://u\uff1aHIDDEN4\ufe6bh",
+    "the at in the user name: //u\uff1aHIDDEN1@host\uff1a8080/x and http://u\uff1aKEEP1\uff1aKEEP2/y and http://a@b\uff1aKEEP3",
+    "encoded colon: https://user%3AHIDDEN1@host/x, https://user%3aHIDDEN2\uff20host/y, //u%3AHIDDEN3\ufe6bh/z, no at: "
+    "https://user%3AKEEP1/x http://h/a%3AKEEP2",
+    "GET https://a\uff1aHIDDEN1\uff20h1/ then postgresql://u%3AHIDDEN2@db:5432/x?sslpassword%3DHIDDEN3&password=HIDDEN4 "
+    "and 'user:HIDDEN5@h' Bearer HIDDEN6",
+    "?password%3DHIDDEN1&SSLPASSWORD%3dHIDDEN2 x_password%3DKEEP1 pass%77ord%C2%85=HIDDEN3 %EF%BB%BFpass%77ord=KEEP2 "
+    "pass%77ord%1C=HIDDEN4",
+    "Bas\u0131c HIDDEN1 and BAS\u0130C HIDDEN2 and \u0131password=KEEP1 \u0130token=HIDDEN5 pa\u017fsword=HIDDEN3 "
+    "to\u212aen=HIDDEN4 Bearer \u0131\u0131\u0131\u0131\u0131\u0131\u0131",
+    "refused by the proxy " + "x" * 150 + " https://user\uff1aHIDDEN1\uff20host/x and https://user%3AHIDDEN2@host/y",
+]
 TEXTS = [
     "x\x1b]0;PWNED\x07",
     f"\x1b[2J\x1b[31mred\nline2 Bearer {SECRET}",
@@ -28,6 +47,7 @@ TEXTS = [
     "a" * 250,
     "\u00e9" * 199 + "\U0001f600\U0001f600",
     "",
+    *NEW_FORMS,
 ]
 #: attack75 A: a copy of the credential across the cut (once at limit + len + 4096), its head moved into view by a
 #: token value masked before it; with the credential, cut (whole, these texts take the URL patterns 0.1 s each)
@@ -46,6 +66,15 @@ HOSTILE = [
     ("x=", "%41", 66_667, " pass%77ord=SECRET", " pass%77ord=***"),
     ("", "_", 200_000, " admin_token=SECRET", " admin_token=***"),
     ("", "-", 200_000, " token=SECRET", " token=***"),
+    # the fullwidth and small @, the fullwidth :, the %3A of a userinfo, the %3D of a password=, a name's %xx whitespace
+    ("//", "\uff1a", 200_000, " http://u\uff1aSECRET\uff20h", " http://u:***@h"),
+    ("", "//u\uff1a", 50_000, " http://u\uff1aSECRET\ufe6bh", " http://u:***@h"),
+    ("//", "u\uff1a", 100_000, " //u\uff1aSECRET@h", " //u:***@h"),
+    ("//u", "\uff20", 200_000, " //u:SECRET\uff20h", " //u:***@h"),
+    ("//", "%3A", 66_667, " http://u%3aSECRET\uff20h", " http://u%3a***@h"),
+    ("", "//u%3A", 33_334, " http://u%3ASECRET@h", " http://u%3A***@h"),
+    ("", "xpassword%3D", 16_667, " sslpassword%3dSECRET", " sslpassword%3d***"),
+    ("pass%77ord", "%20", 66_667, "x=1 pass%77ord%20=SECRET", "x=1 pass%77ord%20=***"),
 ]
 
 
@@ -71,12 +100,19 @@ def cases() -> list[dict[str, Any]]:
 
 
 def test_the_clients_fixture_is_what_python_shows():
-    # the JS (test/shown.test.js) and Java (ShownTest) clients' tests compare with this file; to write it again:
+    # the JS (test/shown.test.js) and Java (AnswersTest) clients' tests compare with this file; to write it again:
     # PYTHONPATH=tests uv run python tests/clients/test_client_shown.py
     assert json.loads(FIXTURE.read_text()) == cases()
     assert "***" in cases()[6]["shown"] and SECRET not in cases()[6]["shown"] and "\\x1b" in cases()[6]["shown"]
     # attack75 A: no piece of the credential is shown, a copy the cut crossed included (it was masked after the cut)
     assert not any(SECRET[:6] in case["shown"] for case in cases() if case["secrets"])
+
+
+def test_the_forms_python_learned_later_are_masked():
+    # a fullwidth or small @, a fullwidth :, a %3A userinfo, a password%3D, a name's encoded whitespace, IGNORECASE's i
+    for text in NEW_FORMS:
+        shown_text = shown(text, (), None)
+        assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
 
 
 def test_a_long_hostile_text_is_shown_whole_and_masked_as_before():
@@ -88,17 +124,39 @@ def test_a_long_hostile_text_is_shown_whole_and_masked_as_before():
         assert "SECRET" not in expanded(case["shown"])
 
 
-def test_the_js_client_shows_a_servers_text_as_python():
+def js_shown(chosen: list[dict[str, Any]]) -> list[str]:
+    """What the JS client shows of each case's text (expanded), credentials and limit."""
     script = ("import { shown } from './clients/js/src/shown.js';"
               "const expanded = (t) => (typeof t === 'string' ? t : t.before + t.repeat.repeat(t.times) + t.then);"
               "let input = ''; process.stdin.on('data', (d) => { input += d; });"
               "process.stdin.on('end', () => { const cases = JSON.parse(input);"
               "process.stdout.write(JSON.stringify(cases.map((c) => shown(expanded(c.text), c.secrets, c.limit)))); });")
-    result = subprocess.run([node_path(), "--input-type=module", "-e", script], input=json.dumps(cases()),
+    result = subprocess.run([node_path(), "--input-type=module", "-e", script], input=json.dumps(chosen),
                             capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 0, result.stderr
-    for case, js in zip(cases(), json.loads(result.stdout), strict=True):
+    return json.loads(result.stdout)
+
+
+def test_the_js_client_shows_a_servers_text_as_python():
+    for case, js in zip(cases(), js_shown(cases()), strict=True):
         assert js == expanded(case["shown"]), case
+
+
+#: what the random texts below are made of: the pieces each pattern reads, the characters it stops at, the letters
+#: Python's IGNORECASE reads as ASCII ones, percent-encoded whitespace
+PIECES = ["http", "://", "//", "/", ":", "\uff1a", "@", "\uff20", "\ufe6b", "%3A", "%3a", "%3D", "%3", "password", "ssl",
+          "pass%77ord", "=", "'", '"', " ", "\n", "u", "pw", "Bearer ", "Basic ", "token", "_", "-", "&", "?", "#", "\\",
+          "%41", "%C2%85", "%C2%A0", "%1C", "%EF%BB%BF", "\u0131", "\u0130", "\u017f", "\u212a", "x", "1", "+", ".", ",",
+          "\t", "\x1b", "\u00a0", "\u00e9", "\U0001f600", "abcdefgh"]
+
+
+def test_the_js_client_shows_random_texts_as_python():
+    # 3,000 seeded texts of PIECES: a form one side masks and the other does not, or reads otherwise, shows here
+    rng = random.Random(76)
+    chosen = [{"text": "".join(rng.choices(PIECES, k=rng.randint(1, 25))), "secrets": rng.choice([[], [], [], ["abcdefgh"]]),
+               "limit": rng.choice([None, None, 20, 40])} for _ in range(3000)]
+    for case, js in zip(chosen, js_shown(chosen), strict=True):
+        assert js == shown(case["text"], tuple(case["secrets"]), case["limit"]), case
 
 
 def test_the_js_client_takes_the_requests_credential_as_python():

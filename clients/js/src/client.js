@@ -34,7 +34,7 @@ import {
 import { TokenWallet } from './tokens.js';
 import { batchAck, relayAck } from './acks.js';
 import { ACK_ANSWER_BYTES, AnswerTooLarge, MAX_ANSWER_BYTES, readAnswer, readBounded, tooManyValues } from './answer.js';
-import { oneLine, secretsOf, shown } from './shown.js';
+import { oneLine, secretsOf, shown, shownUrl } from './shown.js';
 import { REQUEST_CONTENT_TYPE, campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
 
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
@@ -939,7 +939,7 @@ function checkServerUrl(serverUrl) {
   const problem = url === null ? 'an http:// or https:// URL (or "" for the page\'s origin)'
     : url.username || url.password || /^[^?#]*\/\/[^/?#]*@/u.test(serverUrl) ? 'without user:password@ (this client authenticates with its token, never a URL\'s credentials, which fetch refuses)'
       : /[?#]/u.test(serverUrl) ? 'without a query or fragment (?...#...: the API\'s paths are joined to it)' : null;
-  if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shown(serverUrl.replace(/\/\/[^/?#]*@/u, '//***@'))}".`);
+  if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shownUrl(serverUrl)}".`);
 }
 
 /** The ``ohttp`` option of Client, checked: null or ``{relay, keys}`` (keys: application/ohttp-keys bytes that parse). */

@@ -24,6 +24,7 @@
 
 import { MAX_ANSWER_BYTES, tooManyValues } from './answer.js';
 import { InvalidParameterError, ServiceError } from './errors.js';
+import { shownUrl } from './shown.js';
 
 // Privacy Pass (privacypass.js and its 228 KB vendored libraries) is imported when a campaign has an issuer, not before.
 const TOKEN_TYPE = 0x0002;
@@ -69,7 +70,8 @@ export function originOf(url, what) {
     // below
   }
   if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    throw new InvalidParameterError(`${what} must be an absolute http(s) URL. Got ${JSON.stringify(url)}.`);
+    // the value escaped, masked and cut (its password, a token=): a server's relay or issuer URL, or the application's
+    throw new InvalidParameterError(`${what} must be an absolute http(s) URL. Got ${typeof url === 'string' ? `"${shownUrl(url)}"` : JSON.stringify(url)}.`);
   }
   return parsed.origin;
 }

@@ -21,6 +21,7 @@
 import { ACK_ANSWER_BYTES, readBounded, tooManyValues } from './answer.js';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from './vendor/hpke.js';
 import { InvalidParameterError, ServiceError } from './errors.js';
+import { shownUrl } from './shown.js';
 import { RECORD_MAGIC } from './wire.js';
 
 export const REQUEST_CONTENT_TYPE = 'message/ohttp-req';
@@ -306,7 +307,7 @@ export function checkRelayUrl(relay) {
     // refused below
   }
   if (typeof relay !== 'string' || url === null || !['http:', 'https:'].includes(url.protocol) || !url.hostname) {
-    throw new InvalidParameterError(`The 'ohttp.relay' option of Client must be the http:// or https:// URL of an Oblivious HTTP relay resource. Got ${JSON.stringify(relay)?.slice(0, 100)}.`);
+    throw new InvalidParameterError(`The 'ohttp.relay' option of Client must be the http:// or https:// URL of an Oblivious HTTP relay resource. Got ${typeof relay === 'string' ? `"${shownUrl(relay)}"` : JSON.stringify(relay)?.slice(0, 100)}.`);
   }
   return relay;
 }

@@ -5,7 +5,7 @@
 // ServiceError's message or code: control characters (ESC, BEL, newlines, bidi overrides) are escaped as ``\x1b`` (so
 // a message forwarded to a log or a crash reporter stays one line and cannot clear or retitle a terminal); the
 // credential the request carried (``secretsOf``), any ``Bearer``/``Basic`` credential, any ``token=``/``*_token:``
-// value and URLs' passwords read ``***``; the text is cut.  Byte for byte Python's (tests/clients/test_js_shown.py).
+// value and URLs' passwords read ``***``; the text is cut.  Byte for byte Python's (tests/clients/test_client_shown.py).
 
 export const MASK = '***';
 /** Characters read past a cut, for a credential that begins before it to be masked whole (Python's ``_ROOM``). */
@@ -16,29 +16,56 @@ const SHORTEST_SECRET = 6;
 // Every pattern reads a text in a time linear in its length (as Python's; a server's long answer shown whole could
 // stall the client): a scheme or a token's name starts only at the start of its run (a lookbehind), a //user: with
 // no @ after it matches the rest of its word (shown as it is: no later //user: of the word has one either), an
-// encoded name is the whole run, checked to hold a %xx by a lookahead.
-const CREDENTIAL = /(?<head>(?<![A-Za-z0-9])(?:Bearer|Basic)\s+)(?<value>[A-Za-z0-9._~+/=-]{6,})/giu;
-const TOKEN_VALUE = /(?<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token(?:=['"]?|['"]\s*:\s*['"]?))(?<value>[^&\s'"#,;<>]+)/giu;
+// encoded name is the whole run, checked to hold a %xx by a lookahead.  Python's IGNORECASE reads an ASCII letter as
+// its other case and as U+0130 (İ) and U+0131 (ı) for an i, U+017F (ſ) for an s, U+212A (K) for a k: the u flag's
+// case folding has the last two, so the patterns read with the i flag list the first two beside A-Za-z.
+const CREDENTIAL = /(?<head>(?<![A-Za-z0-9\u0130\u0131])(?:Bearer|Bas[i\u0130\u0131]c)\s+)(?<value>[A-Za-z0-9\u0130\u0131._~+/=-]{6,})/giu;
+const TOKEN_VALUE = /(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*token(?:=['"]?|['"]\s*:\s*['"]?))(?<value>[^&\s'"#,;<>]+)/giu;
 const BACKSLASHED_USERINFO = /(?<head>[/\\][/\\][^\s/\\:@]*):(?:(?<value>[^\s@]*)@|[^\s@]*)/gu;
-const USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:]*):(?:(?<value>\S*)@|\S*)/gu;
+// ``scheme://user:password@`` (Python's _redact._USERINFO): the password from the first ``:`` after the user name to
+// the last ``@`` of the word; the ``:`` may be a fullwidth U+FF1A, the ``@`` a fullwidth U+FF20 or a small U+FE6B (NFKC
+// reads them as ASCII, as some URL parsers do).  The user name is read once: the lookahead and back-reference commit to
+// the last ``:`` (or U+FF1A) before the first ``:`` or ``/``, a U+FF1A before an ``@`` in the user name being the second
+// choice; a ``//user:`` with no ``@`` after it matches the rest of its word (the last alternative, no ``value``)
+const USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/(?:(?=(?<user>[^\s/:]*)[:\uff1a])\k<user>(?=[:\uff1a]\S*[@\uff20\ufe6b])|[^\s/:]*(?=\uff1a[^\s/:\uff1a]*[@\uff20\ufe6b])))[:\uff1a](?<value>\S*)[@\uff20\ufe6b]|(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:]*[:\uff1a]\S*/gu;
 const SPACED_USERINFO = /(?<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/:@]*):(?<value>[^@/\n\s]*\s[^@/\n]*|[^@/\n]*\n[^@/\n]*)@/gu;
+// ``scheme://user%3Apassword@`` (Python's _ENCODED_USERINFO): the ``:`` percent-encoded; without an ``@`` after it, the
+// rest is matched and shown as it is (no ``value``)
+const ENCODED_USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:@\uff20]*?%3[Aa])(?:(?<value>[^\s@\uff20]*)[@\uff20\ufe6b]|[^\s@\uff20]*)/gu;
 const QUOTED_USERINFO = /(?<head>['"][^\s'"/:@]+):(?!\/\/)(?<value>[^'"\n]*)@/gu;
-const PARAMETER = /(?<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|[^&\s'"#]+)/giu;
+const PARAMETER = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|[^&\s'"#]+)/giu;
 const ENCODED_PARAMETER = /(?<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?<key>[A-Za-z0-9_%]+)\s*=\s*)(?<value>[^&\s'"#]+)/gu;
+// a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``, Python's _ENCODED_SEPARATOR)
+const ENCODED_SEPARATOR = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password%3D)(?<value>[^&\s'"#]+)/giu;
 /** What Python's str.isprintable() refuses: other (Cc, Cf, Cs, Co, Cn), line and paragraph separators, spaces but ' '. */
 const UNPRINTABLE = /^(?:[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs})$/u;
 
 /** What Python's str.split() splits on (its whitespace: str.isspace()). */
 const WHITESPACE = /[\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/u;
+/** One character of that whitespace (each is one UTF-16 unit). */
+const SPACE = /^[\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/u;
 
 /** ``text``'s words joined by one space, as Python's ``" ".join(text.split())``. */
 export function oneLine(text) {
   return String(text).split(WHITESPACE).filter(Boolean).join(' ');
 }
 
-/** Python's urllib.parse.unquote: %xx as UTF-8 bytes (invalid sequences: U+FFFD), the rest as is. */
+/** Python's urllib.parse.unquote: %xx as UTF-8 bytes (invalid sequences: U+FFFD; a BOM kept, as Python keeps it), the rest as is. */
 function unquote(text) {
-  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => new TextDecoder().decode(Uint8Array.from(run.split('%').slice(1), (pair) => parseInt(pair, 16))));
+  return text.replace(/(?:%[0-9A-Fa-f]{2})+/g, (run) => new TextDecoder('utf-8', { ignoreBOM: true }).decode(Uint8Array.from(run.split('%').slice(1), (pair) => parseInt(pair, 16))));
+}
+
+/**
+ * ``text`` without that whitespace at either end, as Python's str.strip() (String.prototype.trim takes U+FEFF and leaves
+ * U+001C-U+001F and U+0085); read once from each end (a regex's ``\s+$`` reads a long inner run again from each of its
+ * characters).
+ */
+function stripped(text) {
+  let start = 0;
+  let end = text.length;
+  while (start < end && SPACE.test(text[start])) start += 1;
+  while (end > start && SPACE.test(text[end - 1])) end -= 1;
+  return text.slice(start, end);
 }
 
 /** ``character`` as Python's ``repr(character)[1:-1]`` writes an unprintable one: ``\n``, ``\x1b``, ``\u202e``. */
@@ -51,15 +78,17 @@ function escaped(character) {
   return `\\U${code.toString(16).padStart(8, '0')}`;
 }
 
-/** URLs' passwords masked, as dpdist._redact.redacted_text. */
+/** URLs' passwords masked, as dpdist._redact.redacted_text: its patterns, in its order. */
 function redactedText(text) {
-  // a //user: with no @ after it is matched whole (value undefined) only to be read once: shown as it is
+  // a //user: (or //user%3A) with no @ after it is matched whole (value undefined) only to be read once: shown as it is
   const masked = (match, ...rest) => (rest.at(-1).value === undefined ? match : `${rest.at(-1).head}:${MASK}@`);
-  for (const pattern of [USERINFO, SPACED_USERINFO, QUOTED_USERINFO]) text = text.replace(pattern, masked);
-  text = text.replace(PARAMETER, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
+  for (const pattern of [USERINFO, SPACED_USERINFO]) text = text.replace(pattern, masked);
+  text = text.replace(ENCODED_USERINFO, (match, ...rest) => (rest.at(-1).value === undefined ? match : `${rest.at(-1).head}${MASK}@`));
+  text = text.replace(QUOTED_USERINFO, masked);
+  for (const pattern of [PARAMETER, ENCODED_SEPARATOR]) text = text.replace(pattern, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   return text.replace(ENCODED_PARAMETER, (match, ...rest) => {
     const { head, key } = rest.at(-1);
-    return ['password', 'sslpassword'].includes(unquote(key).trim().toLowerCase()) ? `${head}${MASK}` : match;
+    return ['password', 'sslpassword'].includes(stripped(unquote(key)).toLowerCase()) ? `${head}${MASK}` : match;
   });
 }
 
@@ -73,6 +102,17 @@ export function secretsOf(authorization) {
   const credential = space < 0 ? '' : authorization.slice(space + 1).trim();
   const found = [credential, ...Array.from(credential.matchAll(/token="?([^",\s]+)/gu), (match) => match[1])];
   return [...new Set(found.filter((part) => Array.from(part).length >= SHORTEST_SECRET))].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * A URL as an error about it shows it: its whole userinfo read ``***`` (``https://***@host/``; the ``@`` may be a
+ * fullwidth U+FF20 or a small U+FE6B, which ``shown`` reads as an ``@`` too), then escaped, masked and cut by ``shown``.
+ *
+ * @param {unknown} url the URL refused (made a string)
+ * @returns {string} ``https://***@host/x`` for ``https://user:secret\uff20host/x``
+ */
+export function shownUrl(url) {
+  return shown(String(url).replace(/\/\/[^/?#]*[@\uff20\ufe6b]/u, '//***@'));
 }
 
 /**

@@ -228,5 +228,13 @@ test('a server URL with a password or a query is refused by name, the password n
       return true;
     });
   }
+  // a fullwidth or small @ (which NFKC reads as @): the URL does not parse, and its userinfo is not shown either
+  for (const url of ['http://u:JSPW12\uff20127.0.0.1:9', 'http://u\uff1aJSPW12\ufe6b127.0.0.1:9/', 'http://u%3AJSPW12\uff20h/']) {
+    assert.throws(() => new Client(url, 'c1', { memoStorage: null, locks: null }), (error) => {
+      assert.ok(error instanceof InvalidParameterError && error.message.includes('Got "http://***@'), error.message);
+      assert.ok(!error.message.includes('JSPW12'), error.message);
+      return true;
+    });
+  }
   assert.equal(new Client('', 'c1', { memoStorage: null, locks: null }).serverUrl, ''); // the page's origin
 });

@@ -3,7 +3,9 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { secretsOf, shown } from '../src/shown.js';
+import { originOf } from '../src/identity.js';
+import { checkRelayUrl } from '../src/ohttp.js';
+import { secretsOf, shown, shownUrl } from '../src/shown.js';
 
 const CASES = JSON.parse(readFileSync(new URL('./fixtures/shown.json', import.meta.url), 'utf8'));
 /** A fixture's text (or shown text): itself, or its ``before + repeat * times + then`` (a long hostile text, fix76). */
@@ -32,4 +34,15 @@ test("the request's credential: after its scheme, a PrivateToken's token too, si
   assert.deepEqual(secretsOf('PrivateToken token="abcdefgh"'), ['token="abcdefgh"', 'abcdefgh']);
   assert.deepEqual(secretsOf('Bearer abc'), []);
   assert.deepEqual(secretsOf(undefined), []);
+});
+
+test('a URL an error names is shown without its userinfo, whatever its @ (ASCII, fullwidth, small)', () => {
+  assert.equal(shownUrl('https://user:PW1\uff20host/x?token=PW2'), 'https://***@host/x?token=***');
+  assert.equal(shownUrl('https://user\uff1aPW1\ufe6bhost/'), 'https://***@host/');
+  assert.equal(shownUrl('ftp://u:PW1@h/\u202e'), 'ftp://***@h/\\u202e');
+  // a relay or issuer URL the server named, the application's relay: refused, shown escaped and masked
+  for (const refuse of [() => originOf('ftp://u:PW1@relay.example/\u202e', 'The relay URL'), () => originOf('https://u:PW1\uff20r/', 'The relay URL'),
+    () => checkRelayUrl('ftp://u:PW1@relay.example/'), () => checkRelayUrl('https://u\uff1aPW1\ufe6bh/')]) {
+    assert.throws(refuse, (error) => !error.message.includes('PW1') && !error.message.includes('\u202e') && error.message.includes('://***@'));
+  }
 });

@@ -231,7 +231,7 @@ public final class Client {
         Identity.originOf(serverUrl, "The 'serverUrl' argument of Client");
         if (serverUrl.contains("?") || serverUrl.contains("#")) { // the API's paths are joined to it: every request would go to /?...
             throw new InvalidParameterError("The 'serverUrl' argument of Client must be the service's URL without a query or fragment "
-                + "(?...#...: the API's paths are joined to it). Got " + Json.show(Shown.shown(serverUrl, Collections.emptyList(), 200)) + ".");
+                + "(?...#...: the API's paths are joined to it). Got " + Json.show(Shown.shownUrl(serverUrl)) + ".");
         }
         this.serverUrl = serverUrl.replaceAll("/+$", "");
         this.campaignId = campaignId;

@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
 
@@ -96,7 +95,7 @@ public final class Identity {
         String scheme = parsed == null || parsed.getScheme() == null ? "" : parsed.getScheme().toLowerCase(Locale.ROOT);
         if (parsed == null || !(scheme.equals("http") || scheme.equals("https")) || parsed.getHost() == null || parsed.getRawUserInfo() != null) {
             // the value masked (a password, a token=): the message may reach a log or a crash reporter
-            String shown = url instanceof String ? Json.show(Shown.shown(((String) url).replaceFirst("//[^/?#]*@", "//***@"), Collections.emptyList(), 200)) : Json.show(url);
+            String shown = url instanceof String ? Json.show(Shown.shownUrl((String) url)) : Json.show(url);
             throw new InvalidParameterError(what + " must be an absolute http(s) URL with a host, without user:password@ (this client "
                 + "authenticates with its token, never a URL's credentials, which the URL would show wherever it is logged). Got " + shown + ".");
         }

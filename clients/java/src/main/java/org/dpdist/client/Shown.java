@@ -3,6 +3,7 @@ package org.dpdist.client;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
@@ -29,19 +30,42 @@ final class Shown {
     private static final int IGNORE_CASE = Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE;
     // Every pattern reads a text in a time linear in its length (as Python's): a scheme or a token's name starts only at
     // the start of its run (a lookbehind), a //user: with no @ after it matches the rest of its word (no later //user:
-    // of the word has one either), an encoded name is the whole run, checked to hold a %xx by a lookahead.
-    private static final Pattern CREDENTIAL = Pattern.compile("((?<![A-Za-z0-9])(?:Bearer|Basic)\\s+)([A-Za-z0-9._~+/=-]{6,})", IGNORE_CASE);
+    // of the word has one either), an encoded name is the whole run, checked to hold a %xx by a lookahead.  Python's
+    // IGNORECASE reads an i as U+0130 (İ) and U+0131 (ı) too, an s as U+017F (ſ), a k as U+212A (K): the JDK's
+    // IGNORE_CASE does, the patterns list the first two beside A-Za-z for a runtime whose case folding has not them
+    // (ICU's, Android's, folds U+0130 to two characters and U+0131 to none).
+    private static final Pattern CREDENTIAL = Pattern.compile(
+        "((?<![A-Za-z0-9\\u0130\\u0131])(?:Bearer|Bas[i\\u0130\\u0131]c)\\s+)([A-Za-z0-9\\u0130\\u0131._~+/=-]{6,})", IGNORE_CASE);
     private static final Pattern TOKEN_VALUE = Pattern.compile(
-        "((?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token(?:=['\"]?|['\"]\\s*:\\s*['\"]?))([^&\\s'\"#,;<>]+)", IGNORE_CASE);
+        "((?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*token(?:=['\"]?|['\"]\\s*:\\s*['\"]?))([^&\\s'\"#,;<>]+)", IGNORE_CASE);
     private static final Pattern BACKSLASHED_USERINFO = Pattern.compile("([/\\\\][/\\\\][^\\s/\\\\:@]*):(?:([^\\s@]*)@|[^\\s@]*)");
-    private static final Pattern USERINFO = Pattern.compile("((?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?//[^\\s/:]*):(?:(\\S*)@|\\S*)");
+    /** A URL's scheme ({@code http:}), read from the start of its run of scheme characters (Python's {@code _SCHEME}). */
+    private static final String SCHEME = "(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)";
+    /**
+     * {@code scheme://user:password@} (Python's {@code _redact._USERINFO}): the password (group 3) from the first {@code :}
+     * after the user name to the last {@code @} of the word; the {@code :} may be a fullwidth U+FF1A, the {@code @} a
+     * fullwidth U+FF20 or a small U+FE6B (NFKC reads them as ASCII, as some URL parsers do).  The user name is read once:
+     * the lookahead and back-reference commit to the last {@code :} (or U+FF1A) before the first {@code :} or {@code /}, a
+     * U+FF1A before an {@code @} in the user name being the second choice; a {@code //user:} with no {@code @} after it
+     * matches the rest of its word (the last alternative, no group 3).
+     */
+    private static final Pattern USERINFO = Pattern.compile("(" + SCHEME + "?//(?:(?=([^\\s/:]*)[:\\uff1a])\\2(?=[:\\uff1a]\\S*[@\\uff20\\ufe6b])"
+        + "|[^\\s/:]*(?=\\uff1a[^\\s/:\\uff1a]*[@\\uff20\\ufe6b])))[:\\uff1a](\\S*)[@\\uff20\\ufe6b]|" + SCHEME + "?//[^\\s/:]*[:\\uff1a]\\S*");
     private static final Pattern SPACED_USERINFO = Pattern.compile(
-        "((?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*://[^\\s/:@]*):([^@/\\n\\s]*\\s[^@/\\n]*|[^@/\\n]*\\n[^@/\\n]*)@");
+        "(" + SCHEME + "//[^\\s/:@]*):([^@/\\n\\s]*\\s[^@/\\n]*|[^@/\\n]*\\n[^@/\\n]*)@");
+    /**
+     * {@code scheme://user%3Apassword@} (Python's {@code _ENCODED_USERINFO}): the {@code :} percent-encoded; without an
+     * {@code @} after it, the rest is matched and shown as it is (no group 2).
+     */
+    private static final Pattern ENCODED_USERINFO = Pattern.compile(
+        "(" + SCHEME + "?//[^\\s/:@\\uff20]*?%3[Aa])(?:([^\\s@\\uff20]*)[@\\uff20\\ufe6b]|[^\\s@\\uff20]*)");
     private static final Pattern QUOTED_USERINFO = Pattern.compile("(['\"][^\\s'\"/:@]+):(?!//)([^'\"\\n]*)@");
     private static final Pattern PARAMETER = Pattern.compile(
-        "((?<![A-Za-z0-9_])(?:ssl)?password\\s*=\\s*)('(?:\\\\.|[^'\\\\])*'?|[^&\\s'\"#]+)", IGNORE_CASE);
+        "((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password\\s*=\\s*)('(?:\\\\.|[^'\\\\])*'?|[^&\\s'\"#]+)", IGNORE_CASE);
     private static final Pattern ENCODED_PARAMETER = Pattern.compile(
         "((?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})([A-Za-z0-9_%]+)\\s*=\\s*)([^&\\s'\"#]+)");
+    /** A password parameter whose {@code =} is percent-encoded ({@code ?password%3Dsecret}, Python's {@code _ENCODED_SEPARATOR}). */
+    private static final Pattern ENCODED_SEPARATOR = Pattern.compile("((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password%3D)([^&\\s'\"#]+)", IGNORE_CASE);
     /** What Python's str.split() splits on (str.isspace()). */
     private static final Pattern WHITESPACE = Pattern.compile("[\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+");
 
@@ -92,11 +116,19 @@ final class Shown {
             if (printable(code)) escaped.appendCodePoint(code);
             else escaped.append(escape(code));
         }
-        text = sub(ENCODED_PARAMETER, sub(PARAMETER, sub(QUOTED_USERINFO, sub(SPACED_USERINFO, sub(USERINFO, escaped.toString(), ":" + MASK + "@"),
-            ":" + MASK + "@"), ":" + MASK + "@"), MASK), MASK);
-        text = sub(BACKSLASHED_USERINFO, sub(TOKEN_VALUE, sub(CREDENTIAL, text, MASK), MASK), ":" + MASK + "@");
+        text = redactedText(escaped.toString());
+        text = sub(BACKSLASHED_USERINFO, sub(TOKEN_VALUE, sub(CREDENTIAL, text, MASK, 0), MASK, 0), ":" + MASK + "@", 2);
         if (limit < 0 || text.codePointCount(0, text.length()) <= limit) return text;
         return text.substring(0, text.offsetByCodePoints(0, limit)) + "...";
+    }
+
+    /**
+     * A URL as an error about it shows it: its whole userinfo read {@code ***} ({@code https://***@host/}; the {@code @}
+     * may be a fullwidth U+FF20 or a small U+FE6B, which {@link #shown} reads as an {@code @} too), then escaped, masked
+     * and cut to 200 characters by {@link #shown}.
+     */
+    static String shownUrl(String url) {
+        return shown(url.replaceFirst("//[^/?#]*[@\\uff20\\ufe6b]", "//***@"), Collections.emptyList(), 200);
     }
 
     /** Python's str.isprintable() of one character: not other (Cc, Cf, Cs, Co, Cn), a separator, or a space but ' '. */
@@ -122,26 +154,50 @@ final class Shown {
         return "\\U" + "00000000".substring(hex.length()) + hex;
     }
 
+    /** URLs' passwords masked, as Python's {@code dpdist._redact.redacted_text}: its patterns, in its order. */
+    private static String redactedText(String text) {
+        text = sub(SPACED_USERINFO, sub(USERINFO, text, ":" + MASK + "@", 3), ":" + MASK + "@", 0);
+        text = sub(QUOTED_USERINFO, sub(ENCODED_USERINFO, text, MASK + "@", 2), ":" + MASK + "@", 0);
+        return sub(ENCODED_PARAMETER, sub(ENCODED_SEPARATOR, sub(PARAMETER, text, MASK, 0), MASK, 0), MASK, 0);
+    }
+
     /**
-     * {@code text} with each match of {@code pattern} replaced by its first group and {@code suffix}; for
-     * {@link #ENCODED_PARAMETER}, only where the percent-decoded name (group 2) is a password's; for {@link #USERINFO} and
-     * {@link #BACKSLASHED_USERINFO}, only where a password (group 2) was found (a {@code //user:} with no {@code @} after
-     * it matches the rest of its word, shown as it is).
+     * {@code text} with each match of {@code pattern} replaced by its first group and {@code suffix}, only where group
+     * {@code password} (if not 0) was found (a {@code //user:} with no {@code @} after it matches the rest of its word,
+     * shown as it is); for {@link #ENCODED_PARAMETER}, only where the percent-decoded name (group 2) is a password's.
      */
-    private static String sub(Pattern pattern, String text, String suffix) {
+    private static String sub(Pattern pattern, String text, String suffix, int password) {
         Matcher match = pattern.matcher(text);
         StringBuilder out = new StringBuilder();
         int last = 0;
         while (match.find()) {
-            if ((pattern == USERINFO || pattern == BACKSLASHED_USERINFO) && match.group(2) == null) continue; // read once
+            if (password != 0 && match.group(password) == null) continue; // read once, shown as it is
             if (pattern == ENCODED_PARAMETER) {
-                String key = unquote(match.group(2)).trim().toLowerCase(Locale.ROOT);
+                String key = stripped(unquote(match.group(2))).toLowerCase(Locale.ROOT);
                 if (!key.equals("password") && !key.equals("sslpassword")) continue;
             }
             out.append(text, last, match.start()).append(match.group(1)).append(suffix);
             last = match.end();
         }
         return out.append(text, last, text.length()).toString();
+    }
+
+    /**
+     * {@code text} without Python's whitespace at either end, as its str.strip() (String.trim takes what is up to U+0020
+     * only: not U+0085, U+00A0, U+3000...).
+     */
+    private static String stripped(String text) {
+        int start = 0;
+        int end = text.length();
+        while (start < end && space(text.charAt(start))) start += 1;
+        while (end > start && space(text.charAt(end - 1))) end -= 1;
+        return text.substring(start, end);
+    }
+
+    /** Whether {@code c} is whitespace to Python (str.isspace(): what {@link #WHITESPACE} matches). */
+    private static boolean space(char c) {
+        return (c >= 0x09 && c <= 0x0d) || (c >= 0x1c && c <= 0x20) || c == 0x85 || c == 0xa0 || c == 0x1680
+            || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 || c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
     }
 
     /** Python's urllib.parse.unquote: runs of %xx as UTF-8 bytes (an invalid sequence: U+FFFD), the rest as is. */

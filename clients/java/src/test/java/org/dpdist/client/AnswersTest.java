@@ -310,5 +310,22 @@ class AnswersTest {
             assertTrue(error.getMessage().startsWith("The 'serverUrl' argument of Client must be"), error.getMessage());
             assertFalse(error.getMessage().contains("JPW123") && !url.contains("#"), error.getMessage());
         }
+        // a fullwidth or small @ (which NFKC reads as @): not a URL java.net.URI gives a host, and its userinfo not shown
+        for (String url : Arrays.asList("http://u:JPW123\uff20127.0.0.1:9", "http://u\uff1aJPW123\ufe6b127.0.0.1:9/", "http://u%3AJPW123\uff20h/")) {
+            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> new Client(url, "c", ClientTest.fast()));
+            assertTrue(error.getMessage().contains("Got \"http://***@") && !error.getMessage().contains("JPW123"), error.getMessage());
+        }
+    }
+
+    @Test
+    void aUrlAnErrorNamesIsShownWithoutItsUserinfoWhateverItsAt() {
+        assertEquals("https://***@host/x?token=***", Shown.shownUrl("https://user:PW1\uff20host/x?token=PW2"));
+        assertEquals("https://***@host/", Shown.shownUrl("https://user\uff1aPW1\ufe6bhost/"));
+        assertEquals("ftp://***@h/\\u202e", Shown.shownUrl("ftp://u:PW1@h/\u202e"));
+        for (String url : Arrays.asList("ftp://u:PW1@relay.example/\u202e", "https://u:PW1\uff20r/", "https://u\uff1aPW1\ufe6bh/")) {
+            InvalidParameterError error = assertThrows(InvalidParameterError.class, () -> Identity.originOf(url, "The relay URL"));
+            assertTrue(!error.getMessage().contains("PW1") && !error.getMessage().contains("\u202e") && error.getMessage().contains("://***@"),
+                error.getMessage());
+        }
     }
 }
