@@ -114,6 +114,17 @@ def test_both_paths_are_counted_alike_in_the_metrics(served):
     assert "dpdist_requests_in_flight 1.0" in text  # the scrape itself: nothing else left in flight
 
 
+def _upload_scope(client, token: str, query: bytes, batch_id: str) -> dict:
+    """The ASGI scope of a PUT of batch ``batch_id`` to campaign ``fast`` declaring a 3000-byte body."""
+    path = "/api/campaigns/fast/batches/" + batch_id
+    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+            "method": "PUT", "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query,
+            "root_path": "", "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
+            "headers": [(b"host", b"testserver"), (b"content-type", b"application/octet-stream"),
+                        (b"authorization", f"Bearer {token}".encode()), (b"content-length", b"3000")],
+            "state": dict(client.app_state)}
+
+
 def test_a_client_gone_mid_body_is_a_refusal_not_a_response_in_the_metrics(served):
     """outsider6 finding 5: an upload cut off mid-body (declared 3000 bytes, sent 1000, closed) was counted as a
     response with status 400 though none was sent.  Now, on both paths, it counts only as a refusal
@@ -121,13 +132,7 @@ def test_a_client_gone_mid_body_is_a_refusal_not_a_response_in_the_metrics(serve
     client, token, calls = served
 
     async def cut_off(query: bytes):
-        path = "/api/campaigns/fast/batches/" + "d" * 32
-        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-                 "method": "PUT", "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query,
-                 "root_path": "", "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
-                 "headers": [(b"host", b"testserver"), (b"content-type", b"application/octet-stream"),
-                             (b"authorization", f"Bearer {token}".encode()), (b"content-length", b"3000")],
-                 "state": dict(client.app_state)}
+        scope = _upload_scope(client, token, query, "d" * 32)
         messages = iter([{"type": "http.request", "body": b"\0" * 1000, "more_body": True}])
         sent = []
 
@@ -157,13 +162,7 @@ def test_a_batch_cut_short_by_the_shutdown_is_answered_503_alike_on_both_paths(s
     client, token, calls = served
 
     async def cut_short(query: bytes):
-        path = "/api/campaigns/fast/batches/" + "e" * 32
-        scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-                 "method": "PUT", "scheme": "http", "path": path, "raw_path": path.encode(), "query_string": query,
-                 "root_path": "", "client": ("127.0.0.1", 50000), "server": ("testserver", 80),
-                 "headers": [(b"host", b"testserver"), (b"content-type", b"application/octet-stream"),
-                             (b"authorization", f"Bearer {token}".encode()), (b"content-length", b"3000")],
-                 "state": dict(client.app_state)}
+        scope = _upload_scope(client, token, query, "e" * 32)
         reading, sent = asyncio.Event(), []
 
         async def receive():
