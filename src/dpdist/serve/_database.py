@@ -233,11 +233,12 @@ class Database:
         self.url = url
         self.dialect = "postgresql" if url.startswith(_POSTGRESQL) else "sqlite"
         self._local = threading.local()
-        # (connection, the thread that opened it): closed at close(), or when a thread opens one after its own ended
-        # (a thread pool's idle workers end and new ones start: their connections would stay open until PostgreSQL
-        # refused new ones, "too many clients")
-        self._connections: list[tuple[Any, threading.Thread]] = []
+        # (connection, the thread that opened it, the lock that thread holds while it uses it): closed at close(), or
+        # when a thread opens one after its own ended (a thread pool's idle workers end and new ones start: their
+        # connections would stay open until PostgreSQL refused new ones, "too many clients")
+        self._connections: list[tuple[Any, threading.Thread, Any]] = []
         self._lock = threading.Lock()
+        self._guards: dict[int, Any] = {}  # thread id -> the lock it holds while it runs statements (:meth:`_in_use`)
         self.outages = OutageLog()
         if self.dialect == "sqlite":
             path = url.strip()[len(_SQLITE_URL) :] if url.strip().lower().startswith(_SQLITE_URL) else url  # a file
@@ -292,8 +293,11 @@ class Database:
             with self._lock:
                 ended = [entry for entry in self._connections if not entry[1].is_alive()]
                 self._connections = [entry for entry in self._connections if entry[1].is_alive()]
-                self._connections.append((connection, threading.current_thread()))
-            for stale, _ in ended:  # their threads ended: nobody uses them again
+                if len(self._guards) > 4 * len(self._connections) + 64:  # the locks of threads that ended
+                    alive = {thread.ident for thread in threading.enumerate()}
+                    self._guards = {ident: guard for ident, guard in self._guards.items() if ident in alive}
+                self._connections.append((connection, threading.current_thread(), self._in_use()))
+            for stale, _, _ in ended:  # their threads ended: nobody uses them again
                 with contextlib.suppress(Exception):
                     stale.close()
         return connection
@@ -312,6 +316,15 @@ class Database:
         if "connect_timeout" in self.url:
             return psycopg.connect(self.url, autocommit=True)
         return psycopg.connect(self.url, autocommit=True, connect_timeout=_PG_CONNECT_TIMEOUT_S)
+
+    def _in_use(self):
+        """This thread's lock, held while it runs statements on its connection (:meth:`execute`, :meth:`rowcount`,
+        :meth:`transaction`, :meth:`at_once`): :meth:`close` closes no connection of another thread under it."""
+        guard = self._guards.get(threading.get_ident())
+        if guard is None:  # (per thread, not per connection: close() lets go of this thread's connection meanwhile)
+            with self._lock:
+                guard = self._guards.setdefault(threading.get_ident(), threading.RLock())
+        return guard
 
     def _discard(self) -> None:
         """Forget this thread's connection (closed): the next call opens a new one."""
@@ -367,6 +380,10 @@ class Database:
 
     def execute(self, statement: str, parameters: tuple = ()) -> list[tuple]:
         """Run one statement on this thread's connection; return its rows (empty for writes)."""
+        with self._in_use():
+            return self._execute(statement, parameters)
+
+    def _execute(self, statement: str, parameters: tuple) -> list[tuple]:
         sql = self._sql(statement)
 
         def run(connection):
@@ -400,6 +417,11 @@ class Database:
                 return results
 
     def at_once(self, statements: Sequence[tuple[str, tuple]], marker: str) -> bool:
+        """:meth:`_at_once`, this thread's connection in use meanwhile."""
+        with self._in_use():
+            return self._at_once(statements, marker)
+
+    def _at_once(self, statements: Sequence[tuple[str, tuple]], marker: str) -> bool:
         """PostgreSQL: ``BEGIN``, ``statements`` and ``COMMIT`` as ONE query (one round trip, :func:`_exec_at_once`);
         True once committed.  False, with nothing committed, when a statement raised the error whose message holds
         ``marker`` (the caller's own check: the transaction is rolled back) or found its prepared statement gone, or
@@ -460,7 +482,8 @@ class Database:
     def rowcount(self, statement: str, parameters: tuple = ()) -> int:
         """Run one write statement; return how many rows it changed."""
         try:
-            return self.connection().execute(self._sql(statement), parameters).rowcount  # pyright: ignore[reportArgumentType]  (psycopg's stubs take literal SQL only; these statements are dpdist's own)
+            with self._in_use():
+                return self.connection().execute(self._sql(statement), parameters).rowcount  # pyright: ignore[reportArgumentType]  (psycopg's stubs take literal SQL only; these statements are dpdist's own)
         except DatabaseUnavailableError:
             raise
         except Exception as error:
@@ -468,6 +491,12 @@ class Database:
 
     @contextlib.contextmanager
     def transaction(self, first: Sequence[tuple[str, tuple]] = ()) -> Iterator[list[list[tuple]]]:
+        """:meth:`_transaction`, this thread's connection in use until its end."""
+        with self._in_use(), self._transaction(first) as rows:
+            yield rows
+
+    @contextlib.contextmanager
+    def _transaction(self, first: Sequence[tuple[str, tuple]] = ()) -> Iterator[list[list[tuple]]]:
         """``BEGIN`` (SQLite: ``BEGIN IMMEDIATE``, the write lock at once) ... ``COMMIT``; rollback on error.
 
         ``first``: statements ``(sql, parameters)`` that lock, read, or write what only this transaction's ``COMMIT``
@@ -555,12 +584,31 @@ class Database:
             raise DatabaseUnavailableError(self._reason(error) or "other", error) from error
 
     def close(self) -> None:
+        """Close every connection but one another thread is running statements on right now (a request the shutdown
+        cancelled still reads in its worker thread): closing it under a statement crashed the process in SQLite
+        (attack88 F1: SIGSEGV in 13 of 20 shutdowns with estimates in flight).  That one is closed by a later close(),
+        or once its thread ended; the thread's next statement opens a new connection."""
+        me = threading.current_thread()
+        self._local = threading.local()  # first: a thread's next statement opens a new connection, none of these
         with self._lock:
-            for connection, _ in self._connections:
+            entries, self._connections = self._connections, []
+        busy = []
+        while entries:
+            connection, owner, guard = entries.pop()
+            if owner is me or not owner.is_alive():
                 with contextlib.suppress(Exception):
                     connection.close()
-            self._connections.clear()
-        self._local = threading.local()
+            elif guard.acquire(blocking=False):  # not under a statement of its thread: closed now (no file left open)
+                try:
+                    with contextlib.suppress(Exception):
+                        connection.close()
+                finally:
+                    guard.release()
+            else:  # closed by the next close(), or once its thread ended (connection())
+                busy.append((connection, owner, guard))
+        with self._lock:
+            self._connections.extend(busy)
+        connection = None
 
 
 def open_database(url: str) -> Database:
