@@ -90,8 +90,8 @@ EXPECTED_REPORTS = 10**6
 #: The report size ``auto`` stays within unless told otherwise (``max_report_bits``; ``None``: no limit): 128 KiB.
 #: Every domain has a candidate within it (OLH's and RWS's reports are 128 and 64 bits whatever ``d``); what it
 #: excludes is a device uploading a megabyte a value (the d bits of SUE, OUE or SS at d = 8*10^6), where RWS, OLH,
-#: OCMS or HR cost at most 6 % more variance (SUE's worst case at f* = 1 against the best within 128 KiB: 4.2-5.8 %
-#: at epsilon 0.5-4).
+#: OCMS or HR cost little variance: SUE's worst case at f* = 1 against the best within 128 KiB, at most 9.6 % (epsilon
+#: 0.05-10, the most at 1.8), and against the choice (the smallest report within TIE of that best) at most 10.8 %.
 DEFAULT_MAX_REPORT_BITS = 2**20
 
 #: Deployment limits accepted by ``local.make("auto", ...)``.
