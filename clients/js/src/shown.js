@@ -5,7 +5,9 @@
 // ServiceError's message or code: control characters (ESC, BEL, newlines, bidi overrides) are escaped as ``\x1b`` (so
 // a message forwarded to a log or a crash reporter stays one line and cannot clear or retitle a terminal); the
 // credential the request carried (``secretsOf``), any ``Bearer``/``Basic`` credential, any ``token=``/``*_token:``
-// value and URLs' passwords read ``***``; the text is cut.  Byte for byte Python's (tests/clients/test_client_shown.py).
+// value and URLs' passwords read ``***``; the text is cut.  Byte for byte Python's (tests/clients/test_client_shown.py),
+// but for what is escaped among characters newer than a runtime's Unicode tables (Python 3.11: Unicode 14, node 20:
+// 15, JDK 17: 13): one may escape a character another shows.  What is masked does not depend on them.
 
 export const MASK = '***';
 /** Characters read past a cut, for a credential that begins before it to be masked whole (Python's ``_ROOM``). */

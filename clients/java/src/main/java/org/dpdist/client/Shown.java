@@ -12,7 +12,9 @@ import java.util.regex.Pattern;
 
 /**
  * Text a server sent, as the client shows it in a {@link ServiceError}: escaped, masked and cut, as Python's
- * {@code dpdist._shown.shown}, byte for byte ({@code clients/js/test/fixtures/shown.json}).
+ * {@code dpdist._shown.shown}, byte for byte ({@code clients/js/test/fixtures/shown.json}), but for what is escaped
+ * among characters newer than the runtime's Unicode tables (JDK 17: Unicode 13; Python 3.11: 14): one may escape a
+ * character the other shows.  What is masked does not depend on them.
  *
  * <p>A refusal's code and detail, a redirect's {@code Location}, an answer's ids come from whoever answered: dpdist, or a
  * proxy, a captive portal, an echo server repeating the request it got.  Control characters (ESC, BEL, newlines, bidi
