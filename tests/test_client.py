@@ -264,3 +264,19 @@ def test_a_proxys_garbage_once_and_a_closed_connection_are_still_retried(monkeyp
     with client, pytest.raises(ServiceUnavailableError):
         client.config("c")
     assert len(asked) == 7  # a connection closed is a network failure: every retry is taken
+
+
+def test_a_retry_after_past_the_window_is_said_when_the_client_gives_up(monkeypatch):
+    """attack88 F6: a 503 asking to wait longer than the window ended the request at once (right: it is not cut short)
+    with "after 1 attempt(s) over 0.0 s (retried for up to 5 s...)", not saying why no retry was made."""
+    slept = []
+    monkeypatch.setattr(client_module.time, "sleep", slept.append)
+    transport = httpx.MockTransport(lambda request: httpx.Response(503, headers={"Retry-After": "3600"}))
+    client = Client("http://127.0.0.1:9", retry_window=5, transport=transport)
+    with pytest.raises(ServiceUnavailableError, match=r"HTTP 503 \(it asked to be sent again in 60 s, past the retry window\)"):
+        client.config("c")
+    assert slept == []
+    counted = Client("http://127.0.0.1:9", retries=0, retry_window=5, transport=transport)  # the count spent: not said
+    with pytest.raises(ServiceUnavailableError) as refused:
+        counted.config("c")
+    assert "past the retry window" not in str(refused.value)

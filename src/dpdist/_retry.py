@@ -111,6 +111,10 @@ class Retries:
             return delay
         return left if asked is None and left > 0 else None  # a last attempt at the window's end
 
+    def spent_all(self) -> bool:
+        """Whether the count of retries is spent (as opposed to the window)."""
+        return self.retries is not None and self.failures > self.retries
+
     def attempts_left(self) -> int:
         """How many more attempts the window (and the count of retries) allows at most, pauses at their longest and
         without Retry-After: what a caller can say to a person."""

@@ -208,10 +208,13 @@ def _note_failure(args, error: BaseException, counted: int, accepted: int, dupli
     kept = "the randomized batches are kept in a journal" if not args.reports else "a report file keeps its file id"
     before = f" ({duplicates} batch(es) of {again} report(s) had been counted already)" if duplicates else ""
     if isinstance(error, ServiceUnavailableError):  # the service did not answer for the whole --retry-window
-        done = (f"{counted} batch(es) of {accepted} accepted report(s) were counted before the service stopped answering "
-                f"and stay counted{before}" if counted or duplicates else "nothing was counted yet")
-        print(f"submit: note: {done}; run the same command again to send the rest ({kept}, and a batch already "
-              f"counted is not counted twice), or give a longer --retry-window.", file=sys.stderr)
+        if not (counted or duplicates):  # (it may not have answered the campaign's config: nothing randomized yet)
+            print("submit: note: nothing was counted yet; run the same command again once the service answers, or "
+                  "give a longer --retry-window.", file=sys.stderr)
+            return
+        print(f"submit: note: {counted} batch(es) of {accepted} accepted report(s) were counted before the service "
+              f"stopped answering and stay counted{before}; run the same command again to send the rest ({kept}, and a "
+              f"batch already counted is not counted twice), or give a longer --retry-window.", file=sys.stderr)
         return
     # a refusal: the same command meets it again unless what refused changed (a campaign closed or full stays so)
     print(f"submit: note: {counted} batch(es) of {accepted} accepted report(s) were counted by this run before this "

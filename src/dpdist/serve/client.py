@@ -324,6 +324,8 @@ class Client:
                 asked = retry_after(response.headers.get("Retry-After"))
             delay = retries.pause(asked)
             if delay is None:
+                if asked is not None and asked > retries.left() and not retries.spent_all():
+                    failure += f" (it asked to be sent again in {asked:g} s, past the retry window)"
                 break
             if self.on_retry is not None:
                 self.on_retry(failure, attempt, delay, retries.attempts_left())
