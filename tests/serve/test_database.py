@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,33 @@ def test_closing_lets_go_of_a_connection_another_thread_is_reading_on(tmp_path):
                          text=True, timeout=120)
     assert run.returncode == 0, (run.returncode, run.stderr[-2000:])  # was -11 (SIGSEGV) in 3 of 3 runs
     assert run.stdout.split() == ["[]", "0"]  # no read failed; no connection left open once the threads ended
+
+
+def test_a_transaction_running_when_the_database_closes_ends_on_its_own_connection(tmp_path):
+    """attack89 F1: close() handed the thread of a transaction still running a new connection (the thread-local state
+    was replaced): its next statement ran outside the transaction, waiting 60 s for the write lock its own transaction
+    held (SQLite; PostgreSQL committed it alone).  The transaction now ends on its own connection, whole."""
+    database = open_database(str(tmp_path / "t.sqlite"))
+    database.execute("CREATE TABLE t (x INTEGER)")
+    begun, closed, failures = threading.Event(), threading.Event(), []
+
+    def transaction():
+        try:
+            with database.transaction():
+                database.execute("INSERT INTO t VALUES (1)")
+                begun.set()
+                closed.wait(10)
+                database.execute("INSERT INTO t VALUES (2)")
+        except Exception as error:  # noqa: BLE001 - what the test asserts there is none of
+            failures.append(error)
+
+    thread = threading.Thread(target=transaction)
+    thread.start()
+    assert begun.wait(10)
+    database.close()
+    closed.set()
+    started = time.monotonic()
+    thread.join(30)
+    assert not thread.is_alive() and time.monotonic() - started < 5 and failures == []
+    assert database.execute("SELECT x FROM t ORDER BY x") == [(1,), (2,)]  # committed whole, then readable anew
+    database.close()

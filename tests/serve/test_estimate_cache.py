@@ -341,3 +341,15 @@ def test_one_query_spelled_two_ways_is_one_document(tmp_path, monkeypatch):
     with pytest.raises(Exception, match="level"):  # refused as its computation refuses it, nothing kept
         cache.body("g", {"level": "1.5"})
     assert len(cache._entries) == 2
+
+
+def test_an_app_started_again_opens_its_estimate_cache_again(tmp_path):
+    """attack89 F2: the end of a lifespan closes the cache; a second lifespan of the same app (an embedder's restart,
+    a test's second client) found it closed and every estimate was refused 503 shutting_down."""
+    from starlette.testclient import TestClient
+
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    for _ in range(2):
+        with TestClient(app):
+            assert app.state.service.estimates._closed is False
+        assert app.state.service.estimates._closed is True

@@ -213,3 +213,45 @@ class _Answering:
 
     def close(self):
         pass
+
+
+def test_an_estimate_in_flight_when_the_estimator_closes_is_refused_503_and_a_cache_reopens(monkeypatch):
+    """attack89 F2: an estimate whose estimator the close of the last cache killed raised the process's EOFError (a
+    500 to an application that embeds the service); and a lifespan run twice in one process (a cache closed, then
+    its app started again) refused every estimate of the second run.  Now the first is 503 shutting_down, and the
+    service's start opens its cache again."""
+    from dpdist.errors import DPDistError
+    from dpdist.serve import _estimate_cache, _estimator
+
+    estimator = _estimator.Estimator()
+
+    class Process:  # stands for the child: the close kills it while the estimate waits for its answer
+        stdin = stdout = None
+
+        def poll(self):
+            return None
+
+    monkeypatch.setattr(estimator, "_started", lambda: Process())
+    monkeypatch.setattr(estimator, "_stop", lambda: None)
+    monkeypatch.setattr(_estimator, "_write", lambda stream, value: None)
+
+    def killed(stream):
+        estimator._closed = True  # what close() does, from another thread, meanwhile
+        raise EOFError("the estimator process ended")
+
+    monkeypatch.setattr(_estimator, "_read", killed)
+    with pytest.raises(DPDistError) as refused:
+        estimator.run(len, [1])
+    assert getattr(refused.value, "code", None) == "shutting_down" and refused.value.status == 503
+
+    monkeypatch.undo()  # the fast tests' _compute in this process (conftest): the real one, its estimator stood for
+    monkeypatch.setattr(_estimate_cache, "_OPEN_CACHES", 0)
+    monkeypatch.setattr(_estimate_cache, "_ESTIMATOR", None)
+    monkeypatch.setattr(_estimate_cache, "Estimator", _Answering)
+    cache = _estimate_cache.EstimateCache(store=None)
+    cache.close()
+    with pytest.raises(DPDistError):
+        _estimate_cache._compute(len, [1], {})
+    cache.reopen()
+    cache.reopen()  # once: counted open once
+    assert _estimate_cache._compute(len, [1, 2], {}) == (2, 0.0) and _estimate_cache._OPEN_CACHES == 1

@@ -239,6 +239,7 @@ class Database:
         self._connections: list[tuple[Any, threading.Thread, Any]] = []
         self._lock = threading.Lock()
         self._guards: dict[int, Any] = {}  # thread id -> the lock it holds while it runs statements (:meth:`_in_use`)
+        self._closed: set[int] = set()  # ids of connections close() closed that a living thread still holds
         self.outages = OutageLog()
         if self.dialect == "sqlite":
             path = url.strip()[len(_SQLITE_URL) :] if url.strip().lower().startswith(_SQLITE_URL) else url  # a file
@@ -281,7 +282,8 @@ class Database:
     # ------------------------------------------------------------------ connections
     def connection(self):
         connection = getattr(self._local, "connection", None)
-        if connection is not None and getattr(connection, "closed", False):  # e.g. PostgreSQL restarted
+        # closed: PostgreSQL restarted, or close() closed it (this thread was not running a statement on it)
+        if connection is not None and (getattr(connection, "closed", False) or id(connection) in self._closed):
             self._discard()
             connection = None
         if connection is None:
@@ -290,13 +292,14 @@ class Database:
             except Exception as error:
                 raise self._unavailable(error) from error
             self._local.connection = connection
+            guard = self._in_use()
             with self._lock:
                 ended = [entry for entry in self._connections if not entry[1].is_alive()]
                 self._connections = [entry for entry in self._connections if entry[1].is_alive()]
                 if len(self._guards) > 4 * len(self._connections) + 64:  # the locks of threads that ended
                     alive = {thread.ident for thread in threading.enumerate()}
                     self._guards = {ident: guard for ident, guard in self._guards.items() if ident in alive}
-                self._connections.append((connection, threading.current_thread(), self._in_use()))
+                self._connections.append((connection, threading.current_thread(), guard))
             for stale, _, _ in ended:  # their threads ended: nobody uses them again
                 with contextlib.suppress(Exception):
                     stale.close()
@@ -335,6 +338,7 @@ class Database:
                 connection.close()
             with self._lock:
                 self._connections = [entry for entry in self._connections if entry[0] is not connection]
+                self._closed.discard(id(connection))
 
     def _reason(self, error: BaseException) -> str | None:
         if isinstance(error, DatabaseUnavailableError):
@@ -587,27 +591,31 @@ class Database:
         """Close every connection but one another thread is running statements on right now (a request the shutdown
         cancelled still reads in its worker thread): closing it under a statement crashed the process in SQLite
         (attack88 F1: SIGSEGV in 13 of 20 shutdowns with estimates in flight).  That one is closed by a later close(),
-        or once its thread ended; the thread's next statement opens a new connection."""
+        or once its thread ended.  A thread whose connection was closed opens a new one at its next statement."""
         me = threading.current_thread()
-        self._local = threading.local()  # first: a thread's next statement opens a new connection, none of these
         with self._lock:
             entries, self._connections = self._connections, []
-        busy = []
+        busy, closed = [], []
         while entries:
             connection, owner, guard = entries.pop()
-            if owner is me or not owner.is_alive():
+            if not owner.is_alive():
                 with contextlib.suppress(Exception):
                     connection.close()
-            elif guard.acquire(blocking=False):  # not under a statement of its thread: closed now (no file left open)
+            elif owner is me or guard.acquire(blocking=False):  # not under a statement of its thread: closed now
                 try:
                     with contextlib.suppress(Exception):
                         connection.close()
+                    closed.append(id(connection))  # its thread opens a new one at its next statement (connection())
                 finally:
-                    guard.release()
-            else:  # closed by the next close(), or once its thread ended (connection())
+                    if owner is not me:
+                        guard.release()
+            else:  # a statement or a transaction of its thread runs on it: it goes on there (attack89 F1: a
+                # transaction whose thread was handed a new connection went on outside itself), closed by a later
+                # close(), or once its thread ended (connection())
                 busy.append((connection, owner, guard))
         with self._lock:
             self._connections.extend(busy)
+            self._closed.update(closed)
         connection = None
 
 

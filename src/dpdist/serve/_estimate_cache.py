@@ -127,6 +127,14 @@ class EstimateCache:
         if not closed and _closed_last():
             stop_estimator()
 
+    def reopen(self) -> None:
+        """Open again a cache closed by the end of its app's lifespan, as the app starts again (a lifespan run twice in
+        one process refused every estimate of the second, attack89 F2)."""
+        with self._guard:
+            closed, self._closed = self._closed, False
+        if closed:
+            _opened()
+
     def _version(self, campaign_id: str) -> tuple:
         row = self.store.row(campaign_id)
         totals = self.store.totals(campaign_id)

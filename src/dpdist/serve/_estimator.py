@@ -106,7 +106,10 @@ class Estimator:
                         raise Busy("estimate_timeout", f"The estimate took longer than {self.time_limit:g} s and "
                                           "was stopped (one estimator serves every campaign of this server); ask with "
                                           "fewer iterations or a larger tolerance.", retry_after=5) from None
-                    if attempt or self._closed:
+                    if self._closed:  # stopped under it by the server's stop (attack89 F2: an EOFError, a 500)
+                        raise Busy("shutting_down", "The server is stopping; no estimate is computed now.",
+                                   retry_after=5) from None
+                    if attempt:
                         raise
                 finally:
                     timer.cancel()

@@ -88,6 +88,7 @@ class Service:
     # ------------------------------------------------------------------ life
     def start(self) -> None:
         """Start the background work: group commits, the retention task (if ``--retention-days`` is set)."""
+        self.estimates.reopen()  # (a lifespan run again: closed by the last one's end)
         self.committer.start()
         if self.limits.retention_days is not None and self._retention is None:
             self._retention = threading.Event()
