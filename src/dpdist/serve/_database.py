@@ -300,6 +300,8 @@ class Database:
                     alive = {thread.ident for thread in threading.enumerate()}
                     self._guards = {ident: guard for ident, guard in self._guards.items() if ident in alive}
                 self._connections.append((connection, threading.current_thread(), guard))
+                # the id of a closed connection freed since (its thread ended) may be this one's: not closed
+                self._closed.discard(id(connection))
             for stale, _, _ in ended:  # their threads ended: nobody uses them again
                 with contextlib.suppress(Exception):
                     stale.close()
@@ -595,7 +597,7 @@ class Database:
         me = threading.current_thread()
         with self._lock:
             entries, self._connections = self._connections, []
-        busy, closed = [], []
+        busy = []
         while entries:
             connection, owner, guard = entries.pop()
             if not owner.is_alive():
@@ -605,7 +607,8 @@ class Database:
                 try:
                     with contextlib.suppress(Exception):
                         connection.close()
-                    closed.append(id(connection))  # its thread opens a new one at its next statement (connection())
+                    with self._lock:  # (before its thread can run again: it opens a new one there, connection())
+                        self._closed.add(id(connection))
                 finally:
                     if owner is not me:
                         guard.release()
@@ -615,7 +618,6 @@ class Database:
                 busy.append((connection, owner, guard))
         with self._lock:
             self._connections.extend(busy)
-            self._closed.update(closed)
         connection = None
 
 
