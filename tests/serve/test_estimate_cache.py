@@ -353,3 +353,41 @@ def test_an_app_started_again_opens_its_estimate_cache_again(tmp_path):
         with TestClient(app):
             assert app.state.service.estimates._closed is False
         assert app.state.service.estimates._closed is True
+
+
+def test_no_estimator_is_started_once_the_last_cache_closed_and_a_cache_reopened_computes(monkeypatch):
+    """attack88 F2: at a shutdown, a request waiting for the key of an estimate being computed went on once the
+    estimator was stopped, found none and started a new one (the stopping process held 120 s, its time limit). Once
+    the last cache of the process closed, an estimate is refused 503 shutting_down; a new cache, or one opened again
+    (an app whose lifespan runs again, attack89 F2: every estimate of its second run was refused), computes again."""
+    from dpdist.errors import DPDistError
+    from dpdist.serve import _estimate_cache
+
+    monkeypatch.undo()  # the fast tests' _compute in this process (conftest): the real one here, its estimator stood for
+    started = []
+    monkeypatch.setattr(_estimate_cache, "_OPEN_CACHES", 0)
+    monkeypatch.setattr(_estimate_cache, "_ESTIMATOR", None)
+    monkeypatch.setattr(_estimate_cache, "Estimator", lambda: started.append(1) or _Answering())
+    cache = _estimate_cache.EstimateCache(store=None)
+    assert _estimate_cache._compute(len, [1, 2], {}) == (2, 0.0) and len(started) == 1
+    cache.close()
+    with pytest.raises(DPDistError) as refused:
+        _estimate_cache._compute(len, [1, 2], {})
+    assert getattr(refused.value, "code", None) == "shutting_down" and refused.value.status == 503
+    assert len(started) == 1 and _estimate_cache._ESTIMATOR is None
+    cache.reopen()
+    cache.reopen()  # once: counted open once
+    assert _estimate_cache._compute(len, [1], {}) == (1, 0.0) and len(started) == 2 and _estimate_cache._OPEN_CACHES == 1
+    cache.close()
+    _estimate_cache.EstimateCache(store=None)
+    assert _estimate_cache._compute(len, [1, 2, 3], {}) == (3, 0.0) and len(started) == 3
+
+
+class _Answering:
+    """Stands for the estimator process: runs the function here."""
+
+    def run(self, function, *arguments):
+        return function(*arguments[:1]), 0.0
+
+    def close(self):
+        pass

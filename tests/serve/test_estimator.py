@@ -182,46 +182,11 @@ def test_the_estimator_is_stopped_by_the_close_of_the_last_cache_of_the_process_
     assert child.closed == 2 and _estimate_cache._ESTIMATOR is None
 
 
-def test_no_estimator_is_started_once_the_last_cache_closed(monkeypatch):
-    """attack88 F2: at a shutdown, a request waiting for the key of an estimate being computed went on once the
-    estimator was stopped, found none and started a new one (the stopping process held 120 s, its time limit). Once
-    the last cache of the process closed, an estimate is refused 503 shutting_down; a new cache computes again."""
-    from dpdist.errors import DPDistError
-    from dpdist.serve import _estimate_cache
-
-    monkeypatch.undo()  # the fast tests' _compute in this process (conftest): the real one here, its estimator stood for
-    started = []
-    monkeypatch.setattr(_estimate_cache, "_OPEN_CACHES", 0)
-    monkeypatch.setattr(_estimate_cache, "_ESTIMATOR", None)
-    monkeypatch.setattr(_estimate_cache, "Estimator", lambda: started.append(1) or _Answering())
-    cache = _estimate_cache.EstimateCache(store=None)
-    assert _estimate_cache._compute(len, [1, 2], {}) == (2, 0.0) and len(started) == 1
-    cache.close()
-    with pytest.raises(DPDistError) as refused:
-        _estimate_cache._compute(len, [1, 2], {})
-    assert getattr(refused.value, "code", None) == "shutting_down" and refused.value.status == 503
-    assert len(started) == 1 and _estimate_cache._ESTIMATOR is None
-    _estimate_cache.EstimateCache(store=None)
-    assert _estimate_cache._compute(len, [1], {}) == (1, 0.0) and len(started) == 2
-
-
-class _Answering:
-    """Stands for the estimator process: runs the function here."""
-
-    def run(self, function, *arguments):
-        return function(*arguments[:1]), 0.0
-
-    def close(self):
-        pass
-
-
-def test_an_estimate_in_flight_when_the_estimator_closes_is_refused_503_and_a_cache_reopens(monkeypatch):
+def test_an_estimate_in_flight_when_the_estimator_closes_is_refused_503(monkeypatch):
     """attack89 F2: an estimate whose estimator the close of the last cache killed raised the process's EOFError (a
-    500 to an application that embeds the service); and a lifespan run twice in one process (a cache closed, then
-    its app started again) refused every estimate of the second run.  Now the first is 503 shutting_down, and the
-    service's start opens its cache again."""
+    500 to an application that embeds the service); now 503 shutting_down."""
     from dpdist.errors import DPDistError
-    from dpdist.serve import _estimate_cache, _estimator
+    from dpdist.serve import _estimator
 
     estimator = _estimator.Estimator()
 
@@ -243,15 +208,3 @@ def test_an_estimate_in_flight_when_the_estimator_closes_is_refused_503_and_a_ca
     with pytest.raises(DPDistError) as refused:
         estimator.run(len, [1])
     assert getattr(refused.value, "code", None) == "shutting_down" and refused.value.status == 503
-
-    monkeypatch.undo()  # the fast tests' _compute in this process (conftest): the real one, its estimator stood for
-    monkeypatch.setattr(_estimate_cache, "_OPEN_CACHES", 0)
-    monkeypatch.setattr(_estimate_cache, "_ESTIMATOR", None)
-    monkeypatch.setattr(_estimate_cache, "Estimator", _Answering)
-    cache = _estimate_cache.EstimateCache(store=None)
-    cache.close()
-    with pytest.raises(DPDistError):
-        _estimate_cache._compute(len, [1], {})
-    cache.reopen()
-    cache.reopen()  # once: counted open once
-    assert _estimate_cache._compute(len, [1, 2], {}) == (2, 0.0) and _estimate_cache._OPEN_CACHES == 1

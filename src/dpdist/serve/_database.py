@@ -618,7 +618,6 @@ class Database:
                 busy.append((connection, owner, guard))
         with self._lock:
             self._connections.extend(busy)
-        connection = None
 
 
 def open_database(url: str) -> Database:

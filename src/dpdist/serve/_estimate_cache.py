@@ -34,8 +34,8 @@ import threading
 import time
 
 from ._estimates import estimate_body, estimate_options, estimate_png, view_parameters
-from ._estimator import Estimator
-from ._refusals import Busy, Conflict, Failure
+from ._estimator import Estimator, stopping
+from ._refusals import Conflict, Failure
 
 __all__ = ["EstimateCache"]
 
@@ -238,7 +238,7 @@ def _compute(function, campaign, query, *more) -> tuple:
     with _ESTIMATOR_LOCK:
         if _OPEN_CACHES <= 0:  # the last cache closed (a server stopping): a request that waited for the key of one
             # being computed started a new estimator after the old was stopped, and held the process 120 s (attack88 F2)
-            raise Busy("shutting_down", "The server is stopping; no estimate is computed now.", retry_after=5)
+            raise stopping()
         if _ESTIMATOR is None:
             _ESTIMATOR = Estimator()
     return _ESTIMATOR.run(function, campaign, query, *more)

@@ -30,7 +30,7 @@ from typing import Any, cast
 
 from ._refusals import Busy
 
-__all__ = ["Estimator", "TIME_LIMIT_S"]
+__all__ = ["Estimator", "TIME_LIMIT_S", "stopping"]
 
 _FRAME = struct.Struct("<Q")
 #: Wall seconds one estimate may hold the estimator process (``DPDIST_ESTIMATE_TIME_LIMIT`` overrides).
@@ -40,6 +40,11 @@ TIME_LIMIT_S = 120.0
 MAX_WAITING = 8
 #: Seconds between the child's checks that its parent (the server) is alive.
 PARENT_POLL_S = 0.5
+
+
+def stopping() -> Busy:
+    """The refusal of an estimate asked of a server that is stopping (503 ``shutting_down``)."""
+    return Busy("shutting_down", "The server is stopping; no estimate is computed now.", retry_after=5)
 
 
 def _write(stream, value) -> None:
@@ -85,7 +90,7 @@ class Estimator:
         with self._lock:
             for attempt in range(2):
                 if self._closed:  # the server is stopping: nothing goes to a new process
-                    raise Busy("shutting_down", "The server is stopping; no estimate is computed now.", retry_after=5)
+                    raise stopping()
                 process = self._started()
                 expired = threading.Event()
 
@@ -107,8 +112,7 @@ class Estimator:
                                           "was stopped (one estimator serves every campaign of this server); ask with "
                                           "fewer iterations or a larger tolerance.", retry_after=5) from None
                     if self._closed:  # stopped under it by the server's stop (attack89 F2: an EOFError, a 500)
-                        raise Busy("shutting_down", "The server is stopping; no estimate is computed now.",
-                                   retry_after=5) from None
+                        raise stopping() from None
                     if attempt:
                         raise
                 finally:
