@@ -146,8 +146,9 @@ def _alike_payload(body: bytes, batch_id: str, pieces: list, crc_span, id_span, 
     """The payload of ``body`` (the first's length) if it holds the first body's ``pieces`` and, at the spans, a
     ``crc32`` of the plain form that is its payload's CRC-32 and a ``file_id`` that is ``batch_id`` (32 lower-case hex
     digits); else None (left to the one-body check)."""
-    if not all(body.startswith(piece, at) for at, piece in pieces):
-        return None
+    for at, piece in pieces:  # (a loop, not all() of a generator: 1 us a body less)
+        if not body.startswith(piece, at):
+            return None
     if id_span is not None:
         spelled = _id_bytes(batch_id)
         if body[id_span[0] : id_span[1]] != spelled or _HEX_ID.fullmatch(spelled) is None:

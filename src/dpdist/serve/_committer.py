@@ -8,7 +8,8 @@ writer thread of every dpdist store) takes everything that is waiting (at most
 than ``min_group`` (a few milliseconds at most: the commit of the previous group
 is usually wait enough) and leaving costly batches past ``--max-batch-work`` for
 later groups, decodes the small bodies among them (:mod:`._group_bodies`),
-commits them as one group (:meth:`Store.commit`) and answers each request with
+commits them as one group (:meth:`Store.commit`; the usual group the short way,
+:mod:`._usual_group`) and answers each request with
 its own outcome, only after the commit returned.  The
 same batch twice in one group would be counted twice: the second waits for the
 next group (then it is a duplicate).  While the database cannot answer, every
@@ -29,6 +30,7 @@ import time
 from .._io._single_writer import MAX_GROUP, SingleWriter
 from ._database import DatabaseUnavailableError
 from ._group_bodies import aggregate_work, batch_work, decode_pending, settle
+from ._usual_group import commit_usual
 
 __all__ = ["GroupCommitter", "MAX_GROUP", "FOLD_EVERY_S"]
 
@@ -55,6 +57,9 @@ class GroupCommitter(SingleWriter):
 
     # ------------------------------------------------------------------ the group
     def write(self, items: list) -> list:
+        usual = commit_usual(self.store.db, self.store.writer, items)  # the usual group, the short way (_usual_group)
+        if usual is not None:
+            return usual
         committed, places, refused = decode_pending(items)  # the small bodies of the group, decoded here (_group_bodies)
         return settle(self.store.commit(committed) if committed else [], places, refused)
 

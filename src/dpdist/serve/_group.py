@@ -62,7 +62,7 @@ from ._deltas import encode_delta
 from ._whole_group import MARKER, remember, whole_plan
 from ._refusals import Conflict, Forbidden, NotFound, Refusal
 
-__all__ = ["Arrival", "Refused", "RECORDED", "commit_group", "acknowledgement"]
+__all__ = ["Arrival", "Refused", "RECORDED", "commit_group", "acknowledgement", "log_statement", "stored_config"]
 
 _CHUNK = 400  # rows per multi-row statement (SQLite allows 32,766 parameters)
 
@@ -197,7 +197,7 @@ def _reads(ids: list[str]) -> list[tuple[str, tuple]]:
 
 
 def _campaigns(results) -> dict[str, _Campaign]:
-    return {cid: _Campaign(cid, _config_of(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep),
+    return {cid: _Campaign(cid, stored_config(config), state, None if cap is None else int(cap), bool(enrollment), bool(keep),
                            file_id, config) for rows in results for cid, config, state, cap, enrollment, keep, file_id in rows}
 
 
@@ -239,7 +239,7 @@ def _lock_campaigns(db: Database, ids: list[str], first: list, held: dict[str, b
 _CONFIGS: dict[str, dict] = {}
 
 
-def _config_of(text: str) -> dict:
+def stored_config(text: str) -> dict:
     """A stored config read once per process: the same object each group (never changed: :func:`protocol_of` finds
     its protocol by it, with no JSON per group)."""
     config = _CONFIGS.get(text)
@@ -545,10 +545,16 @@ def _log_row(writer: int, minute: int, campaign_id: str, config: dict, admitted:
     for counted in admitted:
         if not isinstance(counted, ReportBatch):
             change.merge(counted)
+    return log_statement(writer, minute, campaign_id, change, refused, len(admitted))
+
+
+def log_statement(writer: int, minute: int, campaign_id: str, change, refused: dict, batches: int) -> tuple[str, tuple]:
+    """The ``ingest_log`` row of ``change`` (an aggregator of what ``batches`` batches of a group added to a campaign)
+    and of the group's ``refused`` batches by reason, written by ``writer`` in ``minute``."""
     return ("INSERT INTO ingest_log (campaign_id, writer, minute_ms, n, statistic, rejected, refused, refusals, batches)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (campaign_id, writer, minute, change.n, encode_delta(change.statistic), rejected_json(change.rejected),
-             rejected_json(refused), sum(refused.values()), len(admitted)))
+             rejected_json(refused), sum(refused.values()), batches))
 
 
 def _append(db: Database, writer: int, minute: int, items: list, campaigns: dict, outcomes: list) -> None:

@@ -37,7 +37,7 @@ from ._group import Arrival, Refused
 from ._ingest import BINARY_KINDS, aggregate_work, decode_body, media_type, reports_within
 from ._refusals import InvalidRequest, NotFound, Refusal
 
-__all__ = ["PendingBody", "aggregate_work", "batch_work", "decode_pending", "settle", "COUNTED"]
+__all__ = ["PendingBody", "aggregate_work", "batch_work", "decode_pending", "is_binary", "read_records", "settle", "COUNTED"]
 
 #: refusals of a whole batch counted under its campaign's ``refused_batches`` (besides every 400; as the service's)
 COUNTED = frozenset({"malformed_batch", "batch_id_mismatch", "too_many_records", "too_many_rows"})
@@ -166,7 +166,7 @@ def _validated_together(items: list) -> dict[int, ReportBatch]:
     found: dict[int, list] = {}  # id(protocol) -> [what its bodies are checked against, [(index, header, payload)]]
     for index, item in enumerate(items):
         pending = getattr(item, "pending", None)
-        if pending is None or not _binary(pending):
+        if pending is None or not is_binary(pending):
             continue
         known = found.get(id(pending.protocol))
         if known is None:
@@ -174,13 +174,28 @@ def _validated_together(items: list) -> dict[int, ReportBatch]:
         known[1].append((index, item, pending.body))
     together: dict[int, ReportBatch] = {}
     for against, entries in found.values():
-        records, left = read_alike(entries, functools.partial(_plain_record, against=against), memo=against)
-        for index, item, body in left:  # each on its own
-            record = _plain_record(item, body, against)
-            if record is not None:
-                records.append((index, record[0]["shape"][0], record[1]))
-        together.update(_split(against[0], records))
+        together.update(_split(against[0], _read(entries, against)[0]))
     return together
+
+
+def read_records(entries: list, protocol, max_batch_work: int) -> tuple[list, int]:
+    """``entries``: ``(index, item, body)`` of binary bodies (:func:`is_binary`) of ``protocol`` under
+    ``max_batch_work``.  Those that are one record passing every check before the protocol's, ``(index, reports,
+    payload)`` (those alike read at once, :func:`._alike_records.read_alike`; the others each alone), and how many are
+    not (each to be decoded alone: :func:`._ingest.decode_body` says why)."""
+    return _read(entries, _against(protocol, max_batch_work))
+
+
+def _read(entries: list, against: tuple) -> tuple[list, int]:
+    records, left = read_alike(entries, functools.partial(_plain_record, against=against), memo=against)
+    failed = 0
+    for index, item, body in left:  # each on its own
+        record = _plain_record(item, body, against)
+        if record is None:
+            failed += 1
+        else:
+            records.append((index, record[0]["shape"][0], record[1]))
+    return records, failed
 
 
 #: (protocol, max_batch_work) -> what a body of that protocol is checked against (:func:`_against`)
@@ -202,7 +217,7 @@ def _against(protocol, max_batch_work: int) -> tuple:
     return known
 
 
-def _binary(pending: PendingBody) -> bool:
+def is_binary(pending: PendingBody) -> bool:
     """Whether ``pending`` is binary report records that :func:`._ingest.decode_body` reads without a record limit
     in the way."""
     kind = pending.content_type
