@@ -219,3 +219,17 @@ def test_a_named_batch_id_another_campaign_counted_is_counted_here_too_as_the_or
     answers = commit_usual(short.db, short.writer, _group_of(short, bodies))
     assert answers is not None and answers == _ordinary(ordinary, _group_of(ordinary, bodies))
     assert _rows(short) == _rows(ordinary)
+
+
+def test_a_batch_id_bound_to_another_campaign_after_retention_goes_the_ordinary_way(tmp_path):
+    """Retention deletes batch rows and keeps their ids' binding in ``bound_batch_ids``: still another campaign's."""
+    store = _store(tmp_path, "s")
+    store.create("other", CONFIG)
+    kept = uuid.uuid4().hex
+    with store.db.transaction():
+        store.db.execute("INSERT INTO bound_batch_ids (batch_id, campaign_id) VALUES (?, ?)", (kept, "other"))
+    items = _group_of(store, [(batch_id, _body(1, batch_id, file_id=False)) for batch_id in [*_ids(3, "hex"), kept]])
+    _refused_the_short_way(store, items)
+    assert GroupCommitter(store).write(items)[-1].code == "batch_of_another_campaign"
+    mine = _group_of(store, [(batch_id, _body(1, batch_id, file_id=False)) for batch_id in _ids(3, "hex")])
+    assert commit_usual(store.db, store.writer, mine) is not None  # the binding of others' ids holds none of these

@@ -124,9 +124,10 @@ def _read(campaign_id: str, bound: list[str]) -> tuple[str, tuple]:
     if not bound:
         return f"{_CAMPAIGN}, 0 FROM campaigns WHERE id = ?", (campaign_id,)
     marks = ", ".join("?" * len(bound))
-    return (f"{_CAMPAIGN}, EXISTS (SELECT 1 FROM batches WHERE batch_id IN ({marks}) AND campaign_id <> ? UNION ALL"
-            f" SELECT 1 FROM bound_batch_ids WHERE batch_id IN ({marks}) AND campaign_id <> ?) FROM campaigns WHERE id = ?",
-            (*bound, campaign_id, *bound, campaign_id, campaign_id))
+    return (f"{_CAMPAIGN}, EXISTS (SELECT 1 FROM batches WHERE batch_id IN ({marks}) AND campaign_id <> ?) OR"
+            " CASE WHEN EXISTS (SELECT 1 FROM bound_batch_ids) THEN"  # (empty until retention deletes batch rows)
+            f" EXISTS (SELECT 1 FROM bound_batch_ids WHERE batch_id IN ({marks}) AND campaign_id <> ?) ELSE 0 END"
+            " FROM campaigns WHERE id = ?", (*bound, campaign_id, *bound, campaign_id, campaign_id))
 
 
 def _plain_config(found: tuple | None, file_id: str | None, config: dict) -> dict | None:
