@@ -6,8 +6,10 @@ groups of ``--group`` one-report batches (14: what both servers' groups hold at 
 ``--prefill`` batch rows, alternating ``--repeats`` times:
 
 * **dpdist**: ``GroupCommitter.write`` on pending bodies, as ``dpdist serve`` hands them over (decode and validate
-  the group's records, claim the batch ids, bind them, refuse, append the group's log row, ``COMMIT``), then what its
-  thread does between groups (folds, sweeps);
+  the group's records, claim the batch ids, bind them, refuse, append the group's log row, ``COMMIT``: the usual group's
+  short way, ``serve/_usual_group.py``), then what its thread does between groups (folds, sweeps);
+* **dpdist, the ordinary way**: the same groups the way a group that is not the usual one goes (every body decoded
+  alone, every step of ``serve/_group.py``);
 * **floor**: ``floor_app.Committer.commit`` (one ``INSERT ... ON CONFLICT DO NOTHING`` of the batch keys, one count
   row, ``COMMIT``);
 * **rows**: the floor's own statement and commit on raw ``sqlite3``, storing the floor's three columns or the seven
@@ -47,7 +49,7 @@ from dpdist import io, local
 from dpdist.serve._committer import GroupCommitter
 from dpdist.serve._database import open_database
 from dpdist.serve._group import Arrival
-from dpdist.serve._group_bodies import PendingBody
+from dpdist.serve._group_bodies import PendingBody, decode_pending, settle
 from dpdist.serve._limits import Limits
 from dpdist.serve._store import Store
 
@@ -96,8 +98,8 @@ def _timed_connections():
 class _Dpdist:
     """dpdist's committer on a store of its own, fed what ``dpdist serve`` hands it: one-report bodies."""
 
-    def __init__(self, folder: Path):
-        self.store = Store(open_database(str(folder / "dpdist.sqlite")))
+    def __init__(self, folder: Path, name: str = "dpdist"):
+        self.store = Store(open_database(str(folder / f"{name}.sqlite")))
         self.store.create(CAMPAIGN, CONFIG)
         self.store.transition(CAMPAIGN, "open")
         self.protocol = local.from_config(CONFIG)
@@ -113,6 +115,18 @@ class _Dpdist:
 
     def commit(self, group: list) -> None:
         outcomes = self.committer.write(group)
+        assert all(isinstance(outcome, dict) and outcome["accepted"] == 1 for outcome in outcomes), outcomes[:2]
+        self.committer.written(group)
+        self.committer.between_groups(False)
+
+
+class _Ordinary(_Dpdist):
+    """dpdist's committer the ordinary way (every body decoded alone, every step of the group commit), as a group that
+    is not the usual one goes (``serve/_usual_group.py``): what the usual group's short way saves."""
+
+    def commit(self, group: list) -> None:
+        committed, places, refused = decode_pending(group)
+        outcomes = settle(self.store.commit(committed), places, refused)
         assert all(isinstance(outcome, dict) and outcome["accepted"] == 1 for outcome in outcomes), outcomes[:2]
         self.committer.written(group)
         self.committer.between_groups(False)
@@ -205,7 +219,8 @@ def measure(size: int, groups: int, prefill: int, repeats: int) -> list[dict]:
     machine's page cache and journal make the order matter)."""
     with tempfile.TemporaryDirectory() as scratch, _timed_connections():
         folder = Path(scratch)
-        sides = {"dpdist": _Dpdist(folder), "floor": _Floor(folder), "rows: the floor's 3 columns": _Rows(folder, 3),
+        sides = {"dpdist": _Dpdist(folder), "dpdist, the ordinary way": _Ordinary(folder, "ordinary"), "floor": _Floor(folder),
+                 "rows: the floor's 3 columns": _Rows(folder, 3),
                  "rows: dpdist's 7 columns": _Rows(folder, 7),
                  "rows: dpdist's 7 columns, NOT NULL (a statement journal)": _Rows(folder, 7, not_null=True)}
         for side in sides.values():

@@ -76,7 +76,7 @@ CASES: dict[str, dict] = {
         "json": "work/bench_circular/circular.json",
     },
     "bench_commit_group.py": {
-        "rows": 5,
+        "rows": 6,
         "argv": ["--groups", "20", "--prefill", "1000", "--repeats", "1"],
         "json": "benchmarks/results/commit_group.json",
     },
