@@ -106,8 +106,10 @@ def _usual_reports(items: list):
             return None
         entries.append((index, item, own.body))
     records, failed = read_records(entries, protocol, limits.max_batch_work)
-    size = records[0][1] if records else None
-    if failed or any(record[1] != size for record in records):
+    if failed or not records:
+        return None
+    size = records[0][1]
+    if any(record[1] != size for record in records):
         return None
     layout = protocol.report_format
     reports = np.frombuffer(b"".join(record[2] for record in records), dtype=layout.dtype)
