@@ -9,7 +9,8 @@ groups of ``--group`` one-report batches (14: what both servers' groups hold at 
   the group's records, claim the batch ids, bind them, refuse, append the group's log row, ``COMMIT``: the usual group's
   short way, ``serve/_usual_group.py``), then what its thread does between groups (folds, sweeps);
 * **dpdist, the ordinary way**: the same groups the way a group that is not the usual one goes (every body decoded
-  alone, every step of ``serve/_group.py``);
+  alone, every step of ``serve/_group.py``); with ``--retry`` the last batch of each dpdist group is one of the group
+  before, as devices' journals resend after a restart (the usual group's short way then pauses: ``ShortWay``);
 * **floor**: ``floor_app.Committer.commit`` (one ``INSERT ... ON CONFLICT DO NOTHING`` of the batch keys, one count
   row, ``COMMIT``);
 * **rows**: the floor's own statement and commit on raw ``sqlite3``, storing the floor's three columns or the seven
@@ -23,7 +24,7 @@ pages each commit appends to the WAL (what its fsync writes).
 
 Usage::
 
-    uv run python benchmarks/bench_commit_group.py [--group 14] [--groups 2000] [--prefill 100000] [--repeats 3]
+    uv run python benchmarks/bench_commit_group.py [--group 14] [--groups 2000] [--prefill 100000] [--repeats 3] [--retry]
 
 Prints a table and writes ``benchmarks/results/commit_group.json``.
 """
@@ -49,7 +50,7 @@ from dpdist import io, local
 from dpdist.serve._committer import GroupCommitter
 from dpdist.serve._database import open_database
 from dpdist.serve._group import Arrival
-from dpdist.serve._group_bodies import PendingBody, decode_pending, settle
+from dpdist.serve._group_bodies import PendingBody
 from dpdist.serve._limits import Limits
 from dpdist.serve._store import Store
 
@@ -98,7 +99,8 @@ def _timed_connections():
 class _Dpdist:
     """dpdist's committer on a store of its own, fed what ``dpdist serve`` hands it: one-report bodies."""
 
-    def __init__(self, folder: Path, name: str = "dpdist"):
+    def __init__(self, folder: Path, name: str = "dpdist", retry: bool = False):
+        self.retry, self._last, self._retried = retry, None, False  # (``--retry``: the first batch id of the group before)
         self.store = Store(open_database(str(folder / f"{name}.sqlite")))
         self.store.create(CAMPAIGN, CONFIG)
         self.store.transition(CAMPAIGN, "open")
@@ -109,15 +111,25 @@ class _Dpdist:
         self.committer = GroupCommitter(self.store)
 
     def group(self, size: int) -> list:
-        return [Arrival(CAMPAIGN, uuid.uuid4().hex, self.digest, None, 0, 0, campaign_file_id=None,
+        """``size`` new batches; with ``retry``, the last one a batch of the group before (committed by then)."""
+        ids = [uuid.uuid4().hex for _ in range(size)]
+        self._retried = self.retry and self._last is not None
+        if self._retried:
+            ids[-1] = self._last
+        self._last = ids[0]
+        return [Arrival(CAMPAIGN, batch_id, self.digest, None, 0, 0, campaign_file_id=None,
                         pending=PendingBody(self.protocol, self.body, "application/octet-stream", self.limits, False))
-                for _ in range(size)]
+                for batch_id in ids]
 
     def commit(self, group: list) -> None:
-        outcomes = self.committer.write(group)
-        assert all(isinstance(outcome, dict) and outcome["accepted"] == 1 for outcome in outcomes), outcomes[:2]
+        self._check(self.committer.write(group))
         self.committer.written(group)
         self.committer.between_groups(False)
+
+    def _check(self, outcomes: list) -> None:
+        """Every batch acknowledged (its one report accepted), the retried one as a duplicate."""
+        assert all(isinstance(outcome, dict) and outcome["accepted"] == 1 for outcome in outcomes), outcomes[:2]
+        assert [outcome["duplicate"] for outcome in outcomes] == [False] * (len(outcomes) - 1) + [self._retried]
 
 
 class _Ordinary(_Dpdist):
@@ -125,9 +137,7 @@ class _Ordinary(_Dpdist):
     is not the usual one goes (``serve/_usual_group.py``): what the usual group's short way saves."""
 
     def commit(self, group: list) -> None:
-        committed, places, refused = decode_pending(group)
-        outcomes = settle(self.store.commit(committed), places, refused)
-        assert all(isinstance(outcome, dict) and outcome["accepted"] == 1 for outcome in outcomes), outcomes[:2]
+        self._check(self.committer.write_ordinary(group))
         self.committer.written(group)
         self.committer.between_groups(False)
 
@@ -214,12 +224,13 @@ def _wal_pages(side, size: int, groups: int) -> float:
         connection.execute("PRAGMA wal_autocheckpoint=1000")
 
 
-def measure(size: int, groups: int, prefill: int, repeats: int) -> list[dict]:
+def measure(size: int, groups: int, prefill: int, repeats: int, retry: bool = False) -> list[dict]:
     """The rows of the result: per side, the medians over ``repeats`` rounds (each side measured first in turn: the
     machine's page cache and journal make the order matter)."""
     with tempfile.TemporaryDirectory() as scratch, _timed_connections():
         folder = Path(scratch)
-        sides = {"dpdist": _Dpdist(folder), "dpdist, the ordinary way": _Ordinary(folder, "ordinary"), "floor": _Floor(folder),
+        sides = {"dpdist": _Dpdist(folder, retry=retry), "dpdist, the ordinary way": _Ordinary(folder, "ordinary", retry),
+                 "floor": _Floor(folder),
                  "rows: the floor's 3 columns": _Rows(folder, 3),
                  "rows: dpdist's 7 columns": _Rows(folder, 7),
                  "rows: dpdist's 7 columns, NOT NULL (a statement journal)": _Rows(folder, 7, not_null=True)}
@@ -258,6 +269,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--groups", type=int, default=2000, help="groups measured a round (default 2000)")
     parser.add_argument("--prefill", type=int, default=100_000, help="batch rows stored before (default 100000)")
     parser.add_argument("--repeats", type=int, default=3, help="alternating rounds (default 3)")
+    parser.add_argument("--retry", action="store_true",
+                        help="dpdist's groups hold a batch counted before, as a restart's resent journals do")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     for option in ("group", "groups", "repeats"):
@@ -265,7 +278,7 @@ def main(argv: list[str] | None = None) -> None:
             parser.error(f"--{option} must be >= 1; got {getattr(args, option)}")
     if args.prefill < 0:
         parser.error(f"--prefill must be >= 0; got {args.prefill}")
-    rows = measure(args.group, args.groups, args.prefill, args.repeats)
+    rows = measure(args.group, args.groups, args.prefill, args.repeats, args.retry)
     print(_table(rows))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"load": os.getloadavg()[0], "rows": rows}, indent=2) + "\n")

@@ -197,13 +197,34 @@ def test_the_committer_takes_the_usual_group_the_short_way(tmp_path, monkeypatch
     assert store.db.execute("SELECT n, batches FROM ingest_log") == [(14, 14)]
 
 
-def test_postgresql_groups_go_their_own_way(tmp_path):
+def test_postgresql_groups_go_their_own_way(tmp_path, monkeypatch):
     store = _store(tmp_path, "s")
     items = _group_of(store, [(batch_id, _body(7, batch_id, file_id=True)) for batch_id in _ids(3, "hex")])
-    monkeypatch = pytest.MonkeyPatch()
-    with monkeypatch.context() as patched:
-        patched.setattr(store.db, "dialect", "postgresql")
-        assert commit_usual(store.db, store.writer, items) is None
+    monkeypatch.setattr(store.db, "dialect", "postgresql")
+    assert commit_usual(store.db, store.writer, items) is None
+
+
+def test_after_a_rolled_back_group_the_committer_pauses_the_short_way_while_retries_come(tmp_path, monkeypatch):
+    """A wave of retries (every group holds a batch counted before) would be rolled back and committed again each time
+    (1.1-1.4x the ordinary way's cost): the pauses double, so 100 such groups try the short way 7 times; the first usual
+    group after the pause goes it again."""
+    store = _store(tmp_path, "s")
+    committer = GroupCommitter(store)
+    tried = []
+    real = _usual_group._commit
+    monkeypatch.setattr(_usual_group, "_commit", lambda *args: tried.append(1) or real(*args))
+    counted = [(batch_id, _body(1, batch_id, file_id=False)) for batch_id in _ids(100, "hex")]
+    assert _ordinary(store, _group_of(store, counted))
+    for retry in counted:
+        answers = committer.write(_group_of(store, [(batch_id, _body(2, batch_id, file_id=False))
+                                                    for batch_id in _ids(5, "hex")] + [retry]))
+        assert answers[-1]["duplicate"] and not any(answer["duplicate"] for answer in answers[:-1])
+    assert len(tried) == 7 and committer.short_way.pause == _usual_group.MAX_PAUSE  # groups 1, 3, 6, 11, 20, 37, 70
+    usual = [(batch_id, _body(3, batch_id, file_id=False)) for batch_id in _ids(4, "hex")]
+    for _ in range(_usual_group.MAX_PAUSE):
+        committer.write(_group_of(store, [(batch_id, _body(4, batch_id, file_id=False)) for batch_id in _ids(4, "hex")]))
+    tried.clear()
+    assert committer.write(_group_of(store, usual)) and tried and committer.short_way.pause == 0
 
 
 def test_a_named_batch_id_another_campaign_counted_is_counted_here_too_as_the_ordinary_way_counts_it(tmp_path):

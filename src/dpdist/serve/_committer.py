@@ -30,7 +30,7 @@ import time
 from .._io._single_writer import MAX_GROUP, SingleWriter
 from ._database import DatabaseUnavailableError
 from ._group_bodies import aggregate_work, batch_work, decode_pending, settle
-from ._usual_group import commit_usual
+from ._usual_group import ShortWay
 
 __all__ = ["GroupCommitter", "MAX_GROUP", "FOLD_EVERY_S"]
 
@@ -51,16 +51,20 @@ class GroupCommitter(SingleWriter):
         self._logged: set[str] = set()  # campaigns with log rows of this process not yet folded
         self._last_folds: dict[tuple, float] = {}  # when each campaign's rows were folded last (the longest unfolded first)
         self._orphaned: set[str] = set()  # campaigns with log rows of processes that are gone, not yet folded
+        self.short_way = ShortWay()  # the usual group's (and when not to try it)
 
     def started(self) -> None:
         self._folded = self._swept = time.monotonic()  # the first fold a second after the thread starts, not before
 
     # ------------------------------------------------------------------ the group
     def write(self, items: list) -> list:
-        usual = commit_usual(self.store.db, self.store.writer, items)  # the usual group, the short way (_usual_group)
-        if usual is not None:
-            return usual
-        committed, places, refused = decode_pending(items)  # the small bodies of the group, decoded here (_group_bodies)
+        usual = self.short_way.commit(self.store.db, self.store.writer, items)  # the usual group (_usual_group)
+        return self.write_ordinary(items) if usual is None else usual
+
+    def write_ordinary(self, items: list) -> list:
+        """The group the ordinary way: its small bodies decoded here (:mod:`._group_bodies`), every step of
+        :meth:`Store.commit`."""
+        committed, places, refused = decode_pending(items)
         return settle(self.store.commit(committed) if committed else [], places, refused)
 
     def item_cost(self, item) -> int:
