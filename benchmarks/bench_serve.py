@@ -16,6 +16,11 @@ sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
     pinned to CPU 0: the comparison per CPU-second shows lock contention; wall
     throughput needs a core per worker plus one for ``wrk``, which a 2-core machine
     does not have).
+``workers_floor``
+    ``workers`` for dpdist and for the durable floor (``benchmarks/floor_app.py`` under
+    uvicorn's ``--workers``), in turn, ``--repeats`` times: what a second process on the
+    one CPU costs a service that does nothing but the durable group commit (the floor's
+    database is SQLite; its groups are its count rows, every process's).
 ``parsers``
     ``one`` with ``--http h11`` and ``--http httptools``, three alternating pairs
     (the HTTP parser's share of a request's CPU).
@@ -231,6 +236,32 @@ def one_per_request(url: str, seconds: float, *, workers: int = 1, connections: 
             "per_s": acknowledged / wall, "database_cpu_ms_per_request": db_cpu / acknowledged * 1e3 if db_cpu else None,
             "requests_per_group": acknowledged / groups if groups else None, "workers": workers, "http": http,
             "connections": connections, "load": load_average()}
+
+
+def floor_per_request(seconds: float, *, workers: int = 1, connections: int = 64) -> dict:
+    """:func:`one_per_request` for the durable floor (``benchmarks/floor_app.py``) with ``workers`` processes: answered
+    requests per server CPU-second; its groups are the rows of its count table (one per group, every process's)."""
+    import sqlite3
+
+    protocol = local.from_config(GRR)
+    body_path = Path(tempfile.mkdtemp()) / "one.bin"
+    body_path.write_bytes(io.encode_record(protocol, protocol.privatize(np.array([3]), rng=1)))
+    with floor_server(workers=workers) as process:
+        run_wrk(process.url, "floor", body_path, 1, 8)  # warm up
+
+        def groups() -> int:
+            with contextlib.closing(sqlite3.connect(process.db_url, timeout=60)) as connection:
+                return connection.execute("SELECT count(*) FROM counts").fetchone()[0]
+
+        before, cpu, wall = groups(), process.cpu_seconds(), time.perf_counter()
+        result = run_wrk(process.url, "floor", body_path, seconds, connections)
+        cpu, wall = process.cpu_seconds() - cpu, time.perf_counter() - wall
+        acknowledged = result["requests"] - result["non_2xx"]
+        committed = groups() - before
+    shutil.rmtree(body_path.parent)
+    return {**result, "acknowledged": acknowledged, "server_cpu_s": cpu, "per_cpu_s": acknowledged / cpu,
+            "per_s": acknowledged / wall, "requests_per_group": acknowledged / committed if committed else None,
+            "workers": workers, "connections": connections, "load": load_average()}
 
 
 # ---------------------------------------------------------------------- latency on a reused connection
@@ -465,7 +496,8 @@ class FloorProcess(BareProcess):
     its database ``FLOOR_DB`` in a fresh folder, pinned to ``cpu`` like the server."""
 
     def command(self) -> list[str]:
-        return [part if part != "bare_app:app" else "floor_app:app" for part in super().command()]
+        command = [part if part != "bare_app:app" else "floor_app:app" for part in super().command()]
+        return command + (["--workers", str(self.workers)] if self.workers != 1 else [])
 
     def environment(self) -> dict:
         return {**super().environment(), "FLOOR_DB": self.db_url}
@@ -493,9 +525,15 @@ def bare_server():
 
 
 @contextlib.contextmanager
-def floor_server(kind=FloorProcess):
+def floor_server(kind=FloorProcess, workers: int = 1):
     with tempfile.TemporaryDirectory() as folder:
-        process = kind(str(Path(folder) / "floor.sqlite"), cpu=0).start(timeout=60)
+        path = str(Path(folder) / "floor.sqlite")
+        if workers != 1:  # its tables and WAL made once, not by two workers' first requests at the same time
+            sys.path.insert(0, str(Path(__file__).resolve().parent))
+            from floor_app import Committer
+
+            Committer(path, thread=False).connect().close()
+        process = kind(path, cpu=0, workers=workers).start(timeout=60)
         try:
             yield process
         finally:
@@ -726,7 +764,7 @@ def main() -> None:
     parser.add_argument("--obligations", action="store_true",
                         help="'ratio': also the floor doing what dpdist's guarantees oblige it to (floor_obligations.py)")
     args = parser.parse_args()
-    if shutil.which("wrk") is None and {"one", "workers", "parsers", "ratio"} & set(args.cases.split(",")):
+    if shutil.which("wrk") is None and {"one", "workers", "workers_floor", "parsers", "ratio"} & set(args.cases.split(",")):
         sys.exit("wrk is not installed: apt-get install -y wrk")
     results = []
     for kind in args.databases.split(","):
@@ -760,6 +798,12 @@ def _case(case: str, kind: str, seconds: float, connections: int = 64, baseline:
                 for workers in (1, 2):
                     with database(kind) as fresh:
                         yield {"repeat": repeat, **one_per_request(fresh, seconds, workers=workers)}
+        elif case == "workers_floor":  # the same for the durable floor, in turn with dpdist's runs
+            for repeat in range(repeats):
+                for workers in (1, 2):
+                    with database(kind) as fresh:
+                        yield {"repeat": repeat, "server": "dpdist", **one_per_request(fresh, seconds, workers=workers)}
+                    yield {"repeat": repeat, "server": "floor", **floor_per_request(seconds, workers=workers)}
         elif case == "parsers":  # h11 against httptools, alternating pairs at the same load
             for repeat in range(3):
                 for http in ("h11", "httptools"):

@@ -134,6 +134,20 @@ def test_bench_relay_runs_and_states_the_ratio(tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (.ci/run installs it)")
+def test_bench_serve_workers_floor_measures_one_and_two_workers_of_dpdist_and_the_floor(tmp_path):
+    out = tmp_path / "workers.jsonl"
+    run = subprocess.run([sys.executable, str(BENCHMARKS / "bench_serve.py"), "--cases", "workers_floor", "--databases",
+                          "sqlite", "--repeats", "1", "--seconds", "1", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [(row["server"], row["workers"]) for row in rows] == [("dpdist", 1), ("floor", 1), ("dpdist", 2), ("floor", 2)]
+    assert all(row["acknowledged"] > 0 and row["non_2xx"] == 0 and row["per_cpu_s"] > 0 for row in rows), rows
+    floors = [row for row in rows if row["server"] == "floor"]
+    assert all(row["requests_per_group"] > 1 for row in floors), floors  # group commits, counted over both processes
+
+
+@pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (.ci/run installs it)")
 def test_bench_serve_ratio_measures_dpdist_the_floor_and_the_bare_app(tmp_path):
     out = tmp_path / "ratio.jsonl"
     run = subprocess.run([sys.executable, str(BENCHMARKS / "bench_serve.py"), "--cases", "ratio", "--databases", "sqlite",
