@@ -250,7 +250,14 @@ def test_the_wheel_installs_with_every_extra_and_its_commands_run(artefacts, tmp
     assert all(Path(path).is_relative_to(tmp_path / "venv") for path in where)  # the wheel's, not this checkout's
     assert (Path(where[1]) / "participate.html").is_file() and (Path(where[1]) / "src" / "index.js").is_file()
 
-    # each extra's own code, imported and used where it is cheap
+    _extras_used(python, work, env)
+    _commands_on_a_csv(run, work)
+    _served_from_the_wheel(dpdist_, run, work, env, tmp_path)
+    print(f"\ninstall with {len(extras)} extras: {installed:.0f} s; whole test: {time.monotonic() - started:.0f} s")
+
+
+def _extras_used(python, work, env) -> None:
+    """Each extra's own code, imported and used where it is cheap, by the wheel's Python."""
     _run([python, "-c", """
 import numpy as np, pandas as pd, polars as pl, pyarrow as pa, dask.array as da
 from dpdist import distributed, frame, local
@@ -265,7 +272,9 @@ assert datasets.get("flights-departure").load().size == 328_521  # the data extr
 import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, opendp, diffprivlib
 """], cwd=work, env=env)
 
-    # demo (its shortest run), estimate, release on a CSV
+
+def _commands_on_a_csv(run, work) -> None:
+    """``demo`` (its shortest run), ``estimate`` and ``release`` on a CSV, by the wheel's command."""
     demo = run("demo", "--epsilons", "1", "--repeats", "1", "--out", "demo", timeout=600)
     assert any((work / "demo").iterdir()), demo.stdout
     generator = np.random.default_rng(0)
@@ -280,7 +289,10 @@ import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, op
     released = json.loads(release.stdout)
     assert released["quantiles"]["guarantee"]["epsilon"] == 1.0 and "1-differential privacy" in released["guarantee"]
 
-    # serve, a campaign created then opened, a CSV submitted, its estimate; the page and client from the wheel
+
+def _served_from_the_wheel(dpdist_, run, work, env, tmp_path) -> None:
+    """``serve``: a campaign created then opened, a CSV submitted, its estimate; the page and client from the wheel;
+    the relay in front of that collector starts and answers."""
     port = _free_port()
     url = f"http://127.0.0.1:{port}"
     with _server([dpdist_, "serve", "--db", work / "c.sqlite", "--port", port, "--log-level", "warning"],
@@ -308,7 +320,6 @@ import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, op
         with _server([dpdist_, "relay", "--queue", work / "q.sqlite", "--collector", url, "--port", relay_port,
                       "--log-level", "warning"], env, relay_url, tmp_path / "relay.log"):
             assert httpx.get(relay_url + "/healthz", timeout=10).json() == {"status": "ok", "service": "dpdist relay"}
-    print(f"\ninstall with {len(extras)} extras: {installed:.0f} s; whole test: {time.monotonic() - started:.0f} s")
 
 
 @pytest.mark.slow
