@@ -207,3 +207,34 @@ def test_reports_stay_within_128_kib_unless_the_caller_allows_more():
     assert rows[bounded.name]["report_bits"] <= 2**20
     unbounded = local.make("auto", epsilon=1.0, domain_size=2**21, max_frequency=1.0, max_report_bits=None)
     assert unbounded.name == "sue" and "max_report_bits" not in unbounded.auto_choice["limits"]
+
+
+@pytest.mark.parametrize("name", CANDIDATES)
+def test_the_ranked_variance_is_the_mean_and_worst_case_over_the_whole_domain(name):
+    # what auto ranks, in closed form, against its definition over arrays of the domain's size
+    n = 10**6
+    for epsilon, d in [(0.1, 2), (0.5, 3), (1.0, 17), (2.0, 255), (4.0, 256), (8.0, 4096), (1.0, 5000)]:
+        params = {"epsilon": epsilon, "domain_size": d, **({"objective": "l2"} if name == "ocms" else {})}
+        protocol = local.make(name, **params)
+        assert protocol.ranked_variance(n) == pytest.approx(float(np.mean(protocol.variance(n, np.full(d, 1 / d)))),
+                                                             rel=1e-12)
+        for f_star in sorted({1.0, 0.5, 2.0 / d, 1.0 / d}):
+            frequencies = np.zeros(d)
+            frequencies[0], frequencies[1] = f_star, 1.0 - f_star
+            worst = max(float(np.mean(protocol.variance(n))), float(protocol.variance(n, frequencies)[0]))
+            assert protocol.ranked_variance(n, f_star) == pytest.approx(worst, rel=1e-12), (epsilon, d, f_star)
+
+
+def test_a_domain_of_a_hundred_million_is_chosen_for_in_little_memory():
+    # every candidate was built with arrays of the domain's size and one report of each drawn: 23 s and 4.6 GB
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        protocol = local.make("auto", epsilon=1.0, domain_size=10**8)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert protocol.name == "rws" and peak < 32 << 20, peak
+    rows = {row["protocol"]: row for row in protocol.auto_choice["candidates"]}
+    assert rows["sue"]["report_bits"] == 10**8 and not rows["sue"]["eligible"]  # d bits a value, without drawing one

@@ -426,7 +426,37 @@ class FrequencyOracle(LocalProtocol):
         """
         p, q = self.support_probabilities()
         f = np.zeros(self.domain_size) if frequencies is None else np.asarray(frequencies, dtype=np.float64)
-        return (f * p * (1 - p) + (1 - f) * q * (1 - q)) / (n * (p - q) ** 2)
+        return pure_variance(p, q, n, f)
+
+    def ranked_variance(self, n: int, max_frequency: float | None = None) -> float:
+        """What ``local.make("auto")`` ranks (:mod:`.auto`, item 1) for ``n`` reports: the mean over items of
+        :meth:`variance` at the uniform frequencies :math:`f_v = 1/d`; with ``max_frequency`` :math:`f^*`, the larger
+        of the mean at :math:`f = 0` and the variance of an item at :math:`f^*` whose remaining mass is on one other
+        item (item 1, which shares HR's first block).
+
+        A pure oracle's per-item variance is one affine function of the item's own frequency (Wang et al., USENIX
+        Security 2017, eq. 6), so both are that function at one point: no array of the domain's size (at
+        :math:`d = 10^8` the arrays of :meth:`variance` took gigabytes); an oracle with a variance of its own
+        computes them from it (HR in closed form too)."""
+        if type(self).variance is FrequencyOracle.variance:
+            p, q = self.support_probabilities()
+            if max_frequency is None:
+                return float(pure_variance(p, q, n, 1.0 / self.domain_size))
+            return max(float(pure_variance(p, q, n, 0.0)), float(pure_variance(p, q, n, max_frequency)))
+        d = self.domain_size
+        if max_frequency is None:
+            return float(np.mean(self.variance(n, np.full(d, 1.0 / d))))  # the exact mean for any data
+        frequencies = np.zeros(d)
+        frequencies[0] = max_frequency
+        frequencies[1] += 1.0 - max_frequency
+        return max(float(np.mean(self.variance(n))), float(self.variance(n, frequencies)[0]))
+
+
+def pure_variance(p_star: float, q_star: float, n: int, f):
+    """The variance of a pure oracle's unbiased estimate of an item of frequency ``f`` (a number or an array) from ``n``
+    reports: :math:`(f p^*(1-p^*) + (1-f) q^*(1-q^*)) / (n (p^*-q^*)^2)` (Wang et al., USENIX Security 2017, eq. 6 with
+    the item's own term)."""
+    return (f * p_star * (1 - p_star) + (1 - f) * q_star * (1 - q_star)) / (n * (p_star - q_star) ** 2)
 
 
 def _unknown_options(protocol, options, estimator: str = "unbiased"):

@@ -26,7 +26,7 @@ report arrives:
    :math:`f^*` with the option, else with ``objective="l2"`` (its width minimizes
    the sum of the items' variances, :math:`d` times the mean ranked without it).
 2. **Deployment limits**: ``max_report_bits`` (bits one report occupies in dpdist's
-   report encoding, measured by privatizing one value; :data:`DEFAULT_MAX_REPORT_BITS`,
+   report encoding, its report format's bytes a report; :data:`DEFAULT_MAX_REPORT_BITS`,
    128 KiB, unless given: ``None`` sets no limit),
    ``max_client_ops`` and ``max_server_ops`` (element operations per report on
    the device and at the collector, from the table :data:`COSTS`), each
@@ -52,8 +52,6 @@ from __future__ import annotations
 
 import math
 from typing import Any, Callable, NamedTuple
-
-import numpy as np
 
 from ..._validation import DOMAIN_SIZE, EPSILON, Integer, Interval, Optional, check_param, label_list, unknown_names_error
 from ...errors import DPDistError, InvalidParameterError
@@ -168,18 +166,6 @@ def _split(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return protocol_params, limits
 
 
-def _ranked_variance(protocol, n: int, max_frequency: float | None) -> float:
-    """The mean variance for any data, or the worst case over items of frequency at most ``max_frequency`` (module docstring)."""
-    d = protocol.domain_size
-    if max_frequency is None:
-        return float(np.mean(protocol.variance(n, np.full(d, 1.0 / d))))  # the exact mean for any data
-    variance = float(np.mean(protocol.variance(n)))  # every item at f = 0
-    frequencies = np.zeros(protocol.domain_size)
-    frequencies[0] = max_frequency
-    frequencies[1] += 1.0 - max_frequency  # items 0 and 1 share HR's first block
-    return max(variance, float(protocol.variance(n, frequencies)[0]))
-
-
 def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[str, Any]]:
     n = limits["expected_reports"] or EXPECTED_REPORTS
     rows = []
@@ -199,13 +185,12 @@ def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[
             row.update(eligible=False, reason=f"not applicable: {error}")
             rows.append(row)
             continue
-        variance = _ranked_variance(protocol, n, limits["max_frequency"])
+        variance = protocol.ranked_variance(n, limits["max_frequency"])
         if isinstance(protocol, FLH):
             variance += 1.0 / (protocol.hash_count * (protocol.hash_range - 1))
-        one_report = protocol.privatize(np.zeros(1, dtype=np.int64), rng=0)
         row.update(
             variance=variance,
-            report_bits=int(one_report.nbytes * 8),
+            report_bits=8 * protocol.report_format.row_bytes,  # what privatize sends a value (not one drawn: SS's d bits)
             client_ops=COSTS[name].client_ops(protocol, n),
             server_ops=COSTS[name].server_ops(protocol, n),
             protocol_object=protocol,

@@ -145,29 +145,37 @@ class HR(FrequencyOracle):
         self._e = 1.0 + 2.0 * K * self._keep / (b * (1.0 - self._keep))  # realized Q(in) / Q(out)
         self._normalizer = K / (1.0 - self._keep)  # Z = b/2 e + K - b/2 at the realized e
         self._kappa = 1.0 / self._keep  # 2 Z / (b (e - 1))
-        items = np.arange(d)
-        self._item_block = items // (b - 1)
-        self._item_column = items % (b - 1) + 1
         self._members = None  # every item's b/2 outputs, built on first use when small (_set_members)
 
     def support_probabilities(self) -> tuple[float, float]:
         """Pseudo-support probabilities (module docstring); exact supports when ``blocks == 1``."""
         return 0.5 + 0.5 / self._kappa, 0.5
 
+    def _block_of(self, items: np.ndarray) -> np.ndarray:
+        """The block :math:`i` of each item (``items`` in ``[0, d)``): items fill the blocks ``b - 1`` at a time.  Computed,
+        not looked up: a table of every item's block and column took 1.6 GB at :math:`d = 10^8`, on a device too."""
+        return items // (self.block_size - 1)
+
+    def _column_of(self, items: np.ndarray) -> np.ndarray:
+        """The Hadamard column :math:`j = (x \bmod (b-1)) + 1` of each item (column 0, all ones, is skipped)."""
+        return items % (self.block_size - 1) + 1
+
     def in_set(self, items: ArrayLike, outputs: ArrayLike) -> np.ndarray:
         """``outputs ∈ C_items`` (broadcasting)."""
         items = np.asarray(items, dtype=np.int64)
         outputs = np.asarray(outputs, dtype=np.int64)
-        same_block = outputs // self.block_size == self._item_block[items]
-        return same_block & hadamard_sign_is_plus(outputs % self.block_size, self._item_column[items])
+        if items.size and (items.min() < 0 or items.max() >= self.domain_size):
+            raise IndexError(f"HR.in_set: items must be in [0, {self.domain_size}); got {int(items.min())}..{int(items.max())}")
+        same_block = outputs // self.block_size == self._block_of(items)
+        return same_block & hadamard_sign_is_plus(outputs % self.block_size, self._column_of(items))
 
     # ------------------------------------------------------------------ client
     def _uniform_in_sets(self, items, rng):
-        column = self._item_column[items]
+        column = self._column_of(items)
         rows = rng.integers(0, self.block_size, size=items.size, dtype=np.int64)
         lowest_bit = column & -column
         rows = np.where(hadamard_sign_is_plus(rows, column), rows, rows ^ lowest_bit)
-        return self._item_block[items] * self.block_size + rows
+        return self._block_of(items) * self.block_size + rows
 
     def _privatize(self, values, rng):
         keep = rng.random(values.size) < self._keep
@@ -194,7 +202,8 @@ class HR(FrequencyOracle):
     def support_counts(self, aggregator: Aggregator) -> np.ndarray:
         """Pseudo-supports :math:`(n + T_x)/2` from one FWHT per block."""
         coefficients = fast_walsh_hadamard(aggregator.statistic.reshape(self.blocks, self.block_size))
-        transform = coefficients[self._item_block, self._item_column].astype(np.float64)
+        items = np.arange(self.domain_size)
+        transform = coefficients[self._block_of(items), self._column_of(items)].astype(np.float64)
         return (aggregator.n + transform) / 2.0
 
     def _simulate(self, values, rng):
@@ -225,13 +234,13 @@ class HR(FrequencyOracle):
         return self._members[items]
 
     def _members_of(self, items) -> np.ndarray:
-        column = self._item_column[items][:, None]
+        column = self._column_of(items)[:, None]
         low = column & -column
         position = np.log2(low).astype(np.int64)
         t = np.arange(self.block_size // 2, dtype=np.int64)[None, :]
         rows = ((t >> position) << (position + 1)) | (t & (low - 1))  # insert a 0 bit at `position`
         rows = np.where(hadamard_sign_is_plus(rows, column), rows, rows | low)
-        return self._item_block[items][:, None] * self.block_size + rows
+        return self._block_of(items)[:, None] * self.block_size + rows
 
     # ------------------------------------------------------------------ analytics
     def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
@@ -240,18 +249,43 @@ class HR(FrequencyOracle):
         ``frequencies=None`` gives the variance at :math:`f_x = 0` with each
         block's mass set to its share of items (block mass 1 when ``blocks == 1``).
         """
-        d, b, e, Z = self.domain_size, self.block_size, self._e, self._normalizer
+        d = self.domain_size
+        item_block = self._block_of(np.arange(d))
         if frequencies is None:
             f = np.zeros(d)
-            block_mass = np.bincount(self._item_block, minlength=self.blocks) / d
+            block_mass = self._block_items() / d
         else:
             f = np.asarray(frequencies, dtype=np.float64)
-            block_mass = np.clip(np.bincount(self._item_block, weights=f, minlength=self.blocks), 0.0, 1.0)
+            block_mass = np.clip(np.bincount(item_block, weights=f, minlength=self.blocks), 0.0, 1.0)
         if self.blocks == 1:
             block_mass = np.ones(1)  # every user's output is in the single block
-        mass = block_mass[self._item_block]
-        in_block = (mass * b / 2 * (e + 1) + (1 - mass) * b) / Z
-        return (self._kappa**2 * in_block - f) / n
+        return (self._kappa**2 * self._in_block(block_mass[item_block]) - f) / n
+
+    def ranked_variance(self, n: int, max_frequency: float | None = None) -> float:
+        """:meth:`FrequencyOracle.ranked_variance` in closed form: :meth:`variance` is affine in the block masses, so
+        its mean over items is its value at the items' mean block mass :math:`\sum_i c_i^2 / d^2` (:math:`c_i` items
+        in block :math:`i`, each block's mass :math:`c_i / d` at the uniform frequencies and at :math:`f = 0`)."""
+        d = self.domain_size
+        counts = self._block_items()
+        mean_mass = 1.0 if self.blocks == 1 else float(np.sum(counts * counts)) / (d * d)
+        at_zero = self._kappa**2 * self._in_block(mean_mass) / n
+        if max_frequency is None:
+            return at_zero - 1.0 / (d * n)
+        shared = self.block_size - 1 > 1  # item 1, holding the rest of the mass, in item 0's block (b - 1 items a block)
+        mass = 1.0 if self.blocks == 1 else min(1.0, max_frequency + (1.0 - max_frequency if shared else 0.0))
+        return max(at_zero, (self._kappa**2 * self._in_block(mass) - max_frequency) / n)
+
+    def _block_items(self) -> np.ndarray:
+        """How many items each block holds: ``b - 1`` each, the last the rest."""
+        counts = np.full(self.blocks, self.block_size - 1, dtype=np.float64)
+        counts[-1] = self.domain_size - (self.blocks - 1) * (self.block_size - 1)
+        return counts
+
+    def _in_block(self, mass):
+        """:math:`(F b/2 (e^\varepsilon+1) + (1-F) b) / Z` at block mass ``mass`` (the variance's factor before
+        :math:`\kappa^2`)."""
+        b = self.block_size
+        return (mass * b / 2 * (self._e + 1) + (1 - mass) * b) / self._normalizer
 
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
         items = np.arange(self.domain_size) if values is None else self._check_values(values)
@@ -279,7 +313,8 @@ class _HadamardOperator:
     def __init__(self, protocol: HR):
         self._protocol = protocol
         self.shape = (protocol.output_size, protocol.domain_size)
-        self._cells = protocol._item_block * protocol.block_size + protocol._item_column  # item x's (block, column)
+        items = np.arange(protocol.domain_size)
+        self._cells = protocol._block_of(items) * protocol.block_size + protocol._column_of(items)  # item x's (block, column)
 
     def matvec(self, f):
         return self.matvec_rows(np.asarray(f, dtype=np.float64)[None, :])[0]
