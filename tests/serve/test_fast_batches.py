@@ -72,7 +72,7 @@ def test_an_acknowledgement_is_the_same_on_both_paths(served):
 
 
 @pytest.mark.parametrize("case", ["no_token", "wrong_token", "unknown_campaign", "malformed", "too_large",
-                                  "media_type", "bad_batch_id"])
+                                  "media_type", "content_coding", "bad_batch_id"])
 def test_every_refusal_is_the_same_on_both_paths(served, case):
     client, token, calls = served
     authorized = {**BINARY, "Authorization": f"Bearer {token}"}
@@ -89,6 +89,8 @@ def test_every_refusal_is_the_same_on_both_paths(served, case):
         options["content"] = b"x" * (17 << 20)
     elif case == "media_type":
         options["headers"] = {**authorized, "Content-Type": "text/plain"}
+    elif case == "content_coding":
+        options["headers"] = {**authorized, "Content-Encoding": "gzip"}
     else:
         path = "/api/campaigns/fast/batches/bad%20id"
     fast, stack = _both(client, calls, path, **options)

@@ -10,11 +10,13 @@ and time and stops by itself.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import json
 import re
 import socket
 import threading
 import time
+import uuid
 
 import httpx
 import numpy as np
@@ -144,10 +146,13 @@ def target(kind: str, tmp_path, limits: Limits | None = None, **options):
     return (ServeTarget if kind == "serve" else RelayTarget)(tmp_path, limits or Limits(), **options)
 
 
-def put(server, name: str, body: bytes, *, local_address: str | None = None, token: str | None = None):
+def put(server, name: str, body: bytes, *, local_address: str | None = None, token: str | None = None,
+        coding: str | None = None):
     headers = {"Content-Type": "application/octet-stream", **server.headers()}
     if token:
         headers["Authorization"] = f"Bearer {token}"
+    if coding is not None:
+        headers["Content-Encoding"] = coding
     # one TLS context for every client (building one loads the CA bundle: ~20 ms each; these servers are http://)
     transport = httpx.HTTPTransport(local_address=local_address, verify=verifying_context()) if local_address else None
     with httpx.Client(transport=transport, timeout=BOUND_S, verify=verifying_context()) as client:
@@ -336,6 +341,49 @@ def test_a_body_over_the_size_limit_gets_413_at_once_or_when_it_passes_it(tmp_pa
         assert status == 413 and json.loads(body)["error"] == "too_large"
         assert server.budget.peak <= 16 << 10
         assert put(server, "fits", server.body()).status_code == server.accepted
+
+
+@pytest.mark.parametrize("kind", ["serve", "relay"])
+def test_a_body_in_a_content_coding_is_refused_415_before_it_is_read(tmp_path, kind):
+    # a gzip body was read as a batch (400 malformed_batch) and a plain one labelled gzip counted
+    with target(kind, tmp_path) as server:
+        body = server.body()
+        for coding in ("gzip", "br", "identity, gzip", "x-gzip", "*"):
+            for content in (gzip.compress(body), body):
+                answer = put(server, uuid.uuid4().hex, content, coding=coding)
+                assert answer.status_code == 415 and answer.headers["connection"] == "close", answer.text
+                assert answer.json()["error"] == "unsupported_content_encoding" and repr(coding) in answer.json()["detail"]
+        unsent = raw_connection(server.port)  # its head alone: answered at once, its body never waited for
+        unsent.sendall(request_head("PUT", server.path(uuid.uuid4().hex), 100,
+                                    extra_headers(server) + "Content-Encoding: gzip\r\n"))
+        status, headers, _ = read_response(unsent)
+        unsent.close()
+        assert status == 415 and headers["connection"] == "close"
+        for coding in ("identity", "Identity", "identity ,identity", ""):
+            assert put(server, uuid.uuid4().hex, body, coding=coding).status_code == server.accepted
+        if kind == "serve":  # nothing of the refused bodies was counted
+            assert httpx.get(f"{server.url}/api/campaigns/{server.campaign}", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+                             timeout=BOUND_S).json()["n"] == 4
+
+
+def test_every_route_of_the_service_that_reads_a_body_refuses_a_content_coding(tmp_path):
+    with target("serve", tmp_path) as server:
+        admin = {"Authorization": f"Bearer {ADMIN_TOKEN}", "Content-Encoding": "gzip"}
+        document = json.dumps({"campaign": "coded", "config": {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}}).encode()
+        with httpx.Client(base_url=server.url, timeout=BOUND_S) as client:
+            answers = {
+                "create": client.post("/api/campaigns", content=gzip.compress(document),
+                                      headers={**admin, "Content-Type": "application/json"}),
+                "records": client.post(f"/api/campaigns/{server.campaign}/batches", content=server.body(),
+                                       headers={"Content-Type": "application/octet-stream", "Content-Encoding": "gzip"}),
+                "stack": client.put(server.path(uuid.uuid4().hex) + "?via=stack", content=server.body(),
+                                    headers={"Content-Type": "application/octet-stream", "Content-Encoding": "deflate"}),
+            }
+            assert {name: (answer.status_code, answer.json()["error"]) for name, answer in answers.items()} == dict.fromkeys(
+                answers, (415, "unsupported_content_encoding"))
+            assert client.get("/api/campaigns/coded", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}).status_code == 404
+            metrics = client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}).text
+            assert 'dpdist_requests_refused_total{reason="unsupported_content_encoding"} 3.0' in metrics
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -467,3 +467,19 @@ def test_an_inner_requests_head_is_bounded_as_a_direct_requests(parties):
         assert refused.status == 400 and b"head_too_large" in refused.content
     metrics = parties.admin("collector", "GET", "/metrics").text
     assert 'dpdist_requests_refused_total{reason="head_too_large"} 2.0' in metrics
+
+
+def test_an_inner_batch_in_a_content_coding_is_refused_as_a_direct_one_is(parties):
+    _campaign(parties)
+    protocol = local.from_config(CONFIG)
+    from dpdist import io
+
+    body = io.encode_record(protocol, protocol.privatize(np.array([1]), rng=1))
+    fields = ((b"content-type", b"application/octet-stream"), (b"content-encoding", b"gzip"))
+    inner = _through(parties, _bhttp.encode_request(_bhttp.Request("PUT", "https", "collector",
+                                                                   "/api/campaigns/commute/batches/" + "e" * 32, fields, body)))
+    direct = parties.run(parties.clients["collector"].put("/api/campaigns/commute/batches/" + "f" * 32, content=body,
+                                                          headers=dict((k.decode(), v.decode()) for k, v in fields)))
+    assert inner.status == direct.status_code == 415
+    assert json.loads(inner.content)["error"] == direct.json()["error"] == "unsupported_content_encoding"
+    assert _totals(parties, "commute")["n"] == 0

@@ -16,6 +16,12 @@ one can take all of it:
 A body that would pass the pool or a share is refused at once with 503 ``busy``
 and ``Retry-After``; nothing of it is kept.  :func:`receive_body` reads one body
 within these bounds and the size and time limits (:class:`._limits.Limits`).
+
+A body is read as it is sent: one in a content coding (``Content-Encoding``
+other than ``identity``) is refused with 415 ``unsupported_content_encoding``
+before any of it is read (:func:`check_content_coding`; RFC 9110 sec. 8.4 and
+15.5.16).  Taking it as it comes would count a compressed body's bytes as the
+batch, and decoding it would let a few kilobytes unpack into gigabytes.
 """
 
 from __future__ import annotations
@@ -24,10 +30,10 @@ import asyncio
 import sys
 
 from ._rate import address_key
-from ._refusals import Busy, InvalidRequest, TooLarge, TooSlow
+from ._refusals import Busy, InvalidRequest, TooLarge, TooSlow, UnsupportedContentCoding
 
 __all__ = ["BodyBudget", "HeldBody", "receive_body", "too_large", "too_slow", "body_deadline", "next_deadline", "RETRY_BUSY_S",
-           "CLIENT_GONE", "NO_RESPONSE"]
+           "CLIENT_GONE", "NO_RESPONSE", "check_content_coding"]
 
 #: the refusal code of a body whose client closed the connection before its end: nothing is answered (no response)
 CLIENT_GONE = "client_disconnected"
@@ -171,26 +177,30 @@ class receive_body:
     credential was checked) until the ``async with`` block ends.
 
     Refusals close the connection: 413 ``too_large`` (over ``max_body_bytes``,
-    at once when Content-Length says so), 503 ``busy`` (the pool or a share is
+    at once when Content-Length says so), 415 ``unsupported_content_encoding`` (``coding``, its
+    ``Content-Encoding`` header, names a coding: :func:`check_content_coding`), 503 ``busy`` (the pool or a share is
     full), 408 ``body_timeout`` (past the deadline, below the minimum rate, or paused longer than
     ``body_idle_timeout``: :func:`next_deadline`).
     A class rather than an ``asynccontextmanager`` (every batch request reads one body: a generator, its context
     manager and a deadline timer for a body already received cost about 9 us of the event loop).
     """
 
-    __slots__ = ("length", "receive", "limits", "budget", "max_body_bytes", "on_too_large", "key", "anonymous", "held")
+    __slots__ = ("length", "receive", "limits", "budget", "max_body_bytes", "on_too_large", "key", "anonymous", "held",
+                 "coding")
 
     def __init__(self, length: str | None, receive, limits, budget: BodyBudget, max_body_bytes: int, on_too_large=None,
-                 *, host: str | None = None, anonymous: bool = True):
+                 *, host: str | None = None, anonymous: bool = True, coding: str | None = None):
         self.length, self.receive, self.limits, self.budget = length, receive, limits, budget
         self.max_body_bytes, self.on_too_large, self.anonymous = max_body_bytes, on_too_large, anonymous
-        self.key, self.held = address_key(host), 0  # the address's key, found once
+        self.key, self.held, self.coding = address_key(host), 0, coding  # the address's key, found once
 
     async def __aenter__(self) -> bytes:
         length, budget, key, anonymous, max_body_bytes = self.length, self.budget, self.key, self.anonymous, self.max_body_bytes
         declared = int(length) if length is not None and length.isascii() and length.isdigit() else None
         if declared is not None and declared > max_body_bytes:
             await self._too_large()
+        if self.coding is not None:
+            check_content_coding(self.coding)
         if declared is not None:
             refused = budget._refusal(declared, key, anonymous)
             if refused is not None:
@@ -259,6 +269,18 @@ class receive_body:
     def _give_back(self) -> None:
         held, self.held = self.held, 0
         self.budget._release(held, self.key, self.anonymous)
+
+
+def check_content_coding(coding: str | None) -> None:
+    """Refuse (415 ``unsupported_content_encoding``, the connection closed) a body whose ``Content-Encoding`` header
+    (``coding``, None without one) names a coding other than ``identity`` (see the module)."""
+    if coding and any(part.strip().lower() not in ("", "identity") for part in coding.split(",")):
+        raise UnsupportedContentCoding(
+            "unsupported_content_encoding",
+            f"The request body must be sent as it is, without a content coding (Content-Encoding {coding[:80]!r}): "
+            "this server does not decompress bodies. Send it again uncompressed.",
+            close=True,
+        )
 
 
 def too_large(limit: int) -> TooLarge:

@@ -14,7 +14,8 @@ application:
   bytes against the process's :class:`._body.BodyBudget` (the pool, the
   address's share, the anonymous half) until the application has answered, and
   bounds its size and time: 413 ``too_large`` (at once when ``Content-Length``
-  says so), 503 ``busy`` with ``Retry-After``, 408 ``body_timeout``.  The layer
+  says so), 503 ``busy`` with ``Retry-After``, 408 ``body_timeout``, 415 ``unsupported_content_encoding`` (a body
+  in a content coding: :func:`._body.check_content_coding`).  The layer
   sends that answer itself, with ``Connection: close``, and the application
   then sees the client as gone (``http.disconnect``): what it does next is
   dropped, an error it raises is not logged;
@@ -38,7 +39,7 @@ import asyncio
 import logging
 from typing import Any, Callable
 
-from ._body import BodyBudget, body_deadline, next_deadline, receive_by, too_large, too_slow
+from ._body import BodyBudget, body_deadline, check_content_coding, next_deadline, receive_by, too_large, too_slow
 from ._limits import Limits
 from ._rate import RateLimiter
 from ._refusals import Refusal
@@ -143,6 +144,10 @@ class _Request:
             declared = _content_length(self.scope)
             if declared is not None and declared > guard.max_body_bytes:
                 return await self._refuse(too_large(guard.max_body_bytes))
+            try:
+                check_content_coding(_header(self.scope, b"content-encoding"))
+            except Refusal as refusal:
+                return await self._refuse(refusal)
             if declared:
                 refused = guard.budget.refusal(declared, self.host, self.anonymous)
                 if refused is not None:
@@ -191,6 +196,14 @@ def _content_length(scope) -> int | None:
     for name, value in scope.get("headers", ()):
         if name == b"content-length":
             return int(value) if value.isdigit() else None
+    return None
+
+
+def _header(scope, wanted: bytes) -> str | None:
+    """The first ``wanted`` header of the request ``scope`` (None without one)."""
+    for name, value in scope.get("headers", ()):
+        if name == wanted:
+            return value.decode("latin-1")
     return None
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from ..errors import DPDistError
 
-__all__ = ["Refusal", "InvalidRequest", "TooSlow", "TooLarge", "RateLimited", "Busy"]
+__all__ = ["Refusal", "InvalidRequest", "TooSlow", "TooLarge", "UnsupportedContentCoding", "RateLimited", "Busy"]
 
 
 class Refusal(DPDistError):
@@ -62,6 +62,12 @@ class TooLarge(Refusal):
     """The request's body, records or rows exceed the server's limits."""
 
     status = 413
+
+
+class UnsupportedContentCoding(Refusal):
+    """The request's body comes in a content coding (``Content-Encoding``: gzip, ...) that the server does not read."""
+
+    status = 415
 
 
 class RateLimited(Refusal):

@@ -60,6 +60,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._guard import Limits
+from .._guard._refusals import UnsupportedContentCoding
 from .._guard._shutdown import ShutdownMiddleware
 from ..errors import InvalidParameterError
 from .._validation import InstanceOf, Optional, validate_params
@@ -82,7 +83,7 @@ KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 #: credentials minted by one admin request, at most
 MAX_CREDENTIALS = 10_000
 _STATUS = {InvalidRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, _limits.TooSlow: 408, Conflict: 409,
-           _limits.TooLarge: 413, UnsupportedMediaType: 415, Unprocessable: 422, _limits.RateLimited: 429, _limits.Busy: 503}
+           _limits.TooLarge: 413, UnsupportedMediaType: 415, UnsupportedContentCoding: 415, Unprocessable: 422, _limits.RateLimited: 429, _limits.Busy: 503}
 
 
 @validate_params({
@@ -157,7 +158,8 @@ class _Issuer:
             if given != media_type:
                 raise UnsupportedMediaType("unsupported_media_type", f"The body must be {media_type}. Got {given or 'none'!r}.", close=True)
         async with _limits.receive_body(request.headers.get("content-length"), request.receive, self.limits, self.budget,
-                                        _limits.MAX_BODY_BYTES, host=request.client.host if request.client else None) as data:
+                                        _limits.MAX_BODY_BYTES, host=request.client.host if request.client else None,
+                                        coding=request.headers.get("content-encoding")) as data:
             return bytes(data)
 
     def check_admin(self, request: Request) -> None:

@@ -54,7 +54,7 @@ __all__ = ["BatchFastPath", "batch_answer", "render_ack"]
 _RENDER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
 #: a JSON string as that encoder writes it (``ensure_ascii=False``)
 _STRING = json.encoder.encode_basestring
-_WANTED = frozenset({b"authorization", b"content-type", b"content-length", b"x-request-id"})
+_WANTED = frozenset({b"authorization", b"content-type", b"content-length", b"content-encoding", b"x-request-id"})
 _JSON = (b"content-type", b"application/json")
 
 
@@ -144,11 +144,12 @@ class BatchFastPath:
     def _work(self, scope, found: dict[bytes, bytes], receive) -> Awaitable:
         """The awaitable of the request's work: the acknowledgement of the batch (a :class:`Refusal` raised); a
         coroutine of its own, not one wrapping it (every request of the route awaits it)."""
-        length, client = found.get(b"content-length"), scope.get("client")
+        length, coding, client = found.get(b"content-length"), found.get(b"content-encoding"), scope.get("client")
         incoming = Incoming(scope["path_params"]["campaign"], scope["path_params"]["batch_id"],
                             bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
                             found.get(b"content-type", b"").decode("latin-1"),
-                            length.decode("latin-1") if length is not None else None, receive)
+                            length.decode("latin-1") if length is not None else None, receive,
+                            coding.decode("latin-1") if coding is not None else None)
         return accept_batch(self.service, incoming)
 
     def _answer_of(self, result) -> tuple[int, bytes, list]:

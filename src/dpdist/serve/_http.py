@@ -32,6 +32,7 @@ from ._refusals import (
     TooLarge,
     TooSlow,
     Unauthorized,
+    UnsupportedContentCoding,
     UnsupportedMediaType,
 )
 
@@ -49,6 +50,7 @@ STATUS: dict[type, int] = {
     Conflict: 409,
     TooLarge: 413,
     UnsupportedMediaType: 415,
+    UnsupportedContentCoding: 415,
     RateLimited: 429,
     Failure: 500,
     Busy: 503,
@@ -135,21 +137,22 @@ def read_body(request: Request, campaign_id: str | None = None, *, anonymous: bo
 
     A body over the size limit is counted against ``campaign_id``'s refused batches (once per batch id of the path).
     """
-    return body_of(request.app.state.service, request.headers.get("content-length"), request.receive, campaign_id,
+    headers = request.headers
+    return body_of(request.app.state.service, headers.get("content-length"), request.receive, campaign_id,
                    request.path_params.get("batch_id"), host=request.client.host if request.client else None,
-                   anonymous=anonymous)
+                   anonymous=anonymous, coding=headers.get("content-encoding"))
 
 
 def body_of(service, content_length: str | None, receive, campaign_id: str | None = None, batch_id: str | None = None,
-            *, host: str | None = None, anonymous: bool = True):
-    """:func:`read_body` from a request's ``Content-Length`` header (None without one), its ASGI ``receive`` and its
-    client address ``host``."""
+            *, host: str | None = None, anonymous: bool = True, coding: str | None = None):
+    """:func:`read_body` from a request's ``Content-Length`` and ``Content-Encoding`` headers (``coding``; each None
+    without one), its ASGI ``receive`` and its client address ``host``."""
     async def refuse_oversized():
         if campaign_id:
             await service.count_refused(campaign_id, "too_large", batch_id)
 
     return receive_body(content_length, receive, service.limits, service.budget, service.max_body_bytes, refuse_oversized,
-                        host=host, anonymous=anonymous)
+                        host=host, anonymous=anonymous, coding=coding)
 
 
 async def json_body(request: Request) -> dict:

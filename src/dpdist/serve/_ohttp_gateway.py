@@ -74,7 +74,7 @@ _DEVICE_ROUTES = (("PUT", re.compile(r"/api/campaigns/[^/]+/batches/[^/]+")),
 #: fields about a connection (RFC 9110 section 7.6.1), not about the inner request: dropped both ways
 _NO_STORE = {"cache-control": "no-store"}
 #: the request headers a batch's core reads (the first of each)
-_BATCH_HEADERS = frozenset({b"authorization", b"content-type"})
+_BATCH_HEADERS = frozenset({b"authorization", b"content-type", b"content-encoding"})
 _HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade",
                          b"trailer", b"host", b"content-length"})
 
@@ -227,7 +227,7 @@ async def _batch(app, outer: dict, inner: _bhttp.Request, params: dict) -> tuple
     client, content = outer.get("client"), inner.content
     incoming = Incoming(params["campaign"], params.get("batch_id"), bearer_token(found.get(b"authorization", b"").decode("latin-1")),
                         client[0] if client else None, found.get(b"content-type", b"").decode("latin-1"), str(len(content)),
-                        HeldBody(content))
+                        HeldBody(content), found[b"content-encoding"].decode("latin-1") if b"content-encoding" in found else None)
     status, body, headers = await batch_answer(app.state.service, app.state.metrics, incoming)
     headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
     return status or 500, tuple((name, value) for name, value in headers if name not in _HOP_BY_HOP), body

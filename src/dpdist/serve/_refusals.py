@@ -7,7 +7,7 @@ people.  One place, :mod:`._http`, turns each kind into an HTTP status and a JSO
 body ``{"error": code, "detail": detail}``.
 
 The kinds the limits raise (:class:`InvalidRequest`, :class:`TooSlow`,
-:class:`TooLarge`, :class:`RateLimited`, :class:`Busy`) and their base
+:class:`TooLarge`, :class:`UnsupportedContentCoding`, :class:`RateLimited`, :class:`Busy`) and their base
 :class:`Refusal` are those of every dpdist server (:mod:`dpdist._guard._refusals`);
 the service adds its own kinds here.  Two hints travel with a refusal for the
 transport: ``close`` (the request's body was not read, so the connection should
@@ -17,7 +17,7 @@ succeed).
 
 from __future__ import annotations
 
-from .._guard._refusals import Busy, InvalidRequest, RateLimited, Refusal, TooLarge, TooSlow
+from .._guard._refusals import Busy, InvalidRequest, RateLimited, Refusal, TooLarge, TooSlow, UnsupportedContentCoding
 
 __all__ = [
     "Refusal",
@@ -29,6 +29,7 @@ __all__ = [
     "Conflict",
     "TooLarge",
     "UnsupportedMediaType",
+    "UnsupportedContentCoding",
     "RateLimited",
     "Busy",
     "Failure",

@@ -47,6 +47,7 @@ class Incoming(NamedTuple):
     content_type: str
     content_length: str | None
     receive: Any
+    content_encoding: str | None = None  # its Content-Encoding header (a body in a coding is refused: 415)
 
 
 async def accept_batch(service, incoming: Incoming) -> dict:
@@ -65,7 +66,7 @@ async def accept_batch(service, incoming: Incoming) -> dict:
         # a campaign that takes no token has its bodies held in the anonymous half of the body memory (docs/deployment.md, "Limits")
         anonymous = campaign.submit_token_sha256 is None and not campaign.enrollment
         async with body_of(service, incoming.content_length, incoming.receive, campaign_id, batch_id, host=incoming.host,
-                           anonymous=anonymous) as body:
+                           anonymous=anonymous, coding=incoming.content_encoding) as body:
             return await service.submit(campaign, batch_id, body, incoming.content_type, token)
 
 
@@ -73,7 +74,7 @@ async def _submit(request: Request, batch_id: str | None) -> JSONResponse:
     headers = request.headers
     ack = await accept_batch(service_of(request), Incoming(
         request.path_params["campaign"], batch_id, bearer(request), request.client.host if request.client else None,
-        headers.get("content-type", ""), headers.get("content-length"), request.receive))
+        headers.get("content-type", ""), headers.get("content-length"), request.receive, headers.get("content-encoding")))
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.acknowledged(ack)
