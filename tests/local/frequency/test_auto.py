@@ -238,3 +238,32 @@ def test_a_domain_of_a_hundred_million_is_chosen_for_in_little_memory():
     assert protocol.name == "rws" and peak < 32 << 20, peak
     rows = {row["protocol"]: row for row in protocol.auto_choice["candidates"]}
     assert rows["sue"]["report_bits"] == 10**8 and not rows["sue"]["eligible"]  # d bits a value, without drawing one
+
+
+@pytest.mark.parametrize("n", [0, -5, 0.5, True, float("nan"), "10", None])
+def test_the_ranked_variance_refuses_a_bad_number_of_reports(n):
+    with pytest.raises(InvalidParameterError, match=r"'n' parameter of GRR.ranked_variance must be an int >= 1"):
+        local.make("grr", epsilon=1.0, domain_size=64).ranked_variance(n)
+
+
+@pytest.mark.parametrize("name", ["grr", "hr"])
+@pytest.mark.parametrize("f_star", [float("nan"), float("inf"), -0.1, 1.5, 1e-9, "0.5"])
+def test_the_ranked_variance_refuses_a_bound_no_data_meets(name, f_star):
+    # nan and -0.1 gave the optimistic value at f = 0; 1.5 a larger one
+    with pytest.raises(InvalidParameterError, match=r"'max_frequency' parameter of .*ranked_variance must be in \[1/d, 1\]"):
+        local.make(name, epsilon=4.0, domain_size=64).ranked_variance(10**6, f_star)
+
+
+def test_past_the_allocation_limit_no_candidate_estimates_every_item_and_auto_says_so():
+    # flh alone was built there and chosen, though its estimate of every item is refused
+    with pytest.raises(InvalidParameterError, match=r"has no candidate that estimates every item .* The largest allowed "
+                                                    r"domain_size is 268,435,456\. \(flh is built, but .*support_counts_of"):
+        local.make("auto", epsilon=1.0, domain_size=2**28 + 1)
+    assert local.make("auto", epsilon=1.0, domain_size=2**28).name == "rws"
+
+
+def test_parameters_no_candidate_takes_are_said_once_not_as_a_limit():
+    with pytest.raises(InvalidParameterError) as refused:
+        local.make("auto", epsilon=1.0, labels=["a", "b", "c"], domain_size=4)
+    message = str(refused.value)
+    assert "limits given" not in message and message.count("'labels' parameter") == 1 and len(message) < 300

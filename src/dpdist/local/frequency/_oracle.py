@@ -29,6 +29,7 @@ from ..._validation import (
     DOMAIN_SIZE,
     EPSILON,
     Boolean,
+    Described,
     Integer,
     Interval,
     ItemIds,
@@ -437,7 +438,16 @@ class FrequencyOracle(LocalProtocol):
         A pure oracle's per-item variance is one affine function of the item's own frequency (Wang et al., USENIX
         Security 2017, eq. 6), so both are that function at one point: no array of the domain's size (at
         :math:`d = 10^8` the arrays of :meth:`variance` took gigabytes); an oracle with a variance of its own
-        computes them from it (HR in closed form too)."""
+        computes them from it (HR in closed form too).  ``n`` is an integer of at least 1, ``max_frequency`` in
+        :math:`[1/d, 1]` (the :math:`d` frequencies sum to 1)."""
+        owner = f"{self.display_name}.ranked_variance"
+        n = check_param(owner, "n", n, Integer(low=1))
+        if max_frequency is not None:
+            max_frequency = check_max_frequency(owner, max_frequency, self.domain_size)
+        return float(self._ranked_variance(int(n), max_frequency))
+
+    def _ranked_variance(self, n: int, max_frequency: float | None) -> float:
+        """:meth:`ranked_variance` of arguments checked."""
         if type(self).variance is FrequencyOracle.variance:
             p, q = self.support_probabilities()
             if max_frequency is None:
@@ -450,6 +460,19 @@ class FrequencyOracle(LocalProtocol):
         frequencies[0] = max_frequency
         frequencies[1] += 1.0 - max_frequency
         return max(float(np.mean(self.variance(n))), float(self.variance(n, frequencies)[0]))
+
+
+def check_max_frequency(owner: str, max_frequency: float, domain_size: int) -> float:
+    r"""``max_frequency``, a bound :math:`f^*` on every item's frequency, checked to be in :math:`[1/d, 1]`.
+
+    The :math:`d` frequencies sum to 1, so some item has frequency at least :math:`1/d`: a bound below
+    it holds for no data set (at :math:`f^* \to 0`, eq. 20 gives the widest sketch, :math:`m = 2^{20}`
+    at :math:`\varepsilon = 30`, for a population that cannot exist).
+    """
+    at_least = Interval((1.0 - 1e-12) / domain_size, 1.0, closed="both")  # (1/d itself, up to rounding)
+    return check_param(owner, "max_frequency", max_frequency, Described(
+        at_least, f"in [1/d, 1] = [{1.0 / domain_size:.6g}, 1] with d = domain_size = {domain_size} (the d frequencies "
+                  "sum to 1, so some item has at least 1/d)"))
 
 
 def pure_variance(p_star: float, q_star: float, n: int, f):

@@ -53,11 +53,12 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, NamedTuple
 
-from ..._validation import DOMAIN_SIZE, EPSILON, Integer, Interval, Optional, check_param, label_list, unknown_names_error
+from ..._validation import (DOMAIN_SIZE, EPSILON, MAX_ALLOCATION_BYTES, Integer, Interval, Optional, check_param, label_list,
+                            unknown_names_error)
 from ...errors import DPDistError, InvalidParameterError
 from .._registry import register_chooser, registered_class
 from .flh import FLH
-from .ocms import check_max_frequency
+from ._oracle import check_max_frequency
 
 __all__ = [
     "CANDIDATES",
@@ -204,6 +205,10 @@ def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[
             )
             if limits[limit] is not None and row[field] > limits[limit]
         ]
+        if not over and 8 * protocol.domain_size > MAX_ALLOCATION_BYTES:  # flh alone is built past 2^28 items
+            over = [f"not applicable: its estimate of every item (a float64 each, {8 * protocol.domain_size:,} bytes) passes "
+                    f"dpdist's allocation limit (dpdist.local.MAX_ALLOCATION_BYTES); query chosen items with "
+                    f"{name}'s support_counts_of"]
         row.update(eligible=not over, reason="; ".join(over) if over else "")
         rows.append(row)
     return rows
@@ -212,11 +217,7 @@ def _rank(protocol_params: dict[str, Any], limits: dict[str, Any]) -> list[dict[
 def _choose(rows: list[dict[str, Any]], n: int, max_frequency: float | None = None) -> tuple[str, str]:
     eligible = [row for row in rows if row["eligible"]]
     if not eligible:
-        reasons = "; ".join(f"{row['protocol']}: {row['reason']}" for row in rows)
-        raise InvalidParameterError(
-            f"local.make('auto') found no frequency oracle within the limits given ({reasons}). "
-            "Relax 'max_report_bits', 'max_client_ops' or 'max_server_ops'."
-        )
+        raise _none_chosen(rows)
     best = min(row["variance"] for row in eligible)
     tied = [row for row in eligible if row["variance"] <= best * (1.0 + TIE)]
     cheapest = min(row["server_ops"] for row in tied)
@@ -237,6 +238,24 @@ def _choose(rows: list[dict[str, Any]], n: int, max_frequency: float | None = No
     if excluded:
         reason += f"; excluded by the limits: {', '.join(excluded)}"
     return chosen["protocol"], reason
+
+
+def _none_chosen(rows: list[dict[str, Any]]) -> InvalidParameterError:
+    """Why no candidate was chosen: the limits given, or (no candidate built to begin with) the parameters, said by the
+    first candidate's refusal (the others' say the same of themselves), and a candidate built but unable to estimate
+    every item (flh past the allocation limit)."""
+    if any(row["reason"].startswith(("report", "client", "server")) for row in rows):
+        reasons = "; ".join(f"{row['protocol']}: {row['reason']}" for row in rows)
+        return InvalidParameterError(
+            f"local.make('auto') found no frequency oracle within the limits given ({reasons}). "
+            "Relax 'max_report_bits', 'max_client_ops' or 'max_server_ops'."
+        )
+    built = "".join(f" ({row['protocol']} is built, but {row['reason'].removeprefix('not applicable: ')})"
+                    for row in rows if "variance" in row)
+    return InvalidParameterError(
+        f"local.make('auto') has no candidate that estimates every item for these parameters: {rows[0]['protocol']}: "
+        f"{rows[0]['reason'].removeprefix('not applicable: ')}{built}"
+    )
 
 
 def _public(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

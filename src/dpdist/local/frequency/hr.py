@@ -261,7 +261,7 @@ class HR(FrequencyOracle):
             block_mass = np.ones(1)  # every user's output is in the single block
         return (self._kappa**2 * self._in_block(block_mass[item_block]) - f) / n
 
-    def ranked_variance(self, n: int, max_frequency: float | None = None) -> float:
+    def _ranked_variance(self, n: int, max_frequency: float | None) -> float:
         """:meth:`FrequencyOracle.ranked_variance` in closed form: :meth:`variance` is affine in the block masses, so
         its mean over items is its value at the items' mean block mass :math:`\sum_i c_i^2 / d^2` (:math:`c_i` items
         in block :math:`i`, each block's mass :math:`c_i / d` at the uniform frequencies and at :math:`f = 0`)."""

@@ -72,10 +72,10 @@ import math
 
 import numpy as np
 
-from ..._validation import Described, Interval, Options, Prime, check_param
+from ..._validation import Interval, Options, Prime
 from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
-from ._oracle import FrequencyOracle
+from ._oracle import FrequencyOracle, check_max_frequency
 from .olh import OLH
 
 __all__ = ["OCMS", "check_max_frequency", "ocms_hash_range"]
@@ -96,19 +96,6 @@ def _loss(width: int, e: float, domain_size: int, objective: str, max_frequency:
     at_zero = q * (1.0 - q) / scale
     at_bound = (max_frequency * p * (1.0 - p) + (1.0 - max_frequency) * q * (1.0 - q)) / scale
     return max(at_zero, at_bound)  # eq. 1 with eq. 19: the variance is linear in f
-
-
-def check_max_frequency(owner: str, max_frequency: float, domain_size: int) -> float:
-    r"""``max_frequency``, a bound :math:`f^*` on every item's frequency, checked to be in :math:`[1/d, 1]`.
-
-    The :math:`d` frequencies sum to 1, so some item has frequency at least :math:`1/d`: a bound below
-    it holds for no data set (at :math:`f^* \to 0`, eq. 20 gives the widest sketch, :math:`m = 2^{20}`
-    at :math:`\varepsilon = 30`, for a population that cannot exist).
-    """
-    at_least = Interval((1.0 - 1e-12) / domain_size, 1.0, closed="both")  # (1/d itself, up to rounding)
-    return check_param(owner, "max_frequency", max_frequency, Described(
-        at_least, f"in [1/d, 1] = [{1.0 / domain_size:.6g}, 1] with d = domain_size = {domain_size} (the d frequencies "
-                  "sum to 1, so some item has at least 1/d)"))
 
 
 def ocms_hash_range(epsilon: float, domain_size: int, objective: str = "worst-case", max_frequency: float = 1.0) -> int:
