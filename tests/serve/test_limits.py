@@ -353,6 +353,12 @@ def test_a_body_in_a_content_coding_is_refused_415_before_it_is_read(tmp_path, k
                 answer = put(server, uuid.uuid4().hex, content, coding=coding)
                 assert answer.status_code == 415 and answer.headers["connection"] == "close", answer.text
                 assert answer.json()["error"] == "unsupported_content_encoding" and repr(coding) in answer.json()["detail"]
+        for lines in ("Content-Encoding: identity\r\nContent-Encoding: gzip\r\n", "Content-Encoding:\r\nContent-Encoding: br\r\n"):
+            twice = raw_connection(server.port)  # every line of the header counts, not the first alone (attack93 F1)
+            twice.sendall(request_head("PUT", server.path(uuid.uuid4().hex), len(body), extra_headers(server) + lines) + body)
+            status, headers, answer = read_response(twice)
+            twice.close()
+            assert (status, headers["connection"]) == (415, "close") and b"unsupported_content_encoding" in answer
         unsent = raw_connection(server.port)  # its head alone: answered at once, its body never waited for
         unsent.sendall(request_head("PUT", server.path(uuid.uuid4().hex), 100,
                                     extra_headers(server) + "Content-Encoding: gzip\r\n"))
@@ -382,8 +388,15 @@ def test_every_route_of_the_service_that_reads_a_body_refuses_a_content_coding(t
             assert {name: (answer.status_code, answer.json()["error"]) for name, answer in answers.items()} == dict.fromkeys(
                 answers, (415, "unsupported_content_encoding"))
             assert client.get("/api/campaigns/coded", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}).status_code == 404
+            gateway = client.post("/ohttp/gateway", content=b"\x01" * 64,  # its own body, before the envelope is opened
+                                  headers={"Content-Type": "message/ohttp-req", "Content-Encoding": "gzip"})
+            assert (gateway.status_code, gateway.json()["error"]) == (415, "unsupported_content_encoding")
+            twice = client.post("/api/campaigns", headers=[("Authorization", f"Bearer {ADMIN_TOKEN}"),
+                                                           ("Content-Type", "application/json"), ("Content-Encoding", "identity"),
+                                                           ("Content-Encoding", "gzip")], content=document)
+            assert (twice.status_code, twice.json()["error"]) == (415, "unsupported_content_encoding")
             metrics = client.get("/metrics", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"}).text
-            assert 'dpdist_requests_refused_total{reason="unsupported_content_encoding"} 3.0' in metrics
+            assert 'dpdist_requests_refused_total{reason="unsupported_content_encoding"} 5.0' in metrics
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -664,6 +677,24 @@ def test_request_headers_over_16_kib_are_refused_and_the_connection_closed(tmp_p
 def chunked_head(server, name: str) -> bytes:
     return (f"PUT {server.path(name)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
             f"{extra_headers(server)}Transfer-Encoding: chunked\r\n\r\n").encode()
+
+
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
+def test_a_transfer_coding_but_chunked_is_refused_400_by_both_parsers(tmp_path, kind, http):
+    # httptools read the chunks of "gzip, chunked" and took the body as it came (attack93 F3); h11 answered 400
+    with target(kind, tmp_path, Limits(http=http)) as server:
+        body = server.body()
+        framed = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+        for codings in (b"gzip, chunked", b"identity, chunked", b"chunked, chunked", b"x-gzip,chunked"):
+            sock = raw_connection(server.port)
+            sock.sendall(chunked_head(server, "coded").replace(b"Transfer-Encoding: chunked", b"Transfer-Encoding: " + codings)
+                         + framed)
+            status, headers, _ = read_response(sock)
+            sock.close()
+            assert (codings, status, headers.get("connection")) == (codings, 400, "close")
+        plain = raw_connection(server.port)
+        plain.sendall(chunked_head(server, "plain").replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n") + framed)
+        assert read_response(plain)[0] == server.accepted
 
 
 @pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)

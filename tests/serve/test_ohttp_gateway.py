@@ -482,4 +482,8 @@ def test_an_inner_batch_in_a_content_coding_is_refused_as_a_direct_one_is(partie
                                                           headers=dict((k.decode(), v.decode()) for k, v in fields)))
     assert inner.status == direct.status_code == 415
     assert json.loads(inner.content)["error"] == direct.json()["error"] == "unsupported_content_encoding"
+    twice = ((b"content-type", b"application/octet-stream"), (b"content-encoding", b"identity"), (b"content-encoding", b"gzip"))
+    second = _through(parties, _bhttp.encode_request(_bhttp.Request("PUT", "https", "collector",
+                                                                    "/api/campaigns/commute/batches/" + "9" * 32, twice, body)))
+    assert second.status == 415  # every line of the header counts, not the first alone (attack93 F1)
     assert _totals(parties, "commute")["n"] == 0

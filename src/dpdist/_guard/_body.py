@@ -33,7 +33,7 @@ from ._rate import address_key
 from ._refusals import Busy, InvalidRequest, TooLarge, TooSlow, UnsupportedContentCoding
 
 __all__ = ["BodyBudget", "HeldBody", "receive_body", "too_large", "too_slow", "body_deadline", "next_deadline", "RETRY_BUSY_S",
-           "CLIENT_GONE", "NO_RESPONSE", "check_content_coding"]
+           "CLIENT_GONE", "NO_RESPONSE", "check_content_coding", "content_coding_of"]
 
 #: the refusal code of a body whose client closed the connection before its end: nothing is answered (no response)
 CLIENT_GONE = "client_disconnected"
@@ -281,6 +281,13 @@ def check_content_coding(coding: str | None) -> None:
             "this server does not decompress bodies. Send it again uncompressed.",
             close=True,
         )
+
+
+def content_coding_of(headers) -> str | None:
+    """The ``Content-Encoding`` of a request's raw ASGI ``headers`` (``(name, value)`` bytes, names in lower case): every
+    line of it, joined with commas as one list (a second line may name a coding the first does not); None without one."""
+    values = [value for name, value in headers if name == b"content-encoding"]
+    return b",".join(values).decode("latin-1") if values else None
 
 
 def too_large(limit: int) -> TooLarge:

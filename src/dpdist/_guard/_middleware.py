@@ -39,7 +39,8 @@ import asyncio
 import logging
 from typing import Any, Callable
 
-from ._body import BodyBudget, body_deadline, check_content_coding, next_deadline, receive_by, too_large, too_slow
+from ._body import (BodyBudget, body_deadline, check_content_coding, content_coding_of, next_deadline, receive_by, too_large,
+                    too_slow)
 from ._limits import Limits
 from ._rate import RateLimiter
 from ._refusals import Refusal
@@ -145,7 +146,7 @@ class _Request:
             if declared is not None and declared > guard.max_body_bytes:
                 return await self._refuse(too_large(guard.max_body_bytes))
             try:
-                check_content_coding(_header(self.scope, b"content-encoding"))
+                check_content_coding(content_coding_of(self.scope.get("headers", ())))
             except Refusal as refusal:
                 return await self._refuse(refusal)
             if declared:
@@ -196,14 +197,6 @@ def _content_length(scope) -> int | None:
     for name, value in scope.get("headers", ()):
         if name == b"content-length":
             return int(value) if value.isdigit() else None
-    return None
-
-
-def _header(scope, wanted: bytes) -> str | None:
-    """The first ``wanted`` header of the request ``scope`` (None without one)."""
-    for name, value in scope.get("headers", ()):
-        if name == wanted:
-            return value.decode("latin-1")
     return None
 
 

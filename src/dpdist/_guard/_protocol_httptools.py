@@ -16,6 +16,10 @@ the defences of :class:`._protocol.HeaderTimeoutH11Protocol`:
   that begins in the middle of a read (pipelined behind the previous request) is
   counted from the next read.  A complete head read at once is also refused
   past the limit (its line, header names and values), which h11 lets through;
+* **transfer codings**: llhttp reads a chunked body whatever codings are listed
+  before ``chunked`` (``Transfer-Encoding: gzip, chunked``), and the body would
+  be taken as it came, still in that coding.  Any coding but ``chunked`` is
+  answered 400 and the connection closed, as h11 answers it;
 * **trailers**: the fields after the last chunk of a chunked body come through
   llhttp's ``on_header`` like headers, after the head is complete, and uvicorn
   would append them to the request's headers without bound (hundreds of MiB
@@ -48,6 +52,10 @@ _HEADER_OVERHEAD = 4
 
 class HeadersTooLarge(Exception):
     """Raised from a parser callback: httptools turns it into an ``HttpParserCallbackError``, uvicorn into a 400."""
+
+
+class UnsupportedTransferCoding(Exception):
+    """Raised from a parser callback for a ``Transfer-Encoding`` naming a coding but ``chunked`` (400, as h11 answers)."""
 
 
 class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProtocol):
@@ -101,7 +109,11 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
     def on_headers_complete(self) -> None:
         self._awaiting_head, self._head_bytes, self._head_begun = False, 0, False
         self._disarm_header_timer()
-        size = len(self.url) + sum(len(name) + len(value) + _HEADER_OVERHEAD for name, value in self.headers)
+        size = len(self.url)
+        for name, value in self.headers:
+            size += len(name) + len(value) + _HEADER_OVERHEAD
+            if name == b"transfer-encoding" and any(coding.strip().lower() != b"chunked" for coding in value.split(b",")):
+                raise UnsupportedTransferCoding(value[:80])
         if size > self._max_header_bytes:
             raise HeadersTooLarge(size)
         super().on_headers_complete()

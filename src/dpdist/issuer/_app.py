@@ -60,6 +60,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._guard import Limits
+from .._guard._body import content_coding_of
 from .._guard._refusals import UnsupportedContentCoding
 from .._guard._shutdown import ShutdownMiddleware
 from ..errors import InvalidParameterError
@@ -159,7 +160,7 @@ class _Issuer:
                 raise UnsupportedMediaType("unsupported_media_type", f"The body must be {media_type}. Got {given or 'none'!r}.", close=True)
         async with _limits.receive_body(request.headers.get("content-length"), request.receive, self.limits, self.budget,
                                         _limits.MAX_BODY_BYTES, host=request.client.host if request.client else None,
-                                        coding=request.headers.get("content-encoding")) as data:
+                                        coding=content_coding_of(request.scope["headers"])) as data:
             return bytes(data)
 
     def check_admin(self, request: Request) -> None:

@@ -87,8 +87,11 @@ class BatchFastPath:
         found: dict[bytes, bytes] = {}
         wanted = self.wanted
         for name, value in scope["headers"]:  # the first of each, as Starlette's Headers.get
-            if name in wanted and name not in found:
-                found[name] = value
+            if name in wanted:
+                if name not in found:
+                    found[name] = value
+                elif name == b"content-encoding":  # but every line of this one (a second may name a coding)
+                    found[name] += b"," + value
         request_id = request_id_of(found.get(b"x-request-id", b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
         metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True

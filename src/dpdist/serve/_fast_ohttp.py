@@ -32,13 +32,14 @@ class GatewayFastPath(BatchFastPath):
     """Pure ASGI middleware serving ``POST /ohttp/gateway`` of :data:`._ohttp_gateway.ROUTES` (see the module)."""
 
     endpoint = staticmethod(gateway)
-    wanted = frozenset({b"content-type", b"content-length", b"x-request-id", b"host"})
+    wanted = frozenset({b"content-type", b"content-length", b"content-encoding", b"x-request-id", b"host"})
 
     def _work(self, scope, found: dict[bytes, bytes], receive) -> Awaitable:
         """The awaitable of the gateway's response; a refusal raised."""
-        length = found.get(b"content-length")
+        length, coding = found.get(b"content-length"), found.get(b"content-encoding")
         return serve_encapsulated(scope["app"], scope, receive, found.get(b"content-type", b"").decode("latin-1"),
-                                  length.decode("latin-1") if length is not None else None, found.get(b"host", b""))
+                                  length.decode("latin-1") if length is not None else None, found.get(b"host", b""),
+                                  coding.decode("latin-1") if coding is not None else None)
 
     def _answer_of(self, result) -> tuple[int, bytes, list]:
         """The gateway's answer: the status, body and headers of its response (``result``) as Starlette renders them."""

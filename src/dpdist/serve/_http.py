@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from .. import _json
-from .._guard._body import CLIENT_GONE, NO_RESPONSE
+from .._guard._body import CLIENT_GONE, NO_RESPONSE, content_coding_of
 from ._database import DatabaseUnavailableError
 from ._limits import receive_body
 from ._logs import printable
@@ -140,7 +140,7 @@ def read_body(request: Request, campaign_id: str | None = None, *, anonymous: bo
     headers = request.headers
     return body_of(request.app.state.service, headers.get("content-length"), request.receive, campaign_id,
                    request.path_params.get("batch_id"), host=request.client.host if request.client else None,
-                   anonymous=anonymous, coding=headers.get("content-encoding"))
+                   anonymous=anonymous, coding=content_coding_of(request.scope["headers"]))
 
 
 def body_of(service, content_length: str | None, receive, campaign_id: str | None = None, batch_id: str | None = None,

@@ -46,7 +46,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._guard._body import HeldBody
+from .._guard._body import HeldBody, content_coding_of
 from ..errors import MalformedReportError
 from ..relay import _bhttp, _ohttp
 from ._fast_batches import batch_answer
@@ -74,7 +74,7 @@ _DEVICE_ROUTES = (("PUT", re.compile(r"/api/campaigns/[^/]+/batches/[^/]+")),
 #: fields about a connection (RFC 9110 section 7.6.1), not about the inner request: dropped both ways
 _NO_STORE = {"cache-control": "no-store"}
 #: the request headers a batch's core reads (the first of each)
-_BATCH_HEADERS = frozenset({b"authorization", b"content-type", b"content-encoding"})
+_BATCH_HEADERS = frozenset({b"authorization", b"content-type"})
 _HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade",
                          b"trailer", b"host", b"content-length"})
 
@@ -93,19 +93,23 @@ async def keys(request: Request) -> Response:
 async def gateway(request: Request) -> Response:
     headers = request.headers
     return await serve_encapsulated(request.app, request.scope, request.receive, headers.get("content-type", ""),
-                                    headers.get("content-length"), headers.get("host", "").encode("latin-1"))
+                                    headers.get("content-length"), headers.get("host", "").encode("latin-1"),
+                                    content_coding_of(request.scope["headers"]))
 
 
-async def serve_encapsulated(app, scope, receive, content_type: str, content_length: str | None, host: bytes) -> Response:
+async def serve_encapsulated(app, scope, receive, content_type: str, content_length: str | None, host: bytes,
+                             coding: str | None = None) -> Response:
     """The answer to ``POST /ohttp/gateway`` (module docstring), whatever read the request (Starlette's route, or
     :mod:`._fast_ohttp`): ``app`` the application, ``scope`` and ``receive`` the request's, ``content_type``,
-    ``content_length`` (None without one) and ``host`` its headers'.  Refusals are raised (:class:`._refusals.Refusal`)."""
+    ``content_length`` (None without one), ``host`` and ``coding`` (its ``Content-Encoding``, every line of it; None
+    without one) its headers'.  Refusals are raised (:class:`._refusals.Refusal`)."""
     content_type = content_type.split(";")[0].strip().lower()
     if content_type not in (_ohttp.REQUEST_CONTENT_TYPE, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE):
         raise UnsupportedMediaType("not_ohttp", f"The gateway takes {_ohttp.REQUEST_CONTENT_TYPE} or "
                                                 f"{_ohttp.CHUNKED_REQUEST_CONTENT_TYPE}. Got {content_type!r:.80}.")
     ring, service, client = gateway_keys(app), app.state.service, scope.get("client")
-    async with body_of(service, content_length, receive, host=client[0] if client else None, anonymous=True) as body:
+    async with body_of(service, content_length, receive, host=client[0] if client else None, anonymous=True,
+                       coding=coding) as body:
         key_id = body[0] if body else None
         private_keys = ring.cached_private_keys(key_id)
         if not private_keys:  # none read lately, or not this key id: read the ring off the event loop
@@ -224,10 +228,11 @@ async def _batch(app, outer: dict, inner: _bhttp.Request, params: dict) -> tuple
     for name, value in inner.headers:  # the first of each, as Starlette's Headers.get
         if name in _BATCH_HEADERS and name not in found:
             found[name] = value
+    coding = content_coding_of(inner.headers)  # every line of it (a second may name a coding)
     client, content = outer.get("client"), inner.content
     incoming = Incoming(params["campaign"], params.get("batch_id"), bearer_token(found.get(b"authorization", b"").decode("latin-1")),
                         client[0] if client else None, found.get(b"content-type", b"").decode("latin-1"), str(len(content)),
-                        HeldBody(content), found[b"content-encoding"].decode("latin-1") if b"content-encoding" in found else None)
+                        HeldBody(content), coding)
     status, body, headers = await batch_answer(app.state.service, app.state.metrics, incoming)
     headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
     return status or 500, tuple((name, value) for name, value in headers if name not in _HOP_BY_HOP), body

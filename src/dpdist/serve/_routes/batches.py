@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from ..._guard._body import content_coding_of
 from .._http import bearer, body_of, read_body
 from .._openapi import documented, json_answer, ref
 from .._refusals import Refusal
@@ -74,7 +75,7 @@ async def _submit(request: Request, batch_id: str | None) -> JSONResponse:
     headers = request.headers
     ack = await accept_batch(service_of(request), Incoming(
         request.path_params["campaign"], batch_id, bearer(request), request.client.host if request.client else None,
-        headers.get("content-type", ""), headers.get("content-length"), request.receive, headers.get("content-encoding")))
+        headers.get("content-type", ""), headers.get("content-length"), request.receive, content_coding_of(request.scope["headers"])))
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.acknowledged(ack)
