@@ -450,9 +450,7 @@ class FrequencyOracle(LocalProtocol):
         """:meth:`ranked_variance` of arguments checked."""
         if type(self).variance is FrequencyOracle.variance:
             p, q = self.support_probabilities()
-            if max_frequency is None:
-                return float(pure_variance(p, q, n, 1.0 / self.domain_size))
-            return max(float(pure_variance(p, q, n, 0.0)), float(pure_variance(p, q, n, max_frequency)))
+            return own_affine_ranked(lambda f: pure_variance(p, q, n, f), self.domain_size, max_frequency)
         d = self.domain_size
         if max_frequency is None:
             return float(np.mean(self.variance(n, np.full(d, 1.0 / d))))  # the exact mean for any data
@@ -460,6 +458,14 @@ class FrequencyOracle(LocalProtocol):
         frequencies[0] = max_frequency
         frequencies[1] += 1.0 - max_frequency
         return max(float(np.mean(self.variance(n))), float(self.variance(n, frequencies)[0]))
+
+
+def own_affine_ranked(variance_at: Callable[[float], float], domain_size: int, max_frequency: float | None) -> float:
+    """:meth:`FrequencyOracle.ranked_variance` of an oracle whose item's variance, ``variance_at(f)``, is an affine function
+    of the item's own frequency ``f`` alone: its value at :math:`1/d`, or the larger of its values at 0 and ``max_frequency``."""
+    if max_frequency is None:
+        return float(variance_at(1.0 / domain_size))
+    return max(float(variance_at(0.0)), float(variance_at(max_frequency)))
 
 
 def check_max_frequency(owner: str, max_frequency: float, domain_size: int) -> float:

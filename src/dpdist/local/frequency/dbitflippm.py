@@ -77,7 +77,7 @@ from .._aggregator import Aggregator
 from .._protocol import ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
 from ._bucket_client import BucketMemoClient, BucketMemoProtocol
-from ._oracle import FrequencyOracle
+from ._oracle import FrequencyOracle, own_affine_ranked
 from ._unary import _SCALE, _threshold
 
 __all__ = ["DBitFlipPM", "bucketize"]
@@ -190,8 +190,16 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
 
     def variance(self, n: int, frequencies: ArrayLike | None = None) -> np.ndarray:
         """Variance of the paper's estimator (module docstring)."""
-        p, q, ratio = self._bit_p, self._bit_q, self.domain_size / self._d
         f = np.zeros(self.domain_size) if frequencies is None else np.asarray(frequencies, dtype=np.float64)
+        return self._variance_at(n, f)
+
+    def _ranked_variance(self, n: int, max_frequency: float | None) -> float:
+        """:meth:`FrequencyOracle.ranked_variance` in closed form: an item's variance is affine in its own frequency."""
+        return own_affine_ranked(lambda f: self._variance_at(n, f), self.domain_size, max_frequency)
+
+    def _variance_at(self, n: int, f):
+        """The variance of the estimate of an item of frequency ``f`` (a number or an array) from ``n`` reports."""
+        p, q, ratio = self._bit_p, self._bit_q, self.domain_size / self._d
         gap = (p - q) ** 2
         own = ratio * (p * (1 - q) ** 2 + (1 - p) * q**2) / gap - 1
         return (f * own + (1 - f) * ratio * q * (1 - q) / gap) / n
