@@ -353,9 +353,11 @@ def test_a_body_in_a_content_coding_is_refused_415_before_it_is_read(tmp_path, k
                 answer = put(server, uuid.uuid4().hex, content, coding=coding)
                 assert answer.status_code == 415 and answer.headers["connection"] == "close", answer.text
                 assert answer.json()["error"] == "unsupported_content_encoding" and repr(coding) in answer.json()["detail"]
-        for lines in ("Content-Encoding: identity\r\nContent-Encoding: gzip\r\n", "Content-Encoding:\r\nContent-Encoding: br\r\n"):
+        for lines in ("Content-Encoding: identity\r\nContent-Encoding: gzip\r\n", "Content-Encoding:\r\nContent-Encoding: br\r\n",
+                      "Content-Encoding: identity\xa0\r\n", "Content-Encoding: identity\x85\r\n"):  # (not HTTP's white space)
             twice = raw_connection(server.port)  # every line of the header counts, not the first alone (attack93 F1)
-            twice.sendall(request_head("PUT", server.path(uuid.uuid4().hex), len(body), extra_headers(server) + lines) + body)
+            twice.sendall(request_head("PUT", server.path(uuid.uuid4().hex), len(body), extra_headers(server)).replace(
+                b"\r\n\r\n", b"\r\n" + lines.encode("latin-1") + b"\r\n") + body)
             status, headers, answer = read_response(twice)
             twice.close()
             assert (status, headers["connection"]) == (415, "close") and b"unsupported_content_encoding" in answer
@@ -695,6 +697,25 @@ def test_a_transfer_coding_but_chunked_is_refused_400_by_both_parsers(tmp_path, 
         plain = raw_connection(server.port)
         plain.sendall(chunked_head(server, "plain").replace(b"\r\n\r\n", b"\r\nConnection: close\r\n\r\n") + framed)
         assert read_response(plain)[0] == server.accepted
+
+
+@pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
+def test_a_request_framed_by_both_length_and_chunks_is_refused_400_and_closed(tmp_path, kind, http):
+    # h11 read it by its chunks and kept the connection: what followed the chunks ran as a request (attack94 N1)
+    with target(kind, tmp_path, Limits(http=http)) as server:
+        hidden = uuid.uuid4().hex
+        smuggled = request_head("PUT", server.path(hidden), len(server.body()), extra_headers(server)) + server.body()
+        framed = b"0\r\n\r\n" + smuggled
+        sock = raw_connection(server.port)
+        sock.sendall(chunked_head(server, uuid.uuid4().hex).replace(b"\r\n\r\n", b"\r\nContent-Length: %d\r\n\r\n" % len(framed))
+                     + framed)
+        status, headers, rest = read_response(sock)
+        sock.close()
+        assert (status, headers.get("connection")) == (400, "close") and b"HTTP/1.1" not in rest  # one answer, then closed
+        assert put(server, hidden, server.body()).status_code == server.accepted  # the hidden batch was never counted
+        if kind == "serve":
+            assert httpx.get(f"{server.url}/api/campaigns/{server.campaign}", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
+                             timeout=BOUND_S).json()["batches"] == 1
 
 
 @pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)

@@ -274,7 +274,7 @@ class receive_body:
 def check_content_coding(coding: str | None) -> None:
     """Refuse (415 ``unsupported_content_encoding``, the connection closed) a body whose ``Content-Encoding`` header
     (``coding``, None without one) names a coding other than ``identity`` (see the module)."""
-    if coding and any(part.strip().lower() not in ("", "identity") for part in coding.split(",")):
+    if coding and any(part.strip(" \t").lower() not in ("", "identity") for part in coding.split(",")):  # HTTP's OWS only
         raise UnsupportedContentCoding(
             "unsupported_content_encoding",
             f"The request body must be sent as it is, without a content coding (Content-Encoding {coding[:80]!r}): "

@@ -273,6 +273,21 @@ class HeaderTimer:
             self.transport.close()
 
 
+def _framed_once(next_event):
+    """h11's ``Connection.next_event``, raising h11's ``RemoteProtocolError`` (uvicorn answers it 400 and closes the
+    connection) for a request with both ``Content-Length`` and ``Transfer-Encoding``."""
+
+    def checked():
+        event = next_event()
+        if type(event) is h11.Request:
+            names = {name for name, _ in event.headers}
+            if b"content-length" in names and b"transfer-encoding" in names:
+                raise h11.RemoteProtocolError("both Content-Length and Transfer-Encoding", 400)
+        return event
+
+    return checked
+
+
 def trusted_proxies(config) -> frozenset:
     """The addresses and networks of ``config.forwarded_allow_ips`` (uvicorn's option: ``--forwarded-allow-ips``); empty
     for ``*`` (anyone: no proxy is known) or none."""
@@ -299,12 +314,17 @@ def is_trusted(host: str, proxies: frozenset) -> bool:
 
 
 class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
-    """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``."""
+    """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``.
+
+    A request framed twice, by ``Content-Length`` and ``Transfer-Encoding`` both, is answered 400 and the connection
+    closed, as llhttp (httptools) answers it: h11 reads it by its chunks and keeps the connection, so that bytes a
+    front end framing by its length took for this request's body were served as another request (attack94 N1)."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._init_header_timer()
         self._take_over_concurrency_cap()
+        self.conn.next_event = _framed_once(self.conn.next_event)  # type: ignore[method-assign]  # (this connection only)
 
     def connection_made(self, transport):
         super().connection_made(transport)

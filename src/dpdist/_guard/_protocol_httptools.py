@@ -112,7 +112,7 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         size = len(self.url)
         for name, value in self.headers:
             size += len(name) + len(value) + _HEADER_OVERHEAD
-            if name == b"transfer-encoding" and any(coding.strip().lower() != b"chunked" for coding in value.split(b",")):
+            if name == b"transfer-encoding" and any(coding.strip(b" \t").lower() != b"chunked" for coding in value.split(b",")):
                 raise UnsupportedTransferCoding(value[:80])
         if size > self._max_header_bytes:
             raise HeadersTooLarge(size)
