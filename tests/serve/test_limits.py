@@ -700,7 +700,7 @@ def test_a_transfer_coding_but_chunked_is_refused_400_by_both_parsers(tmp_path, 
 
 
 @pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
-def test_a_request_framed_by_both_length_and_chunks_is_refused_400_and_closed(tmp_path, kind, http):
+def test_a_request_framed_by_both_length_and_chunks_is_refused_400_and_closed(tmp_path, kind, http, caplog):
     # h11 read it by its chunks and kept the connection: what followed the chunks ran as a request (attack94 N1)
     with target(kind, tmp_path, Limits(http=http)) as server:
         hidden = uuid.uuid4().hex
@@ -713,6 +713,12 @@ def test_a_request_framed_by_both_length_and_chunks_is_refused_400_and_closed(tm
         sock.close()
         assert (status, headers.get("connection")) == (400, "close") and b"HTTP/1.1" not in rest  # one answer, then closed
         assert put(server, hidden, server.body()).status_code == server.accepted  # the hidden batch was never counted
+        head = raw_connection(server.port)  # HEAD framed twice: its 400 without a body, and no traceback (attack95 F1)
+        head.sendall(b"HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
+        status, headers, _ = read_response(head)
+        head.close()
+        assert (status, headers.get("connection")) == (400, "close")
+        assert not [record for record in caplog.records if record.exc_info or "Fatal error" in record.getMessage()]
         if kind == "serve":
             assert httpx.get(f"{server.url}/api/campaigns/{server.campaign}", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"},
                              timeout=BOUND_S).json()["batches"] == 1
