@@ -524,15 +524,22 @@ def bare_server():
         process.stop()
 
 
+def _floor_committer():
+    """``floor_app.Committer`` (beside this script, which is not a package)."""
+    here = str(Path(__file__).resolve().parent)
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    from floor_app import Committer
+
+    return Committer
+
+
 @contextlib.contextmanager
 def floor_server(kind=FloorProcess, workers: int = 1):
     with tempfile.TemporaryDirectory() as folder:
         path = str(Path(folder) / "floor.sqlite")
         if workers != 1:  # its tables and WAL made once, not by two workers' first requests at the same time
-            sys.path.insert(0, str(Path(__file__).resolve().parent))
-            from floor_app import Committer
-
-            Committer(path, thread=False).connect().close()
+            _floor_committer()(path, thread=False).connect().close()
         process = kind(path, cpu=0, workers=workers).start(timeout=60)
         try:
             yield process

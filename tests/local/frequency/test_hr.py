@@ -7,6 +7,7 @@ import pytest
 from scipy import linalg
 
 from dpdist import local
+from dpdist.errors import OutOfDomainError
 from dpdist.local._walsh_hadamard import fast_walsh_hadamard
 
 
@@ -58,7 +59,7 @@ def test_a_device_of_a_hundred_million_items_privatizes_in_little_memory():
 def test_in_set_refuses_items_outside_the_domain():
     protocol = local.make("hr", epsilon=4.0, domain_size=40)
     for items in ([40], [-1]):
-        with pytest.raises(IndexError, match=r"\[0, 40\)"):
+        with pytest.raises(OutOfDomainError, match=r"'items' argument of HR.in_set must be item indices in \[0, 40\)"):
             protocol.in_set(items, [0])
 
 

@@ -80,6 +80,7 @@ from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
 from .._walsh_hadamard import butterfly_walsh_hadamard, fast_walsh_hadamard, hadamard_sign_is_plus
 from ..._types import ArrayLike
+from ...errors import OutOfDomainError
 from .._aggregator import Aggregator
 
 __all__ = ["HR"]
@@ -165,7 +166,8 @@ class HR(FrequencyOracle):
         items = np.asarray(items, dtype=np.int64)
         outputs = np.asarray(outputs, dtype=np.int64)
         if items.size and (items.min() < 0 or items.max() >= self.domain_size):
-            raise IndexError(f"HR.in_set: items must be in [0, {self.domain_size}); got {int(items.min())}..{int(items.max())}")
+            raise OutOfDomainError(f"The 'items' argument of HR.in_set must be item indices in [0, {self.domain_size}). "
+                                   f"Got values from {int(items.min())} to {int(items.max())} instead.")
         same_block = outputs // self.block_size == self._block_of(items)
         return same_block & hadamard_sign_is_plus(outputs % self.block_size, self._column_of(items))
 
