@@ -37,9 +37,17 @@ os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
 os.environ.setdefault("LANGUAGE", "C")
 
 import pytest  # noqa: E402 - after keep_bytecode and pin_numerics (above)
+from session_reaper import start_reaper  # noqa: E402
 
 # the slowest tests in CPU-seconds at the end of every run (tests/cpu_time.py)
 pytest_plugins = ["cpu_time"]
+
+
+def pytest_configure(config):
+    """In the run's first process (not a pytest-xdist worker): what the tests start dies with the run, also when the run
+    is killed (tests/session_reaper.py)."""
+    if not hasattr(config, "workerinput"):
+        start_reaper()
 
 
 @pytest.fixture
