@@ -30,9 +30,9 @@ of its noisy binary search (the paper's batched variant, one batch of users per 
 * The release (:meth:`AdaptiveQuantiles.estimate`) puts each quantile where a weighted straight line
   through the pooled fractions inside the last round's search bracket crosses :math:`q` (every answer
   near the quantile counts), or interpolates the isotonic fit between the two cuts around it where
-  that window is stale; the interval of each quantile is read off simultaneous normal bounds of the
-  pooled per-cut fractions (Bonferroni over the asked cuts): the largest cut whose upper bound is
-  below :math:`q` and the smallest whose lower bound reaches it.
+  that window is stale; the interval of each quantile is read off simultaneous Clopper-Pearson bounds
+  of the pooled per-cut fractions (Bonferroni over the asked cuts): the largest cut whose upper bound
+  is below :math:`q` and the smallest whose lower bound reaches it.
 
 ``adaptive_quantiles(x, q, epsilon=..., bounds=...)`` simulates a whole run on a population;
 the collection service runs the same plan round by round (docs/adaptive_quantiles.md).
@@ -174,6 +174,13 @@ class AdaptiveQuantiles:
 
     def pooled(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(cuts, fraction, variance)``: every asked cut with its answers pooled over the rounds."""
+        cuts, statistic = self._pooled_counts(history)
+        fraction, variance, _ = cut_fractions(statistic.reshape(-1), self.protocol(0, []).keep_probability)
+        return cuts, fraction, variance
+
+    def _pooled_counts(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray]:
+        """``(cuts, counts)``: every asked cut that has answers, with its answers pooled over the rounds (a row of
+        ``(zeros, ones)`` per cut)."""
         history = _check_history(history)
         index: dict[int, int] = {}
         counts: list[np.ndarray] = []
@@ -185,10 +192,9 @@ class AdaptiveQuantiles:
                     counts.append(np.zeros(2, dtype=np.int64))
                 counts[index[cut]] += pair
         order = sorted(index)
-        statistic = np.stack([counts[index[c]] for c in order]) if order else np.zeros((0, 2))
-        fraction, variance, reports = cut_fractions(statistic.reshape(-1), self.protocol(0, []).keep_probability)
-        answered = reports > 0
-        return np.asarray(order, dtype=np.int64)[answered], fraction[answered], variance[answered]
+        statistic = np.stack([counts[index[c]] for c in order]) if order else np.zeros((0, 2), dtype=np.int64)
+        answered = statistic.sum(axis=1) > 0
+        return np.asarray(order, dtype=np.int64)[answered], statistic[answered]
 
     def _round_protocol(self, aggregator: Aggregator) -> ThresholdRR:
         protocol = aggregator.protocol
@@ -235,8 +241,6 @@ class AdaptiveQuantiles:
     def estimate(self, history: Sequence[Aggregator]) -> QuantileRelease:
         """The quantiles from the aggregates of the rounds so far, with their intervals (a ``QuantileRelease``)."""
         history = _check_history(history)
-        from scipy.stats import norm  # lazy: loads scipy (0.4-2 s)
-
         if not history or sum(a.n for a in history) == 0:
             raise InvalidParameterError(f"{_OWNER}: no round has reports yet; nothing to estimate.")
         cuts, cdf = self.fitted_cdf(history)
@@ -245,10 +249,9 @@ class AdaptiveQuantiles:
         share = np.clip((self.q - cdf[upper - 1]) / np.maximum(cdf[upper] - cdf[upper - 1], 1e-300), 0.0, 1.0)
         asked, fraction, variance = self.pooled(history)
         grid_values = self._local_fit(history, asked, fraction, variance, a + share * (b - a), list(zip(a, b)))
-        z = norm.ppf(1.0 - (1.0 - self.level) / (2.0 * max(asked.size, 1)))
-        spread = z * np.sqrt(variance)
-        low = np.array([max([0, *asked[fraction + spread < p]]) for p in self.q], dtype=np.float64)
-        high = np.array([min([self.grid_size, *asked[fraction - spread >= p]]) for p in self.q], dtype=np.float64)
+        below, above = self._cut_bounds(history)
+        low = np.array([max([0, *asked[above < p]]) for p in self.q], dtype=np.float64)
+        high = np.array([min([self.grid_size, *asked[below >= p]]) for p in self.q], dtype=np.float64)
         to_value = self._grid_to_value
         return QuantileRelease(
             q=self.q, values=to_value(grid_values), low=to_value(np.minimum(low, grid_values)),
@@ -256,10 +259,31 @@ class AdaptiveQuantiles:
             details={"rounds": len(history), "planned_rounds": self.rounds, "grid_size": self.grid_size,
                      "bounds": list(self.bounds),
                      "reports": [int(agg.n) for agg in history], "brackets": [[int(x), int(y)] for x, y in zip(a, b)],
-                     "intervals": "simultaneous normal bounds of the pooled per-cut fractions (Bonferroni over "
-                                  f"{asked.size} cuts)"},
+                     "intervals": "simultaneous Clopper-Pearson bounds of the pooled per-cut fractions (Bonferroni "
+                                  f"over {asked.size} cuts)"},
             guarantee=self.guarantee,
         )
+
+    def _cut_bounds(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray]:
+        r"""Lower and upper bounds of the fraction below each asked cut (in :meth:`pooled`'s order), simultaneous at
+        :attr:`level` over the asked cuts: Clopper-Pearson bounds at level :math:`1 - (1 - \text{level})/K` of the
+        share :math:`\pi = (1 - p) + (2p - 1) F` of ones among a cut's :math:`m` pooled answers (each a user's
+        randomized response, one user each), mapped to :math:`F` and clipped to [0, 1].
+
+        Exact, not normal: the share of ones among a few dozen answers is far from normal, and normal bounds with
+        a plug-in variance held all nine deciles in 84-89 % of runs at n = 1,000 (audit97).  The answers of a
+        random group drawn without replacement vary less than a binomial's, so the bounds are conservative."""
+        from scipy.stats import beta  # lazy: loads scipy (0.4-2 s)
+
+        _, counts = self._pooled_counts(history)
+        ones, reports = counts[:, 1].astype(np.float64), counts.sum(axis=1).astype(np.float64)
+        tail = (1.0 - self.level) / (2.0 * max(counts.shape[0], 1))
+        with np.errstate(invalid="ignore"):
+            lower = np.where(ones > 0, beta.ppf(tail, ones, reports - ones + 1.0), 0.0)
+            upper = np.where(ones < reports, beta.ppf(1.0 - tail, ones + 1.0, reports - ones), 1.0)
+        p = self.protocol(0, []).keep_probability
+        return (np.clip((lower - (1.0 - p)) / (2.0 * p - 1.0), 0.0, 1.0),
+                np.clip((upper - (1.0 - p)) / (2.0 * p - 1.0), 0.0, 1.0))
 
     def _local_fit(self, history, asked, fraction, variance, interpolated: np.ndarray, final: list) -> np.ndarray:
         """Each quantile where a weighted straight line through the pooled fractions inside the search bracket
