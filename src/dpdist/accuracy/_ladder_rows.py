@@ -138,7 +138,9 @@ def assumptions_of(model: str, parameters: dict) -> tuple[tuple[str, str], ...]:
         tokens = parameters["tokens_each"]
         return (("device", "trusts its randomizer, and that the relay strips who sent a report from what it says (the "
                            "report is sealed to the collector's key: the relay never reads it)"),
-                ("relay", "does not collude with the collector; a batch holds every admitted report of a round"),
+                ("relay", "does not collude with the collector, and forwards the reports devices sealed (it could put "
+                          "a dropped report's token on a report of its own); a batch holds every admitted report of a "
+                          "round"),
                 ("issuer", "independent of the collector; at most tokens_each = "
                            f"{tokens} token(s) per credential (one report each), so a device, the one protected "
                            f"included, sends at most {tokens} report(s) per round: the stated guarantee is per device, "

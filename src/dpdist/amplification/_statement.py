@@ -16,7 +16,9 @@ __all__ = ["ASSUMPTIONS", "Admission", "relayed_statement", "device_bound", "rep
 #: what the central guarantee rests on, party by party (docs/deployment.md, "Anonymous collection", "Threat model")
 ASSUMPTIONS = (
     "relay: does not collude with the collector (it learns who sent a report, never what: the reports are sealed to "
-    "the collector's key)",
+    "the collector's key), and forwards the reports devices sealed: a token is not bound to its report, so a relay "
+    "that drops a report and seals one of its own under its token leaves the batch one honest report fewer, which "
+    "the collector cannot see",
     "issuer: does not mint tokens for the collector beyond its policy (it learns who got a token, never which: the "
     "signature is blind)",
     "devices: at most `colluding` devices (credentials of the issuer) are the collector's or give it their values (a "
