@@ -15,7 +15,7 @@ import pytest
 from dpdist import io, local
 from dpdist.errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
 from dpdist.local.frequency.longitudinal import MemoizedClient
-from dpdist.local.ledger import DEFAULT_BUDGET, PrivacyLedger, budget_scope
+from dpdist.local.ledger import DEFAULT_BUDGET, NO_CHARGE_ASSUMPTION, PrivacyLedger, budget_scope, window_assumption
 
 L_GRR = {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8}
 
@@ -74,6 +74,23 @@ def test_memoryless_protocols_compose_sequentially_and_windows_recover():
     ledger.report(grr, [1, 2], now=86401.0)  # the first day's charges left the window
     assert ledger.remaining(now=86402.0) == pytest.approx(0.5)
     assert [charge["reports"] for charge in ledger.charges()] == [2, 2]
+
+
+def test_a_windowed_ledgers_statement_says_it_covers_its_window_only():
+    """A year of two reports of 0.5 a day under a per-day budget spends 365; the statement at its end covers the last
+    day (1) and says so, and once the window is empty it says that nothing is charged (audit96 F2)."""
+    grr = local.make("grr", epsilon=0.5, domain_size=4)
+    ledger = PrivacyLedger(budget=2.0, window=86400)
+    for day in range(365):
+        ledger.report(grr, [1, 2], now=day * 86400.0)
+    last_day = ledger.statement(1e-8, now=364 * 86400.0 + 10)
+    assert last_day.epsilon == pytest.approx(1.0, abs=1e-6) and window_assumption(86400) in last_day.assumptions
+    assert NO_CHARGE_ASSUMPTION not in last_day.assumptions
+    later = ledger.statement(1e-8, now=400 * 86400.0)
+    assert later.epsilon <= 1e-300 and {NO_CHARGE_ASSUMPTION, window_assumption(86400)} <= set(later.assumptions)
+    all_time = PrivacyLedger().statement(0.0)
+    assert all_time.assumptions == (NO_CHARGE_ASSUMPTION,)
+    assert not any("window" in text for text in PrivacyLedger(budget=5.0).statement(1e-8).assumptions)
 
 
 def test_stable_accounting_charges_eps_inf_once_per_memo_and_dbitflippm_needs_it():

@@ -79,6 +79,8 @@ ACCOUNTINGS = ("history", "stable")
 #: what a statement of a ledger under "stable" accounting assumes (PrivacyLedger.statement)
 STABLE_ASSUMPTION = ("stable accounting: the charges bound only histories of the device's values with the same pattern "
                      "of changes (RAPPOR's relation), nothing about when a value changes")
+#: what a statement of a ledger with no charge in its window states (its epsilon is the smallest it can be, not a loss)
+NO_CHARGE_ASSUMPTION = "no report charged: the device has sent nothing the statement covers"
 #: config entries that are budgets: a collector may not change them under a memo the device keeps
 _BUDGET_KEYS = ("epsilon", "epsilon_1")
 
@@ -140,6 +142,12 @@ _SETTINGS = {
 _ONCE = Text()
 
 
+def window_assumption(window: float) -> str:
+    """What a statement of a ledger with a ``window`` (seconds) covers, in its ``assumptions``."""
+    return (f"the charges of the last {window:g} s only (the ledger's window): a budget per window bounds what the "
+            "device spends per window, not in total; earlier charges are not in this statement")
+
+
 class PrivacyLedger:
     """A device's budget, its memos per scope, and every charge made.
 
@@ -190,6 +198,11 @@ class PrivacyLedger:
         step: both state the same total for the same charges), ``"tightest"`` is the smaller of it and the sum,
         ``"zcdp"`` and ``"basic"`` as :func:`dpdist.accounting.state` states them.
 
+        A ledger with a ``window`` states the charges of the window ending ``now`` only, and says so in the
+        statement's ``assumptions`` (:func:`window_assumption`): a budget per window bounds what a device spends per
+        window, not in total (a year of two reports of 0.5 a day, 365 in all, states 1 at its end).  A ledger with no
+        charge to state says that too (:data:`NO_CHARGE_ASSUMPTION`).
+
         Under ``"history"`` accounting the statement holds against any two histories of the device's values
         (``"replace"``, local).  Under ``"stable"`` accounting the charges bound only histories with the same pattern
         of changes (RAPPOR's relation), so the statement says ``neighbouring="stable"`` and assumes it
@@ -197,10 +210,13 @@ class PrivacyLedger:
         changing values is infinite from its second report), and :func:`dpdist.privacy.convert` refuses it.
         """
         statement = self._statement(delta, accountant, now)
-        if self.accounting != "stable":
-            return statement
-        return dataclasses.replace(statement, neighbouring="stable",
-                                   assumptions=(*statement.assumptions, STABLE_ASSUMPTION))
+        assumptions = list(statement.assumptions)
+        if self.window is not None:
+            assumptions.append(window_assumption(self.window))
+        if self.accounting == "stable":
+            assumptions.append(STABLE_ASSUMPTION)
+        return dataclasses.replace(statement, neighbouring="stable" if self.accounting == "stable" else
+                                   statement.neighbouring, assumptions=tuple(assumptions))
 
     def _statement(self, delta: float, accountant: str, now: float | None) -> Statement:
         """:meth:`statement` under the charges' own relation (the ledger's accounting names it)."""
@@ -211,7 +227,7 @@ class PrivacyLedger:
         losses += [PrivacyLoss.of_guarantee(local_guarantee(epsilon), f"{protocol} memo at {redacted_url(collector)}")
                    .assuming(MEMO_ASSUMPTION) for (collector, protocol), epsilon in sorted(memos.items())]
         if not losses:
-            return state(PrivacyLoss.of_guarantee(local_guarantee(1e-300)), delta, "basic")
+            return state(PrivacyLoss.of_guarantee(local_guarantee(1e-300)).assuming(NO_CHARGE_ASSUMPTION), delta, "basic")
         total = sequential(losses)
         if accountant in ("basic", "zcdp") or (delta == 0 and accountant == "tightest"):  # pure: the sum is exact
             return state(total, delta, "basic" if accountant == "tightest" else accountant)
