@@ -17,7 +17,7 @@ import pytest
 from dpdist import local
 from dpdist.local import available
 from dpdist.local._registry import registered_class
-from dpdist.local.ledger import PrivacyLedger
+from dpdist.local.ledger import NO_CHARGE_ASSUMPTION, STABLE_ASSUMPTION, PrivacyLedger, window_assumption
 from js_support import node_path
 
 CLIENT = Path(__file__).resolve().parents[2] / "clients" / "js" / "src" / "ledger.js"
@@ -44,7 +44,11 @@ def ledgers() -> dict[str, PrivacyLedger]:
     unknown = PrivacyLedger.from_dict({**mixed.to_dict(), "charges": [
         *mixed.to_dict()["charges"], {"at": 9000.0, "epsilon": 0.8, "collector": "x", "protocol": "not-a-protocol",
                                       "reports": 4}]})
-    return {"daily": daily, "mixed": mixed, "memo": memo, "windowed": windowed, "unknown": unknown}
+    stable = PrivacyLedger(budget=100, window=3600.5, accounting="stable")
+    for hour in range(5):
+        stable.report(lgrr, [hour % 8], now=4000.0 * hour, rng=hour)
+    return {"daily": daily, "mixed": mixed, "memo": memo, "windowed": windowed, "unknown": unknown,
+            "emptied": PrivacyLedger.from_dict(windowed.to_dict()), "stable": stable}
 
 
 SCRIPT = """
@@ -55,7 +59,7 @@ for (const [name, { state, now, deltas }] of Object.entries(cases)) {
   const ledger = Ledger.fromJSON(state);
   out.statements[name] = deltas.flatMap((delta) => ['tightest', 'basic', 'pld'].map((accountant) => {
     const stated = ledger.statement(delta, accountant, now);
-    return [stated.accountant, stated.epsilon];
+    return [stated.accountant, stated.epsilon, stated.assumptions];
   }));
 }
 console.log(JSON.stringify(out));
@@ -65,7 +69,8 @@ console.log(JSON.stringify(out));
 @pytest.mark.slow
 def test_node_and_python_ledgers_state_the_same_total(tmp_path):
     cases = ledgers()
-    now = {"daily": 2000.0, "mixed": 3000.0, "memo": 4000.0, "windowed": 86400.0 * 90, "unknown": 9999.0}
+    now = {"daily": 2000.0, "mixed": 3000.0, "memo": 4000.0, "windowed": 86400.0 * 90, "unknown": 9999.0,
+           "emptied": 86400.0 * 200, "stable": 16001.0}
     script = tmp_path / "statement.mjs"
     script.write_text(SCRIPT % json.dumps(CLIENT.as_uri()))
     payload = {name: {"state": ledger.to_dict(), "now": now[name], "deltas": list(DELTAS)} for name, ledger in cases.items()}
@@ -76,8 +81,14 @@ def test_node_and_python_ledgers_state_the_same_total(tmp_path):
     for name, ledger in cases.items():
         expected = [ledger.statement(delta, accountant, now=now[name])
                     for delta in DELTAS for accountant in ("tightest", "basic", "pld")]
-        for (accountant, epsilon), statement in zip(answer["statements"][name], expected):
+        for (accountant, epsilon, assumptions), statement in zip(answer["statements"][name], expected):
             assert accountant == statement.accountant, (name, accountant, statement)
             assert epsilon == pytest.approx(statement.epsilon, rel=1e-9, abs=1e-200), (name, statement)
+            # what the statement covers, in the same words (Python's also names its composition's assumptions)
+            covers = (NO_CHARGE_ASSUMPTION, STABLE_ASSUMPTION) + (() if ledger.window is None else
+                                                                  (window_assumption(ledger.window),))
+            assert assumptions == [text for text in statement.assumptions if text in covers], (name, statement)
     assert cases["daily"].statement(1e-8).epsilon == pytest.approx(11.952, abs=1e-3)  # 365 x 0.1 composed
     assert cases["memo"].statement(1e-8).accountant == "pld"
+    assert NO_CHARGE_ASSUMPTION in cases["emptied"].statement(1e-8, now=now["emptied"]).assumptions
+    assert window_assumption(3600.5) in cases["stable"].statement(1e-8, now=now["stable"]).assumptions

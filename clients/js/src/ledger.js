@@ -32,6 +32,18 @@ const BUDGET_KEYS = new Set(['epsilon', 'epsilon_1']);
 export const MEMOIZED_PROTOCOLS = Object.freeze(['dbitflippm', 'l-grr', 'l-osue', 'loloha']);
 /** The accountants of ``Ledger.statement`` (Python's PrivacyLedger.statement also states 'zcdp'). */
 export const STATEMENT_ACCOUNTANTS = Object.freeze(['tightest', 'basic', 'pld']);
+/** What a statement with no charge to cover says (Python's NO_CHARGE_ASSUMPTION, word for word). */
+export const NO_CHARGE_ASSUMPTION = 'nothing charged: no report the statement covers cost any epsilon (none was sent, '
+  + "its charges left the window, or stable accounting charges a memo's later reports nothing)";
+/** What stable accounting's statement assumes (Python's STABLE_ASSUMPTION, word for word). */
+export const STABLE_ASSUMPTION = "stable accounting: the charges bound only histories of the device's values with the "
+  + "same pattern of changes (RAPPOR's relation), nothing about when a value changes";
+
+/** What a statement of a ledger with a ``window`` (seconds) covers (Python's window_assumption, word for word). */
+export function windowAssumption(window) {
+  return `the charges of the last ${String(window)} s only (the ledger's window): a budget per window bounds what the `
+    + 'device spends per window, not in total; earlier charges are not in this statement';
+}
 /** The lattice step of composed randomized responses (Python's dpdist.accounting._randomized_response.STEP). */
 const LATTICE_STEP = 1e-4;
 
@@ -308,9 +320,11 @@ export class Ledger {
    * same charges): each fresh report as randomized response of its epsilon, a memo's charges at one collector as one
    * such mechanism of their sum, composed on the lattice (``'pld'``); ``'tightest'`` (the default) is the smaller of
    * that and the sum (``'basic'``, what spent() says and the budget refuses by).  Returns ``{accountant, epsilon,
-   * delta, basic, relation}``: ``relation`` is ``'replace'`` (any two histories of the device's values) under
-   * ``'history'`` accounting and ``'stable'`` under ``'stable'`` accounting, whose charges bound only histories with
-   * the same pattern of changes (nothing about when a value changes), as Python's statement says.
+   * delta, basic, relation, assumptions}``: ``relation`` is ``'replace'`` (any two histories of the device's values)
+   * under ``'history'`` accounting and ``'stable'`` under ``'stable'`` accounting, whose charges bound only histories
+   * with the same pattern of changes (nothing about when a value changes), as Python's statement says;
+   * ``assumptions`` says what the statement covers as Python's does: a ledger with a ``window`` states the window's
+   * charges only (a budget per window bounds a rate, not a total), and one with no charge to state says so.
    */
   statement(delta, accountant = 'tightest', now = Date.now() / 1000) {
     if (typeof delta !== 'number' || !(delta >= 0 && delta < 1)) {
@@ -334,14 +348,19 @@ export class Ledger {
     const responses = [...fresh, ...[...memos.values()].map((epsilon) => [epsilon, 1])];
     const basic = responses.reduce((sum, [epsilon, count]) => sum + epsilon * count, 0);
     const relation = this.accounting === 'stable' ? 'stable' : 'replace';
+    const assumptions = [
+      ...(responses.length === 0 ? [NO_CHARGE_ASSUMPTION] : []),
+      ...(this.window === null ? [] : [windowAssumption(this.window)]),
+      ...(relation === 'stable' ? [STABLE_ASSUMPTION] : []),
+    ];
     if (accountant === 'basic' || responses.length === 0 || (delta === 0 && accountant === 'tightest')) {
-      return { accountant: 'basic', epsilon: basic, delta, basic, relation }; // pure: the sum is exact
+      return { accountant: 'basic', epsilon: basic, delta, basic, relation, assumptions }; // pure: the sum is exact
     }
     const pld = composedRandomizedResponse(responses, delta);
     if (accountant === 'tightest' && basic <= pld * (1 + 1e-9)) {
-      return { accountant: 'basic', epsilon: basic, delta, basic, relation };
+      return { accountant: 'basic', epsilon: basic, delta, basic, relation, assumptions };
     }
-    return { accountant: 'pld', epsilon: Math.min(pld, basic), delta, basic, relation };
+    return { accountant: 'pld', epsilon: Math.min(pld, basic), delta, basic, relation, assumptions };
   }
 
   /** Reports the device has sent through ``protocol``'s scope at ``collector``. */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import { InvalidParameterError } from '../src/errors.js';
-import { Ledger, composedRandomizedResponse } from '../src/ledger.js';
+import { Ledger, NO_CHARGE_ASSUMPTION, composedRandomizedResponse, windowAssumption } from '../src/ledger.js';
 
 function charges(epsilon, days, protocol = 'grr') {
   return Array.from({ length: days }, (_, day) => ({ at: 1000 + day, epsilon, collector: 'c', protocol, reports: 1 }));
@@ -42,4 +42,19 @@ test('under stable accounting the statement names the stable relation, not repla
     assert.equal(Ledger.fromJSON(state).statement(1e-8, accountant, 2000).relation, 'stable');
     assert.equal(Ledger.fromJSON({ ...state, accounting: 'history' }).statement(1e-8, accountant, 2000).relation, 'replace');
   }
+});
+
+test('a windowed ledger states its window only and says so; an empty one says nothing was charged (audit96 F2)', () => {
+  const ledger = new Ledger({ budget: 2, window: 86400 });
+  const state = { format: 'dpdist-ledger', version: 1, budget: 2, window: 86400, accounting: 'history', streams: {},
+    charges: Array.from({ length: 730 }, (_, index) => ({ at: 86400 * Math.floor(index / 2) + (index % 2), epsilon: 0.5,
+      collector: 'c', protocol: 'grr', reports: 1 })) };
+  const year = Ledger.fromJSON(state);
+  const lastDay = year.statement(1e-8, 'tightest', 86400 * 364 + 10);
+  assert.ok(Math.abs(lastDay.epsilon - 1) < 1e-6, String(lastDay.epsilon));
+  assert.deepEqual(lastDay.assumptions, [windowAssumption(86400)]);
+  const later = year.statement(1e-8, 'tightest', 86400 * 400);
+  assert.deepEqual(later.assumptions, [NO_CHARGE_ASSUMPTION, windowAssumption(86400)]);
+  assert.deepEqual(new Ledger().statement(1e-8).assumptions, [NO_CHARGE_ASSUMPTION]);
+  assert.equal(ledger.statement(1e-8).assumptions.length, 2);
 });

@@ -80,7 +80,8 @@ ACCOUNTINGS = ("history", "stable")
 STABLE_ASSUMPTION = ("stable accounting: the charges bound only histories of the device's values with the same pattern "
                      "of changes (RAPPOR's relation), nothing about when a value changes")
 #: what a statement of a ledger with no charge in its window states (its epsilon is the smallest it can be, not a loss)
-NO_CHARGE_ASSUMPTION = "no report charged: the device has sent nothing the statement covers"
+NO_CHARGE_ASSUMPTION = ("nothing charged: no report the statement covers cost any epsilon (none was sent, its charges "
+                        "left the window, or stable accounting charges a memo's later reports nothing)")
 #: config entries that are budgets: a collector may not change them under a memo the device keeps
 _BUDGET_KEYS = ("epsilon", "epsilon_1")
 
@@ -144,7 +145,8 @@ _ONCE = Text()
 
 def window_assumption(window: float) -> str:
     """What a statement of a ledger with a ``window`` (seconds) covers, in its ``assumptions``."""
-    return (f"the charges of the last {window:g} s only (the ledger's window): a budget per window bounds what the "
+    seconds = str(int(window)) if float(window).is_integer() and abs(window) < 1e21 else repr(float(window))
+    return (f"the charges of the last {seconds} s only (the ledger's window): a budget per window bounds what the "
             "device spends per window, not in total; earlier charges are not in this statement")
 
 
