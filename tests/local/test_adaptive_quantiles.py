@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -87,6 +89,21 @@ def test_end_to_end_median_and_deciles_within_the_variance_bound():
     assert median.guarantee.epsilon == 1.0 and median.guarantee.model == "local" and median.method == "adaptive"
 
 
+def test_a_history_with_a_round_repeated_skipped_or_out_of_order_is_refused():
+    x = np.random.default_rng(3).lognormal(0.0, 1.0, 4_000).clip(0, 20)
+    plan = AdaptiveQuantiles([0.5], epsilon=1.0, bounds=(0.0, 20.0), rounds=3)
+    history = []
+    for index, size in enumerate(plan.group_sizes(x.size)):
+        protocol = plan.protocol(index, history)
+        history.append(protocol.aggregator().add(protocol.privatize(x[:size], rng=index)))
+    plan.estimate(history)
+    for bad, rounds in [([*history, history[-1]], "[1, 2, 3, 3]"), ([history[0], history[2]], "[1, 3]"),
+                        ([history[1], history[0]], "[2, 1]")]:
+        with pytest.raises(InvalidParameterError, match=re.escape(f"Got the rounds {rounds}")):
+            plan.estimate(bad)
+
+
+@pytest.mark.slow
 def test_the_deciles_intervals_hold_together_at_their_level_when_few_users_answer():
     """At n = 1,000 a cut is asked of a few dozen users: the intervals of the nine deciles hold together in at least
     95% of runs (the data's own deciles).  Under that level the runs holding all nine are Binomial(200, >= 0.95);

@@ -180,12 +180,16 @@ class AdaptiveQuantiles:
 
     def _pooled_counts(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray]:
         """``(cuts, counts)``: every asked cut that has answers, with its answers pooled over the rounds (a row of
-        ``(zeros, ones)`` per cut)."""
+        ``(zeros, ones)`` per cut).  Refuses a history that is not one aggregate per round in order."""
         history = _check_history(history)
+        protocols = [self._round_protocol(aggregator) for aggregator in history]
+        rounds = [protocol.round for protocol in protocols]
+        if rounds != list(range(1, len(history) + 1)):  # a round given twice counted its answers twice (attack98)
+            raise InvalidParameterError(f"{_OWNER}: the 'history' must hold one aggregate per round, in order (the "
+                                        f"rounds {list(range(1, len(history) + 1))}). Got the rounds {rounds}.")
         index: dict[int, int] = {}
         counts: list[np.ndarray] = []
-        for aggregator in history:
-            protocol = self._round_protocol(aggregator)
+        for aggregator, protocol in zip(history, protocols):
             for cut, pair in zip(protocol.cuts, np.asarray(aggregator.statistic).reshape(-1, 2)):
                 if cut not in index:
                     index[cut] = len(counts)
