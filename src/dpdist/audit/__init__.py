@@ -6,7 +6,8 @@ protocol) and the epsilon it claims; it returns an :class:`AuditResult`:
 * **black box**: output events chosen on one part of the samples and certified on fresh ones
   with exact Clopper-Pearson bounds (Clopper & Pearson 1934), the multiple comparisons over
   events and stages paid for by a union bound, give a lower bound on the realized epsilon that
-  holds with probability ``1 - alpha`` whatever the randomizer is (the approach of Arcolezi &
+  holds with probability ``1 - alpha`` for any randomizer whose outputs are independent given their
+  inputs (each drawn with fresh randomness, as one user's report is; the approach of Arcolezi &
   Gambs 2023, arXiv:2309.01597, LDP-Auditor, with events found from data);
 * **white box** (a dpdist protocol with a small finite channel, or an adapter stating its
   channel): the exact epsilon of the stated channel and a chi-square test that the samples
@@ -124,7 +125,9 @@ def audit(
     alpha : float
         The audit's error rate: every certified bound holds at once with probability
         ``>= 1 - alpha``, so a randomizer that keeps its claim is called ``"violates"`` with
-        probability at most ``alpha``.
+        probability at most ``alpha``, provided its outputs are independent given their inputs
+        (randomness shared by the outputs of one call, such as one hash seed per call, is outside
+        that promise: docs/audit.md, "Verdicts").
     samples : int
         Outputs drawn per input at most (pilot and stages; at least 200).
     pilot : int, optional
