@@ -9,8 +9,8 @@ retries refused connections, transport errors, the answers that say "later"
 (408, 425, 429, 5xx) and a success that is not the acknowledgement of what was sent from its first failure until the window has passed, with a
 pause that doubles from ``backoff`` up to :data:`MAX_BACKOFF_S` and is spread over
 its upper half (clients refused together do not come back together), or, when the
-server sent ``Retry-After``, that long and up to 50% more (never earlier; at most
-:data:`MAX_RETRY_AFTER` seconds).  The Python client (:class:`dpdist.client.Client`,
+server sent ``Retry-After``, that long and up to 50% more (never earlier; a ``Retry-After`` over
+:data:`MAX_RETRY_AFTER` seconds is read as that many, so the wait is then 60-90 s).  The Python client (:class:`dpdist.client.Client`,
 ``dpdist submit``), the Privacy Pass token fetch and the JavaScript client
 (``clients/js/src/client.js``) follow the same rule.
 """
@@ -53,8 +53,9 @@ def retry_after(value: str | None) -> float | None:
 def retry_delay(backoff: float, asked: float | None) -> float:
     """The wait before a retry, jittered so that many clients refused together do not return together.
 
-    A server's ``Retry-After`` is honoured (never earlier, up to 50% later); otherwise the exponential
-    backoff is spread over its upper half ("equal jitter").
+    A server's ``Retry-After`` (``asked``, read at most :data:`MAX_RETRY_AFTER` by :func:`retry_after`) is
+    honoured (never earlier, up to 50% later); otherwise the exponential backoff is spread over its upper half
+    ("equal jitter").
     """
     if asked is not None:
         return asked * random.uniform(1.0, 1.5)

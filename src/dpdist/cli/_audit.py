@@ -14,7 +14,7 @@ from typing import Any
 
 from .._validation import DOMAIN_SIZE, Described, Integer, Interval, OneOf, Text
 from ..errors import InvalidParameterError
-from ._arguments import BOUNDS, PLOT, Each, Excludes, IntegerText, Needs, NeedsAny, seed_argument, state_rules
+from ._arguments import BOUNDS, PLOT, Each, Excludes, IntegerText, Name, Needs, NeedsAny, seed_argument, state_rules
 from ._deploy import load_config
 
 #: Exit status of each verdict.
@@ -67,7 +67,10 @@ def add_commands(subparsers) -> None:
     command.add_argument("--json", action="store_true", help="print the result as JSON")
     command.add_argument("--plot", default=None, metavar="PNG", help="write the certified bound against samples")
     command.set_defaults(handler=_run_audit)
+    from ..local import available  # the registry (the sub-command's parser only: dpdist --help stays light)
+
     state_rules(command, {
+        "--protocol": Name((*available(), "auto")),
         "--claim": Described(Interval(0.0, math.inf, closed="left"), "a finite number >= 0"),
         "--alpha": Interval(0.0, 0.5, closed="neither"),
         "--samples": Integer(low=200),
