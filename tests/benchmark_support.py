@@ -37,6 +37,11 @@ CASES: dict[str, dict] = {
         "argv": ["--runs", "1", "--n", "2000", "--epsilon", "2", "--data", "normal", "--out", "adaptive.json"],
         "json": "work/bench_adaptive_quantiles/adaptive.json",
     },
+    "bench_numerical_baselines.py": {
+        "rows": 5,
+        "argv": ["--n", "2000", "--seeds", "2"],
+        "json": "benchmarks/results/numerical_baselines.json",
+    },
     "bench_audit.py": {
         "rows": 10,
         "argv": ["--samples", "500", "--markdown"],
