@@ -15,7 +15,7 @@ import pytest
 from dpdist import io, local
 from dpdist.errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
 from dpdist.local.frequency.longitudinal import MemoizedClient
-from dpdist.local.ledger import DEFAULT_BUDGET, NO_CHARGE_ASSUMPTION, PrivacyLedger, budget_scope, window_assumption
+from dpdist.local.ledger import DEFAULT_BUDGET, NO_CHARGE_ASSUMPTION, PrivacyLedger, _js_number, budget_scope, window_assumption
 
 L_GRR = {"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 1.0, "domain_size": 8}
 
@@ -90,7 +90,15 @@ def test_a_windowed_ledgers_statement_says_it_covers_its_window_only():
     assert later.epsilon <= 1e-300 and {NO_CHARGE_ASSUMPTION, window_assumption(86400)} <= set(later.assumptions)
     all_time = PrivacyLedger().statement(0.0)
     assert all_time.assumptions == (NO_CHARGE_ASSUMPTION,)
-    assert not any("window" in text for text in PrivacyLedger(budget=5.0).statement(1e-8).assumptions)
+    assert not any(text.startswith("the charges of the last") for text in PrivacyLedger(budget=5.0).statement(1e-8).assumptions)
+
+
+def test_a_windows_seconds_are_written_as_the_javascript_ledger_writes_them():
+    """The two ledgers state a window in the same words (String(x) in node, attack99 G4)."""
+    values = [1e-5, 1.5e-5, 1e-7, 1.5e-7, 0.1, 3600.5, 1e6, 1e15, 1e16, 1e20, 1e21, 1.5e21, 123456.789, 5e-324, 86400]
+    node = ["0.00001", "0.000015", "1e-7", "1.5e-7", "0.1", "3600.5", "1000000", "1000000000000000", "10000000000000000",
+            "100000000000000000000", "1e+21", "1.5e+21", "123456.789", "5e-324", "86400"]
+    assert [_js_number(value) for value in values] == node
 
 
 def test_stable_accounting_charges_eps_inf_once_per_memo_and_dbitflippm_needs_it():

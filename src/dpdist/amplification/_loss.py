@@ -27,7 +27,8 @@ __all__ = ["shuffled_loss", "SHUFFLE_ASSUMPTIONS"]
 
 #: what a shuffled round's loss assumes, party by party
 SHUFFLE_ASSUMPTIONS = (
-    "the shuffler (relay) does not collude with the collector",
+    "the shuffler (relay) does not collude with the collector, and forwards the reports devices randomized (it "
+    "substitutes none of its own)",
     "each round's batch holds the reports of n distinct devices, one each, fresh for the round (no shuffle's sample "
     "reused across rounds)",
 )

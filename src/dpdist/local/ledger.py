@@ -48,6 +48,7 @@ import dataclasses
 import json
 import math
 import time
+from decimal import Decimal
 from typing import Any, Callable, cast
 from urllib.parse import urlsplit
 
@@ -143,10 +144,24 @@ _SETTINGS = {
 _ONCE = Text()
 
 
+def _js_number(value: float) -> str:
+    """``value`` as JavaScript's ``String(value)`` writes it (the JavaScript ledger states its window in the same words):
+    an integer below 1e21 in full, exponents only below 1e-6 or from 1e21, written ``1e-7``, ``1.5e+21``."""
+    number = float(value)
+    if number.is_integer() and abs(number) < 1e21:
+        return str(int(number))
+    text = repr(number)
+    if "e" not in text:
+        return text
+    mantissa, power = text.split("e")
+    if -7 < int(power) < 21:
+        return format(Decimal(text), "f")  # 1e-05: JavaScript writes 0.00001
+    return f"{mantissa}e{'+' if int(power) > 0 else '-'}{abs(int(power))}"
+
+
 def window_assumption(window: float) -> str:
     """What a statement of a ledger with a ``window`` (seconds) covers, in its ``assumptions``."""
-    seconds = str(int(window)) if float(window).is_integer() and abs(window) < 1e21 else repr(float(window))
-    return (f"the charges of the last {seconds} s only (the ledger's window): a budget per window bounds what the "
+    return (f"the charges of the last {_js_number(window)} s only (the ledger's window): a budget per window bounds what the "
             "device spends per window, not in total; earlier charges are not in this statement")
 
 
