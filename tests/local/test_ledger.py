@@ -95,9 +95,11 @@ def test_a_windowed_ledgers_statement_says_it_covers_its_window_only():
 
 def test_a_windows_seconds_are_written_as_the_javascript_ledger_writes_them():
     """The two ledgers state a window in the same words (String(x) in node, attack99 G4)."""
-    values = [1e-5, 1.5e-5, 1e-7, 1.5e-7, 0.1, 3600.5, 1e6, 1e15, 1e16, 1e20, 1e21, 1.5e21, 123456.789, 5e-324, 86400]
+    values = [1e-5, 1.5e-5, 1e-7, 1.5e-7, 0.1, 3600.5, 1e6, 1e15, 1e16, 1e20, 1e21, 1.5e21, 123456.789, 5e-324, 86400,
+              48237702445694128.0, 2.0**53 + 2]
     node = ["0.00001", "0.000015", "1e-7", "1.5e-7", "0.1", "3600.5", "1000000", "1000000000000000", "10000000000000000",
-            "100000000000000000000", "1e+21", "1.5e+21", "123456.789", "5e-324", "86400"]
+            "100000000000000000000", "1e+21", "1.5e+21", "123456.789", "5e-324", "86400", "48237702445694130",
+            "9007199254740994"]
     assert [_js_number(value) for value in values] == node
 
 

@@ -115,14 +115,27 @@ def _run_audit(args) -> int:
     return EXIT_STATUS[result.verdict]
 
 
+def _parameters_of(name: str) -> set[str]:
+    """The parameters the protocol ``name`` is built with (its constraints table; ``auto`` takes either domain)."""
+    from ..local._registry import registered_class
+
+    if name == "auto":
+        return {"domain_size", "bounds"}
+    return set(registered_class(name)._constraints)
+
+
 def _protocol(args, domain):
     from ..local import make  # lazy: only --protocol builds a protocol
 
     params: dict[str, Any] = {"epsilon": args.epsilon}
-    if isinstance(domain, int):
-        params["domain_size"] = domain
-    elif isinstance(domain, tuple):
-        params["bounds"] = domain
+    if domain is not None:
+        key = "domain_size" if isinstance(domain, int) else "bounds"
+        if key not in _parameters_of(args.protocol):
+            wanted, given = (("bounds LO,HI", domain) if isinstance(domain, int) else
+                             ("D items (an int >= 2)", ",".join(f"{end:g}" for end in domain)))
+            raise InvalidParameterError(f"The '--domain' option of --protocol {args.protocol} must be {wanted}. "
+                                        f"Got {given}.")
+        params[key] = domain
     for item in args.param:
         key, _, value = item.partition("=")  # KEY=VALUE: the option table
         try:

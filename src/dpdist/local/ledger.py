@@ -146,11 +146,14 @@ _ONCE = Text()
 
 def _js_number(value: float) -> str:
     """``value`` as JavaScript's ``String(value)`` writes it (the JavaScript ledger states its window in the same words):
-    an integer below 1e21 in full, exponents only below 1e-6 or from 1e21, written ``1e-7``, ``1.5e+21``."""
+    the shortest digits that give the number back, positional from 1e-6 up to 1e21 (an integer past 2**53 padded with
+    zeros: 48237702445694130), exponents outside, written ``1e-7``, ``1.5e+21``."""
     number = float(value)
-    if number.is_integer() and abs(number) < 1e21:
+    if number.is_integer() and abs(number) < 2**53:
         return str(int(number))
-    text = repr(number)
+    text = repr(number)  # the shortest digits that give the number back, as JavaScript's
+    if number.is_integer() and abs(number) < 1e21:
+        return format(Decimal(text).quantize(Decimal(1)), "f")  # those digits, then zeros
     if "e" not in text:
         return text
     mantissa, power = text.split("e")
