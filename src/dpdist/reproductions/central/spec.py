@@ -232,7 +232,7 @@ _CLAIM_DATA = [
     *[f"{_SYNTHETIC_DATA}, 10 rounds x 1000 (streaming)"] * 4,
     _MULTIMODAL_DATA, _MULTIMODAL_DATA,
     _SYNTHETIC_DATA, _SYNTHETIC_DATA,
-    f"{_SYNTHETIC_DATA}, split over 10 sites x 2000 (decentralized)",
+    *[f"{_SYNTHETIC_DATA}, split over 10 sites x 2000 (decentralized)"] * 2,
 ]
 
 
@@ -357,8 +357,17 @@ def _setting_claims() -> list[Claim]:
         # uses "close to the best" elsewhere (Fig. 5's "best or close to the best"): each of PP and MP within 25 %
         # of the best of HQ, the staircase HQ and AQ, at the paper's low-privacy end eps = 1
         Claim("Decentralized: PP and MP achieve competitive performance in the low-privacy regime, eps = 1: each "
-              "within 25% of the best of HQ and AQ (Fig. 6; 'competitive' read as within 25%)",
+              "within 25% of the best of HQ and AQ (Fig. 6; 'competitive' read as within 25%), against dpdist's HQ, "
+              "the staircase HQ and AQ",
               AllOf(tuple(BeatsRivals(METRICS, method, (HQ, HQ_STEP, AQ), factor=1.25,
+                                      where={"setting": "decentralized", "epsilon": 1.0})
+                          for method in (PP, MP))),
+              figure="fig6-ks"),
+        # the same against the paper's HQ as this page reads it (a staircase CDF; Difference 1), as claims 8 and 9
+        # read "HQ is the worst" both ways: dpdist's interpolating HQ alone decides claim 29 (audit103)
+        Claim("Decentralized: PP and MP achieve competitive performance in the low-privacy regime, eps = 1: each "
+              "within 25% of the best of the staircase HQ and AQ (Fig. 6; the paper's HQ as a staircase CDF)",
+              AllOf(tuple(BeatsRivals(METRICS, method, (HQ_STEP, AQ), factor=1.25,
                                       where={"setting": "decentralized", "epsilon": 1.0})
                           for method in (PP, MP))),
               figure="fig6-ks"),
