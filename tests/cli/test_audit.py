@@ -51,6 +51,8 @@ def test_a_callable_is_audited(tmp_path, monkeypatch, capsys):
     (["--protocol", "nope", "--epsilon", "1", "--domain", "4"], "--protocol"),  # not local.make's 'name' (audit101)
     (["--protocol", "sw", "--epsilon", "1", "--domain", "8"], "--domain"),  # items to a numerical protocol (attack100)
     (["--protocol", "grr", "--epsilon", "1", "--domain", "0,1"], "--domain"),  # bounds to a frequency oracle
+    (["--protocol", "calm", "--epsilon", "1", "--domain", "8"], "does not apply"),  # attributes, not a domain
+    (["--protocol", "auto", "--epsilon", "1", "--domain", "0,1"], "must be D items"),  # a frequency oracle's chooser
 ])
 def test_bad_options_are_one_line_naming_the_option(argv, named, capsys):
     assert main(["audit", *argv]) == 2

@@ -116,11 +116,12 @@ def _run_audit(args) -> int:
 
 
 def _parameters_of(name: str) -> set[str]:
-    """The parameters the protocol ``name`` is built with (its constraints table; ``auto`` takes either domain)."""
+    """The parameters the protocol ``name`` is built with (its constraints table; ``auto``, a frequency oracle's
+    chooser, takes D items)."""
     from ..local._registry import registered_class
 
     if name == "auto":
-        return {"domain_size", "bounds"}
+        return {"domain_size"}
     return set(registered_class(name)._constraints)
 
 
@@ -130,9 +131,14 @@ def _protocol(args, domain):
     params: dict[str, Any] = {"epsilon": args.epsilon}
     if domain is not None:
         key = "domain_size" if isinstance(domain, int) else "bounds"
-        if key not in _parameters_of(args.protocol):
-            wanted, given = (("bounds LO,HI", domain) if isinstance(domain, int) else
-                             ("D items (an int >= 2)", ",".join(f"{end:g}" for end in domain)))
+        taken = _parameters_of(args.protocol) & {"domain_size", "bounds"}
+        if key not in taken:
+            given = domain if isinstance(domain, int) else ",".join(f"{end:g}" for end in domain)
+            if not taken:
+                raise InvalidParameterError(f"The '--domain' option does not apply to --protocol {args.protocol}: it "
+                                            f"takes neither D items nor bounds (give its parameters with --param "
+                                            f"KEY=VALUE). Got {given}.")
+            wanted = "bounds LO,HI" if "bounds" in taken else "D items (an int >= 2)"
             raise InvalidParameterError(f"The '--domain' option of --protocol {args.protocol} must be {wanted}. "
                                         f"Got {given}.")
         params[key] = domain

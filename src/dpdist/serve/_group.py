@@ -335,8 +335,9 @@ def _answer_recorded(db: Database, items: list, indices: list[int], campaigns: d
         elif record[0] != item.digest:
             outcomes[index] = Conflict(
                 "batch_id_reused",
-                f"Batch {item.batch_id!r} of campaign {item.campaign_id!r} was already received with different content; "
-                "a new batch needs a new batch id.",
+                f"Batch {item.batch_id!r} of campaign {item.campaign_id!r} was already received with other bytes; a "
+                "retry resends the same bytes (the same JSON in other white space is other bytes), and a new batch "
+                "needs a new batch id.",
             )
         else:
             outcomes[index] = acknowledgement(item.campaign_id, item.batch_id, record[1], record[2], json.loads(record[3]),
