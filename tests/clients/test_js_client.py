@@ -277,6 +277,22 @@ def test_node_and_python_ledgers_refuse_past_the_budget_and_a_rotated_budget(tmp
 
 
 @pytest.mark.slow
+def test_node_cli_refuses_ledger_settings_without_a_ledger_and_clips_numbers_unless_told(tmp_path):
+    """--budget and --accounting without --memo are refused in one line naming both (they were ignored: audit102);
+    a number outside the bounds is clipped as by Python (counted on stderr), and refused with --no-clip."""
+    grr = local.make("grr", epsilon=1.0, domain_size=4)
+    for extra in (("--budget", "5"), ("--accounting", "stable")):
+        result, out = _privatize_with_node(tmp_path, grr, np.array([1, 2]), extra=extra)
+        assert result.returncode == 2 and "--budget and --accounting need --memo" in result.stderr, result.stderr
+        assert result.stderr.count("\n") == 1 and not out.exists()
+    sw = local.make("sw", epsilon=1.0, bounds=(0.0, 10.0))
+    result, out = _privatize_with_node(tmp_path, sw, np.array([3.0, 12.5]))
+    assert result.returncode == 0 and "1 value(s) outside" in result.stderr and out.exists(), result.stderr
+    result, _ = _privatize_with_node(tmp_path, sw, np.array([3.0, 12.5]), name="refused.bin", extra=("--no-clip",))
+    assert result.returncode == 2 and "outside the bounds [0, 10]" in result.stderr, result.stderr
+
+
+@pytest.mark.slow
 def test_node_ledger_through_a_symbolic_link_is_one_ledger_and_a_hard_linked_one_is_refused(tmp_path):
     """`--memo LINK` then `--memo FILE`: one memo and one budget (the rename used to replace the link with a second
     ledger, each name counting its own reports); a hard-linked ledger is refused in one line, nothing written."""

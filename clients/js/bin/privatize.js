@@ -123,6 +123,10 @@ function parseArguments(argv) {
   }
   if (!options.config) fail(`option --config is required; ${USAGE} (--help for more)`);
   if (!options.out) fail(`option --out is required; ${USAGE} (--help for more)`);
+  if (options.memo === null && Object.keys(options.settings).length > 0) {
+    // settings of the device's ledger, which only --memo keeps (they were accepted and ignored: audit102)
+    fail('options --budget and --accounting need --memo LEDGER.json: they are settings of the ledger it keeps');
+  }
   if (options.column !== null && options.columns !== null) fail('options --column and --columns exclude each other (--columns: records of several attributes)');
   if (options.columns !== null && (options.columns.some((column) => column === '') || new Set(options.columns).size !== options.columns.length)) {
     fail(`option --columns must name distinct non-empty columns, got ${JSON.stringify(options.columns.join(','))}`);
@@ -315,10 +319,13 @@ function parseValue(protocol, line, lineNumber, options, counts, column = option
     if (protocol.kind === 'frequency' ? !/^[+-]?\d+$/.test(text) : Number.isNaN(value)) {
       fail(`${where}: ${JSON.stringify(line)} is not ${protocol.kind === 'frequency' ? 'an integer item' : 'a number'}`);
     }
-    if (protocol.kind === 'numerical' && options.clip) {
-      // clipped to the nearest bound, as Python's clip=True; counted here, never sent
+    if (protocol.kind === 'numerical') {
+      // clipped to the nearest bound, as Python's clip=True; counted here, never sent (--no-clip refuses it)
       const [lo, hi] = protocol.params.bounds;
       if (value < lo || value > hi) {
+        if (!options.clip) {
+          fail(`${where}: ${text} is outside the bounds [${lo}, ${hi}] (without --no-clip it is clipped to the nearest bound)`);
+        }
         counts.clipped += 1;
         value = value < lo ? lo : hi;
       }

@@ -39,6 +39,44 @@ export const NO_CHARGE_ASSUMPTION = 'nothing charged: no report the statement co
 export const STABLE_ASSUMPTION = "stable accounting: the charges bound only histories of the device's values with the "
   + "same pattern of changes (RAPPOR's relation), nothing about when a value changes";
 
+/**
+ * The correctly rounded sum of ``values``, as Python's ``math.fsum`` (Shewchuk's partials, CPython's final rounding):
+ * the ledger's spent sum, so that a budget refuses exactly where Python's ledger does (a naive sum of 365 charges of
+ * 0.1 was 36.50000000000025, and refused the 365th report under a budget of 36.5: audit102).
+ */
+export function fsum(values) {
+  const partials = [];
+  for (let x of values) {
+    let i = 0;
+    for (let y of partials) {
+      if (Math.abs(x) < Math.abs(y)) [x, y] = [y, x];
+      const hi = x + y;
+      const lo = y - (hi - x);
+      if (lo !== 0) partials[i++] = lo;
+      x = hi;
+    }
+    partials.length = i;
+    partials.push(x);
+  }
+  let n = partials.length;
+  if (n === 0) return 0;
+  let hi = partials[--n];
+  let lo = 0;
+  while (n > 0) {
+    const x = hi;
+    const y = partials[--n];
+    hi = x + y;
+    lo = y - (hi - x);
+    if (lo !== 0) break;
+  }
+  if (n > 0 && ((lo < 0 && partials[n - 1] < 0) || (lo > 0 && partials[n - 1] > 0))) {
+    const y = lo * 2;
+    const x = hi + y;
+    if (y === x - hi) hi = x; // the half-way case: round as the exact sum would
+  }
+  return hi;
+}
+
 /** What a statement of a ledger with a ``window`` (seconds) covers (Python's window_assumption, word for word). */
 export function windowAssumption(window) {
   return `the charges of the last ${String(window)} s only (the ledger's window): a budget per window bounds what the `
@@ -308,7 +346,7 @@ export class Ledger {
   /** Epsilon charged within the window ending ``now`` (seconds since 1970; default the clock). */
   spent(now = Date.now() / 1000) {
     const since = this.window === null ? -Infinity : now - this.window;
-    return this._charges.filter((charge) => charge.at > since).reduce((total, charge) => total + charge.epsilon, 0);
+    return fsum(this._charges.filter((charge) => charge.at > since).map((charge) => charge.epsilon));
   }
 
   remaining(now = Date.now() / 1000) {
@@ -346,7 +384,8 @@ export class Ledger {
       }
     }
     const responses = [...fresh, ...[...memos.values()].map((epsilon) => [epsilon, 1])];
-    const basic = responses.reduce((sum, [epsilon, count]) => sum + epsilon * count, 0);
+    // the pure sum of the same charges, summed as spent() sums them (and Python's math.fsum)
+    const basic = fsum(this._charges.filter((charge) => charge.at > since && charge.epsilon > 0).map((charge) => charge.epsilon));
     const relation = this.accounting === 'stable' ? 'stable' : 'replace';
     const assumptions = [
       ...(responses.length === 0 ? [NO_CHARGE_ASSUMPTION] : []),

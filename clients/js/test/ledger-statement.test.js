@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import { InvalidParameterError } from '../src/errors.js';
-import { Ledger, NO_CHARGE_ASSUMPTION, composedRandomizedResponse, windowAssumption } from '../src/ledger.js';
+import { Ledger, NO_CHARGE_ASSUMPTION, composedRandomizedResponse, fsum, windowAssumption } from '../src/ledger.js';
+import { fromConfig } from '../src/index.js';
 
 function charges(epsilon, days, protocol = 'grr') {
   return Array.from({ length: days }, (_, day) => ({ at: 1000 + day, epsilon, collector: 'c', protocol, reports: 1 }));
@@ -57,4 +58,13 @@ test('a windowed ledger states its window only and says so; an empty one says no
   assert.deepEqual(later.assumptions, [NO_CHARGE_ASSUMPTION, windowAssumption(86400)]);
   assert.deepEqual(new Ledger().statement(1e-8).assumptions, [NO_CHARGE_ASSUMPTION]);
   assert.equal(ledger.statement(1e-8).assumptions.length, 2);
+});
+
+test('the ledger sums its charges as Python does (math.fsum): a budget of 36.5 takes 365 reports of 0.1 (audit102)', () => {
+  const grr = fromConfig({ protocol: 'grr', version: 1, epsilon: 0.1, domain_size: 16 });
+  const ledger = new Ledger({ budget: 36.5 });
+  for (let day = 0; day < 365; day += 1) ledger.report(grr, [day % 16], { collector: 'https://c.example', now: 86400 * day });
+  assert.equal(ledger.spent(), 36.5);
+  assert.equal(fsum([0.1, 0.2, 0.3]), 0.6);
+  assert.equal(fsum([1e100, 1, -1e100]), 1);
 });

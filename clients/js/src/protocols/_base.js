@@ -214,17 +214,14 @@ export class NumericalProtocol extends Protocol {
           `Got ${JSON.stringify(value) ?? String(value)} at position ${index} instead.`,
       );
     }
-    if (!Number.isFinite(value)) {
+    if (Number.isNaN(value)) {
       throw new OutOfDomainError(
-        `The 'values' argument of ${this.display}.privatize must hold finite values. Got ${value} at position ${index}.`,
+        `The 'values' argument of ${this.display}.privatize must hold numbers: a missing value (NaN) at position ${index}.`,
       );
     }
-    if (value < lo || value > hi) {
-      throw new OutOfDomainError(
-        `The 'values' argument of ${this.display}.privatize must lie in bounds [${lo}, ${hi}]. ` +
-          `Got ${value} at position ${index}, outside.`,
-      );
-    }
-    return Math.min(Math.max((value - lo) / (hi - lo), 0), 1); // as NumericalProtocol.to_unit + clip
+    // a value outside the bounds (an infinity included) is randomized as the nearest bound, as Python's and Java's
+    // clip: whether a report leaves never depends on where the value lies (a refusal did, audit102)
+    const clipped = Math.min(Math.max(value, lo), hi);
+    return Math.min(Math.max((clipped - lo) / (hi - lo), 0), 1); // as NumericalProtocol.to_unit + clip
   }
 }

@@ -246,11 +246,22 @@ public final class Ledger {
     /** Epsilon charged within the window ending {@code now} (seconds since 1970). */
     public double spent(double now) {
         double since = window == null ? Double.NEGATIVE_INFINITY : now - window;
-        double total = 0;
+        java.util.List<Double> epsilons = new java.util.ArrayList<>();
         for (Map<String, Object> charge : charges) {
-            if (((Number) charge.get("at")).doubleValue() > since) total += ((Number) charge.get("epsilon")).doubleValue();
+            if (((Number) charge.get("at")).doubleValue() > since) epsilons.add(((Number) charge.get("epsilon")).doubleValue());
         }
-        return total;
+        return fsum(epsilons);
+    }
+
+    /**
+     * The correctly rounded sum of {@code values}, as Python's {@code math.fsum}: the ledger's spent sum, so that a
+     * budget refuses exactly where Python's ledger does (a plain sum of 365 charges of 0.1 was 36.50000000000025 and
+     * refused the 365th report under a budget of 36.5: audit102).  The exact sum of doubles, rounded once.
+     */
+    static double fsum(java.util.List<Double> values) {
+        java.math.BigDecimal total = java.math.BigDecimal.ZERO;
+        for (double value : values) total = total.add(new java.math.BigDecimal(value));
+        return total.doubleValue();
     }
 
     /** The budget left within the window ending {@code now}. */
