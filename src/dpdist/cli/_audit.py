@@ -67,7 +67,7 @@ def add_commands(subparsers) -> None:
     command.add_argument("--json", action="store_true", help="print the result as JSON")
     command.add_argument("--plot", default=None, metavar="PNG", help="write the certified bound against samples")
     command.set_defaults(handler=_run_audit)
-    from ..local import available  # the registry (the sub-command's parser only: dpdist --help stays light)
+    from ..local import available  # lazy: the registry, for this sub-command only (dpdist --help stays light)
 
     state_rules(command, {
         "--protocol": Name((*available(), "auto")),
@@ -118,7 +118,7 @@ def _run_audit(args) -> int:
 def _parameters_of(name: str) -> set[str]:
     """The parameters the protocol ``name`` is built with (its constraints table; ``auto``, a frequency oracle's
     chooser, takes D items)."""
-    from ..local._registry import registered_class
+    from ..local._registry import registered_class  # lazy: only --protocol builds a protocol
 
     if name == "auto":
         return {"domain_size"}
