@@ -315,7 +315,8 @@ function parseValue(protocol, line, lineNumber, options, counts, column = option
     value = BigInt(text); // exact above 2^53, where Number would round
   } else {
     const text = line.trim();
-    value = text === '' ? NaN : Number(text);
+    // Python's spellings of an infinity too ('inf', '-Infinity', any case), as `dpdist privatize` reads them
+    value = text === '' ? NaN : /^[+-]?inf(inity)?$/i.test(text) ? (text.startsWith('-') ? -Infinity : Infinity) : Number(text);
     if (protocol.kind === 'frequency' ? !/^[+-]?\d+$/.test(text) : Number.isNaN(value)) {
       fail(`${where}: ${JSON.stringify(line)} is not ${protocol.kind === 'frequency' ? 'an integer item' : 'a number'}`);
     }
@@ -323,11 +324,12 @@ function parseValue(protocol, line, lineNumber, options, counts, column = option
       // clipped to the nearest bound, as Python's clip=True; counted here, never sent (--no-clip refuses it)
       const [lo, hi] = protocol.params.bounds;
       if (value < lo || value > hi) {
+        const wraps = protocol.name === 'opm-circular'; // around the circle, as Python's (the protocol wraps it)
         if (!options.clip) {
-          fail(`${where}: ${text} is outside the bounds [${lo}, ${hi}] (without --no-clip it is clipped to the nearest bound)`);
+          fail(`${where}: ${text} is outside the bounds [${lo}, ${hi}] (without --no-clip it is ${wraps ? 'wrapped around the circle' : 'clipped to the nearest bound'})`);
         }
         counts.clipped += 1;
-        value = value < lo ? lo : hi;
+        if (!wraps) value = value < lo ? lo : hi;
       }
     }
   }
@@ -469,8 +471,9 @@ async function main() {
   const missing = counts.missing ? `; ${counts.missing} ${columns === null ? 'missing value(s)' : 'row(s) with a missing cell'} skipped` : '';
   const [lo, hi] = protocol.params.bounds ?? [];
   const outside = protocol.kind === 'multi' ? 'outside their attribute\'s bounds' : `outside the bounds [${lo}, ${hi}]`;
+  const how = protocol.name === 'opm-circular' ? 'wrapped around the circle' : 'clipped to the nearest bound';
   const clipped = counts.clipped
-    ? `; ${counts.clipped} value(s) ${outside} clipped to the nearest bound (counted here, never sent; --no-clip refuses them)`
+    ? `; ${counts.clipped} value(s) ${outside} ${how} (counted here, never sent; --no-clip refuses them)`
     : '';
   process.stderr.write(`privatize.js: wrote ${total} ${protocol.name} report(s) to ${options.out}${missing}${clipped}${who}\n`);
 }

@@ -102,6 +102,11 @@ test('bad values are refused before anything is drawn', () => {
   // outside the bounds (infinities included): randomized as the nearest bound, as Python and Java clip (audit102)
   const [clipped, nearest] = [[-Infinity, 10.5, 1e300], [0, 10, 10]].map((values) => privatize(sw, values, { source: deterministicSource(7) }));
   assert.deepEqual(clipped, nearest);
+  // opm-circular wraps a finite value around the circle (25 h is 1 h) and clips an infinity, as Python (attack102)
+  const circle = { protocol: 'opm-circular', epsilon: 4, bounds: [0, 24] };
+  const draws = (value) => privatize(circle, new Array(200).fill(value), { source: deterministicSource(3) });
+  for (const [outside, inside] of [[25, 1], [-1, 23], [48, 0], [Infinity, 24], [-Infinity, 0]]) assert.deepEqual(draws(outside), draws(inside));
+  assert.notDeepEqual(draws(25), draws(24));
   assert.equal(privatize(sw, [0, 10, 3.3], { source }).length, 3);
 });
 

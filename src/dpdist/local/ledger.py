@@ -162,6 +162,13 @@ def _js_number(value: float) -> str:
     return f"{mantissa}e{'+' if int(power) > 0 else '-'}{abs(int(power))}"
 
 
+def _summed(statement: Statement, spent: float) -> Statement:
+    """A basic composition's statement with the ledger's own sum of the same charges (``math.fsum`` of the charges, as
+    :meth:`PrivacyLedger.spent` and the JavaScript ledger sum them; the sum of each report's epsilon could be a bit
+    above it, attack102)."""
+    return dataclasses.replace(statement, epsilon=spent) if statement.accountant == "basic" else statement
+
+
 def window_assumption(window: float) -> str:
     """What a statement of a ledger with a ``window`` (seconds) covers, in its ``assumptions``."""
     return (f"the charges of the last {_js_number(window)} s only (the ledger's window): a budget per window bounds what the "
@@ -241,7 +248,9 @@ class PrivacyLedger:
     def _statement(self, delta: float, accountant: str, now: float | None) -> Statement:
         """:meth:`statement` under the charges' own relation (the ledger's accounting names it)."""
         check_accountant("PrivacyLedger.statement", accountant)
+        now = time.time() if now is None else now
         fresh, memos = self._stated_charges(now)
+        spent = self.spent(now)  # the pure sum as the budget refuses by (math.fsum of the charges; the JS ledger's too)
         losses = [PrivacyLoss.of_guarantee(local_guarantee(epsilon)) for epsilon, reports in fresh
                   for _ in range(reports)]
         losses += [PrivacyLoss.of_guarantee(local_guarantee(epsilon), f"{protocol} memo at {redacted_url(collector)}")
@@ -250,12 +259,12 @@ class PrivacyLedger:
             return state(PrivacyLoss.of_guarantee(local_guarantee(1e-300)).assuming(NO_CHARGE_ASSUMPTION), delta, "basic")
         total = sequential(losses)
         if accountant in ("basic", "zcdp") or (delta == 0 and accountant == "tightest"):  # pure: the sum is exact
-            return state(total, delta, "basic" if accountant == "tightest" else accountant)
+            return _summed(state(total, delta, "basic" if accountant == "tightest" else accountant), spent)
         responses = fresh + [(epsilon, 1) for epsilon in memos.values()]
         upper = composed_randomized_response(responses, delta)
-        basic = total.guarantee.epsilon
+        basic = spent
         if accountant == "tightest" and basic <= upper * (1 + 1e-9):  # a tie, to the last bits, is the sum
-            return state(total, delta, "basic")
+            return _summed(state(total, delta, "basic"), spent)
         lower = composed_randomized_response(responses, delta, rounding="down")
         capped = basic < upper
         return Statement("pld", min(upper, basic), delta, "replace", "local", total.mechanisms, None,

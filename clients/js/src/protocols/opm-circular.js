@@ -9,4 +9,18 @@ export default class CircularOptimalPiecewise extends WindowProtocol {
   constructor(config) {
     super('opm-circular', config, true);
   }
+
+  /** A finite value outside the bounds wraps around the circle (25 h is 1 h), as Python's opm-circular and the Java
+   * client do; an infinity is clipped to its bound (attack102: this client clipped 25 h to 24 h). */
+  checkValue(value, index) {
+    return super.checkValue(wrapped(value, this.params.bounds), index);
+  }
+}
+
+/** ``value`` wrapped into ``[lo, hi]`` when it is a finite number outside it (``lo`` plus its offset modulo the
+ * period), else as given. */
+export function wrapped(value, [lo, hi]) {
+  if (typeof value !== 'number' || !Number.isFinite(value) || (value >= lo && value <= hi)) return value;
+  const period = hi - lo;
+  return lo + ((((value - lo) % period) + period) % period);
 }
