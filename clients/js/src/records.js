@@ -128,7 +128,8 @@ export class RecordProtocol extends Protocol {
     }
     return values.map((value, attribute) => {
       try {
-        return this.checkers[attribute].checkValue(value, index);
+        const checker = this.checkers[attribute]; // an attribute's own rule where it has one (opm-circular: clipped)
+        return typeof checker.checkAttributeValue === 'function' ? checker.checkAttributeValue(value, index) : checker.checkValue(value, index);
       } catch (error) {
         if (error instanceof OutOfDomainError || error instanceof InvalidValueTypeError) {
           throw new error.constructor(`${this.display}.privatize: attribute '${names[attribute]}': ${error.message}`);

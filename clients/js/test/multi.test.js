@@ -206,3 +206,10 @@ test('past 65,536 marginals the group index is a uint32, as in Python (it wrappe
   const groups = Array.from({ length: 2000 }, (_, i) => calm.groups.split(batch.row(i))[0]);
   assert.ok(Math.max(...groups) > 65535 && groups.every((g) => g < 91390)); // P(all below 65,536) = (0.717)^2000: nil
 });
+
+test('an opm-circular attribute of a record is clipped to its bounds, as Python clips record attributes (attack103)', () => {
+  const spl = fromConfig({ protocol: 'spl', epsilon: 4, attributes: [{ name: 'c', domain_size: 2 }, { name: 'h', bounds: [0, 24], protocol: 'opm-circular' }] });
+  const draws = (hour) => spl.privatize(new Array(200).fill([1, hour]), deterministicSource(3)).bytes;
+  assert.deepEqual(draws(25), draws(24));
+  assert.notDeepEqual(draws(25), draws(1));
+});

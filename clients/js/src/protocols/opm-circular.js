@@ -15,6 +15,12 @@ export default class CircularOptimalPiecewise extends WindowProtocol {
   checkValue(value, index) {
     return super.checkValue(wrapped(value, this.params.bounds), index);
   }
+
+  /** As an attribute of a record: clipped to the nearest bound, as Python's records clip every numerical attribute
+   * (attack103: wrapped here, clipped there). */
+  checkAttributeValue(value, index) {
+    return super.checkValue(value, index);
+  }
 }
 
 /** ``value`` wrapped into ``[lo, hi]`` when it is a finite number outside it (``lo`` plus its offset modulo the
