@@ -63,6 +63,9 @@ CASES: dict[str, dict] = {
         "rows": 2,
         "argv": ["--samples", "500", "--installed-only", "--packages", "opendp", "--markdown"],
         "json": "benchmarks/results/audit_peers.json",
+        # the witness's plug-in loss is infinite when its event was never drawn under the other input, which OpenDP's
+        # own CSPRNG (no seed) makes happen in some runs at 500 samples (CI of bbb3fa7d): a result, not an error
+        "inf_ok": True,
     },
     "bench_central.py": {
         "rows": 13,
