@@ -251,9 +251,10 @@ class AdaptiveQuantiles:
         upper = np.clip(np.searchsorted(cdf, self.q, side="left"), 1, cuts.size - 1)
         a, b = cuts[upper - 1], cuts[upper]
         share = np.clip((self.q - cdf[upper - 1]) / np.maximum(cdf[upper] - cdf[upper - 1], 1e-300), 0.0, 1.0)
-        asked, fraction, variance = self.pooled(history)
+        asked, counts = self._pooled_counts(history)  # once: the fit's fractions and the intervals' counts
+        fraction, variance, _ = cut_fractions(counts.reshape(-1), self.protocol(0, []).keep_probability)
         grid_values = self._local_fit(history, asked, fraction, variance, a + share * (b - a), list(zip(a, b)))
-        below, above = self._cut_bounds(history)
+        below, above = self._cut_bounds(counts)
         low = np.array([max([0, *asked[above < p]]) for p in self.q], dtype=np.float64)
         high = np.array([min([self.grid_size, *asked[below >= p]]) for p in self.q], dtype=np.float64)
         to_value = self._grid_to_value
@@ -268,8 +269,9 @@ class AdaptiveQuantiles:
             guarantee=self.guarantee,
         )
 
-    def _cut_bounds(self, history: Sequence[Aggregator]) -> tuple[np.ndarray, np.ndarray]:
-        r"""Lower and upper bounds of the fraction below each asked cut (in :meth:`pooled`'s order), simultaneous at
+    def _cut_bounds(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        r"""Lower and upper bounds of the fraction below each asked cut, from its pooled ``counts`` (a row of
+        ``(zeros, ones)`` per cut, :meth:`_pooled_counts`), simultaneous at
         :attr:`level` over the asked cuts: Clopper-Pearson bounds at level :math:`1 - (1 - \text{level})/K` of the
         share :math:`\pi = (1 - p) + (2p - 1) F` of ones among a cut's :math:`m` pooled answers (each a user's
         randomized response, one user each), mapped to :math:`F` and clipped to [0, 1].
@@ -279,7 +281,6 @@ class AdaptiveQuantiles:
         random group drawn without replacement vary less than a binomial's, so the bounds are conservative."""
         from scipy.stats import beta  # lazy: loads scipy (0.4-2 s)
 
-        _, counts = self._pooled_counts(history)
         ones, reports = counts[:, 1].astype(np.float64), counts.sum(axis=1).astype(np.float64)
         tail = (1.0 - self.level) / (2.0 * max(counts.shape[0], 1))
         with np.errstate(invalid="ignore"):
