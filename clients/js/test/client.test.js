@@ -414,3 +414,73 @@ test('a failed request is sent again for the whole retry window (issue 61: devic
   await assert.rejects(down.campaign(), (error) => error instanceof ServiceError
     && /gave up after \d+ attempts over 0\.\d s \(retryWindowMs 60\)\. Nothing was lost: send the same batch again/.test(error.message));
 });
+
+test('without memoStorage and without globalThis.localStorage (Node) the Client is refused, naming the option', () => {
+  assert.equal(globalThis.localStorage, undefined);
+  for (const options of [undefined, {}, { memoStorage: undefined }, { fetch: fakeServer().fetch, batchSize: 4 }]) {
+    assert.throws(() => new Client('', 'c1', options), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith("The 'memoStorage' option of Client is required where there is no globalThis.localStorage (Node)")
+      && /getItem and setItem/.test(error.message) && /or null for no ledger at all/.test(error.message)
+      && error.message.endsWith('Got no memoStorage option, and no globalThis.localStorage.'), JSON.stringify(options));
+  }
+});
+
+test('a memoStorage without getItem/setItem functions is refused, not taken for no ledger', () => {
+  for (const [memoStorage, got] of [
+    [{}, 'an object without getItem and setItem functions'],
+    [{ getItem: () => null }, 'an object without setItem function'],
+    [{ getItem: () => null, setItem: 'x' }, 'an object without setItem function'],
+    [new Map(), 'an object without getItem and setItem functions'],
+    ['ledger.json', 'a string'], [false, 'a boolean'], [0, 'a number'],
+  ]) {
+    assert.throws(() => new Client('', 'c1', { memoStorage }), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith("The 'memoStorage' option of Client must be an object with getItem and setItem functions")
+      && error.message.endsWith(`Got ${got}.`) && !error.message.includes('ledger.json'), String(memoStorage));
+  }
+});
+
+test('a globalThis.localStorage is the default memoStorage (a browser); one without getItem/setItem is refused', async () => {
+  const storage = memoryStorage();
+  globalThis.localStorage = storage;
+  try {
+    const device = new Client('', 'c1', { fetch: fakeServer().fetch, locks: null, source: deterministicSource(21) });
+    await device.submit(3);
+    assert.equal((await device.ledger()).spent(), 1.0);
+    assert.ok(storage.getItem('dpdist-ledger') !== null);
+    globalThis.localStorage = {}; // as Node 25 run without --localstorage-file
+    assert.throws(() => new Client('', 'c1', {}), (error) => error instanceof InvalidParameterError
+      && /^The 'memoStorage' option of Client must be /.test(error.message)
+      && /Got no memoStorage option, and as globalThis\.localStorage an object without getItem and setItem functions/.test(error.message));
+    assert.equal(new Client('', 'c1', { memoStorage: null })._memoStorage, null); // null still says: no ledger
+  } finally {
+    delete globalThis.localStorage;
+  }
+});
+
+test('memoStorage: null keeps no ledger: nothing charged, no budget refuses, no memo', async () => {
+  const config = { protocol: 'grr', version: 1, epsilon: 4.0, domain_size: 8 };
+  const server = fakeServer({ config });
+  const client = new Client('', 'c1', { fetch: server.fetch, memoStorage: null, source: deterministicSource(22) });
+  for (let i = 0; i < 5; i++) await client.submit(i); // 20 epsilon, twice the default budget
+  assert.equal(await client.ledger(), null);
+  assert.equal(await client.memo(), null);
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 5);
+});
+
+test('a memoStorage keeps the ledger: each report charged and stored, refused past the budget before it is sent', async () => {
+  const config = { protocol: 'grr', version: 1, epsilon: 4.0, domain_size: 8 };
+  const server = fakeServer({ config });
+  const storage = memoryStorage();
+  const client = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(23) });
+  await client.submit(1);
+  await client.submit(2);
+  const ledger = await client.ledger();
+  assert.equal(ledger.spent(), 8.0);
+  assert.equal(ledger.remaining(), 2.0);
+  assert.equal(Ledger.fromJSON(JSON.parse(storage.getItem('dpdist-ledger'))).spent(), 8.0);
+  await assert.rejects(client.submit(3), (error) => error instanceof PrivacyBudgetError);
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 2);
+  const again = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(24) }); // a restart
+  await assert.rejects(again.submit(4), (error) => error instanceof PrivacyBudgetError);
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 2);
+});
