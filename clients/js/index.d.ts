@@ -279,9 +279,11 @@ export class Client {
       retryDelayMs?: number;
       fetch?: typeof fetch;
       /**
-       * Where the device's privacy ledger persists, under ``dpdist-ledger`` (default globalThis.localStorage):
-       * its budget, its charges and the memos of longitudinal campaigns.  null: no ledger (simulations of many
-       * users; a longitudinal campaign is then refused).
+       * Where the device's privacy ledger persists, under ``dpdist-ledger`` (default globalThis.localStorage,
+       * a browser's): its budget, its charges and the memos of longitudinal campaigns.  Required where there is
+       * no globalThis.localStorage (Node: give a file-backed storage); an object without getItem/setItem functions
+       * is refused (InvalidParameterError).  null: no ledger, said explicitly (simulations of many users, tests;
+       * a longitudinal campaign is then refused).
        */
       memoStorage?: MemoStorage | null;
       /**

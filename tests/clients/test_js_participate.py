@@ -77,7 +77,7 @@ def test_node_client_submits_batches_that_count_once(server, tmp_path):
     script = tmp_path / "submit.mjs"
     script.write_text(
         f"import {{ Client }} from {json.dumps((ROOT / 'clients/js/src/index.js').as_uri())};\n"
-        f"const client = new Client({json.dumps(server.url)}, {json.dumps(name)}, {{ batchSize: 700 }});\n"
+        f"const client = new Client({json.dumps(server.url)}, {json.dumps(name)}, {{ memoStorage: null, batchSize: 700 }});\n"
         "const values = Array.from({ length: 2000 }, (_, i) => i % 8);\n"
         "const acks = await client.submitMany(values);\n"
         "console.log(JSON.stringify(acks));\n"
@@ -101,7 +101,7 @@ def test_node_client_submits_records_of_a_multi_attribute_campaign(server, tmp_p
     script = tmp_path / "submit.mjs"
     script.write_text(
         f"import {{ Client }} from {json.dumps((ROOT / 'clients/js/src/index.js').as_uri())};\n"
-        f"const client = new Client({json.dumps(server.url)}, {json.dumps(name)}, {{ batchSize: 500 }});\n"
+        f"const client = new Client({json.dumps(server.url)}, {json.dumps(name)}, {{ memoStorage: null, batchSize: 500 }});\n"
         "const records = Array.from({ length: 1200 }, (_, i) => (i % 2 ? { weather: ['rain', 'sun', 'fog'][i % 3], age: i % 90 }"
         " : [['rain', 'sun', 'fog'][i % 3], 20.5]));\n"
         "const acks = await client.submitMany(records);\n"
@@ -125,7 +125,7 @@ def test_node_client_submits_key_value_sets(server, tmp_path):
     script = tmp_path / "submit.mjs"
     script.write_text(
         f"import {{ Client }} from {json.dumps((ROOT / 'clients/js/src/index.js').as_uri())};\n"
-        f"const client = new Client({json.dumps(server.url)}, {json.dumps(name)}, {{ batchSize: 10000 }});\n"
+        f"const client = new Client({json.dumps(server.url)}, {json.dumps(name)}, {{ memoStorage: null, batchSize: 10000 }});\n"
         "const sets = Array.from({ length: 30000 }, (_, i) => (i % 2 ? { 0: 0.5, [1 + (i % 3)]: -0.5 } : [[0, 0.5]]));\n"
         "const acks = await client.submitMany(sets);\n"
         "console.log(JSON.stringify(acks));\n"

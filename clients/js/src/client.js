@@ -215,12 +215,14 @@ export class Retries {
  *   a 429/503's Retry-After is waited instead (never earlier, up to 50% later) (500 ms)
  * @param {typeof fetch} [options.fetch] the fetch function (default globalThis.fetch)
  * @param {{getItem: (key: string) => string|null, setItem: (key: string, value: string) => void}} [options.memoStorage]
- *   where the device's privacy ledger persists (default globalThis.localStorage), under the key
+ *   where the device's privacy ledger persists (default globalThis.localStorage, a browser's), under the key
  *   ``dpdist-ledger``: its budget, what each collector spent, and the permanent responses of longitudinal
  *   campaigns per collector and config without budgets (ledger.js).  Every report is charged before it is
- *   drawn and refused (PrivacyBudgetError) past the budget.  null: no ledger, for simulations of many users
- *   (a longitudinal campaign is then refused: its device must keep its memo; so is a campaign in rounds, whose
- *   device answers one round only, which its ledger remembers)
+ *   drawn and refused (PrivacyBudgetError) past the budget.  Required where there is no globalThis.localStorage
+ *   (Node: a file-backed storage), and an object without getItem/setItem functions is refused
+ *   (InvalidParameterError), as the Java client requires storage(...) or withoutLedger().  null: no ledger, said
+ *   explicitly, for simulations of many users (a longitudinal campaign is then refused: its device must keep its
+ *   memo; so is a campaign in rounds, whose device answers one round only, which its ledger remembers)
  * @param {{request: (name: string, callback: () => any) => Promise<any>}|null} [options.locks] the Web Locks
  *   (default globalThis.navigator.locks, where the browser has them): every read-draw-save of the ledger holds
  *   the lock named ``dpdist-ledger``, so two tabs of one origin, which share its localStorage, cannot both read
@@ -290,15 +292,14 @@ export class Client {
     this._configFetch = this._ohttp?.keys ? obliviousFetch(this._ohttp.relay, givenKeyConfig(this._ohttp.keys), this._fetch) : null;
     this._batchFetch = null;
     this._source = source ?? secureSource();
-    this._memoStorage = memoStorage === undefined ? (globalThis.localStorage ?? null) : memoStorage;
+    this._memoStorage = checkMemoStorage(memoStorage);
     this._locks = locks === undefined ? (globalThis.navigator?.locks ?? null) : locks;
     if (this._locks !== null && typeof this._locks.request !== 'function') {
       throw new TypeError("The 'locks' option of Client must have a request(name, callback) method (navigator.locks) or be null.");
     }
     this.pin = checkPin(pin);
     this.issuer = issuer; // checked by the setter
-    const storage = this._memoStorage;
-    this._wallet = new TokenWallet(storage !== null && typeof storage?.getItem === 'function' && typeof storage?.setItem === 'function' ? storage : null);
+    this._wallet = new TokenWallet(this._memoStorage);
     this._issuerInfo = null; // the campaign's issuer, checked (identity.js checkedIssuer), when it has one
     this._issuerKeyChecked = false; // the issuer's live token key was compared with the campaign's
     this._ledger = null; // the device's privacy Ledger, when it has storage
@@ -553,7 +554,7 @@ export class Client {
 
   _loadLedger(protocol) {
     const storage = this._memoStorage;
-    if (storage === null || typeof storage.getItem !== 'function' || typeof storage.setItem !== 'function') {
+    if (storage === null) {
       if (this._campaign !== null && answerOnce(this._campaign) !== null) {
         throw new InvalidParameterError(
           `Campaign '${this.campaignId}' runs in rounds: its epsilon per user holds only if a device answers one round, ` +
@@ -940,6 +941,39 @@ function checkServerUrl(serverUrl) {
     : url.username || url.password || /^[^?#]*\/\/[^/?#]*@/u.test(serverUrl) ? 'without user:password@ (this client authenticates with its token, never a URL\'s credentials, which fetch refuses)'
       : /[?#]/u.test(serverUrl) ? 'without a query or fragment (?...#...: the API\'s paths are joined to it)' : null;
   if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shownUrl(serverUrl)}".`);
+}
+
+const MEMO_STORAGE_ALLOWED = 'an object with getItem and setItem functions, where the device keeps its privacy ledger (such as ' +
+  'window.localStorage, or a file-backed one in Node), or null for no ledger at all (a simulation of many users, a test: ' +
+  'nothing is charged, no budget refuses, no memo is kept)';
+
+/**
+ * The ``memoStorage`` option of Client, checked: an object with getItem/setItem functions, or null (explicitly no
+ * ledger).  Not given, it is globalThis.localStorage (a browser's); where there is none (Node) it is refused, as the
+ * Java client's Options without storage(...) or withoutLedger(): a device app that forgot the option would report with
+ * no ledger at all, charging nothing and refusing nothing by budget.  A storage without those functions is refused
+ * too (it was taken for none), globalThis.localStorage included (Node 25 run without --localstorage-file has one).
+ */
+function checkMemoStorage(memoStorage) {
+  if (memoStorage === null) return null;
+  const given = memoStorage !== undefined;
+  const storage = given ? memoStorage : globalThis.localStorage;
+  const usable = (typeof storage === 'object' || typeof storage === 'function') && storage !== null &&
+    typeof storage.getItem === 'function' && typeof storage.setItem === 'function';
+  if (usable) return storage;
+  if (!given && (storage === undefined || storage === null)) {
+    throw new InvalidParameterError(
+      `The 'memoStorage' option of Client is required where there is no globalThis.localStorage (Node): ${MEMO_STORAGE_ALLOWED}. ` +
+        'Got no memoStorage option, and no globalThis.localStorage.',
+    );
+  }
+  const found = typeof storage !== 'object' && typeof storage !== 'function' ? `a ${typeof storage}`
+    : `an object without ${['getItem', 'setItem'].filter((name) => typeof storage[name] !== 'function').join(' and ')} function${
+      typeof storage.getItem !== 'function' && typeof storage.setItem !== 'function' ? 's' : ''}`;
+  throw new InvalidParameterError(
+    `The 'memoStorage' option of Client must be ${MEMO_STORAGE_ALLOWED}. Got ${given ? found : `no memoStorage option, and as ` +
+      `globalThis.localStorage ${found} (Node 25 run without --localstorage-file has such a localStorage)`}.`,
+  );
 }
 
 /** The ``ohttp`` option of Client, checked: null or ``{relay, keys}`` (keys: application/ohttp-keys bytes that parse). */

@@ -94,7 +94,7 @@ test("the attacker's config (OUE, domain_size 2*10^7) is refused before anything
 test("a config whose one report does not fit the answer's max_body_bytes is refused, naming the field and the sizes", async () => {
   const config = { protocol: 'oue', version: 1, epsilon: 1.0, domain_size: 8192 };
   const server = service(config, { max_body_bytes: 1024 });
-  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, retries: 0 });
+  const client = new Client('http://127.0.0.1:9', 'c1', { memoStorage: null, fetch: server.fetch, source: server.source, retries: 0 });
   await assert.rejects(client.submit(3), (error) => {
     assert.equal(error.code, 'unexpected_answer');
     assert.match(error.message, /reports of \d+ bytes each \('config': domain_size = 8192\).*\(1024 bytes: 'max_body_bytes' = 1024/);
@@ -107,7 +107,7 @@ test("a config whose one report does not fit the answer's max_body_bytes is refu
 for (const stated of [0, -5, 1.5, '4096', true, [4096]]) {
   test(`a max_body_bytes of ${JSON.stringify(stated)} is refused (unexpected_answer)`, async () => {
     const server = service({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 }, { max_body_bytes: stated });
-    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, retries: 0 });
+    const client = new Client('http://127.0.0.1:9', 'c1', { memoStorage: null, fetch: server.fetch, source: server.source, retries: 0 });
     await assert.rejects(client.submitMany([1, 2]), (error) => error.code === 'unexpected_answer' && /'max_body_bytes'/.test(error.message));
     assert.equal(server.bodies.length, 0);
   });
@@ -116,7 +116,7 @@ for (const stated of [0, -5, 1.5, '4096', true, [4096]]) {
 test('submitMany and add cut each batch to the reports that fit the stated body; every report is sent once', async () => {
   const config = { protocol: 'oue', version: 1, epsilon: 1.0, domain_size: 4096 }; // 512-byte reports
   const server = service(config, { max_body_bytes: 4096 });
-  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize: 1000 });
+  const client = new Client('http://127.0.0.1:9', 'c1', { memoStorage: null, fetch: server.fetch, source: server.source, batchSize: 1000 });
   const acks = await client.submitMany(Array.from({ length: 50 }, (_, i) => i));
   const rows = server.bodies.map(rowsOf);
   assert.equal(rows.reduce((a, b) => a + b, 0), 50);
@@ -131,7 +131,7 @@ test('submitMany and add cut each batch to the reports that fit the stated body;
 
 test('without max_body_bytes (an older service) the ceiling is 16 MiB and batchSize still applies', async () => {
   const server = service({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 });
-  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize: 4 });
+  const client = new Client('http://127.0.0.1:9', 'c1', { memoStorage: null, fetch: server.fetch, source: server.source, batchSize: 4 });
   await client.submitMany([0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
   assert.deepEqual(server.bodies.map(rowsOf).sort(), [2, 4, 4]);
 });
@@ -140,7 +140,7 @@ test('without max_body_bytes (an older service) the ceiling is 16 MiB and batchS
 // int >= 1 is the server's answer refused before anything is drawn, sent or charged; absent, the body alone bounds it
 test('a max_batch_reports of 3 cuts 10 values into 4 batches of at most 3 reports, each sent once; add flushes at 3', async () => {
   const server = service({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 }, { max_batch_reports: 3 });
-  const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize: 1000 });
+  const client = new Client('http://127.0.0.1:9', 'c1', { memoStorage: null, fetch: server.fetch, source: server.source, batchSize: 1000 });
   const acks = await client.submitMany([0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
   assert.deepEqual(server.bodies.map(rowsOf), [3, 3, 3, 1]);
   assert.equal(acks.length, 4);
@@ -158,7 +158,7 @@ test('max_batch_reports and max_body_bytes both bound a batch: the smaller wins,
     [{ max_batch_reports: 5 }, 4, 4]];
   for (const [extra, batchSize, expected] of cases) {
     const server = service(config, extra);
-    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize });
+    const client = new Client('http://127.0.0.1:9', 'c1', { memoStorage: null, fetch: server.fetch, source: server.source, batchSize });
     await client.submitMany(Array.from({ length: 20 }, (_, i) => i));
     const rows = server.bodies.map(rowsOf);
     assert.equal(rows.reduce((a, b) => a + b, 0), 20, JSON.stringify(extra));
@@ -190,7 +190,7 @@ for (const stated of [0, -3, 2.5, '3', true, false, [3], { n: 3 }, 2 ** 53, 1e30
 test('a max_batch_reports of null or absent (an older service) is no cap beyond the body and batchSize', async () => {
   for (const extra of [{}, { max_batch_reports: null }]) {
     const server = service({ protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 }, extra);
-    const client = new Client('http://127.0.0.1:9', 'c1', { fetch: server.fetch, source: server.source, batchSize: 1000 });
+    const client = new Client('http://127.0.0.1:9', 'c1', { memoStorage: null, fetch: server.fetch, source: server.source, batchSize: 1000 });
     await client.submitMany(Array.from({ length: 1500 }, (_, i) => i % 8));
     assert.deepEqual(server.bodies.map(rowsOf).sort(), [1000, 500]);
   }

@@ -36,7 +36,7 @@ function headerOf(body) {
 
 test('submit sends one binary record under a fresh batch id, with the token, and nothing else', async () => {
   const server = fakeServer();
-  const client = new Client('http://127.0.0.1:9/', 'c1', { token: 'secret', fetch: server.fetch, source: deterministicSource(1) });
+  const client = new Client('http://127.0.0.1:9/', 'c1', { memoStorage: null, token: 'secret', fetch: server.fetch, source: deterministicSource(1) });
   const ack = await client.submit(5);
   assert.equal(ack.accepted, 1);
   assert.equal(server.requests.length, 2);
@@ -54,7 +54,7 @@ test('submit sends one binary record under a fresh batch id, with the token, and
 
 test('a failed attempt is retried with the same bytes and batch id (network, 503, 409 not open)', async () => {
   const server = fakeServer({ script: ['network', 503, 409] });
-  const client = new Client('', 'c1', { fetch: server.fetch, retryDelayMs: 1, source: deterministicSource(2) });
+  const client = new Client('', 'c1', { memoStorage: null, fetch: server.fetch, retryDelayMs: 1, source: deterministicSource(2) });
   const ack = await client.submit(3);
   const puts = server.requests.filter((r) => r.method === 'PUT');
   assert.equal(puts.length, 4);
@@ -68,7 +68,7 @@ test('a failed attempt is retried with the same bytes and batch id (network, 503
 test('409 campaign_changed is retried with the same bytes and batch id; campaign_full is not', async () => {
   const changed = { status: 409, body: { error: 'campaign_changed', detail: 'created again' } };
   const server = fakeServer({ script: [changed, changed] });
-  const client = new Client('', 'c1', { fetch: server.fetch, retryDelayMs: 1, source: deterministicSource(7) });
+  const client = new Client('', 'c1', { memoStorage: null, fetch: server.fetch, retryDelayMs: 1, source: deterministicSource(7) });
   const ack = await client.submit(4);
   const puts = server.requests.filter((r) => r.method === 'PUT');
   assert.equal(puts.length, 3);
@@ -79,19 +79,19 @@ test('409 campaign_changed is retried with the same bytes and batch id; campaign
   assert.equal(ack.batch_id, puts[0].url.split('/').at(-1));
 
   const full = fakeServer({ script: [{ status: 409, body: { error: 'campaign_full', detail: 'full' } }] });
-  const refused = new Client('', 'c1', { fetch: full.fetch, retryDelayMs: 1, source: deterministicSource(8) });
+  const refused = new Client('', 'c1', { memoStorage: null, fetch: full.fetch, retryDelayMs: 1, source: deterministicSource(8) });
   await assert.rejects(refused.submit(1), (error) => error instanceof ServiceError && error.status === 409 && error.code === 'campaign_full');
   assert.equal(full.requests.filter((r) => r.method === 'PUT').length, 1);
 });
 
 test('a refusal is not retried and names the server error; giving up carries the batch', async () => {
   const refused = fakeServer({ script: [{ status: 400, body: { error: 'malformed_batch', detail: 'bad' } }] });
-  const client = new Client('', 'c1', { fetch: refused.fetch, retryDelayMs: 1, source: deterministicSource(3) });
+  const client = new Client('', 'c1', { memoStorage: null, fetch: refused.fetch, retryDelayMs: 1, source: deterministicSource(3) });
   await assert.rejects(client.submit(1), (error) => error instanceof ServiceError && error.status === 400 && error.code === 'malformed_batch' && /bad/.test(error.message));
   assert.equal(refused.requests.filter((r) => r.method === 'PUT').length, 1);
 
   const down = fakeServer({ script: ['network', 'network', 'network'] });
-  const patient = new Client('', 'c1', { fetch: down.fetch, retries: 2, retryDelayMs: 1, source: deterministicSource(4) });
+  const patient = new Client('', 'c1', { memoStorage: null, fetch: down.fetch, retries: 2, retryDelayMs: 1, source: deterministicSource(4) });
   await assert.rejects(patient.submit(2), (error) => {
     assert.ok(error instanceof ServiceError && /gave up after 3 attempts/.test(error.message));
     assert.match(error.batchId, /^[0-9a-f]{32}$/);
@@ -102,7 +102,7 @@ test('a refusal is not retried and names the server error; giving up carries the
 
 test('add() queues reports and sends full batches; a failed flush keeps its batch id for the next', async () => {
   const server = fakeServer({ script: ['network', 'network'] });
-  const client = new Client('', 'c1', { fetch: server.fetch, batchSize: 3, retries: 1, retryDelayMs: 1, source: deterministicSource(5) });
+  const client = new Client('', 'c1', { memoStorage: null, fetch: server.fetch, batchSize: 3, retries: 1, retryDelayMs: 1, source: deterministicSource(5) });
   assert.deepEqual(await client.add(0), []);
   assert.deepEqual(await client.add(1), []);
   await assert.rejects(client.add(2), ServiceError); // two failing attempts
@@ -120,7 +120,7 @@ test('add() queues reports and sends full batches; a failed flush keeps its batc
 
 test('submitMany sends ceil(n / batchSize) batches with distinct ids', async () => {
   const server = fakeServer();
-  const client = new Client('', 'c1', { fetch: server.fetch, batchSize: 4, source: deterministicSource(6) });
+  const client = new Client('', 'c1', { memoStorage: null, fetch: server.fetch, batchSize: 4, source: deterministicSource(6) });
   const acks = await client.submitMany([0, 1, 2, 3, 4, 5, 6, 7, 0, 1]);
   assert.equal(acks.length, 3);
   const puts = server.requests.filter((r) => r.method === 'PUT');
@@ -130,12 +130,12 @@ test('submitMany sends ceil(n / batchSize) batches with distinct ids', async () 
 
 test('a campaign of an unsupported protocol is refused before anything is randomized or sent', async () => {
   const server = fakeServer({ config: { protocol: 'cp', version: 1, epsilon: 1, domain_size: 6 } });
-  const client = new Client('', 'c1', { fetch: server.fetch });
+  const client = new Client('', 'c1', { memoStorage: null, fetch: server.fetch });
   await assert.rejects(client.submit(1), UnsupportedProtocolError);
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
   assert.throws(() => new Client('', 'bad id!'), TypeError);
   for (const retryDelayMs of [-5, Number.NaN, 'x', Infinity]) { // attack75 B: -5 retried a 503 with no pause, for ever
-    assert.throws(() => new Client('', 'c1', { retryDelayMs }), /'retryDelayMs' option of Client must be a number of milliseconds >= 0/);
+    assert.throws(() => new Client('', 'c1', { memoStorage: null, retryDelayMs }), /'retryDelayMs' option of Client must be a number of milliseconds >= 0/);
   }
 });
 
@@ -151,7 +151,7 @@ test("a config answer this client cannot build is the server's answer refused, n
   ];
   for (const config of hostile) {
     const server = fakeServer({ config });
-    const client = new Client('', 'c1', { fetch: server.fetch });
+    const client = new Client('', 'c1', { memoStorage: null, fetch: server.fetch });
     await assert.rejects(client.submit(1), (error) => error instanceof ServiceError && !(error instanceof InvalidParameterError)
       && error.code === 'unexpected_answer' && /config answer of campaign "c1".*Nothing was drawn or sent/.test(error.message)
       && error.message.length < 1000 && !/[\u0000-\u001f\u007f\u2028\u2029\u202e]/u.test(error.message), JSON.stringify(config).slice(0, 200));
@@ -192,7 +192,7 @@ test("the campaign's published client view is checked against the client's own d
   const honest = fakeServer();
   const fetchHonest = async (url, options) =>
     options.method === 'GET' ? Response.json({ campaign: 'c1', state: 'open', config: CONFIG, client_view: view }) : honest.fetch(url, options);
-  const ack = await new Client('', 'c1', { fetch: fetchHonest, source: deterministicSource(4) }).submit(2);
+  const ack = await new Client('', 'c1', { memoStorage: null, fetch: fetchHonest, source: deterministicSource(4) }).submit(2);
   assert.equal(ack.accepted, 1);
   for (const weakened of [
     { ...view, design: { keep: Math.min(1, protocol.keep * 1.5) } }, // keeps the true item more often
@@ -201,7 +201,7 @@ test("the campaign's published client view is checked against the client's own d
     const server = fakeServer();
     const fetch = async (url, options) =>
       options.method === 'GET' ? Response.json({ campaign: 'c1', state: 'open', config: CONFIG, client_view: weakened }) : server.fetch(url, options);
-    const client = new Client('', 'c1', { fetch, source: deterministicSource(5) });
+    const client = new Client('', 'c1', { memoStorage: null, fetch, source: deterministicSource(5) });
     await assert.rejects(client.submit(2), /client view .* refused/);
     assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
   }
@@ -359,7 +359,7 @@ test('the ledger is read, drawn from and saved while holding its Web Lock, which
   assert.deepEqual(outcomes.map((o) => o.status).sort(), ['fulfilled', 'rejected']); // one answer, the other refused
   const refused = outcomes.find((o) => o.status === 'rejected').reason;
   assert.ok(refused instanceof PrivacyBudgetError && /already answered 'c1'/.test(refused.message));
-  assert.throws(() => new Client('', 'c1', { locks: {} }), /'locks' option of Client must have a request/);
+  assert.throws(() => new Client('', 'c1', { memoStorage: null, locks: {} }), /'locks' option of Client must have a request/);
 });
 
 test('concurrent add() calls lose no report when a flush swaps the queue meanwhile', async () => {
@@ -404,13 +404,83 @@ test('a failed request is sent again for the whole retry window (issue 61: devic
     }
     return restarting.fetch(url, options);
   };
-  const device = new Client('', 'c1', { fetch, retryDelayMs: 10, source: deterministicSource(9) });
+  const device = new Client('', 'c1', { memoStorage: null, fetch, retryDelayMs: 10, source: deterministicSource(9) });
   const ack = await device.submit(2);
   assert.equal(refused, 4);
   assert.match(ack.batch_id, /^[0-9a-f]{32}$/);
 
-  const down = new Client('', 'c1', { fetch: async () => { throw new TypeError('fetch failed'); }, retryWindowMs: 60,
+  const down = new Client('', 'c1', { memoStorage: null, fetch: async () => { throw new TypeError('fetch failed'); }, retryWindowMs: 60,
     retryDelayMs: 5, source: deterministicSource(10) });
   await assert.rejects(down.campaign(), (error) => error instanceof ServiceError
     && /gave up after \d+ attempts over 0\.\d s \(retryWindowMs 60\)\. Nothing was lost: send the same batch again/.test(error.message));
+});
+
+test('without memoStorage and without globalThis.localStorage (Node) the Client is refused, naming the option', () => {
+  assert.equal(globalThis.localStorage, undefined);
+  for (const options of [undefined, {}, { memoStorage: undefined }, { fetch: fakeServer().fetch, batchSize: 4 }]) {
+    assert.throws(() => new Client('', 'c1', options), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith("The 'memoStorage' option of Client is required where there is no globalThis.localStorage (Node)")
+      && /getItem and setItem/.test(error.message) && /or null for no ledger at all/.test(error.message)
+      && error.message.endsWith('Got no memoStorage option, and no globalThis.localStorage.'), JSON.stringify(options));
+  }
+});
+
+test('a memoStorage without getItem/setItem functions is refused, not taken for no ledger', () => {
+  for (const [memoStorage, got] of [
+    [{}, 'an object without getItem and setItem functions'],
+    [{ getItem: () => null }, 'an object without setItem function'],
+    [{ getItem: () => null, setItem: 'x' }, 'an object without setItem function'],
+    [new Map(), 'an object without getItem and setItem functions'],
+    ['ledger.json', 'a string'], [false, 'a boolean'], [0, 'a number'],
+  ]) {
+    assert.throws(() => new Client('', 'c1', { memoStorage }), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith("The 'memoStorage' option of Client must be an object with getItem and setItem functions")
+      && error.message.endsWith(`Got ${got}.`) && !error.message.includes('ledger.json'), String(memoStorage));
+  }
+});
+
+test('a globalThis.localStorage is the default memoStorage (a browser); one without getItem/setItem is refused', async () => {
+  const storage = memoryStorage();
+  globalThis.localStorage = storage;
+  try {
+    const device = new Client('', 'c1', { fetch: fakeServer().fetch, locks: null, source: deterministicSource(21) });
+    await device.submit(3);
+    assert.equal((await device.ledger()).spent(), 1.0);
+    assert.ok(storage.getItem('dpdist-ledger') !== null);
+    globalThis.localStorage = {}; // as Node 25 run without --localstorage-file
+    assert.throws(() => new Client('', 'c1', {}), (error) => error instanceof InvalidParameterError
+      && /^The 'memoStorage' option of Client must be /.test(error.message)
+      && /Got no memoStorage option, and as globalThis\.localStorage an object without getItem and setItem functions/.test(error.message));
+    assert.equal(new Client('', 'c1', { memoStorage: null })._memoStorage, null); // null still says: no ledger
+  } finally {
+    delete globalThis.localStorage;
+  }
+});
+
+test('memoStorage: null keeps no ledger: nothing charged, no budget refuses, no memo', async () => {
+  const config = { protocol: 'grr', version: 1, epsilon: 4.0, domain_size: 8 };
+  const server = fakeServer({ config });
+  const client = new Client('', 'c1', { fetch: server.fetch, memoStorage: null, source: deterministicSource(22) });
+  for (let i = 0; i < 5; i++) await client.submit(i); // 20 epsilon, twice the default budget
+  assert.equal(await client.ledger(), null);
+  assert.equal(await client.memo(), null);
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 5);
+});
+
+test('a memoStorage keeps the ledger: each report charged and stored, refused past the budget before it is sent', async () => {
+  const config = { protocol: 'grr', version: 1, epsilon: 4.0, domain_size: 8 };
+  const server = fakeServer({ config });
+  const storage = memoryStorage();
+  const client = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(23) });
+  await client.submit(1);
+  await client.submit(2);
+  const ledger = await client.ledger();
+  assert.equal(ledger.spent(), 8.0);
+  assert.equal(ledger.remaining(), 2.0);
+  assert.equal(Ledger.fromJSON(JSON.parse(storage.getItem('dpdist-ledger'))).spent(), 8.0);
+  await assert.rejects(client.submit(3), (error) => error instanceof PrivacyBudgetError);
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 2);
+  const again = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(24) }); // a restart
+  await assert.rejects(again.submit(4), (error) => error instanceof PrivacyBudgetError);
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 2);
 });

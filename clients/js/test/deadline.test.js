@@ -45,7 +45,7 @@ test('a trickled answer ends the attempt, the batch is resent until the window e
     assert.ok(puts.length >= 2, `${puts.length} attempt(s)`);
     assert.equal(new Set(puts).size, 1); // the same id and bytes
     assert.equal(client.unsentReports, 3);
-    assert.throws(() => new Client(url, 'c1', { timeoutMs: 0 }), /'timeoutMs' option/);
+    assert.throws(() => new Client(url, 'c1', { memoStorage: null, timeoutMs: 0 }), /'timeoutMs' option/);
   } finally {
     for (const timer of timers) clearInterval(timer);
     server.closeAllConnections();

@@ -196,8 +196,8 @@ test('a swapped key configuration, a relayed campaign, a collector without a gat
 });
 
 test('the ohttp option is checked by name, and a relay that answers for itself is read as a refusal', async () => {
-  assert.throws(() => new Client('https://c.example', 'c', { ohttp: { relay: 'ftp://relay' } }), /'ohttp.relay'/);
-  assert.throws(() => new Client('https://c.example', 'c', { ohttp: { relay: 'https://relay/ohttp', keys: new Uint8Array([0, 9, 1]) } }), /'ohttp.keys'/);
+  assert.throws(() => new Client('https://c.example', 'c', { memoStorage: null, ohttp: { relay: 'ftp://relay' } }), /'ohttp.relay'/);
+  assert.throws(() => new Client('https://c.example', 'c', { memoStorage: null, ohttp: { relay: 'https://relay/ohttp', keys: new Uint8Array([0, 9, 1]) } }), /'ohttp.keys'/);
   const [config] = decodeKeyList(RFC_KEYS);
   const problem = { type: 'https://iana.org/assignments/http-problem-types#ohttp-key', title: 'key identifier unknown' };
   const answers = [

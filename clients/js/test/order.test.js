@@ -76,7 +76,7 @@ function recordingServer() {
 
 test('Client.submitMany sends the reports of sorted values in a uniformly random order', async () => {
   const server = recordingServer();
-  const client = new Client('', 'c1', { fetch: server.fetch, batchSize: 500, source: deterministicSource(9) });
+  const client = new Client('', 'c1', { memoStorage: null, fetch: server.fetch, batchSize: 500, source: deterministicSource(9) });
   const values = sortedValues(4000, 4);
   await client.submitMany(values);
   assert.equal(server.bodies.length, 8);
@@ -87,7 +87,7 @@ test('Client.submitMany sends the reports of sorted values in a uniformly random
 
 test('Client.add then flush sends a batch of queued reports in a uniformly random order', async () => {
   const server = recordingServer();
-  const client = new Client('', 'c1', { fetch: server.fetch, batchSize: 4000, source: deterministicSource(10) });
+  const client = new Client('', 'c1', { memoStorage: null, fetch: server.fetch, batchSize: 4000, source: deterministicSource(10) });
   const values = sortedValues(4000, 4);
   for (const value of values) await client.add(value);
   assert.equal(server.bodies.length, 1);
