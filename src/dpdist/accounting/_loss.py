@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from .._documents import ABSENT, read_dataclass, read_part
-from .._guarantee import PrivacyGuarantee, parallel as basic_parallel, sequential as basic_sequential
+from .._guarantee import PrivacyGuarantee, parallel as basic_parallel, sequential as basic_sequential, with_assumptions
 from .._validation import InstanceOf, Interval, Items, Optional, validate_params
 from ._distributions import (
     Atoms,
@@ -107,13 +107,14 @@ class PrivacyLoss:
         return 1 if self.distribution is None else mechanisms(self.distribution)
 
     def describe(self) -> str:
+        """One line: its currencies, where they come from, then what they assume (``"; assuming: ..."``)."""
         currencies = [self.guarantee.describe()]
         if self.rho is not None:
             currencies.append(f"{self.rho:.6g}-zCDP")
         if self.distribution is not None:
             currencies.append("a privacy loss distribution")
         why = f" ({self.source})" if self.source else ""
-        return ", ".join(currencies) + why
+        return with_assumptions(", ".join(currencies) + why, self.assumptions)
 
     def restated(self, guarantee: PrivacyGuarantee) -> "PrivacyLoss":
         """The same loss under another (weaker or converted) ``guarantee``: the exact currencies are kept only when
