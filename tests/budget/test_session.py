@@ -138,6 +138,25 @@ def test_results_carry_the_session_in_their_guarantee():
     json.dumps(cdf.to_dict())
 
 
+def test_a_sessions_lines_end_with_what_its_account_assumes():
+    """The session's line, a charged result's guarantee and the charge's statement end with the assumptions of the
+    spent statement (those of ``to_dict()["accountant"]``): a shuffled charge's relay among them."""
+    from dpdist.amplification import SHUFFLE_ASSUMPTIONS, shuffled_loss
+
+    session = BudgetSession(4.0, delta=1e-6)
+    cdf = session.release(central.cdf, X, 0.5, BOUNDS, rng=0)
+    assumed = cdf.guarantee.to_dict()["budget"]["accountant"]["assumptions"]
+    assert assumed == [accounting.FRESH_RANDOMNESS] and cdf.guarantee.budget.assumptions == tuple(assumed)
+    assert cdf.guarantee.describe().endswith(f" left; assuming: {accounting.FRESH_RANDOMNESS}")
+    assert session.describe().endswith(f" left; assuming: {accounting.FRESH_RANDOMNESS}")
+    relayed = session.charge(shuffled_loss(local.make("grr", epsilon=2.0, domain_size=4), 1000, 1e-8), "relayed")
+    line = relayed.describe()
+    assert line.startswith("budget session: charged ") and "; assuming: (1) " in line
+    assert all(f") {text}" in line for text in SHUFFLE_ASSUMPTIONS) and accounting.FRESH_RANDOMNESS in line
+    assert line.split(" left", 1)[1] == session.describe().split(" left", 1)[1]  # the same account, the same words
+    assert "assuming" not in BudgetSession(1.0).describe()  # nothing spent: nothing assumed
+
+
 def test_estimate_options_are_checked_before_the_charge():
     session = BudgetSession(1.0)
     with pytest.raises(InvalidParameterError, match="postprocess"):
