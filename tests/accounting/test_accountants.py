@@ -182,6 +182,11 @@ def test_describe_ends_with_the_assumptions_and_is_unchanged_without_any():
                               f"(1) the shuffler does not collude; (2) {accounting.FRESH_RANDOMNESS}")
     assert accounting.sequential([one, one]).describe().endswith(f"; assuming: {accounting.FRESH_RANDOMNESS}")
     assert accounting.Statement.from_dict(two.to_dict()).describe() == two.describe()
+    approximate = accounting.PrivacyLoss.of_guarantee(PrivacyGuarantee(1.0, 1e-6, "replace", "central")).assuming("x")
+    with pytest.raises(InvalidParameterError) as refusal:  # a refusal names the loss within its sentence: no assumptions
+        accounting.state(approximate, 1e-8, "zcdp")
+    assert f"cannot state {approximate.describe(assumptions=False)} at delta 1e-08: " in str(refusal.value)
+    assert "assuming" not in str(refusal.value) and approximate.describe().endswith("; assuming: x")
 
 
 def test_a_loss_round_trips_through_json_and_refuses_a_damaged_field():

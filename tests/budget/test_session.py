@@ -225,7 +225,9 @@ def test_cli_budget_file_charges_releases_and_refuses_before_reading_the_data(tm
     assert main(["budget", "create", str(budget), "--epsilon", "1", "--neighbouring", "add-remove"]) == 0
     args = ["release", str(data), "--column", "age", "--epsilon", "0.6", "--bounds", "0,90", "--seed", "1"]
     assert main(args + ["--budget-file", str(budget)]) == 0
-    assert "budget session: charged 0.6 of 1-DP (add-remove); 0.6 spent in 1 charge(s), 0.4 left" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert ("NOT for publication; budget session: charged 0.6 of 1-DP (add-remove); 0.6 spent in 1 charge(s), 0.4 left; "
+            f"assuming: {accounting.FRESH_RANDOMNESS}\n") in printed  # the account, and its assumptions, end the line
     missing = ["release", str(tmp_path / "absent.csv")] + args[2:] + ["--budget-file", str(budget)]
     assert main(missing) == 2  # refused on the budget before the (absent) data are looked for
     assert "0.4 left. Nothing was charged and no data were read." in capsys.readouterr().err

@@ -129,14 +129,14 @@ def state(loss: PrivacyLoss, delta: float, accountant: str = "tightest", *,
     if accountant == "tightest":
         valid = [name for name in ACCOUNTANTS if cannot_state(name, loss, delta) is None]
         if not valid:
-            raise InvalidParameterError(f"No accountant can state {loss.describe()} at delta {delta:.3g}: "
-                                        f"{cannot_state('basic', loss, delta)}.")
+            raise InvalidParameterError(f"No accountant can state {loss.describe(assumptions=False)} at delta "
+                                        f"{delta:.3g}: {cannot_state('basic', loss, delta)}.")
         statements = [state(loss, delta, name, discretization=discretization) for name in valid]
         return min(statements, key=lambda statement: statement.epsilon)
     reason = cannot_state(accountant, loss, delta)
     if reason is not None:
-        raise InvalidParameterError(f"The {accountant!r} accountant cannot state {loss.describe()} at delta "
-                                    f"{delta:.3g}: {reason}.")
+        raise InvalidParameterError(f"The {accountant!r} accountant cannot state {loss.describe(assumptions=False)} at "
+                                    f"delta {delta:.3g}: {reason}.")
     guarantee = loss.guarantee
     basic = guarantee.epsilon if guarantee.delta <= delta else math.inf
     rho, error = None, 0.0
