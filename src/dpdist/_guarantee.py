@@ -73,7 +73,7 @@ from ._validation import (
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
 __all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
-           "UNITS", "GUARANTEE_EPSILON", "GUARANTEE_DELTA"]
+           "UNITS", "GUARANTEE_EPSILON", "GUARANTEE_DELTA", "with_assumptions"]
 
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
@@ -188,6 +188,19 @@ class PrivacyGuarantee:
 
 
 omitted_at_default(PrivacyGuarantee, "unit")
+
+
+def with_assumptions(line: str, assumptions: Iterable[str]) -> str:
+    """``line`` (a statement's one line), ending with what it assumes: ``"<line>; assuming: <a>"`` for one assumption,
+    ``"<line>; assuming: (1) <a>; (2) <b>"`` for several (numbered: an assumption may hold a semicolon itself);
+    ``line`` itself when there are none.  The one form of every ``describe()`` of a statement with ``assumptions``
+    (an accountant's statement, a loss, a budget session's account, a relayed campaign's central guarantee)."""
+    stated = [str(assumption) for assumption in assumptions]
+    if not stated:
+        return line
+    if len(stated) == 1:
+        return f"{line}; assuming: {stated[0]}"
+    return f"{line}; assuming: " + "; ".join(f"({number}) {text}" for number, text in enumerate(stated, 1))
 
 
 def local_guarantee(epsilon: float) -> PrivacyGuarantee:

@@ -166,6 +166,29 @@ def test_the_discrete_laplace_loss_is_exact_and_the_gaussian_states_its_rho():
     assert accounting.state(gauss, 1e-6, "pld").epsilon < accounting.state(gauss, 1e-6, "zcdp").epsilon
 
 
+def test_describe_ends_with_the_assumptions_and_is_unchanged_without_any():
+    """A statement, a loss and a budget's account write their assumptions after their one line, in one form; with none,
+    the line is what it was."""
+    one = accounting.PrivacyLoss.of_guarantee(PrivacyGuarantee(1.0, 0.0, "replace", "central"))
+    assert one.assumptions == () and one.describe() == ("1-differential privacy (central, replace one record), 0.5-zCDP, "
+                                                        "a privacy loss distribution (any 1-DP mechanism)")
+    statement = accounting.state(one, 1e-8, "basic")
+    assert statement.assumptions == ()
+    assert statement.describe() == "(1, 1e-08)-DP (central, replace) over 1 mechanism(s) by basic composition"
+    assumed = accounting.state(one.assuming("a; b"), 1e-8, "basic")
+    assert assumed.describe() == f"{statement.describe()}; assuming: a; b"
+    two = accounting.state(accounting.sequential([one.assuming("the shuffler does not collude"), one]), 1e-8, "basic")
+    assert two.describe() == ("(2, 1e-08)-DP (central, replace) over 2 mechanism(s) by basic composition; assuming: "
+                              f"(1) the shuffler does not collude; (2) {accounting.FRESH_RANDOMNESS}")
+    assert accounting.sequential([one, one]).describe().endswith(f"; assuming: {accounting.FRESH_RANDOMNESS}")
+    assert accounting.Statement.from_dict(two.to_dict()).describe() == two.describe()
+    approximate = accounting.PrivacyLoss.of_guarantee(PrivacyGuarantee(1.0, 1e-6, "replace", "central")).assuming("x")
+    with pytest.raises(InvalidParameterError) as refusal:  # a refusal names the loss within its sentence: no assumptions
+        accounting.state(approximate, 1e-8, "zcdp")
+    assert f"cannot state {approximate.describe(assumptions=False)} at delta 1e-08: " in str(refusal.value)
+    assert "assuming" not in str(refusal.value) and approximate.describe().endswith("; assuming: x")
+
+
 def test_a_loss_round_trips_through_json_and_refuses_a_damaged_field():
     loss = accounting.sequential([accounting.protocol_loss(local.make("grr", epsilon=0.3, domain_size=5))] * 3)
     again = accounting.PrivacyLoss.from_dict(loss.to_dict())

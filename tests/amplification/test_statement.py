@@ -7,7 +7,8 @@ import math
 import pytest
 
 from dpdist import local, privacy
-from dpdist.amplification._statement import Admission, relayed_statement
+from dpdist._guarantee import with_assumptions
+from dpdist.amplification._statement import ASSUMPTIONS, Admission, relayed_statement
 from shuffle_support import exact_device_delta
 
 PROTOCOL = local.make("grr", epsilon=2.0, domain_size=100)
@@ -57,7 +58,8 @@ def test_the_central_guarantee_says_per_report_and_states_a_device_that_spends_a
     for tokens_each in (2, 10):
         statement = relayed_statement(grr, 1000, 5000, 1e-8, Admission("https://issuer", True, 0, tokens_each))
         central, device = statement["central"], statement["central"]["per_device"]
-        assert central["describe"].endswith("per report") and any(a.startswith("per report") for a in statement["assumptions"])
+        assert ", per report; assuming: (1) relay: " in central["describe"]
+        assert any(a.startswith("per report") for a in statement["assumptions"])
         assert exact_device_delta(4.0, 8, 1000, tokens_each, central["epsilon"]) > 1e-8  # per report is not per device
         assert device["tokens_each"] == tokens_each and device["delta"] <= 1e-8
         assert exact_device_delta(4.0, 8, 1000, tokens_each, device["epsilon"]) <= device["delta"]
@@ -66,6 +68,21 @@ def test_the_central_guarantee_says_per_report_and_states_a_device_that_spends_a
     one = relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 0, 1))["central"]
     assert (one["per_device"]["epsilon"], one["per_device"]["delta"]) == (one["epsilon"], one["delta"])
     assert relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 0, None))["central"]["per_device"] is None
+
+
+def test_the_central_guarantees_describe_ends_with_the_relay_assumptions_it_rests_on():
+    """A reader of the central guarantee's one line alone learns it holds only if the relay does not collude and
+    forwards the reports devices sealed (and the rest of the campaign's assumptions); the local guarantee, which holds
+    against the collector whatever the relay does, names none."""
+    statement = relayed_statement(PROTOCOL, 100, 100, 1e-8, Admission("https://issuer", True, 0, 2))
+    central, device = statement["central"], statement["central"]["per_device"]
+    assert statement["assumptions"] == list(ASSUMPTIONS)
+    line = privacy.PrivacyGuarantee(central["epsilon"], central["delta"], "replace", "central").describe()
+    assert central["describe"] == with_assumptions(f"{line}, per report", ASSUMPTIONS)
+    assert "forwards the reports devices sealed" in central["describe"]
+    assert "; assuming: (1) relay: does not collude with the collector" in central["describe"]
+    assert device["describe"].endswith(with_assumptions("", ASSUMPTIONS))
+    assert "assuming" not in statement["local"]["describe"]
 
 
 def test_a_ceiling_of_10000_tokens_states_the_local_composition_without_overflow():

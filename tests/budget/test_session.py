@@ -138,6 +138,25 @@ def test_results_carry_the_session_in_their_guarantee():
     json.dumps(cdf.to_dict())
 
 
+def test_a_sessions_lines_end_with_what_its_account_assumes():
+    """The session's line, a charged result's guarantee and the charge's statement end with the assumptions of the
+    spent statement (those of ``to_dict()["accountant"]``): a shuffled charge's relay among them."""
+    from dpdist.amplification import SHUFFLE_ASSUMPTIONS, shuffled_loss
+
+    session = BudgetSession(4.0, delta=1e-6)
+    cdf = session.release(central.cdf, X, 0.5, BOUNDS, rng=0)
+    assumed = cdf.guarantee.to_dict()["budget"]["accountant"]["assumptions"]
+    assert assumed == [accounting.FRESH_RANDOMNESS] and cdf.guarantee.budget.assumptions == tuple(assumed)
+    assert cdf.guarantee.describe().endswith(f" left; assuming: {accounting.FRESH_RANDOMNESS}")
+    assert session.describe().endswith(f" left; assuming: {accounting.FRESH_RANDOMNESS}")
+    relayed = session.charge(shuffled_loss(local.make("grr", epsilon=2.0, domain_size=4), 1000, 1e-8), "relayed")
+    line = relayed.describe()
+    assert line.startswith("budget session: charged ") and "; assuming: (1) " in line
+    assert all(f") {text}" in line for text in SHUFFLE_ASSUMPTIONS) and accounting.FRESH_RANDOMNESS in line
+    assert line.split(" left", 1)[1] == session.describe().split(" left", 1)[1]  # the same account, the same words
+    assert "assuming" not in BudgetSession(1.0).describe()  # nothing spent: nothing assumed
+
+
 def test_estimate_options_are_checked_before_the_charge():
     session = BudgetSession(1.0)
     with pytest.raises(InvalidParameterError, match="postprocess"):
@@ -206,7 +225,9 @@ def test_cli_budget_file_charges_releases_and_refuses_before_reading_the_data(tm
     assert main(["budget", "create", str(budget), "--epsilon", "1", "--neighbouring", "add-remove"]) == 0
     args = ["release", str(data), "--column", "age", "--epsilon", "0.6", "--bounds", "0,90", "--seed", "1"]
     assert main(args + ["--budget-file", str(budget)]) == 0
-    assert "budget session: charged 0.6 of 1-DP (add-remove); 0.6 spent in 1 charge(s), 0.4 left" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert ("NOT for publication; budget session: charged 0.6 of 1-DP (add-remove); 0.6 spent in 1 charge(s), 0.4 left; "
+            f"assuming: {accounting.FRESH_RANDOMNESS}\n") in printed  # the account, and its assumptions, end the line
     missing = ["release", str(tmp_path / "absent.csv")] + args[2:] + ["--budget-file", str(budget)]
     assert main(missing) == 2  # refused on the budget before the (absent) data are looked for
     assert "0.4 left. Nothing was charged and no data were read." in capsys.readouterr().err

@@ -93,6 +93,21 @@ def test_a_windowed_ledgers_statement_says_it_covers_its_window_only():
     assert not any(text.startswith("the charges of the last") for text in PrivacyLedger(budget=5.0).statement(1e-8).assumptions)
 
 
+def test_a_windowed_ledgers_statement_names_its_window_in_its_one_line():
+    """``print(statement.describe())`` after a year of a per-day ledger states the last day's total and says that it is
+    the last day's: the window's assumption ends the line, after the composition's own."""
+    grr = local.make("grr", epsilon=0.5, domain_size=4)
+    ledger = PrivacyLedger(budget=2.0, window=86400)
+    for day in range(365):
+        ledger.report(grr, [1, 2], now=day * 86400.0)
+    line = ledger.statement(1e-8, now=364 * 86400.0 + 10).describe()
+    assert line.startswith("(1, 1e-08)-DP (local, replace) over 2 mechanism(s) by ") and "; assuming: (1) " in line
+    assert line.endswith(f"; (2) {window_assumption(86400)}") and "the charges of the last 86400 s only" in line
+    pure = ledger.statement(0.0, "basic", now=364 * 86400.0 + 10).describe()
+    assert pure.endswith(window_assumption(86400))
+    assert "the ledger's window" not in PrivacyLedger(budget=5.0).statement(1e-8).describe()
+
+
 def test_a_windows_seconds_are_written_as_the_javascript_ledger_writes_them():
     """The two ledgers state a window in the same words (String(x) in node, attack99 G4)."""
     values = [1e-5, 1.5e-5, 1e-7, 1.5e-7, 0.1, 3600.5, 1e6, 1e15, 1e16, 1e20, 1e21, 1.5e21, 123456.789, 5e-324, 86400,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._documents import read_dataclass, refused
+from .._guarantee import with_assumptions
 from ..errors import InvalidParameterError
 from .._validation import Interval, Options, check_param, validate_params
 from ._loss import PrivacyLoss
@@ -71,12 +72,14 @@ class Statement:
     assumptions: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        """One line: the statement, how it was made, then what it assumes (``"; assuming: ..."``, as
+        :func:`~dpdist._guarantee.with_assumptions` writes it)."""
         relation = f"{self.model}, {self.neighbouring}"
         how = {"basic": "basic composition", "zcdp": f"zCDP (rho {self.rho:.6g})" if self.rho is not None else "zCDP",
                "pld": f"privacy loss distributions (discretization error at most {self.error:.2g})"}
         capped = ", its own guarantee by basic composition being smaller" if self.capped else ""
-        return (f"({self.epsilon:.6g}, {self.delta:.3g})-DP ({relation}) over {self.mechanisms} mechanism(s) by "
-                f"{how[self.accountant]}{capped}")
+        return with_assumptions(f"({self.epsilon:.6g}, {self.delta:.3g})-DP ({relation}) over {self.mechanisms} "
+                                f"mechanism(s) by {how[self.accountant]}{capped}", self.assumptions)
 
     def to_dict(self) -> dict[str, Any]:
         return {"accountant": self.accountant, "epsilon": self.epsilon, "delta": self.delta,
@@ -126,14 +129,14 @@ def state(loss: PrivacyLoss, delta: float, accountant: str = "tightest", *,
     if accountant == "tightest":
         valid = [name for name in ACCOUNTANTS if cannot_state(name, loss, delta) is None]
         if not valid:
-            raise InvalidParameterError(f"No accountant can state {loss.describe()} at delta {delta:.3g}: "
-                                        f"{cannot_state('basic', loss, delta)}.")
+            raise InvalidParameterError(f"No accountant can state {loss.describe(assumptions=False)} at delta "
+                                        f"{delta:.3g}: {cannot_state('basic', loss, delta)}.")
         statements = [state(loss, delta, name, discretization=discretization) for name in valid]
         return min(statements, key=lambda statement: statement.epsilon)
     reason = cannot_state(accountant, loss, delta)
     if reason is not None:
-        raise InvalidParameterError(f"The {accountant!r} accountant cannot state {loss.describe()} at delta "
-                                    f"{delta:.3g}: {reason}.")
+        raise InvalidParameterError(f"The {accountant!r} accountant cannot state {loss.describe(assumptions=False)} at "
+                                    f"delta {delta:.3g}: {reason}.")
     guarantee = loss.guarantee
     basic = guarantee.epsilon if guarantee.delta <= delta else math.inf
     rho, error = None, 0.0

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from .._documents import ABSENT, read_dataclass, read_part
-from .._guarantee import PrivacyGuarantee, parallel as basic_parallel, sequential as basic_sequential
+from .._guarantee import PrivacyGuarantee, parallel as basic_parallel, sequential as basic_sequential, with_assumptions
 from .._validation import InstanceOf, Interval, Items, Optional, validate_params
 from ._distributions import (
     Atoms,
@@ -106,14 +106,16 @@ class PrivacyLoss:
         """How many mechanisms it composes (1 for one release or report)."""
         return 1 if self.distribution is None else mechanisms(self.distribution)
 
-    def describe(self) -> str:
+    def describe(self, assumptions: bool = True) -> str:
+        """One line: its currencies, where they come from, then what they assume (``"; assuming: ..."``; not with
+        ``assumptions=False``, for a message that names the loss within a sentence)."""
         currencies = [self.guarantee.describe()]
         if self.rho is not None:
             currencies.append(f"{self.rho:.6g}-zCDP")
         if self.distribution is not None:
             currencies.append("a privacy loss distribution")
         why = f" ({self.source})" if self.source else ""
-        return ", ".join(currencies) + why
+        return with_assumptions(", ".join(currencies) + why, self.assumptions if assumptions else ())
 
     def restated(self, guarantee: PrivacyGuarantee) -> "PrivacyLoss":
         """The same loss under another (weaker or converted) ``guarantee``: the exact currencies are kept only when

@@ -7,7 +7,7 @@ import json
 import math
 from dataclasses import dataclass
 
-from .._guarantee import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee, with_assumptions
 from ..local import from_config
 from ._accounting import account
 
@@ -91,7 +91,8 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
     never count (docs/deployment.md, "Accounting").  ``central`` is the amplified guarantee at
     ``n = smallest_batch - colluding_reports`` (each report was shuffled among the others of its batch,
     at most ``colluding_reports = colluding x tokens_each`` of which the collector may know: every count
-    in reports), per report (its ``describe`` says so), with ``per_device``: what a device that sends its
+    in reports), per report (its ``describe`` says so, and ends with the :data:`ASSUMPTIONS` it rests on, as
+    ``per_device``'s does), with ``per_device``: what a device that sends its
     ``tokens_each`` reports into one batch keeps (:func:`_per_device`; None when ``tokens_each`` is unknown),
     None before the first batch, or a ``reason`` and its ``code`` when the collector could
     have filled a batch itself (no issuer, or one it runs), for memoized protocols, when the identity
@@ -115,9 +116,12 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
         hidden = int(smallest_batch) - int(admission.colluding_reports or 0)
         config = json.dumps(protocol.config(), sort_keys=True)
         central = dict(_central(config, hidden, float(delta)))
-        central["describe"] += ", per report"
-        central["per_device"] = (None if admission.tokens_each is None else
-                                 dict(_per_device(config, hidden, float(delta), int(admission.tokens_each))))
+        central["describe"] = with_assumptions(central["describe"] + ", per report", ASSUMPTIONS)
+        per_device = None if admission.tokens_each is None else dict(_per_device(config, hidden, float(delta),
+                                                                                  int(admission.tokens_each)))
+        if per_device is not None:
+            per_device["describe"] = with_assumptions(per_device["describe"], ASSUMPTIONS)
+        central["per_device"] = per_device
         statement["central"] = central
     return statement
 

@@ -170,8 +170,9 @@ def check_stored(stored: PrivacyLoss | None, charged: PrivacyGuarantee, loss: Pr
             same_document(_currencies(loss), _currencies(stored), where, "loss")
     except MalformedDocumentError as error:
         raise IncompatibleStateError(f"Corruption detected: {error} Its loss, derived again from what the file "
-                                     f"shows ({describe_derivation(loss.derivation)}), is {loss.describe()}; the file "
-                                     "was edited or damaged after it was written, and is not read.") from None
+                                     f"shows ({describe_derivation(loss.derivation)}), is "
+                                     f"{loss.describe(assumptions=False)}; the file was edited or damaged after it was "
+                                     "written, and is not read.") from None
 
 
 def _currencies(loss: PrivacyLoss) -> dict:

@@ -40,7 +40,7 @@ from ..errors import (
     PrivacyBudgetError,
 )
 from ..local import LocalProtocol
-from .._guarantee import GUARANTEE_DELTA, GUARANTEE_EPSILON
+from .._guarantee import GUARANTEE_DELTA, GUARANTEE_EPSILON, with_assumptions
 from ..privacy import UNITS, PrivacyGuarantee, convert, parallel
 from ._account import composed, point_delta, statement_of, unstateable
 from ._derivation import check_stored, derived, guarantee_derivation, memo_increment, memo_key
@@ -174,13 +174,15 @@ class BudgetSession:
         return _left(self._total, self.spent)
 
     def describe(self) -> str:
-        """One line: the total, what is spent in how many charges, and what is left."""
+        """One line: the total, what is spent in how many charges, what is left, and what the spent statement assumes
+        (``"; assuming: ..."``, when it assumes anything)."""
         charges = self._read_charges()
         used = self._spent(charges)
         spent = "nothing spent" if used is None else f"{_spent_text(used)} spent in {len(charges)} charge(s)"
         where = f" (file {str(self._path)!r})" if self._path is not None else ""
-        return (f"budget session{where}: {self._total.describe()}, {self._accountant} accountant; {spent}, "
-                f"{_budget_pair(*_left(self._total, used))} left")
+        return with_assumptions(f"budget session{where}: {self._total.describe()}, {self._accountant} accountant; "
+                                f"{spent}, {_budget_pair(*_left(self._total, used))} left",
+                                () if used is None else used.assumptions)
 
     def cost(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """What ``guarantee`` costs in this session's relation (:func:`dpdist.privacy.convert`); charges nothing."""

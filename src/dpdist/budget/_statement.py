@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from ..accounting import ACCOUNTANTS, PrivacyLoss, Statement, cannot_state, state
+from .._guarantee import with_assumptions
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
 
@@ -97,6 +98,15 @@ class Spent(PrivacyGuarantee):
                    unit=loss.guarantee.unit, accountant=statement.accountant, statement=statement, loss=loss,
                    point_delta=point_delta)
 
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        """What the statement assumes (its charges' own assumptions, fresh randomness across them), or ``()``."""
+        return () if self.statement is None else tuple(self.statement.assumptions)
+
+    def describe(self) -> str:
+        """The guarantee's line, then what its statement assumes (``"; assuming: ..."``)."""
+        return with_assumptions(super().describe(), self.assumptions)
+
     def epsilon_at(self, delta: float, accountant: str = "tightest") -> float:
         """The epsilon these charges spend at ``delta`` under ``accountant`` (the smallest valid one by default;
         ``inf`` when none states one there); a named accountant that cannot state a charge is refused by name."""
@@ -132,14 +142,19 @@ class BudgetStatement:
         """The accountant whose number ``spent`` is (``"basic"`` for a spent stated as a plain guarantee)."""
         return self.spent.accountant if isinstance(self.spent, Spent) else "basic"
 
+    @property
+    def assumptions(self) -> tuple[str, ...]:
+        """What the statement of what is spent assumes (:attr:`Spent.assumptions`), or ``()``."""
+        return self.spent.assumptions if isinstance(self.spent, Spent) else ()
+
     def describe(self) -> str:
-        """One line, e.g. ``"budget session: charged 0.5 of 1-DP (replace); 0.5 spent in 1 charge(s), 0.5 left"``."""
+        """One line, e.g. ``"budget session: charged 0.5 of 1-DP (replace); 0.5 spent in 1 charge(s), 0.5 left"``,
+        ending with what the spent statement assumes when it assumes anything (``"; assuming: ..."``)."""
         by = "" if self.accountant == "basic" else f" ({self.accountant} accountant at delta {self.total.delta:.3g})"
-        return (
+        return with_assumptions(
             f"budget session: charged {_budget(self.charge.charged)} of {_budget(self.total)}-DP "
             f"({self.total.neighbouring}); {_spent(self.spent)} spent in {self.charges} charge(s){by}, "
-            f"{_budget_pair(*self.remaining)} left"
-        )
+            f"{_budget_pair(*self.remaining)} left", self.assumptions)
 
     def to_dict(self) -> dict[str, Any]:
         left = self.remaining

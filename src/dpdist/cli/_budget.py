@@ -71,8 +71,9 @@ def open_budget(args):
 
 
 def charge_line(session, statement) -> str:
-    """The line a command prints after charging ``--budget-file``."""
-    return f"{statement.describe()} (budget file {session.path})"
+    """The line a command prints after charging ``--budget-file`` (the file named before the statement's assumptions,
+    as :meth:`~dpdist.budget.BudgetSession.describe` names it)."""
+    return statement.describe().replace("budget session:", f"budget session (file {str(session.path)!r}):", 1)
 
 
 def _run_create(args) -> int:

@@ -14,6 +14,7 @@ from typing import Iterator
 import numpy as np
 
 from .. import plotting
+from .._guarantee import PrivacyGuarantee
 from .._io._arrow import require_pyarrow
 from .._io._atomic import atomic_writer
 from .._missing import missing_policy
@@ -144,10 +145,11 @@ def _run_release(args) -> int:
 
         release = with_statement(release, statement)
     assert release.guarantee is not None, "a release states its guarantee"
-    guarantee = (
-        f"{release.guarantee.describe()}, "
-        + ("seeded generator: NOT for publication" if seed is not None else "randomness from the OS CSPRNG")
-    )
+    randomness = "seeded generator: NOT for publication" if seed is not None else "randomness from the OS CSPRNG"
+    account = getattr(release.guarantee, "budget", None)  # a budget file's account (SessionGuarantee.budget)
+    # the account ends the line, its assumptions last: the randomness is said of the release, before it
+    guarantee = (f"{release.guarantee.describe()}, {randomness}" if account is None else
+                 f"{PrivacyGuarantee.describe(release.guarantee)}, {randomness}; {account.describe()}")
     cdf = None if tree is None else tree.leaf_cdf()[1]  # at the leaf edges, where the band is
     if args.out is not None:
         _write_release(args.out, _release_table(release, cdf, band, guarantee), release, guarantee)
