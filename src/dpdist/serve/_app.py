@@ -15,7 +15,6 @@ import contextlib
 from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.middleware import Middleware
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
@@ -36,35 +35,7 @@ from ._pages import STATIC_PREFIX, static_files
 from ._routes import ROUTES
 from ._service import Service
 
-__all__ = ["create_app", "openapi_schema", "Application", "Service", "DEFAULT_MAX_BODY_BYTES"]
-
-
-class Application(Starlette):
-    """Starlette with layers outside its own error layer (:meth:`add_outermost`).
-
-    Starlette builds its stack as its error layer (``ServerErrorMiddleware``), then
-    the layers of ``add_middleware``, then the routes.  The devices' routes, served in
-    one layer each (:mod:`._fast_batches`, :mod:`._fast_ohttp`), go outside it: its
-    coroutine and its wrapper of every ``send`` cost about 1.7 us of the event loop a
-    request (docs/benchmarks.md, issue 61's thirteenth round), and such a layer answers
-    an unexpected error as the error layer would (:func:`._http.internal_error_answer`).
-    """
-
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.outermost: list[Middleware] = []  # the first of them the outermost
-
-    def add_outermost(self, middleware_class, **options) -> None:
-        """As ``add_middleware`` (the last one added is the outermost), outside Starlette's error layer."""
-        if self.middleware_stack is not None:
-            raise RuntimeError("Cannot add middleware after an application has started")
-        self.outermost.insert(0, Middleware(middleware_class, **options))
-
-    def build_middleware_stack(self):
-        app = super().build_middleware_stack()
-        for middleware_class, args, options in reversed(self.outermost):
-            app = middleware_class(app, *args, **options)
-        return app
+__all__ = ["create_app", "openapi_schema", "Service", "DEFAULT_MAX_BODY_BYTES"]
 
 
 def openapi_schema() -> dict:
@@ -90,7 +61,7 @@ async def lifespan(app: Starlette):
 def create_app(
     db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir: PathLike | None = None,
     limits: Limits | None = None, operations: Operations | None = None, relay_token: str | None = None,
-) -> Application:
+) -> Starlette:
     """The ASGI application of ``dpdist serve`` (run it with uvicorn, with :func:`._limits.uvicorn_options`).
 
     The database is opened (and its schema created or migrated) here, so that a
@@ -105,7 +76,7 @@ def create_app(
                                Mount(STATIC_PREFIX, app=static_files(), name="pages")]
     if (clients_js / "src").is_dir():
         routes.append(Mount("/static/dpdist-client", app=StaticFiles(directory=clients_js / "src"), name="client"))
-    app = Application(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)
+    app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)
     app.state.service, app.state.clients_js = service, clients_js
 
     # the innermost: its answer to a request the shutdown cut short gets the headers, log lines and counts of the rest

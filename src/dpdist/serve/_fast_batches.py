@@ -16,8 +16,8 @@ the same answers byte for byte:
   or an outage as the exception handlers answer it (:func:`._http.refusal_answer`,
   :func:`._http.database_unavailable_answer`), a request the server's shutdown
   cut short as :class:`dpdist._guard._shutdown.ShutdownMiddleware` does, the security headers and
-  ``X-Request-ID`` of :mod:`._middleware`; an unexpected error answered as
-  Starlette's error layer answers it (:func:`._http.internal_error_answer`: a JSON 500, logged) and raised again;
+  ``X-Request-ID`` of :mod:`._middleware`; an unexpected error propagates to
+  Starlette's outermost layer (500), as before;
 * the same records: metrics (latency, status, requests in flight, batches,
   reports, refusals), the access line of :mod:`._access` and the JSON access line
   of :class:`._middleware.RequestIdMiddleware`, the request id of log records.
@@ -42,7 +42,7 @@ from .._guard._body import CLIENT_GONE
 from .._guard._shutdown import shutdown_refusal
 from ._access import access_line
 from ._database import DatabaseUnavailableError
-from ._http import bearer_token, database_unavailable_answer, internal_error_answer, refusal_answer
+from ._http import bearer_token, database_unavailable_answer, refusal_answer
 from ._logs import REQUEST_ID, AccessLog, shown_status
 from ._middleware import request_id_of, security_headers
 from ._refusals import Refusal
@@ -59,8 +59,7 @@ _JSON = (b"content-type", b"application/json")
 
 
 class BatchFastPath:
-    """Pure ASGI middleware serving the batch route of :data:`._routes.ROUTES` (see the module), outside Starlette's
-    error layer (:class:`._app.Application`: a request of the route passes no other layer).
+    """Pure ASGI middleware serving the batch route of :data:`._routes.ROUTES` (see the module).
 
     ``privacy_log``: the access-log mode of :class:`._access.PrivacyMiddleware`; ``json_access``: that of
     :class:`._middleware.RequestIdMiddleware` (``"off"`` unless ``--log-format json``).  A subclass serves another
@@ -96,7 +95,6 @@ class BatchFastPath:
         request_id = request_id_of(found.get(b"x-request-id", b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
         metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
-        begun = False  # the answer's start was sent (then an error cannot answer 500)
         metrics.in_flight.inc()
         try:
             code: int | None
@@ -114,13 +112,11 @@ class BatchFastPath:
                 return
             status = code
             headers += [*security_headers(scope), (b"x-request-id", request_id.encode())]
-            logged, begun = status, True
+            logged = status
             await send({"type": "http.response.start", "status": status, "headers": headers})
             await send({"type": "http.response.body", "body": body})
-        except Exception as error:
-            logged = logged or 500
-            if not begun:  # as Starlette's error layer, which this one is outside of
-                await internal_error_answer(scope, receive, send, error)
+        except Exception:
+            logged = logged or 500  # answered by Starlette's outermost error handler
             raise
         finally:
             metrics.in_flight.dec()

@@ -36,7 +36,7 @@ from ._refusals import (
     UnsupportedMediaType,
 )
 
-__all__ = ["STATUS", "status_of", "refusal_answer", "database_unavailable_answer", "EXCEPTION_HANDLERS", "internal_error_answer", "bearer", "bearer_token", "json_document", "read_body", "body_of", "json_body"]
+__all__ = ["STATUS", "status_of", "refusal_answer", "database_unavailable_answer", "EXCEPTION_HANDLERS", "bearer", "bearer_token", "json_document", "read_body", "body_of", "json_body"]
 
 LOG = logging.getLogger("dpdist.serve")
 
@@ -103,14 +103,6 @@ async def _internal_error(request: Request, error: Exception) -> JSONResponse:
     # the path as on the wire (percent-encoded): a request's path cannot write a line or an escape sequence into the log
     LOG.error("internal error on %s %s", printable(request.method, ""), printable(request.url.path), exc_info=error)
     return JSONResponse({"error": "internal", "detail": "internal server error"}, status_code=500)
-
-
-async def internal_error_answer(scope, receive, send, error: Exception) -> None:
-    """Answer the unexpected ``error`` of a request whose answer has not begun as Starlette's error middleware answers
-    it with :data:`EXCEPTION_HANDLERS` (logged, a JSON 500): for a layer served outside that middleware
-    (:class:`._app.Application`'s outermost); the caller raises ``error`` again, as the middleware does."""
-    response = await _internal_error(Request(scope), error)
-    await response(scope, receive, send)
 
 
 # Starlette types a handler as taking any Exception; each of these takes its own kind

@@ -117,7 +117,7 @@ def install(app, service, operations: Operations | None = None) -> None:
     app.add_middleware(RequestIdMiddleware, access_log=access)
     if not operations.cors_origins:  # the devices' batches and encapsulated requests, each served in one layer
         privacy_log = getattr(getattr(service, "limits", None), "access_log", "anonymous")  # (with CORS: by the whole stack)
-        for fast_path in (GatewayFastPath, BatchFastPath):  # outside every layer: a direct batch passes no other
-            app.add_outermost(fast_path, service=service, metrics=metrics, routes=app.routes, privacy_log=privacy_log,
-                              json_access=access)
+        for fast_path in (GatewayFastPath, BatchFastPath):  # the batch route's outermost: a direct batch passes no other
+            app.add_middleware(fast_path, service=service, metrics=metrics, routes=app.routes, privacy_log=privacy_log,
+                               json_access=access)
     db.outages.enabled = True
