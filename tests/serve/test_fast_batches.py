@@ -197,6 +197,36 @@ def test_a_batch_cut_short_by_the_shutdown_is_answered_503_alike_on_both_paths(s
     assert "dpdist_requests_in_flight 1.0" in text  # the scrape itself: nothing left in flight
 
 
+def test_an_unexpected_error_is_the_same_logged_json_500_on_both_paths(served, monkeypatch, caplog):
+    """An error no refusal names, raised in the fast path, reaches Starlette's error layer as it does from the route:
+    the JSON 500 without a traceback, logged with the error, counted as a 500 on both paths."""
+    import logging
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    client, token, calls = served
+    service = client.app.state.service
+
+    async def broken(*args, **kwargs):
+        raise RuntimeError("secret internals /etc/passwd")
+
+    monkeypatch.setattr(service, "submit", broken)
+    quiet = TestClient(client.app, raise_server_exceptions=False)
+    headers = {**BINARY, "Authorization": f"Bearer {token}"}
+    with caplog.at_level(logging.ERROR, logger="dpdist"):
+        fast, stack = _both(quiet, calls, "/api/campaigns/fast/batches/" + "f" * 32, content=_record(), headers=headers)
+    assert fast == stack and fast[0] == 500, (fast, stack)
+    assert fast[1] == b'{"error":"internal","detail":"internal server error"}'
+    logged = [record for record in caplog.records if record.getMessage().startswith("internal error on PUT")]
+    assert len(logged) == 2 and all("secret internals" in repr(record.exc_info[1]) for record in logged)
+    text = client.get("/metrics", headers=ADMIN).text
+    route = re.escape('route="/api/campaigns/{campaign}/batches/{batch_id}"')
+    assert re.search(rf'dpdist_http_responses_total\{{method="PUT",{route},status="500"\}} 2\.0', text)
+
+
 # ---------------------------------------------------------------------- the path at the durable floor (issue 61.1)
 # what was made cheaper answers, counts and refuses as before: the acknowledgement byte for byte, a corrupt log row
 # refused when read and folded (each stored piece validated once), a body in one message held and given back
