@@ -1,6 +1,9 @@
 // Client against a scripted fetch: what is sent, batch ids, retries of the same bytes, errors.
 
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client, InvalidParameterError, Ledger, PrivacyBudgetError, ServiceError, UnsupportedProtocolError, fromConfig } from '../src/index.js';
 import { deterministicSource, memoryStorage } from './helpers.js';
@@ -465,6 +468,62 @@ test('memoStorage: null keeps no ledger: nothing charged, no budget refuses, no 
   assert.equal(await client.ledger(), null);
   assert.equal(await client.memo(), null);
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 5);
+});
+
+/** The README's file-backed storage: every getItem reads the file afresh, every setItem replaces it by a rename. */
+function fileStorage(file) {
+  const read = () => {
+    try {
+      return JSON.parse(readFileSync(file, 'utf8'));
+    } catch (error) {
+      if (error.code === 'ENOENT') return {};
+      throw error;
+    }
+  };
+  return {
+    getItem: (key) => { const kept = read(); return Object.hasOwn(kept, key) ? kept[key] : null; },
+    setItem: (key, value) => {
+      const kept = { ...read(), [key]: String(value) };
+      writeFileSync(`${file}.${process.pid}.tmp`, JSON.stringify(kept));
+      renameSync(`${file}.${process.pid}.tmp`, file);
+    },
+  };
+}
+
+test('two Clients over one file-backed storage read each other\'s charges: held at the budget together (attack104 F1)', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'dpdist-ledger-'));
+  try {
+    const file = join(folder, 'device-ledger.json');
+    const grr = fakeServer({ config: { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 } });
+    const lgrr = fakeServer({ config: { protocol: 'l-grr', version: 1, epsilon: 4.0, epsilon_1: 1.0, domain_size: 8 } });
+    // one storage object per Client, as an app reporting to two campaigns may make them: attack104 sent 19 reports,
+    // epsilon 19.9 against a budget of 10, when each storage kept the copy of the file it read once
+    const a = new Client('', 'c1', { fetch: grr.fetch, memoStorage: fileStorage(file), source: deterministicSource(41) });
+    const b = new Client('', 'c1', { fetch: lgrr.fetch, memoStorage: fileStorage(file), source: deterministicSource(42) });
+    let sent = 0;
+    for (let i = 0; i < 6; i++) { await a.submit(1); sent += 1; }
+    for (;;) {
+      try {
+        await b.submit(1);
+        sent += 1;
+      } catch (error) {
+        assert.ok(error instanceof PrivacyBudgetError, error.message);
+        break;
+      }
+    }
+    // and both at once: every submit reads, draws and saves in one synchronous step
+    const more = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).submit(2)));
+    assert.ok(more.every((result) => result.status === 'rejected' && result.reason instanceof PrivacyBudgetError));
+    await assert.rejects(a.submit(3), (error) => error instanceof PrivacyBudgetError);
+    const puts = grr.requests.filter((r) => r.method === 'PUT').length + lgrr.requests.filter((r) => r.method === 'PUT').length;
+    assert.equal(puts, sent);
+    const ledger = Ledger.fromJSON(JSON.parse(JSON.parse(readFileSync(file, 'utf8'))['dpdist-ledger']));
+    assert.equal(ledger.charges.length, sent); // every report sent is charged in the file, none lost to the other Client
+    assert.ok(ledger.spent() <= 10 * (1 + 1e-12) && ledger.spent() > 9, String(ledger.spent()));
+    assert.equal((await a.ledger()).spent(), ledger.spent());
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 });
 
 test('a memoStorage keeps the ledger: each report charged and stored, refused past the budget before it is sent', async () => {
