@@ -282,7 +282,8 @@ export class Client {
        * Where the device's privacy ledger persists, under ``dpdist-ledger`` (default globalThis.localStorage,
        * a browser's): its budget, its charges and the memos of longitudinal campaigns.  Required where there is
        * no globalThis.localStorage (Node: give a file-backed storage); an object without getItem/setItem functions
-       * is refused (InvalidParameterError).  null: no ledger, said explicitly (simulations of many users, tests;
+       * is refused (InvalidParameterError), and so is, before anything is sent, one whose getItem does not return the
+       * string setItem was given (each save is read back).  null: no ledger, said explicitly (simulations of many users, tests;
        * a longitudinal campaign is then refused).
        */
       memoStorage?: MemoStorage | null;

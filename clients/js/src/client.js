@@ -220,7 +220,9 @@ export class Retries {
  *   campaigns per collector and config without budgets (ledger.js).  Every report is charged before it is
  *   drawn and refused (PrivacyBudgetError) past the budget.  Required where there is no globalThis.localStorage
  *   (Node: a file-backed storage), and an object without getItem/setItem functions is refused
- *   (InvalidParameterError), as the Java client requires storage(...) or withoutLedger().  null: no ledger, said
+ *   (InvalidParameterError), as the Java client requires storage(...) or withoutLedger(); so is, before anything is
+ *   sent, a storage that does not keep what it is given (each save is read back: getItem must return the string
+ *   setItem was given).  null: no ledger, said
  *   explicitly, for simulations of many users (a longitudinal campaign is then refused: its device must keep its
  *   memo; so is a campaign in rounds, whose device answers one round only, which its ledger remembers)
  * @param {{request: (name: string, callback: () => any) => Promise<any>}|null} [options.locks] the Web Locks
@@ -552,7 +554,11 @@ export class Client {
     return ledger === null ? null : ledger.memoOf(this._protocol, this.collector);
   }
 
-  _loadLedger(protocol) {
+  /**
+   * The device's Ledger, read from ``memoStorage`` (null without one), saved there (``keepLedger``) each time it
+   * changes.  ``beforeDraw``: right before a draw, when a storage holding no ledger yet is made to keep an empty one.
+   */
+  _loadLedger(protocol, { beforeDraw = false } = {}) {
     const storage = this._memoStorage;
     if (storage === null) {
       if (this._campaign !== null && answerOnce(this._campaign) !== null) {
@@ -569,11 +575,14 @@ export class Client {
           '(an object with getItem/setItem, such as window.localStorage).',
       );
     }
-    const save = (ledger) => storage.setItem(LEDGER_KEY, JSON.stringify(ledger.toJSON()));
+    const save = (ledger) => keepLedger(storage, JSON.stringify(ledger.toJSON()));
     const text = storage.getItem(LEDGER_KEY);
     let ledger;
     if (text === null || text === undefined) {
       ledger = new Ledger({}, { onChange: save });
+      // no ledger yet: the storage is seen to keep one before the first draw (a dropped write, a getItem without its
+      // return, would otherwise be refused only after the draw, at its save)
+      if (beforeDraw) save(ledger);
     } else {
       let state;
       try {
@@ -610,7 +619,7 @@ export class Client {
     try {
       if (once !== null) checkRoundOpen(this._campaign);
       // read again from storage right before drawing: another tab (another Client) may have drawn or charged since
-      this._ledger = this._loadLedger(protocol);
+      this._ledger = this._loadLedger(protocol, { beforeDraw: true });
       if (once !== null) checkOwnRound(this._campaign, this._ledger, this.collector, once, this._source);
     } catch (error) {
       // the round open now is not this device's: the next submit fetches the campaign again (its round may be open
@@ -941,6 +950,27 @@ function checkServerUrl(serverUrl) {
     : url.username || url.password || /^[^?#]*\/\/[^/?#]*@/u.test(serverUrl) ? 'without user:password@ (this client authenticates with its token, never a URL\'s credentials, which fetch refuses)'
       : /[?#]/u.test(serverUrl) ? 'without a query or fragment (?...#...: the API\'s paths are joined to it)' : null;
   if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shownUrl(serverUrl)}".`);
+}
+
+/**
+ * Save the ledger's JSON ``text`` under LEDGER_KEY and read it back: a storage whose getItem does not return the
+ * string written (a setItem that drops writes, a getItem without its ``return``) keeps no
+ * ledger, so it is refused (InvalidParameterError naming memoStorage) before the reports this save was for are sent
+ * (attack104 F2: such a storage sent 15 of 15 reports, and l-grr drew a fresh permanent response each day).
+ */
+function keepLedger(storage, text) {
+  storage.setItem(LEDGER_KEY, text);
+  const back = storage.getItem(LEDGER_KEY);
+  if (back === text) return;
+  const got = back === null || back === undefined ? String(back)
+    : typeof back === 'string' ? `another string (${back.length} characters)` : `a ${typeof back}, not the string written`;
+  throw new InvalidParameterError(
+    `The 'memoStorage' option of Client did not return what was written: after setItem('${LEDGER_KEY}', ...) wrote the ` +
+      `device's ledger (${text.length} characters), getItem('${LEDGER_KEY}') returned ${got}. A storage that does not ` +
+      'keep what it is given keeps no ledger: nothing would be charged or refused by budget, and a longitudinal ' +
+      "campaign's permanent responses would be drawn again. Its getItem must return the string setItem was given (a " +
+      'getItem written as an arrow function with braces needs its return). Nothing was sent.',
+  );
 }
 
 const MEMO_STORAGE_ALLOWED = 'an object with getItem and setItem functions, where the device keeps its privacy ledger (such as ' +

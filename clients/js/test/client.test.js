@@ -526,6 +526,65 @@ test('two Clients over one file-backed storage read each other\'s charges: held 
   }
 });
 
+test('a memoStorage that does not return what was written is refused before anything is drawn or sent (attack104 F2)', async () => {
+  const storages = {
+    'a setItem that drops writes': () => ({ getItem: () => null, setItem: () => {} }),
+    'a getItem without its return': () => {
+      const kept = {};
+      // eslint-disable-next-line no-unused-expressions
+      return { getItem: (key) => { kept[key]; }, setItem: (key, value) => { kept[key] = value; } };
+    },
+  };
+  const configs = [
+    { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 },
+    { protocol: 'l-grr', version: 1, epsilon: 4.0, epsilon_1: 1.0, domain_size: 8 },
+  ];
+  for (const config of configs) {
+    for (const [name, make] of Object.entries(storages)) {
+      const server = fakeServer({ config });
+      const source = deterministicSource(31);
+      let words = 0;
+      const word = source.word.bind(source);
+      source.word = () => { words += 1; return word(); };
+      const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: make(), source });
+      const refused = (error) => error instanceof InvalidParameterError
+        && error.message.startsWith("The 'memoStorage' option of Client did not return what was written")
+        && /getItem\('dpdist-ledger'\) returned (null|undefined)/.test(error.message)
+        && error.message.endsWith('Nothing was sent.');
+      for (const attempt of [() => device.submit(3), () => device.add(4)]) {
+        await assert.rejects(attempt(), refused, `${config.protocol}, ${name}`);
+      }
+      assert.equal(words, 0, `${config.protocol}, ${name}: nothing drawn`);
+      await assert.rejects(device.submitMany([1, 2, 3]), refused); // (its values' order is drawn first: no report)
+      assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0, `${config.protocol}, ${name}`);
+      assert.equal(device.unsentReports, 0);
+    }
+  }
+});
+
+test('a memoStorage whose writes stop reading back, or throw, refuses at the save: nothing sent', async () => {
+  for (const config of [
+    { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 },
+    { protocol: 'l-grr', version: 1, epsilon: 4.0, epsilon_1: 1.0, domain_size: 8 },
+  ]) {
+    // a ledger is kept, then the storage drops writes (a full disk ignored, a read-only copy): the save of the next
+    // report's charge does not read back
+    const storage = memoryStorage();
+    const server = fakeServer({ config });
+    const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(32) });
+    await device.submit(3);
+    const kept = storage.getItem('dpdist-ledger');
+    storage.setItem = () => {};
+    await assert.rejects(device.submit(3), (error) => error instanceof InvalidParameterError
+      && /getItem\('dpdist-ledger'\) returned another string \(\d+ characters\)/.test(error.message));
+    assert.equal(storage.getItem('dpdist-ledger'), kept);
+    // a setItem that throws (a browser's QuotaExceededError): the error itself, nothing sent
+    storage.setItem = () => { throw new Error('QuotaExceededError'); };
+    await assert.rejects(device.submit(3), /QuotaExceededError/);
+    assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 1, config.protocol);
+  }
+});
+
 test('a memoStorage keeps the ledger: each report charged and stored, refused past the budget before it is sent', async () => {
   const config = { protocol: 'grr', version: 1, epsilon: 4.0, domain_size: 8 };
   const server = fakeServer({ config });
