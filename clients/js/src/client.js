@@ -577,6 +577,7 @@ export class Client {
     }
     const save = (ledger) => keepLedger(storage, JSON.stringify(ledger.toJSON()));
     const text = storage.getItem(LEDGER_KEY);
+    if (isThenable(text)) throw asyncStorage('getItem');
     let ledger;
     if (text === null || text === undefined) {
       ledger = new Ledger({}, { onChange: save });
@@ -952,9 +953,24 @@ function checkServerUrl(serverUrl) {
   if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shownUrl(serverUrl)}".`);
 }
 
+/** Whether ``value`` is a Promise (or any thenable): what an asynchronous storage's getItem returns. */
+function isThenable(value) {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof value.then === 'function';
+}
+
+/** The refusal of an asynchronous ``memoStorage`` (attack104 F4), whose ``method`` returned a Promise. */
+function asyncStorage(method) {
+  return new InvalidParameterError(
+    `The 'memoStorage' option of Client must be a synchronous storage: its ${method}('${LEDGER_KEY}') returned a Promise ` +
+      "(an asynchronous storage, such as localForage or React Native's AsyncStorage). The device's ledger is read, " +
+      'charged and saved in one step before each draw, which an asynchronous storage cannot do: give a synchronous one ' +
+      '(window.localStorage, or a file-backed one in Node). Nothing was drawn or sent.',
+  );
+}
+
 /**
  * Save the ledger's JSON ``text`` under LEDGER_KEY and read it back: a storage whose getItem does not return the
- * string written (a setItem that drops writes, a getItem without its ``return``) keeps no
+ * string written (a setItem that drops writes, a getItem without its ``return``, an asynchronous storage) keeps no
  * ledger, so it is refused (InvalidParameterError naming memoStorage) before the reports this save was for are sent
  * (attack104 F2: such a storage sent 15 of 15 reports, and l-grr drew a fresh permanent response each day).
  */
@@ -962,6 +978,7 @@ function keepLedger(storage, text) {
   storage.setItem(LEDGER_KEY, text);
   const back = storage.getItem(LEDGER_KEY);
   if (back === text) return;
+  if (isThenable(back)) throw asyncStorage('getItem');
   const got = back === null || back === undefined ? String(back)
     : typeof back === 'string' ? `another string (${back.length} characters)` : `a ${typeof back}, not the string written`;
   throw new InvalidParameterError(

@@ -585,6 +585,17 @@ test('a memoStorage whose writes stop reading back, or throw, refuses at the sav
   }
 });
 
+test('an asynchronous memoStorage (getItem returns a Promise) is refused, saying it must be synchronous (attack104 F4)', async () => {
+  const kept = {};
+  const storage = { getItem: async (key) => kept[key] ?? null, setItem: async (key, value) => { kept[key] = value; } };
+  const server = fakeServer();
+  const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(33) });
+  await assert.rejects(device.submit(3), (error) => error instanceof InvalidParameterError
+    && error.message.startsWith("The 'memoStorage' option of Client must be a synchronous storage: its getItem('dpdist-ledger') returned a Promise")
+    && !/JSON/.test(error.message));
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
+});
+
 test('a memoStorage keeps the ledger: each report charged and stored, refused past the budget before it is sent', async () => {
   const config = { protocol: 'grr', version: 1, epsilon: 4.0, domain_size: 8 };
   const server = fakeServer({ config });
