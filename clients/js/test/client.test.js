@@ -1,7 +1,7 @@
 // Client against a scripted fetch: what is sent, batch ids, retries of the same bytes, errors.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -472,14 +472,7 @@ test('memoStorage: null keeps no ledger: nothing charged, no budget refuses, no 
 
 /** The README's file-backed storage: every getItem reads the file afresh, every setItem replaces it by a rename. */
 function fileStorage(file) {
-  const read = () => {
-    try {
-      return JSON.parse(readFileSync(file, 'utf8'));
-    } catch (error) {
-      if (error.code === 'ENOENT') return {};
-      throw error;
-    }
-  };
+  const read = () => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {});
   return {
     getItem: (key) => { const kept = read(); return Object.hasOwn(kept, key) ? kept[key] : null; },
     setItem: (key, value) => {
