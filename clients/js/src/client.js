@@ -225,6 +225,10 @@ export class Retries {
  *   setItem was given).  null: no ledger, said
  *   explicitly, for simulations of many users (a longitudinal campaign is then refused: its device must keep its
  *   memo; so is a campaign in rounds, whose device answers one round only, which its ledger remembers)
+ * @param {number|null} [options.budget] the device owner's total epsilon (Python's ``PrivacyLedger.restore(budget=...)``,
+ *   the Java client's ``Options.budget``): a new ledger starts with it, and it replaces the stored ledger's budget every
+ *   time the ledger is read (saved with the next charge), so the code, not the storage, is the authority.  null (default):
+ *   the stored ledger's budget, or DEFAULT_BUDGET (10) for a new one.  Needs a memoStorage (refused with null)
  * @param {{request: (name: string, callback: () => any) => Promise<any>}|null} [options.locks] the Web Locks
  *   (default globalThis.navigator.locks, where the browser has them): every read-draw-save of the ledger holds
  *   the lock named ``dpdist-ledger``, so two tabs of one origin, which share its localStorage, cannot both read
@@ -252,18 +256,20 @@ export class Retries {
  *   ``'ohttp'``, each an RFC 9458 request encapsulated to the key configuration of the campaign's identity;
  *   ``'dpdist'``, dpdist's own envelope; null (default): dpdist's envelope unless the campaign turned it off
  * @param {import('./random.js').RandomSource} [options.source] only for tests
+ *
+ * An option name the Client does not know is refused (InvalidParameterError naming it and listing CLIENT_OPTIONS).
  */
 export class Client {
-  constructor(
-    serverUrl,
-    campaignId,
-    { token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, timeoutMs = 60000, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null, relayEnvelope = null } = {},
-  ) {
+  constructor(serverUrl, campaignId, options = {}) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
     checkServerUrl(serverUrl);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
       throw new TypeError(`The 'campaignId' argument of Client must be 1-128 characters of A-Z, a-z, 0-9, '.', '_' and '-'. Got ${JSON.stringify(campaignId)}.`);
     }
+    const {
+      token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, timeoutMs = 60000, retryDelayMs = 500, fetch,
+      memoStorage, locks, budget = null, source, pin = null, issuer = null, ohttp = null, relayEnvelope = null,
+    } = checkOptionNames(options);
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new TypeError(`The 'batchSize' option of Client must be an int >= 1. Got ${batchSize}.`);
     if (retries !== null && (!Number.isInteger(retries) || retries < 0)) throw new TypeError(`The 'retries' option of Client must be null or an int >= 0. Got ${retries}.`);
     if (typeof retryWindowMs !== 'number' || !Number.isFinite(retryWindowMs) || retryWindowMs < 0) {
@@ -295,6 +301,7 @@ export class Client {
     this._batchFetch = null;
     this._source = source ?? secureSource();
     this._memoStorage = checkMemoStorage(memoStorage);
+    this._budget = checkBudgetOption(budget, this._memoStorage);
     this._locks = locks === undefined ? (globalThis.navigator?.locks ?? null) : locks;
     if (this._locks !== null && typeof this._locks.request !== 'function') {
       throw new TypeError("The 'locks' option of Client must have a request(name, callback) method (navigator.locks) or be null.");
@@ -578,9 +585,10 @@ export class Client {
     const save = (ledger) => keepLedger(storage, JSON.stringify(ledger.toJSON()));
     const text = storage.getItem(LEDGER_KEY);
     if (isThenable(text)) throw asyncStorage('getItem');
+    const settings = this._budget === null ? {} : { budget: this._budget }; // the owner's, replacing the stored one
     let ledger;
     if (text === null || text === undefined) {
-      ledger = new Ledger({}, { onChange: save });
+      ledger = new Ledger(settings, { onChange: save });
       // no ledger yet: the storage is seen to keep one before the first draw (a dropped write, a getItem without its
       // return, would otherwise be refused only after the draw, at its save)
       if (beforeDraw) save(ledger);
@@ -591,7 +599,7 @@ export class Client {
       } catch (error) {
         throw new IncompatibleStateError(`The ledger under '${LEDGER_KEY}' is not valid JSON (${error.message}); it was not overwritten.`);
       }
-      ledger = Ledger.fromJSON(state, { onChange: save });
+      ledger = Ledger.fromJSON(state, { onChange: save, settings });
     }
     // a memo kept by an earlier client under its config's own key joins the ledger (its past reports unknown)
     const old = isLongitudinal(protocol) ? storage.getItem(memoKey(protocol)) : null;
@@ -988,6 +996,48 @@ function keepLedger(storage, text) {
       "campaign's permanent responses would be drawn again. Its getItem must return the string setItem was given (a " +
       'getItem written as an arrow function with braces needs its return). Nothing was sent.',
   );
+}
+
+/** The options the Client constructor knows (its JSDoc, index.d.ts). */
+export const CLIENT_OPTIONS = Object.freeze([
+  'token', 'batchSize', 'retries', 'retryWindowMs', 'timeoutMs', 'retryDelayMs', 'fetch', 'memoStorage', 'locks', 'budget',
+  'source', 'pin', 'issuer', 'ohttp', 'relayEnvelope',
+]);
+
+/**
+ * The ``options`` argument of Client, checked: an object whose every own key is an option the Client knows.  A name it
+ * does not know (a typo, ``budget`` before it was an option: attack104 F3) was ignored silently, the device then
+ * running with the default it meant to change.
+ */
+function checkOptionNames(options) {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidParameterError(`The 'options' argument of Client must be an object of options (${CLIENT_OPTIONS.join(', ')}). ` +
+      `Got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : `a ${typeof options}`}.`);
+  }
+  const unknown = Object.keys(options).filter((name) => !CLIENT_OPTIONS.includes(name));
+  if (unknown.length > 0) {
+    const named = unknown.slice(0, 5).map((name) => JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}...` : name)).join(', ');
+    throw new InvalidParameterError(`Client has no option ${named}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}: ` +
+      `its options are ${CLIENT_OPTIONS.join(', ')}. Nothing was fetched, drawn or sent.`);
+  }
+  return options;
+}
+
+/**
+ * The ``budget`` option of Client, checked: null (the stored ledger's budget; a new ledger's DEFAULT_BUDGET) or a
+ * finite epsilon > 0, the owner's total, which needs a ledger (refused with ``memoStorage: null``, which keeps none).
+ */
+function checkBudgetOption(budget, storage) {
+  if (budget === null || budget === undefined) return null;
+  if (typeof budget !== 'number' || !Number.isFinite(budget) || !(budget > 0)) {
+    throw new InvalidParameterError(`The 'budget' option of Client must be null or a finite epsilon > 0. Got ${typeof budget === 'number' ? budget : JSON.stringify(budget)?.slice(0, 80) ?? typeof budget}.`);
+  }
+  if (storage === null) {
+    throw new InvalidParameterError("The 'budget' option of Client is the device's total epsilon, kept in its ledger: it needs a " +
+      "memoStorage, and memoStorage: null keeps no ledger (nothing is charged, no budget refuses).");
+  }
+  return budget;
 }
 
 const MEMO_STORAGE_ALLOWED = 'an object with getItem and setItem functions, where the device keeps its privacy ledger (such as ' +

@@ -589,6 +589,60 @@ test('an asynchronous memoStorage (getItem returns a Promise) is refused, saying
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
 });
 
+test('an option the Client does not know is refused, naming it and listing the options (attack104 F3)', () => {
+  const storage = memoryStorage();
+  for (const [options, named] of [
+    [{ memoStorage: storage, budgett: 3 }, '"budgett"'],
+    [{ memoStorage: storage, retry: 2, timeout: 5 }, '"retry", "timeout"'],
+    [{ memoStorage: storage, storage }, '"storage"'],
+  ]) {
+    assert.throws(() => new Client('', 'c1', options), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith(`Client has no option ${named}: its options are token, batchSize, retries, retryWindowMs, `)
+      && /memoStorage, locks, budget, /.test(error.message) && error.message.includes('relayEnvelope'), named);
+  }
+  for (const [options, got] of [[null, 'null'], ['c1', 'a string'], [[], 'an array']]) {
+    assert.throws(() => new Client('', 'c1', options), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith("The 'options' argument of Client must be an object of options") && error.message.endsWith(`Got ${got}.`));
+  }
+  assert.ok(new Client('', 'c1', { memoStorage: null, token: null, batchSize: 5, retries: 1, retryWindowMs: 0, timeoutMs: null,
+    retryDelayMs: 1, fetch: fakeServer().fetch, locks: null, budget: undefined, source: deterministicSource(1), pin: null, issuer: null,
+    ohttp: null, relayEnvelope: null }));
+});
+
+test('the budget option: a new ledger starts with it, and it replaces a stored ledger\'s budget each time it is read (attack104 F3)', async () => {
+  const server = fakeServer(); // grr, epsilon 1
+  const storage = memoryStorage();
+  const device = (budget, seed) => new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, budget, source: deterministicSource(seed) });
+  const first = device(3, 51);
+  for (let i = 0; i < 3; i++) await first.submit(i);
+  await assert.rejects(first.submit(3), (error) => error instanceof PrivacyBudgetError && /left of its budget of 3 /.test(error.message));
+  assert.equal(JSON.parse(storage.getItem('dpdist-ledger')).budget, 3);
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 3);
+  // without the option the stored budget holds (3, not the default 10); with another, the owner's code decides
+  await assert.rejects(device(null, 52).submit(3), (error) => error instanceof PrivacyBudgetError);
+  const raised = device(5, 53);
+  await raised.submit(3);
+  await raised.submit(4);
+  await assert.rejects(raised.submit(5), (error) => error instanceof PrivacyBudgetError && /budget of 5 /.test(error.message));
+  assert.equal(JSON.parse(storage.getItem('dpdist-ledger')).budget, 5);
+  // an edit of the stored budget does not raise it past the option: the ledger is read again before each draw
+  const edited = JSON.parse(storage.getItem('dpdist-ledger'));
+  storage.setItem('dpdist-ledger', JSON.stringify({ ...edited, budget: 100 }));
+  await assert.rejects(raised.submit(6), (error) => error instanceof PrivacyBudgetError && /budget of 5 /.test(error.message));
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 5);
+  assert.equal((await raised.ledger()).spent(), 5);
+});
+
+test('the budget option is a finite epsilon > 0, and needs a ledger', () => {
+  for (const budget of [0, -1, Infinity, NaN, '3', true]) {
+    assert.throws(() => new Client('', 'c1', { memoStorage: memoryStorage(), budget }), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith("The 'budget' option of Client must be null or a finite epsilon > 0."), String(budget));
+  }
+  assert.throws(() => new Client('', 'c1', { memoStorage: null, budget: 3 }), (error) => error instanceof InvalidParameterError
+    && /'budget' option of Client .* memoStorage: null keeps no ledger/.test(error.message));
+  assert.equal(new Client('', 'c1', { memoStorage: null, budget: null })._budget, null);
+});
+
 test('a memoStorage keeps the ledger: each report charged and stored, refused past the budget before it is sent', async () => {
   const config = { protocol: 'grr', version: 1, epsilon: 4.0, domain_size: 8 };
   const server = fakeServer({ config });
