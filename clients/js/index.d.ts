@@ -255,7 +255,10 @@ export interface RelayAck {
   duplicates: number;
 }
 
-/** A device-side client of one campaign of ``dpdist serve``: only reports leave the device. */
+/**
+ * A device-side client of one campaign of ``dpdist serve``: only reports leave the device.  An option name it does not
+ * know is refused (InvalidParameterError naming it and listing the options).
+ */
 export class Client {
   constructor(
     serverUrl: string,
@@ -282,10 +285,18 @@ export class Client {
        * Where the device's privacy ledger persists, under ``dpdist-ledger`` (default globalThis.localStorage,
        * a browser's): its budget, its charges and the memos of longitudinal campaigns.  Required where there is
        * no globalThis.localStorage (Node: give a file-backed storage); an object without getItem/setItem functions
-       * is refused (InvalidParameterError).  null: no ledger, said explicitly (simulations of many users, tests;
+       * is refused (InvalidParameterError), and so is, before anything is sent, one whose getItem does not return the
+       * string setItem was given (each save is read back).  null: no ledger, said explicitly (simulations of many users, tests;
        * a longitudinal campaign is then refused).
        */
       memoStorage?: MemoStorage | null;
+      /**
+       * The device owner's total epsilon (Python's ``PrivacyLedger.restore(budget=...)``, the Java client's
+       * ``Options.budget``): a new ledger starts with it, and it replaces the stored ledger's budget every time the
+       * ledger is read (saved with the next charge).  null (default): the stored budget, or ``DEFAULT_BUDGET`` (10) for
+       * a new ledger.  A finite epsilon > 0; refused with ``memoStorage: null`` (no ledger).
+       */
+      budget?: number | null;
       /**
        * The Web Locks (default globalThis.navigator.locks): ``submit``, ``submitMany`` and ``add`` read, draw
        * from and save the ledger holding the lock ``dpdist-ledger``, so two tabs sharing localStorage cannot

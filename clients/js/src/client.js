@@ -220,9 +220,15 @@ export class Retries {
  *   campaigns per collector and config without budgets (ledger.js).  Every report is charged before it is
  *   drawn and refused (PrivacyBudgetError) past the budget.  Required where there is no globalThis.localStorage
  *   (Node: a file-backed storage), and an object without getItem/setItem functions is refused
- *   (InvalidParameterError), as the Java client requires storage(...) or withoutLedger().  null: no ledger, said
+ *   (InvalidParameterError), as the Java client requires storage(...) or withoutLedger(); so is, before anything is
+ *   sent, a storage that does not keep what it is given (each save is read back: getItem must return the string
+ *   setItem was given).  null: no ledger, said
  *   explicitly, for simulations of many users (a longitudinal campaign is then refused: its device must keep its
  *   memo; so is a campaign in rounds, whose device answers one round only, which its ledger remembers)
+ * @param {number|null} [options.budget] the device owner's total epsilon (Python's ``PrivacyLedger.restore(budget=...)``,
+ *   the Java client's ``Options.budget``): a new ledger starts with it, and it replaces the stored ledger's budget every
+ *   time the ledger is read (saved with the next charge), so the code, not the storage, is the authority.  null (default):
+ *   the stored ledger's budget, or DEFAULT_BUDGET (10) for a new one.  Needs a memoStorage (refused with null)
  * @param {{request: (name: string, callback: () => any) => Promise<any>}|null} [options.locks] the Web Locks
  *   (default globalThis.navigator.locks, where the browser has them): every read-draw-save of the ledger holds
  *   the lock named ``dpdist-ledger``, so two tabs of one origin, which share its localStorage, cannot both read
@@ -250,18 +256,20 @@ export class Retries {
  *   ``'ohttp'``, each an RFC 9458 request encapsulated to the key configuration of the campaign's identity;
  *   ``'dpdist'``, dpdist's own envelope; null (default): dpdist's envelope unless the campaign turned it off
  * @param {import('./random.js').RandomSource} [options.source] only for tests
+ *
+ * An option name the Client does not know is refused (InvalidParameterError naming it and listing CLIENT_OPTIONS).
  */
 export class Client {
-  constructor(
-    serverUrl,
-    campaignId,
-    { token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, timeoutMs = 60000, retryDelayMs = 500, fetch, memoStorage, locks, source, pin = null, issuer = null, ohttp = null, relayEnvelope = null } = {},
-  ) {
+  constructor(serverUrl, campaignId, options = {}) {
     if (typeof serverUrl !== 'string') throw new TypeError(`The 'serverUrl' argument of Client must be a string. Got ${typeof serverUrl}.`);
     checkServerUrl(serverUrl);
     if (typeof campaignId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(campaignId)) {
       throw new TypeError(`The 'campaignId' argument of Client must be 1-128 characters of A-Z, a-z, 0-9, '.', '_' and '-'. Got ${JSON.stringify(campaignId)}.`);
     }
+    const {
+      token = null, batchSize = 1000, retries = null, retryWindowMs = DEFAULT_RETRY_WINDOW_MS, timeoutMs = 60000, retryDelayMs = 500, fetch,
+      memoStorage, locks, budget = null, source, pin = null, issuer = null, ohttp = null, relayEnvelope = null,
+    } = checkOptionNames(options);
     if (!Number.isInteger(batchSize) || batchSize < 1) throw new TypeError(`The 'batchSize' option of Client must be an int >= 1. Got ${batchSize}.`);
     if (retries !== null && (!Number.isInteger(retries) || retries < 0)) throw new TypeError(`The 'retries' option of Client must be null or an int >= 0. Got ${retries}.`);
     if (typeof retryWindowMs !== 'number' || !Number.isFinite(retryWindowMs) || retryWindowMs < 0) {
@@ -293,6 +301,7 @@ export class Client {
     this._batchFetch = null;
     this._source = source ?? secureSource();
     this._memoStorage = checkMemoStorage(memoStorage);
+    this._budget = checkBudgetOption(budget, this._memoStorage);
     this._locks = locks === undefined ? (globalThis.navigator?.locks ?? null) : locks;
     if (this._locks !== null && typeof this._locks.request !== 'function') {
       throw new TypeError("The 'locks' option of Client must have a request(name, callback) method (navigator.locks) or be null.");
@@ -552,7 +561,11 @@ export class Client {
     return ledger === null ? null : ledger.memoOf(this._protocol, this.collector);
   }
 
-  _loadLedger(protocol) {
+  /**
+   * The device's Ledger, read from ``memoStorage`` (null without one), saved there (``keepLedger``) each time it
+   * changes.  ``beforeDraw``: right before a draw, when a storage holding no ledger yet is made to keep an empty one.
+   */
+  _loadLedger(protocol, { beforeDraw = false } = {}) {
     const storage = this._memoStorage;
     if (storage === null) {
       if (this._campaign !== null && answerOnce(this._campaign) !== null) {
@@ -569,11 +582,16 @@ export class Client {
           '(an object with getItem/setItem, such as window.localStorage).',
       );
     }
-    const save = (ledger) => storage.setItem(LEDGER_KEY, JSON.stringify(ledger.toJSON()));
+    const save = (ledger) => keepLedger(storage, JSON.stringify(ledger.toJSON()));
     const text = storage.getItem(LEDGER_KEY);
+    if (isThenable(text)) throw asyncStorage('getItem');
+    const settings = this._budget === null ? {} : { budget: this._budget }; // the owner's, replacing the stored one
     let ledger;
     if (text === null || text === undefined) {
-      ledger = new Ledger({}, { onChange: save });
+      ledger = new Ledger(settings, { onChange: save });
+      // no ledger yet: the storage is seen to keep one before the first draw (a dropped write, a getItem without its
+      // return, would otherwise be refused only after the draw, at its save)
+      if (beforeDraw) save(ledger);
     } else {
       let state;
       try {
@@ -581,7 +599,7 @@ export class Client {
       } catch (error) {
         throw new IncompatibleStateError(`The ledger under '${LEDGER_KEY}' is not valid JSON (${error.message}); it was not overwritten.`);
       }
-      ledger = Ledger.fromJSON(state, { onChange: save });
+      ledger = Ledger.fromJSON(state, { onChange: save, settings });
     }
     // a memo kept by an earlier client under its config's own key joins the ledger (its past reports unknown)
     const old = isLongitudinal(protocol) ? storage.getItem(memoKey(protocol)) : null;
@@ -610,7 +628,7 @@ export class Client {
     try {
       if (once !== null) checkRoundOpen(this._campaign);
       // read again from storage right before drawing: another tab (another Client) may have drawn or charged since
-      this._ledger = this._loadLedger(protocol);
+      this._ledger = this._loadLedger(protocol, { beforeDraw: true });
       if (once !== null) checkOwnRound(this._campaign, this._ledger, this.collector, once, this._source);
     } catch (error) {
       // the round open now is not this device's: the next submit fetches the campaign again (its round may be open
@@ -941,6 +959,85 @@ function checkServerUrl(serverUrl) {
     : url.username || url.password || /^[^?#]*\/\/[^/?#]*@/u.test(serverUrl) ? 'without user:password@ (this client authenticates with its token, never a URL\'s credentials, which fetch refuses)'
       : /[?#]/u.test(serverUrl) ? 'without a query or fragment (?...#...: the API\'s paths are joined to it)' : null;
   if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shownUrl(serverUrl)}".`);
+}
+
+/** Whether ``value`` is a Promise (or any thenable): what an asynchronous storage's getItem returns. */
+function isThenable(value) {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof value.then === 'function';
+}
+
+/** The refusal of an asynchronous ``memoStorage`` (attack104 F4), whose ``method`` returned a Promise. */
+function asyncStorage(method) {
+  return new InvalidParameterError(
+    `The 'memoStorage' option of Client must be a synchronous storage: its ${method}('${LEDGER_KEY}') returned a Promise ` +
+      "(an asynchronous storage, such as localForage or React Native's AsyncStorage). The device's ledger is read, " +
+      'charged and saved in one step before each draw, which an asynchronous storage cannot do: give a synchronous one ' +
+      '(window.localStorage, or a file-backed one in Node). Nothing was drawn or sent.',
+  );
+}
+
+/**
+ * Save the ledger's JSON ``text`` under LEDGER_KEY and read it back: a storage whose getItem does not return the
+ * string written (a setItem that drops writes, a getItem without its ``return``, an asynchronous storage) keeps no
+ * ledger, so it is refused (InvalidParameterError naming memoStorage) before the reports this save was for are sent
+ * (attack104 F2: such a storage sent 15 of 15 reports, and l-grr drew a fresh permanent response each day).
+ */
+function keepLedger(storage, text) {
+  storage.setItem(LEDGER_KEY, text);
+  const back = storage.getItem(LEDGER_KEY);
+  if (back === text) return;
+  if (isThenable(back)) throw asyncStorage('getItem');
+  const got = back === null || back === undefined ? String(back)
+    : typeof back === 'string' ? `another string (${back.length} characters)` : `a ${typeof back}, not the string written`;
+  throw new InvalidParameterError(
+    `The 'memoStorage' option of Client did not return what was written: after setItem('${LEDGER_KEY}', ...) wrote the ` +
+      `device's ledger (${text.length} characters), getItem('${LEDGER_KEY}') returned ${got}. A storage that does not ` +
+      'keep what it is given keeps no ledger: nothing would be charged or refused by budget, and a longitudinal ' +
+      "campaign's permanent responses would be drawn again. Its getItem must return the string setItem was given (a " +
+      'getItem written as an arrow function with braces needs its return). Nothing was sent.',
+  );
+}
+
+/** The options the Client constructor knows (its JSDoc, index.d.ts). */
+export const CLIENT_OPTIONS = Object.freeze([
+  'token', 'batchSize', 'retries', 'retryWindowMs', 'timeoutMs', 'retryDelayMs', 'fetch', 'memoStorage', 'locks', 'budget',
+  'source', 'pin', 'issuer', 'ohttp', 'relayEnvelope',
+]);
+
+/**
+ * The ``options`` argument of Client, checked: an object whose every own key is an option the Client knows.  A name it
+ * does not know (a typo, ``budget`` before it was an option: attack104 F3) was ignored silently, the device then
+ * running with the default it meant to change.
+ */
+function checkOptionNames(options) {
+  if (options === undefined) return {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidParameterError(`The 'options' argument of Client must be an object of options (${CLIENT_OPTIONS.join(', ')}). ` +
+      `Got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : `a ${typeof options}`}.`);
+  }
+  const unknown = Object.keys(options).filter((name) => !CLIENT_OPTIONS.includes(name));
+  if (unknown.length > 0) {
+    const named = unknown.slice(0, 5).map((name) => JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}...` : name)).join(', ');
+    throw new InvalidParameterError(`Client has no option ${named}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}: ` +
+      `its options are ${CLIENT_OPTIONS.join(', ')}. Nothing was fetched, drawn or sent.`);
+  }
+  return options;
+}
+
+/**
+ * The ``budget`` option of Client, checked: null (the stored ledger's budget; a new ledger's DEFAULT_BUDGET) or a
+ * finite epsilon > 0, the owner's total, which needs a ledger (refused with ``memoStorage: null``, which keeps none).
+ */
+function checkBudgetOption(budget, storage) {
+  if (budget === null || budget === undefined) return null;
+  if (typeof budget !== 'number' || !Number.isFinite(budget) || !(budget > 0)) {
+    throw new InvalidParameterError(`The 'budget' option of Client must be null or a finite epsilon > 0. Got ${typeof budget === 'number' ? budget : JSON.stringify(budget)?.slice(0, 80) ?? typeof budget}.`);
+  }
+  if (storage === null) {
+    throw new InvalidParameterError("The 'budget' option of Client is the device's total epsilon, kept in its ledger: it needs a " +
+      "memoStorage, and memoStorage: null keeps no ledger (nothing is charged, no budget refuses).");
+  }
+  return budget;
 }
 
 const MEMO_STORAGE_ALLOWED = 'an object with getItem and setItem functions, where the device keeps its privacy ledger (such as ' +

@@ -1,6 +1,9 @@
 // Client against a scripted fetch: what is sent, batch ids, retries of the same bytes, errors.
 
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { Client, InvalidParameterError, Ledger, PrivacyBudgetError, ServiceError, UnsupportedProtocolError, fromConfig } from '../src/index.js';
 import { deterministicSource, memoryStorage } from './helpers.js';
@@ -465,6 +468,179 @@ test('memoStorage: null keeps no ledger: nothing charged, no budget refuses, no 
   assert.equal(await client.ledger(), null);
   assert.equal(await client.memo(), null);
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 5);
+});
+
+/** The README's file-backed storage: every getItem reads the file afresh, every setItem replaces it by a rename. */
+function fileStorage(file) {
+  const read = () => (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {});
+  return {
+    getItem: (key) => { const kept = read(); return Object.hasOwn(kept, key) ? kept[key] : null; },
+    setItem: (key, value) => {
+      const kept = { ...read(), [key]: String(value) };
+      writeFileSync(`${file}.${process.pid}.tmp`, JSON.stringify(kept));
+      renameSync(`${file}.${process.pid}.tmp`, file);
+    },
+  };
+}
+
+test('two Clients over one file-backed storage read each other\'s charges: held at the budget together (attack104 F1)', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'dpdist-ledger-'));
+  try {
+    const file = join(folder, 'device-ledger.json');
+    const grr = fakeServer({ config: { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 } });
+    const lgrr = fakeServer({ config: { protocol: 'l-grr', version: 1, epsilon: 4.0, epsilon_1: 1.0, domain_size: 8 } });
+    // one storage object per Client, as an app reporting to two campaigns may make them: attack104 sent 19 reports,
+    // epsilon 19.9 against a budget of 10, when each storage kept the copy of the file it read once
+    const a = new Client('', 'c1', { fetch: grr.fetch, memoStorage: fileStorage(file), source: deterministicSource(41) });
+    const b = new Client('', 'c1', { fetch: lgrr.fetch, memoStorage: fileStorage(file), source: deterministicSource(42) });
+    let sent = 0;
+    for (let i = 0; i < 6; i++) { await a.submit(1); sent += 1; }
+    for (;;) {
+      try {
+        await b.submit(1);
+        sent += 1;
+      } catch (error) {
+        assert.ok(error instanceof PrivacyBudgetError, error.message);
+        break;
+      }
+    }
+    // and both at once: every submit reads, draws and saves in one synchronous step
+    const more = await Promise.allSettled(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).submit(2)));
+    assert.ok(more.every((result) => result.status === 'rejected' && result.reason instanceof PrivacyBudgetError));
+    await assert.rejects(a.submit(3), (error) => error instanceof PrivacyBudgetError);
+    const puts = grr.requests.filter((r) => r.method === 'PUT').length + lgrr.requests.filter((r) => r.method === 'PUT').length;
+    assert.equal(puts, sent);
+    const ledger = Ledger.fromJSON(JSON.parse(JSON.parse(readFileSync(file, 'utf8'))['dpdist-ledger']));
+    assert.equal(ledger.charges.length, sent); // every report sent is charged in the file, none lost to the other Client
+    assert.ok(ledger.spent() <= 10 * (1 + 1e-12) && ledger.spent() > 9, String(ledger.spent()));
+    assert.equal((await a.ledger()).spent(), ledger.spent());
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test('a memoStorage that does not return what was written is refused before anything is drawn or sent (attack104 F2)', async () => {
+  const storages = {
+    'a setItem that drops writes': () => ({ getItem: () => null, setItem: () => {} }),
+    'a getItem without its return': () => {
+      const kept = {};
+      // eslint-disable-next-line no-unused-expressions
+      return { getItem: (key) => { kept[key]; }, setItem: (key, value) => { kept[key] = value; } };
+    },
+  };
+  const configs = [
+    { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 },
+    { protocol: 'l-grr', version: 1, epsilon: 4.0, epsilon_1: 1.0, domain_size: 8 },
+  ];
+  for (const config of configs) {
+    for (const [name, make] of Object.entries(storages)) {
+      const server = fakeServer({ config });
+      const source = deterministicSource(31);
+      let words = 0;
+      const word = source.word.bind(source);
+      source.word = () => { words += 1; return word(); };
+      const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: make(), source });
+      const refused = (error) => error instanceof InvalidParameterError
+        && error.message.startsWith("The 'memoStorage' option of Client did not return what was written")
+        && /getItem\('dpdist-ledger'\) returned (null|undefined)/.test(error.message)
+        && error.message.endsWith('Nothing was sent.');
+      for (const attempt of [() => device.submit(3), () => device.add(4)]) {
+        await assert.rejects(attempt(), refused, `${config.protocol}, ${name}`);
+      }
+      assert.equal(words, 0, `${config.protocol}, ${name}: nothing drawn`);
+      await assert.rejects(device.submitMany([1, 2, 3]), refused); // (its values' order is drawn first: no report)
+      assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0, `${config.protocol}, ${name}`);
+      assert.equal(device.unsentReports, 0);
+    }
+  }
+});
+
+test('a memoStorage whose writes stop reading back, or throw, refuses at the save: nothing sent', async () => {
+  for (const config of [
+    { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 },
+    { protocol: 'l-grr', version: 1, epsilon: 4.0, epsilon_1: 1.0, domain_size: 8 },
+  ]) {
+    // a ledger is kept, then the storage drops writes (a full disk ignored, a read-only copy): the save of the next
+    // report's charge does not read back
+    const storage = memoryStorage();
+    const server = fakeServer({ config });
+    const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(32) });
+    await device.submit(3);
+    const kept = storage.getItem('dpdist-ledger');
+    storage.setItem = () => {};
+    await assert.rejects(device.submit(3), (error) => error instanceof InvalidParameterError
+      && /getItem\('dpdist-ledger'\) returned another string \(\d+ characters\)/.test(error.message));
+    assert.equal(storage.getItem('dpdist-ledger'), kept);
+    // a setItem that throws (a browser's QuotaExceededError): the error itself, nothing sent
+    storage.setItem = () => { throw new Error('QuotaExceededError'); };
+    await assert.rejects(device.submit(3), /QuotaExceededError/);
+    assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 1, config.protocol);
+  }
+});
+
+test('an asynchronous memoStorage (getItem returns a Promise) is refused, saying it must be synchronous (attack104 F4)', async () => {
+  const kept = {};
+  const storage = { getItem: async (key) => kept[key] ?? null, setItem: async (key, value) => { kept[key] = value; } };
+  const server = fakeServer();
+  const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(33) });
+  await assert.rejects(device.submit(3), (error) => error instanceof InvalidParameterError
+    && error.message.startsWith("The 'memoStorage' option of Client must be a synchronous storage: its getItem('dpdist-ledger') returned a Promise")
+    && !/JSON/.test(error.message));
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
+});
+
+test('an option the Client does not know is refused, naming it and listing the options (attack104 F3)', () => {
+  const storage = memoryStorage();
+  for (const [options, named] of [
+    [{ memoStorage: storage, budgett: 3 }, '"budgett"'],
+    [{ memoStorage: storage, retry: 2, timeout: 5 }, '"retry", "timeout"'],
+    [{ memoStorage: storage, storage }, '"storage"'],
+  ]) {
+    assert.throws(() => new Client('', 'c1', options), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith(`Client has no option ${named}: its options are token, batchSize, retries, retryWindowMs, `)
+      && /memoStorage, locks, budget, /.test(error.message) && error.message.includes('relayEnvelope'), named);
+  }
+  for (const [options, got] of [[null, 'null'], ['c1', 'a string'], [[], 'an array']]) {
+    assert.throws(() => new Client('', 'c1', options), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith("The 'options' argument of Client must be an object of options") && error.message.endsWith(`Got ${got}.`));
+  }
+  assert.ok(new Client('', 'c1', { memoStorage: null, token: null, batchSize: 5, retries: 1, retryWindowMs: 0, timeoutMs: null,
+    retryDelayMs: 1, fetch: fakeServer().fetch, locks: null, budget: undefined, source: deterministicSource(1), pin: null, issuer: null,
+    ohttp: null, relayEnvelope: null }));
+});
+
+test('the budget option: a new ledger starts with it, and it replaces a stored ledger\'s budget each time it is read (attack104 F3)', async () => {
+  const server = fakeServer(); // grr, epsilon 1
+  const storage = memoryStorage();
+  const device = (budget, seed) => new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, budget, source: deterministicSource(seed) });
+  const first = device(3, 51);
+  for (let i = 0; i < 3; i++) await first.submit(i);
+  await assert.rejects(first.submit(3), (error) => error instanceof PrivacyBudgetError && /left of its budget of 3 /.test(error.message));
+  assert.equal(JSON.parse(storage.getItem('dpdist-ledger')).budget, 3);
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 3);
+  // without the option the stored budget holds (3, not the default 10); with another, the owner's code decides
+  await assert.rejects(device(null, 52).submit(3), (error) => error instanceof PrivacyBudgetError);
+  const raised = device(5, 53);
+  await raised.submit(3);
+  await raised.submit(4);
+  await assert.rejects(raised.submit(5), (error) => error instanceof PrivacyBudgetError && /budget of 5 /.test(error.message));
+  assert.equal(JSON.parse(storage.getItem('dpdist-ledger')).budget, 5);
+  // an edit of the stored budget does not raise it past the option: the ledger is read again before each draw
+  const edited = JSON.parse(storage.getItem('dpdist-ledger'));
+  storage.setItem('dpdist-ledger', JSON.stringify({ ...edited, budget: 100 }));
+  await assert.rejects(raised.submit(6), (error) => error instanceof PrivacyBudgetError && /budget of 5 /.test(error.message));
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 5);
+  assert.equal((await raised.ledger()).spent(), 5);
+});
+
+test('the budget option is a finite epsilon > 0, and needs a ledger', () => {
+  for (const budget of [0, -1, Infinity, NaN, '3', true]) {
+    assert.throws(() => new Client('', 'c1', { memoStorage: memoryStorage(), budget }), (error) => error instanceof InvalidParameterError
+      && error.message.startsWith("The 'budget' option of Client must be null or a finite epsilon > 0."), String(budget));
+  }
+  assert.throws(() => new Client('', 'c1', { memoStorage: null, budget: 3 }), (error) => error instanceof InvalidParameterError
+    && /'budget' option of Client .* memoStorage: null keeps no ledger/.test(error.message));
+  assert.equal(new Client('', 'c1', { memoStorage: null, budget: null })._budget, null);
 });
 
 test('a memoStorage keeps the ledger: each report charged and stored, refused past the budget before it is sent', async () => {
