@@ -961,7 +961,7 @@ function checkServerUrl(serverUrl) {
   if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shownUrl(serverUrl)}".`);
 }
 
-/** Whether ``value`` is a Promise (or any thenable): what an asynchronous storage's getItem returns. */
+/** Whether ``value`` is a Promise (or any thenable): what an asynchronous storage's getItem or setItem returns. */
 function isThenable(value) {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof value.then === 'function';
 }
@@ -983,7 +983,9 @@ function asyncStorage(method) {
  * (attack104 F2: such a storage sent 15 of 15 reports, and l-grr drew a fresh permanent response each day).
  */
 function keepLedger(storage, text) {
-  storage.setItem(LEDGER_KEY, text);
+  // a setItem returning a Promise writes later (write-behind): a process that ends before it did kept no charge
+  // (attack106 F2: 9 reports against a budget of 3 over three runs), though the read-back sees its memory
+  if (isThenable(storage.setItem(LEDGER_KEY, text))) throw asyncStorage('setItem');
   const back = storage.getItem(LEDGER_KEY);
   if (back === text) return;
   if (isThenable(back)) throw asyncStorage('getItem');

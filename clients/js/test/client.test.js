@@ -589,6 +589,16 @@ test('an asynchronous memoStorage (getItem returns a Promise) is refused, saying
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
 });
 
+test('a write-behind memoStorage (setItem returns a Promise, getItem answers at once) is refused before anything is sent (attack106 F2)', async () => {
+  const kept = {};
+  const storage = { getItem: (key) => kept[key] ?? null, setItem: async (key, value) => { kept[key] = value; } };
+  const server = fakeServer();
+  const device = new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, source: deterministicSource(34) });
+  await assert.rejects(device.submit(3), (error) => error instanceof InvalidParameterError
+    && error.message.startsWith("The 'memoStorage' option of Client must be a synchronous storage: its setItem('dpdist-ledger') returned a Promise"));
+  assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
+});
+
 test('an option the Client does not know is refused, naming it and listing the options (attack104 F3)', () => {
   const storage = memoryStorage();
   for (const [options, named] of [
