@@ -285,6 +285,11 @@ def test_node_cli_refuses_ledger_settings_without_a_ledger_and_clips_numbers_unl
         result, out = _privatize_with_node(tmp_path, grr, np.array([1, 2]), extra=extra)
         assert result.returncode == 2 and "--budget and --accounting need --memo" in result.stderr, result.stderr
         assert result.stderr.count("\n") == 1 and not out.exists()
+    for budget in ("0x10", "0b11", "inf", ""):  # a decimal epsilon, as Python's float() reads one (attack106 F5)
+        extra = ("--memo", str(tmp_path / "ledger.json"), "--budget", budget)
+        result, out = _privatize_with_node(tmp_path, grr, np.array([1, 2]), extra=extra)
+        assert result.returncode == 2 and "option --budget must be a finite epsilon > 0" in result.stderr, result.stderr
+        assert not out.exists() and not (tmp_path / "ledger.json").exists()
     sw = local.make("sw", epsilon=1.0, bounds=(0.0, 10.0))
     result, out = _privatize_with_node(tmp_path, sw, np.array([3.0, 12.5]))
     assert result.returncode == 0 and "1 value(s) outside" in result.stderr and out.exists(), result.stderr
