@@ -93,6 +93,10 @@ class Aggregator(Generic[Owner]):
             the batch are kept), or make the whole call fail (``"raise"``,
             nothing is added).  A batch that cannot be read as reports at all
             (wrong type, shape or dtype) always raises ``MalformedReportError``.
+
+        Reports in memory carry no config: those drawn under another config of the same format (another epsilon,
+        subset size or bounds) are decoded with this protocol's parameters wherever their values are in range.  Report
+        files and the service's batches carry the config: rows under another are rejected (``other_config``).
         """
         return self.add_batch(self.protocol.validate_reports(reports, on_invalid=on_invalid))
 
