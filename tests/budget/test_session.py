@@ -138,6 +138,27 @@ def test_results_carry_the_session_in_their_guarantee():
     json.dumps(cdf.to_dict())
 
 
+def test_a_charged_results_guarantee_costs_what_the_release_states_in_another_session(tmp_path):
+    """A result of one session's release charged (or checked) in a second session costs the release's own guarantee
+    in the second session's relation; the first session's account is not part of what is charged, nor of the file."""
+    first = BudgetSession(2.0)
+    cdf = first.release(central.cdf, X, 0.5, BOUNDS, rng=0)
+    own = PrivacyGuarantee(0.5, 0.0, "add-remove", "central")
+    for second in (BudgetSession(5.0, neighbouring="add-remove"), BudgetSession.create(tmp_path / "b.json", 5.0)):
+        cost = 0.5 if second.total.neighbouring == "add-remove" else 1.0
+        assert second.check(cdf.guarantee, "again") == second.cost(own)
+        statement = second.charge(cdf.guarantee, "again")
+        assert type(statement.charge.guarantee) is PrivacyGuarantee and statement.charge.guarantee == own
+        assert statement.charge.charged.epsilon == cost and second.remaining.epsilon == pytest.approx(5.0 - cost)
+        assert "budget" not in json.dumps(statement.charge.to_dict()["guarantee"])
+        second.charge(accounting.PrivacyLoss.of_guarantee(cdf.guarantee), "its loss")
+        assert second.remaining.epsilon == pytest.approx(5.0 - 2 * cost)
+    assert BudgetSession.open(tmp_path / "b.json").remaining.epsilon == pytest.approx(3.0)  # the file reads again
+    assert first.remaining.epsilon == 1.0  # the first session's account is its own
+    with pytest.raises(PrivacyBudgetError, match="again is refused"):
+        BudgetSession(0.5).charge(cdf.guarantee, "again")
+
+
 def test_a_sessions_lines_end_with_what_its_account_assumes():
     """The session's line, a charged result's guarantee and the charge's statement end with the assumptions of the
     spent statement (those of ``to_dict()["accountant"]``): a shuffled charge's relay among them."""

@@ -61,7 +61,7 @@ KINDS = {
 
 def guarantee_derivation(guarantee: PrivacyGuarantee) -> dict:
     """The derivation of a charge that states only ``guarantee`` (its worst case)."""
-    return {"kind": "guarantee", "guarantee": guarantee.to_dict()}
+    return {"kind": "guarantee", "guarantee": PrivacyGuarantee.to_dict(guarantee)}  # its own fields only
 
 
 def memo_key(config: dict) -> str:

@@ -45,7 +45,7 @@ from ..privacy import UNITS, PrivacyGuarantee, convert, parallel
 from ._account import composed, point_delta, statement_of, unstateable
 from ._derivation import check_stored, derived, guarantee_derivation, memo_increment, memo_key
 from ._planned import planned_guarantee, refuse_missing_first, with_statement
-from ._statement import BudgetStatement, Charge, Remaining, Spent, _budget, _budget_pair, _left
+from ._statement import BudgetStatement, Charge, Remaining, SessionGuarantee, Spent, _budget, _budget_pair, _left
 
 __all__ = ["BudgetSession"]
 
@@ -187,7 +187,7 @@ class BudgetSession:
     def cost(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """What ``guarantee`` costs in this session's relation (:func:`dpdist.privacy.convert`); charges nothing."""
         try:
-            return convert(guarantee, self._total.neighbouring, self._total.unit)
+            return convert(_own(guarantee), self._total.neighbouring, self._total.unit)
         except InvalidParameterError as error:
             raise InvalidParameterError(f"This budget session ({self._total.describe()}) cannot charge it: {error}") from None
 
@@ -208,6 +208,7 @@ class BudgetSession:
                                                  "derive again)")
                 return worst.assuming(*charged.assumptions).derived_as(guarantee_derivation(charged.guarantee))
             return self._restated(charged)
+        charged = _own(charged)
         self.cost(charged)  # refused by name first
         return derived(guarantee_derivation(charged), self._restated, "a charge")  # as the file is read again
 
@@ -462,7 +463,17 @@ class BudgetSession:
 
 def _stated(charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyGuarantee:
     """The guarantee a charge states itself (before it is stated in the session's relation)."""
-    return charged.guarantee if isinstance(charged, PrivacyLoss) else charged  # (its caller's table admits no other)
+    return _own(charged.guarantee if isinstance(charged, PrivacyLoss) else charged)  # (its caller's table admits no other)
+
+
+def _own(guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
+    """``guarantee`` without another session's account: a charged result's guarantee (:class:`SessionGuarantee`) costs
+    what the release itself states, and this session keeps its own account (the other's ``budget`` is not a field of
+    what it charges, nor of its file)."""
+    if not isinstance(guarantee, SessionGuarantee):
+        return guarantee
+    return PrivacyGuarantee(guarantee.epsilon, guarantee.delta, guarantee.neighbouring, guarantee.model,
+                            guarantee.reports, guarantee.unit)
 
 
 def _spent_text(spent: Spent) -> str:
