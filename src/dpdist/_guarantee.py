@@ -142,8 +142,12 @@ class PrivacyGuarantee:
         """Whether this is pure :math:`\\varepsilon`-DP (``delta == 0``)."""
         return self.delta == 0.0
 
-    def describe(self) -> str:
-        """One line: ``"1-LDP (local: any two values of one user)"``, ``"1-differential privacy (central, ...)"``."""
+    def describe(self, assumptions: bool = True) -> str:
+        """One line: ``"1-LDP (local: any two values of one user)"``, ``"1-differential privacy (central, ...)"``.
+
+        A guarantee that rests on assumptions (a budget session's :class:`~dpdist.budget.Spent`, say) ends its line
+        with them (``"; assuming: ..."``), unless ``assumptions=False``: the form for a line named within a sentence
+        (a refusal's), as :meth:`dpdist.accounting.PrivacyLoss.describe` has it.  A plain guarantee assumes nothing."""
         budget = f"{self.epsilon:g}" if self.pure else f"({self.epsilon:g}, {self.delta:g})"
         if self.neighbouring == "history":
             return f"{budget}-LDP over {self.reports} report(s) (local: any two histories of values of one device)"
@@ -340,7 +344,7 @@ def convert(guarantee: PrivacyGuarantee, neighbouring: str, unit: str = "record"
         why = "a release under 'replace' neighbours may publish the number of records, which add/remove neighbours differ in"
     per = " per person" if unit == "person" else ""
     raise InvalidParameterError(
-        f"privacy.convert: {guarantee.describe()} states nothing under {neighbouring!r} neighbours{per}: {why}.")
+        f"privacy.convert: {guarantee.describe(assumptions=False)} states nothing under {neighbouring!r} neighbours{per}: {why}.")
 
 
 def _doubled(guarantee: PrivacyGuarantee, neighbouring: str, unit: str) -> PrivacyGuarantee:
@@ -349,7 +353,7 @@ def _doubled(guarantee: PrivacyGuarantee, neighbouring: str, unit: str) -> Priva
     doubled_delta = (1.0 + math.exp(epsilon)) * delta if delta else 0.0
     if not 2 * epsilon < math.inf or doubled_delta >= 1:
         raise InvalidPrivacyParameterError(
-            f"privacy.convert: {guarantee.describe()} is no guarantee under {neighbouring!r} neighbours "
+            f"privacy.convert: {guarantee.describe(assumptions=False)} is no guarantee under {neighbouring!r} neighbours "
             f"(group privacy gives ({2 * epsilon!r}, {doubled_delta!r}))."
         )
     return PrivacyGuarantee(2.0 * epsilon, doubled_delta, neighbouring, "central", unit=unit)

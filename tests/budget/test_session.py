@@ -159,6 +159,30 @@ def test_a_charged_results_guarantee_costs_what_the_release_states_in_another_se
         BudgetSession(0.5).charge(cdf.guarantee, "again")
 
 
+def test_refusals_name_a_spent_statement_within_their_sentence_without_its_assumptions():
+    """privacy.convert's and a charge's refusals name a guarantee mid-sentence: as describe(assumptions=False) writes
+    it (a Spent's line ends with "; assuming: ..." otherwise, which would end the sentence)."""
+    year = BudgetSession(4.0, delta=1e-8)
+    year.campaign(local.make("grr", epsilon=0.1, domain_size=16), reports=365)
+    spent = year.spent
+    line = PrivacyGuarantee.describe(spent)
+    assert spent.describe(assumptions=False) == line and spent.describe() == f"{line}; assuming: {accounting.FRESH_RANDOMNESS}"
+    with pytest.raises(InvalidParameterError) as refused:
+        privacy.convert(spent, "add-remove")
+    assert str(refused.value).startswith(f"privacy.convert: {line} states nothing under 'add-remove' neighbours: ")
+    with pytest.raises(PrivacyBudgetError) as refused:
+        BudgetSession(1.0, delta=1e-8).charge(spent, "last year")
+    assert str(refused.value).startswith(f"last year is refused: it states {line} (any ") and "assuming" not in str(refused.value)
+    with pytest.raises(InvalidParameterError) as refused:
+        BudgetSession(5.0, neighbouring="add-remove").check(spent, "last year")
+    assert f"cannot charge it: privacy.convert: {line} states nothing" in str(refused.value)
+    assert "assuming" not in str(refused.value)
+    charged = BudgetSession(2.0).release(central.cdf, X, 0.5, BOUNDS, rng=0).guarantee
+    assert "assuming" in charged.describe() and "assuming" not in charged.describe(assumptions=False)
+    assert charged.describe(assumptions=False) == charged.describe().split("; assuming: ")[0]
+    assert year.charges[0].loss.describe(assumptions=False) in year.charges[0].loss.describe()
+
+
 def test_a_sessions_lines_end_with_what_its_account_assumes():
     """The session's line, a charged result's guarantee and the charge's statement end with the assumptions of the
     spent statement (those of ``to_dict()["accountant"]``): a shuffled charge's relay among them."""

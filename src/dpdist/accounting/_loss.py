@@ -109,7 +109,7 @@ class PrivacyLoss:
     def describe(self, assumptions: bool = True) -> str:
         """One line: its currencies, where they come from, then what they assume (``"; assuming: ..."``; not with
         ``assumptions=False``, for a message that names the loss within a sentence)."""
-        currencies = [self.guarantee.describe()]
+        currencies = [self.guarantee.describe(assumptions=False)]
         if self.rho is not None:
             currencies.append(f"{self.rho:.6g}-zCDP")
         if self.distribution is not None:

@@ -189,7 +189,7 @@ class BudgetSession:
         try:
             return convert(_own(guarantee), self._total.neighbouring, self._total.unit)
         except InvalidParameterError as error:
-            raise InvalidParameterError(f"This budget session ({self._total.describe()}) cannot charge it: {error}") from None
+            raise InvalidParameterError(f"This budget session ({self._total.describe(assumptions=False)}) cannot charge it: {error}") from None
 
     @validate_params({"charged": _CHARGED})
     def loss(self, charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyLoss:
@@ -312,9 +312,9 @@ class BudgetSession:
         left = _left(self._total, spent)
         where = f" of {str(self._path)!r}" if self._path is not None else ""
         own = cost.guarantee
-        converted = "" if own == stated else f", which costs {_budget(own)} under {own.neighbouring} neighbours"
+        converted = "" if PrivacyGuarantee.to_dict(own) == PrivacyGuarantee.to_dict(stated) else f", which costs {_budget(own)} under {own.neighbouring} neighbours"
         error = PrivacyBudgetError(
-            f"{label or 'This charge'} is refused: it states {stated.describe()}{converted} ({cost.source or 'as stated'}), "
+            f"{label or 'This charge'} is refused: it states {stated.describe(assumptions=False)}{converted} ({cost.source or 'as stated'}), "
             f"and {why}. The budget session{where} holds {_budget(self._total)} ({self._total.neighbouring}, "
             f"{self._accountant} accountant) with {_spent_text(spent) if spent else 'nothing'} spent in {len(charges)} "
             f"charge(s): {_budget_pair(*left)} left. Nothing was charged and no data were read.",
@@ -394,7 +394,7 @@ class BudgetSession:
         realized = getattr(result, "guarantee", None)
         if realized is not None and not realized.covers(planned):
             raise DPDistError(
-                f"{name} spent {realized.describe()}, more than the {planned.describe()} it was charged (a bug of "
+                f"{name} spent {realized.describe(assumptions=False)}, more than the {planned.describe(assumptions=False)} it was charged (a bug of "
                 "dpdist or of the release: please report it). The charge stands."
             )
         return with_statement(result, statement)
