@@ -12,6 +12,7 @@ import pytest
 
 from dpdist import accounting, central, local, privacy
 from dpdist.privacy import PrivacyGuarantee, local_guarantee
+from dpdist._guarantee import with_assumptions
 from dpdist.budget import BudgetSession, SessionGuarantee, planned_guarantee
 from dpdist.cli import main
 from dpdist.errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
@@ -200,6 +201,31 @@ def test_a_sessions_lines_end_with_what_its_account_assumes():
     assert all(f") {text}" in line for text in SHUFFLE_ASSUMPTIONS) and accounting.FRESH_RANDOMNESS in line
     assert line.split(" left", 1)[1] == session.describe().split(" left", 1)[1]  # the same account, the same words
     assert "assuming" not in BudgetSession(1.0).describe()  # nothing spent: nothing assumed
+
+
+def test_a_shuffled_guarantee_states_the_shufflers_assumptions_and_a_session_charging_it_keeps_them(tmp_path):
+    """audit105 F2: privacy.shuffled's guarantee is a PrivacyGuarantee (same to_dict, read back equal) whose describe
+    ends with the shuffler's assumptions; a session charging it, in memory or in a file read again, states them as it
+    does for shuffled_loss."""
+    from dpdist.amplification import SHUFFLE_ASSUMPTIONS, ShuffledGuarantee
+
+    grr = local.make("grr", epsilon=4.0, domain_size=8)
+    guarantee = privacy.shuffled(grr, n=1000, delta=1e-8)
+    assert isinstance(guarantee, ShuffledGuarantee) and isinstance(guarantee, PrivacyGuarantee)
+    plain = PrivacyGuarantee(guarantee.epsilon, 1e-8, "replace", "central")
+    assert guarantee.to_dict() == plain.to_dict() and PrivacyGuarantee.from_dict(guarantee.to_dict()) == guarantee
+    assert guarantee == plain and plain == guarantee and hash(guarantee) == hash(plain)
+    assert guarantee.assumptions == SHUFFLE_ASSUMPTIONS
+    assert guarantee.describe() == with_assumptions(plain.describe(), SHUFFLE_ASSUMPTIONS)
+    assert guarantee.describe(assumptions=False) == plain.describe()
+    assert accounting.PrivacyLoss.of_guarantee(guarantee).assumptions == SHUFFLE_ASSUMPTIONS
+    for session in (BudgetSession(4.0, delta=1e-6), BudgetSession.create(tmp_path / "s.json", 4.0, delta=1e-6)):
+        line = session.charge(guarantee, "relayed round").describe()
+        assert all(f") {text}" in line for text in SHUFFLE_ASSUMPTIONS) and accounting.FRESH_RANDOMNESS in line
+        assert session.spent.assumptions[:2] == SHUFFLE_ASSUMPTIONS
+    reread = BudgetSession.open(tmp_path / "s.json")
+    assert reread.spent.assumptions[:2] == SHUFFLE_ASSUMPTIONS and reread.charges[0].loss.assumptions == SHUFFLE_ASSUMPTIONS
+    assert reread.describe() == session.describe()
 
 
 def test_estimate_options_are_checked_before_the_charge():

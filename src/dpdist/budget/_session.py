@@ -206,11 +206,13 @@ class BudgetSession:
                 worst = PrivacyLoss.of_guarantee(self.cost(charged.guarantee), f"{charged.source or 'a loss'}, charged as "
                                                  "its guarantee's worst case (a budget file keeps only losses it can "
                                                  "derive again)")
-                return worst.assuming(*charged.assumptions).derived_as(guarantee_derivation(charged.guarantee))
+                return worst.assuming(*charged.assumptions).derived_as(guarantee_derivation(charged.guarantee,
+                                                                                            charged.assumptions))
             return self._restated(charged)
         charged = _own(charged)
         self.cost(charged)  # refused by name first
-        return derived(guarantee_derivation(charged), self._restated, "a charge")  # as the file is read again
+        assumed = getattr(charged, "assumptions", ())  # a guarantee that rests on some (shuffled; a Spent) keeps them
+        return derived(guarantee_derivation(charged, assumed), self._restated, "a charge")  # as the file is read again
 
     def _restated(self, loss: PrivacyLoss) -> PrivacyLoss:
         """``loss`` in this session's relation (:meth:`PrivacyLoss.restated`)."""
