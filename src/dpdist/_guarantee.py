@@ -194,17 +194,19 @@ class PrivacyGuarantee:
 omitted_at_default(PrivacyGuarantee, "unit")
 
 
-def with_assumptions(line: str, assumptions: Iterable[str]) -> str:
+def with_assumptions(line: str, assumptions: Iterable[str], lead: str = "assuming") -> str:
     """``line`` (a statement's one line), ending with what it assumes: ``"<line>; assuming: <a>"`` for one assumption,
     ``"<line>; assuming: (1) <a>; (2) <b>"`` for several (numbered: an assumption may hold a semicolon itself);
     ``line`` itself when there are none.  The one form of every ``describe()`` of a statement with ``assumptions``
-    (an accountant's statement, a loss, a budget session's account, a relayed campaign's central guarantee)."""
+    (an accountant's statement, a loss, a budget session's account, a relayed campaign's central guarantee).  ``lead``
+    names whose assumptions they are where the line follows another's (a charged result's: ``"its account
+    assuming"``, the session's, not the release's)."""
     stated = [str(assumption) for assumption in assumptions]
     if not stated:
         return line
     if len(stated) == 1:
-        return f"{line}; assuming: {stated[0]}"
-    return f"{line}; assuming: " + "; ".join(f"({number}) {text}" for number, text in enumerate(stated, 1))
+        return f"{line}; {lead}: {stated[0]}"
+    return f"{line}; {lead}: " + "; ".join(f"({number}) {text}" for number, text in enumerate(stated, 1))
 
 
 def local_guarantee(epsilon: float) -> PrivacyGuarantee:

@@ -158,6 +158,11 @@ class BudgetStatement:
             f"({self.total.neighbouring}); {_spent(self.spent)} spent in {self.charges} charge(s){by}, "
             f"{_budget_pair(*self.remaining)} left", self.assumptions if assumptions else ())
 
+    def account_line(self) -> str:
+        """:meth:`describe` as it follows a release's own guarantee (a charged result's line): its assumptions are named
+        the session account's (``"...; its account assuming: ..."``), so they do not read as the release's."""
+        return with_assumptions(self.describe(assumptions=False), self.assumptions, "its account assuming")
+
     def to_dict(self) -> dict[str, Any]:
         left = self.remaining
         data = {"total": self.total.to_dict(), "charge": self.charge.to_dict(), "spent": self.spent.to_dict(),
@@ -175,10 +180,13 @@ class SessionGuarantee(PrivacyGuarantee):
     budget: BudgetStatement | None = None
 
     def describe(self, assumptions: bool = True) -> str:
-        """The release's own line, then the session's account after it (:meth:`BudgetStatement.describe`, ending with
-        what the account assumes unless ``assumptions=False``)."""
+        """The release's own line, then the session's account after it (:meth:`BudgetStatement.account_line`: what the
+        account assumes is named its own, ``"; its account assuming: ..."``, not the release's; not with
+        ``assumptions=False``)."""
         own = super().describe()
-        return own if self.budget is None else f"{own}; {self.budget.describe(assumptions)}"
+        if self.budget is None:
+            return own
+        return f"{own}; {self.budget.account_line() if assumptions else self.budget.describe(assumptions=False)}"
 
     def to_dict(self) -> dict:
         data = super().to_dict()
