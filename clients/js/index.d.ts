@@ -486,8 +486,9 @@ export class Ledger {
     accountant: 'basic' | 'pld'; epsilon: number; delta: number; basic: number;
     /** 'replace' (any two histories) under 'history' accounting; 'stable' (the same pattern of changes only) under 'stable'. */
     relation: 'replace' | 'stable';
-    /** What the statement covers, as Python's words: the window's charges only (a ledger with a window), nothing
-     * charged (none to state), the stable relation (stable accounting). */
+    /** What the statement assumes, as Python's statement does, in its words and order: one memo per device and scope
+     * (a memo's charges), fresh randomness across the charges, or nothing charged (none to state); the window's
+     * charges only (a ledger with a window); the stable relation (stable accounting). */
     assumptions: string[];
   };
   reportsSent(protocol: Protocol, collector?: string): number;

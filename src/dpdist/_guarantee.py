@@ -142,8 +142,12 @@ class PrivacyGuarantee:
         """Whether this is pure :math:`\\varepsilon`-DP (``delta == 0``)."""
         return self.delta == 0.0
 
-    def describe(self) -> str:
-        """One line: ``"1-LDP (local: any two values of one user)"``, ``"1-differential privacy (central, ...)"``."""
+    def describe(self, assumptions: bool = True) -> str:
+        """One line: ``"1-LDP (local: any two values of one user)"``, ``"1-differential privacy (central, ...)"``.
+
+        A guarantee that rests on assumptions (a budget session's :class:`~dpdist.budget.Spent`, say) ends its line
+        with them (``"; assuming: ..."``), unless ``assumptions=False``: the form for a line named within a sentence
+        (a refusal's), as :meth:`dpdist.accounting.PrivacyLoss.describe` has it.  A plain guarantee assumes nothing."""
         budget = f"{self.epsilon:g}" if self.pure else f"({self.epsilon:g}, {self.delta:g})"
         if self.neighbouring == "history":
             return f"{budget}-LDP over {self.reports} report(s) (local: any two histories of values of one device)"
@@ -190,17 +194,19 @@ class PrivacyGuarantee:
 omitted_at_default(PrivacyGuarantee, "unit")
 
 
-def with_assumptions(line: str, assumptions: Iterable[str]) -> str:
+def with_assumptions(line: str, assumptions: Iterable[str], lead: str = "assuming") -> str:
     """``line`` (a statement's one line), ending with what it assumes: ``"<line>; assuming: <a>"`` for one assumption,
     ``"<line>; assuming: (1) <a>; (2) <b>"`` for several (numbered: an assumption may hold a semicolon itself);
     ``line`` itself when there are none.  The one form of every ``describe()`` of a statement with ``assumptions``
-    (an accountant's statement, a loss, a budget session's account, a relayed campaign's central guarantee)."""
+    (an accountant's statement, a loss, a budget session's account, a relayed campaign's central guarantee).  ``lead``
+    names whose assumptions they are where the line follows another's (a charged result's: ``"its account
+    assuming"``, the session's, not the release's)."""
     stated = [str(assumption) for assumption in assumptions]
     if not stated:
         return line
     if len(stated) == 1:
-        return f"{line}; assuming: {stated[0]}"
-    return f"{line}; assuming: " + "; ".join(f"({number}) {text}" for number, text in enumerate(stated, 1))
+        return f"{line}; {lead}: {stated[0]}"
+    return f"{line}; {lead}: " + "; ".join(f"({number}) {text}" for number, text in enumerate(stated, 1))
 
 
 def local_guarantee(epsilon: float) -> PrivacyGuarantee:
@@ -340,7 +346,7 @@ def convert(guarantee: PrivacyGuarantee, neighbouring: str, unit: str = "record"
         why = "a release under 'replace' neighbours may publish the number of records, which add/remove neighbours differ in"
     per = " per person" if unit == "person" else ""
     raise InvalidParameterError(
-        f"privacy.convert: {guarantee.describe()} states nothing under {neighbouring!r} neighbours{per}: {why}.")
+        f"privacy.convert: {guarantee.describe(assumptions=False)} states nothing under {neighbouring!r} neighbours{per}: {why}.")
 
 
 def _doubled(guarantee: PrivacyGuarantee, neighbouring: str, unit: str) -> PrivacyGuarantee:
@@ -349,7 +355,7 @@ def _doubled(guarantee: PrivacyGuarantee, neighbouring: str, unit: str) -> Priva
     doubled_delta = (1.0 + math.exp(epsilon)) * delta if delta else 0.0
     if not 2 * epsilon < math.inf or doubled_delta >= 1:
         raise InvalidPrivacyParameterError(
-            f"privacy.convert: {guarantee.describe()} is no guarantee under {neighbouring!r} neighbours "
+            f"privacy.convert: {guarantee.describe(assumptions=False)} is no guarantee under {neighbouring!r} neighbours "
             f"(group privacy gives ({2 * epsilon!r}, {doubled_delta!r}))."
         )
     return PrivacyGuarantee(2.0 * epsilon, doubled_delta, neighbouring, "central", unit=unit)

@@ -8,7 +8,7 @@ import pytest
 
 from dpdist import local, privacy
 from dpdist._guarantee import with_assumptions
-from dpdist.amplification._statement import ASSUMPTIONS, Admission, relayed_statement
+from dpdist.amplification._statement import ASSUMPTIONS, Admission, relayed_assumptions, relayed_statement
 from shuffle_support import exact_device_delta
 
 PROTOCOL = local.make("grr", epsilon=2.0, domain_size=100)
@@ -74,15 +74,43 @@ def test_the_central_guarantees_describe_ends_with_the_relay_assumptions_it_rest
     """A reader of the central guarantee's one line alone learns it holds only if the relay does not collude and
     forwards the reports devices sealed (and the rest of the campaign's assumptions); the local guarantee, which holds
     against the collector whatever the relay does, names none."""
-    statement = relayed_statement(PROTOCOL, 100, 100, 1e-8, Admission("https://issuer", True, 0, 2))
+    admission = Admission("https://issuer", True, 0, 2)
+    statement = relayed_statement(PROTOCOL, 100, 100, 1e-8, admission)
     central, device = statement["central"], statement["central"]["per_device"]
-    assert statement["assumptions"] == list(ASSUMPTIONS)
+    assert statement["assumptions"] == list(relayed_assumptions(admission, 100))
     line = privacy.PrivacyGuarantee(central["epsilon"], central["delta"], "replace", "central").describe()
-    assert central["describe"] == with_assumptions(f"{line}, per report", ASSUMPTIONS)
+    assert central["describe"] == with_assumptions(f"{line}, per report", statement["assumptions"])
     assert "forwards the reports devices sealed" in central["describe"]
     assert "; assuming: (1) relay: does not collude with the collector" in central["describe"]
-    assert device["describe"].endswith(with_assumptions("", ASSUMPTIONS))
+    assert device["describe"].endswith(with_assumptions("", device["assumptions"]))  # (none: its local reports composed)
     assert "assuming" not in statement["local"]["describe"]
+
+
+def test_the_per_device_line_is_not_per_report_and_a_devices_local_reports_rest_on_no_party():
+    """audit105 F3: the per-device line drops the "per report" assumption (it is per device); when it is the device's
+    own reports composed locally it holds whatever the relay, issuer or collector do, and says so instead of listing
+    their assumptions; the devices' assumption states the campaign's colluding, tokens_each and n."""
+    grr = local.make("grr", epsilon=4.0, domain_size=8)  # deployment.md's: 2 reports in a batch of 1000 get (4.81, 1e-8)
+    group = relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 1, 2))
+    central, device = group["central"], group["central"]["per_device"]
+    assert device["how"].startswith("group privacy") and device["assumptions"] == group["assumptions"][:-1]
+    assert group["assumptions"][-1].startswith("per report:") and "per report:" not in device["describe"]
+    assert device["describe"].endswith(with_assumptions("", device["assumptions"]))
+    devices = group["assumptions"][2]
+    assert "at most 1 device(s) (`colluding`" in devices and "at most 2 token(s) (`tokens_each`" in devices
+    assert "at most 2 (`colluding_reports` = 1 x 2)" in devices and f"n = {central['n']} reports" in devices
+    assert central["n"] == 998 and f"(3) {devices}; (4) collector" in central["describe"]
+    assert "(up to 2 per credential, `tokens_each`)" in group["assumptions"][-1]
+    local_only = relayed_statement(PROTOCOL, 4, 4, 1e-8, Admission("https://issuer", True, 1, 2))["central"]["per_device"]
+    assert (local_only["epsilon"], local_only["delta"], local_only["assumptions"]) == (4.0, 0.0, [])
+    assert local_only["describe"] == ("4-differential privacy (central, replace one record), per device sending 2 "
+                                      "report(s) into one batch: its 2 local report(s) composed, which holds whatever "
+                                      "the relay, the issuer, the collector or other devices do")
+    before = relayed_statement(PROTOCOL, None, 0, 1e-8, Admission("https://issuer", True, 1, 2))
+    assert before["central"] is None and "n = " not in before["assumptions"][2]
+    assert [a.split(":")[0] for a in before["assumptions"]] == [a.split(":")[0] for a in ASSUMPTIONS]
+    unknown = relayed_statement(PROTOCOL, 10, 10, 1e-8, Admission("https://issuer", True, 1, None))["assumptions"][2]
+    assert "not stated by this campaign's identity" in unknown and "not bounded" in unknown
 
 
 def test_a_ceiling_of_10000_tokens_states_the_local_composition_without_overflow():

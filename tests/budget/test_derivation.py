@@ -100,6 +100,23 @@ def test_a_loss_made_by_hand_is_charged_to_a_file_at_its_guarantees_worst_case(t
     assert BudgetSession.open(tmp_path / "b.json").spent.epsilon == pytest.approx(worst.spent.epsilon)
 
 
+def test_a_guarantee_charged_with_its_assumptions_reads_them_back_and_a_malformed_list_is_refused(tmp_path):
+    """A hand-made loss's (or a shuffled guarantee's) assumptions are kept in its derivation, so the file read again
+    states them; a derivation whose assumptions are not a list of text is refused by name."""
+    nothing = accounting.PrivacyLoss(ONE, 1e-9, accounting.Atoms((0.0,), (1.0,)), "made by hand", ("a public key",))
+    path = tmp_path / "b.json"
+    BudgetSession.create(path, 3.0, 1e-6).charge(nothing, "hand-made")
+    assert json.loads(path.read_text())["charges"][0]["loss"]["derivation"]["assumptions"] == ["a public key"]
+    assert BudgetSession.open(path).charges[0].loss.assumptions == ("a public key",)
+    assert "a public key" in BudgetSession.open(path).describe()
+    _edit(path, lambda charge: charge["loss"]["derivation"].update(assumptions=3))
+    with pytest.raises(IncompatibleStateError, match="assumptions must be a list of non-empty str"):
+        BudgetSession.open(path).spent
+    _edit(path, lambda charge: charge["loss"]["derivation"].update(assumptions=["x"], extra=1))
+    with pytest.raises(IncompatibleStateError, match="must be one of the kinds"):
+        BudgetSession.open(path).spent
+
+
 def test_a_charge_written_before_derivations_is_read_at_its_worst_case(tmp_path):
     """Its stored loss cannot be checked, so it is not read: a campaign of 365 GRR reports over 16 items at 0.1
     (3.90 at 1e-8 by its exact channel) counts as its guarantee, 36.5; ten campaigns of 0.1 as ten randomized

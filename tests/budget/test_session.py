@@ -12,6 +12,7 @@ import pytest
 
 from dpdist import accounting, central, local, privacy
 from dpdist.privacy import PrivacyGuarantee, local_guarantee
+from dpdist._guarantee import with_assumptions
 from dpdist.budget import BudgetSession, SessionGuarantee, planned_guarantee
 from dpdist.cli import main
 from dpdist.errors import IncompatibleStateError, InvalidParameterError, PrivacyBudgetError
@@ -138,6 +139,53 @@ def test_results_carry_the_session_in_their_guarantee():
     json.dumps(cdf.to_dict())
 
 
+def test_a_charged_results_guarantee_costs_what_the_release_states_in_another_session(tmp_path):
+    """A result of one session's release charged (or checked) in a second session costs the release's own guarantee
+    in the second session's relation; the first session's account is not part of what is charged, nor of the file."""
+    first = BudgetSession(2.0)
+    cdf = first.release(central.cdf, X, 0.5, BOUNDS, rng=0)
+    own = PrivacyGuarantee(0.5, 0.0, "add-remove", "central")
+    for second in (BudgetSession(5.0, neighbouring="add-remove"), BudgetSession.create(tmp_path / "b.json", 5.0)):
+        cost = 0.5 if second.total.neighbouring == "add-remove" else 1.0
+        assert second.check(cdf.guarantee, "again") == second.cost(own)
+        statement = second.charge(cdf.guarantee, "again")
+        assert type(statement.charge.guarantee) is PrivacyGuarantee and statement.charge.guarantee == own
+        assert statement.charge.charged.epsilon == cost and second.remaining.epsilon == pytest.approx(5.0 - cost)
+        assert "budget" not in json.dumps(statement.charge.to_dict()["guarantee"])
+        second.charge(accounting.PrivacyLoss.of_guarantee(cdf.guarantee), "its loss")
+        assert second.remaining.epsilon == pytest.approx(5.0 - 2 * cost)
+    assert BudgetSession.open(tmp_path / "b.json").remaining.epsilon == pytest.approx(3.0)  # the file reads again
+    assert first.remaining.epsilon == 1.0  # the first session's account is its own
+    with pytest.raises(PrivacyBudgetError, match="again is refused"):
+        BudgetSession(0.5).charge(cdf.guarantee, "again")
+
+
+def test_refusals_name_a_spent_statement_within_their_sentence_without_its_assumptions():
+    """privacy.convert's and a charge's refusals name a guarantee mid-sentence: as describe(assumptions=False) writes
+    it (a Spent's line ends with "; assuming: ..." otherwise, which would end the sentence)."""
+    year = BudgetSession(4.0, delta=1e-8)
+    year.campaign(local.make("grr", epsilon=0.1, domain_size=16), reports=365)
+    spent = year.spent
+    line = PrivacyGuarantee.describe(spent)
+    assert spent.describe(assumptions=False) == line
+    assert spent.describe() == f"{line}; assuming: {accounting.FRESH_RANDOMNESS}"
+    with pytest.raises(InvalidParameterError) as refused:
+        privacy.convert(spent, "add-remove")
+    assert str(refused.value).startswith(f"privacy.convert: {line} states nothing under 'add-remove' neighbours: ")
+    with pytest.raises(PrivacyBudgetError) as refused:
+        BudgetSession(1.0, delta=1e-8).charge(spent, "last year")
+    assert str(refused.value).startswith(f"last year is refused: it states {line} (any ")
+    assert "assuming" not in str(refused.value)
+    with pytest.raises(InvalidParameterError) as refused:
+        BudgetSession(5.0, neighbouring="add-remove").check(spent, "last year")
+    assert f"cannot charge it: privacy.convert: {line} states nothing" in str(refused.value)
+    assert "assuming" not in str(refused.value)
+    charged = BudgetSession(2.0).release(central.cdf, X, 0.5, BOUNDS, rng=0).guarantee
+    assert "assuming" in charged.describe() and "assuming" not in charged.describe(assumptions=False)
+    assert charged.describe(assumptions=False) == charged.describe().split("; its account assuming: ")[0]
+    assert year.charges[0].loss.describe(assumptions=False) in year.charges[0].loss.describe()
+
+
 def test_a_sessions_lines_end_with_what_its_account_assumes():
     """The session's line, a charged result's guarantee and the charge's statement end with the assumptions of the
     spent statement (those of ``to_dict()["accountant"]``): a shuffled charge's relay among them."""
@@ -147,7 +195,8 @@ def test_a_sessions_lines_end_with_what_its_account_assumes():
     cdf = session.release(central.cdf, X, 0.5, BOUNDS, rng=0)
     assumed = cdf.guarantee.to_dict()["budget"]["accountant"]["assumptions"]
     assert assumed == [accounting.FRESH_RANDOMNESS] and cdf.guarantee.budget.assumptions == tuple(assumed)
-    assert cdf.guarantee.describe().endswith(f" left; assuming: {accounting.FRESH_RANDOMNESS}")
+    assert cdf.guarantee.describe().endswith(f" left; its account assuming: {accounting.FRESH_RANDOMNESS}")  # (F6)
+    assert cdf.guarantee.budget.describe().endswith(f" left; assuming: {accounting.FRESH_RANDOMNESS}")
     assert session.describe().endswith(f" left; assuming: {accounting.FRESH_RANDOMNESS}")
     relayed = session.charge(shuffled_loss(local.make("grr", epsilon=2.0, domain_size=4), 1000, 1e-8), "relayed")
     line = relayed.describe()
@@ -155,6 +204,32 @@ def test_a_sessions_lines_end_with_what_its_account_assumes():
     assert all(f") {text}" in line for text in SHUFFLE_ASSUMPTIONS) and accounting.FRESH_RANDOMNESS in line
     assert line.split(" left", 1)[1] == session.describe().split(" left", 1)[1]  # the same account, the same words
     assert "assuming" not in BudgetSession(1.0).describe()  # nothing spent: nothing assumed
+
+
+def test_a_shuffled_guarantee_states_the_shufflers_assumptions_and_a_session_charging_it_keeps_them(tmp_path):
+    """audit105 F2: privacy.shuffled's guarantee is a PrivacyGuarantee (same to_dict, read back equal) whose describe
+    ends with the shuffler's assumptions; a session charging it, in memory or in a file read again, states them as it
+    does for shuffled_loss."""
+    from dpdist.amplification import SHUFFLE_ASSUMPTIONS, ShuffledGuarantee
+
+    grr = local.make("grr", epsilon=4.0, domain_size=8)
+    guarantee = privacy.shuffled(grr, n=1000, delta=1e-8)
+    assert isinstance(guarantee, ShuffledGuarantee) and isinstance(guarantee, PrivacyGuarantee)
+    plain = PrivacyGuarantee(guarantee.epsilon, 1e-8, "replace", "central")
+    assert guarantee.to_dict() == plain.to_dict() and PrivacyGuarantee.from_dict(guarantee.to_dict()) == guarantee
+    assert guarantee == plain and plain == guarantee and hash(guarantee) == hash(plain)
+    assert guarantee.assumptions == SHUFFLE_ASSUMPTIONS
+    assert guarantee.describe() == with_assumptions(plain.describe(), SHUFFLE_ASSUMPTIONS)
+    assert guarantee.describe(assumptions=False) == plain.describe()
+    assert accounting.PrivacyLoss.of_guarantee(guarantee).assumptions == SHUFFLE_ASSUMPTIONS
+    for session in (BudgetSession(4.0, delta=1e-6), BudgetSession.create(tmp_path / "s.json", 4.0, delta=1e-6)):
+        line = session.charge(guarantee, "relayed round").describe()
+        assert all(f") {text}" in line for text in SHUFFLE_ASSUMPTIONS) and accounting.FRESH_RANDOMNESS in line
+        assert session.spent.assumptions[:2] == SHUFFLE_ASSUMPTIONS
+    reread = BudgetSession.open(tmp_path / "s.json")
+    assert reread.spent.assumptions[:2] == SHUFFLE_ASSUMPTIONS
+    assert reread.charges[0].loss.assumptions == SHUFFLE_ASSUMPTIONS
+    assert reread.describe() == session.describe()
 
 
 def test_estimate_options_are_checked_before_the_charge():
@@ -227,7 +302,7 @@ def test_cli_budget_file_charges_releases_and_refuses_before_reading_the_data(tm
     assert main(args + ["--budget-file", str(budget)]) == 0
     printed = capsys.readouterr().out
     assert ("NOT for publication; budget session: charged 0.6 of 1-DP (add-remove); 0.6 spent in 1 charge(s), 0.4 left; "
-            f"assuming: {accounting.FRESH_RANDOMNESS}\n") in printed  # the account, and its assumptions, end the line
+            f"its account assuming: {accounting.FRESH_RANDOMNESS}\n") in printed  # the account ends the line
     missing = ["release", str(tmp_path / "absent.csv")] + args[2:] + ["--budget-file", str(budget)]
     assert main(missing) == 2  # refused on the budget before the (absent) data are looked for
     assert "0.4 left. Nothing was charged and no data were read." in capsys.readouterr().err

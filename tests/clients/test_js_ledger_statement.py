@@ -1,4 +1,5 @@
-"""The JavaScript ledger states the same total as Python's for the same charges (issue 58, item 1).
+"""The JavaScript ledger states the same total as Python's for the same charges (issue 58, item 1), and the same
+assumptions in the same words and order (audit105 F5).
 
 Python writes ledgers of fresh reports (one protocol and several), a memo's increments, a window and an unknown
 protocol; node reads each with ``Ledger.fromJSON`` and states it at several deltas with every accountant both
@@ -15,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from dpdist import local
+from dpdist.accounting import FRESH_RANDOMNESS, MEMO_ASSUMPTION
 from dpdist.local import available
 from dpdist.local._registry import registered_class
 from dpdist.local.ledger import NO_CHARGE_ASSUMPTION, STABLE_ASSUMPTION, PrivacyLedger, window_assumption
@@ -47,8 +49,12 @@ def ledgers() -> dict[str, PrivacyLedger]:
     stable = PrivacyLedger(budget=100, window=3600.5, accounting="stable")
     for hour in range(5):
         stable.report(lgrr, [hour % 8], now=4000.0 * hour, rng=hour)
+    memo_stable = PrivacyLedger(budget=100, accounting="stable")  # a memo's ledger under stable accounting, no window
+    for day in range(30):
+        memo_stable.report(lgrr, [day % 8], now=5000.0 + day, rng=day)
+        memo_stable.report(grr, [day % 16], now=5000.5 + day, rng=day)
     return {"daily": daily, "mixed": mixed, "memo": memo, "windowed": windowed, "unknown": unknown,
-            "emptied": PrivacyLedger.from_dict(windowed.to_dict()), "stable": stable}
+            "emptied": PrivacyLedger.from_dict(windowed.to_dict()), "stable": stable, "memo_stable": memo_stable}
 
 
 SCRIPT = """
@@ -70,7 +76,7 @@ console.log(JSON.stringify(out));
 def test_node_and_python_ledgers_state_the_same_total(tmp_path):
     cases = ledgers()
     now = {"daily": 2000.0, "mixed": 3000.0, "memo": 4000.0, "windowed": 86400.0 * 90, "unknown": 9999.0,
-           "emptied": 86400.0 * 200, "stable": 16001.0}
+           "emptied": 86400.0 * 200, "stable": 16001.0, "memo_stable": 6000.0}
     script = tmp_path / "statement.mjs"
     script.write_text(SCRIPT % json.dumps(CLIENT.as_uri()))
     payload = {name: {"state": ledger.to_dict(), "now": now[name], "deltas": list(DELTAS)} for name, ledger in cases.items()}
@@ -84,11 +90,15 @@ def test_node_and_python_ledgers_state_the_same_total(tmp_path):
         for (accountant, epsilon, assumptions), statement in zip(answer["statements"][name], expected):
             assert accountant == statement.accountant, (name, accountant, statement)
             assert epsilon == pytest.approx(statement.epsilon, rel=1e-9, abs=1e-200), (name, statement)
-            # what the statement covers, in the same words (Python's also names its composition's assumptions)
-            covers = (NO_CHARGE_ASSUMPTION, STABLE_ASSUMPTION) + (() if ledger.window is None else
-                                                                  (window_assumption(ledger.window),))
-            assert assumptions == [text for text in statement.assumptions if text in covers], (name, statement)
+            # every assumption, in the same words and order (audit105 F5: JS left out fresh randomness and the memo's)
+            assert assumptions == list(statement.assumptions), (name, accountant, statement)
     assert cases["daily"].statement(1e-8).epsilon == pytest.approx(11.952, abs=1e-3)  # 365 x 0.1 composed
     assert cases["memo"].statement(1e-8).accountant == "pld"
     assert NO_CHARGE_ASSUMPTION in cases["emptied"].statement(1e-8, now=now["emptied"]).assumptions
     assert window_assumption(3600.5) in cases["stable"].statement(1e-8, now=now["stable"]).assumptions
+    stated = {name: cases[name].statement(1e-8, now=now[name]).assumptions
+              for name in ("daily", "memo", "memo_stable", "windowed")}
+    assert stated["daily"] == (FRESH_RANDOMNESS,)  # plain charges
+    assert stated["memo"] == (MEMO_ASSUMPTION, FRESH_RANDOMNESS)  # a memo, history accounting
+    assert stated["memo_stable"] == (MEMO_ASSUMPTION, FRESH_RANDOMNESS, STABLE_ASSUMPTION)  # a memo, stable accounting
+    assert stated["windowed"] == (FRESH_RANDOMNESS, window_assumption(30 * 86400.0))

@@ -35,6 +35,13 @@ export const STATEMENT_ACCOUNTANTS = Object.freeze(['tightest', 'basic', 'pld'])
 /** What a statement with no charge to cover says (Python's NO_CHARGE_ASSUMPTION, word for word). */
 export const NO_CHARGE_ASSUMPTION = 'nothing charged: no report the statement covers cost any epsilon (none was sent, '
   + "its charges left the window, or stable accounting charges a memo's later reports nothing)";
+/** What composing several mechanisms assumes of their randomness (Python's accounting.FRESH_RANDOMNESS, word for word):
+ * every statement of a charge assumes it, as Python's sequential composition of the ledger's charges does. */
+export const FRESH_RANDOMNESS = "each mechanism draws fresh randomness (no report, memo or shuffle's sample reused across "
+  + 'them)';
+/** What a memo's charges, stated as one mechanism, assume (Python's accounting.MEMO_ASSUMPTION, word for word). */
+export const MEMO_ASSUMPTION = 'one memo per device and scope, kept across reports (the ledger keeps it): the reports '
+  + 'are one mechanism, not fresh ones';
 /** What stable accounting's statement assumes (Python's STABLE_ASSUMPTION, word for word). */
 export const STABLE_ASSUMPTION = "stable accounting: the charges bound only histories of the device's values with the "
   + "same pattern of changes (RAPPOR's relation), nothing about when a value changes";
@@ -361,8 +368,9 @@ export class Ledger {
    * delta, basic, relation, assumptions}``: ``relation`` is ``'replace'`` (any two histories of the device's values)
    * under ``'history'`` accounting and ``'stable'`` under ``'stable'`` accounting, whose charges bound only histories
    * with the same pattern of changes (nothing about when a value changes), as Python's statement says;
-   * ``assumptions`` says what the statement covers as Python's does: a ledger with a ``window`` states the window's
-   * charges only (a budget per window bounds a rate, not a total), and one with no charge to state says so.
+   * ``assumptions`` are Python's, in the same words and order: its memos' (one memo per device and scope), fresh
+   * randomness across the charges, or that there is no charge to state; a ledger with a ``window`` states the
+   * window's charges only (a budget per window bounds a rate, not a total); stable accounting's relation.
    */
   statement(delta, accountant = 'tightest', now = Date.now() / 1000) {
     if (typeof delta !== 'number' || !(delta >= 0 && delta < 1)) {
@@ -387,8 +395,10 @@ export class Ledger {
     // the pure sum of the same charges, summed as spent() sums them (and Python's math.fsum)
     const basic = fsum(this._charges.filter((charge) => charge.at > since && charge.epsilon > 0).map((charge) => charge.epsilon));
     const relation = this.accounting === 'stable' ? 'stable' : 'replace';
+    // Python's order: the memos' assumption (its losses come after the fresh ones, each assuming it), then sequential
+    // composition's fresh randomness; or, with nothing to state, that; then the window's and stable accounting's
     const assumptions = [
-      ...(responses.length === 0 ? [NO_CHARGE_ASSUMPTION] : []),
+      ...(responses.length === 0 ? [NO_CHARGE_ASSUMPTION] : [...(memos.size > 0 ? [MEMO_ASSUMPTION] : []), FRESH_RANDOMNESS]),
       ...(this.window === null ? [] : [windowAssumption(this.window)]),
       ...(relation === 'stable' ? [STABLE_ASSUMPTION] : []),
     ];

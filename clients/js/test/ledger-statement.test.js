@@ -4,7 +4,10 @@ import assert from 'node:assert/strict';
 import test from 'node:test';
 
 import { InvalidParameterError } from '../src/errors.js';
-import { Ledger, NO_CHARGE_ASSUMPTION, composedRandomizedResponse, fsum, windowAssumption } from '../src/ledger.js';
+import {
+  FRESH_RANDOMNESS, Ledger, MEMO_ASSUMPTION, NO_CHARGE_ASSUMPTION, STABLE_ASSUMPTION, composedRandomizedResponse, fsum,
+  windowAssumption,
+} from '../src/ledger.js';
 import { fromConfig } from '../src/index.js';
 
 function charges(epsilon, days, protocol = 'grr') {
@@ -53,11 +56,26 @@ test('a windowed ledger states its window only and says so; an empty one says no
   const year = Ledger.fromJSON(state);
   const lastDay = year.statement(1e-8, 'tightest', 86400 * 364 + 10);
   assert.ok(Math.abs(lastDay.epsilon - 1) < 1e-6, String(lastDay.epsilon));
-  assert.deepEqual(lastDay.assumptions, [windowAssumption(86400)]);
+  assert.deepEqual(lastDay.assumptions, [FRESH_RANDOMNESS, windowAssumption(86400)]);
   const later = year.statement(1e-8, 'tightest', 86400 * 400);
   assert.deepEqual(later.assumptions, [NO_CHARGE_ASSUMPTION, windowAssumption(86400)]);
   assert.deepEqual(new Ledger().statement(1e-8).assumptions, [NO_CHARGE_ASSUMPTION]);
   assert.equal(ledger.statement(1e-8).assumptions.length, 2);
+});
+
+test("a statement assumes what Python's does, in its order: a memo's one memo, then fresh randomness (audit105 F5)", () => {
+  const charge = (protocol, epsilon, at) => ({ at, epsilon, collector: 'c', protocol, reports: 1 });
+  const state = (accounting, charges) => ({ format: 'dpdist-ledger', version: 1, budget: 100, window: null, accounting,
+    streams: {}, charges });
+  assert.deepEqual(Ledger.fromJSON(state('history', [charge('grr', 0.1, 1)])).statement(1e-8).assumptions,
+    [FRESH_RANDOMNESS]);
+  const memo = [charge('l-grr', 0.5, 1), charge('l-grr', 0.25, 2), charge('grr', 0.1, 3)];
+  for (const accountant of ['tightest', 'basic', 'pld']) {
+    assert.deepEqual(Ledger.fromJSON(state('history', memo)).statement(1e-8, accountant, 10).assumptions,
+      [MEMO_ASSUMPTION, FRESH_RANDOMNESS]);
+    assert.deepEqual(Ledger.fromJSON(state('stable', memo)).statement(1e-8, accountant, 10).assumptions,
+      [MEMO_ASSUMPTION, FRESH_RANDOMNESS, STABLE_ASSUMPTION]);
+  }
 });
 
 test('the ledger sums its charges as Python does (math.fsum): a budget of 36.5 takes 365 reports of 0.1 (audit102)', () => {

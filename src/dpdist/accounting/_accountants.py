@@ -71,15 +71,15 @@ class Statement:
     capped: bool = False
     assumptions: tuple[str, ...] = ()
 
-    def describe(self) -> str:
+    def describe(self, assumptions: bool = True) -> str:
         """One line: the statement, how it was made, then what it assumes (``"; assuming: ..."``, as
-        :func:`~dpdist._guarantee.with_assumptions` writes it)."""
+        :func:`~dpdist._guarantee.with_assumptions` writes it; not with ``assumptions=False``)."""
         relation = f"{self.model}, {self.neighbouring}"
         how = {"basic": "basic composition", "zcdp": f"zCDP (rho {self.rho:.6g})" if self.rho is not None else "zCDP",
                "pld": f"privacy loss distributions (discretization error at most {self.error:.2g})"}
         capped = ", its own guarantee by basic composition being smaller" if self.capped else ""
         return with_assumptions(f"({self.epsilon:.6g}, {self.delta:.3g})-DP ({relation}) over {self.mechanisms} "
-                                f"mechanism(s) by {how[self.accountant]}{capped}", self.assumptions)
+                                f"mechanism(s) by {how[self.accountant]}{capped}", self.assumptions if assumptions else ())
 
     def to_dict(self) -> dict[str, Any]:
         return {"accountant": self.accountant, "epsilon": self.epsilon, "delta": self.delta,

@@ -84,12 +84,14 @@ class PrivacyLoss:
     def of_guarantee(cls, guarantee: PrivacyGuarantee, source: str = "") -> "PrivacyLoss":
         r"""What any mechanism stating ``guarantee`` spends: pure :math:`\varepsilon` gives :math:`\varepsilon^2/2`-zCDP
         and randomized response's loss (the worst :math:`\varepsilon`-DP pair); :math:`(\varepsilon, \delta)` gives the
-        worst :math:`(\varepsilon, \delta)` pair and no zCDP."""
+        worst :math:`(\varepsilon, \delta)` pair and no zCDP.  What ``guarantee`` assumes, if it rests on assumptions
+        (a shuffled guarantee, :class:`~dpdist.amplification.ShuffledGuarantee`), the loss assumes too."""
+        assumed = tuple(getattr(guarantee, "assumptions", ()))
         if guarantee.pure:
             return cls(guarantee, pure_rho(guarantee.epsilon), pure_atoms(guarantee.epsilon),
-                       source or f"any {guarantee.epsilon:g}-DP mechanism")
+                       source or f"any {guarantee.epsilon:g}-DP mechanism", assumed)
         return cls(guarantee, None, approximate_atoms(guarantee.epsilon, guarantee.delta),
-                   source or f"any ({guarantee.epsilon:g}, {guarantee.delta:g})-DP mechanism")
+                   source or f"any ({guarantee.epsilon:g}, {guarantee.delta:g})-DP mechanism", assumed)
 
     def assuming(self, *assumptions: str) -> "PrivacyLoss":
         """The same loss, stating ``assumptions`` too."""
@@ -109,7 +111,7 @@ class PrivacyLoss:
     def describe(self, assumptions: bool = True) -> str:
         """One line: its currencies, where they come from, then what they assume (``"; assuming: ..."``; not with
         ``assumptions=False``, for a message that names the loss within a sentence)."""
-        currencies = [self.guarantee.describe()]
+        currencies = [self.guarantee.describe(assumptions=False)]
         if self.rho is not None:
             currencies.append(f"{self.rho:.6g}-zCDP")
         if self.distribution is not None:

@@ -67,6 +67,7 @@ from ..local import LocalProtocol
 from ._accounting import (
     METHODS,
     ShuffledAccount,
+    ShuffledGuarantee,
     account,
     channel_delta,
     channel_epsilon,
@@ -84,6 +85,7 @@ from ._reduction import PairDivergence, Reduction
 __all__ = [
     "METHODS",
     "ShuffledAccount",
+    "ShuffledGuarantee",
     "account",
     "shuffled",
     "shuffled_guarantee",

@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .._documents import read_dataclass
-from .._guarantee import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee, with_assumptions
 from .._types import ArrayLike
 from .._validation import Implies, Integer, Interval, Optional, Options, check_param, validate_params
 from ..errors import InvalidParameterError
@@ -21,6 +21,8 @@ from ._reduction import Reduction, pair_divergence
 __all__ = [
     "METHODS",
     "ShuffledAccount",
+    "ShuffledGuarantee",
+    "SHUFFLE_ASSUMPTIONS",
     "account",
     "shuffled",
     "generic_reduction",
@@ -30,6 +32,46 @@ __all__ = [
     "channel_epsilon",
     "compose_rounds",
 ]
+
+#: what a shuffled guarantee (and a shuffled round's loss) assumes, party by party
+SHUFFLE_ASSUMPTIONS = (
+    "the shuffler (relay) does not collude with the collector, and forwards the reports devices randomized (it "
+    "substitutes none of its own)",
+    "each round's batch holds the reports of n distinct devices, one each, fresh for the round (no shuffle's sample "
+    "reused across rounds)",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class ShuffledGuarantee(PrivacyGuarantee):
+    """The central guarantee of shuffled reports (:func:`shuffled`): a :class:`~dpdist.privacy.PrivacyGuarantee`, with
+    its fields, ``to_dict`` (read back by ``from_dict`` as the same guarantee), equality and hash, that holds only
+    under ``assumptions`` (:data:`SHUFFLE_ASSUMPTIONS`: the shuffler does not collude with the collector, and each
+    batch holds fresh reports of distinct devices).  ``describe()`` ends with them (``"; assuming: ..."``), and a budget
+    session that charges it keeps them in its account's statement, as it does for
+    :func:`~dpdist.amplification.shuffled_loss`."""
+
+    assumptions: tuple[str, ...] = SHUFFLE_ASSUMPTIONS
+
+    def describe(self, assumptions: bool = True) -> str:
+        """The guarantee's line, then what it assumes (not with ``assumptions=False``, for a line within a sentence)."""
+        return with_assumptions(super().describe(), self.assumptions if assumptions else ())
+
+    def to_dict(self) -> dict:
+        return PrivacyGuarantee.to_dict(self)  # the guarantee's own fields, as before it named its assumptions
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PrivacyGuarantee):
+            return NotImplemented
+        return _fields(self) == _fields(other)
+
+    __hash__ = PrivacyGuarantee.__hash__
+
+
+def _fields(guarantee: PrivacyGuarantee) -> tuple:
+    return (guarantee.epsilon, guarantee.delta, guarantee.neighbouring, guarantee.model, guarantee.reports,
+            guarantee.unit)
+
 
 #: ``numerical``: the channel's reductions when the protocol has a small finite channel, else ``generic``
 METHODS = ("numerical", "channel", "generic", "closed-form")
@@ -245,7 +287,7 @@ def _why_no_channel(protocol, error: BaseException) -> str:
     return str(error)  # the channel's own check (:mod:`._channel`), worded as a statement: too many pairs, not a law
 
 
-def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "numerical", rounds: int = 1) -> PrivacyGuarantee:
+def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "numerical", rounds: int = 1) -> ShuffledGuarantee:
     """The central guarantee of ``n`` shuffled reports of ``protocol`` per round, over ``rounds`` rounds.
 
     ``protocol`` is a local protocol or its config (a dict); its name alone is refused, since its epsilon and
@@ -254,14 +296,16 @@ def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "nu
     its citations and the assumptions (the shuffler does not collude with the collector; the
     collector sees each batch of ``n`` as a multiset).  Rounds compose through their privacy loss
     distributions.  Returns :func:`account`'s ``(epsilon, delta)`` as a guarantee under ``"replace"``
-    neighbours, ``model="central"`` (public as :func:`dpdist.privacy.shuffled`).
+    neighbours, ``model="central"`` (public as :func:`dpdist.privacy.shuffled`): a :class:`ShuffledGuarantee`, a
+    :class:`~dpdist.privacy.PrivacyGuarantee` whose ``describe()`` ends with those assumptions
+    (:data:`SHUFFLE_ASSUMPTIONS`) and which a budget session charges keeping them.
 
     >>> from dpdist import local, privacy
     >>> privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=10**6, delta=1e-8).epsilon < 0.05
     True
     """
     result = account(protocol, n, delta, method, rounds)
-    return PrivacyGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
+    return ShuffledGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
 
 
 def shuffled_within(protocol: LocalProtocol, n: int, delta: float, epsilon: float) -> bool:

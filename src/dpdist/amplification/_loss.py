@@ -20,18 +20,10 @@ from .._validation import validate_params
 from ..accounting import Atoms, Composed, PrivacyLoss
 from ..local import LocalProtocol
 from . import _composition
-from ._accounting import _Bound, _reductions, account
+from ._accounting import SHUFFLE_ASSUMPTIONS, _Bound, _reductions, account
 from ._checks import PROTOCOL, check_protocol
 
-__all__ = ["shuffled_loss", "SHUFFLE_ASSUMPTIONS"]
-
-#: what a shuffled round's loss assumes, party by party
-SHUFFLE_ASSUMPTIONS = (
-    "the shuffler (relay) does not collude with the collector, and forwards the reports devices randomized (it "
-    "substitutes none of its own)",
-    "each round's batch holds the reports of n distinct devices, one each, fresh for the round (no shuffle's sample "
-    "reused across rounds)",
-)
+__all__ = ["shuffled_loss", "SHUFFLE_ASSUMPTIONS"]  # (SHUFFLE_ASSUMPTIONS: a shuffled guarantee's, _accounting's)
 
 
 @validate_params({"protocol": PROTOCOL})

@@ -11,9 +11,10 @@ from .._guarantee import PrivacyGuarantee, with_assumptions
 from ..local import from_config
 from ._accounting import account
 
-__all__ = ["ASSUMPTIONS", "Admission", "relayed_statement", "device_bound", "report_target"]
+__all__ = ["ASSUMPTIONS", "Admission", "relayed_statement", "relayed_assumptions", "device_bound", "report_target"]
 
-#: what the central guarantee rests on, party by party (docs/deployment.md, "Anonymous collection", "Threat model")
+#: what the central guarantee rests on, party by party (docs/deployment.md, "Anonymous collection", "Threat model"),
+#: by the names of the campaign's settings; a campaign's statement states its own numbers (:func:`relayed_assumptions`)
 ASSUMPTIONS = (
     "relay: does not collude with the collector (it learns who sent a report, never what: the reports are sealed to "
     "the collector's key), and forwards the reports devices sealed: a token is not bound to its report, so a relay "
@@ -46,6 +47,35 @@ def device_bound(epsilon: float, delta: float, reports: int) -> tuple[float, flo
     :math:`T` reports of one value in a GRR batch is below it (``tests/amplification/test_statement.py``).
     """
     return reports * epsilon, min(1.0, delta * _spread(epsilon, reports))
+
+
+#: the per-device line of a device's own reports composed: it rests on no party, so it names no assumption
+LOCAL_ONLY = "which holds whatever the relay, the issuer, the collector or other devices do"
+
+
+def relayed_assumptions(admission: "Admission", n: int | None = None) -> tuple[str, ...]:
+    """:data:`ASSUMPTIONS` as one campaign states them: the devices' (the third) with its ``colluding``, ``tokens_each``
+    and ``colluding_reports``, and the ``n`` honest reports of the smallest batch its central guarantee is computed
+    among (when there is one); the setting's name stays beside each number, so a reader can find it in the campaign's
+    ``admission``."""
+    colluding, tokens_each, known = admission.colluding, admission.tokens_each, admission.colluding_reports
+    tokens = (f"each credential gives at most {tokens_each} token(s) (`tokens_each`, the ceiling the issuer publishes "
+              "with the campaign's key)" if tokens_each is not None else
+              "each credential gives at most `tokens_each` tokens (not stated by this campaign's identity)")
+    if known == 0:
+        known_text = "so none of a batch's admitted reports is known to the collector (`colluding_reports` = 0)"
+    elif known is not None:
+        known_text = (f"so at most {known} (`colluding_reports` = {colluding} x {tokens_each}) of a batch's admitted "
+                      "reports are known to the collector")
+    else:
+        known_text = "so the reports known to the collector are not bounded"
+    among = "" if n is None else f", and the central guarantee is computed among the n = {n} reports of the smallest batch it does not know"
+    devices = (f"devices: at most {colluding} device(s) (`colluding`: credentials of the issuer) are the collector's or "
+               f"give it their values (a public campaign setting), {tokens} and each token admits one report, "
+               f"{known_text}{among}")
+    per_report = ASSUMPTIONS[-1] if tokens_each is None else ASSUMPTIONS[-1].replace(
+        "(up to `tokens_each` per credential)", f"(up to {tokens_each} per credential, `tokens_each`)")
+    return (*ASSUMPTIONS[:2], devices, *ASSUMPTIONS[3:-1], per_report)
 
 
 def _spread(epsilon: float, reports: int) -> float:
@@ -91,9 +121,11 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
     never count (docs/deployment.md, "Accounting").  ``central`` is the amplified guarantee at
     ``n = smallest_batch - colluding_reports`` (each report was shuffled among the others of its batch,
     at most ``colluding_reports = colluding x tokens_each`` of which the collector may know: every count
-    in reports), per report (its ``describe`` says so, and ends with the :data:`ASSUMPTIONS` it rests on, as
-    ``per_device``'s does), with ``per_device``: what a device that sends its
-    ``tokens_each`` reports into one batch keeps (:func:`_per_device`; None when ``tokens_each`` is unknown),
+    in reports), per report (its ``describe`` says so, and ends with the assumptions it rests on,
+    :func:`relayed_assumptions`: the statement's ``assumptions``), with ``per_device``: what a device that sends its
+    ``tokens_each`` reports into one batch keeps (:func:`_per_device`; None when ``tokens_each`` is unknown), its
+    ``describe`` ending with its own ``assumptions`` (those but "per report"; none when it is the device's local
+    reports composed, which hold whatever the parties do),
     None before the first batch, or a ``reason`` and its ``code`` when the collector could
     have filled a batch itself (no issuer, or one it runs), for memoized protocols, when the identity
     does not bound the colluding devices' reports (no ``tokens_each``), or when the colluding reports
@@ -106,7 +138,7 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
         "admission": {"issuer": admission.issuer, "issuer_independent": admission.independent,
                       "colluding": admission.colluding, "tokens_each": admission.tokens_each,
                       "colluding_reports": admission.colluding_reports},
-        "assumptions": list(ASSUMPTIONS),
+        "assumptions": list(relayed_assumptions(admission)),
         "central": None,
     }
     refusal = _refusal(protocol, smallest_batch, admission)
@@ -115,15 +147,27 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
     elif smallest_batch is not None:
         hidden = int(smallest_batch) - int(admission.colluding_reports or 0)
         config = json.dumps(protocol.config(), sort_keys=True)
+        assumed = relayed_assumptions(admission, hidden)
+        statement["assumptions"] = list(assumed)
         central = dict(_central(config, hidden, float(delta)))
-        central["describe"] = with_assumptions(central["describe"] + ", per report", ASSUMPTIONS)
+        central["describe"] = with_assumptions(central["describe"] + ", per report", assumed)
         per_device = None if admission.tokens_each is None else dict(_per_device(config, hidden, float(delta),
                                                                                   int(admission.tokens_each)))
         if per_device is not None:
-            per_device["describe"] = with_assumptions(per_device["describe"], ASSUMPTIONS)
+            per_device.update(_per_device_line(per_device, assumed))
         central["per_device"] = per_device
         statement["central"] = central
     return statement
+
+
+def _per_device_line(per_device: dict, assumed: tuple[str, ...]) -> dict:
+    """The per-device guarantee's ``describe`` and ``assumptions``: a device's own reports composed hold whatever the
+    parties do (its line says so and names none); group privacy over amplified reports rests on the campaign's
+    assumptions but the last, "per report" (this line is per device: the device's reports in one batch)."""
+    if per_device["delta"] == 0 and per_device["how"] == f"its {per_device['tokens_each']} local report(s) composed":
+        return {"describe": f"{per_device['describe']}: {per_device['how']}, {LOCAL_ONLY}", "assumptions": []}
+    own = assumed[:-1]  # ASSUMPTIONS' last is "per report"
+    return {"describe": with_assumptions(per_device["describe"], own), "assumptions": list(own)}
 
 
 def _refusal(protocol, smallest_batch: int | None, admission: Admission) -> tuple[str, str] | None:

@@ -57,11 +57,18 @@ KINDS = {
     "shuffled": ("config", "n", "delta", "rounds"),
     "parallel": ("parts",),
 }
+#: fields a derivation of that kind may hold besides: what a guarantee charged as its worst case assumes
+OPTIONAL = {"guarantee": ("assumptions",)}
 
 
-def guarantee_derivation(guarantee: PrivacyGuarantee) -> dict:
-    """The derivation of a charge that states only ``guarantee`` (its worst case)."""
-    return {"kind": "guarantee", "guarantee": guarantee.to_dict()}
+def guarantee_derivation(guarantee: PrivacyGuarantee, assumptions: Sequence[str] = ()) -> dict:
+    """The derivation of a charge that states only ``guarantee`` (its worst case), with what it assumes when it assumes
+    anything (a shuffled guarantee's :attr:`~dpdist.amplification.ShuffledGuarantee.assumptions`, a loss's), so that a
+    budget file read again states them."""
+    derivation: dict[str, Any] = {"kind": "guarantee", "guarantee": PrivacyGuarantee.to_dict(guarantee)}  # its own fields
+    if assumptions:
+        derivation["assumptions"] = [str(assumption) for assumption in assumptions]
+    return derivation
 
 
 def memo_key(config: dict) -> str:
@@ -107,8 +114,9 @@ def _memo_of(charge) -> str | None:
 def derived(derivation: Any, restate: Callable[[PrivacyLoss], PrivacyLoss], where: str) -> PrivacyLoss:
     """The loss ``derivation`` computes, stated by ``restate`` in the session's relation (with the derivation kept);
     a malformed derivation is refused naming ``where`` it was read (:class:`~dpdist.errors.IncompatibleStateError`)."""
-    if not isinstance(derivation, dict) or derivation.get("kind") not in KINDS or set(derivation) != {
-            "kind", *KINDS[derivation["kind"]]}:
+    if not isinstance(derivation, dict) or derivation.get("kind") not in KINDS or not (
+            {"kind", *KINDS[derivation["kind"]]} <= set(derivation)
+            <= {"kind", *KINDS[derivation["kind"]], *OPTIONAL.get(derivation["kind"], ())}):
         raise IncompatibleStateError(f"{where}: its loss's 'derivation' must be one of the kinds {sorted(KINDS)} with "
                                      f"their fields. Got {str(derivation)[:200]}.")
     if derivation["kind"] == "parallel":
@@ -135,7 +143,8 @@ def _raw(text: str) -> PrivacyLoss:
     derivation = json.loads(text)
     kind = derivation["kind"]
     if kind == "guarantee":
-        return PrivacyLoss.of_guarantee(PrivacyGuarantee(**derivation["guarantee"]))
+        return PrivacyLoss.of_guarantee(PrivacyGuarantee(**derivation["guarantee"])).assuming(
+            *_texts(derivation.get("assumptions", [])))
     if kind == "protocol":
         return protocol_loss(from_config(dict(derivation["config"])), _count(derivation["reports"]))
     if kind == "memo":
@@ -152,6 +161,12 @@ def _raw(text: str) -> PrivacyLoss:
                         neighbouring=derivation["neighbouring"])
     return shuffled_loss(from_config(dict(derivation["config"])), _count(derivation["n"]), derivation["delta"],
                          _count(derivation["rounds"]))
+
+
+def _texts(value: Any) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(text, str) and text for text in value):
+        raise ValueError(f"assumptions must be a list of non-empty str, got {str(value)[:100]}")
+    return value
 
 
 def _count(value: Any, low: int = 1) -> int:
@@ -187,7 +202,7 @@ def describe_derivation(derivation: dict | None) -> str:
         return "its guarantee (the worst case)"
     kind = derivation.get("kind")
     if kind == "guarantee":
-        return "its guarantee (the worst case)"
+        return "its guarantee (the worst case)"  # (its assumptions, if any, end the account's line)
     if kind == "parallel":
         return f"the worst of {len(derivation['parts'])} disjoint parts"
     details = {key: value for key, value in derivation.items() if key != "kind"}

@@ -45,7 +45,7 @@ from ..privacy import UNITS, PrivacyGuarantee, convert, parallel
 from ._account import composed, point_delta, statement_of, unstateable
 from ._derivation import check_stored, derived, guarantee_derivation, memo_increment, memo_key
 from ._planned import planned_guarantee, refuse_missing_first, with_statement
-from ._statement import BudgetStatement, Charge, Remaining, Spent, _budget, _budget_pair, _left
+from ._statement import BudgetStatement, Charge, Remaining, SessionGuarantee, Spent, _budget, _budget_pair, _left
 
 __all__ = ["BudgetSession"]
 
@@ -187,9 +187,9 @@ class BudgetSession:
     def cost(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """What ``guarantee`` costs in this session's relation (:func:`dpdist.privacy.convert`); charges nothing."""
         try:
-            return convert(guarantee, self._total.neighbouring, self._total.unit)
+            return convert(_own(guarantee), self._total.neighbouring, self._total.unit)
         except InvalidParameterError as error:
-            raise InvalidParameterError(f"This budget session ({self._total.describe()}) cannot charge it: {error}") from None
+            raise InvalidParameterError(f"This budget session ({self._total.describe(assumptions=False)}) cannot charge it: {error}") from None
 
     @validate_params({"charged": _CHARGED})
     def loss(self, charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyLoss:
@@ -206,10 +206,13 @@ class BudgetSession:
                 worst = PrivacyLoss.of_guarantee(self.cost(charged.guarantee), f"{charged.source or 'a loss'}, charged as "
                                                  "its guarantee's worst case (a budget file keeps only losses it can "
                                                  "derive again)")
-                return worst.assuming(*charged.assumptions).derived_as(guarantee_derivation(charged.guarantee))
+                return worst.assuming(*charged.assumptions).derived_as(guarantee_derivation(charged.guarantee,
+                                                                                            charged.assumptions))
             return self._restated(charged)
+        charged = _own(charged)
         self.cost(charged)  # refused by name first
-        return derived(guarantee_derivation(charged), self._restated, "a charge")  # as the file is read again
+        assumed = getattr(charged, "assumptions", ())  # a guarantee that rests on some (shuffled; a Spent) keeps them
+        return derived(guarantee_derivation(charged, assumed), self._restated, "a charge")  # as the file is read again
 
     def _restated(self, loss: PrivacyLoss) -> PrivacyLoss:
         """``loss`` in this session's relation (:meth:`PrivacyLoss.restated`)."""
@@ -311,9 +314,9 @@ class BudgetSession:
         left = _left(self._total, spent)
         where = f" of {str(self._path)!r}" if self._path is not None else ""
         own = cost.guarantee
-        converted = "" if own == stated else f", which costs {_budget(own)} under {own.neighbouring} neighbours"
+        converted = "" if PrivacyGuarantee.to_dict(own) == PrivacyGuarantee.to_dict(stated) else f", which costs {_budget(own)} under {own.neighbouring} neighbours"
         error = PrivacyBudgetError(
-            f"{label or 'This charge'} is refused: it states {stated.describe()}{converted} ({cost.source or 'as stated'}), "
+            f"{label or 'This charge'} is refused: it states {stated.describe(assumptions=False)}{converted} ({cost.source or 'as stated'}), "
             f"and {why}. The budget session{where} holds {_budget(self._total)} ({self._total.neighbouring}, "
             f"{self._accountant} accountant) with {_spent_text(spent) if spent else 'nothing'} spent in {len(charges)} "
             f"charge(s): {_budget_pair(*left)} left. Nothing was charged and no data were read.",
@@ -393,7 +396,7 @@ class BudgetSession:
         realized = getattr(result, "guarantee", None)
         if realized is not None and not realized.covers(planned):
             raise DPDistError(
-                f"{name} spent {realized.describe()}, more than the {planned.describe()} it was charged (a bug of "
+                f"{name} spent {realized.describe(assumptions=False)}, more than the {planned.describe(assumptions=False)} it was charged (a bug of "
                 "dpdist or of the release: please report it). The charge stands."
             )
         return with_statement(result, statement)
@@ -462,7 +465,17 @@ class BudgetSession:
 
 def _stated(charged: PrivacyGuarantee | PrivacyLoss) -> PrivacyGuarantee:
     """The guarantee a charge states itself (before it is stated in the session's relation)."""
-    return charged.guarantee if isinstance(charged, PrivacyLoss) else charged  # (its caller's table admits no other)
+    return _own(charged.guarantee if isinstance(charged, PrivacyLoss) else charged)  # (its caller's table admits no other)
+
+
+def _own(guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
+    """``guarantee`` without another session's account: a charged result's guarantee (:class:`SessionGuarantee`) costs
+    what the release itself states, and this session keeps its own account (the other's ``budget`` is not a field of
+    what it charges, nor of its file)."""
+    if not isinstance(guarantee, SessionGuarantee):
+        return guarantee
+    return PrivacyGuarantee(guarantee.epsilon, guarantee.delta, guarantee.neighbouring, guarantee.model,
+                            guarantee.reports, guarantee.unit)
 
 
 def _spent_text(spent: Spent) -> str:

@@ -103,9 +103,10 @@ class Spent(PrivacyGuarantee):
         """What the statement assumes (its charges' own assumptions, fresh randomness across them), or ``()``."""
         return () if self.statement is None else tuple(self.statement.assumptions)
 
-    def describe(self) -> str:
-        """The guarantee's line, then what its statement assumes (``"; assuming: ..."``)."""
-        return with_assumptions(super().describe(), self.assumptions)
+    def describe(self, assumptions: bool = True) -> str:
+        """The guarantee's line, then what its statement assumes (``"; assuming: ..."``; not with
+        ``assumptions=False``, for a message that names it within a sentence)."""
+        return with_assumptions(super().describe(), self.assumptions if assumptions else ())
 
     def epsilon_at(self, delta: float, accountant: str = "tightest") -> float:
         """The epsilon these charges spend at ``delta`` under ``accountant`` (the smallest valid one by default;
@@ -147,14 +148,20 @@ class BudgetStatement:
         """What the statement of what is spent assumes (:attr:`Spent.assumptions`), or ``()``."""
         return self.spent.assumptions if isinstance(self.spent, Spent) else ()
 
-    def describe(self) -> str:
+    def describe(self, assumptions: bool = True) -> str:
         """One line, e.g. ``"budget session: charged 0.5 of 1-DP (replace); 0.5 spent in 1 charge(s), 0.5 left"``,
-        ending with what the spent statement assumes when it assumes anything (``"; assuming: ..."``)."""
+        ending with what the spent statement assumes when it assumes anything (``"; assuming: ..."``; not with
+        ``assumptions=False``)."""
         by = "" if self.accountant == "basic" else f" ({self.accountant} accountant at delta {self.total.delta:.3g})"
         return with_assumptions(
             f"budget session: charged {_budget(self.charge.charged)} of {_budget(self.total)}-DP "
             f"({self.total.neighbouring}); {_spent(self.spent)} spent in {self.charges} charge(s){by}, "
-            f"{_budget_pair(*self.remaining)} left", self.assumptions)
+            f"{_budget_pair(*self.remaining)} left", self.assumptions if assumptions else ())
+
+    def account_line(self) -> str:
+        """:meth:`describe` as it follows a release's own guarantee (a charged result's line): its assumptions are named
+        the session account's (``"...; its account assuming: ..."``), so they do not read as the release's."""
+        return with_assumptions(self.describe(assumptions=False), self.assumptions, "its account assuming")
 
     def to_dict(self) -> dict[str, Any]:
         left = self.remaining
@@ -172,9 +179,14 @@ class SessionGuarantee(PrivacyGuarantee):
 
     budget: BudgetStatement | None = None
 
-    def describe(self) -> str:
+    def describe(self, assumptions: bool = True) -> str:
+        """The release's own line, then the session's account after it (:meth:`BudgetStatement.account_line`: what the
+        account assumes is named its own, ``"; its account assuming: ..."``, not the release's; not with
+        ``assumptions=False``)."""
         own = super().describe()
-        return own if self.budget is None else f"{own}; {self.budget.describe()}"
+        if self.budget is None:
+            return own
+        return f"{own}; {self.budget.account_line() if assumptions else self.budget.describe(assumptions=False)}"
 
     def to_dict(self) -> dict:
         data = super().to_dict()

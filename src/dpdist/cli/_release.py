@@ -149,7 +149,7 @@ def _run_release(args) -> int:
     account = getattr(release.guarantee, "budget", None)  # a budget file's account (SessionGuarantee.budget)
     # the account ends the line, its assumptions last: the randomness is said of the release, before it
     guarantee = (f"{release.guarantee.describe()}, {randomness}" if account is None else
-                 f"{PrivacyGuarantee.describe(release.guarantee)}, {randomness}; {account.describe()}")
+                 f"{PrivacyGuarantee.describe(release.guarantee)}, {randomness}; {account.account_line()}")
     cdf = None if tree is None else tree.leaf_cdf()[1]  # at the leaf edges, where the band is
     if args.out is not None:
         _write_release(args.out, _release_table(release, cdf, band, guarantee), release, guarantee)

@@ -212,7 +212,7 @@ def _public_group_release(owner: str, table, column: str, by: tuple[str, ...], f
                             {**kwargs, "rng": generator}, None)
     guarantee = parallel([result.guarantee or planned for result in results.values()])
     if not guarantee.covers(planned) or not planned.covers(guarantee):
-        raise DPDistError(f"{owner}: the groups spent {guarantee.describe()}, not the {planned.describe()} planned (a bug).")
+        raise DPDistError(f"{owner}: the groups spent {guarantee.describe(assumptions=False)}, not the {planned.describe(assumptions=False)} planned (a bug).")
     return GroupedResult(by, results, guarantee, _covers(guarantee, by), table.engine)
 
 

@@ -98,7 +98,7 @@ def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tup
         results[keys[code]] = function(values[rows_of], *args, **{**kwargs, **unit, "rng": next(streams)})
     for result in results.values():
         if result.guarantee is not None and not result.guarantee.covers(planned):
-            raise DPDistError(f"{plan.owner}: a group spent {result.guarantee.describe()}, not the {planned.describe()} "
+            raise DPDistError(f"{plan.owner}: a group spent {result.guarantee.describe(assumptions=False)}, not the {planned.describe(assumptions=False)} "
                               "planned (a bug).")
     return GroupedResult(by, results, total, _covers(plan, total, by), table.engine, _details(plan, planned))
 
