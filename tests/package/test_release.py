@@ -139,11 +139,27 @@ def test_the_wheel_is_pure_python_and_carries_what_the_package_reads_at_run_time
     with tarfile.open(sdist) as archive:
         members = {member.name.split("/", 1)[1]: member for member in archive.getmembers() if "/" in member.name}
     assert "clients/js/src/index.js" in members and "clients/js/participate.html" in members
+    assert {name.split("/", 1)[0] for name in members} <= {*_sdist_entries(), "PKG-INFO"}  # nothing else of the checkout
     assert not any(member.issym() or member.islnk() for member in members.values())  # links do not survive sdists
     metadata = zipfile.ZipFile(wheel).read(f"dpdist-{dpdist.__version__}.dist-info/METADATA").decode()
     assert "Metadata-Version: 2.4" in metadata and "License-Expression: BSD-3-Clause" in metadata
     assert "Description-Content-Type: text/markdown" in metadata
     assert "](https://github.com/dpdist/dpdist/blob/main/docs/quickstart.md)" in metadata  # absolute links on PyPI
+
+
+def _sdist_entries() -> list[str]:
+    return _pyproject()["tool"]["hatch"]["build"]["targets"]["sdist"]["only-include"]
+
+
+def test_the_sdist_holds_the_top_level_entries_git_tracks_and_no_other():
+    """audit108 F2: the sdist held every file of the checkout hatch's ignore rules did not leave out (the quickstart's
+    answers.csv and campaigns.sqlite at its root); it now holds only what ``only-include`` names, which must be every
+    top-level entry git tracks (one added and not named would be missing from the sdist)."""
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    tracked = subprocess.run([git, "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+    assert sorted({path.split("/", 1)[0] for path in tracked}) == sorted(_sdist_entries())
 
 
 def _extras(wheel: Path) -> list[str]:
