@@ -42,7 +42,8 @@ def test_a_frequency_campaign_says_its_half_width_the_trade_and_what_a_person_gi
     accuracy, trade, privacy, source = client.get(create("f", config), params={"n": 20_000}).json()["plain"]
     half = _half_width(config, 20_000, 1.0)
     assert accuracy == (f"With ε = 1 and 20,000 reports, each answer's share of the population is expected to be within "
-                        f"±{half:.3g} ({100 * half:.3g} percentage points) of the truth, 95 times in 100.")
+                        f"±{half:.3g} ({100 * half:.3g} percentage points) of the truth, 95 times in 100 on average over "
+                        "the answers (a common answer's share varies a little more).")
     assert trade == ("A smaller ε protects each person more and costs accuracy: "
                      f"at ε = 0.5, ±{_half_width(config, 20_000, 0.5):.3g}; at ε = 2, ±{_half_width(config, 20_000, 2.0):.3g}.")
     assert "e^ε = 2.72 times as likely" in privacy
