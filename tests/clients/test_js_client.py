@@ -578,3 +578,65 @@ def test_node_cli_columns_writes_grid_records_dpdist_reads(tmp_path):
     state = tmp_path / "state.bin"
     assert main(["aggregate", "--config", str(tmp_path / "proto.json"), str(out), "--state", str(state), "--no-progress"]) == 0
     assert io.load_state(state).aggregator.n == 202 and io.load_state(state).aggregator.rejected == {}
+
+
+#: a record with an opm-circular attribute (one period of a day), a clipped one and a categorical one
+CIRCLE_SCHEMA = [{"name": "hour", "bounds": [0.0, 24.0], "protocol": "opm-circular"}, {"name": "c", "domain_size": 3},
+                 {"name": "age", "bounds": [0.0, 100.0], "protocol": "sw"}]
+CIRCLE_HOURS = [25.0, -1.0, 48.5, float("inf"), float("-inf"), 7.0]
+CIRCLE_AGES = [150.0, 50.0, -3.0, 20.0, 30.0, 40.0]
+
+
+@pytest.mark.parametrize("name", ["spl", "smp"])
+def test_node_and_python_records_wrap_an_opm_circular_attribute_alike(name):
+    """attack103 M1: Python's records clipped an opm-circular attribute (25 h to 24 h) where node's wrapped it (to
+    01:00).  Both now check a record as its attribute's protocol checks one value: the same unit values for 25, -1,
+    48.5 and +-inf (wrapped; an infinity clipped), and the sw attribute clipped, in both clients."""
+    protocol = local.make(name, epsilon=2.0, attributes=CIRCLE_SCHEMA)
+    records = [[hour, index % 3, age] for index, (hour, age) in enumerate(zip(CIRCLE_HOURS, CIRCLE_AGES))]
+    script = (
+        "import { fromConfig } from './clients/js/src/index.js';\n"
+        f"const protocol = fromConfig({json.dumps(protocol.config())});\n"
+        "const records = JSON.parse(process.argv[1]).map((r) => r.map((v) => (v === 'inf' ? Infinity : v === '-inf' ? -Infinity : v)));\n"
+        "console.log(JSON.stringify(protocol.checkValues(records)));\n"
+    )
+    wire = json.dumps([[("inf" if v == np.inf else "-inf" if v == -np.inf else v) for v in r] for r in records])
+    result = subprocess.run([_node(), "--input-type=module", "-e", script, wire], cwd=ROOT, capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    node = np.array(json.loads(result.stdout), dtype=np.float64)
+    with pytest.warns(Warning, match="wrapped around the circle"):
+        python = protocol._records(np.array(records), clip=True, owner="test")
+    np.testing.assert_array_equal(node, python)
+    assert (python[:, 0] * 24).tolist() == [1.0, 23.0, 0.5, 24.0, 0.0, 7.0]  # not 24 (midnight) for 25 h
+    assert (python[:, 2] * 100).tolist() == [100.0, 50.0, 0.0, 20.0, 30.0, 40.0]
+
+
+@pytest.mark.slow  # two CLI runs (one node)
+def test_node_cli_and_dpdist_privatize_word_wrapped_and_clipped_attributes_alike(tmp_path, capsys):
+    """`privatize.js --columns` and `dpdist privatize --columns` count the circular attribute's values as wrapped and
+    the others as clipped, and both refuse them with --no-clip saying they would be wrapped."""
+    protocol = local.make("spl", epsilon=2.0, attributes=CIRCLE_SCHEMA)
+    config = tmp_path / "proto.json"
+    config.write_text(json.dumps(protocol.config()))
+    text = "hour,c,age\n" + "".join(f"{h!r},{i % 3},{a!r}\n" for i, (h, a) in enumerate(zip(CIRCLE_HOURS, CIRCLE_AGES)))
+    data = tmp_path / "data.csv"
+    data.write_text(text)
+    wrapped = "5 value(s) outside their circular attribute's bounds wrapped around the circle"
+    clipped = "2 value(s) outside their attribute's bounds clipped to the nearest bound"
+
+    def node(*extra):
+        return subprocess.run([_node(), str(CLI), "--config", str(config), "--columns", "hour,c,age", "--out",
+                               str(tmp_path / "node.bin"), *extra], input=text, capture_output=True, text=True, timeout=120)
+
+    result = node()
+    assert result.returncode == 0 and wrapped in result.stderr and clipped in result.stderr, result.stderr
+    assert main(["privatize", "--config", str(config), "--columns", "hour,c,age", "--out", str(tmp_path / "py.parquet"),
+                 "--no-progress", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert wrapped in out and clipped in out, out
+    refused = node("--no-clip")
+    assert refused.returncode == 2 and "without --no-clip it is wrapped around the circle" in refused.stderr
+    assert main(["privatize", "--config", str(config), "--columns", "hour,c,age", "--out", str(tmp_path / "p2.parquet"),
+                 "--no-progress", "--no-clip", str(data)]) != 0
+    assert "without --no-clip they are wrapped around the circle" in capsys.readouterr().err

@@ -59,7 +59,8 @@ Options:
   --columns A,B,..          multi-attribute configs: stdin is a CSV; the column of each attribute of the
                             config's schema, in its order (or the attributes' own names, in any order)
   --clip / --no-clip        numbers outside a numerical protocol's bounds are clipped to the nearest bound
-                            and counted (the default, as 'dpdist privatize'); --no-clip refuses them
+                            (wrapped around the circle by opm-circular, alone or as an attribute) and
+                            counted (the default, as 'dpdist privatize'); --no-clip refuses them
   --batch-rows N            reports per record (default 65536)
   --file-id HEX32           the file id (32 lower-case hex digits; default: a fresh random one)
   --memo LEDGER.json        longitudinal protocols (l-grr, l-osue, loloha, dbitflippm): every value is one
@@ -322,15 +323,16 @@ function parseValue(protocol, line, lineNumber, options, counts, column = option
       fail(`${where}: ${JSON.stringify(line)} is not ${protocol.kind === 'frequency' ? 'an integer item' : 'a number'}`);
     }
     if (protocol.kind === 'numerical') {
-      // clipped to the nearest bound, as Python's clip=True; counted here, never sent (--no-clip refuses it)
+      // clipped to the nearest bound, as Python's clip=True, or wrapped around the circle by opm-circular (a value
+      // alone or a record's attribute, as Python's); counted here, never sent (--no-clip refuses it)
       const [lo, hi] = protocol.params.bounds;
       if (value < lo || value > hi) {
-        const wraps = protocol.name === 'opm-circular'; // around the circle, as Python's (the protocol wraps it)
-        if (!options.clip) {
-          fail(`${where}: ${text} is outside the bounds [${lo}, ${hi}] (without --no-clip it is ${wraps ? 'wrapped around the circle' : 'clipped to the nearest bound'})`);
+        if (!options.clip) fail(`${where}: ${text} is outside the bounds [${lo}, ${hi}] (without --no-clip it is ${movedHow(protocol)})`);
+        if (wraps(protocol)) counts.wrapped += 1; // the protocol's checkValue wraps it
+        else {
+          counts.clipped += 1;
+          value = value < lo ? lo : hi;
         }
-        counts.clipped += 1;
-        if (!wraps) value = value < lo ? lo : hi;
       }
     }
   }
@@ -339,11 +341,21 @@ function parseValue(protocol, line, lineNumber, options, counts, column = option
     return value;
   } catch (error) {
     if (error instanceof DPDistError) {
-      const hint = protocol.kind === 'numerical' && !options.clip ? ' (without --no-clip it is clipped to the nearest bound)' : '';
+      const hint = protocol.kind === 'numerical' && !options.clip ? ` (without --no-clip it is ${movedHow(protocol)})` : '';
       fail(`${where}: ${error.message}${hint}`);
     }
     throw error;
   }
+}
+
+/** Whether ``protocol`` (a value's, or a record attribute's) wraps a value outside its bounds around the circle. */
+function wraps(protocol) {
+  return protocol.name === 'opm-circular';
+}
+
+/** What becomes of a value outside the bounds of ``protocol`` (without --no-clip). */
+function movedHow(protocol) {
+  return wraps(protocol) ? 'wrapped around the circle' : 'clipped to the nearest bound';
 }
 
 /** Which CSV column holds each attribute of a multi-attribute ``protocol`` (``--columns``, as `dpdist privatize --columns`). */
@@ -438,7 +450,7 @@ async function main() {
     if (used > 0) emit();
     pending = null;
   };
-  const counts = { missing: 0, clipped: 0 };
+  const counts = { missing: 0, clipped: 0, wrapped: 0 };
   try {
     const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
     const wanted = columns ?? (options.column === null ? null : [options.column]);
@@ -471,11 +483,11 @@ async function main() {
         : '';
   const missing = counts.missing ? `; ${counts.missing} ${columns === null ? 'missing value(s)' : 'row(s) with a missing cell'} skipped` : '';
   const [lo, hi] = protocol.params.bounds ?? [];
-  const outside = protocol.kind === 'multi' ? 'outside their attribute\'s bounds' : `outside the bounds [${lo}, ${hi}]`;
-  const how = protocol.name === 'opm-circular' ? 'wrapped around the circle' : 'clipped to the nearest bound';
-  const clipped = counts.clipped
-    ? `; ${counts.clipped} value(s) ${outside} ${how} (counted here, never sent; --no-clip refuses them)`
-    : '';
+  const multi = protocol.kind === 'multi'; // per kind of attribute, as `dpdist privatize --columns` words it
+  const moved = (count, outside, how) => (count ? `; ${count} value(s) ${outside} ${how} (counted here, never sent; --no-clip refuses them)` : '');
+  const clipped =
+    moved(counts.clipped, multi ? "outside their attribute's bounds" : `outside the bounds [${lo}, ${hi}]`, 'clipped to the nearest bound') +
+    moved(counts.wrapped, multi ? "outside their circular attribute's bounds" : `outside the bounds [${lo}, ${hi}]`, 'wrapped around the circle');
   process.stderr.write(`privatize.js: wrote ${total} ${protocol.name} report(s) to ${options.out}${missing}${clipped}${who}\n`);
 }
 

@@ -128,8 +128,9 @@ export class RecordProtocol extends Protocol {
     }
     return values.map((value, attribute) => {
       try {
-        const checker = this.checkers[attribute]; // an attribute's own rule where it has one (opm-circular: clipped)
-        return typeof checker.checkAttributeValue === 'function' ? checker.checkAttributeValue(value, index) : checker.checkValue(value, index);
+        // the attribute's protocol checks it as it checks one value: opm-circular wraps it around the circle, as Python's
+        // records do, the other numerical protocols clip it to the nearest bound
+        return this.checkers[attribute].checkValue(value, index);
       } catch (error) {
         if (error instanceof OutOfDomainError || error instanceof InvalidValueTypeError) {
           throw new error.constructor(`${this.display}.privatize: attribute '${names[attribute]}': ${error.message}`);

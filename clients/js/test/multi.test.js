@@ -207,9 +207,14 @@ test('past 65,536 marginals the group index is a uint32, as in Python (it wrappe
   assert.ok(Math.max(...groups) > 65535 && groups.every((g) => g < 91390)); // P(all below 65,536) = (0.717)^2000: nil
 });
 
-test('an opm-circular attribute of a record is clipped to its bounds, as Python clips record attributes (attack103)', () => {
+test('an opm-circular attribute of a record wraps around the circle as one value does, as Python records do', () => {
   const spl = fromConfig({ protocol: 'spl', epsilon: 4, attributes: [{ name: 'c', domain_size: 2 }, { name: 'h', bounds: [0, 24], protocol: 'opm-circular' }] });
   const draws = (hour) => spl.privatize(new Array(200).fill([1, hour]), deterministicSource(3)).bytes;
-  assert.deepEqual(draws(25), draws(24));
-  assert.notDeepEqual(draws(25), draws(1));
+  assert.deepEqual(draws(25), draws(1));
+  assert.notDeepEqual(draws(25), draws(24));
+  assert.deepEqual(draws(-1), draws(23));
+  assert.deepEqual(draws(48.5), draws(0.5));
+  assert.deepEqual(draws(Infinity), draws(24)); // an infinity has no place on the circle: clipped
+  assert.deepEqual(draws(-Infinity), draws(0));
+  assert.throws(() => spl.privatize([[1, NaN]], deterministicSource(3)), /attribute 'h'.*missing value \(NaN\)/);
 });

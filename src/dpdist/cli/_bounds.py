@@ -1,4 +1,5 @@
-"""Numbers of a data column within public bounds: clipped to them and counted, or refused (``--no-clip``)."""
+"""Numbers of a data column within public bounds: clipped to them (wrapped around them on a circle) and counted, or
+refused (``--no-clip``)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,6 @@ def values_in_bounds(values, bounds, *, clip: bool, column: str, where: str, wra
         raise OutOfDomainError(
             f"The column {column} must lie in {where} [{bounds[0]:g}, {bounds[1]:g}] with --no-clip. "
             f"Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
-            "(without --no-clip they are clipped to the nearest bound)."
+            f"(without --no-clip they are {'wrapped around the circle' if wrap else 'clipped to the nearest bound'})."
         )
     return values, 0

@@ -120,8 +120,8 @@ def _add_privatize(subparsers) -> None:
         "--clip",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="numbers outside the bounds (of the config, or --bounds) are clipped to the nearest bound before "
-        "randomization and counted in the summary (the default, as in 'dpdist release'); --no-clip refuses them",
+        help="numbers outside the bounds (of the config, or --bounds) are clipped to the nearest bound (wrapped around "
+        "the circle for opm-circular, a protocol's or an attribute's) before randomization and counted in the summary (the default, as in 'dpdist release'); --no-clip refuses them",
     )
     add_missing_argument(privatize)
     privatize.add_argument(
@@ -308,7 +308,7 @@ def data_reader(
     """
 
     if columns is not None:
-        records = RecordValues(protocol.attributes, columns, clip=clip)
+        records = RecordValues(protocol.attributes, columns, clip=clip, protocol=protocol)
         return records, lambda: iter_columns(path, records.columns, text=records.text())
     assert column is not None, "one of --column and --columns (check_columns_option)"
     prepare = ColumnValues(protocol, column, clip=clip, binning=binning)

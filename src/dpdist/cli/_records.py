@@ -6,7 +6,8 @@ record per row, each attribute of the protocol's schema from its column.
 :class:`RecordValues` turns the aligned chunks of those columns into a batch of records,
 with the single-column rules of :class:`~dpdist.cli._deploy.ColumnValues`: a label
 outside its attribute's labels drops the row (counted), a number outside a numerical
-attribute's bounds is clipped to the nearest bound (counted) or refused with ``--no-clip``,
+attribute's bounds is clipped to the nearest bound (wrapped around the circle when the attribute's protocol
+is circular, ``opm-circular``: as the protocol does with one value; counted) or refused with ``--no-clip``,
 an item outside a categorical attribute's domain is refused.
 """
 
@@ -83,13 +84,15 @@ def attribute_columns(attributes, text: str) -> list[str]:
 class RecordValues:
     """Turns aligned chunks of the columns of ``attributes`` into records (a structured array, a field per attribute).
 
-    ``text`` (``--columns``) names the columns (:func:`attribute_columns`).  The counts of
-    what was dropped or clipped stay on this machine: :meth:`notes` words them.
+    ``text`` (``--columns``) names the columns (:func:`attribute_columns`).  A numerical attribute whose protocol
+    is circular (:func:`circular_attributes`) is wrapped around its bounds, the others clipped.  The counts of
+    what was dropped, clipped or wrapped stay on this machine: :meth:`notes` words them.
     """
 
-    def __init__(self, attributes, text: str, *, clip: bool = True):
+    def __init__(self, attributes, text: str, *, clip: bool = True, protocol=None):
         self.attributes, self.columns, self.clip = tuple(attributes), attribute_columns(attributes, text), clip
-        self.unknown = self.clipped = 0
+        self.circular = circular_attributes(self.attributes, protocol)
+        self.unknown = self.clipped = self.wrapped = 0
         self.dtype = np.dtype([
             (attribute.name, np.int64 if attribute.categorical else np.float64) for attribute in self.attributes
         ])
@@ -107,7 +110,7 @@ class RecordValues:
     def __call__(self, chunks: list[np.ndarray]) -> np.ndarray:
         keep = np.ones(chunks[0].size if chunks else 0, dtype=bool)
         converted = []
-        for attribute, column, chunk in zip(self.attributes, self.columns, chunks):
+        for attribute, column, chunk, circular in zip(self.attributes, self.columns, chunks, self.circular):
             if attribute.labels is not None:
                 items, known = _label_items(attribute.labels, chunk)
                 keep &= known
@@ -115,21 +118,24 @@ class RecordValues:
             elif attribute.categorical:
                 converted.append(_items(chunk, attribute.size, column, attribute.name))
             else:
-                converted.append(self._in_bounds(chunk, attribute.interval, column, attribute.name))
+                converted.append(self._in_bounds(chunk, attribute.interval, column, attribute.name, circular))
         self.unknown += int(keep.size - np.count_nonzero(keep))
         records = np.empty(int(np.count_nonzero(keep)), dtype=self.dtype)
         for attribute, values in zip(self.attributes, converted):
             records[attribute.name] = values[keep]
         return records
 
-    def _in_bounds(self, chunk, bounds, column: str, name: str) -> np.ndarray:
+    def _in_bounds(self, chunk, bounds, column: str, name: str, circular: bool) -> np.ndarray:
         values, moved = values_in_bounds(chunk, bounds, clip=self.clip, column=f"{column!r} (attribute {name!r})",
-                                         where="its bounds")
-        self.clipped += moved
+                                         where="its bounds", wrap=circular)
+        if circular:
+            self.wrapped += moved
+        else:
+            self.clipped += moved
         return values
 
     def notes(self) -> list[str]:
-        """What was dropped or clipped, one phrase each (empty when nothing was)."""
+        """What was dropped, clipped or wrapped, one phrase each (empty when nothing was)."""
         notes = []
         if self.unknown:
             notes.append(f"{self.unknown} row(s) with a label outside its attribute's labels rejected")
@@ -138,7 +144,31 @@ class RecordValues:
                 f"{self.clipped} value(s) outside their attribute's bounds clipped to the nearest bound "
                 "(counted here, never sent; --no-clip refuses them)"
             )
+        if self.wrapped:
+            notes.append(
+                f"{self.wrapped} value(s) outside their circular attribute's bounds wrapped around the circle "
+                "(counted here, never sent; --no-clip refuses them)"
+            )
         return notes
+
+
+def circular_attributes(attributes, protocol=None) -> list[bool]:
+    """Which of ``attributes`` take their bounds as one period of a circle: their protocol (``protocol``'s inner
+    protocol, or the one the attribute names) is circular (``opm-circular``), so values outside are wrapped."""
+
+    inners = getattr(protocol, "inner_protocols", None)
+    if inners is not None and len(inners) == len(attributes):
+        return [not attribute.categorical and bool(getattr(inner, "circular", False))
+                for attribute, inner in zip(attributes, inners)]
+    from ..local._registry import registered_class  # lazy: loads dpdist.local (every protocol), not needed by the other commands
+
+    def named(attribute) -> bool:
+        name = attribute.protocol
+        if attribute.categorical or not isinstance(name, str):
+            return False
+        return bool(getattr(registered_class(name.strip().lower().replace("_", "-")), "circular", False))
+
+    return [named(attribute) for attribute in attributes]
 
 
 def _label_items(labels, chunk: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -62,8 +62,8 @@ def _add_submit(subparsers) -> None:
         "--clip",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="numbers outside the campaign's bounds are clipped to the nearest bound before randomization and "
-        "counted on this machine (the default, as in 'dpdist release'); --no-clip refuses the file",
+        help="numbers outside the campaign's bounds are clipped to the nearest bound (wrapped around the circle "
+        "for opm-circular, a protocol's or an attribute's) before randomization and counted on this machine (the default, as in 'dpdist release'); --no-clip refuses the file",
     )
     add_missing_argument(submit)
     submit.add_argument(

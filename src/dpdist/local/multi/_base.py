@@ -122,6 +122,15 @@ class MultiAttributeProtocol(RecordProtocol):
         """
         return {"attributes": [client_entry(attribute.name, inner) for attribute, inner in zip(self._attributes, self._inner)]}
 
+    def _circular(self, index: int) -> bool:
+        return bool(getattr(self._inner[index], "circular", False))
+
+    def _into_attribute_bounds(self, index: int, column, owner: str) -> tuple[np.ndarray, int]:
+        """As the attribute's protocol brings a value into its bounds (``clip=True``): clipped, or wrapped around the
+        circle (``opm-circular``), so a record's attribute is randomized as that protocol randomizes the value alone."""
+        into = getattr(self._inner[index], "_into_bounds", None)
+        return super()._into_attribute_bounds(index, column, owner) if into is None else into(column, owner)
+
     def _unbiased_inners(self) -> bool:
         return all(inner.tags.unbiased for inner, a in zip(self._inner, self._attributes) if a.categorical)
 

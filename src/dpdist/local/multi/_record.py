@@ -4,8 +4,9 @@ r"""Records of several attributes: the schema, the checked batch, and the guaran
 of the public schema ``attributes`` (:mod:`._schema`): it owns the records
 (:meth:`privatize` and :meth:`simulate` take a batch in any form
 :func:`~._records.record_columns` reads, each column checked by
-:func:`~._values.check_column`, numerical values outside the bounds clipped like the
-numerical protocols do with ``clip=True``; the checked batch is an ``(n, k)`` float
+:func:`~._values.check_column`, numerical values outside the bounds brought into them as each
+attribute's protocol does with ``clip=True``: clipped, or wrapped around the circle when that protocol is
+circular (``opm-circular``); the checked batch is an ``(n, k)`` float
 array of items and values rescaled to [0, 1]) and the two guarantees: ``guarantee``
 (pure :math:`\varepsilon`-LDP, ``"replace"``: any two records of one user) and
 ``attribute_guarantee`` (``"attribute"``: records that differ in one attribute).
@@ -83,16 +84,23 @@ class RecordProtocol(LocalProtocol):
         policy = missing_policy(owner, missing, records=True)
         columns = records_missing(record_columns(values, self.attribute_names, owner), policy, owner,
                                   f"The 'values' argument of {owner} (records)")
-        moved = 0
+        clipped = wrapped = 0
         if clip:
             for index, attribute in enumerate(self._attributes):
                 if not attribute.categorical:
-                    columns[index], count = clip_real_values(columns[index], attribute.interval, owner=owner)
-                    moved += count
-        if moved:
+                    columns[index], count = self._into_attribute_bounds(index, columns[index], owner)
+                    if self._circular(index):
+                        wrapped += count
+                    else:
+                        clipped += count
+        if clipped or wrapped:
+            if clipped and wrapped:
+                how = f"were clipped to them ({clipped}) or wrapped around the circle ({wrapped}, circular attributes)"
+            else:
+                how = "were clipped to them" if clipped else "were wrapped around the circle"
             warnings.warn(
-                f"{owner}: {moved} numerical value(s) outside their attribute's bounds were clipped to "
-                "them before randomization (clip=True; the count is not sent). Pass clip=False to refuse them instead.",
+                f"{owner}: {clipped + wrapped} numerical value(s) outside their attribute's bounds {how} "
+                "before randomization (clip=True; the count is not sent). Pass clip=False to refuse them instead.",
                 ClippedValuesWarning,
                 stacklevel=3,
             )
@@ -101,6 +109,14 @@ class RecordProtocol(LocalProtocol):
         for index, column in enumerate(columns):
             records[:, index] = self._column(index, column, owner)
         return records
+
+    def _circular(self, index: int) -> bool:
+        """Whether the protocol of attribute ``index`` takes its bounds as one period of a circle (``opm-circular``)."""
+        return False
+
+    def _into_attribute_bounds(self, index: int, column, owner: str) -> tuple[np.ndarray, int]:
+        """``(values, moved)``: a numerical attribute's column brought into its bounds as its protocol does (clipped)."""
+        return clip_real_values(column, self._attributes[index].interval, owner=owner)
 
     def _check_values(self, values) -> np.ndarray:
         return self._records(values, clip=False, owner=self._values_owner())
@@ -126,8 +142,9 @@ class RecordProtocol(LocalProtocol):
             Draw from AES-CTR keyed by the OS CSPRNG.
         clip : bool
             Numerical values outside their bounds are randomized as the bound
-            they are clipped to, with a :class:`~dpdist.errors.ClippedValuesWarning` (default),
-            or refused with :class:`~dpdist.errors.OutOfDomainError` (``False``).
+            they are clipped to (as the value wrapped around the circle when the attribute's
+            protocol is circular, ``opm-circular``: 25 h is 01:00; ``±inf`` still clipped), with a
+            :class:`~dpdist.errors.ClippedValuesWarning` counting both (default), or refused with :class:`~dpdist.errors.OutOfDomainError` (``False``).
         missing : {"refuse", "drop"}
             A record with a missing value (NaN, None) in any attribute: refused with the count (the
             default) or left out, its user sending no report (``"drop"``; a
