@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import pathlib
 
 import numpy as np
 import pytest
@@ -206,3 +207,81 @@ def test_memo_campaigns_gather_across_opens_of_a_file_and_a_second_dbitflippm_ca
     with pytest.raises(PrivacyBudgetError, match="1 report.*through the same memo.*no second randomization"):
         BudgetSession.open(path).campaign(flip)
     assert len(BudgetSession.open(path).charges) == 3
+
+
+# ---------------------------------------------------------------------- what a charge assumes is checked too
+
+def _shuffled_file(path):
+    session = BudgetSession.create(path, 8.0, 1e-6)
+    session.charge(amplification.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=1000, delta=1e-8),
+                   "relayed")
+    session.charge(ONE, "central")
+    return path
+
+
+@pytest.mark.parametrize("edit", [
+    lambda loss: loss["derivation"].pop("assumptions"),  # the shuffler's assumptions left the statement (attack107 F1)
+    lambda loss: loss.update(assumptions=loss["assumptions"][:1]),
+    lambda loss: loss["derivation"].update(assumptions=loss["derivation"]["assumptions"] + ["the relay is audited"]),
+    lambda loss: loss.update(assumptions=loss["assumptions"] + ["the relay is audited"]),
+], ids=["derivation dropped", "stored one dropped", "derivation added", "stored added"])
+def test_an_edit_of_one_list_of_assumptions_is_refused_as_corruption_naming_the_charge(edit, tmp_path):
+    path = _shuffled_file(tmp_path / "b.json")
+    assert "the shuffler (relay) does not collude" in BudgetSession.open(path).describe()
+    document = json.loads(path.read_text())
+    edit(document["charges"][0]["loss"])
+    path.write_text(json.dumps(document))
+    with pytest.raises(IncompatibleStateError, match=r"Corruption detected.*'relayed'.*'loss\.assumptions"):
+        BudgetSession.open(path).describe()
+    with pytest.raises(IncompatibleStateError, match="Corruption detected"):
+        BudgetSession.open(path).charge(ONE, "more")
+    assert json.loads(path.read_text()) == document  # nothing charged, nothing healed
+
+
+def test_an_assumption_added_to_a_plain_charges_derivation_alone_is_refused(tmp_path):
+    path = _shuffled_file(tmp_path / "b.json")
+    _edit(path, lambda charge: charge["label"] == "central"
+          and charge["loss"]["derivation"].update(assumptions=["the relay does not collude"]))
+    with pytest.raises(IncompatibleStateError, match=r"Corruption detected.*'central'"):
+        BudgetSession.open(path).spent
+
+
+@pytest.mark.parametrize("texts", [["a\x1b[2Jb"], ["two\nlines"], ["y" * 1001], [f"a{i}" for i in range(101)]],
+                         ids=["escape", "newline", "too long", "too many"])
+def test_assumptions_with_control_characters_or_too_large_are_refused_when_charged_and_when_read(texts, tmp_path):
+    path = tmp_path / "b.json"
+    session = BudgetSession.create(path, 3.0, 1e-6)
+    with pytest.raises(IncompatibleStateError, match="control characters"):
+        session.charge(accounting.PrivacyLoss.of_guarantee(ONE).assuming(*texts), "hand-made")
+    session.charge(accounting.PrivacyLoss.of_guarantee(ONE).assuming("a public key"), "hand-made")
+
+    def edit(charge):
+        charge["loss"]["assumptions"] = charge["loss"]["derivation"]["assumptions"] = texts
+    _edit(path, edit)
+    with pytest.raises(IncompatibleStateError, match="control characters"):
+        BudgetSession.open(path).spent
+
+
+def test_a_loss_with_a_derivation_keeps_what_it_assumes_beyond_it_in_a_file(tmp_path):
+    """An assumption added to a derivable loss is kept in its derivation (the file read again states it), not
+    dropped on reading nor refused as corruption."""
+    grr = local.make("grr", epsilon=1.0, domain_size=4)
+    path = tmp_path / "b.json"
+    BudgetSession.create(path, 9.0, 1e-6).charge(accounting.protocol_loss(grr, 2).assuming("a trusted clock"), "x")
+    assert "a trusted clock" in BudgetSession.open(path).describe()
+    assert BudgetSession.open(path).charges[0].loss.derivation["kind"] == "protocol"
+
+
+def test_a_file_written_by_the_previous_main_loads_and_states_the_same(tmp_path):
+    """tests/budget/data/written_by_1e7383e8.json: charges of every kind (a shuffled guarantee, which 1e7383e8 charged
+    without its assumptions; shuffled_loss, a memo, a protocol, noises, disjoint parts, a central release) written
+    by dpdist at 1e7383e8, before derivations held assumptions; its describe() then is the .describe.txt beside it."""
+    data = pathlib.Path(__file__).parent / "data"
+    path = tmp_path / "old.json"
+    path.write_text((data / "written_by_1e7383e8.json").read_text())
+    expected = (data / "written_by_1e7383e8.describe.txt").read_text().rstrip("\n").format(path=str(path))
+    opened = BudgetSession.open(path)
+    assert opened.describe() == expected
+    assert len(opened.charges) == 9
+    opened.charge(ONE, "one more")  # and charging it rewrites it, readable again
+    assert len(BudgetSession.open(path).charges) == 10

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from typing import Any, Callable, Sequence, cast
 
 from .._documents import same_document
@@ -57,8 +58,11 @@ KINDS = {
     "shuffled": ("config", "n", "delta", "rounds"),
     "parallel": ("parts",),
 }
-#: fields a derivation of that kind may hold besides: what a guarantee charged as its worst case assumes
-OPTIONAL = {"guarantee": ("assumptions",)}
+#: a field any derivation may hold besides: what the charged loss assumes beyond what its kind derives (a guarantee
+#: charged as its worst case: all it assumes)
+OPTIONAL = ("assumptions",)
+#: the longest assumption a file may state (the library's own are under 200 characters), and the most of them
+LONGEST_ASSUMPTION, MOST_ASSUMPTIONS = 1000, 100
 
 
 def guarantee_derivation(guarantee: PrivacyGuarantee, assumptions: Sequence[str] = ()) -> dict:
@@ -116,7 +120,7 @@ def derived(derivation: Any, restate: Callable[[PrivacyLoss], PrivacyLoss], wher
     a malformed derivation is refused naming ``where`` it was read (:class:`~dpdist.errors.IncompatibleStateError`)."""
     if not isinstance(derivation, dict) or derivation.get("kind") not in KINDS or not (
             {"kind", *KINDS[derivation["kind"]]} <= set(derivation)
-            <= {"kind", *KINDS[derivation["kind"]], *OPTIONAL.get(derivation["kind"], ())}):
+            <= {"kind", *KINDS[derivation["kind"]], *OPTIONAL}):
         raise IncompatibleStateError(f"{where}: its loss's 'derivation' must be one of the kinds {sorted(KINDS)} with "
                                      f"their fields. Got {str(derivation)[:200]}.")
     if derivation["kind"] == "parallel":
@@ -124,7 +128,10 @@ def derived(derivation: Any, restate: Callable[[PrivacyLoss], PrivacyLoss], wher
         if not isinstance(parts, list) or not parts:
             raise IncompatibleStateError(f"{where}: a parallel derivation needs its parts. Got {str(parts)[:200]}.")
         loss = parallel_losses([derived(part, restate, where) for part in parts])
-        return loss.derived_as(derivation)
+        try:
+            return loss.assuming(*_texts(derivation.get("assumptions", []))).derived_as(derivation)
+        except ValueError as error:
+            raise IncompatibleStateError(f"{where}: its loss's derivation is malformed ({error}).") from None
     try:
         raw = _raw(json.dumps(derivation, sort_keys=True))
         return restate(raw).derived_as(derivation)
@@ -141,10 +148,13 @@ def _raw(text: str) -> PrivacyLoss:
     """The loss of one derivation (canonical JSON) before it is stated in a session's relation (cached: a file is
     read on every charge)."""
     derivation = json.loads(text)
+    return _kind_loss(derivation).assuming(*_texts(derivation.get("assumptions", [])))
+
+
+def _kind_loss(derivation: dict) -> PrivacyLoss:
     kind = derivation["kind"]
     if kind == "guarantee":
-        return PrivacyLoss.of_guarantee(PrivacyGuarantee(**derivation["guarantee"])).assuming(
-            *_texts(derivation.get("assumptions", [])))
+        return PrivacyLoss.of_guarantee(PrivacyGuarantee(**derivation["guarantee"]))
     if kind == "protocol":
         return protocol_loss(from_config(dict(derivation["config"])), _count(derivation["reports"]))
     if kind == "memo":
@@ -164,9 +174,18 @@ def _raw(text: str) -> PrivacyLoss:
 
 
 def _texts(value: Any) -> list[str]:
+    """A derivation's assumptions: a list of non-empty one-line texts without control characters (a terminal
+    prints them: ``dpdist budget show``), each at most :data:`LONGEST_ASSUMPTION` characters, at most
+    :data:`MOST_ASSUMPTIONS` of them."""
     if not isinstance(value, list) or not all(isinstance(text, str) and text for text in value):
-        raise ValueError(f"assumptions must be a list of non-empty str, got {str(value)[:100]}")
+        raise ValueError(f"assumptions must be a list of non-empty str, got {str(value)[:100]!r}")
+    if len(value) > MOST_ASSUMPTIONS or any(len(text) > LONGEST_ASSUMPTION or _CONTROL.search(text) for text in value):
+        raise ValueError(f"assumptions must be at most {MOST_ASSUMPTIONS} texts of at most {LONGEST_ASSUMPTION} "
+                         f"characters without control characters, got {len(value)} starting {str(value)[:100]!r}")
     return value
+
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _count(value: Any, low: int = 1) -> int:
@@ -176,12 +195,12 @@ def _count(value: Any, low: int = 1) -> int:
 
 
 def check_stored(stored: PrivacyLoss | None, charged: PrivacyGuarantee, loss: PrivacyLoss, where: str) -> None:
-    """Refuse a charge whose charged ``(epsilon, delta)`` or stored loss (its currencies) disagrees with the ``loss``
-    its derivation gives: corruption detected, by name."""
+    """Refuse a charge whose charged ``(epsilon, delta)`` or stored loss (its currencies, and what it assumes) disagrees
+    with the ``loss`` its derivation gives: corruption detected, by name."""
     try:
         same_document({"epsilon": loss.guarantee.epsilon, "delta": loss.guarantee.delta},
                       {"epsilon": charged.epsilon, "delta": charged.delta}, where, "charged")
-        if stored is not None:
+        if stored is not None:  # its assumptions too: an edit of one list would drop (or add) one from the statement
             same_document(_currencies(loss), _currencies(stored), where, "loss")
     except MalformedDocumentError as error:
         raise IncompatibleStateError(f"Corruption detected: {error} Its loss, derived again from what the file "
@@ -193,7 +212,7 @@ def check_stored(stored: PrivacyLoss | None, charged: PrivacyGuarantee, loss: Pr
 def _currencies(loss: PrivacyLoss) -> dict:
     document = loss.to_dict()
     return {"guarantee": {key: document["guarantee"][key] for key in ("epsilon", "delta", "neighbouring", "model")},
-            "rho": document["rho"], "distribution": document["distribution"]}
+            "rho": document["rho"], "distribution": document["distribution"], "assumptions": document["assumptions"]}
 
 
 def describe_derivation(derivation: dict | None) -> str:

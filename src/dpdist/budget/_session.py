@@ -206,8 +206,17 @@ class BudgetSession:
                 worst = PrivacyLoss.of_guarantee(self.cost(charged.guarantee), f"{charged.source or 'a loss'}, charged as "
                                                  "its guarantee's worst case (a budget file keeps only losses it can "
                                                  "derive again)")
-                return worst.assuming(*charged.assumptions).derived_as(guarantee_derivation(charged.guarantee,
-                                                                                            charged.assumptions))
+                derivation = guarantee_derivation(charged.guarantee, charged.assumptions)
+                derived(derivation, self._restated, "a charge")  # refused now as reading the file would refuse it
+                return worst.assuming(*charged.assumptions).derived_as(derivation)
+            if self._path is not None:  # as the file is read again, keeping what it assumes beyond its derivation
+                given = charged.derivation or {}
+                again = derived(given, self._restated, "a charge")
+                extra = [text for text in charged.assumptions if text not in again.assumptions]
+                if extra:
+                    derivation = {**given, "assumptions": list(dict.fromkeys([*given.get("assumptions", []), *extra]))}
+                    again = derived(derivation, self._restated, "a charge")
+                return again
             return self._restated(charged)
         charged = _own(charged)
         self.cost(charged)  # refused by name first
