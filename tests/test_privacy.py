@@ -212,3 +212,23 @@ def test_shuffled_refuses_a_protocol_name_and_takes_a_config():
     grr = local.make("grr", epsilon=2.0, domain_size=4)
     assert privacy.shuffled(grr.config(), 1000, 1e-6) == privacy.shuffled(grr, 1000, 1e-6)  # a config is a protocol
     assert privacy.shuffled(grr, 1000, 1e-6).epsilon < 2.0
+
+
+def test_sequential_parallel_split_and_convert_keep_a_shuffled_guarantees_assumptions_and_a_session_states_them():
+    """privacy.sequential([s, s]) gave a plain guarantee, and a session charging it no longer named the shuffler
+    (attack107 F2): the result now carries what its inputs assume (an AssumingGuarantee), equal to the plain one."""
+    from dpdist.budget import BudgetSession
+
+    shuffled = privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=1000, delta=1e-8)
+    plain = PrivacyGuarantee(1.0, 0.0, "replace", "central")
+    composed = [sequential([shuffled, shuffled]), parallel([shuffled, plain]), *split(shuffled, 2),
+                privacy.convert(shuffled, "replace")]
+    for guarantee in composed:
+        assert guarantee.assumptions == shuffled.assumptions
+        assert guarantee.describe().endswith("; assuming: (1) " + "; (2) ".join(shuffled.assumptions))
+        session = BudgetSession(20.0, 1e-6)
+        session.charge(guarantee, "relayed")
+        assert "the shuffler (relay) does not collude" in session.describe()
+    assert sequential([shuffled, shuffled]) == PrivacyGuarantee(2 * shuffled.epsilon, 2e-8, "replace", "central")
+    assert type(sequential([plain, plain])) is PrivacyGuarantee  # a plain composition stays plain
+    assert sequential([plain, plain]).describe() == "2-differential privacy (central, replace one record)"

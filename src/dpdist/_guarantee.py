@@ -72,8 +72,8 @@ from ._validation import (
 )
 from .errors import InvalidParameterError, InvalidPrivacyParameterError
 
-__all__ = ["PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "MODELS", "NEIGHBOURING",
-           "UNITS", "GUARANTEE_EPSILON", "GUARANTEE_DELTA", "with_assumptions"]
+__all__ = ["PrivacyGuarantee", "AssumingGuarantee", "assumed", "local_guarantee", "sequential", "parallel", "split",
+           "convert", "MODELS", "NEIGHBOURING", "UNITS", "GUARANTEE_EPSILON", "GUARANTEE_DELTA", "with_assumptions"]
 
 #: where the randomness is added: by each user ("local") or by the curator ("central")
 MODELS = ("local", "central")
@@ -194,6 +194,51 @@ class PrivacyGuarantee:
 omitted_at_default(PrivacyGuarantee, "unit")
 
 
+@dataclass(frozen=True, eq=False)
+class AssumingGuarantee(PrivacyGuarantee):
+    """A :class:`PrivacyGuarantee` that holds only under ``assumptions`` (a shuffled guarantee,
+    :class:`dpdist.amplification.ShuffledGuarantee`, builds on it; :func:`sequential`, :func:`parallel` and
+    :func:`split` return one when what they compose assumes anything).  ``describe()`` ends with them
+    (``"; assuming: ..."``), and :class:`dpdist.accounting.PrivacyLoss` and a budget session that charge it keep them.
+    Its ``to_dict`` holds the guarantee's own fields, as a plain guarantee's does (``PrivacyGuarantee.from_dict`` of it
+    is the plain guarantee); its equality and hash are the plain guarantee's (its fields)."""
+
+    assumptions: tuple[str, ...] = ()
+
+    def describe(self, assumptions: bool = True) -> str:
+        """The guarantee's line, then what it assumes (not with ``assumptions=False``, for a line within a sentence)."""
+        return with_assumptions(super().describe(), self.assumptions if assumptions else ())
+
+    def to_dict(self) -> dict:
+        return PrivacyGuarantee.to_dict(self)  # the guarantee's own fields, as before it named its assumptions
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PrivacyGuarantee):
+            return NotImplemented
+        return _fields(self) == _fields(other)
+
+    __hash__ = PrivacyGuarantee.__hash__
+
+
+def _fields(guarantee: PrivacyGuarantee) -> tuple:
+    return (guarantee.epsilon, guarantee.delta, guarantee.neighbouring, guarantee.model, guarantee.reports,
+            guarantee.unit)
+
+
+def assumed(guarantees: Iterable[PrivacyGuarantee]) -> tuple[str, ...]:
+    """What ``guarantees`` assume together (each one's ``assumptions``, if it has any: a shuffled guarantee, a budget
+    session's :class:`~dpdist.budget.Spent`), in order, once each."""
+    return tuple(dict.fromkeys(str(text) for g in guarantees for text in getattr(g, "assumptions", ())))
+
+
+def _carrying(guarantee: PrivacyGuarantee, assumptions: tuple[str, ...]) -> PrivacyGuarantee:
+    """``guarantee``, carrying ``assumptions`` when there are any (:class:`AssumingGuarantee`), else itself."""
+    if not assumptions or tuple(getattr(guarantee, "assumptions", ())) == assumptions:
+        return guarantee
+    return AssumingGuarantee(guarantee.epsilon, guarantee.delta, guarantee.neighbouring, guarantee.model,
+                             guarantee.reports, guarantee.unit, assumptions)
+
+
 def with_assumptions(line: str, assumptions: Iterable[str], lead: str = "assuming") -> str:
     """``line`` (a statement's one line), ending with what it assumes: ``"<line>; assuming: <a>"`` for one assumption,
     ``"<line>; assuming: (1) <a>; (2) <b>"`` for several (numbered: an assumption may hold a semicolon itself);
@@ -240,25 +285,28 @@ def _same_kind(owner: str, guarantees: Sequence[PrivacyGuarantee]) -> tuple[str,
 
 @validate_params({"guarantees": _GUARANTEES}, owner="privacy.sequential")
 def sequential(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
-    r"""Basic composition of steps on the same data: :math:`(\sum \varepsilon_i, \sum \delta_i)`."""
+    r"""Basic composition of steps on the same data: :math:`(\sum \varepsilon_i, \sum \delta_i)`; an
+    :class:`AssumingGuarantee` keeping what the guarantees assume when any does (a shuffled guarantee's relay)."""
     guarantees = list(guarantees)
     neighbouring, model, unit = _same_kind("privacy.sequential", guarantees)
     delta = math.fsum(g.delta for g in guarantees)
     if delta >= 1:
         raise InvalidPrivacyParameterError(f"privacy.sequential: the deltas add up to {delta!r} >= 1.")
     reports = sum(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
-    return PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports, unit)
+    return _carrying(PrivacyGuarantee(math.fsum(g.epsilon for g in guarantees), delta, neighbouring, model, reports,
+                                      unit), assumed(guarantees))
 
 
 @validate_params({"guarantees": _GUARANTEES}, owner="privacy.parallel")
 def parallel(guarantees: Iterable[PrivacyGuarantee]) -> PrivacyGuarantee:
-    r"""Composition over disjoint parts of the data: :math:`(\max \varepsilon_i, \max \delta_i)`."""
+    r"""Composition over disjoint parts of the data: :math:`(\max \varepsilon_i, \max \delta_i)`; an
+    :class:`AssumingGuarantee` keeping what the guarantees assume when any does."""
     guarantees = list(guarantees)
     neighbouring, model, unit = _same_kind("privacy.parallel", guarantees)
     reports = max(g.reports or 0 for g in guarantees) if neighbouring == "history" else None
-    return PrivacyGuarantee(
+    return _carrying(PrivacyGuarantee(
         max(g.epsilon for g in guarantees), max(g.delta for g in guarantees), neighbouring, model, reports, unit
-    )
+    ), assumed(guarantees))
 
 
 @validate_params({"total": InstanceOf(PrivacyGuarantee, "a PrivacyGuarantee"),
@@ -278,15 +326,16 @@ def split(total: PrivacyGuarantee, shares: int | Sequence[float]) -> list[Privac
     -------
     list of PrivacyGuarantee
         One per share; their :func:`sequential` composition is ``total`` (up to
-        floating-point rounding, never above it by more than 1e-12 relative).
+        floating-point rounding, never above it by more than 1e-12 relative).  Each keeps what ``total`` assumes,
+        if anything (an :class:`AssumingGuarantee`).
     """
     weights = [1.0] * shares if isinstance(shares, int) else list(shares)  # the table's: k, or the weights as floats
     scale = math.fsum(weights)
     return [
-        PrivacyGuarantee(
+        _carrying(PrivacyGuarantee(
             total.epsilon * w / scale, total.delta * w / scale, total.neighbouring, total.model, total.reports,
             total.unit
-        )
+        ), assumed([total]))
         for w in weights
     ]
 
@@ -320,8 +369,13 @@ def convert(guarantee: PrivacyGuarantee, neighbouring: str, unit: str = "record"
     records, which add/remove neighbours tell apart), per record to per person (a person with many records is
     protected by nothing a per-record guarantee says), local guarantees to ``"add-remove"`` (the number of
     reports tells one user's presence), and the local ``"stable"`` relation (it bounds nothing about a change of
-    value: state the reports' loss with ``guarantee_over``).
+    value: state the reports' loss with ``guarantee_over``).  What ``guarantee`` assumes, if anything, the result
+    assumes too (:class:`AssumingGuarantee`).
     """
+    return _carrying(_converted(guarantee, neighbouring, unit), assumed([guarantee]))
+
+
+def _converted(guarantee: PrivacyGuarantee, neighbouring: str, unit: str) -> PrivacyGuarantee:
     epsilon, delta = guarantee.epsilon, guarantee.delta
     if guarantee.model == "central" and guarantee.neighbouring == neighbouring and guarantee.unit == unit:
         return guarantee

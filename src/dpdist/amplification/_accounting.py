@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .._documents import read_dataclass
-from .._guarantee import PrivacyGuarantee, with_assumptions
+from .._guarantee import AssumingGuarantee, PrivacyGuarantee
 from .._types import ArrayLike
 from .._validation import Implies, Integer, Interval, Optional, Options, check_param, validate_params
 from ..errors import InvalidParameterError
@@ -43,34 +43,16 @@ SHUFFLE_ASSUMPTIONS = (
 
 
 @dataclass(frozen=True, eq=False)
-class ShuffledGuarantee(PrivacyGuarantee):
+class ShuffledGuarantee(AssumingGuarantee):
     """The central guarantee of shuffled reports (:func:`shuffled`): a :class:`~dpdist.privacy.PrivacyGuarantee`, with
     its fields, ``to_dict`` (read back by ``from_dict`` as the same guarantee), equality and hash, that holds only
     under ``assumptions`` (:data:`SHUFFLE_ASSUMPTIONS`: the shuffler does not collude with the collector, and each
     batch holds fresh reports of distinct devices).  ``describe()`` ends with them (``"; assuming: ..."``), and a budget
     session that charges it keeps them in its account's statement, as it does for
-    :func:`~dpdist.amplification.shuffled_loss`."""
+    :func:`~dpdist.amplification.shuffled_loss`; so do :func:`dpdist.privacy.sequential`, ``parallel``, ``split``
+    and ``convert`` (an :class:`~dpdist._guarantee.AssumingGuarantee`, which it builds on)."""
 
     assumptions: tuple[str, ...] = SHUFFLE_ASSUMPTIONS
-
-    def describe(self, assumptions: bool = True) -> str:
-        """The guarantee's line, then what it assumes (not with ``assumptions=False``, for a line within a sentence)."""
-        return with_assumptions(super().describe(), self.assumptions if assumptions else ())
-
-    def to_dict(self) -> dict:
-        return PrivacyGuarantee.to_dict(self)  # the guarantee's own fields, as before it named its assumptions
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, PrivacyGuarantee):
-            return NotImplemented
-        return _fields(self) == _fields(other)
-
-    __hash__ = PrivacyGuarantee.__hash__
-
-
-def _fields(guarantee: PrivacyGuarantee) -> tuple:
-    return (guarantee.epsilon, guarantee.delta, guarantee.neighbouring, guarantee.model, guarantee.reports,
-            guarantee.unit)
 
 
 #: ``numerical``: the channel's reductions when the protocol has a small finite channel, else ``generic``
