@@ -200,8 +200,9 @@ class AssumingGuarantee(PrivacyGuarantee):
     :class:`dpdist.amplification.ShuffledGuarantee`, builds on it; :func:`sequential`, :func:`parallel` and
     :func:`split` return one when what they compose assumes anything).  ``describe()`` ends with them
     (``"; assuming: ..."``), and :class:`dpdist.accounting.PrivacyLoss` and a budget session that charge it keep them.
-    Its ``to_dict`` holds the guarantee's own fields, as a plain guarantee's does (``PrivacyGuarantee.from_dict`` of it
-    is the plain guarantee); its equality and hash are the plain guarantee's (its fields)."""
+    Its ``to_dict`` holds the guarantee's own fields, as a plain guarantee's does: its class's ``from_dict`` reads it
+    back with the class's default assumptions (a shuffled guarantee's), ``PrivacyGuarantee.from_dict`` as the plain
+    guarantee, without them.  Its equality and hash are the plain guarantee's (its fields)."""
 
     assumptions: tuple[str, ...] = ()
 
@@ -218,6 +219,9 @@ class AssumingGuarantee(PrivacyGuarantee):
         return _fields(self) == _fields(other)
 
     __hash__ = PrivacyGuarantee.__hash__
+
+
+omitted_at_default(AssumingGuarantee, "assumptions")  # from_dict: its class's own assumptions when a document has none
 
 
 def _fields(guarantee: PrivacyGuarantee) -> tuple:

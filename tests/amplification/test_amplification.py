@@ -402,3 +402,15 @@ def test_shuffled_within_answers_what_shuffled_states():
             answers.append(shuffled_within(protocol, 500, 1e-5, target))
             assert answers[-1] == (stated <= target), (name, epsilon0, target, stated)
     assert True in answers and False in answers
+
+
+def test_a_shuffled_guarantee_reads_back_its_own_to_dict_with_its_assumptions():
+    """ShuffledGuarantee.from_dict(s.to_dict()) raised "'assumptions' is missing" (attack107 F3); PrivacyGuarantee's
+    from_dict of the same document is the plain guarantee (equal, assuming nothing)."""
+    shuffled = privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=1000, delta=1e-8)
+    again = amplification.ShuffledGuarantee.from_dict(shuffled.to_dict())
+    assert type(again) is amplification.ShuffledGuarantee
+    assert again == shuffled and again.assumptions == amplification.SHUFFLE_ASSUMPTIONS
+    assert again.describe() == shuffled.describe()
+    plain = privacy.PrivacyGuarantee.from_dict(shuffled.to_dict())
+    assert type(plain) is privacy.PrivacyGuarantee and plain == shuffled and "assuming" not in plain.describe()

@@ -45,7 +45,9 @@ SHUFFLE_ASSUMPTIONS = (
 @dataclass(frozen=True, eq=False)
 class ShuffledGuarantee(AssumingGuarantee):
     """The central guarantee of shuffled reports (:func:`shuffled`): a :class:`~dpdist.privacy.PrivacyGuarantee`, with
-    its fields, ``to_dict`` (read back by ``from_dict`` as the same guarantee), equality and hash, that holds only
+    its fields, ``to_dict`` (``ShuffledGuarantee.from_dict`` reads it back as the same guarantee, with
+    :data:`SHUFFLE_ASSUMPTIONS`; ``PrivacyGuarantee.from_dict`` of it gives the plain guarantee, which assumes nothing
+    and compares equal: a document holds no assumptions), equality and hash, that holds only
     under ``assumptions`` (:data:`SHUFFLE_ASSUMPTIONS`: the shuffler does not collude with the collector, and each
     batch holds fresh reports of distinct devices).  ``describe()`` ends with them (``"; assuming: ..."``), and a budget
     session that charges it keeps them in its account's statement, as it does for
