@@ -75,9 +75,9 @@ def test_the_central_guarantees_describe_ends_with_the_relay_assumptions_it_rest
     forwards the reports devices sealed (and the rest of the campaign's assumptions); the local guarantee, which holds
     against the collector whatever the relay does, names none."""
     admission = Admission("https://issuer", True, 0, 2)
-    statement = relayed_statement(PROTOCOL, 100, 100, 1e-8, admission)
+    statement = relayed_statement(PROTOCOL, 1000, 100, 1e-8, admission)  # (at 100: 2, the local epsilon, no assumption)
     central, device = statement["central"], statement["central"]["per_device"]
-    assert statement["assumptions"] == list(relayed_assumptions(admission, 100))
+    assert statement["assumptions"] == list(relayed_assumptions(admission, 1000))
     line = privacy.PrivacyGuarantee(central["epsilon"], central["delta"], "replace", "central").describe()
     assert central["describe"] == with_assumptions(f"{line}, per report", statement["assumptions"])
     assert "forwards the reports devices sealed" in central["describe"]
@@ -118,3 +118,21 @@ def test_a_ceiling_of_10000_tokens_states_the_local_composition_without_overflow
     overflows a double, and the service answered 500; the device's bound is then its local reports composed."""
     device = relayed_statement(PROTOCOL, 50, 50, 1e-8, Admission("https://issuer", True, 0, 10_000))["central"]["per_device"]
     assert (device["epsilon"], device["delta"]) == (20_000.0, 0.0) and "local report(s) composed" in device["how"]
+
+
+def test_a_central_line_not_amplified_is_the_reports_local_guarantee_resting_on_no_party():
+    """attack107 F4: batches of 4 to 20 with 2 colluding reports gave (4, 1e-8) per report "assuming" six parties'
+    behaviour; the amplified epsilon is the report's own epsilon0 there, which holds with delta 0 whatever they do:
+    stated as the per-device line's local case is (4101f9b3)."""
+    grr = local.make("grr", epsilon=4.0, domain_size=8)
+    for batch in (4, 20):
+        central = relayed_statement(grr, batch, 50, 1e-8, Admission("https://issuer", True, 1, 2))["central"]
+        assert (central["epsilon"], central["delta"], central["assumptions"]) == (4.0, 0.0, [])
+        assert central["describe"] == ("4-differential privacy (central, replace one record), per report: its local "
+                                       "report, which holds whatever the relay, the issuer, the collector or other "
+                                       "devices do")
+        assert central["per_device"]["assumptions"] == []
+    amplified = relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 1, 2))
+    assert amplified["central"]["epsilon"] < 4.0
+    assert amplified["central"]["assumptions"] == amplified["assumptions"]
+    assert amplified["central"]["describe"].endswith(with_assumptions("", amplified["assumptions"]))

@@ -150,7 +150,7 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
         assumed = relayed_assumptions(admission, hidden)
         statement["assumptions"] = list(assumed)
         central = dict(_central(config, hidden, float(delta)))
-        central["describe"] = with_assumptions(central["describe"] + ", per report", assumed)
+        central.update(_central_line(central, float(protocol.guarantee.epsilon), assumed))
         per_device = None if admission.tokens_each is None else dict(_per_device(config, hidden, float(delta),
                                                                                   int(admission.tokens_each)))
         if per_device is not None:
@@ -158,6 +158,18 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
         central["per_device"] = per_device
         statement["central"] = central
     return statement
+
+
+def _central_line(central: dict, epsilon0: float, assumed: tuple[str, ...]) -> dict:
+    """The central guarantee's ``describe`` and ``assumptions``, per report: amplified, it rests on the campaign's
+    assumptions; not amplified (its epsilon is the report's own epsilon0: batches too small), it is the report's local
+    guarantee, pure, which holds whatever the parties do (its line says so and names none), as ``per_device``'s local
+    case (:func:`_per_device_line`)."""
+    if central["epsilon"] < epsilon0:
+        return {"describe": with_assumptions(central["describe"] + ", per report", assumed), "assumptions": list(assumed)}
+    local = PrivacyGuarantee(epsilon0, 0.0, "replace", "central")
+    return {**local.to_dict(), "describe": f"{local.describe()}, per report: its local report, {LOCAL_ONLY}",
+            "how": "its local report", "assumptions": []}
 
 
 def _per_device_line(per_device: dict, assumed: tuple[str, ...]) -> dict:
