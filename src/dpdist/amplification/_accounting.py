@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .._documents import read_dataclass
-from .._guarantee import AssumingGuarantee, PrivacyGuarantee
+from .._guarantee import AssumingGuarantee
 from .._types import ArrayLike
 from .._validation import Implies, Integer, Interval, Optional, Options, check_param, validate_params
 from ..errors import InvalidParameterError
