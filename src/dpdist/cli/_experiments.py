@@ -499,8 +499,8 @@ def _numeric_column(args, bounds):
         if outside.any():
             raise OutOfDomainError(
                 f"The column {args.column!r} of {args.file!r} must lie in '--bounds' [{bounds[0]:g}, {bounds[1]:g}] "
-                f"with --no-clip. Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
-                "(without --no-clip they are clipped)."
+                f"with --no-clip. Got {int(outside.sum())} value(s) outside (not shown: they are data; "
+                "without --no-clip they are clipped)."
             )
     data = SimpleNamespace(name=f"{Path(args.file).stem}:{args.column}", kind="numerical", bounds=bounds, domain_size=None)
     return values, data, clipped, notes
