@@ -86,6 +86,7 @@ def check_central_input(
     neighbouring: str | None = None,
     privacy_id=None,
     max_contributions=None,
+    bounded: bool = True,
 ) -> CentralInput:
     """Validate the arguments every central estimator shares; raise a dpdist error naming the culprit.
 
@@ -112,13 +113,16 @@ def check_central_input(
     * ``privacy_id`` and ``max_contributions`` (:mod:`dpdist.central._contributions`): one id per value and the
       rows kept per person; the rows are bounded (after the missing-value policy, which leaves a row out with its
       id) and the budget of the release is the record-level one, stated per person by :meth:`CentralInput.stated`.
-    * ``bounds=None``: no bounds (:func:`~dpdist.central.unbounded_quantile`): nothing is clipped.
+    * ``bounds``: a pair (lo, hi), refused by name when missing (``None``: "Got None instead", audit108 F4, where
+      ``cdf`` raised a bare ``TypeError``); ``bounded=False`` with ``bounds=None``: no bounds (:func:`count`,
+      :func:`~dpdist.central.unbounded_quantile`): nothing is clipped.
     """
     epsilon = check_param(owner, "epsilon", epsilon, EPSILON)
     if needs_delta:
         delta = check_param(owner, "delta", delta, DELTA)
-    if bounds is not None:
+    if bounded:
         bounds = check_param(owner, "bounds", bounds, Bounds())
+    assert bounded or bounds is None, "a release without bounds is given none"
     clip = check_param(owner, "clip", clip, Boolean())
     secure = check_param(owner, "secure", secure, Boolean())
     grid_size = check_param(owner, "grid_size", grid_size, Integer(low=2, high=2**20))
