@@ -221,3 +221,23 @@ def test_missing_bounds_are_a_named_error(name):
 def test_count_and_unbounded_quantile_take_no_bounds():
     assert central.count([0.2, 0.4], 1.0, rng=1) is not None
     assert central.unbounded_quantile([0.2, 0.4], 1.0, rng=1) is not None
+
+
+@pytest.mark.parametrize("name", sorted(set(RELEASES) - {"unbounded_quantile", "polynomial_projection secure"}))
+def test_a_seeded_release_says_so_in_its_notes_and_its_json(name):
+    """audit108 F6: a release with rng=<int> was indistinguishable from one of the CSPRNG in notes() and to_dict();
+    only the CLI marked a seed. (unbounded_quantile returns a float; secure=True takes no seed.)"""
+    from dpdist.central._common import SEEDED_NOTE
+
+    seeded = RELEASES[name](np.linspace(0.1, 0.9, 40), 1.0)  # rng=1
+    assert SEEDED_NOTE in seeded.notes() and SEEDED_NOTE in seeded.to_dict()["notes"]
+    assert "NOT for publication" in SEEDED_NOTE
+
+
+def test_a_release_from_the_csprng_has_no_seeded_note():
+    from dpdist.central._common import SEEDED_NOTE
+
+    for release in (central.cdf([0.2, 0.4], 1.0, BOUNDS), central.quantiles([0.2, 0.4], 1.0, BOUNDS, method="aq"),
+                    central.count([0.2, 0.4], 1.0)):
+        assert SEEDED_NOTE not in release.notes() and SEEDED_NOTE not in release.to_dict()["notes"]
+    assert SEEDED_NOTE in central.count([0.2, 0.4], 1.0, rng=np.random.default_rng(3)).notes()  # a generator too

@@ -70,6 +70,11 @@ class CentralInput:
         return guarantee if self.unit is None else self.unit.stated(guarantee)
 
 
+#: the note of a release whose randomness is not the OS CSPRNG (``rng`` a seed or a generator)
+SEEDED_NOTE = ("seeded: the noise came from the rng given (a seed or a generator), not the OS CSPRNG, so it can be "
+               "reproduced: NOT for publication")
+
+
 def check_central_input(
     owner: str,
     x,
@@ -131,6 +136,8 @@ def check_central_input(
     policy.check_relation(owner, neighbouring)
     request = contribution_request(owner, privacy_id, max_contributions)
     notes = [note] if (note := policy.note()) is not None else []
+    if rng is not None:  # a seed or the caller's generator: the release says so (audit108 F6), as dpdist release --seed
+        notes.append(SEEDED_NOTE)
     array = as_real_array(owner, x)
     codes = request.codes(array.size) if request is not None else None
     kept = policy.apply(array, owner, f"The 'x' argument of {owner}", private=True)
