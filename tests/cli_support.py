@@ -15,3 +15,11 @@ def run(capsys, *argv):
 def listed(capsys) -> list[tuple[str, str]]:
     assert main(["list"]) == 0
     return [tuple(line.split()[:2]) for line in capsys.readouterr().out.splitlines()]
+
+
+def estimate_text(out: str) -> str:
+    """A one-shot estimate's output after its two first lines: a simulation (its truth not private), the guarantee."""
+    simulation, guarantee, rest = out.split("\n", 2)
+    assert simulation.startswith("simulation: ") and "not private" in simulation and "NOT for publication" in simulation
+    assert guarantee.startswith("guarantee: ") and "-LDP" in guarantee
+    return rest

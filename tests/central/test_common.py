@@ -190,3 +190,54 @@ def test_out_of_domain_errors_quote_no_record_and_no_count(bad):
         with pytest.raises(OutOfDomainError, match="'x'") as error:  # the strict mode; the default clips
             release(x, 1.0, (0, 1), rng=0, clip=False)
         assert "123456" not in str(error.value) and "nan" not in str(error.value) and "3" not in str(error.value)
+
+
+#: Every release that takes bounds, called with ``bounds=None``.
+WITHOUT_BOUNDS = {
+    "cdf": lambda x: central.cdf(x, 1.0, bounds=None),
+    "tree_cdf": lambda x: central.tree_cdf(x, 1.0, bounds=None),
+    "TreeHistogram.release": lambda x: central.TreeHistogram.release(x, 1.0, bounds=None),
+    "quantiles": lambda x: central.quantiles(x, 1.0, bounds=None),
+    "quantiles aq": lambda x: central.quantiles(x, 1.0, bounds=None, method="aq"),
+    "adaptive_quantiles": lambda x: central.adaptive_quantiles(x, 1.0, bounds=None),
+    "histogram_queries": lambda x: central.histogram_queries(x, 1.0, bounds=None),
+    "matching_pursuit": lambda x: central.matching_pursuit(x, 1.0, bounds=None),
+    "polynomial_projection": lambda x: central.polynomial_projection(x, 1.0, 1e-6, bounds=None),
+    "PolynomialMoments.release": lambda x: central.PolynomialMoments.release(x, 1.0, 1e-6, None, 4),
+}
+
+
+@pytest.mark.parametrize("name", WITHOUT_BOUNDS)
+def test_missing_bounds_are_a_named_error(name):
+    """audit108 F4: central.cdf(x, epsilon=1, bounds=None) raised a bare 'TypeError: cannot unpack non-iterable
+    NoneType object'; every release that takes bounds names the argument, the value and what is allowed."""
+    with pytest.raises(InvalidParameterError) as refused:
+        WITHOUT_BOUNDS[name]([0.2, 0.4])
+    message = str(refused.value)
+    assert "The 'bounds' parameter of " in message and "must be a pair (lo, hi)" in message, message
+    assert "Got None instead" in message, message
+
+
+def test_count_and_unbounded_quantile_take_no_bounds():
+    assert central.count([0.2, 0.4], 1.0, rng=1) is not None
+    assert central.unbounded_quantile([0.2, 0.4], 1.0, rng=1) is not None
+
+
+@pytest.mark.parametrize("name", sorted(set(RELEASES) - {"unbounded_quantile", "polynomial_projection secure"}))
+def test_a_seeded_release_says_so_in_its_notes_and_its_json(name):
+    """audit108 F6: a release with rng=<int> was indistinguishable from one of the CSPRNG in notes() and to_dict();
+    only the CLI marked a seed. (unbounded_quantile returns a float; secure=True takes no seed.)"""
+    from dpdist.central._common import SEEDED_NOTE
+
+    seeded = RELEASES[name](np.linspace(0.1, 0.9, 40), 1.0)  # rng=1
+    assert SEEDED_NOTE in seeded.notes() and SEEDED_NOTE in seeded.to_dict()["notes"]
+    assert "NOT for publication" in SEEDED_NOTE
+
+
+def test_a_release_from_the_csprng_has_no_seeded_note():
+    from dpdist.central._common import SEEDED_NOTE
+
+    for release in (central.cdf([0.2, 0.4], 1.0, BOUNDS), central.quantiles([0.2, 0.4], 1.0, BOUNDS, method="aq"),
+                    central.count([0.2, 0.4], 1.0)):
+        assert SEEDED_NOTE not in release.notes() and SEEDED_NOTE not in release.to_dict()["notes"]
+    assert SEEDED_NOTE in central.count([0.2, 0.4], 1.0, rng=np.random.default_rng(3)).notes()  # a generator too

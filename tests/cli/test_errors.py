@@ -189,3 +189,70 @@ def test_a_proxy_httpx_cannot_use_is_named_as_the_variable_not_as_a_bug(monkeypa
     err = capsys.readouterr().err
     assert f"The proxy environment variable(s) {variable}=" in err and "pu:***@127.0.0.1:1" in err
     assert "ProxyPW" not in err and "a bug of dpdist" not in err and err.count("\n") == 1
+
+
+NAMES = "age,name\n30,Alice Smith\n40,Bob Jones\n"
+PRIVATE = ("Alice", "Bob", "Smith", "Jones", "107")
+
+
+def _one_private_free_line(capsys, argv) -> str:
+    status = main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert status == 2 and len(err.strip().splitlines()) == 1, err
+    assert not any(word in err for word in PRIVATE), err
+    return err
+
+
+@pytest.mark.parametrize("command", [
+    ("release", "--epsilon", "1", "--bounds", "0,100"),
+    ("estimate", *ESTIMATE),
+    ("privatize", "--config", "sw.json", "--out", "reports.bin"),
+])
+@pytest.mark.parametrize("pyarrow", [True, False])
+def test_a_column_that_is_not_numeric_is_named_by_its_line_never_by_its_cell(files, capsys, monkeypatch, command,
+                                                                             pyarrow):
+    """audit108 F5: 'invalid value 'Alice Smith'' printed a private cell; the error names the column, the line and
+    the kind of problem, with pyarrow and without (the standard library's reader)."""
+    import sys
+
+    monkeypatch.chdir(files)
+    (files / "names.csv").write_text(NAMES)
+    if not pyarrow:
+        for name in [m for m in sys.modules if m == "pyarrow" or m.startswith("pyarrow.")]:
+            monkeypatch.delitem(sys.modules, name)
+        monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow -> ImportError
+    name, *options = command  # privatize writes binary reports: no pyarrow needed
+    err = _one_private_free_line(capsys, (name, "names.csv", "--column", "name", *options))
+    assert ("The column 'name' of 'names.csv' must hold numbers. Got a cell that is not a number on line 2 "
+            "(its value is not shown: it is data).") in err, err
+
+
+def test_a_ragged_row_and_a_value_outside_bounds_are_not_shown(files, capsys, monkeypatch):
+    """A ragged row (pyarrow quoted it) and a value outside --bounds with --no-clip (quoted as 'e.g.') are named by
+    their line or their count."""
+    monkeypatch.chdir(files)
+    (files / "ragged-names.csv").write_text("age,name\n30,Alice Smith\n40,Bob,Jones\n")
+    err = _one_private_free_line(capsys, ("estimate", "ragged-names.csv", "--column", "age", *ESTIMATE))
+    assert "CSV parse error: expected 2 columns, got 3 on line 3 (the row is not shown: it is data)" in err, err
+    (files / "old.csv").write_text("age\n30\n107\n")
+    err = _one_private_free_line(capsys, ("estimate", "old.csv", "--column", "age", "--protocol", "sw", "--epsilon",
+                                          "1", "--bounds", "0,100", "--no-clip"))
+    assert "Got 1 value(s) outside (not shown: they are data" in err, err
+
+
+def test_a_parquet_column_of_text_is_refused_without_its_cells(files):
+    """A Parquet file's text column read as numbers (datasets.from_file) names the row, not the cell."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    from dpdist.datasets.files import _as_float
+
+    with pytest.raises(InvalidValueTypeError) as refused:
+        _as_float(np.array(["30", "Alice Smith"], dtype=object), "name", files / "names.parquet")
+    assert "in row 2" in str(refused.value) and "Alice" not in str(refused.value)
+    pq.write_table(pa.table({"name": ["Alice Smith", "Bob Jones"]}), files / "names.parquet")
+    from dpdist.datasets import from_file
+
+    with pytest.raises(InvalidValueTypeError) as refused:
+        from_file(files / "names.parquet", "name", bounds=(0, 10))
+    assert "Alice" not in str(refused.value) and "'name'" in str(refused.value)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError, InvalidValueTypeError, MalformedDataError
 from ._arrow import require_pyarrow
-from ._read_errors import data_file_errors
+from ._read_errors import data_file_errors, first_non_number, not_a_number
 
 __all__ = ["iter_column", "iter_columns", "count_rows", "csv_rows", "missing_column_error"]
 
@@ -151,10 +151,9 @@ def _csv_batches(path, columns, text, pa):
         except pa.ArrowInvalid as error:
             if str(error).startswith("CSV parse error"):  # ragged rows, bad quoting: not a typing problem
                 raise
-            named = f"The column {columns[0]!r}" if len(columns) == 1 else f"Each of the columns {columns}"
-            raise InvalidValueTypeError(
-                f"{named} of {str(path)!r} must hold numbers. Reading it failed: {error}"
-            ) from None
+            numeric = [column for column, as_text in zip(columns, text) if not as_text]
+            found = first_non_number(path, numeric)  # pyarrow's message quotes the cell: not shown
+            raise not_a_number(path, *(found or (numeric[0] if len(numeric) == 1 else f"{numeric}", None))) from None
         yield batch
 
 
@@ -241,18 +240,7 @@ def _csv_cells(cells: list[str], column: str, as_text: bool, path: Path) -> np.n
     try:
         return np.array(cells, dtype=np.float64)
     except ValueError:
-        bad = next(cell for cell in cells if not _is_number(cell))
-        raise InvalidValueTypeError(
-            f"The column {column!r} of {str(path)!r} must hold numbers. Got the cell {bad!r}."
-        ) from None
-
-
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
+        raise not_a_number(path, *(first_non_number(path, [column]) or (column, None))) from None
 
 
 def missing_column_error(column, columns, path) -> InvalidParameterError:

@@ -1,14 +1,26 @@
-"""One translation of data-file reader failures (pyarrow, csv, decoding) into :class:`MalformedDataError`."""
+"""One translation of data-file reader failures (pyarrow, csv, decoding) into :class:`MalformedDataError`.
+
+No message quotes a cell or a row of the file: an error is printed and logged, and the data are private (audit108
+F5: ``invalid value 'Alice Smith'``).  A cell that is not a number is named by its column and its line
+(:func:`not_a_number`), a ragged row by its line and its width.
+"""
 
 from __future__ import annotations
 
 import csv
+import gzip
+import re
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Sequence
 
 from ..errors import DPDistError, InvalidValueTypeError, MalformedDataError
 
-__all__ = ["data_file_errors"]
+__all__ = ["data_file_errors", "not_a_number", "first_non_number", "delimiter_of"]
+
+#: a CSV cell some reader takes as a missing number (dpdist's and pyarrow's null values, lower-cased and stripped)
+MISSING_NUMBER = {"", "na", "nan", "-nan", "null", "none", "n/a", "#n/a", "#n/a n/a", "#na", "<na>", "-1.#ind",
+                  "-1.#qnan", "1.#ind", "1.#qnan"}
 
 
 def _reader_errors() -> tuple[type[BaseException], ...]:
@@ -38,7 +50,80 @@ def data_file_errors(path, kind: str, column: str | None = None):
     except _reader_errors() as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         if column is not None and "conversion error" in reason:
-            raise InvalidValueTypeError(
-                f"The column {column!r} of {str(Path(path))!r} must hold numbers: {reason}"
-            ) from None
-        raise MalformedDataError(f"The data file {str(Path(path))!r} is not a readable {kind} file: {reason}") from None
+            raise not_a_number(path, *(first_non_number(path, [column]) or (column, None))) from None
+        raise MalformedDataError(f"The data file {str(Path(path))!r} is not a readable {kind} file: "
+                                 f"{_without_cells(reason, path)}") from None
+
+
+def not_a_number(path, column: str, where: str | int | None = None) -> InvalidValueTypeError:
+    """The error of a cell of ``column`` that is not a number, at ``where`` (a line of a CSV file, or ``"row N"``),
+    its value not shown."""
+    at = "" if where is None else f" on line {where}" if isinstance(where, int) else f" in {where}"
+    return InvalidValueTypeError(
+        f"The column {column!r} of {str(Path(path))!r} must hold numbers. Got a cell that is not a number{at} "
+        "(its value is not shown: it is data)."
+    )
+
+
+def delimiter_of(path) -> str:
+    """The delimiter of a CSV file: a tab for ``.tsv`` (``.tsv.gz``), else a comma."""
+    return "\t" if ".tsv" in "".join(Path(path).suffixes).lower() else ","
+
+
+def _rows(path):
+    """A csv reader of ``path`` (through gzip for ``.gz``) and its file handle."""
+    opener = gzip.open if Path(path).suffix.lower() == ".gz" else open
+    handle = opener(path, "rt", newline="")
+    return csv.reader(handle, delimiter=delimiter_of(path)), handle
+
+
+def first_non_number(path, columns: Sequence[str],
+                     missing: Callable[[str], bool] = lambda cell: cell.strip().lower() in MISSING_NUMBER,
+                     ) -> tuple[str, int] | None:
+    """``(column, line)`` of the first cell of ``columns`` of a CSV file that is neither a number nor missing, or
+    ``None`` (read again with the standard library, on the error's path only: pyarrow's message quotes the cell)."""
+    try:
+        reader, handle = _rows(path)
+        with handle:
+            header: list[str] = next(reader, [])
+            indices = [(column, header.index(column)) for column in columns if column in header]
+            for row in reader:
+                for column, index in indices:
+                    if index < len(row) and not missing(row[index]) and not _is_number(row[index]):
+                        return column, reader.line_num
+    except (OSError, csv.Error, UnicodeDecodeError, EOFError):
+        return None
+    return None
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+def _without_cells(reason: str, path) -> str:
+    """A reader's reason without the cells it quotes: pyarrow's ``CSV parse error: Expected 2 columns, got 3: 40,Bob``
+    ends with the row."""
+    if not reason.startswith("CSV parse error"):
+        return reason
+    width = re.search(r"Expected (\d+) columns, got (\d+)", reason)
+    if width is None:
+        return "CSV parse error (the row is not shown: it is data)"
+    line = _ragged_line(path)
+    at = "" if line is None else f" on line {line}"
+    return (f"CSV parse error: expected {width.group(1)} columns, got {width.group(2)}{at} (the row is not shown: it "
+            "is data)")
+
+
+def _ragged_line(path) -> int | None:
+    """The line of the first non-blank row of a CSV file with another number of cells than its header."""
+    try:
+        reader, handle = _rows(path)
+        with handle:
+            width = len(next(reader, []))
+            return next((reader.line_num for row in reader if row and len(row) != width), None)
+    except (OSError, csv.Error, UnicodeDecodeError, EOFError):
+        return None

@@ -70,6 +70,11 @@ class CentralInput:
         return guarantee if self.unit is None else self.unit.stated(guarantee)
 
 
+#: the note of a release whose randomness is not the OS CSPRNG (``rng`` a seed or a generator)
+SEEDED_NOTE = ("seeded: the noise came from the rng given (a seed or a generator), not the OS CSPRNG, so it can be "
+               "reproduced: NOT for publication")
+
+
 def check_central_input(
     owner: str,
     x,
@@ -86,6 +91,7 @@ def check_central_input(
     neighbouring: str | None = None,
     privacy_id=None,
     max_contributions=None,
+    bounded: bool = True,
 ) -> CentralInput:
     """Validate the arguments every central estimator shares; raise a dpdist error naming the culprit.
 
@@ -112,13 +118,16 @@ def check_central_input(
     * ``privacy_id`` and ``max_contributions`` (:mod:`dpdist.central._contributions`): one id per value and the
       rows kept per person; the rows are bounded (after the missing-value policy, which leaves a row out with its
       id) and the budget of the release is the record-level one, stated per person by :meth:`CentralInput.stated`.
-    * ``bounds=None``: no bounds (:func:`~dpdist.central.unbounded_quantile`): nothing is clipped.
+    * ``bounds``: a pair (lo, hi), refused by name when missing (``None``: "Got None instead", audit108 F4, where
+      ``cdf`` raised a bare ``TypeError``); ``bounded=False`` with ``bounds=None``: no bounds (:func:`count`,
+      :func:`~dpdist.central.unbounded_quantile`): nothing is clipped.
     """
     epsilon = check_param(owner, "epsilon", epsilon, EPSILON)
     if needs_delta:
         delta = check_param(owner, "delta", delta, DELTA)
-    if bounds is not None:
+    if bounded:
         bounds = check_param(owner, "bounds", bounds, Bounds())
+    assert bounded or bounds is None, "a release without bounds is given none"
     clip = check_param(owner, "clip", clip, Boolean())
     secure = check_param(owner, "secure", secure, Boolean())
     grid_size = check_param(owner, "grid_size", grid_size, Integer(low=2, high=2**20))
@@ -127,6 +136,8 @@ def check_central_input(
     policy.check_relation(owner, neighbouring)
     request = contribution_request(owner, privacy_id, max_contributions)
     notes = [note] if (note := policy.note()) is not None else []
+    if rng is not None:  # a seed or the caller's generator: the release says so (audit108 F6), as dpdist release --seed
+        notes.append(SEEDED_NOTE)
     array = as_real_array(owner, x)
     codes = request.codes(array.size) if request is not None else None
     kept = policy.apply(array, owner, f"The 'x' argument of {owner}", private=True)

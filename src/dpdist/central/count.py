@@ -47,7 +47,8 @@ def count(x: ArrayLike, epsilon: float, *, level: float = 0.95, rng: Seed = None
     """
     owner = "count"
     data = check_central_input(owner, x, epsilon=epsilon, bounds=None, rng=rng, secure=secure, missing=missing,
-                               neighbouring="add-remove", privacy_id=privacy_id, max_contributions=max_contributions)
+                               neighbouring="add-remove", privacy_id=privacy_id, max_contributions=max_contributions,
+                               bounded=False)
     noisy = float(data.x.size + int(discrete_laplace(1, 1, data.epsilon, data.rng)[0]))
     rho = _rho(data.epsilon)
     half = _half_width(rho, 1 - float(level))

@@ -252,8 +252,8 @@ def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds) -> tuple[An
         raise InvalidPrivacyParameterError(f"The 'epsilon' parameter of {owner} is missing: quantiles(x, q, epsilon=..., bounds=...).")
     if bounds is None:
         raise InvalidParameterError(
-            f"{owner} needs public bounds: quantiles(x, q, epsilon=..., bounds=(lo, hi)) "
-            "(unbounded_quantile finds a range privately)."
+            f"The 'bounds' parameter of {owner} must be a pair (lo, hi) of public bounds. Got None instead: "
+            "quantiles(x, q, epsilon=..., bounds=(lo, hi)) (unbounded_quantile finds a range privately)."
         )
     return (DEFAULT_Q if q is None else q), epsilon, bounds
 
@@ -480,7 +480,8 @@ def unbounded_quantile(
     lower, beta = float(lower), float(beta)
     # no bounds (nothing is clipped: -inf lies below every candidate, +inf above)
     data = check_central_input(owner, x, epsilon=epsilon, bounds=None, rng=rng, secure=secure, missing=missing,
-                               neighbouring="add-remove", privacy_id=privacy_id, max_contributions=max_contributions)
+                               neighbouring="add-remove", privacy_id=privacy_id, max_contributions=max_contributions,
+                               bounded=False)
     ordered = np.sort(data.x)
     threshold_share, counts_share = split(data.guarantee("add-remove"), 2)  # AboveThreshold: noisy threshold, noisy counts
     # candidates up to the largest double: i <= log(max float) / log(beta)

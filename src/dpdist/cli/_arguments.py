@@ -33,6 +33,15 @@ def seed_argument(text: str) -> int:
     return seed
 
 
+#: what a release or a simulation run with ``--seed`` says of its randomness (``dpdist release``, ``dpdist estimate``)
+SEEDED = "seeded generator: NOT for publication"
+
+
+def randomness_of_release(seed: int | None) -> str:
+    """What ``dpdist release`` says of its randomness: seeded (not for publication) or the OS CSPRNG."""
+    return SEEDED if seed is not None else "randomness from the OS CSPRNG"
+
+
 #: ``--replicates``: 0 (no CDF bands) or the bootstrap replicates, at least 20
 REPLICATES = OneOf((Options((0,)), Integer(low=20)), "0 (no bands) or an int >= 20")
 

@@ -25,7 +25,7 @@ def values_in_bounds(values, bounds, *, clip: bool, column: str, where: str, wra
     if outside.any():
         raise OutOfDomainError(
             f"The column {column} must lie in {where} [{bounds[0]:g}, {bounds[1]:g}] with --no-clip. "
-            f"Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
-            f"(without --no-clip they are {'wrapped around the circle' if wrap else 'clipped to the nearest bound'})."
+            f"Got {int(outside.sum())} value(s) outside (not shown: they are data; without --no-clip they are "
+            f"{'wrapped around the circle' if wrap else 'clipped to the nearest bound'})."
         )
     return values, 0

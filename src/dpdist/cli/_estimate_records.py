@@ -1,7 +1,8 @@
 """One-shot ``dpdist estimate FILE --columns C1,C2 --attributes SCHEMA --protocol P --epsilon E``.
 
 Simulates one collection of a multi-attribute protocol (docs/multi_attribute.md) on the
-records of a data file, one per row, and prints each attribute's estimate beside the truth.
+records of a data file, one per row, and prints each attribute's estimate beside the truth, after the lines saying it
+is a simulation whose truth is not private (:mod:`dpdist.cli._simulation`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from ..local.multi import Attribute, Attributes, MultiAttributeEstimate
 from ._arguments import missing_cells
 from ._deploy import json_option
 from ._records import RecordValues
+from ._simulation import PLOT_NOTE, simulation_lines
 
 __all__ = ["run_estimate_records", "MULTI_CHOOSERS"]
 
@@ -56,14 +58,15 @@ def run_estimate_records(args) -> int:
     options = {} if args.postprocess is None else {"postprocess": args.postprocess}
     estimate = protocol.estimate(protocol.simulate(records, rng=np.random.default_rng(args.seed)), **options)
     chosen = f" (chose {protocol.name})" if name in MULTI_CHOOSERS else ""
+    print("\n".join(simulation_lines(estimate, args.seed)))
     print(f"{name}{chosen} with epsilon={args.epsilon:g} on {records.size} records of the columns {prepare.columns}")
     for note in missing_cells(args, missing, f"{args.file}:{args.columns}") + prepare.notes():
         print(f"  note  {note}")
     per_attribute = isinstance(estimate, MultiAttributeEstimate)  # calm's marginals, hdg's grids: no truth shown
     print(estimate.describe(_truth(protocol, records) if per_attribute else None))
     if args.plot:
-        plotting.save_estimate(estimate, args.plot, label=f"{protocol.name}, eps={args.epsilon:g}")
-        print(f"  plot  {args.plot}")
+        plotting.save_estimate(estimate, args.plot, label=f"{protocol.name}, eps={args.epsilon:g}", note=PLOT_NOTE)
+        print(f"  plot  {args.plot} (a simulation's: not for publication)")
     return 0
 
 

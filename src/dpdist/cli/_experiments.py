@@ -43,6 +43,7 @@ from ._arguments import (
 )
 from ._deploy import read_labels, run_estimate_from_state
 from ._estimate_joint import run_estimate_joint
+from ._simulation import PLOT_NOTE, simulation_lines
 from ._estimate_records import MULTI_CHOOSERS, run_estimate_records
 from ._records import add_columns_argument
 
@@ -92,9 +93,12 @@ def _add_reproduce(subparsers) -> None:
 def _add_estimate(subparsers) -> None:
     estimate = subparsers.add_parser(
         "estimate",
-        help="summarize an estimate: a one-shot LDP run on a column of a CSV/Parquet file, or a saved state",
+        help="summarize an estimate: a one-shot LDP simulation on a column of a CSV/Parquet file (beside the "
+        "data's own, non-private truth), or a saved state",
         description="Two modes. One-shot: 'dpdist estimate FILE --column C --protocol P --epsilon E' simulates "
-        "one LDP collection on a column and compares with the truth. State: 'dpdist estimate --state STATE "
+        "one LDP collection on a column and compares with the truth: the data's own exact statistics (and, with "
+        "--plot, its histogram), not private, so its output is not for publication ('dpdist release' releases a "
+        "column with central DP). State: 'dpdist estimate --state STATE "
         "[--out CSV] [--plot PNG]' estimates from an aggregator state written by 'dpdist aggregate' "
         "(FILE, --column, --protocol, --epsilon are then not allowed: the config is in the state).",
     )
@@ -102,7 +106,7 @@ def _add_estimate(subparsers) -> None:
     _add_state_options(estimate)
     _add_value_options(estimate)
     _add_recovery_options(estimate)
-    estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization")
+    estimate.add_argument("--seed", type=seed_argument, default=None, help="seed of the simulated randomization (reproducible: not for publication)")
     estimate.add_argument("--plot", default=None, help="write a plot of the estimate (PNG/SVG/PDF)")
     estimate.add_argument(
         "--replicates",
@@ -429,6 +433,7 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     chosen = ""
     if name in _CHOOSERS:
         chosen = f" (chose {choose_protocol(epsilon=args.epsilon, domain_size=params['bins'])})"
+    print("\n".join(simulation_lines(estimate, args.seed)))
     print(f"{name}{chosen} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
           f"in [{low:g}, {high:g}]" + ("" if bounds else " (bounds from the data: not private)"))
     if clipped:
@@ -442,10 +447,10 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
 
 
 def _plot(args, estimate, label: str, truth=None) -> None:
-    """``--plot``: the estimate's figure, the truth drawn beside it."""
+    """``--plot``: the estimate's figure, the truth drawn beside it, marked as a simulation's (not private)."""
     if args.plot:
-        plotting.save_estimate(estimate, args.plot, label=label, truth=truth, xlabel=args.column)
-        print(f"  plot               {args.plot}")
+        plotting.save_estimate(estimate, args.plot, label=label, truth=truth, xlabel=args.column, note=PLOT_NOTE)
+        print(f"  plot               {args.plot} (a simulation's: the truth drawn is not private)")
 
 
 def _numerical_with_band(protocol: str, values, data, params: dict, rng, replicates: int):
@@ -494,8 +499,8 @@ def _numeric_column(args, bounds):
         if outside.any():
             raise OutOfDomainError(
                 f"The column {args.column!r} of {args.file!r} must lie in '--bounds' [{bounds[0]:g}, {bounds[1]:g}] "
-                f"with --no-clip. Got {int(outside.sum())} value(s) outside, e.g. {float(values[outside][0]):g} "
-                "(without --no-clip they are clipped)."
+                f"with --no-clip. Got {int(outside.sum())} value(s) outside (not shown: they are data; "
+                "without --no-clip they are clipped)."
             )
     data = SimpleNamespace(name=f"{Path(args.file).stem}:{args.column}", kind="numerical", bounds=bounds, domain_size=None)
     return values, data, clipped, notes
@@ -525,6 +530,7 @@ def _run_estimate_labels(args, extras: dict) -> int:
     estimate = protocol.estimate(protocol.simulate(items, rng=np.random.default_rng(args.seed)), postprocess=postprocess)
     truth = np.bincount(items, minlength=protocol.domain_size) / items.size
     name = f"{args.protocol} (chose {protocol.name})" if args.protocol in _CHOOSERS else protocol.name
+    print("\n".join(simulation_lines(estimate, args.seed)))
     print(
         f"{name} with epsilon={args.epsilon:g} on {items.size} labelled values of {args.column!r} "
         f"({protocol.domain_size} labels, postprocess={postprocess})"
@@ -588,6 +594,7 @@ def _run_estimate_heavy_hitters(args) -> int:
     found = protocol.estimate(protocol.simulate(items, rng=np.random.default_rng(args.seed)))
     names, counts = np.unique(np.array(truth_names, dtype=object).astype(str), return_counts=True)
     truth = dict(zip(names.tolist(), (counts / counts.sum()).tolist()))
+    print("\n".join(simulation_lines(found, args.seed)))
     print(f"pem with epsilon={args.epsilon:g} on {items.size} values of {args.column!r}: {note}")
     if skipped:
         print(f"  rejected           {skipped} word(s) with a character outside the alphabet")

@@ -20,7 +20,8 @@ from .._io._atomic import atomic_writer
 from .._missing import missing_policy
 from ..errors import ContributionBoundWarning, DPDistError, InvalidParameterError, MissingValuesWarning
 from .._validation import Described, Interval, OneOf, Options
-from ._arguments import BOUNDS, OUT, PLOT, IntegerText, Needs, NeedsValue, Numbers, NumberText, seed_argument, state_rules
+from ._arguments import (BOUNDS, OUT, PLOT, IntegerText, Needs, NeedsValue, Numbers, NumberText, randomness_of_release,
+                         seed_argument, state_rules)
 from ._budget import add_budget_file_argument, open_budget
 from ._json_text import dumps_indented
 
@@ -145,7 +146,7 @@ def _run_release(args) -> int:
 
         release = with_statement(release, statement)
     assert release.guarantee is not None, "a release states its guarantee"
-    randomness = "seeded generator: NOT for publication" if seed is not None else "randomness from the OS CSPRNG"
+    randomness = randomness_of_release(seed)
     account = getattr(release.guarantee, "budget", None)  # a budget file's account (SessionGuarantee.budget)
     # the account ends the line, its assumptions last: the randomness is said of the release, before it
     guarantee = (f"{release.guarantee.describe()}, {randomness}" if account is None else

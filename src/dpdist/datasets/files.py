@@ -16,7 +16,7 @@ import numpy as np
 
 from .._io._columns import csv_rows
 from .._io._columns import missing_column_error as _missing_column
-from .._io._read_errors import data_file_errors
+from .._io._read_errors import data_file_errors, first_non_number, not_a_number
 from .._types import FloatBounds, PathLike
 from .._validation import Bounds, ExistingFile, Options, check_param, validate_params
 from ..errors import (
@@ -63,14 +63,16 @@ def read_column(path: PathLike, column: str, *, infinite: str = "raise", empty: 
     return values if empty == "keep" else values[~np.isnan(values)]  # empty cells (NaN) are missing values
 
 
-def _as_float(values, column, path) -> np.ndarray:
+def _as_float(values, column, path, *, csv_file: bool = False) -> np.ndarray:
+    """``values`` as float64; a cell that is not a number refused by its column and its line (a CSV file) or row
+    (a Parquet file), never by its value (data)."""
     try:
         return np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
-        raise InvalidValueTypeError(
-            f"The column {column!r} of {str(path)!r} must hold numbers. Got non-numeric cells, "
-            f"e.g. {next((v for v in values if not _is_number(v)), None)!r}."
-        ) from None
+        if csv_file:
+            raise not_a_number(path, *(first_non_number(path, [column]) or (column, None))) from None
+        row = next((index for index, value in enumerate(values) if not _is_number(value)), None)
+        raise not_a_number(path, column, None if row is None else f"row {row + 1}") from None
 
 
 def _is_number(value) -> bool:
@@ -116,7 +118,7 @@ def _read_csv(path, column, delimiter):
     except pa.ArrowInvalid as error:
         if str(error).startswith("CSV parse error"):  # ragged rows, bad quoting: not a typing problem
             raise
-        raise InvalidValueTypeError(f"The column {column!r} of {str(path)!r} must hold numbers: {error}") from None
+        raise not_a_number(path, *(first_non_number(path, [column]) or (column, None))) from None
     return table.column(column).to_numpy(zero_copy_only=False).astype(np.float64)
 
 
@@ -126,7 +128,7 @@ def _read_csv_stdlib(path, column, delimiter):
     # an empty cell is NaN (a missing value, dropped by read_column's empty="drop"): the rows stay aligned with the
     # file's other columns (read_ids)
     cells = ["nan" if cell.strip().lower() in _MISSING else cell for cell in cells]
-    return _as_float(cells, column, path)
+    return _as_float(cells, column, path, csv_file=True)
 
 
 @validate_params({"path": ExistingFile()}, owner="read_ids")
@@ -184,7 +186,7 @@ def from_file(path: PathLike, column: str, *, bounds: FloatBounds | None = None,
         if outside.any():
             raise OutOfDomainError(
                 f"The column {column!r} of {str(path)!r} must lie in bounds [{bounds[0]:g}, {bounds[1]:g}]. "
-                f"Got {int(outside.sum())} value(s) outside, e.g. {values[outside][0]!r}."
+                f"Got {int(outside.sum())} value(s) outside (not shown: they are data)."
             )
     values.setflags(write=False)
 

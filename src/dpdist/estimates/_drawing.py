@@ -61,15 +61,20 @@ def save_figure(figure: Any, path: PathLike | BinaryIO, **kwargs: Any) -> None:
 
 
 def save_estimate(estimate: Drawn, path: PathLike | BinaryIO, *, label: str | None = None, truth: Any = None, xlabel: str | None = None,
-                  level: float = 0.95) -> None:
+                  level: float = 0.95, note: str | None = None) -> None:
     """Write ``estimate.figure(...)`` to ``path`` (a file name or a binary stream) without a display.
 
     What ``dpdist estimate --plot``, ``dpdist campaign estimate --plot`` and the service's
     ``GET .../estimate.png`` draw; one figure at a time per process (pyplot is not thread-safe).
+    ``note``: a line written at the top of the figure (the one-shot ``dpdist estimate``: a simulation, its
+    truth not private).
     """
     headless()
     with _PYPLOT:
-        save_figure(estimate.figure(label=label, truth=truth, xlabel=xlabel, level=level), path)
+        figure = estimate.figure(label=label, truth=truth, xlabel=xlabel, level=level)
+        if note is not None:
+            figure.text(0.5, 0.995, note, ha="center", va="top", fontsize=7, color="firebrick", wrap=True)
+        save_figure(figure, path)
 
 
 def axes(ax: Any, figsize: tuple[float, float]) -> Any:
