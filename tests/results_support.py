@@ -161,11 +161,14 @@ def _readers() -> dict[str, tuple[Callable[[Any], Any], list[Callable[[], Any]]]
     from dpdist import accounting
     from dpdist.accounting import PrivacyLoss, Statement
     from dpdist.accounting._distributions import loss_from_dict
+    from dpdist.amplification import ShuffledGuarantee
     from dpdist.privacy import PrivacyGuarantee
 
     central = dpdist.central
     return {
         "PrivacyGuarantee": (PrivacyGuarantee.from_dict, [lambda k=k: _guarantees()[k] for k in range(4)]),
+        "ShuffledGuarantee": (ShuffledGuarantee.from_dict, [
+            lambda: dpdist.privacy.shuffled(dpdist.local.make("grr", epsilon=4.0, domain_size=8), n=1000, delta=1e-8)]),
         "Interval": (Interval.from_dict, [lambda: _frequency().intervals(0.9)[0], lambda: _mean().intervals()[0],
                                           lambda: _sequence("grr", epsilon=0.5, domain_size=4).intervals()[1]]),
         "CDFBand": (CDFBand.from_dict, [lambda: _banded().band]),
@@ -230,6 +233,9 @@ NOT_READ_BACK = {
     "BudgetStatement": "written inside a result's guarantee; read back as the release's own guarantee (budget "
                        "classes: the accountant branch)",
     "SessionGuarantee": "read back as the release's own PrivacyGuarantee (PrivacyGuarantee.from_dict)",
+    "AssumingGuarantee": "a PrivacyGuarantee carrying what it assumes (a composition of shuffled guarantees): its "
+                         "document is the plain guarantee's, read back by PrivacyGuarantee.from_dict, its assumptions "
+                         "stated by its describe() and kept by a budget session's file, not by the document",
     "Spent": "a session's running total (the accountant branch): written in a BudgetStatement",
     "Plan": "explain --plan's table (the accountant branch): printed and written, not read back yet",
     "PlanRow": "a row of a Plan (the same)",
