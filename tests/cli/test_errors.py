@@ -256,3 +256,19 @@ def test_a_parquet_column_of_text_is_refused_without_its_cells(files):
     with pytest.raises(InvalidValueTypeError) as refused:
         from_file(files / "names.parquet", "name", bounds=(0, 10))
     assert "Alice" not in str(refused.value) and "'name'" in str(refused.value)
+
+
+@pytest.mark.parametrize("columns", [["age", "name"], ["name", "age"]])
+def test_a_cell_that_is_not_a_number_among_several_columns_is_named_by_its_line_never_by_its_cell(files, columns):
+    """attack108 F1: with several columns (--columns) pyarrow's 'CSV conversion error to double: invalid value
+    'SECRETCELL42'' went out whole; the error names the column and the line, as for one column."""
+    from dpdist._io._columns import iter_columns
+    from dpdist.errors import InvalidValueTypeError
+
+    path = files / "names.csv"
+    path.write_text(NAMES)
+    with pytest.raises(InvalidValueTypeError) as raised:
+        list(iter_columns(path, columns, text=[False, False]))
+    message = str(raised.value)
+    assert "The column 'name' of" in message and "not a number on line 2 (its value is not shown" in message, message
+    assert not any(word in message for word in PRIVATE), message

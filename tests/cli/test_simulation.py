@@ -57,3 +57,32 @@ def test_a_release_and_a_simulation_word_a_seed_alike(data, capsys):
                                   "--epsilon", "1", "--bounds", "-5,15", "--seed", "1")
     assert status == 0, err
     assert SEEDED in release.splitlines()[0] and SEEDED in simulation.splitlines()[1]
+
+
+@pytest.mark.parametrize("seed", [None, "3"])
+def test_a_seeded_release_plot_says_so_on_the_figure(data, capsys, tmp_path, monkeypatch, seed):
+    """attack108 F3: a seeded 'dpdist release --plot' figure had no mark, where its text, JSON and table say 'seeded
+    generator: NOT for publication'; an unseeded one has none."""
+    from dpdist import plotting
+
+    texts = []
+    monkeypatch.setattr(plotting, "save_figure", lambda figure, path, **options: texts.extend(
+        text.get_text() for text in figure.texts))
+    seeding = ("--seed", seed) if seed is not None else ()
+    status, out, err = run(capsys, "release", data / "d.csv", "--column", "x", "--epsilon", "1", "--bounds", "-5,15",
+                           "--plot", tmp_path / "r.png", *seeding)
+    assert status == 0, err
+    assert texts == (["seeded generator: NOT for publication"] if seed is not None else []), texts
+
+
+def test_a_one_shot_estimate_wraps_an_opm_circular_column_as_privatize_and_submit_do(tmp_path, capsys):
+    """attack108 F4: the one-shot estimate clipped an opm-circular column's values outside --bounds (25 h to 24 h),
+    where privatize and submit wrap them (25 h is 01:00); now it wraps and says so, and --no-clip names the wrap."""
+    data = tmp_path / "h.csv"
+    data.write_text("h\n25\n-1\n3\n")
+    base = ("estimate", data, "--column", "h", "--protocol", "opm-circular", "--epsilon", "1", "--bounds", "0,24")
+    status, out, err = run(capsys, *base)
+    assert status == 0, err
+    assert "2 value(s) outside --bounds wrapped around the circle" in out and "(true 1)" in out, out
+    status, out, err = run(capsys, *base, "--no-clip")
+    assert status == 2 and "without --no-clip they are wrapped around the circle" in err and "25" not in err, err

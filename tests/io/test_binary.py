@@ -130,7 +130,8 @@ def test_binary_records_validate_range_shape_and_integrity():
 
     record = _raw_record(config, np.array([0, 1], dtype=np.uint8))
     for bad, message in [
-        (_raw_record(config, np.array([0, 1], dtype=np.uint8), magic=b"NOTDPDST"), "magic"),
+        (_raw_record(config, np.array([0, 1], dtype=np.uint8), magic=b"NOTDPDST"), "not a dpdist report record .its first "
+         "bytes are not b'DPDISTR.n'; they are not shown"),
         (_raw_record(config, np.array([0, 1], dtype=np.uint8), version=99), "version 99"),
         (_raw_record(config, np.array([0, 1], dtype=np.uint8), crc=12345), "CRC"),
         (record[:-1], "truncated"),

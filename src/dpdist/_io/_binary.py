@@ -85,7 +85,8 @@ def read_header(stream: BinaryIO, source: str) -> dict | None:
         raise MalformedReportError(f"{source}: truncated record prefix ({len(prefix)} bytes).")
     magic, version, length = _PREFIX.unpack(prefix)
     if magic != RECORD_MAGIC:
-        raise MalformedReportError(f"{source}: not a dpdist report record (magic {magic!r}, expected {RECORD_MAGIC!r}).")
+        raise MalformedReportError(f"{source}: not a dpdist report record (its first bytes are not {RECORD_MAGIC!r}; "
+                                   "they are not shown: they may be data).")
     if version != RECORD_VERSION:
         raise MalformedReportError(
             f"{source}: report record version {version} is not supported (this dpdist reads {RECORD_VERSION})."

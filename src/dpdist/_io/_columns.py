@@ -68,7 +68,8 @@ def iter_columns(
     as in :func:`iter_column`.  In the standard-library CSV reader, a row of fewer cells than
     the header is refused when several columns are read (pyarrow refuses it always).
     """
-    with data_file_errors(path, "Parquet" if _kind(Path(path)) == "parquet" else "CSV", columns[0] if len(columns) == 1 else None):
+    numeric = [column for column, as_text in zip(columns, text) if not as_text]  # the columns a cell may fail to convert in
+    with data_file_errors(path, "Parquet" if _kind(Path(path)) == "parquet" else "CSV", numeric):
         yield from _iter_columns(path, list(columns), list(text), chunk_rows)
 
 

@@ -74,7 +74,8 @@ def file_format(path) -> str:
         return "parquet"
     if head == RECORD_MAGIC or not head:
         return "binary"
-    raise MalformedReportError(f"{str(path)!r} is neither a Parquet file nor a dpdist report file (starts {head!r}).")
+    raise MalformedReportError(f"{str(path)!r} is neither a Parquet file nor a dpdist report file (its first bytes are "
+                               "not shown: they may be data, such as a CSV file given where reports belong).")
 
 
 def may_start_report_file(head: bytes) -> bool:

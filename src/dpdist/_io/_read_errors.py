@@ -35,22 +35,23 @@ def _reader_errors() -> tuple[type[BaseException], ...]:
 
 
 @contextmanager
-def data_file_errors(path, kind: str, column: str | None = None):
-    """Re-raise a reader's failure on ``path`` as one line naming the file and what was wrong.
+def data_file_errors(path, kind: str, column: str | Sequence[str] | None = None):
+    """Re-raise a reader's failure on ``path`` as one line naming the file and what was wrong, no cell of it quoted.
 
     dpdist's own errors pass through; so do ``OSError`` (a missing or unreadable
     path is not a malformed file, the CLI reports it as such).  ``kind`` is
-    "CSV" or "Parquet"; a cell of ``column`` that is not a number gives
-    :class:`~dpdist.errors.InvalidValueTypeError` instead.
+    "CSV" or "Parquet"; a cell of ``column`` (or of one of the columns, a sequence) that is not a number gives
+    :class:`~dpdist.errors.InvalidValueTypeError` instead, naming the column and the line.
     """
+    columns = [column] if isinstance(column, str) else list(column or ())
     try:
         yield
     except DPDistError:
         raise
     except _reader_errors() as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        if column is not None and "conversion error" in reason:
-            raise not_a_number(path, *(first_non_number(path, [column]) or (column, None))) from None
+        if columns and "conversion error" in reason:  # several columns: attack108 F1 quoted the cell
+            raise not_a_number(path, *(first_non_number(path, columns) or (columns[0], None))) from None
         raise MalformedDataError(f"The data file {str(Path(path))!r} is not a readable {kind} file: "
                                  f"{_without_cells(reason, path)}") from None
 
@@ -107,6 +108,8 @@ def _is_number(cell: str) -> bool:
 def _without_cells(reason: str, path) -> str:
     """A reader's reason without the cells it quotes: pyarrow's ``CSV parse error: Expected 2 columns, got 3: 40,Bob``
     ends with the row."""
+    if "conversion error" in reason:  # pyarrow's "CSV conversion error to double: invalid value '<the cell>'"
+        return "a cell could not be read as its column's type (its value is not shown: it is data)"
     if not reason.startswith("CSV parse error"):
         return reason
     width = re.search(r"Expected (\d+) columns, got (\d+)", reason)

@@ -184,7 +184,8 @@ def read_state(
         raise IncompatibleStateError(f"{source!r} is not a dpdist state file (only {len(data)} bytes).")
     magic, version, length = _PREFIX.unpack_from(data)
     if magic != STATE_MAGIC:
-        raise IncompatibleStateError(f"{source!r} is not a dpdist state file (magic {magic!r}).")
+        raise IncompatibleStateError(f"{source!r} is not a dpdist state file (its first bytes are not a state file's; they "
+                                     "are not shown: they may be data).")
     if version != STATE_VERSION:
         raise IncompatibleStateError(
             f"The state file {source!r} has format version {version}; this dpdist reads version {STATE_VERSION}."

@@ -13,8 +13,8 @@ import numpy as np
 
 from .. import local, plotting, uncertainty
 from .._io._columns import iter_column
-from .._validation import Alphabet, ExistingFile, Integer, Options, clip_real_values
-from ..errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
+from .._validation import Alphabet, ExistingFile, Integer, Options
+from ..errors import InvalidParameterError, InvalidValueTypeError
 from ..local._registry import registered_class
 from ..local.frequency._oracle import FrequencyOracle
 from ..local.frequency.auto import choose_protocol
@@ -43,6 +43,7 @@ from ._arguments import (
 )
 from ._deploy import read_labels, run_estimate_from_state
 from ._estimate_joint import run_estimate_joint
+from ._bounds import values_in_bounds
 from ._simulation import PLOT_NOTE, simulation_lines
 from ._estimate_records import MULTI_CHOOSERS, run_estimate_records
 from ._records import add_columns_argument
@@ -437,7 +438,9 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     print(f"{name}{chosen} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
           f"in [{low:g}, {high:g}]" + ("" if bounds else " (bounds from the data: not private)"))
     if clipped:
-        print(f"  clipped            {clipped} value(s) outside --bounds to the nearest bound (counted here, "
+        how = ("wrapped around the circle" if getattr(registered_class(args.protocol), "circular", False)
+               else "to the nearest bound")
+        print(f"  clipped            {clipped} value(s) outside --bounds {how} (counted here, "
               "never sent; --no-clip refuses them)")
     for note in missing_notes:
         print(f"  note               {note}")
@@ -492,16 +495,10 @@ def _numeric_column(args, bounds):
     if bounds is None:
         low, high = float(values.min()), float(values.max())
         bounds = (low - 0.5, high + 0.5) if low == high else (low, high)
-    elif args.clip:
-        values, clipped = clip_real_values(values, bounds, owner="dpdist estimate")
-    else:
-        outside = (values < bounds[0]) | (values > bounds[1])
-        if outside.any():
-            raise OutOfDomainError(
-                f"The column {args.column!r} of {args.file!r} must lie in '--bounds' [{bounds[0]:g}, {bounds[1]:g}] "
-                f"with --no-clip. Got {int(outside.sum())} value(s) outside (not shown: they are data; "
-                "without --no-clip they are clipped)."
-            )
+    else:  # as the protocol brings them in: wrapped on a circle (opm-circular), as privatize and submit (attack108 F4)
+        wrap = bool(getattr(registered_class(args.protocol), "circular", False))
+        values, clipped = values_in_bounds(values, bounds, clip=args.clip, column=f"{args.column!r} of {args.file!r}",
+                                           where="'--bounds'", wrap=wrap)
     data = SimpleNamespace(name=f"{Path(args.file).stem}:{args.column}", kind="numerical", bounds=bounds, domain_size=None)
     return values, data, clipped, notes
 

@@ -20,8 +20,8 @@ from .._io._atomic import atomic_writer
 from .._missing import missing_policy
 from ..errors import ContributionBoundWarning, DPDistError, InvalidParameterError, MissingValuesWarning
 from .._validation import Described, Interval, OneOf, Options
-from ._arguments import (BOUNDS, OUT, PLOT, IntegerText, Needs, NeedsValue, Numbers, NumberText, randomness_of_release,
-                         seed_argument, state_rules)
+from ._arguments import (BOUNDS, OUT, PLOT, SEEDED, IntegerText, Needs, NeedsValue, Numbers, NumberText,
+                         randomness_of_release, seed_argument, state_rules)
 from ._budget import add_budget_file_argument, open_budget
 from ._json_text import dumps_indented
 
@@ -351,5 +351,7 @@ def _plot(tree, band, release, args, bounds) -> None:
     axis.set_title(f"{args.column}: {release.method}, epsilon = {args.epsilon:g}")
     axis.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
+    if args.seed is not None:  # as the text, the JSON and the table say it (attack108 F3: the image did not)
+        figure.text(0.5, 0.995, SEEDED, ha="center", va="top", fontsize=7, color="firebrick")
     plotting.save_figure(figure, args.plot, dpi=120)
     print(f"release: plot written to {args.plot}", file=sys.stderr)
