@@ -272,3 +272,21 @@ def test_a_cell_that_is_not_a_number_among_several_columns_is_named_by_its_line_
     message = str(raised.value)
     assert "The column 'name' of" in message and "not a number on line 2 (its value is not shown" in message, message
     assert not any(word in message for word in PRIVATE), message
+
+
+@pytest.mark.parametrize("command", [("estimate", *ESTIMATE), ("release", "--epsilon", "1", "--bounds", "0,100")])
+@pytest.mark.parametrize("column", ["flag", "when"])
+def test_a_parquet_column_of_booleans_or_timestamps_is_not_read_as_numbers(files, capsys, monkeypatch, command, column):
+    """attack108 F5: estimate and release read a bool column as 0 and 1 and a timestamp column as epoch microseconds
+    (then clipped silently); as privatize, they refuse a column whose Arrow type is not a number, naming it."""
+    import datetime
+
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    monkeypatch.chdir(files)
+    pq.write_table(pa.table({"flag": [True, False], "when": [datetime.datetime(2020, 1, 1)] * 2}), "typed.parquet")
+    name, *options = command
+    status = main([name, "typed.parquet", "--column", column, *options])
+    err = capsys.readouterr().err
+    assert status == 2 and f"The column {column!r} of 'typed.parquet' must hold numbers. Got Arrow type" in err, err

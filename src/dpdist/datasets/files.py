@@ -90,9 +90,16 @@ def _read_parquet(path, column):
         raise DatasetUnavailableError(
             "Reading Parquet files needs the package 'pyarrow'. Install it with: pip install 'dpdist[data]'."
         ) from None
+    import pyarrow as pa  # lazy: optional extra (pyarrow)
+
     schema = pq.read_schema(path)
     if column not in schema.names:
         raise _missing_column(column, schema.names, path)
+    # numbers only, as iter_column reads them (attack108 F5: booleans became 0 and 1, timestamps epoch microseconds)
+    kind = schema.field(column).type
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
+        raise InvalidValueTypeError(
+            f"The column {column!r} of {str(path)!r} must hold numbers. Got Arrow type {kind} instead.")
     array = pq.read_table(path, columns=[column]).column(column).to_numpy(zero_copy_only=False)
     return _as_float(array, column, path)
 
