@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError, InvalidValueTypeError, MalformedDataError
 from ._arrow import require_pyarrow
-from ._read_errors import data_file_errors, first_non_number, not_a_number
+from ._read_errors import data_file_errors, non_number_error
 
 __all__ = ["iter_column", "iter_columns", "count_rows", "csv_rows", "missing_column_error"]
 
@@ -152,9 +152,8 @@ def _csv_batches(path, columns, text, pa):
         except pa.ArrowInvalid as error:
             if str(error).startswith("CSV parse error"):  # ragged rows, bad quoting: not a typing problem
                 raise
-            numeric = [column for column, as_text in zip(columns, text) if not as_text]
-            found = first_non_number(path, numeric)  # pyarrow's message quotes the cell: not shown
-            raise not_a_number(path, *(found or (numeric[0] if len(numeric) == 1 else f"{numeric}", None))) from None
+            # pyarrow's message quotes the cell: not shown
+            raise non_number_error(path, [column for column, as_text in zip(columns, text) if not as_text]) from None
         yield batch
 
 
@@ -241,7 +240,7 @@ def _csv_cells(cells: list[str], column: str, as_text: bool, path: Path) -> np.n
     try:
         return np.array(cells, dtype=np.float64)
     except ValueError:
-        raise not_a_number(path, *(first_non_number(path, [column]) or (column, None))) from None
+        raise non_number_error(path, [column]) from None
 
 
 def missing_column_error(column, columns, path) -> InvalidParameterError:

@@ -16,7 +16,7 @@ from typing import Callable, Sequence
 
 from ..errors import DPDistError, InvalidValueTypeError, MalformedDataError
 
-__all__ = ["data_file_errors", "not_a_number", "first_non_number", "delimiter_of"]
+__all__ = ["data_file_errors", "not_a_number", "non_number_error", "first_non_number", "is_number", "delimiter_of"]
 
 #: a CSV cell some reader takes as a missing number (dpdist's and pyarrow's null values, lower-cased and stripped)
 MISSING_NUMBER = {"", "na", "nan", "-nan", "null", "none", "n/a", "#n/a", "#n/a n/a", "#na", "<na>", "-1.#ind",
@@ -51,7 +51,7 @@ def data_file_errors(path, kind: str, column: str | Sequence[str] | None = None)
     except _reader_errors() as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         if columns and "conversion error" in reason:  # several columns: attack108 F1 quoted the cell
-            raise not_a_number(path, *(first_non_number(path, columns) or (columns[0], None))) from None
+            raise non_number_error(path, columns) from None
         raise MalformedDataError(f"The data file {str(Path(path))!r} is not a readable {kind} file: "
                                  f"{_without_cells(reason, path)}") from None
 
@@ -64,6 +64,15 @@ def not_a_number(path, column: str, where: str | int | None = None) -> InvalidVa
         f"The column {column!r} of {str(Path(path))!r} must hold numbers. Got a cell that is not a number{at} "
         "(its value is not shown: it is data)."
     )
+
+
+def non_number_error(path, columns: Sequence[str]) -> InvalidValueTypeError:
+    """:func:`not_a_number` of the first cell of ``columns`` of the CSV file ``path`` that is not a number, by its
+    column and line (:func:`first_non_number`); by the column alone (the columns, when several) if none is found."""
+    found = first_non_number(path, columns)
+    if found is not None:
+        return not_a_number(path, *found)
+    return not_a_number(path, columns[0] if len(columns) == 1 else f"{list(columns)}")
 
 
 def delimiter_of(path) -> str:
@@ -90,17 +99,18 @@ def first_non_number(path, columns: Sequence[str],
             indices = [(column, header.index(column)) for column in columns if column in header]
             for row in reader:
                 for column, index in indices:
-                    if index < len(row) and not missing(row[index]) and not _is_number(row[index]):
+                    if index < len(row) and not missing(row[index]) and not is_number(row[index]):
                         return column, reader.line_num
     except (OSError, csv.Error, UnicodeDecodeError, EOFError):
         return None
     return None
 
 
-def _is_number(cell: str) -> bool:
+def is_number(value) -> bool:
+    """Whether ``float(value)`` reads ``value`` (a CSV cell, or a value of a Parquet column)."""
     try:
-        float(cell)
-    except ValueError:
+        float(value)
+    except (TypeError, ValueError):
         return False
     return True
 

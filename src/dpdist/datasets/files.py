@@ -16,7 +16,7 @@ import numpy as np
 
 from .._io._columns import csv_rows
 from .._io._columns import missing_column_error as _missing_column
-from .._io._read_errors import data_file_errors, first_non_number, not_a_number
+from .._io._read_errors import data_file_errors, is_number, non_number_error, not_a_number
 from .._types import FloatBounds, PathLike
 from .._validation import Bounds, ExistingFile, Options, check_param, validate_params
 from ..errors import (
@@ -70,17 +70,9 @@ def _as_float(values, column, path, *, csv_file: bool = False) -> np.ndarray:
         return np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
         if csv_file:
-            raise not_a_number(path, *(first_non_number(path, [column]) or (column, None))) from None
-        row = next((index for index, value in enumerate(values) if not _is_number(value)), None)
+            raise non_number_error(path, [column]) from None
+        row = next((index for index, value in enumerate(values) if not is_number(value)), None)
         raise not_a_number(path, column, None if row is None else f"row {row + 1}") from None
-
-
-def _is_number(value) -> bool:
-    try:
-        float(value)
-    except (TypeError, ValueError):
-        return False
-    return True
 
 
 def _read_parquet(path, column):
@@ -125,7 +117,7 @@ def _read_csv(path, column, delimiter):
     except pa.ArrowInvalid as error:
         if str(error).startswith("CSV parse error"):  # ragged rows, bad quoting: not a typing problem
             raise
-        raise not_a_number(path, *(first_non_number(path, [column]) or (column, None))) from None
+        raise non_number_error(path, [column]) from None
     return table.column(column).to_numpy(zero_copy_only=False).astype(np.float64)
 
 
