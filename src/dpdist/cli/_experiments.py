@@ -438,8 +438,7 @@ def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     print(f"{name}{chosen} with epsilon={args.epsilon:g} on {values.size} values of {args.column!r} "
           f"in [{low:g}, {high:g}]" + ("" if bounds else " (bounds from the data: not private)"))
     if clipped:
-        how = ("wrapped around the circle" if getattr(registered_class(args.protocol), "circular", False)
-               else "to the nearest bound")
+        how = "wrapped around the circle" if _wraps(args.protocol) else "to the nearest bound"
         print(f"  clipped            {clipped} value(s) outside --bounds {how} (counted here, "
               "never sent; --no-clip refuses them)")
     for note in missing_notes:
@@ -473,6 +472,12 @@ def _estimates_a_mean(name: str) -> bool:
     return cls is not None and issubclass(cls, MeanProtocol)
 
 
+def _wraps(name: str) -> bool:
+    """Whether the numerical protocol ``name`` takes its bounds as one period of a circle (``opm-circular``)."""
+
+    return bool(getattr(registered_class(name), "circular", False))
+
+
 def _numeric_column(args, bounds):
     """``(values, data, clipped, notes)``: the column's numbers, a dataset view of them, how many were clipped, and the
     note on its empty cells (refused unless ``--missing drop``).
@@ -496,9 +501,8 @@ def _numeric_column(args, bounds):
         low, high = float(values.min()), float(values.max())
         bounds = (low - 0.5, high + 0.5) if low == high else (low, high)
     else:  # as the protocol brings them in: wrapped on a circle (opm-circular), as privatize and submit (attack108 F4)
-        wrap = bool(getattr(registered_class(args.protocol), "circular", False))
         values, clipped = values_in_bounds(values, bounds, clip=args.clip, column=f"{args.column!r} of {args.file!r}",
-                                           where="'--bounds'", wrap=wrap)
+                                           where="'--bounds'", wrap=_wraps(args.protocol))
     data = SimpleNamespace(name=f"{Path(args.file).stem}:{args.column}", kind="numerical", bounds=bounds, domain_size=None)
     return values, data, clipped, notes
 
