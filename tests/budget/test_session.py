@@ -232,6 +232,26 @@ def test_a_shuffled_guarantee_states_the_shufflers_assumptions_and_a_session_cha
     assert reread.describe() == session.describe()
 
 
+def test_budget_shows_each_charges_assumptions_and_a_spents_repr_names_them(tmp_path, capsys):
+    """A shuffled round's charge line in `dpdist budget show` ends with the assumptions it rests on, by their numbers
+    in the session's line (it stated a bare (epsilon, delta) before); a plain charge's line assumes nothing; a Spent's
+    repr names what its statement assumes, as its describe() does."""
+    from dpdist.amplification import SHUFFLE_ASSUMPTIONS
+
+    path = tmp_path / "s.json"
+    session = BudgetSession.create(path, 4.0, delta=1e-6)
+    session.charge(PrivacyGuarantee(0.5, 0.0, "replace", "central"), "cdf")
+    session.charge(privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=1000, delta=1e-8), "relayed round")
+    assert main(["budget", "show", str(path)]) == 0
+    head, cdf, relayed = capsys.readouterr().out.splitlines()
+    numbers = [number for number, text in enumerate(session.spent.assumptions, 1) if text in SHUFFLE_ASSUMPTIONS]
+    assert len(numbers) == 2 and all(f"({number}) {text}" in head for number, text in zip(numbers, SHUFFLE_ASSUMPTIONS))
+    assert relayed.endswith(f"; assuming ({numbers[0]}), ({numbers[1]}) above") and relayed.count("assuming") == 1
+    assert "cdf: " in cdf and "assuming" not in cdf
+    assert repr(session.spent).endswith(f"assumptions={session.spent.assumptions!r})")
+    assert "assumptions" not in repr(BudgetSession(1.0).charge(PrivacyGuarantee(0.5, 0.0, "replace", "central"), "x").charge)
+
+
 def test_estimate_options_are_checked_before_the_charge():
     session = BudgetSession(1.0)
     with pytest.raises(InvalidParameterError, match="postprocess"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
 from ..accounting import ACCOUNTANTS, PrivacyLoss, Statement, cannot_state, state
@@ -107,6 +107,14 @@ class Spent(PrivacyGuarantee):
         """The guarantee's line, then what its statement assumes (``"; assuming: ..."``; not with
         ``assumptions=False``, for a message that names it within a sentence)."""
         return with_assumptions(super().describe(), self.assumptions if assumptions else ())
+
+    def __repr__(self) -> str:
+        """The fields, and what the statement assumes when it assumes anything (a repr states no more than
+        :meth:`describe` does)."""
+        shown = [f"{item.name}={getattr(self, item.name)!r}" for item in fields(self) if item.repr]
+        if self.assumptions:
+            shown.append(f"assumptions={self.assumptions!r}")
+        return f"{type(self).__name__}({', '.join(shown)})"
 
     def epsilon_at(self, delta: float, accountant: str = "tightest") -> float:
         """The epsilon these charges spend at ``delta`` under ``accountant`` (the smallest valid one by default;

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 
+from .._guarantee import with_assumptions
 from .._validation import ExistingFile
 from ._arguments import state_rules
 
@@ -104,9 +105,21 @@ def _run_show(args) -> int:
         }, indent=2))
         return 0
     print(session.describe())
+    listed = session.spent.assumptions if session.spent is not None else ()
     for charge in charges:
         parts = f" over {charge.parts} disjoint parts" if charge.parts > 1 else ""
         cost = "" if charge.charged == charge.guarantee else f" -> charged {charge.charged.epsilon:.6g}"
-        print(f"  {charge.time}  {charge.label}: {charge.guarantee.describe()}{parts}{cost}; loss derived from "
-              f"{describe_derivation(charge.loss.derivation)}", file=sys.stdout)
+        print(f"  {charge.time}  {charge.label}: {charge.guarantee.describe(assumptions=False)}{parts}{cost}; loss "
+              f"derived from {describe_derivation(charge.loss.derivation)}{_assumed(charge, listed)}", file=sys.stdout)
     return 0
+
+
+def _assumed(charge, listed: tuple[str, ...]) -> str:
+    """How a charge's line ends: what its own guarantee assumes (a shuffled round's: the shuffler's assumptions), by
+    their numbers in the session's line above when it numbers them all, else in full; '' when it assumes nothing."""
+    own = tuple(charge.loss.assumptions)
+    if not own:
+        return ""
+    if len(listed) > 1 and all(text in listed for text in own):
+        return "; assuming " + ", ".join(f"({listed.index(text) + 1})" for text in own) + " above"
+    return with_assumptions("", own)
