@@ -46,7 +46,7 @@ from ._http import bearer_token, database_unavailable_answer, refusal_answer
 from ._logs import REQUEST_ID, AccessLog, shown_status
 from ._middleware import request_id_of, security_headers
 from ._refusals import Refusal
-from ._routes.batches import Incoming, accept_batch, submit_batch
+from ._routes.batches import Incoming, accept, accept_batch, submit_batch
 
 __all__ = ["BatchFastPath", "batch_answer", "render_ack"]
 
@@ -147,13 +147,13 @@ class BatchFastPath:
     def _work(self, scope, found: dict[bytes, bytes], receive) -> Awaitable:
         """The awaitable of the request's work: the acknowledgement of the batch (a :class:`Refusal` raised); a
         coroutine of its own, not one wrapping it (every request of the route awaits it)."""
-        length, coding, client = found.get(b"content-length"), found.get(b"content-encoding"), scope.get("client")
-        incoming = Incoming(scope["path_params"]["campaign"], scope["path_params"]["batch_id"],
-                            bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
-                            found.get(b"content-type", b"").decode("latin-1"),
-                            length.decode("latin-1") if length is not None else None, receive,
-                            coding.decode("latin-1") if coding is not None else None)
-        return accept_batch(self.service, incoming)
+        length, coding, client, parameters = (found.get(b"content-length"), found.get(b"content-encoding"),
+                                              scope.get("client"), scope["path_params"])
+        return accept(self.service, parameters["campaign"], parameters["batch_id"],
+                      bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
+                      found.get(b"content-type", b"").decode("latin-1"),
+                      length.decode("latin-1") if length is not None else None, receive,
+                      coding.decode("latin-1") if coding is not None else None)
 
     def _answer_of(self, result) -> tuple[int, bytes, list]:
         """The answer (status, body, headers) of what :meth:`_work` gave, the security headers and the request id
