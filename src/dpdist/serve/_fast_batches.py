@@ -95,7 +95,8 @@ class BatchFastPath:
         request_id = request_id_of(found.get(b"x-request-id", b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
         metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
-        metrics.in_flight.inc()
+        in_flight = metrics.in_flight
+        in_flight.value += 1  # a plain number of the event loop (_metrics._Gauge), counted without a call
         try:
             code: int | None
             try:  # answered as answered() answers (its coroutine spared: every request of the route comes here)
@@ -119,7 +120,7 @@ class BatchFastPath:
             logged = logged or 500  # answered by Starlette's outermost error handler
             raise
         finally:
-            metrics.in_flight.dec()
+            in_flight.value -= 1
             if self.privacy_log != "off" and logged:  # as the privacy middleware: not for a cancelled request
                 access_line(scope, logged, self.privacy_log)
             if answered:  # a client gone mid-body: no response to count or log
@@ -159,7 +160,8 @@ class BatchFastPath:
         """The answer (status, body, headers) of what :meth:`_work` gave, the security headers and the request id
         aside: the batch's acknowledgement, counted in the metrics, as :func:`acknowledgement` answers it."""
         self.metrics.acknowledged(result)
-        return 200, *_json(render_ack(result), [])
+        body = render_ack(result)
+        return 200, body, [(b"content-length", str(len(body)).encode()), _JSON]  # as _json
 
 
 async def batch_answer(service, metrics, incoming: Incoming) -> tuple[int | None, bytes, list]:

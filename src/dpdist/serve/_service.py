@@ -162,24 +162,21 @@ class Service:
         """A place among the batches being served (from admission to answer), or 503 ``busy`` with ``Retry-After`` at
         once, before the body is read, when the process is past its capacity (:mod:`._backpressure`): the work
         waiting is bounded (``--max-queue``) and its answers stay fast.  ``with service.slot(): ...`` (a class, not a
-        generator's context manager: every batch request takes one)."""
-        self._room()
+        generator's context manager: every batch request takes one).  The place is taken as it is given: the ``with``
+        statement follows at once."""
+        self.take_slot()
         return self._slot
 
     def take_slot(self) -> None:
-        """What :meth:`slot` and its ``with`` block's start do, without a context manager (a flat request path, whose
-        ``finally`` calls :meth:`free_slot`): 503 ``busy`` past the capacity, else one more batch served."""
-        self._room()
-        self.queued += 1
-
-    def _room(self) -> None:
-        """503 ``busy`` (see :meth:`slot`) unless the process has room for one more batch."""
+        """:meth:`slot` without a context manager (a flat request path, whose ``finally`` calls :meth:`free_slot`):
+        503 ``busy`` past the capacity, else one more batch served."""
         self.pressure.watch()
         if self.queued >= self.limits.max_queue or (self.queued >= MIN_SHED and self.pressure.overloaded):
             why = (f"is serving {self.queued} batches, its limit (--max-queue)" if self.queued >= self.limits.max_queue
                    else "cannot answer more batches in time")
             raise Busy("busy", f"The server {why}; retry the same batch later.", retry_after=self.pressure.retry_after(),
                        close=True)
+        self.queued += 1
 
     def free_slot(self, served: bool) -> None:
         """The end of a place :meth:`take_slot` took (``served``: the batch was acknowledged, as a ``with`` block of
@@ -454,9 +451,9 @@ class Service:
 
 
 class _Slot:
-    """A batch's place taken by :meth:`Service.slot`: counted among the batches being served until the ``with`` block
-    ends; a block that ends without an exception counts as a batch acknowledged (:mod:`._backpressure`).  It keeps
-    nothing of a batch: one serves every ``with`` block, however many are open at once."""
+    """A batch's place taken by :meth:`Service.slot` (as it gave this): counted among the batches being served until the
+    ``with`` block ends; a block that ends without an exception counts as a batch acknowledged (:mod:`._backpressure`).
+    It keeps nothing of a batch: one serves every ``with`` block, however many are open at once."""
 
     __slots__ = ("service",)
 
@@ -464,7 +461,7 @@ class _Slot:
         self.service = service
 
     def __enter__(self) -> None:
-        self.service.queued += 1
+        pass  # taken by Service.slot
 
     def __exit__(self, kind, value, traceback) -> None:
         self.service.free_slot(kind is None)
