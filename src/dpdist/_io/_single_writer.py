@@ -113,14 +113,13 @@ class SingleWriter:
     def waiting(self) -> int:
         return len(self._queue)
 
-    async def commit(self, item):
-        """The outcome of ``item`` once its group was written (what :meth:`write` gave it, or the exception raised)."""
+    def commit(self, item) -> asyncio.Future:
+        """``await writer.commit(item)``: the outcome of ``item`` once its group was written (what :meth:`write` gave
+        it, or the exception raised).  A future of the running event loop, not a coroutine awaiting one (every batch
+        of the service is handed off here)."""
         waiter = _Waiter(item, asyncio.get_running_loop())
         self._put(waiter)
-        outcome = await waiter.future
-        if isinstance(outcome, BaseException):  # as _outcome (every batch's hand-off: one call less)
-            raise outcome
-        return outcome
+        return waiter.future
 
     def commit_now(self, item):
         """As :meth:`commit`, from a thread that is not an event loop's (it blocks until the group was written)."""
@@ -277,4 +276,7 @@ def _answer(group: list[_Waiter], outcomes: list) -> None:
 def _resolve(pairs) -> None:
     for future, outcome in pairs:
         if not future.done():  # the caller may have been cancelled (client gone, shutdown)
-            future.set_result(outcome)
+            if isinstance(outcome, BaseException):  # raised where the caller awaits it
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)

@@ -87,18 +87,16 @@ async def accept(service, campaign_id: str, batch_id: str | None, token: str, ho
             return ack
         # a campaign that takes no token has its bodies held in the anonymous half of the body memory
         budget, key, anonymous = service.budget, address_key(host), campaign.submit_token_sha256 is None
-        refused = budget.refusal_of(declared, key, anonymous)
-        if refused is not None:
-            raise refused
         message = await receive()  # at once: held already
-        if message["type"] == "http.request" and not message.get("more_body", False):
-            body, reader = message.get("body", b""), None
-            if len(body) > service.max_body_bytes:
-                reader = body_of(service, content_length, receive, campaign_id, batch_id, host=host, anonymous=anonymous)
-                body = await reader.rest(message)  # refused as too large, as the general way refuses it
-            elif body and (refused := budget.hold(len(body), key, anonymous)) is not None:
+        body = message.get("body", b"") if message["type"] == "http.request" and not message.get("more_body", False) else None
+        if body is not None and len(body) == declared:  # whole, as declared: held, or refused as its length is
+            reader = None
+            if body and (refused := budget.hold(declared, key, anonymous)) is not None:
                 raise refused
-        else:  # more to come: read within the body's bounds from this message on
+        else:  # anything else: refused as its declared length is, else read within the body's bounds from this message
+            refused = budget.refusal_of(declared, key, anonymous)
+            if refused is not None:
+                raise refused
             reader = body_of(service, content_length, receive, campaign_id, batch_id, host=host, anonymous=anonymous)
             body = await reader.rest(message)
         try:
