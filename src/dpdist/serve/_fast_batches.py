@@ -150,8 +150,10 @@ class BatchFastPath:
         coroutine of its own, not one wrapping it (every request of the route awaits it)."""
         length, coding, client, parameters = (found.get(b"content-length"), found.get(b"content-encoding"),
                                               scope.get("client"), scope["path_params"])
+        authorization = found.get(b"authorization")  # none for a campaign open to anyone: no token ('')
         return accept(self.service, parameters["campaign"], parameters["batch_id"],
-                      bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
+                      bearer_token(authorization.decode("latin-1")) if authorization is not None else "",
+                      client[0] if client else None,
                       found.get(b"content-type", b"").decode("latin-1"),
                       length.decode("latin-1") if length is not None else None, receive,
                       coding.decode("latin-1") if coding is not None else None)
