@@ -80,7 +80,7 @@ async def accept(service, campaign_id: str, batch_id: str | None, token: str, ho
         if (campaign is not None and content_encoding is None and content_length is not None and content_length.isascii()
                 and content_length.isdigit() and body_ready(receive)):
             declared = int(content_length)
-        if declared is None or declared > service.max_body_bytes:
+        if campaign is None or declared is None or declared > service.max_body_bytes:
             ack = await _general(service, campaign, campaign_id, batch_id, token, host, content_type, content_length,
                                  receive, content_encoding)
             served = True
