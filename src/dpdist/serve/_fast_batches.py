@@ -9,7 +9,7 @@ the same answers byte for byte:
 
 * the same route match (what the Starlette route's :meth:`~starlette.routing.Route.matches` does: its regex,
   convertors and methods, without its child scope and enum);
-* the same work (:func:`._routes.batches.accept_batch`: rate, admission before the
+* the same work (:func:`._routes.batches.accept`, the usual batch in one flat coroutine: rate, admission before the
   body, the body's limits, decoding, the group commit, the acknowledgement only
   once durable);
 * the same answers: the acknowledgement as ``JSONResponse`` renders it, a refusal
