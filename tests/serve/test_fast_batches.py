@@ -301,7 +301,7 @@ def test_a_fold_of_valid_rows_adds_exactly_what_was_logged(tmp_path):
 
 
 class _Ready:
-    """uvicorn's request cycle as :func:`dpdist._guard._body._ready` sees it: the body's message already there."""
+    """uvicorn's request cycle as :func:`dpdist._guard._body.body_ready` sees it: the body's message already there."""
 
     def __init__(self, messages):
         self.messages = list(messages)

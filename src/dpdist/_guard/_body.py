@@ -32,7 +32,7 @@ import sys
 from ._rate import address_key
 from ._refusals import Busy, InvalidRequest, TooLarge, TooSlow, UnsupportedContentCoding
 
-__all__ = ["BodyBudget", "HeldBody", "receive_body", "too_large", "too_slow", "body_deadline", "next_deadline", "RETRY_BUSY_S",
+__all__ = ["BodyBudget", "HeldBody", "receive_body", "body_ready", "too_large", "too_slow", "body_deadline", "next_deadline", "RETRY_BUSY_S",
            "CLIENT_GONE", "NO_RESPONSE", "check_content_coding", "content_coding_of"]
 
 #: the refusal code of a body whose client closed the connection before its end: nothing is answered (no response)
@@ -64,9 +64,10 @@ class BodyBudget:
 
     def refusal(self, size: int, host: str | None = None, anonymous: bool = False) -> Busy | None:
         """Why ``size`` more bytes of a body of ``host`` cannot be held now (a :class:`Busy`), or None if they can."""
-        return self._refusal(size, address_key(host), anonymous)
+        return self.refusal_of(size, address_key(host), anonymous)
 
-    def _refusal(self, size: int, key: str, anonymous: bool) -> Busy | None:
+    def refusal_of(self, size: int, key: str, anonymous: bool) -> Busy | None:
+        """:meth:`refusal` for the address key ``key`` (:func:`._rate.address_key`) found already."""
         if self.in_flight + size > self.limit:
             why = f"The server holds {self.limit} bytes of request bodies at most (--max-inflight-bytes) and is full"
         elif self._held.get(key, 0) + size > self.share:
@@ -83,23 +84,25 @@ class BodyBudget:
         return self.refusal(size, host, anonymous) is None
 
     def take(self, size: int, host: str | None = None, anonymous: bool = False) -> bool:
-        key = address_key(host)
-        if self._refusal(size, key, anonymous) is not None:
-            return False
-        self._hold(size, key, anonymous)
-        return True
+        return self.hold(size, address_key(host), anonymous) is None
 
-    def _hold(self, size: int, key: str, anonymous: bool) -> None:
-        self._held[key] = self._held.get(key, 0) + size
-        self.in_flight += size
-        if anonymous:
-            self.anonymous_in_flight += size
-        self.peak = max(self.peak, self.in_flight)
+    def hold(self, size: int, key: str, anonymous: bool) -> Busy | None:
+        """Hold ``size`` more bytes of a body of the address key ``key`` (:func:`._rate.address_key`) unless they do not
+        fit: then their refusal (nothing held), else None."""
+        refused = self.refusal_of(size, key, anonymous)
+        if refused is None:
+            self._held[key] = self._held.get(key, 0) + size
+            self.in_flight += size
+            if anonymous:
+                self.anonymous_in_flight += size
+            self.peak = max(self.peak, self.in_flight)
+        return refused
 
     def give_back(self, size: int, host: str | None = None, anonymous: bool = False) -> None:
-        self._release(size, address_key(host), anonymous)
+        self.release(size, address_key(host), anonymous)
 
-    def _release(self, size: int, key: str, anonymous: bool) -> None:
+    def release(self, size: int, key: str, anonymous: bool) -> None:
+        """Give back ``size`` bytes of a body of the address key ``key`` (nothing for ``size`` 0)."""
         if size <= 0:
             return
         left = self._held.get(key, 0) - size
@@ -161,7 +164,7 @@ class HeldBody:
         return message if message is not None else {"type": "http.disconnect"}
 
 
-def _ready(receive) -> bool:
+def body_ready(receive) -> bool:
     """Whether ``await receive()`` returns without waiting: a :class:`HeldBody`, or uvicorn's request cycle
     (``receive.__self__``) holding the message already (its ``message_event`` is set once body bytes or the body's end
     arrived).  Such a receive needs no deadline: nothing of it can be slow."""
@@ -202,15 +205,21 @@ class receive_body:
         if self.coding is not None:
             check_content_coding(self.coding)
         if declared is not None:
-            refused = budget._refusal(declared, key, anonymous)
+            refused = budget.refusal_of(declared, key, anonymous)
             if refused is not None:
                 raise refused
         first = None
-        if _ready(self.receive):  # the body may be all there (one message): read without a deadline or a list
+        if body_ready(self.receive):  # the body may be all there (one message): read without a deadline or a list
             first = await self.receive()
             if (first["type"] == "http.request" and not first.get("more_body", False)
                     and len(first.get("body", b"")) <= max_body_bytes):
                 return self._whole(first.get("body", b""))
+        return await self.rest(first)
+
+    async def rest(self, first: dict | None) -> bytes:
+        """The body from the message ``first`` on (received already; None: none yet), read within the size, time and
+        memory bounds and held (the rest of :meth:`__aenter__`, whose checks before the body a caller made already)."""
+        max_body_bytes, budget, key, anonymous = self.max_body_bytes, self.budget, self.key, self.anonymous
         loop = asyncio.get_running_loop()
         start = loop.time()
         due = body_deadline(self.limits, start, 0)
@@ -219,7 +228,7 @@ class receive_body:
             while more:
                 if first is not None:
                     message, first = first, None
-                elif _ready(self.receive):
+                elif body_ready(self.receive):
                     message = await self.receive()
                 else:
                     try:
@@ -235,15 +244,14 @@ class receive_body:
                     continue
                 if self.held + len(chunk) > max_body_bytes:
                     await self._too_large()
-                refused = budget._refusal(len(chunk), key, anonymous)
+                refused = budget.hold(len(chunk), key, anonymous)
                 if refused is not None:
                     raise refused
-                budget._hold(len(chunk), key, anonymous)
                 self.held += len(chunk)
                 chunks.append(chunk)
                 due = next_deadline(self.limits, start, due, loop.time(), len(chunk))
         except BaseException:
-            self._give_back()
+            self.give_back()
             raise
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
@@ -251,24 +259,24 @@ class receive_body:
         """A body that came whole in one message (within ``max_body_bytes``): held as :meth:`__aenter__`'s loop holds
         a chunk."""
         if chunk:
-            refused = self.budget._refusal(len(chunk), self.key, self.anonymous)
+            refused = self.budget.hold(len(chunk), self.key, self.anonymous)
             if refused is not None:
                 raise refused
-            self.budget._hold(len(chunk), self.key, self.anonymous)
             self.held = len(chunk)
         return chunk
 
     async def __aexit__(self, *exc) -> None:
-        self._give_back()
+        self.give_back()
 
     async def _too_large(self):
         if self.on_too_large is not None:
             await self.on_too_large()
         raise too_large(self.max_body_bytes)
 
-    def _give_back(self) -> None:
+    def give_back(self) -> None:
+        """Give back what this body holds of the budget (what ``async with`` does at the block's end)."""
         held, self.held = self.held, 0
-        self.budget._release(held, self.key, self.anonymous)
+        self.budget.release(held, self.key, self.anonymous)
 
 
 def check_content_coding(coding: str | None) -> None:

@@ -249,8 +249,10 @@ class HeaderTimer:
 
     def _disarm_header_timer(self) -> None:
         self._header_deadline = None  # the timer, if it fires, finds no deadline and goes (no cancel per request)
-        self._uncount_pending_head()
-        self._cancel_grace()
+        if self._pending_key is not None:  # (every request disarms it: no call when nothing is counted or waits)
+            self._uncount_pending_head()
+        if self._grace is not None:
+            self._cancel_grace()
 
     def _close_header_timer(self) -> None:
         self._header_deadline = None

@@ -69,8 +69,10 @@ class SingleWriter:
         self.name, self.delay_s, self.min_group, self.max_group = name, float(delay_s), int(min_group), int(max_group)
         self.max_group_cost = max_group_cost  # the work of a group's costly items, at most (see the module)
         self._queue: collections.deque = collections.deque()
-        self._wake = threading.Condition()
+        self._lock = threading.RLock()  # the condition's: a caller's hand-off takes it without the condition's frames
+        self._wake = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
+        self._running = False  # the thread runs (False once its loop ended, however it ended): a hand-off asks this
         self._stopping = False
         self._wanted = 1  # items in the queue that wake the writer while it waits (_NO_WAKE: it does not wait)
         self.groups = 0  # groups written
@@ -111,11 +113,13 @@ class SingleWriter:
     def waiting(self) -> int:
         return len(self._queue)
 
-    async def commit(self, item):
-        """The outcome of ``item`` once its group was written (what :meth:`write` gave it, or the exception raised)."""
+    def commit(self, item) -> asyncio.Future:
+        """``await writer.commit(item)``: the outcome of ``item`` once its group was written (what :meth:`write` gave
+        it, or the exception raised).  A future of the running event loop, not a coroutine awaiting one (every batch
+        of the service is handed off here)."""
         waiter = _Waiter(item, asyncio.get_running_loop())
         self._put(waiter)
-        return _outcome(await waiter.future)
+        return waiter.future
 
     def commit_now(self, item):
         """As :meth:`commit`, from a thread that is not an event loop's (it blocks until the group was written)."""
@@ -129,8 +133,9 @@ class SingleWriter:
         return waiter.future
 
     def _put(self, waiter: _Waiter) -> None:
-        self.start()
-        with self._wake:
+        if not self._running:
+            self.start()
+        with self._lock:  # the condition's lock
             self._queue.append(waiter)
             if len(self._queue) >= self._wanted:  # the writer waits for this many: wake it (else no system call)
                 self._wake.notify()
@@ -143,6 +148,7 @@ class SingleWriter:
             if self._thread is None or not self._thread.is_alive():
                 self._stopping = False
                 self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+                self._running = True
                 self._thread.start()
 
     def stop(self, timeout: float = 30.0) -> None:
@@ -156,15 +162,18 @@ class SingleWriter:
 
     # ------------------------------------------------------------------ the thread
     def _run(self) -> None:
-        self.started()
-        while True:
-            group = self._take(self.idle_s())
-            if group:
-                self._write_group(group)
-            finishing = self._stopping and not self._queue
-            self.between_groups(finishing)
-            if finishing:
-                return
+        try:
+            self.started()
+            while True:
+                group = self._take(self.idle_s())
+                if group:
+                    self._write_group(group)
+                finishing = self._stopping and not self._queue
+                self.between_groups(finishing)
+                if finishing:
+                    return
+        finally:
+            self._running = False  # the next hand-off starts a thread again (start)
 
     def _take(self, timeout: float | None) -> list[_Waiter]:
         with self._wake:
@@ -267,4 +276,7 @@ def _answer(group: list[_Waiter], outcomes: list) -> None:
 def _resolve(pairs) -> None:
     for future, outcome in pairs:
         if not future.done():  # the caller may have been cancelled (client gone, shutdown)
-            future.set_result(outcome)
+            if isinstance(outcome, BaseException):  # raised where the caller awaits it
+                future.set_exception(outcome)
+            else:
+                future.set_result(outcome)

@@ -86,7 +86,8 @@ class Backpressure:
         return self._counts
 
     def acknowledged(self) -> None:
-        self._roll()[0] += 1
+        counts = self._counts if int(self._clock()) == self._second else self._roll()  # (every batch: _roll's call spared)
+        counts[0] += 1
 
     def retry_after(self) -> int:
         """Count a refusal; the seconds the refused device should wait."""

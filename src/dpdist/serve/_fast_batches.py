@@ -9,7 +9,7 @@ the same answers byte for byte:
 
 * the same route match (what the Starlette route's :meth:`~starlette.routing.Route.matches` does: its regex,
   convertors and methods, without its child scope and enum);
-* the same work (:func:`._routes.batches.accept_batch`: rate, admission before the
+* the same work (:func:`._routes.batches.accept`, the usual batch in one flat coroutine: rate, admission before the
   body, the body's limits, decoding, the group commit, the acknowledgement only
   once durable);
 * the same answers: the acknowledgement as ``JSONResponse`` renders it, a refusal
@@ -46,7 +46,7 @@ from ._http import bearer_token, database_unavailable_answer, refusal_answer
 from ._logs import REQUEST_ID, AccessLog, shown_status
 from ._middleware import request_id_of, security_headers
 from ._refusals import Refusal
-from ._routes.batches import Incoming, accept_batch, submit_batch
+from ._routes.batches import Incoming, accept, accept_batch, submit_batch
 
 __all__ = ["BatchFastPath", "batch_answer", "render_ack"]
 
@@ -95,7 +95,8 @@ class BatchFastPath:
         request_id = request_id_of(found.get(b"x-request-id", b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
         metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
-        metrics.in_flight.inc()
+        in_flight = metrics.in_flight
+        in_flight.value += 1  # a plain number of the event loop (_metrics._Gauge), counted without a call
         try:
             code: int | None
             try:  # answered as answered() answers (its coroutine spared: every request of the route comes here)
@@ -119,7 +120,7 @@ class BatchFastPath:
             logged = logged or 500  # answered by Starlette's outermost error handler
             raise
         finally:
-            metrics.in_flight.dec()
+            in_flight.value -= 1
             if self.privacy_log != "off" and logged:  # as the privacy middleware: not for a cancelled request
                 access_line(scope, logged, self.privacy_log)
             if answered:  # a client gone mid-body: no response to count or log
@@ -147,19 +148,22 @@ class BatchFastPath:
     def _work(self, scope, found: dict[bytes, bytes], receive) -> Awaitable:
         """The awaitable of the request's work: the acknowledgement of the batch (a :class:`Refusal` raised); a
         coroutine of its own, not one wrapping it (every request of the route awaits it)."""
-        length, coding, client = found.get(b"content-length"), found.get(b"content-encoding"), scope.get("client")
-        incoming = Incoming(scope["path_params"]["campaign"], scope["path_params"]["batch_id"],
-                            bearer_token(found.get(b"authorization", b"").decode("latin-1")), client[0] if client else None,
-                            found.get(b"content-type", b"").decode("latin-1"),
-                            length.decode("latin-1") if length is not None else None, receive,
-                            coding.decode("latin-1") if coding is not None else None)
-        return accept_batch(self.service, incoming)
+        length, coding, client, parameters = (found.get(b"content-length"), found.get(b"content-encoding"),
+                                              scope.get("client"), scope["path_params"])
+        authorization = found.get(b"authorization")  # none for a campaign open to anyone: no token ('')
+        return accept(self.service, parameters["campaign"], parameters["batch_id"],
+                      bearer_token(authorization.decode("latin-1")) if authorization is not None else "",
+                      client[0] if client else None,
+                      found.get(b"content-type", b"").decode("latin-1"),
+                      length.decode("latin-1") if length is not None else None, receive,
+                      coding.decode("latin-1") if coding is not None else None)
 
     def _answer_of(self, result) -> tuple[int, bytes, list]:
         """The answer (status, body, headers) of what :meth:`_work` gave, the security headers and the request id
         aside: the batch's acknowledgement, counted in the metrics, as :func:`acknowledgement` answers it."""
         self.metrics.acknowledged(result)
-        return 200, *_json(render_ack(result), [])
+        body = render_ack(result)
+        return 200, body, [(b"content-length", str(len(body)).encode()), _JSON]  # as _json
 
 
 async def batch_answer(service, metrics, incoming: Incoming) -> tuple[int | None, bytes, list]:

@@ -113,7 +113,8 @@ def batch_work(item) -> int:
         return getattr(item, "work", 0)
     body = pending.body
     row_bytes, per_report, most, aggregate = _work_terms(pending.protocol, pending.limits.max_batch_work)
-    if media_type(pending.content_type) == "application/json":
+    content_type = pending.content_type  # (the committer asks this of every batch: a binary one's type not parsed)
+    if content_type != "application/octet-stream" and media_type(content_type) == "application/json":
         rows = body.count(b",") + 1  # a row is one value at least, separated from the next by a comma
     else:
         rows = len(body) // row_bytes

@@ -162,22 +162,41 @@ class Service:
         """A place among the batches being served (from admission to answer), or 503 ``busy`` with ``Retry-After`` at
         once, before the body is read, when the process is past its capacity (:mod:`._backpressure`): the work
         waiting is bounded (``--max-queue``) and its answers stay fast.  ``with service.slot(): ...`` (a class, not a
-        generator's context manager: every batch request takes one)."""
+        generator's context manager: every batch request takes one).  The place is taken as it is given: the ``with``
+        statement follows at once."""
+        self.take_slot()
+        return self._slot
+
+    def take_slot(self) -> None:
+        """:meth:`slot` without a context manager (a flat request path, whose ``finally`` calls :meth:`free_slot`):
+        503 ``busy`` past the capacity, else one more batch served."""
         self.pressure.watch()
         if self.queued >= self.limits.max_queue or (self.queued >= MIN_SHED and self.pressure.overloaded):
             why = (f"is serving {self.queued} batches, its limit (--max-queue)" if self.queued >= self.limits.max_queue
                    else "cannot answer more batches in time")
             raise Busy("busy", f"The server {why}; retry the same batch later.", retry_after=self.pressure.retry_after(),
                        close=True)
-        return self._slot
+        self.queued += 1
+
+    def free_slot(self, served: bool) -> None:
+        """The end of a place :meth:`take_slot` took (``served``: the batch was acknowledged, as a ``with`` block of
+        :meth:`slot` ending without an exception)."""
+        try:
+            if served:
+                self.pressure.acknowledged()
+        finally:
+            self.queued -= 1
 
     def admitted(self, campaign_id: str, token: str) -> CampaignRow | None:
         """What :meth:`admit` answers when it needs nothing awaited, else None (then :meth:`admit`): the usual batch
         (its open campaign's settings cached, no enrollment, no cap, and ``token`` opens it)."""
-        row = self._cached(campaign_id)
-        if row is None or row.state != "open" or row.enrollment or row.max_reports is not None:
+        cached = self._open.get(campaign_id)  # as _cached, one call less (every batch asks)
+        if cached is None or time.monotonic() - cached[0] >= CACHE_S:
             return None
-        return row if row.check_submit_token(token) else None
+        row = cached[1]
+        if row.state != "open" or row.enrollment or row.max_reports is not None:
+            return None
+        return row if row.submit_token_sha256 is None or row.check_submit_token(token) else None
 
     async def admit(self, campaign_id: str, batch_id: str | None, token: str, *, again: bool = True) -> CampaignRow:
         """The checks made before a batch's body is read: campaign, token, state and limits.
@@ -298,7 +317,7 @@ class Service:
                                            count_400=False)
         batch_id = check_batch_id(batch_id)
         kind = media_type(content_type)
-        digest = hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
+        digest = _digest(kind, body)
         enrollment = token_sha256(token) if row.enrollment else None
         try:
             if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
@@ -315,15 +334,40 @@ class Service:
                                         inline=len(body) <= INLINE_BODY_BYTES, batch_id=batch_id)
             return await self.count(row, batch_id, digest, batch, enrollment_sha256=enrollment)
         except Conflict as refusal:
-            if refusal.code == "campaign_changed":
-                self.changed(campaign_id)  # admission's cached row was the old campaign's: read it again
-                if not again:
-                    raise
-                row = await self.admit(campaign_id, batch_id, token)
-                return await self.submit(row, batch_id, body, content_type, token, again=False)
-            if refusal.code != "campaign_closed":
-                raise
-            raise await self._closed(row, batch_id) from None
+            return await self.conflicted(refusal, row, batch_id, body, content_type, token, again=again)
+
+    def usual_arrival(self, row: CampaignRow, batch_id: str | None, body: bytes, content_type: str) -> Arrival | None:
+        """The arrival :meth:`submit` hands to the group commit for the usual batch (an open campaign without enrollment
+        or cap, its batch id in the path, a small body of a kind the committer decodes), else None (then
+        :meth:`submit`); an invalid batch id refused as :meth:`submit` refuses it.  Its caller awaits
+        ``committer.commit`` and hands a :class:`Conflict` to :meth:`conflicted`, as :meth:`submit` does."""
+        if batch_id is None or row.state != "open" or row.enrollment or row.max_reports is not None:
+            return None
+        if not BATCH_ID.fullmatch(batch_id):
+            check_batch_id(batch_id)  # refused (400), as submit refuses it
+        kind = _KINDS.get(content_type)
+        if kind is None:
+            kind = media_type(content_type)
+            if len(_KINDS) < 64:  # the few content types devices send (a client's own strings: bounded)
+                _KINDS[content_type] = kind
+        if len(body) > INLINE_BODY_BYTES or kind not in DECODED_KINDS:
+            return None
+        return Arrival(row.id, batch_id, _digest(kind, body), None, 0, 0, campaign_file_id=row.export_file_id,
+                       pending=PendingBody(row.protocol, body, content_type, self.limits, row.keep_reports))
+
+    async def conflicted(self, refusal: Conflict, row: CampaignRow, batch_id: str, body: bytes, content_type: str,
+                         token: str, *, again: bool = True) -> dict:
+        """What :meth:`submit` answers when the group commit refused its batch with ``refusal``: a campaign changed since
+        admission admitted, decoded and counted again (``again``: once), a closed round's refusal, or ``refusal``."""
+        if refusal.code == "campaign_changed":
+            self.changed(row.id)  # admission's cached row was the old campaign's: read it again
+            if not again:
+                raise refusal
+            row = await self.admit(row.id, batch_id, token)
+            return await self.submit(row, batch_id, body, content_type, token, again=False)
+        if refusal.code != "campaign_closed":
+            raise refusal
+        raise await self._closed(row, batch_id) from None
 
     async def _closed(self, row: CampaignRow, batch_id: str | None) -> Refusal:
         """The refusal of a new batch for a closed campaign: ``stale_round`` (counted once per batch id) for a round
@@ -407,9 +451,9 @@ class Service:
 
 
 class _Slot:
-    """A batch's place taken by :meth:`Service.slot`: counted among the batches being served until the ``with`` block
-    ends; a block that ends without an exception counts as a batch acknowledged (:mod:`._backpressure`).  It keeps
-    nothing of a batch: one serves every ``with`` block, however many are open at once."""
+    """A batch's place taken by :meth:`Service.slot` (as it gave this): counted among the batches being served until the
+    ``with`` block ends; a block that ends without an exception counts as a batch acknowledged (:mod:`._backpressure`).
+    It keeps nothing of a batch: one serves every ``with`` block, however many are open at once."""
 
     __slots__ = ("service",)
 
@@ -417,15 +461,20 @@ class _Slot:
         self.service = service
 
     def __enter__(self) -> None:
-        self.service.queued += 1
+        pass  # taken by Service.slot
 
     def __exit__(self, kind, value, traceback) -> None:
-        service = self.service
-        try:
-            if kind is None:
-                service.pressure.acknowledged()
-        finally:
-            service.queued -= 1
+        self.service.free_slot(kind is None)
+
+
+#: content type -> its media type (:func:`._ingest.media_type`), for the usual batch
+_KINDS: dict[str, str] = {}
+
+
+def _digest(kind: str, body: bytes) -> str:
+    """What identifies a batch's content (its media type and body): a retry under the same id is told apart from
+    another batch reusing it."""
+    return hashlib.sha256(kind.encode() + b"\n" + body).hexdigest()
 
 
 def batch_id_of_records(body: bytes, content_type: str, max_records: int | None = None) -> str:
