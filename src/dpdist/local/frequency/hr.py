@@ -264,7 +264,7 @@ class HR(FrequencyOracle):
         return (self._kappa**2 * self._in_block(block_mass[item_block]) - f) / n
 
     def _ranked_variance(self, n: int, max_frequency: float | None) -> float:
-        """:meth:`FrequencyOracle.ranked_variance` in closed form: :meth:`variance` is affine in the block masses, so
+        r""":meth:`FrequencyOracle.ranked_variance` in closed form: :meth:`variance` is affine in the block masses, so
         its mean over items is its value at the items' mean block mass :math:`\sum_i c_i^2 / d^2` (:math:`c_i` items
         in block :math:`i`, each block's mass :math:`c_i / d` at the uniform frequencies and at :math:`f = 0`)."""
         d = self.domain_size
@@ -284,7 +284,7 @@ class HR(FrequencyOracle):
         return counts
 
     def _in_block(self, mass):
-        """:math:`(F b/2 (e^\varepsilon+1) + (1-F) b) / Z` at block mass ``mass`` (the variance's factor before
+        r""":math:`(F b/2 (e^\varepsilon+1) + (1-F) b) / Z` at block mass ``mass`` (the variance's factor before
         :math:`\kappa^2`)."""
         b = self.block_size
         return (mass * b / 2 * (self._e + 1) + (1 - mass) * b) / self._normalizer
