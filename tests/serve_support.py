@@ -6,6 +6,7 @@ removed) by the fixtures that start them.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import glob
 import os
@@ -328,3 +329,16 @@ def fast_path_client(tmp_path, monkeypatch, fast_path, config: dict, submit_toke
         assert created.status_code == 201, created.text
         assert client.post("/api/campaigns/fast/open", headers=admin).status_code == 200
         yield client, calls
+
+
+class HeldMessages:
+    """uvicorn's request cycle as :func:`dpdist._guard._body.body_ready` sees it: its messages there already (a held
+    body is read at once, without a deadline; a test client's ``receive`` is not one)."""
+
+    def __init__(self, messages):
+        self.messages = list(messages)
+        self.message_event = asyncio.Event()
+        self.message_event.set()
+
+    async def receive(self):
+        return self.messages.pop(0)

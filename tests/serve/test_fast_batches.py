@@ -18,7 +18,7 @@ import pytest
 from dpdist import io, local
 from dpdist.errors import IncompatibleStateError
 from dpdist.serve._fast_batches import BatchFastPath
-from serve_support import ADMIN_TOKEN, fast_path_client
+from serve_support import ADMIN_TOKEN, HeldMessages, fast_path_client
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
 ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -300,24 +300,12 @@ def test_a_fold_of_valid_rows_adds_exactly_what_was_logged(tmp_path):
     store.db.close()
 
 
-class _Ready:
-    """uvicorn's request cycle as :func:`dpdist._guard._body.body_ready` sees it: the body's message already there."""
-
-    def __init__(self, messages):
-        self.messages = list(messages)
-        self.message_event = asyncio.Event()
-        self.message_event.set()
-
-    async def receive(self):
-        return self.messages.pop(0)
-
-
 def _read(messages, budget, *, length=None, max_body_bytes=1 << 20, host="10.0.0.1"):
     from dpdist._guard._body import receive_body
     from dpdist.serve._limits import Limits
 
     async def run():
-        async with receive_body(length, _Ready(messages).receive, Limits(), budget, max_body_bytes, host=host) as body:
+        async with receive_body(length, HeldMessages(messages).receive, Limits(), budget, max_body_bytes, host=host) as body:
             return body, budget.in_flight, budget.held_by(host)
 
     return asyncio.run(run())

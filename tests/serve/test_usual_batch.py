@@ -19,7 +19,7 @@ from dpdist._guard._body import CLIENT_GONE, BodyBudget
 from dpdist._guard._refusals import Busy, InvalidRequest, TooLarge
 from dpdist.serve._fast_batches import BatchFastPath
 from dpdist.serve._routes import batches
-from serve_support import fast_path_client
+from serve_support import HeldMessages, fast_path_client
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
 TOKEN = "devices-of-the-usual-campaign"
@@ -121,27 +121,13 @@ def test_a_duplicate_is_acknowledged_alike_both_ways(served, monkeypatch):
     assert first == second == {**first, "batches": {"new": 0.0, "duplicate": 1.0}}
 
 
-class _Held:
-    """uvicorn's request cycle as the usual way sees it: its messages there already."""
-
-    def __init__(self, messages):
-        import asyncio
-
-        self.messages = list(messages)
-        self.message_event = asyncio.Event()
-        self.message_event.set()
-
-    async def receive(self):
-        return self.messages.pop(0)
-
-
 def _accept(client, messages, length: str, batch_id: str):
     """:func:`batches.accept` of a batch whose body comes as ``messages`` (held already), from a test client's loop."""
     service = client.app.state.service
 
     async def run():
         return await batches.accept(service, "fast", batch_id, TOKEN, "10.1.2.3", "application/octet-stream", length,
-                                    _Held(messages).receive)
+                                    HeldMessages(messages).receive)
 
     return client.portal.call(run)
 
