@@ -766,7 +766,7 @@ def main() -> None:
     parser.add_argument("--out", default=None, help="also write the results to this file, one JSON object per line")
     parser.add_argument("--connections", type=int, default=None, help="wrk's connections in 'one' (64) and 'ratio' (16 and 64)")
     parser.add_argument("--bodies", default="one,batch", help="what each request sends in 'ratio': one report, a batch of 10^4")
-    parser.add_argument("--baseline", default=None, help="src folder of another version: 'one' and 'crowd' in pairs")
+    parser.add_argument("--baseline", default=None, help="src folder of another version: 'one', 'crowd' and 'ratio' in pairs")
     parser.add_argument("--repeats", type=int, default=3, help="pairs with --baseline (3)")
     parser.add_argument("--obligations", action="store_true",
                         help="'ratio': also the floor doing what dpdist's guarantees oblige it to (floor_obligations.py)")
