@@ -209,8 +209,14 @@ def test_a_sessions_lines_end_with_what_its_account_assumes():
 def test_a_shuffled_guarantee_states_the_shufflers_assumptions_and_a_session_charging_it_keeps_them(tmp_path):
     """audit105 F2: privacy.shuffled's guarantee is a PrivacyGuarantee (same to_dict, read back equal) whose describe
     ends with the shuffler's assumptions; a session charging it, in memory or in a file read again, states them as it
-    does for shuffled_loss."""
+    does for shuffled_loss; they name the batch size n (audit111 F8: a file's charge line said "n distinct devices" of
+    an n written nowhere), and a guarantee read back from its document has the generic ones."""
     from dpdist.amplification import SHUFFLE_ASSUMPTIONS, ShuffledGuarantee
+    from dpdist.amplification._accounting import assumptions_of
+
+    assumed = assumptions_of(1000)
+    assert assumed[0] == SHUFFLE_ASSUMPTIONS[0] and "of n = 1000 distinct devices" in assumed[1]
+    assert assumed[1].replace("n = 1000", "n") == SHUFFLE_ASSUMPTIONS[1]
 
     grr = local.make("grr", epsilon=4.0, domain_size=8)
     guarantee = privacy.shuffled(grr, n=1000, delta=1e-8)
@@ -218,35 +224,41 @@ def test_a_shuffled_guarantee_states_the_shufflers_assumptions_and_a_session_cha
     plain = PrivacyGuarantee(guarantee.epsilon, 1e-8, "replace", "central")
     assert guarantee.to_dict() == plain.to_dict() and PrivacyGuarantee.from_dict(guarantee.to_dict()) == guarantee
     assert guarantee == plain and plain == guarantee and hash(guarantee) == hash(plain)
-    assert guarantee.assumptions == SHUFFLE_ASSUMPTIONS
-    assert guarantee.describe() == with_assumptions(plain.describe(), SHUFFLE_ASSUMPTIONS)
+    assert guarantee.assumptions == assumed and ShuffledGuarantee.from_dict(guarantee.to_dict()).assumptions == SHUFFLE_ASSUMPTIONS
+    assert "(of 3 rounds)" in privacy.shuffled(grr, n=1000, delta=1e-8, rounds=3).assumptions[1]
+    assert guarantee.describe() == with_assumptions(plain.describe(), assumed)
     assert guarantee.describe(assumptions=False) == plain.describe()
-    assert accounting.PrivacyLoss.of_guarantee(guarantee).assumptions == SHUFFLE_ASSUMPTIONS
+    assert accounting.PrivacyLoss.of_guarantee(guarantee).assumptions == assumed
     for session in (BudgetSession(4.0, delta=1e-6), BudgetSession.create(tmp_path / "s.json", 4.0, delta=1e-6)):
         line = session.charge(guarantee, "relayed round").describe()
-        assert all(f") {text}" in line for text in SHUFFLE_ASSUMPTIONS) and accounting.FRESH_RANDOMNESS in line
-        assert session.spent.assumptions[:2] == SHUFFLE_ASSUMPTIONS
+        assert all(f") {text}" in line for text in assumed) and accounting.FRESH_RANDOMNESS in line
+        assert session.spent.assumptions[:2] == assumed
     reread = BudgetSession.open(tmp_path / "s.json")
-    assert reread.spent.assumptions[:2] == SHUFFLE_ASSUMPTIONS
-    assert reread.charges[0].loss.assumptions == SHUFFLE_ASSUMPTIONS
+    assert reread.spent.assumptions[:2] == assumed
+    assert reread.charges[0].loss.assumptions == assumed
     assert reread.describe() == session.describe()
 
 
 def test_budget_shows_each_charges_assumptions_and_a_spents_repr_names_them(tmp_path, capsys):
     """A shuffled round's charge line in `dpdist budget show` ends with the assumptions it rests on, by their numbers
     in the session's line (it stated a bare (epsilon, delta) before); a plain charge's line assumes nothing; a Spent's
-    repr names what its statement assumes, as its describe() does."""
-    from dpdist.amplification import SHUFFLE_ASSUMPTIONS
+    repr names what its statement assumes, as its describe() does; two rounds of other batch sizes are told apart."""
+    from dpdist.amplification._accounting import assumptions_of
 
     path = tmp_path / "s.json"
     session = BudgetSession.create(path, 4.0, delta=1e-6)
     session.charge(PrivacyGuarantee(0.5, 0.0, "replace", "central"), "cdf")
-    session.charge(privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=1000, delta=1e-8), "relayed round")
+    grr = local.make("grr", epsilon=4.0, domain_size=8)
+    session.charge(privacy.shuffled(grr, n=1000, delta=1e-8), "relayed round")
+    session.charge(privacy.shuffled(grr, n=5000, delta=1e-8), "bigger round")
     assert main(["budget", "show", str(path)]) == 0
-    head, cdf, relayed = capsys.readouterr().out.splitlines()
-    numbers = [number for number, text in enumerate(session.spent.assumptions, 1) if text in SHUFFLE_ASSUMPTIONS]
-    assert len(numbers) == 2 and all(f"({number}) {text}" in head for number, text in zip(numbers, SHUFFLE_ASSUMPTIONS))
-    assert relayed.endswith(f"; assuming ({numbers[0]}), ({numbers[1]}) above") and relayed.count("assuming") == 1
+    head, cdf, relayed, bigger = capsys.readouterr().out.splitlines()
+    listed = session.spent.assumptions
+    for line, n in ((relayed, 1000), (bigger, 5000)):
+        numbers = [listed.index(text) + 1 for text in assumptions_of(n)]
+        assert all(f"({number}) {text}" in head for number, text in zip(numbers, assumptions_of(n)))
+        assert line.endswith(f"; assuming ({numbers[0]}), ({numbers[1]}) above") and line.count("assuming") == 1
+        assert f"n = {n} distinct" in listed[numbers[1] - 1]
     assert "cdf: " in cdf and "assuming" not in cdf
     assert repr(session.spent).endswith(f"assumptions={session.spent.assumptions!r})")
     assert "assumptions" not in repr(BudgetSession(1.0).charge(PrivacyGuarantee(0.5, 0.0, "replace", "central"), "x").charge)

@@ -22,6 +22,7 @@ __all__ = [
     "METHODS",
     "ShuffledAccount",
     "ShuffledGuarantee",
+    "assumptions_of",
     "SHUFFLE_ASSUMPTIONS",
     "account",
     "shuffled",
@@ -282,14 +283,25 @@ def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "nu
     distributions.  Returns :func:`account`'s ``(epsilon, delta)`` as a guarantee under ``"replace"``
     neighbours, ``model="central"`` (public as :func:`dpdist.privacy.shuffled`): a :class:`ShuffledGuarantee`, a
     :class:`~dpdist.privacy.PrivacyGuarantee` whose ``describe()`` ends with those assumptions
-    (:data:`SHUFFLE_ASSUMPTIONS`) and which a budget session charges keeping them.
+    (:data:`SHUFFLE_ASSUMPTIONS`, naming ``n`` and the rounds: :func:`assumptions_of`) and which a budget session
+    charges keeping them.
 
     >>> from dpdist import local, privacy
     >>> privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=10**6, delta=1e-8).epsilon < 0.05
     True
     """
     result = account(protocol, n, delta, method, rounds)
-    return ShuffledGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central")
+    return ShuffledGuarantee(max(result.epsilon, 1e-12), result.delta, "replace", "central",
+                             assumptions=assumptions_of(n, rounds))
+
+
+def assumptions_of(n: int, rounds: int = 1) -> tuple[str, ...]:
+    """:data:`SHUFFLE_ASSUMPTIONS` naming the batch size ``n`` (and the rounds, past one) they rest on: a statement read
+    alone (a budget file's charge line) says of how many devices each batch must hold reports."""
+    of_rounds = f" (of {rounds} rounds)" if rounds > 1 else ""
+    named = SHUFFLE_ASSUMPTIONS[1].replace("each round's batch holds the reports of n distinct devices",
+                                           f"each round's batch{of_rounds} holds the reports of n = {int(n)} distinct devices")
+    return (SHUFFLE_ASSUMPTIONS[0], named)
 
 
 def shuffled_within(protocol: LocalProtocol, n: int, delta: float, epsilon: float) -> bool:

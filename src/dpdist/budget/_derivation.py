@@ -224,7 +224,8 @@ def describe_derivation(derivation: dict | None) -> str:
         return "its guarantee (the worst case)"  # (its assumptions, if any, end the account's line)
     if kind == "parallel":
         return f"the worst of {len(derivation['parts'])} disjoint parts"
-    details = {key: value for key, value in derivation.items() if key != "kind"}
+    # (its assumptions end the charge's line, by their numbers in the account's: not repeated here as a list)
+    details = {key: value for key, value in derivation.items() if key not in ("kind", "assumptions")}
     config = details.pop("config", None)
     named = "" if config is None else f"{memo_key(config)} "
     return f"{kind} {named}" + ", ".join(f"{key} {value}" for key, value in details.items())

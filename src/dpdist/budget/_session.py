@@ -292,9 +292,9 @@ class BudgetSession:
         """Why adding ``cost`` to ``charges`` is refused (a sentence), or None: the accountant cannot state it, or the
         spent epsilon at the session's delta, or the charges' own deltas, would pass the total; and what they would
         spend with it (None when the accountant cannot state it).  That spend is the charge's own once it is added
-        (a spend reads the charges' losses and charged deltas only, which the charge shares with this probe): stating
-        it once, not again after the charge, halves a charge's cost (a pld session's composition of every charge so
-        far: 20 -> 10 CPU-s for a year of daily campaigns)."""
+        (a spend reads the charges' losses and charged deltas only, which the charge shares with this probe): stated
+        once, not again after the charge (a pld session's year of daily campaigns: 24.4 -> 20.9 CPU-s; the accountant's
+        epsilon is read once a charge instead of twice, the composition of every charge so far is cached already)."""
         total = self._total
         why = unstateable(total, self._accountant, cost)
         if why is not None:
