@@ -339,7 +339,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "serve/_refusals.py": ("serve/test_estimator.py", "serve/test_app.py"),
     "serve/_relay_route.py": ("test_client.py", "cli/test_serve.py"),
     "serve/_routes/_common.py": ("serve/test_fast_batches.py",),
-    "serve/_routes/batches.py": ("serve/test_fast_batches.py",),
     "serve/_routes/campaigns.py": ("serve/test_schema.py", "serve/test_serve_recreate.py"),
     "serve/_routes/pages.py": ("serve/test_schema.py", "serve/test_serve_recreate.py"),
     "serve/_routes/results.py": ("serve/test_schema.py", "serve/test_serve_recreate.py"),
