@@ -412,6 +412,6 @@ def test_a_shuffled_guarantee_reads_back_its_own_to_dict_with_its_assumptions():
     assert type(again) is amplification.ShuffledGuarantee
     assert again == shuffled and again.assumptions == amplification.SHUFFLE_ASSUMPTIONS
     # a document holds the guarantee's fields, not the batch size its assumptions name: read back, they say "n"
-    assert again.describe() == shuffled.describe().replace("n = 1000 distinct", "n distinct")
+    assert again.describe() == shuffled.describe().replace("the shuffle of n = 1000: ", "").replace("1000 distinct", "n distinct")
     plain = privacy.PrivacyGuarantee.from_dict(shuffled.to_dict())
     assert type(plain) is privacy.PrivacyGuarantee and plain == shuffled and "assuming" not in plain.describe()

@@ -214,9 +214,9 @@ def test_a_shuffled_guarantee_states_the_shufflers_assumptions_and_a_session_cha
     from dpdist.amplification import SHUFFLE_ASSUMPTIONS, ShuffledGuarantee
     from dpdist.amplification._accounting import assumptions_of
 
-    assumed = assumptions_of(1000)
-    assert assumed[0] == SHUFFLE_ASSUMPTIONS[0] and "of n = 1000 distinct devices" in assumed[1]
-    assert assumed[1].replace("n = 1000", "n") == SHUFFLE_ASSUMPTIONS[1]
+    assumed = assumptions_of(1000)  # scoped to its shuffle: two shuffles' assumptions in one line do not contradict
+    assert assumed[0] == SHUFFLE_ASSUMPTIONS[0] and assumed[1].startswith("the shuffle of n = 1000: each round's batch")
+    assert assumed[1].removeprefix("the shuffle of n = 1000: ").replace("1000 distinct", "n distinct") == SHUFFLE_ASSUMPTIONS[1]
 
     grr = local.make("grr", epsilon=4.0, domain_size=8)
     guarantee = privacy.shuffled(grr, n=1000, delta=1e-8)
@@ -225,7 +225,7 @@ def test_a_shuffled_guarantee_states_the_shufflers_assumptions_and_a_session_cha
     assert guarantee.to_dict() == plain.to_dict() and PrivacyGuarantee.from_dict(guarantee.to_dict()) == guarantee
     assert guarantee == plain and plain == guarantee and hash(guarantee) == hash(plain)
     assert guarantee.assumptions == assumed and ShuffledGuarantee.from_dict(guarantee.to_dict()).assumptions == SHUFFLE_ASSUMPTIONS
-    assert "(of 3 rounds)" in privacy.shuffled(grr, n=1000, delta=1e-8, rounds=3).assumptions[1]
+    assert privacy.shuffled(grr, n=1000, delta=1e-8, rounds=3).assumptions[1].startswith("the shuffle of n = 1000 (3 rounds): ")
     assert guarantee.describe() == with_assumptions(plain.describe(), assumed)
     assert guarantee.describe(assumptions=False) == plain.describe()
     assert accounting.PrivacyLoss.of_guarantee(guarantee).assumptions == assumed
@@ -258,7 +258,7 @@ def test_budget_shows_each_charges_assumptions_and_a_spents_repr_names_them(tmp_
         numbers = [listed.index(text) + 1 for text in assumptions_of(n)]
         assert all(f"({number}) {text}" in head for number, text in zip(numbers, assumptions_of(n)))
         assert line.endswith(f"; assuming ({numbers[0]}), ({numbers[1]}) above") and line.count("assuming") == 1
-        assert f"n = {n} distinct" in listed[numbers[1] - 1]
+        assert listed[numbers[1] - 1].startswith(f"the shuffle of n = {n}: ") and f"{n} distinct" in listed[numbers[1] - 1]
     assert "cdf: " in cdf and "assuming" not in cdf
     assert repr(session.spent).endswith(f"assumptions={session.spent.assumptions!r})")
     assert "assumptions" not in repr(BudgetSession(1.0).charge(PrivacyGuarantee(0.5, 0.0, "replace", "central"), "x").charge)

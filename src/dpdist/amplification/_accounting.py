@@ -296,12 +296,12 @@ def shuffled(protocol: LocalProtocol, n: int, delta: float, *, method: str = "nu
 
 
 def assumptions_of(n: int, rounds: int = 1) -> tuple[str, ...]:
-    """:data:`SHUFFLE_ASSUMPTIONS` naming the batch size ``n`` (and the rounds, past one) they rest on: a statement read
-    alone (a budget file's charge line) says of how many devices each batch must hold reports."""
-    of_rounds = f" (of {rounds} rounds)" if rounds > 1 else ""
-    named = SHUFFLE_ASSUMPTIONS[1].replace("each round's batch holds the reports of n distinct devices",
-                                           f"each round's batch{of_rounds} holds the reports of n = {int(n)} distinct devices")
-    return (SHUFFLE_ASSUMPTIONS[0], named)
+    """:data:`SHUFFLE_ASSUMPTIONS` naming the shuffle they are about, by its batch size ``n`` (and its rounds, past one):
+    a statement read alone (a budget file's charge line) says of how many devices each batch must hold reports, and a
+    session's line listing two shuffles' assumptions scopes each to its own ("the shuffle of n = 1000: ...")."""
+    of_rounds = f" ({rounds} rounds)" if rounds > 1 else ""
+    named = SHUFFLE_ASSUMPTIONS[1].replace("n distinct devices", f"{int(n)} distinct devices")
+    return (SHUFFLE_ASSUMPTIONS[0], f"the shuffle of n = {int(n)}{of_rounds}: {named}")
 
 
 def shuffled_within(protocol: LocalProtocol, n: int, delta: float, epsilon: float) -> bool:
