@@ -14,7 +14,7 @@ from ..errors import InvalidParameterError, InvalidValueTypeError, MalformedData
 from ._arrow import require_pyarrow
 from ._read_errors import data_file_errors, non_number_error
 
-__all__ = ["iter_column", "iter_columns", "count_rows", "csv_rows", "missing_column_error"]
+__all__ = ["iter_column", "iter_columns", "count_rows", "csv_rows", "check_number_type", "missing_column_error"]
 
 #: Bytes of CSV pyarrow reads per block (16 MiB); it would infer a column's type from the first one.
 CSV_BLOCK_BYTES = 1 << 24
@@ -102,11 +102,8 @@ def _aligned_cells(arrays, columns, text, path, pa) -> tuple[list[np.ndarray], i
     """The cells of the rows where no array is null, as NumPy arrays, and how many rows were dropped."""
     keep = np.ones(len(arrays[0]) if arrays else 0, dtype=bool)
     for array, column, as_text in zip(arrays, columns, text):
-        kind = array.type
-        if not as_text and not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
-            raise InvalidValueTypeError(
-                f"The column {column!r} of {str(path)!r} must hold numbers. Got Arrow type {kind} instead."
-            )
+        if not as_text:
+            check_number_type(array.type, column, path, pa)
         if array.null_count:
             keep &= ~array.is_null().to_numpy(zero_copy_only=False)
     mask = pa.array(keep)
@@ -241,6 +238,15 @@ def _csv_cells(cells: list[str], column: str, as_text: bool, path: Path) -> np.n
         return np.array(cells, dtype=np.float64)
     except ValueError:
         raise non_number_error(path, [column]) from None
+
+
+def check_number_type(kind, column: str, path, pa) -> None:
+    """Refuse the column ``column`` of ``path`` unless its Arrow type ``kind`` holds numbers (integers, floats, or only
+    nulls): a boolean would be read as 0 and 1, a timestamp as epoch microseconds."""
+    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
+        raise InvalidValueTypeError(
+            f"The column {column!r} of {str(path)!r} must hold numbers. Got Arrow type {kind} instead."
+        )
 
 
 def missing_column_error(column, columns, path) -> InvalidParameterError:

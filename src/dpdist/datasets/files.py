@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._io._columns import csv_rows
+from .._io._columns import check_number_type, csv_rows
 from .._io._columns import missing_column_error as _missing_column
 from .._io._read_errors import data_file_errors, is_number, non_number_error, not_a_number
 from .._types import FloatBounds, PathLike
@@ -87,11 +87,7 @@ def _read_parquet(path, column):
     schema = pq.read_schema(path)
     if column not in schema.names:
         raise _missing_column(column, schema.names, path)
-    # numbers only, as iter_column reads them (attack108 F5: booleans became 0 and 1, timestamps epoch microseconds)
-    kind = schema.field(column).type
-    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_null(kind)):
-        raise InvalidValueTypeError(
-            f"The column {column!r} of {str(path)!r} must hold numbers. Got Arrow type {kind} instead.")
+    check_number_type(schema.field(column).type, column, path, pa)  # numbers only, as iter_column reads them
     array = pq.read_table(path, columns=[column]).column(column).to_numpy(zero_copy_only=False)
     return _as_float(array, column, path)
 
