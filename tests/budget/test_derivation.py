@@ -13,7 +13,6 @@ import pytest
 
 from dpdist import accounting, amplification, local
 from dpdist.budget import BudgetSession
-from dpdist.cli import main
 from dpdist.errors import IncompatibleStateError, PrivacyBudgetError
 from dpdist.privacy import PrivacyGuarantee
 
@@ -137,13 +136,6 @@ def test_a_charge_written_before_derivations_is_read_at_its_worst_case(tmp_path)
     for _ in range(10):
         randomized_responses.charge(PrivacyGuarantee(0.1, 0.0, "replace", "central"))
     assert exact < BudgetSession.open(days).spent.epsilon == pytest.approx(randomized_responses.spent.epsilon)
-
-
-def test_cli_budget_show_names_what_each_charge_is_derived_from(tmp_path, capsys):
-    path = tmp_path / "team.json"
-    BudgetSession.create(path, 4.0, 1e-8).campaign({"protocol": "grr", "epsilon": 0.1, "domain_size": 16}, reports=50)
-    assert main(["budget", "show", str(path)]) == 0
-    assert '"domain_size":16' in capsys.readouterr().out
 
 
 # ---------------------------------------------------------------------- a memo's campaigns are one mechanism

@@ -194,7 +194,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "central/dictionaries.py": ("central/test_pursuit.py",),
     "central/moments.py": ("central/test_polynomial.py",),
     "cli/_bounds.py": ("local/test_circular_campaign.py",),
-    "cli/_budget.py": ("serve/test_uncertainty.py", "local/test_circular_campaign.py"),
     "cli/_campaign_rounds.py": ("serve/test_uncertainty.py",),
     "cli/_env.py": ("serve/test_operations.py",),
     "cli/_estimate_records.py": ("cli/test_records.py",),

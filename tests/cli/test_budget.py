@@ -1,0 +1,37 @@
+"""``dpdist budget create|show`` (dpdist.cli._budget): what the account's lines say of each charge."""
+
+from __future__ import annotations
+
+from dpdist import local, privacy
+from dpdist.amplification._accounting import assumptions_of
+from dpdist.budget import BudgetSession
+from dpdist.cli import main
+from dpdist.privacy import PrivacyGuarantee
+
+
+def test_budget_show_names_what_each_charge_is_derived_from(tmp_path, capsys):
+    path = tmp_path / "team.json"
+    BudgetSession.create(path, 4.0, 1e-8).campaign({"protocol": "grr", "epsilon": 0.1, "domain_size": 16}, reports=50)
+    assert main(["budget", "show", str(path)]) == 0
+    assert '"domain_size":16' in capsys.readouterr().out
+
+
+def test_budget_show_ends_each_charge_with_the_assumptions_it_rests_on(tmp_path, capsys):
+    """A shuffled round's charge line ends with the assumptions it rests on, by their numbers in the session's line (it
+    stated a bare (epsilon, delta) before), each naming its own shuffle, so two rounds of other batch sizes are told
+    apart; a plain charge's line assumes nothing."""
+    path = tmp_path / "s.json"
+    session = BudgetSession.create(path, 4.0, delta=1e-6)
+    session.charge(PrivacyGuarantee(0.5, 0.0, "replace", "central"), "cdf")
+    grr = local.make("grr", epsilon=4.0, domain_size=8)
+    session.charge(privacy.shuffled(grr, n=1000, delta=1e-8), "relayed round")
+    session.charge(privacy.shuffled(grr, n=5000, delta=1e-8), "bigger round")
+    assert main(["budget", "show", str(path)]) == 0
+    head, cdf, relayed, bigger = capsys.readouterr().out.splitlines()
+    listed = session.spent.assumptions
+    for line, n in ((relayed, 1000), (bigger, 5000)):
+        numbers = [listed.index(text) + 1 for text in assumptions_of(n)]
+        assert all(f"({number}) {text}" in head for number, text in zip(numbers, assumptions_of(n)))
+        assert line.endswith(f"; assuming ({numbers[0]}), ({numbers[1]}) above") and line.count("assuming") == 1
+        assert listed[numbers[1] - 1].startswith(f"the shuffle of n = {n}: ") and f"{n} distinct" in listed[numbers[1] - 1]
+    assert "cdf: " in cdf and "assuming" not in cdf
