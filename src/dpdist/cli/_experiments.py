@@ -42,8 +42,8 @@ from ._arguments import (
     state_rules,
 )
 from ._deploy import read_labels, run_estimate_from_state
-from ._estimate_joint import run_estimate_joint
 from ._bounds import values_in_bounds
+from ._estimate_joint import run_estimate_joint
 from ._simulation import PLOT_NOTE, simulation_lines
 from ._estimate_records import MULTI_CHOOSERS, run_estimate_records
 from ._records import add_columns_argument
@@ -474,7 +474,6 @@ def _estimates_a_mean(name: str) -> bool:
 
 def _wraps(name: str) -> bool:
     """Whether the numerical protocol ``name`` takes its bounds as one period of a circle (``opm-circular``)."""
-
     return bool(getattr(registered_class(name), "circular", False))
 
 
