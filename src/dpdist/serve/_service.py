@@ -323,10 +323,8 @@ class Service:
             if row.state != "open":  # a retry of an acknowledged batch still gets its acknowledgement
                 return await self.count(row, batch_id, digest, None)
             if len(body) <= INLINE_BODY_BYTES and kind in DECODED_KINDS:  # decoded by the committer, with its group
-                ack = await self.committer.commit(Arrival(  # as _commit, one coroutine less a batch
-                    campaign_id, batch_id, digest, None, 0, 0, enrollment_sha256=enrollment,
-                    campaign_file_id=row.export_file_id,
-                    pending=PendingBody(row.protocol, body, content_type, self.limits, row.keep_reports)))
+                # as _commit, one coroutine less a batch
+                ack = await self.committer.commit(self._pending(row, batch_id, digest, body, content_type, enrollment))
                 if row.max_reports is not None and not ack["duplicate"]:
                     self._counted_more(campaign_id, ack["accepted"])
                 return ack
@@ -352,7 +350,13 @@ class Service:
                 _KINDS[content_type] = kind
         if len(body) > INLINE_BODY_BYTES or kind not in DECODED_KINDS:
             return None
-        return Arrival(row.id, batch_id, _digest(kind, body), None, 0, 0, campaign_file_id=row.export_file_id,
+        return self._pending(row, batch_id, _digest(kind, body), body, content_type)
+
+    def _pending(self, row: CampaignRow, batch_id: str, digest: str, body: bytes, content_type: str,
+                 enrollment: str | None = None) -> Arrival:
+        """The arrival of a batch the committer decodes with its group (its body pending), for the group commit."""
+        return Arrival(row.id, batch_id, digest, None, 0, 0, enrollment_sha256=enrollment,
+                       campaign_file_id=row.export_file_id,
                        pending=PendingBody(row.protocol, body, content_type, self.limits, row.keep_reports))
 
     async def conflicted(self, refusal: Conflict, row: CampaignRow, batch_id: str, body: bytes, content_type: str,
