@@ -326,7 +326,6 @@ NOT_YET_SPLIT: dict[str, tuple[str, ...]] = {
     "reproductions/wiener/checks.py": ("reproductions/wiener/test_spec.py",),
     "reproductions/wiener/methods.py": ("reproductions/wiener/test_spec.py", "experiments/checks/test_checks.py"),
     "serve/_assets.py": ("serve/test_schema.py", "demo/test_campaign.py"),
-    "serve/_backpressure.py": ("serve/test_serve_scale.py",),
     "serve/_deltas.py": ("serve/test_serve_scale.py", "local/test_aggregator.py"),
     "serve/_diagnostics.py": ("serve/test_serve_abuse.py", "local/frequency/test_feasibility.py"),
     "serve/_explain.py": ("accuracy/test_accuracy.py",),

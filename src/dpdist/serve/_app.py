@@ -54,6 +54,7 @@ async def lifespan(app: Starlette):
     try:
         yield
     finally:
+        service.pressure.stop()
         await run_in_threadpool(service.close)
 
 

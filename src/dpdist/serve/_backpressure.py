@@ -52,6 +52,7 @@ class Backpressure:
     def __init__(self, clock=time.monotonic):
         self.lag = 0.0
         self._loop = None
+        self._task: asyncio.Task | None = None  # the lag's measure on the loop watched
         self._clock = clock
         self._second = int(clock())
         self._overload_began = self._last_refusal = -math.inf  # the current overload's first refusal, and its last
@@ -63,7 +64,15 @@ class Backpressure:
         loop = asyncio.get_running_loop()
         if self._loop is not loop:
             self._loop = loop
-            loop.create_task(self._measure(loop))
+            self._task = loop.create_task(self._measure(loop))
+
+    def stop(self) -> None:
+        """Stop measuring (on the loop, at the lifespan's end): no task is left pending when the server's loop
+        closes (\"Task was destroyed but it is pending\").  The next :meth:`watch` measures again."""
+        self._loop = None
+        if self._task is not None:
+            self._task.cancel()
+            self._task = None
 
     async def _measure(self, loop: asyncio.AbstractEventLoop) -> None:
         starved = Starved()  # on the loop's thread: its own scheduler counters
