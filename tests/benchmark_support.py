@@ -83,6 +83,11 @@ CASES: dict[str, dict] = {
         "argv": ["--repeats", "1", "--datasets", "demo", "--epsilons", "2", "--factors", "1", "--out", "circular.json"],
         "json": "work/bench_circular/circular.json",
     },
+    "bench_batch_path.py": {
+        "rows": 1,
+        "argv": ["--batches", "20", "--concurrency", "4", "--size", "100", "--repeats", "1"],
+        "json": "benchmarks/results/batch_path.json",
+    },
     "bench_commit_group.py": {
         "rows": 6,
         "argv": ["--groups", "20", "--prefill", "1000", "--repeats", "1"],

@@ -31,6 +31,9 @@ the defences of :class:`._protocol.HeaderTimeoutH11Protocol`:
   answered 400 and the connection closed, as an oversized head is (closed
   without an answer if the application's answer has begun).
 
+A request's answer is written with one ``send`` where uvicorn made two, its head
+held until its body (:mod:`._held_head`).
+
 Importing this module fails without ``httptools``: :func:`._limits.protocol_class`
 then falls back to h11.
 """
@@ -41,6 +44,7 @@ from itertools import chain
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from ._held_head import HeldHead
 from ._protocol import ConcurrencyCap, HeaderTimer
 
 #: uvicorn's own default for the option, should a config leave it unset
@@ -119,7 +123,11 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
                     raise UnsupportedTransferCoding(value[:80])
         if size > self._max_header_bytes:
             raise HeadersTooLarge(size)
+        before = self.cycle
         HttpToolsProtocol.on_headers_complete(self)
+        cycle = self.cycle
+        if cycle is not before and cycle is not None and not self.expect_100_continue:
+            cycle.transport = HeldHead(self.transport, self.loop)  # its head and body in one send (._held_head)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._awaiting_head:

@@ -41,9 +41,10 @@ __all__ = ["read_alike", "MIN_ALIKE", "MAX_ALIKE_BYTES", "TEMPLATES"]
 
 #: bodies of one length at least, for them to be compared at once (fewer: each is checked on its own)
 MIN_ALIKE = 2
-#: the longest body compared at once (a few reports; longer ones are checked on their own, their header read once for
-#: many reports)
-MAX_ALIKE_BYTES = 4096
+#: the longest body compared at once: any the committer decodes (``_service.INLINE_BODY_BYTES``).  A body is compared
+#: by its header's bytes only (its payload is sliced once, as the one-body check slices it): a batch of 10^4 one-byte
+#: reports read alone cost the committer 8 us, a tenth of its Python a batch (docs/benchmarks.md, "Fifteenth round")
+MAX_ALIKE_BYTES = 64 << 10
 _NO_ID = b"\x00" * 32  # what a batch id that is not 32 ASCII characters is compared as: never a hex digit
 _HEX_ID = re.compile(rb"[0-9a-f]{32}")
 _ZERO = ord("0")

@@ -1,0 +1,133 @@
+"""A response's head held until its body: one write of both, the same bytes in the same order (dpdist._guard._held_head).
+
+The fakes stand for asyncio's transport (its writes recorded); ``test_a_real_answer_goes_through_the_held_head``
+serves a request through uvicorn with dpdist's httptools protocol and reads the answer's bytes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+
+import pytest
+
+from dpdist._guard._held_head import HeldHead
+
+
+class _Transport:
+    def __init__(self):
+        self.writes: list[bytes] = []
+        self.closed = False
+
+    def write(self, data: bytes) -> None:
+        self.writes.append(bytes(data))
+
+    def close(self) -> None:
+        self.closed = True
+
+    def is_closing(self) -> bool:
+        return self.closed
+
+    def get_extra_info(self, name, default=None):
+        return ("127.0.0.1", 1) if name == "peername" else default
+
+
+def test_the_head_and_the_body_go_in_one_write_and_later_writes_straight_through():
+    async def main():
+        transport = _Transport()
+        held = HeldHead(transport, asyncio.get_running_loop())
+        held.write(b"HTTP/1.1 200 OK\r\n\r\n")
+        assert transport.writes == []
+        held.write(b"body")
+        held.write(b"more")
+        assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\nbody", b"more"]
+        await asyncio.sleep(0)  # the flush scheduled for the head finds nothing held
+        assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\nbody", b"more"]
+
+    asyncio.run(main())
+
+
+def test_a_head_without_a_body_goes_out_at_the_next_turn_of_the_loop():
+    async def main():
+        transport = _Transport()
+        held = HeldHead(transport, asyncio.get_running_loop())
+        held.write(b"head")
+        await asyncio.sleep(0)
+        assert transport.writes == [b"head"]
+        held.write(b"chunk")  # a streamed body's later chunk: at once
+        assert transport.writes == [b"head", b"chunk"]
+
+    asyncio.run(main())
+
+
+def test_closing_writes_the_head_first_and_the_rest_is_the_transport_s():
+    async def main():
+        transport = _Transport()
+        held = HeldHead(transport, asyncio.get_running_loop())
+        held.write(b"head")
+        held.close()
+        assert transport.writes == [b"head"] and transport.closed and held.is_closing()
+        assert held.get_extra_info("peername") == ("127.0.0.1", 1)
+        held.write(b"late")  # the transport's own behaviour once closing (asyncio drops it)
+        assert transport.writes == [b"head", b"late"]
+
+    asyncio.run(main())
+
+
+def test_an_empty_write_after_the_head_sends_the_head_at_once():
+    async def main():
+        transport = _Transport()
+        held = HeldHead(transport, asyncio.get_running_loop())
+        held.write(b"HTTP/1.1 204 No Content\r\n\r\n")
+        held.write(b"")  # uvicorn writes a bodiless answer's empty body
+        assert transport.writes == [b"HTTP/1.1 204 No Content\r\n\r\n"]
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("expect", [False, True])
+def test_a_real_answer_goes_through_the_held_head(expect, monkeypatch):
+    """uvicorn with dpdist's httptools protocol: the answer's head and body written through :class:`HeldHead` (one
+    write to the transport), the same bytes in order; with ``Expect: 100-continue`` the plain transport (its
+    ``100 Continue`` goes before the head)."""
+    uvicorn = pytest.importorskip("uvicorn")
+    pytest.importorskip("httptools")
+    from dpdist._guard import Limits, uvicorn_options
+
+    async def app(scope, receive, send):
+        if scope["type"] != "http":
+            return
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    through: list[bytes] = []
+    write = HeldHead.write
+    monkeypatch.setattr(HeldHead, "write", lambda self, data: through.append(bytes(data)) or write(self, data))
+    options = uvicorn_options(Limits(http="httptools"))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off",
+                                           **options))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not server.started and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as client:
+            head = b"PUT / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n" + (b"Expect: 100-continue\r\n" if expect else b"")
+            client.sendall(head + b"\r\nabc")
+            time.sleep(0.3)  # the whole answer sent by now
+            received = client.recv(65536)
+        assert received.endswith(b"\r\n\r\nok") and b"content-length: 2" in received.lower()
+        if expect:
+            assert received.startswith(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK") and not through
+        else:
+            assert received.startswith(b"HTTP/1.1 200 OK") and b"".join(through) == received
+    finally:
+        server.should_exit = True
+        thread.join(10)
