@@ -131,3 +131,63 @@ def test_a_real_answer_goes_through_the_held_head(expect, monkeypatch):
     finally:
         server.should_exit = True
         thread.join(10)
+
+
+@pytest.mark.parametrize("method", ["HEAD", "GET"])
+@pytest.mark.parametrize("closing", ["a malformed next request", "a newcomer's room", "shutdown"])
+def test_an_answer_is_on_the_wire_before_the_connection_closes_in_the_same_turn(method, closing):
+    """attack113 F2: a HEAD answer (no body: its head was held to the loop's next turn) was lost when the server closed
+    the connection in the turn the answer completed (a malformed next request answered 400, an idle connection closed
+    for a newcomer at --limit-concurrency, shutdown).  A HEAD answer is not held, and a held head is written when its
+    answer completes and before the protocol's own 400."""
+    pytest.importorskip("httptools")
+    from uvicorn.config import Config
+    from uvicorn.server import ServerState
+
+    from dpdist._guard._protocol_httptools import HeaderTimeoutHttpToolsProtocol
+
+    async def main():
+        answer = asyncio.Event()
+
+        async def app(scope, receive, send):
+            if scope["type"] != "http":
+                return
+            await answer.wait()
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
+            await send({"type": "http.response.body", "body": b"ok"})
+
+        loop = asyncio.get_running_loop()
+        config = Config(app=app, http="httptools", log_level="critical")
+        config.load()
+        protocol = HeaderTimeoutHttpToolsProtocol(config=config, server_state=ServerState(), app_state={})
+        server_end, client = socket.socketpair()
+        with client:
+            await loop.connect_accepted_socket(lambda: protocol, server_end)
+            client.setblocking(False)
+            client.send(f"{method} / HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+            for _ in range(20):
+                await asyncio.sleep(0)
+            answer.set()  # the app answers at the loop's next turn; the connection is closed in that turn too
+            if closing == "a malformed next request":
+                loop.call_soon(protocol.data_received, b"GARBAGE\r\n\r\n")
+            elif closing == "a newcomer's room":  # (what ConcurrencyCap does to an idle keep-alive connection)
+                loop.call_soon(lambda: protocol.timeout_keep_alive_task is not None and protocol.timeout_keep_alive_handler())
+            else:
+                loop.call_soon(protocol.shutdown)
+            for _ in range(50):
+                await asyncio.sleep(0)
+            await asyncio.sleep(0.05)
+            received = b""
+            while True:
+                try:
+                    chunk = client.recv(65536)
+                except BlockingIOError:
+                    break
+                if not chunk:
+                    break
+                received += chunk
+        return received
+
+    received = asyncio.run(main())
+    assert received.startswith(b"HTTP/1.1 200 OK\r\n"), received[:200]
+    assert received.split(b"\r\n\r\n", 1)[1].startswith(b"" if method == "HEAD" else b"ok")

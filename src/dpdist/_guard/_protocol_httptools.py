@@ -32,7 +32,9 @@ the defences of :class:`._protocol.HeaderTimeoutH11Protocol`:
   without an answer if the application's answer has begun).
 
 A request's answer is written with one ``send`` where uvicorn made two, its head
-held until its body (:mod:`._held_head`).
+held until its body (:mod:`._held_head`), and written at the latest when the answer
+is complete or before a 400 the protocol writes itself; a ``HEAD`` answer, which has
+no body, is not held (held, it waited for the loop's next turn: attack113).
 
 Importing this module fails without ``httptools``: :func:`._limits.protocol_class`
 then falls back to h11.
@@ -77,6 +79,7 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         self._head_begun = False
         self._chunk_open = self._chunk_body = False  # a chunk's size line parsed, not yet its end; bytes of it seen
         self._trailer_bytes = 0  # trailer fields' bytes, and reads spent wholly in the trailer section
+        self._held: HeldHead | None = None  # the last request's answer transport holding its head (._held_head)
         # the uvicorn option dpdist sets to _limits.MAX_HEADER_BYTES for both parsers (h11 reads it itself)
         self._max_header_bytes = int(self.config.h11_max_incomplete_event_size or MAX_HEADER_DEFAULT)
 
@@ -126,8 +129,9 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         before = self.cycle
         HttpToolsProtocol.on_headers_complete(self)
         cycle = self.cycle
-        if cycle is not before and cycle is not None and not self.expect_100_continue:
-            cycle.transport = HeldHead(self.transport, self.loop)  # its head and body in one send (._held_head)
+        if (cycle is not before and cycle is not None and not self.expect_100_continue
+                and cycle.scope["method"] != "HEAD"):  # (a HEAD answer has no body to wait for)
+            cycle.transport = self._held = HeldHead(self.transport, self.loop)  # head and body in one send (._held_head)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._awaiting_head:
@@ -154,6 +158,7 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         self.send_400_response("Request trailers too large.")
 
     def send_400_response(self, msg: str) -> None:
+        self._flush_held()  # an answer's head held goes first
         cycle = self.cycle
         if cycle is not None and cycle.response_started and not cycle.response_complete:
             self.transport.close()  # an answer has begun: a 400 written into it would corrupt it
@@ -172,6 +177,7 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         self._head_begun = False
 
     def on_response_complete(self) -> None:
+        self._flush_held()  # the whole answer on the wire before the connection may close (attack113 F2)
         HttpToolsProtocol.on_response_complete(self)
         # a following request begun in the same read as this one (pipelined): no read will arm the timer for the
         # rest of its head, so its headers' time counts from this answer
@@ -179,6 +185,12 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
                 and not self.transport.is_closing()):
             self._arm_header_timer()
             self._incomplete_head()
+
+    def _flush_held(self) -> None:
+        held = self._held
+        if held is not None:
+            self._held = None
+            held.flush()
 
     def connection_lost(self, exc):
         self._close_header_timer()
