@@ -22,7 +22,7 @@ import pytest
 from dpdist import io, local
 from dpdist.client import Client, json_rows
 from dpdist.errors import ServiceRefusedError
-from serve_support import ADMIN_TOKEN, PostgresCluster, ServerProcess, admin_headers, postgres_available
+from serve_support import ADMIN_TOKEN, ServerProcess, admin_headers, postgres_available, shared_cluster
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8, "version": 1}
 MAX_BODY = 1 << 20
@@ -30,11 +30,10 @@ MAX_BODY = 1 << 20
 
 @pytest.fixture(scope="module")
 def postgres():
+    """The process's PostgreSQL cluster (serve_support.shared_cluster: the tests' databases are each a new one in it)."""
     if not postgres_available():
         pytest.skip("PostgreSQL (initdb) is not installed; .ci/run installs the postgresql package")
-    cluster = PostgresCluster().start()
-    yield cluster
-    cluster.stop()
+    return shared_cluster()
 
 
 # a dpdist serve subprocess per database: end to end, so every test that takes it is slow (the app in-process is

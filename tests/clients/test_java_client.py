@@ -13,14 +13,16 @@
   ``HttpURLConnection``.
 
 Without a JDK (or JUnit 5) the tests skip, except under CI (``CI=true``), where a missing JDK fails (``.ci/run``
-installs a JDK and ``junit5``).  Slow: the build and the JUnit run take about 20 CPU-s.
+installs a JDK and ``junit5``).  Slow: the build and the JUnit run take about 40 CPU-s, once for the module.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
+import shutil
 import subprocess
 import zipfile
 from pathlib import Path
@@ -36,24 +38,43 @@ VERSION = re.search(r'String VERSION = "([^"]+)"', (CLIENT / "src/main/java/org/
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> Path:
-    """The jar, the sources jar and the classes that build.sh makes (once for the module, without the tests)."""
+def build_and_junit(tmp_path_factory) -> tuple[Path, dict]:
+    """``clients/java/build.sh OUT test`` run once: the classes, the jar and the sources jar it builds, then the JUnit
+    tests, and its outcome (``returncode``, ``stdout``, ``stderr``).
+
+    The JUnit test and the tests of the jar read the same build, which built the client once for them where each
+    built it (6 CPU-s).  pytest-xdist workers that get some of this module's tests share the temporary folder's parent:
+    the first one runs the build, the others read its outcome."""
     java_tools()
-    out = tmp_path_factory.mktemp("java-build")
-    result = subprocess.run(["sh", str(CLIENT / "build.sh"), str(out)], capture_output=True, text=True, timeout=600)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    junit = junit_jar()
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    out, done = shared / "java-build", shared / "java-build.json"
+    with open(shared / "java-build.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)
+            result = subprocess.run(["sh", str(CLIENT / "build.sh"), str(out), "test"], capture_output=True, text=True,
+                                    timeout=1200, env={**os.environ, "JUNIT_JAR": str(junit)})
+            done.write_text(json.dumps({"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr}))
+    return out, json.loads(done.read_text())
+
+
+@pytest.fixture(scope="module")
+def built(build_and_junit) -> Path:
+    """The jar, the sources jar and the classes that build.sh made (before it ran the tests: its line "built ..." comes
+    after its last javac and jar, which ``set -eu`` stops at)."""
+    out, result = build_and_junit
+    assert re.search(r"^built ", result["stdout"], re.MULTILINE), result["stdout"][-3000:] + result["stderr"][-3000:]
     return out
 
 
-def test_the_junit_tests_pass(tmp_path):
-    java_tools()
-    junit = junit_jar()
-    result = subprocess.run(["sh", str(CLIENT / "build.sh"), str(tmp_path), "test"], capture_output=True, text=True, timeout=1200,
-                            env={**os.environ, "JUNIT_JAR": str(junit)})
-    summary = result.stdout[-6000:] + result.stderr[-3000:]
-    assert result.returncode == 0, summary
-    found = int(re.search(r"(\d+) tests found", result.stdout)[1])
-    assert found >= 100 and " 0 tests failed" in result.stdout, summary
+def test_the_junit_tests_pass(build_and_junit):
+    _, result = build_and_junit
+    summary = result["stdout"][-6000:] + result["stderr"][-3000:]
+    assert result["returncode"] == 0, summary
+    found = int(re.search(r"(\d+) tests found", result["stdout"])[1])
+    assert found >= 100 and " 0 tests failed" in result["stdout"], summary
 
 
 def test_the_jar_holds_the_classes_readme_and_licence_and_the_sources_jar_every_source(built):

@@ -87,6 +87,20 @@ def test_a_worker_runs_the_long_tests_first_and_the_rest_in_their_order(worker):
     assert order == expected
 
 
+def test_a_long_tests_module_moves_whole_so_its_fixtures_are_set_up_once():
+    """A long test's module stays contiguous (its fixtures last while its tests follow one another): its long tests,
+    then its other tests, before the next module's; the modules in their collected order, the others after them."""
+    long_a, long_b = sorted(LONG_TESTS, key=lambda name: name.partition("::")[0])[:2]
+    module_a, module_b = long_a.partition("::")[0], long_b.partition("::")[0]
+    assert module_a != module_b, "two long tests of different modules"
+    nodeids = (f"{module_b}::test_sibling_b", "tests/a.py::test_1", f"{module_a}::test_sibling_a", long_b,
+               f"{module_a}::test_other_a", long_a)
+    items = [SimpleNamespace(nodeid=nodeid) for nodeid in nodeids]
+    pytest_collection_modifyitems(SimpleNamespace(workerinput={}), items)
+    assert [item.nodeid for item in items] == [long_b, f"{module_b}::test_sibling_b", long_a, f"{module_a}::test_sibling_a",
+                                               f"{module_a}::test_other_a", "tests/a.py::test_1"]
+
+
 @pytest.mark.parametrize(
     ("markexpr", "head", "ignored"),
     [

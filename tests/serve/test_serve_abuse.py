@@ -41,7 +41,7 @@ from dpdist.serve._limits import Limits, RateLimiter, uvicorn_options
 from serve_socket_support import (BOUND_S, GRR, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, put, raw_connection,
                                   read_response, read_response_keepalive, request_head)
 from nginx_support import nginx_binary
-from serve_support import ADMIN_TOKEN, PostgresCluster, admin_headers, free_port, postgres_available
+from serve_support import ADMIN_TOKEN, admin_headers, free_port, postgres_available, shared_cluster
 
 
 
@@ -81,11 +81,10 @@ def cli_server(db: str, *options: str, log_path=None, log_level: str = "warning"
 
 @pytest.fixture(scope="module")
 def postgres():
+    """The process's PostgreSQL cluster (serve_support.shared_cluster: the tests' databases are each a new one in it)."""
     if not postgres_available():
         pytest.skip("PostgreSQL (initdb) is not installed; .ci/run installs the postgresql package")
-    cluster = PostgresCluster().start()
-    yield cluster
-    cluster.stop()
+    return shared_cluster()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
