@@ -18,11 +18,9 @@ installs a JDK and ``junit5``).  Slow: the build and the JUnit run take about 40
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import re
-import shutil
 import subprocess
 import zipfile
 from pathlib import Path
@@ -31,6 +29,7 @@ import pytest
 
 from dpdist import io, local
 from java_support import ANDROID_MIN_SDK, ANDROID_TABLE, CLIENT, android_levels, android_table, jdk_references, java_tools, junit_jar
+from run_once_support import once_per_run
 
 pytestmark = pytest.mark.slow
 
@@ -47,17 +46,13 @@ def build_and_junit(tmp_path_factory) -> tuple[Path, dict]:
     the first one runs the build, the others read its outcome."""
     java_tools()
     junit = junit_jar()
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    out, done = shared / "java-build", shared / "java-build.json"
-    with open(shared / "java-build.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            shutil.rmtree(out, ignore_errors=True)
-            result = subprocess.run(["sh", str(CLIENT / "build.sh"), str(out), "test"], capture_output=True, text=True,
-                                    timeout=1200, env={**os.environ, "JUNIT_JAR": str(junit)})
-            done.write_text(json.dumps({"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr}))
-    return out, json.loads(done.read_text())
+
+    def build(out: Path) -> dict:
+        result = subprocess.run(["sh", str(CLIENT / "build.sh"), str(out), "test"], capture_output=True, text=True,
+                                timeout=1200, env={**os.environ, "JUNIT_JAR": str(junit)})
+        return {"returncode": result.returncode, "stdout": result.stdout, "stderr": result.stderr}
+
+    return once_per_run(tmp_path_factory, "java-build", build)
 
 
 @pytest.fixture(scope="module")

@@ -14,11 +14,9 @@ runs.  The collection service's scripts run apart: ``bench_relay.py`` (which cra
 
 from __future__ import annotations
 
-import fcntl
 import importlib.util
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -27,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from benchmark_support import CASES, PEERS, case_arguments, result_record, result_rows, row_list, scratch_copy
+from run_once_support import once_per_run
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -71,21 +70,16 @@ def test_every_benchmark_script_has_a_smoke_case():
 def smoke_runs(tmp_path_factory):
     """Every script's outcome at its smallest case: one process runs them all, in turn, once per session (the
     pytest-xdist workers that get some of the cases share the temporary folder's parent: the first one runs them)."""
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    folder, done = shared / "benchmark-smoke", shared / "benchmark-smoke.json"
-    with open(shared / "benchmark-smoke.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not done.exists():
-            shutil.rmtree(folder, ignore_errors=True)
-            root = scratch_copy(ROOT, folder)
-            spec, out = folder / "spec.json", folder / "outcomes.json"
-            spec.write_text(json.dumps({"root": str(root), "cases": {script: case_arguments(script) for script in CASES}}))
-            run = subprocess.run([sys.executable, str(RUNNER), str(spec), str(out)], capture_output=True, text=True,
-                                 timeout=900)
-            outcomes = json.loads(out.read_text()) if out.exists() else {}
-            done.write_text(json.dumps({"root": str(root), "outcomes": outcomes, "log": run.stderr[-5000:]}))
-    found = json.loads(done.read_text())
+    def run_all(folder: Path) -> dict:
+        root = scratch_copy(ROOT, folder)
+        spec, out = folder / "spec.json", folder / "outcomes.json"
+        spec.write_text(json.dumps({"root": str(root), "cases": {script: case_arguments(script) for script in CASES}}))
+        run = subprocess.run([sys.executable, str(RUNNER), str(spec), str(out)], capture_output=True, text=True,
+                             timeout=900)
+        outcomes = json.loads(out.read_text()) if out.exists() else {}
+        return {"root": str(root), "outcomes": outcomes, "log": run.stderr[-5000:]}
+
+    _, found = once_per_run(tmp_path_factory, "benchmark-smoke", run_all)
     return Path(found["root"]), found["outcomes"], found["log"]
 
 

@@ -42,7 +42,9 @@ then falls back to h11.
 
 from __future__ import annotations
 
+import asyncio
 from itertools import chain
+from typing import cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -131,7 +133,8 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         cycle = self.cycle
         if (cycle is not before and cycle is not None and not self.expect_100_continue
                 and cycle.scope["method"] != "HEAD"):  # (a HEAD answer has no body to wait for)
-            cycle.transport = self._held = HeldHead(self.transport, self.loop)  # head and body in one send (._held_head)
+            self._held = HeldHead(self.transport, self.loop)  # head and body in one send (._held_head)
+            cycle.transport = cast(asyncio.Transport, self._held)  # (the transport's stand-in: its calls, forwarded)
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._awaiting_head:
