@@ -12,7 +12,8 @@ the event loop a request on loopback; docs/benchmarks.md, "Fifteenth round").
 first write (the head) until the next one, written with it at once, or until the
 event loop's next turn (``call_soon``), whichever comes first; every later write
 goes straight through, in order.  The bytes on the wire are the same, in the
-same order; only their grouping into ``send`` calls changes.  A cycle that may
+same order; only their grouping into ``send`` calls changes (a first body write over
+:data:`JOIN_AT_MOST` follows the head in a write of its own rather than be copied to join it).  A cycle that may
 write ``100 Continue`` before its head (a request with ``Expect: 100-continue``)
 keeps the plain transport.
 """
@@ -21,7 +22,10 @@ from __future__ import annotations
 
 import asyncio
 
-__all__ = ["HeldHead"]
+__all__ = ["HeldHead", "JOIN_AT_MOST"]
+
+#: the largest first body write joined to the head (a larger one follows it in a write of its own: no copy of it)
+JOIN_AT_MOST = 64 << 10
 
 
 class HeldHead:
@@ -37,9 +41,13 @@ class HeldHead:
 
     def write(self, data: bytes) -> None:
         held = self._held
-        if held is not None:  # the head, written with what follows it
+        if held is not None:  # the head, written with what follows it (a large body after it: not copied to join it)
             self._held = None
-            self.transport.write(held + data)
+            if len(data) > JOIN_AT_MOST:
+                self.transport.write(held)
+                self.transport.write(data)
+            else:
+                self.transport.write(held + data)
         elif self._first and data and not self.transport.is_closing():
             self._first = False
             self._held = data
