@@ -764,7 +764,7 @@ def main() -> None:
     parser.add_argument("--databases", default="sqlite,postgresql")
     parser.add_argument("--seconds", type=float, default=6.0, help="seconds of load per measurement")
     parser.add_argument("--out", default=None, help="also write the results to this file, one JSON object per line")
-    parser.add_argument("--connections", type=int, default=None, help="wrk's connections in 'one' (64) and 'ratio' (16 and 64)")
+    parser.add_argument("--connections", type=int, default=None, help="wrk's connections in 'one' and 'workers_floor' (64) and 'ratio' (16 and 64)")
     parser.add_argument("--bodies", default="one,batch", help="what each request sends in 'ratio': one report, a batch of 10^4")
     parser.add_argument("--baseline", default=None, help="src folder of another version: 'one', 'crowd' and 'ratio' in pairs")
     parser.add_argument("--repeats", type=int, default=3, help="pairs with --baseline (3)")
@@ -809,8 +809,10 @@ def _case(case: str, kind: str, seconds: float, connections: int = 64, baseline:
             for repeat in range(repeats):
                 for workers in (1, 2):
                     with database(kind) as fresh:
-                        yield {"repeat": repeat, "server": "dpdist", **one_per_request(fresh, seconds, workers=workers)}
-                    yield {"repeat": repeat, "server": "floor", **floor_per_request(seconds, workers=workers)}
+                        yield {"repeat": repeat, "server": "dpdist",
+                               **one_per_request(fresh, seconds, workers=workers, connections=connections)}
+                    yield {"repeat": repeat, "server": "floor", **floor_per_request(seconds, workers=workers,
+                                                                                    connections=connections)}
         elif case == "parsers":  # h11 against httptools, alternating pairs at the same load
             for repeat in range(3):
                 for http in ("h11", "httptools"):
