@@ -34,10 +34,18 @@ class _Transport:
         return ("127.0.0.1", 1) if name == "peername" else default
 
 
-def test_the_head_and_the_body_go_in_one_write_and_later_writes_straight_through():
+def _on_a_loop(check) -> None:
+    """``await check(held, transport)`` on a running event loop: a :class:`HeldHead` over a transport recording its
+    writes."""
     async def main():
         transport = _Transport()
-        held = HeldHead(transport, asyncio.get_running_loop())
+        await check(HeldHead(transport, asyncio.get_running_loop()), transport)
+
+    asyncio.run(main())
+
+
+def test_the_head_and_the_body_go_in_one_write_and_later_writes_straight_through():
+    async def check(held, transport):
         held.write(b"HTTP/1.1 200 OK\r\n\r\n")
         assert transport.writes == []
         held.write(b"body")
@@ -46,26 +54,22 @@ def test_the_head_and_the_body_go_in_one_write_and_later_writes_straight_through
         await asyncio.sleep(0)  # the flush scheduled for the head finds nothing held
         assert transport.writes == [b"HTTP/1.1 200 OK\r\n\r\nbody", b"more"]
 
-    asyncio.run(main())
+    _on_a_loop(check)
 
 
 def test_a_head_without_a_body_goes_out_at_the_next_turn_of_the_loop():
-    async def main():
-        transport = _Transport()
-        held = HeldHead(transport, asyncio.get_running_loop())
+    async def check(held, transport):
         held.write(b"head")
         await asyncio.sleep(0)
         assert transport.writes == [b"head"]
         held.write(b"chunk")  # a streamed body's later chunk: at once
         assert transport.writes == [b"head", b"chunk"]
 
-    asyncio.run(main())
+    _on_a_loop(check)
 
 
 def test_closing_writes_the_head_first_and_the_rest_is_the_transport_s():
-    async def main():
-        transport = _Transport()
-        held = HeldHead(transport, asyncio.get_running_loop())
+    async def check(held, transport):
         held.write(b"head")
         held.close()
         assert transport.writes == [b"head"] and transport.closed and held.is_closing()
@@ -73,18 +77,16 @@ def test_closing_writes_the_head_first_and_the_rest_is_the_transport_s():
         held.write(b"late")  # the transport's own behaviour once closing (asyncio drops it)
         assert transport.writes == [b"head", b"late"]
 
-    asyncio.run(main())
+    _on_a_loop(check)
 
 
 def test_an_empty_write_after_the_head_sends_the_head_at_once():
-    async def main():
-        transport = _Transport()
-        held = HeldHead(transport, asyncio.get_running_loop())
+    async def check(held, transport):
         held.write(b"HTTP/1.1 204 No Content\r\n\r\n")
         held.write(b"")  # uvicorn writes a bodiless answer's empty body
         assert transport.writes == [b"HTTP/1.1 204 No Content\r\n\r\n"]
 
-    asyncio.run(main())
+    _on_a_loop(check)
 
 
 @pytest.mark.parametrize("expect", [False, True])
@@ -198,13 +200,11 @@ def test_a_large_body_follows_the_head_in_a_write_of_its_own():
     the head goes, then the body, as uvicorn wrote them."""
     from dpdist._guard._held_head import JOIN_AT_MOST
 
-    async def main():
-        transport = _Transport()
-        held = HeldHead(transport, asyncio.get_running_loop())
+    async def check(held, transport):
         held.write(b"HTTP/1.1 200 OK\r\n\r\n")
         big = b"x" * (JOIN_AT_MOST + 1)
         held.write(big)
-        return transport.writes, big
+        assert transport.writes[0] == b"HTTP/1.1 200 OK\r\n\r\n" and transport.writes[1] == big
+        assert len(transport.writes) == 2
 
-    writes, big = asyncio.run(main())
-    assert writes[0] == b"HTTP/1.1 200 OK\r\n\r\n" and writes[1] == big and len(writes) == 2
+    _on_a_loop(check)
