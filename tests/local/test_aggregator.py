@@ -185,6 +185,26 @@ def test_exact_sums_are_not_fooled_by_overflow():
 
 
 @pytest.mark.parametrize("case", LIGHTEST, ids=lambda c: c[0])
+def test_partial_states_are_checked_when_merged_in_either_order(case):
+    """What each task of the Dask merge runs (``dpdist.distributed._parts.merge_states``, the tree reduction's
+    function), here without Dask: a forged partial state is refused whether it comes first or second."""
+    from dpdist.distributed._parts import merge_states
+
+    protocol = make(case)
+    exact = _has_exact_relation(protocol)
+    good = _states(protocol)["add"]
+    merged = merge_states(good, good.copy())
+    assert merged.n == 2 * good.n
+    for name, n, statistic, always in _forgeries(good):
+        forged = _unchecked(protocol, n, statistic)
+        for order in ([good, forged], [forged, good]):
+            _expect(always or exact, lambda: merge_states(*order))
+
+
+# Dask and its scheduler (importing Dask is 0.4 CPU-s, and no other fast test loads it): the whole suite; the test
+# above runs the same merge function on the same states and forgeries in the fast loop
+@pytest.mark.slow
+@pytest.mark.parametrize("case", LIGHTEST, ids=lambda c: c[0])
 def test_dask_partial_states_are_checked_when_merged(case):
     dask = pytest.importorskip("dask")
     from dpdist.distributed.dask import _tree_merge
