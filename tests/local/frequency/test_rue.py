@@ -67,8 +67,10 @@ CASES = [
 ]
 
 
+# the fast loop's 500 repeats (0.14 CPU-s a case, was 1,000) keep both bounds at the same rule (3 and 4 standard errors,
+# computed at 500): a variance formula off by 19 % or more is refused (13 % at 1,000, 4.2 % at the whole suite's 10,000)
 @pytest.mark.parametrize("name, params", CASES)
-@pytest.mark.parametrize("repeats", [1000, pytest.param(10_000, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("repeats", [500, pytest.param(10_000, marks=pytest.mark.slow)])
 def test_empirical_variance_matches_the_analytic_mean_mse(name, params, repeats):
     empirical, analytic, standard_error, bias, bias_error = _empirical_against_analytic(name, params, 2000, repeats, 50)
     assert abs(empirical - analytic) <= 3 * standard_error, (empirical, analytic, standard_error)
