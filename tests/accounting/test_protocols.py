@@ -3,6 +3,7 @@ dpdist's own lattice convolution (amplification._composition.LossDistribution), 
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -21,6 +22,7 @@ REPORTS = 10
 DELTA = 1e-6
 
 
+@functools.cache  # 62 fast cases hold 37 distinct distributions (examples of one protocol at one epsilon): each once
 def _own_composition(atoms: accounting.Atoms, step: float, rounding) -> float:
     """dpdist's own lattice convolution of REPORTS copies of ``atoms`` (losses rounded to the lattice by ``rounding``)."""
     index = rounding(np.asarray(atoms.losses) / step).astype(np.int64)
