@@ -96,15 +96,28 @@ def redacted_text(text: str) -> str:
     str
         The same line, its URLs' passwords masked.
     """
-    for pattern in (_USERINFO, _SPACED_USERINFO):
-        text = pattern.sub(lambda match: f"{match.group('head')}:{MASK}@" if _has_password(match) else match.group(0), text)
-    text = _ENCODED_USERINFO.sub(lambda match: f"{match.group('head')}{MASK}@" if _has_password(match) else match.group(0),
-                                 text)
-    text = _QUOTED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
-    for pattern in (_PARAMETER, _ENCODED_SEPARATOR):
-        text = pattern.sub(lambda match: f"{match.group('head')}{MASK}", text)
-    return _ENCODED_PARAMETER.sub(lambda match: f"{match.group('head')}{MASK}" if _encoded_password(match)
-                                  else match.group(0), text)
+    # each pattern reads the text only when the text holds the ASCII punctuation every match of it holds (IGNORECASE
+    # leaves punctuation as it is; the text as the patterns before left it): most lines hold no URL, and each pattern
+    # read a long one whole (16 texts of 200,000 characters: 1.05 CPU-s, 0.31 so)
+    if "//" in text:  # both branches of _USERINFO
+        text = _USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@" if _has_password(match) else match.group(0),
+                             text)
+    if "://" in text and "@" in text:  # a scheme's ":" and "//", an ASCII "@"
+        text = _SPACED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@" if _has_password(match)
+                                    else match.group(0), text)
+    if "//" in text and "%3" in text:
+        text = _ENCODED_USERINFO.sub(lambda match: f"{match.group('head')}{MASK}@" if _has_password(match)
+                                     else match.group(0), text)
+    if "@" in text and ":" in text and ("'" in text or '"' in text):
+        text = _QUOTED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@", text)
+    if "=" in text:
+        text = _PARAMETER.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    if "%3" in text:
+        text = _ENCODED_SEPARATOR.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    if "%" in text and "=" in text:
+        text = _ENCODED_PARAMETER.sub(lambda match: f"{match.group('head')}{MASK}" if _encoded_password(match)
+                                      else match.group(0), text)
+    return text
 
 
 def _has_password(match: re.Match) -> bool:

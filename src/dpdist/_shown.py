@@ -76,11 +76,14 @@ def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> 
         text = text.replace(secret, MASK)
     if limit is not None:  # only what can be shown is escaped (a body of 120 MB took 15 s whole), with room for a
         text = text[: limit + _ROOM]  # credential that starts before the cut (its patterns mask a cut one from its head)
-    text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
+    if not text.isprintable():  # (one pass in C over a text with nothing to escape, the usual one)
+        text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
     text = _CREDENTIAL.sub(lambda match: f"{match.group('head')}{MASK}", redacted_text(text))
-    text = _TOKEN_VALUE.sub(lambda match: f"{match.group('head')}{MASK}", text)
-    text = _BACKSLASHED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@" if match.group("value") is not None
-                                     else match.group(0), text)
+    if "=" in text or "'" in text or '"' in text:  # every match of _TOKEN_VALUE holds one (as redacted_text's patterns)
+        text = _TOKEN_VALUE.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    if ":" in text and ("/" in text or "\\" in text):  # and of _BACKSLASHED_USERINFO
+        text = _BACKSLASHED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@" if match.group("value") is not None
+                                         else match.group(0), text)
     return text if limit is None or len(text) <= limit else text[:limit] + "..."
 
 

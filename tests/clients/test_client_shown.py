@@ -14,6 +14,8 @@ import random
 import subprocess
 from typing import Any
 
+import pytest
+
 from dpdist._shown import shown
 from js_support import ROOT, node_path
 
@@ -137,6 +139,9 @@ def js_shown(chosen: list[dict[str, Any]]) -> list[str]:
     return json.loads(result.stdout)
 
 
+@pytest.mark.slow  # node on every fixture text, the 16 hostile ones of 200,000 characters (0.8 CPU-s): what the JS
+# client's own suite checks against the fixture (clients/js/test/shown.test.js, test_js_client.py's
+# test_node_test_suite_passes); the fast loop keeps test_the_clients_fixture_is_what_python_shows
 def test_the_js_client_shows_a_servers_text_as_python():
     for case, js in zip(cases(), js_shown(cases()), strict=True):
         assert js == expanded(case["shown"]), case
@@ -159,6 +164,7 @@ def test_the_js_client_shows_random_texts_as_python():
         assert js == shown(case["text"], tuple(case["secrets"]), case["limit"]), case
 
 
+@pytest.mark.slow  # node; the JS client's own suite checks these credentials (clients/js/test/shown.test.js)
 def test_the_js_client_takes_the_requests_credential_as_python():
     script = ("import { secretsOf } from './clients/js/src/shown.js';"
               "process.stdout.write(JSON.stringify(['Bearer abcdefg', 'PrivateToken token=\"abcdefgh\"', 'Bearer abc', 'x']"

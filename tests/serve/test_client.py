@@ -4,6 +4,7 @@ the client: tests/serve/test_app.py and beyond)."""
 from __future__ import annotations
 
 import gzip
+import struct
 import zlib
 
 import numpy as np
@@ -171,9 +172,17 @@ EXPORT_URL = "http://127.0.0.1:9"
 
 
 def _gzip_of_zeros(size: int) -> bytes:
-    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
-    zeros = bytes(1 << 20)
-    return b"".join(packer.compress(zeros) for _ in range(size >> 20)) + packer.flush()
+    """A gzip stream of ``size`` NULs (whole MiB), about 1,000 times smaller.  Each MiB is deflated run-length and
+    flushed to a byte boundary with a fresh window, so every MiB's bytes are the same: made once and repeated, in a gzip
+    member written here (deflating 256 MiB at level 9 took 0.7 CPU-s, this 0.1)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -zlib.MAX_WBITS, 9, zlib.Z_RLE)  # raw deflate: the framing is below
+    mib = bytes(1 << 20)
+    piece = packer.compress(mib) + packer.flush(zlib.Z_FULL_FLUSH)
+    crc = 0
+    for _ in range(size >> 20):
+        crc = zlib.crc32(mib, crc)
+    header = b"\x1f\x8b\x08\x00" + bytes(4) + b"\x02\xff"  # gzip, deflate, no name, no time, level 9, unknown OS
+    return header + piece * (size >> 20) + packer.flush() + struct.pack("<II", crc, size & 0xFFFFFFFF)
 
 
 class Answer(httpx.SyncByteStream):
