@@ -329,11 +329,15 @@ def test_unimodal_regression_is_the_least_squares_fit_that_rises_then_falls(seed
     assert falls.size == 0 or np.all(steps[falls[0]:] <= 1e-12)  # rises, then falls
     assert fit.sum() == pytest.approx(values.sum()) and np.all(fit >= 0)
     best = np.inf
+    difference = np.diff(np.eye(values.size), axis=0)  # row i: x[i + 1] - x[i]
     for peak in range(values.size):
-        order = [{"type": "ineq", "fun": (lambda x, i=i, s=(1 if i < peak else -1): s * (x[i + 1] - x[i]))}
-                 for i in range(values.size - 1)]
-        solved = optimize.minimize(lambda x: np.sum((x - values) ** 2), values, constraints=order, method="SLSQP",
-                                   options={"ftol": 1e-14, "maxiter": 500})
+        # the order constraints as one linear map (rises before the peak, falls after), with the exact gradients:
+        # the same optimum as a constraint function per step with numerical derivatives, a tenth of the time
+        order = np.where(np.arange(values.size - 1) < peak, 1.0, -1.0)[:, None] * difference
+        solved = optimize.minimize(lambda x: np.sum((x - values) ** 2), values, jac=lambda x: 2 * (x - values),
+                                   constraints={"type": "ineq", "fun": lambda x, order=order: order @ x,
+                                                "jac": lambda x, order=order: order},
+                                   method="SLSQP", options={"ftol": 1e-14, "maxiter": 500})
         best = min(best, solved.fun)
     assert np.sum((fit - values) ** 2) <= best + 1e-8
     assert np.array_equal(postprocess.unimodal_regression([1.0, 3.0, 2.0]), [1.0, 3.0, 2.0])  # unimodal: itself

@@ -285,11 +285,35 @@ def _charge_file(path: str, attempts: int) -> int:
     return granted
 
 
+# six processes (a fork each: 0.4 CPU-s) in the whole suite; the fast loop charges the file from six threads below, each
+# with its own session and its own handle on the lock file (flock excludes open files, not processes): the same lock,
+# the same re-read under it
+@pytest.mark.slow
 def test_processes_charging_one_file_never_double_spend(tmp_path):
     path = tmp_path / "budget.json"
     BudgetSession.create(path, 1.0)
     with multiprocessing.get_context("fork").Pool(6) as pool:
         granted = pool.starmap(_charge_file, [(str(path), 4)] * 6)
+    assert sum(granted) == 10  # 24 attempts of 0.1 against a total of 1
+    reopened = BudgetSession.open(path)
+    assert len(reopened.charges) == 10 and reopened.spent.epsilon == pytest.approx(1.0)
+
+
+def test_sessions_charging_one_file_never_double_spend(tmp_path):
+    """Six sessions opened on one file, charging it at once (one thread each): the file's lock, not a session's own,
+    keeps them from spending the same budget twice."""
+    path = tmp_path / "budget.json"
+    BudgetSession.create(path, 1.0)
+    granted = [0] * 6
+
+    def charge(index):
+        granted[index] = _charge_file(str(path), 4)
+
+    threads = [threading.Thread(target=charge, args=(index,)) for index in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
     assert sum(granted) == 10  # 24 attempts of 0.1 against a total of 1
     reopened = BudgetSession.open(path)
     assert len(reopened.charges) == 10 and reopened.spent.epsilon == pytest.approx(1.0)

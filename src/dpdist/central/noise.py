@@ -312,8 +312,11 @@ def _discrete_laplace_scaled(size: int, t: int, s: int, rng: np.random.Generator
     accepts it with probability :math:`e^{-U/t}`, adds ``t`` times a geometric
     count of Bernoulli(1/e) successes, divides by ``s`` and attaches a random
     sign, rejecting "-0"; rejected entries are redrawn.  Integer arithmetic
-    only (``t <= 2**SCALE_BITS`` by :func:`_sampler_scale`, so ``t * k`` stays below 2**63).
+    only (``t <= 2**SCALE_BITS`` by :func:`_sampler_scale`, so ``t * k`` stays below 2**63).  One draw goes through
+    :func:`_discrete_laplace_one`: the same draws from ``rng`` in the same order, without arrays (a tenth of the time).
     """
+    if size == 1:
+        return np.array([_discrete_laplace_one(t, s, rng)], dtype=np.int64)
     out = np.empty(size, dtype=np.int64)
     pending = np.arange(size)
     while pending.size:

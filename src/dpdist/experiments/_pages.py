@@ -68,12 +68,18 @@ def choose_sample(spec: ExperimentSpec) -> list[Cell]:
     SHA-256 of the cell's stable description (dataset, label, parameters, repeat), never by timing,
     so every run of the same spec picks the same cells."""
     sizes: dict[Any, float] = {}
-    best: dict[str, tuple[tuple, Cell]] = {}
+    best: dict[str, list] = {}  # label: [cost rank, cell, its hash (taken when a tie needs it)]
     for cell in spec.cells():
-        rank = (*_cost_rank(cell, sizes), _cell_hash(cell))
+        cost = _cost_rank(cell, sizes)
         current = best.get(cell.method.label)
-        if current is None or rank < current[0]:
-            best[cell.method.label] = (rank, cell)
+        if current is None or cost < current[0]:
+            best[cell.method.label] = [cost, cell, None]
+        elif cost == current[0]:  # a tie on cost: the smaller hash wins (hashing only ties: most cells cost more)
+            if current[2] is None:
+                current[2] = _cell_hash(current[1])
+            challenger = _cell_hash(cell)
+            if challenger < current[2]:
+                best[cell.method.label] = [cost, cell, challenger]
     return [best[method.label][1] for method in spec.methods if method.label in best]
 
 
