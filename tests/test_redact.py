@@ -178,6 +178,35 @@ def test_dpdist_serve_never_shows_the_part_of_a_password_after_an_at_sign(capsys
     assert "DBPW3" not in err + out, err
 
 
+@pytest.mark.parametrize("url, shown", [
+    # attack114 F1: the user name read up to the port's ":" and the password to the last "@", the parameter's
+    ("postgresql://dp@db.example:5432/app?sslmode=require&password=p@SEKRET", "postgresql://dp@db.example:***password=***"),
+    ("postgresql://dp@127.0.0.1:55432/postgres?password=pa%20ss/w@rd:SEKRET", "postgresql://dp@127.0.0.1:***password=***"),
+    ("postgresql://dp@[::1]/db?password=p@SEKRET", "postgresql://dp@[:***password=***"),
+    ("postgresql://dp@h1:5432,h2:5432/db?password=p@SEKRET", "postgresql://dp@h1:***password=***"),
+    ("postgresql://h:5432/db?user=dp&password=p@SEKRET", "postgresql://h:***password=***"),
+    ("postgresql://dp@h:5432/db?sslpassword=k@SEKRET", "postgresql://dp@h:***sslpassword=***"),
+    ("postgresql://dp@h:5432/db?password=k\uff20SEKRET", "postgresql://dp@h:***password=***"),
+    ("postgresql://dp@h:5432/db?pass%77ord=p@SEKRET", "postgresql://dp@h:***pass%77ord=***"),
+    ("postgresql://dp@h:5432/db?password%3Dp@SEKRET", "postgresql://dp@h:***password%3D***"),
+    ("postgresql://u:SEKRET@host:5432/db?password=p@xSEKRET", "postgresql://u:***password=***"),  # both masked
+    ("postgresql://u:SEKRET@host:5432/db", "postgresql://u:***@host:5432/db"),  # as before
+    ("postgresql://user@corp.com:SEKRET@host/db", "postgresql://user@corp.com:***@host/db"),
+])
+def test_a_query_password_holding_an_at_sign_after_a_port_is_masked_whole(url, shown):
+    assert redacted_url(url) == shown and "SEKRET" not in redacted_url(url)
+
+
+def test_dpdist_serve_never_shows_a_query_password_holding_an_at_sign(capsys):
+    """attack114 F1: the banner and the '--db' error showed ``rd:SEKRET`` of ``?password=pa%20ss/w@rd:SEKRET``."""
+    pytest.importorskip("psycopg")
+    pytest.importorskip("starlette")
+    status, out, err = run(capsys, "serve", "--db", "postgresql://dp@127.0.0.1:1/d?password=pa%20ss/w@rd:SEKRET",
+                           "--admin-token", "admin-token-0123456789")
+    assert status == 2 and err.count("\n") == 1 and "'--db' option" in err
+    assert "SEKRET" not in err + out, err
+
+
 #: fix76: texts on which a pattern read its long run again from each of its characters (a time quadratic in the run:
 #: "A" * 160_000 took 27 s a pattern, minutes whole); each is masked as it was, in a time linear in the text (no timed
 #: assertion: a quadratic pattern takes minutes on these, a hang the runner's and CI's timeouts catch)
