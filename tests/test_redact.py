@@ -180,21 +180,38 @@ def test_dpdist_serve_never_shows_the_part_of_a_password_after_an_at_sign(capsys
 
 @pytest.mark.parametrize("url, shown", [
     # attack114 F1: the user name read up to the port's ":" and the password to the last "@", the parameter's
-    ("postgresql://dp@db.example:5432/app?sslmode=require&password=p@SEKRET", "postgresql://dp@db.example:***password=***"),
-    ("postgresql://dp@127.0.0.1:55432/postgres?password=pa%20ss/w@rd:SEKRET", "postgresql://dp@127.0.0.1:***password=***"),
-    ("postgresql://dp@[::1]/db?password=p@SEKRET", "postgresql://dp@[:***password=***"),
-    ("postgresql://dp@h1:5432,h2:5432/db?password=p@SEKRET", "postgresql://dp@h1:***password=***"),
-    ("postgresql://h:5432/db?user=dp&password=p@SEKRET", "postgresql://h:***password=***"),
-    ("postgresql://dp@h:5432/db?sslpassword=k@SEKRET", "postgresql://dp@h:***sslpassword=***"),
-    ("postgresql://dp@h:5432/db?password=k\uff20SEKRET", "postgresql://dp@h:***password=***"),
-    ("postgresql://dp@h:5432/db?pass%77ord=p@SEKRET", "postgresql://dp@h:***pass%77ord=***"),
-    ("postgresql://dp@h:5432/db?password%3Dp@SEKRET", "postgresql://dp@h:***password%3D***"),
-    ("postgresql://u:SEKRET@host:5432/db?password=p@xSEKRET", "postgresql://u:***password=***"),  # both masked
+    ("postgresql://dp@db.example:5432/app?sslmode=require&password=p@SEKRET", "postgresql://dp@db.example:***@password=***"),
+    ("postgresql://dp@127.0.0.1:55432/postgres?password=pa%20ss/w@rd:SEKRET", "postgresql://dp@127.0.0.1:***@password=***"),
+    ("postgresql://dp@[::1]/db?password=p@SEKRET", "postgresql://dp@[:***@password=***"),
+    ("postgresql://dp@h1:5432,h2:5432/db?password=p@SEKRET", "postgresql://dp@h1:***@password=***"),
+    ("postgresql://h:5432/db?user=dp&password=p@SEKRET", "postgresql://h:***@password=***"),
+    ("postgresql://dp@h:5432/db?sslpassword=k@SEKRET", "postgresql://dp@h:***@sslpassword=***"),
+    ("postgresql://dp@h:5432/db?password=k\uff20SEKRET", "postgresql://dp@h:***@password=***"),
+    ("postgresql://dp@h:5432/db?pass%77ord=p@SEKRET", "postgresql://dp@h:***@pass%77ord=***"),
+    ("postgresql://dp@h:5432/db?password%3Dp@SEKRET", "postgresql://dp@h:***@password%3D***"),
+    ("postgresql://u:SEKRET@host:5432/db?password=p@xSEKRET", "postgresql://u:***@password=***"),  # both masked
     ("postgresql://u:SEKRET@host:5432/db", "postgresql://u:***@host:5432/db"),  # as before
     ("postgresql://user@corp.com:SEKRET@host/db", "postgresql://user@corp.com:***@host/db"),
+    # attack115 R1: a "password=" in userinfo is the password's, not a parameter; later parameters masked as before
+    ("postgresql://dp:my.password=SEKRET@127.0.0.1:1/db?sslpassword='SEKRET'",
+     "postgresql://dp:***@127.0.0.1:1/db?sslpassword=***"),
+    ("postgresql://dp%3ASEK:RET@127.0.0.1:1/db?password=p@x", "postgresql://dp%3A***@password=***"),
+    ("postgresql://127.0.0.1:1/db?password=x@y&password =@SEKRET", "postgresql://127.0.0.1:***@password=***&password =***"),
+    # attack115 L1: a quote does not end a query's value
+    ("postgresql://dp@127.0.0.1:5/postgres?password=it's-SEKRET%40x", "postgresql://dp@127.0.0.1:5/postgres?password=***"),
+    ("postgresql://dp@h/db?pass%77ord=a'SEKRET&x=1", "postgresql://dp@h/db?pass%77ord=***&x=1"),
 ])
 def test_a_query_password_holding_an_at_sign_after_a_port_is_masked_whole(url, shown):
     assert redacted_url(url) == shown and "SEKRET" not in redacted_url(url)
+
+
+def test_a_long_url_is_masked_before_it_is_cut(capsys):
+    """attack115 L2: the '--db' value was cut to 200 characters before its password was masked, so the ``@`` that ends
+    a long userinfo's password fell past the cut and the password was shown."""
+    pytest.importorskip("starlette")
+    status, out, err = run(capsys, "serve", "--db", "mysql://dp:" + "k" * 180 + "SEKRETzz@127.0.0.1:1/db",
+                           "--admin-token", "admin-token-0123456789")
+    assert status == 2 and "'--db'" in err and "SEKRET" not in err + out, err
 
 
 def test_dpdist_serve_never_shows_a_query_password_holding_an_at_sign(capsys):

@@ -59,6 +59,9 @@ _ENCODED_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%
                                 r"(?P<password>[^&\s'\"#]+)")
 #: a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``: a typo libpq refuses, quoting it)
 _ENCODED_SEPARATOR = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password%3D)(?P<password>[^&\s'\"#]+)", re.IGNORECASE)
+#: what a password parameter's mask left of its value in one URL (a quote: ``?password=it's-secret`` read
+#: ``password=***'s-secret``, attack115 L1): a URL's query value ends at ``&`` (or a space), not at a quote
+_QUERY_VALUE_LEFT = re.compile(r"(?P<head>(?:=|%3[Dd])\s*)\*\*\*[^&\s]+")
 #: the shortest piece of a password after an ``@`` masked wherever it appears (a shorter one would mask common text)
 _SHORTEST_PIECE = 3
 #: the names :data:`_PARAMETER` reads, once decoded
@@ -82,12 +85,13 @@ def redacted_url(url: str) -> str:
     -----
     One URL is read as :func:`redacted_text` reads a line, but for a password parameter holding an ``@`` after a
     port (``postgresql://dp@host:5432/db?password=p@ssword``): :data:`_USERINFO` reads the user name up to the port's
-    ``:`` and the password to the last ``@``, the parameter's; here the parameter's name is kept after the mask, and
-    its own pattern masks the rest of its value (``postgresql://dp@host:***password=***``; attack114 F1: ``ssword``
-    was shown).  :func:`redacted_text` stays as it is: the JavaScript and Java clients' copies of it
-    (:func:`dpdist._shown.shown`) show a server's text byte for byte as it does.
+    ``:`` and the password to the last ``@``, the parameter's; here the name of a password parameter of the query is
+    kept after the mask, and its own pattern masks the rest of its value (``postgresql://dp@host:***@password=***``;
+    attack114 F1: ``ssword`` was shown); and a password parameter's value ends at ``&`` or a space, not at a quote
+    (``?password=it's-secret``; attack115 L1).  :func:`redacted_text` stays as it is: the JavaScript and Java clients'
+    copies of it (:func:`dpdist._shown.shown`) show a server's text byte for byte as it does.
     """
-    return _redacted(url, _masked_userinfo)
+    return _QUERY_VALUE_LEFT.sub(lambda match: f"{match.group('head')}{MASK}", _redacted(url, _masked_userinfo))
 
 
 def redacted_text(text: str) -> str:
@@ -144,8 +148,10 @@ def _masked_userinfo(match: re.Match) -> str:
     :func:`redacted_url`)."""
     if not _has_password(match):
         return match.group(0)
-    parameter = _parameter_head(match.group("password"))
-    return f"{match.group('head')}:{MASK}" + ("@" if parameter is None else parameter)
+    password = match.group("password")
+    query = password.find("?")  # a parameter of the query only: a password of userinfo may hold "password=" too
+    parameter = None if query < 0 else _parameter_head(password[query:])
+    return f"{match.group('head')}:{MASK}@" + ("" if parameter is None else parameter)
 
 
 def _parameter_head(text: str) -> str | None:

@@ -383,7 +383,7 @@ class SQLiteFile(PathLike):
         if not isinstance(text, str):
             return super().shown(value)
         problem = sqlite_name_problem(text) if text.strip() else None  # '' says itself
-        return redacted_url(f"{value!r:.200}") + (f" ({problem})" if problem is not None else "")
+        return redacted_url(repr(value))[:200] + (f" ({problem})" if problem is not None else "")  # masked, then cut
 
 
 @dataclass(frozen=True)

@@ -198,7 +198,7 @@ class _DatabaseUrl(Constraint):
         if not isinstance(value, str):
             return type(value).__name__
         problem = _problem(value) if value.strip() else None
-        return redacted_url(f"{value!r:.200}") + (f" ({problem})" if problem is not None else "")
+        return redacted_url(repr(value))[:200] + (f" ({problem})" if problem is not None else "")  # masked, then cut
 
 
 def _problem(url: str) -> str | None:
