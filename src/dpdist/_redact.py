@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 __all__ = ["redacted_url", "redacted_text", "without_password", "without_userinfo", "MASK", "RedactingFilter"]
@@ -112,7 +113,7 @@ def redacted_text(text: str) -> str:
     return _redacted(text, _masked_password)
 
 
-def _redacted(text: str, userinfo) -> str:
+def _redacted(text: str, userinfo: Callable[[re.Match], str]) -> str:
     """:func:`redacted_text`, a match of :data:`_USERINFO` replaced by ``userinfo(match)``."""
     # each pattern reads the text only when the text holds the ASCII punctuation every match of it holds (IGNORECASE
     # leaves punctuation as it is; the text as the patterns before left it): most lines hold no URL, and each pattern
