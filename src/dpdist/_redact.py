@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-__all__ = ["redacted_url", "redacted_text", "without_password", "without_userinfo", "MASK", "RedactingFilter"]
+__all__ = ["redacted_url", "redacted_repr", "redacted_text", "without_password", "without_userinfo", "MASK",
+           "RedactingFilter"]
 
 #: what stands for a password that is not shown
 MASK = "***"
@@ -95,6 +96,27 @@ def redacted_url(url: str) -> str:
     return _QUERY_VALUE_LEFT.sub(lambda match: f"{match.group('head')}{MASK}", _redacted(url, _masked_userinfo))
 
 
+def redacted_repr(value: object, limit: int = 200) -> str:
+    """``repr(value)`` as an error message shows a refused URL or path: masked as :func:`redacted_url` masks it, then
+    cut to ``limit`` characters (masked first: a password ending past the cut was shown, attack115 L2; the whole
+    ``repr`` is read, in a time linear in it, as ``repr`` itself is: a cut before masking shows a long password's
+    start).
+
+    Parameters
+    ----------
+    value : object
+        The refused value.
+    limit : int
+        The most characters shown.
+
+    Returns
+    -------
+    str
+        The masked and cut ``repr``.
+    """
+    return redacted_url(repr(value))[:limit]
+
+
 def redacted_text(text: str) -> str:
     """``text`` with the password of every ``scheme://user:password@`` (or quoted ``'user:password@``), and the value of
     every ``password=`` or ``sslpassword=`` (a URL's query parameter, libpq's ``key=value`` form; the name may be
@@ -121,8 +143,7 @@ def _redacted(text: str, userinfo: Callable[[re.Match], str]) -> str:
     if "//" in text:  # both branches of _USERINFO
         text = _USERINFO.sub(userinfo, text)
     if "://" in text and "@" in text:  # a scheme's ":" and "//", an ASCII "@"
-        text = _SPACED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@" if _has_password(match)
-                                    else match.group(0), text)
+        text = _SPACED_USERINFO.sub(_masked_password, text)
     if "//" in text and "%3" in text:
         text = _ENCODED_USERINFO.sub(lambda match: f"{match.group('head')}{MASK}@" if _has_password(match)
                                      else match.group(0), text)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from .._redact import redacted_url
+from .._redact import redacted_repr, redacted_url
 from ._rule import Constraint, refuses
 
 __all__ = ["InstanceOf", "Items", "TupleOf", "NamedInstanceOf", "Text", "Bytes", "Dict", "PathLike", "SQLiteFile", "CallableRule", "ExistingFile", "RandomSource", "Present", "Admits", "Token", "MappingOf", "HasMethod", "AttributeIn", "Registered", "HttpUrl", "sqlite_name_problem"]
@@ -383,7 +383,7 @@ class SQLiteFile(PathLike):
         if not isinstance(text, str):
             return super().shown(value)
         problem = sqlite_name_problem(text) if text.strip() else None  # '' says itself
-        return redacted_url(repr(value))[:200] + (f" ({problem})" if problem is not None else "")  # masked, then cut
+        return redacted_repr(value) + (f" ({problem})" if problem is not None else "")
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 from urllib.parse import unquote
 
-from .._redact import redacted_url
+from .._redact import redacted_repr
 from .._validation import Constraint, sqlite_name_problem, validate_params
 from ..errors import DPDistError, InvalidParameterError
 
@@ -198,7 +198,7 @@ class _DatabaseUrl(Constraint):
         if not isinstance(value, str):
             return type(value).__name__
         problem = _problem(value) if value.strip() else None
-        return redacted_url(repr(value))[:200] + (f" ({problem})" if problem is not None else "")  # masked, then cut
+        return redacted_repr(value) + (f" ({problem})" if problem is not None else "")
 
 
 def _problem(url: str) -> str | None:
