@@ -11,12 +11,11 @@ any of several) is broken on a command line and must be refused in its own words
 from __future__ import annotations
 
 import argparse
-import functools
 
 import pytest
 
+from cli_support import parsers_built_once  # noqa: F401  (a fixture, used by name)
 from dpdist.cli._arguments import Excludes, Needs, NeedsAny, NeedsCount, NeedsValue, OptionRules, ValueNeeds, named_actions
-from dpdist.cli import _main
 from dpdist.cli._main import build_parser, main
 
 SAMPLES = ("1", "2", "200", "1000", "0.1", "x", "0,1", "a=b", "a:b", "{}", "https://example.org", "out.png", __file__)
@@ -141,18 +140,6 @@ def _refusal(capsys, argv: list[str]) -> str:
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1, lines
     return lines[0]
-
-
-#: main's parser of each first word, built once for this module's ~940 refusals below (building it was ~1.5 of each
-#: refusal's ~2.2 ms; parsing does not change a parser: TABLES's parsers parse every relation case too)
-_BUILT_ONCE = functools.cache(build_parser)
-
-
-@pytest.fixture
-def parsers_built_once(monkeypatch):
-    """``main`` takes its parser from :data:`_BUILT_ONCE` (the environment is not changed by the tests using it: the
-    defaults a parser reads from it when built are the same for all of them)."""
-    monkeypatch.setattr(_main, "build_parser", _BUILT_ONCE)
 
 
 def test_the_sub_commands_state_option_tables():

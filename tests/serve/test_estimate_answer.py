@@ -9,16 +9,14 @@ may hold), in text and ``--json``, and :meth:`Client.estimate` refuses what its 
 
 from __future__ import annotations
 
-import functools
 import http.server
 import json
 
 import numpy as np
 import pytest
 
-from cli_support import run
+from cli_support import parsers_built_once, run  # noqa: F401  (a fixture, used by name)
 from ops_support import serving
-from dpdist.cli import _main
 from dpdist.errors import ServiceRefusedError
 
 httpx = pytest.importorskip("httpx")
@@ -63,19 +61,6 @@ def stub():
         yield url
 
 
-#: main's ``campaign`` parser, built once for the 676 answers of the grid below (building it was 3 of each run's 8 ms
-#: of CPU), as tests/cli/test_arguments.py does for its refusals: parsing does not change a parser, and the one
-#: environment variable it reads when built (DPDIST_SERVER, the default of --server) is not set by the grid, which names
-#: --server; the tests after the grid build it each time, as a run does
-_BUILT_ONCE = functools.cache(_main.build_parser)
-
-
-@pytest.fixture
-def parser_built_once(monkeypatch):
-    """``main`` takes its parser from :data:`_BUILT_ONCE`."""
-    monkeypatch.setattr(_main, "build_parser", _BUILT_ONCE)
-
-
 def _with(path: tuple, value) -> bytes:
     """The real answer with the field at ``path`` set to ``value``, as JSON text (10^4299 written out)."""
     document = json.loads(json.dumps(_REAL))
@@ -104,7 +89,7 @@ _VALUES = {"inf": float("inf"), "-inf": float("-inf"), "nan": float("nan"), "big
            "hugefloat": 1.7e308}
 
 
-@pytest.mark.usefixtures("parser_built_once")
+@pytest.mark.usefixtures("parsers_built_once")
 @pytest.mark.parametrize("json_flag", [False, True], ids=["text", "json"])
 @pytest.mark.parametrize("value", list(_VALUES), ids=list(_VALUES))
 @pytest.mark.parametrize("path", _FIELDS, ids=[".".join(map(str, path)) for path in _FIELDS])
