@@ -90,6 +90,18 @@ def test_discrete_laplace_matches_its_pmf():
     assert np.all(np.abs(observed - pmf) < 5 * np.sqrt(pmf * (1 - pmf) / draws.size))
 
 
+def test_one_discrete_laplace_draw_at_a_time_matches_the_pmf():
+    """One draw a call takes the scalar sampler (``_discrete_laplace_one``), not the array loop: its law, checked as the
+    test above checks the arrays' (every cell within 5 standard errors of its exact probability)."""
+    rng = np.random.default_rng(5)
+    draws = np.array([noise.discrete_laplace(1, 2, 1.0, rng)[0] for _ in range(6000)])
+    a = 0.5
+    support = np.arange(-6, 7)
+    pmf = np.exp(-a * np.abs(support)) * (1 - math.exp(-a)) / (1 + math.exp(-a))
+    observed = np.array([(draws == z).mean() for z in support])
+    assert np.all(np.abs(observed - pmf) < 5 * np.sqrt(pmf * (1 - pmf) / draws.size))
+
+
 @pytest.mark.parametrize("rng", [None, 7], ids=["csprng", "seeded"])
 def test_laplace_outputs_lie_on_a_public_grid_in_every_mode(rng):
     # no raw noisy float leaves a release, whatever the generator
