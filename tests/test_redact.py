@@ -8,7 +8,7 @@ import logging
 import pytest
 
 from cli_support import run
-from dpdist._redact import redacted_text, redacted_url, without_password
+from dpdist._redact import redacted_repr, redacted_text, redacted_url, without_password
 from dpdist.errors import InvalidParameterError
 
 
@@ -245,4 +245,56 @@ HOSTILE = [
 @pytest.mark.parametrize("text, shown", HOSTILE, ids=[f"hostile{index}" for index in range(len(HOSTILE))])
 def test_a_long_hostile_text_is_masked_as_before_in_linear_time(text, shown):
     assert redacted_text(text) == shown
+    assert without_password(text, "http://u:SECRET@h") == shown
+
+
+@pytest.mark.parametrize("url, shown", [
+    # attack114/115's URLs, now in a line too (attack116 F1: a line showed "rd:SEKRET" of "?password=p@ssw@rd:SEKRET")
+    ("postgresql://dp@127.0.0.1:5432/db?password=p@ssw@rd:SEKRET", "postgresql://dp@127.0.0.1:***@password=***"),
+    ("postgresql://dp@db.example:5432/app?sslmode=require&password=p@SEKRET", "postgresql://dp@db.example:***@password=***"),
+    ("postgresql://dp@h:5432/db?pass%77ord=p@SEKRET", "postgresql://dp@h:***@pass%77ord=***"),
+    ("postgresql://dp@127.0.0.1:5/postgres?password=it's-SEKRET%40x", "postgresql://dp@127.0.0.1:5/postgres?password=***"),
+    # attack116 F2: a password typed with a space then a "/", a "#" or a quote in a value, a double-quoted value
+    ("postgresql://dp:pa ss/w@rd@SEKRET@host/db", "postgresql://dp:***@host/db"),
+    ("postgresql://dp@h/db?password=ab#SEKRET", "postgresql://dp@h/db?password=***"),
+    ("postgresql://dp@h/db?password=\"a SEKRET\"&x=1", "postgresql://dp@h/db?password=***&x=1"),
+    ("host=h password=\"a SEKRET\" dbname=d", "host=h password=*** dbname=d"),
+    ("host=h password=ab'SEKRET dbname=d", "host=h password=*** dbname=d"),
+    # attack116 F3: the slashes typed fullwidth (U+FF0F, a "/" once NFKC-normalized)
+    ("http:\uff0f\uff0fuser:SEKRET@host/x", "http:\uff0f\uff0fuser:***@host/x"),
+    ("\uff0f/u:SEKRET@h and /\uff0fu:SEKRET@h", "\uff0f/u:***@h and /\uff0fu:***@h"),
+    ("\uff0f\uff0fdp@h:5432/db?password=p@SEKRET", "\uff0f\uff0fdp@h:***@password=***"),
+])
+def test_a_line_masks_what_one_url_masks(url, shown):
+    assert redacted_text(f"GET {url} failed") == f"GET {shown} failed" and redacted_url(url) == shown
+
+
+def test_one_url_masks_a_query_password_up_to_its_end_a_space_included():
+    """attack116 F2: ``?password=a b`` in ``--db``: one URL's query value ends at ``&`` or the URL's end; in a line, a
+    space ends it (what follows may be prose)."""
+    assert redacted_url("postgresql://dp@h/db?password=a bSEKRET&x=1") == "postgresql://dp@h/db?password=***&x=1"
+    assert redacted_url("postgresql://dp@h/db?sslmode=require&password=a b c SEKRET") == \
+        "postgresql://dp@h/db?sslmode=require&password=***"
+    assert redacted_repr("postgresql://dp@h/db?password=a SEKRET") == "'postgresql://dp@h/db?password=***'"
+    assert redacted_text("postgresql://dp@h/db?password=aSEKRET failed: refused") == \
+        "postgresql://dp@h/db?password=*** failed: refused"
+    assert without_password('bad "a b SEKRET"', 'postgresql://dp@h/db?password="a b SEKRET"') == 'bad "***"'
+
+
+#: attack116's patterns on long hostile texts (see HOSTILE): a spaced password read up to the next "//", fullwidth
+#: slashes, what a mask left of a value, a double-quoted value, an encoded name's quoted value
+HOSTILE_116 = [
+    ("http://u: a/" * 16_667 + " http://u: SE/CRET@h", "http://u: a/" * 16_667 + " http://u:***@h"),
+    ("\uff0f" * 200_000 + " http:\uff0f\uff0fu:SECRET@h", "\uff0f" * 200_000 + " http:\uff0f\uff0fu:***@h"),
+    ("\uff0f\uff0fu:" * 50_000 + " \uff0f\uff0fu:SECRET@h", "\uff0f\uff0fu:" * 50_000 + " \uff0f\uff0fu:***@h"),
+    ("password=x" + "'" * 200_000 + " password=SECRET", "password=***" + "'" * 200_000 + " password=***"),
+    ("password=x" + "''a" * 66_667 + " password=SECRET", "password=*** password=***"),
+    ('password="' + "\\\"" * 100_000 + " SECRET", "password=***"),
+    ("%41='" * 40_000 + " pass%77ord=SECRET", "%41='" * 40_000 + " pass%77ord=***"),
+]
+
+
+@pytest.mark.parametrize("text, shown", HOSTILE_116, ids=[f"hostile116_{index}" for index in range(len(HOSTILE_116))])
+def test_attack116s_patterns_read_a_long_hostile_text_in_linear_time(text, shown):
+    assert redacted_text(text) == shown and redacted_url(text) == shown
     assert without_password(text, "http://u:SECRET@h") == shown

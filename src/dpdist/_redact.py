@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 __all__ = ["redacted_url", "redacted_repr", "redacted_text", "without_password", "without_userinfo", "MASK",
@@ -43,27 +42,41 @@ _ENCODED_USERINFO = re.compile(rf"(?P<head>(?:{_SCHEME})?//[^\s/:@\uff20]*?%3[Aa
                                r"(?:(?P<password>[^\s@\uff20]*)[@\uff20\ufe6b]|[^\s@\uff20]*)")
 #: (the ``@`` may be typed as a fullwidth ``\uff20`` or small ``\ufe6b``, the ``:`` as a fullwidth ``\uff1a``: both read as
 #: ASCII once NFKC-normalized, as some URL parsers do)
-#: a password typed with a space (``http://u:pass word@host``): up to the first ``@``, with no ``/`` before it (or up
-#: to the first ``@`` of the next line, after a password's first line up to its newline)
+#: a password typed with a space (``http://u:pass word@host``): a space before any ``/``, then up to the last ``@`` of
+#: the word holding the first ``@`` after it, with no ``//`` before it (a ``/`` may follow the space:
+#: ``dp:pa ss/w@rd@host``, attack116 F2; or up to the first ``@`` of the next line, after a password's first line up to
+#: its newline).  Linear: what one ``scheme://user:`` reads ends at the next ``//``, the next one's
 _SPACED_USERINFO = re.compile(rf"(?P<head>{_SCHEME}//[^\s/:@]*):"
-                              r"(?P<password>[^@/\n\s]*\s[^@/\n]*|[^@/\n]*\n[^@/\n]*)@")
+                              r"(?P<password>[^@/\n\s]*\s[^@\n/]*(?:/(?!/)[^@\n/]*)*(?:@\S*)?|[^@/\n]*\n[^@/\n]*)@")
 #: ``'user:password@host'`` quoted without its scheme (how some libraries quote an address they refuse; not a
 #: quoted ``'scheme://``, which :data:`_USERINFO` reads)
 _QUOTED_USERINFO = re.compile(r"(?P<head>['\"][^\s'\"/:@]+):(?!//)(?P<password>[^'\"\n]*)@")
 #: a password given as a parameter: ``?password=...`` / ``&sslpassword=...`` in a URL's query (libpq reads both), or
-#: ``password=...`` / ``password='...'`` in libpq's ``key=value`` connection string
-_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)(?P<password>'(?:\\.|[^'\\])*'?|[^&\s'\"#]+)",
-                        re.IGNORECASE)
+#: ``password=...`` / ``password='...'`` in libpq's ``key=value`` connection string (or ``password="..."``, attack116
+#: F2: ``password="a b"`` showed ``b"``)
+_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)"
+                        r"(?P<password>'(?:\\.|[^'\\])*'?|\"(?:\\.|[^\"\\])*\"?|[^&\s'\"#]+)", re.IGNORECASE)
 #: a parameter whose name is percent-encoded (``?pass%77ord=...``, ``&%73slpassword=...``): libpq decodes the names of a
 #: URL's query too, so such a value is a password when its decoded name is (see :func:`_encoded_password`); the name is
 #: the whole run, holding a ``%xx`` (a lookahead finds it: the run is read a few times, not once for each of its ``%xx``)
 _ENCODED_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?P<key>[A-Za-z0-9_%]+)\s*=\s*)"
-                                r"(?P<password>[^&\s'\"#]+)")
+                                r"(?P<password>['\"]?[^&\s'\"#]+)")
 #: a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``: a typo libpq refuses, quoting it)
-_ENCODED_SEPARATOR = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password%3D)(?P<password>[^&\s'\"#]+)", re.IGNORECASE)
-#: what a password parameter's mask left of its value in one URL (a quote: ``?password=it's-secret`` read
-#: ``password=***'s-secret``, attack115 L1): a URL's query value ends at ``&`` (or a space), not at a quote
-_QUERY_VALUE_LEFT = re.compile(r"(?P<head>(?:=|%3[Dd])\s*)\*\*\*[^&\s]+")
+_ENCODED_SEPARATOR = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password%3D)(?P<password>['\"]?[^&\s'\"#]+)",
+                                re.IGNORECASE)
+#: what a password parameter's mask left of its value (a quote: ``?password=it's-secret`` read
+#: ``password=***'s-secret``, attack115 L1; a ``#``: ``password=ab#secret``, attack116 F2): a value ends at ``&`` or a
+#: space, not at a quote or a ``#``; the quotes just before its end stay (``"?password%3Dsecret"`` quoted by a driver)
+_QUERY_VALUE_LEFT = re.compile(r"(?P<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^&\s]*[^&\s'\"])?(?=['\"]*(?![^&\s]))")
+#: in one URL (:func:`redacted_url`), what a mask left of a query parameter's value up to the next ``&`` or the URL's
+#: end: a space too (``?password=a b``, attack116 F2: ``b`` was shown); the name is a run after its ``?`` or ``&``
+_URL_QUERY_VALUE_LEFT = re.compile(r"(?P<head>[?&][A-Za-z0-9_%]*(?:=|%3[Dd])\s*)\*\*\*(?:[^&]*[^&'\"])?(?=['\"]*(?![^&]))")
+#: ``／／user:password@``: the slashes typed fullwidth (U+FF0F, ``/`` once NFKC-normalized; attack116 F3), one or both;
+#: the user name holds no slash, ``:`` or whitespace (read once: a long run of ``／`` is not read from each of its
+#: characters); the password is up to the last ``@`` of its word (without one, the rest of the word is matched and
+#: shown as it is)
+_FULLWIDTH_USERINFO = re.compile(rf"(?P<head>(?:{_SCHEME})?(?:\uff0f[/\uff0f]|/\uff0f)[^\s/\uff0f:\uff1a]*)[:\uff1a]"
+                                 r"(?:(?P<password>\S*)[@\uff20\ufe6b]|\S*)")
 #: the shortest piece of a password after an ``@`` masked wherever it appears (a shorter one would mask common text)
 _SHORTEST_PIECE = 3
 #: the names :data:`_PARAMETER` reads, once decoded
@@ -85,15 +98,10 @@ def redacted_url(url: str) -> str:
 
     Notes
     -----
-    One URL is read as :func:`redacted_text` reads a line, but for a password parameter holding an ``@`` after a
-    port (``postgresql://dp@host:5432/db?password=p@ssword``): :data:`_USERINFO` reads the user name up to the port's
-    ``:`` and the password to the last ``@``, the parameter's; here the name of a password parameter of the query is
-    kept after the mask, and its own pattern masks the rest of its value (``postgresql://dp@host:***@password=***``;
-    attack114 F1: ``ssword`` was shown); and a password parameter's value ends at ``&`` or a space, not at a quote
-    (``?password=it's-secret``; attack115 L1).  :func:`redacted_text` stays as it is: the JavaScript and Java clients'
-    copies of it (:func:`dpdist._shown.shown`) show a server's text byte for byte as it does.
+    One URL is read as :func:`redacted_text` reads a line, but for a query parameter's value masked: in one URL it ends
+    at the next ``&`` or the URL's end, a space included (``?password=a b``, attack116 F2); in a line, a space ends it.
     """
-    return _QUERY_VALUE_LEFT.sub(lambda match: f"{match.group('head')}{MASK}", _redacted(url, _masked_userinfo))
+    return _URL_QUERY_VALUE_LEFT.sub(lambda match: f"{match.group('head')}{MASK}", redacted_text(url))
 
 
 def redacted_repr(value: object, limit: int = 200) -> str:
@@ -131,17 +139,29 @@ def redacted_text(text: str) -> str:
     -------
     str
         The same line, its URLs' passwords masked.
+
+    Notes
+    -----
+    A password parameter holding an ``@`` after a port (``postgresql://dp@host:5432/db?password=p@ssword``):
+    :data:`_USERINFO` reads the user name up to the port's ``:`` and the password to the last ``@``, the parameter's;
+    the name of a password parameter of the query is then kept after the mask, and its own pattern masks the rest of
+    its value (``postgresql://dp@host:***@password=***``; attack114 F1 in one URL, attack116 F1 in a line: ``ssword``
+    was shown).  A password parameter's value ends at ``&`` or a space, not at a quote or a ``#``
+    (``?password=it's-secret``; attack115 L1, attack116 F2).  The JavaScript and Java clients' copies of it
+    (:func:`dpdist._shown.shown`) show a server's text byte for byte as it does.
     """
-    return _redacted(text, _masked_password)
+    return _QUERY_VALUE_LEFT.sub(lambda match: f"{match.group('head')}{MASK}", _redacted(text))
 
 
-def _redacted(text: str, userinfo: Callable[[re.Match], str]) -> str:
-    """:func:`redacted_text`, a match of :data:`_USERINFO` replaced by ``userinfo(match)``."""
+def _redacted(text: str) -> str:
+    """:func:`redacted_text` but for what a password parameter's mask left of its value."""
     # each pattern reads the text only when the text holds the ASCII punctuation every match of it holds (IGNORECASE
     # leaves punctuation as it is; the text as the patterns before left it): most lines hold no URL, and each pattern
     # read a long one whole (16 texts of 200,000 characters: 1.05 CPU-s, 0.31 so)
     if "//" in text:  # both branches of _USERINFO
-        text = _USERINFO.sub(userinfo, text)
+        text = _USERINFO.sub(_masked_userinfo, text)
+    if "\uff0f" in text:  # a fullwidth slash of _FULLWIDTH_USERINFO's two
+        text = _FULLWIDTH_USERINFO.sub(_masked_userinfo, text)
     if "://" in text and "@" in text:  # a scheme's ":" and "//", an ASCII "@"
         text = _SPACED_USERINFO.sub(_masked_password, text)
     if "//" in text and "%3" in text:
@@ -167,7 +187,7 @@ def _masked_password(match: re.Match) -> str:
 def _masked_userinfo(match: re.Match) -> str:
     """:func:`_masked_password`, but where what the pattern took for the password holds a password parameter: the
     parameter's name is kept after the mask, for its own pattern to mask the rest of its value (see
-    :func:`redacted_url`)."""
+    :func:`redacted_text`)."""
     if not _has_password(match):
         return match.group(0)
     password = match.group("password")
@@ -214,12 +234,12 @@ def without_password(text: str, url: str) -> str:
         ``text`` masked as :func:`redacted_text` masks it, and without ``url``'s password anywhere in it.
     """
     userinfo = (next(filter(_has_password, pattern.finditer(url)), None)
-                for pattern in (_USERINFO, _SPACED_USERINFO, _ENCODED_USERINFO))
+                for pattern in (_USERINFO, _FULLWIDTH_USERINFO, _SPACED_USERINFO, _ENCODED_USERINFO))
     matches = [next(filter(None, userinfo), None),
                *_PARAMETER.finditer(url), *_ENCODED_SEPARATOR.finditer(url),
                *filter(_encoded_password, _ENCODED_PARAMETER.finditer(url))]
     for match in matches:
-        password = "" if match is None else match.group("password").strip("'")
+        password = "" if match is None else match.group("password").strip("'\"")
         # a password typed with "@": a driver reads the URL's host from its first "@", and quotes the rest as the host
         pieces = {piece for piece in password.split("@")[1:] if len(piece) >= _SHORTEST_PIECE}
         for shown in sorted({password, unquote(password), *pieces} - {""}, key=len, reverse=True):
