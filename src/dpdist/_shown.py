@@ -16,15 +16,33 @@ from typing import Any
 
 from ._redact import MASK, redacted_text
 
-__all__ = ["shown", "secrets_of", "kind_of"]
+__all__ = ["shown", "masked", "secrets_of", "kind_of"]
 
-#: a credential after its HTTP authentication scheme (``Authorization: Bearer <token>``, ``Basic <base64>``)
-_CREDENTIAL = re.compile(r"(?P<head>(?<![A-Za-z0-9])(?:Bearer|Basic)\s+)(?P<value>[A-Za-z0-9._~+/=-]{6,})", re.IGNORECASE)
-#: a value named as a token: ``?token=...``, ``&admin_token=...``, ``token="..."`` (PrivateToken's), a JSON key's
-#: ``"submit_token": "..."``; not prose (``bad token: expired``).  The name is read from the start of its run (``_`` or
-#: ``-`` before it as well as a letter): a run of ``_`` is read once, not from each of its characters
-_TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token(?:=['\"]?|['\"]\s*:\s*['\"]?))"
-                          r"(?P<value>[^&\s'\"#,;<>]+)", re.IGNORECASE)
+#: a credential after its HTTP authentication scheme (``Authorization: Bearer <token>``, ``Basic <base64>``), quoted
+#: or not (``Bearer "..."``, ``Bearer \\"...\\"`` in a JSON string: attack116 F3)
+_CREDENTIAL = re.compile(r"(?P<head>(?<![A-Za-z0-9])(?:Bearer|Basic)\s+(?:\\*['\"])?)(?P<value>[A-Za-z0-9._~+/=-]{6,})",
+                         re.IGNORECASE)
+#: what ends a named value: ``&``, whitespace, a quote, ``#``, ``,``, ``;``, ``<``, ``>``; not a ``\\`` (an escaped
+#: character shown as ``\\x1b``) but one before a quote (``\\"`` ends a JSON string inside a JSON string)
+_VALUE = r"[^&\s'\"#,;<>]*[^&\s'\"#,;<>\\]"
+#: a value named as a token: ``?token=...``, ``&admin_token=...``, ``token = ...``, ``token="..."`` (PrivateToken's), a
+#: JSON key's ``"submit_token": "..."`` (or ``\\"submit_token\\": \\"...\\"`` in a JSON string), a header's
+#: ``X-Submit-Token: ...`` (a ``_`` or ``-`` before ``token``: attack116 F3); not prose (``bad token: expired``).  The
+#: name is read from the start of its run (``_`` or ``-`` before it as well as a letter): a run of ``_`` is read once,
+#: not from each of its characters
+_TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token"
+                          r"(?:\s*=\s*|\\*['\"]\s*:\s*|(?<=[_-]token)\s*:\s*)(?:\\*['\"])?)"
+                          rf"(?P<value>{_VALUE})", re.IGNORECASE)
+#: the HTTP authentication schemes an ``Authorization`` value may name before its credential
+_SCHEMES = r"(?:bearer|basic|digest|negotiate|token|dpop)"
+#: a password or an ``Authorization`` header named with a ``:`` (attack116 F3): ``password: ...``, ``"password":
+#: "..."`` (a quoted value whole, up to its closing quote), ``Authorization: ...`` (its credential after a scheme named
+#: in :data:`_SCHEMES`; none masked before a ``PrivateToken`` scheme, whose ``token="..."`` :data:`_TOKEN_VALUE` masks,
+#: or before a placeholder: ``Authorization: Bearer <token>``)
+_NAMED_SECRET = re.compile(r"(?P<head>(?:(?<![A-Za-z0-9_])(?:ssl)?password(?:\\*['\"])?\s*:"
+                           r"|(?<![A-Za-z0-9_-])(?:proxy-)?authorization(?:\\*['\"])?\s*[:=])\s*(?:\\*['\"])?"
+                           rf"(?:{_SCHEMES}\s+)?(?!(?:{_SCHEMES}|privatetoken)\s))"
+                           rf"(?P<value>(?<=\")[^\"]*[^\"\\]|(?<=')[^']*[^'\\]|(?<!['\"]){_VALUE})", re.IGNORECASE)
 #: ``/\\user:password@host`` (or ``\\/``, ``\\\\``): WHATWG URL parsers (browsers) read a ``\\`` as a ``/``, so this is
 #: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves; without an ``@`` after the ``:``, the
 #: rest of the word is matched and shown as it is (read once: no later ``//user:`` of the word has an ``@`` either)
@@ -78,13 +96,34 @@ def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> 
         text = text[: limit + _ROOM]  # credential that starts before the cut (its patterns mask a cut one from its head)
     if not text.isprintable():  # (one pass in C over a text with nothing to escape, the usual one)
         text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
+    text = masked(text)
+    return text if limit is None or len(text) <= limit else text[:limit] + "..."
+
+
+def masked(text: str) -> str:
+    """``text`` with every credential :func:`shown` masks read ``***`` (URLs' passwords, ``Bearer``/``Basic``
+    credentials, named tokens, passwords and ``Authorization`` values), nothing escaped or cut: what a line dpdist logs
+    of a requester's own text (a path) goes through before it is escaped its own way.
+
+    Parameters
+    ----------
+    text : str
+        The text to mask.
+
+    Returns
+    -------
+    str
+        ``text``, its credentials masked.
+    """
     text = _CREDENTIAL.sub(lambda match: f"{match.group('head')}{MASK}", redacted_text(text))
-    if "=" in text or "'" in text or '"' in text:  # every match of _TOKEN_VALUE holds one (as redacted_text's patterns)
+    if "=" in text or ":" in text:  # every match of _TOKEN_VALUE holds one (as redacted_text's patterns)
         text = _TOKEN_VALUE.sub(lambda match: f"{match.group('head')}{MASK}", text)
     if ":" in text and ("/" in text or "\\" in text):  # and of _BACKSLASHED_USERINFO
         text = _BACKSLASHED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@" if match.group("value") is not None
                                          else match.group(0), text)
-    return text if limit is None or len(text) <= limit else text[:limit] + "..."
+    if ":" in text or "=" in text:  # and of _NAMED_SECRET
+        text = _NAMED_SECRET.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    return text
 
 
 def kind_of(response: Any) -> str:
