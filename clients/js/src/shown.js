@@ -21,8 +21,18 @@ const SHORTEST_SECRET = 6;
 // encoded name is the whole run, checked to hold a %xx by a lookahead.  Python's IGNORECASE reads an ASCII letter as
 // its other case and as U+0130 (İ) and U+0131 (ı) for an i, U+017F (ſ) for an s, U+212A (K) for a k: the u flag's
 // case folding has the last two, so the patterns read with the i flag list the first two beside A-Za-z.
-const CREDENTIAL = /(?<head>(?<![A-Za-z0-9\u0130\u0131])(?:Bearer|Bas[i\u0130\u0131]c)\s+)(?<value>[A-Za-z0-9\u0130\u0131._~+/=-]{6,})/giu;
-const TOKEN_VALUE = /(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*token(?:=['"]?|['"]\s*:\s*['"]?))(?<value>[^&\s'"#,;<>]+)/giu;
+// A credential after its scheme, quoted or not (Bearer "...", Bearer \"...\" in a JSON string); a value named as a
+// token (token=, token = , "submit_token": "...", \"submit_token\": \"...\", X-Submit-Token: ...); a password or an
+// Authorization header named with a colon (password: ..., "password": "...", Authorization: ...): Python's _CREDENTIAL,
+// _TOKEN_VALUE and _NAMED_SECRET.  A named value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a
+// backslash but one before its end (VALUE).
+/** Python's IGNORECASE reads an i as U+0130 and U+0131 too (the u flag's case folding does not). */
+const I = String.raw`[i\u0130\u0131]`;
+const VALUE = String.raw`[^&\s'"#,;<>]*[^&\s'"#,;<>\\]`;
+const SCHEMES = String.raw`(?:bearer|bas${I}c|d${I}gest|negot${I}ate|token|dpop)`;
+const CREDENTIAL = /(?<head>(?<![A-Za-z0-9\u0130\u0131])(?:Bearer|Bas[i\u0130\u0131]c)\s+(?:\\*['"])?)(?<value>[A-Za-z0-9\u0130\u0131._~+/=-]{6,})/giu;
+const TOKEN_VALUE = new RegExp(String.raw`(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*token(?:\s*=\s*|\\*['"]\s*:\s*|(?<=[_-]token)\s*:\s*)(?:\\*['"])?)(?<value>${VALUE})`, 'giu');
+const NAMED_SECRET = new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password(?:\\*['"])?\s*:|(?<![A-Za-z0-9\u0130\u0131_-])(?:proxy-)?author${I}zat${I}on(?:\\*['"])?\s*[:=])\s*(?:\\*['"])?(?:${SCHEMES}\s+)?(?!(?:${SCHEMES}|pr${I}vatetoken)\s))(?<value>(?<=")[^"]*[^"\\]|(?<=')[^']*[^'\\]|(?<!['"])${VALUE})`, 'giu');
 const BACKSLASHED_USERINFO = /(?<head>[/\\][/\\][^\s/\\:@]*):(?:(?<value>[^\s@]*)@|[^\s@]*)/gu;
 // ``scheme://user:password@`` (Python's _redact._USERINFO): the password from the first ``:`` after the user name to
 // the last ``@`` of the word; the ``:`` may be a fullwidth U+FF1A, the ``@`` a fullwidth U+FF20 or a small U+FE6B (NFKC
@@ -30,15 +40,23 @@ const BACKSLASHED_USERINFO = /(?<head>[/\\][/\\][^\s/\\:@]*):(?:(?<value>[^\s@]*
 // the last ``:`` (or U+FF1A) before the first ``:`` or ``/``, a U+FF1A before an ``@`` in the user name being the second
 // choice; a ``//user:`` with no ``@`` after it matches the rest of its word (the last alternative, no ``value``)
 const USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/(?:(?=(?<user>[^\s/:]*)[:\uff1a])\k<user>(?=[:\uff1a]\S*[@\uff20\ufe6b])|[^\s/:]*(?=\uff1a[^\s/:\uff1a]*[@\uff20\ufe6b])))[:\uff1a](?<value>\S*)[@\uff20\ufe6b]|(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:]*[:\uff1a]\S*/gu;
-const SPACED_USERINFO = /(?<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/:@]*):(?<value>[^@/\n\s]*\s[^@/\n]*|[^@/\n]*\n[^@/\n]*)@/gu;
+// a password typed with a space (Python's _SPACED_USERINFO): a space before any /, then up to the last @ of the word
+// holding the first @ after it, with no // before it (what one scheme://user: reads ends at the next //, the next one's)
+const SPACED_USERINFO = /(?<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/:@]*):(?<value>[^@/\n\s]*\s[^@\n/]*(?:\/(?!\/)[^@\n/]*)*(?:@\S*)?|[^@/\n]*\n[^@/\n]*)@/gu;
+// ``／／user:password@`` (Python's _FULLWIDTH_USERINFO): one or both slashes fullwidth (U+FF0F); the password up to the
+// last @ of its word (without one, the rest of the word is matched: no value)
+const FULLWIDTH_USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?(?:\uff0f[/\uff0f]|\/\uff0f)[^\s/\uff0f:\uff1a]*)[:\uff1a](?:(?<value>\S*)[@\uff20\ufe6b]|\S*)/gu;
 // ``scheme://user%3Apassword@`` (Python's _ENCODED_USERINFO): the ``:`` percent-encoded; without an ``@`` after it, the
 // rest is matched and shown as it is (no ``value``)
 const ENCODED_USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:@\uff20]*?%3[Aa])(?:(?<value>[^\s@\uff20]*)[@\uff20\ufe6b]|[^\s@\uff20]*)/gu;
 const QUOTED_USERINFO = /(?<head>['"][^\s'"/:@]+):(?!\/\/)(?<value>[^'"\n]*)@/gu;
-const PARAMETER = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|[^&\s'"#]+)/giu;
-const ENCODED_PARAMETER = /(?<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?<key>[A-Za-z0-9_%]+)\s*=\s*)(?<value>[^&\s'"#]+)/gu;
+const PARAMETER = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|[^&\s'"#]+)/giu;
+const ENCODED_PARAMETER = /(?<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?<key>[A-Za-z0-9_%]+)\s*=\s*)(?<value>['"]?[^&\s'"#]+)/gu;
 // a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``, Python's _ENCODED_SEPARATOR)
-const ENCODED_SEPARATOR = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password%3D)(?<value>[^&\s'"#]+)/giu;
+const ENCODED_SEPARATOR = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password%3D)(?<value>['"]?[^&\s'"#]+)/giu;
+// what a password parameter's mask left of its value (Python's _QUERY_VALUE_LEFT): up to & or a space, not a quote or a
+// #; the quotes just before its end stay
+const QUERY_VALUE_LEFT = /(?<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^&\s]*[^&\s'"])?(?=['"]*(?![^&\s]))/gu;
 /** What Python's str.isprintable() refuses: other (Cc, Cf, Cs, Co, Cn), line and paragraph separators, spaces but ' '. */
 const UNPRINTABLE = /^(?:[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs})$/u;
 
@@ -80,18 +98,43 @@ function escaped(character) {
   return `\\U${code.toString(16).padStart(8, '0')}`;
 }
 
+/** Whether ``key`` (an encoded parameter's name) is a password's once decoded (Python's _encoded_password). */
+function passwordKey(key) {
+  return ['password', 'sslpassword'].includes(stripped(unquote(key)).toLowerCase());
+}
+
+/**
+ * The name and ``=`` of the first password parameter in ``text`` (as PARAMETER, ENCODED_SEPARATOR or ENCODED_PARAMETER
+ * read one; Python's _parameter_head), or ''.
+ */
+function parameterHead(text) {
+  const found = [text.matchAll(PARAMETER).next().value, text.matchAll(ENCODED_SEPARATOR).next().value,
+    Array.from(text.matchAll(ENCODED_PARAMETER)).find((match) => passwordKey(match.groups.key))].filter(Boolean);
+  return found.length === 0 ? '' : found.reduce((first, match) => (match.index < first.index ? match : first)).groups.head;
+}
+
+/**
+ * A userinfo match masked (Python's _masked_userinfo): as it is without a password; where what the pattern took for
+ * the password holds a password parameter of the query, that parameter's name kept after the mask.
+ */
+function maskedUserinfo(match, ...rest) {
+  const { head, value } = rest.at(-1);
+  if (value === undefined) return match;
+  const query = value.indexOf('?');
+  return `${head}:${MASK}@${query < 0 ? '' : parameterHead(value.slice(query))}`;
+}
+
 /** URLs' passwords masked, as dpdist._redact.redacted_text: its patterns, in its order. */
 function redactedText(text) {
   // a //user: (or //user%3A) with no @ after it is matched whole (value undefined) only to be read once: shown as it is
   const masked = (match, ...rest) => (rest.at(-1).value === undefined ? match : `${rest.at(-1).head}:${MASK}@`);
-  for (const pattern of [USERINFO, SPACED_USERINFO]) text = text.replace(pattern, masked);
+  for (const pattern of [USERINFO, FULLWIDTH_USERINFO]) text = text.replace(pattern, maskedUserinfo);
+  text = text.replace(SPACED_USERINFO, masked);
   text = text.replace(ENCODED_USERINFO, (match, ...rest) => (rest.at(-1).value === undefined ? match : `${rest.at(-1).head}${MASK}@`));
   text = text.replace(QUOTED_USERINFO, masked);
   for (const pattern of [PARAMETER, ENCODED_SEPARATOR]) text = text.replace(pattern, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
-  return text.replace(ENCODED_PARAMETER, (match, ...rest) => {
-    const { head, key } = rest.at(-1);
-    return ['password', 'sslpassword'].includes(stripped(unquote(key)).toLowerCase()) ? `${head}${MASK}` : match;
-  });
+  text = text.replace(ENCODED_PARAMETER, (match, ...rest) => (passwordKey(rest.at(-1).key) ? `${rest.at(-1).head}${MASK}` : match));
+  return text.replace(QUERY_VALUE_LEFT, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
 }
 
 /**
@@ -139,6 +182,7 @@ export function shown(text, secrets = [], limit = 200) {
   text = redactedText(text).replace(CREDENTIAL, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   text = text.replace(TOKEN_VALUE, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   text = text.replace(BACKSLASHED_USERINFO, (match, ...rest) => (rest.at(-1).value === undefined ? match : `${rest.at(-1).head}:${MASK}@`));
+  text = text.replace(NAMED_SECRET, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   const characters = Array.from(text);
   return limit === null || characters.length <= limit ? text : `${characters.slice(0, limit).join('')}...`;
 }
