@@ -7,6 +7,7 @@ import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -36,10 +37,16 @@ final class Shown {
     // IGNORECASE reads an i as U+0130 (İ) and U+0131 (ı) too, an s as U+017F (ſ), a k as U+212A (K): the JDK's
     // IGNORE_CASE does, the patterns list the first two beside A-Za-z for a runtime whose case folding has not them
     // (ICU's, Android's, folds U+0130 to two characters and U+0131 to none).
+    // A credential after its scheme, quoted or not; a value named as a token (token=, token = , "submit_token": "...",
+    // \\"submit_token\\": \\"...\\", X-Submit-Token: ...); a password or an Authorization header named with a colon
+    // (password: ..., "password": "...", Authorization: ...): Python's _CREDENTIAL, _TOKEN_VALUE and _NAMED_SECRET.  A
+    // named value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a backslash but one before its end.
     private static final Pattern CREDENTIAL = Pattern.compile(
-        "((?<![A-Za-z0-9\\u0130\\u0131])(?:Bearer|Bas[i\\u0130\\u0131]c)\\s+)([A-Za-z0-9\\u0130\\u0131._~+/=-]{6,})", IGNORE_CASE);
+        "((?<![A-Za-z0-9\\u0130\\u0131])(?:Bearer|Bas[i\\u0130\\u0131]c)\\s+(?:\\\\*['\"])?)([A-Za-z0-9\\u0130\\u0131._~+/=-]{6,})", IGNORE_CASE);
     private static final Pattern TOKEN_VALUE = Pattern.compile(
-        "((?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*token(?:=['\"]?|['\"]\\s*:\\s*['\"]?))([^&\\s'\"#,;<>]+)", IGNORE_CASE);
+        "((?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*token(?:\\s*=\\s*|\\\\*['\"]\\s*:\\s*|(?<=[_-]token)\\s*:\\s*)(?:\\\\*['\"])?)([^&\\s'\"#,;<>]*[^&\\s'\"#,;<>\\\\])", IGNORE_CASE);
+    private static final Pattern NAMED_SECRET = Pattern.compile(
+        "((?:(?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password(?:\\\\*['\"])?\\s*:|(?<![A-Za-z0-9\\u0130\\u0131_-])(?:proxy-)?author[i\\u0130\\u0131]zat[i\\u0130\\u0131]on(?:\\\\*['\"])?\\s*[:=])\\s*(?:\\\\*['\"])?(?:(?:bearer|bas[i\\u0130\\u0131]c|d[i\\u0130\\u0131]gest|negot[i\\u0130\\u0131]ate|token|dpop)\\s+)?(?!(?:(?:bearer|bas[i\\u0130\\u0131]c|d[i\\u0130\\u0131]gest|negot[i\\u0130\\u0131]ate|token|dpop)|pr[i\\u0130\\u0131]vatetoken)\\s))((?<=\")[^\"]*[^\"\\\\]|(?<=')[^']*[^'\\\\]|(?<!['\"])[^&\\s'\"#,;<>]*[^&\\s'\"#,;<>\\\\])", IGNORE_CASE);
     private static final Pattern BACKSLASHED_USERINFO = Pattern.compile("([/\\\\][/\\\\][^\\s/\\\\:@]*):(?:([^\\s@]*)@|[^\\s@]*)");
     /** A URL's scheme ({@code http:}), read from the start of its run of scheme characters (Python's {@code _SCHEME}). */
     private static final String SCHEME = "(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)";
@@ -53,8 +60,21 @@ final class Shown {
      */
     private static final Pattern USERINFO = Pattern.compile("(" + SCHEME + "?//(?:(?=([^\\s/:]*)[:\\uff1a])\\2(?=[:\\uff1a]\\S*[@\\uff20\\ufe6b])"
         + "|[^\\s/:]*(?=\\uff1a[^\\s/:\\uff1a]*[@\\uff20\\ufe6b])))[:\\uff1a](\\S*)[@\\uff20\\ufe6b]|" + SCHEME + "?//[^\\s/:]*[:\\uff1a]\\S*");
+    /**
+     * A password typed with a space (Python's {@code _SPACED_USERINFO}; group 2): a space before any {@code /}, then up to
+     * the last {@code @} of the word holding the first {@code @} after it, with no {@code //} before it (what one
+     * {@code scheme://user:} reads ends at the next {@code //}, the next one's).  The loops are possessive
+     * (as greedy here: what they give back is never an {@code @}): the JDK's greedy group loop recurses once an
+     * iteration, a long text overflowed its stack.
+     */
     private static final Pattern SPACED_USERINFO = Pattern.compile(
-        "(" + SCHEME + "//[^\\s/:@]*):([^@/\\n\\s]*\\s[^@/\\n]*|[^@/\\n]*\\n[^@/\\n]*)@");
+        "(" + SCHEME + "//[^\\s/:@]*):([^@/\\n\\s]*\\s[^@\\n/]*+(?:/(?!/)[^@\\n/]*+)*+(?:@\\S*)?|[^@/\\n]*\\n[^@/\\n]*)@");
+    /**
+     * {@code ／／user:password@} (Python's {@code _FULLWIDTH_USERINFO}): one or both slashes fullwidth (U+FF0F); the
+     * password (group 2) up to the last {@code @} of its word (without one, the rest of the word is matched: no group 2).
+     */
+    private static final Pattern FULLWIDTH_USERINFO = Pattern.compile(
+        "(" + SCHEME + "?(?:\\uff0f[/\\uff0f]|/\\uff0f)[^\\s/\\uff0f:\\uff1a]*)[:\\uff1a](?:(\\S*)[@\\uff20\\ufe6b]|\\S*)");
     /**
      * {@code scheme://user%3Apassword@} (Python's {@code _ENCODED_USERINFO}): the {@code :} percent-encoded; without an
      * {@code @} after it, the rest is matched and shown as it is (no group 2).
@@ -62,12 +82,18 @@ final class Shown {
     private static final Pattern ENCODED_USERINFO = Pattern.compile(
         "(" + SCHEME + "?//[^\\s/:@\\uff20]*?%3[Aa])(?:([^\\s@\\uff20]*)[@\\uff20\\ufe6b]|[^\\s@\\uff20]*)");
     private static final Pattern QUOTED_USERINFO = Pattern.compile("(['\"][^\\s'\"/:@]+):(?!//)([^'\"\\n]*)@");
+    /** A password parameter (Python's {@code _PARAMETER}): its quoted values' loops possessive (see SPACED_USERINFO). */
     private static final Pattern PARAMETER = Pattern.compile(
-        "((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password\\s*=\\s*)('(?:\\\\.|[^'\\\\])*'?|[^&\\s'\"#]+)", IGNORE_CASE);
+        "((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password\\s*=\\s*)('(?:\\\\.|[^'\\\\])*+'?|\"(?:\\\\.|[^\"\\\\])*+\"?|[^&\\s'\"#]+)", IGNORE_CASE);
     private static final Pattern ENCODED_PARAMETER = Pattern.compile(
-        "((?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})([A-Za-z0-9_%]+)\\s*=\\s*)([^&\\s'\"#]+)");
+        "((?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})([A-Za-z0-9_%]+)\\s*=\\s*)(['\"]?[^&\\s'\"#]+)");
     /** A password parameter whose {@code =} is percent-encoded ({@code ?password%3Dsecret}, Python's {@code _ENCODED_SEPARATOR}). */
-    private static final Pattern ENCODED_SEPARATOR = Pattern.compile("((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password%3D)([^&\\s'\"#]+)", IGNORE_CASE);
+    private static final Pattern ENCODED_SEPARATOR = Pattern.compile("((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password%3D)(['\"]?[^&\\s'\"#]+)", IGNORE_CASE);
+    /**
+     * What a password parameter's mask left of its value (Python's {@code _QUERY_VALUE_LEFT}): up to {@code &} or a space,
+     * not a quote or a {@code #}; the quotes just before its end stay.
+     */
+    private static final Pattern QUERY_VALUE_LEFT = Pattern.compile("((?:=|%3[Dd])\\s*)\\*\\*\\*(?:[^&\\s]*[^&\\s'\"])?(?=['\"]*(?![^&\\s]))");
     /** What Python's str.split() splits on (str.isspace()). */
     private static final Pattern WHITESPACE = Pattern.compile("[\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+");
 
@@ -118,8 +144,10 @@ final class Shown {
             if (printable(code)) escaped.appendCodePoint(code);
             else escaped.append(escape(code));
         }
-        text = redactedText(escaped.toString());
-        text = sub(BACKSLASHED_USERINFO, sub(TOKEN_VALUE, sub(CREDENTIAL, text, MASK, 0), MASK, 0), ":" + MASK + "@", 2);
+        text = sub(CREDENTIAL, redactedText(escaped.toString()), headThen(0, MASK));
+        text = sub(TOKEN_VALUE, text, headThen(0, MASK));
+        text = sub(BACKSLASHED_USERINFO, text, headThen(2, ":" + MASK + "@"));
+        text = sub(NAMED_SECRET, text, headThen(0, MASK));
         if (limit < 0 || text.codePointCount(0, text.length()) <= limit) return text;
         return text.substring(0, text.offsetByCodePoints(0, limit)) + "...";
     }
@@ -158,27 +186,73 @@ final class Shown {
 
     /** URLs' passwords masked, as Python's {@code dpdist._redact.redacted_text}: its patterns, in its order. */
     private static String redactedText(String text) {
-        text = sub(SPACED_USERINFO, sub(USERINFO, text, ":" + MASK + "@", 3), ":" + MASK + "@", 0);
-        text = sub(QUOTED_USERINFO, sub(ENCODED_USERINFO, text, MASK + "@", 2), ":" + MASK + "@", 0);
-        return sub(ENCODED_PARAMETER, sub(ENCODED_SEPARATOR, sub(PARAMETER, text, MASK, 0), MASK, 0), MASK, 0);
+        text = sub(USERINFO, text, match -> maskedUserinfo(match, 3));
+        text = sub(FULLWIDTH_USERINFO, text, match -> maskedUserinfo(match, 2));
+        text = sub(SPACED_USERINFO, text, headThen(0, ":" + MASK + "@"));
+        text = sub(ENCODED_USERINFO, text, headThen(2, MASK + "@"));
+        text = sub(QUOTED_USERINFO, text, headThen(0, ":" + MASK + "@"));
+        text = sub(PARAMETER, text, headThen(0, MASK));
+        text = sub(ENCODED_SEPARATOR, text, headThen(0, MASK));
+        text = sub(ENCODED_PARAMETER, text, match -> passwordKey(match.group(2)) ? match.group(1) + MASK : null);
+        return sub(QUERY_VALUE_LEFT, text, headThen(0, MASK));
     }
 
     /**
-     * {@code text} with each match of {@code pattern} replaced by its first group and {@code suffix}, only where group
-     * {@code password} (if not 0) was found (a {@code //user:} with no {@code @} after it matches the rest of its word,
-     * shown as it is); for {@link #ENCODED_PARAMETER}, only where the percent-decoded name (group 2) is a password's.
+     * A userinfo match masked (Python's {@code _masked_userinfo}): null (shown as it is) without a password (group
+     * {@code password}); where what the pattern took for the password holds a password parameter of the query, that
+     * parameter's name kept after the mask.
      */
-    private static String sub(Pattern pattern, String text, String suffix, int password) {
+    private static String maskedUserinfo(Matcher match, int password) {
+        String value = match.group(password);
+        if (value == null) return null;
+        int query = value.indexOf('?');
+        return match.group(1) + ":" + MASK + "@" + (query < 0 ? "" : parameterHead(value.substring(query)));
+    }
+
+    /**
+     * The name and {@code =} of the first password parameter in {@code text} (as PARAMETER, ENCODED_SEPARATOR or
+     * ENCODED_PARAMETER read one; Python's {@code _parameter_head}), or "".
+     */
+    private static String parameterHead(String text) {
+        String head = "";
+        int first = Integer.MAX_VALUE;
+        for (Pattern pattern : new Pattern[] {PARAMETER, ENCODED_SEPARATOR, ENCODED_PARAMETER}) {
+            Matcher match = pattern.matcher(text);
+            while (match.find()) {
+                if (pattern == ENCODED_PARAMETER && !passwordKey(match.group(2))) continue;
+                if (match.start() < first) {
+                    first = match.start();
+                    head = match.group(1);
+                }
+                break;
+            }
+        }
+        return head;
+    }
+
+    /** Whether {@code key} (an encoded parameter's name) is a password's once percent-decoded (Python's {@code _encoded_password}). */
+    private static boolean passwordKey(String key) {
+        String decoded = stripped(unquote(key)).toLowerCase(Locale.ROOT);
+        return decoded.equals("password") || decoded.equals("sslpassword");
+    }
+
+    /**
+     * A match's replacement: its first group and {@code suffix}; null (shown as it is) where group {@code password} (if
+     * not 0) was not found (a {@code //user:} with no {@code @} after it matches the rest of its word, only to be read once).
+     */
+    private static Function<Matcher, String> headThen(int password, String suffix) {
+        return match -> password != 0 && match.group(password) == null ? null : match.group(1) + suffix;
+    }
+
+    /** {@code text} with each match of {@code pattern} replaced by {@code replacement} of it (null: as it is). */
+    private static String sub(Pattern pattern, String text, Function<Matcher, String> replacement) {
         Matcher match = pattern.matcher(text);
         StringBuilder out = new StringBuilder();
         int last = 0;
         while (match.find()) {
-            if (password != 0 && match.group(password) == null) continue; // read once, shown as it is
-            if (pattern == ENCODED_PARAMETER) {
-                String key = stripped(unquote(match.group(2))).toLowerCase(Locale.ROOT);
-                if (!key.equals("password") && !key.equals("sslpassword")) continue;
-            }
-            out.append(text, last, match.start()).append(match.group(1)).append(suffix);
+            String replaced = replacement.apply(match);
+            if (replaced == null) continue; // read once, shown as it is
+            out.append(text, last, match.start()).append(replaced);
             last = match.end();
         }
         return out.append(text, last, text.length()).toString();
