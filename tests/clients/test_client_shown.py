@@ -38,6 +38,20 @@ NEW_FORMS = [
     "to\u212aen=HIDDEN4 Bearer \u0131\u0131\u0131\u0131\u0131\u0131\u0131",
     "refused by the proxy " + "x" * 150 + " https://user\uff1aHIDDEN1\uff20host/x and https://user%3AHIDDEN2@host/y",
 ]
+#: attack116: a password parameter holding an ``@`` after a port in a line (F1); a password typed with a space and a
+#: ``/``, a quoted or spaced parameter, a ``#`` or quote in a value (F2); a JSON string's token inside a JSON string,
+#: ``token = ``, a quoted Bearer credential, a header's token, an ``Authorization`` value, ``password:``, fullwidth
+#: slashes (F3): each HIDDEN word is masked, each KEEP word shown
+ATTACK116_FORMS = [
+    "F1 postgresql://dp@127.0.0.1:5432/db?password=p@ssw@rd:HIDDEN1 failed; postgresql://dp@h:5432/d?sslpassword=k@HIDDEN2",
+    "F2 postgresql://dp:pa ss/w@HIDDEN1@host/db KEEP1, host=h password=ab#HIDDEN2 x, ?password=it's-HIDDEN3 and "
+    "password=\"a HIDDEN4\" KEEP2 \"?password%3DHIDDEN5\" password = HIDDEN6",
+    "F3 {\\\"submit_token\\\": \\\"HIDDEN1\\\"} token = HIDDEN2 Bearer \"HIDDEN3x\" Bearer 'HIDDEN4x' X-Submit-Token: HIDDEN5 "
+    "Authorization: HIDDEN6 KEEP1",
+    "F3 password: HIDDEN1 {\"password\": \"HIDDEN2 x\"} http:\uff0f\uff0fuser:HIDDEN3@host \uff0f/u:HIDDEN4@h bad token: KEEP1",
+    "F3 Proxy-Authorization: Basic HIDDEN1x, \"Authorization\": \"Bearer HIDDEN2\", access_token: HIDDEN3 "
+    "Authorization: PrivateToken token=\"HIDDEN4\" send 'Authorization: Bearer <token>' KEEP1",
+]
 TEXTS = [
     "x\x1b]0;PWNED\x07",
     f"\x1b[2J\x1b[31mred\nline2 Bearer {SECRET}",
@@ -50,6 +64,7 @@ TEXTS = [
     "\u00e9" * 199 + "\U0001f600\U0001f600",
     "",
     *NEW_FORMS,
+    *ATTACK116_FORMS,
 ]
 #: attack75 A: a copy of the credential across the cut (once at limit + len + 4096), its head moved into view by a
 #: token value masked before it; with the credential, cut (whole, these texts take the URL patterns 0.1 s each)
@@ -77,6 +92,18 @@ HOSTILE = [
     ("", "//u%3A", 33_334, " http://u%3ASECRET@h", " http://u%3A***@h"),
     ("", "xpassword%3D", 16_667, " sslpassword%3dSECRET", " sslpassword%3d***"),
     ("pass%77ord", "%20", 66_667, "x=1 pass%77ord%20=SECRET", "x=1 pass%77ord%20=***"),
+    # attack116's patterns: a spaced password up to a "//" (or with "/"), fullwidth slashes, a quoted or escaped named
+    # value, a header's or Authorization's, a quoted Bearer credential, an encoded name's quoted value
+    ("", "http://u: ", 20_000, " http://u: SE/CRET@h", " http://u:***@h"),
+    ("", "http://u: a/", 16_667, " http://u: SE/CRET@h", " http://u:***@h"),
+    ("", "\uff0f\uff0fu:", 50_000, " \uff0f\uff0fu:SECRET@h", " \uff0f\uff0fu:***@h"),
+    ("", "\uff0f", 200_000, " http:\uff0f\uff0fu:SECRET@h", " http:\uff0f\uff0fu:***@h"),
+    ("", "token ", 40_000, "x-token: SECRET", "x-token: ***"),
+    ("token=", "\\", 200_000, " token = \\\"SECRET\\\"", " token = \\\"***\\\""),
+    ("password: \"", "\\", 200_000, "\" Authorization: SECRET", "\" Authorization: ***"),
+    ("", "Bearer \\", 25_000, " Bearer 'SECRET1'", " Bearer '***'"),
+    ("", "Authorization: Bearer <token> ", 6_667, "Authorization: SECRET", "Authorization: ***"),
+    ("", "%41='", 40_000, " pass%77ord=SECRET", " pass%77ord=***"),
 ]
 
 
@@ -117,6 +144,15 @@ def test_the_forms_python_learned_later_are_masked():
         assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
 
 
+def test_attack116s_forms_are_masked_and_prose_kept():
+    # each HIDDEN word masked, each KEEP word shown; dpdist's own refusal names 'Authorization: Bearer <token>' as it is
+    for text in ATTACK116_FORMS:
+        shown_text = shown(text, (), None)
+        assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
+    assert "send 'Authorization: Bearer <token>' KEEP1" in shown(ATTACK116_FORMS[-1], (), None)
+    assert shown("bad token: expired; the password is wrong", (), None) == "bad token: expired; the password is wrong"
+
+
 def test_a_long_hostile_text_is_shown_whole_and_masked_as_before():
     # fix76: 200,000 characters each (a quadratic pattern takes minutes; no timed assertion)
     hostile = [case for case in cases() if not isinstance(case["text"], str)]
@@ -152,7 +188,10 @@ def test_the_js_client_shows_a_servers_text_as_python():
 PIECES = ["http", "://", "//", "/", ":", "\uff1a", "@", "\uff20", "\ufe6b", "%3A", "%3a", "%3D", "%3", "password", "ssl",
           "pass%77ord", "=", "'", '"', " ", "\n", "u", "pw", "Bearer ", "Basic ", "token", "_", "-", "&", "?", "#", "\\",
           "%41", "%C2%85", "%C2%A0", "%1C", "%EF%BB%BF", "\u0131", "\u0130", "\u017f", "\u212a", "x", "1", "+", ".", ",",
-          "\t", "\x1b", "\u00a0", "\u00e9", "\U0001f600", "abcdefgh"]
+          "\t", "\x1b", "\u00a0", "\u00e9", "\U0001f600", "abcdefgh",
+          # attack116's forms
+          "\uff0f", "Authorization", "authorization: ", "Proxy-", "PrivateToken ", "password: ", '\\"', "\\", "*", "***",
+          "x-token: ", "_token", ": ", "5432", "db?", "<token>", "Bearer \"", " = "]
 
 
 def test_the_js_client_shows_random_texts_as_python():
