@@ -36,3 +36,35 @@ def test_a_gateway_requests_line_names_its_inner_path_escaped(caplog):
     (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
     assert_one_line(line)
     assert "/LOGSECRET5%1B%5B2J%0A" in line
+
+
+#: attack116 F4: a requester's own path holding a credential (a token, a Bearer credential, a URL's password, an
+#: Authorization value), written masked as any text dpdist shows, then percent-encoded
+CREDENTIAL_PATHS = {
+    "/api/campaigns/c/token=LOGSECRET6": "/api/campaigns/c/token%3D***",
+    "/x/Bearer LOGSECRET7": "/x/Bearer%20***",
+    "//user:LOGSECRET8@host/x": "//user%3A***%40host/x",
+    "/x/Authorization: LOGSECRET9": "/x/Authorization%3A%20***",
+}
+
+
+@pytest.mark.parametrize("mode", ["anonymous", "full"])
+@pytest.mark.parametrize("path", list(CREDENTIAL_PATHS))
+def test_an_access_line_masks_a_credential_in_the_path(path, mode, caplog):
+    with caplog.at_level("INFO", logger="uvicorn.access"):
+        access_line(http_scope(path), 404, mode)
+    (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    assert_one_line(line)
+    assert "LOGSECRET" not in line and f' {CREDENTIAL_PATHS[path]} HTTP/1.1" 404' in line, line
+
+
+@pytest.mark.parametrize("path", list(CREDENTIAL_PATHS))
+def test_a_json_access_line_masks_a_credential_in_the_path(path, caplog):
+    import time
+
+    from dpdist.serve._logs import AccessLog
+
+    with caplog.at_level("INFO", logger="dpdist.serve.access"):
+        AccessLog.write(http_scope(path), "unmatched", 404, time.perf_counter(), full=True)
+    (record,) = [record for record in caplog.records if record.name == "dpdist.serve.access"]
+    assert record.path == CREDENTIAL_PATHS[path] and "LOGSECRET" not in record.getMessage()

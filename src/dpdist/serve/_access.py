@@ -16,7 +16,7 @@ An ASGI middleware in front of every route:
 
 A line is one line whatever the request: its method and path are written as the router reads them, percent-encoded
 again (:func:`._logs.printable`; uvicorn's own line did the same; an encoded ``/`` or ``.`` reads decoded, as routed),
-never raw - an anonymous ``GET /x%0aINFO: ...`` wrote a
+its credentials masked first as any text dpdist shows (:func:`._logs.shown_path`: ``/x/token=***``), never raw - an anonymous ``GET /x%0aINFO: ...`` wrote a
 second, forged line, and ``%1b%5b2J`` a raw escape sequence that cleared the terminal of an operator tailing the log.
 """
 
@@ -27,7 +27,7 @@ import logging
 import re
 from urllib.parse import parse_qsl
 
-from ._logs import THROUGH_GATEWAY, inner_of, printable
+from ._logs import THROUGH_GATEWAY, inner_of, printable, shown_path
 
 __all__ = ["PrivacyMiddleware", "query_has_token", "access_line"]
 
@@ -88,7 +88,7 @@ def access_line(scope, status: int, mode: str) -> None:
     if inner is not None:
         address = "ohttp" if address == "-" else f"ohttp@{address}"
     # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
-    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, printable(method, ""), printable(path),
+    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, printable(method, ""), shown_path(path),
                 printable(str(scope.get("http_version", "1.1")), "."), status)
 
 

@@ -24,7 +24,9 @@ from urllib.parse import quote
 
 from uvicorn.config import LOGGING_CONFIG
 
-__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "JsonFormatter", "log_config", "LOG_FORMATS"]
+from .._shown import masked
+
+__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "shown_path", "JsonFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
 
@@ -69,6 +71,14 @@ def printable(text: str, safe: str = "/") -> str:
     space, no quote, no non-ASCII character (a bidi override) - one line of the log, however the request spelled it
     (an anonymous ``GET /x%0aINFO: ...`` wrote a forged second line, ``%1b%5b2J`` a raw escape sequence)."""
     return quote(text, safe=safe, errors="backslashreplace")
+
+
+def shown_path(path: str) -> str:
+    """``path`` (a request's decoded path: the requester's own text) as an access line writes it: masked as dpdist masks
+    any text it shows (:func:`dpdist._shown.masked`: a URL's password, a ``Bearer`` credential, a ``token=`` value...;
+    attack116 F4: ``--access-log full`` wrote them as sent), then percent-encoded by :func:`printable` (its ``***`` as
+    it is)."""
+    return printable(masked(path), "/*")
 
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "color_message"}
@@ -130,5 +140,5 @@ class AccessLog:
             fields["via"] = "ohttp"
         if full:  # --access-log full: the operator asked for addresses and paths (never the query string)
             client = scope.get("client")
-            fields.update(client=f"{client[0]}:{client[1]}" if client else "-", path=printable(path))
+            fields.update(client=f"{client[0]}:{client[1]}" if client else "-", path=shown_path(path))
         cls.logger.info("%s %s %d", method, route, status, extra=fields)
