@@ -4,8 +4,9 @@ A refusal's detail, a success's body, a content type or a ``Location`` come from
 proxy, a captive portal, an echo server that repeats the request it got.  :func:`shown` is the one way such text
 enters a message: control characters (ESC, BEL, newlines, bidi overrides) are escaped as ``\\x1b`` so a line stays a
 line and cannot clear or retitle a terminal; the credential the request carried (:func:`secrets_of`), any
-``Bearer``/``Basic`` credential and any ``token=``/``*_token:`` value are replaced by ``***``, as are
-URLs' passwords (:func:`dpdist._redact.redacted_text`); the text is cut.
+``Bearer``/``Basic`` credential, any ``token=``/``*_token:`` value, any ``password:`` or ``Authorization:`` value
+are replaced by ``***`` (:func:`masked`), as are URLs' passwords (:func:`dpdist._redact.redacted_text`); the text
+is cut.
 """
 
 from __future__ import annotations

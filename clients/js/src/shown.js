@@ -4,8 +4,8 @@
 // captive portal, an echo server repeating the request it got.  ``shown`` is the one way such text enters a
 // ServiceError's message or code: control characters (ESC, BEL, newlines, bidi overrides) are escaped as ``\x1b`` (so
 // a message forwarded to a log or a crash reporter stays one line and cannot clear or retitle a terminal); the
-// credential the request carried (``secretsOf``), any ``Bearer``/``Basic`` credential, any ``token=``/``*_token:``
-// value and URLs' passwords read ``***``; the text is cut.  Byte for byte Python's (tests/clients/test_client_shown.py),
+// credential the request carried (``secretsOf``), any ``Bearer``/``Basic`` credential, any ``token=``/``*_token:``,
+// ``password:`` or ``Authorization:`` value and URLs' passwords read ``***``; the text is cut.  Byte for byte Python's (tests/clients/test_client_shown.py),
 // but for what is escaped among characters newer than a runtime's Unicode tables (Python 3.11: Unicode 14, node 20:
 // 15, JDK 17: 13): one may escape a character another shows.  What is masked does not depend on them.
 

@@ -21,7 +21,8 @@ import java.util.regex.Pattern;
  * proxy, a captive portal, an echo server repeating the request it got.  Control characters (ESC, BEL, newlines, bidi
  * overrides) are escaped as {@code \x1b}, so a message forwarded to a log or a crash reporter stays one line and cannot
  * clear or retitle a terminal; the credential the request carried, any {@code Bearer}/{@code Basic} credential, any
- * {@code token=}/{@code *_token:} value and URLs' passwords read {@code ***}; the text is cut.
+ * {@code token=}/{@code *_token:}, {@code password:} or {@code Authorization:} value and URLs' passwords read
+ * {@code ***}; the text is cut.
  */
 final class Shown {
     /** Characters read past a cut, for a credential that begins before it to be masked whole (Python's {@code _ROOM}). */
