@@ -298,3 +298,65 @@ HOSTILE_116 = [
 def test_attack116s_patterns_read_a_long_hostile_text_in_linear_time(text, shown):
     assert redacted_text(text) == shown and redacted_url(text) == shown
     assert without_password(text, "http://u:SECRET@h") == shown
+
+
+@pytest.mark.parametrize("message, url, shown", [
+    # attack117 F1: libpq repeats a query value it refuses, the part after a space or a quote included: each password of
+    # the URL is masked whole (up to "&" or the end; a quoted one to its closing quote), decoded, and in its pieces
+    ('unexpected spaces found in "hunter2 SECRETTAIL", use percent-encoded spaces (%20) instead',
+     "postgresql://dp@127.0.0.1:1/db?password=hunter2 SECRETTAIL",
+     'unexpected spaces found in "***", use percent-encoded spaces (%20) instead'),
+    ('unexpected spaces found in ""q rSECRET"", use', 'postgresql://dp@127.0.0.1:1/db?pass%77ord="q rSECRET"',
+     'unexpected spaces found in ""***"", use'),
+    ('unexpected spaces found in "a bSECRET", use percent-encoded spaces', "postgresql://dp@h:1/db?password=a bSECRET",
+     'unexpected spaces found in "***", use percent-encoded spaces'),
+    ("refused bSECRET and hunter2", "postgresql://dp@h:1/db?password=hunter2 bSECRET&x=1", "refused *** and ***"),
+    ('bad "a\\"SECRET"', 'postgresql://dp@h/db?password="a\\"SECRET"', 'bad "***"'),
+    ("no PGSECRET1", "postgresql://dp@h/db?PGPASSWORD=PGSECRET1", "no ***"),
+    # attack117 F2: a password shorter than the shortest piece is not searched for in the message
+    ("connection refused: is the server accepting TCP/IP connections?", "postgresql://dp:e@127.0.0.1:1/db",
+     "connection refused: is the server accepting TCP/IP connections?"),
+    ("connection refused: is the server accepting connections?", "postgresql://dp@127.0.0.1:1/db?password=e",
+     "connection refused: is the server accepting connections?"),
+])
+def test_a_driver_repeating_a_password_with_a_space_or_quote_has_it_masked_whole(message, url, shown):
+    assert without_password(message, url) == shown
+
+
+def test_dpdist_serve_never_shows_a_query_password_after_its_space(capsys):
+    pytest.importorskip("psycopg")
+    pytest.importorskip("starlette")
+    for url in ("postgresql://dp@127.0.0.1:1/db?password=hunter2 SECRETTAIL",
+                'postgresql://dp@127.0.0.1:1/db?pass%77ord="q rSECRET"'):
+        status, out, err = run(capsys, "serve", "--db", url, "--admin-token", "admin-token-0123456789")
+        assert status == 2 and err.count("\n") == 1 and "'--db' option" in err
+        assert "SECRET" not in err + out and "hunter2" not in err + out, err
+    status, out, err = run(capsys, "serve", "--db", "postgresql://dp:e@127.0.0.1:1/db", "--admin-token",
+                           "admin-token-0123456789")
+    assert status == 2 and "e***" not in err and "***e" not in err and "conn***" not in err, err
+
+
+@pytest.mark.parametrize("text, shown", [
+    # attack117 F4, F5: an encoded name's or separator's quoted value to its closing quote, a prefixed password name
+    ('pass%77ord="q rSECRET" x', "pass%77ord=*** x"),
+    ("password%3D'a bSECRET' x", "password%3D*** x"),
+    ("PGPASSWORD=SECRET1 and db_password=SECRET2 and userPassword=SECRET3", "PGPASSWORD=*** and db_password=*** and userPassword=***"),
+    ("%41='x pass%77ord=SECRET' z", "%41='x pass%77ord=***' z"),
+])
+def test_attack117s_named_values_are_masked(text, shown):
+    assert redacted_text(text) == shown
+
+
+#: attack117's patterns on long hostile texts (see HOSTILE): a prefixed password name, an encoded name's quoted value
+HOSTILE_117 = [
+    ("_" * 200_000 + "password=SECRET", "_" * 200_000 + "password=***"),
+    ("password" * 25_000 + " password=SECRET", "password" * 25_000 + " password=***"),
+    ("%41=\"" * 40_000 + " pass%77ord=\"SECRET\"", "%41=\"" * 40_000 + " pass%77ord=***"),
+    ('pass%77ord="' + "\\\"" * 100_000 + " SECRET", "pass%77ord=***"),
+]
+
+
+@pytest.mark.parametrize("text, shown", HOSTILE_117, ids=[f"hostile117_{index}" for index in range(len(HOSTILE_117))])
+def test_attack117s_patterns_read_a_long_hostile_text_in_linear_time(text, shown):
+    assert redacted_text(text) == shown and redacted_url(text) == shown
+    assert without_password(text, "http://u:SECRET@h") == shown

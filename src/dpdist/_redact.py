@@ -53,21 +53,27 @@ _SPACED_USERINFO = re.compile(rf"(?P<head>{_SCHEME}//[^\s/:@]*):"
 _QUOTED_USERINFO = re.compile(r"(?P<head>['\"][^\s'\"/:@]+):(?!//)(?P<password>[^'\"\n]*)@")
 #: a password given as a parameter: ``?password=...`` / ``&sslpassword=...`` in a URL's query (libpq reads both), or
 #: ``password=...`` / ``password='...'`` in libpq's ``key=value`` connection string (or ``password="..."``, attack116
-#: F2: ``password="a b"`` showed ``b"``)
-_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password\s*=\s*)"
+#: F2: ``password="a b"`` showed ``b"``); its name with a prefix too (``PGPASSWORD=``, ``db_password=``: attack117 F5),
+#: read from the start of its run
+_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*password\s*=\s*)"
                         r"(?P<password>'(?:\\.|[^'\\])*'?|\"(?:\\.|[^\"\\])*\"?|[^&\s'\"#]+)", re.IGNORECASE)
 #: a parameter whose name is percent-encoded (``?pass%77ord=...``, ``&%73slpassword=...``): libpq decodes the names of a
 #: URL's query too, so such a value is a password when its decoded name is (see :func:`_encoded_password`); the name is
 #: the whole run, holding a ``%xx`` (a lookahead finds it: the run is read a few times, not once for each of its ``%xx``)
-_ENCODED_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?P<key>[A-Za-z0-9_%]+)\s*=\s*)"
-                                r"(?P<password>['\"]?[^&\s'\"#]+)")
-#: a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``: a typo libpq refuses, quoting it)
-_ENCODED_SEPARATOR = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password%3D)(?P<password>['\"]?[^&\s'\"#]+)",
+_ENCODED_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?P<key>[A-Za-z0-9_%]+)\s*=\s*"
+                                r"['\"]?)(?P<password>(?:\\\S|[^&\s'\"#\\])+)")
+#: a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``: a typo libpq refuses, quoting it).
+#: In these two, a quote before the value is the head's (what :data:`_QUOTED_VALUE_LEFT` reads after the mask), and a
+#: ``\\`` takes the character after it (``"a\\"b c"``: attack117 F4)
+_ENCODED_SEPARATOR = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password%3D['\"]?)(?P<password>(?:\\\S|[^&\s'\"#\\])+)",
                                 re.IGNORECASE)
 #: what a password parameter's mask left of its value (a quote: ``?password=it's-secret`` read
 #: ``password=***'s-secret``, attack115 L1; a ``#``: ``password=ab#secret``, attack116 F2): a value ends at ``&`` or a
 #: space, not at a quote or a ``#``; the quotes just before its end stay (``"?password%3Dsecret"`` quoted by a driver)
 _QUERY_VALUE_LEFT = re.compile(r"(?P<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^&\s]*[^&\s'\"])?(?=['\"]*(?![^&\s]))")
+#: what the mask of an encoded name's or separator's quoted value left (its quote is kept before the mask, the head's):
+#: up to its closing quote, an escaped one included (``pass%77ord="q r"`` showed `` r"``: attack117 F4)
+_QUOTED_VALUE_LEFT = re.compile(r"(?P<head>(?:=|%3[Dd])\s*)(?:\"\*\*\*(?:\\.|[^\"\\])*\"?|'\*\*\*(?:\\.|[^'\\])*'?)")
 #: in one URL (:func:`redacted_url`), what a mask left of a query parameter's value up to the next ``&`` or the URL's
 #: end: a space too (``?password=a b``, attack116 F2: ``b`` was shown); the name is a run after its ``?`` or ``&``
 _URL_QUERY_VALUE_LEFT = re.compile(r"(?P<head>[?&][A-Za-z0-9_%]*(?:=|%3[Dd])\s*)\*\*\*(?:[^&]*[^&'\"])?(?=['\"]*(?![^&]))")
@@ -150,7 +156,10 @@ def redacted_text(text: str) -> str:
     (``?password=it's-secret``; attack115 L1, attack116 F2).  The JavaScript and Java clients' copies of it
     (:func:`dpdist._shown.shown`) show a server's text byte for byte as it does.
     """
-    return _QUERY_VALUE_LEFT.sub(lambda match: f"{match.group('head')}{MASK}", _redacted(text))
+    text = _redacted(text)
+    if '"***' in text or "'***" in text:  # every match of _QUOTED_VALUE_LEFT holds one
+        text = _QUOTED_VALUE_LEFT.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    return _QUERY_VALUE_LEFT.sub(lambda match: f"{match.group('head')}{MASK}", text)
 
 
 def _redacted(text: str) -> str:
@@ -218,7 +227,7 @@ def _encoded_password(match: re.Match) -> bool:
 
 
 def without_password(text: str, url: str) -> str:
-    """``text`` (a driver's error about ``url``) with ``url``'s password masked wherever it appears, as typed or
+    """``text`` (a driver's error about ``url``) with ``url``'s passwords masked wherever they appear, as typed or
     percent-decoded (a driver may quote the password it could not read: ``invalid percent-encoded token: "p%zz"``).
 
     Parameters
@@ -231,20 +240,44 @@ def without_password(text: str, url: str) -> str:
     Returns
     -------
     str
-        ``text`` masked as :func:`redacted_text` masks it, and without ``url``'s password anywhere in it.
+        ``text`` masked as :func:`redacted_text` masks it, and without ``url``'s passwords anywhere in it.
+
+    Notes
+    -----
+    Each password is read whole, as :func:`redacted_url` reads it (attack117 F1: libpq repeats a value it refuses,
+    ``unexpected spaces found in "hunter2 SECRETTAIL"``): a query parameter's value up to the next ``&`` or the URL's
+    end, a quoted one up to its closing quote.  It is masked whole, percent-decoded, and in its pieces split at spaces,
+    quotes and ``@``; none shorter than :data:`_SHORTEST_PIECE` (attack117 F2: a password ``e`` masked every ``e`` of
+    the message), which the URL's own patterns still mask in the URL.
     """
+    found = set()
+    for password in _passwords_of(url):
+        for whole in (password, unquote(password)):
+            found |= {whole, *re.split(r"[\s'\"@]+", whole)}
+    for shown in sorted((piece for piece in found if len(piece) >= _SHORTEST_PIECE), key=len, reverse=True):
+        text = text.replace(shown, MASK)
+    return redacted_text(text)
+
+
+def _passwords_of(url: str) -> list[str]:
+    """Each password ``url`` holds, whole: its userinfo's, and each password parameter's value (up to the next ``&`` or
+    the URL's end; a quoted one up to its closing quote), without its quotes."""
     userinfo = (next(filter(_has_password, pattern.finditer(url)), None)
                 for pattern in (_USERINFO, _FULLWIDTH_USERINFO, _SPACED_USERINFO, _ENCODED_USERINFO))
-    matches = [next(filter(None, userinfo), None),
-               *_PARAMETER.finditer(url), *_ENCODED_SEPARATOR.finditer(url),
-               *filter(_encoded_password, _ENCODED_PARAMETER.finditer(url))]
-    for match in matches:
-        password = "" if match is None else match.group("password").strip("'\"")
-        # a password typed with "@": a driver reads the URL's host from its first "@", and quotes the rest as the host
-        pieces = {piece for piece in password.split("@")[1:] if len(piece) >= _SHORTEST_PIECE}
-        for shown in sorted({password, unquote(password), *pieces} - {""}, key=len, reverse=True):
-            text = text.replace(shown, MASK)
-    return redacted_text(text)
+    first = next(filter(None, userinfo), None)
+    passwords = [] if first is None else [first.group("password")]
+    parameters = [*_PARAMETER.finditer(url), *_ENCODED_SEPARATOR.finditer(url),
+                  *filter(_encoded_password, _ENCODED_PARAMETER.finditer(url))]
+    for match in parameters:
+        start = match.start("password")
+        end = url.find("&", start)
+        value = url[start: len(url) if end < 0 else end]
+        quote = match.group("head")[-1:] if match.group("head")[-1:] in ("'", '"') else value[:1]
+        if quote in ("'", '"'):  # a quoted value: to its closing quote (an escaped one skipped)
+            closing = re.match(rf"{quote}?(?:\\.|[^{quote}\\])*", value)
+            value = closing.group(0) if closing else value
+        passwords.append(value.strip("'\""))
+    return passwords
 
 
 def without_userinfo(url: str) -> str:
