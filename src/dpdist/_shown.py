@@ -19,31 +19,55 @@ from ._redact import MASK, redacted_text
 
 __all__ = ["shown", "masked", "secrets_of", "kind_of"]
 
+#: whitespace, or its escaped form (:func:`shown` escapes a tab as ``\\t`` before masking: attack117 F3,
+#: ``Authorization:\\tBearer x``): ``\\t``, ``\\n``, ``\\r``, ``\\x0b``... of Python's whitespace
+_WS = r"(?:\s|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
+#: just after whitespace's escaped form (``\\tBearer``: the ``t`` before ``Bearer`` does not make it a word's end)
+_AFTER_WS = r"(?<=\\[tnr])|(?<=\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
 #: a credential after its HTTP authentication scheme (``Authorization: Bearer <token>``, ``Basic <base64>``), quoted
-#: or not (``Bearer "..."``, ``Bearer \\"...\\"`` in a JSON string: attack116 F3)
-_CREDENTIAL = re.compile(r"(?P<head>(?<![A-Za-z0-9])(?:Bearer|Basic)\s+(?:\\*['\"])?)(?P<value>[A-Za-z0-9._~+/=-]{6,})",
-                         re.IGNORECASE)
+#: or not (``Bearer "..."``, ``Bearer \\"...\\"`` in a JSON string: attack116 F3), up to whitespace (or its escaped
+#: form), a quote (or ``\\"``) or the end, whatever its characters (``Bearer a;SECRET``: attack117 F5), when at least 6 characters long; not a placeholder
+#: (``Bearer <token>``)
+_CREDENTIAL = re.compile(rf"(?P<head>(?:(?<![A-Za-z0-9])|{_AFTER_WS})(?:Bearer|Basic){_WS}+(?:\\*['\"])?)"
+                         rf"(?P<value>(?!<)(?=(?:(?!{_WS})(?:[^\s'\"\\]|\\(?!['\"]))){{6}})"
+                         rf"(?:(?!{_WS})(?:[^\s'\"\\]|\\(?!['\"])))+)", re.IGNORECASE)
 #: what ends a named value: ``&``, whitespace, a quote, ``#``, ``,``, ``;``, ``<``, ``>``; not a ``\\`` (an escaped
 #: character shown as ``\\x1b``) but one before a quote (``\\"`` ends a JSON string inside a JSON string)
 _VALUE = r"[^&\s'\"#,;<>]*[^&\s'\"#,;<>\\]"
+#: a named value, quoted or not: after ``\\"`` (a JSON string inside a JSON string) up to the next ``"``; after ``"``
+#: up to its closing quote, an escaped ``\\"`` included (``"password": "a\\"b"``, ``token="a b"``: attack117 F4);
+#: after ``'`` up to the next ``'``; else up to what ends a value (:data:`_VALUE`)
+_QUOTED_VALUE = (r"(?<=\\\")[^\"]*[^\"\\]|(?<=\")(?:\\[\s\S]|[^\"\\])+|(?<=')[^']*[^'\\]"
+                 rf"|(?<!['\"]){_VALUE}")
 #: a value named as a token: ``?token=...``, ``&admin_token=...``, ``token = ...``, ``token="..."`` (PrivateToken's), a
 #: JSON key's ``"submit_token": "..."`` (or ``\\"submit_token\\": \\"...\\"`` in a JSON string), a header's
-#: ``X-Submit-Token: ...`` (a ``_`` or ``-`` before ``token``: attack116 F3); not prose (``bad token: expired``).  The
-#: name is read from the start of its run (``_`` or ``-`` before it as well as a letter): a run of ``_`` is read once,
-#: not from each of its characters
-_TOKEN_VALUE = re.compile(r"(?P<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token"
-                          r"(?:\s*=\s*|\\*['\"]\s*:\s*|(?<=[_-]token)\s*:\s*)(?:\\*['\"])?)"
-                          rf"(?P<value>{_VALUE})", re.IGNORECASE)
-#: the HTTP authentication schemes an ``Authorization`` value may name before its credential
-_SCHEMES = r"(?:bearer|basic|digest|negotiate|token|dpop)"
-#: a password or an ``Authorization`` header named with a ``:`` (attack116 F3): ``password: ...``, ``"password":
-#: "..."`` (a quoted value whole, up to its closing quote), ``Authorization: ...`` (its credential after a scheme named
-#: in :data:`_SCHEMES`; none masked before a ``PrivateToken`` scheme, whose ``token="..."`` :data:`_TOKEN_VALUE` masks,
-#: or before a placeholder: ``Authorization: Bearer <token>``)
-_NAMED_SECRET = re.compile(r"(?P<head>(?:(?<![A-Za-z0-9_])(?:ssl)?password(?:\\*['\"])?\s*:"
-                           r"|(?<![A-Za-z0-9_-])(?:proxy-)?authorization(?:\\*['\"])?\s*[:=])\s*(?:\\*['\"])?"
-                           rf"(?:{_SCHEMES}\s+)?(?!(?:{_SCHEMES}|privatetoken)\s))"
-                           rf"(?P<value>(?<=\")[^\"]*[^\"\\]|(?<=')[^']*[^'\\]|(?<!['\"]){_VALUE})", re.IGNORECASE)
+#: ``X-Submit-Token: ...`` (a ``_`` or ``-`` before ``token``: attack116 F3), or ``Token: ...`` at a line's start (or
+#: the text's, or after an escaped ``\\n``, ``\\t``...) or after a quote (attack117 F5); not prose (``bad token: expired``).  The name is read from the start of its run (``_``
+#: or ``-`` before it as well as a letter): a run of ``_`` is read once, not from each of its characters
+_TOKEN_VALUE = re.compile(r"(?P<head>(?:(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token"
+                          r"(?:\s*=\s*|\\*['\"]\s*:\s*|(?<=[_-]token)\s*:\s*)"
+                          rf"|(?:(?<![\s\S])|(?<=[\n\r'\"])|{_AFTER_WS})token\s*:\s*)(?:\\*['\"])?)"
+                          rf"(?P<value>{_QUOTED_VALUE})", re.IGNORECASE)
+#: a password named with a ``:`` (attack116 F3), its name with a prefix or not (``DB_PASSWORD: x``, ``"db_password":
+#: "x"``: attack117 F5): ``password: ...``, ``"password": "..."`` (a quoted value whole, up to its closing quote)
+_NAMED_SECRET = re.compile(r"(?P<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*password(?:\\*['\"])?\s*:\s*(?:\\*['\"])?)"
+                           rf"(?P<value>{_QUOTED_VALUE})", re.IGNORECASE)
+#: an authentication scheme's word (a token68 name: ``NTLM``, ``Digest``, ``PrivateToken``) and the whitespace after it
+_SCHEME_WORD = rf"(?:[A-Za-z0-9!#$%&*+.^_`|~-]+{_WS}+)"
+#: what is not a credential after ``Authorization:``: a placeholder (``Bearer <token>``), or one word of prose alone
+#: (``Authorization: required``)
+_NOT_CREDENTIAL = (rf"(?!{_SCHEME_WORD}?<)(?!(?:required|missing|invalid|expired|denied|failed|none|null)"
+                   r"(?:[.,;!?'\"\\]|(?![\s\S])))")
+#: an ``Authorization`` or ``Proxy-Authorization`` value, any scheme (attack117 F3: ``NTLM``, Digest's ``username="a",
+#: response="..."``): one scheme word kept, the whole credential after it masked, to the value's end: its closing
+#: quote when quoted (after ``"``, an escaped ``\\"`` included; after ``\\"`` the next ``"``), else the line's end (a
+#: newline, or its escaped ``\\n`` / ``\\r``).  The kept part is the group of the alternative that matched.
+_AUTHORIZATION = re.compile(
+    rf"(?P<head>(?:(?<![A-Za-z0-9_-])|{_AFTER_WS})(?:proxy-)?authorization(?:\\*['\"])?{_WS}*[:=]{_WS}*)"
+    rf"(?:(?P<double>\"{_WS}*{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})(?:\\[\s\S]|[^\"\\])+"
+    rf"|(?P<escaped>\\+\"{_WS}*{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})[^\"]*[^\"\\]"
+    rf"|(?P<single>'{_WS}*{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})[^']*[^'\\]"
+    rf"|(?!\\*['\"])(?P<plain>{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})(?:[^\\\n\r]|\\(?![nr]))+)", re.IGNORECASE)
 #: ``/\\user:password@host`` (or ``\\/``, ``\\\\``): WHATWG URL parsers (browsers) read a ``\\`` as a ``/``, so this is
 #: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves; without an ``@`` after the ``:``, the
 #: rest of the word is matched and shown as it is (read once: no later ``//user:`` of the word has an ``@`` either)
@@ -122,9 +146,17 @@ def masked(text: str) -> str:
     if ":" in text and ("/" in text or "\\" in text):  # and of _BACKSLASHED_USERINFO
         text = _BACKSLASHED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@" if match.group("value") is not None
                                          else match.group(0), text)
-    if ":" in text or "=" in text:  # and of _NAMED_SECRET
+    if ":" in text:  # and of _NAMED_SECRET
         text = _NAMED_SECRET.sub(lambda match: f"{match.group('head')}{MASK}", text)
+    if ":" in text or "=" in text:  # and of _AUTHORIZATION
+        text = _AUTHORIZATION.sub(_masked_authorization, text)
     return text
+
+
+def _masked_authorization(match: re.Match) -> str:
+    """A match of :data:`_AUTHORIZATION`: its name, quote and scheme kept, its credential ``***``."""
+    kept = next(part for part in match.group("double", "escaped", "single", "plain") if part is not None)
+    return f"{match.group('head')}{kept}{MASK}"
 
 
 def kind_of(response: Any) -> str:

@@ -34,7 +34,7 @@ NEW_FORMS = [
     "and 'user:HIDDEN5@h' Bearer HIDDEN6",
     "?password%3DHIDDEN1&SSLPASSWORD%3dHIDDEN2 x_password%3DKEEP1 pass%77ord%C2%85=HIDDEN3 %EF%BB%BFpass%77ord=KEEP2 "
     "pass%77ord%1C=HIDDEN4",
-    "Bas\u0131c HIDDEN1 and BAS\u0130C HIDDEN2 and \u0131password=KEEP1 \u0130token=HIDDEN5 pa\u017fsword=HIDDEN3 "
+    "Bas\u0131c HIDDEN1 and BAS\u0130C HIDDEN2 and \u0131password=HIDDEN7 \u0130token=HIDDEN5 pa\u017fsword=HIDDEN3 "
     "to\u212aen=HIDDEN4 Bearer \u0131\u0131\u0131\u0131\u0131\u0131\u0131",
     "refused by the proxy " + "x" * 150 + " https://user\uff1aHIDDEN1\uff20host/x and https://user%3AHIDDEN2@host/y",
 ]
@@ -47,10 +47,20 @@ ATTACK116_FORMS = [
     "F2 postgresql://dp:pa ss/w@HIDDEN1@host/db KEEP1, host=h password=ab#HIDDEN2 x, ?password=it's-HIDDEN3 and "
     "password=\"a HIDDEN4\" KEEP2 \"?password%3DHIDDEN5\" password = HIDDEN6",
     "F3 {\\\"submit_token\\\": \\\"HIDDEN1\\\"} token = HIDDEN2 Bearer \"HIDDEN3x\" Bearer 'HIDDEN4x' X-Submit-Token: HIDDEN5 "
-    "Authorization: HIDDEN6 KEEP1",
+    "KEEP1 Authorization: HIDDEN6",
     "F3 password: HIDDEN1 {\"password\": \"HIDDEN2 x\"} http:\uff0f\uff0fuser:HIDDEN3@host \uff0f/u:HIDDEN4@h bad token: KEEP1",
-    "F3 Proxy-Authorization: Basic HIDDEN1x, \"Authorization\": \"Bearer HIDDEN2\", access_token: HIDDEN3 "
-    "Authorization: PrivateToken token=\"HIDDEN4\" send 'Authorization: Bearer <token>' KEEP1",
+    "F3 Proxy-Authorization: Basic HIDDEN1x,\n\"Authorization\": \"Bearer HIDDEN2\", access_token: HIDDEN3 "
+    "Authorization: PrivateToken token=\"HIDDEN4\"\nsend 'Authorization: Bearer <token>' KEEP1",
+]
+#: attack117: an Authorization value of any scheme (NTLM, Digest), a tab before its scheme or a Bearer credential (F3);
+#: a quoted token value, an encoded name's quoted value, a JSON value's escaped quote (F4); a prefixed password name,
+#: a Token header, a Bearer credential holding a ";" or "," (F5): each HIDDEN word is masked, each KEEP word shown
+ATTACK117_FORMS = [
+    "F3 KEEP1 Authorization: NTLM HIDDEN1\nProxy-Authorization: Digest username=\"HIDDEN2\", response=\"HIDDEN3\"\n"
+    "Authorization:\tBearer HIDDEN4\nBearer\tHIDDEN5x KEEP2 {\"Authorization\": \"NTLM HIDDEN6\", \"KEEP3\": 1}",
+    "F4 token=\"a HIDDEN1\" KEEP1 pass%77ord=\"q HIDDEN2\" KEEP2 {\"password\": \"a\\\"HIDDEN3\", \"token\": \"b\\\"HIDDEN4\"} KEEP3",
+    "F5 PGPASSWORD=HIDDEN1 DB_PASSWORD: HIDDEN2 {\"db_password\": \"HIDDEN3\"}\nToken: HIDDEN4\nBearer a;HIDDEN5 "
+    "Basic abc,HIDDEN6 KEEP1 Authorization: required. KEEP2 'Authorization: Bearer <token>' KEEP3",
 ]
 TEXTS = [
     "x\x1b]0;PWNED\x07",
@@ -65,6 +75,7 @@ TEXTS = [
     "",
     *NEW_FORMS,
     *ATTACK116_FORMS,
+    *ATTACK117_FORMS,
 ]
 #: attack75 A: a copy of the credential across the cut (once at limit + len + 4096), its head moved into view by a
 #: token value masked before it; with the credential, cut (whole, these texts take the URL patterns 0.1 s each)
@@ -100,10 +111,21 @@ HOSTILE = [
     ("", "\uff0f", 200_000, " http:\uff0f\uff0fu:SECRET@h", " http:\uff0f\uff0fu:***@h"),
     ("", "token ", 40_000, "x-token: SECRET", "x-token: ***"),
     ("token=", "\\", 200_000, " token = \\\"SECRET\\\"", " token = \\\"***\\\""),
-    ("password: \"", "\\", 200_000, "\" Authorization: SECRET", "\" Authorization: ***"),
-    ("", "Bearer \\", 25_000, " Bearer 'SECRET1'", " Bearer '***'"),
+    ("password: '", "\\", 200_000, "' Authorization: SECRET", "' Authorization: ***"),
+    ("", "Bearer \\' ", 22_223, " Bearer 'SECRET1'", " Bearer '***'"),
     ("", "Authorization: Bearer <token> ", 6_667, "Authorization: SECRET", "Authorization: ***"),
     ("", "%41='", 40_000, " pass%77ord=SECRET", " pass%77ord=***"),
+    # attack117's: an Authorization value of any scheme (an empty quoted one, escaped whitespace), a Bearer credential
+    # after escaped whitespace, a Token header, a quoted password value, a prefixed password name, an encoded name's
+    # quoted value
+    ("", "Authorization: \"\" ", 11_112, "Authorization: NTLM SECRET", "Authorization: NTLM ***"),
+    ("Authorization:", "\\t", 100_000, " NTLM SECRET", " NTLM ***"),
+    ("Bearer", "\\t", 100_000, "SECRET1", "***"),
+    ("", "\\nToken:'' ", 18_182, "\\nToken: SECRET", "\\nToken: ***"),
+    ("", "password: \"\"", 16_667, " password: \"SE CRET\"", " password: \"***\""),
+    ("", "_", 200_000, "password=SECRET", "password=***"),
+    ("", "-", 200_000, "password: SECRET", "password: ***"),
+    ("", "%41=\"", 40_000, " pass%77ord=\"SE CRET\"", " pass%77ord=***"),
 ]
 
 
@@ -153,6 +175,16 @@ def test_attack116s_forms_are_masked_and_prose_kept():
     assert shown("bad token: expired; the password is wrong", (), None) == "bad token: expired; the password is wrong"
 
 
+def test_attack117s_forms_are_masked_and_prose_kept():
+    for text in ATTACK117_FORMS:
+        shown_text = shown(text, (), None)
+        assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
+    assert shown("Authorization: NTLM abcSEKRET", (), None) == "Authorization: NTLM ***"
+    assert shown("Authorization:\tBearer SEKRETabcdef", (), None) == "Authorization:\\tBearer ***"
+    assert shown('"password": "a\\"bSEKRET" x', (), None) == '"password": "***" x'
+    assert shown("Authorization: required", (), None) == "Authorization: required"
+
+
 def test_a_long_hostile_text_is_shown_whole_and_masked_as_before():
     # fix76: 200,000 characters each (a quadratic pattern takes minutes; no timed assertion)
     hostile = [case for case in cases() if not isinstance(case["text"], str)]
@@ -191,7 +223,9 @@ PIECES = ["http", "://", "//", "/", ":", "\uff1a", "@", "\uff20", "\ufe6b", "%3A
           "\t", "\x1b", "\u00a0", "\u00e9", "\U0001f600", "abcdefgh",
           # attack116's forms
           "\uff0f", "Authorization", "authorization: ", "Proxy-", "PrivateToken ", "password: ", '\\"', "\\", "*", "***",
-          "x-token: ", "_token", ": ", "5432", "db?", "<token>", "Bearer \"", " = "]
+          "x-token: ", "_token", ": ", "5432", "db?", "<token>", "Bearer \"", " = ",
+          # attack117's forms
+          "NTLM ", "Digest ", "\\t", "\\n", "\\x0b", "Token", "PG", "PASSWORD", "db_", ";", "required", "\r", '"q r"']
 
 
 def test_the_js_client_shows_random_texts_as_python():

@@ -45,7 +45,23 @@ CREDENTIAL_PATHS = {
     "/x/Bearer LOGSECRET7": "/x/Bearer%20***",
     "//user:LOGSECRET8@host/x": "//user%3A***%40host/x",
     "/x/Authorization: LOGSECRET9": "/x/Authorization%3A%20***",
+    # attack117 F3: any scheme's credential masked, its scheme kept; F6: a path percent-encoded twice (the server decoded
+    # it once): what the fully decoded path holds is masked, and that form is written
+    "/x/Authorization: NTLM abcLOGSECRET10": "/x/Authorization%3A%20NTLM%20***",
+    "/x/token%3DLOGSECRET11": "/x/token%3D***",
+    "/x/Bearer%20LOGSECRET12": "/x/Bearer%20***",
+    "/x/http%3A%2F%2Fuser%3ALOGSECRET13%40h/": "/x/http%3A//user%3A***%40h/",
+    "/x/token%253DLOGSECRET14": "/x/token%3D***",
+    "/x/ok%41/token=LOGSECRET15": "/x/okA/token%3D***",
 }
+
+
+def test_an_access_line_keeps_a_path_encoded_twice_that_holds_no_credential(caplog):
+    # attack117 F6: only a path whose decoded form holds a credential is written decoded
+    with caplog.at_level("INFO", logger="uvicorn.access"):
+        access_line(http_scope("/x/a%2541b"), 404, "full")
+    (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    assert ' /x/a%252541b HTTP/1.1" 404' in line, line
 
 
 @pytest.mark.parametrize("mode", ["anonymous", "full"])

@@ -20,7 +20,7 @@ import logging
 import time
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from uvicorn.config import LOGGING_CONFIG
 
@@ -77,8 +77,20 @@ def shown_path(path: str) -> str:
     """``path`` (a request's decoded path: the requester's own text) as an access line writes it: masked as dpdist masks
     any text it shows (:func:`dpdist._shown.masked`: a URL's password, a ``Bearer`` credential, a ``token=`` value...;
     attack116 F4: ``--access-log full`` wrote them as sent), then percent-encoded by :func:`printable` (its ``***`` as
-    it is)."""
-    return printable(masked(path), "/*")
+    it is).  A path percent-encoded again (``/x/token%253Dsecret``, attack117 F6) is decoded while that changes it (at
+    most :data:`_DECODINGS` times): when its decoded form holds a credential, that form is written, masked."""
+    decoded = path
+    for _ in range(_DECODINGS):
+        once = unquote(decoded)
+        if once == decoded:
+            break
+        decoded = once
+    hidden = masked(decoded)
+    return printable(hidden if hidden != decoded else masked(path), "/*")
+
+
+#: the most times a path is percent-decoded to find a credential encoded twice or more (:func:`shown_path`)
+_DECODINGS = 4
 
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "color_message"}
