@@ -29,10 +29,25 @@ const SHORTEST_SECRET = 6;
 /** Python's IGNORECASE reads an i as U+0130 and U+0131 too (the u flag's case folding does not). */
 const I = String.raw`[i\u0130\u0131]`;
 const VALUE = String.raw`[^&\s'"#,;<>]*[^&\s'"#,;<>\\]`;
+// whitespace or its escaped form (shown escapes a tab as \t before masking: attack117 F3), Python's _WS; just after an
+// escaped one (\tBearer: its t does not make Bearer a word's end), Python's _AFTER_WS
+const WS = String.raw`(?:\s|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))`;
+const AFTER_WS = String.raw`(?<=\\[tnr])|(?<=\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\u(?:1680|200[0-9a]|202[89f]|205f|3000))`;
+// a named value, quoted or not (Python's _QUOTED_VALUE): after \" up to the next "; after " up to its closing quote,
+// an escaped \" included (attack117 F4); after ' up to the next '; else up to what ends a value
+const QUOTED_VALUE = String.raw`(?<=\\")[^"]*[^"\\]|(?<=")(?:\\[\s\S]|[^"\\])+|(?<=')[^']*[^'\\]|(?<!['"])${VALUE}`;
+// an authentication scheme's word and the whitespace after it; what is not a credential after Authorization: (a
+// placeholder, one word of prose alone): Python's _SCHEME_WORD and _NOT_CREDENTIAL
+const SCHEME_WORD = String.raw`(?:[A-Za-z0-9\u0130\u0131!#$%&*+.^_\x60|~-]+${WS}+)`;
+const NOT_CREDENTIAL = String.raw`(?!${SCHEME_WORD}?<)(?!(?:requ${I}red|m${I}ss${I}ng|${I}nval${I}d|exp${I}red|den${I}ed|fa${I}led|none|null)(?:[.,;!?'"\\]|(?![\s\S])))`;
 const SCHEMES = String.raw`(?:bearer|bas${I}c|d${I}gest|negot${I}ate|token|dpop)`;
-const CREDENTIAL = /(?<head>(?<![A-Za-z0-9\u0130\u0131])(?:Bearer|Bas[i\u0130\u0131]c)\s+(?:\\*['"])?)(?<value>[A-Za-z0-9\u0130\u0131._~+/=-]{6,})/giu;
-const TOKEN_VALUE = new RegExp(String.raw`(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*token(?:\s*=\s*|\\*['"]\s*:\s*|(?<=[_-]token)\s*:\s*)(?:\\*['"])?)(?<value>${VALUE})`, 'giu');
-const NAMED_SECRET = new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password(?:\\*['"])?\s*:|(?<![A-Za-z0-9\u0130\u0131_-])(?:proxy-)?author${I}zat${I}on(?:\\*['"])?\s*[:=])\s*(?:\\*['"])?(?:${SCHEMES}\s+)?(?!(?:${SCHEMES}|pr${I}vatetoken)\s))(?<value>(?<=")[^"]*[^"\\]|(?<=')[^']*[^'\\]|(?<!['"])${VALUE})`, 'giu');
+const CREDENTIAL = new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131])|${AFTER_WS})(?:Bearer|Bas${I}c)${WS}+(?:\\*['"])?)(?<value>(?!<)(?=(?:(?!${WS})(?:[^\s'"\\]|\\(?!['"]))){6})(?:(?!${WS})(?:[^\s'"\\]|\\(?!['"])))+)`, 'giu');
+const TOKEN_VALUE = new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*token(?:\s*=\s*|\\*['"]\s*:\s*|(?<=[_-]token)\s*:\s*)|(?:(?<![\s\S])|(?<=[\n\r'"])|${AFTER_WS})token\s*:\s*)(?:\\*['"])?)(?<value>${QUOTED_VALUE})`, 'giu');
+const NAMED_SECRET = new RegExp(String.raw`(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*password(?:\\*['"])?\s*:\s*(?:\\*['"])?)(?<value>${QUOTED_VALUE})`, 'giu');
+// an Authorization or Proxy-Authorization value, any scheme (Python's _AUTHORIZATION, attack117 F3): one scheme word
+// kept, the credential masked to the value's end (its closing quote when quoted, else the line's end); the kept part is
+// the group of the alternative that matched
+const AUTHORIZATION = new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_-])|${AFTER_WS})(?:proxy-)?author${I}zat${I}on(?:\\*['"])?${WS}*[:=]${WS}*)(?:(?<double>"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:\\[\s\S]|[^"\\])+|(?<escaped>\\+"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^"]*[^"\\]|(?<single>'${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^']*[^'\\]|(?!\\*['"])(?<plain>${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:[^\\\n\r]|\\(?![nr]))+)`, 'giu');
 const BACKSLASHED_USERINFO = /(?<head>[/\\][/\\][^\s/\\:@]*):(?:(?<value>[^\s@]*)@|[^\s@]*)/gu;
 // ``scheme://user:password@`` (Python's _redact._USERINFO): the password from the first ``:`` after the user name to
 // the last ``@`` of the word; the ``:`` may be a fullwidth U+FF1A, the ``@`` a fullwidth U+FF20 or a small U+FE6B (NFKC
@@ -50,12 +65,15 @@ const FULLWIDTH_USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za
 // rest is matched and shown as it is (no ``value``)
 const ENCODED_USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:@\uff20]*?%3[Aa])(?:(?<value>[^\s@\uff20]*)[@\uff20\ufe6b]|[^\s@\uff20]*)/gu;
 const QUOTED_USERINFO = /(?<head>['"][^\s'"/:@]+):(?!\/\/)(?<value>[^'"\n]*)@/gu;
-const PARAMETER = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|[^&\s'"#]+)/giu;
-const ENCODED_PARAMETER = /(?<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?<key>[A-Za-z0-9_%]+)\s*=\s*)(?<value>['"]?[^&\s'"#]+)/gu;
+const PARAMETER = /(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|[^&\s'"#]+)/giu;
+const ENCODED_PARAMETER = /(?<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?<key>[A-Za-z0-9_%]+)\s*=\s*['"]?)(?<value>(?:\\\S|[^&\s'"#\\])+)/gu;
 // a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``, Python's _ENCODED_SEPARATOR)
-const ENCODED_SEPARATOR = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password%3D)(?<value>['"]?[^&\s'"#]+)/giu;
+const ENCODED_SEPARATOR = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password%3D['"]?)(?<value>(?:\\\S|[^&\s'"#\\])+)/giu;
 // what a password parameter's mask left of its value (Python's _QUERY_VALUE_LEFT): up to & or a space, not a quote or a
 // #; the quotes just before its end stay
+// what the mask of an encoded name's or separator's quoted value left, up to its closing quote (Python's
+// _QUOTED_VALUE_LEFT, attack117 F4)
+const QUOTED_VALUE_LEFT = /(?<head>(?:=|%3[Dd])\s*)(?:"\*\*\*(?:\\.|[^"\\])*"?|'\*\*\*(?:\\.|[^'\\])*'?)/gu;
 const QUERY_VALUE_LEFT = /(?<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^&\s]*[^&\s'"])?(?=['"]*(?![^&\s]))/gu;
 /** What Python's str.isprintable() refuses: other (Cc, Cf, Cs, Co, Cn), line and paragraph separators, spaces but ' '. */
 const UNPRINTABLE = /^(?:[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs})$/u;
@@ -134,6 +152,7 @@ function redactedText(text) {
   text = text.replace(QUOTED_USERINFO, masked);
   for (const pattern of [PARAMETER, ENCODED_SEPARATOR]) text = text.replace(pattern, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   text = text.replace(ENCODED_PARAMETER, (match, ...rest) => (passwordKey(rest.at(-1).key) ? `${rest.at(-1).head}${MASK}` : match));
+  text = text.replace(QUOTED_VALUE_LEFT, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   return text.replace(QUERY_VALUE_LEFT, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
 }
 
@@ -183,6 +202,10 @@ export function shown(text, secrets = [], limit = 200) {
   text = text.replace(TOKEN_VALUE, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   text = text.replace(BACKSLASHED_USERINFO, (match, ...rest) => (rest.at(-1).value === undefined ? match : `${rest.at(-1).head}:${MASK}@`));
   text = text.replace(NAMED_SECRET, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
+  text = text.replace(AUTHORIZATION, (match, ...rest) => {
+    const { head, double, escaped, single, plain } = rest.at(-1);
+    return `${head}${[double, escaped, single, plain].find((part) => part !== undefined)}${MASK}`;
+  });
   const characters = Array.from(text);
   return limit === null || characters.length <= limit ? text : `${characters.slice(0, limit).join('')}...`;
 }
