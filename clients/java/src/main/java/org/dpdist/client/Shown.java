@@ -43,11 +43,20 @@ final class Shown {
     // (password: ..., "password": "...", Authorization: ...): Python's _CREDENTIAL, _TOKEN_VALUE and _NAMED_SECRET.  A
     // named value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a backslash but one before its end.
     private static final Pattern CREDENTIAL = Pattern.compile(
-        "((?<![A-Za-z0-9\\u0130\\u0131])(?:Bearer|Bas[i\\u0130\\u0131]c)\\s+(?:\\\\*['\"])?)([A-Za-z0-9\\u0130\\u0131._~+/=-]{6,})", IGNORE_CASE);
+        "((?:(?<![A-Za-z0-9\\u0130\\u0131])|(?<=\\\\[tnr])|(?<=\\\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:Bearer|Bas[i\\u0130\\u0131]c)(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++(?:\\\\*['\"])?)((?!<)(?=(?:(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:[^\\s'\"\\\\]|\\\\(?!['\"]))){6})(?:(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:[^\\s'\"\\\\]|\\\\(?!['\"])))++)", IGNORE_CASE);
     private static final Pattern TOKEN_VALUE = Pattern.compile(
-        "((?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*token(?:\\s*=\\s*|\\\\*['\"]\\s*:\\s*|(?<=[_-]token)\\s*:\\s*)(?:\\\\*['\"])?)([^&\\s'\"#,;<>]*[^&\\s'\"#,;<>\\\\])", IGNORE_CASE);
+        "((?:(?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*token(?:\\s*=\\s*|\\\\*['\"]\\s*:\\s*|(?<=[_-]token)\\s*:\\s*)|(?:(?<![\\s\\S])|(?<=[\\n\\r'\"])|(?<=\\\\[tnr])|(?<=\\\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))token\\s*:\\s*)(?:\\\\*['\"])?)((?<=\\\\\")[^\"]*[^\"\\\\]|(?<=\")(?:\\\\[\\s\\S]|[^\"\\\\])++|(?<=')[^']*[^'\\\\]|(?<!['\"])[^&\\s'\"#,;<>]*[^&\\s'\"#,;<>\\\\])", IGNORE_CASE);
     private static final Pattern NAMED_SECRET = Pattern.compile(
-        "((?:(?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password(?:\\\\*['\"])?\\s*:|(?<![A-Za-z0-9\\u0130\\u0131_-])(?:proxy-)?author[i\\u0130\\u0131]zat[i\\u0130\\u0131]on(?:\\\\*['\"])?\\s*[:=])\\s*(?:\\\\*['\"])?(?:(?:bearer|bas[i\\u0130\\u0131]c|d[i\\u0130\\u0131]gest|negot[i\\u0130\\u0131]ate|token|dpop)\\s+)?(?!(?:(?:bearer|bas[i\\u0130\\u0131]c|d[i\\u0130\\u0131]gest|negot[i\\u0130\\u0131]ate|token|dpop)|pr[i\\u0130\\u0131]vatetoken)\\s))((?<=\")[^\"]*[^\"\\\\]|(?<=')[^']*[^'\\\\]|(?<!['\"])[^&\\s'\"#,;<>]*[^&\\s'\"#,;<>\\\\])", IGNORE_CASE);
+        "((?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*password(?:\\\\*['\"])?\\s*:\\s*(?:\\\\*['\"])?)((?<=\\\\\")[^\"]*[^\"\\\\]|(?<=\")(?:\\\\[\\s\\S]|[^\"\\\\])++|(?<=')[^']*[^'\\\\]|(?<!['\"])[^&\\s'\"#,;<>]*[^&\\s'\"#,;<>\\\\])", IGNORE_CASE);
+    /**
+     * An {@code Authorization} or {@code Proxy-Authorization} value, any scheme (Python's {@code _AUTHORIZATION},
+     * attack117 F3): one scheme word kept, the credential masked to the value's end (its closing quote when quoted, else
+     * the line's end); the kept part is the group (2 to 5) of the alternative that matched.  Whitespace may be escaped
+     * ({@code \t}: {@link #shown} escapes before masking); the group loops possessive (see SPACED_USERINFO), which here
+     * match as greedy ones: what they give back is never what may follow them.
+     */
+    private static final Pattern AUTHORIZATION = Pattern.compile(
+        "((?:(?<![A-Za-z0-9\\u0130\\u0131_-])|(?<=\\\\[tnr])|(?<=\\\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:proxy-)?author[i\\u0130\\u0131]zat[i\\u0130\\u0131]on(?:\\\\*['\"])?(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+[:=](?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+)(?:(\"(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+(?!(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?<)(?!(?:requ[i\\u0130\\u0131]red|m[i\\u0130\\u0131]ss[i\\u0130\\u0131]ng|[i\\u0130\\u0131]nval[i\\u0130\\u0131]d|exp[i\\u0130\\u0131]red|den[i\\u0130\\u0131]ed|fa[i\\u0130\\u0131]led|none|null)(?:[.,;!?'\"\\\\]|(?![\\s\\S])))(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?)(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:\\\\[\\s\\S]|[^\"\\\\])++|(\\\\+\"(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+(?!(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?<)(?!(?:requ[i\\u0130\\u0131]red|m[i\\u0130\\u0131]ss[i\\u0130\\u0131]ng|[i\\u0130\\u0131]nval[i\\u0130\\u0131]d|exp[i\\u0130\\u0131]red|den[i\\u0130\\u0131]ed|fa[i\\u0130\\u0131]led|none|null)(?:[.,;!?'\"\\\\]|(?![\\s\\S])))(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?)(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))[^\"]*[^\"\\\\]|('(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+(?!(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?<)(?!(?:requ[i\\u0130\\u0131]red|m[i\\u0130\\u0131]ss[i\\u0130\\u0131]ng|[i\\u0130\\u0131]nval[i\\u0130\\u0131]d|exp[i\\u0130\\u0131]red|den[i\\u0130\\u0131]ed|fa[i\\u0130\\u0131]led|none|null)(?:[.,;!?'\"\\\\]|(?![\\s\\S])))(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?)(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))[^']*[^'\\\\]|(?!\\\\*['\"])((?!(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?<)(?!(?:requ[i\\u0130\\u0131]red|m[i\\u0130\\u0131]ss[i\\u0130\\u0131]ng|[i\\u0130\\u0131]nval[i\\u0130\\u0131]d|exp[i\\u0130\\u0131]red|den[i\\u0130\\u0131]ed|fa[i\\u0130\\u0131]led|none|null)(?:[.,;!?'\"\\\\]|(?![\\s\\S])))(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?)(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:[^\\\\\\n\\r]|\\\\(?![nr]))++)", IGNORE_CASE);
     private static final Pattern BACKSLASHED_USERINFO = Pattern.compile("([/\\\\][/\\\\][^\\s/\\\\:@]*):(?:([^\\s@]*)@|[^\\s@]*)");
     /** A URL's scheme ({@code http:}), read from the start of its run of scheme characters (Python's {@code _SCHEME}). */
     private static final String SCHEME = "(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)";
@@ -85,11 +94,14 @@ final class Shown {
     private static final Pattern QUOTED_USERINFO = Pattern.compile("(['\"][^\\s'\"/:@]+):(?!//)([^'\"\\n]*)@");
     /** A password parameter (Python's {@code _PARAMETER}): its quoted values' loops possessive (see SPACED_USERINFO). */
     private static final Pattern PARAMETER = Pattern.compile(
-        "((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password\\s*=\\s*)('(?:\\\\.|[^'\\\\])*+'?|\"(?:\\\\.|[^\"\\\\])*+\"?|[^&\\s'\"#]+)", IGNORE_CASE);
+        "((?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*password\\s*=\\s*)('(?:\\\\.|[^'\\\\])*+'?|\"(?:\\\\.|[^\"\\\\])*+\"?|[^&\\s'\"#]+)", IGNORE_CASE);
     private static final Pattern ENCODED_PARAMETER = Pattern.compile(
-        "((?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})([A-Za-z0-9_%]+)\\s*=\\s*)(['\"]?[^&\\s'\"#]+)");
+        "((?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})([A-Za-z0-9_%]+)\\s*=\\s*['\"]?)((?:\\\\\\S|[^&\\s'\"#\\\\])++)");
     /** A password parameter whose {@code =} is percent-encoded ({@code ?password%3Dsecret}, Python's {@code _ENCODED_SEPARATOR}). */
-    private static final Pattern ENCODED_SEPARATOR = Pattern.compile("((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password%3D)(['\"]?[^&\\s'\"#]+)", IGNORE_CASE);
+    private static final Pattern ENCODED_SEPARATOR = Pattern.compile(
+        "((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password%3D['\"]?)((?:\\\\\\S|[^&\\s'\"#\\\\])++)", IGNORE_CASE);
+    /** What the mask of an encoded name's or separator's quoted value left, to its closing quote (Python's {@code _QUOTED_VALUE_LEFT}). */
+    private static final Pattern QUOTED_VALUE_LEFT = Pattern.compile("((?:=|%3[Dd])\\s*)(?:\"\\*\\*\\*(?:\\\\.|[^\"\\\\])*+\"?|'\\*\\*\\*(?:\\\\.|[^'\\\\])*+'?)");
     /**
      * What a password parameter's mask left of its value (Python's {@code _QUERY_VALUE_LEFT}): up to {@code &} or a space,
      * not a quote or a {@code #}; the quotes just before its end stay.
@@ -149,6 +161,10 @@ final class Shown {
         text = sub(TOKEN_VALUE, text, headThen(0, MASK));
         text = sub(BACKSLASHED_USERINFO, text, headThen(2, ":" + MASK + "@"));
         text = sub(NAMED_SECRET, text, headThen(0, MASK));
+        text = sub(AUTHORIZATION, text, match -> {
+            for (int kept = 2; kept <= 5; kept++) if (match.group(kept) != null) return match.group(1) + match.group(kept) + MASK;
+            return null;
+        });
         if (limit < 0 || text.codePointCount(0, text.length()) <= limit) return text;
         return text.substring(0, text.offsetByCodePoints(0, limit)) + "...";
     }
@@ -195,6 +211,7 @@ final class Shown {
         text = sub(PARAMETER, text, headThen(0, MASK));
         text = sub(ENCODED_SEPARATOR, text, headThen(0, MASK));
         text = sub(ENCODED_PARAMETER, text, match -> passwordKey(match.group(2)) ? match.group(1) + MASK : null);
+        text = sub(QUOTED_VALUE_LEFT, text, headThen(0, MASK));
         return sub(QUERY_VALUE_LEFT, text, headThen(0, MASK));
     }
 
