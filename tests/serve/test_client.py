@@ -103,6 +103,16 @@ def test_control_characters_of_a_server_s_answer_are_escaped_in_one_line(status,
     assert message.isprintable() and "\\x1b[" in message, message
 
 
+def test_a_refusal_s_masked_code_keeps_its_separator_from_the_detail():
+    # attack117 F7: the joined line was masked again, which took ": d" for the rest of token=***'s value
+    from dpdist.errors import ServiceRefusedError
+
+    body = b'{"error": "token=abcSEKRET", "detail": "d"}'
+    with pytest.raises(ServiceRefusedError) as error:
+        _answering(403, body, [(b"Content-Type", b"application/json")]).campaigns()
+    assert str(error.value).endswith("HTTP 403 token=***: d") and "SEKRET" not in str(error.value), str(error.value)
+
+
 def test_a_refusal_without_a_reason_says_so():
     from dpdist.errors import ServiceRefusedError
 
