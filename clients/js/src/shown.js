@@ -22,9 +22,9 @@ const SHORTEST_SECRET = 6;
 // its other case and as U+0130 (İ) and U+0131 (ı) for an i, U+017F (ſ) for an s, U+212A (K) for a k: the u flag's
 // case folding has the last two, so the patterns read with the i flag list the first two beside A-Za-z.
 // A credential after its scheme, quoted or not (Bearer "...", Bearer \"...\" in a JSON string); a value named as a
-// token (token=, token = , "submit_token": "...", \"submit_token\": \"...\", X-Submit-Token: ...); a password or an
-// Authorization header named with a colon (password: ..., "password": "...", Authorization: ...): Python's _CREDENTIAL,
-// _TOKEN_VALUE and _NAMED_SECRET.  A named value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a
+// token (token=, token = , "submit_token": "...", \"submit_token\": \"...\", X-Submit-Token: ..., Token: ... at a
+// line's start); a password named with a colon (password: ..., "db_password": "..."): Python's _CREDENTIAL,
+// _TOKEN_VALUE and _NAMED_SECRET (a quoted value to its closing quote; whitespace may be escaped, \t).  A named value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a
 // backslash but one before its end (VALUE).
 /** Python's IGNORECASE reads an i as U+0130 and U+0131 too (the u flag's case folding does not). */
 const I = String.raw`[i\u0130\u0131]`;

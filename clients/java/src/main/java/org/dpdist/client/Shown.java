@@ -39,9 +39,11 @@ final class Shown {
     // IGNORE_CASE does, the patterns list the first two beside A-Za-z for a runtime whose case folding has not them
     // (ICU's, Android's, folds U+0130 to two characters and U+0131 to none).
     // A credential after its scheme, quoted or not; a value named as a token (token=, token = , "submit_token": "...",
-    // \\"submit_token\\": \\"...\\", X-Submit-Token: ...); a password or an Authorization header named with a colon
-    // (password: ..., "password": "...", Authorization: ...): Python's _CREDENTIAL, _TOKEN_VALUE and _NAMED_SECRET.  A
-    // named value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a backslash but one before its end.
+    // \\"submit_token\\": \\"...\\", X-Submit-Token: ..., Token: ... at a line's start); a password named with a colon
+    // (password: ..., "db_password": "..."): Python's _CREDENTIAL, _TOKEN_VALUE and _NAMED_SECRET.  An unquoted named
+    // value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a backslash but one before its end; a
+    // quoted one at its closing quote (an escaped one not).  Whitespace may be escaped (\t: shown escapes before it
+    // masks), its loops possessive.
     private static final Pattern CREDENTIAL = Pattern.compile(
         "((?:(?<![A-Za-z0-9\\u0130\\u0131])|(?<=\\\\[tnr])|(?<=\\\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:Bearer|Bas[i\\u0130\\u0131]c)(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++(?:\\\\*['\"])?)((?!<)(?=(?:(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:[^\\s'\"\\\\]|\\\\(?!['\"]))){6})(?:(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:[^\\s'\"\\\\]|\\\\(?!['\"])))++)", IGNORE_CASE);
     private static final Pattern TOKEN_VALUE = Pattern.compile(
