@@ -65,3 +65,25 @@ def test_only_what_can_be_shown_is_read_and_a_secret_across_the_cut_is_masked_wh
     shown_text = shown(text, (TOKEN,), 120)
     assert TOKEN[:5] not in shown_text and len(shown_text) == 123
     assert "AdminTok" not in shown("x" * 110 + " token=AdminTok_SECRET_" + "z" * 3000, limit=120)
+
+
+def test_a_text_the_pre_check_passes_over_holds_nothing_any_pattern_masks():
+    # masked() tries its patterns only on a text holding what every match of them holds (=, :, %, //, a fullwidth
+    # slash, a Bearer/Basic scheme): every pattern, tried on the texts it passes over, must leave them as they are
+    import json
+    import random
+    from pathlib import Path
+
+    from dpdist._shown import _masked_all, _may_hold
+
+    fixture = Path(__file__).resolve().parents[1] / "clients" / "js" / "test" / "fixtures" / "shown.json"
+    texts = [case["text"] for case in json.loads(fixture.read_text(encoding="utf-8")) if isinstance(case["text"], str)]
+    pieces = ["token", "password", "Authorization", "Bearer", "BAſIC", "bearer", " ", "\t", "\\t", "'", '"', "\\\"",
+              "@", "/", "\\", "?", "&", "#", ";", ",", "<", ">", "user", "SEKRET123", "\uff20", "\uff1a", "\uff0f",
+              "-", "_", "x", "\n", "*", "%3D", "%3a", "pass%77ord", "sslpassword"]
+    rng = random.Random(7)
+    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(20_000)]
+    passed_over = [text for text in texts if not _may_hold(text)]
+    assert len(passed_over) > 1_000
+    assert [text for text in passed_over if _masked_all(text) != text] == []
+    assert _may_hold("x Bearer abcdefgh") and _may_hold("BAſIC abcdefgh") and not _may_hold("/api/campaigns/c/batches/-")

@@ -72,6 +72,9 @@ _AUTHORIZATION = re.compile(
 #: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves; without an ``@`` after the ``:``, the
 #: rest of the word is matched and shown as it is (read once: no later ``//user:`` of the word has an ``@`` either)
 _BACKSLASHED_USERINFO = re.compile(r"(?P<head>[/\\][/\\][^\s/\\:@]*):(?:(?P<value>[^\s@]*)@|[^\s@]*)")
+#: the scheme of :data:`_CREDENTIAL`, read with its case-insensitive matching (only ``b`` and ``B`` fold to ``b``; the
+#: rest as that pattern reads it: ``BAſIC``), for :func:`_may_hold`
+_SCHEME_NAME = re.compile(r"[bB](?i:earer|asic)")
 #: the shortest credential masked wherever it appears (a shorter one would mask common words)
 _SHORTEST_SECRET = 6
 #: the characters read past a cut: a credential or URL password that starts before it is masked whole if it ends
@@ -140,6 +143,11 @@ def masked(text: str) -> str:
     str
         ``text``, its credentials masked.
     """
+    return _masked_all(text) if _may_hold(text) else text  # most texts hold none (an access line's path: 10 -> 2 us)
+
+
+def _masked_all(text: str) -> str:
+    """:func:`masked`, every pattern tried."""
     text = _CREDENTIAL.sub(lambda match: f"{match.group('head')}{MASK}", redacted_text(text))
     if "=" in text or ":" in text:  # every match of _TOKEN_VALUE holds one (as redacted_text's patterns)
         text = _TOKEN_VALUE.sub(lambda match: f"{match.group('head')}{MASK}", text)
@@ -151,6 +159,14 @@ def masked(text: str) -> str:
     if ":" in text or "=" in text:  # and of _AUTHORIZATION
         text = _AUTHORIZATION.sub(_masked_authorization, text)
     return text
+
+
+def _may_hold(text: str) -> bool:
+    """Whether ``text`` may hold what :func:`masked` masks: every match of its patterns (and of
+    :func:`dpdist._redact.redacted_text`'s) holds ``=``, ``:``, ``%``, ``//``, a fullwidth slash or a ``Bearer``/``Basic``
+    scheme."""
+    return ("=" in text or ":" in text or "%" in text or "//" in text or "\uff0f" in text
+            or _SCHEME_NAME.search(text) is not None)
 
 
 def _masked_authorization(match: re.Match) -> str:

@@ -86,7 +86,7 @@ def shown_path(path: str) -> str:
             break
         decoded = once
     hidden = masked(decoded)
-    return printable(hidden if hidden != decoded else masked(path), "/*")
+    return printable(hidden if hidden != decoded or decoded == path else masked(path), "/*")
 
 
 #: the most times a path is percent-decoded to find a credential encoded twice or more (:func:`shown_path`)
