@@ -80,7 +80,9 @@ def test_a_text_the_pre_check_passes_over_holds_nothing_any_pattern_masks():
     texts = [case["text"] for case in json.loads(fixture.read_text(encoding="utf-8")) if isinstance(case["text"], str)]
     pieces = ["token", "password", "Authorization", "Bearer", "BAſIC", "bearer", " ", "\t", "\\t", "'", '"', "\\\"",
               "@", "/", "\\", "?", "&", "#", ";", ",", "<", ">", "user", "SEKRET123", "\uff20", "\uff1a", "\uff0f",
-              "-", "_", "x", "\n", "*", "%3D", "%3a", "pass%77ord", "sslpassword"]
+              "-", "_", "x", "\n", "*", "%3D", "%3a", "pass%77ord", "sslpassword",
+              # attack118: shown masks the raw text (control characters, raw whitespace), and the new forms
+              "\x1b", "\x00", "\x0b", "\x85", "\u2028", "\u202e", "\u3000", "(", "submitToken", "Token", "accessToken"]
     rng = random.Random(7)
     texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(20_000)]
     passed_over = [text for text in texts if not _may_hold(text)]

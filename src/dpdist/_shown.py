@@ -1,4 +1,4 @@
-"""Text a server sent, as dpdist shows it in a line: escaped, masked and cut.
+"""Text a server sent, as dpdist shows it in a line: masked, escaped and cut.
 
 A refusal's detail, a success's body, a content type or a ``Location`` come from whoever answered - dpdist, or a
 proxy, a captive portal, an echo server that repeats the request it got.  :func:`shown` is the one way such text
@@ -19,8 +19,8 @@ from ._redact import MASK, redacted_text
 
 __all__ = ["shown", "masked", "secrets_of", "kind_of"]
 
-#: whitespace, or its escaped form (:func:`shown` escapes a tab as ``\\t`` before masking: attack117 F3,
-#: ``Authorization:\\tBearer x``): ``\\t``, ``\\n``, ``\\r``, ``\\x0b``... of Python's whitespace
+#: whitespace, or its escaped form (a server's raw text may hold a ``\\t`` as two characters: attack117 F3,
+#: ``Authorization:\\tBearer x``; :func:`shown` masks before it escapes): ``\\t``, ``\\n``, ``\\r``, ``\\x0b``... of Python's whitespace
 _WS = r"(?:\s|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
 #: just after whitespace's escaped form (``\\tBearer``: the ``t`` before ``Bearer`` does not make it a word's end)
 _AFTER_WS = r"(?<=\\[tnr])|(?<=\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
@@ -39,15 +39,19 @@ _VALUE = r"[^&\s'\"#,;<>]*[^&\s'\"#,;<>\\]"
 #: after ``'`` up to the next ``'``; else up to what ends a value (:data:`_VALUE`)
 _QUOTED_VALUE = (r"(?<=\\\")[^\"]*[^\"\\]|(?<=\")(?:\\[\s\S]|[^\"\\])+|(?<=')[^']*[^'\\]"
                  rf"|(?<!['\"]){_VALUE}")
+#: a named token's value led by ``<``, ``;`` or ``,`` (``token=<S>``, ``token=;S``: attack118 F4), read as a password
+#: parameter's is: up to ``&``, whitespace, a quote or ``#`` (and not a last ``\\``)
+_LED_VALUE = r"(?<!['\"])[<;,](?:[^&\s'\"#]*[^&\s'\"#\\])?"
 #: a value named as a token: ``?token=...``, ``&admin_token=...``, ``token = ...``, ``token="..."`` (PrivateToken's), a
 #: JSON key's ``"submit_token": "..."`` (or ``\\"submit_token\\": \\"...\\"`` in a JSON string), a header's
-#: ``X-Submit-Token: ...`` (a ``_`` or ``-`` before ``token``: attack116 F3), or ``Token: ...`` at a line's start (or
-#: the text's, or after an escaped ``\\n``, ``\\t``...) or after a quote (attack117 F5); not prose (``bad token: expired``).  The name is read from the start of its run (``_``
+#: ``X-Submit-Token: ...`` (a ``_`` or ``-`` before ``token``: attack116 F3; a letter or digit, camelCase
+#: ``submitToken: ...``: attack118 F4), or ``Token: ...`` after no letter, digit, space, ``_`` or ``-`` (a line's or
+#: the text's start, an escaped ``\\n``, a quote: attack117 F5; ``(``, ESC, an RLO: attack118); not prose (``bad token: expired``).  The name is read from the start of its run (``_``
 #: or ``-`` before it as well as a letter): a run of ``_`` is read once, not from each of its characters
 _TOKEN_VALUE = re.compile(r"(?P<head>(?:(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token"
-                          r"(?:\s*=\s*|\\*['\"]\s*:\s*|(?<=[_-]token)\s*:\s*)"
-                          rf"|(?:(?<![\s\S])|(?<=[\n\r'\"])|{_AFTER_WS})token\s*:\s*)(?:\\*['\"])?)"
-                          rf"(?P<value>{_QUOTED_VALUE})", re.IGNORECASE)
+                          r"(?:\s*=\s*|\\*['\"]\s*:\s*|(?<=[A-Za-z0-9_-]token)\s*:\s*)"
+                          rf"|(?:(?<![A-Za-z0-9 _-])|{_AFTER_WS})token\s*:\s*)(?:\\*['\"])?)"
+                          rf"(?P<value>{_QUOTED_VALUE}|{_LED_VALUE})", re.IGNORECASE)
 #: a password named with a ``:`` (attack116 F3), its name with a prefix or not (``DB_PASSWORD: x``, ``"db_password":
 #: "x"``: attack117 F5): ``password: ...``, ``"password": "..."`` (a quoted value whole, up to its closing quote)
 _NAMED_SECRET = re.compile(r"(?P<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*password(?:\\*['\"])?\s*:\s*(?:\\*['\"])?)"
@@ -102,7 +106,7 @@ def secrets_of(response: Any) -> tuple[str, ...]:
 
 
 def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> str:
-    """``text`` as one line to show: ``secrets`` and any credential masked, control characters escaped, cut.
+    """``text`` as one line to show: ``secrets`` and any credential masked, then control characters escaped, cut.
 
     Parameters
     ----------
@@ -122,9 +126,10 @@ def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> 
         text = text.replace(secret, MASK)
     if limit is not None:  # only what can be shown is escaped (a body of 120 MB took 15 s whole), with room for a
         text = text[: limit + _ROOM]  # credential that starts before the cut (its patterns mask a cut one from its head)
+    text = masked(text)  # the raw text, before escaping (attack118 F1, F2: an escaped ``\\t`` or ``\\x1b`` read as a
+    # value or as a word's end); escaping after it leaves a ``***`` whole and a line one line
     if not text.isprintable():  # (one pass in C over a text with nothing to escape, the usual one)
         text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
-    text = masked(text)
     return text if limit is None or len(text) <= limit else text[:limit] + "..."
 
 

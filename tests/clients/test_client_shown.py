@@ -62,6 +62,18 @@ ATTACK117_FORMS = [
     "F5 PGPASSWORD=HIDDEN1 DB_PASSWORD: HIDDEN2 {\"db_password\": \"HIDDEN3\"}\nToken: HIDDEN4\nBearer a;HIDDEN5 "
     "Basic abc,HIDDEN6 KEEP1 Authorization: required. KEEP2 'Authorization: Bearer <token>' KEEP3",
 ]
+#: attack118's forms (masked before escaping: F1 a tab before a quoted value, F2 a control character before a name, F3
+#: whitespace before the separator; a Token header after any sign; F4 a value led by <, ; or , and camelCase names)
+ATTACK118_FORMS = [
+    "F1 {\"token\":\t\"HIDDEN1\", \"password\":\t\"HIDDEN2 x\"}\ntoken:\t'HIDDEN3' \"token\":\n\"HIDDEN4\" KEEP1 "
+    "\"submit_token\":\u2028\"HIDDEN5\" \"token\":\x0b\"HIDDEN6\"",
+    "F2 x\x1bBearer HIDDEN1x KEEP1 x\x00Authorization: NTLM HIDDEN2\n\x7fBasic HIDDEN3x x\u202eToken: HIDDEN4 (Token: HIDDEN5 "
+    "bad token: expired KEEP2",
+    "F3 token\t= HIDDEN1\ntoken\t: HIDDEN2 \"password\"\t:\t\"HIDDEN3\" password\t=\tHIDDEN4 token\x0b=\x0bHIDDEN5 "
+    "password \xa0= HIDDEN6 KEEP1 password\u3000=\u3000HIDDEN7",
+    "F4 token=<HIDDEN1> token=;HIDDEN2 token=,HIDDEN3 KEEP1 submitToken: HIDDEN4 accessToken=HIDDEN5 accessToken: HIDDEN6 "
+    "\"accessToken\": \"HIDDEN7\" KEEP2",
+]
 TEXTS = [
     "x\x1b]0;PWNED\x07",
     f"\x1b[2J\x1b[31mred\nline2 Bearer {SECRET}",
@@ -76,6 +88,7 @@ TEXTS = [
     *NEW_FORMS,
     *ATTACK116_FORMS,
     *ATTACK117_FORMS,
+    *ATTACK118_FORMS,
 ]
 #: attack75 A: a copy of the credential across the cut (once at limit + len + 4096), its head moved into view by a
 #: token value masked before it; with the credential, cut (whole, these texts take the URL patterns 0.1 s each)
@@ -126,6 +139,10 @@ HOSTILE = [
     ("", "_", 200_000, "password=SECRET", "password=***"),
     ("", "-", 200_000, "password: SECRET", "password: ***"),
     ("", "%41=\"", 40_000, " pass%77ord=\"SE CRET\"", " pass%77ord=***"),
+    # attack118: camelCase token names and a Token header after a sign; spaces before a separator
+    ("", "xToken(", 30_000, "Token: SECRET", "Token: ***"),
+    ("token", " ", 200_000, "= SECRET", "= ***"),
+    ("", "xToken;", 30_000, " token=,SECRET", " token=***"),
 ]
 
 
@@ -185,6 +202,24 @@ def test_attack117s_forms_are_masked_and_prose_kept():
     assert shown("Authorization: required", (), None) == "Authorization: required"
 
 
+def test_attack118s_forms_are_masked_and_prose_kept():
+    # masked before escaping: an escaped \t is no value, an escaped \x1b no word's end; then escaped, one line
+    for text in ATTACK118_FORMS:
+        shown_text = shown(text, (), None)
+        assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
+        assert shown_text.isprintable() and "\n" not in shown_text, shown_text
+    assert shown('"token":\t"abcSEKRETxyz"', (), None) == '"token":\\t"***"'
+    assert shown("x\x1bBearer abcSEKRETxyz", (), None) == "x\\x1bBearer ***"
+    assert shown("x\u202eToken: abcSEKRETxyz", (), None) == "x\\u202eToken: ***"
+    assert shown("password\t=\tx", (), None) == "password\\t=\\t***"
+    assert shown("token=<abcSEKRETxyz> KEEP", (), None) == "token=*** KEEP"
+    assert shown("submitToken: abcSEKRETxyz", (), None) == "submitToken: ***"
+    # the escaped forms a raw text may hold as two characters are still read as whitespace
+    assert shown("Authorization:\\tBearer abcSEKRETxyz", (), None) == "Authorization:\\tBearer ***"
+    for prose in ("bad token: expired", "my Token: x", "the token: x"):
+        assert shown(prose, (), None) == prose
+
+
 def test_a_long_hostile_text_is_shown_whole_and_masked_as_before():
     # fix76: 200,000 characters each (a quadratic pattern takes minutes; no timed assertion)
     hostile = [case for case in cases() if not isinstance(case["text"], str)]
@@ -225,7 +260,10 @@ PIECES = ["http", "://", "//", "/", ":", "\uff1a", "@", "\uff20", "\ufe6b", "%3A
           "\uff0f", "Authorization", "authorization: ", "Proxy-", "PrivateToken ", "password: ", '\\"', "\\", "*", "***",
           "x-token: ", "_token", ": ", "5432", "db?", "<token>", "Bearer \"", " = ",
           # attack117's forms
-          "NTLM ", "Digest ", "\\t", "\\n", "\\x0b", "Token", "PG", "PASSWORD", "db_", ";", "required", "\r", '"q r"']
+          "NTLM ", "Digest ", "\\t", "\\n", "\\x0b", "Token", "PG", "PASSWORD", "db_", ";", "required", "\r", '"q r"',
+          # attack118's forms: raw whitespace and control characters JS's and Java's \s read otherwise than Python's
+          "\x0b", "\x1c", "\x1f", "\x85", "\u2028", "\u3000", "\ufeff", "\x00", "\x7f", "\u202e", "(", "<", "submitToken",
+          "accessToken: "]
 
 
 def test_the_js_client_shows_random_texts_as_python():

@@ -53,6 +53,11 @@ CREDENTIAL_PATHS = {
     "/x/http%3A%2F%2Fuser%3ALOGSECRET13%40h/": "/x/http%3A//user%3A***%40h/",
     "/x/token%253DLOGSECRET14": "/x/token%3D***",
     "/x/ok%41/token=LOGSECRET15": "/x/okA/token%3D***",
+    # attack118: a Token header after an RLO (sent as %E2%80%AEToken%3A%20...), a camelCase token name, a token's value
+    # led by a <
+    "/x/\u202eToken: LOGSECRET16": "/x/%E2%80%AEToken%3A%20***",
+    "/x/submitToken: LOGSECRET17": "/x/submitToken%3A%20***",
+    "/x/token=<LOGSECRET18>": "/x/token%3D***",
 }
 
 

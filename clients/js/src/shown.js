@@ -1,4 +1,4 @@
-// Text a server sent, as the client shows it in an error: escaped, masked and cut (as dpdist._shown.shown in Python).
+// Text a server sent, as the client shows it in an error: masked, escaped and cut (as dpdist._shown.shown in Python).
 //
 // A refusal's code and detail, a redirect's Location, an answer's ids come from whoever answered: dpdist, or a proxy, a
 // captive portal, an echo server repeating the request it got.  ``shown`` is the one way such text enters a
@@ -15,6 +15,38 @@ const ROOM = 4096;
 /** The shortest credential masked wherever it appears (a shorter one would mask common words). */
 const SHORTEST_SECRET = 6;
 
+/** Python's whitespace (str.isspace(), what its ``\s`` reads), as a character class's inside. */
+const PY_SPACE = String.raw`\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000`;
+
+/**
+ * ``pattern`` reading whitespace and ``.`` as Python does: ``shown`` masks the raw text (attack118), which may hold a
+ * tab, NEL, U+FEFF...: JS's ``\s`` has U+FEFF and not U+001C-U+001F or U+0085, its ``.`` stops at \r, U+2028 and U+2029
+ * too.  ``\s``/``\S`` read Python's whitespace, ``.`` all but \n; ``[\s\S]`` (any character) is left as it is.
+ */
+function pythonic(pattern) {
+  const source = pattern.source;
+  let out = '';
+  let inClass = false;
+  for (let at = 0; at < source.length; at += 1) {
+    const character = source[at];
+    if (!inClass && source.startsWith(String.raw`[\s\S]`, at)) {
+      out += String.raw`[\s\S]`;
+      at += 5;
+    } else if (character === '\\') {
+      const next = source[at + 1];
+      if (next === 's') out += inClass ? PY_SPACE : `[${PY_SPACE}]`;
+      else if (next === 'S') out += `[^${PY_SPACE}]`;
+      else out += character + next;
+      at += 1;
+    } else {
+      if (character === '[') inClass = true;
+      else if (character === ']') inClass = false;
+      out += !inClass && character === '.' ? String.raw`[^\n]` : character;
+    }
+  }
+  return new RegExp(out, pattern.flags);
+}
+
 // Every pattern reads a text in a time linear in its length (as Python's; a server's long answer shown whole could
 // stall the client): a scheme or a token's name starts only at the start of its run (a lookbehind), a //user: with
 // no @ after it matches the rest of its word (shown as it is: no later //user: of the word has one either), an
@@ -23,58 +55,60 @@ const SHORTEST_SECRET = 6;
 // case folding has the last two, so the patterns read with the i flag list the first two beside A-Za-z.
 // A credential after its scheme, quoted or not (Bearer "...", Bearer \"...\" in a JSON string); a value named as a
 // token (token=, token = , "submit_token": "...", \"submit_token\": \"...\", X-Submit-Token: ..., Token: ... at a
-// line's start); a password named with a colon (password: ..., "db_password": "..."): Python's _CREDENTIAL,
+// line's start or after a sign, submitToken: ..., token=<...>); a password named with a colon (password: ..., "db_password": "..."): Python's _CREDENTIAL,
 // _TOKEN_VALUE and _NAMED_SECRET (a quoted value to its closing quote; whitespace may be escaped, \t).  A named value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a
 // backslash but one before its end (VALUE).
 /** Python's IGNORECASE reads an i as U+0130 and U+0131 too (the u flag's case folding does not). */
 const I = String.raw`[i\u0130\u0131]`;
 const VALUE = String.raw`[^&\s'"#,;<>]*[^&\s'"#,;<>\\]`;
-// whitespace or its escaped form (shown escapes a tab as \t before masking: attack117 F3), Python's _WS; just after an
+// whitespace or its escaped form (a raw text may hold \t as two characters: attack117 F3), Python's _WS; just after an
 // escaped one (\tBearer: its t does not make Bearer a word's end), Python's _AFTER_WS
 const WS = String.raw`(?:\s|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))`;
 const AFTER_WS = String.raw`(?<=\\[tnr])|(?<=\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\u(?:1680|200[0-9a]|202[89f]|205f|3000))`;
 // a named value, quoted or not (Python's _QUOTED_VALUE): after \" up to the next "; after " up to its closing quote,
 // an escaped \" included (attack117 F4); after ' up to the next '; else up to what ends a value
+// a named token's value led by <, ; or , (token=<S>: attack118 F4), read as a password parameter's (Python's _LED_VALUE)
+const LED_VALUE = String.raw`(?<!['"])[<;,](?:[^&\s'"#]*[^&\s'"#\\])?`;
 const QUOTED_VALUE = String.raw`(?<=\\")[^"]*[^"\\]|(?<=")(?:\\[\s\S]|[^"\\])+|(?<=')[^']*[^'\\]|(?<!['"])${VALUE}`;
 // an authentication scheme's word and the whitespace after it; what is not a credential after Authorization: (a
 // placeholder, one word of prose alone): Python's _SCHEME_WORD and _NOT_CREDENTIAL
 const SCHEME_WORD = String.raw`(?:[A-Za-z0-9\u0130\u0131!#$%&*+.^_\x60|~-]+${WS}+)`;
 const NOT_CREDENTIAL = String.raw`(?!${SCHEME_WORD}?<)(?!(?:requ${I}red|m${I}ss${I}ng|${I}nval${I}d|exp${I}red|den${I}ed|fa${I}led|none|null)(?:[.,;!?'"\\]|(?![\s\S])))`;
 const SCHEMES = String.raw`(?:bearer|bas${I}c|d${I}gest|negot${I}ate|token|dpop)`;
-const CREDENTIAL = new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131])|${AFTER_WS})(?:Bearer|Bas${I}c)${WS}+(?:\\*['"])?)(?<value>(?!<)(?=(?:(?!${WS})(?:[^\s'"\\]|\\(?!['"]))){6})(?:(?!${WS})(?:[^\s'"\\]|\\(?!['"])))+)`, 'giu');
-const TOKEN_VALUE = new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*token(?:\s*=\s*|\\*['"]\s*:\s*|(?<=[_-]token)\s*:\s*)|(?:(?<![\s\S])|(?<=[\n\r'"])|${AFTER_WS})token\s*:\s*)(?:\\*['"])?)(?<value>${QUOTED_VALUE})`, 'giu');
-const NAMED_SECRET = new RegExp(String.raw`(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*password(?:\\*['"])?\s*:\s*(?:\\*['"])?)(?<value>${QUOTED_VALUE})`, 'giu');
+const CREDENTIAL = pythonic(new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131])|${AFTER_WS})(?:Bearer|Bas${I}c)${WS}+(?:\\*['"])?)(?<value>(?!<)(?=(?:(?!${WS})(?:[^\s'"\\]|\\(?!['"]))){6})(?:(?!${WS})(?:[^\s'"\\]|\\(?!['"])))+)`, 'giu'));
+const TOKEN_VALUE = pythonic(new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*token(?:\s*=\s*|\\*['"]\s*:\s*|(?<=[A-Za-z0-9\u0130\u0131_-]token)\s*:\s*)|(?:(?<![A-Za-z0-9\u0130\u0131 _-])|${AFTER_WS})token\s*:\s*)(?:\\*['"])?)(?<value>${QUOTED_VALUE}|${LED_VALUE})`, 'giu'));
+const NAMED_SECRET = pythonic(new RegExp(String.raw`(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*password(?:\\*['"])?\s*:\s*(?:\\*['"])?)(?<value>${QUOTED_VALUE})`, 'giu'));
 // an Authorization or Proxy-Authorization value, any scheme (Python's _AUTHORIZATION, attack117 F3): one scheme word
 // kept, the credential masked to the value's end (its closing quote when quoted, else the line's end); the kept part is
 // the group of the alternative that matched
-const AUTHORIZATION = new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_-])|${AFTER_WS})(?:proxy-)?author${I}zat${I}on(?:\\*['"])?${WS}*[:=]${WS}*)(?:(?<double>"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:\\[\s\S]|[^"\\])+|(?<escaped>\\+"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^"]*[^"\\]|(?<single>'${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^']*[^'\\]|(?!\\*['"])(?<plain>${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:[^\\\n\r]|\\(?![nr]))+)`, 'giu');
-const BACKSLASHED_USERINFO = /(?<head>[/\\][/\\][^\s/\\:@]*):(?:(?<value>[^\s@]*)@|[^\s@]*)/gu;
+const AUTHORIZATION = pythonic(new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_-])|${AFTER_WS})(?:proxy-)?author${I}zat${I}on(?:\\*['"])?${WS}*[:=]${WS}*)(?:(?<double>"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:\\[\s\S]|[^"\\])+|(?<escaped>\\+"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^"]*[^"\\]|(?<single>'${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^']*[^'\\]|(?!\\*['"])(?<plain>${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:[^\\\n\r]|\\(?![nr]))+)`, 'giu'));
+const BACKSLASHED_USERINFO = pythonic(/(?<head>[/\\][/\\][^\s/\\:@]*):(?:(?<value>[^\s@]*)@|[^\s@]*)/gu);
 // ``scheme://user:password@`` (Python's _redact._USERINFO): the password from the first ``:`` after the user name to
 // the last ``@`` of the word; the ``:`` may be a fullwidth U+FF1A, the ``@`` a fullwidth U+FF20 or a small U+FE6B (NFKC
 // reads them as ASCII, as some URL parsers do).  The user name is read once: the lookahead and back-reference commit to
 // the last ``:`` (or U+FF1A) before the first ``:`` or ``/``, a U+FF1A before an ``@`` in the user name being the second
 // choice; a ``//user:`` with no ``@`` after it matches the rest of its word (the last alternative, no ``value``)
-const USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/(?:(?=(?<user>[^\s/:]*)[:\uff1a])\k<user>(?=[:\uff1a]\S*[@\uff20\ufe6b])|[^\s/:]*(?=\uff1a[^\s/:\uff1a]*[@\uff20\ufe6b])))[:\uff1a](?<value>\S*)[@\uff20\ufe6b]|(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:]*[:\uff1a]\S*/gu;
+const USERINFO = pythonic(/(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/(?:(?=(?<user>[^\s/:]*)[:\uff1a])\k<user>(?=[:\uff1a]\S*[@\uff20\ufe6b])|[^\s/:]*(?=\uff1a[^\s/:\uff1a]*[@\uff20\ufe6b])))[:\uff1a](?<value>\S*)[@\uff20\ufe6b]|(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:]*[:\uff1a]\S*/gu);
 // a password typed with a space (Python's _SPACED_USERINFO): a space before any /, then up to the last @ of the word
 // holding the first @ after it, with no // before it (what one scheme://user: reads ends at the next //, the next one's)
-const SPACED_USERINFO = /(?<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/:@]*):(?<value>[^@/\n\s]*\s[^@\n/]*(?:\/(?!\/)[^@\n/]*)*(?:@\S*)?|[^@/\n]*\n[^@/\n]*)@/gu;
+const SPACED_USERINFO = pythonic(/(?<head>(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:\/\/[^\s/:@]*):(?<value>[^@/\n\s]*\s[^@\n/]*(?:\/(?!\/)[^@\n/]*)*(?:@\S*)?|[^@/\n]*\n[^@/\n]*)@/gu);
 // ``／／user:password@`` (Python's _FULLWIDTH_USERINFO): one or both slashes fullwidth (U+FF0F); the password up to the
 // last @ of its word (without one, the rest of the word is matched: no value)
-const FULLWIDTH_USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?(?:\uff0f[/\uff0f]|\/\uff0f)[^\s/\uff0f:\uff1a]*)[:\uff1a](?:(?<value>\S*)[@\uff20\ufe6b]|\S*)/gu;
+const FULLWIDTH_USERINFO = pythonic(/(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?(?:\uff0f[/\uff0f]|\/\uff0f)[^\s/\uff0f:\uff1a]*)[:\uff1a](?:(?<value>\S*)[@\uff20\ufe6b]|\S*)/gu);
 // ``scheme://user%3Apassword@`` (Python's _ENCODED_USERINFO): the ``:`` percent-encoded; without an ``@`` after it, the
 // rest is matched and shown as it is (no ``value``)
-const ENCODED_USERINFO = /(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:@\uff20]*?%3[Aa])(?:(?<value>[^\s@\uff20]*)[@\uff20\ufe6b]|[^\s@\uff20]*)/gu;
-const QUOTED_USERINFO = /(?<head>['"][^\s'"/:@]+):(?!\/\/)(?<value>[^'"\n]*)@/gu;
-const PARAMETER = /(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|[^&\s'"#]+)/giu;
-const ENCODED_PARAMETER = /(?<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?<key>[A-Za-z0-9_%]+)\s*=\s*['"]?)(?<value>(?:\\\S|[^&\s'"#\\])+)/gu;
+const ENCODED_USERINFO = pythonic(/(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:@\uff20]*?%3[Aa])(?:(?<value>[^\s@\uff20]*)[@\uff20\ufe6b]|[^\s@\uff20]*)/gu);
+const QUOTED_USERINFO = pythonic(/(?<head>['"][^\s'"/:@]+):(?!\/\/)(?<value>[^'"\n]*)@/gu);
+const PARAMETER = pythonic(/(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|[^&\s'"#]+)/giu);
+const ENCODED_PARAMETER = pythonic(/(?<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?<key>[A-Za-z0-9_%]+)\s*=\s*['"]?)(?<value>(?:\\\S|[^&\s'"#\\])+)/gu);
 // a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``, Python's _ENCODED_SEPARATOR)
-const ENCODED_SEPARATOR = /(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password%3D['"]?)(?<value>(?:\\\S|[^&\s'"#\\])+)/giu;
+const ENCODED_SEPARATOR = pythonic(/(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password%3D['"]?)(?<value>(?:\\\S|[^&\s'"#\\])+)/giu);
 // what a password parameter's mask left of its value (Python's _QUERY_VALUE_LEFT): up to & or a space, not a quote or a
 // #; the quotes just before its end stay
 // what the mask of an encoded name's or separator's quoted value left, up to its closing quote (Python's
 // _QUOTED_VALUE_LEFT, attack117 F4)
-const QUOTED_VALUE_LEFT = /(?<head>(?:=|%3[Dd])\s*)(?:"\*\*\*(?:\\.|[^"\\])*"?|'\*\*\*(?:\\.|[^'\\])*'?)/gu;
-const QUERY_VALUE_LEFT = /(?<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^&\s]*[^&\s'"])?(?=['"]*(?![^&\s]))/gu;
+const QUOTED_VALUE_LEFT = pythonic(/(?<head>(?:=|%3[Dd])\s*)(?:"\*\*\*(?:\\.|[^"\\])*"?|'\*\*\*(?:\\.|[^'\\])*'?)/gu);
+const QUERY_VALUE_LEFT = pythonic(/(?<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^&\s]*[^&\s'"])?(?=['"]*(?![^&\s]))/gu);
 /** What Python's str.isprintable() refuses: other (Cc, Cf, Cs, Co, Cn), line and paragraph separators, spaces but ' '. */
 const UNPRINTABLE = /^(?:[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs})$/u;
 
@@ -197,7 +231,7 @@ export function shown(text, secrets = [], limit = 200) {
     // limit + ROOM characters (code points, as Python's dpdist._shown cuts)
     text = Array.from(text.slice(0, 2 * (limit + ROOM))).slice(0, limit + ROOM).join('');
   }
-  text = Array.from(text, (character) => (UNPRINTABLE.test(character) ? escaped(character) : character)).join('');
+  // masked before escaping (attack118 F1, F2: an escaped \t or \x1b read as a value or as a word's end)
   text = redactedText(text).replace(CREDENTIAL, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   text = text.replace(TOKEN_VALUE, (match, ...rest) => `${rest.at(-1).head}${MASK}`);
   text = text.replace(BACKSLASHED_USERINFO, (match, ...rest) => (rest.at(-1).value === undefined ? match : `${rest.at(-1).head}:${MASK}@`));
@@ -206,6 +240,7 @@ export function shown(text, secrets = [], limit = 200) {
     const { head, double, escaped, single, plain } = rest.at(-1);
     return `${head}${[double, escaped, single, plain].find((part) => part !== undefined)}${MASK}`;
   });
+  text = Array.from(text, (character) => (UNPRINTABLE.test(character) ? escaped(character) : character)).join('');
   const characters = Array.from(text);
   return limit === null || characters.length <= limit ? text : `${characters.slice(0, limit).join('')}...`;
 }

@@ -12,7 +12,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Text a server sent, as the client shows it in a {@link ServiceError}: escaped, masked and cut, as Python's
+ * Text a server sent, as the client shows it in a {@link ServiceError}: masked, escaped and cut, as Python's
  * {@code dpdist._shown.shown}, byte for byte ({@code clients/js/test/fixtures/shown.json}), but for what is escaped
  * among characters newer than the runtime's Unicode tables (JDK 17: Unicode 13; Python 3.11: 14): one may escape a
  * character the other shows.  What is masked does not depend on them.
@@ -31,6 +31,8 @@ final class Shown {
     static final String MASK = "***";
     /** The shortest credential masked wherever it appears (a shorter one would mask common words). */
     private static final int SHORTEST_SECRET = 6;
+    /** Python's whitespace (str.isspace(), what its {@code \s} reads), as a character class's inside. */
+    private static final String PY_SPACE = "\\t-\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
     private static final int IGNORE_CASE = Pattern.CASE_INSENSITIVE | Pattern.UNICODE_CASE;
     // Every pattern reads a text in a time linear in its length (as Python's): a scheme or a token's name starts only at
     // the start of its run (a lookbehind), a //user: with no @ after it matches the rest of its word (no later //user:
@@ -39,27 +41,27 @@ final class Shown {
     // IGNORE_CASE does, the patterns list the first two beside A-Za-z for a runtime whose case folding has not them
     // (ICU's, Android's, folds U+0130 to two characters and U+0131 to none).
     // A credential after its scheme, quoted or not; a value named as a token (token=, token = , "submit_token": "...",
-    // \\"submit_token\\": \\"...\\", X-Submit-Token: ..., Token: ... at a line's start); a password named with a colon
+    // \\"submit_token\\": \\"...\\", X-Submit-Token: ..., Token: ... after a sign, submitToken: ...); a password named with a colon
     // (password: ..., "db_password": "..."): Python's _CREDENTIAL, _TOKEN_VALUE and _NAMED_SECRET.  An unquoted named
     // value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a backslash but one before its end; a
-    // quoted one at its closing quote (an escaped one not).  Whitespace may be escaped (\t: shown escapes before it
-    // masks), its loops possessive.
-    private static final Pattern CREDENTIAL = Pattern.compile(
+    // quoted one at its closing quote (an escaped one not).  Whitespace may be escaped (a raw text may hold \t as two
+    // characters), its loops possessive.
+    private static final Pattern CREDENTIAL = pythonic(
         "((?:(?<![A-Za-z0-9\\u0130\\u0131])|(?<=\\\\[tnr])|(?<=\\\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:Bearer|Bas[i\\u0130\\u0131]c)(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++(?:\\\\*['\"])?)((?!<)(?=(?:(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:[^\\s'\"\\\\]|\\\\(?!['\"]))){6})(?:(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:[^\\s'\"\\\\]|\\\\(?!['\"])))++)", IGNORE_CASE);
-    private static final Pattern TOKEN_VALUE = Pattern.compile(
-        "((?:(?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*token(?:\\s*=\\s*|\\\\*['\"]\\s*:\\s*|(?<=[_-]token)\\s*:\\s*)|(?:(?<![\\s\\S])|(?<=[\\n\\r'\"])|(?<=\\\\[tnr])|(?<=\\\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))token\\s*:\\s*)(?:\\\\*['\"])?)((?<=\\\\\")[^\"]*[^\"\\\\]|(?<=\")(?:\\\\[\\s\\S]|[^\"\\\\])++|(?<=')[^']*[^'\\\\]|(?<!['\"])[^&\\s'\"#,;<>]*[^&\\s'\"#,;<>\\\\])", IGNORE_CASE);
-    private static final Pattern NAMED_SECRET = Pattern.compile(
+    private static final Pattern TOKEN_VALUE = pythonic(
+        "((?:(?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*token(?:\\s*=\\s*|\\\\*['\"]\\s*:\\s*|(?<=[A-Za-z0-9\\u0130\\u0131_-]token)\\s*:\\s*)|(?:(?<![A-Za-z0-9\\u0130\\u0131 _-])|(?<=\\\\[tnr])|(?<=\\\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))token\\s*:\\s*)(?:\\\\*['\"])?)((?<=\\\\\")[^\"]*[^\"\\\\]|(?<=\")(?:\\\\[\\s\\S]|[^\"\\\\])++|(?<=')[^']*[^'\\\\]|(?<!['\"])[^&\\s'\"#,;<>]*[^&\\s'\"#,;<>\\\\]|(?<!['\"])[<;,](?:[^&\\s'\"#]*[^&\\s'\"#\\\\])?)", IGNORE_CASE);
+    private static final Pattern NAMED_SECRET = pythonic(
         "((?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*password(?:\\\\*['\"])?\\s*:\\s*(?:\\\\*['\"])?)((?<=\\\\\")[^\"]*[^\"\\\\]|(?<=\")(?:\\\\[\\s\\S]|[^\"\\\\])++|(?<=')[^']*[^'\\\\]|(?<!['\"])[^&\\s'\"#,;<>]*[^&\\s'\"#,;<>\\\\])", IGNORE_CASE);
     /**
      * An {@code Authorization} or {@code Proxy-Authorization} value, any scheme (Python's {@code _AUTHORIZATION},
      * attack117 F3): one scheme word kept, the credential masked to the value's end (its closing quote when quoted, else
      * the line's end); the kept part is the group (2 to 5) of the alternative that matched.  Whitespace may be escaped
-     * ({@code \t}: {@link #shown} escapes before masking); the group loops possessive (see SPACED_USERINFO), which here
+     * (a raw text may hold {@code \t} as two characters); the group loops possessive (see SPACED_USERINFO), which here
      * match as greedy ones: what they give back is never what may follow them.
      */
-    private static final Pattern AUTHORIZATION = Pattern.compile(
+    private static final Pattern AUTHORIZATION = pythonic(
         "((?:(?<![A-Za-z0-9\\u0130\\u0131_-])|(?<=\\\\[tnr])|(?<=\\\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:proxy-)?author[i\\u0130\\u0131]zat[i\\u0130\\u0131]on(?:\\\\*['\"])?(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+[:=](?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+)(?:(\"(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+(?!(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?<)(?!(?:requ[i\\u0130\\u0131]red|m[i\\u0130\\u0131]ss[i\\u0130\\u0131]ng|[i\\u0130\\u0131]nval[i\\u0130\\u0131]d|exp[i\\u0130\\u0131]red|den[i\\u0130\\u0131]ed|fa[i\\u0130\\u0131]led|none|null)(?:[.,;!?'\"\\\\]|(?![\\s\\S])))(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?)(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:\\\\[\\s\\S]|[^\"\\\\])++|(\\\\+\"(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+(?!(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?<)(?!(?:requ[i\\u0130\\u0131]red|m[i\\u0130\\u0131]ss[i\\u0130\\u0131]ng|[i\\u0130\\u0131]nval[i\\u0130\\u0131]d|exp[i\\u0130\\u0131]red|den[i\\u0130\\u0131]ed|fa[i\\u0130\\u0131]led|none|null)(?:[.,;!?'\"\\\\]|(?![\\s\\S])))(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?)(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))[^\"]*[^\"\\\\]|('(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))*+(?!(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?<)(?!(?:requ[i\\u0130\\u0131]red|m[i\\u0130\\u0131]ss[i\\u0130\\u0131]ng|[i\\u0130\\u0131]nval[i\\u0130\\u0131]d|exp[i\\u0130\\u0131]red|den[i\\u0130\\u0131]ed|fa[i\\u0130\\u0131]led|none|null)(?:[.,;!?'\"\\\\]|(?![\\s\\S])))(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?)(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))[^']*[^'\\\\]|(?!\\\\*['\"])((?!(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?<)(?!(?:requ[i\\u0130\\u0131]red|m[i\\u0130\\u0131]ss[i\\u0130\\u0131]ng|[i\\u0130\\u0131]nval[i\\u0130\\u0131]d|exp[i\\u0130\\u0131]red|den[i\\u0130\\u0131]ed|fa[i\\u0130\\u0131]led|none|null)(?:[.,;!?'\"\\\\]|(?![\\s\\S])))(?:[A-Za-z0-9\\u0130\\u0131!#$%&*+.^_`|~-]+(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000))++)?)(?!(?:\\s|\\\\[tnr]|\\\\x(?:0[bc]|1[c-f]|85|a0)|\\\\u(?:1680|200[0-9a]|202[89f]|205f|3000)))(?:[^\\\\\\n\\r]|\\\\(?![nr]))++)", IGNORE_CASE);
-    private static final Pattern BACKSLASHED_USERINFO = Pattern.compile("([/\\\\][/\\\\][^\\s/\\\\:@]*):(?:([^\\s@]*)@|[^\\s@]*)");
+    private static final Pattern BACKSLASHED_USERINFO = pythonic("([/\\\\][/\\\\][^\\s/\\\\:@]*):(?:([^\\s@]*)@|[^\\s@]*)");
     /** A URL's scheme ({@code http:}), read from the start of its run of scheme characters (Python's {@code _SCHEME}). */
     private static final String SCHEME = "(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)";
     /**
@@ -70,7 +72,7 @@ final class Shown {
      * U+FF1A before an {@code @} in the user name being the second choice; a {@code //user:} with no {@code @} after it
      * matches the rest of its word (the last alternative, no group 3).
      */
-    private static final Pattern USERINFO = Pattern.compile("(" + SCHEME + "?//(?:(?=([^\\s/:]*)[:\\uff1a])\\2(?=[:\\uff1a]\\S*[@\\uff20\\ufe6b])"
+    private static final Pattern USERINFO = pythonic("(" + SCHEME + "?//(?:(?=([^\\s/:]*)[:\\uff1a])\\2(?=[:\\uff1a]\\S*[@\\uff20\\ufe6b])"
         + "|[^\\s/:]*(?=\\uff1a[^\\s/:\\uff1a]*[@\\uff20\\ufe6b])))[:\\uff1a](\\S*)[@\\uff20\\ufe6b]|" + SCHEME + "?//[^\\s/:]*[:\\uff1a]\\S*");
     /**
      * A password typed with a space (Python's {@code _SPACED_USERINFO}; group 2): a space before any {@code /}, then up to
@@ -79,40 +81,73 @@ final class Shown {
      * (as greedy here: what they give back is never an {@code @}): the JDK's greedy group loop recurses once an
      * iteration, a long text overflowed its stack.
      */
-    private static final Pattern SPACED_USERINFO = Pattern.compile(
+    private static final Pattern SPACED_USERINFO = pythonic(
         "(" + SCHEME + "//[^\\s/:@]*):([^@/\\n\\s]*\\s[^@\\n/]*+(?:/(?!/)[^@\\n/]*+)*+(?:@\\S*)?|[^@/\\n]*\\n[^@/\\n]*)@");
     /**
      * {@code ／／user:password@} (Python's {@code _FULLWIDTH_USERINFO}): one or both slashes fullwidth (U+FF0F); the
      * password (group 2) up to the last {@code @} of its word (without one, the rest of the word is matched: no group 2).
      */
-    private static final Pattern FULLWIDTH_USERINFO = Pattern.compile(
+    private static final Pattern FULLWIDTH_USERINFO = pythonic(
         "(" + SCHEME + "?(?:\\uff0f[/\\uff0f]|/\\uff0f)[^\\s/\\uff0f:\\uff1a]*)[:\\uff1a](?:(\\S*)[@\\uff20\\ufe6b]|\\S*)");
     /**
      * {@code scheme://user%3Apassword@} (Python's {@code _ENCODED_USERINFO}): the {@code :} percent-encoded; without an
      * {@code @} after it, the rest is matched and shown as it is (no group 2).
      */
-    private static final Pattern ENCODED_USERINFO = Pattern.compile(
+    private static final Pattern ENCODED_USERINFO = pythonic(
         "(" + SCHEME + "?//[^\\s/:@\\uff20]*?%3[Aa])(?:([^\\s@\\uff20]*)[@\\uff20\\ufe6b]|[^\\s@\\uff20]*)");
-    private static final Pattern QUOTED_USERINFO = Pattern.compile("(['\"][^\\s'\"/:@]+):(?!//)([^'\"\\n]*)@");
+    private static final Pattern QUOTED_USERINFO = pythonic("(['\"][^\\s'\"/:@]+):(?!//)([^'\"\\n]*)@");
     /** A password parameter (Python's {@code _PARAMETER}): its quoted values' loops possessive (see SPACED_USERINFO). */
-    private static final Pattern PARAMETER = Pattern.compile(
+    private static final Pattern PARAMETER = pythonic(
         "((?<![A-Za-z0-9\\u0130\\u0131_-])[A-Za-z0-9\\u0130\\u0131_-]*password\\s*=\\s*)('(?:\\\\.|[^'\\\\])*+'?|\"(?:\\\\.|[^\"\\\\])*+\"?|[^&\\s'\"#]+)", IGNORE_CASE);
-    private static final Pattern ENCODED_PARAMETER = Pattern.compile(
+    private static final Pattern ENCODED_PARAMETER = pythonic(
         "((?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})([A-Za-z0-9_%]+)\\s*=\\s*['\"]?)((?:\\\\\\S|[^&\\s'\"#\\\\])++)");
     /** A password parameter whose {@code =} is percent-encoded ({@code ?password%3Dsecret}, Python's {@code _ENCODED_SEPARATOR}). */
-    private static final Pattern ENCODED_SEPARATOR = Pattern.compile(
+    private static final Pattern ENCODED_SEPARATOR = pythonic(
         "((?<![A-Za-z0-9\\u0130\\u0131_])(?:ssl)?password%3D['\"]?)((?:\\\\\\S|[^&\\s'\"#\\\\])++)", IGNORE_CASE);
     /** What the mask of an encoded name's or separator's quoted value left, to its closing quote (Python's {@code _QUOTED_VALUE_LEFT}). */
-    private static final Pattern QUOTED_VALUE_LEFT = Pattern.compile("((?:=|%3[Dd])\\s*)(?:\"\\*\\*\\*(?:\\\\.|[^\"\\\\])*+\"?|'\\*\\*\\*(?:\\\\.|[^'\\\\])*+'?)");
+    private static final Pattern QUOTED_VALUE_LEFT = pythonic("((?:=|%3[Dd])\\s*)(?:\"\\*\\*\\*(?:\\\\.|[^\"\\\\])*+\"?|'\\*\\*\\*(?:\\\\.|[^'\\\\])*+'?)");
     /**
      * What a password parameter's mask left of its value (Python's {@code _QUERY_VALUE_LEFT}): up to {@code &} or a space,
      * not a quote or a {@code #}; the quotes just before its end stay.
      */
-    private static final Pattern QUERY_VALUE_LEFT = Pattern.compile("((?:=|%3[Dd])\\s*)\\*\\*\\*(?:[^&\\s]*[^&\\s'\"])?(?=['\"]*(?![^&\\s]))");
+    private static final Pattern QUERY_VALUE_LEFT = pythonic("((?:=|%3[Dd])\\s*)\\*\\*\\*(?:[^&\\s]*[^&\\s'\"])?(?=['\"]*(?![^&\\s]))");
     /** What Python's str.split() splits on (str.isspace()). */
     private static final Pattern WHITESPACE = Pattern.compile("[\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+");
 
     private Shown() {}
+
+    /**
+     * {@code source} compiled reading whitespace and {@code .} as Python does: {@link #shown} masks the raw text
+     * (attack118), which may hold a tab, NEL, U+2028...: the JDK's {@code \s} is ASCII whitespace only, its {@code .}
+     * stops at \r, U+0085, U+2028 and U+2029 too.  {@code \s}/{@code \S} read Python's whitespace (str.isspace()),
+     * {@code .} all but \n; {@code [\s\S]} (any character) is left as it is.
+     */
+    private static Pattern pythonic(String source, int flags) {
+        StringBuilder out = new StringBuilder();
+        boolean inClass = false;
+        for (int at = 0; at < source.length(); at++) {
+            char c = source.charAt(at);
+            if (!inClass && source.startsWith("[\\s\\S]", at)) {
+                out.append("[\\s\\S]");
+                at += 5;
+            } else if (c == '\\') {
+                char next = source.charAt(at + 1);
+                if (next == 's') out.append(inClass ? PY_SPACE : "[" + PY_SPACE + "]");
+                else if (next == 'S') out.append("[^").append(PY_SPACE).append(']');
+                else out.append(c).append(next);
+                at++;
+            } else {
+                if (c == '[') inClass = true;
+                else if (c == ']') inClass = false;
+                out.append(!inClass && c == '.' ? "[^\\n]" : String.valueOf(c));
+            }
+        }
+        return Pattern.compile(out.toString(), flags);
+    }
+
+    private static Pattern pythonic(String source) {
+        return pythonic(source, 0);
+    }
 
     /**
      * The credential an {@code Authorization} header's value carries (without its scheme; a {@code PrivateToken
@@ -152,14 +187,8 @@ final class Shown {
             // with room for a credential begun before the cut: the first limit + ROOM code points (Python's cut)
             text = text.substring(0, text.offsetByCodePoints(0, limit + ROOM));
         }
-        StringBuilder escaped = new StringBuilder();
-        for (int at = 0; at < text.length(); ) {
-            int code = text.codePointAt(at);
-            at += Character.charCount(code);
-            if (printable(code)) escaped.appendCodePoint(code);
-            else escaped.append(escape(code));
-        }
-        text = sub(CREDENTIAL, redactedText(escaped.toString()), headThen(0, MASK));
+        // masked before escaping (attack118 F1, F2: an escaped \t or \x1b read as a value or as a word's end)
+        text = sub(CREDENTIAL, redactedText(text), headThen(0, MASK));
         text = sub(TOKEN_VALUE, text, headThen(0, MASK));
         text = sub(BACKSLASHED_USERINFO, text, headThen(2, ":" + MASK + "@"));
         text = sub(NAMED_SECRET, text, headThen(0, MASK));
@@ -167,6 +196,14 @@ final class Shown {
             for (int kept = 2; kept <= 5; kept++) if (match.group(kept) != null) return match.group(1) + match.group(kept) + MASK;
             return null;
         });
+        StringBuilder escaped = new StringBuilder();
+        for (int at = 0; at < text.length(); ) {
+            int code = text.codePointAt(at);
+            at += Character.charCount(code);
+            if (printable(code)) escaped.appendCodePoint(code);
+            else escaped.append(escape(code));
+        }
+        text = escaped.toString();
         if (limit < 0 || text.codePointCount(0, text.length()) <= limit) return text;
         return text.substring(0, text.offsetByCodePoints(0, limit)) + "...";
     }
