@@ -54,9 +54,10 @@ _QUOTED_USERINFO = re.compile(r"(?P<head>['\"][^\s'\"/:@]+):(?!//)(?P<password>[
 #: a password given as a parameter: ``?password=...`` / ``&sslpassword=...`` in a URL's query (libpq reads both), or
 #: ``password=...`` / ``password='...'`` in libpq's ``key=value`` connection string (or ``password="..."``, attack116
 #: F2: ``password="a b"`` showed ``b"``); its name with a prefix too (``PGPASSWORD=``, ``db_password=``: attack117 F5),
-#: read from the start of its run
+#: read from the start of its run; an unquoted value ends at ``&``, an ASCII space, a line break, a quote or ``#`` (a tab
+#: or other whitespace inside it is masked with it: attack119 F2)
 _PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*password\s*=\s*)"
-                        r"(?P<password>'(?:\\.|[^'\\])*'?|\"(?:\\.|[^\"\\])*\"?|[^&\s'\"#]+)", re.IGNORECASE)
+                        r"(?P<password>'(?:\\.|[^'\\])*'?|\"(?:\\.|[^\"\\])*\"?|(?!\s)[^& \n\r'\"#]+)", re.IGNORECASE)
 #: a parameter whose name is percent-encoded (``?pass%77ord=...``, ``&%73slpassword=...``): libpq decodes the names of a
 #: URL's query too, so such a value is a password when its decoded name is (see :func:`_encoded_password`); the name is
 #: the whole run, holding a ``%xx`` (a lookahead finds it: the run is read a few times, not once for each of its ``%xx``)
@@ -68,9 +69,9 @@ _ENCODED_PARAMETER = re.compile(r"(?P<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%
 _ENCODED_SEPARATOR = re.compile(r"(?P<head>(?<![A-Za-z0-9_])(?:ssl)?password%3D['\"]?)(?P<password>(?:\\\S|[^&\s'\"#\\])+)",
                                 re.IGNORECASE)
 #: what a password parameter's mask left of its value (a quote: ``?password=it's-secret`` read
-#: ``password=***'s-secret``, attack115 L1; a ``#``: ``password=ab#secret``, attack116 F2): a value ends at ``&`` or a
-#: space, not at a quote or a ``#``; the quotes just before its end stay (``"?password%3Dsecret"`` quoted by a driver)
-_QUERY_VALUE_LEFT = re.compile(r"(?P<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^&\s]*[^&\s'\"])?(?=['\"]*(?![^&\s]))")
+#: ``password=***'s-secret``, attack115 L1; a ``#``: ``password=ab#secret``, attack116 F2): a value ends at ``&``, a
+#: space or a line break (attack119 F2), not at a quote or a ``#``; the quotes just before its end stay (``"?password%3Dsecret"`` quoted by a driver)
+_QUERY_VALUE_LEFT = re.compile(r"(?P<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^& \n\r]*[^& \n\r'\"])?(?=['\"]*(?![^& \n\r]))")
 #: what the mask of an encoded name's or separator's quoted value left (its quote is kept before the mask, the head's):
 #: up to its closing quote, an escaped one included (``pass%77ord="q r"`` showed `` r"``: attack117 F4)
 _QUOTED_VALUE_LEFT = re.compile(r"(?P<head>(?:=|%3[Dd])\s*)(?:\"\*\*\*(?:\\.|[^\"\\])*\"?|'\*\*\*(?:\\.|[^'\\])*'?)")

@@ -22,26 +22,32 @@ __all__ = ["shown", "masked", "secrets_of", "kind_of"]
 #: whitespace, or its escaped form (a server's raw text may hold a ``\\t`` as two characters: attack117 F3,
 #: ``Authorization:\\tBearer x``; :func:`shown` masks before it escapes): ``\\t``, ``\\n``, ``\\r``, ``\\x0b``... of Python's whitespace
 _WS = r"(?:\s|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
+#: what ends an unquoted value: an ASCII space, a line break (``\\n``, ``\\r``) or an escaped whitespace; not a tab,
+#: NEL, U+2028, NBSP or any other whitespace inside it (attack119 F2: ``token=a\\tS`` showed ``\\tS``), which is
+#: masked with it
+_END_WS = r"(?:[ \n\r]|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
 #: just after whitespace's escaped form (``\\tBearer``: the ``t`` before ``Bearer`` does not make it a word's end)
 _AFTER_WS = r"(?<=\\[tnr])|(?<=\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
 #: a credential after its HTTP authentication scheme (``Authorization: Bearer <token>``, ``Basic <base64>``), quoted
-#: or not (``Bearer "..."``, ``Bearer \\"...\\"`` in a JSON string: attack116 F3), up to whitespace (or its escaped
-#: form), a quote (or ``\\"``) or the end, whatever its characters (``Bearer a;SECRET``: attack117 F5), when at least 6 characters long; not a placeholder
+#: or not (``Bearer "..."``, ``Bearer \\"...\\"`` in a JSON string: attack116 F3), up to a space, a line break (or
+#: an escaped whitespace: :data:`_END_WS`; it starts at no whitespace), a quote (or ``\\"``) or the end, whatever its
+#: characters (``Bearer a;SECRET``: attack117 F5), when at least 6 characters long; not a placeholder
 #: (``Bearer <token>``)
 _CREDENTIAL = re.compile(rf"(?P<head>(?:(?<![A-Za-z0-9])|{_AFTER_WS})(?:Bearer|Basic){_WS}+(?:\\*['\"])?)"
-                         rf"(?P<value>(?!<)(?=(?:(?!{_WS})(?:[^\s'\"\\]|\\(?!['\"]))){{6}})"
-                         rf"(?:(?!{_WS})(?:[^\s'\"\\]|\\(?!['\"])))+)", re.IGNORECASE)
-#: what ends a named value: ``&``, whitespace, a quote, ``#``, ``,``, ``;``, ``<``, ``>``; not a ``\\`` (an escaped
+                         rf"(?P<value>(?!<)(?!\s)(?=(?:(?!{_END_WS})(?:[^ \n\r'\"\\]|\\(?!['\"]))){{6}})"
+                         rf"(?:(?!{_END_WS})(?:[^ \n\r'\"\\]|\\(?!['\"])))+)", re.IGNORECASE)
+#: what ends a named value: ``&``, an ASCII space, a line break (``\\n``, ``\\r``; not a tab, NEL or other whitespace:
+#: attack119 F2), a quote, ``#``, ``,``, ``;``, ``<``, ``>``; not a ``\\`` (an escaped
 #: character shown as ``\\x1b``) but one before a quote (``\\"`` ends a JSON string inside a JSON string)
-_VALUE = r"[^&\s'\"#,;<>]*[^&\s'\"#,;<>\\]"
+_VALUE = r"(?!\s)[^& \n\r'\"#,;<>]*[^& \n\r'\"#,;<>\\]"
 #: a named value, quoted or not: after ``\\"`` (a JSON string inside a JSON string) up to the next ``"``; after ``"``
 #: up to its closing quote, an escaped ``\\"`` included (``"password": "a\\"b"``, ``token="a b"``: attack117 F4);
 #: after ``'`` up to the next ``'``; else up to what ends a value (:data:`_VALUE`)
 _QUOTED_VALUE = (r"(?<=\\\")[^\"]*[^\"\\]|(?<=\")(?:\\[\s\S]|[^\"\\])+|(?<=')[^']*[^'\\]"
                  rf"|(?<!['\"]){_VALUE}")
 #: a named token's value led by ``<``, ``;`` or ``,`` (``token=<S>``, ``token=;S``: attack118 F4), read as a password
-#: parameter's is: up to ``&``, whitespace, a quote or ``#`` (and not a last ``\\``)
-_LED_VALUE = r"(?<!['\"])[<;,](?:[^&\s'\"#]*[^&\s'\"#\\])?"
+#: parameter's is: up to ``&``, a space, a line break, a quote or ``#`` (and not a last ``\\``)
+_LED_VALUE = r"(?<!['\"])[<;,](?:[^& \n\r'\"#]*[^& \n\r'\"#\\])?"
 #: a value named as a token: ``?token=...``, ``&admin_token=...``, ``token = ...``, ``token="..."`` (PrivateToken's), a
 #: JSON key's ``"submit_token": "..."`` (or ``\\"submit_token\\": \\"...\\"`` in a JSON string), a header's
 #: ``X-Submit-Token: ...`` (a ``_`` or ``-`` before ``token``: attack116 F3; a letter or digit, camelCase
@@ -65,13 +71,16 @@ _NOT_CREDENTIAL = (rf"(?!{_SCHEME_WORD}?<)(?!(?:required|missing|invalid|expired
 #: an ``Authorization`` or ``Proxy-Authorization`` value, any scheme (attack117 F3: ``NTLM``, Digest's ``username="a",
 #: response="..."``): one scheme word kept, the whole credential after it masked, to the value's end: its closing
 #: quote when quoted (after ``"``, an escaped ``\\"`` included; after ``\\"`` the next ``"``), else the line's end (a
-#: newline, or its escaped ``\\n`` / ``\\r``).  The kept part is the group of the alternative that matched.
+#: newline, or its escaped ``\\n`` / ``\\r``).  Unquoted, a quoted segment ``"..."`` runs to its closing quote across
+#: line breaks (an unclosed one to the end), and a line break followed by a space or tab (obsolete line folding)
+#: continues the value (attack119 F3).  The kept part is the group of the alternative that matched.
 _AUTHORIZATION = re.compile(
     rf"(?P<head>(?:(?<![A-Za-z0-9_-])|{_AFTER_WS})(?:proxy-)?authorization(?:\\*['\"])?{_WS}*[:=]{_WS}*)"
     rf"(?:(?P<double>\"{_WS}*{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})(?:\\[\s\S]|[^\"\\])+"
     rf"|(?P<escaped>\\+\"{_WS}*{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})[^\"]*[^\"\\]"
     rf"|(?P<single>'{_WS}*{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})[^']*[^'\\]"
-    rf"|(?!\\*['\"])(?P<plain>{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})(?:[^\\\n\r]|\\(?![nr]))+)", re.IGNORECASE)
+    rf"|(?!\\*['\"])(?P<plain>{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})"
+    r"(?:\"(?:\\[\s\S]|[^\"\\])*\"?|[^\\\n\r\"]|\\(?![nr])|(?:\r\n?|\n)(?=[ \t]))+)", re.IGNORECASE)
 #: ``/\\user:password@host`` (or ``\\/``, ``\\\\``): WHATWG URL parsers (browsers) read a ``\\`` as a ``/``, so this is
 #: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves; without an ``@`` after the ``:``, the
 #: rest of the word is matched and shown as it is (read once: no later ``//user:`` of the word has an ``@`` either)

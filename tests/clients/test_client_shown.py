@@ -74,6 +74,15 @@ ATTACK118_FORMS = [
     "F4 token=<HIDDEN1> token=;HIDDEN2 token=,HIDDEN3 KEEP1 submitToken: HIDDEN4 accessToken=HIDDEN5 accessToken: HIDDEN6 "
     "\"accessToken\": \"HIDDEN7\" KEEP2",
 ]
+#: attack119's forms (F2: whitespace but a space or a line break inside an unquoted value is masked with it; F3: an
+#: Authorization value's quoted part across a line break, a folded header)
+ATTACK119_FORMS = [
+    "F2 token=a\tHIDDEN1 KEEP1 token=a\x85HIDDEN2 X-Submit-Token: a\x1fHIDDEN3 password=a\x0bHIDDEN4 "
+    "submit_token: a\u2028HIDDEN5 Bearer a\x1cHIDDEN6 Basic abcdef\u2029HIDDEN7 PGPASSWORD=a\xa0HIDDEN8 "
+    "x?password=a\u3000HIDDEN9&KEEP2=1 (Token: a\x0cHIDDEN10 password: a\u200aHIDDEN11 token=<a\x1eHIDDEN12 KEEP3",
+    "F3 Authorization: Bearer \"a\nHIDDEN1\"\nKEEP1 Authorization: Digest username=\"u\",\r\n response=\"HIDDEN2\"\r\n"
+    "KEEP2 Proxy-Authorization: Digest username=\"u\",\n\tresponse=\"HIDDEN3\"\nKEEP3 Authorization: NTLM \"a\\\"\nHIDDEN4",
+]
 TEXTS = [
     "x\x1b]0;PWNED\x07",
     f"\x1b[2J\x1b[31mred\nline2 Bearer {SECRET}",
@@ -89,6 +98,7 @@ TEXTS = [
     *ATTACK116_FORMS,
     *ATTACK117_FORMS,
     *ATTACK118_FORMS,
+    *ATTACK119_FORMS,
 ]
 #: attack75 A: a copy of the credential across the cut (once at limit + len + 4096), its head moved into view by a
 #: token value masked before it; with the credential, cut (whole, these texts take the URL patterns 0.1 s each)
@@ -145,6 +155,22 @@ HOSTILE = [
     ("", "xToken;", 30_000, " token=,SECRET", " token=***"),
 ]
 
+#: attack119: long runs of whitespace but a space or a line break inside an unquoted value (a named value, a led one, a
+#: Bearer credential, a password parameter and what its mask left; masked whole with it), an Authorization value's
+#: quoted segments, escaped quotes and folded lines; ``(before, repeat, times, then, before shown, repeat shown, then
+#: shown)``
+HOSTILE_119 = [
+    ("token=a", "\t", 200_000, "b token=SECRET", "token=***", "", " token=***"),
+    ("token=<", "\x0b", 200_000, "b token=SECRET", "token=***", "", " token=***"),
+    ("Bearer a", "\x1c", 200_000, "bcdef Bearer SECRET1", "Bearer ***", "", " Bearer ***"),
+    ("password=a", "\t", 200_000, "b password=SECRET", "password=***", "", " password=***"),
+    ("password=a'", "\u2028", 200_000, "b password=SECRET", "password=***", "", " password=***"),
+    ("", "Authorization: a\"", 12_000, "\nAuthorization: NTLM SECRET", "", "", "Authorization: ***\\nAuthorization: NTLM ***"),
+    ("", "Authorization: NTLM a\n ", 8_700, "\nAuthorization: NTLM SECRET", "", "",
+     "Authorization: NTLM ***\\nAuthorization: NTLM ***"),
+    ("Authorization: a\"", "\\\"", 100_000, "\nAuthorization: NTLM SECRET", "Authorization: ***", "", ""),
+]
+
 
 FIXTURE = ROOT / "clients" / "js" / "test" / "fixtures" / "shown.json"
 
@@ -164,6 +190,9 @@ def cases() -> list[dict[str, Any]]:
     hostile = [{"text": {"before": before, "repeat": repeat, "times": times, "then": then}, "secrets": [], "limit": None,
                 "shown": {"before": before, "repeat": repeat, "times": times, "then": then_shown}}
                for before, repeat, times, then, then_shown in HOSTILE]
+    hostile += [{"text": {"before": before, "repeat": repeat, "times": times, "then": then}, "secrets": [], "limit": None,
+                 "shown": {"before": shown_before, "repeat": shown_repeat, "times": times, "then": then_shown}}
+                for before, repeat, times, then, shown_before, shown_repeat, then_shown in HOSTILE_119]
     return [{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"])} for case in chosen] + hostile
 
 
@@ -220,11 +249,29 @@ def test_attack118s_forms_are_masked_and_prose_kept():
         assert shown(prose, (), None) == prose
 
 
+def test_attack119s_forms_are_masked_and_prose_kept():
+    # F2: only an ASCII space, a line break or a delimiter ends an unquoted value; F3: an Authorization value's quoted
+    # part and folded lines are masked whole
+    for text in ATTACK119_FORMS:
+        shown_text = shown(text, (), None)
+        assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
+    assert shown("token=a\tkQ7wZ9pX4mV2", (), None) == "token=***"
+    assert shown("PGPASSWORD=a\u2028kQ7wZ9pX4mV2 KEEP", (), None) == "PGPASSWORD=*** KEEP"
+    assert shown("Bearer abcdef\x85kQ7wZ9pX4mV2", (), None) == "Bearer ***"
+    assert shown("token=a b", (), None) == "token=*** b"  # a space still ends it, a line break too
+    assert shown("Bearer abcdefgh\nKEEP", (), None) == "Bearer ***\\nKEEP"
+    assert shown('Authorization: Bearer "a\nkQ7wZ9pX4mV2"', (), None) == "Authorization: Bearer ***"
+    assert (shown('Authorization: Digest username="u",\r\n response="kQ7wZ9pX4mV2"\r\nKEEP: 1', (), None)
+            == "Authorization: Digest ***\\r\\nKEEP: 1")
+    # URL userinfo is read as before (a tab ends a password there)
+    assert shown("http://u:pw@h/x KEEP", (), None) == "http://u:***@h/x KEEP"
+
+
 @pytest.mark.slow  # 200,000 characters each, 4 CPU-s: the fast loop shows them at a twentieth of that (below)
 def test_a_long_hostile_text_is_shown_whole_and_masked_as_before():
     # fix76: 200,000 characters each (a quadratic pattern takes minutes; no timed assertion)
     hostile = [case for case in cases() if not isinstance(case["text"], str)]
-    assert len(hostile) == len(HOSTILE) and all(len(expanded(case["text"])) >= 200_000 for case in hostile)
+    assert len(hostile) == len(HOSTILE) + len(HOSTILE_119) and all(len(expanded(case["text"])) >= 200_000 for case in hostile)
     for case in hostile:
         assert shown(expanded(case["text"]), (), None) == expanded(case["shown"]), case
         assert "SECRET" not in expanded(case["shown"])
@@ -235,6 +282,10 @@ def test_a_hostile_text_a_twentieth_as_long_is_masked_as_the_long_one():
     for before, repeat, times, then, then_shown in HOSTILE:
         run = repeat * max(1, times // 20)
         assert shown(before + run + then, (), None) == before + run + then_shown, (before, repeat, then)
+        assert "SECRET" not in then_shown
+    for before, repeat, times, then, shown_before, shown_repeat, then_shown in HOSTILE_119:
+        count = max(1, times // 20)
+        assert shown(before + repeat * count + then, (), None) == shown_before + shown_repeat * count + then_shown, repeat
         assert "SECRET" not in then_shown
 
 

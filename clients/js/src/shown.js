@@ -56,32 +56,37 @@ function pythonic(pattern) {
 // A credential after its scheme, quoted or not (Bearer "...", Bearer \"...\" in a JSON string); a value named as a
 // token (token=, token = , "submit_token": "...", \"submit_token\": \"...\", X-Submit-Token: ..., Token: ... at a
 // line's start or after a sign, submitToken: ..., token=<...>); a password named with a colon (password: ..., "db_password": "..."): Python's _CREDENTIAL,
-// _TOKEN_VALUE and _NAMED_SECRET (a quoted value to its closing quote; whitespace may be escaped, \t).  A named value ends at &, whitespace, a quote, #, ',', ';', '<' or '>', and not at a
-// backslash but one before its end (VALUE).
+// _TOKEN_VALUE and _NAMED_SECRET (a quoted value to its closing quote; whitespace may be escaped, \t).  A named value
+// ends at &, an ASCII space, a line break (\n, \r; not a tab, NEL or other whitespace: attack119 F2), a quote, #, ',',
+// ';', '<' or '>', and not at a backslash but one before its end (VALUE); a credential at a space, a line break or an
+// escaped whitespace (END_WS).
 /** Python's IGNORECASE reads an i as U+0130 and U+0131 too (the u flag's case folding does not). */
 const I = String.raw`[i\u0130\u0131]`;
-const VALUE = String.raw`[^&\s'"#,;<>]*[^&\s'"#,;<>\\]`;
+const VALUE = String.raw`(?!\s)[^& \n\r'"#,;<>]*[^& \n\r'"#,;<>\\]`;
 // whitespace or its escaped form (a raw text may hold \t as two characters: attack117 F3), Python's _WS; just after an
 // escaped one (\tBearer: its t does not make Bearer a word's end), Python's _AFTER_WS
 const WS = String.raw`(?:\s|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))`;
+// what ends an unquoted credential: an ASCII space, a line break or an escaped whitespace (Python's _END_WS)
+const END_WS = String.raw`(?:[ \n\r]|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))`;
 const AFTER_WS = String.raw`(?<=\\[tnr])|(?<=\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\u(?:1680|200[0-9a]|202[89f]|205f|3000))`;
 // a named value, quoted or not (Python's _QUOTED_VALUE): after \" up to the next "; after " up to its closing quote,
 // an escaped \" included (attack117 F4); after ' up to the next '; else up to what ends a value
 // a named token's value led by <, ; or , (token=<S>: attack118 F4), read as a password parameter's (Python's _LED_VALUE)
-const LED_VALUE = String.raw`(?<!['"])[<;,](?:[^&\s'"#]*[^&\s'"#\\])?`;
+const LED_VALUE = String.raw`(?<!['"])[<;,](?:[^& \n\r'"#]*[^& \n\r'"#\\])?`;
 const QUOTED_VALUE = String.raw`(?<=\\")[^"]*[^"\\]|(?<=")(?:\\[\s\S]|[^"\\])+|(?<=')[^']*[^'\\]|(?<!['"])${VALUE}`;
 // an authentication scheme's word and the whitespace after it; what is not a credential after Authorization: (a
 // placeholder, one word of prose alone): Python's _SCHEME_WORD and _NOT_CREDENTIAL
 const SCHEME_WORD = String.raw`(?:[A-Za-z0-9\u0130\u0131!#$%&*+.^_\x60|~-]+${WS}+)`;
 const NOT_CREDENTIAL = String.raw`(?!${SCHEME_WORD}?<)(?!(?:requ${I}red|m${I}ss${I}ng|${I}nval${I}d|exp${I}red|den${I}ed|fa${I}led|none|null)(?:[.,;!?'"\\]|(?![\s\S])))`;
 const SCHEMES = String.raw`(?:bearer|bas${I}c|d${I}gest|negot${I}ate|token|dpop)`;
-const CREDENTIAL = pythonic(new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131])|${AFTER_WS})(?:Bearer|Bas${I}c)${WS}+(?:\\*['"])?)(?<value>(?!<)(?=(?:(?!${WS})(?:[^\s'"\\]|\\(?!['"]))){6})(?:(?!${WS})(?:[^\s'"\\]|\\(?!['"])))+)`, 'giu'));
+const CREDENTIAL = pythonic(new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131])|${AFTER_WS})(?:Bearer|Bas${I}c)${WS}+(?:\\*['"])?)(?<value>(?!<)(?!\s)(?=(?:(?!${END_WS})(?:[^ \n\r'"\\]|\\(?!['"]))){6})(?:(?!${END_WS})(?:[^ \n\r'"\\]|\\(?!['"])))+)`, 'giu'));
 const TOKEN_VALUE = pythonic(new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*token(?:\s*=\s*|\\*['"]\s*:\s*|(?<=[A-Za-z0-9\u0130\u0131_-]token)\s*:\s*)|(?:(?<![A-Za-z0-9\u0130\u0131 _-])|${AFTER_WS})token\s*:\s*)(?:\\*['"])?)(?<value>${QUOTED_VALUE}|${LED_VALUE})`, 'giu'));
 const NAMED_SECRET = pythonic(new RegExp(String.raw`(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*password(?:\\*['"])?\s*:\s*(?:\\*['"])?)(?<value>${QUOTED_VALUE})`, 'giu'));
 // an Authorization or Proxy-Authorization value, any scheme (Python's _AUTHORIZATION, attack117 F3): one scheme word
-// kept, the credential masked to the value's end (its closing quote when quoted, else the line's end); the kept part is
-// the group of the alternative that matched
-const AUTHORIZATION = pythonic(new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_-])|${AFTER_WS})(?:proxy-)?author${I}zat${I}on(?:\\*['"])?${WS}*[:=]${WS}*)(?:(?<double>"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:\\[\s\S]|[^"\\])+|(?<escaped>\\+"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^"]*[^"\\]|(?<single>'${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^']*[^'\\]|(?!\\*['"])(?<plain>${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:[^\\\n\r]|\\(?![nr]))+)`, 'giu'));
+// kept, the credential masked to the value's end (its closing quote when quoted, else the line's end; unquoted, a
+// quoted segment runs to its closing quote across line breaks, and a line break before a space or tab continues it:
+// attack119 F3); the kept part is the group of the alternative that matched
+const AUTHORIZATION = pythonic(new RegExp(String.raw`(?<head>(?:(?<![A-Za-z0-9\u0130\u0131_-])|${AFTER_WS})(?:proxy-)?author${I}zat${I}on(?:\\*['"])?${WS}*[:=]${WS}*)(?:(?<double>"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:\\[\s\S]|[^"\\])+|(?<escaped>\\+"${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^"]*[^"\\]|(?<single>'${WS}*${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})[^']*[^'\\]|(?!\\*['"])(?<plain>${NOT_CREDENTIAL}${SCHEME_WORD}?)(?!${WS})(?:"(?:\\[\s\S]|[^"\\])*"?|[^\\\n\r"]|\\(?![nr])|(?:\r\n?|\n)(?=[ \t]))+)`, 'giu'));
 const BACKSLASHED_USERINFO = pythonic(/(?<head>[/\\][/\\][^\s/\\:@]*):(?:(?<value>[^\s@]*)@|[^\s@]*)/gu);
 // ``scheme://user:password@`` (Python's _redact._USERINFO): the password from the first ``:`` after the user name to
 // the last ``@`` of the word; the ``:`` may be a fullwidth U+FF1A, the ``@`` a fullwidth U+FF20 or a small U+FE6B (NFKC
@@ -99,16 +104,16 @@ const FULLWIDTH_USERINFO = pythonic(/(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Z
 // rest is matched and shown as it is (no ``value``)
 const ENCODED_USERINFO = pythonic(/(?<head>(?:(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*:)?\/\/[^\s/:@\uff20]*?%3[Aa])(?:(?<value>[^\s@\uff20]*)[@\uff20\ufe6b]|[^\s@\uff20]*)/gu);
 const QUOTED_USERINFO = pythonic(/(?<head>['"][^\s'"/:@]+):(?!\/\/)(?<value>[^'"\n]*)@/gu);
-const PARAMETER = pythonic(/(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|[^&\s'"#]+)/giu);
+const PARAMETER = pythonic(/(?<head>(?<![A-Za-z0-9\u0130\u0131_-])[A-Za-z0-9\u0130\u0131_-]*password\s*=\s*)(?<value>'(?:\\.|[^'\\])*'?|"(?:\\.|[^"\\])*"?|(?!\s)[^& \n\r'"#]+)/giu);
 const ENCODED_PARAMETER = pythonic(/(?<head>(?<![A-Za-z0-9_%])(?=[A-Za-z0-9_%]*?%[0-9A-Fa-f]{2})(?<key>[A-Za-z0-9_%]+)\s*=\s*['"]?)(?<value>(?:\\\S|[^&\s'"#\\])+)/gu);
 // a password parameter whose ``=`` is percent-encoded (``?password%3Dsecret``, Python's _ENCODED_SEPARATOR)
 const ENCODED_SEPARATOR = pythonic(/(?<head>(?<![A-Za-z0-9\u0130\u0131_])(?:ssl)?password%3D['"]?)(?<value>(?:\\\S|[^&\s'"#\\])+)/giu);
-// what a password parameter's mask left of its value (Python's _QUERY_VALUE_LEFT): up to & or a space, not a quote or a
+// what a password parameter's mask left of its value (Python's _QUERY_VALUE_LEFT): up to &, a space or a line break, not a quote or a
 // #; the quotes just before its end stay
 // what the mask of an encoded name's or separator's quoted value left, up to its closing quote (Python's
 // _QUOTED_VALUE_LEFT, attack117 F4)
 const QUOTED_VALUE_LEFT = pythonic(/(?<head>(?:=|%3[Dd])\s*)(?:"\*\*\*(?:\\.|[^"\\])*"?|'\*\*\*(?:\\.|[^'\\])*'?)/gu);
-const QUERY_VALUE_LEFT = pythonic(/(?<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^&\s]*[^&\s'"])?(?=['"]*(?![^&\s]))/gu);
+const QUERY_VALUE_LEFT = pythonic(/(?<head>(?:=|%3[Dd])\s*)\*\*\*(?:[^& \n\r]*[^& \n\r'"])?(?=['"]*(?![^& \n\r]))/gu);
 /** What Python's str.isprintable() refuses: other (Cc, Cf, Cs, Co, Cn), line and paragraph separators, spaces but ' '. */
 const UNPRINTABLE = /^(?:[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}]|(?! )\p{Zs})$/u;
 
