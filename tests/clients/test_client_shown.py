@@ -205,26 +205,28 @@ def test_the_clients_fixture_is_what_python_shows():
     assert not any(SECRET[:6] in case["shown"] for case in cases() if case["secrets"])
 
 
-def test_the_forms_python_learned_later_are_masked():
-    # a fullwidth or small @, a fullwidth :, a %3A userinfo, a password%3D, a name's encoded whitespace, IGNORECASE's i
-    for text in NEW_FORMS:
+def each_hidden_and_kept(forms: list[str], one_printable_line: bool = False) -> None:
+    """Each form shown whole: no ``HIDDEN`` left, every ``KEEP`` kept (and, if asked, one printable line)."""
+    for text in forms:
         shown_text = shown(text, (), None)
         assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
+        assert not one_printable_line or (shown_text.isprintable() and "\n" not in shown_text), shown_text
+
+
+def test_the_forms_python_learned_later_are_masked():
+    # a fullwidth or small @, a fullwidth :, a %3A userinfo, a password%3D, a name's encoded whitespace, IGNORECASE's i
+    each_hidden_and_kept(NEW_FORMS)
 
 
 def test_attack116s_forms_are_masked_and_prose_kept():
     # each HIDDEN word masked, each KEEP word shown; dpdist's own refusal names 'Authorization: Bearer <token>' as it is
-    for text in ATTACK116_FORMS:
-        shown_text = shown(text, (), None)
-        assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
+    each_hidden_and_kept(ATTACK116_FORMS)
     assert "send 'Authorization: Bearer <token>' KEEP1" in shown(ATTACK116_FORMS[-1], (), None)
     assert shown("bad token: expired; the password is wrong", (), None) == "bad token: expired; the password is wrong"
 
 
 def test_attack117s_forms_are_masked_and_prose_kept():
-    for text in ATTACK117_FORMS:
-        shown_text = shown(text, (), None)
-        assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
+    each_hidden_and_kept(ATTACK117_FORMS)
     assert shown("Authorization: NTLM abcSEKRET", (), None) == "Authorization: NTLM ***"
     assert shown("Authorization:\tBearer SEKRETabcdef", (), None) == "Authorization:\\tBearer ***"
     assert shown('"password": "a\\"bSEKRET" x', (), None) == '"password": "***" x'
@@ -233,10 +235,7 @@ def test_attack117s_forms_are_masked_and_prose_kept():
 
 def test_attack118s_forms_are_masked_and_prose_kept():
     # masked before escaping: an escaped \t is no value, an escaped \x1b no word's end; then escaped, one line
-    for text in ATTACK118_FORMS:
-        shown_text = shown(text, (), None)
-        assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
-        assert shown_text.isprintable() and "\n" not in shown_text, shown_text
+    each_hidden_and_kept(ATTACK118_FORMS, one_printable_line=True)
     assert shown('"token":\t"abcSEKRETxyz"', (), None) == '"token":\\t"***"'
     assert shown("x\x1bBearer abcSEKRETxyz", (), None) == "x\\x1bBearer ***"
     assert shown("x\u202eToken: abcSEKRETxyz", (), None) == "x\\u202eToken: ***"
@@ -252,9 +251,7 @@ def test_attack118s_forms_are_masked_and_prose_kept():
 def test_attack119s_forms_are_masked_and_prose_kept():
     # F2: only an ASCII space, a line break or a delimiter ends an unquoted value; F3: an Authorization value's quoted
     # part and folded lines are masked whole
-    for text in ATTACK119_FORMS:
-        shown_text = shown(text, (), None)
-        assert "HIDDEN" not in shown_text and shown_text.count("KEEP") == text.count("KEEP"), shown_text
+    each_hidden_and_kept(ATTACK119_FORMS)
     assert shown("token=a\tkQ7wZ9pX4mV2", (), None) == "token=***"
     assert shown("PGPASSWORD=a\u2028kQ7wZ9pX4mV2 KEEP", (), None) == "PGPASSWORD=*** KEEP"
     assert shown("Bearer abcdef\x85kQ7wZ9pX4mV2", (), None) == "Bearer ***"
