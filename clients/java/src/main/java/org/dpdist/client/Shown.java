@@ -142,7 +142,8 @@ final class Shown {
             } else {
                 if (c == '[') inClass = true;
                 else if (c == ']') inClass = false;
-                out.append(!inClass && c == '.' ? "[^\\n]" : String.valueOf(c));
+                if (!inClass && c == '.') out.append("[^\\n]");
+                else out.append(c);
             }
         }
         return Pattern.compile(out.toString(), flags);
