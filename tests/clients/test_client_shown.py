@@ -218,14 +218,14 @@ def test_the_forms_python_learned_later_are_masked():
     each_hidden_and_kept(NEW_FORMS)
 
 
-def test_attack116s_forms_are_masked_and_prose_kept():
+def test_quoted_escaped_and_header_credentials_are_masked_and_prose_kept():
     # each HIDDEN word masked, each KEEP word shown; dpdist's own refusal names 'Authorization: Bearer <token>' as it is
     each_hidden_and_kept(ATTACK116_FORMS)
     assert "send 'Authorization: Bearer <token>' KEEP1" in shown(ATTACK116_FORMS[-1], (), None)
     assert shown("bad token: expired; the password is wrong", (), None) == "bad token: expired; the password is wrong"
 
 
-def test_attack117s_forms_are_masked_and_prose_kept():
+def test_an_authorization_value_of_any_scheme_and_named_passwords_are_masked():
     each_hidden_and_kept(ATTACK117_FORMS)
     assert shown("Authorization: NTLM abcSEKRET", (), None) == "Authorization: NTLM ***"
     assert shown("Authorization:\tBearer SEKRETabcdef", (), None) == "Authorization:\\tBearer ***"
@@ -233,7 +233,7 @@ def test_attack117s_forms_are_masked_and_prose_kept():
     assert shown("Authorization: required", (), None) == "Authorization: required"
 
 
-def test_attack118s_forms_are_masked_and_prose_kept():
+def test_the_raw_text_is_masked_before_its_control_characters_are_escaped():
     # masked before escaping: an escaped \t is no value, an escaped \x1b no word's end; then escaped, one line
     each_hidden_and_kept(ATTACK118_FORMS, one_printable_line=True)
     assert shown('"token":\t"abcSEKRETxyz"', (), None) == '"token":\\t"***"'
@@ -248,7 +248,7 @@ def test_attack118s_forms_are_masked_and_prose_kept():
         assert shown(prose, (), None) == prose
 
 
-def test_attack119s_forms_are_masked_and_prose_kept():
+def test_a_value_ends_only_at_a_space_a_line_break_or_a_delimiter():
     # F2: only an ASCII space, a line break or a delimiter ends an unquoted value; F3: an Authorization value's quoted
     # part and folded lines are masked whole
     each_hidden_and_kept(ATTACK119_FORMS)
