@@ -17,7 +17,7 @@ from typing import Any
 
 from ._redact import MASK, redacted_text
 
-__all__ = ["shown", "masked", "secrets_of", "kind_of"]
+__all__ = ["shown", "masked", "secrets_of", "credentials_in", "kind_of"]
 
 #: whitespace, or its escaped form (a server's raw text may hold a ``\\t`` as two characters: attack117 F3,
 #: ``Authorization:\\tBearer x``; :func:`shown` masks before it escapes): ``\\t``, ``\\n``, ``\\r``, ``\\x0b``... of Python's whitespace
@@ -102,6 +102,12 @@ def secrets_of(response: Any) -> tuple[str, ...]:
         value = response.request.headers.get("Authorization", "")
     except RuntimeError:  # a response built without its request
         return ()
+    return credentials_in(value)
+
+
+def credentials_in(value: str) -> tuple[str, ...]:
+    """The credential an ``Authorization`` header's ``value`` carries (:func:`secrets_of`), longest first: what a
+    request sent, to be masked wherever a text repeats it."""
     scheme, _, credential = value.strip().partition(" ")
     credential = credential.strip()
     found = [credential, *re.findall(r"token=\"?([^\",\s]+)", credential)]

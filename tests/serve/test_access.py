@@ -89,3 +89,62 @@ def test_a_json_access_line_masks_a_credential_in_the_path(path, caplog):
         AccessLog.write(http_scope(path), "unmatched", 404, time.perf_counter(), full=True)
     (record,) = [record for record in caplog.records if record.name == "dpdist.serve.access"]
     assert record.path == CREDENTIAL_PATHS[path] and "LOGSECRET" not in record.getMessage()
+
+
+#: attack120 F1: a client host that a trusted proxy's X-Forwarded-For gave (any text its requester sent): credentials,
+#: a quote and a tab (fields of its own), NEL (a second line to Python's splitlines), escape sequences
+FORWARDED_HOSTS = [
+    "password=LOGSECRET20 Bearer LOGSECRET21",
+    '1.2.3.4" 200 OK\tFAKE',
+    '1.2.3.4\x85INFO:     1.2.3.4:0 - "GET /forged HTTP/1.1" 200 OK',
+    "1.2.3.4\x1b[1A\x1b[2K\x1b]0;pwned\x07",
+]
+
+
+@pytest.mark.parametrize("host", FORWARDED_HOSTS)
+def test_a_forwarded_client_that_is_no_address_is_written_masked_and_encoded(host, caplog):
+    import time
+
+    from dpdist.serve._logs import AccessLog
+
+    scope = http_scope("/healthz") | {"client": (host, 0)}
+    with caplog.at_level("INFO"):
+        access_line(scope, 200, "full")
+        AccessLog.write(scope, "/healthz", 200, time.perf_counter(), full=True)
+    (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    (record,) = [record for record in caplog.records if record.name == "dpdist.serve.access"]
+    assert_one_line(line)
+    assert_one_line(record.client)
+    assert line.count('"') == 2 and line.startswith(record.client + " - "), line
+    for written in (line, record.client):
+        assert "LOGSECRET" not in written and "\t" not in written and " " not in written.split(" - ")[0], written
+    if host.startswith("password"):
+        assert record.client == "password%3D***%20Bearer%20***:0"
+
+
+@pytest.mark.parametrize("client", [("127.0.0.1", 5555), ("2001:db8::1", 443), ("::ffff:10.0.0.1", 0)])
+def test_a_client_address_is_written_as_it_is(client, caplog):
+    with caplog.at_level("INFO", logger="uvicorn.access"):
+        access_line(http_scope("/healthz") | {"client": client}, 200, "full")
+    (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    assert line.startswith(f"{client[0]}:{client[1]} - "), line
+
+
+def test_an_anonymous_line_leaves_out_a_relayed_batchs_id(caplog):
+    # attack120 F5: the relay's batch id was written in full; anonymous lines name no batch id, direct or relayed
+    with caplog.at_level("INFO", logger="uvicorn.access"):
+        access_line(http_scope("/api/campaigns/c/relayed/80c0ffee80c0ffee", "PUT"), 200, "anonymous")
+        access_line(http_scope("/api/campaigns/c/relayed/80c0ffee80c0ffee", "PUT"), 200, "full")
+    anonymous, full = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    assert '"PUT /api/campaigns/c/relayed/- HTTP/1.1" 200' in anonymous and "80c0ffee" not in anonymous
+    assert "/api/campaigns/c/relayed/80c0ffee80c0ffee" in full
+
+
+@pytest.mark.parametrize("mode", ["anonymous", "full"])
+def test_the_credential_a_request_carried_is_masked_in_its_path(mode, caplog):
+    # attack120 F5: GET /x/<the admin token> with that token in its Authorization header wrote the token
+    scope = http_scope("/x/LOGSECRET22adminToken/y") | {"headers": [(b"authorization", b"Bearer LOGSECRET22adminToken")]}
+    with caplog.at_level("INFO", logger="uvicorn.access"):
+        access_line(scope, 404, mode)
+    (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    assert "LOGSECRET" not in line and ' /x/***/y HTTP/1.1" 404' in line, line

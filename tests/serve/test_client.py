@@ -278,3 +278,17 @@ def test_a_report_file_arriving_a_few_bytes_at_a_time_is_exported(tmp_path, name
     assert _export(tmp_path, Answer(gzip.compress(body) if encoding else body, 3), encoding, name) == 40
     assert np.array_equal(np.sort(io.read_reports(tmp_path / name, protocol).reports), np.sort(reports))
     assert _left(tmp_path) == [name]
+
+
+def test_only_a_batch_that_failed_is_said_to_be_sent_again_later():
+    # attack120 F3: an estimate that failed ended "Nothing was lost: a batch keeps its id...", which speaks of no batch
+    def handler(request):
+        return httpx.Response(503, json={"error": "busy", "detail": "try later"})
+
+    with Client(EXPORT_URL, admin_token="a" * 32, retry_window=0, transport=httpx.MockTransport(handler)) as client:
+        with pytest.raises(ServiceUnavailableError) as estimate:
+            client.estimate("c")
+        with pytest.raises(ServiceUnavailableError) as batch:
+            client.submit_body("c", "b1", b"bytes")
+    assert "HTTP 503" in str(estimate.value) and "batch" not in str(estimate.value)
+    assert "Nothing was lost: a batch keeps its id" in str(batch.value)

@@ -22,3 +22,15 @@ def test_options_that_grow_the_estimators_memory_are_refused(option, value):
 
     with pytest.raises(InvalidRequest, match=option):
         estimate_options({option: value})
+
+
+@pytest.mark.parametrize("value", ["1e999", "-1e999", "NaN", "Infinity", "[1, 1e999]", '{"a": NaN}'])
+def test_an_option_that_is_no_finite_number_is_refused(value):
+    """attack120 F3: ``?x=1e999`` (or NaN) was parsed to a float an answer echoing the options cannot write as JSON: a
+    500 and two tracebacks a request (the CLI retried it for 5 minutes). Expected: 400 invalid_option naming it."""
+    from dpdist.serve._estimates import estimate_options
+    from dpdist.serve._refusals import InvalidRequest
+
+    with pytest.raises(InvalidRequest, match="'x' option must hold finite numbers"):
+        estimate_options({"x": value})
+    assert estimate_options({"x": "[1, 2.5]"})[0] == {"x": [1, 2.5]}

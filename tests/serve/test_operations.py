@@ -352,7 +352,9 @@ def test_the_server_takes_every_setting_from_the_environment(tmp_path):
         assert preflight.headers["access-control-allow-origin"] == "http://pages.example"
         hsts = httpx.get(server.url + "/", headers={"X-Forwarded-Proto": "https"}, timeout=10)
         assert "strict-transport-security" not in hsts.headers  # 127.0.0.1 is not in DPDIST_FORWARDED_ALLOW_IPS
-    assert json.loads(log.read_text().splitlines()[0])["message"].startswith("dpdist serve: sqlite database")
+    first = json.loads(log.read_text().splitlines()[0])
+    assert first["message"].startswith("dpdist serve: sqlite database")
+    assert {"time", "level", "logger"} <= set(first)  # a record as every other (attack120 F6: it had no time)
 
 
 @pytest.mark.slow

@@ -9,7 +9,7 @@ Its admins' commands are in :mod:`._campaign`, the devices' in :mod:`._submit`.
 
 from __future__ import annotations
 
-import json
+import logging
 import os
 import sys
 
@@ -135,6 +135,17 @@ def _uvicorn_operations(args) -> dict:
     }
 
 
+def _say(args, level: str, message: str) -> None:
+    """A line of the server's log before uvicorn's own: in the JSON format, a record as every other (its ``time``,
+    ``level``, ``logger``, ``message``: attack120 F6, the banner had no ``time``)."""
+    if args.log_format == "json":  # every line of a JSON log is JSON
+        from ..serve._logs import JsonFormatter  # lazy: the service's code loads only when it runs (dpdist[serve])
+
+        record = logging.LogRecord("dpdist.serve", logging.getLevelName(level.upper()), "", 0, message, (), None)
+        message = JsonFormatter().format(record)
+    print(message, file=sys.stderr, flush=True)
+
+
 def _run_serve(args) -> int:
     check_environment(args)
     try:
@@ -154,15 +165,11 @@ def _run_serve(args) -> int:
     started = (f"dpdist serve: {app.state.service.store.db.dialect} database {redacted_url(args.db)}; "
                f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)"
                + (f"; {args.workers} worker processes" if args.workers > 1 else ""))
-    if args.log_format == "json":  # every line of a JSON log is JSON
-        started = json.dumps({"level": "info", "logger": "dpdist.serve", "message": started})
-    print(started, file=sys.stderr, flush=True)
+    _say(args, "info", started)
     if _believes_anyone(args.forwarded_allow_ips, args.host):  # X-Forwarded-For from anyone: limits per claimed address
-        note = (f"dpdist serve: note: --forwarded-allow-ips '*' believes X-Forwarded-For from anyone who reaches "
-                f"{args.host}:{args.port}: every per-address limit (--rate-limit, body memory) is then per address a "
-                "client claims; list the proxy's address instead (docs/deployment.md, 'Behind a reverse proxy').")
-        print(json.dumps({"level": "warning", "logger": "dpdist.serve", "message": note}) if args.log_format == "json"
-              else note, file=sys.stderr, flush=True)
+        _say(args, "warning", f"dpdist serve: note: --forwarded-allow-ips '*' believes X-Forwarded-For from anyone who "
+             f"reaches {args.host}:{args.port}: every per-address limit (--rate-limit, body memory) is then per address "
+             "a client claims; list the proxy's address instead (docs/deployment.md, 'Behind a reverse proxy').")
     options = {"log_level": args.log_level, **uvicorn_options(limits), **_uvicorn_operations(args)}
     if args.workers == 1:
         app.state.freeze_heap = True  # a server process: its startup heap left out of full collections (serve/_heap.py)

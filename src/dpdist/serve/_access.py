@@ -27,12 +27,12 @@ import logging
 import re
 from urllib.parse import parse_qsl
 
-from ._logs import THROUGH_GATEWAY, inner_of, printable, shown_path
+from ._logs import THROUGH_GATEWAY, carried_credentials, inner_of, printable, shown_client, shown_path
 
 __all__ = ["PrivacyMiddleware", "query_has_token", "access_line"]
 
 ACCESS = logging.getLogger("uvicorn.access")
-_BATCH_PATH = re.compile(r"^(/api/campaigns/[^/]+/batches/)[^/]+$")
+_BATCH_PATH = re.compile(r"^(/api/campaigns/[^/]+/(?:batches|relayed)/)[^/]+$")  # a batch id, direct or relayed
 
 
 def query_has_token(query_string: bytes) -> bool:
@@ -79,16 +79,15 @@ def access_line(scope, status: int, mode: str) -> None:
     method, path, inner = scope.get("method", "-"), scope.get("path", ""), inner_of(scope, status)
     if inner is not None:
         method, path, _, status = inner
-    client = scope.get("client")
     if mode == "full":
-        address = f"{client[0]}:{client[1]}" if client else "-"
+        address = shown_client(scope.get("client"))
     else:
         address = "-"
         path = _BATCH_PATH.sub(r"\1-", path)
     if inner is not None:
         address = "ohttp" if address == "-" else f"ohttp@{address}"
     # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
-    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, printable(method, ""), shown_path(path),
+    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, printable(method, ""), shown_path(path, carried_credentials(scope)),
                 printable(str(scope.get("http_version", "1.1")), "."), status)
 
 

@@ -89,8 +89,22 @@ def estimate_options(query) -> tuple[dict, float]:
             options[key] = _json.loads(text)
         except ValueError:
             options[key] = text
+        if _not_finite(options[key]):  # 1e999, NaN: an answer echoing it is no JSON (attack120 F3: a 500 and two tracebacks)
+            raise InvalidRequest("invalid_option", f"The '{key}' option must hold finite numbers only. Got {text!r}.")
         _check_cost(key, options[key], text)
     return options, level
+
+
+def _not_finite(value) -> bool:
+    """Whether ``value`` (an option's parsed JSON, its size bounded by :mod:`dpdist._json`) holds an infinite or NaN
+    number."""
+    if isinstance(value, float):
+        return not math.isfinite(value)
+    if isinstance(value, list):
+        return any(_not_finite(item) for item in value)
+    if isinstance(value, dict):
+        return any(_not_finite(item) for item in value.values())
+    return False
 
 
 def _check_cost(key: str, value, text: str) -> None:

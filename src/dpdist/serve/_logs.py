@@ -24,9 +24,11 @@ from urllib.parse import quote, unquote
 
 from uvicorn.config import LOGGING_CONFIG
 
-from .._shown import masked
+from .._redact import MASK
+from .._shown import credentials_in, masked
 
-__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "shown_path", "JsonFormatter", "log_config", "LOG_FORMATS"]
+__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "shown_path", "carried_credentials", "shown_client",
+           "JsonFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
 
@@ -73,24 +75,57 @@ def printable(text: str, safe: str = "/") -> str:
     return quote(text, safe=safe, errors="backslashreplace")
 
 
-def shown_path(path: str) -> str:
+def shown_path(path: str, secrets: tuple[str, ...] = ()) -> str:
     """``path`` (a request's decoded path: the requester's own text) as an access line writes it: masked as dpdist masks
     any text it shows (:func:`dpdist._shown.masked`: a URL's password, a ``Bearer`` credential, a ``token=`` value...;
-    attack116 F4: ``--access-log full`` wrote them as sent), then percent-encoded by :func:`printable` (its ``***`` as
-    it is).  A path percent-encoded again (``/x/token%253Dsecret``, attack117 F6) is decoded while that changes it (at
-    most :data:`_DECODINGS` times): when its decoded form holds a credential, that form is written, masked."""
+    attack116 F4: ``--access-log full`` wrote them as sent), and ``secrets`` (the credential the request carried,
+    :func:`carried_credentials`) wherever it stands, then percent-encoded by :func:`printable` (its ``***`` as it is).
+    A path percent-encoded again (``/x/token%253Dsecret``, attack117 F6) is decoded while that changes it (at most
+    :data:`_DECODINGS` times): when its decoded form holds a credential, that form is written, masked."""
     decoded = path
     for _ in range(_DECODINGS):
         once = unquote(decoded)
         if once == decoded:
             break
         decoded = once
-    hidden = masked(decoded)
-    return printable(hidden if hidden != decoded or decoded == path else masked(path), "/*")
+    hidden = masked(_without(decoded, secrets))
+    return printable(hidden if hidden != decoded or decoded == path else masked(_without(path, secrets)), "/*")
+
+
+def carried_credentials(scope) -> tuple[str, ...]:
+    """The credential the request of ``scope`` carried in its ``Authorization`` header
+    (:func:`dpdist._shown.credentials_in`), masked wherever its path repeats it (attack120 F5: ``GET /x/<admin token>``
+    with that token in its header wrote the token into the log)."""
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization":
+            return credentials_in(value.decode("latin-1"))
+    return ()
+
+
+def _without(text: str, secrets: tuple[str, ...]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, MASK)
+    return text
 
 
 #: the most times a path is percent-decoded to find a credential encoded twice or more (:func:`shown_path`)
 _DECODINGS = 4
+#: the characters of an IPv4 or IPv6 address as written (:func:`shown_client`)
+_ADDRESS_CHARACTERS = frozenset("0123456789abcdefABCDEF.:")
+
+
+def shown_client(client) -> str:
+    """A request's client (the ASGI scope's ``(host, port)``, or None) as a ``full`` access line writes it:
+    ``host:port``, ``-`` without one.  A host that is not written as an address is what a trusted proxy's
+    ``X-Forwarded-For`` said (any text its requester sent, and under ``--forwarded-allow-ips '*'`` any requester's):
+    masked and percent-encoded as a path is (:func:`shown_path`), so it shows no credential and writes no second line,
+    field or escape sequence into the log (attack120 F1: ``X-Forwarded-For: password=x`` was written as sent)."""
+    if not client:
+        return "-"
+    host, port = str(client[0]), str(client[1])
+    if not _ADDRESS_CHARACTERS.issuperset(host):
+        host = printable(masked(host), "*")
+    return f"{host}:{printable(port, '')}"
 
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "color_message"}
@@ -151,6 +186,5 @@ class AccessLog:
         if inner is not None:
             fields["via"] = "ohttp"
         if full:  # --access-log full: the operator asked for addresses and paths (never the query string)
-            client = scope.get("client")
-            fields.update(client=f"{client[0]}:{client[1]}" if client else "-", path=shown_path(path))
+            fields.update(client=shown_client(scope.get("client")), path=shown_path(path, carried_credentials(scope)))
         cls.logger.info("%s %s %d", method, route, status, extra=fields)

@@ -337,10 +337,11 @@ class Client:
         # through an OHTTP relay the device connects to the relay only: name it, not the server
         sent, question = (f"{method} {url}", f"is the server running at {_origin_of(url)}?") if relay is None else (
             f"{method} {path} through the Oblivious HTTP relay {relay}", f"is the relay running at {_origin_of(relay)}?")
+        resend = (" Nothing was lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same "
+                  "command) counts it once.") if acknowledges is not None else ""  # a batch's (not an estimate's: attack120 F3)
         raise ServiceUnavailableError(redacted_text(
             f"{sent} failed: {failure}, after {attempt} attempt(s) over {retries.spent:.1f} s (retried for up "
-            f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}). Nothing was "
-            "lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same command) counts it once."))
+            f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}).{resend}"))
 
     def _document(self, method: str, path: str, *, keys: tuple[str, ...] | dict[str, Any] = (), **kwargs) -> dict:
         """The JSON object the service answers to ``method path`` (holding ``keys``), else one line saying the answer
