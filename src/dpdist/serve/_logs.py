@@ -27,8 +27,8 @@ from uvicorn.config import LOGGING_CONFIG
 from .._redact import MASK
 from .._shown import credentials_in, masked
 
-__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "shown_path", "carried_credentials", "shown_client",
-           "JsonFormatter", "log_config", "LOG_FORMATS"]
+__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "shown_path",
+           "carried_credentials", "shown_client", "JsonFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
 
