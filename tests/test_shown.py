@@ -89,3 +89,20 @@ def test_a_text_the_pre_check_passes_over_holds_nothing_any_pattern_masks():
     assert len(passed_over) > 1_000
     assert [text for text in passed_over if _masked_all(text) != text] == []
     assert _may_hold("x Bearer abcdefgh") and _may_hold("BAſIC abcdefgh") and not _may_hold("/api/campaigns/c/batches/-")
+
+
+@pytest.mark.parametrize("space", ["\t", "\x0b", "\x1c", "\x85", "\xa0", "\u2028", "\u3000"])
+def test_a_folded_text_masks_a_credential_holding_whitespace_whole(space):
+    # attack120 F2: folded after masking; folded first, the whitespace inside became a space that ended the value, and
+    # the credential's tail was shown
+    text = f"a token=ABC{space}TAIL1 b password=PW{space}TAIL2 c Bearer SECRETQ{space}TAIL3 d\nsubmitToken=ABC{space}TAIL4 \n e"
+    assert shown(text, (), 2000, fold=True) == "a token=*** b password=*** c Bearer *** d submitToken=*** e"
+    assert shown(text, (), 2000).count("***") == 4  # as without folding
+
+
+def test_a_folded_text_is_its_words_joined_by_one_space_its_cut_counting_them():
+    assert shown(" \tx\x1b \n\u3000y\u2028 ", (), None, fold=True) == "x\\x1b y"  # escaped after folding
+    # a long run of whitespace takes no room: what follows it is shown, as when the caller folded the text first
+    assert shown(" " * 10_000 + "KEEP" + " x" * 200, (), 20, fold=True) == "KEEP x x x x x x x x..."
+    # the request's credential holding a space, echoed with a tab: masked as it reads folded
+    assert shown("bad\tpin abc\tdefgh here", ("abc defgh",), None, fold=True) == "bad pin *** here"

@@ -6,7 +6,8 @@ enters a message: control characters (ESC, BEL, newlines, bidi overrides) are es
 line and cannot clear or retitle a terminal; the credential the request carried (:func:`secrets_of`), any
 ``Bearer``/``Basic`` credential, any ``token=``/``*_token:`` value, any ``password:`` or ``Authorization:`` value
 are replaced by ``***`` (:func:`masked`), as are URLs' passwords (:func:`dpdist._redact.redacted_text`); the text
-is cut.
+is cut.  ``fold=True`` also folds its whitespace runs into one space (a refusal's detail, a body's start), once masked:
+a tab or NBSP inside a credential is masked with it, which folding first made a space that ended it (attack120 F2).
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ _BACKSLASHED_USERINFO = re.compile(r"(?P<head>[/\\][/\\][^\s/\\:@]*):(?:(?P<valu
 _SCHEME_NAME = re.compile(r"[bB](?i:earer|asic)")
 #: the shortest credential masked wherever it appears (a shorter one would mask common words)
 _SHORTEST_SECRET = 6
+#: a word of a text folded into one line (:func:`shown`'s ``fold``): a run of what is not whitespace to ``str.split``
+_WORD = re.compile(r"\S+")
 #: the characters read past a cut: a credential or URL password that starts before it is masked whole if it ends
 #: within them (a longer one's start is masked by its pattern's head, or shown cut)
 _ROOM = 4096
@@ -120,8 +123,9 @@ def credentials_in(value: str) -> tuple[str, ...]:
     return tuple(sorted({part for part in found if len(part) >= _SHORTEST_SECRET}, key=len, reverse=True))
 
 
-def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> str:
-    """``text`` as one line to show: ``secrets`` and any credential masked, then control characters escaped, cut.
+def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200, *, fold: bool = False) -> str:
+    """``text`` as one line to show: ``secrets`` and any credential masked, then (``fold``) its whitespace folded, then
+    control characters escaped, cut.
 
     Parameters
     ----------
@@ -131,6 +135,11 @@ def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> 
         The caller's own credentials (:func:`secrets_of`), replaced by ``***`` wherever they appear.
     limit : int or None
         The most characters shown (``...`` marks a cut); None: all.
+    fold : bool
+        Whether each run of whitespace (tabs, line breaks, NBSP...) is shown as one space, none at either end, as
+        ``" ".join(text.split())`` (a refusal's detail on one line); after masking, so that whitespace a credential
+        holds is masked with it (``token=a\\tb`` reads ``token=***``; folded first it read ``token=*** b``, attack120
+        F2); the cut counts the folded text's characters.
 
     Returns
     -------
@@ -140,12 +149,38 @@ def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> 
     for secret in secrets:  # in the whole text (linear): a copy the cut below crossed would show its head (attack75 A)
         text = text.replace(secret, MASK)
     if limit is not None:  # only what can be shown is escaped (a body of 120 MB took 15 s whole), with room for a
-        text = text[: limit + _ROOM]  # credential that starts before the cut (its patterns mask a cut one from its head)
+        # credential that starts before the cut (its patterns mask a cut one from its head)
+        text = _folded_start(text, limit + _ROOM) if fold else text[: limit + _ROOM]
     text = masked(text)  # the raw text, before escaping (attack118 F1, F2: an escaped ``\\t`` or ``\\x1b`` read as a
     # value or as a word's end); escaping after it leaves a ``***`` whole and a line one line
+    if fold:  # once masked (attack120 F2); a credential holding whitespace, echoed with other whitespace, folded too
+        text = _folded_secrets_masked(" ".join(text.split()), secrets)
     if not text.isprintable():  # (one pass in C over a text with nothing to escape, the usual one)
         text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
     return text if limit is None or len(text) <= limit else text[:limit] + "..."
+
+
+def _folded_start(text: str, length: int) -> str:
+    """The start of ``text`` that folds into ``length`` characters (its words joined by one space), all of it if it
+    folds into fewer: what :func:`shown` masks of a text it folds (a long run of whitespace takes no room)."""
+    if len(text) <= length:
+        return text
+    joined = -1  # the length of the words read so far, joined
+    for word in _WORD.finditer(text):
+        joined += 1 + word.end() - word.start()
+        if joined >= length:
+            return text[: word.end() - (joined - length)]
+    return text
+
+
+def _folded_secrets_masked(text: str, secrets: tuple[str, ...]) -> str:
+    """``text`` (folded) with each of ``secrets`` that holds whitespace masked in its folded form too (echoed with a tab
+    for its space, it reads so once folded), when that is :data:`_SHORTEST_SECRET` characters long at least."""
+    for secret in secrets:
+        folded = " ".join(secret.split())
+        if secret.split() != [secret] and len(folded) >= _SHORTEST_SECRET:  # it holds whitespace
+            text = text.replace(folded, MASK)
+    return text
 
 
 def masked(text: str) -> str:
