@@ -95,6 +95,15 @@ def test_a_document_of_the_keys_read_is_returned_as_is():
         answer_document("GET", "http://h/x", httpx.Response(200, json=[1, 2]))
 
 
+def test_the_start_of_a_body_is_masked_before_it_is_folded_into_one_line():
+    # attack120 F2: folded first, the tab inside the token became a space that ended it (token=*** HIJ)
+    from dpdist._answer import answer_document
+
+    page = httpx.Response(200, content=b"<p>token=ABCDEFG\tHIJ\n  x</p>", headers={"Content-Type": "text/html"})
+    with pytest.raises(ServiceRefusedError, match=r"not JSON\): '<p>token=\*\*\* x</p>'"):
+        answer_document("GET", "http://h/x", page, ("campaigns",))
+
+
 class _Foreign(_Answering):
     """An echo server's object: JSON, but none of what any dpdist route answers (attack66 F2)."""
     body = b'{"x": 1, "campaigns": "x", "credentials": [1, 2], "headers": {}}'

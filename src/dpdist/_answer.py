@@ -93,7 +93,7 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
             why = "not a JSON object"
     secrets = secrets_of(response)
     start = response.content[:_EXCERPT_BYTES].decode(response.encoding or "utf-8", "replace")  # not the whole body
-    excerpt = shown(" ".join(start.split()), secrets, 120)
+    excerpt = shown(start, secrets, 120, fold=True)
     raise ServiceRefusedError(
         f"The answer to {method} {shown(url, secrets)} is not what {what} answers (HTTP {response.status_code}, "
         f"{kind_of(response)}, {why}): '{excerpt}'. Is that URL {what}, not a proxy, a captive portal or another server "

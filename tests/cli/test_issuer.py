@@ -103,3 +103,31 @@ def test_the_command_line_says_what_is_wrong_in_one_line(tmp_path):
         assert result.returncode == 2, (arguments, result.stderr)
         assert result.stderr.startswith("dpdist: error: ") and result.stderr.count("\n") == 1, result.stderr
         assert named in result.stderr, (named, result.stderr)
+
+
+def test_an_issuer_s_refusal_is_masked_before_it_is_folded_into_one_line(monkeypatch, capsys):
+    # attack120 F2: folded first, the whitespace inside each credential became a space that ended it (token=*** HIJ)
+    import http.server
+
+    from cli_support import run
+    from ops_support import serving
+
+    detail = "a token=ABCDEFG\tHIJ b password=PW\u00a0WORD c Bearer SECRETQ\u2028MORE d submitToken=ABC\u3000DEF"
+
+    class Refusing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = json.dumps({"error": "bad_x", "detail": detail}).encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):  # quiet
+            pass
+
+    monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", ADMIN)
+    with serving(Refusing) as url:
+        status, out, err = run(capsys, "issuer", "status", "--issuer", url)
+    assert status == 2 and out == "", err
+    assert err.endswith("(400 bad_x): a token=*** b password=*** c Bearer *** d submitToken=***\n"), err

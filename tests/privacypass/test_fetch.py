@@ -29,9 +29,14 @@ def test_an_issuer_url_with_a_password_is_refused_the_credential_would_not_be_se
 CREDENTIAL = "UuGS31Fsim0VeEikJVUta0bXDckpHLp51Iq8CryPhl4"
 
 
+#: a detail whose credentials hold a tab, NBSP, U+2028 and U+3000 (attack120 F2)
+TABBED = "a token=ABCDEFG\tHIJ b password=PW\u00a0WORD c Bearer SECRETQ\u2028MORE d submitToken=ABC\u3000DEF"
+
+
 class _Hostile(http.server.BaseHTTPRequestHandler):
-    """Answers the token request as ``mode`` says: a refusal echoing the credential with ESC/BEL, a gzip bomb, a redirect
-    without Location, a head trickled one byte every 0.2 s (for at most 20 s), a 200 of the wrong length."""
+    """Answers the token request as ``mode`` says: a refusal echoing the credential with ESC/BEL, one whose credentials
+    hold whitespace, a gzip bomb, a redirect without Location, a head trickled one byte every 0.2 s (for at most 20 s),
+    a 200 of the wrong length."""
     timeout = 30
     mode = "echo"
     posts = 0
@@ -50,6 +55,7 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
             "echo": (403, {"Content-Type": "application/json"}, json.dumps(
                 {"error": "x\u001b]0;PWNED\u0007", "detail": "\u001b[2J\u001b[31mred\nline2 Bearer "
                  f"{CREDENTIAL} and bare {CREDENTIAL}"}).encode()),
+            "tabbed": (400, {"Content-Type": "application/json"}, json.dumps({"error": "bad_x", "detail": TABBED}).encode()),
             "bomb": (200, {"Content-Type": "application/private-token-response", "Content-Encoding": "gzip"},
                      gzip.compress(bytes(8 << 20), mtime=0)),
             "redirect": (302, {}, b""),
@@ -92,6 +98,14 @@ def test_a_refusal_echoing_the_credential_is_shown_masked_escaped_and_in_one_lin
     assert CREDENTIAL not in message and "\x1b" not in message and "\x07" not in message and "\n" not in message
     assert "The issuer refused the token request POST" in message and "(HTTP 403 x\\x1b]0;PWNED\\x07)" in message, message
     assert error.value.status == 403
+
+
+def test_a_refusal_s_detail_is_masked_before_it_is_folded_into_one_line(hostile, campaign_key):
+    # attack120 F2: folded first, the whitespace inside each credential became a space that ended it (token=*** HIJ)
+    _Hostile.mode = "tabbed"
+    with pytest.raises(ServiceRefusedError) as error:
+        _fetch(hostile, campaign_key)
+    assert str(error.value).endswith("(HTTP 400 bad_x): a token=*** b password=*** c Bearer *** d submitToken=***"), str(error.value)
 
 
 def test_a_gzip_bomb_is_refused_after_a_bounded_read(hostile, campaign_key):

@@ -4,6 +4,7 @@ the client: tests/serve/test_app.py and beyond)."""
 from __future__ import annotations
 
 import gzip
+import json
 import struct
 import zlib
 
@@ -111,6 +112,19 @@ def test_a_refusal_s_masked_code_keeps_its_separator_from_the_detail():
     with pytest.raises(ServiceRefusedError) as error:
         _answering(403, body, [(b"Content-Type", b"application/json")]).campaigns()
     assert str(error.value).endswith("HTTP 403 token=***: d") and "SEKRET" not in str(error.value), str(error.value)
+
+
+def test_a_refusal_s_detail_is_masked_before_it_is_folded_into_one_line():
+    # attack120 F2: folded first, a tab, NBSP, U+2028 or U+3000 inside a credential became a space that ended it, and
+    # the credential's tail was shown (token=*** HIJ)
+    detail = "a token=ABCDEFG\tHIJ b password=PW\u00a0WORD c Bearer SECRETQ\u2028MORE d submitToken=ABC\u3000DEF"
+    body = json.dumps({"error": "bad_x", "detail": detail}).encode()
+    with pytest.raises(ServiceRefusedError) as error:
+        _answering(400, body, [(b"Content-Type", b"application/json")]).campaigns()
+    assert str(error.value).endswith("HTTP 400 bad_x: a token=*** b password=*** c Bearer *** d submitToken=***"), str(error.value)
+    with pytest.raises(ServiceRefusedError) as error:  # a body that is not JSON: its start, the same way
+        _answering(404, b"<p>token=ABCDEFG\tHIJ\n  x</p>", [(b"Content-Type", b"text/html")]).campaigns()
+    assert str(error.value).endswith("HTTP 404 <p>token=*** x</p>"), str(error.value)
 
 
 def test_a_refusal_without_a_reason_says_so():

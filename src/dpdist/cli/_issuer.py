@@ -203,7 +203,7 @@ def _call(args, method: str, path: str, body: dict | None = None, keys: dict | N
         document = document if isinstance(document, dict) else {}
         secrets = secrets_of(response)
         code = shown(str(document.get("error", "")), secrets, 80)
-        detail = shown(" ".join(str(document.get("detail", response.text[:2000])).split()), secrets, 2000) or "(no reason given)"
+        detail = shown(str(document.get("detail", response.text[:2000])), secrets, 2000, fold=True) or "(no reason given)"
         raise ServiceRefusedError(f"The issuer refused {method} {path} ({response.status_code} {code}): {detail}", response.status_code, code)
     return answer_document(method, url, response, keys or {}, what="a dpdist issuer")
 

@@ -107,7 +107,7 @@ def _answer(pending: PendingToken, url: str, response) -> bytes:
         code, detail = str(body.get("error", "")), str(body.get("detail", ""))
     except (ValueError, AttributeError, UnicodeDecodeError):  # not JSON, or not an object
         code, detail = "", response.text[:2000]
-    code, detail = shown(code, secrets, 80), shown(" ".join(detail.split()), secrets, 500)
+    code, detail = shown(code, secrets, 80), shown(detail, secrets, 500, fold=True)
     said = f": {detail}" if detail else ("" if code else ": no reason given")
     raise ServiceRefusedError(f"The issuer refused the token request POST {redacted_url(url)} (HTTP "
                               f"{response.status_code}{f' {code}' if code else ''}){said}", response.status_code, code)

@@ -1125,7 +1125,7 @@ def _refusal(method: str, path: str, response) -> ServiceRefusedError:
     except (ValueError, AttributeError):  # not JSON, or not an object
         code, detail = "", response.text[:2000]
     secrets = secrets_of(response)
-    code, detail = shown(code, secrets, 80), shown(" ".join(detail.split()), secrets, 2000)
+    code, detail = shown(code, secrets, 80), shown(detail, secrets, 2000, fold=True)
     reason = (f"{code}: {detail}" if detail else code) if code else (detail or "(no reason given)")
     # the code, detail and path shown (masked), the rest masked on its own: masking the joined line again took the ": "
     # after a masked code's value for the value's rest (token=***: d read token=*** d; attack117 F7, as the JS and Java
