@@ -245,6 +245,22 @@ def test_a_database_that_cannot_be_opened_is_a_one_line_error_naming_db(tmp_path
     assert err.count("\n") == 1 and "'--db' option" in err and "cannot open the database" in err and "internal" not in err
 
 
+def test_a_driver_s_error_quoting_a_password_is_masked_before_it_is_folded(tmp_path, capsys, monkeypatch):
+    # attack120 F2: folded first, a tab inside the password became a space that ended it (password=*** WORD)
+    import sqlite3
+
+    import dpdist.serve
+    from dpdist.cli import main
+
+    def refused(*args, **kwargs):
+        raise sqlite3.OperationalError("invalid option \"password=PW\tWORD\"\n  near it")
+
+    monkeypatch.setattr(dpdist.serve, "create_app", refused)
+    assert main(["serve", "--db", str(tmp_path / "c.sqlite"), "--admin-token", ADMIN_TOKEN]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and '(invalid option "password=***" near it).' in err and "WORD" not in err, err
+
+
 def test_the_band_of_heavy_hitters_holds_for_the_words_selected(app):
     """Few users per group: most words found are noise. Their pointwise 95% bands (z = 1.96) lay above 0 for
     most of them (the maximum of many noisy estimates); the band simultaneous over the candidates covers 0."""

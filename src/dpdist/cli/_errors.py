@@ -48,7 +48,8 @@ def user_message(error: Exception, argv) -> str:
     gave ``--bins``, ``column`` is ``--columns`` when the user gave ``--columns``.  Other messages are kept as they are,
     but for the passwords of the URLs they name (``***``: never print credentials).
     """
-    text = redacted_text(" ".join(str(error).split()))
+    text = " ".join(redacted_text(str(error)).split())  # masked, then on one line: a tab inside a password is masked
+    # with it, which folding first made a space that ended it (attack120 F2)
     match = _NAMED.match(text)
     if match:
         name = match.group("name")

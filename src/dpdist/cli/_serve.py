@@ -195,7 +195,8 @@ def _opened_app(args, token: str, limits, operations, relay_token: str | None):
         cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
         if type(cause).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
             raise
-        first = without_password(" ".join(str(cause).split()), args.db)  # a driver may quote the password it read
+        # a driver may quote the password it read: masked, then on one line (a tab inside it masked with it: attack120 F2)
+        first = " ".join(without_password(str(cause), args.db).split())
         raise InvalidParameterError(f"The '--db' option {redacted_url(args.db)!r}: cannot open the database ({first}).") from None
 
 
