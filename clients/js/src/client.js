@@ -34,7 +34,7 @@ import {
 import { TokenWallet } from './tokens.js';
 import { batchAck, relayAck } from './acks.js';
 import { ACK_ANSWER_BYTES, AnswerTooLarge, MAX_ANSWER_BYTES, readAnswer, readBounded, tooManyValues } from './answer.js';
-import { oneLine, secretsOf, shown, shownUrl } from './shown.js';
+import { secretsOf, shown, shownOneLine, shownUrl } from './shown.js';
 import { REQUEST_CONTENT_TYPE, campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
 
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
@@ -939,7 +939,7 @@ function refusalOf({ method, where, secrets }, response, bytes) {
   }
   code = typeof code === 'string' && code ? shown(code, secrets, 80) : null;
   detail = typeof detail === 'string' && detail ? detail : (response.statusText || 'no detail');
-  detail = shown(oneLine(detail), secrets, 2000);
+  detail = shownOneLine(detail, secrets, 2000); // masked, then folded (attack120 F2)
   return new ServiceError(`${method} ${shown(where, secrets)}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`, { status: response.status, code });
 }
 

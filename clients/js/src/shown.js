@@ -122,9 +122,41 @@ const WHITESPACE = /[\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u2
 /** One character of that whitespace (each is one UTF-16 unit). */
 const SPACE = /^[\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]$/u;
 
+/** A word of a text folded into one line (``shownOneLine``): a run of what is not that whitespace. */
+const WORD = /[^\t-\r\x1c- \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+/gu;
+
 /** ``text``'s words joined by one space, as Python's ``" ".join(text.split())``. */
 export function oneLine(text) {
   return String(text).split(WHITESPACE).filter(Boolean).join(' ');
+}
+
+/**
+ * The start of ``text`` that folds into ``length`` characters (code points; its words joined by one space), all of it
+ * if it folds into fewer: what ``shownOneLine`` masks of a long text (Python's ``_folded_start``).
+ */
+function foldedStart(text, length) {
+  if (text.length <= length) return text;
+  let joined = -1; // the length of the words read so far, joined
+  for (const { 0: word, index } of text.matchAll(WORD)) {
+    // the word's code points, as many as may be needed (a long word is not made an array whole)
+    const points = Array.from(word.length > 2 * length ? word.slice(0, 2 * length) : word);
+    if (joined + 1 + points.length >= length) return text.slice(0, index) + points.slice(0, length - joined - 1).join('');
+    joined += 1 + points.length;
+  }
+  return text;
+}
+
+/**
+ * ``text`` (folded) with each of ``secrets`` that holds whitespace masked in its folded form too (echoed with a tab for
+ * its space, it reads so once folded), when that is SHORTEST_SECRET characters long at least (Python's
+ * ``_folded_secrets_masked``).
+ */
+function foldedSecretsMasked(text, secrets) {
+  for (const secret of secrets) {
+    const folded = oneLine(secret);
+    if (WHITESPACE.test(secret) && Array.from(folded).length >= SHORTEST_SECRET) text = text.split(folded).join(MASK);
+  }
+  return text;
 }
 
 /** Python's urllib.parse.unquote: %xx as UTF-8 bytes (invalid sequences: U+FFFD; a BOM kept, as Python keeps it), the rest as is. */
@@ -228,12 +260,34 @@ export function shownUrl(url) {
  * @returns {string} ``'x\\x1b[2J Bearer ***'`` for ``'x\x1b[2J Bearer admin-token'``
  */
 export function shown(text, secrets = [], limit = 200) {
+  return shownFolded(text, secrets, limit, false);
+}
+
+/**
+ * ``shown``, but each run of whitespace (tabs, line breaks, NBSP...) shown as one space, none at either end (as
+ * ``oneLine``: a refusal's detail on one line), once masked: whitespace a credential holds is masked with it
+ * (``token=a\tb`` reads ``token=***``; folded first it read ``token=*** b``, attack120 F2). The cut counts the folded
+ * text's characters. Python's ``shown(text, secrets, limit, fold=True)``.
+ *
+ * @param {unknown} text what a server sent (made a string)
+ * @param {string[]} [secrets] the request's own credentials (``secretsOf``), read ``***`` wherever they appear
+ * @param {number|null} [limit] the most characters shown (200)
+ * @returns {string} ``'a token=*** b'`` for ``'a\ttoken=x\ty\n b'``
+ */
+export function shownOneLine(text, secrets = [], limit = 200) {
+  return shownFolded(text, secrets, limit, true);
+}
+
+/** ``shown`` (``fold`` false) or ``shownOneLine`` (true). */
+function shownFolded(text, secrets, limit, fold) {
   text = String(text);
   // the secrets first, in the whole text (linear): a copy the cut crossed would show its head (attack75 A)
   for (const secret of secrets) text = text.split(secret).join(MASK);
-  if (limit !== null && text.length > limit + ROOM) { // only what can be shown is escaped (300 KB took 92 s whole),
-    // with room for a credential that starts before the cut (its patterns mask a cut one from its head): the first
-    // limit + ROOM characters (code points, as Python's dpdist._shown cuts)
+  if (limit !== null && fold) {
+    text = foldedStart(text, limit + ROOM); // a long run of whitespace takes no room (Python's cut)
+  } else if (limit !== null && text.length > limit + ROOM) { // only what can be shown is escaped (300 KB took 92 s
+    // whole), with room for a credential that starts before the cut (its patterns mask a cut one from its head): the
+    // first limit + ROOM characters (code points, as Python's dpdist._shown cuts)
     text = Array.from(text.slice(0, 2 * (limit + ROOM))).slice(0, limit + ROOM).join('');
   }
   // masked before escaping (attack118 F1, F2: an escaped \t or \x1b read as a value or as a word's end)
@@ -245,6 +299,7 @@ export function shown(text, secrets = [], limit = 200) {
     const { head, double, escaped, single, plain } = rest.at(-1);
     return `${head}${[double, escaped, single, plain].find((part) => part !== undefined)}${MASK}`;
   });
+  if (fold) text = foldedSecretsMasked(oneLine(text), secrets); // once masked (attack120 F2)
   text = Array.from(text, (character) => (UNPRINTABLE.test(character) ? escaped(character) : character)).join('');
   const characters = Array.from(text);
   return limit === null || characters.length <= limit ? text : `${characters.slice(0, limit).join('')}...`;

@@ -60,6 +60,20 @@ test('a refusal echoing the submit token and ESC/BEL sequences is shown escaped 
   }
 });
 
+test('a refusal whose credentials hold whitespace is masked before it is folded into one line (attack120 F2)', async () => {
+  const detail = 'a token=ABCDEFG\tHIJ b password=PW\u00a0WORD c Bearer SECRETQ\u2028MORE d submitToken=ABC\u3000DEF';
+  const server = await serving((request, response) => {
+    response.writeHead(400, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'bad_x', detail }));
+  });
+  try {
+    const error = await failure(client(server.url).submit(1));
+    assert.ok(error instanceof ServiceError, String(error));
+    assert.ok(error.message.endsWith('HTTP 400 bad_x: a token=*** b password=*** c Bearer *** d submitToken=***'), error.message);
+  } finally {
+    await server.close();
+  }
+});
+
 test('a redirect of a batch is refused at once, naming the status and where it pointed, and not followed (F7)', async () => {
   const elsewhere = await serving((request, response) => response.writeHead(200).end('{}'), { config: 'none' });
   for (const status of [302, 307]) {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { originOf } from '../src/identity.js';
 import { checkRelayUrl } from '../src/ohttp.js';
-import { secretsOf, shown, shownUrl } from '../src/shown.js';
+import { secretsOf, shown, shownOneLine, shownUrl } from '../src/shown.js';
 
 const CASES = JSON.parse(readFileSync(new URL('./fixtures/shown.json', import.meta.url), 'utf8'));
 /** A fixture's text (or shown text): itself, or its ``before + repeat * times + then`` (a long hostile text, fix76). */
@@ -13,9 +13,20 @@ const expanded = (text) => (typeof text === 'string' ? text : text.before + text
 
 test('a server text is escaped, masked and cut as Python does it, byte for byte', () => {
   assert.ok(CASES.length >= 60);
-  for (const { text, secrets, limit, shown: expected } of CASES.filter((one) => typeof one.text === 'string')) {
-    assert.equal(shown(text, secrets, limit), expected, JSON.stringify(text));
+  for (const { text, secrets, limit, fold, shown: expected } of CASES.filter((one) => typeof one.text === 'string')) {
+    // a case with fold: Python's shown(..., fold=True), a refusal's detail on one line
+    assert.equal((fold ? shownOneLine : shown)(text, secrets, limit), expected, JSON.stringify(text));
   }
+});
+
+test('shownOneLine masks a credential holding whitespace whole, then folds the line (attack120 F2)', () => {
+  for (const space of ['\t', '\x0b', '\x1c', '\x85', '\xa0', '\u2028', '\u3000']) {
+    const text = `a token=ABC${space}TAIL1 b password=PW${space}TAIL2 c Bearer SECRETQ${space}TAIL3 d\nsubmitToken=ABC${space}TAIL4 \n e`;
+    assert.equal(shownOneLine(text, [], 2000), 'a token=*** b password=*** c Bearer *** d submitToken=*** e', JSON.stringify(space));
+  }
+  // a long run of whitespace takes no room; the request's credential holding a space, echoed with a tab, masked
+  assert.equal(shownOneLine(`${' '.repeat(10000)}KEEP${' x'.repeat(200)}`, [], 20), 'KEEP x x x x x x x x...');
+  assert.equal(shownOneLine('bad\tpin abc\tdefgh here', ['abc defgh'], null), 'bad pin *** here');
 });
 
 test('a long hostile text (200,000 characters) is shown whole and masked as Python masks it', () => {
