@@ -968,7 +968,7 @@ public final class Client {
             Map<String, Object> refusal = Json.asObject(Json.parseAnswer(response.body, HttpTransport.ACK_ANSWER_BYTES)); // attack69 F2
             if (refusal != null) {
                 code = refusal.get("error") instanceof String && !((String) refusal.get("error")).isEmpty() ? Shown.shown((String) refusal.get("error"), secrets, 80) : null;
-                detail = refusal.get("detail") instanceof String ? Shown.shown(Shown.oneLine((String) refusal.get("detail")), secrets, 2000) : "";
+                detail = refusal.get("detail") instanceof String ? Shown.shownOneLine((String) refusal.get("detail"), secrets, 2000) : "";
             }
         } catch (IllegalArgumentException notJson) {
             // not a JSON refusal

@@ -116,6 +116,8 @@ final class Shown {
     private static final Pattern QUERY_VALUE_LEFT = pythonic("((?:=|%3[Dd])\\s*)\\*\\*\\*(?:[^& \\n\\r]*[^& \\n\\r'\"])?(?=['\"]*(?![^& \\n\\r]))");
     /** What Python's str.split() splits on (str.isspace()). */
     private static final Pattern WHITESPACE = Pattern.compile("[\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+");
+    /** A word of a text folded into one line ({@link #shownOneLine}): a run of what is not Python's whitespace. */
+    private static final Pattern WORD = Pattern.compile("[^" + PY_SPACE + "]+");
 
     private Shown() {}
 
@@ -184,11 +186,28 @@ final class Shown {
      * {@code limit} characters (code points; {@code ...} marks a cut; a negative limit: all).
      */
     static String shown(String text, List<String> secrets, int limit) {
+        return shown(text, secrets, limit, false);
+    }
+
+    /**
+     * {@link #shown}, but each run of whitespace (tabs, line breaks, NBSP...) shown as one space, none at either end (as
+     * {@link #oneLine}: a refusal's detail on one line), once masked: whitespace a credential holds is masked with it
+     * ({@code token=a\tb} reads {@code token=***}; folded first it read {@code token=*** b}, attack120 F2). The cut
+     * counts the folded text's characters. Python's {@code shown(text, secrets, limit, fold=True)}.
+     */
+    static String shownOneLine(String text, List<String> secrets, int limit) {
+        return shown(text, secrets, limit, true);
+    }
+
+    /** {@link #shown} ({@code fold} false) or {@link #shownOneLine} (true). */
+    private static String shown(String text, List<String> secrets, int limit, boolean fold) {
         if (text == null) text = "None";
         // the secrets first, in the whole text (linear): a copy the cut crossed would show its head (attack75 A)
         for (String secret : secrets) text = text.replace(secret, MASK);
-        if (limit >= 0 && text.codePointCount(0, text.length()) > limit + ROOM) { // only what can be shown is escaped,
-            // with room for a credential begun before the cut: the first limit + ROOM code points (Python's cut)
+        if (limit >= 0 && fold) {
+            text = foldedStart(text, limit + ROOM); // a long run of whitespace takes no room (Python's cut)
+        } else if (limit >= 0 && text.codePointCount(0, text.length()) > limit + ROOM) { // only what can be shown is
+            // escaped, with room for a credential begun before the cut: the first limit + ROOM code points (Python's cut)
             text = text.substring(0, text.offsetByCodePoints(0, limit + ROOM));
         }
         // masked before escaping (attack118 F1, F2: an escaped \t or \x1b read as a value or as a word's end)
@@ -200,6 +219,7 @@ final class Shown {
             for (int kept = 2; kept <= 5; kept++) if (match.group(kept) != null) return match.group(1) + match.group(kept) + MASK;
             return null;
         });
+        if (fold) text = foldedSecretsMasked(oneLine(text), secrets); // once masked (attack120 F2)
         StringBuilder escaped = new StringBuilder();
         for (int at = 0; at < text.length(); ) {
             int code = text.codePointAt(at);
@@ -210,6 +230,37 @@ final class Shown {
         text = escaped.toString();
         if (limit < 0 || text.codePointCount(0, text.length()) <= limit) return text;
         return text.substring(0, text.offsetByCodePoints(0, limit)) + "...";
+    }
+
+    /**
+     * The start of {@code text} that folds into {@code length} characters (code points; its words joined by one space),
+     * all of it if it folds into fewer: what {@link #shownOneLine} masks of a long text (Python's {@code _folded_start}).
+     */
+    private static String foldedStart(String text, int length) {
+        if (text.length() <= length) return text;
+        int joined = -1; // the length of the words read so far, joined
+        Matcher word = WORD.matcher(text);
+        while (word.find()) {
+            int points = text.codePointCount(word.start(), word.end());
+            if (joined + 1 + points >= length) return text.substring(0, text.offsetByCodePoints(word.start(), length - joined - 1));
+            joined += 1 + points;
+        }
+        return text;
+    }
+
+    /**
+     * {@code text} (folded) with each of {@code secrets} that holds whitespace masked in its folded form too (echoed with
+     * a tab for its space, it reads so once folded), when that is SHORTEST_SECRET characters long at least (Python's
+     * {@code _folded_secrets_masked}).
+     */
+    private static String foldedSecretsMasked(String text, List<String> secrets) {
+        for (String secret : secrets) {
+            String folded = oneLine(secret);
+            if (WHITESPACE.matcher(secret).find() && folded.codePointCount(0, folded.length()) >= SHORTEST_SECRET) {
+                text = text.replace(folded, MASK);
+            }
+        }
+        return text;
     }
 
     /**
