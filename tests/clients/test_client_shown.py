@@ -171,6 +171,20 @@ HOSTILE_119 = [
     ("Authorization: a\"", "\\\"", 100_000, "\nAuthorization: NTLM SECRET", "Authorization: ***", "", ""),
 ]
 
+#: attack120 F2: texts folded into one line (``shown(..., fold=True)``, a refusal's detail; JS and Java:
+#: ``shownOneLine``): whitespace inside a credential (a tab, ``\x0b``, ``\x1c``, NEL, NBSP, U+2028, U+3000) is masked
+#: with it (folded first, it became a space that ended the value: ``token=*** HIJ``); a long run of whitespace takes no
+#: room before the cut; the request's credential holding whitespace is masked as it reads folded.  Each is shown with
+#: FOLDED_SECRETS, at three limits, and so is every text above (the cut texts at one)
+FOLDED_TEXTS = [
+    "a token=ABCDEFG\tHIJ b password=PW\u00a0WORD c Bearer SECRETQ\u2028MORE d submitToken=ABC\u3000DEF",
+    *(f"a token=ABC{space}TAIL1 b password=PW{space}TAIL2 c Bearer SECRETQ{space}TAIL3 d\nsubmitToken=ABC{space}TAIL4 \n e"
+      for space in ("\t", "\x0b", "\x1c", "\x85", "\xa0", "\u2028", "\u3000")),
+    "\t" + " " * 4998 + "\u3000\nKEEP token=a\tb" + " x" * 150,
+    f"  you sent\t{SECRET}\u00a0and abc\u2028def  ghi\x1b[2J and  Bearer\tabc\u3000defgh \n",
+]
+FOLDED_SECRETS = ([], [SECRET, "abc\tdef ghi"])
+
 
 FIXTURE = ROOT / "clients" / "js" / "test" / "fixtures" / "shown.json"
 
@@ -193,7 +207,11 @@ def cases() -> list[dict[str, Any]]:
     hostile += [{"text": {"before": before, "repeat": repeat, "times": times, "then": then}, "secrets": [], "limit": None,
                  "shown": {"before": shown_before, "repeat": shown_repeat, "times": times, "then": then_shown}}
                 for before, repeat, times, then, shown_before, shown_repeat, then_shown in HOSTILE_119]
-    return [{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"])} for case in chosen] + hostile
+    folded = [{"text": text, "secrets": secrets, "limit": limit, "fold": True}
+              for text in [*FOLDED_TEXTS, *TEXTS] for secrets in FOLDED_SECRETS for limit in (200, 80, None)]
+    folded += [{"text": text, "secrets": [SECRET], "limit": 200, "fold": True} for text in CUT_TEXTS]
+    return ([{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"])} for case in chosen] + hostile
+            + [{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"], fold=True)} for case in folded])
 
 
 def test_the_clients_fixture_is_what_python_shows():
@@ -203,6 +221,12 @@ def test_the_clients_fixture_is_what_python_shows():
     assert "***" in cases()[6]["shown"] and SECRET not in cases()[6]["shown"] and "\\x1b" in cases()[6]["shown"]
     # attack75 A: no piece of the credential is shown, a copy the cut crossed included (it was masked after the cut)
     assert not any(SECRET[:6] in case["shown"] for case in cases() if case["secrets"])
+    # attack120 F2: folded, no tail of a credential holding whitespace is shown; what follows a long run of it is
+    folded = [case for case in cases() if case.get("fold") and case["text"] in FOLDED_TEXTS]
+    assert len(folded) == len(FOLDED_TEXTS) * 6 and all(case["shown"].isprintable() for case in folded)
+    assert not any(tail in case["shown"] for case in folded for tail in ("TAIL", "HIJ", "WORD", "MORE", "DEF"))
+    assert not any("def" in case["shown"] for case in folded if case["secrets"])  # abc\u2028def  ghi, the credential
+    assert all(case["shown"].startswith("KEEP token=*** x") for case in folded if "KEEP" in case["text"])
 
 
 def each_hidden_and_kept(forms: list[str], one_printable_line: bool = False) -> None:
@@ -288,11 +312,12 @@ def test_a_hostile_text_a_twentieth_as_long_is_masked_as_the_long_one():
 
 def js_shown(chosen: list[dict[str, Any]]) -> list[str]:
     """What the JS client shows of each case's text (expanded), credentials and limit."""
-    script = ("import { shown } from './clients/js/src/shown.js';"
+    script = ("import { shown, shownOneLine } from './clients/js/src/shown.js';"
               "const expanded = (t) => (typeof t === 'string' ? t : t.before + t.repeat.repeat(t.times) + t.then);"
               "let input = ''; process.stdin.on('data', (d) => { input += d; });"
               "process.stdin.on('end', () => { const cases = JSON.parse(input);"
-              "process.stdout.write(JSON.stringify(cases.map((c) => shown(expanded(c.text), c.secrets, c.limit)))); });")
+              "process.stdout.write(JSON.stringify(cases.map((c) => (c.fold ? shownOneLine : shown)(expanded(c.text), c.secrets,"
+              " c.limit)))); });")
     result = subprocess.run([node_path(), "--input-type=module", "-e", script], input=json.dumps(chosen),
                             capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert result.returncode == 0, result.stderr
@@ -330,6 +355,9 @@ def test_the_js_client_shows_random_texts_as_python():
                "limit": rng.choice([None, None, 20, 40])} for _ in range(3000)]
     for case, js in zip(chosen, js_shown(chosen), strict=True):
         assert js == shown(case["text"], tuple(case["secrets"]), case["limit"]), case
+    folded = [{**case, "fold": True} for case in chosen]  # the same texts folded into one line (attack120 F2)
+    for case, js in zip(folded, js_shown(folded), strict=True):
+        assert js == shown(case["text"], tuple(case["secrets"]), case["limit"], fold=True), case
 
 
 @pytest.mark.slow  # node; the JS client's own suite checks these credentials (clients/js/test/shown.test.js)
