@@ -104,5 +104,8 @@ def test_a_folded_text_is_its_words_joined_by_one_space_its_cut_counting_them():
     assert shown(" \tx\x1b \n\u3000y\u2028 ", (), None, fold=True) == "x\\x1b y"  # escaped after folding
     # a long run of whitespace takes no room: what follows it is shown, as when the caller folded the text first
     assert shown(" " * 10_000 + "KEEP" + " x" * 200, (), 20, fold=True) == "KEEP x x x x x x x x..."
+    # up to 8 x (limit + 4096) characters read: past them, a run of 1 MiB is not masked whole (0.3 s)
+    assert shown(" " * 33_400 + "KEEP x", (), 80, fold=True) == "KEEP x"
+    assert shown(" " * 33_500 + "KEEP x", (), 80, fold=True) == "" == shown("\t" * (1 << 20) + "token=x", (), 80, fold=True)
     # the request's credential holding a space, echoed with a tab: masked as it reads folded
     assert shown("bad\tpin abc\tdefgh here", ("abc defgh",), None, fold=True) == "bad pin *** here"

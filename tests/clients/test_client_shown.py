@@ -184,6 +184,9 @@ FOLDED_TEXTS = [
     f"  you sent\t{SECRET}\u00a0and abc\u2028def  ghi\x1b[2J and  Bearer\tabc\u3000defgh \n",
 ]
 FOLDED_SECRETS = ([], [SECRET, "abc\tdef ghi"])
+#: folded, at most 8 x (limit + 4096) characters are read before masking: at limit 80, 33,408 (the first is shown,
+#: the second not)
+FOLDED_READ_TEXTS = [" " * 33_400 + "KEEP x", " " * 33_500 + "KEEP x"]
 
 
 FIXTURE = ROOT / "clients" / "js" / "test" / "fixtures" / "shown.json"
@@ -210,6 +213,7 @@ def cases() -> list[dict[str, Any]]:
     folded = [{"text": text, "secrets": secrets, "limit": limit, "fold": True}
               for text in [*FOLDED_TEXTS, *TEXTS] for secrets in FOLDED_SECRETS for limit in (200, 80, None)]
     folded += [{"text": text, "secrets": [SECRET], "limit": 200, "fold": True} for text in CUT_TEXTS]
+    folded += [{"text": text, "secrets": [], "limit": 80, "fold": True} for text in FOLDED_READ_TEXTS]
     return ([{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"])} for case in chosen] + hostile
             + [{**case, "shown": shown(case["text"], tuple(case["secrets"]), case["limit"], fold=True)} for case in folded])
 
@@ -227,6 +231,7 @@ def test_the_clients_fixture_is_what_python_shows():
     assert not any(tail in case["shown"] for case in folded for tail in ("TAIL", "HIJ", "WORD", "MORE", "DEF"))
     assert not any("def" in case["shown"] for case in folded if case["secrets"])  # abc\u2028def  ghi, the credential
     assert all(case["shown"].startswith("KEEP token=*** x") for case in folded if "KEEP" in case["text"])
+    assert [case["shown"] for case in cases() if case["text"] in FOLDED_READ_TEXTS] == ["KEEP x", ""]
 
 
 def each_hidden_and_kept(forms: list[str], one_printable_line: bool = False) -> None:

@@ -12,6 +12,11 @@
 export const MASK = '***';
 /** Characters read past a cut, for a credential that begins before it to be masked whole (Python's ``_ROOM``). */
 const ROOM = 4096;
+/**
+ * Of a text ``shownOneLine`` folds, the most characters read before masking: this many times what is shown and its
+ * room (Python's ``_FOLDED_READ``: whitespace takes no room once folded, but is masked).
+ */
+const FOLDED_READ = 8;
 /** The shortest credential masked wherever it appears (a shorter one would mask common words). */
 const SHORTEST_SECRET = 6;
 
@@ -132,10 +137,13 @@ export function oneLine(text) {
 
 /**
  * The start of ``text`` that folds into ``length`` characters (code points; its words joined by one space), all of it
- * if it folds into fewer: what ``shownOneLine`` masks of a long text (Python's ``_folded_start``).
+ * if it folds into fewer, within its first FOLDED_READ x ``length`` characters: what ``shownOneLine`` masks of a long
+ * text (Python's ``_folded_start``).
  */
 function foldedStart(text, length) {
   if (text.length <= length) return text;
+  const most = FOLDED_READ * length;
+  if (text.length > most) text = Array.from(text.slice(0, 2 * most)).slice(0, most).join(''); // code points
   let joined = -1; // the length of the words read so far, joined
   for (const { 0: word, index } of text.matchAll(WORD)) {
     // the word's code points, as many as may be needed (a long word is not made an array whole)
@@ -267,7 +275,7 @@ export function shown(text, secrets = [], limit = 200) {
  * ``shown``, but each run of whitespace (tabs, line breaks, NBSP...) shown as one space, none at either end (as
  * ``oneLine``: a refusal's detail on one line), once masked: whitespace a credential holds is masked with it
  * (``token=a\tb`` reads ``token=***``; folded first it read ``token=*** b``, attack120 F2). The cut counts the folded
- * text's characters. Python's ``shown(text, secrets, limit, fold=True)``.
+ * text's characters (of at most 8 x ``limit + 4096`` read). Python's ``shown(text, secrets, limit, fold=True)``.
  *
  * @param {unknown} text what a server sent (made a string)
  * @param {string[]} [secrets] the request's own credentials (``secretsOf``), read ``***`` wherever they appear

@@ -27,6 +27,11 @@ import java.util.regex.Pattern;
 final class Shown {
     /** Characters read past a cut, for a credential that begins before it to be masked whole (Python's {@code _ROOM}). */
     private static final int ROOM = 4096;
+    /**
+     * Of a text {@link #shownOneLine} folds, the most characters read before masking: this many times what is shown and
+     * its room (Python's {@code _FOLDED_READ}: whitespace takes no room once folded, but is masked).
+     */
+    private static final int FOLDED_READ = 8;
 
     static final String MASK = "***";
     /** The shortest credential masked wherever it appears (a shorter one would mask common words). */
@@ -193,7 +198,7 @@ final class Shown {
      * {@link #shown}, but each run of whitespace (tabs, line breaks, NBSP...) shown as one space, none at either end (as
      * {@link #oneLine}: a refusal's detail on one line), once masked: whitespace a credential holds is masked with it
      * ({@code token=a\tb} reads {@code token=***}; folded first it read {@code token=*** b}, attack120 F2). The cut
-     * counts the folded text's characters. Python's {@code shown(text, secrets, limit, fold=True)}.
+     * counts the folded text's characters (of at most 8 x {@code limit + 4096} read). Python's {@code shown(text, secrets, limit, fold=True)}.
      */
     static String shownOneLine(String text, List<String> secrets, int limit) {
         return shown(text, secrets, limit, true);
@@ -234,10 +239,13 @@ final class Shown {
 
     /**
      * The start of {@code text} that folds into {@code length} characters (code points; its words joined by one space),
-     * all of it if it folds into fewer: what {@link #shownOneLine} masks of a long text (Python's {@code _folded_start}).
+     * all of it if it folds into fewer, within its first FOLDED_READ x {@code length} characters: what
+     * {@link #shownOneLine} masks of a long text (Python's {@code _folded_start}).
      */
     private static String foldedStart(String text, int length) {
         if (text.length() <= length) return text;
+        int most = FOLDED_READ * length;
+        if (text.codePointCount(0, text.length()) > most) text = text.substring(0, text.offsetByCodePoints(0, most));
         int joined = -1; // the length of the words read so far, joined
         Matcher word = WORD.matcher(text);
         while (word.find()) {
