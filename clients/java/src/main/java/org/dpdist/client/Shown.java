@@ -198,7 +198,8 @@ final class Shown {
      * {@link #shown}, but each run of whitespace (tabs, line breaks, NBSP...) shown as one space, none at either end (as
      * {@link #oneLine}: a refusal's detail on one line), once masked: whitespace a credential holds is masked with it
      * ({@code token=a\tb} reads {@code token=***}; folded first it read {@code token=*** b}, attack120 F2). The cut
-     * counts the folded text's characters (of at most 8 x {@code limit + 4096} read). Python's {@code shown(text, secrets, limit, fold=True)}.
+     * counts the folded text's characters (of at most 8 x {@code limit + 4096} read). Python's
+     * {@code shown(text, secrets, limit, fold=True)}.
      */
     static String shownOneLine(String text, List<String> secrets, int limit) {
         return shown(text, secrets, limit, true);
