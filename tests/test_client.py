@@ -77,8 +77,8 @@ def test_a_refused_connection_is_retried_for_the_whole_window_then_says_how_to_r
     told = []
     client.on_retry = lambda failure, attempt, wait, remaining: told.append((failure, attempt, remaining))
     with pytest.raises(ServiceUnavailableError, match=r"ConnectError.*Connection refused, after \d+ attempt\(s\) over "
-                                                      r"300\.0 s \(retried for up to 5 min: retry_window.*sending it again "
-                                                      r"later .* counts it once"):
+                                                      r"300\.0 s \(retried for up to 5 min: retry_window.*send it again later "
+                                                      r"\(dpdist submit: the same command resumes"):
         client.config("c")
     assert sum(slept) == pytest.approx(DEFAULT_RETRY_WINDOW_S) and max(slept) <= MAX_BACKOFF_S
     assert len(calls) == len(slept) + 1 >= 30  # 0.25 s doubling to 10 s, jittered over the upper half: about 35

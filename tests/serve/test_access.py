@@ -108,7 +108,7 @@ def test_a_forwarded_client_that_is_no_address_is_written_masked_and_encoded(hos
     from dpdist.serve._logs import AccessLog
 
     scope = http_scope("/healthz") | {"client": (host, 0)}
-    with caplog.at_level("INFO"):
+    with caplog.at_level("INFO", logger="uvicorn.access"), caplog.at_level("INFO", logger="dpdist.serve.access"):
         access_line(scope, 200, "full")
         AccessLog.write(scope, "/healthz", 200, time.perf_counter(), full=True)
     (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]

@@ -304,5 +304,6 @@ def test_only_a_batch_that_failed_is_said_to_be_sent_again_later():
             client.estimate("c")
         with pytest.raises(ServiceUnavailableError) as batch:
             client.submit_body("c", "b1", b"bytes")
-    assert "HTTP 503" in str(estimate.value) and "batch" not in str(estimate.value)
+    assert "HTTP 503" in str(estimate.value) and "a batch keeps its id" not in str(estimate.value)
+    assert "Nothing was changed: send it again later" in str(estimate.value)
     assert "Nothing was lost: a batch keeps its id" in str(batch.value)

@@ -337,8 +337,7 @@ class Client:
         # through an OHTTP relay the device connects to the relay only: name it, not the server
         sent, question = (f"{method} {url}", f"is the server running at {_origin_of(url)}?") if relay is None else (
             f"{method} {path} through the Oblivious HTTP relay {relay}", f"is the relay running at {_origin_of(relay)}?")
-        resend = (" Nothing was lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same "
-                  "command) counts it once.") if acknowledges is not None else ""  # a batch's (not an estimate's: attack120 F3)
+        resend = _how_to_resume(method, acknowledges is not None)
         raise ServiceUnavailableError(redacted_text(
             f"{sent} failed: {failure}, after {attempt} attempt(s) over {retries.spent:.1f} s (retried for up "
             f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}).{resend}"))
@@ -1098,6 +1097,18 @@ def _retried_conflict(response) -> bool:
         return response.json().get("error") in _RETRY_CONFLICTS
     except (ValueError, AttributeError):
         return False
+
+
+def _how_to_resume(method: str, batch: bool) -> str:
+    """What a request that failed for the whole retry window leaves, and how to resume: a batch's, a read's (attack120
+    F3: an estimate's ended with the batches' sentence), nothing of another (an admin's change may have been made)."""
+    if batch:
+        return (" Nothing was lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same "
+                "command) counts it once.")
+    if method == "GET":
+        return (" Nothing was changed: send it again later (dpdist submit: the same command resumes, counting each of "
+                "its batches once).")
+    return ""
 
 
 def _not_acknowledged(method: str, url: str, failure: str, attempt: int, retries: Retries, window: float,
