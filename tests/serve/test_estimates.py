@@ -34,3 +34,20 @@ def test_an_option_that_is_no_finite_number_is_refused(value):
     with pytest.raises(InvalidRequest, match="'x' option must hold finite numbers"):
         estimate_options({"x": value})
     assert estimate_options({"x": "[1, 2.5]"})[0] == {"x": [1, 2.5]}
+
+
+@pytest.mark.parametrize("depth", [300, 500])
+def test_a_deeply_nested_option_is_read_without_recursion(depth):
+    """attack121 F1: an option nested 300-980 deep (within what the JSON reader takes) made the finiteness check recurse
+    past Python's limit: a 500 and two tracebacks. Expected: read like any other option, a non-finite one refused."""
+    from dpdist.serve._estimates import estimate_options
+    from dpdist.serve._refusals import InvalidRequest
+
+    try:
+        options, _ = estimate_options({"x": "[" * depth + "1" + "]" * depth})
+    except InvalidRequest:  # the JSON reader's own depth bound, if it has one below this: a 400 too
+        pass
+    else:
+        assert "x" in options
+    with pytest.raises(InvalidRequest):
+        estimate_options({"x": "[" * depth + "1e999" + "]" * depth})

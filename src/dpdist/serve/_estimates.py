@@ -97,13 +97,16 @@ def estimate_options(query) -> tuple[dict, float]:
 
 def _not_finite(value) -> bool:
     """Whether ``value`` (an option's parsed JSON, its size bounded by :mod:`dpdist._json`) holds an infinite or NaN
-    number."""
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, list):
-        return any(_not_finite(item) for item in value)
-    if isinstance(value, dict):
-        return any(_not_finite(item) for item in value.values())
+    number; walked without recursion (attack121 F1: nested 500 deep, the recursive walk raised RecursionError, a 500)."""
+    waiting = [value]
+    while waiting:
+        item = waiting.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return True
+        if isinstance(item, list):
+            waiting.extend(item)
+        elif isinstance(item, dict):
+            waiting.extend(item.values())
     return False
 
 
