@@ -148,3 +148,26 @@ def test_the_credential_a_request_carried_is_masked_in_its_path(mode, caplog):
         access_line(scope, 404, mode)
     (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
     assert "LOGSECRET" not in line and ' /x/***/y HTTP/1.1" 404' in line, line
+
+
+def test_the_requests_own_credential_and_a_userinfo_are_masked_in_a_forwarded_client(caplog):
+    # attack121 F3: X-Forwarded-For repeating the request's own Bearer credential, or holding user:password@ before an
+    # address, was written as sent
+    own = http_scope("/x") | {"client": ("admintoken-abcdef-123456", 0),
+                             "headers": [(b"authorization", b"Bearer admintoken-abcdef-123456")]}
+    userinfo = http_scope("/x") | {"client": ("user:SECRETPW@10.0.0.1", 0)}
+    with caplog.at_level("INFO", logger="uvicorn.access"):
+        access_line(own, 404, "full")
+        access_line(userinfo, 404, "full")
+    lines = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    assert lines[0].startswith("***:0 - ") and lines[1].startswith("***%4010.0.0.1:0 - "), lines
+
+
+def test_a_gateway_lines_inner_credential_is_masked_in_its_path(caplog):
+    # attack121 F2: the inner request's own credential (Inner.secrets), as a direct request's
+    path = "/api/campaigns/mysecrettoken99/config"
+    scope = http_scope("/ohttp", "POST") | {INNER: Inner("GET", path, "unmatched", 404, ("mysecrettoken99",))}
+    with caplog.at_level("INFO", logger="uvicorn.access"):
+        access_line(scope, 200, "anonymous")
+    (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    assert '"GET /api/campaigns/***/config HTTP/1.1" 404' in line and "mysecret" not in line, line

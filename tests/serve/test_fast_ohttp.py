@@ -227,6 +227,22 @@ def test_an_inner_request_through_the_application_is_no_request_of_its_own(serve
     assert "/config" not in text and "dpdist_requests_in_flight 1.0" in text
 
 
+def test_the_credential_an_inner_request_carried_is_masked_in_its_line(served):
+    """attack121 F2: an inner request's own Authorization credential repeated in its path was written as sent
+    (``GET /api/campaigns/<token>/config`` with ``Bearer <token>``), where a direct request's is masked."""
+    client, config, _ = served
+    secret = "mysecrettoken99"
+    message = _bhttp.encode_request(_bhttp.Request("GET", "http", "testserver", f"/api/campaigns/{secret}/config",
+                                                   ((b"authorization", f"Bearer {secret}".encode()),)))
+
+    def send():
+        body, _ = _ohttp.encapsulate_request(config, message)
+        client.post("/ohttp/gateway", content=body, headers={**OHTTP, "X-Request-ID": "outer-probe"})
+
+    lines = _access_lines(client, send)
+    assert lines == [('ohttp - "GET /api/campaigns/***/config HTTP/1.1" 404', "outer-probe")], lines
+
+
 @pytest.mark.parametrize("mode", ["anonymous", "full"])
 def test_the_gateway_line_names_nothing_a_direct_line_would_not(mode):
     """The text and JSON access lines of a gateway request, in each ``--access-log`` mode: the inner request's method,

@@ -78,16 +78,17 @@ def access_line(scope, status: int, mode: str) -> None:
     (its method, path and status), its address ``ohttp`` (``full``: ``ohttp@`` the relay's address)."""
     method, path, inner = scope.get("method", "-"), scope.get("path", ""), inner_of(scope, status)
     if inner is not None:
-        method, path, _, status = inner
+        method, path, status = inner.method, inner.path, inner.status
+    secrets = carried_credentials(scope, inner)
     if mode == "full":
-        address = shown_client(scope.get("client"))
+        address = shown_client(scope.get("client"), secrets)
     else:
         address = "-"
         path = _BATCH_PATH.sub(r"\1-", path)
     if inner is not None:
         address = "ohttp" if address == "-" else f"ohttp@{address}"
     # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
-    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, printable(method, ""), shown_path(path, carried_credentials(scope)),
+    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, printable(method, ""), shown_path(path, secrets),
                 printable(str(scope.get("http_version", "1.1")), "."), status)
 
 

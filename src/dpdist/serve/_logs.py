@@ -28,7 +28,7 @@ from .._redact import MASK
 from .._shown import credentials_in, masked
 
 __all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "shown_path",
-           "carried_credentials", "shown_client", "JsonFormatter", "log_config", "LOG_FORMATS"]
+           "carried_credentials", "headers_credentials", "shown_client", "JsonFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
 
@@ -45,12 +45,14 @@ THROUGH_GATEWAY = "dpdist.through_gateway"
 
 class Inner(NamedTuple):
     """What a gateway request carried, for its access line: the inner ``method``, ``path`` (no query string) and
-    ``route`` (its template), and the ``status`` of the inner answer."""
+    ``route`` (its template), the ``status`` of the inner answer, and the credential its ``Authorization`` header carried
+    (:func:`carried_credentials`: masked wherever the line repeats it)."""
 
     method: str
     path: str
     route: str
     status: int
+    secrets: tuple[str, ...] = ()
 
 
 def inner_of(scope, status: int) -> Inner | None:
@@ -92,11 +94,17 @@ def shown_path(path: str, secrets: tuple[str, ...] = ()) -> str:
     return printable(hidden if hidden != decoded or decoded == path else masked(_without(path, secrets)), "/*")
 
 
-def carried_credentials(scope) -> tuple[str, ...]:
+def carried_credentials(scope, inner: Inner | None = None) -> tuple[str, ...]:
     """The credential the request of ``scope`` carried in its ``Authorization`` header
-    (:func:`dpdist._shown.credentials_in`), masked wherever its path repeats it (attack120 F5: ``GET /x/<admin token>``
-    with that token in its header wrote the token into the log)."""
-    for name, value in scope.get("headers", ()):
+    (:func:`dpdist._shown.credentials_in`), and a gateway request's ``inner`` request's, masked wherever its access
+    line repeats it (attack120 F5: ``GET /x/<admin token>`` with that token in its header wrote the token into the log;
+    attack121 F2, F3: an inner request's path, a forwarded address)."""
+    return headers_credentials(scope.get("headers", ())) + (inner.secrets if inner is not None else ())
+
+
+def headers_credentials(headers) -> tuple[str, ...]:
+    """The credential an ASGI header list's ``Authorization`` header carries (:func:`dpdist._shown.credentials_in`)."""
+    for name, value in headers:
         if name == b"authorization":
             return credentials_in(value.decode("latin-1"))
     return ()
@@ -114,17 +122,22 @@ _DECODINGS = 4
 _ADDRESS_CHARACTERS = frozenset("0123456789abcdefABCDEF.:")
 
 
-def shown_client(client) -> str:
+def shown_client(client, secrets: tuple[str, ...] = ()) -> str:
     """A request's client (the ASGI scope's ``(host, port)``, or None) as a ``full`` access line writes it:
     ``host:port``, ``-`` without one.  A host that is not written as an address is what a trusted proxy's
     ``X-Forwarded-For`` said (any text its requester sent, and under ``--forwarded-allow-ips '*'`` any requester's):
-    masked and percent-encoded as a path is (:func:`shown_path`), so it shows no credential and writes no second line,
-    field or escape sequence into the log (attack120 F1: ``X-Forwarded-For: password=x`` was written as sent)."""
+    masked as a path is (:func:`shown_path`, ``secrets`` the request's own credential: attack121 F3), a userinfo
+    before an ``@`` too (``user:pw@10.0.0.1`` reads ``***@10.0.0.1``), then percent-encoded, so it shows no credential
+    and writes no second line, field or escape sequence into the log (attack120 F1: ``X-Forwarded-For: password=x``
+    was written as sent)."""
     if not client:
         return "-"
     host, port = str(client[0]), str(client[1])
     if not _ADDRESS_CHARACTERS.issuperset(host):
-        host = printable(masked(host), "*")
+        host = masked(_without(host, secrets))
+        if "@" in host:
+            host = MASK + "@" + host.rpartition("@")[2]
+        host = printable(host, "*")
     return f"{host}:{printable(port, '')}"
 
 
@@ -179,12 +192,13 @@ class AccessLog:
             return
         method, path, inner = scope.get("method", ""), scope.get("path", ""), inner_of(scope, status)
         if inner is not None:
-            method, path, route, status = inner
+            method, path, route, status = inner.method, inner.path, inner.route, inner.status
         method = printable(method, "")
         fields = {"method": method, "route": route, "status": status,
                   "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
         if inner is not None:
             fields["via"] = "ohttp"
         if full:  # --access-log full: the operator asked for addresses and paths (never the query string)
-            fields.update(client=shown_client(scope.get("client")), path=shown_path(path, carried_credentials(scope)))
+            secrets = carried_credentials(scope, inner)
+            fields.update(client=shown_client(scope.get("client"), secrets), path=shown_path(path, secrets))
         cls.logger.info("%s %s %d", method, route, status, extra=fields)

@@ -52,7 +52,7 @@ from ..relay import _bhttp, _ohttp
 from ._fast_batches import batch_answer
 from ._http import bearer, bearer_token, body_of
 from ._limits import MAX_HEADER_BYTES
-from ._logs import INNER, REQUEST_ID, THROUGH_GATEWAY, Inner
+from ._logs import INNER, REQUEST_ID, THROUGH_GATEWAY, Inner, headers_credentials
 from ._middleware import request_id_of, security_headers
 from ._ohttp_keys import GATEWAY_PATH, gateway_keys, public_fields
 from ._openapi import documented, json_answer
@@ -181,7 +181,7 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
         scope = _inner_scope(outer, inner, host, path, query)
         status, fields, content = await _through_application(app, scope, inner.content)
         route = scope.get("route")
-    outer[INNER] = Inner(inner.method, unquoted, getattr(route, "path", "unmatched"), status)
+    outer[INNER] = Inner(inner.method, unquoted, getattr(route, "path", "unmatched"), status, headers_credentials(inner.headers))
     return status, fields, content
 
 
