@@ -307,3 +307,14 @@ def test_only_a_batch_that_failed_is_said_to_be_sent_again_later():
     assert "HTTP 503" in str(estimate.value) and "a batch keeps its id" not in str(estimate.value)
     assert "Nothing was changed: send it again later" in str(estimate.value)
     assert "Nothing was lost: a batch keeps its id" in str(batch.value)
+
+
+def test_a_refusal_whose_detail_is_null_says_no_reason_rather_than_none():
+    # attack121 (cosmetic): {"detail": null} was shown "forbidden: None"
+    def handler(request):
+        return httpx.Response(403, json={"error": "forbidden", "detail": None})
+
+    with Client(EXPORT_URL, admin_token="a" * 32, retry_window=0, transport=httpx.MockTransport(handler)) as client:
+        with pytest.raises(ServiceRefusedError) as refused:
+            client.estimate("c")
+    assert str(refused.value).endswith("HTTP 403 forbidden"), str(refused.value)

@@ -938,8 +938,10 @@ function refusalOf({ method, where, secrets }, response, bytes) {
     // not a JSON refusal
   }
   code = typeof code === 'string' && code ? shown(code, secrets, 80) : null;
-  detail = typeof detail === 'string' && detail ? detail : (response.statusText || 'no detail');
-  detail = shownOneLine(detail, secrets, 2000); // masked, then folded (attack120 F2)
+  detail = typeof detail === 'string' ? shownOneLine(detail, secrets, 2000) : ''; // masked, then folded (attack120 F2)
+  // the status reason's bytes that are no printable ASCII read as a space (the runtime made a raw 0xA0 U+FFFD, which
+  // kept `Bearer\xa0x` from reading as a credential: attack121 F4)
+  if (!detail) detail = shownOneLine((response.statusText || '').replace(/[^\x21-\x7e]+/g, ' '), secrets, 2000) || 'no detail';
   return new ServiceError(`${method} ${shown(where, secrets)}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`, { status: response.status, code });
 }
 

@@ -74,6 +74,28 @@ test('a refusal whose credentials hold whitespace is masked before it is folded 
   }
 });
 
+test("a status reason's raw non-ASCII byte before a credential does not keep it from being masked (attack121 F4)", async () => {
+  for (const [reason, hidden] of [['Bearer\u00a0SECRETVALUE', 'SECRETVALUE'], ['token\u00a0=SECRETVALUE2', 'SECRETVALUE2'],
+    ['password\u00a0:\u00a0SECRETVALUE3', 'SECRETVALUE3']]) {
+    const server = await serving((request, response) => response.writeHead(403, reason, { 'Content-Type': 'text/plain' }).end('no'));
+    try {
+      const error = await failure(client(server.url).submit(1));
+      assert.ok(error instanceof ServiceError, String(error));
+      assert.ok(error.message.includes('HTTP 403: ') && !error.message.includes(hidden), error.message);
+    } finally {
+      await server.close();
+    }
+  }
+  const blank = await serving((request, response) => response.writeHead(403, { 'Content-Type': 'application/json' })
+    .end(JSON.stringify({ error: 'forbidden', detail: ' \t ' })));
+  try {
+    const error = await failure(client(blank.url).submit(1));
+    assert.ok(error.message.endsWith('HTTP 403 forbidden: Forbidden'), error.message); // a blank detail: the reason
+  } finally {
+    await blank.close();
+  }
+});
+
 test('a redirect of a batch is refused at once, naming the status and where it pointed, and not followed (F7)', async () => {
   const elsewhere = await serving((request, response) => response.writeHead(200).end('{}'), { config: 'none' });
   for (const status of [302, 307]) {

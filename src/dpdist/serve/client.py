@@ -1132,7 +1132,7 @@ def _refusal(method: str, path: str, response) -> ServiceRefusedError:
     (:func:`dpdist._shown.shown`); ``HTTP 600 (no reason given)`` for an answer without either."""
     try:
         body = response.json()
-        code, detail = str(body.get("error", "")), str(body.get("detail", ""))
+        code, detail = (str(value) if value is not None else "" for value in (body.get("error"), body.get("detail")))
     except (ValueError, AttributeError):  # not JSON, or not an object
         code, detail = "", response.text[:2000]
     secrets = secrets_of(response)
