@@ -116,6 +116,8 @@ def credentials_in(value: str) -> tuple[str, ...]:
     request sent, to be masked wherever a text repeats it."""
     scheme, _, credential = value.strip().partition(" ")
     credential = credential.strip()
+    if "token=" not in credential and scheme.lower() != "basic":  # the usual Bearer credential: itself alone (every
+        return (credential,) if len(credential) >= _SHORTEST_SECRET else ()  # access line reads it: 2.6 -> 0.9 us)
     found = [credential, *re.findall(r"token=\"?([^\",\s]+)", credential)]
     if scheme.lower() == "basic":  # user:password in base64: the password may be echoed decoded too (attack67 F14)
         try:
