@@ -171,3 +171,19 @@ def test_a_gateway_lines_inner_credential_is_masked_in_its_path(caplog):
         access_line(scope, 200, "anonymous")
     (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
     assert '"GET /api/campaigns/***/config HTTP/1.1" 404' in line and "mysecret" not in line, line
+
+
+def test_the_credential_a_request_carried_is_masked_in_its_method(caplog):
+    # attack122 F2: h11 takes any token as a method, so "AdminTok3n... /x HTTP/1.1" wrote the request's credential
+    import time
+
+    from dpdist.serve._logs import AccessLog
+
+    secret = "AdminTok3nSecretXYZ123456"
+    scope = http_scope("/x", secret) | {"headers": [(b"authorization", f"Bearer {secret}".encode())]}
+    with caplog.at_level("INFO", logger="uvicorn.access"), caplog.at_level("INFO", logger="dpdist.serve.access"):
+        access_line(scope, 404, "anonymous")
+        AccessLog.write(scope, "unmatched", 404, time.perf_counter())
+    (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    (record,) = [record for record in caplog.records if record.name == "dpdist.serve.access"]
+    assert '"*** /x HTTP/1.1" 404' in line and record.method == "***" and secret not in record.getMessage(), line

@@ -51,3 +51,15 @@ def test_a_deeply_nested_option_is_read_without_recursion(depth):
         assert "x" in options
     with pytest.raises(InvalidRequest):
         estimate_options({"x": "[" * depth + "1e999" + "]" * depth})
+
+
+def test_replicates_of_thousands_of_digits_are_refused_not_converted():
+    """attack122 F1: ``replicates=1`` followed by 4,300 zeros passed the digits check and int() raised ValueError
+    (Python's 4,300-digit limit): a 500 and two tracebacks. Expected: 400 invalid_option naming it."""
+    from dpdist.serve._estimates import view_parameters
+    from dpdist.serve._refusals import InvalidRequest
+
+    for text in ("1" + "0" * 4300, "2" * 5000, "10000"):
+        with pytest.raises(InvalidRequest, match="'replicates' parameter"):
+            view_parameters({"replicates": text})
+    assert view_parameters({"replicates": "0" * 5000 + "20"}) == (None, 20)

@@ -939,9 +939,11 @@ function refusalOf({ method, where, secrets }, response, bytes) {
   }
   code = typeof code === 'string' && code ? shown(code, secrets, 80) : null;
   detail = typeof detail === 'string' ? shownOneLine(detail, secrets, 2000) : ''; // masked, then folded (attack120 F2)
-  // the status reason's bytes that are no printable ASCII read as a space (the runtime made a raw 0xA0 U+FFFD, which
-  // kept `Bearer\xa0x` from reading as a credential: attack121 F4)
-  if (!detail) detail = shownOneLine((response.statusText || '').replace(/[^\x21-\x7e]+/g, ' '), secrets, 2000) || 'no detail';
+  // the status reason only when it is printable ASCII and spaces: a raw byte (the runtime makes 0xA0 U+FFFD) or a tab
+  // read as a name's end kept `Bearer\xa0x` from being masked (attack121 F4), read as a space it showed the tail of
+  // `token=x\xa0tail` (attack122 F3)
+  const reason = /^[\x20-\x7e]*$/.test(response.statusText ?? '') ? response.statusText : '';
+  if (!detail) detail = shownOneLine(reason, secrets, 2000) || 'no detail';
   return new ServiceError(`${method} ${shown(where, secrets)}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`, { status: response.status, code });
 }
 

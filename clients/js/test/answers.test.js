@@ -74,9 +74,10 @@ test('a refusal whose credentials hold whitespace is masked before it is folded 
   }
 });
 
-test("a status reason's raw non-ASCII byte before a credential does not keep it from being masked (attack121 F4)", async () => {
+test("a status reason's raw non-ASCII byte or tab around a credential shows none of it (attack121 F4, attack122 F3)", async () => {
   for (const [reason, hidden] of [['Bearer\u00a0SECRETVALUE', 'SECRETVALUE'], ['token\u00a0=SECRETVALUE2', 'SECRETVALUE2'],
-    ['password\u00a0:\u00a0SECRETVALUE3', 'SECRETVALUE3']]) {
+    ['password\u00a0:\u00a0SECRETVALUE3', 'SECRETVALUE3'], ['token=SECRET\u00a0TAIL4', 'TAIL4'], ['Bearer SECRETVAL\tTAIL5', 'TAIL5'],
+    ['password=SECRET\u0085TAIL6', 'TAIL6']]) { // (attack122 F3: a raw byte or tab inside the value)
     const server = await serving((request, response) => response.writeHead(403, reason, { 'Content-Type': 'text/plain' }).end('no'));
     try {
       const error = await failure(client(server.url).submit(1));

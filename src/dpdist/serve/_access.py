@@ -27,7 +27,7 @@ import logging
 import re
 from urllib.parse import parse_qsl
 
-from ._logs import THROUGH_GATEWAY, carried_credentials, inner_of, printable, shown_client, shown_path
+from ._logs import THROUGH_GATEWAY, carried_credentials, inner_of, printable, shown_client, shown_method, shown_path
 
 __all__ = ["PrivacyMiddleware", "query_has_token", "access_line"]
 
@@ -88,7 +88,7 @@ def access_line(scope, status: int, mode: str) -> None:
     if inner is not None:
         address = "ohttp" if address == "-" else f"ohttp@{address}"
     # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
-    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, printable(method, ""), shown_path(path, secrets),
+    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, shown_method(method, secrets), shown_path(path, secrets),
                 printable(str(scope.get("http_version", "1.1")), "."), status)
 
 

@@ -19,7 +19,7 @@ from .. import _json
 from .._guard._body import CLIENT_GONE, NO_RESPONSE, content_coding_of
 from ._database import DatabaseUnavailableError
 from ._limits import receive_body
-from ._logs import carried_credentials, printable, shown_path
+from ._logs import carried_credentials, shown_method, shown_path
 from ._refusals import (
     Busy,
     Conflict,
@@ -101,8 +101,9 @@ async def _http_error(request: Request, error: HTTPException) -> JSONResponse:
 
 async def _internal_error(request: Request, error: Exception) -> JSONResponse:
     # the path as on the wire (percent-encoded): a request's path cannot write a line or an escape sequence into the log
-    path = shown_path(request.url.path, carried_credentials(request.scope))
-    LOG.error("internal error on %s %s", printable(request.method, ""), path, exc_info=error)
+    secrets = carried_credentials(request.scope)
+    LOG.error("internal error on %s %s", shown_method(request.method, secrets), shown_path(request.url.path, secrets),
+              exc_info=error)
     return JSONResponse({"error": "internal", "detail": "internal server error"}, status_code=500)
 
 

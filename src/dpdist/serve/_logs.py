@@ -28,7 +28,7 @@ from .._redact import MASK
 from .._shown import credentials_in, masked
 
 __all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "shown_path",
-           "carried_credentials", "headers_credentials", "shown_client", "JsonFormatter", "log_config", "LOG_FORMATS"]
+           "carried_credentials", "headers_credentials", "shown_client", "shown_method", "JsonFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
 
@@ -92,6 +92,12 @@ def shown_path(path: str, secrets: tuple[str, ...] = ()) -> str:
         decoded = once
     hidden = masked(_without(decoded, secrets))
     return printable(hidden if hidden != decoded or decoded == path else masked(_without(path, secrets)), "/*")
+
+
+def shown_method(method: str, secrets: tuple[str, ...] = ()) -> str:
+    """A request's method as an access line writes it: ``secrets`` (the credential it carried) masked, percent-encoded
+    (attack122 F2: h11 takes any token as a method, so a request could write its own credential there)."""
+    return printable(_without(method, secrets), "*") if secrets else printable(method, "")
 
 
 def carried_credentials(scope, inner: Inner | None = None) -> tuple[str, ...]:
@@ -193,12 +199,12 @@ class AccessLog:
         method, path, inner = scope.get("method", ""), scope.get("path", ""), inner_of(scope, status)
         if inner is not None:
             method, path, route, status = inner.method, inner.path, inner.route, inner.status
-        method = printable(method, "")
+        secrets = carried_credentials(scope, inner)
+        method = shown_method(method, secrets)
         fields = {"method": method, "route": route, "status": status,
                   "duration_ms": round((time.perf_counter() - started) * 1000, 3)}
         if inner is not None:
             fields["via"] = "ohttp"
         if full:  # --access-log full: the operator asked for addresses and paths (never the query string)
-            secrets = carried_credentials(scope, inner)
             fields.update(client=shown_client(scope.get("client"), secrets), path=shown_path(path, secrets))
         cls.logger.info("%s %s %d", method, route, status, extra=fields)
