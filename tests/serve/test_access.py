@@ -187,3 +187,14 @@ def test_the_credential_a_request_carried_is_masked_in_its_method(caplog):
     (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
     (record,) = [record for record in caplog.records if record.name == "dpdist.serve.access"]
     assert '"*** /x HTTP/1.1" 404' in line and record.method == "***" and secret not in record.getMessage(), line
+
+
+def test_a_non_ascii_credential_a_request_carried_is_masked_in_its_path(caplog):
+    # attack123 F3: the header's UTF-8 bytes were read as Latin-1, so the token repeated in the (UTF-8 decoded) path
+    # was written percent-encoded
+    token = "p\u00e4ssw\u00f6rd-T\u00f8ken1"
+    scope = http_scope(f"/x/{token}") | {"headers": [(b"authorization", b"Bearer " + token.encode())]}
+    with caplog.at_level("INFO", logger="uvicorn.access"):
+        access_line(scope, 404, "anonymous")
+    (line,) = [record.getMessage() for record in caplog.records if record.name == "uvicorn.access"]
+    assert ' /x/*** HTTP/1.1" 404' in line, line

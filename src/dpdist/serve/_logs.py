@@ -109,10 +109,13 @@ def carried_credentials(scope, inner: Inner | None = None) -> tuple[str, ...]:
 
 
 def headers_credentials(headers) -> tuple[str, ...]:
-    """The credential an ASGI header list's ``Authorization`` header carries (:func:`dpdist._shown.credentials_in`)."""
+    """The credential an ASGI header list's ``Authorization`` header carries (:func:`dpdist._shown.credentials_in`), its
+    bytes read as Latin-1 and, when they are not ASCII, as UTF-8 too: a path is decoded as UTF-8 (attack123 F3: a token
+    ``pässwörd-...`` sent in UTF-8 was not found in the path it was repeated in)."""
     for name, value in headers:
         if name == b"authorization":
-            return credentials_in(value.decode("latin-1"))
+            found = credentials_in(value.decode("latin-1"))
+            return found if value.isascii() else found + credentials_in(value.decode("utf-8", "replace"))
     return ()
 
 
