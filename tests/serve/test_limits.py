@@ -35,7 +35,7 @@ pytest.importorskip("pyhpke")
 
 #: both servers keep their limits through one guard (:mod:`dpdist._guard`): a probe over sockets of one server's body
 #: limits runs against serve in the fast loop (the relay's wiring of the guard stays there in the PARSER_KINDS probes),
-#: against both in the whole suite (README, "While developing": a test that starts a server is slow)
+#: against both in the whole suite (docs/contributing.md, "A new test": a test that starts a server is slow)
 KINDS = ["serve", pytest.param("relay", marks=pytest.mark.slow)]
 #: parser x server: the fast loop runs the diagonal (h11 under serve, httptools under the relay: each parser's protocol
 #: class and each server's wiring of it), the whole suite all four

@@ -549,7 +549,7 @@ def test_the_protocols_with_a_support_count_test_are_read_from_their_tags_ocms_i
         assert document["count_above"] >= 1
 
 
-#: seeded campaigns per protocol: 400 in the whole suite, 200 in the fast loop (README, "While developing": a heavy
+#: seeded campaigns per protocol: 400 in the whole suite, 200 in the fast loop (docs/contributing.md, "A new test": a heavy
 #: statistical test keeps a smaller size in the fast loop). The bound is t + 4 sqrt(t(1-t)/runs) at either count: 0.16 at
 #: 400, 0.185 at 200; a false-alarm rate of 2t = 0.2 is 2 sd above 0.16 at 400 (fails 98 % of seeds), a rate of
 #: 2.5t = 0.25 is 2.1 sd above 0.185 at 200 (fails 98 %): the fast case catches invalid p-values from 2.5 t up
