@@ -61,8 +61,30 @@ def test_one_version_for_the_wheel_the_command_line_the_clients_and_the_changelo
     with pytest.raises(SystemExit) as exited:
         main(["--version"])
     assert exited.value.code == 0 and capsys.readouterr().out.strip() == f"dpdist {dpdist.__version__}"
-    sections = re.findall(r"^## (\S+)", (ROOT / "CHANGELOG.md").read_text(), flags=re.MULTILINE)
-    assert sections and sections[0] in (dpdist.__version__, "Unreleased"), sections[:2]
+    versions = [name for name in _changelog_sections() if name != "Unreleased"]
+    assert versions and versions[0] == dpdist.__version__, versions[:2]  # the newest version's section is this one
+
+
+def _changelog_sections() -> list[str]:
+    """The names of CHANGELOG.md's version sections (``## [0.1.0] - 2026-12-01``), newest first."""
+    return re.findall(r"^## \[([^\]]+)\]", (ROOT / "CHANGELOG.md").read_text(), flags=re.MULTILINE)
+
+
+def test_the_changelog_keeps_a_changelog_a_user_reads():
+    """Keep a Changelog's form: "Unreleased" first, then one section per version, newest first, each holding only
+    the kinds of change a user looks for; no longer than a reader goes through, and no history of the project's own
+    process (that is in git)."""
+    text = (ROOT / "CHANGELOG.md").read_text()
+    assert len(text.splitlines()) <= 400
+    sections = _changelog_sections()
+    assert sections[0] == "Unreleased" and sections.count("Unreleased") == 1
+    assert all(re.fullmatch(r"\d+\.\d+\.\d+(?:(?:a|b|rc)\d+)?", name) for name in sections[1:]), sections
+    for heading in re.findall(r"^## (.+)$", text, flags=re.MULTILINE):
+        assert re.fullmatch(r"\[Unreleased\]|\[[^\]]+\] - (?:\d{4}-\d\d-\d\d|not yet released)", heading), heading
+    kinds = set(re.findall(r"^### (.+)$", text, flags=re.MULTILINE))
+    assert kinds and kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}, kinds
+    process = r"attack ?[0-9]|issue [0-9]+|re[a]ttack|outs[i]der|newcomer[0-9]"  # (bracketed: this line is no hit)
+    assert not re.search(process, text, flags=re.IGNORECASE)
 
 
 def test_the_metadata_states_what_twine_and_pypi_show():
@@ -70,7 +92,7 @@ def test_the_metadata_states_what_twine_and_pypi_show():
     assert project["license"] == "BSD-3-Clause" and (ROOT / "LICENSE").is_file()
     assert "readme" in project["dynamic"]  # the README with absolute links (hatch-fancy-pypi-readme)
     hook = _pyproject()["tool"]["hatch"]["metadata"]["hooks"]["fancy-pypi-readme"]
-    # the README in two fragments around its block that is true only before the upload (issue 64 item 11)
+    # the README in two fragments around its block that is true only before the upload
     assert hook["content-type"] == "text/markdown" and hook["fragments"] == [
         {"path": "README.md", "end-before": "<!-- pypi-description: skip start"},
         {"path": "README.md", "start-after": "<!-- pypi-description: skip end -->\n"},
@@ -152,9 +174,9 @@ def _sdist_entries() -> list[str]:
 
 
 def test_the_sdist_holds_the_top_level_entries_git_tracks_and_no_other():
-    """audit108 F2: the sdist held every file of the checkout hatch's ignore rules did not leave out (the quickstart's
-    answers.csv and campaigns.sqlite at its root); it now holds only what ``only-include`` names, which must be every
-    top-level entry git tracks (one added and not named would be missing from the sdist)."""
+    """The sdist holds only what ``only-include`` names, which must be every top-level entry git tracks: hatch's
+    ignore rules alone let in files a checkout holds (the quickstart's answers.csv and campaigns.sqlite at its root),
+    and an entry added and not named would be missing from the sdist."""
     git = shutil.which("git")
     if git is None or not (ROOT / ".git").exists():
         pytest.skip("not a git checkout")
