@@ -27,11 +27,15 @@ import logging
 import re
 from urllib.parse import parse_qsl
 
-from ._logs import THROUGH_GATEWAY, carried_credentials, inner_of, printable, shown_client, shown_method, shown_path
+from ._logs import carried_credentials, inner_of, printable, shown_client, shown_method, shown_path
 
-__all__ = ["PrivacyMiddleware", "query_has_token", "access_line"]
+__all__ = ["PrivacyMiddleware", "query_has_token", "access_line", "TOKEN_IN_QUERY"]
 
 ACCESS = logging.getLogger("uvicorn.access")
+#: the detail of the refusal of a token in a query string
+TOKEN_IN_QUERY = ("Tokens are never accepted in a URL's query string (URLs are logged and forwarded): send 'Authorization: "
+                  "Bearer <token>', or open the dashboard with #token=... (the URL fragment, which browsers do not send). "
+                  "Consider the token exposed.")
 _BATCH_PATH = re.compile(r"^(/api/campaigns/[^/]+/(?:batches|relayed)/)[^/]+$")  # a batch id, direct or relayed
 
 
@@ -69,7 +73,7 @@ class PrivacyMiddleware:
             status[0] = status[0] or 500  # answered by Starlette's outermost error handler
             raise
         finally:
-            if self.mode != "off" and status[0] and not scope.get(THROUGH_GATEWAY):  # the gateway's line names it
+            if self.mode != "off" and status[0]:
                 access_line(scope, status[0], self.mode)
 
 
@@ -93,14 +97,7 @@ def access_line(scope, status: int, mode: str) -> None:
 
 
 async def _refuse_token(send) -> None:
-    body = json.dumps(
-        {
-            "error": "token_in_query",
-            "detail": "Tokens are never accepted in a URL's query string (URLs are logged and forwarded): send "
-            "'Authorization: Bearer <token>', or open the dashboard with #token=... (the URL fragment, which "
-            "browsers do not send). Consider the token exposed.",
-        }
-    ).encode()
+    body = json.dumps({"error": "token_in_query", "detail": TOKEN_IN_QUERY}).encode()
     await send(
         {
             "type": "http.response.start",

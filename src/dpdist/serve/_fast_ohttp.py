@@ -6,11 +6,11 @@ the CPU of the direct request it carries (``docs/benchmarks.md``, "The Oblivious
 submission").  :class:`GatewayFastPath` serves the gateway's route the way :class:`._fast_batches.BatchFastPath`
 serves the batch route, with the same steps and the same answers byte for byte:
 
-* the same work (:func:`._ohttp_gateway.serve_encapsulated`: the content type, the body's limits and the
-  client address's share of the body memory, the key ring, HPKE, the inner batch served by the batch route's
-  core, the padded and sealed answer);
-* the same answers: the encapsulated answer as ``Response`` renders it, a refusal or an outage as the exception
-  handlers answer it, RFC 9458's key problem, the security headers and ``X-Request-ID``; an unexpected error
+* the same function (:func:`._ohttp_gateway.serve_encapsulated`, which the route's endpoint calls too: the content
+  type, the body's limits and the client address's share of the body memory, the key ring, HPKE, the inner request
+  served, the padded and sealed answer);
+* the same answers: a refusal or an outage as the exception handlers answer it, the security headers and
+  ``X-Request-ID``; an unexpected error
   propagates to Starlette's outermost layer (500), as before;
 * the same records: metrics (latency, status, requests in flight, refusals; an inner batch's ingest), the one
   access line (naming the inner request), the request id of log records.
@@ -35,12 +35,8 @@ class GatewayFastPath(BatchFastPath):
     wanted = frozenset({b"content-type", b"content-length", b"content-encoding", b"x-request-id", b"host"})
 
     def _work(self, scope, found: dict[bytes, bytes], receive) -> Awaitable:
-        """The awaitable of the gateway's response; a refusal raised."""
+        """The awaitable of the gateway's answer (status, body, headers); a refusal raised."""
         length, coding = found.get(b"content-length"), found.get(b"content-encoding")
         return serve_encapsulated(scope["app"], scope, receive, found.get(b"content-type", b"").decode("latin-1"),
                                   length.decode("latin-1") if length is not None else None, found.get(b"host", b""),
                                   coding.decode("latin-1") if coding is not None else None)
-
-    def _answer_of(self, result) -> tuple[int, bytes, list]:
-        """The gateway's answer: the status, body and headers of its response (``result``) as Starlette renders them."""
-        return result.status_code, bytes(result.body), list(result.raw_headers)

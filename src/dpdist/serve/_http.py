@@ -8,12 +8,13 @@ the client.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 
 from .. import _json
 from .._guard._body import CLIENT_GONE, NO_RESPONSE, content_coding_of
@@ -36,9 +37,14 @@ from ._refusals import (
     UnsupportedMediaType,
 )
 
-__all__ = ["STATUS", "status_of", "refusal_answer", "database_unavailable_answer", "EXCEPTION_HANDLERS", "bearer", "bearer_token", "json_document", "read_body", "body_of", "json_body"]
+__all__ = ["STATUS", "status_of", "refusal_answer", "database_unavailable_answer", "refused_answer", "render_json",
+           "json_answer", "Answer", "EXCEPTION_HANDLERS", "bearer", "bearer_token", "json_document", "read_body", "body_of",
+           "json_body"]
 
 LOG = logging.getLogger("dpdist.serve")
+#: what ``JSONResponse.render`` does (one encoder, not one per answer as ``json.dumps`` with options builds)
+_RENDER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
+_JSON = (b"content-type", b"application/json")
 
 #: The HTTP status of each kind of refusal.
 STATUS: dict[type, int] = {
@@ -82,6 +88,41 @@ def database_unavailable_answer(error: DatabaseUnavailableError) -> tuple[int, d
     """The HTTP answer to a database that cannot answer: its status, JSON body and headers."""
     detail = f"The database cannot answer now ({error.reason}); retry later."
     return 503, {"error": "database_unavailable", "detail": detail}, {"Retry-After": "5"}
+
+
+def render_json(document) -> bytes:
+    """The body ``JSONResponse`` renders for ``document``, byte for byte."""
+    return _RENDER(document).encode("utf-8")
+
+
+def json_answer(body: bytes, headers: list, media: tuple[bytes, bytes] = _JSON) -> tuple[bytes, list]:
+    """A JSON answer's body and headers, as ``JSONResponse`` renders them (``headers``, then its length and type)."""
+    headers.append((b"content-length", str(len(body)).encode()))
+    headers.append(media)
+    return body, headers
+
+
+def refused_answer(metrics, error: Refusal | DatabaseUnavailableError) -> tuple[int | None, bytes, list]:
+    """The answer (status, body, headers) to the refusal or outage ``error``, counted in ``metrics``, as the exception
+    handlers answer it; status None for a client gone mid-body (nothing to answer)."""
+    if isinstance(error, Refusal):
+        metrics.refused_request(error.code)
+        if error.code == CLIENT_GONE:
+            return None, b"", []
+        status, document, headers = refusal_answer(error)
+    else:  # logged by the database layer (once per error class)
+        metrics.refused_request("database_unavailable")
+        status, document, headers = database_unavailable_answer(error)
+    raw = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+    return status, *json_answer(render_json(document), raw)
+
+
+class Answer(Response):
+    """A response of an answer already rendered: its ``status``, ``body`` and raw ``headers`` (what
+    :func:`refused_answer` and the batch and gateway cores give), sent as they are."""
+
+    def __init__(self, status: int, body: bytes, headers: list):
+        self.status_code, self.body, self.raw_headers, self.background = status, body, headers, None
 
 
 async def _refused(request: Request, refusal: Refusal) -> JSONResponse:

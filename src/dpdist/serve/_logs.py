@@ -27,7 +27,7 @@ from uvicorn.config import LOGGING_CONFIG
 from .._redact import MASK
 from .._shown import credentials_in, masked
 
-__all__ = ["REQUEST_ID", "INNER", "THROUGH_GATEWAY", "Inner", "inner_of", "shown_status", "printable", "shown_path",
+__all__ = ["REQUEST_ID", "INNER", "Inner", "inner_of", "shown_status", "printable", "shown_path",
            "carried_credentials", "headers_credentials", "shown_client", "shown_method", "JsonFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
@@ -38,9 +38,6 @@ REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar("dpdist_
 #: The key of an Oblivious HTTP gateway request's scope holding the request it carried (:class:`Inner`), which its one
 #: access line names (:mod:`._ohttp_gateway`).
 INNER = "dpdist.ohttp_inner"
-#: The key marking the scope of an inner request the gateway hands to the application (not a batch): no request id, no
-#: access line, no response metrics of its own (the gateway request's are its).
-THROUGH_GATEWAY = "dpdist.through_gateway"
 
 
 class Inner(NamedTuple):

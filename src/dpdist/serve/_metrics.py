@@ -38,7 +38,7 @@ from starlette.responses import JSONResponse, Response
 from .. import __version__
 from .._guard._body import NO_RESPONSE
 from .._guard._protocol import CONNECTIONS_REFUSED
-from ._logs import THROUGH_GATEWAY, shown_status
+from ._logs import shown_status
 
 __all__ = ["Metrics", "MetricsMiddleware"]
 
@@ -252,7 +252,7 @@ class MetricsMiddleware:
         self.app, self.metrics = app, metrics
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http" or scope.get(THROUGH_GATEWAY):  # an inner request: counted as its gateway request
+        if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         metrics, start, status = self.metrics, time.perf_counter(), [500]

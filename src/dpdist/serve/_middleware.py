@@ -22,7 +22,7 @@ import re
 import secrets
 import time
 
-from ._logs import REQUEST_ID, THROUGH_GATEWAY, AccessLog
+from ._logs import REQUEST_ID, AccessLog
 from ._metrics import route_label
 
 __all__ = ["RequestIdMiddleware", "SecurityHeadersMiddleware", "content_security_policy", "request_id_of", "security_headers"]
@@ -48,9 +48,6 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        if scope.get(THROUGH_GATEWAY):  # an inner request of the gateway: the gateway request's id, its access line
-            await self._inner(scope, receive, send)
-            return
         request_id = request_id_of(next((value for name, value in scope["headers"] if name == b"x-request-id"), b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
         started, status = time.perf_counter(), [500]
@@ -66,18 +63,6 @@ class RequestIdMiddleware:
         finally:
             if self.access_log != "off":
                 AccessLog.write(scope, route_label(scope), status[0], started, full=self.access_log == "full")
-
-    async def _inner(self, scope, receive, send):
-        """An inner request of the Oblivious HTTP gateway (:mod:`._ohttp_gateway`): answered with the id of the gateway
-        request that carries it, no access line (the gateway request's names it)."""
-        request_id = (REQUEST_ID.get() or "").encode()
-
-        async def sending(message):
-            if message["type"] == "http.response.start":
-                message = {**message, "headers": [*message.get("headers", []), (b"x-request-id", request_id)]}
-            await send(message)
-
-        await self.app(scope, receive, sending)
 
 
 def request_id_of(offered: bytes) -> str:

@@ -8,11 +8,12 @@ Routes
 ``POST /ohttp/gateway``
     An encapsulated request (``message/ohttp-req``, or ``message/ohttp-chunked-req``: the draft's chunked
     requests and ohttpy's) from a relay.  Its Binary HTTP request is served exactly as if it had come on its
-    own, with the relay's address as the client's (the gateway never sees a device's): a batch by the batch
-    route's core, the function the direct fast path calls (:func:`._fast_batches.batch_answer`: limits,
-    admission, group commit, refusals, a batch counted once by its batch id, so a relay that replays a request
-    gets the same acknowledgement and counts nothing twice), not as a second request; a campaign's config or
-    identity by the application, marked :data:`._logs.THROUGH_GATEWAY`.  The gateway request is the one request
+    own, with the relay's address as the client's (the gateway never sees a device's), by the function that serves it
+    when it comes directly, not as a second request through the application: a batch by
+    :func:`._routes.batches.answer_batch` (limits, admission, group commit, refusals, a batch counted once by its batch
+    id, so a relay that replays a request gets the same acknowledgement and counts nothing twice), a campaign's config
+    or identity by its route's endpoint; a token in its query string is refused as the privacy middleware refuses a
+    direct one's (:mod:`._access`).  The gateway request is the one request
     an operator sees: one request id (the inner answer's ``X-Request-ID`` too), one access line naming the
     inner method, path and status (address ``ohttp``; :data:`._logs.INNER`), response metrics under
     ``/ohttp/gateway`` only; the ingest and refusal metrics of an inner batch are a direct batch's.  The answer is the inner response, zero-padded to a power of two of at least 1024 bytes (RFC 9292
@@ -37,8 +38,6 @@ is answered with an encapsulated 400 ``malformed_binary_http``.
 
 from __future__ import annotations
 
-import json
-import re
 from urllib.parse import unquote
 
 from starlette.concurrency import run_in_threadpool
@@ -49,15 +48,18 @@ from starlette.routing import Route
 from .._guard._body import HeldBody, content_coding_of
 from ..errors import MalformedReportError
 from ..relay import _bhttp, _ohttp
-from ._fast_batches import batch_answer
-from ._http import bearer, bearer_token, body_of
+from ._access import TOKEN_IN_QUERY, query_has_token
+from ._database import DatabaseUnavailableError
+from ._http import Answer, bearer, body_of, json_answer as json_body, refused_answer, render_json
 from ._limits import MAX_HEADER_BYTES
-from ._logs import INNER, REQUEST_ID, THROUGH_GATEWAY, Inner, headers_credentials
+from ._logs import INNER, REQUEST_ID, Inner, headers_credentials
 from ._middleware import request_id_of, security_headers
 from ._ohttp_keys import GATEWAY_PATH, gateway_keys, public_fields
 from ._openapi import documented, json_answer
-from ._refusals import InvalidRequest, UnsupportedMediaType
-from ._routes.batches import Incoming, submit_batch, submit_records
+from ._refusals import InvalidRequest, Refusal, UnsupportedMediaType
+from ._routes import ROUTES as APPLICATION_ROUTES
+from ._routes.batches import BATCH_HEADERS, answer_batch, first_headers, submit_batch, submit_records
+from ._routes.campaigns import identity, public_config
 
 __all__ = ["ROUTES", "GATEWAY_PATH", "KEYS_PATH", "gateway_keys", "public_fields"]
 
@@ -67,14 +69,14 @@ MIN_PADDED_BYTES = 1024
 #: a chunked request's chunks average at least this many bytes, or it is refused (:func:`max_chunks`)
 MIN_AVERAGE_CHUNK_BYTES = 4096
 PROBLEM_TYPE = "https://iana.org/assignments/http-problem-types#ohttp-key"
-#: the inner requests a device sends: a batch, a campaign's config or identity
-_DEVICE_ROUTES = (("PUT", re.compile(r"/api/campaigns/[^/]+/batches/[^/]+")),
-                  ("POST", re.compile(r"/api/campaigns/[^/]+/batches(/[^/]+)?")),
-                  ("GET", re.compile(r"/api/campaigns/[^/]+/(config|identity)")))
+_PROBLEM = (b"content-type", b"application/problem+json")
+#: the inner requests a device sends, by endpoint: a batch, a campaign's config or identity
+_DEVICE = {submit_batch: frozenset({"PUT", "POST"}), submit_records: frozenset({"POST"}), public_config: frozenset({"GET"}),
+           identity: frozenset({"GET"})}
+#: their routes (the application's own) and methods, the batch's first
+_DEVICE_ROUTES = [(route, _DEVICE[route.endpoint]) for route in APPLICATION_ROUTES if getattr(route, "endpoint", None) in _DEVICE]
+_NO_STORE = (b"cache-control", b"no-store")
 #: fields about a connection (RFC 9110 section 7.6.1), not about the inner request: dropped both ways
-_NO_STORE = {"cache-control": "no-store"}
-#: the request headers a batch's core reads (the first of each)
-_BATCH_HEADERS = frozenset({b"authorization", b"content-type"})
 _HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade",
                          b"trailer", b"host", b"content-length"})
 
@@ -90,19 +92,20 @@ async def keys(request: Request) -> Response:
             body={"required": True, "content": {_ohttp.REQUEST_CONTENT_TYPE: {}, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE: {}}},
             answers={200: {"description": "the encapsulated response", "content": {_ohttp.RESPONSE_CONTENT_TYPE: {}}}},
             errors=(400, 408, 413, 415, 503))
-async def gateway(request: Request) -> Response:
+async def gateway(request: Request) -> Answer:
     headers = request.headers
-    return await serve_encapsulated(request.app, request.scope, request.receive, headers.get("content-type", ""),
-                                    headers.get("content-length"), headers.get("host", "").encode("latin-1"),
-                                    content_coding_of(request.scope["headers"]))
+    return Answer(*await serve_encapsulated(request.app, request.scope, request.receive, headers.get("content-type", ""),
+                                            headers.get("content-length"), headers.get("host", "").encode("latin-1"),
+                                            content_coding_of(request.scope["headers"])))
 
 
 async def serve_encapsulated(app, scope, receive, content_type: str, content_length: str | None, host: bytes,
-                             coding: str | None = None) -> Response:
-    """The answer to ``POST /ohttp/gateway`` (module docstring), whatever read the request (Starlette's route, or
-    :mod:`._fast_ohttp`): ``app`` the application, ``scope`` and ``receive`` the request's, ``content_type``,
-    ``content_length`` (None without one), ``host`` and ``coding`` (its ``Content-Encoding``, every line of it; None
-    without one) its headers'.  Refusals are raised (:class:`._refusals.Refusal`)."""
+                             coding: str | None = None) -> tuple[int, bytes, list]:
+    """The answer to ``POST /ohttp/gateway`` (module docstring: its status, body and headers, the security headers and
+    the request id aside), whatever read the request (Starlette's route, or :mod:`._fast_ohttp`): ``app`` the
+    application, ``scope`` and ``receive`` the request's, ``content_type``, ``content_length`` (None without one),
+    ``host`` and ``coding`` (its ``Content-Encoding``, every line of it; None without one) its headers'.  Refusals are
+    raised (:class:`._refusals.Refusal`)."""
     content_type = content_type.split(";")[0].strip().lower()
     if content_type not in (_ohttp.REQUEST_CONTENT_TYPE, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE):
         raise UnsupportedMediaType("not_ohttp", f"The gateway takes {_ohttp.REQUEST_CONTENT_TYPE} or "
@@ -118,21 +121,20 @@ async def serve_encapsulated(app, scope, receive, content_type: str, content_len
             opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE,
                                                 max_chunks=max_chunks(service.max_body_bytes))
         except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is
-            metrics = getattr(app.state, "metrics", None)
-            if metrics is not None:
-                metrics.refused_request("ohttp_key")
-            return JSONResponse({"type": PROBLEM_TYPE, "title": "key identifier unknown", "detail": str(mismatch)},
-                                status_code=400, media_type="application/problem+json")
+            app.state.metrics.refused_request("ohttp_key")
+            return 400, *json_body(render_json({"type": PROBLEM_TYPE, "title": "key identifier unknown",
+                                                "detail": str(mismatch)}), [], _PROBLEM)
         except _ohttp.TooManyChunks as error:  # one AES-GCM open per chunk, on the event loop
             raise InvalidRequest("too_many_chunks", str(error)) from None
         except MalformedReportError as error:
             raise InvalidRequest("not_decapsulated", str(error)) from None
     status, headers, content = await _serve_inner(app, scope, host, opened.message, opened.dialect)
     if opened.dialect == _ohttp.OHTTPY_DIALECT:  # its design: status and fields on the outer answer, the content sealed
-        fields = {name.decode("latin-1"): value.decode("latin-1") for name, value in headers}
-        return Response(opened.respond(content), status_code=status, headers={**fields, "cache-control": "no-store"})
+        sealed = opened.respond(content)
+        return status, sealed, [*headers, _NO_STORE, (b"content-length", str(len(sealed)).encode())]
     answer = opened.respond(_padded(_bhttp.encode_response(_bhttp.Response(status, headers, content))))
-    return Response(answer, media_type=opened.response_content_type, headers=_NO_STORE)
+    return 200, answer, [_NO_STORE, (b"content-length", str(len(answer)).encode()),
+                         (b"content-type", opened.response_content_type.encode("latin-1"))]
 
 
 def max_chunks(max_body_bytes: int) -> int:
@@ -168,50 +170,35 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
         raise InvalidRequest("ohttp_dialect_mismatch", f"The request is RFC 9458's ({_ohttp.REQUEST_CONTENT_TYPE}) and "
                              f"asks for its whole answer encapsulated, but came as {_ohttp.CHUNKED_REQUEST_CONTENT_TYPE} "
                              "(relabelled on the way): not served.")
-    path, _, query = inner.path.partition("?")
-    if not any(inner.method == method and pattern.fullmatch(path) for method, pattern in _DEVICE_ROUTES):
+    raw_path, _, query = inner.path.partition("?")
+    path = unquote(raw_path)
+    found = _device_route(inner.method, path)
+    if found is None:
         return _counted_refusal(app, outer, 404, "not_through_gateway", f"The gateway serves a device's requests only (a "
-                                f"batch, a campaign's config or identity). Got {inner.method} {path[:200]}.")
-    unquoted = unquote(path)
-    batch = None if query else _batch_route(app, inner.method, unquoted, inner.headers)
-    if batch is not None:
-        route, params = batch
-        status, fields, content = await _batch(app, outer, inner, params)
+                                f"batch, a campaign's config or identity). Got {inner.method} {raw_path[:200]}.")
+    route, params = found
+    client = outer.get("client")
+    if query_has_token(query.encode("latin-1")):  # as the privacy middleware refuses a direct request's
+        status, body, headers = refused_answer(app.state.metrics, InvalidRequest("token_in_query", TOKEN_IN_QUERY))
+    elif route.endpoint is public_config or route.endpoint is identity:
+        status, body, headers = await _endpoint_answer(app, route.endpoint, inner, path, params, client)
     else:
-        scope = _inner_scope(outer, inner, host, path, query)
-        status, fields, content = await _through_application(app, scope, inner.content)
-        route = scope.get("route")
-    outer[INNER] = Inner(inner.method, unquoted, getattr(route, "path", "unmatched"), status, headers_credentials(inner.headers))
-    return status, fields, content
+        found_headers = first_headers(inner.headers, BATCH_HEADERS)
+        found_headers[b"content-length"] = str(len(inner.content)).encode()  # what it holds (a field of it is dropped)
+        status, body, headers = await answer_batch(service, app.state.metrics, params["campaign"], params.get("batch_id"),
+                                                   found_headers, client[0] if client else None, HeldBody(inner.content))
+    headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
+    outer[INNER] = Inner(inner.method, path, route.path, status or 500, headers_credentials(inner.headers))
+    return status or 500, tuple((name, value) for name, value in headers if name not in _HOP_BY_HOP), body
 
 
-def _inner_scope(outer: dict, inner: _bhttp.Request, host: bytes, path: str, query: str) -> dict:
-    """The ASGI scope of an inner request (``path`` and ``query`` its path's parts) the application serves, with the
-    client and server of the ``outer`` request's scope, ``host`` the outer Host header's value."""
-    headers = [(name, value) for name, value in inner.headers if name not in _HOP_BY_HOP]
-    headers += [(b"host", inner.authority.encode("ascii") or host), (b"content-length", str(len(inner.content)).encode())]
-    return {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-            "method": inner.method, "scheme": inner.scheme, "path": unquote(path), "raw_path": path.encode("ascii"),
-            "query_string": query.encode("ascii"), "root_path": "", "headers": headers,
-            "client": outer.get("client"), "server": outer.get("server"), "extensions": {}}
-
-
-def _batch_route(app, method: str, path: str, headers: _bhttp.Fields):
-    """``(route, path parameters)`` when the batch route's core serves an inner request (:func:`_batch`) of ``method``,
-    unquoted ``path`` (no query string) and ``headers``: a batch route matches it fully, as Starlette's router would
-    (its regular expression, convertors and methods), and no CORS middleware would add to its answer (one sent with
-    ``Origin`` while CORS is on) - what the direct fast path takes; else None."""
-    setup = getattr(app.state, "ohttp_batch_routes", None)
-    if setup is None:  # once per application: the batch routes, whether CORS is on
-        routes = [route for route in app.routes if getattr(route, "endpoint", None) in (submit_batch, submit_records)]
-        cors = bool(getattr(getattr(app.state, "operations", None), "cors_origins", None))
-        setup = app.state.ohttp_batch_routes = (routes if getattr(app.state, "metrics", None) is not None else [], cors)
-    routes, cors = setup
-    if cors and any(name == b"origin" for name, _ in headers):
-        return None
-    for route in routes:
+def _device_route(method: str, path: str):
+    """``(route, path parameters)`` of the device's route (:data:`_DEVICE_ROUTES`) an inner request of ``method`` and
+    unquoted ``path`` (no query string) is for, matched as Starlette's router matches it (its regular expression and
+    convertors), else None."""
+    for route, methods in _DEVICE_ROUTES:
         found = route.path_regex.match(path)
-        if found is not None and method in route.methods:
+        if found is not None and method in methods:
             params = found.groupdict()
             for key, value in params.items():
                 params[key] = route.param_convertors[key].convert(value)
@@ -219,49 +206,16 @@ def _batch_route(app, method: str, path: str, headers: _bhttp.Fields):
     return None
 
 
-async def _batch(app, outer: dict, inner: _bhttp.Request, params: dict) -> tuple[int, _bhttp.Fields, bytes]:
-    """A decapsulated batch (``params``: its route's path parameters) served by the batch route's core
-    (:func:`._fast_batches.batch_answer`: validation, exactly-once, limits, refusals, the ingest and refusal metrics of
-    a direct batch), not as a second request: the answer a direct batch gets, with the security headers and the
-    gateway request's id."""
-    found: dict[bytes, bytes] = {}
-    for name, value in inner.headers:  # the first of each, as Starlette's Headers.get
-        if name in _BATCH_HEADERS and name not in found:
-            found[name] = value
-    coding = content_coding_of(inner.headers)  # every line of it (a second may name a coding)
-    client, content = outer.get("client"), inner.content
-    incoming = Incoming(params["campaign"], params.get("batch_id"), bearer_token(found.get(b"authorization", b"").decode("latin-1")),
-                        client[0] if client else None, found.get(b"content-type", b"").decode("latin-1"), str(len(content)),
-                        HeldBody(content), coding)
-    status, body, headers = await batch_answer(app.state.service, app.state.metrics, incoming)
-    headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
-    return status or 500, tuple((name, value) for name, value in headers if name not in _HOP_BY_HOP), body
-
-
-async def _through_application(app, scope: dict, content: bytes) -> tuple[int, _bhttp.Fields, bytes]:
-    """Any other inner request (a campaign's config or identity, a batch the core does not take) served by ``app``,
-    marked :data:`._logs.THROUGH_GATEWAY`: the gateway request's id, no access line or response metrics of its own."""
-    answer: dict = {"status": 500, "headers": [], "body": []}
-
-    async def send(message):
-        if message["type"] == "http.response.start":
-            answer["status"], answer["headers"] = message["status"], message.get("headers", [])
-        elif message["type"] == "http.response.body":
-            answer["body"].append(message.get("body", b""))
-
-    scope[THROUGH_GATEWAY] = True
-    request_id = REQUEST_ID.get()
+async def _endpoint_answer(app, endpoint, inner: _bhttp.Request, path: str, params: dict, client) -> tuple[int | None, bytes, list]:
+    """A campaign's config or identity: the answer of its route's ``endpoint`` (``params``: its path parameters), or of
+    the refusal or outage it raised, as the exception handlers answer it."""
+    scope = {"type": "http", "app": app, "method": inner.method, "scheme": inner.scheme, "path": path, "root_path": "",
+             "query_string": b"", "headers": list(inner.headers), "path_params": params, "client": client}
     try:
-        await app(scope, HeldBody(content), send)
-    finally:  # no layer sets an inner request's id; kept the outer's whatever runs
-        REQUEST_ID.set(request_id)
-    fields = tuple((bytes(name).lower(), bytes(value)) for name, value in answer["headers"]
-                   if bytes(name).lower() not in _HOP_BY_HOP)
-    return answer["status"], fields, b"".join(answer["body"])
-
-
-def service_of(request: Request):
-    return request.app.state.service
+        response = await endpoint(Request(scope))
+    except (Refusal, DatabaseUnavailableError) as error:
+        return refused_answer(app.state.metrics, error)
+    return response.status_code, bytes(response.body), list(response.raw_headers)
 
 
 def as_admin(request: Request):
@@ -280,18 +234,11 @@ def _head_bytes(inner: _bhttp.Request) -> int:
 
 def _counted_refusal(app, outer: dict, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
     """A refusal the gateway itself makes of an inner request, counted in ``dpdist_requests_refused_total`` as every
-    refusal is (it was not before); the access line names the gateway's route with its status."""
-    metrics = getattr(app.state, "metrics", None)
-    if metrics is not None:
-        metrics.refused_request(code)
+    refusal is; the access line names the gateway's route with its status.  Its encapsulated answer carries the security
+    headers and the gateway request's id as every other encapsulated answer."""
+    app.state.metrics.refused_request(code)
     outer[INNER] = Inner(outer.get("method", "POST"), GATEWAY_PATH, GATEWAY_PATH, status)
-    return _json_answer(outer, status, code, detail)
-
-
-def _json_answer(outer: dict, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
-    """A refusal's encapsulated answer, with the security headers and the gateway request's id as every other
-    encapsulated answer (it had neither before)."""
-    body = json.dumps({"error": code, "detail": detail}, separators=(",", ":")).encode()
+    body = render_json({"error": code, "detail": detail})
     headers = [(b"content-type", b"application/json"), *security_headers(outer),
                (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
     return status, tuple(headers), body

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from starlette.responses import JSONResponse
 
 from dpdist import io, local
 from dpdist._guard._body import CLIENT_GONE, BodyBudget
 from dpdist._guard._refusals import Busy, InvalidRequest, TooLarge
 from dpdist.serve._fast_batches import BatchFastPath
+from dpdist.serve._group import acknowledgement
 from dpdist.serve._routes import batches
+from dpdist.serve._routes.batches import render_ack
 from serve_support import HeldMessages, fast_path_client
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
@@ -158,3 +161,16 @@ def test_a_declared_length_past_the_body_memory_is_refused_before_anything_is_he
         _accept(client, [{"type": "http.request", "body": record + b"x" * 64, "more_body": False}],
                 str(len(record) + 64), "1" * 32)
     assert (service.queued, service.budget.in_flight, service.budget.peak) == (0, 0, 0)
+
+
+@pytest.mark.parametrize("ack", [
+    ("c-1", "ab" * 16, 1, 1, {}, False),
+    ("c", "0123456789abcdef0123456789abcdef", 10000, 9998, {"out_of_range": 2}, False),
+    ("é\"q\\u\u2028\x01", "x\ty", 3, 0, {}, True),
+    ("c", "b", 0, 0, {"wrong_shape": 1, "missing": 4}, True),
+], ids=["plain", "rejected", "escapes", "duplicate-rejected"])
+def test_the_acknowledgement_is_rendered_as_json_response_renders_it(ack):
+    campaign, batch_id, n_read, accepted, rejected, duplicate = ack
+    document = acknowledgement(campaign, batch_id, n_read, accepted, rejected, duplicate=duplicate)
+    assert render_ack(document) == JSONResponse(document).body
+    assert render_ack({**document, "extra": 1}) == JSONResponse({**document, "extra": 1}).body  # another shape: the encoder

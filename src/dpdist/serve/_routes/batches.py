@@ -3,25 +3,30 @@
 Nothing of a body is read before its client, campaign and token pass (a refusal
 then closes the connection); the body is read within the limits of
 :mod:`.._limits`, and the acknowledgement goes out only after the batch is durable.
+
+:func:`answer_batch` is the one way a batch is answered, whatever carried it: the devices' route served in one layer
+(:mod:`.._fast_batches`), this module's Starlette endpoints (with CORS, a query string or a ``root_path``), and a batch
+inside an Oblivious HTTP request (:mod:`.._ohttp_gateway`).
 """
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, NamedTuple
+import json
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from ..._guard._body import body_ready, content_coding_of
+from ..._guard._body import NO_RESPONSE, body_ready
 from ..._guard._rate import address_key
-from .._http import bearer, body_of, read_body
+from .._database import DatabaseUnavailableError
+from .._http import Answer, bearer, bearer_token, body_of, read_body, refused_answer, render_json
 from .._openapi import documented, json_answer, ref
 from .._refusals import Conflict, Refusal
 from ._common import service_of
 
-__all__ = ["ROUTES", "Incoming", "accept_batch", "accept"]
+__all__ = ["ROUTES", "BATCH_HEADERS", "answer_batch", "accept", "first_headers", "render_ack"]
 
 _BATCH_ERRORS = (400, 401, 403, 404, 408, 409, 413, 415, 429, 503)
 _BATCH_BODY = {
@@ -37,31 +42,66 @@ _BATCH_BODY = {
 _RELAYED_BODY = {"required": True, "content": {"application/vnd.dpdist.relayed-batch": {
     "schema": {"type": "string", "format": "binary", "description": "sealed messages, each after its 4-byte length"}}}}
 _RECORDS_BODY = {"required": True, "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary"}}}}
+#: the request headers a batch reads: the first of each, every line of ``Content-Encoding`` (:func:`first_headers`)
+BATCH_HEADERS = frozenset({b"authorization", b"content-type", b"content-length", b"content-encoding"})
+_JSON = (b"content-type", b"application/json")
+#: a JSON string as ``JSONResponse``'s encoder writes it (``ensure_ascii=False``)
+_STRING = json.encoder.encode_basestring
+#: the keys of an acknowledgement (:func:`.._group.acknowledgement`), in order
+_ACK_KEYS = ("campaign", "batch_id", "n_read", "accepted", "rejected", "duplicate")
 
 
-class Incoming(NamedTuple):
-    """What a batch's request carries, whatever read it (Starlette's :class:`Request`, or :mod:`.._fast_batches`)."""
+def first_headers(headers, wanted: frozenset) -> dict[bytes, bytes]:
+    """The ``wanted`` headers of raw ASGI or Binary HTTP ``headers`` (``(name, value)`` bytes, names in lower case): the
+    first of each, as Starlette's ``Headers.get``, but every line of ``Content-Encoding`` joined with commas (a second
+    line may name a coding the first does not, :func:`~..._guard._body.content_coding_of`)."""
+    found: dict[bytes, bytes] = {}
+    for name, value in headers:
+        if name in wanted:
+            if name not in found:
+                found[name] = value
+            elif name == b"content-encoding":
+                found[name] += b"," + value
+    return found
 
-    campaign_id: str
-    batch_id: str | None  # None: POSTed without one, named by its records' file id
-    token: str
-    host: str | None
-    content_type: str
-    content_length: str | None
-    receive: Any
-    content_encoding: str | None = None  # its Content-Encoding header (a body in a coding is refused: 415)
+
+async def answer_batch(service, metrics, campaign_id: str, batch_id: str | None, headers: dict[bytes, bytes],
+                       host: str | None, receive) -> tuple[int | None, bytes, list]:
+    """The answer to one batch (its ``headers``: :func:`first_headers` of :data:`BATCH_HEADERS`; ``host``: its client's
+    address; ``receive``: its body's ASGI ``receive``), whatever carried it (the module): :func:`accept`, its
+    acknowledgement or refusal counted in ``metrics``; the status, body and headers of the answer as the application
+    renders them, but the security headers and the request id; status None for a client gone mid-body (a refusal,
+    nothing to answer)."""
+    authorization, length, coding = headers.get(b"authorization"), headers.get(b"content-length"), headers.get(b"content-encoding")
+    try:
+        ack = await accept(service, campaign_id, batch_id,
+                           bearer_token(authorization.decode("latin-1")) if authorization is not None else "",
+                           host, headers.get(b"content-type", b"").decode("latin-1"),
+                           length.decode("latin-1") if length is not None else None, receive,
+                           coding.decode("latin-1") if coding is not None else None)
+    except (Refusal, DatabaseUnavailableError) as error:
+        return refused_answer(metrics, error)
+    metrics.acknowledged(ack)
+    body = render_ack(ack)
+    return 200, body, [(b"content-length", str(len(body)).encode()), _JSON]
 
 
-def accept_batch(service, incoming: Incoming) -> Awaitable[dict]:
-    """Admit, read, decode and count one batch; its acknowledgement once durable (or the :class:`Refusal` raised):
-    :func:`accept` of what ``incoming`` carries (the awaitable of that coroutine, not one wrapping it)."""
-    return accept(service, *incoming)
+def render_ack(ack: dict) -> bytes:
+    """The body ``JSONResponse`` renders for the acknowledgement ``ack``, byte for byte, without the encoder's
+    walk of the dict for the usual one (its two strings escaped by the encoder's own function, nothing rejected)."""
+    if tuple(ack) != _ACK_KEYS:
+        return render_json(ack)
+    campaign, batch_id, n_read, accepted, rejected, duplicate = ack.values()  # in the order of _ACK_KEYS
+    if (rejected or type(campaign) is not str or type(batch_id) is not str or type(n_read) is not int
+            or type(accepted) is not int or type(duplicate) is not bool):
+        return render_json(ack)
+    return (f'{{"campaign":{_STRING(campaign)},"batch_id":{_STRING(batch_id)},"n_read":{n_read},"accepted":{accepted},'
+            f'"rejected":{{}},"duplicate":{"true" if duplicate else "false"}}}').encode("utf-8")
 
 
 async def accept(service, campaign_id: str, batch_id: str | None, token: str, host: str | None, content_type: str,
                  content_length: str | None, receive, content_encoding: str | None = None) -> dict:
-    """Admit, read, decode and count one batch (the fields of :class:`Incoming`); its acknowledgement once durable (or
-    the :class:`Refusal` raised).
+    """Admit, read, decode and count one batch; its acknowledgement once durable (or the :class:`Refusal` raised).
 
     The usual batch - its open campaign's settings cached, no enrollment, no cap, its token good, no content coding,
     its whole body held already by the server (a small body comes with its head), of a kind the committer decodes - goes
@@ -136,27 +176,27 @@ async def _general(service, campaign, campaign_id: str, batch_id: str | None, to
         return await service.submit(campaign, batch_id, body, content_type, token)
 
 
-async def _submit(request: Request, batch_id: str | None) -> JSONResponse:
-    headers = request.headers
-    ack = await accept_batch(service_of(request), Incoming(
-        request.path_params["campaign"], batch_id, bearer(request), request.client.host if request.client else None,
-        headers.get("content-type", ""), headers.get("content-length"), request.receive, content_coding_of(request.scope["headers"])))
-    metrics = getattr(request.app.state, "metrics", None)
-    if metrics is not None:
-        metrics.acknowledged(ack)
-    return JSONResponse(ack, status_code=200)
+async def _submit(request: Request, batch_id: str | None) -> Answer:
+    scope, client = request.scope, request.scope.get("client")
+    status, body, headers = await answer_batch(service_of(request), request.app.state.metrics, scope["path_params"]["campaign"],
+                                               batch_id, first_headers(scope["headers"], BATCH_HEADERS),
+                                               client[0] if client else None, request.receive)
+    if status is None:  # the client went away mid-body: a refusal, no response (what follows is not counted as one)
+        scope[NO_RESPONSE] = True
+        return Answer(400, b"", [])
+    return Answer(status, body, headers)
 
 
 @documented("Submit a batch of reports under a client-chosen batch id (idempotent; PUT or POST)", security="submit",
             body=_BATCH_BODY, answers={200: json_answer(ref("Ack"), "durably counted (or already counted: duplicate)")},
             errors=_BATCH_ERRORS)
-async def submit_batch(request: Request) -> JSONResponse:
+async def submit_batch(request: Request) -> Answer:
     return await _submit(request, request.path_params["batch_id"])
 
 
 @documented("Submit binary records whose file id is the batch id", security="submit", body=_RECORDS_BODY,
             answers={200: json_answer(ref("Ack"))}, errors=_BATCH_ERRORS)
-async def submit_records(request: Request) -> JSONResponse:
+async def submit_records(request: Request) -> Answer:
     return await _submit(request, None)
 
 
