@@ -1,10 +1,12 @@
 """Every release ``dpdist.central`` offers, called with its defaults, and what a result of one must satisfy: shared by
-tests/central/test_common.py (refusals are public) and the tests of central/_contributions.py (per person)."""
+tests/central/test_common.py (refusals are public) and the tests of central/_contributions.py (per person); and the
+quadrature the tests of matching pursuit and its dictionaries check atoms against."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from numpy.polynomial import legendre
 
 from dpdist import central
 from dpdist.estimates import Distribution
@@ -62,3 +64,20 @@ REPLACE = {"histogram_queries", "histogram_queries norm-sub", "histogram_queries
            "PolynomialMoments.release", "matching_pursuit", "tree_cdf replace"}
 
 
+#: dictionaries of atoms (spec, size) that tests/central/test_dictionaries.py and test_pursuit.py check by quadrature
+SPECS = [("legendre", 12), ("bspline0", 10), ("bspline1", 9), ("normal-cdf", 16), ("legendre+bspline0+bspline1", 15),
+         ("bspline0-dyadic", 11), ("bspline1-dyadic", 12), ("bspline0-dyadic+bspline1-dyadic", 22)]
+
+
+def quadrature(knots, panels=2000, nodes=20):
+    """Composite Gauss-Legendre nodes/weights on [-1, 1] with the given knots as panel boundaries."""
+    breaks = np.unique(np.concatenate([np.linspace(-1, 1, panels + 1), knots]))
+    x, w = legendre.leggauss(nodes)
+    half = np.diff(breaks) / 2
+    middle = (breaks[:-1] + breaks[1:]) / 2
+    return (middle[:, None] + half[:, None] * x).ravel(), (half[:, None] * w).ravel()
+
+
+def knots_of(dictionary):
+    """The knots of every family of a dictionary of atoms."""
+    return np.concatenate([f.knots() for f in dictionary.families])

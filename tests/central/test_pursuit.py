@@ -1,52 +1,14 @@
-"""Matching pursuit (Alg. 2, Lemma 2, Lemma 3) and its dictionaries."""
+"""Matching pursuit (Alg. 2, Lemma 2, Lemma 3); its dictionaries are tested in test_dictionaries.py."""
 
-import re
 
 import numpy as np
 import pytest
-from numpy.polynomial import legendre
 
+from central_releases import SPECS, knots_of, quadrature
 from dpdist import central
 from dpdist.central.dictionaries import make_dictionary
 from dpdist.central.pursuit import atom_sensitivities
 from dpdist.errors import InvalidParameterError, InvalidPrivacyParameterError, OutOfDomainError
-
-SPECS = [("legendre", 12), ("bspline0", 10), ("bspline1", 9), ("normal-cdf", 16), ("legendre+bspline0+bspline1", 15),
-         ("bspline0-dyadic", 11), ("bspline1-dyadic", 12), ("bspline0-dyadic+bspline1-dyadic", 22)]
-
-
-def _quadrature(knots, panels=2000, nodes=20):
-    """Composite Gauss-Legendre nodes/weights on [-1, 1] with the given knots as panel boundaries."""
-    breaks = np.unique(np.concatenate([np.linspace(-1, 1, panels + 1), knots]))
-    x, w = legendre.leggauss(nodes)
-    half = np.diff(breaks) / 2
-    middle = (breaks[:-1] + breaks[1:]) / 2
-    return (middle[:, None] + half[:, None] * x).ravel(), (half[:, None] * w).ravel()
-
-
-def _knots(dictionary):
-    return np.concatenate([f.knots() for f in dictionary.families])
-
-
-@pytest.mark.parametrize("spec,size", SPECS)
-def test_atoms_have_unit_norm_and_gram_matches_quadrature(spec, size):
-    d = make_dictionary(spec, size)
-    x, w = _quadrature(_knots(d))
-    values = d.values(x)
-    np.testing.assert_allclose((values * w[:, None]).T @ values, d.gram, atol=1e-9)
-    np.testing.assert_allclose(np.diag(d.gram), 1.0, atol=1e-12)
-
-
-@pytest.mark.parametrize("spec,size", SPECS)
-def test_l1_norms_and_antiderivatives_match_quadrature(spec, size):
-    d = make_dictionary(spec, size)
-    extra = np.concatenate([legendre.legroots([0] * i + [1]) for i in range(2, 13)]) if "legendre" in spec else []
-    x, w = _quadrature(np.concatenate([_knots(d), extra]))
-    np.testing.assert_allclose(w @ np.abs(d.values(x)), d.l1_norms, rtol=1e-9)
-    upper = 0.3
-    x, w = _quadrature(np.concatenate([_knots(d), [upper]]))
-    keep = x < upper
-    np.testing.assert_allclose(w[keep] @ d.values(x[keep]), d.antiderivative([upper])[0], atol=1e-10)
 
 
 @pytest.mark.parametrize("spec,size", SPECS)
@@ -62,26 +24,6 @@ def test_lemma3_sensitivity_bounds_brute_force(spec, size):
     nonnegative = np.all(d.values(grid) >= 0, axis=0)
     # for non-negative atoms the bound is attained (x = -1 -> x' = 1)
     np.testing.assert_allclose(brute[nonnegative], bound[nonnegative], rtol=1e-12)
-
-
-@pytest.mark.parametrize("spec,size", SPECS)
-def test_ecdf_inner_products_match_quadrature(spec, size):
-    u = np.sort(np.random.default_rng(0).uniform(-1, 1, 25))
-    d = make_dictionary(spec, size)
-    x, w = _quadrature(np.concatenate([_knots(d), u]), panels=400)
-    ecdf = np.searchsorted(u, x, side="right") / u.size
-    np.testing.assert_allclose(d.ecdf_inner_products(u), (w * ecdf) @ d.values(x), atol=1e-10)
-
-
-def test_dyadic_splines_fill_levels_coarse_to_fine():
-    boxes = make_dictionary("bspline0-dyadic", 9).families[0]
-    np.testing.assert_allclose(boxes._lo[:7], [-1, -1, 0, -1, -0.5, 0, 0.5])  # levels 0, 1, 2
-    np.testing.assert_allclose(boxes._hi[:7], [1, 0, 1, -0.5, 0, 0.5, 1])
-    np.testing.assert_allclose(boxes._hi[7:] - boxes._lo[7:], 0.25)  # two of level 3, spread out
-    assert boxes._lo[7] == -1 and boxes._hi[8] == 1
-    hats = make_dictionary("bspline1-dyadic", 6).families[0]
-    np.testing.assert_allclose(hats._centres, [-1, 1, -1, 0, 1, -1])  # levels 0 (2 knots), 1 (3), part of 2
-    np.testing.assert_allclose(hats._widths, [2, 2, 1, 1, 1, 0.5])
 
 
 def test_dyadic_splines_fit_a_cdf_at_s30_where_uniform_knots_cannot():
@@ -122,7 +64,7 @@ def test_residual_update_is_exact_for_non_orthogonal_atoms():
     chosen, coefficients = dist.details["selected_index"], dist.details["coefficients"]
     # each coefficient equals <F_n - sum_{earlier} c phi, phi_chosen>, computed by quadrature
     u = np.sort(2 * x - 1)
-    q, w = _quadrature(np.concatenate([_knots(d), u]), panels=200)
+    q, w = quadrature(np.concatenate([knots_of(d), u]), panels=200)
     residual = np.searchsorted(u, q, side="right") / u.size
     atoms = d.values(q)
     for index, coefficient in zip(chosen, coefficients):
@@ -194,17 +136,3 @@ def test_the_papers_selection_scale_claims_no_guarantee():
     release = central.matching_pursuit(x, 1.0, (-4, 4), sparsity=3, rng=1, selection_scale="paper")
     assert release.guarantee is None and "NOT differentially private" in release.method
     assert central.matching_pursuit(x, 1.0, (-4, 4), sparsity=3, rng=1).guarantee is not None
-
-
-@pytest.mark.parametrize("spec, accepted", [
-    ("bspline0+bspline0-dyadic", True), ("bspline0-dyadic+legendre+bspline0", True), ("legendre+normal-cdf", True),
-    ("bspline0-dyadic+legendre+bspline0-dyadic", False), ("bspline1+bspline1", False), ("legendre+", False),
-    ("legendre++bspline1", False), ("Legendre", False),
-])
-def test_a_dictionary_is_distinct_families_joined_by_plus(spec, accepted):
-    """The dictionary's rule (one pattern: families, none repeated, a prefix of another family being another)."""
-    if accepted:
-        assert make_dictionary(spec, 12).size == 12
-    else:
-        with pytest.raises(InvalidParameterError, match=rf"The 'dictionary' parameter of make_dictionary .*Got '{re.escape(spec)}'"):
-            make_dictionary(spec, 12)

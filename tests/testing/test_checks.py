@@ -13,11 +13,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpdist.local.frequency.grr import GRR
-from dpdist.local.frequency.oue import OUE
-
 from dpdist import testing
 from dpdist.local import ItemReports, ReportFormat
+from dpdist.local.frequency.grr import GRR
+from dpdist.local.frequency.oue import OUE
 from dpdist.privacy import local_guarantee
 from dpdist.testing import (
     assert_epsilon_ldp,
@@ -125,22 +124,6 @@ def test_simulate_check_rejects_a_wrong_aggregate_sampler():
         assert_simulate_matches_privatize(OUEWrongSimulate(epsilon=1.0, domain_size=5), rng=9)
 
 
-# ---------------------------------------------------------------------- the kit as a whole
-@pytest.mark.parametrize(
-    "protocol, failed_check",
-    [
-        (GRRWithLeakyChannel(epsilon=1.0, domain_size=5), "check_channel_is_epsilon_ldp"),
-        (GRRKeepsTooOften(epsilon=1.0, domain_size=5), "check_privatize_samples_the_channel"),
-        (GRRWrongVariance(epsilon=1.0, domain_size=5), "check_unbiased_with_the_analytic_variance"),
-        # the bias check averages simulate()d estimates, so it is the first to see a wrong sampler
-        (OUEWrongSimulate(epsilon=1.0, domain_size=5), "check_unbiased_with_the_analytic_variance"),
-    ],
-)
-def test_check_protocol_names_the_first_failed_check(protocol, failed_check):
-    with pytest.raises(AssertionError, match=failed_check):
-        testing.check_protocol(protocol)
-
-
 class GRRForgetsAParameter(GRR):
     """Its config drops the domain size, so the protocol cannot be rebuilt from it."""
 
@@ -174,6 +157,22 @@ class GRRWithoutEstimateGuard(GRR):
         return self._estimate(data, **options)
 
 
+# ---------------------------------------------------------------------- the kit as a whole
+@pytest.mark.parametrize(
+    "protocol, failed_check",
+    [
+        (GRRWithLeakyChannel(epsilon=1.0, domain_size=5), "check_channel_is_epsilon_ldp"),
+        (GRRKeepsTooOften(epsilon=1.0, domain_size=5), "check_privatize_samples_the_channel"),
+        (GRRWrongVariance(epsilon=1.0, domain_size=5), "check_unbiased_with_the_analytic_variance"),
+        # the bias check averages simulate()d estimates, so it is the first to see a wrong sampler
+        (OUEWrongSimulate(epsilon=1.0, domain_size=5), "check_unbiased_with_the_analytic_variance"),
+    ],
+)
+def test_check_protocol_names_the_first_failed_check(protocol, failed_check):
+    with pytest.raises(AssertionError, match=failed_check):
+        testing.check_protocol(protocol)
+
+
 @pytest.mark.parametrize(
     "protocol, check, message",
     [
@@ -196,18 +195,9 @@ def test_contract_checks_reject_broken_protocols(protocol, check, message):
         check(protocol)
 
 
-def test_parametrize_with_checks_lists_every_check_the_tags_call_for():
-    grr = GRR(epsilon=1.0, domain_size=3)
-    mark = testing.parametrize_with_checks([grr])
-    names = [param.values[1].__name__ for param in mark.args[1]]
-    assert names == [check.__name__ for check in testing.checks_for(grr)]
-    assert "check_channel_is_epsilon_ldp" in names and "check_simulate_matches_privatize" in names
-    assert [param.id for param in mark.args[1]][0] == "grr[epsilon=1.0,domain_size=3]-check_config_round_trip"
-
-
 # ---------------------------------------------------------------------- reports over time
-from dpdist.local.frequency.longitudinal import LGRR  # noqa: E402
 from dpdist.local.frequency.loloha import LOLOHA  # noqa: E402
+from dpdist.local.frequency.longitudinal import LGRR  # noqa: E402
 
 
 class LGRRClaimsEpsInfPerValue(LGRR):

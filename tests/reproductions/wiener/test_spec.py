@@ -1,20 +1,14 @@
 """The ``wiener`` spec (paper 001): structure, custom metrics, and a tiny end-to-end run."""
 
-import math
 from dataclasses import replace
 
-import numpy as np
 import pytest
 
-from dpdist import experiments, local
-from dpdist.datasets import get as get_dataset
-from dpdist.reproductions.wiener import methods as paper_methods
-from dpdist.reproductions.wiener import spec as paper
-from dpdist.experiments._claims import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
-
+from dpdist import experiments
 from dpdist.experiments import OUTCOMES, UNDERPOWERED
-
+from dpdist.experiments._claims import CHECK_CRASHED, DOES_NOT_HOLD, HOLDS, INCONCLUSIVE
 from dpdist.experiments._table import ResultsTable
+from dpdist.reproductions.wiener import spec as paper
 
 UNDECIDED = (INCONCLUSIVE, UNDERPOWERED)  # no decision: the split is tested in test_verdict_power.py
 
@@ -37,38 +31,6 @@ def test_sweeps_restrict_datasets_and_methods():
     # the shared point of two sweeps is one cell
     keys = [(c.dataset.key, c.method.label, c.params) for c in cells]
     assert len(keys) == len(set(keys))
-
-
-def test_noise_power_ratio_is_one_for_oue_and_zero_at_dc_for_krr():
-    dataset = get_dataset("flights-departure", bins=64)
-    values = dataset.load(20_000, rng=0)
-    truth = np.bincount(values, minlength=64) / values.size
-    ratios = {"grr": [], "oue": []}
-    for repeat in range(200):
-        for protocol in ratios:
-            estimate = paper_methods.noise_probe(values, dataset, {"protocol": protocol, "epsilon": 2.0}, repeat)
-            ratios[protocol].append([paper_methods.noise_power_ratio(estimate, truth, band) for band in (0, 6)])
-    grr, oue = np.array(ratios["grr"]), np.array(ratios["oue"])
-    assert np.all(np.abs(grr[:, 0]) < 1e-9)  # KRR: the support counts sum to n exactly, P_0 = 0
-    # band 6 averages |N_k|^2 over k = 32 (one frequency, Nyquist: a chi-square with 1 dof, sd sqrt(2));
-    # 200 repeats: SE = sqrt(2 / 200) = 0.1, tolerance 5 SE.  Band 0 of OUE likewise.
-    for column in (oue[:, 0], oue[:, 1], grr[:, 1]):
-        assert abs(column.mean() - 1) < 0.5
-    assert paper_methods.noise_power_ratio(estimate, truth, None) is None
-
-
-def test_mse_at_iteration_reads_the_iiw_path_and_zero_is_dw():
-    proto = local.make("oue", epsilon=3.0, domain_size=50)
-    items = np.repeat(np.arange(50), 40)
-    aggregator = proto.simulate(items, rng=3)
-    truth = np.bincount(items, minlength=50) / items.size
-    path = proto.estimate(aggregator, deconvolve="iiw", iterations=5, keep_path=True)
-    dw = proto.estimate(aggregator, deconvolve="dw")
-    assert paper_methods.mse_at_iteration(path, truth, 0) == pytest.approx(np.mean((dw.frequencies - truth) ** 2))
-    assert paper_methods.mse_at_iteration(path, truth, 5) == pytest.approx(np.mean((path.frequencies - truth) ** 2))
-    assert paper_methods.mse_at_iteration(path, truth, 6) is None
-    assert paper_methods.mse_at_iteration(dw, truth, 0) is None
-    assert paper_methods.top_k_mse(dw, truth) is None and paper_methods.detections(dw, truth) is None
 
 
 def test_ratio_check_decides_with_the_standard_error():
@@ -128,89 +90,6 @@ def test_metric_parameters_share_the_method_stream_and_dataset_overrides_share_t
     assert len(by_k) > 1 and len(method_streams) == 1  # one randomization scored at every k
     assert len(by_d) > 1 and len(data_streams) == 1  # the same users bucketized at every d
     assert len({tuple(experiments.cell_seeds(c, spec.seed)["method"]) for c in by_d}) == len(by_d)
-
-
-def _rows_table(rows):
-    columns = ["dataset", "method", "epsilon", "dataset_bins", "metric_iteration", "metric", "mean", "std", "se",
-               "count", "failed"]
-    base = dict.fromkeys(columns) | {"std": 0.01, "count": 10, "failed": 0, "epsilon": 4.0, "dataset": "d"}
-    return ResultsTable([base | row for row in rows], columns)
-
-
-def test_converged_compares_an_early_iterate_with_the_last():
-    from dpdist.reproductions.wiener.checks import Converged
-
-    def table(early, se=0.001):
-        return _rows_table([{"method": "p", "metric": "mse_iter", "metric_iteration": 5, "mean": early, "se": se},
-                            {"method": "p", "metric": "mse_iter", "metric_iteration": 200, "mean": 1.0, "se": se}])
-
-    check = Converged(("p",), 5, 200)
-    assert check(table(1.02))[0] == HOLDS  # 2% above the last: inside 10%, many SE
-    outcome, text = check(table(1.5))
-    assert outcome == DOES_NOT_HOLD and "1.5" in text
-    assert check(table(1.09, se=0.05))[0] == INCONCLUSIVE
-
-
-def test_gain_grows_compares_log_gains_at_two_domain_sizes():
-    from dpdist.reproductions.wiener.checks import GainGrows
-
-    def table(gain_low, gain_high, se=0.001):
-        rows = []
-        for bins, gain in ((100, gain_low), (1000, gain_high)):
-            rows += [{"method": "K", "metric": "mse", "dataset_bins": bins, "mean": 1.0, "se": se},
-                     {"method": "K-DW", "metric": "mse", "dataset_bins": bins, "mean": 1.0 / gain, "se": se / gain}]
-        return _rows_table(rows)
-
-    check = GainGrows((("K", "K-DW"),), "dataset_bins", 100, 1000)
-    assert check(table(1.5, 3.0))[0] == HOLDS
-    assert check(table(3.0, 1.5))[0] == DOES_NOT_HOLD
-    assert check(table(2.0, 2.001, se=0.05))[0] in UNDECIDED
-
-
-def test_stuck_is_a_band_around_the_initial_value():
-    from dpdist.reproductions.wiener.checks import Stuck
-
-    def table(final, se=0.001):
-        return _rows_table([{"method": "p", "metric": "mse_iter", "metric_iteration": 0, "mean": 1.0, "se": se},
-                            {"method": "p", "metric": "mse_iter", "metric_iteration": 200, "mean": final, "se": se}])
-
-    check = Stuck("p", {"epsilon": 4.0})
-    assert check(table(1.02))[0] == HOLDS  # +2%, inside 10% by many SE
-    assert check(table(0.98))[0] == HOLDS
-    outcome, text = check(table(0.5))
-    assert outcome == DOES_NOT_HOLD and "ratio 0.5 " in text
-    assert check(table(1.5))[0] == DOES_NOT_HOLD
-    assert check(table(1.09, se=0.05))[0] in UNDECIDED
-    assert check(_rows_table([]))[0] == INCONCLUSIVE
-
-
-def test_dw_helps_little_compares_log_gains_per_epsilon_with_holm():
-    from dpdist.reproductions.wiener.checks import DwHelpsLittle
-
-    def table(gains, se=0.01):
-        """``gains``: {epsilon: (gain on the smooth data, gain on the permuted data)}; relative SE ``se``."""
-        rows = []
-        for epsilon, pair in gains.items():
-            for dataset, gain in zip(("s", "p"), pair):
-                rows += [{"method": "K", "metric": "mse", "dataset": dataset, "epsilon": epsilon, "mean": 1.0, "se": se},
-                         {"method": "K-DW", "metric": "mse", "dataset": dataset, "epsilon": epsilon,
-                          "mean": 1.0 / gain, "se": se / gain}]
-        return _rows_table(rows)
-
-    both = DwHelpsLittle("K", "s", "p", (1.0, 2.0))
-    assert both(table({1.0: (3.0, 1.2), 2.0: (2.5, 1.1)}))[0] == HOLDS
-    outcome, text = both(table({1.0: (1.2, 3.0), 2.0: (2.5, 1.1)}))
-    assert outcome == DOES_NOT_HOLD and "epsilon=1.0, s vs p: 1.2 vs 3): 0.4 " in text
-    assert both(table({1.0: (2.0, 2.0), 2.0: (2.0, 2.0)}))[0] == INCONCLUSIVE
-    # the permuted gain 1.8 SE above the smooth one (SE of the log difference 2 x 0.01): p = 0.036 alone ...
-    up = (2.0, 2.0 * math.exp(1.8 * 0.02))
-    assert 0.025 < experiments.normal_p_values(-1.8)[1] < 0.05
-    assert DwHelpsLittle("K", "s", "p", (1.0,))(table({1.0: up}))[0] == DOES_NOT_HOLD
-    # ... and not significant after Holm over two epsilons (needs p < 0.025)
-    assert both(table({1.0: up, 2.0: (2.0, 2.0)}))[0] == INCONCLUSIVE
-    # like every check of the library, it judges the settings the run has (a partial run's missing
-    # cells are listed in its report): epsilon 2 missing, epsilon 1 decides
-    assert both(table({1.0: (3.0, 1.2)}))[0] == HOLDS
 
 
 def test_a_claim_on_a_stand_in_with_an_artefact_has_the_same_claim_beside_it_on_one_without():
