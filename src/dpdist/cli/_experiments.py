@@ -414,7 +414,7 @@ def _run_estimate(args) -> int:
 def _run_estimate_numbers(args, kind: str, extras: dict) -> int:
     """One-shot mode on a column of numbers: a distribution (binned for a frequency protocol) or a mean."""
 
-    from ..experiments._methods import run_local_protocol  # lazy: loads scipy (0.4-2 s)
+    from ..experiments import run_local_protocol  # lazy: loads scipy (0.4-2 s)
 
     name = args.protocol
     bounds = args.bounds  # a pair (lo, hi), or None: the option table
