@@ -178,7 +178,7 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
                                 f"batch, a campaign's config or identity). Got {inner.method} {raw_path[:200]}.")
     route, params = found
     client = outer.get("client")
-    if query_has_token(query.encode("latin-1")):  # as the privacy middleware refuses a direct request's
+    if query and query_has_token(query.encode("latin-1")):  # as the privacy middleware refuses a direct request's
         status, body, headers = refused_answer(app.state.metrics, InvalidRequest("token_in_query", TOKEN_IN_QUERY))
     elif route.endpoint is public_config or route.endpoint is identity:
         status, body, headers = await _endpoint_answer(app, route.endpoint, inner, path, params, client)
