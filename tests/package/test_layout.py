@@ -167,9 +167,13 @@ def _owner_test_files(name: str, names: dict[str, Path], importers: dict[str, se
     owners, seen, stack = set(), {name}, [name]
     while stack:
         for importer in importers.get(stack.pop(), ()):
-            if importer not in seen and importer in names:
-                seen.add(importer)
-                (stack.append(importer) if is_private(names[importer]) else owners.add(importer))
+            if importer in seen or importer not in names:
+                continue
+            seen.add(importer)
+            if is_private(names[importer]):
+                stack.append(importer)  # a private importer: its own owners own this module too
+            else:
+                owners.add(importer)
     files = [mirrored_test_file(names[owner]) for owner in owners]
     folders = {mirrored_test_file(names[owner]).parent for owner in owners if names[owner].name == "__init__.py"}
     holder = names[name].parent
