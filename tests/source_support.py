@@ -96,8 +96,10 @@ def source_imports(path: Path) -> tuple[list[str], list[tuple[ast.AST, bool, boo
     return path.read_text().splitlines(), list(imports(package_trees()[path]))
 
 
+@functools.cache
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the modules of the package it imports, every kind of import included."""
+    """Module -> the modules of the package it imports, every kind of import included (one graph per session: read
+    it only)."""
     modules = package_modules()
     graph = {}
     for name, (path, is_package) in modules.items():

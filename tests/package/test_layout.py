@@ -67,9 +67,10 @@ def mirrored_test_file(module: Path) -> Path:
 def _gathers_names_only(module: Path) -> bool:
     """An ``__init__.py`` that defines nothing but a lazy ``__getattr__``, or another module of imports and ``__all__``
     only: it re-exports."""
-    if not module.exists():
+    tree = package_trees().get(module)
+    if tree is None:
         return False
-    body = ast.parse(module.read_text()).body
+    body = tree.body
     if module.name == "__init__.py":
         return {node.name for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))} <= {"__getattr__"}
     return all(isinstance(node, (ast.Import, ast.ImportFrom)) or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
@@ -101,34 +102,36 @@ def is_private(module: Path) -> bool:
     return any(part.startswith("_") for part in folders) or (name.startswith("_") and not name.startswith("__"))
 
 
+#: a string naming a module by its dotted name, or a file by its name
+_NAMED = re.compile(r"[\"'](dpdist(?:\.\w+)+|\w+\.py)[\"']")
+
+
 def _loaded_without_import(graph: dict[str, set[str]]) -> dict[str, set[str]]:
     """``graph`` with the modules each module loads without an ``import`` statement (see the module's docstring)."""
-    files = {path: name for name, path in ((_dotted(path), path) for path in _modules())}
-    by_name = set(files.values())
+    files = {path: _dotted(path) for path in _modules()}
     found = {name: set(targets) for name, targets in graph.items()}
-    for path, tree in package_trees().items():
-        name = files.get(path)
-        if name is None:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if node.value in by_name:
-                    found[name].add(node.value)
-                elif node.value.endswith(".py") and path.with_name(node.value) in files:
-                    found[name].add(files[path.with_name(node.value)])
-            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "import_submodules":
-                found[name] |= {files[child] for child in path.parent.glob("*.py") if child != path}
+    for path, name in files.items():
+        text = path.read_text()
+        for named in _NAMED.findall(text):
+            if named in found:
+                found[name].add(named)
+            elif path.with_name(named) in files:
+                found[name].add(files[path.with_name(named)])
+        if "import_submodules(__name__" in text:
+            found[name] |= {files[child] for child in path.parent.glob("*.py") if child != path}
     return found
+
+
+#: an import of the package in a test file: ``from dpdist.a import (b, c as d)`` or ``import dpdist.a``
+_IMPORT = re.compile(r"^\s*(?:from\s+(dpdist[\w.]*)\s+import\s+\(?([\w\s,]+)|import\s+(dpdist[\w.]*))", re.M)
 
 
 def _test_imports(test_file: Path) -> set[str]:
     """The modules of the package a test file imports (``from dpdist.a import b``: ``dpdist.a.b`` if a module)."""
     found = set()
-    for node in ast.walk(ast.parse(test_file.read_text())):
-        if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("dpdist"):
-            found |= {f"{node.module}.{alias.name}" for alias in node.names} | {node.module}
+    for module, names, imported in _IMPORT.findall(test_file.read_text()):
+        found.add(module or imported)
+        found |= {f"{module}.{item.split()[0]}" for item in names.split(",") if item.strip()}
     return found
 
 
