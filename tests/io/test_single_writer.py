@@ -146,3 +146,58 @@ def test_without_a_cost_bound_the_groups_are_as_before():
     assert first.result(10) == "ok a" and [future.result(10) for future in futures]
     writer.stop()
     assert writer.groups_seen == [["a"], ["heavy1", "heavy2", "cheap"]]
+
+
+class Finishing(Recorder):
+    """Its last housekeeping (at the stop) says it has begun and waits until the test handed over one more item."""
+
+    def __init__(self):
+        super().__init__()
+        self.finishing, self.handed = threading.Event(), threading.Event()
+
+    def between_groups(self, finishing):
+        if finishing:
+            self.finishing.set()
+            self.handed.wait(10)
+
+
+def test_an_item_handed_over_while_the_writer_finishes_is_written_not_left_waiting():
+    """The thread had decided to end, but not yet said so, when the item came: nobody took it, and its caller (a relay
+    request) waited for good."""
+    writer = Finishing()
+    assert writer.submit("a").result(10) == "ok a"
+    stopping = threading.Thread(target=writer.stop)
+    stopping.start()
+    assert writer.finishing.wait(10)
+    late = writer.submit("late")
+    writer.handed.set()
+    assert late.result(10) == "ok late"
+    stopping.join(10)
+    assert writer.groups_seen == [["a"], ["late"]]
+
+
+class Breaking(Recorder):
+    """Its housekeeping raises once (a bug) when ``broken`` is set: the thread dies."""
+
+    broken = False
+
+    def between_groups(self, finishing):
+        if self.broken:
+            self.broken = False
+            raise RuntimeError("housekeeping bug")
+
+
+def test_a_writer_thread_that_dies_answers_every_caller_still_waiting_and_the_next_item_starts_another(caplog):
+    writer = Breaking()
+    writer.broken = True  # the housekeeping after x's group raises while y waits
+    blocker, (waiting,) = _queued_behind(writer, "x", ("y",))
+    assert blocker.result(10) == "ok x"
+    with pytest.raises(RuntimeError, match="test-writer: the writer thread ended .*housekeeping bug"):
+        waiting.result(10)
+
+    async def in_a_loop():
+        return await writer.commit("z")
+
+    assert asyncio.run(in_a_loop()) == "ok z"
+    writer.stop()
+    assert "test-writer: the writer thread ended" in caplog.text and "housekeeping bug" in caplog.text

@@ -24,6 +24,10 @@ caller gave up before the writer took it (its future cancelled) is not written: 
 caller never heard of it.  Between groups the thread runs :meth:`~SingleWriter.between_groups`
 (housekeeping, such as the service's folds), waking at least every
 :meth:`~SingleWriter.idle_s` seconds for it.
+
+No caller waits for a thread that will not answer: a hand-off and the thread's end are decided under one lock (an
+item handed over while the thread finishes is written before it ends, or starts the next thread), and a thread that
+dies (housekeeping that raised) answers every caller still waiting with a :class:`RuntimeError`.
 """
 
 from __future__ import annotations
@@ -133,19 +137,17 @@ class SingleWriter:
         return waiter.future
 
     def _put(self, waiter: _Waiter) -> None:
-        if not self._running:
-            self.start()
-        with self._lock:  # the condition's lock
+        with self._lock:  # the condition's: whether a thread runs and will take the item is decided with it held
             self._queue.append(waiter)
-            if len(self._queue) >= self._wanted:  # the writer waits for this many: wake it (else no system call)
+            if not self._running:
+                self.start()
+            elif len(self._queue) >= self._wanted:  # the writer waits for this many: wake it (else no system call)
                 self._wake.notify()
 
     # ------------------------------------------------------------------ life
     def start(self) -> None:
-        if self._thread is not None and self._thread.is_alive():
-            return
         with self._wake:
-            if self._thread is None or not self._thread.is_alive():
+            if not self._running:  # not "its thread is alive": a thread that decided to end takes nothing more
                 self._stopping = False
                 self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
                 self._running = True
@@ -170,10 +172,25 @@ class SingleWriter:
                     self._write_group(group)
                 finishing = self._stopping and not self._queue
                 self.between_groups(finishing)
-                if finishing:
+                if finishing and self._ended():
                     return
-        finally:
-            self._running = False  # the next hand-off starts a thread again (start)
+        except BaseException as error:  # noqa: BLE001 - the thread ends, logged; its callers are told (_ended)
+            LOG.error("%s: the writer thread ended", self.name, exc_info=error)
+            self._ended(error)
+
+    def _ended(self, error: BaseException | None = None) -> bool:
+        """Whether the thread ends: yes when nothing waits (the next hand-off starts a thread again), or when it died of
+        ``error`` (every caller still waiting gets it, rather than waiting for a thread that is gone); no when items came
+        during the last housekeeping (they are written first)."""
+        with self._lock:
+            if self._queue and error is None:
+                return False
+            self._running = False
+            left = [waiter for waiter in self._queue if _taken(waiter)]
+            self._queue.clear()
+        if left:
+            _answer(left, [RuntimeError(f"{self.name}: the writer thread ended ({type(error).__name__}: {error})")] * len(left))
+        return True
 
     def _take(self, timeout: float | None) -> list[_Waiter]:
         with self._wake:
@@ -236,6 +253,9 @@ class SingleWriter:
             self.failed(error)
             _answer(group, [error] * len(group))
             return
+        except BaseException as error:  # the thread ends (SystemExit): its callers are told, not left waiting
+            _answer(group, [RuntimeError(f"{self.name}: writing a group was stopped ({type(error).__name__})")] * len(group))
+            raise
         self.groups += 1
         self.items += len(group)
         _answer(group, outcomes)
