@@ -15,11 +15,17 @@ The body is bounded in bytes too: past the caller's ``limit`` (decoded: a small 
 parsing, a document of more values than those bytes should hold (:func:`dpdist._json.loads_within`: parsing holds far
 more than the bytes, attack69 F2).  The answer is rebuilt from the header bytes as they came (a proxy's non-ASCII
 ``Server: café`` made every call an "internal error UnicodeEncodeError" when it was rebuilt from decoded text).
+
+An asynchronous deadline is :func:`timeout` (``asyncio.timeout``), never ``asyncio.wait_for``: before Python 3.12,
+``wait_for`` runs its awaitable in a task of its own and, when its caller is cancelled in the same turn of the event loop
+in which that task finished, returns the result and drops the cancellation, so that a loop cancelled at shutdown (the
+relay's forwarder) went on forever and its shutdown never returned.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -33,7 +39,7 @@ from .errors import ServiceRefusedError
 from ._bounded_reads import bound_reads, reads_within
 from ._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
 
-__all__ = ["deadline_of", "request_within", "request_within_async", "MAX_ANSWER_BYTES",
+__all__ = ["deadline_of", "request_within", "request_within_async", "timeout", "MAX_ANSWER_BYTES",
            "CONFIG_ANSWER_BYTES", "ACK_ANSWER_BYTES", "TOO_LARGE", "ANSWERED_BY"]
 
 #: headers that describe the bytes on the wire, not the decoded body the answer is rebuilt with
@@ -126,10 +132,21 @@ async def request_within_async(http: httpx.AsyncClient, method: str, url: str, s
         return _Answer.of(response, chunks, bound)
 
     try:
-        return await asyncio.wait_for(read(), seconds)
+        async with timeout(seconds):  # in this task: a cancellation of the caller is never lost (the module)
+            return await read()
     except asyncio.TimeoutError:  # the read cancelled, its connection closed
         raise httpx.ReadTimeout(f"the answer to {method} {redacted_url(str(url))} was not whole {seconds:g} s after "
                                 "the request was sent (the client's timeout, its deadline per attempt)") from None
+
+
+def timeout(seconds: float):
+    """``async with timeout(seconds):`` the block, or :class:`TimeoutError` (``asyncio.TimeoutError``) once ``seconds``
+    passed, in the caller's own task (``asyncio.timeout``; its backport on Python 3.10): see the module."""
+    if sys.version_info >= (3, 11):
+        return asyncio.timeout(seconds)
+    from async_timeout import timeout as backport  # pyright: ignore[reportMissingImports]  # lazy: Python 3.10 only (not installed on 3.11+; the serve and relay extras bring it there)
+
+    return backport(seconds)
 
 
 def _bound_of(response: httpx.Response, limit: int) -> int:

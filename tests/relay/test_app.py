@@ -8,6 +8,7 @@ tests with ``dpdist serve`` and SIGKILL are in tests/cli/test_relay.py.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import time
@@ -120,6 +121,39 @@ def test_a_batch_is_resent_with_the_same_id_and_bytes_until_acknowledged_also_af
     asyncio.run(_with_relay(_relay(tmp_path / "q.sqlite", collector, min_batch=6), second))
     assert len({batch_id for batch_id, _ in collector.deliveries}) == 1 and len({body for _, body in collector.deliveries}) == 1
     assert sorted(collector.counted()) == list(range(6))
+
+
+@pytest.mark.slow
+def test_the_relay_stops_in_whichever_turn_its_shutdown_meets_a_delivery_and_keeps_the_batch(tmp_path):
+    """The first half of the test above, 96 times: six reports, the collector down, and the relay stopped 0 to 11 turns
+    of the event loop after the collector took the batch, as its answer comes back.  Each stop ends (bounded: 60 s a
+    run, where a run takes a tenth of a second) and leaves the batch pending in the queue for the next start."""
+
+    async def stopped_after(turns: int, path) -> bool:
+        collector = Collector({"c": "open"}, fail=10**9)
+
+        async def first(client):
+            for value in range(6):
+                assert (await _send(client, "c", f"r{value}", value)).status_code == 202
+            deadline = time.monotonic() + 120
+            while not collector.deliveries and time.monotonic() < deadline:
+                await asyncio.sleep(0)  # turn by turn: the stop comes a known number of turns after the delivery
+            for _ in range(turns):
+                await asyncio.sleep(0)
+
+        run = asyncio.create_task(_with_relay(_relay(path, collector, min_batch=6), first))
+        await asyncio.wait({run}, timeout=60)
+        if not run.done():
+            run.cancel()
+            return False
+        run.result()
+        with contextlib.closing(sqlite3.connect(path)) as queue:
+            pending = queue.execute("SELECT COUNT(*) FROM batches WHERE state = 'pending'").fetchone()[0]
+        return bool(collector.deliveries) and not collector.batches and pending == 1
+
+    stuck = [(round_, turns) for round_ in range(8) for turns in range(12)
+             if not asyncio.run(stopped_after(turns, tmp_path / f"q{round_}-{turns}.sqlite"))]
+    assert stuck == []
 
 
 def test_a_batch_refused_for_good_is_set_aside_and_said(tmp_path):

@@ -251,3 +251,82 @@ def test_a_public_page_is_read_up_to_a_mebibyte_and_the_pages_kept_stay_bounded(
 
     kept = asyncio.run(run())
     assert max(kept) <= 3 * 1000 and kept[:3] == [1000, 2000, 3000]
+
+
+# ------------------------------------------------ shutdown: the forwarder ends at its first cancellation
+class _Waiting(_Store):
+    """A queue with one batch formed and not delivered, read at once (no thread: each run takes the same turns)."""
+
+    def waiting(self) -> dict:
+        return {}
+
+    def pending_batch_ids(self) -> list[str]:
+        return ["b1"]
+
+    def batch(self, batch_id: str) -> Batch:
+        return Batch(batch_id, "c", 3, b"sealed reports")
+
+
+class _Watched(asyncio.Event):
+    """The forwarder's wake-up, which says when the forwarder waits on it (its backoff after a failed delivery)."""
+
+    def __init__(self):
+        super().__init__()
+        self.waited_on = asyncio.Event()
+
+    async def wait(self):
+        self.waited_on.set()
+        return await super().wait()
+
+
+async def _inline(function, *args):
+    return function(*args)
+
+
+async def _down(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(503, json={"error": "unavailable"})
+
+
+async def _ends_at_one_cancellation(forwarder: Forwarder, task: asyncio.Task, wake_too: bool = False) -> bool:
+    """Cancel the running forwarder once (and, with ``wake_too``, wake it in the same turn, as a report arriving at the
+    shutdown does); whether it ended within 50 turns of the event loop (it ends in one or two).  Stopped for good after."""
+    if wake_too:
+        forwarder.wake.set()
+    task.cancel()
+    for _ in range(50):
+        await asyncio.sleep(0)
+    ended = task.done()
+    while not task.done():  # a forwarder that went on: ended here, so that the next run starts alone
+        task.cancel()
+        await asyncio.wait({task}, timeout=1)
+    return ended
+
+
+def test_the_forwarder_ends_at_one_cancellation_in_whichever_turn_of_a_delivery_it_comes(monkeypatch):
+    """The relay's shutdown cancels its forwarder once and waits for it.  Cancelled in each turn of the event loop of a
+    delivery the collector refuses (the answer read under a deadline), and while it waits out its backoff as a report
+    wakes it, it ends each time: a deadline that ran the read as a task of its own (``asyncio.wait_for``) dropped the
+    cancellation when the answer came in the same turn, and the forwarder went on retrying for good."""
+    monkeypatch.setattr(asyncio, "to_thread", _inline)
+
+    async def cancelled_after(turns: int) -> bool:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(_down), base_url="http://collector") as client:
+            forwarder = Forwarder(_Waiting(), client, relay_token=_TOKEN, min_batch=1, max_batch=10, interval=0.05)  # type: ignore[arg-type]
+            task = asyncio.create_task(forwarder.run())
+            for _ in range(turns):
+                await asyncio.sleep(0)
+            return await _ends_at_one_cancellation(forwarder, task)
+
+    async def woken_in_its_backoff() -> bool:
+        async with httpx.AsyncClient(transport=httpx.MockTransport(_down), base_url="http://collector") as client:
+            forwarder = Forwarder(_Waiting(), client, relay_token=_TOKEN, min_batch=1, max_batch=10, interval=0.05)  # type: ignore[arg-type]
+            forwarder.wake = _Watched()
+            task = asyncio.create_task(forwarder.run())
+            await forwarder.wake.waited_on.wait()
+            return await _ends_at_one_cancellation(forwarder, task, wake_too=True)
+
+    async def every_turn():
+        # the first 30 turns span the whole delivery (it takes under 10); later ones fall in its sleep
+        return [turns for turns in range(30) if not await cancelled_after(turns)], await woken_in_its_backoff()
+
+    assert asyncio.run(every_turn()) == ([], True)

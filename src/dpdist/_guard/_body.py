@@ -126,11 +126,14 @@ if sys.version_info >= (3, 11):  # Python >= 3.11: a deadline without a task per
         async with asyncio.timeout_at(when):
             return await receive()
 
-else:  # pragma: no cover - Python 3.10
+else:  # pragma: no cover - Python 3.10: asyncio.timeout_at's backport (asyncio.wait_for can drop a cancellation)
 
     async def receive_by(receive, when: float):
         """``await receive()``, or :class:`TimeoutError` at the event loop's time ``when``."""
-        return await asyncio.wait_for(receive(), when - asyncio.get_running_loop().time())
+        from async_timeout import timeout_at  # pyright: ignore[reportMissingImports]  # lazy: Python 3.10 only (the serve and relay extras bring it there)
+
+        async with timeout_at(when):
+            return await receive()
 
 
 def body_deadline(limits, start: float, held: int) -> float:

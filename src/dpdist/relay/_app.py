@@ -204,11 +204,17 @@ async def lifespan(app: Starlette):
     try:
         yield
     finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await _cancelled(task)
         await client.aclose()
         await run_in_threadpool(state.store.close)
+
+
+async def _cancelled(task: asyncio.Task) -> None:
+    """Cancel ``task`` until it ended: one cancellation a library's await drops (as ``asyncio.wait_for`` did before
+    Python 3.12) must not leave the relay's shutdown waiting for a loop that never ends."""
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=1.0)
 
 
 # ---------------------------------------------------------------------- the endpoints

@@ -20,10 +20,11 @@ body, an error's message) is escaped, masked (its token, any credential) and cut
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 
 from .._acks import batch_ack_problem
-from .._deadline import ACK_ANSWER_BYTES, request_within_async
+from .._deadline import ACK_ANSWER_BYTES, request_within_async, timeout
 from ._collector import ANSWER_DEADLINE_S, delivery_deadline, logged
 from ._queue import Batch, RelayQueue
 
@@ -56,10 +57,9 @@ class Forwarder:
             self.wake.clear()
             await asyncio.sleep(self.interval)  # at most one step per interval, however fast reports arrive
             if self._backoff > self.interval:  # a failed delivery waits its backoff, or a new report
-                try:
-                    await asyncio.wait_for(self.wake.wait(), timeout=self._backoff - self.interval)
-                except asyncio.TimeoutError:
-                    pass
+                with contextlib.suppress(asyncio.TimeoutError):
+                    async with timeout(self._backoff - self.interval):  # not wait_for: it can drop a cancellation
+                        await self.wake.wait()
 
     async def step(self) -> bool:
         """Form what can be formed, deliver what is formed; whether every batch got a final answer."""

@@ -81,12 +81,15 @@ class Readiness:
     async def answer(self) -> _Answer:
         from starlette.concurrency import run_in_threadpool  # lazy: Starlette only when the service runs: the command line reads this module's defaults
 
+        from .._deadline import timeout  # lazy: it imports httpx, as Starlette only when the service runs
+
         async with self._lock:
             last = self._last
             if last is None or time.monotonic() - last.at >= self.cache_s:
                 try:
                     # the ping bounds itself (lock wait, connect timeout); this bounds a stuck driver too
-                    last = await asyncio.wait_for(run_in_threadpool(self._check), timeout=self.timeout_s + 3.0)
+                    async with timeout(self.timeout_s + 3.0):  # not wait_for: it can drop a cancellation
+                        last = await run_in_threadpool(self._check)
                 except asyncio.TimeoutError:
                     last = _Answer(False, "timeout", f"the database did not answer within {self.timeout_s:g} s", time.monotonic())
                 self._last = last
