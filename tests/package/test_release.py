@@ -261,6 +261,7 @@ def _server(command, env, url: str, log: Path):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # installs from the registry on a fresh machine: 30 minutes an install, its own bound
 def test_the_wheel_installs_with_every_extra_and_its_commands_run(artefacts, tmp_path):
     started = time.monotonic()
     _, wheel = artefacts
@@ -361,6 +362,7 @@ def _served_from_the_wheel(dpdist_, run, work, env, tmp_path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)  # installs from the registry on a fresh machine: 30 minutes an install, its own bound
 def test_the_wheel_without_extras_is_the_library_and_command_line(artefacts, tmp_path):
     _, wheel = artefacts
     constraints = tmp_path / "constraints.txt"
