@@ -26,23 +26,6 @@ import httpx
 ADMIN_TOKEN = "test-admin-token-0123456789"
 
 
-#: request paths that tried to write into the server's log: a forged second line, a CR LF, an escape sequence that
-#: clears a terminal, a bidi override, a non-ASCII name with a space and a quote (attack67 F11)
-FORGED_PATH = '/x\nINFO:     - - "PUT /api/campaigns/c2/batches/- HTTP/1.1" 200 OK'
-HOSTILE_PATHS = [FORGED_PATH, "/api/campaigns/c2/config\r\nINJECTED", "/LOGSECRET5\x1b[2J", "/a\u202etxt.exe",
-                 "/caf\u00e9 \"q\""]
-
-
-def http_scope(path: str, method: str = "GET") -> dict:
-    """An ASGI HTTP scope of ``method path`` from 127.0.0.1."""
-    return {"type": "http", "method": method, "path": path, "http_version": "1.1", "client": ("127.0.0.1", 5555)}
-
-
-def assert_one_line(text: str) -> None:
-    """``text`` is one printable ASCII line: no newline, CR, ESC, bidi override."""
-    assert text.isprintable() and text.isascii(), text
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -1,111 +1,260 @@
-"""Text a server sent is shown escaped, masked and cut (attack66 F4, F5): an echo server repeating the request's
-token, a refusal's detail holding ESC sequences."""
+"""``dpdist._shown``: text from outside as dpdist shows it - the process's own secrets masked in any form a server could
+echo them in, control characters escaped, cut; nothing else of the text changed.
+
+And the property that makes testable: no line a dpdist process writes holds a secret it was given.  Each process is
+handed seeded secrets of every kind of character, and whatever answers it (a server, a collector, a database driver, a
+request) echoes them in every form one could (:func:`echoes`); every line each output path writes is searched for every
+one of those forms: the Python client's error messages, the command line's error line, ``dpdist serve``'s log records
+and access lines, its ``--db`` driver error line, the relay's lines.  (The JavaScript and Java clients' own tests do
+the same: ``clients/js/test/known-secrets.test.js``, ``KnownSecretsTest``.)
+"""
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import http.server
+import io
+import json
+import logging
+import logging.config
+import random
+import re
+from urllib.parse import quote
+
 import pytest
 
-from dpdist._shown import kind_of, secrets_of, shown
+from cli_support import run
+from dpdist._shown import credentials_in, masked, secrets_of, shown
+from ops_support import serving
 
 httpx = pytest.importorskip("httpx")
-
-TOKEN = "AdminTok_SECRET_abcdef0123456789"
+SECRET = "admin-T0ken/with+odd:chars"
 
 
 def test_control_characters_are_escaped_so_a_line_stays_one_line():
-    text = shown("x\x1b[2J\x1b]0;pwned\x07 line1\nline2 \u202eevil")
-    assert text == "x\\x1b[2J\\x1b]0;pwned\\x07 line1\\nline2 \\u202eevil"
-    assert text.isprintable()
+    assert shown("a\x1b[2J\x07b\nc\u202ed") == "a\\x1b[2J\\x07b\\nc\\u202ed"
+    assert shown("caf\u00e9 \u4e2d") == "caf\u00e9 \u4e2d"
 
 
-@pytest.mark.parametrize("echo", [
-    f"bad token {TOKEN}",
-    "Authorization: Bearer someone-elses-token-0123",
-    "Authorization: Basic dTpQNnNzd29yZA==",
-    "http://h/?token=abc123xyz&admin_token=X9",
-    '{"submit_token": "s3cr3t-value"}',
-    "http://u:S3cretPW@h/x",
+@pytest.mark.parametrize("form", [
+    SECRET, quote(SECRET, safe=""), re.sub("%[0-9A-F]{2}", lambda hex: hex.group(0).lower(), quote(SECRET, safe="")), json.dumps(SECRET)[1:-1],
+    "".join(f"\\u{ord(c):04x}" for c in SECRET), "".join(f"&#{ord(c)};" for c in SECRET), SECRET.replace("+", "%2b"),
+    base64.b64encode(SECRET.encode()).decode(), base64.urlsafe_b64encode(b"user:" + SECRET.encode()).decode(),
+    quote(base64.b64encode(b"xy" + SECRET.encode()).decode(), safe=""),
 ])
-def test_the_caller_s_token_and_any_credential_are_masked(echo):
-    text = shown(echo, (TOKEN,))
-    for secret in (TOKEN, "someone-elses-token-0123", "dTpQNnNzd29yZA", "abc123xyz", "X9", "s3cr3t-value", "S3cretPW"):
-        assert secret not in text
-    assert "***" in text
+def test_the_process_s_own_secret_is_masked_in_any_form(form):
+    text = f"<p>said {form} twice {form}</p>"
+    assert SECRET not in shown(text, (SECRET,)) and form not in shown(text, (SECRET,)), shown(text, (SECRET,))
+    assert shown(text, (SECRET,)).startswith("<p>said ") and shown(text, (SECRET,)).endswith("</p>")
 
 
-def test_text_is_cut_at_its_limit():
-    assert shown("a" * 300, limit=10) == "a" * 10 + "..."
-    assert shown("a" * 300, limit=None) == "a" * 300
+def test_what_is_no_secret_of_the_process_is_shown_as_it_is():
+    text = "Authorization: Bearer someone-elses-token password=theirs http://u:pw@h/"
+    assert shown(text, (SECRET,)) == text and masked(text) == text
+    assert masked("abc x abc", ("abc",)) == "abc x abc"  # shorter than 4 characters: not masked in text
 
 
-def test_the_secret_is_the_credential_the_request_carried():
-    request = httpx.Request("GET", "http://h/x", headers={"Authorization": f"Bearer {TOKEN}"})
-    response = httpx.Response(200, headers={"Content-Type": f"text/{TOKEN}\x1b[31m; charset=x"}, request=request)
-    assert secrets_of(response) == (TOKEN,)
-    assert kind_of(response) == "text/***\\x1b[31m"
-    assert secrets_of(httpx.Response(200)) == ()  # built without a request
-    assert kind_of(httpx.Response(200)) == "no content type"
+def test_a_secret_across_the_cut_is_masked_whole_and_the_cut_marked():
+    text = "x" * 195 + SECRET + "y" * 10_000
+    assert shown(text, (SECRET,)) == "x" * 195 + "***" + "y" * 2 + "..."
+    assert shown(SECRET * 1000, (SECRET,), 10) == "*" * 10 + "..."
+    assert shown("a" * 300, (), None) == "a" * 300 and shown("a" * 300) == "a" * 200 + "..."
 
 
-@pytest.mark.parametrize("location", ["/\\u:S3cretPW@h/x", "\\\\u:S3cretPW@h/x", "\\/u:S3cretPW@h/x"])
-def test_userinfo_after_a_backslash_is_masked_as_browsers_read_it(location):
-    assert "S3cretPW" not in shown(location) and ":***@h/x" in shown(location)
+def test_the_secrets_of_a_request_are_its_credential_and_its_url_s_password():
+    basic = base64.b64encode(b"relay:pw-of-the-relay").decode()
+    assert credentials_in(f"Basic {basic}") == (basic,)  # its password: the URL's, base64 forms of it masked too
+    assert credentials_in('PrivateToken token="abcdefgh"') == ('token="abcdefgh"', "abcdefgh")
+    assert credentials_in("Bearer abc") == ()
+    request = httpx.Request("GET", "http://u:url-password@h/x", headers={"Authorization": "Bearer bearer-token"})
+    assert secrets_of(httpx.Response(400, request=request)) == ("bearer-token", "url-password")
+    assert secrets_of(httpx.Response(400)) == ()
 
 
-def test_prose_about_tokens_is_not_masked():
-    """A dpdist service's own refusals speak of tokens; only values are masked."""
-    for text in ("bad token: expired", "the token was spent", "Basic auth", "token_key"):
-        assert shown(text) == text
+
+#: printable ASCII, as a token is (an HTTP header's value); a password may hold any character
+TOKEN_CHARACTERS = "abcXYZ0189-_.~+/=:@%&<>\"' \\"
+PASSWORD_CHARACTERS = TOKEN_CHARACTERS + "\u00e4\u00f6\u4e2d\U0001f511"
+ROUNDS = 6
 
 
-def test_only_what_can_be_shown_is_read_and_a_secret_across_the_cut_is_masked_whole():
-    """A body of 128 MiB was escaped and masked whole before it was cut (15 s for 32 MiB); a credential that starts
-    before the cut is masked all the same."""
-    text = "x" * 95 + f" Bearer {TOKEN} " + "y" * (1 << 20)
-    shown_text = shown(text, (TOKEN,), 120)
-    assert TOKEN[:5] not in shown_text and len(shown_text) == 123
-    assert "AdminTok" not in shown("x" * 110 + " token=AdminTok_SECRET_" + "z" * 3000, limit=120)
+def echoes(secret: str) -> list[str]:
+    """``secret`` in each form a process could be echoed it in."""
+    data, percent = secret.encode(), quote(secret, safe="")
+    forms = [secret, percent, re.sub("%[0-9A-F]{2}", lambda hex: hex.group(0).lower(), percent), quote(secret, safe="/:@"),
+             json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], repr(secret)[1:-1],
+             "".join(f"&#{ord(c)};" for c in secret), "".join(f"&#x{ord(c):X};" for c in secret), secret.replace(" ", "+"),
+             secret.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")]
+    for prefix in (b"", b"u", b"u:"):
+        forms += [base64.b64encode(prefix + data).decode(), base64.urlsafe_b64encode(prefix + data).decode().rstrip("=")]
+    return list(dict.fromkeys(forms))
 
 
-def test_a_text_the_pre_check_passes_over_holds_nothing_any_pattern_masks():
-    # masked() tries its patterns only on a text holding what every match of them holds (=, :, %, //, a fullwidth
-    # slash, a Bearer/Basic scheme): every pattern, tried on the texts it passes over, must leave them as they are
-    import json
-    import random
-    from pathlib import Path
-
-    from dpdist._shown import _masked_all, _may_hold
-
-    fixture = Path(__file__).resolve().parents[1] / "clients" / "js" / "test" / "fixtures" / "shown.json"
-    texts = [case["text"] for case in json.loads(fixture.read_text(encoding="utf-8")) if isinstance(case["text"], str)]
-    pieces = ["token", "password", "Authorization", "Bearer", "BAſIC", "bearer", " ", "\t", "\\t", "'", '"', "\\\"",
-              "@", "/", "\\", "?", "&", "#", ";", ",", "<", ">", "user", "SEKRET123", "\uff20", "\uff1a", "\uff0f",
-              "-", "_", "x", "\n", "*", "%3D", "%3a", "pass%77ord", "sslpassword",
-              # attack118: shown masks the raw text (control characters, raw whitespace), and the new forms
-              "\x1b", "\x00", "\x0b", "\x85", "\u2028", "\u202e", "\u3000", "(", "submitToken", "Token", "accessToken"]
-    rng = random.Random(7)
-    texts += ["".join(rng.choice(pieces) for _ in range(rng.randrange(1, 12))) for _ in range(20_000)]
-    passed_over = [text for text in texts if not _may_hold(text)]
-    assert len(passed_over) > 1_000
-    assert [text for text in passed_over if _masked_all(text) != text] == []
-    assert _may_hold("x Bearer abcdefgh") and _may_hold("BAſIC abcdefgh") and not _may_hold("/api/campaigns/c/batches/-")
+def said(*secrets: str) -> str:
+    """Every form of every one of ``secrets``, in one text."""
+    return " | ".join(form for secret in secrets for form in echoes(secret))
 
 
-@pytest.mark.parametrize("space", ["\t", "\x0b", "\x1c", "\x85", "\xa0", "\u2028", "\u3000"])
-def test_a_folded_text_masks_a_credential_holding_whitespace_whole(space):
-    # attack120 F2: folded after masking; folded first, the whitespace inside became a space that ended the value, and
-    # the credential's tail was shown
-    text = f"a token=ABC{space}TAIL1 b password=PW{space}TAIL2 c Bearer SECRETQ{space}TAIL3 d\nsubmitToken=ABC{space}TAIL4 \n e"
-    assert shown(text, (), 2000, fold=True) == "a token=*** b password=*** c Bearer *** d submitToken=*** e"
-    assert shown(text, (), 2000).count("***") == 4  # as without folding
+def assert_holds_none(text: str, *secrets: str) -> None:
+    for secret in secrets:
+        for form in echoes(secret):
+            assert len(form) < 4 or form not in text, f"{form!r} of {secret!r} in {text!r}"
 
 
-def test_a_folded_text_is_its_words_joined_by_one_space_its_cut_counting_them():
-    assert shown(" \tx\x1b \n\u3000y\u2028 ", (), None, fold=True) == "x\\x1b y"  # escaped after folding
-    # a long run of whitespace takes no room: what follows it is shown, as when the caller folded the text first
-    assert shown(" " * 10_000 + "KEEP" + " x" * 200, (), 20, fold=True) == "KEEP x x x x x x x x..."
-    # up to 8 x (limit + 4096) characters read: past them, a run of 1 MiB is not masked whole (0.3 s)
-    assert shown(" " * 33_400 + "KEEP x", (), 80, fold=True) == "KEEP x"
-    assert shown(" " * 33_500 + "KEEP x", (), 80, fold=True) == "" == shown("\t" * (1 << 20) + "token=x", (), 80, fold=True)
-    # the request's credential holding a space, echoed with a tab: masked as it reads folded
-    assert shown("bad\tpin abc\tdefgh here", ("abc defgh",), None, fold=True) == "bad pin *** here"
+def rounds(*kinds: str):
+    """Seeded secrets, one of each kind (``token``: printable ASCII, 16 or more; ``password``: any character)."""
+    rng = random.Random(85)
+    for round_ in range(ROUNDS):
+        yield tuple("".join(rng.choices(TOKEN_CHARACTERS if kind == "token" else PASSWORD_CHARACTERS, k=16 + 3 * round_))
+                    for kind in kinds)
+
+
+def _answering(kind: str, text: str):
+    """An httpx handler answering every request as ``kind`` says, each answer echoing ``text``."""
+    def answer(request):
+        if kind == "unreachable":
+            raise httpx.ConnectError(f"cannot connect: {text}", request=request)
+        if kind == "redirect":
+            return httpx.Response(302, headers={"Location": f"http://h/?t={quote(text)}"})
+        body = {"refusal": {"error": "campaign_closed", "detail": text}, "other": {"error": text, "detail": text},
+                "wrong": {"campaigns": text}}[kind]
+        return httpx.Response(200 if kind == "wrong" else 409, json=body)
+    return answer
+
+
+KINDS = ["refusal", "other", "redirect", "wrong", "unreachable"]
+
+
+def test_the_python_clients_messages_hold_none_of_its_secrets():
+    from dpdist.client import Client
+    from dpdist.errors import DPDistError
+
+    for admin, submit in rounds("token", "token"):
+        for kind in KINDS:
+            with Client("http://collector.example", admin_token=admin, submit_token=submit, retries=0, retry_window=0,
+                        transport=httpx.MockTransport(_answering(kind, said(admin, submit)))) as client:
+                with pytest.raises(DPDistError) as error:
+                    client.campaigns()
+            assert_holds_none(str(error.value), admin, submit)
+
+
+def test_the_command_lines_error_line_holds_none_of_its_secrets(capsys, monkeypatch):
+    for (admin,) in rounds("token"):
+        for kind in ("refusal", "other", "redirect", "wrong"):
+            class Echoing(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    answer = _answering(kind, said(admin))(httpx.Request("GET", "http://h/"))
+                    self.send_response(answer.status_code)
+                    for name, value in answer.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(answer.content)
+
+                def log_message(self, *args):
+                    pass
+
+            with serving(Echoing) as url:
+                monkeypatch.setenv("DPDIST_ADMIN_TOKEN", admin)  # from the environment, and as an option
+                for given in ([], ["--admin-token", admin]):
+                    status, out, err = run(capsys, "campaign", "list", "--server", url, "--retries", "0", *given)
+                    assert status != 0 and err.count("\n") == 1, err
+                    assert_holds_none(out + err, admin)
+
+
+def test_the_serve_db_driver_error_line_holds_none_of_its_secrets(capsys, monkeypatch):
+    import sqlite3
+
+    import dpdist.serve
+
+    for admin, password in rounds("token", "password"):
+        def refused(*args, **kwargs):
+            raise sqlite3.OperationalError(f"connection failed: {said(admin, password)}\n  near it")
+
+        monkeypatch.setattr(dpdist.serve, "create_app", refused)
+        status, out, err = run(capsys, "serve", "--db", f"postgresql://dp:{quote(password, safe='')}@127.0.0.1:1/db",
+                               "--admin-token", admin)
+        assert status == 2 and "cannot open the database" in err and err.count("\n") == 1, err
+        assert_holds_none(out + err, admin, password)
+
+
+@contextlib.contextmanager
+def _server_logging(log_format: str, secrets: tuple[str, ...]):
+    """The server's logging configured as ``dpdist serve`` configures it, its lines written to a text kept; restored
+    after."""
+    from dpdist.serve._logs import log_config
+
+    names = ["", "uvicorn", "uvicorn.error", "uvicorn.access", "dpdist"]
+    kept = [(logging.getLogger(name), logging.getLogger(name).handlers[:], logging.getLogger(name).level,
+             logging.getLogger(name).propagate) for name in names]
+    config = log_config(log_format, "info", secrets)
+    written = io.StringIO()
+    for handler in config["handlers"].values():
+        handler.pop("stream", None)
+        handler["class"], handler["stream"] = "logging.StreamHandler", written
+    logging.config.dictConfig(config)
+    try:
+        yield written
+    finally:
+        for logger, handlers, level, propagate in kept:
+            logger.handlers[:], logger.level, logger.propagate = handlers, level, propagate
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_the_servers_log_and_access_lines_hold_none_of_its_secrets(tmp_path, monkeypatch, log_format):
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from dpdist.serve import create_app
+    from dpdist.serve._limits import Limits
+    from dpdist.serve._operations import Operations
+
+    for admin, relay, metrics, own in rounds("token", "token", "token", "token"):
+        secrets = (admin, relay, metrics)
+        app = create_app(str(tmp_path / f"{len(admin)}.sqlite"), admin_token=admin, relay_token=relay,
+                         limits=Limits(access_log="full"), operations=Operations(log_format=log_format, metrics_token=metrics))
+        access = app.state.access_log.stream = io.StringIO()
+        monkeypatch.setattr(app.state.service.store, "list", lambda: (_ for _ in ()).throw(RuntimeError(said(*secrets))))
+        with _server_logging(log_format, secrets) as logged, TestClient(app, raise_server_exceptions=False) as client:
+            for secret in (*secrets, own):
+                for form in echoes(secret):
+                    headers = {"Authorization": f"Bearer {own}", "X-Request-ID": form[:128]}
+                    client.get(f"/api/campaigns/{quote(form, safe='')}/config", headers=headers)
+                    client.put(f"/api/campaigns/c/batches/{quote(form, safe='')}", content=b"x", headers=headers)
+            assert client.get("/api/campaigns", headers={"Authorization": f"Bearer {admin}"}).status_code == 500
+        text = logged.getvalue() + access.getvalue()
+        assert "internal error on GET /api/campaigns" in text and text.count("\n") > 100, text[-2000:]
+        assert_holds_none(text, *secrets, own)
+
+
+def test_the_relays_lines_hold_none_of_its_secrets(caplog):
+    pytest.importorskip("starlette")
+    import asyncio
+
+    from dpdist.relay._forwarder import Forwarder
+    from dpdist.relay._queue import Batch
+
+    class Store:
+        def settle(self, batch_id, outcome, detail=None):
+            self.detail = detail
+            done = asyncio.get_running_loop().create_future()
+            done.set_result(None)
+            return done
+
+    for token, password in rounds("token", "password"):
+        for kind in KINDS:
+            store = Store()
+
+            async def deliver():
+                transport = httpx.MockTransport(_answering(kind, said(token, password)))
+                async with httpx.AsyncClient(base_url=f"http://relay:{quote(password, safe='')}@collector",
+                                             transport=transport) as client:
+                    forwarder = Forwarder(store, client, relay_token=token, min_batch=1, max_batch=10)
+                    await forwarder.deliver(Batch("b1", "c", 1, b"x"))
+
+            with caplog.at_level("INFO", logger="dpdist.relay"):
+                asyncio.run(deliver())
+            lines = [record.getMessage() for record in caplog.records if record.name == "dpdist.relay"]
+            assert lines or store.detail, kind
+            assert_holds_none("\n".join(lines) + str(getattr(store, "detail", "")), token, password)
+            caplog.clear()

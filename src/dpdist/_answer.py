@@ -2,9 +2,10 @@
 
 Every answer a client reads (:class:`dpdist.client.Client`'s admin and device calls, ``issuer_of``, ``dpdist issuer
 ...``) goes through :func:`answer_document`.  A success that is not the object dpdist serves - a proxy's or captive
-portal's page, another server, an older dpdist - ended in ``KeyError``/``JSONDecodeError`` ("internal error ... a bug
-of dpdist") or was printed as if it were the answer; it is now a :class:`ServiceRefusedError` (code
-``unexpected_answer``) naming the request, the status, the content type and the start of the body (masked).
+portal's page, another server, an older dpdist - is a :class:`ServiceRefusedError` (code ``unexpected_answer``) naming
+the request, what is wrong with it, its status, host and size (:func:`refusal_shown`: never its text).  A refusal is
+shown by :func:`refusal_shown` too: a dpdist refusal as its code and its detail (masked, escaped, cut), any other
+answer as ``status N from HOST (not a dpdist answer, N bytes)``.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ._shown import kind_of, secrets_of, shown
+from ._codes import CODES
+from ._json import loads_within
+from ._shown import secrets_of, shown
 from .errors import ServiceRefusedError
 
-__all__ = ["answer_document", "problem_of", "UNEXPECTED", "NULL", "Maybe", "Checked"]
+__all__ = ["answer_document", "refusal_shown", "problem_of", "UNEXPECTED", "NULL", "Maybe", "Checked"]
 
 #: the "type" of a JSON null (``{"estimate": (dict, NULL)}``)
 NULL = type(None)
@@ -38,8 +41,6 @@ class Checked:
         self.wanted, self.check = wanted, check
 
 
-#: the bytes of a body whose start a refusal shows are read from (120 characters shown; a body may be 128 MiB)
-_EXCERPT_BYTES = 16 << 10
 #: the ``code`` of the error of an answer that is not a dpdist service's
 UNEXPECTED = "unexpected_answer"
 
@@ -73,8 +74,8 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
     Raises
     ------
     ServiceRefusedError
-        ``"The answer to GET http://h/api/campaigns is not what a dpdist service answers (HTTP 200, text/html,
-        no 'campaigns'): '<html>...'. Is http://h the service ..."``, its ``code`` ``"unexpected_answer"``.
+        ``"The answer to GET http://h/api/campaigns is not what a dpdist service answers (not JSON): status 200 from h
+        (not a dpdist answer, 812 bytes). Is that URL ..."``, its ``code`` ``"unexpected_answer"``.
     """
     try:
         if why is not None:
@@ -91,13 +92,35 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
                 return document
         else:
             why = "not a JSON object"
-    secrets = secrets_of(response)
-    start = response.content[:_EXCERPT_BYTES].decode(response.encoding or "utf-8", "replace")  # not the whole body
-    excerpt = shown(start, secrets, 120, fold=True)
     raise ServiceRefusedError(
-        f"The answer to {method} {shown(url, secrets)} is not what {what} answers (HTTP {response.status_code}, "
-        f"{kind_of(response)}, {why}): '{excerpt}'. Is that URL {what}, not a proxy, a captive portal or another server "
-        "answering in its place?", status=response.status_code, code=UNEXPECTED)
+        f"The answer to {method} {shown(url, secrets_of(response))} is not what {what} answers ({why}): "
+        f"{_foreign(response)}. Is that URL {what}, not a proxy, a captive portal or another server answering in its "
+        "place?", status=response.status_code, code=UNEXPECTED)
+
+
+def refusal_shown(response: Any, secrets: tuple[str, ...] = (), limit: int = 2000) -> tuple[str, str]:
+    """``(code, said)``: a dpdist refusal's code and ``"code: detail"`` (the detail masked of ``secrets`` and of what
+    the request carried, escaped, cut to ``limit``), or ``("", "status N from HOST (not a dpdist answer, N bytes)")``
+    for an answer whose ``error`` is none of :data:`dpdist._codes.CODES`."""
+    try:
+        document = loads_within(response.content, 1 << 20)
+    except (ValueError, UnicodeDecodeError):
+        document = None
+    if not isinstance(document, dict) or not isinstance(document.get("error"), str) or document["error"] not in CODES:
+        return "", _foreign(response)
+    code, detail = document["error"], document.get("detail")
+    said = shown(detail, (*secrets, *secrets_of(response)), limit) if isinstance(detail, str) else ""
+    return code, f"{code}: {said}" if said.strip() else code
+
+
+def _foreign(response: Any) -> str:
+    """An answer that is not dpdist's, as it is said: its status, the host it came from and its size."""
+    try:
+        url = response.request.url
+        host = shown(f"{url.host}:{url.port}" if url.port else url.host, limit=100)
+    except RuntimeError:  # a response built without its request
+        host = "the server"
+    return f"status {response.status_code} from {host} (not a dpdist answer, {len(response.content)} bytes)"
 
 
 def _missing(document: dict, keys: tuple[str, ...] | dict[str, Any]) -> str | None:

@@ -4,7 +4,7 @@ httpx does not follow redirects unless asked, and dpdist never asks: a redirect 
 https://, a moved service, a captive portal) would take the ``Authorization: Bearer`` token to another URL.  Read as
 an answer, the redirect's empty body crashed the caller (``JSONDecodeError``) or passed for a success (``{}``).
 :func:`redirect_refusal` is the one check: the caller raises what it returns, which names the status and the
-``Location`` (its password masked) and asks for that URL instead.
+``Location`` (escaped, the process's own secrets masked: :mod:`dpdist._shown`) and asks for that URL instead.
 
 httpx reads a redirect's ``Location`` even when it does not follow it (to build ``response.next_request``), and a
 malformed one (``http:\\\\host``, a port that is no number, a control character) ended the request in
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._redact import redacted_text
-from ._shown import secrets_of, shown
+from ._redact import url_secrets
+from ._shown import masked, secrets_of, shown
 from .errors import ServiceRefusedError
 
 __all__ = ["redirect_refusal", "keep_location", "location_of", "HOOKS", "KEPT"]
@@ -65,9 +65,9 @@ def redirect_refusal(method: str, url: str, response: Any, option: str) -> Servi
     """
     if not 300 <= response.status_code < 400:
         return None
-    location = location_of(response)
-    to = f" to '{shown(location, secrets_of(response))}'" if location else " with no Location"
-    return ServiceRefusedError(redacted_text(
+    location, secrets = location_of(response), (*secrets_of(response), *url_secrets(url))
+    to = f" to '{shown(location, secrets)}'" if location else " with no Location"
+    return ServiceRefusedError(masked(
         f"The server redirected {method} {url} (HTTP {response.status_code}{to}): dpdist follows no redirect, which would "
-        f"send its token elsewhere. Give the URL it names as {option} instead."),
+        f"send its token elsewhere. Give the URL it names as {option} instead.", secrets),
         status=response.status_code, code="redirected")

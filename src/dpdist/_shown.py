@@ -1,242 +1,103 @@
-"""Text a server sent, as dpdist shows it in a line: masked, escaped and cut.
+"""Text from outside as dpdist shows it in a line: the process's own secrets masked, control characters escaped, cut.
 
-A refusal's detail, a success's body, a content type or a ``Location`` come from whoever answered - dpdist, or a
-proxy, a captive portal, an echo server that repeats the request it got.  :func:`shown` is the one way such text
-enters a message: control characters (ESC, BEL, newlines, bidi overrides) are escaped as ``\\x1b`` so a line stays a
-line and cannot clear or retitle a terminal; the credential the request carried (:func:`secrets_of`), any
-``Bearer``/``Basic`` credential, any ``token=``/``*_token:`` value, any ``password:`` or ``Authorization:`` value
-are replaced by ``***`` (:func:`masked`), as are URLs' passwords (:func:`dpdist._redact.redacted_text`); the text
-is cut.  ``fold=True`` also folds its whitespace runs into one space (a refusal's detail, a body's start), once masked:
-a tab or NBSP inside a credential is masked with it, which folding first made a space that ended it (attack120 F2).
+dpdist does not search a server's text for what looks like a credential: it masks the secrets it holds (the tokens
+it sent, its URLs' passwords: :func:`secrets_of`, :func:`dpdist._redact.url_secrets`) wherever the text repeats them,
+as sent, each character as itself or percent-encoded (either case), JSON- or Python-escaped, an HTML character
+reference or a space as ``+``, and their base64 (standard or URL-safe, at any offset) spelt those ways too.  Control
+characters (ESC, newlines, bidi overrides) are then escaped as ``\\x1b``, so a line stays a line, and the text is cut.
+The JavaScript and Java clients' ``shown`` do the same (``clients/js/test/fixtures/shown.json``).
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from typing import Any
 
-from ._redact import MASK, redacted_text
+from ._redact import MASK, url_secrets
 
-__all__ = ["shown", "masked", "secrets_of", "credentials_in", "kind_of"]
+__all__ = ["shown", "masked", "secret_forms", "secrets_of", "credentials_in", "kind_of", "SHORTEST_SECRET", "MASK"]
 
-#: whitespace, or its escaped form (a server's raw text may hold a ``\\t`` as two characters: attack117 F3,
-#: ``Authorization:\\tBearer x``; :func:`shown` masks before it escapes): ``\\t``, ``\\n``, ``\\r``, ``\\x0b``... of Python's whitespace
-_WS = r"(?:\s|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
-#: what ends an unquoted value: an ASCII space, a line break (``\\n``, ``\\r``) or an escaped whitespace; not a tab,
-#: NEL, U+2028, NBSP or any other whitespace inside it (attack119 F2: ``token=a\\tS`` showed ``\\tS``), which is
-#: masked with it
-_END_WS = r"(?:[ \n\r]|\\[tnr]|\\x(?:0[bc]|1[c-f]|85|a0)|\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
-#: just after whitespace's escaped form (``\\tBearer``: the ``t`` before ``Bearer`` does not make it a word's end)
-_AFTER_WS = r"(?<=\\[tnr])|(?<=\\x(?:0[bc]|1[c-f]|85|a0))|(?<=\\u(?:1680|200[0-9a]|202[89f]|205f|3000))"
-#: a credential after its HTTP authentication scheme (``Authorization: Bearer <token>``, ``Basic <base64>``), quoted
-#: or not (``Bearer "..."``, ``Bearer \\"...\\"`` in a JSON string: attack116 F3), up to a space, a line break (or
-#: an escaped whitespace: :data:`_END_WS`; it starts at no whitespace), a quote (or ``\\"``) or the end, whatever its
-#: characters (``Bearer a;SECRET``: attack117 F5), when at least 6 characters long; not a placeholder
-#: (``Bearer <token>``)
-_CREDENTIAL = re.compile(rf"(?P<head>(?:(?<![A-Za-z0-9])|{_AFTER_WS})(?:Bearer|Basic){_WS}+(?:\\*['\"])?)"
-                         rf"(?P<value>(?!<)(?!\s)(?=(?:(?!{_END_WS})(?:[^ \n\r'\"\\]|\\(?!['\"]))){{6}})"
-                         rf"(?:(?!{_END_WS})(?:[^ \n\r'\"\\]|\\(?!['\"])))+)", re.IGNORECASE)
-#: what ends a named value: ``&``, an ASCII space, a line break (``\\n``, ``\\r``; not a tab, NEL or other whitespace:
-#: attack119 F2), a quote, ``#``, ``,``, ``;``, ``<``, ``>``; not a ``\\`` (an escaped
-#: character shown as ``\\x1b``) but one before a quote (``\\"`` ends a JSON string inside a JSON string)
-_VALUE = r"(?!\s)[^& \n\r'\"#,;<>]*[^& \n\r'\"#,;<>\\]"
-#: a named value, quoted or not: after ``\\"`` (a JSON string inside a JSON string) up to the next ``"``; after ``"``
-#: up to its closing quote, an escaped ``\\"`` included (``"password": "a\\"b"``, ``token="a b"``: attack117 F4);
-#: after ``'`` up to the next ``'``; else up to what ends a value (:data:`_VALUE`)
-_QUOTED_VALUE = (r"(?<=\\\")[^\"]*[^\"\\]|(?<=\")(?:\\[\s\S]|[^\"\\])+|(?<=')[^']*[^'\\]"
-                 rf"|(?<!['\"]){_VALUE}")
-#: a named token's value led by ``<``, ``;`` or ``,`` (``token=<S>``, ``token=;S``: attack118 F4), read as a password
-#: parameter's is: up to ``&``, a space, a line break, a quote or ``#`` (and not a last ``\\``)
-_LED_VALUE = r"(?<!['\"])[<;,](?:[^& \n\r'\"#]*[^& \n\r'\"#\\])?"
-#: a value named as a token: ``?token=...``, ``&admin_token=...``, ``token = ...``, ``token="..."`` (PrivateToken's), a
-#: JSON key's ``"submit_token": "..."`` (or ``\\"submit_token\\": \\"...\\"`` in a JSON string), a header's
-#: ``X-Submit-Token: ...`` (a ``_`` or ``-`` before ``token``: attack116 F3; a letter or digit, camelCase
-#: ``submitToken: ...``: attack118 F4), or ``Token: ...`` after no letter, digit, space, ``_`` or ``-`` (a line's or
-#: the text's start, an escaped ``\\n``, a quote: attack117 F5; ``(``, ESC, an RLO: attack118); not prose (``bad token: expired``).  The name is read from the start of its run (``_``
-#: or ``-`` before it as well as a letter): a run of ``_`` is read once, not from each of its characters
-_TOKEN_VALUE = re.compile(r"(?P<head>(?:(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*token"
-                          r"(?:\s*=\s*|\\*['\"]\s*:\s*|(?<=[A-Za-z0-9_-]token)\s*:\s*)"
-                          rf"|(?:(?<![A-Za-z0-9 _-])|{_AFTER_WS})token\s*:\s*)(?:\\*['\"])?)"
-                          rf"(?P<value>{_QUOTED_VALUE}|{_LED_VALUE})", re.IGNORECASE)
-#: a password named with a ``:`` (attack116 F3), its name with a prefix or not (``DB_PASSWORD: x``, ``"db_password":
-#: "x"``: attack117 F5): ``password: ...``, ``"password": "..."`` (a quoted value whole, up to its closing quote)
-_NAMED_SECRET = re.compile(r"(?P<head>(?<![A-Za-z0-9_-])[A-Za-z0-9_-]*password(?:\\*['\"])?\s*:\s*(?:\\*['\"])?)"
-                           rf"(?P<value>{_QUOTED_VALUE})", re.IGNORECASE)
-#: an authentication scheme's word (a token68 name: ``NTLM``, ``Digest``, ``PrivateToken``) and the whitespace after it
-_SCHEME_WORD = rf"(?:[A-Za-z0-9!#$%&*+.^_`|~-]+{_WS}+)"
-#: what is not a credential after ``Authorization:``: a placeholder (``Bearer <token>``), or one word of prose alone
-#: (``Authorization: required``)
-_NOT_CREDENTIAL = (rf"(?!{_SCHEME_WORD}?<)(?!(?:required|missing|invalid|expired|denied|failed|none|null)"
-                   r"(?:[.,;!?'\"\\]|(?![\s\S])))")
-#: an ``Authorization`` or ``Proxy-Authorization`` value, any scheme (attack117 F3: ``NTLM``, Digest's ``username="a",
-#: response="..."``): one scheme word kept, the whole credential after it masked, to the value's end: its closing
-#: quote when quoted (after ``"``, an escaped ``\\"`` included; after ``\\"`` the next ``"``), else the line's end (a
-#: newline, or its escaped ``\\n`` / ``\\r``).  Unquoted, a quoted segment ``"..."`` runs to its closing quote across
-#: line breaks (an unclosed one to the end), and a line break followed by a space or tab (obsolete line folding)
-#: continues the value (attack119 F3).  The kept part is the group of the alternative that matched.
-_AUTHORIZATION = re.compile(
-    rf"(?P<head>(?:(?<![A-Za-z0-9_-])|{_AFTER_WS})(?:proxy-)?authorization(?:\\*['\"])?{_WS}*[:=]{_WS}*)"
-    rf"(?:(?P<double>\"{_WS}*{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})(?:\\[\s\S]|[^\"\\])+"
-    rf"|(?P<escaped>\\+\"{_WS}*{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})[^\"]*[^\"\\]"
-    rf"|(?P<single>'{_WS}*{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})[^']*[^'\\]"
-    rf"|(?!\\*['\"])(?P<plain>{_NOT_CREDENTIAL}{_SCHEME_WORD}?)(?!{_WS})"
-    r"(?:\"(?:\\[\s\S]|[^\"\\])*\"?|[^\\\n\r\"]|\\(?![nr])|(?:\r\n?|\n)(?=[ \t]))+)", re.IGNORECASE)
-#: ``/\\user:password@host`` (or ``\\/``, ``\\\\``): WHATWG URL parsers (browsers) read a ``\\`` as a ``/``, so this is
-#: userinfo too, which :func:`dpdist._redact.redacted_text` (``//`` only) leaves; without an ``@`` after the ``:``, the
-#: rest of the word is matched and shown as it is (read once: no later ``//user:`` of the word has an ``@`` either)
-_BACKSLASHED_USERINFO = re.compile(r"(?P<head>[/\\][/\\][^\s/\\:@]*):(?:(?P<value>[^\s@]*)@|[^\s@]*)")
-#: the scheme of :data:`_CREDENTIAL`, read with its case-insensitive matching (only ``b`` and ``B`` fold to ``b``; the
-#: rest as that pattern reads it: ``BAſIC``), for :func:`_may_hold`
-_SCHEME_NAME = re.compile(r"[bB](?i:earer|asic)")
-#: the shortest credential masked wherever it appears (a shorter one would mask common words)
-_SHORTEST_SECRET = 6
-#: a word of a text folded into one line (:func:`shown`'s ``fold``): a run of what is not whitespace to ``str.split``
-_WORD = re.compile(r"\S+")
-#: the characters read past a cut: a credential or URL password that starts before it is masked whole if it ends
-#: within them (a longer one's start is masked by its pattern's head, or shown cut)
-_ROOM = 4096
-#: of a text :func:`shown` folds, the most characters read before masking: this many times what is shown and its room
-#: (whitespace takes no room once folded, but is masked: a detail of 1 MiB of tabs took 0.3 s to mask whole)
-_FOLDED_READ = 8
+#: the shortest secret masked wherever it appears (a shorter one would mask common words)
+SHORTEST_SECRET = 4
+_NAMED = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
 
 
-def secrets_of(response: Any) -> tuple[str, ...]:
-    """The credential the request of ``response`` carried (its ``Authorization`` header's, without the scheme; a
-    ``PrivateToken token="..."``'s token too), to be masked in whatever the answer repeats; () without one."""
-    try:
-        value = response.request.headers.get("Authorization", "")
-    except RuntimeError:  # a response built without its request
-        return ()
-    return credentials_in(value)
+def _hex(number: int, width: int) -> str:  # a pattern of ``number`` in hexadecimal, either case
+    return "".join(f"[{digit}{digit.upper()}]" if digit.isalpha() else digit for digit in f"{number:0{width}x}")
 
 
-def credentials_in(value: str) -> tuple[str, ...]:
-    """The credential an ``Authorization`` header's ``value`` carries (:func:`secrets_of`), longest first: what a
-    request sent, to be masked wherever a text repeats it."""
-    scheme, _, credential = value.strip().partition(" ")
-    credential = credential.strip()
-    if "token=" not in credential and scheme.lower() != "basic":  # the usual Bearer credential: itself alone (every
-        return (credential,) if len(credential) >= _SHORTEST_SECRET else ()  # access line reads it: 2.6 -> 0.9 us)
-    found = [credential, *re.findall(r"token=\"?([^\",\s]+)", credential)]
-    if scheme.lower() == "basic":  # user:password in base64: the password may be echoed decoded too (attack67 F14)
-        try:
-            user_password = base64.b64decode(credential, validate=True).decode("utf-8")
-        except ValueError:  # not base64 (binascii.Error), or not UTF-8
-            user_password = ""
-        found += [user_password, user_password.partition(":")[2]] if ":" in user_password else []
-    return tuple(sorted({part for part in found if len(part) >= _SHORTEST_SECRET}, key=len, reverse=True))
+def _spelling(character: str) -> str:
+    """A pattern of ``character`` as itself or in each form a text may escape it in."""
+    code = ord(character)
+    forms = [re.escape(character), "".join("%" + _hex(byte, 2) for byte in character.encode()),
+             rf"&#0{{0,3}}{code};", rf"&#[xX]0{{0,3}}{_hex(code, 1)};", re.escape(_NAMED.get(character, character))]
+    high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + (code & 0x3FF)  # JSON's surrogate pair (and Python's \U)
+    forms += [r"\\u" + _hex(code, 4)] if code < 0x10000 else [rf"\\u{_hex(high, 4)}\\u{_hex(low, 4)}", r"\\U" + _hex(code, 8)]
+    forms += [r"\\x" + _hex(code, 2)] if code < 0x100 else []
+    forms += [re.escape("\\" + character)] if character in "\"'\\/" else []
+    forms += [r"\+"] if character == " " else []
+    return "(?:" + "|".join(dict.fromkeys(forms)) + ")"
 
 
-def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200, *, fold: bool = False) -> str:
-    """``text`` as one line to show: ``secrets`` and any credential masked, then (``fold``) its whitespace folded, then
-    control characters escaped, cut.
+@functools.lru_cache(maxsize=1024)
+def secret_forms(secret: str) -> tuple[str, ...]:
+    """``secret`` and its base64 at each offset in a longer text, standard and URL-safe (what its bytes alone decide,
+    and with the last character a text ending with it has): those of :data:`SHORTEST_SECRET` characters or more."""
+    data, forms = secret.encode(), [secret]
+    for offset in range(3 if len(secret) >= SHORTEST_SECRET else 0):
+        encoded = base64.b64encode(bytes(offset) + data).decode().rstrip("=")
+        start = -(-8 * offset // 6)
+        for form in (encoded[start: 8 * (offset + len(data)) // 6], encoded[start:]):
+            forms += [form, form.replace("+", "-").replace("/", "_")]
+    return tuple(form for form in dict.fromkeys(forms) if len(form) >= SHORTEST_SECRET)
 
-    Parameters
-    ----------
-    text : str
-        What a server sent (a body's start, a header's value, a refusal's detail).
-    secrets : tuple of str
-        The caller's own credentials (:func:`secrets_of`), replaced by ``***`` wherever they appear.
-    limit : int or None
-        The most characters shown (``...`` marks a cut); None: all.
-    fold : bool
-        Whether each run of whitespace (tabs, line breaks, NBSP...) is shown as one space, none at either end, as
-        ``" ".join(text.split())`` (a refusal's detail on one line); after masking, so that whitespace a credential
-        holds is masked with it (``token=a\\tb`` reads ``token=***``; folded first it read ``token=*** b``, attack120
-        F2); the cut counts the folded text's characters (of at most 8 x ``limit + 4096`` read).
 
-    Returns
-    -------
-    str
-        ``'x\\x1b[2J Bearer ***'`` for ``'x\\x1b[2J Bearer admin-token'``.
-    """
-    for secret in secrets:  # in the whole text (linear): a copy the cut below crossed would show its head (attack75 A)
-        text = text.replace(secret, MASK)
-    if limit is not None:  # only what can be shown is escaped (a body of 120 MB took 15 s whole), with room for a
-        # credential that starts before the cut (its patterns mask a cut one from its head)
-        text = _folded_start(text, limit + _ROOM) if fold else text[: limit + _ROOM]
-    text = masked(text)  # the raw text, before escaping (attack118 F1, F2: an escaped ``\\t`` or ``\\x1b`` read as a
-    # value or as a word's end); escaping after it leaves a ``***`` whole and a line one line
-    if fold:  # once masked (attack120 F2); a credential holding whitespace, echoed with other whitespace, folded too
-        text = _folded_secrets_masked(" ".join(text.split()), secrets)
+@functools.lru_cache(maxsize=256)
+def _pattern(secrets: tuple[str, ...]) -> tuple[re.Pattern | None, int]:
+    """One pattern of every form of ``secrets``, the longest first (then in code order), and the longest form's length."""
+    forms = sorted({form for secret in secrets for form in secret_forms(secret)}, key=lambda form: (-len(form), form))
+    first = re.escape("".join({form[0] for form in forms}) + "%&\\+")  # what a form starts with, spelt any way
+    spelt = "|".join("".join(map(_spelling, form)) for form in forms)
+    return (re.compile(f"(?=[{first}])(?:{spelt})"), len(forms[0])) if forms else (None, 0)
+
+
+def masked(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with every form of ``secrets`` read ``***`` (nothing escaped or cut)."""
+    pattern = _pattern(tuple(secrets))[0]
+    return text if pattern is None else pattern.sub(MASK, text)
+
+
+def shown(text: str, secrets: tuple[str, ...] = (), limit: int | None = 200) -> str:
+    """``text`` (a server's) as one line: ``secrets`` (the process's own: :func:`secrets_of`) masked in every form,
+    control characters escaped, cut to ``limit`` characters (``...`` marks a cut; None: all).  ``'x\\x1b[2J token=***'``
+    for ``'x\\x1b[2J token=admin-token'`` with that token among ``secrets``."""
+    pattern, longest = _pattern(tuple(secrets))
+    read = len(text) if limit is None else 16 * (limit + 13 * longest) + 4096  # (a form is 13 characters a character)
+    if pattern is not None:  # a form cut at the end of what is read is left out, not shown in part
+        text = pattern.sub(MASK, text[:read])[: None if len(text) <= read else -13 * longest or None]
     if not text.isprintable():  # (one pass in C over a text with nothing to escape, the usual one)
         text = "".join(character if character.isprintable() else repr(character)[1:-1] for character in text)
+        text = text if pattern is None else pattern.sub(MASK, text)  # a secret that its escaping spells
     return text if limit is None or len(text) <= limit else text[:limit] + "..."
 
 
-def _folded_start(text: str, length: int) -> str:
-    """The start of ``text`` that folds into ``length`` characters (its words joined by one space), all of it if it
-    folds into fewer, within its first :data:`_FOLDED_READ` x ``length`` characters: what :func:`shown` masks of a text
-    it folds (a run of whitespace takes no room, up to that bound)."""
-    if len(text) <= length:
-        return text
-    joined = -1  # the length of the words read so far, joined
-    for word in _WORD.finditer(text, 0, _FOLDED_READ * length):
-        joined += 1 + word.end() - word.start()
-        if joined >= length:
-            return text[: word.end() - (joined - length)]
-    return text[: _FOLDED_READ * length]
+def credentials_in(value: str) -> tuple[str, ...]:
+    """The credential an ``Authorization`` header's ``value`` carries (after its scheme; a ``PrivateToken``'s token)."""
+    credential = value.strip().partition(" ")[2].strip()
+    return tuple(part for part in (credential, *re.findall(r"token=\"?([^\",\s]+)", credential)) if len(part) >= SHORTEST_SECRET)
 
 
-def _folded_secrets_masked(text: str, secrets: tuple[str, ...]) -> str:
-    """``text`` (folded) with each of ``secrets`` that holds whitespace masked in its folded form too (echoed with a tab
-    for its space, it reads so once folded), when that is :data:`_SHORTEST_SECRET` characters long at least."""
-    for secret in secrets:
-        folded = " ".join(secret.split())
-        if secret.split() != [secret] and len(folded) >= _SHORTEST_SECRET:  # it holds whitespace
-            text = text.replace(folded, MASK)
-    return text
-
-
-def masked(text: str) -> str:
-    """``text`` with every credential :func:`shown` masks read ``***`` (URLs' passwords, ``Bearer``/``Basic``
-    credentials, named tokens, passwords and ``Authorization`` values), nothing escaped or cut: what a line dpdist logs
-    of a requester's own text (a path) goes through before it is escaped its own way.
-
-    Parameters
-    ----------
-    text : str
-        The text to mask.
-
-    Returns
-    -------
-    str
-        ``text``, its credentials masked.
-    """
-    return _masked_all(text) if _may_hold(text) else text  # most texts hold none (an access line's path: 10 -> 2 us)
-
-
-def _masked_all(text: str) -> str:
-    """:func:`masked`, every pattern tried."""
-    text = _CREDENTIAL.sub(lambda match: f"{match.group('head')}{MASK}", redacted_text(text))
-    if "=" in text or ":" in text:  # every match of _TOKEN_VALUE holds one (as redacted_text's patterns)
-        text = _TOKEN_VALUE.sub(lambda match: f"{match.group('head')}{MASK}", text)
-    if ":" in text and ("/" in text or "\\" in text):  # and of _BACKSLASHED_USERINFO
-        text = _BACKSLASHED_USERINFO.sub(lambda match: f"{match.group('head')}:{MASK}@" if match.group("value") is not None
-                                         else match.group(0), text)
-    if ":" in text:  # and of _NAMED_SECRET
-        text = _NAMED_SECRET.sub(lambda match: f"{match.group('head')}{MASK}", text)
-    if ":" in text or "=" in text:  # and of _AUTHORIZATION
-        text = _AUTHORIZATION.sub(_masked_authorization, text)
-    return text
-
-
-def _may_hold(text: str) -> bool:
-    """Whether ``text`` may hold what :func:`masked` masks: every match of its patterns (and of
-    :func:`dpdist._redact.redacted_text`'s) holds ``=``, ``:``, ``%``, ``//``, a fullwidth slash or a ``Bearer``/``Basic``
-    scheme."""
-    return ("=" in text or ":" in text or "%" in text or "//" in text or "\uff0f" in text
-            or _SCHEME_NAME.search(text) is not None)
-
-
-def _masked_authorization(match: re.Match) -> str:
-    """A match of :data:`_AUTHORIZATION`: its name, quote and scheme kept, its credential ``***``."""
-    kept = next(part for part in match.group("double", "escaped", "single", "plain") if part is not None)
-    return f"{match.group('head')}{kept}{MASK}"
+def secrets_of(response: Any) -> tuple[str, ...]:
+    """The secrets the request of ``response`` carried (its credential, its URL's passwords); () without its request."""
+    try:
+        request = response.request
+    except RuntimeError:
+        return ()
+    return credentials_in(request.headers.get("Authorization", "")) + url_secrets(str(request.url))
 
 
 def kind_of(response: Any) -> str:
     """The content type of ``response`` as shown (without parameters): ``text/html``, or ``no content type``."""
-    kind = response.headers.get("Content-Type", "").split(";")[0].strip()
-    return shown(kind, secrets_of(response), 60) or "no content type"
+    return shown(response.headers.get("Content-Type", "").split(";")[0].strip(), secrets_of(response), 60) or "no content type"

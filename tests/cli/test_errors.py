@@ -290,11 +290,3 @@ def test_a_parquet_column_of_booleans_or_timestamps_is_not_read_as_numbers(files
     status = main([name, "typed.parquet", "--column", column, *options])
     err = capsys.readouterr().err
     assert status == 2 and f"The column {column!r} of 'typed.parquet' must hold numbers. Got Arrow type" in err, err
-
-
-def test_an_error_is_masked_before_it_is_folded_into_one_line():
-    # attack120 F2: folded first, a tab or NBSP inside a password became a space that ended it (password=*** WORD)
-    from dpdist.cli._errors import user_message
-
-    error = InvalidParameterError("cannot read 'x?password=PW\tWORD&sslpassword=S\u00a0P' at\n  line 2")
-    assert user_message(error, []) == "cannot read 'x?password=***&sslpassword=***' at line 2"

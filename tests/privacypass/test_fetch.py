@@ -3,6 +3,7 @@ tests/privacypass/test_privacypass.py); the stub issuer listens on 127.0.0.1 and
 
 from __future__ import annotations
 
+import base64
 import gzip
 import http.server
 import json
@@ -29,13 +30,13 @@ def test_an_issuer_url_with_a_password_is_refused_the_credential_would_not_be_se
 CREDENTIAL = "UuGS31Fsim0VeEikJVUta0bXDckpHLp51Iq8CryPhl4"
 
 
-#: a detail whose credentials hold a tab, NBSP, U+2028 and U+3000 (attack120 F2)
-TABBED = "a token=ABCDEFG\tHIJ b password=PW\u00a0WORD c Bearer SECRETQ\u2028MORE d submitToken=ABC\u3000DEF"
+#: the device's credential as an issuer's refusal may echo it: percent-encoded, in base64
+ENCODED = f"{CREDENTIAL[:5]}%{ord(CREDENTIAL[5]):02X}{CREDENTIAL[6:]} {base64.b64encode(CREDENTIAL.encode()).decode()}"
 
 
 class _Hostile(http.server.BaseHTTPRequestHandler):
-    """Answers the token request as ``mode`` says: a refusal echoing the credential with ESC/BEL, one whose credentials
-    hold whitespace, a gzip bomb, a redirect without Location, a head trickled one byte every 0.2 s (for at most 20 s),
+    """Answers the token request as ``mode`` says: a refusal echoing the credential with ESC/BEL, one that is no dpdist
+    refusal, a gzip bomb, a redirect without Location, a head trickled one byte every 0.2 s (for at most 20 s),
     a 200 of the wrong length."""
     timeout = 30
     mode = "echo"
@@ -53,9 +54,10 @@ class _Hostile(http.server.BaseHTTPRequestHandler):
             return
         status, headers, body = {
             "echo": (403, {"Content-Type": "application/json"}, json.dumps(
-                {"error": "x\u001b]0;PWNED\u0007", "detail": "\u001b[2J\u001b[31mred\nline2 Bearer "
-                 f"{CREDENTIAL} and bare {CREDENTIAL}"}).encode()),
-            "tabbed": (400, {"Content-Type": "application/json"}, json.dumps({"error": "bad_x", "detail": TABBED}).encode()),
+                {"error": "exhausted", "detail": "\u001b[2J\u001b[31mred\nline2 Bearer "
+                 f"{CREDENTIAL} and bare {CREDENTIAL}, {ENCODED}"}).encode()),
+            "foreign": (400, {"Content-Type": "application/json"}, json.dumps(
+                {"error": "x\u001b]0;PWNED\u0007", "detail": f"Bearer {CREDENTIAL}"}).encode()),
             "bomb": (200, {"Content-Type": "application/private-token-response", "Content-Encoding": "gzip"},
                      gzip.compress(bytes(8 << 20), mtime=0)),
             "redirect": (302, {}, b""),
@@ -96,16 +98,18 @@ def test_a_refusal_echoing_the_credential_is_shown_masked_escaped_and_in_one_lin
         _fetch(hostile, campaign_key)
     message = str(error.value)
     assert CREDENTIAL not in message and "\x1b" not in message and "\x07" not in message and "\n" not in message
-    assert "The issuer refused the token request POST" in message and "(HTTP 403 x\\x1b]0;PWNED\\x07)" in message, message
-    assert error.value.status == 403
+    assert "The issuer refused the token request POST" in message and message.endswith(
+        "(HTTP 403): exhausted: \\x1b[2J\\x1b[31mred\\nline2 Bearer *** and bare ***, *** ***=="), message
+    assert error.value.status == 403 and error.value.code == "exhausted"
 
 
-def test_a_refusal_s_detail_is_masked_before_it_is_folded_into_one_line(hostile, campaign_key):
-    # attack120 F2: folded first, the whitespace inside each credential became a space that ended it (token=*** HIJ)
-    _Hostile.mode = "tabbed"
+def test_a_refusal_that_is_no_dpdist_refusal_is_said_by_its_status_host_and_size(hostile, campaign_key):
+    _Hostile.mode = "foreign"
     with pytest.raises(ServiceRefusedError) as error:
         _fetch(hostile, campaign_key)
-    assert str(error.value).endswith("(HTTP 400 bad_x): a token=*** b password=*** c Bearer *** d submitToken=***"), str(error.value)
+    host = hostile.removeprefix("http://")
+    assert str(error.value).endswith(f"(HTTP 400): status 400 from {host} (not a dpdist answer, 98 bytes)"), str(error.value)
+    assert error.value.code == "" and "PWNED" not in str(error.value)
 
 
 def test_a_gzip_bomb_is_refused_after_a_bounded_read(hostile, campaign_key):
@@ -152,4 +156,4 @@ def test_the_async_fetch_reads_as_the_sync_one(hostile, campaign_key, mode):
         asyncio.run(fetch_token_async(hostile, "k1", CREDENTIAL, challenge, token_key, retries=0, timeout=1.0))
     message = str(error.value)
     assert CREDENTIAL not in message and "\x1b" not in message
-    assert {"slowhead": "was not whole 1 s", "echo": "(HTTP 403 x\\x1b", "bomb": "larger than dpdist reads"}[mode] in message
+    assert {"slowhead": "was not whole 1 s", "echo": "(HTTP 403): exhausted: \\x1b", "bomb": "larger than dpdist reads"}[mode] in message

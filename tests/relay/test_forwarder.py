@@ -5,6 +5,7 @@ whole batch of reports)."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 from concurrent.futures import Future
 
@@ -152,11 +153,11 @@ class _Trickle(httpx.AsyncByteStream):
 
 
 def test_a_refusal_is_logged_and_kept_as_one_line_without_the_relays_token_or_control_characters(caplog):
-    body = {"error": "x\x1b]0;PWNED\x07", "detail": f"\x1b[2J\x1b[31mred\nINFO: fake line {_TOKEN} Bearer {_TOKEN[::-1]}"}
+    encoded = base64.b64encode(f"relay:{_TOKEN}".encode()).decode()
+    body = {"error": "campaign_not_open", "detail": f"\x1b[2J\x1b[31mred\nINFO: fake line {_TOKEN} Basic {encoded}"}
 
     def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(400, content=json.dumps(body, ensure_ascii=False).replace("\\u001b", "\x1b")
-                              .replace("\\u0007", "\x07").replace("\\n", "\n").encode())  # raw, as the attack sent
+        return httpx.Response(400, content=json.dumps(body).encode())
 
     store = _DetailStore()
     with caplog.at_level("WARNING", logger="dpdist.relay"):
@@ -165,9 +166,18 @@ def test_a_refusal_is_logged_and_kept_as_one_line_without_the_relays_token_or_co
     (record,) = [record for record in caplog.records if "refused batch" in record.getMessage()]
     for text in (record.getMessage(), store.details[0]):
         assert text is not None
-        assert _TOKEN not in text and _TOKEN[::-1] not in text, text
+        assert _TOKEN not in text and encoded not in text, text
         assert not any(character in text for character in "\x1b\x07\n\r"), text
-        assert "\\x1b]0;PWNED\\x07" in text and "\\nINFO: fake line ***" in text, text
+        assert "400 campaign_not_open: \\x1b[2J\\x1b[31mred\\nINFO: fake line *** Basic " in text, text
+
+
+def test_a_refusal_that_is_no_dpdist_refusal_is_logged_by_its_status_and_size():
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(400, content=f"<html>\x1b]0;PWNED\x07 {_TOKEN}</html>".encode())
+
+    store = _DetailStore()
+    settled, _ = _deliver_to(handler, store)
+    assert settled is True and store.details[0] == "400 status 400 from collector (not a dpdist answer, 46 bytes)"
 
 
 @pytest.mark.parametrize("answer", ["bomb", "slow head"])

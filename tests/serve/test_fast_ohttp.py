@@ -10,8 +10,8 @@ and the access line of the outer request carries the outer request's id on both 
 
 from __future__ import annotations
 
+import io as stdio
 import json
-import logging
 import re
 
 import numpy as np
@@ -22,7 +22,6 @@ pytest.importorskip("pyhpke")
 from dpdist import io, local  # noqa: E402
 from dpdist.relay import _bhttp, _ohttp  # noqa: E402
 from dpdist.serve._fast_ohttp import GatewayFastPath  # noqa: E402
-from dpdist.serve._logs import REQUEST_ID  # noqa: E402
 from serve_support import ADMIN_TOKEN, fast_path_client  # noqa: E402
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
@@ -149,38 +148,31 @@ def test_both_paths_are_counted_alike_in_the_metrics(served):
     assert "dpdist_requests_in_flight 1.0" in text  # the scrape itself: nothing else left in flight
 
 
-def _access_lines(client, send) -> list[tuple[str, str | None]]:
-    """The access lines (text format) written while ``send()`` runs, each with the request id of its record."""
-    lines = []
-
-    class Seen(logging.Handler):
-        def emit(self, record):
-            lines.append((record.getMessage(), REQUEST_ID.get()))
-
-    access, seen = logging.getLogger("uvicorn.access"), Seen()
-    access.addHandler(seen)
-    level = access.level
-    access.setLevel(logging.INFO)
+def _access_lines(client, send) -> list[tuple[str, str]]:
+    """The access lines (text format) written while ``send()`` runs, each without its duration, and its request id."""
+    access = client.app.state.access_log
+    access.flush()  # the lines of the requests before
+    kept, access.stream = access.stream, stdio.StringIO()
     try:
         send()
+        access.flush()  # (the lines kept: written within half a second)
     finally:
-        access.removeHandler(seen)
-        access.setLevel(level)
-    return lines
+        written, access.stream = access.stream.getvalue(), kept
+    return [re.fullmatch(r"INFO:     (.*) [0-9.]+ms (\S+)", line).groups() for line in written.splitlines()]
 
 
 def test_a_gateway_request_is_one_access_line_naming_its_inner_request_on_both_paths(served):
     """The gateway request is the one request an operator sees: one access line, with the outer request's id, naming
-    the inner method, path (the batch id hidden, as a direct batch's) and status, its address ``ohttp``."""
+    the inner method, route and status, its address ``ohttp``."""
     client, config, calls = served
     ids = iter(("e" * 32, "f" * 32))
     lines = _access_lines(client, lambda: _both(client, calls, lambda: _ohttp.encapsulate_request(config, _batch(next(ids))),
                                                 {**OHTTP, "X-Request-ID": "outer-probe"}))
-    line = 'ohttp - "PUT /api/campaigns/fast/batches/- HTTP/1.1" 200'
+    line = 'ohttp - "PUT /api/campaigns/{campaign}/batches/{batch_id} HTTP/1.1" 200'
     assert lines == [(line, "outer-probe"), (line, "outer-probe")]
     refused = _access_lines(client, lambda: _both(client, calls, lambda: _ohttp.encapsulate_request(
         config, _batch("9" * 32, token="nope")), {**OHTTP, "X-Request-ID": "outer-probe"}))
-    assert [message for message, _ in refused] == ['ohttp - "PUT /api/campaigns/fast/batches/- HTTP/1.1" 401'] * 2
+    assert [message for message, _ in refused] == ['ohttp - "PUT /api/campaigns/{campaign}/batches/{batch_id} HTTP/1.1" 401'] * 2
     malformed = _access_lines(client, lambda: _both(client, calls, lambda: _ohttp.encapsulate_request(config, b"\x00\x03PUT")))
     assert [message for message, _ in malformed] == ['ohttp - "POST /ohttp/gateway HTTP/1.1" 400'] * 2
     unopened = _access_lines(client, lambda: _both(client, calls, lambda: (b"\x00" * 10, None)))
@@ -224,14 +216,14 @@ def test_a_config_asked_through_the_gateway_is_no_request_of_its_own(served):
     (outer, context), = answers
     inner = _bhttp.decode_response(context.open_response(outer.content))
     assert inner.status == 200 and dict(inner.headers)[b"x-request-id"] == b"outer-probe" and b'"campaign":"fast"' in inner.content
-    assert lines == [('ohttp - "GET /api/campaigns/fast/config HTTP/1.1" 200', "outer-probe")]
+    assert lines == [('ohttp - "GET /api/campaigns/{campaign}/config HTTP/1.1" 200', "outer-probe")]
     text = client.get("/metrics", headers=ADMIN).text
     assert "/config" not in text and "dpdist_requests_in_flight 1.0" in text
 
 
-def test_the_credential_an_inner_request_carried_is_masked_in_its_line(served):
-    """attack121 F2: an inner request's own Authorization credential repeated in its path was written as sent
-    (``GET /api/campaigns/<token>/config`` with ``Bearer <token>``), where a direct request's is masked."""
+def test_the_line_of_an_inner_request_names_its_route_never_its_path(served):
+    """An inner request's path holding its own credential (``GET /api/campaigns/<token>/config`` with
+    ``Bearer <token>``) is written as its route's template."""
     client, config, _ = served
     secret = "mysecrettoken99"
     message = _bhttp.encode_request(_bhttp.Request("GET", "http", "testserver", f"/api/campaigns/{secret}/config",
@@ -242,50 +234,34 @@ def test_the_credential_an_inner_request_carried_is_masked_in_its_line(served):
         client.post("/ohttp/gateway", content=body, headers={**OHTTP, "X-Request-ID": "outer-probe"})
 
     lines = _access_lines(client, send)
-    assert lines == [('ohttp - "GET /api/campaigns/***/config HTTP/1.1" 404', "outer-probe")], lines
+    assert lines == [('ohttp - "GET /api/campaigns/{campaign}/config HTTP/1.1" 404', "outer-probe")], lines
 
 
 @pytest.mark.parametrize("mode", ["anonymous", "full"])
 def test_the_gateway_line_names_nothing_a_direct_line_would_not(mode):
     """The text and JSON access lines of a gateway request, in each ``--access-log`` mode: the inner request's method,
-    path and status, ``ohttp`` for the address (``full``: with the relay's address and the batch id, as a direct line);
+    route and status, ``ohttp`` for the address (``full``: with the relay's address and the path, as a direct line);
     a gateway request answered otherwise (a 500 while sealing) is logged as itself."""
-    from dpdist.serve._access import access_line
-    from dpdist.serve._logs import INNER, AccessLog, Inner
+    from dpdist.serve._access import AccessLog
+    from dpdist.serve._logs import INNER, Inner
 
-    path = "/api/campaigns/fast/batches/" + "5" * 32
-    scope = {"type": "http", "method": "POST", "path": "/ohttp/gateway", "http_version": "1.1",
-             "client": ("10.0.0.9", 4242), INNER: Inner("PUT", path, "/api/campaigns/{campaign}/batches/{batch_id}", 401)}
-    records = []
-
-    class Seen(logging.Handler):
-        def emit(self, record):
-            records.append(record)
-
-    loggers = [logging.getLogger("uvicorn.access"), AccessLog.logger]
-    seen, levels = Seen(), [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.addHandler(seen)
-        logger.setLevel(logging.INFO)
-    try:
-        access_line(scope, 200, mode)
-        AccessLog.write(scope, "/ohttp/gateway", 200, 0.0, full=mode == "full")
-        access_line(scope, 500, mode)
-    finally:
-        for logger, level in zip(loggers, levels):
-            logger.removeHandler(seen)
-            logger.setLevel(level)
-    text, document, failed = records
+    route, batch_id = "/api/campaigns/{campaign}/batches/{batch_id}", "5" * 32
+    scope = {"type": "http", "method": "POST", "path": "/ohttp/gateway", "http_version": "1.1", "client": ("10.0.0.9", 4242),
+             "route": None, INNER: Inner("PUT", route, 401, {"campaign": "fast", "batch_id": batch_id})}
+    text, document = (AccessLog(mode, log_format, stdio.StringIO()) for log_format in ("text", "json"))
+    text.write(scope, "/ohttp/gateway", 200, 0.0)
+    document.write(scope, "/ohttp/gateway", 200, 0.0)
+    text.write(scope, "/ohttp/gateway", 500, 0.0)
+    (line, failed), fields = [re.sub(r" [0-9.]+ms ", " ", one) for one in text.stream.getvalue().splitlines()], json.loads(document.stream.getvalue())
     if mode == "full":
-        assert text.getMessage() == f'ohttp@10.0.0.9:4242 - "PUT {path} HTTP/1.1" 401'
-        assert (document.client, document.path) == ("10.0.0.9:4242", path)
-        assert failed.getMessage() == '10.0.0.9:4242 - "POST /ohttp/gateway HTTP/1.1" 500'
+        assert line == f'INFO:     ohttp@10.0.0.9:4242 - "PUT /api/campaigns/fast/batches/{batch_id} HTTP/1.1" 401 -'
+        assert (fields["client"], fields["path"]) == ("10.0.0.9:4242", f"/api/campaigns/fast/batches/{batch_id}")
+        assert failed == 'INFO:     10.0.0.9:4242 - "POST /ohttp/gateway HTTP/1.1" 500 -'
     else:
-        assert text.getMessage() == 'ohttp - "PUT /api/campaigns/fast/batches/- HTTP/1.1" 401'
-        assert not hasattr(document, "client") and not hasattr(document, "path")
-        assert failed.getMessage() == '- - "POST /ohttp/gateway HTTP/1.1" 500'
-    assert (document.method, document.route, document.status, document.via) == (
-        "PUT", "/api/campaigns/{campaign}/batches/{batch_id}", 401, "ohttp")
+        assert line == f'INFO:     ohttp - "PUT {route} HTTP/1.1" 401 -'
+        assert "client" not in fields and "path" not in fields
+        assert failed == 'INFO:     - - "POST /ohttp/gateway HTTP/1.1" 500 -'
+    assert (fields["method"], fields["route"], fields["status"], fields["via"]) == ("PUT", route, 401, "ohttp")
 
 
 @pytest.mark.parametrize("path", ["/api/campaigns/fast/config", "/api/campaigns/fast/identity", "/api/campaigns/gone/config",

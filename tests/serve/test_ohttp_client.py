@@ -156,7 +156,7 @@ def test_a_relay_echoing_the_basic_credential_of_its_url_bare_or_decoded_has_it_
     def relay(request: httpx.Request) -> httpx.Response:
         credential = request.headers["authorization"].split()[-1]
         said = f"you sent {credential}, that is {base64.b64decode(credential).decode()}, password OHSECRET9"
-        return httpx.Response(400, json={"error": "x", "detail": said})
+        return httpx.Response(400, json={"error": "unauthorized", "detail": said})
 
     with Client("http://collector", ohttp_relay="http://u:OHSECRET9@relay/ohttp", ohttp_keys=_ohttp.encode_key_list([KEY]),
                 transport=httpx.MockTransport(relay), retries=0, retry_window=0) as client:
@@ -165,4 +165,4 @@ def test_a_relay_echoing_the_basic_credential_of_its_url_bare_or_decoded_has_it_
     message = str(refused.value)
     encoded = base64.b64encode(b"u:OHSECRET9").decode()
     assert "OHSECRET9" not in message and encoded not in message, message
-    assert message.startswith("The Oblivious HTTP relay refused GET /api/campaigns/c/config: HTTP 400 x"), message
+    assert message.startswith("The Oblivious HTTP relay refused GET /api/campaigns/c/config: HTTP 400 unauthorized"), message

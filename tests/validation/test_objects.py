@@ -175,7 +175,7 @@ def test_a_base_url_refuses_a_query_or_a_fragment_and_says_why():
     ("http://h/?a=1&access_token=S3CRETa&X-Amz-Signature=S3CRETb", "'http://h/?a=***&access_token=***&X-Amz-Signature=***'"),
     ("http://127.0.0.1:9200/#S3CRETm", "'http://127.0.0.1:9200/#***'"),
     ("http://u%3AS3CRETc@127.0.0.1:9200", "'http://u%3A***@127.0.0.1:9200'"),
-    ("http://u:S3CRETe\uff20127.0.0.1:9200", "'http://u:***@127.0.0.1:9200'"),
+    ("http://u:S3CRETe\uff20127.0.0.1:9200", "'http://u:***\uff20127.0.0.1:9200'"),
 ])
 def test_a_refused_url_is_shown_without_what_may_be_a_credential(url, shown):
     rule = HttpUrl("the server's URL", no_userinfo=HttpUrl.TOKEN_SENT, base=True)

@@ -34,7 +34,7 @@ import {
 import { TokenWallet } from './tokens.js';
 import { batchAck, relayAck } from './acks.js';
 import { ACK_ANSWER_BYTES, AnswerTooLarge, MAX_ANSWER_BYTES, readAnswer, readBounded, tooManyValues } from './answer.js';
-import { secretsOf, shown, shownOneLine, shownUrl } from './shown.js';
+import { refusalShown, secretsOf, shown, shownUrl } from './shown.js';
 import { REQUEST_CONTENT_TYPE, campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
 
 /** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
@@ -832,6 +832,11 @@ export class Client {
     return { batch_id: batchId, relayed: acks.length, duplicates: acks.filter((ack) => ack.duplicate).length };
   }
 
+  /** The secrets this client holds (its token, its issuer credential), masked in whatever an answer repeats. */
+  _secrets() {
+    return [this.token, this.issuer?.credential].filter((secret) => typeof secret === 'string' && secret !== '');
+  }
+
   /**
    * ``method`` on ``path`` of this campaign (``absolute``: of the server; ``url``: that URL, of another server, which
    * gets ``authorization`` and never this client's submit token), retried as ``send`` describes; ``via``: the fetch to
@@ -847,8 +852,8 @@ export class Client {
     if (url === null && this.token) allHeaders.Authorization = `Bearer ${this.token}`;
     if (url !== null && authorization !== undefined) allHeaders.Authorization = authorization;
     const target = url ?? (absolute ? `${this.serverUrl}${path}` : this._url(path));
-    // whatever the answer says is shown escaped, cut and masked: the credential sent, any Bearer/Basic one (shown.js)
-    const request = { method, where: url ?? path, secrets: secretsOf(allHeaders.Authorization) };
+    // whatever the answer says is shown escaped and cut, the secrets this client holds masked (shown.js)
+    const request = { method, where: url ?? path, target, secrets: [...secretsOf(allHeaders.Authorization), ...this._secrets()] };
     let lastProblem = null;
     let unacknowledged = false; // the last answer was a success that is no acknowledgement of what was sent
     const retrying = new Retries(this.retryWindowMs, this.retryDelayMs, this.retries);
@@ -925,26 +930,18 @@ function tooLarge({ method, where, secrets }, response, limit) {
 }
 
 /**
- * The ServiceError of a refusal (4xx/5xx): its code and detail as the server sent them, shown (escaped, masked, cut:
- * the code to 80 characters, the detail to 2000, as Python's), the status text or ``no detail`` without them.
+ * The ServiceError of a refusal (4xx/5xx): a dpdist refusal's code and detail (escaped, masked, cut to 2000 characters),
+ * or the status, host and size of any other answer (``refusalShown``, as Python's and Java's).
  */
-function refusalOf({ method, where, secrets }, response, bytes) {
-  let code = null;
-  let detail = null;
+function refusalOf({ method, where, secrets, target }, response, bytes) {
+  let host = 'the server';
   try {
-    if (tooManyValues(bytes, ACK_ANSWER_BYTES) !== null) throw new Error('not parsed (attack69 F2)');
-    ({ error: code, detail } = JSON.parse(new TextDecoder().decode(bytes)) ?? {});
+    host = new URL(target, globalThis.location?.href).host;
   } catch {
-    // not a JSON refusal
+    // a target no URL parser reads
   }
-  code = typeof code === 'string' && code ? shown(code, secrets, 80) : null;
-  detail = typeof detail === 'string' ? shownOneLine(detail, secrets, 2000) : ''; // masked, then folded (attack120 F2)
-  // the status reason only when it is printable ASCII and spaces: a raw byte (the runtime makes 0xA0 U+FFFD) or a tab
-  // read as a name's end kept `Bearer\xa0x` from being masked (attack121 F4), read as a space it showed the tail of
-  // `token=x\xa0tail` (attack122 F3)
-  const reason = /^[\x20-\x7e]*$/.test(response.statusText ?? '') ? response.statusText : '';
-  if (!detail) detail = shownOneLine(reason, secrets, 2000) || 'no detail';
-  return new ServiceError(`${method} ${shown(where, secrets)}: HTTP ${response.status}${code ? ` ${code}` : ''}: ${detail}`, { status: response.status, code });
+  const [code, said] = refusalShown(response.status, bytes, host, secrets);
+  return new ServiceError(`${method} ${shown(where, secrets)}: ${code ? `HTTP ${response.status} ` : ''}${said}`, { status: response.status, code });
 }
 
 /**

@@ -80,7 +80,7 @@ let sharedIssuerKey = null;
 /** Listen on 127.0.0.1, a free port; resolves to the server's origin. */
 async function listen(handler) {
   const server = createServer((request, response) => {
-    handler(request, response).catch((error) => json(response, 500, { error: 'test_server', detail: String(error?.stack ?? error) }));
+    handler(request, response).catch((error) => json(response, 500, { error: 'internal', detail: String(error?.stack ?? error) }));
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   setTimeout(() => stop(server), LIFETIME_MS).unref();
@@ -280,13 +280,13 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
       const unauthorized = (code) => json(response, 401, { error: code, detail: 'a report needs a token' }, {
         'WWW-Authenticate': `PrivateToken challenge="${challenge.toString('base64url')}", token-key="${issuerKey.tokenKeyText}"`,
       });
-      if (found === null) return unauthorized('no_token');
+      if (found === null) return unauthorized('token_required');
       token = found[1];
       let nonce;
       try {
         ({ nonce } = verifyToken(Buffer.from(token, 'base64url'), { publicKey: issuerKey.publicKey, tokenKey: issuerKey.tokenKey, challenge }));
       } catch (error) {
-        return unauthorized('bad_token');
+        return unauthorized('invalid_token');
       }
       const spent = state.spentNonces.get(nonce);
       if (spent !== undefined) {
@@ -317,7 +317,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     if (!state.issuerLeft.has(credential)) return (record.answered = 'unauthorized'), json(response, 401, { error: 'unauthorized', detail: 'unknown credential' });
     if (request.headers['content-type'] !== 'application/private-token-request' || body.length !== 259 || body.readUInt16BE(0) !== 2 ||
       body[2] !== issuerKey.tokenKeyId[31]) {
-      return (record.answered = 'bad_request'), json(response, 422, { error: 'bad_token_request', detail: 'not a TokenRequest of this key' });
+      return (record.answered = 'bad_request'), json(response, 422, { error: 'invalid_token_request', detail: 'not a TokenRequest of this key' });
     }
     const stored = `${credential} ${record.blinded}`;
     let answer = state.issuerAnswers.get(stored);

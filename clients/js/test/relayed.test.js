@@ -504,7 +504,7 @@ test('a relay that refuses a token valid for the campaign (401) burns none: the 
   parties.state.relayChallenge = Buffer.from(tokenChallenge('issuer.test', await redemptionContext(parties.pin, EARLIER_CAMPAIGN_CONTEXT)));
   const first = device(parties.collectorUrl, { issuer: { credential: CREDENTIAL, url: parties.issuerUrl }, retries: 0 });
   const error = await first.client.submit(5).catch((caught) => caught);
-  assert.deepEqual([error.status, error.code], [401, 'bad_token']);
+  assert.deepEqual([error.status, error.code], [401, 'invalid_token']);
   assert.match(error.message, /The token is kept for the report's resend/);
   assert.equal(Object.keys(heldTokens(first.storage).bound).length, 1);
   await assert.rejects(first.client.send(error.batch, { batchId: error.batchId }), (caught) => caught.status === 401);

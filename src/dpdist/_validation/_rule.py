@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .._redact import redacted_text
+from .._redact import MASK, url_secrets
 from ..errors import DPDistError, InvalidParameterError
 
 __all__ = ["Constraint", "Wrapper", "check_param", "refuses"]
@@ -76,5 +76,14 @@ def check_param(owner: str, name: str, value, constraint: Constraint):
     except (ValueError, TypeError):
         raise constraint.error(
             f"The {name!r} parameter of {owner} must be {constraint.describe()}. "
-            f"Got {redacted_text(constraint.shown(value))} instead."  # a URL's password is never shown
+            f"Got {_without_passwords(constraint.shown(value), value)} instead."  # a URL's password is never shown
         ) from None
+
+
+def _without_passwords(shown: str, value: Any) -> str:
+    """``shown`` (a refused ``value``) without the passwords of the URLs ``value`` holds (a string, or the strings of a
+    list, tuple or dict), as typed and as ``repr`` writes them."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else (value,)
+    for secret in sorted({secret for item in items if isinstance(item, str) for secret in url_secrets(item)}, key=len, reverse=True):
+        shown = shown.replace(secret, MASK).replace(repr(secret)[1:-1], MASK) if len(secret) >= 3 else shown
+    return shown

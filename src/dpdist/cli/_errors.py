@@ -4,7 +4,8 @@ Library errors name parameters the way Python callers pass them ("The 'column'
 argument of ...", "The 'bounds' parameter of SW ...").  On the command line the
 user typed an option instead, so :func:`user_message` names the option (``--column``)
 when the user gave it.  Anything that is not a dpdist error is a bug of dpdist:
-it is reported in one line too, with how to see the traceback.
+it is reported in one line too, with how to see the traceback.  The command's secrets are masked in every line it
+writes (:mod:`._secrets`), these included.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import os
 import re
 import traceback
 
-from .._redact import redacted_text
 
 __all__ = ["user_message", "internal_error_message", "memory_message", "proxy_message", "TRACEBACK_VARIABLE"]
 
@@ -46,10 +46,9 @@ def user_message(error: Exception, argv) -> str:
     when ``--column`` is on the command line; ``"The 'path' argument ..."`` names the
     command's file argument (``FILE``, ``DATA``); ``domain_size`` is ``--bins`` when the user
     gave ``--bins``, ``column`` is ``--columns`` when the user gave ``--columns``.  Other messages are kept as they are,
-    but for the passwords of the URLs they name (``***``: never print credentials).
+    on one line.
     """
-    text = " ".join(redacted_text(str(error)).split())  # masked, then on one line: a tab inside a password is masked
-    # with it, which folding first made a space that ended it (attack120 F2)
+    text = " ".join(str(error).split())
     match = _NAMED.match(text)
     if match:
         name = match.group("name")
@@ -65,7 +64,7 @@ def user_message(error: Exception, argv) -> str:
 
 def internal_error_message(error: BaseException) -> str:
     """One line for an error dpdist did not expect (a bug): what it was and how to see more."""
-    first = redacted_text(str(error).strip().splitlines()[0]) if str(error).strip() else ""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else ""
     return (
         f"internal error {type(error).__name__}{': ' + first if first else ''} "
         f"(a bug of dpdist: please report it; set {TRACEBACK_VARIABLE}=1 to see the traceback)"
@@ -75,7 +74,7 @@ def internal_error_message(error: BaseException) -> str:
 def memory_message(error: MemoryError, command: str | None) -> str:
     """One line for memory running out (``MemoryError``), naming what ran out and in which command: not a bug of dpdist
     but of the machine's limits, or of the work asked for at once."""
-    first = redacted_text(str(error).strip().splitlines()[0]) if str(error).strip() else "no size given"
+    first = str(error).strip().splitlines()[0] if str(error).strip() else "no size given"
     where = f" running 'dpdist {command}'" if command else ""
     return (f"memory ran out{where} ({first}); give it more memory, or less work at once (e.g. a smaller "
             "--batch-size or input).")
@@ -92,5 +91,5 @@ def proxy_message(error: BaseException, environ=None) -> str | None:
         return None
     named = ", ".join(f"{name}={value!r}" for name, value in given)
     first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-    return redacted_text(f"The proxy environment variable(s) {named} cannot be used: {first} (httpx takes an http://, "
-                         "https:// or socks5:// proxy; socks5 needs 'pip install httpx[socks]'). Correct or unset it.")
+    return (f"The proxy environment variable(s) {named} cannot be used: {first} (httpx takes an http://, "
+            "https:// or socks5:// proxy; socks5 needs 'pip install httpx[socks]'). Correct or unset it.")

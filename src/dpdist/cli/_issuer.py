@@ -20,9 +20,8 @@ import sys
 
 from .._io._atomic import write_text_atomically
 from .._redact import redacted_url
-from .._answer import answer_document
+from .._answer import answer_document, refusal_shown
 from .._redirect import HOOKS, redirect_refusal
-from .._shown import secrets_of, shown
 from .._validation import HttpUrl, Integer, Token
 from ..errors import (
     InvalidParameterError,
@@ -196,15 +195,8 @@ def _call(args, method: str, path: str, body: dict | None = None, keys: dict | N
     if redirected is not None:
         raise redirected
     if response.status_code >= 400:
-        try:
-            document = response.json()
-        except ValueError:
-            document = {}
-        document = document if isinstance(document, dict) else {}
-        secrets = secrets_of(response)
-        code = shown(str(document.get("error", "")), secrets, 80)
-        detail = shown(str(document.get("detail", response.text[:2000])), secrets, 2000, fold=True) or "(no reason given)"
-        raise ServiceRefusedError(f"The issuer refused {method} {path} ({response.status_code} {code}): {detail}", response.status_code, code)
+        code, said = refusal_shown(response)
+        raise ServiceRefusedError(f"The issuer refused {method} {path} (HTTP {response.status_code}): {said}", response.status_code, code)
     return answer_document(method, url, response, keys or {}, what="a dpdist issuer")
 
 

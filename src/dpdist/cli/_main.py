@@ -14,6 +14,7 @@ import numpy as np
 from .. import __version__
 from ..errors import DPDistError
 from ._arguments import check_option_rules
+from ._secrets import MaskedStream, command_secrets
 from ._errors import TRACEBACK_VARIABLE, internal_error_message, memory_message, proxy_message, user_message
 
 #: the sub-commands of each module, in the order ``dpdist --help`` lists them (tests/cli/test_errors.py checks
@@ -117,8 +118,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-    printing = np.get_printoptions()
+    printing, streams = np.get_printoptions(), (sys.stdout, sys.stderr)
     np.set_printoptions(legacy="1.25")  # messages show 39.4, not np.float64(39.4)
+    secrets = command_secrets(args)  # no line the command writes shows them (_secrets)
+    if secrets:
+        sys.stdout, sys.stderr = MaskedStream(sys.stdout, secrets), MaskedStream(sys.stderr, secrets)
     try:
         check_option_rules(args)  # the sub-command's option table, before it runs
         return int(args.handler(args) or 0)
@@ -150,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     finally:
         np.set_printoptions(**printing)
+        sys.stdout, sys.stderr = streams
 
 
 def _attach_negative_values(argv: list[str]) -> list[str]:

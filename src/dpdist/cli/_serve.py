@@ -9,11 +9,13 @@ Its admins' commands are in :mod:`._campaign`, the devices' in :mod:`._submit`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import sys
 
-from .._redact import redacted_url, without_password
+from .._redact import redacted_url, url_secrets
+from .._shown import masked
 from .._validation import Described, Integer, Text
 from ..errors import InvalidParameterError
 from ..serve._database import DATABASE_URL
@@ -26,6 +28,7 @@ from ..serve._limits import (
 from ._arguments import PORT, state_rules, token_rule
 from ._env import check_environment, environment_defaults
 from ._listen import check_address
+from ._secrets import command_secrets
 from ._service_client import TOKEN_HELP, admin_token, missing_extra
 
 __all__ = ["add_commands"]
@@ -131,7 +134,7 @@ def _uvicorn_operations(args) -> dict:
         "root_path": args.root_path,
         "proxy_headers": True,
         "forwarded_allow_ips": args.forwarded_allow_ips,
-        "log_config": log_config(args.log_format, args.log_level),
+        "log_config": log_config(args.log_format, args.log_level, command_secrets(args)),  # in every worker too
     }
 
 
@@ -160,6 +163,8 @@ def _run_serve(args) -> int:
     relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
     check_address(args.host, args.port, "dpdist serve")  # in use: one line naming --port, before the database opens
     limits = limits_from_args(args, args.max_body_bytes)
+    if args.log_level not in ("trace", "debug", "info"):  # access lines are written at info
+        limits = dataclasses.replace(limits, access_log="off")
     operations = _operations(args, Operations)
     app = _opened_app(args, token, limits, operations, relay_token)
     started = (f"dpdist serve: {app.state.service.store.db.dialect} database {redacted_url(args.db)}; "
@@ -195,8 +200,8 @@ def _opened_app(args, token: str, limits, operations, relay_token: str | None):
         cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error
         if type(cause).__module__.split(".")[0] not in ("sqlite3", "psycopg", "psycopg2"):
             raise
-        # a driver may quote the password it read: masked, then on one line (a tab inside it masked with it: attack120 F2)
-        first = " ".join(without_password(str(cause), args.db).split())
+        # a driver may quote the password it read (the command's streams mask it too: _secrets)
+        first = " ".join(masked(str(cause), url_secrets(args.db)).split())
         raise InvalidParameterError(f"The '--db' option {redacted_url(args.db)!r}: cannot open the database ({first}).") from None
 
 

@@ -10,7 +10,6 @@ import os
 import sys
 from pathlib import Path
 
-from .._redact import redacted_text
 from .._retry import DEFAULT_RETRY_WINDOW_S, NOT_ACKNOWLEDGED, describe_window
 from .._validation import HttpUrl, Integer, Interval
 from ..errors import InvalidParameterError, MissingDependencyError
@@ -151,7 +150,7 @@ def _say_retrying(server: str, window: float, relay: str | None = None):
             who = server if relay is None else f"the Oblivious HTTP relay {relay} (or {server} behind it)"
             # an answer that is not the acknowledgement of the batch sent (a proxy's, a captive portal's): not counted
             did = "did not acknowledge the batch" if failure.startswith(NOT_ACKNOWLEDGED) else "did not answer"
-            print(redacted_text(f"dpdist: {who} {did} ({failure}); sending the same request again for up to "
-                                f"{describe_window(window)} (--retry-window; Ctrl-C to stop)."), file=sys.stderr, flush=True)
+            print(f"dpdist: {who} {did} ({failure}); sending the same request again for up to "
+                  f"{describe_window(window)} (--retry-window; Ctrl-C to stop).", file=sys.stderr, flush=True)
 
     return on_retry

@@ -19,11 +19,11 @@ import re
 import time
 from typing import Any
 
-from .._json import loads
 from .._redact import redacted_url
 from .._redirect import HOOKS, keep_location, redirect_refusal
 from .._retry import Retries, retry_after
-from .._shown import kind_of, secrets_of, shown
+from .._answer import refusal_shown
+from .._shown import kind_of
 from .._tls import verifying_context
 from ..errors import ServiceRefusedError, ServiceUnavailableError
 from .._validation import HttpUrl, Constraint, Described, Either, Integer, Interval, Optional, Text, validate_params
@@ -88,11 +88,10 @@ def _pause(retrying: Retries, response) -> float | None:
 
 def _answer(pending: PendingToken, url: str, response) -> bytes:
     """The token from a final (non-retried) answer, or the issuer's refusal as ServiceRefusedError: what the issuer
-    said escaped, masked (the credential the request carried among it) and cut (:func:`dpdist._shown.shown`)."""
+    said as :func:`dpdist._answer.refusal_shown` says it (the credential the request carried masked)."""
     redirected = redirect_refusal("POST", url, response, "the issuer (--issuer; the campaign's issuer URL)")
     if redirected is not None:
         raise redirected
-    secrets = secrets_of(response)
     if response.status_code == 200:
         media_type = kind_of(response).lower()
         if media_type != RESPONSE_MEDIA_TYPE:
@@ -102,15 +101,9 @@ def _answer(pending: PendingToken, url: str, response) -> bytes:
                 f"POST {redacted_url(url)} answered 200 with {len(response.content)} bytes, not a TokenResponse "
                 f"({NK} bytes): is that URL the campaign's issuer?", 200, "bad_response")
         return finalize_token(pending, response.content)
-    try:
-        body = loads(response.content)
-        code, detail = str(body.get("error", "")), str(body.get("detail", ""))
-    except (ValueError, AttributeError, UnicodeDecodeError):  # not JSON, or not an object
-        code, detail = "", response.text[:2000]
-    code, detail = shown(code, secrets, 80), shown(detail, secrets, 500, fold=True)
-    said = f": {detail}" if detail else ("" if code else ": no reason given")
+    code, said = refusal_shown(response, limit=500)
     raise ServiceRefusedError(f"The issuer refused the token request POST {redacted_url(url)} (HTTP "
-                              f"{response.status_code}{f' {code}' if code else ''}){said}", response.status_code, code)
+                              f"{response.status_code}): {said}", response.status_code, code)
 
 
 @validate_params(_FETCH, relations=_STOPS)

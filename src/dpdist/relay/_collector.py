@@ -9,19 +9,11 @@ hold (:func:`dpdist._json.loads_within`), and the whole exchange - the request s
 collector that answers a head and then one byte every half second held the relay's delivery, every campaign's, for
 minutes: the per-read timeout restarts with each byte).  An answer past either bound is no answer: the relay treats
 it as a network error (a batch is sent again with the same id and bytes; a page is "collector unavailable").
-
-Whatever the relay logs of an answer goes through :func:`logged`: escaped, masked (the relay's token, any
-``Bearer``/``Basic`` credential, ``token=`` values, URLs' passwords: :func:`dpdist._shown.shown`) and cut, so that a
-collector, or anything in its place, cannot write a line, a control sequence or the relay's own token into its log.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from .._shown import secrets_of, shown
-
-__all__ = ["logged", "delivery_deadline", "ANSWER_DEADLINE_S", "PAGE_DEADLINE_S", "PAGE_MAX_BYTES", "PAGES_KEPT_BYTES",
+__all__ = ["delivery_deadline", "ANSWER_DEADLINE_S", "PAGE_DEADLINE_S", "PAGE_MAX_BYTES", "PAGES_KEPT_BYTES",
            "UPLOAD_RATE"]
 
 #: seconds a delivery's exchange may take (the request's body sent, the head and the body of the answer), plus the
@@ -43,9 +35,3 @@ def delivery_deadline(seconds: float, body_bytes: int) -> float:
     :data:`UPLOAD_RATE`, to a tenth of a second (a log line says ``76``, not ``76.0002``)."""
     return round(seconds + body_bytes / UPLOAD_RATE, 1)
 
-
-def logged(text: str, response: Any = None, secrets: tuple[str, ...] = (), limit: int = 300) -> str:
-    """``text`` (from the collector: a refusal's body, an error's message) as the relay logs it: one line, escaped,
-    masked (``secrets``, the credential ``response``'s request carried, any credential) and cut to ``limit``."""
-    carried = secrets_of(response) if response is not None else ()
-    return shown(text, tuple(sorted({*secrets, *carried}, key=len, reverse=True)), limit)

@@ -13,8 +13,10 @@ answer, and its reports are not counted.
 
 The answer is read bounded (:mod:`._collector`, :func:`dpdist._deadline.request_within_async`): the whole exchange within 60 s plus a second per 64 KiB of the batch,
 at most 128 MiB of body once decoded.  A slower or larger answer is none: the batch is sent again later, with the same
-id and bytes (the collector counts it once), as after a network error.  What the relay logs of an answer (a refusal's
-body, an error's message) is escaped, masked (its token, any credential) and cut (:func:`._collector.logged`).
+id and bytes (the collector counts it once), as after a network error.  What the relay logs of an answer is the
+collector's refusal as a client shows one (:func:`dpdist._answer.refusal_shown`: a dpdist code and its detail, escaped
+and cut, else its status, host and size), and of a failure its kind and message; the relay's own secrets (its token,
+its collector URL's password) are masked wherever either repeats them.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ import contextlib
 import logging
 
 from .._acks import batch_ack_problem
+from .._answer import refusal_shown
 from .._deadline import ACK_ANSWER_BYTES, request_within_async, timeout
-from ._collector import ANSWER_DEADLINE_S, delivery_deadline, logged
+from .._redact import url_secrets
+from .._shown import shown
+from ._collector import ANSWER_DEADLINE_S, delivery_deadline
 from ._queue import Batch, RelayQueue
 
 __all__ = ["Forwarder", "RELAYED_BATCH_CONTENT_TYPE"]
@@ -45,6 +50,8 @@ class Forwarder:
         self.min_batch, self.max_batch, self.interval = min_batch, max_batch, interval
         self.wake = asyncio.Event()
         self._backoff = interval
+        #: what the relay holds that no line it writes may show: its token, its collector URL's password
+        self.secrets = (relay_token, *url_secrets(str(getattr(client, "base_url", ""))))
 
     async def run(self) -> None:
         while True:
@@ -85,7 +92,7 @@ class Forwarder:
             )
         except Exception as error:  # network, or no answer in time or size: maybe counted; same id next time
             log.warning("relay: batch %s of %s (%d bytes) not delivered (%s: %s); will retry", batch.batch_id, batch.campaign,
-                        len(batch.body), type(error).__name__, logged(str(error), secrets=(self.relay_token,)))
+                        len(batch.body), type(error).__name__, shown(str(error), self.secrets, 300))
             return False
         if 200 <= response.status_code < 300:
             # only the collector's acknowledgement of this batch settles it: a proxy's page would lose the batch
@@ -98,7 +105,7 @@ class Forwarder:
         if response.status_code >= 500 or response.status_code in _RETRY:
             log.warning("relay: collector answered %s to batch %s of %s; will retry", response.status_code, batch.batch_id, batch.campaign)
             return False
-        detail = f"{response.status_code} {logged(response.text, response, (self.relay_token,), 500)}"  # one line, masked
+        detail = f"{response.status_code} {refusal_shown(response, self.secrets, 500)[1]}"  # one line, masked
         log.error("relay: collector refused batch %s of %s for good: %s", batch.batch_id, batch.campaign, detail)
         await asyncio.wrap_future(self.store.settle(batch.batch_id, "refused", detail))
         return True

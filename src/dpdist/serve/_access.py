@@ -1,42 +1,55 @@
-"""Privacy at ingestion: the access log, and tokens refused in URLs (docs/deployment.md, "Privacy at ingestion").
+"""Privacy at ingestion: tokens refused in URLs, and an access log of fixed fields (docs/deployment.md, "Privacy at
+ingestion").
 
-An ASGI middleware in front of every route:
-
-* a request whose query string carries a token (a parameter named ``token`` or
-  ending in ``_token``, any case) is refused with 400 ``token_in_query`` before
-  any route sees it: URLs are written to proxies' and browsers' logs and
-  histories, and sent onward in ``Referer`` headers; tokens travel in the
-  ``Authorization`` header (the dashboard: in the URL fragment);
-* one access line per request through the ``uvicorn.access`` logger (uvicorn's
-  own line, which holds the client address and the full URL, is turned off by
-  :func:`._limits.protocol_class`).  ``anonymous`` (default): method, path and
-  status, the batch id replaced by ``-``, no client address, no query string;
-  ``full``: also the client address and the batch id (still no query string),
-  for operators who need them; ``off``: none.
-
-A line is one line whatever the request: its method and path are written as the router reads them, percent-encoded
-again (:func:`._logs.printable`; uvicorn's own line did the same; an encoded ``/`` or ``.`` reads decoded, as routed),
-its credentials masked first as any text dpdist shows (:func:`._logs.shown_path`: ``/x/token=***``), never raw - an anonymous ``GET /x%0aINFO: ...`` wrote a
-second, forged line, and ``%1b%5b2J`` a raw escape sequence that cleared the terminal of an operator tailing the log.
+* :class:`PrivacyMiddleware` refuses a request whose query string carries a token (a parameter named ``token`` or
+  ending in ``_token``, any case) with 400 ``token_in_query`` before any route sees it: URLs are written to proxies'
+  and browsers' logs and histories, and sent onward in ``Referer`` headers; tokens travel in the ``Authorization``
+  header (the dashboard: in the URL fragment).
+* :class:`AccessLog` writes one line per answered request, of the fields dpdist chose, each checked before it is
+  written: the method when it is one the service routes (else ``OTHER``), the route's template (``unmatched`` for
+  none), the HTTP version, the status, the duration and the request id (the client's ``X-Request-ID`` when it passes
+  its rule - 1-128 of ``A-Z a-z 0-9 . _ : -`` - else the fresh one the answer carries).  ``--access-log full`` adds
+  the client's address when it parses as an IP address (else ``-``) and the path with the parameters that pass their
+  rules (a campaign or batch id, a key id; ``-`` for any other).  A request id or parameter holding a secret of the
+  server (its admin, relay or metrics token, its database URL's password) or the request's own credential, as sent or
+  in base64, is written ``-``.  Nothing else a request sent is written, so there is nothing to mask or escape.  A
+  line is formatted at once (uvicorn's text format, or one JSON object: ``--log-format``), without the logging
+  module's records, handlers and formatters, and kept: the lines kept are written to the stream together, in one
+  write of whole lines (at most 4,000 characters: one write to a pipe is never cut into another process's), half a
+  second after the first of them at most, and at shutdown (docs/benchmarks.md, "The access line").
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import ipaddress
 import json
-import logging
 import re
+import sys
+import time
+from datetime import datetime, timezone
 from urllib.parse import parse_qsl
 
-from ._logs import carried_credentials, inner_of, printable, shown_client, shown_method, shown_path
+from .._shown import secret_forms
+from ._campaigns import BATCH_ID, CAMPAIGN_ID
+from ._logs import REQUEST_ID, headers_credentials, inner_of
 
-__all__ = ["PrivacyMiddleware", "query_has_token", "access_line", "TOKEN_IN_QUERY"]
+__all__ = ["PrivacyMiddleware", "query_has_token", "AccessLog", "METHODS", "ACCESS_MODES", "TOKEN_IN_QUERY"]
 
-ACCESS = logging.getLogger("uvicorn.access")
 #: the detail of the refusal of a token in a query string
 TOKEN_IN_QUERY = ("Tokens are never accepted in a URL's query string (URLs are logged and forwarded): send 'Authorization: "
                   "Bearer <token>', or open the dashboard with #token=... (the URL fragment, which browsers do not send). "
                   "Consider the token exposed.")
-_BATCH_PATH = re.compile(r"^(/api/campaigns/[^/]+/(?:batches|relayed)/)[^/]+$")  # a batch id, direct or relayed
+#: the values of ``--access-log``
+ACCESS_MODES = ("anonymous", "full", "off")
+#: the methods the service routes (any other is written ``OTHER``)
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"})
+#: the rule of each path parameter a ``full`` line writes (any other parameter, or a value its rule refuses: ``-``)
+_PARAMETERS = {"campaign": CAMPAIGN_ID, "batch_id": BATCH_ID, "key_id": re.compile(r"[0-9]{1,3}")}
+_VERSIONS = frozenset({"1.0", "1.1", "2", "3"})
+#: the most characters of lines written at once, and the most seconds a line is kept before it is written
+_CHUNK, _WITHIN_S = 4000, 0.5
 
 
 def query_has_token(query_string: bytes) -> bool:
@@ -48,52 +61,121 @@ def query_has_token(query_string: bytes) -> bool:
 
 
 class PrivacyMiddleware:
-    """Refuse tokens in query strings; write the access line without addresses (``mode``: anonymous, full, off)."""
+    """Refuse tokens in query strings (400 ``token_in_query``)."""
 
-    def __init__(self, app, mode: str = "anonymous"):
-        self.app, self.mode = app, mode
+    def __init__(self, app):
+        self.app = app
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
+        if scope["type"] == "http" and query_has_token(scope.get("query_string", b"")):
+            await _refuse_token(send)
+        else:
             await self.app(scope, receive, send)
+
+
+class AccessLog:
+    """The access lines of a server (see the module): ``mode`` one of :data:`ACCESS_MODES`, ``log_format`` ``text``
+    (to standard output, as uvicorn's) or ``json`` (to standard error, as every JSON record), ``secrets`` the server's
+    own (no field holding one is written)."""
+
+    def __init__(self, mode: str = "anonymous", log_format: str = "text", stream=None, secrets: tuple[str, ...] = ()):
+        self.mode, self.json = mode, log_format == "json"
+        default = sys.stderr if self.json else sys.stdout
+        self.stream = stream if stream is not None else getattr(default, "unmasked", default)  # (fixed fields)
+        self.forms = tuple({form for secret in secrets if secret for form in secret_forms(secret)})
+        self._second, self._stamp = -1, ""
+        self._kept: list[str] = []
+        self._size = 0
+
+    def write(self, scope, route: str, status: int, started: float) -> None:
+        """The line of the request of ``scope`` served by ``route`` (a template) with ``status``, started at
+        ``started`` (``time.perf_counter()``); of a gateway request, its inner request's method, route, status and
+        parameters, with ``via ohttp``."""
+        if self.mode == "off":
             return
-        status = [0]
+        duration = round((time.perf_counter() - started) * 1000, 3)
+        inner, full = inner_of(scope, status), self.mode == "full"
+        method, params = scope.get("method"), scope.get("path_params")
+        if inner is not None:
+            method, route, status, params = inner.method, inner.route, inner.status, inner.params
+        method = method if method in METHODS else "OTHER"
+        headers = scope.get("headers", ())
+        request_id, forms = REQUEST_ID.get() or "-", self.forms  # the client's (it passed its rule) or a fresh one
+        if full or any(name == b"x-request-id" for name, _ in headers):  # what the client chose: checked
+            forms = self.forms + _own_forms(headers, inner)
+            request_id = _checked(request_id, forms)
+        path = _path(route, params or {}, forms) if full else route
+        address = _address(scope.get("client")) if full else "-"
+        if self.json:  # every field is of characters JSON writes as they are (checked above, or dpdist's own)
+            more = (',"via":"ohttp"' if inner is not None else "") + (f',"client":"{address}","path":"{path}"' if full else "")
+            line = (f'{{"time":"{self._time()}","level":"info","logger":"dpdist.serve.access","message":"{method} {route} '
+                    f'{status}","request_id":"{request_id}","method":"{method}","route":"{route}","status":{status},'
+                    f'"duration_ms":{duration}{more}}}')
+        else:
+            client = address if inner is None else "ohttp" if address == "-" else f"ohttp@{address}"
+            version = scope.get("http_version") if scope.get("http_version") in _VERSIONS else "-"
+            line = f'INFO:     {client} - "{method} {path} HTTP/{version}" {status} {duration}ms {request_id}'
+        self._kept.append(line + "\n")
+        self._size += len(line) + 1
+        if self._size >= _CHUNK:
+            self.flush()
+        elif len(self._kept) == 1:  # the first line kept: written within half a second
+            try:
+                asyncio.get_running_loop().call_later(_WITHIN_S, self.flush)
+            except RuntimeError:  # no event loop: at once
+                self.flush()
 
-        async def send_and_note(message):
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
+    def flush(self) -> None:
+        """Write the lines kept, in one write."""
+        if self._kept:
+            text, self._kept, self._size = "".join(self._kept), [], 0
+            self.stream.write(text)
+            self.stream.flush()
 
-        try:
-            if query_has_token(scope.get("query_string", b"")):
-                await _refuse_token(send_and_note)
-            else:
-                await self.app(scope, receive, send_and_note)
-        except Exception:
-            status[0] = status[0] or 500  # answered by Starlette's outermost error handler
-            raise
-        finally:
-            if self.mode != "off" and status[0]:
-                access_line(scope, status[0], self.mode)
+    def _time(self) -> str:
+        """Now, in UTC, as a JSON record's ``time`` (its seconds formatted once a second)."""
+        now = time.time()
+        if int(now) != self._second:
+            self._second = int(now)
+            self._stamp = datetime.fromtimestamp(self._second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+        return f"{self._stamp}.{int((now - self._second) * 1000):03d}Z"
 
 
-def access_line(scope, status: int, mode: str) -> None:
-    """Write a request's access line (``mode``: anonymous or full); a gateway request's names the request it carried
-    (its method, path and status), its address ``ohttp`` (``full``: ``ohttp@`` the relay's address)."""
-    method, path, inner = scope.get("method", "-"), scope.get("path", ""), inner_of(scope, status)
-    if inner is not None:
-        method, path, status = inner.method, inner.path, inner.status
-    secrets = carried_credentials(scope, inner)
-    if mode == "full":
-        address = shown_client(scope.get("client"), secrets)
-    else:
-        address = "-"
-        path = _BATCH_PATH.sub(r"\1-", path)
-    if inner is not None:
-        address = "ohttp" if address == "-" else f"ohttp@{address}"
-    # the arguments uvicorn's AccessFormatter expects: address, method, path, HTTP version, status
-    ACCESS.info('%s - "%s %s HTTP/%s" %d', address, shown_method(method, secrets), shown_path(path, secrets),
-                printable(str(scope.get("http_version", "1.1")), "."), status)
+def _own_forms(headers, inner) -> tuple[str, ...]:
+    """The forms of the credential the request carried (and its gateway request's inner one)."""
+    secrets = headers_credentials(headers) + (inner.secrets if inner is not None else ())
+    return tuple(form for secret in secrets for form in secret_forms(secret))
+
+
+def _checked(value: str, forms: tuple[str, ...]) -> str:
+    """``value`` (a request id, a path parameter), or ``-`` when it holds one of ``forms``."""
+    return "-" if any(form in value for form in forms) else value
+
+
+def _path(route: str, params: dict, forms: tuple[str, ...]) -> str:
+    """``route`` with each parameter its rule takes (and that holds none of ``forms``) in its place, ``-`` for any
+    other."""
+    for name, value in params.items():
+        rule = _PARAMETERS.get(name)
+        taken = rule is not None and isinstance(value, (str, int)) and rule.fullmatch(str(value)) is not None
+        route = route.replace("{" + name + "}", _checked(str(value), forms) if taken else "-")
+    return route
+
+
+def _address(client) -> str:
+    """A request's client (the ASGI scope's ``(host, port)``) as ``address:port`` when its host is an IP address (a
+    proxy's ``X-Forwarded-For`` may say anything), else ``-``."""
+    host = _ip(client[0]) if isinstance(client, (tuple, list)) and len(client) == 2 and isinstance(client[0], str) else None
+    return "-" if host is None else f"{host}:{client[1]}" if isinstance(client[1], int) else host
+
+
+@functools.lru_cache(maxsize=4096)
+def _ip(host: str) -> str | None:
+    """``host`` as an IP address (an IPv6 zone, ``%...``, left out), None if it is none."""
+    try:
+        return str(ipaddress.ip_address(host.partition("%")[0]))
+    except ValueError:
+        return None
 
 
 async def _refuse_token(send) -> None:

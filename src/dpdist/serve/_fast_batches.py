@@ -36,10 +36,9 @@ from starlette.convertors import StringConvertor
 from starlette.routing import Route
 
 from .._guard._shutdown import shutdown_refusal
-from ._access import access_line
 from ._database import DatabaseUnavailableError
 from ._http import refused_answer
-from ._logs import REQUEST_ID, AccessLog, shown_status
+from ._logs import REQUEST_ID, shown_status
 from ._middleware import request_id_of, security_headers
 from ._refusals import Refusal
 from ._routes.batches import BATCH_HEADERS, answer_batch, first_headers, submit_batch
@@ -50,8 +49,7 @@ __all__ = ["BatchFastPath"]
 class BatchFastPath:
     """Pure ASGI middleware serving the batch route of :data:`._routes.ROUTES` (see the module).
 
-    ``privacy_log``: the access-log mode of :class:`._access.PrivacyMiddleware`; ``json_access``: that of
-    :class:`._middleware.RequestIdMiddleware` (``"off"`` unless ``--log-format json``).  A subclass serves another
+    ``access``: the server's :class:`._access.AccessLog` (None: no access lines).  A subclass serves another
     route the same way (:mod:`._fast_ohttp`): its :attr:`endpoint`, the request headers it reads (:attr:`wanted`) and
     its :meth:`_work`.
     """
@@ -61,13 +59,13 @@ class BatchFastPath:
     #: the request headers read (the first of each; every line of Content-Encoding)
     wanted = BATCH_HEADERS | {b"x-request-id"}
 
-    def __init__(self, app, service, metrics, routes, *, privacy_log: str = "off", json_access: str = "off"):
+    def __init__(self, app, service, metrics, routes, *, access=None):
         self.app, self.service, self.metrics = app, service, metrics
         self.route: Route = next(route for route in routes if getattr(route, "endpoint", None) is self.endpoint)
         #: the route's parameters' conversions but a string's (which gives its value back)
         self._converts = [(name, convertor.convert) for name, convertor in self.route.param_convertors.items()
                           if type(convertor) is not StringConvertor]
-        self.privacy_log, self.json_access = privacy_log, json_access
+        self.access = access
 
     async def __call__(self, scope, receive, send):
         if not self._takes(scope):
@@ -103,12 +101,10 @@ class BatchFastPath:
             raise
         finally:
             in_flight.value -= 1
-            if self.privacy_log != "off" and logged:  # as the privacy middleware: not for a cancelled request
-                access_line(scope, logged, self.privacy_log)
-            if answered:  # a client gone mid-body: no response to count or log
+            if self.access is not None and logged:  # as the request-id middleware: not for a cancelled request
+                self.access.write(scope, self.route.path, logged, started)
+            if answered:  # a client gone mid-body: no response to count
                 metrics.observe(scope["method"], self.route.path, shown_status(scope, status), time.perf_counter() - started)
-                if self.json_access != "off":
-                    AccessLog.write(scope, self.route.path, status, started, full=self.json_access == "full")
 
     def _takes(self, scope) -> bool:
         """Whether this layer serves the request ``scope`` (see the module); if so, the route's ``endpoint``,

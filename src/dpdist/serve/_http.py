@@ -19,8 +19,8 @@ from starlette.responses import JSONResponse, Response
 from .. import _json
 from .._guard._body import CLIENT_GONE, NO_RESPONSE, content_coding_of
 from ._database import DatabaseUnavailableError
+from ._access import METHODS
 from ._limits import receive_body
-from ._logs import carried_credentials, shown_method, shown_path
 from ._refusals import (
     Busy,
     Conflict,
@@ -141,10 +141,9 @@ async def _http_error(request: Request, error: HTTPException) -> JSONResponse:
 
 
 async def _internal_error(request: Request, error: Exception) -> JSONResponse:
-    # the path as on the wire (percent-encoded): a request's path cannot write a line or an escape sequence into the log
-    secrets = carried_credentials(request.scope)
-    LOG.error("internal error on %s %s", shown_method(request.method, secrets), shown_path(request.url.path, secrets),
-              exc_info=error)
+    # fixed fields, as an access line's (._access): the method if routed, the route's template; never the path
+    route = getattr(request.scope.get("route"), "path", "unmatched")
+    LOG.error("internal error on %s %s", request.method if request.method in METHODS else "OTHER", route, exc_info=error)
     return JSONResponse({"error": "internal", "detail": "internal server error"}, status_code=500)
 
 

@@ -2,7 +2,8 @@
 
 - :class:`RequestIdMiddleware`: every response carries ``X-Request-ID``: the
   client's own (1-128 of ``A-Z a-z 0-9 . _ : -``) or a fresh random one; log
-  records written while the request is served carry it (``--log-format json``).
+  records written while the request is served carry it (``--log-format json``),
+  and so does its access line (:class:`._access.AccessLog`).
 - :class:`SecurityHeadersMiddleware`: ``X-Content-Type-Options: nosniff`` and
   ``Referrer-Policy: no-referrer`` on every response; on HTML pages a
   Content-Security-Policy that allows scripts, styles, fetches and images from this
@@ -22,7 +23,7 @@ import re
 import secrets
 import time
 
-from ._logs import REQUEST_ID, AccessLog
+from ._logs import REQUEST_ID
 from ._metrics import route_label
 
 __all__ = ["RequestIdMiddleware", "SecurityHeadersMiddleware", "content_security_policy", "request_id_of", "security_headers"]
@@ -38,11 +39,11 @@ _IDS = random.Random(secrets.token_bytes(32))
 
 
 class RequestIdMiddleware:
-    """Sets :data:`REQUEST_ID` for the request, answers it in ``X-Request-ID``; the JSON access line unless
-    ``access_log`` is ``"off"`` (``"full"``: with the client address and the path)."""
+    """Sets :data:`REQUEST_ID` for the request, answers it in ``X-Request-ID``; writes its line to ``access`` (an
+    :class:`._access.AccessLog`, or None) once it was answered."""
 
-    def __init__(self, app, access_log: str = "off"):
-        self.app, self.access_log = app, access_log
+    def __init__(self, app, access=None):
+        self.app, self.access = app, access
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -50,7 +51,7 @@ class RequestIdMiddleware:
             return
         request_id = request_id_of(next((value for name, value in scope["headers"] if name == b"x-request-id"), b""))
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
-        started, status = time.perf_counter(), [500]
+        started, status = time.perf_counter(), [0]
 
         async def sending(message):
             if message["type"] == "http.response.start":
@@ -60,9 +61,12 @@ class RequestIdMiddleware:
 
         try:
             await self.app(scope, receive, sending)
+        except Exception:
+            status[0] = status[0] or 500  # answered by Starlette's outermost error handler
+            raise
         finally:
-            if self.access_log != "off":
-                AccessLog.write(scope, route_label(scope), status[0], started, full=self.access_log == "full")
+            if self.access is not None and status[0]:  # (no line for a request that got no answer)
+                self.access.write(scope, route_label(scope), status[0], started)
 
 
 def request_id_of(offered: bytes) -> str:

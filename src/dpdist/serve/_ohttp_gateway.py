@@ -188,7 +188,7 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
         status, body, headers = await answer_batch(service, app.state.metrics, params["campaign"], params.get("batch_id"),
                                                    found_headers, client[0] if client else None, HeldBody(inner.content))
     headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
-    outer[INNER] = Inner(inner.method, path, route.path, status or 500, headers_credentials(inner.headers))
+    outer[INNER] = Inner(inner.method, route.path, status or 500, params, headers_credentials(inner.headers))
     return status or 500, tuple((name, value) for name, value in headers if name not in _HOP_BY_HOP), body
 
 
@@ -237,7 +237,7 @@ def _counted_refusal(app, outer: dict, status: int, code: str, detail: str) -> t
     refusal is; the access line names the gateway's route with its status.  Its encapsulated answer carries the security
     headers and the gateway request's id as every other encapsulated answer."""
     app.state.metrics.refused_request(code)
-    outer[INNER] = Inner(outer.get("method", "POST"), GATEWAY_PATH, GATEWAY_PATH, status)
+    outer[INNER] = Inner(outer.get("method", "POST"), GATEWAY_PATH, status)
     body = render_json({"error": code, "detail": detail})
     headers = [(b"content-type", b"application/json"), *security_headers(outer),
                (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]

@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from .._validation import Optional, Options, Token, validate_params
+from ._access import AccessLog
 from ._database import DatabaseUnavailableError
 from ._fast_batches import BatchFastPath
 from ._fast_ohttp import GatewayFastPath
@@ -111,13 +112,12 @@ def install(app, service, operations: Operations | None = None) -> None:
             max_age=600,
         )
     app.add_middleware(MetricsMiddleware, metrics=metrics)
-    # JSON logs: the access line is written here, with the request id ("--access-log": anonymous, full or off);
-    # text logs keep the access line of the privacy middleware (uvicorn's format)
-    access = getattr(getattr(service, "limits", None), "access_log", "anonymous") if operations.log_format == "json" else "off"
-    app.add_middleware(RequestIdMiddleware, access_log=access)
+    # the access lines, of fixed fields ("--access-log": anonymous, full or off; "--log-format": text or json)
+    mode = getattr(getattr(service, "limits", None), "access_log", "anonymous")
+    access = None if mode == "off" else AccessLog(mode, operations.log_format, secrets=getattr(app.state, "secrets", ()))
+    app.state.access_log = access
+    app.add_middleware(RequestIdMiddleware, access=access)
     if not operations.cors_origins:  # the devices' batches and encapsulated requests, each served in one layer
-        privacy_log = getattr(getattr(service, "limits", None), "access_log", "anonymous")  # (with CORS: by the whole stack)
         for fast_path in (GatewayFastPath, BatchFastPath):  # the batch route's outermost: a direct batch passes no other
-            app.add_middleware(fast_path, service=service, metrics=metrics, routes=app.routes, privacy_log=privacy_log,
-                               json_access=access)
+            app.add_middleware(fast_path, service=service, metrics=metrics, routes=app.routes, access=access)
     db.outages.enabled = True

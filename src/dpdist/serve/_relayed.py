@@ -61,8 +61,10 @@ import secrets
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
-from .._redact import redacted_text, redacted_url, without_userinfo
+from .._redact import redacted_url, url_secrets
+from .._shown import masked
 from .._validation import HttpUrl
 from ..amplification._statement import Admission, relayed_statement
 from ..errors import InvalidParameterError, InvalidTokenError, MalformedReportError
@@ -371,6 +373,20 @@ def _published(identity: str) -> bytes:
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
 
 
+def without_userinfo(url: str) -> str:
+    """``url`` without its ``user:password@`` (or ``user@``): ``https://relay.example/base`` for
+    ``https://alice:secret@relay.example/base``."""
+    parts = urlsplit(url)
+    return url if "@" not in parts.netloc else urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
+def _without_passwords(value: Any) -> str:
+    """``value`` (a refused ``relay`` or its ``issuer``) as JSON, the passwords of the URLs it names masked."""
+    named = [value, value.get("issuer")] if isinstance(value, dict) else []
+    urls = [item["url"] for item in named if isinstance(item, dict) and isinstance(item.get("url"), str)]
+    return masked(json.dumps(value), tuple(secret for url in urls for secret in url_secrets(url)))
+
+
 def _settings(relay: Any) -> tuple[str, float, int, dict | None, bool]:
     """The relay URL, delta, colluding bound, issuer and ``sealed_v1`` (dpdist's own envelope taken: default true) a
     campaign document's ``"relay"`` asks for."""
@@ -379,7 +395,7 @@ def _settings(relay: Any) -> tuple[str, float, int, dict | None, bool]:
                '"delta": 1e-8}')
     if not isinstance(relay, dict) or not set(relay) <= {"url", "delta", "colluding", "issuer", "sealed_v1"} or "url" not in relay:
         raise InvalidRequest("invalid_relay", f"'relay' must be an object naming the relay devices send to, such as {example} "
-                                              f"('issuer' null: no admission tokens). Got {redacted_text(json.dumps(relay))}.")
+                                              f"('issuer' null: no admission tokens). Got {_without_passwords(relay)}.")
     url = relay["url"]
     if not _public_url(url):
         raise InvalidRequest("invalid_relay", f"'relay.url' must be the relay's http:// or https:// base URL, with a port in "
@@ -409,7 +425,7 @@ def _issuer(issuer: Any) -> dict:
         raise InvalidRequest("invalid_relay", f"'relay.issuer' must be an object with exactly {sorted(fields)} (or null; "
                                               "'tokens_each': the most tokens one credential gives, as the issuer publishes "
                                               "it with the key: GET {issuer}/issuer/v1/keys/{key}, or dpdist.client."
-                                              f"issuer_of). Got {redacted_text(json.dumps(issuer))}.")
+                                              f"issuer_of). Got {_without_passwords(issuer)}.")
     checks = (("url", _public_url, "an http:// or https:// URL, with a port in 1..65535 if any and without user:password@ "
                                    f"({HttpUrl.PUBLISHED})"),
               ("tokens_each", lambda v: isinstance(v, int) and not isinstance(v, bool) and 1 <= v <= 10_000,

@@ -33,7 +33,7 @@ import numpy as np
 from .._acks import batch_ack_problem, relay_ack_problem
 from .._io._binary import decode_payload, encode_record, read_header
 from .._io._identity import new_file_id
-from .._redact import redacted_text, redacted_url
+from .._redact import redacted_url, url_secrets
 from .._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, MAX_RETRY_AFTER, NOT_ACKNOWLEDGED, Retries, describe_window, retry_after, retry_delay
 from .._rng import secure_generator
 from .._tls import verifying_context
@@ -41,9 +41,9 @@ from ._ingest import max_batch_reports
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
-from .._answer import NULL, answer_document
+from .._answer import NULL, answer_document, refusal_shown
 from ._estimate_answer import ESTIMATE
-from .._shown import secrets_of, shown
+from .._shown import masked, secrets_of, shown
 from .._redirect import HOOKS, location_of, redirect_refusal
 from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
                            NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
@@ -305,7 +305,7 @@ class Client:
                 malformed = 0
                 if response.status_code not in _RETRY_STATUSES and not _retried_conflict(response):
                     if response.status_code >= 400:
-                        raise _refusal(method, path, response)
+                        raise _refusal(method, path, response, self._secrets())
                     redirected = None if acknowledges is not None else redirect_refusal(  # a batch: resent (_acks)
                         method, path if path.startswith(("http://", "https://")) else self.server + path, response,
                         "the server (--server; Client's server)")
@@ -333,14 +333,23 @@ class Client:
         url = path if path.startswith(("http://", "https://")) else self.server + path  # the relay's, or this server's
         relay = self.ohttp_relay if via is not None or self.ohttp_keys else None
         if failure.startswith(NOT_ACKNOWLEDGED):
-            raise ServiceUnavailableError(_not_acknowledged(method, url, failure, attempt, retries, self.retry_window, relay))
+            raise ServiceUnavailableError(masked(_not_acknowledged(method, url, failure, attempt, retries, self.retry_window,
+                                                                   relay), self._secrets()))
         # through an OHTTP relay the device connects to the relay only: name it, not the server
         sent, question = (f"{method} {url}", f"is the server running at {_origin_of(url)}?") if relay is None else (
             f"{method} {path} through the Oblivious HTTP relay {relay}", f"is the relay running at {_origin_of(relay)}?")
         resend = _how_to_resume(method, acknowledges is not None)
-        raise ServiceUnavailableError(redacted_text(
+        raise ServiceUnavailableError(masked(
             f"{sent} failed: {failure}, after {attempt} attempt(s) over {retries.spent:.1f} s (retried for up "
-            f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}).{resend}"))
+            f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}).{resend}",
+            self._secrets()))
+
+    def _secrets(self) -> tuple[str, ...]:
+        """The secrets this client holds (its tokens, its issuer credential, its URLs' passwords), masked wherever a line
+        it writes repeats them (:func:`dpdist._shown.masked`)."""
+        held = (self.admin_token, self.submit_token, self.issuer_credential)
+        urls = (self.server, self.ohttp_relay or "", self.issuer or "")
+        return (*(secret for secret in held if secret), *(secret for url in urls for secret in url_secrets(url)))
 
     def _document(self, method: str, path: str, *, keys: tuple[str, ...] | dict[str, Any] = (), **kwargs) -> dict:
         """The JSON object the service answers to ``method path`` (holding ``keys``), else one line saying the answer
@@ -900,9 +909,9 @@ class Client:
         try:
             self._stream_export(campaign, path, headers, partial)
         except httpx.TransportError as error:  # no server, or cut off: one line, not "internal error ConnectError"
-            raise ServiceUnavailableError(redacted_text(
+            raise ServiceUnavailableError(masked(
                 f"GET {self.server}{path} failed: {type(error).__name__}: {error} (is the server running at "
-                f"{_origin_of(self.server)}?). Nothing was written: run the export again.")) from None
+                f"{_origin_of(self.server)}?). Nothing was written: run the export again.", self._secrets())) from None
 
     def _stream_export(self, campaign: str, path: str, headers: dict[str, str], partial: Path) -> None:
         """The body of :meth:`_download_export`: the request, its refusals, the stream decoded into ``partial``."""
@@ -911,7 +920,7 @@ class Client:
         with self._http.stream("GET", path, headers=headers) as response:
             if response.status_code >= 400:
                 response.read()
-                raise _refusal("GET", path, response)
+                raise _refusal("GET", path, response, self._secrets())
             try:  # inflated by dpdist, a bounded step at a time (a stacked coding unpacked gigabytes in one read)
                 decoder = Decoder(response)
             except ValueError as error:
@@ -924,9 +933,10 @@ class Client:
                         if len(head) < LEADING_BYTES:
                             head += chunk[:LEADING_BYTES - len(head)]
                             if not may_start_report_file(head):
-                                raise ServiceRefusedError(redacted_text(
+                                raise ServiceRefusedError(masked(
                                     f"The answer to GET {self.server}{path} is neither a Parquet file nor a dpdist "
-                                    f"report file (it starts {head!r}): refused at its first bytes, nothing written."),
+                                    f"report file (it starts {head!r}): refused at its first bytes, nothing written.",
+                                    self._secrets()),
                                     status=response.status_code, code="unexpected_answer")
                         handle.write(chunk)
             except CorruptBody as error:
@@ -1000,7 +1010,8 @@ def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = 
             directory = request_within(client, "GET", f"{url.rstrip('/')}/.well-known/private-token-issuer-directory",
                                        30.0, limit=ACK_ANSWER_BYTES)
     except httpx.HTTPError as error:
-        raise ServiceUnavailableError(redacted_text(f"GET {address} failed: {type(error).__name__}: {error}.")) from None
+        raise ServiceUnavailableError(masked(f"GET {address} failed: {type(error).__name__}: {error}.",
+                                             url_secrets(address))) from None
     redirected = redirect_refusal("GET", address, answer, "the issuer (--issuer; issuer_of's url)")
     if redirected is not None:
         raise redirected
@@ -1115,7 +1126,7 @@ def _not_acknowledged(method: str, url: str, failure: str, attempt: int, retries
                       relay: str | None) -> str:
     """The message of a request whose answers were never the acknowledgement of what it sent (:mod:`._acks`)."""
     through = f" through the Oblivious HTTP relay {relay}" if relay is not None else ""
-    return redacted_text(
+    return (
         f"{method} {url}{through} got {failure}, after {attempt} attempt(s) over {retries.spent:.1f} s (retried "
         f"for up to {describe_window(window)}: retry_window, dpdist's --retry-window). Is {_origin_of(url)} the dpdist service (not a proxy, a captive "
         "portal or another server answering in its place)? Nothing is taken as counted: the batch keeps its id "
@@ -1127,23 +1138,15 @@ def _first_up(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def _refusal(method: str, path: str, response) -> ServiceRefusedError:
-    """The one-line error of a 4xx/5xx answer: its code and detail as the server sent them, escaped and masked
-    (:func:`dpdist._shown.shown`); ``HTTP 600 (no reason given)`` for an answer without either."""
-    try:
-        body = response.json()
-        code, detail = (str(value) if value is not None else "" for value in (body.get("error"), body.get("detail")))
-    except (ValueError, AttributeError):  # not JSON, or not an object
-        code, detail = "", response.text[:2000]
-    secrets = secrets_of(response)
-    code, detail = shown(code, secrets, 80), shown(detail, secrets, 2000, fold=True)
-    reason = (f"{code}: {detail}" if detail else code) if code else (detail or "(no reason given)")
-    # the code, detail and path shown (masked), the rest masked on its own: masking the joined line again took the ": "
-    # after a masked code's value for the value's rest (token=***: d read token=*** d; attack117 F7, as the JS and Java
-    # clients show it)
-    answered_by = redacted_text(_first_up(str(response.extensions.get(ANSWERED_BY, "the server"))))
+def _refusal(method: str, path: str, response, secrets: tuple[str, ...] = ()) -> ServiceRefusedError:
+    """The one-line error of a 4xx/5xx answer: a dpdist refusal's code and detail, or what the answer is
+    (:func:`dpdist._answer.refusal_shown`), ``secrets`` (the client's) and the request's own masked."""
+    code, said = refusal_shown(response, secrets)
+    secrets = (*secrets, *secrets_of(response))
+    answered_by = _first_up(str(response.extensions.get(ANSWERED_BY, "the server")))
     return ServiceRefusedError(
-        f"{answered_by} refused {method} {shown(path, secrets)}: HTTP {response.status_code} {reason}",
+        masked(f"{answered_by} refused {method} {shown(path, secrets)}: "
+               + (f"HTTP {response.status_code} {said}" if code else said), secrets),
         status=response.status_code,
         code=code,
     )

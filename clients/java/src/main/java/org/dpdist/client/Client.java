@@ -905,8 +905,9 @@ public final class Client {
         String lastProblem = null;
         boolean unacknowledged = false; // the last answer was a success that acknowledged something else
         Double asked = null;
-        // whatever an answer says is shown escaped, cut and masked: the credential sent, any Bearer/Basic one (Shown)
-        List<String> secrets = Shown.secretsOf(all.get("Authorization"));
+        // whatever an answer says is shown escaped and cut, the secrets this client holds masked (Shown)
+        List<String> secrets = new ArrayList<>(Shown.secretsOf(all.get("Authorization")));
+        for (String held : new String[] {options.token, issuerCredential}) if (held != null && !held.isEmpty()) secrets.add(held);
         String where = Shown.shown(other ? url : url.substring(Math.min(url.length(), serverUrl.length())), secrets, -1);
         for (int attempt = 0; attempt <= options.retries; attempt++) {
             if (attempt > 0) sleep(retryDelayMs(options.retryDelayMs * Math.pow(2, attempt - 1), asked));
@@ -932,7 +933,7 @@ public final class Client {
                 asked = retryAfterSeconds(response.header("Retry-After"));
                 continue;
             }
-            ServiceError refusal = refusal(method, where, response, secrets);
+            ServiceError refusal = refusal(method, where, url, response, secrets);
             asked = retryAfterSeconds(response.header("Retry-After"));
             boolean retryable = RETRYABLE_STATUS.contains(response.status) || (response.status == 409 && RETRYABLE_CONFLICTS.contains(refusal.code()));
             if (!retryable) throw refusal;
@@ -958,23 +959,20 @@ public final class Client {
     }
 
     /**
-     * The ServiceError of a refusal (4xx/5xx): its code and detail as the server sent them, shown (escaped, masked, cut: the
-     * code to 80 characters, the detail to 2000, as Python's); {@code (no reason given)} without a detail.
+     * The ServiceError of a refusal (4xx/5xx): a dpdist refusal's code and detail (escaped, masked, cut to 2000 characters),
+     * or the status, host and size of any other answer ({@link Shown#refusal}, as Python's and JavaScript's).
      */
-    private static ServiceError refusal(String method, String where, HttpTransport.Response response, List<String> secrets) {
-        String code = null;
-        String detail = "";
+    private static ServiceError refusal(String method, String where, String url, HttpTransport.Response response, List<String> secrets) {
+        String host;
         try {
-            Map<String, Object> refusal = Json.asObject(Json.parseAnswer(response.body, HttpTransport.ACK_ANSWER_BYTES)); // attack69 F2
-            if (refusal != null) {
-                code = refusal.get("error") instanceof String && !((String) refusal.get("error")).isEmpty() ? Shown.shown((String) refusal.get("error"), secrets, 80) : null;
-                detail = refusal.get("detail") instanceof String ? Shown.shownOneLine((String) refusal.get("detail"), secrets, 2000) : "";
-            }
-        } catch (IllegalArgumentException notJson) {
-            // not a JSON refusal
+            java.net.URI uri = new java.net.URI(url);
+            host = uri.getHost() == null ? "the server" : uri.getPort() < 0 ? uri.getHost() : uri.getHost() + ":" + uri.getPort();
+        } catch (java.net.URISyntaxException unreadable) {
+            host = "the server";
         }
-        return new ServiceError(method + " " + where + ": HTTP " + response.status + (code != null ? " " + code : "") + ": "
-            + (detail.isEmpty() ? "(no reason given)" : detail), response.status, code);
+        String[] shown = Shown.refusal(response.status, response.body, host, secrets);
+        return new ServiceError(method + " " + where + ": " + (shown[0] != null ? "HTTP " + response.status + " " : "") + shown[1],
+            response.status, shown[0]);
     }
 
     private static void sleep(double milliseconds) {

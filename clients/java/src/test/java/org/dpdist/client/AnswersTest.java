@@ -33,7 +33,7 @@ class AnswersTest {
     void aRefusalEchoingTheTokenAndEscapeSequencesIsShownEscapedCutAndMasked() throws Exception {
         try (FakeServer server = ClientTest.server(ClientTest.GRR, request -> {
             Map<String, Object> body = new LinkedHashMap<>();
-            body.put("error", "x\u001b]0;PWNED\u0007");
+            body.put("error", "campaign_closed");
             body.put("detail", "\u001b[2J\u001b[31mred\nline2 " + request.header("Authorization") + " and bare " + TOKEN + " " + "z".repeat(3000));
             return FakeServer.Answer.json(403, body);
         })) {
@@ -41,9 +41,9 @@ class AnswersTest {
                 Client client = new Client(server.url(), "c", ClientTest.fast().token(TOKEN).transport(transport));
                 ServiceError error = assertThrows(ServiceError.class, () -> client.submit(1));
                 assertEquals(403, error.status());
-                assertEquals("x\\x1b]0;PWNED\\x07", error.code());
+                assertEquals("campaign_closed", error.code());
                 assertFalse(error.getMessage().contains(TOKEN), error.getMessage());
-                assertTrue(error.getMessage().contains("\\x1b[2J\\x1b[31mred line2 Bearer *** and bare ***"), error.getMessage());
+                assertTrue(error.getMessage().contains("HTTP 403 campaign_closed: \\x1b[2J\\x1b[31mred\\nline2 Bearer *** and bare ***"), error.getMessage());
                 assertFalse(error.getMessage().chars().anyMatch(c -> c < 0x20 || c == 0x7f), error.getMessage());
                 assertTrue(error.getMessage().length() < 2300 && error.getMessage().endsWith("..."), error.getMessage());
             }
@@ -51,30 +51,19 @@ class AnswersTest {
     }
 
     @Test
-    void aRefusalWhoseCredentialsHoldWhitespaceIsMaskedBeforeItIsFoldedIntoOneLine() throws Exception {
-        // attack120 F2: folded first, a tab, NBSP, U+2028 or U+3000 inside a credential became a space that ended it
+    void anyOtherRefusalIsShownByItsStatusHostAndSizeOnly() throws Exception {
         try (FakeServer server = ClientTest.server(ClientTest.GRR, request -> {
             Map<String, Object> body = new LinkedHashMap<>();
-            body.put("error", "bad_x");
-            body.put("detail", "a token=ABCDEFG\tHIJ b password=PW\u00a0WORD c Bearer SECRETQ\u2028MORE d submitToken=ABC\u3000DEF");
+            body.put("error", "x\u001b]0;PWNED\u0007");
+            body.put("detail", "Bearer theirs");
             return FakeServer.Answer.json(400, body);
         })) {
             Client client = new Client(server.url(), "c", ClientTest.fast().token(TOKEN));
             ServiceError error = assertThrows(ServiceError.class, () -> client.submit(1));
-            assertTrue(error.getMessage().endsWith("HTTP 400 bad_x: a token=*** b password=*** c Bearer *** d submitToken=***"), error.getMessage());
+            String host = server.url().replaceFirst("^http://", "").replaceFirst("/.*", "");
+            assertTrue(error.getMessage().endsWith(": status 400 from " + host + " (not a dpdist answer, 58 bytes)"), error.getMessage());
+            assertEquals(null, error.code());
         }
-    }
-
-    @Test
-    void shownOneLineMasksACredentialHoldingWhitespaceWholeThenFoldsTheLine() {
-        for (String space : Arrays.asList("\t", "\u000b", "\u001c", "\u0085", "\u00a0", "\u2028", "\u3000")) {
-            String text = "a token=ABC" + space + "TAIL1 b password=PW" + space + "TAIL2 c Bearer SECRETQ" + space + "TAIL3 d\nsubmitToken=ABC"
-                + space + "TAIL4 \n e";
-            assertEquals("a token=*** b password=*** c Bearer *** d submitToken=*** e", Shown.shownOneLine(text, Collections.emptyList(), 2000), Json.show(space));
-        }
-        // a long run of whitespace takes no room; the request's credential holding a space, echoed with a tab, masked
-        assertEquals("KEEP x x x x x x x x...", Shown.shownOneLine(" ".repeat(10_000) + "KEEP" + " x".repeat(200), Collections.emptyList(), 20));
-        assertEquals("bad pin *** here", Shown.shownOneLine("bad\tpin abc\tdefgh here", Collections.singletonList("abc defgh"), -1));
     }
 
     /** {@code {...fields, "pad": [{},{},...]}} of about {@code bytes} bytes: ~bytes/3 empty objects (attack69 F2). */
@@ -180,13 +169,13 @@ class AnswersTest {
     @Test
     void aRedirectIsRefusedAtOnceNamingTheStatusAndWhereItPointed() throws Exception {
         try (FakeServer server = ClientTest.server(ClientTest.GRR, request ->
-                new FakeServer.Answer(302, "text/html", new byte[0]).header("Location", "http://u:pw@elsewhere.example/steal?token=abc"))) {
+                new FakeServer.Answer(302, "text/html", new byte[0]).header("Location", "http://u:pw@elsewhere.example/steal?token=" + TOKEN))) {
             for (HttpTransport transport : Arrays.asList(new JdkHttpTransport(Duration.ofSeconds(20)), new UrlConnectionTransport(20_000))) {
                 Client client = new Client(server.url(), "c", ClientTest.fast().token(TOKEN).transport(transport));
                 ServiceError error = assertThrows(ServiceError.class, () -> client.submit(1));
                 assertEquals(302, error.status());
                 assertEquals("redirected", error.code());
-                assertTrue(error.getMessage().contains("HTTP 302: a redirect to 'http://u:***@elsewhere.example/steal?token=***', not followed"), error.getMessage());
+                assertTrue(error.getMessage().contains("HTTP 302: a redirect to 'http://u:pw@elsewhere.example/steal?token=***', not followed"), error.getMessage());
             }
             assertEquals(2, server.requests.stream().filter(request -> request.method.equals("PUT")).count()); // one each: not retried
         }
@@ -196,14 +185,14 @@ class AnswersTest {
     void aRedirectWhoseLocationIsNoValidHeaderValueIsRefusedAtOnceNotRetried() throws Exception {
         // attack68 F7: the JDK refuses the answer itself (ProtocolException), which read "cannot reach the server", retried
         try (FakeServer server = ClientTest.server(ClientTest.GRR, request -> new FakeServer.Answer(302, "text/html", new byte[0])
-                .header("Location", "http://u:secretpw@evil.example/\u001b[2J?token=qwzyx"))) {
+                .header("Location", "http://u:secretpw@evil.example/\u001b[2J?token=" + TOKEN))) {
             for (HttpTransport transport : Arrays.asList(new JdkHttpTransport(Duration.ofSeconds(20)), new UrlConnectionTransport(20_000))) {
                 Client client = new Client(server.url(), "c", ClientTest.fast().token(TOKEN).transport(transport));
                 ServiceError error = assertThrows(ServiceError.class, () -> client.submit(1));
                 assertEquals("redirected", error.code(), error.getMessage());
                 String message = error.getMessage();
-                assertTrue(message.contains("'http://u:***@evil.example/\\x1b[2J?token=***'"), message);
-                assertFalse(message.contains("secretpw") || message.contains("qwzyx") || message.chars().anyMatch(c -> c < 0x20), message);
+                assertTrue(message.contains("'http://u:secretpw@evil.example/\\x1b[2J?token=***'"), message);
+                assertFalse(message.contains(TOKEN) || message.chars().anyMatch(c -> c < 0x20), message);
                 if (transport instanceof JdkHttpTransport) {
                     assertTrue(message.contains("the server answered a redirect whose Location is not a valid header value"), message);
                 }
@@ -219,40 +208,15 @@ class AnswersTest {
     void aServerTextIsShownAsPythonShowsItByteForByte() {
         @SuppressWarnings("unchecked")
         List<Map<String, Object>> cases = (List<Map<String, Object>>) Fixtures.read("shown.json");
-        assertTrue(cases.size() >= 60);
-        int hostile = 0;
+        assertTrue(cases.size() >= 200);
         for (Map<String, Object> one : cases) {
             @SuppressWarnings("unchecked")
             List<String> secrets = (List<String>) one.get("secrets");
             int limit = one.get("limit") == null ? -1 : ((Number) one.get("limit")).intValue();
-            if (one.get("text") instanceof String) {
-                String text = (String) one.get("text");
-                // a case with fold: Python's shown(..., fold=True), a refusal's detail on one line
-                String shown = Boolean.TRUE.equals(one.get("fold")) ? Shown.shownOneLine(text, secrets, limit) : Shown.shown(text, secrets, limit);
-                assertEquals(one.get("shown"), shown, Json.show(one.get("text")));
-                continue;
-            }
-            // fix76: a long hostile text (200,000 characters), shown whole; each pattern reads it in a linear time (these
-            // took minutes when a run was read from each of its characters)
-            hostile++;
-            String text = expanded(one.get("text"));
-            assertTrue(text.length() >= 200000);
-            String shown = Shown.shown(text, secrets, limit);
-            assertTrue(shown.equals(expanded(one.get("shown"))) && !shown.contains("SECRET"), Json.show(one.get("text")));
+            assertEquals(one.get("shown"), Shown.shown((String) one.get("text"), secrets, limit), Json.show(one.get("text")));
         }
-        assertTrue(hostile >= 8);
         assertEquals(Arrays.asList("token=\"abcdefgh\"", "abcdefgh"), Shown.secretsOf("PrivateToken token=\"abcdefgh\""));
         assertEquals(Collections.emptyList(), Shown.secretsOf("Bearer abc"));
-    }
-
-    /** A fixture's text (or shown text): itself, or its {@code before + repeat * times + then} (a long hostile text). */
-    private static String expanded(Object text) {
-        if (text instanceof String) return (String) text;
-        @SuppressWarnings("unchecked")
-        Map<String, Object> parts = (Map<String, Object>) text;
-        StringBuilder out = new StringBuilder((String) parts.get("before"));
-        for (int times = ((Number) parts.get("times")).intValue(); times > 0; times--) out.append((String) parts.get("repeat"));
-        return out.append((String) parts.get("then")).toString();
     }
 
     /** A server that, to every connection, sends {@code head} at once, then one byte every 100 ms for at most 30 s. */
@@ -349,7 +313,7 @@ class AnswersTest {
 
     @Test
     void aUrlAnErrorNamesIsShownWithoutItsUserinfoWhateverItsAt() {
-        assertEquals("https://***@host/x?token=***", Shown.shownUrl("https://user:PW1\uff20host/x?token=PW2"));
+        assertEquals("https://***@host/x?token=***&a=***#***", Shown.shownUrl("https://user:PW1\uff20host/x?token=PW2&a=b#PW3"));
         assertEquals("https://***@host/", Shown.shownUrl("https://user\uff1aPW1\ufe6bhost/"));
         assertEquals("ftp://***@h/\\u202e", Shown.shownUrl("ftp://u:PW1@h/\u202e"));
         for (String url : Arrays.asList("ftp://u:PW1@relay.example/\u202e", "https://u:PW1\uff20r/", "https://u\uff1aPW1\ufe6bh/")) {
