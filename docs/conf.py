@@ -1,7 +1,10 @@
-"""Sphinx configuration: the guides of docs/ (Markdown, MyST) and the API reference (autodoc).
+"""Sphinx configuration: tutorials, how-to guides, reference and explanation (Markdown, MyST), the API
+reference from the docstrings (autodoc), the command line from its parser (sphinx-argparse) and the HTTP API from
+the service's OpenAPI document (sphinxcontrib-openapi).
 
-Build: ``uv run sphinx-build -W -b html docs docs/_build/html`` (``tests/docs/test_docs.py`` builds
-it with warnings as errors).  Nothing is downloaded: no intersphinx, the default theme.
+Build: ``uv run sphinx-build -W -b html docs docs/_build/html`` (``tests/docs/test_docs.py`` builds it with
+warnings as errors; ``tests/docs/test_site.py`` reads the result in headless Chromium).  Nothing is downloaded:
+no intersphinx, and the theme (pydata-sphinx-theme) ships its fonts and scripts.
 """
 
 from __future__ import annotations
@@ -20,14 +23,16 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "myst_parser",
+    "sphinxarg.ext",
+    "sphinxcontrib.openapi",
 ]
 
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build"]
+exclude_patterns = ["_build", "_generated"]
 
 # Markdown guides: $...$ math, ``{eval-rst}`` blocks, anchors for "#section" links.
-myst_enable_extensions = ["dollarmath", "amsmath"]
+myst_enable_extensions = ["dollarmath", "amsmath", "deflist"]
 myst_heading_anchors = 3
 
 # numpy-style docstrings (napoleon), parameters as a plain list: their types are prose
@@ -46,7 +51,19 @@ autodoc_default_options = {"members": True, "show-inheritance": True}
 autodoc_mock_imports: list[str] = []
 
 # Offline: MathJax would be fetched by the reader's browser, never by the build.
-html_theme = "alabaster"
+html_theme = "pydata_sphinx_theme"
+html_theme_options = {
+    "navbar_align": "left",
+    "show_toc_level": 2,
+    "navigation_with_keys": False,
+    "secondary_sidebar_items": ["page-toc"],
+    "footer_start": ["copyright"],
+    "footer_end": ["theme-version"],
+}
+html_sidebars: dict[str, list[str]] = {"index": []}
+# The HTTP reference: sphinxcontrib-openapi's renderer that reads OpenAPI 3.1 (its newer one stops at a schema of
+# type "array" without "items", which 3.1 allows).
+openapi_default_renderer = "httpdomain:old"
 # Module docstrings list their papers as footnotes ([000] ...) cited in the text of the
 # functions, not of the module itself; an unreferenced footnote is not an error here.
 suppress_warnings = ["ref.footnote"]
@@ -90,5 +107,21 @@ def _expand_module_lists(app, docname, source):
     source[0] = _MODULE_LIST.sub(_automodules, source[0])
 
 
+# ---------------------------------------------------------------------- the service's OpenAPI document
+# ``reference/http.md`` renders the document ``dpdist serve`` serves at /openapi.json, written here when the docs are
+# built (``_generated/`` is not a page and is not committed).
+import json  # noqa: E402
+
+GENERATED = Path(__file__).resolve().parent / "_generated"
+
+
+def _write_openapi(app) -> None:
+    from dpdist.serve import openapi_schema
+
+    GENERATED.mkdir(exist_ok=True)
+    (GENERATED / "openapi.json").write_text(json.dumps(openapi_schema(), indent=1))
+
+
 def setup(app):
     app.connect("source-read", _expand_module_lists)
+    app.connect("builder-inited", _write_openapi)

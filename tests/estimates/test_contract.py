@@ -8,6 +8,7 @@ import copy
 import dataclasses
 import functools
 import json
+import re
 from pathlib import Path
 
 import jsonschema
@@ -178,10 +179,16 @@ def test_every_estimates_figure_is_saved_again_as_svg(result, tmp_path):
 def test_the_service_publishes_the_schema_in_its_openapi_description():
     from dpdist.serve import openapi_schema
 
-    schemas = openapi_schema()["components"]["schemas"]
-    assert schemas["EstimateResult"] == {key: value for key, value in JSON_SCHEMA.items() if key != "$schema"}
+    document = openapi_schema()
+    schemas = document["components"]["schemas"]
+    own = json.dumps({key: value for key, value in JSON_SCHEMA.items() if key != "$schema"})
+    assert schemas["EstimateResult"] == json.loads(own.replace('"$ref": "#"', '"$ref": "#/components/schemas/EstimateResult"'))
     refs = [option.get("$ref") for option in schemas["Estimate"]["properties"]["estimate"]["anyOf"]]
     assert "#/components/schemas/EstimateResult" in refs
+    # every reference resolves inside the OpenAPI document: the estimate's own "#" (its root) would name the whole
+    # document there, which renderers and validators then walk without end
+    for target in re.findall(r'"\$ref": "([^"]*)"', json.dumps(document)):
+        assert target.startswith("#/components/schemas/") and target.rsplit("/", 1)[1] in schemas, target
 
 
 def test_the_json_keeps_the_fields_the_service_served():

@@ -125,10 +125,21 @@ def schema_of(routes) -> dict:
                 "submit": {"type": "http", "scheme": "bearer", "description": "a campaign's optional submit token"},
                 "relay": {"type": "http", "scheme": "bearer", "description": "the relay's token (dpdist serve --relay-token)"},
             },
-            "schemas": {**SCHEMAS, "EstimateResult": {key: value for key, value in JSON_SCHEMA.items() if key != "$schema"}},
+            "schemas": {**SCHEMAS, "EstimateResult": _rebased(
+                {key: value for key, value in JSON_SCHEMA.items() if key != "$schema"}, ref("EstimateResult")["$ref"])},
         },
         "paths": paths,
     }
+
+
+def _rebased(schema, root: str):
+    """``schema`` with its references to its own root (``{"$ref": "#"}``, the estimate's recursive parts) pointing at
+    ``root``, where it sits in this document: there ``#`` is the whole OpenAPI document."""
+    if isinstance(schema, dict):
+        return {key: root if key == "$ref" and value == "#" else _rebased(value, root) for key, value in schema.items()}
+    if isinstance(schema, list):
+        return [_rebased(item, root) for item in schema]
+    return schema
 
 
 _STATE = {"enum": ["created", "open", "closed"]}
