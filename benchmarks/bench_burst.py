@@ -1,7 +1,7 @@
 """A burst of devices through nginx, and slowloris beside it (issue 61): every refusal a 503 with Retry-After, never a 502.
 
 ``dpdist serve`` (SQLite, its default limits) behind Debian's nginx configured as
-docs/deployment.md says (``tests/nginx_support.py``; nginx's ``worker_connections``
+docs/how-to/reverse-proxy.md says (``tests/nginx_support.py``; nginx's ``worker_connections``
 raised to 4096 so that nginx itself refuses nothing).  ``--devices`` devices, each
 from its own address of 127.1.0.0/16 (nginx forwards it in ``X-Forwarded-For``,
 which the service trusts from 127.0.0.1), start at once and send ``--batches``

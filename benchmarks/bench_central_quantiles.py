@@ -221,7 +221,7 @@ def _fmt(value) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    """The tables of docs/benchmarks.md: one per data set and metric, plus the target's ratios."""
+    """The tables of docs/reference/benchmarks/central-quantiles.md: one per data set and metric, plus the target's ratios."""
     ours = ("dpdist tree", "dpdist aq", "dpdist jointexp")
     peers = ("diffprivlib", "OpenDP")
     out = []

@@ -4,7 +4,7 @@ Run: ``uv run python benchmarks/bench_circular.py [--repeats 5] [--datasets flig
 
 Departure times of day (minutes in [0, 1440), 23:59 next to 00:00) from three data sets: the demo's
 embedded 100,000 flights (``demo``), ``flights-departure`` (328,521 NYC flights) and
-``flights3m-departure`` (3,000,000 US flights; needs the npm data, see docs/experiments.md); also
+``flights3m-departure`` (3,000,000 US flights; needs the npm data, see docs/how-to/run-experiments.md); also
 ``synthetic-vm1``, ``synthetic-vm2``, ``synthetic-mix3`` (10^5 draws, :func:`synthetic`).  Every
 numerical distribution protocol at its defaults (1024 bins where it has bins) gets the whole data set
 (``simulate``), ``--repeats`` times with independent seeds, at eps = 1..4; the error is

@@ -6,7 +6,7 @@ resident set size of a fresh subprocess doing only that job (its own
 ``ru_maxrss``), minus the same figure for a subprocess that only imports dpdist
 and builds the input.  Linux carries ``ru_maxrss`` across ``fork``/``exec``, so
 the subprocesses are started before this process allocates its large inputs.
-Results are recorded by hand in ``docs/benchmarks.md``.
+Results are recorded by hand in ``docs/reference/benchmarks/frequency.md``.
 """
 
 from __future__ import annotations

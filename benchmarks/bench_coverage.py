@@ -39,7 +39,7 @@ Usage::
 ``--quick`` is the small matrix (fewer cells and collections) for a smoke run; the full matrix
 took about 40 minutes on the shared 2-core machine (two processes, ``--only band`` and
 ``--only frequency,mean,central``).  Results: ``benchmarks/results/coverage.json``
-and the tables of ``docs/uncertainty.md``.
+and the tables of ``docs/reference/benchmarks/coverage.md``.
 """
 
 from __future__ import annotations
@@ -337,7 +337,7 @@ def _key_of(kind: str, arguments: tuple) -> tuple:
 
 
 def markdown(rows: list[dict]) -> str:
-    """The tables of ``docs/uncertainty.md``."""
+    """The tables of ``docs/reference/benchmarks/coverage.md``."""
     lines = []
     bands = [r for r in rows if r["kind"] == "band"]
     if bands:

@@ -96,7 +96,7 @@ HEADER = ("| data | s | s_95 | n | CP, s chosen | CP, told s | CP, best s | s ch
 
 
 def table_line(row: dict) -> str:
-    """One row of the table (docs/frequency.md quotes them; tests/docs/test_frequency.py reads them back)."""
+    """One row of the table (docs/explanation/frequency-estimators.md quotes them; tests/docs/test_frequency.py reads them back)."""
     chosen, best = row["s_chosen"], row["s_best"]
     return (f"| {row['data']} | {row['s']} | {row['s_95']} | {row['n']:.0e} | {row['cp']:.3f} | {row['cp_told']:.3f} | "
             f"{row['cp_best']:.3f} | {chosen[0]}-{chosen[-1]} | {best[0]}-{best[-1]} | {row['hr']:.3f} | "

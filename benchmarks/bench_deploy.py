@@ -1,6 +1,6 @@
 """Deployment path: ingest throughput, file sizes, Dask scaling and peak memory.
 
-Three measurements (results in ``docs/deployment.md``):
+Three measurements (results in ``docs/reference/benchmarks/deployment.md``):
 
 1. **Ingest throughput, one core** for GRR (d=64), OUE (d=1024), OLH (d=1024)
    and SW (1024 bins): reports per second for ``Aggregator.add`` on reports in

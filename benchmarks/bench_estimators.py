@@ -10,7 +10,7 @@ form).  Metrics (``dpdist.metrics``): MSE over all items, MSE over the true top 
 
 Usage::
 
-    uv run python benchmarks/bench_estimators.py               # the table of docs/frequency.md
+    uv run python benchmarks/bench_estimators.py               # the table of docs/explanation/frequency-estimators.md
     uv run python benchmarks/bench_estimators.py --repeats 1 --dims 16,256
 """
 

@@ -6,7 +6,7 @@ measured here independently: 100 collections or releases written with the public
 ``privatize`` then ``Aggregator.add``; central: the release itself) on data drawn with
 ``dpdist.datasets.synthetic`` from the same law as explain's shape (Normal(0.5, 0.15^2) on the
 bounds, truncated), each against its own data. ``z`` is the difference over the combined standard
-error; ``|z| < 3`` is agreement within the stated error. Results: docs/explain.md.
+error; ``|z| < 3`` is agreement within the stated error. Results: docs/how-to/predict-accuracy.md.
 
     uv run python benchmarks/bench_explain.py
 """

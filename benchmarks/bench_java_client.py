@@ -177,7 +177,7 @@ def _millions(rates: list[float]) -> str:
 
 
 def page_table(results: dict) -> list[str]:
-    """docs/benchmarks.md's table of ``results``: each config's range of runs of each client and the ratio of medians."""
+    """docs/reference/benchmarks/clients.md's table of ``results``: each config's range of runs of each client and the ratio of medians."""
     lines = ["| protocol | config | JavaScript reports per CPU-s | Java reports per CPU-s | Java / JavaScript |",
              "|---|---|---:|---:|---:|"]
     for row in results["rows"]:

@@ -16,7 +16,7 @@ eps' = ln(k(e^eps - 1) + 1); dpdist's ``epsilon`` is the oracle's (and the recor
 see ``dpdist.local.multi.rsfd``), so dpdist runs at ``amplified_epsilon(eps, k)``: the same reports.
 MSE: the mean over attributes of the mean squared error over items, mean of 5 runs; time:
 seconds for the whole collection (randomize, aggregate, estimate), and per user.
-Results: docs/multi_attribute.md.
+Results: docs/reference/benchmarks/multi-attribute.md.
 
     uv run --extra bench python benchmarks/bench_multi_peers.py
 """

@@ -17,7 +17,7 @@ guideline at the true n:
 Queries: 200 random axis-aligned rectangles per size, each side ``sqrt(v)`` of its range for
 volume ``v`` in 0.01 (small), 0.1 (medium), 0.5 (large).  The error of one collection is the
 mean over queries of |answer - truth|; the table shows the mean over 3 collections.  Collections
-are drawn with ``simulate`` (exactly distributed as privatize + aggregate).  Results: docs/multi_attribute.md.
+are drawn with ``simulate`` (exactly distributed as privatize + aggregate).  Results: docs/reference/benchmarks/multi-attribute.md.
 
     uv run python benchmarks/bench_multi_ranges.py
 """

@@ -16,7 +16,7 @@ with HRR) answer 1-D ranges of *one* attribute.  The same data as
 Queries: 200 random intervals of u per width (0.1, 0.316, 0.707 of its range: the sides of the
 2-D benchmark's rectangles).  The error of one collection is the mean |answer - truth| over the
 queries; the table shows the mean over 3 collections (``simulate``, exactly distributed as
-privatize + aggregate).  Results: docs/multi_attribute.md.
+privatize + aggregate).  Results: docs/reference/benchmarks/multi-attribute.md.
 
     uv run --extra bench python benchmarks/bench_multi_ranges_1d.py
 """

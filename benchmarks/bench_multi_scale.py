@@ -3,7 +3,7 @@
 Five categorical attributes of 8, 16, 16, 32 and 64 items (Zipf-like), epsilon = 2. Reports are
 privatized block by block (not timed as aggregation), then every block is added to one
 aggregator (``Aggregator.add``: validation and the statistic) and the estimate computed once.
-Memory stays at one block. Results: docs/multi_attribute.md.
+Memory stays at one block. Results: docs/reference/benchmarks/multi-attribute.md.
 
     uv run python benchmarks/bench_multi_scale.py
 """

@@ -1,4 +1,4 @@
-"""The table of docs/numerical_baselines.md, "Measured": W1 and KS of the numerical baselines on Beta(5, 2) data.
+"""The table of docs/reference/benchmarks/numerical.md, "Measured": W1 and KS of the numerical baselines on Beta(5, 2) data.
 
 For each method (binning with 16 and 64 bins, hh, hh-admm and haar-hrr with their default 256 leaves) at
 epsilon 1 and 2: ``--seeds`` data sets of ``--n`` Beta(5, 2) values (data seed 100 + s), each collected once

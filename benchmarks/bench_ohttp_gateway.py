@@ -95,7 +95,7 @@ def _figure(value: float) -> str:
 
 
 def page_table(record: dict) -> list[str]:
-    """The table of ``docs/benchmarks.md`` ("The Oblivious HTTP gateway against a direct submission") made from a
+    """The table of ``docs/reference/benchmarks/anonymity.md`` ("The Oblivious HTTP gateway against a direct submission") made from a
     results ``record``: per batch size, the medians, their ratio and each round's ratio."""
     rows = ["| reports per batch | direct, CPU-µs per report | gateway, CPU-µs per report | gateway / direct | "
             "each round's gateway / direct |", "|---:|---:|---:|---:|---:|"]

@@ -14,7 +14,7 @@ a warm-up job outside the timing).  Usage::
 
     /work/wt/slot uv run python benchmarks/bench_persons_scale.py [--rows 100000000] [--persons 1000000]
 
-Writes ``benchmarks/results/persons_scale.json`` and prints a table (docs/benchmarks.md quotes it).
+Writes ``benchmarks/results/persons_scale.json`` and prints a table (docs/reference/benchmarks/central.md quotes it).
 """
 
 from __future__ import annotations

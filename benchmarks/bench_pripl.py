@@ -22,7 +22,7 @@ it simulates each oracle's aggregate by binomials rather than per user).  Every 
 (method, data, epsilon, repeat) has its own random stream, ``default_rng([method, data, epsilon index,
 repeat, root seed])``; the data and queries of (data, repeat) are shared by all methods.
 
-    uv run python benchmarks/bench_pripl.py                    # the table of docs/benchmarks.md
+    uv run python benchmarks/bench_pripl.py                    # the table of docs/reference/benchmarks/multi-attribute.md
     uv run python benchmarks/bench_pripl.py --quick            # n = 10^5, 2 epsilons, 1 repeat
 """
 

@@ -18,7 +18,7 @@ All through the public API: ``protocol.privatize`` then ``Aggregator.add`` per b
 
     uv run python benchmarks/bench_sequences.py [--quick] [--only grr,sr,...]
 
-Results: ``benchmarks/results/sequences.json`` and the table in ``docs/uncertainty.md``.
+Results: ``benchmarks/results/sequences.json`` and the table in ``docs/reference/benchmarks/coverage.md``.
 """
 
 from __future__ import annotations

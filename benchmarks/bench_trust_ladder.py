@@ -3,7 +3,7 @@ Brave runs it in P3A (K = 20, p = 0.105) and of pure local GRR, d = 8 and 64, n 
 
     uv run python benchmarks/bench_trust_ladder.py
 
-Prints the markdown tables of docs/benchmarks.md ("The trust ladder").  Uniform items (f = 1/d), the shape of
+Prints the markdown tables of docs/reference/benchmarks/anonymity.md ("The trust ladder").  Uniform items (f = 1/d), the shape of
 the issue's numbers.  Nebula's error three ways: without its threshold (f(1-p)/(np), the issue's reading), the
 variance of its thresholded estimate, and its mean squared error (the suppressed items' bias included).
 """

@@ -37,7 +37,7 @@ this stack.
 
 Left out, though dpdist has them (each would only add to this floor's cost): the rate limit (``--rate-limit 0`` in the
 benchmark), the access log (off), the header timeout and pending-head count of dpdist's HTTP protocol (about 7 us a
-request, measured on its own: docs/benchmarks.md, issue 61's third round), the backpressure (503 ``busy`` when the
+request, measured on its own: docs/reference/benchmarks/service.md, issue 61's third round), the backpressure (503 ``busy`` when the
 queue is long), the whole server's body budget and a body's timeouts, the declared ``Content-Length`` checked before
 the body is read, admission's 404 for an unknown campaign (every campaign named is open here), the fold of the log
 rows (once a second).  Run::

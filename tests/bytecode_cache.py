@@ -3,7 +3,7 @@
 An environment that sets ``PYTHONDONTWRITEBYTECODE=1`` (this project's machine does, and ``uv sync`` compiles nothing)
 makes every Python process compile every module it imports from source, every time: about 1.4 of the 2.6 CPU-s a
 process spends importing the service's modules (numpy, scipy, starlette, uvicorn, dpdist), and the suite starts
-hundreds of them (servers, the command line, reproduction workers) besides its own imports (docs/benchmarks.md,
+hundreds of them (servers, the command line, reproduction workers) besides its own imports (docs/reference/benchmarks/test-suite.md,
 "The test suite").  :func:`keep_bytecode` lets this process and every process it starts write and read their
 bytecode under ``PYTHONPYCACHEPREFIX`` (:data:`sys.pycache_prefix`, PEP 3147 and Python 3.8's prefix), a directory in
 the interpreter's environment (``sys.prefix``, e.g. ``.venv/dpdist-test-pycache``), so that no ``__pycache__`` appears

@@ -91,7 +91,7 @@ _cache_root: list[str] = []
 _caches = itertools.count()
 
 
-#: tests that take 8 s or more each in the whole suite (docs/benchmarks.md, "Test suite time"), run first by every
+#: tests that take 8 s or more each in the whole suite (docs/reference/benchmarks/test-suite.md, "Test suite time"), run first by every
 #: pytest-xdist worker's collection: a long test started last holds the suite's end while the other workers sit idle
 #: (longest first: the work-stealing scheduler then fills the end with short tests)
 LONG_TESTS = frozenset({
@@ -225,7 +225,7 @@ def pytest_cmdline_main(config):
     """The whole suite runs on pytest-xdist workers, one per core and one more (at most 4; ``-n 0`` for one
     process): its ~1,000 CPU-seconds need both cores of a 2-core machine busy to finish within the ~10 minutes the
     project sets, and a worker waiting for its test's server, node or timeout leaves its core idle unless a third
-    worker takes it (docs/benchmarks.md, "Test suite time": 717 s with 2 workers, 653 s with 3).  A selection (a
+    worker takes it (docs/reference/benchmarks/test-suite.md, "Test suite time": 717 s with 2 workers, 653 s with 3).  A selection (a
     file, ``-m "not slow"``, ``-k``) runs in this one process: the fast loop is budgeted in CPU-seconds, which a
     second worker's collection only adds to.  Called before pytest-xdist's own ``pytest_cmdline_main`` (a conftest
     registers after the plugin: first among tryfirst)."""

@@ -1,6 +1,6 @@
 """A pytest plugin that shows where the suite spends CPU: the slowest tests in CPU-seconds, not wall seconds.
 
-The fast loop (``uv run pytest -m "not slow"``) has a budget of 2 CPU-minutes on 2 cores (docs/benchmarks.md,
+The fast loop (``uv run pytest -m "not slow"``) has a budget of 2 CPU-minutes on 2 cores (docs/reference/benchmarks/test-suite.md,
 "The test suite").  Wall durations (``--durations``) move 2-5x with the machine's load; CPU-seconds move much less
 (10-15 % between load 0.5 and 5 on 2 shared cores), so the budget and its drift are read in CPU-seconds, with the
 load beside them.  Each test's figure is the user + system time of the pytest process
@@ -98,7 +98,7 @@ class _CPUTime:
             if over:
                 write(
                     f"{len(over)} fast test(s) over {budget:g} CPU-s each: mark end-to-end tests slow, shrink "
-                    "unit tests (docs/benchmarks.md, 'The test suite')"
+                    "unit tests (docs/reference/benchmarks/test-suite.md)"
                 )
                 for nodeid, seconds in over:
                     write(f"{seconds:7.2f}s  {nodeid}")

@@ -1,4 +1,4 @@
-"""Debian's nginx in front of a test server, configured as docs/deployment.md ("Behind a reverse proxy") does it.
+"""Debian's nginx in front of a test server, configured as docs/how-to/reverse-proxy.md ("Behind a reverse proxy") does it.
 
 :class:`Nginx` writes a configuration into a temporary folder (the guide's
 ``location /dpdist/`` block, nothing else changed but where nginx keeps its
@@ -23,7 +23,7 @@ from serve_support import free_port
 
 __all__ = ["Nginx", "nginx_binary", "LOCATION"]
 
-#: the guide's location block (docs/deployment.md, "Behind a reverse proxy"), the upstream's port left to fill in
+#: the guide's location block (docs/how-to/reverse-proxy.md, "Behind a reverse proxy"), the upstream's port left to fill in
 LOCATION = """
         location /dpdist/ {{
             proxy_pass http://127.0.0.1:{upstream}/;

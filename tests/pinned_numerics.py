@@ -23,7 +23,7 @@ def pin_numerics() -> None:
 
     One thread: the tests' matrices are small, and OpenBLAS's threads wait for work by spinning, so on 2 busy
     cores a threaded least-squares step cost 30 times the CPU of one thread (CP's matching pursuit: 2.4 CPU-s
-    against 0.08; docs/benchmarks.md, "The test suite").  Subprocesses (servers, CLI runs) inherit it.
+    against 0.08; docs/reference/benchmarks/test-suite.md, "The test suite").  Subprocesses (servers, CLI runs) inherit it.
     """
     for name in THREADS:
         if not os.environ.get(name):

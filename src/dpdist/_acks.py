@@ -1,7 +1,7 @@
 """What a device takes as the acknowledgement of what it sent: the server's answer naming that campaign and that id.
 
 A proxy, a captive portal, a stale or misrouted server, or anyone on the path can answer ``200`` with another body;
-a client that takes any ``200`` as "counted" forgets the batch, and its reports are lost (docs/deployment.md, "What
+a client that takes any ``200`` as "counted" forgets the batch, and its reports are lost (docs/explanation/delivery.md, "What
 counts as an acknowledgement").
 An answer acknowledges a batch only when it is a JSON object that names the campaign and the batch id sent (the
 relay's: the report id sent) with the fields the service's acknowledgement has (``accepted``, ``rejected``,

@@ -89,7 +89,7 @@ class MissingPolicy:
         (default :func:`missing_mask`).  ``what`` names them in the messages (``"The 'x' argument of central.cdf"``,
         ``"Column 'age' of data.csv"``).  ``private``: the values are a curator's records (a central release), whose
         count of missing values the messages do not quote (an error or a warning may reach a log or an analyst:
-        docs/central.md, "Refusals are public"); the error's and the warning's ``count`` hold it for the caller."""
+        docs/explanation/central-release.md, "Refusals are public"); the error's and the warning's ``count`` hold it for the caller."""
         if not isinstance(values, np.ndarray) or values.ndim != 1:
             return values  # not an array of values: the caller's own checks refuse it by its schema
         missing = missing_mask(values) if mask is None else mask

@@ -23,7 +23,7 @@ Every derived random stream comes from this module, in one of two ways:
   post-processing step is a function of (a protocol's config, an aggregate's
   statistic and count, the estimate's options), so a bootstrap interval is a
   function of the state it describes: the same in every view and every time it
-  is asked for (docs/uncertainty.md, "What determines a band").  Nothing there is secret: the aggregate is
+  is asked for (docs/explanation/uncertainty.md, "What determines a band").  Nothing there is secret: the aggregate is
   already private and the bootstrap adds no privacy.
 """
 

@@ -110,7 +110,7 @@ class ServiceUnavailableError(DPDistError, ConnectionError):
 
 class CampaignIdentityError(DPDistError, ValueError):
     """A device refused to send to a campaign collected through a relay: it could not establish the campaign's
-    config, key and issuer from a source the relay does not control (docs/deployment.md, "Keys the relay cannot
+    config, key and issuer from a source the relay does not control (docs/explanation/threat-model.md, "Keys the relay cannot
     swap"); nothing was randomized or sent.
 
     ``code`` says why: ``"pin_mismatch"`` (the identity served does not hash to the pin the device was given),

@@ -27,7 +27,7 @@ What is bootstrapped, and the band's centre, depend on the estimator:
   without the smoothing step (same stopping rule), whose larger spread is put
   around the smoothed estimate.  These bands are conservative on smooth data
   and do not cover on data with atoms or spikes (the coverage matrix in
-  ``docs/uncertainty.md``), which their ``method`` says;
+  ``docs/explanation/uncertainty.md``), which their ``method`` says;
 * **any other estimator**: the estimate itself, centred on :math:`\hat F - c`.
 
 Bands, at level :math:`1-\alpha`:
@@ -47,13 +47,13 @@ Bands, at level :math:`1-\alpha`:
   ratios, the ones the quantile is made of.  With the in-sample :math:`s` HH's
   simultaneous band covered 0.89 and 0.91 on two real data sets (150
   collections; 0.93 and 0.93 over 400), and 0.95-0.96 with :math:`s_{-b}`
-  (``docs/uncertainty.md``).
+  (``docs/explanation/uncertainty.md``).
 
 Both are clipped to :math:`[0, 1]` and pinned to the known :math:`F = 0` and
 :math:`1` at the bounds.  The band covers the CDF of the population the users
 are drawn from, at the estimate's bin edges (new values are drawn in each
 replicate, so the users' sampling is included with the privacy noise);
-coverage is measured in ``docs/uncertainty.md`` and checked in
+coverage is measured in ``docs/explanation/uncertainty.md`` and checked in
 ``tests/test_uncertainty.py``.  The bands use nothing but the aggregate:
 post-processing, no extra privacy cost.
 
@@ -136,7 +136,7 @@ def cdf_band(
         method = (
             "parametric bootstrap spread of the EM estimate without smoothing, around the smoothed estimate "
             "(conservative on smooth data; it does not cover on data with atoms or spikes, whose smoothing bias "
-            "it cannot see: docs/uncertainty.md)"
+            "it cannot see: docs/explanation/uncertainty.md)"
         )
     elif linear:  # unbiased: centred on itself, no bias correction
         center, bias = reference_cdf, np.zeros(reference_cdf.size)
@@ -154,7 +154,7 @@ def band_generator(protocol: LocalProtocol, aggregator: Aggregator, options: dic
 
     The parametric bootstrap is post-processing of the aggregate: its randomness protects
     nothing, and drawing it afresh per request gave one campaign three different "95 %"
-    intervals of its mean in three views (docs/uncertainty.md, "What determines a band").
+    intervals of its mean in three views (docs/explanation/uncertainty.md, "What determines a band").
     """
     return state_generator("cdf_band", protocol.config(), np.asarray(aggregator.statistic), int(aggregator.n), options)
 

@@ -253,7 +253,7 @@ def test_the_composed_bound_is_above_and_near_a_concrete_pairs_exact_loss(epsilo
 def test_one_round_is_unchanged_and_rounds_say_how_they_were_composed():
     protocol = local.make("grr", epsilon=4.0, domain_size=8)
     one = amplification.account(protocol, 10**5, 1e-8)
-    assert one.composition == "none" and one.epsilon == pytest.approx(0.14296, rel=1e-4)  # docs/deployment.md: 0.143
+    assert one.composition == "none" and one.epsilon == pytest.approx(0.14296, rel=1e-4)  # docs/how-to/run-a-campaign.md: 0.143
     thirty = amplification.account(protocol, 10**5, 1e-8, rounds=30)
     assert thirty.composition == "privacy loss distribution" and thirty.to_dict()["composition"] == thirty.composition
     assert any("Doroshenko" in note and "Zhu" in note for note in thirty.notes)
@@ -261,8 +261,8 @@ def test_one_round_is_unchanged_and_rounds_say_how_they_were_composed():
 
 
 def test_the_deployment_pages_worked_example_states_what_the_code_computes():
-    """docs/deployment.md: each `privacy.shuffled(...)` line's comment is its epsilon to 3 significant digits."""
-    page = (ROOT / "docs" / "deployment.md").read_text()
+    """docs/how-to/run-a-campaign.md: each `privacy.shuffled(...)` line's comment is its epsilon to 3 significant digits."""
+    page = (ROOT / "docs" / "explanation" / "accounting.md").read_text()
     lines = re.findall(r"^(privacy\.shuffled\(proto, .*\)\.epsilon)\s+# ([0-9.]+):", page, re.MULTILINE)
     assert len(lines) == 3
     proto = local.make("grr", epsilon=4.0, domain_size=8)

@@ -1,7 +1,7 @@
 """The issue's mutation set: single-probability bugs injected into copies of dpdist protocols, each certified to violate.
 
 Every mutant claims epsilon 1 and is audited at alpha 1e-3 (seed 1, at most 50,000 outputs per input); its true
-epsilon is computed from its (wrong) channel.  docs/audit.md, "Mutations", lists the certified bounds and the outputs
+epsilon is computed from its (wrong) channel.  docs/how-to/audit-a-randomizer.md, "Mutations", lists the certified bounds and the outputs
 each needed (regenerate with ``python tests/audit/test_audit_mutations.py``).
 """
 
@@ -146,7 +146,7 @@ def test_the_unmutated_copies_hold():
         assert result.verdict == "no violation found", result.text()
 
 
-if __name__ == "__main__":  # the table of docs/audit.md, "Mutations"
+if __name__ == "__main__":  # the table of docs/how-to/audit-a-randomizer.md, "Mutations"
     print("| mutation | true epsilon | certified | outputs per input | CPU s |")
     print("|---|---|---|---|---|")
     for name, randomizer, d, true_epsilon in MUTANTS:

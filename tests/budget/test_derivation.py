@@ -142,7 +142,7 @@ def test_a_charge_written_before_derivations_is_read_at_its_worst_case(tmp_path)
 
 def test_one_report_of_a_memoized_protocol_costs_epsilon_1_and_two_campaigns_cost_epsilon_2():
     """l-grr(eps_inf = 8, eps_1 = 1, d = 2): one campaign of one report was charged eps_inf = 8, two of them 16,
-    against 2.0008 for the same two reports in one campaign (docs/budget.md's table: guarantee_over(K))."""
+    against 2.0008 for the same two reports in one campaign (docs/how-to/plan-a-budget.md's table: guarantee_over(K))."""
     memo = local.make("l-grr", epsilon=8.0, epsilon_1=1.0, domain_size=2)
     daily = BudgetSession(100.0, 1e-8)
     assert daily.campaign(memo).charge.charged.epsilon == pytest.approx(memo.guarantee_over(1).epsilon)

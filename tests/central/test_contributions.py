@@ -370,7 +370,7 @@ def test_slice_quantiles_per_person_states_no_n_and_its_note_does_not_say_it_doe
 
 def test_refusals_name_the_function_called_and_an_integral_float_bound_is_taken_as_an_int():
     """The outsider's F8 (issue 65, round 2): ``central.cdf``'s refusals named "TreeHistogram.release"; and
-    ``max_contributions=2.0`` is taken as 2 (as every int parameter takes an integral float; docs/central.md says so)."""
+    ``max_contributions=2.0`` is taken as 2 (as every int parameter takes an integral float; docs/explanation/central-release.md says so)."""
     for name, call in (("cdf", central.cdf), ("tree_cdf", central.tree_cdf),
                        ("quantiles", lambda *a, **k: central.quantiles(*a, q=[0.5], **k))):
         with pytest.raises(InvalidParameterError, match=f"'privacy_id' argument of {name} must hold one id per value"):

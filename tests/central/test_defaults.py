@@ -61,7 +61,7 @@ def test_a_default_under_add_remove_spends_part_of_the_budget_on_a_noisy_count(x
 # (test_every_release_runs_without_its_hyperparameter_and_records_the_choice)
 @pytest.mark.slow
 def test_defaults_beat_the_papers_fixed_settings_where_the_grid_says_so():
-    # fitted grid (docs/central.md "Defaults"): at n = 10^5, eps = 1 on lognormal data the paper's
+    # fitted grid (docs/explanation/central-release.md "Defaults"): at n = 10^5, eps = 1 on lognormal data the paper's
     # m = 6 leaves KS 0.042 (Legendre moments) where the rule's m = 32 gives 0.0017; at n = 10^3,
     # eps = 0.5 the paper's 80 AQ rounds give 3x the KS of the rule's 10.  Means of 4 seeded runs;
     # the margins are 10x and 3x the run-to-run spread

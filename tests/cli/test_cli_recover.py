@@ -1,5 +1,5 @@
 """`dpdist estimate --state STATE --recover ldprecover [--fake-fraction F]`: a saved campaign's genuine frequencies
-(docs/frequency.md, "Poisoned campaigns"), and one line naming the option when it is misplaced."""
+(docs/explanation/poisoning.md, "Poisoned campaigns"), and one line naming the option when it is misplaced."""
 
 from __future__ import annotations
 

@@ -195,7 +195,7 @@ def test_one_shot_estimate_of_columns_equals_the_library_on_the_same_seed(tmp_pa
 @pytest.mark.parametrize("argv, expected", [
     (["--columns", "c,d,a", "--protocol", "smp"], "'--columns' option needs '--attributes'"),
     (["--columns", "c,d,a", "--attributes", "[{\"name\": \"x\"}]", "--protocol", "smp"], "--attributes must be a list"),
-    (["--columns", "c,d,a", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "'--columns' option applies with '--protocol' a multi-attribute protocol only (docs/multi_attribute.md). "
+    (["--columns", "c,d,a", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "'--columns' option applies with '--protocol' a multi-attribute protocol only (docs/explanation/multi-attribute.md). "
      "Got --protocol 'grr'."),
     (["--columns", "c,d,a", "--column", "c", "--protocol", "smp"], "'--column' option cannot be used with '--columns'"),
     (["--column", "c", "--attributes", json.dumps(SCHEMA), "--protocol", "grr"], "'--attributes' option needs '--columns': it is the schema"),
@@ -210,12 +210,12 @@ def test_one_shot_estimate_of_columns_errors_name_the_option(argv, expected, tmp
 
 
 def test_the_command_line_section_of_the_docs_runs_as_written(tmp_path, monkeypatch, capsys):
-    """docs/multi_attribute.md, "On the command line": its Python block writes the files, its commands run."""
+    """docs/how-to/collect-several-attributes.md, "On the command line": its Python block writes the files, its commands run."""
     import re
     import shlex
     from pathlib import Path
 
-    page = (Path(__file__).resolve().parents[2] / "docs" / "multi_attribute.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs" / "how-to" / "collect-several-attributes.md").read_text()
     section = page.split("## On the command line", 1)[1].split("\n## ", 1)[0]
     monkeypatch.chdir(tmp_path)
     for code in re.findall(r"^```python\n(.*?)^```", section, re.MULTILINE | re.DOTALL):

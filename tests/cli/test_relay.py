@@ -1,5 +1,5 @@
 """Anonymous collection end to end: devices -> ``dpdist relay`` -> ``dpdist serve``, with ``dpdist issuer``, as real
-processes (docs/deployment.md, "Anonymous collection").
+processes (docs/how-to/anonymous-collection.md, "Anonymous collection").
 
 - Reports sent through the relay (Python client, ``dpdist submit``, the JavaScript client in Node and
   in headless Chromium, the Java client), each with a Privacy Pass token from the issuer, are counted once, in batches

@@ -203,7 +203,7 @@ def test_a_release_per_person_bounds_each_persons_rows_and_says_so(tmp_path, cap
 
 
 def test_privacy_ids_of_a_csv_are_compared_as_the_cells_text_exactly(tmp_path):
-    """M3 on issue 65 (docs/central.md, "How ids are compared"): "1", "01", " 1" and "1.0" are four persons, as the
+    """M3 on issue 65 (docs/explanation/central-release.md, "How ids are compared"): "1", "01", " 1" and "1.0" are four persons, as the
     cells are written; the caller normalises them."""
     from dpdist.central._contributions import person_codes
     from dpdist.datasets.files import read_ids

@@ -51,7 +51,7 @@ def test_bucketize_puts_the_upper_bound_in_the_last_bin():
 
 def test_spread_makes_data_recorded_on_a_grid_smooth_inside_each_block():
     # departures recorded to the minute, spread uniformly over 5-minute blocks: the same 5-minute profile, no
-    # heaping inside a block (docs/experiments.md, "Scope of a claim")
+    # heaping inside a block (docs/explanation/verdicts.md, "Scope of a claim")
     base = datasets.get("flights-departure")
     spread = datasets.get("flights-departure", spread=5)
     x, y = base.load(50_000, rng=3), spread.load(50_000, rng=3)

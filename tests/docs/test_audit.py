@@ -1,4 +1,4 @@
-"""The field's table in docs/audit.md is a product of benchmarks/bench_audit_field.py: it matches the saved results,
+"""The field's table in docs/reference/benchmarks/audit.md is a product of benchmarks/bench_audit_field.py: it matches the saved results,
 and the rows of the dev environment's libraries still come out as saved (else the page is stale: re-run it)."""
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ def _record() -> dict:
 
 def test_the_docs_table_is_the_saved_results():
     bench = _bench()
-    text = (REPO / "docs" / "audit.md").read_text()
+    text = (REPO / "docs" / "reference" / "benchmarks" / "audit.md").read_text()
     table = text.split(bench.START, 1)[1].split(bench.END, 1)[0].strip()
-    assert table == bench.markdown(_record()).strip(), "docs/audit.md's field table is stale: run bench_audit_field.py"
+    assert table == bench.markdown(_record()).strip(), "docs/reference/benchmarks/audit.md's field table is stale: run bench_audit_field.py"
 
 
 def test_the_field_meets_its_targets():
@@ -59,4 +59,4 @@ def test_a_dev_environment_row_comes_out_as_saved(case):
     saved = next(row for row in _record()["rows"] if row["library"] == case.library and row["mechanism"] == case.mechanism)
     row = bench.audit_case(case, _record()["samples"])
     assert (row["version"], row["verdict"], row["certified"]) == (saved["version"], saved["verdict"], saved["certified"]), \
-        "an adapter's result changed: docs/audit.md's field table is stale (run benchmarks/bench_audit_field.py)"
+        "an adapter's result changed: docs/reference/benchmarks/audit.md's field table is stale (run benchmarks/bench_audit_field.py)"

@@ -1,6 +1,6 @@
-"""Adding a protocol end to end touches seven files (three of them written by the registry scripts) (design.md, "Adding a protocol"), and everything works with it.
+"""Adding a protocol end to end touches seven files (three of them written by the registry scripts) (docs/how-to/add-a-protocol.md), and everything works with it.
 
-The test follows the walk-through of docs/design.md in a copy of the source tree (the files git lists, 13 MB,
+The test follows the walk-through of docs/how-to/add-a-protocol.md in a copy of the source tree (the files git lists, 13 MB,
 committed in a scratch repository there): it writes the files of the
 page's blocks that name a path, runs its commands, and counts what git sees changed -- the Python module, its
 conformance example, the JavaScript module and the Java class and the two clients' regenerated registries, nothing
@@ -36,7 +36,7 @@ from java_support import java_tools
 from js_support import node_path
 
 ROOT = Path(__file__).resolve().parents[2]
-DOC = ROOT / "docs" / "design.md"
+DOC = ROOT / "docs" / "how-to" / "add-a-protocol.md"
 #: the seven files of the walk-through: the Python module, its conformance example, the JS module, the Java class,
 #: and the two clients' registries (the JS client's two generated files: every protocol; the 1-D protocols a
 #: record's attribute may use)
@@ -57,10 +57,8 @@ pytestmark = pytest.mark.slow
 
 
 def walkthrough() -> tuple[dict[str, str], list[str]]:
-    """The files (path -> text) and the commands of design.md's "Adding a protocol"."""
-    text = DOC.read_text()
-    section = text[text.index("\n## Adding a protocol\n"):]
-    section = section[: section.index("\n## ", 1)]
+    """The files (path -> text) and the commands of the guide "Add a protocol" (docs/how-to/add-a-protocol.md)."""
+    section = DOC.read_text()
     files = {
         match["path"]: match["body"]
         for match in re.finditer(r"^```\w+[^\n]*\n(?:#|//) (?P<path>[\w./-]+)\n(?P<body>.*?)^```", section, re.M | re.S)

@@ -45,10 +45,10 @@ def restored_registries():
 
 
 #: pages whose snippets take 0.45-2.5 CPU-s (simulations and estimates of 10^4-10^6 users, audits, frames of many
-#: groups): the full suite runs them, the fast loop the others through the same runner below (docs/benchmarks.md, "The
+#: groups): the full suite runs them, the fast loop the others through the same runner below (docs/reference/benchmarks/test-suite.md, "The
 #: test suite"); the library code of each is pinned by fast unit tests (tests/audit, tests/frame, tests/testing, ...)
-SLOW_PAGES = {"docs/explain.md", "docs/frequency.md", "docs/uncertainty.md", "docs/deployment.md", "docs/trust.md",
-              "docs/audit.md", "docs/multi_attribute.md", "docs/frames.md", "docs/testing.md"}
+SLOW_PAGES = {"docs/how-to/predict-accuracy.md", "docs/frequency.md", "docs/explanation/uncertainty.md", "docs/deployment.md", "docs/explanation/trust-ladder.md",
+              "docs/how-to/audit-a-randomizer.md", "docs/multi_attribute.md", "docs/how-to/dataframes.md", "docs/testing.md"}
 
 
 @pytest.mark.parametrize("page", [

@@ -1,8 +1,8 @@
-"""docs/frequency.md: CP's advantage on sparse data, as the guide states it.
+"""docs/explanation/frequency-estimators.md: CP's advantage on sparse data, as the guide states it.
 
 The guide claimed CP's advantage on sparse data from the paper's synthetic Unif(10), Unif(25) and Geo; on real
 categorical columns it is 4-7x at s = 2-3 and worse than HR and OUE at a few dozen categories, even told the true
-s.  ``benchmarks/bench_cp_real_sparse.py`` measures it; docs/frequency.md ("Where CP's advantage holds") quotes its
+s.  ``benchmarks/bench_cp_real_sparse.py`` measures it; docs/explanation/frequency-estimators.md ("Where CP's advantage holds") quotes its
 table and states the advantage as a condition on the categories holding 95 % of the mass, n and eps; the cp
 reproduction page says its data are synthetic.  The fast tests read the page against the benchmark's recorded rows;
 the slow one runs two of its cells again.
@@ -32,7 +32,7 @@ def _bench():
 
 bench = _bench()
 ROWS = json.loads((ROOT / "benchmarks" / "results" / "cp_real_sparse.json").read_text())
-GUIDE = (ROOT / "docs" / "frequency.md").read_text()
+GUIDE = (ROOT / "docs" / "explanation" / "frequency-estimators.md").read_text()
 
 
 def test_the_guide_quotes_the_benchmarks_table():

@@ -1,4 +1,4 @@
-"""docs/r.md: dpdist called from R through reticulate, the page's R code run as written (slow: R starts Python).
+"""docs/how-to/call-from-r.md: dpdist called from R through reticulate, the page's R code run as written (slow: R starts Python).
 
 R and reticulate come from Debian's packages (``.ci/run`` installs r-base-core and r-cran-reticulate when
 ``Rscript`` is missing); reticulate runs this test's own Python (``RETICULATE_PYTHON``).
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "r.md"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "call-from-r.md"
 FENCE = re.compile(r"^```r(?P<info>[^\n]*)\n(?P<code>.*?)^```", re.MULTILINE | re.DOTALL)
 
 

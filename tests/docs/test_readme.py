@@ -1,6 +1,6 @@
 """What the README promises a newcomer is there and true: the install lines, the two commands, the papers and
 pages it points to, an honest demo time, and a length read in two minutes.  The contributors' figures (the fast
-loop's CPU time) are on docs/contributing.md."""
+loop's CPU time) are on docs/how-to/contribute.md."""
 
 from __future__ import annotations
 
@@ -47,8 +47,8 @@ def test_the_readme_gives_the_main_job_and_the_tests_as_commands():
 
 
 def test_design_lists_the_five_papers_by_author_and_year_with_links():
-    """The README points to docs/design.md for the five source papers, which lists them."""
-    design = (ROOT / "docs" / "design.md").read_text()
+    """The README points to docs/explanation/design.md for the five source papers, which lists them."""
+    design = (ROOT / "docs" / "explanation" / "design.md").read_text()
     section = design.split("## Source papers", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| paper 00")]
     assert [row.split("|")[1].strip() for row in rows] == [f"paper 00{i}" for i in range(5)]
@@ -57,34 +57,34 @@ def test_design_lists_the_five_papers_by_author_and_year_with_links():
         assert re.search(r"\]\(https://[^)]+\)", row), row  # a link
     for surname in ("Zhao", "Fang", "Tao", "Li", "Xiong"):
         assert any(f". {surname}" in row for row in rows), surname
-    assert "docs/design.md#source-papers" in _readme()
+    assert "docs/explanation/design.md#source-papers" in _readme()
 
 
 def test_the_demo_and_fast_loop_times_are_the_measured_cpu_times():
     """The demo's time beside its command is the CPU time measured on a fresh clone and after (74 s, then 60-67 s:
-    docs/benchmarks.md); the contributing page states those measurements and the fast loop's, over its budget."""
+    docs/reference/benchmarks/test-suite.md); the contributing page states those measurements and the fast loop's, over its budget."""
     demo = next(line for line in _readme().splitlines() if line.startswith("uv run dpdist demo "))
     assert "60-75 s of CPU" in demo
-    contributing = " ".join((ROOT / "docs" / "contributing.md").read_text().split())
+    contributing = " ".join((ROOT / "docs" / "how-to" / "contribute.md").read_text().split())
     assert "74 s of CPU on a fresh clone" in contributing and "60-67 s after" in contributing
     assert ("budgeted at 2 CPU-minutes and over it now: 129 CPU-s warm and 138 cold for 11,389 tests"
             in contributing)
-    assert "fresh clone: 74 s of CPU" in (ROOT / "docs" / "benchmarks.md").read_text()
+    assert "fresh clone: 74 s of CPU" in (ROOT / "docs" / "reference" / "benchmarks" / "test-suite.md").read_text()
 
 
-def test_the_readme_points_to_the_quickstart_the_relay_and_records_of_several_attributes():
+def test_the_readme_points_to_the_tutorials_the_relay_and_records_of_several_attributes():
     readme = _readme()
     flat = " ".join(readme.split())
     assert "`relay` (" in _install_section() and "dpdist issuer" in _install_section()
-    assert "(docs/quickstart.md)" in readme.split("## Where next", 1)[1]
-    for words in ("`dpdist relay`", "Privacy Pass", "docs/multi_attribute.md", "several attributes per person",
-                  "docs/contributing.md"):
+    assert "(docs/tutorials/index.md)" in readme.split("## Where next", 1)[1]
+    for words in ("`dpdist relay`", "Privacy Pass", "docs/explanation/multi-attribute.md", "several attributes per person",
+                  "docs/how-to/contribute.md"):
         assert words in flat, words
 
 
 def test_every_relative_link_of_the_readme_leads_to_a_file_of_the_repository():
     links = re.findall(r"\]\((?!https?://|#)([^)#]+)(?:#[^)]*)?\)", _readme())
-    assert "docs/quickstart.md" in links
+    assert "docs/tutorials/index.md" in links
     for link in links:
         assert (ROOT / link).exists(), link
 

@@ -1,4 +1,4 @@
-"""docs/testing.md stays runnable: its code blocks, a third-party protocol proved by the kit, run as one script."""
+"""docs/how-to/prove-a-protocol.md stays runnable: its code blocks, a third-party protocol proved by the kit, run as one script."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "how-to" / "prove-a-protocol.md"
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""A representative slice of the coverage matrix (``benchmarks/bench_coverage.py``, ``docs/uncertainty.md``).
+"""A representative slice of the coverage matrix (``benchmarks/bench_coverage.py``, ``docs/explanation/uncertainty.md``).
 
 Every check is the matrix's: over M seeded collections (or releases) the coverage of a nominal
 95 % interval or band must be at least ``0.95 - 3 * sqrt(0.95 * 0.05 / M)``, and the same runs
@@ -38,7 +38,7 @@ def _inside(truth, low, high):
 def test_hh_simultaneous_band_covers_real_spiky_data(runs):
     # 0.88 / 0.91 over 150 collections on real data. Each bootstrap replicate was divided
     # by a spread it is part of, which shrinks the largest ratios; at B = 40 replicates the band
-    # covered 0.67. With the leave-one-out spread: 0.97 (docs/uncertainty.md)
+    # covered 0.67. With the leave-one-out spread: 0.97 (docs/explanation/uncertainty.md)
     data = datasets.get("income-weekly")
     population = np.asarray(data.load(n=None), dtype=np.float64)
     protocol = local.make("hh", epsilon=1.0, bounds=data.bounds)

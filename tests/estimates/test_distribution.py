@@ -119,7 +119,7 @@ def test_constructors_properties_and_round_trip(distribution):
     np.testing.assert_allclose(again.probabilities, distribution.probabilities, atol=1e-15)
     uniform = Distribution.uniform_bins([0.25, 0.75], bounds=(2.0, 4.0))
     np.testing.assert_array_equal(uniform.edges, [2.0, 3.0, 4.0])
-    as_dict = distribution.to_dict()  # the JSON of docs/results.md; from_dict reads it back
+    as_dict = distribution.to_dict()  # the JSON of docs/reference/results.md; from_dict reads it back
     rebuilt = Distribution.from_dict(as_dict)
     np.testing.assert_array_equal(rebuilt.probabilities, distribution.probabilities)
     assert rebuilt.method == "test" and rebuilt.epsilon == 1.0 and rebuilt.n == 10

@@ -129,7 +129,7 @@ def _ratio_checks(check):
 
 @pytest.mark.parametrize("paper", ["wavelet", "sw-ems", "wiener", "central", "cp"])
 def test_a_range_a_b_in_a_claim_is_checked_at_both_ends(paper):
-    # docs/experiments.md, "Ranges": "a-b x" (or "to 1/b-1/a") is the band [a, b], both ends checked, unless the
+    # docs/explanation/verdicts.md, "Ranges": "a-b x" (or "to 1/b-1/a") is the band [a, b], both ends checked, unless the
     # claim says why not ("range not checked: it is stated for the paper's n")
     from dpdist.experiments import get_spec
 
@@ -207,7 +207,7 @@ def test_the_power_of_a_threshold_on_skewed_errors_is_what_the_calculation_predi
 
 
 def test_a_range_with_a_favourable_end_holds_holds_and_understated_or_does_not_hold():
-    # docs/experiments.md, "Ranges": "2-10x lower" measured at 20x is the paper understating, not overclaiming
+    # docs/explanation/verdicts.md, "Ranges": "2-10x lower" measured at 20x is the paper understating, not overclaiming
     from dpdist.experiments import DOES_NOT_HOLD, HOLDS, UNDERSTATED
     from dpdist.errors import InvalidParameterError
 

@@ -312,7 +312,7 @@ def test_the_refusal_and_the_docs_list_every_protocol_the_joint_estimate_takes()
     with pytest.raises(InvalidParameterError) as refused:
         local.estimate_jointly([cms])
     assert f"({', '.join(histograms)})" in str(refused.value) and f"({', '.join(supports)})" in str(refused.value)
-    page = (Path(__file__).parents[2] / "docs" / "frequency.md").read_text()
+    page = (Path(__file__).parents[2] / "docs" / "explanation" / "frequency-estimators.md").read_text()
     likelihood = page[page.index("* **The likelihood.**"):page.index("* **Intervals.**")]
     assert all(f"`{name}`" in likelihood for name in histograms + supports)
 

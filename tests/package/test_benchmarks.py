@@ -1,4 +1,4 @@
-"""The benchmarks run: a benchmark that crashes cannot regenerate its figures in docs/benchmarks.md.
+"""The benchmarks run: a benchmark that crashes cannot regenerate its figures on the pages of docs/reference/benchmarks/.
 
 Every script in ``benchmarks/`` loads (its imports and module-level code run, as ``python benchmarks/x.py`` would before
 its main), and every one runs end to end at its smallest case (tests/benchmark_support.py: its own size options at

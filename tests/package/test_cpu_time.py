@@ -45,7 +45,7 @@ def test_the_slowest_tests_are_ranked_by_cpu_and_fast_ones_over_budget_are_named
     # this file are the fast loop's CPU too)
     assert float(lines[head + 2].split("s")[0]) >= 0.06 and float(lines[head + 3].split("s")[0]) < 0.03
     over = lines.index("1 fast test(s) over 0.05 CPU-s each: mark end-to-end tests slow, shrink unit tests "
-                       "(docs/benchmarks.md, 'The test suite')")
+                       "(docs/reference/benchmarks/test-suite.md)")
     assert lines[over + 1].endswith("test_sample.py::test_busy")
 
 

@@ -1,4 +1,4 @@
-"""Files are written through ``_io``: the modules outside it that write a file themselves are the ones docs/design.md
+"""Files are written through ``_io``: the modules outside it that write a file themselves are the ones docs/explanation/design.md
 names, each for its reason ("Files are written through `_io`", in "Layers").
 
 A write is a call that opens a file for writing (``open(path, "w")``, ``Path.open("a")``, ``os.open``), writes one
@@ -16,7 +16,7 @@ from source_support import package_trees
 
 SOURCE = Path(dpdist.__file__).parent
 ROUTED = {"atomic_writer", "atomic_path", "write_text_atomically"}
-#: module -> why it writes a file itself (each named in docs/design.md)
+#: module -> why it writes a file itself (each named in docs/explanation/design.md)
 WRITERS = {
     "serve/_database.py": "the service's database: SQLite writes its own files, in the group commit's transactions",
     "estimates/_drawing.py": "figures: matplotlib's savefig writes the file a caller names",
@@ -95,10 +95,10 @@ def test_files_are_written_by_io_or_by_the_modules_design_names():
         if hits := writes(tree):
             found[relative] = hits
     unnamed = {module: hits for module, hits in found.items() if module not in WRITERS}
-    assert not unnamed, f"write through dpdist._io (or name the module and why in WRITERS and docs/design.md): {unnamed}"
+    assert not unnamed, f"write through dpdist._io (or name the module and why in WRITERS and docs/explanation/design.md): {unnamed}"
     assert sorted(WRITERS) == sorted(found), f"WRITERS that no longer write: {sorted(set(WRITERS) - set(found))}"
 
 
 def test_design_names_every_writer():
-    design = (SOURCE.parents[1] / "docs" / "design.md").read_text()
+    design = (SOURCE.parents[1] / "docs" / "explanation" / "design.md").read_text()
     assert [module for module in WRITERS if f"`{module}`" not in design] == []

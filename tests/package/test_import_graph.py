@@ -4,7 +4,7 @@ Every import counts: at module level, inside a function and under ``if TYPE_CHEC
 (a lazy or type-only import still ties two files together; hiding it only hides the tie).
 Importing ``a.b`` from ``a`` counts as importing ``a.b``; ``from a import name`` counts as
 importing ``a`` (its ``__init__``), as Python does.  The floors are the picture in
-``docs/design.md`` ("Layers"): a module imports only modules of lower floors, and the files
+``docs/explanation/design.md`` ("Layers"): a module imports only modules of lower floors, and the files
 of one package import each other without a circle.  An import inside a function stays only
 for a measured cost or an optional extra, and says so (``# lazy: <reason>``).
 """
@@ -22,7 +22,7 @@ import dpdist
 from source_support import import_graph, imports, package_modules as _modules, source_imports as _source_imports
 
 SOURCE = Path(dpdist.__file__).parent
-DESIGN = Path(__file__).resolve().parents[2] / "docs" / "design.md"
+DESIGN = Path(__file__).resolve().parents[2] / "docs" / "explanation" / "design.md"
 #: What ``import dpdist`` and ``dpdist --help`` must not load (their cost is the reason of most lazy imports).
 HEAVY = ("scipy", "dp_accounting", "matplotlib", "pandas", "polars", "pyarrow", "dask", "httpx", "starlette", "uvicorn", "psycopg",
          "narwhals", "duckdb", "pyspark", "ibis")
@@ -138,7 +138,7 @@ def test_every_top_level_module_stands_on_one_floor_of_the_picture():
 
 def test_imports_run_down_the_floors():
     up = running_up(import_graph(), floors(DESIGN.read_text()))
-    assert not up, "imports against the floors of docs/design.md:\n" + "\n".join(up)
+    assert not up, "imports against the floors of docs/explanation/design.md:\n" + "\n".join(up)
 
 
 def test_every_import_inside_a_function_says_why():

@@ -240,7 +240,7 @@ NOT_YET_MIRRORED: dict[str, str] = {
     "audit/test_audit_mutations.py": "single-probability bugs injected into copies of protocols, each certified to violate",
     "cli/test_cli_consistency.py": "Python and the command line give the same numbers (deploy, records, estimate)",
     "cli/test_cli_recover.py": "estimate --state --recover: the command line over frequency._recovery and testing._poisoning",
-    "estimates/test_coverage.py": "a slice of the coverage matrix of docs/uncertainty.md: local and central bands",
+    "estimates/test_coverage.py": "a slice of the coverage matrix of docs/explanation/uncertainty.md: local and central bands",
     "experiments/test_reproduce_flights3m.py": "three reproductions' size-sensitive claims on the flights3m dataset",
     "local/test_circular_campaign.py": "a time-of-day campaign end to end: opm-circular, the command line and the service",
     "local/test_clipping.py": "clipping in every numerical protocol and the command line",

@@ -2,7 +2,7 @@
 that installs with every extra into a fresh virtual environment and runs the command line's main paths there
 (``demo``, ``estimate``, ``release``, ``serve`` + ``campaign`` + ``submit``, ``relay``).
 
-The slow tests build with ``uv build`` (the release command, ``docs/release.md``) and install from PyPI, pinned to
+The slow tests build with ``uv build`` (the release command, ``docs/how-to/release.md``) and install from PyPI, pinned to
 the versions of ``uv.lock`` (``uv export``), so that the install is reproducible.  The wheel without extras is
 installed as a user's ``pip install`` does (``python -m venv``, then ``pip``): pip's resolver and installer, and
 the hint ``pip install 'dpdist[serve]'`` the command line prints.  The wheel with every extra is installed by
@@ -166,7 +166,7 @@ def test_the_wheel_is_pure_python_and_carries_what_the_package_reads_at_run_time
     metadata = zipfile.ZipFile(wheel).read(f"dpdist-{dpdist.__version__}.dist-info/METADATA").decode()
     assert "Metadata-Version: 2.4" in metadata and "License-Expression: BSD-3-Clause" in metadata
     assert "Description-Content-Type: text/markdown" in metadata
-    assert "](https://github.com/dpdist/dpdist/blob/main/docs/quickstart.md)" in metadata  # absolute links on PyPI
+    assert "](https://github.com/dpdist/dpdist/blob/main/docs/tutorials/index.md)" in metadata  # absolute links on PyPI
 
 
 def _sdist_entries() -> list[str]:
@@ -395,5 +395,5 @@ def test_the_long_description_reads_right_on_pypi():
     readme = (ROOT / "README.md").read_text()
     assert re.findall(r"\]\((?!https?://|#)([^)]+)\)", readme), "the README keeps its relative links for GitHub"
     assert re.findall(r"\]\((?!https?://|#)([^)]+)\)", rendered) == []
-    assert "](https://github.com/dpdist/dpdist/blob/main/docs/quickstart.md)" in rendered
+    assert "](https://github.com/dpdist/dpdist/blob/main/docs/tutorials/index.md)" in rendered
     assert "not on PyPI yet" not in rendered

@@ -8,7 +8,7 @@ pyright reads scipy through scipy-stubs (the dev group; inferring scipy's source
 of its ~75 CPU-s); mypy keeps scipy as ``Any``, as without the stubs.
 Both are marked slow: they run in the whole suite (CI's run), not in the fast loop.  mypy's cache is
 ``.mypy_cache`` at the top of the checkout, so a second run only re-checks what changed, but the first run of a
-fresh clone checks everything (32-52 CPU-s, a third of the fast loop's budget: docs/benchmarks.md, "The test
+fresh clone checks everything (32-52 CPU-s, a third of the fast loop's budget: docs/reference/benchmarks/test-suite.md, "The test
 suite"); ``uv run mypy`` checks the package alone while developing.  pyright checks everything each time (about a
 minute; it needs node, which pyright's PyPI package runs).  A ``# pyright: ignore[rule]`` names its rule and
 says why (a third-party stub that is wrong), never silences a file.  The annotation test walks

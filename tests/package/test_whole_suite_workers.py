@@ -51,7 +51,7 @@ def test_this_run_is_not_turned_into_workers_when_it_is_a_selection(pytestconfig
 
 @pytest.mark.parametrize(("cores", "workers"), [(1, 2), (2, 3), (3, 4), (16, 4)])
 def test_the_whole_suite_takes_one_worker_per_core_and_one_more_at_most_four(monkeypatch, cores, workers):
-    """A worker waiting for its test's server, node or timeout leaves its core to the extra one (docs/benchmarks.md,
+    """A worker waiting for its test's server, node or timeout leaves its core to the extra one (docs/reference/benchmarks/test-suite.md,
     "Test suite time": on 2 cores 717 s with 2 workers, 653 s with 3)."""
     from conftest import pytest_xdist_auto_num_workers
 

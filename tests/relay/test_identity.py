@@ -1,5 +1,5 @@
 """A relayed campaign's identity (dpdist.relay._identity): who may put a report in a relayed batch, and where a device
-takes the campaign's config, key and issuer (docs/deployment.md, "Anonymous collection").
+takes the campaign's config, key and issuer (docs/how-to/anonymous-collection.md, "Anonymous collection").
 
 Attacks replayed against issuer, relay and collector in one process (:mod:`relay_parties`): the collector sending K-1
 reports of its own through the relay (refused for want of tokens; with the tokens of m colluding devices, the statement
@@ -451,7 +451,7 @@ def test_a_relay_that_renames_itself_gets_nothing_from_a_device_given_the_pin(tm
     """A lying relay names another URL for itself (so that a device given its URL takes it for the collector), its own
     key and a larger epsilon.  A device given the relay's URL *and the campaign's pin* refuses: the identity the relay
     serves does not hash to the pin.  (Given a relay's URL without the pin, a device cannot tell such a relay from the
-    collector: docs/deployment.md, "Keys the relay cannot swap", says a device must then be given the pin.)"""
+    collector: docs/explanation/threat-model.md, "Keys the relay cannot swap", says a device must then be given the pin.)"""
     from dpdist.relay import _envelope
 
     with Parties(tmp_path, min_batch=2, max_batch=2) as parties:

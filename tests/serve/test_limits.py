@@ -35,7 +35,7 @@ pytest.importorskip("pyhpke")
 
 #: both servers keep their limits through one guard (:mod:`dpdist._guard`): a probe over sockets of one server's body
 #: limits runs against serve in the fast loop (the relay's wiring of the guard stays there in the PARSER_KINDS probes),
-#: against both in the whole suite (docs/contributing.md, "A new test": a test that starts a server is slow)
+#: against both in the whole suite (docs/how-to/contribute.md, "A new test": a test that starts a server is slow)
 KINDS = ["serve", pytest.param("relay", marks=pytest.mark.slow)]
 #: parser x server: the fast loop runs the diagonal (h11 under serve, httptools under the relay: each parser's protocol
 #: class and each server's wiring of it), the whole suite all four
@@ -131,7 +131,7 @@ class RelayTarget:
         return f"/relay/v1/campaigns/c/reports/{name}"
 
     def headers(self) -> dict:
-        """The campaign's identity pin, which a device's report carries (docs/deployment.md, "Keys the relay cannot swap")."""
+        """The campaign's identity pin, which a device's report carries (docs/explanation/threat-model.md, "Keys the relay cannot swap")."""
         from dpdist.relay._identity import PIN_HEADER, pin_of
 
         return {PIN_HEADER: pin_of(self.collector.identity("c"))}
@@ -887,7 +887,7 @@ def test_ten_slow_anonymous_bodies_do_not_keep_honest_batches_out(tmp_path):
     """Ten unauthenticated connections holding the shared pool gave every honest batch 503 for 40 s. Now: from one
     address they hold its share, and the batches of every other address are acknowledged; from ten addresses they
     hold at most the anonymous half, and batches whose token was checked are acknowledged (an anonymous batch from a
-    new address then waits: a reverse proxy that buffers bodies is the defence, docs/deployment.md)."""
+    new address then waits: a reverse proxy that buffers bodies is the defence, docs/how-to/run-a-campaign.md)."""
     limits = Limits(max_inflight_bytes=1 << 20, body_timeout=BOUND_S, min_body_rate=1)  # share 128 KiB, half 512 KiB
     with InProcessServer(str(tmp_path / "c.sqlite"), limits, max_body_bytes=128 << 10) as server:
         service = server.service

@@ -482,9 +482,10 @@ def test_chromium_loads_the_client_from_an_origin_allowed_by_cors_origin_and_sub
                 assert campaign_n(server.url, campaign) == (1 if server is allowing else 0)
 
 
-# ---------------------------------------------------------------------- docs/deployment.md
-DOC = ROOT / "docs" / "deployment.md"
-SECTIONS = ("Operating", "Metrics", "Behind a reverse proxy")
+# ---------------------------------------------------------------------- the operating guides
+#: the pages whose commands run in order: each page's title (its whole text)
+SECTIONS = (("how-to/operate-the-service.md", "Operate the service"), ("reference/metrics.md", "Metrics"),
+            ("how-to/reverse-proxy.md", "Run the service behind nginx (a reverse proxy)"))
 
 
 def _section_commands(text: str, title: str) -> list[str]:
@@ -508,16 +509,15 @@ def _section_commands(text: str, title: str) -> list[str]:
                 level, inside = len(heading.group(1)), True
             elif inside and len(heading.group(1)) <= level:
                 break
-    assert level is not None, f"docs/deployment.md has no section {title!r}"
+    assert level is not None, f"no section {title!r}"
     return blocks
 
 
 @pytest.mark.slow
 def test_the_operations_sections_of_deployment_md_run_as_written(tmp_path):
-    """The commands of "Operating", "Metrics" and "Behind a reverse proxy" run, in order, in one shell (the
-    documented port 8000 replaced by a free one), with the dpdist of this environment on PATH."""
-    text = DOC.read_text()
-    blocks = [block for title in SECTIONS for block in _section_commands(text, title)]
+    """The commands of the guides to operate the service, its metrics and the reverse proxy run, in order, in one shell
+    (the documented port 8000 replaced by a free one), with the dpdist of this environment on PATH."""
+    blocks = [block for page, title in SECTIONS for block in _section_commands((ROOT / "docs" / page).read_text(), title)]
     assert len(blocks) >= 3
     script = "set -euo pipefail\n" + "\n".join(blocks).replace("8000", str(free_port()))
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"}

@@ -549,7 +549,7 @@ def test_the_protocols_with_a_support_count_test_are_read_from_their_tags_ocms_i
         assert document["count_above"] >= 1
 
 
-#: seeded campaigns per protocol: 400 in the whole suite, 200 in the fast loop (docs/contributing.md, "A new test": a heavy
+#: seeded campaigns per protocol: 400 in the whole suite, 200 in the fast loop (docs/how-to/contribute.md, "A new test": a heavy
 #: statistical test keeps a smaller size in the fast loop). The bound is t + 4 sqrt(t(1-t)/runs) at either count: 0.16 at
 #: 400, 0.185 at 200; a false-alarm rate of 2t = 0.2 is 2 sd above 0.16 at 400 (fails 98 % of seeds), a rate of
 #: 2.5t = 0.25 is 2.1 sd above 0.185 at 200 (fails 98 %): the fast case catches invalid p-values from 2.5 t up
@@ -689,10 +689,11 @@ def test_retention_deletes_old_raw_reports_and_the_batch_records_of_long_closed_
 
 
 # ====================================================================== the guide's commands
-def _bash_block(section: str) -> str:
-    text = (Path(__file__).resolve().parents[2] / "docs" / "deployment.md").read_text()
-    start = text.index(f"\n### {section}\n")
-    return text[text.index("```bash\n", start) + len("```bash\n"): text.index("```", text.index("```bash\n", start) + 7)]
+def _bash_block(page: str) -> str:
+    """The first ```bash block of a page of docs/."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / page).read_text()
+    start = text.index("```bash\n") + len("```bash\n")
+    return text[start: text.index("```", start)]
 
 
 @pytest.mark.slow  # dpdist serve and the guide's commands as subprocesses (7 CPU-s)
@@ -701,11 +702,11 @@ def test_the_deployment_guides_limit_and_enrollment_commands_run(tmp_path):
     as written against it (a token good for 10 reports sends 10, then the campaign is deleted)."""
     import shlex
 
-    (serve_line,) = [line for line in _bash_block("Limits").splitlines() if line.startswith("uv run dpdist serve")]
+    (serve_line,) = [line for line in _bash_block("reference/service-limits.md").splitlines() if line.startswith("uv run dpdist serve")]
     words = shlex.split(serve_line)[4:]
     options = [w for i, w in enumerate(words) if w not in ("--db", "--port") and words[i - 1] not in ("--db", "--port")]
     assert "--rate-limit" in options and "--retention-days" in options
-    script = _bash_block("Reports a campaign accepts")
+    script = _bash_block("how-to/bound-reports.md")
     (tmp_path / "proto.json").write_text(json.dumps(GRR))
     (tmp_path / "answers.csv").write_text("answer\n" + "\n".join(str(k % 8) for k in range(10)) + "\n")
     with cli_server(str(tmp_path / "c.sqlite"), *options) as (process, url):
@@ -718,11 +719,11 @@ def test_the_deployment_guides_limit_and_enrollment_commands_run(tmp_path):
 
 
 def test_the_docs_list_every_protocol_with_a_support_count_test():
-    """docs/deployment.md's list of protocols with a poisoning test is the code's (``TESTED``), rue/rlh/rws included."""
+    """docs/how-to/run-a-campaign.md's list of protocols with a poisoning test is the code's (``TESTED``), rue/rlh/rws included."""
     from dpdist.serve._diagnostics import TESTED
 
     assert {"rue", "rlh", "rws"} <= TESTED
-    page = (Path(__file__).parents[2] / "docs" / "deployment.md").read_text()
+    page = (Path(__file__).parents[2] / "docs" / "explanation" / "poisoning.md").read_text()
     listed = page[page.index("**Which protocols have a test.** Support counts:"):page.index("below-fractions: `threshold`")]
     assert set(re.findall(r"`([a-z-]+)`", listed)) == set(TESTED)
 

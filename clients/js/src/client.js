@@ -8,7 +8,7 @@
 // uniformly random order (CSPRNG), never in the order the values were given: ``submitMany``
 // takes the values in a random order, ``flush`` shuffles the queued reports of a batch.
 //
-// HTTP API (docs/deployment.md, /openapi.json):
+// HTTP API (docs/how-to/run-a-campaign.md, /openapi.json):
 //   GET  {server}/api/campaigns/{campaign}/config              -> {"config", "state", ...}
 //   PUT  {server}/api/campaigns/{campaign}/batches/{batch_id}  binary records -> ack
 // A campaign collected through a relay (its config has ``relay``; issue 44 design, sections 3 to 5):

@@ -1,5 +1,5 @@
 // Where a device takes a relayed campaign's config and keys from, so that neither the relay nor the collector can give it
-// a campaign of its own (issue 44 design, sections 3 to 5; docs/deployment.md, "Anonymous collection").
+// a campaign of its own (issue 44 design, sections 3 to 5; docs/how-to/anonymous-collection.md, "Anonymous collection").
 //
 // A relay that served the collector's HPKE key could serve its own and open the reports; it could also serve another
 // protocol config (a larger epsilon with the same report format).  A collector that served one device a config of its

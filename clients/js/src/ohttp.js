@@ -1,7 +1,7 @@
 // Oblivious HTTP (RFC 9458) on the device: a fetch that sends each request through a standard OHTTP relay resource,
 // encapsulated to the collector's gateway key configuration, and opens the encapsulated answer.  The relay sees this
 // device's address and the size of each request, never what it says; the collector (the gateway) sees what it says,
-// never the device's address (docs/deployment.md, "Anonymous collection").
+// never the device's address (docs/how-to/anonymous-collection.md, "Anonymous collection").
 //
 // Wire formats, as dpdist.relay._ohttp and dpdist.relay._bhttp speak them in Python:
 // - a key configuration list, application/ohttp-keys (RFC 9458 section 3.2): each configuration 2-byte length |

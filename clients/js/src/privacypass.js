@@ -1,6 +1,6 @@
 // Privacy Pass on the device: the client side of token type 2 (RFC 9578 section 6: publicly verifiable, blind RSA 2048,
 // RSABSSA-SHA384-PSS-Deterministic of RFC 9474) and the PrivateToken authorization of RFC 9577, for the relayed
-// campaigns of docs/deployment.md ("Anonymous collection"; issue 44 design sections 1, 4 and 5).
+// campaigns of docs/how-to/anonymous-collection.md ("Anonymous collection"; issue 44 design sections 1, 4 and 5).
 //
 // The cryptography and the encodings are @cloudflare/privacypass-ts and @cloudflare/blindrsa-ts, bundled in
 // vendor/privacypass.js (no install step); this module composes them into the two steps a device runs, with state

@@ -82,7 +82,7 @@ test("a protocol module reaches no registry, and no other protocol's class unles
     if (Protocol.prototype instanceof RecordProtocol) continue; // its attributes' or groups' protocols are its parts
     assert.ok(!graph.includes('src/protocols/_index.js') && !graph.includes('src/protocols/_attributes.js'), `${name} reaches the registry`);
     // a 1-D protocol may borrow helper functions from another protocol's module (the bundler drops that module's
-    // class, sideEffects: false: docs/benchmarks.md), never its class (the default export)
+    // class, sideEffects: false: docs/reference/benchmarks/clients.md), never its class (the default export)
     for (const file of graph) {
       const text = readFileSync(join(ROOT, file), 'utf8');
       for (const match of text.matchAll(/^import\s+([^;]*?)\s+from\s+'(\.[^']+)'/gms)) {

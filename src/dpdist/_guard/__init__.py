@@ -1,8 +1,8 @@
-"""What every dpdist server on the internet runs behind: limits, refusals, sockets (docs/deployment.md, "Limits").
+"""What every dpdist server on the internet runs behind: limits, refusals, sockets (docs/reference/service-limits.md, "Limits").
 
 One place for the defences that ``dpdist serve``, ``dpdist relay`` and any other
 dpdist ASGI application share, with the same option names and ``DPDIST_*``
-variables on each command line (``docs/deployment.md``, "Limits"):
+variables on each command line (``docs/how-to/run-a-campaign.md``, "Limits"):
 
 * :class:`Limits`: the bounds (body memory with a share per client address and
   half for anonymous bodies, header and body time, minimum body rate, idle

@@ -1,4 +1,4 @@
-"""Request bodies read within bounds of size, time and memory, and the memory shared fairly (docs/deployment.md, "Limits").
+"""Request bodies read within bounds of size, time and memory, and the memory shared fairly (docs/reference/service-limits.md, "Limits").
 
 :class:`BodyBudget` is the request-body bytes one process holds at once, over
 all requests (``--max-inflight-bytes``), with two shares inside it so that no

@@ -6,7 +6,7 @@ it sends ``http.response.body``: two writes, and asyncio's transport makes each
 write to an empty buffer a ``send`` of its own at once.  A device's batch is
 answered with both messages back to back, so every answer cost two ``send``
 calls on the loop's thread, the first carrying only the head (about 10-17 us of
-the event loop a request on loopback; docs/benchmarks.md, "Fifteenth round").
+the event loop a request on loopback; docs/reference/benchmarks/service.md, "Fifteenth round").
 
 :class:`HeldHead` is the transport of one request's cycle: it holds the cycle's
 first write (the head) until the next one, written with it at once, or until the

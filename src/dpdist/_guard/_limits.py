@@ -1,4 +1,4 @@
-"""The bounds of any dpdist server on the internet: memory, time, connections, rate and size (docs/deployment.md, "Limits").
+"""The bounds of any dpdist server on the internet: memory, time, connections, rate and size (docs/reference/service-limits.md, "Limits").
 
 An unauthenticated client must not be able to make a server hold memory,
 connections or CPU beyond stated bounds.  :class:`Limits` holds the bounds

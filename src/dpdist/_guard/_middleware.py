@@ -1,4 +1,4 @@
-"""Any ASGI application behind dpdist's limits: :func:`guard` (docs/deployment.md, "Limits").
+"""Any ASGI application behind dpdist's limits: :func:`guard` (docs/reference/service-limits.md, "Limits").
 
 ``dpdist serve`` applies its limits inside its routes, where it knows a batch's
 campaign and token before it reads the body.  An application that does not

@@ -1,5 +1,5 @@
 """uvicorn's h11 protocol with a header timeout, a concurrency cap that says when to come back, and without uvicorn's
-own access log line (docs/deployment.md, "Limits").
+own access log line (docs/reference/service-limits.md, "Limits").
 
 uvicorn closes idle keep-alive connections but never ones whose request headers
 trickle in (slowloris); :class:`HeaderTimeoutH11Protocol` closes a connection

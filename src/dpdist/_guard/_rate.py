@@ -1,4 +1,4 @@
-"""A token bucket per client address, kept in memory only as long as its window (docs/deployment.md, "Limits").
+"""A token bucket per client address, kept in memory only as long as its window (docs/reference/service-limits.md, "Limits").
 
 ``rate`` requests per second, bursts of ``burst``: a client address (IPv6: its
 /64, which one host usually holds whole) may send ``burst`` requests at once,

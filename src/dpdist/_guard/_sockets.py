@@ -1,4 +1,4 @@
-"""Listening sockets whose accepted connections send small answers at once (TCP_NODELAY; docs/deployment.md, "Limits").
+"""Listening sockets whose accepted connections send small answers at once (TCP_NODELAY; docs/reference/service-limits.md, "Limits").
 
 asyncio sets ``TCP_NODELAY`` on every connection it accepts, but only if the
 listening socket says it is TCP (``sock.proto == IPPROTO_TCP``,

@@ -32,7 +32,7 @@ True
 
 Every statement says which accountant produced it and what it assumes: the neighbouring relation
 of the guarantees, fresh randomness per mechanism (no report, memo or shuffle's sample reused), and
-each mechanism's own assumptions.  ``docs/budget.md`` ("Accountants") has the numbers.
+each mechanism's own assumptions.  ``docs/how-to/plan-a-budget.md`` ("Accountants") has the numbers.
 """
 
 from ._accountants import ACCOUNTANTS, CHOICES, Statement, cannot_state, check_accountant, state

@@ -175,7 +175,7 @@ def explain_ladder(config: LocalProtocol | dict[str, Any], n: int, *, delta: flo
     shuffled through dpdist's relay (``epsilon0`` from the exact shuffle accountant); sample-and-threshold as Brave's
     Nebula runs it (threshold ``K``, sampling ``p``; rare items suppressed); a trusted curator's discrete Laplace and
     Gaussian histograms; secure aggregation (computed, not run by dpdist). Each row says, party by party, what its
-    guarantee assumes (:mod:`dpdist.accuracy._ladder_rows`; ``docs/trust.md``).
+    guarantee assumes (:mod:`dpdist.accuracy._ladder_rows`; ``docs/explanation/trust-ladder.md``).
 
     Parameters
     ----------

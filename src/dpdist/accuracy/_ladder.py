@@ -2,7 +2,7 @@
 
 :func:`ladder` builds the rows of :mod:`._ladder_rows` for a frequency campaign (its protocol's config; the
 config's epsilon is the central epsilon every row is held to), ``n`` devices of one report each, ``delta`` and a
-public data shape; :class:`~._ladder_result.Ladder` prints, draws and serializes them.  ``docs/trust.md`` reads
+public data shape; :class:`~._ladder_result.Ladder` prints, draws and serializes them.  ``docs/explanation/trust-ladder.md`` reads
 the numbers.
 """
 

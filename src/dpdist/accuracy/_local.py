@@ -108,7 +108,7 @@ def local_predictions(protocol, n: int, epsilons, shape: Shape, repeats: int, se
     if kind == "heavy_hitters":
         raise InvalidParameterError(
             f"explain covers frequency and numerical protocols and central releases; {protocol.name} finds heavy "
-            "hitters of an unbounded domain (its accuracy is which items it finds: see docs/frequency.md)."
+            "hitters of an unbounded domain (its accuracy is which items it finds: see docs/explanation/frequency-oracles.md)."
         )
     predictions = []
     for epsilon in epsilons:

@@ -15,7 +15,7 @@ over a horizon, and states per device, before any data:
   spends ``epsilon_over_changes(T)`` (any two histories);
 * **relayed** (with ``relay_n``): each campaign shuffled through the relay in batches of ``relay_n`` honest
   reports (admitted by an independent issuer; a campaign's batches must hold ``colluding x tokens_each`` more,
-  docs/deployment.md "Accounting"), the :math:`T` rounds composed centrally (:func:`dpdist.amplification.shuffled`;
+  docs/explanation/accounting.md "Accounting"), the :math:`T` rounds composed centrally (:func:`dpdist.amplification.shuffled`;
   the relay does not collude with the collector), with the same reports' error; with ``target``, the largest
   :math:`\varepsilon_0` that fits.
 
@@ -235,7 +235,7 @@ def _relayed(protocol, n: int, campaigns: int, delta: float, relay_n: int, targe
                    (f"relayed: {campaigns} rounds of batches of {relay_n} shuffled reports, composed centrally (the relay "
                     "does not collude with the collector; one report per device per round; relay_n counts the honest "
                     "reports of a batch: an independent issuer admits them, and a campaign's batches hold relay_n plus "
-                    "colluding x tokens_each reports, docs/deployment.md 'Accounting')",))
+                    "colluding x tokens_each reports, docs/how-to/run-a-campaign.md 'Accounting')",))
 
 
 def _finite(value: float) -> float | None:

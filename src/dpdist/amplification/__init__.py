@@ -45,7 +45,7 @@ grid ("connect the dots", Doroshenko et al., PETS 2022) *dominates* each round's
 privacy loss distributions are convolved (as Koskela, Jälkö & Honkela, AISTATS 2020) and
 :math:`\delta(\varepsilon)` is read off exactly.  For GRR (d = 3) it is within 1-4% of the exact loss
 of one concrete pair composed over the rounds, n = 10^3..10^7, :math:`\varepsilon_0` = 0.5..8, 1-100
-rounds (``docs/benchmarks.md``).  :func:`compose_rounds` is the optimal composition theorem of Kairouz,
+rounds (``docs/reference/benchmarks/anonymity.md``).  :func:`compose_rounds` is the optimal composition theorem of Kairouz,
 Oh & Viswanath (ICML 2015) applied to each round's :math:`(\varepsilon_r, \delta_r)`, which
 :func:`account` used before (up to 9.4x looser at 30 rounds and 16x at 100).  Memoized protocols
 are refused: their rounds share a memo (two shuffled rounds of l-grr lose exact :math:`\delta` 0.3 at

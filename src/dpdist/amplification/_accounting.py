@@ -262,7 +262,7 @@ def account(protocol: LocalProtocol, n: int, delta: float, method: str = "numeri
 
 def _why_no_channel(protocol, error: BaseException) -> str:
     """Why ``protocol.channel()`` gave no finite channel, in the words of a guarantee's notes (a relayed campaign's
-    statement, docs/deployment.md "Amplification by shuffling (accounting)", does not quote the exception)."""
+    statement, docs/explanation/accounting.md "Amplification by shuffling (accounting)", does not quote the exception)."""
     if protocol.tags.kind == "numerical":
         return f"{protocol.display_name} randomizes real numbers: its inputs are no finite list"
     if isinstance(error, MemoryError):

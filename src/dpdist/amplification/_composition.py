@@ -51,7 +51,7 @@ masses are checked against the grid values, any shortfall moved to :math:`L = \p
 reduction candidate smallest at the grid's middle (and on its upper half, the one smallest at its end).
 Against the exact loss of one concrete pair of neighbouring data sets composed over the rounds (a lower
 bound on the truth), GRR with :math:`\varepsilon_0 = 4`, d = 3, n = 10^5, 30 rounds, :math:`\delta = 10^{-8}`:
-0.89 against 0.88 (``docs/benchmarks.md``); the optimal composition theorem applied to each round's
+0.89 against 0.88 (``docs/reference/benchmarks/anonymity.md``); the optimal composition theorem applied to each round's
 :math:`(\varepsilon, \delta)` gave 4.86.  Su, Cheng & Wang (arXiv 2504.07414, 2025) compute one round's
 blanket divergence by FFT; composing rounds through privacy loss distributions is the same idea one step on.
 """

@@ -8,7 +8,7 @@ carries the same pair, so that a budget session's ``"pld"`` accountant composes 
 session's other charges through ``dp_accounting``.  Both compose the same pair: on GRR
 (:math:`\varepsilon_0` = 4, d = 3, n = 10^5, 30 rounds, :math:`\delta = 10^{-8}`) dpdist's own gives 0.8889
 in under a millisecond and ``dp_accounting`` (step :math:`10^{-4}`) 0.8903, within its stated
-discretization error of 0.003 (``docs/benchmarks.md``, "Privacy accounting"): the relay keeps its own.
+discretization error of 0.003 (``docs/reference/benchmarks/anonymity.md``, "Privacy accounting"): the relay keeps its own.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from ._accounting import account
 
 __all__ = ["ASSUMPTIONS", "Admission", "relayed_statement", "relayed_assumptions", "device_bound", "report_target"]
 
-#: what the central guarantee rests on, party by party (docs/deployment.md, "Anonymous collection", "Threat model"),
+#: what the central guarantee rests on, party by party (docs/how-to/anonymous-collection.md, "Anonymous collection", "Threat model"),
 #: by the names of the campaign's settings; a campaign's statement states its own numbers (:func:`relayed_assumptions`)
 ASSUMPTIONS = (
     "relay: does not collude with the collector (it learns who sent a report, never what: the reports are sealed to "
@@ -118,7 +118,7 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
 
     A report is *admitted* when the collector verified its token (valid for the campaign, never spent
     before), opened it and read exactly one report from it; messages it could not open or verify
-    never count (docs/deployment.md, "Accounting").  ``central`` is the amplified guarantee at
+    never count (docs/explanation/accounting.md, "Accounting").  ``central`` is the amplified guarantee at
     ``n = smallest_batch - colluding_reports`` (each report was shuffled among the others of its batch,
     at most ``colluding_reports = colluding x tokens_each`` of which the collector may know: every count
     in reports), per report (its ``describe`` says so, and ends with the assumptions it rests on,

@@ -127,7 +127,7 @@ def audit(
         ``>= 1 - alpha``, so a randomizer that keeps its claim is called ``"violates"`` with
         probability at most ``alpha``, provided its outputs are independent given their inputs
         (randomness shared by the outputs of one call, such as one hash seed per call, is outside
-        that promise: docs/audit.md, "What is certified, and how").
+        that promise: docs/explanation/auditing.md, "What is certified, and how").
     samples : int
         Outputs drawn per input at most (pilot and stages; at least 200).
     pilot : int, optional

@@ -10,7 +10,7 @@ audited as the device would run it.  The generator handed to the randomizer is a
 on ``AESCounter`` (dpdist's CSPRNG, what its clients pass in ordinary use), keyed from the audit's stream, so
 its type does not tell a seeded audit from use.  None of this defeats a randomizer that *detects* the audit
 (by its call pattern, count or timing, its process, an environment variable) and behaves only then: no black
-box can (docs/audit.md, "What a black box cannot see").
+box can (docs/explanation/auditing.md, "What a black box cannot see").
 
 **Rows.**  Outputs become an ``(n, k)`` array of numbers (:func:`as_columns`), every map a fixed function
 of one output (a post-processing, which keeps every bound valid: Dwork & Roth 2014, Proposition 2.1):

@@ -13,7 +13,7 @@ from ..estimates._drawing import axes
 
 __all__ = ["AuditResult", "Stage", "VERDICTS", "EXAMINED"]
 
-#: The output events an audit examines, in words (docs/audit.md, "What the audit examines").
+#: The output events an audit examines, in words (docs/how-to/audit-a-randomizer.md, "What the audit examines").
 EXAMINED = ("unions of cells: whole distinct outputs; each column's values, or quantile bins of a column of many "
             "values; each varying bit of the first 8 such columns (integers in two's complement, floats as their "
             "64-bit pattern); a float's exponent and lowest set bit; joint over at most 3 columns")
@@ -267,7 +267,7 @@ class AuditResult:
 
 def table(results: list[AuditResult]) -> list[str]:
     """Rows of a text table, one per audit: claimed, certified, confidence, outputs per input (the certificate's, the
-    column docs/audit.md's field table shows) and in all (every input, a stated channel's fit included), time,
+    column docs/how-to/audit-a-randomizer.md's field table shows) and in all (every input, a stated channel's fit included), time,
     verdict, and the rarest output event the budget examined (``smallest_examined_probability``)."""
     header = ("randomizer", "claimed", "certified >=", "confidence", "outputs per input", "outputs (all)", "seconds",
               "verdict", "events examined")

@@ -23,7 +23,7 @@ of the same parameters changed reads such a file as corrupted, and says so.
 
 **A memo's charges are one mechanism.**  Campaigns of one memoized protocol's config (``l-grr``, ``l-osue``,
 ``loloha``, ``dbitflippm``) are answered through the same memo on each device (its ledger keeps one per collector
-and config, docs/deployment.md "Reports over time"), so their reports are *one* mechanism, not fresh ones: their
+and config, docs/explanation/longitudinal.md "Reports over time"), so their reports are *one* mechanism, not fresh ones: their
 charges are gathered into the loss of all their reports, ``guarantee_over(total)`` (:func:`memo_total`), each
 charge costing its increment :math:`\varepsilon_{R+K} - \varepsilon_R` (:func:`memo_increment`).  Charging each
 campaign its own ``guarantee_over(K)`` as a fresh mechanism would undercount: two reports of l-grr(3, 1, d = 4)

@@ -6,7 +6,7 @@ projection (Alg. 1) with its mergeable :class:`PolynomialMoments` for
 decentralized and streaming data, matching pursuit over dictionaries (Alg. 2),
 and the baselines histogram queries and adaptive quantiles (sec. II-B).  Every
 function returns a :class:`dpdist.Distribution` with a monotone CDF in [0, 1];
-see ``docs/central.md``.
+see ``docs/explanation/central-release.md``.
 """
 
 from .count import count

@@ -5,7 +5,7 @@ usual reading, a CDF linear inside the leaf, is exact for mass spread evenly, bu
 (an atom: incomes at round yearly sums, times rounded to the minute) at relative position
 :math:`t` in the leaf it misses the data's CDF by :math:`m\max(t, 1-t)`, up to the whole atom
 :math:`m` when the atom sits at a leaf edge.  That error depends only on where the public grid
-happens to fall, and it decides the KS distance on data with atoms (``docs/central.md``, "Tree CDF
+happens to fall, and it decides the KS distance on data with atoms (``docs/explanation/central-release.md``, "Tree CDF
 on data with atoms").  Any continuous CDF misses an atom by at least :math:`m/2` (it cannot be
 within less of both :math:`F(a^-)` and :math:`F(a)`); the CDF that puts half of the atom at each
 edge of its leaf reaches :math:`m/2` wherever the atom lies: it is the minimax reading of mass of

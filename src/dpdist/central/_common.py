@@ -95,7 +95,7 @@ def check_central_input(
 ) -> CentralInput:
     """Validate the arguments every central estimator shares; raise a dpdist error naming the culprit.
 
-    Only public arguments are refused (docs/central.md, "Refusals are public"): whether a release succeeds must not depend
+    Only public arguments are refused (docs/explanation/central-release.md, "Refusals are public"): whether a release succeeds must not depend
     on the data, since a refusal for one data set and not for its neighbour tells them apart.
 
     * ``x`` may be empty: every release is then the mechanism run on no records (noisy counts

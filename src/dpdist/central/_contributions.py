@@ -23,7 +23,7 @@ only.  Every central release takes ``privacy_id`` (one id per value: whose row i
    is multiplied by :math:`k` (the same noise scale, the same utility temperature): :math:`k` rows move
    each count, rank or utility by :math:`k` times one row's amount.  For the Gaussian of the polynomial
    projection the chain over :math:`\delta` costs a little more noise than scaling its sensitivity
-   (``docs/central.md``).
+   (``docs/explanation/central-release.md``).
 3. **The statement.**  The result's guarantee is :class:`~dpdist.privacy.PrivacyGuarantee` with
    ``unit="person"``: under ``"add-remove"`` one person's rows added or removed, and no exact count of
    persons or of rows kept is in the result (no ``n``); under ``"replace"`` one person's rows replaced by

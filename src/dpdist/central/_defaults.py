@@ -1,8 +1,8 @@
-r"""Hyperparameters of the central releases chosen from n and epsilon (docs/central.md, "Defaults").
+r"""Hyperparameters of the central releases chosen from n and epsilon (docs/explanation/central-release.md, "Defaults").
 
 Every rule is a function of :math:`\varepsilon n`, the quantity that sets the
 balance between noise (which falls like :math:`1/(\varepsilon n)` per query) and
-resolution.  The rules were fitted on a grid (``docs/central.md``, "Defaults"):
+resolution.  The rules were fitted on a grid (``docs/explanation/central-release.md``, "Defaults"):
 normal, Beta(2, 5) and lognormal data, n = 10^3..10^5, epsilon = 0.1..2, 4 runs
 per cell, KS against the data; "regret" is the rule's KS over the best grid
 value's.
@@ -56,7 +56,7 @@ def histogram_bins(n: float, epsilon: float) -> int:
     r""":math:`B = \varepsilon\sqrt{1.6\,n}` equal bins, at least 16 and at most :math:`2^{20}`.
 
     The balance of the in-bin fluctuation of the empirical CDF against the
-    Laplace noise of B counts (``docs/central.md``).  Median regret 1.23 on the
+    Laplace noise of B counts (``docs/explanation/central-release.md``).  Median regret 1.23 on the
     grid; it is tuned for smooth data: on lognormal data with a wide range the
     best B is 2-8x larger (regret up to 9 at n = 10^5, epsilon = 0.1), which is
     why :func:`dpdist.central.cdf` uses the tree.

@@ -6,7 +6,7 @@ mechanism's utility tail bound (McSherry & Talwar 2007, as both papers use it),
 :math:`P[u(o) \le \mathrm{OPT} - (\ln|O| + t)/\beta] \le e^{-t}` for an output set :math:`O`.
 Neither turns into an interval for the data's quantile by itself: the data's density (to map
 ranks to values) is private, and with ties the best rank is far from the target (an atom around
-the target gives AQ and JointExp the "tie floor" of ``docs/central.md``, and AQ's rescaled
+the target gives AQ and JointExp the "tie floor" of ``docs/explanation/central-release.md``, and AQ's rescaled
 sub-problems carry a parent's miss into its children), so no rank bound of theirs holds for every
 data set.  The intervals here hold for every data set and need nothing of the point release's
 accuracy; they cost a stated share of the budget.

@@ -1,6 +1,6 @@
 r"""Data-adaptive shape of the tree CDF: a coarse noisy histogram picks ``(branching, height)``.
 
-The tree's KS error to the data's CDF has two parts (measured in ``docs/central.md``,
+The tree's KS error to the data's CDF has two parts (measured in ``docs/explanation/central-release.md``,
 "Tree shape"):
 
 * **noise.**  With Laplace scale :math:`s = \Delta_1/\varepsilon_{\rm tree}` on every node

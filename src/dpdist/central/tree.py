@@ -100,7 +100,7 @@ def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tupl
     on Beta(2, 5) data a 16^3-leaf tree has mean KS 2.5e-4 against 3.5e-4 for 16^4 leaves
     (10 seeds), and 99-quantile rank errors are equal on normal and lognormal data at
     :math:`\varepsilon n \ge 10^5`; at :math:`\varepsilon n = 10^4` 256 leaves are better
-    on normal data (rank error 6e-4 vs 1.0e-3) and worse on lognormal (1.9e-3 vs 1.2e-3).  Measured in ``docs/central.md`` (rank error of 9 and 99
+    on normal data (rank error 6e-4 vs 1.0e-3) and worse on lognormal (1.9e-3 vs 1.2e-3).  Measured in ``docs/explanation/central-release.md`` (rank error of 9 and 99
     quantiles and KS, normal and lognormal data, n = 10^3..10^5, epsilon =
     0.1..1): a flat histogram with the bin rule of the smooth-data analysis
     (:math:`\varepsilon\sqrt{1.6n}` bins) is up to 1.7x better on normal data at
@@ -337,7 +337,7 @@ class TreeHistogram(ReleasedDistribution):
         the total ``T`` to ``T + e_T``: the error of the CDF is ``(C + e)/(T + e_T) - C/T``.
         The total's noise moves every edge with it (about ``-F e_T / T``); leaving it out
         put the CDF's standard error where ``F`` is near 1/2 too low (a simultaneous band on
-        it covered 0.8 on weeks-worked; ``docs/uncertainty.md``).
+        it covered 0.8 on weeks-worked; ``docs/explanation/uncertainty.md``).
 
         Each yielded array is reused for the next draw (a 2**20-leaf tree's error is 8 MB): use it before
         asking for the next.
@@ -380,7 +380,7 @@ class TreeHistogram(ReleasedDistribution):
         law; Davison & Hinkley 1997, sec. 5.2, for the order statistic).  Both are
         clipped to [0, 1], pinned at the bounds and monotone (simultaneous), and
         cover the *data's* CDF at the edges (its share below each edge): the noise is
-        the only randomness.  Coverage: ``docs/uncertainty.md``.
+        the only randomness.  Coverage: ``docs/explanation/uncertainty.md``.
 
         Parameters
         ----------
@@ -541,7 +541,7 @@ def cdf(x: ArrayLike, epsilon: float, bounds: FloatBounds, *, rng: Seed = None, 
     A flat histogram or a shallow tree on smooth data, a deep tree on
     concentrated data, chosen from a coarse noisy histogram (5% of the budget,
     :mod:`dpdist.central._shape`); add/remove neighbours, isotonic
-    post-processing (``docs/central.md`` has the measurements).  ``missing``, ``privacy_id`` and
+    post-processing (``docs/explanation/central-release.md`` has the measurements).  ``missing``, ``privacy_id`` and
     ``max_contributions`` (a release per person) as in :func:`tree_cdf`.
     """
     return grow_tree(TreeHistogram, "cdf", x, epsilon, bounds, rng=rng, clip=clip, secure=secure, missing=missing,

@@ -40,7 +40,7 @@ def add_commands(subparsers) -> None:
     )
     create.add_argument(
         "--accountant", choices=("tightest", "basic", "zcdp", "pld"), default="tightest",
-        help="how charges add up (docs/budget.md, 'Accountants'): basic sums epsilons and deltas, zcdp sums rhos, "
+        help="how charges add up (docs/how-to/plan-a-budget.md, 'Accountants'): basic sums epsilons and deltas, zcdp sums rhos, "
         "pld composes privacy loss distributions; tightest (default) the smallest of those that can state every "
         "charge at the file's delta",
     )

@@ -97,7 +97,7 @@ def _add_create(actions) -> None:
     source.add_argument(
         "--rounds",
         help="instead of --config: a campaign of adaptive quantile rounds, the plan as a JSON file or inline object "
-        "({\"q\": [...], \"epsilon\": ..., \"bounds\": [lo, hi], \"reports\": N}; docs/adaptive_quantiles.md)",
+        "({\"q\": [...], \"epsilon\": ..., \"bounds\": [lo, hi], \"reports\": N}; docs/explanation/adaptive-quantiles.md)",
     )
     create.add_argument(
         "--submit-token",
@@ -116,7 +116,7 @@ def _add_create(actions) -> None:
         "--relay", default=None, metavar="URL",
         help="collect through the relay at URL (dpdist relay, with the service's --relay-token), the URL devices send "
         "to: the campaign gets an HPKE key, refuses direct submissions and states its guarantees; not with "
-        "--submit-token or --enrollment (docs/deployment.md, 'Anonymous collection')",
+        "--submit-token or --enrollment (docs/how-to/run-a-campaign.md, 'Anonymous collection')",
     )
     create.add_argument(
         "--issuer", default=None, metavar="URL",

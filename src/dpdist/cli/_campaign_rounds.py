@@ -1,6 +1,6 @@
 """``dpdist campaign rounds CAMPAIGN``: a campaign of adaptive quantile rounds, round by round, and its release.
 
-Reads ``GET /api/campaigns/{campaign}/rounds`` (admin; docs/adaptive_quantiles.md): every round's
+Reads ``GET /api/campaigns/{campaign}/rounds`` (admin; docs/explanation/adaptive-quantiles.md): every round's
 campaign with its reports and size, then the quantiles released from the rounds so far with their
 intervals.  ``--advance`` first closes the current round now (``POST .../rounds/advance``): the next
 round's cuts come from the rounds before, and after the last round the campaign closes.

@@ -102,7 +102,7 @@ def _add_privatize(subparsers) -> None:
     privatize.add_argument("data", metavar="DATA", help="a .csv, .tsv or .parquet file")
     privatize.add_argument("--config", required=True, help="protocol config: a JSON file or an inline JSON object")
     privatize.add_argument("--column", default=None, help="column holding the users' values")
-    add_columns_argument(privatize, "a multi-attribute protocol of --config (docs/multi_attribute.md)")
+    add_columns_argument(privatize, "a multi-attribute protocol of --config (docs/explanation/multi-attribute.md)")
     privatize.add_argument("--out", required=True, help="report file to write (replaced atomically)")
     privatize.add_argument(
         "--labels",
@@ -598,7 +598,7 @@ def print_estimate_and_files(estimate, args, label: str) -> None:
     """The estimate's summary and notes on stdout, its table to ``--out`` and its figure to ``--plot`` when given."""
     for name, value in estimate.summary().items():
         print(f"  {name:<10} {value:.6g}")
-    for note in estimate.notes():  # what the estimate says of itself (docs/results.md)
+    for note in estimate.notes():  # what the estimate says of itself (docs/reference/results.md)
         print(f"  note       {note}")
     if args.out:
         _write_table(estimate.table(), args.out)

@@ -1,6 +1,6 @@
 """One-shot ``dpdist estimate FILE --columns C1,C2 --attributes SCHEMA --protocol P --epsilon E``.
 
-Simulates one collection of a multi-attribute protocol (docs/multi_attribute.md) on the
+Simulates one collection of a multi-attribute protocol (docs/explanation/multi-attribute.md) on the
 records of a data file, one per row, and prints each attribute's estimate beside the truth, after the lines saying it
 is a simulation whose truth is not private (:mod:`dpdist.cli._simulation`).
 """
@@ -26,7 +26,7 @@ MULTI_CHOOSERS = ("multi-auto",)
 
 
 def load_attributes(text: str) -> tuple:
-    """The schema of ``--attributes``: a JSON list of attributes (docs/multi_attribute.md), inline or in a file.
+    """The schema of ``--attributes``: a JSON list of attributes (docs/explanation/multi-attribute.md), inline or in a file.
 
     A protocol config with an ``attributes`` entry (the ``--config`` of ``dpdist privatize``) gives its schema.
     """

@@ -1,7 +1,7 @@
 """``dpdist campaign estimate`` as text: a campaign's estimate with its fixed-n and anytime intervals, by label.
 
 Reads the service's estimate document (``GET /api/campaigns/{id}/estimate``): the
-estimate's JSON (``docs/results.md``), whose ``intervals`` the service completes with the
+estimate's JSON (``docs/reference/results.md``), whose ``intervals`` the service completes with the
 confidence sequence's (``anytime_valid``, :mod:`dpdist.serve._uncertainty`), and prints one
 table: the value's label (never an item number when the campaign has labels), the estimate,
 the fixed-n interval (one look at a planned n) and the anytime one (every look), written by

@@ -82,7 +82,7 @@ def _add_reproduce(subparsers) -> None:
     reproduce.add_argument(
         "--page", default=None, metavar="PAGE",
         help="also write the generated part of a reproduction page (Markdown): run, verdicts, claims table, what "
-        "is run; and every cell's values beside it, PAGE's NAME.cells.jsonl (docs/experiments.md, 'Pages')",
+        "is run; and every cell's values beside it, PAGE's NAME.cells.jsonl (docs/how-to/run-experiments.md, 'Pages')",
     )
     reproduce.set_defaults(handler=_run_reproduce)
     state_rules(reproduce, {"--repeats": Integer(low=1), "--jobs": Integer(low=1),
@@ -169,7 +169,7 @@ def _protocol_relations() -> tuple:
     longitudinal = tuple(name for name in local.available() if "epsilon_1" in local.parameter_names(name))
     without_bins = tuple(name for name in numerical if "bins" not in local.parameter_names(name))
     return (
-        NeedsValue("--columns", "--protocol", multi, "a multi-attribute protocol", "docs/multi_attribute.md"),
+        NeedsValue("--columns", "--protocol", multi, "a multi-attribute protocol", "docs/explanation/multi-attribute.md"),
         ValueNeeds("--protocol", multi, "--columns", "a multi-attribute protocol", "it takes a record of several "
                    "attributes: name their columns with '--columns C1,C2,...' and their schema with '--attributes'"),
         Needs("--columns", "--attributes", "a JSON list (or a file of one) of each attribute's name and domain, e.g. "
@@ -194,7 +194,7 @@ def _add_one_shot_options(estimate) -> None:
     """``dpdist estimate FILE --column C --protocol P --epsilon E``: the data and the simulated collection."""
     estimate.add_argument("file", metavar="FILE", nargs="?", default=None, help="data file (one-shot mode)")
     estimate.add_argument("--column", default=None, help="column name (one-shot mode)")
-    add_columns_argument(estimate, "one-shot mode, a multi-attribute protocol of --attributes (docs/multi_attribute.md)")
+    add_columns_argument(estimate, "one-shot mode, a multi-attribute protocol of --attributes (docs/explanation/multi-attribute.md)")
     estimate.add_argument(
         "--attributes",
         default=None,
@@ -272,7 +272,7 @@ def _add_recovery_options(estimate) -> None:
         "--recover",
         default=None,
         help="with --state, a frequency campaign fake users may have poisoned: 'ldprecover' estimates the genuine "
-        "users' frequencies (docs/frequency.md, 'Poisoned campaigns')",
+        "users' frequencies (docs/explanation/frequency-oracles.md, 'Poisoned campaigns')",
     )
     estimate.add_argument(
         "--fake-fraction",
@@ -399,7 +399,7 @@ def _run_estimate(args) -> int:
     if kind == "key_value":
         raise InvalidParameterError(
             f"The protocol {name!r} takes each user's set of (key, value) pairs, which 'dpdist estimate' does not read "
-            "from a column: estimate it with the Python API (dpdist.local.keyvalue.KeyValueSets, docs/key_value.md) or "
+            "from a column: estimate it with the Python API (dpdist.local.keyvalue.KeyValueSets, docs/explanation/key-value.md) or "
             "collect it with 'dpdist serve'."
         )
     # --epsilon-1 is given with, and only with, a longitudinal protocol: the option table

@@ -1,4 +1,4 @@
-"""``dpdist issuer``: run the token issuer of relayed campaigns, create its keys, mint its credentials (docs/deployment.md, "The issuer").
+"""``dpdist issuer``: run the token issuer of relayed campaigns, create its keys, mint its credentials (docs/how-to/run-the-issuer.md, "The issuer").
 
 ::
 

@@ -1,7 +1,7 @@
 """Whether a command that serves HTTP (``dpdist serve``, ``relay``, ``issuer``) can listen where it was told to.
 
 uvicorn reports an address it cannot bind with a log line (``[Errno 98] error while attempting to bind on address
-...``) and exit status 1, naming neither option (docs/deployment.md, "Waiting for the service to start").  :func:`check_address` binds the address first, as asyncio will (``SO_REUSEADDR``,
+...``) and exit status 1, naming neither option (docs/how-to/operate-the-service.md, "Waiting for the service to start").  :func:`check_address` binds the address first, as asyncio will (``SO_REUSEADDR``,
 IPv6 sockets IPv6-only), and closes it at once: a failure is one line naming ``--host`` / ``--port`` and the address.
 """
 
@@ -42,5 +42,5 @@ def _cannot_listen(command: str, where: str, port: int, error: OSError) -> str:
         return f"The '--host' option of {command}: {where} is not an address of this machine ({error.strerror})."
     if error.errno == errno.EACCES and port < 1024:
         return (f"The '--port' option of {command}: {where} needs privileges to listen on (a port below 1024): give "
-                f"a port of 1024 or more, and put a reverse proxy on {port} in front (docs/deployment.md).")
+                f"a port of 1024 or more, and put a reverse proxy on {port} in front (docs/how-to/run-a-campaign.md).")
     return f"The '--host' and '--port' options of {command}: cannot listen on {where} ({error.strerror})."

@@ -49,7 +49,7 @@ def check_columns_option(protocol, column, columns) -> None:
         raise InvalidParameterError(f"The protocol {protocol.name!r} takes one value per user: name its column with '--column'.")
     if not multi and columns is not None:
         raise InvalidParameterError(
-            f"The '--columns' option needs a multi-attribute protocol (see docs/multi_attribute.md); "
+            f"The '--columns' option needs a multi-attribute protocol (see docs/explanation/multi-attribute.md); "
             f"{protocol.name!r} takes one value per user: use '--column'."
         )
 

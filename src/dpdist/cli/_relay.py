@@ -1,4 +1,4 @@
-"""``dpdist relay``: run the relay that hides who sent a report from the collector (docs/deployment.md, "Anonymous collection").
+"""``dpdist relay``: run the relay that hides who sent a report from the collector (docs/how-to/anonymous-collection.md, "Anonymous collection").
 
 ::
 
@@ -55,7 +55,7 @@ def add_commands(subparsers) -> None:
     relay.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="log level")
     relay.add_argument("--max-body-bytes", type=int, default=MAX_SEALED_BYTES,
                        help=f"largest request body (one sealed submission) accepted; larger: HTTP 413 (default {MAX_SEALED_BYTES})")
-    add_limit_arguments(relay)  # the limits of dpdist serve, same names and defaults (docs/deployment.md, "Limits")
+    add_limit_arguments(relay)  # the limits of dpdist serve, same names and defaults (docs/reference/service-limits.md, "Limits")
     relay.set_defaults(handler=_run_relay)
     state_rules(relay, {  # the rules of dpdist.relay.create_app, as options (a token: printable ASCII, as --submit-token)
         "--port": PORT, "--queue": QUEUE, "--collector": COLLECTOR, "--relay-token": relay_token("DPDIST_RELAY_TOKEN"),

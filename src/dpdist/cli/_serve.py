@@ -72,7 +72,7 @@ def _add_serve(subparsers) -> None:
         help=f"largest request body accepted; larger batches get HTTP 413 (default {DEFAULT_MAX_BODY_BYTES})",
     )
     serve.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"], help="server log level")
-    add_limit_arguments(serve)  # time, memory, rate, size, access log, retention (docs/deployment.md, "Limits")
+    add_limit_arguments(serve)  # time, memory, rate, size, access log, retention (docs/reference/service-limits.md, "Limits")
     _add_operations(serve)
     serve.set_defaults(handler=_run_serve)
     state_rules(serve, {
@@ -89,7 +89,7 @@ def _add_serve(subparsers) -> None:
 
 
 def _add_operations(serve) -> None:
-    """The operator's options of ``dpdist serve`` (docs/deployment.md: "Operating", "Metrics", "Behind a reverse proxy")."""
+    """The operator's options of ``dpdist serve`` (docs/how-to/operate-the-service.md: "Operating", "Metrics", "Behind a reverse proxy")."""
     from ..serve._health import (  # lazy: the service's code loads only when it runs (dpdist[serve])
         DEFAULT_MIN_FREE_BYTES,
         DEFAULT_READY_TIMEOUT_S,
@@ -174,7 +174,7 @@ def _run_serve(args) -> int:
     if _believes_anyone(args.forwarded_allow_ips, args.host):  # X-Forwarded-For from anyone: limits per claimed address
         _say(args, "warning", f"dpdist serve: note: --forwarded-allow-ips '*' believes X-Forwarded-For from anyone who "
              f"reaches {args.host}:{args.port}: every per-address limit (--rate-limit, body memory) is then per address "
-             "a client claims; list the proxy's address instead (docs/deployment.md, 'Behind a reverse proxy').")
+             "a client claims; list the proxy's address instead (docs/how-to/run-a-campaign.md, 'Behind a reverse proxy').")
     options = {"log_level": args.log_level, **uvicorn_options(limits), **_uvicorn_operations(args)}
     if args.workers == 1:
         app.state.freeze_heap = True  # a server process: its startup heap left out of full collections (serve/_heap.py)

@@ -105,7 +105,7 @@ def add_ohttp_arguments(parser) -> None:
         help="send the batches through this standard Oblivious HTTP relay resource (RFC 9458) to the collector's gateway, "
         "encapsulated to the campaign's key configuration: the collector never sees this machine's address with a "
         "report (without --ohttp-keys the campaign's config, which states the keys, is fetched from --server directly; "
-        "docs/deployment.md, 'Anonymous collection')")
+        "docs/how-to/run-a-campaign.md, 'Anonymous collection')")
     parser.add_argument(
         "--ohttp-keys", default=None, metavar="FILE",
         help="with --ohttp-relay: the gateway's key configurations (application/ohttp-keys) as given out of band: "
@@ -140,7 +140,7 @@ def _say_retrying(server: str, window: float, relay: str | None = None):
     """An ``on_retry`` that prints one line at the first failure of a request: no silence while the client retries.
     Through an Oblivious HTTP ``relay`` the failure is the relay's or the collector's behind it: the line names both
     (a relay's 502 was blamed on the collector before).  An answer that is not the acknowledgement of
-    the batch sent is said as such (docs/deployment.md, "What counts as an acknowledgement")."""
+    the batch sent is said as such (docs/explanation/delivery.md, "What counts as an acknowledgement")."""
     said = False
 
     def on_retry(failure: str, attempt: int, wait: float, remaining: int) -> None:

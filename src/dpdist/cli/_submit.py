@@ -49,7 +49,7 @@ def _add_submit(subparsers) -> None:
         "of reports in parts of 8 MiB, each under '<file id>.part<k>'), so a file submitted twice is counted once. "
         "To a campaign in rounds (adaptive quantiles), each row is one device answering one round: the rows are split "
         "at random (CSPRNG) into the rounds in proportion to their sizes, and each round's share is sent once the round "
-        "is open, never more than its room (docs/adaptive_quantiles.md).",
+        "is open, never more than its room (docs/explanation/adaptive-quantiles.md).",
     )
     submit.add_argument("data", metavar="DATA", nargs="+", help="a .csv, .tsv or .parquet file (or report files with --reports)")
     submit.add_argument("--campaign", required=True, help="the campaign's public id")
@@ -140,7 +140,7 @@ def _add_access_options(submit) -> None:
     submit.add_argument(
         "--pin", default=None,
         help="a relayed campaign's pin (printed by 'campaign create'): needed when --server is the campaign's relay; the "
-        "campaign's key and config served there must hash to it (docs/deployment.md, 'Keys the relay cannot swap')",
+        "campaign's key and config served there must hash to it (docs/how-to/run-a-campaign.md, 'Keys the relay cannot swap')",
     )
     submit.add_argument(
         "--issuer-credential", default=None,
@@ -226,7 +226,7 @@ def _submit_column(client, args):
 
 
     document = client.config(args.campaign)
-    if document.get("rounds") is not None:  # each row one device answering one round (docs/adaptive_quantiles.md)
+    if document.get("rounds") is not None:  # each row one device answering one round (docs/explanation/adaptive-quantiles.md)
         yield from submit_rounds(client, args, document)
         return
     relayed = document.get("relay") is not None

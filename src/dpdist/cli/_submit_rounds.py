@@ -1,6 +1,6 @@
 """``dpdist submit --column`` to a campaign that runs in rounds: each row is one device answering one round.
 
-A campaign created with ``--rounds`` (adaptive LDP quantiles, docs/adaptive_quantiles.md) asks each
+A campaign created with ``--rounds`` (adaptive LDP quantiles, docs/explanation/adaptive-quantiles.md) asks each
 user one question in one round only: its epsilon per user holds by parallel composition over disjoint
 groups.  A CSV of one value per user runs the whole campaign:
 
@@ -190,7 +190,7 @@ def split_rows(rows: int, sizes: list[int], rng: np.random.Generator) -> tuple[n
     wherever the rows are in the file.  A party holding many users' values thus gives every round a simple
     random sample of its users; over several parties each round's group is a stratified random sample of all
     of them (proportional allocation, Cochran 1977, Sampling Techniques, section 5.3), as the split of the
-    users "at random into rounds groups" the protocol assumes (docs/adaptive_quantiles.md, "Disjoint groups").
+    users "at random into rounds groups" the protocol assumes (docs/explanation/adaptive-quantiles.md, "Disjoint groups").
     """
     sizes_array = np.asarray(sizes, dtype=np.int64)
     exact = rows * sizes_array / sizes_array.sum()

@@ -1,9 +1,9 @@
-r"""Confidence sequences: intervals and bands that hold at every number of reports at once (docs/uncertainty.md, "Live campaigns").
+r"""Confidence sequences: intervals and bands that hold at every number of reports at once (docs/explanation/uncertainty.md, "Live campaigns").
 
 A campaign's estimate is watched while reports arrive (its dashboard polls every
 3 s).  A fixed-n 95 % interval read at whatever moment looks good is not a 95 %
 interval: the chance that the truth is outside it at *some* look grows with the
-number of looks (``docs/uncertainty.md`` measures it).  A confidence sequence
+number of looks (``docs/explanation/uncertainty.md`` measures it).  A confidence sequence
 holds at every :math:`n` at once, so it may be looked at continuously and a
 collection may stop whenever the band is narrow enough.
 
@@ -80,7 +80,7 @@ def why_no_sequence(protocol: LocalProtocol) -> str | None:
         return None
     if protocol.tags.kind == "heavy_hitters":
         return (f"{protocol.display_name} estimates its candidates with FLH's fixed hash family, whose bias does not "
-                "shrink with n (docs/frequency.md), and the candidates change as reports arrive: no interval can "
+                "shrink with n (docs/explanation/frequency-oracles.md), and the candidates change as reports arrive: no interval can "
                 "hold at every n")
     return (f"no confidence sequence is implemented for {protocol.display_name} ({protocol.tags.kind}): "
             "its reports have no statistic with a known linear expectation that the aggregate keeps")

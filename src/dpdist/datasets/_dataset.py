@@ -132,7 +132,7 @@ class Dataset:
 
         E.g. departure times recorded to the minute and heaped on multiples of 5 minutes become,
         with ``width=5``, a density with the same profile at 5-minute resolution and no spikes
-        inside a block, so equal bins of any width do not alias the recording grid (docs/experiments.md,
+        inside a block, so equal bins of any width do not alias the recording grid (docs/how-to/run-experiments.md,
         "Scope of a claim").  The offsets come from the same ``rng`` as the values.
         """
         if self.kind != "numerical":

@@ -247,7 +247,7 @@ def _print_start(admin, service: _Service, devices: int, js_devices: int) -> Non
     print(f"  participate {service.url}/campaigns/{CAMPAIGN}/participate")
     print(f"  rate limit  off ({' '.join(RATE_OPTIONS)}): the {devices:,} simulated devices all send from 127.0.0.1, one "
           "address; a deployment keeps the per-address default (20 batches/s, bursts of 100) and, behind a proxy, "
-          "sets --forwarded-allow-ips (docs/deployment.md)")
+          "sets --forwarded-allow-ips (docs/how-to/run-a-campaign.md)")
     print(f"campaign {CAMPAIGN!r}: {CONFIG['protocol']} over {len(LABELS)} blocks of the day, epsilon = "
           f"{CONFIG['epsilon']:g}; {devices:,} devices, one report per request "
           f"({devices - js_devices:,} Python client, {js_devices:,} JavaScript client under Node)")

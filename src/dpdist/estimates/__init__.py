@@ -8,7 +8,7 @@ guarantee) and meet one result contract, :class:`Estimate`, so a caller (the CLI
 the service, a plot, the runner) reports any of them without asking which one it
 holds: its numbers (``summary``, ``table``), its :class:`Interval` values
 (``intervals``), its JSON (``to_dict``, ``to_json``: the schema :data:`JSON_SCHEMA`,
-described in ``docs/results.md``), its text (``describe``) and its figure
+described in ``docs/reference/results.md``), its text (``describe``) and its figure
 (``figure``, ``plot``, drawn by :mod:`dpdist.plotting`).  The central releases
 (:class:`~dpdist.central.TreeHistogram`, :class:`~dpdist.central.PolynomialMoments`) meet it
 too.  Producers (local protocols, central releases) import their results from here, never the reverse.

@@ -3,7 +3,7 @@
 A caller (the CLI, the service, the demo, a notebook) reports any result through this
 contract without asking which one it holds: its headline numbers (``summary``), its
 columns (``table``), its intervals, its JSON (``to_dict`` / ``to_json``, the schema of
-``docs/results.md``), its text (``describe``), its figure and its view as a distribution.
+``docs/reference/results.md``), its text (``describe``), its figure and its view as a distribution.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ class Estimate(Protocol):
         ``level`` sets those computed on request, those made with the estimate
         (a bootstrap band, a release's quantile intervals) keep their own.
     to_dict(level) -> dict
-        Its JSON form (``docs/results.md``): what the service returns and
+        Its JSON form (``docs/reference/results.md``): what the service returns and
         ``to_json`` writes.
     to_json(level, **kwargs) -> str
     describe(truth=None, level=0.95) -> str

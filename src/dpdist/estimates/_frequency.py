@@ -87,7 +87,7 @@ class FrequencyEstimate(Presented):
     covers (``details["no_interval"]`` says why, e.g. CP with fewer
     measurements than items, whose frequencies are not identified without a
     sparsity assumption).  Coverage of the intervals is measured in
-    ``docs/uncertainty.md``.
+    ``docs/explanation/uncertainty.md``.
     """
 
     kind: ClassVar[str] = "frequency"

@@ -7,7 +7,7 @@ and the limits, the confidence ``level``, the ``method`` that made it, and what 
 guarantee it has: at each point or at every point at once (``simultaneous``), at one fixed
 number of reports or at every number of reports of a collection watched as it grows
 (``anytime_valid``: a confidence sequence).  Its JSON form is what ``to_dict`` lists under
-``"intervals"`` (``docs/results.md``).
+``"intervals"`` (``docs/reference/results.md``).
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ class Interval:
         Confidence level in (0, 1).
     method : str
         How the limits were computed, in one phrase (their measured coverage is in
-        ``docs/uncertainty.md``).
+        ``docs/explanation/uncertainty.md``).
     at : ndarray, optional
         The points: items, values or probabilities; ``None`` for a scalar quantity.
     simultaneous : bool
@@ -191,7 +191,7 @@ class Interval:
         return read_dataclass(cls, document, nested=limits, types_of={"at": np.ndarray | None})
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``docs/results.md``): numbers as lists, non-finite limits as ``None``."""
+        """The JSON form (``docs/reference/results.md``): numbers as lists, non-finite limits as ``None``."""
         return {
             "quantity": self.quantity,
             "at": json_value(self.at),

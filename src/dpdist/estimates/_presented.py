@@ -1,6 +1,6 @@
 """:class:`Presented`: the part of the result contract (:class:`~dpdist.estimates.Estimate`) every result shares.
 
-Its JSON envelope (``to_dict`` / ``to_json``, the schema of ``docs/results.md``), no intervals
+Its JSON envelope (``to_dict`` / ``to_json``, the schema of ``docs/reference/results.md``), no intervals
 and no distribution unless the result says otherwise; and :func:`document_lines`, any estimate's
 JSON document as the text table its kind writes (what ``dpdist campaign estimate`` prints).
 """
@@ -24,7 +24,7 @@ _Read = TypeVar("_Read", bound="Presented")
 
 
 class Presented:
-    """The JSON every result shares: the envelope of ``docs/results.md`` around its own fields.
+    """The JSON every result shares: the envelope of ``docs/reference/results.md`` around its own fields.
 
     A result class sets ``kind``, implements ``intervals(level)`` (default: none) and
     ``_json_fields(level)`` (its point estimate and whatever else its JSON holds), and
@@ -106,7 +106,7 @@ class Presented:
         return {}
 
     def to_dict(self, level: float = 0.95) -> dict[str, Any]:
-        """The JSON form (``docs/results.md``): ``schema``, ``kind``, what produced it, its guarantee,
+        """The JSON form (``docs/reference/results.md``): ``schema``, ``kind``, what produced it, its guarantee,
         ``summary``, ``intervals`` (at ``level`` where they are computed on request), ``notes`` (:meth:`notes`) and
         the fields of its kind.
 
@@ -130,7 +130,7 @@ class Presented:
 
     def notes(self) -> list[str]:
         """What a reader must know to read the estimate, in sentences (``details["notes"]``; ``[]`` mostly): e.g.
-        that CP found no item above the noise and its estimate is the uniform distribution (docs/frequency.md)."""
+        that CP found no item above the noise and its estimate is the uniform distribution (docs/explanation/frequency-oracles.md)."""
         details = getattr(self, "details", None) or {}
         return [str(note) for note in details.get("notes", ())]
 

@@ -55,7 +55,7 @@ class ReleasedDistribution:
         return self.to_distribution().notes()
 
     def to_dict(self, level: float = 0.95) -> dict[str, Any]:
-        """The JSON of the distribution (``docs/results.md``), with its band at ``level`` when the release has one."""
+        """The JSON of the distribution (``docs/reference/results.md``), with its band at ``level`` when the release has one."""
         return self._presented(level).to_dict(level)
 
     def to_json(self, level: float = 0.95, **kwargs: Any) -> str:

@@ -1,6 +1,6 @@
 """The JSON Schema (2020-12) of an estimate's JSON: what ``to_dict`` / ``to_json`` return and the service serves.
 
-``docs/results.md`` explains it field by field; the service's OpenAPI description embeds it
+``docs/reference/results.md`` explains it field by field; the service's OpenAPI description embeds it
 (``components/schemas/EstimateResult``); ``tests/estimates/test_contract.py`` validates every kind of
 result against it, and every estimate's ``from_dict`` reads a document through it (:mod:`._reading`).
 Readers ignore fields they do not know: within one ``schema`` version fields are added, never
@@ -236,7 +236,7 @@ OPTIONAL = frozenset({"period"})
 JSON_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "title": "dpdist estimate",
-    "description": "An estimate as JSON: dpdist.estimates.Estimate.to_dict (docs/results.md).",
+    "description": "An estimate as JSON: dpdist.estimates.Estimate.to_dict (docs/reference/results.md).",
     "type": "object",
     "required": ["schema", "kind", "method", "n", "epsilon", "guarantee", "summary", "intervals", "notes"],
     "properties": {

@@ -12,7 +12,7 @@ library (its checks: :func:`better_than`, :func:`lowest_of`, :class:`BeatsRivals
 :class:`RatioWithin`, :class:`RatioContrast`, ... (:mod:`._checks` lists them); its rule:
 :func:`decide`, :class:`Evidence`, :func:`conclude`).  This package runs specs; the papers' specs
 live in :mod:`dpdist.reproductions`, one package each, as data: their claims are built from
-this library's checks.  See ``docs/experiments.md``.
+this library's checks.  See ``docs/how-to/run-experiments.md``.
 """
 
 from ._claims import (

@@ -6,7 +6,7 @@ Two libraries pick their code for the CPU at load time, and the choices round di
   (``SkylakeX`` on a CPU with AVX-512, ``Haswell`` or ``Zen`` on one with AVX2, ...), which
   differ in blocking and FMA use.  An iterative estimator amplifies the last bits: SW-EMS's EM on
   1024 buckets gives a decile error of 22.38 on the Haswell kernel and 22.63 on SkylakeX for the
-  same cell and seed (docs/experiments.md, "Determinism": nine explanations of
+  same cell and seed (docs/explanation/verdicts.md, "Determinism": nine explanations of
   the sw-ems page differed in the 3rd-4th digit from an independent run of the same commit and
   seed; the page's numbers were those of the Haswell/Zen kernels, the re-run's those of SkylakeX).
 * numpy dispatches its own ufunc loops to the highest SIMD level the CPU has (``X86_V3``, i.e.

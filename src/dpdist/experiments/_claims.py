@@ -9,7 +9,7 @@ The core of the claims library (its checks are in :mod:`._checks`):
 * settings: :func:`group_settings` (rows by every column but the statistics and the
   ones named), :func:`rows_by` (``{setting: {label: row}}``) and
   :func:`describe_setting` (``"dataset=beta-5-2, epsilon=1"``);
-* the one decision rule every check shares, :func:`decide` (docs/experiments.md, "Verdicts"): a
+* the one decision rule every check shares, :func:`decide` (docs/explanation/verdicts.md, "Verdicts"): a
   claim over S settings **holds** when it is significant at level ``alpha`` in every
   setting (an intersection-union test: the chance of "holds" when the claim fails in some
   setting is at most ``alpha``), **does not hold** when Holm's step-down procedure finds at
@@ -54,16 +54,16 @@ HOLDS, DOES_NOT_HOLD, INCONCLUSIVE = "holds", "does not hold", "inconclusive"
 #: An undecided claim whose design could not have decided the effect it is about (see :class:`Evidence`).
 UNDERPOWERED = "underpowered"
 #: A claimed range that holds, with some comparison significantly beyond its favourable end ("2-10x
-#: lower" measured at 20x): the paper understated its result (docs/experiments.md, "Ranges").
+#: lower" measured at 20x): the paper understated its result (docs/explanation/verdicts.md, "Ranges").
 UNDERSTATED = "holds and understated"
 OUTCOMES = (HOLDS, UNDERSTATED, DOES_NOT_HOLD, INCONCLUSIVE, UNDERPOWERED)
 #: The outcomes that say the claim holds.
 HOLDING = (HOLDS, UNDERSTATED)
-#: Version of the verdict rule (docs/experiments.md, "Verdicts"); a page judged under another version is stale.
+#: Version of the verdict rule (docs/explanation/verdicts.md, "Verdicts"); a page judged under another version is stale.
 #: 1: one rule (Holm / intersection-union, power); 2: ranges with a favourable end ("holds and understated"),
 #: a row against a constant read on the geometric mean (log and raw t agreeing); 3: a row against a constant read
 #: on the quantity the claim states, by default its mean (raw t and a lognormal mean's generalized test agreeing);
-#: docs/experiments.md, "Verdicts".
+#: docs/explanation/verdicts.md, "Verdicts".
 RULE_VERSION = 3
 #: The statistics columns of a summary table (:func:`~dpdist.experiments.summarize`); every
 #: other column but ``metric`` and the compared label is part of a setting.
@@ -75,7 +75,7 @@ ALPHA = 0.05
 #: mostly a factor 1.5 to 10; a smaller gap is not what such a claim is about (a claim about a
 #: threshold, e.g. "within 10 %", is about its own distance: see :class:`RatioWithin`).
 EFFECT = 0.5
-#: The power a design needs to be called able to decide a claim (docs/experiments.md, "Power").
+#: The power a design needs to be called able to decide a claim (docs/explanation/verdicts.md, "Power").
 POWER = 0.8
 
 
@@ -284,7 +284,7 @@ def one_sample_p_values(row: Mapping[str, Any], value: float, statistic: str = "
     t is exact for normal errors and conservative for "above" on right-skewed ones; the log-scale test
     is calibrated for lognormal ones).  Simulated with the mean exactly on the constant (5,000 tables
     each, 3 and 5 repeats, 1 and 3 settings; ``tests/experiments/checks/test_checks.py`` and
-    docs/experiments.md, "Skewed errors against a constant"), false verdicts are at most 0.052 for
+    docs/explanation/verdicts.md, "Skewed errors against a constant"), false verdicts are at most 0.052 for
     normal errors (coefficients of variation 0.2 and 0.4), 0.046 for lognormal ones (0.31 to 1.0; 1.5
     in the tests) and 0.025 for gamma ones (0.66, 1.0).  A sign test would be exact for any continuous
     law, but cannot reach p < 0.05 below 5 repeats (its smallest p-value is :math:`2^{-r}`), which is
@@ -639,7 +639,7 @@ def repeats_needed(verdict: tuple[str, str], target: float = POWER, most: int = 
     """The fewest repeats at which the design of a check's verdict (a :class:`Verdict`, simple
     or :class:`AllOf`) reaches ``target`` power both ways; None when more than ``most`` or unknown.
 
-    This is the power calculation behind the quick runs' repeats (docs/experiments.md, "Power").
+    This is the power calculation behind the quick runs' repeats (docs/explanation/verdicts.md, "Power").
     """
     evidence = getattr(verdict, "evidence", None)
     if evidence is not None:
@@ -818,7 +818,7 @@ def evaluate_claims(claims: Iterable[Any], table: ResultsTable) -> list[dict]:
 
 def decidability(result: Mapping[str, Any], repeats: int, full_repeats: int | None = None) -> str:
     """Whether a run at ``repeats`` decides a claim (a result of :func:`evaluate_claims`), and if not which
-    run can: the repeats its power calculation needs at this run's settings (docs/experiments.md, "Power")
+    run can: the repeats its power calculation needs at this run's settings (docs/explanation/verdicts.md, "Power")
     against the full spec's ``full_repeats``."""
     if result["outcome"] not in (INCONCLUSIVE, UNDERPOWERED):
         return f"yes (decided at {repeats} repeats)"

@@ -45,7 +45,7 @@ __all__ = ["BEGIN", "END", "write_page", "render_block", "split_page", "SAMPLE_T
 
 BEGIN = "<!-- dpdist:generated begin (dpdist reproduce NAME --page; do not edit by hand) -->"
 END = "<!-- dpdist:generated end -->"
-#: Relative tolerance of the recomputed sample: the numerics are pinned (docs/experiments.md, "Determinism"),
+#: Relative tolerance of the recomputed sample: the numerics are pinned (docs/explanation/verdicts.md, "Determinism"),
 #: so a recomputed cell gives the same number to the last bits on any x86-64 machine with AVX2; 1e-6 leaves
 #: room for a libm's last-bit differences, never for a changed random draw or method.
 SAMPLE_TOLERANCE = 1e-6
@@ -216,7 +216,7 @@ def render_block(spec: ExperimentSpec, facts: dict[str, Any], claims: list[dict]
         f"({facts['failed']} failed); numerics "
         + (", ".join(f"{k} ({v} cells)" for k, v in facts["numerics"].items()) or "not recorded")
         + f". {_commit_text(commits, computing)}; claims judged at commit "
-        f"`{facts['judged_commit']}` under **verdict rule version {facts['rule_version']}** (docs/experiments.md, "
+        f"`{facts['judged_commit']}` under **verdict rule version {facts['rule_version']}** (docs/how-to/reproduce-a-paper.md, "
         f"\"Verdicts\"). Wall time of the invocations that computed cells: **{_duration(wall)}** (`--jobs` and load "
         "below; the machine is shared, so these are upper figures).",
         "",
@@ -232,7 +232,7 @@ def render_block(spec: ExperimentSpec, facts: dict[str, Any], claims: list[dict]
     cannot = [(i, c) for i, c in enumerate(claims, 1) if decidability(c, repeats, full).startswith("no")]
     if cannot:
         lines += ["", f"**What this {'quick ' if quick else ''}run cannot decide** (the power calculation of "
-                  "docs/experiments.md, \"Power\", at this run's standard errors and settings): "
+                  "docs/explanation/verdicts.md, \"Power\", at this run's standard errors and settings): "
                   + "; ".join(f"#{i} {decidability(c, repeats, full)}" for i, c in cannot) + ".", ""]
     lines += ["", "### Claims", "", *claims_table(claims, repeats, full, quick), *side_by_side(claims), ""]
     lines += quote_lines(spec, summary) + spec_lines(spec)

@@ -45,7 +45,7 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
         lines += ["", f"{counts['holds']} hold, {counts['holds and understated']} hold and are understated, "
                       f"{counts['does not hold']} do not hold, "
                       f"{counts['inconclusive']} inconclusive, {counts['underpowered']} underpowered "
-                      f"(verdict rule version {RULE_VERSION}: docs/experiments.md, \"Verdicts\").", "", f"Power: {power}", ""]
+                      f"(verdict rule version {RULE_VERSION}: docs/explanation/verdicts.md, \"Verdicts\").", "", f"Power: {power}", ""]
     else:
         lines += ["(this spec states no claim)", ""]
     lines += ["## Figures", ""]
@@ -65,7 +65,7 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
         f"- dpdist {__version__}, numpy {np.__version__}, Python {sys.version.split()[0]} on {platform.platform()}",
         f"- root seed {spec.seed}; {spec.repeats} repeats; each cell seeds "
         "`numpy.random.default_rng([stream, stable ids of dataset / method / parameters, repeat, root seed])` "
-        "(see docs/experiments.md)",
+        "(see docs/how-to/run-experiments.md)",
         f"- grid: {spec.grid}",
         f"- datasets: {', '.join(d.key for d in spec.datasets)}",
         f"- methods: {', '.join(m.label for m in spec.methods)}",
@@ -76,7 +76,7 @@ def write_report(path, result, claims: list[dict], figures: dict, command: str) 
         "- numerics of the cells (OpenBLAS kernel + numpy SIMD target): "
         + (", ".join(f"{used} ({count} cells)" for used, count in sorted(getattr(result, "numerics", {}).items()))
            or "none")
-        + " (pinned so the numbers do not depend on the CPU: docs/experiments.md, \"Determinism\")",
+        + " (pinned so the numbers do not depend on the CPU: docs/explanation/verdicts.md, \"Determinism\")",
         "",
     ]
     if result.failures:
@@ -119,7 +119,7 @@ def side_by_side(claims: list[dict]) -> list[str]:
         return []
     lines = ["", "### One claim on several stand-ins", "",
              "A verdict on a stand-in with a known artefact that bears on the claim, beside the same claim on "
-             "stand-ins without it (docs/experiments.md, \"Scope of a claim\"):", ""]
+             "stand-ins without it (docs/explanation/verdicts.md, \"Scope of a claim\"):", ""]
     for key, members in groups.items():
         parts = []
         for index, claim in members:

@@ -300,7 +300,7 @@ def run_spec(
         the cache as results arrive, so an interrupted run resumes on any machine.
     pin_numerics : bool
         Compute the cells with pinned numerics, the OpenBLAS kernel and numpy's SIMD dispatch
-        (:mod:`~dpdist.experiments._blas`; docs/experiments.md, "Determinism"), so the numbers do
+        (:mod:`~dpdist.experiments._blas`; docs/explanation/verdicts.md, "Determinism"), so the numbers do
         not depend on the CPU: worker processes start with them, and with ``jobs=1`` the cells
         run in one such worker unless this process has them already.  False runs ``jobs=1`` in
         this process with the numerics it has (e.g. for methods defined in a notebook, which a

@@ -258,7 +258,7 @@ class Claim:
     :class:`~dpdist.experiments.ResultsTable`.  ``check`` must be picklable data-like
     (e.g. :func:`~dpdist.experiments.better_than`) or a top-level function.
 
-    What the claim is about, for the report (docs/experiments.md, "Scope of a claim"):
+    What the claim is about, for the report (docs/explanation/verdicts.md, "Scope of a claim"):
 
     ``data``
         The data the paper states the claim for, in its words, and the stand-in the check reads

@@ -23,7 +23,7 @@ Central DP (a trusted curator releases the column):
 
 Every function takes ``session=`` (:class:`dpdist.budget.BudgetSession`), charged
 before the data are read.  Errors are the array API's, naming the column.  See
-``docs/frames.md``.
+``docs/how-to/dataframes.md``.
 """
 
 from typing import Any

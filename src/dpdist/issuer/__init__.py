@@ -7,7 +7,7 @@ list, an account system calling the admin API), and signs at most ``tokens_each`
 credential, blind: it learns who got a token, not which token.  Keys, hashed credentials and the
 answers given are in one SQLite file (:mod:`._store`, private keys included); the HTTP API is
 :mod:`._app`; the limits are the collection service's (:mod:`._limits`).  See
-docs/deployment.md, "Anonymous collection", "The issuer".
+docs/how-to/anonymous-collection.md, "Anonymous collection", "The issuer".
 
 >>> from dpdist.issuer import create_app
 >>> app = create_app("issuer.sqlite", name="issuer.example.org", admin_token="...")   # doctest: +SKIP

@@ -30,7 +30,7 @@ Routes
 
 The policy: a credential gives at most ``tokens_each`` tokens of its key, and no credential of a key more than the
 key's published ceiling: a relayed campaign counts each credential the collector may hold as that many reports
-(docs/deployment.md, "Accounting").  A token request is
+(docs/explanation/accounting.md, "Accounting").  A token request is
 counted (the credential's count decremented and the answer stored, in one committed transaction)
 before it is answered; the same request again (same credential, same TokenRequest bytes) gets the
 stored answer and spends nothing, so a device whose answer was lost retries without losing a token.

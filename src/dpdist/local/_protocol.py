@@ -58,7 +58,7 @@ from ._report_format import ON_INVALID, ReportBatch, ReportFormat
 
 #: the method whose values are being checked, as a refusal names it (``privatize``; ``simulate`` while it checks).
 #: A context variable rather than an argument of ``_check_values``: protocol authors override that method with the
-#: signature ``_check_values(self, values)`` (docs/testing.md's walk-through), which an added argument would break.
+#: signature ``_check_values(self, values)`` (docs/how-to/prove-a-protocol.md's walk-through), which an added argument would break.
 _CHECKED_FOR: ContextVar[str] = ContextVar("dpdist_values_checked_for", default="privatize")
 
 __all__ = [

@@ -35,7 +35,7 @@ of its noisy binary search (the paper's batched variant, one batch of users per 
   is below :math:`q` and the smallest whose lower bound reaches it.
 
 ``adaptive_quantiles(x, q, epsilon=..., bounds=...)`` simulates a whole run on a population;
-the collection service runs the same plan round by round (docs/adaptive_quantiles.md).
+the collection service runs the same plan round by round (docs/explanation/adaptive-quantiles.md).
 """
 
 from __future__ import annotations

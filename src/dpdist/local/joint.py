@@ -54,7 +54,7 @@ the value of an ideal (3-wise independent) hash, an approximation for their line
 of :math:`B` parametric-bootstrap refits (every campaign's aggregate redrawn at :math:`\hat f`,
 Efron & Tibshirani 1993, ch. 6), keyed by the campaigns' states when no ``rng`` is given, so one
 set of states gives one interval.  Where an item's true frequency is 0 the estimate sits on the
-boundary, its law has an atom there, and no normal interval is exact (``docs/frequency.md``).
+boundary, its law has an atom there, and no normal interval is exact (``docs/explanation/frequency-oracles.md``).
 
 The baseline, ``method="inverse-variance"``: each item's unbiased estimates, one per campaign,
 averaged with weights :math:`1/\operatorname{Var}_c` (the minimum-variance unbiased linear

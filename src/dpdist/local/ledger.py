@@ -329,7 +329,7 @@ class PrivacyLedger:
         rounds' group sizes, public), from the CSPRNG (``rng``: a seed, for tests), and kept: saved
         (``on_change``) before it is returned, so the device learns nothing by asking again.  The draw
         depends on nothing private and on nothing about *when* the device arrives, so the rounds'
-        groups are a random split of the devices (docs/adaptive_quantiles.md, "Disjoint groups"),
+        groups are a random split of the devices (docs/explanation/adaptive-quantiles.md, "Disjoint groups"),
         whatever order they answer in.
         """
         key = _once_key(collector, once)

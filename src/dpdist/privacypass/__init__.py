@@ -3,7 +3,7 @@
 A device holding a credential asks an issuer (``dpdist issuer``) for a token bound to a campaign's
 TokenChallenge; the issuer signs it blind, so it learns who got a token, not which token.  The
 device spends the token once with its sealed report; the relay and the collector check it with
-the issuer's public key alone (docs/deployment.md, "Anonymous collection").
+the issuer's public key alone (docs/how-to/anonymous-collection.md, "Anonymous collection").
 
 - RFC 9474 blind RSA, variant RSABSSA-SHA384-PSS-Deterministic: :func:`blind`, :func:`blind_sign`,
   :func:`finalize`, :func:`verify` (:mod:`._blindrsa`);

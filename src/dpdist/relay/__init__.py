@@ -7,7 +7,7 @@ reports of a campaign wait (``--min-batch``, a public setting), it shuffles them
 delivers them to ``dpdist serve`` as one batch under a random batch id, retried until acknowledged
 (:mod:`._forwarder`), which the collector counts once.  The collector learns the reports of each
 batch as a multiset, not who sent them; the relay learns who sent something, not what.  The central
-guarantee this gives is computed by :func:`dpdist.privacy.shuffled` (docs/deployment.md,
+guarantee this gives is computed by :func:`dpdist.privacy.shuffled` (docs/how-to/anonymous-collection.md,
 "Anonymous collection").
 
 >>> from dpdist.relay import create_app

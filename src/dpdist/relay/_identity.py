@@ -9,7 +9,7 @@ document made once, when the campaign is created, stored and served verbatim
 config, key and issuer from the identity only, from a source the relay does not control (the
 collector, or anyone when the device was given the pin), and sends the pin with every report; the
 relay pins the identity of each campaign the first time it admits a report and refuses any other,
-so every admitted report of a campaign was made under the same identity (docs/deployment.md,
+so every admitted report of a campaign was made under the same identity (docs/how-to/anonymous-collection.md,
 "Anonymous collection", "Keys the relay cannot swap")::
 
     {"campaign", "colluding", "config", "delta",

@@ -28,7 +28,7 @@ commits.
     crash sends the same id and the same bytes and the collector counts it once.  A batch takes the
     campaign's oldest waiting reports (at most ``max_size``) of each envelope of which at least
     ``min_size`` wait: the collector tells the two envelopes apart, so each envelope's part of a batch
-    is at least K reports on its own (docs/deployment.md, "Oblivious HTTP through dpdist's relay").
+    is at least K reports on its own (docs/how-to/ohttp.md, "Oblivious HTTP through dpdist's relay").
 
 Schema version 1 (``PRAGMA user_version``) added ``reports.envelope`` and ``reports.enc`` to a queue of
 version 0 (its waiting reports are dpdist's envelope; their ``enc`` unknown).

@@ -24,7 +24,7 @@ documentation is ``docs/reproductions/<name>.md``.
 """
 
 #: The source papers by number (the code cites "paper 000" .. "paper 004") and the name of each one's plain
-#: text in the project's papers folder (listed with titles in ``docs/design.md``, "Source papers").
+#: text in the project's papers folder (listed with titles in ``docs/explanation/design.md``, "Source papers").
 PAPER_FILES = {
     "000": "000_bd8f15feb90ea8ed.txt",
     "001": "001_ed76e35ff6c3e233.txt",

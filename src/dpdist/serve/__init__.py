@@ -5,7 +5,7 @@ receive batches of reports over HTTP; each batch carries a client-chosen
 batch id and is counted exactly once, after it is durable in the database
 (SQLite in WAL mode, or PostgreSQL, through one code path); the per-campaign
 aggregate is stored incrementally as the protocol's mergeable sufficient
-statistic.  See ``docs/deployment.md`` ("Running a campaign") and the
+statistic.  See ``docs/how-to/run-a-campaign.md`` ("Running a campaign") and the
 OpenAPI schema at ``/openapi.json``.
 
 >>> from dpdist.serve import create_app

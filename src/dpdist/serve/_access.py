@@ -1,5 +1,5 @@
-"""Privacy at ingestion: tokens refused in URLs, and an access log of fixed fields (docs/deployment.md, "Privacy at
-ingestion").
+"""Privacy at ingestion: tokens refused in URLs, and an access log of fixed fields (docs/explanation/threat-model.md,
+"Privacy at ingestion").
 
 * :class:`PrivacyMiddleware` refuses a request whose query string carries a token (a parameter named ``token`` or
   ending in ``_token``, any case) with 400 ``token_in_query`` before any route sees it: URLs are written to proxies'

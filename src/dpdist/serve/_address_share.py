@@ -1,4 +1,4 @@
-"""One client address carrying most of the batches: a warning, once, in the service's log (docs/deployment.md, "Limits").
+"""One client address carrying most of the batches: a warning, once, in the service's log (docs/reference/service-limits.md, "Limits").
 
 The rate limit (``--rate-limit``, ``--rate-burst``) is per client address.  Devices that
 reach the service from one address share one bucket: behind a proxy whose address is not

@@ -20,7 +20,7 @@ protocol and limits (``memo``: what ``plain`` checks against): its pieces are
 kept (:data:`TEMPLATES`, per ``memo`` and length), and a later group's bodies of
 that length, the first included, are compared with them (reading the first
 body's header and the places of its values in every group was about 4 % of the
-committer's group of 14, docs/benchmarks.md, "Tenth round").  Its own values
+committer's group of 14, docs/reference/benchmarks/service.md, "Tenth round").  Its own values
 are checked as the one-body check checks them: the ``crc32`` digits (of the
 plain form: no leading zero) must be the CRC-32 of its payload, the ``file_id``
 must be the batch id (32 lower-case hex digits).  Every body that differs
@@ -43,7 +43,7 @@ __all__ = ["read_alike", "MIN_ALIKE", "MAX_ALIKE_BYTES", "TEMPLATES"]
 MIN_ALIKE = 2
 #: the longest body compared at once: any the committer decodes (``_service.INLINE_BODY_BYTES``).  A body is compared
 #: by its header's bytes only (its payload is sliced once, as the one-body check slices it): a batch of 10^4 one-byte
-#: reports read alone cost the committer 8 us, a tenth of its Python a batch (docs/benchmarks.md, "Fifteenth round")
+#: reports read alone cost the committer 8 us, a tenth of its Python a batch (docs/reference/benchmarks/service.md, "Fifteenth round")
 MAX_ALIKE_BYTES = 64 << 10
 _NO_ID = b"\x00" * 32  # what a batch id that is not 32 ASCII characters is compared as: never a hex digit
 _HEX_ID = re.compile(rb"[0-9a-f]{32}")

@@ -1,4 +1,4 @@
-"""When a process is past its capacity, and how long a refused device should wait (docs/deployment.md, "Population scale").
+"""When a process is past its capacity, and how long a refused device should wait (docs/explanation/service-at-scale.md, "Population scale").
 
 Two signals say that a process takes more than it can serve:
 

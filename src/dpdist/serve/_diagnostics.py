@@ -1,4 +1,4 @@
-r"""Poisoning diagnostics: report distributions that no honest population can produce (docs/deployment.md, "Poisoning diagnostics").
+r"""Poisoning diagnostics: report distributions that no honest population can produce (docs/explanation/poisoning.md, "Poisoning diagnostics").
 
 Local differential privacy cannot stop fake users: Cheu, Smith & Ullman
 ("Manipulation Attacks in Local Differential Privacy", IEEE S&P 2021) show that
@@ -64,10 +64,10 @@ whatever the population, and so does the total :math:`Y = \sum_j Y_j` between
 :math:`\mathrm{Bin}(n, 1-p)` and :math:`\mathrm{Bin}(n, p)`.  The round is flagged when any of
 the :math:`2T + 2` one-sided exact p-values is below :math:`\alpha / (2T + 2)`
 (``"test": "below_fractions"``; ``items_*`` are cut indices): 1,000 answers all "below" at
-:math:`\varepsilon = 1` have :math:`p^{1000} < 10^{-130}` (docs/deployment.md, "Poisoning diagnostics").  Answers that stay
+:math:`\varepsilon = 1` have :math:`p^{1000} < 10^{-130}` (docs/explanation/poisoning.md, "Poisoning diagnostics").  Answers that stay
 inside :math:`[1-p, p]` (a plausible other population) are not detected.
 
-The constraint test (docs/deployment.md, "Poisoning diagnostics").  Each support count inside its own region is not
+The constraint test (docs/explanation/poisoning.md, "Poisoning diagnostics").  Each support count inside its own region is not
 enough: 10 % of GRR reports on one item (:math:`\varepsilon = 1`, :math:`d = 16`, uniform
 population) put that item's estimate at 1.03 and every other item's slightly below 0, each
 count within its region.  ``constraint`` holds the likelihood-ratio test of the aggregate
@@ -77,7 +77,7 @@ fit on the protocol's exact channel
 ``hr``, ``cp``, ``flh``; per-bit counts of ``oue``, ``sue``), with a p-value bound valid for
 every n (its false-alarm rate is at most :data:`ALPHA` too).
 
-The top test (GRR; docs/deployment.md, "Poisoning diagnostics").  Fake reports that lift one
+The top test (GRR; docs/explanation/poisoning.md, "Poisoning diagnostics").  Fake reports that lift one
 rare item to about 1 leave every count inside its region and the likelihood ratio below its
 bound (1-2 % of fakes, a fifth of them spread over the rarest items), but an honest population
 cannot put mass 1 on that item and keep its heavy items: ``top`` holds the test of the

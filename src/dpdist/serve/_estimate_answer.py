@@ -2,7 +2,7 @@
 :func:`dpdist._answer.answer_document`.
 
 The fields ``dpdist campaign estimate`` prints (its text, :mod:`dpdist.cli._estimate_text`) and every estimate
-shares (``docs/results.md``): the intervals (each limit a number, null or a list of them), the notes, the uncertainty
+shares (``docs/reference/results.md``): the intervals (each limit a number, null or a list of them), the notes, the uncertainty
 the service adds and, for a table of values (a frequency or heavy-hitters estimate), ``frequencies``, ``items`` and
 ``labels`` of one length, each interval of a frequency as long as they.  An answer that is not this is refused
 (``unexpected_answer``) before anything reads it: a hostile or broken server's ``"intervals": 5`` or 16 million

@@ -1,4 +1,4 @@
-"""A campaign's estimate as JSON (the estimate's own ``to_dict``, ``docs/results.md``) and as a PNG (its ``figure``).
+"""A campaign's estimate as JSON (the estimate's own ``to_dict``, ``docs/reference/results.md``) and as a PNG (its ``figure``).
 
 Query parameters other than ``level`` (the confidence level of the intervals,
 default 0.95), ``width`` (the target width of the "stop when narrower" readout of
@@ -13,7 +13,7 @@ above :data:`MAX_ITERATIONS` or a tolerance below :data:`MIN_TOLERANCE` (one
 estimator process serves every campaign; each estimate also has a time limit,
 :data:`dpdist.serve._estimator.TIME_LIMIT_S`), and so is what would grow the estimator's memory
 without bound within that time: ``keep_path`` (every iterate kept, never served) and ``bootstrap``
-above :data:`MAX_BOOTSTRAP` replicates or :data:`MAX_BOOTSTRAP_VALUES` kept values (docs/deployment.md, "Estimates": memory the time limit does not bound).
+above :data:`MAX_BOOTSTRAP` replicates or :data:`MAX_BOOTSTRAP_VALUES` kept values (docs/how-to/run-a-campaign.md, "Estimates": memory the time limit does not bound).
 """
 
 from __future__ import annotations

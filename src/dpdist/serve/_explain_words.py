@@ -1,4 +1,4 @@
-"""What a campaign's epsilon buys, in plain words (docs/explain.md, "In the collection service"): the sentences the pages show.
+"""What a campaign's epsilon buys, in plain words (docs/how-to/predict-accuracy.md, "In the collection service"): the sentences the pages show.
 
 Built from the explain route's document (:func:`._explain.explain_json`, itself
 :func:`dpdist.accuracy.explain` on the campaign's public config), so the dashboard

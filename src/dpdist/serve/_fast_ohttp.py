@@ -2,7 +2,7 @@
 
 An encapsulated request went through every layer of the application (five middleware, Starlette's routing and
 exception layers, its ``Request``) before its inner request took the batch route's fast path: about three times
-the CPU of the direct request it carries (``docs/benchmarks.md``, "The Oblivious HTTP gateway against a direct
+the CPU of the direct request it carries (``docs/reference/benchmarks/anonymity.md``, "The Oblivious HTTP gateway against a direct
 submission").  :class:`GatewayFastPath` serves the gateway's route the way :class:`._fast_batches.BatchFastPath`
 serves the batch route, with the same steps and the same answers byte for byte:
 

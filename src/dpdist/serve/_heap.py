@@ -5,7 +5,7 @@ A ``dpdist serve`` process holds tens of thousands of objects from its start
 as long as it does.  Every request allocates and frees short-lived objects, and
 now and then Python's cyclic collector runs a full (generation 2) collection
 that walks every one of them again: in process, one every few thousand requests,
-about 4 us of CPU a request on average (docs/benchmarks.md, "The service under real traffic").  :func:`freeze_startup_heap`
+about 4 us of CPU a request on average (docs/reference/benchmarks/service.md, "The service under real traffic").  :func:`freeze_startup_heap`
 collects once and moves what survives to the permanent generation
 (:func:`gc.freeze`), so that full collections walk only what requests made.
 Objects made later are collected as before; the frozen ones are freed by their

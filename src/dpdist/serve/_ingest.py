@@ -4,7 +4,7 @@ Two encodings:
 
 ``application/octet-stream``
     One or more dpdist binary report records (``src/dpdist/_io/_binary.py``,
-    ``docs/deployment.md``): exactly what ``dpdist privatize`` writes and what
+    ``docs/how-to/run-a-campaign.md``): exactly what ``dpdist privatize`` writes and what
     ``dpdist.client`` and the JavaScript client send.  Each record is checked
     whole (magic, version, header, CRC-32 of the payload); records written under
     another config have all their rows rejected as ``other_config``.  A record's

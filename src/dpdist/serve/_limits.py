@@ -1,9 +1,9 @@
-"""What bounds a client of ``dpdist serve``: memory, time, connections, rate and size (docs/deployment.md, "Limits").
+"""What bounds a client of ``dpdist serve``: memory, time, connections, rate and size (docs/reference/service-limits.md, "Limits").
 
 An unauthenticated client must not be able to make the server hold memory,
 connections or CPU beyond stated bounds.  The bounds every dpdist server shares
 (memory, time, connections, rate: :mod:`dpdist._guard`) and those of the
-service's own work, all options of ``dpdist serve`` (``docs/deployment.md``,
+service's own work, all options of ``dpdist serve`` (``docs/how-to/run-a-campaign.md``,
 "Limits"):
 
 * **before the body**: a batch's campaign is looked up and its submit or

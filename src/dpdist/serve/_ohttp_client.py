@@ -8,7 +8,7 @@ and exactly-once batch ids work unchanged on top: a retry encapsulates the same 
 and the collector counts a batch id once however many times a relay delivers it.
 
 Only what the device gives away through the relay: the relay sees the device's address and the size
-of an encapsulated request; the collector sees neither (docs/deployment.md, "Anonymous collection").  That
+of an encapsulated request; the collector sees neither (docs/how-to/anonymous-collection.md, "Anonymous collection").  That
 size depends on public things only: each inner request is zero-padded (RFC 9292 section 3.8) to
 :func:`padded_length`, a power of two (at least :data:`MIN_PADDED_BYTES`) of its length as if every
 record's CRC-32 (written in decimal in the record's header) had all 10 digits, so neither the reports nor

@@ -240,7 +240,7 @@ SCHEMAS: dict[str, dict] = {
             "batches": {"type": "integer"}, "options": {"type": "object"},
             "estimate": {
                 "anyOf": [{"type": "null"}, ref("EstimateResult")],
-                "description": "null before the first report; else the estimate's JSON (docs/results.md)",
+                "description": "null before the first report; else the estimate's JSON (docs/reference/results.md)",
             },
             "diagnostics": {
                 "type": "object",
@@ -248,7 +248,7 @@ SCHEMAS: dict[str, dict] = {
                 "count_below, count_above, min_p_value, method, constraint (the likelihood-ratio test against every "
                 "input distribution), top (GRR: the estimates' excess above a level against what the rest of the reports "
                 "allow), unseen (gain, share: the share of fakes that lifts a rare item to about 1 with no support count out of "
-                "place), summary (one line) (docs/deployment.md, 'Poisoning diagnostics')",
+                "place), summary (one line) (docs/how-to/run-a-campaign.md, 'Poisoning diagnostics')",
             },
         },
     },

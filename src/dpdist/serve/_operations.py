@@ -6,7 +6,7 @@ cannot answer (logged once per error class by the database layer, not as a
 traceback per request), and the middleware, outermost first (outside the
 privacy middleware of :mod:`._access`): request id (and the JSON access line),
 metrics, CORS (only with ``cors_origins``), security headers; outside them all (without CORS), the devices'
-batch route and the Oblivious HTTP gateway's, each served in one layer (:mod:`._fast_batches`, :mod:`._fast_ohttp`).  See ``docs/deployment.md`` ("Operating", "Metrics", "Behind a reverse proxy").
+batch route and the Oblivious HTTP gateway's, each served in one layer (:mod:`._fast_batches`, :mod:`._fast_ohttp`).  See ``docs/how-to/run-a-campaign.md`` ("Operating", "Metrics", "Behind a reverse proxy").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 
 * ``/campaigns/{campaign}/dashboard``: a campaign's estimate with both bands, its values, n over time and the
   rejections, refreshed every few seconds (``_web/static/dashboard.js`` and the modules it imports; the page's
-  content is described in ``docs/deployment.md``, "Dashboard");
+  content is described in ``docs/how-to/run-a-campaign.md``, "Dashboard");
 * ``/`` for a browser (content negotiation, :func:`prefers_html`): the campaigns, with links to their pages.
 
 Both pages are shells their scripts fill from the API with the admin token, which the scripts take from the URL

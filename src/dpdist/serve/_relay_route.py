@@ -4,7 +4,7 @@ A relayed campaign's config names its relay, its HPKE key and its issuer.  The r
 three in what it passes on (and read what a device sealed to a key of its own, or have the device
 randomize with a larger epsilon), and the collector could give one device a config of its own (a tag),
 so a device takes them from the campaign's **identity** (:mod:`dpdist.relay._identity`), from a source
-the relay does not control, and sends the identity's pin with every report (docs/deployment.md, "Keys
+the relay does not control, and sends the identity's pin with every report (docs/explanation/threat-model.md, "Keys
 the relay cannot swap"):
 
 - the **collector**: the device was given the collector's URL; the identity it serves must hash to the

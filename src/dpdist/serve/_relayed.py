@@ -1,4 +1,4 @@
-"""Campaigns collected through a relay (docs/deployment.md, "Anonymous collection").
+"""Campaigns collected through a relay (docs/how-to/anonymous-collection.md, "Anonymous collection").
 
 A campaign created with ``"relay": {"url": ..., "issuer": ..., "colluding": m, "delta": d}`` gets, in the
 same request:

@@ -1,4 +1,4 @@
-"""Campaigns that run in rounds: adaptive LDP quantiles (docs/adaptive_quantiles.md).
+"""Campaigns that run in rounds: adaptive LDP quantiles (docs/explanation/adaptive-quantiles.md).
 
 A campaign created with ``"rounds": {plan}`` (an :class:`~dpdist.local.AdaptiveQuantiles` config and
 ``"reports"``, the users of all rounds) runs the plan's rounds one after the other:

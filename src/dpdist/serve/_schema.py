@@ -7,7 +7,7 @@ database of a newer version is refused (this dpdist cannot know what it would br
 Version history:
 
 1. the first service (campaigns, batches, reports);
-2. (reports a campaign accepts, docs/deployment.md) ``campaigns.max_reports`` and ``.enrollment``, tables ``enrollments``
+2. (reports a campaign accepts, docs/how-to/run-a-campaign.md) ``campaigns.max_reports`` and ``.enrollment``, tables ``enrollments``
    and ``bound_batch_ids``;
 3. (population scale) the aggregate leaves the campaign's row: it is the sum of the
    campaign's ``campaign_parts`` (at most :data:`~._aggregates.PARTS`, folded) and of

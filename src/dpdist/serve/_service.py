@@ -1,7 +1,7 @@
 """The operations behind the routes: who may do what, and a batch's way from its body to a group commit.
 
 :class:`Service` knows nothing of HTTP: it raises :class:`~._refusals.Refusal`.
-A batch's way (docs/deployment.md, "Population scale"): a bound on the batches being served (beyond it 503
+A batch's way (docs/explanation/service-at-scale.md, "Population scale"): a bound on the batches being served (beyond it 503
 ``busy`` with ``Retry-After`` at once, before the body is read), admission from a
 short-lived cache of open campaigns (no database read for a device of an open
 campaign), then the group commit (:mod:`._committer`) whose answer comes only

@@ -1,7 +1,7 @@
 """Reads of the database that concurrent requests share: one read in flight per key, each answer read after it was asked.
 
 Admission checks a token that does not open a campaign's cached settings against the campaign as the database has it
-(docs/deployment.md, "Deletion"); a flood of wrong tokens would otherwise make one read per request.  Requests for one
+(docs/explanation/threat-model.md, "Deletion"); a flood of wrong tokens would otherwise make one read per request.  Requests for one
 key join the read that has not begun yet (so what a request gets was read after it asked: a campaign created again
 before the request arrived is seen); while a read runs, the requests arriving meanwhile wait for the next one, which
 begins when it ends.  So a key has at most one read running and one waiting, whatever the number of requests.

@@ -1,6 +1,6 @@
-"""A campaign's estimate as served: its fixed-n intervals and its confidence sequence side by side (docs/uncertainty.md).
+"""A campaign's estimate as served: its fixed-n intervals and its confidence sequence side by side (docs/explanation/uncertainty.md).
 
-The estimate's JSON (``Estimate.to_dict``, ``docs/results.md``) lists its intervals, each
+The estimate's JSON (``Estimate.to_dict``, ``docs/reference/results.md``) lists its intervals, each
 saying whether it is ``anytime_valid``.  The service adds, for every campaign kind:
 
 * the **fixed-n** ones (``anytime_valid: false``): valid for one look at a number of
@@ -9,7 +9,7 @@ saying whether it is ``anytime_valid``.  The service adds, for every campaign ki
   distribution the parametric-bootstrap CDF band of :func:`dpdist.uncertainty.cdf_band`,
   ``?replicates=`` of them, with its quantile and mean intervals).  Read at whatever
   moment looks good on a page polled every 3 s, such an interval is not a 95 %
-  interval: under peeking it held 0.60-0.77 of the time (``docs/uncertainty.md``);
+  interval: under peeking it held 0.60-0.77 of the time (``docs/explanation/uncertainty.md``);
 * the **anytime** ones (``anytime_valid: true``): the confidence sequence of
   :mod:`dpdist.confidence_sequences`, which holds at every number of reports at once;
   or, in ``uncertainty.sequence_unavailable``, why the protocol has none.  A recovered estimate
@@ -24,7 +24,7 @@ with ``?width=w``, the "stop when narrower than w" readout, and ``bootstrap``: t
 level and number of replicates of the fixed-n band of a distribution, whose stream is
 keyed by the campaign's state (:func:`dpdist.uncertainty.band_generator`: config,
 aggregate, estimate options), so the API, the dashboard, ``dpdist campaign estimate``
-and the Python client show one interval for one state (docs/uncertainty.md, "What determines a band": they showed
+and the Python client show one interval for one state (docs/explanation/uncertainty.md, "What determines a band": they showed
 three, each drawn afresh).
 """
 

@@ -5,7 +5,7 @@ campaign, every one new, valid and counted.  The ordinary way decodes each body
 into its own batch (:func:`._group_bodies.decode_pending`) and commits the group
 through every check an item may need (:func:`._group.commit_group`): about 30
 steps of Python a group, which cost the committer about 300 us a group of 14 more
-than the durable floor's (docs/benchmarks.md, "The service under real traffic").
+than the durable floor's (docs/reference/benchmarks/service.md, "The service under real traffic").
 :func:`commit_usual` takes the usual group the short way, when
 
 1. every item is an :class:`~._group.Arrival` of one campaign, not relayed, with
@@ -61,7 +61,7 @@ def commit_usual(db: Database, writer: int, items: list) -> list | None:
 class ShortWay:
     """The committer's use of :func:`commit_usual`.  A group that its transaction finds not the usual one (a batch
     recorded before, a campaign closed or changed, an id of another campaign) is rolled back and committed the
-    ordinary way: 1.1-1.4x what the ordinary way alone costs (docs/benchmarks.md, "Twelfth round").  Such groups come in
+    ordinary way: 1.1-1.4x what the ordinary way alone costs (docs/reference/benchmarks/service.md, "Twelfth round").  Such groups come in
     waves (the journals of devices resending after a restart), so after one the next groups go the ordinary way at
     once: 1, then 2, 4, ... up to :data:`MAX_PAUSE` groups while it goes on; a usual group committed the short way
     ends the pause."""

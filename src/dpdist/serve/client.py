@@ -79,9 +79,9 @@ _TOKENS_SAVED_EVERY = 256
 #: how a relayed campaign's reports may travel to its relay (``Client(relay_envelope=...)``; None: as the campaign says)
 RELAY_ENVELOPES = (None, "dpdist", "ohttp")
 #: 409 refusals after which the same request is sent again, as the JS client: the campaign was deleted and created
-#: again by another server process while the batch was checked (nothing of it counted: docs/deployment.md, "Deletion")
+#: again by another server process while the batch was checked (nothing of it counted: docs/explanation/threat-model.md, "Deletion")
 _RETRY_CONFLICTS = ("campaign_changed",)
-#: what an admin answer holds (the keys callers and ``dpdist campaign`` read; docs/deployment.md): a campaign's summary
+#: what an admin answer holds (the keys callers and ``dpdist campaign`` read; docs/how-to/run-a-campaign.md): a campaign's summary
 #: (create, open, close, each of the list), a deletion, an estimate
 _SUMMARY = {"campaign": str, "state": str, "n": int, "batches": int}
 _DELETED = {"batches": int, "kept_report_batches": int}
@@ -183,7 +183,7 @@ class Client:
     pins : dict, optional
         ``{campaign: pin}``: the pins of relayed campaigns this device was given with ``server`` (which may
         then be the relay itself): a campaign's identity served by ``server`` must hash to its pin.  Without a
-        pin, ``server`` must be the campaign's collector (docs/deployment.md, "Keys the relay cannot swap").
+        pin, ``server`` must be the campaign's collector (docs/explanation/threat-model.md, "Keys the relay cannot swap").
     issuer_credential : str, optional
         This device's credential for the issuer of relayed campaigns that admit reports by token (one token per
         report, fetched before anything is randomized).
@@ -701,7 +701,7 @@ class Client:
         """Refuse, before anything is drawn, an answer outside the round this device drew (``ledger.round_for``).
 
         The device answers the round it drew once, at random in proportion to the rounds' sizes: not the round
-        open when it arrives, which would fill each round with whoever answers first (docs/deployment.md, "Campaigns in rounds").  A round
+        open when it arrives, which would fill each round with whoever answers first (docs/explanation/adaptive-quantiles.md, "Campaigns in rounds").  A round
         before it still open: ``wait_for_round`` (submit again later); its round over: ``round_over`` (it
         answers no other round).  Both depend on the draw and the public round only, never on the value.
         """
@@ -791,10 +791,10 @@ class Client:
         every device submit with its own enrollment token (:meth:`enroll`), ``relay`` makes it collected through a
         relay only: ``{"url": <the relay's URL>, "issuer": {...} or None, "colluding": m, "delta": d}`` (the issuer:
         ``url``, ``name``, ``key``, ``token_key``, ``independent`` and ``tokens_each``, as :func:`issuer_of` reads them
-        from an issuer; ``colluding``: devices, each counted as ``tokens_each`` reports; docs/deployment.md, "Anonymous
+        from an issuer; ``colluding``: devices, each counted as ``tokens_each`` reports; docs/how-to/anonymous-collection.md, "Anonymous
         collection").  ``rounds`` (with
         ``config`` None): a campaign that runs adaptive quantile rounds, an ``AdaptiveQuantiles`` plan's config
-        with ``"reports"``, the users of all rounds (docs/adaptive_quantiles.md)."""
+        with ``"reports"``, the users of all rounds (docs/explanation/adaptive-quantiles.md)."""
         document: dict[str, Any] = {"campaign": campaign, "keep_reports": keep_reports}
         if config is not None:
             document["config"] = config

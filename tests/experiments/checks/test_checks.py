@@ -1,7 +1,7 @@
 """Every check class of the claims library keeps its stated error rate on tied methods,
 on normal and on skewed (lognormal) errors.
 
-docs/experiments.md, "Verdicts": a verdict is wrong with probability at most alpha = 0.05,
+docs/explanation/verdicts.md, "Verdicts": a verdict is wrong with probability at most alpha = 0.05,
 whatever the number of settings and rivals.  Each test below simulates a few hundred summary
 tables in which the compared methods are *tied* (the same distribution of errors; or, for a
 claim about a threshold, exactly on it) and counts the false verdicts: a "does not hold" where

@@ -234,7 +234,7 @@ def test_risk_criterion_may_choose_the_empty_model():
 @pytest.mark.skipif(importlib.util.find_spec("wikiwords") is None, reason="wikiwords not installed")
 def test_on_heavy_tailed_words_cp_is_no_worse_than_the_zero_estimate():
     # issue 35 item 4, on the top 10^4 words of wiki-words at eps = 1, n = 10^4 (the collapse cell
-    # of docs/frequency.md): the rule before kept the noisiest column (MSE 1.56 +- 0.27 times the
+    # of docs/explanation/frequency-oracles.md): the rule before kept the noisiest column (MSE 1.56 +- 0.27 times the
     # zero estimate's in the benchmark); the pre-test returns the uniform (0.990) unless an item
     # stands out.  Tolerances: 3 standard errors of the mean over the runs (new), and of the
     # paired difference (before - new).

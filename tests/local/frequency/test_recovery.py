@@ -110,7 +110,7 @@ def test_grr_recovery_learns_the_fake_fraction_and_halves_the_target_error():
             assert np.isclose(recovered.frequencies.sum(), 1.0) and (recovered.frequencies >= 0).all()
     # the simplex projection alone already cuts GRR's huge gain to about one unit of frequency; recovery does more
     # on average (0.80 over these runs, per-run sd 0.28: 0.95 is 2.4 standard errors of the mean above it), not
-    # half: the learned share is held below its false-alarm bound (docs/frequency.md, "Poisoned campaigns")
+    # half: the learned share is held below its false-alarm bound (docs/explanation/poisoning.md, "Poisoned campaigns")
     assert np.mean(ratios) <= 0.95
 
 

@@ -70,17 +70,17 @@ def test_an_rws_state_whose_counts_no_reports_can_sum_to_is_refused(domain_size)
             type(protocol.aggregator()).from_dict({**good, "statistic": statistic})
 
 
-# 3,980 protocols built to recompute a table of docs/frequency.md (0.28 CPU-s): the whole suite; the fast loop keeps
+# 3,980 protocols built to recompute a table of docs/explanation/frequency-oracles.md (0.28 CPU-s): the whole suite; the fast loop keeps
 # RWS's variance inputs (test_rws_support_probabilities_are_exact_on_the_channel, the subset size and the wheel)
 @pytest.mark.slow
 def test_rws_cost_against_ss_is_the_table_the_guide_states():
     """Issue 64 item 9: the guide said "RWS and SS have the same variance up to RWS's prime wheel (within 2 %)",
-    more than 2 % off at 46 of 1,568 (eps, d <= 399) pairs (+28 % at eps = 2, d = 8).  docs/frequency.md ("RWS's
+    more than 2 % off at 46 of 1,568 (eps, d <= 399) pairs (+28 % at eps = 2, d = 8).  docs/explanation/frequency-oracles.md ("RWS's
     cost by d and eps") now states the exact ratio of the mean variances, the largest per range of d, how many d
     exceed 2 % and the largest of them; this recomputes every cell of that table from the protocols."""
     from pathlib import Path
 
-    page = (Path(__file__).resolve().parents[3] / "docs" / "frequency.md").read_text()
+    page = (Path(__file__).resolve().parents[3] / "docs" / "explanation" / "frequency-oracles.md").read_text()
     header = "| ε \\ d | 2-7 | 8-15 | 16-31 | 32-63 | 64-127 | 128-399 | d ≤ 399 above 1.02 | the largest such d | smallest ratio |"
     lines = page[page.index(header):].splitlines()[2:7]
     ranges = ((2, 7), (8, 15), (16, 31), (32, 63), (64, 127), (128, 399))

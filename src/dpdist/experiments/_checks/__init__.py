@@ -19,7 +19,7 @@
 =====================  ===============================================================================
 
 Every check but :class:`MatchesKnown` decides with the one rule, :func:`~dpdist.experiments.decide`
-(docs/experiments.md, "Verdicts"), and reports its direction count and power
+(docs/explanation/verdicts.md, "Verdicts"), and reports its direction count and power
 (:func:`~dpdist.experiments.conclude`); ``tests/experiments/checks/test_checks.py`` simulates each on tied
 methods.
 """

@@ -36,7 +36,7 @@ _BOTH_ENDS = "a range with both ends is needed to say which end is favourable"
 class RatioWithin:
     r"""Ratios :math:`r = \bar e_{other} / \bar e_{reference}` lie in ``[low, high]`` in every setting.
 
-    **How a paper's range is read** (one rule for every reproduction; docs/experiments.md,
+    **How a paper's range is read** (one rule for every reproduction; docs/how-to/run-experiments.md,
     "Ranges"): a range "a-b x" (or "to 1/b-1/a") is the band ``[a, b]``.  When the range states
     how much *better* something is ("2-10 times lower", "cuts the MSE to 1/3-1/4"), one end is
     **favourable** (``favourable="high"``: a larger ratio is a larger gain; ``"low"``: a smaller

@@ -77,7 +77,7 @@ class MatchesKnown:
     ``known_se(row)`` is the standard error the theory gives for the row's mean (not the spread of
     a few repeats), and a row with ``known_se(row) == 0`` must equal its target to rounding
     (``1e-9``).  The one check that does not decide with :func:`~dpdist.experiments.decide`
-    (docs/experiments.md, "Verdicts"): its claim is a point hypothesis (the ratio *is* 1), which
+    (docs/explanation/verdicts.md, "Verdicts"): its claim is a point hypothesis (the ratio *is* 1), which
     has no one-sided p-value *for* it; an equivalence band is out of reach where a row's known
     standard error is large; and Holm over normal p-values would raise false alarms where the
     mean of a few :math:`\chi^2` terms has a heavier tail than the normal.  So: **holds** when no

@@ -84,7 +84,7 @@ def protocol_of_memo_state(state: Any, kind: type, names: str) -> Any:
 
 
 def refuse_seeded_memo(owner: str) -> None:
-    """A memo drawn from a seed must not serve a report drawn from the CSPRNG (docs/design.md, "Randomness")."""
+    """A memo drawn from a seed must not serve a report drawn from the CSPRNG (docs/explanation/design.md, "Randomness")."""
     raise IncompatibleStateError(
         f"This {owner} memo was drawn from a seeded generator: anyone who knows the seed can re-draw its permanent "
         "responses, so they protect nothing. A device reporting for real needs a memo drawn from the CSPRNG "

@@ -205,7 +205,7 @@ def parametric_bootstrap(protocol, statistic, n: int, frequencies: np.ndarray, r
     same numbers as one draw per replicate.  Without ``rng`` the
     redraws come from a stream keyed by the protocol's config, the aggregate (``statistic``,
     ``n``) and the estimator's settings (:func:`dpdist._rng.state_generator`): one aggregate
-    gives one interval however often it is estimated (docs/uncertainty.md).
+    gives one interval however often it is estimated (docs/explanation/uncertainty.md).
     """
     replicates = settings["bootstrap"]
     if settings["rng"] is None:

@@ -5,7 +5,7 @@ Whatever the users hold, honest reports of a protocol with a finite channel :mat
 distribution :math:`f` on the simplex.  Fake reports need not: 10 % of GRR reports on one
 item (:math:`\varepsilon = 1`, :math:`d = 16`, a uniform population) give that item an
 unbiased estimate of 1.03, above 1, and every other item a slightly negative one, a
-violation spread over all items that no single item's count shows (docs/deployment.md, "Poisoning diagnostics").  The
+violation spread over all items that no single item's count shows (docs/explanation/poisoning.md, "Poisoning diagnostics").  The
 test pools it: the likelihood ratio of the best fit on the simplex against the best fit of
 all (the saturated model),
 

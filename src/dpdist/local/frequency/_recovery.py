@@ -49,7 +49,7 @@ of the protocol identify them from the aggregate alone when every report support
   :math:`\beta^\circ` (no threshold: measured, a fake report added one at a time changes no item by more
   than one report's influence :math:`1/(N(p-q))`).  The price is power: at :math:`d = 128`,
   :math:`\varepsilon = 1`, :math:`N = 4.2\cdot 10^4` and :math:`\beta = 0.05` the share learned averages 0.032
-  (docs/frequency.md, "Poisoned campaigns").  The floor shift is :math:`\hat s = -\hat\beta q/(p - q)`;
+  (docs/explanation/poisoning.md, "Poisoned campaigns").  The floor shift is :math:`\hat s = -\hat\beta q/(p - q)`;
 * the estimates of one-item reports sum to exactly 1, so after the correction of the non-targets,
   :math:`g = (\tilde f_Z - \hat s)/(1 - \hat\beta)`, the mass in excess of 1,
   :math:`E = \sum_v g_v - 1`, is the fake reports' and lies on the targets: it is removed from the
@@ -58,7 +58,7 @@ of the protocol identify them from the aggregate alone when every report support
 Protocols whose reports support many items (OUE, SUE, OLH, ...) hide the fake reports' padding:
 the maximal-gain attack sets :math:`\lfloor p + (d-1)q \rfloor` bits (OUE) or takes a random hash
 (OLH), so :math:`\phi_0 \approx q`, the non-targets do not move and the totals match honest
-ones (measured in docs/frequency.md, "Poisoned campaigns").  There :math:`\beta` is not
+ones (measured in docs/explanation/poisoning.md, "Poisoned campaigns").  There :math:`\beta` is not
 identifiable from the aggregate: it must be given (``fake_fraction``, e.g. from a count of
 accounts that failed enrollment checks), and each target, fully supported by every fake report,
 carries :math:`\beta(1 - q - \tilde f_Y^0 (p-q))/((p - q)(1 - \beta))` with :math:`\tilde f_Y^0 = 0`
@@ -80,7 +80,7 @@ refused: HR, FLH and HCMS have a statistic total of 1 per report without GRR's o
 (a report supports a set of items, the floor argument fails), the sketches (CMS, OCMS) and SS, RWS,
 CP, the longitudinal protocols have no derived malicious frequency here.
 
-Limits (measured, docs/frequency.md): recovery removes a mass from the items it believes were
+Limits (measured, docs/explanation/frequency-oracles.md): recovery removes a mass from the items it believes were
 attacked; an adversary who knows the method can make it remove genuine mass instead.  With the
 share learned (GRR), fake reports spread over many rare targets (:math:`r = 32`-64 of 128) leave
 every target below the genuine heavy items, and the water-filling takes the excess off those: the
@@ -165,7 +165,7 @@ def recover_frequencies(
         learned from the aggregate for protocols whose reports support one item (GRR), taken as 0
         (no recovery beyond the simplex projection) for the others, where it is not identifiable.
         Recommended where enrollment gives a count: the share learned is 0 up to 2 % of fakes, which
-        move a rare item to about 1 (docs/frequency.md, "Small fractions of fakes").
+        move a rare item to about 1 (docs/explanation/poisoning.md, "Small fractions of fakes").
     targets : array_like of int, optional
         The attacked items, when known (the paper's "attack details" as a constraint): the fake
         mass is removed from them only.  Give them with ``fake_fraction``: the share alone levels the top genuine items.

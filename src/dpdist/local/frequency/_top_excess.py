@@ -55,7 +55,7 @@ tightest for a point mass (all of :math:`G` on one item); measured in
 ``tests/local/frequency/test_top_excess.py`` and ``benchmarks/bench_poisoning_detection.py``.
 
 **What it sees and what it cannot** (GRR, :math:`\varepsilon = 1`, :math:`d = 128`,
-:math:`N = 10^5`, Zipf(1), a target of frequency 0.0018, 100 campaigns per share; docs/frequency.md,
+:math:`N = 10^5`, Zipf(1), a target of frequency 0.0018, 100 campaigns per share; docs/explanation/poisoning.md,
 "Small fractions of fakes").  It flags the maximal gain attack in 0.84 of the campaigns at a fake
 share of 1.5 % (the target's estimate 1.13; the per-item counts and the likelihood ratio in none) and
 in all from 1.75 %, and the "masked" variant (a fifth of the fakes spread over the rarest quarter of

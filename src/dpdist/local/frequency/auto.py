@@ -119,7 +119,7 @@ def _hadamard_server(protocol, n: int) -> float:
     return 1.0 + size * math.log2(size) / n  # one count per report, then a fast Walsh-Hadamard transform
 
 
-#: Element operations per report, on the device and at the collector; documented in docs/frequency.md.
+#: Element operations per report, on the device and at the collector; documented in docs/explanation/frequency-oracles.md.
 COSTS = {
     "grr": Cost("1", "1", lambda p, n: 1.0, lambda p, n: 1.0),  # one uniform draw; one count
     "oue": Cost("d", "d", lambda p, n: float(p.domain_size), lambda p, n: float(p.domain_size)),  # d bits

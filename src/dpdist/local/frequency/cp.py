@@ -62,7 +62,7 @@ Security 2017, sec. 4), next to OMP's point estimate.  With fewer measurements
 than items (:math:`m < k`, the compressive regime) no unbiased estimator exists
 (:math:`Q^\top` has a null space: the frequencies are identified only by the
 sparsity assumption), so there is no interval: ``variance`` is infinite and
-``details["no_interval"]`` says why.  Coverage is in ``docs/uncertainty.md``.
+``details["no_interval"]`` says why.  Coverage is in ``docs/explanation/uncertainty.md``.
 ``details["support_variance"]`` keeps OMP's plug-in variance given its support.
 ``simulate`` is exact: a multinomial over :math:`[m]` per item present (or
 per-user draws when fewer).
@@ -486,7 +486,7 @@ class CP(FrequencyOracle):
         (:func:`~dpdist.local.frequency._matching_pursuit.omp_sparsity`, which may also choose
         0, the empty model).  ``s = 0`` decodes to the zero vector, which the simplex projection
         makes uniform; a forced :math:`s = 1` kept the noisiest column instead (on ``wiki-words``
-        1.5x the squared error of the zero estimate; ``docs/frequency.md``).  ``sparsity_rule="risk"``
+        1.5x the squared error of the zero estimate; ``docs/explanation/frequency-oracles.md``).  ``sparsity_rule="risk"``
         is the earlier rule: the criterion alone, at least 1.  ``details["sparsity_rule"]``
         says which rule set ``s``.
 
@@ -549,7 +549,7 @@ class CP(FrequencyOracle):
         return dataclasses.replace(estimate, epsilon=self.effective_epsilon, variance=variance, interval_center=center)
 
     def _empty_model_note(self, frequencies: np.ndarray, postprocess: str, rule: str, ratio: float, n: int) -> str:
-        """What an estimate of sparsity 0 is (docs/frequency.md: CP's default when no item stands out)."""
+        """What an estimate of sparsity 0 is (docs/explanation/frequency-oracles.md: CP's default when no item stands out)."""
         k = self.domain_size
         if np.allclose(frequencies, 1.0 / k):
             shown = f"the uniform distribution (1/{k} per item)"

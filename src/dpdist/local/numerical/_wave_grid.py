@@ -6,7 +6,7 @@ value itself: the output domain :math:`[-b, 1+b]` is cut into
 :math:`\tilde d` equal buckets :math:`\tilde B_j = [e_j, e_{j+1})`, and every
 bucket has probability at least :math:`q \tilde w > 0` whatever the input, so the
 support of a report is all :math:`\tilde d` indices for every input
-(floating-point safety, docs/design.md "Privacy model": no input-dependent gaps as with naively
+(floating-point safety, docs/explanation/privacy-model.md "Privacy model": no input-dependent gaps as with naively
 sampled real noise, cf. Mironov 2012).
 
 For a point input :math:`v` the bucket masses are exact integrals of the wave:

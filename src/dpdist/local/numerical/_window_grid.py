@@ -24,7 +24,7 @@ picks the largest :math:`\lambda` on the :math:`2^{-53}` grid within it (the win
   :math:`\mathrm{clip}(v, w/2, 1 - w/2)`, so near an edge the window stops at the edge (the paper's
   classical-domain mechanism: :math:`[0, w]` for :math:`v < w/2`, :math:`[1 - w, 1]` for :math:`v > 1 - w/2`).
 
-Reports are public output-bucket indices (floating-point safety: docs/design.md, "Privacy model"): every bucket has probability
+Reports are public output-bucket indices (floating-point safety: docs/explanation/privacy-model.md, "Privacy model"): every bucket has probability
 at least :math:`(1-\lambda)\tilde w > 0` for every input.  With :math:`G(x) = \mathrm{clip}((x + w/2)/w, 0, 1)`
 the CDF of the window's offset and :math:`K = \int G` (0 below :math:`-w/2`,
 :math:`(x + w/2)^2/(2w)` inside, :math:`x` above), a point input's bucket masses are

@@ -13,7 +13,7 @@ the output lies in :math:`[-s, s]`, :math:`s = (a + 1)/(a - 1)`, with density
 
 so :math:`p/q = e^\varepsilon` and :math:`E[y \mid v] = v`.
 
-Public grid (floating-point safety, docs/design.md "Privacy model").  A real-valued output sampled in
+Public grid (floating-point safety, docs/explanation/privacy-model.md "Privacy model").  A real-valued output sampled in
 floating point can have an input-dependent support (Mironov 2012).  Here the
 report is an index :math:`j \in \{0, \dots, G\}` of the public grid
 :math:`g_j = -s + j w`, :math:`w = 2s/G` (``grid = G``): the continuous output

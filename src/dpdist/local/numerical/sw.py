@@ -17,7 +17,7 @@ the upper bound on the mutual information (sec. 5.3),
 :math:`b = \frac{\varepsilon e^\varepsilon - e^\varepsilon + 1}{2e^\varepsilon(e^\varepsilon - 1 - \varepsilon)}`
 (:func:`~._wave_shape.mutual_information_b`).
 
-Reports (floating-point safety, docs/design.md "Privacy model"): the client sends the index of the
+Reports (floating-point safety, docs/explanation/privacy-model.md "Privacy model"): the client sends the index of the
 public output bucket of :math:`\tilde v` ("randomize before bucketize", R-B,
 sec. 5.4: ``output_bins`` equal buckets of :math:`[-b, 1+b]`), sampled from the
 exact bucket masses of its wave; every index has probability at least

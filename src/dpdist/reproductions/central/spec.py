@@ -36,7 +36,7 @@ runner methods ``(values, dataset, params, rng) -> Distribution``:
     ``private=False`` (PP and MP) gives the non-private approximation the paper
     plots next to the DP one.  Two extra lines, not the paper's methods: ``HQ (step
     CDF)`` (the histogram drawn as a staircase, as the paper's Fig. 4 appears to) and
-    ``PP (Legendre moments)`` (``moments="legendre"``, see ``docs/central.md``).
+    ``PP (Legendre moments)`` (``moments="legendre"``, see ``docs/explanation/central-release.md``).
 
 How each method works over ``parts`` (the paper describes the protocols only in
 words, sec. VI-B):
@@ -401,7 +401,7 @@ SPEC = ExperimentSpec(
     methods=METHODS,
     grid=_grid(_EPSILONS, _DEGREES, _NS, _SPARSITIES, _SIZES, _DICTIONARY_DATASETS),
     metrics=list(METRICS),
-    repeats=25,  # the paper: 50; 25 fit in an hour on 2 cores (docs/experiments.md, "Wall times")
+    repeats=25,  # the paper: 50; 25 fit in an hour on 2 cores (docs/how-to/run-experiments.md, "Wall times")
     seed=2002,
     figures=_figures(),
     claims=_claims(),

@@ -1,6 +1,6 @@
 """The names the claim checks of the ``sw-ems`` reproduction had before they moved to the claims
 library of :mod:`dpdist.experiments`: each builds the library's check.  The spec uses the
-library directly (docs/experiments.md, "Writing a spec")."""
+library directly (docs/how-to/run-experiments.md, "Writing a spec")."""
 
 from __future__ import annotations
 

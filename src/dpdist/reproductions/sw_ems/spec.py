@@ -430,8 +430,8 @@ SPEC = ExperimentSpec(
     figures=FIGURES,
     claims=CLAIMS,
     quick={
-        # 20 repeats: the power calculation of docs/experiments.md ("Power") on the 5-repeat quick run puts
-        # the median claim's repeats for 80 % power at 29; capped at 4x the old count (docs/experiments.md, "Power")
+        # 20 repeats: the power calculation of docs/explanation/verdicts.md ("Power") on the 5-repeat quick run puts
+        # the median claim's repeats for 80 % power at 29; capped at 4x the old count (docs/explanation/verdicts.md, "Power")
         "repeats": 20,
         "grid": _grid([0.5, 1.0, 2.0, 4.0]),
         "methods": _methods(B_GRID_QUICK, shape_datasets=[BETA], b_datasets=[BETA, TAXI]),

@@ -396,10 +396,10 @@ SPEC = ExperimentSpec(
     methods=_METHODS,
     grid=build_grid(EPSILONS, LEVEL_EPSILONS, LEVEL_SWEEP),
     metrics=_METRICS,
-    repeats=30,  # the paper: 100; 30 fit in an hour on 2 cores (docs/experiments.md, "Wall times")
+    repeats=30,  # the paper: 100; 30 fit in an hour on 2 cores (docs/how-to/run-experiments.md, "Wall times")
     seed=0,
-    # 6 repeats: the power calculation of docs/experiments.md ("Power") on the 3-repeat quick run puts
-    # the median claim's repeats for 80 % power at 6 (docs/experiments.md, "Power")
+    # 6 repeats: the power calculation of docs/explanation/verdicts.md ("Power") on the 3-repeat quick run puts
+    # the median claim's repeats for 80 % power at 6 (docs/explanation/verdicts.md, "Power")
     quick={"repeats": 6, "grid": build_grid(QUICK_EPSILONS, LEVEL_EPSILONS, LEVEL_SWEEP)},
     quotes=QUOTES,
     figures=[

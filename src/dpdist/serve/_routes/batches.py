@@ -34,7 +34,7 @@ _BATCH_BODY = {
     "content": {
         "application/octet-stream": {
             "schema": {"type": "string", "format": "binary"},
-            "description": "one or more dpdist binary report records (docs/deployment.md, 'Binary records')",
+            "description": "one or more dpdist binary report records (docs/how-to/run-a-campaign.md, 'Binary records')",
         },
         "application/json": {"schema": ref("JsonBatch")},
     },
@@ -169,7 +169,7 @@ async def _general(service, campaign, campaign_id: str, batch_id: str | None, to
         except Refusal as refusal:
             refusal.close = True
             raise
-    # a campaign that takes no token has its bodies held in the anonymous half of the body memory (docs/deployment.md, "Limits")
+    # a campaign that takes no token has its bodies held in the anonymous half of the body memory (docs/reference/service-limits.md, "Limits")
     anonymous = campaign.submit_token_sha256 is None and not campaign.enrollment
     async with body_of(service, content_length, receive, campaign_id, batch_id, host=host, anonymous=anonymous,
                        coding=content_encoding) as body:

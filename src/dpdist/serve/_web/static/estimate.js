@@ -137,7 +137,7 @@ export function drawEstimate(data, config) {
     $("notes").textContent = ""; $("notes").hidden = true;
     return;
   }
-  // what the estimate says of itself (CP's uniform estimate when no item stands out of the noise: docs/frequency.md)
+  // what the estimate says of itself (CP's uniform estimate when no item stands out of the noise: docs/explanation/frequency-oracles.md)
   $("notes").textContent = (e.notes || []).join(" ");
   $("notes").hidden = !(e.notes && e.notes.length);
   const u = e.uncertainty || {};

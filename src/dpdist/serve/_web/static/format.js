@@ -25,7 +25,7 @@ export function fmt(x, digits = 4) {
 export const interval = (low, high) => (low === null || low === undefined ? "-" : "[" + fmt(low) + ", " + fmt(high) + "]");
 
 /**
- * An interval of an estimate document (``intervals`` of ``GET .../estimate``, docs/results.md): one number's
+ * An interval of an estimate document (``intervals`` of ``GET .../estimate``, docs/reference/results.md): one number's
  * (``low``, ``high`` numbers) or one per item or point (arrays).
  * @typedef {object} Interval
  * @property {string} quantity

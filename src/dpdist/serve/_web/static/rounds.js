@@ -1,6 +1,6 @@
 // @ts-check
 /**
- * The dashboard's view of a campaign in rounds (adaptive LDP quantiles, docs/adaptive_quantiles.md).
+ * The dashboard's view of a campaign in rounds (adaptive LDP quantiles, docs/explanation/adaptive-quantiles.md).
  *
  * The parent campaign counts no report itself: every round is a campaign of its own, ``{campaign}-r{k}``.  The view
  * reads ``GET .../rounds`` (admin) and shows the facts summed over the rounds (reports, rejected reports and refused

@@ -11,7 +11,7 @@ import java.util.Map;
 
 /**
  * Where a device takes a relayed campaign's config and keys from, so that neither the relay nor the collector can give it
- * a campaign of its own (the JavaScript client's {@code src/identity.js}; docs/deployment.md, "Anonymous collection").
+ * a campaign of its own (the JavaScript client's {@code src/identity.js}; docs/how-to/anonymous-collection.md, "Anonymous collection").
  * A relayed campaign has one identity document, made once by the collector and served verbatim, and its pin, the
  * lower-case hex SHA-256 of those bytes.  A device always fetches the identity's bytes, hashes them (no
  * canonicalization), and refuses them ({@code pin_mismatch}) unless the hash is the pin it was given (if any) and the pin

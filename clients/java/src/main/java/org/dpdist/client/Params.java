@@ -157,7 +157,7 @@ public final class Params {
     }
 
     /**
-     * The supported privacy budget of every local protocol, Python's {@code LOCAL_EPSILON} (docs/design.md, "Supported
+     * The supported privacy budget of every local protocol, Python's {@code LOCAL_EPSILON} (docs/explanation/design.md, "Supported
      * epsilon"): 1e-6 &lt;= epsilon &lt;= 30, refused outside with {@link InvalidPrivacyParameterError}.
      */
     public static final Rule EPSILON = privacyBudget(1e-6, "1e-06");
