@@ -44,11 +44,14 @@ def restored_registries():
         registry.update(before)
 
 
-#: pages whose snippets take 0.45-2.5 CPU-s (simulations and estimates of 10^4-10^6 users, audits, frames of many
-#: groups): the full suite runs them, the fast loop the others through the same runner below (docs/reference/benchmarks/test-suite.md, "The
-#: test suite"); the library code of each is pinned by fast unit tests (tests/audit, tests/frame, tests/testing, ...)
-SLOW_PAGES = {"docs/how-to/predict-accuracy.md", "docs/frequency.md", "docs/explanation/uncertainty.md", "docs/deployment.md", "docs/explanation/trust-ladder.md",
-              "docs/how-to/audit-a-randomizer.md", "docs/multi_attribute.md", "docs/how-to/dataframes.md", "docs/testing.md"}
+#: pages whose snippets take 0.45-5 CPU-s (simulations and estimates of 10^4-10^6 users, audits, frames of many
+#: groups): the full suite runs them, the fast loop the others through the same runner below
+#: (docs/reference/benchmarks/test-suite.md); the library code of each is pinned by fast unit tests (tests/audit, tests/frame, tests/testing, ...)
+SLOW_PAGES = {f"docs/{page}.md" for page in (
+    "how-to/predict-accuracy", "how-to/plan-a-budget", "how-to/report-files", "how-to/audit-a-randomizer",
+    "how-to/dataframes", "how-to/prove-a-protocol", "explanation/frequency-oracles", "explanation/frequency-estimators",
+    "explanation/uncertainty", "explanation/accounting", "explanation/trust-ladder", "explanation/auditing",
+    "explanation/multi-attribute")}
 
 
 @pytest.mark.parametrize("page", [
