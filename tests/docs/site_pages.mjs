@@ -3,9 +3,9 @@
 //   node --experimental-websocket tests/docs/site_pages.mjs DEVTOOLS_PORT PLAN_JSON
 //
 // PLAN_JSON: {"widths": [[name, width, height, mobile, [file URL, ...]], ...], "shots": {file URL: name}, "out": folder,
-// "search": file URL of a search}.  For every page at its width: its title, the first heading, every link's resolved
+// "search": file URL of a search, "result": JSON file}.  For every page at its width: its title, the first heading, every link's resolved
 // href, every element id, and whether the page scrolls sideways; a full-page PNG of each page named in "shots" in
-// "out"; the search page's result links once its results are listed.  Prints one JSON object:
+// "out"; the search page's result links once its results are listed.  Writes one JSON object to "result":
 // {"pages": [{url, width, title, h1, links, ids, overflow}, ...], "search": [href, ...]}.
 
 import { writeFileSync } from 'node:fs';
@@ -46,9 +46,10 @@ let search = [];
 if (plan.search) {
   await page.call('Page.navigate', { url: plan.search });
   const listed = "[...document.querySelectorAll('#search-results li a, ul.search li a')]";
-  await waitFor(page, `${listed}.length > 0`, 'search results');
+  // searchtools.js says "Search finished, found N pages ..." in the results' box once every result is listed
+  await waitFor(page, "(document.getElementById('search-results') || {textContent: ''}).textContent.includes('Search finished')", 'the search');
   search = await evaluate(page, `${listed}.map((a) => a.href)`);
 }
 page.close();
-console.log(JSON.stringify({ pages: results, search }));
+writeFileSync(plan.result, JSON.stringify({ pages: results, search }));
 process.exit(0);

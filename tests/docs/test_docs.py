@@ -121,12 +121,12 @@ def _read_site(html: Path, folder: Path) -> dict:
     pages = sorted(path.resolve().as_uri() for path in html.rglob("*.html") if "_static" not in path.parts)
     shots = {(html / f"{page}.html").resolve().as_uri(): name for page, name in SHOTS.items()}
     plan = {"widths": [[*WIDTHS[0], pages], [*WIDTHS[1], sorted(shots)]], "shots": shots, "out": str(folder),
-            "search": (html / "search.html").resolve().as_uri() + "?q=privacy"}
+            "search": (html / "search.html").resolve().as_uri() + "?q=privacy", "result": str(folder / "site.json")}
     with chromium_devtools() as port:
         run = subprocess.run([required("node"), "--experimental-websocket", str(SITE_PAGES), str(port), json.dumps(plan)],
                              capture_output=True, text=True, timeout=1200)
     assert run.returncode == 0, run.stderr[-3000:]
-    return json.loads(run.stdout.strip().splitlines()[-1])
+    return json.loads((folder / "site.json").read_text())
 
 
 @pytest.mark.slow  # headless Chromium over every page of the built site
