@@ -121,7 +121,7 @@ def test_every_docs_path_named_in_the_repository_exists():
     for name in files:
         path = ROOT / name
         if path.suffix not in {".py", ".md", ".js", ".mjs", ".java", ".toml", ".html", ".txt", ".ts"} \
-                or "vendor" in path.parts or not path.is_file():
+                or "vendor" in path.parts or name == "CHANGELOG.md" or not path.is_file():  # history names old paths
             continue
         for target in re.findall(r"(?<![\w/.])docs/([\w./-]+?\.(?:md|rst))", path.read_text(errors="replace")):
             named.setdefault(target, name)
