@@ -43,7 +43,7 @@ def test_privacy_loss_records_the_papers_excess_and_the_calibrated_guarantee():
         params = {"epsilon": 0.5, "calibration": calibration, "on_privacy_excess": "warn", "matrix_seed": 0}
         estimate = paper_methods.compressive_privatization(values, dataset, params, np.random.default_rng(0))
         losses[calibration] = paper_methods.privacy_loss(estimate, None)
-    # k = 10000, m = 500, matrix seed 0: beta = 0.188 and eps0 = eps is 0.587-LDP (docs/frequency.md)
+    # k = 10000, m = 500, matrix seed 0: beta = 0.188 and eps0 = eps is 0.587-LDP (docs/explanation/frequency-estimators.md)
     assert losses["none"] == pytest.approx(0.587, abs=0.001)
     assert losses["exact"] <= 0.5 * (1 + 1e-9)
     # the high regime is used below eps = 1, the medium one (Pr[+1] = e^-eps) from 1 on
