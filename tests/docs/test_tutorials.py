@@ -115,9 +115,9 @@ def test_the_first_campaign_runs_as_written(tmp_path):
 
 @pytest.mark.slow
 def test_the_anonymous_campaign_runs_as_written(tmp_path):
-    out = run_tutorial("anonymous-campaign.md", tmp_path)
-    assert "200 devices sent their report to the relay" in out, out
-    assert '"central": {' in out and '"local": {' in out and '"smallest_batch": 100' in out, out  # two batches of 100
+    out = run_tutorial("anonymous-campaign.md", tmp_path, timeout=900)  # three services and 100 devices, at any load
+    assert "100 devices sent their report to the relay" in out, out
+    assert '"central": {' in out and '"local": {' in out and '"smallest_batch": 50' in out, out  # two batches of 50
     for mode in ("bus", "bike", "car", "walk"):
         assert mode in out.split('"assumptions"', 1)[1], out
     assert "closed" in out
