@@ -260,7 +260,7 @@ def test_one_round_is_unchanged_and_rounds_say_how_they_were_composed():
     assert one.epsilon < thirty.epsilon < 30 * one.epsilon
 
 
-def test_the_deployment_pages_worked_example_states_what_the_code_computes():
+def test_the_accounting_pages_worked_example_states_what_the_code_computes():
     """docs/how-to/run-a-campaign.md: each `privacy.shuffled(...)` line's comment is its epsilon to 3 significant digits."""
     page = (ROOT / "docs" / "explanation" / "accounting.md").read_text()
     lines = re.findall(r"^(privacy\.shuffled\(proto, .*\)\.epsilon)\s+# ([0-9.]+):", page, re.MULTILINE)

@@ -514,7 +514,7 @@ def _section_commands(text: str, title: str) -> list[str]:
 
 
 @pytest.mark.slow
-def test_the_operations_sections_of_deployment_md_run_as_written(tmp_path):
+def test_the_operating_guides_commands_run_as_written(tmp_path):
     """The commands of the guides to operate the service, its metrics and the reverse proxy run, in order, in one shell
     (the documented port 8000 replaced by a free one), with the dpdist of this environment on PATH."""
     blocks = [block for page, title in SECTIONS for block in _section_commands((ROOT / "docs" / page).read_text(), title)]

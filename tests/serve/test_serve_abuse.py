@@ -697,7 +697,7 @@ def _bash_block(page: str) -> str:
 
 
 @pytest.mark.slow  # dpdist serve and the guide's commands as subprocesses (7 CPU-s)
-def test_the_deployment_guides_limit_and_enrollment_commands_run(tmp_path):
+def test_the_limits_and_bound_reports_guides_commands_run(tmp_path):
     """The `dpdist serve` line of "Limits" starts this server; the commands of "Reports a campaign accepts" run
     as written against it (a token good for 10 reports sends 10, then the campaign is deleted)."""
     import shlex
