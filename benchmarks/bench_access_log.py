@@ -1,6 +1,6 @@
 """What the access line adds to a request's CPU: ``--access-log off`` beside each mode and format.
 
-``--server`` (the figure docs/benchmarks.md states): a whole ``dpdist serve`` (``bench_serve.py``'s options: pinned to
+``--server`` (the figure docs/reference/benchmarks/service.md states): a whole ``dpdist serve`` (``bench_serve.py``'s options: pinned to
 CPU 0, ``--rate-limit 0``; ``--log-level info``, its log to a file) under ``wrk`` (CPU 1, 16 connections, one report
 per request, as ``bench_serve.py --cases one``), with ``--access-log off`` and with the default, started in turn
 ``--repeats`` times: server CPU (every process of it, from ``/proc``) per acknowledged request.

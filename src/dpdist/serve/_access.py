@@ -16,7 +16,7 @@
   line is formatted at once (uvicorn's text format, or one JSON object: ``--log-format``), without the logging
   module's records, handlers and formatters, and kept: the lines kept are written to the stream together, in one
   write of whole lines (at most 4,000 characters: one write to a pipe is never cut into another process's), half a
-  second after the first of them at most, and at shutdown (docs/benchmarks.md, "The access line").
+  second after the first of them at most, and at shutdown (docs/reference/benchmarks/service.md, "The access line").
 """
 
 from __future__ import annotations
