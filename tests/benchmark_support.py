@@ -32,6 +32,12 @@ PEERS: dict[str, str | None] = {
 }
 
 CASES: dict[str, dict] = {
+    "bench_access_log.py": {
+        "rows": 3,
+        "argv": ["--requests", "200", "--repeats", "1", "--out", "access.json"],
+        "json": "work/bench_access_log/access.json",
+        "ignore": frozenset({"requests"}),
+    },
     "bench_adaptive_quantiles.py": {
         "rows": 1,
         "argv": ["--runs", "1", "--n", "2000", "--epsilon", "2", "--data", "normal", "--out", "adaptive.json"],
