@@ -56,6 +56,8 @@ class InProcessServer:
     def __exit__(self, *exc):
         self.server.should_exit = True
         self.thread.join(BOUND_S)
+        if self.app.state.access_log is not None:  # what the lifespan does at shutdown (it is off here)
+            self.app.state.access_log.flush()
         self.service.close()  # the committer stopped before the database closes (a fold on a closing connection crashed)
 
 

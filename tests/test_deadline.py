@@ -264,4 +264,4 @@ def test_a_page_full_of_brackets_is_refused_as_not_json_not_as_too_many_values()
     with Client("http://h", admin_token="admin-token-0123456789", transport=transport, retries=0) as client:
         with pytest.raises(ServiceRefusedError) as error:
             client.campaigns()
-    assert error.value.code == "unexpected_answer" and "(HTTP 200, application/json, not JSON)" in str(error.value)
+    assert error.value.code == "unexpected_answer" and "(not JSON): status 200 from h" in str(error.value)
