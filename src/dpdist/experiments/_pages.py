@@ -216,7 +216,7 @@ def render_block(spec: ExperimentSpec, facts: dict[str, Any], claims: list[dict]
         f"({facts['failed']} failed); numerics "
         + (", ".join(f"{k} ({v} cells)" for k, v in facts["numerics"].items()) or "not recorded")
         + f". {_commit_text(commits, computing)}; claims judged at commit "
-        f"`{facts['judged_commit']}` under **verdict rule version {facts['rule_version']}** (docs/how-to/reproduce-a-paper.md, "
+        f"`{facts['judged_commit']}` under **verdict rule version {facts['rule_version']}** (docs/explanation/verdicts.md, "
         f"\"Verdicts\"). Wall time of the invocations that computed cells: **{_duration(wall)}** (`--jobs` and load "
         "below; the machine is shared, so these are upper figures).",
         "",
