@@ -1,4 +1,4 @@
-"""Every read of an answer within one deadline: its head's as well as its body's (attack67 F1).
+"""Every read of an answer within one deadline: its head's as well as its body's.
 
 httpx's ``timeout`` bounds each read, and a head is read in many: a server (or anything on the path) that sends
 ``HTTP/1.1 200 OK`` and then one byte of a header every half second keeps each read short and the answer's head never

@@ -3,7 +3,7 @@
 httpx's ``timeout`` bounds each read, not the answer: a server, or anything on the path, that answers a head and then
 one byte of body every few seconds keeps a plain ``client.request`` waiting as long as it likes (100,000 bytes at one
 per 2 s: 55 hours), and the retry window never starts, since no attempt ever fails; one byte of a header every half
-second did the same to the head (attack67 F1).  :func:`request_within` stops once ``seconds`` have passed since the
+second did the same to the head.  :func:`request_within` stops once ``seconds`` have passed since the
 request was sent, head and body alike (each read of httpx's own transports waits at most until then:
 :mod:`._bounded_reads`), raising :class:`httpx.ReadTimeout` (a :class:`httpx.TransportError`): the attempt ends as a
 timed-out one does, and is retried under the client's retry rule with the same bytes.
@@ -13,7 +13,7 @@ The body is bounded in bytes too: past the caller's ``limit`` (decoded: a small 
 :data:`MAX_ANSWER_BYTES`) the read stops and the answer is refused in one line
 (:class:`~dpdist.errors.ServiceRefusedError`, code ``answer_too_large``, not retried); its ``json()`` refuses, before
 parsing, a document of more values than those bytes should hold (:func:`dpdist._json.loads_within`: parsing holds far
-more than the bytes, attack69 F2).  The answer is rebuilt from the header bytes as they came (a proxy's non-ASCII
+more than the bytes).  The answer is rebuilt from the header bytes as they came (a proxy's non-ASCII
 ``Server: café`` made every call an "internal error UnicodeEncodeError" when it was rebuilt from decoded text).
 
 An asynchronous deadline is :func:`timeout` (``asyncio.timeout``), never ``asyncio.wait_for``: before Python 3.12,
@@ -151,7 +151,7 @@ def timeout(seconds: float):
 
 def _bound_of(response: httpx.Response, limit: int) -> int:
     """The bytes of ``response``'s body read: ``limit``; a refusal's at most :data:`ACK_ANSWER_BYTES` (its message
-    shows 2,000 characters of it; attack70 F2: a 128 MiB refusal was parsed, 2.24 GB)."""
+    shows 2,000 characters of it; a 128 MiB refusal was parsed, 2.24 GB)."""
     return min(limit, ACK_ANSWER_BYTES) if response.status_code >= 400 else limit
 
 
@@ -189,7 +189,7 @@ async def _raw_async(response: httpx.Response):
 
 def _decoder(method: str, response: httpx.Response) -> Decoder:
     """The decoder of ``response``'s body; an answer in codings dpdist does not decode refused in one line (code
-    ``unexpected_answer``, not retried) before its body is read (attack68: ``gzip, gzip`` unpacked 2 GiB in one read)."""
+    ``unexpected_answer``, not retried) before its body is read (``gzip, gzip`` unpacked 2 GiB in one read)."""
     try:
         return Decoder(response, decoded=response.is_stream_consumed)
     except ValueError as error:
@@ -197,7 +197,7 @@ def _decoder(method: str, response: httpx.Response) -> Decoder:
 
 
 def _pieces(pieces: Iterator[bytes], method: str, response: httpx.Response) -> Iterator[bytes]:
-    """The decoded ``pieces`` of ``response``; a body that does not inflate refused in one line (attack69: it was
+    """The decoded ``pieces`` of ``response``; a body that does not inflate refused in one line (it was
     "internal error DecodingError")."""
     try:
         yield from pieces
@@ -214,7 +214,7 @@ def _unreadable(method: str, response: httpx.Response, reason: str) -> ServiceRe
 
 def _corrupt(method: str, response: httpx.Response, reason: str) -> ServiceRefusedError:
     """The one-line refusal of an answer whose gzip or deflate body does not decode: corrupt or cut short on the way
-    (code ``unexpected_answer``, not retried; attack70 F7: it said "a coding dpdist does not read")."""
+    (code ``unexpected_answer``, not retried; it once said "a coding dpdist does not read")."""
     return _undecoded(method, response, reason, "is corrupt or cut short", f"its body does not decode. Is that URL "
                       f"{_who(response)}, and no proxy on the way that changes or cuts its answers?")
 

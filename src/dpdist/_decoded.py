@@ -1,4 +1,4 @@
-"""An answer's body decoded from its raw bytes, one step of bounded size at a time (attack68 F1-F4).
+"""An answer's body decoded from its raw bytes, one step of bounded size at a time.
 
 httpx decodes each network read whole, through every coding the answer names: an answer of 3,477 bytes sent with
 ``Content-Encoding: gzip, gzip`` (2 GiB of zeros compressed twice) came out of one read as 2 GiB, so a bound on the

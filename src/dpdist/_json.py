@@ -7,7 +7,7 @@ through as an internal error (HTTP 500 from ``dpdist serve``, "internal error" f
 :func:`loads` turns it into the ``ValueError`` every caller already handles.
 
 A bound on bytes is no bound on what parsing them holds: each JSON value becomes a Python object, and an empty
-container costs ~110 bytes for its 3 (``[{},{},...]``: 48 MiB of answer held 1.8 GB while parsed, attack69 F2).
+container costs ~110 bytes for its 3 (``[{},{},...]``: 48 MiB of answer held 1.8 GB while parsed).
 ``most_values`` bounds the values (containers, keys and scalars) and ``most_containers`` the containers before
 anything is parsed, from a count of the bytes that open a value (``[``, ``{``, ``,``, ``:``): an upper bound, since
 those bytes inside strings count too.  Parsing then holds at most ~110 bytes per container, ~60 per other value and
@@ -91,7 +91,7 @@ def most_values_within(limit: int) -> tuple[int, int]:
     character past U+FFFF is held 4 bytes a character: :func:`loads` takes it only within a quarter of its bound).
     Measured within :data:`dpdist._deadline.MAX_ANSWER_BYTES` (read by the admin's calls only): 16.7 million
     two-letter strings held 1.2 GB, numbers 0.68 GB, ``"😀a"`` strings 0.48 GB, the most containers 0.12 GB (48 MiB
-    of ``[{},{},...]`` held 1.8 GB before, attack69 F2; it is now refused unparsed); within ``CONFIG_ANSWER_BYTES``
+    of ``[{},{},...]`` held 1.8 GB before; it is now refused unparsed); within ``CONFIG_ANSWER_BYTES``
     ~40 MB; within ``ACK_ANSWER_BYTES`` ~10 MB."""
     values = max(1 << 16, limit // 8)
     return values, min(values, 1 << 20)

@@ -320,7 +320,7 @@ class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
 
     A request framed twice, by ``Content-Length`` and ``Transfer-Encoding`` both, is answered 400 and the connection
     closed, as llhttp (httptools) answers it: h11 reads it by its chunks and keeps the connection, so that bytes a
-    front end framing by its length took for this request's body were served as another request (attack94 N1)."""
+    front end framing by its length took for this request's body were served as another request."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -334,8 +334,7 @@ class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
 
     def send_400_response(self, msg: str) -> None:
         """uvicorn's 400, its body left out where h11 allows none: the answer to a ``HEAD`` request refused once h11 had
-        accepted it (framed twice) raised from the event loop's callback and logged a 36-line traceback a request
-        (attack95 F1)."""
+        accepted it (framed twice) raised from the event loop's callback and logged a 36-line traceback a request."""
         try:
             super().send_400_response(msg)
         except h11.LocalProtocolError:

@@ -34,7 +34,7 @@ the defences of :class:`._protocol.HeaderTimeoutH11Protocol`:
 A request's answer is written with one ``send`` where uvicorn made two, its head
 held until its body (:mod:`._held_head`), and written at the latest when the answer
 is complete or before a 400 the protocol writes itself; a ``HEAD`` answer, which has
-no body, is not held (held, it waited for the loop's next turn: attack113).
+no body, is not held (held, it waited for the loop's next turn).
 
 Importing this module fails without ``httptools``: :func:`._limits.protocol_class`
 then falls back to h11.
@@ -180,7 +180,7 @@ class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProto
         self._head_begun = False
 
     def on_response_complete(self) -> None:
-        self._flush_held()  # the whole answer on the wire before the connection may close (attack113 F2)
+        self._flush_held()  # the whole answer on the wire before the connection may close
         HttpToolsProtocol.on_response_complete(self)
         # a following request begun in the same read as this one (pipelined): no read will arm the timer for the
         # rest of its head, so its headers' time counts from this answer

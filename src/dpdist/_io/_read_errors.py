@@ -50,7 +50,7 @@ def data_file_errors(path, kind: str, column: str | Sequence[str] | None = None)
         raise
     except _reader_errors() as error:
         reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        if columns and "conversion error" in reason:  # several columns: attack108 F1 quoted the cell
+        if columns and "conversion error" in reason:  # several columns: pyarrow's reason quotes the cell
             raise non_number_error(path, columns) from None
         raise MalformedDataError(f"The data file {str(Path(path))!r} is not a readable {kind} file: "
                                  f"{_without_cells(reason, path)}") from None

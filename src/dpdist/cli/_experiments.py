@@ -499,7 +499,7 @@ def _numeric_column(args, bounds):
     if bounds is None:
         low, high = float(values.min()), float(values.max())
         bounds = (low - 0.5, high + 0.5) if low == high else (low, high)
-    else:  # as the protocol brings them in: wrapped on a circle (opm-circular), as privatize and submit (attack108 F4)
+    else:  # as the protocol brings them in: wrapped on a circle (opm-circular), as privatize and submit
         values, clipped = values_in_bounds(values, bounds, clip=args.clip, column=f"{args.column!r} of {args.file!r}",
                                            where="'--bounds'", wrap=_wraps(args.protocol))
     data = SimpleNamespace(name=f"{Path(args.file).stem}:{args.column}", kind="numerical", bounds=bounds, domain_size=None)

@@ -3,7 +3,7 @@
 An answer passes its keys spec (:func:`dpdist._answer.answer_document`) and may still hold, deeper than the spec
 looks, a value of another type or size than the service gives (a hostile server, a proxy): its printing then raised
 ``TypeError``, ``KeyError``, ``OverflowError`` ... and the command ended in "internal error ... a bug of dpdist"
-(attack70 F5: 78 of 630 fuzzed estimates, 58 of 354 rounds documents).  :func:`printed_lines` builds every line
+(78 of 630 fuzzed estimates, 58 of 354 rounds documents).  :func:`printed_lines` builds every line
 before anything is printed, and turns such an error into :class:`~dpdist.errors.ServiceRefusedError`, code
 ``unexpected_answer``, in one line.
 """

@@ -351,7 +351,7 @@ def _plot(tree, band, release, args, bounds) -> None:
     axis.set_title(f"{args.column}: {release.method}, epsilon = {args.epsilon:g}")
     axis.legend(loc="lower right", fontsize=8)
     figure.tight_layout()
-    if args.seed is not None:  # as the text, the JSON and the table say it (attack108 F3: the image did not)
+    if args.seed is not None:  # as the text, the JSON and the table say it (the image did not)
         figure.text(0.5, 0.995, SEEDED, ha="center", va="top", fontsize=7, color="firebrick")
     plotting.save_figure(figure, args.plot, dpi=120)
     print(f"release: plot written to {args.plot}", file=sys.stderr)

@@ -98,7 +98,7 @@ def build(name: str, **params: Any) -> Any:
         )
     try:
         return _REGISTRY[key](**params)
-    except OverflowError as error:  # a number past what a float computes with (sw's b = 1e308): the caller's (attack73 F2)
+    except OverflowError as error:  # a number past what a float computes with (sw's b = 1e308): the caller's
         raise InvalidParameterError(f"The parameters of {key!r} hold a number dpdist cannot compute with "
                                     f"({_largest(params)}: {error}); give smaller values.") from None
 
@@ -120,7 +120,7 @@ def rebuild(config: dict[str, Any]) -> Any:
     params = dict(config)
     name = params.pop("protocol")
     version = params.pop("version", CONFIG_VERSION)
-    if isinstance(version, bool) or version != CONFIG_VERSION:  # true == 1 in Python, not in a config (attack73 F4)
+    if isinstance(version, bool) or version != CONFIG_VERSION:  # true == 1 in Python, not in a config
         raise IncompatibleStateError(
             f"Config version {version!r} of protocol {name!r} is not supported (this dpdist reads {CONFIG_VERSION})."
         )

@@ -184,7 +184,7 @@ class AdaptiveQuantiles:
         history = _check_history(history)
         protocols = [self._round_protocol(aggregator) for aggregator in history]
         rounds = [protocol.round for protocol in protocols]
-        if rounds != list(range(1, len(history) + 1)):  # a round given twice counted its answers twice (attack98)
+        if rounds != list(range(1, len(history) + 1)):  # a round given twice counted its answers twice
             raise InvalidParameterError(f"{_OWNER}: the 'history' must hold one aggregate per round, in order (the "
                                         f"rounds {list(range(1, len(history) + 1))}). Got the rounds {rounds}.")
         index: dict[int, int] = {}

@@ -165,7 +165,7 @@ def _js_number(value: float) -> str:
 def _summed(statement: Statement, spent: float) -> Statement:
     """A basic composition's statement with the ledger's own sum of the same charges (``math.fsum`` of the charges, as
     :meth:`PrivacyLedger.spent` and the JavaScript ledger sum them; the sum of each report's epsilon could be a bit
-    above it, attack102)."""
+    above it)."""
     return dataclasses.replace(statement, epsilon=spent) if statement.accountant == "basic" else statement
 
 

@@ -70,7 +70,7 @@ class GroupCommitter(SingleWriter):
     def item_cost(self, item) -> int:
         """What counting ``item``'s reports costs, at most (element operations, as ``--max-batch-work`` counts them):
         a group's costly batches cost at most that bound together (one client's burst of costly batches held another
-        campaign's batch 30.7 s as one group, attack77 F1)."""
+        campaign's batch 30.7 s as one group)."""
         return batch_work(item)
 
     def group_key(self, item):
@@ -119,7 +119,7 @@ class GroupCommitter(SingleWriter):
         of processes that are gone), as many as ``max_group_cost`` lets a fold cost (at least one; all at the last
         fold); the campaigns left for the next fold (or whose fold must be tried again).  A fold holds the committer
         between two groups: the folds of six campaigns of 64 MB statistics held every campaign's batches up to 4.9 s a
-        second (attack79 M1), a sweep of twelve such campaigns' orphaned rows 10 s (attack80)."""
+        second, a sweep of twelve such campaigns' orphaned rows 10 s."""
         ordered = sorted(campaigns, key=lambda campaign_id: (self._last_folds.get((campaign_id, rows_of), 0.0), campaign_id))
         if finishing or self.max_group_cost is None:
             chosen = ordered

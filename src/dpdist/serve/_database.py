@@ -592,7 +592,7 @@ class Database:
     def close(self) -> None:
         """Close every connection but one another thread is running statements on right now (a request the shutdown
         cancelled still reads in its worker thread): closing it under a statement crashed the process in SQLite
-        (attack88 F1: SIGSEGV in 13 of 20 shutdowns with estimates in flight).  That one is closed by a later close(),
+        (SIGSEGV in 13 of 20 shutdowns with estimates in flight).  That one is closed by a later close(),
         or once its thread ended.  A thread whose connection was closed opens a new one at its next statement."""
         me = threading.current_thread()
         with self._lock:
@@ -612,7 +612,7 @@ class Database:
                 finally:
                     if owner is not me:
                         guard.release()
-            else:  # a statement or a transaction of its thread runs on it: it goes on there (attack89 F1: a
+            else:  # a statement or a transaction of its thread runs on it: it goes on there (a
                 # transaction whose thread was handed a new connection went on outside itself), closed by a later
                 # close(), or once its thread ended (connection())
                 busy.append((connection, owner, guard))

@@ -6,7 +6,7 @@ shares (``docs/reference/results.md``): the intervals (each limit a number, null
 the service adds and, for a table of values (a frequency or heavy-hitters estimate), ``frequencies``, ``items`` and
 ``labels`` of one length, each interval of a frequency as long as they.  An answer that is not this is refused
 (``unexpected_answer``) before anything reads it: a hostile or broken server's ``"intervals": 5`` or 16 million
-items beside 8 frequencies ended in "internal error" or was printed (attack70 F5).
+items beside 8 frequencies ended in "internal error" or was printed.
 """
 
 from __future__ import annotations

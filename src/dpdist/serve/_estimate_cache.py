@@ -14,13 +14,13 @@ the last one computed (its ``n`` says which), answered 304 to a request that
 holds it.  Only new reports, batches or refusals wait so: a campaign closed,
 given another config, or deleted and created again under its id is computed at
 once (its last document served the old campaign's numbers, state and epsilon for
-the new one, attack85 F1).
+the new one).
 
 The computation runs in a separate process (:mod:`._estimator`, one per server
 process, started with the first estimate, at a lower CPU priority), which also
 renders the document as the answer's bytes: the event loop and the group commits
 never wait for the GIL of a long estimate, nor for its JSON (a domain of 2*10^6
-items: 321 MB, 7.5 s of the loop when the route rendered it, attack81 H1).  Every
+items: 321 MB, 7.5 s of the loop when the route rendered it).  Every
 cache of the process shares it; the close of the last cache still open stops it
 (closing one of two apps of a process leaves the other's estimate in flight).
 """
@@ -43,7 +43,7 @@ __all__ = ["EstimateCache"]
 SIZE = 256
 MAX_BYTES = 512 * 2**20
 #: the most items a figure draws (a frequency estimate's bars: 12 s for 10^4 items, 108 s for 10^5, past the
-#: estimator's time limit under load at 2*10^6, attack82 M2)
+#: estimator's time limit under load at 2*10^6)
 MAX_DRAWN_ITEMS = 20_000
 #: a key's computations start at most every SPACING x the CPU seconds of its last one
 SPACING = 2.0
@@ -81,13 +81,13 @@ class EstimateCache:
     def tagged(self, campaign_id: str, query: dict, held: str = "") -> tuple[bytes | None, str]:
         """:meth:`body` and its entity tag; no body (None) when ``held`` (a request's ``If-None-Match``) names the tag
         of the current document, which is answered 304 then: a dashboard polling an unchanged 321 MB document fetched
-        it whole every few seconds (attack82 M1).  A document dropped for the byte budget keeps its tag, so that one
-        held is not computed again (a 643 MB one was, 85 s, each time another estimate had pushed it out: attack84)."""
+        it whole every few seconds.  A document dropped for the byte budget keeps its tag, so that one
+        held is not computed again (a 643 MB one was, 85 s, each time another estimate had pushed it out)."""
         version = self._version(campaign_id)
         entry = self._entry((campaign_id, _query_key(query)))
         with entry.lock:  # one computation per key at a time; the others wait for it and take its document
             # the document of this version, or one computed a moment ago from an older count of the same campaign
-            # (computing again would cost more); either answered 304 to a request that holds it (attack85 F2: the
+            # (computing again would cost more); either answered 304 to a request that holds it (the
             # throttled one was sent whole, under the tag the request named)
             served = entry.version == version or (entry.body is not None and _recent(entry, version))
             if served and entry.tag and _names(held, entry.tag):
@@ -129,7 +129,7 @@ class EstimateCache:
 
     def reopen(self) -> None:
         """Open again a cache closed by the end of its app's lifespan, as the app starts again (a lifespan run twice in
-        one process refused every estimate of the second, attack89 F2)."""
+        one process refused every estimate of the second)."""
         with self._guard:
             closed, self._closed = self._closed, False
         if closed:
@@ -180,7 +180,7 @@ def _version_of(campaign) -> tuple:
 
 def _digest(config: dict) -> bytes:
     """A config as a version holds it: its canonical JSON's SHA-256 (each of the 256 entries held its campaign's whole
-    config, up to about 1 MB, besides the documents' budget: 246 MB, attack85 F4)."""
+    config, up to about 1 MB, besides the documents' budget: 246 MB)."""
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).digest()
 
 
@@ -194,7 +194,7 @@ def _recent(entry: _Entry, version: tuple) -> bool:
 def _names(held: str, tag: str) -> bool:
     """Whether the ``If-None-Match`` value ``held`` (its lines joined by commas) names the entity tag ``tag``: ``*``
     alone, or a list of tags compared weakly (``W/`` aside), RFC 9110 section 13.1.2 (a substring test took
-    ``garbage"TAG"garbage``, attack85 F5)."""
+    ``garbage"TAG"garbage``)."""
     held = held.strip()
     if held == "*":
         return True
@@ -237,7 +237,7 @@ def _compute(function, campaign, query, *more) -> tuple:
     global _ESTIMATOR
     with _ESTIMATOR_LOCK:
         if _OPEN_CACHES <= 0:  # the last cache closed (a server stopping): a request that waited for the key of one
-            # being computed started a new estimator after the old was stopped, and held the process 120 s (attack88 F2)
+            # being computed started a new estimator after the old was stopped, and held the process 120 s
             raise stopping()
         if _ESTIMATOR is None:
             _ESTIMATOR = Estimator()
@@ -250,7 +250,7 @@ def _computed(function, campaign, query, *more) -> tuple:
     try:
         return _compute(function, campaign, query, *more)
     except MemoryError:
-        stop_estimator()  # its next estimate starts a new process: this one kept what it had allocated (8.6 GB, attack82)
+        stop_estimator()  # its next estimate starts a new process: this one kept what it had allocated (8.6 GB)
         raise Failure("estimate_out_of_memory", f"The estimate of campaign {campaign.id!r} needs more memory than the "
                       "estimator process could allocate (it grows with the campaign's domain); run it where more memory "
                       "is free (a campaign that keeps its reports: `dpdist campaign export`, then `dpdist aggregate` and "

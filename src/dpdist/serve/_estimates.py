@@ -64,7 +64,7 @@ def view_parameters(query) -> tuple[float | None, int]:
             raise InvalidRequest("invalid_option", f"The 'width' parameter must be a number > 0. Got {query['width']!r}.")
     if "replicates" in query:
         text = query["replicates"]
-        digits = text.lstrip("0") or "0"  # at most 4 read: int() of 4,301 digits raised ValueError, a 500 (attack122 F1)
+        digits = text.lstrip("0") or "0"  # at most 4 read: int() of 4,301 digits raised ValueError, a 500
         if not (text.isascii() and text.isdigit() and len(digits) <= 4) or not (int(digits) == 0 or 20 <= int(digits) <= 1000):
             raise InvalidRequest("invalid_option", f"The 'replicates' parameter must be 0 or an integer in [20, 1000]. Got {text!r}.")
         replicates = int(digits)
@@ -90,7 +90,7 @@ def estimate_options(query) -> tuple[dict, float]:
             options[key] = _json.loads(text)
         except ValueError:
             options[key] = text
-        if _not_finite(options[key]):  # 1e999, NaN: an answer echoing it is no JSON (attack120 F3: a 500 and two tracebacks)
+        if _not_finite(options[key]):  # 1e999, NaN: an answer echoing it is no JSON (a 500 and two tracebacks)
             raise InvalidRequest("invalid_option", f"The '{key}' option must hold finite numbers only. Got {text!r}.")
         _check_cost(key, options[key], text)
     return options, level
@@ -98,7 +98,7 @@ def estimate_options(query) -> tuple[dict, float]:
 
 def _not_finite(value) -> bool:
     """Whether ``value`` (an option's parsed JSON, its size bounded by :mod:`dpdist._json`) holds an infinite or NaN
-    number; walked without recursion (attack121 F1: nested 500 deep, the recursive walk raised RecursionError, a 500)."""
+    number; walked without recursion (nested 500 deep, the recursive walk raised RecursionError, a 500)."""
     waiting = [value]
     while waiting:
         item = waiting.pop()
@@ -180,7 +180,7 @@ def estimate_json(campaign: Campaign, query) -> dict:
 def estimate_body(campaign: Campaign, query) -> bytes:
     """:func:`estimate_json` as the answer's body (:func:`json_body`), made where it is computed, in the estimator
     process: rendering a document of a large domain took the server's event loop 3.7 us a domain item (7.5 s for GRR
-    at d = 2*10^6, a 321 MB document), every campaign's batches waiting (attack81 H1)."""
+    at d = 2*10^6, a 321 MB document), every campaign's batches waiting."""
     return json_body(estimate_json(campaign, query))
 
 

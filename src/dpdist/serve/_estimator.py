@@ -111,7 +111,7 @@ class Estimator:
                         raise Busy("estimate_timeout", f"The estimate took longer than {self.time_limit:g} s and "
                                           "was stopped (one estimator serves every campaign of this server); ask with "
                                           "fewer iterations or a larger tolerance.", retry_after=5) from None
-                    if self._closed:  # stopped under it by the server's stop (attack89 F2: an EOFError, a 500)
+                    if self._closed:  # stopped under it by the server's stop (an EOFError, a 500)
                         raise stopping() from None
                     if attempt:
                         raise

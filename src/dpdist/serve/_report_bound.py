@@ -3,7 +3,7 @@
 A device builds its protocol from the config a server answers and sizes its
 reports by it, so a hostile server or proxy answering the config GET with a huge
 domain (``domain_size`` = 2*10^7: ~530 bytes on the wire) made ``dpdist submit`` of
-300 values allocate gigabytes (attack70 F1).  Before anything is randomized, the
+300 values allocate gigabytes.  Before anything is randomized, the
 device computes the encoded bytes of one report (a binary record, as
 :func:`dpdist._io._binary.encode_record` writes it) and
 
@@ -117,7 +117,7 @@ def header_bytes(protocol) -> int:
 
 def check_header(protocol, campaign: str) -> None:
     """Refuse (``unexpected_answer``) a config whose record header is past the 1 MiB a service reads of one
-    (:data:`dpdist._io._binary._MAX_HEADER_BYTES`): every batch would be refused (attack71 F1: 150,000 labels)."""
+    (:data:`dpdist._io._binary._MAX_HEADER_BYTES`): every batch would be refused (150,000 labels)."""
     size = header_bytes(protocol)
     if size > _MAX_HEADER_BYTES:
         raise ServiceRefusedError(
@@ -157,11 +157,11 @@ def _largest_field(config: dict) -> str:
 def protocol_of_answer(campaign: str, config: Any):
     """The protocol of the config a server answered for ``campaign``; one this dpdist cannot build (a parameter out of
     range, an unknown protocol, a version it does not read) is the server's answer refused (``unexpected_answer``, its
-    text escaped and cut), not the caller's ``InvalidParameterError`` (attack71 F4, attack72: a hostile config's
-    parameter read as the app's own mistake, by the client and by ``dpdist submit``; attack73 F4: a version)."""
+    text escaped and cut), not the caller's ``InvalidParameterError`` (a hostile config's
+    parameter read as the app's own mistake, by the client and by ``dpdist submit``; so was a version)."""
     try:
         return from_config(config)
-    except (InvalidParameterError, IncompatibleStateError) as error:  # a config of another version too (attack73 F4)
+    except (InvalidParameterError, IncompatibleStateError) as error:  # a config of another version too
         raise ServiceRefusedError(
             f"The config answer of campaign {campaign!r} is not a config this dpdist can use: {shown(str(error), limit=400)} "
             "Is the server a "

@@ -410,7 +410,7 @@ class Service:
         counted = None
         if work > max(self.limits.max_batch_work // COSTLY_SHARE, aggregate):  # counted here, in a thread, not on the
             # committer's, when the reports cost more than an aggregate of their own holds (a 68 KB body of GRR reports
-            # at d = 8*10^6 held a 64 MB aggregate until its group: 42 at once, 4.2 GB, attack80 M1)
+            # at d = 8*10^6 held a 64 MB aggregate until its group: 42 at once, 4.2 GB)
             counted, work = await run_in_threadpool(_counted, row.protocol, batch), 0
         work += aggregate  # the group's aggregate of the campaign, built and encoded there
         return await self._commit(row, Arrival(row.id, batch_id, digest, batch, accepted, batch.n_read, raw,
@@ -498,6 +498,6 @@ def batch_id_of_records(body: bytes, content_type: str, max_records: int | None 
 
 def _counted(protocol, batch: ReportBatch):
     """An aggregator of ``batch`` alone: its reports counted before its group commit, off the committer's thread (a
-    relayed batch of 10,000 OLH reports at d = 10^5 held the committer, and every campaign's batches, 6.4 s: attack77
-    F2), merged into its campaign's log row there."""
+    relayed batch of 10,000 OLH reports at d = 10^5 held the committer, and every campaign's batches, 6.4 s),
+    merged into its campaign's log row there."""
     return protocol.aggregator().add_batch(batch)

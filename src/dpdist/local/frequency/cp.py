@@ -395,7 +395,7 @@ class CP(FrequencyOracle):
         """Row ``position`` of each value's rows in :meth:`_rows_by_sign`'s order (those of C_x first, then the others,
         each ascending).  The whole ``(k, m)`` order is kept when it is small; otherwise only the distinct values'
         rows are ordered, a block at a time: a device sending a few values of a 4096 x 8192 matrix held 268 MB of it
-        (attack71 F3: 526 MB at its peak)."""
+        (526 MB at its peak)."""
         if self._order is not None or self.domain_size * self.measurements <= _KEPT_ORDER_CELLS:
             return self._rows_by_sign()[values, position]
         unique, inverse = np.unique(values, return_inverse=True)

@@ -23,7 +23,7 @@ const SERVICE = location.pathname.slice(0, location.pathname.lastIndexOf("/campa
 const API = SERVICE + "/api/campaigns/" + encodeURIComponent(CAMPAIGN);
 
 /** The largest estimate this page reads: a JSON text past about 537 M characters is longer than the browser's
- * longest string (GRR past d = 3.3*10^6 came back 200 and the page failed to parse it, attack82 M1). */
+ * longest string (GRR past d = 3.3*10^6 came back 200 and the page failed to parse it). */
 const MAX_ESTIMATE_BYTES = 400_000_000;
 /** The estimate last answered and its entity tag: the next poll asks with it and an unchanged one is not sent again
  * (one too long to read too: its message, ``refused``; polled without its tag, the server computed it again and again). */
@@ -125,7 +125,7 @@ async function refresh() {
 }
 
 // one refresh at a time, the next REFRESH_MS after the last one ended (an estimate of a large domain takes longer than
-// REFRESH_MS to fetch: polls piled up on the server, attack81 H1, then followed each other at once, attack82 M1);
+// REFRESH_MS to fetch: polls piled up on the server, then followed each other at once);
 // a new width, or the tab shown again, refreshes at once (once the one in flight ends)
 let inFlight = false;
 let asked = false;
