@@ -1,5 +1,5 @@
 """A tiny HTTP server on 127.0.0.1 that answers batches from a script (tests of what a client takes as an
-acknowledgement, issue 61): it keeps every request it got and counts each batch id it acknowledged once."""
+acknowledgement): it keeps every request it got and counts each batch id it acknowledged once."""
 
 from __future__ import annotations
 

@@ -95,7 +95,7 @@ class _Threaded(http.server.ThreadingHTTPServer):
 
 def trickle_head(wfile, seconds: float) -> None:
     """Answer a status line, then one byte of a header every 0.2 s for ``seconds`` (a head never whole: a hostile
-    server's, attack67 F1), until the client gives up."""
+    server's), until the client gives up."""
     until = time.monotonic() + seconds
     try:
         wfile.write(b"HTTP/1.1 200 OK\r\nX-Pad: ")

@@ -1,4 +1,4 @@
-// Drive the participate page to look for a second draw (issue 27 item 4).
+// Drive the participate page to look for a second draw.
 //
 //   node --experimental-websocket tests/participate_kept_driver.mjs DEVTOOLS_PORT PAGE_URL VALUE OTHER
 //

@@ -239,7 +239,7 @@ NOT_READ_BACK = {
     "Spent": "a session's running total (the accountant branch): written in a BudgetStatement",
     "Plan": "explain --plan's table (the accountant branch): printed and written, not read back yet",
     "PlanRow": "a row of a Plan (the same)",
-    "Ladder": "explain --ladder's table (issue 58): printed and written, computed again from its public inputs, not read "
+    "Ladder": "explain --ladder's table: printed and written, computed again from its public inputs, not read "
               "back",
     "LadderRow": "a row of a Ladder (the same)",
 }

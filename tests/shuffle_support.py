@@ -12,9 +12,8 @@ def exact_device_delta(epsilon0: float, d: int, batch: int, reports: int, epsilo
     """The hockey-stick divergence at ``epsilon`` between a GRR(``epsilon0``, ``d``) batch of ``batch`` reports in
     which one device sends ``reports`` reports of item a and one in which it sends them of item b, the other reports
     all of a third item.  The counts of a and b are a sufficient statistic of the shuffled batch for this pair, so this
-    is exact for the pair, and a lower bound on the delta any (``epsilon``, delta) statement for the device must have
-    (the outsider's computation, attack 58.2-3).  Direct convolution: an FFT's rounding, times ``e**epsilon``, would
-    count mass that is not there."""
+    is exact for the pair, and a lower bound on the delta any (``epsilon``, delta) statement for the device must have.
+    Direct convolution: an FFT's rounding, times ``e**epsilon``, would count mass that is not there."""
     from scipy import stats  # lazy: scipy, for the tests that use it only
 
     e = math.exp(epsilon0)

@@ -139,7 +139,7 @@ def test_a_closed_port_is_a_refused_connection(monkeypatch):
 
 
 def test_campaign_changed_is_sent_again_and_other_conflicts_are_not(monkeypatch):
-    """outsider5 F4: 409 ``campaign_changed`` (the campaign was created again while the batch was checked; nothing of it
+    """409 ``campaign_changed`` (the campaign was created again while the batch was checked; nothing of it
     counted) says to send the batch again: the same batch id and bytes are; ``campaign_full`` is a final answer."""
     seen = []
     monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
@@ -210,7 +210,7 @@ def test_client_servers_and_budget_files_name_a_bad_argument(tmp_path):
                                          ((v for v in (0, 1)), "Got a generator, read once and without a length"),
                                          (iter([0, 1]), "Got a list_iterator")])
 def test_submit_values_refuses_none_and_generators_naming_values_as_privatize_does(values, got):
-    """The outsider's finding: ``submit_values("c", None)`` raised ``TypeError: len() of unsized object``.  Refused
+    """``submit_values("c", None)`` raised ``TypeError: len() of unsized object``.  Refused
     before any request (the server here is unreachable), as ``protocol.privatize`` refuses them."""
     from dpdist import local
     from dpdist.errors import InvalidValueTypeError
@@ -240,7 +240,7 @@ def _answering_with(errors, monkeypatch, **options):
 
 
 def test_a_server_that_always_breaks_http_is_not_waited_for_over_the_whole_retry_window(monkeypatch):
-    """attack70 F7: ``Transfer-Encoding: gzip, chunked`` (h11: "Only Transfer-Encoding: chunked is supported") was
+    """``Transfer-Encoding: gzip, chunked`` (h11: "Only Transfer-Encoding: chunked is supported") was
     retried as a network error for the whole 5-minute window; three such answers in a row end the request."""
     broken = httpx.RemoteProtocolError("Only Transfer-Encoding: chunked is supported")
     client, asked = _answering_with([broken], monkeypatch, retries=20, retry_window=3600)
@@ -267,7 +267,7 @@ def test_a_proxys_garbage_once_and_a_closed_connection_are_still_retried(monkeyp
 
 
 def test_a_retry_after_past_the_window_is_said_when_the_client_gives_up(monkeypatch):
-    """attack88 F6: a 503 asking to wait longer than the window ended the request at once (right: it is not cut short)
+    """A 503 asking to wait longer than the window ended the request at once (right: it is not cut short)
     with "after 1 attempt(s) over 0.0 s (retried for up to 5 s...)", not saying why no retry was made."""
     slept = []
     monkeypatch.setattr(client_module.time, "sleep", slept.append)

@@ -1,6 +1,6 @@
 """An answer's body decoded by dpdist itself, one bounded step at a time (``dpdist._decoded``, read by
-``dpdist._deadline``): attack68 sent ``Content-Encoding: gzip, gzip`` (2 GiB of zeros in 3,477 bytes) and the
-reader held 4.27 GB before it refused the answer."""
+``dpdist._deadline``): an answer of ``Content-Encoding: gzip, gzip`` (2 GiB of zeros in 3,477 bytes) once made the
+reader hold 4.27 GB before it refused the answer."""
 
 from __future__ import annotations
 
@@ -86,12 +86,12 @@ def test_the_refusals_code_is_the_answer_readers():
                                   gzip.compress(b"{}", mtime=0) + gzip.compress(b"[]", mtime=0),
                                   gzip.compress(b"{}", mtime=0)[:-8] + b"\x00\x00\x00\x00" + gzip.compress(b"{}", mtime=0)[-4:]])
 def test_a_body_that_does_not_inflate_is_refused_in_one_line_not_an_internal_error(body):
-    """attack69 F1: a corrupt gzip body (or one not gzip at all, or its CRC wrong) was "internal error DecodingError"."""
+    """A corrupt gzip body (or one not gzip at all, or its CRC wrong) was "internal error DecodingError"."""
     with _answer(body, "gzip") as http, pytest.raises(ServiceRefusedError) as refused:
         request_within(http, "GET", "/api/campaigns", 5)
     assert refused.value.code == "unexpected_answer"
     assert any(words in str(refused.value) for words in ("does not inflate", "after its stream's end", "ends before"))
-    # attack70 F7: gzip is a coding dpdist reads; the body is corrupt or cut short, and the sentence says so
+    # gzip is a coding dpdist reads; the body is corrupt or cut short, and the sentence says so
     assert "is corrupt or cut short (HTTP 200" in str(refused.value), str(refused.value)
     assert "coding dpdist does not read" not in str(refused.value), str(refused.value)
 

@@ -1,5 +1,5 @@
 """Which ids are one person (``_ids.py``): equal values of one kind, exactly; two kinds refused by name, never converted
-(the outsider's M2 on issue 65: NumPy made ``[1, "1", 2.0]`` the strings ``"1", "1", "2.0"``)."""
+(NumPy made ``[1, "1", 2.0]`` the strings ``"1", "1", "2.0"``)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def _partition(codes) -> set[frozenset[int]]:
 
 
 def test_numpy_and_python_floats_in_one_object_array_are_compared_exactly_as_on_a_cluster():
-    """The outsider's F1 (issue 65, round 2): NumPy 2 has ``np.float32(0.1) == 0.1`` and ``== 0.1000000001`` (the
+    """NumPy 2 has ``np.float32(0.1) == 0.1`` and ``== 0.1000000001`` (the
     Python float rounded to float32), so ``np.unique`` split the person ``np.float32(0.1)`` into several; by exact
     value the one-process rule and the cluster's (``distributed.bound_blocks``, exact hashes) are one."""
     from dpdist import distributed

@@ -1,5 +1,5 @@
 """JSON from outside is parsed by one function, which refuses what Python's parser would turn into a
-``RecursionError`` and, before parsing, a document of more values than its caller allows (attack69 F2: 48 MiB of
+``RecursionError`` and, before parsing, a document of more values than its caller allows (48 MiB of
 ``[{},{},...]`` held 1.8 GB while parsed)."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def test_json_nested_deeper_than_python_parses_is_a_value_error():
 @pytest.mark.parametrize("astral", ["😀".encode(), b"\\ud83d\\ude00", b"\\uD83D\\uDE00"])
 def test_text_holding_a_character_past_u_ffff_counts_four_bytes_a_character(astral):
     """One such character makes Python keep the whole decoded text, and each string holding one, in 4 bytes a
-    character (attack70 F2: 128 MiB of ``"😀a"`` strings held 2.24 GB)."""
+    character (128 MiB of ``"😀a"`` strings held 2.24 GB)."""
     text = b'["' + astral + b'", "' + b"a" * 1000 + b'"]'
     with pytest.raises(ValueError, match="once decoded"):
         loads(text, most_text_bytes=4 * len(text) - 1)

@@ -215,8 +215,8 @@ def test_shuffled_refuses_a_protocol_name_and_takes_a_config():
 
 
 def test_sequential_parallel_split_and_convert_keep_a_shuffled_guarantees_assumptions_and_a_session_states_them():
-    """privacy.sequential([s, s]) gave a plain guarantee, and a session charging it no longer named the shuffler
-    (attack107 F2): the result now carries what its inputs assume (an AssumingGuarantee), equal to the plain one."""
+    """privacy.sequential([s, s]) gave a plain guarantee, and a session charging it no longer named the shuffler:
+    the result now carries what its inputs assume (an AssumingGuarantee), equal to the plain one."""
     from dpdist.budget import BudgetSession
 
     shuffled = privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=1000, delta=1e-8)

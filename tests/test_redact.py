@@ -1,4 +1,4 @@
-"""``dpdist._redact``: no URL dpdist prints, logs or raises shows its password (the outsider's finding: ``dpdist relay
+"""``dpdist._redact``: no URL dpdist prints, logs or raises shows its password (``dpdist relay
 --collector http://user:pw@h`` printed it at start, ``dpdist submit --server http://user:pw@h`` in its error line)."""
 
 from __future__ import annotations
@@ -20,17 +20,17 @@ from dpdist.errors import InvalidParameterError
     ("http://user@h:1", "http://user@h:1"),
     ("sqlite:///campaigns.sqlite", "sqlite:///campaigns.sqlite"),
     ("campaigns.sqlite", "campaigns.sqlite"),
-    # a second outsider's: a password typed with "/", with a space, a user name with "@" (each leaked whole)
+    # a password typed with "/", with a space, a user name with "@" (each leaked whole)
     ("http://u:SECRET/x@127.0.0.1:1", "http://u:***@127.0.0.1:1"),
     ("http://u:SECRET x@127.0.0.1:1/p", "http://u:***@127.0.0.1:1/p"),
     ("http://us@er:SECRET@127.0.0.1:1", "http://us@er:***@127.0.0.1:1"),
     ("HTTP://u:SECRET@[::1]:1", "HTTP://u:***@[::1]:1"),
     ("http://h:5432/db", "http://h:5432/db"),
-    # attack65 F1/F7: a scheme-relative reference (a redirect's Location), an empty host before the userinfo
+    # a scheme-relative reference (a redirect's Location), an empty host before the userinfo
     ("//u:SECRET@h.example/x", "//u:***@h.example/x"),
     ("http:///alice:SECRET@127.0.0.1:1", "http:///alice:***@127.0.0.1:1"),
     ("http://h.example//a/b", "http://h.example//a/b"),
-    # attack67 F9/F15: the ":" percent-encoded, the "@" (or ":") typed fullwidth (NFKC reads them as ASCII)
+    # the ":" percent-encoded, the "@" (or ":") typed fullwidth (NFKC reads them as ASCII)
     ("http://u%3AS3CRETc@127.0.0.1:9200", "http://u%3A***@127.0.0.1:9200"),
     ("postgresql://u%3aDBPW10@127.0.0.1:1/d", "postgresql://u%3a***@127.0.0.1:1/d"),
     ("http://u:S3CRETe\uff20127.0.0.1:9200", "http://u:***\uff20127.0.0.1:9200"),

@@ -63,7 +63,7 @@ def test_the_time_spent_counts_the_first_attempt_and_the_window_counts_from_its_
     retries = Retries(window=0.0, clock=clock)  # made as the first attempt starts
     clock.now += 60.0  # the attempt times out after 60 s
     assert retries.pause() is None
-    assert retries.spent == 60.0 and retries.elapsed == 0.0  # attack68 F8: the message said "over 0.0 s"
+    assert retries.spent == 60.0 and retries.elapsed == 0.0  # the message said "over 0.0 s"
 
 
 def test_a_timed_out_attempt_says_how_long_it_took(monkeypatch):
@@ -87,7 +87,7 @@ def test_a_timed_out_attempt_says_how_long_it_took(monkeypatch):
 
 
 def test_a_retry_after_in_other_digits_is_unreadable_not_an_error():
-    """attack76 F8: ``"²"`` is a digit to ``str.isdigit`` but not to ``float``: a 503's header crashed the client."""
+    """``"²"`` is a digit to ``str.isdigit`` but not to ``float``: a 503's header crashed the client."""
     from dpdist._retry import retry_after
 
     assert [retry_after(value) for value in ("\u00b2", "\u0663", "1\u00b2", "\uff11")] == [None] * 4

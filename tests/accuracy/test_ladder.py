@@ -180,7 +180,7 @@ def test_cli_ladder_prints_the_table_json_and_a_figure_and_refuses_in_one_line(c
 # search over epsilon0 at a smaller one) in the whole suite
 @pytest.mark.parametrize("tokens_each", [1, 2, pytest.param(10, marks=pytest.mark.slow)])
 def test_the_relay_row_holds_per_device_when_a_device_spends_all_its_tokens(tokens_each):
-    """Attack 58.2: with tokens_each = 10 the row stated (0.9984, 1e-8) per device at epsilon0 = 5.13, but a device
+    """With tokens_each = 10 the row stated (0.9984, 1e-8) per device at epsilon0 = 5.13, but a device
     sending its 10 reports had delta 0.43 at that epsilon (2 reports: 5.7e-4).  Now one report is held to (eps/T,
     delta/sum e^(j eps/T)) and the device's T reports to their group bound: the exact delta stays below the stated."""
     row = explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, 10_000, delta=1e-8,
@@ -196,7 +196,7 @@ def test_the_relay_row_holds_per_device_when_a_device_spends_all_its_tokens(toke
 
 
 def test_every_row_is_held_against_one_adversary_counted_in_reports():
-    """Attack 58.6: with --colluding 4 --tokens-each 5 the relay's row counted 20 known reports but sample-and-threshold
+    """With --colluding 4 --tokens-each 5 the relay's row counted 20 known reports but sample-and-threshold
     4 forged ones (accounted at K - 4), whose delta against the relay row's adversary (20 reports) was 0.2."""
     rungs = explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, 10_000, delta=1e-8, colluding=2,
                            tokens_each=5, shape="uniform")
@@ -208,7 +208,7 @@ def test_every_row_is_held_against_one_adversary_counted_in_reports():
 
 
 def test_each_row_says_whom_its_guarantee_holds_against():
-    """Attack 58.7: the sample-and-threshold row's (1, 1e-8) holds against the analyst, not against the aggregation
+    """The sample-and-threshold row's (1, 1e-8) holds against the analyst, not against the aggregation
     server (with one item unrevealed it knows its count: delta >= p), yet stood beside rows that hold against their
     operator with nothing to tell them apart."""
     rungs = explain_ladder({"protocol": "grr", "epsilon": 1.0, "domain_size": 8}, 2_000, delta=1e-7, shape="uniform")

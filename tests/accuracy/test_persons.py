@@ -1,4 +1,4 @@
-"""``explain`` per person (issue 65 item 3): the expected error across ``max_contributions``, from a public model of the
+"""``explain`` per person: the expected error across ``max_contributions``, from a public model of the
 rows per person, weighing the rows dropped against the noise of k rows."""
 
 from __future__ import annotations

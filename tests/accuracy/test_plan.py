@@ -56,7 +56,7 @@ def test_cli_plan_prints_the_table_and_refuses_its_options_without_plan(capsys):
 @pytest.mark.parametrize("options, given", [(["--every", "release"], "Got --every 'release' without --releases."),
                                             (["--releases", "4"], "Got --every 'day'.")])
 def test_cli_plan_names_the_releases_option_not_the_python_argument(options, given, capsys):
-    """Attack 58.9: `explain --plan --every release` without --releases printed "The 'releases' parameter of
+    """`explain --plan --every release` without --releases printed "The 'releases' parameter of
     explain_plan ... releases=None", the Python argument, not the option."""
     config = '{"protocol": "grr", "epsilon": 0.5, "domain_size": 4}'
     assert main(["explain", "--config", config, "--n", "1000", "--plan", *options, "--no-cache"]) == 2

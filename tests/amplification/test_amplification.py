@@ -322,7 +322,7 @@ def test_two_shuffled_rounds_compose_within_the_exact_loss():
 
 def test_rounds_compose_below_the_sum_of_their_epsilons():
     """100 rounds: below basic composition of 100 rounds at delta/100 each (measured 0.292 against 3.15; 1.69 with
-    the optimal composition theorem on each round's (eps, delta), before issue 44)."""
+    the optimal composition theorem on each round's (eps, delta), as the bound was before)."""
     protocol = local.make("grr", epsilon=2.0, domain_size=16)
     hundred = amplification.account(protocol, 10**5, 1e-8, rounds=100)
     basic = privacy.sequential([amplification.shuffled_guarantee(protocol, 10**5, 1e-10)] * 100)
@@ -405,7 +405,7 @@ def test_shuffled_within_answers_what_shuffled_states():
 
 
 def test_a_shuffled_guarantee_reads_back_its_own_to_dict_with_its_assumptions():
-    """ShuffledGuarantee.from_dict(s.to_dict()) raised "'assumptions' is missing" (attack107 F3); PrivacyGuarantee's
+    """ShuffledGuarantee.from_dict(s.to_dict()) raised "'assumptions' is missing"; PrivacyGuarantee's
     from_dict of the same document is the plain guarantee (equal, assuming nothing)."""
     shuffled = privacy.shuffled(local.make("grr", epsilon=4.0, domain_size=8), n=1000, delta=1e-8)
     again = amplification.ShuffledGuarantee.from_dict(shuffled.to_dict())

@@ -127,7 +127,7 @@ def _deciles(per_person: bool):
 
 @pytest.mark.slow
 def test_deciles_per_person_pass_the_audit_on_person_neighbours_where_deciles_per_row_are_flagged():
-    """Issue 65: one person holds 300 rows at the top among 300 persons of one row.  On neighbours that add or remove
+    """One person holds 300 rows at the top among 300 persons of one row.  On neighbours that add or remove
     the person, the deciles bounded to 2 rows per person at epsilon 1 per person show no violation of 1; the same
     release per row at epsilon 1 per row is certified far above 1 (the person moves every decile)."""
     background = np.column_stack([np.arange(300), np.linspace(0.05, 0.6, 300)])

@@ -26,7 +26,7 @@ def _edit(path, change):
     path.write_text(json.dumps(document))
 
 
-def test_the_outsiders_edit_of_only_the_stored_losses_is_detected_and_nothing_more_is_charged(tmp_path):
+def test_an_edit_of_only_the_stored_losses_is_detected_and_nothing_more_is_charged(tmp_path):
     """Each charge's rho and distribution replaced by "no loss" (what `budget show` does not print): the spend read
     1e-300 of a (3, 1e-6) budget and 3 more charges of 1 were accepted; now the file is refused by name."""
     path = tmp_path / "team.json"
@@ -212,7 +212,7 @@ def _shuffled_file(path):
 
 
 @pytest.mark.parametrize("edit", [
-    lambda loss: loss["derivation"].pop("assumptions"),  # the shuffler's assumptions left the statement (attack107 F1)
+    lambda loss: loss["derivation"].pop("assumptions"),  # the shuffler's assumptions left the statement
     lambda loss: loss.update(assumptions=loss["assumptions"][:1]),
     lambda loss: loss["derivation"].update(assumptions=loss["derivation"]["assumptions"] + ["the relay is audited"]),
     lambda loss: loss.update(assumptions=loss["assumptions"] + ["the relay is audited"]),

@@ -1,4 +1,4 @@
-"""Central releases per person (issue 65 item 1): every release takes ``privacy_id`` and ``max_contributions``, bounds
+"""Central releases per person: every release takes ``privacy_id`` and ``max_contributions``, bounds
 each person's rows by a uniformly random choice, runs at epsilon/k per row and states its guarantee per person."""
 
 from __future__ import annotations
@@ -353,7 +353,7 @@ def test_a_delta_that_group_privacy_would_divide_below_the_floats_is_refused_by_
 
 
 def test_slice_quantiles_per_person_states_no_n_and_its_note_does_not_say_it_does():
-    """The outsider's F2 (issue 65, round 2): slice quantiles is a replace release with ``n: null``; its note said "n is
+    """Slice quantiles is a replace release with ``n: null``; its note said "n is
     the rows kept" as if the result held n. Now the note says n is public (the plan is a function of it) without a
     result's n, and the bound ``auto`` is the exact quantile of the public counts, for no budget."""
     persons = np.random.default_rng(3).geometric(0.25, 400)
@@ -369,7 +369,7 @@ def test_slice_quantiles_per_person_states_no_n_and_its_note_does_not_say_it_doe
 
 
 def test_refusals_name_the_function_called_and_an_integral_float_bound_is_taken_as_an_int():
-    """The outsider's F8 (issue 65, round 2): ``central.cdf``'s refusals named "TreeHistogram.release"; and
+    """``central.cdf``'s refusals named "TreeHistogram.release"; and
     ``max_contributions=2.0`` is taken as 2 (as every int parameter takes an integral float; docs/explanation/central-release.md says so)."""
     for name, call in (("cdf", central.cdf), ("tree_cdf", central.tree_cdf),
                        ("quantiles", lambda *a, **k: central.quantiles(*a, q=[0.5], **k))):

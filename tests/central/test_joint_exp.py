@@ -1,7 +1,7 @@
-"""Issues 18 and 35: JointExp (Gillenwater, Joseph & Kulesza 2021) in ``central.quantiles(method="jointexp")``.
+"""JointExp (Gillenwater, Joseph & Kulesza 2021) in ``central.quantiles(method="jointexp")``.
 
-Issue 35 moved the mechanism onto the public grid and made its sampler exact (no FFT, certified
-error bounds, certified Gumbel races): the tests of issue 18 are kept with the grid's base measure
+The mechanism runs on the public grid with an exact sampler (no FFT, certified error bounds, certified
+Gumbel races): the tests of its law use the grid's base measure
 (``1 / prod r_p!`` on sorted point tuples, the grid version of the paper's Lebesgue measure).  The
 law is checked against the mechanism written out by brute force on tiny grids (every sorted tuple
 of points), the sampler's decimal and long-double paths against the same law, and privacy by the

@@ -1,4 +1,4 @@
-"""Private group keys (issue 65 item 2): cross-group bounding and truncated geometric partition selection."""
+"""Private group keys: cross-group bounding and truncated geometric partition selection."""
 
 from __future__ import annotations
 

@@ -246,7 +246,7 @@ def test_an_option_of_one_value_given_twice_is_refused_in_one_line_naming_it(cap
     ("DPDIST_ISSUER", ["issuer", "status"]),
 ])
 def test_a_refused_value_from_an_environment_variable_names_the_variable(capsys, monkeypatch, variable, argv):
-    """attack64 F8: ``DPDIST_SERVER=...:99999`` was named as "'server' parameter of Client" (or as the option)."""
+    """``DPDIST_SERVER=...:99999`` was named as "'server' parameter of Client" (or as the option)."""
     pytest.importorskip("httpx")
     monkeypatch.setenv(variable, "http://alice:S3cretPW@127.0.0.1:99999")
     monkeypatch.setenv("DPDIST_ADMIN_TOKEN", "admin-token-0123456789")

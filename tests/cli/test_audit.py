@@ -49,7 +49,7 @@ def test_a_callable_is_audited(tmp_path, monkeypatch, capsys):
     (["--protocol", "grr", "--epsilon", "-1", "--domain", "4"], "--epsilon"),
     (["--protocol", "grr", "--epsilon", "1", "--domain", "4", "--reports", "3"], "reports"),
     (["--protocol", "nope", "--epsilon", "1", "--domain", "4"], "--protocol"),  # not local.make's 'name' (audit101)
-    (["--protocol", "sw", "--epsilon", "1", "--domain", "8"], "--domain"),  # items to a numerical protocol (attack100)
+    (["--protocol", "sw", "--epsilon", "1", "--domain", "8"], "--domain"),  # items to a numerical protocol
     (["--protocol", "grr", "--epsilon", "1", "--domain", "0,1"], "--domain"),  # bounds to a frequency oracle
     (["--protocol", "calm", "--epsilon", "1", "--domain", "8"], "does not apply"),  # attributes, not a domain
     (["--protocol", "auto", "--epsilon", "1", "--domain", "0,1"], "must be D items"),  # a frequency oracle's chooser
@@ -85,7 +85,7 @@ def test_cli_errors_name_the_option_typed(argv, named, capsys):
 
 
 def test_a_param_key_given_twice_is_refused_naming_the_key_not_the_values(capsys):
-    """The outsider's finding: ``--param b=0.2 --param b=0.3`` ran with the last value."""
+    """``--param b=0.2 --param b=0.3`` ran with the last value."""
     status = main(["audit", "--protocol", "sw", "--epsilon", "1", "--domain", "0,1", "--param", "b=0.2",
                    "--param", "b=0.3"])
     err = capsys.readouterr().err
@@ -95,7 +95,7 @@ def test_a_param_key_given_twice_is_refused_naming_the_key_not_the_values(capsys
 
 
 def test_a_domain_past_a_protocols_domain_size_names_the_domain_option(capsys):
-    """The outsider's finding: ``--domain 99999999999999999999`` was named "'domain_size' parameter of GRR"."""
+    """``--domain 99999999999999999999`` was named "'domain_size' parameter of GRR"."""
     status = main(["audit", "--protocol", "grr", "--epsilon", "1", "--domain", "99999999999999999999"])
     err = capsys.readouterr().err
     assert status == 2 and err.startswith("dpdist: error: The '--domain' option must be an int from 2 to 2147483647")

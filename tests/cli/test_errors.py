@@ -176,7 +176,7 @@ def test_polynomial_moments_refuse_impossible_fields(change, message):
 @pytest.mark.parametrize("variable, proxy", [("HTTP_PROXY", "ftp://pu:ProxyPW@127.0.0.1:1"),
                                              ("ALL_PROXY", "gopher://pu:ProxyPW@127.0.0.1:1")])
 def test_a_proxy_httpx_cannot_use_is_named_as_the_variable_not_as_a_bug(monkeypatch, capsys, variable, proxy):
-    """attack64 F8: ``HTTP_PROXY=ftp://...`` ended every client command with "internal error ... (a bug of dpdist".)"""
+    """``HTTP_PROXY=ftp://...`` ended every client command with "internal error ... (a bug of dpdist".)"""
     pytest.importorskip("httpx")
     from dpdist.cli import main
 
@@ -260,7 +260,7 @@ def test_a_parquet_column_of_text_is_refused_without_its_cells(files):
 
 @pytest.mark.parametrize("columns", [["age", "name"], ["name", "age"]])
 def test_a_cell_that_is_not_a_number_among_several_columns_is_named_by_its_line_never_by_its_cell(files, columns):
-    """attack108 F1: with several columns (--columns) pyarrow's 'CSV conversion error to double: invalid value
+    """With several columns (--columns) pyarrow's 'CSV conversion error to double: invalid value
     'SECRETCELL42'' went out whole; the error names the column and the line, as for one column."""
     from dpdist._io._columns import iter_columns
     from dpdist.errors import InvalidValueTypeError
@@ -277,7 +277,7 @@ def test_a_cell_that_is_not_a_number_among_several_columns_is_named_by_its_line_
 @pytest.mark.parametrize("command", [("estimate", *ESTIMATE), ("release", "--epsilon", "1", "--bounds", "0,100")])
 @pytest.mark.parametrize("column", ["flag", "when"])
 def test_a_parquet_column_of_booleans_or_timestamps_is_not_read_as_numbers(files, capsys, monkeypatch, command, column):
-    """attack108 F5: estimate and release read a bool column as 0 and 1 and a timestamp column as epoch microseconds
+    """Estimate and release read a bool column as 0 and 1 and a timestamp column as epoch microseconds
     (then clipped silently); as privatize, they refuse a column whose Arrow type is not a number, naming it."""
     import datetime
 

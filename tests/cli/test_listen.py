@@ -13,7 +13,7 @@ from serve_support import ADMIN_TOKEN  # noqa: E402 - after the extra's check
 @pytest.mark.parametrize("command", [["serve", "--db", "campaigns.sqlite"], ["relay", "--queue", "queue.sqlite",
                                      "--collector", "http://127.0.0.1:9", "--relay-token", "relay-token-0123456789"]])
 def test_a_port_in_use_is_one_line_naming_the_option_and_the_address(tmp_path, capsys, monkeypatch, command):
-    """Issue 61: a second `dpdist serve` on a port in use logged uvicorn's '[Errno 98] error while attempting to bind'
+    """A second `dpdist serve` on a port in use logged uvicorn's '[Errno 98] error while attempting to bind'
     and exited 1, naming no option (and opened the database first)."""
     import socket
 
@@ -33,7 +33,7 @@ def test_a_port_in_use_is_one_line_naming_the_option_and_the_address(tmp_path, c
 
 
 def test_forwarded_headers_believed_from_anyone_off_loopback_are_said_at_start():
-    """Issue 61: `--forwarded-allow-ips '*'` takes the client's own X-Forwarded-For, so every per-address limit is per
+    """`--forwarded-allow-ips '*'` takes the client's own X-Forwarded-For, so every per-address limit is per
     claimed address; said in one line at start when the port is reachable by others."""
     from dpdist.cli._serve import _believes_anyone
 

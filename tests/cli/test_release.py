@@ -203,7 +203,7 @@ def test_a_release_per_person_bounds_each_persons_rows_and_says_so(tmp_path, cap
 
 
 def test_privacy_ids_of_a_csv_are_compared_as_the_cells_text_exactly(tmp_path):
-    """M3 on issue 65 (docs/explanation/central-release.md, "How ids are compared"): "1", "01", " 1" and "1.0" are four persons, as the
+    """Ids are compared as written (docs/explanation/central-release.md, "How ids are compared"): "1", "01", " 1" and "1.0" are four persons, as the
     cells are written; the caller normalises them."""
     from dpdist.central._contributions import person_codes
     from dpdist.datasets.files import read_ids
@@ -216,7 +216,7 @@ def test_privacy_ids_of_a_csv_are_compared_as_the_cells_text_exactly(tmp_path):
 
 
 def test_privacy_ids_na_null_and_none_are_ids_and_a_blank_line_is_no_row(tmp_path, capsys):
-    """The outsider's F6 (issue 65, round 2): the id cells "NA", "nan", "null" and "None" were read as missing, so a
+    """The id cells "NA", "nan", "null" and "None" were read as missing, so a
     customer called "NA" made the whole file refused; a blank line gave "2 ids. Got 3 instead" (row counts of the
     private data). Now a cell is its text exactly (only an empty cell is missing), a blank line is no row for the ids as
     for the values, and no refusal prints a count."""

@@ -61,7 +61,7 @@ def test_a_release_and_a_simulation_word_a_seed_alike(data, capsys):
 
 @pytest.mark.parametrize("seed", [None, "3"])
 def test_a_seeded_release_plot_says_so_on_the_figure(data, capsys, tmp_path, monkeypatch, seed):
-    """attack108 F3: a seeded 'dpdist release --plot' figure had no mark, where its text, JSON and table say 'seeded
+    """A seeded 'dpdist release --plot' figure had no mark, where its text, JSON and table say 'seeded
     generator: NOT for publication'; an unseeded one has none."""
     from dpdist import plotting
 
@@ -76,7 +76,7 @@ def test_a_seeded_release_plot_says_so_on_the_figure(data, capsys, tmp_path, mon
 
 
 def test_a_one_shot_estimate_wraps_an_opm_circular_column_as_privatize_and_submit_do(tmp_path, capsys):
-    """attack108 F4: the one-shot estimate clipped an opm-circular column's values outside --bounds (25 h to 24 h),
+    """The one-shot estimate clipped an opm-circular column's values outside --bounds (25 h to 24 h),
     where privatize and submit wrap them (25 h is 01:00); now it wraps and says so, and --no-clip names the wrap."""
     data = tmp_path / "h.csv"
     data.write_text("h\n25\n-1\n3\n")

@@ -285,7 +285,7 @@ def test_node_cli_refuses_ledger_settings_without_a_ledger_and_clips_numbers_unl
         result, out = _privatize_with_node(tmp_path, grr, np.array([1, 2]), extra=extra)
         assert result.returncode == 2 and "--budget and --accounting need --memo" in result.stderr, result.stderr
         assert result.stderr.count("\n") == 1 and not out.exists()
-    for budget in ("0x10", "0b11", "inf", ""):  # a decimal epsilon, as Python's float() reads one (attack106 F5)
+    for budget in ("0x10", "0b11", "inf", ""):  # a decimal epsilon, as Python's float() reads one
         extra = ("--memo", str(tmp_path / "ledger.json"), "--budget", budget)
         result, out = _privatize_with_node(tmp_path, grr, np.array([1, 2]), extra=extra)
         assert result.returncode == 2 and "option --budget must be a finite epsilon > 0" in result.stderr, result.stderr
@@ -589,7 +589,7 @@ CIRCLE_AGES = [150.0, 50.0, -3.0, 20.0, 30.0, 40.0]
 
 @pytest.mark.parametrize("name", ["spl", "smp"])
 def test_node_and_python_records_wrap_an_opm_circular_attribute_alike(name):
-    """attack103 M1: Python's records clipped an opm-circular attribute (25 h to 24 h) where node's wrapped it (to
+    """Python's records clipped an opm-circular attribute (25 h to 24 h) where node's wrapped it (to
     01:00).  Both now check a record as its attribute's protocol checks one value: the same unit values for 25, -1,
     48.5 and +-inf (wrapped; an infinity clipped), and the sw attribute clipped, in both clients."""
     protocol = local.make(name, epsilon=2.0, attributes=CIRCLE_SCHEMA)

@@ -1,4 +1,4 @@
-"""The JavaScript ledger states the same total as Python's for the same charges (issue 58, item 1), and the same
+"""The JavaScript ledger states the same total as Python's for the same charges, and the same
 assumptions in the same words and order (audit105 F5).
 
 Python writes ledgers of fresh reports (one protocol and several), a memo's increments, a window and an unknown

@@ -150,7 +150,7 @@ def test_the_demo_never_talks_to_a_stand_in_on_its_port(monkeypatch, tmp_path):
 
 
 def test_the_demo_prints_shares_a_share_can_be(capsys):
-    """Issue 64 item 7: the final table printed the unbiased estimate as a share (-0.015 for a rare block); it prints the
+    """The final table printed the unbiased estimate as a share (-0.015 for a rare block); it prints the
     estimate projected onto the shares (each >= 0, summing to 1) beside the served band, and the live line too."""
     import numpy as np
 

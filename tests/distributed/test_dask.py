@@ -148,7 +148,7 @@ def test_reproduce_runs_its_cells_on_the_cluster_with_the_local_numbers(client, 
 
 
 def test_bounding_per_person_on_the_cluster_equals_one_process(client):
-    """Issue 65 item 4: the reservoirs of 7 chunks merged on two worker processes are the one-process state exactly,
+    """The reservoirs of 7 chunks merged on two worker processes are the one-process state exactly,
     with and without groups; released on the driver per person."""
     from dpdist import central
 
@@ -192,7 +192,7 @@ def test_distributed_simulate_takes_a_dask_series_and_never_prints_a_repr():
 
 
 def test_a_person_whose_id_is_1_in_one_partition_and_the_string_1_in_another_is_refused_on_the_cluster(client):
-    """M1 of the outsider's attack on issue 65: partitions whose ids are an int64 1 and a str "1" were two persons,
+    """Partitions whose ids are an int64 1 and a str "1" were two persons,
     6 rows of one person kept at max_contributions=3; now refused by name when their states merge.  An int64 and
     a float64 partition stay one person (3 rows), as in one process."""
     import pandas as pd

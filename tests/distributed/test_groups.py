@@ -29,7 +29,7 @@ def test_the_reservoir_is_released_per_person_and_per_group_on_the_driver():
 
 
 def test_a_replace_release_per_group_is_refused_by_name_before_it_runs():
-    """As ``frame.group_release`` (the outsider's F3, issue 65 round 2): slice quantiles and ``neighbouring="replace"``
+    """As ``frame.group_release``: slice quantiles and ``neighbouring="replace"``
     refused from their public arguments, not by a run's error on no records."""
     from dpdist.errors import InvalidParameterError
 

@@ -28,7 +28,7 @@ def test_the_hash_is_siphash_2_4_as_the_paper_and_pandas_compute_it():
 
 
 def test_blocks_of_any_numeric_dtype_group_rows_into_persons_as_the_one_process_path_does():
-    """M1 on issue 65: the hashes of blocks cast to different numeric dtypes split the rows into persons exactly as
+    """The hashes of blocks cast to different numeric dtypes split the rows into persons exactly as
     ``person_codes`` of all the rows in one process does (numbers by exact value), for 200 seeded cuts."""
     from dpdist.central._contributions import person_codes
 
@@ -61,7 +61,7 @@ def test_blocks_of_any_numeric_dtype_group_rows_into_persons_as_the_one_process_
 
 
 def test_strings_and_bytes_are_hashed_as_written_trailing_nuls_and_lone_surrogates_included():
-    """The outsider's F7 (issue 65, round 2): a cluster's object block hashed ``"a\\x00"`` as ``"a"`` (NumPy's str
+    """A cluster's object block hashed ``"a\\x00"`` as ``"a"`` (NumPy's str
     arrays strip trailing NULs) while one process kept them apart, and a lone surrogate raised a raw
     UnicodeEncodeError. Now both paths have them as written (the surrogate as its ``surrogatepass`` bytes), and a
     string's hash is the same in an object block and a str block."""

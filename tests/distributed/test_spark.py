@@ -138,7 +138,7 @@ def test_duplicate_block_indices_are_refused(spark):
 
 
 def test_bounding_per_person_on_spark_equals_one_process(spark):
-    """Issue 65 item 4: a DataFrame's 4 partitions bounded on the executors and merged by treeReduce are the
+    """A DataFrame's 4 partitions bounded on the executors and merged by treeReduce are the
     one-process reservoir of the same partitions (with groups too), and the Dask one of the same blocks."""
     rng = np.random.default_rng(5)
     ids = np.repeat(np.arange(2_000), rng.geometric(0.05, 2_000))

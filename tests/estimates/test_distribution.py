@@ -236,7 +236,7 @@ def test_constructor_and_method_arguments_are_validated():
 
 
 def test_the_displayed_density_has_only_the_peaks_its_band_supports():
-    """Issue 64 item 7: an estimate of one peak with wiggles of noise drew a density with several peaks on the
+    """An estimate of one peak with wiggles of noise drew a density with several peaks on the
     display's 40 bins; with a simultaneous band wider than the wiggles it draws one, the mass kept, nearer the smooth
     truth; a band that excludes the valley between two peaks keeps both; without a band it is drawn as it is and says
     so."""

@@ -143,7 +143,7 @@ def _line_of(page: Path, text: str) -> str:
 
 
 def test_the_prose_check_reads_quantities_not_references_or_code():
-    prose = ("In Fig. 2a-c, 11 and sec. VI-B (eq. 92; Theorems 1-5; claim 13; issue 47 item 5; #29) the error "
+    prose = ("In Fig. 2a-c, 11 and sec. VI-B (eq. 92; Theorems 1-5; claim 13; step 47, item 5; #29) the error "
              "was 0.0741 at `eps 0.5`, 12x [here](x/3.md) <!-- 7.5 --> and 22,603 users; W1 fig2 2a `964190c`.")
     assert [number for number, _ in _prose_numbers(prose)] == ["0.0741", "12", "22,603"]
 

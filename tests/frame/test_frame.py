@@ -303,7 +303,7 @@ def test_a_session_is_charged_only_for_a_column_that_is_randomized():
 
 @pytest.mark.parametrize("engine", ["pandas", "polars"])
 def test_uint64_ids_of_2_to_the_63_and_more_are_persons_by_exact_value(engine):
-    """The outsider's F8 (issue 65, round 2): a Polars UInt64 id column holding 2**63 or more was refused by an engine
+    """A Polars UInt64 id column holding 2**63 or more was refused by an engine
     error that printed the raw ids, and pandas wrapped them to negative int64. Now they are read exactly (uint64)."""
     ids = np.array([2**64 - 1] * 4 + [2**63] * 3 + [5] * 2 + [2**63 - 1], dtype=np.uint64)
     columns = {"id": ids, "v": np.linspace(0, 1, ids.size)}
@@ -315,7 +315,7 @@ def test_uint64_ids_of_2_to_the_63_and_more_are_persons_by_exact_value(engine):
 
 
 def test_a_refusal_of_the_ids_names_the_id_column_not_the_values_column():
-    """The outsider's F8 (issue 65, round 2): ``frame.release`` prefixed an id refusal with the values column."""
+    """``frame.release`` prefixed an id refusal with the values column."""
     table = pd.DataFrame({"v": np.linspace(0, 1, 4), "customer": [1, "a", 2, "b"]})
     with pytest.raises(InvalidValueTypeError, match=r"^Column 'customer': The 'privacy_id' argument of cdf"):
         frame.release(table, "v", central.cdf, epsilon=1.0, bounds=(0, 1), privacy_id="customer", max_contributions=1)

@@ -61,7 +61,7 @@ def test_group_release_per_person_refuses_bad_arguments_by_name(kwargs, named):
     (central.histogram_queries, {}),
 ])
 def test_a_replace_release_per_person_is_refused_by_name_before_the_data_are_read(persons, function, kwargs):
-    """The outsider's F3 (issue 65, round 2): slice quantiles was dry-run on the real ids first, so a 60-person table
+    """Slice quantiles was dry-run on the real ids first, so a 60-person table
     was refused by "the n = 60 records are too close" (a private count), a 400-person one by the refusal of replace
     releases. Now every table is refused alike, by the function and the neighbouring it states, and no message holds a
     count of the data."""
@@ -74,7 +74,7 @@ def test_a_replace_release_per_person_is_refused_by_name_before_the_data_are_rea
 
 
 def test_the_rows_left_out_by_max_groups_are_counted_for_the_holder_of_the_data():
-    """The outsider's F4 (issue 65, round 2): 50 persons x 6 rows over 3 shops, max_groups=1: the 200 rows of the
+    """50 persons x 6 rows over 3 shops, max_groups=1: the 200 rows of the
     other two shops of each person were in no ContributionBoundWarning. Now they are counted (in ``count`` only)."""
     table = pd.DataFrame({"c": np.repeat(np.arange(50), 6), "shop": np.tile(["a", "b", "c"], 100), "v": np.zeros(300)})
     with pytest.warns(ContributionBoundWarning) as warned:

@@ -138,7 +138,7 @@ def test_a_real_answer_goes_through_the_held_head(expect, monkeypatch):
 @pytest.mark.parametrize("method", ["HEAD", "GET"])
 @pytest.mark.parametrize("closing", ["a malformed next request", "a newcomer's room", "shutdown"])
 def test_an_answer_is_on_the_wire_before_the_connection_closes_in_the_same_turn(method, closing):
-    """attack113 F2: a HEAD answer (no body: its head was held to the loop's next turn) was lost when the server closed
+    """A HEAD answer (no body: its head was held to the loop's next turn) was lost when the server closed
     the connection in the turn the answer completed (a malformed next request answered 400, an idle connection closed
     for a newcomer at --limit-concurrency, shutdown).  A HEAD answer is not held, and a held head is written when its
     answer completes and before the protocol's own 400."""

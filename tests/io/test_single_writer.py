@@ -129,7 +129,7 @@ class Costly(Recorder):
 
 
 def test_a_queue_of_costly_items_holds_a_cheap_one_one_group_not_the_whole_queue():
-    """attack77 F1: 20 costly batches queued at once (one client's burst) were one group, and another campaign's cheap
+    """20 costly batches queued at once (one client's burst) were one group, and another campaign's cheap
     batch waited for all of them (30.7 s); a group takes costly items up to its bound, cheap ones ahead of the rest."""
     writer = Costly(max_group_cost=100)
     first, futures = _queued_behind(writer, "a", ("heavy1", "heavy2", "heavy3", "cheap", "batch-heavy4", "batch-heavy4"))

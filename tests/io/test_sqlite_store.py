@@ -52,7 +52,7 @@ def test_a_file_of_a_newer_schema_version_is_refused_naming_its_owner(tmp_path):
 
 
 def test_a_file_of_another_owner_is_refused_naming_its_tables_not_as_a_newer_version(tmp_path):
-    """attack65 F7: the issuer's database given as the relay's --queue was "schema version 2, newer than this dpdist's 1"."""
+    """The issuer's database given as the relay's --queue was "schema version 2, newer than this dpdist's 1"."""
     path = str(tmp_path / "issuer.sqlite")
     SQLiteStore(path, ("CREATE TABLE keys (name TEXT)",), name="test-store", schema_version=2, owner="issuer",
                 marker="keys").close()

@@ -259,7 +259,7 @@ def test_bad_token_requests_are_refused(issuer):
         if case == "gzip":  # a body in a content coding: not read (the credential spends nothing)
             headers["Content-Encoding"] = "gzip"
         listed = list(headers.items()) + ([("Content-Encoding", "identity"), ("Content-Encoding", "gzip")]
-                                          if case == "gzip twice" else [])  # every line counts (attack93 F1)
+                                          if case == "gzip twice" else [])  # every line counts
         answer = issuer.client.post("/issuer/v1/keys/campaign/token-request", content=body, headers=listed)
         assert (answer.status_code, answer.json()["error"]) == (status, code), case
         if status == 401:

@@ -109,7 +109,7 @@ def test_a_windowed_ledgers_statement_names_its_window_in_its_one_line():
 
 
 def test_a_windows_seconds_are_written_as_the_javascript_ledger_writes_them():
-    """The two ledgers state a window in the same words (String(x) in node, attack99 G4)."""
+    """The two ledgers state a window in the same words (String(x) in node)."""
     values = [1e-5, 1.5e-5, 1e-7, 1.5e-7, 0.1, 3600.5, 1e6, 1e15, 1e16, 1e20, 1e21, 1.5e21, 123456.789, 5e-324, 86400,
               48237702445694128.0, 2.0**53 + 2]
     node = ["0.00001", "0.000015", "1e-7", "1.5e-7", "0.1", "3600.5", "1000000", "1000000000000000", "10000000000000000",
@@ -189,7 +189,7 @@ COLLECTORS = {
 
 def test_spellings_of_one_collector_are_one_collector_and_older_keys_are_read_under_the_new_name():
     """A device's budget and its one answer per campaign in rounds must not split over ``https://c.example`` and
-    ``https://C.example:443/`` (review of issue 35's rule, F4); the JavaScript client names them alike."""
+    ``https://C.example:443/``; the JavaScript client names them alike."""
     from dpdist.local.ledger import normal_collector
 
     assert {spelling: normal_collector(spelling) for spelling in COLLECTORS} == COLLECTORS
@@ -360,7 +360,7 @@ def test_a_memos_charges_are_stated_as_one_mechanism():
 
 @pytest.mark.parametrize("accountant", ["tightest", "basic", "pld", "zcdp"])
 def test_a_stable_ledgers_statement_names_the_stable_relation_and_privacy_convert_refuses_it(accountant):
-    """Attack 58.4: 50 reports of changing values through dBitFlipPM (d = 16, one bucket) under "stable" accounting
+    """50 reports of changing values through dBitFlipPM (d = 16, one bucket) under "stable" accounting
     were stated (8, 1e-8)-DP (local, replace), whose loss over changing values is infinite from the second report."""
     from dpdist.errors import InvalidParameterError
     from dpdist.privacy import PrivacyGuarantee, convert

@@ -37,7 +37,7 @@ def test_from_config_rejects_other_versions_and_non_configs():
                                                  "attributes": [{"name": "x", "bounds": [0, 1]},
                                                                 {"name": "y", "bounds": [0, 1]}]}, "expected_reports = 1e+308")])
 def test_a_number_too_large_to_compute_with_is_the_callers_invalid_parameter(config, named):
-    """attack73 F2: ``b = 1e308`` made SW's constants infinite, an ``OverflowError`` from deep inside."""
+    """``b = 1e308`` made SW's constants infinite, an ``OverflowError`` from deep inside."""
     with pytest.raises(InvalidParameterError, match=f"'{config['protocol']}' hold a number.*{re.escape(named)}"):
         local.from_config(config)
 

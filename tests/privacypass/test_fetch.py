@@ -26,7 +26,7 @@ def test_an_issuer_url_with_a_password_is_refused_the_credential_would_not_be_se
     assert "S3cretPW" not in str(refused.value)
 
 
-# ---------------------------------------------------------------------- a hostile issuer (attack67 F1-F4)
+# ---------------------------------------------------------------------- a hostile issuer
 CREDENTIAL = "UuGS31Fsim0VeEikJVUta0bXDckpHLp51Iq8CryPhl4"
 
 

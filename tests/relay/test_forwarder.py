@@ -1,5 +1,5 @@
 """The relay's delivery of batches to the collector (dpdist.relay._forwarder): a batch is marked delivered only on the
-collector's acknowledgement of that batch (issue 61: any 2xx was, so a proxy's page in front of the collector lost a
+collector's acknowledgement of that batch (any 2xx was once, so a proxy's page in front of the collector lost a
 whole batch of reports)."""
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def test_a_batch_is_delivered_only_by_the_collectors_acknowledgement_of_it(answe
     assert settled is delivered and marks == ([("b1", "delivered")] if delivered else [])  # else: delivered again later
 
 
-# ------------------------------------------------ attack 67: the collector's answer bounded in bytes and time, logged safely
+# ------------------------------------------------ the collector's answer bounded in bytes and time, logged safely
 _TOKEN = "relay-token-0123456789"
 
 
@@ -108,7 +108,7 @@ class _Bomb(httpx.AsyncByteStream):
 
 
 def test_a_gzip_bomb_answer_is_read_no_further_than_the_limit_and_the_batch_is_sent_again(caplog):
-    """An acknowledgement is read up to ``ACK_ANSWER_BYTES`` (1 MiB; attack69 F2: at 128 MiB a gzip answer of
+    """An acknowledgement is read up to ``ACK_ANSWER_BYTES`` (1 MiB; at 128 MiB a gzip answer of
     ``[{},{},...]`` took the relay to 1.4 GB per attempt while parsed)."""
     bomb = _Bomb(32 << 20, piece=1 << 10)  # 32 MiB of zeros: ~32 kB on the wire, in 32 pieces of 1 KiB
 
@@ -205,7 +205,7 @@ def test_the_collectors_public_pages_are_read_bounded_too(answer, monkeypatch):
 
 
 def test_a_deeply_nested_answer_is_no_acknowledgement_in_one_line_not_a_traceback(caplog):
-    """attack67 F23: ``{"campaign": [[[[...]]]]}`` 200,000 deep was a RecursionError traceback at each attempt."""
+    """``{"campaign": [[[[...]]]]}`` 200,000 deep was a RecursionError traceback at each attempt."""
     deep = b'{"campaign":' + b"[" * 200_000 + b"]" * 200_000 + b"}"
 
     def handler(request: httpx.Request) -> httpx.Response:

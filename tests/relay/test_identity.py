@@ -403,7 +403,7 @@ class _Recording(httpx.AsyncBaseTransport):
 
 @pytest.mark.slow  # waits out the relay's 5 s config cache
 def test_a_collector_that_turns_off_admission_at_the_relay_cannot_isolate_one_honest_report(tmp_path):
-    """The K-1 attack of issue 44, done by the collector without any token: after an honest device sent its report
+    """The K-1 attack (all but one report of a batch the collector's own), done by the collector without any token: after an honest device sent its report
     (with a token, as the campaign demanded), the collector's operator drops the issuer from its own database row; the
     relay reads the collector's config again and admits K-1 untokened reports of the collector, and delivers a batch of
     K with the one honest report, which is the one message that carries a token: the collector opens it with the
@@ -698,7 +698,7 @@ class _TaggedIdentity(httpx.BaseTransport):
 
 
 def test_the_token_request_is_bounded_by_the_devices_timeout(tmp_path, monkeypatch):
-    """attack67 F1: the token request had fetch_token's own 30 s per read, whatever the device's ``timeout``; its answer
+    """The token request had fetch_token's own 30 s per read, whatever the device's ``timeout``; its answer
     is now whole within the client's timeout."""
     from dpdist import privacypass
 

@@ -63,7 +63,7 @@ def test_a_stopped_measure_starts_again_on_the_next_watch():
 
 
 def test_the_retry_after_of_a_short_overload_is_bounded_by_how_long_it_has_lasted():
-    """outsider6 finding 4: a 5 s flood's refusals over the second's acknowledgements told honest devices to wait 20-30 s
+    """A 5 s flood's refusals over the second's acknowledgements told honest devices to wait 20-30 s
     after the flood had ended.  Now Retry-After is at most one second more than the overload has lasted: a device refused
     1 s into a flood is told 2 s; an overload that lasts still reaches the refusal ratio, up to 30 s; after CALM_S
     seconds without a refusal, a new overload starts from 1 s again."""

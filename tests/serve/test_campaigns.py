@@ -1,5 +1,5 @@
 """A campaign's config is checked at creation for what the service and every device can hold: its statistic
-(``--max-statistic-bytes``) and its public config answer, which devices read within a bound (attack70 F3: a config of
+(``--max-statistic-bytes``) and its public config answer, which devices read within a bound (a config of
 1.4 million labels was taken, and no device could submit: its answer carries the labels twice, 19.6 MB)."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def test_the_service_s_bound_is_what_python_devices_read():
 
 def test_a_config_whose_record_header_a_service_would_refuse_is_refused_at_creation():
     """Each report record carries the config; a header past 1 MiB is refused as malformed: 150,000 labels (1.2 MB)
-    were taken and every batch refused (attack71 F1)."""
+    were taken and every batch refused."""
     check_config({"protocol": "grr", "epsilon": 1.0, "labels": _labels(100_000)})
     with pytest.raises(InvalidRequest) as refused:
         check_config({"protocol": "grr", "epsilon": 1.0, "labels": _labels(150_000)})

@@ -117,7 +117,7 @@ def test_any_other_refusal_is_shown_by_its_status_host_and_size(status, body):
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9/?x", "http://127.0.0.1:9#f", "http://127.0.0.1:9/base/?x=1"])
 def test_issuer_of_refuses_a_query_or_fragment_before_any_request(url):
-    """It went to ``GET /?x/issuer/v1/keys/k1`` (or ``/``), and the refusal was a misleading 404 (attack66 F7)."""
+    """It went to ``GET /?x/issuer/v1/keys/k1`` (or ``/``), and the refusal was a misleading 404."""
     import httpx
 
     def never(request):
@@ -128,7 +128,7 @@ def test_issuer_of_refuses_a_query_or_fragment_before_any_request(url):
 
 
 def test_issuer_of_reads_the_key_up_to_an_acknowledgement_s_bound():
-    """``campaign create --issuer`` parsed a 128 MiB key answer (2.37 GB held; attack70 F6): a key is a few hundred
+    """``campaign create --issuer`` parsed a 128 MiB key answer (2.37 GB held): a key is a few hundred
     bytes, read as an acknowledgement is, up to 1 MiB."""
     import httpx
 
@@ -146,7 +146,7 @@ def test_issuer_of_reads_the_key_up_to_an_acknowledgement_s_bound():
 
 def test_the_issuer_s_key_is_read_up_to_the_answer_limit():
     """A device checks the issuer's key of a relayed campaign; an answer past the limit (an acknowledgement's, 1 MiB:
-    a key is a few hundred bytes) is no key (attack66 F6, attack69 F2)."""
+    a key is a few hundred bytes) is no key."""
     import httpx
 
     from dpdist.errors import CampaignIdentityError
@@ -170,7 +170,7 @@ EXPORT_URL = "http://127.0.0.1:9"
 
 
 # Client.export (dpdist campaign export) reads its answer as it arrives: refused at its first bytes when they start no
-# report file (attack69 F4: a 2 MB gzip bomb of NULs grew the hidden .<name>.download to 2 GB before "neither a Parquet
+# report file (a 2 MB gzip bomb of NULs grew the hidden .<name>.download to 2 GB before "neither a Parquet
 # file nor a dpdist report file"), its partial file removed however it ends.
 
 
@@ -274,7 +274,7 @@ def test_a_report_file_arriving_a_few_bytes_at_a_time_is_exported(tmp_path, name
 
 
 def test_only_a_batch_that_failed_is_said_to_be_sent_again_later():
-    # attack120 F3: an estimate that failed ended "Nothing was lost: a batch keeps its id...", which speaks of no batch
+    # an estimate that failed ended "Nothing was lost: a batch keeps its id...", which speaks of no batch
     def handler(request):
         return httpx.Response(503, json={"error": "busy", "detail": "try later"})
 

@@ -58,7 +58,7 @@ def test_a_thread_that_ended_leaves_no_connection_open(tmp_path):
 @pytest.mark.parametrize("url, dialect, stored", [
     ("POSTGRESQL://u:pw@127.0.0.1:1/db", "postgresql", "postgresql://u:pw@127.0.0.1:1/db"),
     ("Postgres://127.0.0.1:1/db", "postgresql", "postgres://127.0.0.1:1/db"),
-    (" postgresql://u@127.0.0.1:1/db\n", "postgresql", "postgresql://u@127.0.0.1:1/db"),  # attack65 F7: was a file
+    (" postgresql://u@127.0.0.1:1/db\n", "postgresql", "postgresql://u@127.0.0.1:1/db"),  # was a file
     ("SQLite:///campaigns.sqlite", "sqlite", "SQLite:///campaigns.sqlite"),
     ("campaigns.sqlite", "sqlite", "campaigns.sqlite"),
 ])
@@ -82,13 +82,13 @@ def test_a_url_scheme_is_read_in_any_case(url, dialect, stored):
     ("file:?mode=memory", "SQLite URI filename"),
     ("sqlite:///file:s?mode=memory", "SQLite URI filename"),
     ("host=127.0.0.1 port=1 user=alice password=S3cretPW", "libpq's key=value string"),
-    # attack65 F7: each made a file of that name
+    # each made a file of that name
     ("sqlite:///:memory:?cache=shared", "an in-memory database"),
     ("sqlite:///%3Amemory%3A", "an in-memory database"),
     ("sqlite:///s.sqlite?mode=memory&uri=true", "a sqlite:/// URL with a query"),
 ])
 def test_a_db_that_is_no_file_path_nor_postgresql_url_is_refused_in_one_line_naming_it(tmp_path, monkeypatch, capsys, url, why):
-    """attack64 F3, F4: each became a SQLite file of an odd name (its password in the name), or an in-memory database."""
+    """Each became a SQLite file of an odd name (its password in the name), or an in-memory database."""
     pytest.importorskip("starlette")
     from dpdist.cli import main
     from dpdist.errors import InvalidParameterError
@@ -170,7 +170,7 @@ print(errors[:3], len(held), flush=True)
 
 @pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads /proc (Linux)")
 def test_closing_leaves_a_connection_open_under_another_threads_statement_until_that_thread_ends(tmp_path):
-    """attack88 F1 without its race, in this process: a reader thread is held inside its statement (a SQL function of
+    """A shutdown's close under a running statement, without its race, in this process: a reader thread is held inside its statement (a SQL function of
     its connection waits), and close() from this thread closes this thread's connection and leaves the reader's open
     under the statement; the statement finishes and reads its rows, the reader's next one runs on the same connection,
     and once the reader's thread ended close() closes that connection too.  Closing the reader's connection under its
@@ -225,7 +225,7 @@ def test_closing_leaves_a_connection_open_under_another_threads_statement_until_
 @pytest.mark.slow  # a subprocess racing four readers against close() for 1.5 s (1.2-2.6 CPU-s); the fast loop keeps
 # its outcome without the race (the test above)
 def test_closing_lets_go_of_a_connection_another_thread_is_reading_on(tmp_path):
-    """attack88 F1: the server's shutdown closed every thread's SQLite connection, one of them under a statement a
+    """The server's shutdown closed every thread's SQLite connection, one of them under a statement a
     cancelled request's worker thread was still running; the process died of SIGSEGV (13 of 20 shutdowns with
     estimates in flight).  Now close() closes its own thread's connection and those of ended threads, and lets go of
     the others: the reads finish, and each connection is closed when its thread lets go of it."""
@@ -239,7 +239,7 @@ def test_closing_lets_go_of_a_connection_another_thread_is_reading_on(tmp_path):
 
 
 def test_a_transaction_running_when_the_database_closes_ends_on_its_own_connection(tmp_path):
-    """attack89 F1: close() handed the thread of a transaction still running a new connection (the thread-local state
+    """close() handed the thread of a transaction still running a new connection (the thread-local state
     was replaced): its next statement ran outside the transaction, waiting 60 s for the write lock its own transaction
     held (SQLite; PostgreSQL committed it alone).  The transaction now ends on its own connection, whole."""
     database = open_database(str(tmp_path / "t.sqlite"))

@@ -1,4 +1,4 @@
-"""A hostile estimate answer's nested fields are checked before ``dpdist campaign estimate`` prints them (attack70 F5).
+"""A hostile estimate answer's nested fields are checked before ``dpdist campaign estimate`` prints them.
 
 A stub on 127.0.0.1 answers a real grr estimate document (the service's ``served_estimate``) with one field replaced by
 a value of another type or size: 78 such answers ended in "internal error ... (a bug of dpdist)" (``'float' object is
@@ -71,7 +71,7 @@ def _with(path: tuple, value) -> bytes:
     return json.dumps(document, allow_nan=True).encode()
 
 
-#: the fields the attack's fuzzer ended in "internal error" with (attack70 F5), and the rest the text reads
+#: the fields the attack's fuzzer ended in "internal error" with, and the rest the text reads
 _FIELDS = [
     ("epsilon",), ("estimate", "intervals"), ("estimate", "intervals", 0, "low"), ("estimate", "intervals", 0, "high"),
     ("estimate", "intervals", 0, "low", 0), ("estimate", "intervals", 0, "high", 0), ("estimate", "intervals", 0, "level"),

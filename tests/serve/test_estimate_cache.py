@@ -93,7 +93,7 @@ def _modes(density) -> int:
 
 @pytest.mark.slow  # two bootstraps of the service's 100 replicates (3 CPU-s each)
 def test_the_served_density_shows_only_the_peaks_its_band_supports():
-    """Issue 64 item 7: an SW campaign of one peak (n = 6,600, epsilon 2) drew a density with spikes (11 local maxima
+    """An SW campaign of one peak (n = 6,600, epsilon 2) drew a density with spikes (11 local maxima
     on the figure's 40 equal bins).  The served density is the estimate on the same bins with only the peaks the
     simultaneous band supports (the taut string's): one for one peak, two for two, the mass kept, and nearer the
     truth than the estimate drawn as it is."""
@@ -152,7 +152,7 @@ def _get(app, path: str) -> httpx.Response:
 
 
 def test_the_estimate_is_rendered_off_the_event_loop_and_sent_in_parts_byte_for_byte(tmp_path, monkeypatch):
-    # attack81 H1: the route rendered the document on the event loop, 3.7 us a domain item (7.5 s at d = 2*10^6, every
+    # the route rendered the document on the event loop, 3.7 us a domain item (7.5 s at d = 2*10^6, every
     # campaign's batches waiting): the body is now made where the estimate is computed (the estimator process; in the
     # fast loop a thread of the pool), and no large JSON is rendered on the loop's thread
     import json
@@ -226,7 +226,7 @@ def test_an_estimate_the_estimator_cannot_allocate_is_a_500_that_says_so_not_an_
 
 
 def test_an_unchanged_estimate_asked_with_its_tag_is_answered_304_without_its_body(tmp_path):
-    # attack82 M1: a dashboard polling an unchanged 321 MB estimate fetched it whole every few seconds
+    # a dashboard polling an unchanged 321 MB estimate fetched it whole every few seconds
     app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
     _grr_campaign(app, "g", 8, np.arange(100) % 8)
     first = _get(app, "/api/campaigns/g/estimate")
@@ -257,7 +257,7 @@ def test_an_unchanged_estimate_asked_with_its_tag_is_answered_304_without_its_bo
 
 
 def test_a_figure_of_more_items_than_are_drawn_is_refused_before_the_estimator_is_asked(tmp_path, monkeypatch):
-    # attack82 M2: GET estimate.png at d = 2*10^6 held the one estimator 120 s and ended 503 estimate_timeout
+    # GET estimate.png at d = 2*10^6 held the one estimator 120 s and ended 503 estimate_timeout
     from dpdist.serve import _estimate_cache
 
     asked = []
@@ -275,7 +275,7 @@ def _expensive(function, *arguments) -> tuple:
 
 
 def test_a_throttled_estimate_is_answered_304_to_its_holder_and_never_stands_for_another_campaign(tmp_path, monkeypatch):
-    """attack85: within the throttle, the last document of a campaign deleted and created again under its id (its
+    """Within the throttle, the last document of a campaign deleted and created again under its id (its
     numbers, its epsilon) was served for the new one, and a closed campaign's said "open" (F1); and a poll holding the
     document served got it whole again, 200 under the tag it named (F2)."""
     from dpdist.serve import _estimate_cache
@@ -314,7 +314,7 @@ def test_a_throttled_estimate_is_answered_304_to_its_holder_and_never_stands_for
     ('garbage"{tag}"garbage', 200), ('w/"{tag}"', 200), ("{tag}", 200), ('"{tag}x"', 200), ('"other"', 200),
 ])
 def test_if_none_match_is_read_as_a_list_of_entity_tags(tmp_path, held, answered):
-    # attack85 F5: a substring test took any text holding the tag
+    # a substring test took any text holding the tag
     app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
     _grr_campaign(app, "g", 8, np.arange(100) % 8)
     tag = _get(app, "/api/campaigns/g/estimate").headers["etag"].strip('"')
@@ -344,7 +344,7 @@ def test_one_query_spelled_two_ways_is_one_document(tmp_path, monkeypatch):
 
 
 def test_an_app_started_again_opens_its_estimate_cache_again(tmp_path):
-    """attack89 F2: the end of a lifespan closes the cache; a second lifespan of the same app (an embedder's restart,
+    """The end of a lifespan closes the cache; a second lifespan of the same app (an embedder's restart,
     a test's second client) found it closed and every estimate was refused 503 shutting_down."""
     from starlette.testclient import TestClient
 
@@ -356,10 +356,10 @@ def test_an_app_started_again_opens_its_estimate_cache_again(tmp_path):
 
 
 def test_no_estimator_is_started_once_the_last_cache_closed_and_a_cache_reopened_computes(monkeypatch):
-    """attack88 F2: at a shutdown, a request waiting for the key of an estimate being computed went on once the
+    """At a shutdown, a request waiting for the key of an estimate being computed went on once the
     estimator was stopped, found none and started a new one (the stopping process held 120 s, its time limit). Once
     the last cache of the process closed, an estimate is refused 503 shutting_down; a new cache, or one opened again
-    (an app whose lifespan runs again, attack89 F2: every estimate of its second run was refused), computes again."""
+    (an app whose lifespan runs again; every estimate of its second run was refused), computes again."""
     from dpdist.errors import DPDistError
     from dpdist.serve import _estimate_cache
 

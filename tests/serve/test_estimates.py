@@ -26,7 +26,7 @@ def test_options_that_grow_the_estimators_memory_are_refused(option, value):
 
 @pytest.mark.parametrize("value", ["1e999", "-1e999", "NaN", "Infinity", "[1, 1e999]", '{"a": NaN}'])
 def test_an_option_that_is_no_finite_number_is_refused(value):
-    """attack120 F3: ``?x=1e999`` (or NaN) was parsed to a float an answer echoing the options cannot write as JSON: a
+    """``?x=1e999`` (or NaN) was parsed to a float an answer echoing the options cannot write as JSON: a
     500 and two tracebacks a request (the CLI retried it for 5 minutes). Expected: 400 invalid_option naming it."""
     from dpdist.serve._estimates import estimate_options
     from dpdist.serve._refusals import InvalidRequest
@@ -38,7 +38,7 @@ def test_an_option_that_is_no_finite_number_is_refused(value):
 
 @pytest.mark.parametrize("depth", [300, 500])
 def test_a_deeply_nested_option_is_read_without_recursion(depth):
-    """attack121 F1: an option nested 300-980 deep (within what the JSON reader takes) made the finiteness check recurse
+    """An option nested 300-980 deep (within what the JSON reader takes) made the finiteness check recurse
     past Python's limit: a 500 and two tracebacks. Expected: read like any other option, a non-finite one refused."""
     from dpdist.serve._estimates import estimate_options
     from dpdist.serve._refusals import InvalidRequest
@@ -54,7 +54,7 @@ def test_a_deeply_nested_option_is_read_without_recursion(depth):
 
 
 def test_replicates_of_thousands_of_digits_are_refused_not_converted():
-    """attack122 F1: ``replicates=1`` followed by 4,300 zeros passed the digits check and int() raised ValueError
+    """``replicates=1`` followed by 4,300 zeros passed the digits check and int() raised ValueError
     (Python's 4,300-digit limit): a 500 and two tracebacks. Expected: 400 invalid_option naming it."""
     from dpdist.serve._estimates import view_parameters
     from dpdist.serve._refusals import InvalidRequest

@@ -128,7 +128,7 @@ def _upload_scope(client, token: str, query: bytes, batch_id: str) -> dict:
 
 
 def test_a_client_gone_mid_body_is_a_refusal_not_a_response_in_the_metrics(served):
-    """outsider6 finding 5: an upload cut off mid-body (declared 3000 bytes, sent 1000, closed) was counted as a
+    """An upload cut off mid-body (declared 3000 bytes, sent 1000, closed) was counted as a
     response with status 400 though none was sent.  Now, on both paths, it counts only as a refusal
     (``client_disconnected``) and in no response or latency series."""
     client, token, calls = served
@@ -227,7 +227,7 @@ def test_an_unexpected_error_is_the_same_logged_json_500_on_both_paths(served, m
     assert re.search(rf'dpdist_http_responses_total\{{method="PUT",{route},status="500"\}} 2\.0', text)
 
 
-# ---------------------------------------------------------------------- the path at the durable floor (issue 61.1)
+# ---------------------------------------------------------------------- the path at the durable floor
 # what was made cheaper answers, counts and refuses as before: a corrupt log row refused when read and folded (each
 # stored piece validated once), a body in one message held and given back
 

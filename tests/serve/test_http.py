@@ -1,5 +1,5 @@
 """The service's error answers (``dpdist.serve._http``): the internal-error line names the request's path
-percent-encoded, so a request cannot write a line or an escape sequence into the log (attack 67, F11)."""
+percent-encoded, so a request cannot write a line or an escape sequence into the log."""
 
 from __future__ import annotations
 

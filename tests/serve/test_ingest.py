@@ -107,7 +107,7 @@ def test_the_group_path_reading_alike_bodies_keeps_the_bound(tmp_path):
 
 
 def test_the_committer_bounds_a_group_s_counting_work_by_the_batches_bound(tmp_path):
-    """attack77 F1: 20 batches at the bound, sent at once, were one group (20 x the bound: another campaign's batch
+    """20 batches at the bound, sent at once, were one group (20 x the bound: another campaign's batch
     waited 30.7 s); the committer's groups are bounded by --max-batch-work too (SingleWriter's max_group_cost; the
     grouping itself: tests/io/test_single_writer.py), each batch's work counted as its reports could cost."""
     import hashlib
@@ -133,13 +133,13 @@ def test_the_committer_bounds_a_group_s_counting_work_by_the_batches_bound(tmp_p
     rows = json.dumps({"reports": protocol.privatize(np.arange(3), rng=1).tolist()}).encode()
     as_json = pending(rows)
     as_json.pending.content_type = "application/json"
-    assert committer.item_cost(as_json) == statistic + (rows.count(b",") + 1) * 1000  # attack79 L2: commas, not bytes
+    assert committer.item_cost(as_json) == statistic + (rows.count(b",") + 1) * 1000  # commas, not bytes
     decoded = Arrival("olh", "x" * 32, "d", object(), 7, 7, work=7 * 1000)
     assert batch_work(decoded) == 7000 and batch_work(Refused("olh", "malformed_batch")) == 0
 
 
 def test_a_costly_decoded_batch_is_counted_before_its_group_off_the_committer(tmp_path, monkeypatch):
-    """attack77 F2: a relayed batch (10,000 OLH reports, d = 10^5) was counted on the committer's thread, holding every
+    """A relayed batch (10,000 OLH reports, d = 10^5) was counted on the committer's thread, holding every
     campaign's batches 6.4 s; a batch decoded before its group (a relayed one, a body over the inline size) is counted
     in a thread when it is costly, and its aggregate merged into the group's log row: the same state."""
     from dpdist.serve import _service
@@ -166,7 +166,7 @@ def test_a_costly_decoded_batch_is_counted_before_its_group_off_the_committer(tm
 
 
 def test_a_fold_costs_the_committer_at_most_the_bound_and_the_longest_unfolded_go_first(tmp_path):
-    """attack79 M1: folding six campaigns of 64 MB statistics once a second held every campaign's batches up to 4.9 s;
+    """Folding six campaigns of 64 MB statistics once a second held every campaign's batches up to 4.9 s;
     a fold now takes the campaigns folded longest ago while their aggregates cost at most --max-batch-work (one at
     least), the others at the next fold; at the last fold, all."""
     from dpdist.serve._committer import GroupCommitter
@@ -189,7 +189,7 @@ def test_a_fold_costs_the_committer_at_most_the_bound_and_the_longest_unfolded_g
 
 
 def test_a_cheap_batch_of_a_large_statistic_is_not_counted_into_an_aggregate_of_its_own(tmp_path, monkeypatch):
-    """attack80 M1: a 68 KB body of 17,000 GRR reports at d = 8*10^6 was counted in a thread into a 64 MB aggregate held
+    """A 68 KB body of 17,000 GRR reports at d = 8*10^6 was counted in a thread into a 64 MB aggregate held
     until its group (42 at once: 4.2 GB); a batch is counted apart only when its reports cost more than that aggregate."""
     from dpdist.serve import _service
 
@@ -208,7 +208,7 @@ def test_a_cheap_batch_of_a_large_statistic_is_not_counted_into_an_aggregate_of_
 
 
 def test_the_orphaned_rows_of_a_crashed_process_are_folded_within_the_bound_too():
-    """attack80 M2: after a crash, the sweep folded the rows the dead process left for every campaign in one step (12
+    """After a crash, the sweep folded the rows the dead process left for every campaign in one step (12
     campaigns of 64 MB statistics: another campaign's batch waited 10 s); they now go through the same budgeted fold."""
     from types import SimpleNamespace
 

@@ -32,7 +32,7 @@ def test_the_newest_supported_configuration_is_taken_and_checked_against_the_giv
     with pytest.raises(CampaignIdentityError) as swapped:
         campaign_key_config("c", _document(OTHER), _ohttp.encode_key_list([KEY]))
     assert swapped.value.code == "ohttp_key_mismatch"
-    rotated = _ohttp.KeyConfig(4, _ohttp.public_key_of(b"\x04" * 32))  # outsider finding F2: a rotation states a new
+    rotated = _ohttp.KeyConfig(4, _ohttp.public_key_of(b"\x04" * 32))  # a rotation states a new
     assert campaign_key_config("c", _document(rotated, KEY), _ohttp.encode_key_list([KEY])) == KEY  # key first
     assert campaign_key_config("c", _document(rotated, KEY), _ohttp.encode_key_list([rotated, KEY])) == rotated
     for document, code in ((_document(chacha_only), "ohttp_key_mismatch"), ({"campaign": "c"}, "no_ohttp_gateway"),
@@ -87,7 +87,7 @@ def test_the_relays_own_answers_are_passed_on_and_a_changed_answer_is_a_transpor
     (b"{}", {"content-encoding": "br"}, "is in a coding dpdist does not read"),
 ])
 def test_a_refusal_of_the_relays_own_answer_names_the_relay_not_the_service(body, headers, said):
-    """attack70 F7: the relay's oversize answer said "Is that URL the dpdist service" (it is the relay's URL)."""
+    """The relay's oversize answer said "Is that URL the dpdist service" (it is the relay's URL)."""
     from dpdist.errors import ServiceRefusedError
 
     outer = httpx.Response(200, stream=httpx.ByteStream(body), headers={"content-type": "message/ohttp-res", **headers})
@@ -149,7 +149,7 @@ def test_a_device_given_its_keys_fetches_the_config_through_the_relay_too():
 
 
 def test_a_relay_echoing_the_basic_credential_of_its_url_bare_or_decoded_has_it_masked_and_is_named():
-    """attack67 F14: ``--ohttp-relay http://u:pw@...``: a relay answering 400 with the Basic credential bare (its
+    """``--ohttp-relay http://u:pw@...``: a relay answering 400 with the Basic credential bare (its
     base64, its ``u:pw`` decoded) had it shown, and the line said "The server refused"."""
     from dpdist.errors import ServiceRefusedError
 

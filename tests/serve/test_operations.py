@@ -354,7 +354,7 @@ def test_the_server_takes_every_setting_from_the_environment(tmp_path):
         assert "strict-transport-security" not in hsts.headers  # 127.0.0.1 is not in DPDIST_FORWARDED_ALLOW_IPS
     first = json.loads(log.read_text().splitlines()[0])
     assert first["message"].startswith("dpdist serve: sqlite database")
-    assert {"time", "level", "logger"} <= set(first)  # a record as every other (attack120 F6: it had no time)
+    assert {"time", "level", "logger"} <= set(first)  # a record as every other (it had no time)
 
 
 @pytest.mark.slow

@@ -1,4 +1,4 @@
-"""attack70 F1: a campaign config is an instruction to the device. A config answer whose one report cannot fit the body
+"""A campaign config is an instruction to the device. A config answer whose one report cannot fit the body
 the service takes (or whose statistic is over what the service accepts at campaign creation) is refused before anything
 is drawn or charged; batches are cut to fit that body (dpdist.serve._report_bound)."""
 
@@ -133,7 +133,7 @@ def test_a_device_s_ledger_is_not_charged_for_a_refused_config(no_draw):
 
 
 def test_a_config_whose_record_header_a_service_refuses_is_refused_before_anything_is_drawn(monkeypatch):
-    """attack71 F1: every batch of 150,000 labels was refused as malformed (a header of 1.2 MB), after the draw."""
+    """Every batch of 150,000 labels was refused as malformed (a header of 1.2 MB), after the draw."""
     from dpdist.local.frequency.grr import GRR
 
     def drawn(*args, **kwargs):
@@ -151,12 +151,12 @@ def test_a_config_whose_record_header_a_service_refuses_is_refused_before_anythi
                                     {"protocol": "no-such-protocol", "epsilon": 1.0},
                                     {"protocol": "oue", "epsilon": -1.0, "domain_size": 8},
                                     {"protocol": "oue", "epsilon": 1e308, "domain_size": 8},
-                                    {"protocol": "sw", "epsilon": 1.0, "b": 1e308},  # attack73 F2: OverflowError
+                                    {"protocol": "sw", "epsilon": 1.0, "b": 1e308},  # OverflowError
                                     {"protocol": "grr", "version": 2, "epsilon": 1.0, "domain_size": 8},  # F4
                                     {"protocol": "grr", "version": True, "epsilon": 1.0, "domain_size": 8},
                                     {"protocol": "grr", "version": "\x1b[2J" + "x" * 300_000}])  # F3: escaped, cut
 def test_a_config_answer_this_dpdist_cannot_build_is_the_server_s_not_the_caller_s(no_draw, config):
-    """attack71 F4: a hostile config's parameter out of range was an InvalidParameterError, the app's own mistake."""
+    """A hostile config's parameter out of range was an InvalidParameterError, the app's own mistake."""
     client, bodies = _service(config)
     with client, pytest.raises(ServiceRefusedError, match="is not a config this dpdist can use") as refusal:
         client.submit_values("c", np.arange(3))
@@ -188,7 +188,7 @@ def test_an_answer_without_max_batch_reports_bounds_batches_by_the_body_only():
 
 
 def test_a_report_file_is_sent_in_parts_no_larger_than_a_batch_may_cost_to_count(tmp_path):
-    """attack77 F4: `dpdist submit --reports` of 5,000 OLH reports (d = 10^5) was one batch, refused 413 (the service
+    """`dpdist submit --reports` of 5,000 OLH reports (d = 10^5) was one batch, refused 413 (the service
     takes 663 at its default --max-batch-work); the parts now hold at most that many, and depend on the file alone."""
     from dpdist import io
     from dpdist.serve._ingest import max_batch_reports
@@ -204,7 +204,7 @@ def test_a_report_file_is_sent_in_parts_no_larger_than_a_batch_may_cost_to_count
 
 
 def test_a_report_file_whose_parts_a_campaign_under_a_lower_bound_refuses_is_refused_before_anything_is_sent(tmp_path):
-    """attack81 L1: under --max-batch-work 2^25 a GRR campaign at d = 8*10^6 says max_batch_reports 1; a report file's
+    """Under --max-batch-work 2^25 a GRR campaign at d = 8*10^6 says max_batch_reports 1; a report file's
     parts (which depend on the file alone) were each refused 413 too_many_rows, 'send fewer reports per batch', which a
     `dpdist submit --reports` user cannot do. Now refused before sending, saying why and what to do."""
     from dpdist import io

@@ -121,7 +121,7 @@ def test_an_ibu_bootstrap_interval_is_a_function_of_the_aggregate():
 
 
 def _poisoned_grr(client):
-    """The outsider's campaign: GRR d = 128, 40,000 genuine reports (Zipf 1.1), then 2,100 maximal-gain fakes on 97, 111."""
+    """A poisoned campaign: GRR d = 128, 40,000 genuine reports (Zipf 1.1), then 2,100 maximal-gain fakes on 97, 111."""
     from dpdist import io, testing
 
     config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 128}
@@ -142,7 +142,7 @@ def _poisoned_grr(client):
 
 
 def test_an_empty_anytime_band_is_reported_as_empty_in_every_view_never_as_low_above_high(tmp_path, capsys):
-    """The simultaneous anytime band intersected with the simplex is empty on the outsider's poisoned campaign (item 97
+    """The simultaneous anytime band intersected with the simplex is empty on a poisoned campaign (item 97
     showed [1, -0.02996]): the JSON says ``empty`` with null limits and a note, the CLI's text says "empty", the same in
     every view; honest reports give an empty band with probability at most 1 - level."""
     from dpdist.cli._campaign import _summary_lines
@@ -214,7 +214,7 @@ def test_a_recovered_estimate_is_served_without_the_plain_estimates_anytime_inte
 
 
 def test_a_shares_fixed_n_interval_is_clipped_to_what_a_share_can_be_in_every_view(tmp_path, capsys):
-    """Issue 64 item 7: GRR, eps 1, 60 reports: the fixed-n intervals ran to [-1.02, -0.15] and [0.07, 1.22] while the
+    """GRR, eps 1, 60 reports: the fixed-n intervals ran to [-1.02, -0.15] and [0.07, 1.22] while the
     anytime ones were clipped.  Clipped to [0, 1] (the same coverage: a share lies there), and the same limits in the
     API's document, the CLI's text, Python's intervals, table and describe; the CLI says so."""
     from dpdist.cli._campaign import _summary_lines
@@ -252,7 +252,7 @@ def test_a_shares_fixed_n_interval_is_clipped_to_what_a_share_can_be_in_every_vi
 
 
 def test_replicates_in_other_digits_are_a_400_not_a_500(tmp_path):
-    """``"²"`` is a digit to ``str.isdigit`` but not to ``int``: the option was a 500 (found beside attack76 F8)."""
+    """``"²"`` is a digit to ``str.isdigit`` but not to ``int``: the option was a 500 ."""
     client = TestClient(create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, static_dir=tmp_path / "js"))
     _poisoned_grr(client)
     refused = client.get("/api/campaigns/poisoned/estimate", params={"replicates": "2\u00b2"}, headers=ADMIN)

@@ -201,14 +201,14 @@ from dpdist.local.frequency.longitudinal import LGRR  # noqa: E402
 
 
 class LGRRClaimsEpsInfPerValue(LGRR):
-    """The claim dpdist made before issue 27: m distinct values cost at most m * eps_inf, whatever T."""
+    """The claim dpdist once made: m distinct values cost at most m * eps_inf, whatever T."""
 
     def epsilon_over_changes(self, reports):
         return min(reports, self.domain_size) * self.epsilon_longitudinal
 
 
 class LOLOHAClaimsGTimesEpsInf(LOLOHA):
-    """LOLOHA's Theorem 2 as stated by the paper (and by dpdist before issue 27): g * eps_inf for any T."""
+    """LOLOHA's Theorem 2 as stated by the paper (and once by dpdist): g * eps_inf for any T."""
 
     def epsilon_over_changes(self, reports):
         return min(reports, self.hash_range) * self.epsilon_longitudinal

@@ -158,7 +158,7 @@ def test_an_http_url_without_userinfo_refuses_a_user_or_password_and_says_why():
 
 
 def test_a_base_url_refuses_a_query_or_a_fragment_and_says_why():
-    """attack65 F4: ``--server 'http://h:p?x=1'`` was taken, then every request went to ``/`` (httpx drops the joined
+    """``--server 'http://h:p?x=1'`` was taken, then every request went to ``/`` (httpx drops the joined
     path), and the service's index was printed as the campaign."""
     rule = HttpUrl("the server's URL", no_userinfo="a token is sent", base=True)
     assert_rule(rule, [("https://h.example:8443/base/", "https://h.example:8443/base/"), ("http://h", "http://h")])
@@ -169,7 +169,7 @@ def test_a_base_url_refuses_a_query_or_a_fragment_and_says_why():
 
 
 @pytest.mark.parametrize("url, shown", [
-    # attack67 F9: a refused URL's query values and fragment may be credentials; a password after a %-encoded ":",
+    # a refused URL's query values and fragment may be credentials; a password after a %-encoded ":",
     # or before a fullwidth "@", is one
     ("http://127.0.0.1:9200/?token=S3CRETl", "'http://127.0.0.1:9200/?token=***'"),
     ("http://h/?a=1&access_token=S3CRETa&X-Amz-Signature=S3CRETb", "'http://h/?a=***&access_token=***&X-Amz-Signature=***'"),
@@ -187,7 +187,7 @@ def test_a_refused_url_is_shown_without_what_may_be_a_credential(url, shown):
 
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9200/\x1b]0;PWN\x07", "http://h/\x7f", "http://h/a\u202eb"])
 def test_a_url_with_a_control_character_is_refused_by_name(url):
-    """attack67 F20: ``--server $'http://h/\\x1b]0;PWN\\x07'`` was "internal error InvalidURL" (httpx's); a bidi
+    """``--server $'http://h/\\x1b]0;PWN\\x07'`` was "internal error InvalidURL" (httpx's); a bidi
     override was taken silently."""
     for rule in (HttpUrl(), HttpUrl("the server's URL", no_userinfo=HttpUrl.TOKEN_SENT, base=True)):
         assert _takes(rule, url) is False
@@ -199,7 +199,7 @@ def test_a_url_with_a_control_character_is_refused_by_name(url):
 @pytest.mark.parametrize("url", ["http://127.0.0.1:9202/p;password=RSECRET4", "http://127.0.0.1:9202/p;token=RSECRET5/x",
                                  "http://127.0.0.1:9202/RSECRET6%00x", "http://h/a%0Ab", "http://h/a%7f"])
 def test_a_published_url_refuses_path_parameters_and_control_characters(url):
-    """attack67 F12: a relay URL with ``;password=...`` in its path, or a NUL, was taken and served to anyone."""
+    """A relay URL with ``;password=...`` in its path, or a NUL, was taken and served to anyone."""
     rule = HttpUrl("the relay's URL", no_userinfo=HttpUrl.PUBLISHED)
     assert _takes(rule, url) is False
     assert "RSECRET4" not in rule.shown(url) and "RSECRET5" not in rule.shown(url)
@@ -207,7 +207,7 @@ def test_a_published_url_refuses_path_parameters_and_control_characters(url):
 
 
 def test_a_sqlite_file_refuses_memory_with_a_query(tmp_path):
-    """attack65 F7: ``:memory:?cache=shared`` made a file of that name (``--queue``, ``--issuer-db``)."""
+    """``:memory:?cache=shared`` made a file of that name (``--queue``, ``--issuer-db``)."""
     from dpdist._validation import SQLiteFile, sqlite_name_problem
 
     assert "in-memory" in (sqlite_name_problem(":memory:?cache=shared") or "")

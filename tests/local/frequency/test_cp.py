@@ -233,7 +233,7 @@ def test_risk_criterion_may_choose_the_empty_model():
 @pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("wikiwords") is None, reason="wikiwords not installed")
 def test_on_heavy_tailed_words_cp_is_no_worse_than_the_zero_estimate():
-    # issue 35 item 4, on the top 10^4 words of wiki-words at eps = 1, n = 10^4 (the collapse cell
+    # on the top 10^4 words of wiki-words at eps = 1, n = 10^4 (the collapse cell
     # of docs/explanation/frequency-oracles.md): the rule before kept the noisiest column (MSE 1.56 +- 0.27 times the
     # zero estimate's in the benchmark); the pre-test returns the uniform (0.990) unless an item
     # stands out.  Tolerances: 3 standard errors of the mean over the runs (new), and of the
@@ -303,7 +303,7 @@ def test_the_note_reaches_the_cli_from_a_state_file(tmp_path, capsys):
 
 @pytest.mark.parametrize("block_cells", [64, 200])  # one value a block; three values a block
 def test_a_large_matrix_orders_only_the_rows_of_the_values_randomized(monkeypatch, block_cells):
-    """attack71 F3: a device sending a few values of a 4096 x 8192 matrix built its whole (k, m) row order (268 MB;
+    """A device sending a few values of a 4096 x 8192 matrix built its whole (k, m) row order (268 MB;
     526 MB at its peak, 1.7 s); past :data:`_KEPT_ORDER_CELLS` only the distinct values' rows are ordered: the same
     reports from the same draws, and no (k, m) order kept."""
     import dpdist.local.frequency.cp as cp_module

@@ -25,7 +25,7 @@ from dpdist.serve._diagnostics import diagnostics
 
 
 def _poisoned_grr(n: int, rng) -> tuple:
-    """Issue 45's case: GRR eps = 1, d = 16, a uniform population, 10 % of the reports say item 0."""
+    """A poisoned campaign: GRR eps = 1, d = 16, a uniform population, 10 % of the reports say item 0."""
     protocol = local.make("grr", epsilon=1.0, domain_size=16)
     honest = rng.integers(0, 16, int(0.9 * n))
     aggregate = protocol.simulate(honest, rng=rng)
@@ -93,7 +93,7 @@ def test_clean_campaigns_raise_no_alarm(name):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["grr", "hr", "cp", "oue", "sue"])
 def test_200_clean_campaigns_raise_no_alarm(name):
-    """Issue 45's done condition: 200 seeded clean campaigns per protocol raise no alarm at 10^-6 (binomial: a rate of
+    """200 seeded clean campaigns per protocol raise no alarm at 10^-6 (binomial: a rate of
     10^-6 gives none in 200 with probability 0.9998), and at level 0.05 the bound flags at most 0.05 + 3 sd
     (0.096).  Measured: 0 flags, and no p-value bound below 1 (the bound is conservative)."""
     _clean_campaigns(name, runs=200, seed=2)
@@ -247,7 +247,7 @@ def test_wrong_types_raise_dpdist_errors_naming_the_argument():
 
 
 def test_the_quiet_line_says_what_the_tests_cannot_see():
-    """The outsider's M4: OLH at 30 % maximal-gain fakes lifted a rare item to 0.93 while the dashboard read 'poisoning
+    """OLH at 30 % maximal-gain fakes lifted a rare item to 0.93 while the dashboard read 'poisoning
     test: no sign (...; false-alarm rate <= 1e-06)'.  The line now names the tests not run for the protocol and the
     share of fakes that lifts a rare item to about 1 with no count out of place: 1/G, G = (1 - q*) / (p* - q*)."""
     protocol = local.make("olh", epsilon=1.0, domain_size=128)

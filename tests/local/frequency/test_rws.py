@@ -74,7 +74,7 @@ def test_an_rws_state_whose_counts_no_reports_can_sum_to_is_refused(domain_size)
 # RWS's variance inputs (test_rws_support_probabilities_are_exact_on_the_channel, the subset size and the wheel)
 @pytest.mark.slow
 def test_rws_cost_against_ss_is_the_table_the_guide_states():
-    """Issue 64 item 9: the guide said "RWS and SS have the same variance up to RWS's prime wheel (within 2 %)",
+    """The guide said "RWS and SS have the same variance up to RWS's prime wheel (within 2 %)",
     more than 2 % off at 46 of 1,568 (eps, d <= 399) pairs (+28 % at eps = 2, d = 8).  docs/explanation/frequency-oracles.md ("RWS's
     cost by d and eps") now states the exact ratio of the mean variances, the largest per range of d, how many d
     exceed 2 % and the largest of them; this recomputes every cell of that table from the protocols."""

@@ -1,4 +1,4 @@
-"""The top of a GRR campaign against what the rest of its reports allow (issue 64 item 2).
+"""The top of a GRR campaign against what the rest of its reports allow.
 
 ``dpdist.local.frequency._top_excess``: the estimates' excess above a level against the unit mass of a population,
 with a Chernoff bound valid for every n and every honest population; the service's poisoning diagnostics carry it

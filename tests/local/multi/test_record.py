@@ -31,7 +31,7 @@ _CIRCLE = [{"name": "hour", "bounds": [0, 24], "protocol": "opm-circular"}, {"na
 
 @pytest.mark.parametrize("name", ["spl", "smp"])
 def test_an_opm_circular_attribute_wraps_around_the_circle_as_the_value_alone_does(name):
-    """attack103 M1: records clipped an opm-circular attribute (25 h was 24 h, midnight) where the protocol alone, and
+    """Records clipped an opm-circular attribute (25 h was 24 h, midnight) where the protocol alone, and
     the JavaScript client's records, wrap it (25 h is 01:00); +-inf is still clipped, and the other attributes too."""
     protocol = local.make(name, epsilon=2.0, attributes=_CIRCLE)
     hours = [25.0, -1.0, 48.5, np.inf, -np.inf, 7.0]
