@@ -180,7 +180,7 @@ export interface Ack {
  * not followed (it would take the token elsewhere), the message naming where it pointed.  ``answer_too_large``: the
  * answer's body went past ``MAX_ANSWER_BYTES`` (a config, an identity) or ``ACK_ANSWER_BYTES`` (anything else) once
  * decoded (not retried).  ``unexpected_answer``: a config or identity of JSON that may hold more values than one per 8
- * bytes of its bound (or more than 2^20 arrays and objects), not parsed (attack69 F2).  A refusal whose code is none of
+ * bytes of its bound (or more than 2^20 arrays and objects), not parsed.  A refusal whose code is none of
  * the servers' (``codes.js``) is said as ``status N from HOST (not a dpdist answer, N bytes)``, ``code`` null.  What
  * ``message`` shows of a server's text is shown as the Python client shows it: control characters escaped (``\x1b``),
  * cut (the detail to 2000 characters), the secrets the client holds read ``***`` in every form.

@@ -106,7 +106,7 @@ function parseArguments(argv) {
     else if (name === '--columns') options.columns = value.split(',').map((column) => column.trim());
     else if (name === '--memo') options.memo = value;
     else if (name === '--budget') {
-      // a decimal number, as Python's float() reads it (Number() also read 0x10 as 16 and 0b11 as 3: attack106 F5)
+      // a decimal number, as Python's float() reads it (Number() also read 0x10 as 16 and 0b11 as 3)
       const budget = /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/u.test(value) ? Number(value) : NaN;
       if (!(budget > 0) || !Number.isFinite(budget)) fail(`option --budget must be a finite epsilon > 0, got ${JSON.stringify(value)}`);
       options.settings.budget = budget;

@@ -1,7 +1,7 @@
 // An answer's body, read by the client up to a bound: streamed, and dropped at MAX_ANSWER_BYTES once decoded.
 //
 // fetch decodes a gzip/br/deflate answer as it reads it (the client cannot ask it not to), so a small compressed answer
-// can unpack to gigabytes: Response.text() or arrayBuffer() would hold them all (attack67 F6, 1 GB of memory from a
+// can unpack to gigabytes: Response.text() or arrayBuffer() would hold them all (1 GB of memory from a
 // ~1 MB answer).  ``readBounded`` reads the stream chunk by chunk and cancels it past the bound; the Client turns that
 // into ServiceError ``answer_too_large``, not retried (as the Python and Java clients: a config or identity past 4 MiB).
 
@@ -9,7 +9,7 @@ import { ServiceError } from './errors.js';
 
 /**
  * The most bytes of a campaign's config or identity answer the client reads, once decoded (4 MiB, as the Python client's
- * CONFIG_ANSWER_BYTES and the Java client; attack71 F2: 16 MiB of a hostile config held 557 MB).  A config is at most
+ * CONFIG_ANSWER_BYTES and the Java client; 16 MiB of a hostile config held 557 MB).  A config is at most
  * the 1 MiB of the record header that carries it (bound.js MAX_HEADER_BYTES) and its answer holds it twice; the service
  * refuses at creation a config whose answer would pass 4 MiB or 524,288 JSON values.
  */
@@ -22,7 +22,7 @@ export const MAX_ANSWER_BYTES = 4 << 20;
  */
 export const ACK_ANSWER_BYTES = 1 << 20;
 
-// A bound on bytes is no bound on what parsing them holds (attack69 F2): 16 MiB of ``{"campaign":[{},{},...]}`` (16 KB
+// A bound on bytes is no bound on what parsing them holds: 16 MiB of ``{"campaign":[{},{},...]}`` (16 KB
 // of gzip on the wire) held ~570 MB while JSON.parse built its 5.6 million objects.  Before parsing, the client counts
 // the bytes that open a value (``[``, ``{``, ``,``, ``:``; those inside strings too: an upper bound) and refuses JSON
 // that may hold more values or containers than ``mostValuesWithin`` its bound, as Python's dpdist._json does.

@@ -41,7 +41,7 @@ export function buildProtocol(config, table, where = 'dpdist-client') {
   const Protocol = Object.hasOwn(table, parsed.protocol) ? table[parsed.protocol] : null;
   if (Protocol === null) {
     const names = Object.keys(table).sort().join(', ');
-    const named = `'${shown(parsed.protocol)}'`; // a collector's text: escaped and cut (attack73 F3)
+    const named = `'${shown(parsed.protocol)}'`; // a collector's text: escaped and cut
     throw new UnsupportedProtocolError(
       where === 'dpdist-client'
         ? `The JavaScript client does not implement protocol ${named}; it implements ${names}. ` +
@@ -54,7 +54,7 @@ export function buildProtocol(config, table, where = 'dpdist-client') {
     return new Protocol(parsed);
   } catch (error) {
     // a number past what double precision computes with (sw's b = 1e308: Infinity in a derived constant) is the
-    // config's, not a bug of this client (attack73 F2; Python says InvalidParameterError too)
+    // config's, not a bug of this client (Python says InvalidParameterError too)
     if (!(error instanceof RangeError)) throw error;
     throw new InvalidParameterError(`The config of protocol '${shown(parsed.protocol)}' holds a number this client cannot compute `
       + `with: ${shown(error.message)}.`);

@@ -130,7 +130,7 @@ export function labels() {
 
 /** The privacy budget of every local protocol, as Python's ``LOCAL_EPSILON`` and Java's ``Params.EPSILON``: a finite
  * float in [1e-06, 30] (below, the estimators divide by about 0; above, a report is the value itself to double
- * precision). A collector's config with another epsilon is refused (attack73 F1: 1e308 made OUE send the true value
+ * precision). A collector's config with another epsilon is refused (1e308 made OUE send the true value
  * half the time). */
 export const EPSILON = privacyBudget(1e-6, '1e-06');
 

@@ -1,5 +1,5 @@
-// What the client takes as the acknowledgement of a batch (acks.js; issue 61, the outsider's attack on the service's
-// clients): only the service's answer naming the campaign and the batch id sent.  Any other 200 (another batch's,
+// What the client takes as the acknowledgement of a batch (acks.js, under a hostile or
+// broken service): only the service's answer naming the campaign and the batch id sent.  Any other 200 (another batch's,
 // another campaign's, a captive portal's page, a body cut short, JSON without the acknowledgement's fields) was taken as
 // "counted" and the batch was dropped from the outbox, or threw a SyntaxError.
 
@@ -111,7 +111,7 @@ test('a relay\'s answer must name the campaign and the report sent', async () =>
 });
 
 test('an acknowledgement counting more reports than were sent is none; every answer of dpdist serve counts', async () => {
-  // F2 of the outsider's attack: accepted 1000000 for a batch of 3 reports was taken as counted and resolved
+  // accepted 1000000 for a batch of 3 reports was taken as counted and resolved
   const counts = (accepted, nRead, rejected = {}, duplicate = false) => (campaign, batchId) =>
     Response.json({ campaign, batch_id: batchId, accepted, rejected, duplicate, ...(nRead === null ? {} : { n_read: nRead }) });
   const more = [counts(1000000, 1000000), counts(4, null), counts(3, 1000000), counts(3, 2), counts(3, 4, { out_of_range: 1 })];
@@ -126,7 +126,7 @@ test('an acknowledgement counting more reports than were sent is none; every ans
 });
 
 test('a redirect whose body names the batch is no acknowledgement, and says where it pointed', async () => {
-  // F3 of the outsider's attack: the refusal read "HTTP 302: undefined"
+  // the refusal read "HTTP 302: undefined"
   const ackBody = (campaign, batchId) => JSON.stringify(right(campaign, batchId));
   for (const [headers, said] of [[{ Location: 'http://portal.example/login' }, 'a redirect to "http://portal.example/login", not followed'],
     [{}, 'a redirect without a Location']]) {

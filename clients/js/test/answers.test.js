@@ -1,5 +1,5 @@
-// What a hostile or broken server answers reaches the device's code only as the Python client shows it (attack67 F5-F7,
-// F18): a refusal's code and detail escaped, cut and masked; a redirect refused at once, naming where it pointed, never
+// What a hostile or broken server answers reaches the device's code only as the Python client shows it: a
+// refusal's code and detail escaped, cut and masked; a redirect refused at once, naming where it pointed, never
 // followed; a body read up to MAX_ANSWER_BYTES once decoded, streamed, so a small gzip answer cannot fill the memory.
 // Servers on 127.0.0.1, each answer ended by the server (no timed assertion).
 import assert from 'node:assert/strict';
@@ -122,7 +122,7 @@ test('a gzip answer that unpacks past MAX_ANSWER_BYTES is refused, not read whol
       assert.ok(error instanceof ServiceError, String(error));
       assert.equal(error.code, 'answer_too_large');
       assert.equal(error.status, 200);
-      assert.ok(error.message.includes(`more than ${config === null ? 1 : 4} MiB once decoded`), error.message); // an ack: 1 MiB, a config 4 MiB (attack71 F2)
+      assert.ok(error.message.includes(`more than ${config === null ? 1 : 4} MiB once decoded`), error.message); // an ack: 1 MiB, a config 4 MiB
       assert.equal(server.seen.length, config === null ? 2 : 1); // (the config, then) one attempt: not retried
     } finally {
       await server.close();
@@ -130,7 +130,7 @@ test('a gzip answer that unpacks past MAX_ANSWER_BYTES is refused, not read whol
   }
 });
 
-// attack69 F2: a bound on bytes is no bound on what parsing them holds.  ``{"campaign":[{},{},...]}`` of 16 MiB (16 KB of
+// a bound on bytes is no bound on what parsing them holds.  ``{"campaign":[{},{},...]}`` of 16 MiB (16 KB of
 // gzip) held ~570 MB in JSON.parse: JSON that may hold more values than the bound allows is refused unparsed.
 
 /** ``{...fields, "pad": [{},{},...]}``: ``bytes`` long (about), ~bytes/3 empty objects. */
@@ -145,7 +145,7 @@ test("the answers' bounds are the Python client's (fixtures/python.json: ACK_ANS
   for (const [text, containers, values] of fixture.answers.counts) assert.deepEqual(valuesUpperBound(new TextEncoder().encode(text)), [containers, values], text);
 });
 
-test('an acknowledgement of JSON with more values than 1 MiB allows is no acknowledgement: retried, not parsed (attack69 F2)', async () => {
+test('an acknowledgement of JSON with more values than 1 MiB allows is no acknowledgement: retried, not parsed', async () => {
   const server = await serving((request, response) => {
     const batchId = request.url.split('/').pop();
     response.writeHead(200, { 'Content-Type': 'application/json' })
@@ -163,7 +163,7 @@ test('an acknowledgement of JSON with more values than 1 MiB allows is no acknow
   }
 });
 
-test('an acknowledgement or a refusal past 1 MiB is not read further: answer_too_large (attack69 F2)', async () => {
+test('an acknowledgement or a refusal past 1 MiB is not read further: answer_too_large', async () => {
   const big = padded({ error: 'forbidden', detail: 'no' }, 2 << 20);
   for (const status of [200, 403]) {
     const server = await serving((request, response) => response.writeHead(status, { 'Content-Type': 'application/json' }).end(big));
@@ -178,7 +178,7 @@ test('an acknowledgement or a refusal past 1 MiB is not read further: answer_too
   }
 });
 
-test("a refusal of JSON with more values than 1 MiB allows is not parsed: its code is not taken (attack69 F2)", async () => {
+test("a refusal of JSON with more values than 1 MiB allows is not parsed: its code is not taken", async () => {
   const server = await serving((request, response) => response.writeHead(403, { 'Content-Type': 'application/json' })
     .end(padded({ error: 'forbidden', detail: 'no' }, ACK_ANSWER_BYTES - 100)));
   try {
@@ -191,7 +191,7 @@ test("a refusal of JSON with more values than 1 MiB allows is not parsed: its co
   }
 });
 
-test("a config of 4 MiB of empty objects (4 KB of gzip) is refused unparsed: unexpected_answer (attack69 F2)", async () => {
+test("a config of 4 MiB of empty objects (4 KB of gzip) is refused unparsed: unexpected_answer", async () => {
   const hostile = gzipSync(Buffer.from(padded({ campaign: 'c1', state: 'open', config: CONFIG }, MAX_ANSWER_BYTES - 100)));
   const server = await serving((request, response) => response.writeHead(200, { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }).end(hostile), { config: 'hostile' });
   try {
@@ -205,7 +205,7 @@ test("a config of 4 MiB of empty objects (4 KB of gzip) is refused unparsed: une
   }
 });
 
-test('an identity of JSON with more values than 4 MiB allows is refused unparsed, its pin matching or not (attack69 F2)', async () => {
+test('an identity of JSON with more values than 4 MiB allows is refused unparsed, its pin matching or not', async () => {
   const bytes = new TextEncoder().encode(padded({ campaign: 'c1', config: CONFIG, relay: {}, issuer: null }, 4 << 20));
   const digest = Buffer.from(await globalThis.crypto.subtle.digest('SHA-256', bytes)).toString('hex');
   const error = await failure(identityOf(bytes, 'c1', { configPin: digest }));
@@ -214,12 +214,12 @@ test('an identity of JSON with more values than 4 MiB allows is refused unparsed
   assert.ok(error.message.includes('JSON of more than 524288 arrays and objects'), error.message);
 });
 
-test("a config or identity is read up to Python's CONFIG_ANSWER_BYTES (4 MiB, attack71 F2: 16 MiB held 557 MB)", () => {
+test("a config or identity is read up to Python's CONFIG_ANSWER_BYTES (4 MiB; 16 MiB held 557 MB)", () => {
   assert.equal(MAX_ANSWER_BYTES, fixture.answers.config_bytes);
   assert.deepEqual(mostValuesWithin(MAX_ANSWER_BYTES), [524288, 524288]);
 });
 
-test('a config answer just past 4 MiB is refused unread (answer_too_large), one within is read (attack71 F2)', async () => {
+test('a config answer just past 4 MiB is refused unread (answer_too_large), one within is read', async () => {
   const most = fixture.answers.config_bytes; // Python's CONFIG_ANSWER_BYTES
   for (const [bytes, code] of [[most + 1, 'answer_too_large'], [most, null]]) {
     const body = JSON.stringify({ campaign: 'c1', state: 'open', config: CONFIG, pad: '' });

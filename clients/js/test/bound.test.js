@@ -1,4 +1,4 @@
-// A campaign config is an instruction to the device (attack70 F1): a config answer whose statistic or one report is
+// A campaign config is an instruction to the device: a config answer whose statistic or one report is
 // too large is refused before anything is drawn, sent or charged, and batches are cut to the body the answer states.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -44,7 +44,7 @@ test("a record header's bytes are Python's header_bytes (fixtures/python.json re
   for (const [n, size] of fixture.report_bound.headers) assert.equal(headerBytes(fromConfig(labelled(n))), size, String(n));
 });
 
-test('a config whose record header would pass 1 MiB is refused before anything is drawn (attack71 F1); one within is sent', async () => {
+test('a config whose record header would pass 1 MiB is refused before anything is drawn; one within is sent', async () => {
   for (const [n, size] of fixture.report_bound.headers.filter(([n]) => n > 1000)) {
     const server = service(labelled(n), { max_body_bytes: CLIENT_MAX_BODY_BYTES });
     const storage = memoryStorage();

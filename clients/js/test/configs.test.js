@@ -47,7 +47,7 @@ test('defaults are filled in and numbers normalized as Python does', () => {
 });
 
 test("epsilon outside Python's and Java's range, a number no double computes with, a null version: refused", () => {
-  const cases = [ // attack73 F1: epsilon 1e308 made OUE send the true value half the time; F2: a raw RangeError
+  const cases = [ // epsilon 1e308 made OUE send the true value half the time; b = 1e308 a raw RangeError
     [{ protocol: 'grr', epsilon: 1e308, domain_size: 5 }, /'epsilon' parameter of GRR must be a finite float >= 1e-06 and <= 30/],
     [{ protocol: 'grr', epsilon: 30.000001, domain_size: 5 }, /'epsilon' parameter of GRR/],
     [{ protocol: 'grr', epsilon: 1e-7, domain_size: 5 }, /'epsilon' parameter of GRR/],
@@ -102,7 +102,7 @@ test('bad values are refused before anything is drawn', () => {
   // outside the bounds (infinities included): randomized as the nearest bound, as Python and Java clip (audit102)
   const [clipped, nearest] = [[-Infinity, 10.5, 1e300], [0, 10, 10]].map((values) => privatize(sw, values, { source: deterministicSource(7) }));
   assert.deepEqual(clipped, nearest);
-  // opm-circular wraps a finite value around the circle (25 h is 1 h) and clips an infinity, as Python (attack102)
+  // opm-circular wraps a finite value around the circle (25 h is 1 h) and clips an infinity, as Python
   const circle = { protocol: 'opm-circular', epsilon: 4, bounds: [0, 24] };
   const draws = (value) => privatize(circle, new Array(200).fill(value), { source: deterministicSource(3) });
   for (const [outside, inside] of [[25, 1], [-1, 23], [48, 0], [Infinity, 24], [-Infinity, 0]]) assert.deepEqual(draws(outside), draws(inside));

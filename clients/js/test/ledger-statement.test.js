@@ -39,7 +39,7 @@ test('a bad delta or accountant is refused by name', () => {
   assert.throws(() => ledger.statement(1e-8, 'zcdp'), (error) => error instanceof InvalidParameterError && /'accountant'/.test(error.message));
 });
 
-test('under stable accounting the statement names the stable relation, not replace (attack 58.4)', () => {
+test('under stable accounting the statement names the stable relation, not replace', () => {
   const state = { format: 'dpdist-ledger', version: 1, budget: 400, window: null, accounting: 'stable', streams: {},
     charges: charges(1, 8, 'dbitflippm') };
   for (const accountant of ['tightest', 'basic', 'pld']) {

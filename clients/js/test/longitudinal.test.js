@@ -246,7 +246,7 @@ test('the client keeps the memo in its ledger before sending, and every round of
   assert.ok(Math.abs(ledger.charges.reduce((t, c) => t + c.epsilon, 0) - historyEpsilon(7, protocol.memoized)) < 1e-9);
 });
 
-test('a collector that rotates the budgets cannot reset the memo: the ledger refuses (issue 27, item 2)', async () => {
+test('a collector that rotates the budgets cannot reset the memo: the ledger refuses', async () => {
   // the audit varied epsilon_1 by 1e-12 per round and got 20 fresh permanent responses in 20 rounds
   const storage = memoryStorage();
   storage.setItem(LEDGER_KEY, JSON.stringify(new Ledger({ budget: 1000 }).toJSON()));

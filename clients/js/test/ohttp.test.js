@@ -151,7 +151,7 @@ test('given its keys, the Client fetches the config and sends its batch through 
   assert.ok(inner.every((text) => !/user-agent|accept/.test(text))); // F8: the fields every dpdist client sends, no more
 });
 
-test('an answer decapsulated from the relay is an acknowledgement only if it names the batch sent (issue 61)', async () => {
+test('an answer decapsulated from the relay is an acknowledgement only if it names the batch sent', async () => {
   const inner = [];
   const fetch = gateway((text) => {
     if (text.includes('/config')) return [200, document([KEY_CONFIG])];
@@ -187,7 +187,7 @@ test('a swapped key configuration, a relayed campaign, a collector without a gat
     assert.deepEqual(puts, []);
   }
   assert.throws(() => campaignKeyConfig('c', document([KEY_CONFIG]), keyList(other)), /none of which is among the ones this device was given/);
-  // outsider finding F2: a rotation states a new key first and keeps the old; a device given the old one still sends to it
+  // a rotation states a new key first and keeps the old; a device given the old one still sends to it
   const rotated = KEY_CONFIG.slice();
   rotated[0] = 2;
   rotated[5] ^= 1;
@@ -214,7 +214,7 @@ test('the ohttp option is checked by name, and a relay that answers for itself i
   await assert.rejects(obliviousFetch('https://relay/ohttp', config, async () => garbage)('https://c.example/x'), /does not open/);
 });
 
-test("the relay's answer is read under the client's deadline, redirects and bound (attack67 F6)", async () => {
+test("the relay's answer is read under the client's deadline, redirects and bound", async () => {
   const [config] = decodeKeyList(RFC_KEYS);
   const seen = [];
   const huge = new Response(new Uint8Array(MAX_ANSWER_BYTES + 1), { status: 200, headers: { 'content-type': 'message/ohttp-res' } });
@@ -227,7 +227,7 @@ test("the relay's answer is read under the client's deadline, redirects and boun
   assert.equal(seen[0].redirect, 'manual');
 });
 
-test('two batches encapsulate to the same length whatever their reports and CRC-32s (outsider finding F1)', async () => {
+test('two batches encapsulate to the same length whatever their reports and CRC-32s', async () => {
   const [config] = decodeKeyList(RFC_KEYS);
   const batch = (value) => ({ config: { domain_size: 100, epsilon: 1.0, protocol: 'grr', version: 1 }, descr: '|u1', shape: [1], bytes: Uint8Array.of(value), floatKeys: new Set(['epsilon']) });
   const digits = (value) => String(crc32(Uint8Array.of(value))).length;

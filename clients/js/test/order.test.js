@@ -1,4 +1,4 @@
-// Issue 27 item 3: reports leave in a uniformly random order, never in the order of the values.
+// Reports leave in a uniformly random order, never in the order of the values.
 //
 // On values sorted by value, an observer who guesses that the report at position j is the value of
 // row j is right far more often than chance when the order is kept (GRR, eps = 1, d = 4: 47.5% of

@@ -37,7 +37,7 @@ after(async () => {
     await groupGone(browser.pid, 30_000);
   }
   // a profile that cannot be removed (a helper the kill missed, a slow disk at a high load) is left in the temporary
-  // folder and said, never a failed run: the tests' assertions have passed by now (issue 61: ENOTEMPTY at load 9)
+  // folder and said, never a failed run: the tests' assertions have passed by now (ENOTEMPTY was seen at load 9)
   if (profile !== null) {
     try {
       rmSync(profile, { recursive: true, force: true, maxRetries: 50, retryDelay: 100 });

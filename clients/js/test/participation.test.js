@@ -1,4 +1,4 @@
-// Participation (issue 27 item 4): one report per campaign on a device, drawn once and kept.
+// Participation: one report per campaign on a device, drawn once and kept.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -147,7 +147,7 @@ class MultiAttribute extends RecordProtocol {
 /** Every attribute at epsilon / k ("spl"). */
 export class SplitBudget extends MultiAttribute {
   constructor(config, table) {
-    // Python's rule: epsilon at least 1e-6 for each of the most attributes a record may have (attack75 C)
+    // Python's rule: epsilon at least 1e-6 for each of the most attributes a record may have
     super('spl', config, table, { epsilon: SPLIT_EPSILON });
     this.format = recordReports(this.attributeFields());
   }

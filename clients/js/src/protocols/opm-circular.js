@@ -11,7 +11,7 @@ export default class CircularOptimalPiecewise extends WindowProtocol {
   }
 
   /** A finite value outside the bounds wraps around the circle (25 h is 1 h), as Python's opm-circular and the Java
-   * client do; an infinity is clipped to its bound (attack102: this client clipped 25 h to 24 h).  Also the check of
+   * client do; an infinity is clipped to its bound (this client clipped 25 h to 24 h).  Also the check of
    * an opm-circular attribute of a record (records.js), which Python's records wrap too. */
   checkValue(value, index) {
     return super.checkValue(wrapped(value, this.params.bounds), index);

@@ -16,11 +16,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /**
  * A deadline for one whole answer, its head and its body: past it, {@code abort} runs (closing the connection or the
  * stream a read blocks on), so a server that trickles its answer, each byte within the per-read timeout, cannot hold
- * the client (and the storage lock its {@code submit} holds) for ever (attack67 F10).  One daemon scheduler thread for
+ * the client (and the storage lock its {@code submit} holds) for ever.  One daemon scheduler thread for
  * all, which hands each abort to a pool of daemon threads (reused, idle ones end after 10 s), as an abort may block until
  * the read it ends returns (HttpURLConnection's {@code disconnect} waits for the lock its reading thread holds), and the
- * scheduler must stay free for every other deadline in the process (attack76 F10).  The scheduler survives a failing
- * task (attack78 N0: a java.util.Timer died for the whole process when an abort's thread could not start) and drops a
+ * scheduler must stay free for every other deadline in the process.  The scheduler survives a failing
+ * task (a java.util.Timer died for the whole process when an abort's thread could not start) and drops a
  * closed deadline's task at once (N1: the Timer kept each, and its connection, until its due time).
  */
 final class AnswerDeadline implements AutoCloseable {
@@ -92,7 +92,7 @@ final class AnswerDeadline implements AutoCloseable {
     /**
      * Runs the abort once at most (the scheduler and a caller past the deadline may both ask), on a pool thread: it may
      * wait as long as the abort blocks; returns at once.  When no thread can take it (a thread limit: OutOfMemoryError
-     * "unable to create native thread", attack78 N0), an abort that cannot block runs here, and nothing escapes to the
+     * "unable to create native thread"), an abort that cannot block runs here, and nothing escapes to the
      * scheduler; one that may block is left undone: on the scheduler's thread it held every other deadline of the process
      * until the read it ends returned, and on the caller's thread it held the caller (HttpURLConnection's
      * {@code disconnect} waits for the JDK's keep-alive cleaner, which reads the rest of an abandoned body for up to 5 s:
@@ -118,7 +118,7 @@ final class AnswerDeadline implements AutoCloseable {
     /**
      * The result of {@code exchange}, an exchange under way on another thread, waited for until the deadline at most:
      * past it, the abort runs (on its own thread) and the IOException says the deadline's, whether or not the exchange's
-     * read has ended yet (attack76 F1: a read under way ends only when its next byte or its per-read timeout comes, up to
+     * read has ended yet (a read under way ends only when its next byte or its per-read timeout comes, up to
      * one more timeout).  The exchange's own IOException, runtime exception or error is thrown as it is.
      */
     <T> T await(Future<T> exchange, String url) throws IOException {

@@ -56,7 +56,7 @@ public final class Config {
                 + Json.show(parsed) + ".");
         }
         String name = (String) map.get("protocol");
-        String named = Shown.shown(name, Collections.emptyList(), 200); // a collector's text: escaped and cut (attack73 F3)
+        String named = Shown.shown(name, Collections.emptyList(), 200); // a collector's text: escaped and cut
         Object version = map.containsKey("version") ? map.get("version") : (long) CONFIG_VERSION;
         if (!(version instanceof Number) || ((Number) version).doubleValue() != CONFIG_VERSION) {
             throw new InvalidParameterError("Config version " + Shown.shown(Json.show(version), Collections.emptyList(), 200)
@@ -76,7 +76,7 @@ public final class Config {
             return entry.construct(map);
         } catch (ArithmeticException | IllegalArgumentException error) {
             // a number past what double precision computes with (sw's b = 1e308) is the config's, not a bug of this
-            // client (attack73 F2; Python and JavaScript say InvalidParameterError too)
+            // client (Python and JavaScript say InvalidParameterError too)
             throw new InvalidParameterError("The config of protocol '" + named + "' holds a number this client cannot compute with: "
                 + Shown.shown(error.getMessage(), Collections.emptyList(), 200) + ".");
         }

@@ -17,7 +17,7 @@ import java.util.TreeMap;
 public interface HttpTransport {
     /**
      * The largest answer body a transport reads, a config or an identity's (4 MiB, the Python client's
-     * {@code CONFIG_ANSWER_BYTES}; attack71 F2: 16 MiB of a hostile config held 670 MB): a larger one is an
+     * {@code CONFIG_ANSWER_BYTES}; 16 MiB of a hostile config held 670 MB): a larger one is an
      * {@link IOException} (the client gives up with a {@link ServiceError}), never an {@code OutOfMemoryError} on a small
      * heap.  A config is at most the 1 MiB of the record header that carries it ({@link ReportBound#MAX_HEADER_BYTES})
      * and its answer holds it twice; the service refuses at creation a config whose answer would pass 4 MiB or 524,288
@@ -27,7 +27,7 @@ public interface HttpTransport {
     /**
      * The largest body the {@link Client} reads of an acknowledgement, a refusal (4xx/5xx), an issuer's key or token
      * answer (1 MiB, as the Python client's {@code ACK_ANSWER_BYTES}: each is a few hundred bytes); a config or an identity
-     * is read up to {@link #MAX_ANSWER_BYTES}.  A bound on bytes is no bound on what parsing them holds (attack69 F2): the
+     * is read up to {@link #MAX_ANSWER_BYTES}.  A bound on bytes is no bound on what parsing them holds: the
      * client also refuses, unparsed, JSON that may hold more values than {@link Json#mostValuesWithin} its bound.
      */
     int ACK_ANSWER_BYTES = 1 << 20;

@@ -120,7 +120,7 @@ public final class Identity {
             throw ServiceError.refusal("The config of campaign '" + campaignId + "' this server returned names the pin " + Json.show(named) + ", and the identity "
                 + "it returned has SHA-256 " + digest + ": the device takes a relayed campaign from one identity only. Nothing was drawn or sent.", "pin_mismatch");
         }
-        String heavy = Json.tooManyValues(bytes, HttpTransport.MAX_ANSWER_BYTES); // not parsed (attack69 F2): a server's pin covers any bytes
+        String heavy = Json.tooManyValues(bytes, HttpTransport.MAX_ANSWER_BYTES); // not parsed: a server's pin covers any bytes
         if (heavy != null) {
             throw ServiceError.refusal("The identity of campaign '" + campaignId + "' this server returned is " + heavy + ", not parsed (an identity holds a "
                 + "few hundred).", "bad_answer");

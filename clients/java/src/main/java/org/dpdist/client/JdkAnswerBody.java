@@ -14,14 +14,14 @@ import java.util.concurrent.Flow;
  * beyond it the reading stops (the subscription cancelled, the connection closed) and the body is an IOException.  The
  * whole exchange, head and body, is then one call on a thread of the transport's, which the caller waits for with a
  * bound and its interrupt ends: the JDK's {@code InputStream} of a body (JDK 17), read on the caller's thread, ignored
- * an interrupt and cleared it (attack78 N2).
+ * an interrupt and cleared it.
  */
 final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
     private final int limit;
     private final String url;
     /** The bytes gathered ({@code size} of them), in one array that grows as they arrive ({@link #room}) (a 4 MiB
-     * answer held twice that in a growing ByteArrayOutputStream and its final copy, attack83 F2; an array taken at the
-     * declared length once 8 KiB had arrived held 4 MiB for 8 KiB sent, attack85 F3). */
+     * answer held twice that in a growing ByteArrayOutputStream and its final copy; an array taken at the
+     * declared length once 8 KiB had arrived held 4 MiB for 8 KiB sent). */
     private byte[] gathered;
     private int size;
     private final long declared;
@@ -32,7 +32,7 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
     /**
      * A body of at most {@code limit} bytes; {@code declared} its Content-Length (-1: none): the array takes that size
      * once an eighth of it arrived ({@link #room}; not at once: a server declaring 4 MiB and sending nothing held 4 MiB
-     * a request, attack84 L1, and sending 8 KiB, attack85 F3), and a body of its declared length ends in an array of
+     * a request, and sending 8 KiB), and a body of its declared length ends in an array of
      * that length (no last copy).
      */
     JdkAnswerBody(int limit, String url, long declared) {
@@ -83,10 +83,10 @@ final class JdkAnswerBody implements HttpResponse.BodySubscriber<byte[]> {
     /**
      * The array's next length for {@code needed} bytes: twice its length (at least {@code needed}), and the declared
      * length once an eighth of it arrived. An honest answer then ends in one array of its length, the last copy holding
-     * an eighth more (doubling to it held half more, and honest 3-4 MiB configs failed at -Xmx16m, attack86 F1); a
+     * an eighth more (doubling to it held half more, and honest 3-4 MiB configs failed at -Xmx16m); a
      * server declaring more than it sends makes this hold at most eight times what it sent (an array of the declared
-     * length once 8 KiB had arrived: 512 times, attack85 F3; once 64 KiB had: 64 times, and eight stalled requests took
-     * a 16 MB heap, attack87 F1).
+     * length once 8 KiB had arrived: 512 times; once 64 KiB had: 64 times, and eight stalled requests took
+     * a 16 MB heap).
      */
     private long room(long needed) {
         long doubled = Math.max(needed, 2L * gathered.length);

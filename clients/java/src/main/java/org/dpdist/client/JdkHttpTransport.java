@@ -72,7 +72,7 @@ public final class JdkHttpTransport implements HttpTransport {
             ? limit : ACK_ANSWER_BYTES, url, declaredLength(answer)));
         // the request's timeout ends a wait for the head (the JDK's); the deadline the whole exchange, head and body, from
         // its start, run on a thread of EXCHANGES: the caller waits for it so long at most (the JDK's send waited without
-        // a bound for threads that could not start), and an interrupt ends the wait (attack78 N2: a body's read ignored it)
+        // a bound for threads that could not start), and an interrupt ends the wait (a body's read ignored it)
         try (AnswerDeadline deadline = new AnswerDeadline(timeout.toMillis(), timeout.toMillis(), false, () -> stop(reading))) {
             HttpResponse<byte[]> response = deadline.await(started(() -> used.send(request, bodies), url), url);
             return new Response(response.statusCode(), response.headers().map(), response.body());
@@ -81,8 +81,8 @@ public final class JdkHttpTransport implements HttpTransport {
             if (location != null) throw new HttpTransport.InvalidLocation(location, refused); // a redirect: not retried
             throw refused;
         } catch (IllegalArgumentException badAnswer) {
-            // the request was built: this is the answer's (the JDK's NumberFormatException of a Content-Length "8, 8",
-            // attack76 F2), a network error retried as any other bad answer, not the caller's URL
+            // the request was built: this is the answer's (the JDK's NumberFormatException of a Content-Length "8, 8"),
+            // a network error retried as any other bad answer, not the caller's URL
             throw new IOException("the answer of " + url + " is not one this client can read (" + badAnswer.getMessage() + ")", badAnswer);
         } catch (RuntimeException failed) {
             // any other failure of the JDK's exchange: a network error, as the JDK's own send says it
@@ -90,14 +90,14 @@ public final class JdkHttpTransport implements HttpTransport {
         } catch (OutOfMemoryError noThread) {
             // the JDK's threads that could not start (a thread limit: "unable to create native thread"), for the client
             // or a stage of the exchange: a network error, retried, on a client built anew (this one may be dead); a full
-            // heap is no network error (retried, it allocated again: attack83 F2), but it may have ended the client's
-            // selector thread too: the next request builds a new one (attack85 F3)
+            // heap is no network error (retried, it allocated again), but it may have ended the client's
+            // selector thread too: the next request builds a new one
             forgetClient(used);
             if (!String.valueOf(noThread.getMessage()).contains("native thread")) throw noThread;
             throw new IOException("the request to " + url + " could not go on (" + noThread + ")", noThread);
         } catch (IOException failed) {
             // a full heap the JDK wrapped as an IOException (its threads ran out of heap gathering this answer or another's)
-            // is no network error, and may have ended the client's selector thread (attack85 F3); once that thread ended,
+            // is no network error, and may have ended the client's selector thread; once that thread ended,
             // the JDK refuses every request of the client at once, for good: the next request builds a new client
             OutOfMemoryError heap = fullHeap(failed);
             if (heap != null || String.valueOf(failed.getMessage()).contains("selector manager closed")) forgetClient(used);

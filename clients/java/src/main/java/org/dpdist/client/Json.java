@@ -38,7 +38,7 @@ public final class Json {
 
     /**
      * The value of the JSON {@code body} (UTF-8) of an answer read within {@code limit} bytes, unless it may hold more values
-     * or containers than {@link #mostValuesWithin} allows (attack69 F2: 16 MiB of {@code [{},{},...]} held ~460 MB on
+     * or containers than {@link #mostValuesWithin} allows (16 MiB of {@code [{},{},...]} held ~460 MB on
      * the heap, parsed): then an IllegalArgumentException saying so, nothing parsed.
      */
     public static Object parseAnswer(byte[] body, int limit) {

@@ -16,7 +16,7 @@ import java.util.concurrent.RejectedExecutionException;
 public final class UrlConnectionTransport implements HttpTransport {
     /**
      * The threads the exchanges run on, as many as run at once (idle ones end after a minute): the caller waits for its
-     * exchange until the deadline only, as a read under way is not ended at once by {@code disconnect} (attack76 F1).
+     * exchange until the deadline only, as a read under way is not ended at once by {@code disconnect}.
      */
     private static final ExecutorService EXCHANGES = Executors.newCachedThreadPool(AnswerDeadline.daemons("dpdist-url-exchange"));
     private final int timeoutMillis;
@@ -61,7 +61,7 @@ public final class UrlConnectionTransport implements HttpTransport {
 
     /**
      * {@code exchange} under way on a thread of {@link #EXCHANGES}; an IOException (a network error, retried) when no
-     * thread can start (a thread limit: OutOfMemoryError "unable to create native thread", attack78 N0).
+     * thread can start (a thread limit: OutOfMemoryError "unable to create native thread").
      */
     private static Future<Response> started(Callable<Response> exchange, String url) throws IOException {
         try {
@@ -98,7 +98,7 @@ public final class UrlConnectionTransport implements HttpTransport {
         }
         if (declared >= 0 && answer.length > declared) {
             // JDK 17's HttpURLConnection reads a closing answer to its end: what follows its declared length is no part
-            // of it (a 129-byte acknowledgement under Content-Length 109 was taken whole, attack85 F6)
+            // of it (a 129-byte acknowledgement under Content-Length 109 was taken whole)
             throw new IOException("the answer of " + url + " is longer than its Content-Length: " + answer.length + " of "
                 + declared + " bytes");
         }
@@ -107,7 +107,7 @@ public final class UrlConnectionTransport implements HttpTransport {
 
     /**
      * An IOException (a bad answer, retried) for what HttpURLConnection gives as an answer but is none: an interim
-     * status (1xx: 103 Early Hints, whose body would be the final answer's raw head, attack76 F5) or a body in a
+     * status (1xx: 103 Early Hints, whose body would be the final answer's raw head) or a body in a
      * Content-Encoding that {@code headers} did not ask for (it is not decoded: its length is not the answer's, F3).
      * Android's transparent gzip, asked by the platform itself, removes the header it decodes.
      */

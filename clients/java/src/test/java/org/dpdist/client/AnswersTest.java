@@ -21,7 +21,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /**
- * What a hostile or broken server answers reaches the app only as the Python client shows it (attack67 F8, F10): a
+ * What a hostile or broken server answers reaches the app only as the Python client shows it: a
  * refusal's code and detail escaped, cut and masked; a redirect refused at once naming where it pointed; a trickled
  * answer ended by the transport's timeout as a deadline for the whole answer.  Servers on 127.0.0.1; a trickling one
  * gives up after 30 s on its own (then the read fails otherwise, and the assertions on the message fail).
@@ -66,7 +66,7 @@ class AnswersTest {
         }
     }
 
-    /** {@code {...fields, "pad": [{},{},...]}} of about {@code bytes} bytes: ~bytes/3 empty objects (attack69 F2). */
+    /** {@code {...fields, "pad": [{},{},...]}} of about {@code bytes} bytes: ~bytes/3 empty objects. */
     static byte[] padded(String fields, int bytes) {
         StringBuilder text = new StringBuilder(fields.substring(0, fields.length() - 1)).append(",\"pad\":[{}");
         while (text.length() < bytes - 8) text.append(",{}");
@@ -77,7 +77,7 @@ class AnswersTest {
     void theAnswersBoundsAreThePythonClients() {
         Map<String, Object> answers = Json.asObject(Fixtures.python().get("answers"));
         assertEquals(((Number) answers.get("ack_bytes")).intValue(), HttpTransport.ACK_ANSWER_BYTES);
-        assertEquals(((Number) answers.get("config_bytes")).intValue(), HttpTransport.MAX_ANSWER_BYTES); // attack71 F2: 4 MiB
+        assertEquals(((Number) answers.get("config_bytes")).intValue(), HttpTransport.MAX_ANSWER_BYTES); // 4 MiB
         for (Object row : (List<?>) answers.get("within")) {
             List<?> within = (List<?>) row;
             long[] most = Json.mostValuesWithin(((Number) within.get(0)).longValue());
@@ -146,7 +146,7 @@ class AnswersTest {
 
     @Test
     void aConfigAnswerJustPastFourMiBIsRefusedUnreadOneWithinIsRead() throws Exception {
-        // attack71 F2: a hostile config answer of 14.6 MB held 670 MB; Python's CONFIG_ANSWER_BYTES, from the fixture
+        // a hostile config answer of 14.6 MB held 670 MB; Python's CONFIG_ANSWER_BYTES, from the fixture
         int most = ((Number) Json.asObject(Fixtures.python().get("answers")).get("config_bytes")).intValue();
         String body = "{\"campaign\":\"c\",\"state\":\"open\",\"config\":" + ClientTest.GRR + ",\"pad\":\"\"}";
         for (int bytes : new int[] {most + 1, most}) {
@@ -183,7 +183,7 @@ class AnswersTest {
 
     @Test
     void aRedirectWhoseLocationIsNoValidHeaderValueIsRefusedAtOnceNotRetried() throws Exception {
-        // attack68 F7: the JDK refuses the answer itself (ProtocolException), which read "cannot reach the server", retried
+        // the JDK refuses the answer itself (ProtocolException), which read "cannot reach the server", retried
         try (FakeServer server = ClientTest.server(ClientTest.GRR, request -> new FakeServer.Answer(302, "text/html", new byte[0])
                 .header("Location", "http://u:secretpw@evil.example/\u001b[2J?token=" + TOKEN))) {
             for (HttpTransport transport : Arrays.asList(new JdkHttpTransport(Duration.ofSeconds(20)), new UrlConnectionTransport(20_000))) {

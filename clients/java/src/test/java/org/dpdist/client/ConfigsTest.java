@@ -80,7 +80,7 @@ class ConfigsTest {
 
     @Test
     void epsilonOutsidePythonsSupportedRangeAndDomainsPythonRefusesForMemoryAreRefusedWhenBuilt() {
-        // issue 60, F4: grr at epsilon 1e-7, 31 or 1000 was accepted (1000 then threw IllegalArgumentException), oue at d = 2^31 - 1 ran out of memory
+        // grr at epsilon 1e-7, 31 or 1000 was accepted (1000 then threw IllegalArgumentException), oue at d = 2^31 - 1 ran out of memory
         for (String epsilon : new String[] {"1e-300", "1e-7", "31.0", "1000.0"}) {
             String config = "{\"protocol\": \"grr\", \"epsilon\": " + epsilon + ", \"domain_size\": 5}";
             InvalidPrivacyParameterError error = assertThrows(InvalidPrivacyParameterError.class, () -> DpDist.fromConfig(config), config);
@@ -130,7 +130,7 @@ class ConfigsTest {
 
     @Test
     void numericalValuesOutsideTheBoundsAreClippedNotRefusedSoWhetherAReportLeavesNeverDependsOnTheValue() {
-        // issue 60, F1: a refusal of 87250.5 under bounds [0, 50000] told the collector which device earns more (as Python's clip=True)
+        // a refusal of 87250.5 under bounds [0, 50000] told the collector which device earns more (as Python's clip=True)
         for (String name : new String[] {"sw", "gw", "opm"}) {
             String json = "{\"protocol\": \"" + name + "\", \"epsilon\": 1, \"bounds\": [0, 50000]}";
             NumericalProtocol protocol = (NumericalProtocol) DpDist.fromConfig(json);

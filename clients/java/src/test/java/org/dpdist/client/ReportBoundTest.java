@@ -17,7 +17,7 @@ import org.dpdist.client.protocols.Protocol;
 import org.junit.jupiter.api.Test;
 
 /**
- * A campaign config is an instruction to the device (attack70 F1): a config answer whose statistic or one report is too
+ * A campaign config is an instruction to the device: a config answer whose statistic or one report is too
  * large is refused ({@code bad_answer}) before anything is drawn, sent or charged, and batches are cut to the body the
  * answer states ({@code max_body_bytes}, at most 16 MiB); the sizes are Python's (fixtures/python.json report_bound).
  */
@@ -122,7 +122,7 @@ class ReportBoundTest {
 
     @Test
     void aConfigWhoseRecordHeaderWouldPassOneMiBIsRefusedBeforeAnythingIsDrawn() throws Exception {
-        // attack71 F1: 150,000 labels were taken and every batch refused as malformed, after the draw
+        // 150,000 labels were taken and every batch refused as malformed, after the draw
         for (Object row : (List<?>) Json.asObject(Fixtures.python().get("report_bound")).get("headers")) {
             int n = ((Number) ((List<?>) row).get(0)).intValue();
             long size = ((Number) ((List<?>) row).get(1)).longValue();

@@ -22,10 +22,10 @@ import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 
 /**
- * The transports under a hostile or odd server (attack76): a 401 to a PUT is the server's answer; the whole answer ends
+ * The transports under a hostile or odd server: a 401 to a PUT is the server's answer; the whole answer ends
  * at the timeout even when a read is under way, and one slow server delays no other request's deadline; a bad
  * Content-Length is a bad answer, not a bad URL; an unasked Content-Encoding or an interim 1xx status is no answer; no
- * abort that cannot start a thread ends the deadlines, nor does a closed deadline hold its connection (attack78).
+ * abort that cannot start a thread ends the deadlines, nor does a closed deadline hold its connection.
  * Servers on 127.0.0.1, each connection held at most 10 s.  The deadline tests measure the time a send takes: a bound of
  * the timeout plus 0.8 s, against the 2x timeout of the fault.
  */
@@ -219,7 +219,7 @@ class TransportsTest {
 
     @Test
     void anAbortWhoseThreadCannotStartEndsItsAnswerAndLeavesEveryLaterDeadlineAndAnswer() throws Exception {
-        // attack78 N0: the abort's thread failed to start on the shared java.util.Timer, which died for the whole process
+        // the abort's thread failed to start on the shared java.util.Timer, which died for the whole process
         // ("Timer already cancelled" for every later request); a stalled body here is ended by its abort alone (JDK)
         Executor pool = AnswerDeadline.aborts;
         AnswerDeadline.aborts = abort -> {
@@ -248,7 +248,7 @@ class TransportsTest {
 
     @Test
     void anAnswerBodyIsGatheredInOneArrayOfItsDeclaredLengthAndRefusedPastItsLimit() throws Exception {
-        // attack83 F2: a ByteArrayOutputStream and its final copy held twice the body (a 4 MiB answer needed a 24 MB heap)
+        // a ByteArrayOutputStream and its final copy held twice the body (a 4 MiB answer needed a 24 MB heap)
         java.util.concurrent.Flow.Subscription idle = new java.util.concurrent.Flow.Subscription() {
             @Override
             public void request(long n) {
@@ -265,7 +265,7 @@ class TransportsTest {
             body.onComplete();
             assertEquals("abcdef", new String(body.getBody().toCompletableFuture().get(), StandardCharsets.US_ASCII), "declared " + declared);
         }
-        // attack85 F3: an array taken at the declared length once 8 KiB had arrived held 4 MiB for 8 KiB sent; it grows
+        // an array taken at the declared length once 8 KiB had arrived held 4 MiB for 8 KiB sent; it grows
         // to at most twice what arrived, and a body of its declared length ends in an array of that length
         JdkAnswerBody declared = new JdkAnswerBody(4 << 20, "http://x/a", 4 << 20);
         declared.onSubscribe(idle);
@@ -274,7 +274,7 @@ class TransportsTest {
         declared.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[(512 << 10) - 8194])));
         assertTrue(declared.capacity() <= 2 * (512 << 10), "held " + declared.capacity() + " bytes for 512 KiB - 1");
         declared.onNext(Collections.singletonList(java.nio.ByteBuffer.wrap(new byte[1])));
-        assertEquals(4 << 20, declared.capacity()); // an eighth: the declared length, at most 8 times what arrived (attack87 F1)
+        assertEquals(4 << 20, declared.capacity()); // an eighth: the declared length, at most 8 times what arrived
         JdkAnswerBody whole = new JdkAnswerBody(1 << 20, "http://x/a", 20_000);
         whole.onSubscribe(idle);
         byte[] sent = new byte[20_000];
@@ -285,7 +285,7 @@ class TransportsTest {
         assertEquals(20_000, whole.capacity());
         whole.onComplete();
         assertTrue(java.util.Arrays.equals(sent, whole.getBody().toCompletableFuture().get()));
-        // attack86 F1: doubling up to the declared length held 6 MiB for a 4 MiB answer (a config failed at -Xmx16m): the
+        // doubling up to the declared length held 6 MiB for a 4 MiB answer (a config failed at -Xmx16m): the
         // array takes the declared length once an eighth of it arrived, its copy then holding an eighth more
         JdkAnswerBody honest = new JdkAnswerBody(4 << 20, "http://x/a", 4 << 20);
         honest.onSubscribe(idle);
@@ -379,7 +379,7 @@ class TransportsTest {
 
     @Test
     void anInterruptEndsAJdkBodyUnderWayAndIsKept() throws Exception {
-        // attack78 N2: the JDK's body stream (JDK 17) ignored the interrupt and cleared it: the request went on to its
+        // the JDK's body stream (JDK 17) ignored the interrupt and cleared it: the request went on to its
         // deadline (5 s here) and the caller never learnt it was interrupted
         try (Scripted trickled = new Scripted(trickling("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n", 100))) {
             Thread caller = Thread.currentThread();
@@ -402,7 +402,7 @@ class TransportsTest {
 
     @Test
     void aClosedDeadlineLeavesTheSchedulerAtOnceWithItsConnection() throws Exception {
-        // attack78 N1: java.util.Timer kept each cancelled task, and the HttpURLConnection its abort held, until its due
+        // java.util.Timer kept each cancelled task, and the HttpURLConnection its abort held, until its due
         // time (30 s by default): 5,000 quick requests held 173 MB
         int before = AnswerDeadline.scheduled();
         try (Scripted fine = new Scripted((connection, in, out) -> {

@@ -108,7 +108,7 @@ public abstract class Protocol {
 
     /**
      * Entries of the aggregate statistic of this protocol (Python's {@code statistic_size}; every entry 8 bytes: int64 or
-     * float64), from its parameters: what a device checks before it takes part (attack70 F1).
+     * float64), from its parameters: what a device checks before it takes part.
      */
     public abstract long statisticSize();
 
