@@ -1,4 +1,4 @@
-"""Adaptive multi-round LDP quantiles against dpdist's one-round LDP methods, side by side (issue 35 item 2).
+"""Adaptive multi-round LDP quantiles against dpdist's one-round LDP methods, side by side.
 
 Mean absolute rank error ``mean_j |F_n(released_j) - q_j|`` against the data's empirical CDF, for the
 median and for the 9 deciles, median over runs.  Every method is epsilon-LDP per user:
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench_central_quantiles import data, rank_error  # normal, lognormal and the real columns, as issue 18's tables use them
+from bench_central_quantiles import data, rank_error  # normal, lognormal and the real columns, as the central benchmark's tables use them
 from dpdist import local
 
 ONE_ROUND = {"sw": {}, "wavelet": {"n_users": None}, "hh-admm": {}, "haar-hrr": {}, "binning": {"bins": 64}}

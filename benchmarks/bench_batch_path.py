@@ -1,4 +1,4 @@
-"""Where a batch of 10^4 reports costs the server its CPU, in one process: the ASGI app and its group commit (issue 61).
+"""Where a batch of 10^4 reports costs the server its CPU, in one process: the ASGI app and its group commit.
 
 ``bench_serve.py --cases ratio --bodies batch`` measures a whole server under ``wrk`` against numpy's decode + count of
 the same bytes.  This script drives what the server does above the HTTP parser, deterministically:

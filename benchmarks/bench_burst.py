@@ -1,4 +1,4 @@
-"""A burst of devices through nginx, and slowloris beside it (issue 61): every refusal a 503 with Retry-After, never a 502.
+"""A burst of devices through nginx, and slowloris beside it: every refusal a 503 with Retry-After, never a 502.
 
 ``dpdist serve`` (SQLite, its default limits) behind Debian's nginx configured as
 docs/how-to/reverse-proxy.md says (``tests/nginx_support.py``; nginx's ``worker_connections``

@@ -1,6 +1,6 @@
 """Central-DP CDF release: dpdist against OpenDP and diffprivlib.
 
-Task (issue 8): the CDF of n = 10,000 N(0, 1) samples clipped to [-4, 4] at
+Task: the CDF of n = 10,000 N(0, 1) samples clipped to [-4, 4] at
 epsilon = 0.5; median KS and W1 distance to the *empirical* CDF over 20 runs,
 and the median wall-clock time per release.  Every run draws fresh data
 (seeded) and every method gets its own keyed stream

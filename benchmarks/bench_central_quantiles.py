@@ -1,4 +1,4 @@
-"""Many quantiles and the CDF, side by side (issue 18): dpdist tree / AQ / JointExp / flat histogram
+"""Many quantiles and the CDF, side by side: dpdist tree / AQ / JointExp / flat histogram
 against OpenDP's and diffprivlib's quantile releases.
 
 Grid: n = 10^3, 10^4, 10^5, 10^6; epsilon = 0.1, 0.5, 1; normal data clipped to [-4, 4], lognormal(0, 1)

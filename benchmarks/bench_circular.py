@@ -1,4 +1,4 @@
-"""W1 on the circle of the day: the circular optimal piecewise mechanism against the interval methods (issue 35.1).
+"""W1 on the circle of the day: the circular optimal piecewise mechanism against the interval methods.
 
 Run: ``uv run python benchmarks/bench_circular.py [--repeats 5] [--datasets flights-departure,...]``.
 

@@ -1,4 +1,4 @@
-"""Where a group commit's CPU goes: dpdist's committer against the durable floor's, in one process (issue 61).
+"""Where a group commit's CPU goes: dpdist's committer against the durable floor's, in one process.
 
 ``bench_serve.py --cases ratio`` measures whole servers (dpdist, ``floor_app.py``, the bare app) by requests per server
 CPU-second.  This script isolates the thread that costs the difference: the group commit, run in this process on

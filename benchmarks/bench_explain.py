@@ -1,4 +1,4 @@
-"""explain's predicted errors against realized ones (issue 36 item 2).
+"""explain's predicted errors against realized ones.
 
 For each method, ``dpdist.explain`` predicts the expected error at n and epsilon (analytic, or
 its seeded simulation: the mean of 20 runs with its standard error). The realized error is

@@ -1,4 +1,4 @@
-"""Per-file bookkeeping cost of the ingest journal (issue 12.4).
+"""Per-file bookkeeping cost of the ingest journal.
 
 For a state that has already ingested N files (N = 10^2 .. 10^5), time what
 ``dpdist aggregate`` pays for one more file besides reading its reports:

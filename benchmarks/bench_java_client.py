@@ -1,4 +1,4 @@
-"""The Java client's ``privatize`` against the JavaScript client's, per CPU-second, on the same protocols (issue 60).
+"""The Java client's ``privatize`` against the JavaScript client's, per CPU-second, on the same protocols.
 
 Target: the Java client's privatize throughput per CPU-second is within 2x of the JavaScript client's on every
 protocol (ratio Java / JavaScript >= 0.5).  Both privatize the same configs, one of each of their 31 protocols (two of

@@ -1,4 +1,4 @@
-"""Key-value data under LDP: PCKV-UE and PCKV-GRR against PrivKV at the PCKV paper's synthetic setting (issue 50 item 2).
+"""Key-value data under LDP: PCKV-UE and PCKV-GRR against PrivKV at the PCKV paper's synthetic setting.
 
 Gu et al. (USENIX Security 2020), evaluation on synthetic data: n = 10^6 users, d = 100 keys, one
 pair per user (padding length 1), keys Gaussian ``ceil(|N(0, 50^2)|)`` kept in 1..100, each key's

@@ -1,4 +1,4 @@
-"""Devices across restarts (issue 61): concurrent ``dpdist submit`` commands while the service is SIGKILLed and restarted.
+"""Devices across restarts: concurrent ``dpdist submit`` commands while the service is SIGKILLed and restarted.
 
 ``--submitters`` commands (default 6), each sending ``--values`` values (default 50,000) of a GRR d = 16 campaign in
 batches of ``--batch-size`` (default 500), start at once; every ``--up`` seconds (default 3) the service (one

@@ -1,4 +1,4 @@
-"""SPL, SMP and RS+FD with GRR: dpdist against multi-freq-ldpy 0.2 on the same records (issue 33 targets).
+"""SPL, SMP and RS+FD with GRR: dpdist against multi-freq-ldpy 0.2 on the same records.
 
 Data (categorical attributes):
 

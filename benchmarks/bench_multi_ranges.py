@@ -1,4 +1,4 @@
-"""2-D range queries (issue 33 targets): HDG against TDG and a uniform grid, mean absolute error of random ranges.
+"""2-D range queries: HDG against TDG and a uniform grid, mean absolute error of random ranges.
 
 Data (two numerical attributes each):
 

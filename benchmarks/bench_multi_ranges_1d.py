@@ -1,4 +1,4 @@
-"""1-D range queries (issue 33 item 3): HDG's 1-D answers against dpdist's hierarchical histograms and Haar-HRR.
+"""1-D range queries: HDG's 1-D answers against dpdist's hierarchical histograms and Haar-HRR.
 
 HDG collects two numerical attributes (u, v) at once and answers a range over one of them from
 its 1-D grid; ``hh`` (hierarchical histogram, Kulkarni et al.) and ``haar-hrr`` (the Haar wavelet

@@ -1,4 +1,4 @@
-"""10^7 users x 5 attributes (issue 33 target): aggregate and estimate, in blocks of 10^6 reports.
+"""10^7 users x 5 attributes: aggregate and estimate, in blocks of 10^6 reports.
 
 Five categorical attributes of 8, 16, 16, 32 and 64 items (Zipf-like), epsilon = 2. Reports are
 privatized block by block (not timed as aggregation), then every block is added to one

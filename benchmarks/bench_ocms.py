@@ -1,4 +1,4 @@
-"""OCMS+RR against Apple's count-mean sketches on the worst-case MSE (Pan, CSF 2025, sec. 6.1 and Fig. 2a; issue 50).
+"""OCMS+RR against Apple's count-mean sketches on the worst-case MSE (Pan, CSF 2025, sec. 6.1 and Fig. 2a).
 
 The paper's synthetic experiment, as its code runs it (``evaluation/sketch_experiment.py``,
 ``run_zipf_experiment_once``): n = 10,000 objects on 100 values with Zipf frequencies

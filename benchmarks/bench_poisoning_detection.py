@@ -1,4 +1,4 @@
-"""Small fractions of fake reports against the poisoning alarms and recovery (issue 64 item 2).
+"""Small fractions of fake reports against the poisoning alarms and recovery.
 
 Setting of the issue: GRR, eps = 1, d = 128, n = 10^5 genuine users drawn from Zipf(1), the target a rare item
 (item 101, frequency 0.0018).  Attacks (fake share = m / (n + m) of all reports):

@@ -1,4 +1,4 @@
-"""Recovery from the maximal gain attack (issue 50 item 3): the targets' error and the clean campaigns' MSE.
+"""Recovery from the maximal gain attack: the targets' error and the clean campaigns' MSE.
 
 Setting: Zipf(1.1) over ``d`` items, ``n`` genuine users, eps = 1, and under attack ``m`` fake users
 (``fake share`` = m / (n + m), default 5%) running :func:`dpdist.testing.maximal_gain_attack` on ``r``

@@ -1,4 +1,4 @@
-"""2-D range queries on non-uniform data (issue 50, item 5): PriPL-Tree with adaptive grids against HDG.
+"""2-D range queries on non-uniform data: PriPL-Tree with adaptive grids against HDG.
 
 The setting of Wang et al., "PriPL-Tree" (PVLDB 17(11), 2024), sec. 5.1 and 5.3: m = 5 numerical
 attributes, each bucketized into d = 256 bins, N = 10^6 users, 2-D range queries on a random pair of

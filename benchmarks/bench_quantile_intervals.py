@@ -1,4 +1,4 @@
-"""Intervals of AQ and JointExp (``interval_share``) beside the tree's, on smooth data and on data with ties (issue 35 item 5).
+"""Intervals of AQ and JointExp (``interval_share``) beside the tree's, on smooth data and on data with ties.
 
 For each data set, n and method: R seeded releases of 9 deciles at epsilon, each checked against the
 data's empirical quantiles (``np.quantile(x, q, method="inverted_cdf")``): coverage (share of the

@@ -1,4 +1,4 @@
-"""Many quantiles at once (issue 18): dpdist's tree and AQ against diffprivlib and OpenDP, side by side.
+"""Many quantiles at once: dpdist's tree and AQ against diffprivlib and OpenDP, side by side.
 
 Mean absolute rank error of m = 9 (deciles) and m = 99 (percentiles) released quantiles,
 ``mean_j |F_n(released_j) - q_j|`` against the data's empirical CDF, median over runs, on normal

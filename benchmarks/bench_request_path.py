@@ -1,4 +1,4 @@
-"""The event loop's side of a one-report batch, in one process: dpdist's ASGI app against the floors' (issue 61).
+"""The event loop's side of a one-report batch, in one process: dpdist's ASGI app against the floors'.
 
 ``bench_serve.py --cases ratio`` measures whole servers; ``bench_commit_group.py`` their committer threads.  This
 script isolates what the event loop's thread does per request above the HTTP parser: each side's ASGI application

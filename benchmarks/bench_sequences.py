@@ -1,4 +1,4 @@
-"""Coverage under peeking: fixed-n intervals against confidence sequences, every protocol with a sequence (issue 30 item 2).
+"""Coverage under peeking: fixed-n intervals against confidence sequences, every protocol with a sequence.
 
 A campaign is looked at after every batch of reports (its dashboard polls every 3 s).  For each
 protocol, M independent collections grow batch by batch; at every look the fixed-n 95 % interval

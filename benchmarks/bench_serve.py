@@ -1,4 +1,4 @@
-"""``dpdist serve`` at population scale (issue 28): requests per server CPU-second, latency, backpressure, estimates.
+"""``dpdist serve`` at population scale: requests per server CPU-second, latency, backpressure, estimates.
 
 Every server is a real ``dpdist serve`` pinned to CPU 0 with ``taskset`` (its
 workers too); the load generator runs on CPU 1.  Server CPU is read from
@@ -27,7 +27,7 @@ sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
 ``keepalive``
     per-request latency on one keep-alive connection (``GET /healthz`` and a
     one-report ``PUT``, one after the other) with ``--workers 1`` and
-    ``--workers 2``, three times in turn (issue 45.3: accepted sockets without
+    ``--workers 2``, three times in turn (accepted sockets without
     ``TCP_NODELAY`` made every answer on a reused connection wait ~40 ms for the
     client's delayed ACK).
 ``crowd``
@@ -39,7 +39,7 @@ sends only to 127.0.0.1 and stops its server.  Cases (``--cases``):
     GRR batches of 10^4 reports: server CPU per batch against numpy's decode and
     count of the same bytes (``np.frombuffer`` + ``np.bincount``).
 ``ratio``
-    dpdist against the Python stack's ceiling (issue 48): ``dpdist serve`` and a bare
+    dpdist against the Python stack's ceiling: ``dpdist serve`` and a bare
     uvicorn + Starlette app answering 204 to the same PUT (``benchmarks/bare_app.py``,
     both pinned to CPU 0, started once and measured one after the other, ``--repeats``
     alternating pairs), under ``wrk`` with the same requests: one report per request
@@ -480,7 +480,7 @@ def _numpy_count(payloads: list[bytes], dtype) -> float:
     return time.process_time() - start
 
 
-# ---------------------------------------------------------------------- dpdist against the bare app (issue 48)
+# ---------------------------------------------------------------------- dpdist against the bare app
 class BareProcess(ServerProcess):
     """``benchmarks/bare_app.py`` under uvicorn (httptools, no access log), pinned to ``cpu`` like the server."""
 

@@ -1,4 +1,4 @@
-"""Rounds of shuffled GRR reports (issue 44 item 7): the composed bound against an exact lower bound.
+"""Rounds of shuffled GRR reports: the composed bound against an exact lower bound.
 
 For GRR on d = 3 values, delta = 1e-8, n = 10^3..10^7, eps0 = 0.5..8 and T = 1, 10, 30, 100 rounds:
 

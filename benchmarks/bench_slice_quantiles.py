@@ -1,4 +1,4 @@
-"""Slice quantiles (Imola et al., NeurIPS 2025) beside AQ and JointExp on a real data set (issue 35 item 5).
+"""Slice quantiles (Imola et al., NeurIPS 2025) beside AQ and JointExp on a real data set.
 
 Data: ``flights-departure`` (departure minute of day of the 328,521 NYC flights of 2013, shipped by
 ``dpdist[data]``; integers in [0, 1440], so heavy ties), the whole population, every run on the same

@@ -1,4 +1,4 @@
-"""The tree CDF's KS against the flat histogram's (issue 18: "never worse than the flat histogram on KS").
+"""The tree CDF's KS against the flat histogram's (the aim: "never worse than the flat histogram on KS").
 
 The KS part of ``bench_central_quantiles.py`` with more runs and standard errors: the same data
 (normal on [-4, 4], lognormal(0, 1) on [0, 50], ``income-weekly`` resampled; the same data seeds),
@@ -12,7 +12,7 @@ isotonic, epsilon * sqrt(1.6 n) bins), and two tree shape rules:
   (``TreeHistogram.leaf_cdf``): what the atom-aware reading changes;
 * ``tree (size rule)`` -- ``rule="size"``, the earlier rule (16-ary, height from the noisy n).
 
-Data: the issue-18 grid (normal, lognormal, ``income-weekly``) and, for issue 35, a second real
+Data: the central benchmark's grid (normal, lognormal, ``income-weekly``) and a second real
 data set with atoms, ``earnings-hourly`` (61,395 hourly earnings of the CPS 2008, 3.9% at one value).
 
 Every release is epsilon-DP under add/remove neighbours.  Reported per cell: mean KS over runs,

@@ -1,4 +1,4 @@
-"""The trust ladder's Nebula comparison (issue 58): per-item variance of the relay + GRR, of sample-and-threshold as
+"""The trust ladder's Nebula comparison: per-item variance of the relay + GRR, of sample-and-threshold as
 Brave runs it in P3A (K = 20, p = 0.105) and of pure local GRR, d = 8 and 64, n = 10^4 and 10^7, central (1, 1e-8).
 
     uv run python benchmarks/bench_trust_ladder.py

@@ -1,7 +1,7 @@
 """The durable floor with dpdist's obligations: what any service giving dpdist's guarantees must pay per request.
 
 ``benchmarks/floor_app.py`` acknowledges a batch once it is durable and counted once, and does nothing else: it
-decodes, validates and checks nothing.  Issue 61 asks dpdist to spend at most 1.25x its CPU per request.  This app
+decodes, validates and checks nothing.  dpdist aims to spend at most 1.25x its CPU per request.  This app
 is the same floor (the same committer thread, group commit, fsync policy and exactly-once key) doing, in the
 plainest Python, only what dpdist must do for each one-report batch to keep its guarantees, written here without
 dpdist's code:
@@ -37,7 +37,7 @@ this stack.
 
 Left out, though dpdist has them (each would only add to this floor's cost): the rate limit (``--rate-limit 0`` in the
 benchmark), the access log (off), the header timeout and pending-head count of dpdist's HTTP protocol (about 7 us a
-request, measured on its own: docs/reference/benchmarks/service.md, issue 61's third round), the backpressure (503 ``busy`` when the
+request, measured on its own: docs/reference/benchmarks/service.md), the backpressure (503 ``busy`` when the
 queue is long), the whole server's body budget and a body's timeouts, the declared ``Content-Length`` checked before
 the body is read, admission's 404 for an unknown campaign (every campaign named is open here), the fold of the log
 rows (once a second).  Run::
