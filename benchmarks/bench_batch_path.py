@@ -31,7 +31,6 @@ import os
 import pstats
 import statistics
 import sys
-import tempfile
 import threading
 import time
 import uuid
