@@ -96,7 +96,7 @@ def test_the_command_line_says_what_is_wrong_in_one_line(tmp_path):
         (["issuer", "key", "commute"], None, "DPDIST_ISSUER_ADMIN_TOKEN"),
         (["issuer", "key", "commute", "--issuer", "ftp://x"], ADMIN, "--issuer"),
         (["issuer", "key", "commute", "--tokens-each", "0"], ADMIN, "--tokens-each"),
-        (["issuer", "status", "--issuer", "http://127.0.0.1:9"], ADMIN, "failed"),
+        (["issuer", "status", "--issuer", "http://127.0.0.1:9", "--retry-window", "0"], ADMIN, "no connection within --retry-window"),
     ]
     for arguments, token, named in cases:
         result = _dpdist(*arguments, token=token)

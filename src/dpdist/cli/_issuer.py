@@ -17,12 +17,14 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 from .._io._atomic import write_text_atomically
 from .._redact import redacted_url
 from .._answer import answer_document, refusal_shown
 from .._redirect import HOOKS, redirect_refusal
-from .._validation import HttpUrl, Integer, Token
+from .._retry import DEFAULT_RETRY_WINDOW_S
+from .._validation import HttpUrl, Integer, Interval, Token
 from ..errors import (
     InvalidParameterError,
     MissingDependencyError,
@@ -121,8 +123,13 @@ def _admin_options(parser, handler) -> None:
     parser.add_argument("--issuer", default=os.environ.get("DPDIST_ISSUER", _DEFAULT_ISSUER),
                         help=f"base URL of the issuer (default: $DPDIST_ISSUER, else {_DEFAULT_ISSUER})")
     parser.add_argument("--issuer-admin-token", default=None, help=_TOKEN_HELP)
+    parser.add_argument("--retry-window", type=float, default=DEFAULT_RETRY_WINDOW_S, metavar="SECONDS",
+                        help="how long a refused connection (an issuer still starting; nothing was sent) is tried again "
+                        f"(default {DEFAULT_RETRY_WINDOW_S:.0f}); 0: never. No other failure is: a request the issuer "
+                        "may have read could have minted")
     parser.set_defaults(handler=handler)
-    state_rules(parser, {"--issuer": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT, base=True),
+    state_rules(parser, {"--retry-window": Interval(0.0, float("inf"), closed="left"),
+                         "--issuer": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT, base=True),
                          "--issuer-admin-token": Token(16, ADMIN_TOKEN.what + " (or DPDIST_ISSUER_ADMIN_TOKEN)",
                                                        spaces=True)})
 
@@ -176,8 +183,9 @@ _STATUS = {"issuer_name": str, "keys": dict}
 
 
 def _call(args, method: str, path: str, body: dict | None = None, keys: dict | None = None) -> dict:
-    """One admin request (not retried: minting again would mint more), its answer holding ``keys``; a refusal is
-    one line."""
+    """One admin request, its answer holding ``keys``; a refusal is one line.  A refused connection (nothing sent: an
+    issuer still starting) is tried again for up to ``--retry-window`` seconds; nothing else is, since a request the
+    issuer may have read could have minted, and minting again would mint more."""
 
     try:
         import httpx  # lazy: optional extra dpdist[serve]
@@ -185,12 +193,24 @@ def _call(args, method: str, path: str, body: dict | None = None, keys: dict | N
         raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
     from .._deadline import request_within  # lazy: it imports httpx (optional extra)
     url = args.issuer.rstrip("/") + path
-    try:
-        with httpx.Client(timeout=120.0, event_hooks=HOOKS) as http:
-            response = request_within(http, method, url, 120.0, json=body,
-                                      headers={"Authorization": f"Bearer {_admin_token(args)}"})
-    except httpx.TransportError as error:
-        raise ServiceUnavailableError(f"{method} {redacted_url(url)} failed: {type(error).__name__}: {error}.") from None
+    deadline, pause = time.monotonic() + args.retry_window, 0.1
+    while True:
+        try:
+            with httpx.Client(timeout=120.0, event_hooks=HOOKS) as http:
+                response = request_within(http, method, url, 120.0, json=body,
+                                          headers={"Authorization": f"Bearer {_admin_token(args)}"})
+            break
+        except httpx.ConnectError:
+            if time.monotonic() + pause > deadline:
+                raise ServiceUnavailableError(f"{method} {redacted_url(url)} failed: no connection within --retry-window "
+                                              f"({args.retry_window:g} s).") from None
+            if pause == 0.1:  # no silence while it waits: one line
+                print(f"dpdist: {redacted_url(args.issuer)} refused the connection; trying again for up to "
+                      f"{args.retry_window:g} s (--retry-window; Ctrl-C to stop).", file=sys.stderr, flush=True)
+            time.sleep(pause)
+            pause = min(2 * pause, 2.0)
+        except httpx.TransportError as error:
+            raise ServiceUnavailableError(f"{method} {redacted_url(url)} failed: {type(error).__name__}: {error}.") from None
     redirected = redirect_refusal(method, url, response, "--issuer (DPDIST_ISSUER)")
     if redirected is not None:
         raise redirected
