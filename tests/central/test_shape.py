@@ -54,8 +54,37 @@ def test_release_picks_the_shape_from_the_data():
     normal = TreeHistogram.release(np.clip(rng.normal(size=10**5), -4, 4), 1.0, (-4, 4), rng=0)
     lognormal = TreeHistogram.release(np.clip(rng.lognormal(0, 1, 10**5), 0, 50), 1.0, (0, 50), rng=0)
     assert normal.branching**normal.height <= 2048  # 11^3 = 1331 since issue 35 (any integer branching)
-    assert lognormal.branching**lognormal.height >= 4096
-    assert normal.releases[0]["profile"]["concentration"] < 4 < 10 < lognormal.releases[0]["profile"]["concentration"]
+    assert normal.releases[0]["profile"]["concentration"] < 4
+    # the lognormal's far tail holds too little to keep its bins: the tree covers the first few, with leaves as fine
+    # as 2048 over the whole range at least
+    assert lognormal.bounds[0] == 0 and lognormal.bounds[1] <= 50 / 4 and lognormal.public_bounds == (0.0, 50.0)
+    assert (lognormal.bounds[1] - lognormal.bounds[0]) / lognormal.branching**lognormal.height <= 50 / 2048
+
+
+def test_zoom_keeps_the_bins_that_hold_the_data():
+    sigma = 28.0
+    counts = np.array([3.0, -20, 5, 4000, 5000, 900, 60, 10, -5, 8, 0, -30, 12, 3, 1, -2])
+    first, last = _shape.zoom_bins(counts, sigma, counts.sum())
+    assert (first, last) == (3, 5)  # the left three hold ~0, the right ten 87 records: within 3% of n less the margin
+    # nothing to leave out at a small n (the noise of the outer bins' sum is above 3% of it) or with data everywhere
+    assert _shape.zoom_bins(counts / 10, sigma, counts.sum() / 10) == (0, 15)
+    assert _shape.zoom_bins(np.full(16, 1000.0), sigma, 16000.0) == (0, 15)
+    assert _shape.zoom_bins(np.r_[np.zeros(15), 10000.0], sigma, 10000.0) == (15, 15)  # at least one bin
+
+
+def test_zoomed_tree_counts_the_values_outside_at_its_edges_and_states_the_bounds_asked_for():
+    x = np.random.default_rng(8).normal(50, 10, 20_000)
+    tree = TreeHistogram.release(x, 1.0, (-1000, 1000), rng=1)
+    assert tree.public_bounds == (-1000.0, 1000.0) and tree.bounds == (0.0, 125.0)
+    assert tree.releases[0]["profile"]["zoom"] == [0.0, 125.0] and tree.releases[0]["bounds"] == [-1000.0, 1000.0]
+    distribution = tree.to_distribution()
+    assert (distribution.edges[0], distribution.edges[-1]) == (-1000.0, 1000.0)  # no mass outside the tree's range
+    assert distribution.cdf(-0.001) == 0 and distribution.cdf(125.0) == 1
+    release = central.quantiles(x, [0.001, 0.5, 0.999], epsilon=1.0, bounds=(-1000, 1000), rng=1)
+    assert release.details["bounds"] == [-1000.0, 1000.0]
+    # an interval reaching the tree's edge reaches the bound asked for: the values counted there may lie beyond it
+    far = central.quantiles(np.r_[x, np.full(50, 900.0)], [0.999], epsilon=1.0, bounds=(-1000, 1000), rng=1)
+    assert far.high[0] == 1000.0
 
 
 @pytest.mark.parametrize("neighbouring, sensitivity", [("add-remove", 1.0), ("replace", 2.0)])
@@ -63,11 +92,13 @@ def test_privacy_of_the_composed_release_is_exact(neighbouring, sensitivity):
     x = np.random.default_rng(4).beta(2, 5, 3000)
     tree = TreeHistogram.release(x, 0.8, (0, 1), neighbouring=neighbouring, rng=0)
     release = tree.releases[0]
-    profile = release["profile"]
-    assert profile["epsilon"] == pytest.approx(0.05 * 0.8) and release["tree_epsilon"] == pytest.approx(0.95 * 0.8)
-    assert profile["sensitivity_l1"] == sensitivity
-    steps = [PrivacyGuarantee(profile["epsilon"], 0.0, neighbouring, "central"),
-             PrivacyGuarantee(release["tree_epsilon"], 0.0, neighbouring, "central")]
+    profile, refinement = release["profile"], release["refinement"]
+    assert profile["epsilon"] == pytest.approx(0.05 * 0.8)
+    assert release["tree_epsilon"] == pytest.approx(0.8 * 0.95 * 0.8)  # 3000 records at 0.8: a fifth to the refinement
+    assert refinement["epsilon"] == pytest.approx(0.2 * 0.95 * 0.8)
+    assert profile["sensitivity_l1"] == sensitivity and refinement["sensitivity_l1"] == 2 * sensitivity
+    steps = [PrivacyGuarantee(epsilon, 0.0, neighbouring, "central")
+             for epsilon in (profile["epsilon"], release["tree_epsilon"], refinement["epsilon"])]
     assert sequential(steps).epsilon == pytest.approx(0.8, rel=1e-12, abs=0) and sequential(steps).epsilon <= 0.8 * (1 + 1e-12)
     assert tree.guarantee == PrivacyGuarantee(release["epsilon"], 0.0, neighbouring, "central")
     assert tree.to_distribution().guarantee.epsilon == pytest.approx(0.8)

@@ -45,14 +45,29 @@ NOISE_MARGIN = 3.0
 JUMP_WIDTH = 2.0**-20
 
 
-def atom_masses(masses: np.ndarray, noise_sd: float) -> np.ndarray:
-    r"""The atom :math:`a_j` of every leaf (see the module docstring), in the units of ``masses``."""
+def atom_masses(masses: np.ndarray, noise_sd, widths: np.ndarray | None = None, whole=False) -> np.ndarray:
+    r"""The atom :math:`a_j` of every leaf (see the module docstring), in the units of ``masses``.
+
+    ``noise_sd`` is one standard deviation for every cell or one per cell; with ``widths`` (cells of
+    several widths: a tree's leaves beside the sub-leaves of a refined leaf,
+    :mod:`dpdist.central._refine`) a neighbour's mass is taken at the cell's width (its density times the
+    cell's width).  ``whole`` (for every cell or per cell): the margin decides only whether the cell holds
+    an atom, and the atom is all of its mass above the larger neighbour (a sub-leaf is too narrow to hold
+    much else: keeping the margin out of the atom would put it between the atom's halves, and a quantile
+    there on the wrong side of the atom).
+    """
     masses = np.asarray(masses, dtype=np.float64)
     if masses.size < 3:
         return np.zeros(masses.size)
-    larger_neighbour = np.maximum(masses[:-2], masses[2:])
+    left, right = masses[:-2], masses[2:]
+    if widths is not None:
+        widths = np.asarray(widths, dtype=np.float64)
+        left, right = left * (widths[1:-1] / widths[:-2]), right * (widths[1:-1] / widths[2:])
+    margin = NOISE_MARGIN * math.sqrt(2.0) * np.broadcast_to(np.asarray(noise_sd, dtype=np.float64), masses.shape)
     atoms = np.zeros(masses.size)
-    atoms[1:-1] = np.maximum(masses[1:-1] - larger_neighbour - NOISE_MARGIN * math.sqrt(2.0) * noise_sd, 0.0)
+    above = masses[1:-1] - np.maximum(left, right)
+    taken = np.where(np.broadcast_to(whole, masses.shape)[1:-1], 0.0, margin[1:-1])
+    atoms[1:-1] = np.where(above > margin[1:-1], above - taken, 0.0)
     return atoms
 
 

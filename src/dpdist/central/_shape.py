@@ -95,6 +95,10 @@ MIN_LEAVES, MAX_LEAVES = 16, 2**20
 MAX_BRANCHING = 64
 #: Flat histograms compared: this many leaf counts, geometrically spaced over [MIN_LEAVES, MAX_LEAVES].
 FLAT_GRID = 500
+#: The profile bins left out of the tree's range hold at most this share of the noisy n (with the margin below).
+ZOOM_SHARE = 0.03
+#: Noise standard deviations of the left-out bins' sum that must fit within the share.
+ZOOM_MARGIN = 2.5
 #: Reference models of the curvature interpolation: (concentration at 16 bins, curvature D).
 SMOOTH_REFERENCE = (3.06, 15.5)
 SKEWED_REFERENCE = (13.96, 9851.0)
@@ -165,6 +169,22 @@ def best_shape(n: float, epsilon: float, concentration: float, *, branching: int
     return int(branchings[best]), int(heights[best])
 
 
+def zoom_bins(counts: np.ndarray, sigma: float, n: float) -> tuple[int, int]:
+    r"""``(first, last)``: the profile bins the tree covers, the outer ones that hold the data's edges dropped.
+
+    From each side, bins are dropped while their noisy counts, plus :data:`ZOOM_MARGIN` noise standard
+    deviations of their sum (:math:`\sigma\sqrt k` for :math:`k` bins), stay within :data:`ZOOM_SHARE` of the
+    noisy ``n``: with loose bounds the data sit in a few bins, and a tree over those alone has narrower
+    leaves and no noisy empty nodes before them.  At least one bin is kept.
+    """
+    k = np.arange(1, counts.size + 1)
+    allowed = ZOOM_SHARE * n - ZOOM_MARGIN * sigma * np.sqrt(k)
+    left = int(np.cumprod(np.cumsum(counts) <= allowed).sum())
+    right = int(np.cumprod(np.cumsum(counts[::-1]) <= allowed).sum())
+    left = min(left, counts.size - 1)
+    return left, max(counts.size - 1 - right, left)
+
+
 def coarse_profile(data, neighbouring: str) -> tuple[float, float, list[PrivacyGuarantee], dict]:
     r"""``(n for the rule, concentration, the release's steps, the profile release)``.
 
@@ -190,5 +210,10 @@ def coarse_profile(data, neighbouring: str) -> tuple[float, float, list[PrivacyG
     profile = {"counts": noisy.astype(np.int64).tolist(), "epsilon": steps[0].epsilon, "sensitivity_l1": sensitivity}
     if neighbouring != "replace":
         profile["noisy_n"] = int(n)
+    first, last = zoom_bins(noisy, sigma, n)
+    if (first, last) != (0, bins - 1):  # the tree covers the kept bins; the concentration at their width
+        profile["zoom"] = [low + (high - low) * first / bins, low + (high - low) * (last + 1) / bins]
+        if last > first:  # inside one bin the profile sees nothing: the concentrated reading stays
+            concentration = max(concentration * (last + 1 - first) / bins, 1.0)
     profile["concentration"] = concentration
     return n, concentration, steps, profile

@@ -386,7 +386,10 @@ def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.nda
     # the data may sit anywhere inside a leaf: the interval runs to the edges of the crossing leaves
     low = _snap(_crossing_leaf(edges, upper_band, q, side="left"), tree.bounds)
     high = _snap(_crossing_leaf(edges, lower_band, q, side="right"), tree.bounds)
-    details = {**distribution.details, "bounds": list(tree.bounds), "z": z, "intervals": (
+    # at the edge of a tree narrower than the bounds, the values counted there may lie anywhere beyond it
+    low = np.where(low <= tree.bounds[0], tree.public_bounds[0], low)
+    high = np.where(high >= tree.bounds[1], tree.public_bounds[1], high)
+    details = {**distribution.details, "bounds": list(tree.public_bounds), "z": z, "intervals": (
         "the pointwise band of the release's noise (z standard errors of its CDF) inverted, to the edges of the "
         "leaves where it crosses q")}
     return QuantileRelease(

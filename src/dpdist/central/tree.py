@@ -60,7 +60,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .._guarantee import PrivacyGuarantee, parallel, sequential
+from .._guarantee import PrivacyGuarantee, parallel, sequential, split
 from .._types import ArrayLike, FloatBounds, Seed
 from ..errors import IncompatibleStateError
 from .._validation import Described, Integer, Interval, check_param, validate_params
@@ -68,6 +68,7 @@ from ..estimates import CDFBand, Distribution, ReleasedDistribution
 from ..estimates._band import upper_order_statistic
 from ..postprocess import _consistent_tree, hay_consistency, isotonic_cdf
 from ._atoms import atom_aware_cdf, atom_masses
+from ._refine import Refinement, refine_share, refined_masses, release_refinement
 from ._common import (
     release_notes,
     cdf_distribution,
@@ -158,6 +159,9 @@ class TreeHistogram(ReleasedDistribution):
         Variance of the noise on every node (the sum over merged releases).
     releases : tuple of dict
         One entry per site release: epsilon, noise scale, sensitivity, secure.
+    refinement : Refinement, optional
+        The noisy sub-trees inside the heavy leaves (:mod:`dpdist.central._refine`), released with a
+        shape chosen by the rule; a merged tree has none (the sites refined different leaves).
     """
 
     levels: tuple
@@ -167,6 +171,7 @@ class TreeHistogram(ReleasedDistribution):
     neighbouring: str = "add-remove"
     noise_variance: float = 0.0
     releases: tuple = field(default_factory=tuple)
+    refinement: Refinement | None = None
 
     # ------------------------------------------------------------------ release
     @classmethod
@@ -274,6 +279,12 @@ class TreeHistogram(ReleasedDistribution):
             **release_notes(self.releases),
         }
 
+    @property
+    def public_bounds(self) -> tuple:
+        """The bounds the release was asked for: :attr:`bounds` unless the tree covers fewer of the profile's bins
+        (:func:`dpdist.central._shape.zoom_bins`; values outside them are counted at their edges)."""
+        return tuple(self.releases[0].get("bounds", self.bounds)) if self.releases else self.bounds
+
     def leaf_cdf(self) -> tuple[np.ndarray, np.ndarray]:
         """``(edges, cdf)``: the isotonic, consistent CDF at the leaf edges (where :meth:`cdf_band` and
         :meth:`cdf_standard_error` hold)."""
@@ -296,14 +307,46 @@ class TreeHistogram(ReleasedDistribution):
         that level as ``band`` (on the leaf edges).
         """
         edges, cdf, total = self._leaf_cdf_and_total()
-        atoms = atom_masses(np.diff(cdf) * total, math.sqrt(self.noise_variance)) / total
-        knots, values, held = atom_aware_cdf(edges, cdf, atoms)
-        details = {**self.details, "atoms": int(np.count_nonzero(atoms > 0)) if knots.size > edges.size else 0}
+        cells, cumulative, noise_sd, at_edges = self._refined_cells(edges, cdf, total)
+        sub_leaves = np.diff(at_edges).repeat(np.diff(at_edges)) > 1  # the cells inside refined leaves
+        atoms = atom_masses(np.diff(cumulative) * total, noise_sd, np.diff(cells), whole=sub_leaves) / total
+        knots, values, held = atom_aware_cdf(cells, cumulative, atoms)
+        held = held[at_edges]
+        low, high = self.public_bounds
+        if low < knots[0]:  # no mass between the bounds asked for and the tree's
+            knots, values = np.insert(knots, 0, low), np.insert(values, 0, 0.0)
+        if high > knots[-1]:
+            knots, values = np.append(knots, high), np.append(values, 1.0)
+        details = {**self.details, "atoms": int(np.count_nonzero(atoms > 0)) if knots.size > cells.size else 0}
         distribution = cdf_distribution(knots, values, method=self.method, guarantee=self.guarantee, n=self.n,
                                         details=details)
         if level is not None:  # the band is of the share below each leaf edge: where the CDF takes that value
             distribution = replace(distribution, band=replace(self.cdf_band(level), edges=held))
         return distribution
+
+    def _refined_cells(self, edges: np.ndarray, cdf: np.ndarray, total: float):
+        """``(cell edges, CDF at them, noise sd of each cell, index of each leaf edge among them)``: the leaves, each
+        refined leaf whose sub-tree says more than the linear reading replaced by its sub-leaves (post-processing,
+        :func:`dpdist.central._refine.refined_masses`)."""
+        leaf_sd = math.sqrt(self.noise_variance)
+        if self.refinement is None or self.refinement.leaves.size == 0:
+            return edges, cdf, leaf_sd, np.arange(edges.size)
+        leaf_masses = np.diff(cdf) * total
+        sub_masses, used = refined_masses(self.refinement, leaf_masses)
+        refined, sub_masses = self.refinement.leaves[used], sub_masses[used]
+        per_leaf = np.ones(leaf_masses.size, dtype=np.int64)
+        per_leaf[refined] = sub_masses.shape[1]
+        first = np.concatenate([[0], np.cumsum(per_leaf)])
+        within = np.arange(first[-1]) - np.repeat(first[:-1], per_leaf)
+        widths = np.repeat(np.diff(edges) / per_leaf, per_leaf)
+        cells = np.append(np.repeat(edges[:-1], per_leaf) + within * widths, edges[-1])
+        masses = np.repeat(leaf_masses, per_leaf)
+        is_sub = np.repeat(per_leaf > 1, per_leaf)
+        masses[is_sub] = sub_masses.ravel()
+        noise_sd = np.where(is_sub, self.refinement.noise_sd, leaf_sd)
+        cumulative = np.minimum(np.concatenate([[0.0], np.cumsum(masses)]) / total, 1.0)
+        cumulative[first] = cdf  # the released values at the leaf edges, exactly
+        return cells, np.maximum.accumulate(cumulative), noise_sd, first
 
     def _presented(self, level: float | None) -> Distribution:
         """The distribution with its band at ``level`` (``None``: without)."""
@@ -433,17 +476,12 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
     if branching is not None:
         branching = check_positive_int(owner, "branching", branching, low=2, high=MAX_LEAVES)
     check_option(owner, "rule", rule, RULES)
-    spent = [data.guarantee(neighbouring)]  # the steps of this release, composed sequentially below
-    size_release = None
-    if height is None and rule == "adaptive":  # a coarse histogram: noisy n and concentration
-        public_n, concentration, spent, size_release = coarse_profile(data, neighbouring)
-        branching, height = best_shape(
-            public_n, spent[-1].epsilon, concentration, branching=branching, replace=neighbouring == "replace"
-        )
-    elif height is None:  # the shape rule needs n: public, or a noisy count under add/remove
-        public_n, spent, size_release = size_for_rules(data, neighbouring)
-        branching, height = choose_shape(public_n, spent[-1].epsilon, branching)
-    tree_epsilon = spent[-1].epsilon
+    branching, height, spent, size_release = _shape_and_budget(data, branching, height, neighbouring, rule)
+    public_bounds = tuple(float(b) for b in data.bounds)
+    if size_release is not None and "zoom" in size_release:  # the tree covers the profile bins holding the data
+        data.bounds = tuple(size_release["zoom"])
+        data.x = np.clip(data.x, *data.bounds)  # per record, as the bounds clip: neighbours stay neighbours
+    tree_epsilon = spent[1].epsilon if len(spent) == 3 else spent[-1].epsilon  # with a refinement, the middle step
     branching = DEFAULT_BRANCHING if branching is None else branching
     height = check_positive_int(owner, "height", height, high=64)
     tallest = next(h for h in range(1, 65) if branching ** (h + 1) > MAX_LEAVES)  # branching <= MAX_LEAVES: h >= 1
@@ -457,14 +495,39 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
         "noise_scale": scale,
         "sensitivity_l1": sensitivity,
         "secure": data.secure,
+        **({"bounds": list(public_bounds)} if public_bounds != tuple(data.bounds) else {}),
     }
     if size_release is not None:
         release["profile" if rule == "adaptive" else "size"] = size_release
     if data.unit is not None:  # the tree ran at the record-level budget above: its epsilon is stated per person
         release.update(unit="person", privacy_unit=data.unit_details())
     release.update({"notes": list(data.notes)} if data.notes else {})  # the missing-value policy, stated
-    return cls(tuple(noisy_levels), branching, height, tuple(float(b) for b in data.bounds), neighbouring,
+    tree = cls(tuple(noisy_levels), branching, height, tuple(float(b) for b in data.bounds), neighbouring,
                2.0 * scale**2, (release,))
+    if len(spent) < 3:
+        return tree
+    # the heavy leaves, chosen from the tree just released (post-processing), refined at the last step's budget
+    refinement = release_refinement(data, tree.consistent_leaves()[0], spent[2].epsilon, neighbouring)
+    return replace(tree, refinement=refinement, releases=({**release, "refinement": refinement.details()},))
+
+
+def _shape_and_budget(data, branching: int | None, height: int | None, neighbouring: str, rule: str):
+    """``(branching, height, steps, size release)``: the tree's shape and the steps of the budget, composed
+    sequentially: the whole budget on a tree of a given ``height``; else the rule's profile (or noisy ``n``)
+    first, then, with the adaptive rule, the tree and its refinement (:func:`~dpdist.central._refine.refine_share` of
+    what is left, none for small data)."""
+    total = data.guarantee(neighbouring)
+    if height is not None:
+        return branching, height, [total], None
+    if rule == "size":  # the shape rule needs n: public, or a noisy count under add/remove
+        public_n, spent, size_release = size_for_rules(data, neighbouring)
+        return (*choose_shape(public_n, spent[-1].epsilon, branching), spent, size_release)
+    public_n, concentration, spent, size_release = coarse_profile(data, neighbouring)  # noisy n, concentration
+    share = refine_share(public_n, spent[-1].epsilon)
+    steps = [spent[0], *split(spent[-1], [1.0 - share, share])] if share > 0 else spent
+    shape = best_shape(public_n, steps[1].epsilon, concentration, branching=branching,
+                       replace=neighbouring == "replace")
+    return (*shape, steps, size_release)
 
 
 def tree_cdf(

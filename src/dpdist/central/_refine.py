@@ -1,0 +1,205 @@
+r"""Refinement of a tree's heavy leaves: a noisy sub-tree inside each, read as found mass plus a linear rest.
+
+A leaf of the tree (:mod:`dpdist.central.tree`) knows how much mass it holds, not where: read linearly, a
+decile inside it lands between the values the data hold.  Real amounts are *heaped* (incomes at round
+thousands, wages at multiples of 50, ages in whole years): most of a leaf's mass sits on a few points, and a
+decile lands up to a leaf's width from the atom it belongs to.  The refinement spends
+:data:`REFINE_SHARE` of the budget on finer counts inside the heavy leaves and reads them only where they say
+more than the linear reading.
+
+**Release** (:func:`release_refinement`).  The leaves refined are chosen from the tree's released counts
+(post-processing): those whose consistent mass could hold a child above the noise (at least
+:data:`SIGNIFICANCE` noise standard deviations), the heaviest first, at most :data:`MAX_CELLS` cells in all.
+Inside each, a complete :data:`SUB_BRANCHING`-ary tree of :data:`SUB_HEIGHT` levels over
+:math:`S = b^h` equal sub-leaves counts the records; every node of levels :math:`1..h` gets discrete
+Laplace noise of scale :math:`h/\varepsilon_R` (integers: no bit of the sampler's floats is released).
+One record lies in at most one refined leaf and touches one node per level, so the whole refinement has
+:math:`\ell_1` sensitivity :math:`h` under add/remove neighbours (:math:`2h` under replacement) and is
+:math:`\varepsilon_R`-DP; which leaves are refined is a function of the tree already released, so the
+release composes sequentially with the profile and the tree (their budgets sum to the total).
+
+**Reading** (:func:`refined_masses`, post-processing: no privacy cost).  The sub-tree is made consistent
+with the leaf's released mass as its root (Hay et al.'s least squares, :func:`dpdist.postprocess.hay_consistency`
+with a root known).  Top-down, a node's mass :math:`P` goes to its children as follows: a child whose
+count differs from the background share by more than :data:`SIGNIFICANCE` noise standard deviations
+keeps its count (clipped to :math:`[0, P]`; the background is re-estimated without the significant
+children, three times), and each run of the others between two significant children shares its own
+total evenly (so the mass either side of a found atom stays on that side); when the other children's
+cumulative counts leave the linear line by more than :data:`TREND` :math:`\sigma\sqrt b` (a steep density
+rather than points of mass) every child keeps its count.  Children that are not significant spread their mass
+linearly down to the sub-leaves, so a leaf without significant structure keeps exactly the tree's
+linear reading, and smooth data lose nothing but the budget share.  The sub-leaf masses then go
+through the tree's atom reading (:mod:`dpdist.central._atoms`): a sub-leaf above both neighbours is
+split between its edges, so a decile on an atom lands within a sub-leaf (:math:`1/S` of a leaf) of
+it, on the side of the atom its rank is nearer to.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .noise import laplace_mechanism
+
+__all__ = ["REFINE_SHARE", "REFINE_FLOOR", "REFINE_MIN_SIZE", "REFINE_SIZE_SHARE", "refine_share", "SUB_BRANCHING", "SUB_HEIGHT", "SIGNIFICANCE", "TREND", "MAX_CELLS", "Refinement",
+           "release_refinement", "refined_masses"]
+
+#: Largest share of the budget (after the profile) spent on the refinement (:func:`refine_share`).
+REFINE_SHARE = 0.2
+#: Smallest share spent on it, and the noisy n times epsilon below which none is (:func:`refine_share`).
+REFINE_FLOOR, REFINE_MIN_SIZE = 0.02, 2000.0
+#: :math:`n\varepsilon` times the share in between (:func:`refine_share`).
+REFINE_SIZE_SHARE = 5000.0
+#: Branching factor and height of the sub-tree inside a refined leaf (:math:`16^2 = 256` sub-leaves).
+SUB_BRANCHING, SUB_HEIGHT = 16, 2
+#: Noise standard deviations a child must differ from its background share by to keep its own count.
+SIGNIFICANCE = 3.5
+#: Noise standard deviations, times :math:`\sqrt b`, the children's cumulative counts must leave the linear line by.
+TREND = 2.0
+#: Largest number of sub-leaves released (the heaviest leaves are refined first).
+MAX_CELLS = 2**21
+
+
+def refine_share(n: float, epsilon: float) -> float:
+    r"""The refinement's share of the tree's budget, from the (noisy or public) ``n`` and the budget.
+
+    :math:`\min(` :data:`REFINE_SHARE` :math:`, \max(` :data:`REFINE_FLOOR` :math:`, 5000/(n\varepsilon)))`: the share
+    at which a child holding 0.2% of the records clears :data:`SIGNIFICANCE` noise standard deviations of
+    a sub-tree node (:math:`3.5\sqrt2\,h/(s\varepsilon) \approx 10/(s\varepsilon) = 0.002\,n`), within those
+    limits; 0 below :math:`n\varepsilon =` :data:`REFINE_MIN_SIZE`, where only atoms of many percent could be
+    found and the budget does more in the tree.
+    """
+    size = n * epsilon
+    return 0.0 if size < REFINE_MIN_SIZE else min(REFINE_SHARE, max(REFINE_FLOOR, REFINE_SIZE_SHARE / size))
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """The noisy sub-trees of the refined leaves of a :class:`~dpdist.central.tree.TreeHistogram`.
+
+    Attributes
+    ----------
+    leaves : ndarray of int64
+        Indices of the refined leaves, increasing.
+    levels : tuple of ndarray
+        ``levels[d]`` (``d = 0..height-1``) holds, one row per refined leaf, the ``branching**(d + 1)`` noisy
+        counts (int64) of level ``d + 1`` of its sub-tree (the root is the leaf's count in the tree).
+    branching, height : int
+    noise_scale : float
+        Laplace scale of every node (sensitivity over the refinement's epsilon).
+    epsilon : float
+        The refinement's share of the budget.
+    """
+
+    leaves: np.ndarray
+    levels: tuple
+    branching: int
+    height: int
+    noise_scale: float
+    epsilon: float
+
+    @property
+    def noise_sd(self) -> float:
+        """Standard deviation of the noise on one node."""
+        return math.sqrt(2.0) * self.noise_scale
+
+    def details(self) -> dict:
+        """What the refinement released (for a release's ``details``)."""
+        return {"epsilon": self.epsilon, "leaves": int(self.leaves.size), "branching": self.branching,
+                "height": self.height, "noise_scale": self.noise_scale,
+                "sensitivity_l1": self.noise_scale * self.epsilon}
+
+
+def release_refinement(data, leaf_masses: np.ndarray, epsilon: float, neighbouring: str) -> Refinement:
+    """The noisy sub-trees of the leaves chosen from the released ``leaf_masses`` (see the module docstring).
+
+    ``data`` is the checked input of the tree (its values already clipped into its bounds, its generator),
+    ``leaf_masses`` the tree's consistent leaf counts (released), ``epsilon`` the refinement's budget.
+    """
+    branching, height = SUB_BRANCHING, SUB_HEIGHT
+    sensitivity = float(2 * height if neighbouring == "replace" else height)
+    scale = sensitivity / epsilon
+    cells = branching**height
+    heavy = np.flatnonzero(leaf_masses >= SIGNIFICANCE * math.sqrt(2.0) * scale)
+    heaviest = heavy[np.argsort(-leaf_masses[heavy], kind="stable")[: MAX_CELLS // cells]]
+    leaves = np.sort(heaviest)
+    low, high = data.bounds
+    position = (data.x - low) / (high - low) * leaf_masses.size
+    leaf = np.minimum(position.astype(np.int64), leaf_masses.size - 1)
+    row = np.full(leaf_masses.size, -1, dtype=np.int64)
+    row[leaves] = np.arange(leaves.size)
+    inside = row[leaf] >= 0
+    sub = np.minimum(((position[inside] - leaf[inside]) * cells).astype(np.int64), cells - 1)
+    counts = np.bincount(row[leaf[inside]] * cells + sub, minlength=leaves.size * cells)
+    exact = [counts.reshape(leaves.size, cells)]
+    for _ in range(height - 1):
+        exact.append(exact[-1].reshape(leaves.size, exact[-1].shape[1] // branching, branching).sum(axis=2))
+    exact.reverse()  # exact[d]: level d + 1
+    sizes = np.cumsum([level.size for level in exact])[:-1]
+    noisy = laplace_mechanism(np.concatenate([level.ravel() for level in exact]).astype(np.float64), sensitivity,
+                              epsilon, data.rng, integer_valued=True)
+    noisy = np.round(noisy).astype(np.int64)
+    levels = tuple(part.reshape(level.shape) for part, level in zip(np.split(noisy, sizes), exact))
+    return Refinement(leaves, levels, branching, height, scale, epsilon)
+
+
+def _consistent_rows(refinement: Refinement, roots: np.ndarray) -> list[np.ndarray]:
+    """Least-squares consistent sub-trees (Hay et al.'s two passes), each with its leaf's mass as a known root."""
+    b, rows = refinement.branching, roots.size
+    z = [np.asarray(level, dtype=np.float64) for level in refinement.levels]
+    for depth in range(len(z) - 2, -1, -1):  # z[depth] is level depth + 1, of height len(z) - depth
+        i = len(z) - depth
+        own = (b**i - b ** (i - 1)) / (b**i - 1)
+        z[depth] = own * z[depth] + (1.0 - own) * z[depth + 1].reshape(rows, z[depth].shape[1], b).sum(axis=2)
+    consistent = [roots.astype(np.float64)[:, None]]
+    for level in z:
+        residual = consistent[-1] - level.reshape(rows, level.shape[1] // b, b).sum(axis=2)
+        consistent.append(level + np.repeat(residual / b, b, axis=1))
+    return consistent
+
+
+def _children(counts: np.ndarray, parents: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(masses, significant)`` of the children (last axis) of nodes of mass ``parents``: the significant keep
+    their counts, the rest is shared evenly (see the module docstring)."""
+    b = counts.shape[-1]
+    parents = parents[..., None]
+    significant = np.zeros(counts.shape, dtype=bool)
+    background = parents / b
+    for _ in range(3):  # the background share, re-estimated without the significant children
+        significant = np.abs(counts - background) > SIGNIFICANCE * sigma
+        others = b - significant.sum(axis=-1, keepdims=True)
+        found = np.where(significant, counts, 0.0).sum(axis=-1, keepdims=True)
+        background = np.divide(parents - found, others, out=np.zeros(parents.shape), where=others > 0)
+    rest = np.where(significant, background, counts)  # the children but the significant ones: linear, or a trend?
+    trend = np.abs(np.cumsum(rest - rest.mean(axis=-1, keepdims=True), axis=-1)).max(axis=-1, keepdims=True)
+    significant |= trend > TREND * sigma * math.sqrt(b)
+    # the children between two significant ones share their own total evenly: the mass each side of a found
+    # atom stays on that side
+    run = np.cumsum(significant, axis=-1)  # the significant children seen so far: one run between each two
+    member = (run[..., None] == np.arange(b + 1)) & ~significant[..., None]
+    run_total = np.maximum(np.where(member, counts[..., None], 0.0).sum(axis=-2), 0.0)
+    run_size = member.sum(axis=-2)
+    share = np.divide(run_total, run_size, out=np.zeros(run_total.shape), where=run_size > 0)
+    masses = np.where(significant, np.clip(counts, 0.0, parents), np.take_along_axis(share, run, axis=-1))
+    total = masses.sum(axis=-1, keepdims=True)
+    masses = np.where(total > 0, masses * np.divide(parents, total, out=np.zeros(parents.shape), where=total > 0),
+                      parents / b)
+    return masses, significant
+
+
+def refined_masses(refinement: Refinement, leaf_masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(masses, used)``: the sub-leaf masses of every refined leaf (one row each, summing to its mass in
+    ``leaf_masses``) and whether the reading differs from the linear one (post-processing)."""
+    roots = np.asarray(leaf_masses, dtype=np.float64)[refinement.leaves]
+    b, rows = refinement.branching, roots.size
+    consistent = _consistent_rows(refinement, roots)
+    masses, active = roots[:, None], np.ones((rows, 1), dtype=bool)
+    for level in consistent[1:]:
+        children, significant = _children(level.reshape(rows, level.shape[1] // b, b), masses, refinement.noise_sd)
+        linear = np.repeat(masses / b, b, axis=1)
+        masses = np.where(np.repeat(active, b, axis=1), children.reshape(rows, level.shape[1]), linear)
+        active = np.repeat(active, b, axis=1) & significant.reshape(rows, level.shape[1])
+    used = np.abs(masses - roots[:, None] / masses.shape[1]).max(axis=1, initial=0.0) > 1e-9 * (roots + 1.0)
+    return masses, used
