@@ -57,14 +57,14 @@ print(json.dumps(out))
 """
 
 
-def python_dp(datasets, epsilon, bounds, q):
-    """Every dataset's quantiles at every tree shape, in one run of python-dp's environment."""
-    job = {"datasets": [x.tolist() for x in datasets], "epsilon": epsilon, "bounds": list(bounds), "q": list(q),
-           "shapes": SHAPES}
+def python_dp(datasets, epsilon, bounds, q, shapes=SHAPES):
+    """Every dataset's quantiles at every tree shape (height, branching), in one run of python-dp's environment."""
+    job = {"datasets": [np.asarray(x).tolist() for x in datasets], "epsilon": epsilon, "bounds": list(bounds),
+           "q": list(q), "shapes": [list(shape) for shape in shapes]}
     done = subprocess.run([str(environment("python_dp")), "-c", PYTHON_DP.format(folder=str(FIELD / "side"))],
                           input=json.dumps(job), capture_output=True, text=True, check=True)
     flat = np.asarray(json.loads(done.stdout))
-    return flat.reshape(len(datasets), len(SHAPES), len(q))
+    return flat.reshape(len(datasets), len(shapes), len(q))
 
 
 def scores(x, released, bounds):

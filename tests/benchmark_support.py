@@ -24,7 +24,8 @@ import java_support
 PEERS: dict[str, str | None] = {
     "diffprivlib": None,  # the `bench` extra, not the dev group: bench_central*.py and bench_quantiles.py run --without it
     "side-environments": "bench_audit_field.py (trasgoDP, ldp-toolbox, diffprivlib), bench_audit_peers.py (past releases), "
-    "bench_persons_peers.py (pipeline_dp, OpenDP) and bench_python_dp_quantiles.py (python-dp) make "
+    "bench_persons_peers.py (pipeline_dp, OpenDP), bench_python_dp_quantiles.py and bench_decile_peers.py "
+    "(python-dp) make "
     "their peers' environments with uv from the package index: minutes of CPU, over the smoke "
     "runs' budget; their dpdist rows (and the peers installed here) still run",
     "fang-authors-code": "bench_fang_oracles.py's side by side needs the authors' RUE/RLH/RWS files (on no package "
@@ -83,6 +84,14 @@ CASES: dict[str, dict] = {
         "argv": ["--runs", "1", "--sizes", "1000", "--datasets", "normal", "--epsilons", "1", "--output", "cq.json"],
         "without": {"diffprivlib": ["--without", "diffprivlib"]},
         "json": "work/bench_central_quantiles/cq.json",
+    },
+    "bench_decile_peers.py": {
+        "rows": 2,
+        "argv": ["--runs", "2", "--sizes", "1000", "--datasets", "ages", "--without", "python-dp",
+                 "--output", "decile_peers.json"],
+        "without": {"diffprivlib": ["--without", "python-dp,diffprivlib"]},
+        "json": "work/bench_decile_peers/decile_peers.json",
+        "ignore": ["bounds"],
     },
     "bench_circular.py": {
         "rows": 9,

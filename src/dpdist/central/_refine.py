@@ -26,7 +26,10 @@ keeps its count (clipped to :math:`[0, P]`; the background is re-estimated witho
 children, three times), and each run of the others between two significant children shares its own
 total evenly (so the mass either side of a found atom stays on that side); when the other children's
 cumulative counts leave the linear line by more than :data:`TREND` :math:`\sigma\sqrt b` (a steep density
-rather than points of mass) every child keeps its count.  Children that are not significant spread their mass
+rather than points of mass) every child keeps its count.  In a leaf the tree itself reads as holding an
+atom (its mass above both neighbours', :mod:`dpdist.central._atoms`) of at least :data:`FOLLOW` noise
+standard deviations of a sub-tree node, the largest child of each level is kept as well: the tree found the atom, the sub-tree only has to place it, and its largest child is the
+atom's well below the significance a blind search needs.  Children that are not significant spread their mass
 linearly down to the sub-leaves, so a leaf without significant structure keeps exactly the tree's
 linear reading, and smooth data lose nothing but the budget share.  The sub-leaf masses then go
 through the tree's atom reading (:mod:`dpdist.central._atoms`): a sub-leaf above both neighbours is
@@ -43,7 +46,7 @@ import numpy as np
 
 from .noise import laplace_mechanism
 
-__all__ = ["REFINE_SHARE", "REFINE_FLOOR", "REFINE_MIN_SIZE", "REFINE_SIZE_SHARE", "refine_share", "SUB_BRANCHING", "SUB_HEIGHT", "SIGNIFICANCE", "TREND", "MAX_CELLS", "Refinement",
+__all__ = ["REFINE_SHARE", "REFINE_FLOOR", "REFINE_MIN_SIZE", "REFINE_SIZE_SHARE", "refine_share", "SUB_BRANCHING", "SUB_HEIGHT", "SIGNIFICANCE", "FOLLOW", "TREND", "MAX_CELLS", "Refinement",
            "release_refinement", "refined_masses"]
 
 #: Largest share of the budget (after the profile) spent on the refinement (:func:`refine_share`).
@@ -55,7 +58,9 @@ REFINE_SIZE_SHARE = 5000.0
 #: Branching factor and height of the sub-tree inside a refined leaf (:math:`16^2 = 256` sub-leaves).
 SUB_BRANCHING, SUB_HEIGHT = 16, 2
 #: Noise standard deviations a child must differ from its background share by to keep its own count.
-SIGNIFICANCE = 3.5
+SIGNIFICANCE = 4.0
+#: Noise standard deviations of a sub-tree node an atom the tree finds in a leaf must hold to be followed down it.
+FOLLOW = 2.0
 #: Noise standard deviations, times :math:`\sqrt b`, the children's cumulative counts must leave the linear line by.
 TREND = 2.0
 #: Largest number of sub-leaves released (the heaviest leaves are refined first).
@@ -160,15 +165,18 @@ def _consistent_rows(refinement: Refinement, roots: np.ndarray) -> list[np.ndarr
     return consistent
 
 
-def _children(counts: np.ndarray, parents: np.ndarray, sigma: float) -> tuple[np.ndarray, np.ndarray]:
+def _children(counts: np.ndarray, parents: np.ndarray, sigma: float,
+              atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(masses, significant)`` of the children (last axis) of nodes of mass ``parents``: the significant keep
-    their counts, the rest is shared evenly (see the module docstring)."""
+    their counts, the rest is shared evenly; in a node known to hold an atom (``atom``) the largest child is
+    significant too (see the module docstring)."""
     b = counts.shape[-1]
     parents = parents[..., None]
+    largest = (np.arange(b) == counts.argmax(axis=-1)[..., None]) & atom[..., None]
     significant = np.zeros(counts.shape, dtype=bool)
     background = parents / b
     for _ in range(3):  # the background share, re-estimated without the significant children
-        significant = np.abs(counts - background) > SIGNIFICANCE * sigma
+        significant = (np.abs(counts - background) > SIGNIFICANCE * sigma) | largest
         others = b - significant.sum(axis=-1, keepdims=True)
         found = np.where(significant, counts, 0.0).sum(axis=-1, keepdims=True)
         background = np.divide(parents - found, others, out=np.zeros(parents.shape), where=others > 0)
@@ -189,17 +197,27 @@ def _children(counts: np.ndarray, parents: np.ndarray, sigma: float) -> tuple[np
     return masses, significant
 
 
-def refined_masses(refinement: Refinement, leaf_masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def refined_masses(refinement: Refinement, leaf_masses: np.ndarray,
+                   atom_leaves: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``(masses, used)``: the sub-leaf masses of every refined leaf (one row each, summing to its mass in
-    ``leaf_masses``) and whether the reading differs from the linear one (post-processing)."""
+    ``leaf_masses``) and whether the reading differs from the linear one (post-processing).
+
+    ``atom_leaves`` (one flag per leaf): the leaves the tree itself reads as holding an atom
+    (:func:`dpdist.central._atoms.atom_masses`, from its own counts); in those the atom is followed down the
+    largest child of each level, whatever its significance (the tree found it; the sub-tree places it).
+    """
     roots = np.asarray(leaf_masses, dtype=np.float64)[refinement.leaves]
     b, rows = refinement.branching, roots.size
     consistent = _consistent_rows(refinement, roots)
     masses, active = roots[:, None], np.ones((rows, 1), dtype=bool)
+    atom = (np.zeros(rows, dtype=bool) if atom_leaves is None else np.asarray(atom_leaves)[refinement.leaves])[:, None]
     for level in consistent[1:]:
-        children, significant = _children(level.reshape(rows, level.shape[1] // b, b), masses, refinement.noise_sd)
+        children, significant = _children(level.reshape(rows, level.shape[1] // b, b), masses, refinement.noise_sd,
+                                          atom & active)
         linear = np.repeat(masses / b, b, axis=1)
         masses = np.where(np.repeat(active, b, axis=1), children.reshape(rows, level.shape[1]), linear)
+        followed = (children.reshape(rows, -1, b).argmax(axis=2)[..., None] == np.arange(b)).reshape(rows, -1)
+        atom = np.repeat(atom, b, axis=1) & followed
         active = np.repeat(active, b, axis=1) & significant.reshape(rows, level.shape[1])
     used = np.abs(masses - roots[:, None] / masses.shape[1]).max(axis=1, initial=0.0) > 1e-9 * (roots + 1.0)
     return masses, used

