@@ -31,7 +31,8 @@ has a floor that no release goes below: a decile inside an atom holding ranks [a
 ``min(q - a, b - q)``.  The verdict of a row: ``lead`` where dpdist's mean is below the best peer's in both metrics,
 ``tie`` where a metric is above it by less than two standard errors of the difference, ``behind`` beyond.
 
-Results go to ``benchmarks/results/decile_peers.json``; ``--markdown`` prints the table of docs/central.md.  Usage::
+Results go to ``benchmarks/results/decile_peers.json``; ``--markdown compact`` prints the table of docs/central.md
+(best peer over dpdist per data set, bound and n), ``--markdown full`` that of docs/benchmarks.md.  Usage::
 
     uv run --extra bench --extra data python benchmarks/bench_decile_peers.py [--runs 20] [--sizes 1000,10000]
         [--runs-large 4] [--datasets ages,loan incomes] [--without python-dp,diffprivlib]
@@ -124,17 +125,24 @@ def cell(name: str, tight: bool, n: int, runs: int, without: set[str]) -> dict:
                 for run in range(runs)]
     peers = {"OpenDP": opendp_quantiles, "diffprivlib": diffprivlib_quantiles}
     measured: dict[str, list] = {"dpdist": [], **{peer: [] for peer in peers if peer not in without}}
-    seconds = {method: 0.0 for method in measured}
+    seconds, failed = {method: 0.0 for method in measured}, {}
     for run, x in enumerate(datasets):
         ordered = np.sort(x)
         for method in measured:
             start = time.process_time()
-            if method == "dpdist":
-                released = dpdist_deciles(x, EPSILON, bounds, np.random.default_rng([zlib.crc32(name.encode()), n, run, 1]))
-            else:
-                released = peers[method](x, DECILES, EPSILON, bounds, int(zlib.crc32(f"{name}{n}{run}".encode())))
-            seconds[method] += time.process_time() - start
+            try:
+                if method == "dpdist":
+                    released = dpdist_deciles(x, EPSILON, bounds,
+                                              np.random.default_rng([zlib.crc32(name.encode()), n, run, 1]))
+                else:
+                    released = peers[method](x, DECILES, EPSILON, bounds, int(zlib.crc32(f"{name}{n}{run}".encode())))
+            except RuntimeError as error:  # a peer's sampler that gives up (diffprivlib: NaN weights on many ties)
+                failed[method] = f"{failed.get(method, '')}run {run}: {str(error)[:80]}; "
+                continue
+            finally:
+                seconds[method] += time.process_time() - start
             measured[method].append(scores(ordered, released))
+    measured = {method: values for method, values in measured.items() if values}
     if "python-dp" not in without:  # every run and shape in one call of its environment
         theirs = python_dp(datasets, EPSILON, bounds, DECILES, SHAPES)
         for s, (height, branching) in enumerate(SHAPES):
@@ -142,6 +150,8 @@ def cell(name: str, tight: bool, n: int, runs: int, without: set[str]) -> dict:
     row = {"data": name, "bounds": list(bounds), "tight": tight, "n": n, "epsilon": EPSILON, "runs": runs}
     row["methods"] = {method: summary(values) for method, values in measured.items()}
     row["cpu_seconds"] = {method: round(value, 2) for method, value in seconds.items()}
+    if failed:
+        row["failed"] = failed
     row.update(verdict(row["methods"]))
     print(json.dumps(row), flush=True)
     return row
@@ -174,8 +184,27 @@ def _with_se(scores: dict, metric: str) -> str:
     return _number(scores[metric]) + ("" if se is None else f" ± {_number(se)}")
 
 
+def compact(rows: list[dict]) -> str:
+    """The table of docs/central.md: a row per data set and bound, a column per n, each cell the best peer's error
+    over dpdist's in rank and in the data's units (above 1: dpdist's is lower), and the verdict when not a lead."""
+    sizes = sorted({r["n"] for r in rows})
+    out = ["| data | bound | " + " | ".join(f"n = 10^{round(math.log10(n))}" for n in sizes) + " |",
+           "|---|---" + "|---" * len(sizes) + "|"]
+    cells = {(r["data"], r["tight"], r["n"]): r for r in rows if "best_rank" in r}
+    for name in DATA:
+        for tight in (True, False):
+            found = [cells.get((name, tight, n)) for n in sizes]
+            if not any(found):
+                continue
+            bound = next(r for r in found if r)["bounds"][1]
+            text = ["-" if r is None else f"{r['rank_ratio']:.2f} / {r['units_ratio']:.2f}"
+                    + ("" if r["verdict"] == "lead" else f" ({r['verdict']})") for r in found]
+            out.append(f"| {name} | {'tight' if tight else 'loose'} {bound:,.0f} | " + " | ".join(text) + " |")
+    return "\n".join(out)
+
+
 def markdown(rows: list[dict]) -> str:
-    """The table of docs/central.md: a row per data set, bound and n."""
+    """The table of docs/benchmarks.md: a row per data set, bound and n."""
     out = ["| data | bound | n | runs | dpdist rank | best peer rank | dpdist units | best peer units | verdict |",
            "|---|---|---|---|---|---|---|---|---|"]
     for row in sorted(rows, key=lambda r: (list(DATA).index(r["data"]), not r["tight"], r["n"])):
@@ -200,11 +229,12 @@ def main() -> None:
     parser.add_argument("--bounds", default="tight,loose")
     parser.add_argument("--without", default="", help="peers to leave out: python-dp, OpenDP, diffprivlib")
     parser.add_argument("--output", default=str(RESULTS))
-    parser.add_argument("--markdown", action="store_true", help="print the table of the saved results and stop")
+    parser.add_argument("--resume", action="store_true", help="keep the cells already in --output")
+    parser.add_argument("--markdown", choices=("compact", "full"), help="print a table of the saved results and stop")
     args = parser.parse_args()
     output = pathlib.Path(args.output)
     if args.markdown:
-        print(markdown(json.loads(output.read_text())))
+        print((compact if args.markdown == "compact" else markdown)(json.loads(output.read_text())))
         return
     without = {item for item in args.without.split(",") if item}
     rows = json.loads(output.read_text()) if output.exists() else []
@@ -212,10 +242,12 @@ def main() -> None:
         for name in args.datasets.split(","):
             for tight in (kind == "tight" for kind in args.bounds.split(",")):
                 runs = args.runs_large if args.runs_large and n >= 10**5 else args.runs
+                if args.resume and any((r["data"], r["tight"], r["n"]) == (name, tight, n) for r in rows):
+                    continue
                 rows = [r for r in rows if (r["data"], r["tight"], r["n"]) != (name, tight, n)]
                 rows.append(cell(name, tight, n, runs, without))
                 output.write_text(json.dumps(rows, indent=1) + "\n")
-    print(markdown(rows))
+    print(compact(rows))
 
 
 if __name__ == "__main__":

@@ -65,7 +65,7 @@ def test_zoom_keeps_the_bins_that_hold_the_data():
     sigma = 28.0
     counts = np.array([3.0, -20, 5, 4000, 5000, 900, 60, 10, -5, 8, 0, -30, 12, 3, 1, -2])
     first, last = _shape.zoom_bins(counts, sigma, counts.sum())
-    assert (first, last) == (3, 5)  # the left three hold ~0, the right ten 87 records: within 3% of n less the margin
+    assert (first, last) == (3, 5)  # the left three hold ~0, the right ten 87 records: within 5% of n less the margin
     # nothing to leave out at a small n (the noise of the outer bins' sum is above 3% of it) or with data everywhere
     assert _shape.zoom_bins(counts / 10, sigma, counts.sum() / 10) == (0, 15)
     assert _shape.zoom_bins(np.full(16, 1000.0), sigma, 16000.0) == (0, 15)

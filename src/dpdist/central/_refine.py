@@ -3,9 +3,9 @@ r"""Refinement of a tree's heavy leaves: a noisy sub-tree inside each, read as f
 A leaf of the tree (:mod:`dpdist.central.tree`) knows how much mass it holds, not where: read linearly, a
 decile inside it lands between the values the data hold.  Real amounts are *heaped* (incomes at round
 thousands, wages at multiples of 50, ages in whole years): most of a leaf's mass sits on a few points, and a
-decile lands up to a leaf's width from the atom it belongs to.  The refinement spends
-:data:`REFINE_SHARE` of the budget on finer counts inside the heavy leaves and reads them only where they say
-more than the linear reading.
+decile lands up to a leaf's width from the atom it belongs to.  The refinement spends a share of the budget
+(:func:`refine_share`) on finer counts inside the heavy leaves and reads them only where they say more than
+the linear reading.
 
 **Release** (:func:`release_refinement`).  The leaves refined are chosen from the tree's released counts
 (post-processing): those whose consistent mass could hold a child above the noise (at least
@@ -28,9 +28,10 @@ total evenly (so the mass either side of a found atom stays on that side); when 
 cumulative counts leave the linear line by more than :data:`TREND` :math:`\sigma\sqrt b` (a steep density
 rather than points of mass) every child keeps its count.  In a leaf the tree itself reads as holding an
 atom (its mass above both neighbours', :mod:`dpdist.central._atoms`) of at least :data:`FOLLOW` noise
-standard deviations of a sub-tree node, the largest child of each level is kept as well: the tree found the atom, the sub-tree only has to place it, and its largest child is the
-atom's well below the significance a blind search needs.  Children that are not significant spread their mass
-linearly down to the sub-leaves, so a leaf without significant structure keeps exactly the tree's
+standard deviations of a sub-tree node, the largest child of each level is kept as well: the tree found
+the atom, the sub-tree only has to place it, and its largest child is the atom's well below the
+significance a blind search needs.  Children that are not significant spread their mass linearly down to
+the sub-leaves, so a leaf without significant structure keeps exactly the tree's
 linear reading, and smooth data lose nothing but the budget share.  The sub-leaf masses then go
 through the tree's atom reading (:mod:`dpdist.central._atoms`): a sub-leaf above both neighbours is
 split between its edges, so a decile on an atom lands within a sub-leaf (:math:`1/S` of a leaf) of
@@ -46,8 +47,9 @@ import numpy as np
 
 from .noise import laplace_mechanism
 
-__all__ = ["REFINE_SHARE", "REFINE_FLOOR", "REFINE_MIN_SIZE", "REFINE_SIZE_SHARE", "refine_share", "SUB_BRANCHING", "SUB_HEIGHT", "SIGNIFICANCE", "FOLLOW", "TREND", "MAX_CELLS", "Refinement",
-           "release_refinement", "refined_masses"]
+__all__ = ["REFINE_SHARE", "REFINE_FLOOR", "REFINE_MIN_SIZE", "REFINE_SIZE_SHARE", "SUB_BRANCHING", "SUB_HEIGHT",
+           "SIGNIFICANCE", "FOLLOW", "TREND", "MAX_CELLS", "refine_share", "Refinement", "release_refinement",
+           "refined_masses"]
 
 #: Largest share of the budget (after the profile) spent on the refinement (:func:`refine_share`).
 REFINE_SHARE = 0.2
@@ -72,7 +74,7 @@ def refine_share(n: float, epsilon: float) -> float:
 
     :math:`\min(` :data:`REFINE_SHARE` :math:`, \max(` :data:`REFINE_FLOOR` :math:`, 5000/(n\varepsilon)))`: the share
     at which a child holding 0.2% of the records clears :data:`SIGNIFICANCE` noise standard deviations of
-    a sub-tree node (:math:`3.5\sqrt2\,h/(s\varepsilon) \approx 10/(s\varepsilon) = 0.002\,n`), within those
+    a sub-tree node (:math:`4\sqrt2\,h/(s\varepsilon) \approx 11/(s\varepsilon) \approx 0.002\,n`), within those
     limits; 0 below :math:`n\varepsilon =` :data:`REFINE_MIN_SIZE`, where only atoms of many percent could be
     found and the budget does more in the tree.
     """

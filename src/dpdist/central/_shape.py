@@ -96,7 +96,7 @@ MAX_BRANCHING = 64
 #: Flat histograms compared: this many leaf counts, geometrically spaced over [MIN_LEAVES, MAX_LEAVES].
 FLAT_GRID = 500
 #: The profile bins left out of the tree's range hold at most this share of the noisy n (with the margin below).
-ZOOM_SHARE = 0.03
+ZOOM_SHARE = 0.05
 #: Noise standard deviations of the left-out bins' sum that must fit within the share.
 ZOOM_MARGIN = 2.5
 #: Reference models of the curvature interpolation: (concentration at 16 bins, curvature D).
