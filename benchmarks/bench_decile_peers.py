@@ -31,8 +31,8 @@ has a floor that no release goes below: a decile inside an atom holding ranks [a
 ``min(q - a, b - q)``.  The verdict of a row: ``lead`` where dpdist's mean is below the best peer's in both metrics,
 ``tie`` where a metric is above it by less than two standard errors of the difference, ``behind`` beyond.
 
-Results go to ``benchmarks/results/decile_peers.json``; ``--markdown compact`` prints the table of docs/central.md
-(best peer over dpdist per data set, bound and n), ``--markdown full`` that of docs/benchmarks.md.  Usage::
+Results go to ``benchmarks/results/decile_peers.json``; ``--markdown compact`` prints the table of docs/explanation/central-quantiles.md
+(best peer over dpdist per data set, bound and n), ``--markdown full`` that of docs/reference/benchmarks/central-quantiles.md.  Usage::
 
     uv run --extra bench --extra data python benchmarks/bench_decile_peers.py [--runs 20] [--sizes 1000,10000]
         [--runs-large 4] [--datasets ages,loan incomes] [--without python-dp,diffprivlib]
@@ -185,8 +185,9 @@ def _with_se(scores: dict, metric: str) -> str:
 
 
 def compact(rows: list[dict]) -> str:
-    """The table of docs/central.md: a row per data set and bound, a column per n, each cell the best peer's error
-    over dpdist's in rank and in the data's units (above 1: dpdist's is lower), and the verdict when not a lead."""
+    """The table of docs/explanation/central-quantiles.md: a row per data set and bound, a column per n, each cell
+    the best peer's error over dpdist's in rank and in the data's units (above 1: dpdist's is lower), and the verdict
+    when not a lead."""
     sizes = sorted({r["n"] for r in rows})
     out = ["| data | bound | " + " | ".join(f"n = 10^{round(math.log10(n))}" for n in sizes) + " |",
            "|---|---" + "|---" * len(sizes) + "|"]
@@ -204,7 +205,7 @@ def compact(rows: list[dict]) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    """The table of docs/benchmarks.md: a row per data set, bound and n."""
+    """The table of docs/reference/benchmarks/central-quantiles.md: a row per data set, bound and n."""
     out = ["| data | bound | n | runs | dpdist rank | best peer rank | dpdist units | best peer units | verdict |",
            "|---|---|---|---|---|---|---|---|---|"]
     for row in sorted(rows, key=lambda r: (list(DATA).index(r["data"]), not r["tight"], r["n"])):

@@ -103,14 +103,15 @@ def test_tree_intervals_cover_the_empirical_quantiles_of_heaped_data(n, bound):
     # the data's own deciles (inverted_cdf) at 95% or more, pooled over 9 deciles and 40 runs, within 3 binomial sds
     rng = np.random.default_rng(9)
     q = np.linspace(0.1, 0.9, 9)
-    covered = total = 0
+    covered = total = zoomed = 0
     for seed in range(40):
         incomes = rng.lognormal(math.log(45_000), 0.7, n)
         unit = np.where(rng.random(n) < 0.3, 10_000.0, 1000.0)
         x = np.minimum(np.round(incomes / unit) * unit, bound)
         release = central.quantiles(x, q, epsilon=1.0, bounds=(0, bound), rng=seed)
-        assert bound < 10**6 or "zoom" in release.details["releases"][0]["profile"]  # the loose bound: zoomed
+        zoomed += "zoom" in release.details["releases"][0]["profile"]
         truth = np.quantile(x, q, method="inverted_cdf")
         covered += int(np.sum((release.low <= truth) & (truth <= release.high)))
         total += q.size
     assert covered / total >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / total), covered / total
+    assert bound < 10**6 or zoomed >= 30  # with the loose bound the tree's range is zoomed (the noise may stop it)

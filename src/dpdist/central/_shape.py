@@ -95,10 +95,10 @@ MIN_LEAVES, MAX_LEAVES = 16, 2**20
 MAX_BRANCHING = 64
 #: Flat histograms compared: this many leaf counts, geometrically spaced over [MIN_LEAVES, MAX_LEAVES].
 FLAT_GRID = 500
-#: The profile bins left out of the tree's range hold at most this share of the noisy n (with the margin below).
-ZOOM_SHARE = 0.05
-#: Noise standard deviations of the left-out bins' sum that must fit within the share.
-ZOOM_MARGIN = 2.5
+#: The profile bins left out of the tree's range look empty: their noisy sum within this many of its noise sds of 0,
+ZOOM_EMPTY = 2.0
+#: and hold at most this share of the noisy n, the sum plus that many noise sds (:func:`zoom_bins`).
+ZOOM_SHARE, ZOOM_MARGIN = 0.05, 2.5
 #: Reference models of the curvature interpolation: (concentration at 16 bins, curvature D).
 SMOOTH_REFERENCE = (3.06, 15.5)
 SKEWED_REFERENCE = (13.96, 9851.0)
@@ -170,19 +170,23 @@ def best_shape(n: float, epsilon: float, concentration: float, *, branching: int
 
 
 def zoom_bins(counts: np.ndarray, sigma: float, n: float) -> tuple[int, int]:
-    r"""``(first, last)``: the profile bins the tree covers, the outer ones that hold the data's edges dropped.
+    r"""``(first, last)``: the profile bins the tree covers, the outer ones that hold none of the data dropped.
 
-    From each side, bins are dropped while their noisy counts, plus :data:`ZOOM_MARGIN` noise standard
-    deviations of their sum (:math:`\sigma\sqrt k` for :math:`k` bins), stay within :data:`ZOOM_SHARE` of the
-    noisy ``n``: with loose bounds the data sit in a few bins, and a tree over those alone has narrower
-    leaves and no noisy empty nodes before them.  At least one bin is kept.
+    From each side, the most bins are dropped whose noisy counts look empty, their sum within :data:`ZOOM_EMPTY`
+    noise standard deviations of it (:math:`\sigma\sqrt k` for :math:`k` bins) of nothing, and hold at worst
+    :data:`ZOOM_SHARE` of the noisy ``n`` (the sum plus :data:`ZOOM_MARGIN` of those standard deviations): with
+    loose bounds the data sit in a few bins, and a tree over those alone has narrower leaves and no noisy empty
+    nodes before them.  At least one bin is kept.
     """
-    k = np.arange(1, counts.size + 1)
-    allowed = ZOOM_SHARE * n - ZOOM_MARGIN * sigma * np.sqrt(k)
-    left = int(np.cumprod(np.cumsum(counts) <= allowed).sum())
-    right = int(np.cumprod(np.cumsum(counts[::-1]) <= allowed).sum())
-    left = min(left, counts.size - 1)
-    return left, max(counts.size - 1 - right, left)
+    spread = sigma * np.sqrt(np.arange(1, counts.size + 1))
+
+    def empty_run(side: np.ndarray) -> int:  # the most outer bins whose sum looks empty (one noisy bin may not)
+        total = np.cumsum(side)
+        empty = np.flatnonzero((total <= ZOOM_EMPTY * spread) & (total + ZOOM_MARGIN * spread <= ZOOM_SHARE * n))
+        return int(empty[-1]) + 1 if empty.size else 0
+
+    left = min(empty_run(counts), counts.size - 1)
+    return left, max(counts.size - 1 - empty_run(counts[::-1]), left)
 
 
 def coarse_profile(data, neighbouring: str) -> tuple[float, float, list[PrivacyGuarantee], dict]:
