@@ -188,11 +188,12 @@ def _children(counts: np.ndarray, parents: np.ndarray, sigma: float,
     # the children between two significant ones share their own total evenly: the mass each side of a found
     # atom stays on that side
     run = np.cumsum(significant, axis=-1)  # the significant children seen so far: one run between each two
-    member = (run[..., None] == np.arange(b + 1)) & ~significant[..., None]
-    run_total = np.maximum(np.where(member, counts[..., None], 0.0).sum(axis=-2), 0.0)
-    run_size = member.sum(axis=-2)
+    slot = (np.arange(run.size // b).reshape(run.shape[:-1]) * (b + 1))[..., None] + run  # (node, run), flat
+    slots = slot.size // b * (b + 1)
+    run_total = np.maximum(np.bincount(slot.ravel(), np.where(significant, 0.0, counts).ravel(), slots), 0.0)
+    run_size = np.bincount(slot.ravel(), (~significant).ravel().astype(np.float64), slots)
     share = np.divide(run_total, run_size, out=np.zeros(run_total.shape), where=run_size > 0)
-    masses = np.where(significant, np.clip(counts, 0.0, parents), np.take_along_axis(share, run, axis=-1))
+    masses = np.where(significant, np.clip(counts, 0.0, parents), share[slot])
     total = masses.sum(axis=-1, keepdims=True)
     masses = np.where(total > 0, masses * np.divide(parents, total, out=np.zeros(parents.shape), where=total > 0),
                       parents / b)
