@@ -65,8 +65,8 @@ SIGNIFICANCE = 4.0
 FOLLOW = 2.0
 #: Noise standard deviations, times :math:`\sqrt b`, the children's cumulative counts must leave the linear line by.
 TREND = 2.0
-#: Largest number of sub-leaves released (the heaviest leaves are refined first).
-MAX_CELLS = 2**21
+#: Largest number of sub-leaves released, as the tree's leaves (the heaviest leaves are refined first).
+MAX_CELLS = 2**20
 
 
 def refine_share(n: float, epsilon: float) -> float:
