@@ -5,7 +5,11 @@ decile inside it lands between the values the data hold.  Real amounts are *heap
 thousands, wages at multiples of 50, ages in whole years): most of a leaf's mass sits on a few points, and a
 decile lands up to a leaf's width from the atom it belongs to.  The refinement spends a share of the budget
 (:func:`refine_share`) on finer counts inside the heavy leaves and reads them only where they say more than
-the linear reading.
+the linear reading.  It is the one-dimensional form of the adaptive grid of Qardaji, Yang & Li
+("Differentially Private Grids for Geospatial Data", ICDE 2013, arXiv 1209.1322): a coarse release with part
+of the budget, then each cell its noisy count shows dense partitioned finer with the rest, the finer counts
+of disjoint cells in parallel, the two levels in sequence.  Here the coarse level is the tree itself and the
+finer one a sub-tree of the same kind (noise on every level, Hay et al.'s consistency).
 
 **Release** (:func:`release_refinement`).  The leaves refined are chosen from the tree's released counts
 (post-processing): those whose consistent mass could hold a child above the noise (at least

@@ -177,6 +177,10 @@ def zoom_bins(counts: np.ndarray, sigma: float, n: float) -> tuple[int, int]:
     :data:`ZOOM_SHARE` of the noisy ``n`` (the sum plus :data:`ZOOM_MARGIN` of those standard deviations): with
     loose bounds the data sit in a few bins, and a tree over those alone has narrower leaves and no noisy empty
     nodes before them.  At least one bin is kept.
+
+    Privacy: the range is a function of the released noisy counts alone (post-processing of the profile, paid
+    from its share of the budget), and the tree then clips every record into it, one record at a time, as the
+    bounds do: neighbouring data sets stay neighbours, so the tree's sensitivity is unchanged.
     """
     spread = sigma * np.sqrt(np.arange(1, counts.size + 1))
 
