@@ -25,18 +25,19 @@ release composes sequentially with the profile and the tree (their budgets sum t
 **Reading** (:func:`refined_masses`, post-processing: no privacy cost).  The sub-tree is made consistent
 with the leaf's released mass as its root (Hay et al.'s least squares, :func:`dpdist.postprocess.hay_consistency`
 with a root known).  Top-down, a node's mass :math:`P` goes to its children as follows: a child whose
-count differs from the background share by more than :data:`SIGNIFICANCE` noise standard deviations
-keeps its count (clipped to :math:`[0, P]`; the background is re-estimated without the significant
-children, three times), and each run of the others between two significant children shares its own
-total evenly (so the mass either side of a found atom stays on that side); when the other children's
-cumulative counts leave the linear line by more than :data:`TREND` :math:`\sigma\sqrt b` (a steep density
-rather than points of mass) every child keeps its count.  In a leaf the tree itself reads as holding an
-atom (its mass above both neighbours', :mod:`dpdist.central._atoms`) of at least :data:`FOLLOW` noise
-standard deviations of a sub-tree node, the largest child of each level is kept as well: the tree found
-the atom, the sub-tree only has to place it, and its largest child is the atom's well below the
-significance a blind search needs.  Children that are not significant spread their mass linearly down to
-the sub-leaves, so a leaf without significant structure keeps exactly the tree's
-linear reading, and smooth data lose nothing but the budget share.  The sub-leaf masses then go
+count differs from the background share by more than :func:`significance` noise standard deviations (at least
+:data:`SIGNIFICANCE`, more as more children are tested: noise alone makes :data:`FALSE_FINDS` of them
+significant in a whole refinement, in expectation) keeps its count (clipped to :math:`[0, P]`; the background
+is re-estimated without the significant children, three times), and each run of the others between two
+significant children shares its own total evenly (so the mass either side of a found atom stays on that side);
+when the other children's cumulative counts leave the linear line by more than :func:`trend_threshold`
+:math:`\sigma\sqrt b` (a steep density rather than points of mass) every child keeps its count.  In a leaf the
+tree itself reads as holding an atom (its mass above both neighbours', :mod:`dpdist.central._atoms`) of at
+least :data:`FOLLOW` noise standard deviations of a sub-tree node, the largest child of each level is kept as
+well: the tree found the atom, the sub-tree only has to place it, and its largest child is the atom's well
+below the significance a blind search needs.  Children that are not significant spread their mass linearly
+down to the sub-leaves, so a leaf without significant structure keeps exactly the tree's linear reading, and
+smooth data lose nothing but the budget share.  The sub-leaf masses then go
 through the tree's atom reading (:mod:`dpdist.central._atoms`): a sub-leaf above both neighbours is
 split between its edges, so a decile on an atom lands within a sub-leaf (:math:`1/S` of a leaf) of
 it, on the side of the atom its rank is nearer to.
@@ -52,7 +53,8 @@ import numpy as np
 from .noise import laplace_mechanism
 
 __all__ = ["REFINE_SHARE", "REFINE_FLOOR", "REFINE_MIN_SIZE", "REFINE_SIZE_SHARE", "SUB_BRANCHING", "SUB_HEIGHT",
-           "SIGNIFICANCE", "FOLLOW", "TREND", "MAX_CELLS", "refine_share", "Refinement", "release_refinement",
+           "SIGNIFICANCE", "FALSE_FINDS", "FOLLOW", "TREND", "MAX_CELLS", "refine_share", "significance",
+           "trend_threshold", "Refinement", "release_refinement",
            "refined_masses"]
 
 #: Largest share of the budget (after the profile) spent on the refinement (:func:`refine_share`).
@@ -65,9 +67,12 @@ REFINE_SIZE_SHARE = 5000.0
 SUB_BRANCHING, SUB_HEIGHT = 16, 2
 #: Noise standard deviations a child must differ from its background share by to keep its own count.
 SIGNIFICANCE = 4.0
+#: Children that noise alone makes significant, in expectation, in a whole refinement (:func:`significance`).
+FALSE_FINDS = 0.1
 #: Noise standard deviations of a sub-tree node an atom the tree finds in a leaf must hold to be followed down it.
 FOLLOW = 2.0
-#: Noise standard deviations, times :math:`\sqrt b`, the children's cumulative counts must leave the linear line by.
+#: Noise standard deviations, times :math:`\sqrt b`, the children's cumulative counts must leave the linear line by
+#: (at least; more as more nodes are tested, :func:`trend_threshold`).
 TREND = 2.0
 #: Largest number of sub-leaves released, as the tree's leaves (the heaviest leaves are refined first).
 MAX_CELLS = 2**20
@@ -84,6 +89,31 @@ def refine_share(n: float, epsilon: float) -> float:
     """
     size = n * epsilon
     return 0.0 if size < REFINE_MIN_SIZE else min(REFINE_SHARE, max(REFINE_FLOOR, REFINE_SIZE_SHARE / size))
+
+
+def significance(tested: int) -> float:
+    r"""Noise standard deviations a child must stand out by when ``tested`` children are searched blind.
+
+    A child of no mass of its own stands out by more than :math:`t` Laplace scales with probability
+    :math:`e^{-t}`; :math:`t = \ln(\text{tested}/` :data:`FALSE_FINDS` :math:`)` keeps the expected number of
+    such children in the whole refinement at :data:`FALSE_FINDS` (a union bound over the children), in standard
+    deviations :math:`t/\sqrt2`, and never below :data:`SIGNIFICANCE`.  At a fixed 4 sds, the Laplace tail alone
+    predicts 0.35% of the children of smooth data read as mass (a dozen of the 3,440 children of a normal sample of
+    :math:`10^5`), each a false atom of about 0.2% of the records.
+    """
+    return max(SIGNIFICANCE, math.log(max(tested, 1) / FALSE_FINDS) / math.sqrt(2.0))
+
+
+def trend_threshold(tested: int) -> float:
+    r"""Noise standard deviations, times :math:`\sqrt b`, by which the cumulative counts of a node's children must
+    leave the linear line when ``tested`` nodes are searched blind for a steep density.
+
+    Noise alone makes the centred cumulative sum of :math:`b` children a Brownian bridge of scale
+    :math:`\sigma\sqrt b`, beyond :math:`c` with probability at most :math:`2e^{-2c^2}` (Kolmogorov's bound;
+    simulated Laplace sums of 16 children exceed it by 1.3-5x at :math:`c = 2..2.5`); :math:`c` keeps the expected
+    number of such nodes at :data:`FALSE_FINDS`, never below :data:`TREND`.
+    """
+    return max(TREND, math.sqrt(math.log(2.0 * max(tested, 1) / FALSE_FINDS) / 2.0))
 
 
 @dataclass(frozen=True)
@@ -171,24 +201,26 @@ def _consistent_rows(refinement: Refinement, roots: np.ndarray) -> list[np.ndarr
     return consistent
 
 
-def _children(counts: np.ndarray, parents: np.ndarray, sigma: float,
+def _children(counts: np.ndarray, parents: np.ndarray, thresholds: tuple[float, float],
               atom: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(masses, significant)`` of the children (last axis) of nodes of mass ``parents``: the significant keep
-    their counts, the rest is shared evenly; in a node known to hold an atom (``atom``) the largest child is
-    significant too (see the module docstring)."""
+    """``(masses, significant)`` of the children (last axis) of nodes of mass ``parents``: those more than
+    ``thresholds[0]`` from the background share keep their counts, the rest is shared evenly, unless its
+    cumulative counts leave the linear line by ``thresholds[1]`` (then every child keeps its count); in a node
+    known to hold an atom (``atom``) the largest child is significant too (see the module docstring)."""
+    threshold, trend_limit = thresholds
     b = counts.shape[-1]
     parents = parents[..., None]
     largest = (np.arange(b) == counts.argmax(axis=-1)[..., None]) & atom[..., None]
     significant = np.zeros(counts.shape, dtype=bool)
     background = parents / b
     for _ in range(3):  # the background share, re-estimated without the significant children
-        significant = (np.abs(counts - background) > SIGNIFICANCE * sigma) | largest
+        significant = (np.abs(counts - background) > threshold) | largest
         others = b - significant.sum(axis=-1, keepdims=True)
         found = np.where(significant, counts, 0.0).sum(axis=-1, keepdims=True)
         background = np.divide(parents - found, others, out=np.zeros(parents.shape), where=others > 0)
     rest = np.where(significant, background, counts)  # the children but the significant ones: linear, or a trend?
     trend = np.abs(np.cumsum(rest - rest.mean(axis=-1, keepdims=True), axis=-1)).max(axis=-1, keepdims=True)
-    significant |= trend > TREND * sigma * math.sqrt(b)
+    significant |= trend > trend_limit
     # the children between two significant ones share their own total evenly: the mass each side of a found
     # atom stays on that side
     run = np.cumsum(significant, axis=-1)  # the significant children seen so far: one run between each two
@@ -218,9 +250,10 @@ def refined_masses(refinement: Refinement, leaf_masses: np.ndarray,
     consistent = _consistent_rows(refinement, roots)
     masses, active = roots[:, None], np.ones((rows, 1), dtype=bool)
     atom = (np.zeros(rows, dtype=bool) if atom_leaves is None else np.asarray(atom_leaves)[refinement.leaves])[:, None]
+    sigma = refinement.noise_sd  # the first level's nodes and children are all searched
+    thresholds = (significance(rows * b) * sigma, trend_threshold(rows) * sigma * math.sqrt(b))
     for level in consistent[1:]:
-        children, significant = _children(level.reshape(rows, level.shape[1] // b, b), masses, refinement.noise_sd,
-                                          atom & active)
+        children, significant = _children(level.reshape(rows, -1, b), masses, thresholds, atom & active)
         linear = np.repeat(masses / b, b, axis=1)
         masses = np.where(np.repeat(active, b, axis=1), children.reshape(rows, level.shape[1]), linear)
         followed = (children.reshape(rows, -1, b).argmax(axis=2)[..., None] == np.arange(b)).reshape(rows, -1)
