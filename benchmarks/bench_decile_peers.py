@@ -28,8 +28,9 @@ Metrics over the 9 deciles, the mean over runs with its standard error: the **ra
 ``mean_j |F_n(released_j) - q_j|`` (F_n the data's right-continuous empirical CDF, as ``bench_central_quantiles``),
 and the **error in the data's units** ``mean_j |released_j - np.quantile(x, q_j)|``.  On data with ties the rank error
 has a floor that no release goes below: a decile inside an atom holding ranks [a, b] scores at best
-``min(q - a, b - q)``.  The verdict of a row: ``lead`` where dpdist's mean is below the best peer's in both metrics,
-``tie`` where a metric is above it by less than two standard errors of the difference, ``behind`` beyond.
+``min(q - a, b - q)`` (:func:`rank_floor`, the mean over runs in each row).  The verdict of a row: ``lead`` where
+dpdist's mean is below the best peer's in both metrics, ``tie`` where a metric is above it by less than two standard
+errors of the difference, ``behind`` beyond.
 
 Results go to ``benchmarks/results/decile_peers.json``; ``--markdown compact`` prints the table of docs/explanation/central-quantiles.md
 (best peer over dpdist per data set, bound and n), ``--markdown full`` that of docs/reference/benchmarks/central-quantiles.md.  Usage::
@@ -111,6 +112,16 @@ def scores(ordered: np.ndarray, released) -> tuple[float, float]:
     return rank_error(ordered, released, DECILES), float(np.mean(np.abs(released - np.quantile(ordered, DECILES))))
 
 
+def rank_floor(ordered: np.ndarray) -> float:
+    """The least rank error any release has on the sorted data: a decile inside an atom holding ranks (a, b) scores at
+    best ``min(q - a, b - q)`` (0 on data without ties)."""
+    n = ordered.size
+    at = ordered[np.minimum(np.ceil(DECILES * n).astype(np.int64) - 1, n - 1)]
+    low, high = np.searchsorted(ordered, at, "left") / n, np.searchsorted(ordered, at, "right") / n
+    inside = (low < DECILES) & (DECILES < high)
+    return float(np.mean(np.where(inside, np.minimum(DECILES - low, high - DECILES), 0.0)))
+
+
 def summary(values: list[tuple[float, float]]) -> dict:
     """Mean and standard error of each metric over runs (``None``: one run has no standard error)."""
     array = np.asarray(values, dtype=np.float64)
@@ -147,7 +158,8 @@ def cell(name: str, tight: bool, n: int, runs: int, without: set[str]) -> dict:
         theirs = python_dp(datasets, EPSILON, bounds, DECILES, SHAPES)
         for s, (height, branching) in enumerate(SHAPES):
             measured[f"python-dp ({height},{branching})"] = [scores(np.sort(x), theirs[r, s]) for r, x in enumerate(datasets)]
-    row = {"data": name, "bounds": list(bounds), "tight": tight, "n": n, "epsilon": EPSILON, "runs": runs}
+    row = {"data": name, "bounds": list(bounds), "tight": tight, "n": n, "epsilon": EPSILON, "runs": runs,
+           "rank_floor": float(np.mean([rank_floor(np.sort(x)) for x in datasets]))}
     row["methods"] = {method: summary(values) for method, values in measured.items()}
     row["cpu_seconds"] = {method: round(value, 2) for method, value in seconds.items()}
     if failed:
@@ -169,7 +181,7 @@ def verdict(methods: dict) -> dict:
         spread = math.hypot(ours[f"{metric}_se"] or 0.0, theirs[f"{metric}_se"] or 0.0)
         gap = ours[metric] - theirs[metric]
         states.append("lead" if gap <= 0 else "tie" if gap <= 2 * spread else "behind")
-        out[f"best_{metric}"] = best
+        out[f"best_{metric}"], out[f"{metric}_verdict"] = best, states[-1]
         out[f"{metric}_ratio"] = theirs[metric] / ours[metric] if ours[metric] > 0 else None
     out["verdict"] = "behind" if "behind" in states else "tie" if "tie" in states else "lead"
     return out
@@ -205,20 +217,29 @@ def compact(rows: list[dict]) -> str:
 
 
 def markdown(rows: list[dict]) -> str:
-    """The table of docs/reference/benchmarks/central-quantiles.md: a row per data set, bound and n."""
-    out = ["| data | bound | n | runs | dpdist rank | best peer rank | dpdist units | best peer units | verdict |",
-           "|---|---|---|---|---|---|---|---|---|"]
-    for row in sorted(rows, key=lambda r: (list(DATA).index(r["data"]), not r["tight"], r["n"])):
-        methods = row["methods"]
-        if "best_rank" not in row:
-            continue
-        rank_peer, units_peer = methods[row["best_rank"]], methods[row["best_units"]]
-        out.append(
-            f"| {row['data']} | {'tight' if row['tight'] else 'loose'} {row['bounds'][1]:,.0f} | 10^{round(math.log10(row['n']))} "
-            f"| {row['runs']} | {_with_se(methods['dpdist'], 'rank')} | {_with_se(rank_peer, 'rank')} ({row['best_rank']}) "
-            f"| {_with_se(methods['dpdist'], 'units')} | {_with_se(units_peer, 'units')} ({row['best_units']}) "
-            f"| {row['verdict']} |")
-    return "\n".join(out)
+    """The tables of docs/reference/benchmarks/central-quantiles.md: one per metric, a row per data set, bound and n,
+    every method's mean ± standard error (the lowest in bold; "n/a": every run of that peer failed), the best peer's
+    over dpdist's and dpdist's standing in that metric; the rank table also the floor of :func:`rank_floor`."""
+    methods = ["dpdist", "OpenDP", "diffprivlib", *(f"python-dp ({height},{branching})" for height, branching in SHAPES)]
+    ordered = sorted((r for r in rows if "best_rank" in r), key=lambda r: (list(DATA).index(r["data"]), not r["tight"], r["n"]))
+    out = []
+    for metric, title in (("rank", "Rank error"), ("units", "Error in the data's units")):
+        floor = metric == "rank"  # the rank table shows the floor the data's ties put under every method
+        out += [f"**{title}**", "", "| data | bound | n | runs | " + ("floor | " if floor else "") + " | ".join(methods)
+                + " | best peer / dpdist |", "|---|---|---|---|" + "---|" * (len(methods) + floor) + "---|"]
+        for row in ordered:
+            found = row["methods"]
+            lowest = min(found[name][metric] for name in found)
+            text = ["n/a" if name not in found else (lambda cell: f"**{cell}**" if found[name][metric] == lowest else cell)(
+                _with_se(found[name], metric)) for name in methods]
+            standing = verdict(found)
+            ratio = standing[f"{metric}_ratio"]
+            out.append(f"| {row['data']} | {'tight' if row['tight'] else 'loose'} {row['bounds'][1]:,.0f} "
+                       f"| 10^{round(math.log10(row['n']))} | {row['runs']} | "
+                       + (f"{_number(row['rank_floor'])} | " if floor else "") + " | ".join(text)
+                       + f" | {'-' if ratio is None else f'{ratio:.2f}'} ({standing[f'{metric}_verdict']}) |")
+        out.append("")
+    return "\n".join(out).rstrip()
 
 
 def main() -> None:
