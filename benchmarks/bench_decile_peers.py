@@ -119,7 +119,7 @@ def rank_floor(ordered: np.ndarray) -> float:
     at = ordered[np.minimum(np.ceil(DECILES * n).astype(np.int64) - 1, n - 1)]
     low, high = np.searchsorted(ordered, at, "left") / n, np.searchsorted(ordered, at, "right") / n
     inside = (low < DECILES) & (DECILES < high)
-    return float(np.mean(np.where(inside, np.minimum(DECILES - low, high - DECILES), 0.0)))
+    return round(float(np.mean(np.where(inside, np.minimum(DECILES - low, high - DECILES), 0.0))), 12)  # not q's bits
 
 
 def summary(values: list[tuple[float, float]]) -> dict:
