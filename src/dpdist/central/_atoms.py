@@ -45,7 +45,8 @@ NOISE_MARGIN = 3.0
 JUMP_WIDTH = 2.0**-20
 
 
-def atom_masses(masses: np.ndarray, noise_sd, widths: np.ndarray | None = None, whole=False) -> np.ndarray:
+def atom_masses(masses: np.ndarray, noise_sd, widths: np.ndarray | None = None,
+                whole: bool | np.ndarray = False) -> np.ndarray:
     r"""The atom :math:`a_j` of every leaf (see the module docstring), in the units of ``masses``.
 
     ``noise_sd`` is one standard deviation for every cell or one per cell; with ``widths`` (cells of
