@@ -2,7 +2,7 @@
 
 ::
 
-    nonce = random(32)
+    nonce = random(32), or the caller's
     token_input = 0x0002 | nonce | SHA-256(TokenChallenge) | token_key_id
     blinded_msg, inv = Blind(pkI, token_input)               # RFC 9474, PrepareIdentity
     TokenRequest = 0x0002 | token_key_id[31] | blinded_msg   # sent to the issuer
@@ -10,8 +10,10 @@
     Token = token_input | authenticator
 
 The issuer sees ``blinded_msg``, uniform whatever the token input is, and never the challenge, so
-it cannot tell which token it signed when the token is later redeemed.  The 32-byte random nonce
-is the fresh high-entropy part of the signed message that RFC 9474 section 7.3 asks for.  The
+it cannot tell which token it signed when the token is later redeemed.  The 32-byte nonce is the
+fresh high-entropy part of the signed message that RFC 9474 section 7.3 asks for: random, or given by
+a caller that binds the token to something of its own (dpdist binds each token to the report it
+admits: :mod:`dpdist.relay._binding`), derived from fresh high-entropy input.  The
 token key is the one the client was given with the campaign (not the issuer's say-so at issuance:
 an issuer that gave each client its own key could recognise its clients' tokens).
 """
@@ -26,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError
-from .._validation import Bytes, Described, InstanceOf, validate_params
+from .._validation import Bytes, Described, InstanceOf, Optional, validate_params
 from . import _blindrsa
 from ._messages import NK, TOKEN_TYPE, TokenChallenge, TokenRequest
 from ._token_key import decode_token_key
@@ -64,10 +66,12 @@ def challenge_bytes(challenge: Any) -> bytes:
 _TOKEN_KEY = Described(Bytes(), "bytes (DER)")
 #: a challenge as an argument: the object or its encoding
 _CHALLENGE = InstanceOf((TokenChallenge, bytes, bytearray, memoryview), "a TokenChallenge or its encoding (bytes)")
+#: a token's nonce as an argument: None (random) or 32 bytes
+_NONCE = Optional(Described(Bytes(32), "32 bytes (a token's nonce)"))
 
 
-@validate_params({"challenge": _CHALLENGE, "token_key": _TOKEN_KEY})
-def request_token(challenge: TokenChallenge | bytes, token_key: bytes) -> PendingToken:
+@validate_params({"challenge": _CHALLENGE, "token_key": _TOKEN_KEY, "nonce": _NONCE})
+def request_token(challenge: TokenChallenge | bytes, token_key: bytes, *, nonce: bytes | None = None) -> PendingToken:
     """Start issuing one token for ``challenge`` under the issuer key ``token_key`` (RFC 9578, section 6.1).
 
     Parameters
@@ -77,6 +81,10 @@ def request_token(challenge: TokenChallenge | bytes, token_key: bytes) -> Pendin
     token_key : bytes
         The issuer's token key (DER SubjectPublicKeyInfo, RFC 9578 section 6.5), from a source the
         client trusts (the campaign's config).
+    nonce : bytes, optional
+        The token's nonce (32 bytes; default: random).  One chosen by the caller must come from fresh
+        high-entropy input (RFC 9474 section 7.3), as a hash of a fresh public key does; the issuer never
+        sees it (the request is blinded).
 
     Returns
     -------
@@ -84,7 +92,7 @@ def request_token(challenge: TokenChallenge | bytes, token_key: bytes) -> Pendin
         ``.request`` is the body of the POST to the issuer; pass the whole object and the issuer's
         answer to :func:`finalize_token`.
     """
-    nonce, salt = secrets.token_bytes(32), secrets.token_bytes(_blindrsa.SALT_LENGTH)
+    nonce, salt = secrets.token_bytes(32) if nonce is None else nonce, secrets.token_bytes(_blindrsa.SALT_LENGTH)
     key = token_key
     n = public_key_of(key)[0].public_numbers().n
     while True:  # the blinding factor: uniform in [1, n), invertible (RFC 9474, section 4.2)

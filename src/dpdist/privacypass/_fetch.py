@@ -27,7 +27,7 @@ from .._shown import kind_of
 from .._tls import verifying_context
 from ..errors import ServiceRefusedError, ServiceUnavailableError
 from .._validation import HttpUrl, Constraint, Described, Either, Integer, Interval, Optional, Text, validate_params
-from ._client import PendingToken, finalize_token, request_token
+from ._client import _NONCE, PendingToken, finalize_token, request_token
 from ._messages import NK
 
 __all__ = ["fetch_token", "fetch_token_async", "REQUEST_MEDIA_TYPE", "RESPONSE_MEDIA_TYPE"]
@@ -49,6 +49,7 @@ _FETCH: dict[str, Constraint] = {
     "timeout": _SECONDS,
     "retry_window": Described(Optional(Interval(0.0, math.inf, closed="left")),
                               "None (no bound in time) or a number of seconds >= 0"),
+    "nonce": _NONCE,
 }
 
 
@@ -109,7 +110,7 @@ def _answer(pending: PendingToken, url: str, response) -> bytes:
 @validate_params(_FETCH, relations=_STOPS)
 def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *,
                 retries: int | None = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None,
-                retry_window: float | None = None) -> bytes:
+                retry_window: float | None = None, nonce: bytes | None = None) -> bytes:
     """One token (354 bytes) for ``challenge`` under ``token_key``, issued by a dpdist issuer to ``credential``.
 
     Parameters
@@ -130,6 +131,8 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     retry_window : float, optional
         Seconds from the first failure during which the request is retried (:mod:`dpdist._retry`; what the device's
         client gives: a restart of the issuer under load is ridden out).
+    nonce : bytes, optional
+        The token's nonce (:func:`~._client.request_token`; default: random).
     transport : httpx transport, optional
         For tests.
 
@@ -148,7 +151,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
 
     url = _url(issuer_url, key_name)
     retrying = _retries(retries, backoff, retry_window)
-    pending = request_token(challenge, token_key)
+    pending = request_token(challenge, token_key, nonce=nonce)
     failure, response = "", None
     with httpx.Client(timeout=timeout, transport=transport, verify=verifying_context(), event_hooks=HOOKS) as client:
         while True:
@@ -173,7 +176,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
 @validate_params(_FETCH, relations=_STOPS)
 async def fetch_token_async(issuer_url: str, key_name: str, credential: str, challenge: Any, token_key: bytes, *,
                             retries: int | None = 6, backoff: float = 0.5, timeout: float = 30.0, transport: Any = None,
-                            retry_window: float | None = None) -> bytes:
+                            retry_window: float | None = None, nonce: bytes | None = None) -> bytes:
     """:func:`fetch_token` with ``httpx.AsyncClient`` (an async transport for tests)."""
     import httpx  # lazy: optional extra dpdist[serve]
 
@@ -181,7 +184,7 @@ async def fetch_token_async(issuer_url: str, key_name: str, credential: str, cha
 
     url = _url(issuer_url, key_name)
     retrying = _retries(retries, backoff, retry_window)
-    pending = request_token(challenge, token_key)
+    pending = request_token(challenge, token_key, nonce=nonce)
     failure, response = "", None
     async with httpx.AsyncClient(timeout=timeout, transport=transport, verify=verifying_context(),
                                  event_hooks={"response": [_keep_location]}) as client:
