@@ -71,16 +71,17 @@ def test_the_central_guarantee_says_per_report_and_states_a_device_that_spends_a
 
 
 def test_the_central_guarantees_describe_ends_with_the_relay_assumptions_it_rests_on():
-    """A reader of the central guarantee's one line alone learns it holds only if the relay does not collude and
-    forwards the reports devices sealed (and the rest of the campaign's assumptions); the local guarantee, which holds
-    against the collector whatever the relay does, names none."""
+    """A reader of the central guarantee's one line alone learns it holds only if the relay does not collude (and the
+    rest of the campaign's assumptions), and not that the relay forwards the reports devices sealed: each token is
+    bound to its report, so what else a relay does costs data, not privacy; the local guarantee, which holds against
+    the collector whatever the relay does, names none."""
     admission = Admission("https://issuer", True, 0, 2)
     statement = relayed_statement(PROTOCOL, 1000, 100, 1e-8, admission)  # (at 100: 2, the local epsilon, no assumption)
     central, device = statement["central"], statement["central"]["per_device"]
     assert statement["assumptions"] == list(relayed_assumptions(admission, 1000))
     line = privacy.PrivacyGuarantee(central["epsilon"], central["delta"], "replace", "central").describe()
     assert central["describe"] == with_assumptions(f"{line}, per report", statement["assumptions"])
-    assert "forwards the reports devices sealed" in central["describe"]
+    assert "forwards the reports" not in central["describe"] and "costs data, not privacy" in central["describe"]
     assert "; assuming: (1) relay: does not collude with the collector" in central["describe"]
     assert device["describe"].endswith(with_assumptions("", device["assumptions"]))  # (none: its local reports composed)
     assert "assuming" not in statement["local"]["describe"]
@@ -98,7 +99,7 @@ def test_the_per_device_line_is_not_per_report_and_a_devices_local_reports_rest_
     assert device["describe"].endswith(with_assumptions("", device["assumptions"]))
     devices = group["assumptions"][2]
     assert "at most 1 device(s) (`colluding`" in devices and "at most 2 token(s) (`tokens_each`" in devices
-    assert "at most 2 (`colluding_reports` = 1 x 2)" in devices and f"n = {central['n']} reports" in devices
+    assert "at most 2 (`colluding_reports` = 1 x 2)" in devices and f"n = {central['n']} honest reports" in devices
     assert central["n"] == 998 and f"(3) {devices}; (4) collector" in central["describe"]
     assert "(up to 2 per credential, `tokens_each`)" in group["assumptions"][-1]
     local_only = relayed_statement(PROTOCOL, 4, 4, 1e-8, Admission("https://issuer", True, 1, 2))["central"]["per_device"]

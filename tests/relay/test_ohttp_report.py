@@ -165,10 +165,11 @@ def test_a_replayed_encapsulated_request_counts_once(tmp_path):
         assert summary["n"] == 4 and summary["rejected"] == {}
 
 
-def test_a_lying_relay_cannot_count_one_report_twice_under_other_devices_tokens(tmp_path):
-    """A relay sees every token: it can attach other devices' valid tokens to copies of one report.  The collector counts
-    a report once by its HPKE encapsulated key, in either envelope, within a batch and across batches, and does not
-    spend the token of a copy: the devices whose tokens were used still count when their own reports arrive."""
+def test_a_lying_relay_cannot_count_one_report_twice_under_its_token_or_other_devices_tokens(tmp_path):
+    """A relay sees every token: it can attach other devices' valid tokens to copies of one report, or send a report
+    with its own token again.  Each token is bound to its report, in either envelope: on a copy of another report it is
+    refused (``token_not_bound``) and not spent, so the devices whose tokens were used still count when their own
+    reports arrive; a report sent again with its own token counts once (``token_spent``), within a batch and across."""
     from dpdist.privacypass import TOKEN_LENGTH
 
     with _paused(tmp_path, min_batch=2, max_batch=10) as parties:
@@ -184,21 +185,20 @@ def test_a_lying_relay_cannot_count_one_report_twice_under_other_devices_tokens(
         waiting += [bytes(sealed) for envelope, sealed in rows if envelope == OHTTP]  # then two RFC 9458 requests
         assert len(waiting) == 5
         tokens, reports = [message[:TOKEN_LENGTH] for message in waiting], [message[TOKEN_LENGTH:] for message in waiting]
-        # every waiting token on a copy of one report (dpdist's envelope): counted once, four copies rejected
+        # every waiting token on a copy of one report (dpdist's envelope): its own token counts it, four are refused
         ack = _deliver(parties, "copies", "a" * 32, [token + reports[0] for token in tokens])
-        assert ack["accepted"] == 1 and ack["rejected"] == {"replayed_report": 4}
-        # two copies of an RFC 9458 request in one batch, then a third in another batch
-        ack = _deliver(parties, "copies", "b" * 32, [tokens[1] + reports[4], tokens[2] + reports[4]])
-        assert ack["accepted"] == 1 and ack["rejected"] == {"replayed_report": 1}
-        ack = _deliver(parties, "copies", "c" * 32, [tokens[3] + reports[4]])
-        assert ack["accepted"] == 0 and ack["rejected"] == {"replayed_report": 1}
+        assert ack["accepted"] == 1 and ack["rejected"] == {"token_not_bound": 4}
+        # an RFC 9458 request twice with its own token in one batch, then a third time in another batch
+        ack = _deliver(parties, "copies", "b" * 32, [tokens[4] + reports[4]] * 2)
+        assert ack["accepted"] == 1 and ack["rejected"] == {"token_spent": 1}
+        ack = _deliver(parties, "copies", "c" * 32, [tokens[4] + reports[4]])
+        assert ack["accepted"] == 0 and ack["rejected"] == {"token_spent": 1}
         summary = _summary(parties, "copies")
         assert summary["n"] == 2 and summary["anonymity"]["smallest_batch"] == 1  # what the collector verified
-        # the honest batch: devices 2 and 3, whose tokens were put on copies, still count; the tokens of devices 0 and 1
-        # went with a report counted once (what any relay can do: drop a report and use its token), report 4 is a copy
+        # the honest batch: devices 1 to 3, whose tokens were put on copies, still count; reports 0 and 4 count once
         assert _step(parties)["batches"] == {"delivered": 1}
         summary = _summary(parties, "copies")
-        assert summary["n"] == 4 and summary["rejected"] == {"replayed_report": 7, "token_spent": 2}
+        assert summary["n"] == 5 and summary["rejected"] == {"token_not_bound": 4, "token_spent": 4}
 
 
 def test_dpdist_envelope_refused_by_name_once_the_campaign_turns_it_off(tmp_path):

@@ -138,14 +138,13 @@ def assumptions_of(model: str, parameters: dict) -> tuple[tuple[str, str], ...]:
         tokens = parameters["tokens_each"]
         return (("device", "trusts its randomizer, and that the relay strips who sent a report from what it says (the "
                            "report is sealed to the collector's key: the relay never reads it)"),
-                ("relay", "does not collude with the collector, and forwards the reports devices sealed (it could put "
-                          "a dropped report's token on a report of its own); a batch holds every admitted report of a "
-                          "round"),
+                ("relay", "does not collude with the collector (each token is bound to its report: a report the relay "
+                          "drops costs data, not privacy); a batch holds every admitted report of a round"),
                 ("issuer", "independent of the collector; at most tokens_each = "
                            f"{tokens} token(s) per credential (one report each), so a device, the one protected "
                            f"included, sends at most {tokens} report(s) per round: the stated guarantee is per device, "
                            + ("one report" if tokens == 1 else f"its {tokens} reports by group privacy")),
-                ("other devices", f"at most {colluding} are the collector's (x {tokens} tokens = "
+                ("other devices", f"at most {colluding} are the collector's or the relay's (x {tokens} tokens = "
                                   f"{colluding * tokens} known reports); at least {parameters['honest_reports']} "
                                   "reports are honest and fresh"),
                 ("collector", "keeps no arrival time or sender id, accepts no report around the relay"))

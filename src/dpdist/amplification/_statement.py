@@ -17,15 +17,15 @@ __all__ = ["ASSUMPTIONS", "Admission", "relayed_statement", "relayed_assumptions
 #: by the names of the campaign's settings; a campaign's statement states its own numbers (:func:`relayed_assumptions`)
 ASSUMPTIONS = (
     "relay: does not collude with the collector (it learns who sent a report, never what: the reports are sealed to "
-    "the collector's key), and forwards the reports devices sealed: a token is not bound to its report, so a relay "
-    "that drops a report and seals one of its own under its token leaves the batch one honest report fewer, which "
-    "the collector cannot see",
-    "issuer: does not mint tokens for the collector beyond its policy (it learns who got a token, never which: the "
-    "signature is blind)",
-    "devices: at most `colluding` devices (credentials of the issuer) are the collector's or give it their values (a "
-    "public campaign setting), each credential gives at most `tokens_each` tokens (the ceiling the issuer publishes "
-    "with the campaign's key) and each token admits one report, so at most `colluding_reports` = colluding x "
-    "tokens_each of a batch's admitted reports are known to the collector",
+    "the collector's key); what else it does with reports costs data, not privacy: each token is bound to the report "
+    "it was made for, so a report the relay drops or delays is missing, and one it seals itself counts only under the "
+    "token of a colluding device",
+    "issuer: gives tokens to the holders of its credentials only, at most `tokens_each` each, none to the collector "
+    "or the relay beyond its policy (it learns who got a token, never which: the signature is blind)",
+    "devices: at most `colluding` devices (credentials of the issuer) are the collector's or the relay's, or give "
+    "either their values or their tokens (a public campaign setting), each credential gives at most `tokens_each` "
+    "tokens (the ceiling the issuer publishes with the campaign's key) and each token admits one report, so at most "
+    "`colluding_reports` = colluding x tokens_each of a batch's admitted reports are not honest devices' reports",
     "collector: stores no per-device id and no arrival time, and refuses direct submissions to the campaign",
     "envelopes: a batch may hold reports in dpdist's own envelope and Oblivious HTTP requests (RFC 9458), which the "
     "collector tells apart (it opens each its own way; so can the relay, by their lengths): a report is hidden among "
@@ -63,16 +63,16 @@ def relayed_assumptions(admission: "Admission", n: int | None = None) -> tuple[s
               "with the campaign's key)" if tokens_each is not None else
               "each credential gives at most `tokens_each` tokens (not stated by this campaign's identity)")
     if known == 0:
-        known_text = "so none of a batch's admitted reports is known to the collector (`colluding_reports` = 0)"
+        known_text = "so every admitted report of a batch is an honest device's (`colluding_reports` = 0)"
     elif known is not None:
         known_text = (f"so at most {known} (`colluding_reports` = {colluding} x {tokens_each}) of a batch's admitted "
-                      "reports are known to the collector")
+                      "reports are not honest devices' reports")
     else:
-        known_text = "so the reports known to the collector are not bounded"
-    among = "" if n is None else f", and the central guarantee is computed among the n = {n} reports of the smallest batch it does not know"
+        known_text = "so the reports that are not honest devices' are not bounded"
+    among = "" if n is None else f", and the central guarantee is computed among the n = {n} honest reports of the smallest batch"
     devices = (f"devices: at most {colluding} device(s) (`colluding`: credentials of the issuer) are the collector's or "
-               f"give it their values (a public campaign setting), {tokens} and each token admits one report, "
-               f"{known_text}{among}")
+               f"the relay's, or give either their values or their tokens (a public campaign setting), {tokens} and each "
+               f"token admits one report, {known_text}{among}")
     per_report = ASSUMPTIONS[-1] if tokens_each is None else ASSUMPTIONS[-1].replace(
         "(up to `tokens_each` per credential)", f"(up to {tokens_each} per credential, `tokens_each`)")
     return (*ASSUMPTIONS[:2], devices, *ASSUMPTIONS[3:-1], per_report)
@@ -96,9 +96,10 @@ def report_target(epsilon: float, delta: float, reports: int) -> tuple[float, fl
 @dataclass(frozen=True)
 class Admission:
     """Who may put a report in a relayed campaign's batches: the campaign's issuer (None: anyone), whether it is
-    independent of the collector, ``colluding``, the public bound on devices (the issuer's credentials) whose reports'
-    values the collector knows, and ``tokens_each``, the most tokens (reports) one credential gives, as the issuer
-    publishes it with the campaign's key (None: an identity made before issuers published it)."""
+    independent of the collector, ``colluding``, the public bound on devices (the issuer's credentials) that are the
+    collector's or the relay's or give either their values or tokens, and ``tokens_each``, the most tokens (reports) one
+    credential gives, as the issuer publishes it with the campaign's key (None: an identity made before issuers
+    published it)."""
 
     issuer: str | None
     independent: bool
@@ -107,7 +108,7 @@ class Admission:
 
     @property
     def colluding_reports(self) -> int | None:
-        """The most admitted reports the collector may know: ``colluding x tokens_each`` (None if unknown)."""
+        """The most admitted reports that are not honest devices': ``colluding x tokens_each`` (None if unknown)."""
         if self.colluding == 0:
             return 0
         return None if self.tokens_each is None else self.colluding * self.tokens_each
@@ -120,7 +121,7 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
     before), opened it and read exactly one report from it; messages it could not open or verify
     never count (docs/explanation/accounting.md, "Accounting").  ``central`` is the amplified guarantee at
     ``n = smallest_batch - colluding_reports`` (each report was shuffled among the others of its batch,
-    at most ``colluding_reports = colluding x tokens_each`` of which the collector may know: every count
+    at most ``colluding_reports = colluding x tokens_each`` of which are not honest devices': every count
     in reports), per report (its ``describe`` says so, and ends with the assumptions it rests on,
     :func:`relayed_assumptions`: the statement's ``assumptions``), with ``per_device``: what a device that sends its
     ``tokens_each`` reports into one batch keeps (:func:`_per_device`; None when ``tokens_each`` is unknown), its
@@ -204,8 +205,8 @@ def _refusal(protocol, smallest_batch: int | None, admission: Admission) -> tupl
                                        "campaign again for a stated guarantee")
     if smallest_batch - colluding < 2:
         return "colluding_reports_fill_batch", (
-            f"{admission.colluding} colluding device(s) x {admission.tokens_each} tokens each = {colluding} reports the "
-            f"collector may know, in a batch of {smallest_batch} admitted reports, leave "
+            f"{admission.colluding} colluding device(s) x {admission.tokens_each} tokens each = {colluding} reports that may "
+            f"not be honest devices', in a batch of {smallest_batch} admitted reports, leave "
             f"{max(0, smallest_batch - colluding)} honest one(s): a report hides among no others (the batches need more "
             f"than {colluding + 1} reports, or fewer colluding reports)")
     return None

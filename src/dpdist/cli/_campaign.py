@@ -288,7 +288,7 @@ def _run_create(args) -> int:
         if admission.get("issuer") and admission.get("tokens_each") is not None:
             print(said(f"campaign {summary['campaign']}: colluding {admission['colluding']} device(s) x tokens_each "
                        f"{admission['tokens_each']} (the issuer's, per credential) = {admission['colluding_reports']} "
-                       "report(s) the collector may know in any batch; the central guarantee is stated at the smallest "
+                       "report(s) in any batch that may not be honest devices' (the collector's or the relay's); the central guarantee is stated at the smallest "
                        "batch minus these."))
     if charged:
         print(said(f"campaign {summary['campaign']}: {charged}."))

@@ -8,9 +8,10 @@ Routes
     id already accepted is that report: ``duplicate``).  A campaign that names an issuer admits a
     report only with ``Authorization: PrivateToken token="..."`` (RFC 9577 section 2.2): a Privacy
     Pass token of type 2 (RFC 9578) that verifies under the campaign's issuer key and challenge and
-    was never spent in the campaign; without one the answer is 401 with
+    was never spent in the campaign, bound to the report it comes with (its nonce commits to the report's HPKE
+    ``enc``: :mod:`._binding`); without one the answer is 401 with
     ``WWW-Authenticate: PrivateToken challenge=..., token-key=...`` (RFC 9577 section 2.1), a token
-    already spent by another report 403 ``token_spent``.  202 once it is durable:
+    already spent by another report 403 ``token_spent``, a token bound to another report 403 ``token_not_bound``.  202 once it is durable:
     ``{"campaign", "report_id", "duplicate", "queued": true}``.  Refused: 404 unknown campaign, 409 campaign not
     open or not collected through a relay, 400 not a sealed report for the campaign's current key,
     413 too large, 409 ``sealed_v1_off`` when the campaign turned dpdist's envelope off (a retry of a report id
@@ -37,7 +38,8 @@ Routes
     code the relay controls): devices load the participation page from the collector, which sends to
     the relay (CORS: any origin may ``PUT`` with ``Authorization`` and ``content-type``; no cookies).
 ``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign (and per campaign and envelope,
-    ``waiting_by_envelope``: ``sealed_v1``, ``ohttp``), batches by state, reports dropped per campaign.
+    ``waiting_by_envelope``: ``sealed_v1``, ``ohttp``), batches by state, reports dropped per campaign, and the requests
+    refused since the relay started, by error code (``refused``: ``token_not_bound``, ``token_spent``, ...; in memory).
 ``DELETE /relay/v1/campaigns/{campaign}/queue`` (admin token)
     Drop the reports of the campaign that wait for a batch (a campaign deleted, or created again under its id, whose
     reports can never be delivered): ``{"campaign", "dropped"}``, counted in the status and logged.  Their report ids
@@ -60,6 +62,7 @@ import json
 import logging
 import re
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +80,7 @@ from .._json import loads_within
 from .._validation import validate_params
 from ..errors import InvalidParameterError
 from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
-from . import _envelope, _ohttp, _ohttp_report, _queue
+from . import _binding, _envelope, _ohttp, _ohttp_report, _queue
 from ._arguments import RELATIONS, RULES
 from ._collector import PAGE_DEADLINE_S, PAGE_MAX_BYTES, PAGES_KEPT_BYTES
 from ._forwarder import Forwarder
@@ -186,6 +189,7 @@ class _Relay:
     admin_token: str | None
     interval: float
     transport: Any
+    refused: Counter = field(default_factory=Counter)  # requests refused since start, by error code
     store: RelayQueue = field(init=False)
     forwarder: Forwarder = field(init=False)
     pages: _PublicPages = field(init=False)
@@ -268,6 +272,10 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
     except Exception as error:
         raise RelayError(400, "not_encapsulated" if envelope == _queue.OHTTP else "not_sealed", str(error)) from None
     _check_length(campaign, identity["config"], envelope, body)
+    if nonce is not None and not _binding.is_bound(token, body):
+        raise RelayError(403, "token_not_bound", "This token was made for another report (its nonce commits to the HPKE "
+                                                 "enc of the report it admits): a token admits the one report it was "
+                                                 "bound to, sealed with the key drawn with it.")
     enc = _ohttp_report.enc_of(body) if envelope == _queue.OHTTP else _envelope.enc_of(body)
     outcome = await asyncio.wrap_future(state.store.accept(campaign, report_id, token + body, nonce, envelope=envelope,
                                                            enc=enc))
@@ -317,7 +325,7 @@ async def status(request: Request) -> JSONResponse:
     state: _Relay = request.app.state.relay
     _check_admin(request, state.admin_token)
     return JSONResponse({**await run_in_threadpool(state.store.status), "min_batch": state.min_batch,
-                         "max_batch": state.max_batch})
+                         "max_batch": state.max_batch, "refused": dict(sorted(state.refused.items()))})
 
 
 async def drop_queue(request: Request) -> JSONResponse:
@@ -333,6 +341,7 @@ async def drop_queue(request: Request) -> JSONResponse:
 
 async def refused(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RelayError)  # the one exception class this handler is registered for
+    request.app.state.relay.refused[error.code] += 1
     return JSONResponse({"error": error.code, "detail": error.detail}, status_code=error.status, headers=error.headers)
 
 

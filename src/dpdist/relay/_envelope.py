@@ -29,7 +29,7 @@ import struct
 from dataclasses import dataclass
 
 from ..errors import InvalidParameterError, MalformedReportError, MissingDependencyError
-from .._validation import Bytes, Described, Text, validate_params
+from .._validation import Bytes, Described, Optional, Text, validate_params
 
 __all__ = [
     "KIND_OF_CONTENT_TYPE",
@@ -39,6 +39,7 @@ __all__ = [
     "SUITE",
     "check_sealed",
     "enc_of",
+    "ephemeral_key",
     "frame",
     "generate_key",
     "open_sealed",
@@ -133,6 +134,18 @@ def decode_public_key(text: str) -> bytes:
     return raw
 
 
+#: the seed of a report's HPKE ephemeral key, drawn with its token
+_SEED = Described(Bytes(_KEY_BYTES), f"{_KEY_BYTES} random bytes (the seed drawn with a token)")
+
+
+@validate_params({"seed": _SEED})
+def ephemeral_key(seed: bytes) -> tuple[bytes, bytes]:
+    """``(private key, enc)`` of the HPKE ephemeral key ``DeriveKeyPair(seed)`` (RFC 9180 section 7.1.3), raw: the key
+    one report is sealed with, and the ``enc`` its token's nonce commits to (:mod:`._binding`)."""
+    pair = _suite().kem.derive_key_pair(seed)
+    return pair.private_key.to_private_bytes(), pair.public_key.to_public_bytes()
+
+
 def _seal_iv(public_key, campaign, body, content_type) -> tuple[bytes, str, bytes, int]:
     """:func:`seal`'s arguments with the kind of its content type (every argument checked by its table)."""
     return public_key, campaign, body, KIND_OF_CONTENT_TYPE[content_type.split(";")[0].strip().lower()]
@@ -142,9 +155,11 @@ def _info(campaign: str) -> bytes:
     return _INFO + campaign.encode("utf-8")
 
 
-@validate_params({"public_key": _PUBLIC_KEY, "campaign": _CAMPAIGN, "body": Bytes(), "content_type": _CONTENT_TYPE})
-def seal(public_key: bytes, campaign: str, body: bytes, content_type: str) -> bytes:
-    """A device's batch body sealed to the campaign's key (module docstring).
+@validate_params({"public_key": _PUBLIC_KEY, "campaign": _CAMPAIGN, "body": Bytes(), "content_type": _CONTENT_TYPE,
+                  "seed": Optional(_SEED)})
+def seal(public_key: bytes, campaign: str, body: bytes, content_type: str, *, seed: bytes | None = None) -> bytes:
+    """A device's batch body sealed to the campaign's key (module docstring), with the ephemeral key of ``seed``
+    (:func:`ephemeral_key`: the one its token is bound to; sealed once, its bytes kept for resends) or a fresh one.
 
     Raises :class:`~dpdist.errors.InvalidParameterError` naming the argument for a key that is not 32 bytes or
     not a usable X25519 public key (a low-order point), a campaign that is not an id, a body that is not bytes, a
@@ -155,8 +170,10 @@ def seal(public_key: bytes, campaign: str, body: bytes, content_type: str) -> by
     plain += bytes(-len(plain) % PADDING)
     suite = _suite()
     header = bytes([VERSION]) + key_id(public_key)
+    ephemeral = None if seed is None else suite.kem.derive_key_pair(seed)
     try:
-        enc, sender = suite.create_sender_context(suite.kem.deserialize_public_key(public_key), info=_info(campaign))
+        enc, sender = suite.create_sender_context(suite.kem.deserialize_public_key(public_key), info=_info(campaign),
+                                                  eks=ephemeral)
     except ValueError:  # pyhpke: an all-zero shared secret, the key is a low-order point (RFC 7748, section 6.1)
         raise InvalidParameterError(
             "The 'public_key' argument of seal is not a usable X25519 public key: it is a low-order point, whose "

@@ -19,10 +19,11 @@ so every admitted report of a campaign was made under the same identity (docs/ho
 written with sorted keys, no spaces and ASCII escapes.  ``relay.ohttp`` (campaigns made since dpdist's relay took
 Oblivious HTTP requests; absent before): the campaign's Oblivious HTTP key configuration, ``application/ohttp-keys``
 in base64url (:mod:`._ohttp_report`), so the pin covers it as it covers the envelope's key.  ``colluding`` counts devices (credentials of the
-issuer) whose reports' values the collector may know, and the issuer's ``tokens_each`` (the ceiling it
-publishes with its key) the reports each of them may send: the campaign's guarantee counts
-``colluding x tokens_each`` reports as the collector's (:mod:`dpdist.amplification._statement`).  The
-campaign's Privacy Pass TokenChallenge (RFC 9577 section 2.1.1) binds its tokens to that identity: token
+issuer) that are the collector's or the relay's, or give either their values or tokens, and the issuer's
+``tokens_each`` (the ceiling it publishes with its key) the reports each of them may send: the campaign's guarantee
+counts ``colluding x tokens_each`` reports as not honest devices' (:mod:`dpdist.amplification._statement`).  The
+campaign's Privacy Pass TokenChallenge (RFC 9577 section 2.1.1) binds its tokens to that identity (and each token's
+nonce to the one report it admits: :mod:`._binding`): token
 type 2, the issuer's name, ``redemption_context = SHA-256("dpdist campaign v3\0" | pin)`` (the pin's 32
 bytes) and no origin info (any relay).  An identity made before issuers published ``tokens_each`` (its
 issuer has none) keeps the label ``"dpdist campaign v2\0"``; the new label makes a device of that earlier

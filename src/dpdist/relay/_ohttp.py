@@ -226,7 +226,8 @@ class ClientContext:
 def encapsulate_request(config: KeyConfig, message: bytes, *, ephemeral_private_key: bytes | None = None
                         ) -> tuple[bytes, ClientContext]:
     """``message`` (a Binary HTTP request) encapsulated to ``config`` (section 4.3), and the context that opens its
-    answer.  ``ephemeral_private_key``: a fixed ephemeral key, for reproducing a published example only."""
+    answer.  ``ephemeral_private_key``: a fixed ephemeral key (a published example's; or a relayed report's, the one its
+    token is bound to: :mod:`._binding`), used for one message only."""
     if not isinstance(config, KeyConfig) or not config.supported:
         raise InvalidParameterError("The key configuration must offer DHKEM(X25519, HKDF-SHA256) with HKDF-SHA256 and "
                                     f"AES-128-GCM, the one suite dpdist speaks. Got {config!r:.200}.")
@@ -234,7 +235,7 @@ def encapsulate_request(config: KeyConfig, message: bytes, *, ephemeral_private_
     header = _header(config.key_id)
     ephemeral = None
     if ephemeral_private_key is not None:
-        from pyhpke import KEMKeyPair  # lazy: optional extra dpdist[serve]; a published example's fixed ephemeral key
+        from pyhpke import KEMKeyPair  # lazy: optional extra dpdist[serve]; a fixed ephemeral key
 
         ephemeral = KEMKeyPair(suite.kem.deserialize_private_key(bytes(ephemeral_private_key)),
                                suite.kem.deserialize_public_key(public_key_of(ephemeral_private_key)))

@@ -35,7 +35,7 @@ from .._io._binary import encode_record
 from ..errors import DPDistError, MalformedReportError
 from ..local import from_config
 from . import _bhttp, _ohttp
-from ._envelope import KIND_OF_CONTENT_TYPE, MAX_SEALED_BYTES
+from ._envelope import KIND_OF_CONTENT_TYPE, MAX_SEALED_BYTES, ephemeral_key
 from ._padding import padded_length
 
 __all__ = ["KEY_ID", "NotAReport", "campaign_key_config", "check_encapsulated", "enc_of", "encapsulate_report", "is_encapsulated",
@@ -88,12 +88,16 @@ def report_request(campaign: str, body: bytes, content_type: str) -> bytes:
     return message + bytes(padded_length(message, body) - len(message))
 
 
-def encapsulate_report(config: _ohttp.KeyConfig, campaign: str, body: bytes, content_type: str) -> bytes:
+def encapsulate_report(config: _ohttp.KeyConfig, campaign: str, body: bytes, content_type: str, *,
+                       seed: bytes | None = None) -> bytes:
     """One report (``body``: a dpdist binary record or JSON of one report) encapsulated to the campaign's ``config``:
-    the ``message/ohttp-req`` a device sends dpdist's relay."""
+    the ``message/ohttp-req`` a device sends dpdist's relay; with the ephemeral key of ``seed`` (the one its token is
+    bound to: :func:`~._envelope.ephemeral_key`; encapsulated once, its bytes kept for resends), or a fresh one."""
     if KIND_OF_CONTENT_TYPE.get(content_type) is None:
         raise MalformedReportError(f"A report through the relay is {sorted(KIND_OF_CONTENT_TYPE)}. Got {content_type!r}.")
-    encapsulated, _ = _ohttp.encapsulate_request(config, report_request(campaign, body, content_type))
+    ephemeral = None if seed is None else ephemeral_key(seed)[0]
+    encapsulated, _ = _ohttp.encapsulate_request(config, report_request(campaign, body, content_type),
+                                                 ephemeral_private_key=ephemeral)
     if len(encapsulated) > MAX_SEALED_BYTES:
         raise MalformedReportError(f"One report encapsulated is at most {MAX_SEALED_BYTES} bytes. Got {len(encapsulated)}.")
     return encapsulated

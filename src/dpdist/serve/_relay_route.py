@@ -17,17 +17,20 @@ the relay cannot swap"):
 
 The relay pins the identity of each campaign and refuses reports made under another, so a tagged
 device's report never reaches a batch.  When the campaign names an issuer, each report needs one
-Privacy Pass token (RFC 9578 type 2) bound to the identity: a device holding a credential for an
-issuer refuses a campaign that names another issuer or none (anyone could fill its batches), checks
-that the issuer's key and its ceiling ``tokens_each`` (what the campaign's guarantee counts a colluding
+Privacy Pass token (RFC 9578 type 2) bound to the identity, and to the report it admits: a device holding a
+credential for an issuer refuses a campaign that names another issuer or none (anyone could fill its batches),
+checks that the issuer's key and its ceiling ``tokens_each`` (what the campaign's guarantee counts a colluding
 credential as) are the ones the campaign names, and gets one token per report *before* anything is
-randomized (a refusal depends on the credential, never on the value), then sends each sealed report to
-the relay with ``Authorization: PrivateToken token="..."``.  Tokens are yielded one by one, so that the
-ones obtained before the issuer refuses (a credential exhausted) are kept by the caller.
+randomized (a refusal depends on the credential, never on the value), each with the seed of the HPKE key its
+report will be sealed with (the token's nonce commits to it: :mod:`dpdist.relay._binding`), then seals each
+report with its token's key (:meth:`RelayRoute.seal`) and sends it to the relay with ``Authorization:
+PrivateToken token="..."``.  Tokens are yielded one by one, so that the ones obtained before the issuer refuses
+(a credential exhausted) are kept by the caller.
 """
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,10 +58,11 @@ class RelayRoute:
     _issuer_checked: bool = field(default=False, compare=False, repr=False)
 
     def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None,
-               retry_window: float | None = None, timeout: float = 30.0) -> Iterator[bytes]:
-        """``count`` tokens for this campaign from its issuer, yielded as each arrives (``b""`` ``count`` times when it
-        takes none), after the checks of the module docstring (made when the first is asked for, even if ``count`` is 0);
-        each token request's answer whole within ``timeout`` seconds (the device's client's)."""
+               retry_window: float | None = None, timeout: float = 30.0) -> Iterator[tuple[bytes, bytes]]:
+        """``count`` tokens for this campaign from its issuer, each with the seed of the key its report is to be sealed
+        with (:meth:`seal`), yielded as each arrives (``(b"", b"")`` ``count`` times when it takes none), after the
+        checks of the module docstring (made when the first is asked for, even if ``count`` is 0); each token request's
+        answer whole within ``timeout`` seconds (the device's client's)."""
         issuer = self.issuer
         if issuer is None:
             if credential:
@@ -66,7 +70,7 @@ class RelayRoute:
                     f"Campaign {self.campaign!r} names no issuer: anyone, its collector included, can fill its batches, "
                     f"while this device holds a credential of {issuer_url} for a campaign that admits reports by token. "
                     "Nothing was randomized or sent.", "issuer_mismatch")
-            yield from [b""] * count
+            yield from [(b"", b"")] * count
             return
         if not credential:
             raise CampaignIdentityError(
@@ -80,6 +84,7 @@ class RelayRoute:
         if count == 0:
             return
         from ..privacypass import b64url_decode, fetch_token  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._binding import seed_nonce  # lazy: relayed campaigns only (~50 ms at import)
         from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer, self.pin)
@@ -88,12 +93,26 @@ class RelayRoute:
             object.__setattr__(self, "_issuer_checked", True)  # once per route: the issuer's key of a campaign never changes
         retrying: dict[str, Any] = {} if retry_window is None else {"retries": None, "retry_window": retry_window}
         for _ in range(count):
+            seed = secrets.token_bytes(32)  # the report's HPKE ephemeral key: DeriveKeyPair(seed)
             yield fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport,
-                              timeout=timeout, **retrying)
+                              timeout=timeout, nonce=seed_nonce(challenge, seed), **retrying), seed
 
-    def valid_token(self, token: bytes) -> bool:
-        """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity."""
+    def seal(self, body: bytes, content_type: str, envelope: str, seed: bytes | None = None) -> bytes:
+        """One report sealed for the relay: to the campaign's key in dpdist's envelope (``envelope`` ``"dpdist"``), or
+        encapsulated to its Oblivious HTTP key configuration (``"ohttp"``), with the key of ``seed`` (its token's) or a
+        fresh one (a campaign without tokens)."""
+        from ..relay import _envelope  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._ohttp_report import encapsulate_report  # lazy: relayed campaigns only (~50 ms at import)
+
+        if envelope == "ohttp":
+            return encapsulate_report(self.ohttp, self.campaign, body, content_type, seed=seed)
+        return _envelope.seal(self.public_key, self.campaign, body, content_type, seed=seed)
+
+    def valid_token(self, token: bytes, sealed: bytes) -> bool:
+        """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity, and is
+        bound to the report ``sealed``."""
         from ..privacypass import b64url_decode, verify_token  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._binding import is_bound  # lazy: relayed campaigns only (~50 ms at import)
         from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         if self.issuer is None:
@@ -102,7 +121,7 @@ class RelayRoute:
             verify_token(token, b64url_decode(self.issuer["token_key"], "token_key"), campaign_challenge(self.issuer, self.pin))
         except InvalidParameterError:  # InvalidTokenError included
             return False
-        return True
+        return is_bound(token, sealed)
 
     def _check_issuer_key(self, issuer: dict, token_key: bytes, transport: Any) -> None:
         """The issuer's own key for the campaign, and its ceiling ``tokens_each`` when the identity states one, must be

@@ -18,11 +18,14 @@ same request:
 The relay delivers ``PUT /api/campaigns/{c}/relayed/{batch_id}``: the messages of one shuffled batch,
 framed (:func:`dpdist.relay._envelope.unframe`), each the device's Privacy Pass token (RFC 9578 type 2,
 when the campaign names an issuer) followed by its sealed report.  Each token is verified again here
-(publicly verifiable: the issuer's key and the campaign's challenge) and must never have been spent in
-the campaign (table ``relayed_tokens``, written by the group commit that counts the batch); each sealed
+(publicly verifiable: the issuer's key and the campaign's challenge), must be bound to the report it comes
+with (its nonce commits to the report's HPKE ``enc``: :mod:`dpdist.relay._binding`) and must never have been
+spent in the campaign (table ``relayed_tokens``, written by the group commit that counts the batch); each sealed
 report is opened with the campaign's private key and must hold exactly one report.  A message that
-fails any of these is one rejected row (``no_token``, ``bad_token``, ``token_spent``, ``unopened``,
-``not_one_report``, ``malformed_report``): only *admitted* reports count toward the batch's size.  A report
+fails any of these is one rejected row (``no_token``, ``bad_token``, ``token_not_bound``, ``token_spent``,
+``unopened``, ``not_one_report``, ``malformed_report``): only *admitted* reports count toward the batch's size.
+A token bound to another report is not spent (a relay that moved it onto a report of its own has not used it up:
+the report it was made for still counts).  A report
 is counted once whatever token travels with it: the HPKE encapsulated key (``enc``) of each report opened is recorded
 (table ``relayed_reports``, by the same group commit), and a copy of a report opened before, in this batch or a counted
 one, is a rejected row, ``replayed_report``, whose token is not spent (a relay that attached another device's token to
@@ -72,6 +75,7 @@ from ..local import ReportBatch
 from ..local.ledger import normal_collector
 from ..privacypass import TOKEN_LENGTH, b64url_decode, b64url_encode, decode_token_key, verify_token
 from ..relay import _envelope, _ohttp_report
+from ..relay._binding import is_bound
 from ..relay._ohttp import public_key_of
 from ..relay._identity import campaign_challenge, identity_document, pin_of
 from ..relay._collector import PAGE_MAX_BYTES
@@ -446,8 +450,9 @@ def _issuer(issuer: Any) -> dict:
 
 
 def _spend_tokens(messages: list[bytes], issuer: dict, challenge: bytes, spent) -> tuple[list[bytes | str], list[str | None]]:
-    """Each message's sealed report after a token that verifies and was never spent (None where not, with the reason
-    in place of the report), and each message's nonce (hex; None without a valid token)."""
+    """Each message's sealed report after a token that verifies, is bound to that report (:mod:`dpdist.relay._binding`)
+    and was never spent (None where not, with the reason in place of the report), and each message's nonce (hex; None
+    without a valid token, or with one bound to another report: a token a relay moved is not spent by the move)."""
     token_key = b64url_decode(issuer["token_key"], "token_key")
     nonces: list[str | None] = []
     reasons: list[str | None] = []
@@ -457,11 +462,14 @@ def _spend_tokens(messages: list[bytes], issuer: dict, challenge: bytes, spent) 
             reasons.append("no_token")
             continue
         try:
-            nonces.append(verify_token(message[:TOKEN_LENGTH], token_key, challenge).hex())
-            reasons.append(None)
+            verified = verify_token(message[:TOKEN_LENGTH], token_key, challenge).hex()
         except InvalidTokenError:
             nonces.append(None)
             reasons.append("bad_token")
+            continue
+        bound = is_bound(message[:TOKEN_LENGTH], message[TOKEN_LENGTH:])
+        nonces.append(verified if bound else None)
+        reasons.append(None if bound else "token_not_bound")
     before = spent([nonce for nonce in dict.fromkeys(nonces) if nonce is not None])
     seen: set[str] = set()
     for index, nonce in enumerate(nonces):

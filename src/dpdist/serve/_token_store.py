@@ -1,12 +1,15 @@
 """A device's Privacy Pass tokens between getting them and spending them: spare ones, and the one bound to each report.
 
 A token costs the device one of its credential's few tokens, so it is never dropped while its report may
-still be sent: a device gets its tokens *before* it randomizes (:meth:`TokenStore.add`), binds one to a
-report when it first sends it (:meth:`TokenStore.take`), and sends the same token with every resend of
-that report (the relay counts the report once, and a token once).  A token the relay refused
-(:meth:`TokenStore.drop`) is forgotten, so a resend takes another.  Tokens are kept per identity pin (a
-token is bound to one campaign identity), in memory, or in a JSON file (owner-only, replaced atomically)
-that outlives the process, as ``dpdist submit`` keeps one beside its journal.
+still be sent: a device gets its tokens *before* it randomizes (:meth:`TokenStore.add`), each with the seed of
+the HPKE key its report will be sealed with (the token's nonce commits to that key: :mod:`dpdist.relay._binding`),
+binds one to a report when it first sends it (:meth:`TokenStore.take`), seals the report with its seed once and
+keeps the sealed bytes instead of the seed (:meth:`TokenStore.seal`, saved before the report leaves), and sends
+the same token and bytes with every resend of that report (the relay counts the report once, and a token once).
+A token the relay refused (:meth:`TokenStore.drop`) is forgotten, so a resend takes another.  Tokens are kept per
+identity pin (a token is bound to one campaign identity), in memory, or in a JSON file (owner-only, replaced
+atomically) that outlives the process, as ``dpdist submit`` keeps one beside its journal.  A seed is a secret
+until its report is sealed (with the sealed bytes it opens the report), so the file is the device's own.
 """
 
 from __future__ import annotations
@@ -17,8 +20,12 @@ import os
 from pathlib import Path
 
 from .._io._atomic import atomic_writer
+from ..errors import IncompatibleStateError
 
 __all__ = ["TokenStore"]
+
+#: the file's format: each spare token with its seed; each bound one with its seed, then its sealed report
+_VERSION = 2
 
 
 class TokenStore:
@@ -26,32 +33,43 @@ class TokenStore:
 
     def __init__(self, path: str | os.PathLike[str] | None = None):
         self.path = None if path is None else Path(path)
-        self._spare: dict[str, list[str]] = {}
-        self._bound: dict[str, str] = {}
+        self._spare: dict[str, list[list[str]]] = {}
+        self._bound: dict[str, list[str | None]] = {}
         if self.path is not None and self.path.exists():
             document = json.loads(self.path.read_text())
-            self._spare, self._bound = dict(document.get("spare", {})), dict(document.get("bound", {}))
+            if not isinstance(document, dict) or document.get("version") != _VERSION:
+                raise IncompatibleStateError(
+                    f"The token file {self.path} holds tokens of an earlier dpdist, not bound to the reports they admit, "
+                    "which no relay admits: remove it (its tokens are lost) and send again.")
+            self._spare, self._bound = dict(document["spare"]), dict(document["bound"])
 
     def spare(self, pin: str) -> int:
         """How many spare tokens of the identity ``pin`` wait."""
         return len(self._spare.get(pin, ()))
 
-    def add(self, pin: str, tokens: list[bytes]) -> None:
-        """Keep ``tokens`` of the identity ``pin`` as spare (saved before this returns)."""
-        self._spare.setdefault(pin, []).extend(_text(token) for token in tokens)
+    def add(self, pin: str, tokens: list[tuple[bytes, bytes]]) -> None:
+        """Keep ``tokens`` (each a token and the seed its nonce commits to) of the identity ``pin`` as spare (saved
+        before this returns)."""
+        self._spare.setdefault(pin, []).extend([_text(token), _text(seed)] for token, seed in tokens)
         self.save()
 
-    def bound(self, pin: str, report_id: str) -> bytes | None:
-        """The token bound to the report ``report_id`` of the identity ``pin``, or None."""
-        token = self._bound.get(f"{pin}:{report_id}")
-        return None if token is None else _bytes(token)
+    def bound(self, pin: str, report_id: str) -> bool:
+        """Whether a token is bound to the report ``report_id`` of the identity ``pin``."""
+        return f"{pin}:{report_id}" in self._bound
 
-    def take(self, pin: str, report_id: str) -> bytes:
-        """The report's token: the one bound to it, else a spare one bound to it now (KeyError: none left)."""
+    def take(self, pin: str, report_id: str) -> tuple[bytes, bytes | None, bytes | None]:
+        """The report's ``(token, seed, sealed)``: the token bound to it (with its sealed bytes once :meth:`seal` kept
+        them, else its seed), else a spare one bound to it now (KeyError: none left)."""
         key = f"{pin}:{report_id}"
         if key not in self._bound:
-            self._bound[key] = self._spare[pin].pop()
-        return _bytes(self._bound[key])
+            self._bound[key] = [*self._spare[pin].pop(), None]
+        token, seed, sealed = self._bound[key]
+        return _bytes(token), None if seed is None else _bytes(seed), None if sealed is None else _bytes(sealed)
+
+    def seal(self, pin: str, report_id: str, sealed: bytes) -> None:
+        """Keep the report's sealed bytes (made with its token's seed), and forget the seed: a key seals one report
+        once.  The caller saves (:meth:`save`) before the report leaves the device."""
+        self._bound[f"{pin}:{report_id}"][1:] = [None, _text(sealed)]
 
     def drop(self, pin: str, report_id: str) -> None:
         """Forget the report's token (the relay refused it): a resend takes another."""
@@ -64,7 +82,7 @@ class TokenStore:
 
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with atomic_writer(self.path, private=True) as handle:
-            handle.write(json.dumps({"spare": self._spare, "bound": self._bound}).encode())
+            handle.write(json.dumps({"version": _VERSION, "spare": self._spare, "bound": self._bound}).encode())
 
 
 def _text(token: bytes) -> str:

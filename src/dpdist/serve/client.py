@@ -458,7 +458,7 @@ class Client:
         Every token obtained is kept, also when the issuer refuses a later one (a credential exhausted) or stops
         answering: the refusal says how many were kept, and they serve the campaign's next reports."""
         missing = max(0, count - self._store.spare(route.pin)) if route.issuer is not None else 0
-        fetched: list[bytes] = []
+        fetched: list[tuple[bytes, bytes]] = []
         obtained = 0
         try:
             deadline = deadline_of(self._timeout)  # the issuer's answer, too, within the client's timeout (fetch_token's
@@ -486,20 +486,33 @@ class Client:
 
     def _submit_through_relay(self, route: RelayRoute, protocol: LocalProtocol, reports: np.ndarray, batch_id: str) -> dict:
         """Each report sealed to the collector's key and sent alone to the campaign's relay under ``<batch_id>.<row>``,
-        with its token (the one bound to the report if it was sent before, else a spare one, else one fetched now), no
-        batch id inside: the relay counts a report id once, even sealed again, and a token once."""
+        with its token (the one bound to the report if it was sent before, with the bytes it was sealed in then, else a
+        spare one, else one fetched now), no batch id inside: the relay counts a report id once, and a token once."""
         ids = [f"{batch_id}.{index}" for index in range(len(reports))]
         self._relay_envelope(route)  # a campaign without an Oblivious HTTP key refused before any token or report
-        unbound = sum(self._store.bound(route.pin, report_id) is None for report_id in ids) if route.issuer else 0
-        self._prepare(route, unbound)  # every report's token before the first is sent
-        duplicates = 0
-        try:
-            for index, report_id in enumerate(ids):
-                body = encode_record(protocol, reports[index : index + 1])
-                duplicates += self._send_sealed(route, report_id, body, "application/octet-stream")
-        finally:
-            self._store.save()
-        return {"campaign": route.campaign, "batch_id": batch_id, "relayed": len(reports), "duplicates": duplicates}
+        bodies = [encode_record(protocol, reports[index : index + 1]) for index in range(len(reports))]
+        return self._send_reports(route, ids, bodies, "application/octet-stream", batch_id)
+
+    def _send_reports(self, route: RelayRoute, ids: list[str], bodies: list[bytes], content_type: str, batch_id: str) -> dict:
+        """The reports ``bodies`` sent to the relay under ``ids``: every report's token first (:meth:`_prepare`), then
+        each report sealed with its token's key, kept (saved once, before any leaves), then sent."""
+        if route.issuer is not None:
+            self._prepare(route, sum(not self._store.bound(route.pin, report_id) for report_id in ids))
+        envelope = self._relay_envelope(route)
+        messages = []
+        for report_id, body in zip(ids, bodies):
+            if route.issuer is None:
+                messages.append((b"", route.seal(body, content_type, envelope)))
+                continue
+            token, seed, sealed = self._store.take(route.pin, report_id)
+            if sealed is None:  # sealed once with its token's key, and these bytes sent with every resend
+                sealed = route.seal(body, content_type, envelope, seed)
+                self._store.seal(route.pin, report_id, sealed)
+            messages.append((token, sealed))
+        self._store.save()
+        duplicates = sum(self._send_sealed(route, report_id, token, sealed)
+                         for report_id, (token, sealed) in zip(ids, messages))
+        return {"campaign": route.campaign, "batch_id": batch_id, "relayed": len(ids), "duplicates": duplicates}
 
     def _relay_envelope(self, route: RelayRoute) -> str:
         """``"ohttp"`` or ``"dpdist"``: how ``route``'s reports travel (``relay_envelope``); a campaign whose identity names
@@ -511,25 +524,23 @@ class Client:
                                         "envelope only. Nothing was sent.", "no_ohttp_key")
         return chosen
 
-    def _send_sealed(self, route: RelayRoute, report_id: str, body: bytes, content_type: str) -> int:
+    def _send_sealed(self, route: RelayRoute, report_id: str, token: bytes, sealed: bytes) -> int:
         """PUT one sealed report to the relay, under the identity's pin and with the report's token; 1 if the relay had
-        it already.  A token the relay saw spent on another report is forgotten, so that a resend takes another; a
-        token the relay does not admit (401) while it verifies under the campaign's identity is kept (the relay checks
-        otherwise: a resend with another token would be refused too, and spend it)."""
+        it already.  A token the relay saw spent on another report is forgotten, so that a resend takes another (and
+        seals the report again, with that token's key), as is one the relay refuses with dpdist's envelope turned off; a
+        token the relay does not admit (401, or 403 ``token_not_bound``) while it verifies under the campaign's identity
+        and is bound to the report is kept (the relay checks otherwise: a resend with another token would be refused
+        too, and spend it)."""
         from ..privacypass import format_authorization  # lazy: relayed campaigns only (~50 ms at import)
         from ..relay import _envelope  # lazy: relayed campaigns only (~50 ms at import)
         from ..relay._identity import PIN_HEADER  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._ohttp import REQUEST_CONTENT_TYPE  # lazy: relayed campaigns only (~50 ms at import)
+        from ..relay._ohttp_report import is_encapsulated  # lazy: relayed campaigns only (~50 ms at import)
 
-        if self._relay_envelope(route) == "ohttp":
-            from ..relay._ohttp import REQUEST_CONTENT_TYPE  # lazy: relayed campaigns only (~50 ms at import)
-            from ..relay._ohttp_report import encapsulate_report  # lazy: relayed campaigns only (~50 ms at import)
-
-            sealed = encapsulate_report(route.ohttp, route.campaign, body, content_type)
-            headers, path = {"Content-Type": REQUEST_CONTENT_TYPE, PIN_HEADER: route.pin}, "ohttp"
-        else:
-            sealed = _envelope.seal(route.public_key, route.campaign, body, content_type)
-            headers, path = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}, "reports"
-        token = self._store.take(route.pin, report_id) if route.issuer is not None else b""
+        headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}
+        path = "reports"
+        if is_encapsulated(sealed):
+            headers["Content-Type"], path = REQUEST_CONTENT_TYPE, "ohttp"
         if route.issuer is not None:
             headers["Authorization"] = format_authorization(token)
         try:
@@ -537,13 +548,14 @@ class Client:
                                      content=sealed, headers=headers, limit=ACK_ANSWER_BYTES,
                                      acknowledges=lambda answer: relay_ack_problem(answer, route.campaign, report_id))
         except ServiceRefusedError as refusal:
-            if refusal.code in ("token_required", "invalid_token") and route.valid_token(token):
+            refused_token = refusal.code in ("token_required", "invalid_token", "token_not_bound")
+            if refused_token and route.valid_token(token, sealed):
                 raise ServiceRefusedError(
                     f"{refusal} This report's token verifies under the issuer key and the token challenge of the campaign's "
-                    "identity: the relay checks tokens otherwise (a relay older than the identity's redemption context, "
-                    "or one that does not verify as the campaign states). The token is kept for the report's resend.",
-                    refusal.status, refusal.code) from refusal
-            if refusal.code in ("token_required", "invalid_token", "token_spent"):
+                    "identity, bound to the report: the relay checks tokens otherwise (a relay older than the identity's "
+                    "redemption context, or one that does not verify as the campaign states). The token is kept for the "
+                    "report's resend.", refusal.status, refusal.code) from refusal
+            if refused_token or refusal.code in ("token_spent", "sealed_v1_off"):
                 self._store.drop(route.pin, report_id)
             raise
         return int(bool(response.json().get("duplicate")))
@@ -584,12 +596,7 @@ class Client:
             return self._submit_through_relay(route, protocol, _record_reports(protocol, body), batch_id)
         if route is not None:
             self._relay_envelope(route)  # a campaign without an Oblivious HTTP key refused before any token
-            self._prepare(route, 0 if self._store.bound(route.pin, batch_id) is not None else 1)
-            try:
-                duplicates = self._send_sealed(route, batch_id, body, content_type)
-            finally:
-                self._store.save()
-            return {"campaign": campaign, "batch_id": batch_id, "relayed": 1, "duplicates": duplicates}
+            return self._send_reports(route, [batch_id], [body], content_type, batch_id)
         target = self._rounds.get(campaign) or campaign  # a campaign in rounds: the round's campaign counts the batch
         sent = _rows_sent(body, content_type)  # an acknowledgement counting more reports than these is none (_acks)
         response = self._request(
