@@ -27,7 +27,7 @@ import { secureSource } from './random.js';
 import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
 import { protocolOfAnswer, rowsPerBody } from './bound.js';
-import { RELAY_CONTENT_TYPE, encapsulateForRelay, relayKeyConfig, relayReportPath, sealForRelay } from './relay.js';
+import { OHTTP_KEY_ID, RELAY_CONTENT_TYPE, bindingNonce, encapsulateForRelay, relayKeyConfig, relayReportPath, sealForRelay } from './relay.js';
 import {
   IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
 } from './identity.js';
@@ -462,8 +462,9 @@ export class Client {
       }
       await this._checkIssuerKey(info);
       let entry = pending[0];
-      if (entry === undefined) {
-        entry = await createTokenRequest(info.tokenKey, info.challenge);
+      if (entry === undefined) { // the token's nonce commits to the key its report will be sealed with (relay.js)
+        const seed = globalThis.crypto.getRandomValues(new Uint8Array(32));
+        entry = { ...await createTokenRequest(info.tokenKey, info.challenge, await bindingNonce(info.challenge, seed)), seed: base64UrlEncode(seed) };
         await this._withLedgerLock(() => this._wallet.addPending(info.scope, entry));
       }
       const response = await this._requestToken(info, entry.request, credential).catch((error) => {
@@ -758,66 +759,35 @@ export class Client {
    * sent alone to the relay the identity names (``relay.url``), under ``<batchId>.<row>``, without a batch id inside
    * (nothing per device reaches the collector), with the identity's pin (``Dpdist-Pin``: the relay refuses a report
    * made under another identity of the campaign than the one it holds) and, when the campaign has an issuer, its own
-   * Privacy Pass token: the one bound to that report id, so that a resend carries the same token.  The tokens of a
-   * batch stay bound until the relay has acknowledged every report of it: a resend after a failure (the relay down,
-   * an answer lost) sends the reports already acknowledged again with their own tokens (duplicates), never new ones.
-   * Resolves to the relay's acks.
+   * Privacy Pass token: the one bound to that report id, the report sealed once with the token's key (its nonce commits
+   * to it: relay.js) and kept, so that a resend carries the same token and bytes.  The tokens of a batch stay bound
+   * until the relay has acknowledged every report of it: a resend after a failure (the relay down, an answer lost) sends
+   * the reports already acknowledged again with their own tokens (duplicates), never new ones.  Resolves to the relay's
+   * acks.
    */
   async _sendThroughRelay(relay, batch, batchId) {
     const base = String(relay.url ?? '').replace(/\/+$/, '');
     originOf(base, `The relay URL of campaign '${this.campaignId}' (relay.url of its identity)`);
     this._checkExpectedIssuer(); // the option may have been set after campaign()
     const info = this._issuerInfo;
-    const { authorizationHeader, base64UrlDecode } = info === null ? {} : await privacyPass();
     const acks = [];
-    const rowBytes = batch.bytes.length / Math.max(batch.length, 1);
     const ohttp = this._relayOhttp(relay); // RFC 9458 or dpdist's envelope, refused (no_ohttp_key) before anything is sent
-    const route = ohttp === null ? 'reports' : 'ohttp';
-    const contentType = ohttp === null ? RELAY_CONTENT_TYPE : REQUEST_CONTENT_TYPE;
     try {
       for (let index = 0; index < batch.length; index++) {
-        const one = new ReportBatch(batch.config, batch.floatKeys, batch.descr, [1, ...batch.shape.slice(1)], batch.bytes.slice(index * rowBytes, (index + 1) * rowBytes));
-        const sealed = ohttp === null
-          ? await sealForRelay(relay, this.campaignId, encodeRecord(one), 'application/octet-stream')
-          : await encapsulateForRelay(ohttp, this.campaignId, encodeRecord(one), 'application/octet-stream');
         const reportId = `${batchId}.${index}`;
-        let authorization;
-        if (info !== null) {
-          let token = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
-          if (token === null) {
-            await this.prepareTokens(1); // a batch drawn by randomize() and sent here: its token now
-            token = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
-          }
-          authorization = authorizationHeader(base64UrlDecode(token));
-        }
+        const { sealed, authorization } = await this._sealedReport(relay, ohttp, batch, index, reportId);
+        const route = sealed[0] === OHTTP_KEY_ID ? 'ohttp' : 'reports';
         let ack;
         try {
           ack = await this._request('PUT', relayReportPath(this.campaignId, reportId, route), {
             url: `${base}${relayReportPath(this.campaignId, reportId, route)}`,
             body: sealed,
-            headers: { 'Content-Type': contentType, [PIN_HEADER]: relay.pin },
+            headers: { 'Content-Type': route === 'ohttp' ? REQUEST_CONTENT_TYPE : RELAY_CONTENT_TYPE, [PIN_HEADER]: relay.pin },
             authorization,
             acknowledges: relayAck(this.campaignId, reportId),
           });
         } catch (error) {
-          // a token the relay saw spent on another report: never again; a resend takes another
-          if (info !== null && error instanceof ServiceError && error.code === 'token_spent') {
-            await this._withLedgerLock(() => this._wallet.release(info.scope, reportId));
-          }
-          // a token the relay does not admit (401) was checked against the identity's key and challenge when it was
-          // finalized: the relay checks otherwise (a relay older than the identity's redemption context), and another
-          // token would be refused too, and spent: this one stays with its report
-          if (info !== null && error instanceof ServiceError && error.status === 401) {
-            const kept = new ServiceError(
-              `${error.message} This report's token verifies under the issuer key and the token challenge of the ` +
-                "campaign's identity: the relay checks tokens otherwise (a relay older than the identity's redemption " +
-                "context, or one that does not verify as the campaign states). The token is kept for the report's resend.",
-              { status: error.status, code: error.code },
-            );
-            kept.cause = error;
-            throw kept;
-          }
-          throw error;
+          throw await this._relayRefused(info, reportId, error);
         }
         acks.push(ack);
       }
@@ -838,6 +808,56 @@ export class Client {
   }
 
   /**
+   * The report ``index`` of ``batch`` sealed for the relay (``ohttp``: the key configuration it is encapsulated to, or
+   * null for dpdist's envelope) and its ``authorization``: with its token's key, sealed once and kept in the wallet
+   * before it is sent (a resend takes the kept bytes), else (a campaign without tokens) with a fresh key.
+   */
+  async _sealedReport(relay, ohttp, batch, index, reportId) {
+    const rowBytes = batch.bytes.length / Math.max(batch.length, 1);
+    const one = new ReportBatch(batch.config, batch.floatKeys, batch.descr, [1, ...batch.shape.slice(1)], batch.bytes.slice(index * rowBytes, (index + 1) * rowBytes));
+    const seal = (seed) => (ohttp === null
+      ? sealForRelay(relay, this.campaignId, encodeRecord(one), 'application/octet-stream', seed)
+      : encapsulateForRelay(ohttp, this.campaignId, encodeRecord(one), 'application/octet-stream', seed));
+    const info = this._issuerInfo;
+    if (info === null) return { sealed: await seal(undefined), authorization: undefined };
+    const { authorizationHeader, base64UrlDecode, base64UrlEncode } = await privacyPass();
+    let bound = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
+    if (bound === null) {
+      await this.prepareTokens(1); // a batch drawn by randomize() and sent here: its token now
+      bound = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
+    }
+    let sealed = bound.sealed === undefined ? null : base64UrlDecode(bound.sealed);
+    if (sealed === null) { // sealed once with its token's key, kept before it leaves the device
+      sealed = await seal(base64UrlDecode(bound.seed));
+      await this._withLedgerLock(() => this._wallet.seal(info.scope, reportId, base64UrlEncode(sealed)));
+    }
+    return { sealed, authorization: authorizationHeader(base64UrlDecode(bound.token)) };
+  }
+
+  /**
+   * The error to throw for the relay's refusal ``error`` of report ``reportId``: a token the relay saw spent on another
+   * report, or refused with dpdist's envelope turned off, is released (a resend takes another, and seals again); one the
+   * relay does not admit (401, 403 ``token_not_bound``) was checked against the identity's key and challenge when it was
+   * finalized and bound to the report's key when it was asked for: the relay checks otherwise (a relay older than the
+   * identity's redemption context), and another token would be refused too, and spent: this one stays with its report.
+   */
+  async _relayRefused(info, reportId, error) {
+    if (info === null || !(error instanceof ServiceError)) return error;
+    if (error.code === 'token_spent' || error.code === 'sealed_v1_off') {
+      await this._withLedgerLock(() => this._wallet.release(info.scope, reportId));
+    }
+    if (error.status !== 401 && error.code !== 'token_not_bound') return error;
+    const kept = new ServiceError(
+      `${error.message} This report's token verifies under the issuer key and the token challenge of the ` +
+        "campaign's identity, bound to the report: the relay checks tokens otherwise (a relay older than the identity's " +
+        "redemption context, or one that does not verify as the campaign states). The token is kept for the report's resend.",
+      { status: error.status, code: error.code },
+    );
+    kept.cause = error;
+    return kept;
+  }
+
+  /**
    * ``method`` on ``path`` of this campaign (``absolute``: of the server; ``url``: that URL, of another server, which
    * gets ``authorization`` and never this client's submit token), retried as ``send`` describes; ``via``: the fetch to
    * send with (an Oblivious HTTP relay's, ohttp.js; default: this client's own).  ``acknowledges``: what a successful
@@ -849,7 +869,8 @@ export class Client {
   async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined, via = null, acknowledges = null,
     limit = ACK_ANSWER_BYTES }) {
     const allHeaders = { Accept: 'application/json', ...headers };
-    if (url === null && this.token) allHeaders.Authorization = `Bearer ${this.token}`;
+    // the submit token goes with a batch only: a campaign's config and identity are public, read without it
+    if (url === null && this.token && method !== 'GET') allHeaders.Authorization = `Bearer ${this.token}`;
     if (url !== null && authorization !== undefined) allHeaders.Authorization = authorization;
     const target = url ?? (absolute ? `${this.serverUrl}${path}` : this._url(path));
     // whatever the answer says is shown escaped and cut, the secrets this client holds masked (shown.js)

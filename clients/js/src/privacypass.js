@@ -6,7 +6,8 @@
 // vendor/privacypass.js (no install step); this module composes them into the two steps a device runs, with state
 // that can be stored between them (a lost issuer answer is asked again with the same request):
 //
-//   nonce = random(32); challenge_digest = SHA-256(TokenChallenge); token_key_id = SHA-256(token_key)
+//   nonce = random(32), or the caller's (relay.js binds it to the report); challenge_digest = SHA-256(TokenChallenge)
+//   token_key_id = SHA-256(token_key)
 //   token_input = 0x0002 | nonce | challenge_digest | token_key_id           (RFC 9578 section 6.1)
 //   blinded_msg, inv = Blind(pkI, token_input)                                (RFC 9474 section 4.2)
 //   TokenRequest = 0x0002 | token_key_id[31] | blinded_msg                   -> issuer
@@ -162,12 +163,14 @@ async function publicKeyOf(tokenKey) {
  * answer arrives, and asks again with the same ``request`` if the answer was lost.
  * @param {Uint8Array|string} tokenKey the issuer's key (SPKI with the id-RSASSA-PSS OID, bytes or base64url)
  * @param {Uint8Array} challenge the TokenChallenge's bytes
+ * @param {Uint8Array} [nonce] the token's nonce (32 bytes; default: random), from fresh high-entropy input (RFC 9474
+ *   section 7.3) when chosen: the issuer never sees it
  * @returns {Promise<{request: string, tokenInput: string, inv: string}>}
  */
-export async function createTokenRequest(tokenKey, challenge) {
+export async function createTokenRequest(tokenKey, challenge, nonce = globalThis.crypto.getRandomValues(new Uint8Array(32))) {
   const key = checkTokenKey(tokenKey);
   const keyId = await tokenKeyId(key);
-  const nonce = globalThis.crypto.getRandomValues(new Uint8Array(32));
+  if (!(nonce instanceof Uint8Array) || nonce.length !== 32) throw new InvalidParameterError(`A token's nonce is 32 bytes. Got ${nonce?.length}.`);
   const authInput = new AuthenticatorInput(BLIND_RSA, TOKEN_TYPE, nonce, await sha256(challenge), keyId);
   const tokenInput = authInput.serialize();
   const { blindedMsg, inv } = await RSABSSA.SHA384.PSS.Deterministic().blind(await publicKeyOf(key), tokenInput);

@@ -11,6 +11,11 @@
 // ``PUT https:///api/campaigns/{campaign}/batches/{32 random hex digits}`` with only ``content-type`` and the one
 // report, zero-padded to paddedLength: the same bytes' length as Python's, so the relay and the collector cannot tell
 // a JS device from a Python one by it.
+//
+// A report and its Privacy Pass token are one (dpdist.relay._binding): each token comes with a 32-byte seed, the report
+// is sealed once with the HPKE ephemeral key DeriveKeyPair(seed) (RFC 9180 section 7.1.3), whose public key is the
+// report's enc, and the token's nonce is SHA-256("dpdist report binding v1" || 0x00 || SHA-256(TokenChallenge) || enc):
+// the relay and the collector refuse the token on any other report (token_not_bound).
 
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from './vendor/hpke.js';
 import { InvalidParameterError } from './errors.js';
@@ -49,11 +54,28 @@ function concat(...parts) {
   return out;
 }
 
+const BINDING_LABEL = new TextEncoder().encode('dpdist report binding v1\0');
+
+async function sha256(bytes) {
+  return new Uint8Array(await globalThis.crypto.subtle.digest('SHA-256', bytes));
+}
+
+/**
+ * The nonce of the token whose report is sealed with the key of ``seed`` (32 bytes) under the campaign's TokenChallenge
+ * ``challenge`` (bytes): SHA-256(label || SHA-256(challenge) || enc), enc = DeriveKeyPair(seed)'s public key.
+ */
+export async function bindingNonce(challenge, seed) {
+  const hpke = cipherSuite();
+  const enc = new Uint8Array(await hpke.kem.serializePublicKey((await hpke.kem.deriveKeyPair(Uint8Array.from(seed).buffer)).publicKey));
+  return sha256(concat(BINDING_LABEL, await sha256(challenge), enc));
+}
+
 /**
  * Seal a submission body for the relay of a campaign whose public config carries ``relay``
- * (``{public_key, key_id, ids}``); resolves to the sealed bytes (a retry sends these same bytes).
+ * (``{public_key, key_id, ids}``), with the ephemeral key of ``seed`` (its token's: sealed once, the bytes kept for
+ * resends) or a fresh one (a campaign without tokens); resolves to the sealed bytes.
  */
-export async function sealForRelay(relay, campaignId, body, contentType = 'application/octet-stream') {
+export async function sealForRelay(relay, campaignId, body, contentType = 'application/octet-stream', seed = undefined) {
   if (!relay || JSON.stringify(relay.ids) !== JSON.stringify(SUITE_IDS)) {
     throw new InvalidParameterError(`The campaign's relay uses HPKE suite ${JSON.stringify(relay?.ids)}; this client seals with ${JSON.stringify(SUITE_IDS)}.`);
   }
@@ -73,7 +95,7 @@ export async function sealForRelay(relay, campaignId, body, contentType = 'appli
   const hpke = cipherSuite();
   const recipientPublicKey = await hpke.kem.deserializePublicKey(publicKey.buffer.slice(publicKey.byteOffset, publicKey.byteOffset + 32));
   const info = new TextEncoder().encode(`dpdist relay v1\0${campaignId}`);
-  const sender = await hpke.createSenderContext({ recipientPublicKey, info });
+  const sender = await hpke.createSenderContext({ recipientPublicKey, info, ekm: seed === undefined ? undefined : Uint8Array.from(seed).buffer });
   const ciphertext = await sender.seal(plain, header);
   return concat(header, new Uint8Array(sender.enc), new Uint8Array(ciphertext));
 }
@@ -105,12 +127,15 @@ export function relayKeyConfig(relay) {
   return configs[0];
 }
 
-/** One report (``body``) as the RFC 9458 request a device sends dpdist's relay (message/ohttp-req), encapsulated to ``config``. */
-export async function encapsulateForRelay(config, campaignId, body, contentType = 'application/octet-stream') {
+/**
+ * One report (``body``) as the RFC 9458 request a device sends dpdist's relay (message/ohttp-req), encapsulated to
+ * ``config`` with the ephemeral key of ``seed`` (its token's) or a fresh one.
+ */
+export async function encapsulateForRelay(config, campaignId, body, contentType = 'application/octet-stream', seed = undefined) {
   if (KINDS[contentType] === undefined) throw new InvalidParameterError(`A report is dpdist binary records or JSON. Got ${JSON.stringify(contentType)}.`);
   const id = Array.from(globalThis.crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
   const target = { protocol: 'https:', host: '', pathname: `/api/campaigns/${campaignId}/batches/${id}`, search: '' };
   const message = encodeBinaryRequest('PUT', target, [['content-type', contentType]], body);
   const padded = concat(message, new Uint8Array(paddedLength(message, body) - message.length));
-  return (await encapsulateRequest(config, padded)).encapsulated;
+  return (await encapsulateRequest(config, padded, { ekm: seed === undefined ? undefined : Uint8Array.from(seed).buffer })).encapsulated;
 }

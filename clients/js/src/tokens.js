@@ -1,13 +1,19 @@
-// The Privacy Pass tokens a device holds for its relayed campaigns (issue 44 design, sections 1 and 4): one token per
-// report, obtained from the campaign's issuer before the report is drawn, then bound to the report's id when it is
-// first sent, so that a resend of the report carries the same token (the relay calls it a duplicate) and no token is
-// spent twice.  Tokens are scarce (the issuer gives a credential a few), so nothing obtained is thrown away:
+// The Privacy Pass tokens a device holds for its relayed campaigns (docs/deployment.md, "Anonymous collection"): one
+// token per report, obtained from the campaign's issuer before the report is drawn, each with the seed of the HPKE key its report
+// will be sealed with (the token's nonce commits to that key: relay.js, dpdist.relay._binding), then bound to the
+// report's id when it is first sent; the report is sealed once with the seed's key and its sealed bytes kept in place of
+// the seed, so that a resend of the report carries the same token and bytes (the relay calls it a duplicate) and no
+// token is spent twice.  Tokens are scarce (the issuer gives a credential a few), so nothing obtained is thrown away:
 //
-// * pending: a token request sent to the issuer whose answer has not arrived; it is sent again, the same bytes, until
-//   it is answered (the issuer answers a repeated request from its store, without counting another token);
-// * spare: tokens not yet bound to a report (one obtained for a value the ledger then refused waits for the next);
-// * bound: report id -> its token, until the relay acknowledges every report of its batch (a resend of the batch carries
-//   the same tokens, also for the reports acknowledged before the failure: the relay calls them duplicates).
+// * pending: a token request sent to the issuer whose answer has not arrived (with its seed); it is sent again, the same
+//   bytes, until it is answered (the issuer answers a repeated request from its store, without counting another token);
+// * spare: ``{token, seed}`` not yet bound to a report (one obtained for a value the ledger then refused waits for the next);
+// * bound: report id -> ``{token, seed}``, then ``{token, sealed}`` once sealed, until the relay acknowledges every
+//   report of its batch (a resend of the batch carries the same tokens and bytes, also for the reports acknowledged
+//   before the failure: the relay calls them duplicates).
+//
+// A seed is a secret until its report is sealed (with the sealed bytes it opens the report): the storage is the
+// device's own.
 //
 // Kept per campaign under its TokenChallenge (base64url), in the Client's storage (``memoStorage``) under the key
 // ``dpdist-tokens`` when it has one (a page reloaded keeps them), else in memory.  Every change reads the storage
@@ -18,9 +24,10 @@ import { IncompatibleStateError } from './errors.js';
 /** The storage key of the device's tokens. */
 export const TOKENS_KEY = 'dpdist-tokens';
 const FORMAT = 'dpdist-tokens';
+const VERSION = 2; // spare and bound tokens with their seeds or sealed reports (version 1: tokens bound to no report)
 
 function emptyState() {
-  return { format: FORMAT, version: 1, campaigns: {} };
+  return { format: FORMAT, version: VERSION, campaigns: {} };
 }
 
 /** The tokens of a device, in ``storage`` (getItem/setItem) or in memory (null). */
@@ -40,8 +47,8 @@ export class TokenWallet {
     } catch (error) {
       throw new IncompatibleStateError(`The tokens under '${TOKENS_KEY}' are not valid JSON (${error.message}); they were not overwritten.`);
     }
-    if (state === null || state.format !== FORMAT || state.version !== 1 || typeof state.campaigns !== 'object') {
-      throw new IncompatibleStateError(`The value under '${TOKENS_KEY}' is not a dpdist token store (version 1); it was not overwritten.`);
+    if (state === null || state.format !== FORMAT || state.version !== VERSION || typeof state.campaigns !== 'object') {
+      throw new IncompatibleStateError(`The value under '${TOKENS_KEY}' is not a dpdist token store (version ${VERSION}); it was not overwritten.`);
     }
     return state;
   }
@@ -71,7 +78,7 @@ export class TokenWallet {
       : { pending: [...campaign.pending], spare: [...campaign.spare], bound: { ...campaign.bound } };
   }
 
-  /** Keep a token request until its answer arrives (``{request, tokenInput, inv}``, base64url). */
+  /** Keep a token request until its answer arrives (``{request, tokenInput, inv, seed}``, base64url). */
   addPending(scope, pending) {
     this._update(scope, (campaign) => campaign.pending.push(pending));
   }
@@ -84,8 +91,8 @@ export class TokenWallet {
     return this._update(scope, (campaign) => {
       const index = campaign.pending.findIndex((entry) => entry.request === request);
       if (index < 0) return false;
-      campaign.pending.splice(index, 1);
-      campaign.spare.push(token);
+      const [{ seed }] = campaign.pending.splice(index, 1);
+      campaign.spare.push({ token, seed });
       return true;
     });
   }
@@ -97,14 +104,24 @@ export class TokenWallet {
     });
   }
 
-  /** The token of report ``reportId``: the one bound to it, else a spare one bound to it now; null if none is left. */
+  /**
+   * The token of report ``reportId``, ``{token, seed}`` or ``{token, sealed}`` once sealed: the one bound to it, else a
+   * spare one bound to it now; null if none is left.
+   */
   bind(scope, reportId) {
     return this._update(scope, (campaign) => {
-      if (Object.hasOwn(campaign.bound, reportId)) return campaign.bound[reportId];
-      const token = campaign.spare.shift();
-      if (token === undefined) return null;
-      campaign.bound[reportId] = token;
-      return token;
+      if (Object.hasOwn(campaign.bound, reportId)) return { ...campaign.bound[reportId] };
+      const entry = campaign.spare.shift();
+      if (entry === undefined) return null;
+      campaign.bound[reportId] = entry;
+      return { ...entry };
+    });
+  }
+
+  /** Report ``reportId`` was sealed with its token's seed: its sealed bytes (base64url) are kept, the seed forgotten. */
+  seal(scope, reportId, sealed) {
+    this._update(scope, (campaign) => {
+      campaign.bound[reportId] = { token: campaign.bound[reportId].token, sealed };
     });
   }
 

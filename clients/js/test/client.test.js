@@ -37,7 +37,7 @@ function headerOf(body) {
   return JSON.parse(new TextDecoder().decode(body.subarray(14, 14 + length)));
 }
 
-test('submit sends one binary record under a fresh batch id, with the token, and nothing else', async () => {
+test('submit sends one binary record under a fresh batch id, with the token (not on the public config), and nothing else', async () => {
   const server = fakeServer();
   const client = new Client('http://127.0.0.1:9/', 'c1', { memoStorage: null, token: 'secret', fetch: server.fetch, source: deterministicSource(1) });
   const ack = await client.submit(5);
@@ -45,6 +45,7 @@ test('submit sends one binary record under a fresh batch id, with the token, and
   assert.equal(server.requests.length, 2);
   const [get, put] = server.requests;
   assert.equal(get.url, 'http://127.0.0.1:9/api/campaigns/c1/config');
+  assert.deepEqual(get.headers, { Accept: 'application/json' }); // the public config: no submit token
   assert.match(put.url, /^http:\/\/127\.0\.0\.1:9\/api\/campaigns\/c1\/batches\/[0-9a-f]{32}$/);
   assert.equal(put.method, 'PUT');
   assert.deepEqual(put.headers, { Accept: 'application/json', 'Content-Type': 'application/octet-stream', Authorization: 'Bearer secret' });
@@ -218,6 +219,7 @@ test('a campaign that runs in rounds: one threshold answer, sent to the current 
   assert.equal(ack.accepted, 1);
   const [get, put] = server.requests;
   assert.equal(get.url, 'http://127.0.0.1:9/api/campaigns/c1/config');
+  assert.deepEqual(get.headers, { Accept: 'application/json' }); // the public config: no submit token
   assert.match(put.url, /^http:\/\/127\.0\.0\.1:9\/api\/campaigns\/c1-r2\/batches\/[0-9a-f]{32}$/);
   const header = headerOf(put.body);
   assert.deepEqual(header.config, fromConfig(round).config);

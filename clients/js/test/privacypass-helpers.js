@@ -135,6 +135,19 @@ export function verifyToken(token, { publicKey, tokenKey, challenge }) {
 }
 
 /**
+ * Whether ``token`` is bound to the sealed report ``sealed`` (dpdist.relay._binding, written here on node:crypto): its
+ * nonce is SHA-256("dpdist report binding v1" || 0x00 || challenge_digest || enc), enc the report's HPKE encapsulated
+ * key (an RFC 9458 request, key id 0: bytes 7..39; dpdist's envelope: bytes 9..41).
+ */
+export function boundTo(token, sealed) {
+  const bytes = Buffer.from(token);
+  const message = Buffer.from(sealed);
+  const enc = message[0] === 0 ? message.subarray(7, 39) : message.subarray(9, 41);
+  const label = Buffer.from('dpdist report binding v1\0', 'ascii');
+  return bytes.subarray(2, 34).equals(sha256(Buffer.concat([label, bytes.subarray(34, 66), enc])));
+}
+
+/**
  * Run ``action`` with crypto.getRandomValues returning ``chunks`` in order (each exactly the length asked for), then
  * the real one again; resolves to ``action``'s result.  For the vectors' fixed randomness only.
  */

@@ -23,6 +23,7 @@ import { RSABSSA } from '../src/vendor/privacypass.js';
 import { ServiceError } from '../src/errors.js';
 import {
   bigFromBytes,
+  boundTo,
   blindSign,
   bytesFromBig,
   hex,
@@ -152,4 +153,24 @@ test("the redemption context (v3; v2 for an identity without tokens_each) binds 
   assert.throws(() => checkTokenKey(rsaEncryption), /id-RSASSA-PSS/);
   assert.throws(() => checkTokenKey('not base64!'), /base64url/);
   assert.deepEqual(checkTokenKey(issuer.tokenKeyText), issuer.tokenKey);
+});
+
+test("a token's nonce is the caller's when given: bound to the HPKE key its report is sealed with, as Python binds it", async () => {
+  const { bindingNonce, sealForRelay } = await import('../src/relay.js');
+  const challenge = tokenChallenge('issuer.example', await redemptionContext('00'.repeat(32)));
+  const seed = Uint8Array.from({ length: 32 }, (_, index) => index);
+  const nonce = await bindingNonce(challenge, seed);
+  // known answer, from dpdist.relay._binding.seed_nonce (tests/relay/test_binding.py)
+  assert.equal(toHex(nonce), '72ad0d2e02e3c4cf0103baa5f877e365d473a116aa4f17d78019d59d84363e1d');
+  const issuer = newIssuerKey();
+  const state = await createTokenRequest(issuer.tokenKey, challenge, nonce);
+  const token = await finalizeToken(issuer.tokenKey, state, blindSign(issuer, base64UrlDecode(state.request).subarray(3)));
+  assert.equal(verifyToken(token, { publicKey: issuer.publicKey, tokenKey: issuer.tokenKey, challenge }).nonce, toHex(nonce));
+  const relay = { ids: [0x0020, 0x0001, 0x0001], public_key: 'Aqm6dsK-8ufBNhn3Da0YoVpfcxHuPVjLk-ICgJydz2k' };
+  relay.key_id = toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', base64UrlDecode(relay.public_key)))).slice(0, 16);
+  const sealed = await sealForRelay(relay, 'c', new Uint8Array(3), 'application/json', seed);
+  assert.ok(boundTo(token, sealed)); // the test's own hash (node:crypto) of the sealed report's enc
+  assert.deepEqual(sealed, await sealForRelay(relay, 'c', new Uint8Array(3), 'application/json', seed)); // sealed alike
+  assert.ok(!boundTo(token, await sealForRelay(relay, 'c', new Uint8Array(3), 'application/json'))); // a fresh key: another enc
+  await assert.rejects(createTokenRequest(issuer.tokenKey, challenge, new Uint8Array(31)), /32 bytes/);
 });

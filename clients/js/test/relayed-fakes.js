@@ -10,8 +10,9 @@
 //   pin and TokenChallenge it gives) in the config and the identity; PUT /relay/v1/campaigns/{c}/reports/{id} pins the
 //   campaign's identity (the collector's, at the first report it admits) and takes a sealed report whose
 //   ``Dpdist-Pin`` is that pin (409 pin_mismatch else; 409 identity_changed once the collector names another pin) with
-//   a valid, fresh token of the pinned identity's challenge (401 without, 403 token_spent with a token spent on another
-//   report id, a duplicate for the same id and token), keeps what it received, and tries to open it with its own key;
+//   a valid, fresh token of the pinned identity's challenge bound to the report (401 without, 403 token_not_bound with a
+//   token made for another report, 403 token_spent with a token spent on another report id, a duplicate for the same id
+//   and token), keeps what it received, and tries to open it with its own key;
 //   ``relayDown``: the relay drops every report's connection unread (a relay outage);
 // * issuer: GET /issuer/v1/keys/{name}, POST /issuer/v1/keys/{name}/token-request (Bearer credential; each credential
 //   ``tokensEach`` tokens, the count lowered before the answer, a repeated request answered from its store, whether
@@ -23,7 +24,7 @@ import { createHash, createPublicKey } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from '../src/vendor/hpke.js';
 import { CAMPAIGN_CONTEXT, EARLIER_CAMPAIGN_CONTEXT, redemptionContext, tokenChallenge } from '../src/privacypass.js';
-import { blindSign, newIssuerKey, verifyToken } from './privacypass-helpers.js';
+import { blindSign, boundTo, newIssuerKey, verifyToken } from './privacypass-helpers.js';
 
 const LIFETIME_MS = 60_000;
 const SUITE_IDS = [0x0020, 0x0001, 0x0001];
@@ -287,6 +288,9 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
         ({ nonce } = verifyToken(Buffer.from(token, 'base64url'), { publicKey: issuerKey.publicKey, tokenKey: issuerKey.tokenKey, challenge }));
       } catch (error) {
         return unauthorized('invalid_token');
+      }
+      if (!boundTo(Buffer.from(token, 'base64url'), sealed)) {
+        return json(response, 403, { error: 'token_not_bound', detail: 'this token was made for another report' });
       }
       const spent = state.spentNonces.get(nonce);
       if (spent !== undefined) {

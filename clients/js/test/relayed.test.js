@@ -99,7 +99,7 @@ test("a device given the collector's URL takes the campaign from its identity, o
   }
   assert.ok(reports.every((report) => Number.isInteger(report) && report < 8));
   assert.equal(charges(storage).reduce((total, charge) => total + charge.reports, 0), 5);
-  assert.equal(storage.getItem(TOKENS_KEY), JSON.stringify({ format: 'dpdist-tokens', version: 1, campaigns: {} })); // all spent
+  assert.equal(storage.getItem(TOKENS_KEY), JSON.stringify({ format: 'dpdist-tokens', version: 2, campaigns: {} })); // all spent
 });
 
 test('key substitution: a relay serving its own HPKE key never gets a report it can open', async () => {
@@ -308,7 +308,8 @@ test('a relay outage burns no token: the report failed for good keeps its token,
   assert.equal(parties.state.relayReceived.length, 0);
   assert.equal(parties.state.issuerLeft.get(CREDENTIAL), 0);
   const { bound } = heldTokens(first.storage);
-  assert.deepEqual(Object.keys(bound), [`${error.batchId}.0`]); // the token stays bound to the report
+  assert.deepEqual(Object.keys(bound), [`${error.batchId}.0`]); // the token stays bound to the report, sealed once
+  assert.deepEqual(Object.keys(bound[`${error.batchId}.0`]), ['token', 'sealed']); // its seed forgotten
   // still down: a resend fails the same way, and the token stays
   await assert.rejects(first.client.send(error.batch, { batchId: error.batchId }), /gave up/);
   assert.deepEqual(heldTokens(first.storage).bound, bound);
@@ -318,7 +319,8 @@ test('a relay outage burns no token: the report failed for good keeps its token,
   const ack = await reloaded.client.send(error.batch, { batchId: error.batchId });
   assert.deepEqual([ack.relayed, ack.duplicates], [1, 0]);
   assert.equal(parties.state.relayReceived.length, 1);
-  assert.equal(parties.state.relayReceived[0].token, bound[`${error.batchId}.0`]); // the same token
+  assert.equal(parties.state.relayReceived[0].token, bound[`${error.batchId}.0`].token); // the same token and bytes
+  assert.equal(Buffer.from(parties.state.relayReceived[0].sealed).toString('base64url'), bound[`${error.batchId}.0`].sealed);
   assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['new']); // one token in all
   assert.deepEqual(heldTokens(first.storage), { pending: [], spare: [], bound: {} });
   assert.equal(charges(first.storage).reduce((total, charge) => total + charge.reports, 0), 1); // drawn once
@@ -467,10 +469,13 @@ test('a token the relay saw spent on another report is dropped: the resend of th
   const { client, storage } = device(parties.collectorUrl, { issuer: { credential: CREDENTIAL, url: parties.issuerUrl }, retries: 0 });
   await client.prepareTokens(1);
   const batch = client.randomize([2]);
-  // someone else spends this device's spare token first (as a copy of its storage would)
+  // someone else spends this device's spare token first (as a copy of its storage would: its seed seals a report)
   const [held] = Object.values(JSON.parse(storage.getItem(TOKENS_KEY)).campaigns);
+  const { sealForRelay } = await import('../src/relay.js');
+  const other = await sealForRelay((await client.campaign()).relay, 'c1', new Uint8Array(10), 'application/octet-stream',
+    Buffer.from(held.spare[0].seed, 'base64url'));
   const stolen = await fetch(`${parties.relayUrl}/relay/v1/campaigns/c1/reports/elsewhere.0`, {
-    method: 'PUT', headers: { Authorization: `PrivateToken token="${held.spare[0]}"`, 'Dpdist-Pin': parties.pin }, body: new Uint8Array(10),
+    method: 'PUT', headers: { Authorization: `PrivateToken token="${held.spare[0].token}"`, 'Dpdist-Pin': parties.pin }, body: other,
   });
   assert.equal(stolen.status, 202);
   const error = await client.send(batch).catch((caught) => caught);
