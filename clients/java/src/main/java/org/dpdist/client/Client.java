@@ -610,8 +610,8 @@ public final class Client {
     /**
      * A relayed campaign: each report sealed to the collector's key and sent alone to the relay the identity names, under
      * {@code <batchId>.<row>}, with the identity's pin and, when the campaign has an issuer, the token bound to that report
-     * id, so that a resend carries the same token; the tokens of a batch stay bound until the relay acknowledged every
-     * report of it.
+     * id, the report sealed once with the token's key and kept, so that a resend carries the same token and bytes; the
+     * tokens of a batch stay bound until the relay acknowledged every report of it.
      */
     private Map<String, Object> sendThroughRelay(Map<String, Object> relay, ReportBatch batch, String batchId) {
         String base = String.valueOf(relay.get("url")).replaceAll("/+$", "");
@@ -620,16 +620,24 @@ public final class Client {
         Identity.Issuer info = issuerInfo;
         List<Map<String, Object>> acks = new ArrayList<>();
         for (int index = 0; index < batch.length(); index++) {
-            byte[] sealed = Relay.seal(relay, campaignId, Wire.encodeRecord(batch.withRows(1, batch.row(index))), 1);
+            byte[] body = Wire.encodeRecord(batch.withRows(1, batch.row(index)));
             String reportId = batchId + "." + index;
+            byte[] sealed;
             String authorization = null;
-            if (info != null) {
-                String token = withLedgerLock(() -> wallet.bind(info.scope, reportId));
-                if (token == null) {
-                    prepareTokens(1); // a batch drawn by randomize() and sent here: its token now
-                    token = withLedgerLock(() -> wallet.bind(info.scope, reportId));
+            if (info == null) {
+                sealed = Relay.seal(relay, campaignId, body, 1, null);
+            } else {
+                Map<String, Object> bound = boundReport(info, reportId);
+                if (!bound.containsKey("sealed")) { // sealed once with its token's key, kept before it leaves the device
+                    String kept = Bytes.base64Url(Relay.seal(relay, campaignId, body, 1, Bytes.fromBase64Url(bound.get("seed"), "A stored seed")));
+                    withLedgerLock(() -> {
+                        wallet.seal(info.scope, reportId, kept);
+                        return null;
+                    });
+                    bound.put("sealed", kept);
                 }
-                authorization = PrivacyPass.authorizationHeader(Bytes.fromBase64Url(token, "A stored token"));
+                sealed = Bytes.fromBase64Url(bound.get("sealed"), "A stored sealed report");
+                authorization = PrivacyPass.authorizationHeader(Bytes.fromBase64Url(bound.get("token"), "A stored token"));
             }
             Map<String, String> headers = new LinkedHashMap<>();
             headers.put("Content-Type", Relay.RELAY_CONTENT_TYPE);
@@ -638,17 +646,7 @@ public final class Client {
                 acks.add(json(request("PUT", base + Relay.reportPath(campaignId, reportId), sealed, headers, authorization, true,
                     answer -> ackProblem(answer, "report_id", reportId, campaignId))));
             } catch (ServiceError error) {
-                // a token the relay saw spent on another report: never again; a resend takes another
-                if (info != null && "token_spent".equals(error.code())) withLedgerLock(() -> {
-                    wallet.release(info.scope, Collections.singletonList(reportId));
-                    return null;
-                });
-                if (info != null && error.status() == 401) {
-                    throw new ServiceError(error.getMessage() + " This report's token verifies under the issuer key and the token challenge of the campaign's "
-                        + "identity: the relay checks tokens otherwise (a relay older than the identity's redemption context, or one that does not verify as the "
-                        + "campaign states). The token is kept for the report's resend.", error.status(), error.code(), error);
-                }
-                throw error;
+                throw relayRefused(info, reportId, error);
             }
         }
         if (info != null) { // every report of the batch acknowledged: their tokens are spent, and forgotten
@@ -666,6 +664,31 @@ public final class Client {
         out.put("relayed", (long) acks.size());
         out.put("duplicates", (long) duplicates);
         return out;
+    }
+
+    /** The token bound to report {@code reportId} ({@code {token, seed}} or {@code {token, sealed}}), a spare one, or one got now. */
+    private Map<String, Object> boundReport(Identity.Issuer info, String reportId) {
+        Map<String, Object> bound = withLedgerLock(() -> wallet.bind(info.scope, reportId));
+        if (bound != null) return bound;
+        prepareTokens(1); // a batch drawn by randomize() and sent here: its token now
+        return withLedgerLock(() -> wallet.bind(info.scope, reportId));
+    }
+
+    /**
+     * The error to throw for the relay's refusal of report {@code reportId}: a token the relay saw spent on another report
+     * is released (a resend takes another, and seals again); one the relay does not admit (401, 403 {@code
+     * token_not_bound}) was checked when it was made and bound to the report's key: it stays with its report.
+     */
+    private ServiceError relayRefused(Identity.Issuer info, String reportId, ServiceError error) {
+        if (info == null) return error;
+        if ("token_spent".equals(error.code())) withLedgerLock(() -> {
+            wallet.release(info.scope, Collections.singletonList(reportId));
+            return null;
+        });
+        if (error.status() != 401 && !"token_not_bound".equals(error.code())) return error;
+        return new ServiceError(error.getMessage() + " This report's token verifies under the issuer key and the token challenge of the campaign's "
+            + "identity, bound to the report: the relay checks tokens otherwise (a relay older than the identity's redemption context, or one that does "
+            + "not verify as the campaign states). The token is kept for the report's resend.", error.status(), error.code(), error);
     }
 
     // ---------------------------------------------------------------- tokens
@@ -691,8 +714,11 @@ public final class Client {
             }
             checkIssuerKey(info);
             Map<String, Object> entry = held.pending.isEmpty() ? null : held.pending.get(0);
-            if (entry == null) {
-                Map<String, Object> created = PrivacyPass.createTokenRequest(info.tokenKey, info.challenge, TOKEN_RANDOM);
+            if (entry == null) { // the token's nonce commits to the key its report will be sealed with (Relay)
+                byte[] seed = new byte[32];
+                TOKEN_RANDOM.nextBytes(seed);
+                Map<String, Object> created = PrivacyPass.createTokenRequest(info.tokenKey, info.challenge, Relay.bindingNonce(info.challenge, seed), TOKEN_RANDOM);
+                created.put("seed", Bytes.base64Url(seed));
                 withLedgerLock(() -> {
                     wallet.addPending(info.scope, created);
                     return null;
@@ -900,7 +926,8 @@ public final class Client {
         Map<String, String> all = new LinkedHashMap<>();
         all.put("Accept", "application/json");
         all.putAll(headers);
-        if (!other && options.token != null) all.put("Authorization", "Bearer " + options.token);
+        // the submit token goes with a batch only: a campaign's config and identity are public, read without it
+        if (!other && options.token != null && !"GET".equals(method)) all.put("Authorization", "Bearer " + options.token);
         if (other && authorization != null) all.put("Authorization", authorization);
         String lastProblem = null;
         boolean unacknowledged = false; // the last answer was a success that acknowledged something else

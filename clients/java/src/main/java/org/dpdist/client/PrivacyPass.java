@@ -13,7 +13,8 @@ import java.util.Map;
  * issuer answer is asked again with the same request):
  *
  * <pre>
- *   nonce = random(32); challenge_digest = SHA-256(TokenChallenge); token_key_id = SHA-256(token_key)
+ *   nonce = random(32), or the caller's ({@link Relay#bindingNonce}: bound to the report)
+ *   challenge_digest = SHA-256(TokenChallenge); token_key_id = SHA-256(token_key)
  *   token_input = 0x0002 | nonce | challenge_digest | token_key_id       (RFC 9578 section 6.1)
  *   blinded_msg, inv = Blind(pkI, token_input)                            (RFC 9474 section 4.2)
  *   TokenRequest = 0x0002 | token_key_id[31] | blinded_msg               -&gt; issuer
@@ -143,10 +144,19 @@ public final class PrivacyPass {
      * {@code random} gives the nonce (32 bytes), the PSS salt (48 bytes) and the blind.
      */
     public static Map<String, Object> createTokenRequest(byte[] tokenKey, byte[] challenge, SecureRandom random) {
-        byte[] key = checkTokenKey(tokenKey);
-        byte[] keyId = Bytes.sha256(key);
         byte[] nonce = new byte[32];
         random.nextBytes(nonce);
+        return createTokenRequest(tokenKey, challenge, nonce, random);
+    }
+
+    /**
+     * {@link #createTokenRequest(byte[], byte[], SecureRandom)} with the token's {@code nonce} given (32 bytes, from fresh
+     * high-entropy input, RFC 9474 section 7.3: the issuer never sees it); {@code random} gives the PSS salt and the blind.
+     */
+    public static Map<String, Object> createTokenRequest(byte[] tokenKey, byte[] challenge, byte[] nonce, SecureRandom random) {
+        if (nonce.length != 32) throw new InvalidParameterError("A token's nonce is 32 bytes. Got " + nonce.length + ".");
+        byte[] key = checkTokenKey(tokenKey);
+        byte[] keyId = Bytes.sha256(key);
         byte[] tokenInput = Bytes.concat(u16(TOKEN_TYPE), nonce, Bytes.sha256(challenge), keyId);
         BlindRsa.Blinded blinded = BlindRsa.pssDeterministic().blind(publicKeyOf(key), tokenInput, random);
         byte[] request = Bytes.concat(u16(TOKEN_TYPE), new byte[] {keyId[keyId.length - 1]}, blinded.blindedMessage);

@@ -12,6 +12,11 @@ import java.util.Map;
  * JavaScript client's {@code src/relay.js}).  Sealed message: version (1) | key id (8) | enc (32) | ciphertext, with
  * info = "dpdist relay v1\0" + campaign id and aad = version | key id; the plaintext is kind (1: dpdist binary records,
  * 2: JSON) | body length (4, big-endian) | body | zeros to a multiple of 256 bytes.
+ *
+ * <p>A report and its Privacy Pass token are one ({@code dpdist.relay._binding}): each token comes with a 32-byte seed,
+ * the report is sealed once with the HPKE ephemeral key DeriveKeyPair(seed), whose public key is the report's enc, and
+ * the token's nonce is SHA-256("dpdist report binding v1" || 0x00 || SHA-256(TokenChallenge) || enc): the relay and the
+ * collector refuse the token on any other report ({@code token_not_bound}).
  */
 public final class Relay {
     public static final String RELAY_CONTENT_TYPE = "application/vnd.dpdist.sealed-report";
@@ -19,15 +24,22 @@ public final class Relay {
     private static final int PADDING = 256;
     private static final List<Object> SUITE_IDS = Arrays.asList(0x0020L, 0x0001L, 0x0001L);
     private static final SecureRandom RANDOM = new SecureRandom();
+    private static final byte[] BINDING_LABEL = Bytes.utf8("dpdist report binding v1\0");
 
     private Relay() {
     }
 
+    /** The nonce of the token whose report is sealed with the key of {@code seed} under the TokenChallenge {@code challenge}. */
+    public static byte[] bindingNonce(byte[] challenge, byte[] seed) {
+        return Bytes.sha256(Bytes.concat(BINDING_LABEL, Bytes.sha256(challenge), Hpke.deriveKeyPair(seed)[1]));
+    }
+
     /**
      * Seal a submission body for the relay of a campaign whose identity carries {@code relay} ({@code {public_key, key_id,
-     * ids}}); the sealed bytes (a retry sends these same bytes).  {@code kind} 1: dpdist binary records, 2: JSON.
+     * ids}}), with the ephemeral key of {@code seed} (its token's: sealed once, the bytes kept for resends) or, null, a
+     * fresh one; the sealed bytes.  {@code kind} 1: dpdist binary records, 2: JSON.
      */
-    public static byte[] seal(Map<String, Object> relay, String campaignId, byte[] body, int kind) {
+    public static byte[] seal(Map<String, Object> relay, String campaignId, byte[] body, int kind, byte[] seed) {
         if (relay == null || !Json.same(relay.get("ids"), SUITE_IDS)) {
             throw new InvalidParameterError("The campaign's relay uses HPKE suite " + Json.show(relay == null ? null : relay.get("ids")) + "; this client seals with "
                 + Json.show(SUITE_IDS) + ".");
@@ -49,7 +61,7 @@ public final class Relay {
         byte[] plain = Bytes.concat(new byte[] {(byte) kind}, Bytes.u32BigEndian(body.length), body, new byte[(PADDING - unpadded % PADDING) % PADDING]);
         byte[] header = Bytes.concat(new byte[] {VERSION}, keyId);
         byte[] info = Bytes.concat(Bytes.utf8("dpdist relay v1\0"), Bytes.utf8(campaignId));
-        Hpke.Sealed sealed = Hpke.seal(publicKey, info, header, plain, RANDOM);
+        Hpke.Sealed sealed = seed == null ? Hpke.seal(publicKey, info, header, plain, RANDOM) : Hpke.seal(publicKey, info, header, plain, seed);
         return Bytes.concat(header, sealed.enc, sealed.ciphertext);
     }
 

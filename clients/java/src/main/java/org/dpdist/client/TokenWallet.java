@@ -8,17 +8,22 @@ import java.util.function.Function;
 
 /**
  * The Privacy Pass tokens a device holds for its relayed campaigns (the JavaScript client's {@code src/tokens.js}): one
- * token per report, obtained from the campaign's issuer before the report is drawn, then bound to the report's id when
- * it is first sent, so that a resend of the report carries the same token and no token is spent twice.  Nothing
- * obtained is thrown away: {@code pending} token requests whose answer has not arrived (sent again, the same bytes),
- * {@code spare} tokens not yet bound to a report, {@code bound} report id -&gt; its token, until the relay acknowledges
- * every report of its batch.  Kept per campaign under its TokenChallenge (base64url), in the client's {@link Storage}
- * under the key {@code dpdist-tokens} when it has one, else in memory; every change reads the storage again first.
+ * token per report, obtained from the campaign's issuer before the report is drawn, each with the seed of the HPKE key its
+ * report will be sealed with (the token's nonce commits to it: {@link Relay}), then bound to the report's id when it is
+ * first sent; the report is sealed once with the seed's key and its sealed bytes kept in place of the seed, so that a
+ * resend of the report carries the same token and bytes and no token is spent twice.  Nothing obtained is thrown away:
+ * {@code pending} token requests whose answer has not arrived (sent again, the same bytes; each with its seed),
+ * {@code spare} {@code {token, seed}} not yet bound to a report, {@code bound} report id -&gt; {@code {token, seed}}, then
+ * {@code {token, sealed}}, until the relay acknowledges every report of its batch.  Kept per campaign under its
+ * TokenChallenge (base64url), in the client's {@link Storage} under the key {@code dpdist-tokens} (version 2) when it has
+ * one, else in memory; every change reads the storage again first.  A seed opens the report it seals: the storage is the
+ * device's own.
  */
 public final class TokenWallet {
     /** The storage key of the device's tokens. */
     public static final String TOKENS_KEY = "dpdist-tokens";
     private static final String FORMAT = "dpdist-tokens";
+    private static final long VERSION = 2L; // tokens with their seeds or sealed reports (version 1: bound to no report)
 
     private final Storage storage;
     private Map<String, Object> memory = emptyState();
@@ -31,7 +36,7 @@ public final class TokenWallet {
     private static Map<String, Object> emptyState() {
         Map<String, Object> state = new LinkedHashMap<>();
         state.put("format", FORMAT);
-        state.put("version", 1L);
+        state.put("version", VERSION);
         state.put("campaigns", new LinkedHashMap<String, Object>());
         return state;
     }
@@ -46,8 +51,8 @@ public final class TokenWallet {
         } catch (IllegalArgumentException error) {
             throw new IncompatibleStateError("The tokens under '" + TOKENS_KEY + "' are not valid JSON (" + error.getMessage() + "); they were not overwritten.");
         }
-        if (state == null || !FORMAT.equals(state.get("format")) || !Json.same(state.get("version"), 1) || !Json.isObject(state.get("campaigns"))) {
-            throw new IncompatibleStateError("The value under '" + TOKENS_KEY + "' is not a dpdist token store (version 1); it was not overwritten.");
+        if (state == null || !FORMAT.equals(state.get("format")) || !Json.same(state.get("version"), VERSION) || !Json.isObject(state.get("campaigns"))) {
+            throw new IncompatibleStateError("The value under '" + TOKENS_KEY + "' is not a dpdist token store (version " + VERSION + "); it was not overwritten.");
         }
         return state;
     }
@@ -57,13 +62,13 @@ public final class TokenWallet {
         else storage.setItem(TOKENS_KEY, Json.write(state));
     }
 
-    /** One campaign's entry: its pending requests, spare tokens and bound tokens. */
+    /** One campaign's entry: its pending requests, spare tokens ({@code {token, seed}}) and bound tokens. */
     public static final class Campaign {
         public final List<Map<String, Object>> pending;
-        public final List<String> spare;
-        public final Map<String, String> bound;
+        public final List<Map<String, Object>> spare;
+        public final Map<String, Map<String, Object>> bound;
 
-        Campaign(List<Map<String, Object>> pending, List<String> spare, Map<String, String> bound) {
+        Campaign(List<Map<String, Object>> pending, List<Map<String, Object>> spare, Map<String, Map<String, Object>> bound) {
             this.pending = pending;
             this.spare = spare;
             this.bound = bound;
@@ -74,10 +79,12 @@ public final class TokenWallet {
     private static Campaign campaignOf(Map<String, Object> entry) {
         List<Map<String, Object>> pending = new ArrayList<>();
         for (Object item : Json.asList(entry.get("pending"))) pending.add(new LinkedHashMap<>(Json.asObject(item)));
-        List<String> spare = new ArrayList<>();
-        for (Object token : Json.asList(entry.get("spare"))) spare.add((String) token);
-        Map<String, String> bound = new LinkedHashMap<>();
-        for (Map.Entry<String, Object> pair : Json.asObject(entry.get("bound")).entrySet()) bound.put(pair.getKey(), (String) pair.getValue());
+        List<Map<String, Object>> spare = new ArrayList<>();
+        for (Object token : Json.asList(entry.get("spare"))) spare.add(new LinkedHashMap<>(Json.asObject(token)));
+        Map<String, Map<String, Object>> bound = new LinkedHashMap<>();
+        for (Map.Entry<String, Object> pair : Json.asObject(entry.get("bound")).entrySet()) {
+            bound.put(pair.getKey(), new LinkedHashMap<>(Json.asObject(pair.getValue())));
+        }
         return new Campaign(pending, spare, bound);
     }
 
@@ -112,7 +119,7 @@ public final class TokenWallet {
         return entry == null ? new Campaign(new ArrayList<>(), new ArrayList<>(), new LinkedHashMap<>()) : campaignOf(entry);
     }
 
-    /** Keep a token request until its answer arrives ({@code {request, tokenInput, inv}}, base64url). */
+    /** Keep a token request until its answer arrives ({@code {request, tokenInput, inv, seed}}, base64url). */
     public void addPending(String scope, Map<String, Object> pending) {
         update(scope, campaign -> campaign.pending.add(pending));
     }
@@ -122,8 +129,10 @@ public final class TokenWallet {
         return update(scope, campaign -> {
             for (int i = 0; i < campaign.pending.size(); i++) {
                 if (request.equals(campaign.pending.get(i).get("request"))) {
-                    campaign.pending.remove(i);
-                    campaign.spare.add(token);
+                    Map<String, Object> spare = new LinkedHashMap<>();
+                    spare.put("token", token);
+                    spare.put("seed", campaign.pending.remove(i).get("seed"));
+                    campaign.spare.add(spare);
                     return true;
                 }
             }
@@ -136,14 +145,27 @@ public final class TokenWallet {
         update(scope, campaign -> campaign.pending.removeIf(entry -> request.equals(entry.get("request"))));
     }
 
-    /** The token of report {@code reportId}: the one bound to it, else a spare one bound to it now; null if none is left. */
-    public String bind(String scope, String reportId) {
+    /**
+     * The token of report {@code reportId}, {@code {token, seed}} or {@code {token, sealed}} once sealed: the one bound to
+     * it, else a spare one bound to it now; null if none is left.
+     */
+    public Map<String, Object> bind(String scope, String reportId) {
         return update(scope, campaign -> {
-            if (campaign.bound.containsKey(reportId)) return campaign.bound.get(reportId);
-            if (campaign.spare.isEmpty()) return null;
-            String token = campaign.spare.remove(0);
-            campaign.bound.put(reportId, token);
-            return token;
+            if (!campaign.bound.containsKey(reportId)) {
+                if (campaign.spare.isEmpty()) return null;
+                campaign.bound.put(reportId, campaign.spare.remove(0));
+            }
+            return new LinkedHashMap<>(campaign.bound.get(reportId));
+        });
+    }
+
+    /** Report {@code reportId} was sealed with its token's seed: its sealed bytes (base64url) are kept, the seed forgotten. */
+    public void seal(String scope, String reportId, String sealed) {
+        update(scope, campaign -> {
+            Map<String, Object> entry = campaign.bound.get(reportId);
+            entry.remove("seed");
+            entry.put("sealed", sealed);
+            return null;
         });
     }
 

@@ -98,6 +98,9 @@ class ClientTest {
             String batchId = put.path.substring("/api/campaigns/c/batches/".length());
             assertTrue(batchId.matches("[0-9a-f]{32}") && batchId.equals(ack.get("batch_id")));
             assertEquals("Bearer secret", put.header("Authorization"));
+            for (FakeServer.Request get : server.requests) {
+                if (get.method.equals("GET")) assertNull(get.header("Authorization")); // the public config: no submit token
+            }
             assertEquals("application/octet-stream", put.header("Content-Type"));
             String header = new String(put.body, 14, (int) Bytes.getU32(put.body, 10), java.nio.charset.StandardCharsets.UTF_8);
             assertTrue(header.contains("\"file_id\": \"" + batchId + "\"") && header.contains("\"shape\": [1]"), header);

@@ -174,6 +174,30 @@ class PrivacyPassTest {
     }
 
     @Test
+    void aTokensNonceIsBoundToTheHpkeKeyItsReportIsSealedWithAsPythonBindsIt() throws Exception {
+        byte[] challenge = PrivacyPass.tokenChallenge("issuer.example", PrivacyPass.redemptionContext("00".repeat(32), PrivacyPass.CAMPAIGN_CONTEXT), "");
+        byte[] seed = new byte[32];
+        for (int i = 0; i < 32; i++) seed[i] = (byte) i;
+        byte[] nonce = Relay.bindingNonce(challenge, seed);
+        // known answer, from dpdist.relay._binding.seed_nonce (tests/relay/test_binding.py)
+        assertEquals("72ad0d2e02e3c4cf0103baa5f877e365d473a116aa4f17d78019d59d84363e1d", Bytes.hex(nonce));
+        Map<String, Object> vector = vectors("rfc9578.json").get(0);
+        byte[] pkS = hex(vector, "pkS");
+        Map<String, Object> state = PrivacyPass.createTokenRequest(pkS, challenge, nonce, new java.security.SecureRandom());
+        assertArrayEquals(nonce, Arrays.copyOfRange(Bytes.fromBase64Url(state.get("tokenInput"), "tokenInput"), 2, 34));
+        Map<String, Object> relay = new java.util.LinkedHashMap<>();
+        byte[] collector = Hpke.deriveKeyPair(new byte[32])[1];
+        relay.put("ids", Arrays.asList(0x0020L, 0x0001L, 0x0001L));
+        relay.put("public_key", Bytes.base64Url(collector));
+        relay.put("key_id", Bytes.hex(Arrays.copyOf(Bytes.sha256(collector), 8)));
+        byte[] sealed = Relay.seal(relay, "c", new byte[3], 2, seed);
+        assertArrayEquals(Hpke.deriveKeyPair(seed)[1], Arrays.copyOfRange(sealed, 9, 41)); // the enc the nonce commits to
+        assertArrayEquals(sealed, Relay.seal(relay, "c", new byte[3], 2, seed));
+        assertFalse(Arrays.equals(Arrays.copyOfRange(sealed, 9, 41), Arrays.copyOfRange(Relay.seal(relay, "c", new byte[3], 2, null), 9, 41)));
+        assertThrows(InvalidParameterError.class, () -> PrivacyPass.createTokenRequest(pkS, challenge, new byte[31], new java.security.SecureRandom()));
+    }
+
+    @Test
     void theRedemptionContextBindsTheIdentityThroughItsPin() {
         String zeros = "00".repeat(32);
         // known answers, from Python's hashlib (the wire the Python device, relay and collector compute)

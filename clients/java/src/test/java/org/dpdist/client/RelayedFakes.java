@@ -25,7 +25,8 @@ import java.util.Map;
  * /api/campaigns/c/identity (the identity document's bytes, made once);</li>
  * <li>relay: passes both GETs on from the collector, or, as an attacker ({@code swap}), serves an identity with its own
  * HPKE key; PUT /relay/v1/campaigns/c/reports/{id} takes a sealed report whose Dpdist-Pin is the identity's pin, with a
- * valid token of the campaign's challenge (verified by the JDK's RSASSA-PSS; 401 without, 403 token_spent for a token
+ * valid token of the campaign's challenge bound to the report (verified by the JDK's RSASSA-PSS; 401 without, 403
+ * token_not_bound for a token made for another report, 403 token_spent for a token
  * spent on another report), keeps the record it opens with the collector's key; {@code down}: drops every report;</li>
  * <li>issuer: GET /issuer/v1/keys/k, POST /issuer/v1/keys/k/token-request (Bearer credential, {@code tokensEach} tokens
  * per credential, a repeated request answered from its store without counting; {@code loseNext}: the next answer is
@@ -165,10 +166,13 @@ final class RelayedFakes implements AutoCloseable {
         String authorization = request.header("Authorization");
         byte[] token = authorization == null ? null : Bytes.fromBase64Url(authorization.replaceAll("^PrivateToken token=\"(.*)\"$", "$1"), "token");
         if (token == null || !validToken(token)) return error(401, "invalid_token");
+        byte[] body = request.body;
+        byte[] enc = body.length < 41 ? new byte[0] : Arrays.copyOfRange(body, 9, 41); // the report's HPKE enc
+        byte[] nonce = Bytes.sha256(Bytes.concat(Bytes.utf8("dpdist report binding v1\0"), Arrays.copyOfRange(token, 34, 66), enc));
+        if (!Arrays.equals(Arrays.copyOfRange(token, 2, 34), nonce)) return error(403, "token_not_bound");
         String key = Bytes.hex(token);
         String earlier = spent.putIfAbsent(key, reportId);
         if (earlier != null && !earlier.equals(reportId)) return error(403, "token_spent");
-        byte[] body = request.body;
         try {
             byte[] plain = Hpke.open(Arrays.copyOfRange(body, 9, 41), collectorKey[0], Bytes.concat(Bytes.utf8("dpdist relay v1\0"), Bytes.utf8("c")),
                 Arrays.copyOf(body, 9), Arrays.copyOfRange(body, 41, body.length));

@@ -153,7 +153,7 @@ class RelayedTest {
             Client client = new Client(fakes.collector.url(), "c", device(folder, null).retries(0).issuer(RelayedFakes.CREDENTIAL, fakes.issuer.url()));
             client.prepareTokens(1);
             String scope = Bytes.base64Url(fakes.challenge(fakes.pin));
-            String token = new TokenWallet(new FileStorage(folder)).view(scope).spare.get(0);
+            String token = (String) new TokenWallet(new FileStorage(folder)).view(scope).spare.get(0).get("token");
             fakes.spent.put(Bytes.hex(Bytes.fromBase64Url(token, "token")), "someone-else.0");
             ServiceError spent = assertThrows(ServiceError.class, () -> client.submit(6));
             assertEquals("token_spent", spent.code());
