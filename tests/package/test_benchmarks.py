@@ -129,6 +129,16 @@ def test_bench_relay_runs_and_states_the_ratio(tmp_path):
     assert "relay / collector:" in run.stdout
 
 
+def test_bench_relay_token_checks_state_the_bindings_cost_beside_the_token_check(tmp_path):
+    out = tmp_path / "checks.json"
+    run = subprocess.run([sys.executable, str(BENCHMARKS / "bench_relay.py"), "--token-checks", "4", "--out", str(out)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    rows = json.loads(out.read_text())["token_checks"]
+    assert [row["case"].split(" ")[0] for row in rows] == ["token", "binding", "both"]
+    assert all(math.isfinite(row["median_us"]) and row["median_us"] > 0 for row in rows) and "binding / token check:" in run.stdout
+
+
 @pytest.mark.skipif(shutil.which("wrk") is None, reason="wrk is not installed (.ci/run installs it)")
 def test_bench_serve_workers_floor_measures_one_and_two_workers_of_dpdist_and_the_floor(tmp_path):
     """Eight connections: fewer requests at once than dpdist's backpressure refuses at (``_service.MIN_SHED``, 16

@@ -426,3 +426,26 @@ def test_a_queue_made_before_envelopes_keeps_its_waiting_reports(tmp_path):
     finally:
         queue.close()
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
+
+
+def test_a_report_refused_in_dpdist_envelope_after_the_switch_goes_as_rfc9458_under_its_one_token(tmp_path):
+    """A device whose report in dpdist's envelope the relay refuses once the campaign turned that envelope off sends it
+    again as an RFC 9458 request under the same token (a credential of one token): the report is sealed again to the
+    other key with its token's seed, never under a second token, and counts once."""
+    with _paused(tmp_path, min_batch=1, max_batch=4) as parties:
+        parties.relayed_campaign("switch", CONFIG, issuer_key="switch")
+        (credential,) = parties.credentials("switch", 1)
+        options = {"issuer_credential": credential, "issuer": "http://issuer", "token_file": tmp_path / "tokens.json"}
+        with parties.client(relay_envelope="dpdist", **options) as device:
+            device.config("switch")
+            device.prepare_tokens("switch", 1)
+            assert parties.admin("collector", "PUT", "/api/campaigns/switch/envelopes", json={"sealed_v1": False}).status_code == 200
+            with pytest.raises(ServiceRefusedError) as stale:
+                device.submit_reports("switch", PROTOCOL, np.array([5], dtype=np.uint64), batch_id="b" * 32)
+        assert stale.value.code == "sealed_v1_off"
+        with parties.client(**options) as device:  # following the campaign: RFC 9458
+            device.config("switch")
+            assert device.submit_reports("switch", PROTOCOL, np.array([5], dtype=np.uint64), batch_id="b" * 32)["relayed"] == 1
+        assert _step(parties)["batches"] == {"delivered": 1}
+        assert _summary(parties, "switch")["n"] == 1 and _summary(parties, "switch")["rejected"] == {}
+        assert parties.admin("issuer", "GET", "/issuer/v1/status").json()["keys"]["switch"]["issued"] == 1

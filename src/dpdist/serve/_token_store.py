@@ -3,13 +3,15 @@
 A token costs the device one of its credential's few tokens, so it is never dropped while its report may
 still be sent: a device gets its tokens *before* it randomizes (:meth:`TokenStore.add`), each with the seed of
 the HPKE key its report will be sealed with (the token's nonce commits to that key: :mod:`dpdist.relay._binding`),
-binds one to a report when it first sends it (:meth:`TokenStore.take`), seals the report with its seed once and
-keeps the sealed bytes instead of the seed (:meth:`TokenStore.seal`, saved before the report leaves), and sends
-the same token and bytes with every resend of that report (the relay counts the report once, and a token once).
-A token the relay refused (:meth:`TokenStore.drop`) is forgotten, so a resend takes another.  Tokens are kept per
+binds one to a report when it first sends it (:meth:`TokenStore.take`), seals the report with its seed once per
+envelope and keeps the sealed bytes (:meth:`TokenStore.seal`, saved before the report leaves), and sends the same
+token and bytes with every resend of that report (the relay counts the report once, and a token once).  One key
+seals one plaintext per recipient key at most: a report is sealed again only in the other envelope (a campaign that
+turned dpdist's envelope off), to the other key.  The seed is forgotten once the relay acknowledged the report
+(:meth:`TokenStore.acknowledged`): with the sealed bytes it opens the report, so the file is the device's own.  A
+token the relay refused (:meth:`TokenStore.drop`) is forgotten, so a resend takes another.  Tokens are kept per
 identity pin (a token is bound to one campaign identity), in memory, or in a JSON file (owner-only, replaced
-atomically) that outlives the process, as ``dpdist submit`` keeps one beside its journal.  A seed is a secret
-until its report is sealed (with the sealed bytes it opens the report), so the file is the device's own.
+atomically) that outlives the process, as ``dpdist submit`` keeps one beside its journal.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..errors import IncompatibleStateError
 
 __all__ = ["TokenStore"]
 
-#: the file's format: each spare token with its seed; each bound one with its seed, then its sealed report
+#: the file's format: each token with its seed and, once bound, its report's sealed bytes by envelope
 _VERSION = 2
 
 
@@ -33,8 +35,8 @@ class TokenStore:
 
     def __init__(self, path: str | os.PathLike[str] | None = None):
         self.path = None if path is None else Path(path)
-        self._spare: dict[str, list[list[str]]] = {}
-        self._bound: dict[str, list[str | None]] = {}
+        self._spare: dict[str, list[dict[str, str]]] = {}
+        self._bound: dict[str, dict[str, str]] = {}
         if self.path is not None and self.path.exists():
             document = json.loads(self.path.read_text())
             if not isinstance(document, dict) or document.get("version") != _VERSION:
@@ -50,26 +52,33 @@ class TokenStore:
     def add(self, pin: str, tokens: list[tuple[bytes, bytes]]) -> None:
         """Keep ``tokens`` (each a token and the seed its nonce commits to) of the identity ``pin`` as spare (saved
         before this returns)."""
-        self._spare.setdefault(pin, []).extend([_text(token), _text(seed)] for token, seed in tokens)
+        self._spare.setdefault(pin, []).extend({"token": _text(token), "seed": _text(seed)} for token, seed in tokens)
         self.save()
 
     def bound(self, pin: str, report_id: str) -> bool:
         """Whether a token is bound to the report ``report_id`` of the identity ``pin``."""
         return f"{pin}:{report_id}" in self._bound
 
-    def take(self, pin: str, report_id: str) -> tuple[bytes, bytes | None, bytes | None]:
-        """The report's ``(token, seed, sealed)``: the token bound to it (with its sealed bytes once :meth:`seal` kept
-        them, else its seed), else a spare one bound to it now (KeyError: none left)."""
+    def take(self, pin: str, report_id: str, envelope: str) -> tuple[bytes, bytes | None, bytes | None]:
+        """The report's ``(token, seed, sealed)``: the token bound to it (else a spare one bound to it now; KeyError:
+        none left), its seed (None once forgotten) and its bytes sealed in ``envelope`` (None before :meth:`seal`; once
+        the seed is forgotten, the bytes it was acknowledged in, which the relay knows)."""
         key = f"{pin}:{report_id}"
         if key not in self._bound:
-            self._bound[key] = [*self._spare[pin].pop(), None]
-        token, seed, sealed = self._bound[key]
-        return _bytes(token), None if seed is None else _bytes(seed), None if sealed is None else _bytes(sealed)
+            self._bound[key] = self._spare[pin].pop()
+        entry = self._bound[key]
+        sealed = entry.get(envelope) or (None if "seed" in entry else next(entry[name] for name in entry if name != "token"))
+        return (_bytes(entry["token"]), _bytes(entry["seed"]) if "seed" in entry else None,
+                None if sealed is None else _bytes(sealed))
 
-    def seal(self, pin: str, report_id: str, sealed: bytes) -> None:
-        """Keep the report's sealed bytes (made with its token's seed), and forget the seed: a key seals one report
-        once.  The caller saves (:meth:`save`) before the report leaves the device."""
-        self._bound[f"{pin}:{report_id}"][1:] = [None, _text(sealed)]
+    def seal(self, pin: str, report_id: str, envelope: str, sealed: bytes) -> None:
+        """Keep the report's bytes sealed in ``envelope`` with its token's seed.  The caller saves (:meth:`save`) before
+        the report leaves the device."""
+        self._bound[f"{pin}:{report_id}"][envelope] = _text(sealed)
+
+    def acknowledged(self, pin: str, report_id: str) -> None:
+        """The relay holds the report: its seed is forgotten (saved with the next :meth:`save`)."""
+        self._bound.get(f"{pin}:{report_id}", {}).pop("seed", None)
 
     def drop(self, pin: str, report_id: str) -> None:
         """Forget the report's token (the relay refused it): a resend takes another."""

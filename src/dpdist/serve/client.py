@@ -504,14 +504,17 @@ class Client:
             if route.issuer is None:
                 messages.append((b"", route.seal(body, content_type, envelope)))
                 continue
-            token, seed, sealed = self._store.take(route.pin, report_id)
-            if sealed is None:  # sealed once with its token's key, and these bytes sent with every resend
+            token, seed, sealed = self._store.take(route.pin, report_id, envelope)
+            if sealed is None:  # sealed once (per envelope) with its token's key, these bytes sent with every resend
                 sealed = route.seal(body, content_type, envelope, seed)
-                self._store.seal(route.pin, report_id, sealed)
+                self._store.seal(route.pin, report_id, envelope, sealed)
             messages.append((token, sealed))
         self._store.save()
-        duplicates = sum(self._send_sealed(route, report_id, token, sealed)
-                         for report_id, (token, sealed) in zip(ids, messages))
+        try:
+            duplicates = sum(self._send_sealed(route, report_id, token, sealed)
+                             for report_id, (token, sealed) in zip(ids, messages))
+        finally:
+            self._store.save()  # the seeds of the reports the relay acknowledged, forgotten
         return {"campaign": route.campaign, "batch_id": batch_id, "relayed": len(ids), "duplicates": duplicates}
 
     def _relay_envelope(self, route: RelayRoute) -> str:
@@ -526,11 +529,10 @@ class Client:
 
     def _send_sealed(self, route: RelayRoute, report_id: str, token: bytes, sealed: bytes) -> int:
         """PUT one sealed report to the relay, under the identity's pin and with the report's token; 1 if the relay had
-        it already.  A token the relay saw spent on another report is forgotten, so that a resend takes another (and
-        seals the report again, with that token's key), as is one the relay refuses with dpdist's envelope turned off; a
-        token the relay does not admit (401, or 403 ``token_not_bound``) while it verifies under the campaign's identity
-        and is bound to the report is kept (the relay checks otherwise: a resend with another token would be refused
-        too, and spend it)."""
+        it already (the report's seed then forgotten).  A token the relay saw spent on another report is forgotten, so
+        that a resend takes another (and seals the report again, with that token's key); a token the relay does not
+        admit (401, or 403 ``token_not_bound``) while it verifies under the campaign's identity and is bound to the
+        report is kept (the relay checks otherwise: a resend with another token would be refused too, and spend it)."""
         from ..privacypass import format_authorization  # lazy: relayed campaigns only (~50 ms at import)
         from ..relay import _envelope  # lazy: relayed campaigns only (~50 ms at import)
         from ..relay._identity import PIN_HEADER  # lazy: relayed campaigns only (~50 ms at import)
@@ -555,9 +557,10 @@ class Client:
                     "identity, bound to the report: the relay checks tokens otherwise (a relay older than the identity's "
                     "redemption context, or one that does not verify as the campaign states). The token is kept for the "
                     "report's resend.", refusal.status, refusal.code) from refusal
-            if refused_token or refusal.code in ("token_spent", "sealed_v1_off"):
+            if refused_token or refusal.code == "token_spent":
                 self._store.drop(route.pin, report_id)
             raise
+        self._store.acknowledged(route.pin, report_id)
         return int(bool(response.json().get("duplicate")))
 
     def submit_reports(
