@@ -826,24 +826,24 @@ export class Client {
       await this.prepareTokens(1); // a batch drawn by randomize() and sent here: its token now
       bound = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
     }
-    let sealed = bound.sealed === undefined ? null : base64UrlDecode(bound.sealed);
-    if (sealed === null) { // sealed once with its token's key, kept before it leaves the device
+    const envelope = ohttp === null ? 'dpdist' : 'ohttp';
+    let sealed = bound[envelope] === undefined ? null : base64UrlDecode(bound[envelope]);
+    if (sealed === null) { // sealed once (per envelope) with its token's key, kept before it leaves the device
       sealed = await seal(base64UrlDecode(bound.seed));
-      await this._withLedgerLock(() => this._wallet.seal(info.scope, reportId, base64UrlEncode(sealed)));
+      await this._withLedgerLock(() => this._wallet.seal(info.scope, reportId, envelope, base64UrlEncode(sealed)));
     }
     return { sealed, authorization: authorizationHeader(base64UrlDecode(bound.token)) };
   }
 
   /**
    * The error to throw for the relay's refusal ``error`` of report ``reportId``: a token the relay saw spent on another
-   * report, or refused with dpdist's envelope turned off, is released (a resend takes another, and seals again); one the
-   * relay does not admit (401, 403 ``token_not_bound``) was checked against the identity's key and challenge when it was
+   * report is released (a resend takes another, and seals again); one the relay does not admit (401, 403 ``token_not_bound``) was checked against the identity's key and challenge when it was
    * finalized and bound to the report's key when it was asked for: the relay checks otherwise (a relay older than the
    * identity's redemption context), and another token would be refused too, and spent: this one stays with its report.
    */
   async _relayRefused(info, reportId, error) {
     if (info === null || !(error instanceof ServiceError)) return error;
-    if (error.code === 'token_spent' || error.code === 'sealed_v1_off') {
+    if (error.code === 'token_spent') {
       await this._withLedgerLock(() => this._wallet.release(info.scope, reportId));
     }
     if (error.status !== 401 && error.code !== 'token_not_bound') return error;

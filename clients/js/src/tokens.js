@@ -1,19 +1,20 @@
 // The Privacy Pass tokens a device holds for its relayed campaigns (docs/deployment.md, "Anonymous collection"): one
-// token per report, obtained from the campaign's issuer before the report is drawn, each with the seed of the HPKE key its report
-// will be sealed with (the token's nonce commits to that key: relay.js, dpdist.relay._binding), then bound to the
-// report's id when it is first sent; the report is sealed once with the seed's key and its sealed bytes kept in place of
-// the seed, so that a resend of the report carries the same token and bytes (the relay calls it a duplicate) and no
-// token is spent twice.  Tokens are scarce (the issuer gives a credential a few), so nothing obtained is thrown away:
+// token per report, obtained from the campaign's issuer before the report is drawn, each with the seed of the HPKE key
+// its report will be sealed with (the token's nonce commits to that key: relay.js, dpdist.relay._binding), then bound
+// to the report's id when it is first sent; the report is sealed once per envelope with the seed's key and its sealed
+// bytes kept, so that a resend of the report carries the same token and bytes (the relay calls it a duplicate) and no
+// token is spent twice.  One key seals one plaintext per recipient key at most: a report is sealed again only in the
+// other envelope (a campaign that turned dpdist's envelope off), to the other key.  Tokens are scarce (the issuer
+// gives a credential a few), so nothing obtained is thrown away:
 //
 // * pending: a token request sent to the issuer whose answer has not arrived (with its seed); it is sent again, the same
 //   bytes, until it is answered (the issuer answers a repeated request from its store, without counting another token);
 // * spare: ``{token, seed}`` not yet bound to a report (one obtained for a value the ledger then refused waits for the next);
-// * bound: report id -> ``{token, seed}``, then ``{token, sealed}`` once sealed, until the relay acknowledges every
-//   report of its batch (a resend of the batch carries the same tokens and bytes, also for the reports acknowledged
-//   before the failure: the relay calls them duplicates).
+// * bound: report id -> ``{token, seed}``, with ``dpdist`` and ``ohttp`` (its sealed bytes in either envelope) once
+//   sealed, until the relay acknowledges every report of its batch (a resend of the batch carries the same tokens and
+//   bytes, also for the reports acknowledged before the failure: the relay calls them duplicates).
 //
-// A seed is a secret until its report is sealed (with the sealed bytes it opens the report): the storage is the
-// device's own.
+// A seed, with the sealed bytes, opens the report it seals: the storage is the device's own.
 //
 // Kept per campaign under its TokenChallenge (base64url), in the Client's storage (``memoStorage``) under the key
 // ``dpdist-tokens`` when it has one (a page reloaded keeps them), else in memory.  Every change reads the storage
@@ -24,7 +25,7 @@ import { IncompatibleStateError } from './errors.js';
 /** The storage key of the device's tokens. */
 export const TOKENS_KEY = 'dpdist-tokens';
 const FORMAT = 'dpdist-tokens';
-const VERSION = 2; // spare and bound tokens with their seeds or sealed reports (version 1: tokens bound to no report)
+const VERSION = 2; // tokens with their seeds and sealed reports (version 1: tokens bound to no report)
 
 function emptyState() {
   return { format: FORMAT, version: VERSION, campaigns: {} };
@@ -105,8 +106,8 @@ export class TokenWallet {
   }
 
   /**
-   * The token of report ``reportId``, ``{token, seed}`` or ``{token, sealed}`` once sealed: the one bound to it, else a
-   * spare one bound to it now; null if none is left.
+   * The token of report ``reportId``, ``{token, seed}`` with its sealed bytes by envelope once sealed: the one bound to
+   * it, else a spare one bound to it now; null if none is left.
    */
   bind(scope, reportId) {
     return this._update(scope, (campaign) => {
@@ -118,10 +119,10 @@ export class TokenWallet {
     });
   }
 
-  /** Report ``reportId`` was sealed with its token's seed: its sealed bytes (base64url) are kept, the seed forgotten. */
-  seal(scope, reportId, sealed) {
+  /** Report ``reportId`` was sealed in ``envelope`` (``dpdist`` or ``ohttp``) with its token's seed: ``sealed`` (base64url) is kept. */
+  seal(scope, reportId, envelope, sealed) {
     this._update(scope, (campaign) => {
-      campaign.bound[reportId] = { token: campaign.bound[reportId].token, sealed };
+      campaign.bound[reportId][envelope] = sealed;
     });
   }
 

@@ -309,7 +309,7 @@ test('a relay outage burns no token: the report failed for good keeps its token,
   assert.equal(parties.state.issuerLeft.get(CREDENTIAL), 0);
   const { bound } = heldTokens(first.storage);
   assert.deepEqual(Object.keys(bound), [`${error.batchId}.0`]); // the token stays bound to the report, sealed once
-  assert.deepEqual(Object.keys(bound[`${error.batchId}.0`]), ['token', 'sealed']); // its seed forgotten
+  assert.deepEqual(Object.keys(bound[`${error.batchId}.0`]), ['token', 'seed', 'dpdist']);
   // still down: a resend fails the same way, and the token stays
   await assert.rejects(first.client.send(error.batch, { batchId: error.batchId }), /gave up/);
   assert.deepEqual(heldTokens(first.storage).bound, bound);
@@ -320,7 +320,7 @@ test('a relay outage burns no token: the report failed for good keeps its token,
   assert.deepEqual([ack.relayed, ack.duplicates], [1, 0]);
   assert.equal(parties.state.relayReceived.length, 1);
   assert.equal(parties.state.relayReceived[0].token, bound[`${error.batchId}.0`].token); // the same token and bytes
-  assert.equal(Buffer.from(parties.state.relayReceived[0].sealed).toString('base64url'), bound[`${error.batchId}.0`].sealed);
+  assert.equal(Buffer.from(parties.state.relayReceived[0].sealed).toString('base64url'), bound[`${error.batchId}.0`].dpdist);
   assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['new']); // one token in all
   assert.deepEqual(heldTokens(first.storage), { pending: [], spare: [], bound: {} });
   assert.equal(charges(first.storage).reduce((total, charge) => total + charge.reports, 0), 1); // drawn once

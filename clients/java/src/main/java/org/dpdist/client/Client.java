@@ -628,15 +628,15 @@ public final class Client {
                 sealed = Relay.seal(relay, campaignId, body, 1, null);
             } else {
                 Map<String, Object> bound = boundReport(info, reportId);
-                if (!bound.containsKey("sealed")) { // sealed once with its token's key, kept before it leaves the device
+                if (!bound.containsKey("dpdist")) { // sealed once with its token's key, kept before it leaves the device
                     String kept = Bytes.base64Url(Relay.seal(relay, campaignId, body, 1, Bytes.fromBase64Url(bound.get("seed"), "A stored seed")));
                     withLedgerLock(() -> {
-                        wallet.seal(info.scope, reportId, kept);
+                        wallet.seal(info.scope, reportId, "dpdist", kept);
                         return null;
                     });
-                    bound.put("sealed", kept);
+                    bound.put("dpdist", kept);
                 }
-                sealed = Bytes.fromBase64Url(bound.get("sealed"), "A stored sealed report");
+                sealed = Bytes.fromBase64Url(bound.get("dpdist"), "A stored sealed report");
                 authorization = PrivacyPass.authorizationHeader(Bytes.fromBase64Url(bound.get("token"), "A stored token"));
             }
             Map<String, String> headers = new LinkedHashMap<>();

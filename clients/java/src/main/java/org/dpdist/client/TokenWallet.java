@@ -10,14 +10,14 @@ import java.util.function.Function;
  * The Privacy Pass tokens a device holds for its relayed campaigns (the JavaScript client's {@code src/tokens.js}): one
  * token per report, obtained from the campaign's issuer before the report is drawn, each with the seed of the HPKE key its
  * report will be sealed with (the token's nonce commits to it: {@link Relay}), then bound to the report's id when it is
- * first sent; the report is sealed once with the seed's key and its sealed bytes kept in place of the seed, so that a
- * resend of the report carries the same token and bytes and no token is spent twice.  Nothing obtained is thrown away:
- * {@code pending} token requests whose answer has not arrived (sent again, the same bytes; each with its seed),
- * {@code spare} {@code {token, seed}} not yet bound to a report, {@code bound} report id -&gt; {@code {token, seed}}, then
- * {@code {token, sealed}}, until the relay acknowledges every report of its batch.  Kept per campaign under its
+ * first sent; the report is sealed once with the seed's key and its sealed bytes kept, so that a resend of the report
+ * carries the same token and bytes and no token is spent twice.  Nothing obtained is thrown away: {@code pending} token
+ * requests whose answer has not arrived (sent again, the same bytes; each with its seed), {@code spare} {@code {token,
+ * seed}} not yet bound to a report, {@code bound} report id -&gt; {@code {token, seed}} with {@code dpdist} (its sealed
+ * bytes) once sealed, until the relay acknowledges every report of its batch.  Kept per campaign under its
  * TokenChallenge (base64url), in the client's {@link Storage} under the key {@code dpdist-tokens} (version 2) when it has
- * one, else in memory; every change reads the storage again first.  A seed opens the report it seals: the storage is the
- * device's own.
+ * one, else in memory; every change reads the storage again first.  A seed, with the sealed bytes, opens the report it
+ * seals: the storage is the device's own.
  */
 public final class TokenWallet {
     /** The storage key of the device's tokens. */
@@ -146,8 +146,8 @@ public final class TokenWallet {
     }
 
     /**
-     * The token of report {@code reportId}, {@code {token, seed}} or {@code {token, sealed}} once sealed: the one bound to
-     * it, else a spare one bound to it now; null if none is left.
+     * The token of report {@code reportId}, {@code {token, seed}} with its sealed bytes by envelope once sealed: the one
+     * bound to it, else a spare one bound to it now; null if none is left.
      */
     public Map<String, Object> bind(String scope, String reportId) {
         return update(scope, campaign -> {
@@ -159,14 +159,9 @@ public final class TokenWallet {
         });
     }
 
-    /** Report {@code reportId} was sealed with its token's seed: its sealed bytes (base64url) are kept, the seed forgotten. */
-    public void seal(String scope, String reportId, String sealed) {
-        update(scope, campaign -> {
-            Map<String, Object> entry = campaign.bound.get(reportId);
-            entry.remove("seed");
-            entry.put("sealed", sealed);
-            return null;
-        });
+    /** Report {@code reportId} was sealed in {@code envelope} ({@code dpdist}) with its token's seed: {@code sealed} (base64url) is kept. */
+    public void seal(String scope, String reportId, String envelope, String sealed) {
+        update(scope, campaign -> campaign.bound.get(reportId).put(envelope, sealed));
     }
 
     /** Reports {@code reportIds} were acknowledged (or their tokens refused for good): their tokens are forgotten. */
