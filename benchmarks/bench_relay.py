@@ -16,16 +16,25 @@ For each: acknowledged requests per wall second, per CPU-second of the measured 
 read from ``/proc``, so the figure does not depend on how much of the shared machine it got), and p50/p99
 latency.  Servers stop by themselves at the end of the run.
 
+``--token-checks N`` measures instead, in this process, the CPU per report of the token check the relay's
+admission and the collector's verification make (:func:`dpdist.privacypass.verify_token`: the RSA-2048
+public operation) beside what binding a token to its report adds to it (:func:`dpdist.relay._binding.is_bound`:
+the report's ``enc`` hashed with the token's challenge digest), for ``N`` tokens bound to reports in dpdist's
+envelope and in RFC 9458; the thread's CPU time, best and median of 5 rounds.
+
 Usage::
 
     uv run python benchmarks/bench_relay.py [--seconds 10] [--out benchmarks/results/relay.json]
+    uv run python benchmarks/bench_relay.py --token-checks 500 [--out benchmarks/results/token_checks.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -68,8 +77,6 @@ class Collector(CollectorProcess):
 
 def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    import os
-
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -97,11 +104,68 @@ def measure(process, url: str, body: bytes, content_type: str, path: str, second
             "p50": result["p50"], "p99": result["p99"], "non_2xx": result["non_2xx"]}
 
 
+def bound_messages(count: int) -> tuple[bytes, bytes, list[tuple[bytes, bytes]]]:
+    """The token key and challenge of a campaign, and ``count`` (token, sealed report) pairs as devices send them: half
+    in dpdist's envelope, half RFC 9458 requests, each token bound to its report."""
+    from dpdist import privacypass as pp
+    from dpdist.relay import _binding, _ohttp, _ohttp_report
+
+    protocol = local.from_config(CONFIG)
+    key = pp.generate_private_key()
+    token_key, challenge = pp.encode_token_key(key.public_key()), pp.TokenChallenge("issuer.example", bytes(32)).encode()
+    collector, ohttp = _envelope.generate_key(), _ohttp.KeyConfig(0, _envelope.generate_key().public_key)
+    messages = []
+    for index in range(count):
+        seed, body = os.urandom(32), io.encode_record(protocol, protocol.privatize([index % 64], secure=True))
+        pending = pp.request_token(challenge, token_key, nonce=_binding.seed_nonce(challenge, seed))
+        token = pp.finalize_token(pending, pp.blind_sign(key, pp.TokenRequest.decode(pending.request).blinded_msg))
+        sealed = (_envelope.seal(collector.public_key, "c", body, "application/octet-stream", seed=seed) if index % 2 == 0
+                  else _ohttp_report.encapsulate_report(ohttp, "c", body, "application/octet-stream", seed=seed))
+        messages.append((token, sealed))
+    return token_key, challenge, messages
+
+
+def token_checks(count: int) -> list[dict]:
+    """CPU-µs per report of today's token check and of the binding's addition (module docstring)."""
+    from dpdist.privacypass import verify_token
+    from dpdist.relay._binding import is_bound
+
+    token_key, challenge, messages = bound_messages(count)
+
+    def per_report(check) -> tuple[float, float]:
+        rounds = []
+        for _ in range(5):
+            start = time.thread_time()
+            for token, sealed in messages:
+                check(token, sealed)
+            rounds.append((time.thread_time() - start) / len(messages) * 1e6)
+        return min(rounds), statistics.median(rounds)
+
+    cases = (("token check (verify_token: RSA-2048 PSS, digest and key id)", lambda t, s: verify_token(t, token_key, challenge)),
+             ("binding (is_bound: the report's enc, one SHA-256)", lambda t, s: is_bound(t, s)),
+             ("both (the relay's admission, the collector's verification)",
+              lambda t, s: verify_token(t, token_key, challenge) and is_bound(t, s)))
+    assert all(is_bound(token, sealed) for token, sealed in messages)
+    return [{"case": name, "best_us": best, "median_us": median} for name, (best, median) in
+            ((name, per_report(check)) for name, check in cases)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seconds", type=int, default=10)
+    parser.add_argument("--token-checks", type=int, default=0)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
+    if args.token_checks:
+        rows = token_checks(args.token_checks)
+        print("| per report | best CPU-µs | median CPU-µs |")
+        print("|---|---:|---:|")
+        for row in rows:
+            print(f"| {row['case']} | {row['best_us']:.1f} | {row['median_us']:.1f} |")
+        print(f"binding / token check: {rows[1]['median_us'] / rows[0]['median_us']:.3f} (median)")
+        if args.out:
+            Path(args.out).write_text(json.dumps({"token_checks": rows, "reports": args.token_checks}, indent=1))
+        return
     protocol = local.from_config(CONFIG)
     record = io.encode_record(protocol, protocol.privatize([3], secure=True))
     results = []

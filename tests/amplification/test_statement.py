@@ -73,7 +73,7 @@ def test_the_central_guarantee_says_per_report_and_states_a_device_that_spends_a
 def test_the_central_guarantees_describe_ends_with_the_relay_assumptions_it_rests_on():
     """A reader of the central guarantee's one line alone learns it holds only if the relay does not collude (and the
     rest of the campaign's assumptions), and not that the relay forwards the reports devices sealed: each token is
-    bound to its report, so what else a relay does costs data, not privacy; the local guarantee, which holds against
+    bound to its report, so a report the relay drops costs data, not privacy; the local guarantee, which holds against
     the collector whatever the relay does, names none."""
     admission = Admission("https://issuer", True, 0, 2)
     statement = relayed_statement(PROTOCOL, 1000, 100, 1e-8, admission)  # (at 100: 2, the local epsilon, no assumption)
@@ -81,7 +81,7 @@ def test_the_central_guarantees_describe_ends_with_the_relay_assumptions_it_rest
     assert statement["assumptions"] == list(relayed_assumptions(admission, 1000))
     line = privacy.PrivacyGuarantee(central["epsilon"], central["delta"], "replace", "central").describe()
     assert central["describe"] == with_assumptions(f"{line}, per report", statement["assumptions"])
-    assert "forwards the reports" not in central["describe"] and "costs data, not privacy" in central["describe"]
+    assert "forwards the reports" not in central["describe"] and "(data, not privacy)" in central["describe"]
     assert "; assuming: (1) relay: does not collude with the collector" in central["describe"]
     assert device["describe"].endswith(with_assumptions("", device["assumptions"]))  # (none: its local reports composed)
     assert "assuming" not in statement["local"]["describe"]
@@ -91,7 +91,7 @@ def test_the_per_device_line_is_not_per_report_and_a_devices_local_reports_rest_
     """audit105 F3: the per-device line drops the "per report" assumption (it is per device); when it is the device's
     own reports composed locally it holds whatever the relay, issuer or collector do, and says so instead of listing
     their assumptions; the devices' assumption states the campaign's colluding, tokens_each and n."""
-    grr = local.make("grr", epsilon=4.0, domain_size=8)  # deployment.md's: 2 reports in a batch of 1000 get (4.81, 1e-8)
+    grr = local.make("grr", epsilon=4.0, domain_size=8)  # the threat model page: 2 reports in a batch of 1000 get (4.81, 1e-8)
     group = relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 1, 2))
     central, device = group["central"], group["central"]["per_device"]
     assert device["how"].startswith("group privacy") and device["assumptions"] == group["assumptions"][:-1]

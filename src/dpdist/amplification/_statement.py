@@ -17,9 +17,10 @@ __all__ = ["ASSUMPTIONS", "Admission", "relayed_statement", "relayed_assumptions
 #: by the names of the campaign's settings; a campaign's statement states its own numbers (:func:`relayed_assumptions`)
 ASSUMPTIONS = (
     "relay: does not collude with the collector (it learns who sent a report, never what: the reports are sealed to "
-    "the collector's key); what else it does with reports costs data, not privacy: each token is bound to the report "
-    "it was made for, so a report the relay drops or delays is missing, and one it seals itself counts only under the "
-    "token of a colluding device",
+    "the collector's key); it is not trusted with which reports it forwards, nor with batch sizes: each token is bound "
+    "to the report it was made for, so a report the relay drops or delays is missing (data, not privacy) and one it "
+    "seals itself counts only under the token of a colluding device, and the guarantee is computed at the smallest "
+    "batch the collector admitted",
     "issuer: gives tokens to the holders of its credentials only, at most `tokens_each` each, none to the collector "
     "or the relay beyond its policy (it learns who got a token, never which: the signature is blind)",
     "devices: at most `colluding` devices (credentials of the issuer) are the collector's or the relay's, or give "
