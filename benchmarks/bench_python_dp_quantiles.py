@@ -1,4 +1,4 @@
-"""Many quantiles from one budget: python-dp's QuantileTree beside dpdist's tree, AQ and JointExp (issue 62).
+"""Many quantiles from one budget: python-dp's QuantileTree beside dpdist's tree, AQ and JointExp.
 
 Google's python-dp 1.1.5 ``QuantileTree.compute_quantiles`` releases many quantiles from one budget (a tree of
 noisy counts; it drops nodes below a share of the total).  It runs in its own environment (pinned by

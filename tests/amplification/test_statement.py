@@ -51,7 +51,7 @@ def test_a_devices_reports_are_bounded_by_group_privacy_and_the_report_target_me
 
 
 def test_the_central_guarantee_says_per_report_and_states_a_device_that_spends_all_its_tokens():
-    """Attack 58.3: GRR eps0 = 4, d = 8, a smallest batch of 1000, tokens_each 10: the campaign stated (2.143, 1e-8)
+    """GRR eps0 = 4, d = 8, a smallest batch of 1000, tokens_each 10: the campaign stated (2.143, 1e-8)
     'replace one record', but one device's 10 reports of its value had delta 0.67 at that epsilon (2 reports: 3.1e-4),
     and 1.2e-6 even at 21.4.  Now the statement says 'per report' and states the device's own bound, which holds."""
     grr = local.make("grr", epsilon=4.0, domain_size=8)
@@ -122,7 +122,7 @@ def test_a_ceiling_of_10000_tokens_states_the_local_composition_without_overflow
 
 
 def test_a_central_line_not_amplified_is_the_reports_local_guarantee_resting_on_no_party():
-    """attack107 F4: batches of 4 to 20 with 2 colluding reports gave (4, 1e-8) per report "assuming" six parties'
+    """Batches of 4 to 20 with 2 colluding reports gave (4, 1e-8) per report "assuming" six parties'
     behaviour; the amplified epsilon is the report's own epsilon0 there, which holds with delta 0 whatever they do:
     stated as the per-device line's local case is (4101f9b3)."""
     grr = local.make("grr", epsilon=4.0, domain_size=8)

@@ -53,7 +53,7 @@ def test_release_picks_the_shape_from_the_data():
     rng = np.random.default_rng(3)
     normal = TreeHistogram.release(np.clip(rng.normal(size=10**5), -4, 4), 1.0, (-4, 4), rng=0)
     lognormal = TreeHistogram.release(np.clip(rng.lognormal(0, 1, 10**5), 0, 50), 1.0, (0, 50), rng=0)
-    assert normal.branching**normal.height <= 2048  # 11^3 = 1331 since issue 35 (any integer branching)
+    assert normal.branching**normal.height <= 2048  # 11^3 = 1331 (any integer branching)
     assert normal.releases[0]["profile"]["concentration"] < 4
     # the lognormal's far tail holds too little to keep its bins: the tree covers the first few, with leaves as fine
     # as 2048 over the whole range at least

@@ -11,7 +11,7 @@
 // HTTP API (docs/how-to/run-a-campaign.md, /openapi.json):
 //   GET  {server}/api/campaigns/{campaign}/config              -> {"config", "state", ...}
 //   PUT  {server}/api/campaigns/{campaign}/batches/{batch_id}  binary records -> ack
-// A campaign collected through a relay (its config has ``relay``; issue 44 design, sections 3 to 5):
+// A campaign collected through a relay (its config has ``relay``):
 //   GET  {server}/api/campaigns/{campaign}/identity            the identity document: its SHA-256 is the pin
 //   GET  {issuer}/issuer/v1/keys/{key}                         the issuer's token key, checked against the campaign's
 //   POST {issuer}/issuer/v1/keys/{key}/token-request           Bearer credential, TokenRequest -> TokenResponse
@@ -87,7 +87,7 @@ function checkRoundOpen(document) {
  * Refuse, before anything is drawn, an answer outside the round this device drew (``Ledger.roundFor``, kept in its
  * ledger): an earlier round open is ``wait_for_round`` (submit again later), a later one ``round_over`` (the device
  * answers no other round). A device answering the round open when it arrives would fill each round with whoever
- * answers first (issue 45, A45-3). Both refusals depend on the draw and the public round only, never on the value.
+ * answers first. Both refusals depend on the draw and the public round only, never on the value.
  */
 function checkOwnRound(document, ledger, collector, once, source) {
   if (ledger.answered(once, collector)) return; // the ledger refuses the second answer, saying so
@@ -275,8 +275,8 @@ export class Client {
     if (typeof retryWindowMs !== 'number' || !Number.isFinite(retryWindowMs) || retryWindowMs < 0) {
       throw new TypeError(`The 'retryWindowMs' option of Client must be a number of milliseconds >= 0. Got ${retryWindowMs}.`);
     }
-    if (typeof retryDelayMs !== 'number' || !Number.isFinite(retryDelayMs) || retryDelayMs < 0) { // as Java (attack75 B:
-      // -5 retried a 503 with no pause, 8,238 requests in 10 s, for ever)
+    if (typeof retryDelayMs !== 'number' || !Number.isFinite(retryDelayMs) || retryDelayMs < 0) { // as Java
+      // (-5 retried a 503 with no pause, 8,238 requests in 10 s, for ever)
       throw new TypeError(`The 'retryDelayMs' option of Client must be a number of milliseconds >= 0. Got ${retryDelayMs}.`);
     }
     if (timeoutMs !== null && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0)) {
@@ -354,8 +354,8 @@ export class Client {
       // refuses unsupported protocols here, and a config it cannot build as the server's answer (bound.js)
       const protocol = protocolOfAnswer(document.client_view ?? document.config, this.campaignId);
       // the reports one body holds, from the answer's max_body_bytes and max_batch_reports: a config whose statistic
-      // or one report is too large, or a bad bound, is refused before anything is drawn, sent or charged (attack70 F1,
-      // bound.js)
+      // or one report is too large, or a bad bound, is refused before anything is drawn, sent or charged
+      // (bound.js)
       this._bodyRows = rowsPerBody(protocol, served, this.campaignId, Number.MAX_SAFE_INTEGER);
       this._protocol = protocol;
       const relay = document.relay;
@@ -379,7 +379,7 @@ export class Client {
   }
 
   /**
-   * The campaign document ``served`` as the device takes it (issue 44 design, section 5), and the TokenChallenge the
+   * The campaign document ``served`` as the device takes it, and the TokenChallenge the
    * server publishes (``published``, base64url, null if none).  A relayed campaign (its config has ``relay``, or a pin
    * was given): the identity document's bytes are fetched from the same server and hashed, refused (``pin_mismatch``)
    * unless the hash is the given pin and the config's ``relay.pin``; config, relay and issuer are the identity's only.
@@ -436,7 +436,7 @@ export class Client {
 
   /**
    * Hold tokens of the campaign's issuer for ``count`` reports (resolves to how many the device holds), before they
-   * are drawn: a relayed campaign with an issuer takes one token per report (issue 44 design, section 1), so that
+   * are drawn: a relayed campaign with an issuer takes one token per report, so that
    * ``submit``, ``submitMany`` and ``add`` call this first and a refusal (no credential, the issuer's) never follows a
    * draw.  A request whose answer was lost is sent again, the same bytes: the issuer answers it from its store.
    * Tokens are kept (``memoStorage``, key ``dpdist-tokens``) until a report spends them, also those obtained before the
@@ -633,7 +633,7 @@ export class Client {
       if (once !== null) checkOwnRound(this._campaign, this._ledger, this.collector, once, this._source);
     } catch (error) {
       // the round open now is not this device's: the next submit fetches the campaign again (its round may be open
-      // then), not this document, which would refuse it forever (issue 45 re-attack, R45-5)
+      // then), not this document, which would refuse it forever
       if (error instanceof ServiceError && ['no_open_round', 'wait_for_round'].includes(error.code)) this._campaign = null;
       throw error;
     }
@@ -674,7 +674,7 @@ export class Client {
   async submitMany(values) {
     const protocol = await this.protocol();
     const order = permutation(values.length, this._source);
-    const step = Math.min(this.batchSize, this._bodyRows); // fewer when one body or batch holds fewer (attack70 F1, bound.js)
+    const step = Math.min(this.batchSize, this._bodyRows); // fewer when one body or batch holds fewer
     for (let start = 0; start < values.length; start += step) {
       await this._prepareFor(Math.min(step, values.length - start)); // the batch's tokens before its draws
       const batch = await this._privatizeLocked(protocol, Array.from(order.subarray(start, start + step), (index) => values[index]));
@@ -864,7 +864,7 @@ export class Client {
    * answer must be (acks.js): one that is not (a proxy's or a captive portal's 200, a body cut short) is retried as a
    * failure, with the same bytes; with it, resolves to the acknowledgement (parsed), else to the response.  ``limit``:
    * the most bytes of a successful answer read (a refusal's: ACK_ANSWER_BYTES); JSON that may hold more values than
-   * ``mostValuesWithin(limit)`` is not parsed (attack69 F2): no acknowledgement, no refusal's code, else ``unexpected_answer``.
+   * ``mostValuesWithin(limit)`` is not parsed: no acknowledgement, no refusal's code, else ``unexpected_answer``.
    */
   async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined, via = null, acknowledges = null,
     limit = ACK_ANSWER_BYTES }) {
@@ -901,7 +901,7 @@ export class Client {
         asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
         if (response.ok && acknowledges === null) return readAnswer(response, bytes, limit, `${method} ${shown(request.where, request.secrets)}`);
         if (response.ok) {
-          const heavy = tooManyValues(bytes, limit); // not parsed: no acknowledgement (attack69 F2)
+          const heavy = tooManyValues(bytes, limit); // not parsed: no acknowledgement
           const [ack, problem] = heavy === null ? acknowledges(new TextDecoder().decode(bytes), response)
             : [null, `no acknowledgement: HTTP ${response.status} with ${heavy} (not parsed)`];
           if (problem === null) return ack;
@@ -966,7 +966,7 @@ function refusalOf({ method, where, secrets, target }, response, bytes) {
 }
 
 /**
- * Refuse a server URL fetch could not send or that would send elsewhere (attack67 F21, F22), naming the argument and
+ * Refuse a server URL fetch could not send or that would send elsewhere, naming the argument and
  * showing the value masked: with ``user:password@`` (fetch refuses a URL with credentials; this client authenticates
  * with its token), or with a query or fragment (the API's paths are joined to it: every request would go to ``/?...``).
  */
@@ -988,7 +988,7 @@ function isThenable(value) {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof value.then === 'function';
 }
 
-/** The refusal of an asynchronous ``memoStorage`` (attack104 F4), whose ``method`` returned a Promise. */
+/** The refusal of an asynchronous ``memoStorage``, whose ``method`` returned a Promise. */
 function asyncStorage(method) {
   return new InvalidParameterError(
     `The 'memoStorage' option of Client must be a synchronous storage: its ${method}('${LEDGER_KEY}') returned a Promise ` +
@@ -1002,11 +1002,11 @@ function asyncStorage(method) {
  * Save the ledger's JSON ``text`` under LEDGER_KEY and read it back: a storage whose getItem does not return the
  * string written (a setItem that drops writes, a getItem without its ``return``, an asynchronous storage) keeps no
  * ledger, so it is refused (InvalidParameterError naming memoStorage) before the reports this save was for are sent
- * (attack104 F2: such a storage sent 15 of 15 reports, and l-grr drew a fresh permanent response each day).
+ * (such a storage sent 15 of 15 reports, and l-grr drew a fresh permanent response each day).
  */
 function keepLedger(storage, text) {
   // a setItem returning a Promise writes later (write-behind): a process that ends before it did kept no charge
-  // (attack106 F2: 9 reports against a budget of 3 over three runs), though the read-back sees its memory
+  // (9 reports against a budget of 3 over three runs), though the read-back sees its memory
   if (isThenable(storage.setItem(LEDGER_KEY, text))) throw asyncStorage('setItem');
   const back = storage.getItem(LEDGER_KEY);
   if (back === text) return;
@@ -1030,7 +1030,7 @@ export const CLIENT_OPTIONS = Object.freeze([
 
 /**
  * The ``options`` argument of Client, checked: an object whose every own key is an option the Client knows.  A name it
- * does not know (a typo, ``budget`` before it was an option: attack104 F3) was ignored silently, the device then
+ * does not know (a typo, ``budget`` before it was an option) was ignored silently, the device then
  * running with the default it meant to change.
  */
 function checkOptionNames(options) {

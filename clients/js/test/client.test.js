@@ -138,19 +138,19 @@ test('a campaign of an unsupported protocol is refused before anything is random
   await assert.rejects(client.submit(1), UnsupportedProtocolError);
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
   assert.throws(() => new Client('', 'bad id!'), TypeError);
-  for (const retryDelayMs of [-5, Number.NaN, 'x', Infinity]) { // attack75 B: -5 retried a 503 with no pause, for ever
+  for (const retryDelayMs of [-5, Number.NaN, 'x', Infinity]) { // -5 retried a 503 with no pause, for ever
     assert.throws(() => new Client('', 'c1', { memoStorage: null, retryDelayMs }), /'retryDelayMs' option of Client must be a number of milliseconds >= 0/);
   }
 });
 
-test("a config answer this client cannot build is the server's answer refused, not the app's mistake (attack71 F4)", async () => {
+test("a config answer this client cannot build is the server's answer refused, not the app's mistake", async () => {
   const hostile = [
     { protocol: 'grr', version: 1, epsilon: -1, domain_size: 6 }, { protocol: 'grr', version: 1, epsilon: 1 },
-    { protocol: 'oue', version: 1, epsilon: 1e308, domain_size: 5 }, // attack73 F1: the true value sent half the time
+    { protocol: 'oue', version: 1, epsilon: 1e308, domain_size: 5 }, // the true value sent half the time
     { protocol: 'grr', version: 1, epsilon: 800, domain_size: 5 }, // was a raw RangeError from the protocol's constants
-    { protocol: 'sw', version: 1, epsilon: 1, b: 1e308 }, // attack73 F2: a raw RangeError
+    { protocol: 'sw', version: 1, epsilon: 1, b: 1e308 }, // a raw RangeError
     { protocol: 'grr', version: 2, epsilon: 1, domain_size: 6 }, { protocol: 'grr', version: null, epsilon: 1, domain_size: 6 },
-    { protocol: 'grr\u001b]0;pwn\u0007\n', version: 2 }, // attack73 F3: raw control characters in the message
+    { protocol: 'grr\u001b]0;pwn\u0007\n', version: 2 }, // raw control characters in the message
     { protocol: 'grr', version: 1, epsilon: `a\u001b[2J\u202e${'x'.repeat(300000)}`, domain_size: 6 }, // and 300 KB of it
   ];
   for (const config of hostile) {
@@ -253,7 +253,7 @@ test('a device answers one round of a campaign in rounds: a later round, or its 
   assert.equal((await other.submit(1.0)).accepted, 1);
 });
 
-test('a device answers the round it drew at random in proportion to the sizes, and waits for it (issue 45, A45-3)', async () => {
+test('a device answers the round it drew at random in proportion to the sizes, and waits for it', async () => {
   const round = (k) => ({ protocol: 'threshold', version: 1, epsilon: 1.0, bounds: [0.0, 10.0], cuts: [256 * k], grid_size: 1024, round: k });
   const published = (k) => ({ submit_to: `c1-r${k}`, rounds: { round: k, of: 3, round_state: 'open', sizes: [100, 200, 300] } });
   const storage = memoryStorage();
@@ -378,7 +378,7 @@ test('concurrent add() calls lose no report when a flush swaps the queue meanwhi
   assert.equal(client.unsentReports, 0);
 });
 
-test('a failed request is sent again for the whole retry window (issue 61: devices ride out a restart)', async () => {
+test('a failed request is sent again for the whole retry window (devices ride out a restart)', async () => {
   const { Retries, DEFAULT_RETRY_WINDOW_MS, MAX_BACKOFF_MS } = await import('../src/client.js');
   let now = 0;
   const retries = new Retries(DEFAULT_RETRY_WINDOW_MS, 250, null, () => now);
@@ -397,7 +397,7 @@ test('a failed request is sent again for the whole retry window (issue 61: devic
   const timedOut = new Retries(0, 250, null, () => now); // made as the first attempt starts
   now += 60_000; // the attempt times out after 60 s
   assert.equal(timedOut.pause(null), null);
-  assert.equal(timedOut.spentMs(), 60_000); // what the message says (attack68 F8: "over 0.0 s")
+  assert.equal(timedOut.spentMs(), 60_000); // what the message says ("over 0.0 s")
   assert.equal(timedOut.elapsedMs(), 0); // the window counts from the first failure
 
   let refused = 0;
@@ -485,13 +485,13 @@ function fileStorage(file) {
   };
 }
 
-test('two Clients over one file-backed storage read each other\'s charges: held at the budget together (attack104 F1)', async () => {
+test('two Clients over one file-backed storage read each other\'s charges: held at the budget together', async () => {
   const folder = mkdtempSync(join(tmpdir(), 'dpdist-ledger-'));
   try {
     const file = join(folder, 'device-ledger.json');
     const grr = fakeServer({ config: { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 } });
     const lgrr = fakeServer({ config: { protocol: 'l-grr', version: 1, epsilon: 4.0, epsilon_1: 1.0, domain_size: 8 } });
-    // one storage object per Client, as an app reporting to two campaigns may make them: attack104 sent 19 reports,
+    // one storage object per Client, as an app reporting to two campaigns may make them: a device sent 19 reports,
     // epsilon 19.9 against a budget of 10, when each storage kept the copy of the file it read once
     const a = new Client('', 'c1', { fetch: grr.fetch, memoStorage: fileStorage(file), source: deterministicSource(41) });
     const b = new Client('', 'c1', { fetch: lgrr.fetch, memoStorage: fileStorage(file), source: deterministicSource(42) });
@@ -521,7 +521,7 @@ test('two Clients over one file-backed storage read each other\'s charges: held 
   }
 });
 
-test('a memoStorage that does not return what was written is refused before anything is drawn or sent (attack104 F2)', async () => {
+test('a memoStorage that does not return what was written is refused before anything is drawn or sent', async () => {
   const storages = {
     'a setItem that drops writes': () => ({ getItem: () => null, setItem: () => {} }),
     'a getItem without its return': () => {
@@ -580,7 +580,7 @@ test('a memoStorage whose writes stop reading back, or throw, refuses at the sav
   }
 });
 
-test('an asynchronous memoStorage (getItem returns a Promise) is refused, saying it must be synchronous (attack104 F4)', async () => {
+test('an asynchronous memoStorage (getItem returns a Promise) is refused, saying it must be synchronous', async () => {
   const kept = {};
   const storage = { getItem: async (key) => kept[key] ?? null, setItem: async (key, value) => { kept[key] = value; } };
   const server = fakeServer();
@@ -591,7 +591,7 @@ test('an asynchronous memoStorage (getItem returns a Promise) is refused, saying
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
 });
 
-test('a write-behind memoStorage (setItem returns a Promise, getItem answers at once) is refused before anything is sent (attack106 F2)', async () => {
+test('a write-behind memoStorage (setItem returns a Promise, getItem answers at once) is refused before anything is sent', async () => {
   const kept = {};
   const storage = { getItem: (key) => kept[key] ?? null, setItem: async (key, value) => { kept[key] = value; } };
   const server = fakeServer();
@@ -601,7 +601,7 @@ test('a write-behind memoStorage (setItem returns a Promise, getItem answers at 
   assert.equal(server.requests.filter((r) => r.method === 'PUT').length, 0);
 });
 
-test('an option the Client does not know is refused, naming it and listing the options (attack104 F3)', () => {
+test('an option the Client does not know is refused, naming it and listing the options', () => {
   const storage = memoryStorage();
   for (const [options, named] of [
     [{ memoStorage: storage, budgett: 3 }, '"budgett"'],
@@ -621,7 +621,7 @@ test('an option the Client does not know is refused, naming it and listing the o
     ohttp: null, relayEnvelope: null }));
 });
 
-test('the budget option: a new ledger starts with it, and it replaces a stored ledger\'s budget each time it is read (attack104 F3)', async () => {
+test('the budget option: a new ledger starts with it, and it replaces a stored ledger\'s budget each time it is read', async () => {
   const server = fakeServer(); // grr, epsilon 1
   const storage = memoryStorage();
   const device = (budget, seed) => new Client('', 'c1', { fetch: server.fetch, memoStorage: storage, budget, source: deterministicSource(seed) });

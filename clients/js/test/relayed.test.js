@@ -1,4 +1,4 @@
-// The device algorithm of a relayed campaign (issue 44 design, sections 1, 3, 4 and 5) against a collector, a relay and
+// The device algorithm of a relayed campaign (docs/explanation/threat-model.md) against a collector, a relay and
 // a Privacy Pass issuer in-process (relayed-fakes.js: node http servers on 127.0.0.1 that stop by themselves): where the
 // config and keys come from (the identity and its pin: key substitution by the relay, a config of the collector's own
 // for one device), one token per report before its draw, retries that resend the same token request and the same token

@@ -59,7 +59,7 @@ _STOPS = (Either("retry_window", "retries", why="a token request must stop retry
 
 
 #: the most bytes of an issuer's answer read, once decoded: a TokenResponse is NK (256) bytes, a refusal a short JSON
-#: object (a ~1 MB gzip answer unpacked to 1 GiB took 2.3 GB of a device's memory: attack67 F3)
+#: object (a ~1 MB gzip answer unpacked to 1 GiB took 2.3 GB of a device's memory)
 _MOST_BYTES = 64 << 10
 
 
@@ -156,7 +156,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     with httpx.Client(timeout=timeout, transport=transport, verify=verifying_context(), event_hooks=HOOKS) as client:
         while True:
             response = None
-            try:  # the answer whole within timeout, head and body, and at most _MOST_BYTES (attack67 F1, F3)
+            try:  # the answer whole within timeout, head and body, and at most _MOST_BYTES
                 response = request_within(client, "POST", url, timeout, limit=_MOST_BYTES, content=pending.request,
                                           headers=_headers(credential))
             except httpx.TransportError as error:

@@ -293,8 +293,8 @@ public final class Client {
             Protocol built = ReportBound.protocolOfAnswer(
                 document.get("client_view") != null ? document.get("client_view") : document.get("config"), campaignId);
             // the reports one body holds, from the answer's max_body_bytes and max_batch_reports: a config whose statistic
-            // or one report is too large, or a bad bound, is refused before anything is drawn, sent or charged (attack70
-            // F1, ReportBound)
+            // or one report is too large, or a bad bound, is refused before anything is drawn, sent or charged
+            // (ReportBound)
             this.bodyRows = ReportBound.rowsPerBody(built, served, campaignId, Integer.MAX_VALUE);
             Map<String, Object> relay = Json.asObject(document.get("relay"));
             Identity.Issuer info = relay != null && relay.get("issuer") != null
@@ -510,7 +510,7 @@ public final class Client {
     public synchronized List<Map<String, Object>> submitMany(List<?> values) {
         Protocol built = protocol();
         int[] order = Shuffle.permutation(values.size(), source);
-        int step = Math.min(options.batchSize, bodyRows); // fewer when one body or batch holds fewer (attack70 F1, ReportBound)
+        int step = Math.min(options.batchSize, bodyRows); // fewer when one body or batch holds fewer
         for (int start = 0; start < values.size(); start += step) {
             int size = Math.min(step, values.size() - start);
             prepareFor(size); // the batch's tokens before its draws
@@ -828,7 +828,7 @@ public final class Client {
     }
 
     /**
-     * Null if {@code response} acknowledges what was sent, else what it is (issue 61, as Python's {@code dpdist._acks}
+     * Null if {@code response} acknowledges what was sent, else what it is (as Python's {@code dpdist._acks}
      * and JavaScript's {@code acks.js}): a JSON object whose {@code idKey} is {@code id} and whose campaign is
      * {@code campaign}, with {@code accepted} (an integer &gt;= 0), {@code rejected} (an object) and {@code duplicate} (a
      * boolean) for a batch, {@code duplicate} for a relay's report.  Another batch's acknowledgement (a server's bug, a
@@ -847,7 +847,7 @@ public final class Client {
         String what = "no acknowledgement of " + named + " '" + id + "' of campaign '" + campaign + "': HTTP " + response.status;
         Map<String, Object> ack;
         try {
-            ack = Json.asObject(Json.parseAnswer(response.body, HttpTransport.ACK_ANSWER_BYTES)); // attack69 F2
+            ack = Json.asObject(Json.parseAnswer(response.body, HttpTransport.ACK_ANSWER_BYTES)); // a hostile answer of many small values is not parsed
         } catch (IllegalArgumentException notJson) {
             String heavy = Json.tooManyValues(response.body, HttpTransport.ACK_ANSWER_BYTES);
             return what + (heavy != null ? " with " + heavy + " (not parsed)" : " with a body that is not JSON (" + response.body.length + " bytes)");
@@ -883,7 +883,7 @@ public final class Client {
 
     /**
      * The JSON object of a successful answer read within {@code limit} bytes, else {@code bad_answer}: JSON that may hold
-     * more values than {@link Json#mostValuesWithin} {@code limit} is not parsed (attack69 F2).
+     * more values than {@link Json#mostValuesWithin} {@code limit} is not parsed.
      */
     private static Map<String, Object> json(HttpTransport.Response response, int limit) {
         String heavy = Json.tooManyValues(response.body, limit);

@@ -235,13 +235,13 @@ class ClientTest {
 
     @Test
     void aConfigAnswerThisClientCannotBuildIsTheServersAnswerRefusedNotTheAppsMistake() throws Exception {
-        // attack71 F4: a hostile config's parameter out of range or missing was InvalidParameterError, the app's own mistake
+        // a hostile config's parameter out of range or missing was InvalidParameterError, the app's own mistake
         StringBuilder long300k = new StringBuilder("a\\u001b[2J\\u202e");
         for (int i = 0; i < 300_000; i++) long300k.append('x');
         for (String config : new String[] {"{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": -1.0, \"domain_size\": 8}",
                                            "{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": 1.0}",
                                            "{\"protocol\": \"oue\", \"version\": 1, \"epsilon\": 1e308, \"domain_size\": 5}",
-                                           "{\"protocol\": \"sw\", \"version\": 1, \"epsilon\": 1.0, \"b\": 1e308}", // attack73 F2
+                                           "{\"protocol\": \"sw\", \"version\": 1, \"epsilon\": 1.0, \"b\": 1e308}", // was a raw overflow
                                            "{\"protocol\": \"grr\", \"version\": 2, \"epsilon\": 1.0, \"domain_size\": 8}",
                                            "{\"protocol\": \"grr\\u001b]0;pwn\\u0007\\n\", \"version\": 2}", // F3: control characters
                                            "{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": \"" + long300k + "\", \"domain_size\": 8}"}) {
@@ -276,7 +276,7 @@ class ClientTest {
             delays.add(Math.round(delay * 1000));
             double asked = Client.retryDelayMs(1000, 4.0);
             assertTrue(asked >= 4000 && asked <= 6000);
-            // issue 60, F6: "at most 60 s" waited up to 90 s (the jitter was added after the cap)
+            // "at most 60 s" waited up to 90 s (the jitter was added after the cap)
             double capped = Client.retryDelayMs(1000, Client.retryAfterSeconds("31536000"));
             assertTrue(capped <= 60_000 && capped >= 60_000, String.valueOf(capped));
             double near = Client.retryDelayMs(1000, 50.0);
@@ -361,7 +361,7 @@ class ClientTest {
 
     @Test
     void theOwnersBudgetInCodeReplacesTheStoredOneSoAnEditedLedgerFileDoesNotRaiseIt(@TempDir Path folder) throws Exception {
-        // issue 60, F2: "budget": 10.0 edited to 1e9 in the file let the device report 50 more times
+        // "budget": 10.0 edited to 1e9 in the file let the device report 50 more times
         try (FakeServer server = server(GRR, ClientTest::ack)) {
             Client.Options options = Client.options().storage(new FileStorage(folder)).retries(0).budget(3.0);
             new Client(server.url(), "c", options).submitMany(Arrays.asList(0, 1, 2)); // epsilon 3: the owner's budget
@@ -384,7 +384,7 @@ class ClientTest {
 
     @Test
     void anAcknowledgementOfAnotherBatchIsNotTakenAsThisOnes() throws Exception {
-        // issue 60, F7: a 200 naming batch 000...0 was returned as the success of another batch
+        // a 200 naming batch 000...0 was returned as the success of another batch
         Map<String, Object> other = new LinkedHashMap<>();
         other.put("campaign", "c");
         other.put("batch_id", "00000000000000000000000000000000");
@@ -400,7 +400,7 @@ class ClientTest {
 
     @Test
     void anyOtherSuccessIsRetriedWithTheSameBytesUntilTheServiceAcknowledgesThisBatch() throws Exception {
-        // issue 61: a captive portal's page, a body cut short, JSON without the acknowledgement's fields, another campaign's
+        // a captive portal's page, a body cut short, JSON without the acknowledgement's fields, another campaign's
         Map<String, Object> otherCampaign = new LinkedHashMap<>();
         otherCampaign.put("campaign", "elsewhere");
         otherCampaign.put("accepted", 1);
@@ -524,7 +524,7 @@ class ClientTest {
 
     @Test
     void fileStorageMakesAnExistingOpenDirectoryOwnerOnlyAndWritesItsFilesForItsOwner(@TempDir Path folder) throws Exception {
-        // issue 60, F3: a 0777 directory was kept 0777 and the ledger (its memo holds the values) written 0644
+        // a 0777 directory was kept 0777 and the ledger (its memo holds the values) written 0644
         Path directory = Files.createDirectory(folder.resolve("open"));
         Files.setPosixFilePermissions(directory, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
         FileStorage storage = new FileStorage(directory);
@@ -539,7 +539,7 @@ class ClientTest {
 
     @Test
     void bothTransportsRefuseToReadAnAnswerLongerThanTheirCap() throws Exception {
-        // issue 60, F4: a 200 MB config answer ran a small heap out of memory (an Error, not a DPDistError)
+        // a 200 MB config answer ran a small heap out of memory (an Error, not a DPDistError)
         byte[] huge = new byte[HttpTransport.MAX_ANSWER_BYTES + 1];
         java.util.Arrays.fill(huge, (byte) ' ');
         byte[] fits = new byte[HttpTransport.MAX_ANSWER_BYTES];
@@ -555,7 +555,7 @@ class ClientTest {
 
     @Test
     void aHeldStorageLockIsWaitedForAtMostTheLockTimeout(@TempDir Path folder) throws Exception {
-        // issue 60, F8: a held .lock blocked submit without limit
+        // a held .lock blocked submit without limit
         FileStorage storage = new FileStorage(folder, 200);
         java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
@@ -582,7 +582,7 @@ class ClientTest {
 
     @Test
     void aBatchThatCouldNotBeSentOutlivesTheProcessAndTheNextClientsFlushResendsItTheSameBytes(@TempDir Path folder) throws Exception {
-        // issue 60, F5: a batch that failed lived in memory only; after a restart its charge (and, relayed, its token) was spent for nothing
+        // a batch that failed lived in memory only; after a restart its charge (and, relayed, its token) was spent for nothing
         try (FakeServer server = server(GRR, answers(refusal(503, "unavailable")))) {
             Client first = new Client(server.url(), "c", Client.options().storage(new FileStorage(folder)).retries(0).retryDelayMs(1));
             ServiceError failed = assertThrows(ServiceError.class, () -> first.submit(3));

@@ -117,7 +117,7 @@ class RelayedTest {
 
     @Test
     void aRelayedBatchWhoseAppRestartedIsResentWithItsBoundTokensByTheNextClient(@TempDir Path folder) throws Exception {
-        // issue 60, F5: after a relay outage and a restart, the token stayed bound to a batch that lived only in memory
+        // after a relay outage and a restart, the token stayed bound to a batch that lived only in memory
         try (RelayedFakes fakes = new RelayedFakes()) {
             Client client = new Client(fakes.collector.url(), "c", device(folder, null).issuer(RelayedFakes.CREDENTIAL, fakes.issuer.url()));
             fakes.down = true;
