@@ -10,18 +10,21 @@
   (the ledger's charge and scope bookkeeping per report);
 * the exact over-time check of the conformance kit (``check_reports_over_time``) per protocol example.
 
-* ``--accountants`` (issue 58): the accountants of :mod:`dpdist.accounting` on k campaigns of GRR against the exact
+* ``--accountants``: the accountants of :mod:`dpdist.accounting` on k campaigns of GRR against the exact
   composition in closed form (the privacy loss of k-fold randomized response is a scaled binomial, trinomial for
-  d > 2), with their CPU; dp_accounting against dpdist's own lattice convolution on the relay's rounds; a budget
-  session's cost per charge over a year of daily charges.
+  d > 2), with their CPU; dp_accounting against dpdist's composition on the relay's rounds; a budget session's
+  cost per charge over a year of daily charges; one campaign of R = 10^4 .. 10^9 GRR reports charged, CPU and
+  peak RSS of a fresh process each, against dp_accounting's ``self_compose`` of the same pair.
 
 Run: ``uv run python benchmarks/bench_privacy_accounting.py`` (writes ``results/amplification.json``);
-``--accountants`` runs only the issue 58 tables.
+``--accountants`` runs only the accountants' tables.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -90,9 +93,8 @@ def exact_grr_epsilon(epsilon: float, d: int, k: int, delta: float) -> float:
 
 def accountants_table() -> None:
     from dpdist import accounting
-    from dpdist.accounting._pld import dp_accounting_pld
+    from dpdist.accounting import _pld
 
-    # dp_accounting imported once, outside the timings (1.6 s)
     accounting.epsilon_at(accounting.protocol_loss(local.make("grr", epsilon=1.0, domain_size=2)).distribution, 1e-6)
     print("| d | eps | k | delta | exact | basic | zcdp | pld | pld / exact | pld CPU s | zcdp CPU s |")
     print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -100,7 +102,8 @@ def accountants_table() -> None:
                                  (2, 1.0, 100, 1e-6), (1024, 1.0, 365, 1e-8), (3, 4.0, 30, 1e-8)]:
         daily = accounting.protocol_loss(local.make("grr", epsilon=epsilon, domain_size=d))
         year = accounting.sequential([daily] * k)
-        dp_accounting_pld.cache_clear()
+        _pld.read_epsilon.cache_clear()
+        _pld._plan.cache_clear()
         pld_cpu = cpu(lambda: accounting.state(year, delta, "pld"))
         zcdp_cpu = cpu(lambda: accounting.state(year, delta, "zcdp"))
         values = {name: accounting.state(year, delta, name).epsilon for name in accounting.ACCOUNTANTS}
@@ -110,7 +113,9 @@ def accountants_table() -> None:
 
     from dpdist.amplification import _accounting, _composition
 
-    print("\n| relay rounds: GRR eps0, d, n, rounds | dpdist's own convolution | CPU s | dp_accounting (h = 1e-4) | CPU s |"
+    from dp_accounting.pld import privacy_loss_distribution
+
+    print("\n| relay rounds: GRR eps0, d, n, rounds | dpdist's composition | CPU s | dp_accounting (h = 1e-4) | CPU s |"
           " difference | stated discretization error |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for epsilon0, d, n, rounds in [(4.0, 3, 10**5, 30), (4.0, 8, 10**6, 30), (1.0, 3, 10**4, 100), (8.0, 3, 10**5, 10)]:
@@ -118,13 +123,19 @@ def accountants_table() -> None:
         classes, _ = _accounting._reductions(protocol, epsilon0, "numerical", [])
         bound = _accounting._Bound(classes, n)
         one = _composition.round_distribution(bound.curve, bound.within, bound.t_max, rounds, DELTA)
-        own_cpu = cpu(lambda: one.compose(rounds, DELTA).epsilon(DELTA), repeat=5)
-        own = one.compose(rounds, DELTA).epsilon(DELTA)
-        atoms = accounting.Atoms(tuple(one.losses()), tuple(one.mass), one.infinity)
-        composed = accounting.Composed(((atoms, rounds),))
-        dp_accounting_pld.cache_clear()
-        theirs_cpu = cpu(lambda: accounting.epsilon_at(composed, DELTA))
-        theirs = accounting.epsilon_at(composed, DELTA)
+        own_cpu = cpu(lambda: one.compose(rounds, 2e-4 * DELTA).epsilon(DELTA), repeat=5)
+        own = one.compose(rounds, 2e-4 * DELTA).epsilon(DELTA)
+        rounded: dict[int, float] = {}
+        for index, mass in zip(np.ceil(one.losses() / 1e-4).astype(int).tolist(), one.mass):
+            rounded[index] = rounded.get(index, 0.0) + float(mass)
+
+        def theirs_call():
+            pld = privacy_loss_distribution.PrivacyLossDistribution.create_from_rounded_probability(
+                rounded, one.infinity, 1e-4, pessimistic_estimate=True)
+            return pld.self_compose(rounds).get_epsilon_for_delta(DELTA)
+
+        theirs_cpu = cpu(theirs_call)
+        theirs = theirs_call()
         print(f"| {epsilon0:g}, {d}, {n:.0e}, {rounds} | {own:.5f} | {own_cpu:.4f} | {theirs:.5f} | {theirs_cpu:.3f} | "
               f"{theirs - own:+.5f} | {rounds * 1e-4:.4f} |", flush=True)
 
@@ -138,11 +149,61 @@ def accountants_table() -> None:
               f"({seconds / 365 * 1e3:.0f} ms per charge), spent {session.spent.epsilon:.4f} by {session.spent.accountant}")
 
 
-def main() -> None:
-    import sys
+#: one campaign of GRR (epsilon 0.1, d 16) charged in a fresh process: CPU s and peak RSS (MB) of the charge alone
+_CAMPAIGN = """
+import resource, sys, time
+from dpdist import local
+from dpdist.budget import BudgetSession
+reports, peer = int(float(sys.argv[1])), sys.argv[2] == "dp_accounting"
+grr = local.make("grr", epsilon=0.1, domain_size=16)
+if peer:
+    import math
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    e = math.exp(0.1); p, q = e / (e + 15), 1 / (e + 15)
+    one = pld.PrivacyLossDistribution.create_from_rounded_probability({1: p, 0: 14 * q, -1: q}, 0.0, 0.1)
+before, start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, time.process_time()
+if peer:
+    epsilon = one.self_compose(reports).get_epsilon_for_delta(1e-8)
+else:
+    session = BudgetSession(1e12, 1e-8)
+    session.campaign(grr, reports=reports)
+    epsilon = session.spent.epsilon
+print(epsilon, time.process_time() - start, before / 1024, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
 
+
+def campaign_scale_table() -> None:
+    """A campaign of R GRR reports charged at delta 1e-8, each in a fresh process (peak RSS its own), against
+    dp_accounting's self-composition of the same pair on its own lattice (step 0.1: no rounding)."""
+    print("\n| R | dpdist epsilon | CPU s | peak RSS MB (import) | dp_accounting epsilon | CPU s | peak RSS MB (import) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for reports in ("1e4", "1e5", "1e6", "1e9"):
+        cells = []
+        for who in ("dpdist", "dp_accounting"):
+            try:
+                done = subprocess.run([sys.executable, "-c", _CAMPAIGN, reports, who], capture_output=True, text=True,
+                                      timeout=120, preexec_fn=_memory_cap)
+            except subprocess.TimeoutExpired:
+                cells.append("over 120 s | | ")
+                continue
+            if done.returncode:
+                cells.append(f"failed ({done.stderr.strip().splitlines()[-1][:40]}) | | ")
+                continue
+            epsilon, seconds, before, peak = (float(x) for x in done.stdout.split())
+            cells.append(f"{epsilon:.4f} | {seconds:.3f} | {peak:.0f} ({before:.0f})")
+        print(f"| {reports} | " + " | ".join(cells) + " |", flush=True)
+
+
+def _memory_cap() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))  # a run past 4 GB fails rather than swamp the machine
+
+
+def main() -> None:
     if "--accountants" in sys.argv:
         accountants_table()
+        campaign_scale_table()
         return
     amplification.numerical_epsilon(1.0, 1000, 1e-8)  # scipy imported once
     rows = amplification_table()

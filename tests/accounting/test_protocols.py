@@ -1,5 +1,5 @@
-"""Every registered protocol's loss per report: exact from its channel, cross-checked between dp_accounting and
-dpdist's own lattice convolution (amplification._composition.LossDistribution), and dominating every pair."""
+"""Every registered protocol's loss per report: exact from its channel, its composition cross-checked against
+dp_accounting's (an independent implementation), and dominating every pair."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 
 from dpdist import accounting, local
 from dpdist.accounting._distributions import pair_atoms
-from dpdist.accounting._pld import dp_accounting_pld
 from dpdist.accounting._zcdp import renyi
-from dpdist.amplification._composition import LossDistribution
+from dpdist.accounting._pld import deltas_at
 from dpdist.privacy import local_guarantee
+from accounting_support import dp_accounting_pld
 from conformance._examples import CASES, case_id, make
 
 STEP = 1e-3
@@ -23,12 +23,10 @@ DELTA = 1e-6
 
 
 @functools.cache  # 62 fast cases hold 37 distinct distributions (examples of one protocol at one epsilon): each once
-def _own_composition(atoms: accounting.Atoms, step: float, rounding) -> float:
-    """dpdist's own lattice convolution of REPORTS copies of ``atoms`` (losses rounded to the lattice by ``rounding``)."""
-    index = rounding(np.asarray(atoms.losses) / step).astype(np.int64)
-    offset = int(index.min())
-    mass = np.bincount(index - offset, weights=np.asarray(atoms.masses))
-    return LossDistribution(step, offset, mass, atoms.infinity).compose(REPORTS, DELTA).epsilon(DELTA)
+def _peer_composition(atoms: accounting.Atoms, step: float, pessimistic: bool) -> float:
+    """dp_accounting's composition of REPORTS copies of ``atoms`` (losses rounded up to the lattice, or down: below
+    the exact composition)."""
+    return float(dp_accounting_pld(atoms, step, pessimistic).self_compose(REPORTS).get_epsilon_for_delta(DELTA))
 
 
 #: the heavier combination of a protocol with a lighter one in CASES (pckv-grr[epsilon=1.0,domain_size=3,...],
@@ -44,7 +42,7 @@ def _params(cases):
 
 
 @pytest.mark.parametrize("case", _params(CASES))
-def test_each_protocols_loss_is_stated_and_dp_accounting_agrees_with_dpdists_own_convolution(case):
+def test_each_protocols_loss_is_stated_and_its_composition_agrees_with_dp_accountings(case):
     protocol = make(case)
     loss = accounting.protocol_loss(protocol)
     # one report: the protocol's epsilon; through a memo, guarantee_over(1) (epsilon_1), not its epsilon_inf
@@ -55,10 +53,10 @@ def test_each_protocols_loss_is_stated_and_dp_accounting_agrees_with_dpdists_own
     if protocol.tags.memoized or not isinstance(distribution, accounting.Atoms):
         return
     ours = accounting.epsilon_at(accounting.Composed(((distribution, REPORTS),)), DELTA, STEP)
-    own = _own_composition(distribution, STEP, np.ceil)
-    optimistic = _own_composition(distribution, STEP, np.floor)  # below the exact composition
-    assert abs(ours - own) <= REPORTS * STEP  # the stated discretization error
-    assert optimistic * (1 - 1e-6) <= ours <= REPORTS * protocol.guarantee.epsilon + 1e-9  # (own: float error carried)
+    theirs = _peer_composition(distribution, STEP, True)
+    optimistic = _peer_composition(distribution, STEP, False)  # below the exact composition
+    assert abs(ours - theirs) <= REPORTS * STEP  # the stated discretization error
+    assert optimistic * (1 - 1e-6) <= ours <= REPORTS * protocol.guarantee.epsilon + 1e-9
 
 
 FINITE = [case for case in CASES if make(case).tags.finite_channel and not make(case).tags.memoized
@@ -74,11 +72,8 @@ def test_a_finite_channels_loss_dominates_every_pair_of_inputs(case):
     if "exact channel" not in loss.source:
         pytest.skip(f"no enumerable channel: {loss.source}")
     channel = protocol.channel()
-    pld = dp_accounting_pld(loss.distribution)
     epsilons = np.linspace(-protocol.guarantee.epsilon, protocol.guarantee.epsilon, 41)
-    # dp_accounting's delta one epsilon at a time: its many-epsilon form walks the PMF in a Python loop (a curve's
-    # tens of thousands of points: 2.6 of this test's 4.8 CPU-s), the one-epsilon form is one NumPy sum
-    stated = np.array([pld.get_delta_for_epsilon(float(e)) for e in epsilons])
+    stated = deltas_at(loss.distribution, epsilons)
     orders = np.array([1.01, 1.5, 2.0, 8.0, 64.0])
     rows = channel.shape[0]
     pairs = [(a, b) for a in range(rows) for b in range(rows) if a != b]

@@ -8,8 +8,9 @@ accountant reads one currency off the result (:func:`state`, giving a :class:`St
 
 * ``"basic"``: the sum of the epsilons and of the deltas (Dwork & Roth 2014, Thm. 3.16);
 * ``"zcdp"``: the sum of the rhos, converted at a delta (Bun & Steinke 2016; Canonne, Kamath & Steinke 2020);
-* ``"pld"``: the composed PLD's :math:`\varepsilon(\delta)` through Google's ``dp_accounting``
-  (Doroshenko et al. 2022; Koskela et al. 2020);
+* ``"pld"``: the composed PLD's :math:`\varepsilon(\delta)`, each mechanism's pair composed on a bounded lattice by
+  repeated squaring (Koskela et al. 2020; Doroshenko et al. 2022): a campaign of :math:`10^9` reports costs
+  under a second;
 * ``"tightest"``: the smallest of those that can state every charge.
 
 Where the losses come from:
@@ -37,14 +38,14 @@ each mechanism's own assumptions.  ``docs/how-to/plan-a-budget.md`` ("Accountant
 
 from ._accountants import ACCOUNTANTS, CHOICES, Statement, cannot_state, check_accountant, state
 from ._distributions import Atoms, Composed, Curve, GaussianLoss, LossDistribution, loss_from_dict
-from ._loss import FRESH_RANDOMNESS, PrivacyLoss, parallel, sequential
+from ._loss import FRESH_RANDOMNESS, PrivacyLoss, parallel, repeated, sequential
 from ._mechanisms import discrete_laplace, gaussian
 from ._pld import DISCRETIZATION, delta_at, discretization_error, epsilon_at
 from ._protocols import MEMO_ASSUMPTION, protocol_loss
 from ._zcdp import zcdp_epsilon
 
 __all__ = [
-    "ACCOUNTANTS", "CHOICES", "Statement", "state", "cannot_state", "check_accountant", "PrivacyLoss", "sequential", "parallel",
+    "ACCOUNTANTS", "CHOICES", "Statement", "state", "cannot_state", "check_accountant", "PrivacyLoss", "sequential", "repeated", "parallel",
     "protocol_loss", "discrete_laplace", "gaussian", "Atoms", "Composed", "Curve", "GaussianLoss", "LossDistribution",
     "loss_from_dict", "DISCRETIZATION", "epsilon_at", "delta_at", "discretization_error", "zcdp_epsilon",
     "FRESH_RANDOMNESS", "MEMO_ASSUMPTION",

@@ -4,8 +4,7 @@ r"""The accountants: one currency read off a composed :class:`~._loss.PrivacyLos
   :math:`\varepsilon` at any :math:`\delta \ge \sum\delta_i`.  Valid for every charge.
 * ``"zcdp"``: :math:`\sum\rho_i` converted at :math:`\delta` (:func:`~._zcdp.zcdp_epsilon`); cannot state a
   charge without a :math:`\rho` (an :math:`(\varepsilon, \delta)` mechanism with :math:`\delta > 0`).
-* ``"pld"``: the composed privacy loss distribution's :math:`\varepsilon(\delta)` through ``dp_accounting``
-  (:mod:`._pld`); cannot state a charge without a distribution.
+* ``"pld"``: the composed privacy loss distribution's :math:`\varepsilon(\delta)` (:mod:`._pld`); cannot state a charge without a distribution.
 * ``"tightest"``: the smallest of those that can state every charge (each is a valid bound, so their
   minimum is).
 
@@ -26,7 +25,7 @@ from .._guarantee import with_assumptions
 from ..errors import InvalidParameterError
 from .._validation import Interval, Options, check_param, validate_params
 from ._loss import PrivacyLoss
-from ._pld import DISCRETIZATION, discretization_error, epsilon_at as pld_epsilon
+from ._pld import DISCRETIZATION, read_epsilon
 from ._zcdp import zcdp_epsilon
 
 __all__ = ["ACCOUNTANTS", "CHOICES", "Statement", "state", "cannot_state", "check_accountant"]
@@ -148,8 +147,7 @@ def state(loss: PrivacyLoss, delta: float, accountant: str = "tightest", *,
         epsilon = 0.0 if rho == 0 else zcdp_epsilon(rho, delta)
     else:
         assert loss.distribution is not None  # cannot_state checked it
-        epsilon = pld_epsilon(loss.distribution, delta, discretization)
-        error = discretization_error(loss.distribution, discretization)
+        epsilon, error = read_epsilon(loss.distribution, float(delta), discretization)
     capped = basic < epsilon
     return Statement(accountant, min(epsilon, basic), delta, guarantee.neighbouring, guarantee.model, loss.mechanisms,
                      rho, 0.0 if capped else error, capped, loss.assumptions)

@@ -19,8 +19,7 @@ is the sum of independent losses.
   PETS 2022);
 * :class:`Composed`: a sequence of the above, each repeated ``count`` times (sequential composition).
 
-They are numbers only: :mod:`._pld` turns them into ``dp_accounting`` PLDs (Google's library, which
-discretizes, composes by FFT and converts) when a number is asked for.
+They are numbers only: :mod:`._pld` puts them on lattices, composes and converts them when a number is asked for.
 """
 
 from __future__ import annotations

@@ -11,14 +11,18 @@ one currency off the result.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
+import numpy as np
+
 from .._documents import ABSENT, read_dataclass, read_part
 from .._guarantee import PrivacyGuarantee, parallel as basic_parallel, sequential as basic_sequential, with_assumptions
-from .._validation import InstanceOf, Interval, Items, Optional, validate_params
+from .._validation import InstanceOf, Integer, Interval, Items, Optional, validate_params
+from ..errors import InvalidPrivacyParameterError
 from ._distributions import (
     Atoms,
     Composed,
@@ -29,10 +33,10 @@ from ._distributions import (
     loss_from_dict,
     pure_atoms,
 )
-from ._pld import mechanisms
+from ._pld import deltas_at, mechanisms
 from ._zcdp import pure_rho
 
-__all__ = ["PrivacyLoss", "sequential", "parallel", "FRESH_RANDOMNESS"]
+__all__ = ["PrivacyLoss", "sequential", "repeated", "parallel", "FRESH_RANDOMNESS"]
 
 #: what composing the losses of several mechanisms assumes of their randomness
 FRESH_RANDOMNESS = "each mechanism draws fresh randomness (no report, memo or shuffle's sample reused across them)"
@@ -182,6 +186,27 @@ def sequential(losses: Iterable[PrivacyLoss]) -> PrivacyLoss:
     return PrivacyLoss(guarantee, rho, distribution, source + ("; ..." if len(sources) > 4 else ""), assumptions)
 
 
+@validate_params({"loss": InstanceOf(PrivacyLoss, "a PrivacyLoss"), "times": Integer(low=1)}, owner="accounting.repeated")
+def repeated(loss: PrivacyLoss, times: int) -> PrivacyLoss:
+    r"""The loss of ``times`` runs of one mechanism, each with fresh randomness: :func:`sequential` of ``[loss] * times``
+    without the list (a campaign of :math:`10^9` reports is one value): :math:`(k\varepsilon, k\delta)`, :math:`k\rho`,
+    and the pair repeated ``times`` times."""
+    if times == 1:
+        return loss
+    one = loss.guarantee
+    guarantee = basic_sequential([one, one])  # the kind, the relation and what it assumes, checked as for a list
+    if one.delta * times >= 1:
+        raise InvalidPrivacyParameterError(f"accounting.repeated: the deltas add up to {one.delta * times!r} >= 1.")
+    guarantee = dataclasses.replace(guarantee, epsilon=one.epsilon * times, delta=one.delta * times,
+                                    reports=None if guarantee.reports is None else (one.reports or 0) * times)
+    rho = None if loss.rho is None else loss.rho * times
+    distribution = None if loss.distribution is None else Composed(tuple(
+        (part, count * times) for part, count in _parts(loss.distribution)))
+    assumptions = tuple(dict.fromkeys([*loss.assumptions, FRESH_RANDOMNESS]))
+    source = f"{times} mechanisms in sequence" + (f": {loss.source}" if loss.source else "")
+    return PrivacyLoss(guarantee, rho, distribution, source, assumptions)
+
+
 def _parts(distribution) -> Sequence[tuple[LossDistribution, int]]:
     return distribution.parts if isinstance(distribution, Composed) else ((distribution, 1),)
 
@@ -206,15 +231,11 @@ def parallel(losses: Iterable[PrivacyLoss]) -> PrivacyLoss:
 
 def _envelope(distributions: list) -> Curve:
     """A curve above every one of ``distributions``' delta(epsilon), on a symmetric grid of 2001 epsilons (their
-    discretized PLDs give upper bounds; the curve is their largest, connect-the-dots makes it a pair)."""
-    # lazy: the parts' curves come from their discretized PLDs (dp_accounting, 1.6 s to load)
-    from ._pld import dp_accounting_pld
-
-    plds = [dp_accounting_pld(d) for d in distributions]
+    composed lattices give upper bounds; the curve is their largest, connect-the-dots makes it a pair)."""
     top = max(_largest_loss(d) for d in distributions)
-    epsilons = [top * (i / 1000.0 - 1.0) for i in range(2001)]
-    deltas = [max(float(value) for value in values) for values in zip(*(pld.get_delta_for_epsilon(epsilons) for pld in plds))]
-    return Curve(tuple(epsilons), tuple(min(1.0, d) for d in deltas))
+    epsilons = top * (np.arange(2001) / 1000.0 - 1.0)
+    deltas = np.max([deltas_at(d, epsilons) for d in distributions], axis=0)
+    return Curve(tuple(float(e) for e in epsilons), tuple(float(min(1.0, d)) for d in deltas))
 
 
 def _largest_loss(distribution) -> float:

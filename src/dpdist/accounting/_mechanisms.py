@@ -7,7 +7,7 @@ r"""The privacy loss of the central mechanisms by their noise: the discrete Lapl
   closed form from the geometric tails).
 * **Gaussian** (:math:`\mathcal N(0, \sigma^2)` per coordinate, l2 sensitivity :math:`\Delta`; discrete or
   continuous): :math:`\Delta^2/(2\sigma^2)`-zCDP (Canonne, Kamath & Steinke 2020, Thm. 14; Bun & Steinke 2016,
-  Prop. 1.6) and the Gaussian loss of :math:`\sigma/\Delta` (its PLD: ``dp_accounting``).
+  Prop. 1.6) and the Gaussian loss of :math:`\sigma/\Delta` (its PLD in closed form: :mod:`._pld`).
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ from ..errors import InvalidParameterError
 from .._validation import Integer, validate_params
 from ._channels import channel_loss, pairs_loss
 from ._distributions import pair_atoms
-from ._loss import PrivacyLoss, sequential
+from ._loss import PrivacyLoss, repeated
 from ._pair_classes import pair_classes
 
 __all__ = ["protocol_loss", "MEMO_ASSUMPTION"]
@@ -65,7 +65,7 @@ def protocol_loss(protocol: Any, reports: int = 1) -> PrivacyLoss:
         return PrivacyLoss.of_guarantee(guarantee, f"{name}'s memo: {guarantee.epsilon:.6g} over {reports} report(s) "
                                         "of one device, any two histories").assuming(MEMO_ASSUMPTION).derived_as(derivation)
     one = _one_report(protocol)
-    return (one if reports == 1 else sequential([one] * reports)).derived_as(derivation)
+    return repeated(one, reports).derived_as(derivation)
 
 
 #: one report's loss per protocol config (protocols are immutable; the channel is read once per process)

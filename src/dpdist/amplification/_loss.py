@@ -2,13 +2,12 @@ r"""A relayed campaign's rounds as a :class:`~dpdist.accounting.PrivacyLoss`, to
 
 Each round of ``n`` shuffled fresh reports is dominated by the pair :mod:`._composition` builds from the
 round's hockey-stick bound (connect-the-dots on the reductions' curve); ``rounds`` rounds compose as that
-pair repeated.  :func:`shuffled` states the rounds' :math:`(\varepsilon, \delta)` by dpdist's own lattice
-convolution of the pair (exact for the discrete pair, its floating-point error carried); the returned loss
-carries the same pair, so that a budget session's ``"pld"`` accountant composes the rounds with the
-session's other charges through ``dp_accounting``.  Both compose the same pair: on GRR
-(:math:`\varepsilon_0` = 4, d = 3, n = 10^5, 30 rounds, :math:`\delta = 10^{-8}`) dpdist's own gives 0.8889
-in under a millisecond and ``dp_accounting`` (step :math:`10^{-4}`) 0.8903, within its stated
-discretization error of 0.003 (``docs/reference/benchmarks/anonymity.md``, "Privacy accounting"): the relay keeps its own.
+pair repeated.  :func:`shuffled` states the rounds' :math:`(\varepsilon, \delta)` by the lattice composition of
+:mod:`dpdist.accounting._lattice` (exact for the discrete pair, its floating-point error carried); the returned loss
+carries the same pair, so that a budget session's ``"pld"`` accountant composes the rounds with the session's other
+charges on the pair's own lattice and states the same figure.  On GRR (:math:`\varepsilon_0` = 4, d = 3, n = 10^5,
+30 rounds, :math:`\delta = 10^{-8}`) it gives 0.8889, and ``dp_accounting`` (step :math:`10^{-4}`) 0.8903, within
+its discretization error of 0.003 (``docs/reference/benchmarks/anonymity.md``, "Accountants").
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from ._composition import _fft_error
+from ..accounting._lattice import fft_error
 
 __all__ = ["grr_pair_distribution", "grr_pair_epsilon"]
 
@@ -116,4 +116,4 @@ def _convolve(first: np.ndarray, first_error: float, second: np.ndarray, second_
     length = 1 << (size - 1).bit_length()
     out = np.fft.irfft(np.fft.rfft(first, length) * np.fft.rfft(second, length), length)[:size]
     carried = first_error + second_error + first_error * second_error
-    return np.maximum(out, 0.0), carried + _fft_error(first, second, length)
+    return np.maximum(out, 0.0), carried + fft_error(first, second, length)
