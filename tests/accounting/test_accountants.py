@@ -225,3 +225,26 @@ def test_repeated_refuses_a_count_that_is_not_a_positive_integer_by_name():
     for bad in (0, -3, 2.5, "10"):
         with pytest.raises(InvalidParameterError, match="times"):
             accounting.repeated(one, bad)
+
+
+@pytest.mark.parametrize("call, named", [
+    (lambda: accounting.gaussian(1e300, 1.0, delta=1e-6), "sigma"),
+    (lambda: accounting.gaussian(1e-300, 1.0, delta=1e-6), "sigma"),
+    (lambda: accounting.gaussian("1", 1.0, delta=1e-6), "sigma"),
+    (lambda: accounting.gaussian(1.0, 1.0, delta=None), "delta"),
+    (lambda: accounting.gaussian(1e90, 1.0, delta=1e-6), "delta"),  # (0, 1e-6)-DP: no epsilon > 0 to state
+    (lambda: accounting.discrete_laplace(1.0, sensitivity=10**9), "sensitivity"),
+    (lambda: accounting.discrete_laplace("1"), "epsilon"),
+])
+def test_a_mechanisms_argument_out_of_reach_is_refused_by_name(call, named):
+    with pytest.raises(InvalidParameterError, match=f"'{named}'"):
+        call()
+
+
+def test_a_discrete_laplace_of_large_sensitivity_is_stated_exactly_in_blocks():
+    """10^5 atoms: the Renyi divergences are read a block of orders at a time (no orders-by-atoms matrix of 6e7
+    entries); pure epsilon, at most its epsilon at any delta."""
+    loss = accounting.discrete_laplace(1.0, sensitivity=10**5)
+    assert len(loss.distribution.losses) == 10**5 + 1
+    assert 0.0 < loss.rho <= 0.5
+    assert accounting.state(loss, 1e-6).epsilon <= 1.0

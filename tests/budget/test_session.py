@@ -409,6 +409,29 @@ def test_a_year_of_daily_grr_campaigns_costs_the_pld_total_not_the_sum():
     assert refused.value.remaining == pytest.approx(4.0 - session.spent.epsilon)
 
 
+def test_spent_is_stated_at_another_delta_by_the_sessions_own_accountant_unless_another_is_named():
+    """A zcdp session answers epsilon_at with zCDP's conversion (not the tighter PLD figure it did not charge)."""
+    grr = local.make("grr", epsilon=0.1, domain_size=16)
+    spent = {}
+    for accountant in ("zcdp", "pld"):
+        session = BudgetSession(epsilon=100.0, delta=1e-6, accountant=accountant)
+        session.campaign(grr, reports=365)
+        spent[accountant] = session.spent
+    assert spent["zcdp"].epsilon_at(1e-6) == pytest.approx(spent["zcdp"].epsilon)
+    assert spent["zcdp"].statement_at(1e-8).accountant == "zcdp"
+    assert spent["zcdp"].epsilon_at(1e-6, "pld") == pytest.approx(spent["pld"].epsilon)
+    assert spent["pld"].epsilon < spent["zcdp"].epsilon
+
+
+@pytest.mark.parametrize("arguments, named", [(("0.1",), "delta"), ((None,), "delta"), ((2.0,), "delta"),
+                                              ((1e-6, "bogus"), "accountant")])
+def test_spent_at_another_delta_refuses_a_bad_argument_by_name(arguments, named):
+    session = BudgetSession(epsilon=10.0, delta=1e-6)
+    session.campaign(local.make("grr", epsilon=0.1, domain_size=16), reports=20)
+    with pytest.raises(InvalidParameterError, match=f"'{named}' parameter of Spent.epsilon_at"):
+        session.spent.epsilon_at(*arguments)
+
+
 @pytest.mark.slow
 def test_365_separate_daily_campaigns_are_charged_as_one_composition():
     """365 charges one by one (as a year of campaigns opens them) state what one composition of 365 states."""

@@ -142,12 +142,18 @@ def read_epsilon(loss: LossDistribution, delta: float, discretization: float = D
         return (math.inf, 0.0) if infinite else (max(largest + plan.shift, 0.0), plan.error)
     if not plan.parts:
         return _gaussian_epsilon(plan.sigma, delta), 0.0
+    # untilted first: where its carried floating-point error is small against delta, that is the figure (a mixed
+    # composition's first guess may tilt far past where it lies); else the tilted one, or the smaller of the two
+    untilted = _composed(plan, 0.0, _TRUNCATION_SHARE * delta)
+    plain = untilted.epsilon(delta)
+    if untilted.allowance <= 1e-3 * delta:
+        return plain + plan.shift, plan.error
     tilt = _tilt(plan, _first_guess(plan, delta))
     epsilon = _composed(plan, tilt, _truncation(tilt, delta)).epsilon(delta)
     if math.isfinite(epsilon) and _tilted_off(plan, tilt, epsilon):
         tilt = _tilt(plan, epsilon)  # tilted where it lies
         epsilon = _composed(plan, tilt, _truncation(tilt, delta)).epsilon(delta)
-    return epsilon + plan.shift, plan.error
+    return min(epsilon, plain) + plan.shift, plan.error
 
 
 # ---------------------------------------------------------------------------------------------- the plan
@@ -212,15 +218,17 @@ def _own_step(losses: np.ndarray) -> float | None:
 
 
 def _curve_part(curve: Curve, count: int) -> _Part:
-    """A curve's symmetric dominating pair on a uniform grid over its non-negative epsilons, its smallest spacing (a
-    coarser one when the composition would be wider than :data:`MAX_POINTS`): each copy overstated by at most one grid
-    step.  At a grid point between two of the curve's, the bound of the one below it (delta is non-increasing)."""
+    """A curve's symmetric dominating pair on a uniform grid over its non-negative epsilons, a hair wider than their
+    largest spacing (a coarser one when the composition would be wider than :data:`MAX_POINTS`): each copy overstated
+    by at most one grid step.  At a grid point, the bound of the curve's point at or below it (delta is
+    non-increasing): on the curve's own uniform grid, its own point (a smaller spacing would pin each point to the
+    bound below it, a step behind, and the pair built on that staircase would need more mass than there is)."""
     epsilons, deltas = np.asarray(curve.epsilons), np.asarray(curve.deltas)
     top = float(epsilons[-1])
     if top <= 0:  # every bound at a non-positive epsilon: delta(0) is the last one, all of it at +infinity
         return _Part(LatticeLoss(DISCRETIZATION, 0, np.array([1.0 - deltas[-1]]), float(deltas[-1])), count, 0.0, 0.0)
     spacing = np.diff(epsilons[epsilons >= 0])
-    step = max(float(spacing.min()) if spacing.size else top, top / 4096)
+    step = max(float(spacing.max()) if spacing.size else top, top / 4096) * (1 + 1e-9)
     for _ in range(2):  # the native grid, then (if too wide) the coarser one its width asks for
         points = np.arange(0.0, top + step, step)
         below = np.searchsorted(epsilons, points, side="right") - 1
@@ -393,5 +401,7 @@ def _gaussian_lattice(sigma: float, step: float, tilt: float, budget: float) -> 
         mass = law.mass * math.exp(float(logs.max()))
         mass[0] += below
         return LatticeLoss(step, law.offset, mass, infinity, 8 * 2.0**-53)
-    hidden = below * math.exp(tilt * float(index[0] * step) - law.scale - float(logs.max()))
+    # the lower tail's probability in tilted units (past the floats: inf, a tilt of no use; the untilted figure stands)
+    exponent = -math.inf if below == 0 else math.log(below) + tilt * float(index[0] * step) - law.scale - float(logs.max())
+    hidden = math.inf if exponent > 709.0 else math.exp(exponent)
     return LatticeLoss(step, law.offset, law.mass, infinity, law.relative, hidden, tilt, law.scale + float(logs.max()))

@@ -31,6 +31,8 @@ from ._distributions import Atoms
 __all__ = ["atoms_rho", "pure_rho", "zcdp_epsilon", "renyi"]
 
 _ORDERS = 1.0 + np.logspace(-7, 5, 600)
+#: entries of one block of the orders-by-atoms matrix (8 MB): a pair of 10^5 atoms is read 10 orders at a time
+_BLOCK = 2**20
 
 
 def renyi(atoms: Atoms, orders: np.ndarray) -> np.ndarray:
@@ -39,11 +41,18 @@ def renyi(atoms: Atoms, orders: np.ndarray) -> np.ndarray:
         return np.full(np.shape(orders), math.inf)
     losses, masses = np.asarray(atoms.losses), np.asarray(atoms.masses)
     keep = masses > 0
-    losses, logs = losses[keep], np.log(masses[keep])
-    exponents = (np.asarray(orders)[:, None] - 1.0) * losses[None, :] + logs[None, :]
+    losses, logs, orders = losses[keep], np.log(masses[keep]), np.asarray(orders, dtype=np.float64)
+    rows = max(1, _BLOCK // losses.size)  # orders per block: a block's matrix holds at most _BLOCK entries
+    log_moment = np.concatenate([_log_moments(orders[start:start + rows], losses, logs)
+                                 for start in range(0, orders.size, rows)])
+    return np.maximum(log_moment, 0.0) / (orders - 1.0)
+
+
+def _log_moments(orders: np.ndarray, losses: np.ndarray, logs: np.ndarray) -> np.ndarray:
+    r""":math:`\log \mathbb E_P[e^{(\alpha - 1) L}]` at each of ``orders``, as a log-sum-exp."""
+    exponents = (orders[:, None] - 1.0) * losses[None, :] + logs[None, :]
     top = exponents.max(axis=1)
-    log_moment = top + np.log(np.exp(exponents - top[:, None]).sum(axis=1))
-    return np.maximum(log_moment, 0.0) / (np.asarray(orders) - 1.0)
+    return top + np.log(np.exp(exponents - top[:, None]).sum(axis=1))
 
 
 def atoms_rho(atoms: Atoms) -> float:

@@ -167,7 +167,7 @@ class BudgetSession:
         if loss is None:
             return None
         statement = statement_of(self._total, self._accountant, loss)
-        return Spent.of(statement, loss, point_delta(charges, statement.accountant))
+        return Spent.of(statement, loss, point_delta(charges, statement.accountant), self._accountant)
 
     @property
     def remaining(self) -> Remaining:

@@ -8,8 +8,9 @@ import math
 from dataclasses import dataclass, field, fields
 from typing import Any, NamedTuple
 
-from ..accounting import ACCOUNTANTS, PrivacyLoss, Statement, cannot_state, state
-from .._guarantee import with_assumptions
+from ..accounting import ACCOUNTANTS, CHOICES, PrivacyLoss, Statement, cannot_state, state
+from .._guarantee import GUARANTEE_DELTA, with_assumptions
+from .._validation import Optional, Options, validate_params
 from ..errors import InvalidParameterError
 from ..privacy import PrivacyGuarantee
 
@@ -76,6 +77,10 @@ class Charge:
                    int(data.get("parts", 1)), str(data.get("time", "")), str(data.get("id", "")), **loss)
 
 
+#: what :meth:`Spent.epsilon_at` takes: a delta, and an accountant (None: the session's)
+_AT = {"delta": GUARANTEE_DELTA, "accountant": Optional(Options(CHOICES))}
+
+
 @dataclass(frozen=True)
 class Spent(PrivacyGuarantee):
     r"""What a session's charges add up to, as its accountant states it at the session's delta.
@@ -83,20 +88,22 @@ class Spent(PrivacyGuarantee):
     ``epsilon`` and ``delta`` are the statement (``"basic"``: the sums; another accountant: its epsilon at the
     session's delta); ``point_delta`` is the deltas the charges state themselves, added up (what is taken from
     the session's delta before any conversion); ``statement`` says which accountant and what it assumes;
-    :meth:`epsilon_at` states the same charges at any delta, by any accountant.
+    :meth:`epsilon_at` states the same charges at any delta, by the session's accountant (``session_accountant``) or
+    any other.
     """
 
     accountant: str = "basic"
     statement: Statement | None = field(default=None, repr=False)
     loss: PrivacyLoss | None = field(default=None, repr=False)
     point_delta: float = 0.0
+    session_accountant: str = field(default="tightest", repr=False)
 
     @classmethod
-    def of(cls, statement: Statement, loss: PrivacyLoss, point_delta: float) -> "Spent":
+    def of(cls, statement: Statement, loss: PrivacyLoss, point_delta: float, session_accountant: str = "tightest") -> "Spent":
         delta = min(statement.delta if statement.accountant != "basic" else loss.guarantee.delta, math.nextafter(1.0, 0.0))
         return cls(max(statement.epsilon, 1e-300), delta, statement.neighbouring, "central",
                    unit=loss.guarantee.unit, accountant=statement.accountant, statement=statement, loss=loss,
-                   point_delta=point_delta)
+                   point_delta=point_delta, session_accountant=session_accountant)
 
     @property
     def assumptions(self) -> tuple[str, ...]:
@@ -116,18 +123,22 @@ class Spent(PrivacyGuarantee):
             shown.append(f"assumptions={self.assumptions!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
 
-    def epsilon_at(self, delta: float, accountant: str = "tightest") -> float:
-        """The epsilon these charges spend at ``delta`` under ``accountant`` (the smallest valid one by default;
-        ``inf`` when none states one there); a named accountant that cannot state a charge is refused by name."""
+    @validate_params(_AT, owner="Spent.epsilon_at")
+    def epsilon_at(self, delta: float, accountant: str | None = None) -> float:
+        """The epsilon these charges spend at ``delta`` under ``accountant`` (by default the session's; ``"tightest"``:
+        the smallest valid one, ``inf`` when none states one there); a named accountant that cannot state a charge is
+        refused by name."""
         assert self.loss is not None  # set by the session
+        accountant = self.session_accountant if accountant is None else accountant
         if accountant == "tightest" and all(cannot_state(name, self.loss, delta) for name in ACCOUNTANTS):
             return math.inf
         return state(self.loss, delta, accountant).epsilon
 
-    def statement_at(self, delta: float, accountant: str = "tightest") -> Statement:
+    @validate_params(_AT, owner="Spent.statement_at")
+    def statement_at(self, delta: float, accountant: str | None = None) -> Statement:
         """:meth:`epsilon_at` with its statement (which accountant, what it assumes)."""
         assert self.loss is not None  # set by the session
-        return state(self.loss, delta, accountant)
+        return state(self.loss, delta, self.session_accountant if accountant is None else accountant)
 
     def to_dict(self) -> dict:
         return PrivacyGuarantee.to_dict(self)
