@@ -322,12 +322,13 @@ BUDGET_FILE_WITHOUT_MEMO = Excludes("--budget-file", "--memo", "it charges a col
 
 
 def charge_collection(args, protocol, label: str) -> str:
-    """Charge ``--budget-file`` one report per user of ``protocol`` (before any value is read); the line to print."""
+    """Charge ``--budget-file`` one report per user of ``protocol`` (before any value is read), as
+    :meth:`~dpdist.budget.BudgetSession.campaign` charges it (the protocol's exact loss per report); the line to print."""
 
     session = open_budget(args)  # not with --memo (BUDGET_FILE_WITHOUT_MEMO, in the commands' option tables)
     if session is None:
         return ""
-    return charge_line(session, session.charge(protocol.guarantee, label))
+    return charge_line(session, session.campaign(protocol, label=label))
 
 
 def _privatize_binning(protocol, args):
