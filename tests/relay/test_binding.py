@@ -134,7 +134,7 @@ def test_a_token_on_a_report_sealed_again_in_either_envelope_is_refused_and_a_sp
     it: it seals a report of its own), the token on an RFC 9458 request of its own, or the device's ``enc`` with other
     ciphertext.  The first two name another ``enc`` and are refused by relay and collector alike; the third names the
     token's ``enc``, which the relay cannot check further (it cannot open a report), and does not open at the collector
-    without the device's ephemeral key."""
+    without the device's ephemeral key, and spends no token: the device's own report still counts after it."""
     with Parties(tmp_path, min_batch=100, max_batch=100) as parties:
         public, messages = _devices_send(parties, "spliced", seed=7, devices=5)
         tokens = [message[:TOKEN_LENGTH] for message in messages[:3]]
@@ -154,5 +154,8 @@ def test_a_token_on_a_report_sealed_again_in_either_envelope_is_refused_and_a_sp
         delivered = parties.run(parties.clients["collector"].put(
             "/api/campaigns/spliced/relayed/" + "e" * 32, headers=RELAYED,
             content=_envelope.frame([token + report for token, report in zip(tokens, made)] + messages[3:])))
+        genuine = parties.run(parties.clients["collector"].put(  # the spliced token's own report, after the splice
+            "/api/campaigns/spliced/relayed/" + "f" * 32, headers=RELAYED, content=_envelope.frame([messages[2]])))
     ack = delivered.json()
     assert ack["accepted"] == 2 and ack["rejected"] == {"token_not_bound": 2, "unopened": 1}
+    assert genuine.json()["accepted"] == 1, genuine.json()  # a report that did not open spent no token

@@ -24,8 +24,9 @@ spent in the campaign (table ``relayed_tokens``, written by the group commit tha
 report is opened with the campaign's private key and must hold exactly one report.  A message that
 fails any of these is one rejected row (``no_token``, ``bad_token``, ``token_not_bound``, ``token_spent``,
 ``unopened``, ``not_one_report``, ``malformed_report``): only *admitted* reports count toward the batch's size.
-A token bound to another report is not spent (a relay that moved it onto a report of its own has not used it up:
-the report it was made for still counts).  A report
+A token is spent only by the report it admits: one bound to another report, or with a report that does not open or
+is refused, is not (a relay that moved it onto a report of its own, or made the device's report unreadable, has not
+used it up: the report it was made for still counts when it comes).  A report
 is counted once whatever token travels with it: the HPKE encapsulated key (``enc``) of each report opened is recorded
 (table ``relayed_reports``, by the same group commit), and a copy of a report opened before, in this batch or a counted
 one, is a rejected row, ``replayed_report``, whose token is not spent (a relay that attached another device's token to
@@ -335,8 +336,8 @@ class RelayedCampaigns:
             return batch, [], smallest, encs
         sealed, nonces = _spend_tokens(messages, key.issuer, key.challenge,
                                        functools.partial(self._recorded, "relayed_tokens", "nonce", campaign.id))
-        batch, smallest, encs, replayed = _open_batch(campaign, key, sealed, limits, counted)
-        return batch, [nonce for index, nonce in enumerate(nonces) if nonce is not None and index not in replayed], smallest, encs
+        batch, smallest, encs, refused = _open_batch(campaign, key, sealed, limits, counted)
+        return batch, [nonce for index, nonce in enumerate(nonces) if nonce is not None and index not in refused], smallest, encs
 
     def _recorded(self, table: str, column: str, campaign_id: str, values: list[str]) -> set[str]:
         """Which of ``values`` (hex) the campaign's counted batches recorded in ``table`` already (spent token nonces,
@@ -495,34 +496,38 @@ def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: An
     campaign's counted batches opened, or earlier in this batch), or does not hold exactly one report, is one rejected
     row (``unopened``, ``malformed_binary_http``, ``not_a_report_request``, ``malformed_report``, ``not_one_report``,
     ...); the admitted reports of the envelope the batch holds fewest of (None if it admits none); the encapsulated keys
-    (hex) of the messages that opened, copies excepted; and the indices of the copies."""
+    (hex) of the messages that opened, copies excepted; and the indices of the rows rejected (their tokens are not
+    spent: a token is spent only by the report it admits, so a relay that makes a device's report unreadable does not
+    use up its token)."""
     opened = [_open_one(campaign, key, message) if not isinstance(message, str) else ("", message, None) for message in messages]
     before = counted([enc for enc in dict.fromkeys(one[2] for one in opened) if enc is not None])
     seen: dict[str, None] = {}
-    replayed: set[int] = set()
+    refused: set[int] = set()
     for index, (envelope, result, enc) in enumerate(opened):
         if enc is not None and (enc in before or enc in seen):
             opened[index] = (envelope, "replayed_report", None)
-            replayed.add(index)
         elif enc is not None:
             seen[enc] = None
     protocol = campaign.protocol
     layout, config = protocol.report_format, protocol.config()
     rows: list = []
     groups: Counter[str] = Counter()
-    for envelope, result, _ in opened:
-        if isinstance(result, str):
-            rows.append(layout.rejected(1, result, config))
+    for index, (envelope, result, _) in enumerate(opened):
+        reason = result if isinstance(result, str) else None
+        if reason is None:
+            try:
+                report = decode_body(protocol, result[1], result[0], None, limits)
+                reason = None if report.n_read == 1 else "not_one_report"
+            except Refusal:
+                reason = "malformed_report"
+        if reason is not None:
+            rows.append(layout.rejected(1, reason, config))
+            refused.add(index)
             continue
-        try:
-            report = decode_body(protocol, result[1], result[0], None, limits)
-        except Refusal:
-            rows.append(layout.rejected(1, "malformed_report", config))
-            continue
-        rows.append(report if report.n_read == 1 else layout.rejected(1, "not_one_report", config))
-        groups[envelope] += report.n_valid if report.n_read == 1 else 0
+        rows.append(report)
+        groups[envelope] += report.n_valid
     admitted = [count for count in groups.values() if count > 0]
-    return ReportBatch.concatenate(rows, layout, config), min(admitted) if admitted else None, list(seen), replayed
+    return ReportBatch.concatenate(rows, layout, config), min(admitted) if admitted else None, list(seen), refused
 
 
 def _open_one(campaign: CampaignRow, key: RelayKey, message: bytes) -> tuple[str, tuple[str, bytes] | str, str | None]:
