@@ -40,8 +40,9 @@ from serve_support import ADMIN_TOKEN, ServerProcess  # noqa: E402
 
 from dpdist import local  # noqa: E402
 from dpdist._io._binary import encode_record  # noqa: E402
-from dpdist.client import Client  # noqa: E402
-from dpdist.relay import _bhttp, _ohttp  # noqa: E402
+from dpdist.client import AdminClient  # noqa: E402
+from dpdist import _ohttp  # noqa: E402
+from dpdist._ohttp import _bhttp  # noqa: E402
 
 CONFIG = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 64}
 
@@ -120,7 +121,7 @@ def main(argv=None) -> None:
         collector = Collector(str(Path(folder) / "c.sqlite"), cpu=0,
                               options=("--limit-concurrency", "4096", "--max-pending-heads-per-address", "4096")).start()
         try:
-            with Client(collector.url, admin_token=ADMIN_TOKEN) as operator:
+            with AdminClient(collector.url, admin_token=ADMIN_TOKEN) as operator:
                 operator.create_campaign("c", CONFIG)
                 operator.open_campaign("c")
             (config, *_) = _ohttp.decode_key_list(httpx.get(collector.url + "/ohttp/keys").content)

@@ -18,7 +18,7 @@ latency.  Servers stop by themselves at the end of the run.
 
 ``--token-checks N`` measures instead, in this process, the CPU per report of the token check the relay's
 admission and the collector's verification make (:func:`dpdist.privacypass.verify_token`: the RSA-2048
-public operation) beside what binding a token to its report adds to it (:func:`dpdist.relay._binding.is_bound`:
+public operation) beside what binding a token to its report adds to it (:func:`dpdist._wire._binding.is_bound`:
 the report's ``enc`` hashed with the token's challenge digest), for ``N`` tokens bound to reports in dpdist's
 envelope and in RFC 9458; the thread's CPU time, best and median of 5 rounds.
 
@@ -49,7 +49,7 @@ from relay_support import CollectorProcess, RelayProcess  # noqa: E402
 from serve_support import admin_headers  # noqa: E402
 
 from dpdist import io, local  # noqa: E402
-from dpdist.relay import _envelope  # noqa: E402
+from dpdist._wire import _envelope  # noqa: E402
 
 CONFIG = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 64}
 LUA = """
@@ -107,8 +107,8 @@ def measure(process, url: str, body: bytes, content_type: str, path: str, second
 def bound_messages(count: int) -> tuple[bytes, bytes, list[tuple[bytes, bytes]]]:
     """The token key and challenge of a campaign, and ``count`` (token, sealed report) pairs as devices send them: half
     in dpdist's envelope, half RFC 9458 requests, each token bound to its report."""
-    from dpdist import privacypass as pp
-    from dpdist.relay import _binding, _ohttp, _ohttp_report
+    from dpdist import _ohttp, privacypass as pp
+    from dpdist._wire import _binding, _ohttp_report
 
     protocol = local.from_config(CONFIG)
     key = pp.generate_private_key()
@@ -128,7 +128,7 @@ def bound_messages(count: int) -> tuple[bytes, bytes, list[tuple[bytes, bytes]]]
 def token_checks(count: int) -> list[dict]:
     """CPU-µs per report of today's token check and of the binding's addition (module docstring)."""
     from dpdist.privacypass import verify_token
-    from dpdist.relay._binding import is_bound
+    from dpdist._wire._binding import is_bound
 
     token_key, challenge, messages = bound_messages(count)
 

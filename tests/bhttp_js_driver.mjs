@@ -1,4 +1,4 @@
-// Binary HTTP (RFC 9292) by npm's bhttp-js, an implementation dpdist did not write, for tests/relay/test_bhttp.py:
+// Binary HTTP (RFC 9292) by npm's bhttp-js, an implementation dpdist did not write, for tests/ohttp/test_bhttp.py:
 // reads one JSON job per line on stdin, answers one JSON line each.
 //   {"decodeRequest": hex}            -> {"method", "url", "headers": [[name, value]...], "body": hex}
 //   {"decodeResponse": hex}           -> {"status", "headers", "body"}

@@ -36,7 +36,7 @@ def install(*, pause_before_rename: float | None = None, pause_after_batches: tu
 
         _atomic._replace = paused_replace
     if pause_after_batches is not None:
-        from dpdist.serve.client import Client
+        from dpdist.client import Client
 
         submit_body, (count, seconds) = Client.submit_body, pause_after_batches
         sent = [0]

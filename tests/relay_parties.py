@@ -86,10 +86,16 @@ class Parties:
         return Hosts(self.loop, self.clients)
 
     def client(self, server: str = "http://collector", **options):
-        """A device's (or, with ``admin_token``, the operator's) :class:`dpdist.client.Client`."""
+        """A device's :class:`dpdist.client.Client`."""
         from dpdist.client import Client
 
         return Client(server, transport=self.transport, retries=0, **options)
+
+    def operator(self, server: str = "http://collector", admin_token: str = ADMIN):
+        """The collector's operator: an :class:`dpdist.client.AdminClient`."""
+        from dpdist.client import AdminClient
+
+        return AdminClient(server, admin_token=admin_token, transport=self.transport, retries=0)
 
     def admin(self, host: str, method: str, path: str, **kwargs) -> httpx.Response:
         """An admin request to ``host`` (issuer, relay or collector)."""
@@ -113,7 +119,7 @@ class Parties:
         if issuer_key is not None:
             self.admin("issuer", "POST", "/issuer/v1/keys", json={"name": issuer_key, "tokens_each": tokens_each})
             issuer = issuer_of("http://issuer", issuer_key, independent=independent, transport=self.transport)
-        with self.client(admin_token=ADMIN) as operator:
+        with self.operator() as operator:
             operator.create_campaign(name, config, relay={"url": "http://relay", "issuer": issuer, "colluding": colluding})
             operator.open_campaign(name)
             return operator.config(name)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from dpdist.relay import _envelope
-from dpdist.relay._identity import identity_document, pin_of
+from dpdist._wire import _envelope
+from dpdist._wire._identity import identity_document, pin_of
 
 RELAY_TOKEN = "relay-token-0123456789"
 ADMIN = "admin-token-0123456789"

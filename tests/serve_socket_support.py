@@ -16,7 +16,7 @@ import httpx
 import numpy as np
 
 from dpdist import io, local
-from dpdist.client import Client
+from dpdist.client import AdminClient
 from dpdist.serve import create_app
 from dpdist.serve._limits import Limits, uvicorn_options
 from serve_support import ADMIN_TOKEN, free_port
@@ -63,7 +63,7 @@ class InProcessServer:
 
 def new_campaign(url: str, config=GRR, *, open_it=True, **options) -> str:
     name = "c-" + uuid.uuid4().hex[:10]
-    with Client(url, admin_token=ADMIN_TOKEN, retries=0) as admin:
+    with AdminClient(url, admin_token=ADMIN_TOKEN, retries=0) as admin:
         admin.create_campaign(name, config, **options)
         if open_it:
             admin.open_campaign(name)

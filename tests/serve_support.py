@@ -271,8 +271,9 @@ def database_url(kind: str, folder, name: str = "campaigns.sqlite"):
 
 @contextlib.contextmanager
 def cli_against_app(tmp_path, monkeypatch, *, admin: str, submit: str, server: str):
-    """Every :class:`dpdist.serve.client.Client` the command line makes talks to one in-process service
-    (``create_app`` on ``tmp_path``, through Starlette's test client at ``server``); yields that test client."""
+    """Every :class:`dpdist.client.Client` and :class:`~dpdist.client.AdminClient` the command line makes talks to one
+    in-process service (``create_app`` on ``tmp_path``, through Starlette's test client at ``server``); yields that test
+    client."""
     import warnings
 
     with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test client; httpx works the same here
@@ -280,19 +281,18 @@ def cli_against_app(tmp_path, monkeypatch, *, admin: str, submit: str, server: s
         from starlette.testclient import TestClient
 
     from dpdist.serve import create_app
-    from dpdist.serve.client import Client
+    from dpdist.client import AdminClient, Client
 
     app = create_app(str(tmp_path / "campaigns.sqlite"), admin_token=admin)
     with TestClient(app, base_url=server) as http:
-        original = Client.__init__
+        for kind in (Client, AdminClient):
+            def through_the_app(self, url, *, original=kind.__init__, **options):
+                original(self, url, **options)
+                self._http.close()
+                self._http = http
 
-        def through_the_app(self, url, **options):
-            original(self, url, **options)
-            self._http.close()
-            self._http = http
-
-        monkeypatch.setattr(Client, "__init__", through_the_app)
-        monkeypatch.setattr(Client, "close", lambda self: None)
+            monkeypatch.setattr(kind, "__init__", through_the_app)
+            monkeypatch.setattr(kind, "close", lambda self: None)
         monkeypatch.setenv("DPDIST_ADMIN_TOKEN", admin)
         monkeypatch.setenv("DPDIST_SUBMIT_TOKEN", submit)
         monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path / "cache"))

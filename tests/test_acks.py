@@ -76,8 +76,8 @@ def test_an_answer_through_an_ohttp_relay_is_checked_after_it_is_decapsulated():
     pytest.importorskip("pyhpke")
     import base64
 
-    from dpdist.relay import _ohttp
-    from dpdist.relay._bhttp import Response, decode_request, encode_response
+    from dpdist import _ohttp
+    from dpdist._ohttp._bhttp import Response, decode_request, encode_response
 
     key = _ohttp.KeyConfig(3, _ohttp.public_key_of(b"\x01" * 32))
     keys = base64.urlsafe_b64encode(_ohttp.encode_key_list([key])).rstrip(b"=").decode()
@@ -102,8 +102,8 @@ def test_an_answer_through_an_ohttp_relay_is_checked_after_it_is_decapsulated():
 
 def test_a_relays_answer_must_name_the_report_sent():
     pytest.importorskip("pyhpke")
-    from dpdist.relay import _ohttp
-    from dpdist.serve._relay_route import RelayRoute
+    from dpdist import _ohttp
+    from dpdist.client._relay_route import RelayRoute
 
     sent = []
 

@@ -58,10 +58,10 @@ def page():
 
 
 def test_the_client_refuses_an_answer_without_what_it_reads(stub, page):
-    from dpdist.client import Client, issuer_of
+    from dpdist.client import AdminClient, issuer_of
 
     for server, said in ((stub, "no 'campaigns'"), (page, "not JSON")):
-        with Client(server, admin_token=ADMIN, retries=0) as client:
+        with AdminClient(server, admin_token=ADMIN, retries=0) as client:
             with pytest.raises(ServiceRefusedError) as refused:
                 client.campaigns()
         message = str(refused.value)

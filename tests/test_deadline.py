@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("httpx")
 
-from dpdist.client import Client  # noqa: E402
+from dpdist.client import AdminClient, Client  # noqa: E402
 from dpdist.errors import ServiceRefusedError, ServiceUnavailableError  # noqa: E402
 from dpdist import _deadline  # noqa: E402
 from ops_support import serving, trickle_head  # noqa: E402
@@ -99,13 +99,13 @@ def odd():
 
 
 def test_a_non_ascii_header_leaves_a_success_a_success(odd):
-    with Client(odd, admin_token="admin-token-0123456789", retries=0) as client:
+    with AdminClient(odd, admin_token="admin-token-0123456789", retries=0) as client:
         assert client.campaigns() == []
 
 
 def test_an_answer_past_the_limit_once_decoded_is_refused_in_one_line_and_not_retried(odd, monkeypatch):
     monkeypatch.setattr(_deadline, "MAX_ANSWER_BYTES", 1 << 20)
-    with Client(odd, admin_token="admin-token-0123456789", retries=3, backoff=0.0) as client:
+    with AdminClient(odd, admin_token="admin-token-0123456789", retries=3, backoff=0.0) as client:
         with pytest.raises(ServiceRefusedError) as error:
             client.estimate("c")
     message = str(error.value)
@@ -140,7 +140,7 @@ def slow_head():
 
 def test_a_trickled_head_ends_the_attempt_at_the_client_timeout(slow_head):
     started = time.monotonic()
-    with Client(slow_head, admin_token="admin-token-0123456789", timeout=1.0, retry_window=0) as client:
+    with AdminClient(slow_head, admin_token="admin-token-0123456789", timeout=1.0, retry_window=0) as client:
         with pytest.raises(ServiceUnavailableError) as error:
             client.campaigns()
     message = str(error.value)
@@ -180,7 +180,7 @@ class _Deep(BaseHTTPRequestHandler):
 
 
 def test_json_nested_too_deeply_is_an_unexpected_answer_not_a_recursion_error():
-    with serving(_Deep) as url, Client(url, admin_token="admin-token-0123456789", retry_window=0) as client:
+    with serving(_Deep) as url, AdminClient(url, admin_token="admin-token-0123456789", retry_window=0) as client:
         with pytest.raises(ServiceRefusedError) as error:
             client.campaigns()
     assert error.value.code == "unexpected_answer" and "nested too deeply" in str(error.value), str(error.value)
@@ -221,7 +221,7 @@ def test_an_answer_of_more_values_than_its_bytes_should_hold_is_refused_before_i
     import tracemalloc
 
     transport, asked = _gzip_answer(b'{"campaigns": [' + b"{}," * (1 << 20) + b"{}]}")  # 3 MiB, 2^20 + 2 containers
-    with Client("http://h", admin_token="admin-token-0123456789", transport=transport, retries=3) as client:
+    with AdminClient("http://h", admin_token="admin-token-0123456789", transport=transport, retries=3) as client:
         tracemalloc.start()
         try:
             with pytest.raises(ServiceRefusedError) as error:
@@ -252,7 +252,7 @@ def test_a_device_reads_an_acknowledgement_or_a_config_within_its_own_smaller_bo
 def test_a_refusal_is_read_up_to_an_acknowledgement_s_bound_whatever_the_call():
     """A refusal's message shows 2,000 characters of it: a 128 MiB one was parsed whole (2.24 GB; attack70 F2)."""
     transport, asked = _gzip_answer(b'{"error": "bad", "detail": "' + b"x" * (2 << 20) + b'"}', status=400)
-    with Client("http://h", admin_token="admin-token-0123456789", transport=transport, retries=3) as client:
+    with AdminClient("http://h", admin_token="admin-token-0123456789", transport=transport, retries=3) as client:
         with pytest.raises(ServiceRefusedError) as error:
             client.campaigns()
     assert error.value.code == "answer_too_large" and "HTTP 400" in str(error.value)
@@ -261,7 +261,7 @@ def test_a_refusal_is_read_up_to_an_acknowledgement_s_bound_whatever_the_call():
 
 def test_a_page_full_of_brackets_is_refused_as_not_json_not_as_too_many_values():
     transport, _ = _gzip_answer(b"<html>" + b"[{" * (1 << 20) + b"</html>")
-    with Client("http://h", admin_token="admin-token-0123456789", transport=transport, retries=0) as client:
+    with AdminClient("http://h", admin_token="admin-token-0123456789", transport=transport, retries=0) as client:
         with pytest.raises(ServiceRefusedError) as error:
             client.campaigns()
     assert error.value.code == "unexpected_answer" and "(not JSON): status 200 from h" in str(error.value)

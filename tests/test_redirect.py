@@ -60,9 +60,9 @@ def relative_stub():
 
 
 def test_the_client_refuses_a_redirect_naming_where_it_points_its_own_token_masked(stub):
-    from dpdist.client import Client, issuer_of
+    from dpdist.client import AdminClient, issuer_of
 
-    with Client(stub, admin_token=ADMIN, retries=0) as client:
+    with AdminClient(stub, admin_token=ADMIN, retries=0) as client:
         with pytest.raises(ServiceRefusedError) as refused:
             client.campaigns()
     message = str(refused.value)
@@ -88,10 +88,10 @@ def test_a_command_answered_by_a_redirect_says_so_in_one_line_and_fails(stub, mo
 
 
 def test_a_scheme_relative_location_is_shown_without_the_clients_token(relative_stub, monkeypatch, capsys):
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
 
     monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456789")
-    with Client(relative_stub, admin_token="admin-token-0123456789", retries=0) as client:
+    with AdminClient(relative_stub, admin_token="admin-token-0123456789", retries=0) as client:
         with pytest.raises(ServiceRefusedError) as refused:
             client.campaigns()
     status, out, err = run(capsys, "issuer", "status", "--issuer", relative_stub)
@@ -123,13 +123,13 @@ def _redirecting_to(location: str):
 def test_a_malformed_location_is_a_redirect_refused_at_once(monkeypatch, capsys, location, shown):
     """attack65 F6: httpx parses a Location it does not follow; a malformed one was an "internal error InvalidURL" or a
     RemoteProtocolError retried for the whole retry window."""
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
 
     handler = _redirecting_to(location)
     monkeypatch.setenv("DPDIST_ADMIN_TOKEN", "admin-token-0123456789")
     monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", "admin-token-0123456789")
     with serving(handler) as url:
-        with Client(url, admin_token="admin-token-0123456789", retries=3, backoff=0.01) as client:
+        with AdminClient(url, admin_token="admin-token-0123456789", retries=3, backoff=0.01) as client:
             with pytest.raises(ServiceRefusedError) as refused:
                 client.campaigns()
         message = str(refused.value)
@@ -149,9 +149,9 @@ def test_a_malformed_location_is_a_redirect_refused_at_once(monkeypatch, capsys,
 def test_a_location_of_any_bytes_is_refused_in_one_line_without_the_token(location, shown):
     import httpx
 
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
 
     transport = httpx.MockTransport(lambda request: httpx.Response(302, headers=[(b"Location", location)]))
     with pytest.raises(ServiceRefusedError) as error:
-        Client("http://h", admin_token="admin-token-0123456789", transport=transport, retries=0).campaigns()
+        AdminClient("http://h", admin_token="admin-token-0123456789", transport=transport, retries=0).campaigns()
     assert f"(HTTP 302 to {shown})" in str(error.value) and error.value.code == "redirected", str(error.value)

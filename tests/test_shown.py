@@ -126,17 +126,23 @@ def _answering(kind: str, text: str):
 KINDS = ["refusal", "other", "redirect", "wrong", "unreachable"]
 
 
-def test_the_python_clients_messages_hold_none_of_its_secrets():
-    from dpdist.client import Client
+def test_the_python_clients_messages_hold_none_of_their_secrets():
+    from dpdist.client import AdminClient, Client
     from dpdist.errors import DPDistError
 
     for admin, submit in rounds("token", "token"):
         for kind in KINDS:
-            with Client("http://collector.example", admin_token=admin, submit_token=submit, retries=0, retry_window=0,
-                        transport=httpx.MockTransport(_answering(kind, said(admin, submit)))) as client:
+            transport = httpx.MockTransport(_answering(kind, said(admin, submit)))
+            with AdminClient("http://collector.example", admin_token=admin, retries=0, retry_window=0,
+                             transport=transport) as client:
                 with pytest.raises(DPDistError) as error:
                     client.campaigns()
-            assert_holds_none(str(error.value), admin, submit)
+            assert_holds_none(str(error.value), admin)
+            with Client("http://collector.example", submit_token=submit, retries=0, retry_window=0,
+                        transport=transport) as device:
+                with pytest.raises(DPDistError) as error:
+                    device.submit_body("c", "0" * 32, b"the batch's bytes")
+            assert_holds_none(str(error.value), submit)
 
 
 def test_the_command_lines_error_line_holds_none_of_its_secrets(capsys, monkeypatch):

@@ -1,6 +1,6 @@
 """A 2xx answer read as a dpdist service's (or issuer's) JSON object, or refused in one line.
 
-Every answer a client reads (:class:`dpdist.client.Client`'s admin and device calls, ``issuer_of``, ``dpdist issuer
+Every answer a client reads (:mod:`dpdist.client`'s admin and device calls, ``issuer_of``, ``dpdist issuer
 ...``) goes through :func:`answer_document`.  A success that is not the object dpdist serves - a proxy's or captive
 portal's page, another server, an older dpdist - is a :class:`ServiceRefusedError` (code ``unexpected_answer``) naming
 the request, what is wrong with it, its status, host and size (:func:`refusal_shown`: never its text).  A refusal is

@@ -10,7 +10,7 @@ retries refused connections, transport errors, the answers that say "later"
 pause that doubles from ``backoff`` up to :data:`MAX_BACKOFF_S` and is spread over
 its upper half (clients refused together do not come back together), or, when the
 server sent ``Retry-After``, that long and up to 50% more (never earlier; a ``Retry-After`` over
-:data:`MAX_RETRY_AFTER` seconds is read as that many, so the wait is then 60-90 s).  The Python client (:class:`dpdist.client.Client`,
+:data:`MAX_RETRY_AFTER` seconds is read as that many, so the wait is then 60-90 s).  The Python clients (:mod:`dpdist.client`,
 ``dpdist submit``), the Privacy Pass token fetch and the JavaScript client
 (``clients/js/src/client.js``) follow the same rule.
 """

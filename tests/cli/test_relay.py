@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
-from dpdist.client import Client
+from dpdist.client import AdminClient, Client
 from dpdist.errors import CampaignIdentityError
 from java_support import run_device
 from relay_support import CollectorProcess, IssuerProcess, RelayProcess
@@ -328,7 +328,7 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     summary = _summary(collector, "crash")
     assert summary["rejected"] == {}
     assert CLIENTS * REPORTS <= summary["n"] <= CLIENTS * REPORTS + 2 * len(filler)
-    with Client(collector.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(collector.url, admin_token=ADMIN_TOKEN) as admin:
         kept = admin.export("crash", tmp_path / "kept.bin") and io.read_reports(tmp_path / "kept.bin", protocol).reports
     counted = np.bincount(np.asarray(kept).astype(np.int64).ravel(), minlength=16)
     real = np.bincount(np.concatenate(reports).astype(np.int64), minlength=16)
@@ -400,7 +400,7 @@ def test_java_reports_through_the_relay_lose_nothing_when_the_relay_is_sigkilled
     _drained(relay, "java-crash")
     summary = _summary(collector, "java-crash")
     assert summary["rejected"] == {} and 150 <= summary["n"] <= 150 + len(filler)
-    with Client(collector.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(collector.url, admin_token=ADMIN_TOKEN) as admin:
         kept = admin.export("java-crash", tmp_path / "kept.bin") and io.read_reports(tmp_path / "kept.bin", protocol).reports
     counted = np.bincount(np.asarray(kept).astype(np.int64).ravel(), minlength=16)
     extra = counted - np.bincount(real.astype(np.int64), minlength=16)  # every Java report once; the rest fillers

@@ -20,7 +20,7 @@ from scipy.stats import beta as beta_law
 import pytest
 
 from dpdist import io, local
-from dpdist.client import Client, json_rows
+from dpdist.client import AdminClient, Client, json_rows
 from dpdist.errors import ServiceRefusedError
 from serve_support import ADMIN_TOKEN, ServerProcess, admin_headers, postgres_available, shared_cluster
 
@@ -52,7 +52,13 @@ def server(request, tmp_path_factory):
 
 @pytest.fixture
 def admin(server):
-    with Client(server.url, admin_token=ADMIN_TOKEN, retries=2) as client:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN, retries=2) as client:
+        yield client
+
+
+@pytest.fixture
+def device(server):
+    with Client(server.url, retries=2) as client:
         yield client
 
 
@@ -82,12 +88,12 @@ def put(server, campaign, batch_id, body, content_type="application/octet-stream
 
 
 # ---------------------------------------------------------------------- the happy path
-def test_submitted_batches_add_up_to_one_process_aggregation(server, admin):
+def test_submitted_batches_add_up_to_one_process_aggregation(server, admin, device):
     campaign = new_campaign(admin)
-    protocol = admin.protocol(campaign)
+    protocol = device.protocol(campaign)
     rng = np.random.default_rng(1)
     batches = [protocol.privatize(rng.integers(0, 8, size), rng=rng) for size in (1000, 1, 2500)]
-    acks = [admin.submit_reports(campaign, protocol, reports) for reports in batches]
+    acks = [device.submit_reports(campaign, protocol, reports) for reports in batches]
     assert [ack["accepted"] for ack in acks] == [1000, 1, 2500]
     summary = admin.campaign(campaign)
     expected = one_process(GRR, batches)
@@ -112,14 +118,14 @@ def test_submitted_batches_add_up_to_one_process_aggregation(server, admin):
     ],
     ids=lambda c: c["protocol"],
 )
-def test_every_layout_ingests_as_binary_and_as_json(server, admin, config):
+def test_every_layout_ingests_as_binary_and_as_json(server, admin, device, config):
     campaign = new_campaign(admin, config)
-    protocol = admin.protocol(campaign)
+    protocol = device.protocol(campaign)
     rng = np.random.default_rng(2)
     values = rng.integers(0, 16, 300) if protocol.tags.kind == "frequency" else rng.uniform(0, 1, 300)
     binary, as_json = protocol.privatize(values[:200], rng=rng), protocol.privatize(values[200:], rng=rng)
-    admin.submit_reports(campaign, protocol, binary)
-    ack = admin.submit_body(campaign, "json-1", json.dumps({"reports": json_rows(as_json)}).encode(), "application/json")
+    device.submit_reports(campaign, protocol, binary)
+    ack = device.submit_body(campaign, "json-1", json.dumps({"reports": json_rows(as_json)}).encode(), "application/json")
     assert ack["accepted"] == 100 and ack["rejected"] == {}
     expected = one_process(protocol.config(), [binary, as_json])
     assert admin.campaign(campaign)["n"] == expected.n == 300
@@ -134,30 +140,30 @@ def test_every_layout_ingests_as_binary_and_as_json(server, admin, config):
 
 
 # ---------------------------------------------------------------------- exactly once
-def test_a_retried_batch_counts_once_and_identical_bytes_under_two_ids_count_twice(server, admin):
+def test_a_retried_batch_counts_once_and_identical_bytes_under_two_ids_count_twice(server, admin, device):
     campaign = new_campaign(admin)
-    protocol = admin.protocol(campaign)
+    protocol = device.protocol(campaign)
     reports = protocol.privatize(np.arange(8).repeat(10), rng=3)
     body = io.encode_record(protocol, reports)
-    first = admin.submit_body(campaign, "batch-a", body)
-    again = admin.submit_body(campaign, "batch-a", body)
-    other = admin.submit_body(campaign, "batch-b", body)
+    first = device.submit_body(campaign, "batch-a", body)
+    again = device.submit_body(campaign, "batch-a", body)
+    other = device.submit_body(campaign, "batch-b", body)
     assert first["duplicate"] is False and again["duplicate"] is True and other["duplicate"] is False
     assert again["accepted"] == first["accepted"] == 80
     assert admin.campaign(campaign)["n"] == 160
     with pytest.raises(ServiceRefusedError) as refused:
-        admin.submit_body(campaign, "batch-a", io.encode_record(protocol, reports[:5]))
+        device.submit_body(campaign, "batch-a", io.encode_record(protocol, reports[:5]))
     assert refused.value.status == 409 and refused.value.code == "batch_id_reused"
     assert admin.campaign(campaign)["n"] == 160
 
 
-def test_a_report_file_is_one_batch_under_its_file_id(server, admin, tmp_path):
+def test_a_report_file_is_one_batch_under_its_file_id(server, admin, device, tmp_path):
     campaign = new_campaign(admin)
-    protocol = admin.protocol(campaign)
+    protocol = device.protocol(campaign)
     path = tmp_path / "day1.bin"
     io.write_reports(path, protocol, protocol.privatize(np.zeros(50, int), rng=4))
-    assert admin.submit_file(campaign, path)[0]["duplicate"] is False
-    assert admin.submit_file(campaign, path)[0]["duplicate"] is True
+    assert device.submit_file(campaign, path)[0]["duplicate"] is False
+    assert device.submit_file(campaign, path)[0]["duplicate"] is True
     (file_id,) = [key.split(":")[1] for key in io.file_identities(path)]
     response = httpx.post(f"{server.url}/api/campaigns/{campaign}/batches", content=path.read_bytes(),
                           headers={"Content-Type": "application/octet-stream"})
@@ -168,19 +174,19 @@ def test_a_report_file_is_one_batch_under_its_file_id(server, admin, tmp_path):
 
 
 # ---------------------------------------------------------------------- bad input, counted
-def test_malformed_rows_are_rejected_by_reason_and_valid_rows_kept(server, admin):
+def test_malformed_rows_are_rejected_by_reason_and_valid_rows_kept(server, admin, device):
     campaign = new_campaign(admin)
     rows = [0, 1, 7, 8, 300, -1, None, "x", [1], 2.5, True, 3]
-    ack = admin.submit_body(campaign, "mixed", json.dumps({"reports": rows}).encode(), "application/json")
+    ack = device.submit_body(campaign, "mixed", json.dumps({"reports": rows}).encode(), "application/json")
     assert ack["accepted"] == 4 and ack["n_read"] == 12  # 0, 1, 7 and 3 (True is not an integer report)
     assert ack["rejected"] == {"missing": 1, "wrong_shape": 1, "out_of_range": 6}
     summary = admin.campaign(campaign)
     assert summary["n"] == 4 and summary["rejected"] == ack["rejected"]
 
 
-def test_binary_rows_out_of_range_are_counted_and_the_rest_kept(server, admin):
+def test_binary_rows_out_of_range_are_counted_and_the_rest_kept(server, admin, device):
     campaign = new_campaign(admin)
-    protocol = admin.protocol(campaign)
+    protocol = device.protocol(campaign)
     wide = np.array([0, 1, 2, 8, 255, 3], dtype=np.uint8)  # 8 and 255 are outside GRR's d = 8
     payload = wide.tobytes()
     header = json.dumps({"config": protocol.config(), "dtype": "|u1", "shape": [6], "payload_bytes": 6,
@@ -192,19 +198,19 @@ def test_binary_rows_out_of_range_are_counted_and_the_rest_kept(server, admin):
     assert ack["accepted"] == 4 and ack["rejected"] == {"out_of_range": 2}
 
 
-def test_reports_of_another_campaign_are_rejected_as_other_config(server, admin):
+def test_reports_of_another_campaign_are_rejected_as_other_config(server, admin, device):
     campaign = new_campaign(admin)
     other = local.make("grr", epsilon=2.0, domain_size=8)
-    ack = admin.submit_reports(campaign, other, other.privatize(np.zeros(20, int), rng=5))
+    ack = device.submit_reports(campaign, other, other.privatize(np.zeros(20, int), rng=5))
     assert ack["accepted"] == 0 and ack["rejected"] == {"other_config": 20}
-    ack = admin.submit_body(campaign, "j", json.dumps({"reports": [1, 2], "config": other.config()}).encode(), "application/json")
+    ack = device.submit_body(campaign, "j", json.dumps({"reports": [1, 2], "config": other.config()}).encode(), "application/json")
     assert ack["rejected"] == {"other_config": 2}
     assert admin.campaign(campaign)["rejected"] == {"other_config": 22}
 
 
-def test_truncated_bitflipped_and_oversized_batches_are_refused_and_counted(server, admin):
+def test_truncated_bitflipped_and_oversized_batches_are_refused_and_counted(server, admin, device):
     campaign = new_campaign(admin)
-    protocol = admin.protocol(campaign)
+    protocol = device.protocol(campaign)
     body = io.encode_record(protocol, protocol.privatize(np.arange(8).repeat(100), rng=6))
     truncated = put(server, campaign, "t", body[:-10])
     assert truncated.status_code == 400 and truncated.json()["error"] == "malformed_batch"
@@ -290,11 +296,11 @@ def test_the_config_is_frozen_once_the_campaign_is_open(server, admin):
 
 
 # ---------------------------------------------------------------------- estimates, export
-def test_estimate_options_plot_and_history(server, admin):
+def test_estimate_options_plot_and_history(server, admin, device):
     campaign = new_campaign(admin)
     assert admin.estimate(campaign)["estimate"] is None
-    protocol = admin.protocol(campaign)
-    admin.submit_reports(campaign, protocol, protocol.privatize(np.arange(8).repeat(50), rng=10))
+    protocol = device.protocol(campaign)
+    device.submit_reports(campaign, protocol, protocol.privatize(np.arange(8).repeat(50), rng=10))
     none = admin.estimate(campaign, postprocess="none", level=0.9)
     projected = admin.estimate(campaign, postprocess="norm-sub")
     assert none["estimate"]["band"]["level"] == 0.9 and projected["options"] == {"postprocess": "norm-sub"}
@@ -308,9 +314,9 @@ def test_estimate_options_plot_and_history(server, admin):
     assert history[-1]["n"] == 400 and history[-1]["batches"] == 1
 
 
-def test_numerical_estimate_json(server, admin):
+def test_numerical_estimate_json(server, admin, device):
     campaign = new_campaign(admin, {"protocol": "sw", "epsilon": 2.0, "bins": 32})
-    admin.submit_values(campaign, np.random.default_rng(11).beta(2, 5, 2000), batch_size=700)
+    device.submit_values(campaign, np.random.default_rng(11).beta(2, 5, 2000), batch_size=700)
     document = admin.estimate(campaign)
     assert document["n"] == 2000 and document["batches"] == 3
     estimate = document["estimate"]
@@ -329,13 +335,13 @@ def test_numerical_estimate_json(server, admin):
 
 
 @pytest.mark.slow
-def test_the_cli_the_api_and_the_client_show_one_interval_of_a_campaign_state(server, admin):
+def test_the_cli_the_api_and_the_client_show_one_interval_of_a_campaign_state(server, admin, device):
     """Against a real server: ``dpdist campaign estimate`` (text and --json), the API without a query
     (the dashboard's request) and the Python client give the same fixed-n interval of the mean."""
     import os
 
     campaign = new_campaign(admin, {"protocol": "sw", "epsilon": 2.0, "bins": 32, "bounds": [0.0, 200_000.0]})
-    admin.submit_values(campaign, np.clip(np.random.default_rng(12).lognormal(11.0, 0.6, 3000), 0, 200_000))
+    device.submit_values(campaign, np.clip(np.random.default_rng(12).lognormal(11.0, 0.6, 3000), 0, 200_000))
     env = {**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}
 
     def cli(*args):
@@ -356,13 +362,13 @@ def test_the_cli_the_api_and_the_client_show_one_interval_of_a_campaign_state(se
     assert " ".join(row[2:4]) == f"[{low:.4g}, {high:.4g}]"
 
 
-def test_export_round_trips_the_kept_reports(server, admin, tmp_path):
+def test_export_round_trips_the_kept_reports(server, admin, device, tmp_path):
     campaign = new_campaign(admin, keep_reports=True)
-    protocol = admin.protocol(campaign)
+    protocol = device.protocol(campaign)
     batches = [protocol.privatize(np.arange(8).repeat(k), rng=k) for k in (3, 5)]
     for reports in batches:
-        admin.submit_reports(campaign, protocol, reports)
-    admin.submit_body(campaign, "j", json.dumps({"reports": [1, 99]}).encode(), "application/json")
+        device.submit_reports(campaign, protocol, reports)
+    device.submit_body(campaign, "j", json.dumps({"reports": [1, 99]}).encode(), "application/json")
     for name in ("export.bin", "export.parquet"):
         count = admin.export(campaign, tmp_path / name)
         assert count == 65
@@ -376,18 +382,18 @@ def test_export_round_trips_the_kept_reports(server, admin, tmp_path):
 
 
 @pytest.mark.slow
-def test_restart_keeps_everything(server, admin):
+def test_restart_keeps_everything(server, admin, device):
     campaign = new_campaign(admin)
-    protocol = admin.protocol(campaign)
+    protocol = device.protocol(campaign)
     body = io.encode_record(protocol, protocol.privatize(np.arange(8).repeat(7), rng=12))
-    admin.submit_body(campaign, "keep-me", body)
+    device.submit_body(campaign, "keep-me", body)
     before = admin.estimate(campaign)
     server.kill()
     server.start()
     assert admin.estimate(campaign) == before
-    assert admin.submit_body(campaign, "keep-me", body)["duplicate"] is True
+    assert device.submit_body(campaign, "keep-me", body)["duplicate"] is True
     with pytest.raises(ServiceRefusedError):
-        admin.submit_body(campaign, "keep-me", io.encode_record(protocol, np.array([0], np.uint8)))
+        device.submit_body(campaign, "keep-me", io.encode_record(protocol, np.array([0], np.uint8)))
     assert admin.campaign(campaign)["n"] == 56
 
 
@@ -477,7 +483,7 @@ def test_submit_of_report_files_says_what_stays_counted_when_a_later_file_or_par
     file, left the user unaware of what was counted before (attack81's note; attack86 F2: the parts of the file that
     failed were left out, and a re-run's note called batches counted before "0 accepted report(s)", F3): the command
     says what this run counted and what was counted already, and a second run counts each part once."""
-    import dpdist.serve.client
+    import dpdist.client._device
     from dpdist.cli import main
 
     config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8, "version": 1}
@@ -509,7 +515,7 @@ def test_submit_of_report_files_says_what_stays_counted_when_a_later_file_or_par
     assert "1 batch(es) of 30 report(s) had already been counted" in capsys.readouterr().out
     assert admin.estimate(campaign)["n"] == 50
     # one file in parts (8 reports each), its third part refused: the two counted before are said
-    monkeypatch.setattr(dpdist.serve.client, "FILE_PART_BYTES", 8, raising=False)
+    monkeypatch.setattr(dpdist.client._device, "FILE_PART_BYTES", 8, raising=False)
     parts = tmp_path / "parts.bin"
     io.write_reports(parts, protocol, protocol.privatize(np.arange(40) % 8, rng=3))
     sent, submit_reports = [], Client.submit_reports
@@ -527,12 +533,12 @@ def test_submit_of_report_files_says_what_stays_counted_when_a_later_file_or_par
 
 
 @pytest.mark.parametrize("suffix", [".bin", ".parquet"])
-def test_a_report_file_over_the_body_limit_is_sent_in_parts_each_counted_once(server, admin, tmp_path, monkeypatch, capsys, suffix):
+def test_a_report_file_over_the_body_limit_is_sent_in_parts_each_counted_once(server, admin, device, tmp_path, monkeypatch, capsys, suffix):
     """A file larger than one request may carry (this server: 1 MiB) used to be refused with 413 and could not
     be submitted at all. Its parts are fixed by the file, so a re-run after a failure counts each part once."""
-    import dpdist.serve.client
+    import dpdist.client._device
 
-    monkeypatch.setattr(dpdist.serve.client, "FILE_PART_BYTES", 256 << 10, raising=False)  # 2048 OUE reports per part
+    monkeypatch.setattr(dpdist.client._device, "FILE_PART_BYTES", 256 << 10, raising=False)  # 2048 OUE reports per part
     config = {"protocol": "oue", "epsilon": 1.0, "domain_size": 1024, "version": 1}
     campaign = new_campaign(admin, config)
     protocol = local.from_config(config)
@@ -551,12 +557,12 @@ def test_a_report_file_over_the_body_limit_is_sent_in_parts_each_counted_once(se
 
     monkeypatch.setattr(Client, "submit_body", dies_after_two)
     with pytest.raises(ConnectionError):
-        admin.submit_file(campaign, path)
+        device.submit_file(campaign, path)
     monkeypatch.setattr(Client, "submit_body", original)
-    acks = admin.submit_file(campaign, path)
+    acks = device.submit_file(campaign, path)
     assert [ack["duplicate"] for ack in acks] == [True, True, False, False, False]
     assert [ack["batch_id"] for ack in acks[:2]] == sent
-    assert all(ack["duplicate"] for ack in admin.submit_file(campaign, path))
+    assert all(ack["duplicate"] for ack in device.submit_file(campaign, path))
     # the command's summary does not call the reports of batches counted before "accepted" (it said 10000)
     from dpdist.cli import main
 
@@ -735,7 +741,7 @@ def test_tokens_never_reach_the_log(tmp_path):
     log = tmp_path / "server.log"
     process = ServerProcess(str(tmp_path / "c.sqlite"), log_path=log, log_level="debug").start()
     try:
-        with Client(process.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(process.url, admin_token=ADMIN_TOKEN) as admin:
             admin.create_campaign("logged", GRR, submit_token="device-secret-0123456789")
             admin.open_campaign("logged")
             admin.estimate("logged")

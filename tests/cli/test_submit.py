@@ -57,11 +57,11 @@ def server(tmp_path_factory):
 def _campaign(server, config: dict) -> str:
     import uuid
 
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
     from serve_support import ADMIN_TOKEN
 
     name = f"c{uuid.uuid4().hex[:10]}"
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
         admin.create_campaign(name, config)
         admin.open_campaign(name)
     return name
@@ -70,7 +70,7 @@ def _campaign(server, config: dict) -> str:
 @pytest.mark.slow  # a dpdist serve subprocess
 def test_submit_skips_and_counts_unknown_labels_as_privatize_does(server, data, capsys):
     """`submit` aborted a whole file on one unknown label where `privatize` skipped and counted it."""
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
     from serve_support import ADMIN_TOKEN
 
     campaign = _campaign(server, {"protocol": "grr", "epsilon": 1.0, "labels": ["home", "cart", "checkout"]})
@@ -79,7 +79,7 @@ def test_submit_skips_and_counts_unknown_labels_as_privatize_does(server, data, 
     unknown = (np.loadtxt(data / "d.csv", delimiter=",", skiprows=1, usecols=1, dtype=str) == "help").sum()
     assert status == 0, err
     assert f"{unknown} value(s) outside the label domain rejected" in err
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
         assert admin.campaign(campaign)["n"] == 600 - unknown
 
 
@@ -102,7 +102,7 @@ def test_submit_through_an_ohttp_relay_names_the_relay_when_it_retries(data, cap
     pytest.importorskip("pyhpke")
     from serve_support import free_port
 
-    from dpdist.relay import _ohttp
+    from dpdist import _ohttp
 
     keys = tmp_path / "ohttp-keys.bin"
     keys.write_bytes(_ohttp.encode_key_list([_ohttp.KeyConfig(0, _ohttp.public_key_of(b"\x01" * 32))]))
@@ -133,7 +133,7 @@ def test_submit_through_a_standard_ohttp_relay_counts_each_row_once(server, data
     from ohttp_relay_support import OhttpRelayProcess
     from serve_support import ADMIN_TOKEN
 
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
 
     campaign = _campaign(server, {"protocol": "grr", "epsilon": 1.0, "labels": ["home", "cart", "checkout", "help"]})
     relay = OhttpRelayProcess(server.url + "/ohttp/gateway", lifetime=120).start()
@@ -144,14 +144,14 @@ def test_submit_through_a_standard_ohttp_relay_counts_each_row_once(server, data
                              "page", "--ohttp-relay", relay.url + "/ohttp", "--ohttp-keys", keys, "--batch-size", "250")
         assert status == 0, err
         swapped = tmp_path / "swapped.bin"
-        from dpdist.relay._ohttp import KeyConfig, decode_key_list, encode_key_list, public_key_of
+        from dpdist._ohttp import KeyConfig, decode_key_list, encode_key_list, public_key_of
 
         swapped.write_bytes(encode_key_list([KeyConfig(decode_key_list(keys.read_bytes())[0].key_id, public_key_of(b"\x05" * 32))]))
         status, _, err = run(capsys, "submit", "--server", server.url, "--campaign", campaign, data / "d.csv", "--column",
                              "page", "--ohttp-relay", relay.url + "/ohttp", "--ohttp-keys", swapped)
         # the config itself goes through the relay, encapsulated to the swapped key: the gateway cannot open it
         assert status == 2 and "not_decapsulated" in err and len(err.strip().splitlines()) == 1, err
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             assert admin.campaign(campaign)["n"] == 600
     finally:
         relay.kill()

@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from dpdist import local
-from dpdist.client import Client
+from dpdist.client import AdminClient, Client
 from dpdist.local.ledger import PrivacyLedger
 from java_support import run_device
 from js_support import ROOT, node_path
@@ -109,7 +109,7 @@ def test_java_python_and_node_devices_are_counted_once_through_server_kills(serv
     truth = np.bincount(np.concatenate(sent), minlength=16)
     summary = _summary(server, "mixed")
     assert summary["n"] == truth.sum() == 1000 + 60 + 4 + 500 + 60 and summary["rejected"] == {}
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
         estimate = admin.estimate("mixed", replicates=0)["estimate"]
     frequencies, errors = np.array(estimate["frequencies"]), np.array(estimate["standard_error"])
     assert np.all(np.abs(frequencies - truth / truth.sum()) < 5 * errors), (frequencies, truth / truth.sum(), errors)

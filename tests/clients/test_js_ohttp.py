@@ -21,8 +21,8 @@ from ohttp_relay_support import OhttpRelayProcess  # noqa: E402
 from ops_support import chromium_devtools, required, run_page  # noqa: E402
 from serve_support import ADMIN_TOKEN, ServerProcess  # noqa: E402
 
-from dpdist.client import Client  # noqa: E402
-from dpdist.relay._ohttp import KeyConfig, decode_key_list, encode_key_list, public_key_of  # noqa: E402
+from dpdist.client import AdminClient  # noqa: E402
+from dpdist._ohttp import KeyConfig, decode_key_list, encode_key_list, public_key_of  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = ROOT / "tests" / "relayed_submit_driver.mjs"
@@ -32,14 +32,14 @@ CONFIG = {"protocol": "grr", "epsilon": 0.1, "domain_size": 4}  # one device, ma
 def _parties(tmp_path, *, cors=False):
     collector = ServerProcess(str(tmp_path / "c.sqlite")).start()
     relay = OhttpRelayProcess(collector.url + "/ohttp/gateway", lifetime=180, cors=cors).start()
-    with Client(collector.url, admin_token=ADMIN_TOKEN) as operator:
+    with AdminClient(collector.url, admin_token=ADMIN_TOKEN) as operator:
         operator.create_campaign("commute", CONFIG)
         operator.open_campaign("commute")
     return collector, relay, httpx.get(collector.url + "/ohttp/keys").content
 
 
 def _n(collector) -> int:
-    with Client(collector.url, admin_token=ADMIN_TOKEN) as operator:
+    with AdminClient(collector.url, admin_token=ADMIN_TOKEN) as operator:
         return operator.campaign("commute")["n"]
 
 

@@ -197,11 +197,11 @@ def sent(monkeypatch):
 
 
 def _campaign(server) -> str:
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
     from serve_support import ADMIN_TOKEN
 
     name = "order-" + uuid.uuid4().hex[:8]
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
         admin.create_campaign(name, GRR)
         admin.open_campaign(name)
     return name
@@ -213,10 +213,10 @@ def _reports_of(bodies):
 
 
 def _n(server, name) -> int:
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
     from serve_support import ADMIN_TOKEN
 
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
         return admin.campaign(name)["n"]
 
 

@@ -125,10 +125,10 @@ def server(tmp_path_factory):
 
 @pytest.mark.slow  # a dpdist serve subprocess
 def test_cli_submit_clips_and_counts_on_this_machine_only(server, column, capsys):
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
     from serve_support import ADMIN_TOKEN
 
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
         admin.create_campaign("bounded", {"protocol": "sw", "epsilon": 1.0, "bounds": [0, 10], "bins": 16})
         admin.open_campaign("bounded")
         assert main(["submit", "--server", server.url, "--campaign", "bounded", str(column / "d.csv"),

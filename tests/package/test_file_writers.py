@@ -22,7 +22,7 @@ WRITERS = {
     "estimates/_drawing.py": "figures: matplotlib's savefig writes the file a caller names",
     "experiments/_plots.py": "the experiments' figures, two formats of one figure",
     "experiments/_runlog.py": "runs.jsonl, a log that grows by lines (appended and fsynced)",
-    "serve/client.py": "Client.export's download, a scratch file read back by _io and deleted",
+    "client/_admin.py": "AdminClient.export's download, a scratch file read back by _io and deleted",
     "demo/_campaign.py": "the demo's server log and node script, in its own temporary folder",
     "cli/_main.py": "standard output sent to os.devnull once the reader of a pipe left",
 }

@@ -224,13 +224,13 @@ def test_the_rule_finds_the_files_the_layout_names():
 def test_a_module_nobody_tests_fails_and_a_private_one_its_owner_tests_passes():
     """The rule can fail: a public module without its file, and a private one no owner's test file reaches, are
     listed; a private module the test file of its public owner reaches is not."""
-    serve = SOURCE / "serve"
-    modules = [serve / "_new_helper.py", serve / "_orphan.py", serve / "new_public.py", serve / "client.py"]
-    graph = {"dpdist.serve.client": {"dpdist.serve._new_helper"}, "dpdist.serve._new_helper": set(),
-             "dpdist.serve._orphan": set(), "dpdist.serve.new_public": set()}
-    test_client = TESTS / "serve" / "test_client.py"
-    found = untested(modules, graph, lambda test_file: {"dpdist.serve.client"} if test_file == test_client else set())
-    assert found == ["serve/_orphan.py -> tests/serve/test_orphan.py", "serve/new_public.py -> tests/serve/test_new_public.py"]
+    client = SOURCE / "client"
+    modules = [client / "_new_helper.py", client / "_orphan.py", client / "new_public.py", client / "__init__.py"]
+    graph = {"dpdist.client": {"dpdist.client._new_helper"}, "dpdist.client._new_helper": set(),
+             "dpdist.client._orphan": set(), "dpdist.client.new_public": set()}
+    test_client = TESTS / "client" / "test_client.py"
+    found = untested(modules, graph, lambda test_file: {"dpdist.client"} if test_file == test_client else set())
+    assert found == ["client/_orphan.py -> tests/client/test_orphan.py", "client/new_public.py -> tests/client/test_new_public.py"]
 
 
 #: test files that check several modules together and are not split yet: what each checks across them

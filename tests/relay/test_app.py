@@ -17,8 +17,9 @@ import httpx
 import pytest
 
 from dpdist.errors import InvalidParameterError, MalformedReportError
-from dpdist.relay import _envelope, create_app
-from dpdist.relay._identity import PIN_HEADER
+from dpdist._wire import _envelope
+from dpdist.relay import create_app
+from dpdist._wire._identity import PIN_HEADER
 
 pytest.importorskip("pyhpke")
 pytest.importorskip("starlette")

@@ -341,7 +341,7 @@ def test_a_key_value_campaign_takes_binary_and_json_batches_and_serves_frequenci
     import httpx
 
     from dpdist import local
-    from dpdist.serve.client import Client
+    from dpdist.client import AdminClient, Client
 
     config = {"protocol": name, "epsilon": 4.0, "domain_size": 4}
     test_client, admin = TestClient(app), {"Authorization": f"Bearer {ADMIN_TOKEN}"}
@@ -356,12 +356,12 @@ def test_a_key_value_campaign_takes_binary_and_json_batches_and_serves_frequenci
     true_means = np.array([0.6, -0.5, 0.2, 0.9])
     dense = np.full((n, 4), np.nan)
     dense[np.arange(n), keys] = true_means[keys]
-    with Client("http://collector", admin_token=ADMIN_TOKEN, transport=httpx.MockTransport(forward), retries=0) as client:
+    with AdminClient("http://collector", admin_token=ADMIN_TOKEN, transport=httpx.MockTransport(forward), retries=0) as client, Client("http://collector", transport=httpx.MockTransport(forward), retries=0) as device:
         client.create_campaign("kv", config)
         client.open_campaign("kv")
-        protocol = client.protocol("kv")
+        protocol = device.protocol("kv")
         assert protocol.tags.kind == "key_value"
-        acks = client.submit_values("kv", dense[:20_000], batch_size=20_000)  # binary records
+        acks = device.submit_values("kv", dense[:20_000], batch_size=20_000)  # binary records
         assert [ack["accepted"] for ack in acks] == [20_000] and acks[0]["rejected"] == {}
     body = {"reports": local.from_config(config).privatize(dense[20_000:], rng=1).tolist()}
     answer = test_client.put("/api/campaigns/kv/batches/json1", json=body)

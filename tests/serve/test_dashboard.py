@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pytest
 
-from dpdist.client import Client
+from dpdist.client import AdminClient, Client
 from serve_support import ADMIN_TOKEN, ServerProcess
 
 pytestmark = pytest.mark.slow
@@ -60,12 +60,12 @@ def wait_for(driver, condition, timeout=30.0):
 
 
 def test_frequency_dashboard_matches_the_api_and_refreshes(browser, server):
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin, Client(server.url) as device:
         admin.create_campaign("dash-grr", {"protocol": "grr", "epsilon": 1.0, "domain_size": 16})
         admin.open_campaign("dash-grr")
-        protocol = admin.protocol("dash-grr")
-        admin.submit_reports("dash-grr", protocol, protocol.privatize(np.arange(16).repeat(30), rng=1))
-        admin.submit_body("dash-grr", "bad", b'{"reports": [1, 99, null]}', "application/json")
+        protocol = device.protocol("dash-grr")
+        device.submit_reports("dash-grr", protocol, protocol.privatize(np.arange(16).repeat(30), rng=1))
+        device.submit_body("dash-grr", "bad", b'{"reports": [1, 99, null]}', "application/json")
         browser.get(f"{server.url}/campaigns/dash-grr/dashboard#token={ADMIN_TOKEN}")
         wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
         api = admin.estimate("dash-grr")
@@ -84,7 +84,7 @@ def test_frequency_dashboard_matches_the_api_and_refreshes(browser, server):
         assert "out_of_range 1" in rejected and "missing 1" in rejected
         assert browser.find_element("css selector", "#history-chart path.line").get_attribute("data-last-n") == "481"
         # new reports arrive: the page refreshes by itself
-        admin.submit_reports("dash-grr", protocol, protocol.privatize(np.zeros(19, int), rng=2))
+        device.submit_reports("dash-grr", protocol, protocol.privatize(np.zeros(19, int), rng=2))
         wait_for(browser, lambda d: d.find_element("id", "n").text == "500")
         assert admin.estimate("dash-grr")["n"] == 500
 
@@ -92,15 +92,15 @@ def test_frequency_dashboard_matches_the_api_and_refreshes(browser, server):
 def test_key_value_dashboard_draws_the_keys_frequencies_and_lists_their_means(browser, server):
     """A pckv-ue campaign: one bar per key at the API's frequency with its interval, and the table's mean column
     is the API's means."""
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin, Client(server.url) as device:
         admin.create_campaign("dash-kv", {"protocol": "pckv-ue", "epsilon": 3.0, "domain_size": 5})
         admin.open_campaign("dash-kv")
-        protocol = admin.protocol("dash-kv")
+        protocol = device.protocol("dash-kv")
         rng = np.random.default_rng(0)
         keys = rng.integers(0, 5, 3000)
         dense = np.full((3000, 5), np.nan)
         dense[np.arange(3000), keys] = np.linspace(-0.8, 0.8, 5)[keys]
-        admin.submit_reports("dash-kv", protocol, protocol.privatize(dense, rng=1))
+        device.submit_reports("dash-kv", protocol, protocol.privatize(dense, rng=1))
         browser.get(f"{server.url}/campaigns/dash-kv/dashboard#token={ADMIN_TOKEN}")
         wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
         api = admin.estimate("dash-kv")["estimate"]
@@ -117,10 +117,10 @@ def test_key_value_dashboard_draws_the_keys_frequencies_and_lists_their_means(br
 
 
 def test_distribution_dashboard_and_a_wrong_token(browser, server):
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin, Client(server.url) as device:
         admin.create_campaign("dash-sw", {"protocol": "sw", "epsilon": 2.0, "bins": 32})
         admin.open_campaign("dash-sw")
-        admin.submit_values("dash-sw", np.random.default_rng(3).beta(2, 5, 3000))
+        device.submit_values("dash-sw", np.random.default_rng(3).beta(2, 5, 3000))
         browser.get(f"{server.url}/campaigns/dash-sw/dashboard#token={ADMIN_TOKEN}")
         wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
         api = admin.estimate("dash-sw")
@@ -143,7 +143,7 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
         # the default 1024 bins are drawn on the figure's 40, not bin by bin
         admin.create_campaign("dash-sw-fine", {"protocol": "sw", "epsilon": 2.0})
         admin.open_campaign("dash-sw-fine")
-        admin.submit_values("dash-sw-fine", np.random.default_rng(4).beta(2, 5, 3000))
+        device.submit_values("dash-sw-fine", np.random.default_rng(4).beta(2, 5, 3000))
         browser.get(f"{server.url}/campaigns/dash-sw-fine/dashboard#token={ADMIN_TOKEN}")
         wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
         shown = admin.estimate("dash-sw-fine")["estimate"]["display"]
@@ -157,11 +157,11 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
 
 def test_an_estimate_note_is_shown(browser, server):
     """CP's uniform estimate of sparsity 0 says so on the page."""
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin, Client(server.url) as device:
         admin.create_campaign("dash-cp", {"protocol": "cp", "epsilon": 1.0, "domain_size": 64})
         admin.open_campaign("dash-cp")
-        protocol = admin.protocol("dash-cp")
-        admin.submit_reports("dash-cp", protocol, protocol.privatize(np.random.default_rng(0).integers(0, 64, 2000), rng=1))
+        protocol = device.protocol("dash-cp")
+        device.submit_reports("dash-cp", protocol, protocol.privatize(np.random.default_rng(0).integers(0, 64, 2000), rng=1))
         browser.get(f"{server.url}/campaigns/dash-cp/dashboard#token={ADMIN_TOKEN}")
         wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
         api = admin.estimate("dash-cp")
@@ -174,12 +174,12 @@ def test_the_poisoning_alarm_is_the_apis_line(browser, server):
     """The page prints the service's diagnostics line (``summary``), the likelihood-ratio alarm
     included, as dpdist campaign estimate does."""
     rng = np.random.default_rng(48)
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin, Client(server.url) as device:
         admin.create_campaign("dash-poison", {"protocol": "grr", "epsilon": 1.0, "domain_size": 16})
         admin.open_campaign("dash-poison")
-        protocol = admin.protocol("dash-poison")
-        admin.submit_reports("dash-poison", protocol, protocol.privatize(rng.integers(0, 2, 47_000), rng=rng))
-        admin.submit_reports("dash-poison", protocol, rng.integers(0, 2, 3_000).astype(np.uint8))  # never randomized
+        protocol = device.protocol("dash-poison")
+        device.submit_reports("dash-poison", protocol, protocol.privatize(rng.integers(0, 2, 47_000), rng=rng))
+        device.submit_reports("dash-poison", protocol, rng.integers(0, 2, 3_000).astype(np.uint8))  # never randomized
         browser.get(f"{server.url}/campaigns/dash-poison/dashboard#token={ADMIN_TOKEN}")
         wait_for(browser, lambda d: d.execute_script("return document.body.dataset.loaded === 'true'"))
         diagnostics = admin.estimate("dash-poison")["diagnostics"]
@@ -192,11 +192,11 @@ def test_a_campaign_in_rounds_shows_its_quantiles_with_intervals_and_its_rounds(
     """The parent campaign counts no report; its page reads every round's (``GET .../rounds``)."""
     plan = {"q": [0.25, 0.5], "epsilon": 2.0, "bounds": [0.0, 1.0], "rounds": 3, "grid_size": 64, "reports": 600}
     values = np.random.default_rng(5).beta(2, 5, 150)
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin, Client(server.url) as device:
         admin.create_campaign("dash-rounds", None, rounds=plan)
         admin.open_campaign("dash-rounds")
-        admin.submit_values("dash-rounds", values[:100])  # round 1's group: full, so round 2 is published
-        admin.submit_values("dash-rounds", values[100:])  # each value another user's, in round 2
+        device.submit_values("dash-rounds", values[:100])  # round 1's group: full, so round 2 is published
+        device.submit_values("dash-rounds", values[100:])  # each value another user's, in round 2
         report = admin.rounds("dash-rounds")
         assert [r["n"] for r in report["rounds"]] == [100, 50]
         browser.get(f"{server.url}/campaigns/dash-rounds/dashboard#token={ADMIN_TOKEN}")

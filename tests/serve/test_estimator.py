@@ -29,11 +29,11 @@ def _pids_alive(pids) -> list[int]:
 
 @pytest.mark.slow
 def test_one_long_estimate_does_not_hold_up_another_campaigns_and_its_options_are_bounded(tmp_path):
-    from dpdist.client import Client
+    from dpdist.client import AdminClient, Client
 
     server = ServerProcess(str(tmp_path / "campaigns.sqlite"), options=("--rate-limit", "0")).start()
     try:
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             admin.create_campaign("ages", {"protocol": "sw", "epsilon": 1.0, "bounds": [0, 100]})
             admin.open_campaign("ages")
             admin.create_campaign("modes", {"protocol": "grr", "epsilon": 2.0, "domain_size": 4})
@@ -101,9 +101,9 @@ def test_the_estimator_does_not_outlive_the_server(tmp_path):
     # its own session, but SIGTERM only to the server: what systemd's KillMode=mixed or a `kill PID` does
     server.start()
     try:
-        from dpdist.client import Client
+        from dpdist.client import AdminClient, Client
 
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             admin.create_campaign("ages", {"protocol": "sw", "epsilon": 1.0, "bounds": [0, 100]})
             admin.open_campaign("ages")
         with Client(server.url) as device:

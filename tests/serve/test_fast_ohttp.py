@@ -20,7 +20,8 @@ import pytest
 pytest.importorskip("pyhpke")
 
 from dpdist import io, local  # noqa: E402
-from dpdist.relay import _bhttp, _ohttp  # noqa: E402
+from dpdist import _ohttp  # noqa: E402
+from dpdist._ohttp import _bhttp  # noqa: E402
 from dpdist.serve._fast_ohttp import GatewayFastPath  # noqa: E402
 from serve_support import ADMIN_TOKEN, fast_path_client  # noqa: E402
 

@@ -132,12 +132,12 @@ class RelayTarget:
 
     def headers(self) -> dict:
         """The campaign's identity pin, which a device's report carries (docs/explanation/threat-model.md, "Keys the relay cannot swap")."""
-        from dpdist.relay._identity import PIN_HEADER, pin_of
+        from dpdist._wire._identity import PIN_HEADER, pin_of
 
         return {PIN_HEADER: pin_of(self.collector.identity("c"))}
 
     def body(self, k: int = 0) -> bytes:
-        from dpdist.relay import _envelope
+        from dpdist._wire import _envelope
 
         return _envelope.seal(self.collector.key.public_key, "c", json.dumps({"reports": [k % 8]}).encode(), "application/json")
 

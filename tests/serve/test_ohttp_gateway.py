@@ -22,7 +22,8 @@ from relay_parties import ADMIN, Parties  # noqa: E402
 
 from dpdist.errors import ServiceRefusedError, ServiceUnavailableError  # noqa: E402
 from dpdist import local  # noqa: E402
-from dpdist.relay import _bhttp, _ohttp  # noqa: E402
+from dpdist import _ohttp  # noqa: E402
+from dpdist._ohttp import _bhttp  # noqa: E402
 
 RELAY = "http://ohttp/ohttp"
 CONFIG = {"protocol": "grr", "epsilon": 1.0, "domain_size": 4}
@@ -40,7 +41,7 @@ def parties(tmp_path):
 
 
 def _campaign(parties, name="commute", submit_token=None):
-    with parties.client(admin_token=ADMIN) as operator:
+    with parties.operator(admin_token=ADMIN) as operator:
         operator.create_campaign(name, CONFIG, submit_token=submit_token)
         operator.open_campaign(name)
         return operator.config(name)
@@ -244,12 +245,12 @@ def test_ohttpy_submits_a_batch_through_a_standard_relay_counted_once(tmp_path):
     from serve_support import ADMIN_TOKEN, ServerProcess
 
     from dpdist._io._binary import encode_record
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
 
     collector = ServerProcess(str(tmp_path / "c.sqlite")).start()
     relay = OhttpRelayProcess(collector.url + "/ohttp/gateway", path="/score", lifetime=120).start()  # ohttpy posts to /score
     try:
-        with Client(collector.url, admin_token=ADMIN_TOKEN) as operator:
+        with AdminClient(collector.url, admin_token=ADMIN_TOKEN) as operator:
             operator.create_campaign("commute", CONFIG)
             operator.open_campaign("commute")
             protocol = local.from_config(CONFIG)
@@ -281,14 +282,14 @@ def test_sigkill_of_relay_and_collector_mid_flow_loses_and_doubles_nothing(tmp_p
     from ohttp_relay_support import OhttpRelayProcess
     from serve_support import ADMIN_TOKEN, ServerProcess
 
-    from dpdist.client import Client
+    from dpdist.client import AdminClient, Client
 
     collector = ServerProcess(str(tmp_path / "c.sqlite")).start()
     relay = OhttpRelayProcess(collector.url + "/ohttp/gateway", lifetime=300).start()
     outcome: dict = {}
     failures: list = []  # what the device saw fail and retried: both outages, in flight
     try:
-        with Client(collector.url, admin_token=ADMIN_TOKEN) as operator:
+        with AdminClient(collector.url, admin_token=ADMIN_TOKEN) as operator:
             operator.create_campaign("commute", CONFIG)
             operator.open_campaign("commute")
         keys = httpx.get(collector.url + "/ohttp/keys").content
@@ -349,7 +350,7 @@ def test_two_reports_encapsulate_to_the_same_length_whatever_their_crc(parties):
     from dpdist.io import encode_record
 
     config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 100}
-    with parties.client(admin_token=ADMIN) as operator:
+    with parties.operator(admin_token=ADMIN) as operator:
         operator.create_campaign("hundred", config)
         operator.open_campaign("hundred")
     protocol = local.from_config(config)

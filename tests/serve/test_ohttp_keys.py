@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("pyhpke")
 
-from dpdist.relay import _ohttp  # noqa: E402
+from dpdist import _ohttp  # noqa: E402
 from dpdist.serve import create_app  # noqa: E402
 from dpdist.serve._ohttp_keys import RELOAD_S, GatewayKeys  # noqa: E402
 from dpdist.serve._refusals import Refusal  # noqa: E402

@@ -284,7 +284,7 @@ def test_labels_with_markup_show_as_text_on_the_dashboard(server, chromium):
     _campaign(server, "markup", {"protocol": "grr", "epsilon": 2.0, "labels": labels})
     from dpdist.client import Client
 
-    with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+    with Client(server.url) as admin:
         admin.submit_values("markup", [labels[k % 4] for k in range(400)])
     page = run_page(chromium, f"{server.url}/campaigns/markup/dashboard#token={ADMIN_TOKEN}", [
         ["wait", LOADED + " && document.querySelectorAll('#values tbody tr').length === 4"],

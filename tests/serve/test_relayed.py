@@ -18,8 +18,8 @@ import httpx
 import pytest
 
 from dpdist import io, local
-from dpdist.relay import _envelope
-from dpdist.relay._identity import PIN_HEADER
+from dpdist._wire import _envelope
+from dpdist._wire._identity import PIN_HEADER
 from dpdist.relay import create_app as create_relay
 
 pytest.importorskip("pyhpke")
@@ -37,7 +37,7 @@ def _collector(tmp_path, relay_token=RELAY_TOKEN):
     return app, httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=ADMIN_HEADERS)
 
 
-RELAY = {"url": "http://relay"}  # no issuer: the tests of admission tokens are in tests/relay/test_identity.py
+RELAY = {"url": "http://relay"}  # no issuer: the tests of admission tokens are in tests/wire/test_identity.py
 
 
 async def _create(collector, name, relay=RELAY, **options):

@@ -382,7 +382,7 @@ def test_an_advance_cut_short_by_a_crash_is_finished_by_the_next_fetch(tmp_path)
 def test_the_python_client_creates_lists_and_advances_a_campaign_in_rounds(tmp_path):
     import json
 
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
 
     sent = []
 
@@ -392,7 +392,7 @@ def test_the_python_client_creates_lists_and_advances_a_campaign_in_rounds(tmp_p
             return httpx.Response(201, json={"campaign": "med", "state": "created", "n": 0, "batches": 0})
         return httpx.Response(200, json={})
 
-    with Client("http://service.test", admin_token=ADMIN, transport=httpx.MockTransport(handler)) as client:
+    with AdminClient("http://service.test", admin_token=ADMIN, transport=httpx.MockTransport(handler)) as client:
         client.create_campaign("med", None, rounds=PLAN, submit_token=TOKEN)
         client.rounds("med")
         client.advance_round("med")
@@ -409,17 +409,17 @@ def test_two_servers_on_one_database_advance_a_full_round_once(kind, tmp_path):
     the rounds before)."""
     import threading
 
-    from dpdist.client import Client
+    from dpdist.client import AdminClient, Client
     from serve_support import ADMIN_TOKEN, ServerProcess, database_url
 
     plan = {**PLAN, "rounds": 4, "reports": 1000}  # groups of 100, 200, 300, 400
     with database_url(kind, tmp_path) as url:
         servers = [ServerProcess(url, log_path=tmp_path / f"server{k}.log").start() for k in range(2)]
         try:
-            with Client(servers[0].url, admin_token=ADMIN_TOKEN) as admin:
+            with AdminClient(servers[0].url, admin_token=ADMIN_TOKEN) as admin, Client(servers[0].url) as first:
                 admin.create_campaign("med", None, rounds=plan)
                 admin.open_campaign("med")
-                admin.submit_values("med", np.random.default_rng(6).beta(2, 5, 100))  # round 1's group, full
+                first.submit_values("med", np.random.default_rng(6).beta(2, 5, 100))  # round 1's group, full
             start, published = threading.Barrier(16), []
 
             def fetch(k: int) -> None:
@@ -436,7 +436,7 @@ def test_two_servers_on_one_database_advance_a_full_round_once(kind, tmp_path):
             assert {document["submit_to"] for document in published} == {"med-r2"}
             assert len({json.dumps(document["config"], sort_keys=True) for document in published}) == 1
             for server in servers:
-                with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+                with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
                     report = admin.rounds("med")
                     assert [(r["campaign"], r["state"], r["n"]) for r in report["rounds"]] == [
                         ("med-r1", "closed", 100), ("med-r2", "open", 0)]

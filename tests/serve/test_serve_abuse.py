@@ -35,7 +35,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
-from dpdist.client import Client
+from dpdist.client import AdminClient, Client
 from dpdist.errors import ServiceRefusedError
 from dpdist.serve._limits import Limits, RateLimiter, uvicorn_options
 from serve_socket_support import (BOUND_S, GRR, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, put, raw_connection,
@@ -259,7 +259,7 @@ def test_max_reports_caps_a_campaign_and_its_refusals_are_counted(db_url):
         full = put(server.url, campaign, "d", grr_body(np.zeros(1, int)))  # refused before the body is read
         assert full.status_code == 409 and full.json()["error"] == "campaign_full"
         assert put(server.url, campaign, "a", grr_body(np.zeros(60, int))).json()["duplicate"] is True
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             summary = admin.campaign(campaign)
         assert summary["n"] == 100 and summary["max_reports"] == 100
         assert summary["refused_batches"] == {"campaign_full": 2}
@@ -279,7 +279,7 @@ def test_a_refused_batch_sent_again_is_refused_again_and_counted_once(db_url):
         assert put(server.url, campaign, "d", grr_body(np.zeros(40, int))).json()["accepted"] == 40
         codes += [put(server.url, campaign, batch_id, grr_body([1])).json()["error"] for batch_id in ("b", "e", "e", "e")]
         assert codes == ["campaign_full"] * 4 + ["malformed_batch"] * 2 + ["campaign_full"] * 4
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             assert admin.campaign(campaign)["refused_batches"] == {"campaign_full": 3, "malformed_batch": 1}
             admin.delete_campaign(campaign)
         assert server.service.store.db.execute("SELECT COUNT(*) FROM refused_batch_ids") == [(0,)]
@@ -305,7 +305,7 @@ def test_the_rate_limiter_refills_keys_ipv6_by_64_and_bounds_its_memory():
 def test_enrollment_tokens_bound_each_devices_contribution(db_url, tmp_path):
     with InProcessServer(db_url) as server:
         campaign = new_campaign(server.url, enrollment=True)
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             first, second = admin.enroll(campaign, 2, 50)
             plain = new_campaign(server.url)
             with pytest.raises(ServiceRefusedError) as refused:
@@ -323,13 +323,13 @@ def test_enrollment_tokens_bound_each_devices_contribution(db_url, tmp_path):
         assert put(server.url, campaign, "b1", grr_body(np.zeros(50, int)), token=second).status_code == 200
 
         # eight concurrent batches of 10 reports with one token good for 50: exactly five are counted
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             (shared,) = admin.enroll(campaign, 1, 50)
         bodies = [grr_body(np.full(10, k % 8), seed=k) for k in range(8)]
         with concurrent.futures.ThreadPoolExecutor(8) as pool:
             statuses = list(pool.map(lambda k: put(server.url, campaign, f"race-{k}", bodies[k], token=shared).status_code, range(8)))
         assert sorted(statuses) == [200] * 5 + [403] * 3
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             summary = admin.campaign(campaign)
         assert summary["n"] == 50 + 50 + 50 and summary["refused_batches"]["contribution_limit"] == 2 + 3
     if not db_url.startswith("postgresql"):
@@ -355,7 +355,7 @@ def test_cli_enroll_issues_tokens_and_create_takes_max_reports_and_enrollment(tm
         assert len(out.read_text().split()) == 2 and (out.stat().st_mode & 0o777) == 0o600
         with Client(server.url, submit_token=tokens[0]) as device:
             assert device.submit_reports("devices", local.from_config(GRR), np.arange(8, dtype=np.uint8))["accepted"] == 8
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             summary = admin.campaign("devices")
         assert summary["enrollment"] is True and summary["max_reports"] == 1000 and summary["n"] == 8
         both = main(["campaign", "create", "--server", server.url, "--config", json.dumps(GRR), "--name", "both",
@@ -382,7 +382,7 @@ def test_a_batch_replayed_into_another_campaign_with_the_same_config_is_refused(
         posted = httpx.post(f"{server.url}/api/campaigns/{second}/batches", content=body,
                             headers={"Content-Type": "application/octet-stream"})
         assert posted.status_code == 409 and posted.json()["error"] == "batch_of_another_campaign"
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             assert admin.campaign(first)["n"] == 40 and admin.campaign(second)["n"] == 0
             # the replay PUT and POSTed is one batch (one id) refused for one reason: counted once
             assert admin.campaign(second)["refused_batches"] == {"batch_id_mismatch": 1, "batch_of_another_campaign": 1}
@@ -411,7 +411,7 @@ def test_many_small_records_and_large_json_batches_are_refused_before_the_work(t
         assert slow.status_code == 413 and "one by one" in slow.json()["detail"]
         small = put(server.url, campaign, "json-ok", json.dumps({"reports": [1] * 5000 + [True]}).encode(), "application/json")
         assert small.json()["accepted"] == 5000 and small.json()["rejected"] == {"out_of_range": 1}
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             refused = admin.campaign(campaign)["refused_batches"]
         assert refused == {"too_many_records": 1, "too_many_rows": 2}
 
@@ -462,12 +462,12 @@ def test_poisoning_diagnostics_flag_support_counts_no_honest_population_produces
         campaign = new_campaign(server.url)
         protocol = local.from_config(GRR)
         rng = np.random.default_rng(5)
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
-            admin.submit_reports(campaign, protocol, protocol.privatize(rng.integers(0, 8, 2000), rng=rng))
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin, Client(server.url) as device:
+            device.submit_reports(campaign, protocol, protocol.privatize(rng.integers(0, 8, 2000), rng=rng))
             honest = admin.estimate(campaign)["diagnostics"]
             assert honest["test"] == "support_counts" and honest["flagged"] is False
             # 2,000 fake reports all saying "0": item 0 is supported more than even a population all holding 0 can
-            admin.submit_reports(campaign, protocol, np.zeros(2000, dtype=np.uint8))
+            device.submit_reports(campaign, protocol, np.zeros(2000, dtype=np.uint8))
             poisoned = admin.estimate(campaign)["diagnostics"]
         assert poisoned["flagged"] is True and poisoned["items_above"] == [0]
         assert set(poisoned["items_below"]) == set(range(1, 8)) and poisoned["min_p_value"] < 1e-6
@@ -479,10 +479,10 @@ def test_poisoning_diagnostics_flag_support_counts_no_honest_population_produces
         config = {"protocol": "oue", "epsilon": 1.0, "domain_size": 16}
         oue = local.from_config(config)
         target = new_campaign(server.url, config)
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
-            admin.submit_reports(target, oue, oue.privatize(rng.integers(0, 16, 3000), rng=rng))
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin, Client(server.url) as device:
+            device.submit_reports(target, oue, oue.privatize(rng.integers(0, 16, 3000), rng=rng))
             assert admin.estimate(target)["diagnostics"]["flagged"] is False
-            admin.submit_reports(target, oue, np.full((300, 2), 255, dtype=np.uint8))  # 9% fake reports
+            device.submit_reports(target, oue, np.full((300, 2), 255, dtype=np.uint8))  # 9% fake reports
             attacked = admin.estimate(target)["diagnostics"]
             assert attacked["flagged"] is True and attacked["bits_per_report"]["flagged"] is True
             assert attacked["count_above"] == 0  # no single item is outside its region yet
@@ -503,12 +503,12 @@ def test_the_constraint_test_raises_its_alarm_in_the_api_and_the_cli(tmp_path, c
     rng = np.random.default_rng(48)
     with InProcessServer(str(tmp_path / "c.sqlite")) as server:
         campaign = new_campaign(server.url, config)
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
-            admin.submit_reports(campaign, protocol, protocol.privatize(rng.integers(0, 2, 47_000), rng=rng))
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin, Client(server.url) as device:
+            device.submit_reports(campaign, protocol, protocol.privatize(rng.integers(0, 2, 47_000), rng=rng))
             honest = admin.estimate(campaign)["diagnostics"]
             assert honest["flagged"] is False and honest["constraint"]["test"] == "likelihood_ratio"
             assert honest["summary"].startswith("poisoning test: no sign") and "3e-06" in honest["summary"]
-            admin.submit_reports(campaign, protocol, rng.integers(0, 2, 3_000).astype(np.uint8))
+            device.submit_reports(campaign, protocol, rng.integers(0, 2, 3_000).astype(np.uint8))
             poisoned = admin.estimate(campaign)["diagnostics"]
         assert poisoned["flagged"] is True and poisoned["count_above"] == poisoned["count_below"] == 0
         assert poisoned["constraint"]["flagged"] is True and poisoned["constraint"]["p_value"] < 1e-6
@@ -620,7 +620,7 @@ def test_arrival_times_are_stored_to_the_minute(tmp_path):
         campaign = new_campaign(server.url, keep_reports=True)
         for k in range(3):
             assert put(server.url, campaign, f"t{k}", grr_body([k])).status_code == 200
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             assert admin.history(campaign)[-1]["n"] == 3
     connection = sqlite3.connect(path)
     times = [row[0] for row in connection.execute("SELECT received_ms FROM batches UNION ALL SELECT received_ms FROM reports")]
@@ -639,7 +639,7 @@ def test_delete_removes_a_campaign_and_everything_stored_for_it(db_url, capsys, 
         batch_id = uuid.uuid4().hex
         assert put(server.url, gone, batch_id, grr_body([1, 2], batch_id)).status_code == 200
         assert put(server.url, kept, "k", grr_body([3])).status_code == 200
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             admin.enroll(other, 2, 5)
             assert admin.delete_campaign(gone) == {"campaign": gone, "deleted": True, "batches": 1, "kept_report_batches": 1}
             with pytest.raises(ServiceRefusedError) as refused:
@@ -658,7 +658,7 @@ def test_delete_removes_a_campaign_and_everything_stored_for_it(db_url, capsys, 
             rows = db.execute(f"SELECT COUNT(*) FROM {table} WHERE {column} IN (?, ?)", (gone, other))
             assert rows[0][0] == 0, table
         # the deleted id can be created again, empty
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             assert admin.create_campaign(gone, GRR)["n"] == 0
 
 
@@ -669,7 +669,7 @@ def test_retention_deletes_old_raw_reports_and_the_batch_records_of_long_closed_
         closed, running = new_campaign(server.url, keep_reports=True), new_campaign(server.url, keep_reports=True)
         for campaign in (closed, running):
             assert put(server.url, campaign, "old", grr_body([1, 2, 3])).status_code == 200
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             admin.close_campaign(closed)
     three_days = 3 * 86_400_000
     connection = sqlite3.connect(path)
@@ -680,7 +680,7 @@ def test_retention_deletes_old_raw_reports_and_the_batch_records_of_long_closed_
     connection.close()
     with cli_server(str(path), "--retention-days", "2") as (process, url):
         assert put(url, running, "new", grr_body([4])).status_code == 200
-        with Client(url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(url, admin_token=ADMIN_TOKEN) as admin:
             assert admin.export(running, tmp_path / "running.bin") == 1  # the 3-day-old reports are gone
             assert admin.export(closed, tmp_path / "closed.bin") == 0
             assert admin.history(closed) == [] and admin.campaign(closed)["n"] == 3  # the aggregate stays

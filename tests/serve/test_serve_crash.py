@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
-from dpdist.client import Client
+from dpdist.client import AdminClient, Client
 from serve_support import ADMIN_TOKEN, ServerProcess, database_url
 
 pytestmark = pytest.mark.slow
@@ -84,8 +84,8 @@ RETRY_FOR_S = 600.0
 RESTART_S = 180.0
 
 
-def patient_client(url: str, stop: threading.Event | None = None, **options) -> Client:
-    """A :class:`Client` that retries a request (the same bytes) for :data:`RETRY_FOR_S` seconds from its first failure
+def patient_client(url: str, stop: threading.Event | None = None, **options) -> Client | AdminClient:
+    """A :class:`Client` (with ``admin_token``, an :class:`AdminClient`) that retries a request (the same bytes) for :data:`RETRY_FOR_S` seconds from its first failure
     (its retry window), however many attempts that takes, and no more once ``stop`` is set (the test has ended: no
     thread of it keeps retrying for minutes)."""
 
@@ -93,7 +93,8 @@ def patient_client(url: str, stop: threading.Event | None = None, **options) -> 
         if stop is not None and stop.is_set():
             raise RuntimeError(f"the test ended; the client gave up after attempt {attempt} ({failure})")
 
-    return Client(url, retry_window=RETRY_FOR_S, backoff=0.05, on_retry=give_up, **options)
+    kind = AdminClient if "admin_token" in options else Client
+    return kind(url, retry_window=RETRY_FOR_S, backoff=0.05, on_retry=give_up, **options)
 
 
 def start_clients(url: str, plan: list, send, *, stop: threading.Event):

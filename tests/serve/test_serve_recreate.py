@@ -346,14 +346,14 @@ def test_two_servers_a_campaign_created_again_through_one_while_the_other_counts
     campaign, and ``d`` counts each of its batches once."""
     import httpx
 
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
 
     rows = [8, 9, 10, 11, 12, 13, 14, 15]  # out of range in the old domain (8)
     with database_url(kind, tmp_path) as url:
         servers = [ServerProcess(url, log_path=tmp_path / f"server{k}.log", options=("--rate-limit", "0")).start(timeout=120)
                    for k in range(2)]
         try:
-            with Client(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
+            with AdminClient(servers[1].url, admin_token=ADMIN_TOKEN) as admin:
                 admin.create_campaign("d", OLD)
                 admin.open_campaign("d")
                 with httpx.Client(base_url=servers[0].url, timeout=60) as device:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from dpdist import local
-from dpdist.client import Client
+from dpdist.client import AdminClient, Client
 from serve_support import ADMIN_TOKEN, ServerProcess, database_url
 from serve_socket_support import (BOUND_S, GRR, InProcessServer, new_campaign, put, raw_connection, read_response,
                                   read_response_keepalive, request_head)
@@ -58,7 +58,7 @@ def test_concurrent_requests_share_group_commits_and_each_is_answered_after_its_
             acks = list(pool.map(send, bodies))
         assert all(ack["accepted"] == 1 and not ack["duplicate"] for ack in acks)
         assert committer.groups - groups_before < 64  # requests shared transactions
-        with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+        with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
             assert admin.campaign(campaign)["n"] == 64 and admin.campaign(campaign)["batches"] == 64
         # every acknowledged batch id is recorded, and its reports are in the log (not folded yet) or a part
         db = server.service.store.db
@@ -170,7 +170,7 @@ def test_two_workers_count_every_report_once_and_keep_a_cap_exact(kind, tmp_path
     with database_url(kind, tmp_path) as url:
         server = ServerProcess(url, workers=2, options=("--rate-limit", "0")).start(timeout=120)
         try:
-            with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
                 for name, cap in (("open", None), ("capped", 100)):
                     admin.create_campaign(name, GRR, max_reports=cap)
                     admin.open_campaign(name)
@@ -192,7 +192,7 @@ def test_two_workers_count_every_report_once_and_keep_a_cap_exact(kind, tmp_path
             capped = [value for item in results if isinstance(item, tuple) for value in item[1:]]
             assert sum(1 for value in results if value == 1) == 240
             assert capped.count(1) == 100 and capped.count("campaign_full") == 140
-            with Client(server.url, admin_token=ADMIN_TOKEN) as admin:
+            with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
                 assert admin.campaign("open")["n"] == 240 and admin.campaign("capped")["n"] == 100
                 # a device whose refusal was lost (a connection reset) sends the batch again: counted once all the same
                 assert admin.campaign("capped")["refused_batches"] == {"campaign_full": 140}

@@ -1,5 +1,5 @@
 // How many reports of a fetched config fit one request body: a campaign config is an instruction to the device
-// (attack70 F1), as Python's dpdist/serve/_report_bound.py.
+// (attack70 F1), as Python's dpdist/_wire/_report_bound.py.
 //
 // A device builds its protocol from the config a server answers and sizes its reports by it, so a hostile server or
 // proxy answering the config GET with a huge domain (``domain_size`` = 2*10^7: ~530 bytes on the wire) could make

@@ -40,7 +40,7 @@ const MAX_TOKENS_EACH = 10_000;
 /**
  * The label of the redemption context of a campaign whose identity names ``issuer``: v3 when the identity states the
  * issuer's ``tokens_each`` (a device of the version before refuses such a campaign: the challenge it derives is not the
- * one the config publishes), v2 for an identity made before (dpdist.relay._identity.context_label).
+ * one the config publishes), v2 for an identity made before (dpdist._wire._identity.context_label).
  */
 export async function contextLabel(issuer) {
   const { CAMPAIGN_CONTEXT, EARLIER_CAMPAIGN_CONTEXT } = await import('./privacypass.js');

@@ -3,7 +3,7 @@
 // device's address and the size of each request, never what it says; the collector (the gateway) sees what it says,
 // never the device's address (docs/how-to/anonymous-collection.md, "Anonymous collection").
 //
-// Wire formats, as dpdist.relay._ohttp and dpdist.relay._bhttp speak them in Python:
+// Wire formats, as dpdist._ohttp and dpdist._ohttp._bhttp speak them in Python:
 // - a key configuration list, application/ohttp-keys (RFC 9458 section 3.2): each configuration 2-byte length |
 //   key id (1) | KEM id (2) | public key | 2-byte length | (KDF id (2), AEAD id (2))...;
 // - an encapsulated request (section 4.3): key id | KEM, KDF, AEAD ids | enc | HPKE-sealed Binary HTTP request, with
@@ -16,7 +16,7 @@
 //   framings, informational responses skipped, trailing empty sections and padding allowed (sections 3.8, 3.9);
 //   each request zero-padded (section 3.8) to paddedLength: a power of two (at least 1024) of its length as if every
 //   record's CRC-32 had all 10 decimal digits, so that the relay sees a length that depends on the batch's size only,
-//   never on its reports (outsider finding F1), the same as dpdist.serve._ohttp_client.padded_length.
+//   never on its reports (outsider finding F1), the same as dpdist.client._oblivious_transport.padded_length.
 
 import { ACK_ANSWER_BYTES, readBounded, tooManyValues } from './answer.js';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from './vendor/hpke.js';

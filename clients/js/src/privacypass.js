@@ -44,7 +44,7 @@ const PSS_ALGORITHM = hexBytes(
 /**
  * The label of the redemption context (issue 44 design, section 5): ASCII, then one zero byte.  ``CAMPAIGN_CONTEXT``
  * (v3) is that of an identity whose issuer states ``tokens_each``; ``EARLIER_CAMPAIGN_CONTEXT`` (v2) that of an identity
- * made before issuers published it (identity.js ``contextLabel``; dpdist.relay._identity in Python).
+ * made before issuers published it (identity.js ``contextLabel``; dpdist._wire._identity in Python).
  */
 export const CAMPAIGN_CONTEXT = 'dpdist campaign v3\0';
 export const EARLIER_CAMPAIGN_CONTEXT = 'dpdist campaign v2\0';

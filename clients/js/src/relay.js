@@ -1,18 +1,18 @@
 // Sending reports through a dpdist relay: each report sealed to the collector's key with HPKE (RFC 9180),
-// byte for byte as dpdist.relay._envelope seals it in Python, so that the relay holds ciphertexts only.
+// byte for byte as dpdist._wire._envelope seals it in Python, so that the relay holds ciphertexts only.
 //
 // Suite: DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-128-GCM, base mode (@hpke/core and @hpke/dhkem-x25519,
 // bundled in vendor/hpke.js: no install step). Sealed message: version (1) | key id (8) | enc (32) | ciphertext,
 // with info = "dpdist relay v1\0" + campaign id and aad = version | key id; the plaintext is
 // kind (1: dpdist binary records, 2: JSON) | body length (4, big-endian) | body | zeros to a multiple of 256 bytes.
 //
-// Or, as dpdist.relay._ohttp_report writes it, an RFC 9458 request (message/ohttp-req) encapsulated to the Oblivious
+// Or, as dpdist._wire._ohttp_report writes it, an RFC 9458 request (message/ohttp-req) encapsulated to the Oblivious
 // HTTP key configuration of the campaign's identity (relay.ohttp: key id 0), holding the Binary HTTP request
 // ``PUT https:///api/campaigns/{campaign}/batches/{32 random hex digits}`` with only ``content-type`` and the one
 // report, zero-padded to paddedLength: the same bytes' length as Python's, so the relay and the collector cannot tell
 // a JS device from a Python one by it.
 //
-// A report and its Privacy Pass token are one (dpdist.relay._binding): each token comes with a 32-byte seed, the report
+// A report and its Privacy Pass token are one (dpdist._wire._binding): each token comes with a 32-byte seed, the report
 // is sealed once with the HPKE ephemeral key DeriveKeyPair(seed) (RFC 9180 section 7.1.3), whose public key is the
 // report's enc, and the token's nonce is SHA-256("dpdist report binding v1" || 0x00 || SHA-256(TokenChallenge) || enc):
 // the relay and the collector refuse the token on any other report (token_not_bound).

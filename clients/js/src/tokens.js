@@ -1,6 +1,6 @@
 // The Privacy Pass tokens a device holds for its relayed campaigns (docs/how-to/anonymous-collection.md, "Anonymous collection"): one
 // token per report, obtained from the campaign's issuer before the report is drawn, each with the seed of the HPKE key
-// its report will be sealed with (the token's nonce commits to that key: relay.js, dpdist.relay._binding), then bound
+// its report will be sealed with (the token's nonce commits to that key: relay.js, dpdist._wire._binding), then bound
 // to the report's id when it is first sent; the report is sealed once per envelope with the seed's key and its sealed
 // bytes kept, so that a resend of the report carries the same token and bytes (the relay calls it a duplicate) and no
 // token is spent twice.  One key seals one plaintext per recipient key at most: a report is sealed again only in the

@@ -18,7 +18,7 @@ The fixture holds, from the Python implementation:
 - ``priors``: priors and the weights Python realizes them as (``quantize_prior``, RS+RFD's fake data);
 - ``answers``: what the device clients read of an answer (attack69 F2): the bytes of an acknowledgement and of a
   config or identity (attack71 F2: ``CONFIG_ANSWER_BYTES``), and the values and containers of JSON parsed (``dpdist._json.most_values_within``, ``values_upper_bound``);
-- ``report_bound``: what bounds a report of a fetched config (attack70 F1, ``dpdist.serve._report_bound``): the two
+- ``report_bound``: what bounds a report of a fetched config (attack70 F1, ``dpdist._wire._report_bound``): the two
   ceilings and, for the channel and multi-attribute cases and a few large domains, ``record_bytes`` of 1 and 7 reports
   and the statistic's bytes (``statistic_size`` x its dtype); the most bytes of a record header a service reads
   (attack71 F1) and ``header_bytes`` of GRR configs of ``n`` zero-padded labels around it;
@@ -373,7 +373,7 @@ def report_bound() -> dict:
     reports and the statistic's bytes (the device clients compute them from their own protocols)."""
     from dpdist import local
     from dpdist._io._binary import _MAX_HEADER_BYTES
-    from dpdist.serve._report_bound import CLIENT_MAX_BODY_BYTES, CLIENT_MAX_STATISTIC_BYTES, header_bytes, record_bytes
+    from dpdist._wire._report_bound import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STATISTIC_BYTES, header_bytes, record_bytes
 
     cases = [(name, params) for name, params in CHANNEL_CASES] + [(name, params) for name, params, _ in MULTI_CASES]
     rows = []
@@ -385,7 +385,7 @@ def report_bound() -> dict:
     for n in _HEADER_LABELS:
         protocol = local.make("grr", epsilon=1.0, domain_size=n, labels=[f"{i:06d}" for i in range(n)])
         headers.append([n, header_bytes(protocol)])
-    return {"max_body_bytes": CLIENT_MAX_BODY_BYTES, "max_statistic_bytes": CLIENT_MAX_STATISTIC_BYTES,
+    return {"max_body_bytes": DEFAULT_MAX_BODY_BYTES, "max_statistic_bytes": DEFAULT_MAX_STATISTIC_BYTES,
             "max_header_bytes": _MAX_HEADER_BYTES, "headers": headers, "cases": rows}
 
 

@@ -135,7 +135,7 @@ export function verifyToken(token, { publicKey, tokenKey, challenge }) {
 }
 
 /**
- * Whether ``token`` is bound to the sealed report ``sealed`` (dpdist.relay._binding, written here on node:crypto): its
+ * Whether ``token`` is bound to the sealed report ``sealed`` (dpdist._wire._binding, written here on node:crypto): its
  * nonce is SHA-256("dpdist report binding v1" || 0x00 || challenge_digest || enc), enc the report's HPKE encapsulated
  * key (an RFC 9458 request, key id 0: bytes 7..39; dpdist's envelope: bytes 9..41).
  */

@@ -160,7 +160,7 @@ test("a token's nonce is the caller's when given: bound to the HPKE key its repo
   const challenge = tokenChallenge('issuer.example', await redemptionContext('00'.repeat(32)));
   const seed = Uint8Array.from({ length: 32 }, (_, index) => index);
   const nonce = await bindingNonce(challenge, seed);
-  // known answer, from dpdist.relay._binding.seed_nonce (tests/relay/test_binding.py)
+  // known answer, from dpdist._wire._binding.seed_nonce (tests/wire/test_binding.py)
   assert.equal(toHex(nonce), '72ad0d2e02e3c4cf0103baa5f877e365d473a116aa4f17d78019d59d84363e1d');
   const issuer = newIssuerKey();
   const state = await createTokenRequest(issuer.tokenKey, challenge, nonce);

@@ -1,5 +1,5 @@
 // Through a relay: each report sealed to the collector's key (HPKE) and sent alone; the sealed bytes' layout.
-// tests/relay/test_app.py opens what this client seals with Python's dpdist.relay._envelope.
+// tests/relay/test_app.py opens what this client seals with Python's dpdist._wire._envelope.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

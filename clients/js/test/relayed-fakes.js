@@ -40,7 +40,7 @@ export async function hpkeKey() {
   return { pair, public_key: Buffer.from(raw).toString('base64url'), key_id: sha256(raw).subarray(0, 8).toString('hex') };
 }
 
-/** The body of a sealed report if ``key`` opens it for ``campaign`` (dpdist.relay._envelope), else null. */
+/** The body of a sealed report if ``key`` opens it for ``campaign`` (dpdist._wire._envelope), else null. */
 export async function openSealed(key, campaign, sealed) {
   try {
     const header = sealed.subarray(0, 9);

@@ -303,7 +303,7 @@ def _relay_settings(args) -> dict | None:
         return None
     issuer = None
     if args.issuer is not None:
-        from ..serve.client import issuer_of  # lazy: the service's code loads only when it runs (dpdist[serve])
+        from ..client import issuer_of  # lazy: the client's code loads only when it runs (dpdist[serve])
 
         issuer = issuer_of(args.issuer, args.issuer_key, independent=not args.issuer_run_by_collector)
     return {"url": args.relay, "issuer": issuer, "colluding": args.colluding}

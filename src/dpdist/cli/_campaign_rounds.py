@@ -17,7 +17,7 @@ __all__ = ["show_rounds"]
 
 
 def show_rounds(client, campaign: str, *, advance: bool, as_json: bool) -> int:
-    """Print the rounds of ``campaign`` (a :class:`dpdist.client.Client` with the admin token); exit status 0.  An
+    """Print the rounds of ``campaign`` (a :class:`dpdist.client.AdminClient`); exit status 0.  An
     answer whose rows cannot be printed is refused in one line (:func:`._printed.printed_lines`)."""
     if advance:
         client.advance_round(campaign)

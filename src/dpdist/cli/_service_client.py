@@ -68,14 +68,19 @@ def checked_token(token: str | None, option: str) -> str | None:
 
 
 def service_client(args, *, admin: bool):
+    """The :class:`~dpdist.client.AdminClient` of ``dpdist campaign ...`` (``admin``), else a device's
+    :class:`~dpdist.client.Client`, with the options of the command."""
     try:
         import httpx  # noqa: F401 - the client's transport  # lazy: optional extra dpdist[serve]
 
-        from ..serve.client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
+        from ..client import AdminClient, Client  # lazy: the client's code loads only when it runs (dpdist[serve])
     except ImportError as error:
         raise missing_extra(f"dpdist {args.command}", error) from None
-    credential = (getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")) if not admin else None
-    issuer = getattr(args, "issuer", None) if not admin else None
+    if admin:
+        return AdminClient(args.server, admin_token=admin_token(args), retries=args.retries, retry_window=args.retry_window,
+                           on_retry=_say_retrying(args.server, args.retry_window))
+    credential = getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")
+    issuer = getattr(args, "issuer", None)
     if credential and not (isinstance(issuer, str) and issuer.startswith(("http://", "https://"))):
         raise InvalidParameterError("The '--issuer' option (or DPDIST_ISSUER) must be the http:// or https:// URL of the issuer "
                                     f"the issuer credential is for: a credential is sent to that issuer only. Got {issuer!r}.")
@@ -86,9 +91,8 @@ def service_client(args, *, admin: bool):
         ohttp_relay=relay,
         ohttp_keys=keys,
         relay_envelope=None if envelope in (None, "auto") else envelope,
-        admin_token=admin_token(args) if admin else None,
         submit_token=checked_token(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN"),
-                                   "--submit-token (or DPDIST_SUBMIT_TOKEN)") if not admin else None,
+                                   "--submit-token (or DPDIST_SUBMIT_TOKEN)"),
         retries=args.retries,
         retry_window=args.retry_window,
         on_retry=_say_retrying(args.server, args.retry_window, relay),
@@ -126,7 +130,7 @@ def _ohttp_options(args) -> tuple[str | None, bytes | None]:
     except OSError as error:
         raise InvalidParameterError(f"The '--ohttp-keys' option names a file that cannot be read: {error}.") from None
     from ..errors import MalformedReportError  # lazy: OHTTP devices only
-    from ..relay._ohttp import decode_key_list  # lazy: OHTTP devices only
+    from .._ohttp import decode_key_list  # lazy: OHTTP devices only
 
     try:
         decode_key_list(keys)

@@ -19,7 +19,7 @@ from .._io._shuffle import ReportShuffler
 from .._rng import check_rng
 from .._validation import Described, ExistingFile, HttpUrl, Integer, Interval, Text
 from ..errors import EachValueANewUserWarning, ServiceUnavailableError
-from ..serve._report_bound import protocol_of_answer
+from .._wire._report_bound import protocol_of_answer
 from ._arguments import (Each, Excludes, NeedsAny, NeedsCount, add_missing_argument, missing_cells, seed_argument, state_rules,
                          token_rule)
 from ._budget import add_budget_file_argument, charge_line, open_budget

@@ -47,7 +47,7 @@ from .._io._atomic import atomic_writer
 from .._io._binary import read_header
 from .._rng import secure_generator
 from ..errors import InvalidParameterError, ServiceRefusedError
-from ..serve._report_bound import protocol_of_answer, rows_per_body
+from .._wire._report_bound import protocol_of_answer, rows_per_body
 from ._arguments import missing_cells
 from ._deploy import data_reader
 from ._submit_journal import check_journal_option, data_digest, journal_path, journal_records, write_journal

@@ -4,8 +4,8 @@ It starts ``dpdist serve`` on a temporary SQLite file (127.0.0.1, a free port, a
 admin token), creates and opens a campaign, and simulates a population of devices:
 each device draws a departure time of day from the embedded flights data, randomizes
 it on the "device" with the OS CSPRNG and submits its one report in its own HTTP
-request, through the public API only (the Python client :class:`dpdist.client.Client`,
-and the JavaScript client under Node.js when ``node`` is installed).  It prints the
+request, through the public API only (the Python clients, :class:`dpdist.client.AdminClient` and
+:class:`dpdist.client.Client`, and the JavaScript client under Node.js when ``node`` is installed).  It prints the
 dashboard and participation URLs, the live estimate with its 95% band as reports
 arrive, what the campaign's epsilon buys (``GET .../explain``), and at the end the
 estimate beside the devices' true shares.  A share it prints is the estimate projected
@@ -206,9 +206,9 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 20.0) -> Non
 
 
 def _run(service: _Service, values: np.ndarray, js_devices: int, seconds: float, interactive: bool) -> int:
-    from ..client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
+    from ..client import AdminClient  # lazy: the client's code loads only when it runs (dpdist[serve])
 
-    with Client(service.url, admin_token=service.token, retries=3) as admin:
+    with AdminClient(service.url, admin_token=service.token, retries=3) as admin:
         admin.create_campaign(CAMPAIGN, CONFIG)
         admin.open_campaign(CAMPAIGN)
         _print_start(admin, service, len(values), js_devices)
@@ -328,7 +328,7 @@ class _Population:
             return self._next - 1
 
     def _python_devices(self) -> None:
-        from ..client import Client  # lazy: the service's code loads only when it runs (dpdist[serve])
+        from ..client import Client  # lazy: the client's code loads only when it runs (dpdist[serve])
 
         with Client(self.url, retries=3, timeout=30.0) as client:
             try:  # the campaign's config, fetched once per thread: a device that cannot get it names why

@@ -13,7 +13,7 @@ The issuer sees ``blinded_msg``, uniform whatever the token input is, and never 
 it cannot tell which token it signed when the token is later redeemed.  The 32-byte nonce is the
 fresh high-entropy part of the signed message that RFC 9474 section 7.3 asks for: random, or given by
 a caller that binds the token to something of its own (dpdist binds each token to the report it
-admits: :mod:`dpdist.relay._binding`), derived from fresh high-entropy input.  The
+admits: :mod:`dpdist._wire._binding`), derived from fresh high-entropy input.  The
 token key is the one the client was given with the campaign (not the issuer's say-so at issuance:
 an issuer that gave each client its own key could recognise its clients' tokens).
 """

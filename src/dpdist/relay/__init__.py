@@ -1,6 +1,6 @@
 """``dpdist relay``: a relay that hides who sent a report from the collector that reads it (install ``dpdist[relay]``).
 
-Devices seal each submission to the campaign's public key (HPKE, RFC 9180; :mod:`._envelope`) and
+Devices seal each submission to the campaign's public key (HPKE, RFC 9180; :mod:`dpdist._wire._envelope`) and
 send it to the relay, not to the collector.  The relay keeps the ciphertexts in a durable queue
 (SQLite; :mod:`._queue`), without the sender's address or the time of arrival; once at least ``K``
 reports of a campaign wait (``--min-batch``, a public setting), it shuffles them with the CSPRNG and

@@ -3,13 +3,13 @@
 Routes
 ------
 ``PUT /relay/v1/campaigns/{campaign}/reports/{report_id}``
-    A device's sealed submission (:mod:`._envelope`), under a report id it chose at random (1-128
+    A device's sealed submission (:mod:`dpdist._wire._envelope`), under a report id it chose at random (1-128
     characters ``A-Z a-z 0-9 . _ -``; a retry sends the same id, and a report sealed again under an
     id already accepted is that report: ``duplicate``).  A campaign that names an issuer admits a
     report only with ``Authorization: PrivateToken token="..."`` (RFC 9577 section 2.2): a Privacy
     Pass token of type 2 (RFC 9578) that verifies under the campaign's issuer key and challenge and
     was never spent in the campaign, bound to the report it comes with (its nonce commits to the report's HPKE
-    ``enc``: :mod:`._binding`); without one the answer is 401 with
+    ``enc``: :mod:`dpdist._wire._binding`); without one the answer is 401 with
     ``WWW-Authenticate: PrivateToken challenge=..., token-key=...`` (RFC 9577 section 2.1), a token
     already spent by another report 403 ``token_spent``, a token bound to another report 403 ``token_not_bound``.  202 once it is durable:
     ``{"campaign", "report_id", "duplicate", "queued": true}``.  Refused: 404 unknown campaign, 409 campaign not
@@ -19,7 +19,7 @@ Routes
     before the switch, wait, such reports are still taken until they are K: they could never form a batch otherwise).  The same sealed
     bytes under another report id are that report (``duplicate``: the HPKE ``enc`` is the device's).
 ``PUT /relay/v1/campaigns/{campaign}/ohttp/{report_id}`` (or the route above with ``message/ohttp-req``)
-    The same report as an RFC 9458 encapsulated request (``message/ohttp-req``; :mod:`._ohttp_report`),
+    The same report as an RFC 9458 encapsulated request (``message/ohttp-req``; :mod:`dpdist._wire._ohttp_report`),
     sealed to the Oblivious HTTP key configuration of the campaign's identity (``relay.ohttp``), with the
     same pin, token, report id, queue, batches and acknowledgement.  The answer is the relay's own, in
     the clear, at once (it cannot wait for the batch; the gateway's ``message/ohttp-res`` never comes
@@ -27,14 +27,14 @@ Routes
     batch, not that the collector could open or count it.  Refused: 415 ``not_ohttp`` (another
     content type, on this route), 400 ``not_encapsulated`` (not key id 0 and dpdist's suite, or a
     length out of range), 400 ``wrong_length`` (not the one length every report of the campaign pads to:
-    :func:`._ohttp_report.report_length`; a report in dpdist's envelope longer than that plus 256 bytes is refused
+    :func:`dpdist._wire._ohttp_report.report_length`; a report in dpdist's envelope longer than that plus 256 bytes is refused
     the same way, so that no report can make its batch too large for the collector),
     409 ``no_ohttp_key`` (an identity made before campaigns had one).
 ``GET /api/campaigns/{campaign}/config``, ``GET /api/campaigns/{campaign}/identity``
     The collector's public config and the campaign's identity document (verbatim bytes), passed on
     (with their content type and security headers) and cached for a few seconds.  A device does not
     trust a config the relay serves unless it was given the campaign's pin and the identity hashes to
-    it (:mod:`._identity`); the relay serves no page and no script (a page the relay served would be
+    it (:mod:`dpdist._wire._identity`); the relay serves no page and no script (a page the relay served would be
     code the relay controls): devices load the participation page from the collector, which sends to
     the relay (CORS: any origin may ``PUT`` with ``Authorization`` and ``content-type``; no cookies).
 ``GET /healthz``; ``GET /relay/v1/status`` (admin token): reports waiting per campaign (and per campaign and envelope,
@@ -80,11 +80,13 @@ from .._json import loads_within
 from .._validation import validate_params
 from ..errors import InvalidParameterError
 from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
-from . import _binding, _envelope, _ohttp, _ohttp_report, _queue
+from .. import _ohttp
+from .._wire import _binding, _envelope, _ohttp_report
+from . import _queue
 from ._arguments import RELATIONS, RULES
 from ._collector import PAGE_DEADLINE_S, PAGE_MAX_BYTES, PAGES_KEPT_BYTES
 from ._forwarder import Forwarder
-from ._identity import PIN_HEADER, campaign_challenge, pin_of
+from .._wire._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._queue import RelayQueue
 
 __all__ = ["create_app"]
@@ -223,7 +225,7 @@ async def _cancelled(task: asyncio.Task) -> None:
 
 # ---------------------------------------------------------------------- the endpoints
 async def submit(request: Request) -> JSONResponse:
-    """A report in dpdist's own envelope (:mod:`._envelope`), or, as ``message/ohttp-req``, an RFC 9458 request."""
+    """A report in dpdist's own envelope (:mod:`dpdist._wire._envelope`), or, as ``message/ohttp-req``, an RFC 9458 request."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind == _ohttp.REQUEST_CONTENT_TYPE:
         return await _queue_report(request, _queue.OHTTP)
@@ -231,7 +233,7 @@ async def submit(request: Request) -> JSONResponse:
 
 
 async def submit_ohttp(request: Request) -> JSONResponse:
-    """An RFC 9458 encapsulated report (:mod:`._ohttp_report`), ``message/ohttp-req`` only."""
+    """An RFC 9458 encapsulated report (:mod:`dpdist._wire._ohttp_report`), ``message/ohttp-req`` only."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != _ohttp.REQUEST_CONTENT_TYPE:
         raise RelayError(415, "not_ohttp", f"This route takes {_ohttp.REQUEST_CONTENT_TYPE} (RFC 9458). Got {kind[:80]!r}.")

@@ -15,9 +15,9 @@ import math
 
 from .._guard import Limits
 from .._validation import HttpUrl, Below, Described, InstanceOf, Integer, Interval, Optional, Relation, SQLiteFile, Token
-from ._envelope import MAX_SEALED_BYTES
+from .._wire._envelope import MAX_SEALED_BYTES
 
-__all__ = ["RULES", "RELATIONS", "MIN_TOKEN_CHARACTERS", "COLLECTOR", "OHTTP_RELAY", "QUEUE", "relay_token"]
+__all__ = ["RULES", "RELATIONS", "MIN_TOKEN_CHARACTERS", "COLLECTOR", "QUEUE", "relay_token"]
 
 #: the shortest relay or admin token accepted (as ``dpdist serve`` requires of its tokens)
 MIN_TOKEN_CHARACTERS = 16
@@ -26,8 +26,6 @@ COLLECTOR = HttpUrl("an http:// or https:// URL with a host, such as https://col
                     no_userinfo=HttpUrl.TOKEN_SENT, base=True)
 #: the relay's queue: a SQLite file (an in-memory one had no table for its forwarder, and kept nothing)
 QUEUE = SQLiteFile("the path of the relay's SQLite queue file")
-#: an Oblivious HTTP relay resource, as a device's client names it (``Client(ohttp_relay=...)``)
-OHTTP_RELAY = HttpUrl("the http:// or https:// URL of an Oblivious HTTP relay resource, with a host")
 
 
 def relay_token(source: str = "") -> Token:

@@ -19,7 +19,7 @@ commits.
     token admits one report, so the same token with another report id is refused (``token_spent``), and
     the same report sent again with its token is that report (``duplicate``).  Kept after forwarding.
 ``identities``
-    the identity document (:mod:`._identity`) of each campaign, and its pin, as the collector served it when
+    the identity document (:mod:`dpdist._wire._identity`) of each campaign, and its pin, as the collector served it when
     the relay first admitted a report of the campaign: every report of the campaign must be made under it
     (the device says its pin), and its tokens must be bound to it.  Kept for good.
 ``batches``
@@ -45,13 +45,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from .._io._sqlite_store import SQLiteStore
-from . import _envelope
+from .._wire import _envelope
 
 __all__ = ["OHTTP", "RelayQueue", "SEALED_V1", "Batch"]
 
 SCHEMA_VERSION = 1
 
-#: a report's envelope: dpdist's own (:mod:`._envelope`), or an RFC 9458 encapsulated request (:mod:`._ohttp_report`)
+#: a report's envelope: dpdist's own (:mod:`dpdist._wire._envelope`), or an RFC 9458 encapsulated request (:mod:`dpdist._wire._ohttp_report`)
 SEALED_V1, OHTTP = 1, 2
 _ENVELOPE_NAMES = {SEALED_V1: "sealed_v1", OHTTP: "ohttp"}
 _SCHEMA = (

@@ -23,7 +23,7 @@ from ..errors import DPDistError
 from ..local import Aggregator, from_config
 from ._limits import DEFAULT_MAX_STATISTIC_BYTES
 from ._refusals import InvalidRequest
-from ._report_bound import header_bytes
+from .._wire._report_bound import header_bytes
 
 __all__ = [
     "CampaignRow",

@@ -34,7 +34,8 @@ from ..local import ReportBatch
 from ._alike_records import read_alike
 from ._campaigns import BATCH_ID
 from ._group import Arrival, Refused
-from ._ingest import BINARY_KINDS, aggregate_work, decode_body, media_type, reports_within
+from .._wire._report_bound import aggregate_work, reports_within
+from ._ingest import BINARY_KINDS, decode_body, media_type
 from ._refusals import InvalidRequest, NotFound, Refusal
 
 __all__ = ["PendingBody", "aggregate_work", "batch_work", "decode_pending", "is_binary", "read_records", "settle", "COUNTED"]

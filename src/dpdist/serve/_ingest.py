@@ -38,6 +38,7 @@ from __future__ import annotations
 import io
 
 from .._io._binary import _config_of, config_separators, decode_payload, read_header
+from .._wire._report_bound import reports_within
 from .. import _json
 from ..errors import MalformedReportError
 from ..local import ReportBatch
@@ -45,7 +46,7 @@ from ..local._json_rows import TooManyRowsToCheck
 from ._limits import MAX_CHECKED_ROWS, Limits
 from ._refusals import InvalidRequest, TooLarge, UnsupportedMediaType
 
-__all__ = ["decode_body", "max_batch_reports", "reports_within", "aggregate_work", "AGGREGATE_PASSES", "record_file_ids", "media_type", "DECODED_KINDS", "BINARY_KINDS"]
+__all__ = ["decode_body", "max_batch_reports", "record_file_ids", "media_type", "DECODED_KINDS", "BINARY_KINDS"]
 
 
 def decode_body(protocol, body: bytes, content_type: str, batch_id: str | None, limits=None) -> ReportBatch:
@@ -76,28 +77,10 @@ DECODED_KINDS = frozenset({*BINARY_KINDS, "application/json"})
 
 
 def max_batch_reports(protocol, limits=None) -> int:
-    """The most reports one batch of ``protocol`` may hold: those whose counting, with its campaign's aggregate
-    (:func:`aggregate_work`), costs at most ``limits.max_batch_work`` element operations (``protocol.aggregation_work``
-    each), at least one.  The campaign's config answer states it."""
+    """The most reports one batch of ``protocol`` may hold under ``limits.max_batch_work`` (default its default:
+    :func:`dpdist._wire._report_bound.reports_within`).  The campaign's config answer states it."""
     limits = limits if limits is not None else _DEFAULT_LIMITS
     return reports_within(protocol, limits.max_batch_work)
-
-
-def reports_within(protocol, max_batch_work: int) -> int:
-    """:func:`max_batch_reports` for a bound of ``max_batch_work`` operations."""
-    return max(1, (max_batch_work - aggregate_work(protocol)) // max(1, protocol.aggregation_work))
-
-
-#: operations of ``--max-batch-work`` a count of a campaign's aggregate costs a group (a zeroed statistic, the
-#: counts added to it, its delta encoded: about 8 ns a count)
-AGGREGATE_PASSES = 8
-
-
-def aggregate_work(protocol) -> int:
-    """What a group's aggregate of one campaign costs the committer to build, add and encode, in the operations
-    ``--max-batch-work`` counts: :data:`AGGREGATE_PASSES` a count (65-72 ms for GRR at d = 8*10^6, where an OLH
-    report's operation is 5-7 ns)."""
-    return AGGREGATE_PASSES * int(protocol.statistic_size)
 
 
 def _too_many_reports(limit: int, protocol) -> TooLarge:

@@ -50,20 +50,12 @@ from .._guard._limits import add_arguments as add_server_arguments
 from .._guard._limits import from_args as server_limits_from_args
 from .._guard._limits import protocol_class, uvicorn_options
 from .._guard._rate import MAX_RATE_KEYS, RateLimiter
+from .._wire._report_bound import DEFAULT_MAX_BATCH_WORK, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STATISTIC_BYTES
 
 __all__ = ["DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_STATISTIC_BYTES", "DEFAULT_MAX_BATCH_WORK", "Limits", "BodyBudget", "RateLimiter", "receive_body",
            "uvicorn_options", "protocol_class", "add_arguments", "from_args", "BODY_GRACE_S", "HTTP_CHOICES",
            "MAX_HEADER_BYTES", "MAX_RATE_KEYS", "MAX_CHECKED_ROWS"]
 
-#: largest request body the service reads (a batch of 10^4 OUE reports with d = 1024 is 1.3 MB)
-DEFAULT_MAX_BODY_BYTES = 16 << 20
-#: largest campaign statistic (the protocol's statistic_size x its dtype) accepted at creation
-DEFAULT_MAX_STATISTIC_BYTES = 64 << 20
-#: element operations a batch's reports may cost the collector to count (the reports' ``aggregation_work`` summed):
-#: about 0.5 s of the committer for OLH's hashing (~7 ns an item on a quiet core), half a full 16 MiB unary-encoded
-#: body's; one
-#: batch of a million OLH reports at d = 10^5 would otherwise hold the committer, and every campaign's batches, ~12 min
-DEFAULT_MAX_BATCH_WORK = 1 << 26
 #: rows of a JSON batch classified one by one (booleans, nulls, wrong shapes; structured layouts)
 MAX_CHECKED_ROWS = 10_000
 

@@ -18,7 +18,7 @@ Routes
     inner method, path and status (address ``ohttp``; :data:`._logs.INNER`), response metrics under
     ``/ohttp/gateway`` only; the ingest and refusal metrics of an inner batch are a direct batch's.  The answer is the inner response, zero-padded to a power of two of at least 1024 bytes (RFC 9292
     section 3.8), encapsulated: ``message/ohttp-res`` (or ``message/ohttp-chunked-res``), status 200, ``Cache-Control: no-store``; to ohttpy's dialect
-    (:data:`dpdist.relay._ohttp.OHTTPY_DIALECT`) the inner status and fields go on the outer answer and only the
+    (:data:`dpdist._ohttp.OHTTPY_DIALECT`) the inner status and fields go on the outer answer and only the
     content is encapsulated, as that dialect's servers answer (its relay then sees the status and fields); a request of
     dpdist's clients that opens in that dialect (relabelled on the way) is refused unserved, 400
     ``ohttp_dialect_mismatch``.  Only a device's requests pass:
@@ -47,7 +47,8 @@ from starlette.routing import Route
 
 from .._guard._body import HeldBody, content_coding_of
 from ..errors import MalformedReportError
-from ..relay import _bhttp, _ohttp
+from .. import _ohttp
+from .._ohttp import _bhttp
 from ._access import TOKEN_IN_QUERY, query_has_token
 from ._database import DatabaseUnavailableError
 from ._http import Answer, bearer, body_of, json_answer as json_body, refused_answer, render_json
@@ -155,7 +156,7 @@ def _padded(message: bytes) -> bytes:
 async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: str | None) -> tuple[int, _bhttp.Fields, bytes]:
     """The inner request served (module docstring; ``outer``: the outer request's scope, ``host`` its Host header's
     value): its status, fields and content; what it was is noted in ``outer`` (:data:`._logs.INNER`) for the one access
-    line.  A request of dpdist's clients (:data:`~dpdist.relay._ohttp.WHOLE_ANSWER_FIELD`) opened in ohttpy's dialect
+    line.  A request of dpdist's clients (:data:`~dpdist._ohttp.WHOLE_ANSWER_FIELD`) opened in ohttpy's dialect
     (a relay relabelled it chunked) is refused unserved: its answer would go in the clear (``ohttp_dialect_mismatch``)."""
     service = app.state.service
     try:

@@ -24,7 +24,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from ..relay._ohttp import KeyConfig, encode_key_list, public_key_of
+from .._ohttp import KeyConfig, encode_key_list, public_key_of
 from ._refusals import Conflict, InvalidRequest, NotFound
 
 __all__ = ["GatewayKeys", "RELOAD_S", "GATEWAY_PATH", "gateway_keys", "public_fields"]

@@ -3,10 +3,10 @@
 A campaign created with ``"relay": {"url": ..., "issuer": ..., "colluding": m, "delta": d}`` gets, in the
 same request:
 
-- an X25519 key pair (:mod:`dpdist.relay._envelope`) whose public half is in the campaign's public config
+- an X25519 key pair (:mod:`dpdist._wire._envelope`) whose public half is in the campaign's public config
   (``"relay"``), so that devices seal their reports to it, and whose private half stays in the
   collector's database (table ``relayed_campaigns``, deleted with the campaign);
-- its **identity** (:mod:`dpdist.relay._identity`): the public document a device trusts (config, HPKE key,
+- its **identity** (:mod:`dpdist._wire._identity`): the public document a device trusts (config, HPKE key,
   the relay's URL, the issuer with its token key and ``tokens_each``, ``colluding``, ``delta``), made once and served verbatim
   (``GET /api/campaigns/{c}/identity``), and its pin (the SHA-256 of those bytes), so that a device never
   takes the key from the relay;
@@ -16,10 +16,10 @@ same request:
   even before the campaign's relay row is read (the refusal names the reason: 409 ``relayed_campaign``).
 
 The relay delivers ``PUT /api/campaigns/{c}/relayed/{batch_id}``: the messages of one shuffled batch,
-framed (:func:`dpdist.relay._envelope.unframe`), each the device's Privacy Pass token (RFC 9578 type 2,
+framed (:func:`dpdist._wire._envelope.unframe`), each the device's Privacy Pass token (RFC 9578 type 2,
 when the campaign names an issuer) followed by its sealed report.  Each token is verified again here
 (publicly verifiable: the issuer's key and the campaign's challenge), must be bound to the report it comes
-with (its nonce commits to the report's HPKE ``enc``: :mod:`dpdist.relay._binding`) and must never have been
+with (its nonce commits to the report's HPKE ``enc``: :mod:`dpdist._wire._binding`) and must never have been
 spent in the campaign (table ``relayed_tokens``, written by the group commit that counts the batch); each sealed
 report is opened with the campaign's private key and must hold exactly one report.  A message that
 fails any of these is one rejected row (``no_token``, ``bad_token``, ``token_not_bound``, ``token_spent``,
@@ -40,7 +40,7 @@ of its batches' admitted reports) in the same transaction, so the statement belo
 
 Since schema 8 a relayed campaign also has an Oblivious HTTP key configuration (key id 0; its private key in
 ``relayed_campaigns.ohttp_private_key``, its ``application/ohttp-keys`` in the identity's ``relay.ohttp``), and a
-delivered message may be an RFC 9458 request (:mod:`dpdist.relay._ohttp_report`) instead of dpdist's envelope, told
+delivered message may be an RFC 9458 request (:mod:`dpdist._wire._ohttp_report`) instead of dpdist's envelope, told
 apart by its first byte and opened with that key (``unopened``, ``malformed_binary_http``, ``not_a_report_request``
 when it cannot be).  The collector tells the two apart, so a batch holding both counts, in ``smallest_batch``, as the
 admitted reports of the envelope it holds fewest of.  ``relayed_campaigns.sealed_v1`` (:meth:`RelayedCampaigns.
@@ -75,10 +75,10 @@ from ..errors import InvalidParameterError, InvalidTokenError, MalformedReportEr
 from ..local import ReportBatch
 from ..local.ledger import normal_collector
 from ..privacypass import TOKEN_LENGTH, b64url_decode, b64url_encode, decode_token_key, verify_token
-from ..relay import _envelope, _ohttp_report
-from ..relay._binding import is_bound
-from ..relay._ohttp import public_key_of
-from ..relay._identity import campaign_challenge, identity_document, pin_of
+from .._wire import _envelope, _ohttp_report
+from .._wire._binding import is_bound
+from .._ohttp import public_key_of
+from .._wire._identity import campaign_challenge, identity_document, pin_of
 from ..relay._collector import PAGE_MAX_BYTES
 from ._campaigns import (ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, Creation, check_batch_id, check_config,
                          token_sha256)
@@ -451,7 +451,7 @@ def _issuer(issuer: Any) -> dict:
 
 
 def _spend_tokens(messages: list[bytes], issuer: dict, challenge: bytes, spent) -> tuple[list[bytes | str], list[str | None]]:
-    """Each message's sealed report after a token that verifies, is bound to that report (:mod:`dpdist.relay._binding`)
+    """Each message's sealed report after a token that verifies, is bound to that report (:mod:`dpdist._wire._binding`)
     and was never spent (None where not, with the reason in place of the report), and each message's nonce (hex; None
     without a valid token, or with one bound to another report: a token a relay moved is not spent by the move)."""
     token_key = b64url_decode(issuer["token_key"], "token_key")

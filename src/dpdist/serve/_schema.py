@@ -26,7 +26,7 @@ Version history:
 6. (campaigns in rounds) ``round_campaigns``: the plan, group sizes and current round of each campaign that runs
    in rounds (adaptive LDP quantiles, :mod:`._rounds`).
 7. ``relayed_campaigns.identity``: the identity document a device trusts (config, key, relay URL, issuer;
-   :mod:`dpdist.relay._identity`), NULL for relayed campaigns made before (they have no issuer: no
+   :mod:`dpdist._wire._identity`), NULL for relayed campaigns made before (they have no issuer: no
    admission, no central guarantee); ``relayed_tokens``: the Privacy Pass token nonces each relayed
    campaign's counted batches spent; ``smallest_batch`` becomes the smallest number of *admitted* reports
    of a batch (messages the collector could not open no longer count toward it), recomputed.

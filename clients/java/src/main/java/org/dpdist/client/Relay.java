@@ -8,12 +8,12 @@ import java.util.Map;
 
 /**
  * Sending reports through a dpdist relay: each report sealed to the collector's key with HPKE (RFC 9180, {@link Hpke}),
- * byte for byte as {@code dpdist.relay._envelope} seals it in Python, so that the relay holds ciphertexts only (the
+ * byte for byte as {@code dpdist._wire._envelope} seals it in Python, so that the relay holds ciphertexts only (the
  * JavaScript client's {@code src/relay.js}).  Sealed message: version (1) | key id (8) | enc (32) | ciphertext, with
  * info = "dpdist relay v1\0" + campaign id and aad = version | key id; the plaintext is kind (1: dpdist binary records,
  * 2: JSON) | body length (4, big-endian) | body | zeros to a multiple of 256 bytes.
  *
- * <p>A report and its Privacy Pass token are one ({@code dpdist.relay._binding}): each token comes with a 32-byte seed,
+ * <p>A report and its Privacy Pass token are one ({@code dpdist._wire._binding}): each token comes with a 32-byte seed,
  * the report is sealed once with the HPKE ephemeral key DeriveKeyPair(seed), whose public key is the report's enc, and
  * the token's nonce is SHA-256("dpdist report binding v1" || 0x00 || SHA-256(TokenChallenge) || enc): the relay and the
  * collector refuse the token on any other report ({@code token_not_bound}).

@@ -9,7 +9,7 @@ import org.dpdist.client.protocols.Protocol;
 
 /**
  * How many reports of a fetched config fit one request body: a campaign config is an instruction to the device
- * (attack70 F1), as Python's {@code dpdist/serve/_report_bound.py}.  A hostile server or proxy answering the config GET
+ * (attack70 F1), as Python's {@code dpdist/_wire/_report_bound.py}.  A hostile server or proxy answering the config GET
  * with a huge domain ({@code domain_size} = 2*10^7: ~530 bytes on the wire) could make {@code submitMany} randomize
  * gigabytes.  Before anything is drawn, sent or charged, the client computes the bytes of one report's binary record (as
  * {@link Wire#encodeRecord} writes it) and refuses ({@code bad_answer}) a config whose statistic is over

@@ -179,7 +179,7 @@ class PrivacyPassTest {
         byte[] seed = new byte[32];
         for (int i = 0; i < 32; i++) seed[i] = (byte) i;
         byte[] nonce = Relay.bindingNonce(challenge, seed);
-        // known answer, from dpdist.relay._binding.seed_nonce (tests/relay/test_binding.py)
+        // known answer, from dpdist._wire._binding.seed_nonce (tests/wire/test_binding.py)
         assertEquals("72ad0d2e02e3c4cf0103baa5f877e365d473a116aa4f17d78019d59d84363e1d", Bytes.hex(nonce));
         Map<String, Object> vector = vectors("rfc9578.json").get(0);
         byte[] pkS = hex(vector, "pkS");

@@ -1,4 +1,4 @@
-"""A device's side of Oblivious HTTP (dpdist.serve._ohttp_client): which key configuration it takes, what it refuses,
+"""A device's side of Oblivious HTTP (dpdist.client._oblivious_transport): which key configuration it takes, what it refuses,
 and what it makes of a relay's own answers."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 
 pytest.importorskip("pyhpke")
 
-from dpdist.client import Client  # noqa: E402
+from dpdist.client import AdminClient, Client  # noqa: E402
 from dpdist.errors import CampaignIdentityError, InvalidParameterError  # noqa: E402
-from dpdist.relay import _ohttp  # noqa: E402
-from dpdist.serve._ohttp_client import ObliviousTransport, campaign_key_config  # noqa: E402
+from dpdist import _ohttp  # noqa: E402
+from dpdist.client._oblivious_transport import ObliviousTransport, campaign_key_config  # noqa: E402
 
 KEY = _ohttp.KeyConfig(3, _ohttp.public_key_of(b"\x01" * 32))
 OTHER = _ohttp.KeyConfig(3, _ohttp.public_key_of(b"\x02" * 32))
@@ -51,10 +51,10 @@ def test_client_arguments_are_checked_by_name():
         Client("http://collector", ohttp_keys=_ohttp.encode_key_list([KEY]))
 
 
-@pytest.mark.parametrize("name", ["admin_token", "submit_token"])
-def test_client_tokens_must_be_printable_ascii_and_are_shown_by_length_only(name):
-    with pytest.raises(InvalidParameterError, match=rf"'{name}' parameter of Client .* printable ASCII") as refused:
-        Client("http://collector", **{name: "SECRET\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"})
+@pytest.mark.parametrize("kind, name", [(AdminClient, "admin_token"), (Client, "submit_token")])
+def test_client_tokens_must_be_printable_ascii_and_are_shown_by_length_only(kind, name):
+    with pytest.raises(InvalidParameterError, match=rf"'{name}' parameter of {kind.__name__} .* printable ASCII") as refused:
+        kind("http://collector", **{name: "SECRET\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"})
     assert "SECRET" not in str(refused.value) and "16 characters" in str(refused.value)
 
 
@@ -115,7 +115,7 @@ def test_what_the_relay_receives_is_one_encapsulated_request_to_the_configuratio
     assert body[:7] == bytes([3]) + bytes.fromhex("002000010001")
     assert b"secret" not in body and b"Bearer" not in body and b"authorization" not in bytes(request.headers.raw[0][0])
     opened = _ohttp.decapsulate_request({3: b"\x01" * 32}, body)
-    from dpdist.relay._bhttp import decode_request
+    from dpdist._ohttp._bhttp import decode_request
 
     inner = decode_request(opened.message)
     assert (inner.method, inner.path, inner.content, inner.header("authorization")) == (
@@ -127,7 +127,7 @@ def test_what_the_relay_receives_is_one_encapsulated_request_to_the_configuratio
 def test_a_device_given_its_keys_fetches_the_config_through_the_relay_too():
     """With ``ohttp_keys`` the collector never sees the device's address, not even for the config (it would otherwise
     link the address to the encapsulated batch that follows by time)."""
-    from dpdist.relay._bhttp import Response, decode_request, encode_response
+    from dpdist._ohttp._bhttp import Response, decode_request, encode_response
 
     document = json.dumps(_document(KEY, config={"protocol": "grr"})).encode()
     hosts, inner_paths = [], []

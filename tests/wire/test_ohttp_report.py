@@ -1,4 +1,4 @@
-"""RFC 9458 requests through dpdist's own relay (dpdist.relay._ohttp_report): the same batches, tokens and guarantee.
+"""RFC 9458 requests through dpdist's own relay (dpdist._wire._ohttp_report): the same batches, tokens and guarantee.
 
 Issuer, relay and collector run in one process (:mod:`relay_parties`), reached as http://issuer, http://relay and
 http://collector.  Devices send reports as Oblivious HTTP requests (``message/ohttp-req``) encapsulated to the key
@@ -30,8 +30,10 @@ from relay_parties import RELAY_TOKEN, Parties  # noqa: E402 - after the extras'
 
 from dpdist import io, local  # noqa: E402
 from dpdist.errors import CampaignIdentityError, InvalidParameterError, OutOfDomainError, ServiceRefusedError  # noqa: E402
-from dpdist.relay import _bhttp, _envelope, _ohttp, _ohttp_report  # noqa: E402
-from dpdist.relay._identity import PIN_HEADER, pin_of  # noqa: E402
+from dpdist import _ohttp  # noqa: E402
+from dpdist._ohttp import _bhttp  # noqa: E402
+from dpdist._wire import _envelope, _ohttp_report  # noqa: E402
+from dpdist._wire._identity import PIN_HEADER, pin_of  # noqa: E402
 from dpdist.relay._queue import OHTTP, SEALED_V1, RelayQueue  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -209,7 +211,7 @@ def test_dpdist_envelope_refused_by_name_once_the_campaign_turns_it_off(tmp_path
         early = [_envelope.seal(key, "off", _record(value), "application/octet-stream") for value in (1, 2)]
         bad = parties.admin("collector", "PUT", "/api/campaigns/off/envelopes", json={"sealed_v1": "no"})
         assert bad.status_code == 400 and bad.json()["error"] == "invalid_envelopes"
-        with parties.client(admin_token="admin-token-0123456789") as operator:
+        with parties.operator(admin_token="admin-token-0123456789") as operator:
             turned = operator.set_relay_envelopes("off", sealed_v1=False)
             assert turned == {"campaign": "off", "envelopes": {"sealed_v1": False, "ohttp": True}}
             with pytest.raises(InvalidParameterError, match="sealed_v1"):
@@ -276,7 +278,7 @@ def test_an_out_of_domain_value_uses_up_no_token(tmp_path):
 
 def test_a_campaign_made_with_dpdist_envelope_off_and_a_campaign_not_relayed(tmp_path):
     with Parties(tmp_path, min_batch=2, max_batch=4) as parties:
-        with parties.client(admin_token="admin-token-0123456789") as operator:
+        with parties.operator(admin_token="admin-token-0123456789") as operator:
             operator.create_campaign("strict", CONFIG, relay={"url": "http://relay", "issuer": None, "sealed_v1": False})
             operator.open_campaign("strict")
             with pytest.raises(ServiceRefusedError) as wrong:

@@ -3,7 +3,7 @@
 A relayed campaign's config names its relay, its HPKE key and its issuer.  The relay could change all
 three in what it passes on (and read what a device sealed to a key of its own, or have the device
 randomize with a larger epsilon), and the collector could give one device a config of its own (a tag),
-so a device takes them from the campaign's **identity** (:mod:`dpdist.relay._identity`), from a source
+so a device takes them from the campaign's **identity** (:mod:`dpdist._wire._identity`), from a source
 the relay does not control, and sends the identity's pin with every report (docs/explanation/threat-model.md, "Keys
 the relay cannot swap"):
 
@@ -22,7 +22,7 @@ credential for an issuer refuses a campaign that names another issuer or none (a
 checks that the issuer's key and its ceiling ``tokens_each`` (what the campaign's guarantee counts a colluding
 credential as) are the ones the campaign names, and gets one token per report *before* anything is
 randomized (a refusal depends on the credential, never on the value), each with the seed of the HPKE key its
-report will be sealed with (the token's nonce commits to it: :mod:`dpdist.relay._binding`), then seals each
+report will be sealed with (the token's nonce commits to it: :mod:`dpdist._wire._binding`), then seals each
 report with its token's key (:meth:`RelayRoute.seal`) and sends it to the relay with ``Authorization:
 PrivateToken token="..."``.  Tokens are yielded one by one, so that the ones obtained before the issuer refuses
 (a credential exhausted) are kept by the caller.
@@ -84,8 +84,8 @@ class RelayRoute:
         if count == 0:
             return
         from ..privacypass import b64url_decode, fetch_token  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay._binding import seed_nonce  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire._binding import seed_nonce  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         token_key, challenge = b64url_decode(issuer["token_key"], "token_key"), campaign_challenge(issuer, self.pin)
         if not self._issuer_checked:
@@ -101,8 +101,8 @@ class RelayRoute:
         """One report sealed for the relay: to the campaign's key in dpdist's envelope (``envelope`` ``"dpdist"``), or
         encapsulated to its Oblivious HTTP key configuration (``"ohttp"``), with the key of ``seed`` (its token's) or a
         fresh one (a campaign without tokens)."""
-        from ..relay import _envelope  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay._ohttp_report import encapsulate_report  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire import _envelope  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire._ohttp_report import encapsulate_report  # lazy: relayed campaigns only (~50 ms at import)
 
         if envelope == "ohttp":
             return encapsulate_report(self.ohttp, self.campaign, body, content_type, seed=seed)
@@ -112,8 +112,8 @@ class RelayRoute:
         """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity, and is
         bound to the report ``sealed``."""
         from ..privacypass import b64url_decode, verify_token  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay._binding import is_bound  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire._binding import is_bound  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         if self.issuer is None:
             return False
@@ -156,8 +156,8 @@ class RelayRoute:
 def resolve_route(campaign: str, server: str, document: dict, pin: str | None, fetch_identity) -> RelayRoute:
     """The route of a relayed campaign whose config ``document`` came from ``server`` (module docstring);
     ``fetch_identity()`` returns the identity document's bytes as ``server`` serves them."""
-    from ..relay._envelope import decode_public_key  # lazy: relayed campaigns only (~50 ms at import)
-    from ..relay._identity import check_identity, pin_of  # lazy: relayed campaigns only (~50 ms at import)
+    from .._wire._envelope import decode_public_key  # lazy: relayed campaigns only (~50 ms at import)
+    from .._wire._identity import check_identity, pin_of  # lazy: relayed campaigns only (~50 ms at import)
 
     relay = document["relay"]
     if pin is None:
@@ -176,13 +176,13 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
     issuer = identity["issuer"]
     if served is not None and issuer is not None:
         from ..privacypass import b64url_decode  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
 
         if b64url_decode(served, "challenge") != campaign_challenge(issuer, pin_of(identity_bytes)):
             raise CampaignIdentityError(f"Campaign {campaign!r}'s config states a token challenge that is not its "
                                         "identity's. Nothing was sent.", "challenge_mismatch")
     relayed = identity["relay"]
-    from ..relay._ohttp_report import campaign_key_config  # lazy: relayed campaigns only (~50 ms at import)
+    from .._wire._ohttp_report import campaign_key_config  # lazy: relayed campaigns only (~50 ms at import)
 
     try:
         ohttp = campaign_key_config(relayed)

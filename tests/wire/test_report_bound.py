@@ -1,6 +1,6 @@
 """A campaign config is an instruction to the device. A config answer whose one report cannot fit the body
 the service takes (or whose statistic is over what the service accepts at campaign creation) is refused before anything
-is drawn or charged; batches are cut to fit that body (dpdist.serve._report_bound)."""
+is drawn or charged; batches are cut to fit that body (dpdist._wire._report_bound)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ pytest.importorskip("httpx")
 import httpx  # noqa: E402 - after the extra's check
 from dpdist.client import Client  # noqa: E402 - after the extra's check
 from dpdist.local.frequency.oue import OUE  # noqa: E402 - after the extra's check
-from dpdist.serve import _report_bound  # noqa: E402 - after the extra's check
-from dpdist.serve._limits import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STATISTIC_BYTES  # noqa: E402
+from dpdist._wire import _report_bound  # noqa: E402 - after the extra's check
+from dpdist._wire._report_bound import DEFAULT_MAX_BODY_BYTES  # noqa: E402
 
 URL = "http://collector.example"
 
@@ -57,11 +57,6 @@ def no_draw(monkeypatch):
     monkeypatch.setattr(OUE, "privatize", drawn)
 
 
-def test_the_device_s_ceilings_are_the_service_s_own_defaults():
-    assert _report_bound.CLIENT_MAX_BODY_BYTES == DEFAULT_MAX_BODY_BYTES
-    assert _report_bound.CLIENT_MAX_STATISTIC_BYTES == DEFAULT_MAX_STATISTIC_BYTES
-
-
 def test_the_size_of_a_record_is_what_encode_record_writes():
     from dpdist.io import encode_record
 
@@ -98,8 +93,8 @@ def test_a_body_limit_that_is_no_count_of_bytes_is_refused(no_draw, stated):
 
 
 def test_a_server_cannot_raise_the_device_s_body_ceiling():
-    assert _report_bound.body_limit({"max_body_bytes": 10**12}, "c") == _report_bound.CLIENT_MAX_BODY_BYTES
-    assert _report_bound.body_limit({}, "c") == _report_bound.CLIENT_MAX_BODY_BYTES  # an older service: the ceiling
+    assert _report_bound.body_limit({"max_body_bytes": 10**12}, "c") == DEFAULT_MAX_BODY_BYTES
+    assert _report_bound.body_limit({}, "c") == DEFAULT_MAX_BODY_BYTES  # an older service: the ceiling
     assert _report_bound.body_limit({"max_body_bytes": 4096}, "c") == 4096
 
 

@@ -1,4 +1,4 @@
-"""Binary HTTP (dpdist.relay._bhttp) on RFC 9292's examples byte for byte, against npm's bhttp-js, and its refusals.
+"""Binary HTTP (dpdist._ohttp._bhttp) on RFC 9292's examples byte for byte, against npm's bhttp-js, and its refusals.
 
 The hex dumps are typed in from RFC 9292, section 5 (Figures 8, 9, 11 and 13), in the RFC's own groups.
 bhttp-js (an implementation dpdist did not write, installed by .ci/run into the npm prefix of
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dpdist.errors import MalformedReportError
-from dpdist.relay._bhttp import (Request, Response, decode_request, decode_response, encode_request, encode_response,
+from dpdist._ohttp._bhttp import (Request, Response, decode_request, decode_response, encode_request, encode_response,
                                  read_varint, write_varint)
 
 

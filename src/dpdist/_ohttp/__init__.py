@@ -6,9 +6,9 @@ not what; the gateway decapsulates it, serves the request, and encapsulates the 
 HPKE context (section 4.4), which only that device can open.
 
 One HPKE suite (RFC 9180): DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-128-GCM (ids 0x0020, 0x0001,
-0x0001), base mode, through ``pyhpke`` as :mod:`._envelope` uses it; the response's key schedule is
+0x0001), base mode, through ``pyhpke`` as :mod:`dpdist._wire._envelope` uses it; the response's key schedule is
 HKDF (stdlib ``hmac``) and AES-128-GCM (``cryptography``).  Tested byte for byte on RFC 9458's
-Appendix A (``tests/relay/test_ohttp.py``).
+Appendix A (``tests/ohttp/test_ohttp.py``).
 
 Key configuration (section 3.1), big-endian::
 
@@ -227,7 +227,7 @@ def encapsulate_request(config: KeyConfig, message: bytes, *, ephemeral_private_
                         ) -> tuple[bytes, ClientContext]:
     """``message`` (a Binary HTTP request) encapsulated to ``config`` (section 4.3), and the context that opens its
     answer.  ``ephemeral_private_key``: a fixed ephemeral key (a published example's; or a relayed report's, the one its
-    token is bound to: :mod:`._binding`), used for one message only."""
+    token is bound to: :mod:`dpdist._wire._binding`), used for one message only."""
     if not isinstance(config, KeyConfig) or not config.supported:
         raise InvalidParameterError("The key configuration must offer DHKEM(X25519, HKDF-SHA256) with HKDF-SHA256 and "
                                     f"AES-128-GCM, the one suite dpdist speaks. Got {config!r:.200}.")

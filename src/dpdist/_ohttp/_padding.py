@@ -1,8 +1,8 @@
 """The zero padding of a Binary HTTP request before it is encapsulated (RFC 9292 section 3.8): a length of public things.
 
 Every dpdist client pads the Binary HTTP request it encapsulates (to the collector's gateway through a
-standard Oblivious HTTP relay, :mod:`dpdist.serve._ohttp_client`, or to a relayed campaign's key through
-dpdist's relay, :mod:`._ohttp_report`) to :func:`padded_length`: a power of two, at least
+standard Oblivious HTTP relay, :mod:`dpdist.client._oblivious_transport`, or to a relayed campaign's key through
+dpdist's relay, :mod:`dpdist._wire._ohttp_report`) to :func:`padded_length`: a power of two, at least
 :data:`MIN_PADDED_BYTES`, of its length as if every record's CRC-32 (written in decimal in the record's
 header) had all 10 digits, so neither the reports nor their checksum change it, only the batch's size
 (unpadded, a one-report GRR batch's length named report 38 over 100 items).

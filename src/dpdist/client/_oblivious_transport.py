@@ -33,17 +33,20 @@ import json
 
 import httpx
 
-from .._validation import validate_params
+from .._validation import HttpUrl, validate_params
 from ..errors import CampaignIdentityError, InvalidParameterError, MalformedReportError
-from ..relay import _bhttp, _ohttp
-from ..relay._arguments import OHTTP_RELAY
-from ..relay._padding import MIN_PADDED_BYTES, padded_length
+from .. import _ohttp
+from .._ohttp import _bhttp
+from .._ohttp._padding import MIN_PADDED_BYTES, padded_length
 from .._deadline import ACK_ANSWER_BYTES, ANSWERED_BY, deadline_of, request_within
 from .._redact import MASK
 from .._shown import secrets_of
 
-__all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "given_key_config",
+__all__ = ["MIN_PADDED_BYTES", "OHTTP_RELAY", "ObliviousTransport", "campaign_key_config", "given_key_config",
            "padded_length"]
+
+#: an Oblivious HTTP relay resource, as a device names it (``Client(ohttp_relay=...)``)
+OHTTP_RELAY = HttpUrl("the http:// or https:// URL of an Oblivious HTTP relay resource, with a host")
 
 
 #: never encapsulated: fields about a connection (RFC 9110 section 7.6.1), and ``user-agent`` and ``accept``, which
@@ -53,7 +56,6 @@ __all__ = ["MIN_PADDED_BYTES", "ObliviousTransport", "campaign_key_config", "giv
 OHTTP_RELAY_ANSWERED = "the Oblivious HTTP relay"
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade", "trailer",
                          "host", "content-length", "accept-encoding", "user-agent", "accept"})
-
 
 
 def given_key_config(given: bytes) -> _ohttp.KeyConfig:

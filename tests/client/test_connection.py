@@ -1,4 +1,5 @@
-"""A 429/503 answer's Retry-After is honoured, with jitter; backoff is jittered too."""
+"""The clients' one connection (dpdist.client._connection): a failed request sent again within its window, a 429/503
+answer's Retry-After honoured with jitter, backoff jittered too, the bad arguments of every client named."""
 
 import email.utils
 import time
@@ -6,15 +7,15 @@ import time
 import httpx
 import pytest
 
-from dpdist.serve import client as client_module
-from dpdist.client import Client, retry_after, retry_delay
+from dpdist.client import _connection
+from dpdist.client import MAX_RETRY_AFTER, Client, retry_after, retry_delay
 from dpdist.errors import ServiceRefusedError, ServiceUnavailableError
 from dpdist.errors import InvalidParameterError
 
 
 def _client_with(responses, monkeypatch):
     slept = []
-    monkeypatch.setattr(client_module.time, "sleep", slept.append)
+    monkeypatch.setattr(_connection.time, "sleep", slept.append)
     answers = iter(responses)
     transport = httpx.MockTransport(lambda request: next(answers))
     return Client("http://127.0.0.1:9", retries=3, backoff=0.25, transport=transport), slept
@@ -35,7 +36,7 @@ def test_without_retry_after_the_backoff_is_jittered_over_its_upper_half(monkeyp
 
 def test_retry_after_forms():
     assert retry_after("7") == 7.0 and retry_after(None) is None and retry_after("soon") is None
-    assert retry_after("100000") == client_module.MAX_RETRY_AFTER
+    assert retry_after("100000") == MAX_RETRY_AFTER
     later = email.utils.formatdate(time.time() + 5, usegmt=True)
     assert 3.0 <= retry_after(later) <= 5.0
     delays = {round(retry_delay(1.0, None), 6) for _ in range(50)}
@@ -54,7 +55,7 @@ def _refusing(monkeypatch, answers=(), **options):
         slept.append(seconds)
         now[0] += seconds
 
-    monkeypatch.setattr(client_module.time, "sleep", sleep)
+    monkeypatch.setattr(_connection.time, "sleep", sleep)
     monkeypatch.setattr(_retry.time, "monotonic", lambda: now[0])
     queue = list(answers)
 
@@ -128,7 +129,7 @@ def test_a_closed_port_is_a_refused_connection(monkeypatch):
     import socket
 
     slept = []
-    monkeypatch.setattr(client_module.time, "sleep", slept.append)
+    monkeypatch.setattr(_connection.time, "sleep", slept.append)
     with socket.socket() as sock:  # a port nothing listens on
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
@@ -142,7 +143,7 @@ def test_campaign_changed_is_sent_again_and_other_conflicts_are_not(monkeypatch)
     """409 ``campaign_changed`` (the campaign was created again while the batch was checked; nothing of it
     counted) says to send the batch again: the same batch id and bytes are; ``campaign_full`` is a final answer."""
     seen = []
-    monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(_connection.time, "sleep", lambda seconds: None)
     ack = {"campaign": "c", "batch_id": "b", "n_read": 1, "accepted": 1, "rejected": {}, "duplicate": False}
     answers = [httpx.Response(409, json={"error": "campaign_changed", "detail": "created again"}), httpx.Response(200, json=ack),
                httpx.Response(409, json={"error": "campaign_full", "detail": "full"})]
@@ -206,27 +207,9 @@ def test_client_servers_and_budget_files_name_a_bad_argument(tmp_path):
             call()
 
 
-@pytest.mark.parametrize("values, got", [(None, "Got None instead."),
-                                         ((v for v in (0, 1)), "Got a generator, read once and without a length"),
-                                         (iter([0, 1]), "Got a list_iterator")])
-def test_submit_values_refuses_none_and_generators_naming_values_as_privatize_does(values, got):
-    """``submit_values("c", None)`` raised ``TypeError: len() of unsized object``.  Refused
-    before any request (the server here is unreachable), as ``protocol.privatize`` refuses them."""
-    from dpdist import local
-    from dpdist.errors import InvalidValueTypeError
-
-    with Client("http://127.0.0.1:1", retries=0) as client, pytest.raises(InvalidValueTypeError) as refused:
-        client.submit_values("campaign", values)
-    assert str(refused.value).startswith("The 'values' argument of Client.submit_values must be a 1-D array")
-    assert got in str(refused.value)
-    with pytest.raises(InvalidValueTypeError, match=r"^The 'values' argument of GRR\.privatize must be a 1-D array .*"
-                                                    + ("Got None" if values is None else "Got a list_iterator")):
-        local.make("grr", epsilon=1, domain_size=4).privatize(values if values is None else iter([0, 1]), rng=1)
-
-
 def _answering_with(errors, monkeypatch, **options):
     """A client whose every attempt ends in the next of ``errors`` (an exception to raise, or a response); its attempts."""
-    monkeypatch.setattr(client_module.time, "sleep", lambda seconds: None)
+    monkeypatch.setattr(_connection.time, "sleep", lambda seconds: None)
     queue, asked = list(errors), []
 
     def handler(request):
@@ -246,7 +229,7 @@ def test_a_server_that_always_breaks_http_is_not_waited_for_over_the_whole_retry
     client, asked = _answering_with([broken], monkeypatch, retries=20, retry_window=3600)
     with client, pytest.raises(ServiceUnavailableError) as error:
         client.submit_body("c", "batch-1", b"the batch's bytes")
-    assert len(asked) == client_module.MALFORMED_IN_A_ROW == 3
+    assert len(asked) == _connection.MALFORMED_IN_A_ROW == 3
     message = str(error.value)
     assert "Only Transfer-Encoding: chunked is supported (3 answers in a row that break HTTP/1.1" in message, message
     assert "counts it once" in message and "\n" not in message  # not acknowledged: sent again later, counted once
@@ -270,7 +253,7 @@ def test_a_retry_after_past_the_window_is_said_when_the_client_gives_up(monkeypa
     """A 503 asking to wait longer than the window ended the request at once (right: it is not cut short)
     with "after 1 attempt(s) over 0.0 s (retried for up to 5 s...)", not saying why no retry was made."""
     slept = []
-    monkeypatch.setattr(client_module.time, "sleep", slept.append)
+    monkeypatch.setattr(_connection.time, "sleep", slept.append)
     transport = httpx.MockTransport(lambda request: httpx.Response(503, headers={"Retry-After": "3600"}))
     client = Client("http://127.0.0.1:9", retry_window=5, transport=transport)
     with pytest.raises(ServiceUnavailableError, match=r"HTTP 503 \(it asked to be sent again in 60 s, past the retry window\)"):

@@ -1,67 +1,56 @@
-"""A Python client of ``dpdist serve`` (on httpx; install ``dpdist[serve]``), public as :mod:`dpdist.client`.
+"""A device's client of ``dpdist serve`` (on httpx; install ``dpdist[serve]``): its submissions, direct or relayed.
 
 Devices fetch a campaign's public config, randomize their values locally with
 the CSPRNG, and submit the reports in batches, each under a fresh random batch
 id.  A batch is encoded once; every retry sends the same bytes under the same
 id, so the server counts it exactly once (and a retry never re-randomizes,
-which would spend privacy budget again).
+which would spend privacy budget again).  A relayed campaign's reports are each
+sealed to the collector and sent to its relay with a Privacy Pass token
+(:mod:`._relay_route`, :mod:`._token_store`); a direct campaign's batches may go
+through a standard Oblivious HTTP relay (:mod:`._oblivious_transport`).
 
 >>> from dpdist.client import Client
 >>> client = Client("http://127.0.0.1:8000")                       # doctest: +SKIP
 >>> acks = client.submit_values("commute", minutes, batch_size=1000)  # doctest: +SKIP
-
-Admin operations take the admin token::
-
->>> admin = Client("http://127.0.0.1:8000", admin_token=token)       # doctest: +SKIP
->>> admin.create_campaign("commute", proto.config()); admin.open_campaign("commute")  # doctest: +SKIP
->>> admin.estimate("commute", postprocess="norm-sub")["estimate"]    # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import io
 import json
-import math
 import re
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
-from urllib.parse import urlsplit
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
 from .._acks import batch_ack_problem, relay_ack_problem
 from .._io._binary import decode_payload, encode_record, read_header
 from .._io._identity import new_file_id
-from .._redact import redacted_url, url_secrets
-from .._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, MAX_RETRY_AFTER, NOT_ACKNOWLEDGED, Retries, describe_window, retry_after, retry_delay
+from .._redact import url_secrets
+from .._retry import DEFAULT_RETRY_WINDOW_S
 from .._rng import secure_generator
 from .._tls import verifying_context
-from ._ingest import max_batch_reports
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
-from .._answer import NULL, answer_document, refusal_shown
-from ._estimate_answer import ESTIMATE
-from .._shown import masked, secrets_of, shown
-from .._redirect import HOOKS, location_of, redirect_refusal
-from .._validation import (HttpUrl, Boolean, CallableRule, Described, Implies, InstanceOf, Integer, Interval, MappingOf,
-                           NamedInstanceOf, OneOf, Optional, Options, Text, Token, check_values_given,
-                           validate_params)
-from ..relay._arguments import OHTTP_RELAY
+from .._redirect import HOOKS
+from .._validation import (HttpUrl, Described, Implies, InstanceOf, Integer, MappingOf, Optional, Options,
+                           check_values_given, validate_params)
 from ..local._json_rows import json_rows as rows
-from .._deadline import ACK_ANSWER_BYTES, ANSWERED_BY, CONFIG_ANSWER_BYTES, deadline_of, request_within
-from .._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
+from .._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES, deadline_of
+from .._wire._report_bound import batch_reports, protocol_of_answer, reports_within, rows_per_body
+from ._connection import CONNECTION_RULES, Connection, token_rule
+from .._ohttp import decode_key_list
+from ._oblivious_transport import OHTTP_RELAY, ObliviousTransport, campaign_key_config, given_key_config
 from ._relay_route import RelayRoute, resolve_route
-from ._report_bound import batch_reports, protocol_of_answer, rows_per_body
 from ._token_store import TokenStore
 
 if TYPE_CHECKING:
-    from ..local import LocalProtocol, ReportBatch
+    from ..local import LocalProtocol
     from ..local.ledger import PrivacyLedger
 
-__all__ = ["Client", "DEFAULT_BATCH_SIZE", "DEFAULT_RETRY_WINDOW_S", "MAX_RETRY_AFTER", "issuer_of", "json_rows", "retry_after",
-           "retry_delay", "retry_schedule"]
+__all__ = ["Client", "DEFAULT_BATCH_SIZE", "FILE_MAX_RECORDS", "FILE_PART_BYTES", "json_rows"]
 
 DEFAULT_BATCH_SIZE = 10_000
 #: Largest report payload of one batch when a report file is split (half the server's default body limit).
@@ -70,70 +59,21 @@ FILE_PART_BYTES = 8 << 20
 #: A binary report file of at most this many records is sent as it is (the server's --max-records is 1024 by
 #: default); one with more is re-encoded as one record per part. A constant, so a file's bytes are the same on every run.
 FILE_MAX_RECORDS = 64
-#: Answers after which the same request (same batch id and bytes) is sent again: the server's 5xx, and a
-#: proxy's or server's "not now" (408 request timeout, 425 too early, 429 too many requests), as the JS client.
-_RETRY_STATUSES = (408, 425, 429, 500, 502, 503, 504)
 #: tokens obtained are saved to the token file at least this often while a device gets many (one save per token would
 #: write the whole file each time)
 _TOKENS_SAVED_EVERY = 256
 #: how a relayed campaign's reports may travel to its relay (``Client(relay_envelope=...)``; None: as the campaign says)
 RELAY_ENVELOPES = (None, "dpdist", "ohttp")
-#: 409 refusals after which the same request is sent again, as the JS client: the campaign was deleted and created
-#: again by another server process while the batch was checked (nothing of it counted: docs/explanation/threat-model.md, "Deletion")
-_RETRY_CONFLICTS = ("campaign_changed",)
-#: what an admin answer holds (the keys callers and ``dpdist campaign`` read; docs/how-to/run-a-campaign.md): a campaign's summary
-#: (create, open, close, each of the list), a deletion, an estimate
-_SUMMARY = {"campaign": str, "state": str, "n": int, "batches": int}
-_DELETED = {"batches": int, "kept_report_batches": int}
-_ESTIMATE = {**_SUMMARY, **ESTIMATE}
-_LISTED = {"campaigns": [{**_SUMMARY, "config": (dict, NULL)}]}
-#: the first bytes of a PNG file
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-#: answers in a row that break HTTP/1.1 (:func:`_malformed`) after which a request is not sent again: a proxy's
-#: garbage once is retried, a server that always answers so (``Transfer-Encoding: gzip, chunked``) is not waited for
-#: over the whole retry window (attack70 F7); a batch is not acknowledged then, and sent again later counts once
-MALFORMED_IN_A_ROW = 3
-
-
-def _malformed(error: Exception) -> bool:
-    """Whether ``error`` is an answer that breaks HTTP/1.1 (h11's "Only Transfer-Encoding: chunked is supported", an
-    illegal status or header line), not a connection closed before or while answering (retried as a network error)."""
-    import httpx  # lazy: optional extra dpdist[serve]
-
-    said = str(error).lower()
-    return isinstance(error, httpx.RemoteProtocolError) and "disconnect" not in said and "closed" not in said
-
-
-def _token(what: str) -> Optional:
-    """The rule of a token sent in an HTTP header: printable ASCII, shown by its length only."""
-    return Optional(Token(0, f"a string of printable ASCII characters ({what}: it is sent in an HTTP header)",
-                          spaces=True))
-
-
 #: an issuer (dpdist issuer): its base URL
 ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT,
                      base=True)
-#: the issuer of a relayed campaign, as the campaign names it to every device
-PUBLISHED_ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.PUBLISHED,
-                               base=True)
-#: the relay of a relayed campaign, as the campaign names it to every device
-PUBLISHED_RELAY_URL = HttpUrl("the http:// or https:// URL of the relay, with a host", no_userinfo=HttpUrl.PUBLISHED)
 #: the rules of :class:`Client`'s arguments (checked once, when it is built)
 CLIENT_RULES = {
+    **CONNECTION_RULES,
     "ohttp_relay": Optional(OHTTP_RELAY),
-    "server": HttpUrl(no_userinfo=HttpUrl.TOKEN_SENT, base=True),
-    "retries": Optional(Described(Integer(low=0), "an int >= 0 (None: as many as retry_window allows)")),
-    "retry_window": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
-    "backoff": Described(Interval(0.0, math.inf, closed="left"), "a finite number of seconds >= 0"),
-    "timeout": Optional(OneOf((Interval(0.0, math.inf), NamedInstanceOf("httpx", ("Timeout",), "an httpx.Timeout")),
-                              "a number of seconds > 0 or an httpx.Timeout (None: no limit)")),
-    "admin_token": _token("the admin token"),
-    "submit_token": _token("a campaign's submit token"),
+    "submit_token": token_rule("a campaign's submit token"),
     "issuer_credential": Optional(Described(InstanceOf(str, "a string"), "a string (an issuer's credential)")),
     "issuer": Optional(ISSUER_URL),
-    "on_retry": Optional(CallableRule("a function on_retry(method, status, delay, attempt)")),
     "pins": Optional(MappingOf(InstanceOf(str, "a string"), InstanceOf(str, "a string"),
                                "a dict {campaign id: pin}, strings both")),
     "relay_envelope": Options(RELAY_ENVELOPES),
@@ -147,15 +87,13 @@ CLIENT_RELATIONS = (
 )
 
 
-class Client:
-    """A connection to one dpdist collection service.
+class Client(Connection):
+    """A device's connection to one dpdist collection service (the operator's is :class:`~dpdist.client.AdminClient`).
 
     Parameters
     ----------
     server : str
         Base URL, e.g. ``"http://127.0.0.1:8000"``.
-    admin_token : str, optional
-        Needed for creating, opening, closing campaigns, estimates and exports.
     submit_token : str, optional
         A campaign's submit token, if it has one.
     retry_window : float
@@ -196,7 +134,7 @@ class Client:
         memory.
     ohttp_relay : str, optional
         The URL of a standard Oblivious HTTP relay resource (RFC 9458) in front of the collector's gateway: the batches
-        of direct campaigns go through it, encapsulated to the campaign's key configuration (:mod:`._ohttp_client`), so
+        of direct campaigns go through it, encapsulated to the campaign's key configuration (:mod:`._oblivious_transport`), so
         the collector never sees this device's address with a report (without ``ohttp_keys`` the campaign's config,
         which states the key configuration, is fetched from ``server`` directly).
     ohttp_keys : bytes, optional
@@ -218,7 +156,6 @@ class Client:
         self,
         server: str,
         *,
-        admin_token: str | None = None,
         submit_token: str | None = None,
         retries: int | None = None,
         backoff: float = 0.25,
@@ -234,17 +171,11 @@ class Client:
         retry_window: float = DEFAULT_RETRY_WINDOW_S,
         relay_envelope: str | None = None,
     ):
-        import httpx  # lazy: optional extra dpdist[serve]
-
-        self.server = server.rstrip("/")
-        self.admin_token, self.submit_token = admin_token, submit_token
-        self.retries, self.backoff, self.retry_window = retries, float(backoff), float(retry_window)
-        self.on_retry = on_retry
+        super().__init__(server, retries=retries, backoff=backoff, timeout=timeout, transport=transport,
+                         on_retry=on_retry, retry_window=retry_window)
+        self.submit_token = submit_token
         self.pins, self.issuer_credential, self.issuer = dict(pins or {}), issuer_credential, issuer
         self._store = TokenStore(token_file)
-        self._transport = transport
-        self._http = httpx.Client(base_url=self.server, timeout=timeout, transport=transport, event_hooks=HOOKS,
-                                  verify=verifying_context() if transport is None else True)
         self._relays: dict[str, dict | None] = {}  # campaign -> its config's "relay", or None: fetched once
         self._routes: dict[str, RelayRoute | CampaignIdentityError] = {}  # campaign -> where and how its reports go
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
@@ -252,120 +183,30 @@ class Client:
         self.ohttp_relay, self.ohttp_keys = _check_ohttp(ohttp_relay, ohttp_keys)
         self.relay_envelope = relay_envelope
         if self.ohttp_relay is not None and self.ohttp_keys is not None:  # keys given: the configs go through it too
-            from ._ohttp_client import ObliviousTransport, given_key_config  # lazy: OHTTP devices only
+            import httpx  # lazy: optional extra dpdist[serve]
 
             self._http.close()
             self._http = httpx.Client(base_url=self.server, transport=ObliviousTransport(
                 self.ohttp_relay, given_key_config(self.ohttp_keys), transport=transport, timeout=timeout,
                 verify=verifying_context() if transport is None else True), event_hooks=HOOKS)
-        self._timeout = timeout
         self._documents: dict[str, dict] = {}  # campaign -> its public config (its "ohttp" key configuration)
         self._oblivious: dict[str, Any] = {}  # campaign -> the httpx client that sends its batches through the OHTTP relay
 
     def close(self) -> None:
-        self._http.close()
+        super().close()
         for client in self._oblivious.values():
             client.close()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    # ------------------------------------------------------------------ transport
-    def _request(self, method: str, path: str, *, token: str | None = None, via: Any = None,
-                 acknowledges: Callable[[Any], str | None] | None = None, limit: int | None = None, **kwargs):
-        """``via``: the httpx client to send with (an Oblivious HTTP relay's; default: straight to the server).
-        ``acknowledges``: what a successful answer must be (:mod:`._acks`: None if it is the acknowledgement of what
-        was sent, else what it is); an answer that is not is retried as a failure, with the same id and bytes.
-        ``limit``: the most bytes of its answer read, decoded (None: ``dpdist._deadline.MAX_ANSWER_BYTES``; an
-        acknowledgement's or a config's far fewer: parsing holds many times the bytes)."""
-        import httpx  # lazy: optional extra dpdist[serve]
-
-        http = self._http if via is None else via
-        headers = dict(kwargs.pop("headers", {}))
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        retries = self.retrying()
-        attempt, failure, malformed = 0, "", 0
-        while True:
-            attempt += 1
-            asked = None
-            try:
-                response = request_within(http, method, path, deadline_of(self._timeout), headers=headers, limit=limit,
-                                          **kwargs)
-            except httpx.TransportError as error:
-                failure = f"{type(error).__name__}: {error}"
-                malformed = malformed + 1 if _malformed(error) else 0
-                if malformed >= MALFORMED_IN_A_ROW:  # a server (or proxy) that always answers so: no use waiting
-                    failure += f" ({malformed} answers in a row that break HTTP/1.1: not retried further)"
-                    break
-            else:
-                malformed = 0
-                if response.status_code not in _RETRY_STATUSES and not _retried_conflict(response):
-                    if response.status_code >= 400:
-                        raise _refusal(method, path, response, self._secrets())
-                    redirected = None if acknowledges is not None else redirect_refusal(  # a batch: resent (_acks)
-                        method, path if path.startswith(("http://", "https://")) else self.server + path, response,
-                        "the server (--server; Client's server)")
-                    if redirected is not None:
-                        raise redirected
-                    problem = None if acknowledges is None else acknowledges(response)
-                    if problem is None and acknowledges is not None and not 200 <= response.status_code < 300:
-                        # only a success acknowledges: a redirect (not followed) names where, whatever its body says
-                        problem = (f"{NOT_ACKNOWLEDGED}: HTTP {response.status_code} (a redirect to "
-                                   f"{(location_of(response) or 'nowhere')[:200]!r}, not followed)")
-                    if problem is None:
-                        return response
-                    failure = problem
-                else:
-                    failure = f"HTTP {response.status_code}"
-                asked = retry_after(response.headers.get("Retry-After"))
-            delay = retries.pause(asked)
-            if delay is None:
-                if asked is not None and asked > retries.left() and not retries.spent_all():
-                    failure += f" (it asked to be sent again in {asked:g} s, past the retry window)"
-                break
-            if self.on_retry is not None:
-                self.on_retry(failure, attempt, delay, retries.attempts_left())
-            time.sleep(delay)
-        url = path if path.startswith(("http://", "https://")) else self.server + path  # the relay's, or this server's
-        relay = self.ohttp_relay if via is not None or self.ohttp_keys else None
-        if failure.startswith(NOT_ACKNOWLEDGED):
-            raise ServiceUnavailableError(masked(_not_acknowledged(method, url, failure, attempt, retries, self.retry_window,
-                                                                   relay), self._secrets()))
-        # through an OHTTP relay the device connects to the relay only: name it, not the server
-        sent, question = (f"{method} {url}", f"is the server running at {_origin_of(url)}?") if relay is None else (
-            f"{method} {path} through the Oblivious HTTP relay {relay}", f"is the relay running at {_origin_of(relay)}?")
-        resend = _how_to_resume(method, acknowledges is not None)
-        raise ServiceUnavailableError(masked(
-            f"{sent} failed: {failure}, after {attempt} attempt(s) over {retries.spent:.1f} s (retried for up "
-            f"to {describe_window(self.retry_window)}: retry_window, dpdist's --retry-window; {question}).{resend}",
-            self._secrets()))
-
     def _secrets(self) -> tuple[str, ...]:
-        """The secrets this client holds (its tokens, its issuer credential, its URLs' passwords), masked wherever a line
+        """The secrets this client holds (its token, its issuer credential, its URLs' passwords), masked wherever a line
         it writes repeats them (:func:`dpdist._shown.masked`)."""
-        held = (self.admin_token, self.submit_token, self.issuer_credential)
+        held = (self.submit_token, self.issuer_credential)
         urls = (self.server, self.ohttp_relay or "", self.issuer or "")
         return (*(secret for secret in held if secret), *(secret for url in urls for secret in url_secrets(url)))
 
-    def _document(self, method: str, path: str, *, keys: tuple[str, ...] | dict[str, Any] = (), **kwargs) -> dict:
-        """The JSON object the service answers to ``method path`` (holding ``keys``), else one line saying the answer
-        is not a dpdist service's (:func:`dpdist._answer.answer_document`); ``kwargs`` as :meth:`_request` takes."""
-        return answer_document(method, self.server + path, self._request(method, path, **kwargs), keys)
+    def _relay_of(self, via: Any) -> str | None:
+        return self.ohttp_relay if via is not None or self.ohttp_keys else None
 
-    def retrying(self) -> Retries:
-        """The retries of one request of this client (its window, backoff and count)."""
-        return Retries(window=self.retry_window, backoff=self.backoff, retries=self.retries)
-
-    def _admin(self) -> str:
-        if not self.admin_token:
-            raise InvalidParameterError("This operation needs the admin token: pass admin_token= (or DPDIST_ADMIN_TOKEN).")
-        return self.admin_token
-
-    # ------------------------------------------------------------------ devices
     def config(self, campaign: str) -> dict[str, Any]:
         """The campaign's public config document (``campaign``, ``state``, ``config``, ``relay`` if relayed, ...)."""
         document = self._document("GET", f"/api/campaigns/{campaign}/config", keys=("config",), limit=CONFIG_ANSWER_BYTES)
@@ -411,13 +252,11 @@ class Client:
 
     def _through_ohttp(self, campaign: str) -> Any:
         """The httpx client that sends ``campaign``'s batches through the Oblivious HTTP relay (None without one), its
-        key configuration checked (:func:`._ohttp_client.campaign_key_config`) before anything is randomized or sent."""
+        key configuration checked (:func:`._oblivious_transport.campaign_key_config`) before anything is randomized or sent."""
         if self.ohttp_relay is None:
             return None
         if campaign not in self._oblivious:
             import httpx  # lazy: optional extra dpdist[serve]
-
-            from ._ohttp_client import ObliviousTransport, campaign_key_config  # lazy: OHTTP devices only
 
             if campaign not in self._documents:
                 self.config(campaign)
@@ -534,10 +373,10 @@ class Client:
         admit (401, or 403 ``token_not_bound``) while it verifies under the campaign's identity and is bound to the
         report is kept (the relay checks otherwise: a resend with another token would be refused too, and spend it)."""
         from ..privacypass import format_authorization  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay import _envelope  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay._identity import PIN_HEADER  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay._ohttp import REQUEST_CONTENT_TYPE  # lazy: relayed campaigns only (~50 ms at import)
-        from ..relay._ohttp_report import is_encapsulated  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire import _envelope  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire._identity import PIN_HEADER  # lazy: relayed campaigns only (~50 ms at import)
+        from .._ohttp import REQUEST_CONTENT_TYPE  # lazy: relayed campaigns only (~50 ms at import)
+        from .._wire._ohttp_report import is_encapsulated  # lazy: relayed campaigns only (~50 ms at import)
 
         headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}
         path = "reports"
@@ -703,7 +542,7 @@ class Client:
     def batch_rows(self, campaign: str, protocol: LocalProtocol, wanted: int) -> int:
         """The reports of ``protocol`` one batch to ``campaign`` carries: at most ``wanted``, and as many as fit the
         body its last config answer says the service takes (``max_body_bytes``, capped on the device:
-        :data:`dpdist.serve._report_bound.CLIENT_MAX_BODY_BYTES`). A config whose one report does not fit is refused,
+        :data:`dpdist._wire._report_bound.DEFAULT_MAX_BODY_BYTES`). A config whose one report does not fit is refused,
         :class:`~dpdist.errors.ServiceRefusedError` ``unexpected_answer``, before anything is drawn (attack70 F1)."""
         return rows_per_body(protocol, self._documents.get(campaign), campaign, wanted)
 
@@ -769,7 +608,7 @@ class Client:
         self.batch_rows(campaign, protocol, 1)  # a report the service's body cannot hold: refused before anything is sent
         # at most the reports a batch may cost to count at the service's default --max-batch-work: the parts still
         # depend on the file alone (a bound read from the server could differ at the next try and split it otherwise)
-        rows_per_part = max(1, min(FILE_PART_BYTES // max(protocol.report_format.row_bytes, 1), max_batch_reports(protocol)))
+        rows_per_part = max(1, min(FILE_PART_BYTES // max(protocol.report_format.row_bytes, 1), reports_within(protocol)))
         _check_part(campaign, self._documents.get(campaign), min(summary.rows, rows_per_part), rows_per_part)
         if summary.rows <= rows_per_part:
             if (summary.format == "binary" and identity.startswith("id:") and len(identities) == 1
@@ -783,188 +622,6 @@ class Client:
         batches = (batch.reports for batch in iter_report_batches(path, protocol, batch_rows=rows_per_part))
         for index, part in enumerate(rechunk_rows(batches, rows_per_part)):
             yield self.submit_reports(campaign, protocol, part, batch_id=f"{batch_id}.part{index}")
-
-    # ------------------------------------------------------------------ admin
-    def create_campaign(
-        self,
-        campaign: str,
-        config: dict | None,
-        *,
-        submit_token: str | None = None,
-        keep_reports: bool = False,
-        max_reports: int | None = None,
-        enrollment: bool = False,
-        relay: dict | None = None,
-        rounds: dict | None = None,
-    ) -> dict:
-        """Create a campaign (state ``created``); ``max_reports`` caps its reports, ``enrollment`` makes
-        every device submit with its own enrollment token (:meth:`enroll`), ``relay`` makes it collected through a
-        relay only: ``{"url": <the relay's URL>, "issuer": {...} or None, "colluding": m, "delta": d}`` (the issuer:
-        ``url``, ``name``, ``key``, ``token_key``, ``independent`` and ``tokens_each``, as :func:`issuer_of` reads them
-        from an issuer; ``colluding``: devices, each counted as ``tokens_each`` reports; docs/how-to/anonymous-collection.md, "Anonymous
-        collection").  ``rounds`` (with
-        ``config`` None): a campaign that runs adaptive quantile rounds, an ``AdaptiveQuantiles`` plan's config
-        with ``"reports"``, the users of all rounds (docs/explanation/adaptive-quantiles.md)."""
-        document: dict[str, Any] = {"campaign": campaign, "keep_reports": keep_reports}
-        if config is not None:
-            document["config"] = config
-        if rounds is not None:
-            document["rounds"] = rounds
-        if submit_token is not None:
-            document["submit_token"] = submit_token
-        if max_reports is not None:
-            document["max_reports"] = max_reports
-        if enrollment:
-            document["enrollment"] = True
-        if relay is not None:
-            document["relay"] = _published_relay(relay)
-        return self._document("POST", "/api/campaigns", keys=_SUMMARY, token=self._admin(), json=document)
-
-    def rounds(self, campaign: str) -> dict:
-        """A campaign in rounds: every round's campaign with its counts, and the quantiles released so far."""
-        return self._document("GET", f"/api/campaigns/{campaign}/rounds", token=self._admin())
-
-    def advance_round(self, campaign: str) -> dict:
-        """Close a campaign's current round now and publish the next one; the campaign's rounds after it."""
-        return self._document("POST", f"/api/campaigns/{campaign}/rounds/advance", token=self._admin())
-
-    def enroll(self, campaign: str, count: int, reports: int) -> list[str]:
-        """Issue ``count`` enrollment tokens, each good for ``reports`` reports to ``campaign`` (shown only now)."""
-        document = {"count": count, "reports": reports}
-        return self._document("POST", f"/api/campaigns/{campaign}/enrollments", keys={"tokens": [str]}, token=self._admin(),
-                              json=document)["tokens"]
-
-    def delete_campaign(self, campaign: str) -> dict:
-        """Delete a campaign and everything the server stores for it."""
-        return self._document("DELETE", f"/api/campaigns/{campaign}", keys=_DELETED, token=self._admin())
-
-    def set_config(self, campaign: str, config: dict) -> dict:
-        return self._document("PUT", f"/api/campaigns/{campaign}/config", token=self._admin(), json={"config": config})
-
-    def open_campaign(self, campaign: str) -> dict:
-        return self._document("POST", f"/api/campaigns/{campaign}/open", keys=_SUMMARY, token=self._admin())
-
-    def close_campaign(self, campaign: str) -> dict:
-        return self._document("POST", f"/api/campaigns/{campaign}/close", keys=_SUMMARY, token=self._admin())
-
-    @validate_params({"sealed_v1": Boolean()})
-    def set_relay_envelopes(self, campaign: str, *, sealed_v1: bool) -> dict:
-        """Turn dpdist's own envelope on or off for a relayed campaign (``sealed_v1=False``: its relay takes RFC 9458
-        requests only and refuses dpdist's envelope, 409 ``sealed_v1_off``; reports it acknowledged before still count);
-        ``{"campaign", "envelopes": {"sealed_v1", "ohttp"}}``."""
-        return self._document("PUT", f"/api/campaigns/{campaign}/envelopes", token=self._admin(),
-                              json={"sealed_v1": sealed_v1})
-
-    def campaign(self, campaign: str) -> dict:
-        return self._document("GET", f"/api/campaigns/{campaign}", keys=("state", "config"),
-                              token=self._admin())
-
-    def campaigns(self) -> list[dict]:
-        return self._document("GET", "/api/campaigns", keys=_LISTED, token=self._admin())["campaigns"]
-
-    def estimate(self, campaign: str, **options: Any) -> dict:
-        """The estimate document; ``options`` go to the protocol's ``estimate`` (and ``level`` to the band)."""
-        return self._document("GET", f"/api/campaigns/{campaign}/estimate", keys=_ESTIMATE, token=self._admin(),
-                              params=_query(options))
-
-    def estimate_png(self, campaign: str, **options: Any) -> bytes:
-        """The estimate's plot, the bytes of a PNG file (an answer that is not one is refused, ``unexpected_answer``)."""
-        path = f"/api/campaigns/{campaign}/estimate.png"
-        answer = self._request("GET", path, token=self._admin(), params=_query(options))
-        kind = answer.headers.get("Content-Type", "").split(";")[0].strip().lower()
-        if kind != "image/png" or not answer.content.startswith(_PNG_SIGNATURE):
-            answer_document("GET", self.server + path, answer,
-                            why="not a PNG image")
-        return answer.content
-
-    def history(self, campaign: str) -> list[dict]:
-        return self._document("GET", f"/api/campaigns/{campaign}/history", keys={"history": [dict]}, token=self._admin())["history"]
-
-    def export(self, campaign: str, out: PathLike) -> int:
-        """Write the campaign's kept reports to ``out`` (binary records; Parquet for .parquet/.pq); return the count.
-
-        The answer is streamed to a hidden ``.<name>.download`` beside ``out`` and refused at its first bytes if they
-        start neither a Parquet file nor a dpdist report file (``unexpected_answer``); that file is removed however the
-        export ends."""
-        from .._io._files import summarize_file  # lazy: report files only (dpdist.io: ~70 ms at import)
-        from ..io import ReportWriter, iter_report_batches  # lazy: report files only (dpdist.io: ~70 ms at import)
-
-        out = Path(out)
-        partial = out.with_name(f".{out.name}.download")
-        try:
-            self._download_export(campaign, partial)
-            summary = summarize_file(partial)
-            batches: Iterable[ReportBatch] = ()
-            if not summary.record_ids:
-                protocol = self.protocol(campaign)
-            else:
-                protocol = summary.protocol()
-                batches = iter_report_batches(partial, protocol)
-            file_id = summary.record_ids[0] if summary.record_ids else None
-            with ReportWriter(out, protocol, file_id=file_id) as writer:
-                for batch in batches:
-                    writer.write(batch.reports)
-            return writer.n_written
-        finally:  # every way out: refused, cut short, not decoded, interrupted, written
-            partial.unlink(missing_ok=True)
-
-    def _download_export(self, campaign: str, partial: Path) -> None:
-        """Stream the answer of ``GET /api/campaigns/{campaign}/reports`` into ``partial``, decoded, checking its
-        leading bytes as they arrive (a 2 MB gzip bomb of NULs grew the file to 2 GB before any was read: attack69 F4);
-        a network failure is one line (:class:`ServiceUnavailableError`), not retried."""
-        import httpx  # lazy: optional extra dpdist[serve]
-
-        path = f"/api/campaigns/{campaign}/reports"
-        headers = {"Authorization": f"Bearer {self._admin()}", "Accept-Encoding": ACCEPTED_ENCODING}
-        try:
-            self._stream_export(campaign, path, headers, partial)
-        except httpx.TransportError as error:  # no server, or cut off: one line, not "internal error ConnectError"
-            raise ServiceUnavailableError(masked(
-                f"GET {self.server}{path} failed: {type(error).__name__}: {error} (is the server running at "
-                f"{_origin_of(self.server)}?). Nothing was written: run the export again.", self._secrets())) from None
-
-    def _stream_export(self, campaign: str, path: str, headers: dict[str, str], partial: Path) -> None:
-        """The body of :meth:`_download_export`: the request, its refusals, the stream decoded into ``partial``."""
-        from .._io._files import LEADING_BYTES, may_start_report_file  # lazy: report files only (dpdist.io: ~70 ms)
-
-        with self._http.stream("GET", path, headers=headers) as response:
-            if response.status_code >= 400:
-                response.read()
-                raise _refusal("GET", path, response, self._secrets())
-            try:  # inflated by dpdist, a bounded step at a time (a stacked coding unpacked gigabytes in one read)
-                decoder = Decoder(response)
-            except ValueError as error:
-                raise ServiceRefusedError(f"The export of {campaign!r} came in a coding dpdist does not read: {error}.",
-                                          status=response.status_code, code="unexpected_answer") from None
-            head = b""
-            try:
-                with open(partial, "wb") as handle:
-                    for chunk in _decoded(decoder, response):
-                        if len(head) < LEADING_BYTES:
-                            head += chunk[:LEADING_BYTES - len(head)]
-                            if not may_start_report_file(head):
-                                raise ServiceRefusedError(masked(
-                                    f"The answer to GET {self.server}{path} is neither a Parquet file nor a dpdist "
-                                    f"report file (it starts {head!r}): refused at its first bytes, nothing written.",
-                                    self._secrets()),
-                                    status=response.status_code, code="unexpected_answer")
-                        handle.write(chunk)
-            except CorruptBody as error:
-                raise ServiceRefusedError(f"The export of {campaign!r} does not decode: {error}.",
-                                          status=response.status_code, code="unexpected_answer") from None
-
-
-def _decoded(decoder: Decoder, response) -> Iterator[bytes]:
-    """The decoded bytes of ``response``'s body as its raw bytes arrive (:class:`~dpdist._decoded.Decoder`)."""
-    for raw in response.iter_raw():
-        yield from decoder.feed(raw)
-    yield from decoder.end()
-
-
-def retry_schedule(retries: int, backoff: float = 0.25) -> list[float]:
-    """The longest pauses between a request's attempts without a ``Retry-After``: ``backoff`` doubling
-    each time, at most 10 s each (:func:`retry_delay` waits 50-100% of each)."""
-    return [min(MAX_BACKOFF_S, backoff * 2**k) for k in range(retries)]
 
 
 def json_rows(reports: ArrayLike) -> list:
@@ -1000,49 +657,6 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
     return np.concatenate(parts)
 
 
-@validate_params({"url": PUBLISHED_ISSUER_URL, "key": Described(Text(), "the name of the issuer's key (a non-empty str)"),
-                  "independent": Boolean()})
-def issuer_of(url: str, key: str, *, independent: bool = True, transport: Any = None) -> dict:
-    """The ``"issuer"`` of a relayed campaign (:meth:`Client.create_campaign`): the issuer at ``url``'s key ``key`` for
-    the campaign and its ceiling ``tokens_each`` (the most tokens one credential gives), read from the issuer
-    (``GET /issuer/v1/keys/{key}``), and whether it is ``independent`` of the collector.  The issuer's name in the
-    campaign's token challenge is the one its directory states (``dpdist-issuer-name``), else its URL's host.  An
-    issuer that publishes no ceiling (one older than this dpdist) is refused: the campaign's guarantee counts each
-    colluding credential as that many reports."""
-    import httpx  # lazy: optional extra dpdist[serve]
-
-    address = f"{url.rstrip('/')}/issuer/v1/keys/{key}"
-    try:
-        with httpx.Client(timeout=30.0, transport=transport, event_hooks=HOOKS,
-                          verify=verifying_context() if transport is None else True) as client:
-            # a key and a directory are a few hundred bytes: read as an acknowledgement is (attack70 F6: 128 MiB parsed)
-            answer = request_within(client, "GET", address, 30.0, limit=ACK_ANSWER_BYTES)
-            directory = request_within(client, "GET", f"{url.rstrip('/')}/.well-known/private-token-issuer-directory",
-                                       30.0, limit=ACK_ANSWER_BYTES)
-    except httpx.HTTPError as error:
-        raise ServiceUnavailableError(masked(f"GET {address} failed: {type(error).__name__}: {error}.",
-                                             url_secrets(address))) from None
-    redirected = redirect_refusal("GET", address, answer, "the issuer (--issuer; issuer_of's url)")
-    if redirected is not None:
-        raise redirected
-    if answer.status_code != 200:
-        raise _refusal("GET", address, answer)
-    document = answer_document("GET", address, answer, {"token_key": str}, "a dpdist issuer")
-    ceiling = document.get("tokens_each")
-    if not isinstance(ceiling, int) or isinstance(ceiling, bool) or ceiling < 1:
-        raise InvalidParameterError(
-            f"The issuer at {redacted_url(url)} publishes no 'tokens_each' for key {key!r} (the most tokens one of its credentials gives; "
-            f"an issuer older than this dpdist: upgrade it): a relayed campaign counts each colluding credential as that "
-            f"many reports. Got {ceiling!r}.")
-    try:
-        stated = directory.json().get("dpdist-issuer-name") if directory.status_code == 200 else None
-    except (ValueError, AttributeError):  # not the issuer's directory: the name is its URL's host
-        stated = None
-    name = stated if isinstance(stated, str) and stated else urlsplit(url).netloc
-    return {"url": url.rstrip("/"), "name": name, "key": key, "token_key": document["token_key"], "independent": independent,
-            "tokens_each": ceiling}
-
-
 def _check_part(campaign: str, document: Any, part: int, rows_per_part: int) -> None:
     """Refuse, before anything is sent, a report file whose parts (``part`` reports each) hold more reports than a
     batch of ``campaign`` may (its config answer's ``max_batch_reports``, under a ``--max-batch-work`` below the
@@ -1057,34 +671,11 @@ def _check_part(campaign: str, document: Any, part: int, rows_per_part: int) -> 
             "which go in batches the campaign takes.", status=413, code="too_many_rows")
 
 
-def _published_relay(relay: Any) -> Any:
-    """The ``relay`` of :meth:`Client.create_campaign`, refused here if the relay's or the issuer's URL carries a
-    ``user:password@`` (the campaign would publish it to every device: it is not even sent); the service checks the
-    rest."""
-    if not isinstance(relay, dict):
-        return relay
-    issuer = relay.get("issuer")
-    urls = (("relay['url']", relay.get("url"), PUBLISHED_RELAY_URL),
-            ("relay['issuer']['url']", issuer.get("url") if isinstance(issuer, dict) else None, PUBLISHED_ISSUER_URL))
-    for name, url, rule in urls:  # the rest of a URL the service checks (invalid_relay)
-        try:
-            userinfo = isinstance(url, str) and "@" in urlsplit(url).netloc
-        except ValueError:  # unreadable: the service names it
-            userinfo = False
-        if userinfo:
-            raise InvalidParameterError(f"The {name} of Client.create_campaign must be {rule.describe()}. "
-                                        f"Got {rule.shown(url)} instead.")
-    return relay
-
-
 def _check_ohttp(relay, keys) -> tuple[str | None, bytes | None]:
     """The ``ohttp_relay`` and ``ohttp_keys`` of :class:`Client`, checked (a relay URL; keys that parse)."""
     if relay is None:  # keys without a relay: CLIENT_RELATIONS
         return None, None
-    from ..relay._ohttp import decode_key_list  # lazy: OHTTP devices only
     if keys is not None:
-        from ..errors import MalformedReportError  # lazy: OHTTP devices only
-
         try:
             decode_key_list(bytes(keys) if isinstance(keys, (bytes, bytearray)) else b"")
         except MalformedReportError as error:
@@ -1093,70 +684,9 @@ def _check_ohttp(relay, keys) -> tuple[str | None, bytes | None]:
     return relay, None if keys is None else bytes(keys)
 
 
-def _origin_of(url: str) -> str:
-    parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}"
-
-
 def _new_batch_id() -> str:
     return new_file_id()
 
 
 def _is_file_id(text: str) -> bool:
     return bool(re.fullmatch(r"[0-9a-f]{32}", text))
-
-
-def _query(options: dict) -> dict:
-    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in options.items()}
-
-
-def _retried_conflict(response) -> bool:
-    """Whether ``response`` is a 409 whose code says to send the same request again (:data:`_RETRY_CONFLICTS`)."""
-    if response.status_code != 409:
-        return False
-    try:
-        return response.json().get("error") in _RETRY_CONFLICTS
-    except (ValueError, AttributeError):
-        return False
-
-
-def _how_to_resume(method: str, batch: bool) -> str:
-    """What a request that failed for the whole retry window leaves, and how to resume: a batch's, a read's (attack120
-    F3: an estimate's ended with the batches' sentence), nothing of another (an admin's change may have been made)."""
-    if batch:
-        return (" Nothing was lost: a batch keeps its id and bytes, so sending it again later (dpdist submit: the same "
-                "command) counts it once.")
-    if method == "GET":
-        return (" Nothing was changed: send it again later (dpdist submit: the same command resumes, counting each of "
-                "its batches once).")
-    return ""
-
-
-def _not_acknowledged(method: str, url: str, failure: str, attempt: int, retries: Retries, window: float,
-                      relay: str | None) -> str:
-    """The message of a request whose answers were never the acknowledgement of what it sent (:mod:`._acks`)."""
-    through = f" through the Oblivious HTTP relay {relay}" if relay is not None else ""
-    return (
-        f"{method} {url}{through} got {failure}, after {attempt} attempt(s) over {retries.spent:.1f} s (retried "
-        f"for up to {describe_window(window)}: retry_window, dpdist's --retry-window). Is {_origin_of(url)} the dpdist service (not a proxy, a captive "
-        "portal or another server answering in its place)? Nothing is taken as counted: the batch keeps its id "
-        "and bytes, so sending it again later (dpdist submit: the same command) counts it once.")
-
-
-def _first_up(text: str) -> str:
-    """``text`` with its first letter a capital (``"the server"`` -> ``"The server"``)."""
-    return text[:1].upper() + text[1:]
-
-
-def _refusal(method: str, path: str, response, secrets: tuple[str, ...] = ()) -> ServiceRefusedError:
-    """The one-line error of a 4xx/5xx answer: a dpdist refusal's code and detail, or what the answer is
-    (:func:`dpdist._answer.refusal_shown`), ``secrets`` (the client's) and the request's own masked."""
-    code, said = refusal_shown(response, secrets)
-    secrets = (*secrets, *secrets_of(response))
-    answered_by = _first_up(str(response.extensions.get(ANSWERED_BY, "the server")))
-    return ServiceRefusedError(
-        masked(f"{answered_by} refused {method} {shown(path, secrets)}: "
-               + (f"HTTP {response.status_code} {said}" if code else said), secrets),
-        status=response.status_code,
-        code=code,
-    )

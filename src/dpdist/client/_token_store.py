@@ -2,7 +2,7 @@
 
 A token costs the device one of its credential's few tokens, so it is never dropped while its report may
 still be sent: a device gets its tokens *before* it randomizes (:meth:`TokenStore.add`), each with the seed of
-the HPKE key its report will be sealed with (the token's nonce commits to that key: :mod:`dpdist.relay._binding`),
+the HPKE key its report will be sealed with (the token's nonce commits to that key: :mod:`dpdist._wire._binding`),
 binds one to a report when it first sends it (:meth:`TokenStore.take`), seals the report with its seed once per
 envelope and keeps the sealed bytes (:meth:`TokenStore.seal`, saved before the report leaves), and sends the same
 token and bytes with every resend of that report (the relay counts the report once, and a token once).  One key

@@ -1,4 +1,4 @@
-"""Sealing a report for the relay (dpdist.relay._envelope): a key that is not 32 bytes and bad arguments are
+"""Sealing a report for the relay (dpdist._wire._envelope): a key that is not 32 bytes and bad arguments are
 refused by name."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dpdist.errors import InvalidParameterError
 @pytest.fixture
 def envelope():
     pytest.importorskip("pyhpke")
-    from dpdist.relay import _envelope
+    from dpdist._wire import _envelope
 
     return _envelope
 

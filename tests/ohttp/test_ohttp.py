@@ -1,4 +1,4 @@
-"""The Oblivious HTTP envelope (dpdist.relay._ohttp) on RFC 9458's Appendix A, byte for byte, and its refusals.
+"""The Oblivious HTTP envelope (dpdist._ohttp) on RFC 9458's Appendix A, byte for byte, and its refusals.
 
 The values below are typed in from RFC 9458, Appendix A ("Complete Example of a Request and Response"). The
 chunked variant (draft-ietf-ohai-chunked-ohttp) is checked against a sender and a reader written here from the
@@ -19,8 +19,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # noqa: E402
 from pyhpke import AEADId, CipherSuite, KDFId, KEMId  # noqa: E402
 
 from dpdist.errors import InvalidParameterError, MalformedReportError  # noqa: E402
-from dpdist.relay import _ohttp  # noqa: E402
-from dpdist.relay._bhttp import Request, decode_request, decode_response, encode_request, write_varint  # noqa: E402
+from dpdist import _ohttp  # noqa: E402
+from dpdist._ohttp._bhttp import Request, decode_request, decode_response, encode_request, write_varint  # noqa: E402
 
 # ---- RFC 9458, Appendix A (typed in from the RFC's text) ----
 SKR = bytes.fromhex("3c168975674b2fa8e465970b79c8dcf09f1c741626480bd4c6162fc5b6a98e1a")

@@ -120,21 +120,21 @@ def test_a_field_of_another_type_is_one_line_never_an_internal_error(stub, monke
     (("estimate", "notes"), 3, "['estimate']['notes'] is an integer, not null or a JSON array"),
 ])
 def test_the_client_refuses_what_its_estimate_spec_checks(stub, monkeypatch, path, value, why):
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
 
     monkeypatch.setattr(_Estimate, "body", _with(path, value))
-    with Client(stub, admin_token=ADMIN, retries=0) as client:
+    with AdminClient(stub, admin_token=ADMIN, retries=0) as client:
         with pytest.raises(ServiceRefusedError) as refused:
             client.estimate("c")
     assert refused.value.code == "unexpected_answer" and why in str(refused.value), str(refused.value)
 
 
 def test_the_real_answer_is_read_and_printed(stub, monkeypatch, capsys):
-    from dpdist.client import Client
+    from dpdist.client import AdminClient
 
     monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN)
     monkeypatch.setattr(_Estimate, "body", json.dumps(_REAL).encode())
-    with Client(stub, admin_token=ADMIN, retries=0) as client:
+    with AdminClient(stub, admin_token=ADMIN, retries=0) as client:
         assert client.estimate("c") == _REAL
     status, out, err = run(capsys, "campaign", "estimate", "c", "--server", stub, "--retries", "0")
     assert status == 0 and err == "", err

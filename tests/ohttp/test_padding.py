@@ -1,4 +1,4 @@
-"""The zero padding of Binary HTTP requests (dpdist.relay._padding): a length of public things only."""
+"""The zero padding of Binary HTTP requests (dpdist._ohttp._padding): a length of public things only."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from dpdist import local
 from dpdist.io import encode_record
-from dpdist.relay._padding import MIN_PADDED_BYTES, padded_length
+from dpdist._ohttp._padding import MIN_PADDED_BYTES, padded_length
 
 
 def _crc_digits(record: bytes) -> int:

@@ -2,7 +2,7 @@
 
 No maintained Python codec of RFC 9292 was found on PyPI, so this is a small one, tested byte for byte on
 the RFC's examples (section 5) and against an implementation we did not write (npm ``bhttp-js``,
-``tests/relay/test_bhttp.py``).  It reads both framings (known length, indicators 0 and 1; indeterminate
+``tests/ohttp/test_bhttp.py``).  It reads both framings (known length, indicators 0 and 1; indeterminate
 length, 2 and 3), truncation and zero padding (section 3.8), informational responses (section 3.5.1), and
 writes the known-length framing.  Every length and number is a QUIC variable-length integer (RFC 9000,
 section 16).

@@ -1,4 +1,4 @@
-"""A relayed campaign's identity (dpdist.relay._identity): who may put a report in a relayed batch, and where a device
+"""A relayed campaign's identity (dpdist._wire._identity): who may put a report in a relayed batch, and where a device
 takes the campaign's config, key and issuer (docs/how-to/anonymous-collection.md, "Anonymous collection").
 
 Attacks replayed against issuer, relay and collector in one process (:mod:`relay_parties`): the collector sending K-1
@@ -26,7 +26,7 @@ from relay_parties import ADMIN, RELAY_TOKEN, Parties  # noqa: E402 - after the 
 
 from dpdist import io, local  # noqa: E402
 from dpdist.errors import CampaignIdentityError, ServiceRefusedError  # noqa: E402
-from dpdist.relay._identity import PIN_HEADER  # noqa: E402
+from dpdist._wire._identity import PIN_HEADER  # noqa: E402
 import hashlib  # noqa: E402 - after the extra's check
 import sqlite3  # noqa: E402 - after the extra's check
 import time  # noqa: E402 - after the extra's check
@@ -72,7 +72,7 @@ def test_the_collectors_own_reports_need_tokens_and_count_only_beyond_the_collud
     with Parties(tmp_path, min_batch=5, max_batch=5) as parties:
         parties.relayed_campaign("flood", CONFIG, issuer_key="flood", colluding=4)
         protocol = local.from_config(CONFIG)
-        from dpdist.relay import _envelope
+        from dpdist._wire import _envelope
 
         public = parties.client().config("flood")
         key = _envelope.decode_public_key(public["relay"]["public_key"])
@@ -100,7 +100,7 @@ def test_the_collectors_own_reports_need_tokens_and_count_only_beyond_the_collud
 
 def test_a_lying_relays_junk_and_replayed_tokens_never_count_toward_a_batch(tmp_path):
     from dpdist.privacypass import TOKEN_LENGTH
-    from dpdist.relay import _envelope
+    from dpdist._wire import _envelope
 
     with Parties(tmp_path, min_batch=3, max_batch=3) as parties:
         parties.relayed_campaign("junk", CONFIG, issuer_key="junk")
@@ -131,7 +131,7 @@ def test_a_lying_relays_junk_and_replayed_tokens_never_count_toward_a_batch(tmp_
 
 def test_a_relay_that_serves_its_own_key_never_gets_a_report_sealed_to_it(tmp_path):
     """The audit's key substitution: the relay passes on a config with its own HPKE key."""
-    from dpdist.relay import _envelope
+    from dpdist._wire import _envelope
 
     with Parties(tmp_path, min_batch=2, max_batch=2) as parties:
         parties.relayed_campaign("swap", CONFIG, issuer_key=None)
@@ -186,7 +186,7 @@ def test_a_device_refuses_an_issuer_key_the_issuer_does_not_serve(tmp_path):
         fake = privacypass.b64url_encode(privacypass.encode_token_key(privacypass.generate_private_key().public_key()))
         issuer = {"url": "http://issuer", "name": "issuer.test", "key": "real", "token_key": fake, "independent": True,
                   "tokens_each": 1}
-        with parties.client(admin_token=ADMIN) as operator:
+        with parties.operator(admin_token=ADMIN) as operator:
             operator.create_campaign("forged", CONFIG, relay={"url": "http://relay", "issuer": issuer})
             operator.open_campaign("forged")
         (credential,) = parties.credentials("real", 1)
@@ -218,7 +218,7 @@ def test_the_relay_serves_no_page_and_passes_the_identity_byte_for_byte(tmp_path
                                    {"url": "http://relay", "issuer": {"url": "http://issuer"}}])
 def test_a_relayed_campaign_document_is_checked(tmp_path, relay):
     with Parties(tmp_path) as parties:
-        with parties.client(admin_token=ADMIN) as operator:
+        with parties.operator(admin_token=ADMIN) as operator:
             with pytest.raises(ServiceRefusedError) as refused:
                 operator.create_campaign("bad", CONFIG, relay=relay)
         assert refused.value.code == "invalid_relay" and "'relay" in str(refused.value)
@@ -260,7 +260,7 @@ def test_a_device_refuses_an_identity_whose_tokens_each_is_not_the_issuers(tmp_p
     with Parties(tmp_path) as parties:
         parties.admin("issuer", "POST", "/issuer/v1/keys", json={"name": "many", "tokens_each": 50})
         issuer = {**issuer_of("http://issuer", "many", transport=parties.transport), "tokens_each": 1}
-        with parties.client(admin_token=ADMIN) as operator:
+        with parties.operator(admin_token=ADMIN) as operator:
             operator.create_campaign("understated", CONFIG, relay={"url": "http://relay", "issuer": issuer, "colluding": 1})
             operator.open_campaign("understated")
         (credential,) = parties.credentials("many", 1, tokens_each=50)
@@ -289,7 +289,7 @@ def test_a_device_of_the_previous_version_refuses_an_identity_that_states_tokens
         (credential,) = parties.credentials("newer", 1)
         token_key = pp.b64url_decode(issuer["token_key"], "token_key")
         token = pp.fetch_token("http://issuer", "newer", credential, previous, token_key, transport=parties.transport)
-        from dpdist.relay import _envelope
+        from dpdist._wire import _envelope
 
         sealed = _envelope.seal(_envelope.decode_public_key(public["relay"]["public_key"]), "newer",
                                 b'{"reports": [1]}', "application/json")
@@ -308,7 +308,7 @@ def test_a_campaign_created_again_under_its_id_is_refused_as_identity_changed_an
         parties.relayed_campaign("again", CONFIG, issuer_key=None)
         with parties.client() as device:
             device.submit_values("again", [1, 2])
-        with parties.client(admin_token=ADMIN) as operator:
+        with parties.operator(admin_token=ADMIN) as operator:
             operator.delete_campaign("again")
             operator.create_campaign("again", CONFIG, relay={"url": "http://relay", "issuer": None})
             operator.open_campaign("again")
@@ -409,7 +409,7 @@ def test_a_collector_that_turns_off_admission_at_the_relay_cannot_isolate_one_ho
     K with the one honest report, which is the one message that carries a token: the collector opens it with the
     campaign's private key (its own database) and reads the honest device's report alone."""
     from dpdist.privacypass import TOKEN_LENGTH
-    from dpdist.relay import _envelope
+    from dpdist._wire import _envelope
     from dpdist.relay import create_app as create_relay
 
     parties = Parties(tmp_path, min_batch=5, max_batch=5)
@@ -452,7 +452,7 @@ def test_a_relay_that_renames_itself_gets_nothing_from_a_device_given_the_pin(tm
     key and a larger epsilon.  A device given the relay's URL *and the campaign's pin* refuses: the identity the relay
     serves does not hash to the pin.  (Given a relay's URL without the pin, a device cannot tell such a relay from the
     collector: docs/explanation/threat-model.md, "Keys the relay cannot swap", says a device must then be given the pin.)"""
-    from dpdist.relay import _envelope
+    from dpdist._wire import _envelope
 
     with Parties(tmp_path, min_batch=2, max_batch=2) as parties:
         parties.relayed_campaign("swap", CONFIG, issuer_key=None)
@@ -530,7 +530,7 @@ def test_a_collector_naming_its_own_issuer_never_receives_the_devices_credential
 
         parties.clients["evil"].request = recording
         issuer = issuer_of("http://evil", "real", independent=True, transport=parties.transport)
-        with parties.client(admin_token=ADMIN) as operator:
+        with parties.operator(admin_token=ADMIN) as operator:
             operator.create_campaign("own", CONFIG, relay={"url": "http://relay", "issuer": issuer})
             operator.open_campaign("own")
         statement = parties.client().config("own")["anonymity"]
@@ -583,7 +583,7 @@ def test_a_batch_of_junk_does_not_erase_the_statement(tmp_path):
         parties.wait_delivered(1)
         assert _statement(parties, "erase")["central"]["n"] == 3
         junk = [bytes(TOKEN_LENGTH) + b"\x01" * 400]
-        from dpdist.relay import _envelope
+        from dpdist._wire import _envelope
 
         answer = parties.run(parties.clients["collector"].put(
             "/api/campaigns/erase/relayed/" + "c" * 32, content=_envelope.frame(junk),
@@ -616,7 +616,7 @@ def test_a_config_tagged_for_one_device_does_not_find_its_report_in_the_batch(tm
     the HPKE key id and the token, forwards it; the collector opens the batch and finds the one record of that config."""
     from dpdist.client import Client
     from dpdist.privacypass import TOKEN_LENGTH
-    from dpdist.relay import _envelope
+    from dpdist._wire import _envelope
     from dpdist.relay import create_app as create_relay
 
     parties = Parties(tmp_path, min_batch=5, max_batch=5)

@@ -1,4 +1,4 @@
-"""A report and its Privacy Pass token are one (dpdist.relay._binding): a lying relay cannot vouch for reports it sealed.
+"""A report and its Privacy Pass token are one (dpdist._wire._binding): a lying relay cannot vouch for reports it sealed.
 
 Issuer, relay and collector in one process (:mod:`relay_parties`).  The lying relay is played by the test: it reads
 its own queue (every device's token and sealed report, as a relay holds them), puts some of those tokens on reports
@@ -22,10 +22,10 @@ pytestmark = pytest.mark.usefixtures("pooled_issuer_keys")  # RSA keys made once
 
 from relay_parties import RELAY_TOKEN, Parties  # noqa: E402 - after the extras' checks
 
-from dpdist import io, local  # noqa: E402
+from dpdist import _ohttp, io, local  # noqa: E402
 from dpdist.privacypass import TOKEN_LENGTH, format_authorization  # noqa: E402
-from dpdist.relay import _envelope, _ohttp, _ohttp_report  # noqa: E402
-from dpdist.relay._identity import PIN_HEADER  # noqa: E402
+from dpdist._wire import _envelope, _ohttp_report  # noqa: E402
+from dpdist._wire._identity import PIN_HEADER  # noqa: E402
 
 CONFIG = {"protocol": "grr", "version": 1, "epsilon": 2.0, "domain_size": 8}
 DEVICES = 40
@@ -67,7 +67,7 @@ def test_a_tokens_nonce_commits_to_the_hpke_key_its_report_is_sealed_with_in_eit
     import hashlib
 
     from dpdist import privacypass as pp
-    from dpdist.relay import _binding
+    from dpdist._wire import _binding
 
     rfc_ikm = bytes.fromhex("7268600d403fce431561aef583ee1613527cff655c1343f29812e66706df3234")
     assert _envelope.ephemeral_key(rfc_ikm)[1].hex() == "37fda3567bdbd628e88668c3c8d7e97d1d1253b6d4ea6d44c150f741f1bf4431"

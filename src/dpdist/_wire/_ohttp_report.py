@@ -12,7 +12,7 @@ send a gateway, always the same form (:func:`report_request`)::
     <one report: a dpdist binary record, or JSON>
 
 with no authority and no other field (nothing that names the client, its version or the server it was
-given), zero-padded (RFC 9292 section 3.8) to :func:`~._padding.padded_length`.  The relay checks what it
+given), zero-padded (RFC 9292 section 3.8) to :func:`~dpdist._ohttp._padding.padded_length`.  The relay checks what it
 can without the key (:func:`check_encapsulated`: the key id, the suite, the length) and queues the bytes as
 they came; the collector opens them (:func:`open_report`) with the campaign's Oblivious HTTP private key.
 In a relayed batch the two envelopes are told apart by their first byte: dpdist's envelope starts with
@@ -34,9 +34,10 @@ import numpy as np
 from .._io._binary import encode_record
 from ..errors import DPDistError, MalformedReportError
 from ..local import from_config
-from . import _bhttp, _ohttp
+from .. import _ohttp
+from .._ohttp import _bhttp
+from .._ohttp._padding import padded_length
 from ._envelope import KIND_OF_CONTENT_TYPE, MAX_SEALED_BYTES, ephemeral_key
-from ._padding import padded_length
 
 __all__ = ["KEY_ID", "NotAReport", "campaign_key_config", "check_encapsulated", "enc_of", "encapsulate_report", "is_encapsulated",
            "key_list", "open_report", "report_length", "report_request"]

@@ -1,5 +1,5 @@
-"""dpdist.client.Client and issuer_of: the URLs they take, the answers they refuse, an export read as it arrives (more of
-the client: tests/serve/test_app.py and beyond)."""
+"""dpdist.client.AdminClient and issuer_of: the URLs they take, the answers they refuse, an export read as it arrives
+(more of the clients: tests/serve/test_app.py and beyond)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from dpdist.local import from_config
 pytest.importorskip("httpx")
 
 import httpx  # noqa: E402 - after the extra's check
-from dpdist.client import Client, issuer_of  # noqa: E402 - after the extra's check
+from dpdist.client import AdminClient, Client, issuer_of  # noqa: E402 - after the extra's check
 
 ADMIN = "admin-token-0123456789"
 
@@ -28,7 +28,7 @@ ADMIN = "admin-token-0123456789"
 def test_a_relayed_campaign_s_urls_with_a_password_are_refused_before_anything_is_sent(relay):
     """The relay's and the issuer's URLs are published to every device with the campaign's config (a bad port: the
     service refuses it, tests/serve/test_relayed.py)."""
-    with Client("http://127.0.0.1:1", admin_token=ADMIN, retries=0) as client:  # nothing listens: refused first
+    with AdminClient("http://127.0.0.1:1", admin_token=ADMIN, retries=0) as client:  # nothing listens: refused first
         with pytest.raises(InvalidParameterError, match=r"relay\['") as refused:
             client.create_campaign("c", {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 2}, relay=relay)
     assert "S3cretPW" not in str(refused.value)
@@ -40,12 +40,12 @@ def test_an_issuer_named_with_a_password_is_refused_before_it_is_asked():
     assert "S3cretPW" not in str(refused.value) and "alice:***@127.0.0.1:1" in str(refused.value)
 
 
-def _answering(status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> Client:
+def _answering(status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None) -> AdminClient:
     """A client whose every request gets this answer (the bytes of its headers as given)."""
     import httpx
 
     transport = httpx.MockTransport(lambda request: httpx.Response(status, headers=headers or [], content=body))
-    return Client("http://h", admin_token=ADMIN, transport=transport, retries=0)
+    return AdminClient("http://h", admin_token=ADMIN, transport=transport, retries=0)
 
 
 @pytest.mark.parametrize("kind, body", [(b"text/html", b"<html>portal</html>"), (b"image/png", b"<html>portal</html>"),
@@ -144,28 +144,6 @@ def test_issuer_of_reads_the_key_up_to_an_acknowledgement_s_bound():
     assert asked == ["/issuer/v1/keys/k1"]
 
 
-def test_the_issuer_s_key_is_read_up_to_the_answer_limit():
-    """A device checks the issuer's key of a relayed campaign; an answer past the limit (an acknowledgement's, 1 MiB:
-    a key is a few hundred bytes) is no key."""
-    import httpx
-
-    from dpdist.errors import CampaignIdentityError
-    from dpdist.privacypass import b64url_encode
-    from dpdist.serve._relay_route import RelayRoute
-
-    key = bytes(range(32))
-    padding = {"within": b" " * (512 << 10), "past": b" " * (2 << 20)}
-    answer = b'{"token_key": "%s"}' % b64url_encode(key).encode()
-    issuer = {"url": "http://issuer", "key": "k1"}
-    route = RelayRoute("c", "http://relay", b"", {}, issuer, "")
-    route._check_issuer_key(issuer, key, httpx.MockTransport(
-        lambda request: httpx.Response(200, content=answer + padding["within"])))  # within the limit: the key is read
-    with pytest.raises(CampaignIdentityError) as error:
-        route._check_issuer_key(issuer, key, httpx.MockTransport(
-            lambda request: httpx.Response(200, content=answer + padding["past"])))
-    assert error.value.code == "issuer_key_mismatch"
-
-
 EXPORT_URL = "http://127.0.0.1:9"
 
 
@@ -208,7 +186,7 @@ def _export(tmp_path, answer: Answer, encoding: str | None = "gzip", name: str =
         headers = {"content-type": "application/octet-stream"} | ({"content-encoding": encoding} if encoding else {})
         return httpx.Response(200, headers=headers, stream=answer)
 
-    with Client(EXPORT_URL, admin_token="a" * 32, retry_window=0, transport=httpx.MockTransport(handler)) as admin:
+    with AdminClient(EXPORT_URL, admin_token="a" * 32, retry_window=0, transport=httpx.MockTransport(handler)) as admin:
         return admin.export("c", tmp_path / name)
 
 
@@ -254,7 +232,7 @@ def test_an_export_without_a_server_is_one_line_not_an_internal_error(tmp_path):
     def refuse(request):
         raise httpx.ConnectError("[Errno 111] Connection refused", request=request)
 
-    with Client(EXPORT_URL, admin_token="a" * 32, transport=httpx.MockTransport(refuse)) as admin:
+    with AdminClient(EXPORT_URL, admin_token="a" * 32, transport=httpx.MockTransport(refuse)) as admin:
         with pytest.raises(ServiceUnavailableError) as failed:
             admin.export("c", tmp_path / "out.bin")
     assert str(failed.value).startswith(f"GET {EXPORT_URL}/api/campaigns/c/reports failed: ConnectError: [Errno 111]")
@@ -278,11 +256,11 @@ def test_only_a_batch_that_failed_is_said_to_be_sent_again_later():
     def handler(request):
         return httpx.Response(503, json={"error": "busy", "detail": "try later"})
 
-    with Client(EXPORT_URL, admin_token="a" * 32, retry_window=0, transport=httpx.MockTransport(handler)) as client:
+    with AdminClient(EXPORT_URL, admin_token="a" * 32, retry_window=0, transport=httpx.MockTransport(handler)) as client, Client(EXPORT_URL, retry_window=0, transport=httpx.MockTransport(handler)) as device:
         with pytest.raises(ServiceUnavailableError) as estimate:
             client.estimate("c")
         with pytest.raises(ServiceUnavailableError) as batch:
-            client.submit_body("c", "b1", b"bytes")
+            device.submit_body("c", "b1", b"bytes")
     assert "HTTP 503" in str(estimate.value) and "a batch keeps its id" not in str(estimate.value)
     assert "Nothing was changed: send it again later" in str(estimate.value)
     assert "Nothing was lost: a batch keeps its id" in str(batch.value)
@@ -292,7 +270,7 @@ def test_a_refusal_whose_detail_is_null_is_shown_by_its_code():
     def handler(request):
         return httpx.Response(403, json={"error": "wrong_key", "detail": None})
 
-    with Client(EXPORT_URL, admin_token="a" * 32, retry_window=0, transport=httpx.MockTransport(handler)) as client:
+    with AdminClient(EXPORT_URL, admin_token="a" * 32, retry_window=0, transport=httpx.MockTransport(handler)) as client:
         with pytest.raises(ServiceRefusedError) as refused:
             client.estimate("c")
     assert str(refused.value).endswith("HTTP 403 wrong_key"), str(refused.value)

@@ -8,13 +8,16 @@ device computes the encoded bytes of one report (a binary record, as
 :func:`dpdist._io._binary.encode_record` writes it) and
 
 * refuses a config whose one report cannot fit the body the config answer says
-  the service takes (``max_body_bytes``), capped by :data:`CLIENT_MAX_BODY_BYTES`,
+  the service takes (``max_body_bytes``), capped by :data:`DEFAULT_MAX_BODY_BYTES`,
   which the server cannot raise, and a config whose statistic is over what the
-  service accepts at campaign creation by default (:data:`CLIENT_MAX_STATISTIC_BYTES`)
+  service accepts at campaign creation by default (:data:`DEFAULT_MAX_STATISTIC_BYTES`)
   (``unexpected_answer``, naming the field and the size);
 * sends batches of at most :func:`rows_per_body` reports, so the memory of
   randomizing and encoding one batch is bounded by that body, and no more reports than
-  the answer's ``max_batch_reports`` (what the collector's counting of one batch may cost).
+  the answer's ``max_batch_reports`` (what the collector's counting of one batch may cost: :func:`reports_within`).
+
+The service's default limits are written here once: its options' defaults (:mod:`dpdist.serve._limits`) and a
+device's ceilings are the same numbers.
 """
 
 from __future__ import annotations
@@ -29,25 +32,41 @@ from .._shown import shown
 from ..errors import IncompatibleStateError, InvalidParameterError, ServiceRefusedError
 from ..local import from_config
 
-__all__ = ["protocol_of_answer", "CLIENT_MAX_BODY_BYTES", "CLIENT_MAX_STATISTIC_BYTES", "record_bytes", "header_bytes", "body_limit",
+__all__ = ["protocol_of_answer", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_MAX_STATISTIC_BYTES", "DEFAULT_MAX_BATCH_WORK",
+           "AGGREGATE_PASSES", "aggregate_work", "reports_within", "record_bytes", "header_bytes", "body_limit",
            "check_statistic", "check_header", "rows_per_body", "batch_reports"]
 
-#: the largest body a device sends whatever the config answer says: the service's default ``--max-body-bytes``
-#: (16 MiB, :data:`dpdist.serve._limits.DEFAULT_MAX_BODY_BYTES`; a test checks they are equal). A service with a
-#: larger limit still gets every report, in more batches; a report over it is an OUE domain over 1.3*10^8, whose
-#: statistic (over 1 GiB) is 16 times what the service accepts by default (``--max-statistic-bytes``, 64 MiB).
-CLIENT_MAX_BODY_BYTES = 16 << 20
-
-#: the largest statistic (``statistic_size`` x its dtype) of a campaign a device takes part in: the service's default
-#: ``--max-statistic-bytes`` (64 MiB, :data:`dpdist.serve._limits.DEFAULT_MAX_STATISTIC_BYTES`, checked at campaign
-#: creation by :func:`dpdist.serve._campaigns.check_config`; a test checks they are equal). It bounds one report too: an
-#: OUE report (one bit per count) is then at most 1 MiB, randomized with ~40 MiB of scratch memory.
-CLIENT_MAX_STATISTIC_BYTES = 64 << 20
+#: the largest request body the service reads by default (``--max-body-bytes``) and a device sends, whatever the config
+#: answer says: a service with a larger limit still gets every report, in more batches
+DEFAULT_MAX_BODY_BYTES = 16 << 20
+#: the largest campaign statistic (``statistic_size`` x its dtype) the service accepts at creation by default
+#: (``--max-statistic-bytes``) and a device takes part in: an OUE report is then at most 1 MiB
+DEFAULT_MAX_STATISTIC_BYTES = 64 << 20
+#: element operations a batch's reports may cost the collector to count by default (``--max-batch-work``: about 0.5 s of
+#: the committer for OLH's hashing); a report file's parts hold at most what it allows, the same on every run
+DEFAULT_MAX_BATCH_WORK = 1 << 26
+#: operations of ``--max-batch-work`` a count of a campaign's aggregate costs a group (a zeroed statistic, the
+#: counts added to it, its delta encoded: about 8 ns a count)
+AGGREGATE_PASSES = 8
 
 #: a file id as :func:`dpdist._io._identity.new_file_id` draws it (its length is what matters; nothing is drawn)
 _PLACEHOLDER_ID = "0" * 32
 #: the largest CRC-32 (its digits are what matter)
 _MAX_CRC = 0xFFFFFFFF
+
+
+def aggregate_work(protocol) -> int:
+    """What a group's aggregate of one campaign costs the committer to build, add and encode, in the operations
+    ``--max-batch-work`` counts: :data:`AGGREGATE_PASSES` a count (65-72 ms for GRR at d = 8*10^6, where an OLH
+    report's operation is 5-7 ns)."""
+    return AGGREGATE_PASSES * int(protocol.statistic_size)
+
+
+def reports_within(protocol, max_batch_work: int = DEFAULT_MAX_BATCH_WORK) -> int:
+    """The most reports one batch of ``protocol`` may hold: those whose counting, with its campaign's aggregate
+    (:func:`aggregate_work`), costs at most ``max_batch_work`` element operations (``protocol.aggregation_work`` each),
+    at least one."""
+    return max(1, (max_batch_work - aggregate_work(protocol)) // max(1, protocol.aggregation_work))
 
 
 def record_bytes(protocol, rows: int) -> int:
@@ -64,10 +83,10 @@ def record_bytes(protocol, rows: int) -> int:
 
 
 def body_limit(document: Any, campaign: str) -> int:
-    """The body the config answer says the service takes (``max_body_bytes``), capped by :data:`CLIENT_MAX_BODY_BYTES`
+    """The body the config answer says the service takes (``max_body_bytes``), capped by :data:`DEFAULT_MAX_BODY_BYTES`
     (an answer without it: the cap); a value that is not an int >= 1 is refused (``unexpected_answer``)."""
     stated = _stated_count(document, "max_body_bytes", campaign)
-    return CLIENT_MAX_BODY_BYTES if stated is None else min(stated, CLIENT_MAX_BODY_BYTES)
+    return DEFAULT_MAX_BODY_BYTES if stated is None else min(stated, DEFAULT_MAX_BODY_BYTES)
 
 
 def rows_per_body(protocol, document: Any, campaign: str, wanted: int) -> int:
@@ -82,7 +101,7 @@ def rows_per_body(protocol, document: Any, campaign: str, wanted: int) -> int:
         raise ServiceRefusedError(
             f"The config answer of campaign {campaign!r} describes {protocol.name} reports of {one} bytes each "
             f"('config': {_largest_field(protocol.config())}), more than one request body may hold ({limit} bytes: "
-            f"'max_body_bytes' {_stated(document)}, at most {CLIENT_MAX_BODY_BYTES} on this device); refused before "
+            f"'max_body_bytes' {_stated(document)}, at most {DEFAULT_MAX_BODY_BYTES} on this device); refused before "
             "anything was drawn or charged.", status=200, code="unexpected_answer")
     row_bytes = max(protocol.report_format.row_bytes, 1)
     rows = max(1, min(wanted, batch_reports(document, campaign), (limit - record_bytes(protocol, 0)) // row_bytes))
@@ -96,7 +115,7 @@ def batch_reports(document: Any, campaign: str) -> int:
     the collector, ``--max-batch-work``); an answer without it: no bound but the body's (as many as its bytes).  A value
     that is not an int >= 1 is refused (``unexpected_answer``)."""
     stated = _stated_count(document, "max_batch_reports", campaign)
-    return CLIENT_MAX_BODY_BYTES if stated is None else stated
+    return DEFAULT_MAX_BODY_BYTES if stated is None else stated
 
 
 def _stated_count(document: Any, field: str, campaign: str) -> int | None:
@@ -128,14 +147,14 @@ def check_header(protocol, campaign: str) -> None:
 
 
 def check_statistic(protocol, campaign: str) -> None:
-    """Refuse (``unexpected_answer``) a config whose statistic is over :data:`CLIENT_MAX_STATISTIC_BYTES`: a campaign
+    """Refuse (``unexpected_answer``) a config whose statistic is over :data:`DEFAULT_MAX_STATISTIC_BYTES`: a campaign
     the service refuses to create at its default limits, whose reports and randomization grow with it."""
     size = int(protocol.statistic_size)
     needed = size * np.dtype(protocol.statistic_dtype).itemsize
-    if needed > CLIENT_MAX_STATISTIC_BYTES:
+    if needed > DEFAULT_MAX_STATISTIC_BYTES:
         raise ServiceRefusedError(
             f"The config answer of campaign {campaign!r} describes a campaign of {protocol.name} ('config': "
-            f"{_largest_field(protocol.config())}) whose statistic takes {needed} bytes, more than the {CLIENT_MAX_STATISTIC_BYTES} "
+            f"{_largest_field(protocol.config())}) whose statistic takes {needed} bytes, more than the {DEFAULT_MAX_STATISTIC_BYTES} "
             "a device takes part in (the service's default --max-statistic-bytes); refused before anything was drawn "
             "or charged.", status=200, code="unexpected_answer")
 

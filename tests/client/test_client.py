@@ -1,0 +1,84 @@
+"""dpdist.client: a device's Client and the operator's AdminClient, two surfaces over one connection.
+
+The device's submissions are tested through the service (tests/serve, tests/wire, tests/cli), the admin's calls in
+tests/client/test_admin.py, the connection both share in tests/client/test_connection.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("httpx")
+
+import httpx  # noqa: E402 - after the extra's check
+from dpdist.client import AdminClient, Client  # noqa: E402 - after the extra's check
+from dpdist.client._connection import Connection  # noqa: E402
+from dpdist.errors import InvalidParameterError  # noqa: E402
+
+DEVICE_CALLS = ("config", "protocol", "relay", "keep_tokens", "prepare_tokens", "submit_reports", "submit_body",
+                "submit_values", "submit_file", "submit_file_parts", "batch_rows")
+ADMIN_CALLS = ("create_campaign", "open_campaign", "close_campaign", "delete_campaign", "set_config", "enroll", "campaign",
+               "campaigns", "estimate", "estimate_png", "history", "export", "rounds", "advance_round",
+               "set_relay_envelopes")
+
+
+def test_a_device_has_no_admin_call_and_the_admin_no_submission():
+    assert issubclass(Client, Connection) and issubclass(AdminClient, Connection)
+    assert all(callable(getattr(Client, name)) for name in DEVICE_CALLS)
+    assert all(callable(getattr(AdminClient, name)) for name in ADMIN_CALLS)
+    assert not any(hasattr(Client, name) for name in ADMIN_CALLS)
+    assert not any(hasattr(AdminClient, name) for name in DEVICE_CALLS if name != "config")
+
+
+def test_the_admin_client_sends_its_token_and_a_device_none():
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request.headers.get("Authorization"))
+        return httpx.Response(200, json={"campaign": "c", "state": "open", "config": {}})
+
+    with AdminClient("http://h", admin_token="admin-token-0123456789", transport=httpx.MockTransport(handler)) as admin:
+        admin.campaign("c")
+    with Client("http://h", transport=httpx.MockTransport(handler)) as device:
+        device.config("c")
+    assert seen == ["Bearer admin-token-0123456789", None]
+    with pytest.raises(InvalidParameterError, match="'admin_token' parameter of AdminClient"):
+        AdminClient("http://h", admin_token="")
+
+
+def test_the_issuer_s_key_is_read_up_to_the_answer_limit():
+    """A device checks the issuer's key of a relayed campaign; an answer past the limit (an acknowledgement's, 1 MiB:
+    a key is a few hundred bytes) is no key."""
+    from dpdist.errors import CampaignIdentityError
+    from dpdist.privacypass import b64url_encode
+    from dpdist.client._relay_route import RelayRoute
+
+    key = bytes(range(32))
+    padding = {"within": b" " * (512 << 10), "past": b" " * (2 << 20)}
+    answer = b'{"token_key": "%s"}' % b64url_encode(key).encode()
+    issuer = {"url": "http://issuer", "key": "k1"}
+    route = RelayRoute("c", "http://relay", b"", {}, issuer, "")
+    route._check_issuer_key(issuer, key, httpx.MockTransport(
+        lambda request: httpx.Response(200, content=answer + padding["within"])))  # within the limit: the key is read
+    with pytest.raises(CampaignIdentityError) as error:
+        route._check_issuer_key(issuer, key, httpx.MockTransport(
+            lambda request: httpx.Response(200, content=answer + padding["past"])))
+    assert error.value.code == "issuer_key_mismatch"
+
+
+@pytest.mark.parametrize("values, got", [(None, "Got None instead."),
+                                         ((v for v in (0, 1)), "Got a generator, read once and without a length"),
+                                         (iter([0, 1]), "Got a list_iterator")])
+def test_submit_values_refuses_none_and_generators_naming_values_as_privatize_does(values, got):
+    """``submit_values("c", None)`` is refused, not ``TypeError: len() of unsized object``.  Refused
+    before any request (the server here is unreachable), as ``protocol.privatize`` refuses them."""
+    from dpdist import local
+    from dpdist.errors import InvalidValueTypeError
+
+    with Client("http://127.0.0.1:1", retries=0) as client, pytest.raises(InvalidValueTypeError) as refused:
+        client.submit_values("campaign", values)
+    assert str(refused.value).startswith("The 'values' argument of Client.submit_values must be a 1-D array")
+    assert got in str(refused.value)
+    with pytest.raises(InvalidValueTypeError, match=r"^The 'values' argument of GRR\.privatize must be a 1-D array .*"
+                                                    + ("Got None" if values is None else "Got a list_iterator")):
+        local.make("grr", epsilon=1, domain_size=4).privatize(values if values is None else iter([0, 1]), rng=1)
