@@ -22,7 +22,7 @@ from ._campaign_rounds import show_rounds
 from ._deploy import json_option, load_config
 from ._printed import printed_lines
 from ._estimate_text import estimate_lines
-from ._service_client import server_options, service_client
+from ._service_client import admin_client, server_options
 
 __all__ = ["add_commands"]
 
@@ -80,7 +80,7 @@ def _add_campaign(subparsers) -> None:
 
 
 def _run_rounds(args) -> int:
-    with service_client(args, admin=True) as client:
+    with admin_client(args) as client:
         return show_rounds(client, args.campaign, advance=args.advance, as_json=args.json)
 
 
@@ -259,7 +259,7 @@ def _run_create(args) -> int:
         return _create_rounds(args)
     protocol = load_config(args.config)
     charged = ""
-    with service_client(args, admin=True) as client:
+    with admin_client(args) as client:
         summary = client.create_campaign(
             args.name,
             protocol.config(),
@@ -315,7 +315,7 @@ def _create_rounds(args) -> int:
     plan = json_option(args.rounds, "--rounds", "object")
     if not isinstance(plan, dict):
         raise InvalidParameterError(f"The '--rounds' option must be a JSON object (the plan). Got {args.rounds!r}.")
-    with service_client(args, admin=True) as client:
+    with admin_client(args) as client:
         summary = client.create_campaign(
             args.name, None, rounds=plan, submit_token=args.submit_token, keep_reports=args.keep_reports
         )
@@ -332,7 +332,7 @@ def _create_rounds(args) -> int:
 
 def _run_simple(args) -> int:
     charged = ""
-    with service_client(args, admin=True) as client:
+    with admin_client(args) as client:
         if args.action_name == "open":
             summary, charged = _open_charged(client, args, args.campaign)
         elif args.action_name == "close":
@@ -347,7 +347,7 @@ def _run_simple(args) -> int:
 
 
 def _run_enroll(args) -> int:
-    with service_client(args, admin=True) as client:
+    with admin_client(args) as client:
         tokens = client.enroll(args.campaign, args.count, args.reports)
     text = "".join(token + "\n" for token in tokens)
     if args.out is None:
@@ -360,7 +360,7 @@ def _run_enroll(args) -> int:
 
 def _run_delete(args) -> int:
     # --yes given: the option table
-    with service_client(args, admin=True) as client:
+    with admin_client(args) as client:
         result = client.delete_campaign(args.campaign)
     print(f"campaign {args.campaign}: deleted ({result['batches']} batch record(s), {result['kept_report_batches']} "
           "batch(es) of kept reports).")
@@ -375,7 +375,7 @@ def said(text: str) -> str:
 
 
 def _run_list(args) -> int:
-    with service_client(args, admin=True) as client:
+    with admin_client(args) as client:
         for summary in client.campaigns():
             fields = (summary["campaign"], summary["state"], summary["config"]["protocol"], f"n={summary['n']}")
             print("\t".join(said(str(field)) for field in fields))
@@ -398,7 +398,7 @@ def _run_estimate(args) -> int:
             raise InvalidParameterError("The '--targets' option and '--option targets=...' name the same option: give one.")
         options["targets"] = ",".join(str(item) for item in targets)
     view = {key: value for key, value in (("width", args.width), ("replicates", args.replicates)) if value is not None}
-    with service_client(args, admin=True) as client:
+    with admin_client(args) as client:
         document = client.estimate(args.campaign, level=args.level, **view, **options)
         lines = None if args.json else printed_lines(
             _summary_lines, document, f"GET {client.server}/api/campaigns/{args.campaign}/estimate", "an estimate")
@@ -433,7 +433,7 @@ def _summary_lines(document: dict) -> list[str]:
 
 
 def _run_export(args) -> int:
-    with service_client(args, admin=True) as client:
+    with admin_client(args) as client:
         count = client.export(args.campaign, args.out)
     print(f"campaign {args.campaign}: {count} report(s) written to {args.out}.")
     return 0

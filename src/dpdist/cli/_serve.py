@@ -158,7 +158,6 @@ def _run_serve(args) -> int:
     except ImportError as error:
         raise missing_extra("dpdist serve", error) from None
     token = admin_token(args)  # --admin-token or DPDIST_ADMIN_TOKEN (its default): at least 16 characters, the table
-    assert token is not None, "required"
     # --relay-token or DPDIST_RELAY_TOKEN (its default): at least 16 characters, the table
     relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
     check_address(args.host, args.port, "dpdist serve")  # in use: one line naming --port, before the database opens

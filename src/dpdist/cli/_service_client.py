@@ -1,7 +1,8 @@
 """What the commands that speak to a running service share: ``--server``, the admin token, the client.
 
 ``dpdist serve`` checks the admin token it is given; ``dpdist campaign ...`` (the admin) and ``dpdist submit``
-(a device) reach the service through :func:`service_client`, which says once when it starts retrying.
+(a device) reach the service through :func:`admin_client` and :func:`device_client`, which say once when they
+start retrying.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from ..errors import InvalidParameterError, MissingDependencyError
 from ._arguments import Needs, state_rules, token_rule
 
 __all__ = ["DEFAULT_SERVER", "TOKEN_HELP", "add_ohttp_arguments", "admin_token", "checked_token", "missing_extra", "server_options",
-           "service_client"]
+           "admin_client", "device_client"]
 
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 TOKEN_HELP = "admin token (default: the DPDIST_ADMIN_TOKEN environment variable; prefer it: options show in `ps`)"
@@ -51,11 +52,12 @@ def missing_extra(command: str, error: ImportError):
     )
 
 
-def admin_token(args, *, required: bool = True) -> str | None:
+def admin_token(args) -> str:
     token = args.admin_token or os.environ.get("DPDIST_ADMIN_TOKEN")
-    if required and not token:
+    if not token:
         raise InvalidParameterError("The admin token is missing: set DPDIST_ADMIN_TOKEN or pass --admin-token.")
-    return checked_token(token, "--admin-token (or DPDIST_ADMIN_TOKEN)")
+    checked_token(token, "--admin-token (or DPDIST_ADMIN_TOKEN)")
+    return token
 
 
 def checked_token(token: str | None, option: str) -> str | None:
@@ -67,18 +69,26 @@ def checked_token(token: str | None, option: str) -> str | None:
     return token
 
 
-def service_client(args, *, admin: bool):
-    """The :class:`~dpdist.client.AdminClient` of ``dpdist campaign ...`` (``admin``), else a device's
-    :class:`~dpdist.client.Client`, with the options of the command."""
+def _clients(args):
+    """:mod:`dpdist.client`, or one line naming the extra it needs."""
     try:
         import httpx  # noqa: F401 - the client's transport  # lazy: optional extra dpdist[serve]
 
-        from ..client import AdminClient, Client  # lazy: the client's code loads only when it runs (dpdist[serve])
+        from .. import client  # lazy: the client's code loads only when it runs (dpdist[serve])
     except ImportError as error:
         raise missing_extra(f"dpdist {args.command}", error) from None
-    if admin:
-        return AdminClient(args.server, admin_token=admin_token(args), retries=args.retries, retry_window=args.retry_window,
-                           on_retry=_say_retrying(args.server, args.retry_window))
+    return client
+
+
+def admin_client(args):
+    """The :class:`~dpdist.client.AdminClient` of ``dpdist campaign ...``, with the options of the command."""
+    return _clients(args).AdminClient(args.server, admin_token=admin_token(args), retries=args.retries,
+                                      retry_window=args.retry_window, on_retry=_say_retrying(args.server, args.retry_window))
+
+
+def device_client(args):
+    """The device's :class:`~dpdist.client.Client` of ``dpdist submit``, with the options of the command."""
+    clients = _clients(args)
     credential = getattr(args, "issuer_credential", None) or os.environ.get("DPDIST_ISSUER_CREDENTIAL")
     issuer = getattr(args, "issuer", None)
     if credential and not (isinstance(issuer, str) and issuer.startswith(("http://", "https://"))):
@@ -86,7 +96,7 @@ def service_client(args, *, admin: bool):
                                     f"the issuer credential is for: a credential is sent to that issuer only. Got {issuer!r}.")
     relay, keys = _ohttp_options(args)
     envelope = getattr(args, "relay_envelope", "auto")
-    return Client(
+    return clients.Client(
         args.server,
         ohttp_relay=relay,
         ohttp_keys=keys,

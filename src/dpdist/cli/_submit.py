@@ -26,7 +26,7 @@ from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._deploy import BUDGET_FILE_WITHOUT_MEMO, data_reader
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
 from ._records import add_columns_argument, check_columns_option
-from ._service_client import add_ohttp_arguments, server_options, service_client
+from ._service_client import add_ohttp_arguments, device_client, server_options
 from ._submit_journal import check_journal_option, journal_path, journal_records, write_journal
 from ._submit_rounds import submit_rounds
 
@@ -164,7 +164,7 @@ def _run_submit(args) -> int:
     # reports of batches the campaign had already counted (a re-submitted file) are not counted again: said apart
     accepted, duplicates, again_reports, batches, relayed = 0, 0, 0, 0, None
     rejected: dict[str, int] = {}
-    with service_client(args, admin=False) as client:
+    with device_client(args) as client:
         if args.reports:  # each part's acknowledgement as it comes: a later part's failure still says what was counted
             acks = (ack for path in args.data for ack in client.submit_file_parts(args.campaign, path))
         else:

@@ -65,8 +65,7 @@ class AdminClient(Connection):
     admin_token : str
         The service's admin token (``dpdist serve --admin-token``, ``DPDIST_ADMIN_TOKEN``).
     retries, backoff, timeout, transport, on_retry, retry_window
-        As :class:`~dpdist.client.Client` takes them: a request that failed is sent again for ``retry_window`` seconds
-        (a change, such as opening a campaign, is sent again only after an answer that says nothing was done).
+        As :class:`~dpdist.client.Client` takes them: a request that failed is sent again for ``retry_window`` seconds.
     """
 
     @validate_params(ADMIN_RULES, owner="AdminClient")
