@@ -120,20 +120,20 @@ sys.path.insert(0, str(Path.cwd() / "tests"))
 from java_support import run_device  # noqa: E402 (the copy's Java client, compiled from the copy's sources)
 from serve_support import ADMIN_TOKEN, ServerProcess  # noqa: E402
 
-from dpdist.client import Client, json_rows  # noqa: E402
+from dpdist.client import AdminClient, Client, json_rows  # noqa: E402
 
 node, script, folder = sys.argv[1], sys.argv[2], Path(sys.argv[3])
 config = {"protocol": "krr", "epsilon": 2.0, "domain_size": 5}
 server = ServerProcess(str(folder / "campaigns.sqlite")).start()
 try:
-    with Client(server.url, admin_token=ADMIN_TOKEN, retries=2) as admin:
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN, retries=2) as admin, Client(server.url, retries=2) as python:
         admin.create_campaign("krr", config)
         admin.open_campaign("krr")
-        protocol = admin.protocol("krr")
+        protocol = python.protocol("krr")
         values = np.random.default_rng(1).choice(5, size=6000, p=[0.4, 0.3, 0.15, 0.1, 0.05])
-        binary = admin.submit_reports("krr", protocol, protocol.privatize(values[:3000], rng=2))
+        binary = python.submit_reports("krr", protocol, protocol.privatize(values[:3000], rng=2))
         body = json.dumps({"reports": json_rows(protocol.privatize(values[3000:5000], rng=3))}).encode()
-        as_json = admin.submit_body("krr", "json-1", body, "application/json")
+        as_json = python.submit_body("krr", "json-1", body, "application/json")
         device = subprocess.run([node, script, server.url, "krr", json.dumps(values[5000:5500].tolist())],
                                 capture_output=True, text=True, timeout=300)
         assert device.returncode == 0, device.stderr

@@ -1,6 +1,6 @@
 """The operator's client of ``dpdist serve``: campaigns, estimates, exports and rounds, under the admin token.
 
-An :class:`AdminClient` makes the calls of ``dpdist campaign ...`` (docs/deployment.md, "Running a campaign"); a
+An :class:`AdminClient` makes the calls of ``dpdist campaign ...`` (docs/how-to/run-a-campaign.md, "Running a campaign"); a
 device's submissions are :class:`~dpdist.client.Client`'s.  Both send through one :class:`._connection.Connection`:
 the same retries, deadlines and one-line refusals.
 
