@@ -22,12 +22,46 @@ ADMIN_CALLS = ("create_campaign", "open_campaign", "close_campaign", "delete_cam
                "set_relay_envelopes")
 
 
-def test_a_device_has_no_admin_call_and_the_admin_no_submission():
+def test_a_device_s_admin_calls_are_the_admin_client_s_deprecated_and_the_admin_has_no_submission():
+    from dpdist.client._operator_calls import OperatorCalls
+
     assert issubclass(Client, Connection) and issubclass(AdminClient, Connection)
     assert all(callable(getattr(Client, name)) for name in DEVICE_CALLS)
     assert all(callable(getattr(AdminClient, name)) for name in ADMIN_CALLS)
-    assert not any(hasattr(Client, name) for name in ADMIN_CALLS)
+    assert all(name in vars(OperatorCalls) and name not in vars(Client) for name in ADMIN_CALLS)
     assert not any(hasattr(AdminClient, name) for name in DEVICE_CALLS if name != "config")
+
+
+def test_an_admin_call_on_a_device_s_client_warns_and_sends_the_admin_token():
+    """``Client(server, admin_token=...).campaign(c)``, as written before AdminClient, still works: the same request
+    as AdminClient's, with a DeprecationWarning naming it; without the token, one line naming AdminClient."""
+    seen = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.url.path, request.headers.get("Authorization")))
+        return httpx.Response(200, json={"campaign": "c", "state": "open", "config": {}})
+
+    with Client("http://h", admin_token="admin-token-0123456789", transport=httpx.MockTransport(handler)) as client:
+        with pytest.warns(DeprecationWarning, match=r"Client\.campaign is deprecated: call it on dpdist\.client\.AdminClient"):
+            assert client.campaign("c")["state"] == "open"
+    assert seen == [("/api/campaigns/c", "Bearer admin-token-0123456789")]
+    with Client("http://h", transport=httpx.MockTransport(handler)) as client, pytest.warns(DeprecationWarning), \
+            pytest.raises(InvalidParameterError, match="needs the admin token: call it on dpdist.client.AdminClient"):
+        client.campaigns()
+    assert len(seen) == 1
+
+
+def test_the_old_module_name_is_the_same_client_with_a_deprecation_warning():
+    import importlib
+    import sys
+
+    import dpdist.client
+
+    sys.modules.pop("dpdist.serve.client", None)
+    with pytest.warns(DeprecationWarning, match="dpdist.serve.client is deprecated: import from dpdist.client"):
+        old = importlib.import_module("dpdist.serve.client")
+    assert old.Client is dpdist.client.Client and old.retry_schedule is dpdist.client.retry_schedule
+    assert set(old.__all__) - {"DEFAULT_RETRY_WINDOW_S"} <= set(dpdist.client.__all__)
 
 
 def test_the_admin_client_sends_its_token_and_a_device_none():

@@ -42,6 +42,7 @@ from .._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES, deadline_of
 from .._wire._report_bound import batch_reports, protocol_of_answer, reports_within, rows_per_body
 from ._connection import CONNECTION_RULES, Connection, token_rule
 from .._ohttp import decode_key_list
+from ._operator_calls import OperatorCalls
 from ._oblivious_transport import OHTTP_RELAY, ObliviousTransport, campaign_key_config, given_key_config
 from ._relay_route import RelayRoute, resolve_route
 from ._token_store import TokenStore
@@ -77,6 +78,7 @@ CLIENT_RULES = {
     "pins": Optional(MappingOf(InstanceOf(str, "a string"), InstanceOf(str, "a string"),
                                "a dict {campaign id: pin}, strings both")),
     "relay_envelope": Options(RELAY_ENVELOPES),
+    "admin_token": token_rule("the admin token"),
 }
 #: the rules between them
 CLIENT_RELATIONS = (
@@ -87,7 +89,7 @@ CLIENT_RELATIONS = (
 )
 
 
-class Client(Connection):
+class Client(OperatorCalls, Connection):
     """A device's connection to one dpdist collection service (the operator's is :class:`~dpdist.client.AdminClient`).
 
     Parameters
@@ -149,6 +151,9 @@ class Client(Connection):
         turned off (``relay.envelopes.sealed_v1``), then RFC 9458.  Same tokens and queue either way; a report is
         hidden among its own envelope's reports only (the guarantee is stated at the smaller envelope group of a batch), and
         one sent in the envelope few devices use waits until K reports of it have arrived.
+    admin_token : str, optional
+        Deprecated: for the operator's calls this client still makes with a :class:`DeprecationWarning`
+        (``create_campaign``, ``estimate``, ...: :class:`~dpdist.client.AdminClient` makes them).
     """
 
     @validate_params(CLIENT_RULES, owner="Client", relations=CLIENT_RELATIONS)
@@ -170,10 +175,11 @@ class Client(Connection):
         ohttp_keys: bytes | None = None,
         retry_window: float = DEFAULT_RETRY_WINDOW_S,
         relay_envelope: str | None = None,
+        admin_token: str | None = None,
     ):
         super().__init__(server, retries=retries, backoff=backoff, timeout=timeout, transport=transport,
                          on_retry=on_retry, retry_window=retry_window)
-        self.submit_token = submit_token
+        self.submit_token, self.admin_token = submit_token, admin_token
         self.pins, self.issuer_credential, self.issuer = dict(pins or {}), issuer_credential, issuer
         self._store = TokenStore(token_file)
         self._relays: dict[str, dict | None] = {}  # campaign -> its config's "relay", or None: fetched once
@@ -194,13 +200,14 @@ class Client(Connection):
 
     def close(self) -> None:
         super().close()
+        self._close_operator()
         for client in self._oblivious.values():
             client.close()
 
     def _secrets(self) -> tuple[str, ...]:
         """The secrets this client holds (its token, its issuer credential, its URLs' passwords), masked wherever a line
         it writes repeats them (:func:`dpdist._shown.masked`)."""
-        held = (self.submit_token, self.issuer_credential)
+        held = (self.submit_token, self.issuer_credential, self.admin_token)
         urls = (self.server, self.ohttp_relay or "", self.issuer or "")
         return (*(secret for secret in held if secret), *(secret for url in urls for secret in url_secrets(url)))
 
