@@ -492,7 +492,7 @@ class Client(OperatorCalls, Connection):
         if ledger is not None:
             return self._submit_device_values(campaign, values, ledger, protocol)
         protocol = protocol if protocol is not None else self.protocol(campaign)
-        batch_size = self.batch_rows(campaign, protocol, batch_size)  # before anything is drawn (attack70 F1)
+        batch_size = self.batch_rows(campaign, protocol, batch_size)  # before anything is drawn: a refusal spends nothing
         order = secure_generator().permutation(len(values))
         route = self._route(campaign)
         if route is None:
@@ -535,7 +535,7 @@ class Client(OperatorCalls, Connection):
                     "drawn, and the device keeps its one answer for an open round.", status=409, code="no_open_round",
                 )
             self._check_own_round(campaign, document, once, ledger)
-        rows = self.batch_rows(campaign, protocol, max(len(values), 1))  # before the ledger draws anything (attack70 F1)
+        rows = self.batch_rows(campaign, protocol, max(len(values), 1))  # before the ledger draws: a refusal spends no budget
         if route is not None:
             self._prepare(route, len(values))  # the tokens before the ledger draws anything
         else:
@@ -550,7 +550,7 @@ class Client(OperatorCalls, Connection):
         """The reports of ``protocol`` one batch to ``campaign`` carries: at most ``wanted``, and as many as fit the
         body its last config answer says the service takes (``max_body_bytes``, capped on the device:
         :data:`dpdist._wire._report_bound.DEFAULT_MAX_BODY_BYTES`). A config whose one report does not fit is refused,
-        :class:`~dpdist.errors.ServiceRefusedError` ``unexpected_answer``, before anything is drawn (attack70 F1)."""
+        :class:`~dpdist.errors.ServiceRefusedError` ``unexpected_answer``, before anything is drawn."""
         return rows_per_body(protocol, self._documents.get(campaign), campaign, wanted)
 
     def _check_own_round(self, campaign: str, document: dict, once: str, ledger: PrivacyLedger) -> None:
@@ -667,7 +667,7 @@ def _record_reports(protocol: LocalProtocol, body: bytes) -> np.ndarray:
 def _check_part(campaign: str, document: Any, part: int, rows_per_part: int) -> None:
     """Refuse, before anything is sent, a report file whose parts (``part`` reports each) hold more reports than a
     batch of ``campaign`` may (its config answer's ``max_batch_reports``, under a ``--max-batch-work`` below the
-    default): each would be refused 413 ``too_many_rows``, which the caller cannot act on (attack81 L1)."""
+    default): each would be refused 413 ``too_many_rows``, which the caller cannot act on."""
     stated = batch_reports(document, campaign)
     if part > stated:
         raise ServiceRefusedError(
