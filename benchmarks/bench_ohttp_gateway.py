@@ -1,4 +1,4 @@
-"""The Oblivious HTTP gateway against a direct submission: the collector's CPU per report (issue 59 target).
+"""The Oblivious HTTP gateway against a direct submission: the collector's CPU per report.
 
 Target: ``dpdist serve``'s CPU per report of a batch that comes encapsulated through ``POST /ohttp/gateway``
 (RFC 9458: the request opened with HPKE, its Binary HTTP decoded, served by the application, the answer sealed)

@@ -1,4 +1,4 @@
-"""``dpdist relay`` against ``dpdist serve``: one-report requests per second, on the same machine (issue 34 target).
+"""``dpdist relay`` against ``dpdist serve``: one-report requests per second, on the same machine.
 
 Target: the relay takes one-report requests at >= 1/2 of the collector's own rate.  Both are real
 processes on 127.0.0.1, each pinned to CPU 0 with ``taskset`` while it is measured, the load generator

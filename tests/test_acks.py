@@ -1,5 +1,4 @@
-"""What the Python client takes as the acknowledgement of a batch (dpdist._acks; issue 61, the outsider's
-attack on the service's clients): only the service's answer naming the campaign and the batch id sent.  Any other
+"""What the Python client takes as the acknowledgement of a batch (dpdist._acks): only the service's answer naming the campaign and the batch id sent.  Any other
 200 (another batch's, another campaign's, a captive portal's page, a body cut short, JSON without the acknowledgement's
 fields) was taken as "counted" and the batch was forgotten, or crashed the client (KeyError, JSONDecodeError)."""
 
@@ -131,7 +130,7 @@ def _counts(accepted: int, n_read: int | None, rejected: dict | None = None, dup
 
 
 def test_an_acknowledgement_counting_more_reports_than_were_sent_is_none():
-    """F2 of the outsider's attack on the acknowledgement rule: ``accepted: 1000000`` for a batch of 50 was counted."""
+    """``accepted: 1000000`` for a batch of 50 was counted."""
     values = np.random.default_rng(62).integers(0, 4, 50)
     more = [_counts(1_000_000, 1_000_000), _counts(51, None), _counts(3, 1_000_000), _counts(50, 49),
             _counts(50, 51, {"out_of_range": 1})]
@@ -160,7 +159,7 @@ def test_the_counts_of_an_answer_of_dpdist_serve_fit_the_batch():
 
 
 def test_only_a_success_acknowledges_a_redirect_naming_the_batch_is_resent():
-    """F3 of the outsider's attack on the acknowledgement rule: a 302 or 307 whose body named the batch was counted."""
+    """A 302 or 307 whose body named the batch was counted."""
     puts: list[tuple[str, bytes]] = []
     redirects = [(302, "http://portal.example/login"), (307, "http://127.0.0.2:18433/api/campaigns/c/batches/b1")]
 

@@ -1,4 +1,4 @@
-"""A 2xx answer that is not what a dpdist service answers is refused in one line (attack65 F5).
+"""A 2xx answer that is not what a dpdist service answers is refused in one line.
 
 A stub on 127.0.0.1 answers ``200 {"campaign": "c"}`` (or a page) to everything: ``dpdist campaign list`` ended in
 "internal error KeyError: 'campaigns' (a bug of dpdist ...)", ``Client.campaigns()`` raised KeyError.
@@ -110,7 +110,7 @@ def test_what_another_server_answered_is_said_by_its_status_host_and_size_only()
 
 
 class _Foreign(_Answering):
-    """An echo server's object: JSON, but none of what any dpdist route answers (attack66 F2)."""
+    """An echo server's object: JSON, but none of what any dpdist route answers."""
     body = b'{"x": 1, "campaigns": "x", "credentials": [1, 2], "headers": {}}'
 
 
@@ -157,7 +157,7 @@ def test_the_types_of_what_the_caller_reads_are_checked(document, keys, why):
     assert answer_document("GET", "http://h/x", httpx.Response(200, json=good), {**keys, "epsilon": float}) == good
 
 
-#: what a hostile server puts in every field a command prints: retitle, clear, red, right-to-left (attack67 F24)
+#: what a hostile server puts in every field a command prints: retitle, clear, red, right-to-left
 _EVIL = "\u001b]0;PWNED\u0007\u001b[2J\u001b[31m\u202e"
 
 

@@ -1,4 +1,4 @@
-"""A server that trickles its answer ends an attempt as a timeout does (outsider-gw F1): httpx's ``timeout`` bounds each
+"""A server that trickles its answer ends an attempt as a timeout does: httpx's ``timeout`` bounds each
 read, so one byte of body every few seconds kept ``Client.submit_body`` and ``dpdist submit`` waiting for ever, and the
 retry window never started.  The fake server trickles for at most 20 s (then closes), on 127.0.0.1."""
 
@@ -115,8 +115,8 @@ def test_an_answer_past_the_limit_once_decoded_is_refused_in_one_line_and_not_re
 
 
 class _SlowHead(BaseHTTPRequestHandler):
-    """Answers a status line, then one byte of a header every 0.2 s (for at most TRICKLE_S): the head is never whole
-    (attack67 F1), and each read is short, so httpx's per-read timeout never fires."""
+    """Answers a status line, then one byte of a header every 0.2 s (for at most TRICKLE_S): the head is never whole,
+    and each read is short, so httpx's per-read timeout never fires."""
     timeout = 30
     seen: list[str] = []
 
@@ -161,7 +161,7 @@ def test_a_request_after_a_deadline_is_bounded_afresh(slow_head, odd):
 
 
 class _Deep(BaseHTTPRequestHandler):
-    """Answers every request 200 with JSON nested 100,000 deep (attack67 F19)."""
+    """Answers every request 200 with JSON nested 100,000 deep."""
     timeout = 30
     protocol_version = "HTTP/1.1"
 
@@ -217,7 +217,7 @@ def _gzip_answer(body: bytes, status: int = 200):
 
 
 def test_an_answer_of_more_values_than_its_bytes_should_hold_is_refused_before_it_is_parsed():
-    """attack69 F2: legal JSON of empty containers costs ~37 bytes held per byte parsed (48 MiB: 1.8 GB)."""
+    """Legal JSON of empty containers costs ~37 bytes held per byte parsed (48 MiB: 1.8 GB)."""
     import tracemalloc
 
     transport, asked = _gzip_answer(b'{"campaigns": [' + b"{}," * (1 << 20) + b"{}]}")  # 3 MiB, 2^20 + 2 containers
@@ -250,7 +250,7 @@ def test_a_device_reads_an_acknowledgement_or_a_config_within_its_own_smaller_bo
 
 
 def test_a_refusal_is_read_up_to_an_acknowledgement_s_bound_whatever_the_call():
-    """A refusal's message shows 2,000 characters of it: a 128 MiB one was parsed whole (2.24 GB; attack70 F2)."""
+    """A refusal's message shows 2,000 characters of it: a 128 MiB one was parsed whole (2.24 GB)."""
     transport, asked = _gzip_answer(b'{"error": "bad", "detail": "' + b"x" * (2 << 20) + b'"}', status=400)
     with AdminClient("http://h", admin_token="admin-token-0123456789", transport=transport, retries=3) as client:
         with pytest.raises(ServiceRefusedError) as error:

@@ -1,4 +1,4 @@
-"""A 3xx answer is refused in one line, never followed and never read as an answer (attack64 F7).
+"""A 3xx answer is refused in one line, never followed and never read as an answer.
 
 A stub on 127.0.0.1 answers 302 to everything (a proxy's http -> https redirect): the client's commands crashed
 (``JSONDecodeError``, ``KeyError``) or printed ``{}`` and exited 0.
@@ -121,7 +121,7 @@ def _redirecting_to(location: str):
     ("\x1b[31mRED", "'\\x1b[31mRED'"),
 ])
 def test_a_malformed_location_is_a_redirect_refused_at_once(monkeypatch, capsys, location, shown):
-    """attack65 F6: httpx parses a Location it does not follow; a malformed one was an "internal error InvalidURL" or a
+    """A Location httpx parses but does not follow: a malformed one was an "internal error InvalidURL" or a
     RemoteProtocolError retried for the whole retry window."""
     from dpdist.client import AdminClient
 

@@ -279,7 +279,7 @@ def test_explain_checks_a_central_release_grid_size_by_its_own_rule():
     lambda n: explain("grr", n, epsilons=[1], domain_size=4),
 ])
 def test_a_population_past_2_to_the_53_is_refused_naming_n(call):
-    """The outsider's finding: ``explain(grr, n=10**309)`` raised a bare OverflowError (the CLI: 'internal error')."""
+    """``explain(grr, n=10**309)`` raised a bare OverflowError (the CLI: 'internal error')."""
     with pytest.raises(InvalidParameterError, match=r"The 'n' parameter of .* must be an int from \d to 2\*\*53"):
         call(10**309)
     with pytest.raises(InvalidParameterError, match="2\\*\\*53"):

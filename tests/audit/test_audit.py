@@ -141,7 +141,7 @@ def test_no_violation_found_states_the_rarest_event_it_examined():
 
 
 def test_the_statement_and_the_table_say_what_they_mean():
-    """The outsider's L3: the statement of a large domain read '(16 of 1024 items (designed); rarer ...' (a
+    """The statement of a large domain read '(16 of 1024 items (designed); rarer ...' (a
     parenthesis left open), and the table's 'samples' was a total (a stated channel's fit included) beside the field
     table's outputs per input."""
     result = audit.audit(grr(1024, math.e / (math.e + 1023)), 1.0, 1024, samples=2_000, white_box=False, rng=0)

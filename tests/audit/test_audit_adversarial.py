@@ -33,7 +33,7 @@ def test_a_randomizer_honest_only_on_batches_of_one_repeated_value_is_caught():
 
 
 def test_calls_look_like_ordinary_use():
-    """Calls vary in size and make-up as a column of ordinary use would (the outsider's M2: every call held every
+    """Calls vary in size and make-up as a column of ordinary use would (every call held every
     input exactly equally often, and a seeded audit handed a PCG64 generator): unbalanced calls, calls missing
     inputs, calls of one value; the generator handed over is dpdist's CSPRNG type, seeded or not."""
     calls = []
@@ -55,7 +55,7 @@ def test_calls_look_like_ordinary_use():
 
 
 def test_a_randomizer_that_sorts_or_shuffles_its_call_is_caught():
-    """Outputs that are the inputs, only not in their positions (the outsider's M1: certified 0.000 before), and an
+    """Outputs that are the inputs, only not in their positions (certified 0.000 before), and an
     identity only on one-value calls (what a device makes), GRR on any call of several values."""
 
     def sorted_identity(values):
@@ -132,7 +132,7 @@ def test_huge_outputs_are_refused_before_the_pilot_is_drawn():
 
 
 def test_an_exception_that_depends_on_the_value_is_certified_as_a_leak():
-    """The outsider's L1: an exception raised only for item 3 (w.p. 1e-2 a value) was a usage error (exit 2); it is
+    """An exception raised only for item 3 (w.p. 1e-2 a value) was a usage error (exit 2); it is
     what leaves the device, so the call is made again value by value and the refusal is an output certified."""
 
     def raises_on_three(values, rng):
@@ -146,7 +146,7 @@ def test_an_exception_that_depends_on_the_value_is_certified_as_a_leak():
 
 
 def test_the_rng_goes_to_a_parameter_named_rng_and_never_to_a_bound_default():
-    """The outsider's L2: f(values, mech=mech) was called f(values, rng) (an AttributeError on the generator)."""
+    """A call f(values, mech=mech) was made as f(values, rng) (an AttributeError on the generator)."""
     seen = []
 
     def own_randomness(values, mechanism=honest):

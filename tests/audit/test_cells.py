@@ -34,7 +34,7 @@ def _grr(values, rng, d=8, epsilon=1.0):
 
 
 def test_a_leak_in_an_integers_low_bit_is_certified():
-    """The outsider's H1: the GRR item in the high bits, 20 uniform bits, the item's parity in bit 0 (infinite loss,
+    """The GRR item in the high bits, 20 uniform bits, the item's parity in bit 0 (infinite loss,
     an event of probability 1/2): 'no violation found' at 100,000 outputs before, quantile bins never see bit 0."""
 
     def parity_leak(values, rng):

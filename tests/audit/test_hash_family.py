@@ -72,7 +72,7 @@ def test_a_hash_chosen_by_the_input_is_certified():
 
 @pytest.mark.parametrize("family", [True, False])
 def test_a_seed_carrying_the_item_is_certified(family):
-    """The seed's lowest bit is the item's parity (the outsider's H2: 'no violation found', certified 0.95 with the
+    """The seed's lowest bit is the item's parity ('no violation found', certified 0.95 with the
     family and 0.35 without): the seed column's bit planes show it, hash family stated or not."""
     randomizer = olh(8, 1.0, 4, parity_seed=True)
     if not family:

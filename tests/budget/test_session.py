@@ -530,7 +530,7 @@ def test_a_session_per_person_charges_releases_per_person_and_refuses_releases_p
 @pytest.mark.parametrize("given, named", [({"epsilon": 0}, "The 'epsilon' parameter of BudgetSession must be"),
                                           ({"epsilon": 1, "delta": 1.5}, "The 'delta' parameter of BudgetSession must be")])
 def test_a_bad_total_names_budget_session_not_privacy_guarantee(given, named):
-    """The outsider's finding: ``BudgetSession(epsilon=0)`` said "'epsilon' parameter of PrivacyGuarantee"."""
+    """``BudgetSession(epsilon=0)`` said "'epsilon' parameter of PrivacyGuarantee"."""
     with pytest.raises(InvalidParameterError) as refused:
         BudgetSession(**given)
     assert str(refused.value).startswith(named)

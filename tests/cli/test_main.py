@@ -46,7 +46,7 @@ def test_argparse_refusals_are_one_line_naming_the_option(argv, named, capsys):
     (["--clip", "--clip"], "argument --clip: given more than once; give it once"),
 ])
 def test_a_switch_given_twice_or_in_both_forms_is_refused_naming_them(tmp_path, capsys, switches, said):
-    """The outsider's finding: ``dpdist privatize ... --no-clip --clip`` ran, the last one silently winning."""
+    """``dpdist privatize ... --no-clip --clip`` ran, the last one silently winning."""
     config = tmp_path / "grr.json"
     config.write_text('{"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 4}')
     (tmp_path / "d.csv").write_text("x\n1\n2\n")

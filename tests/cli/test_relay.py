@@ -441,7 +441,7 @@ def test_the_participate_page_in_chromium_sends_through_the_relay(parties, chrom
 
 @pytest.mark.parametrize("make", ["not a database", "random bytes", "/dev/null", "the collector's database"])
 def test_a_queue_sqlite_cannot_open_is_one_line_naming_it(tmp_path, monkeypatch, capsys, make):
-    """attack64 F5: these printed ~32 lines of the lifespan's traceback (exit 3), while serve and the issuer said one."""
+    """These printed ~32 lines of the lifespan's traceback (exit 3), while serve and the issuer said one."""
     pytest.importorskip("starlette")
     import uvicorn
 

@@ -480,7 +480,7 @@ def test_cli_submit_with_a_memo_reports_rounds_as_one_device(server, admin, tmp_
 def test_submit_of_report_files_says_what_stays_counted_when_a_later_file_or_part_fails(
         server, admin, tmp_path, monkeypatch, capsys):
     """A later file refused (here: as its part would be, larger than the campaign's batches), or a later part of one
-    file, left the user unaware of what was counted before (attack81's note; attack86 F2: the parts of the file that
+    file, left the user unaware of what was counted before (the parts of the file that
     failed were left out, and a re-run's note called batches counted before "0 accepted report(s)", F3): the command
     says what this run counted and what was counted already, and a second run counts each part once."""
     import dpdist.client._device
@@ -509,7 +509,7 @@ def test_submit_of_report_files_says_what_stays_counted_when_a_later_file_or_par
     err = capsys.readouterr().err
     assert ("0 batch(es) of 0 accepted report(s) were counted by this run before this failure and stay counted (1 "
             "batch(es) of 30 report(s) had been counted already)") in err
-    assert "is refused again unless what refused it changed" in err  # attack87 F3: not "once it is mended"
+    assert "is refused again unless what refused it changed" in err  # not "once it is mended"
     monkeypatch.setattr(Client, "submit_file_parts", original)
     assert main(argv) == 0
     assert "1 batch(es) of 30 report(s) had already been counted" in capsys.readouterr().out

@@ -111,7 +111,7 @@ def test_submit_through_an_ohttp_relay_names_the_relay_when_it_retries(data, cap
                          "--column", "x", "--retries", "1", "--ohttp-relay", relay, "--ohttp-keys", keys)
     first = err.strip().splitlines()[0]
     assert status == 2 and f"the Oblivious HTTP relay {relay} (or http://collector.invalid behind it) did not answer" in first
-    last = err.strip().splitlines()[-1]  # outsider-gw2 finding 5: it named the collector, to which nothing was sent
+    last = err.strip().splitlines()[-1]  # it named the collector, to which nothing was sent
     assert f"through the Oblivious HTTP relay {relay} failed: ConnectError" in last
     assert "is the relay running at http://127.0.0.1:" in last and "collector.invalid" not in last
 
@@ -180,7 +180,7 @@ def test_submit_takes_no_other_answer_for_an_acknowledgement_and_resends_the_jou
         assert len(server.counted) == 1
 
 
-# ---------------------------------------------------------------- attack70 F1: a config answer is an instruction
+# ---------------------------------------------------------------- a config answer is an instruction
 # One whose reports the service's body cannot hold is refused in one line before anything is read, drawn or journaled;
 # batches are cut to that body and a resumed run resends them as they are; memory running out is one line.
 
@@ -212,7 +212,7 @@ def test_a_hostile_config_is_refused_in_one_line_before_anything_is_drawn(data, 
 @pytest.mark.parametrize("config", [{"protocol": "oue", "epsilon": -1.0, "domain_size": 8},
                                     {"protocol": "nope", "epsilon": 1.0}])
 def test_a_config_this_dpdist_cannot_build_is_the_server_s_answer_refused(data, capsys, monkeypatch, config):
-    """attack72: a hostile config's out-of-range parameter read as the user's own mistake (`The 'epsilon' parameter of
+    """A hostile config's out-of-range parameter read as the user's own mistake (`The 'epsilon' parameter of
     GRR must be ...`, exit 2); it is the server's answer, refused in one line naming it, nothing sent."""
     monkeypatch.setenv("DPDIST_CACHE_DIR", str(data / "cache"))
     with AckServer([right_ack], config={"campaign": "c", "state": "open", "config": config}) as server:

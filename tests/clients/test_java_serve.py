@@ -1,4 +1,4 @@
-"""The Java client against a real ``dpdist serve``, beside the Python and JavaScript clients (issue 60).
+"""The Java client against a real ``dpdist serve``, beside the Python and JavaScript clients.
 
 - A campaign collected from the three clients at once: 1,000 reports of the Java client (a simulation of many users,
   ``withoutLedger``, in batches of 20) while the server is SIGKILLed and restarted three times as it sends, Java devices

@@ -1,5 +1,5 @@
 """``experiments._grid_check``: an experiment's grid is checked when its spec is built, each refusal naming the key
-and the value (the outsider's finding: a misspelt key, ``bins = 0`` and ``n = 10**309`` built, then failed in every
+and the value (a misspelt key, ``bins = 0`` and ``n = 10**309`` built, then failed in every
 cell with a traceback; a refusal quoted the whole grid in one 300-character sentence)."""
 
 from __future__ import annotations

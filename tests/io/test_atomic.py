@@ -68,7 +68,7 @@ def test_two_names_of_one_file_take_one_lock(tmp_path):
 
 
 def test_a_budget_file_charged_through_a_symbolic_link_and_its_name_is_one_account(tmp_path):
-    """The outsider's case: 0.8 charged through a link, then 0.8 through the file's name, of a total of 1."""
+    """0.8 charged through a link, then 0.8 through the file's name, of a total of 1."""
     team = tmp_path / "team.json"
     BudgetSession.create(team, epsilon=1.0)
     mine = tmp_path / "mine.json"

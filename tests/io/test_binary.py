@@ -143,7 +143,7 @@ def test_binary_records_validate_range_shape_and_integrity():
 
 
 def test_a_record_without_a_config_is_refused_naming_the_missing_config():
-    """The outsider's header with ``"config": null`` (and one without the field) was refused as "record header has dtype
+    """The header with ``"config": null`` (and one without the field) was refused as "record header has dtype
     uint64, shape (2, 2): not a report batch", though its dtype and shape were right: the message names the config."""
     olh = local.make("olh", epsilon=2.0, domain_size=16)
     good = np.array([[5, 1], [7, 2]], dtype="<u8")

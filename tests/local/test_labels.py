@@ -126,7 +126,7 @@ def test_cli_label_file_errors_are_one_line(tmp_path, capsys):
 @pytest.mark.parametrize("kind", ["array", "series", "index"])
 @pytest.mark.parametrize("name", ["grr", "oue", "auto"])
 def test_an_array_or_a_series_of_labels_is_taken_as_the_list(name, kind):
-    """The outsider's finding: ``labels=np.array(["a", "b"])`` (or a Series) said "GRR needs the parameter(s)
+    """``labels=np.array(["a", "b"])`` (or a Series) said "GRR needs the parameter(s)
     ['domain_size']" while ``labels=["a", "b"]`` worked."""
     pandas = pytest.importorskip("pandas")
     given = {"array": np.array(["a", "b", "c"]), "series": pandas.Series(["a", "b", "c"]),

@@ -52,7 +52,7 @@ def test_longitudinal_privatize_warns_that_each_value_is_a_new_user():
     (lambda: local.make("oue", epsilon=1, domain_size=4), [9], {}, "OUE.simulate must hold integers in [0, 4)"),
 ])
 def test_a_refusal_of_simulates_values_names_simulate(make, values, kwargs, named):
-    """The outsider's finding: ``sw.simulate([2**70], clip=False)`` said "of SW.privatize"; ``privatize`` still says
+    """``sw.simulate([2**70], clip=False)`` said "of SW.privatize"; ``privatize`` still says
     privatize."""
     from dpdist.errors import InvalidValueTypeError, OutOfDomainError
 

@@ -156,7 +156,7 @@ def test_a_chunked_request_opens_and_its_chunked_answer_reads_back(chunk):
     message = encode_request(Request("PUT", "https", "collector.example", "/api/campaigns/c/batches/b",
                                      ((b"content-type", b"application/octet-stream"),), b"x" * 40_000))
     encapsulated, sender, enc = _chunked_request(message, chunk if chunk < 1000 else 16384)
-    if chunk < 1000:  # 40,000 tiny chunks: past the default cap (outsider-gw2 finding 1), opened when the caller lifts it
+    if chunk < 1000:  # 40,000 tiny chunks: past the default cap, opened when the caller lifts it
         with pytest.raises(_ohttp.TooManyChunks):
             _ohttp.decapsulate_request(KEYS, encapsulated, chunked=True)
     opened = _ohttp.decapsulate_request(KEYS, encapsulated, chunked=True, max_chunks=len(encapsulated))

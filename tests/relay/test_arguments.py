@@ -52,7 +52,7 @@ def test_create_app_refuses_what_the_relay_cannot_run_with_naming_the_argument(t
 @pytest.mark.parametrize("queue", ["", ":memory:", "file:rq?mode=memory", "file:?mode=memory",
                                    "file:q.sqlite?mode=memory&cache=shared", "FILE:q3.sqlite", "postgresql:x"])
 def test_an_in_memory_queue_is_refused_by_the_library_and_the_command_line(monkeypatch, capsys, queue):
-    """The outsider's finding: ``--queue ''`` started, then every forwarding step failed with 'no such table'."""
+    """``--queue ''`` started, then every forwarding step failed with 'no such table'."""
     from dpdist.cli import main
     from dpdist.relay import create_app
 

@@ -114,7 +114,7 @@ def _escaped(body: bytes, key: bytes, spelled: bytes) -> bytes:
 
 @pytest.mark.parametrize("key, spelled", [(b'"file_id"', b'"file\\u005fid"'), (b'"crc32"', b'"crc\\u0033\\u0032"')])
 def test_a_key_spelled_with_an_escape_is_read_as_the_parse_reads_it(key, spelled):
-    """An outsider's finding: a header whose ``file_id`` or ``crc32`` key is spelled with a JSON escape parses to the
+    """A header whose ``file_id`` or ``crc32`` key is spelled with a JSON escape parses to the
     same header, but the bytes hold no ``"file_id"``: bodies carrying the first one's file id under other batch ids, or
     its CRC over another payload, were taken as alike (accepted) where each alone is refused."""
     first_id = "0" * 31 + "1"
@@ -142,7 +142,7 @@ def test_a_key_given_twice_plain_then_escaped_is_never_remembered_by_its_plain_v
 
 
 def test_a_body_whose_dtype_numpy_cannot_parse_is_refused_alone_not_its_group():
-    """An outsider's finding: a dtype such as ``",u1"`` made numpy's descr parser raise SyntaxError, which failed every
+    """A dtype such as ``",u1"`` made numpy's descr parser raise SyntaxError, which failed every
     body of the group with a 500; it is a malformed record, refused as one."""
     bodies = [(record([1], file_id="0" * 31 + str(index)), "0" * 31 + str(index)) for index in range(1, 6)]
     bad, batch_id = bodies[2]

@@ -110,7 +110,7 @@ def test_json_booleans_among_integer_reports_are_rejected_not_counted_as_0_or_1(
 
 
 def test_a_json_batch_does_not_serialize_its_campaigns_config_each_time(monkeypatch):
-    """outsider5 O2: bounding a JSON batch's rows before parsing it serialized the whole config for every batch (a one-row
+    """Bounding a JSON batch's rows before parsing it serialized the whole config for every batch (a one-row
     batch: 10.6 ms at 100k labels); its separators are counted once per protocol, and the bound still refuses."""
     from dpdist import local
     from dpdist.serve import _ingest

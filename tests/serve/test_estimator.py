@@ -183,7 +183,7 @@ def test_the_estimator_is_stopped_by_the_close_of_the_last_cache_of_the_process_
 
 
 def test_an_estimate_in_flight_when_the_estimator_closes_is_refused_503(monkeypatch):
-    """attack89 F2: an estimate whose estimator the close of the last cache killed raised the process's EOFError (a
+    """An estimate whose estimator the close of the last cache killed raised the process's EOFError (a
     500 to an application that embeds the service); now 503 shutting_down."""
     from dpdist.errors import DPDistError
     from dpdist.serve import _estimator

@@ -116,7 +116,7 @@ def test_every_refusal_of_the_gateway_is_the_same_on_both_paths(served, case):
     headers = OHTTP
     if case == "media_type":
         headers = {"Content-Type": "application/octet-stream"}
-    if case == "dialect_mismatch":  # an RFC 9458 request of dpdist's clients relabelled as chunked (outsider finding F3)
+    if case == "dialect_mismatch":  # an RFC 9458 request of dpdist's clients relabelled as chunked
         headers = {"Content-Type": _ohttp.CHUNKED_REQUEST_CONTENT_TYPE}
     bodies = {"media_type": b"\x00" * 80, "not_decapsulated": b"\x00" * 10, "too_large": b"x" * (17 << 20),
               "unknown_key": bytes([(config.key_id + 1) % 256]) + bytes.fromhex("002000010001") + b"\x01" * 60}

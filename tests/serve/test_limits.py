@@ -285,7 +285,7 @@ def test_a_body_trickled_too_slowly_gets_408_and_is_disconnected(tmp_path, kind,
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_body_sent_mostly_at_once_then_stalled_gets_408_after_the_idle_timeout(tmp_path, kind):
-    """outsider6 finding 3: the minimum rate counted from the body's start, so 60,000 bytes sent at once earned 1,875 s
+    """The minimum rate counted from the body's start, so 60,000 bytes sent at once earned 1,875 s
     of credit at 32 B/s and the stalled body held its bytes until --body-timeout.  Now a body banks at most
     --body-idle-timeout seconds of credit: stalled, it gets 408 that long after its last bytes."""
     limits = Limits(min_body_rate=32, body_grace=0.3, body_idle_timeout=1.0, body_timeout=BOUND_S)
@@ -355,7 +355,7 @@ def test_a_body_in_a_content_coding_is_refused_415_before_it_is_read(tmp_path, k
                 assert answer.json()["error"] == "unsupported_content_encoding" and repr(coding) in answer.json()["detail"]
         for lines in ("Content-Encoding: identity\r\nContent-Encoding: gzip\r\n", "Content-Encoding:\r\nContent-Encoding: br\r\n",
                       "Content-Encoding: identity\xa0\r\n", "Content-Encoding: identity\x85\r\n"):  # (not HTTP's white space)
-            twice = raw_connection(server.port)  # every line of the header counts, not the first alone (attack93 F1)
+            twice = raw_connection(server.port)  # every line of the header counts, not the first alone
             twice.sendall(request_head("PUT", server.path(uuid.uuid4().hex), len(body), extra_headers(server)).replace(
                 b"\r\n\r\n", b"\r\n" + lines.encode("latin-1") + b"\r\n") + body)
             status, headers, answer = read_response(twice)
@@ -469,7 +469,7 @@ def _closed_within(sock, seconds: float) -> bool:
 
 @pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_idle_keep_alive_connections_give_way_at_the_concurrency_cap_and_busy_ones_do_not(tmp_path, kind, http):
-    """outsider7 finding 1: one address reopening idle keep-alive connections (each had a complete GET answered)
+    """One address reopening idle keep-alive connections (each had a complete GET answered)
     held --limit-concurrency and other clients got 503.  At the cap an idle keep-alive connection is closed for the
     new request, as nginx reuses idle keep-alive slots; a connection with a request in progress is never closed."""
     with target(kind, tmp_path, Limits(limit_concurrency=3, header_timeout=BOUND_S, keep_alive_timeout=int(BOUND_S),
@@ -492,7 +492,7 @@ def test_idle_keep_alive_connections_give_way_at_the_concurrency_cap_and_busy_on
 
 @pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_one_address_holds_at_most_its_cap_of_incomplete_heads_and_others_are_served(tmp_path, kind, http):
-    """outsider6 finding 2: one address trickling --limit-concurrency request heads kept every other client at 503.
+    """One address trickling --limit-concurrency request heads kept every other client at 503.
     Now an address holds at most --max-pending-heads-per-address connections with incomplete headers; the next are
     closed as they open, and the concurrency cap stays free for the others."""
     limits = Limits(limit_concurrency=8, max_pending_heads_per_address=3, header_timeout=BOUND_S, http=http)
@@ -510,7 +510,7 @@ def test_one_address_holds_at_most_its_cap_of_incomplete_heads_and_others_are_se
         before = CONNECTIONS_REFUSED.get("pending_heads", [0.0])[0]
         held = [attacker() for _ in range(8)]
         # the kernel completes a connection before the server accepts it: wait until all 8 were accepted and
-        # the 5 beyond the cap closed (outsider7 finding 4: they are counted, and /metrics shows the reason)
+        # the 5 beyond the cap closed (they are counted, and /metrics shows the reason)
         wait_until(lambda: CONNECTIONS_REFUSED.get("pending_heads", [0.0])[0] - before >= 5,
                    "the attacker's connections beyond its cap refused")
         wait_until(lambda: len(state.connections) == 3, "the attacker's connections beyond its cap closed")
@@ -683,7 +683,7 @@ def chunked_head(server, name: str) -> bytes:
 
 @pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_a_transfer_coding_but_chunked_is_refused_400_by_both_parsers(tmp_path, kind, http):
-    # httptools read the chunks of "gzip, chunked" and took the body as it came (attack93 F3); h11 answered 400
+    # httptools read the chunks of "gzip, chunked" and took the body as it came; h11 answered 400
     with target(kind, tmp_path, Limits(http=http)) as server:
         body = server.body()
         framed = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
@@ -701,7 +701,7 @@ def test_a_transfer_coding_but_chunked_is_refused_400_by_both_parsers(tmp_path, 
 
 @pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_a_request_framed_by_both_length_and_chunks_is_refused_400_and_closed(tmp_path, kind, http, caplog):
-    # h11 read it by its chunks and kept the connection: what followed the chunks ran as a request (attack94 N1)
+    # h11 read it by its chunks and kept the connection: what followed the chunks ran as a request
     with target(kind, tmp_path, Limits(http=http)) as server:
         hidden = uuid.uuid4().hex
         smuggled = request_head("PUT", server.path(hidden), len(server.body()), extra_headers(server)) + server.body()
@@ -713,7 +713,7 @@ def test_a_request_framed_by_both_length_and_chunks_is_refused_400_and_closed(tm
         sock.close()
         assert (status, headers.get("connection")) == (400, "close") and b"HTTP/1.1" not in rest  # one answer, then closed
         assert put(server, hidden, server.body()).status_code == server.accepted  # the hidden batch was never counted
-        head = raw_connection(server.port)  # HEAD framed twice: its 400 without a body, and no traceback (attack95 F1)
+        head = raw_connection(server.port)  # HEAD framed twice: its 400 without a body, and no traceback
         head.sendall(b"HEAD / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n")
         status, headers, _ = read_response(head)
         head.close()
@@ -726,7 +726,7 @@ def test_a_request_framed_by_both_length_and_chunks_is_refused_400_and_closed(tm
 
 @pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)
 def test_chunked_trailers_over_16_kib_are_refused_and_the_connection_closed(tmp_path, kind, http):
-    """outsider6 finding 1: the fields after a chunked body's last chunk were appended to the request's headers without
+    """The fields after a chunked body's last chunk were appended to the request's headers without
     bound (httptools: 200 MiB from one connection, server RSS 68 -> 527 MiB, the batch answered 200).  Now they count
     against the 16 KiB header limit: many fields, or one field that never ends, trickled past it get 400 and the
     connection closed (httptools also refuses them whole in one write); a small trailer still passes."""

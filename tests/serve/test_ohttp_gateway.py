@@ -137,7 +137,7 @@ def test_keys_rotate_by_id_and_a_retired_key_is_rfc_9458s_key_problem(parties):
     in_use = parties.admin("collector", "DELETE", f"/api/ohttp/keys/{old.key_id + 1}?forget=true")
     assert (in_use.status_code, in_use.json()["error"]) == (409, "key_in_use")
     forgotten = parties.admin("collector", "DELETE", f"/api/ohttp/keys/{old.key_id}?forget=true")
-    assert forgotten.status_code == 200 and forgotten.json()["forgotten"] is True  # outsider-gw2 finding 3
+    assert forgotten.status_code == 200 and forgotten.json()["forgotten"] is True
     listed = parties.admin("collector", "GET", "/api/ohttp/keys").json()["keys"]
     assert [entry["key_id"] for entry in listed] == [old.key_id + 1]
     assert _raw(parties, b"\x00" * 10).status_code == 400
@@ -486,5 +486,5 @@ def test_an_inner_batch_in_a_content_coding_is_refused_as_a_direct_one_is(partie
     twice = ((b"content-type", b"application/octet-stream"), (b"content-encoding", b"identity"), (b"content-encoding", b"gzip"))
     second = _through(parties, _bhttp.encode_request(_bhttp.Request("PUT", "https", "collector",
                                                                     "/api/campaigns/commute/batches/" + "9" * 32, twice, body)))
-    assert second.status == 415  # every line of the header counts, not the first alone (attack93 F1)
+    assert second.status == 415  # every line of the header counts, not the first alone
     assert _totals(parties, "commute")["n"] == 0

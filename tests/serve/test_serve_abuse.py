@@ -537,7 +537,7 @@ def test_the_protocols_with_a_support_count_test_are_read_from_their_tags_ocms_i
 
     assert "ocms" in TESTED and {"olh", "rlh"} <= TESTED and "hr" not in TESTED
     assert TESTED == {name for name in local.available("frequency") if registered_class(name).tags.bernoulli_support}
-    for name in ("olh", "ocms"):  # the outsider's flood: 500 honest reports and 3,000 copies of one report
+    for name in ("olh", "ocms"):  # 500 honest reports and 3,000 copies of one report
         protocol = local.make(name, epsilon=2.0, domain_size=16)
         honest = protocol.privatize(np.random.default_rng(3).integers(0, 16, 500), rng=4)
         forged = np.tile(np.asarray(honest[:1]), (3_000,) + (1,) * (np.asarray(honest).ndim - 1))

@@ -47,7 +47,7 @@ def test_real_values_checked_clipped_or_wrapped_into_the_bounds():
 
 
 def test_an_int_too_large_for_a_float_is_out_of_bounds_not_an_overflow():
-    """The outsider's finding: ``sw.simulate([10**309])`` raised a bare OverflowError.  Such an int is above any
+    """``sw.simulate([10**309])`` raised a bare OverflowError.  Such an int is above any
     bound: clipped (as +inf is) with ``clip=True``, refused naming ``values`` with ``clip=False``, and a missing
     value beside it is still found by the ``missing`` policy."""
     huge = 10**309

@@ -1,5 +1,5 @@
-// How many reports of a fetched config fit one request body: a campaign config is an instruction to the device
-// (attack70 F1), as Python's dpdist/_wire/_report_bound.py.
+// How many reports of a fetched config fit one request body: a campaign config is an instruction to the device,
+// as Python's dpdist/_wire/_report_bound.py.
 //
 // A device builds its protocol from the config a server answers and sizes its reports by it, so a hostile server or
 // proxy answering the config GET with a huge domain (``domain_size`` = 2*10^7: ~530 bytes on the wire) could make
@@ -7,7 +7,7 @@
 // bytes of one report (a binary record, as wire.js's ``encodeRecord`` writes it) and refuses (ServiceError
 // ``unexpected_answer``) a config whose statistic is over CLIENT_MAX_STATISTIC_BYTES or whose one report does not
 // fit min(the config answer's ``max_body_bytes``, CLIENT_MAX_BODY_BYTES), or whose record header (it carries the config)
-// is past the MAX_HEADER_BYTES a service reads of one (attack71 F1: every batch would be refused after the draw);
+// is past the MAX_HEADER_BYTES a service reads of one (every batch would be refused after the draw);
 // batches hold at most ``rowsPerBody`` reports: what fits the body, and no more than the answer's ``max_batch_reports``
 // (the service's per-batch work bound: a batch of more is refused 413 ``too_many_rows``).
 
@@ -18,7 +18,7 @@ import { shown } from './shown.js';
 
 /** The protocol of the config a server answered for ``campaign``.  A config this client cannot build because a
  * parameter is out of range or missing is the server's answer refused (ServiceError ``unexpected_answer``), not the
- * app's own mistake (InvalidParameterError), as Python's ``protocol_of_answer`` (attack71 F4); a protocol dpdist has
+ * app's own mistake (InvalidParameterError), as Python's ``protocol_of_answer``; a protocol dpdist has
  * and this client does not implement stays UnsupportedProtocolError (the server is right, this client cannot take
  * part).  Nothing is drawn or sent either way. */
 export function protocolOfAnswer(config, campaign) {
@@ -26,7 +26,7 @@ export function protocolOfAnswer(config, campaign) {
     return fromConfig(config);
   } catch (error) {
     if (error instanceof UnsupportedProtocolError) throw error;
-    // any other failure to build it is the answer's (attack73 F2: a raw RangeError or TypeError is no app's bug); the
+    // any other failure to build it is the answer's (a raw RangeError or TypeError is no app's bug); the
     // collector's text in it escaped and cut (F3)
     throw new ServiceError(`The config answer of campaign ${JSON.stringify(campaign)} is not a config this client can use: `
       + `${shown(error instanceof Error ? error.message : error, [], 400)} Is the server a dpdist service of a version `
@@ -121,7 +121,7 @@ export function headerBytes(protocol) {
 }
 
 /** Refuse (``unexpected_answer``) a config whose record header is past the MAX_HEADER_BYTES a service reads of one:
- * every batch would be refused (attack71 F1: 150,000 labels were taken). */
+ * every batch would be refused (150,000 labels were taken). */
 export function checkHeader(protocol, campaign) {
   const size = headerBytes(protocol);
   if (size > MAX_HEADER_BYTES) {

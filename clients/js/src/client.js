@@ -882,7 +882,7 @@ export class Client {
       let response = null;
       let bytes = null;
       try {
-        // a deadline per attempt, the body's reading included: undici's own timeouts are between chunks (outsider-gw F1);
+        // a deadline per attempt, the body's reading included: undici's own timeouts are between chunks;
         // no redirect is followed (it would take the token elsewhere, or read another server's answer as this one's)
         const signal = this.timeoutMs === null ? undefined : AbortSignal.timeout(this.timeoutMs);
         response = await (via ?? this._fetch)(target, { method, headers: allHeaders, body, signal, redirect: 'manual' });

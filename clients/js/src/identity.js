@@ -1,5 +1,5 @@
 // Where a device takes a relayed campaign's config and keys from, so that neither the relay nor the collector can give it
-// a campaign of its own (issue 44 design, sections 3 to 5; docs/how-to/anonymous-collection.md, "Anonymous collection").
+// a campaign of its own.
 //
 // A relay that served the collector's HPKE key could serve its own and open the reports; it could also serve another
 // protocol config (a larger epsilon with the same report format).  A collector that served one device a config of its
@@ -49,7 +49,7 @@ export async function contextLabel(issuer) {
 
 /** The path of a campaign's identity document, under ``/api/campaigns/{c}``. */
 export const IDENTITY_PATH = '/identity';
-/** The header that names a report's pin to the relay (issue 44 design, section 5). */
+/** The header that names a report's pin to the relay. */
 export const PIN_HEADER = 'Dpdist-Pin';
 
 /** ``pin`` as the device keeps it (64 lower-case hex digits), or a TypeError naming the option. */
@@ -133,7 +133,7 @@ export async function identityOf(bytes, campaignId, { pin = null, configPin = nu
       { code: 'pin_mismatch' },
     );
   }
-  const heavy = tooManyValues(bytes, MAX_ANSWER_BYTES); // not parsed (attack69 F2): a server's pin covers any bytes
+  const heavy = tooManyValues(bytes, MAX_ANSWER_BYTES); // not parsed: a server's pin covers any bytes
   if (heavy !== null) {
     throw new ServiceError(`The identity of campaign '${campaignId}' this server returned is ${heavy}, not parsed (an identity holds a few hundred).`,
       { code: 'unexpected_answer' });
@@ -196,7 +196,7 @@ export function checkExpectedIssuer(issuer, expectedUrl, campaignId) {
 }
 
 /**
- * What a device needs of a relayed campaign's issuer (issue 44 design, sections 4 and 5), checked: the token type, the
+ * What a device needs of a relayed campaign's issuer, checked: the token type, the
  * issuer's URL, the token key's encoding, its ``tokens_each`` (an int in 1..10000, or absent from an identity made
  * before issuers published it), and the TokenChallenge, derived from the issuer's name and the campaign's ``pin``
  * (redemption context v3, ``contextLabel``), which must be the one the server's config publishes (``published``: its

@@ -16,7 +16,7 @@
 //   framings, informational responses skipped, trailing empty sections and padding allowed (sections 3.8, 3.9);
 //   each request zero-padded (section 3.8) to paddedLength: a power of two (at least 1024) of its length as if every
 //   record's CRC-32 had all 10 decimal digits, so that the relay sees a length that depends on the batch's size only,
-//   never on its reports (outsider finding F1), the same as dpdist.client._oblivious_transport.padded_length.
+//   never on its reports, the same as dpdist.client._oblivious_transport.padded_length.
 
 import { ACK_ANSWER_BYTES, readBounded, tooManyValues } from './answer.js';
 import { Aes128Gcm, CipherSuite, DhkemX25519HkdfSha256, HkdfSha256 } from './vendor/hpke.js';
@@ -31,11 +31,11 @@ const KEM_X25519 = 0x0020;
 const KDF_SHA256 = 0x0001;
 const AEAD_AES128GCM = 0x0001;
 // stated inside the envelope: this client reads the whole answer encapsulated (message/ohttp-res), so the gateway refuses
-// this request if a relay relabels it as chunked rather than answer it with its status in the clear (outsider finding F3)
+// this request if a relay relabels it as chunked rather than answer it with its status in the clear
 export const WHOLE_ANSWER_FIELD = ['dpdist-ohttp-answer', 'encapsulated'];
 const KEY_PROBLEM = 'https://iana.org/assignments/http-problem-types#ohttp-key';
 // never encapsulated: fields about a connection (RFC 9110 section 7.6.1), and user-agent and accept, which told the
-// collector the client (Python or JS, and its version; outsider finding F8): every dpdist client sends the same fields
+// collector the client (Python or JS, and its version): every dpdist client sends the same fields
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'upgrade', 'trailer', 'host',
   'content-length', 'accept-encoding', 'user-agent', 'accept']);
 const text = new TextEncoder();
@@ -343,7 +343,7 @@ export function campaignKeyConfig(campaignId, document, given) {
   }
   if (configs.length === 0) throw refuse("offers no Oblivious HTTP key configuration with X25519, HKDF-SHA256 and AES-128-GCM.", 'ohttp_key_mismatch');
   if (!given) return configs[0];
-  // the newest stated that this device was given: a rotation adds keys, the given ones still serve (outsider finding F2)
+  // the newest stated that this device was given: a rotation adds keys, the given ones still serve
   const same = (a, b) => a.length === b.length && a.every((byte, index) => byte === b[index]);
   const mine = decodeKeyList(given);
   const shared = configs.find((config) => mine.some((one) => same(one.bytes, config.bytes)));

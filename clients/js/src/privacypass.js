@@ -1,6 +1,6 @@
 // Privacy Pass on the device: the client side of token type 2 (RFC 9578 section 6: publicly verifiable, blind RSA 2048,
 // RSABSSA-SHA384-PSS-Deterministic of RFC 9474) and the PrivateToken authorization of RFC 9577, for the relayed
-// campaigns of docs/how-to/anonymous-collection.md ("Anonymous collection"; issue 44 design sections 1, 4 and 5).
+// campaigns of docs/how-to/anonymous-collection.md ("Anonymous collection").
 //
 // The cryptography and the encodings are @cloudflare/privacypass-ts and @cloudflare/blindrsa-ts, bundled in
 // vendor/privacypass.js (no install step); this module composes them into the two steps a device runs, with state
@@ -42,7 +42,7 @@ const PSS_ALGORITHM = hexBytes(
   '303d06092a864886f70d01010a3030a00d300b0609608648016503040202a11a301806092a864886f70d010108300b0609608648016503040202a203020130',
 );
 /**
- * The label of the redemption context (issue 44 design, section 5): ASCII, then one zero byte.  ``CAMPAIGN_CONTEXT``
+ * The label of the redemption context: ASCII, then one zero byte.  ``CAMPAIGN_CONTEXT``
  * (v3) is that of an identity whose issuer states ``tokens_each``; ``EARLIER_CAMPAIGN_CONTEXT`` (v2) that of an identity
  * made before issuers published it (identity.js ``contextLabel``; dpdist._wire._identity in Python).
  */
@@ -95,7 +95,7 @@ function equalBytes(a, b) {
 }
 
 /**
- * The redemption context of a relayed campaign's TokenChallenge (issue 44 design, section 5):
+ * The redemption context of a relayed campaign's TokenChallenge:
  * SHA-256(label || the pin's 32 bytes), where the pin is the SHA-256 of the campaign's identity document, so that a
  * token is bound to the exact identity (config, HPKE key, relay, issuer and its tokens_each) the device trusted.
  * @param {string} pin the campaign's pin, 64 lower-case hexadecimal digits

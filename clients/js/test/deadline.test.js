@@ -1,4 +1,4 @@
-// A server that trickles its answer ends an attempt as a network error does (outsider-gw F1): the client set no timeout,
+// A server that trickles its answer ends an attempt as a network error does: the client set no timeout,
 // and undici's are between chunks, so one byte every few seconds kept a batch waiting for ever.  The fake server on
 // 127.0.0.1 trickles for at most 20 s per answer (then ends it).
 import assert from 'node:assert/strict';

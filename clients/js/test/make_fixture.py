@@ -16,12 +16,12 @@ The fixture holds, from the Python implementation:
   ``calm``, ``hdg``): the client view Python publishes, input records and their exact ``channel()``;
 - ``granularities``: HDG's guideline ``(g1, g2)`` over users, epsilons, attributes and resolutions;
 - ``priors``: priors and the weights Python realizes them as (``quantize_prior``, RS+RFD's fake data);
-- ``answers``: what the device clients read of an answer (attack69 F2): the bytes of an acknowledgement and of a
-  config or identity (attack71 F2: ``CONFIG_ANSWER_BYTES``), and the values and containers of JSON parsed (``dpdist._json.most_values_within``, ``values_upper_bound``);
-- ``report_bound``: what bounds a report of a fetched config (attack70 F1, ``dpdist._wire._report_bound``): the two
+- ``answers``: what the device clients read of an answer: the bytes of an acknowledgement and of a
+  config or identity (``CONFIG_ANSWER_BYTES``), and the values and containers of JSON parsed (``dpdist._json.most_values_within``, ``values_upper_bound``);
+- ``report_bound``: what bounds a report of a fetched config (``dpdist._wire._report_bound``): the two
   ceilings and, for the channel and multi-attribute cases and a few large domains, ``record_bytes`` of 1 and 7 reports
   and the statistic's bytes (``statistic_size`` x its dtype); the most bytes of a record header a service reads
-  (attack71 F1) and ``header_bytes`` of GRR configs of ``n`` zero-padded labels around it;
+  and ``header_bytes`` of GRR configs of ``n`` zero-padded labels around it;
 - ``exp``: ``math.exp`` and the correctly rounded value (``decimal``) on inputs to check.
 
 These are cases picked by hand (a protocol's regimes, constants at nice epsilons), so that the node
@@ -338,7 +338,7 @@ def build_fixture() -> dict:
 
 
 def answer_bounds() -> dict:
-    """What the device clients read of an answer (attack69 F2, dpdist._json): the bytes of an acknowledgement, a
+    """What the device clients read of an answer (dpdist._json): the bytes of an acknowledgement, a
     refusal, a token answer or a key (Python's ``ACK_ANSWER_BYTES``), and the values and containers JSON within a
     bound may hold before it is parsed (``most_values_within``), with ``values_upper_bound`` of a few texts."""
     from dpdist._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES
@@ -354,7 +354,7 @@ def answer_bounds() -> dict:
     }
 
 
-#: configs of large domains (attack70 F1): the last ones' statistics are over the device's ceiling
+#: configs of large domains: the last ones' statistics are over the device's ceiling
 _BOUND_CASES = [
     ("oue", {"epsilon": 1.0, "domain_size": 1 << 20}),
     ("grr", {"epsilon": 1.0, "domain_size": 70000}),
@@ -369,7 +369,7 @@ _HEADER_LABELS = (3, 104_000, 104_800, 105_000)
 
 
 def report_bound() -> dict:
-    """What bounds a report of a fetched config (attack70 F1): the ceilings and, per config, ``record_bytes`` of 1 and 7
+    """What bounds a report of a fetched config: the ceilings and, per config, ``record_bytes`` of 1 and 7
     reports and the statistic's bytes (the device clients compute them from their own protocols)."""
     from dpdist import local
     from dpdist._io._binary import _MAX_HEADER_BYTES
@@ -381,7 +381,7 @@ def report_bound() -> dict:
         protocol = local.make(name, **params)
         statistic = int(protocol.statistic_size) * np.dtype(protocol.statistic_dtype).itemsize
         rows.append([protocol.config(), record_bytes(protocol, 1), record_bytes(protocol, 7), statistic])
-    headers = []  # attack71 F1: GRR over n labels f"{i:06d}", its record header just within and just past 1 MiB
+    headers = []  # GRR over n labels f"{i:06d}", its record header just within and just past 1 MiB
     for n in _HEADER_LABELS:
         protocol = local.make("grr", epsilon=1.0, domain_size=n, labels=[f"{i:06d}" for i in range(n)])
         headers.append([n, header_bytes(protocol)])

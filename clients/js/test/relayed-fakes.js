@@ -1,5 +1,5 @@
 // A collector, a relay and a Privacy Pass issuer in-process, as node http servers on 127.0.0.1 (port 0), for the tests
-// of the device algorithm of a relayed campaign (issue 44 design, sections 1, 3, 4 and 5).  Each server stops by itself
+// of the device algorithm of a relayed campaign.  Each server stops by itself
 // after LIFETIME_MS (an unref'd timer) and is stopped by stopAll().
 //
 // * collector: GET /api/campaigns/{c}/config (relay: {url, kem, kdf, aead, ids, public_key, key_id, pin, issuer}, the

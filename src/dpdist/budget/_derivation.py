@@ -7,7 +7,7 @@ currency (its :math:`\rho`, its privacy loss distribution), and the accountants 
 * *never trust a stored loss that states less than its guarantee allows*: cap :math:`\rho` at
   :math:`\varepsilon^2/2` and the distribution at the guarantee's worst pair.  This is not sound: the worst pair
   bounds a loss from *above* only, and an edit that sets a charge's distribution to "no loss at all" stays below it
-  (the outsider's edit drops a 3-DP account's spend to 1e-300 and then accepts 3 more);
+  (the edit drops a 3-DP account's spend to 1e-300 and then accepts 3 more);
 * *derive it again* (chosen): every charge records its ``derivation``, the public parameters its loss is computed
   from (:attr:`dpdist.accounting.PrivacyLoss.derivation`: a protocol's config and its reports, a noise's
   parameters, a shuffle's batch size and rounds, or the stated guarantee itself), and reading the file computes

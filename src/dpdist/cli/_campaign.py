@@ -369,7 +369,7 @@ def _run_delete(args) -> int:
 
 def said(text: str) -> str:
     """A line built from a server's answer as printed: control characters (ESC, BEL, newlines, bidi overrides)
-    escaped, credentials masked (:func:`dpdist._shown.shown`), whole (attack67 F24: a campaign's name, state or
+    escaped, credentials masked (:func:`dpdist._shown.shown`), whole (a campaign's name, state or
     protocol retitled, cleared or reversed the terminal)."""
     return shown(text, (), None)
 

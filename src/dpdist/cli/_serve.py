@@ -140,7 +140,7 @@ def _uvicorn_operations(args) -> dict:
 
 def _say(args, level: str, message: str) -> None:
     """A line of the server's log before uvicorn's own: in the JSON format, a record as every other (its ``time``,
-    ``level``, ``logger``, ``message``: attack120 F6, the banner had no ``time``)."""
+    ``level``, ``logger``, ``message``: the banner had none of a ``time``)."""
     if args.log_format == "json":  # every line of a JSON log is JSON
         from ..serve._logs import JsonFormatter  # lazy: the service's code loads only when it runs (dpdist[serve])
 

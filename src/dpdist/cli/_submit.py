@@ -237,7 +237,7 @@ def _submit_column(client, args):
     session = open_budget(args)
     label = f"submit {args.data[0]}:{selected} to {args.campaign} ({protocol.name})"
     # reports of a size the service's body holds, in batches it holds: refused before the data are read or anything
-    # drawn, and the memory of randomizing one batch bounded by that body (attack70 F1)
+    # drawn, and the memory of randomizing one batch bounded by that body
     batch_size = client.batch_rows(args.campaign, protocol, args.batch_size)
     if session is not None:
         session.check(protocol.guarantee, label)  # refused before the data are read

@@ -171,7 +171,7 @@ def _randomized_part(journal: _Journal, document: dict, k: int, order: np.ndarra
     """Round ``k``'s rows ``order[start:stop]``, each randomized once under the round's config, journaled as a part."""
     round_protocol = protocol_of_answer(str(document.get("submit_to")), document["config"])
     # a round's config is an instruction too: a report its service's body cannot hold refused before anything is drawn,
-    # and batches of at most what that body holds (attack70 F1)
+    # and batches of at most what that body holds
     batch_size = rows_per_body(round_protocol, document, str(document.get("submit_to")), batch_size)
     # the share's rows leave in an order of their own (CSPRNG), never the split's: with --split-seed the split is
     # known to whoever knows the seed, and report i would be file row order[start + i] (its rank, in a sorted file)

@@ -236,7 +236,7 @@ def check_config(config, max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES,
 
 def _check_record_header(protocol) -> None:
     """Refuse a config whose binary record header, which carries it, is past what the service reads of one (1 MiB):
-    every batch of its devices would be refused as ``malformed_batch`` (attack71 F1: 150,000 labels were taken)."""
+    every batch of its devices would be refused as ``malformed_batch`` (150,000 labels were taken)."""
     size = header_bytes(protocol)
     if size > _MAX_HEADER_BYTES:
         raise InvalidRequest(
@@ -256,7 +256,7 @@ _CONFIG_ANSWER_ROOM = 64 << 10
 
 def check_devices_read(config: dict, protocol, most_bytes: int | None = None) -> None:
     """Refuse a config whose public answer (``GET .../config``: the config and its client view, which repeats its
-    labels) devices would refuse as larger than they read or holding more values (attack70 F3: 1.4 million labels,
+    labels) devices would refuse as larger than they read or holding more values (1.4 million labels,
     9.8 MB of config, were taken and no device could submit); ``most_bytes``: what they read (None:
     :data:`DEVICE_CONFIG_BYTES`; a relay passes on pages of at most 1 MiB)."""
     most_bytes = DEVICE_CONFIG_BYTES if most_bytes is None else most_bytes

@@ -172,7 +172,7 @@ def _clean_grr(d: int, epsilon: float, n: int, seed: int, data: str):
 
 
 def test_small_and_two_item_campaigns_are_recovered_without_crashing():
-    """The outsider's IndexError (GRR d = 2, and d = 16, eps = 4, n = 2,000 Zipf): the floor is a count, always defined."""
+    """The IndexError (GRR d = 2, and d = 16, eps = 4, n = 2,000 Zipf): the floor is a count, always defined."""
     for d, epsilon, n, data in ((2, 1.0, 100, "zipf"), (2, 1.0, 5, "point"), (16, 4.0, 2_000, "zipf"),
                                 (16, 0.5, 200, "zipf"), (4, 1.0, 10, "zipf")):
         for seed in range(10):
@@ -187,7 +187,7 @@ def test_small_and_two_item_campaigns_are_recovered_without_crashing():
                                                  (128, 1.0, 40_000, "zipf"), (64, 8.0, 50, "point")])
 def test_a_clean_campaign_learns_no_fake_share_small_counts_and_point_masses_included(d, epsilon, n, data):
     """40 seeds per setting; the stated false-alarm rate is FALSE_ALARM_RATE (1e-3) for every clean campaign, so
-    240 runs show a false alarm with probability at most 0.24, and 0 is allowed (the outsider's d = 128, eps = 4,
+    240 runs show a false alarm with probability at most 0.24, and 0 is allowed (d = 128, eps = 4,
     n = 200 point mass gave 40 of 40 before)."""
     for seed in range(40):
         protocol, aggregator = _clean_grr(d, epsilon, n, seed, data)
@@ -197,7 +197,7 @@ def test_a_clean_campaign_learns_no_fake_share_small_counts_and_point_masses_inc
 
 
 def test_the_learned_share_moves_by_about_one_report_when_one_fake_report_is_added():
-    """The outsider's flip (2,219 fakes: share 0; 2,220: 0.0138, item 0 from 0.141 to 0.037): now continuous."""
+    """The flip (2,219 fakes: share 0; 2,220: 0.0138, item 0 from 0.141 to 0.037): now continuous."""
     protocol = local.make("grr", epsilon=1.0, domain_size=128)
     rng = np.random.default_rng([7, 51])
     base = protocol.aggregator().add(protocol.privatize(rng.choice(128, 100_000, p=_zipf(128)), rng=rng))

@@ -8,14 +8,14 @@ import java.util.Map;
 import org.dpdist.client.protocols.Protocol;
 
 /**
- * How many reports of a fetched config fit one request body: a campaign config is an instruction to the device
- * (attack70 F1), as Python's {@code dpdist/_wire/_report_bound.py}.  A hostile server or proxy answering the config GET
+ * How many reports of a fetched config fit one request body: a campaign config is an instruction to the device,
+ * as Python's {@code dpdist/_wire/_report_bound.py}.  A hostile server or proxy answering the config GET
  * with a huge domain ({@code domain_size} = 2*10^7: ~530 bytes on the wire) could make {@code submitMany} randomize
  * gigabytes.  Before anything is drawn, sent or charged, the client computes the bytes of one report's binary record (as
  * {@link Wire#encodeRecord} writes it) and refuses ({@code bad_answer}) a config whose statistic is over
  * {@link #CLIENT_MAX_STATISTIC_BYTES} or whose one report does not fit min(the config answer's {@code max_body_bytes},
  * {@link #CLIENT_MAX_BODY_BYTES}), or whose record header (it carries the config) is past the {@link #MAX_HEADER_BYTES} a
- * service reads of one (attack71 F1: every batch would be refused after the draw); batches hold at most
+ * service reads of one (every batch would be refused after the draw); batches hold at most
  * {@link #rowsPerBody} reports: what fits the body, and no more than the answer's {@code max_batch_reports} (the
  * service's per-batch work bound: a batch of more is refused 413 {@code too_many_rows}).
  */
@@ -37,7 +37,7 @@ public final class ReportBound {
     /**
      * The protocol of the config a server answered for {@code campaign}.  A config this client cannot build because a
      * parameter is out of range or missing is the server's answer refused ({@code bad_answer}), not the app's own mistake
-     * ({@link InvalidParameterError}), as Python's {@code protocol_of_answer} (attack71 F4); a protocol dpdist has and this
+     * ({@link InvalidParameterError}), as Python's {@code protocol_of_answer}; a protocol dpdist has and this
      * client does not implement stays {@link UnsupportedProtocolError}.  Nothing is drawn or sent either way.
      */
     static Protocol protocolOfAnswer(Object config, String campaign) {
@@ -45,7 +45,7 @@ public final class ReportBound {
             return DpDist.fromConfig(config);
         } catch (UnsupportedProtocolError error) {
             throw error;
-        } catch (RuntimeException error) { // any failure to build it is the answer's: a raw exception is no app's bug (attack73 F2)
+        } catch (RuntimeException error) { // any failure to build it is the answer's: a raw exception is no app's bug
             throw new ServiceError("The config answer of campaign '" + campaign + "' is not a config this client can use: "
                 + Shown.shown(String.valueOf(error.getMessage()), java.util.Collections.emptyList(), 400)
                 + " Is the server a dpdist service of a version this client reads? Nothing was drawn or sent.", 200, "bad_answer");
@@ -117,7 +117,7 @@ public final class ReportBound {
     }
 
     /** Refuse ({@code bad_answer}) a config whose record header is past the {@link #MAX_HEADER_BYTES} a service reads of
-     * one: every batch would be refused (attack71 F1: 150,000 labels were taken). */
+     * one: every batch would be refused (150,000 labels were taken). */
     static void checkHeader(Protocol protocol, String campaign) {
         long size = headerBytes(protocol);
         if (size > MAX_HEADER_BYTES) {

@@ -430,7 +430,7 @@ class ClientTest {
 
     @Test
     void anAcknowledgementCountingMoreReportsThanWereSentIsNone() throws Exception {
-        // F2 of the outsider's attack on the acknowledgement rule: accepted 1000000 for a batch of 1 report was counted
+        // accepted 1000000 for a batch of 1 report was counted
         java.util.concurrent.atomic.AtomicInteger puts = new java.util.concurrent.atomic.AtomicInteger();
         long[][] counts = {{1000000, 1000000}, {1, 0}, {1, 2}, {0, 1}}; // accepted, n_read; the last: dpdist serve's, a row rejected
         try (FakeServer server = server(GRR, request -> {
