@@ -513,15 +513,15 @@ def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: An
     rows: list = []
     groups: Counter[str] = Counter()
     for index, (envelope, result, _) in enumerate(opened):
-        reason = result if isinstance(result, str) else None
+        report, reason = None, result if isinstance(result, str) else None
         if reason is None:
             try:
                 report = decode_body(protocol, result[1], result[0], None, limits)
                 reason = None if report.n_read == 1 else "not_one_report"
             except Refusal:
                 reason = "malformed_report"
-        if reason is not None:
-            rows.append(layout.rejected(1, reason, config))
+        if report is None or reason is not None:
+            rows.append(layout.rejected(1, reason or "malformed_report", config))
             refused.add(index)
             continue
         rows.append(report)

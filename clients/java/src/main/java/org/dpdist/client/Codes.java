@@ -25,7 +25,7 @@ final class Codes {
         + "not_found not_installed not_ohttp not_relayed not_rounds not_sealed not_served_by_relay "
         + "not_through_gateway ohttp_dialect_mismatch ohttp_key_mismatch ohttp_keys_full pin_mismatch rate_limited "
         + "relayed_campaign replayed_report reports_not_kept round_name_taken rounds_campaign sealed_v1_off "
-        + "shutting_down stale_round statistic_too_large token_in_query token_required token_spent too_large "
+        + "shutting_down stale_round statistic_too_large token_in_query token_not_bound token_required token_spent too_large "
         + "too_many_chunks too_many_items_to_plot too_many_records too_many_rows unauthorized unknown_campaign "
         + "unknown_key unknown_key_id unsupported_content_encoding unsupported_media_type wrong_key wrong_length "
         + "wrong_state ").trim().split(" "))));
