@@ -513,8 +513,9 @@ def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: An
     rows: list = []
     groups: Counter[str] = Counter()
     for index, (envelope, result, _) in enumerate(opened):
-        report, reason = None, result if isinstance(result, str) else None
-        if reason is None:
+        report: ReportBatch | None = None
+        reason = result if isinstance(result, str) else None
+        if not isinstance(result, str):
             try:
                 report = decode_body(protocol, result[1], result[0], None, limits)
                 reason = None if report.n_read == 1 else "not_one_report"
