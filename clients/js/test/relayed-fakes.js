@@ -83,6 +83,9 @@ async function listen(handler) {
   const server = createServer((request, response) => {
     handler(request, response).catch((error) => json(response, 500, { error: 'internal', detail: String(error?.stack ?? error) }));
   });
+  // an idle connection is kept until stop(): with the default 5 s, a loaded machine's loop can run the server's idle
+  // timer before it reads a request already sent on that connection, and the client sees it closed
+  server.keepAliveTimeout = 0;
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   setTimeout(() => stop(server), LIFETIME_MS).unref();
   servers.push(server);

@@ -229,14 +229,17 @@ def _curve_part(curve: Curve, count: int) -> _Part:
         return _Part(LatticeLoss(DISCRETIZATION, 0, np.array([1.0 - deltas[-1]]), float(deltas[-1])), count, 0.0, 0.0)
     spacing = np.diff(epsilons[epsilons >= 0])
     step = max(float(spacing.max()) if spacing.size else top, top / 4096) * (1 + 1e-9)
-    for _ in range(2):  # the native grid, then (if too wide) the coarser one its width asks for
+
+    def pair_on(step: float) -> LatticeLoss:
         points = np.arange(0.0, top + step, step)
         below = np.searchsorted(epsilons, points, side="right") - 1
-        one = dominating_distribution(step, np.where(below >= 0, deltas[np.maximum(below, 0)], 1.0))
-        wider = _width(one, count) / MAX_POINTS
-        if wider <= step:
-            break
+        return dominating_distribution(step, np.where(below >= 0, deltas[np.maximum(below, 0)], 1.0))
+
+    one = pair_on(step)
+    wider = _width(one, count) / MAX_POINTS
+    if wider > step:  # the composition would be wider than MAX_POINTS: the coarser grid its width asks for
         step = wider
+        one = pair_on(step)
     return _Part(one, count, step, 0.0)
 
 
