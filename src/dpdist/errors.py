@@ -161,7 +161,9 @@ class MissingValuesWarning(DPDistWarning):
 
 class ContributionBoundWarning(DPDistWarning):
     """Rows beyond ``max_contributions`` per person were left out of a central release (a uniformly random choice of
-    each person's rows); ``count`` is how many, for the holder of the data only (no release carries it)."""
+    each person's rows; ``count`` is how many), or ``max_contributions="auto"`` drew its bound where the draw often
+    lands more than 2x from the quantile (``count``: the persons).  For the holder of the data only (no release
+    carries it)."""
 
     def __init__(self, message: str, count: int = 0):
         super().__init__(message)

@@ -233,9 +233,28 @@ def test_a_bound_chosen_privately_is_near_the_quantile_and_charged_to_the_same_b
         AutoBound(quantile=1.0)
 
 
+def _spread_warnings(counts, seed):
+    ids = np.repeat(np.arange(counts.size), counts)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        central.count(ids, 1.0, privacy_id=ids, max_contributions="auto", rng=seed)
+    return [w.message for w in caught if isinstance(w.message, ContributionBoundWarning) and "2x" in str(w.message)]
+
+
+def test_auto_warns_the_holder_when_its_draw_is_often_far_from_the_quantile_and_only_then():
+    """At epsilon 1 (0.1 for the bound) the draw among the ~40 candidates needs about 2,000 persons: at 300 persons of
+    geometric counts (mean 4) most of its mass lies past 2x the quantile, and with one row per person the candidates
+    from 1 up tie however many persons there are; at 20,000 persons it lands near the quantile and says nothing."""
+    rng = np.random.default_rng(11)
+    few = _spread_warnings(rng.geometric(0.25, 300), 1)
+    assert len(few) == 1 and few[0].count == 300 and "auto" in str(few[0]) and "holder of the data" in str(few[0])
+    assert len(_spread_warnings(np.ones(5_000, dtype=np.int64), 2)) == 1
+    assert _spread_warnings(rng.geometric(0.25, 20_000), 3) == []
+
+
 @pytest.mark.parametrize("name", sorted(set(RELEASES) - {"unbounded_quantile"}))
 def test_auto_under_replace_reads_the_public_counts_for_no_budget_and_under_add_remove_publishes_no_count(name):
-    # M4: under replace each person's number of rows is public (the relation keeps it: rows replaced by as many), so
+    # under replace each person's number of rows is public (the relation keeps it: rows replaced by as many), so
     # the bound is the exact 0.9-quantile of the counts 1, 2, 3, 4, 12 (12) and the whole epsilon goes to the release;
     # before, 10% of it was spent choosing what was public
     release = _quiet(lambda: RELEASES[name](X, 1.0, privacy_id=IDS, max_contributions="auto"))

@@ -7,6 +7,7 @@ pattern) and :func:`cdf_distribution` once at the end.
 from __future__ import annotations
 
 import math
+import warnings
 from fractions import Fraction
 
 import numpy as np
@@ -14,7 +15,7 @@ import numpy as np
 from .._missing import missing_mask, missing_policy
 from .._rng import check_rng
 from .._validation import CENTRAL_EPSILON, DELTA, Boolean, Bounds, Integer, Options, check_param, check_real_values
-from ..errors import InvalidValueTypeError, OutOfDomainError
+from ..errors import ContributionBoundWarning, InvalidValueTypeError, OutOfDomainError
 from ..estimates import Distribution
 from .._guarantee import PrivacyGuarantee
 from ._contributions import (AutoBound, ContributionRequest, PrivacyUnit, bounded_rows, contribution_request,
@@ -181,8 +182,8 @@ def _bounded(request: ContributionRequest, values: np.ndarray, codes: np.ndarray
     if isinstance(bound, AutoBound) and neighbouring == "replace":
         unit = PrivacyUnit(public_bound(codes, bound), bound, 0.0, neighbouring)
     elif isinstance(bound, AutoBound):
-        unit = PrivacyUnit(_private_bound(codes, bound, epsilon * bound.share, generator), bound, epsilon * bound.share,
-                           neighbouring)
+        unit = PrivacyUnit(_private_bound(request.owner, codes, bound, epsilon * bound.share, generator), bound,
+                           epsilon * bound.share, neighbouring)
     else:
         unit = PrivacyUnit(int(bound), neighbouring=neighbouring)
     kept = bounded_rows(codes, unit.max_contributions, generator)
@@ -191,14 +192,15 @@ def _bounded(request: ContributionRequest, values: np.ndarray, codes: np.ndarray
     return values[kept], unit, record_epsilon, record_delta
 
 
-def _private_bound(codes: np.ndarray, bound: AutoBound, epsilon: float, generator) -> int:
+def _private_bound(owner: str, codes: np.ndarray, bound: AutoBound, epsilon: float, generator) -> int:
     r"""The exponential mechanism's ``bound.quantile`` of the persons' numbers of rows, at ``epsilon``.
 
     The candidates are public: the integers :math:`\lfloor 2^{j/4} \rceil` from 1 to ``bound.largest`` (a bound
     within 19% of any value); candidate :math:`k` has utility :math:`-|\#\{c \le k\} - qP|` over the :math:`P`
     persons' counts :math:`c` (one person added or removed moves it by at most 1), weight
     :math:`e^{-\varepsilon' u/2}` with :math:`\varepsilon'` rounded down to a dyadic rational, drawn exactly
-    (:func:`~dpdist.central._exact_choice.certified_gumbel_max`)."""
+    (:func:`~dpdist.central._exact_choice.certified_gumbel_max`).  The holder of the data is warned when the draw
+    lands more than 2x from the exact quantile with probability above 1/4 (:func:`_warn_spread_bound`)."""
     candidates = np.unique(np.round(2.0 ** (np.arange(0, 4 * math.log2(bound.largest) + 1) / 4)).astype(np.int64))
     candidates = candidates[candidates <= bound.largest]
     counts = np.sort(np.bincount(codes)) if codes.size else np.zeros(0, dtype=np.int64)
@@ -214,7 +216,27 @@ def _private_bound(codes: np.ndarray, bound: AutoBound, epsilon: float, generato
         exponent = gamma * abs(int(kept[index]) - target)
         return -context.divide(exponent.numerator, exponent.denominator)
 
-    return int(candidates[certified_gumbel_max(scores, error, exact_score, generator)])
+    chosen = int(candidates[certified_gumbel_max(scores, error, exact_score, generator)])
+    _warn_spread_bound(owner, chosen, candidates, scores, public_bound(codes, bound), int(counts.size), epsilon)
+    return chosen
+
+
+def _warn_spread_bound(owner: str, chosen: int, candidates: np.ndarray, scores: np.ndarray, exact: int, persons: int,
+                       epsilon: float) -> None:
+    """Warn the holder of the data when the exponential mechanism's law over ``candidates`` (weights
+    ``exp(scores)``) puts more than 1/4 of its mass more than 2x from the ``exact`` quantile: too few persons for
+    its epsilon, or counts flat above the quantile (the candidates from the largest count up tie).  The warning
+    holds private numbers (the persons, the exact quantile) and goes to the caller only, as the rows left out do."""
+    weights = np.exp(scores - scores.max())
+    far = float(weights[(candidates > 2 * exact) | (2 * candidates < exact)].sum() / weights.sum())
+    if far > 0.25:
+        warnings.warn(ContributionBoundWarning(
+            f"{owner}: max_contributions='auto' chose {chosen} rows per person; with these {persons} persons' numbers "
+            f"of rows, its draw at epsilon {epsilon:g} lands more than 2x from their quantile ({exact}) with "
+            f"probability {far:.0%} (too few persons, or many at the largest number of rows). Give max_contributions "
+            "yourself (from explain, or a histogram of the counts released earlier) or AutoBound(largest=) a "
+            "smaller ceiling. This warning is for you, the holder of the data: no release carries it.", persons),
+            stacklevel=5)
 
 
 def release_notes(releases) -> dict:
