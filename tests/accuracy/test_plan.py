@@ -39,6 +39,11 @@ def test_the_relayed_row_fits_the_target_centrally():
                                   target=2.0, relay_n=10**5)
     relayed = planned.row("relayed")
     assert relayed.totals["central"] <= 2.0 and relayed.epsilon > 1.0
+    # if the relay colludes, what is left is the same reports' local total: far above the target it fits centrally
+    local_total = dpdist.explain_plan({"protocol": "grr", "epsilon": relayed.epsilon, "domain_size": 8}, n=10**5,
+                                      every="week").row("repeated").totals["tightest"]
+    assert relayed.totals["relay colludes"] == pytest.approx(local_total) and local_total > 10 * 2.0
+    assert relayed.holds_against == "the collector, relay honest" and planned.row("repeated").holds_against == "anyone"
     assert relayed.error < planned.row("fit to target").error
 
 
@@ -46,7 +51,7 @@ def test_cli_plan_prints_the_table_and_refuses_its_options_without_plan(capsys):
     config = '{"protocol": "grr", "epsilon": 0.5, "domain_size": 4}'
     assert main(["explain", "--config", config, "--n", "1000", "--plan", "--every", "week", "--no-cache"]) == 0
     out = capsys.readouterr().out
-    assert "52 campaign(s)" in out and "memoized loloha" in out
+    assert "52 campaign(s)" in out and "memoized loloha" in out and "holds against" in out.splitlines()[1]
     assert main(["explain", "--config", config, "--n", "1000", "--target", "3"]) == 2
     assert "--target" in capsys.readouterr().err
     with pytest.raises(InvalidParameterError, match="releases"):

@@ -17,7 +17,11 @@ over a horizon, and states per device, before any data:
   reports (admitted by an independent issuer; a campaign's batches must hold ``colluding x tokens_each`` more,
   docs/explanation/accounting.md "Accounting"), the :math:`T` rounds composed centrally (:func:`dpdist.amplification.shuffled`;
   the relay does not collude with the collector), with the same reports' error; with ``target``, the largest
-  :math:`\varepsilon_0` that fits.
+  :math:`\varepsilon_0` that fits.  Its ``relay colludes`` total is the same reports' local total (the tightest
+  accountant's), what is left if the relay and the collector pool what they see.
+
+Each row says whom its totals hold against (``holds_against``): every row's local totals hold against anyone who
+reads the reports; the relayed row's central total only against a collector whose relay is honest.
 
 The error of each row is :func:`dpdist.explain`'s ``interval`` (95% half-width of one item's frequency, or
 of the median or mean) of one campaign at ``n`` reports.
@@ -58,11 +62,12 @@ class PlanRow:
     totals: dict[str, float]
     error: float
     notes: tuple[str, ...] = ()
+    holds_against: str = "anyone"
 
     def to_dict(self) -> dict[str, Any]:
         return {"option": self.option, "protocol": self.protocol, "epsilon": self.epsilon,
                 "totals": {name: _finite(value) for name, value in self.totals.items()}, "error": _finite(self.error),
-                "notes": list(self.notes)}
+                "holds_against": self.holds_against, "notes": list(self.notes)}
 
 
 @dataclass(frozen=True)
@@ -97,11 +102,11 @@ class Plan:
                  f"n = {self.n:,}; per-device totals at delta {self.delta:g}"
                  + (f", yearly target {self.target:g}" if self.target is not None else ""),
                  "  ".join(["option".ljust(22), "eps/campaign".rjust(12)] + [n.rjust(10) for n in names]
-                           + ["error (95% half-width)".rjust(23)])]
+                           + ["error (95% half-width)".rjust(23), "holds against"])]
         for row in self.rows:
             cells = [f"{row.totals[n]:.4g}" if n in row.totals else "-" for n in names]
             lines.append("  ".join([row.option.ljust(22), f"{row.epsilon:.4g}".rjust(12)] + [c.rjust(10) for c in cells]
-                                   + [f"{row.error:.4g}".rjust(23)]))
+                                   + [f"{row.error:.4g}".rjust(23), row.holds_against]))
         notes = dict.fromkeys(note for row in self.rows for note in row.notes)
         lines += [f"  - {note}" for note in notes]
         return "\n".join(lines)
@@ -231,11 +236,14 @@ def _relayed(protocol, n: int, campaigns: int, delta: float, relay_n: int, targe
     if target is not None:
         epsilon0 = _largest(lambda e: central(e) <= target, min(target / campaigns, 30.0), 30.0)
     reported = protocol_at(protocol, epsilon0, n)
-    return PlanRow("relayed", protocol.name, epsilon0, {"central": central(epsilon0)}, error(reported, n),
+    totals = {"central": central(epsilon0), "relay colludes": _totals(reported, campaigns, delta)["tightest"]}
+    return PlanRow("relayed", protocol.name, epsilon0, totals, error(reported, n),
                    (f"relayed: {campaigns} rounds of batches of {relay_n} shuffled reports, composed centrally (the relay "
                     "does not collude with the collector; one report per device per round; relay_n counts the honest "
                     "reports of a batch: an independent issuer admits them, and a campaign's batches hold relay_n plus "
-                    "colluding x tokens_each reports, docs/how-to/run-a-campaign.md 'Accounting')",))
+                    "colluding x tokens_each reports, docs/how-to/run-a-campaign.md 'Accounting'); 'relay colludes': the "
+                    "same reports' local total, by the tightest accountant, if the relay pools what it sees with the "
+                    "collector",), "the collector, relay honest")
 
 
 def _finite(value: float) -> float | None:
