@@ -142,13 +142,16 @@ def test_a_config_the_ladder_cannot_place_is_refused(config, name):
         explain_ladder(config, 1_000, delta=1e-6)
 
 
-def test_the_figure_draws_every_offered_row(tmp_path):
+def test_the_figure_draws_every_offered_row_as_a_point_labelled_with_whom_it_holds_against(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    axis = built(FAST[0]).plot()
-    assert len(axis.patches) == 6
-    assert np.allclose(sorted(p.get_width() for p in axis.patches), sorted(r.rmse for r in built(FAST[0]).rows))
+    ladder = built(FAST[0])
+    axis = ladder.plot()
+    assert len(axis.lines) == 6 and not axis.patches  # points, not bars from an arbitrary left edge of a log axis
+    assert np.allclose(sorted(line.get_xdata()[0] for line in axis.lines), sorted(r.rmse for r in ladder.rows))
+    labels = [label.get_text() for label in axis.get_yticklabels()]
+    assert labels == [f"{row.model}\nholds against {row.holds_against}" for row in ladder.rows]
 
 
 @pytest.mark.slow

@@ -80,22 +80,27 @@ class Ladder:
         return "\n".join(lines)
 
     def plot(self, ax: Any = None) -> Any:
-        """Per-item RMSE of each offered row (log scale), computed-only rows hatched."""
+        """Per-item RMSE of each offered row as a point on a log scale (no bar: a log axis has no zero to start one
+        from), its value beside it, each row labelled with whom it holds against; computed-only rows as squares."""
         import matplotlib.pyplot as plt  # lazy: loads matplotlib (1-2 s)
 
         if ax is None:
-            _, ax = plt.subplots(figsize=(7.0, 3.2))
+            _, ax = plt.subplots(figsize=(7.5, 3.6))
         offered = [row for row in self.rows if math.isfinite(row.mse)]
-        positions = range(len(offered))
-        bars = ax.barh(list(positions), [row.rmse for row in offered], color="#4c72b0")
-        for bar, row in zip(bars, offered):
-            if not row.runs_in_dpdist:
-                bar.set_hatch("//")
-                bar.set_facecolor("#dd8452")
-        ax.set_yticks(list(positions), [row.model for row in offered], fontsize=8)
-        ax.invert_yaxis()
+        for position, row in enumerate(offered):
+            computed = not row.runs_in_dpdist
+            ax.plot([row.rmse], [position], linestyle="none", marker="s" if computed else "o",
+                    color="#dd8452" if computed else "#4c72b0")
+            ax.annotate(f"{row.rmse:.3g}", (row.rmse, position), xytext=(6, 0), textcoords="offset points",
+                        va="center", fontsize=7)
+        ax.set_yticks(list(range(len(offered))), [f"{row.model}\nholds against {row.holds_against}" for row in offered],
+                      fontsize=7)
+        ax.set_ylim(len(offered) - 0.5, -0.5)
         ax.set_xscale("log")
-        ax.set_xlabel("per-item RMSE of the estimated frequency (hatched: computed, not run by dpdist)", fontsize=8)
+        ax.margins(x=0.15)
+        ax.grid(axis="x", which="both", alpha=0.3)
+        ax.set_xlabel("per-item RMSE of the estimated frequency, log scale (squares: computed, not run by dpdist)",
+                      fontsize=8)
         ax.set_title(f"{self.config['protocol']}, n = {self.n:,}: each model at central ({self.epsilon:g}, "
                      f"{self.delta:g})", fontsize=9)
         ax.figure.tight_layout()
