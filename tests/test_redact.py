@@ -57,7 +57,7 @@ def test_the_relay_refuses_a_collector_with_a_password_in_one_line_that_masks_it
 
 
 def test_submit_the_client_and_the_issuer_refuse_a_url_with_a_password_masked(tmp_path, monkeypatch, capsys):
-    """dpdist sends its own token to the server and to the issuer: a ``user:password@`` would replace it (F6)."""
+    """dpdist sends its own token to the server and to the issuer: a ``user:password@`` would replace it."""
     pytest.importorskip("httpx")
     from dpdist.client import Client
     from serve_support import free_port

@@ -88,7 +88,7 @@ def test_the_central_guarantees_describe_ends_with_the_relay_assumptions_it_rest
 
 
 def test_the_per_device_line_is_not_per_report_and_a_devices_local_reports_rest_on_no_party():
-    """audit105 F3: the per-device line drops the "per report" assumption (it is per device); when it is the device's
+    """The per-device line drops the "per report" assumption (it is per device); when it is the device's
     own reports composed locally it holds whatever the relay, issuer or collector do, and says so instead of listing
     their assumptions; the devices' assumption states the campaign's colluding, tokens_each and n."""
     grr = local.make("grr", epsilon=4.0, domain_size=8)  # the threat model page: 2 reports in a batch of 1000 get (4.81, 1e-8)

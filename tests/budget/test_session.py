@@ -195,7 +195,7 @@ def test_a_sessions_lines_end_with_what_its_account_assumes():
     cdf = session.release(central.cdf, X, 0.5, BOUNDS, rng=0)
     assumed = cdf.guarantee.to_dict()["budget"]["accountant"]["assumptions"]
     assert assumed == [accounting.FRESH_RANDOMNESS] and cdf.guarantee.budget.assumptions == tuple(assumed)
-    assert cdf.guarantee.describe().endswith(f" left; its account assuming: {accounting.FRESH_RANDOMNESS}")  # (F6)
+    assert cdf.guarantee.describe().endswith(f" left; its account assuming: {accounting.FRESH_RANDOMNESS}")
     assert cdf.guarantee.budget.describe().endswith(f" left; assuming: {accounting.FRESH_RANDOMNESS}")
     assert session.describe().endswith(f" left; assuming: {accounting.FRESH_RANDOMNESS}")
     relayed = session.charge(shuffled_loss(local.make("grr", epsilon=2.0, domain_size=4), 1000, 1e-8), "relayed")
@@ -207,9 +207,9 @@ def test_a_sessions_lines_end_with_what_its_account_assumes():
 
 
 def test_a_shuffled_guarantee_states_the_shufflers_assumptions_and_a_session_charging_it_keeps_them(tmp_path):
-    """audit105 F2: privacy.shuffled's guarantee is a PrivacyGuarantee (same to_dict, read back equal) whose describe
+    """privacy.shuffled's guarantee is a PrivacyGuarantee (same to_dict, read back equal) whose describe
     ends with the shuffler's assumptions; a session charging it, in memory or in a file read again, states them as it
-    does for shuffled_loss; they name the batch size n (audit111 F8: a file's charge line said "n distinct devices" of
+    does for shuffled_loss; they name the batch size n (a file's charge line said "n distinct devices" of
     an n written nowhere), and a guarantee read back from its document has the generic ones."""
     from dpdist.amplification import SHUFFLE_ASSUMPTIONS, ShuffledGuarantee
     from dpdist.amplification._accounting import assumptions_of

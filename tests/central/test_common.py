@@ -209,7 +209,7 @@ WITHOUT_BOUNDS = {
 
 @pytest.mark.parametrize("name", WITHOUT_BOUNDS)
 def test_missing_bounds_are_a_named_error(name):
-    """audit108 F4: central.cdf(x, epsilon=1, bounds=None) raised a bare 'TypeError: cannot unpack non-iterable
+    """central.cdf(x, epsilon=1, bounds=None) raised a bare 'TypeError: cannot unpack non-iterable
     NoneType object'; every release that takes bounds names the argument, the value and what is allowed."""
     with pytest.raises(InvalidParameterError) as refused:
         WITHOUT_BOUNDS[name]([0.2, 0.4])
@@ -225,7 +225,7 @@ def test_count_and_unbounded_quantile_take_no_bounds():
 
 @pytest.mark.parametrize("name", sorted(set(RELEASES) - {"unbounded_quantile", "polynomial_projection secure"}))
 def test_a_seeded_release_says_so_in_its_notes_and_its_json(name):
-    """audit108 F6: a release with rng=<int> was indistinguishable from one of the CSPRNG in notes() and to_dict();
+    """a release with rng=<int> was indistinguishable from one of the CSPRNG in notes() and to_dict();
     only the CLI marked a seed. (unbounded_quantile returns a float; secure=True takes no seed.)"""
     from dpdist.central._common import SEEDED_NOTE
 

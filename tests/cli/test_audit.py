@@ -48,7 +48,7 @@ def test_a_callable_is_audited(tmp_path, monkeypatch, capsys):
     (["--callable", "json:loads", "--domain", "4"], "--epsilon"),
     (["--protocol", "grr", "--epsilon", "-1", "--domain", "4"], "--epsilon"),
     (["--protocol", "grr", "--epsilon", "1", "--domain", "4", "--reports", "3"], "reports"),
-    (["--protocol", "nope", "--epsilon", "1", "--domain", "4"], "--protocol"),  # not local.make's 'name' (audit101)
+    (["--protocol", "nope", "--epsilon", "1", "--domain", "4"], "--protocol"),  # not local.make's 'name'
     (["--protocol", "sw", "--epsilon", "1", "--domain", "8"], "--domain"),  # items to a numerical protocol
     (["--protocol", "grr", "--epsilon", "1", "--domain", "0,1"], "--domain"),  # bounds to a frequency oracle
     (["--protocol", "calm", "--epsilon", "1", "--domain", "8"], "does not apply"),  # attributes, not a domain

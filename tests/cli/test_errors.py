@@ -211,7 +211,7 @@ def _one_private_free_line(capsys, argv) -> str:
 @pytest.mark.parametrize("pyarrow", [True, False])
 def test_a_column_that_is_not_numeric_is_named_by_its_line_never_by_its_cell(files, capsys, monkeypatch, command,
                                                                              pyarrow):
-    """audit108 F5: 'invalid value 'Alice Smith'' printed a private cell; the error names the column, the line and
+    """'invalid value 'Alice Smith'' printed a private cell; the error names the column, the line and
     the kind of problem, with pyarrow and without (the standard library's reader)."""
     import sys
 

@@ -481,7 +481,7 @@ def test_submit_of_report_files_says_what_stays_counted_when_a_later_file_or_par
         server, admin, tmp_path, monkeypatch, capsys):
     """A later file refused (here: as its part would be, larger than the campaign's batches), or a later part of one
     file, left the user unaware of what was counted before (the parts of the file that
-    failed were left out, and a re-run's note called batches counted before "0 accepted report(s)", F3): the command
+    failed were left out, and a re-run's note called batches counted before "0 accepted report(s)"): the command
     says what this run counted and what was counted already, and a second run counts each part once."""
     import dpdist.client._device
     from dpdist.cli import main

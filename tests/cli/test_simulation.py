@@ -1,4 +1,4 @@
-"""The one-shot ``dpdist estimate FILE`` says first that it is a simulation whose truth is not private (audit108 F1)."""
+"""The one-shot ``dpdist estimate FILE`` says first that it is a simulation whose truth is not private."""
 
 import pytest
 
@@ -15,7 +15,7 @@ from cli_support import estimate_text, run
      "--protocol", "smp"),
 ])
 def test_a_one_shot_estimate_says_first_it_is_a_simulation_whose_truth_is_not_private(data, capsys, options):
-    """audit108 F1: the one-shot mode printed the file's exact mean, quantiles (and drew its histogram) beside the
+    """the one-shot mode printed the file's exact mean, quantiles (and drew its histogram) beside the
     estimate with no line saying so, no guarantee and no mark of --seed; it now says first what it is (a simulation,
     the "true" values the data's own, not private, not for publication), then the estimate's guarantee and its
     randomness as 'dpdist release' words them."""

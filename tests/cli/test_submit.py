@@ -98,7 +98,7 @@ def test_submit_says_at_once_that_it_retries_an_unreachable_server(data, capsys)
 
 
 def test_submit_through_an_ohttp_relay_names_the_relay_when_it_retries(data, capsys, tmp_path):
-    """Outsider finding F10: a relay's failure was reported as "http://collector did not answer (HTTP 502)"."""
+    """a relay's failure was reported as "http://collector did not answer (HTTP 502)"."""
     pytest.importorskip("pyhpke")
     from serve_support import free_port
 

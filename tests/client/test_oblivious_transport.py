@@ -120,7 +120,7 @@ def test_what_the_relay_receives_is_one_encapsulated_request_to_the_configuratio
     inner = decode_request(opened.message)
     assert (inner.method, inner.path, inner.content, inner.header("authorization")) == (
         "PUT", "/api/campaigns/c/batches/b", b"secret body", "Bearer t")
-    # F8: no user-agent (it named python-httpx and its version) nor accept: the fields every dpdist client sends
+    # no user-agent (it named python-httpx and its version) nor accept: the fields every dpdist client sends
     assert sorted(name for name, _ in inner.headers) == [b"authorization", b"dpdist-ohttp-answer"], inner
 
 

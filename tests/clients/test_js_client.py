@@ -278,7 +278,7 @@ def test_node_and_python_ledgers_refuse_past_the_budget_and_a_rotated_budget(tmp
 
 @pytest.mark.slow
 def test_node_cli_refuses_ledger_settings_without_a_ledger_and_clips_numbers_unless_told(tmp_path):
-    """--budget and --accounting without --memo are refused in one line naming both (they were ignored: audit102);
+    """--budget and --accounting without --memo are refused in one line naming both (they were ignored);
     a number outside the bounds is clipped as by Python (counted on stderr), and refused with --no-clip."""
     grr = local.make("grr", epsilon=1.0, domain_size=4)
     for extra in (("--budget", "5"), ("--accounting", "stable")):

@@ -1,5 +1,5 @@
 """The JavaScript ledger states the same total as Python's for the same charges, and the same
-assumptions in the same words and order (audit105 F5).
+assumptions in the same words and order.
 
 Python writes ledgers of fresh reports (one protocol and several), a memo's increments, a window and an unknown
 protocol; node reads each with ``Ledger.fromJSON`` and states it at several deltas with every accountant both
@@ -90,7 +90,7 @@ def test_node_and_python_ledgers_state_the_same_total(tmp_path):
         for (accountant, epsilon, assumptions), statement in zip(answer["statements"][name], expected):
             assert accountant == statement.accountant, (name, accountant, statement)
             assert epsilon == pytest.approx(statement.epsilon, rel=1e-9, abs=1e-200), (name, statement)
-            # every assumption, in the same words and order (audit105 F5: JS left out fresh randomness and the memo's)
+            # every assumption, in the same words and order (JS left out fresh randomness and the memo's)
             assert assumptions == list(statement.assumptions), (name, accountant, statement)
     assert cases["daily"].statement(1e-8).epsilon == pytest.approx(11.952, abs=1e-3)  # 365 x 0.1 composed
     assert cases["memo"].statement(1e-8).accountant == "pld"

@@ -78,7 +78,7 @@ def test_memoryless_protocols_compose_sequentially_and_windows_recover():
 
 def test_a_windowed_ledgers_statement_says_it_covers_its_window_only():
     """A year of two reports of 0.5 a day under a per-day budget spends 365; the statement at its end covers the last
-    day (1) and says so, and once the window is empty it says that nothing is charged (audit96 F2)."""
+    day (1) and says so, and once the window is empty it says that nothing is charged."""
     grr = local.make("grr", epsilon=0.5, domain_size=4)
     ledger = PrivacyLedger(budget=2.0, window=86400)
     for day in range(365):

@@ -276,8 +276,8 @@ def _expensive(function, *arguments) -> tuple:
 
 def test_a_throttled_estimate_is_answered_304_to_its_holder_and_never_stands_for_another_campaign(tmp_path, monkeypatch):
     """Within the throttle, the last document of a campaign deleted and created again under its id (its
-    numbers, its epsilon) was served for the new one, and a closed campaign's said "open" (F1); and a poll holding the
-    document served got it whole again, 200 under the tag it named (F2)."""
+    numbers, its epsilon) was served for the new one, and a closed campaign's said "open"; and a poll holding the
+    document served got it whole again, 200 under the tag it named."""
     from dpdist.serve import _estimate_cache
 
     monkeypatch.setattr(_estimate_cache, "_compute", _expensive)

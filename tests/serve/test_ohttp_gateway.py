@@ -64,7 +64,7 @@ def test_a_batch_through_a_standard_relay_is_counted_once_whatever_the_relay_rep
         parties.faults.replay = 1  # the relay sends the device's resend twice
         again = device.submit_reports("commute", protocol, reports, batch_id="b" * 32)
     assert first["duplicate"] is False and again["duplicate"] is True
-    assert len(set(parties.faults.answer_lengths)) == 1  # F7: a replay's answer ("duplicate": true) is as long as the first
+    assert len(set(parties.faults.answer_lengths)) == 1  # a replay's answer ("duplicate": true) is as long as the first
     assert _totals(parties, "commute")["n"] == 5
     assert len(parties.faults.seen) == 3  # three deliveries of one batch: the collector counted it once
     body = protocol.report_format  # the relay saw ciphertext only: neither the batch id nor the records' bytes
@@ -205,7 +205,7 @@ def test_a_chunked_request_of_the_draft_is_served(parties):
 
 
 def test_a_chunked_request_in_too_many_chunks_is_refused_before_they_are_opened(parties):
-    """Outsider-gw2 finding 1: a 16 MiB body in 1-byte chunks (one AES-GCM open each, on the event loop) cost 2 s of
+    """a 16 MiB body in 1-byte chunks (one AES-GCM open each, on the event loop) cost 2 s of
     CPU; past 4096 chunks (at the default --max-body-bytes) a chunked request is refused, 400 too_many_chunks."""
     _campaign(parties)
     request = _bhttp.encode_request(_bhttp.Request("GET", "https", "collector", "/api/campaigns/commute/config"))
@@ -345,7 +345,7 @@ def test_the_openapi_document_states_the_gateway_and_its_key_ring():
 
 
 def test_two_reports_encapsulate_to_the_same_length_whatever_their_crc(parties):
-    """Outsider finding F1: unpadded, the record's CRC-32 (decimal in its header) made report 38 of GRR over 100 items
+    """unpadded, the record's CRC-32 (decimal in its header) made report 38 of GRR over 100 items
     3 bytes shorter than the others; padded (RFC 9292 section 3.8), the relay sees one length for every report."""
     from dpdist.io import encode_record
 
@@ -371,7 +371,7 @@ def test_two_reports_encapsulate_to_the_same_length_whatever_their_crc(parties):
 
 
 def test_a_relay_that_relabels_a_request_as_chunked_gets_it_refused_unserved_never_its_answer_in_clear(parties):
-    """Outsider finding F3: a dpdist client's message/ohttp-req relabelled message/ohttp-chunked-req opened in ohttpy's
+    """a dpdist client's message/ohttp-req relabelled message/ohttp-chunked-req opened in ohttpy's
     dialect and was served, its inner status and content type on the outer answer; now refused, nothing counted."""
     _campaign(parties)
     protocol = local.from_config(CONFIG)
@@ -391,7 +391,7 @@ def test_a_relay_that_relabels_a_request_as_chunked_gets_it_refused_unserved_nev
 
 
 def test_devices_holding_the_published_keys_still_send_after_a_rotation_until_their_key_is_retired(parties):
-    """Outsider finding F2: after POST /api/ohttp/keys the config states the new key first; a device given the old
+    """after POST /api/ohttp/keys the config states the new key first; a device given the old
     key file refused the campaign (ohttp_key_mismatch). It now encapsulates to its own key, still served."""
     _campaign(parties)
     published = parties.admin("collector", "GET", "/ohttp/keys").content
@@ -405,7 +405,7 @@ def test_devices_holding_the_published_keys_still_send_after_a_rotation_until_th
 
 
 def test_ohttp_key_refusals_are_counted_as_every_refusal_is(parties):
-    """Outsider finding F6: 400 ohttp-key problems (unknown key id or suite) were in no dpdist_requests_refused_total."""
+    """400 ohttp-key problems (unknown key id or suite) were in no dpdist_requests_refused_total."""
     _campaign(parties)
     unknown = bytes([(_keys(parties)[0].key_id + 7) % 256]) + bytes.fromhex("002000010001") + b"\x01" * 60
     other_suite = bytes([_keys(parties)[0].key_id]) + bytes.fromhex("002000010003") + b"\x01" * 60
@@ -417,7 +417,7 @@ def test_ohttp_key_refusals_are_counted_as_every_refusal_is(parties):
 
 
 def test_the_gateways_own_refusals_of_an_inner_request_are_counted(parties):
-    """Outsider-gw F4: 404 not_through_gateway and 400 malformed_binary_http were in no dpdist_requests_refused_total."""
+    """404 not_through_gateway and 400 malformed_binary_http were in no dpdist_requests_refused_total."""
     _campaign(parties)
     assert _through(parties, b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01").status == 400
     assert _through(parties, b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01").status == 400
@@ -428,7 +428,7 @@ def test_the_gateways_own_refusals_of_an_inner_request_are_counted(parties):
 
 
 def test_the_responses_metric_counts_a_gateway_request_under_the_status_its_access_line_shows(parties):
-    """Outsider-gw2 finding 2: gateway refusals were logged with their inner status (401, 404, 400) but counted in
+    """gateway refusals were logged with their inner status (401, 404, 400) but counted in
     dpdist_http_responses_total as status 200, so a 4xx/5xx alert missed them."""
     _campaign(parties)
     assert _through(parties, b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01").status == 400
@@ -441,7 +441,7 @@ def test_the_responses_metric_counts_a_gateway_request_under_the_status_its_acce
 
 
 def test_the_gateways_own_encapsulated_refusals_carry_the_request_id(parties):
-    """Outsider-gw2 finding 4: 404 not_through_gateway and 400 malformed_binary_http had no X-Request-ID (nor the
+    """404 not_through_gateway and 400 malformed_binary_http had no X-Request-ID (nor the
     security headers) inside, while every other encapsulated answer carries the gateway request's id."""
     _campaign(parties)
     for request in (b"\x00\x03PUT\x05https\x00\x03/api" + b"\x01",
@@ -453,7 +453,7 @@ def test_the_gateways_own_encapsulated_refusals_carry_the_request_id(parties):
 
 
 def test_an_inner_requests_head_is_bounded_as_a_direct_requests(parties):
-    """Outsider-gw F5: an inner request with an 8,000,000-byte header field was served (a direct one: 400 past 16 KiB)."""
+    """an inner request with an 8,000,000-byte header field was served (a direct one: 400 past 16 KiB)."""
     _campaign(parties)
 
     def config_with(field: bytes, where: str = "headers"):

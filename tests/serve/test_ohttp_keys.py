@@ -47,7 +47,7 @@ def test_rotation_takes_the_smallest_unused_id_and_keeps_earlier_keys_until_reti
 
 
 def test_all_256_ids_listed_refuse_rotation_until_a_retired_key_is_forgotten(db):
-    """Outsider-gw2 finding 3: the 257th rotation reused the id of the key retired longest ago, which vanished from the
+    """the 257th rotation reused the id of the key retired longest ago, which vanished from the
     listing, and a device holding it got not_decapsulated instead of the ohttp-key problem: a listed id is never reused."""
     ring = GatewayKeys(db)
     ring.document()

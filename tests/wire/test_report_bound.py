@@ -147,9 +147,9 @@ def test_a_config_whose_record_header_a_service_refuses_is_refused_before_anythi
                                     {"protocol": "oue", "epsilon": -1.0, "domain_size": 8},
                                     {"protocol": "oue", "epsilon": 1e308, "domain_size": 8},
                                     {"protocol": "sw", "epsilon": 1.0, "b": 1e308},  # OverflowError
-                                    {"protocol": "grr", "version": 2, "epsilon": 1.0, "domain_size": 8},  # F4
+                                    {"protocol": "grr", "version": 2, "epsilon": 1.0, "domain_size": 8},
                                     {"protocol": "grr", "version": True, "epsilon": 1.0, "domain_size": 8},
-                                    {"protocol": "grr", "version": "\x1b[2J" + "x" * 300_000}])  # F3: escaped, cut
+                                    {"protocol": "grr", "version": "\x1b[2J" + "x" * 300_000}])  # escaped, cut
 def test_a_config_answer_this_dpdist_cannot_build_is_the_server_s_not_the_caller_s(no_draw, config):
     """A hostile config's parameter out of range was an InvalidParameterError, the app's own mistake."""
     client, bodies = _service(config)

@@ -126,7 +126,7 @@ function parseArguments(argv) {
   if (!options.config) fail(`option --config is required; ${USAGE} (--help for more)`);
   if (!options.out) fail(`option --out is required; ${USAGE} (--help for more)`);
   if (options.memo === null && Object.keys(options.settings).length > 0) {
-    // settings of the device's ledger, which only --memo keeps (they were accepted and ignored: audit102)
+    // settings of the device's ledger, which only --memo keeps (they were accepted and ignored)
     fail('options --budget and --accounting need --memo LEDGER.json: they are settings of the ledger it keeps');
   }
   if (options.column !== null && options.columns !== null) fail('options --column and --columns exclude each other (--columns: records of several attributes)');

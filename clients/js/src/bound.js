@@ -27,7 +27,7 @@ export function protocolOfAnswer(config, campaign) {
   } catch (error) {
     if (error instanceof UnsupportedProtocolError) throw error;
     // any other failure to build it is the answer's (a raw RangeError or TypeError is no app's bug); the
-    // collector's text in it escaped and cut (F3)
+    // collector's text in it escaped and cut
     throw new ServiceError(`The config answer of campaign ${JSON.stringify(campaign)} is not a config this client can use: `
       + `${shown(error instanceof Error ? error.message : error, [], 400)} Is the server a dpdist service of a version `
       + 'this client reads? Nothing was drawn or sent.', { status: 200, code: 'unexpected_answer' });

@@ -49,7 +49,7 @@ export const STABLE_ASSUMPTION = "stable accounting: the charges bound only hist
 /**
  * The correctly rounded sum of ``values``, as Python's ``math.fsum`` (Shewchuk's partials, CPython's final rounding):
  * the ledger's spent sum, so that a budget refuses exactly where Python's ledger does (a naive sum of 365 charges of
- * 0.1 was 36.50000000000025, and refused the 365th report under a budget of 36.5: audit102).
+ * 0.1 was 36.50000000000025, and refused the 365th report under a budget of 36.5).
  */
 export function fsum(values) {
   const partials = [];

@@ -99,7 +99,7 @@ test('bad values are refused before anything is drawn', () => {
   assert.throws(() => privatize(grr, 3, { source }), InvalidValueTypeError);
   const sw = { protocol: 'sw', epsilon: 1, bounds: [0, 10] };
   assert.throws(() => privatize(sw, [NaN], { source }), OutOfDomainError);
-  // outside the bounds (infinities included): randomized as the nearest bound, as Python and Java clip (audit102)
+  // outside the bounds (infinities included): randomized as the nearest bound, as Python and Java clip
   const [clipped, nearest] = [[-Infinity, 10.5, 1e300], [0, 10, 10]].map((values) => privatize(sw, values, { source: deterministicSource(7) }));
   assert.deepEqual(clipped, nearest);
   // opm-circular wraps a finite value around the circle (25 h is 1 h) and clips an infinity, as Python

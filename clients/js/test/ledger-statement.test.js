@@ -48,7 +48,7 @@ test('under stable accounting the statement names the stable relation, not repla
   }
 });
 
-test('a windowed ledger states its window only and says so; an empty one says nothing was charged (audit96 F2)', () => {
+test('a windowed ledger states its window only and says so; an empty one says nothing was charged', () => {
   const ledger = new Ledger({ budget: 2, window: 86400 });
   const state = { format: 'dpdist-ledger', version: 1, budget: 2, window: 86400, accounting: 'history', streams: {},
     charges: Array.from({ length: 730 }, (_, index) => ({ at: 86400 * Math.floor(index / 2) + (index % 2), epsilon: 0.5,
@@ -63,7 +63,7 @@ test('a windowed ledger states its window only and says so; an empty one says no
   assert.equal(ledger.statement(1e-8).assumptions.length, 2);
 });
 
-test("a statement assumes what Python's does, in its order: a memo's one memo, then fresh randomness (audit105 F5)", () => {
+test("a statement assumes what Python's does, in its order: a memo's one memo, then fresh randomness", () => {
   const charge = (protocol, epsilon, at) => ({ at, epsilon, collector: 'c', protocol, reports: 1 });
   const state = (accounting, charges) => ({ format: 'dpdist-ledger', version: 1, budget: 100, window: null, accounting,
     streams: {}, charges });
@@ -78,7 +78,7 @@ test("a statement assumes what Python's does, in its order: a memo's one memo, t
   }
 });
 
-test('the ledger sums its charges as Python does (math.fsum): a budget of 36.5 takes 365 reports of 0.1 (audit102)', () => {
+test('the ledger sums its charges as Python does (math.fsum): a budget of 36.5 takes 365 reports of 0.1', () => {
   const grr = fromConfig({ protocol: 'grr', version: 1, epsilon: 0.1, domain_size: 16 });
   const ledger = new Ledger({ budget: 36.5 });
   for (let day = 0; day < 365; day += 1) ledger.report(grr, [day % 16], { collector: 'https://c.example', now: 86400 * day });

@@ -104,7 +104,7 @@ test('records are arrays in the schema order or objects by name; bad ones are re
   for (const [values, type, message] of refused) {
     assert.throws(() => protocol.privatize(values, source), (error) => error instanceof type && message.test(error.message), JSON.stringify(values));
   }
-  // a number outside its attribute's bounds is randomized as the nearest bound, as Python clips it (audit102)
+  // a number outside its attribute's bounds is randomized as the nearest bound, as Python clips it
   assert.deepEqual(protocol.privatize([['x', 1, 11]], deterministicSource(9)).bytes, protocol.privatize([['x', 1, 10]], deterministicSource(9)).bytes);
 });
 

@@ -147,8 +147,8 @@ test('given its keys, the Client fetches the config and sends its batch through 
   assert.ok(seen.every((one) => one.contentType === 'message/ohttp-req'));
   assert.ok(inner[0].includes('GET') && inner[0].includes('/api/campaigns/c/config') && inner[0].includes('collector.example'));
   assert.ok(inner[1].includes('PUT') && inner[1].includes('/api/campaigns/c/batches/'));
-  assert.ok(inner.every((text) => text.includes('dpdist-ohttp-answer') && text.includes('encapsulated'))); // F3's mark, under HPKE
-  assert.ok(inner.every((text) => !/user-agent|accept/.test(text))); // F8: the fields every dpdist client sends, no more
+  assert.ok(inner.every((text) => text.includes('dpdist-ohttp-answer') && text.includes('encapsulated'))); // the answer's mark, under HPKE
+  assert.ok(inner.every((text) => !/user-agent|accept/.test(text))); // the fields every dpdist client sends, no more
 });
 
 test('an answer decapsulated from the relay is an acknowledgement only if it names the batch sent', async () => {

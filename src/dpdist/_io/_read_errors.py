@@ -1,7 +1,7 @@
 """One translation of data-file reader failures (pyarrow, csv, decoding) into :class:`MalformedDataError`.
 
-No message quotes a cell or a row of the file: an error is printed and logged, and the data are private (audit108
-F5: ``invalid value 'Alice Smith'``).  A cell that is not a number is named by its column and its line
+No message quotes a cell or a row of the file: an error is printed and logged, and the data are private (a
+message such as ``invalid value 'Alice Smith'`` would print one).  A cell that is not a number is named by its column and its line
 (:func:`not_a_number`), a ragged row by its line and its width.
 """
 

@@ -119,8 +119,8 @@ def check_central_input(
     * ``privacy_id`` and ``max_contributions`` (:mod:`dpdist.central._contributions`): one id per value and the
       rows kept per person; the rows are bounded (after the missing-value policy, which leaves a row out with its
       id) and the budget of the release is the record-level one, stated per person by :meth:`CentralInput.stated`.
-    * ``bounds``: a pair (lo, hi), refused by name when missing (``None``: "Got None instead", audit108 F4, where
-      ``cdf`` raised a bare ``TypeError``); ``bounded=False`` with ``bounds=None``: no bounds (:func:`count`,
+    * ``bounds``: a pair (lo, hi), refused by name when missing (``None``: "Got None instead", not a bare
+      ``TypeError``); ``bounded=False`` with ``bounds=None``: no bounds (:func:`count`,
       :func:`~dpdist.central.unbounded_quantile`): nothing is clipped.
     """
     epsilon = check_param(owner, "epsilon", epsilon, EPSILON)
@@ -137,7 +137,7 @@ def check_central_input(
     policy.check_relation(owner, neighbouring)
     request = contribution_request(owner, privacy_id, max_contributions)
     notes = [note] if (note := policy.note()) is not None else []
-    if rng is not None:  # a seed or the caller's generator: the release says so (audit108 F6), as dpdist release --seed
+    if rng is not None:  # a seed or the caller's generator: the release says so, as dpdist release --seed
         notes.append(SEEDED_NOTE)
     array = as_real_array(owner, x)
     codes = request.codes(array.size) if request is not None else None

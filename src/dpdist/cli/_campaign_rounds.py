@@ -36,7 +36,7 @@ def _lines(report: dict, campaign: str, state: str) -> list[str]:
     """The rounds document ``report`` as text: the plan, each round's row, the quantiles released so far."""
     plan = report["plan"]
     lines = [shown(f"campaign {campaign} ({state}): adaptive quantile rounds, round {report['round']} of {report['of']} "
-                   f"(q={plan['q']}, epsilon={plan['epsilon']:g}, bounds={plan['bounds']})", (), None),  # escaped: F24
+                   f"(q={plan['q']}, epsilon={plan['epsilon']:g}, bounds={plan['bounds']})", (), None),  # escaped
              f"  {'round':<6} {'campaign':<24} {'state':<8} {'reports':>15}  refused"]
     for row in report["rounds"]:
         refused = ", ".join(f"{reason} {count}" for reason, count in sorted(row["refused_batches"].items())) or "-"

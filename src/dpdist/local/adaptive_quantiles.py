@@ -277,7 +277,7 @@ class AdaptiveQuantiles:
         randomized response, one user each), mapped to :math:`F` and clipped to [0, 1].
 
         Exact, not normal: the share of ones among a few dozen answers is far from normal, and normal bounds with
-        a plug-in variance held all nine deciles in 84-89 % of runs at n = 1,000 (audit97).  The answers of a
+        a plug-in variance held all nine deciles in 84-89 % of runs at n = 1,000.  The answers of a
         random group drawn without replacement vary less than a binomial's, so the bounds are conservative."""
         from scipy.stats import beta  # lazy: loads scipy (0.4-2 s)
 

@@ -48,7 +48,7 @@ def _accuracy(document: dict[str, Any], own: dict[str, Any], half_width: float) 
     unit = f" ({_number(100 * half_width)} percentage points)" if kind == "frequency" else " (in the data's units)"
     text = (f"With ε = {_epsilon(own['epsilon'])} and {n:,} reports, {_WHAT[kind]} is expected to be within "
             f"±{_number(half_width)}{unit} of the truth, 95 times in 100")
-    if kind == "frequency":  # the interval of the mean variance over the items (audit108 F7: 0.0328 for the commonest)
+    if kind == "frequency":  # the interval of the mean variance over the items (a common answer's is wider)
         text += " on average over the answers (a common answer's share varies a little more)"
     ks = own["errors"].get("ks", {}).get("value") if kind == "numerical" else None
     if ks is not None:

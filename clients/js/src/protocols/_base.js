@@ -220,7 +220,7 @@ export class NumericalProtocol extends Protocol {
       );
     }
     // a value outside the bounds (an infinity included) is randomized as the nearest bound, as Python's and Java's
-    // clip: whether a report leaves never depends on where the value lies (a refusal did, audit102)
+    // clip: whether a report leaves never depends on where the value lies (a refusal did)
     const clipped = Math.min(Math.max(value, lo), hi);
     return Math.min(Math.max((clipped - lo) / (hi - lo), 0), 1); // as NumericalProtocol.to_unit + clip
   }

@@ -364,7 +364,7 @@ def _setting_claims() -> list[Claim]:
                           for method in (PP, MP))),
               figure="fig6-ks"),
         # the same against the paper's HQ as this page reads it (a staircase CDF; Difference 1), as claims 8 and 9
-        # read "HQ is the worst" both ways: dpdist's interpolating HQ alone decides claim 29 (audit103)
+        # read "HQ is the worst" both ways: dpdist's interpolating HQ alone decides claim 29
         Claim("Decentralized: PP and MP achieve competitive performance in the low-privacy regime, eps = 1: each "
               "within 25% of the best of the staircase HQ and AQ (Fig. 6; the paper's HQ as a staircase CDF)",
               AllOf(tuple(BeatsRivals(METRICS, method, (HQ_STEP, AQ), factor=1.25,

@@ -256,7 +256,7 @@ public final class Ledger {
     /**
      * The correctly rounded sum of {@code values}, as Python's {@code math.fsum}: the ledger's spent sum, so that a
      * budget refuses exactly where Python's ledger does (a plain sum of 365 charges of 0.1 was 36.50000000000025 and
-     * refused the 365th report under a budget of 36.5: audit102).  The exact sum of doubles, rounded once.
+     * refused the 365th report under a budget of 36.5).  The exact sum of doubles, rounded once.
      */
     static double fsum(java.util.List<Double> values) {
         java.math.BigDecimal total = java.math.BigDecimal.ZERO;

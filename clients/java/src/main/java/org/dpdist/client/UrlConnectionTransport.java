@@ -108,7 +108,7 @@ public final class UrlConnectionTransport implements HttpTransport {
     /**
      * An IOException (a bad answer, retried) for what HttpURLConnection gives as an answer but is none: an interim
      * status (1xx: 103 Early Hints, whose body would be the final answer's raw head) or a body in a
-     * Content-Encoding that {@code headers} did not ask for (it is not decoded: its length is not the answer's, F3).
+     * Content-Encoding that {@code headers} did not ask for (it is not decoded: its length is not the answer's).
      * Android's transparent gzip, asked by the platform itself, removes the header it decodes.
      */
     private static void refuseUnasked(HttpURLConnection connection, String url, int status, Map<String, String> headers) throws IOException {

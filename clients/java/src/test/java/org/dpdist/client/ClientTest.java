@@ -243,7 +243,7 @@ class ClientTest {
                                            "{\"protocol\": \"oue\", \"version\": 1, \"epsilon\": 1e308, \"domain_size\": 5}",
                                            "{\"protocol\": \"sw\", \"version\": 1, \"epsilon\": 1.0, \"b\": 1e308}", // was a raw overflow
                                            "{\"protocol\": \"grr\", \"version\": 2, \"epsilon\": 1.0, \"domain_size\": 8}",
-                                           "{\"protocol\": \"grr\\u001b]0;pwn\\u0007\\n\", \"version\": 2}", // F3: control characters
+                                           "{\"protocol\": \"grr\\u001b]0;pwn\\u0007\\n\", \"version\": 2}", // control characters
                                            "{\"protocol\": \"grr\", \"version\": 1, \"epsilon\": \"" + long300k + "\", \"domain_size\": 8}"}) {
             try (FakeServer server = server(config, ClientTest::ack)) {
                 TracingSource source = new TracingSource(1, false);

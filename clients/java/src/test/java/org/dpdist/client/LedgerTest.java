@@ -8,7 +8,7 @@ import java.util.Map;
 import org.dpdist.client.protocols.Protocol;
 import org.junit.jupiter.api.Test;
 
-/** The ledger's sums, as Python's (math.fsum): a budget refuses where Python's ledger does (audit102). */
+/** The ledger's sums, as Python's (math.fsum): a budget refuses where Python's ledger does. */
 class LedgerTest {
     @Test
     void aBudgetOf36point5TakesAYearOfDailyReportsOf0point1() {
