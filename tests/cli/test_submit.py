@@ -158,7 +158,7 @@ def test_submit_through_a_standard_ohttp_relay_counts_each_row_once(server, data
 
 
 def test_submit_takes_no_other_answer_for_an_acknowledgement_and_resends_the_journaled_batch(data, capsys, monkeypatch):
-    """Issue 61: a 200 that is not the service's acknowledgement of the batch (a captive portal's page) was printed as
+    """A 200 that is not the service's acknowledgement of the batch (a captive portal's page) was printed as
     counted, or crashed `submit` with a traceback (KeyError, JSONDecodeError); the batch must stay for the next run."""
 
     monkeypatch.setenv("DPDIST_CACHE_DIR", str(data / "cache"))

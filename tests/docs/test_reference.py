@@ -103,14 +103,26 @@ def test_the_documentation_is_in_four_kinds():
         assert (DOCS / kind / "index.md").is_file() and f"{kind}/index" in index, kind
 
 
-#: process history a page must not carry (the project's issue, attack and review numbers)
-PROCESS = re.compile(r"attack ?[0-9]|issue [0-9]+|re-?attack|out[s]ider|newcomer[0-9]", re.IGNORECASE)
+#: process history the product must not carry (the project's issue, attack, audit and review numbers)
+PROCESS = re.compile(r"attack ?[0-9]|audit[0-9]|issue [0-9]+|re-?attack|out[s]ider|newcomer[0-9]|finding F?[0-9]",
+                     re.IGNORECASE)
 
 
 def test_the_pages_say_behaviour_not_history():
     found = [f"{page.relative_to(ROOT)}:{number}: {line.strip()[:120]}"
              for page in PAGES for number, line in enumerate(page.read_text().splitlines(), start=1)
              if PROCESS.search(line)]
+    assert found == [], "\n".join(found)
+
+
+def test_code_tests_and_clients_say_behaviour_not_history():
+    files = subprocess.run(["git", "ls-files", "src", "tests", "clients", "benchmarks", "README.md"], cwd=ROOT,
+                           capture_output=True, text=True, check=True).stdout.split()
+    found = [f"{name}:{number}: {line.strip()[:120]}"
+             for name in files if name.endswith((".py", ".js", ".mjs", ".java", ".md", ".html")) and "vendor" not in name
+             and (ROOT / name).is_file()
+             for number, line in enumerate((ROOT / name).read_text(errors="replace").splitlines(), start=1)
+             if PROCESS.search(line) and "PROCESS = re.compile" not in line]
     assert found == [], "\n".join(found)
 
 
