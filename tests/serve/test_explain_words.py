@@ -66,6 +66,10 @@ def test_a_simulated_prediction_says_so_and_where_its_n_stops():
     document.update(epsilon=1.0, n_requested=100_000)
     accuracy, _, _, source = plain_words(document)
     assert accuracy.startswith("With ε = 1 and 500 reports, the median is expected to be within ±")
+    # a mean of 3 simulated collections: each half-width with its own standard error, so two predictions whose
+    # difference is within their spread do not read as a trend
+    own = next(p for p in document["predictions"] if p["epsilon"] == 1.0)["errors"]["interval"]
+    assert f"(give or take {own['standard_error']:.3g}: a prediction from simulations)" in accuracy
     assert "the estimated share of people below a value is off by up to" in accuracy
     assert "from 3 simulated collections" in source and "stop at 500 reports" in source
 

@@ -43,11 +43,20 @@ def _half_width(prediction: dict[str, Any]) -> float | None:
     return value if value is not None and math.isfinite(value) else None
 
 
+def _give_or_take(prediction: dict[str, Any]) -> str:
+    """A simulated half-width's own spread (its standard error over the simulated collections), or ''."""
+    interval = prediction["errors"].get("interval") or {}
+    spread = interval.get("standard_error")
+    if interval.get("source") != "simulation" or spread is None or not math.isfinite(spread) or spread <= 0:
+        return ""
+    return f" (give or take {_number(spread)}: a prediction from simulations)"
+
+
 def _accuracy(document: dict[str, Any], own: dict[str, Any], half_width: float) -> str:
     n, kind = document["n"], document["kind"]
     unit = f" ({_number(100 * half_width)} percentage points)" if kind == "frequency" else " (in the data's units)"
     text = (f"With ε = {_epsilon(own['epsilon'])} and {n:,} reports, {_WHAT[kind]} is expected to be within "
-            f"±{_number(half_width)}{unit} of the truth, 95 times in 100")
+            f"±{_number(half_width)}{unit} of the truth, 95 times in 100{_give_or_take(own)}")
     if kind == "frequency":  # the interval of the mean variance over the items (a common answer's is wider)
         text += " on average over the answers (a common answer's share varies a little more)"
     ks = own["errors"].get("ks", {}).get("value") if kind == "numerical" else None
@@ -62,7 +71,7 @@ def _trade(document: dict[str, Any], own_epsilon: float) -> str | None:
     for prediction in document["predictions"]:
         half_width = _half_width(prediction)
         if half_width is not None and prediction["epsilon"] in (own_epsilon / 2, own_epsilon * 2):
-            others.append(f"at ε = {_epsilon(prediction['epsilon'])}, ±{_number(half_width)}")
+            others.append(f"at ε = {_epsilon(prediction['epsilon'])}, ±{_number(half_width)}{_give_or_take(prediction)}")
     if not others:
         return None
     return "A smaller ε protects each person more and costs accuracy: " + "; ".join(others) + "."
