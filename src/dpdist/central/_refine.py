@@ -68,7 +68,7 @@ SUB_BRANCHING, SUB_HEIGHT = 16, 2
 #: Noise standard deviations a child must differ from its background share by to keep its own count.
 SIGNIFICANCE = 4.0
 #: Children that noise alone makes significant, in expectation, in a whole refinement (:func:`significance`).
-FALSE_FINDS = 0.1
+FALSE_FINDS = 0.01
 #: Noise standard deviations of a sub-tree node an atom the tree finds in a leaf must hold to be followed down it.
 FOLLOW = 2.0
 #: Noise standard deviations, times :math:`\sqrt b`, the children's cumulative counts must leave the linear line by
