@@ -36,7 +36,11 @@ Results go to ``benchmarks/results/decile_peers.json``; ``--markdown compact`` p
 (best peer over dpdist per data set, bound and n), ``--markdown full`` that of docs/reference/benchmarks/central-quantiles.md.  Usage::
 
     uv run --extra bench --extra data python benchmarks/bench_decile_peers.py [--runs 20] [--sizes 1000,10000]
-        [--runs-large 4] [--datasets ages,loan incomes] [--without python-dp,diffprivlib]
+        [--runs-large 4] [--datasets ages,loan incomes] [--without python-dp,diffprivlib] [--keep-peers]
+
+``--keep-peers`` reruns dpdist alone in every cell and keeps the peers' results of the cell's saved row (the data
+are seeded by data set, n and run, so the comparison stays paired; the peers' code is not dpdist's): the row says
+so (``"peers": "kept from the previous run"``), and the pages name the rows.
 """
 
 from __future__ import annotations
@@ -129,7 +133,11 @@ def summary(values: list[tuple[float, float]]) -> dict:
     return {"rank": float(array[:, 0].mean()), "rank_se": se[0], "units": float(array[:, 1].mean()), "units_se": se[1]}
 
 
-def cell(name: str, tight: bool, n: int, runs: int, without: set[str]) -> dict:
+def cell(name: str, tight: bool, n: int, runs: int, without: set[str], kept: dict | None = None) -> dict:
+    """One row: every method on ``runs`` fresh data sets; with ``kept`` (a saved row of the same cell) dpdist alone runs
+    and the row keeps that row's peers (same data seeds and runs: the comparison stays paired)."""
+    if kept is not None:
+        runs, without = kept["runs"], {"OpenDP", "diffprivlib", "python-dp"}
     draw, both = DATA[name]
     bounds = tuple(map(float, both[0 if tight else 1]))
     datasets = [np.clip(draw(n, np.random.default_rng([zlib.crc32(name.encode()), n, run])), *bounds)
@@ -162,6 +170,10 @@ def cell(name: str, tight: bool, n: int, runs: int, without: set[str]) -> dict:
            "rank_floor": float(np.mean([rank_floor(np.sort(x)) for x in datasets]))}
     row["methods"] = {method: summary(values) for method, values in measured.items()}
     row["cpu_seconds"] = {method: round(value, 2) for method, value in seconds.items()}
+    if kept is not None:
+        row["methods"].update({method: s for method, s in kept["methods"].items() if method != "dpdist"})
+        row["cpu_seconds"].update({method: s for method, s in kept["cpu_seconds"].items() if method != "dpdist"})
+        row["peers"] = "kept from the previous run"
     if failed:
         row["failed"] = failed
     row.update(verdict(row["methods"]))
@@ -252,6 +264,8 @@ def main() -> None:
     parser.add_argument("--without", default="", help="peers to leave out: python-dp, OpenDP, diffprivlib")
     parser.add_argument("--output", default=str(RESULTS))
     parser.add_argument("--resume", action="store_true", help="keep the cells already in --output")
+    parser.add_argument("--keep-peers", action="store_true",
+                        help="rerun dpdist alone, each cell keeping the peers of its row in --output")
     parser.add_argument("--markdown", choices=("compact", "full"), help="print a table of the saved results and stop")
     args = parser.parse_args()
     output = pathlib.Path(args.output)
@@ -266,8 +280,9 @@ def main() -> None:
                 runs = args.runs_large if args.runs_large and n >= 10**5 else args.runs
                 if args.resume and any((r["data"], r["tight"], r["n"]) == (name, tight, n) for r in rows):
                     continue
-                rows = [r for r in rows if (r["data"], r["tight"], r["n"]) != (name, tight, n)]
-                rows.append(cell(name, tight, n, runs, without))
+                kept = next((r for r in rows if (r["data"], r["tight"], r["n"]) == (name, tight, n)), None)
+                rows = [r for r in rows if r is not kept]
+                rows.append(cell(name, tight, n, runs, without, kept if args.keep_peers else None))
                 output.write_text(json.dumps(rows, indent=1) + "\n")
     print(compact(rows))
 

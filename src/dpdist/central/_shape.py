@@ -223,7 +223,8 @@ def coarse_profile(data, neighbouring: str) -> tuple[float, float, list[PrivacyG
     step is what is left for the tree.  ``n`` is the public size under replacement, else the
     noisy total (at least 1).  The concentration is
     :math:`K\,\max(\max_j \tilde y_j - \sqrt{2\ln K}\,\sigma,\ \hat n/K)/\hat n`, :math:`\sigma`
-    the noise standard deviation of a bin.
+    the noise standard deviation of a bin; over a range zoomed to fewer bins (:func:`zoom_bins`),
+    :func:`zoomed_concentration`.
     """
     total = data.guarantee(neighbouring)
     steps = split(total, [PROFILE_BUDGET_SHARE, 1.0 - PROFILE_BUDGET_SHARE])
