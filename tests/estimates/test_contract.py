@@ -116,6 +116,9 @@ RESULTS = {
     "quantiles (aq)": lambda: central.quantiles(X, [0.5], epsilon=1.0, bounds=(0.0, 1.0), method="aq", rng=0),
     "tree histogram": lambda: central.TreeHistogram.release(X, 1.0, (0.0, 1.0), height=2, rng=0),
     "count (per person)": lambda: central.count(X, 1.0, rng=0, privacy_id=np.arange(X.size) % 50, max_contributions=40),
+    "sum (per person)": lambda: central.sum(X, 1.0, (0.0, 1.0), rng=0, privacy_id=np.arange(X.size) % 50,
+                                            max_contributions=40),
+    "mean (central)": lambda: central.mean(X, 1.0, (0.0, 1.0), rng=0),
     "polynomial moments": lambda: central.PolynomialMoments.release(X, 1.0, 1e-6, (0.0, 1.0), 6, rng=0),
 }
 
@@ -367,14 +370,14 @@ def test_released_quantiles_as_a_distribution_have_those_quantiles():
 PRESENTATION = ("cli", "serve", "experiments", "frame", "demo", "metrics", "plotting.py")
 #: The kinds of result (``Estimate.kind``, the ``kind`` of their JSON).
 RESULT_KINDS = {"frequency", "heavy_hitters", "distribution", "mean", "mean_variance", "quantiles", "multi", "marginals",
-                "ranges", "key_value", "count"}
+                "ranges", "key_value", "count", "scalar"}
 #: Fields of results whose presence would tell their kind apart.
 RESULT_FIELDS = {"kind", "labels", "frequencies", "band", "n", "guarantee", "item_names", "edges", "probabilities", "mean"}
 #: Where a ``kind`` is compared that is not a result's: an accuracy explanation's (a protocol's kind).
 OTHER_KINDS = {"serve/_explain_words.py"}
 RESULT_TYPES = {"FrequencyEstimate", "Distribution", "MeanEstimate", "MeanVarianceEstimate", "HeavyHitters",
                 "QuantileRelease", "TreeHistogram", "PolynomialMoments", "CDFBand", "RangeEstimate", "KeyValueEstimate",
-                "CountRelease"}
+                "CountRelease", "ScalarRelease"}
 
 
 def test_no_presentation_code_switches_on_the_type_of_a_result():

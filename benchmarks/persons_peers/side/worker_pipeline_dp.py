@@ -1,5 +1,6 @@
 """PipelineDP 0.3.1 (its LocalBackend), in its own environment: deciles, a CDF from 99 percentiles and counts per group
-with private keys, per person, for ``bench_persons_peers.py``.  Reads the job (JSON) from argv[1], prints the results.
+with private keys, per person, for ``bench_persons_peers.py``; sums and means per public group for
+``bench_sum_peers.py``.  Reads the job (JSON) from argv[1], prints the results.
 
 Every call is PipelineDP's documented API: ``DPEngine.aggregate`` with ``AggregateParams`` (``max_partitions_contributed``,
 ``max_contributions_per_partition``: its contribution bounding by sampling each person's rows and partitions) and a
@@ -47,6 +48,19 @@ def counts(job, ids, groups):
     return {str(key): float(metrics.count) for key, metrics in found}
 
 
+def sums(job, ids, values, groups, metric):
+    """SUM or MEAN per public partition ``job["partitions"]``, values clamped to the bounds."""
+    rows = list(zip(ids.tolist(), groups.tolist(), values.tolist()))
+    params = pipeline_dp.AggregateParams(
+        metrics=[getattr(pipeline_dp.Metrics, metric)], max_partitions_contributed=job["m"],
+        max_contributions_per_partition=job["k"], min_value=job["bounds"][0], max_value=job["bounds"][1],
+        noise_kind=pipeline_dp.NoiseKind.LAPLACE)
+    extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0], partition_extractor=lambda r: r[1],
+                                            value_extractor=lambda r: r[2])
+    found = _run(rows, params, extractors, job["epsilon"], 0.0, job["partitions"])
+    return {str(key): float(getattr(metrics, metric.lower())) for key, metrics in found}
+
+
 def main():
     job = json.loads(open(sys.argv[1]).read())
     ids, values = np.load(job["ids"]), np.load(job["values"])
@@ -58,6 +72,8 @@ def main():
             out = percentiles(job, ids, values, list(range(10, 100, 10)))
         elif job["task"] == "cdf":
             out = percentiles(job, ids, values, list(range(1, 100)))
+        elif job["task"] in ("SUM", "MEAN"):
+            out = sums(job, ids, values, groups, job["task"])
         else:
             out = counts(job, ids, groups)
         runs.append({"output": out, "cpu_seconds": time.process_time() - start})

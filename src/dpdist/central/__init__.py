@@ -10,6 +10,7 @@ see ``docs/explanation/central-release.md``.
 """
 
 from .count import count
+from .sums import mean, sum
 from .histogram import histogram_queries
 from .polynomial import PolynomialMoments, polynomial_projection
 from .pursuit import matching_pursuit
@@ -19,6 +20,8 @@ from .tree import TreeHistogram, cdf, tree_cdf
 
 __all__ = [
     "count",
+    "sum",
+    "mean",
     "histogram_queries",
     "adaptive_quantiles",
     "polynomial_projection",

@@ -1,6 +1,6 @@
 """Result objects: :class:`FrequencyEstimate` (categorical), :class:`Distribution` (numerical, with an optional
 :class:`CDFBand`), :class:`MeanEstimate`, :class:`MeanVarianceEstimate`, :class:`HeavyHitters`,
-:class:`QuantileRelease`, :class:`CountRelease` and :class:`RangeEstimate` (range queries over numerical
+:class:`QuantileRelease`, :class:`CountRelease`, :class:`ScalarRelease` (sums and means) and :class:`RangeEstimate` (range queries over numerical
 attributes).
 
 All are immutable, carry what produced them (method, n, epsilon and the privacy
@@ -25,6 +25,7 @@ from ._means import MeanEstimate, MeanVarianceEstimate
 from ._presented import SCHEMA, Presented
 from ._quantiles import QuantileRelease
 from ._ranges import RangeEstimate
+from ._scalar import ScalarRelease
 from ._released import ReleasedDistribution
 from ._schema import JSON_SCHEMA
 
@@ -37,6 +38,7 @@ __all__ = [
     "HeavyHitters",
     "QuantileRelease",
     "CountRelease",
+    "ScalarRelease",
     "RangeEstimate",
     "CDFBand",
     "Interval",

@@ -208,6 +208,14 @@ KINDS: dict[str, dict[str, Any]] = {
         "high": {"type": "number", "description": "the interval's upper end"},
         "level": _LEVEL,
     },
+    "scalar": {
+        "statistic": {"enum": ["sum", "mean"], "description": "which statistic the value is"},
+        "value": {"type": "number", "description": "the noisy statistic of the clipped values"},
+        "standard_error": {"type": "number", "minimum": 0, "description": "the noise's standard deviation"},
+        "low": {"type": "number", "description": "the interval's lower end (covers the statistic released)"},
+        "high": {"type": "number", "description": "the interval's upper end"},
+        "level": _LEVEL,
+    },
     "quantiles": {
         "q": _NUMBERS,
         "values": _NUMBERS,
