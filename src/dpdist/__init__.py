@@ -14,7 +14,7 @@ __version__ = "0.1.0"
 
 #: Sub-packages imported on first attribute access (PEP 562), to keep ``import dpdist`` light.
 _LAZY_SUBPACKAGES = ("central", "datasets", "distributed", "experiments", "io", "testing", "accuracy", "accounting",
-                     "budget", "frame")
+                     "budget", "frame", "queries")
 
 
 def __getattr__(name):
@@ -24,6 +24,8 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.accuracy").explain_plan
     if name == "explain_ladder":  # dpdist.explain_ladder(...): one campaign under each trust model (dpdist.accuracy)
         return importlib.import_module(f"{__name__}.accuracy").explain_ladder
+    if name == "query":  # dpdist.query(table, ...): several statistics per group under one budget (dpdist.queries)
+        return importlib.import_module(f"{__name__}.queries").query
     if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -41,6 +43,8 @@ __all__ = [
     "accounting",
     "budget",
     "frame",
+    "queries",
+    "query",
     "explain",
     "explain_plan",
     "explain_ladder",

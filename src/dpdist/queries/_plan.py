@@ -1,0 +1,132 @@
+"""A query's plan: how its one budget is split across its statistics, and each one's expected error at a stated n.
+
+**The rule.**  The budget :math:`\\varepsilon` (per person with ``privacy_id``, else per record) first pays the private
+choice of the groups (``selection_epsilon``, only when the keys are not given); the rest is split across the
+statistics in proportion to their ``weight`` (default 1 each: **equal shares**; ``weight=2`` doubles one's share).
+Statistic :math:`j` gets :math:`\\varepsilon_j`; with ``max_groups`` :math:`m` each group's release runs at
+:math:`\\varepsilon_j / m` (a person touches at most :math:`m` groups), and the statistics compose sequentially:
+:math:`\\varepsilon_{\\text{sel}} + \\sum_j \\varepsilon_j = \\varepsilon`.
+
+**Expected errors** come from public parameters only (the bounds, the budget, ``n`` as stated, the contribution
+bounds), never from the data: the standard deviation of the noise of a count, a sum and a mean (exact for the count and
+the sum; the mean's at its worst, a mean at a bound), and for quantiles, histograms and CDFs the seeded simulation of
+:func:`dpdist.explain` at that ``n`` (the quantiles' mean absolute error in the column's units; the histogram's and the
+CDF's KS distance).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .._validation import Integer, check_param
+from ._statistics import Statistic
+
+__all__ = ["Plan", "PlannedStatistic", "plan_of"]
+
+
+@dataclass(frozen=True)
+class PlannedStatistic:
+    """One statistic's place in the plan: its share of the budget and the epsilon of each group's release."""
+
+    statistic: Statistic
+    share: float
+    epsilon: float  # its part of the query's budget
+    group_epsilon: float  # what each group's release runs at (epsilon / max_groups)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The split of a query's budget and, after :meth:`expected`, each statistic's expected error.
+
+    Attributes
+    ----------
+    epsilon : float
+        The query's budget (per person with a privacy unit, else per record).
+    selection : (float, float) or None
+        ``(epsilon, delta)`` of choosing the groups privately (``None``: the keys are public).
+    statistics : tuple of PlannedStatistic
+    unit : {"person", "record"}
+    max_groups, max_contributions : int
+        The contribution bounds (1 and 1 per record).
+    """
+
+    epsilon: float
+    selection: tuple[float, float] | None
+    statistics: tuple[PlannedStatistic, ...]
+    unit: str
+    max_groups: int
+    max_contributions: int
+
+    @property
+    def rule(self) -> str:
+        weights = [planned.statistic.weight for planned in self.statistics]
+        kind = "equal shares" if len(set(weights)) == 1 else "shares by weight"
+        selection = (f"selection of the groups {self.selection[0]:g} first, then " if self.selection else "")
+        return f"{selection}{kind} of the rest (each statistic's weight over the sum of the weights {math.fsum(weights):g})"
+
+    def expected(self, n: int, *, repeats: int = 10) -> list[dict[str, Any]]:
+        """One row per statistic: its share, epsilon, and expected error(s) at ``n`` rows per group (public
+        parameters only)."""
+        n = check_param("Query.explain", "n", n, Integer(low=1, high=10**9))
+        return [{"statistic": planned.statistic.label, "share": planned.share, "epsilon": planned.epsilon,
+                 "group_epsilon": planned.group_epsilon, **_expected(planned, n, self.max_contributions, repeats)}
+                for planned in self.statistics]
+
+    def describe(self, n: int | None = None) -> str:
+        """The plan as text: the budget, the rule, and per statistic its share (and its expected error at ``n``)."""
+        selection = "public keys" if self.selection is None else (
+            f"groups chosen privately at epsilon {self.selection[0]:g}, delta {self.selection[1]:g}")
+        lines = [f"query plan: epsilon {self.epsilon:g} per {self.unit} ({selection}; at most {self.max_groups} "
+                 f"group(s) and {self.max_contributions} row(s) per group each); split: {self.rule}"]
+        rows = self.expected(n) if n is not None else [
+            {"statistic": p.statistic.label, "share": p.share, "epsilon": p.epsilon, "group_epsilon": p.group_epsilon}
+            for p in self.statistics]
+        for row in rows:
+            error = "" if "error" not in row else f"; expected {row['metric']} at n = {n:,} per group: {row['error']:.4g}"
+            lines.append(f"  {row['statistic']:<24} share {row['share']:.3f}  epsilon {row['epsilon']:.4g} "
+                         f"(each group {row['group_epsilon']:.4g}){error}")
+        return "\n".join(lines)
+
+
+def plan_of(statistics: tuple[Statistic, ...], epsilon: float, selection: tuple[float, float] | None, unit: str,
+            max_groups: int, max_contributions: int) -> Plan:
+    """The plan of the module docstring's rule."""
+    rest = epsilon - (selection[0] if selection else 0.0)
+    total = math.fsum(statistic.weight for statistic in statistics)
+    planned = tuple(PlannedStatistic(statistic, statistic.weight / total, rest * statistic.weight / total,
+                                     rest * statistic.weight / total / max_groups) for statistic in statistics)
+    return Plan(epsilon, selection, planned, unit, max_groups, max_contributions)
+
+
+def _laplace_sd(record_epsilon: float) -> float:
+    """The standard deviation of the discrete Laplace law of one unit at ``record_epsilon``."""
+    rho = math.exp(-record_epsilon)
+    return math.sqrt(2 * rho) / (1 - rho)
+
+
+def _expected(planned: PlannedStatistic, n: int, k: int, repeats: int) -> dict[str, Any]:
+    statistic, record = planned.statistic, planned.group_epsilon / k
+    bounds = statistic.options.get("bounds")
+    if statistic.kind == "count":
+        return {"metric": "count standard deviation", "error": _laplace_sd(record)}
+    if statistic.kind == "sum":
+        return {"metric": "sum standard deviation", "error": math.sqrt(2) * max(map(abs, bounds)) / record}
+    if statistic.kind == "mean":
+        radius = (bounds[1] - bounds[0]) / 2
+        spread = math.sqrt(2 * (radius / (record / 2)) ** 2 + radius**2 * _laplace_sd(record / 2) ** 2) / n
+        return {"metric": "mean standard deviation (at most)", "error": spread}
+    return _simulated(statistic, planned.group_epsilon, n, k, repeats)
+
+
+def _simulated(statistic: Statistic, epsilon: float, n: int, k: int, repeats: int) -> dict[str, Any]:
+    """:func:`dpdist.explain`'s seeded simulation of one group's release at ``n`` rows."""
+    from ..accuracy import explain  # lazy: loads scipy (0.4-2 s)
+
+    function, _, options = statistic.release()
+    unit = {"max_contributions": k, "rows_per_person": k} if k > 1 else {}
+    prediction = explain(function, n, epsilons=[epsilon], repeats=repeats, **options, **unit).predictions[0]
+    metric = "quantile_mae" if statistic.kind == "quantiles" else "ks"
+    return {"metric": {"quantile_mae": "quantiles' mean absolute error", "ks": "KS distance"}[metric],
+            "error": prediction.errors[metric].value}

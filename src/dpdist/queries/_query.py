@@ -1,0 +1,198 @@
+"""``dpdist.query(table, ...)``: several statistics of a table, per group, under one budget.
+
+A :class:`Query` is built in steps that read no data (``group_by``, ``agg``), shows its plan before any data is read
+(``explain``: each statistic's share and expected error at a stated n), and runs once (``release``): the budget is
+charged to the session first, the columns are read in one query, and each statistic runs
+:func:`dpdist.frame.group_release` with its share (:mod:`dpdist.queries._plan`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._guarantee import PrivacyGuarantee, sequential
+from .._validation import CENTRAL_EPSILON, Integer, Interval, check_param
+from ..errors import DPDistError, InvalidParameterError
+from ..frame import group_release
+from ..frame._tables import Engine, _staging_backend, check_columns, open_frame
+from ._plan import Plan, plan_of
+from ._result import QueryResult
+from ._statistics import Statistic
+
+if TYPE_CHECKING:
+    from ..budget import BudgetSession
+
+__all__ = ["Query", "query"]
+
+#: the selection's share of the budget when the keys are private and ``selection_epsilon`` is not given
+SELECTION_SHARE = 0.1
+#: a constant column of zeros: the key of a query without ``group_by`` (one group, the whole table), and what a count
+#: counts (its values are not read, only their number)
+_ZEROS = "__dpdist_zeros__"
+
+
+@dataclass(frozen=True)
+class Query:
+    """A query over one table: its privacy unit and budget, its groups and statistics (see :func:`query`)."""
+
+    table: Any
+    epsilon: float
+    privacy_id: str | None = None
+    max_contributions: int = 1
+    max_groups: int = 1
+    session: Any = None
+    rng: Any = None
+    by: tuple[str, ...] = ()
+    keys: list | None = None
+    selection: tuple[float, float] | None = None
+    statistics: tuple[Statistic, ...] = ()
+
+    def group_by(self, *by: str, keys: list | None = None, selection_epsilon: float | None = None,
+                 selection_delta: float = 1e-6) -> "Query":
+        """Groups by the columns ``by``: the public ``keys`` (values, or tuples for several columns; every listed
+        group is released, an empty one too), or, with ``keys=None``, groups chosen privately
+        (``selection_epsilon``, default a tenth of the budget, and ``selection_delta``)."""
+        if not by or not all(isinstance(name, str) for name in by):
+            raise InvalidParameterError(f"Query.group_by takes the names of the key columns. Got {by!r} instead.")
+        if keys is not None:
+            if selection_epsilon is not None:
+                raise InvalidParameterError("The 'selection_epsilon' argument of Query.group_by chooses private "
+                                            "keys: give it with keys=None, or give the public keys alone.")
+            return dataclasses.replace(self, by=tuple(by), keys=list(keys), selection=None)
+        chosen = self.epsilon * SELECTION_SHARE if selection_epsilon is None else selection_epsilon
+        chosen = check_param("Query.group_by", "selection_epsilon", chosen,
+                             Interval(0.0, self.epsilon, closed="neither"))
+        delta = check_param("Query.group_by", "selection_delta", selection_delta, Interval(0.0, 1.0, closed="neither"))
+        return dataclasses.replace(self, by=tuple(by), keys=None, selection=(float(chosen), float(delta)))
+
+    def agg(self, *statistics: Statistic) -> "Query":
+        """The statistics to release (:func:`dpdist.queries.count`, ``sum``, ``mean``, ``quantiles``, ``histogram``,
+        ``cdf``), each once per group."""
+        for statistic in statistics:
+            if not isinstance(statistic, Statistic):
+                raise InvalidParameterError(f"Query.agg takes statistics (dpdist.queries.count(), quantiles(...), "
+                                            f"...). Got {statistic!r:.80} instead.")
+        labels = [statistic.label for statistic in (*self.statistics, *statistics)]
+        if len(set(labels)) != len(labels):
+            raise InvalidParameterError(f"Query.agg: each statistic once per column. Got {labels} (merge the "
+                                        "quantiles of a column into one quantiles(...)).")
+        return dataclasses.replace(self, statistics=(*self.statistics, *statistics))
+
+    def plan(self) -> Plan:
+        """The split of the budget (public parameters only)."""
+        if not self.statistics:
+            raise InvalidParameterError("The query has no statistic: add some with .agg(count(), quantiles(...)).")
+        unit = "record" if self.privacy_id is None else "person"
+        return plan_of(self.statistics, self.epsilon, self.selection, unit, self.max_groups, self.max_contributions)
+
+    def explain(self, n: int, *, repeats: int = 10) -> str:
+        """The plan with each statistic's expected error at ``n`` rows per group, before any data is read."""
+        return self.plan().describe(n) if repeats == 10 else _described(self.plan(), n, repeats)
+
+    def release(self) -> QueryResult:
+        """Charge the session, read the columns once, release every statistic per group; the result in the table's
+        engine."""
+        plan = self.plan()
+        engine, staged = self._staged()
+        stated = PrivacyGuarantee(plan.epsilon, plan.selection[1] if plan.selection else 0.0, "add-remove",
+                                  "central", unit=plan.unit)
+        if self.session is not None:
+            self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
+        keys, results, guarantees = (self.keys if self.by else [0]), {}, []
+        seeds = _seeds(self.rng, len(plan.statistics))
+        for planned, seed in zip(plan.statistics, seeds):
+            grouped = self._grouped(staged, planned, keys, seed)
+            keys = list(grouped.keys()) if keys is None else keys
+            results[planned.statistic.label] = grouped.results
+            guarantees.append(grouped.guarantee)
+        total = sequential(guarantees)
+        if not stated.covers(total) or not total.covers(stated, rtol=1e-6) and total.epsilon > stated.epsilon:
+            raise DPDistError(f"query: spent {total.describe()}, not the {stated.describe()} planned (a bug).")
+        return QueryResult(self.by, keys or [], results, total, plan, engine)
+
+    def _staged(self) -> tuple[Engine, Any]:
+        """The caller's engine, and the columns the query needs read in one query into an eager frame."""
+        owner = "dpdist.query"
+        table = open_frame(owner, self.table)
+        needed = [*self.by, *([self.privacy_id] if self.privacy_id else [])]
+        needed += [statistic.column for statistic in self.statistics if statistic.column is not None]
+        for argument, names in (("group_by", self.by), ("privacy_id", [self.privacy_id] if self.privacy_id else []),
+                                ("column", [s.column for s in self.statistics if s.column])):
+            if names:
+                check_columns(owner, table, list(names), argument)
+        columns = list(dict.fromkeys(needed)) or table.names[:1]
+        table.read(tuple(columns))
+        data = {name: table.values(name) for name in columns}
+        data[_ZEROS] = np.zeros(len(next(iter(data.values()))), dtype=np.int64)
+        return table.engine, Engine(_staging_backend(), False).frame(data)
+
+    def _grouped(self, staged: Any, planned, keys: list | None, seed: Any):
+        statistic = planned.statistic
+        function, args, kwargs = statistic.release()
+        by = list(self.by) or [_ZEROS]
+        column = statistic.column or _ZEROS
+        unit: dict[str, Any] = {}
+        if self.privacy_id is not None:
+            unit = {"privacy_id": self.privacy_id, "max_groups": self.max_groups,
+                    "max_contributions": self.max_contributions}
+        groups: dict[str, Any] = {"groups": keys}
+        if self.by and keys is None and self.selection is not None:
+            groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1]}
+        return group_release(staged, column, by, function, *args, epsilon=planned.group_epsilon, rng=seed,
+                             **groups, **unit, **kwargs)
+
+
+def _described(plan: Plan, n: int, repeats: int) -> str:
+    rows = plan.expected(n, repeats=repeats)
+    return "\n".join([plan.describe().splitlines()[0], *(f"  {row}" for row in rows)])
+
+
+def _seeds(rng: Any, count: int) -> list:
+    """Each statistic's generator: the CSPRNG (``None``) without a seed, else independent children of it."""
+    if rng is None:
+        return [None] * count
+    root = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return [np.random.default_rng(child) for child in
+            np.random.SeedSequence(root.integers(0, 2**63, size=4).tolist()).spawn(count)]
+
+
+def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_contributions: int | None = None,
+          max_groups: int | None = None, session: BudgetSession | None = None, rng: Any = None) -> Query:
+    """A query over ``table`` (any frame narwhals reads: pandas, Polars eager or lazy, PyArrow, DuckDB, ...) under
+    one budget ``epsilon``.
+
+    >>> from dpdist.queries import count, quantiles            # doctest: +SKIP
+    >>> result = (dpdist.query(df, epsilon=1.0, privacy_id="person", max_contributions=1)   # doctest: +SKIP
+    ...           .group_by("region", keys=["north", "south"])
+    ...           .agg(quantiles("income", [0.1, 0.5, 0.9], bounds=(0, 300_000)), count())
+    ...           .release())
+    >>> result.table()                                          # doctest: +SKIP
+
+    Parameters
+    ----------
+    epsilon : float
+        The whole query's budget: per person with ``privacy_id``, else per record (add/remove neighbours).
+    privacy_id : str, optional
+        The column of the persons' ids: each person keeps at most ``max_groups`` groups (default 1) and
+        ``max_contributions`` rows in each (required with it), uniformly random choices.
+    session : BudgetSession, optional
+        Charged with the whole query before any data is read.
+    rng : seed, optional
+        Seeded releases for tests only; without it every noise comes from the CSPRNG.
+    """
+    owner = "dpdist.query"
+    epsilon = check_param(owner, "epsilon", epsilon, CENTRAL_EPSILON)
+    if privacy_id is None and (max_contributions is not None or max_groups is not None):
+        raise InvalidParameterError(f"The 'max_contributions' and 'max_groups' arguments of {owner} bound each "
+                                    "person's rows: give 'privacy_id', the column of the persons' ids, with them.")
+    if privacy_id is not None and max_contributions is None:
+        raise InvalidParameterError(f"The 'max_contributions' argument of {owner} is required with 'privacy_id': the "
+                                    "rows kept per person and group, an int >= 1.")
+    bound = Integer(low=1, high=2**31 - 1)
+    k = 1 if max_contributions is None else check_param(owner, "max_contributions", max_contributions, bound)
+    m = 1 if max_groups is None else check_param(owner, "max_groups", max_groups, bound)
+    return Query(table, float(epsilon), privacy_id, int(k), int(m), session, rng)

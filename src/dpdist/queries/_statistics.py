@@ -1,0 +1,123 @@
+"""The statistics a query selects: which ``dpdist.central`` release each runs, on which column, with what weight.
+
+Each builder (:func:`count`, :func:`sum`, :func:`mean`, :func:`quantiles`, :func:`histogram`, :func:`cdf`) checks
+its public arguments when it is called (a bad one is refused by name before any table is read) and returns a
+:class:`Statistic`; the query gives it its share of the budget (``weight`` over the weights of all the query's
+statistics) and runs its release once per group (:func:`dpdist.frame.group_release`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .._validation import Bounds, Integer, Interval, check_param
+from ..errors import InvalidParameterError
+
+__all__ = ["Statistic", "count", "sum", "mean", "quantiles", "histogram", "cdf", "WEIGHT"]
+
+#: ``weight``: a finite float > 0 (the statistic's share of the budget is its weight over the query's total)
+WEIGHT = Interval(0.0, math.inf, closed="neither")
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One statistic of a query.
+
+    Attributes
+    ----------
+    kind : str
+        ``"count"``, ``"sum"``, ``"mean"``, ``"quantiles"``, ``"histogram"`` or ``"cdf"``.
+    column : str or None
+        The column released (``None`` for :func:`count`, which counts rows).
+    options : dict
+        The release's public arguments (``bounds``, ``q``, ``bins``).
+    weight : float
+        Its share of the budget, relative to the query's other statistics.
+    """
+
+    kind: str
+    column: str | None
+    options: dict[str, Any] = field(default_factory=dict)
+    weight: float = 1.0
+
+    @property
+    def label(self) -> str:
+        """``kind(column)``, or ``count()``: the name of the statistic in a plan and in errors."""
+        return f"{self.kind}({self.column or ''})"
+
+    def release(self) -> tuple[Callable[..., Any], tuple, dict[str, Any]]:
+        """``(function, args after the data, keyword arguments)`` of its ``dpdist.central`` release, budget aside."""
+        from .. import central  # lazy: loads scipy (0.4-2 s)
+
+        options = dict(self.options)
+        if self.kind == "quantiles":
+            return central.quantiles, (), {"q": options["q"], "bounds": options["bounds"]}
+        if self.kind == "histogram":
+            return central.histogram_queries, (), {"bounds": options["bounds"], "bins": options["bins"],
+                                                   "neighbouring": "add-remove"}
+        function = {"count": central.count, "sum": central.sum, "mean": central.mean, "cdf": central.cdf}[self.kind]
+        return function, (), options
+
+    def weighted(self, weight: Any) -> "Statistic":
+        """This statistic with another ``weight``."""
+        return Statistic(self.kind, self.column, self.options, check_param(f"{self.kind}", "weight", weight, WEIGHT))
+
+
+def _column(owner: str, column: Any) -> str:
+    if not isinstance(column, str) or not column:
+        raise InvalidParameterError(f"The 'column' argument of {owner} must be the name of a column (a string). "
+                                    f"Got {column!r} instead.")
+    return column
+
+
+def _bounds(owner: str, bounds: Any) -> tuple[float, float]:
+    return tuple(float(value) for value in check_param(owner, "bounds", bounds, Bounds()))  # type: ignore[return-value]
+
+
+def count(*, weight: float = 1.0) -> Statistic:
+    """The number of rows per group (per person: of the rows kept), :func:`dpdist.central.count`."""
+    return Statistic("count", None, {}, check_param("count", "weight", weight, WEIGHT))
+
+
+def sum(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The sum of ``column`` clipped to ``bounds`` per group, :func:`dpdist.central.sum`."""
+    return Statistic("sum", _column("sum", column), {"bounds": _bounds("sum", bounds)},
+                     check_param("sum", "weight", weight, WEIGHT))
+
+
+def mean(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The mean of ``column`` clipped to ``bounds`` per group, :func:`dpdist.central.mean`."""
+    return Statistic("mean", _column("mean", column), {"bounds": _bounds("mean", bounds)},
+                     check_param("mean", "weight", weight, WEIGHT))
+
+
+def quantiles(column: str, q: Any, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The quantiles ``q`` (each in (0, 1)) of ``column`` per group, all from one :func:`dpdist.central.quantiles`
+    release (its tree: many quantiles cost the budget of one)."""
+    levels = np.atleast_1d(np.asarray(q, dtype=object))
+    if levels.ndim != 1 or not levels.size or not builtins.all(
+            isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1 for level in levels):
+        raise InvalidParameterError(f"The 'q' argument of quantiles must be one or more numbers in (0, 1). "
+                                    f"Got {q!r} instead.")
+    return Statistic("quantiles", _column("quantiles", column),
+                     {"q": tuple(float(level) for level in levels), "bounds": _bounds("quantiles", bounds)},
+                     check_param("quantiles", "weight", weight, WEIGHT))
+
+
+def histogram(column: str, bins: int, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The shares of ``bins`` equal-width bins of ``bounds`` per group, :func:`dpdist.central.histogram_queries`
+    (under add/remove neighbours: the group's size stays private)."""
+    return Statistic("histogram", _column("histogram", column),
+                     {"bins": check_param("histogram", "bins", bins, Integer(low=1, high=2**16)),
+                      "bounds": _bounds("histogram", bounds)}, check_param("histogram", "weight", weight, WEIGHT))
+
+
+def cdf(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The CDF of ``column`` per group, :func:`dpdist.central.cdf` (its median, mean and spread in the table)."""
+    return Statistic("cdf", _column("cdf", column), {"bounds": _bounds("cdf", bounds)},
+                     check_param("cdf", "weight", weight, WEIGHT))
