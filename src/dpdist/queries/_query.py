@@ -94,14 +94,15 @@ class Query:
         return self.plan().describe(n) if repeats == 10 else _described(self.plan(), n, repeats)
 
     def release(self) -> QueryResult:
-        """Charge the session, read the columns once, release every statistic per group; the result in the table's
-        engine."""
+        """Check the table's schema, charge the session, read the columns once, release every statistic per group;
+        the result in the table's engine."""
         plan = self.plan()
-        engine, staged = self._staged()
+        table = self._checked()
         stated = PrivacyGuarantee(plan.epsilon, plan.selection[1] if plan.selection else 0.0, "add-remove",
                                   "central", unit=plan.unit)
         if self.session is not None:
             self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
+        staged = self._staged(table)  # after the charge: a refused query reads no data
         keys, results, guarantees = (self.keys if self.by else [0]), {}, []
         seeds = _seeds(self.rng, len(plan.statistics))
         for planned, seed in zip(plan.statistics, seeds):
@@ -112,23 +113,27 @@ class Query:
         total = sequential(guarantees)
         if not stated.covers(total) or not total.covers(stated, rtol=1e-6) and total.epsilon > stated.epsilon:
             raise DPDistError(f"query: spent {total.describe()}, not the {stated.describe()} planned (a bug).")
-        return QueryResult(self.by, keys or [], results, total, plan, engine)
+        return QueryResult(self.by, keys or [], results, total, plan, table.engine)
 
-    def _staged(self) -> tuple[Engine, Any]:
-        """The caller's engine, and the columns the query needs read in one query into an eager frame."""
+    def _checked(self):
+        """The table, its key, id and value columns checked against its schema (no data read)."""
         owner = "dpdist.query"
         table = open_frame(owner, self.table)
-        needed = [*self.by, *([self.privacy_id] if self.privacy_id else [])]
-        needed += [statistic.column for statistic in self.statistics if statistic.column is not None]
         for argument, names in (("group_by", self.by), ("privacy_id", [self.privacy_id] if self.privacy_id else []),
                                 ("column", [s.column for s in self.statistics if s.column])):
             if names:
                 check_columns(owner, table, list(names), argument)
+        return table
+
+    def _staged(self, table) -> Any:
+        """The columns the query needs, read in one query into an eager frame (with a column of zeros)."""
+        needed = [*self.by, *([self.privacy_id] if self.privacy_id else [])]
+        needed += [statistic.column for statistic in self.statistics if statistic.column is not None]
         columns = list(dict.fromkeys(needed)) or table.names[:1]
         table.read(tuple(columns))
         data = {name: table.values(name) for name in columns}
         data[_ZEROS] = np.zeros(len(next(iter(data.values()))), dtype=np.int64)
-        return table.engine, Engine(_staging_backend(), False).frame(data)
+        return Engine(_staging_backend(), False).frame(data)
 
     def _grouped(self, staged: Any, planned, keys: list | None, seed: Any):
         statistic = planned.statistic

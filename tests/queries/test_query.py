@@ -1,0 +1,116 @@
+"""``dpdist.query``: several statistics per group under one budget, split by a visible rule, in the caller's engine."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpdist
+from dpdist.budget import BudgetSession
+from dpdist.errors import InvalidParameterError, PrivacyBudgetError
+from dpdist.queries import count, histogram, mean, quantiles, sum
+
+RNG = np.random.default_rng(11)
+N = 4_000
+TABLE = pd.DataFrame({"person": np.arange(N) % 1_000, "region": RNG.choice(["north", "south"], N),
+                      "income": RNG.lognormal(10, 0.7, N), "age": RNG.integers(18, 90, N)})
+KEYS = ["north", "south"]
+DECILES = np.arange(1, 10) / 10
+
+
+def _query(table=TABLE, **unit):
+    return (dpdist.query(table, epsilon=1.0, rng=3, **unit).group_by("region", keys=KEYS)
+            .agg(quantiles("income", DECILES, bounds=(0, 3e5)), histogram("age", 8, (0, 80)), count()))
+
+
+def test_the_budget_is_split_in_equal_shares_by_default_and_by_weight_when_given():
+    plan = _query().plan()
+    assert [p.share for p in plan.statistics] == pytest.approx([1 / 3] * 3)
+    assert sum_of(p.epsilon for p in plan.statistics) == pytest.approx(1.0) and "equal shares" in plan.rule
+    weighted = dpdist.query(TABLE, epsilon=1.0).agg(quantiles("income", [0.5], (0, 1), weight=2), count()).plan()
+    assert [p.share for p in weighted.statistics] == pytest.approx([2 / 3, 1 / 3]) and "by weight" in weighted.rule
+
+
+def sum_of(values):
+    return float(np.sum(list(values)))
+
+
+def test_the_release_states_the_whole_budget_once_and_each_group_gets_its_share():
+    result = _query().release()
+    assert result.guarantee.epsilon == pytest.approx(1.0) and result.guarantee.unit == "record"
+    assert result.keys == KEYS
+    for key in KEYS:
+        truth = int((TABLE["region"] == key).sum())
+        released = result.results["count()"][key]
+        assert released.epsilon == pytest.approx(1 / 3, rel=1e-3)
+        assert abs(released.count - truth) < 8 * released.standard_error
+
+
+def test_the_table_has_one_row_per_group_with_intervals_per_cell():
+    table = _query().release().table()
+    assert isinstance(table, pd.DataFrame) and list(table["region"]) == KEYS
+    assert {"income 0.5 quantile", "income 0.5 quantile low", "income 0.5 quantile high", "count", "count low",
+            "count high", "age share [0, 10)", "level"} <= set(table.columns)
+    assert (table["income 0.5 quantile low"] <= table["income 0.5 quantile high"]).all()
+
+
+def test_polars_lazy_and_duckdb_tables_come_back_in_their_engine():
+    polars = pytest.importorskip("polars")
+    duckdb = pytest.importorskip("duckdb")
+    lazy = _query(polars.from_pandas(TABLE).lazy()).release().table()
+    assert isinstance(lazy, polars.LazyFrame) and lazy.collect().height == 2
+    frame = TABLE  # noqa: F841 (read by duckdb's replacement scan)
+    relation = _query(duckdb.sql("SELECT * FROM frame")).release().table()
+    assert type(relation).__name__ == "DuckDBPyRelation" and len(relation.fetchall()) == 2
+
+
+def test_the_plan_shows_each_expected_error_without_reading_any_table():
+    text = dpdist.query(object(), epsilon=1.0).group_by("region", keys=KEYS).agg(
+        quantiles("income", DECILES, bounds=(0, 3e5)), count(), sum("income", (0, 3e5)),
+        mean("income", (0, 3e5))).explain(n=2_000)
+    assert text.count("expected") == 4 and "share 0.250" in text and "at n = 2,000 per group" in text
+
+
+def test_a_session_is_charged_the_whole_query_once_and_an_overspending_query_is_refused():
+    session = BudgetSession(1.5, neighbouring="add-remove")
+    dpdist.query(TABLE, epsilon=1.0, session=session, rng=0).group_by("region", keys=KEYS).agg(count()).release()
+    assert len(session.charges) == 1 and session.spent.epsilon == pytest.approx(1.0)
+    with pytest.raises(PrivacyBudgetError):
+        dpdist.query(TABLE, epsilon=1.0, session=session).agg(count()).release()
+    assert len(session.charges) == 1
+
+
+def test_per_person_with_private_keys_the_selection_is_in_the_plan_and_the_guarantee():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = (dpdist.query(TABLE, epsilon=1.0, privacy_id="person", max_contributions=2, max_groups=2, rng=1)
+                  .group_by("region").agg(count(), sum("income", (0, 3e5))).release())
+    assert result.guarantee.unit == "person" and result.guarantee.delta == pytest.approx(1e-6)
+    assert result.guarantee.epsilon == pytest.approx(1.0) and set(result.keys) <= set(KEYS)
+    assert result.plan.selection == (0.1, 1e-6) and "selection of the groups 0.1 first" in result.plan.rule
+
+
+def test_a_query_without_group_by_is_one_row_for_the_whole_table():
+    table = dpdist.query(TABLE, epsilon=1.0, rng=2).agg(count(), mean("age", (0, 100))).release().table()
+    assert len(table) == 1 and abs(table["count"][0] - N) < 30 and abs(table["age mean"][0] - TABLE["age"].mean()) < 2
+
+
+@pytest.mark.parametrize(("build", "named"), [
+    (lambda: dpdist.query(TABLE, epsilon=1.0, max_contributions=2), "'max_contributions'"),
+    (lambda: dpdist.query(TABLE, epsilon=1.0, privacy_id="person"), "'max_contributions'"),
+    (lambda: dpdist.query(TABLE, epsilon=-1.0), "'epsilon'"),
+    (lambda: count(weight=0), "'weight'"),
+    (lambda: quantiles("income", [1.5], (0, 1)), "'q'"),
+    (lambda: histogram("age", 0, (0, 1)), "'bins'"),
+    (lambda: sum("income", None), "'bounds'"),
+    (lambda: dpdist.query(TABLE, epsilon=1.0).agg(count(), count()), "each statistic once"),
+    (lambda: dpdist.query(TABLE, epsilon=1.0).plan(), "no statistic"),
+    (lambda: dpdist.query(TABLE, epsilon=1.0).agg(sum("salary", (0, 1))).release(), "'column'"),
+    (lambda: dpdist.query(TABLE, epsilon=1.0).group_by("region", keys=KEYS, selection_epsilon=0.1), "'selection_epsilon'"),
+])
+def test_bad_queries_are_refused_by_name(build, named):
+    with pytest.raises(InvalidParameterError, match=named):
+        build()
