@@ -24,8 +24,8 @@ def __getattr__(name):
         return importlib.import_module(f"{__name__}.accuracy").explain_plan
     if name == "explain_ladder":  # dpdist.explain_ladder(...): one campaign under each trust model (dpdist.accuracy)
         return importlib.import_module(f"{__name__}.accuracy").explain_ladder
-    if name == "query":  # dpdist.query(table, ...): several statistics per group under one budget (dpdist.queries)
-        return importlib.import_module(f"{__name__}.queries").query
+    if name in ("query", "sql"):  # dpdist.query(table, ...), dpdist.sql("SELECT ..."): dpdist.queries
+        return getattr(importlib.import_module(f"{__name__}.queries"), name)
     if name in _LAZY_SUBPACKAGES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -45,6 +45,7 @@ __all__ = [
     "frame",
     "queries",
     "query",
+    "sql",
     "explain",
     "explain_plan",
     "explain_ladder",

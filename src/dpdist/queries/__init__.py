@@ -15,7 +15,8 @@ the same query from one SELECT.  See ``docs/how-to/queries.md``.
 from ._plan import Plan
 from ._query import Query, query
 from ._result import QueryResult
+from ._sql import sql
 from ._statistics import Statistic, cdf, count, histogram, mean, quantiles, sum
 
-__all__ = ["query", "Query", "Plan", "QueryResult", "Statistic", "count", "sum", "mean", "quantiles", "histogram",
+__all__ = ["query", "sql", "Query", "Plan", "QueryResult", "Statistic", "count", "sum", "mean", "quantiles", "histogram",
            "cdf"]
