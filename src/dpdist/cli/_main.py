@@ -24,6 +24,7 @@ COMMANDS = {
     "dpdist.cli._experiments": ("reproduce", "datasets", "estimate"),
     "dpdist.cli._deploy": ("privatize", "aggregate"),
     "dpdist.cli._release": ("release",),
+    "dpdist.cli._query": ("query",),
     "dpdist.cli._serve": ("serve",),
     "dpdist.cli._campaign": ("campaign",),
     "dpdist.cli._submit": ("submit",),

@@ -1,0 +1,155 @@
+"""``dpdist query``: one SELECT over CSV and Parquet files (dpdist.sql), its plan, and its table as CSV."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import sys
+import warnings
+
+from .._io._arrow import require_pyarrow
+from .._io._atomic import atomic_writer
+from ..errors import ContributionBoundWarning, InvalidParameterError
+from ._arguments import OUT, Needs, state_rules
+
+
+def add_commands(subparsers) -> None:
+    query = subparsers.add_parser(
+        "query",
+        help="central DP: one SQL SELECT of statistics per group over CSV/Parquet files, under one budget",
+        description="Release the statistics of one SELECT (COUNT(*), SUM, AVG, QUANTILES, MEDIAN, HISTOGRAM, CDF, per "
+        "GROUP BY key) of a CSV or Parquet file under one budget split in equal shares (dpdist.sql). Prints the plan, "
+        "the guarantee and one CSV row per group with each cell's interval. Joins, WHERE, HAVING, ORDER BY, window "
+        "functions and subqueries are refused. Randomness comes from the OS CSPRNG unless --seed is given.",
+    )
+    query.add_argument("statement", metavar="SQL", help="one SELECT ... FROM NAME [GROUP BY ...]")
+    query.add_argument("--table", action="append", required=True, metavar="NAME=FILE",
+                       help="a table of the statement: its name and its .csv/.tsv or .parquet file (repeatable)")
+    query.add_argument("--epsilon", required=True, type=float, help="the whole query's budget (add/remove neighbours)")
+    query.add_argument("--bounds", action="append", default=[], metavar="COLUMN=LO,HI",
+                       help="the public bounds of an aggregated column (repeatable; values outside are clipped)")
+    query.add_argument("--keys", default=None, metavar="COLUMN=K1,K2,...",
+                       help="the public keys of the GROUP BY column (compared as text); without it the groups are "
+                       "chosen privately from a tenth of --epsilon")
+    query.add_argument("--privacy-id", default=None, metavar="COLUMN",
+                       help="the column of the persons' ids: the guarantee is per person")
+    query.add_argument("--max-contributions", type=int, default=None, metavar="K",
+                       help="with --privacy-id: the rows kept per person and group")
+    query.add_argument("--max-groups", type=int, default=None, metavar="M",
+                       help="with --privacy-id: the groups kept per person (default 1)")
+    query.add_argument("--explain", type=int, default=None, metavar="N",
+                       help="print the plan with each statistic's expected error at N rows per group, read no data")
+    query.add_argument("--out", default=None, help="also write the table (Parquet for .parquet/.pq, else CSV)")
+    query.add_argument("--seed", type=int, default=None, help="seed for reproducible research (not for publishing)")
+    query.set_defaults(handler=_run_query)
+    persons = "the column of the persons' ids and the rows kept per person go together"
+    state_rules(query, {"--out": OUT}, (Needs("--privacy-id", "--max-contributions", persons),
+                                        Needs("--max-contributions", "--privacy-id", persons),
+                                        Needs("--max-groups", "--privacy-id", persons)))
+
+
+def _pairs(option: str, given: list[str]) -> dict[str, str]:
+    found = {}
+    for text in given:
+        name, sep, value = text.partition("=")
+        if not sep or not name or not value:
+            raise InvalidParameterError(f"The {option} option takes NAME=VALUE. Got {text!r} instead.")
+        found[name] = value
+    return found
+
+
+def _bounds(given: list[str]) -> dict[str, tuple[float, float]]:
+    bounds = {}
+    for column, text in _pairs("--bounds", given).items():
+        try:
+            low, high = (float(part) for part in text.split(","))
+        except ValueError:
+            raise InvalidParameterError(f"The --bounds option takes COLUMN=LO,HI (two numbers). Got {column}={text!r} "
+                                        "instead.") from None
+        bounds[column] = (low, high)
+    return bounds
+
+
+def _read(path: str, as_text: list[str]):
+    """The file as a PyArrow table, the key columns as text (keys on the command line are text)."""
+    pyarrow = require_pyarrow("dpdist query's files")
+    import pyarrow.csv  # lazy: optional extra (pyarrow)
+
+    try:
+        if path.lower().endswith((".parquet", ".pq")):
+            table = pyarrow.parquet.read_table(path)
+        else:
+            options = pyarrow.csv.ParseOptions(delimiter="\t" if path.lower().endswith(".tsv") else ",")
+            table = pyarrow.csv.read_csv(path, parse_options=options)
+    except (OSError, pyarrow.ArrowException) as error:
+        raise InvalidParameterError(f"The --table file {path!r} could not be read: "
+                                    f"{(str(error).splitlines() or [''])[0][:200]}") from None
+    for column in as_text:
+        if column in table.column_names:
+            index = table.column_names.index(column)
+            table = table.set_column(index, column, pyarrow.compute.cast(table.column(column), pyarrow.string()))
+    return table
+
+
+def _run_query(args) -> int:
+    from ..queries import sql  # lazy: loads scipy (0.4-2 s)
+
+    files = _pairs("--table", args.table)
+    keys = None
+    if args.keys is not None:
+        column, values = next(iter(_pairs("--keys", [args.keys]).items()))
+        keys = {column: values.split(",")}
+    tables = {name: _Deferred(path, list(keys or {})) for name, path in files.items()}
+    built = sql(args.statement, tables, epsilon=args.epsilon, bounds=_bounds(args.bounds), keys=keys,
+                privacy_id=args.privacy_id, max_contributions=args.max_contributions, max_groups=args.max_groups,
+                rng=args.seed)
+    if args.explain is not None:
+        print(built.explain(n=args.explain))
+        return 0
+    built = dataclasses.replace(built, table=built.table.read())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ContributionBoundWarning)
+        result = built.release()
+    columns = result.columns()
+    print(result.describe())
+    if args.seed is not None:
+        print("note: seeded (--seed): reproducible research only, NOT for publication")
+    if caught:
+        print("note: rows beyond the contribution bounds were left out (how many is not printed)")
+    _write_csv(sys.stdout, columns)
+    if args.out is not None:
+        _write_out(args.out, columns)
+    return 0
+
+
+class _Deferred:
+    """A file named in --table, read only when the query runs (``--explain`` reads no file)."""
+
+    def __init__(self, path: str, as_text: list[str]):
+        self.path, self.as_text = path, as_text
+
+    def read(self):
+        return _read(self.path, self.as_text)
+
+
+def _write_csv(stream, columns: dict[str, list]) -> None:
+    writer = csv.writer(stream, lineterminator="\n")
+    writer.writerow(columns)
+    for row in zip(*columns.values()):
+        writer.writerow([json.dumps(value) if not isinstance(value, str) else value for value in row])
+
+
+def _write_out(path: str, columns: dict[str, list]) -> None:
+    if path.lower().endswith((".parquet", ".pq")):
+        pyarrow = require_pyarrow("dpdist query --out .parquet")
+        buffer = io.BytesIO()
+        pyarrow.parquet.write_table(pyarrow.table(columns), buffer)
+        data = buffer.getvalue()
+    else:
+        text = io.StringIO()
+        _write_csv(text, columns)
+        data = text.getvalue().encode()
+    with atomic_writer(path) as handle:
+        handle.write(data)

@@ -1,0 +1,59 @@
+"""``dpdist query``: one SELECT over a file, its plan before any data, one CSV row per group; errors in one line."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pytest
+
+from dpdist.cli import main
+
+
+@pytest.fixture()
+def people(tmp_path):
+    rng = np.random.default_rng(4)
+    path = tmp_path / "people.csv"
+    rows = zip(np.arange(2_000), rng.choice(["north", "south"], 2_000), rng.lognormal(10, 0.7, 2_000))
+    path.write_text("person,region,income\n" + "".join(f"{p},{r},{i:.2f}\n" for p, r, i in rows))
+    return path
+
+
+def _args(people, statement="SELECT region, QUANTILES(income, 0.1, 0.5, 0.9), COUNT(*) FROM people GROUP BY region"):
+    return ["query", statement, "--table", f"people={people}", "--epsilon", "1", "--bounds", "income=0,300000",
+            "--keys", "region=north,south"]
+
+
+def test_a_select_prints_its_plan_its_guarantee_and_one_row_per_group(people, tmp_path, capsys):
+    out = tmp_path / "result.csv"
+    assert main([*_args(people), "--seed", "1", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "split: equal shares" in printed and "guarantee: 1-differential privacy" in printed
+    rows = list(csv.DictReader(io.StringIO(out.read_text())))
+    assert [row["region"] for row in rows] == ["north", "south"] and "income 0.5 quantile low" in rows[0]
+
+
+def test_explain_reads_no_file(tmp_path, capsys):
+    gone = tmp_path / "gone.csv"
+    assert main([*_args(gone), "--explain", "1000"]) == 0
+    assert "expected quantiles' mean absolute error at n = 1,000" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    (["--bounds", "income"], "--bounds"),
+    (["--max-groups", "2"], "'--max-groups' option needs '--privacy-id'"),
+    (["--table", "people"], "--table"),
+])
+def test_bad_options_are_one_line_naming_them(people, capsys, change, named):
+    assert main([*_args(people), *change]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and named in err
+
+
+def test_refused_sql_and_a_missing_file_are_one_line(people, tmp_path, capsys):
+    having = "SELECT region, COUNT(*) FROM people GROUP BY region HAVING COUNT(*) > 3"
+    assert main(_args(people, having)) == 2
+    assert main(_args(tmp_path / "missing.csv")) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "refuses HAVING" in err[0] and "could not be read" in err[1]
