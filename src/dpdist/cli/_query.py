@@ -75,14 +75,14 @@ def _bounds(given: list[str]) -> dict[str, tuple[float, float]]:
 def _read(path: str, as_text: list[str]):
     """The file as a PyArrow table, the key columns as text (keys on the command line are text)."""
     pyarrow = require_pyarrow("dpdist query's files")
-    import pyarrow.csv  # lazy: optional extra (pyarrow)
+    from pyarrow import csv as arrow_csv  # lazy: optional extra (pyarrow)
 
     try:
         if path.lower().endswith((".parquet", ".pq")):
             table = pyarrow.parquet.read_table(path)
         else:
-            options = pyarrow.csv.ParseOptions(delimiter="\t" if path.lower().endswith(".tsv") else ",")
-            table = pyarrow.csv.read_csv(path, parse_options=options)
+            options = arrow_csv.ParseOptions(delimiter="\t" if path.lower().endswith(".tsv") else ",")
+            table = arrow_csv.read_csv(path, parse_options=options)
     except (OSError, pyarrow.ArrowException) as error:
         raise InvalidParameterError(f"The --table file {path!r} could not be read: "
                                     f"{(str(error).splitlines() or [''])[0][:200]}") from None
