@@ -49,7 +49,7 @@ def restored_registries():
 #: (docs/reference/benchmarks/test-suite.md); the library code of each is pinned by fast unit tests (tests/audit, tests/frame, tests/testing, ...)
 SLOW_PAGES = {f"docs/{page}.md" for page in (
     "how-to/predict-accuracy", "how-to/plan-a-budget", "how-to/report-files", "how-to/audit-a-randomizer",
-    "how-to/dataframes", "how-to/prove-a-protocol", "explanation/frequency-oracles", "explanation/frequency-estimators",
+    "how-to/dataframes", "how-to/queries", "how-to/prove-a-protocol", "explanation/frequency-oracles", "explanation/frequency-estimators",
     "explanation/uncertainty", "explanation/accounting", "explanation/trust-ladder", "explanation/auditing",
     "explanation/multi-attribute")}
 
