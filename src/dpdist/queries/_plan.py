@@ -108,7 +108,7 @@ def _laplace_sd(record_epsilon: float) -> float:
 
 def _expected(planned: PlannedStatistic, n: int, k: int, repeats: int) -> dict[str, Any]:
     statistic, record = planned.statistic, planned.group_epsilon / k
-    bounds = statistic.options.get("bounds")
+    bounds: tuple[float, float] = statistic.options.get("bounds", (0.0, 0.0))
     if statistic.kind == "count":
         return {"metric": "count standard deviation", "error": _laplace_sd(record)}
     if statistic.kind == "sum":
@@ -125,7 +125,7 @@ def _simulated(statistic: Statistic, epsilon: float, n: int, k: int, repeats: in
     from ..accuracy import explain  # lazy: loads scipy (0.4-2 s)
 
     function, _, options = statistic.release()
-    unit = {"max_contributions": k, "rows_per_person": k} if k > 1 else {}
+    unit: dict[str, Any] = {"max_contributions": k, "rows_per_person": k} if k > 1 else {}
     prediction = explain(function, n, epsilons=[epsilon], repeats=repeats, **options, **unit).predictions[0]
     metric = "quantile_mae" if statistic.kind == "quantiles" else "ks"
     return {"metric": {"quantile_mae": "quantiles' mean absolute error", "ks": "KS distance"}[metric],

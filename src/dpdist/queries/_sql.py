@@ -79,13 +79,20 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
     built = query(table, epsilon=epsilon, privacy_id=privacy_id, max_contributions=max_contributions,
                   max_groups=max_groups, session=session, rng=rng)
     if by:
-        public = list(keys[by[0]]) if isinstance(keys, dict) and len(by) == 1 and by[0] in keys else keys
-        if isinstance(keys, dict) and public is keys:
-            raise InvalidParameterError(f"The 'keys' argument of dpdist.sql must list the keys of {by}: "
-                                        f"{{{by[0]!r}: [...]}} for one key column, or a list of tuples. Got {keys!r:.100}.")
+        public = _public_keys(by, keys)
         built = built.group_by(*by, keys=public, selection_epsilon=None if public is not None else selection_epsilon,
                                selection_delta=selection_delta)
     return built.agg(*statistics)
+
+
+def _public_keys(by: list[str], keys: Any) -> list | None:
+    """The keys of the GROUP BY columns ``by`` as :meth:`Query.group_by` takes them."""
+    if not isinstance(keys, dict):
+        return None if keys is None else list(keys)
+    if len(by) != 1 or by[0] not in keys:
+        raise InvalidParameterError(f"The 'keys' argument of dpdist.sql must list the keys of {by}: "
+                                    f"{{{by[0]!r}: [...]}} for one key column, or a list of tuples. Got {keys!r:.100}.")
+    return list(keys[by[0]])
 
 
 def _parsed(sqlglot: Any, exp: Any, statement: str) -> Any:

@@ -60,8 +60,9 @@ class Statistic:
         if self.kind == "histogram":
             return central.histogram_queries, (), {"bounds": options["bounds"], "bins": options["bins"],
                                                    "neighbouring": "add-remove"}
-        function = {"count": central.count, "sum": central.sum, "mean": central.mean, "cdf": central.cdf}[self.kind]
-        return function, (), options
+        functions: dict[str, Callable[..., Any]] = {"count": central.count, "sum": central.sum, "mean": central.mean,
+                                                    "cdf": central.cdf}
+        return functions[self.kind], (), options
 
     def weighted(self, weight: Any) -> "Statistic":
         """This statistic with another ``weight``."""
