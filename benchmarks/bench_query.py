@@ -12,9 +12,15 @@ release and the result table in the caller's engine; imports and a first warm-up
 ``HISTOGRAM(age, 8)`` and ``COUNT(*)`` under the same budget: its rows state the split (equal thirds) and the deciles'
 rank error at their third.
 
+Beside them (``--peers opendp``), the same question as one query of OpenDP 0.16's Polars plugin, in its own environment
+(``benchmarks/persons_peers/requirements/opendp.lock``: polars 1.36.1, the version it requires; the worker
+``benchmarks/persons_peers/side/worker_opendp.py``): ``group_by("region")`` over a margin of invariant keys and nine
+``dp.quantile`` over a 200-USD candidate grid, epsilon 1 split evenly over them; the same tables, the same metrics, its
+CPU seconds in its own process (the second release of each table: the first loads OpenDP's library).
+
 Usage::
 
-    uv run python benchmarks/bench_query.py [--sizes 20000,2000] [--runs 6] [--engines polars,duckdb]
+    uv run python benchmarks/bench_query.py [--sizes 20000,2000] [--runs 6] [--engines polars,duckdb] [--peers opendp]
 
 Writes ``benchmarks/results/query.json`` (one row per size, engine, interface and query).
 """
@@ -23,7 +29,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
+import tempfile
 import time
 import warnings
 
@@ -107,11 +115,40 @@ def one_row(n: int, runs: int, engine: str, interface: str, kind: str) -> dict:
             "split": split, "epsilon": 1.0}
 
 
+def peer_row(n: int, runs: int) -> dict:
+    """OpenDP's Polars plugin on the same tables (its side environment, one job per run)."""
+    from bench_persons_peers import side  # benchmarks/, beside this script
+
+    errors, seconds, library = [], [], ""
+    with tempfile.TemporaryDirectory() as folder:
+        for run in range(runs):
+            data = table(n, run)
+            files = {"ids": os.path.join(folder, "regions.npy"), "values": os.path.join(folder, "incomes.npy")}
+            np.save(files["ids"], data["region"].to_numpy().astype(str))
+            np.save(files["values"], data["income"].to_numpy())
+            found = side("opendp", {"task": "grouped deciles", "epsilon": 1.0, "bounds": list(BOUNDS), "step": 200.0,
+                                    "repeats": 2}, files)  # the second release is timed: the first loads OpenDP's library
+            library, last = found["library"], found["runs"][-1]
+            errors.append(rank_error(data, {region: _Values(last["output"][region]) for region in REGIONS}))
+            seconds.append(last["cpu_seconds"])
+    return {"n": n, "engine": library, "interface": "opendp polars plugin", "query": "deciles",
+            "rank_error": float(np.mean(errors)), "rank_error_se": float(np.std(errors, ddof=1) / np.sqrt(runs)),
+            "cpu_seconds": float(np.mean(seconds)), "split": {"9 x dp.quantile": round(1 / 9, 4)}, "epsilon": 1.0}
+
+
+class _Values:
+    """A peer's released deciles as ``rank_error`` reads a release (its ``values``)."""
+
+    def __init__(self, values):
+        self.values = np.asarray(values, dtype=np.float64)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="20000,2000")
     parser.add_argument("--runs", type=int, default=6)
     parser.add_argument("--engines", default="polars,duckdb")
+    parser.add_argument("--peers", default="", help="'opendp': OpenDP's Polars plugin in its own environment")
     arguments = parser.parse_args()
     warnings.simplefilter("ignore")
     built("deciles", "sql", table(100, 0), 0).release()  # warm-up: imports and first calls
@@ -127,6 +164,9 @@ def main() -> None:
                 for kind in SQL:
                     rows.append(one_row(n, arguments.runs, engine, interface, kind))
                     print(json.dumps(rows[-1]), flush=True)
+        if "opendp" in arguments.peers:
+            rows.append(peer_row(n, arguments.runs))
+            print(json.dumps(rows[-1]), flush=True)
     RESULTS.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
 
 
