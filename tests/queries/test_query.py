@@ -114,3 +114,15 @@ def test_a_query_without_group_by_is_one_row_for_the_whole_table():
 def test_bad_queries_are_refused_by_name(build, named):
     with pytest.raises(InvalidParameterError, match=named):
         build()
+
+
+def test_missing_values_are_refused_before_the_charge_by_default_and_left_out_with_drop():
+    from dpdist.errors import MissingValuesError
+
+    holed = TABLE.assign(income=TABLE["income"].where(np.arange(N) % 10 > 0))
+    session = BudgetSession(2.0, neighbouring="add-remove")
+    with pytest.raises(MissingValuesError):
+        dpdist.query(holed, epsilon=1.0, session=session).agg(mean("income", (0, 3e5))).release()
+    assert not session.charges  # refused before the charge
+    released = dpdist.query(holed, epsilon=1.0, missing="drop", rng=0).agg(count(), mean("income", (0, 3e5))).release()
+    assert abs(released.results["count()"][0].count - N) < 30  # a count counts rows, whatever their values

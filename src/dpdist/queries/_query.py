@@ -1,15 +1,15 @@
 """``dpdist.query(table, ...)``: several statistics of a table, per group, under one budget.
 
 A :class:`Query` is built in steps that read no data (``group_by``, ``agg``), shows its plan before any data is read
-(``explain``: each statistic's share and expected error at a stated n), and runs once (``release``): the budget is
-charged to the session first, the columns are read in one query, and each statistic runs
-:func:`dpdist.frame.group_release` with its share (:mod:`dpdist.queries._plan`).
+(``explain``: each statistic's share and expected error at a stated n), and runs once (``release``): the columns are
+read in one query (a missing value or key refused there), the whole budget is charged to the session, and each
+statistic runs :func:`dpdist.frame.group_release` with its share (:mod:`dpdist.queries._plan`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -18,6 +18,8 @@ from .._guarantee import PrivacyGuarantee, sequential
 from .._validation import CENTRAL_EPSILON, Integer, Interval, check_param
 from ..errors import DPDistError, InvalidParameterError
 from ..frame import group_release
+from .._missing import missing_policy
+from ..frame._local import check_missing_key_rows
 from ..frame._tables import Engine, _staging_backend, check_columns, open_frame
 from ._plan import Plan, plan_of
 from ._result import QueryResult
@@ -39,13 +41,14 @@ _ZEROS = "__dpdist_zeros__"
 class Query:
     """A query over one table: its privacy unit and budget, its groups and statistics (see :func:`query`)."""
 
-    table: Any
+    table: Any = field(repr=False)
     epsilon: float
     privacy_id: str | None = None
     max_contributions: int = 1
     max_groups: int = 1
-    session: Any = None
+    session: Any = field(default=None, repr=False)
     rng: Any = None
+    missing: str | float = "refuse"
     by: tuple[str, ...] = ()
     keys: list | None = None
     selection: tuple[float, float] | None = None
@@ -94,15 +97,15 @@ class Query:
         return self.plan().describe(n) if repeats == 10 else _described(self.plan(), n, repeats)
 
     def release(self) -> QueryResult:
-        """Check the table's schema, charge the session, read the columns once, release every statistic per group;
-        the result in the table's engine."""
+        """Check the table's schema, read the columns once (a missing value or key refused there), charge the
+        session, release every statistic per group; the result in the table's engine."""
         plan = self.plan()
         table = self._checked()
+        staged = self._staged(table)  # missing values and keys refused here, before the charge
         stated = PrivacyGuarantee(plan.epsilon, plan.selection[1] if plan.selection else 0.0, "add-remove",
                                   "central", unit=plan.unit)
         if self.session is not None:
             self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
-        staged = self._staged(table)  # after the charge: a refused query reads no data
         keys, results, guarantees = (self.keys if self.by else [0]), {}, []
         seeds = _seeds(self.rng, len(plan.statistics))
         for planned, seed in zip(plan.statistics, seeds):
@@ -111,7 +114,7 @@ class Query:
             results[planned.statistic.label] = grouped.results
             guarantees.append(grouped.guarantee)
         total = sequential(guarantees)
-        if not stated.covers(total) or not total.covers(stated, rtol=1e-6) and total.epsilon > stated.epsilon:
+        if not total.covers(stated):
             raise DPDistError(f"query: spent {total.describe()}, not the {stated.describe()} planned (a bug).")
         return QueryResult(self.by, keys or [], results, total, plan, table.engine)
 
@@ -132,6 +135,12 @@ class Query:
         columns = list(dict.fromkeys(needed)) or table.names[:1]
         table.read(tuple(columns))
         data = {name: table.values(name) for name in columns}
+        if self.by:
+            check_missing_key_rows("dpdist.query", table, self.by, "refuse", private=True)
+        if isinstance(self.missing, str) and self.missing == "refuse":
+            for name in dict.fromkeys(s.column for s in self.statistics if s.column is not None):
+                missing_policy("dpdist.query", "refuse").apply(data[name], "dpdist.query", f"Column {name!r}",
+                                                               private=True)
         data[_ZEROS] = np.zeros(len(next(iter(data.values()))), dtype=np.int64)
         return Engine(_staging_backend(), False).frame(data)
 
@@ -147,8 +156,9 @@ class Query:
         groups: dict[str, Any] = {"groups": keys}
         if self.by and keys is None and self.selection is not None:
             groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1]}
+        missing = {} if statistic.kind == "count" else {"missing": self.missing}  # a count reads no value
         return group_release(staged, column, by, function, *args, epsilon=planned.group_epsilon, rng=seed,
-                             **groups, **unit, **kwargs)
+                             **groups, **unit, **missing, **kwargs)
 
 
 def _described(plan: Plan, n: int, repeats: int) -> str:
@@ -166,7 +176,8 @@ def _seeds(rng: Any, count: int) -> list:
 
 
 def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_contributions: int | None = None,
-          max_groups: int | None = None, session: BudgetSession | None = None, rng: Any = None) -> Query:
+          max_groups: int | None = None, session: BudgetSession | None = None, rng: Any = None,
+          missing: str | float = "refuse") -> Query:
     """A query over ``table`` (any frame narwhals reads: pandas, Polars eager or lazy, PyArrow, DuckDB, ...) under
     one budget ``epsilon``.
 
@@ -188,6 +199,9 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
         Charged with the whole query before any data is read.
     rng : seed, optional
         Seeded releases for tests only; without it every noise comes from the CSPRNG.
+    missing : {"refuse", "drop"} or float
+        A missing value of an aggregated column: refused (the default, before any release), left out (``"drop"``),
+        or counted as that number (:mod:`dpdist._missing`); a missing key is refused.
     """
     owner = "dpdist.query"
     epsilon = check_param(owner, "epsilon", epsilon, CENTRAL_EPSILON)
@@ -200,4 +214,4 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
     bound = Integer(low=1, high=2**31 - 1)
     k = 1 if max_contributions is None else check_param(owner, "max_contributions", max_contributions, bound)
     m = 1 if max_groups is None else check_param(owner, "max_groups", max_groups, bound)
-    return Query(table, float(epsilon), privacy_id, int(k), int(m), session, rng)
+    return Query(table, float(epsilon), privacy_id, int(k), int(m), session, rng, missing)
