@@ -156,7 +156,7 @@ class Query:
         groups: dict[str, Any] = {"groups": keys}
         if self.by and keys is None and self.selection is not None:
             groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1]}
-        missing = {} if statistic.kind == "count" else {"missing": self.missing}  # a count reads no value
+        missing: dict[str, Any] = {} if statistic.kind == "count" else {"missing": self.missing}  # a count reads no value
         return group_release(staged, column, by, function, *args, epsilon=planned.group_epsilon, rng=seed,
                              **groups, **unit, **missing, **kwargs)
 
