@@ -7,10 +7,12 @@ Every page of ``docs/reproductions/`` carries a generated block (``dpdist reprod
 * re-judges every claim from those cells with the current code and renders the block again: a verdict,
   a count, a number of the claims table or of the header that differs fails with "page stale: regenerate
   NAME" (cheap: the fast loop);
-* reads every number of the hand-written prose: each must be one of the block's (cheap);
-* recomputes one cell per method label of the spec, chosen by stable ids, and compares every metric with
-  the recorded value within a relative 1e-6 (slow: seconds of cells per page); the suite runs with the
-  pinned numerics of ``tests/conftest.py``, so a cell gives the run's numbers to the last bits.
+* reads every number of the hand-written prose: each must be one of the block's (cheap); and every figure,
+  verdict and claim number the prose binds to a place of the block must be what that place gives, every
+  verdict word and claim reference bound (cheap);
+* recomputes every method label on every dataset and at every number of users it runs at, chosen by stable
+  ids, and compares every metric with the recorded value within a relative 1e-6 (slow: 8-60 CPU-s per page);
+  the suite runs with the pinned numerics of ``tests/conftest.py``, so a cell gives the run's numbers to the last bits.
 
 The mutants below are the ones that passed the page check before (a header count, a flipped verdict, a
 claims-table number, a prose number; PM's unbiasing gain times 1.05), planted in copies of the pages.
@@ -19,6 +21,7 @@ claims-table number, a prose number; PM's unbiasing gain times 1.05), planted in
 from __future__ import annotations
 
 import json
+import random
 import re
 import shutil
 from pathlib import Path
@@ -30,13 +33,17 @@ from dpdist.experiments._pagecheck import (
     NUMBER,
     _prose_numbers,
     page_spec,
+    prose_bindings,
     prose_numbers,
     recompute_sample,
     rederive_block,
 )
 from dpdist.experiments._pagerecord import read_record, record_path
-from dpdist.experiments._pages import choose_sample, split_page, write_page
+from dpdist.experiments._pages import _cost_rank, choose_sample, split_page, write_page
+from dpdist.experiments._prosebind import BINDING, claim_rows
+from dpdist.local.numerical._wave_protocol import WaveProtocol
 from dpdist.local.numerical.pm import PiecewiseMechanism
+from dpdist.reproductions.central import methods as central_methods
 
 PAGES = Path(__file__).resolve().parents[2] / "docs" / "reproductions"
 REPRODUCTIONS = ("wavelet", "sw-ems", "wiener", "central", "cp")
@@ -67,20 +74,33 @@ def test_every_number_the_prose_quotes_is_one_of_the_generated_block(name):
     assert not missing, f"{name}: numbers of the prose that the generated block does not give: {missing[:20]}"
 
 
-@pytest.mark.slow  # seconds of cells per page
 @pytest.mark.parametrize("name", REPRODUCTIONS)
-def test_one_cell_of_every_method_recomputes_to_the_recorded_values(name):
+def test_every_figure_verdict_and_claim_number_the_prose_binds_is_what_the_block_gives(name):
+    reasons = prose_bindings(PAGES / f"{name}.md")
+    assert not reasons, f"{name}: prose stale or unbound: {reasons[:10]}"
+
+
+@pytest.mark.slow  # 8-60 CPU-s of cells per page (every label on every dataset and at every size)
+@pytest.mark.parametrize("name", REPRODUCTIONS)
+def test_the_stratified_sample_recomputes_to_the_recorded_values(name):
     reasons = recompute_sample(PAGES / f"{name}.md")
     assert not reasons, f"page stale: regenerate {name} (" + "; ".join(reasons[:5]) + ")"
 
 
 @pytest.mark.parametrize("name", REPRODUCTIONS)
-def test_the_sample_covers_every_method_label_by_stable_ids(name):
-    # one cell per method label of the page's spec; the same cells on every call (never chosen by timing)
+def test_the_sample_covers_every_label_on_every_dataset_and_size_by_stable_ids(name):
+    # every (method label, dataset) and every (method label, number of users) the spec runs, the largest sizes
+    # included; the same cells on every call (never chosen by timing)
     facts, _ = read_record(record_path(PAGES / f"{name}.md"))
     spec = page_spec(facts)
     sample = choose_sample(spec)
-    assert [cell.method.label for cell in sample] == [method.label for method in spec.methods]
+    sizes: dict = {}
+
+    def strata(cells) -> set:
+        return ({(cell.method.label, cell.dataset.key) for cell in cells}
+                | {(cell.method.label, _cost_rank(cell, sizes)[0]) for cell in cells})
+
+    assert strata(sample) == strata(spec.cells())
     assert choose_sample(page_spec(facts)) == sample
 
 
@@ -142,6 +162,83 @@ def _line_of(page: Path, text: str) -> str:
     return next(line for line in page.read_text().splitlines() if text in line)
 
 
+#: what a flipped verdict becomes
+FLIPPED = {"holds": "does not hold", "does not hold": "holds", "do not hold": "hold", "underpowered": "holds",
+           "inconclusive": "holds", "hold": "do not hold"}
+
+
+def _stale_items(page: Path, rng: random.Random) -> list[tuple[str, str, str]]:
+    """Stale items to plant in a page's prose, each ``(kind, old text with its binding, new text with it)``: a
+    bound figure changed to another number of the block, a bound count changed by one, a verdict flipped and a
+    claim number changed to another claim's, up to three of each kind the page binds, chosen by ``rng``."""
+    head, block, tail = split_page(page.read_text())
+    block_numbers = sorted(set(NUMBER.findall(block)))
+    claims = sorted(claim_rows(block))
+    kinds: dict[str, list] = {"figure": [], "count": [], "verdict": [], "claim": []}
+    for match in BINDING.finditer(tail):
+        kind, _, rest = match.group(1).strip().partition(" ")
+        before = tail[:match.start()]
+        if kind == "outcome":
+            verdict = re.search(r"(\*\*)?(does not hold|do not hold|holds|hold|underpowered|inconclusive)(\*\*)?$", before)
+            kinds["verdict"].append((verdict.group(), match.group(), verdict.group().replace(
+                verdict.group(2), FLIPPED[verdict.group(2)])))
+            continue
+        number = re.search(r"\d+(?:\.\d+)?$", before).group()
+        if kind == "claim" and " @ " not in rest:
+            other = rng.choice([n for n in claims if str(n) != number])
+            kinds["claim"].append((number, match.group(), str(other)))
+        elif "." in number:
+            other = rng.choice([n for n in block_numbers if "." in n and float(n) != float(number)])
+            kinds["figure"].append((number, match.group(), other))
+        else:
+            kinds["count"].append((number, match.group(), str(int(number) + rng.choice([-2, -1, 1, 2]))))
+    return [(kind, old + binding, new + binding) for kind, items in kinds.items()
+            for old, binding, new in rng.sample(items, min(3, len(items)))]
+
+
+def test_stale_figures_verdicts_counts_and_claim_numbers_planted_in_the_prose_fail_by_name(tmp_path):
+    # before, prose was checked only against the block's set of numbers: of 10 stale items planted in the prose
+    # of 4 pages, 6 passed (a number equal to another of the block's, verdict words and claim references unread)
+    rng = random.Random(20261128)
+    planted: dict[str, int] = {}
+    for name in REPRODUCTIONS:
+        for kind, old, new in _stale_items(PAGES / f"{name}.md", rng):
+            page = _copy(name, tmp_path)
+            _plant(page, old, new, within="prose")
+            reasons = prose_bindings(page)
+            assert len(reasons) == 1 and reasons[0].startswith(f"line {_prose_line(page, new)}:"), (name, old, new)
+            planted[kind] = planted.get(kind, 0) + 1
+    assert sum(planted.values()) >= 12 and all(planted.get(kind, 0) >= 3 for kind in ("figure", "count", "verdict", "claim"))
+
+
+@pytest.mark.parametrize(("name", "old", "new", "stated"), [
+    ("central", "(ratio 12", "(ratio 15", "'15'"),
+    ("wiener", "in 44<", "in 46<", "'46'"),
+    ("sw-ems", "**holds**<!--=outcome", "**does not hold**<!--=outcome", "'**does not hold**'"),
+    ("cp", "Both **underpowered**", "Both **hold**", "'**hold**'"),
+])
+def test_the_stale_prose_items_that_passed_the_set_check_fail_by_name(tmp_path, name, old, new, stated):
+    page = _copy(name, tmp_path)
+    _plant(page, old, new, within="prose")
+    assert prose_numbers(page) == []  # each is still a number or word the set check lets through
+    reasons = prose_bindings(page)
+    assert len(reasons) == 1 and reasons[0].startswith(f"line {_prose_line(page, new)}: the text states {stated}, ")
+
+
+def _prose_line(page: Path, text: str) -> int:
+    """The line of the first ``text`` of the page's prose after its generated block."""
+    head, block, tail = split_page(page.read_text())
+    return head.count("\n") + block.count("\n") + 1 + tail[:tail.index(text)].count("\n")
+
+
+def test_a_verdict_word_or_claim_number_without_a_binding_fails(tmp_path):
+    page = _copy("wiener", tmp_path)
+    _plant(page, "More of the claims:", "More of the claims (claim 5 **holds**):", within="prose")
+    reasons = prose_bindings(page)
+    assert len(reasons) == 2 and "verdict word without a binding: 'holds'" in reasons[0]
+    assert "claim reference without a binding: '5'" in reasons[1]
+
+
 def test_the_prose_check_reads_quantities_not_references_or_code():
     prose = ("In Fig. 2a-c, 11 and sec. VI-B (eq. 92; Theorems 1-5; claim 13; step 47, item 5; #29) the error "
              "was 0.0741 at `eps 0.5`, 12x [here](x/3.md) <!-- 7.5 --> and 22,603 users; W1 fig2 2a `964190c`.")
@@ -188,6 +285,38 @@ def test_a_changed_method_fails_the_recomputed_sample(tmp_path, monkeypatch):
     monkeypatch.setattr(PiecewiseMechanism, "_setup", patched)
     reasons = recompute_sample(page, labels=("PM",))
     assert reasons and all(reason.startswith("PM on ") for reason in reasons)
+
+
+@pytest.mark.slow  # the SW-EMS cells of sw-ems's sample (~4 CPU-s)
+def test_ems_stopping_early_only_above_50000_reports_fails_the_recomputed_sample(monkeypatch):
+    # EMS's stopping tolerance 10x larger above 50,000 reports moved a Beta cell's W1 by 14.6 % and passed the
+    # sample of one cell per label (every SW-EMS label sampled on a dataset under 50,000 users)
+    original = WaveProtocol._estimate
+
+    def stopping_early(self, aggregator, *, method="ems", tolerance=None, **options):
+        if method == "ems" and aggregator.n > 50_000:
+            tolerance = 10 * (1e-3 if tolerance is None else tolerance)
+        return original(self, aggregator, method=method, tolerance=tolerance, **options)
+
+    monkeypatch.setattr(WaveProtocol, "_estimate", stopping_early)
+    reasons = recompute_sample(PAGES / "sw-ems.md", labels=("SW-EMS", "SW-EMS (B-R)", "SW-EMS (d grid)", "SW-EMS (n)"))
+    assert reasons and all(reason.startswith("SW-EMS") for reason in reasons)
+    # only cells above 50,000 reports moved: not income-weekly (29,266 users) nor the n sweep (at most 29,266)
+    assert not any("income-weekly" in reason or "'n': " in reason for reason in reasons)
+
+
+@pytest.mark.slow  # the HQ cells of central's sample (~3 CPU-s)
+def test_central_hq_at_half_epsilon_only_above_20000_users_fails_the_recomputed_sample(monkeypatch):
+    # HQ at half its epsilon above n = 20,000 moved a real-data cell's KS by -8.3 % and passed the sample of
+    # one cell per label (HQ sampled at n = 10,000)
+    original = central_methods.histogram_queries
+
+    def half_epsilon(values, epsilon, *args, **options):
+        return original(values, epsilon / 2 if len(values) > 20_000 else epsilon, *args, **options)
+
+    monkeypatch.setattr(central_methods, "histogram_queries", half_epsilon)
+    reasons = recompute_sample(PAGES / "central.md", labels=("HQ",))
+    assert reasons and all(reason.startswith("HQ on ") and "'n': 22603" in reason for reason in reasons)
 
 
 @pytest.mark.slow  # runs the toy spec (seconds)

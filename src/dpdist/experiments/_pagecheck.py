@@ -8,9 +8,13 @@ Three checks, each returning the reasons the page is stale (an empty list: it is
   a verdict, a count, a number of the claims table or of the header that differs is named;
 * :func:`prose_numbers` (cheap): every number the hand-written text quotes must be one of the generated
   block's (code, references such as "Fig. 5" or "sec. VI-B" and links apart: :data:`REFERENCE`);
+* :func:`prose_bindings` (cheap): every figure, verdict and claim number the text binds to the place of the
+  block it states (:mod:`._prosebind`) must be what that place gives, and every verdict word and claim
+  reference of the text must be bound;
 * :func:`recompute_sample` (costly: seconds of cells): recomputes the sample of
-  :func:`._pages.choose_sample`, one cell per method label, at the current commit and compares every
-  metric with the recorded value, so a change to any one method's code shows.
+  :func:`._pages.choose_sample` (every method label on every dataset and at every number of users it
+  runs at), at the current commit and compares every metric with the recorded value, so a change to a method's code shows when it
+  moves the method's numbers at the sampled parameters of any dataset or size (:func:`._pages.sample_scope`).
 
 ``tests/experiments/test_pagecheck.py`` runs them on every page.
 """
@@ -24,13 +28,14 @@ from pathlib import Path
 
 from ._claims import RULE_VERSION, evaluate_claims
 from ._pagerecord import cell_values, raw_from_record, read_record, record_digest, record_path
+from ._prosebind import CODE, bound_values
 from ._pages import SAMPLE_TOLERANCE, choose_sample, render_block, split_page
 from ._registry import get_spec
 from ._runner import execute_cell
 from ._spec import ExperimentSpec
 from ._table import summarize
 
-__all__ = ["rederive_block", "prose_numbers", "recompute_sample", "page_spec", "NUMBER", "REFERENCE"]
+__all__ = ["rederive_block", "prose_numbers", "prose_bindings", "recompute_sample", "page_spec", "NUMBER", "REFERENCE"]
 
 #: A number as the page check reads it: digits with thousands separators, a decimal part and an exponent;
 #: not part of a word ("W1", "fig2", a commit `964190c`, "2a"), except a ratio's trailing "x" ("12x"), nor the
@@ -44,7 +49,6 @@ REFERENCE = re.compile(
     r"Thm\.|Lemmas?|Prop(?:\.|ositions?)|Corollar(?:y|ies)|Def(?:\.|initions?)|Examples?|Remarks?|App(?:\.|endix)|"
     r"papers?|issues?|items?|[Ss]teps?|claims?|rule version)\s*|#)"
     + _REFERENCE_ITEM + r"(?:\s*(?:,|and|&|to|/|[-–])\s*" + _REFERENCE_ITEM + r")*")
-_CODE = re.compile(r"```.*?```|`[^`\n]*`|<!--.*?-->|\]\([^)]*\)", re.S)
 
 
 def page_spec(facts: dict) -> ExperimentSpec:
@@ -122,9 +126,19 @@ def prose_numbers(page: str | Path) -> list[str]:
     return reasons
 
 
+def prose_bindings(page: str | Path) -> list[str]:
+    """Why the figures, verdicts and claim numbers ``page``'s hand-written text binds are not what its generated
+    block gives, and its verdict words and claim references without a binding (:mod:`._prosebind`)."""
+    parts = split_page(Path(page).read_text())
+    if parts is None:
+        return ["no generated block"]
+    head, block, tail = parts
+    return bound_values(head, block) + bound_values(tail, block, head.count("\n") + block.count("\n") + 1)
+
+
 def _prose_numbers(prose: str) -> list[tuple[str, int]]:
     """``(number, line)`` of every number of ``prose`` outside code, comments, links and references."""
-    blanked = _CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), prose)
+    blanked = CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group()), prose)
     blanked = REFERENCE.sub(lambda m: " " * len(m.group()), blanked)
     return [(match.group(), blanked.count("\n", 0, match.start()) + 1) for match in NUMBER.finditer(blanked)]
 

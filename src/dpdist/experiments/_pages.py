@@ -17,11 +17,12 @@ beside the page (``NAME.cells.jsonl``, :mod:`._pagerecord`) and replaces the par
 * the values the prose quotes (:func:`._specpage.quote_lines`, the spec's :class:`~dpdist.experiments.Quote`)
   and what is run (:func:`._specpage.spec_lines`: the spec's datasets, methods, sweeps and metrics);
 * what the page check (:mod:`._pagecheck`, run by ``tests/experiments/test_pagecheck.py``)
-  re-derives, and its recomputation sample (:func:`choose_sample`: one cell per method label, the cheapest by its
-  parameters, ties broken by stable ids).
+  re-derives, and its recomputation sample (:func:`choose_sample`: for every method label, one cell on every
+  dataset it runs on and one at every number of users it runs at).
 
-The prose outside the markers is written by hand; every number it quotes is one of the generated block
-(the page check says which are not).
+The prose outside the markers is written by hand; every number it quotes is one of the generated block,
+and the figures, verdicts and claim numbers it binds (:mod:`._prosebind`) are what the block gives at the
+place each names (the page check says which are not).
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from ._runlog import read_runs, source_commit, utc_now
 from ._spec import Cell, ExperimentSpec
 from ._specpage import quote_lines, spec_lines
 
-__all__ = ["BEGIN", "END", "write_page", "render_block", "split_page", "SAMPLE_TOLERANCE", "choose_sample"]
+__all__ = ["BEGIN", "END", "write_page", "render_block", "split_page", "SAMPLE_TOLERANCE", "choose_sample",
+           "sample_scope"]
 
 BEGIN = "<!-- dpdist:generated begin (dpdist reproduce NAME --page; do not edit by hand) -->"
 END = "<!-- dpdist:generated end -->"
@@ -63,24 +65,49 @@ def split_page(text: str) -> tuple[str, str, str] | None:
 
 
 def choose_sample(spec: ExperimentSpec) -> list[Cell]:
-    """The cells the page check recomputes: one per method label of ``spec``, the cheapest by its
-    parameters (:func:`_cost_rank`: fewest users, then the smallest domain), ties broken by the
-    SHA-256 of the cell's stable description (dataset, label, parameters, repeat), never by timing,
-    so every run of the same spec picks the same cells."""
+    """The cells the page check recomputes: for every method label of ``spec``, one cell on every dataset it
+    runs on (there its fewest users) and one at every number of users it runs at (its ``n``, else its
+    dataset's size: :func:`_cost_rank`; the largest included), so a label is recomputed on every dataset and in
+    every size regime, not every pair of them.  Within a stratum the smallest domain, ties broken by the
+    SHA-256 of the cell's stable description (dataset, label, parameters, repeat): the other parameters
+    (the dataset of a size, ε, repeat, ...) rotate over the strata by a stable id, never by timing, so every
+    run of the same spec picks the same cells.  In the spec's order of methods, then datasets, then users."""
     sizes: dict[Any, float] = {}
-    best: dict[str, list] = {}  # label: [cost rank, cell, its hash (taken when a tie needs it)]
+    best: dict[tuple, list] = {}  # stratum: [rank, cell, its hash (taken when a tie needs it)]
     for cell in spec.cells():
-        cost = _cost_rank(cell, sizes)
-        current = best.get(cell.method.label)
-        if current is None or cost < current[0]:
-            best[cell.method.label] = [cost, cell, None]
-        elif cost == current[0]:  # a tie on cost: the smaller hash wins (hashing only ties: most cells cost more)
-            if current[2] is None:
-                current[2] = _cell_hash(current[1])
-            challenger = _cell_hash(cell)
-            if challenger < current[2]:
-                best[cell.method.label] = [cost, cell, challenger]
-    return [best[method.label][1] for method in spec.methods if method.label in best]
+        users, domain = _cost_rank(cell, sizes)
+        label = cell.method.label
+        for stratum, rank in (((label, "dataset", cell.dataset.key), (users, domain)),
+                              ((label, "users", users), (domain,))):
+            current = best.get(stratum)
+            if current is None or rank < current[0]:
+                best[stratum] = [rank, cell, None]
+            elif rank == current[0]:  # a tie: the smaller hash wins (hashing only ties)
+                if current[2] is None:
+                    current[2] = _cell_hash(current[1])
+                challenger = _cell_hash(cell)
+                if challenger < current[2]:
+                    best[stratum] = [rank, cell, challenger]
+    methods = {method.label: index for index, method in enumerate(spec.methods)}
+    datasets = {dataset.key: index for index, dataset in enumerate(spec.datasets)}
+    cells = {id(entry[1]): entry[1] for entry in best.values()}.values()
+    return sorted(cells, key=lambda cell: (methods.get(cell.method.label, len(methods)),
+                                           datasets.get(cell.dataset.key, len(datasets)),
+                                           _cost_rank(cell, sizes), _cell_hash(cell)))
+
+
+def sample_scope(sample: list[Cell]) -> str:
+    """What a :func:`choose_sample` ``sample`` covers and what it does not, in words for the page."""
+    labels = len({cell.method.label for cell in sample})
+    datasets = len({cell.dataset.key for cell in sample})
+    return (f"for each of its {labels} method labels, one cell on every dataset it runs on ({datasets} datasets in "
+            "all) and one at every number of users it runs at, the largest included; within each the smallest "
+            "domain, the other parameters (the dataset of a size, ε, repeat, ...) rotating by the SHA-256 of the "
+            "cell's stable description. A change to a method's code fails it when it moves that method's numbers "
+            "at the sampled parameters of any one dataset or any one size (a change confined to one dataset, or "
+            "to sizes above a threshold, is caught); a change confined to one pair of a dataset and a size the "
+            "sample does not take, or to parameter values it does not take (an ε, a larger domain, a repeat), "
+            "may pass it.")
 
 
 def _cost_rank(cell: Cell, sizes: dict) -> tuple:
@@ -244,9 +271,10 @@ def render_block(spec: ExperimentSpec, facts: dict[str, Any], claims: list[dict]
               "of the current commit and renders this block again: a verdict, count, number or header that differs "
               f"fails it with \"page stale: regenerate {spec.name}\", as does a verdict rule other than version "
               f"{facts['rule_version']}. It checks that every number the hand-written text below quotes is one of "
-              f"this block's. And (slow) it recomputes {len(sample)} cells, one per method label of the spec (the "
-              "cheapest of each label by its parameters, ties broken by stable ids), and compares every metric "
-              f"with the recorded value within a relative {SAMPLE_TOLERANCE:g}.", "", END]
+              "this block's, and that every figure, verdict and claim number it binds to a place of this block "
+              "(an HTML comment after it; every verdict word and claim reference is bound) is what that place "
+              f"gives. And (slow) it recomputes {len(sample)} cells and compares every metric with the "
+              f"recorded value within a relative {SAMPLE_TOLERANCE:g}: {sample_scope(sample)}", "", END]
     return "\n".join(lines)
 
 

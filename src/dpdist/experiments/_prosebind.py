@@ -1,0 +1,203 @@
+"""Bound values of a reproduction page's prose: a figure, verdict or claim number the hand-written text
+states is tied to the one place of the generated block it states, and the page check compares it with that.
+
+The text writes the address of what it states in an HTML comment right after it (invisible on the
+rendered page)::
+
+    claim 67<!--=claim KRR-IIW-G achieves the best denoising at every d (flights3m)-->
+    is **underpowered**<!--=outcome KRR-IIW-G achieves the best denoising at every d (flights3m)-->
+    in 44<!--=claim KRR-IIW-G achieves the best denoising at every d (flights3m) @ by the means in -->
+
+Addresses (a FRAGMENT names the one claim whose text, or text and data ``TEXT | DATA``, contains it, or the one row of "Numbers the text
+quotes" that contains it; a CONTEXT is text that occurs once where it is looked for):
+
+``claim FRAGMENT``
+    the claim's number (what "claim 67", "#67" or "(67:" states);
+``outcome FRAGMENT[; FRAGMENT ...]``
+    the claim's verdict ("**underpowered**", "do not hold" for several claims with one verdict);
+``claim FRAGMENT @ CONTEXT``
+    the number right after CONTEXT in the claim's row of the claims table (its numbers, its power);
+``quote FRAGMENT``
+    the mean of that row of "Numbers the text quotes";
+``block CONTEXT``
+    the number right after CONTEXT in the generated block.
+
+:func:`bound_values` checks every binding against the block, and names every verdict word (but a verdict's
+name in quotes, ``"does not hold"``) and claim reference of the text that has none: a changed figure, verdict or claim number fails by its address even
+where it equals another number of the block.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["BINDING", "VERDICT", "CLAIM_REFERENCE", "CODE", "bound_values", "claim_name", "claim_rows", "resolve"]
+
+#: A binding: an HTML comment ``<!--=ADDRESS-->`` right after the text it binds.
+BINDING = re.compile(r"<!--=(.*?)-->", re.S)
+#: A verdict word of the text (docs/explanation/verdicts.md's outcomes and their plurals).
+VERDICT = re.compile(r"\b(?:holds and understated|does not hold|do not hold|holds|hold|underpowered|inconclusive|"
+                     r"understated)\b")
+_BOUND = r"\d+(?:<!--=.*?-->)?"
+#: A reference to claims by number, each number with its binding if it has one: "claim 13", "claims 2-5",
+#: "claims 19, 43 and 67", "#29".
+CLAIM_REFERENCE = re.compile(rf"\b[Cc]laims?\s+{_BOUND}(?:\s*(?:,|and|-|–|to)\s*{_BOUND})*|(?<![\w&])#{_BOUND}", re.S)
+#: What the number check does not read: code spans and blocks, HTML comments (bindings included), link targets.
+CODE = re.compile(r"```.*?```|`[^`\n]*`|<!--.*?-->|\]\([^)]*\)", re.S)
+_CODE_BUT_BINDINGS = re.compile(r"```.*?```|`[^`\n]*`|<!--(?!=).*?-->|\]\([^)]*\)", re.S)
+_NUMBER_AT_END = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?$")
+_NUMBER_AT_START = re.compile(r"\s*(-?(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+_ROW = re.compile(r"^\| (\d+) \| ")
+_QUOTES = "### Numbers the text quotes"
+_UNESCAPED_BAR = re.compile(r"(?<!\\) \| ")
+
+
+def claim_rows(block: str) -> dict[int, list[str]]:
+    """``{number: columns}`` of the claims table of a generated block (claim, data, figure, outcome, decides,
+    numbers after the number; ``\\|`` unescaped)."""
+    rows = {}
+    for line in block.splitlines():
+        match = _ROW.match(line)
+        if match:
+            columns = [column.replace("\\|", "|") for column in _UNESCAPED_BAR.split(line.strip("| "))]
+            rows[int(match.group(1))] = columns[1:]
+    return rows
+
+
+def _quote_rows(block: str) -> list[list[str]]:
+    start = block.find(_QUOTES)
+    if start < 0:
+        return []
+    rows = []
+    for line in block[start:].splitlines()[4:]:
+        if not line.startswith("| "):
+            break
+        rows.append([column.replace("\\|", "|") for column in _UNESCAPED_BAR.split(line.strip("| "))])
+    return rows
+
+
+def _one(found: list[Any], what: str) -> Any:
+    if len(found) != 1:
+        raise LookupError(f"{what} matches {len(found)} places, not one")
+    return found[0]
+
+
+def _claim(rows: dict[int, list[str]], fragment: str) -> tuple[int, list[str]]:
+    return _one([(number, columns) for number, columns in rows.items() if fragment in claim_name(columns)],
+                f"the claim fragment {fragment!r}")
+
+
+def claim_name(columns: list[str]) -> str:
+    """What a claim fragment is looked for in: the claim's text and its data (claims of one text on several
+    stand-ins differ by their data), ``TEXT | DATA``."""
+    return f"{columns[0]} | {columns[1]}"
+
+
+def _after(text: str, context: str, where: str) -> str:
+    """The number right after ``context`` in ``text`` (``context`` once in it)."""
+    at = _one([match.end() for match in re.finditer(re.escape(context), text)], f"{context!r} in {where}")
+    match = _NUMBER_AT_START.match(text, at)
+    if match is None:
+        raise LookupError(f"no number right after {context!r} in {where}")
+    return match.group(1)
+
+
+def resolve(address: str, block: str) -> str:
+    """The text the generated ``block`` gives for a binding's ``address`` (module docstring); LookupError
+    naming why when it gives none."""
+    kind, _, rest = address.strip().partition(" ")
+    rest = " ".join(rest.split())
+    if kind == "block":
+        return _after(block, rest, "the block")
+    if kind == "quote":
+        row = _one([row for row in _quote_rows(block) if rest in " | ".join(row)], f"the quote fragment {rest!r}")
+        return row[4]
+    rows = claim_rows(block)
+    if kind == "outcome":
+        outcomes = {_verdict(_claim(rows, fragment.strip())[1][3]) for fragment in rest.split(";")}
+        return _one(sorted(outcomes), f"the verdicts of {rest!r}")
+    if kind == "claim":
+        fragment, at, context = rest.partition(" @ ")
+        number, columns = _claim(rows, fragment)
+        return _after(" | ".join(columns), context, f"the row of claim {number}") if at else str(number)
+    raise LookupError(f"unknown address kind {kind!r} (claim, outcome, quote or block)")
+
+
+def _verdict(text: str) -> str:
+    """A verdict in one spelling: no bold, no "(quick run)", singular ("do not hold" -> "does not hold")."""
+    text = " ".join(text.replace("*", "").replace("(quick run)", "").split()).lower()
+    return {"do not hold": "does not hold", "hold": "holds"}.get(text, text)
+
+
+def _bound_text(prose: str, end: int, kind: str) -> tuple[int, str]:
+    """``(start, text)`` of what the binding at ``end`` binds: a verdict (bold or plain) for ``outcome``,
+    else the number right before it."""
+    before = prose[:end]
+    if kind == "outcome":
+        if before.endswith("**"):
+            start = before.rindex("**", 0, len(before) - 2)
+            return start, before[start:]
+        match = re.search(r"(?:holds and understated|does not hold|do not hold|holds|hold|underpowered|"
+                          r"inconclusive)$", before)
+    else:
+        match = _NUMBER_AT_END.search(before)
+    if match is None:
+        return end, ""
+    return match.start(), match.group()
+
+
+def _same(stated: str, given: str, kind: str) -> bool:
+    if kind == "outcome":
+        return _verdict(stated) == _verdict(given)
+    try:
+        return float(stated.replace(",", "")) == float(given.replace(",", ""))
+    except ValueError:
+        return False
+
+
+def bound_values(prose: str, block: str, first_line: int = 1) -> list[str]:
+    """Why the bindings of ``prose`` are not what ``block`` gives: a binding whose text is not what its address
+    gives, or whose address gives nothing, and a verdict word or claim number without a binding, each with
+    its line (``first_line``: the line of ``prose``'s first)."""
+    reasons, spans = [], []
+    for match in BINDING.finditer(prose):
+        address = " ".join(match.group(1).split())
+        kind = address.partition(" ")[0]
+        start, stated = _bound_text(prose, match.start(), kind)
+        line = first_line + prose.count("\n", 0, match.start())
+        spans.append((start, match.end()))
+        try:
+            given = resolve(address, block)
+        except LookupError as error:
+            reasons.append(f"line {line}: {stated or '(nothing)'} <!--={address}-->: {error}")
+            continue
+        if not stated or not _same(stated, given, kind):
+            reasons.append(f"line {line}: the text states {stated or '(nothing)'!r}, {address!r} gives {given!r}")
+    return reasons + _unbound(prose, spans, first_line)
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    characters = list(text)
+    for start, end in spans:
+        characters[start:end] = re.sub(r"[^\n]", " ", text[start:end])
+    return "".join(characters)
+
+
+def _unbound(prose: str, spans: list[tuple[int, int]], first_line: int) -> list[str]:
+    """The verdict words and the claim numbers of ``prose`` (outside code, comments and links) without a
+    binding; ``spans`` are the bound texts and their bindings."""
+    text = _blank(prose, [match.span() for match in _CODE_BUT_BINDINGS.finditer(prose)])
+    reasons = []
+    for match in VERDICT.finditer(_blank(text, spans)):
+        if text[match.start() - 1:match.start()] == '"' == text[match.end():match.end() + 1]:
+            continue  # "does not hold" in quotes names a verdict, it does not state one
+        reasons.append(f"line {first_line + text.count(chr(10), 0, match.start())}: a verdict word without a "
+                       f"binding: {match.group()!r}")
+    for match in CLAIM_REFERENCE.finditer(text):
+        for number in re.finditer(r"<!--=.*?-->|\d+(?!\d)(?!<!--=)", match.group(), re.S):
+            if number.group().startswith("<!--"):
+                continue
+            reasons.append(f"line {first_line + text.count(chr(10), 0, match.start())}: a claim reference without "
+                           f"a binding: {number.group()!r} in {' '.join(BINDING.sub('', match.group()).split())!r}")
+    return reasons
