@@ -188,6 +188,7 @@ def _unbound(prose: str, spans: list[tuple[int, int]], first_line: int) -> list[
     """The verdict words and the claim numbers of ``prose`` (outside code, comments and links) without a
     binding; ``spans`` are the bound texts and their bindings."""
     text = _blank(prose, [match.span() for match in _CODE_BUT_BINDINGS.finditer(prose)])
+    text = BINDING.sub(lambda m: "<!--=" + re.sub(r"[^\n]", " ", m.group(1)) + "-->", text)  # addresses unread
     reasons = []
     for match in VERDICT.finditer(_blank(text, spans)):
         if text[match.start() - 1:match.start()] == '"' == text[match.end():match.end() + 1]:
