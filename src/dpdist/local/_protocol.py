@@ -53,6 +53,7 @@ from ._registry import (
     parameter_names,
     rebuild,
     register,
+    stored_defaults,
 )
 from ._report_format import ON_INVALID, ReportBatch, ReportFormat
 
@@ -186,7 +187,8 @@ class LocalProtocol(ABC):
         self._params = check_params(self.display_name, merged, self._constraints)
         check_relations(self.display_name, self._params, self._relations)
         self._check_memory()
-        self._setup()
+        with stored_defaults():  # an inner protocol's config is named by this one's: built as stored configs are
+            self._setup()
 
     # ------------------------------------------------------------------ identity
     @property

@@ -10,6 +10,8 @@ public, typed names ``make`` and ``from_config``.
 from __future__ import annotations
 
 import difflib
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Callable, TypeVar
 
 from .._validation import Described, Dict, Options, Text, check_param, validate_params
@@ -26,11 +28,16 @@ __all__ = [
     "build",
     "rebuild",
     "registered_class",
+    "stored_defaults",
+    "in_stored_defaults",
 ]
 
 
 #: version of ``LocalProtocol.config()`` dicts and aggregator states
 CONFIG_VERSION = 1
+
+#: set while a stored config is rebuilt, or a protocol builds an inner one its config names without parameters
+_STORED_DEFAULTS: ContextVar[bool] = ContextVar("stored_defaults", default=False)
 
 _REGISTRY: dict[str, Any] = {}  # name -> a Registrable class (called with the parameters to build one)
 _CHOOSERS: dict[str, Callable[..., Any]] = {}
@@ -124,7 +131,25 @@ def rebuild(config: dict[str, Any]) -> Any:
         raise IncompatibleStateError(
             f"Config version {version!r} of protocol {name!r} is not supported (this dpdist reads {CONFIG_VERSION})."
         )
-    return build(name, **params)
+    with stored_defaults():
+        return build(name, **params)
+
+
+@contextmanager
+def stored_defaults():
+    """Build protocols as configs written earlier meant them: a parameter a config leaves out takes the default it had
+    when such configs were written (``ss``'s ``subset_size``), not a newer one.  :func:`rebuild` builds in it, and so
+    does a protocol building an inner one that its own config names without that parameter."""
+    token = _STORED_DEFAULTS.set(True)
+    try:
+        yield
+    finally:
+        _STORED_DEFAULTS.reset(token)
+
+
+def in_stored_defaults() -> bool:
+    """Whether protocols are being built under :func:`stored_defaults`."""
+    return _STORED_DEFAULTS.get()
 
 
 def registered_class(name: str) -> Any:

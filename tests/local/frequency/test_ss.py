@@ -6,12 +6,44 @@ import numpy as np
 import pytest
 
 from dpdist import local
+from dpdist.errors import InvalidParameterError
+from dpdist.local.frequency._oracle import pure_variance
 
 
-@pytest.mark.parametrize("epsilon, d", [(0.5, 10), (1.0, 1024), (5.0, 64)])
-def test_subset_size_is_ceil_d_over_e_epsilon_plus_one(epsilon, d):
+@pytest.mark.parametrize("d", [16, 128, 1024, 16384])
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 2.0, 4.0])
+def test_subset_size_minimizes_the_variance_at_uniform_frequencies_over_every_k(epsilon, d):
+    k = np.arange(1, d, dtype=np.float64)
+    e = math.exp(epsilon)
+    p = k * e / (k * e + d - k)
+    q = p * (k - 1) / (d - 1) + (1 - p) * k / (d - 1)
+    variance = pure_variance(p, q, 1, 1.0 / d)  # the measure auto ranks, for every k in 1 .. d-1
     protocol = local.make("ss", epsilon=epsilon, domain_size=d)
-    assert protocol.subset_size == math.ceil(d / (math.exp(epsilon) + 1))
+    assert protocol.subset_size == int(np.argmin(variance)) + 1
+    assert protocol.config()["subset_size"] == protocol.subset_size
+
+
+def test_a_config_without_subset_size_keeps_the_ceiling_rule_and_reads_back_unchanged():
+    stored = {"protocol": "ss", "version": 1, "epsilon": 4.0, "domain_size": 128}
+    protocol = local.from_config(stored)
+    assert protocol.subset_size == math.ceil(128 / (math.exp(4.0) + 1)) == 3
+    assert protocol.config() == stored
+    assert local.make("ss", epsilon=4.0, domain_size=128).subset_size == 2
+
+
+def test_an_inner_ss_keeps_the_ceiling_rule_its_config_was_written_with():
+    params = {"epsilon": 1.0, "attributes": [{"name": "c", "domain_size": 128, "protocol": "ss"}]}
+    fresh = local.make("smp", **params)
+    rebuilt = local.from_config(fresh.config())
+    ceiling = math.ceil(128 / (math.exp(fresh.inner_protocols[0].epsilon) + 1))
+    assert fresh.inner_protocols[0].subset_size == rebuilt.inner_protocols[0].subset_size == ceiling
+
+
+def test_subset_size_is_taken_as_given_and_refused_at_the_domain_size():
+    protocol = local.make("ss", epsilon=1.0, domain_size=16, subset_size=7)
+    assert protocol.subset_size == 7 and local.from_config(protocol.config()).subset_size == 7
+    with pytest.raises(InvalidParameterError, match="'subset_size' parameter of SS must be below 'domain_size' = 16"):
+        local.make("ss", epsilon=1.0, domain_size=16, subset_size=16)
 
 
 def test_every_report_is_a_subset_of_exactly_k_distinct_items():

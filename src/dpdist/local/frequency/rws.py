@@ -62,6 +62,7 @@ from .._report_kinds import Column, IntegerRowReports
 from .._state_validation import exact_sum
 from ._hashing import is_prime
 from ._oracle import FrequencyOracle
+from .ss import subset_variance
 from ..._types import ArrayLike
 
 __all__ = ["RWS", "next_prime", "rws_subset_size"]
@@ -80,22 +81,13 @@ def next_prime(number: int) -> int:
     return candidate
 
 
-def _mean_mse(epsilon: float, positions: int, domain_size: int, k: int) -> float:
-    """The paper's mean MSE (times n) of RWS with ``k`` of ``positions`` (module docstring)."""
-    e = math.exp(epsilon)
-    p_star = k * e / (k * e + positions - k)
-    q_star = p_star * (k - 1) / (positions - 1) + (1 - p_star) * k / (positions - 1)
-    gap = p_star - q_star
-    return q_star * (1 - q_star) / (gap * gap) + (1 - p_star - q_star) / (domain_size * gap)
-
-
 def rws_subset_size(epsilon: float, positions: int, domain_size: int) -> int:
     r"""RWS's :math:`k`: the floor or the ceiling of :math:`m/(e^\varepsilon+1)`, the lower mean MSE; 1 when it is at most 1."""
     optimum = positions / (math.exp(epsilon) + 1.0)
     if optimum <= 1.0:
         return 1
     low, high = math.floor(optimum), min(positions - 1, math.ceil(optimum))
-    better = _mean_mse(epsilon, positions, domain_size, high) < _mean_mse(epsilon, positions, domain_size, low)
+    better = subset_variance(epsilon, positions, domain_size, high) < subset_variance(epsilon, positions, domain_size, low)
     return high if better else low
 
 

@@ -1,8 +1,18 @@
 r"""Subset selection, ``ss`` (Ye & Barg, IEEE Trans. IT 2018; Wang et al., arXiv:1602.07387, 2016).
 
-Each user reports a set :math:`S` of :math:`k = \lceil d / (e^\varepsilon + 1) \rceil`
-distinct items (the choice that minimizes the estimator's variance, up to
-rounding).  With probability
+Each user reports a set :math:`S` of :math:`k` distinct items.  The papers take
+:math:`k \approx d / (e^\varepsilon + 1)`, the minimizer of the variance over real
+:math:`k` up to lower-order terms; :func:`optimal_subset_size` takes the integer :math:`k` that
+minimizes the exact variance of the unbiased estimator at uniform frequencies (what ``auto``
+ranks, :meth:`~dpdist.local.frequency._oracle.FrequencyOracle.ranked_variance`) among the
+floor and ceiling of :math:`d / (e^\varepsilon + 1)` and their neighbours: one below the ceiling
+in 11 of the 16 settings :math:`d \in \{16, 128, 1024, 16384\}`, :math:`\varepsilon \in \{0.5, 1, 2, 4\}`,
+where the ceiling has up to 1.6 % more variance.  A config records
+:math:`k` as ``subset_size``; a config without it (as written before ``subset_size``
+existed, and the inner ``ss`` of another protocol, whose config names it without
+parameters) means :math:`k = \lceil d / (e^\varepsilon + 1) \rceil`
+(:func:`dpdist.local._registry.stored_defaults`), so reports keep the :math:`k` they
+were made with.  Any :math:`k` in :math:`1 .. d-1` is :math:`\varepsilon`-LDP.  With probability
 
 .. math::
 
@@ -60,20 +70,23 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 
 from .._docs import shared_parameters
 from .._bernoulli import exp_lower, odds_probability
 from .._protocol import ProtocolTags, register
+from .._registry import in_stored_defaults
 from ..._rng import random_words
 from .._report_kinds import PackedBitReports
 from .._unset_cell import uniform_unset_columns
 from .._reports import count_packed_bits
 from ._oracle import FrequencyOracle
 from ..._types import ArrayLike
+from ..._validation import Below, Integer, Optional
 
-__all__ = ["SS"]
+__all__ = ["SS", "ceiling_subset_size", "optimal_subset_size", "subset_variance"]
 
 #: bitmap cells per chunk of users (bounds memory at ~16 MB of booleans)
 _CHUNK_CELLS = 1 << 24
@@ -112,6 +125,41 @@ def _key_threshold(d: int, k: int) -> int:
     return int(np.nanargmin(cost))
 
 
+def subset_variance(epsilon: float, positions: int, domain_size: int, k: int) -> float:
+    r"""The variance (times :math:`n`) of the unbiased estimate of an item of frequency :math:`1/d`, for a report of
+    ``k`` of ``positions`` with :math:`p^* = k e^\varepsilon / (k e^\varepsilon + m - k)` and :math:`q^*` of the module
+    docstring (Wang et al., USENIX Security 2017, eq. 6 at :math:`f = 1/d`):
+
+    .. math:: \frac{q^*(1-q^*)}{(p^*-q^*)^2} + \frac{1 - p^* - q^*}{d\,(p^*-q^*)}.
+
+    Over :math:`d` items it is the mean variance at any frequencies (RWS ranks its ``k`` by it too)."""
+    e = math.exp(epsilon)
+    p_star = k * e / (k * e + positions - k)
+    q_star = p_star * (k - 1) / (positions - 1) + (1 - p_star) * k / (positions - 1)
+    gap = p_star - q_star
+    return q_star * (1 - q_star) / (gap * gap) + (1 - p_star - q_star) / (domain_size * gap)
+
+
+def ceiling_subset_size(epsilon: float, domain_size: int) -> int:
+    r""":math:`k = \lceil d / (e^\varepsilon + 1) \rceil` in :math:`1 .. d-1`: the subset size of a config without
+    ``subset_size``."""
+    return min(domain_size - 1, max(1, math.ceil(domain_size / (math.exp(epsilon) + 1))))
+
+
+def optimal_subset_size(epsilon: float, domain_size: int) -> int:
+    r"""The integer :math:`k` in :math:`1 .. d-1` of least :func:`subset_variance` (the smaller on a tie).
+
+    Ye & Barg (IEEE Trans. IT 2018) and Wang et al. (arXiv:1602.07387, 2016) minimize the variance
+    over real :math:`k` at :math:`k \approx d / (e^\varepsilon + 1)`; the exact variance of an integer :math:`k`
+    is compared here over :math:`\lfloor d/(e^\varepsilon+1) \rfloor - 1 .. \lfloor d/(e^\varepsilon+1) \rfloor + 2`
+    (the floor, the ceiling and their neighbours), where it is least.
+    """
+    d = domain_size
+    low = math.floor(d / (math.exp(epsilon) + 1.0))
+    candidates = range(max(1, low - 1), min(d - 1, low + 2) + 1)
+    return min(candidates, key=lambda k: subset_variance(epsilon, d, d, k))
+
+
 def _remove_members(flat, offsets, rows, chosen, need, d, rng) -> np.ndarray:
     """One removal round of ``rows`` (``chosen`` of each row's ``d - 1`` cells set, ``need`` too many):
     each row draws about ``need / hit probability`` uniform candidate cells and unsets the first ``need``
@@ -134,26 +182,43 @@ def _remove_members(flat, offsets, rows, chosen, need, d, rng) -> np.ndarray:
 @register
 @shared_parameters
 class SS(FrequencyOracle):
-    """Subset selection with subset size ``ceil(d / (e^eps + 1))``.
+    """Subset selection with the subset size of least variance.
 
     Parameters
     ----------
     {epsilon}
     {domain_size}
+    subset_size : int, optional
+        :math:`k`, in ``1 .. domain_size - 1``.  Default: :func:`optimal_subset_size` (recorded in the config);
+        in a config without it, ``ceil(d / (e^eps + 1))`` (module docstring).
 
     Reports are bit-packed ``uint8`` rows of ``ceil(d/8)`` bytes with exactly
     ``k`` bits set (``subset_size`` gives ``k``).
     """
 
     name = "ss"
-    summary = "subset selection: report k = ceil(d/(e^eps+1)) items, the true one w.p. k e^eps/(k e^eps + d - k)"
+    summary = "subset selection: report k ~ d/(e^eps+1) items, the true one w.p. k e^eps/(k e^eps + d - k)"
     # every report holds exactly k items
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, fixed_support_size=True, bernoulli_support=True)
+    _constraints = {**FrequencyOracle._constraints, "subset_size": Optional(Integer(low=1))}
+    _defaults = {"subset_size": None}
+    _relations = (*FrequencyOracle._relations, Below("subset_size", "domain_size", why="a report of every item tells nothing",
+                                                     counterexample={"domain_size": 4, "subset_size": 4}))
+
+    def __init__(self, **params: Any) -> None:
+        self._stored = in_stored_defaults()  # read before the base class, which builds under stored defaults
+        super().__init__(**params)
 
     def _setup(self):
         d, e = self.domain_size, math.exp(self.epsilon)
         self._e = e
-        self.subset_size = k = min(d - 1, max(1, math.ceil(d / (e + 1))))
+        k = self._params["subset_size"]
+        if k is None and self._stored:  # a config without it: the k such configs were written with, and it stays without
+            del self._params["subset_size"]
+            k = ceiling_subset_size(self.epsilon, d)
+        elif k is None:  # recorded, so the config reads back to this k
+            k = self._params["subset_size"] = optimal_subset_size(self.epsilon, d)
+        self.subset_size = k
         # the largest grid probability (realized exactly by U < p_in) with ratio
         # p_in / (1 - p_in) * (d - k) / k <= e^eps (_bernoulli)
         self._p_in = odds_probability(exp_lower(self.epsilon) * Fraction(k, d - k))
