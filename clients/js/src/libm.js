@@ -1,7 +1,7 @@
 // Elementary functions that agree with CPython's math module (glibc libm) where V8's do not.
 //
 // The Python aggregator derives a protocol's integer design parameters from math.exp(epsilon)
-// (SS's subset size k = ceil(d / (e^eps + 1)), OLH's g = round(e^eps + 1), HR's block sizes,
+// (SS's subset size k = ceil(d / (e^eps + 1)) of a config without subset_size, OLH's g = round(e^eps + 1), HR's block sizes,
 // OUE/SUE's 32-bit thresholds).  V8's Math.exp is accurate to about 1 ulp but differs from
 // glibc's nearly correctly rounded exp in the last bit for ~10% of inputs, e.g.
 // exp(log(3)) = 2.9999999999999996 in V8 and 3.0000000000000004 in glibc, which turns SS's

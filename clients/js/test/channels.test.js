@@ -100,6 +100,17 @@ test('ss draws the same random numbers whether or not the report holds the value
   }
 });
 
+test('ss takes subset_size as its config gives it, and ceil(d / (e^eps + 1)) from a config without it', () => {
+  const stored = { protocol: 'ss', version: 1, epsilon: 4, domain_size: 128 };
+  const legacy = fromConfig(stored);
+  assert.equal(legacy.subsetSize, 3);
+  assert.deepEqual(legacy.config, stored); // the record header states the config as it was given
+  const given = fromConfig({ ...stored, subset_size: 2 });
+  assert.equal(given.subsetSize, 2);
+  assert.equal(given.config.subset_size, 2);
+  assert.throws(() => fromConfig({ ...stored, subset_size: 128 }), /'subset_size' parameter of SS must be below 'domain_size' = 128/);
+});
+
 // Every randomizer's random draws (and so its work) are the same whatever its coins and the value: forced either
 // way, and for several inputs, a seeded source sees the same calls (every protocol of the fixture's channels, up to
 // three configs each; tests/clients/test_js_conformance.py checks the same for every protocol of the client).

@@ -1,6 +1,8 @@
 // Subset selection, "ss" (Ye & Barg 2018; Wang et al. 2016; dpdist.local.frequency.subset).
 //
-// k = min(d - 1, max(1, ceil(d / (e^eps + 1)))).  With probability
+// k = subset_size of the config (Python records the k of least variance in every config it makes); a config
+// without it (written before subset_size, or the inner ss of a multi-attribute config) means
+// k = min(d - 1, max(1, ceil(d / (e^eps + 1)))), as Python reads it.  Any k in 1 .. d - 1 is eps-LDP.  With probability
 // p_in = k e^eps / (k e^eps + d - k) (an exact Bernoulli draw) the subset is the true item plus
 // k - 1 items uniform among the other d - 1, otherwise k items uniform among the other d - 1.
 // Every report first draws a uniform (k - 1)-subset of the d - 1 others by Floyd's algorithm (k - 1
@@ -11,7 +13,7 @@
 
 import { expLower, oddsProbability, times } from '../grid.js';
 import { exp } from '../libm.js';
-import { frequencyRules } from '../params.js';
+import { frequencyRules, integer, optional } from '../params.js';
 import { InvalidParameterError } from '../errors.js';
 import { packedBitReports } from '../format.js';
 import { FrequencyProtocol } from './_base.js';
@@ -30,11 +32,20 @@ export default class SS extends FrequencyProtocol {
   static protocol = 'ss';
 
   constructor(config) {
-    super('ss', config, frequencyRules(), { labels: null });
+    super('ss', config, frequencyRules({ subset_size: optional(integer(1, 2 ** 31 - 1)) }), { labels: null, subset_size: null });
     const d = this.domainSize;
     const e = exp(this.epsilon);
     this.e = e;
-    this.subsetSize = Math.min(d - 1, Math.max(1, Math.ceil(d / (e + 1))));
+    const given = this.params.subset_size;
+    if (given === null) { // only a given subset size is in the config
+      delete this.params.subset_size;
+      delete this.config.subset_size;
+    } else if (given >= d) {
+      throw new InvalidParameterError(
+        `The 'subset_size' parameter of SS must be below 'domain_size' = ${d} (a report of every item tells nothing). Got ${given} instead.`,
+      );
+    }
+    this.subsetSize = given ?? Math.min(d - 1, Math.max(1, Math.ceil(d / (e + 1))));
     const k = this.subsetSize;
     // the largest 2^-53 grid probability with p_in / (1 - p_in) (d - k) / k <= e^eps (grid.js)
     this.pIn = oddsProbability(times(expLower(this.epsilon), [BigInt(k), BigInt(d - k)]));

@@ -5,7 +5,7 @@ package org.dpdist.client;
  * JavaScript client's {@code src/libm.js}.
  *
  * <p>The Python aggregator derives a protocol's integer design parameters from {@code math.exp(epsilon)} (SS's subset
- * size k = ceil(d / (e^eps + 1)), OLH's g = round(e^eps + 1), HR's block sizes, OUE/SUE's 32-bit thresholds).  The
+ * size k = ceil(d / (e^eps + 1)) of a config without subset_size, OLH's g = round(e^eps + 1), HR's block sizes, OUE/SUE's 32-bit thresholds).  The
  * JDK's {@code Math.exp} may be an intrinsic and {@code StrictMath.exp} is fdlibm's (within an ulp): both differ from
  * glibc's nearly correctly rounded exp in the last bit for some inputs (exp(ln 3)), which would change SS's k for
  * epsilon = ln 3.  So exp is computed in double-double arithmetic (~2^-96 relative error) and rounded once: the

@@ -1,6 +1,7 @@
 package org.dpdist.client;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -13,6 +14,7 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 import org.dpdist.client.protocols.Protocol;
+import org.dpdist.client.protocols.SS;
 import org.dpdist.client.protocols.WaveProtocol;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -72,6 +74,20 @@ class ChannelsTest {
                     Json.write(entry.get("config")) + ": " + expected.getKey() + " = " + Json.show(design.get(expected.getKey())) + ", Python " + expected.getValue());
             }
         }
+    }
+
+    @Test
+    void ssTakesSubsetSizeAsTheConfigGivesItAndTheCeilingFromAConfigWithoutIt() {
+        String stored = "{\"protocol\": \"ss\", \"version\": 1, \"epsilon\": 4.0, \"domain_size\": 128";
+        SS legacy = (SS) DpDist.fromConfig(stored + "}");
+        assertEquals(3, legacy.subsetSize);
+        assertEquals(Json.asObject(Json.parse(stored + "}")), legacy.config()); // the record header states the config as given
+        SS given = (SS) DpDist.fromConfig(stored + ", \"subset_size\": 2}");
+        assertEquals(2, given.subsetSize);
+        assertEquals(2L, given.config().get("subset_size"));
+        InvalidParameterError refused = assertThrows(InvalidParameterError.class,
+            () -> DpDist.fromConfig(stored + ", \"subset_size\": 128}"));
+        assertTrue(refused.getMessage().contains("'subset_size' parameter of SS must be below 'domain_size' = 128"));
     }
 
     @ParameterizedTest(name = "{1}")

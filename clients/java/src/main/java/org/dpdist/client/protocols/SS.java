@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.Map;
 
 import org.dpdist.client.Grid;
+import org.dpdist.client.InvalidParameterError;
 import org.dpdist.client.Libm;
 import org.dpdist.client.Params;
 import org.dpdist.client.RandomSource;
@@ -11,7 +12,9 @@ import org.dpdist.client.ReportFormat;
 
 /**
  * Subset selection, "ss" (Ye &amp; Barg 2018; Wang et al. 2016; {@code dpdist.local.frequency.subset}).
- * k = min(d - 1, max(1, ceil(d / (e^eps + 1)))).  With probability p_in = k e^eps / (k e^eps + d - k) (an exact
+ * k = subset_size of the config (Python records the k of least variance in every config it makes); a config without it
+ * (written before subset_size, or the inner ss of a multi-attribute config) means k = min(d - 1, max(1, ceil(d / (e^eps +
+ * 1)))), as Python reads it.  Any k in 1 .. d - 1 is eps-LDP.  With probability p_in = k e^eps / (k e^eps + d - k) (an exact
  * Bernoulli draw on Python's 2^-53 grid) the subset is the true item plus k - 1 items uniform among the other d - 1,
  * otherwise k items uniform among the other d - 1.  Every report first draws a uniform (k - 1)-subset of the d - 1
  * others by Floyd's algorithm, then a uniform other not yet taken (by rejection), which the true item replaces when it
@@ -27,10 +30,21 @@ public final class SS extends FrequencyProtocol {
     private final ThreadLocal<boolean[]> chosenOfThread;
 
     public SS(Map<String, Object> config) {
-        super(PROTOCOL, config, Params.frequencyRules(), Params.defaults("labels", null));
+        super(PROTOCOL, config, Params.frequencyRules("subset_size", Params.optional(Params.integer(1, Integer.MAX_VALUE))),
+            Params.defaults("labels", null, "subset_size", null));
         int d = domainSize();
-        double e = Libm.exp(epsilon());
-        this.subsetSize = (int) Math.min(d - 1, Math.max(1, Math.ceil(d / (e + 1))));
+        Object given = params.get("subset_size");
+        if (given == null) { // only a given subset size is in the config
+            params.remove("subset_size");
+            this.config.remove("subset_size");
+            double e = Libm.exp(epsilon());
+            this.subsetSize = (int) Math.min(d - 1, Math.max(1, Math.ceil(d / (e + 1))));
+        } else if ((Long) given >= d) {
+            throw new InvalidParameterError("The 'subset_size' parameter of SS must be below 'domain_size' = " + d
+                + " (a report of every item tells nothing). Got " + given + " instead.");
+        } else {
+            this.subsetSize = (int) (long) (Long) given;
+        }
         int k = subsetSize;
         // the largest 2^-53 grid probability with p_in / (1 - p_in) (d - k) / k <= e^eps
         this.pIn = Grid.oddsProbability(Grid.expLower(epsilon()).times(Grid.Rational.of(k, d - k)));
