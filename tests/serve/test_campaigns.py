@@ -18,7 +18,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test cli
 
 from dpdist._json import most_values_within, values_upper_bound  # noqa: E402
 from dpdist.serve import create_app  # noqa: E402
-from dpdist.serve._campaigns import check_config  # noqa: E402
+from dpdist.serve._campaigns import check_config, protocol_of  # noqa: E402
 from dpdist.serve._refusals import InvalidRequest  # noqa: E402
 from serve_support import admin_headers, ADMIN_TOKEN  # noqa: E402
 
@@ -87,3 +87,11 @@ def test_a_relayed_campaign_s_config_must_pass_through_its_relay_s_pages(tmp_pat
         replaced = http.put("/api/campaigns/r2/config", headers=admin_headers(), json={"config": large})
         assert replaced.status_code == 400 and replaced.json()["error"] == "config_too_large", replaced.text
         assert http.get("/api/campaigns/r2/config").json()["config"]["labels"] == small["labels"]
+
+
+def test_a_new_campaign_records_ss_s_subset_size_and_a_stored_one_without_it_keeps_the_ceiling():
+    created = check_config({"protocol": "ss", "epsilon": 4.0, "domain_size": 128})
+    assert created.config()["subset_size"] == created.subset_size == 2  # the k of least variance, stored with it
+    assert protocol_of(created.config()).subset_size == 2
+    stored = {"protocol": "ss", "version": 1, "epsilon": 4.0, "domain_size": 128}  # a campaign created before
+    assert protocol_of(stored).subset_size == 3 and protocol_of(stored).config() == stored

@@ -531,6 +531,11 @@ def make(name: str, **params: Any) -> LocalProtocol:
     return build(name, **params)
 
 
-def from_config(config: dict[str, Any]) -> LocalProtocol:
-    """Rebuild a protocol from :meth:`LocalProtocol.config`."""
-    return rebuild(config)
+def from_config(config: dict[str, Any], *, new: bool = False) -> LocalProtocol:
+    """Rebuild a protocol from :meth:`LocalProtocol.config`.
+
+    A parameter the config leaves out takes the default configs were written with (``ss``'s ``subset_size``:
+    :func:`~dpdist.local._registry.stored_defaults`), so stored reports are read as they were made; ``new=True``,
+    for a config of reports still to be made (``dpdist serve`` creating a campaign), takes today's defaults (then
+    recorded in its :meth:`~LocalProtocol.config`)."""
+    return rebuild(config, new)

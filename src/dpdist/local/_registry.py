@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, TypeVar
 
-from .._validation import Described, Dict, Options, Text, check_param, validate_params
+from .._validation import Boolean, Described, Dict, Options, Text, check_param, validate_params
 from ..errors import IncompatibleStateError, InvalidParameterError
 
 __all__ = [
@@ -120,10 +120,12 @@ def _largest(params: dict[str, Any]) -> str:
     return f"{key} = {value!r}"
 
 
-@validate_params({"config": Dict("a protocol's config (a dict)", required=("protocol",), values=(("protocol", _NAME),))},
-                 owner="local.from_config")
-def rebuild(config: dict[str, Any]) -> Any:
-    """Rebuild a protocol from :meth:`LocalProtocol.config` (``local.from_config``, its typed face)."""
+@validate_params({"config": Dict("a protocol's config (a dict)", required=("protocol",), values=(("protocol", _NAME),)),
+                  "new": Boolean()}, owner="local.from_config")
+def rebuild(config: dict[str, Any], new: bool = False) -> Any:
+    """Rebuild a protocol from :meth:`LocalProtocol.config` (``local.from_config``, its typed face); ``new``: the config
+    of reports still to be made (a campaign being created), whose left-out parameters take today's defaults rather
+    than those of :func:`stored_defaults`."""
     params = dict(config)
     name = params.pop("protocol")
     version = params.pop("version", CONFIG_VERSION)
@@ -131,6 +133,8 @@ def rebuild(config: dict[str, Any]) -> Any:
         raise IncompatibleStateError(
             f"Config version {version!r} of protocol {name!r} is not supported (this dpdist reads {CONFIG_VERSION})."
         )
+    if new:
+        return build(name, **params)
     with stored_defaults():
         return build(name, **params)
 

@@ -215,7 +215,7 @@ def check_config(config, max_statistic_bytes: int = DEFAULT_MAX_STATISTIC_BYTES,
     if not isinstance(config, dict):
         raise InvalidRequest("invalid_config", f"The 'config' must be a JSON object (a protocol config). Got {config!r}.")
     try:
-        protocol = from_config(config)
+        protocol = from_config(config, new=True)  # its left-out parameters take today's defaults, stored with it
         size = int(protocol.statistic_size)
         needed = size * np.dtype(protocol.statistic_dtype).itemsize
         if needed <= max_statistic_bytes:
