@@ -1,6 +1,7 @@
-r"""Method and metrics of the ``cp`` reproduction (paper 004, sec. 5).
+r"""Methods and metrics of the ``cp`` reproduction (paper 004, sec. 5).
 
 :func:`compressive_privatization` (one CP collection, Algorithm 1 without its last step),
+:func:`paper_subset_selection` (the SS baseline with the paper's subset size),
 :func:`decoded_l1` (the l1 error after a decoder) and :func:`privacy_loss` (the exact
 epsilon of the run's randomizer).
 """
@@ -16,8 +17,10 @@ from ... import local, metrics, postprocess
 from ..._rng import check_rng
 from ...errors import InvalidParameterError
 from ...estimates import FrequencyEstimate
+from ...experiments import run_local_protocol
+from ...local.frequency.ss import ceiling_subset_size
 
-__all__ = ["MEASUREMENTS", "SPARSITY", "compressive_privatization", "decoded_l1", "privacy_loss"]
+__all__ = ["MEASUREMENTS", "SPARSITY", "compressive_privatization", "decoded_l1", "paper_subset_selection", "privacy_loss"]
 
 #: Number of rows m of CP's matrix (sec. 5).
 MEASUREMENTS = 500
@@ -84,6 +87,18 @@ def compressive_privatization(values: np.ndarray, dataset: Any, params: dict[str
             "cp", domain_size=dataset.domain_size, regime=regime, matrix_seed=matrix_seed, **params
         )
     return proto.estimate(proto.simulate(values, rng=rng), postprocess="none", sparsity=sparsity)
+
+
+def paper_subset_selection(values: np.ndarray, dataset: Any, params: dict[str, Any], rng: np.random.Generator) -> FrequencyEstimate:
+    r"""The SS baseline as the paper ran it: ``ss`` with :math:`k = \lceil d / (e^\varepsilon + 1) \rceil`.
+
+    The paper (sec. 5) runs its baselines with "the code provided by the authors in (Acharya, Sun, and Zhang
+    2018) with the default settings", whose subset selection takes the ceiling; ``ss``'s own default is the
+    integer of least variance, one lower in most settings.  Everything else is
+    :func:`~dpdist.experiments.run_local_protocol` with ``params`` (``epsilon``, estimate options).
+    """
+    subset_size = ceiling_subset_size(params["epsilon"], dataset.domain_size)
+    return run_local_protocol("ss", values, dataset, {**params, "subset_size": subset_size}, rng)
 
 
 def decoded_l1(estimate: Any, truth: np.ndarray, *, decoder: str) -> float:

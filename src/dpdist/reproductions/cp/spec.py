@@ -30,7 +30,8 @@ Methods.
   public matrix per run (its seed drawn from the run's method stream); OMP at the
   sparsity of :data:`SPARSITY` ("s is chosen such that the distributions are roughly
   (s, 0.1)-sparse ... the value of s is provided to the recovery algorithm").
-* ``RR`` (``grr``), ``RAPPOR`` (``sue``), ``SS`` (``ss``), ``HR`` (``hr``): the baselines.
+* ``RR`` (``grr``), ``RAPPOR`` (``sue``), ``SS`` (``ss`` with the ceiling subset size of the paper's baseline code:
+  :func:`.methods.paper_subset_selection`), ``HR`` (``hr``): the baselines.
 
 Decoders.  Every method returns its raw estimate (the unbiased estimate of the baselines,
 :math:`D'^{-1} f` of OMP for CP); the metrics apply the decoder, so one randomization is
@@ -66,7 +67,7 @@ from typing import Any, Sequence
 from .. import PAPER_FILES
 from ...experiments import AllOf, Claim, ExperimentSpec, FigureSpec, Quote, RatioContrast, RatioWithin, ScalesAs
 from . import methods
-from .methods import compressive_privatization
+from .methods import compressive_privatization, paper_subset_selection
 
 __all__ = ["SPEC", "make_spec", "quick_overrides"]
 
@@ -100,7 +101,7 @@ _PAPER_DATA = ("the paper's datasets (sec. 5, k = 10,000): Geo(0.8), Geo(0.6) (a
 
 
 def _methods() -> list[dict]:
-    baselines = {"RR": "grr", "RAPPOR": "sue", "SS": "ss", "HR": "hr"}
+    baselines = {"RR": "grr", "RAPPOR": "sue", "SS": paper_subset_selection, "HR": "hr"}
     return [
         {"label": CP_PAPER, "method": compressive_privatization, "calibration": "none", "on_privacy_excess": "warn"},
         {"label": CP_EXACT, "method": compressive_privatization, "calibration": "exact"},
