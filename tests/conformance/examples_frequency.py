@@ -40,6 +40,11 @@ EXAMPLES = {
         {"epsilon": 0.2, "domain_size": 9},
         {"epsilon": 3.0, "domain_size": 4},
     ],
+    "pgr": [
+        {"epsilon": 1.0, "domain_size": 5},  # t = 2 (randomized response over the q + 1 points of a line)
+        {"epsilon": 0.5, "domain_size": 10},  # q = 3, t = 3: 13 points, 3 of them outputs only
+        {"epsilon": 2.0, "domain_size": 7, "field_size": 2},  # the Fano plane
+    ],
     "flh": [
         {"epsilon": 1.0, "domain_size": 5, "hash_count": 6, "hash_prime": 7},
         {"epsilon": 2.0, "domain_size": 8, "hash_count": 40, "family_seed": 11},
