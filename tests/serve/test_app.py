@@ -140,6 +140,7 @@ def test_a_json_batch_does_not_serialize_its_campaigns_config_each_time(monkeypa
         ({"protocol": "l-grr", "epsilon": 4.0, "epsilon_1": 2.0, "domain_size": 8}, [3] * 300 + [7] * 100),
         ({"protocol": "loloha", "epsilon": 4.0, "epsilon_1": 2.0, "domain_size": 8}, [3] * 300 + [7] * 100),
         ({"protocol": "dbitflippm", "epsilon": 4.0, "domain_size": 8, "sampled_bits": 3}, [3] * 300 + [7] * 100),
+        ({"protocol": "pgr", "epsilon": 4.0, "domain_size": 40}, [3] * 300 + [7] * 100),  # point indices, FFT decoding
     ],
 )
 def test_sketch_and_longitudinal_campaigns_take_the_same_path(app, config, values):

@@ -50,7 +50,7 @@ per report, which declare it (``tags.bernoulli_support``; :data:`TESTED` lists t
 :math:`(p^*, q^*)` (``support_probabilities``): GRR, the unary encodings OUE, SUE and RUE (RUE is OUE's
 structure with other :math:`p, q`; ``tags.independent_bits``, :data:`UNARY`), local hashing OLH, RLH and
 OCMS (RLH is OLH with another range :math:`g`, OCMS with the range of Pan, CSF 2025; :math:`q^*` holds the
-hash family's exact collision probability), subset selection SS, and RWS (a report supports an item with probability
+hash family's exact collision probability), subset selection SS, projective geometry response PGR, and RWS (a report supports an item with probability
 :math:`p^*` if it is its user's, :math:`q^*` exactly otherwise: :mod:`dpdist.local.frequency.rws`; the
 supports of different items are dependent, which the per-item test does not need), and the memoized
 L-GRR and L-OSUE; other protocols get ``"test": null`` and the reason.

@@ -140,16 +140,16 @@ def test_ocms_is_chosen_where_its_worst_case_is_lowest():
             assert rows["ocms"]["variance"] <= row["variance"] * (1 + TIE) and row["report_bits"] > 128
 
 
-def test_with_no_prior_bound_sue_leads_and_a_report_size_limit_leaves_ocms():
+def test_with_no_prior_bound_sue_leads_and_a_report_size_limit_leaves_pgr():
     # f* = 1: symmetric unary encoding reaches the continuous optimum e^(eps/2)/(e^(eps/2)-1)^2 (Pan, Table 1, s-RP)
-    # with d bits; OCMS's integer width is within 6 % of it with a 128-bit report
+    # with d bits; PGR's 16-bit point and OCMS's 128-bit report are within 6 % of it, PGR the smaller
     free = local.make("auto", epsilon=1.0, domain_size=1024, max_frequency=1.0)
     assert free.name == "sue"
     small = local.make("auto", epsilon=1.0, domain_size=1024, max_frequency=1.0, max_report_bits=128)
-    assert small.name == "ocms"
+    assert small.name == "pgr"
     rows = {row["protocol"]: row for row in small.auto_choice["candidates"]}
-    assert rows["ocms"]["report_bits"] == 128 and rows["sue"]["report_bits"] == 1024
-    assert rows["ocms"]["variance"] < 1.06 * rows["sue"]["variance"]
+    assert rows["pgr"]["report_bits"] == 16 and rows["ocms"]["report_bits"] == 128 and rows["sue"]["report_bits"] == 1024
+    assert rows["pgr"]["variance"] < 1.06 * rows["sue"]["variance"] and rows["ocms"]["variance"] < 1.06 * rows["sue"]["variance"]
 
 
 def test_without_max_frequency_ocms_is_ranked_for_the_l2_loss_and_is_not_chosen_over_olh():
@@ -186,14 +186,14 @@ def test_a_bad_max_frequency_names_the_argument(value):
         local.make("auto", epsilon=1.0, domain_size=10, max_frequency=value)
 
 
-def test_a_server_cost_within_the_tie_does_not_buy_a_larger_report():
-    # SS's k-subset is one position shorter than RWS's wheel: the same variance and server cost within 2 %, and
-    # SS's reports are d bits where RWS's are 64 (before, SS was chosen for the one operation)
+def test_the_smallest_report_within_the_variance_tie_is_chosen():
+    # SS, RWS and PGR within 1 % of the least variance: PGR's point is 16 bits, RWS's wheel 64, SS's subset d
     protocol = local.make("auto", epsilon=0.5, domain_size=1024)
     rows = {row["protocol"]: row for row in protocol.auto_choice["candidates"]}
-    assert rows["ss"]["server_ops"] < rows["rws"]["server_ops"] <= rows["ss"]["server_ops"] * 1.02
-    assert protocol.name == "rws" and rows["rws"]["report_bits"] == 64 < rows["ss"]["report_bits"]
-    assert "smallest report (64 bits)" in protocol.auto_choice["reason"]
+    best = min(row["variance"] for row in rows.values())
+    assert all(rows[name]["variance"] <= 1.01 * best for name in ("ss", "rws", "pgr"))
+    assert protocol.name == "pgr" and rows["pgr"]["report_bits"] == 16 < rows["rws"]["report_bits"] == 64
+    assert rows["ss"]["report_bits"] == 1024 and "smallest report (16 bits)" in protocol.auto_choice["reason"]
 
 
 def test_reports_stay_within_128_kib_unless_the_caller_allows_more():

@@ -31,13 +31,13 @@ report arrives:
    ``max_client_ops`` and ``max_server_ops`` (element operations per report on
    the device and at the collector, from the table :data:`COSTS`), each
    optional.  Candidates over a limit are excluded.
-3. **Ties.**  Candidates whose variance is within :data:`TIE` (2 %) of the
-   lowest are equivalent for accuracy; among them those whose server cost is
-   within :data:`TIE` of the lowest are equivalent for cost, and the smallest
-   report wins among those, then the lowest server cost, the lowest client cost,
-   then the order of :data:`CANDIDATES` (so GRR wins over SS with a subset of
-   one, which is GRR).  Before, a server cost lower by one operation chose SS's
-   ``d``-bit (or ``k``-item) reports over RWS's 64 bits at the same variance.
+3. **Ties: then bits.**  Candidates whose variance is within :data:`TIE` (1 %) of the
+   lowest are equivalent for accuracy; among them the smallest report wins (bits one
+   report occupies: a device's upload, the relay's envelopes, the collector's storage),
+   then the lowest server cost, the lowest client cost, then the order of
+   :data:`CANDIDATES` (so GRR wins over SS with a subset of one, which is GRR).  So
+   where PGR's point of :math:`\lceil \log_2 K \rceil` bits is within 1 % of subset
+   selection's variance it is chosen over SS's :math:`d`-bit reports.
 
 The choice and the full ranking are kept on the protocol and copied into every
 estimate's ``details["auto_choice"]``, so a user can see why.  The protocol
@@ -78,10 +78,10 @@ SUMMARY = "the lowest-variance frequency oracle for epsilon and d within optiona
 
 #: Oracles ``auto`` chooses among (``cp`` is left out: its error depends on the data's sparsity;
 #: ``cms`` and ``hcms`` too: their point is a state independent of d, at a higher variance than OLH's).
-CANDIDATES = ("grr", "oue", "sue", "olh", "ocms", "flh", "hr", "ss", "rue", "rlh", "rws")
+CANDIDATES = ("grr", "oue", "sue", "olh", "ocms", "flh", "hr", "ss", "pgr", "rue", "rlh", "rws")
 
 #: Relative variance difference under which two candidates count as equally accurate.
-TIE = 0.02
+TIE = 0.01
 
 #: Number of reports assumed when ``expected_reports`` is not given.
 EXPECTED_REPORTS = 10**6
@@ -119,6 +119,11 @@ def _hadamard_server(protocol, n: int) -> float:
     return 1.0 + size * math.log2(size) / n  # one count per report, then a fast Walsh-Hadamard transform
 
 
+def _projective_server(protocol, n: int) -> float:
+    cells = protocol.field_size**protocol.dimension
+    return 1.0 + cells * math.log2(cells) / n  # one count per report, then a Fourier transform over F_q^t
+
+
 #: Element operations per report, on the device and at the collector; documented in docs/explanation/frequency-oracles.md.
 COSTS = {
     "grr": Cost("1", "1", lambda p, n: 1.0, lambda p, n: 1.0),  # one uniform draw; one count
@@ -129,6 +134,7 @@ COSTS = {
     "flh": Cost("1", "1 + S d / n", lambda p, n: 1.0, lambda p, n: 1.0 + p.hash_count * p.domain_size / n),
     "hr": Cost("1", "1 + K log2 K / n", lambda p, n: 1.0, _hadamard_server),  # one Hadamard entry (a popcount)
     "ss": Cost("k", "k", lambda p, n: float(p.subset_size), lambda p, n: float(p.subset_size)),  # a k-subset
+    "pgr": Cost("t", "1 + q^t log2(q^t) / n", lambda p, n: float(p.dimension), _projective_server),  # t digits mod q
     "rue": Cost("d", "d", lambda p, n: float(p.domain_size), lambda p, n: float(p.domain_size)),  # d bits
     "rlh": Cost("1", "d", lambda p, n: 1.0, lambda p, n: float(p.domain_size)),  # as OLH
     "rws": Cost("1", "k", lambda p, n: 1.0, lambda p, n: float(p.subset_size)),  # one spin; k positions
@@ -220,19 +226,15 @@ def _choose(rows: list[dict[str, Any]], n: int, max_frequency: float | None = No
         raise _none_chosen(rows)
     best = min(row["variance"] for row in eligible)
     tied = [row for row in eligible if row["variance"] <= best * (1.0 + TIE)]
-    cheapest = min(row["server_ops"] for row in tied)
-    chosen = min(
-        (row for row in tied if row["server_ops"] <= cheapest * (1.0 + TIE)),
-        key=lambda row: (row["report_bits"], row["server_ops"], row["client_ops"], CANDIDATES.index(row["protocol"])),
-    )
+    chosen = min(tied, key=lambda row: (row["report_bits"], row["server_ops"], row["client_ops"],
+                                        CANDIDATES.index(row["protocol"])))
     others = sorted(row["protocol"] for row in tied if row is not chosen)
     what = "variance" if max_frequency is None else f"worst-case variance (frequencies <= {max_frequency:g})"
     reason = (
         f"{chosen['protocol']}: lowest {what} {chosen['variance'] * n:.4g}/n per item at n = {n}"
         if not others
         else f"{chosen['protocol']}: {what} within {TIE:.0%} of the lowest (tied with {', '.join(others)}); "
-        f"the smallest report ({chosen['report_bits']} bits) among the lowest server costs ({chosen['server_ops']:.4g} "
-        f"ops per report, within {TIE:.0%})"
+        f"the smallest report ({chosen['report_bits']} bits) among them"
     )
     excluded = [row["protocol"] for row in rows if not row["eligible"] and row["reason"].startswith(("report", "client", "server"))]
     if excluded:
