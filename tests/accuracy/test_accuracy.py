@@ -183,6 +183,18 @@ def test_the_cli_prints_the_table_json_and_plot(tmp_path, capsys, monkeypatch, p
     assert "--bounds" in capsys.readouterr().err
 
 
+def test_explaining_auto_shows_every_candidate_s_variance_and_report_size(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path / "cache"))
+    named = '{"protocol": "pgr", "epsilon": 0.5, "domain_size": 1024}'
+    assert main(["explain", "--config", named, "--n", "10000", "--epsilons", "0.5"]) == 0
+    assert "candidates" not in capsys.readouterr().out  # a protocol named: no choice to explain
+    chosen = '{"protocol": "auto", "epsilon": 0.5, "domain_size": 1024}'
+    assert main(["explain", "--config", chosen, "--n", "10000", "--epsilons", "0.5"]) == 0
+    out = capsys.readouterr().out  # the same chosen config, not recalled from the cache without its candidates
+    assert "auto chose pgr: variance within 1% of the lowest" in out and "smallest report (16 bits)" in out
+    assert "    ss: 15.64; 1024 bits" in out and "    rws: 15.64; 64 bits" in out and "    pgr: 15.79; 16 bits" in out
+
+
 def test_the_service_tells_what_a_campaigns_epsilon_buys(tmp_path, monkeypatch):
     import warnings
 

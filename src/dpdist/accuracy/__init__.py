@@ -246,7 +246,31 @@ def _target(method, params: dict) -> dict:
     analytic = analytic or hasattr(protocol, "mean_variance")
     return {"name": protocol.name, "model": "local", "simulated": not analytic, "own_epsilon": protocol.epsilon,
             "parameters": {k: v for k, v in config.items() if k not in ("protocol", "version", "epsilon")},
-            "key": config, "run": lambda n, e, s, r, seed: local_predictions(protocol, n, e, s, r, seed)}
+            "key": config if getattr(protocol, "auto_choice", None) is None else {"config": config, "auto": protocol.auto_choice},
+            "run": lambda n, e, s, r, seed: _with_notes(local_predictions(protocol, n, e, s, r, seed),
+                                                                        _auto_notes(protocol))}
+
+
+def _with_notes(result: tuple, notes: list[str]) -> tuple:
+    """``(kind, predictions, notes)`` with ``notes`` added."""
+    kind, predictions, own = result
+    return kind, predictions, [*own, *notes]
+
+
+def _auto_notes(protocol: LocalProtocol) -> list[str]:
+    """What ``auto`` chose and why, and each candidate's variance and report size (none for a protocol named)."""
+    choice = getattr(protocol, "auto_choice", None)
+    if choice is None:
+        return []
+    n = choice["expected_reports"]
+    lines = [f"auto chose {choice['reason']}", f"candidates (mean variance x n per item at n = {n:,}; report bits):"]
+    for row in choice["candidates"]:
+        if "variance" not in row:
+            lines.append(f"  {row['protocol']}: {row['reason']}")
+            continue
+        excluded = "" if row["eligible"] else f"; excluded: {row['reason']}"
+        lines.append(f"  {row['protocol']}: {row['variance'] * n:.4g}; {row['report_bits']} bits{excluded}")
+    return lines
 
 
 def _central_target(method, params: dict) -> dict:

@@ -145,7 +145,7 @@ def _run_explain(args) -> int:
     cache = None if args.no_cache else default_cache_directory()
     options: dict[str, Any] = {"epsilons": epsilons, "shape": args.shape, "repeats": args.repeats, "seed": args.seed, "cache": cache}
     if args.config is not None:  # --delta, --bounds and the persons' options refused: the option table
-        explanation = explain(load_config(args.config).config(), args.n, **options)
+        explanation = explain(load_config(args.config), args.n, **options)  # the protocol: auto's candidates with it
     else:
         params: dict[str, Any] = {"bounds": args.bounds}  # a pair (lo, hi): the option table needs it with --release | ({} if args.delta is None else {"delta": args.delta})
         explanation = explain(args.release, args.n, **options, **params, **_person_options(args))
