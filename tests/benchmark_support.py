@@ -154,6 +154,12 @@ CASES: dict[str, dict] = {
     "bench_fang_oracles.py": {
         "rows": 12,
     },
+    "bench_frequency_optimum.py": {
+        "rows": 24,
+        "argv": ["--domains", "16,1024", "--epsilons", "0.5", "--out", "optimum.json"],
+        "json": "work/bench_frequency_optimum/optimum.json",
+        "ignore": frozenset({"domain_size", "epsilon", "chosen"}),
+    },
     "bench_flh.py": {
         "rows": 2,
         "argv": [
