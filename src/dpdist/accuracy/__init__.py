@@ -257,7 +257,7 @@ def _with_notes(result: tuple, notes: list[str]) -> tuple:
     return kind, predictions, [*own, *notes]
 
 
-def _auto_notes(protocol: LocalProtocol) -> list[str]:
+def _auto_notes(protocol: object) -> list[str]:
     """What ``auto`` chose and why, and each candidate's variance and report size (none for a protocol named)."""
     choice = getattr(protocol, "auto_choice", None)
     if choice is None:

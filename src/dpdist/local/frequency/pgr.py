@@ -113,8 +113,8 @@ def projective_design(epsilon: float, domain_size: int) -> int:
     and the least prime :math:`q \ge d - 1` (:math:`t = 2`, randomized response over :math:`q + 1` points)."""
     largest = math.isqrt(MAX_TRANSFORM_CELLS)  # q^2 cells at the least dimension
     primes = _primes(min(largest, int(4 * (math.exp(min(epsilon, 30.0)) + 1)) + 8))
-    line = next((q for q in _primes(min(largest, 2 * domain_size + 3)) if q >= domain_size - 1), None)
-    candidates = sorted({*primes, *([] if line is None else [line])})
+    lines = [q for q in _primes(min(largest, 2 * domain_size + 3)) if q >= domain_size - 1][:1]
+    candidates: list[int] = sorted(set(primes) | set(lines))
     fitting = [q for q in candidates if q ** projective_points(q, domain_size)[0] <= MAX_TRANSFORM_CELLS]
     if not fitting:
         raise InvalidParameterError(
