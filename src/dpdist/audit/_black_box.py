@@ -130,7 +130,7 @@ class _Look:
 
 
 def _certify_stages(draw, kept: list[np.ndarray], sizes: list[int], look: _Look, inputs, pairs, claim: float,
-                    delta: float, keep: int, bins: int, max_cells: int, planes: bool, rng) -> bool:
+                    delta: float, keep: int, bins: int, max_cells: int, layout: OutputLayout, rng) -> bool:
     """Certify ``sizes`` stages of ``draw``'s fresh outputs, each on events chosen from the outputs before it (kept
     in ``kept``); True when a stage certified more than the claim (the audit stops there)."""
     columns = kept[0].shape[1]
@@ -138,7 +138,8 @@ def _certify_stages(draw, kept: list[np.ndarray], sizes: list[int], look: _Look,
     for size in sizes:
         pooled = np.concatenate(kept)
         fit_rows = pooled if len(pooled) <= FIT_ROWS else pooled[rng.choice(len(pooled), FIT_ROWS, replace=False)]
-        cell_map = CellMap.fit(fit_rows, bins, max_cells, planes=planes)
+        cell_map = CellMap.fit(fit_rows, bins, max_cells, planes=layout.float_bits,
+                               grains=len(layout.floats))
         events = choose_events(kept, cell_map, pairs, size, look.level, keep, joint_columns=3)
         counts = np.zeros((len(events), 2), dtype=np.int64)
         more: list[list[np.ndarray]] = [[] for _ in inputs]
@@ -192,7 +193,7 @@ def run_black_box(
     single_pilot, single_stage = single_value_plan(samples, claim) if single else (0, 0)
     look = _Look(alpha / (2 * (len(sizes) + (1 if single else 0)) * keep))
     layout, handed = OutputLayout(float_bits=float_bits), handed_generator(rng)
-    settings = (inputs, pairs, claim, delta, keep, bins, max_cells, float_bits, rng)
+    settings = (inputs, pairs, claim, delta, keep, bins, max_cells, layout, rng)
 
     def mixed(count):
         return draw_mixed(randomizer, inputs, count, rng, layout, handed)

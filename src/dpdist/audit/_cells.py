@@ -37,6 +37,8 @@ __all__ = ["CellMap", "UNSEEN_MASS", "PLANE_SOURCES"]
 UNSEEN_MASS = 0.25
 #: Columns of many values (the first ones) whose bits become columns of their own.
 PLANE_SOURCES = 8
+#: The most distinct values a lowest-set-bit column keeps as levels (a double's grain is one of about 2,100).
+GRAIN_LEVELS = 128
 
 
 @dataclass(frozen=True)
@@ -49,16 +51,19 @@ class CellMap:
     planes: tuple[tuple[int, int, bool], ...] = ()  # extra 0/1 columns: (source column, bit, bits of a float)
 
     @classmethod
-    def fit(cls, pilot: np.ndarray, bins: int, max_cells: int, planes: bool = True) -> CellMap:
-        """The map of a pilot ``(n, k)`` (every input's rows pooled); ``planes``: add the bit planes."""
+    def fit(cls, pilot: np.ndarray, bins: int, max_cells: int, planes: bool = True, grains: int = 0) -> CellMap:
+        """The map of a pilot ``(n, k)`` (every input's rows pooled); ``planes``: add the bit planes; the last
+        ``grains`` columns (lowest-set-bit exponents, :mod:`._floats`) keep up to :data:`GRAIN_LEVELS` distinct values
+        as levels: quantiles would pool a float grid that one input reaches and the other does not with its
+        neighbours."""
         distinct = _distinct_rows(pilot)
         codebook = distinct if len(distinct) <= max_cells else None
         if codebook is not None and len(pilot) and _unseen_mass(cls(codebook, (), ()), pilot) > UNSEEN_MASS:
             codebook = None  # most fresh rows would be rows the pilot never saw (reals): columns mode only
         levels, discrete = [], []
-        for column in pilot.T:
+        for index, column in enumerate(pilot.T):
             values = np.unique(column)
-            if values.size <= bins:
+            if values.size <= (GRAIN_LEVELS if index >= pilot.shape[1] - grains else bins):
                 levels.append(values)
                 discrete.append(True)
             else:

@@ -191,38 +191,48 @@ def choose_events(
 
 
 def _column_events(pilot, cell_map: CellMap, pairs, n_certify, a, joint_columns) -> list[Event]:
-    """Per pair: the columns whose marginal levels differ most (total variation), their joint level sets."""
-    columns = cell_map.columns
+    """Per pair: the columns whose marginal levels differ most (total variation), their joint level sets; and the
+    columns with most mass on levels one input reaches and the other never does (an output set that depends on the
+    input: the float grid of textbook noise, Mironov 2012, in the lowest-set-bit columns of :mod:`._floats`)."""
     radix = cell_map.level_counts()
-    width = int(radix.max())
-    everything = np.arange(columns)
+    everything = np.arange(cell_map.columns)
     levels = [cell_map.column_levels(rows, everything) for rows in pilot]
     marginals = np.stack([
-        np.bincount((lv + np.arange(columns, dtype=np.int64) * width).ravel(), minlength=columns * width).reshape(
-            columns, width) / len(lv)
+        np.bincount((lv + everything * int(radix.max())).ravel(), minlength=lv.shape[1] * int(radix.max())).reshape(
+            lv.shape[1], -1) / len(lv)
         for lv in levels
     ])  # (inputs, columns, levels)
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    distances = 0.5 * np.abs(marginals[pairs[:, 0]] - marginals[pairs[:, 1]]).sum(axis=2)  # (pairs, columns)
-    ranked_all = np.argsort(-distances, axis=1, kind="stable")
+    first, second = marginals[pairs[:, 0]], marginals[pairs[:, 1]]
+    distances = 0.5 * np.abs(first - second).sum(axis=2)  # (pairs, columns)
+    unreached = (first * (second == 0)).sum(axis=2) + (second * (first == 0)).sum(axis=2)
     halves: dict[tuple[int, tuple[int, ...]], np.ndarray] = {}  # (input, columns): pairs share inputs and columns
     jobs: list[tuple[int, int, tuple[int, ...] | None, np.ndarray, np.ndarray]] = []
-    sizes = radix.tolist()
-    for (i, j), ranked in zip(pairs.tolist(), ranked_all):
-        chosen: list[int] = []
-        for column in ranked[: max(joint_columns, 1) * 4].tolist():
-            if len(chosen) == joint_columns:
-                break
-            if math.prod(sizes[c] for c in chosen + [column]) <= 4096:
-                chosen.append(column)
-        chosen_columns = tuple(sorted(chosen))
-        cells = cell_map.joint_cells(chosen_columns)
-        for k in (i, j):
-            if (k, chosen_columns) not in halves:
-                halves[k, chosen_columns] = _halves(
-                    _joint(levels[k][:, list(chosen_columns)], radix[list(chosen_columns)]), cells)
-        jobs.append((i, j, chosen_columns, halves[i, chosen_columns], halves[j, chosen_columns]))
+    for (i, j), by_distance, by_support in zip(pairs.tolist(), distances, unreached):
+        choices = {_chosen(np.argsort(-by_distance, kind="stable"), radix, joint_columns)}
+        if by_support.max() > 0:
+            choices.add(_chosen(np.argsort(-by_support, kind="stable")[: np.count_nonzero(by_support)], radix,
+                                joint_columns))
+        for chosen_columns in sorted(choices):
+            cells = cell_map.joint_cells(chosen_columns)
+            for k in (i, j):
+                if (k, chosen_columns) not in halves:
+                    halves[k, chosen_columns] = _halves(
+                        _joint(levels[k][:, list(chosen_columns)], radix[list(chosen_columns)]), cells)
+            jobs.append((i, j, chosen_columns, halves[i, chosen_columns], halves[j, chosen_columns]))
     return _directions(jobs, n_certify, a)
+
+
+def _chosen(ranked: np.ndarray, radix: np.ndarray, joint_columns: int) -> tuple[int, ...]:
+    """The first ``joint_columns`` of the ``4 * joint_columns`` best ranked columns whose joint cells stay at most
+    4,096, in column order."""
+    chosen: list[int] = []
+    for column in ranked[: max(joint_columns, 1) * 4].tolist():
+        if len(chosen) == joint_columns:
+            break
+        if math.prod(int(radix[c]) for c in chosen + [column]) <= 4096:
+            chosen.append(column)
+    return tuple(sorted(chosen))
 
 
 def _joint(levels: np.ndarray, radix: np.ndarray) -> np.ndarray:

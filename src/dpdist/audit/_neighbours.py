@@ -111,7 +111,9 @@ def adversarial(domain: Any, size: int = 16, relation: str = "replace-one") -> N
     the top against the bottom in a constant background at the bottom (an extreme value: bounds or a scale from
     the data move), and in a spread background; the bottom against the middle in a constant background at the
     middle.  ``relation`` is ``"replace-one"`` (datasets of ``size`` records) or ``"add-remove"`` (the first of
-    each pair added to a background of ``size - 1``).
+    each pair added to a background of ``size - 1``, and to the first background's first record alone: a count
+    of 1 against 2, where a count plus textbook float noise has outputs near 0 whose float grid tells the two
+    apart, Mironov 2012; at a count of ``size`` such outputs are too far in the noise's tail to be drawn).
     """
     rest = size - 1
     if isinstance(domain, numbers.Integral) and not isinstance(domain, bool) and int(domain) >= 2:
@@ -126,7 +128,8 @@ def adversarial(domain: Any, size: int = 16, relation: str = "replace-one") -> N
         cases = [(np.full(rest, low), high, low, f"all at {low:g} (an extreme record)"),
                  (np.linspace(low, high, rest), high, low, "spread evenly"),
                  (np.full(rest, middle), low, middle, f"all at {middle:g}")]
-    if relation == "add-remove":
+    if relation == "add-remove":  # and the first record alone: a count of 1 against 2 (float noise's grid)
+        cases.append((cases[0][0][:1], cases[0][1], cases[0][2], "a count near 0"))
         pairs = [pair for background, first, _, label in cases
                  for pair in add_remove([background], [first], labels=[label]).pairs]
         return Neighbouring("add or remove one record", tuple(pairs))
