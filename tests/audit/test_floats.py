@@ -68,3 +68,56 @@ def test_dpdist_discrete_samplers_are_cleared(mechanism):
     samples = 20_000 if mechanism == "laplace" else 4000  # the exact discrete Gaussian draws ~10^5 values a second
     result = audit.audit(release, epsilon=1.0, domain=(0.0, 1.0), samples=samples, rng=0, delta=delta)
     assert result.verdict == "no violation found"
+
+
+def _counts(rows):
+    """The count of each dataset of a batched release (rows padded with NaN)."""
+    return np.count_nonzero(~np.isnan(rows), axis=1).astype(np.float64)
+
+
+def textbook_count(noise_name):
+    """A count plus textbook float noise for (1, 0) (Laplace of scale 1) or (1, 1e-5) (Gaussian of the classic sigma)."""
+    sigma = np.sqrt(2 * np.log(1.25 / 1e-5))
+
+    def release(rows, rng):
+        draws = rng.laplace(0.0, 1.0, len(rows)) if noise_name == "laplace" else rng.normal(0.0, sigma, len(rows))
+        return _counts(rows) + draws
+
+    return release, (0.0 if noise_name == "laplace" else 1e-5)
+
+
+def correct_count(name):
+    """A count with a correct epsilon = 1 mechanism: dpdist's grid Laplace, its integer Laplace, geometric noise."""
+    keep = 1 - math.exp(-1.0)
+    releases = {
+        "dpdist laplace": lambda rows, rng: noise.laplace_mechanism(_counts(rows), 1.0, 1.0, rng, each_coordinate=True),
+        "dpdist integer laplace": lambda rows, rng: noise.laplace_mechanism(_counts(rows), 1, 1.0, rng,
+                                                                            integer_valued=True),
+        "geometric": lambda rows, rng: _counts(rows) + rng.geometric(keep, len(rows)) - rng.geometric(keep, len(rows)),
+    }
+    return releases[name]
+
+
+@pytest.mark.parametrize("noise_name", ["laplace", "gaussian"])
+def test_a_count_plus_textbook_float_noise_is_flagged_at_the_central_defaults(noise_name):
+    """At a count of 1 against 2 the outputs near 0 lie on a float grid one count reaches and the other does not."""
+    release, delta = textbook_count(noise_name)
+    result = audit.central(release, 1.0, domain=(0.0, 1.0), delta=delta, batched=True, rng=0)
+    assert result.violates and "a count near 0" in result.witness["datasets"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("noise_name", ["laplace", "gaussian"])
+def test_textbook_float_counts_are_flagged_in_19_of_20_default_audits(noise_name):
+    release, delta = textbook_count(noise_name)
+    flagged = sum(audit.central(release, 1.0, domain=(0.0, 1.0), delta=delta, batched=True, rng=seed).violates
+                  for seed in range(20))
+    assert flagged >= 19
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["dpdist laplace", "dpdist integer laplace", "geometric"])
+def test_correct_counts_are_never_flagged_at_the_central_defaults(name):
+    flagged = [seed for seed in range(20)
+               if audit.central(correct_count(name), 1.0, domain=(0.0, 1.0), batched=True, rng=seed).violates]
+    assert flagged == []
