@@ -155,7 +155,7 @@ def _readers() -> dict[str, tuple[Callable[[Any], Any], list[Callable[[], Any]]]
     from dpdist.audit import AuditResult
     from dpdist.confidence_sequences._results import CDFSequence, FrequencySequence, MeanSequence, StopReadout
     from dpdist.estimates import (CDFBand, CountRelease, Distribution, FrequencyEstimate, HeavyHitters, Interval,
-                                  MeanEstimate, MeanVarianceEstimate, QuantileRelease, RangeEstimate)
+                                  MeanEstimate, MeanVarianceEstimate, QuantileRelease, RangeEstimate, ScalarRelease)
     from dpdist.local.keyvalue import KeyValueEstimate
     from dpdist.local.multi import MultiAttributeEstimate
     from dpdist import accounting
@@ -188,6 +188,8 @@ def _readers() -> dict[str, tuple[Callable[[Any], Any], list[Callable[[], Any]]]
                                                   lambda: _quiet(lambda: central.count(
                                                       _X, 1.0, rng=0, privacy_id=np.arange(_X.size) % 7,
                                                       max_contributions=3))]),
+        "ScalarRelease": (ScalarRelease.from_dict, [lambda: central.sum(_X, 1.0, (0, 1), rng=0),
+                                                    lambda: central.mean(_X, 1.0, (0, 1), rng=0)]),
         "KeyValueEstimate": (KeyValueEstimate.from_dict, [_key_value]),
         "MultiAttributeEstimate": (MultiAttributeEstimate.from_dict, [_multi]),
         "StopReadout": (StopReadout.from_dict, [lambda: _sequence("grr", epsilon=1.0, domain_size=4).stop_readout(0.05)]),

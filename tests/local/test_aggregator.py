@@ -145,7 +145,7 @@ def test_the_reported_case_grr_n_4000_with_counts_summing_to_1000():
     state = grr.simulate(np.arange(1000) % 5, rng=0).to_dict()
     with pytest.raises(IncompatibleStateError, match=r"n=4000 .*sum to n x 1 = 4000 .*they sum to 1000"):
         Aggregator.from_dict({**state, "n": 4000})
-    ss = local.make("ss", epsilon=0.2, domain_size=9)  # k = 5 items per report
+    ss = local.make("ss", epsilon=0.2, domain_size=9, subset_size=5)  # k = 5 items per report
     state = ss.simulate(np.arange(1000) % 9, rng=0).to_dict()
     assert sum(state["statistic"]) == 5 * 1000
     with pytest.raises(IncompatibleStateError, match=r"sum to n x 5 = 20000 .*they sum to 5000"):

@@ -12,11 +12,11 @@ each statistic is a ``dpdist.central`` release per group (:func:`dpdist.frame.gr
 the same query from one SELECT.  See ``docs/how-to/queries.md``.
 """
 
-from ._plan import Plan
+from ._plan import QueryPlan
 from ._query import Query, query
 from ._result import QueryResult
 from ._sql import sql
 from ._statistics import Statistic, cdf, count, histogram, mean, quantiles, sum
 
-__all__ = ["query", "sql", "Query", "Plan", "QueryResult", "Statistic", "count", "sum", "mean", "quantiles", "histogram",
+__all__ = ["query", "sql", "Query", "QueryPlan", "QueryResult", "Statistic", "count", "sum", "mean", "quantiles", "histogram",
            "cdf"]

@@ -23,7 +23,7 @@ from typing import Any
 from .._validation import Integer, check_param
 from ._statistics import Statistic
 
-__all__ = ["Plan", "PlannedStatistic", "plan_of"]
+__all__ = ["QueryPlan", "PlannedStatistic", "plan_of"]
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class PlannedStatistic:
 
 
 @dataclass(frozen=True)
-class Plan:
+class QueryPlan:
     """The split of a query's budget and, after :meth:`expected`, each statistic's expected error.
 
     Attributes
@@ -91,13 +91,13 @@ class Plan:
 
 
 def plan_of(statistics: tuple[Statistic, ...], epsilon: float, selection: tuple[float, float] | None, unit: str,
-            max_groups: int, max_contributions: int) -> Plan:
+            max_groups: int, max_contributions: int) -> QueryPlan:
     """The plan of the module docstring's rule."""
     rest = epsilon - (selection[0] if selection else 0.0)
     total = math.fsum(statistic.weight for statistic in statistics)
     planned = tuple(PlannedStatistic(statistic, statistic.weight / total, rest * statistic.weight / total,
                                      rest * statistic.weight / total / max_groups) for statistic in statistics)
-    return Plan(epsilon, selection, planned, unit, max_groups, max_contributions)
+    return QueryPlan(epsilon, selection, planned, unit, max_groups, max_contributions)
 
 
 def _laplace_sd(record_epsilon: float) -> float:

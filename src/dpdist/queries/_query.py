@@ -21,7 +21,7 @@ from ..frame import group_release
 from .._missing import missing_policy
 from ..frame._local import check_missing_key_rows
 from ..frame._tables import Engine, _staging_backend, check_columns, open_frame
-from ._plan import Plan, plan_of
+from ._plan import QueryPlan, plan_of
 from ._result import QueryResult
 from ._statistics import Statistic
 
@@ -85,7 +85,7 @@ class Query:
                                         "quantiles of a column into one quantiles(...)).")
         return dataclasses.replace(self, statistics=(*self.statistics, *statistics))
 
-    def plan(self) -> Plan:
+    def plan(self) -> QueryPlan:
         """The split of the budget (public parameters only)."""
         if not self.statistics:
             raise InvalidParameterError("The query has no statistic: add some with .agg(count(), quantiles(...)).")
@@ -161,7 +161,7 @@ class Query:
                              **groups, **unit, **missing, **kwargs)
 
 
-def _described(plan: Plan, n: int, repeats: int) -> str:
+def _described(plan: QueryPlan, n: int, repeats: int) -> str:
     rows = plan.expected(n, repeats=repeats)
     return "\n".join([plan.describe().splitlines()[0], *(f"  {row}" for row in rows)])
 

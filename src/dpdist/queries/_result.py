@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..privacy import PrivacyGuarantee
-from ._plan import Plan
+from ._plan import QueryPlan
 from ._statistics import Statistic
 
 __all__ = ["QueryResult", "cells"]
@@ -29,7 +29,7 @@ class QueryResult:
         ``{statistic label: {key: release}}``: each group's ``dpdist.central`` result (intervals, details, JSON).
     guarantee : PrivacyGuarantee
         What the whole query states: the selection (private keys) and every statistic, composed sequentially.
-    plan : Plan
+    plan : QueryPlan
         How the budget was split.
     """
 
@@ -37,7 +37,7 @@ class QueryResult:
     keys: list
     results: dict[str, dict[Any, Any]]
     guarantee: PrivacyGuarantee
-    plan: Plan
+    plan: QueryPlan
     engine: Any
 
     def __repr__(self) -> str:

@@ -217,6 +217,11 @@ class PGR(FrequencyOracle):
     def statistic_size(self) -> int:
         return self.output_size
 
+    @property
+    def statistic_total_per_report(self) -> int:
+        """1: a histogram of the reported points (a state whose counts do not sum to n is refused)."""
+        return 1
+
     def _client_design(self):
         """The constants a client's randomizer uses (``client_view()['design']``)."""
         return {"fieldSize": self.field_size, "dimension": self.dimension, "outputSize": self.output_size,
