@@ -14,6 +14,7 @@ import OLH from './olh.js';
 import CircularOptimalPiecewise from './opm-circular.js';
 import OptimalPiecewise from './opm.js';
 import OUE from './oue.js';
+import PGR from './pgr.js';
 import RLH from './rlh.js';
 import RUE from './rue.js';
 import RWS from './rws.js';
@@ -37,6 +38,7 @@ export function attributeProtocols() {
     'opm-circular': CircularOptimalPiecewise,
     opm: OptimalPiecewise,
     oue: OUE,
+    pgr: PGR,
     rlh: RLH,
     rue: RUE,
     rws: RWS,

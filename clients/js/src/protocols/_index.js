@@ -23,6 +23,7 @@ import OUE from './oue.js';
 import PCKVGRR from './pckv-grr.js';
 import PCKVUE from './pckv-ue.js';
 import PEM from './pem.js';
+import PGR from './pgr.js';
 import PrivKV from './privkv.js';
 import RLH from './rlh.js';
 import RSFD from './rsfd.js';
@@ -62,6 +63,7 @@ export function protocols() {
     'pckv-grr': PCKVGRR,
     'pckv-ue': PCKVUE,
     pem: PEM,
+    pgr: PGR,
     privkv: PrivKV,
     rlh: RLH,
     rsfd: RSFD,

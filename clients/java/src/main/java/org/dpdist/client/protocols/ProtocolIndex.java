@@ -40,6 +40,7 @@ public final class ProtocolIndex {
             table.put(PCKVGRR.PROTOCOL, new EntryPoint<>(PCKVGRR.PROTOCOL, PCKVGRR.class, PCKVGRR::new));
             table.put(PCKVUE.PROTOCOL, new EntryPoint<>(PCKVUE.PROTOCOL, PCKVUE.class, PCKVUE::new));
             table.put(PEM.PROTOCOL, new EntryPoint<>(PEM.PROTOCOL, PEM.class, PEM::new));
+            table.put(PGR.PROTOCOL, new EntryPoint<>(PGR.PROTOCOL, PGR.class, PGR::new));
             table.put(PrivKV.PROTOCOL, new EntryPoint<>(PrivKV.PROTOCOL, PrivKV.class, PrivKV::new));
             table.put(RLH.PROTOCOL, new EntryPoint<>(RLH.PROTOCOL, RLH.class, RLH::new));
             table.put(RSFD.PROTOCOL, new EntryPoint<>(RSFD.PROTOCOL, RSFD.class, RSFD::new));
@@ -71,6 +72,7 @@ public final class ProtocolIndex {
             table.put(OptimalPiecewise.PROTOCOL, new EntryPoint<>(OptimalPiecewise.PROTOCOL, OptimalPiecewise.class, OptimalPiecewise::new));
             table.put(CircularOptimalPiecewise.PROTOCOL, new EntryPoint<>(CircularOptimalPiecewise.PROTOCOL, CircularOptimalPiecewise.class, CircularOptimalPiecewise::new));
             table.put(OUE.PROTOCOL, new EntryPoint<>(OUE.PROTOCOL, OUE.class, OUE::new));
+            table.put(PGR.PROTOCOL, new EntryPoint<>(PGR.PROTOCOL, PGR.class, PGR::new));
             table.put(RLH.PROTOCOL, new EntryPoint<>(RLH.PROTOCOL, RLH.class, RLH::new));
             table.put(RUE.PROTOCOL, new EntryPoint<>(RUE.PROTOCOL, RUE.class, RUE::new));
             table.put(RWS.PROTOCOL, new EntryPoint<>(RWS.PROTOCOL, RWS.class, RWS::new));
