@@ -5,6 +5,8 @@
   with their own ledgers, a Java batch sent twice under one id (an answer lost), Python's ``submit_values`` and devices of
   the JavaScript client under node: every report counted exactly once, none rejected, and the estimate within its
   standard errors of the truth.
+- A campaign of each protocol of ``SERVED`` (projective geometry response) from Java, Python and JavaScript devices:
+  every report counted, none rejected, the estimate within its standard errors of the truth.
 - A device's ledger, kept by ``FileStorage`` across runs, refuses past its budget before anything is drawn or sent
   (nothing reaches the server), and Python reads that ledger (``PrivacyLedger.from_dict``) and charges it further.
 - A longitudinal campaign: a Java device reports the same value on two days through one memo; Python reads its memo.
@@ -111,6 +113,42 @@ def test_java_python_and_node_devices_are_counted_once_through_server_kills(serv
     assert summary["n"] == truth.sum() == 1000 + 60 + 4 + 500 + 60 and summary["rejected"] == {}
     with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
         estimate = admin.estimate("mixed", replicates=0)["estimate"]
+    frequencies, errors = np.array(estimate["frequencies"]), np.array(estimate["standard_error"])
+    assert np.all(np.abs(frequencies - truth / truth.sum()) < 5 * errors), (frequencies, truth / truth.sum(), errors)
+
+
+#: protocols collected from Python, JavaScript and Java devices into one campaign each, estimated within their errors
+SERVED = [
+    {"protocol": "pgr", "version": 1, "epsilon": 0.5, "domain_size": 40},  # q = 3, t = 4: the 40 points of PG(3, 3)
+]
+
+
+@pytest.mark.parametrize("config", SERVED, ids=lambda config: config["protocol"])
+def test_a_campaign_of_python_javascript_and_java_devices_is_counted_and_estimated(server, config):
+    name, d = config["protocol"], config["domain_size"]
+    _create(server, name, config)
+    rng = np.random.default_rng(61)
+    law = np.full(d, 0.7 / d)
+    law[3] += 0.3  # an estimate of 0 for item 3 is 10 standard errors off
+
+    def draw(n: int) -> np.ndarray:
+        return rng.choice(d, size=n, p=law)
+
+    sent = [draw(20_000)]
+    java = run_device({"server": server.url, "campaign": name, "values": sent[0].tolist(), "batchSize": 2000})
+    assert java["status"] == 0 and all(ack["rejected"] == {} for ack in java["acks"]), java
+    with Client(server.url) as python:
+        sent.append(draw(1000))
+        assert sum(ack["accepted"] for ack in python.submit_values(name, sent[-1], batch_size=250)) == 1000
+    for _ in range(2):
+        sent.append(draw(20))  # 20 reports at epsilon 0.5: the default budget of 10
+        assert _node_device(server, name, sent[-1].tolist()) == 20
+
+    truth = np.bincount(np.concatenate(sent), minlength=d)
+    summary = _summary(server, name)
+    assert summary["n"] == truth.sum() == 21_040 and summary["rejected"] == {}
+    with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
+        estimate = admin.estimate(name, replicates=0)["estimate"]
     frequencies, errors = np.array(estimate["frequencies"]), np.array(estimate["standard_error"])
     assert np.all(np.abs(frequencies - truth / truth.sum()) < 5 * errors), (frequencies, truth / truth.sum(), errors)
 

@@ -258,6 +258,11 @@ def build_fixture() -> dict:
         ):
             protocol = local.make(name, epsilon=epsilon, **extra)
             derived_cases.append({"config": protocol.config(), "derived": derived(protocol)})
+    for epsilon in NICE_EPSILONS + LARGE_EPSILONS:  # pgr's field_size from a config without it (a record's attribute)
+        for domain_size in (16, 100, 1024, 16384):
+            protocol = local.make("pgr", epsilon=epsilon, domain_size=domain_size)
+            config = {key: value for key, value in protocol.config().items() if key != "field_size"}
+            derived_cases.append({"config": config, "derived": derived(protocol)})
     configs = [case["config"] for case in channels] + [local.make(name, **params).config() for name, params in LABEL_CASES]
     multi = []
     for name, params, records in MULTI_CASES:
