@@ -92,6 +92,20 @@ def test_reports_are_uniform_in_the_plane_or_outside_it():
     assert np.all(np.abs(frequencies - expected) < 5 * np.sqrt(expected * (1 - expected) / n))
 
 
+@pytest.mark.parametrize("q, d", [(2, 7), (3, 40)])
+def test_a_report_takes_the_same_draws_whatever_the_value(q, d):
+    # the generator's state after one report is the same for every value and every seed's coins: the number of
+    # draws says nothing of whether the report includes the value
+    protocol = local.make("pgr", epsilon=1.0, domain_size=d, field_size=q)
+    for seed in range(20):
+        states = set()
+        for value in range(d):
+            generator = np.random.Generator(np.random.PCG64(seed))
+            protocol.privatize(np.array([value]), rng=generator)
+            states.add(str(generator.bit_generator.state))
+        assert len(states) == 1
+
+
 def test_estimates_are_unbiased_with_the_analytic_variance_past_the_conformance_examples():
     # q = 3, t = 4: 40 points, the design's full incidence (the conformance examples stop at t = 3)
     assert_unbiased_with_analytic_variance(local.make("pgr", epsilon=1.0, domain_size=40, field_size=3), rng=5, repeats=400)

@@ -13,9 +13,8 @@
 // than w_j are t - 1 free digits and w_j = r - <x, w without w_j> mod q gives <x, w> = r.  A device draws the
 // inclusion, a nonzero free vector uniform on [1, q^(t-1)) and a free vector uniform on [0, q^(t-1)), the same three
 // draws whatever the coins and the value: the first with r = 0 is a uniform nonzero vector of the hyperplane (q - 1
-// of them per point), the second with r = 1 the one vector of product 1 of a uniform point outside it.  Python draws
-// the same law otherwise (a residue and t digits, the zero vector drawn again), which would let the number of draws
-// tell the inclusion.  Scaled by the inverse of its top digit, w is the point's canonical vector, and the report
+// of them per point), the second with r = 1 the one vector of product 1 of a uniform point outside it, as Python
+// draws.  Scaled by the inverse of its top digit, w is the point's canonical vector, and the report
 // is its index (q^m - 1)/(q - 1) + value - q^m, m the top digit.  Reports are point indices below K.
 
 import { InvalidParameterError } from '../errors.js';

@@ -37,13 +37,15 @@ The field.  The paper takes :math:`q` near :math:`e^\varepsilon + 1`; here :math
 the designs whose transform below fits :data:`MAX_TRANSFORM_CELLS`; a config records it as ``field_size``.
 Only primes: prime powers (:math:`q = 4, 8, 9`) would need :math:`\mathbb F_q` arithmetic tables.
 
-Sampling, exact.  Let :math:`j` be the top coordinate of the user's :math:`x` (where :math:`x_j = 1`).  Each
-user draws the inclusion (probability :math:`p_{\mathrm{in}}`), a residue :math:`r` (0 when included, else
-uniform in :math:`1 .. q-1`) and the coordinates :math:`w_i, i \ne j`, uniform; :math:`w_j` then makes
-:math:`\langle x, w\rangle = r`.  So :math:`w` is uniform among the vectors of product :math:`r`, which, for
-:math:`r \ne 0`, hold one representative of each point outside the hyperplane per :math:`r`; for :math:`r = 0`
-the zero vector is redrawn (probability :math:`q^{1-t}`).  Scaling :math:`w` to its canonical vector gives a
-uniform point of the hyperplane (of its complement).  The draws are made for every user whatever the inclusion.
+Sampling, exact, with the same draws whatever the value and the coins.  Let :math:`j` be the top coordinate of
+the user's :math:`x` (where :math:`x_j = 1`).  Each user draws the inclusion (probability :math:`p_{\mathrm{in}}`),
+a nonzero integer uniform on :math:`[1, q^{t-1})` and an integer uniform on :math:`[0, q^{t-1})`; the first (when
+included) or the second (when not) gives the coordinates :math:`w_i, i \ne j` as its base-:math:`q` digits, and
+:math:`w_j` then makes :math:`\langle x, w\rangle = r` with :math:`r = 0` (included) or :math:`1`.  The nonzero
+vectors of product 0 hold :math:`q - 1` representatives of each point of the hyperplane, one per nonzero free part,
+and the vectors of product 1 one representative of each point outside it, so scaling :math:`w` to its canonical
+vector gives a uniform point of the hyperplane (of its complement).  No draw is repeated, so the number of draws
+tells nothing of whether the report includes the value; the JavaScript and Java clients draw in the same order.
 
 Decoding in :math:`O(n + q^t t \log q)`, the paper's :math:`O(n + K e^\varepsilon \log K)` bound.  Lift the
 histogram :math:`h` of the reports to every nonzero vector, :math:`h'(a v) = h(v)`; its Fourier transform over
@@ -199,18 +201,16 @@ class PGR(FrequencyOracle):
         item = self._digits(self._point_vectors(values))
         top = t - 1 - np.argmax(item[:, ::-1] != 0, axis=1)  # where the item's digit is 1
         include = rng.random(count) < self._p_in
-        residue = np.where(include, 0, rng.integers(1, q, size=count, dtype=np.int64))  # drawn for every user
-        free = rng.integers(0, q, size=(count, t), dtype=np.int64)
+        inside = rng.integers(1, q ** (t - 1), size=count, dtype=np.int64)  # nonzero: residue 0 gives no zero vector
+        outside = rng.integers(0, q ** (t - 1), size=count, dtype=np.int64)  # drawn either way: residue 1
+        free = self._digits(np.where(include, inside, outside))  # t - 1 digits (the last one is 0)
+        coordinate = np.arange(t)[None, :]
+        w = np.take_along_axis(free, coordinate - (coordinate > top[:, None]), axis=1)  # free digits around top
         rows = np.arange(count)
-        pending = rows
-        while pending.size:  # only a zero vector (residue 0, every free digit 0: probability q^(1-t)) is redrawn
-            free[pending, top[pending]] = 0
-            product = np.einsum("ij,ij->i", item[pending], free[pending])
-            free[pending, top[pending]] = (residue[pending] - product) % q
-            zero = ~free[pending].any(axis=1)
-            pending = pending[zero]
-            free[pending] = rng.integers(0, q, size=(pending.size, t), dtype=np.int64)
-        return self._canonical_points(free).astype(self._report_dtype)
+        w[rows, top] = 0
+        product = np.einsum("ij,ij->i", item, w)
+        w[rows, top] = (np.where(include, 0, 1) - product) % q
+        return self._canonical_points(w).astype(self._report_dtype)
 
     # ------------------------------------------------------------------ server
     @property
