@@ -33,9 +33,40 @@ def test_a_select_releases_one_row_per_group():
     assert list(table["region"]) == KEYS["region"] and {"income 0.5 quantile", "count"} <= set(table.columns)
 
 
+def test_where_keeps_the_rows_its_predicate_holds_for_before_the_query():
+    statement = ("SELECT COUNT(*) FROM t WHERE (age >= 30 AND region IN ('north')) OR NOT age BETWEEN -5 AND 80.5 "
+                 "OR income IS NULL")
+    filtered = dpdist.sql(statement, tables={"t": TABLE}, epsilon=1.0).table
+    expected = TABLE[((TABLE.age >= 30) & (TABLE.region == "north")) | ~TABLE.age.between(-5, 80.5)
+                     | TABLE.income.isna()]
+    assert filtered.equals(expected)
+
+
+def test_where_runs_in_the_tables_engine():
+    polars = pytest.importorskip("polars")
+    lazy = polars.from_pandas(TABLE).lazy()
+    filtered = dpdist.sql("SELECT COUNT(*) FROM t WHERE region <> 'south' AND age < 40", tables={"t": lazy},
+                          epsilon=1.0).table
+    assert isinstance(filtered, polars.LazyFrame)
+    assert filtered.collect().height == int(((TABLE.region != "south") & (TABLE.age < 40)).sum())
+
+
+def test_aliases_name_the_key_and_the_statistics_in_the_released_table():
+    table = dpdist.sql("SELECT region AS area, COUNT(*) AS people, AVG(income) AS mean_income, MEDIAN(income) AS inc, "
+                       "HISTOGRAM(age, 2) AS ages FROM t GROUP BY region", tables={"t": TABLE}, epsilon=1.0,
+                       bounds=BOUNDS, keys=KEYS, rng=0).release().table()
+    assert list(table.columns) == ["area", "people", "people low", "people high", "level", "mean_income",
+                                   "mean_income low", "mean_income high", "inc 0.5 quantile", "inc 0.5 quantile low",
+                                   "inc 0.5 quantile high", "ages share [0, 40)", "ages share [40, 80)"]
+    assert list(table["area"]) == KEYS["region"]
+
+
 @pytest.mark.parametrize(("statement", "named"), [
     ("SELECT region, COUNT(*) FROM t JOIN u ON t.a = u.a GROUP BY region", "refuses JOIN"),
-    ("SELECT COUNT(*) FROM t WHERE age > 30", "refuses WHERE"),
+    ("SELECT COUNT(*) FROM t WHERE age > (SELECT 30)", "refuses subqueries"),
+    ("SELECT COUNT(*) FROM t WHERE age + 1 > 30", "WHERE ... age \\+ 1"),
+    ("SELECT COUNT(*) FROM t WHERE LOWER(region) = 'north'", "a row filter compares columns with constants"),
+    ("SELECT COUNT(*) FROM t WHERE salary > 30", "WHERE on the column 'salary'"),
     ("SELECT region, COUNT(*) FROM t GROUP BY region HAVING COUNT(*) > 5", "refuses HAVING"),
     ("SELECT region, COUNT(*) FROM t GROUP BY region ORDER BY COUNT(*)", "refuses ORDER BY"),
     ("SELECT COUNT(*) FROM t LIMIT 3", "refuses LIMIT"),
@@ -45,7 +76,8 @@ def test_a_select_releases_one_row_per_group():
     ("SELECT COUNT(*) FROM t UNION SELECT COUNT(*) FROM t", "refuses a UNION statement"),
     ("DELETE FROM t", "refuses a DELETE statement"),
     ("SELECT age FROM t", "the column 'age' outside an aggregate"),
-    ("SELECT COUNT(*) AS n FROM t", "the alias 'n'"),
+    ("SELECT COUNT(*) AS n, SUM(income) AS n FROM t", "the aliases"),
+    ("SELECT region, COUNT(*) AS region FROM t GROUP BY region", "the aliases"),
     ("SELECT STDDEV(income) FROM t", "STDDEV"),
     ("SELECT COUNT(age) FROM t", "COUNT"),
     ("SELECT COUNT(*) FROM t GROUP BY age / 10", "GROUP BY"),

@@ -45,6 +45,8 @@ __all__ = ["Reservoir", "Salt", "salt_of", "reservoir_of_block", "bound_blocks",
 
 #: the extra word of the spawn key that derives the salt from the run's root (no block's key has it: "SALT")
 SALT_STREAM = 0x53414C54
+#: the extra word of the spawn key of the one stream indexed by row offset (``offset=`` of :func:`reservoir_of_block`)
+ROW_STREAM = 0x524F5753
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,19 @@ def _priorities(root: np.random.SeedSequence, index: int, rows: int, secure: boo
     else:
         generator = block_generator(root, index)
     return generator.integers(0, np.iinfo(np.uint64).max, size=rows, dtype=np.uint64, endpoint=True)
+
+
+def _row_priorities(root: np.random.SeedSequence, offset: int, rows: int, secure: bool) -> np.ndarray:
+    """The priorities of rows ``offset .. offset + rows - 1`` of one stream for the whole table (counter-based: AES-CTR
+    without a seed, Philox with one, advanced to ``offset``), so they do not depend on how the rows are cut."""
+    child = np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, ROW_STREAM), pool_size=root.pool_size)
+    if secure:
+        stream = AESCounter(child)
+        stream.advance(offset)  # in 64-bit words
+        return stream.random_raw(rows).astype(np.uint64)
+    philox = np.random.Philox(child)
+    philox.advance(offset // 4)  # in counter steps of four 64-bit words
+    return philox.random_raw(offset % 4 + rows).astype(np.uint64)[offset % 4:]
 
 
 @dataclass(frozen=True, eq=False)
@@ -242,8 +257,10 @@ def check_bounds(owner: str, max_contributions: Any, max_groups: Any, grouped: b
 
 
 def reservoir_of_block(ids: Any, values: Any, k: int, m: int, salt: Salt, root: np.random.SeedSequence, index: int,
-                       groups: Any = None) -> Reservoir:
-    """The reservoir of block ``index`` (its rows' ids, values and, optionally, group keys)."""
+                       groups: Any = None, offsets: np.ndarray | None = None) -> Reservoir:
+    """The reservoir of block ``index`` (its rows' ids, values and, optionally, group keys); with ``offsets`` (the
+    rows' positions in the table, increasing) their priorities are the rows' own in one stream for the table
+    (:func:`_row_priorities`): any cut of the same rows in the same order then merges to one reservoir."""
     ids, values = np.asarray(ids), np.asarray(values, dtype=np.float64)
     if ids.shape != values.shape or (groups is not None and np.shape(groups) != values.shape):
         raise InvalidParameterError(f"Block {index} holds another number of ids than of values"
@@ -254,7 +271,12 @@ def reservoir_of_block(ids: Any, values: Any, k: int, m: int, salt: Salt, root: 
     kind = block_kind(ids)
     hashes = hash_ids(ids, salt.ids)
     types = (type_label(ids),) if kind is not None else ()
-    priorities = _priorities(root, index, values.size, salt.secure)
+    if offsets is None:
+        priorities = _priorities(root, index, values.size, salt.secure)
+    else:
+        first = int(offsets[0]) if offsets.size else 0
+        span = int(offsets[-1]) - first + 1 if offsets.size else 0
+        priorities = _row_priorities(root, first, span, salt.secure)[np.asarray(offsets, dtype=np.int64) - first]
     if groups is None:
         return _reduced(k, m, salt.digest, values.size, hashes, priorities, values, kind=(kind, types))
     groups = np.asarray(groups)

@@ -23,6 +23,7 @@ from ..frame._local import check_missing_key_rows
 from ..frame._tables import Engine, _staging_backend, check_columns, open_frame
 from ._plan import QueryPlan, plan_of
 from ._result import QueryResult
+from ._scale import dask_bounded, is_dask, kept_rows
 from ._statistics import Statistic
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ class Query:
     keys: list | None = None
     selection: tuple[float, float] | None = None
     statistics: tuple[Statistic, ...] = ()
+    key_names: dict = field(default_factory=dict)  # the key columns' names in the released table (SQL's AS)
 
     def group_by(self, *by: str, keys: list | None = None, selection_epsilon: float | None = None,
                  selection_delta: float = 1e-6) -> "Query":
@@ -101,13 +103,14 @@ class Query:
         session, release every statistic per group; the result in the table's engine."""
         plan = self.plan()
         table = self._checked()
-        staged = self._staged(table)  # missing values and keys refused here, before the charge
+        seeds = _seeds(self.rng, len(plan.statistics) + 1)  # the last: the bounding's
+        bounding = None if seeds[-1] is None else int(seeds[-1].integers(0, 2**63))
+        staged = self._staged(table, bounding)  # missing values and keys refused here, before the charge
         stated = PrivacyGuarantee(plan.epsilon, plan.selection[1] if plan.selection else 0.0, "add-remove",
                                   "central", unit=plan.unit)
         if self.session is not None:
             self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
         keys, results, guarantees = (self.keys if self.by else [0]), {}, []
-        seeds = _seeds(self.rng, len(plan.statistics))
         for planned, seed in zip(plan.statistics, seeds):
             grouped = self._grouped(staged, planned, keys, seed)
             keys = list(grouped.keys()) if keys is None else keys
@@ -116,7 +119,7 @@ class Query:
         total = sequential(guarantees)
         if not total.covers(stated):
             raise DPDistError(f"query: spent {total.describe()}, not the {stated.describe()} planned (a bug).")
-        return QueryResult(self.by, keys or [], results, total, plan, table.engine)
+        return QueryResult(self.by, keys or [], results, total, plan, table.engine, self.key_names)
 
     def _checked(self):
         """The table, its key, id and value columns checked against its schema (no data read)."""
@@ -128,11 +131,19 @@ class Query:
                 check_columns(owner, table, list(names), argument)
         return table
 
-    def _staged(self, table) -> Any:
-        """The columns the query needs, read in one query into an eager frame (with a column of zeros)."""
+    def _staged(self, table, bounding: int | None) -> Any:
+        """The columns the query needs, read in one query into an eager frame (with a column of zeros); with
+        ``privacy_id`` only each person's rows kept (:mod:`dpdist.queries._scale`: on Dask, bounded on the cluster)."""
         needed = [*self.by, *([self.privacy_id] if self.privacy_id else [])]
         needed += [statistic.column for statistic in self.statistics if statistic.column is not None]
         columns = list(dict.fromkeys(needed)) or table.names[:1]
+        unit = (self.max_contributions, self.max_groups)
+        distributed = self.privacy_id is not None and is_dask(self.table)
+        if distributed:
+            refused = [s.column for s in self.statistics if s.column] if self.missing == "refuse" else []
+            rows = dask_bounded(self.table, columns, self.privacy_id, self.by, self.keys, unit,
+                                list(dict.fromkeys(refused)), bounding)
+            table = open_frame("dpdist.query", rows)
         table.read(tuple(columns))
         data = {name: table.values(name) for name in columns}
         if self.by:
@@ -141,6 +152,10 @@ class Query:
             for name in dict.fromkeys(s.column for s in self.statistics if s.column is not None):
                 missing_policy("dpdist.query", "refuse").apply(data[name], "dpdist.query", f"Column {name!r}",
                                                                private=True)
+        if self.privacy_id is not None and not distributed:
+            kept = kept_rows(data[self.privacy_id], [data[name] for name in self.by], self.by, self.keys, unit,
+                             bounding)
+            data = {name: values[kept] for name, values in data.items()}
         data[_ZEROS] = np.zeros(len(next(iter(data.values()))), dtype=np.int64)
         return Engine(_staging_backend(), False).frame(data)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,8 @@ class QueryResult:
         What the whole query states: the selection (private keys) and every statistic, composed sequentially.
     plan : QueryPlan
         How the budget was split.
+    key_names : dict
+        The key columns' names in the table, where they are not their own (SQL's ``AS``).
     """
 
     by: tuple[str, ...]
@@ -39,6 +41,7 @@ class QueryResult:
     guarantee: PrivacyGuarantee
     plan: QueryPlan
     engine: Any
+    key_names: dict[str, str] = field(default_factory=dict)
 
     def __repr__(self) -> str:
         return (f"QueryResult(by={self.by!r}, groups={len(self.keys)}, statistics={list(self.results)}, "
@@ -49,9 +52,9 @@ class QueryResult:
         rows = []
         for key in self.keys:
             parts = key if len(self.by) > 1 else (key,)
-            row: dict[str, Any] = dict(zip(self.by, parts))
+            row: dict[str, Any] = dict(zip((self.key_names.get(name, name) for name in self.by), parts))
             for planned in self.plan.statistics:
-                row.update(cells(planned.statistic, self.results[planned.statistic.label][key]))
+                row.update(_renamed(planned.statistic, cells(planned.statistic, self.results[planned.statistic.label][key])))
             rows.append(row)
         names = list(dict.fromkeys(name for row in rows for name in row))
         return {name: [row.get(name) for row in rows] for name in names}
@@ -79,3 +82,11 @@ def cells(statistic: Statistic, result: Any) -> dict[str, float]:
     named = {(name if statistic.kind == "count" else f"{prefix}{name}"): float(value)
              for name, value in row.items() if name != "level"}
     return {**named, **level}
+
+
+def _renamed(statistic: Statistic, row: dict[str, float]) -> dict[str, float]:
+    """A statistic's cells, under its name (:meth:`~dpdist.queries.Statistic.named`) when it has one."""
+    if statistic.name is None:
+        return row
+    stem = statistic.stem
+    return {(statistic.name + name[len(stem):] if name.startswith(stem) else name): value for name, value in row.items()}

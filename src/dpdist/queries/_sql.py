@@ -4,12 +4,21 @@ The SQL a query answers privately is a narrow one: ``SELECT <key columns>, <aggr
 [GROUP BY <key columns>]``.  The aggregates: ``COUNT(*)``, ``SUM(c)``, ``AVG(c)`` (or ``MEAN``), ``QUANTILES(c, q1,
 q2, ...)`` (``QUANTILE(c, q)``, ``MEDIAN(c)``), ``HISTOGRAM(c, bins)`` and ``CDF(c)``; each column's bounds are
 public arguments (``bounds={"c": (lo, hi)}``), never read from the data.  Everything else is refused in one line
-naming it and saying what to do instead: joins, subqueries and common table expressions, WHERE, HAVING, ORDER BY,
-LIMIT, DISTINCT, window functions, set operations, aliases, columns that are neither keys nor aggregated.
+naming it and saying what to do instead: joins, subqueries and common table expressions, HAVING, ORDER BY,
+LIMIT, DISTINCT, window functions, set operations, columns that are neither keys nor aggregated.
+
+``WHERE`` keeps the rows a predicate of the row's own cells holds for (comparisons of columns with constants, ``IN``,
+``BETWEEN``, ``IS NULL``, ``AND``, ``OR``, ``NOT``), in the table's engine, before any bounding or release.  It keeps
+the guarantee: a per-row filter is a stable transformation (each row is kept or left out by its own values, so
+adding or removing one person's rows changes the filtered table by at most those rows), so the releases on the
+filtered table state what they would on any table.  ``AS`` names a key column or a statistic in the released table
+(:meth:`~dpdist.queries.Statistic.named`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 from typing import Any, Callable
 
 from ..errors import InvalidParameterError, MissingDependencyError
@@ -22,7 +31,6 @@ __all__ = ["sql"]
 _REFUSED = {
     "joins": "JOIN: a query reads one table; join the tables in their engine first (each person's rows stay bounded "
              "by privacy_id), then query the result",
-    "where": "WHERE: filter the table in its engine before the query (a filter on public conditions), then pass it",
     "having": "HAVING: a condition on private aggregates would tell which groups pass it; filter the released table",
     "order": "ORDER BY: sort the released table instead (its rows are the groups)",
     "limit": "LIMIT: keep the rows of the released table you want instead",
@@ -73,16 +81,16 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
     if not isinstance(statement, str):
         raise InvalidParameterError(f"The 'statement' argument of dpdist.sql must be a string. Got {statement!r:.80}.")
     tree = _parsed(sqlglot, exp, statement)
-    table = _table(exp, tree, tables)
+    table = _filtered(exp, tree, _table(exp, tree, tables))
     by = _group_columns(exp, tree)
-    statistics = _aggregates(exp, tree, set(by), bounds or {})
+    statistics, key_names = _aggregates(exp, tree, set(by), bounds or {})
     built = query(table, epsilon=epsilon, privacy_id=privacy_id, max_contributions=max_contributions,
                   max_groups=max_groups, session=session, rng=rng)
     if by:
         public = _public_keys(by, keys)
         built = built.group_by(*by, keys=public, selection_epsilon=None if public is not None else selection_epsilon,
                                selection_delta=selection_delta)
-    return built.agg(*statistics)
+    return dataclasses.replace(built.agg(*statistics), key_names=key_names)
 
 
 def _public_keys(by: list[str], keys: Any) -> list | None:
@@ -137,20 +145,26 @@ def _group_columns(exp: Any, tree: Any) -> list[str]:
     return [expression.name for expression in expressions]
 
 
-def _aggregates(exp: Any, tree: Any, keys: set[str], bounds: dict) -> list[Statistic]:
-    statistics = []
+def _aggregates(exp: Any, tree: Any, keys: set[str], bounds: dict) -> tuple[list[Statistic], dict[str, str]]:
+    """The statistics selected, and the names ``AS`` gives the key columns."""
+    statistics, key_names, names = [], {}, []
     for item in tree.expressions:
-        if isinstance(item, exp.Alias):
-            raise _refuse(f"the alias {item.alias!r}: the released columns are named after the statistic and its "
-                          "column; rename them in the released table")
+        alias = item.alias if isinstance(item, exp.Alias) else None
+        item = item.this if isinstance(item, exp.Alias) else item
+        names.append(alias)
         if isinstance(item, exp.Column):
             if item.name not in keys:
                 raise _refuse(f"the column {item.name!r} outside an aggregate: select GROUP BY columns and aggregates")
+            key_names.update({item.name: alias} if alias else {})
             continue
-        statistics.append(_statistic(exp, item, bounds))
+        statistic = _statistic(exp, item, bounds)
+        statistics.append(statistic.named(alias) if alias else statistic)
     if not statistics:
         raise _refuse("a SELECT without an aggregate: select COUNT(*), SUM, AVG, QUANTILES, HISTOGRAM or CDF")
-    return statistics
+    given = [name for name in names if name]
+    if len(set(given)) != len(given) or set(given) & (keys - set(key_names)):
+        raise _refuse(f"the aliases {given}: name each selected column once, apart from the other key columns")
+    return statistics, key_names
 
 
 def _statistic(exp: Any, item: Any, bounds: dict) -> Statistic:
@@ -183,3 +197,53 @@ def _bounds(column: str, bounds: dict) -> tuple[float, float]:
         raise InvalidParameterError(f"The 'bounds' argument of dpdist.sql must give the public bounds of the column "
                                     f"{column!r} (bounds={{{column!r}: (lo, hi)}}). Got {bounds!r:.100}.")
     return bounds[column]
+
+
+#: the comparisons a WHERE may make, as narwhals operators
+_COMPARED = {"EQ": operator.eq, "NEQ": operator.ne, "GT": operator.gt, "GTE": operator.ge, "LT": operator.lt,
+             "LTE": operator.le}
+
+
+def _filtered(exp: Any, tree: Any, table: Any) -> Any:
+    """``table`` filtered by the WHERE clause in its own engine (narwhals), or ``table`` without one."""
+    where = tree.args.get("where")
+    if where is None:
+        return table
+    import narwhals as nw  # lazy: optional extra dpdist[query]
+
+    frame = nw.from_native(table)
+    return frame.filter(_predicate(exp, nw, where.this, set(frame.collect_schema().names()))).to_native()
+
+
+def _predicate(exp: Any, nw: Any, node: Any, names: set[str]) -> Any:
+    """The narwhals expression (or constant) of one node of a WHERE clause, or a refusal naming the node."""
+    def part(child: Any) -> Any:
+        return _predicate(exp, nw, child, names)
+
+    kind = type(node).__name__
+    if isinstance(node, exp.Column):
+        if node.name not in names:
+            raise _refuse(f"WHERE on the column {node.name!r}, which the table does not have: filter on its columns "
+                          f"{sorted(names)!r:.120}")
+        return nw.col(node.name)
+    if isinstance(node, exp.Literal):
+        return node.name if node.is_string else float(node.name) if any(c in node.name for c in ".eE") \
+            else int(node.name)
+    if isinstance(node, (exp.Paren, exp.Neg)):
+        return part(node.this) if isinstance(node, exp.Paren) else -part(node.this)
+    if isinstance(node, exp.Boolean):
+        return node.this
+    if kind in _COMPARED:
+        return _COMPARED[kind](part(node.this), part(node.expression))
+    if isinstance(node, (exp.And, exp.Or)):
+        return (operator.and_ if isinstance(node, exp.And) else operator.or_)(part(node.this), part(node.expression))
+    if isinstance(node, exp.Not):
+        return ~part(node.this)
+    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
+        return part(node.this).is_null()
+    if isinstance(node, exp.In) and not node.args.get("query"):
+        return part(node.this).is_in([part(value) for value in node.expressions])
+    if isinstance(node, exp.Between):
+        return part(node.this).is_between(part(node.args["low"]), part(node.args["high"]), closed="both")
+    raise _refuse(f"WHERE ... {node.sql()[:60]}: a row filter compares columns with constants (=, <>, <, <=, >, "
+                  ">=, IN, BETWEEN, IS NULL, AND, OR, NOT); compute other conditions in the table's engine first")

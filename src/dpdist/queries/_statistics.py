@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import builtins
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -38,12 +38,15 @@ class Statistic:
         The release's public arguments (``bounds``, ``q``, ``bins``).
     weight : float
         Its share of the budget, relative to the query's other statistics.
+    name : str or None
+        Its name in the released table (:meth:`named`), else ``kind`` and ``column`` name its cells.
     """
 
     kind: str
     column: str | None
     options: dict[str, Any] = field(default_factory=dict)
     weight: float = 1.0
+    name: str | None = None
 
     @property
     def label(self) -> str:
@@ -66,7 +69,22 @@ class Statistic:
 
     def weighted(self, weight: Any) -> "Statistic":
         """This statistic with another ``weight``."""
-        return Statistic(self.kind, self.column, self.options, check_param(f"{self.kind}", "weight", weight, WEIGHT))
+        return replace(self, weight=check_param(f"{self.kind}", "weight", weight, WEIGHT))
+
+    def named(self, name: str) -> "Statistic":
+        """This statistic named ``name`` in the released table (SQL's ``AS``): a count's, sum's or mean's cell is
+        ``name`` (its interval ``name low``, ``name high``); the cells of quantiles, a CDF or a histogram read
+        ``name`` where they would read the column's name (``name 0.5 quantile``)."""
+        if not isinstance(name, str) or not name.strip():
+            raise InvalidParameterError(f"The 'name' argument of Statistic.named must be a non-empty string. "
+                                        f"Got {name!r:.80} instead.")
+        return replace(self, name=name)
+
+    @property
+    def stem(self) -> str:
+        """What its cells' names start with, which :meth:`named` replaces."""
+        return {"count": "count", "sum": f"{self.column} sum", "mean": f"{self.column} mean"}.get(self.kind,
+                                                                                                 f"{self.column}")
 
 
 def _column(owner: str, column: Any) -> str:

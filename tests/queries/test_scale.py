@@ -1,0 +1,81 @@
+"""A query over a Dask DataFrame bounds each person's rows on the cluster and releases, for the same seed, what the
+same query releases over the same rows in pandas, whatever the partitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpdist
+from dpdist.errors import MissingValuesError
+from dpdist.queries import count, histogram, mean, quantiles
+from dpdist.queries._scale import kept_rows
+
+dd = pytest.importorskip("dask.dataframe")
+dask = pytest.importorskip("dask")
+
+RNG = np.random.default_rng(2)
+N = 2_000
+#: persons of 1 to 6 rows over three regions: bounding to 2 rows in each of 2 regions leaves rows out
+TABLE = pd.DataFrame({"person": RNG.integers(0, 600, N), "region": RNG.choice(["north", "south", "east"], N),
+                      "income": RNG.lognormal(10, 0.7, N), "age": RNG.integers(18, 90, N)})
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Dask's partitions computed one after the other, in this process (2 shared cores)."""
+    with dask.config.set(scheduler="synchronous"):
+        yield
+
+
+def _release(table, keys=("north", "south"), **options):
+    built = dpdist.query(table, epsilon=1.0, privacy_id="person", max_contributions=2, max_groups=2, rng=4, **options)
+    return (built.group_by("region", keys=None if keys is None else list(keys))
+            .agg(quantiles("income", [0.1, 0.5, 0.9], (0, 3e5)), histogram("age", 4, (0, 80)), count(),
+                 mean("income", (0, 3e5)))).release().table()
+
+
+def _dask(table, partitions):
+    return dd.from_pandas(table, npartitions=partitions, sort=False)
+
+
+@pytest.mark.parametrize("partitions", [1, 3, 7])
+def test_a_dask_frame_releases_what_pandas_releases_for_the_same_seed(partitions):
+    released = _release(_dask(TABLE, partitions)).compute().reset_index(drop=True)
+    pd.testing.assert_frame_equal(released, _release(TABLE), check_exact=True)
+
+
+def test_private_keys_on_dask_are_the_ones_chosen_in_pandas_for_the_same_seed():
+    released = _release(_dask(TABLE, 4), keys=None).compute().reset_index(drop=True)
+    pd.testing.assert_frame_equal(released, _release(TABLE, keys=None), check_exact=True)
+
+
+def test_each_person_keeps_at_most_max_groups_groups_of_listed_keys_and_max_contributions_rows_in_each():
+    ids, regions = TABLE["person"].to_numpy(), TABLE["region"].to_numpy()
+    kept = kept_rows(ids, [regions], ["region"], ["north", "south"], (2, 1), seed=1)
+    rows = TABLE.iloc[kept]
+    assert set(rows["region"]) == {"north", "south"}
+    assert rows.groupby(["person", "region"]).size().max() == 2 and rows.groupby("person")["region"].nunique().max() == 1
+    listed = TABLE[TABLE["region"] != "east"]  # a person of the listed keys keeps one of them, whatever else they have
+    assert rows["person"].nunique() == listed["person"].nunique()
+
+
+@pytest.mark.filterwarnings("ignore::dpdist.errors.MissingValuesWarning")
+def test_missing_values_on_dask_are_refused_before_any_release_and_left_out_with_drop():
+    holed = TABLE.assign(income=TABLE["income"].where(np.arange(N) % 97 != 5))
+    with pytest.raises(MissingValuesError, match="missing values in \\['income'\\]") as refused:
+        _release(_dask(holed, 3))
+    assert refused.value.count == int(holed["income"].isna().sum())
+    released = _release(_dask(holed, 3), missing="drop").compute().reset_index(drop=True)
+    pd.testing.assert_frame_equal(released, _release(holed, missing="drop"), check_exact=True)
+
+
+def test_sql_where_on_dask_filters_on_the_cluster_before_the_bounding():
+    statement = "SELECT region, MEDIAN(income) AS median, COUNT(*) FROM t WHERE age >= 30 GROUP BY region"
+    options = dict(epsilon=1.0, bounds={"income": (0, 3e5)}, keys={"region": ["north", "south"]},
+                   privacy_id="person", max_contributions=2, max_groups=2, rng=8)
+    on_dask = dpdist.sql(statement, tables={"t": _dask(TABLE, 3)}, **options)
+    released = on_dask.release().table().compute().reset_index(drop=True)
+    expected = dpdist.sql(statement, tables={"t": TABLE[TABLE["age"] >= 30]}, **options).release().table()
+    pd.testing.assert_frame_equal(released, expected, check_exact=True)
