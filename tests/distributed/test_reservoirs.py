@@ -45,6 +45,23 @@ def test_merging_in_any_order_and_grouping_gives_the_one_process_state(grouped):
     assert distributed.bound_blocks(_cut(columns, 700), 3, max_groups=2 if grouped else None, seed=10) != one_process
 
 
+@pytest.mark.parametrize("secure", [False, True])
+def test_priorities_by_row_position_give_one_state_for_any_cut_of_the_table(secure):
+    ids, values, groups = _table()
+    root = root_seed_sequence(None if secure else 4)
+    salt = salt_of(root, secure=secure)
+    offsets = np.arange(ids.size)
+
+    def bounded(cut):
+        edges = [0, *cut, ids.size]
+        return functools.reduce(lambda a, b: a.merge(b), [
+            reservoir_of_block(ids[lo:hi], values[lo:hi], 2, 2, salt, root, index, groups[lo:hi], offsets[lo:hi])
+            for index, (lo, hi) in enumerate(zip(edges[:-1], edges[1:]))])
+
+    whole = bounded([])
+    assert bounded([1, 700, 701, 1_900]) == whole and bounded([333]) == whole and whole.dropped > 0
+
+
 @pytest.mark.slow  # a Monte Carlo of 1,500 seeded boundings (1 CPU-s); the other tests bound blocks in the fast loop
 def test_each_person_keeps_a_uniformly_random_choice_of_rows_across_blocks():
     """A person's 5 rows in three blocks, k = 2: each of the 10 pairs kept with probability 1/10 (a fresh seed each)."""

@@ -11,7 +11,7 @@ import pytest
 import dpdist
 from dpdist.budget import BudgetSession
 from dpdist.errors import InvalidParameterError, PrivacyBudgetError
-from dpdist.queries import count, histogram, mean, quantiles, sum
+from dpdist.queries import count, histogram, mean, persons, quantiles, sum
 
 RNG = np.random.default_rng(11)
 N = 4_000
@@ -98,6 +98,19 @@ def test_a_query_without_group_by_is_one_row_for_the_whole_table():
     assert len(table) == 1 and abs(table["count"][0] - N) < 30 and abs(table["age mean"][0] - TABLE["age"].mean()) < 2
 
 
+def test_persons_counts_each_person_once_per_group_with_the_noise_of_one_row():
+    """1,000 persons of 4 rows each over two regions: the distinct persons per region, within 5 noise deviations."""
+    built = dpdist.query(TABLE, epsilon=1.0, privacy_id="person", max_contributions=3, max_groups=2, rng=2)
+    query = built.group_by("region", keys=KEYS).agg(persons(), count())
+    planned = {row["statistic"]: row for row in query.plan().expected(100)}
+    assert planned["count()"]["error"] > 2.5 * planned["persons()"]["error"]  # 3 rows per person and group, and 1
+    table = query.release().table()
+    truth = TABLE.groupby("region")["person"].nunique()
+    errors = table.set_index("region")["persons"] - truth
+    assert np.abs(errors).max() < 5 * planned["persons()"]["error"]
+    assert {"persons low", "persons high"} <= set(table.columns)
+
+
 @pytest.mark.parametrize(("build", "named"), [
     (lambda: dpdist.query(TABLE, epsilon=1.0, max_contributions=2), "'max_contributions'"),
     (lambda: dpdist.query(TABLE, epsilon=1.0, privacy_id="person"), "'max_contributions'"),
@@ -110,6 +123,7 @@ def test_a_query_without_group_by_is_one_row_for_the_whole_table():
     (lambda: dpdist.query(TABLE, epsilon=1.0).plan(), "no statistic"),
     (lambda: dpdist.query(TABLE, epsilon=1.0).agg(sum("salary", (0, 1))).release(), "'column'"),
     (lambda: dpdist.query(TABLE, epsilon=1.0).group_by("region", keys=KEYS, selection_epsilon=0.1), "'selection_epsilon'"),
+    (lambda: dpdist.query(TABLE, epsilon=1.0).agg(persons()), "privacy_id"),
 ])
 def test_bad_queries_are_refused_by_name(build, named):
     with pytest.raises(InvalidParameterError, match=named):

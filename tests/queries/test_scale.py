@@ -29,6 +29,22 @@ def one_thread():
         yield
 
 
+@pytest.fixture
+def bounded_on_the_cluster(monkeypatch):
+    """The engines the query bounded rows on (the cluster's path, not a collection of the whole table)."""
+    from dpdist.queries import _query
+
+    engines = []
+
+    def spied(frame, engine, *args):
+        engines.append(engine)
+        return bound(frame, engine, *args)
+
+    bound = _query.cluster_bounded
+    monkeypatch.setattr(_query, "cluster_bounded", spied)
+    return engines
+
+
 def _release(table, keys=("north", "south"), **options):
     built = dpdist.query(table, epsilon=1.0, privacy_id="person", max_contributions=2, max_groups=2, rng=4, **options)
     return (built.group_by("region", keys=None if keys is None else list(keys))
@@ -41,8 +57,9 @@ def _dask(table, partitions):
 
 
 @pytest.mark.parametrize("partitions", [1, 3, 7])
-def test_a_dask_frame_releases_what_pandas_releases_for_the_same_seed(partitions):
+def test_a_dask_frame_releases_what_pandas_releases_for_the_same_seed(partitions, bounded_on_the_cluster):
     released = _release(_dask(TABLE, partitions)).compute().reset_index(drop=True)
+    assert bounded_on_the_cluster == ["dask"]
     pd.testing.assert_frame_equal(released, _release(TABLE), check_exact=True)
 
 

@@ -61,6 +61,17 @@ def test_aliases_name_the_key_and_the_statistics_in_the_released_table():
     assert list(table["area"]) == KEYS["region"]
 
 
+def test_count_distinct_of_the_privacy_id_is_the_number_of_persons():
+    from dpdist.queries import persons
+
+    table = TABLE.assign(person=np.arange(len(TABLE)) // 3)
+    built = dpdist.sql("SELECT region, COUNT(DISTINCT person) AS people FROM t GROUP BY region", tables={"t": table},
+                       epsilon=1.0, keys=KEYS, privacy_id="person", max_contributions=3)
+    assert built.plan() == dpdist.query(table, epsilon=1.0, privacy_id="person", max_contributions=3).group_by(
+        "region", keys=KEYS["region"]).agg(persons().named("people")).plan()
+    assert "people" in built.release().table().columns
+
+
 @pytest.mark.parametrize(("statement", "named"), [
     ("SELECT region, COUNT(*) FROM t JOIN u ON t.a = u.a GROUP BY region", "refuses JOIN"),
     ("SELECT COUNT(*) FROM t WHERE age > (SELECT 30)", "refuses subqueries"),
@@ -80,6 +91,7 @@ def test_aliases_name_the_key_and_the_statistics_in_the_released_table():
     ("SELECT region, COUNT(*) AS region FROM t GROUP BY region", "the aliases"),
     ("SELECT STDDEV(income) FROM t", "STDDEV"),
     ("SELECT COUNT(age) FROM t", "COUNT"),
+    ("SELECT COUNT(DISTINCT age) FROM t", "a distinct count is offered of the persons only"),
     ("SELECT COUNT(*) FROM t GROUP BY age / 10", "GROUP BY"),
     ("SELECT SUM(salary) FROM t", "'bounds'"),
     ("SELECT COUNT(*) FROM u", "'tables'"),

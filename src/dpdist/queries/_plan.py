@@ -109,8 +109,9 @@ def _laplace_sd(record_epsilon: float) -> float:
 def _expected(planned: PlannedStatistic, n: int, k: int, repeats: int) -> dict[str, Any]:
     statistic, record = planned.statistic, planned.group_epsilon / k
     bounds: tuple[float, float] = statistic.options.get("bounds", (0.0, 0.0))
-    if statistic.kind == "count":
-        return {"metric": "count standard deviation", "error": _laplace_sd(record)}
+    if statistic.kind in ("count", "persons"):  # the persons' count: one row per person and group
+        return {"metric": "count standard deviation",
+                "error": _laplace_sd(planned.group_epsilon if statistic.kind == "persons" else record)}
     if statistic.kind == "sum":
         return {"metric": "sum standard deviation", "error": math.sqrt(2) * max(map(abs, bounds)) / record}
     if statistic.kind == "mean":

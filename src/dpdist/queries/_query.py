@@ -23,7 +23,7 @@ from ..frame._local import check_missing_key_rows
 from ..frame._tables import Engine, _staging_backend, check_columns, open_frame
 from ._plan import QueryPlan, plan_of
 from ._result import QueryResult
-from ._scale import dask_bounded, is_dask, kept_rows
+from ._scale import cluster_bounded, cluster_of, kept_rows
 from ._statistics import Statistic
 
 if TYPE_CHECKING:
@@ -81,6 +81,9 @@ class Query:
             if not isinstance(statistic, Statistic):
                 raise InvalidParameterError(f"Query.agg takes statistics (dpdist.queries.count(), quantiles(...), "
                                             f"...). Got {statistic!r:.80} instead.")
+        if self.privacy_id is None and any(statistic.kind == "persons" for statistic in statistics):
+            raise InvalidParameterError("Query.agg: persons() counts distinct persons; give the query the column of "
+                                        "the persons' ids, privacy_id=..., or count rows with count().")
         labels = [statistic.label for statistic in (*self.statistics, *statistics)]
         if len(set(labels)) != len(labels):
             raise InvalidParameterError(f"Query.agg: each statistic once per column. Got {labels} (merge the "
@@ -133,16 +136,16 @@ class Query:
 
     def _staged(self, table, bounding: int | None) -> Any:
         """The columns the query needs, read in one query into an eager frame (with a column of zeros); with
-        ``privacy_id`` only each person's rows kept (:mod:`dpdist.queries._scale`: on Dask, bounded on the cluster)."""
+        ``privacy_id`` only each person's rows kept (:mod:`dpdist.queries._scale`: on Dask and Spark, bounded on the cluster)."""
         needed = [*self.by, *([self.privacy_id] if self.privacy_id else [])]
         needed += [statistic.column for statistic in self.statistics if statistic.column is not None]
         columns = list(dict.fromkeys(needed)) or table.names[:1]
         unit = (self.max_contributions, self.max_groups)
-        distributed = self.privacy_id is not None and is_dask(self.table)
-        if distributed:
+        cluster = cluster_of(self.table) if self.privacy_id is not None else None
+        if cluster is not None:
             refused = [s.column for s in self.statistics if s.column] if self.missing == "refuse" else []
-            rows = dask_bounded(self.table, columns, self.privacy_id, self.by, self.keys, unit,
-                                list(dict.fromkeys(refused)), bounding)
+            rows = cluster_bounded(self.table, cluster, columns, self.privacy_id, self.by, self.keys, unit,
+                                   list(dict.fromkeys(refused)), bounding)
             table = open_frame("dpdist.query", rows)
         table.read(tuple(columns))
         data = {name: table.values(name) for name in columns}
@@ -152,7 +155,7 @@ class Query:
             for name in dict.fromkeys(s.column for s in self.statistics if s.column is not None):
                 missing_policy("dpdist.query", "refuse").apply(data[name], "dpdist.query", f"Column {name!r}",
                                                                private=True)
-        if self.privacy_id is not None and not distributed:
+        if self.privacy_id is not None and cluster is None:
             kept = kept_rows(data[self.privacy_id], [data[name] for name in self.by], self.by, self.keys, unit,
                              bounding)
             data = {name: values[kept] for name, values in data.items()}
@@ -171,7 +174,10 @@ class Query:
         groups: dict[str, Any] = {"groups": keys}
         if self.by and keys is None and self.selection is not None:
             groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1]}
-        missing: dict[str, Any] = {} if statistic.kind == "count" else {"missing": self.missing}  # a count reads no value
+        if statistic.kind == "persons":
+            unit["max_contributions"] = 1  # one row per person and group: the count is of distinct persons
+        counted = statistic.kind in ("count", "persons")
+        missing: dict[str, Any] = {} if counted else {"missing": self.missing}  # a count reads no value
         return group_release(staged, column, by, function, *args, epsilon=planned.group_epsilon, rng=seed,
                              **groups, **unit, **missing, **kwargs)
 

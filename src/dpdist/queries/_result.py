@@ -79,14 +79,15 @@ def cells(statistic: Statistic, result: Any) -> dict[str, float]:
     if statistic.kind == "cdf":
         return {f"{prefix}cdf {name}": float(value) for name, value in row.items()}
     level = {"level": float(row["level"])} if "level" in row else {}
-    named = {(name if statistic.kind == "count" else f"{prefix}{name}"): float(value)
+    named = {(name if statistic.kind in ("count", "persons") else f"{prefix}{name}"): float(value)
              for name, value in row.items() if name != "level"}
     return {**named, **level}
 
 
 def _renamed(statistic: Statistic, row: dict[str, float]) -> dict[str, float]:
     """A statistic's cells, under its name (:meth:`~dpdist.queries.Statistic.named`) when it has one."""
-    if statistic.name is None:
+    alias = statistic.name or ("persons" if statistic.kind == "persons" else None)
+    if alias is None:
         return row
     stem = statistic.stem
-    return {(statistic.name + name[len(stem):] if name.startswith(stem) else name): value for name, value in row.items()}
+    return {(alias + name[len(stem):] if name.startswith(stem) else name): value for name, value in row.items()}

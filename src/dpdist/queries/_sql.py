@@ -6,6 +6,8 @@ q2, ...)`` (``QUANTILE(c, q)``, ``MEDIAN(c)``), ``HISTOGRAM(c, bins)`` and ``CDF
 public arguments (``bounds={"c": (lo, hi)}``), never read from the data.  Everything else is refused in one line
 naming it and saying what to do instead: joins, subqueries and common table expressions, HAVING, ORDER BY,
 LIMIT, DISTINCT, window functions, set operations, columns that are neither keys nor aggregated.
+``COUNT(DISTINCT <privacy_id>)`` is the number of distinct persons (:func:`~dpdist.queries.persons`); a distinct count
+of another column is refused.
 
 ``WHERE`` keeps the rows a predicate of the row's own cells holds for (comparisons of columns with constants, ``IN``,
 ``BETWEEN``, ``IS NULL``, ``AND``, ``OR``, ``NOT``), in the table's engine, before any bounding or release.  It keeps
@@ -23,7 +25,7 @@ from typing import Any, Callable
 
 from ..errors import InvalidParameterError, MissingDependencyError
 from ._query import Query, query
-from ._statistics import Statistic, cdf, count, histogram, mean, quantiles, sum
+from ._statistics import Statistic, cdf, count, histogram, mean, persons, quantiles, sum
 
 __all__ = ["sql"]
 
@@ -83,7 +85,7 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
     tree = _parsed(sqlglot, exp, statement)
     table = _filtered(exp, tree, _table(exp, tree, tables))
     by = _group_columns(exp, tree)
-    statistics, key_names = _aggregates(exp, tree, set(by), bounds or {})
+    statistics, key_names = _aggregates(exp, tree, set(by), bounds or {}, privacy_id)
     built = query(table, epsilon=epsilon, privacy_id=privacy_id, max_contributions=max_contributions,
                   max_groups=max_groups, session=session, rng=rng)
     if by:
@@ -145,7 +147,8 @@ def _group_columns(exp: Any, tree: Any) -> list[str]:
     return [expression.name for expression in expressions]
 
 
-def _aggregates(exp: Any, tree: Any, keys: set[str], bounds: dict) -> tuple[list[Statistic], dict[str, str]]:
+def _aggregates(exp: Any, tree: Any, keys: set[str], bounds: dict, privacy_id: str | None
+                ) -> tuple[list[Statistic], dict[str, str]]:
     """The statistics selected, and the names ``AS`` gives the key columns."""
     statistics, key_names, names = [], {}, []
     for item in tree.expressions:
@@ -157,7 +160,7 @@ def _aggregates(exp: Any, tree: Any, keys: set[str], bounds: dict) -> tuple[list
                 raise _refuse(f"the column {item.name!r} outside an aggregate: select GROUP BY columns and aggregates")
             key_names.update({item.name: alias} if alias else {})
             continue
-        statistic = _statistic(exp, item, bounds)
+        statistic = _statistic(exp, item, bounds, privacy_id)
         statistics.append(statistic.named(alias) if alias else statistic)
     if not statistics:
         raise _refuse("a SELECT without an aggregate: select COUNT(*), SUM, AVG, QUANTILES, HISTOGRAM or CDF")
@@ -167,9 +170,15 @@ def _aggregates(exp: Any, tree: Any, keys: set[str], bounds: dict) -> tuple[list
     return statistics, key_names
 
 
-def _statistic(exp: Any, item: Any, bounds: dict) -> Statistic:
+def _statistic(exp: Any, item: Any, bounds: dict, privacy_id: str | None) -> Statistic:
     name = (item.name if isinstance(item, exp.Anonymous) else item.key).upper()
     arguments = list(item.expressions) if isinstance(item, exp.Anonymous) else [item.this, *item.expressions]
+    if isinstance(item, exp.Count) and isinstance(item.this, exp.Distinct):
+        counted = [column.sql() for column in item.this.expressions]
+        if privacy_id is None or counted != [privacy_id]:
+            raise _refuse(f"{item.sql()[:80]}: a distinct count is offered of the persons only, COUNT(DISTINCT "
+                          "<privacy_id>) with privacy_id given; of other columns it has no private method here")
+        return persons()
     if isinstance(item, exp.Count):
         if not isinstance(item.this, exp.Star) and not (isinstance(item.this, exp.Literal) and item.this.name == "1"):
             raise _refuse(f"{item.sql()}: count rows with COUNT(*) (a count of one column's values is not supported)")

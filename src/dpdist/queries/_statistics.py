@@ -18,7 +18,7 @@ import numpy as np
 from .._validation import Bounds, Integer, Interval, check_param
 from ..errors import InvalidParameterError
 
-__all__ = ["Statistic", "count", "sum", "mean", "quantiles", "histogram", "cdf", "WEIGHT"]
+__all__ = ["Statistic", "count", "persons", "sum", "mean", "quantiles", "histogram", "cdf", "WEIGHT"]
 
 #: ``weight``: a finite float > 0 (the statistic's share of the budget is its weight over the query's total)
 WEIGHT = Interval(0.0, math.inf, closed="neither")
@@ -31,7 +31,7 @@ class Statistic:
     Attributes
     ----------
     kind : str
-        ``"count"``, ``"sum"``, ``"mean"``, ``"quantiles"``, ``"histogram"`` or ``"cdf"``.
+        ``"count"``, ``"persons"``, ``"sum"``, ``"mean"``, ``"quantiles"``, ``"histogram"`` or ``"cdf"``.
     column : str or None
         The column released (``None`` for :func:`count`, which counts rows).
     options : dict
@@ -63,7 +63,8 @@ class Statistic:
         if self.kind == "histogram":
             return central.histogram_queries, (), {"bounds": options["bounds"], "bins": options["bins"],
                                                    "neighbouring": "add-remove"}
-        functions: dict[str, Callable[..., Any]] = {"count": central.count, "sum": central.sum, "mean": central.mean,
+        functions: dict[str, Callable[..., Any]] = {"count": central.count, "persons": central.count,
+                                                    "sum": central.sum, "mean": central.mean,
                                                     "cdf": central.cdf}
         return functions[self.kind], (), options
 
@@ -83,8 +84,8 @@ class Statistic:
     @property
     def stem(self) -> str:
         """What its cells' names start with, which :meth:`named` replaces."""
-        return {"count": "count", "sum": f"{self.column} sum", "mean": f"{self.column} mean"}.get(self.kind,
-                                                                                                 f"{self.column}")
+        stems = {"count": "count", "persons": "count", "sum": f"{self.column} sum", "mean": f"{self.column} mean"}
+        return stems.get(self.kind, f"{self.column}")
 
 
 def _column(owner: str, column: Any) -> str:
@@ -101,6 +102,13 @@ def _bounds(owner: str, bounds: Any) -> tuple[float, float]:
 def count(*, weight: float = 1.0) -> Statistic:
     """The number of rows per group (per person: of the rows kept), :func:`dpdist.central.count`."""
     return Statistic("count", None, {}, check_param("count", "weight", weight, WEIGHT))
+
+
+def persons(*, weight: float = 1.0) -> Statistic:
+    """The number of distinct persons per group (SQL's ``COUNT(DISTINCT <privacy_id>)``): a
+    :func:`dpdist.central.count` of the rows kept when each person keeps one row per group, so one person changes
+    it by at most one in each of their ``max_groups`` groups.  It needs the query's ``privacy_id``."""
+    return Statistic("persons", None, {}, check_param("persons", "weight", weight, WEIGHT))
 
 
 def sum(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
