@@ -20,9 +20,11 @@ def add_commands(subparsers) -> None:
         "query",
         help="central DP: one SQL SELECT of statistics per group over CSV/Parquet files, under one budget",
         description="Release the statistics of one SELECT (COUNT(*), SUM, AVG, QUANTILES, MEDIAN, HISTOGRAM, CDF, per "
-        "GROUP BY key) of a CSV or Parquet file under one budget split in equal shares (dpdist.sql). Prints the plan, "
-        "the guarantee and one CSV row per group with each cell's interval. Joins, WHERE, HAVING, ORDER BY, window "
-        "functions and subqueries are refused. Randomness comes from the OS CSPRNG unless --seed is given.",
+        "GROUP BY key; COUNT(DISTINCT person) with --privacy-id person) of a CSV or Parquet file under one budget split "
+        "in equal shares (dpdist.sql). Prints the plan, the guarantee and one CSV row per group with each cell's "
+        "interval. WHERE filters the rows first (comparisons with constants); AS names the columns. Joins, HAVING, "
+        "ORDER BY, window functions and subqueries are refused. Randomness comes from the OS CSPRNG unless --seed is "
+        "given.",
     )
     query.add_argument("statement", metavar="SQL", help="one SELECT ... FROM NAME [GROUP BY ...]")
     query.add_argument("--table", action="append", required=True, metavar="NAME=FILE",
