@@ -88,10 +88,10 @@ def _row_priorities(root: np.random.SeedSequence, offset: int, rows: int, secure
     if secure:
         stream = AESCounter(child)
         stream.advance(offset)  # in 64-bit words
-        return stream.random_raw(rows).astype(np.uint64)
+        return np.asarray(stream.random_raw(rows), dtype=np.uint64)
     philox = np.random.Philox(child)
     philox.advance(offset // 4)  # in counter steps of four 64-bit words
-    return philox.random_raw(offset % 4 + rows).astype(np.uint64)[offset % 4:]
+    return np.asarray(philox.random_raw(offset % 4 + rows), dtype=np.uint64)[offset % 4:]
 
 
 @dataclass(frozen=True, eq=False)
@@ -274,9 +274,9 @@ def reservoir_of_block(ids: Any, values: Any, k: int, m: int, salt: Salt, root: 
     if offsets is None:
         priorities = _priorities(root, index, values.size, salt.secure)
     else:
-        first = int(offsets[0]) if offsets.size else 0
-        span = int(offsets[-1]) - first + 1 if offsets.size else 0
-        priorities = _row_priorities(root, first, span, salt.secure)[np.asarray(offsets, dtype=np.int64) - first]
+        start = int(offsets[0]) if offsets.size else 0
+        span = int(offsets[-1]) - start + 1 if offsets.size else 0
+        priorities = _row_priorities(root, start, span, salt.secure)[np.asarray(offsets, dtype=np.int64) - start]
     if groups is None:
         return _reduced(k, m, salt.digest, values.size, hashes, priorities, values, kind=(kind, types))
     groups = np.asarray(groups)

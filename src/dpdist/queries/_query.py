@@ -142,7 +142,7 @@ class Query:
         columns = list(dict.fromkeys(needed)) or table.names[:1]
         unit = (self.max_contributions, self.max_groups)
         cluster = cluster_of(self.table) if self.privacy_id is not None else None
-        if cluster is not None:
+        if cluster is not None and self.privacy_id is not None:
             refused = [s.column for s in self.statistics if s.column] if self.missing == "refuse" else []
             rows = cluster_bounded(self.table, cluster, columns, self.privacy_id, self.by, self.keys, unit,
                                    list(dict.fromkeys(refused)), bounding)

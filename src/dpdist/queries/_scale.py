@@ -113,20 +113,21 @@ class _Partitions:
         """``function(index, part, *args)`` of every partition, in order."""
         if self.engine != "dask":
             return self._spark(function, args).collect()
-        import dask  # lazy: optional extra dpdist[dask]
+        from dask.base import compute  # lazy: optional extra dpdist[dask]
+        from dask.delayed import delayed
 
-        return list(dask.compute(*[dask.delayed(function)(i, part, *args) for i, part in enumerate(self.parts)]))
+        return list(compute(*[delayed(function)(i, part, *args) for i, part in enumerate(self.parts)]))
 
     def merged(self, function: Any, *args: Any) -> Reservoir | None:
         """The reservoirs ``function(index, part, *args)`` of the partitions merged by a tree reduction."""
         if self.engine != "dask":
             states = self._spark(function, args)
             return states.treeReduce(Reservoir.merge, depth=2) if states.getNumPartitions() else None
-        import dask  # lazy: optional extra dpdist[dask]
+        from dask.delayed import delayed  # lazy: optional extra dpdist[dask]
 
         from ..distributed.dask import _merge_reservoirs, _tree_merge
 
-        states = [dask.delayed(function, pure=True)(i, part, *args) for i, part in enumerate(self.parts)]
+        states = [delayed(function, pure=True)(i, part, *args) for i, part in enumerate(self.parts)]
         return _tree_merge(states, None, 8, _merge_reservoirs, None).compute() if states else None
 
     def close(self) -> None:
