@@ -27,12 +27,46 @@ its part vanishes for :math:`\varepsilon \ge \log\frac{1}{1-p}`.  The supremum i
 below :math:`10^{-6}` of the largest value found, or :math:`10^{-300}`, and states the larger of the two).
 
 **Replace neighbours** (the target's item changed from :math:`v` to :math:`w`, the relation of the shuffled and
-local rows of the trust ladder): the two counts are independent, :math:`P = A_1^{(v)} \otimes A_0^{(w)}` against
-:math:`Q = A_0^{(v)} \otimes A_1^{(w)}`.  Since :math:`A_0 \le A_1/(1-p)`, :math:`H_{e^\varepsilon}(P \| Q) \le
-H_{e^{\varepsilon - \varepsilon_r}}(A_1 \| A_0)/(1-p)` with :math:`\varepsilon_r = \log\frac{1}{1-p}`, and the same
-for :math:`(Q, P)`; dpdist states :math:`\delta_{\mathrm{replace}}(\varepsilon) = \min(1,
-\delta_{\mathrm{add}}(\varepsilon - \varepsilon_r)/(1-p))`, an upper bound (checked against every pair of counts
-enumerated in ``tests/accounting/test_threshold.py``).
+local rows of the trust ladder; the adversary sees the whole released histogram and chooses every other device's
+item, not its coin).  With :math:`a` other holders of :math:`v` and :math:`b` of :math:`w`, the two counts are independent and
+every other count has the same law under both, so the pair is :math:`P = A_1^{(a)} \otimes A_0^{(b)}` against
+:math:`Q = A_0^{(a)} \otimes A_1^{(b)}` (:math:`A_1^{(a)}`: the target's item counted among :math:`a` others;
+:math:`(Q, P)` is the pair at :math:`(b, a)`), and exactly
+
+.. math::
+
+    \delta(\varepsilon) = \sup_{a, b \ge 0} H(a, b), \qquad H(a, b) = \sum_y \sum_{z \in Z(y)}
+    A_1^{(a)}(y) A_0^{(b)}(z) - e^\varepsilon A_0^{(a)}(y) A_1^{(b)}(z),
+
+where :math:`Z(y)` is where the summand is positive: the released values :math:`z` with likelihood ratio
+:math:`r_2(z) = A_0^{(b)}(z)/A_1^{(b)}(z) > e^\varepsilon / r_1(y)`, :math:`r_1 = A_1^{(a)}/A_0^{(a)}`.  The
+ratio :math:`r_2(z) = (b + 1 - z)/((b + 1)(1 - p))` falls with :math:`z` and :math:`r_2(\bot)` lies above
+:math:`r_2(K)` (a mean of :math:`r_2` below :math:`K`), so :math:`Z(y)` is empty or a prefix :math:`\{\bot, K,
+\dots, m - 1\}`, :math:`m = \max(K, \lceil (b + 1)(1 - (1 - p) e^\varepsilon / r_1(y)) \rceil)`, and its sums
+are two binomial lower tails, :math:`P(\mathrm{Bin}(b, p) < m)` and :math:`P(\mathrm{Bin}(b + 1, p) < m)`: :math:`H(a, b)` costs one term per released :math:`y`
+(:func:`_divergences`), and :math:`y` with :math:`r_1(y) \le e^\varepsilon (1 - p)` has an empty prefix.
+
+The supremum over the unbounded quarter plane is closed by data processing.  Without the threshold the pair
+:math:`(\mathrm{Bin}(b, p), \mathrm{Bin}(b + 1, p))` is mapped to the pair at :math:`b + 1` by adding one more
+coin to both, and thresholding maps it to :math:`(A_0^{(b)}, A_1^{(b)})`; the same holds in :math:`a`.  So with
+:math:`\bar H` the divergence with the coordinate at the edge left unthresholded, every :math:`H(a, b \ge B)` is
+at most :math:`\bar H(a, B)`, every :math:`H(a \ge A, b)` at most :math:`\bar H(A, b)`, and
+
+.. math::
+
+    \delta(\varepsilon) \le \max\big(\max_{a < A, b < B} H(a, b), \max_{a < A} \bar H(a, B),
+    \max_{b < B} \bar H(A, b), \bar H(A, B)\big),
+
+with equality when the three edge terms are at most the inner maximum: :func:`_replace_delta` doubles
+:math:`A = B` from 64 until they are (the exact value) or :data:`_GRID_MAX` is reached (then the smaller of this
+bound and :math:`\delta_{\mathrm{add}}(\varepsilon - \log\frac{1}{1-p})`: :math:`A_0^{(b)} \le A_1^{(b)}/(1-p)`
+gives :math:`H(a, b) \le H_{(1-p)e^\varepsilon}(A_1^{(a)} \| A_0^{(a)})`).  Rounding never lowers the stated
+value: every term adds :data:`_ROUNDING` of its
+magnitude, values of :math:`y` lighter than :math:`10^{-16}` of the add/remove lower bound are counted as
+contributing their whole mass, and :math:`10^{-300}` is added for underflow.  Checked against an
+enumeration of every device's coin in exact arithmetic (small :math:`K`) and of every pair of counts' product law
+at :math:`K = 20` (``tests/accounting/test_threshold.py``).  At the ladder's :math:`(1, 10^{-8})`, :math:`K = 20`:
+:math:`p = 0.2498`, where the bound through :math:`A_0 \le A_1/(1-p)` on both counts allowed 0.207.
 
 **Devices the adversary runs** (``colluding``): a device that always reports (it does not sample itself), or a
 report the server forges, counts towards :math:`K` with certainty, so :math:`k` of them holding the target's item
@@ -169,18 +203,127 @@ def _direction_delta(epsilon: float, p: float, threshold: int, direction: str, w
     raise AssertionError("unreachable: the scan ends or raises")
 
 
+#: the counts of other holders the replace grid starts from and at most reaches (:func:`_replace_delta`)
+_GRID_START, _GRID_MAX = 64, 512
+#: the share of each term's magnitude added for floating-point rounding (relative errors are below 1e-12)
+_ROUNDING = 2.0**-32
+
+
+def _below(top: int, p: float) -> np.ndarray:
+    """``S[n, m] = P(Bin(n, p) < m)`` for ``n <= top``, ``m <= top + 2`` (sums of positive terms)."""
+    from scipy import stats  # lazy: loads scipy (0.4-2 s)
+
+    pmf = stats.binom.pmf(np.arange(top + 2)[None, :], np.arange(top + 1)[:, None], p)
+    return np.concatenate([np.zeros((top + 1, 1)), np.cumsum(pmf, axis=1)], axis=1)
+
+
+def _ratio(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """``first / second``, infinite where ``second`` underflowed to 0 (both masses are then 0: nothing is lost)."""
+    return np.divide(first, second, out=np.full(np.broadcast(first, second).shape, np.inf), where=second > 0)
+
+
+def _first_atoms(counts: np.ndarray, p: float, threshold: int, gamma: float, below: np.ndarray):
+    """The released values ``y`` of the target's old item with ``a`` other holders for each ``a`` in ``counts``
+    (``threshold`` 0: unthresholded) that can lose more than ``gamma`` with some ``z``: ``(row, A1, A0, r1)``."""
+    from scipy import stats  # lazy: loads scipy (0.4-2 s)
+
+    sizes = np.maximum(counts + 2 - threshold, 0)
+    rows = np.repeat(np.arange(counts.size), sizes)
+    a = counts[rows]
+    s = threshold + np.arange(rows.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    with_target, without = stats.binom.pmf(s, a + 1, p), stats.binom.pmf(s, a, p)
+    with np.errstate(divide="ignore"):
+        ratio = np.where(s <= a, (1 - p) * (a + 1) / np.maximum(a + 1 - s, 1), np.inf)
+    if threshold > 0:  # the bottom: no count released
+        bottom_with, bottom_without = below[counts + 1, threshold], below[counts, threshold]
+        rows = np.concatenate([np.arange(counts.size), rows])
+        with_target, without = np.concatenate([bottom_with, with_target]), np.concatenate([bottom_without, without])
+        ratio = np.concatenate([_ratio(bottom_with, bottom_without), ratio])
+    keep = ratio > gamma * (1 - p)
+    return rows[keep], with_target[keep], without[keep], ratio[keep]
+
+
+def _divergences(atoms, size: int, counts: np.ndarray, p: float, threshold: int, gamma: float,
+                 below: np.ndarray) -> np.ndarray:
+    """``H(a, b)`` (module docstring) for the ``size`` rows of ``atoms`` and each ``b`` in ``counts`` (the new
+    item's count thresholded at ``threshold``, 0: not), rounding and pruned mass added: ``(size, len(counts))``."""
+    rows, with_target, without, ratio, pruned = atoms
+    with np.errstate(divide="ignore"):
+        needed = gamma / ratio  # r2(z) must exceed this
+    out = np.empty((size, counts.size))
+    step = max(1, 2**20 // max(rows.size, 1))
+    for start in range(0, counts.size, step):
+        b = counts[start:start + step, None]
+        prefix = np.clip(np.ceil((b + 1) * (1 - (1 - p) * needed)), 0, b + 1).astype(np.int64)
+        if threshold > 0:  # the bottom first: released counts only after it
+            bottom = _ratio(below[b, threshold], below[b + 1, threshold])
+            prefix = np.where(bottom > needed, np.maximum(prefix, threshold), 0)
+        gain, loss = with_target * below[b, prefix], gamma * without * below[b + 1, prefix]
+        terms = np.maximum(gain - loss, 0.0) + _ROUNDING * (gain + loss)
+        flat = (np.arange(b.shape[0])[:, None] * size + rows).ravel()
+        out[:, start:start + step] = np.bincount(flat, terms.ravel(), b.shape[0] * size).reshape(-1, size).T
+    return out + pruned[:, None] + 1e-300
+
+
+def _lower(atoms, size: int, gamma: float) -> float:
+    """The add/remove part of the worst row, ``max_a sum_y (A1 - gamma A0)_+``: a lower bound on the replace delta
+    (the limit of ``H(a, b)`` as ``b`` grows)."""
+    rows, with_target, without, _ = atoms
+    return float(np.max(np.bincount(rows, np.maximum(with_target - gamma * without, 0.0), size), initial=0.0))
+
+
+def _pruned(atoms, size: int, floor: float):
+    """``atoms`` without the values lighter than ``floor``, each counted as its whole mass in its row's
+    ``pruned``: ``(rows, A1, A0, r1, pruned)``."""
+    rows, with_target, without, ratio = atoms
+    light = with_target < floor
+    return rows[~light], with_target[~light], without[~light], ratio[~light], np.bincount(rows[light], with_target[light], size)
+
+
+def _replace_bound(epsilon: float, p: float, threshold: int, reach: int) -> tuple[float, bool]:
+    """The right side of the module docstring's bound with ``A = B = reach``, and whether it is exact."""
+    gamma = math.exp(epsilon)
+    below = _below(reach + 2, p)
+    inner = _first_atoms(np.arange(reach), p, threshold, gamma, below)
+    floor = 1e-16 * _lower(inner, reach, gamma)
+    inner, edge = _pruned(inner, reach, floor), _pruned(_first_atoms(np.array([reach]), p, 0, gamma, below), 1, floor)
+    grid = np.arange(reach)
+    best = float(_divergences(inner, reach, grid, p, threshold, gamma, below).max())
+    edges = max(float(_divergences(inner, reach, np.array([reach]), p, 0, gamma, below).max()),
+                float(_divergences(edge, 1, grid, p, threshold, gamma, below).max()),
+                float(_divergences(edge, 1, np.array([reach]), p, 0, gamma, below).max()))
+    return max(best, edges), edges <= best * (1 + 1e-9)
+
+
+def _replace_delta(epsilon: float, p: float, threshold: int) -> float:
+    """The exact replace-neighbour delta (module docstring): the grid of counts doubled until its edges are below
+    its maximum; past :data:`_GRID_MAX` the edges' bound, or the one through ``A0 <= A1/(1-p)`` if smaller."""
+    reach = _GRID_START
+    while True:
+        value, exact = _replace_bound(epsilon, p, threshold, reach)
+        if exact:
+            return min(1.0, value)
+        if reach >= _GRID_MAX:
+            break
+        reach *= 2
+    try:
+        return min(1.0, value, _direction_delta(epsilon + math.log1p(-p), p, threshold, "add"))
+    except InvalidPrivacyParameterError:  # its scan too slow: the edges' bound stands
+        return min(1.0, value)
+
+
 @validate_params({"p": _P, **_COUNTS})
 def threshold_delta(epsilon: float, p: float, threshold: int, *, colluding: int = 0,
                     neighbouring: str = "add-remove") -> float:
     r"""The exact :math:`\delta(\varepsilon)` of sample-and-threshold with sampling probability ``p`` and threshold
-    ``threshold`` (:math:`K`) when ``colluding`` reports of the target's item are the adversary's (module docstring);
-    under ``"replace"`` neighbours an upper bound from the add/remove curve."""
+    ``threshold`` (:math:`K`) when ``colluding`` reports of the target's item are the adversary's (module docstring),
+    under either relation (replace: exact unless its worst pair lies past :data:`_GRID_MAX` other holders, then an
+    upper bound)."""
     effective = _effective(threshold, colluding)
     epsilon = float(epsilon)
     if neighbouring == "add-remove":
         return max(_direction_delta(epsilon, p, effective, "add"), _direction_delta(epsilon, p, effective, "remove"))
-    shift = -math.log1p(-p)
-    return min(1.0, _direction_delta(epsilon - shift, p, effective, "add") / (1.0 - p))
+    return _replace_delta(epsilon, p, effective)
 
 
 def _fits(epsilon: float, p: float, threshold: int, colluding: int, neighbouring: str, delta: float) -> bool:
@@ -190,7 +333,7 @@ def _fits(epsilon: float, p: float, threshold: int, colluding: int, neighbouring
         if neighbouring == "add-remove":
             return bool(_direction_delta(epsilon, p, effective, "add", delta)
                         and _direction_delta(epsilon, p, effective, "remove", delta))
-        return bool(_direction_delta(epsilon + math.log1p(-p), p, effective, "add", delta * (1.0 - p)))
+        return _replace_delta(epsilon, p, effective) <= delta
     except InvalidPrivacyParameterError:
         return False
 
