@@ -79,7 +79,7 @@ def enumerated_replace(epsilon: float, p: Fraction, threshold: int, holders: int
 
 
 def loose(epsilon: float, p: float, threshold: int) -> float:
-    """The replace bound dpdist stated before, through ``A0 <= A1/(1-p)`` on both counts."""
+    """The replace bound through ``A0 <= A1/(1-p)`` on both counts (each count moved by its worst ratio)."""
     return min(1.0, _direction_delta(epsilon + math.log1p(-p), p, threshold, "add") / (1 - p))
 
 
@@ -88,7 +88,7 @@ def loose(epsilon: float, p: float, threshold: int) -> float:
                                                    (1.0, Fraction(1, 4), 1)])
 def test_the_replace_delta_is_the_enumerated_maximum_of_every_devices_coin(epsilon, p, threshold):
     """Worst pairs of counts (4, 2), (4, 3), (4, 5), (1, any), (0, any): inside the enumerated 6 x 6; the bound
-    dpdist stated before was 1.3-2.1x these."""
+    through A0 <= A1/(1-p) on both counts is 1.3-2.1x these."""
     truth = enumerated_replace(epsilon, p, threshold, 6)
     stated = threshold_delta(epsilon, float(p), threshold, neighbouring="replace")
     assert stated >= truth and stated == pytest.approx(float(truth), rel=1e-8)
@@ -110,7 +110,7 @@ def counted_replace(epsilon: float, p: Fraction, threshold: int, old: int, new: 
 @pytest.mark.parametrize("epsilon, p, threshold, old, new", [(1.0, Fraction(1, 4), 20, 40, 90),
                                                              (1.0, Fraction(21, 200), 20, 40, 140)])
 def test_the_replace_delta_is_the_counted_maximum_at_the_ladders_threshold(epsilon, p, threshold, old, new):
-    """The worst pairs (26, 64) and (28, 121); the bound dpdist stated before was 27x and 5x these."""
+    """The worst pairs (26, 64) and (28, 121); the bound through A0 <= A1/(1-p) on both counts is 27x and 5x these."""
     truth = counted_replace(epsilon, p, threshold, old, new)
     stated = threshold_delta(epsilon, float(p), threshold, neighbouring="replace")
     assert stated >= truth and stated == pytest.approx(truth, rel=1e-8)
@@ -150,7 +150,7 @@ def test_nebulas_deployed_parameters_meet_its_stated_guarantee_with_room():
 
 
 def test_the_largest_sampling_probability_at_the_ladders_target():
-    """(1, 1e-8), K = 20, replace: 0.2498 (the bound dpdist stated before allowed 0.207)."""
+    """(1, 1e-8), K = 20, replace: 0.2498 (the bound through A0 <= A1/(1-p) on both counts allows 0.207)."""
     assert threshold_sampling(1.0, 1e-8, 20, neighbouring="replace") == pytest.approx(0.2498, abs=1e-4)
 
 

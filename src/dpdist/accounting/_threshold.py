@@ -28,10 +28,10 @@ below :math:`10^{-6}` of the largest value found, or :math:`10^{-300}`, and stat
 
 **Replace neighbours** (the target's item changed from :math:`v` to :math:`w`, the relation of the shuffled and
 local rows of the trust ladder; the adversary sees the whole released histogram and chooses every other device's
-item, not its coin).  With :math:`a` other holders of :math:`v` and :math:`b` of :math:`w`, the two counts are independent and
-every other count has the same law under both, so the pair is :math:`P = A_1^{(a)} \otimes A_0^{(b)}` against
-:math:`Q = A_0^{(a)} \otimes A_1^{(b)}` (:math:`A_1^{(a)}`: the target's item counted among :math:`a` others;
-:math:`(Q, P)` is the pair at :math:`(b, a)`), and exactly
+item, not its coin).  With :math:`a` other holders of :math:`v` and :math:`b` of :math:`w`, the two counts are
+independent and every other count has the same law under both, so the pair is
+:math:`P = A_1^{(a)} \otimes A_0^{(b)}` against :math:`Q = A_0^{(a)} \otimes A_1^{(b)}` (:math:`A_1^{(a)}`: the
+target's item counted among :math:`a` others; :math:`(Q, P)` is the pair at :math:`(b, a)`), and exactly
 
 .. math::
 
@@ -41,10 +41,11 @@ every other count has the same law under both, so the pair is :math:`P = A_1^{(a
 where :math:`Z(y)` is where the summand is positive: the released values :math:`z` with likelihood ratio
 :math:`r_2(z) = A_0^{(b)}(z)/A_1^{(b)}(z) > e^\varepsilon / r_1(y)`, :math:`r_1 = A_1^{(a)}/A_0^{(a)}`.  The
 ratio :math:`r_2(z) = (b + 1 - z)/((b + 1)(1 - p))` falls with :math:`z` and :math:`r_2(\bot)` lies above
-:math:`r_2(K)` (a mean of :math:`r_2` below :math:`K`), so :math:`Z(y)` is empty or a prefix :math:`\{\bot, K,
-\dots, m - 1\}`, :math:`m = \max(K, \lceil (b + 1)(1 - (1 - p) e^\varepsilon / r_1(y)) \rceil)`, and its sums
-are two binomial lower tails, :math:`P(\mathrm{Bin}(b, p) < m)` and :math:`P(\mathrm{Bin}(b + 1, p) < m)`: :math:`H(a, b)` costs one term per released :math:`y`
-(:func:`_divergences`), and :math:`y` with :math:`r_1(y) \le e^\varepsilon (1 - p)` has an empty prefix.
+:math:`r_2(K)` (a mean of :math:`r_2` below :math:`K`), so :math:`Z(y)` is empty or a prefix
+:math:`\{\bot, K, \dots, m - 1\}`, :math:`m = \max(K, \lceil (b + 1)(1 - (1 - p) e^\varepsilon / r_1(y))
+\rceil)`, whose sums are two binomial lower tails, :math:`P(\mathrm{Bin}(b, p) < m)` and
+:math:`P(\mathrm{Bin}(b + 1, p) < m)`: :math:`H(a, b)` costs one term per released :math:`y`
+(:func:`_divergences`), and a :math:`y` with :math:`r_1(y) \le e^\varepsilon (1 - p)` has an empty prefix.
 
 The supremum over the unbounded quarter plane is closed by data processing.  Without the threshold the pair
 :math:`(\mathrm{Bin}(b, p), \mathrm{Bin}(b + 1, p))` is mapped to the pair at :math:`b + 1` by adding one more
@@ -61,12 +62,12 @@ with equality when the three edge terms are at most the inner maximum: :func:`_r
 :math:`A = B` from 64 until they are (the exact value) or :data:`_GRID_MAX` is reached (then the smaller of this
 bound and :math:`\delta_{\mathrm{add}}(\varepsilon - \log\frac{1}{1-p})`: :math:`A_0^{(b)} \le A_1^{(b)}/(1-p)`
 gives :math:`H(a, b) \le H_{(1-p)e^\varepsilon}(A_1^{(a)} \| A_0^{(a)})`).  Rounding never lowers the stated
-value: every term adds :data:`_ROUNDING` of its
-magnitude, values of :math:`y` lighter than :math:`10^{-16}` of the add/remove lower bound are counted as
-contributing their whole mass, and :math:`10^{-300}` is added for underflow.  Checked against an
-enumeration of every device's coin in exact arithmetic (small :math:`K`) and of every pair of counts' product law
-at :math:`K = 20` (``tests/accounting/test_threshold.py``).  At the ladder's :math:`(1, 10^{-8})`, :math:`K = 20`:
-:math:`p = 0.2498`, where the bound through :math:`A_0 \le A_1/(1-p)` on both counts allowed 0.207.
+value: every term adds :data:`_ROUNDING` of its magnitude, values of :math:`y` lighter than :math:`10^{-16}` of
+the add/remove lower bound count as their whole mass, and :math:`10^{-300}` is added for underflow.  Checked
+against an enumeration of every device's coin in exact arithmetic (small :math:`K`) and of every pair of counts'
+product law at :math:`K = 20` (``tests/accounting/test_threshold.py``).  At the ladder's :math:`(1, 10^{-8})`,
+:math:`K = 20`: :math:`p = 0.2498`, where the bound through :math:`A_0 \le A_1/(1-p)` on both counts allows
+0.207.
 
 **Devices the adversary runs** (``colluding``): a device that always reports (it does not sample itself), or a
 report the server forges, counts towards :math:`K` with certainty, so :math:`k` of them holding the target's item
@@ -234,8 +235,9 @@ def _first_atoms(counts: np.ndarray, p: float, threshold: int, gamma: float, bel
     with_target, without = stats.binom.pmf(s, a + 1, p), stats.binom.pmf(s, a, p)
     with np.errstate(divide="ignore"):
         ratio = np.where(s <= a, (1 - p) * (a + 1) / np.maximum(a + 1 - s, 1), np.inf)
-    if threshold > 0:  # the bottom: no count released
-        bottom_with, bottom_without = below[counts + 1, threshold], below[counts, threshold]
+    if threshold > 0:  # the bottom: no count released (a column past the table's is all ones)
+        column = min(threshold, below.shape[1] - 1)
+        bottom_with, bottom_without = below[counts + 1, column], below[counts, column]
         rows = np.concatenate([np.arange(counts.size), rows])
         with_target, without = np.concatenate([bottom_with, with_target]), np.concatenate([bottom_without, without])
         ratio = np.concatenate([_ratio(bottom_with, bottom_without), ratio])
@@ -251,13 +253,14 @@ def _divergences(atoms, size: int, counts: np.ndarray, p: float, threshold: int,
     with np.errstate(divide="ignore"):
         needed = gamma / ratio  # r2(z) must exceed this
     out = np.empty((size, counts.size))
-    step = max(1, 2**20 // max(rows.size, 1))
+    step = max(1, 2**18 // max(rows.size, 1))
     for start in range(0, counts.size, step):
         b = counts[start:start + step, None]
         prefix = np.clip(np.ceil((b + 1) * (1 - (1 - p) * needed)), 0, b + 1).astype(np.int64)
-        if threshold > 0:  # the bottom first: released counts only after it
-            bottom = _ratio(below[b, threshold], below[b + 1, threshold])
-            prefix = np.where(bottom > needed, np.maximum(prefix, threshold), 0)
+        if threshold > 0:  # the bottom first: released counts only after it (a column past the table's: all ones)
+            column = min(threshold, below.shape[1] - 1)
+            bottom = _ratio(below[b, column], below[b + 1, column])
+            prefix = np.where(bottom > needed, np.maximum(prefix, column), 0)
         gain, loss = with_target * below[b, prefix], gamma * without * below[b + 1, prefix]
         terms = np.maximum(gain - loss, 0.0) + _ROUNDING * (gain + loss)
         flat = (np.arange(b.shape[0])[:, None] * size + rows).ravel()
@@ -277,7 +280,8 @@ def _pruned(atoms, size: int, floor: float):
     ``pruned``: ``(rows, A1, A0, r1, pruned)``."""
     rows, with_target, without, ratio = atoms
     light = with_target < floor
-    return rows[~light], with_target[~light], without[~light], ratio[~light], np.bincount(rows[light], with_target[light], size)
+    pruned = np.bincount(rows[light], with_target[light], size)
+    return rows[~light], with_target[~light], without[~light], ratio[~light], pruned
 
 
 def _replace_bound(epsilon: float, p: float, threshold: int, reach: int) -> tuple[float, bool]:
