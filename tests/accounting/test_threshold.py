@@ -95,16 +95,16 @@ def test_the_replace_delta_is_the_enumerated_maximum_of_every_devices_coin(epsil
     assert stated < loose(epsilon, float(p), threshold)
 
 
-def counted_replace(epsilon: float, p: Fraction, threshold: int, old: int, new: int) -> float:
-    """The largest divergence over the pairs of counts ``a < old``, ``b < new`` of other holders, each pair's
-    product law written out whole (laws from ``math.comb``, exact until the hockey stick's floats)."""
-    laws = []
-    for n in range(max(old, new)):
+def counted_replace(epsilon: float, p: Fraction, threshold: int, old: int, new: int, first: int = 0) -> float:
+    """The largest divergence over the pairs of counts ``first <= a < old``, ``first <= b < new`` of other holders,
+    each pair's product law written out whole (laws from ``math.comb``, exact until the hockey stick's floats)."""
+    laws = {}
+    for n in range(first, max(old, new)):
         keys = sorted(set(released(n + 1, p, threshold)), key=lambda key: -1 if key is None else key)
-        laws.append(tuple(np.array([float(released(m, p, threshold).get(key, 0)) for key in keys]) for m in (n + 1, n)))
+        laws[n] = tuple(np.array([float(released(m, p, threshold).get(key, 0)) for key in keys]) for m in (n + 1, n))
     factor = math.exp(epsilon)
     return max(float(np.maximum(np.outer(laws[a][0], laws[b][1]) - factor * np.outer(laws[a][1], laws[b][0]), 0).sum())
-               for a in range(old) for b in range(new))
+               for a in range(first, old) for b in range(first, new))
 
 
 @pytest.mark.parametrize("epsilon, p, threshold, old, new", [(1.0, Fraction(1, 4), 20, 40, 90),
@@ -115,6 +115,15 @@ def test_the_replace_delta_is_the_counted_maximum_at_the_ladders_threshold(epsil
     stated = threshold_delta(epsilon, float(p), threshold, neighbouring="replace")
     assert stated >= truth and stated == pytest.approx(truth, rel=1e-8)
     assert stated < loose(epsilon, float(p), threshold) / 4
+
+
+def test_a_threshold_past_the_first_grid_starts_the_grid_below_it():
+    """K = 300, p = 4/5: fewer than 298 other holders release nothing, as 298 do; the worst pair is near (330, 400)."""
+    truth = counted_replace(1.0, Fraction(4, 5), 300, 340, 440, first=298)
+    stated = threshold_delta(1.0, 0.8, 300, neighbouring="replace")
+    assert stated >= truth and stated == pytest.approx(truth, rel=1e-7)
+    with pytest.raises(InvalidPrivacyParameterError, match="threshold of 5,001"):
+        threshold_delta(1.0, 0.5, 5_001, neighbouring="replace")
 
 
 def test_a_grid_cut_short_states_a_bound_above_the_exact_delta(monkeypatch):

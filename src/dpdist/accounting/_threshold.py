@@ -58,8 +58,9 @@ at most :math:`\bar H(a, B)`, every :math:`H(a \ge A, b)` at most :math:`\bar H(
     \delta(\varepsilon) \le \max\big(\max_{a < A, b < B} H(a, b), \max_{a < A} \bar H(a, B),
     \max_{b < B} \bar H(A, b), \bar H(A, B)\big),
 
-with equality when the three edge terms are at most the inner maximum: :func:`_replace_delta` doubles
-:math:`A = B` from 64 until they are (the exact value) or :data:`_GRID_MAX` is reached (then the smaller of this
+with equality when the three edge terms are at most the inner maximum.  A count below :math:`K - 2` releases
+nothing, as :math:`K - 2` does, so :func:`_replace_delta` sets :math:`A = B = \max(K - 2, 0) + R` and doubles
+:math:`R` from 64 until they are (the exact value) or :data:`_GRID_MAX` is reached (then the smaller of this
 bound and :math:`\delta_{\mathrm{add}}(\varepsilon - \log\frac{1}{1-p})`: :math:`A_0^{(b)} \le A_1^{(b)}/(1-p)`
 gives :math:`H(a, b) \le H_{(1-p)e^\varepsilon}(A_1^{(a)} \| A_0^{(a)})`).  Rounding never lowers the stated
 value: every term adds :data:`_ROUNDING` of its magnitude, values of :math:`y` lighter than :math:`10^{-16}` of
@@ -210,12 +211,21 @@ _GRID_START, _GRID_MAX = 64, 512
 _ROUNDING = 2.0**-32
 
 
-def _below(top: int, p: float) -> np.ndarray:
-    """``S[n, m] = P(Bin(n, p) < m)`` for ``n <= top``, ``m <= top + 2`` (sums of positive terms)."""
+def _below(first: int, last: int, start: int, p: float) -> tuple[np.ndarray, int, int]:
+    """``(S, first, start)``: ``S[n - first, m - start] = P(Bin(n, p) < m)`` for ``first <= n <= last``,
+    ``start <= m <= last + 2`` (the first column from SciPy's binomial CDF, then sums of positive terms)."""
     from scipy import stats  # lazy: loads scipy (0.4-2 s)
 
-    pmf = stats.binom.pmf(np.arange(top + 2)[None, :], np.arange(top + 1)[:, None], p)
-    return np.concatenate([np.zeros((top + 1, 1)), np.cumsum(pmf, axis=1)], axis=1)
+    counts = np.arange(first, last + 1)[:, None]
+    head = stats.binom.cdf(start - 1, counts, p) if start > 0 else np.zeros(counts.shape)
+    pmf = stats.binom.pmf(np.arange(start, last + 2)[None, :], counts, p)
+    return np.concatenate([head, head + np.cumsum(pmf, axis=1)], axis=1), first, start
+
+
+def _tail(below: tuple[np.ndarray, int, int], n: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``P(Bin(n, p) < m)`` from :func:`_below`'s table: 0 at ``m = 0`` (an empty prefix), 1 past its last column."""
+    table, first, start = below
+    return np.where(m == 0, 0.0, table[n - first, np.clip(m - start, 0, table.shape[1] - 1)])
 
 
 def _ratio(first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -223,21 +233,22 @@ def _ratio(first: np.ndarray, second: np.ndarray) -> np.ndarray:
     return np.divide(first, second, out=np.full(np.broadcast(first, second).shape, np.inf), where=second > 0)
 
 
-def _first_atoms(counts: np.ndarray, p: float, threshold: int, gamma: float, below: np.ndarray):
+def _first_atoms(counts: np.ndarray, p: float, threshold: int, gamma: float, below):
     """The released values ``y`` of the target's old item with ``a`` other holders for each ``a`` in ``counts``
-    (``threshold`` 0: unthresholded) that can lose more than ``gamma`` with some ``z``: ``(row, A1, A0, r1)``."""
+    (``threshold`` 0: unthresholded) that can lose more than ``gamma`` with some ``z``: ``(row, A1, A0, r1)``.
+    Only ``s > (a + 1)(1 - 1/gamma)`` can (``r1(s) > gamma (1 - p)``), so the others are not computed."""
     from scipy import stats  # lazy: loads scipy (0.4-2 s)
 
-    sizes = np.maximum(counts + 2 - threshold, 0)
+    lowest = np.maximum(threshold, np.floor((counts + 1) * max(0.0, 1 - 1 / gamma)).astype(np.int64) - 1)
+    sizes = np.maximum(counts + 2 - lowest, 0)
     rows = np.repeat(np.arange(counts.size), sizes)
     a = counts[rows]
-    s = threshold + np.arange(rows.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    s = np.repeat(lowest, sizes) + np.arange(rows.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
     with_target, without = stats.binom.pmf(s, a + 1, p), stats.binom.pmf(s, a, p)
     with np.errstate(divide="ignore"):
         ratio = np.where(s <= a, (1 - p) * (a + 1) / np.maximum(a + 1 - s, 1), np.inf)
-    if threshold > 0:  # the bottom: no count released (a column past the table's is all ones)
-        column = min(threshold, below.shape[1] - 1)
-        bottom_with, bottom_without = below[counts + 1, column], below[counts, column]
+    if threshold > 0:  # the bottom: no count released
+        bottom_with, bottom_without = _tail(below, counts + 1, threshold), _tail(below, counts, threshold)
         rows = np.concatenate([np.arange(counts.size), rows])
         with_target, without = np.concatenate([bottom_with, with_target]), np.concatenate([bottom_without, without])
         ratio = np.concatenate([_ratio(bottom_with, bottom_without), ratio])
@@ -246,7 +257,7 @@ def _first_atoms(counts: np.ndarray, p: float, threshold: int, gamma: float, bel
 
 
 def _divergences(atoms, size: int, counts: np.ndarray, p: float, threshold: int, gamma: float,
-                 below: np.ndarray) -> np.ndarray:
+                 below) -> np.ndarray:
     """``H(a, b)`` (module docstring) for the ``size`` rows of ``atoms`` and each ``b`` in ``counts`` (the new
     item's count thresholded at ``threshold``, 0: not), rounding and pruned mass added: ``(size, len(counts))``."""
     rows, with_target, without, ratio, pruned = atoms
@@ -257,11 +268,10 @@ def _divergences(atoms, size: int, counts: np.ndarray, p: float, threshold: int,
     for start in range(0, counts.size, step):
         b = counts[start:start + step, None]
         prefix = np.clip(np.ceil((b + 1) * (1 - (1 - p) * needed)), 0, b + 1).astype(np.int64)
-        if threshold > 0:  # the bottom first: released counts only after it (a column past the table's: all ones)
-            column = min(threshold, below.shape[1] - 1)
-            bottom = _ratio(below[b, column], below[b + 1, column])
-            prefix = np.where(bottom > needed, np.maximum(prefix, column), 0)
-        gain, loss = with_target * below[b, prefix], gamma * without * below[b + 1, prefix]
+        if threshold > 0:  # the bottom first: released counts only after it
+            bottom = _ratio(_tail(below, b, threshold), _tail(below, b + 1, threshold))
+            prefix = np.where(bottom > needed, np.maximum(prefix, threshold), 0)
+        gain, loss = with_target * _tail(below, b, prefix), gamma * without * _tail(below, b + 1, prefix)
         terms = np.maximum(gain - loss, 0.0) + _ROUNDING * (gain + loss)
         flat = (np.arange(b.shape[0])[:, None] * size + rows).ravel()
         out[:, start:start + step] = np.bincount(flat, terms.ravel(), b.shape[0] * size).reshape(-1, size).T
@@ -285,23 +295,28 @@ def _pruned(atoms, size: int, floor: float):
 
 
 def _replace_bound(epsilon: float, p: float, threshold: int, reach: int) -> tuple[float, bool]:
-    """The right side of the module docstring's bound with ``A = B = reach``, and whether it is exact."""
-    gamma = math.exp(epsilon)
-    below = _below(reach + 2, p)
-    inner = _first_atoms(np.arange(reach), p, threshold, gamma, below)
+    """The right side of the module docstring's bound with ``A = B = base + reach``, and whether it is exact: a
+    count below ``base = K - 2`` releases nothing, as ``base`` does, so the grid starts there."""
+    gamma, base = math.exp(epsilon), max(threshold - 2, 0)
+    top, grid = base + reach, base + np.arange(reach)
+    below, past = _below(base, top, threshold, p), _below(top, top + 1, 0, p)
+    inner = _first_atoms(grid, p, threshold, gamma, below)
     floor = 1e-16 * _lower(inner, reach, gamma)
-    inner, edge = _pruned(inner, reach, floor), _pruned(_first_atoms(np.array([reach]), p, 0, gamma, below), 1, floor)
-    grid = np.arange(reach)
+    inner, edge = _pruned(inner, reach, floor), _pruned(_first_atoms(np.array([top]), p, 0, gamma, None), 1, floor)
     best = float(_divergences(inner, reach, grid, p, threshold, gamma, below).max())
-    edges = max(float(_divergences(inner, reach, np.array([reach]), p, 0, gamma, below).max()),
+    edges = max(float(_divergences(inner, reach, np.array([top]), p, 0, gamma, past).max()),
                 float(_divergences(edge, 1, grid, p, threshold, gamma, below).max()),
-                float(_divergences(edge, 1, np.array([reach]), p, 0, gamma, below).max()))
+                float(_divergences(edge, 1, np.array([top]), p, 0, gamma, past).max()))
     return max(best, edges), edges <= best * (1 + 1e-9)
 
 
 def _replace_delta(epsilon: float, p: float, threshold: int) -> float:
     """The exact replace-neighbour delta (module docstring): the grid of counts doubled until its edges are below
     its maximum; past :data:`_GRID_MAX` the edges' bound, or the one through ``A0 <= A1/(1-p)`` if smaller."""
+    if threshold > _MAX_HOLDERS:
+        raise InvalidPrivacyParameterError(
+            f"sample-and-threshold with a threshold of {threshold:,} under replace neighbours: its worst counts of "
+            f"other holders lie beyond {_MAX_HOLDERS:,}, too many to scan; choose a threshold of at most that.")
     reach = _GRID_START
     while True:
         value, exact = _replace_bound(epsilon, p, threshold, reach)
