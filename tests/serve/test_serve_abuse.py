@@ -739,7 +739,7 @@ def test_the_fang_oracles_get_the_support_count_test_and_fakes_on_one_item_are_f
         fake = np.full((2000, honest.shape[1]), 255, dtype=honest.dtype)
     else:
         candidates = protocol.privatize(np.zeros(50, dtype=np.int64), rng=3)
-        supports = np.array([protocol.aggregator().add(row[None, :]).statistic[0] for row in candidates])
+        supports = np.array([protocol.aggregator().add(candidates[i : i + 1]).statistic[0] for i in range(len(candidates))])
         fake = np.repeat(candidates[np.flatnonzero(supports)[:1]], 2000, axis=0)
     clean = diagnostics(protocol, protocol.aggregator().add(honest))
     assert clean["test"] == "support_counts" and clean["flagged"] is False

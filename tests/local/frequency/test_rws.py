@@ -46,10 +46,48 @@ def test_rws_support_probabilities_are_exact_on_the_channel(params):
 
 
 def test_rws_reports_out_of_range_are_counted_not_added():
-    protocol = local.make("rws", epsilon=1.0, domain_size=6)  # m = 7: a - 1 in [0, 6), y in [0, 7)
-    reports = np.array([[0, 0], [6, 0], [0, 7], [5, 6]], dtype=np.uint32)
+    protocol = local.make("rws", epsilon=1.0, domain_size=6)  # m = 7: (a - 1) m + y in [0, 6 x 7)
+    reports = np.array([0, 42, 255, 41], dtype=np.uint32)
     aggregator = protocol.aggregator().add(reports)
-    assert aggregator.n == 2 and sum(aggregator.rejected.values()) == 2
+    assert aggregator.n == 2 and aggregator.rejected == {"out_of_range": 2}
+
+
+@pytest.mark.parametrize("d, dtype", [(5, np.uint8), (128, np.uint16), (1024, np.uint32), (16384, np.uint32),
+                                      (2**20, np.uint64)])
+def test_an_rws_report_is_its_pair_index_in_the_narrowest_dtype(d, dtype):
+    """A report is (a - 1) m + y, in the narrowest unsigned dtype holding (m - 1) m values (29 bits of content at
+    d = 16,384: 32 bits); it supports the k positions y + a i mod m below d, as the pair it indexes."""
+    protocol = local.make("rws", epsilon=1.0, domain_size=d)
+    m, k = protocol.positions, protocol.subset_size
+    reports = protocol.privatize(np.arange(300) % d, rng=2)
+    assert reports.dtype == dtype and reports.shape == (300,) and protocol.report_format.describe()["size"] == (m - 1) * m
+    multiplier, position = np.divmod(reports.astype(np.int64), m)
+    assert multiplier.max() < m - 1
+    supported = (position[:, None] + (multiplier[:, None] + 1) * np.arange(k)) % m
+    expected = np.bincount(supported[supported < d], minlength=d)
+    assert np.array_equal(protocol.aggregator().add(reports).statistic, expected)
+
+
+def test_rws_reports_as_pairs_are_refused_whole():
+    """Rows of two columns (a - 1, y) are not read as reports (a bare array raises; a record's rows are wrong_shape)."""
+    from dpdist.errors import MalformedReportError
+
+    import json
+    import struct
+    import zlib
+
+    from dpdist import io
+
+    protocol = local.make("rws", epsilon=1.0, domain_size=6)
+    pairs = np.array([[0, 0], [5, 6]], dtype=np.uint32)
+    with pytest.raises(MalformedReportError, match="1-D array"):
+        protocol.aggregator().add(pairs)
+    payload = pairs.tobytes()
+    header = json.dumps({"config": protocol.config(), "crc32": zlib.crc32(payload), "dtype": "<u4",
+                         "payload_bytes": len(payload), "shape": [2, 2]}, sort_keys=True).encode()
+    magic_and_version = io.encode_record(protocol, protocol.privatize([0], rng=1))[:10]
+    batch = io.decode_record(magic_and_version + struct.pack("<I", len(header)) + header + payload)
+    assert batch.n_read == 2 and batch.rejected == {"wrong_shape": 2}
 
 
 @pytest.mark.parametrize("domain_size", [8, 11])

@@ -87,7 +87,7 @@ TIE = 0.01
 EXPECTED_REPORTS = 10**6
 
 #: The report size ``auto`` stays within unless told otherwise (``max_report_bits``; ``None``: no limit): 128 KiB.
-#: Every domain has a candidate within it (OLH's and RWS's reports are 128 and 64 bits whatever ``d``); what it
+#: Every domain has a candidate within it (OLH's reports are 128 bits whatever ``d``, RWS's at most 64); what it
 #: excludes is a device uploading a megabyte a value (the d bits of SUE, OUE or SS at d = 8*10^6), where RWS, OLH,
 #: OCMS or HR cost little variance: SUE's worst case at f* = 1 against the best within 128 KiB, at most 9.6 % (epsilon
 #: 0.05-10, the most at 1.8), and against the choice (the smallest report within TIE of that best) at most 10.8 %.

@@ -43,10 +43,12 @@ is exactly :math:`k(k-1)/(m-1)` and :math:`q^*` above is exact.  For prime :math
 otherwise it is the paper's RWS over :math:`m` positions, a mean MSE higher by the few extra
 positions (the gap to the next prime: 101 for d = 100, +0.1 % at eps = 1).
 
-Reports are ``uint32`` rows ``(a - 1, y)``, 64 bits, :math:`a - 1 \in [0, m-1)` and
-:math:`y \in [0, m)`.  The channel over the :math:`(m-1) m` outputs is finite and enumerated for small
-:math:`d`.  Support counts are dependent across items (a report supports exactly :math:`k` positions),
-so ``simulate`` privatizes and aggregates in chunks (``exact_simulate=False``).
+A report is one integer, the index :math:`(a - 1) m + y` of the pair in :math:`[0, (m-1) m)`
+(:math:`a - 1 \in [0, m-1)`, :math:`y \in [0, m)`), in the narrowest unsigned dtype that holds it:
+:math:`\lceil \log_2((m-1) m) \rceil` bits of content (15 at d = 128, 21 at 1,024, 29 at 16,384) in 8, 16, 32
+or 64 bits (16 up to d = 251, 32 up to d = 65,521).  The channel over these outputs is finite and enumerated for
+small :math:`d`.  Support counts are dependent across items (a report supports exactly :math:`k` positions), so
+``simulate`` privatizes and aggregates in chunks (``exact_simulate=False``).
 """
 
 from __future__ import annotations
@@ -58,7 +60,7 @@ import numpy as np
 from .._bernoulli import mixture_keep
 from .._docs import shared_parameters
 from .._protocol import ProtocolTags, register
-from .._report_kinds import Column, IntegerRowReports
+from .._report_kinds import ItemReports
 from .._state_validation import exact_sum
 from ._hashing import is_prime
 from ._oracle import FrequencyOracle
@@ -103,12 +105,13 @@ class RWS(FrequencyOracle):
 
     Notes
     -----
-    The wheel has ``positions`` = the smallest prime ``>= d``; ``subset_size`` gives :math:`k`.  Reports
-    are ``uint32`` rows ``(a - 1, y)``: the multiplier naming the user's set and the position spun.
+    The wheel has ``positions`` = the smallest prime ``>= d``; ``subset_size`` gives :math:`k`.  A report
+    is the index ``(a - 1) m + y`` of the multiplier naming the user's set and the position spun (narrowest
+    unsigned dtype).
     """
 
     name = "rws"
-    summary = "random wheel spinner: report (a, y), y in v - a{0..k-1} mod m w.p. k e^eps/(k e^eps + m - k)"
+    summary = "random wheel spinner: report (a-1) m + y, y in v - a{0..k-1} mod m w.p. k e^eps/(k e^eps + m - k)"
     tags = ProtocolTags(kind="frequency", finite_channel=True, exact_simulate=False, fixed_support_size=False, bernoulli_support=True)
 
     def _setup(self):
@@ -156,7 +159,7 @@ class RWS(FrequencyOracle):
         steps = rng.integers(0, k, size=values.size, dtype=np.int64)  # drawn either way, as the uniform position
         uniform = rng.integers(0, m, size=values.size, dtype=np.int64)
         spun = (values.astype(np.int64) - multipliers * steps % m) % m  # a position of v - S_a
-        return np.column_stack([multipliers - 1, np.where(kept, spun, uniform)]).astype(np.uint32)
+        return ((multipliers - 1) * m + np.where(kept, spun, uniform)).astype(self._report_dtype)
 
     def _client_design(self):
         """The constants the JavaScript client's randomizer uses (``client_view()['design']``)."""
@@ -164,18 +167,18 @@ class RWS(FrequencyOracle):
 
     # ------------------------------------------------------------------ server
     def _report_format(self):
-        m = self.positions
-        return IntegerRowReports([Column("seed", m - 1), Column("value", m)], dtype=np.uint32)
+        return ItemReports((self.positions - 1) * self.positions)
 
     def _accumulate(self, reports):
-        """Each report adds one to the items of its :math:`k` positions :math:`y + a i`, :math:`i < k`, below ``d``."""
+        """Each report :math:`(a - 1) m + y` adds one to the items of its :math:`k` positions :math:`y + a i`,
+        :math:`i < k`, below ``d``."""
         m, k, d = self.positions, self.subset_size, self.domain_size
         counts = np.zeros(d, dtype=np.int64)
         steps = np.arange(k, dtype=np.int64)[None, :]
         chunk = max(1, _BLOCK_CELLS // k)
         for start in range(0, reports.shape[0], chunk):
-            block = reports[start : start + chunk].astype(np.int64)
-            supported = (block[:, 1:2] + (block[:, 0:1] + 1) * steps) % m  # a < 2^31, i < 2^31: no overflow
+            multiplier, position = np.divmod(reports[start : start + chunk, None].astype(np.int64), m)
+            supported = (position + (multiplier + 1) * steps) % m  # a < 2^31, i < 2^31: no overflow
             supported = supported[supported < d]
             counts += np.bincount(supported, minlength=d)
         return counts
@@ -192,7 +195,7 @@ class RWS(FrequencyOracle):
         return np.where(step < k, self._p_position, self._q_position)
 
     def channel(self, values: ArrayLike | None = None) -> np.ndarray:
-        """Output law over ``(a - 1, y)`` pairs, column ``(a - 1) m + y``; small ``d`` only."""
+        """Output law over the reports ``(a - 1) m + y`` (columns in index order); small ``d`` only."""
         m = self.positions
         outputs = (m - 1) * m
         if outputs > _MAX_CHANNEL_OUTPUTS:
@@ -203,8 +206,7 @@ class RWS(FrequencyOracle):
         return (self._position_law(items) / (m - 1)).reshape(items.size, outputs)
 
     def report_index(self, reports: np.ndarray) -> np.ndarray:
-        reports, _ = self.report_format.read(reports)
-        return reports[:, 0].astype(np.int64) * self.positions + reports[:, 1].astype(np.int64)
+        return np.asarray(reports, dtype=np.int64)
 
     # ------------------------------------------------------------------ support covariance
     def support_pair_probabilities(self, frequencies: ArrayLike) -> np.ndarray:
