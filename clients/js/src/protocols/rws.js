@@ -6,13 +6,14 @@
 // is at most e^eps, grid.js) a uniform position of v - S_a, else a uniform position of all m.  Every
 // draw is made either way, so the draws never tell the value or whether it was kept.  k is the floor or
 // the ceiling of m/(e^eps + 1), the lower mean MSE (1 when it is at most 1), as Python derives it.
-// Reports are uint32 pairs (a - 1, y), little-endian.
+// A report is one integer, (a - 1) m + y, in the narrowest unsigned dtype holding (m - 1) m values,
+// little-endian (written from a BigInt where (m - 1) m exceeds 2^53).
 
 import { InvalidParameterError } from '../errors.js';
 import { mixtureKeep } from '../grid.js';
 import { exp } from '../libm.js';
 import { frequencyRules } from '../params.js';
-import { integerRowReports } from '../format.js';
+import { itemReports } from '../format.js';
 import { FrequencyProtocol } from './_base.js';
 import { isPrime, mulMod } from './_local_hashing.js';
 
@@ -53,7 +54,8 @@ export default class RWS extends FrequencyProtocol {
     this.keep = mixtureKeep(this.epsilon, this.subsetSize, this.positions);
     this.qPosition = (1.0 - this.keep) / this.positions;
     this.pPosition = this.keep / this.subsetSize + this.qPosition;
-    this.format = integerRowReports(2, '<u4'); // (a - 1, y)
+    this.format = itemReports((this.positions - 1) * this.positions); // (a - 1) m + y
+    this.wide = (this.positions - 1) * this.positions > Number.MAX_SAFE_INTEGER;
   }
 
   writeReport(item, source, bytes, view, offset) {
@@ -63,14 +65,19 @@ export default class RWS extends FrequencyProtocol {
     const step = source.uniformInt(this.subsetSize); // drawn either way, as the uniform position
     const other = source.uniformInt(m);
     const spun = (item - mulMod(aMinusOne + 1, step, m) + m) % m; // a position of v - S_a
-    view.setUint32(offset, aMinusOne, true);
-    view.setUint32(offset + 4, kept ? spun : other, true);
+    const y = kept ? spun : other;
+    this.format.write(view, offset, 0, this.wide ? BigInt(aMinusOne) * BigInt(m) + BigInt(y) : aMinusOne * m + y);
   }
 
   /** The multiplier a and the position y of a row. */
   decode(row) {
-    const view = new DataView(row.buffer, row.byteOffset, row.byteLength);
-    return { a: view.getUint32(0, true) + 1, y: view.getUint32(4, true) };
+    const m = this.positions;
+    if (this.wide) {
+      const index = new DataView(row.buffer, row.byteOffset, row.byteLength).getBigUint64(0, true);
+      return { a: Number(index / BigInt(m)) + 1, y: Number(index % BigInt(m)) };
+    }
+    const index = this.format.readRow(row);
+    return { a: Math.floor(index / m) + 1, y: index % m };
   }
 
   /** The items a report supports: y + a i mod m for i < k, those below d. */
@@ -84,7 +91,7 @@ export default class RWS extends FrequencyProtocol {
     return items;
   }
 
-  /** Exact law over (a - 1, y), column (a - 1) m + y; small d only. */
+  /** Exact law over the reports (a - 1) m + y; small d only. */
   channelRow(item) {
     const m = this.positions;
     const outputs = (m - 1) * m;
@@ -112,7 +119,6 @@ export default class RWS extends FrequencyProtocol {
   }
 
   reportIndex(row) {
-    const { a, y } = this.decode(row);
-    return (a - 1) * this.positions + y;
+    return this.format.readRow(row);
   }
 }

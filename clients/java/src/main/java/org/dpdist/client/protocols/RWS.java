@@ -3,7 +3,6 @@ package org.dpdist.client.protocols;
 import java.util.Arrays;
 import java.util.Map;
 
-import org.dpdist.client.Bytes;
 import org.dpdist.client.Grid;
 import org.dpdist.client.Libm;
 import org.dpdist.client.Params;
@@ -16,7 +15,8 @@ import org.dpdist.client.ReportFormat;
  * uniform on [1, m) (its public set S_a = {0, a, ..., (k-1) a} mod m) and spins: with probability lambda (Python's, on
  * the 2^-53 grid: ratio 1 + lambda m / (k (1 - lambda)) at most e^eps) a uniform position of v - S_a, else a uniform
  * position of all m.  Every draw is made either way.  k is the floor or the ceiling of m/(e^eps + 1), the lower mean MSE
- * (1 when it is at most 1), as Python derives it.  Reports are uint32 pairs (a - 1, y), little-endian.
+ * (1 when it is at most 1), as Python derives it.  A report is one integer, (a - 1) m + y, in the narrowest unsigned
+ * dtype holding (m - 1) m values, little-endian.
  */
 public final class RWS extends FrequencyProtocol {
     public static final String PROTOCOL = "rws";
@@ -35,7 +35,7 @@ public final class RWS extends FrequencyProtocol {
         this.keep = Grid.mixtureKeep(epsilon(), subsetSize, positions);
         this.qPosition = (1.0 - keep) / positions;
         this.pPosition = keep / subsetSize + qPosition;
-        this.format = ReportFormat.integerRowReports(2, "<u4"); // (a - 1, y)
+        this.format = ReportFormat.itemReports((long) (positions - 1) * positions); // (a - 1) m + y
     }
 
     /** The smallest prime &gt;= n. */
@@ -76,11 +76,10 @@ public final class RWS extends FrequencyProtocol {
         long step = source.uniformInt(subsetSize); // drawn either way, as the uniform position
         long other = source.uniformInt(m);
         long spun = (item - LocalHashing.mulMod(aMinusOne + 1, step, m) + m) % m; // a position of v - S_a
-        Bytes.putU32(bytes, offset, aMinusOne);
-        Bytes.putU32(bytes, offset + 4, kept ? spun : other);
+        format.write(bytes, offset, 0, aMinusOne * m + (kept ? spun : other));
     }
 
-    /** Exact law over (a - 1, y), column (a - 1) m + y; small d only. */
+    /** Exact law over the reports (a - 1) m + y; small d only. */
     @Override
     public double[] channelRow(int item) {
         int m = positions;
@@ -99,6 +98,6 @@ public final class RWS extends FrequencyProtocol {
 
     @Override
     public long reportIndex(byte[] row) {
-        return Bytes.getU32(row, 0) * positions + Bytes.getU32(row, 4);
+        return format.read(row, 0, 0);
     }
 }
