@@ -120,6 +120,7 @@ def test_java_python_and_node_devices_are_counted_once_through_server_kills(serv
 #: protocols collected from Python, JavaScript and Java devices into one campaign each, estimated within their errors
 SERVED = [
     {"protocol": "pgr", "version": 1, "epsilon": 0.5, "domain_size": 40},  # q = 3, t = 4: the 40 points of PG(3, 3)
+    {"protocol": "rws", "version": 1, "epsilon": 0.5, "domain_size": 128},  # m = 131: the pair index in 16 bits
 ]
 
 
