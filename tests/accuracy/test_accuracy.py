@@ -192,7 +192,7 @@ def test_explaining_auto_shows_every_candidate_s_variance_and_report_size(tmp_pa
     assert main(["explain", "--config", chosen, "--n", "10000", "--epsilons", "0.5"]) == 0
     out = capsys.readouterr().out  # the same chosen config, not recalled from the cache without its candidates
     assert "auto chose pgr: variance within 1% of the lowest" in out and "smallest report (16 bits)" in out
-    assert "    ss: 15.64; 1024 bits" in out and "    rws: 15.64; 64 bits" in out and "    pgr: 15.79; 16 bits" in out
+    assert "    ss: 15.64; 1024 bits" in out and "    rws: 15.64; 32 bits" in out and "    pgr: 15.79; 16 bits" in out
 
 
 def test_the_service_tells_what_a_campaigns_epsilon_buys(tmp_path, monkeypatch):

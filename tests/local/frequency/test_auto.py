@@ -187,13 +187,26 @@ def test_a_bad_max_frequency_names_the_argument(value):
 
 
 def test_the_smallest_report_within_the_variance_tie_is_chosen():
-    # SS, RWS and PGR within 1 % of the least variance: PGR's point is 16 bits, RWS's wheel 64, SS's subset d
+    # SS, RWS and PGR within 1 % of the least variance: PGR's point is 16 bits, RWS's pair index 32, SS's subset d
     protocol = local.make("auto", epsilon=0.5, domain_size=1024)
     rows = {row["protocol"]: row for row in protocol.auto_choice["candidates"]}
     best = min(row["variance"] for row in rows.values())
     assert all(rows[name]["variance"] <= 1.01 * best for name in ("ss", "rws", "pgr"))
-    assert protocol.name == "pgr" and rows["pgr"]["report_bits"] == 16 < rows["rws"]["report_bits"] == 64
+    assert protocol.name == "pgr" and rows["pgr"]["report_bits"] == 16 < rows["rws"]["report_bits"] == 32
     assert rows["ss"]["report_bits"] == 1024 and "smallest report (16 bits)" in protocol.auto_choice["reason"]
+
+
+@pytest.mark.parametrize("d", [16, 128, 1024, 16384])
+def test_auto_sends_at_most_32_bits_within_1_01x_of_the_optimum_in_every_setting_of_the_grid(d):
+    """docs/reference/benchmarks/frequency-optimum.md's grid: SS or GRR at d = 16, RWS's pair index or PGR's point above."""
+    from dpdist.local.frequency.ss import optimal_subset_size, subset_variance
+
+    for epsilon in (0.5, 1.0, 2.0, 4.0):
+        protocol = local.make("auto", epsilon=epsilon, domain_size=d)
+        optimum = subset_variance(epsilon, d, d, optimal_subset_size(epsilon, d))
+        assert protocol.ranked_variance(1) <= 1.01 * optimum, (epsilon, protocol.name)
+        assert 8 * protocol.report_format.row_bytes <= 32, (epsilon, protocol.name)
+        assert protocol.name in (("ss", "grr") if d == 16 else ("rws", "pgr"))
 
 
 def test_reports_stay_within_128_kib_unless_the_caller_allows_more():
