@@ -37,7 +37,8 @@ def setting_rows(epsilon: float, d: int) -> list[dict]:
 
 
 def markdown(rows: list[dict]) -> str:
-    """Per setting, each oracle's ratio and bits (the chosen one in bold), and the fewest bits within 1.01x."""
+    """Per setting, each oracle's ratio and bits (the chosen one in bold), and the fewest bits within 1.01x (every oracle
+    sending them)."""
     names = list(dict.fromkeys(row["protocol"] for row in rows))
     settings = list(dict.fromkeys((row["domain_size"], row["epsilon"]) for row in rows))
     lines = ["| d | ε | " + " | ".join(f"`{name}`" for name in names) + " | fewest bits within 1.01x |",
@@ -50,8 +51,9 @@ def markdown(rows: list[dict]) -> str:
             text = "-" if row is None else f"{row['variance_ratio']:.4f} / {row['report_bits']}"
             cells.append(f"**{text}**" if row is not None and row["chosen"] else text)
         within = [row for row in here.values() if row["variance_ratio"] <= 1.01]
-        fewest = min(within, key=lambda row: row["report_bits"])
-        lines.append(f"| {d:,} | {epsilon:g} | " + " | ".join(cells) + f" | `{fewest['protocol']}`, {fewest['report_bits']} bits |")
+        fewest = min(row["report_bits"] for row in within)
+        tied = ", ".join(f"`{row['protocol']}`" for row in within if row["report_bits"] == fewest)
+        lines.append(f"| {d:,} | {epsilon:g} | " + " | ".join(cells) + f" | {tied}, {fewest} bits |")
     return "\n".join(lines)
 
 
