@@ -133,7 +133,7 @@ def rebuild(config: dict[str, Any], new: bool = False) -> Any:
         raise IncompatibleStateError(
             f"Config version {version!r} of protocol {name!r} is not supported (this dpdist reads {CONFIG_VERSION})."
         )
-    if new:
+    if new or name == "auto":  # no report names "auto" (each names the protocol chosen): it is always a new config
         return build(name, **params)
     with stored_defaults():
         return build(name, **params)

@@ -280,3 +280,13 @@ def test_parameters_no_candidate_takes_are_said_once_not_as_a_limit():
         local.make("auto", epsilon=1.0, labels=["a", "b", "c"], domain_size=4)
     message = str(refused.value)
     assert "limits given" not in message and message.count("'labels' parameter") == 1 and len(message) < 300
+
+
+@pytest.mark.parametrize("d, epsilon", [(128, 4.0), (16, 1.0), (1024, 0.5)])
+def test_an_auto_config_ranks_the_candidates_of_today_as_make_does(d, epsilon):
+    # a config naming "auto" is a config of reports still to be made: its ss candidate takes today's k, not the k
+    # stored configs without subset_size meant
+    built = local.from_config({"protocol": "auto", "epsilon": epsilon, "domain_size": d})
+    made = local.make("auto", epsilon=epsilon, domain_size=d)
+    assert built.config() == made.config()
+    assert built.auto_choice["candidates"] == made.auto_choice["candidates"]
