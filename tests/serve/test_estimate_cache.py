@@ -391,3 +391,48 @@ class _Answering:
 
     def close(self):
         pass
+
+
+def test_concurrent_requests_for_one_estimate_compute_it_once_and_wait_without_a_thread(tmp_path, monkeypatch):
+    """Two requests for the first estimate of a campaign, the second (a client's retry) sent while the first is
+    computed: one computation, both answered its document, and the second waited holding no worker thread."""
+    import threading
+
+    from dpdist.serve import _estimate_cache
+
+    computing, release = threading.Event(), threading.Event()
+
+    def held_back(function, *arguments):
+        computing.set()
+        release.wait(60)  # not a timing: released below once the second request waits
+        return function(*arguments), 0.0
+
+    monkeypatch.setattr(_estimate_cache, "_compute", held_back)
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", 8, np.arange(100) % 8)
+    cache = app.state.service.estimates
+
+    async def both():
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=HEADERS) as client:
+            first = asyncio.ensure_future(client.get("/api/campaigns/g/estimate"))
+            await until(computing.is_set)
+            second = asyncio.ensure_future(client.get("/api/campaigns/g/estimate"))
+            await until(lambda: len(cache._flights) == 1 and second_waits(second))
+            release.set()
+            return await first, await second
+
+    async def until(condition) -> None:
+        for _ in range(12_000):  # steps of the loop, not a time limit: the estimate is held until the release
+            if condition():
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError("the requests never reached the state the test waits for")
+
+    def second_waits(second) -> bool:
+        flight = next(iter(cache._flights.values()))
+        return not second.done() and len(flight._callbacks) >= 3  # the landing, the first's and the second's shields
+
+    computed = cache.computed
+    first, second = asyncio.run(both())
+    assert first.status_code == second.status_code == 200 and first.content == second.content
+    assert cache.computed == computed + 1 and cache._flights == {}

@@ -27,11 +27,14 @@ cache of the process shares it; the close of the last cache still open stops it
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import hashlib
 import json
 import threading
 import time
+
+from starlette.concurrency import run_in_threadpool
 
 from ._estimates import estimate_body, estimate_options, estimate_png, view_parameters
 from ._estimator import Estimator, stopping
@@ -69,6 +72,7 @@ class EstimateCache:
         self._guard = threading.Lock()
         self.computed = 0
         self._closed = False
+        self._flights: dict[tuple, asyncio.Future] = {}  # the requests' computations in flight (shared)
         _opened()
 
     def body(self, campaign_id: str, query: dict) -> bytes:
@@ -103,6 +107,25 @@ class EstimateCache:
                 self.computed += 1
                 self._trim(entry)
             return body, entry.tag
+
+    async def shared(self, campaign_id: str, query: dict, held: str = "") -> tuple[bytes | None, str]:
+        """:meth:`tagged` for a request, in flight once: concurrent requests for one estimate (the same campaign, query
+        and held tag; a client's retry of a request it gave up on) await one computation, holding no worker thread
+        while they wait (those blocked on the key's lock held the threads the pages' other requests, such as the
+        participation page's config, waited for), and a request whose client left does not stop it.  A request that
+        joins a flight gets its document, as a throttled one does; the next asks again."""
+        key = (campaign_id, json.dumps(sorted(query.items())), held)
+        flight = self._flights.get(key)
+        if flight is None:
+            flight = self._flights[key] = asyncio.ensure_future(run_in_threadpool(self.tagged, campaign_id, query, held))
+            flight.add_done_callback(lambda done: self._landed(key, done))
+        return await asyncio.shield(flight)
+
+    def _landed(self, key: tuple, flight: asyncio.Future) -> None:
+        """Forget a flight once it ended (its error read: every request that awaited it was answered it)."""
+        self._flights.pop(key, None)
+        if not flight.cancelled():
+            flight.exception()
 
     def png(self, campaign_id: str, query: dict) -> bytes:
         """``GET /api/campaigns/{id}/estimate.png`` (drawn on every request: a download, not a dashboard's poll), from

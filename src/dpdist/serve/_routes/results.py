@@ -35,8 +35,8 @@ _ESTIMATE_QUERY = (
             errors=(400, 401, 404))
 async def estimate(request: Request) -> Response:
     service = as_admin(request)
-    body, tag = await run_in_threadpool(service.estimates.tagged, request.path_params["campaign"], dict(request.query_params),
-                                        ", ".join(request.headers.getlist("if-none-match")))
+    body, tag = await service.estimates.shared(request.path_params["campaign"], dict(request.query_params),
+                                               ", ".join(request.headers.getlist("if-none-match")))
     etag = f'"{tag}"'
     if body is None:  # the document the asker holds: not sent again
         return Response(status_code=304, headers={"etag": etag})

@@ -1,7 +1,7 @@
 // @ts-check
 /**
- * The dashboard of a campaign (templates/dashboard.html): reads the admin token (./token.js), fetches
- * ``/estimate`` and ``/history`` every few seconds and draws them (./estimate.js), with the campaign's privacy
+ * The dashboard of a campaign (templates/dashboard.html): reads the admin token (./token.js), shows the campaign's
+ * summary and ``/history`` every few seconds at once, and ``/estimate`` when it is ready (./estimate.js), with the campaign's privacy
  * guarantee, what its epsilon buys (./explain.js), the poisoning test, n over time and the rejections; a campaign in
  * rounds has its own view (./rounds.js).  The page's query string (``?level=0.9``, ``?replicates=0``, estimate
  * options) goes to ``/estimate``, without any ``token``.
@@ -91,6 +91,20 @@ function explainAt(n) {
   showWhatEpsilonBuys(API);  // not awaited: the estimate does not wait for a prediction
 }
 
+/**
+ * The campaign's facts from its summary (``GET .../{id}``: no estimate computed): state, protocol, n, batches and
+ * the rejections.
+ * @param {any} summary
+ */
+function showFacts(summary) {
+  $("state").textContent = String(summary.state);
+  $("protocol").textContent = String(summary.config.protocol);
+  for (const key of ["n", "batches"]) $(key).textContent = String(summary[key]);
+  explainAt(summary.n);
+  fillTable("rejected", summary.rejected);
+  fillTable("refused", summary.refused_batches);
+}
+
 function loaded() {
   $("error").textContent = "";
   $("updated").textContent = new Date().toISOString().slice(11, 19) + " UTC";
@@ -109,15 +123,20 @@ async function refresh() {
       loaded();
       return;
     }
-    const [data, history] = await Promise.all([getEstimate(), getJson(API + "/history", token)]);
-    for (const key of ["state", "protocol", "epsilon", "n", "batches"]) $(key).textContent = String(data[key]);
+    // what the server knows at once (state, n, counts: the campaign's summary, and n over time) is shown before
+    // the estimate, which may take seconds to compute on a loaded server, and fills in when it is ready
+    const estimate = getEstimate();
+    estimate.catch(() => {});  // awaited below, where its error is shown
+    const [summary, history] = await Promise.all([getJson(API, token), getJson(API + "/history", token)]);
+    showFacts(summary);
+    drawHistory($("history-chart"), history.history);
+    if (!document.body.dataset.loaded) $("summary").textContent = "computing the estimate...";
+    document.body.dataset.facts = "true";
+    const data = await estimate;
+    $("epsilon").textContent = String(data.epsilon);
     $("guarantee").textContent = data.guarantee || "-";
-    explainAt(data.n);
-    fillTable("rejected", data.rejected);
-    fillTable("refused", data.refused_batches);
     drawEstimate(data, config);
     drawDiagnostics(data.diagnostics);
-    drawHistory($("history-chart"), history.history);
     loaded();
   } catch (error) {
     $("error").textContent = String(error instanceof Error ? error.message : error);
