@@ -445,6 +445,8 @@ export interface LedgerCharge {
   collector: string;
   protocol: string;
   reports: number;
+  /** the chance each report is a randomized response of its epsilon (GRR, SS, OUE, SUE); absent: 1 */
+  share?: number;
 }
 
 /** JSON form of a ledger, as Python's ``PrivacyLedger.to_dict`` writes it. */

@@ -92,7 +92,7 @@ def test_node_and_python_ledgers_state_the_same_total(tmp_path):
             assert epsilon == pytest.approx(statement.epsilon, rel=1e-9, abs=1e-200), (name, statement)
             # every assumption, in the same words and order (JS left out fresh randomness and the memo's)
             assert assumptions == list(statement.assumptions), (name, accountant, statement)
-    assert cases["daily"].statement(1e-8).epsilon == pytest.approx(11.952, abs=1e-3)  # 365 x 0.1 composed
+    assert cases["daily"].statement(1e-8).epsilon == pytest.approx(3.8975, abs=1e-4)  # 365 GRR d = 16 at 0.1 composed
     assert cases["memo"].statement(1e-8).accountant == "pld"
     assert NO_CHARGE_ASSUMPTION in cases["emptied"].statement(1e-8, now=now["emptied"]).assumptions
     assert window_assumption(3600.5) in cases["stable"].statement(1e-8, now=now["stable"]).assumptions
@@ -102,3 +102,41 @@ def test_node_and_python_ledgers_state_the_same_total(tmp_path):
     assert stated["memo"] == (MEMO_ASSUMPTION, FRESH_RANDOMNESS)  # a memo, history accounting
     assert stated["memo_stable"] == (MEMO_ASSUMPTION, FRESH_RANDOMNESS, STABLE_ASSUMPTION)  # a memo, stable accounting
     assert stated["windowed"] == (FRESH_RANDOMNESS, window_assumption(30 * 86400.0))
+
+
+CAMPAIGNS = """
+import { Ledger, responseShare } from %s;
+import { fromConfig } from %s;
+const out = [];
+for (const name of ['grr', 'oue', 'ss']) {
+  const protocol = fromConfig({ protocol: name, epsilon: 0.1, domain_size: 16 });
+  for (const reports of [1, 20, 365]) {
+    const ledger = new Ledger({ budget: 1000 });
+    for (let day = 0; day < reports; day += 1) ledger.report(protocol, [day %% 16], { now: 1000 + day });
+    out.push([name, reports, responseShare(protocol), ledger.statement(1e-8, 'tightest', 5000).epsilon,
+              ledger.statement(0, 'tightest', 5000).epsilon]);
+  }
+}
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.slow
+def test_node_ledger_charges_a_campaigns_reports_as_the_budget_session(tmp_path):
+    """Reports drawn and charged by the JavaScript ledger (GRR, OUE, SS at 0.1, d = 16; 1, 20 and 365 of them) state at
+    1e-8 what BudgetSession.campaign charges the same reports, each at or above it (the session's figure is the exact
+    channel's; the ledger's share of randomized response is Python's, formula for formula), and their sum at 0."""
+    from dpdist.accounting._randomized_response import randomized_response_share
+    from dpdist.budget import BudgetSession
+
+    script = tmp_path / "campaigns.mjs"
+    script.write_text(CAMPAIGNS % (json.dumps(CLIENT.as_uri()), json.dumps((CLIENT.parent / "index.js").as_uri())))
+    result = subprocess.run([node_path(), str(script)], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    for name, reports, share, stated, pure in json.loads(result.stdout):
+        protocol = local.make(name, epsilon=0.1, domain_size=16)
+        assert share == pytest.approx(randomized_response_share(protocol), rel=1e-12), name
+        session = BudgetSession(1000.0, 1e-8)
+        session.campaign(protocol, reports=reports)
+        assert session.spent.epsilon * (1 - 1e-12) <= stated <= session.spent.epsilon * (1 + 1e-7), (name, reports)
+        assert pure == pytest.approx(0.1 * reports, rel=1e-12)

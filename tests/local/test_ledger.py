@@ -327,16 +327,41 @@ def test_a_question_asked_once_is_answered_once_per_collector_and_survives_a_rou
 
 
 # ---------------------------------------------------------------------------------------------- its statement at a delta
-def test_the_ledgers_statement_at_a_delta_never_undercounts_and_never_exceeds_its_sum():
-    """365 daily reports of eps 0.1: the statement at 1e-8 lies between the exact composition of randomized response
-    (11.95: a charge keeps no channel, so each report counts as the worst 0.1-LDP randomizer) and the sum 36.5."""
-    ledger = PrivacyLedger(budget=40)
-    grr = local.make("grr", epsilon=0.1, domain_size=16)
-    for day in range(365):
-        ledger.report(grr, [day % 16], now=1000.0 + day, rng=day)
-    statement = ledger.statement(1e-8)
-    assert 11.952 <= statement.epsilon <= 1.05 * 11.952
-    assert ledger.statement(1e-8, "basic").epsilon == pytest.approx(ledger.spent()) == pytest.approx(36.5)
+@pytest.mark.parametrize("name", ["grr", "oue", "ss"])
+def test_the_ledger_states_a_campaigns_reports_as_the_budget_session_charges_them(name):
+    """1, 20 and 365 reports of one protocol (eps 0.1, d = 16): the statement at 1e-8 is the session's campaign figure
+    (it was 1.996 for 20 GRR reports where the session charged 0.919: each report counted as binary randomized
+    response), never below the exact composition (the lattice rounded down bounds it from below), never above the
+    sum the budget refuses by."""
+    from dpdist.accounting._randomized_response import composed_randomized_response, randomized_response_share
+    from dpdist.budget import BudgetSession
+
+    protocol = local.make(name, epsilon=0.1, domain_size=16)
+    share = randomized_response_share(protocol)
+    assert 0 < share < 1
+    for reports in (1, 20, 365):
+        ledger = PrivacyLedger(budget=40)
+        for day in range(reports):
+            ledger.report(protocol, [day % 16], now=1000.0 + day, rng=day)
+        session = BudgetSession(1000.0, 1e-8)
+        session.campaign(protocol, reports=reports)
+        statement = ledger.statement(1e-8, now=5000.0)
+        assert statement.epsilon == pytest.approx(session.spent.epsilon, rel=1e-7), reports
+        assert statement.epsilon >= composed_randomized_response([(0.1, reports, share)], 1e-8, rounding="down")
+        assert ledger.statement(1e-8, "basic", now=5000.0).epsilon == pytest.approx(ledger.spent(5000.0)) == pytest.approx(0.1 * reports)
+    assert 0.918 < PrivacyLedger.from_dict({**ledger.to_dict(), "charges": ledger.to_dict()["charges"][:20]}).statement(
+        1e-8, now=5000.0).epsilon < (0.92 if name == "grr" else 1.6)
+
+
+def test_a_charge_that_keeps_no_share_counts_each_report_as_randomized_response():
+    """A charge written without a share (an earlier ledger, or a protocol with no such structure) counts each report
+    as the worst 0.1-LDP randomizer: 365 of them state 11.952 at 1e-8; a damaged share is refused."""
+    charges = [{"at": 1000.0 + day, "epsilon": 0.1, "collector": "c", "protocol": "olh", "reports": 1} for day in range(365)]
+    state = {**PrivacyLedger(budget=40).to_dict(), "charges": charges}
+    assert PrivacyLedger.from_dict(state).statement(1e-8).epsilon == pytest.approx(11.952, abs=1e-3)
+    for share in (0, 1.5, "0.5", True, None):
+        with pytest.raises(IncompatibleStateError, match="charge is damaged"):
+            PrivacyLedger.from_dict({**state, "charges": [{**charges[0], "share": share}]})
 
 
 def test_a_memos_charges_are_stated_as_one_mechanism():

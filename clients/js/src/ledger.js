@@ -92,25 +92,49 @@ export function windowAssumption(window) {
 /** The lattice step of composed randomized responses (Python's dpdist.accounting._randomized_response.STEP). */
 const LATTICE_STEP = 1e-4;
 
-// Fresh randomized responses ([epsilon, count] pairs) composed on the lattice, epsilon at delta: the steps of
-// Python's dpdist.accounting._randomized_response, in the same order (each epsilon rounded up to m * STEP, the exact
-// law of J = sum m_g B_g by convolving scaled binomials, then the smallest epsilon read off from the top).
+// Fresh reports ([epsilon, count, share] triples: a randomized response of epsilon with probability share, default
+// 1, nothing otherwise) composed on the lattice, epsilon at delta: the steps of Python's
+// dpdist.accounting._randomized_response, in the same order (each epsilon rounded up to m * STEP, the exact law of
+// J = sum m_g T_g by convolving the groups' scaled laws, then the smallest epsilon read off from the top).
+function binomial(k, logOdds, logNone) {
+  const masses = new Float64Array(k + 1);
+  let logMass = k * logNone;
+  for (let b = 0; b <= k; b += 1) {
+    masses[b] = exp(logMass);
+    if (b < k) logMass += Math.log((k - b) / (b + 1)) + logOdds;
+  }
+  return masses;
+}
+
+// The law of T = 2A + Z on 0..2k (Python's _group_law): A reports answer +epsilon, Z answer nothing.
+function groupLaw(k, epsilon, share) {
+  const law = new Float64Array(2 * k + 1);
+  const responses = (count) => binomial(count, epsilon, -Math.log1p(exp(epsilon)));
+  if (share >= 1) {
+    responses(k).forEach((mass, b) => { law[2 * b] = mass; });
+    return law;
+  }
+  const answered = binomial(k, Math.log(share / (1 - share)), Math.log1p(-share));
+  for (let count = 0; count <= k; count += 1) {
+    const inner = responses(count);
+    for (let b = 0; b <= count; b += 1) law[k - count + 2 * b] += answered[count] * inner[b];
+  }
+  return law;
+}
+
 function latticeLaw(groups) {
   let law = new Float64Array([1]);
   let total = 0;
-  for (const m of [...groups.keys()].sort((a, b) => a - b)) {
-    const k = groups.get(m);
-    const epsilon = m * LATTICE_STEP;
-    let logMass = k * -Math.log1p(exp(epsilon));
-    const masses = new Float64Array(k + 1);
-    for (let b = 0; b <= k; b += 1) {
-      masses[b] = exp(logMass);
-      logMass += b < k ? Math.log((k - b) / (b + 1)) + epsilon : 0;
-    }
-    const wider = new Float64Array(law.length + m * k);
-    for (let b = 0; b <= k; b += 1) {
-      const mass = masses[b];
-      for (let i = 0, at = m * b; i < law.length; i += 1, at += 1) wider[at] += mass * law[i];
+  const keys = [...groups.keys()].sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  for (const key of keys) {
+    const [m, share] = key;
+    const k = groups.get(key);
+    const masses = groupLaw(k, m * LATTICE_STEP, share);
+    const wider = new Float64Array(law.length + 2 * m * k);
+    for (let t = 0; t < masses.length; t += 1) {
+      const mass = masses[t];
+      if (mass === 0) continue;
+      for (let i = 0, at = m * t; i < law.length; i += 1, at += 1) wider[at] += mass * law[i];
     }
     law = wider;
     total += m * k;
@@ -119,22 +143,26 @@ function latticeLaw(groups) {
 }
 
 export function composedRandomizedResponse(responses, delta, rounding = 'up') {
-  const groups = new Map();
-  for (const [epsilon, count] of responses) {
-    if (!(count > 0) || !(epsilon > 0)) continue;
+  const counts = new Map(); // "m share" -> [m, share, count]
+  for (const [epsilon, count, given = 1] of responses) {
+    const share = Math.min(given, 1);
+    if (!(count > 0) || !(epsilon > 0) || !(share > 0)) continue;
     const scaled = epsilon / LATTICE_STEP;
     const m = rounding === 'up' ? Math.ceil(scaled) : Math.max(Math.floor(scaled), 0);
-    if (m > 0) groups.set(m, (groups.get(m) ?? 0) + count);
+    if (m > 0) {
+      const kept = counts.get(`${m} ${share}`) ?? [m, share, 0];
+      counts.set(`${m} ${share}`, [m, share, kept[2] + count]);
+    }
   }
-  if (groups.size === 0) return 0;
-  const { law, total } = latticeLaw(groups);
+  if (counts.size === 0) return 0;
+  const { law, total } = latticeLaw(new Map([...counts.values()].map(([m, share, count]) => [[m, share], count])));
   let above = 0;
   let weighted = 0;
-  const shrink = exp(-2 * LATTICE_STEP);
+  const shrink = exp(-LATTICE_STEP);
   for (let j = law.length - 1; j > 0; j -= 1) {
     above += law[j];
     weighted = (weighted + law[j]) * shrink; // now at x = L_(j-1)
-    const point = LATTICE_STEP * (2 * (j - 1) - total);
+    const point = LATTICE_STEP * (j - 1 - total);
     if (above - weighted > delta) return Math.max(point + Math.log((above - delta) / weighted), 0);
     if (point <= 0) return 0;
   }
@@ -227,11 +255,34 @@ function checkAccounting(accounting) {
   return accounting;
 }
 
+/**
+ * The chance one report of ``protocol`` is a randomized response of its epsilon, 1 for every protocol but these
+ * (Python's randomized_response_share: on the outputs whose law differs between two inputs, mass ``share`` under
+ * either, the pair is dominated by randomized response; the others reveal nothing).  GRR: p + q; SS:
+ * (pIn (d - k) + (1 - pIn) k) / (d - 1); the unary encodings: p (1 - q) + q (1 - p).
+ */
+export function responseShare(protocol) {
+  const d = protocol.domainSize;
+  switch (protocol.name) {
+    case 'grr':
+      return Math.min(1, protocol.keep + 2 * (1 - protocol.keep) / d);
+    case 'ss':
+      return Math.min(1, (protocol.pIn * (d - protocol.subsetSize) + (1 - protocol.pIn) * protocol.subsetSize) / (d - 1));
+    case 'oue':
+    case 'sue':
+      return Math.min(1, protocol.p * (1 - protocol.q) + protocol.q * (1 - protocol.p));
+    default:
+      return 1;
+  }
+}
+
 function checkCharge(charge) {
   const ok =
     charge !== null &&
     typeof charge === 'object' &&
-    Object.keys(charge).sort().join(',') === 'at,collector,epsilon,protocol,reports' &&
+    ['at,collector,epsilon,protocol,reports', 'at,collector,epsilon,protocol,reports,share']
+      .includes(Object.keys(charge).sort().join(',')) &&
+    (charge.share === undefined || (typeof charge.share === 'number' && charge.share > 0 && charge.share <= 1)) &&
     Number.isFinite(charge.at) &&
     typeof charge.epsilon === 'number' &&
     charge.epsilon >= 0 &&
@@ -388,7 +439,7 @@ export class Ledger {
         const key = JSON.stringify([charge.collector, charge.protocol]);
         memos.set(key, (memos.get(key) ?? 0) + charge.epsilon);
       } else {
-        fresh.push([charge.epsilon / charge.reports, charge.reports]);
+        fresh.push([charge.epsilon / charge.reports, charge.reports, charge.share ?? 1]);
       }
     }
     const responses = [...fresh, ...[...memos.values()].map((epsilon) => [epsilon, 1])];
@@ -515,7 +566,9 @@ export class Ledger {
       stream.reports += values.length;
     }
     if (values.length > 0) {
-      this._charges.push({ at: now, epsilon: cost, collector, protocol: protocol.name, reports: values.length });
+      const share = stream === null ? responseShare(protocol) : 1;
+      this._charges.push({ at: now, epsilon: cost, collector, protocol: protocol.name, reports: values.length,
+        ...(share < 1 ? { share } : {}) });
     }
     if (once !== null) this._answered.set(onceKey(collector, once), { at: now, protocol: protocol.name });
     if (this.onChange) this.onChange(this); // persisted before the reports leave

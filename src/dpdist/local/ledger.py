@@ -66,7 +66,7 @@ from ..errors import (
 )
 from .._guarantee import local_guarantee
 from ..accounting import MEMO_ASSUMPTION, PrivacyLoss, Statement, check_accountant, sequential, state
-from ..accounting._randomized_response import composed_randomized_response
+from ..accounting._randomized_response import composed_randomized_response, randomized_response_share
 from ._protocol import LocalProtocol, from_config
 from ._registry import registered_class
 from .frequency._memoized import MemoizedProtocol
@@ -216,8 +216,11 @@ class PrivacyLedger:
 
         :meth:`spent` is the pure total (basic composition: exact for pure epsilons at delta 0, and what the
         budget refuses by, here and in the JavaScript client alike); this states the same charges at a delta,
-        never above :meth:`spent`.  A charge records its epsilon, protocol and reports, not its channel, so each
-        fresh report counts as the worst :math:`\varepsilon`-LDP randomizer (randomized response), and the charges
+        never above :meth:`spent`.  A charge records its epsilon, protocol, reports and the chance its reports are a
+        randomized response (its ``share``: GRR, SS and the unary encodings answer one with that chance and reveal
+        nothing otherwise, which is their exact loss), so each fresh report counts as the worst
+        :math:`\varepsilon`-LDP randomizer (randomized response) with that chance, as
+        :meth:`dpdist.budget.BudgetSession.campaign` charges the same reports, and the charges
         through memos of one protocol at one collector count as *one* mechanism of their summed epsilon (a memo's
         reports share its permanent response: their increments are not fresh mechanisms; gathering several scopes
         into one only overstates).  ``"pld"`` composes those randomized responses on dpdist's lattice
@@ -251,7 +254,7 @@ class PrivacyLedger:
         now = time.time() if now is None else now
         fresh, memos = self._stated_charges(now)
         spent = self.spent(now)  # the pure sum as the budget refuses by (math.fsum of the charges; the JS ledger's too)
-        losses = [PrivacyLoss.of_guarantee(local_guarantee(epsilon)) for epsilon, reports in fresh
+        losses = [PrivacyLoss.of_guarantee(local_guarantee(epsilon)) for epsilon, reports, _ in fresh
                   for _ in range(reports)]
         losses += [PrivacyLoss.of_guarantee(local_guarantee(epsilon), f"{protocol} memo at {redacted_url(collector)}")
                    .assuming(MEMO_ASSUMPTION) for (collector, protocol), epsilon in sorted(memos.items())]
@@ -260,7 +263,7 @@ class PrivacyLedger:
         total = sequential(losses)
         if accountant in ("basic", "zcdp") or (delta == 0 and accountant == "tightest"):  # pure: the sum is exact
             return _summed(state(total, delta, "basic" if accountant == "tightest" else accountant), spent)
-        responses = fresh + [(epsilon, 1) for epsilon in memos.values()]
+        responses = fresh + [(epsilon, 1, 1.0) for epsilon in memos.values()]
         upper = composed_randomized_response(responses, delta)
         basic = spent
         if accountant == "tightest" and basic <= upper * (1 + 1e-9):  # a tie, to the last bits, is the sum
@@ -270,11 +273,11 @@ class PrivacyLedger:
         return Statement("pld", min(upper, basic), delta, "replace", "local", total.mechanisms, None,
                          0.0 if capped else upper - lower, capped, total.assumptions)
 
-    def _stated_charges(self, now: float | None) -> tuple[list[tuple[float, int]], dict[tuple[str, str], float]]:
-        """The window's fresh charges as ``(epsilon per report, reports)`` and its memos' summed epsilons."""
+    def _stated_charges(self, now: float | None) -> tuple[list[tuple[float, int, float]], dict[tuple[str, str], float]]:
+        """The window's fresh charges as ``(epsilon per report, reports, share)`` and its memos' summed epsilons."""
         now = time.time() if now is None else now
         since = -math.inf if self.window is None else now - self.window
-        fresh: list[tuple[float, int]] = []
+        fresh: list[tuple[float, int, float]] = []
         memos: dict[tuple[str, str], float] = {}
         for charge in self._charges:
             if charge["at"] <= since or charge["epsilon"] <= 0:
@@ -283,7 +286,7 @@ class PrivacyLedger:
                 key = (charge["collector"], charge["protocol"])
                 memos[key] = memos.get(key, 0.0) + charge["epsilon"]
             else:
-                fresh.append((charge["epsilon"] / charge["reports"], int(charge["reports"])))
+                fresh.append((charge["epsilon"] / charge["reports"], int(charge["reports"]), charge.get("share", 1.0)))
         return fresh, memos
 
     def reports_sent(self, protocol: LocalProtocol, collector: str = "local") -> int:
@@ -314,7 +317,9 @@ class PrivacyLedger:
         return after - (0.0 if sent == 0 else protocol.epsilon_over_changes(sent))
 
     def charges(self) -> list[dict[str, Any]]:
-        """Every charge: ``{"at": unix seconds, "epsilon", "collector", "protocol", "reports"}``."""
+        """Every charge: ``{"at": unix seconds, "epsilon", "collector", "protocol", "reports"}``, and ``"share"`` when a
+        fresh report is a randomized response of its epsilon only with that chance (GRR, SS, OUE, SUE:
+        :func:`~dpdist.accounting._randomized_response.randomized_response_share`; absent: 1)."""
         return [dict(charge) for charge in self._charges]
 
     def answered(self, once: str, collector: str = "local") -> bool:
@@ -394,9 +399,10 @@ class PrivacyLedger:
             reports = np.asarray(drawn, dtype=np.result_type(*drawn)) if drawn else protocol.privatize(values[:0])
             stream["reports"] += values.size
         if values.size:
+            share = 1.0 if protocol.tags.memoized else randomized_response_share(protocol)
             self._charges.append(
                 {"at": float(now), "epsilon": cost, "collector": collector, "protocol": protocol.name,
-                 "reports": int(values.size)}
+                 "reports": int(values.size), **({"share": share} if share < 1 else {})}
             )
         if once is not None:
             self._answered[_once_key(collector, once)] = {"at": float(now), "protocol": protocol.name}
@@ -600,8 +606,11 @@ def _checked_charge(charge) -> dict[str, Any]:
     fields: dict[str, type | tuple[type, ...]] = {
         "at": (int, float), "epsilon": (int, float), "collector": str, "protocol": str, "reports": int
     }
-    if not isinstance(charge, dict) or set(charge) != set(fields) or any(
+    share = charge.get("share", 1.0) if isinstance(charge, dict) else None
+    if not isinstance(charge, dict) or set(charge) - {"share"} != set(fields) or any(
         isinstance(charge[key], bool) or not isinstance(charge[key], kind) for key, kind in fields.items()
-    ) or not (0 <= charge["epsilon"] < math.inf and math.isfinite(charge["at"]) and charge["reports"] >= 1):
+    ) or not (0 <= charge["epsilon"] < math.inf and math.isfinite(charge["at"]) and charge["reports"] >= 1) or (
+        isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1
+    ):
         raise IncompatibleStateError(f"A privacy ledger's charge is damaged: {str(charge)[:200]}")
     return {**charge, "at": float(charge["at"]), "epsilon": float(charge["epsilon"])}

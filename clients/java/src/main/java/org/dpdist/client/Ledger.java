@@ -13,9 +13,12 @@ import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
+import org.dpdist.client.protocols.GRR;
 import org.dpdist.client.protocols.Longitudinal;
 import org.dpdist.client.protocols.Memo;
 import org.dpdist.client.protocols.Protocol;
+import org.dpdist.client.protocols.SS;
+import org.dpdist.client.protocols.UnaryEncoding;
 
 /**
  * A device's privacy ledger (Python's {@code dpdist.local.ledger.PrivacyLedger}, the same JSON; the JavaScript client's
@@ -264,6 +267,124 @@ public final class Ledger {
         return total.doubleValue();
     }
 
+    /** The protocols that report through a memo (Python's tags.memoized; the JavaScript ledger's MEMOIZED_PROTOCOLS). */
+    public static final Set<String> MEMOIZED_PROTOCOLS = Collections.unmodifiableSet(new HashSet<>(Arrays.asList("dbitflippm", "l-grr", "l-osue", "loloha")));
+    /** The lattice step of composed randomized responses (Python's dpdist.accounting._randomized_response.STEP). */
+    static final double LATTICE_STEP = 1e-4;
+
+    /**
+     * The chance one report of {@code protocol} is a randomized response of its epsilon (Python's
+     * randomized_response_share; the JavaScript ledger's responseShare): GRR p + q, SS (pIn (d - k) + (1 - pIn) k) / (d - 1),
+     * the unary encodings p (1 - q) + q (1 - p); 1 for every other protocol.
+     */
+    public static double responseShare(Protocol protocol) {
+        if (protocol instanceof GRR) {
+            GRR grr = (GRR) protocol;
+            return Math.min(1, grr.keep + 2 * (1 - grr.keep) / grr.domainSize());
+        }
+        if (protocol instanceof SS) {
+            SS ss = (SS) protocol;
+            int d = ss.domainSize(), k = ss.subsetSize;
+            return Math.min(1, (ss.pIn * (d - k) + (1 - ss.pIn) * k) / (d - 1));
+        }
+        if (protocol instanceof UnaryEncoding && (protocol.name.equals("oue") || protocol.name.equals("sue"))) {
+            UnaryEncoding unary = (UnaryEncoding) protocol;
+            return Math.min(1, unary.p() * (1 - unary.q()) + unary.q() * (1 - unary.p()));
+        }
+        return 1;
+    }
+
+    /**
+     * The epsilon the charges within the window ending {@code now} spend at {@code delta}: Python's
+     * {@code PrivacyLedger.statement(delta).epsilon} (the tightest accountant) and the JavaScript ledger's, by the same
+     * steps: each fresh report a randomized response of its epsilon with its charge's share, a memo's charges at one
+     * collector one randomized response of their sum, composed on the lattice; never above {@link #spent}, which it
+     * is at delta 0.
+     */
+    public double epsilonAt(double delta, double now) {
+        if (!(delta >= 0 && delta < 1)) throw new InvalidParameterError("The 'delta' of Ledger.epsilonAt must be a number in [0, 1). Got " + delta + ".");
+        double since = window == null ? Double.NEGATIVE_INFINITY : now - window;
+        List<double[]> responses = new ArrayList<>();
+        Map<String, Double> memos = new TreeMap<>();
+        for (Map<String, Object> charge : charges) {
+            double epsilon = ((Number) charge.get("epsilon")).doubleValue();
+            if (((Number) charge.get("at")).doubleValue() <= since || !(epsilon > 0)) continue;
+            String name = (String) charge.get("protocol");
+            if (MEMOIZED_PROTOCOLS.contains(name) || !org.dpdist.client.protocols.ProtocolIndex.protocols().containsKey(name)) { // unknown: gathered, as Python
+                memos.merge(charge.get("collector") + " " + name, epsilon, (a, b) -> a + b);
+            } else {
+                long reports = ((Number) charge.get("reports")).longValue();
+                responses.add(new double[] {epsilon / reports, reports, ((Number) charge.getOrDefault("share", 1.0)).doubleValue()});
+            }
+        }
+        for (double epsilon : memos.values()) responses.add(new double[] {epsilon, 1, 1});
+        double basic = spent(now);
+        if (responses.isEmpty() || delta == 0) return basic;
+        return Math.min(composedRandomizedResponse(responses, delta), basic);
+    }
+
+    /** {@code [epsilon, count, share]} fresh reports composed on the lattice: Python's composed_randomized_response. */
+    static double composedRandomizedResponse(List<double[]> responses, double delta) {
+        Map<List<Double>, Long> groups = new TreeMap<>((a, b) -> a.get(0).doubleValue() == b.get(0).doubleValue()
+            ? Double.compare(a.get(1), b.get(1)) : Double.compare(a.get(0), b.get(0)));
+        for (double[] response : responses) {
+            double share = Math.min(response[2], 1);
+            if (!(response[1] > 0) || !(response[0] > 0) || !(share > 0)) continue;
+            long m = (long) Math.ceil(response[0] / LATTICE_STEP);
+            if (m > 0) groups.merge(Arrays.asList((double) m, share), (long) response[1], (a, b) -> a + b);
+        }
+        if (groups.isEmpty()) return 0;
+        double[] law = {1};
+        long total = 0;
+        for (Map.Entry<List<Double>, Long> group : groups.entrySet()) {
+            int m = (int) (double) group.getKey().get(0), k = (int) (long) group.getValue();
+            double[] masses = groupLaw(k, m * LATTICE_STEP, group.getKey().get(1));
+            double[] wider = new double[law.length + 2 * m * k];
+            for (int t = 0; t < masses.length; t++) {
+                if (masses[t] == 0) continue;
+                for (int i = 0, at = m * t; i < law.length; i++, at++) wider[at] += masses[t] * law[i];
+            }
+            law = wider;
+            total += (long) m * k;
+        }
+        double above = 0, weighted = 0, shrink = Libm.exp(-LATTICE_STEP);
+        for (int j = law.length - 1; j > 0; j--) {
+            above += law[j];
+            weighted = (weighted + law[j]) * shrink; // now at x = L_(j-1)
+            double point = LATTICE_STEP * (j - 1 - total);
+            if (above - weighted > delta) return Math.max(point + Math.log((above - delta) / weighted), 0);
+            if (point <= 0) return 0;
+        }
+        return 0;
+    }
+
+    /** The law of T = 2A + Z on 0..2k: A of k reports answer +epsilon, Z nothing (Python's _group_law). */
+    private static double[] groupLaw(int k, double epsilon, double share) {
+        double[] law = new double[2 * k + 1];
+        double none = -Math.log1p(Libm.exp(epsilon));
+        if (share >= 1) {
+            double[] masses = binomial(k, epsilon, none);
+            for (int b = 0; b <= k; b++) law[2 * b] = masses[b];
+            return law;
+        }
+        double[] answered = binomial(k, Math.log(share / (1 - share)), Math.log1p(-share));
+        for (int count = 0; count <= k; count++) {
+            double[] inner = binomial(count, epsilon, none);
+            for (int b = 0; b <= count; b++) law[k - count + 2 * b] += answered[count] * inner[b];
+        }
+        return law;
+    }
+
+    private static double[] binomial(int k, double logOdds, double logNone) {
+        double[] masses = new double[k + 1];
+        double logMass = k * logNone;
+        for (int b = 0; b <= k; b++) {
+            masses[b] = Libm.exp(logMass);
+            if (b < k) logMass += Math.log((double) (k - b) / (b + 1)) + logOdds;
+        }
+        return masses;
+    }
+
     /** The budget left within the window ending {@code now}. */
     public double remaining(double now) {
         return Math.max(0, budget - spent(now));
@@ -379,6 +500,8 @@ public final class Ledger {
             charge.put("collector", collector);
             charge.put("protocol", protocol.name);
             charge.put("reports", (long) values.size());
+            double share = stream == null ? responseShare(protocol) : 1.0;
+            if (share < 1) charge.put("share", share);
             charges.add(charge);
         }
         if (once != null) {
@@ -526,7 +649,11 @@ public final class Ledger {
 
     private static Map<String, Object> checkCharge(Object value) {
         Map<String, Object> charge = Json.asObject(value);
-        boolean ok = charge != null && new TreeMap<>(charge).keySet().equals(new java.util.TreeSet<>(Arrays.asList("at", "collector", "epsilon", "protocol", "reports")))
+        Set<String> keys = charge == null ? null : new java.util.TreeSet<>(charge.keySet());
+        if (keys != null) keys.remove("share");
+        Object share = charge == null ? null : charge.getOrDefault("share", 1.0);
+        boolean ok = charge != null && keys.equals(new java.util.TreeSet<>(Arrays.asList("at", "collector", "epsilon", "protocol", "reports")))
+            && Json.isFinite(share) && ((Number) share).doubleValue() > 0 && ((Number) share).doubleValue() <= 1
             && Json.isFinite(charge.get("at")) && Json.isFinite(charge.get("epsilon")) && ((Number) charge.get("epsilon")).doubleValue() >= 0
             && charge.get("collector") instanceof String && charge.get("protocol") instanceof String
             && Json.isSafeInteger(charge.get("reports")) && ((Number) charge.get("reports")).longValue() >= 1;

@@ -74,6 +74,16 @@ public abstract class UnaryEncoding extends FrequencyProtocol {
         }
     }
 
+    /** The realized probability of the item's bit being 1 (p) in one report. */
+    public double p() {
+        return p;
+    }
+
+    /** The realized probability of every other bit being 1 (q) in one report. */
+    public double q() {
+        return q;
+    }
+
     /** Exact law over the 2^d outputs, output y having bit j = item j (Python's report_index); item -1: the zero vector. */
     @Override
     public double[] channelRow(int item) {
