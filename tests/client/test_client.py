@@ -116,3 +116,28 @@ def test_submit_values_refuses_none_and_generators_naming_values_as_privatize_do
     with pytest.raises(InvalidValueTypeError, match=r"^The 'values' argument of GRR\.privatize must be a 1-D array .*"
                                                     + ("Got None" if values is None else "Got a list_iterator")):
         local.make("grr", epsilon=1, domain_size=4).privatize(values if values is None else iter([0, 1]), rng=1)
+
+
+@pytest.mark.parametrize("name", ["grr", "oue", "ss"])
+def test_a_devices_ledger_charges_its_reports_as_the_budget_session_charges_the_campaign(tmp_path, name):
+    """The reports a device sends through ``submit_values(..., ledger=...)`` (1, 20 and 365 of them, eps 0.1, d = 16)
+    are stated by its ledger at 1e-8 as ``BudgetSession.campaign`` charges them (20 GRR reports: 0.919, not 1.996)."""
+    from dpdist import io, local
+    from dpdist.budget import BudgetSession
+
+    protocol = local.make(name, epsilon=0.1, domain_size=16)
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.method == "GET":
+            return httpx.Response(200, json={"campaign": "c", "state": "open", "config": protocol.config()})
+        return httpx.Response(200, json={"campaign": "c", "batch_id": request.url.path.rsplit("/", 1)[1], "n_read": 1,
+                                         "accepted": 1, "rejected": {}, "duplicate": False})
+
+    for reports in (1, 20, 365):
+        with Client("http://service.test/", transport=httpx.MockTransport(handler)) as client, \
+                io.open_ledger(tmp_path / f"{reports}.json", budget=100.0) as ledger:
+            client.submit_values("c", [day % 16 for day in range(reports)], ledger=ledger)
+        session = BudgetSession(1000.0, 1e-8)
+        session.campaign(protocol, reports=reports)
+        stated = io.read_ledger(tmp_path / f"{reports}.json").statement(1e-8).epsilon
+        assert session.spent.epsilon * (1 - 1e-12) <= stated <= session.spent.epsilon * (1 + 1e-7), reports
