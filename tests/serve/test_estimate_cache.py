@@ -436,3 +436,47 @@ def test_concurrent_requests_for_one_estimate_compute_it_once_and_wait_without_a
     first, second = asyncio.run(both())
     assert first.status_code == second.status_code == 200 and first.content == second.content
     assert cache.computed == computed + 1 and cache._flights == {}
+
+
+def test_the_config_and_summary_are_answered_while_more_requests_than_worker_threads_wait_for_an_estimate(tmp_path, monkeypatch):
+    """What the pages show at once (the participation page's config, the dashboard's summary: state, n) does not wait
+    for an estimate: with twice as many requests waiting for a campaign's first estimate as there are worker threads
+    (each held one before, and the config waited 9.5 s for an estimate held 8 s), both are answered while it is
+    computed, and the estimate once."""
+    import threading
+
+    import anyio
+
+    from dpdist.serve import _estimate_cache
+
+    computing, release = threading.Event(), threading.Event()
+
+    def held_back(function, *arguments):
+        computing.set()
+        release.wait(60)  # released below once the config and summary were answered
+        return function(*arguments), 0.0
+
+    monkeypatch.setattr(_estimate_cache, "_compute", held_back)
+    app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN)
+    _grr_campaign(app, "g", 8, np.arange(100) % 8)
+    cache = app.state.service.estimates
+
+    async def pages():
+        threads = anyio.to_thread.current_default_thread_limiter().total_tokens
+        transport = httpx.ASGITransport(app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://collector", headers=HEADERS) as client:
+            waiting = [asyncio.ensure_future(client.get("/api/campaigns/g/estimate")) for _ in range(2 * int(threads))]
+            for _ in range(12_000):  # steps of the loop, not a time limit
+                if computing.is_set():
+                    break
+                await asyncio.sleep(0.01)
+            config, summary = await asyncio.gather(client.get("/api/campaigns/g/config"), client.get("/api/campaigns/g"))
+            held = not any(request.done() for request in waiting)
+            release.set()
+            return config, summary, held, await asyncio.gather(*waiting)
+
+    computed = cache.computed
+    config, summary, held, estimates = asyncio.run(pages())
+    assert config.status_code == summary.status_code == 200 and held
+    assert summary.json()["n"] == 100 and summary.json()["state"] == "open"
+    assert all(answer.status_code == 200 for answer in estimates) and cache.computed == computed + 1
