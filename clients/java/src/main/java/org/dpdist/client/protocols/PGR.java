@@ -172,7 +172,7 @@ public final class PGR extends FrequencyProtocol {
             rest /= q;
             product += (long) x[i] * w[i];
         }
-        w[top] = (int) Math.floorMod(residue - product, (long) q);
+        w[top] = (int) (((residue - product) % q + q) % q);
         return canonicalPoint(w);
     }
 
