@@ -32,7 +32,10 @@ their Monte-Carlo error.  Results go to ``benchmarks/results/central_quantiles.j
 Usage::
 
     uv run --extra bench --extra data python benchmarks/bench_central_quantiles.py [--runs 5] [--quick]
-        [--sizes 1000,10000] [--skip "OpenDP@1000000/99"]
+        [--sizes 1000,10000] [--skip "OpenDP@1000000/99"] [--rerun "dpdist tree"]
+
+``--rerun`` runs the named methods again in every saved cell (the same data and seeds: a paired comparison) and keeps
+the other methods' results; the cell records it (``"rerun"``).
 """
 
 from __future__ import annotations
@@ -168,12 +171,12 @@ def cdf_release(name, x, epsilon, bounds, seed):
 
 
 # ---------------------------------------------------------------- the grid
-def cell(dataset: str, n: int, epsilon: float, runs: int, skip: set[str]) -> dict:
-    metrics = {name: {"rank9": [], "rank99": [], "ks": [], "w1": [], "seconds": []} for name in ALL}
+def cell(dataset: str, n: int, epsilon: float, runs: int, skip: set[str], names=ALL) -> dict:
+    metrics = {name: {"rank9": [], "rank99": [], "ks": [], "w1": [], "seconds": []} for name in names}
     for run in range(runs):
         x, bounds = data(dataset, n, np.random.default_rng([zlib.crc32(dataset.encode()), n, run]))
         ordered = np.sort(x)
-        for name in ALL:
+        for name in names:
             seed = np.random.default_rng([zlib.crc32(name.encode()), n, int(epsilon * 1000), run])
             if name in CDF_METHODS:
                 start = time.perf_counter()
@@ -256,9 +259,20 @@ def main() -> None:
     parser.add_argument("--runs-large", type=int, default=None, help="runs at n >= 10^6 (default: --runs)")
     parser.add_argument("--output", default=str(RESULTS))
     parser.add_argument("--markdown", action="store_true", help="print the tables of the saved results and stop")
+    parser.add_argument("--rerun", default="", help='comma-separated methods (e.g. "dpdist tree") to run again in every '
+                        "saved cell of --output, keeping the others' results (the data and seeds are the cell's own)")
     args = parser.parse_args()
     if args.markdown:
         print(markdown(json.loads(Path(args.output).read_text())))
+        return
+    if args.rerun:
+        rows, names = json.loads(Path(args.output).read_text()), args.rerun.split(",")
+        for row in rows:
+            row.update({k: v for k, v in cell(row["dataset"], row["n"], row["epsilon"], row["runs"], set(), names).items()
+                        if k in names})
+            row["rerun"] = sorted(set(row.get("rerun", [])) | set(names))
+            print_row(row)
+            Path(args.output).write_text(json.dumps(rows, indent=1))
         return
     sizes = [int(v) for v in args.sizes.split(",")]
     datasets = args.datasets.split(",")

@@ -13,6 +13,9 @@ error reported.  Metrics: mean absolute error of the 9 deciles in the data's uni
 CDF through the 99 released percentiles to the empirical CDF (``bench_central_quantiles.ks_w1``).  Usage::
 
     uv run python benchmarks/bench_python_dp_quantiles.py [--runs 20] [--sizes 2000,20000] [--data normal]
+        [--rerun tree]
+
+``--rerun tree`` runs dpdist's tree again in every saved row (the same data and seeds) and keeps the other results.
 
 Writes ``benchmarks/results/python_dp_quantiles.json``.
 """
@@ -76,14 +79,15 @@ def scores(x, released, bounds):
     return float(np.mean(np.abs(deciles - truth))), ks_w1(knots, cdf, ordered)[1]
 
 
-def cell(name: str, n: int, epsilon: float, runs: int, peer: bool = True) -> dict:
+def cell(name: str, n: int, epsilon: float, runs: int, peer: bool = True,
+         methods: tuple = ("tree", "aq", "jointexp")) -> dict:
     datasets = [data(name, n, np.random.default_rng([n, run, 7]))[0] for run in range(runs)]
     bounds = data(name, 2, np.random.default_rng(0))[1]
     started = time.process_time()
     row: dict = {"data": name, "n": n, "epsilon": epsilon, "runs": runs}
     if peer:
         row["python-dp"] = python_dp_row(datasets, epsilon, bounds)
-    for method in ("tree", "aq", "jointexp"):
+    for method in methods:
         measured = []
         for run, x in enumerate(datasets):
             released = central.quantiles(x, PERCENTILES, epsilon=epsilon, bounds=bounds, method=method,
@@ -129,11 +133,21 @@ def main() -> None:
     parser.add_argument("--data", default="lognormal incomes,normal")
     parser.add_argument("--markdown", action="store_true", help="print the table of the saved results and stop")
     parser.add_argument("--without", default="", help="python-dp: leave the peer out (its side environment not made)")
+    parser.add_argument("--rerun", default="", help='dpdist methods ("tree", "aq", "jointexp") to run again in every '
+                        "saved row, keeping the other results")
     args = parser.parse_args()
     if args.markdown:
         print(markdown(json.loads(RESULTS.read_text())))
         return
     rows = json.loads(RESULTS.read_text()) if RESULTS.exists() else []
+    if args.rerun:  # dpdist's named methods again in every saved row, the same data and seeds; the rest kept
+        for row in rows:
+            again = cell(row["data"], row["n"], row["epsilon"], row["runs"], False, tuple(args.rerun.split(",")))
+            row.update({key: value for key, value in again.items() if key.startswith("dpdist ")})
+            row["rerun"] = sorted(set(row.get("rerun", [])) | set(args.rerun.split(",")))
+        RESULTS.write_text(json.dumps(rows, indent=1) + "\n")
+        print(markdown(rows))
+        return
     for name in args.data.split(","):
         for n in map(int, args.sizes.split(",")):
             for epsilon in map(float, args.epsilons.split(",")):
