@@ -30,6 +30,7 @@ library's form included, environment and imports excluded), per row of the table
 Usage::
 
     /work/wt/slot uv run python benchmarks/bench_persons_peers.py [--sizes 10000,100000,1000000] [--no-docs]
+        [--keep-peers]
 
 Writes ``benchmarks/results/persons_peers.json`` and the table between the markers of ``docs/reference/benchmarks/central.md``.
 """
@@ -245,7 +246,10 @@ def main() -> None:
     parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--peers", default="pipeline_dp,opendp")
     parser.add_argument("--no-docs", action="store_true")
+    parser.add_argument("--keep-peers", action="store_true", help="run dpdist alone and keep the peers' results of the "
+                        "saved JSON (the table and its bounding are seeded: the comparison stays paired)")
     args = parser.parse_args()
+    saved = json.loads(RESULTS.read_text())["sizes"] if args.keep_peers else {}
     results: dict = {"epsilon": EPSILON, "max_contributions": K, "bounds": list(BOUNDS),
                      "counts": {"max_contributions": COUNT_K, "max_groups": COUNT_M, "selection": list(SELECTION)},
                      "sizes": {}}
@@ -254,8 +258,13 @@ def main() -> None:
         released, counted = bounded(table)
         repeats = REPEATS.get(persons, 2)
         mine, counts = dpdist_runs(released, repeats), dpdist_counts(counted, repeats)
-        peers = peer_runs(released, counted, repeats, set(args.peers.split(",")) - {""})
+        peers = peer_runs(released, counted, repeats, set() if args.keep_peers else set(args.peers.split(",")) - {""})
         summary = summarize(table, released, counted, mine, counts, peers)
+        for release, found in saved.get(str(persons), {}).items() if args.keep_peers else ():
+            if release == "counts":  # no tree in them, and their error is on the merchants both show: all as saved
+                summary[release] = found
+            elif isinstance(found, dict):  # deciles, cdf: the peers' rows as saved
+                summary[release].update({name: row for name, row in found.items() if name in ("pipeline_dp", "opendp")})
         results["sizes"][str(persons)] = {"rows": int(table["values"].size), "rows_released": int(released["values"].size),
                                           "repeats": repeats, **summary}
         print(json.dumps({persons: results["sizes"][str(persons)]}, indent=1), flush=True)
