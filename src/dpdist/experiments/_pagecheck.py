@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ._claims import RULE_VERSION, evaluate_claims
 from ._pagerecord import cell_values, raw_from_record, read_record, record_digest, record_path
-from ._prosebind import CODE, bound_values
+from ._prosebind import CODE, NUMBER, REFERENCE, bound_values
 from ._pages import SAMPLE_TOLERANCE, choose_sample, render_block, split_page
 from ._registry import get_spec
 from ._runner import execute_cell
@@ -36,20 +36,6 @@ from ._spec import ExperimentSpec
 from ._table import summarize
 
 __all__ = ["rederive_block", "prose_numbers", "prose_bindings", "recompute_sample", "page_spec", "NUMBER", "REFERENCE"]
-
-#: A number as the page check reads it: digits with thousands separators, a decimal part and an exponent;
-#: not part of a word ("W1", "fig2", a commit `964190c`, "2a"), except a ratio's trailing "x" ("12x"), nor the
-#: decimals of another number.
-NUMBER = re.compile(r"(?<!\w)(?<!\d\.)(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![0-9A-Za-wyz_])")
-_REFERENCE_ITEM = r"(?:[0-9IVX]+[a-z]?(?:[.\-–][0-9IVXa-z]+)*(?:\([a-z](?:[-–][a-z])?\))?)"
-#: A reference to the paper or the project, whose numbers are names, not quantities: "Fig. 2a-c, 11",
-#: "sec. VI-B", "eq. 92", "Theorem 1", "Alg. 2", "paper 002", "item 5", "claim 13", "#29".
-REFERENCE = re.compile(
-    r"(?:\b(?:Figs?\.|Figures?|[Ss]ec(?:tions?|s?\.)|[Ee]qs?\.|[Ee]quations?|Alg\.|Algorithms?|Tables?|Theorems?|"
-    r"Thm\.|Lemmas?|Prop(?:\.|ositions?)|Corollar(?:y|ies)|Def(?:\.|initions?)|Examples?|Remarks?|App(?:\.|endix)|"
-    r"papers?|issues?|items?|[Ss]teps?|claims?|rule version)\s*|#)"
-    + _REFERENCE_ITEM + r"(?:\s*(?:,|and|&|to|/|[-–])\s*" + _REFERENCE_ITEM + r")*")
-
 
 def page_spec(facts: dict) -> ExperimentSpec:
     """The spec of a page's run, from its record's facts (name, quick or full, repeats, root seed)."""

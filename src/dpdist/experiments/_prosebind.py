@@ -32,13 +32,35 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["BINDING", "VERDICT", "CLAIM_REFERENCE", "CODE", "bound_values", "claim_name", "claim_rows", "resolve"]
+__all__ = ["BINDING", "VERDICT", "CLAIM_REFERENCE", "CODE", "NUMBER", "REFERENCE", "SETTING", "NOT_QUANTITY", "bound_values", "claim_name", "claim_rows", "resolve"]
 
 #: A binding: an HTML comment ``<!--=ADDRESS-->`` right after the text it binds.
 BINDING = re.compile(r"<!--=(.*?)-->", re.S)
 #: A verdict word of the text (docs/explanation/verdicts.md's outcomes and their plurals).
 VERDICT = re.compile(r"\b(?:holds and understated|does not hold|do not hold|holds|hold|underpowered|inconclusive|"
                      r"understated)\b")
+#: A number as the page check reads it: digits with thousands separators, a decimal part and an exponent;
+#: not part of a word ("W1", "fig2", a commit `964190c`, "2a"), except a ratio's trailing "x" ("12x"), nor the
+#: decimals of another number.
+NUMBER = re.compile(r"(?<!\w)(?<!\d\.)(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?![0-9A-Za-wyz_])")
+_REFERENCE_ITEM = r"(?:[0-9IVX]+[a-z]?(?:[.\-–][0-9IVXa-z]+)*(?:\([a-z](?:[-–][a-z])?\))?)"
+#: A reference to the paper or the project, whose numbers are names, not quantities: "Fig. 2a-c, 11",
+#: "sec. VI-B", "eq. 92", "Theorem 1", "Alg. 2", "paper 002", "item 5", "claim 13", "#29".
+REFERENCE = re.compile(
+    r"(?:\b(?:Figs?\.|Figures?|[Ss]ec(?:tions?|s?\.)|[Ee]qs?\.|[Ee]quations?|Alg\.|Algorithms?|Tables?|Theorems?|"
+    r"Thm\.|Lemmas?|Prop(?:\.|ositions?)|Corollar(?:y|ies)|Def(?:\.|initions?)|Examples?|Remarks?|App(?:\.|endix)|"
+    r"papers?|issues?|items?|[Ss]teps?|claims?|Differences?|rule version)\s*|#)"
+    + _REFERENCE_ITEM + r"(?:\s*(?:,|and|&|to|/|[-–])\s*" + _REFERENCE_ITEM + r")*")
+_NUM = r"(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?"
+#: Numbers that are not quantities: a list item's number, a constant of a formula ("n^(-1/2)", "2ᵐ", "2β",
+#: "(1−λ)", "+1"), an equation's number ("mechanism (2)") and the year of a citation ("Xiong et al., AAAI 2021").
+NOT_QUANTITY = re.compile(r"^[ \t]*\d+\.(?= )|\^\(?[-−]?\d+(?:/\d+)?\)?|\d+(?=[ᵃ-ᵐⁿⁱα-ω])|(?<=[+−])\d+|\d+(?=[+−]\w)"
+                          r"|(?<=mechanism \()\d+(?=\))|et al\.,[^)\n]*?\d{4}", re.M)
+#: A number stated as a setting of the run: a parameter's value or range ("ε = 0.5", "m = 5-8", "k ≥ 1000") or
+#: a distribution's ("Geo(0.8)", "N(0, 1)"); each must be a number of the block's "What is run".
+SETTING = re.compile(rf"(?<![\w(])(?:ε|eps|epsilon|δ|delta|n|m|k|d|s|J|h|B)\s*(?:=|<|>|≤|≥)\s*{_NUM}(?:\s*(?:[-–]|to)\s*{_NUM})?"
+                     rf"|\b[A-Z][a-z]*\({_NUM}(?:,\s*{_NUM})*\s*\)")
+_CONFIGURATION = re.compile(r"^### What is run$(.*?)^### ", re.S | re.M)
 _BOUND = r"\d+(?:<!--=.*?-->)?"
 #: A reference to claims by number, each number with its binding if it has one: "claim 13", "claims 2-5",
 #: "claims 19, 43 and 67", "#29".
@@ -174,7 +196,7 @@ def bound_values(prose: str, block: str, first_line: int = 1) -> list[str]:
             continue
         if not stated or not _same(stated, given, kind):
             reasons.append(f"line {line}: the text states {stated or '(nothing)'!r}, {address!r} gives {given!r}")
-    return reasons + _unbound(prose, spans, first_line)
+    return reasons + _unbound(prose, spans, first_line) + _free_numbers(prose, spans, block, first_line)
 
 
 def _blank(text: str, spans: list[tuple[int, int]]) -> str:
@@ -202,3 +224,38 @@ def _unbound(prose: str, spans: list[tuple[int, int]], first_line: int) -> list[
             reasons.append(f"line {first_line + text.count(chr(10), 0, match.start())}: a claim reference without "
                            f"a binding: {number.group()!r} in {' '.join(BINDING.sub('', match.group()).split())!r}")
     return reasons
+
+
+def _free_numbers(prose: str, spans: list[tuple[int, int]], block: str, first_line: int) -> list[str]:
+    """The numbers of ``prose`` (outside code, comments, links, references and :data:`NOT_QUANTITY`) neither
+    bound (``spans``) nor a :data:`SETTING` whose values are numbers of the block's "What is run"."""
+    found = _CONFIGURATION.search(block)
+    configuration = {_value(token) for token in NUMBER.findall(found.group(1) if found else "")}
+    text = _blank(prose, [match.span() for match in CODE.finditer(prose)])
+    text = _blank(text, [match.span() for pattern in (REFERENCE, NOT_QUANTITY) for match in pattern.finditer(text)])
+    reasons, settings = [], []
+    for match in SETTING.finditer(text):
+        free = [number for number in NUMBER.finditer(text, match.start(), match.end()) if not _within(number, spans)]
+        settings += [number.span() for number in free]
+        if any(_value(number.group()) not in configuration for number in free):
+            reasons.append(f"line {first_line + text.count(chr(10), 0, match.start())}: a setting that is not "
+                           f"one of the run's (its \"What is run\"): {match.group()!r}")
+    for number in NUMBER.finditer(_blank(text, settings)):
+        if not _within(number, spans):
+            reasons.append(f"line {first_line + text.count(chr(10), 0, number.start())}: a number without a "
+                           f"binding: {number.group()!r} in {_line_at(prose, number.start())!r}")
+    return reasons
+
+
+def _within(match: re.Match, spans: list[tuple[int, int]]) -> bool:
+    return any(start <= match.start() and match.end() <= end for start, end in spans)
+
+
+def _value(token: str) -> float:
+    return float(token.replace(",", ""))
+
+
+def _line_at(text: str, at: int) -> str:
+    start = text.rfind("\n", 0, at) + 1
+    end = text.find("\n", at)
+    return text[start:len(text) if end < 0 else end][max(0, at - start - 40):at - start + 40]
