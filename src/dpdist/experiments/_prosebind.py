@@ -49,17 +49,19 @@ _REFERENCE_ITEM = r"(?:[0-9IVX]+[a-z]?(?:[.\-–][0-9IVXa-z]+)*(?:\([a-z](?:[-�
 REFERENCE = re.compile(
     r"(?:\b(?:Figs?\.|Figures?|[Ss]ec(?:tions?|s?\.)|[Ee]qs?\.|[Ee]quations?|Alg\.|Algorithms?|Tables?|Theorems?|"
     r"Thm\.|Lemmas?|Prop(?:\.|ositions?)|Corollar(?:y|ies)|Def(?:\.|initions?)|Examples?|Remarks?|App(?:\.|endix)|"
-    r"papers?|issues?|items?|[Ss]teps?|claims?|Differences?|rule version)\s*|#)"
+    r"[Pp]apers?|issues?|items?|[Ss]teps?|claims?|Differences?|figures|rule version)\s*|#)"
     + _REFERENCE_ITEM + r"(?:\s*(?:,|and|&|to|/|[-–])\s*" + _REFERENCE_ITEM + r")*")
 _NUM = r"(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?"
-#: Numbers that are not quantities: a list item's number, a constant of a formula ("n^(-1/2)", "2ᵐ", "2β",
-#: "(1−λ)", "+1"), an equation's number ("mechanism (2)") and the year of a citation ("Xiong et al., AAAI 2021").
-NOT_QUANTITY = re.compile(r"^[ \t]*\d+\.(?= )|\^\(?[-−]?\d+(?:/\d+)?\)?|\d+(?=[ᵃ-ᵐⁿⁱα-ω])|(?<=[+−])\d+|\d+(?=[+−]\w)"
-                          r"|(?<=mechanism \()\d+(?=\))|et al\.,[^)\n]*?\d{4}", re.M)
-#: A number stated as a setting of the run: a parameter's value or range ("ε = 0.5", "m = 5-8", "k ≥ 1000") or
-#: a distribution's ("Geo(0.8)", "N(0, 1)"); each must be a number of the block's "What is run".
-SETTING = re.compile(rf"(?<![\w(])(?:ε|eps|epsilon|δ|delta|n|m|k|d|s|J|h|B)\s*(?:=|<|>|≤|≥)\s*{_NUM}(?:\s*(?:[-–]|to)\s*{_NUM})?"
-                     rf"|\b[A-Z][a-z]*\({_NUM}(?:,\s*{_NUM})*\s*\)")
+#: Numbers that are not quantities: a list item's number, a constant of a formula ("n^(-1/2)", "10^6", "2ᵐ", "2β",
+#: "(1−λ)", "+1", the 1 of "1/16"), an equation's number ("mechanism (2)") and the year of a citation ("Xiong et al., AAAI 2021").
+NOT_QUANTITY = re.compile(r"^[ \t]*\d+\.(?= )|\d+(?=\^)|(?<![\w.])1(?=/\d)|\^\(?[-−]?\d+(?:/\d+)?\)?|\d+(?=[ᵃ-ᵐⁿⁱα-ω])|(?<=[+−])(?<![eE][+−])\d+|(?<=[A-Za-z²)]/)\d+|(?<=− )\d+|\d+(?=[+−]\w)"
+                          r"|(?<=mechanism \()\d+(?=\))|et al\.,[^)\n]*?\d{4}|(?:S&P|Jan–Jun|times of) (?:19|20)\d\d\b", re.M)
+#: A number stated as a setting of the run: a parameter's value or range ("ε = 0.5", "m = 5-8", "k ≥ 1000"), a
+#: distribution's ("Geo(0.8)", "N(0, 1)"), the data's bounds ("[0, 1]") or a size with its unit ("1024 buckets",
+#: "32 bins", "5-minute", "a 256-point grid", "4-ary", "branching 4"); each must be a number of the block's "What is run".
+SETTING = re.compile(rf"(?<!\w)(?:ε|eps|epsilon|δ|delta|n|m|k|d|s|J|h|B)\s*(?:=|<|>|≤|≥)\s*{_NUM}(?:\s*(?:[-–]|to|\.\.)\s*{_NUM})?"
+                     rf"|\b[A-Z][a-z]*\({_NUM}(?:,\s*{_NUM})*\s*\)|\[{_NUM}, {_NUM}\]|\bbranching {_NUM}"
+                     rf"|(?<![\w.,]){_NUM}[-\s](?:minute|buckets?|bins|point|ary|users|items|leaves)\b")
 _CONFIGURATION = re.compile(r"^### What is run$(.*?)^### ", re.S | re.M)
 _BOUND = r"\d+(?:<!--=.*?-->)?"
 #: A reference to claims by number, each number with its binding if it has one: "claim 13", "claims 2-5",
