@@ -40,7 +40,15 @@ from dpdist.experiments._pagecheck import (
 )
 from dpdist.experiments._pagerecord import read_record, record_path
 from dpdist.experiments._pages import _cost_rank, choose_sample, split_page, write_page
-from dpdist.experiments._prosebind import BINDING, claim_rows
+from dpdist.experiments._prosebind import (
+    BINDING,
+    CODE,
+    NOT_QUANTITY,
+    REFERENCE,
+    SETTING,
+    _bound_text,
+    claim_rows,
+)
 from dpdist.local.numerical._wave_protocol import WaveProtocol
 from dpdist.local.numerical.pm import PiecewiseMechanism
 from dpdist.reproductions.central import methods as central_methods
@@ -164,51 +172,60 @@ def _line_of(page: Path, text: str) -> str:
 
 #: what a flipped verdict becomes
 FLIPPED = {"holds": "does not hold", "does not hold": "holds", "do not hold": "hold", "underpowered": "holds",
-           "inconclusive": "holds", "hold": "do not hold"}
+           "inconclusive": "holds", "hold": "do not hold", "holds and understated": "does not hold"}
 
 
-def _stale_items(page: Path, rng: random.Random) -> list[tuple[str, str, str]]:
-    """Stale items to plant in a page's prose, each ``(kind, old text with its binding, new text with it)``: a
-    bound figure changed to another number of the block, a bound count changed by one, a verdict flipped and a
-    claim number changed to another claim's, up to three of each kind the page binds, chosen by ``rng``."""
+def _prose_items(page: Path) -> list[tuple[str, int, int]]:
+    """Every figure, setting, verdict and claim number of a page's prose after its block, ``(kind, start, end)``
+    in the page's text: what each binding binds (a verdict, a claim's number, a figure) and each number stated
+    as a setting; numbers of references, formulas and code are names, not items."""
     head, block, tail = split_page(page.read_text())
-    block_numbers = sorted(set(NUMBER.findall(block)))
-    claims = sorted(claim_rows(block))
-    kinds: dict[str, list] = {"figure": [], "count": [], "verdict": [], "claim": []}
+    offset, items, spans = len(head) + len(block), [], []
     for match in BINDING.finditer(tail):
         kind, _, rest = match.group(1).strip().partition(" ")
-        before = tail[:match.start()]
-        if kind == "outcome":
-            verdict = re.search(r"(\*\*)?(does not hold|do not hold|holds|hold|underpowered|inconclusive)(\*\*)?$", before)
-            kinds["verdict"].append((verdict.group(), match.group(), verdict.group().replace(
-                verdict.group(2), FLIPPED[verdict.group(2)])))
-            continue
-        number = re.search(r"\d+(?:\.\d+)?$", before).group()
-        if kind == "claim" and " @ " not in rest:
-            other = rng.choice([n for n in claims if str(n) != number])
-            kinds["claim"].append((number, match.group(), str(other)))
-        elif "." in number:
-            other = rng.choice([n for n in block_numbers if "." in n and float(n) != float(number)])
-            kinds["figure"].append((number, match.group(), other))
-        else:
-            kinds["count"].append((number, match.group(), str(int(number) + rng.choice([-2, -1, 1, 2]))))
-    return [(kind, old + binding, new + binding) for kind, items in kinds.items()
-            for old, binding, new in rng.sample(items, min(3, len(items)))]
+        start, stated = _bound_text(tail, match.start(), kind)
+        spans.append((start, match.end()))
+        kind = "verdict" if kind == "outcome" else "claim" if kind == "claim" and " @ " not in rest else "figure"
+        items.append((kind, offset + start + (2 if stated.startswith("**") else 0),
+                      offset + match.start() - (2 if stated.endswith("**") else 0)))
+    text = CODE.sub(lambda m: " " * len(m.group()), tail)
+    text = NOT_QUANTITY.sub(lambda m: " " * len(m.group()), REFERENCE.sub(lambda m: " " * len(m.group()), text))
+    for setting in SETTING.finditer(text):
+        items += [("setting", offset + number.start(), offset + number.end())
+                  for number in NUMBER.finditer(text, setting.start(), setting.end())
+                  if not any(start <= number.start() < end for start, end in spans)]
+    return items
 
 
-def test_stale_figures_verdicts_counts_and_claim_numbers_planted_in_the_prose_fail_by_name(tmp_path):
-    # before, prose was checked only against the block's set of numbers: of 10 stale items planted in the prose
-    # of 4 pages, 6 passed (a number equal to another of the block's, verdict words and claim references unread)
+def _stale(kind: str, old: str, block: str, rng: random.Random) -> str:
+    """A stale value for an item: a figure becomes another number of the block, a claim number another
+    claim's, a verdict its opposite, a setting a number of the block the run's configuration does not take."""
+    if kind == "verdict":
+        return FLIPPED[old]
+    if kind == "claim":
+        return str(rng.choice([number for number in claim_rows(block) if str(number) != old]))
+    configured = {float(n.replace(",", "")) for n in NUMBER.findall(block.split("### What is run")[1].split("### ")[0])}
+    others = {n for n in NUMBER.findall(block) if float(n.replace(",", "")) != float(old.replace(",", ""))
+              and ("." in n) == ("." in old) and (kind != "setting" or float(n.replace(",", "")) not in configured)}
+    return rng.choice(sorted(others))
+
+
+def test_stale_items_drawn_from_every_prose_figure_setting_verdict_and_claim_number_fail_by_name(tmp_path):
+    # every item of the prose is bound to its place or is a setting of the run's configuration, so an item
+    # changed to another number of the block (or to another claim's, or its verdict flipped) fails naming its
+    # line: 40 drawn at random from all the items of the five pages (520)
     rng = random.Random(20261128)
-    planted: dict[str, int] = {}
-    for name in REPRODUCTIONS:
-        for kind, old, new in _stale_items(PAGES / f"{name}.md", rng):
-            page = _copy(name, tmp_path)
-            _plant(page, old, new, within="prose")
-            reasons = prose_bindings(page)
-            assert len(reasons) == 1 and reasons[0].startswith(f"line {_prose_line(page, new)}:"), (name, old, new)
-            planted[kind] = planted.get(kind, 0) + 1
-    assert sum(planted.values()) >= 12 and all(planted.get(kind, 0) >= 3 for kind in ("figure", "count", "verdict", "claim"))
+    population = [(name, *item) for name in REPRODUCTIONS for item in _prose_items(PAGES / f"{name}.md")]
+    drawn = rng.sample(population, 40)
+    for name, kind, start, end in drawn:
+        page, text = tmp_path / f"{name}.md", (PAGES / f"{name}.md").read_text()  # the prose check reads no record
+        new = _stale(kind, text[start:end], split_page(text)[1], rng)
+        page.write_text(text[:start] + new + text[end:])
+        line = text.count("\n", 0, start) + 1
+        reasons = prose_bindings(page)
+        assert any(reason.startswith(f"line {line}:") and new in reason for reason in reasons), \
+            (name, kind, text[start:end], new, reasons)
+    assert {kind for _, kind, _, _ in drawn} == {"figure", "setting", "verdict", "claim"}
 
 
 @pytest.mark.parametrize(("name", "old", "new", "stated"), [
@@ -237,6 +254,19 @@ def test_a_verdict_word_or_claim_number_without_a_binding_fails(tmp_path):
     reasons = prose_bindings(page)
     assert len(reasons) == 2 and "verdict word without a binding: 'holds'" in reasons[0]
     assert "claim reference without a binding: '5'" in reasons[1]
+
+
+def test_a_number_neither_bound_nor_a_configured_setting_fails(tmp_path):
+    # a figure added without a binding, and a setting the run's configuration does not take, fail by line;
+    # a configured setting, a formula's constants and a list item's number pass
+    page = _copy("cp", tmp_path)
+    _plant(page, "## What the measurements say\n", "## What the measurements say\n\n1. At ε = 0.5 and k = 10,000 the "
+           "error fell to 0.0123 as n^(-1/2) (ε = 3).\n", within="prose")
+    reasons = prose_bindings(page)
+    # ε = 3 is a number of "What is run" (3 repeats), but not one of the ε the sweeps take
+    assert [reason.split(": ", 2)[1] for reason in reasons] == ["a setting that is not one of the run's (its \"What is run\")",
+                                                                 "a number without a binding"]
+    assert "'ε = 3'" in reasons[0] and "'0.0123'" in reasons[1]
 
 
 def test_the_prose_check_reads_quantities_not_references_or_code():

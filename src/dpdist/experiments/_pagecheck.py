@@ -9,8 +9,8 @@ Three checks, each returning the reasons the page is stale (an empty list: it is
 * :func:`prose_numbers` (cheap): every number the hand-written text quotes must be one of the generated
   block's (code, references such as "Fig. 5" or "sec. VI-B" and links apart: :data:`REFERENCE`);
 * :func:`prose_bindings` (cheap): every figure, verdict and claim number the text binds to the place of the
-  block it states (:mod:`._prosebind`) must be what that place gives, and every verdict word and claim
-  reference of the text must be bound;
+  block it states (:mod:`._prosebind`) must be what that place gives, and every verdict word, claim
+  reference and number of the text must be bound, or the number be a setting of the block's "What is run";
 * :func:`recompute_sample` (costly: seconds of cells): recomputes the sample of
   :func:`._pages.choose_sample` (every method label on every dataset and at every number of users it
   runs at), at the current commit and compares every metric with the recorded value, so a change to a method's code shows when it

@@ -23,12 +23,15 @@ quotes" that contains it; a CONTEXT is text that occurs once where it is looked 
     the number right after CONTEXT in the generated block.
 
 :func:`bound_values` checks every binding against the block, and names every verdict word (but a verdict's
-name in quotes, ``"does not hold"``) and claim reference of the text that has none: a changed figure, verdict or claim number fails by its address even
-where it equals another number of the block.
+name in quotes, ``"does not hold"``) and claim reference of the text that has none, and every other number
+that is neither bound nor a :data:`SETTING` of the block's "What is run" (numbers of references, of formulas
+and of code are names: :data:`REFERENCE`, :data:`NOT_QUANTITY`): a changed figure, verdict or claim number
+fails by its address even where it equals another number of the block, and no number is free.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -51,7 +54,7 @@ REFERENCE = re.compile(
     r"Thm\.|Lemmas?|Prop(?:\.|ositions?)|Corollar(?:y|ies)|Def(?:\.|initions?)|Examples?|Remarks?|App(?:\.|endix)|"
     r"[Pp]apers?|issues?|items?|[Ss]teps?|claims?|Differences?|figures|rule version)\s*|#)"
     + _REFERENCE_ITEM + r"(?:\s*(?:,|and|&|to|/|[-–])\s*" + _REFERENCE_ITEM + r")*")
-_NUM = r"(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?"
+_NUM = r"(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?"
 #: Numbers that are not quantities: a list item's number, a constant of a formula ("n^(-1/2)", "10^6", "2ᵐ", "2β",
 #: "(1−λ)", "+1", the 1 of "1/16"), an equation's number ("mechanism (2)") and the year of a citation ("Xiong et al., AAAI 2021").
 NOT_QUANTITY = re.compile(r"^[ \t]*\d+\.(?= )|\d+(?=\^)|(?<![\w.])1(?=/\d)|\^\(?[-−]?\d+(?:/\d+)?\)?|\d+(?=[ᵃ-ᵐⁿⁱα-ω])|(?<=[+−])(?<![eE][+−])\d+|(?<=[A-Za-z²)]/)\d+|(?<=− )\d+|\d+(?=[+−]\w)"
@@ -61,8 +64,7 @@ NOT_QUANTITY = re.compile(r"^[ \t]*\d+\.(?= )|\d+(?=\^)|(?<![\w.])1(?=/\d)|\^\(?
 #: "32 bins", "5-minute", "a 256-point grid", "4-ary", "branching 4"); each must be a number of the block's "What is run".
 SETTING = re.compile(rf"(?<!\w)(?:ε|eps|epsilon|δ|delta|n|m|k|d|s|J|h|B)\s*(?:=|<|>|≤|≥)\s*{_NUM}(?:\s*(?:[-–]|to|\.\.)\s*{_NUM})?"
                      rf"|\b[A-Z][a-z]*\({_NUM}(?:,\s*{_NUM})*\s*\)|\[{_NUM}, {_NUM}\]|\bbranching {_NUM}"
-                     rf"|(?<![\w.,]){_NUM}[-\s](?:minute|buckets?|bins|point|ary|users|items|leaves)\b")
-_CONFIGURATION = re.compile(r"^### What is run$(.*?)^### ", re.S | re.M)
+                     rf"|(?<![\w.,-]){_NUM}[-\s](?:minute|buckets?|bins|point|ary|users|items|leaves)\b")
 _BOUND = r"\d+(?:<!--=.*?-->)?"
 #: A reference to claims by number, each number with its binding if it has one: "claim 13", "claims 2-5",
 #: "claims 19, 43 and 67", "#29".
@@ -77,9 +79,10 @@ _QUOTES = "### Numbers the text quotes"
 _UNESCAPED_BAR = re.compile(r"(?<!\\) \| ")
 
 
+@functools.lru_cache(maxsize=4)
 def claim_rows(block: str) -> dict[int, list[str]]:
     """``{number: columns}`` of the claims table of a generated block (claim, data, figure, outcome, decides,
-    numbers after the number; ``\\|`` unescaped)."""
+    numbers after the number; ``\\|`` unescaped; cached: not to be changed)."""
     rows = {}
     for line in block.splitlines():
         match = _ROW.match(line)
@@ -156,19 +159,21 @@ def _verdict(text: str) -> str:
 
 def _bound_text(prose: str, end: int, kind: str) -> tuple[int, str]:
     """``(start, text)`` of what the binding at ``end`` binds: a verdict (bold or plain) for ``outcome``,
-    else the number right before it."""
-    before = prose[:end]
+    else the number right before it (read in the 200 characters before it: a search to the text's start
+    for every binding costs seconds on a long page)."""
+    offset = max(end - 200, 0)
+    before = prose[offset:end]
     if kind == "outcome":
         if before.endswith("**"):
             start = before.rindex("**", 0, len(before) - 2)
-            return start, before[start:]
+            return offset + start, before[start:]
         match = re.search(r"(?:holds and understated|does not hold|do not hold|holds|hold|underpowered|"
                           r"inconclusive)$", before)
     else:
         match = _NUMBER_AT_END.search(before)
     if match is None:
         return end, ""
-    return match.start(), match.group()
+    return offset + match.start(), match.group()
 
 
 def _same(stated: str, given: str, kind: str) -> bool:
@@ -230,16 +235,17 @@ def _unbound(prose: str, spans: list[tuple[int, int]], first_line: int) -> list[
 
 def _free_numbers(prose: str, spans: list[tuple[int, int]], block: str, first_line: int) -> list[str]:
     """The numbers of ``prose`` (outside code, comments, links, references and :data:`NOT_QUANTITY`) neither
-    bound (``spans``) nor a :data:`SETTING` whose values are numbers of the block's "What is run"."""
-    found = _CONFIGURATION.search(block)
-    configuration = {_value(token) for token in NUMBER.findall(found.group(1) if found else "")}
+    bound (``spans``) nor a :data:`SETTING` the block's "What is run" configures (:func:`_configured`)."""
+    start = block.find("### What is run\n")
+    configuration = block[start:block.find("\n### ", start)] if start >= 0 else ""
     text = _blank(prose, [match.span() for match in CODE.finditer(prose)])
     text = _blank(text, [match.span() for pattern in (REFERENCE, NOT_QUANTITY) for match in pattern.finditer(text)])
     reasons, settings = [], []
     for match in SETTING.finditer(text):
         free = [number for number in NUMBER.finditer(text, match.start(), match.end()) if not _within(number, spans)]
         settings += [number.span() for number in free]
-        if any(_value(number.group()) not in configuration for number in free):
+        allowed = _configured(configuration, match.group())
+        if any(_value(number.group()) not in allowed for number in free):
             reasons.append(f"line {first_line + text.count(chr(10), 0, match.start())}: a setting that is not "
                            f"one of the run's (its \"What is run\"): {match.group()!r}")
     for number in NUMBER.finditer(_blank(text, settings)):
@@ -247,6 +253,19 @@ def _free_numbers(prose: str, spans: list[tuple[int, int]], block: str, first_li
             reasons.append(f"line {first_line + text.count(chr(10), 0, number.start())}: a number without a "
                            f"binding: {number.group()!r} in {_line_at(prose, number.start())!r}")
     return reasons
+
+
+#: the sweep parameters a setting's symbol names
+_SWEPT = {"ε": "epsilon", "eps": "epsilon", "δ": "delta", "J": "levels", "m": "degree"}
+
+
+def _configured(configuration: str, setting: str) -> set[float]:
+    """The values a ``setting`` may state: those its parameter takes in the sweeps of the block's "What is
+    run" (``configuration``; ``epsilon in {0.5, 1.0}``) when it is swept, else every number of it."""
+    symbol = re.match(r"\w*", setting).group()
+    swept = [values for name, values in re.findall(r"\b(\w+) in \{([^}]*)\}", configuration)
+             if name in (symbol, _SWEPT.get(symbol))]
+    return {_value(token) for token in NUMBER.findall(" ".join(swept) if swept else configuration)}
 
 
 def _within(match: re.Match, spans: list[tuple[int, int]]) -> bool:
