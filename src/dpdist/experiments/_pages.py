@@ -21,8 +21,8 @@ beside the page (``NAME.cells.jsonl``, :mod:`._pagerecord`) and replaces the par
   dataset it runs on and one at every number of users it runs at).
 
 The prose outside the markers is written by hand; every number it quotes is one of the generated block,
-and the figures, verdicts and claim numbers it binds (:mod:`._prosebind`) are what the block gives at the
-place each names (the page check says which are not).
+and each of its figures, verdicts and claim numbers is bound to the place of the block it states and is what
+that place gives, or is a setting of the run's configuration (:mod:`._prosebind`; the page check says which are not).
 """
 
 from __future__ import annotations
