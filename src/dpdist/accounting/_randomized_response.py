@@ -58,7 +58,7 @@ def _group_law(k: int, epsilon: float, share: float) -> np.ndarray:
 
 
 def _lattice_law(groups: dict[tuple[int, float], int]) -> tuple[np.ndarray, int]:
-    """The law of :math:`J = \sum_g m_g T_g` on ``0..2M`` and ``M``, for ``{(m_g, share_g): k_g}``, groups in increasing
+    r"""The law of :math:`J = \sum_g m_g T_g` on ``0..2M`` and ``M``, for ``{(m_g, share_g): k_g}``, groups in increasing
     order."""
     law = np.ones(1)
     total = 0
