@@ -115,16 +115,14 @@ def test_a_mix_of_protocols_lies_between_its_exact_product_and_basic():
         assert truth - 1e-7 <= stated <= basic * (1 + 1e-12), (name, truth, stated)
 
 
-def test_the_ledgers_statement_lies_between_composed_randomized_response_and_its_sum():
-    """A device's charges are stated as fresh randomized response: never below k-fold RR composed exactly (the loss
-    is epsilon (2B - k), B binomial), never above the pure total the budget refuses by."""
+def test_the_ledgers_statement_lies_between_its_reports_composed_exactly_and_its_sum():
+    """A device's charges are stated never below its reports' pairs composed exactly (OUE's: the two differing bits),
+    and never above the pure total the budget refuses by."""
     ledger = PrivacyLedger(budget=100.0)
     protocol = local.make("oue", epsilon=0.5, domain_size=8)
     for _ in range(40):
         ledger.report(protocol, [3], collector="https://collector.example", rng=0)
-    e = math.exp(0.5)
-    rr = (np.array([0.5, -0.5]), np.array([e / (e + 1), 1 / (e + 1)]))
-    truth = exact_epsilon(*product([rr] * 40), 1e-8)
+    truth = exact_epsilon(*product([oue_pair(0.5)] * 40), 1e-8)
     for name in accounting.ACCOUNTANTS:
         stated = ledger.statement(1e-8, name).epsilon
         assert truth - 1e-7 <= stated <= ledger.spent() * (1 + 1e-12), (name, truth, stated)
