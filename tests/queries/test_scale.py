@@ -96,3 +96,16 @@ def test_sql_where_on_dask_filters_on_the_cluster_before_the_bounding():
     released = on_dask.release().table().compute().reset_index(drop=True)
     expected = dpdist.sql(statement, tables={"t": TABLE[TABLE["age"] >= 30]}, **options).release().table()
     pd.testing.assert_frame_equal(released, expected, check_exact=True)
+
+
+@pytest.mark.slow  # a JVM and Python workers: end to end, out of the fast inner loop
+@pytest.mark.parametrize("keys", [("north", "south"), None])
+def test_a_spark_frame_releases_what_pandas_releases_for_the_same_seed(keys, bounded_on_the_cluster):
+    pytest.importorskip("pyspark")
+    from spark_support import spark_session
+
+    frame = spark_session().createDataFrame(TABLE).repartition(3).cache()
+    rows = pd.DataFrame(frame.collect(), columns=TABLE.columns)  # the same rows in the frame's order
+    released = _release(frame, keys).toPandas()
+    assert bounded_on_the_cluster == ["pyspark"]
+    pd.testing.assert_frame_equal(released, _release(rows, keys), check_exact=True)

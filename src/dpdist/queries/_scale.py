@@ -125,7 +125,7 @@ class _Partitions:
             return states.treeReduce(Reservoir.merge, depth=2) if states.getNumPartitions() else None
         from dask.delayed import delayed  # lazy: optional extra dpdist[dask]
 
-        from ..distributed.dask import _merge_reservoirs, _tree_merge
+        from ..distributed.dask import _merge_reservoirs, _tree_merge  # lazy: needs Dask, an optional extra
 
         states = [delayed(function, pure=True)(i, part, *args) for i, part in enumerate(self.parts)]
         return _tree_merge(states, None, 8, _merge_reservoirs, None).compute() if states else None
