@@ -159,8 +159,8 @@ def test_nebulas_deployed_parameters_meet_its_stated_guarantee_with_room():
 
 
 def test_the_largest_sampling_probability_at_the_ladders_target():
-    """(1, 1e-8), K = 20, replace: 0.2498 (the bound through A0 <= A1/(1-p) on both counts allows 0.207)."""
-    assert threshold_sampling(1.0, 1e-8, 20, neighbouring="replace") == pytest.approx(0.2498, abs=1e-4)
+    """(1, 1e-8), K = 20, replace: 0.2497 (0.249771, rounded down) (the bound through A0 <= A1/(1-p) on both counts allows 0.207)."""
+    assert threshold_sampling(1.0, 1e-8, 20, neighbouring="replace") == pytest.approx(0.24977, abs=1e-4)
 
 
 @pytest.mark.parametrize("neighbouring", ["add-remove", "replace"])
@@ -181,3 +181,17 @@ def test_bad_parameters_are_refused_by_name():
         threshold_delta(1.0, 0.1, 20, neighbouring="history")
     with pytest.raises(InvalidPrivacyParameterError, match="'delta'"):
         threshold_epsilon(0.1, 20, 0.0)
+    for epsilon in (math.inf, math.nan, -1.0):
+        with pytest.raises(InvalidPrivacyParameterError, match="'epsilon'"):
+            threshold_delta(epsilon, 0.1, 20)
+        with pytest.raises(InvalidPrivacyParameterError, match="'epsilon'"):
+            threshold_sampling(epsilon, 1e-8, 20)
+    for delta in (math.nan, 0.0, 1.0, -1e-8):
+        with pytest.raises(InvalidPrivacyParameterError, match="'delta'"):
+            threshold_sampling(1.0, delta, 20)
+
+
+@pytest.mark.parametrize("neighbouring", ["add-remove", "replace"])
+def test_a_huge_epsilon_states_the_lone_targets_release_never_less(neighbouring):
+    # past e^700 delta is read at 700: at least p^K, the chance a target with K - 1 others is what releases its item
+    assert threshold_delta(1e6, 0.1, 20, neighbouring=neighbouring) >= 0.1**20

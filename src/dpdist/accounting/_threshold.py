@@ -67,7 +67,7 @@ value: every term adds :data:`_ROUNDING` of its magnitude, values of :math:`y` l
 the add/remove lower bound count as their whole mass, and :math:`10^{-300}` is added for underflow.  Checked
 against an enumeration of every device's coin in exact arithmetic (small :math:`K`) and of every pair of counts'
 product law at :math:`K = 20` (``tests/accounting/test_threshold.py``).  At the ladder's :math:`(1, 10^{-8})`,
-:math:`K = 20`: :math:`p = 0.2498`, where the bound through :math:`A_0 \le A_1/(1-p)` on both counts allows
+:math:`K = 20`: :math:`p = 0.2497`, where the bound through :math:`A_0 \le A_1/(1-p)` on both counts allows
 0.207.
 
 **Devices the adversary runs** (``colluding``): a device that always reports (it does not sample itself), or a
@@ -99,6 +99,11 @@ _MAX_HOLDERS = 5_000
 #: the rules of the public functions' arguments (their tables generate the bad-input tests)
 _P = Interval(0.0, 1.0, closed="neither", privacy=True)
 _COUNTS = {"threshold": Integer(low=1), "colluding": Integer(low=0), "neighbouring": Options(NEIGHBOURING)}
+_EPSILON = Interval(0.0, math.inf, closed="left", privacy=True)
+_DELTA = Interval(0.0, 1.0, closed="neither", privacy=True)
+#: epsilons above this are read at it: delta falls with epsilon, so delta there is an upper bound (e^700 still fits
+#: a float)
+_LARGEST_EPSILON = 700.0
 
 
 def _effective(threshold: int, colluding: int) -> int:
@@ -331,7 +336,7 @@ def _replace_delta(epsilon: float, p: float, threshold: int) -> float:
         return min(1.0, value)
 
 
-@validate_params({"p": _P, **_COUNTS})
+@validate_params({"epsilon": _EPSILON, "p": _P, **_COUNTS})
 def threshold_delta(epsilon: float, p: float, threshold: int, *, colluding: int = 0,
                     neighbouring: str = "add-remove") -> float:
     r"""The exact :math:`\delta(\varepsilon)` of sample-and-threshold with sampling probability ``p`` and threshold
@@ -339,7 +344,7 @@ def threshold_delta(epsilon: float, p: float, threshold: int, *, colluding: int 
     under either relation (replace: exact unless its worst pair lies past :data:`_GRID_MAX` other holders, then an
     upper bound)."""
     effective = _effective(threshold, colluding)
-    epsilon = float(epsilon)
+    epsilon = min(float(epsilon), _LARGEST_EPSILON)
     if neighbouring == "add-remove":
         return max(_direction_delta(epsilon, p, effective, "add"), _direction_delta(epsilon, p, effective, "remove"))
     return _replace_delta(epsilon, p, effective)
@@ -348,6 +353,7 @@ def threshold_delta(epsilon: float, p: float, threshold: int, *, colluding: int 
 def _fits(epsilon: float, p: float, threshold: int, colluding: int, neighbouring: str, delta: float) -> bool:
     """Whether :func:`threshold_delta` is at most ``delta`` (a curve too slow to scan does not fit: never assumed)."""
     effective = _effective(threshold, colluding)
+    epsilon = min(epsilon, _LARGEST_EPSILON)
     try:
         if neighbouring == "add-remove":
             return bool(_direction_delta(epsilon, p, effective, "add", delta)
@@ -357,7 +363,7 @@ def _fits(epsilon: float, p: float, threshold: int, colluding: int, neighbouring
         return False
 
 
-@validate_params({"p": _P, "delta": Interval(0.0, 1.0, closed="neither", privacy=True), **_COUNTS})
+@validate_params({"p": _P, "delta": _DELTA, **_COUNTS})
 def threshold_epsilon(p: float, threshold: int, delta: float, *, colluding: int = 0,
                       neighbouring: str = "add-remove") -> float:
     """The smallest epsilon (to 1e-4 relative) with :func:`threshold_delta` at most ``delta``; ``inf`` if none (a
@@ -378,7 +384,7 @@ def threshold_epsilon(p: float, threshold: int, delta: float, *, colluding: int 
     return high
 
 
-@validate_params(_COUNTS)
+@validate_params({"epsilon": _EPSILON, "delta": _DELTA, **_COUNTS})
 def threshold_sampling(epsilon: float, delta: float, threshold: int, *, colluding: int = 0,
                        neighbouring: str = "add-remove") -> float:
     """The largest sampling probability (to 1e-4 relative) whose :func:`threshold_delta` at ``epsilon`` is at most
