@@ -227,9 +227,10 @@ def _below(first: int, last: int, start: int, p: float) -> tuple[np.ndarray, int
     return np.concatenate([head, head + np.cumsum(pmf, axis=1)], axis=1), first, start
 
 
-def _tail(below: tuple[np.ndarray, int, int], n: np.ndarray, m: np.ndarray) -> np.ndarray:
+def _tail(below: tuple[np.ndarray, int, int], n: np.ndarray, m: np.ndarray | int) -> np.ndarray:
     """``P(Bin(n, p) < m)`` from :func:`_below`'s table: 0 at ``m = 0`` (an empty prefix), 1 past its last column."""
     table, first, start = below
+    m = np.asarray(m)
     return np.where(m == 0, 0.0, table[n - first, np.clip(m - start, 0, table.shape[1] - 1)])
 
 
@@ -249,7 +250,7 @@ def _first_atoms(counts: np.ndarray, p: float, threshold: int, gamma: float, bel
     rows = np.repeat(np.arange(counts.size), sizes)
     a = counts[rows]
     s = np.repeat(lowest, sizes) + np.arange(rows.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    with_target, without = stats.binom.pmf(s, a + 1, p), stats.binom.pmf(s, a, p)
+    with_target, without = np.asarray(stats.binom.pmf(s, a + 1, p)), np.asarray(stats.binom.pmf(s, a, p))
     with np.errstate(divide="ignore"):
         ratio = np.where(s <= a, (1 - p) * (a + 1) / np.maximum(a + 1 - s, 1), np.inf)
     if threshold > 0:  # the bottom: no count released

@@ -262,7 +262,7 @@ _SWEPT = {"ε": "epsilon", "eps": "epsilon", "δ": "delta", "J": "levels", "m": 
 def _configured(configuration: str, setting: str) -> set[float]:
     """The values a ``setting`` may state: those its parameter takes in the sweeps of the block's "What is
     run" (``configuration``; ``epsilon in {0.5, 1.0}``) when it is swept, else every number of it."""
-    symbol = re.match(r"\w*", setting).group()
+    symbol = re.split(r"\W", setting, maxsplit=1)[0]  # the word it starts with (empty if none)
     swept = [values for name, values in re.findall(r"\b(\w+) in \{([^}]*)\}", configuration)
              if name in (symbol, _SWEPT.get(symbol))]
     return {_value(token) for token in NUMBER.findall(" ".join(swept) if swept else configuration)}
