@@ -382,13 +382,11 @@ def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.nda
     se = tree.cdf_standard_error() if se is None else se
     upper_band = np.maximum.accumulate(np.clip(cdf + z * se, 0, 1))
     lower_band = np.maximum.accumulate(np.clip(cdf - z * se, 0, 1))
-    values = _snap(distribution.quantile(q), tree.bounds)
-    # the data may sit anywhere inside a leaf: the interval runs to the edges of the crossing leaves
-    low = _snap(_crossing_leaf(edges, upper_band, q, side="left"), tree.bounds)
-    high = _snap(_crossing_leaf(edges, lower_band, q, side="right"), tree.bounds)
-    # at the edge of a tree narrower than the bounds, the values counted there may lie anywhere beyond it
-    low = np.where(low <= tree.bounds[0], tree.public_bounds[0], low)
-    high = np.where(high >= tree.bounds[1], tree.public_bounds[1], high)
+    values = _snap(distribution.quantile(q), tree.public_bounds)
+    # the data may sit anywhere inside a leaf (or beyond a zoomed tree): the interval runs to the edges of the
+    # crossing leaves (or to the bounds asked for)
+    low = _snap(_crossing_leaf(edges, upper_band, q, side="left"), tree.public_bounds)
+    high = _snap(_crossing_leaf(edges, lower_band, q, side="right"), tree.public_bounds)
     details = {**distribution.details, "bounds": list(tree.public_bounds), "z": z, "intervals": (
         "the pointwise band of the release's noise (z standard errors of its CDF) inverted, to the edges of the "
         "leaves where it crosses q")}

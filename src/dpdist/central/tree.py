@@ -77,7 +77,7 @@ from ._common import (
     check_positive_int,
 )
 from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BUDGET_SHARE: re-exported)
-from ._shape import best_shape, coarse_profile
+from ._shape import PROFILE_BINS, best_shape, coarse_profile
 from .noise import laplace_mechanism
 
 __all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHING", "MAX_LEAVES"]
@@ -287,15 +287,31 @@ class TreeHistogram(ReleasedDistribution):
 
     def leaf_cdf(self) -> tuple[np.ndarray, np.ndarray]:
         """``(edges, cdf)``: the isotonic, consistent CDF at the leaf edges (where :meth:`cdf_band` and
-        :meth:`cdf_standard_error` hold)."""
+        :meth:`cdf_standard_error` hold), and at the bounds asked for when the tree covers less of them."""
         edges, cdf, _ = self._leaf_cdf_and_total()
-        return edges, cdf
+        return self._padded(edges, cdf, 0.0, 1.0)
+
+    def _padded(self, edges: np.ndarray, values: np.ndarray, low, high) -> tuple[np.ndarray, np.ndarray]:
+        """``edges`` from the bounds asked for to those asked for, ``values`` given ``low`` and ``high`` there."""
+        if self.public_bounds == tuple(self.bounds):
+            return edges, values
+        return (np.concatenate([[self.public_bounds[0]], edges, [self.public_bounds[1]]]),
+                np.concatenate([[low], values, [high]]))
+
+    def _outside(self) -> tuple[float, float]:
+        """``(below, above)``: the released counts of the records beyond the zoomed range (at least 0; 0 unzoomed)."""
+        below, above = np.sum([r.get("outside", [0, 0]) for r in self.releases], axis=0) if self.releases else (0, 0)
+        return max(float(below), 0.0), max(float(above), 0.0)
 
     def _leaf_cdf_and_total(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """``(edges, cdf, total)``: the tree's CDF at its edges, the records below and above it (:meth:`_outside`)
+        counted in the total and below its first edge."""
         leaves, total = self.consistent_leaves()
+        below, above = self._outside()
         edges = np.linspace(self.bounds[0], self.bounds[1], leaves.size + 1)
         cumulative = np.concatenate([[0.0], np.cumsum(leaves)]) / max(total, 1.0)
-        return edges, isotonic_cdf(cumulative, pinned=True), max(total, 1.0)
+        whole = max(total, 1.0) + below + above
+        return edges, (below + max(total, 1.0) * isotonic_cdf(cumulative, pinned=True)) / whole, whole
 
     def to_distribution(self, grid_size: int | None = None, *, level: float | None = None) -> Distribution:
         """The released distribution: :meth:`leaf_cdf` at the leaf edges, atom-aware inside the leaves.
@@ -312,17 +328,35 @@ class TreeHistogram(ReleasedDistribution):
         atoms = atom_masses(np.diff(cumulative) * total, noise_sd, np.diff(cells), whole=sub_leaves) / total
         knots, values, held = atom_aware_cdf(cells, cumulative, atoms)
         held = held[at_edges]
-        low, high = self.public_bounds
-        if low < knots[0]:  # no mass between the bounds asked for and the tree's
-            knots, values = np.insert(knots, 0, low), np.insert(values, 0, 0.0)
-        if high > knots[-1]:
-            knots, values = np.append(knots, high), np.append(values, 1.0)
+        knots, values = self._beyond(knots, values)
         details = {**self.details, "atoms": int(np.count_nonzero(atoms > 0)) if knots.size > cells.size else 0}
         distribution = cdf_distribution(knots, values, method=self.method, guarantee=self.guarantee, n=self.n,
                                         details=details)
         if level is not None:  # the band is of the share below each leaf edge: where the CDF takes that value
+            held, _ = self._padded(held, held, None, None)
             distribution = replace(distribution, band=replace(self.cdf_band(level), edges=held))
         return distribution
+
+    def _beyond(self, knots: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The CDF between the bounds asked for and the zoomed range: the released outside shares (``values[0]``
+        below, ``1 - values[-1]`` above) spread over the profile's bins there as its noisy counts are (at least 0;
+        evenly where they hold nothing).  Post-processing of released counts: no privacy cost."""
+        low, high = self.public_bounds
+        if (low, high) == (knots[0], knots[-1]):
+            return knots, values
+        profiles = [r["profile"]["counts"] for r in self.releases if "profile" in r]
+        counts = np.maximum(np.sum(profiles, axis=0), 0.0) if profiles else np.zeros(PROFILE_BINS)
+        grid = np.linspace(low, high, counts.size + 1)
+        below, above = int(np.count_nonzero(grid < knots[0])), int(np.count_nonzero(grid > knots[-1]))
+
+        def shares(weights: np.ndarray) -> np.ndarray:  # cumulative share at the bins' far edges
+            weights = weights if weights.sum() > 0 else np.ones(weights.size)
+            return np.cumsum(weights) / weights.sum()
+
+        left = values[0] * np.concatenate([[0.0], shares(counts[:below])[:-1]]) if below else np.empty(0)
+        right = values[-1] + (1.0 - values[-1]) * shares(counts[counts.size - above:]) if above else np.empty(0)
+        return (np.concatenate([grid[:below], knots, grid[grid.size - above:]]),
+                np.concatenate([left, values, right]))
 
     def _refined_cells(self, edges: np.ndarray, cdf: np.ndarray, total: float):
         """``(cell edges, CDF at them, noise sd of each cell, index of each leaf edge among them)``: the leaves, each
@@ -346,7 +380,7 @@ class TreeHistogram(ReleasedDistribution):
         is_sub = np.repeat(per_leaf > 1, per_leaf)
         masses[is_sub] = sub_masses.ravel()
         noise_sd = np.where(is_sub, self.refinement.noise_sd, leaf_sd)
-        cumulative = np.minimum(np.concatenate([[0.0], np.cumsum(masses)]) / total, 1.0)
+        cumulative = np.minimum(cdf[0] + np.concatenate([[0.0], np.cumsum(masses)]) / total, 1.0)
         cumulative[first] = cdf  # the released values at the leaf edges, exactly
         return cells, np.maximum.accumulate(cumulative), noise_sd, first
 
@@ -365,7 +399,7 @@ class TreeHistogram(ReleasedDistribution):
         leaves, _ = self.consistent_leaves()
         # running mean and sum of squared deviations (Welford): memory O(leaves), not O(draws * leaves)
         # (a 2**20-leaf tree would otherwise hold 200 x 2**20 doubles, 1.7 GB)
-        mean = np.zeros(leaves.size + 1)
+        mean = np.zeros(self._padded(leaves, leaves, 0, 0)[0].size + 1)
         squares = np.zeros(leaves.size + 1)
         delta, step = np.empty_like(mean), np.empty_like(mean)  # reused: a 2**20-leaf draw is 8 MB a temporary
         for draw, sample in enumerate(self._noise_cdfs(draws, np.random.default_rng(rng))):
@@ -388,16 +422,19 @@ class TreeHistogram(ReleasedDistribution):
         asking for the next.
         """
         leaves, total = self.consistent_leaves()
-        counts = np.concatenate([[0.0], np.cumsum(leaves)])
-        released = counts / max(total, 1.0)
+        below, above = self._outside()
+        counts = below + np.concatenate([[0.0], np.cumsum(leaves)])
+        released = counts / (max(total, 1.0) + below + above)
         scale = math.sqrt(self.noise_variance / 2.0)
+        zoomed = any("outside" in release for release in self.releases)  # the outside cells' noise: scale / height
         shape = [level.size for level in self.levels]
         cuts = np.cumsum(shape)[:-1]
         replacing = self.neighbouring == "replace"
         # a block of draws at a time (at most _NOISE_CELLS nodes, memory O(leaves) still), each draw's levels in
         # order: the generator's stream and every draw's numbers are those of one laplace call per level and draw
         block = max(1, _NOISE_CELLS // sum(shape))
-        error = np.empty(counts.size)
+        padded = np.zeros(counts.size + 2 * zoomed)  # 0 at the bounds asked for, beyond the tree's
+        error = padded[int(zoomed): int(zoomed) + counts.size]
         for start in range(0, draws, block):
             size = min(block, draws - start)
             noise = np.split(generator.laplace(0.0, scale, (size, sum(shape))), cuts, axis=1)
@@ -407,8 +444,11 @@ class TreeHistogram(ReleasedDistribution):
             moved[:, 0] = 0.0
             np.cumsum(noisy_leaves, axis=1, out=moved[:, 1:])
             moved += counts
-            for row in moved:
-                yield np.subtract(np.divide(row, max(row[-1], 1.0), out=error), released, out=error)
+            beyond = generator.laplace(0.0, scale / self.height, (size, 2)) if zoomed else np.zeros((size, 2))
+            moved += beyond[:, :1]
+            for row, more in zip(moved, beyond[:, 1] + above):
+                np.subtract(np.divide(row, max(row[-1] + more, 1.0), out=error), released, out=error)
+                yield padded
 
     @validate_params({"level": Interval(0.0, 1.0, closed="neither")})
     def cdf_band(
@@ -480,9 +520,14 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
     check_option(owner, "rule", rule, RULES)
     branching, height, spent, size_release = _shape_and_budget(data, branching, height, neighbouring, rule)
     public_bounds = tuple(float(b) for b in data.bounds)
+    outside = None
     if size_release is not None and "zoom" in size_release:  # the tree covers the profile bins holding the data
         data.bounds = tuple(size_release["zoom"])
-        data.x = np.clip(data.x, *data.bounds)  # per record, as the bounds clip: neighbours stay neighbours
+        if neighbouring == "replace":  # n is public, the tree's root: records beyond are counted at its edges
+            data.x = np.clip(data.x, *data.bounds)  # per record, as the bounds clip: neighbours stay neighbours
+        else:  # records beyond fall in one of two outside cells, released beside the tree (_outside_cells)
+            beyond = np.stack([data.x < data.bounds[0], data.x > data.bounds[1]])
+            outside, data.x = beyond.sum(axis=1), data.x[~beyond.any(axis=0)]
     tree_epsilon = spent[1].epsilon if len(spent) == 3 else spent[-1].epsilon  # with a refinement, the middle step
     branching = DEFAULT_BRANCHING if branching is None else branching
     height = check_positive_int(owner, "height", height, high=64)
@@ -491,6 +536,7 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
         f"an int in [1, {tallest}]: the tree of {owner} may have at most 2**20 leaves, branching={branching}"))))
     noisy_levels, sensitivity = _noisy_levels(data, branching, height, neighbouring, tree_epsilon)
     scale = sensitivity / tree_epsilon
+    outside = {} if outside is None else {"outside": _outside_cells(outside, tree_epsilon, data.rng)}
     release = {
         "epsilon": data.stated(sequential(spent)).epsilon,
         "tree_epsilon": tree_epsilon,
@@ -498,6 +544,7 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
         "sensitivity_l1": sensitivity,
         "secure": data.secure,
         **({"bounds": list(public_bounds)} if public_bounds != tuple(data.bounds) else {}),
+        **outside,
     }
     if size_release is not None:
         release["profile" if rule == "adaptive" else "size"] = size_release
@@ -511,6 +558,19 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
     # the heavy leaves, chosen from the tree just released (post-processing), refined at the last step's budget
     refinement = release_refinement(data, tree.consistent_leaves()[0], spent[2].epsilon, neighbouring)
     return replace(tree, refinement=refinement, releases=({**release, "refinement": refinement.details()},))
+
+
+def _outside_cells(counts: np.ndarray, epsilon: float, rng) -> list[int]:
+    r"""The noisy counts of the records below and above the zoomed range, at the tree's budget (add/remove).
+
+    Privacy: a record lies in the tree or in exactly one of the two cells (the range is public, a function of the
+    released profile), so the tree's nodes (scale :math:`h/\varepsilon_T`, sensitivity :math:`h`) and the cells
+    (scale :math:`1/\varepsilon_T`, sensitivity 1) are Laplace releases on disjoint parts of the data: by parallel
+    composition (McSherry, SIGMOD 2009, Thm. 4) they cost :math:`\varepsilon_T` together, the tree's own step of
+    the budget; adding or removing a record moves one of them by at most :math:`\varepsilon_T` in privacy loss.
+    """
+    noisy = laplace_mechanism(counts.astype(np.float64), 1.0, epsilon, rng, integer_valued=True)
+    return np.round(noisy).astype(np.int64).tolist()
 
 
 def _shape_and_budget(data, branching: int | None, height: int | None, neighbouring: str, rule: str):
