@@ -88,6 +88,8 @@ NEIGHBOURING = ("add-remove", "replace")
 RULES = ("adaptive", "size")
 #: The tree has at least this many leaves (see :func:`choose_shape`).
 MIN_LEAVES = 256
+#: knots of the CDF read beyond a zoomed tree on each side (``TreeHistogram._beyond``)
+TAIL_KNOTS = 65
 #: nodes of the noise trees drawn and made consistent at once by ``_noise_cdfs`` (2 MiB of doubles a block)
 _NOISE_CELLS = 1 << 18
 
@@ -338,25 +340,32 @@ class TreeHistogram(ReleasedDistribution):
         return distribution
 
     def _beyond(self, knots: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The CDF between the bounds asked for and the zoomed range: the released outside shares (``values[0]``
-        below, ``1 - values[-1]`` above) spread over the profile's bins there as its noisy counts are (at least 0;
-        evenly where they hold nothing).  Post-processing of released counts: no privacy cost."""
+        r"""The CDF between the bounds asked for and a zoomed tree's: its released outside shares (``values[0]``
+        below, ``1 - values[-1]`` above) as exponential tails that meet the tree's density at its edges.
+
+        A share :math:`M` beyond an edge where the tree's CDF rises by :math:`f_0` a unit (over a quarter of a profile bin) is
+        read as the density :math:`f_0 e^{-t/\lambda}` at the distance :math:`t` from the edge, :math:`\lambda = M /
+        f_0` (its mass, truncated at the bound and scaled back to :math:`M`); no rise reads evenly.  The profile's own
+        counts there are no better guide: beside 5% of the records or fewer, their noise (:math:`\sqrt 2` over 5%
+        of the budget a bin) is the larger (a normal sample of :math:`10^4` at :math:`\varepsilon = 0.5`: sd 57
+        against 49 records in the bin next to the tree).  Post-processing of released values: no privacy cost.
+        """
         low, high = self.public_bounds
         if (low, high) == (knots[0], knots[-1]):
             return knots, values
-        profiles = [r["profile"]["counts"] for r in self.releases if "profile" in r]
-        counts = np.maximum(np.sum(profiles, axis=0), 0.0) if profiles else np.zeros(PROFILE_BINS)
-        grid = np.linspace(low, high, counts.size + 1)
-        below, above = int(np.count_nonzero(grid < knots[0])), int(np.count_nonzero(grid > knots[-1]))
+        width = (high - low) / PROFILE_BINS / 4  # near the edge: a quarter of a bin (normal: 1.14 of the flat KS, 1.26 at a bin)
 
-        def shares(weights: np.ndarray) -> np.ndarray:  # cumulative share at the bins' far edges
-            weights = weights if weights.sum() > 0 else np.ones(weights.size)
-            return np.cumsum(weights) / weights.sum()
+        def tail(mass: float, rise: float, span: float) -> tuple[np.ndarray, np.ndarray]:  # distance, share beyond
+            distance = np.linspace(0.0, span, TAIL_KNOTS)
+            scale = mass / rise * width if rise > 0 and mass > 0 else math.inf
+            if scale > 1e3 * span:
+                return distance, mass * (1.0 - distance / span)
+            return distance, mass * (np.exp(-distance / scale) - math.exp(-span / scale)) / -math.expm1(-span / scale)
 
-        left = values[0] * np.concatenate([[0.0], shares(counts[:below])[:-1]]) if below else np.empty(0)
-        right = values[-1] + (1.0 - values[-1]) * shares(counts[counts.size - above:]) if above else np.empty(0)
-        return (np.concatenate([grid[:below], knots, grid[grid.size - above:]]),
-                np.concatenate([left, values, right]))
+        left, below = tail(values[0], np.interp(knots[0] + width, knots, values) - values[0], knots[0] - low)
+        right, above = tail(1.0 - values[-1], values[-1] - np.interp(knots[-1] - width, knots, values), high - knots[-1])
+        return (np.concatenate([knots[0] - left[:0:-1], knots, knots[-1] + right[1:]]),
+                np.concatenate([below[:0:-1], values, 1.0 - above[1:]]))
 
     def _refined_cells(self, edges: np.ndarray, cdf: np.ndarray, total: float):
         """``(cell edges, CDF at them, noise sd of each cell, index of each leaf edge among them)``: the leaves, each
