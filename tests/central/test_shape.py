@@ -74,19 +74,37 @@ def test_zoom_keeps_the_bins_that_hold_the_data():
     assert _shape.zoom_bins(np.r_[9800.0, np.full(15, 12680.0)], sigma, 200_000.0) == (0, 15)
 
 
-def test_zoomed_tree_counts_the_values_outside_at_its_edges_and_states_the_bounds_asked_for():
+def test_zoomed_tree_counts_the_values_outside_in_cells_of_their_own_and_states_the_bounds_asked_for():
     x = np.random.default_rng(8).normal(50, 10, 20_000)
     tree = TreeHistogram.release(x, 1.0, (-1000, 1000), rng=1)
     assert tree.public_bounds == (-1000.0, 1000.0) and tree.bounds == (0.0, 125.0)
     assert tree.releases[0]["profile"]["zoom"] == [0.0, 125.0] and tree.releases[0]["bounds"] == [-1000.0, 1000.0]
     distribution = tree.to_distribution()
-    assert (distribution.edges[0], distribution.edges[-1]) == (-1000.0, 1000.0)  # no mass outside the tree's range
-    assert distribution.cdf(-0.001) == 0 and distribution.cdf(125.0) == 1
+    assert (distribution.edges[0], distribution.edges[-1]) == (-1000.0, 1000.0)
+    # none of the records lies beyond: the cells hold their noise alone, Laplace of scale 1 / 0.76 (sd 1.9 records)
+    assert distribution.cdf(-0.001) <= 10 / x.size and distribution.cdf(125.0) >= 1 - 10 / x.size
     release = central.quantiles(x, [0.001, 0.5, 0.999], epsilon=1.0, bounds=(-1000, 1000), rng=1)
     assert release.details["bounds"] == [-1000.0, 1000.0]
-    # an interval reaching the tree's edge reaches the bound asked for: the values counted there may lie beyond it
+    # 50 records at 900 (0.25%) are counted beyond the tree, not at its edge: the 0.999-quantile lies beyond it, and
+    # its interval reaches the bound asked for
     far = central.quantiles(np.r_[x, np.full(50, 900.0)], [0.999], epsilon=1.0, bounds=(-1000, 1000), rng=1)
-    assert far.high[0] == 1000.0
+    assert far.values[0] > 125.0 and far.high[0] == 1000.0
+
+
+def test_outside_cells_are_released_at_the_tree_budget_with_sensitivity_one():
+    # 40 records far below (few enough for the profile to read their bins as empty): the tree starts at 0
+    x = np.r_[np.random.default_rng(9).normal(50, 10, 20_000), np.full(40, -900.0)]
+    errors = []
+    for seed in range(20):
+        tree = TreeHistogram.release(x, 1.0, (-1000, 1000), rng=seed)
+        release = tree.releases[0]
+        if tree.bounds[0] == 0.0:
+            errors.append((release["outside"][0] - 40) * release["tree_epsilon"])  # in Laplace scales 1 / tree_epsilon
+        # a record lies in the tree or in one cell: the guarantee is the profile's, the tree's and the refinement's
+        steps = [release["profile"]["epsilon"], release["tree_epsilon"], release["refinement"]["epsilon"]]
+        assert tree.epsilon == pytest.approx(1.0) and sum(steps) == pytest.approx(1.0)
+    # |Laplace| / scale has mean 1 and sd 1: within 3 standard errors of the mean (the sensitivity 1 of a cell)
+    assert len(errors) >= 15 and abs(np.mean(np.abs(errors)) - 1.0) <= 3 / np.sqrt(len(errors))
 
 
 @pytest.mark.parametrize("neighbouring, sensitivity", [("add-remove", 1.0), ("replace", 2.0)])

@@ -356,11 +356,15 @@ class TreeHistogram(ReleasedDistribution):
         width = (high - low) / PROFILE_BINS / 4  # near the edge: a quarter of a bin (normal: 1.14 of the flat KS, 1.26 at a bin)
 
         def tail(mass: float, rise: float, span: float) -> tuple[np.ndarray, np.ndarray]:  # distance, share beyond
+            if span <= 0:  # the tree reaches this bound
+                return np.zeros(1), np.full(1, mass)
             distance = np.linspace(0.0, span, TAIL_KNOTS)
             scale = mass / rise * width if rise > 0 and mass > 0 else math.inf
             if scale > 1e3 * span:
                 return distance, mass * (1.0 - distance / span)
-            return distance, mass * (np.exp(-distance / scale) - math.exp(-span / scale)) / -math.expm1(-span / scale)
+            share = mass * (np.exp(-distance / scale) - math.exp(-span / scale)) / -math.expm1(-span / scale)
+            share[-1] = 0.0  # at the bound, exactly
+            return distance, share
 
         left, below = tail(values[0], np.interp(knots[0] + width, knots, values) - values[0], knots[0] - low)
         right, above = tail(1.0 - values[-1], values[-1] - np.interp(knots[-1] - width, knots, values), high - knots[-1])
@@ -408,8 +412,8 @@ class TreeHistogram(ReleasedDistribution):
         leaves, _ = self.consistent_leaves()
         # running mean and sum of squared deviations (Welford): memory O(leaves), not O(draws * leaves)
         # (a 2**20-leaf tree would otherwise hold 200 x 2**20 doubles, 1.7 GB)
-        mean = np.zeros(self._padded(leaves, leaves, 0, 0)[0].size + 1)
-        squares = np.zeros(leaves.size + 1)
+        mean = np.zeros(self._padded(leaves, leaves, 0, 0)[0].size + 1)  # the leaf edges and the bounds asked for
+        squares = np.zeros_like(mean)
         delta, step = np.empty_like(mean), np.empty_like(mean)  # reused: a 2**20-leaf draw is 8 MB a temporary
         for draw, sample in enumerate(self._noise_cdfs(draws, np.random.default_rng(rng))):
             np.subtract(sample, mean, out=delta)
@@ -435,7 +439,8 @@ class TreeHistogram(ReleasedDistribution):
         counts = below + np.concatenate([[0.0], np.cumsum(leaves)])
         released = counts / (max(total, 1.0) + below + above)
         scale = math.sqrt(self.noise_variance / 2.0)
-        zoomed = any("outside" in release for release in self.releases)  # the outside cells' noise: scale / height
+        zoomed = self.public_bounds != tuple(self.bounds)  # the CDF at the bounds asked for too (0 and 1: no error)
+        cells = any("outside" in release for release in self.releases)  # the outside cells' noise: scale / height
         shape = [level.size for level in self.levels]
         cuts = np.cumsum(shape)[:-1]
         replacing = self.neighbouring == "replace"
@@ -453,7 +458,8 @@ class TreeHistogram(ReleasedDistribution):
             moved[:, 0] = 0.0
             np.cumsum(noisy_leaves, axis=1, out=moved[:, 1:])
             moved += counts
-            beyond = generator.laplace(0.0, scale / self.height, (size, 2)) if zoomed else np.zeros((size, 2))
+            beyond = generator.laplace(0.0, scale / self.height, (size, 2)) if cells else np.zeros((size, 2))
+            beyond[:, np.equal(self.bounds, self.public_bounds)] = 0.0  # no cell where the tree reaches the bound
             moved += beyond[:, :1]
             for row, more in zip(moved, beyond[:, 1] + above):
                 np.subtract(np.divide(row, max(row[-1] + more, 1.0), out=error), released, out=error)
@@ -545,7 +551,10 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
         f"an int in [1, {tallest}]: the tree of {owner} may have at most 2**20 leaves, branching={branching}"))))
     noisy_levels, sensitivity = _noisy_levels(data, branching, height, neighbouring, tree_epsilon)
     scale = sensitivity / tree_epsilon
-    outside = {} if outside is None else {"outside": _outside_cells(outside, tree_epsilon, data.rng)}
+    if outside is not None:  # a side the tree reaches has no cell (a public fact of the range): 0, not released
+        reached = np.array([data.bounds[0] <= public_bounds[0], data.bounds[1] >= public_bounds[1]])
+        outside = np.where(reached, 0, _outside_cells(outside, tree_epsilon, data.rng)).tolist()
+    outside = {} if outside is None else {"outside": outside}
     release = {
         "epsilon": data.stated(sequential(spent)).epsilon,
         "tree_epsilon": tree_epsilon,
