@@ -107,6 +107,16 @@ def test_outside_cells_are_released_at_the_tree_budget_with_sensitivity_one():
     assert len(errors) >= 15 and abs(np.mean(np.abs(errors)) - 1.0) <= 3 / np.sqrt(len(errors))
 
 
+def test_a_tree_zoomed_on_one_side_carries_its_band_to_the_bounds_asked_for():
+    x = np.random.default_rng(10).exponential(10.0, 20_000)
+    tree = TreeHistogram.release(x, 1.0, (0, 1000), rng=0)
+    assert tree.bounds[0] == 0.0 and tree.bounds[1] < 1000.0 and tree.releases[0]["outside"][0] == 0
+    edges, cdf = tree.leaf_cdf()
+    assert edges[0] == 0.0 and edges[-1] == 1000.0 and np.all(np.diff(edges) > 0) and cdf[-1] == 1.0
+    band = tree.to_distribution(level=0.9).band
+    assert band.edges.size == edges.size and np.all(np.diff(band.edges) >= 0) and band.edges[-1] == 1000.0
+
+
 @pytest.mark.parametrize("neighbouring, sensitivity", [("add-remove", 1.0), ("replace", 2.0)])
 def test_privacy_of_the_composed_release_is_exact(neighbouring, sensitivity):
     x = np.random.default_rng(4).beta(2, 5, 3000)

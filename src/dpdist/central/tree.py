@@ -294,11 +294,15 @@ class TreeHistogram(ReleasedDistribution):
         return self._padded(edges, cdf, 0.0, 1.0)
 
     def _padded(self, edges: np.ndarray, values: np.ndarray, low, high) -> tuple[np.ndarray, np.ndarray]:
-        """``edges`` from the bounds asked for to those asked for, ``values`` given ``low`` and ``high`` there."""
-        if self.public_bounds == tuple(self.bounds):
-            return edges, values
-        return (np.concatenate([[self.public_bounds[0]], edges, [self.public_bounds[1]]]),
-                np.concatenate([[low], values, [high]]))
+        """``edges`` out to the bounds asked for where the tree stops short of them, ``values`` given ``low`` and
+        ``high`` there."""
+        below, above = self._short()
+        return (np.concatenate([self.public_bounds[:below], edges, self.public_bounds[2 - above:]]),
+                np.concatenate([[low] * below, values, [high] * above]))
+
+    def _short(self) -> tuple[int, int]:
+        """``(below, above)``: 1 on each side where the tree stops short of the bounds asked for, else 0."""
+        return int(self.public_bounds[0] < self.bounds[0]), int(self.public_bounds[1] > self.bounds[1])
 
     def _outside(self) -> tuple[float, float]:
         """``(below, above)``: the released counts of the records beyond the zoomed range (at least 0; 0 unzoomed)."""
@@ -439,7 +443,7 @@ class TreeHistogram(ReleasedDistribution):
         counts = below + np.concatenate([[0.0], np.cumsum(leaves)])
         released = counts / (max(total, 1.0) + below + above)
         scale = math.sqrt(self.noise_variance / 2.0)
-        zoomed = self.public_bounds != tuple(self.bounds)  # the CDF at the bounds asked for too (0 and 1: no error)
+        short = self._short()  # the CDF at the bounds asked for too (0 and 1: no error)
         cells = any("outside" in release for release in self.releases)  # the outside cells' noise: scale / height
         shape = [level.size for level in self.levels]
         cuts = np.cumsum(shape)[:-1]
@@ -447,8 +451,8 @@ class TreeHistogram(ReleasedDistribution):
         # a block of draws at a time (at most _NOISE_CELLS nodes, memory O(leaves) still), each draw's levels in
         # order: the generator's stream and every draw's numbers are those of one laplace call per level and draw
         block = max(1, _NOISE_CELLS // sum(shape))
-        padded = np.zeros(counts.size + 2 * zoomed)  # 0 at the bounds asked for, beyond the tree's
-        error = padded[int(zoomed): int(zoomed) + counts.size]
+        padded = np.zeros(counts.size + sum(short))  # 0 at the bounds asked for, beyond the tree's
+        error = padded[short[0]: short[0] + counts.size]
         for start in range(0, draws, block):
             size = min(block, draws - start)
             noise = np.split(generator.laplace(0.0, scale, (size, sum(shape))), cuts, axis=1)
@@ -459,7 +463,7 @@ class TreeHistogram(ReleasedDistribution):
             np.cumsum(noisy_leaves, axis=1, out=moved[:, 1:])
             moved += counts
             beyond = generator.laplace(0.0, scale / self.height, (size, 2)) if cells else np.zeros((size, 2))
-            beyond[:, np.equal(self.bounds, self.public_bounds)] = 0.0  # no cell where the tree reaches the bound
+            beyond[:, np.equal(short, 0)] = 0.0  # no cell where the tree reaches the bound
             moved += beyond[:, :1]
             for row, more in zip(moved, beyond[:, 1] + above):
                 np.subtract(np.divide(row, max(row[-1] + more, 1.0), out=error), released, out=error)
