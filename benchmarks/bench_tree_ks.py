@@ -9,7 +9,7 @@ isotonic, epsilon * sqrt(1.6 n) bins), and two tree shape rules:
   data picks the shape among the level-uniform trees of Rameshwar, Tandon & Sharma,
   ``dpdist.central._shape``) and the atom-aware reading inside the leaves (``dpdist.central._atoms``);
 * ``tree (linear leaves)`` -- the same release read linearly inside every leaf
-  (``TreeHistogram.leaf_cdf``): what the atom-aware reading changes;
+  (``TreeHistogram.leaf_cdf``; beyond a zoomed tree the same tails): what the atom-aware reading changes;
 * ``tree (size rule)`` -- ``rule="size"``, the earlier rule (16-ary, height from the noisy n).
 
 Data: the central benchmark's grid (normal, lognormal, ``income-weekly``) and a second real
@@ -51,6 +51,13 @@ METHODS = ("tree", "tree (linear leaves)", "tree (size rule)", "flat histogram")
 SEED_NAMES = {"tree": "dpdist tree", "tree (size rule)": "dpdist tree size rule", "flat histogram": "flat histogram"}
 
 
+def linear_leaves(tree) -> Distribution:
+    """The tree's CDF read linearly inside every leaf; beyond a zoomed tree, the tails of ``to_distribution``."""
+    edges, cdf = tree.leaf_cdf()
+    inside = (edges >= tree.bounds[0]) & (edges <= tree.bounds[1])
+    return Distribution.from_cdf(*tree._beyond(edges[inside], cdf[inside]))
+
+
 def releases(x, epsilon: float, bounds, seeds) -> dict:
     """The distribution of every method (the tree's release read two ways: one seed, one release)."""
     flat = central.histogram_queries(x, epsilon, bounds, rng=seeds["flat histogram"], clip=True,
@@ -58,7 +65,7 @@ def releases(x, epsilon: float, bounds, seeds) -> dict:
     tree = central.TreeHistogram.release(x, epsilon, bounds, rng=seeds["tree"], clip=True)
     return {
         "tree": tree.to_distribution(),
-        "tree (linear leaves)": Distribution.from_cdf(*tree.leaf_cdf()),
+        "tree (linear leaves)": linear_leaves(tree),
         "tree (size rule)": central.tree_cdf(x, epsilon, bounds, rng=seeds["tree (size rule)"], clip=True, rule="size"),
         "flat histogram": flat,
     }

@@ -181,8 +181,10 @@ def zoom_bins(counts: np.ndarray, sigma: float, n: float) -> tuple[int, int]:
     nodes before them.  At least one bin is kept.
 
     Privacy: the range is a function of the released noisy counts alone (post-processing of the profile, paid
-    from its share of the budget), and the tree then clips every record into it, one record at a time, as the
-    bounds do: neighbouring data sets stay neighbours, so the tree's sensitivity is unchanged.
+    from its share of the budget).  Under add/remove the records beyond it are counted in one of two outside cells
+    released at the tree's budget (``tree._outside_cells``: a record lies in the tree or in one cell, parallel
+    composition); under replacement (``n`` public, the tree's root) the tree clips them onto its edges, one record at
+    a time, as the bounds do.  Either way the tree's sensitivity is unchanged.
     """
     spread = sigma * np.sqrt(np.arange(1, counts.size + 1))
 

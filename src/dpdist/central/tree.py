@@ -43,6 +43,12 @@ reading for the KS distance (:mod:`dpdist.central._atoms`, post-processing): on 
 (incomes, rounded times) the linear reading misses an atom by up to its whole mass depending on
 where the public grid falls, this one by half of it wherever it falls.
 
+**Zoomed range.**  With loose bounds the tree covers only the profile's bins that hold the data
+(:func:`dpdist.central._shape.zoom_bins`); under add/remove the records below and above it are counted in two
+outside cells at the tree's budget (a record lies in the tree or in one cell: parallel composition, McSherry 2009,
+Thm. 4), and the CDF beyond reads them as exponential tails meeting the tree's density at its edges
+(post-processing).
+
 **Floating-point safety.** Node counts are integers; the noisy counts are rounded
 to integers (post-processing), so the released values lie on a data-independent
 grid and carry no low-order bits of the noise sampler (Mironov 2012).  In
@@ -284,7 +290,8 @@ class TreeHistogram(ReleasedDistribution):
     @property
     def public_bounds(self) -> tuple:
         """The bounds the release was asked for: :attr:`bounds` unless the tree covers fewer of the profile's bins
-        (:func:`dpdist.central._shape.zoom_bins`; values outside them are counted at their edges)."""
+        (:func:`dpdist.central._shape.zoom_bins`; values beyond them are counted in two outside cells under
+        add/remove, at their edges under replacement)."""
         return tuple(self.releases[0].get("bounds", self.bounds)) if self.releases else self.bounds
 
     def leaf_cdf(self) -> tuple[np.ndarray, np.ndarray]:
