@@ -209,7 +209,7 @@ def zoomed_concentration(concentration: float, kept: int) -> float:
     mass in rank, more as the bound loosens); too many cost noise that grows like :math:`h^{3/2}`.  Measured
     (``benchmarks/bench_decile_peers.py``, Pareto 1.2 at the bound 10^7, :math:`n = 10^5`, :math:`\varepsilon = 1`,
     three bins kept, 99% of the data in one): the smooth reading (:math:`a = 1`, 2.98) picks 784 leaves of 2,400
-    and a mean decile rank error of 1.2e-3, :math:`a = 1/4` (10.5) 1.96e-4; at :math:`a = 0` the zoomed lognormal and
+    and a mean decile rank error of 1.2e-3, :math:`a = 1/4` (10.5) 1.9e-4; at :math:`a = 0` the zoomed lognormal and
     loan incomes lose their lead, at :math:`a = 1/2` the Pareto stays 2.9x behind the best peer.
 
     Privacy: a function of the released profile alone (post-processing).
