@@ -119,6 +119,13 @@ def binned_cdf(population: np.ndarray, bounds, bins: int) -> np.ndarray:
     return np.concatenate([[0.0], np.cumsum(np.bincount(index, minlength=bins))]) / population.size
 
 
+def shares_below(ordered: np.ndarray, edges: np.ndarray, top: float) -> np.ndarray:
+    """Share of the sorted data below each edge as the tree counts it (its last leaf and beyond hold ``top`` too):
+    the band's edges are the leaf edges, and the bounds asked for beyond a zoomed tree."""
+    side = np.where(edges >= top, "right", "left")
+    return np.array([np.searchsorted(ordered, edge, side=s) for edge, s in zip(edges, side)]) / ordered.size
+
+
 # ---------------------------------------------------------------------- cells
 BAND_PROTOCOLS = {
     "binning": {}, "hh": {}, "haar-hrr": {}, "hh-admm": {}, "wavelet": {},
@@ -218,7 +225,7 @@ def central_cell(data, epsilon, n, runs, seed=0) -> dict:
         tree = central.TreeHistogram.release(x, epsilon, bounds, rng=np.random.default_rng([seed, run]), clip=True)
         se = tree.cdf_standard_error()
         band = tree.cdf_band(LEVEL, standard_error=se)
-        truth = binned_cdf(x, bounds, band.edges.size - 1)
+        truth = shares_below(np.sort(x), band.edges, tree.bounds[1])
         release = _tree_quantiles(tree, QUANTILES, LEVEL, se)
         quantile.append(np.mean((release.low <= true_quantiles) & (true_quantiles <= release.high)))
         pointwise.append(np.mean((truth >= band.lower - 1e-12) & (truth <= band.upper + 1e-12)))
