@@ -21,6 +21,7 @@ CPU seconds in its own process (the second release of each table: the first load
 Usage::
 
     uv run python benchmarks/bench_query.py [--sizes 20000,2000] [--runs 6] [--engines polars,duckdb] [--peers opendp]
+        [--keep-peers]
 
 Writes ``benchmarks/results/query.json`` (one row per size, engine, interface and query); ``--docs`` also writes its
 table between the markers of ``docs/reference/benchmarks/central.md``.
@@ -173,10 +174,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=6)
     parser.add_argument("--engines", default="polars,duckdb")
     parser.add_argument("--peers", default="", help="'opendp': OpenDP's Polars plugin in its own environment")
+    parser.add_argument("--keep-peers", action="store_true",
+                        help="keep the peers' rows of the saved results (run dpdist alone on the same tables)")
     parser.add_argument("--docs", action="store_true", help="write the table of docs/reference/benchmarks/central.md")
     arguments = parser.parse_args()
     warnings.simplefilter("ignore")
     built("deciles", "sql", table(100, 0), 0).release()  # warm-up: imports and first calls
+    saved = json.loads(RESULTS.read_text())["rows"] if arguments.keep_peers else []
     rows = []
     for n in (int(size) for size in arguments.sizes.split(",")):
         base = [baseline(table(n, run), run) for run in range(arguments.runs)]
@@ -192,6 +196,7 @@ def main() -> None:
         if "opendp" in arguments.peers:
             rows.append(peer_row(n, arguments.runs))
             print(json.dumps(rows[-1]), flush=True)
+        rows += [row for row in saved if row["n"] == n and row["interface"] == "opendp polars plugin"]
     RESULTS.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
     if arguments.docs:
         write_docs(rows)
