@@ -41,6 +41,7 @@ CASES = [
     {"protocol": "hr", "epsilon": 1.0, "domain_size": 1024},
     {"protocol": "ss", "epsilon": 1.0, "domain_size": 1024},
     {"protocol": "rws", "epsilon": 1.0, "domain_size": 1024},
+    {"protocol": "pgr", "epsilon": 1.0, "domain_size": 1024},
     {"protocol": "cms", "epsilon": 1.0, "domain_size": 1024},
     {"protocol": "hcms", "epsilon": 1.0, "domain_size": 1024},
     {"protocol": "pem", "epsilon": 1.0, "bits": 16},
