@@ -53,7 +53,7 @@ def test_rws_reports_out_of_range_are_counted_not_added():
 
 
 @pytest.mark.parametrize("d, dtype", [(5, np.uint8), (128, np.uint16), (1024, np.uint32), (16384, np.uint32),
-                                      (2**20, np.uint64)])
+                                      pytest.param(2**20, np.uint64, marks=pytest.mark.slow)])  # 4 s: its setup
 def test_an_rws_report_is_its_pair_index_in_the_narrowest_dtype(d, dtype):
     """A report is (a - 1) m + y, in the narrowest unsigned dtype holding (m - 1) m values (29 bits of content at
     d = 16,384: 32 bits); it supports the k positions y + a i mod m below d, as the pair it indexes."""
