@@ -45,22 +45,14 @@ public final class RWS extends FrequencyProtocol {
         return candidate;
     }
 
-    /** The paper's mean MSE (times n) of RWS with k of m positions over d items. */
-    private static double meanMse(double epsilon, int m, int d, double k) {
-        double e = Libm.exp(epsilon);
-        double pStar = (k * e) / (k * e + m - k);
-        double qStar = (pStar * (k - 1)) / (m - 1) + ((1 - pStar) * k) / (m - 1);
-        double gap = pStar - qStar;
-        return (qStar * (1 - qStar)) / (gap * gap) + (1 - pStar - qStar) / (d * gap);
-    }
-
     /** k: the floor or the ceiling of m/(e^eps + 1), the lower mean MSE; 1 when it is at most 1. */
     public static int subsetSize(double epsilon, int m, int d) {
         double optimum = m / (Libm.exp(epsilon) + 1.0);
         if (optimum <= 1.0) return 1;
         double low = Math.floor(optimum);
         double high = Math.min(m - 1, Math.ceil(optimum));
-        return (int) (meanMse(epsilon, m, d, high) < meanMse(epsilon, m, d, low) ? high : low);
+        // the paper's mean MSE (times n) of k of m positions over d items: subset selection's
+        return (int) (PGR.subsetVariance(epsilon, m, d, (long) high) < PGR.subsetVariance(epsilon, m, d, (long) low) ? high : low);
     }
 
     @Override
