@@ -24,6 +24,7 @@ import { frequencyRules, integer, optional } from '../params.js';
 import { itemReports } from '../format.js';
 import { FrequencyProtocol } from './_base.js';
 import { isPrime } from './_local_hashing.js';
+import { subsetVariance } from './_subsets.js';
 
 /** Python's ``pgr.MAX_TRANSFORM_CELLS``: the largest q^t, the cells of the decoding transform. */
 export const MAX_TRANSFORM_CELLS = 2 ** 23;
@@ -39,15 +40,6 @@ export function projectivePoints(q, d) {
     cells *= q;
   }
   return { dimension, cells, points: (cells - 1) / (q - 1), plane: (cells / q - 1) / (q - 1) };
-}
-
-/** Python's ``ss.subset_variance``: the variance (times n) of an item of frequency 1/d, a report of k of m positions. */
-export function subsetVariance(epsilon, positions, domainSize, k) {
-  const e = exp(epsilon);
-  const pStar = (k * e) / (k * e + positions - k);
-  const qStar = (pStar * (k - 1)) / (positions - 1) + ((1 - pStar) * k) / (positions - 1);
-  const gap = pStar - qStar;
-  return (qStar * (1 - qStar)) / (gap * gap) + (1 - pStar - qStar) / (domainSize * gap);
 }
 
 /** Python's ``projective_design``: the prime q of least variance whose transform fits (the smaller on a tie). */

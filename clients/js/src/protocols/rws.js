@@ -16,6 +16,7 @@ import { frequencyRules } from '../params.js';
 import { itemReports } from '../format.js';
 import { FrequencyProtocol } from './_base.js';
 import { isPrime, mulMod } from './_local_hashing.js';
+import { subsetVariance } from './_subsets.js';
 
 const MAX_CHANNEL_OUTPUTS = 1 << 16;
 
@@ -26,22 +27,13 @@ export function nextPrime(n) {
   return candidate;
 }
 
-/** The paper's mean MSE (times n) of RWS with k of m positions over d items. */
-function meanMse(epsilon, m, d, k) {
-  const e = exp(epsilon);
-  const pStar = (k * e) / (k * e + m - k);
-  const qStar = (pStar * (k - 1)) / (m - 1) + ((1 - pStar) * k) / (m - 1);
-  const gap = pStar - qStar;
-  return (qStar * (1 - qStar)) / (gap * gap) + (1 - pStar - qStar) / (d * gap);
-}
-
 /** k: the floor or the ceiling of m/(e^eps + 1), the lower mean MSE; 1 when it is at most 1. */
 export function subsetSize(epsilon, m, d) {
   const optimum = m / (exp(epsilon) + 1.0);
   if (optimum <= 1.0) return 1;
   const low = Math.floor(optimum);
   const high = Math.min(m - 1, Math.ceil(optimum));
-  return meanMse(epsilon, m, d, high) < meanMse(epsilon, m, d, low) ? high : low;
+  return subsetVariance(epsilon, m, d, high) < subsetVariance(epsilon, m, d, low) ? high : low;
 }
 
 export default class RWS extends FrequencyProtocol {
