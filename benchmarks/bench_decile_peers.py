@@ -32,8 +32,10 @@ has a floor that no release goes below: a decile inside an atom holding ranks [a
 dpdist's mean is below the best peer's in both metrics, ``tie`` where a metric is above it by less than two standard
 errors of the difference, ``behind`` beyond.
 
-Results go to ``benchmarks/results/decile_peers.json``; ``--markdown compact`` prints the table of docs/explanation/central-quantiles.md
-(best peer over dpdist per data set, bound and n), ``--markdown full`` that of docs/reference/benchmarks/central-quantiles.md.  Usage::
+Results go to ``benchmarks/results/decile_peers.json`` (with each method's CPU seconds over the cell's runs; python-dp's
+those of its environment's process and of the call); ``--markdown compact`` prints the table of
+docs/explanation/central-quantiles.md (best peer over dpdist per data set, bound and n), ``--markdown full`` that of
+docs/reference/benchmarks/central-quantiles.md.  Usage::
 
     uv run --extra bench --extra data python benchmarks/bench_decile_peers.py [--runs 20] [--sizes 1000,10000]
         [--runs-large 4] [--datasets ages,loan incomes] [--without python-dp,diffprivlib] [--keep-peers]
@@ -48,6 +50,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import pathlib
 import sys
 import time
@@ -162,8 +165,10 @@ def cell(name: str, tight: bool, n: int, runs: int, without: set[str], kept: dic
                 seconds[method] += time.process_time() - start
             measured[method].append(scores(ordered, released))
     measured = {method: values for method, values in measured.items() if values}
-    if "python-dp" not in without:  # every run and shape in one call of its environment
+    if "python-dp" not in without:  # every run and shape in one call of its environment (its CPU: ours and the child's)
+        before = os.times()
         theirs = python_dp(datasets, EPSILON, bounds, DECILES, SHAPES)
+        seconds["python-dp"] = sum(after - start for after, start in zip(os.times()[:4], before[:4]))
         for s, (height, branching) in enumerate(SHAPES):
             measured[f"python-dp ({height},{branching})"] = [scores(np.sort(x), theirs[r, s]) for r, x in enumerate(datasets)]
     row = {"data": name, "bounds": list(bounds), "tight": tight, "n": n, "epsilon": EPSILON, "runs": runs,
