@@ -179,6 +179,7 @@ def cell(name: str, tight: bool, n: int, runs: int, without: set[str], kept: dic
         row["methods"].update({method: s for method, s in kept["methods"].items() if method != "dpdist"})
         row["cpu_seconds"].update({method: s for method, s in kept["cpu_seconds"].items() if method != "dpdist"})
         row["peers"] = "kept from the previous run"
+        failed = {**{method: text for method, text in kept.get("failed", {}).items() if method != "dpdist"}, **failed}
     if failed:
         row["failed"] = failed
     row.update(verdict(row["methods"]))
