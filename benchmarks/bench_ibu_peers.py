@@ -6,7 +6,7 @@ empirical frequency vector.  Reports: dpdist ``privatize(values, rng=1)``, hande
 peer in its own format (GRR: the list of ints; OUE: the unpacked ``n x d`` bits, as
 ``int32`` because the peer sums the rows with Python's ``sum``).  For SS and OLH the two
 libraries' reports differ (multi-freq-ldpy's SS uses ``round(d/(e^eps+1))`` items, dpdist
-``ceil``; its LH hashes with xxhash32), so the peer runs its own client on the same values
+the floor or ceiling of least variance; its LH hashes with xxhash32), so the peer runs its own client on the same values
 (``numpy.random.seed(1)``).
 
 Estimators and stopping rules:
@@ -37,7 +37,7 @@ Usage::
     uv run --extra bench python benchmarks/bench_ibu_peers.py           # d 64, 1024; eps 1, 4; n 1e5
     uv run --extra bench python benchmarks/bench_ibu_peers.py --quick   # d 64, n 2e4 (< 1 min)
 
-Writes the tables to stdout and the raw records to ``benchmarks/results/ibu_peers*.json``.
+Writes the page's two tables to stdout and the raw records to ``benchmarks/results/ibu_peers*.json``.
 """
 
 from __future__ import annotations
@@ -184,45 +184,45 @@ def run_cell(protocol_name, values, truth, d, epsilon) -> dict:
 
 
 def format_grr(records) -> str:
+    """The GRR table of docs/reference/benchmarks/frequency.md."""
     lines = [
-        "| d | data | eps | dpdist ibu (s) | it. | peer IBU kernel (s) | peer call (s) | peer cap | kernel ratio "
-        "| dpdist mle (s) | MSE dpdist ibu | MSE peer | l1 dpdist ibu | l1 peer | max abs dpdist-mle | max abs peer-mle "
-        "| max abs dpdist-peer | L gap dpdist | L gap peer | dpdist ibu gap<1e-6 (s, it.) | its max abs to mle |",
-        "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| d | data | ε | dpdist ibu: s (it.) | peer kernel: s | peer at cap | dpdist mle: s | MSE: ibu / peer / mle "
+        "| ℓ1: ibu / peer / mle | max abs to MLE: dpdist / peer | L gap (nats): dpdist / peer "
+        "| dpdist, gap < 1e-6: s (it.), max abs to MLE |",
+        "|---|---|---|---:|---:|---|---:|---|---|---|---|---|",
     ]
     for r in (r for r in records if r["protocol"] == "grr"):
-        mine, peer, tight = r["dpdist_ibu"], r["peer_ibu"], r["dpdist_ibu_tight"]
+        mine, peer, tight, mle = r["dpdist_ibu"], r["peer_ibu"], r["dpdist_ibu_tight"], r["dpdist_mle"]
+        gap = "<1e-8" if peer["loglik_gap_to_mle"] < 1e-8 else f"{peer['loglik_gap_to_mle']:.2g}"
         lines.append(
-            f"| {r['d']} | {r['data']} | {r['epsilon']:g} | {mine['seconds']:.2g} | {mine['iterations']} "
-            f"| {peer['seconds_kernel']:.2g} | {peer['seconds_total']:.2g} | {'yes' if peer['cap'] else 'no'} "
-            f"| {peer['seconds_kernel'] / mine['seconds']:.0f}x | {r['dpdist_mle']['seconds']:.1g} "
-            f"| {mine['mse']:.3g} | {peer['mse']:.3g} | {mine['l1']:.3g} | {peer['l1']:.3g} "
-            f"| {mine['distance_to_mle']:.1e} | {peer['distance_to_fixed_point']:.1e} "
-            f"| {mine['distance_to_peer']:.1e} | {mine['loglik_gap_to_mle']:.2g} | {peer['loglik_gap_to_mle']:.2g} "
-            f"| {tight['seconds']:.2g}, {tight['iterations']}{'' if tight['converged'] else ' (cap)'} "
-            f"| {tight['distance_to_mle']:.1e} |"
+            f"| {r['d']} | {r['data']} | {r['epsilon']:g} | {mine['seconds']:.2g} ({mine['iterations']}) "
+            f"| {peer['seconds_kernel']:.2g} | {'yes' if peer['cap'] else 'no'} | {mle['seconds']:.1g} "
+            f"| {mine['mse']:.3g} / {peer['mse']:.3g} / {mle['mse']:.3g} | {mine['l1']:.3g} / {peer['l1']:.3g} / {mle['l1']:.3g} "
+            f"| {mine['distance_to_mle']:.1e} / {peer['distance_to_fixed_point']:.1e} "
+            f"| {mine['loglik_gap_to_mle']:.2g} / {gap} "
+            f"| {tight['seconds']:.2g} ({tight['iterations']}{'' if tight['converged'] else ', cap'}), "
+            f"{tight['distance_to_mle']:.1e} |"
         )
     return "\n".join(lines)
 
 
 def format_support(records) -> str:
+    """The OUE, SS and OLH table of docs/reference/benchmarks/frequency.md."""
     lines = [
-        "| protocol | d | data | eps | peer IBU kernel (s) | peer call (s) | peer cap | max abs peer - its fixed point "
-        "| MSE peer IBU | MSE dpdist unbiased | MSE dpdist simplex | l1 peer IBU | l1 dpdist unbiased "
-        "| l1 dpdist simplex | dpdist unbiased (s) |",
-        "|---|---|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| protocol | d | data | ε | peer kernel: s | peer at cap | max abs peer − its fixed point "
+        "| MSE: peer IBU / dpdist unbiased / dpdist simplex | ℓ1: peer IBU / dpdist unbiased / dpdist simplex |",
+        "|---|---|---|---|---:|---|---:|---|---|",
     ]
     order = {name: i for i, name in enumerate(PROTOCOLS)}
     rows = sorted((r for r in records if r["protocol"] != "grr"),
                   key=lambda r: (order[r["protocol"]], r["d"], r["data"], r["epsilon"]))
     for r in rows:
-        peer = r["peer_ibu"]
+        peer, raw, simplex = r["peer_ibu"], r["dpdist_unbiased"], r["dpdist_simplex"]
         lines.append(
-            f"| {r['protocol']} | {r['d']} | {r['data']} | {r['epsilon']:g} | {peer['seconds_kernel']:.2g} "
-            f"| {peer['seconds_total']:.2g} | {'yes' if peer['cap'] else 'no'} | {peer['distance_to_fixed_point']:.1e} "
-            f"| {peer['mse']:.3g} | {r['dpdist_unbiased']['mse']:.3g} | {r['dpdist_simplex']['mse']:.3g} "
-            f"| {peer['l1']:.3g} | {r['dpdist_unbiased']['l1']:.3g} | {r['dpdist_simplex']['l1']:.3g} "
-            f"| {r['dpdist_unbiased_s']:.1g} |"
+            f"| {r['protocol'].upper()} | {r['d']} | {r['data']} | {r['epsilon']:g} | {peer['seconds_kernel']:.2g} "
+            f"| {'yes' if peer['cap'] else 'no'} | {peer['distance_to_fixed_point']:.1e} "
+            f"| {peer['mse']:.3g} / {raw['mse']:.3g} / {simplex['mse']:.3g} "
+            f"| {peer['l1']:.3g} / {raw['l1']:.3g} / {simplex['l1']:.3g} |"
         )
     return "\n".join(lines)
 
