@@ -102,12 +102,20 @@ def assert_holds_none(text: str, *secrets: str) -> None:
             assert len(form) < 4 or form not in text, f"{form!r} of {secret!r} in {text!r}"
 
 
-def rounds(*kinds: str):
-    """Seeded secrets, one of each kind (``token``: printable ASCII, 16 or more; ``password``: any character)."""
+def secrets_of_round(round_: int, *kinds: str) -> tuple[str, ...]:
+    """The seeded secrets of one of :data:`ROUNDS` rounds, one of each kind (``token``: printable ASCII, 16 or more;
+    ``password``: any character; round ``r`` draws ``16 + 3 r`` characters each, after the rounds before it)."""
     rng = random.Random(85)
-    for round_ in range(ROUNDS):
-        yield tuple("".join(rng.choices(TOKEN_CHARACTERS if kind == "token" else PASSWORD_CHARACTERS, k=16 + 3 * round_))
-                    for kind in kinds)
+    for earlier in range(round_ + 1):
+        drawn = tuple("".join(rng.choices(TOKEN_CHARACTERS if kind == "token" else PASSWORD_CHARACTERS, k=16 + 3 * earlier))
+                      for kind in kinds)
+    return drawn
+
+
+#: each output path's test runs once a round: the fast loop the last round (the longest secrets), the full suite all
+#: (each round is 0.1-0.4 CPU-s: a server's log is searched after ~140 requests a round)
+EACH_ROUND = pytest.mark.parametrize("round_", [*(pytest.param(r, marks=pytest.mark.slow) for r in range(ROUNDS - 1)),
+                                                ROUNDS - 1])
 
 
 def _answering(kind: str, text: str):
@@ -126,62 +134,66 @@ def _answering(kind: str, text: str):
 KINDS = ["refusal", "other", "redirect", "wrong", "unreachable"]
 
 
-def test_the_python_clients_messages_hold_none_of_their_secrets():
+@EACH_ROUND
+def test_the_python_clients_messages_hold_none_of_their_secrets(round_):
     from dpdist.client import AdminClient, Client
     from dpdist.errors import DPDistError
 
-    for admin, submit in rounds("token", "token"):
-        for kind in KINDS:
-            transport = httpx.MockTransport(_answering(kind, said(admin, submit)))
-            with AdminClient("http://collector.example", admin_token=admin, retries=0, retry_window=0,
-                             transport=transport) as client:
-                with pytest.raises(DPDistError) as error:
-                    client.campaigns()
-            assert_holds_none(str(error.value), admin)
-            with Client("http://collector.example", submit_token=submit, retries=0, retry_window=0,
-                        transport=transport) as device:
-                with pytest.raises(DPDistError) as error:
-                    device.submit_body("c", "0" * 32, b"the batch's bytes")
-            assert_holds_none(str(error.value), submit)
+    admin, submit = secrets_of_round(round_, "token", "token")
+    for kind in KINDS:
+        transport = httpx.MockTransport(_answering(kind, said(admin, submit)))
+        with AdminClient("http://collector.example", admin_token=admin, retries=0, retry_window=0,
+                         transport=transport) as client:
+            with pytest.raises(DPDistError) as error:
+                client.campaigns()
+        assert_holds_none(str(error.value), admin)
+        with Client("http://collector.example", submit_token=submit, retries=0, retry_window=0,
+                    transport=transport) as device:
+            with pytest.raises(DPDistError) as error:
+                device.submit_body("c", "0" * 32, b"the batch's bytes")
+        assert_holds_none(str(error.value), submit)
 
 
-def test_the_command_lines_error_line_holds_none_of_its_secrets(capsys, monkeypatch):
-    for (admin,) in rounds("token"):
-        for kind in ("refusal", "other", "redirect", "wrong"):
-            class Echoing(http.server.BaseHTTPRequestHandler):
-                def do_GET(self):
-                    answer = _answering(kind, said(admin))(httpx.Request("GET", "http://h/"))
-                    self.send_response(answer.status_code)
-                    for name, value in answer.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(answer.content)
+@EACH_ROUND
+def test_the_command_lines_error_line_holds_none_of_its_secrets(capsys, monkeypatch, round_):
+    (admin,) = secrets_of_round(round_, "token")
+    for kind in ("refusal", "other", "redirect", "wrong"):
+        class Echoing(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                answer = _answering(kind, said(admin))(httpx.Request("GET", "http://h/"))
+                self.send_response(answer.status_code)
+                for name, value in answer.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(answer.content)
 
-                def log_message(self, *args):
-                    pass
+            def log_message(self, *args):
+                pass
 
-            with serving(Echoing) as url:
-                monkeypatch.setenv("DPDIST_ADMIN_TOKEN", admin)  # from the environment, and as an option
-                for given in ([], ["--admin-token", admin]):
-                    status, out, err = run(capsys, "campaign", "list", "--server", url, "--retries", "0", *given)
-                    assert status != 0 and err.count("\n") == 1, err
-                    assert_holds_none(out + err, admin)
+        with serving(Echoing) as url:
+            monkeypatch.setenv("DPDIST_ADMIN_TOKEN", admin)  # from the environment, and as an option
+            for given in ([], ["--admin-token", admin]):
+                status, out, err = run(capsys, "campaign", "list", "--server", url, "--retries", "0", *given)
+                assert status != 0 and err.count("\n") == 1, err
+                assert_holds_none(out + err, admin)
 
 
-def test_the_serve_db_driver_error_line_holds_none_of_its_secrets(capsys, monkeypatch):
+@EACH_ROUND
+def test_the_serve_db_driver_error_line_holds_none_of_its_secrets(capsys, monkeypatch, round_):
     import sqlite3
 
     import dpdist.serve
 
-    for admin, password in rounds("token", "password"):
-        def refused(*args, **kwargs):
-            raise sqlite3.OperationalError(f"connection failed: {said(admin, password)}\n  near it")
+    admin, password = secrets_of_round(round_, "token", "password")
 
-        monkeypatch.setattr(dpdist.serve, "create_app", refused)
-        status, out, err = run(capsys, "serve", "--db", f"postgresql://dp:{quote(password, safe='')}@127.0.0.1:1/db",
-                               "--admin-token", admin)
-        assert status == 2 and "cannot open the database" in err and err.count("\n") == 1, err
-        assert_holds_none(out + err, admin, password)
+    def refused(*args, **kwargs):
+        raise sqlite3.OperationalError(f"connection failed: {said(admin, password)}\n  near it")
+
+    monkeypatch.setattr(dpdist.serve, "create_app", refused)
+    status, out, err = run(capsys, "serve", "--db", f"postgresql://dp:{quote(password, safe='')}@127.0.0.1:1/db",
+                           "--admin-token", admin)
+    assert status == 2 and "cannot open the database" in err and err.count("\n") == 1, err
+    assert_holds_none(out + err, admin, password)
 
 
 @contextlib.contextmanager
@@ -207,7 +219,8 @@ def _server_logging(log_format: str, secrets: tuple[str, ...]):
 
 
 @pytest.mark.parametrize("log_format", ["text", "json"])
-def test_the_servers_log_and_access_lines_hold_none_of_its_secrets(tmp_path, monkeypatch, log_format):
+@EACH_ROUND
+def test_the_servers_log_and_access_lines_hold_none_of_its_secrets(tmp_path, monkeypatch, log_format, round_):
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
 
@@ -215,25 +228,26 @@ def test_the_servers_log_and_access_lines_hold_none_of_its_secrets(tmp_path, mon
     from dpdist.serve._limits import Limits
     from dpdist.serve._operations import Operations
 
-    for admin, relay, metrics, own in rounds("token", "token", "token", "token"):
-        secrets = (admin, relay, metrics)
-        app = create_app(str(tmp_path / f"{len(admin)}.sqlite"), admin_token=admin, relay_token=relay,
-                         limits=Limits(access_log="full"), operations=Operations(log_format=log_format, metrics_token=metrics))
-        access = app.state.access_log.stream = io.StringIO()
-        monkeypatch.setattr(app.state.service.store, "list", lambda: (_ for _ in ()).throw(RuntimeError(said(*secrets))))
-        with _server_logging(log_format, secrets) as logged, TestClient(app, raise_server_exceptions=False) as client:
-            for secret in (*secrets, own):
-                for form in echoes(secret):
-                    headers = {"Authorization": f"Bearer {own}", "X-Request-ID": form[:128]}
-                    client.get(f"/api/campaigns/{quote(form, safe='')}/config", headers=headers)
-                    client.put(f"/api/campaigns/c/batches/{quote(form, safe='')}", content=b"x", headers=headers)
-            assert client.get("/api/campaigns", headers={"Authorization": f"Bearer {admin}"}).status_code == 500
-        text = logged.getvalue() + access.getvalue()
-        assert "internal error on GET /api/campaigns" in text and text.count("\n") > 100, text[-2000:]
-        assert_holds_none(text, *secrets, own)
+    admin, relay, metrics, own = secrets_of_round(round_, "token", "token", "token", "token")
+    secrets = (admin, relay, metrics)
+    app = create_app(str(tmp_path / f"{len(admin)}.sqlite"), admin_token=admin, relay_token=relay,
+                     limits=Limits(access_log="full"), operations=Operations(log_format=log_format, metrics_token=metrics))
+    access = app.state.access_log.stream = io.StringIO()
+    monkeypatch.setattr(app.state.service.store, "list", lambda: (_ for _ in ()).throw(RuntimeError(said(*secrets))))
+    with _server_logging(log_format, secrets) as logged, TestClient(app, raise_server_exceptions=False) as client:
+        for secret in (*secrets, own):
+            for form in echoes(secret):
+                headers = {"Authorization": f"Bearer {own}", "X-Request-ID": form[:128]}
+                client.get(f"/api/campaigns/{quote(form, safe='')}/config", headers=headers)
+                client.put(f"/api/campaigns/c/batches/{quote(form, safe='')}", content=b"x", headers=headers)
+        assert client.get("/api/campaigns", headers={"Authorization": f"Bearer {admin}"}).status_code == 500
+    text = logged.getvalue() + access.getvalue()
+    assert "internal error on GET /api/campaigns" in text and text.count("\n") > 100, text[-2000:]
+    assert_holds_none(text, *secrets, own)
 
 
-def test_the_relays_lines_hold_none_of_its_secrets(caplog):
+@EACH_ROUND
+def test_the_relays_lines_hold_none_of_its_secrets(caplog, round_):
     pytest.importorskip("starlette")
     import asyncio
 
@@ -247,20 +261,20 @@ def test_the_relays_lines_hold_none_of_its_secrets(caplog):
             done.set_result(None)
             return done
 
-    for token, password in rounds("token", "password"):
-        for kind in KINDS:
-            store = Store()
+    token, password = secrets_of_round(round_, "token", "password")
+    for kind in KINDS:
+        store = Store()
 
-            async def deliver():
-                transport = httpx.MockTransport(_answering(kind, said(token, password)))
-                async with httpx.AsyncClient(base_url=f"http://relay:{quote(password, safe='')}@collector",
-                                             transport=transport) as client:
-                    forwarder = Forwarder(store, client, relay_token=token, min_batch=1, max_batch=10)
-                    await forwarder.deliver(Batch("b1", "c", 1, b"x"))
+        async def deliver():
+            transport = httpx.MockTransport(_answering(kind, said(token, password)))
+            async with httpx.AsyncClient(base_url=f"http://relay:{quote(password, safe='')}@collector",
+                                         transport=transport) as client:
+                forwarder = Forwarder(store, client, relay_token=token, min_batch=1, max_batch=10)
+                await forwarder.deliver(Batch("b1", "c", 1, b"x"))
 
-            with caplog.at_level("INFO", logger="dpdist.relay"):
-                asyncio.run(deliver())
-            lines = [record.getMessage() for record in caplog.records if record.name == "dpdist.relay"]
-            assert lines or store.detail, kind
-            assert_holds_none("\n".join(lines) + str(getattr(store, "detail", "")), token, password)
-            caplog.clear()
+        with caplog.at_level("INFO", logger="dpdist.relay"):
+            asyncio.run(deliver())
+        lines = [record.getMessage() for record in caplog.records if record.name == "dpdist.relay"]
+        assert lines or store.detail, kind
+        assert_holds_none("\n".join(lines) + str(getattr(store, "detail", "")), token, password)
+        caplog.clear()
