@@ -241,6 +241,7 @@ def test_a_mechanisms_argument_out_of_reach_is_refused_by_name(call, named):
         call()
 
 
+@pytest.mark.slow  # 0.82 CPU-s: an exact loss over a large support
 def test_a_discrete_laplace_of_large_sensitivity_is_stated_exactly_in_blocks():
     """10^5 atoms: the Renyi divergences are read a block of orders at a time (no orders-by-atoms matrix of 6e7
     entries); pure epsilon, at most its epsilon at any delta."""

@@ -86,6 +86,7 @@ def loose(epsilon: float, p: float, threshold: int) -> float:
 @pytest.mark.parametrize("epsilon, p, threshold", [(0.1, Fraction(1, 5), 2), (0.2, Fraction(1, 10), 2),
                                                    (0.5, Fraction(1, 10), 3), (1.0, Fraction(3, 10), 2),
                                                    (1.0, Fraction(1, 4), 1)])
+@pytest.mark.slow  # 1.6 CPU-s: enumerates every device's coin
 def test_the_replace_delta_is_the_enumerated_maximum_of_every_devices_coin(epsilon, p, threshold):
     """Worst pairs of counts (4, 2), (4, 3), (4, 5), (1, any), (0, any): inside the enumerated 6 x 6; the bound
     through A0 <= A1/(1-p) on both counts is 1.3-2.1x these."""
@@ -117,6 +118,7 @@ def test_the_replace_delta_is_the_counted_maximum_at_the_ladders_threshold(epsil
     assert stated < loose(epsilon, float(p), threshold) / 4
 
 
+@pytest.mark.slow  # 1.0 CPU-s: a threshold search over two grids
 def test_a_threshold_past_the_first_grid_starts_the_grid_below_it():
     """K = 300, p = 4/5: fewer than 298 other holders release nothing, as 298 do; the worst pair is near (330, 400)."""
     truth = counted_replace(1.0, Fraction(4, 5), 300, 340, 440, first=298)
@@ -151,6 +153,7 @@ def test_colluding_reports_lower_the_threshold_and_a_lone_target_costs_p():
     assert threshold_sampling(1.0, 1e-8, 20, colluding=20) == pytest.approx(1e-8, rel=1e-3)
 
 
+@pytest.mark.slow  # 0.85 CPU-s: an enumerated guarantee
 def test_nebulas_deployed_parameters_meet_its_stated_guarantee_with_room():
     """Brave's P3A: K = 20, p = 0.105 for a stated central (1, 1e-8); the exact account needs far less epsilon."""
     assert threshold_delta(1.0, 0.105, 20) == pytest.approx(6.48e-15, rel=1e-2)

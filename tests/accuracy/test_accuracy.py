@@ -46,6 +46,7 @@ def test_analytic_mse_is_the_realized_mse(name, collections):
 
 
 @pytest.mark.parametrize("name", ["pckv-ue", "pckv-grr", "privkv"])
+@pytest.mark.slow  # 0.50 CPU-s: a realized MSE from repeated runs
 def test_analytic_key_frequency_mse_is_the_realized_one(name):
     """A key-value protocol's explained MSE is its keys' frequencies' when each user holds one pair whose key is
     drawn from the shape: 300 exact or sampled collections of one data set agree within 5 standard errors."""
@@ -81,6 +82,7 @@ def test_analytic_mean_error_of_pm_is_the_realized_one():
     (local.make("sw", epsilon=1.0, bounds=(0.0, 1.0), bins=256), {}),
     ("cdf", {"bounds": (0.0, 1.0)}),
 ])
+@pytest.mark.slow  # 0.63 CPU-s: repeated simulations
 def test_simulated_errors_agree_with_independent_runs_within_the_stated_error(method, params):
     """explain's simulated W1 (mean ± se of 20 runs) against 20 runs written here independently (privatize + add,
     data from dpdist.datasets): they agree within 4 combined standard errors."""
@@ -101,6 +103,7 @@ def test_simulated_errors_agree_with_independent_runs_within_the_stated_error(me
     assert abs(mean - predicted.value) <= 4 * math.hypot(se, predicted.standard_error), (mean, se, predicted)
 
 
+@pytest.mark.slow  # 1.0 CPU-s: simulates every protocol and release
 def test_every_listed_protocol_and_release_explains():
     for name in local.available():
         if name == "pem" or name in local.available("multi"):  # several attributes: multi-auto compares them
@@ -227,6 +230,7 @@ def test_the_service_tells_what_a_campaigns_epsilon_buys(tmp_path, monkeypatch):
     assert [grid_n(v) for v in (12, 140, 3100, 7600, 10**9)] == [10, 100, 2000, 10_000, 10**9]
 
 
+@pytest.mark.slow  # 1.0 CPU-s: simulates and draws the accuracy plot
 def test_the_plot_labels_its_error_bars():
     # the bars had no label: each panel's legend says what the line and the bars are
     import matplotlib

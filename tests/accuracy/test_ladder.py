@@ -51,6 +51,7 @@ def check_rows(setting, repeats: int) -> None:
 
 
 @pytest.mark.parametrize("setting", FAST_MONTE_CARLO, ids=lambda s: f"{s[0]}-d{s[1]}-n{s[2]}")
+@pytest.mark.slow  # 0.40 CPU-s: a Monte Carlo of every row
 def test_every_row_matches_its_monte_carlo_within_3_standard_errors(setting):
     check_rows(setting, 400)
 
@@ -182,6 +183,7 @@ def test_cli_ladder_prints_the_table_json_and_a_figure_and_refuses_in_one_line(c
 # the fast loop holds the row at 1 and 2 tokens (one report, and the group bound of several); 10 tokens (1 CPU-s: the
 # search over epsilon0 at a smaller one) in the whole suite
 @pytest.mark.parametrize("tokens_each", [1, 2, pytest.param(10, marks=pytest.mark.slow)])
+@pytest.mark.slow  # 0.71 CPU-s: a relayed campaign end to end
 def test_the_relay_row_holds_per_device_when_a_device_spends_all_its_tokens(tokens_each):
     """With tokens_each = 10 the row stated (0.9984, 1e-8) per device at epsilon0 = 5.13, but a device
     sending its 10 reports had delta 0.43 at that epsilon (2 reports: 5.7e-4).  Now one report is held to (eps/T,
@@ -198,6 +200,7 @@ def test_the_relay_row_holds_per_device_when_a_device_spends_all_its_tokens(toke
         assert row.parameters["epsilon0"] < 4.0 and "group bound" in row.notes[0]  # it buys less than one token each
 
 
+@pytest.mark.slow  # 0.48 CPU-s: every row of the ladder simulated
 def test_every_row_is_held_against_one_adversary_counted_in_reports():
     """With --colluding 4 --tokens-each 5 the relay's row counted 20 known reports but sample-and-threshold
     4 forged ones (accounted at K - 4), whose delta against the relay row's adversary (20 reports) was 0.2."""

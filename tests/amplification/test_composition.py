@@ -124,6 +124,7 @@ def test_the_enumeration_catches_a_pair_that_does_not_dominate():
 
 
 @pytest.mark.parametrize("count", [6, pytest.param(30, marks=pytest.mark.slow)])
+@pytest.mark.slow  # 0.39 CPU-s: exact losses of random channels
 def test_the_composed_bound_holds_for_random_channels(count):
     """Random channels (2-3 inputs, 2-3 outputs, n = 2-3, 2-3 rounds), several pair classes, every combination."""
     rng = np.random.default_rng(44 + count)
@@ -244,6 +245,7 @@ def test_the_lower_bound_is_the_concrete_pairs_exact_loss_on_tiny_n():
     pytest.param(8.0, 10**5, 100, 1.034, marks=pytest.mark.slow),
     pytest.param(2.0, 10**6, 10, 1.006, marks=pytest.mark.slow),
 ])
+@pytest.mark.slow  # 0.39 CPU-s: an exact composed loss
 def test_the_composed_bound_is_above_and_near_a_concrete_pairs_exact_loss(epsilon0, n, rounds, measured):
     """GRR d = 3, delta = 1e-8: the concrete pair's composed loss is a lower bound on every valid epsilon."""
     protocol = local.make("grr", epsilon=epsilon0, domain_size=3)

@@ -131,6 +131,7 @@ def test_huge_outputs_are_refused_before_the_pilot_is_drawn():
     assert len(calls) == 1 and calls[0] <= 2 * D and 1000 * D * 100_000 > KEPT_ENTRIES  # one call, of at most 2 D
 
 
+@pytest.mark.slow  # 0.83 CPU-s: a seeded audit
 def test_an_exception_that_depends_on_the_value_is_certified_as_a_leak():
     """An exception raised only for item 3 (w.p. 1e-2 a value) was a usage error (exit 2); it is
     what leaves the device, so the call is made again value by value and the refusal is an output certified."""

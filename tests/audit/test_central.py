@@ -22,6 +22,7 @@ def geometric_count(epsilon):
     return release
 
 
+@pytest.mark.slow  # 0.39 CPU-s: a seeded audit
 def test_a_correct_count_is_not_flagged_and_the_relation_is_stated():
     result = audit.central(geometric_count(1.0), 1.0, domain=(0.0, 1.0), samples=20_000, rng=0)
     assert result.verdict == "no violation found" and 0.7 < result.certified_epsilon <= 1.0
@@ -46,6 +47,7 @@ def test_a_per_person_release_is_audited_on_person_neighbours():
     assert kept.verdict == "no violation found" and "person" in kept.neighbouring
 
 
+@pytest.mark.slow  # 1.0 CPU-s: a seeded audit
 def test_an_approximate_claim_subtracts_delta():
     """A count that leaks its dataset w.p. 0.01 (outputs -1 only when the extra record is present): (1, 0.02)-DP
     holds, (1, 0) does not."""
@@ -77,6 +79,7 @@ def test_a_domain_taken_from_the_column_is_certified_on_a_unique_value():
     assert "0 unique" in result.witness["datasets"] and result.neighbouring.startswith("replace one record")
 
 
+@pytest.mark.slow  # 0.44 CPU-s: a seeded audit
 def test_a_per_record_randomizer_on_a_column_is_not_flagged():
     result = audit.column(k_ary_rr_with_public_domain, 1.0, 8, rng=0)
     assert result.verdict == "no violation found" and result.certified_epsilon <= 1.0

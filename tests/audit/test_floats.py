@@ -49,6 +49,7 @@ def test_a_textbook_float_gaussian_is_certified_against_its_epsilon_delta():
 
 
 @pytest.mark.parametrize("mechanism", ["laplace", pytest.param("gaussian", marks=pytest.mark.slow)])
+@pytest.mark.slow  # 0.39 CPU-s: a seeded audit
 def test_dpdist_discrete_samplers_are_cleared(mechanism):
     """dpdist's central noise (a public grid plus exact discrete noise) has the same bits for every input: its Laplace
     mechanism on each value as its own query, and its Gaussian mechanism's grid and discrete Gaussian for one value."""

@@ -45,6 +45,7 @@ def olh(d, epsilon, g, keep=None, avoid_bucket=None, parity_seed=False):
     return Randomizer(sample, name="olh", epsilon=epsilon, domain=d, hash_family=HashFamily(hashes, f"CW, g = {g}"))
 
 
+@pytest.mark.slow  # 0.35 CPU-s: a seeded audit
 def test_a_correct_local_hashing_is_certified_near_its_claim_not_above():
     result = audit.audit(olh(8, 1.0, 4), samples=20_000, rng=0)
     assert result.verdict == "no violation found" and 0.8 < result.certified_epsilon <= 1.0
@@ -89,12 +90,14 @@ def test_a_seed_carrying_the_item_is_certified(family):
     pytest.param("flh", {"domain_size": 8}, marks=pytest.mark.slow),
     pytest.param("pem", {"bits": 8, "k": 4}, marks=pytest.mark.slow),
 ])
+@pytest.mark.slow  # 0.37 CPU-s: a seeded audit
 def test_dpdist_local_hashing_is_certified_near_its_claim(name, params):
     """These certified 0.0 without the hash (a report's seed is uniform over 2^62 values)."""
     result = audit.audit(local.make(name, epsilon=1.0, **params), samples=20_000, rng=0)
     assert result.verdict == "no violation found" and 0.75 < result.certified_epsilon <= 1.0, result.text()
 
 
+@pytest.mark.slow  # 0.51 CPU-s: a seeded audit
 def test_key_value_sets_need_no_domain():
     """PCKV-UE over 4 keys has 256 records in its grid; the audit compares 64 of them instead of refusing a 'domain'
     the caller never passed (the subject is the grid and the refusal, not the certificate's power: 200 samples an

@@ -40,6 +40,7 @@ def test_groups_cover_every_point_once_with_its_rank():
 # the fast loop draws a quarter as many (the same chi-square test at its own draws); the full suite all of them
 @pytest.mark.parametrize("share", [0.25, pytest.param(1.0, marks=pytest.mark.slow)], ids=["quarter", "full"])
 @pytest.mark.parametrize("path", ["doubles", "refinement", "pooled"])
+@pytest.mark.slow  # 0.58 CPU-s: a law checked from repeated draws
 def test_draws_follow_the_exact_law(path, share, monkeypatch):
     force_refinement = path == "refinement"
     if force_refinement:  # every group contends: the decimal path decides every draw

@@ -44,6 +44,7 @@ def test_tree_node_noise_is_discrete_laplace_of_scale_height_over_epsilon():
 
 
 @pytest.mark.parametrize("draws", [5000, pytest.param(20000, marks=pytest.mark.slow)])  # 20,000: 1.8 CPU-s
+@pytest.mark.slow  # 0.53 CPU-s: a law checked from repeated draws
 def test_single_quantile_exponential_mechanism_matches_its_law(draws):
     # Smith's mechanism (AQ's building block): interval i between sorted points has
     # probability ∝ w_i exp(-eps |i - q k| / 2), the output uniform inside it

@@ -15,6 +15,7 @@ def test_histogram_without_noise_is_the_exact_histogram():
 
 
 @pytest.mark.parametrize("neighbouring,sensitivity", [("replace", 2.0), ("add-remove", 1.0)])
+@pytest.mark.slow  # 0.28 CPU-s: a noise scale from 300 releases
 def test_histogram_noise_matches_the_laplace_scale(neighbouring, sensitivity):
     x = np.full(10_000, 0.5)
     epsilon, runs = 1.0, 300

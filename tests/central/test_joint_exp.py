@@ -126,6 +126,7 @@ FULL = pytest.mark.slow
 
 
 @pytest.mark.parametrize("draws", [1000, pytest.param(4000, marks=FULL)])
+@pytest.mark.slow  # 0.47 CPU-s: a law checked from repeated draws
 def test_draws_follow_the_law(draws):
     """Monte Carlo: the drawn tuples of groups have the exact frequencies (chi-square)."""
     _chi_square_of_draws([1, 3, 6, 8], 10, [0.3, 0.6], 1.0, draws, 11)
@@ -133,6 +134,7 @@ def test_draws_follow_the_law(draws):
 
 @pytest.mark.parametrize("share", [0.25, pytest.param(1.0, marks=FULL)], ids=["quarter", "full"])
 @pytest.mark.parametrize("path", ["long double", "decimal"])
+@pytest.mark.slow  # 0.88 CPU-s: a law checked from repeated draws
 def test_draws_follow_the_law_on_the_refinement_paths(path, share, monkeypatch):
     """Every race goes past the doubles: to the long-double tables, or also to the decimal ones."""
     original = je.JointExpTables.step_error
@@ -218,6 +220,7 @@ def test_sums_add_positive_terms_only_and_keep_relative_accuracy():
                 assert abs(cumulative[index] - float(running.ln())) < 1e-9
 
 
+@pytest.mark.slow  # 0.38 CPU-s: repeated releases
 def test_rank_error_within_the_exponential_mechanism_bound():
     """At n = 10^4 every output's rank error is below the utility bound of the mechanism.
 

@@ -39,6 +39,7 @@ def _coverage(method: str, data, q, runs: int, epsilon: float, bounds) -> tuple[
 
 # JointExp's 60 runs (twice) are slow-marked (0.8 CPU-s): its ties test below keeps its intervals in the fast loop
 @pytest.mark.parametrize("method", ["aq", pytest.param("jointexp", marks=pytest.mark.slow)])
+@pytest.mark.slow  # 0.51 CPU-s: coverage over repeated releases
 def test_intervals_cover_the_empirical_quantiles_of_smooth_data(method, monkeypatch):
     x = np.random.default_rng(3).normal(size=2000)
     coverage, total = _coverage(method, x, [0.1, 0.5, 0.9], 60, 1.0, (-4.0, 4.0))
@@ -51,6 +52,7 @@ def test_intervals_cover_the_empirical_quantiles_of_smooth_data(method, monkeypa
 
 
 @pytest.mark.parametrize("method", ["aq", "jointexp"])
+@pytest.mark.slow  # 0.59 CPU-s: coverage over repeated releases
 def test_intervals_cover_where_ties_make_the_point_release_miss(method):
     # an atom holding ranks 30%..90% around the median: AQ's median falls just below the atom,
     # and its rescaled 0.25-quantile lands near the 0.15-quantile, 0.1 n ranks off

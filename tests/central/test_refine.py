@@ -98,6 +98,7 @@ def test_merged_trees_keep_no_refinement():
 
 
 @pytest.mark.parametrize("n, bound", [(5000, 300_000), (10_000, 2_500_000)])
+@pytest.mark.slow  # 1.3 CPU-s: coverage over repeated releases
 def test_tree_intervals_cover_the_empirical_quantiles_of_heaped_data(n, bound):
     # incomes at round thousands with a few big round sums: rank-to-value is a jump at each atom; the intervals cover
     # the data's own deciles (inverted_cdf) at 95% or more, pooled over 9 deciles and 40 runs, within 3 binomial sds

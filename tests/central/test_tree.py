@@ -85,6 +85,7 @@ def test_tree_is_never_worse_than_the_flat_histogram_on_ks_at_large_n():
     assert np.mean(tree_ks) <= np.mean(flat_ks) + 1e-4
 
 
+@pytest.mark.slow  # 0.50 CPU-s: coverage over repeated releases
 def test_tree_quantile_intervals_cover_the_empirical_quantiles():
     rng = np.random.default_rng(5)
     q = np.linspace(0.1, 0.9, 9)

@@ -48,6 +48,7 @@ def test_errors_are_reported_without_a_traceback(capsys):
     assert "epsilon" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # 0.37 CPU-s: draws the demo's figure
 def test_every_bottom_panel_has_x_tick_labels():
     # with 21 panels in 6 rows of 4, sharex hid the labels of three bottom panels
     import matplotlib

@@ -40,6 +40,7 @@ def test_budget_show_ends_each_charge_with_the_assumptions_it_rests_on(tmp_path,
 
 
 @pytest.mark.parametrize("name", ["grr", "oue", "ss"])
+@pytest.mark.slow  # 0.92 CPU-s: command lines end to end
 def test_privatize_charges_a_budget_file_what_a_sessions_campaign_charges(tmp_path, capsys, name):
     """Each run charges one report per user at the protocol's exact loss, as BudgetSession.campaign does (it charged
     the protocol's bare epsilon, the worst case of an epsilon-DP randomizer: 20 runs of GRR d = 16 at 0.1 came to

@@ -12,6 +12,7 @@ from dpdist import io, local
 from dpdist.cli import main
 
 
+@pytest.mark.slow  # 0.48 CPU-s: a command line that draws a plot
 def test_one_shot_plot_draws_truth_and_estimate_on_the_same_coarse_bins(tmp_path, monkeypatch):
     import matplotlib.axes
 

@@ -48,6 +48,7 @@ def _in_memory_reports(protocol, values, seed, block_size):
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda c: c["protocol"])
+@pytest.mark.slow  # 0.85 CPU-s: command lines end to end
 def test_privatize_aggregate_in_three_runs_then_estimate_equals_the_in_memory_result(config, tmp_path, capsys):
     protocol = local.from_config(config)
     (tmp_path / "proto.json").write_text(json.dumps(config))

@@ -203,6 +203,7 @@ def test_quick_runs_are_marked_as_quick_in_the_report_and_the_summary(tmp_path, 
     assert "(quick run" not in capsys.readouterr().out and "Quick run" not in (tmp_path / "full" / "report.md").read_text()
 
 
+@pytest.mark.slow  # 0.40 CPU-s: an experiment plan end to end
 def test_plan_runs_a_cached_sample_and_estimates_the_rest(tmp_path, capsys):
     from dpdist import experiments
 

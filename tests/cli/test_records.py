@@ -56,6 +56,7 @@ def _expected_estimate(table: dict, seed: int):
 
 
 @pytest.mark.parametrize("form", ["csv", "parquet", "csv-without-pyarrow"])
+@pytest.mark.slow  # 0.47 CPU-s: command lines end to end
 def test_privatize_columns_then_aggregate_equals_the_library_on_the_same_seed(form, config, tmp_path, monkeypatch):
     table = _table(3000, 1)
     data = tmp_path / ("data.parquet" if form == "parquet" else "data.csv")
@@ -209,6 +210,7 @@ def test_one_shot_estimate_of_columns_errors_name_the_option(argv, expected, tmp
     assert len(err.strip().splitlines()) == 1 and expected in err, err
 
 
+@pytest.mark.slow  # 0.40 CPU-s: the page's command lines end to end
 def test_the_command_line_section_of_the_docs_runs_as_written(tmp_path, monkeypatch, capsys):
     """docs/how-to/collect-several-attributes.md, "On the command line": its Python block writes the files, its commands run."""
     import re

@@ -14,6 +14,7 @@ from cli_support import estimate_text, run
      '[{"name": "page", "labels": ["home", "cart", "checkout", "help"]}, {"name": "k", "domain_size": 10}]',
      "--protocol", "smp"),
 ])
+@pytest.mark.slow  # 0.41 CPU-s: command lines end to end
 def test_a_one_shot_estimate_says_first_it_is_a_simulation_whose_truth_is_not_private(data, capsys, options):
     """the one-shot mode printed the file's exact mean, quantiles (and drew its histogram) beside the
     estimate with no line saying so, no guarantee and no mark of --seed; it now says first what it is (a simulation,

@@ -119,6 +119,7 @@ def test_submit_values_refuses_none_and_generators_naming_values_as_privatize_do
 
 
 @pytest.mark.parametrize("name", ["grr", "oue", "ss"])
+@pytest.mark.slow  # 0.45 CPU-s: a campaign end to end
 def test_a_devices_ledger_charges_its_reports_as_the_budget_session_charges_the_campaign(tmp_path, name):
     """The reports a device sends through ``submit_values(..., ledger=...)`` (1, 20 and 365 of them, eps 0.1, d = 16)
     are stated by its ledger at 1e-8 as ``BudgetSession.campaign`` charges them (20 GRR reports: 0.919, not 1.996)."""

@@ -63,6 +63,7 @@ def test_node_test_suite_passes():
     assert "# fail 0" in result.stdout
 
 
+@pytest.mark.slow  # 0.65 CPU-s: regenerates the clients' fixture
 def test_the_committed_fixture_is_what_python_writes_now():
     spec = importlib.util.spec_from_file_location("make_fixture", CLIENT / "test" / "make_fixture.py")
     module = importlib.util.module_from_spec(spec)

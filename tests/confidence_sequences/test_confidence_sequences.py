@@ -195,6 +195,7 @@ def _verdicts(fixed, sequence, half):
     assert half < BOUND, f"a sequence half as wide covered {half:.3f} (bound {BOUND:.3f}): no power"
 
 
+@pytest.mark.slow  # 0.27 CPU-s: repeated sequences
 def test_peeking_frequency():
     protocol = local.make("grr", epsilon=1.0, domain_size=4)
     truth = np.array([0.5, 0.3, 0.15, 0.05])

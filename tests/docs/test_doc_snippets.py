@@ -59,6 +59,7 @@ SLOW_PAGES = {f"docs/{page}.md" for page in (
                  marks=[pytest.mark.slow] if str(page.relative_to(ROOT)) in SLOW_PAGES else [])
     for page in PAGES_WITH_SNIPPETS
 ])
+@pytest.mark.slow  # 1.4 CPU-s: runs the pages' snippets end to end
 def test_snippets_run_as_written(page, tmp_path, monkeypatch, restored_registries):
     matplotlib.use("Agg")
     monkeypatch.chdir(tmp_path)

@@ -159,6 +159,7 @@ def test_every_estimate_writes_the_published_json(result):
         result.to_dict(1.5)
 
 
+@pytest.mark.slow  # 2.2 CPU-s: draws every estimate's figures with matplotlib
 def test_every_estimate_describes_and_draws_itself(result, tmp_path):
     text = result.describe()
     assert text and all(line.startswith("  ") for line in text.splitlines())

@@ -35,6 +35,7 @@ def _inside(truth, low, high):
 # 150 collections are 8 CPU-s (slow); the fast loop runs the first 20 (bound 0.80: the band covered 0.67 before the
 # leave-one-out spread, and the halved band covers none)
 @pytest.mark.parametrize("runs", [20, pytest.param(150, marks=pytest.mark.slow)])
+@pytest.mark.slow  # 0.59 CPU-s: coverage over repeated releases
 def test_hh_simultaneous_band_covers_real_spiky_data(runs):
     # 0.88 / 0.91 over 150 collections on real data. Each bootstrap replicate was divided
     # by a spread it is part of, which shrinks the largest ratios; at B = 40 replicates the band
@@ -82,6 +83,7 @@ def test_cp_intervals_cover_the_rare_labels_of_a_real_column():
 
 # 100 releases are 3 CPU-s (slow); the fast loop runs the first 30 (bound 0.83; the halved band covers 0.13)
 @pytest.mark.parametrize("runs", [30, pytest.param(100, marks=pytest.mark.slow)])
+@pytest.mark.slow  # 0.44 CPU-s: coverage over repeated releases
 def test_central_tree_bands_and_quantile_intervals_cover_data_with_atoms(runs):
     # weeks worked: atoms at 0 (half the data), 40 and 52; the release covers the data's own CDF
     rng = np.random.default_rng(3)

@@ -257,6 +257,7 @@ def _write_column(path, seed):
     path.write_text("x\n" + "\n".join(f"{v:.6f}" for v in values) + "\n")
 
 
+@pytest.mark.slow  # 0.26 CPU-s: an experiment end to end
 def test_rewriting_a_file_dataset_recomputes_its_cells(tmp_path, monkeypatch):
     path = tmp_path / "data.csv"
     _write_column(path, 0)

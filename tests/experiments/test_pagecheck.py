@@ -210,6 +210,7 @@ def _stale(kind: str, old: str, block: str, rng: random.Random) -> str:
     return rng.choice(sorted(others))
 
 
+@pytest.mark.slow  # 1.2 CPU-s: 40 pages rechecked; the planted cases below stay fast
 def test_stale_items_drawn_from_every_prose_figure_setting_verdict_and_claim_number_fail_by_name(tmp_path):
     # every item of the prose is bound to its place or is a setting of the run's configuration, so an item
     # changed to another number of the block (or to another claim's, or its verdict flipped) fails naming its

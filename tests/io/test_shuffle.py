@@ -134,6 +134,7 @@ def test_write_reports_shuffles_unless_told_not_to(tmp_path):
     pytest.param(1, 2, 300, id="through-files"),
     pytest.param(1, 2, 1200, id="through-files-1200", marks=pytest.mark.slow),
 ])
+@pytest.mark.slow  # 0.56 CPU-s: a law checked from repeated shuffles
 def test_the_shuffle_draws_every_order_equally_often(tmp_path, memory, buckets, trials):
     """All 24 orders of 4 reports added in two batches; through files every report spills and buckets
     of two or more reports are split again (recursion), so every path of the algorithm is drawn."""

@@ -7,6 +7,7 @@ from dpdist.errors import InvalidParameterError, OutOfDomainError
 from dpdist.local import StringCodec, encode_strings, heavy_hitters
 
 
+@pytest.mark.slow  # 0.27 CPU-s: a huge domain
 def test_planted_heavy_hitters_are_found_among_a_huge_domain():
     rng = np.random.default_rng(0)
     heavy = np.array([3, 2**40 + 7, 2**47 - 1, 123456789012, 2**39])

@@ -328,6 +328,7 @@ def test_a_question_asked_once_is_answered_once_per_collector_and_survives_a_rou
 
 # ---------------------------------------------------------------------------------------------- its statement at a delta
 @pytest.mark.parametrize("name", ["grr", "oue", "ss"])
+@pytest.mark.slow  # 0.79 CPU-s: a campaign end to end
 def test_the_ledger_states_a_campaigns_reports_as_the_budget_session_charges_them(name):
     """1, 20 and 365 reports of one protocol (eps 0.1, d = 16): the statement at 1e-8 is the session's campaign figure
     (it was 1.996 for 20 GRR reports where the session charged 0.919: each report counted as binary randomized

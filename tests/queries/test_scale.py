@@ -57,6 +57,7 @@ def _dask(table, partitions):
 
 
 @pytest.mark.parametrize("partitions", [1, 3, 7])
+@pytest.mark.slow  # 0.81 CPU-s: a Dask graph end to end
 def test_a_dask_frame_releases_what_pandas_releases_for_the_same_seed(partitions, bounded_on_the_cluster):
     released = _release(_dask(TABLE, partitions)).compute().reset_index(drop=True)
     assert bounded_on_the_cluster == ["dask"]

@@ -171,6 +171,7 @@ def _words(n, seed):
     return np.where(keep, planted, background)
 
 
+@pytest.mark.slow  # 0.26 CPU-s: the service end to end
 def test_a_heavy_hitter_campaign_finds_the_words_and_counts_each_batch_once(app):
     from dpdist import local
 
@@ -261,6 +262,7 @@ def test_a_driver_s_error_quoting_the_database_password_is_one_line_without_it(c
     assert err.count("\n") == 1 and '(bad password "***" near ***, "***").' in err and "S3cret" not in err, err
 
 
+@pytest.mark.slow  # 0.32 CPU-s: the service end to end
 def test_the_band_of_heavy_hitters_holds_for_the_words_selected(app):
     """Few users per group: most words found are noise. Their pointwise 95% bands (z = 1.96) lay above 0 for
     most of them (the maximum of many noisy estimates); the band simultaneous over the candidates covers 0."""
@@ -335,6 +337,7 @@ def test_an_estimate_is_computed_once_per_change_not_once_per_viewer(app):
 
 
 @pytest.mark.parametrize("name", ["pckv-ue", "pckv-grr", "privkv"])
+@pytest.mark.slow  # 0.39 CPU-s: the service end to end
 def test_a_key_value_campaign_takes_binary_and_json_batches_and_serves_frequencies_and_means(app, name):
     """A key-value campaign end to end in process: created from its config, a binary batch from the Python client
     (sets as a dense array) and a JSON batch of the same protocol; the served estimate is the key-value document

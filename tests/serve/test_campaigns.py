@@ -28,6 +28,7 @@ def _labels(count: int) -> list[str]:
         itertools.product(string.ascii_letters + string.digits, repeat=4), count)]
 
 
+@pytest.mark.slow  # 0.77 CPU-s: the service end to end
 def test_a_config_whose_answer_devices_would_refuse_is_refused_at_creation():
     with pytest.raises(InvalidRequest) as refused:
         check_config({"protocol": "grr", "epsilon": 1.0, "labels": _labels(1_400_000)})

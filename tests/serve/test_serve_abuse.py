@@ -558,6 +558,7 @@ _BOUNDARY_CASES = [case for name in _poisoning_tested() for case in (
 
 
 @pytest.mark.parametrize(("name", "runs"), _BOUNDARY_CASES)
+@pytest.mark.slow  # 1.3 CPU-s: a p-value law from repeated campaigns
 def test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_region(name, runs):
     """P[p-value <= t] <= t for honest reports at the boundary (everyone holds item 0: item 0's count is
     Bin(n, p*), every other item's Bin(n, q*)), so a flag at alpha/(2d) is a false alarm with probability

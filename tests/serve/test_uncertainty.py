@@ -48,6 +48,7 @@ def _incomes(seed: int, size: int) -> np.ndarray:
     return np.clip(np.random.default_rng(seed).lognormal(np.log(60_000), 0.6, size), 0, 200_000)
 
 
+@pytest.mark.slow  # 0.80 CPU-s: the service's views end to end
 def test_one_campaign_state_gives_one_interval_in_every_view(tmp_path, capsys, monkeypatch):
     from dpdist.cli._campaign import _summary_lines
 

@@ -62,6 +62,7 @@ def test_l_osue_and_loloha_audit_numbers():
         ("loloha", {"epsilon": 4.0, "epsilon_1": 2.0, "domain_size": 6, "hash_prime": 7}),
     ],
 )
+@pytest.mark.slow  # 0.63 CPU-s: a law checked from repeated draws
 def test_the_over_time_check_holds_for_every_history(name, params):
     testing.check_reports_over_time(local.make(name, **params))
 
@@ -77,6 +78,7 @@ def test_the_bound_is_not_vacuous_for_two_keys():
 # 6,000 devices per history are 2 CPU-s (the full suite); the fast loop's 2,000 keep every cell's expected count
 # above 11 (the rarest cell has probability 0.0058)
 @pytest.mark.parametrize("devices", [2000, pytest.param(6000, marks=pytest.mark.slow)])
+@pytest.mark.slow  # 0.71 CPU-s: a law checked from repeated draws
 def test_the_real_client_samples_the_exact_joint_law(devices):
     """The exact check is about the shipped client: MemoizedClient's reports of (0,1,0,1,...) follow the joint law.
 

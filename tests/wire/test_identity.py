@@ -40,6 +40,7 @@ def _statement(parties, name):
     return parties.admin("collector", "GET", f"/api/campaigns/{name}").json()["anonymity"]
 
 
+@pytest.mark.slow  # 0.60 CPU-s: collector, relay and issuer end to end
 def test_tokens_admit_one_report_each_and_the_statement_counts_what_the_collector_verified(tmp_path):
     with Parties(tmp_path, min_batch=6, max_batch=6) as parties:
         public = parties.relayed_campaign("anon", CONFIG, issuer_key="anon", colluding=2)
@@ -67,6 +68,7 @@ def test_tokens_admit_one_report_each_and_the_statement_counts_what_the_collecto
         assert refused.value.code == "exhausted"
 
 
+@pytest.mark.slow  # 0.33 CPU-s: collector, relay and issuer end to end
 def test_the_collectors_own_reports_need_tokens_and_count_only_beyond_the_colluding_bound(tmp_path):
     """The audit's flooding attack: the collector sends K-1 reports of its own through the relay."""
     with Parties(tmp_path, min_batch=5, max_batch=5) as parties:
@@ -349,6 +351,7 @@ def test_tokens_obtained_before_the_issuer_refuses_are_kept_for_the_next_reports
         assert status["waiting"] == {"spare": 8}
 
 
+@pytest.mark.slow  # 0.66 CPU-s: collector, relay and issuer end to end
 def test_a_relay_that_refuses_a_token_valid_for_the_campaign_does_not_burn_the_devices_tokens(tmp_path, monkeypatch):
     """A relay of the version before verifies the tokens of a campaign whose identity states ``tokens_each`` under the
     v2 challenge and refuses them (401 ``invalid_token``).  The device's token verifies under the identity: it is kept

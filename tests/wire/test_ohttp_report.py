@@ -92,6 +92,7 @@ def _deliver(parties, name, batch_id, messages):
     return answer.json()
 
 
+@pytest.mark.slow  # 0.28 CPU-s: collector, relay and issuer end to end
 def test_rfc9458_reports_and_dpdist_envelope_reports_share_one_shuffled_batch_and_count_once(tmp_path):
     with _paused(tmp_path, min_batch=3, max_batch=6) as parties:
         public = parties.relayed_campaign("mixed", CONFIG, issuer_key="mixed")
@@ -167,6 +168,7 @@ def test_a_replayed_encapsulated_request_counts_once(tmp_path):
         assert summary["n"] == 4 and summary["rejected"] == {}
 
 
+@pytest.mark.slow  # 0.30 CPU-s: collector, relay and issuer end to end
 def test_a_lying_relay_cannot_count_one_report_twice_under_its_token_or_other_devices_tokens(tmp_path):
     """A relay sees every token: it can attach other devices' valid tokens to copies of one report, or send a report
     with its own token again.  Each token is bound to its report, in either envelope: on a copy of another report it is
@@ -430,6 +432,7 @@ def test_a_queue_made_before_envelopes_keeps_its_waiting_reports(tmp_path):
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 1
 
 
+@pytest.mark.slow  # 0.66 CPU-s: collector, relay and issuer end to end
 def test_a_report_refused_in_dpdist_envelope_after_the_switch_goes_as_rfc9458_under_its_one_token(tmp_path):
     """A device whose report in dpdist's envelope the relay refuses once the campaign turned that envelope off sends it
     again as an RFC 9458 request under the same token (a credential of one token): the report is sealed again to the

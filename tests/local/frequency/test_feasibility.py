@@ -83,6 +83,7 @@ def _population(kind: str, d: int, n: int, rng) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", ["grr", "hr", "cp", "oue", "sue"])
+@pytest.mark.slow  # 0.43 CPU-s: false alarms over repeated campaigns
 def test_clean_campaigns_raise_no_alarm(name):
     """40 seeded clean campaigns per protocol (n = 2,000-50,000; point mass, two items, Zipf, uniform): no flag at
     the service's level, and the p-value bound is super-uniform: P[p <= 0.05] <= 0.05 + 3 sd of a rate over 40

@@ -57,6 +57,7 @@ def test_conditional_bias_of_the_default_estimator_matches_the_collision_fractio
     np.testing.assert_allclose(mean_estimate - f, off @ f / (1 - c), atol=1e-12)
 
 
+@pytest.mark.slow  # 0.28 CPU-s: a law checked from repeated draws
 def test_simulate_equals_privatize_in_law_on_both_sampler_paths(monkeypatch):
     # the conformance suite checks the per-item multinomial path; force the per-user one too
     from dpdist.local.frequency import flh as flh_module

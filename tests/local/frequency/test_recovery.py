@@ -54,6 +54,7 @@ def _campaign(name: str, targets, seed: int, n_fake: int = N_FAKE, d: int = D):
 
 @pytest.mark.parametrize("name", _recovery.SUPPORTED_PROTOCOLS)  # the protocols both the attack and recovery take
 @pytest.mark.parametrize("targets", [[97], [5, 60, 111]])
+@pytest.mark.slow  # 0.35 CPU-s: repeated attacked campaigns
 def test_the_attack_gains_what_cao_et_al_theorems_say(name, targets):
     protocol, aggregator, genuine = _campaign(name, targets, seed=1)
     estimate = protocol.estimate(aggregator)

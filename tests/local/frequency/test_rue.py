@@ -71,6 +71,7 @@ CASES = [
 # computed at 500): a variance formula off by 19 % or more is refused (13 % at 1,000, 4.2 % at the whole suite's 10,000)
 @pytest.mark.parametrize("name, params", CASES)
 @pytest.mark.parametrize("repeats", [500, pytest.param(10_000, marks=pytest.mark.slow)])
+@pytest.mark.slow  # 0.48 CPU-s: a variance from repeated estimates
 def test_empirical_variance_matches_the_analytic_mean_mse(name, params, repeats):
     empirical, analytic, standard_error, bias, bias_error = _empirical_against_analytic(name, params, 2000, repeats, 50)
     assert abs(empirical - analytic) <= 3 * standard_error, (empirical, analytic, standard_error)

@@ -88,8 +88,10 @@ def test_reports_with_the_wrong_number_of_items_are_counted():
     assert aggregator.rejected == {"not_k_items": 1, "padding_bits_set": 1}
 
 
-@pytest.mark.parametrize("threshold, batched_removals", [(0, False), (40, False), (128, False), (255, False),
-                                                      (128, True), (255, True)])
+# 0.1-0.2 CPU-s each (30,000 draws an input): the fast loop one fill with removals one at a time and one in batches
+@pytest.mark.parametrize("threshold, batched_removals", [
+    *(pytest.param(threshold, False, marks=pytest.mark.slow) for threshold in (0, 40, 255)), (128, False),
+    pytest.param(128, True, marks=pytest.mark.slow), (255, True)])
 def test_every_first_fill_gives_the_exact_channel(threshold, batched_removals, monkeypatch):
     # the first fill's rate only changes how many additions or removals follow (0: additions only,
     # 255: removals in almost every row, at d = 8, k = 3), and removals run one candidate per round

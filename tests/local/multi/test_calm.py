@@ -72,6 +72,7 @@ def test_calm_intervals_cover_at_their_level():
     assert np.all(np.abs(estimates.mean(axis=0) - truth_ab) < 5 * estimates.std(axis=0) / np.sqrt(300))
 
 
+@pytest.mark.slow  # 0.33 CPU-s: a variance from repeated estimates
 def test_calm_analytic_variance_matches_the_spread_of_repeated_estimates():
     """The standard errors (the exact variance of the consistent estimate) against the empirical spread of 200
     repeats: the chi-square bounds of the variance ratio at level 1e-6 (Bonferroni over the 6 cells)."""

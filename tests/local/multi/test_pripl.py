@@ -278,6 +278,7 @@ def test_a_group_maps_values_to_the_items_of_its_cuts():
     assert release.n == sum(agg.n for groups in history for agg in groups.values())
 
 
+@pytest.mark.slow  # 0.28 CPU-s: a large simulated release
 def test_release_is_close_to_the_truth_where_the_oracle_noise_is_small():
     # eps = 20: OUE keeps a 1 with probability 1/2 and flips a 0 with e^-20, so a frequency's standard error is at most
     # sqrt(1 / n_group) (binomial sampling of the halves); with n = 60,000 a node's is below 0.02 / 4.

@@ -35,6 +35,7 @@ def test_method_is_cp_with_the_raw_omp_estimate_and_metrics_decode_it():
     with pytest.raises(InvalidParameterError, match="sparsity"):
         paper_methods.compressive_privatization(values, get_dataset("zipf-1.1"), params, 0)
 
+@pytest.mark.slow  # 0.38 CPU-s: a reproduction's method end to end
 def test_privacy_loss_records_the_papers_excess_and_the_calibrated_guarantee():
     dataset = get_dataset("geo-0.8")
     values = dataset.load(1_000, rng=0)
