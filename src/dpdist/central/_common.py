@@ -39,13 +39,14 @@ class CentralInput:
     ``epsilon``, ``delta`` the record-level budget of the mechanism; :meth:`stated` states its guarantee per person.
     """
 
-    __slots__ = ("x", "epsilon", "delta", "bounds", "rng", "secure", "grid_size", "notes", "unit")
+    __slots__ = ("x", "epsilon", "delta", "bounds", "rng", "secure", "grid_size", "notes", "unit", "left")
 
     def __init__(self, x, epsilon, delta, bounds, rng, secure, grid_size, notes=(), unit: PrivacyUnit | None = None):
         self.x, self.epsilon, self.delta, self.bounds = x, epsilon, delta, bounds
         self.rng, self.secure, self.grid_size = rng, secure, grid_size
         self.notes = list(notes)  # what the result states about the inputs (the missing-value policy, the unit)
         self.unit = unit
+        self.left = epsilon  # what is left of the record-level budget once earlier steps spent some (:meth:`guarantee`)
 
     def details(self, **details):
         """``details`` of the result, with :attr:`notes` (when there are any) under ``"notes"`` and the privacy unit
@@ -60,10 +61,10 @@ class CentralInput:
                 **({"record_delta": self.delta} if self.delta else {})}
 
     def guarantee(self, neighbouring: str, *, delta: float | None = None) -> PrivacyGuarantee:
-        """The whole (record-level) budget of this release as a central guarantee (``delta`` defaults to the one given,
-        else 0)."""
+        """The (record-level) budget of this release as a central guarantee (``delta`` defaults to the one given, else
+        0): the whole of it, or what :attr:`left` says is left after earlier steps (the default quantiles' choice)."""
         spent = self.delta if delta is None else delta
-        return PrivacyGuarantee(self.epsilon, spent or 0.0, neighbouring, "central")
+        return PrivacyGuarantee(self.left, spent or 0.0, neighbouring, "central")
 
     def stated(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """What the release states: ``guarantee`` (record-level, what its steps spent) per person when it has a privacy

@@ -86,7 +86,7 @@ from ._defaults import SIZE_BUDGET_SHARE, size_for_rules  # noqa: F401  (SIZE_BU
 from ._shape import PROFILE_BINS, best_shape, coarse_profile
 from .noise import laplace_mechanism
 
-__all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "DEFAULT_BRANCHING", "MAX_LEAVES"]
+__all__ = ["TreeHistogram", "tree_cdf", "cdf", "choose_shape", "grow_checked", "DEFAULT_BRANCHING", "MAX_LEAVES"]
 
 DEFAULT_BRANCHING = 16
 MAX_LEAVES = 2**20
@@ -542,6 +542,15 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
     data = check_central_input(owner, x, epsilon=epsilon, bounds=bounds, rng=rng, clip=clip, secure=secure,
                                missing=missing, neighbouring=neighbouring, privacy_id=privacy_id,
                                max_contributions=max_contributions)
+    return grow_checked(cls, owner, data, branching=branching, height=height, neighbouring=neighbouring, rule=rule)
+
+
+def grow_checked(cls: type[TreeHistogram], owner: str, data, *, branching: int | None = None, height: int | None = None,
+                 neighbouring: str = "add-remove", rule: str = "adaptive", before: tuple = (),
+                 choice: dict | None = None) -> TreeHistogram:
+    """The tree of checked input ``data`` (:func:`grow_tree`); ``before`` holds steps of the budget already spent on
+    the same data (``data.left`` is what is left, the tree's), stated with the tree's own, and ``choice`` what
+    they released (the default quantiles' choice of method, :func:`dpdist.central.quantiles`)."""
     if branching is not None:
         branching = check_positive_int(owner, "branching", branching, low=2, high=MAX_LEAVES)
     check_option(owner, "rule", rule, RULES)
@@ -568,7 +577,7 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
         outside = np.where(reached, 0, _outside_cells(outside, tree_epsilon, data.rng)).tolist()
     outside = {} if outside is None else {"outside": outside}
     release = {
-        "epsilon": data.stated(sequential(spent)).epsilon,
+        "epsilon": data.stated(sequential([*before, *spent])).epsilon,
         "tree_epsilon": tree_epsilon,
         "noise_scale": scale,
         "sensitivity_l1": sensitivity,
@@ -578,6 +587,8 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
     }
     if size_release is not None:
         release["profile" if rule == "adaptive" else "size"] = size_release
+    if choice is not None:
+        release["choice"] = choice
     if data.unit is not None:  # the tree ran at the record-level budget above: its epsilon is stated per person
         release.update(unit="person", privacy_unit=data.unit_details())
     release.update({"notes": list(data.notes)} if data.notes else {})  # the missing-value policy, stated
