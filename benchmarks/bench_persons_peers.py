@@ -7,7 +7,7 @@ private).  At the same epsilon per person (1) and the same bound (8 rows per per
 person and merchant, 4 merchants per person, selection at (0.5, 1e-6) and the counts at 0.5, as PipelineDP's
 accountant splits 1), each library bounds the rows by its own uniform sampling and releases:
 
-* the deciles: dpdist's ``central.quantiles`` (the tree, its default; and JointExp), PipelineDP's PERCENTILE
+* the deciles: dpdist's ``central.quantiles`` (the tree and JointExp, each asked for by name), PipelineDP's PERCENTILE
   (Google's quantile tree), OpenDP's ``dp.quantile`` per decile over 1001 candidates; the error is the mean absolute
   error against the deciles of the rows released, in the amounts' units;
 * the CDF: dpdist's ``central.cdf``, PipelineDP's 99 percentiles read as a CDF (linear between them and to the

@@ -84,3 +84,56 @@ def test_no_nan_leaves_quantiles(call):
     for name in ("values", "low", "high"):
         value = getattr(released, name)
         assert value is None or not np.isnan(np.asarray(value, dtype=float)).any(), (name, value, call)
+
+
+def _choice(release) -> dict:
+    """What the default's choice released (JointExp's details, or the tree's release)."""
+    return release.details.get("choice") or release.details["releases"][0]["choice"]
+
+
+def test_the_default_runs_jointexp_on_data_without_ties_and_the_tree_on_heaped_data():
+    from dpdist.central.many_quantiles import CHOICE_SHARE
+
+    rng = np.random.default_rng(5)
+    smooth = rng.lognormal(np.log(30_000), 0.8, 3_000)
+    heaped = np.round(smooth / 1_000) * 1_000  # 3,000 records on about a hundred round sums
+    for x, method in ((smooth, "jointexp"), (heaped, "tree")):
+        release = central.quantiles(x, epsilon=1.0, bounds=(0, 300_000), rng=6)
+        choice = _choice(release)
+        assert release.method == choice["method"] == method
+        assert choice["epsilon"] == pytest.approx(CHOICE_SHARE)
+        assert release.guarantee.epsilon == pytest.approx(1.0, rel=1e-9)  # the choice, then the release: the sum
+        assert release.low is not None and np.all(release.low <= release.values)  # intervals either way
+        # the noisy counts: Laplace of scale 1 / 0.02 = 50 on each (8 scales: e^-8 of the time)
+        distinct = np.unique(x).size
+        assert abs(choice["distinct"] - distinct) < 400 and abs(choice["ties"] - (x.size - distinct)) < 400
+
+
+def test_the_default_choice_counts_move_by_one_record_at_most_one_step():
+    """The pair (distinct values, ties) of a data set and of it with one record added differ by exactly one in l1:
+    the sensitivity the choice's Laplace noise is calibrated to."""
+    from dpdist.central.many_quantiles import distinct_and_ties
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        x = rng.integers(0, 20, rng.integers(0, 30)).astype(float)
+        extra = float(rng.integers(0, 25))
+        assert np.abs(distinct_and_ties(np.append(x, extra)) - distinct_and_ties(x)).sum() == 1
+
+
+def test_the_default_keeps_the_tree_below_its_size_floor():
+    x = np.random.default_rng(8).lognormal(np.log(30_000), 0.8, 300)  # n epsilon 300: below JOINT_MIN_SIZE
+    assert central.quantiles(x, epsilon=1.0, bounds=(0, 300_000), rng=9).method == "tree"
+
+
+def test_default_deciles_of_a_heavy_tail_at_a_loose_bound_land_near_their_ranks():
+    """Pareto 1.2 above 10,000 at the bound 10^7, n = 10^3, epsilon = 1: the tree put a third of the records in one
+    leaf and read the first deciles below the data's minimum (rank error 0.063); the default's JointExp measures
+    0.0059 +- 0.0009 over 20 runs (OpenDP 0.0165).  10 seeded runs: their mean within 0.012 is 6 sds of margin."""
+    errors = []
+    for run in range(10):
+        x = np.sort(10_000 * (1 + np.random.default_rng([1, run]).pareto(1.2, 1_000)))
+        values = central.quantiles(x, epsilon=1.0, bounds=(0, 10_000_000), rng=run).values
+        q = np.arange(1, 10) / 10
+        errors.append(np.mean(np.abs(np.searchsorted(x, values, side="right") / x.size - q)))
+    assert np.mean(errors) < 0.012

@@ -10,12 +10,14 @@ r"""Many quantiles at once, and a quantile without bounds.
     least :data:`JOINT_MIN_SIZE`, the rest runs
     ``"jointexp"`` with :data:`DEFAULT_INTERVAL_SHARE` of it on intervals; else the rest grows the ``"tree"``.
     The choice is a function of the released pair (post-processing), the steps compose sequentially and the
-    guarantee states their sum: epsilon-DP under add/remove neighbours.  Why: on data without ties JointExp's
-    deciles are 1.3-15x closer in rank than the tree's (``benchmarks/bench_decile_peers.py``: 1.0x on lognormal
-    incomes at n = 10^3 with a tight bound, 15x on Pareto data 10^7 wide, where one leaf of the tree holds a
-    third of the records; 1.5-2.7x at n = 10^4), but on heaped data (ties) it lands beside the atoms, 1.3-2x
-    behind the tree in rank and 4-7x in the data's units at n = 10^4; above :data:`JOINT_LIMIT` records its time
-    (1 CPU-s at 10^5, 8 at 10^6) outgrows the tree's (0.2 s at 10^6).  ``details["choice"]`` (JointExp) or the
+    guarantee states their sum: epsilon-DP under add/remove neighbours.  Why (``benchmarks/bench_decile_peers.py``,
+    deciles, epsilon 1): on data without ties JointExp's deciles are 1.2-10.7x closer in rank than the tree's at
+    n = 10^3 (0.84x on lognormal incomes at a tight bound; 10.7x on a Pareto 10^7 wide, where one leaf of the tree
+    holds a third of the records), 1.3-2.3x at 10^4 and 1.1-5.8x at 10^5, but on heaped data (ties) its outputs
+    land beside the atoms, 1.2-2.1x behind the tree in rank and 3-7.5x in the data's units at 10^4.  Below
+    :data:`JOINT_MIN_SIZE` the tree is as close (500 lognormal incomes: 0.0096 against 0.0106); above
+    :data:`JOINT_LIMIT` records JointExp's time (1 CPU-s at 10^5, 8 at 10^6) outgrows the tree's (0.2 s at 10^6).
+    ``details["choice"]`` (JointExp) or the
     tree's ``releases[0]["choice"]`` holds the pair and the method chosen.
 ``"tree"``
     One :class:`~dpdist.central.tree.TreeHistogram` release; every quantile is
@@ -312,13 +314,17 @@ def joint_exp_grid(bounds: tuple[float, float], m: int) -> int:
     return cells
 
 
+def distinct_and_ties(x: np.ndarray) -> np.ndarray:
+    """``[D, n - D]``, ``D`` the distinct values of ``x``: adding or removing a record moves exactly one by one."""
+    distinct = float(np.unique(x).size)
+    return np.array([distinct, x.size - distinct])
+
+
 def _default_quantiles(owner: str, data, q: np.ndarray, level: float) -> QuantileRelease:
     """The ``"auto"`` method: JointExp or the tree, chosen from the noisy numbers of distinct values and ties (see
     the module docstring); ``data.left`` becomes what is left after the choice."""
     choice, rest = split(data.guarantee("add-remove"), [CHOICE_SHARE, 1.0 - CHOICE_SHARE])
-    distinct = float(np.unique(data.x).size)
-    noisy = np.round(laplace_mechanism(np.array([distinct, data.x.size - distinct]), 1.0, choice.epsilon, data.rng,
-                                       integer_valued=True))
+    noisy = np.round(laplace_mechanism(distinct_and_ties(data.x), 1.0, choice.epsilon, data.rng, integer_valued=True))
     size = max(float(noisy.sum()), 1.0)
     joint = noisy[1] <= TIES_LIMIT * size and JOINT_MIN_SIZE <= size * data.epsilon and size <= JOINT_LIMIT
     chosen = {"distinct": int(noisy[0]), "ties": int(noisy[1]), "epsilon": choice.epsilon,
