@@ -116,3 +116,17 @@ def test_tree_intervals_cover_the_empirical_quantiles_of_heaped_data(n, bound):
         total += q.size
     assert covered / total >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / total), covered / total
     assert bound < 10**6 or zoomed >= 30  # with the loose bound the tree's range is zoomed (the noise may stop it)
+
+
+def test_an_atom_the_tree_reads_is_refined_below_the_heavy_leaves_mass():
+    """A leaf whose released mass stands above both neighbours by more than the sub-tree's FOLLOW noise sds is refined
+    (the reading follows its atom down the sub-tree), though lighter than the blind search's heavy leaves; a leaf as
+    heavy as its neighbours is not."""
+    x = np.random.default_rng(2).random(1000)
+    scale = _refine.SUB_HEIGHT / 1.0  # the sub-tree's Laplace scale at epsilon 1
+    heavy = _refine.SIGNIFICANCE * np.sqrt(2.0) * scale  # 11.3 records
+    masses = np.array([2.0, 2.0, 9.0, 2.0, 2.0, 9.0, 9.0, 9.0])  # leaf 2: 7 above both neighbours, 5 sds of a sub-node
+    assert masses.max() < heavy
+    assert _refine.release_refinement(_data(x), masses, 1.0, "add-remove").leaves.size == 0
+    refined = _refine.release_refinement(_data(x), masses, 1.0, "add-remove", leaf_sd=0.1).leaves.tolist()
+    assert refined == [2]

@@ -13,7 +13,10 @@ finer one a sub-tree of the same kind (noise on every level, Hay et al.'s consis
 
 **Release** (:func:`release_refinement`).  The leaves refined are chosen from the tree's released counts
 (post-processing): those whose consistent mass could hold a child above the noise (at least
-:data:`SIGNIFICANCE` noise standard deviations), the heaviest first, at most :data:`MAX_CELLS` cells in all.
+:data:`SIGNIFICANCE` noise standard deviations), and those the tree reads as holding an atom of at least
+:data:`FOLLOW` of them (the reading follows it down; on weekly wages heaped on 10 and 50 USD at n = 10^5, bound
+2,500, the atoms at multiples of 10 hold 2-4 sub-node sds and were left unrefined: the deciles' error in USD falls
+from 0.23 to 0.13 over 24 runs), the heaviest first, at most :data:`MAX_CELLS` cells in all.
 Inside each, a complete :data:`SUB_BRANCHING`-ary tree of :data:`SUB_HEIGHT` levels over
 :math:`S = b^h` equal sub-leaves counts the records; every node of levels :math:`1..h` gets discrete
 Laplace noise of scale :math:`h/\varepsilon_R` (integers: no bit of the sampler's floats is released).
@@ -50,6 +53,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._atoms import atom_masses
 from .noise import laplace_mechanism
 
 __all__ = ["REFINE_SHARE", "REFINE_FLOOR", "REFINE_MIN_SIZE", "REFINE_SIZE_SHARE", "SUB_BRANCHING", "SUB_HEIGHT",
@@ -153,7 +157,8 @@ class Refinement:
                 "sensitivity_l1": self.noise_scale * self.epsilon}
 
 
-def release_refinement(data, leaf_masses: np.ndarray, epsilon: float, neighbouring: str) -> Refinement:
+def release_refinement(data, leaf_masses: np.ndarray, epsilon: float, neighbouring: str,
+                       leaf_sd: float | None = None) -> Refinement:
     """The noisy sub-trees of the leaves chosen from the released ``leaf_masses`` (see the module docstring).
 
     ``data`` is the checked input of the tree (its values already clipped into its bounds, its generator),
@@ -163,7 +168,10 @@ def release_refinement(data, leaf_masses: np.ndarray, epsilon: float, neighbouri
     sensitivity = float(2 * height if neighbouring == "replace" else height)
     scale = sensitivity / epsilon
     cells = branching**height
-    heavy = np.flatnonzero(leaf_masses >= SIGNIFICANCE * math.sqrt(2.0) * scale)
+    heavy = leaf_masses >= SIGNIFICANCE * math.sqrt(2.0) * scale
+    if leaf_sd is not None:  # the atoms the tree reads, large enough for the sub-tree to place (:func:`refined_masses`)
+        heavy |= atom_masses(leaf_masses, leaf_sd) > FOLLOW * math.sqrt(2.0) * scale
+    heavy = np.flatnonzero(heavy)
     heaviest = heavy[np.argsort(-leaf_masses[heavy], kind="stable")[: MAX_CELLS // cells]]
     leaves = np.sort(heaviest)
     low, high = data.bounds

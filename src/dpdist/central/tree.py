@@ -597,7 +597,8 @@ def grow_checked(cls: type[TreeHistogram], owner: str, data, *, branching: int |
     if len(spent) < 3:
         return tree
     # the heavy leaves, chosen from the tree just released (post-processing), refined at the last step's budget
-    refinement = release_refinement(data, tree.consistent_leaves()[0], spent[2].epsilon, neighbouring)
+    refinement = release_refinement(data, tree.consistent_leaves()[0], spent[2].epsilon, neighbouring,
+                                    math.sqrt(tree.noise_variance))
     return replace(tree, refinement=refinement, releases=({**release, "refinement": refinement.details()},))
 
 
