@@ -49,6 +49,28 @@ def test_rule_is_shallow_for_smooth_and_deep_for_concentrated_data():
     assert _shape.best_shape(10**5, 1.0, 3.06, branching=10) in {(10, 2), (10, 3), (10, 4)}
 
 
+def test_leaf_floor_only_at_large_size_where_the_profile_is_blind():
+    from dpdist.central.tree import LARGE_SIZE, leaf_floor
+
+    assert leaf_floor(LARGE_SIZE / 2, 1.0, 16.0, 16, heaped=True) == 0.0  # below the size: the model alone
+    assert leaf_floor(10**6, 1.0, 15.9, 16) == 10**6 / 4  # nearly all in one bin of a wider range
+    assert leaf_floor(10**6, 1.0, 16.0, 1) == 0.0  # the tree covers that bin alone: the model sees it
+    assert leaf_floor(10**6, 1.0, 3.0, 16) == 0.0  # smooth, no ties
+    assert leaf_floor(10**6, 1.0, 3.0, 16, heaped=True) == 10**6 / 32
+    # the floor is obeyed (the model's best above it), or the most leaves there are
+    branching, height = _shape.best_shape(10**6, 1.0, 3.0, min_leaves=2.5e5)
+    assert branching**height >= 2.5e5 and _shape.best_shape(10**6, 1.0, 3.0)[1] == 3
+    most = _shape.best_shape(10**6, 1.0, 3.0, min_leaves=1e9)
+    assert most[0] ** most[1] == 2**20
+
+
+def test_heavy_tail_at_a_loose_bound_gets_a_fine_tree_at_large_size():
+    rng = np.random.default_rng(5)
+    x = np.clip(10_000 * (1 + rng.pareto(1.2, 10**6)), 0, 1e7)  # 99% in the first of the profile's 16 bins
+    tree = TreeHistogram.release(x, 1.0, (0, 1e7), rng=0)
+    assert tree.releases[0]["profile"]["concentration"] >= 15 and tree.branching**tree.height >= 0.9e6 / 4
+
+
 def test_release_picks_the_shape_from_the_data():
     rng = np.random.default_rng(3)
     normal = TreeHistogram.release(np.clip(rng.normal(size=10**5), -4, 4), 1.0, (-4, 4), rng=0)

@@ -160,9 +160,14 @@ def expected_ks(branching, height, n: float, epsilon: float, concentration: floa
     return float(value) if value.ndim == 0 else value
 
 
-def best_shape(n: float, epsilon: float, concentration: float, *, branching: int | None = None, replace: bool = False) -> tuple[int, int]:
-    """``(branching, height)`` minimising :func:`expected_ks` (ties: fewer leaves)."""
+def best_shape(n: float, epsilon: float, concentration: float, *, branching: int | None = None, replace: bool = False,
+               min_leaves: float = 0.0) -> tuple[int, int]:
+    """``(branching, height)`` minimising :func:`expected_ks` (ties: fewer leaves), among the shapes of at least
+    ``min_leaves`` leaves (or of the most leaves there are, if none has that many)."""
     branchings, heights = _candidates(branching)
+    leaves = branchings.astype(np.float64) ** heights
+    enough = leaves >= min(min_leaves, leaves.max(initial=0.0))
+    branchings, heights = branchings[enough], heights[enough]
     if branchings.size == 0:  # a branching above MAX_LEAVES is refused by the release; below MIN_LEAVES: one level
         assert branching is not None, "every branching is a candidate when none is given"
         return int(branching), 1

@@ -94,6 +94,13 @@ NEIGHBOURING = ("add-remove", "replace")
 RULES = ("adaptive", "size")
 #: The tree has at least this many leaves (see :func:`choose_shape`).
 MIN_LEAVES = 256
+#: The tree's noisy n times its budget from which the shape rule floors the leaves where the profile cannot see the
+#: data's shape (:func:`leaf_floor`),
+LARGE_SIZE = 2.5e5
+#: the concentration from which the data count as sitting in one of the profile's bins,
+CONCENTRATED = 15.0
+#: and the floors, as that size over these divisors: data in one profile bin, data with ties.
+CONCENTRATED_DIVISOR, HEAPED_DIVISOR = 4.0, 32.0
 #: knots of the CDF read beyond a zoomed tree on each side (``TreeHistogram._beyond``)
 TAIL_KNOTS = 65
 #: nodes of the noise trees drawn and made consistent at once by ``_noise_cdfs`` (2 MiB of doubles a block)
@@ -125,6 +132,33 @@ def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tupl
     ):
         height += 1
     return branching, height
+
+
+def leaf_floor(n: float, epsilon: float, concentration: float, bins: int, heaped: bool = False) -> float:
+    r"""The fewest leaves the adaptive shape rule may choose (:func:`dpdist.central._shape.best_shape`): 0 below
+    :math:`n\varepsilon =` :data:`LARGE_SIZE` (``n`` the profile's noisy count, ``epsilon`` the tree's budget).
+
+    Above it, :math:`n\varepsilon /` :data:`CONCENTRATED_DIVISOR` where the profile's concentration is at least
+    :data:`CONCENTRATED` and the tree spans ``bins`` > 1 of its bins (nearly all the data in one bin: the profile cannot
+    see their shape inside it, and its curvature model stops at the one-bin reading), else
+    :math:`n\varepsilon /` :data:`HEAPED_DIVISOR` on data with ties (``heaped``: a release's noisy count of tied
+    records, the default quantiles' choice); 0 otherwise.  The KS model weighs the noise of a taller tree against a
+    resolution it reads from the profile; at large :math:`n\varepsilon` these data's deciles are limited by what
+    the profile cannot see: the slope of a steep density inside a wide leaf (read linearly, a Pareto's deciles all
+    land above the data's), and atoms closer than a leaf (a decile lands between two).  Measured
+    (``benchmarks/bench_decile_peers.py``, :math:`n = 10^6`, :math:`\varepsilon = 1`, 4 runs): Pareto 1.2 at the
+    bound :math:`10^7`, 14^4 leaves chosen by the model, 22^4 with the floor: rank error 5.5e-5 -> 2.1e-5; loan
+    incomes at the bound 300,000 (19^3 -> 14^4): error 2.5 -> 0.35 USD.  On smooth data without ties the model's
+    shape stays (a 22^4 tree's noise makes a normal sample's deciles 1.5x worse in rank).
+
+    Privacy: a function of released values (the profile, the noisy ties) and public constants: post-processing.
+    """
+    size = n * epsilon
+    if size < LARGE_SIZE:
+        return 0.0
+    if concentration >= CONCENTRATED and bins > 1:
+        return size / CONCENTRATED_DIVISOR
+    return size / HEAPED_DIVISOR if heaped else 0.0
 
 
 def _noisy_levels(data, branching: int, height: int, neighbouring: str, epsilon: float) -> tuple[list, float]:
@@ -615,11 +649,12 @@ def _outside_cells(counts: np.ndarray, epsilon: float, rng) -> list[int]:
     return np.round(noisy).astype(np.int64).tolist()
 
 
-def _shape_and_budget(data, branching: int | None, height: int | None, neighbouring: str, rule: str):
+def _shape_and_budget(data, branching: int | None, height: int | None, neighbouring: str, rule: str,
+                      heaped: bool = False):
     """``(branching, height, steps, size release)``: the tree's shape and the steps of the budget, composed
     sequentially: the whole budget on a tree of a given ``height``; else the rule's profile (or noisy ``n``)
-    first, then, with the adaptive rule, the tree and its refinement (:func:`~dpdist.central._refine.refine_share` of
-    what is left, none for small data)."""
+    first, then, with the adaptive rule, the tree (at least :func:`leaf_floor` leaves; ``heaped`` as there) and its
+    refinement (:func:`~dpdist.central._refine.refine_share` of what is left, none for small data)."""
     total = data.guarantee(neighbouring)
     if height is not None:
         return branching, height, [total], None
@@ -629,8 +664,11 @@ def _shape_and_budget(data, branching: int | None, height: int | None, neighbour
     public_n, concentration, spent, size_release = coarse_profile(data, neighbouring)  # noisy n, concentration
     share = refine_share(public_n, spent[-1].epsilon)
     steps = [spent[0], *split(spent[-1], [1.0 - share, share])] if share > 0 else spent
+    zoom = size_release.get("zoom", data.bounds)
+    bins = round((zoom[1] - zoom[0]) / (data.bounds[1] - data.bounds[0]) * PROFILE_BINS)
     shape = best_shape(public_n, steps[1].epsilon, concentration, branching=branching,
-                       replace=neighbouring == "replace")
+                       replace=neighbouring == "replace",
+                       min_leaves=leaf_floor(public_n, steps[1].epsilon, concentration, bins, heaped))
     return (*shape, steps, size_release)
 
 
