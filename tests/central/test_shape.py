@@ -71,6 +71,15 @@ def test_heavy_tail_at_a_loose_bound_gets_a_fine_tree_at_large_size():
     assert tree.releases[0]["profile"]["concentration"] >= 15 and tree.branching**tree.height >= 0.9e6 / 4
 
 
+def test_default_quantiles_on_heaped_data_get_a_finer_tree_at_large_size():
+    rng = np.random.default_rng(6)
+    x = np.round(rng.lognormal(np.log(45_000), 0.7, 10**6), -3)  # whole thousands: nearly every record tied
+    release = central.quantiles(x, epsilon=1.0, bounds=(0, 300_000), rng=1)
+    assert release.details["releases"][0]["choice"]["method"] == "tree"
+    branching, height = _shape.best_shape(10**6, 0.9, 3.0)  # the model alone, on smooth data of this size
+    assert release.details["leaves"] >= 0.9e6 / 32 > branching**height
+
+
 def test_release_picks_the_shape_from_the_data():
     rng = np.random.default_rng(3)
     normal = TreeHistogram.release(np.clip(rng.normal(size=10**5), -4, 4), 1.0, (-4, 4), rng=0)

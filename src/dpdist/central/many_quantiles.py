@@ -17,6 +17,7 @@ r"""Many quantiles at once, and a quantile without bounds.
     land beside the atoms, 1.2-2.1x behind the tree in rank and 3-7.5x in the data's units at 10^4.  Below
     :data:`JOINT_MIN_SIZE` the tree is as close (500 lognormal incomes: 0.0096 against 0.0106); above
     :data:`JOINT_LIMIT` records JointExp's time (1 CPU-s at 10^5, 8 at 10^6) outgrows the tree's (0.2 s at 10^6).
+    On data with ties the tree is finer at large :math:`n\varepsilon` (:func:`dpdist.central.tree.leaf_floor`).
     ``details["choice"]`` (JointExp) or the
     tree's ``releases[0]["choice"]`` holds the pair and the method chosen.
 ``"tree"``
@@ -332,7 +333,9 @@ def _default_quantiles(owner: str, data, q: np.ndarray, level: float) -> Quantil
     data.left = rest.epsilon
     if joint:
         return _joint_quantiles(data, q, level, DEFAULT_INTERVAL_SHARE, before=(choice,), choice=chosen)
-    return _tree_quantiles(grow_checked(TreeHistogram, owner, data, before=(choice,), choice=chosen), q, level)
+    tree = grow_checked(TreeHistogram, owner, data, before=(choice,), choice=chosen,
+                        heaped=bool(noisy[1] > TIES_LIMIT * size))  # a finer tree at large n (tree.leaf_floor)
+    return _tree_quantiles(tree, q, level)
 
 
 def _joint_quantiles(data, q: np.ndarray, level: float, share: float | None = None, before: tuple = (),

@@ -146,10 +146,13 @@ def leaf_floor(n: float, epsilon: float, concentration: float, bins: int, heaped
     resolution it reads from the profile; at large :math:`n\varepsilon` these data's deciles are limited by what
     the profile cannot see: the slope of a steep density inside a wide leaf (read linearly, a Pareto's deciles all
     land above the data's), and atoms closer than a leaf (a decile lands between two).  Measured
-    (``benchmarks/bench_decile_peers.py``, :math:`n = 10^6`, :math:`\varepsilon = 1`, 4 runs): Pareto 1.2 at the
-    bound :math:`10^7`, 14^4 leaves chosen by the model, 22^4 with the floor: rank error 5.5e-5 -> 2.1e-5; loan
-    incomes at the bound 300,000 (19^3 -> 14^4): error 2.5 -> 0.35 USD.  On smooth data without ties the model's
-    shape stays (a 22^4 tree's noise makes a normal sample's deciles 1.5x worse in rank).
+    (``benchmarks/bench_decile_peers.py``, :math:`n = 10^6`, :math:`\varepsilon = 1`, 4 runs, the mean over 4 seeds of
+    the noise): Pareto 1.2 at the bound :math:`10^7` (14^4 leaves by the model, 22^4 with the floor): deciles' rank
+    error 4.8e-5 -> 2.3e-5; loan incomes at the bound 300,000 (19^3 -> 13^4): 2.2 -> 1.0 USD; heaped
+    incomes 1.05 -> 0.43 USD, CPS wages 0.030 -> 0.012 USD, weekly wages 0.013 -> 0.010 USD.  The heaped divisor: 16
+    (16^4) is better on loan incomes (0.39 USD) but worse on weekly wages (0.018), whose first decile lies between
+    atoms, in the noise.  On smooth data without ties the model's shape stays: a floor of :math:`n\varepsilon/4`
+    makes a normal sample's deciles 1.3x worse in rank (the noise of a 22^4 tree against 19^3).
 
     Privacy: a function of released values (the profile, the noisy ties) and public constants: post-processing.
     """
@@ -581,14 +584,15 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
 
 def grow_checked(cls: type[TreeHistogram], owner: str, data, *, branching: int | None = None, height: int | None = None,
                  neighbouring: str = "add-remove", rule: str = "adaptive", before: tuple = (),
-                 choice: dict | None = None) -> TreeHistogram:
+                 choice: dict | None = None, heaped: bool = False) -> TreeHistogram:
     """The tree of checked input ``data`` (:func:`grow_tree`); ``before`` holds steps of the budget already spent on
-    the same data (``data.left`` is what is left, the tree's), stated with the tree's own, and ``choice`` what
-    they released (the default quantiles' choice of method, :func:`dpdist.central.quantiles`)."""
+    the same data (``data.left`` is what is left, the tree's), stated with the tree's own, ``choice`` what
+    they released (the default quantiles' choice of method, :func:`dpdist.central.quantiles`) and ``heaped`` whether
+    it reads the data as having ties (:func:`leaf_floor`)."""
     if branching is not None:
         branching = check_positive_int(owner, "branching", branching, low=2, high=MAX_LEAVES)
     check_option(owner, "rule", rule, RULES)
-    branching, height, spent, size_release = _shape_and_budget(data, branching, height, neighbouring, rule)
+    branching, height, spent, size_release = _shape_and_budget(data, branching, height, neighbouring, rule, heaped)
     public_bounds = tuple(float(b) for b in data.bounds)
     outside = None
     if size_release is not None and "zoom" in size_release:  # the tree covers the profile bins holding the data
