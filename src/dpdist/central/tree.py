@@ -33,7 +33,8 @@ reference model.  The shapes compared are the level-uniform trees of Rameshwar, 
 any integer :math:`b \le 64`) and flat histograms of any size; for a given :math:`L` the noise term
 orders them as their :math:`\ell_2` error :math:`h^3(b-1)` does (Thm. IV.1), so the rule picks
 their integer optimum for the :math:`L` the KS model wants.  Smooth data get a flat histogram or a
-shallow tree, concentrated data a deep one.  ``rule="size"`` is the earlier rule
+shallow tree, concentrated data a deep one; at large :math:`n\varepsilon`, data the profile cannot resolve (nearly
+all in one of its bins, or tied) get at least :func:`leaf_floor` leaves.  ``rule="size"`` is the earlier rule
 (:func:`choose_shape`, from the noisy ``n`` only); a given ``height`` spends the whole budget on
 the tree.  The two releases compose sequentially (the guarantee is their sum).
 
