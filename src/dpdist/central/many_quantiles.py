@@ -4,8 +4,8 @@ r"""Many quantiles at once, and a quantile without bounds.
 
 ``"auto"`` (default)
     Paid from the budget: :data:`CHOICE_SHARE` of it releases the numbers of distinct values :math:`D` and of
-    tied records :math:`T = n - D` (one Laplace draw each at that share: adding or removing a record moves exactly
-    one of them by one, so the pair has :math:`\ell_1` sensitivity 1).  Where the noisy ties are at most
+    tied records :math:`T = n - D` (one Laplace draw each at that share: adding or removing a record moves one of
+    them by one, or neither where a missing value is dropped, so the pair has :math:`\ell_1` sensitivity 1).  Where the noisy ties are at most
     :data:`TIES_LIMIT` of the noisy :math:`n`, that :math:`n` is at most :data:`JOINT_LIMIT` and :math:`n\varepsilon` at
     least :data:`JOINT_MIN_SIZE`, the rest runs
     ``"jointexp"`` with :data:`DEFAULT_INTERVAL_SHARE` of it on intervals; else the rest grows the ``"tree"``.
