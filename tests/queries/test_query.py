@@ -11,7 +11,8 @@ import pytest
 import dpdist
 from dpdist.budget import BudgetSession
 from dpdist.errors import InvalidParameterError, PrivacyBudgetError
-from dpdist.queries import count, histogram, mean, persons, quantiles, sum
+from dpdist.queries import count, distinct, histogram, mean, persons, quantiles, sum
+from dpdist.queries._query import _distinct_rows
 
 RNG = np.random.default_rng(11)
 N = 4_000
@@ -124,6 +125,9 @@ def test_persons_counts_each_person_once_per_group_with_the_noise_of_one_row():
     (lambda: dpdist.query(TABLE, epsilon=1.0).agg(sum("salary", (0, 1))).release(), "'column'"),
     (lambda: dpdist.query(TABLE, epsilon=1.0).group_by("region", keys=KEYS, selection_epsilon=0.1), "'selection_epsilon'"),
     (lambda: dpdist.query(TABLE, epsilon=1.0).agg(persons()), "privacy_id"),
+    (lambda: distinct(None), "'column'"),
+    (lambda: dpdist.query(TABLE, epsilon=1.0).agg(distinct("city")).release(), "'column'.*'city'"),
+    (lambda: dpdist.query(TABLE, epsilon=1.0).group_by("region").agg(distinct("age")).plan(), "add count()"),
 ])
 def test_bad_queries_are_refused_by_name(build, named):
     with pytest.raises(InvalidParameterError, match=named):
@@ -140,3 +144,62 @@ def test_missing_values_are_refused_before_the_charge_by_default_and_left_out_wi
     assert not session.charges  # refused before the charge
     released = dpdist.query(holed, epsilon=1.0, missing="drop", rng=0).agg(count(), mean("income", (0, 3e5))).release()
     assert abs(released.results["count()"][0].count - N) < 30  # a count counts rows, whatever their values
+
+
+#: the table with a string column of about 300 values per region
+CITIES = TABLE.assign(city=np.char.add("c", RNG.integers(0, 300, N).astype(str)))
+
+
+def _distinct_query(table, k=4):
+    return (dpdist.query(table, epsilon=1.0, privacy_id="person", max_contributions=k, max_groups=2, rng=5)
+            .group_by("region", keys=KEYS).agg(distinct("city"), count()))
+
+
+def test_distinct_counts_the_values_of_a_column_per_group_within_a_few_noise_deviations():
+    """1,000 persons of 4 rows over two regions, all rows kept: each region's distinct cities within 5 deviations of
+    the discrete Laplace noise at epsilon 0.5 / 4, alike in pandas, Polars and DuckDB."""
+    polars, duckdb = pytest.importorskip("polars"), pytest.importorskip("duckdb")
+    planned = {row["statistic"]: row for row in _distinct_query(CITIES).plan().expected(1_000)}
+    assert planned["distinct(city)"] == {**planned["count()"], "statistic": "distinct(city)"}  # a count's noise
+    truth = CITIES.groupby("region")["city"].nunique()
+    pandas = _distinct_query(CITIES).release().table().set_index("region")
+    lazy = _distinct_query(polars.from_pandas(CITIES).lazy()).release().table().collect().to_pandas()
+    frame = CITIES  # noqa: F841 (read by duckdb's replacement scan)
+    relation = _distinct_query(duckdb.sql("SELECT * FROM frame")).release().table().df()
+    for table in (pandas, lazy.set_index("region"), relation.set_index("region")):
+        assert np.abs(table["city distinct"] - truth).max() < 5 * planned["distinct(city)"]["error"]
+        assert (table["city distinct low"] <= table["city distinct"]).all()
+    assert np.abs(pandas["count"] - CITIES.groupby("region").size()).max() < 5 * planned["count()"]["error"]
+
+
+def test_one_person_of_500_rows_of_500_new_values_moves_the_distinct_rows_by_at_most_max_contributions():
+    """The rows a distinct count counts, with and without one person of 500 rows in one group, each row a value
+    nobody else has: the deduplicated rows kept differ by at most k in that group and not at all in the other."""
+    heavy = pd.DataFrame({"person": -1, "region": "north", "income": 1.0, "age": 30,
+                          "city": [f"new {i}" for i in range(500)]})
+    for k in (1, 3):
+        counted = []
+        for table in (CITIES, pd.concat([CITIES, heavy], ignore_index=True)):
+            query = _distinct_query(table, k)
+            data = _distinct_rows(query._staged(query._checked(), 7), "city", ("region",), "refuse")
+            counted.append(pd.Series(data["region"]).value_counts())
+        moved = counted[1] - counted[0]
+        assert moved["north"] == k and moved["south"] == 0
+
+
+def test_distinct_values_compare_as_given_and_missing_ones_follow_the_query():
+    table = pd.DataFrame({"city": ["a", "a", "b", None, None, 1.0, "1.0"], "zero": 0})
+    data = {"city": table["city"].to_numpy(), "__dpdist_zeros__": np.zeros(7, dtype=np.int64)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert _distinct_rows(data, "city", (), "drop")["city"].tolist() == ["a", "b", 1.0, "1.0"]
+        assert _distinct_rows(data, "city", (), 1.0)["city"].size == 4  # None counted as 1.0, which is there
+
+
+def test_with_private_keys_the_groups_are_chosen_on_the_rows_kept_before_any_deduplication():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = (dpdist.query(CITIES, epsilon=1.0, privacy_id="person", max_contributions=4, max_groups=2, rng=1)
+                  .group_by("region").agg(distinct("city"), count()).release())
+    assert list(result.results) == ["distinct(city)", "count()"] and set(result.keys) == set(KEYS)
+    assert result.guarantee.epsilon == pytest.approx(1.0)

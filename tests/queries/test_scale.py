@@ -9,7 +9,7 @@ import pytest
 
 import dpdist
 from dpdist.errors import MissingValuesError
-from dpdist.queries import count, histogram, mean, quantiles
+from dpdist.queries import count, distinct, histogram, mean, quantiles
 from dpdist.queries._scale import kept_rows
 
 dd = pytest.importorskip("dask.dataframe")
@@ -62,6 +62,16 @@ def test_a_dask_frame_releases_what_pandas_releases_for_the_same_seed(partitions
     released = _release(_dask(TABLE, partitions)).compute().reset_index(drop=True)
     assert bounded_on_the_cluster == ["dask"]
     pd.testing.assert_frame_equal(released, _release(TABLE), check_exact=True)
+
+
+def test_a_distinct_count_on_dask_is_the_one_released_in_pandas_for_the_same_seed(bounded_on_the_cluster):
+    def released(table):
+        built = dpdist.query(table, epsilon=1.0, privacy_id="person", max_contributions=2, max_groups=2, rng=6)
+        return built.group_by("region", keys=["north", "south"]).agg(distinct("age")).release().table()
+
+    on_dask = released(_dask(TABLE, 3)).compute().reset_index(drop=True)
+    assert bounded_on_the_cluster == ["dask"]
+    pd.testing.assert_frame_equal(on_dask, released(TABLE), check_exact=True)
 
 
 def test_private_keys_on_dask_are_the_ones_chosen_in_pandas_for_the_same_seed():

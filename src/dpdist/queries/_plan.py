@@ -8,7 +8,7 @@ Statistic :math:`j` gets :math:`\\varepsilon_j`; with ``max_groups`` :math:`m` e
 :math:`\\varepsilon_{\\text{sel}} + \\sum_j \\varepsilon_j = \\varepsilon`.
 
 **Expected errors** come from public parameters only (the bounds, the budget, ``n`` as stated, the contribution
-bounds), never from the data: the standard deviation of the noise of a count, a sum and a mean (exact for the count and
+bounds), never from the data: the standard deviation of the noise of a count (a distinct count's too), a sum and a mean (exact for the count and
 the sum; the mean's at its worst, a mean at a bound), and for quantiles, histograms and CDFs the seeded simulation of
 :func:`dpdist.explain` at that ``n`` (the quantiles' mean absolute error in the column's units; the histogram's and the
 CDF's KS distance).
@@ -109,7 +109,7 @@ def _laplace_sd(record_epsilon: float) -> float:
 def _expected(planned: PlannedStatistic, n: int, k: int, repeats: int) -> dict[str, Any]:
     statistic, record = planned.statistic, planned.group_epsilon / k
     bounds: tuple[float, float] = statistic.options.get("bounds", (0.0, 0.0))
-    if statistic.kind in ("count", "persons"):  # the persons' count: one row per person and group
+    if statistic.kind in ("count", "persons", "distinct"):  # the persons' count: one row per person and group
         return {"metric": "count standard deviation",
                 "error": _laplace_sd(planned.group_epsilon if statistic.kind == "persons" else record)}
     if statistic.kind == "sum":

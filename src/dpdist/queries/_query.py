@@ -18,7 +18,7 @@ from .._guarantee import PrivacyGuarantee, sequential
 from .._validation import CENTRAL_EPSILON, Integer, Interval, check_param
 from ..errors import DPDistError, InvalidParameterError
 from ..frame import group_release
-from .._missing import missing_policy
+from .._missing import missing_mask, missing_policy
 from ..frame._local import check_missing_key_rows
 from ..frame._tables import Engine, _staging_backend, check_columns, open_frame
 from ._plan import QueryPlan, plan_of
@@ -75,8 +75,8 @@ class Query:
         return dataclasses.replace(self, by=tuple(by), keys=None, selection=(float(chosen), float(delta)))
 
     def agg(self, *statistics: Statistic) -> "Query":
-        """The statistics to release (:func:`dpdist.queries.count`, ``sum``, ``mean``, ``quantiles``, ``histogram``,
-        ``cdf``), each once per group."""
+        """The statistics to release (:func:`dpdist.queries.count`, ``persons``, ``distinct``, ``sum``, ``mean``,
+        ``quantiles``, ``histogram``, ``cdf``), each once per group."""
         for statistic in statistics:
             if not isinstance(statistic, Statistic):
                 raise InvalidParameterError(f"Query.agg takes statistics (dpdist.queries.count(), quantiles(...), "
@@ -94,6 +94,9 @@ class Query:
         """The split of the budget (public parameters only)."""
         if not self.statistics:
             raise InvalidParameterError("The query has no statistic: add some with .agg(count(), quantiles(...)).")
+        if self.selection and self.by and all(statistic.kind == "distinct" for statistic in self.statistics):
+            raise InvalidParameterError("Query.plan: private keys are chosen by the persons of each group, which "
+                                        "distinct() does not keep; add count() or persons(), or give the keys.")
         unit = "record" if self.privacy_id is None else "person"
         return plan_of(self.statistics, self.epsilon, self.selection, unit, self.max_groups, self.max_contributions)
 
@@ -108,17 +111,24 @@ class Query:
         table = self._checked()
         seeds = _seeds(self.rng, len(plan.statistics) + 1)  # the last: the bounding's
         bounding = None if seeds[-1] is None else int(seeds[-1].integers(0, 2**63))
-        staged = self._staged(table, bounding)  # missing values and keys refused here, before the charge
+        data = self._staged(table, bounding)  # missing values and keys refused here, before the charge
+        staged = Engine(_staging_backend(), False).frame(data)
         stated = PrivacyGuarantee(plan.epsilon, plan.selection[1] if plan.selection else 0.0, "add-remove",
                                   "central", unit=plan.unit)
         if self.session is not None:
             self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
         keys, results, guarantees = (self.keys if self.by else [0]), {}, []
-        for planned, seed in zip(plan.statistics, seeds):
-            grouped = self._grouped(staged, planned, keys, seed)
+        # the groups are chosen (keys=None) by the first statistic run: one on the rows kept, not deduplicated
+        for index in sorted(range(len(seeds) - 1), key=lambda i: plan.statistics[i].statistic.kind == "distinct"):
+            planned, seed, rows = plan.statistics[index], seeds[index], staged
+            if planned.statistic.kind == "distinct":
+                rows = Engine(_staging_backend(), False).frame(_distinct_rows(data, planned.statistic.column,
+                                                                              self.by, self.missing))
+            grouped = self._grouped(rows, planned, keys, seed)
             keys = list(grouped.keys()) if keys is None else keys
             results[planned.statistic.label] = grouped.results
             guarantees.append(grouped.guarantee)
+        results = {planned.statistic.label: results[planned.statistic.label] for planned in plan.statistics}
         total = sequential(guarantees)
         if not total.covers(stated):
             raise DPDistError(f"query: spent {total.describe()}, not the {stated.describe()} planned (a bug).")
@@ -134,8 +144,8 @@ class Query:
                 check_columns(owner, table, list(names), argument)
         return table
 
-    def _staged(self, table, bounding: int | None) -> Any:
-        """The columns the query needs, read in one query into an eager frame (with a column of zeros); with
+    def _staged(self, table, bounding: int | None) -> dict[str, np.ndarray]:
+        """The columns the query needs, read in one query (with a column of zeros); with
         ``privacy_id`` only each person's rows kept (:mod:`dpdist.queries._scale`: on Dask and Spark, bounded on the cluster)."""
         needed = [*self.by, *([self.privacy_id] if self.privacy_id else [])]
         needed += [statistic.column for statistic in self.statistics if statistic.column is not None]
@@ -160,13 +170,14 @@ class Query:
                              bounding)
             data = {name: values[kept] for name, values in data.items()}
         data[_ZEROS] = np.zeros(len(next(iter(data.values()))), dtype=np.int64)
-        return Engine(_staging_backend(), False).frame(data)
+        return data
 
     def _grouped(self, staged: Any, planned, keys: list | None, seed: Any):
         statistic = planned.statistic
         function, args, kwargs = statistic.release()
         by = list(self.by) or [_ZEROS]
-        column = statistic.column or _ZEROS
+        counted = statistic.kind in ("count", "persons", "distinct")  # a count reads no value
+        column = _ZEROS if counted else statistic.column
         unit: dict[str, Any] = {}
         if self.privacy_id is not None:
             unit = {"privacy_id": self.privacy_id, "max_groups": self.max_groups,
@@ -176,10 +187,35 @@ class Query:
             groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1]}
         if statistic.kind == "persons":
             unit["max_contributions"] = 1  # one row per person and group: the count is of distinct persons
-        counted = statistic.kind in ("count", "persons")
-        missing: dict[str, Any] = {} if counted else {"missing": self.missing}  # a count reads no value
+        missing: dict[str, Any] = {} if counted else {"missing": self.missing}
         return group_release(staged, column, by, function, *args, epsilon=planned.group_epsilon, rng=seed,
                              **groups, **unit, **missing, **kwargs)
+
+
+def _distinct_rows(data: dict[str, np.ndarray], column: str, by: tuple[str, ...], missing: Any) -> dict:
+    """The rows kept that are each the first of its group and value of ``column``: their count is the number of
+    distinct values.  Deduplicating is 1-stable (a row added or removed adds or removes at most one distinct value),
+    so a person's ``max_contributions`` rows per group move it by at most as many, a count's sensitivity; each value
+    keeps the id of its first row (at most ``max_contributions`` per person and group still).  A missing value is
+    left out with ``missing="drop"``, or is the value ``missing`` (refused before by default)."""
+    values, rows = data[column], np.arange(data[_ZEROS].size)
+    policy = missing_policy("dpdist.query", missing)
+    what = f"Column {column!r}"
+    if policy.how == "drop":
+        rows = policy.apply(rows, "dpdist.query", what, mask=missing_mask(values), private=True)
+    elif policy.how == "value":
+        values = policy.apply(values, "dpdist.query", what, private=True)
+    codes = np.stack([_codes(data[name][rows]) for name in by] + [_codes(values[rows])])
+    first = np.sort(np.unique(codes, axis=1, return_index=True)[1])
+    return {name: array[rows[first]] for name, array in data.items()}
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    """Each value's index among the column's distinct values (numbers by value, strings as written)."""
+    try:
+        return np.unique(values, return_inverse=True)[1].reshape(-1)
+    except TypeError:  # an object column of several types, which do not sort together: 1 and "1" stay two values
+        return _codes(np.array([f"{type(value).__name__}:{value!r}" for value in values]))
 
 
 def _described(plan: QueryPlan, n: int, repeats: int) -> str:

@@ -79,7 +79,9 @@ def cells(statistic: Statistic, result: Any) -> dict[str, float]:
     if statistic.kind == "cdf":
         return {f"{prefix}cdf {name}": float(value) for name, value in row.items()}
     level = {"level": float(row["level"])} if "level" in row else {}
-    named = {(name if statistic.kind in ("count", "persons") else f"{prefix}{name}"): float(value)
+    if statistic.kind == "distinct":  # "count low" -> "city distinct low"
+        row = {name.replace("count", statistic.stem, 1): value for name, value in row.items()}
+    named = {(name if statistic.kind in ("count", "persons", "distinct") else f"{prefix}{name}"): float(value)
              for name, value in row.items() if name != "level"}
     return {**named, **level}
 

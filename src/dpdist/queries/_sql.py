@@ -1,13 +1,13 @@
 """``dpdist.sql``: one SELECT, parsed by sqlglot, into the :class:`~dpdist.queries.Query` its expressions would build.
 
 The SQL a query answers privately is a narrow one: ``SELECT <key columns>, <aggregates> FROM <one table>
-[GROUP BY <key columns>]``.  The aggregates: ``COUNT(*)``, ``SUM(c)``, ``AVG(c)`` (or ``MEAN``), ``QUANTILES(c, q1,
-q2, ...)`` (``QUANTILE(c, q)``, ``MEDIAN(c)``), ``HISTOGRAM(c, bins)`` and ``CDF(c)``; each column's bounds are
-public arguments (``bounds={"c": (lo, hi)}``), never read from the data.  Everything else is refused in one line
-naming it and saying what to do instead: joins, subqueries and common table expressions, HAVING, ORDER BY,
+[GROUP BY <key columns>]``.  The aggregates: ``COUNT(*)``, ``COUNT(DISTINCT c)``, ``SUM(c)``, ``AVG(c)`` (or
+``MEAN``), ``QUANTILES(c, q1, q2, ...)`` (``QUANTILE(c, q)``, ``MEDIAN(c)``), ``HISTOGRAM(c, bins)`` and ``CDF(c)``;
+the bounds of a column summed, averaged or ranked are public arguments (``bounds={"c": (lo, hi)}``), never read from
+the data.  Everything else is refused in one line naming it and saying what to do instead: joins, subqueries and common table expressions, HAVING, ORDER BY,
 LIMIT, DISTINCT, window functions, set operations, columns that are neither keys nor aggregated.
-``COUNT(DISTINCT <privacy_id>)`` is the number of distinct persons (:func:`~dpdist.queries.persons`); a distinct count
-of another column is refused.
+``COUNT(DISTINCT <privacy_id>)`` is the number of distinct persons (:func:`~dpdist.queries.persons`);
+``COUNT(DISTINCT c)`` of another column the number of its distinct values (:func:`~dpdist.queries.distinct`).
 
 ``WHERE`` keeps the rows a predicate of the row's own cells holds for (comparisons of columns with constants, ``IN``,
 ``BETWEEN``, ``IS NULL``, ``AND``, ``OR``, ``NOT``), in the table's engine, before any bounding or release.  It keeps
@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from ..errors import InvalidParameterError, MissingDependencyError
 from ._query import Query, query
-from ._statistics import Statistic, cdf, count, histogram, mean, persons, quantiles, sum
+from ._statistics import Statistic, cdf, count, distinct, histogram, mean, persons, quantiles, sum
 
 __all__ = ["sql"]
 
@@ -163,7 +163,7 @@ def _aggregates(exp: Any, tree: Any, keys: set[str], bounds: dict, privacy_id: s
         statistic = _statistic(exp, item, bounds, privacy_id)
         statistics.append(statistic.named(alias) if alias else statistic)
     if not statistics:
-        raise _refuse("a SELECT without an aggregate: select COUNT(*), SUM, AVG, QUANTILES, HISTOGRAM or CDF")
+        raise _refuse("a SELECT without an aggregate: select COUNT(*), COUNT(DISTINCT c), SUM, AVG, QUANTILES, HISTOGRAM or CDF")
     given = [name for name in names if name]
     if len(set(given)) != len(given) or set(given) & (keys - set(key_names)):
         raise _refuse(f"the aliases {given}: name each selected column once, apart from the other key columns")
@@ -174,11 +174,10 @@ def _statistic(exp: Any, item: Any, bounds: dict, privacy_id: str | None) -> Sta
     name = (item.name if isinstance(item, exp.Anonymous) else item.key).upper()
     arguments = list(item.expressions) if isinstance(item, exp.Anonymous) else [item.this, *item.expressions]
     if isinstance(item, exp.Count) and isinstance(item.this, exp.Distinct):
-        counted = [column.sql() for column in item.this.expressions]
-        if privacy_id is None or counted != [privacy_id]:
-            raise _refuse(f"{item.sql()[:80]}: a distinct count is offered of the persons only, COUNT(DISTINCT "
-                          "<privacy_id>) with privacy_id given; of other columns it has no private method here")
-        return persons()
+        counted = item.this.expressions
+        if len(counted) != 1 or not isinstance(counted[0], exp.Column):
+            raise _refuse(f"{item.sql()[:80]}: a distinct count is of one column, COUNT(DISTINCT c)")
+        return persons() if counted[0].name == privacy_id else distinct(counted[0].name)
     if isinstance(item, exp.Count):
         if not isinstance(item.this, exp.Star) and not (isinstance(item.this, exp.Literal) and item.this.name == "1"):
             raise _refuse(f"{item.sql()}: count rows with COUNT(*) (a count of one column's values is not supported)")
@@ -191,7 +190,7 @@ def _statistic(exp: Any, item: Any, bounds: dict, privacy_id: str | None) -> Sta
         "QUANTILE": lambda c, rest: quantiles(c, rest, _bounds(c, bounds)),
         "HISTOGRAM": lambda c, rest: histogram(c, int(rest[0]) if rest else 0, _bounds(c, bounds))}
     if name not in builders or not arguments or not isinstance(arguments[0], exp.Column):
-        raise _refuse(f"{item.sql()[:80]}: the aggregates are COUNT(*), SUM(c), AVG(c), QUANTILES(c, q, ...), "
+        raise _refuse(f"{item.sql()[:80]}: the aggregates are COUNT(*), COUNT(DISTINCT c), SUM(c), AVG(c), QUANTILES(c, q, ...), "
                       "MEDIAN(c), HISTOGRAM(c, bins) and CDF(c) of a column c")
     rest = []
     for argument in arguments[1:]:

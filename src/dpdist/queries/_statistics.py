@@ -1,6 +1,6 @@
 """The statistics a query selects: which ``dpdist.central`` release each runs, on which column, with what weight.
 
-Each builder (:func:`count`, :func:`sum`, :func:`mean`, :func:`quantiles`, :func:`histogram`, :func:`cdf`) checks
+Each builder (:func:`count`, :func:`persons`, :func:`distinct`, :func:`sum`, :func:`mean`, :func:`quantiles`, :func:`histogram`, :func:`cdf`) checks
 its public arguments when it is called (a bad one is refused by name before any table is read) and returns a
 :class:`Statistic`; the query gives it its share of the budget (``weight`` over the weights of all the query's
 statistics) and runs its release once per group (:func:`dpdist.frame.group_release`).
@@ -18,7 +18,7 @@ import numpy as np
 from .._validation import Bounds, Integer, Interval, check_param
 from ..errors import InvalidParameterError
 
-__all__ = ["Statistic", "count", "persons", "sum", "mean", "quantiles", "histogram", "cdf", "WEIGHT"]
+__all__ = ["Statistic", "count", "persons", "distinct", "sum", "mean", "quantiles", "histogram", "cdf", "WEIGHT"]
 
 #: ``weight``: a finite float > 0 (the statistic's share of the budget is its weight over the query's total)
 WEIGHT = Interval(0.0, math.inf, closed="neither")
@@ -31,7 +31,7 @@ class Statistic:
     Attributes
     ----------
     kind : str
-        ``"count"``, ``"persons"``, ``"sum"``, ``"mean"``, ``"quantiles"``, ``"histogram"`` or ``"cdf"``.
+        ``"count"``, ``"persons"``, ``"distinct"``, ``"sum"``, ``"mean"``, ``"quantiles"``, ``"histogram"`` or ``"cdf"``.
     column : str or None
         The column released (``None`` for :func:`count`, which counts rows).
     options : dict
@@ -64,6 +64,7 @@ class Statistic:
             return central.histogram_queries, (), {"bounds": options["bounds"], "bins": options["bins"],
                                                    "neighbouring": "add-remove"}
         functions: dict[str, Callable[..., Any]] = {"count": central.count, "persons": central.count,
+                                                    "distinct": central.count,
                                                     "sum": central.sum, "mean": central.mean,
                                                     "cdf": central.cdf}
         return functions[self.kind], (), options
@@ -84,7 +85,7 @@ class Statistic:
     @property
     def stem(self) -> str:
         """What its cells' names start with, which :meth:`named` replaces."""
-        stems = {"count": "count", "persons": "count", "sum": f"{self.column} sum", "mean": f"{self.column} mean"}
+        stems = {"count": "count", "persons": "count", "distinct": f"{self.column} distinct", "sum": f"{self.column} sum", "mean": f"{self.column} mean"}
         return stems.get(self.kind, f"{self.column}")
 
 
@@ -109,6 +110,15 @@ def persons(*, weight: float = 1.0) -> Statistic:
     :func:`dpdist.central.count` of the rows kept when each person keeps one row per group, so one person changes
     it by at most one in each of their ``max_groups`` groups.  It needs the query's ``privacy_id``."""
     return Statistic("persons", None, {}, check_param("persons", "weight", weight, WEIGHT))
+
+
+def distinct(column: str, *, weight: float = 1.0) -> Statistic:
+    """The number of distinct values of ``column`` per group (SQL's ``COUNT(DISTINCT column)``): a
+    :func:`dpdist.central.count` of the rows kept, deduplicated by value in each group.  Adding or removing a row
+    adds or removes at most one distinct value, so one person of ``max_contributions`` rows per group changes it by
+    at most ``max_contributions``, as a count; its noise is a count's.  Values compare as given (numbers by value,
+    strings as written); a missing value is what the query's ``missing`` says (refused, left out, or that value)."""
+    return Statistic("distinct", _column("distinct", column), {}, check_param("distinct", "weight", weight, WEIGHT))
 
 
 def sum(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
