@@ -196,6 +196,18 @@ def test_distinct_values_compare_as_given_and_missing_ones_follow_the_query():
         assert _distinct_rows(data, "city", (), 1.0)["city"].size == 4  # None counted as 1.0, which is there
 
 
+def test_a_private_selection_that_chooses_no_group_releases_an_empty_table_for_its_charge():
+    one_person = pd.DataFrame({"person": [7], "region": ["A"], "income": [1.0]})
+    session = BudgetSession(5.0, delta=1e-4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = (dpdist.query(one_person, epsilon=1.0, privacy_id="person", max_contributions=1, session=session,
+                               rng=0)
+                  .group_by("region").agg(distinct("income"), count(), sum("income", (0.0, 10.0))).release())
+    assert result.keys == [] and all(cells == {} for cells in result.results.values())
+    assert len(session.charges) == 1 and result.guarantee.epsilon == pytest.approx(1.0)
+
+
 def test_with_private_keys_the_groups_are_chosen_on_the_rows_kept_before_any_deduplication():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -171,8 +171,8 @@ def release_refinement(data, leaf_masses: np.ndarray, epsilon: float, neighbouri
     heavy = leaf_masses >= SIGNIFICANCE * math.sqrt(2.0) * scale
     if leaf_sd is not None:  # the atoms the tree reads, large enough for the sub-tree to place (:func:`refined_masses`)
         heavy |= atom_masses(leaf_masses, leaf_sd) > FOLLOW * math.sqrt(2.0) * scale
-    heavy = np.flatnonzero(heavy)
-    heaviest = heavy[np.argsort(-leaf_masses[heavy], kind="stable")[: MAX_CELLS // cells]]
+    chosen = np.flatnonzero(heavy)
+    heaviest = chosen[np.argsort(-leaf_masses[chosen], kind="stable")[: MAX_CELLS // cells]]
     leaves = np.sort(heaviest)
     low, high = data.bounds
     position = (data.x - low) / (high - low) * leaf_masses.size

@@ -77,6 +77,7 @@ from ..postprocess import _consistent_tree, hay_consistency, isotonic_cdf
 from ._atoms import atom_aware_cdf, atom_masses
 from ._refine import FOLLOW, Refinement, refine_share, refined_masses, release_refinement
 from ._common import (
+    CentralInput,
     release_notes,
     cdf_distribution,
     check_central_input,
@@ -583,7 +584,8 @@ def grow_tree(cls: type[TreeHistogram], owner: str, x: ArrayLike, epsilon: float
     return grow_checked(cls, owner, data, branching=branching, height=height, neighbouring=neighbouring, rule=rule)
 
 
-def grow_checked(cls: type[TreeHistogram], owner: str, data, *, branching: int | None = None, height: int | None = None,
+def grow_checked(cls: type[TreeHistogram], owner: str, data: CentralInput, *, branching: int | None = None,
+                 height: int | None = None,
                  neighbouring: str = "add-remove", rule: str = "adaptive", before: tuple = (),
                  choice: dict | None = None, heaped: bool = False) -> TreeHistogram:
     """The tree of checked input ``data`` (:func:`grow_tree`); ``before`` holds steps of the budget already spent on

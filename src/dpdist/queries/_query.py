@@ -122,12 +122,15 @@ class Query:
         for index in sorted(range(len(seeds) - 1), key=lambda i: plan.statistics[i].statistic.kind == "distinct"):
             planned, seed, rows = plan.statistics[index], seeds[index], staged
             if planned.statistic.kind == "distinct":
-                rows = Engine(_staging_backend(), False).frame(_distinct_rows(data, planned.statistic.column,
+                rows = Engine(_staging_backend(), False).frame(_distinct_rows(data, str(planned.statistic.column),
                                                                               self.by, self.missing))
             grouped = self._grouped(rows, planned, keys, seed)
             keys = list(grouped.keys()) if keys is None else keys
             results[planned.statistic.label] = grouped.results
             guarantees.append(grouped.guarantee)
+            if not keys:  # the selection chose no group: nothing is left to release, the charge bounds what was spent
+                empty = {planned.statistic.label: {} for planned in plan.statistics}
+                return QueryResult(self.by, [], empty, stated, plan, table.engine, self.key_names)
         results = {planned.statistic.label: results[planned.statistic.label] for planned in plan.statistics}
         total = sequential(guarantees)
         if not total.covers(stated):
