@@ -129,7 +129,7 @@ class Query:
             results[planned.statistic.label] = grouped.results
             guarantees.append(grouped.guarantee)
             if not keys:  # the selection chose no group: nothing is left to release, the charge bounds what was spent
-                empty = {planned.statistic.label: {} for planned in plan.statistics}
+                empty: dict[str, dict] = {planned.statistic.label: {} for planned in plan.statistics}
                 return QueryResult(self.by, [], empty, stated, plan, table.engine, self.key_names)
         results = {planned.statistic.label: results[planned.statistic.label] for planned in plan.statistics}
         total = sequential(guarantees)
