@@ -208,6 +208,13 @@ def test_a_private_selection_that_chooses_no_group_releases_an_empty_table_for_i
     assert len(session.charges) == 1 and result.guarantee.epsilon == pytest.approx(1.0)
 
 
+def test_a_column_mixing_value_types_is_refused_in_one_line_naming_its_columns():
+    mixed = pd.DataFrame({"person": range(4), "region": ["A"] * 4, "v": pd.Series([1, 1.0, True, "1"], dtype=object)})
+    query = dpdist.query(mixed, epsilon=1.0, privacy_id="person", max_contributions=1, rng=0)
+    with pytest.raises(InvalidParameterError, match=r"'frame' argument of dpdist.query .* \['region', 'person', 'v'\]"):
+        query.group_by("region", keys=["A"]).agg(distinct("v")).release()
+
+
 def test_with_private_keys_the_groups_are_chosen_on_the_rows_kept_before_any_deduplication():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

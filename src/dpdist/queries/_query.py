@@ -20,7 +20,7 @@ from ..errors import DPDistError, InvalidParameterError
 from ..frame import group_release
 from .._missing import missing_mask, missing_policy
 from ..frame._local import check_missing_key_rows
-from ..frame._tables import Engine, _staging_backend, check_columns, open_frame
+from ..frame._tables import Engine, _computing, _staging_backend, check_columns, open_frame
 from ._plan import QueryPlan, plan_of
 from ._result import QueryResult
 from ._scale import cluster_bounded, cluster_of, kept_rows
@@ -112,7 +112,9 @@ class Query:
         seeds = _seeds(self.rng, len(plan.statistics) + 1)  # the last: the bounding's
         bounding = None if seeds[-1] is None else int(seeds[-1].integers(0, 2**63))
         data = self._staged(table, bounding)  # missing values and keys refused here, before the charge
-        staged = Engine(_staging_backend(), False).frame(data)
+        staging = Engine(_staging_backend(), False)
+        with _computing("dpdist.query", staging, [name for name in data if name != _ZEROS]):  # mixed value types
+            staged = staging.frame(data)
         stated = PrivacyGuarantee(plan.epsilon, plan.selection[1] if plan.selection else 0.0, "add-remove",
                                   "central", unit=plan.unit)
         if self.session is not None:
