@@ -15,8 +15,8 @@ finer one a sub-tree of the same kind (noise on every level, Hay et al.'s consis
 (post-processing): those whose consistent mass could hold a child above the noise (at least
 :data:`SIGNIFICANCE` noise standard deviations), and those the tree reads as holding an atom of at least
 :data:`FOLLOW` of them (the reading follows it down; on weekly wages heaped on 10 and 50 USD at n = 10^5, bound
-2,500, the atoms at multiples of 10 lay in leaves lighter than a heavy one and were left unrefined: the deciles' error in USD falls
-from 0.23 to 0.13 over 24 runs), the heaviest first, at most :data:`MAX_CELLS` cells in all.
+2,500, the atoms at multiples of 10 lie in leaves lighter than a heavy one: refining them as well takes the deciles'
+error from 0.23 to 0.13 USD over 24 runs), the heaviest first, at most :data:`MAX_CELLS` cells in all.
 Inside each, a complete :data:`SUB_BRANCHING`-ary tree of :data:`SUB_HEIGHT` levels over
 :math:`S = b^h` equal sub-leaves counts the records; every node of levels :math:`1..h` gets discrete
 Laplace noise of scale :math:`h/\varepsilon_R` (integers: no bit of the sampler's floats is released).
