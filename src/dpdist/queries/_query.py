@@ -124,8 +124,7 @@ class Query:
         for index in sorted(range(len(seeds) - 1), key=lambda i: plan.statistics[i].statistic.kind == "distinct"):
             planned, seed, rows = plan.statistics[index], seeds[index], staged
             if planned.statistic.kind == "distinct":
-                rows = Engine(_staging_backend(), False).frame(_distinct_rows(data, str(planned.statistic.column),
-                                                                              self.by, self.missing))
+                rows = staging.frame(_distinct_rows(data, str(planned.statistic.column), self.by, self.missing))
             grouped = self._grouped(rows, planned, keys, seed)
             keys = list(grouped.keys()) if keys is None else keys
             results[planned.statistic.label] = grouped.results

@@ -1,9 +1,10 @@
 """The statistics a query selects: which ``dpdist.central`` release each runs, on which column, with what weight.
 
-Each builder (:func:`count`, :func:`persons`, :func:`distinct`, :func:`sum`, :func:`mean`, :func:`quantiles`, :func:`histogram`, :func:`cdf`) checks
-its public arguments when it is called (a bad one is refused by name before any table is read) and returns a
-:class:`Statistic`; the query gives it its share of the budget (``weight`` over the weights of all the query's
-statistics) and runs its release once per group (:func:`dpdist.frame.group_release`).
+Each builder (:func:`count`, :func:`persons`, :func:`distinct`, :func:`sum`, :func:`mean`, :func:`quantiles`,
+:func:`histogram`, :func:`cdf`) checks its public arguments when it is called (a bad one is refused by name
+before any table is read) and returns a :class:`Statistic`; the query gives it its share of the budget (``weight``
+over the weights of all the query's statistics) and runs its release once per group
+(:func:`dpdist.frame.group_release`).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ class Statistic:
     @property
     def stem(self) -> str:
         """What its cells' names start with, which :meth:`named` replaces."""
-        stems = {"count": "count", "persons": "count", "distinct": f"{self.column} distinct", "sum": f"{self.column} sum", "mean": f"{self.column} mean"}
+        stems = {"count": "count", "persons": "count", "distinct": f"{self.column} distinct",
+                 "sum": f"{self.column} sum", "mean": f"{self.column} mean"}
         return stems.get(self.kind, f"{self.column}")
 
 
