@@ -89,7 +89,7 @@ def most_values_within(limit: int) -> tuple[int, int]:
 
     Parsing then holds at most ~72 bytes a value and ~110 a container, and the decoded text (a body holding a
     character past U+FFFF is held 4 bytes a character: :func:`loads` takes it only within a quarter of its bound).
-    Measured within :data:`dpdist._deadline.MAX_ANSWER_BYTES` (read by the admin's calls only): 16.7 million
+    Measured within :data:`dpdist._http._deadline.MAX_ANSWER_BYTES` (read by the admin's calls only): 16.7 million
     two-letter strings held 1.2 GB, numbers 0.68 GB, ``"😀a"`` strings 0.48 GB, the most containers 0.12 GB (48 MiB
     of ``[{},{},...]`` held 1.8 GB before; it is now refused unparsed); within ``CONFIG_ANSWER_BYTES``
     ~40 MB; within ``ACK_ANSWER_BYTES`` ~10 MB."""

@@ -47,7 +47,7 @@ def test_retry_after_forms():
 def _refusing(monkeypatch, answers=(), **options):
     """A client whose server answers ``answers`` first, then refuses every connection; the pauses it took (on a clock
     that the pauses move, not the machine's)."""
-    from dpdist import _retry
+    from dpdist._http import _retry
 
     slept, calls, now = [], [], [1000.0]
 
@@ -72,7 +72,7 @@ def test_a_refused_connection_is_retried_for_the_whole_window_then_says_how_to_r
     """A fresh client gave up after 4 s of refused connections (a restart under load takes longer);
     now it sends the request again for the whole retry window (default 300 s), pauses doubling to 10 s, and its last
     attempt comes at the window's end; the error says how long it tried and how to resume."""
-    from dpdist._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S
+    from dpdist._http._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S
 
     client, slept, calls = _refusing(monkeypatch)
     told = []

@@ -1,5 +1,5 @@
 """What the relay asks of the collector (``dpdist.relay._collector``): a delivery's deadline.  The bounded reads
-themselves are tests/relay/test_forwarder.py's (the relay's behaviour) and tests/test_deadline.py's; what the relay
+themselves are tests/relay/test_forwarder.py's (the relay's behaviour) and tests/http/test_deadline.py's; what the relay
 logs, tests/test_known_secrets.py's."""
 
 from __future__ import annotations

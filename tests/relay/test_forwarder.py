@@ -186,7 +186,7 @@ def test_the_collectors_public_pages_are_read_bounded_too(answer, monkeypatch):
     "collector unavailable" (503), not the relay's memory or a request held for ever."""
     from dpdist.relay._app import RelayError, _PublicPages
 
-    monkeypatch.setattr("dpdist._deadline.MAX_ANSWER_BYTES", 1 << 20)
+    monkeypatch.setattr("dpdist._http._deadline.MAX_ANSWER_BYTES", 1 << 20)
     monkeypatch.setattr("dpdist.relay._app.PAGE_DEADLINE_S", 0.5)
     bomb = _Bomb(16 << 20)
 

@@ -37,7 +37,7 @@ def test_a_config_whose_answer_devices_would_refuse_is_refused_at_creation():
 
 
 def test_the_service_s_bound_is_what_python_devices_read():
-    from dpdist._deadline import CONFIG_ANSWER_BYTES
+    from dpdist._http._deadline import CONFIG_ANSWER_BYTES
     from dpdist.serve._campaigns import DEVICE_CONFIG_BYTES
 
     assert DEVICE_CONFIG_BYTES == CONFIG_ANSWER_BYTES

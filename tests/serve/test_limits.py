@@ -26,7 +26,7 @@ from dpdist._guard import Limits as ServerLimits
 from dpdist._guard import uvicorn_options
 from dpdist.serve._limits import Limits
 from dpdist.serve._service import MIN_SHED
-from dpdist._tls import verifying_context
+from dpdist._http._tls import verifying_context
 from serve_support import ADMIN_TOKEN, free_port
 from serve_socket_support import (BOUND_S, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, raw_connection, read_response,
                                   read_response_keepalive, request_head)

@@ -7,7 +7,7 @@
 // duplicate), and counts that fit the batch: accepted at most n_read and both at most the reports sent (a duplicate's
 // counts are the first time's, of the same bytes).  Any other answer, a body that is not JSON or is cut short included, is no acknowledgement: the client
 // sends the same id and bytes again under its retry rule, and says so when its window runs out.  The Python client
-// (dpdist/_acks.py) and the Java client (Client.ackProblem) apply the same rule.
+// (dpdist/_http/_acks.py) and the Java client (Client.ackProblem) apply the same rule.
 
 /** How the problem of an answer that is no acknowledgement opens. */
 export const NOT_ACKNOWLEDGED = 'no acknowledgement';

@@ -130,9 +130,9 @@ function sleep(ms) {
 
 /** The longest wait a server's Retry-After may ask of this client (seconds), as in Python. */
 export const MAX_RETRY_AFTER = 60;
-/** How long a failed request is sent again, from its first failure (ms; dpdist._retry.DEFAULT_RETRY_WINDOW_S). */
+/** How long a failed request is sent again, from its first failure (ms; dpdist._http._retry.DEFAULT_RETRY_WINDOW_S). */
 export const DEFAULT_RETRY_WINDOW_MS = 300_000;
-/** The longest pause between two attempts without a Retry-After (ms; dpdist._retry.MAX_BACKOFF_S). */
+/** The longest pause between two attempts without a Retry-After (ms; dpdist._http._retry.MAX_BACKOFF_S). */
 export const MAX_BACKOFF_MS = 10_000;
 
 /** Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), null if absent or unreadable. */
@@ -154,7 +154,7 @@ export function retryDelayMs(backoffMs, askedSeconds) {
 }
 
 /**
- * The retries of one request (as dpdist._retry.Retries), made as its first attempt starts: after each failed attempt,
+ * The retries of one request (as dpdist._http._retry.Retries), made as its first attempt starts: after each failed attempt,
  * ``pause(asked)`` gives the milliseconds to wait before the next (the backoff doubling from ``firstMs`` up to
  * MAX_BACKOFF_MS, jittered, or the Retry-After ``asked``, in seconds), or null once ``windowMs`` from the first failure
  * have passed (a last attempt comes at the window's end; a Retry-After past it ends the window) or ``retries`` (if not

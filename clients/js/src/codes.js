@@ -1,5 +1,5 @@
-// The closed set of codes with which dpdist's servers refuse a request (Python's dpdist._codes.CODES, which
-// tests/test_codes.py checks this copy against): an answer is shown as a dpdist refusal only when its ``error`` is one.
+// The closed set of codes with which dpdist's servers refuse a request (Python's dpdist._http._codes.CODES, which
+// tests/http/test_codes.py checks this copy against): an answer is shown as a dpdist refusal only when its ``error`` is one.
 export const CODES = new Set(`
 above_key_ceiling batch_id_mismatch batch_id_required batch_id_reused batch_of_another_campaign body_timeout
 busy campaign_changed campaign_closed campaign_exists campaign_full campaign_not_open client_disconnected

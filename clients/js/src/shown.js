@@ -80,7 +80,7 @@ export function shown(text, secrets = [], limit = 200) {
 
 /**
  * ``[code, said]``: a dpdist refusal's code (one of CODES) and ``code: detail`` (``shown``, to ``limit``), or
- * ``[null, 'status N from HOST (not a dpdist answer, N bytes)']`` (Python's dpdist._answer.refusal_shown).
+ * ``[null, 'status N from HOST (not a dpdist answer, N bytes)']`` (Python's dpdist._http._answer.refusal_shown).
  */
 export function refusalShown(status, bytes, host, secrets, limit = 2000) {
   let document = null;

@@ -346,7 +346,7 @@ def answer_bounds() -> dict:
     """What the device clients read of an answer (dpdist._json): the bytes of an acknowledgement, a
     refusal, a token answer or a key (Python's ``ACK_ANSWER_BYTES``), and the values and containers JSON within a
     bound may hold before it is parsed (``most_values_within``), with ``values_upper_bound`` of a few texts."""
-    from dpdist._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES
+    from dpdist._http._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES
     from dpdist._json import most_values_within, values_upper_bound
 
     texts = ['{"campaign":[{},{},{}]}', '"a,b:[{"', "[]", "1", '{"k": [1, 2.5, "\\u00e9,x"], "m": {"n": null}}',

@@ -21,9 +21,9 @@ import time
 
 from .._io._atomic import write_text_atomically
 from .._redact import redacted_url
-from .._answer import answer_document, refusal_shown
-from .._redirect import HOOKS, redirect_refusal
-from .._retry import DEFAULT_RETRY_WINDOW_S
+from .._http._answer import answer_document, refusal_shown
+from .._http._redirect import HOOKS, redirect_refusal
+from .._http._retry import DEFAULT_RETRY_WINDOW_S
 from .._validation import HttpUrl, Integer, Interval, Token
 from ..errors import (
     InvalidParameterError,
@@ -191,7 +191,7 @@ def _call(args, method: str, path: str, body: dict | None = None, keys: dict | N
         import httpx  # lazy: optional extra dpdist[serve]
     except ImportError:
         raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
-    from .._deadline import request_within  # lazy: it imports httpx (optional extra)
+    from .._http._deadline import request_within  # lazy: it imports httpx (optional extra)
     url = args.issuer.rstrip("/") + path
     deadline, pause = time.monotonic() + args.retry_window, 0.1
     while True:

@@ -1,6 +1,6 @@
 """The lines a command prints from a service's answer, or one line refusing an answer they cannot be made of.
 
-An answer passes its keys spec (:func:`dpdist._answer.answer_document`) and may still hold, deeper than the spec
+An answer passes its keys spec (:func:`dpdist._http._answer.answer_document`) and may still hold, deeper than the spec
 looks, a value of another type or size than the service gives (a hostile server, a proxy): its printing then raised
 ``TypeError``, ``KeyError``, ``OverflowError`` ... and the command ended in "internal error ... a bug of dpdist"
 (78 of 630 fuzzed estimates, 58 of 354 rounds documents).  :func:`printed_lines` builds every line
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .._answer import UNEXPECTED
+from .._http._answer import UNEXPECTED
 from .._shown import shown
 from ..errors import DPDistError, ServiceRefusedError
 

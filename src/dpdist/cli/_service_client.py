@@ -11,7 +11,7 @@ import os
 import sys
 from pathlib import Path
 
-from .._retry import DEFAULT_RETRY_WINDOW_S, NOT_ACKNOWLEDGED, describe_window
+from .._http._retry import DEFAULT_RETRY_WINDOW_S, NOT_ACKNOWLEDGED, describe_window
 from .._validation import HttpUrl, Integer, Interval
 from ..errors import InvalidParameterError, MissingDependencyError
 from ._arguments import Needs, state_rules, token_rule

@@ -12,7 +12,7 @@ Both send through one connection (retries, deadlines, one-line refusals) and kno
 >>> admin.estimate("commute", postprocess="norm-sub")["estimate"]                     # doctest: +SKIP
 """
 
-from .._retry import MAX_RETRY_AFTER, retry_after, retry_delay
+from .._http._retry import MAX_RETRY_AFTER, retry_after, retry_delay
 from ._admin import AdminClient, issuer_of
 from ._connection import retry_schedule
 from ._device import DEFAULT_BATCH_SIZE, FILE_MAX_RECORDS, FILE_PART_BYTES, Client, json_rows

@@ -17,14 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
-from .._answer import NULL, answer_document
-from .._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
-from .._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES, request_within
+from .._http._answer import NULL, answer_document
+from .._http._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
+from .._http._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES, request_within
 from .._redact import redacted_url, url_secrets
-from .._redirect import HOOKS, redirect_refusal
-from .._retry import DEFAULT_RETRY_WINDOW_S
+from .._http._redirect import HOOKS, redirect_refusal
+from .._http._retry import DEFAULT_RETRY_WINDOW_S
 from .._shown import masked
-from .._tls import verifying_context
+from .._http._tls import verifying_context
 from .._types import PathLike
 from .._validation import Boolean, Described, HttpUrl, Text, Token, validate_params
 from .._wire._report_bound import protocol_of_answer
@@ -262,7 +262,7 @@ class AdminClient(Connection):
 
 
 def _decoded(decoder: Decoder, response) -> Iterator[bytes]:
-    """The decoded bytes of ``response``'s body as its raw bytes arrive (:class:`~dpdist._decoded.Decoder`)."""
+    """The decoded bytes of ``response``'s body as its raw bytes arrive (:class:`~dpdist._http._decoded.Decoder`)."""
     for raw in response.iter_raw():
         yield from decoder.feed(raw)
     yield from decoder.end()

@@ -1,9 +1,9 @@
 """What the device's and the admin's clients share: one connection to a dpdist server, sent again as its answers ask.
 
 :class:`Connection` holds the server's URL, the httpx client and the retry settings; its ``_request`` sends one
-request until it is answered, acknowledged or the retry window is spent (:mod:`dpdist._retry`), each attempt's answer
-whole within the client's timeout (:mod:`dpdist._deadline`), and turns a refusal into one line that masks the secrets
-the client holds (:mod:`dpdist._answer`, :func:`dpdist._shown.masked`).  :class:`~dpdist.client.Client` (a device)
+request until it is answered, acknowledged or the retry window is spent (:mod:`dpdist._http._retry`), each attempt's answer
+whole within the client's timeout (:mod:`dpdist._http._deadline`), and turns a refusal into one line that masks the secrets
+the client holds (:mod:`dpdist._http._answer`, :func:`dpdist._shown.masked`).  :class:`~dpdist.client.Client` (a device)
 and :class:`~dpdist.client.AdminClient` (the operator) stand on it and know nothing of each other.
 """
 
@@ -14,13 +14,13 @@ import time
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-from .._answer import answer_document, refusal_shown
-from .._deadline import ANSWERED_BY, deadline_of, request_within
+from .._http._answer import answer_document, refusal_shown
+from .._http._deadline import ANSWERED_BY, deadline_of, request_within
 from .._redact import url_secrets
-from .._redirect import HOOKS, location_of, redirect_refusal
-from .._retry import MAX_BACKOFF_S, NOT_ACKNOWLEDGED, Retries, describe_window, retry_after
+from .._http._redirect import HOOKS, location_of, redirect_refusal
+from .._http._retry import MAX_BACKOFF_S, NOT_ACKNOWLEDGED, Retries, describe_window, retry_after
 from .._shown import masked, secrets_of, shown
-from .._tls import verifying_context
+from .._http._tls import verifying_context
 from .._validation import (CallableRule, Described, HttpUrl, Integer, Interval, NamedInstanceOf, OneOf, Optional,
                            Token)
 from ..errors import ServiceRefusedError, ServiceUnavailableError
@@ -96,7 +96,7 @@ class Connection:
         """``via``: the httpx client to send with (an Oblivious HTTP relay's; default: straight to the server).
         ``acknowledges``: what a successful answer must be (:mod:`._acks`: None if it is the acknowledgement of what
         was sent, else what it is); an answer that is not is retried as a failure, with the same id and bytes.
-        ``limit``: the most bytes of its answer read, decoded (None: ``dpdist._deadline.MAX_ANSWER_BYTES``; an
+        ``limit``: the most bytes of its answer read, decoded (None: ``dpdist._http._deadline.MAX_ANSWER_BYTES``; an
         acknowledgement's or a config's far fewer: parsing holds many times the bytes)."""
         import httpx  # lazy: optional extra dpdist[serve]
 
@@ -163,7 +163,7 @@ class Connection:
 
     def _document(self, method: str, path: str, *, keys: tuple[str, ...] | dict[str, Any] = (), **kwargs) -> dict:
         """The JSON object the service answers to ``method path`` (holding ``keys``), else one line saying the answer
-        is not a dpdist service's (:func:`dpdist._answer.answer_document`); ``kwargs`` as :meth:`_request` takes."""
+        is not a dpdist service's (:func:`dpdist._http._answer.answer_document`); ``kwargs`` as :meth:`_request` takes."""
         return answer_document(method, self.server + path, self._request(method, path, **kwargs), keys)
 
     def retrying(self) -> Retries:
@@ -231,7 +231,7 @@ def _first_up(text: str) -> str:
 
 def refusal(method: str, path: str, response, secrets: tuple[str, ...] = ()) -> ServiceRefusedError:
     """The one-line error of a 4xx/5xx answer: a dpdist refusal's code and detail, or what the answer is
-    (:func:`dpdist._answer.refusal_shown`), ``secrets`` (the client's) and the request's own masked."""
+    (:func:`dpdist._http._answer.refusal_shown`), ``secrets`` (the client's) and the request's own masked."""
     code, said = refusal_shown(response, secrets)
     secrets = (*secrets, *secrets_of(response))
     answered_by = _first_up(str(response.extensions.get(ANSWERED_BY, "the server")))

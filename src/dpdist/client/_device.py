@@ -24,21 +24,21 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
-from .._acks import batch_ack_problem, relay_ack_problem
+from .._http._acks import batch_ack_problem, relay_ack_problem
 from .._io._binary import decode_payload, encode_record, read_header
 from .._io._identity import new_file_id
 from .._redact import url_secrets
-from .._retry import DEFAULT_RETRY_WINDOW_S
+from .._http._retry import DEFAULT_RETRY_WINDOW_S
 from .._rng import secure_generator
-from .._tls import verifying_context
+from .._http._tls import verifying_context
 from .._types import ArrayLike, PathLike
 from ..errors import (CampaignIdentityError, InvalidParameterError, MalformedReportError, ServiceRefusedError,
                       ServiceUnavailableError)
-from .._redirect import HOOKS
+from .._http._redirect import HOOKS
 from .._validation import (HttpUrl, Described, Implies, InstanceOf, Integer, MappingOf, Optional, Options,
                            check_values_given, validate_params)
 from ..local._json_rows import json_rows as rows
-from .._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES, deadline_of
+from .._http._deadline import ACK_ANSWER_BYTES, CONFIG_ANSWER_BYTES, deadline_of
 from .._wire._report_bound import batch_reports, protocol_of_answer, reports_within, rows_per_body
 from ._connection import CONNECTION_RULES, Connection, token_rule
 from .._ohttp import decode_key_list

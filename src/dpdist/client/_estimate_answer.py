@@ -1,5 +1,5 @@
 """What a client reads of an estimate answer (``GET /api/campaigns/{id}/estimate``), as a keys spec of
-:func:`dpdist._answer.answer_document`.
+:func:`dpdist._http._answer.answer_document`.
 
 The fields ``dpdist campaign estimate`` prints (its text, :mod:`dpdist.cli._estimate_text`) and every estimate
 shares (``docs/reference/results.md``): the intervals (each limit a number, null or a list of them), the notes, the uncertainty
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._answer import NULL, Checked, Maybe, problem_of
+from .._http._answer import NULL, Checked, Maybe, problem_of
 
 __all__ = ["ESTIMATE"]
 

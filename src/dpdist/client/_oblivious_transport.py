@@ -38,7 +38,7 @@ from ..errors import CampaignIdentityError, InvalidParameterError, MalformedRepo
 from .. import _ohttp
 from .._ohttp import _bhttp
 from .._ohttp._padding import MIN_PADDED_BYTES, padded_length
-from .._deadline import ACK_ANSWER_BYTES, ANSWERED_BY, deadline_of, request_within
+from .._http._deadline import ACK_ANSWER_BYTES, ANSWERED_BY, deadline_of, request_within
 from .._redact import MASK
 from .._shown import secrets_of
 
@@ -52,7 +52,7 @@ OHTTP_RELAY = HttpUrl("the http:// or https:// URL of an Oblivious HTTP relay re
 #: never encapsulated: fields about a connection (RFC 9110 section 7.6.1), and ``user-agent`` and ``accept``, which
 #: named the client library and its version to the collector and told Python from JS devices: every
 #: dpdist client sends the same fields (those the request needs: content type, authorization) and WHOLE_ANSWER_FIELD
-#: who answered what the relay says itself (:data:`~dpdist._deadline.ANSWERED_BY`): a refusal names it, not the service
+#: who answered what the relay says itself (:data:`~dpdist._http._deadline.ANSWERED_BY`): a refusal names it, not the service
 OHTTP_RELAY_ANSWERED = "the Oblivious HTTP relay"
 _HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-connection", "transfer-encoding", "te", "upgrade", "trailer",
                          "host", "content-length", "accept-encoding", "user-agent", "accept"})

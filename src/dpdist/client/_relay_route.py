@@ -130,7 +130,7 @@ class RelayRoute:
         import httpx  # lazy: optional extra dpdist[serve]
 
         from ..privacypass import b64url_decode  # lazy: relayed campaigns only (~50 ms at import)
-        from .._deadline import ACK_ANSWER_BYTES, request_within  # lazy: it imports httpx (optional extra dpdist[serve])
+        from .._http._deadline import ACK_ANSWER_BYTES, request_within  # lazy: it imports httpx (optional extra dpdist[serve])
 
         url = f"{issuer['url']}/issuer/v1/keys/{issuer['key']}"
         try:

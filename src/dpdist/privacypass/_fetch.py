@@ -20,11 +20,11 @@ import time
 from typing import Any
 
 from .._redact import redacted_url
-from .._redirect import HOOKS, keep_location, redirect_refusal
-from .._retry import Retries, retry_after
-from .._answer import refusal_shown
+from .._http._redirect import HOOKS, keep_location, redirect_refusal
+from .._http._retry import Retries, retry_after
+from .._http._answer import refusal_shown
 from .._shown import kind_of
-from .._tls import verifying_context
+from .._http._tls import verifying_context
 from ..errors import ServiceRefusedError, ServiceUnavailableError
 from .._validation import HttpUrl, Constraint, Described, Either, Integer, Interval, Optional, Text, validate_params
 from ._client import _NONCE, PendingToken, finalize_token, request_token
@@ -64,7 +64,7 @@ _MOST_BYTES = 64 << 10
 
 
 async def _keep_location(response: Any) -> None:
-    """:func:`dpdist._redirect.keep_location` as an ``httpx.AsyncClient``'s hook (which must be a coroutine)."""
+    """:func:`dpdist._http._redirect.keep_location` as an ``httpx.AsyncClient``'s hook (which must be a coroutine)."""
     keep_location(response)
 
 
@@ -77,7 +77,7 @@ def _headers(credential: str) -> dict[str, str]:
 
 
 def _retries(retries: int | None, backoff: float, retry_window: float | None) -> Retries:
-    """The retries of one token request (:mod:`dpdist._retry`): ``retries`` attempts after the first at most, within
+    """The retries of one token request (:mod:`dpdist._http._retry`): ``retries`` attempts after the first at most, within
     ``retry_window`` seconds of the first failure (None: no bound in time)."""
     # retries or retry_window, or both: the table (_STOPS)
     return Retries(window=math.inf if retry_window is None else retry_window, backoff=backoff, retries=retries)
@@ -89,7 +89,7 @@ def _pause(retrying: Retries, response) -> float | None:
 
 def _answer(pending: PendingToken, url: str, response) -> bytes:
     """The token from a final (non-retried) answer, or the issuer's refusal as ServiceRefusedError: what the issuer
-    said as :func:`dpdist._answer.refusal_shown` says it (the credential the request carried masked)."""
+    said as :func:`dpdist._http._answer.refusal_shown` says it (the credential the request carried masked)."""
     redirected = redirect_refusal("POST", url, response, "the issuer (--issuer; the campaign's issuer URL)")
     if redirected is not None:
         raise redirected
@@ -129,7 +129,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
         Attempts after the first on network errors, 408, 425, 429 and 5xx, each with the same request (None: as many as
         ``retry_window`` allows).
     retry_window : float, optional
-        Seconds from the first failure during which the request is retried (:mod:`dpdist._retry`; what the device's
+        Seconds from the first failure during which the request is retried (:mod:`dpdist._http._retry`; what the device's
         client gives: a restart of the issuer under load is ridden out).
     nonce : bytes, optional
         The token's nonce (:func:`~._client.request_token`; default: random).
@@ -147,7 +147,7 @@ def fetch_token(issuer_url: str, key_name: str, credential: str, challenge: Any,
     """
     import httpx  # lazy: optional extra dpdist[serve]
 
-    from .._deadline import request_within  # lazy: it imports httpx (optional extra dpdist[serve])
+    from .._http._deadline import request_within  # lazy: it imports httpx (optional extra dpdist[serve])
 
     url = _url(issuer_url, key_name)
     retrying = _retries(retries, backoff, retry_window)
@@ -180,7 +180,7 @@ async def fetch_token_async(issuer_url: str, key_name: str, credential: str, cha
     """:func:`fetch_token` with ``httpx.AsyncClient`` (an async transport for tests)."""
     import httpx  # lazy: optional extra dpdist[serve]
 
-    from .._deadline import request_within_async  # lazy: it imports httpx (optional extra dpdist[serve])
+    from .._http._deadline import request_within_async  # lazy: it imports httpx (optional extra dpdist[serve])
 
     url = _url(issuer_url, key_name)
     retrying = _retries(retries, backoff, retry_window)

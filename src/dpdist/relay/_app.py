@@ -74,7 +74,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._deadline import request_within_async
+from .._http._deadline import request_within_async
 from .._guard import AUTHENTICATED, Limits, guard
 from .._json import loads_within
 from .._validation import validate_params

@@ -1,8 +1,8 @@
 """What the relay asks of the collector: each answer bounded in time and in bytes, and what it logs of them.
 
 The relay asks the collector for its public pages (a campaign's config and identity) and delivers batches to it.  Its
-answers are read as dpdist's clients read a server's (:func:`dpdist._deadline.request_within_async`): at most
-:data:`dpdist._deadline.ACK_ANSWER_BYTES` of body once decoded for a batch's acknowledgement, :data:`PAGE_MAX_BYTES`
+answers are read as dpdist's clients read a server's (:func:`dpdist._http._deadline.request_within_async`): at most
+:data:`dpdist._http._deadline.ACK_ANSWER_BYTES` of body once decoded for a batch's acknowledgement, :data:`PAGE_MAX_BYTES`
 for a page (a ~1 MB gzip answer that unpacks to 1 GiB took the relay to 3.1 GB, retried; an answer of 48 MiB of
 ``[{},{},...]`` held 1.4 GB while parsed), its JSON refused unparsed past the values those bytes should
 hold (:func:`dpdist._json.loads_within`), and the whole exchange - the request sent, the head and the body - within a deadline (a

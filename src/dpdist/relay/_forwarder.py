@@ -5,16 +5,16 @@ campaign with at least ``min_batch`` reports waiting (at most ``max_batch``, the
 an order drawn with the CSPRNG; :mod:`._queue`), then delivers every formed batch:
 ``PUT {collector}/api/campaigns/{campaign}/relayed/{batch_id}`` with the relay's token.  The
 collector counts a batch id once, so a delivery is retried with the same id and bytes until it is
-acknowledged (by the collector's acknowledgement of that batch: :mod:`dpdist._acks`; another 2xx, a proxy's page or
+acknowledged (by the collector's acknowledgement of that batch: :mod:`dpdist._http._acks`; another 2xx, a proxy's page or
 a body cut short, is retried): after a network error, a 5xx, 408/425/429, and 401/403 (a wrong token is the
 operator's to fix; the reports wait).  A batch the collector refuses for good (404: no such
 campaign; 409: not open or not relayed; 400/413: it cannot read it) is marked refused, with the
 answer, and its reports are not counted.
 
-The answer is read bounded (:mod:`._collector`, :func:`dpdist._deadline.request_within_async`): the whole exchange within 60 s plus a second per 64 KiB of the batch,
+The answer is read bounded (:mod:`._collector`, :func:`dpdist._http._deadline.request_within_async`): the whole exchange within 60 s plus a second per 64 KiB of the batch,
 at most 128 MiB of body once decoded.  A slower or larger answer is none: the batch is sent again later, with the same
 id and bytes (the collector counts it once), as after a network error.  What the relay logs of an answer is the
-collector's refusal as a client shows one (:func:`dpdist._answer.refusal_shown`: a dpdist code and its detail, escaped
+collector's refusal as a client shows one (:func:`dpdist._http._answer.refusal_shown`: a dpdist code and its detail, escaped
 and cut, else its status, host and size), and of a failure its kind and message; the relay's own secrets (its token,
 its collector URL's password) are masked wherever either repeats them.
 """
@@ -25,9 +25,9 @@ import asyncio
 import contextlib
 import logging
 
-from .._acks import batch_ack_problem
-from .._answer import refusal_shown
-from .._deadline import ACK_ANSWER_BYTES, request_within_async, timeout
+from .._http._acks import batch_ack_problem
+from .._http._answer import refusal_shown
+from .._http._deadline import ACK_ANSWER_BYTES, request_within_async, timeout
 from .._redact import url_secrets
 from .._shown import shown
 from ._collector import ANSWER_DEADLINE_S, delivery_deadline

@@ -248,7 +248,7 @@ def _check_record_header(protocol) -> None:
 
 
 #: the most bytes of a campaign's public config answer every device client reads (Python's
-#: ``dpdist._deadline.CONFIG_ANSWER_BYTES``, a test checks they are equal; the JavaScript and Java clients read 4 MiB)
+#: ``dpdist._http._deadline.CONFIG_ANSWER_BYTES``, a test checks they are equal; the JavaScript and Java clients read 4 MiB)
 DEVICE_CONFIG_BYTES = 4 << 20
 #: room for the answer's other fields (state, limits, a relayed campaign's identity, OHTTP keys)
 _CONFIG_ANSWER_ROOM = 64 << 10

@@ -81,7 +81,7 @@ class Readiness:
     async def answer(self) -> _Answer:
         from starlette.concurrency import run_in_threadpool  # lazy: Starlette only when the service runs: the command line reads this module's defaults
 
-        from .._deadline import timeout  # lazy: it imports httpx, as Starlette only when the service runs
+        from .._http._deadline import timeout  # lazy: it imports httpx, as Starlette only when the service runs
 
         async with self._lock:
             last = self._last

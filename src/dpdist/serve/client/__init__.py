@@ -6,7 +6,7 @@ code written against it keeps working.
 
 import warnings
 
-from ..._retry import DEFAULT_RETRY_WINDOW_S
+from ..._http._retry import DEFAULT_RETRY_WINDOW_S
 from ...client import (DEFAULT_BATCH_SIZE, MAX_RETRY_AFTER, Client, issuer_of, json_rows, retry_after, retry_delay,
                        retry_schedule)
 

@@ -828,7 +828,7 @@ public final class Client {
     }
 
     /**
-     * Null if {@code response} acknowledges what was sent, else what it is (as Python's {@code dpdist._acks}
+     * Null if {@code response} acknowledges what was sent, else what it is (as Python's {@code dpdist._http._acks}
      * and JavaScript's {@code acks.js}): a JSON object whose {@code idKey} is {@code id} and whose campaign is
      * {@code campaign}, with {@code accepted} (an integer &gt;= 0), {@code rejected} (an object) and {@code duplicate} (a
      * boolean) for a batch, {@code duplicate} for a relay's report.  Another batch's acknowledgement (a server's bug, a

@@ -6,8 +6,8 @@ import java.util.HashSet;
 import java.util.Set;
 
 /**
- * The closed set of codes with which dpdist's servers refuse a request (Python's {@code dpdist._codes.CODES}, which
- * {@code tests/test_codes.py} checks this copy against): an answer is shown as a dpdist refusal only when its
+ * The closed set of codes with which dpdist's servers refuse a request (Python's {@code dpdist._http._codes.CODES}, which
+ * {@code tests/http/test_codes.py} checks this copy against): an answer is shown as a dpdist refusal only when its
  * {@code error} is one ({@link Shown#refusal}).
  */
 final class Codes {

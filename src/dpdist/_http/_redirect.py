@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._redact import url_secrets
-from ._shown import masked, secrets_of, shown
-from .errors import ServiceRefusedError
+from .._redact import url_secrets
+from .._shown import masked, secrets_of, shown
+from ..errors import ServiceRefusedError
 
 __all__ = ["redirect_refusal", "keep_location", "location_of", "HOOKS", "KEPT"]
 

@@ -1,8 +1,8 @@
 """The closed set of codes with which dpdist's servers (``dpdist serve``, ``relay``, ``issuer``) refuse a request.
 
 A refusal is a JSON object ``{"error": CODE, "detail": SENTENCE}``.  A client shows an answer as a dpdist refusal only
-when its ``error`` is one of :data:`CODES` (:func:`dpdist._answer.refusal_shown`); any other answer is said to be no
-dpdist answer.  tests/test_codes.py finds every code the servers' code raises in this set, and the JavaScript and Java
+when its ``error`` is one of :data:`CODES` (:func:`dpdist._http._answer.refusal_shown`); any other answer is said to be no
+dpdist answer.  tests/http/test_codes.py finds every code the servers' code raises in this set, and the JavaScript and Java
 clients' copies (``clients/js/src/codes.js``, ``Codes.java``) equal to it.
 """
 

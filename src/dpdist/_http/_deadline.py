@@ -32,10 +32,10 @@ from typing import Any
 
 import httpx
 
-from ._json import loads_within
-from ._redact import redacted_url
-from ._shown import kind_of, secrets_of, shown
-from .errors import ServiceRefusedError
+from .._json import loads_within
+from .._redact import redacted_url
+from .._shown import kind_of, secrets_of, shown
+from ..errors import ServiceRefusedError
 from ._bounded_reads import bound_reads, reads_within
 from ._decoded import ACCEPTED_ENCODING, CorruptBody, Decoder
 
@@ -59,7 +59,7 @@ ACK_ANSWER_BYTES = 1 << 20
 ANSWERED_BY = "dpdist_answered_by"
 #: the ``code`` of the error of an answer larger than :data:`MAX_ANSWER_BYTES`
 TOO_LARGE = "answer_too_large"
-#: the ``code`` of the error of an answer in codings dpdist does not decode: ``dpdist._answer.UNEXPECTED``'s (a module
+#: the ``code`` of the error of an answer in codings dpdist does not decode: ``dpdist._http._answer.UNEXPECTED``'s (a module
 #: of this floor: named, not imported)
 UNEXPECTED = "unexpected_answer"
 

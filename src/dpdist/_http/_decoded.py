@@ -2,7 +2,7 @@
 
 httpx decodes each network read whole, through every coding the answer names: an answer of 3,477 bytes sent with
 ``Content-Encoding: gzip, gzip`` (2 GiB of zeros compressed twice) came out of one read as 2 GiB, so a bound on the
-decoded body checked after each read (:data:`dpdist._deadline.MAX_ANSWER_BYTES`) was checked too late: 4.27 GB of
+decoded body checked after each read (:data:`dpdist._http._deadline.MAX_ANSWER_BYTES`) was checked too late: 4.27 GB of
 memory before the refusal.  dpdist asks for one layer of ``gzip`` or ``deflate`` (:data:`ACCEPTED_ENCODING`), reads
 the raw bytes and inflates them itself, at most :data:`STEP` bytes of output per call (:func:`zlib.decompressobj`'s
 ``max_length``); an answer in any other coding, or in several, is refused before its body is read.

@@ -8,7 +8,7 @@ relay's: the report id sent) with the fields the service's acknowledgement has (
 ``duplicate``; the relay's: ``duplicate``), and counts that fit the batch: ``accepted`` at most ``n_read`` and both at
 most the reports sent (a duplicate's counts are the first time's, of the same bytes; a relayed batch's ``n_read`` may
 be smaller, its replayed reports not read).  Any other answer, a body that is not JSON or is cut short included, is no
-acknowledgement: the client sends the same id and bytes again under its retry rule (:mod:`dpdist._retry`), and says
+acknowledgement: the client sends the same id and bytes again under its retry rule (:mod:`dpdist._http._retry`), and says
 so when its window runs out.  The JavaScript (``clients/js/src/acks.js``) and Java (``Client.ackProblem``) clients
 apply the same rule, and so does ``dpdist relay`` of the collector's acknowledgement of a relayed batch
 (``relay._forwarder``: another answer is delivered again, never marked delivered).
@@ -19,14 +19,14 @@ from __future__ import annotations
 from typing import Any, TypeGuard
 from urllib.parse import unquote
 
-from ._json import loads_within
+from .._json import loads_within
 from ._retry import NOT_ACKNOWLEDGED
-from ._shown import kind_of, secrets_of, shown
+from .._shown import kind_of, secrets_of, shown
 
 __all__ = ["batch_ack_problem", "relay_ack_problem"]
 
-#: the bytes an acknowledgement is parsed within (one is a few hundred): ``dpdist._deadline.ACK_ANSWER_BYTES``, its
-#: bound on bytes read (a module of this floor: its value, 1 MiB, checked by tests/test_acks.py)
+#: the bytes an acknowledgement is parsed within (one is a few hundred): ``dpdist._http._deadline.ACK_ANSWER_BYTES``, its
+#: bound on bytes read (a module of this floor: its value, 1 MiB, checked by tests/http/test_acks.py)
 _ACK_BYTES = 1 << 20
 
 

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ._codes import CODES
-from ._json import loads_within
-from ._shown import secrets_of, shown
-from .errors import ServiceRefusedError
+from .._json import loads_within
+from .._shown import secrets_of, shown
+from ..errors import ServiceRefusedError
 
 __all__ = ["answer_document", "refusal_shown", "problem_of", "UNEXPECTED", "NULL", "Maybe", "Checked"]
 
@@ -101,7 +101,7 @@ def answer_document(method: str, url: str, response: Any, keys: tuple[str, ...] 
 def refusal_shown(response: Any, secrets: tuple[str, ...] = (), limit: int = 2000) -> tuple[str, str]:
     """``(code, said)``: a dpdist refusal's code and ``"code: detail"`` (the detail masked of ``secrets`` and of what
     the request carried, escaped, cut to ``limit``), or ``("", "status N from HOST (not a dpdist answer, N bytes)")``
-    for an answer whose ``error`` is none of :data:`dpdist._codes.CODES`."""
+    for an answer whose ``error`` is none of :data:`dpdist._http._codes.CODES`."""
     try:
         document = loads_within(response.content, 1 << 20)
     except (ValueError, UnicodeDecodeError):

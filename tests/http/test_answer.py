@@ -89,7 +89,7 @@ def test_a_command_answered_by_another_server_says_so_in_one_line(page, stub, mo
 
 
 def test_a_document_of_the_keys_read_is_returned_as_is():
-    from dpdist._answer import answer_document
+    from dpdist._http._answer import answer_document
 
     answer = httpx.Response(200, json={"campaigns": []})
     assert answer_document("GET", "http://h/api/campaigns", answer, ("campaigns",)) == {"campaigns": []}
@@ -99,7 +99,7 @@ def test_a_document_of_the_keys_read_is_returned_as_is():
 
 
 def test_what_another_server_answered_is_said_by_its_status_host_and_size_only():
-    from dpdist._answer import answer_document
+    from dpdist._http._answer import answer_document
 
     page = httpx.Response(200, content=b"<p>token=ABCDEFG\tHIJ\n  x</p>", headers={"Content-Type": "text/html"},
                           request=httpx.Request("GET", "http://h:8080/x"))
@@ -148,7 +148,7 @@ def test_a_json_object_without_what_the_command_reads_is_refused_in_one_line(for
     ({"tokens": ["a", None]}, {"tokens": [str]}, "['tokens'][1] is null, not a string"),
 ])
 def test_the_types_of_what_the_caller_reads_are_checked(document, keys, why):
-    from dpdist._answer import answer_document
+    from dpdist._http._answer import answer_document
 
     with pytest.raises(ServiceRefusedError) as error:
         answer_document("GET", "http://h/x", httpx.Response(200, json=document), keys)

@@ -2,7 +2,7 @@
 
 httpx's ``timeout`` bounds each read, and a head is read in many: a server (or anything on the path) that sends
 ``HTTP/1.1 200 OK`` and then one byte of a header every half second keeps each read short and the answer's head never
-whole, so a client waited for ever (its body's deadline, :func:`dpdist._deadline.request_within`, starts when
+whole, so a client waited for ever (its body's deadline, :func:`dpdist._http._deadline.request_within`, starts when
 the head is whole).  :func:`bound_reads` wraps the network backend of an ``httpx.Client``'s own transports (and of its
 proxies') so that each read waits at most until the deadline :func:`reads_within` set for the calling thread, and
 fails as a timed-out read does once it has passed.  A transport given by the caller (a test's ``MockTransport``, an

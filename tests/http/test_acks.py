@@ -1,4 +1,4 @@
-"""What the Python client takes as the acknowledgement of a batch (dpdist._acks): only the service's answer naming the campaign and the batch id sent.  Any other
+"""What the Python client takes as the acknowledgement of a batch (dpdist._http._acks): only the service's answer naming the campaign and the batch id sent.  Any other
 200 (another batch's, another campaign's, a captive portal's page, a body cut short, JSON without the acknowledgement's
 fields) was taken as "counted" and the batch was forgotten, or crashed the client (KeyError, JSONDecodeError)."""
 
@@ -147,7 +147,7 @@ def test_an_acknowledgement_counting_more_reports_than_were_sent_is_none():
 def test_the_counts_of_an_answer_of_dpdist_serve_fit_the_batch():
     """Every acknowledgement ``dpdist serve`` gives: a new batch, one with rejected rows (a row may count under several
     reasons), a duplicate (the first time's counts, of the same bytes) and an answer without ``n_read``."""
-    from dpdist._acks import batch_ack_problem
+    from dpdist._http._acks import batch_ack_problem
 
     answers = [_counts(3, 3), _counts(1, 3, {"out_of_range": 2, "missing": 2}), _counts(0, 3, {"other_config": 3}),
                _counts(3, 3, duplicate=True), _counts(2, None, {"out_of_range": 1}), _counts(0, 0)]
@@ -187,7 +187,7 @@ def test_only_a_success_acknowledges_a_redirect_naming_the_batch_is_resent():
 
 
 def test_what_an_answer_that_is_no_acknowledgement_names_is_escaped_and_masked():
-    from dpdist._acks import batch_ack_problem
+    from dpdist._http._acks import batch_ack_problem
 
     request = httpx.Request("PUT", "http://h/x", headers={"Authorization": "Bearer submit-token-0123456789"})
     page = httpx.Response(200, headers={"Content-Type": "text/\x1b[31mhtml"}, content=b"<p>", request=request)
@@ -198,7 +198,7 @@ def test_what_an_answer_that_is_no_acknowledgement_names_is_escaped_and_masked()
 
 
 def test_an_acknowledgement_is_parsed_with_the_values_of_its_bound_on_bytes():
-    from dpdist import _acks
-    from dpdist._deadline import ACK_ANSWER_BYTES
+    from dpdist._http import _acks
+    from dpdist._http._deadline import ACK_ANSWER_BYTES
 
     assert _acks._ACK_BYTES == ACK_ANSWER_BYTES

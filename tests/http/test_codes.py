@@ -1,4 +1,4 @@
-"""``dpdist._codes.CODES``, the closed set of the servers' refusal codes: every code ``dpdist serve``, ``relay`` and
+"""``dpdist._http._codes.CODES``, the closed set of the servers' refusal codes: every code ``dpdist serve``, ``relay`` and
 ``issuer`` answer with is in it (a client would show a refusal of any other as no dpdist answer), and the JavaScript and
 Java clients' copies are the same set."""
 
@@ -8,9 +8,9 @@ import ast
 import re
 from pathlib import Path
 
-from dpdist._codes import CODES
+from dpdist._http._codes import CODES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SERVERS = ["serve", "relay", "issuer", "_guard"]
 #: the refusals' classes, whose first argument is the code
 KINDS = {"Refusal", "InvalidRequest", "TooSlow", "TooLarge", "UnsupportedContentCoding", "RateLimited", "Busy",

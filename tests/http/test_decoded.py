@@ -1,5 +1,5 @@
-"""An answer's body decoded by dpdist itself, one bounded step at a time (``dpdist._decoded``, read by
-``dpdist._deadline``): an answer of ``Content-Encoding: gzip, gzip`` (2 GiB of zeros in 3,477 bytes) once made the
+"""An answer's body decoded by dpdist itself, one bounded step at a time (``dpdist._http._decoded``, read by
+``dpdist._http._deadline``): an answer of ``Content-Encoding: gzip, gzip`` (2 GiB of zeros in 3,477 bytes) once made the
 reader hold 4.27 GB before it refused the answer."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import zlib
 import httpx
 import pytest
 
-from dpdist._decoded import ACCEPTED_ENCODING, STEP, Decoder
-from dpdist._answer import UNEXPECTED
-from dpdist._deadline import UNEXPECTED as NAMED_HERE
-from dpdist._deadline import request_within
+from dpdist._http._decoded import ACCEPTED_ENCODING, STEP, Decoder
+from dpdist._http._answer import UNEXPECTED
+from dpdist._http._deadline import UNEXPECTED as NAMED_HERE
+from dpdist._http._deadline import request_within
 from dpdist.errors import ServiceRefusedError
 
 

@@ -1,4 +1,4 @@
-"""One rule for every client's retries (``dpdist._retry``): a window of time from the first failure, pauses doubling to
+"""One rule for every client's retries (``dpdist._http._retry``): a window of time from the first failure, pauses doubling to
 10 s jittered over their upper half or as long as ``Retry-After`` asks, a count of attempts as a further bound, and
 what a caller can say to a person about the attempts left."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from dpdist._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, Retries, describe_window
+from dpdist._http._retry import DEFAULT_RETRY_WINDOW_S, MAX_BACKOFF_S, Retries, describe_window
 
 
 class Clock:
@@ -74,7 +74,7 @@ def test_a_timed_out_attempt_says_how_long_it_took(monkeypatch):
     from dpdist.errors import ServiceUnavailableError
 
     clock = Clock()
-    monkeypatch.setattr("dpdist._retry.time", SimpleNamespace(monotonic=clock))  # the retries' clock only
+    monkeypatch.setattr("dpdist._http._retry.time", SimpleNamespace(monotonic=clock))  # the retries' clock only
 
     def timed_out(request):
         clock.now += 60.0
@@ -88,7 +88,7 @@ def test_a_timed_out_attempt_says_how_long_it_took(monkeypatch):
 
 def test_a_retry_after_in_other_digits_is_unreadable_not_an_error():
     """``"²"`` is a digit to ``str.isdigit`` but not to ``float``: a 503's header crashed the client."""
-    from dpdist._retry import retry_after
+    from dpdist._http._retry import retry_after
 
     assert [retry_after(value) for value in ("\u00b2", "\u0663", "1\u00b2", "\uff11")] == [None] * 4
     assert retry_after(" 7 ") == 7.0

@@ -32,7 +32,7 @@ MAX_BACKOFF_S = 10.0
 #: the longest wait a server's Retry-After may ask of a client (seconds)
 MAX_RETRY_AFTER = 60.0
 #: how the failure of a successful answer that is not the acknowledgement of what was sent opens (a proxy's, a
-#: captive portal's 200: retried as a failure; ``dpdist._acks``), so that whoever reports it can say so
+#: captive portal's 200: retried as a failure; ``dpdist._http._acks``), so that whoever reports it can say so
 NOT_ACKNOWLEDGED = "no acknowledgement"
 
 

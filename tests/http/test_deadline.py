@@ -14,7 +14,7 @@ pytest.importorskip("httpx")
 
 from dpdist.client import AdminClient, Client  # noqa: E402
 from dpdist.errors import ServiceRefusedError, ServiceUnavailableError  # noqa: E402
-from dpdist import _deadline  # noqa: E402
+from dpdist._http import _deadline  # noqa: E402
 from ops_support import serving, trickle_head  # noqa: E402
 
 #: the most a connection is trickled to (then closed): a client that hangs cannot hold the test longer
@@ -194,7 +194,7 @@ def test_an_acknowledgement_nested_too_deeply_is_not_one_and_not_a_recursion_err
 
 
 def test_a_deadline_set_inside_another_gives_the_outer_one_back():
-    from dpdist import _bounded_reads
+    from dpdist._http import _bounded_reads
 
     with _bounded_reads.reads_within(5.0):
         with _bounded_reads.reads_within(1.0):
