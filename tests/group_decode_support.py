@@ -14,7 +14,7 @@ from dpdist.serve._group import Arrival, Refused
 from dpdist.serve._group_bodies import PendingBody, decode_pending, settle
 from dpdist.serve._ingest import decode_body
 from dpdist.serve._limits import Limits
-from dpdist.serve._refusals import Refusal
+from dpdist._guard._refusals import Refusal
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
 PROTOCOL = local.from_config(GRR)

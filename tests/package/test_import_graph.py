@@ -141,6 +141,19 @@ def test_imports_run_down_the_floors():
     assert not up, "imports against the floors of docs/explanation/design.md:\n" + "\n".join(up)
 
 
+#: the parties of a relayed collection, which must not learn what another learns: none imports the others' modules
+PARTIES = ("dpdist.serve", "dpdist.relay", "dpdist.issuer", "dpdist.client")
+
+
+def test_no_party_imports_another_party():
+    graph = import_graph()
+    party = {name: next((owner for owner in PARTIES if name == owner or name.startswith(owner + ".")), None) for name in graph}
+    across = [f"{source} -> {target}" for source, targets in graph.items() for target in targets
+              if party[source] and party.get(target) and party[target] != party[source]
+              and source != "dpdist.serve.client"]  # (the deprecated name of dpdist.client, re-exporting it)
+    assert not across, "a party imports another's modules (what two share lives below both):\n" + "\n".join(sorted(across))
+
+
 def test_every_import_inside_a_function_says_why():
     found = unexplained_lazy_imports()
     assert not found, "imports inside functions without '# lazy: <reason>' (hoist them, or say why):\n" + "\n".join(found)

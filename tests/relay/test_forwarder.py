@@ -234,14 +234,14 @@ def test_a_config_that_is_not_a_json_object_is_collector_unavailable(body):
 
 
 def test_a_public_page_is_read_up_to_a_mebibyte_and_the_pages_kept_stay_bounded(monkeypatch):
-    """A config or identity page is a few KB: an answer over PAGE_MAX_BYTES is "collector unavailable", and the pages
+    """A config or identity page is a few KB: an answer over PAGE_ANSWER_BYTES is "collector unavailable", and the pages
     the relay keeps for a few seconds never hold more than PAGES_KEPT_BYTES (4,096 campaigns' answers of 128 MiB each
     could pile up before)."""
     from dpdist.relay._app import RelayError, _PublicPages
-    from dpdist.relay._collector import PAGE_MAX_BYTES
+    from dpdist._http._deadline import PAGE_ANSWER_BYTES
 
     monkeypatch.setattr("dpdist.relay._app.PAGES_KEPT_BYTES", 3 * 1000)
-    sizes = {"/big": PAGE_MAX_BYTES + 1}
+    sizes = {"/big": PAGE_ANSWER_BYTES + 1}
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, content=b"x" * sizes.get(request.url.path, 1000))

@@ -20,7 +20,7 @@ import pytest
 from dpdist import local
 from dpdist.serve._group import Arrival
 from dpdist.serve._group_bodies import PendingBody, decode_pending
-from dpdist.serve._refusals import Refusal
+from dpdist._guard._refusals import Refusal
 from group_decode_support import (
     BINARY,
     GRR,

@@ -115,7 +115,7 @@ def test_a_json_batch_does_not_serialize_its_campaigns_config_each_time(monkeypa
     from dpdist import local
     from dpdist.serve import _ingest
     from dpdist.serve._limits import Limits
-    from dpdist.serve._refusals import TooLarge
+    from dpdist._guard._refusals import TooLarge
 
     protocol = local.make("grr", epsilon=1.0, labels=[f"label-{k}" for k in range(1000)])
     dumped = []

@@ -19,7 +19,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2 for its test cli
 from dpdist._json import most_values_within, values_upper_bound  # noqa: E402
 from dpdist.serve import create_app  # noqa: E402
 from dpdist.serve._campaigns import check_config, protocol_of  # noqa: E402
-from dpdist.serve._refusals import InvalidRequest  # noqa: E402
+from dpdist._guard._refusals import InvalidRequest  # noqa: E402
 from serve_support import admin_headers, ADMIN_TOKEN  # noqa: E402
 
 
@@ -70,7 +70,7 @@ def test_the_check_holds_the_real_answer_within_what_devices_read(tmp_path, monk
 
 
 def test_a_relayed_campaign_s_config_must_pass_through_its_relay_s_pages(tmp_path):
-    """A relay passes on a campaign's config in pages of at most 1 MiB (``dpdist.relay._collector.PAGE_MAX_BYTES``):
+    """A relay passes on a campaign's config in pages of at most 1 MiB (``dpdist._http._deadline.PAGE_ANSWER_BYTES``):
     a relayed campaign whose config answer would not fit is refused at creation and when its config is replaced."""
     app = create_app(str(tmp_path / "c.sqlite"), admin_token=ADMIN_TOKEN, relay_token="relay-token-0123456789",
                      static_dir=tmp_path / "js")

@@ -18,7 +18,7 @@ def test_options_that_grow_the_estimators_memory_are_refused(option, value):
     pass 9 GB before the 120 s limit) and is never served; ``bootstrap=100000`` keeps every replicate (40,000 x 1,024
     -> 1.3 GB in 13 s, measured). Expected: 400 invalid_option naming the option, like *iterations."""
     from dpdist.serve._estimates import estimate_options
-    from dpdist.serve._refusals import InvalidRequest
+    from dpdist._guard._refusals import InvalidRequest
 
     with pytest.raises(InvalidRequest, match=option):
         estimate_options({option: value})
@@ -29,7 +29,7 @@ def test_an_option_that_is_no_finite_number_is_refused(value):
     """``?x=1e999`` (or NaN) was parsed to a float an answer echoing the options cannot write as JSON: a
     500 and two tracebacks a request (the CLI retried it for 5 minutes). Expected: 400 invalid_option naming it."""
     from dpdist.serve._estimates import estimate_options
-    from dpdist.serve._refusals import InvalidRequest
+    from dpdist._guard._refusals import InvalidRequest
 
     with pytest.raises(InvalidRequest, match="'x' option must hold finite numbers"):
         estimate_options({"x": value})
@@ -41,7 +41,7 @@ def test_a_deeply_nested_option_is_read_without_recursion(depth):
     """An option nested 300-980 deep (within what the JSON reader takes) made the finiteness check recurse
     past Python's limit: a 500 and two tracebacks. Expected: read like any other option, a non-finite one refused."""
     from dpdist.serve._estimates import estimate_options
-    from dpdist.serve._refusals import InvalidRequest
+    from dpdist._guard._refusals import InvalidRequest
 
     try:
         options, _ = estimate_options({"x": "[" * depth + "1" + "]" * depth})
@@ -57,7 +57,7 @@ def test_replicates_of_thousands_of_digits_are_refused_not_converted():
     """``replicates=1`` followed by 4,300 zeros passed the digits check and int() raised ValueError
     (Python's 4,300-digit limit): a 500 and two tracebacks. Expected: 400 invalid_option naming it."""
     from dpdist.serve._estimates import view_parameters
-    from dpdist.serve._refusals import InvalidRequest
+    from dpdist._guard._refusals import InvalidRequest
 
     for text in ("1" + "0" * 4300, "2" * 5000, "10000"):
         with pytest.raises(InvalidRequest, match="'replicates' parameter"):

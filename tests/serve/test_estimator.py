@@ -75,7 +75,7 @@ def test_one_long_estimate_does_not_hold_up_another_campaigns_and_its_options_ar
 @pytest.mark.slow
 def test_an_estimate_past_its_time_limit_is_stopped_and_the_next_one_runs():
     from dpdist.serve._estimator import Estimator
-    from dpdist.serve._refusals import Busy
+    from dpdist._guard._refusals import Busy
 
     estimator = Estimator(time_limit=2.0)
     try:
@@ -135,7 +135,7 @@ def test_estimates_waiting_for_the_estimator_are_bounded(monkeypatch):
     import time
 
     from dpdist.serve import _estimator
-    from dpdist.serve._refusals import Busy
+    from dpdist._guard._refusals import Busy
 
     monkeypatch.setattr(_estimator, "MAX_WAITING", 1)
     estimator = _estimator.Estimator()

@@ -18,7 +18,7 @@ import pytest
 from dpdist import local
 from dpdist.serve._group import Arrival
 from dpdist.serve._group_bodies import PendingBody, decode_pending, settle
-from dpdist.serve._refusals import NotFound
+from dpdist._guard._refusals import NotFound
 from group_decode_support import GRR, LIMITS, PROTOCOL, assert_group_outcomes_are_each_alone, raw_record, record
 
 BATCH = "0123456789abcdef0123456789abcdef"

@@ -85,7 +85,7 @@ def test_the_group_path_reading_alike_bodies_keeps_the_bound(tmp_path):
     from dpdist.serve._database import open_database
     from dpdist.serve._group import Arrival
     from dpdist.serve._group_bodies import PendingBody
-    from dpdist.serve._refusals import TooLarge
+    from dpdist._guard._refusals import TooLarge
     from dpdist.serve._store import Store
     import hashlib
     import uuid

@@ -9,7 +9,7 @@ pytest.importorskip("pyhpke")
 from dpdist import _ohttp  # noqa: E402
 from dpdist.serve import create_app  # noqa: E402
 from dpdist.serve._ohttp_keys import RELOAD_S, GatewayKeys  # noqa: E402
-from dpdist.serve._refusals import Refusal  # noqa: E402
+from dpdist._guard._refusals import Refusal  # noqa: E402
 
 
 @pytest.fixture

@@ -105,8 +105,8 @@ PAGE_MARKS = re.compile(r"<!doctype|<html|<body|<script|<style|<svg|\bfunction\s
 PAGE_MARK_PARTS = [re.compile(part, re.I) for part in (
     r"<!doctype|<html|<body|<script|<style|<svg", r"function\s*\w*\s*\(", r"=>\s*\{", r"import\s*\{", r"const\s",
     r"let\s", r"\{\s*[a-z-]+\s*:[^;{}]*;")]
-READERS = {("serve/_middleware.py", r"<script\b(?![^>]*\bsrc\s*=)[^>]*>(.*?)</script\s*>"),
-           ("serve/_middleware.py", r"<style\b[^>]*>(.*?)</style\s*>")}
+READERS = {("_guard/_security_headers.py", r"<script\b(?![^>]*\bsrc\s*=)[^>]*>(.*?)</script\s*>"),
+           ("_guard/_security_headers.py", r"<style\b[^>]*>(.*?)</style\s*>")}
 
 
 def test_no_page_or_script_is_held_in_a_python_string():

@@ -20,7 +20,7 @@ from dpdist import local
 from dpdist.serve import _group
 from dpdist.serve._database import Database, open_database
 from dpdist.serve._group import Arrival, Refused
-from dpdist.serve._refusals import Refusal
+from dpdist._guard._refusals import Refusal
 from dpdist.serve._store import Store
 from ops_support import RestartablePostgres
 from serve_support import postgres_available

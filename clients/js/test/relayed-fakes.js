@@ -100,7 +100,7 @@ function stop(server) {
 const CLIENT_DIR = new URL('..', import.meta.url); // clients/js/
 
 /**
- * The Content-Security-Policy dpdist serve gives an HTML page (src/dpdist/serve/_middleware.py): inline scripts and
+ * The Content-Security-Policy dpdist serve gives an HTML page (src/dpdist/_guard/_security_headers.py): inline scripts and
  * styles by hash, everything else from its own origin, and ``connect`` the origins it may also fetch from.
  */
 export function pageSecurityPolicy(page, connect = []) {

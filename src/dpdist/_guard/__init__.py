@@ -17,6 +17,9 @@ variables on each command line (``docs/how-to/run-a-campaign.md``, "Limits"):
 * :func:`uvicorn_options`: what uvicorn enforces (header timeout and size, idle
   keep-alive, the concurrency cap answered 503 with ``Retry-After``, graceful
   shutdown), to pass to ``uvicorn.run`` / ``uvicorn.Config``;
+* :class:`Refusal` and its kinds (:mod:`._refusals`): why a server refuses, each kind with its HTTP status;
+* :class:`._security_headers.SecurityHeadersMiddleware`: the security headers of every answer (a content
+  security policy on HTML pages);
 * :func:`listening_socket`: a socket to hand to uvicorn's worker processes whose
   connections get ``TCP_NODELAY``.
 

@@ -1,19 +1,21 @@
-"""Why a dpdist server refuses a request before its application sees it: the refusals the limits raise.
+"""Why a dpdist server refuses a request: the kinds of refusal of every dpdist server, with no HTTP but their status.
 
 A :class:`Refusal` carries a short machine-readable ``code``, a sentence for
 people (``detail``) and two hints for the transport: ``close`` (the request's
 body was not read, so the connection should not be reused) and
-``retry_after`` (seconds after which the same request may succeed).  The kinds
-here are those of the limits (:mod:`._body`, :mod:`._rate`); ``dpdist serve``
-adds its own kinds (``dpdist.serve._refusals``) on the same base, and each
-kind's ``status`` is the HTTP status it is answered with.
+``retry_after`` (seconds after which the same request may succeed).  The limits
+(:mod:`._body`, :mod:`._rate`) raise some kinds; the storage, ingest and admission
+layers of ``dpdist serve`` and the token issuer raise the others.  Each kind's
+``status`` is the HTTP status it is answered with, and :func:`refusal_headers` the
+headers every server answers it with.
 """
 
 from __future__ import annotations
 
 from ..errors import DPDistError
 
-__all__ = ["Refusal", "InvalidRequest", "TooSlow", "TooLarge", "UnsupportedContentCoding", "RateLimited", "Busy"]
+__all__ = ["Refusal", "InvalidRequest", "Unauthorized", "Forbidden", "NotFound", "TooSlow", "Conflict", "TooLarge",
+           "UnsupportedMediaType", "UnsupportedContentCoding", "RateLimited", "Busy", "Failure", "refusal_headers"]
 
 
 class Refusal(DPDistError):
@@ -52,6 +54,24 @@ class InvalidRequest(Refusal):
     status = 400
 
 
+class Unauthorized(Refusal):
+    """The request lacks the token it needs (admin, submit or enrollment token, an issuer's credential)."""
+
+    status = 401
+
+
+class Forbidden(Refusal):
+    """The token is right but may not do this (an enrollment token or a credential with no reports left)."""
+
+    status = 403
+
+
+class NotFound(Refusal):
+    """What the request names (a campaign, a key, a file) does not exist."""
+
+    status = 404
+
+
 class TooSlow(Refusal):
     """The request's body did not arrive in time."""
 
@@ -62,6 +82,19 @@ class TooLarge(Refusal):
     """The request's body, records or rows exceed the server's limits."""
 
     status = 413
+
+
+class Conflict(Refusal):
+    """The request conflicts with the state of what it names: a campaign not open, closed, full, a batch id reused,
+    a key that exists."""
+
+    status = 409
+
+
+class UnsupportedMediaType(Refusal):
+    """The body's content type is none the server reads."""
+
+    status = 415
 
 
 class UnsupportedContentCoding(Refusal):
@@ -80,3 +113,20 @@ class Busy(Refusal):
     """The server is at capacity now; retry the same request after ``retry_after`` seconds."""
 
     status = 503
+
+
+class Failure(Refusal):
+    """The server cannot answer this request because of a fault of its own (never the client's)."""
+
+    status = 500
+
+
+def refusal_headers(refusal: Refusal) -> dict[str, str]:
+    """The headers ``refusal`` is answered with: a challenge for a missing token, ``Connection: close`` for a body not
+    read (do not read or wait for the rest of it), ``Retry-After``."""
+    headers = {"WWW-Authenticate": "Bearer"} if isinstance(refusal, Unauthorized) else {}
+    if refusal.close:
+        headers["Connection"] = "close"
+    if refusal.retry_after is not None:
+        headers["Retry-After"] = str(int(refusal.retry_after))
+    return headers

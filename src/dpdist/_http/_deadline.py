@@ -54,6 +54,10 @@ MAX_ANSWER_BYTES = 128 << 20
 CONFIG_ANSWER_BYTES = 4 << 20
 #: the most bytes of an acknowledgement, a token, a key or a refusal read by a device or a relay (a few hundred bytes)
 ACK_ANSWER_BYTES = 1 << 20
+#: the most bytes of a public page (a campaign's config or identity) a relay reads of its collector, once decoded: a
+#: few KB from dpdist; the relay keeps them for a few seconds, so answers of 128 MiB each would pile up in its memory
+#: (the collector refuses a relayed campaign whose config page would pass it)
+PAGE_ANSWER_BYTES = 1 << 20
 #: the extension of a response a transport answered itself (its value: who, ``"the Oblivious HTTP relay"``): a refusal
 #: names it, not the server (kept by :func:`request_within`; a server cannot set it)
 ANSWERED_BY = "dpdist_answered_by"

@@ -61,7 +61,8 @@ from starlette.routing import Route
 
 from .._guard import Limits
 from .._guard._body import content_coding_of
-from .._guard._refusals import UnsupportedContentCoding
+from .._guard._refusals import refusal_headers
+from .._guard._security_headers import SecurityHeadersMiddleware
 from .._guard._shutdown import ShutdownMiddleware
 from ..errors import InvalidParameterError
 from .._validation import InstanceOf, Optional, validate_params
@@ -69,7 +70,6 @@ from ..privacypass import _blindrsa
 from ..privacypass._http_auth import b64url_encode
 from ..privacypass._messages import TOKEN_TYPE, TokenRequest
 from ..privacypass._token_key import encode_token_key, generate_private_key, token_key_id
-from ..serve._middleware import SecurityHeadersMiddleware
 from . import _limits
 from ._arguments import ADMIN_TOKEN, CORS_ORIGINS, SERVER_NAME, STORE
 from ._limits import Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized, Unprocessable, UnsupportedMediaType
@@ -83,8 +83,6 @@ DIRECTORY_MEDIA_TYPE = "application/private-token-issuer-directory"
 KEY_NAME = re.compile(r"[A-Za-z0-9._-]{1,128}")
 #: credentials minted by one admin request, at most
 MAX_CREDENTIALS = 10_000
-_STATUS = {InvalidRequest: 400, Unauthorized: 401, Forbidden: 403, NotFound: 404, _limits.TooSlow: 408, Conflict: 409,
-           _limits.TooLarge: 413, UnsupportedMediaType: 415, UnsupportedContentCoding: 415, Unprocessable: 422, _limits.RateLimited: 429, _limits.Busy: 503}
 
 
 @validate_params({
@@ -330,13 +328,7 @@ async def health(request: Request) -> JSONResponse:
 
 async def refused(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, Refusal)  # the one exception class this handler is registered for
-    headers = {"WWW-Authenticate": "Bearer"} if isinstance(error, Unauthorized) else {}
-    if error.close:
-        headers["Connection"] = "close"
-    if error.retry_after is not None:
-        headers["Retry-After"] = str(int(error.retry_after))
-    status_code = next((code for kind, code in _STATUS.items() if isinstance(error, kind)), 500)
-    return JSONResponse({"error": error.code, "detail": error.detail}, status_code=status_code, headers=headers)
+    return JSONResponse({"error": error.code, "detail": error.detail}, status_code=error.status, headers=refusal_headers(error))
 
 
 ROUTES = [

@@ -18,7 +18,7 @@ from .._guard import BodyBudget, Limits, RateLimiter, receive_body, uvicorn_opti
 from .._guard import add_arguments as add_limit_arguments
 from .._guard import from_args as limits_from_args
 from .._guard._limits import HELP
-from ..serve._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, RateLimited, Refusal, TooLarge, TooSlow, Unauthorized, UnsupportedMediaType
+from .._guard._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, RateLimited, Refusal, TooLarge, TooSlow, Unauthorized, UnsupportedMediaType
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -55,6 +55,8 @@ _ISSUER_HELP = {"rate_limit": "token requests per second per client address (IPv
 
 class Unprocessable(Refusal):
     """A TokenRequest the issuer cannot serve: wrong size, token type or key id (RFC 9578 section 6.2: HTTP 422)."""
+
+    status = 422
 
 
 def check_limits(limits: Any) -> Limits:

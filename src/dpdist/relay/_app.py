@@ -74,7 +74,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._http._deadline import request_within_async
+from .._http._deadline import PAGE_ANSWER_BYTES, request_within_async
 from .._guard import AUTHENTICATED, Limits, guard
 from .._json import loads_within
 from .._validation import validate_params
@@ -84,7 +84,7 @@ from .. import _ohttp
 from .._wire import _binding, _envelope, _ohttp_report
 from . import _queue
 from ._arguments import RELATIONS, RULES
-from ._collector import PAGE_DEADLINE_S, PAGE_MAX_BYTES, PAGES_KEPT_BYTES
+from ._collector import PAGE_DEADLINE_S, PAGES_KEPT_BYTES
 from ._forwarder import Forwarder
 from .._wire._identity import PIN_HEADER, campaign_challenge, pin_of
 from ._queue import RelayQueue
@@ -117,7 +117,7 @@ class _PublicPages:
         if hit is not None and time.monotonic() - hit[0] < _CONFIG_TTL_S:
             return hit[1:]
         try:  # bounded in time and bytes (:mod:`._collector`): a trickling or gzip-bomb answer is none
-            response = await request_within_async(self.client, "GET", path, PAGE_DEADLINE_S, limit=PAGE_MAX_BYTES)
+            response = await request_within_async(self.client, "GET", path, PAGE_DEADLINE_S, limit=PAGE_ANSWER_BYTES)
         except Exception:
             raise RelayError(503, "collector_unavailable", "The collector did not answer; try again later.") from None
         headers = {name: value for name, value in response.headers.items() if name.lower() in _KEPT_HEADERS}
@@ -134,7 +134,7 @@ class _PublicPages:
     async def config(self, campaign: str, fresh: bool = False) -> tuple[int, dict]:
         status, _, body = await self.get(f"/api/campaigns/{campaign}/config", fresh)
         try:
-            document = loads_within(body, PAGE_MAX_BYTES)
+            document = loads_within(body, PAGE_ANSWER_BYTES)
         except ValueError:  # not JSON, nested deeper than Python reads or too many values (dpdist._json.loads)
             raise RelayError(503, "collector_unavailable", f"The collector answered {status} without JSON.") from None
         if not isinstance(document, dict):  # the callers read keys: a list or a number is no config

@@ -1,7 +1,7 @@
 """A campaign as the service knows it: its public id, protocol config, state and aggregate; the checks of its inputs.
 
 Ids, configs and caps come from outside (an admin's request, a device's URL) and
-are checked here, each refusal an :class:`~._refusals.InvalidRequest` naming the
+are checked here, each refusal an :class:`~dpdist._guard._refusals.InvalidRequest` naming the
 field, the value and what is allowed.
 """
 
@@ -22,7 +22,7 @@ from .._json import most_values_within, values_upper_bound
 from ..errors import DPDistError
 from ..local import Aggregator, from_config
 from ._limits import DEFAULT_MAX_STATISTIC_BYTES
-from ._refusals import InvalidRequest
+from .._guard._refusals import InvalidRequest
 from .._wire._report_bound import header_bytes
 
 __all__ = [

@@ -38,7 +38,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ._estimates import estimate_body, estimate_options, estimate_png, view_parameters
 from ._estimator import Estimator, stopping
-from ._refusals import Conflict, Failure
+from .._guard._refusals import Conflict, Failure
 
 __all__ = ["EstimateCache"]
 

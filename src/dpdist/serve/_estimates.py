@@ -29,7 +29,7 @@ from ..errors import DPDistError
 from ..estimates import Distribution
 from ._campaigns import Campaign
 from ._diagnostics import diagnostics
-from ._refusals import Conflict, InvalidRequest
+from .._guard._refusals import Conflict, InvalidRequest
 from ._uncertainty import guarantee_text, served_estimate
 
 __all__ = ["estimate_options", "estimate_body", "estimate_json", "estimate_png", "json_body", "view_parameters"]

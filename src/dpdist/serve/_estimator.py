@@ -28,7 +28,7 @@ import threading
 import time
 from typing import Any, cast
 
-from ._refusals import Busy
+from .._guard._refusals import Busy
 
 __all__ = ["Estimator", "TIME_LIMIT_S", "stopping"]
 

@@ -18,7 +18,7 @@ from .._validation import LOCAL_EPSILON
 from ..accuracy import SHAPES, explain, simulates
 from ..errors import InvalidParameterError
 from ._explain_words import plain_words
-from ._refusals import InvalidRequest
+from .._guard._refusals import InvalidRequest
 
 __all__ = ["explain_json", "SERVICE_REPEATS", "SERVICE_MAX_SIMULATED_N"]
 

@@ -39,8 +39,9 @@ from .._guard._shutdown import shutdown_refusal
 from ._database import DatabaseUnavailableError
 from ._http import refused_answer
 from ._logs import REQUEST_ID, shown_status
-from ._middleware import request_id_of, security_headers
-from ._refusals import Refusal
+from .._guard._security_headers import security_headers
+from ._middleware import request_id_of
+from .._guard._refusals import Refusal
 from ._routes.batches import BATCH_HEADERS, answer_batch, first_headers, submit_batch
 
 __all__ = ["BatchFastPath"]

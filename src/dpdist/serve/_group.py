@@ -60,7 +60,7 @@ from ._claims import EarlyClaim, Mispredicted, batch_rows, early_claim, insert_b
 from ._database import Database
 from ._deltas import encode_delta
 from ._whole_group import MARKER, remember, whole_plan
-from ._refusals import Conflict, Forbidden, NotFound, Refusal
+from .._guard._refusals import Conflict, Forbidden, NotFound, Refusal
 
 __all__ = ["Arrival", "Refused", "RECORDED", "commit_group", "acknowledgement", "log_statement", "stored_config"]
 

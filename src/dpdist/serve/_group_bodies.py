@@ -36,7 +36,7 @@ from ._campaigns import BATCH_ID
 from ._group import Arrival, Refused
 from .._wire._report_bound import aggregate_work, reports_within
 from ._ingest import BINARY_KINDS, decode_body, media_type
-from ._refusals import InvalidRequest, NotFound, Refusal
+from .._guard._refusals import InvalidRequest, NotFound, Refusal
 
 __all__ = ["PendingBody", "aggregate_work", "batch_work", "decode_pending", "is_binary", "read_records", "settle", "COUNTED"]
 

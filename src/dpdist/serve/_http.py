@@ -1,7 +1,7 @@
 """The one place where the service's refusals become HTTP answers, and what every endpoint reads from a request.
 
 Every refusal is a JSON body ``{"error": CODE, "detail": MESSAGE}`` with the
-status of its kind (:data:`STATUS`); an unexpected failure is a 500
+status of its kind (:class:`~dpdist._guard._refusals.Refusal`'s ``status``); an unexpected failure is a 500
 ``{"error": "internal"}`` whose traceback goes to the server log only, never to
 the client.
 """
@@ -21,23 +21,9 @@ from .._guard._body import CLIENT_GONE, NO_RESPONSE, content_coding_of
 from ._database import DatabaseUnavailableError
 from ._access import METHODS
 from ._limits import receive_body
-from ._refusals import (
-    Busy,
-    Conflict,
-    Failure,
-    Forbidden,
-    InvalidRequest,
-    NotFound,
-    RateLimited,
-    Refusal,
-    TooLarge,
-    TooSlow,
-    Unauthorized,
-    UnsupportedContentCoding,
-    UnsupportedMediaType,
-)
+from .._guard._refusals import InvalidRequest, Refusal, refusal_headers
 
-__all__ = ["STATUS", "status_of", "refusal_answer", "database_unavailable_answer", "refused_answer", "render_json",
+__all__ = ["refusal_answer", "database_unavailable_answer", "refused_answer", "render_json",
            "json_answer", "Answer", "EXCEPTION_HANDLERS", "bearer", "bearer_token", "json_document", "read_body", "body_of",
            "json_body"]
 
@@ -46,42 +32,9 @@ LOG = logging.getLogger("dpdist.serve")
 _RENDER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, indent=None, separators=(",", ":")).encode
 _JSON = (b"content-type", b"application/json")
 
-#: The HTTP status of each kind of refusal.
-STATUS: dict[type, int] = {
-    InvalidRequest: 400,
-    Unauthorized: 401,
-    Forbidden: 403,
-    NotFound: 404,
-    TooSlow: 408,
-    Conflict: 409,
-    TooLarge: 413,
-    UnsupportedMediaType: 415,
-    UnsupportedContentCoding: 415,
-    RateLimited: 429,
-    Failure: 500,
-    Busy: 503,
-}
-
-
-def status_of(refusal: Refusal) -> int:
-    for kind in type(refusal).__mro__:
-        if kind in STATUS:
-            return STATUS[kind]
-    return 500
-
-
-def refusal_headers(refusal: Refusal) -> dict:
-    headers = {"WWW-Authenticate": "Bearer"} if isinstance(refusal, Unauthorized) else {}
-    if refusal.close:  # the body was not read: do not read (or wait for) the rest of it
-        headers["Connection"] = "close"
-    if refusal.retry_after is not None:
-        headers["Retry-After"] = str(int(refusal.retry_after))
-    return headers
-
-
 def refusal_answer(refusal: Refusal) -> tuple[int, dict, dict]:
     """A refusal's HTTP answer: its status, JSON body and headers."""
-    return status_of(refusal), {"error": refusal.code, "detail": refusal.detail}, refusal_headers(refusal)
+    return refusal.status, {"error": refusal.code, "detail": refusal.detail}, refusal_headers(refusal)
 
 
 def database_unavailable_answer(error: DatabaseUnavailableError) -> tuple[int, dict, dict]:

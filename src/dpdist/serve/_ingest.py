@@ -44,7 +44,7 @@ from ..errors import MalformedReportError
 from ..local import ReportBatch
 from ..local._json_rows import TooManyRowsToCheck
 from ._limits import MAX_CHECKED_ROWS, Limits
-from ._refusals import InvalidRequest, TooLarge, UnsupportedMediaType
+from .._guard._refusals import InvalidRequest, TooLarge, UnsupportedMediaType
 
 __all__ = ["decode_body", "max_batch_reports", "record_file_ids", "media_type", "DECODED_KINDS", "BINARY_KINDS"]
 

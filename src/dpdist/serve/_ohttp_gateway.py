@@ -54,10 +54,11 @@ from ._database import DatabaseUnavailableError
 from ._http import Answer, bearer, body_of, json_answer as json_body, refused_answer, render_json
 from ._limits import MAX_HEADER_BYTES
 from ._logs import INNER, REQUEST_ID, Inner, headers_credentials
-from ._middleware import request_id_of, security_headers
+from .._guard._security_headers import security_headers
+from ._middleware import request_id_of
 from ._ohttp_keys import GATEWAY_PATH, gateway_keys, public_fields
 from ._openapi import documented, json_answer
-from ._refusals import InvalidRequest, Refusal, UnsupportedMediaType
+from .._guard._refusals import InvalidRequest, Refusal, UnsupportedMediaType
 from ._routes import ROUTES as APPLICATION_ROUTES
 from ._routes.batches import BATCH_HEADERS, answer_batch, first_headers, submit_batch, submit_records
 from ._routes.campaigns import identity, public_config
@@ -106,7 +107,7 @@ async def serve_encapsulated(app, scope, receive, content_type: str, content_len
     the request id aside), whatever read the request (Starlette's route, or :mod:`._fast_ohttp`): ``app`` the
     application, ``scope`` and ``receive`` the request's, ``content_type``, ``content_length`` (None without one),
     ``host`` and ``coding`` (its ``Content-Encoding``, every line of it; None without one) its headers'.  Refusals are
-    raised (:class:`._refusals.Refusal`)."""
+    raised (:class:`~dpdist._guard._refusals.Refusal`)."""
     content_type = content_type.split(";")[0].strip().lower()
     if content_type not in (_ohttp.REQUEST_CONTENT_TYPE, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE):
         raise UnsupportedMediaType("not_ohttp", f"The gateway takes {_ohttp.REQUEST_CONTENT_TYPE} or "

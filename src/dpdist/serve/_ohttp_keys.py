@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from .._ohttp import KeyConfig, encode_key_list, public_key_of
-from ._refusals import Conflict, InvalidRequest, NotFound
+from .._guard._refusals import Conflict, InvalidRequest, NotFound
 
 __all__ = ["GatewayKeys", "RELOAD_S", "GATEWAY_PATH", "gateway_keys", "public_fields"]
 

@@ -27,7 +27,8 @@ from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, MIN_FREE_B
 from ._http import bearer, database_unavailable_answer
 from ._logs import LOG_FORMATS
 from ._metrics import Metrics, MetricsMiddleware
-from ._middleware import RequestIdMiddleware, SecurityHeadersMiddleware
+from .._guard._security_headers import SecurityHeadersMiddleware
+from ._middleware import RequestIdMiddleware
 from ._openapi import content_answer, documented, json_answer
 from ._origins import ORIGINS
 

@@ -67,6 +67,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .._http._deadline import PAGE_ANSWER_BYTES
 from .._redact import redacted_url, url_secrets
 from .._shown import masked
 from .._validation import HttpUrl
@@ -79,11 +80,10 @@ from .._wire import _envelope, _ohttp_report
 from .._wire._binding import is_bound
 from .._ohttp import public_key_of
 from .._wire._identity import campaign_challenge, identity_document, pin_of
-from ..relay._collector import PAGE_MAX_BYTES
 from ._campaigns import (ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, Creation, check_batch_id, check_config,
                          token_sha256)
 from ._ingest import decode_body
-from ._refusals import Conflict, InvalidRequest, NotFound, Refusal, Unauthorized
+from .._guard._refusals import Conflict, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
 
 __all__ = ["RelayedCampaigns", "DEFAULT_DELTA"]
@@ -161,7 +161,7 @@ class RelayedCampaigns:
         name: Any = document.get("campaign")  # checked by the store
         config: Any = document.get("config")
         campaign = self.store.create(name, config, **{
-            **options, "submit_token": secrets.token_urlsafe(32)}, devices_read=PAGE_MAX_BYTES)  # a relay's pages;
+            **options, "submit_token": secrets.token_urlsafe(32)}, devices_read=PAGE_ANSWER_BYTES)  # a relay's pages;
         # the submit token known to no one: direct submissions refused
         identity = identity_document(campaign.id, campaign.config, relay_url=url, public_key=pair.public_key,
                                      issuer=issuer, colluding=colluding, delta=delta,
@@ -176,9 +176,9 @@ class RelayedCampaigns:
 
     def check_reconfig(self, campaign_id: str, config: Any) -> None:
         """A relayed campaign's new config must be readable through its relay, as at creation (pages of at most
-        ``PAGE_MAX_BYTES``); other campaigns' are checked by the store."""
+        ``PAGE_ANSWER_BYTES``); other campaigns' are checked by the store."""
         if self.key(self.store.get(campaign_id)) is not None:
-            check_config(config, self.store.max_statistic_bytes, PAGE_MAX_BYTES)
+            check_config(config, self.store.max_statistic_bytes, PAGE_ANSWER_BYTES)
 
     def reconfigured(self, campaign: CampaignRow) -> None:
         """A relayed campaign's identity made again after its config changed (before it opened): a new pin."""

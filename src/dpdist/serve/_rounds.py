@@ -37,7 +37,7 @@ from typing import Any, Callable, cast
 from ..errors import DPDistError
 from ..local import AdaptiveQuantiles
 from ._campaigns import Campaign, CampaignRow, Creation, token_sha256
-from ._refusals import Conflict, InvalidRequest, NotFound, Refusal
+from .._guard._refusals import Conflict, InvalidRequest, NotFound, Refusal
 from ._store import Store
 
 __all__ = ["RoundCampaigns", "ROUND_NAME"]

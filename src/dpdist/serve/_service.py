@@ -1,6 +1,6 @@
 """The operations behind the routes: who may do what, and a batch's way from its body to a group commit.
 
-:class:`Service` knows nothing of HTTP: it raises :class:`~._refusals.Refusal`.
+:class:`Service` knows nothing of HTTP: it raises :class:`~dpdist._guard._refusals.Refusal`.
 A batch's way (docs/explanation/service-at-scale.md, "Population scale"): a bound on the batches being served (beyond it 503
 ``busy`` with ``Retry-After`` at once, before the body is read), admission from a
 short-lived cache of open campaigns (no database read for a device of an open
@@ -34,7 +34,7 @@ from ._group import RECORDED, Arrival, Refused
 from ._group_bodies import COUNTED, PendingBody, aggregate_work
 from ._ingest import DECODED_KINDS, decode_body, media_type, record_file_ids
 from ._limits import DEFAULT_MAX_BODY_BYTES, BodyBudget, Limits, RateLimiter
-from ._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
+from .._guard._refusals import Busy, Conflict, Forbidden, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._relayed import RelayedCampaigns
 from ._rounds import ROUND_NAME, RoundCampaigns
 from ._shared_reads import SharedReads
@@ -386,7 +386,7 @@ class Service:
                     enrollment_sha256: str | None = None, received_ms: int | None = None, tokens: list | None = None,
                     smallest_group: int | None = None, reports: list | None = None) -> dict:
         """Count a decoded and validated batch (a :class:`~dpdist.local.ReportBatch` of ``row``'s protocol) exactly once
-        under ``batch_id``; its acknowledgement once its group committed, or its :class:`~._refusals.Refusal` raised.
+        under ``batch_id``; its acknowledgement once its group committed, or its :class:`~dpdist._guard._refusals.Refusal` raised.
 
         The one way into the group commits, whatever carried the reports: :meth:`submit` after reading a request's body,
         or another transport's collector (``digest``: what identifies the batch's content, so that a retry under the

@@ -32,7 +32,7 @@ dashboard's history: no finer timing of a device's report is kept.
 
 Batches are counted by group commits (:meth:`Store.commit`, :mod:`._group`); the
 caller acknowledges a batch only after its group's commit returned.  Every
-refusal is a :class:`~._refusals.Refusal` (a domain error: the HTTP layer,
+refusal is a :class:`~dpdist._guard._refusals.Refusal` (a domain error: the HTTP layer,
 :mod:`._http`, gives it its status).
 """
 
@@ -61,7 +61,7 @@ from ._campaigns import (
 from ._database import Database, DatabaseUnavailableError
 from ._group import Arrival, commit_group
 from ._limits import DEFAULT_MAX_STATISTIC_BYTES
-from ._refusals import Conflict, InvalidRequest, NotFound, Refusal
+from .._guard._refusals import Conflict, InvalidRequest, NotFound, Refusal
 from ._schema import create_schema
 
 __all__ = ["Store", "MAX_TOKENS_PER_REQUEST"]

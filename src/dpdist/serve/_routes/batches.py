@@ -23,7 +23,7 @@ from ..._guard._rate import address_key
 from .._database import DatabaseUnavailableError
 from .._http import Answer, bearer, bearer_token, body_of, read_body, refused_answer, render_json
 from .._openapi import documented, json_answer, ref
-from .._refusals import Conflict, Refusal
+from ..._guard._refusals import Conflict, Refusal
 from ._common import service_of
 
 __all__ = ["ROUTES", "BATCH_HEADERS", "answer_batch", "accept", "first_headers", "render_ack"]

@@ -12,7 +12,7 @@ from .._http import json_body
 from .._ingest import max_batch_reports
 from .._openapi import documented, json_answer, ref
 from .._ohttp_keys import public_fields as ohttp_fields
-from .._refusals import Conflict, InvalidRequest
+from ..._guard._refusals import Conflict, InvalidRequest
 from ._common import as_admin, service_of
 
 __all__ = ["ROUTES"]

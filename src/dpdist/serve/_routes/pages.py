@@ -11,10 +11,10 @@ from starlette.routing import Route
 
 from ... import __version__
 from .._campaigns import check_campaign_id
-from .._middleware import CONNECT_HEADER
+from ..._guard._security_headers import CONNECT_HEADER
 from .._openapi import content_answer, documented, schema_of
 from .._pages import dashboard_page, index_page, prefers_html
-from .._refusals import NotFound
+from ..._guard._refusals import NotFound
 from ._common import service_of
 
 __all__ = ["ROUTES"]

@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from ..._io._binary import encode_record
 from .._openapi import content_answer, documented, json_answer, ref
-from .._refusals import Conflict
+from ..._guard._refusals import Conflict
 from ._common import as_admin
 
 __all__ = ["ROUTES"]
