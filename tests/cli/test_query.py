@@ -57,3 +57,11 @@ def test_refused_sql_and_a_missing_file_are_one_line(people, tmp_path, capsys):
     assert main(_args(tmp_path / "missing.csv")) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 2 and "refuses HAVING" in err[0] and "could not be read" in err[1]
+
+
+def test_a_file_that_does_not_parse_is_refused_without_quoting_its_rows(tmp_path, capsys):
+    broken = tmp_path / "broken.csv"
+    broken.write_text("person,region,income\n1,north,10\n2,secret-row,20,30\n")
+    assert main(_args(broken)) == 2
+    err = capsys.readouterr().err.strip()
+    assert "could not be read as CSV: pyarrow's ArrowInvalid" in err and "secret" not in err

@@ -85,9 +85,14 @@ def _read(path: str, as_text: list[str]):
         else:
             options = arrow_csv.ParseOptions(delimiter="\t" if path.lower().endswith(".tsv") else ",")
             table = arrow_csv.read_csv(path, parse_options=options)
-    except (OSError, pyarrow.ArrowException) as error:
+    except OSError as error:  # the file itself (missing, unreadable): its message names the path, not its rows
         raise InvalidParameterError(f"The --table file {path!r} could not be read: "
                                     f"{(str(error).splitlines() or [''])[0][:200]}") from None
+    except pyarrow.ArrowException as error:  # its content: a parser's message may quote a row of the table
+        raise InvalidParameterError(f"The --table file {path!r} could not be read as "
+                                    f"{'Parquet' if path.lower().endswith(('.parquet', '.pq')) else 'CSV'}: pyarrow's "
+                                    f"{type(error).__name__} (its message, which may quote the file's rows, is not "
+                                    "printed)") from None
     for column in as_text:
         if column in table.column_names:
             index = table.column_names.index(column)

@@ -124,10 +124,18 @@ class Table:
     """A frame given to dpdist.frame: its engine, and its columns read once into NumPy on first use."""
 
     engine: Engine
-    frame: Any  # the narwhals DataFrame or LazyFrame
+    frame: Any  # the narwhals DataFrame or LazyFrame (None for a table of arrays already read: of_arrays)
     names: list[str]
     owner: str = "dpdist.frame"  # the function the frame was given to, for its errors
     _read: dict[str, np.ndarray] = field(default_factory=dict)
+    schema: dict[str, Any] = field(default_factory=dict)  # each column's narwhals dtype (public: no data read)
+    _groups: dict[tuple, tuple] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of_arrays(cls, engine: Engine, columns: dict[str, np.ndarray], owner: str) -> "Table":
+        """A table of columns already read (NumPy arrays of one length, as :meth:`values` gives them): what a caller
+        that staged its rows once passes to several releases, none of which reads a frame again."""
+        return cls(engine, None, list(columns), owner, dict(columns))
 
     def read(self, columns: tuple[str, ...]) -> None:
         """Collect ``columns`` (only those) into this process, as NumPy arrays, in one query.
@@ -157,8 +165,12 @@ class Table:
         """``({key: positions}, rows with a missing key)``: the rows of each key present (a key is a value for one
         ``by`` column, a tuple for several; positions ascending).  A row with a missing key part (null, NaN) belongs
         to no group, or, with ``keep_missing``, to the group whose key has ``None`` there."""
-        columns = [self.values(name) for name in by]
-        return group_rows(columns, keep_missing=keep_missing), int(np.count_nonzero(self.missing_keys(by)))
+        by = tuple(by)
+        if (by, keep_missing) not in self._groups:  # several releases of one table group it once
+            columns = [self.values(name) for name in by]
+            self._groups[by, keep_missing] = (group_rows(columns, keep_missing=keep_missing),
+                                              int(np.count_nonzero(self.missing_keys(by))))
+        return self._groups[by, keep_missing]
 
     def missing_keys(self, by: tuple[str, ...]) -> np.ndarray:
         """Which rows have a missing part (null, NaN) in the key columns ``by``."""
@@ -272,26 +284,28 @@ def open_frame(owner: str, frame: Any) -> Table:
     """The :class:`Table` of a native frame (its columns' names read from its schema, no data yet)."""
     engine, wrapped = engine_of(owner, frame)
     with _calls(engine.name), _computing(owner, engine, None):
-        names = list(wrapped.collect_schema().names())
-    return Table(engine, wrapped, names, owner)
+        schema = dict(wrapped.collect_schema())
+    return Table(engine, wrapped, list(schema), owner, schema=schema)
 
 
 @contextlib.contextmanager
 def _computing(owner: str, engine: Engine, columns: list[str] | None):
     """Around the engine's computing of a frame (its schema, its columns): an error of the engine (a lazy frame's
-    failing cast, a file gone, a query that does not run) is refused as the ``frame`` argument, the engine's error
-    chained as its cause; dpdist's own errors and a lack of memory go through as they are."""
+    failing cast, a file gone, a query that does not run) is refused as the ``frame`` argument, naming its type only:
+    an engine's message may quote the table's values (``Could not convert string 'x' to BOOL``), so it is kept as the
+    refusal's ``__context__``, which no traceback prints; dpdist's own errors and a lack of memory go through as they
+    are."""
     try:
         yield
     except (DPDistError, MemoryError):
         raise
     except Exception as error:
         what = "its schema" if columns is None else f"the column(s) {columns}"
-        detail = (str(error).strip().splitlines() or [""])[0][:300]
         raise InvalidParameterError(
             f"The 'frame' argument of {owner} could not be computed by its engine ({engine.name}) to read {what}: "
-            f"{type(error).__name__}: {detail}"
-        ) from error
+            f"a {type(error).__name__}, whose message is not repeated here since an engine's message may quote the "
+            "table's values (it is this error's __context__, for the holder of the data)"
+        ) from None
 
 
 def check_columns(owner: str, table: Table, names, argument: str = "column") -> tuple[str, ...]:

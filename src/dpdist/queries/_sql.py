@@ -4,13 +4,16 @@ The SQL a query answers privately is a narrow one: ``SELECT <key columns>, <aggr
 [GROUP BY <key columns>]``.  The aggregates: ``COUNT(*)``, ``COUNT(DISTINCT c)``, ``SUM(c)``, ``AVG(c)`` (or
 ``MEAN``), ``QUANTILES(c, q1, q2, ...)`` (``QUANTILE(c, q)``, ``MEDIAN(c)``), ``HISTOGRAM(c, bins)`` and ``CDF(c)``;
 the bounds of a column summed, averaged or ranked are public arguments (``bounds={"c": (lo, hi)}``), never read from
-the data.  Everything else is refused in one line naming it and saying what to do instead: joins, subqueries and common table expressions, HAVING, ORDER BY,
-LIMIT, DISTINCT, window functions, set operations, columns that are neither keys nor aggregated.
+the data.  Everything else is refused in one line naming it and saying what to do instead: joins, subqueries and
+common table expressions, HAVING, ORDER BY, LIMIT, DISTINCT, TABLESAMPLE, window functions, set operations, columns
+that are neither keys nor aggregated, columns of another table (``u.age``).  The SELECT's clauses are read from a
+list of those understood, so a clause sqlglot parses and this module does not read is refused, never ignored.
 ``COUNT(DISTINCT <privacy_id>)`` is the number of distinct persons (:func:`~dpdist.queries.persons`);
 ``COUNT(DISTINCT c)`` of another column the number of its distinct values (:func:`~dpdist.queries.distinct`).
 
-``WHERE`` keeps the rows a predicate of the row's own cells holds for (comparisons of columns with constants, ``IN``,
-``BETWEEN``, ``IS NULL``, ``AND``, ``OR``, ``NOT``), in the table's engine, before any bounding or release.  It keeps
+``WHERE`` keeps the rows a condition on the row's own cells holds for (comparisons of columns and constants, ``IN``,
+``BETWEEN``, ``IS NULL``, ``AND``, ``OR``, ``NOT``), in the table's engine, before any bounding or release; it is
+typed against the table's schema first and means the same on every engine (:mod:`dpdist.queries._where`).  It keeps
 the guarantee: a per-row filter is a stable transformation (each row is kept or left out by its own values, so
 adding or removing one person's rows changes the filtered table by at most those rows), so the releases on the
 filtered table state what they would on any table.  ``AS`` names a key column or a statistic in the released table
@@ -20,25 +23,30 @@ filtered table state what they would on any table.  ``AS`` names a key column or
 from __future__ import annotations
 
 import dataclasses
-import operator
 from typing import Any, Callable
 
 from ..errors import InvalidParameterError, MissingDependencyError
 from ._query import Query, query
+from ._where import refused, where_predicate
 from ._statistics import Statistic, cdf, count, distinct, histogram, mean, persons, quantiles, sum
 
 __all__ = ["sql"]
 
-#: clauses of a SELECT refused, with what to do instead
+#: the parts of a SELECT a query reads; any other is refused, by the reason below or by its name
+_READ = ("expressions", "from_", "where", "group")
+#: why some clauses of a SELECT are refused, and what to do instead
 _REFUSED = {
     "joins": "JOIN: a query reads one table; join the tables in their engine first (each person's rows stay bounded "
              "by privacy_id), then query the result",
     "having": "HAVING: a condition on private aggregates would tell which groups pass it; filter the released table",
     "order": "ORDER BY: sort the released table instead (its rows are the groups)",
     "limit": "LIMIT: keep the rows of the released table you want instead",
+    "offset": "OFFSET: keep the rows of the released table you want instead",
     "distinct": "DISTINCT: not supported; a group-by of the key columns gives one row per group",
     "with_": "WITH (a common table expression): give the table it builds in 'tables' instead",
     "qualify": "QUALIFY: window functions are not supported",
+    "sample": "TABLESAMPLE: the engine's sample is drawn by its own random numbers, which no guarantee covers; sample "
+              "the table in its engine first and query the sample",
 }
 
 
@@ -49,10 +57,6 @@ def _sqlglot() -> Any:
     except ImportError:
         raise MissingDependencyError("dpdist.sql needs sqlglot: pip install 'dpdist[query]'") from None
     return sqlglot, expressions
-
-
-def _refuse(what: str) -> InvalidParameterError:
-    return InvalidParameterError(f"dpdist.sql refuses {what}.")
 
 
 def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[str, tuple[float, float]] | None = None,
@@ -83,9 +87,10 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
     if not isinstance(statement, str):
         raise InvalidParameterError(f"The 'statement' argument of dpdist.sql must be a string. Got {statement!r:.80}.")
     tree = _parsed(sqlglot, exp, statement)
-    table = _filtered(exp, tree, _table(exp, tree, tables))
-    by = _group_columns(exp, tree)
-    statistics, key_names = _aggregates(exp, tree, set(by), bounds or {}, privacy_id)
+    table, qualifiers = _table(exp, tree, tables)
+    table = _filtered(exp, tree, table, qualifiers)
+    by = _group_columns(exp, tree, qualifiers)
+    statistics, key_names = _aggregates(exp, tree, by, qualifiers, bounds or {}, privacy_id)
     built = query(table, epsilon=epsilon, privacy_id=privacy_id, max_contributions=max_contributions,
                   max_groups=max_groups, session=session, rng=rng)
     if by:
@@ -108,79 +113,121 @@ def _public_keys(by: list[str], keys: Any) -> list | None:
 def _parsed(sqlglot: Any, exp: Any, statement: str) -> Any:
     try:
         trees = sqlglot.parse(statement)
-    except sqlglot.errors.ParseError as error:
+    except sqlglot.errors.SqlglotError as error:
         first = (str(error).splitlines() or [""])[0][:200]
         raise InvalidParameterError(f"dpdist.sql could not parse the statement: {first}") from None
+    except RecursionError:  # sqlglot's parser recurses once per level of parentheses (about 40 at most)
+        raise refused("a statement nested more deeply than sqlglot's parser reads (parentheses or NOTs within one "
+                      "another): write it with fewer levels") from None
     if len(trees) != 1 or not isinstance(trees[0], exp.Select):
         kind = "several statements" if len(trees) != 1 else f"a {type(trees[0]).__name__.upper()} statement"
-        raise _refuse(f"{kind}: give one SELECT ... FROM <table> [GROUP BY ...]")
+        raise refused(f"{kind}: give one SELECT ... FROM <table> [GROUP BY ...]")
     tree = trees[0]
-    for clause, why in _REFUSED.items():
-        if tree.args.get(clause):
-            raise _refuse(why)
+    for clause, value in tree.args.items():
+        if clause not in _READ and value not in (None, False, []):
+            written = value.sql() if isinstance(value, exp.Expression) else clause.strip("_").upper()
+            raise refused(_REFUSED.get(clause, f"{written[:60]}: a query is SELECT ... FROM <table> [WHERE ...] "
+                                                f"[GROUP BY ...]"))
     if any(isinstance(node, exp.Window) for node in tree.find_all(exp.Window)):
-        raise _refuse("window functions (OVER): release per group with GROUP BY instead")
+        raise refused("window functions (OVER): release per group with GROUP BY instead")
     if any(node is not tree for node in tree.find_all(exp.Select)) or tree.find(exp.Subquery):
-        raise _refuse("subqueries: give the table the subquery builds in 'tables' instead")
+        raise refused("subqueries: give the table the subquery builds in 'tables' instead")
     return tree
 
 
-def _table(exp: Any, tree: Any, tables: Any) -> Any:
+def _table(exp: Any, tree: Any, tables: Any) -> tuple[Any, set[str]]:
+    """The table of the FROM clause, and the names its columns may be qualified with (its alias, else its name)."""
     source = tree.args.get("from_") or tree.args.get("from")
-    if source is None or not isinstance(source.this, exp.Table):
-        raise _refuse("a SELECT without one table in FROM: name one of the tables given in 'tables'")
-    name = source.this.name
+    if source is None or not isinstance(source.this, exp.Table) or not isinstance(source.this.this, exp.Identifier):
+        raise refused("a SELECT without one table in FROM: name one of the tables given in 'tables'")
+    table = source.this
+    alias = table.args.get("alias")
+    for part, value in table.args.items():
+        if part not in ("this", "alias") and value not in (None, False, []):
+            raise refused(_REFUSED.get(part, f"FROM {table.sql()[:60]}: name one of the tables given in 'tables', "
+                                             "with an alias or none"))
+    if alias is not None and [part for part, value in alias.args.items() if part != "this" and value]:
+        raise refused(f"FROM {table.sql()[:60]}: an alias names the table, not its columns")
+    name = table.name
     if not isinstance(tables, dict) or name not in tables:
         known = sorted(tables) if isinstance(tables, dict) else tables
         raise InvalidParameterError(f"The 'tables' argument of dpdist.sql must hold the table {name!r} of the FROM "
                                     f"clause. Got the tables {known!r:.100}.")
-    return tables[name]
+    return tables[name], {table.alias} if table.alias else {name}
 
 
-def _group_columns(exp: Any, tree: Any) -> list[str]:
+def _column(exp: Any, node: Any, qualifiers: set[str], where: str) -> str:
+    """The name of the column ``node``, qualified by the FROM table or not at all; else a refusal naming it."""
+    extra = [part for part, value in node.args.items() if part not in ("this", "table") and value]
+    if not isinstance(node.this, exp.Identifier) or extra:
+        raise refused(f"{where} {node.sql()[:60]}: name a column of the table")
+    if node.table and node.table not in qualifiers:
+        raise refused(f"{where} {node.sql()[:60]}, a column of a table not in FROM: a query reads one table "
+                      f"({', '.join(sorted(qualifiers))})")
+    return node.name
+
+
+def _group_columns(exp: Any, tree: Any, qualifiers: set[str]) -> list[str]:
     group = tree.args.get("group")
-    expressions = list(group.expressions) if group else []
-    for expression in expressions:
+    if group is None:
+        return []
+    if [part for part, value in group.args.items() if part != "expressions" and value]:
+        raise refused(f"{group.sql()[:60]}: group by columns (no ROLLUP, CUBE or GROUPING SETS)")
+    for expression in group.expressions:
         if not isinstance(expression, exp.Column):
-            raise _refuse(f"GROUP BY {expression.sql()[:60]}: group by columns; compute a derived key in the table's "
+            raise refused(f"GROUP BY {expression.sql()[:60]}: group by columns; compute a derived key in the table's "
                           "engine first")
-    return [expression.name for expression in expressions]
+    return [_column(exp, expression, qualifiers, "GROUP BY") for expression in group.expressions]
 
 
-def _aggregates(exp: Any, tree: Any, keys: set[str], bounds: dict, privacy_id: str | None
+def _aggregates(exp: Any, tree: Any, by: list[str], qualifiers: set[str], bounds: dict, privacy_id: str | None
                 ) -> tuple[list[Statistic], dict[str, str]]:
     """The statistics selected, and the names ``AS`` gives the key columns."""
-    statistics, key_names, names = [], {}, []
+    statistics, key_names, names, keys = [], {}, [], set(by)
     for item in tree.expressions:
         alias = item.alias if isinstance(item, exp.Alias) else None
         item = item.this if isinstance(item, exp.Alias) else item
         names.append(alias)
         if isinstance(item, exp.Column):
-            if item.name not in keys:
-                raise _refuse(f"the column {item.name!r} outside an aggregate: select GROUP BY columns and aggregates")
-            key_names.update({item.name: alias} if alias else {})
+            name = _column(exp, item, qualifiers, "SELECT")
+            if name not in keys:
+                raise refused(f"the column {name!r} outside an aggregate: select GROUP BY columns and aggregates")
+            key_names.update({name: alias} if alias else {})
             continue
-        statistic = _statistic(exp, item, bounds, privacy_id)
+        statistic = _statistic(exp, item, qualifiers, bounds, privacy_id)
         statistics.append(statistic.named(alias) if alias else statistic)
     if not statistics:
-        raise _refuse("a SELECT without an aggregate: select COUNT(*), COUNT(DISTINCT c), SUM, AVG, QUANTILES, HISTOGRAM or CDF")
+        raise refused("a SELECT without an aggregate: select COUNT(*), COUNT(DISTINCT c), SUM, AVG, QUANTILES, "
+                      "HISTOGRAM or CDF")
     given = [name for name in names if name]
     if len(set(given)) != len(given) or set(given) & (keys - set(key_names)):
-        raise _refuse(f"the aliases {given}: name each selected column once, apart from the other key columns")
+        raise refused(f"the aliases {given}: name each selected column once, apart from the other key columns")
     return statistics, key_names
 
 
-def _statistic(exp: Any, item: Any, bounds: dict, privacy_id: str | None) -> Statistic:
+def _arguments(exp: Any, item: Any) -> list:
+    """A function's arguments in the order sqlglot declares them (its flags, such as COUNT's, left out)."""
+    if isinstance(item, exp.Anonymous):
+        return list(item.expressions)
+    found = []
+    for part in item.arg_types:
+        value = item.args.get(part)
+        found += [one for one in (value if isinstance(value, list) else [value]) if isinstance(one, exp.Expression)]
+    return found
+
+
+def _statistic(exp: Any, item: Any, qualifiers: set[str], bounds: dict, privacy_id: str | None) -> Statistic:
     name = (item.name if isinstance(item, exp.Anonymous) else item.key).upper()
-    arguments = list(item.expressions) if isinstance(item, exp.Anonymous) else [item.this, *item.expressions]
+    arguments = _arguments(exp, item) if isinstance(item, exp.Func) else []
     if isinstance(item, exp.Count) and isinstance(item.this, exp.Distinct):
         counted = item.this.expressions
-        if len(counted) != 1 or not isinstance(counted[0], exp.Column):
-            raise _refuse(f"{item.sql()[:80]}: a distinct count is of one column, COUNT(DISTINCT c)")
-        return persons() if counted[0].name == privacy_id else distinct(counted[0].name)
+        if len(arguments) != 1 or len(counted) != 1 or not isinstance(counted[0], exp.Column):
+            raise refused(f"{item.sql()[:80]}: a distinct count is of one column, COUNT(DISTINCT c)")
+        column = _column(exp, counted[0], qualifiers, "COUNT(DISTINCT")
+        return persons() if column == privacy_id else distinct(column)
     if isinstance(item, exp.Count):
         if not isinstance(item.this, exp.Star) and not (isinstance(item.this, exp.Literal) and item.this.name == "1"):
-            raise _refuse(f"{item.sql()}: count rows with COUNT(*) (a count of one column's values is not supported)")
+            raise refused(f"{item.sql()}: count rows with COUNT(*) (a count of one column's values is not supported)")
         return count()
     builders: dict[str, Callable[..., Statistic]] = {
         "SUM": lambda c, rest: sum(c, _bounds(c, bounds)), "AVG": lambda c, rest: mean(c, _bounds(c, bounds)),
@@ -188,16 +235,16 @@ def _statistic(exp: Any, item: Any, bounds: dict, privacy_id: str | None) -> Sta
         "MEDIAN": lambda c, rest: quantiles(c, [0.5], _bounds(c, bounds)),
         "QUANTILES": lambda c, rest: quantiles(c, rest, _bounds(c, bounds)),
         "QUANTILE": lambda c, rest: quantiles(c, rest, _bounds(c, bounds)),
-        "HISTOGRAM": lambda c, rest: histogram(c, int(rest[0]) if rest else 0, _bounds(c, bounds))}
+        "HISTOGRAM": lambda c, rest: histogram(c, rest[0] if len(rest) == 1 else 0, _bounds(c, bounds))}
     if name not in builders or not arguments or not isinstance(arguments[0], exp.Column):
-        raise _refuse(f"{item.sql()[:80]}: the aggregates are COUNT(*), COUNT(DISTINCT c), SUM(c), AVG(c), QUANTILES(c, q, ...), "
+        raise refused(f"{item.sql()[:80]}: the aggregates are COUNT(*), COUNT(DISTINCT c), SUM(c), AVG(c), QUANTILES(c, q, ...), "
                       "MEDIAN(c), HISTOGRAM(c, bins) and CDF(c) of a column c")
     rest = []
     for argument in arguments[1:]:
         if not isinstance(argument, exp.Literal) or argument.is_string:
-            raise _refuse(f"{item.sql()[:80]}: its arguments after the column must be numbers")
-        rest.append(float(argument.name))
-    return builders[name](arguments[0].name, rest)
+            raise refused(f"{item.sql()[:80]}: its arguments after the column must be numbers")
+        rest.append(int(argument.name) if argument.name.isdigit() else float(argument.name))
+    return builders[name](_column(exp, arguments[0], qualifiers, name + "("), rest)
 
 
 def _bounds(column: str, bounds: dict) -> tuple[float, float]:
@@ -207,51 +254,17 @@ def _bounds(column: str, bounds: dict) -> tuple[float, float]:
     return bounds[column]
 
 
-#: the comparisons a WHERE may make, as narwhals operators
-_COMPARED = {"EQ": operator.eq, "NEQ": operator.ne, "GT": operator.gt, "GTE": operator.ge, "LT": operator.lt,
-             "LTE": operator.le}
-
-
-def _filtered(exp: Any, tree: Any, table: Any) -> Any:
-    """``table`` filtered by the WHERE clause in its own engine (narwhals), or ``table`` without one."""
+def _filtered(exp: Any, tree: Any, table: Any, qualifiers: set[str]) -> Any:
+    """``table`` filtered by the WHERE clause in its own engine (:mod:`dpdist.queries._where`), or ``table`` without
+    one; the clause typed against the table's schema before the engine evaluates anything."""
     where = tree.args.get("where")
     if where is None:
         return table
-    import narwhals as nw  # lazy: optional extra dpdist[query]
+    from ..frame._tables import _calls, _computing, narwhals, open_frame  # lazy: narwhals, optional extra
 
-    frame = nw.from_native(table)
-    return frame.filter(_predicate(exp, nw, where.this, set(frame.collect_schema().names()))).to_native()
-
-
-def _predicate(exp: Any, nw: Any, node: Any, names: set[str]) -> Any:
-    """The narwhals expression (or constant) of one node of a WHERE clause, or a refusal naming the node."""
-    def part(child: Any) -> Any:
-        return _predicate(exp, nw, child, names)
-
-    kind = type(node).__name__
-    if isinstance(node, exp.Column):
-        if node.name not in names:
-            raise _refuse(f"WHERE on the column {node.name!r}, which the table does not have: filter on its columns "
-                          f"{sorted(names)!r:.120}")
-        return nw.col(node.name)
-    if isinstance(node, exp.Literal):
-        return node.name if node.is_string else float(node.name) if any(c in node.name for c in ".eE") \
-            else int(node.name)
-    if isinstance(node, (exp.Paren, exp.Neg)):
-        return part(node.this) if isinstance(node, exp.Paren) else -part(node.this)
-    if isinstance(node, exp.Boolean):
-        return node.this
-    if kind in _COMPARED:
-        return _COMPARED[kind](part(node.this), part(node.expression))
-    if isinstance(node, (exp.And, exp.Or)):
-        return (operator.and_ if isinstance(node, exp.And) else operator.or_)(part(node.this), part(node.expression))
-    if isinstance(node, exp.Not):
-        return ~part(node.this)
-    if isinstance(node, exp.Is) and isinstance(node.expression, exp.Null):
-        return part(node.this).is_null()
-    if isinstance(node, exp.In) and not node.args.get("query"):
-        return part(node.this).is_in([part(value) for value in node.expressions])
-    if isinstance(node, exp.Between):
-        return part(node.this).is_between(part(node.args["low"]), part(node.args["high"]), closed="both")
-    raise _refuse(f"WHERE ... {node.sql()[:60]}: a row filter compares columns with constants (=, <>, <, <=, >, "
-                  ">=, IN, BETWEEN, IS NULL, AND, OR, NOT); compute other conditions in the table's engine first")
+    opened = open_frame("dpdist.sql", table)
+    keep = where_predicate(exp, narwhals(), where.this, opened.schema, qualifiers)
+    if keep is True:
+        return table
+    with _calls(opened.engine.name), _computing("dpdist.sql", opened.engine, list(opened.schema)):
+        return (opened.frame.head(0) if keep is False else opened.frame.filter(keep)).to_native()

@@ -1,0 +1,121 @@
+"""The WHERE clause of ``dpdist.sql``: typed against the schema before any engine runs it, refused by name where the
+types do not fit, and one meaning (SQL's three-valued logic, NaN as NULL) on every engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import dpdist
+from dpdist.errors import InvalidParameterError
+
+duckdb = pytest.importorskip("duckdb")
+polars = pytest.importorskip("polars")
+
+RNG = np.random.default_rng(8)
+N = 400
+#: a table with missing cells of every kind: nulls in the strings and booleans, NaN and nulls in the floats
+TABLE = pd.DataFrame({
+    "id": np.arange(N),
+    "age": RNG.integers(0, 100, N),
+    "score": np.where(RNG.random(N) < 0.15, np.nan, RNG.normal(0, 1, N)),
+    "city": pd.array(np.where(RNG.random(N) < 0.1, None, RNG.choice(["ames", "bern", "cork", "oslo"], N)),
+                     dtype="string"),
+    "member": pd.array(np.where(RNG.random(N) < 0.1, None, RNG.random(N) < 0.5), dtype="boolean"),
+    "kind": pd.Categorical(RNG.choice(["x", "y"], N)),
+})
+TABLE.loc[RNG.choice(N, 20, replace=False), "score"] = None  # pandas holds these as NaN too: dpdist's missing values
+
+
+def _engines() -> dict:
+    people = TABLE  # noqa: F841 (read by duckdb's replacement scan)
+    return {"pandas": TABLE, "polars": polars.from_pandas(TABLE), "polars-lazy": polars.from_pandas(TABLE).lazy(),
+            "duckdb": duckdb.sql("SELECT * FROM people")}
+
+
+def _ids(native) -> list[int]:
+    """The ids of the rows a filtered frame of any engine holds."""
+    if hasattr(native, "collect"):
+        native = native.collect()
+    if hasattr(native, "fetchdf"):
+        native = native.fetchdf()
+    column = native["id"]
+    return sorted(int(value) for value in (column.to_list() if hasattr(column, "to_list") else column))
+
+
+def _reference(condition: str) -> list[int]:
+    """The rows SQL keeps: DuckDB's own WHERE over the table with every NaN made NULL (dpdist's missing values)."""
+    nulled = TABLE.assign(score=TABLE["score"].astype("Float64"), kind=TABLE["kind"].astype("string"))  # noqa: F841
+    return sorted(int(row[0]) for row in duckdb.sql(f"SELECT id FROM nulled WHERE {condition}").fetchall())
+
+
+@pytest.mark.parametrize("condition", [
+    "score > 0", "NOT score > 0", "NOT (score > 0 OR city = 'bern')", "score > 0 AND NOT member = TRUE",
+    "NOT (member = TRUE)", "city IN ('ames', 'oslo')", "NOT city IN ('ames', 'oslo')", "age IN (3, 4.0, 99)",
+    "score BETWEEN -0.5 AND 0.5", "NOT score BETWEEN -0.5 AND 0.5", "city BETWEEN 'b' AND 'd'", "score IS NULL",
+    "NOT (city IS NOT NULL AND score < -age)", "kind = 'x' OR kind <> 'y'", "member", "NOT member",
+    "member = FALSE OR score >= -1e0", "age > 50 AND (city < 'c' OR NOT (score <= .5))", "age = -3 OR 2 > 1",
+    "TRUE", "1 = 1", "FALSE", "NOT 'a' < 'b'",
+])
+def test_a_condition_keeps_the_rows_sql_keeps_on_every_engine(condition):
+    """SQL's three-valued logic, NaN as NULL: pandas' NaN compares false and Polars' and DuckDB's NaN is the largest
+    number, yet every engine keeps the rows DuckDB's own SQL keeps on the table with NaN made NULL."""
+    expected = _reference(condition)
+    for engine, frame in _engines().items():
+        filtered = dpdist.sql(f"SELECT COUNT(*) FROM t WHERE {condition}", tables={"t": frame}, epsilon=1.0).table
+        assert _ids(filtered) == expected, engine
+
+
+def test_a_constant_condition_keeps_every_row_or_none_in_the_tables_own_engine():
+    for engine, frame in _engines().items():
+        assert dpdist.sql("SELECT COUNT(*) FROM t WHERE 1 = 1", tables={"t": frame}, epsilon=1.0).table is frame
+        empty = dpdist.sql("SELECT COUNT(*) FROM t WHERE 1 > 2", tables={"t": frame}, epsilon=1.0).table
+        assert type(empty) is type(frame) and _ids(empty) == [], engine
+
+
+@pytest.mark.slow  # 0.5 CPU-s: sqlglot parses 600 comparisons
+def test_long_chains_and_runs_of_not_are_read_without_recursion():
+    chain = " AND ".join(f"age <> {value}" for value in range(100, 700))
+    assert _ids(dpdist.sql(f"SELECT COUNT(*) FROM t WHERE {chain}", tables={"t": TABLE}, epsilon=1.0).table) == \
+        list(range(N))  # ages are below 100: every row kept
+    nots = dpdist.sql("SELECT COUNT(*) FROM t WHERE " + "NOT " * 101 + "age > 50", tables={"t": TABLE}, epsilon=1.0)
+    assert _ids(nots.table) == _reference("NOT age > 50")
+
+
+@pytest.mark.parametrize(("condition", "named"), [
+    ("age", "age as a condition: a condition is true or false, and it holds numbers"),
+    ("NOT age", "age as a condition"),
+    ("city", "city as a condition: .* it holds strings"),
+    ("age AND member", "age as a condition"),
+    ("city > 3", "city > 3: city is a string and 3 is a number"),
+    ("age = 'x'", "age is a number and 'x' is a string"),
+    ("age IN (1, 'a')", "age is a number and 'a' is a string"),
+    ("-city > 3", "a minus sign goes before a number"),
+    ("member > FALSE", "booleans compare with =, <>, IN or IS NULL only"),
+    ("kind > 'x'", "categorical values .* compare with =, <>, IN or IS NULL only"),
+    ("kind BETWEEN 'a' AND 'z'", "categorical values"),
+    ("u.age > 80", "u.age, a column of a table not in FROM: a query reads one table \\(t\\)"),
+    ("salary > 3", "on the column 'salary', which the table does not have"),
+    ("age = NULL", "a comparison with NULL is never true in SQL; test a missing value with IS NULL"),
+    ("member IS TRUE", "IS tests NULL only"),
+    ("age BETWEEN SYMMETRIC 1 AND 3", "a row filter compares columns and constants"),
+    ("age > 99999999999999999999", "numbers are 64-bit"),
+    ("age > 1e999", "numbers are 64-bit"),
+    ("age + 1 > 30", "age \\+ 1: a row filter compares columns and constants"),
+    ("LOWER(city) = 'ames'", "LOWER\\(city\\): a row filter"),
+    ("city LIKE 'a%'", "city LIKE 'a%': a row filter"),
+])
+def test_a_condition_whose_types_do_not_fit_is_refused_by_name_before_any_engine_runs(condition, named):
+    for engine, frame in _engines().items():
+        with pytest.raises(InvalidParameterError, match=f"dpdist.sql refuses WHERE .*{named}") as refused:
+            dpdist.sql(f"SELECT COUNT(*) FROM t WHERE {condition}", tables={"t": frame}, epsilon=1.0)
+        assert "\n" not in str(refused.value), engine
+
+
+def test_a_column_may_be_qualified_by_its_table_or_its_alias():
+    expected = _reference("age > 80")
+    for statement in ("SELECT COUNT(*) FROM t WHERE t.age > 80", "SELECT COUNT(*) FROM t AS p WHERE p.age > 80"):
+        assert _ids(dpdist.sql(statement, tables={"t": TABLE}, epsilon=1.0).table) == expected
+    with pytest.raises(InvalidParameterError, match="t.age, a column of a table not in FROM: .* \\(p\\)"):
+        dpdist.sql("SELECT COUNT(*) FROM t AS p WHERE t.age > 80", tables={"t": TABLE}, epsilon=1.0)
