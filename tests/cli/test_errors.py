@@ -90,7 +90,7 @@ def test_each_command_module_adds_the_commands_the_parser_builds_it_for():
     for name, commands in cli.COMMANDS.items():
         subparsers = argparse.ArgumentParser().add_subparsers()
         importlib.import_module(name).add_commands(subparsers)
-        assert tuple(subparsers.choices) == commands, name
+        assert tuple(subparsers.choices) == tuple(commands), name
     whole = cli.build_parser()._subparsers._group_actions[0].choices
     assert list(whole) == [command for commands in cli.COMMANDS.values() for command in commands]
     for command in whole:  # one module's parser parses its command's help as the whole parser does

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from dpdist.cli import build_parser, main
+from dpdist.cli._main import listing_parser
 
 
 def test_no_help_shows_a_doubled_percent_sign(capsys):
@@ -19,6 +20,18 @@ def test_no_help_shows_a_doubled_percent_sign(capsys):
             for nested in [a for a in sub._actions if a.__class__.__name__ == "_SubParsersAction"]:
                 helps += [inner.format_help() for inner in nested.choices.values()]
     assert len(helps) > 10 and not [text for text in helps if "%%" in text]
+
+
+def test_the_listing_of_the_sub_commands_is_the_whole_parsers(capsys):
+    """``dpdist --help`` (and a misspelt command) is answered from the table of the sub-commands, none of their
+    modules imported: the same help and the same refusal as the whole parser's."""
+    assert listing_parser().format_help() == build_parser().format_help()
+    refusals = []
+    for parser in (listing_parser(), build_parser()):
+        with pytest.raises(SystemExit):
+            parser.parse_args(["qurey"])
+        refusals.append(capsys.readouterr().err)
+    assert refusals[0] == refusals[1] and "invalid choice: 'qurey'" in refusals[0]
 
 
 @pytest.mark.parametrize(("argv", "named"), [

@@ -13,17 +13,20 @@ from __future__ import annotations
 
 import ast
 import functools
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import dpdist
+from dpdist.cli._commands import COMMANDS
 from source_support import import_graph, imports, package_modules as _modules, source_imports as _source_imports
 
 SOURCE = Path(dpdist.__file__).parent
 DESIGN = Path(__file__).resolve().parents[2] / "docs" / "explanation" / "design.md"
-#: What ``import dpdist`` and ``dpdist --help`` must not load (their cost is the reason of most lazy imports).
+#: What the contract must not load, nor a first query unless its release needs it (their cost is the reason of most
+#: lazy imports).
 HEAVY = ("scipy", "dp_accounting", "matplotlib", "pandas", "polars", "pyarrow", "dask", "httpx", "starlette", "uvicorn", "psycopg",
          "narwhals", "duckdb", "pyspark", "ibis")
 
@@ -159,36 +162,56 @@ def test_every_import_inside_a_function_says_why():
     assert not found, "imports inside functions without '# lazy: <reason>' (hoist them, or say why):\n" + "\n".join(found)
 
 
+def loaded_by(code: str) -> list[list[str]]:
+    """The modules a new Python process loads running ``code``: at each ``loaded()`` it calls, those loaded since the
+    process started (its interpreter's own start left out), sorted."""
+    prelude = ("import json, sys\nstarted = set(sys.modules)\n"
+               "def loaded():\n    print(json.dumps(sorted(set(sys.modules) - started)))\n")
+    out = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True, text=True, check=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def outside_the_standard_library(modules: list[str]) -> list[str]:
+    """The packages of ``modules`` that are neither the standard library's nor dpdist."""
+    return sorted({name.split(".")[0] for name in modules} - set(sys.stdlib_module_names) - {"dpdist"})
+
+
 @functools.cache
-def _fresh_interpreter() -> tuple[str, str]:
-    """What a new Python process has loaded (one process for the two tests below: its start and ``import dpdist`` were
-    0.3 CPU-s each time): first the contract used alone (``dpdist.local._protocol``, a GRR aggregator built and
-    added to), its I/O modules listed; then ``import dpdist`` and ``dpdist --help``, the heavy packages listed (of
-    everything loaded by then: the contract's modules included)."""
-    code = (
-        "import sys, contextlib, io as text\n"
-        "from dpdist.local import _protocol, make\n"
-        "make('grr', epsilon=1.0, domain_size=4).aggregator().add([0, 1])\n"
-        "print(sorted(m for m in sys.modules if m == 'dpdist.io' or m.startswith('dpdist._io')))\n"
-        "import dpdist; from dpdist.cli import main\n"
+def _fresh_interpreter() -> list[list[str]]:
+    """One new process for the three tests below (0.3 CPU-s): ``import dpdist``, then ``dpdist --help``, then the
+    contract used alone (``dpdist.local._protocol``, a GRR aggregator built and added to)."""
+    return loaded_by(
+        "import contextlib, io as text\n"
+        "import dpdist\nloaded()\n"
+        "from dpdist.cli import main\n"
         "with contextlib.redirect_stdout(text.StringIO()):\n"
         "    try: main(['--help'])\n"
         "    except SystemExit: pass\n"
-        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({HEAVY!r})))"
+        "loaded()\n"
+        "from dpdist.local import _protocol, make\n"
+        "make('grr', epsilon=1.0, domain_size=4).aggregator().add([0, 1])\n"
+        "loaded()\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    io_modules, heavy = out.strip().splitlines()
-    return io_modules, heavy
 
 
-def test_import_dpdist_and_the_command_line_load_nothing_heavy():
-    """The measured costs the lazy imports avoid: ``import dpdist`` and ``dpdist --help`` load none of these."""
-    assert _fresh_interpreter()[1] == "[]"
+def test_import_dpdist_loads_the_standard_library_only():
+    """``import dpdist`` loads no NumPy, let alone SciPy, an engine or an optional extra: every sub-package loads on
+    first use (PEP 562)."""
+    assert outside_the_standard_library(_fresh_interpreter()[0]) == []
+
+
+def test_the_command_lines_listing_loads_the_standard_library_only():
+    """``dpdist --help`` lists the sub-commands from their table, none of their modules (nor NumPy) imported."""
+    loaded = _fresh_interpreter()[1]
+    assert outside_the_standard_library(loaded) == []
+    assert not set(loaded) & set(COMMANDS)
 
 
 def test_the_contract_does_no_file_io():
-    """Importing the contract (and building and using an aggregator) loads no I/O module."""
-    assert _fresh_interpreter()[0] == "[]"
+    """Importing the contract (and building and using an aggregator) loads no I/O module, and nothing heavy."""
+    loaded = _fresh_interpreter()[2]
+    assert not [name for name in loaded if name == "dpdist.io" or name.startswith("dpdist._io")]
+    assert not set(outside_the_standard_library(loaded)) & set(HEAVY)
 
 
 def test_the_io_layer_is_the_one_entry_to_files(tmp_path):

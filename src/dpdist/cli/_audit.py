@@ -16,6 +16,7 @@ from .._validation import DOMAIN_SIZE, Described, Integer, Interval, OneOf, Text
 from ..errors import InvalidParameterError
 from ._arguments import BOUNDS, PLOT, Each, Excludes, IntegerText, Name, Needs, NeedsAny, seed_argument, state_rules
 from ._deploy import load_config
+from ._commands import HELP
 
 #: Exit status of each verdict.
 EXIT_STATUS = {"no violation found": 0, "violates": 3, "channel mismatch": 4}
@@ -38,7 +39,7 @@ PEERS = {
 def add_commands(subparsers) -> None:
     command = subparsers.add_parser(
         "audit",
-        help="certify a local randomizer's epsilon: a lower bound at a stated confidence, a verdict",
+        help=HELP["audit"],
         description="Draw outputs of a local randomizer on pairs of inputs and certify a lower bound on its realized "
         "epsilon (Clopper-Pearson on output events chosen on earlier outputs, confidence 1 - alpha); for a randomizer "
         "with a stated channel also its exact epsilon and a fit test. Verdict 'violates' (exit 3) only when the "

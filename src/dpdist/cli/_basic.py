@@ -7,12 +7,13 @@ import argparse
 from .. import local
 from ..local.frequency.auto import SUMMARY as auto_summary
 from ._arguments import seed_argument
+from ._commands import HELP
 
 
 def add_commands(subparsers) -> None:
-    listing = subparsers.add_parser("list", help="list the registered local protocols")
+    listing = subparsers.add_parser("list", help=HELP["list"])
     listing.set_defaults(handler=_run_list)
-    demo = subparsers.add_parser("demo", help="estimate an embedded dataset with every protocol")
+    demo = subparsers.add_parser("demo", help=HELP["demo"])
     demo.add_argument("--out", default="dpdist-demo", help="output folder for the table and plot")
     demo.add_argument(
         "--epsilons", type=_float_list, default="0.5,1,2,4", help="comma-separated privacy budgets"

@@ -16,12 +16,13 @@ import sys
 from .._guarantee import with_assumptions
 from .._validation import ExistingFile
 from ._arguments import state_rules
+from ._commands import HELP
 
 
 def add_commands(subparsers) -> None:
     budget = subparsers.add_parser(
         "budget",
-        help="create or show a privacy budget file, charged by 'release', 'privatize', 'submit', 'campaign open'",
+        help=HELP["budget"],
         description="A budget file holds a total privacy budget and every charge against it. Commands given "
         "'--budget-file FILE' charge it before they read any data, and refuse (with the budget left) the run "
         "that would overspend it. Charges compose sequentially; each is stated in the file's neighbouring "

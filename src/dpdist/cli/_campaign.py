@@ -23,6 +23,7 @@ from ._deploy import json_option, load_config
 from ._printed import printed_lines
 from ._estimate_text import estimate_lines
 from ._service_client import admin_client, server_options
+from ._commands import HELP
 
 __all__ = ["add_commands"]
 
@@ -47,7 +48,7 @@ def _admin_command(command, handler, **defaults) -> None:
 def _add_campaign(subparsers) -> None:
     campaign = subparsers.add_parser(
         "campaign",
-        help="create, open, close, inspect, estimate and export campaigns of a dpdist service (admin)",
+        help=HELP["campaign"],
         description="Administer the campaigns of a running 'dpdist serve'. Every sub-command needs the admin token "
         "(DPDIST_ADMIN_TOKEN or --admin-token).",
     )

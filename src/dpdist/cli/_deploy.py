@@ -75,6 +75,7 @@ from ._bounds import values_in_bounds
 from ._budget import add_budget_file_argument, charge_line, open_budget
 from ._memo import add_ledger_arguments, is_longitudinal, open_device_memo
 from ._records import RecordValues, add_columns_argument, check_columns_option
+from ._commands import HELP
 
 __all__ = ["add_commands", "load_config", "json_option", "read_labels", "run_estimate_from_state", "data_reader"]
 
@@ -89,7 +90,7 @@ def add_commands(subparsers) -> None:
 def _add_privatize(subparsers) -> None:
     privatize = subparsers.add_parser(
         "privatize",
-        help="randomize a column of a CSV/Parquet file into a report file (client side, in batch)",
+        help=HELP["privatize"],
         description="Randomize each value of COLUMN (--column; a multi-attribute protocol: each row's record of "
         "--columns) with the protocol of --config and write one report per "
         "value to --out (Parquet for .parquet/.pq, else the dpdist binary record format), in a uniformly random "
@@ -151,7 +152,7 @@ def _add_privatize(subparsers) -> None:
 def _add_aggregate(subparsers) -> None:
     aggregate = subparsers.add_parser(
         "aggregate",
-        help="add report files to a durable aggregator state (incremental, no file counted twice)",
+        help=HELP["aggregate"],
         description="Add the reports of each FILE to --state (created if missing). Invalid reports are "
         "rejected and counted by reason; each file's accepted and rejected counts are printed. The state is "
         "replaced atomically after each file, together with the file's id (its SHA-256 content fingerprint "

@@ -47,11 +47,12 @@ from ._estimate_joint import run_estimate_joint
 from ._simulation import PLOT_NOTE, simulation_lines
 from ._estimate_records import MULTI_CHOOSERS, run_estimate_records
 from ._records import add_columns_argument
+from ._commands import HELP
 
 
 def add_commands(subparsers) -> None:
     _add_reproduce(subparsers)
-    listing = subparsers.add_parser("datasets", help="list the datasets (name, kind, size, bounds/domain)")
+    listing = subparsers.add_parser("datasets", help=HELP["datasets"])
     listing.set_defaults(handler=_run_datasets)
     _add_estimate(subparsers)
 
@@ -59,7 +60,7 @@ def add_commands(subparsers) -> None:
 def _add_reproduce(subparsers) -> None:
     reproduce = subparsers.add_parser(
         "reproduce",
-        help="run a paper's experiments (or one figure, or a TOML spec): tables, figures, report.md",
+        help=HELP["reproduce"],
         description="Run an experiment spec. NAME is a paper spec (toy, wavelet, wiener, central, sw-ems, cp), "
         "'paper:figure', or the path of a TOML spec. Finished cells are cached in OUT/cells, so an "
         "interrupted run resumes where it stopped.",
@@ -94,8 +95,7 @@ def _add_reproduce(subparsers) -> None:
 def _add_estimate(subparsers) -> None:
     estimate = subparsers.add_parser(
         "estimate",
-        help="summarize an estimate: a one-shot LDP simulation on a column of a CSV/Parquet file (beside the "
-        "data's own, non-private truth), or a saved state",
+        help=HELP["estimate"],
         description="Two modes. One-shot: 'dpdist estimate FILE --column C --protocol P --epsilon E' simulates "
         "one LDP collection on a column and compares with the truth: the data's own exact statistics (and, with "
         "--plot, its histogram), not private, so its output is not for publication ('dpdist release' releases a "

@@ -24,12 +24,13 @@ from ._arguments import (
     state_rules,
 )
 from ._deploy import load_config
+from ._commands import HELP
 
 
 def add_commands(subparsers) -> None:
     explain = subparsers.add_parser(
         "explain",
-        help="what epsilon buys: the expected error of a local protocol or central release at --n, before any data",
+        help=HELP["explain"],
         description="Print the expected error of a local protocol (--config) or a central release (--release) at --n "
         "users or records, for each epsilon: analytic where the variance is known (frequency oracles, pm, sr), else "
         "a seeded simulation on data of --shape (mean of --repeats runs with its standard error). Nothing is read: "

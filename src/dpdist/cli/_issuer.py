@@ -36,6 +36,7 @@ from ..issuer._limits import add_arguments as add_limit_arguments, from_args, uv
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
 from ._listen import check_address
+from ._commands import HELP
 
 __all__ = ["add_commands"]
 
@@ -49,7 +50,7 @@ _TOKEN_HELP = ("the issuer's admin token (default: $DPDIST_ISSUER_ADMIN_TOKEN; p
 def add_commands(subparsers) -> None:
     issuer = subparsers.add_parser(
         "issuer",
-        help="run a Privacy Pass token issuer for relayed campaigns, create its keys, mint credentials",
+        help=HELP["issuer"],
         description="An issuer of one-time Privacy Pass tokens (RFC 9578, type 0x0002: blind RSA): each credential it "
         "mints gives at most --tokens-each tokens of one key (one key per campaign); the relay and the collector admit "
         "a report only with a token of the campaign's key, spent once. The issuer signs blind: it learns who got a "

@@ -9,31 +9,11 @@ import re
 import sys
 from typing import NoReturn
 
-import numpy as np
-
 from .. import __version__
 from ..errors import DPDistError
-from ._arguments import check_option_rules
+from ._commands import COMMANDS, HELP
 from ._secrets import MaskedStream, command_secrets
 from ._errors import TRACEBACK_VARIABLE, internal_error_message, memory_message, proxy_message, user_message
-
-#: the sub-commands of each module, in the order ``dpdist --help`` lists them (tests/cli/test_errors.py checks
-#: that each module adds exactly these)
-COMMANDS = {
-    "dpdist.cli._basic": ("list", "demo"),
-    "dpdist.cli._experiments": ("reproduce", "datasets", "estimate"),
-    "dpdist.cli._deploy": ("privatize", "aggregate"),
-    "dpdist.cli._release": ("release",),
-    "dpdist.cli._query": ("query",),
-    "dpdist.cli._serve": ("serve",),
-    "dpdist.cli._campaign": ("campaign",),
-    "dpdist.cli._submit": ("submit",),
-    "dpdist.cli._budget": ("budget",),
-    "dpdist.cli._explain": ("explain",),
-    "dpdist.cli._relay": ("relay",),
-    "dpdist.cli._issuer": ("issuer",),
-    "dpdist.cli._audit": ("audit",),
-}
 
 
 class OneLineParser(argparse.ArgumentParser):
@@ -96,28 +76,40 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
     A run parses one sub-command: its module's options are the ones it needs (usage, help and errors are the same),
     and building every sub-command's 300 options cost 8 ms and every module's import each time (``main`` is also
-    called many times in one process: the test suite, scripts).  Any other first word (``-h``, ``--version``, a
-    misspelt command) gets the whole parser, which lists every sub-command."""
-    parser = OneLineParser(
-        prog="dpdist", description="Estimate distributions under differential privacy."
-    )
-    parser.add_argument("--version", action="version", version=f"dpdist {__version__}")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    called many times in one process: the test suite, scripts).  Any other first word (or none) gets the whole parser,
+    which lists every sub-command (``main`` lists them with :func:`listing_parser` instead)."""
+    parser, subparsers = _top_parser()
     modules = [name for name, commands in COMMANDS.items() if command in commands] or list(COMMANDS)
     for module_name in modules:
         importlib.import_module(module_name).add_commands(subparsers)
     return parser
 
 
+def listing_parser() -> argparse.ArgumentParser:
+    """The parser of a first word that is no sub-command (``-h``, ``--version``, a misspelt command, none): every
+    sub-command listed with its line (the help and the refusals of the whole parser), no module of them imported."""
+    parser, subparsers = _top_parser()
+    for command, line in HELP.items():
+        subparsers.add_parser(command, help=line)
+    return parser
+
+
+def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    parser = OneLineParser(prog="dpdist", description="Estimate distributions under differential privacy.")
+    parser.add_argument("--version", action="version", version=f"dpdist {__version__}")
+    return parser, parser.add_subparsers(dest="command", metavar="COMMAND")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one sub-command; exit status 0 on success, 2 on bad input, 1 on an internal error."""
     argv = _attach_negative_values(sys.argv[1:] if argv is None else list(argv))
-    parser = build_parser(argv[0] if argv else None)
+    parser = build_parser(argv[0]) if argv and argv[0] in HELP else listing_parser()
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return 2
-
+    import numpy as np  # lazy: NumPy (0.25 CPU-s), which the listing of the sub-commands does not need
+    from ._arguments import check_option_rules  # lazy: the option tables load NumPy (the sub-command's module has)
 
     printing, streams = np.get_printoptions(), (sys.stdout, sys.stderr)
     np.set_printoptions(legacy="1.25")  # messages show 39.4, not np.float64(39.4)

@@ -13,12 +13,13 @@ from .._io._arrow import require_pyarrow
 from .._io._atomic import atomic_writer
 from ..errors import ContributionBoundWarning, InvalidParameterError
 from ._arguments import OUT, Needs, state_rules
+from ._commands import HELP
 
 
 def add_commands(subparsers) -> None:
     query = subparsers.add_parser(
         "query",
-        help="central DP: one SQL SELECT of statistics per group over CSV/Parquet files, under one budget",
+        help=HELP["query"],
         description="Release the statistics of one SELECT (COUNT(*), SUM, AVG, QUANTILES, MEDIAN, HISTOGRAM, CDF, per "
         "GROUP BY key; COUNT(DISTINCT person) with --privacy-id person) of a CSV or Parquet file under one budget split "
         "in equal shares (dpdist.sql). Prints the plan, the guarantee and one CSV row per group with each cell's "

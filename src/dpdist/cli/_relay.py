@@ -19,6 +19,7 @@ from .._wire._envelope import MAX_SEALED_BYTES
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
 from ._listen import check_address
+from ._commands import HELP
 
 __all__ = ["add_commands"]
 
@@ -26,7 +27,7 @@ __all__ = ["add_commands"]
 def add_commands(subparsers) -> None:
     relay = subparsers.add_parser(
         "relay",
-        help="run the relay between devices and a collector (sealed reports in, shuffled batches out)",
+        help=HELP["relay"],
         description="Devices send reports sealed to the collector's key (HPKE) to the relay, in dpdist's envelope "
         "(PUT /relay/v1/campaigns/{c}/reports/{id}) or as RFC 9458 Oblivious HTTP requests (message/ohttp-req, "
         "PUT /relay/v1/campaigns/{c}/ohttp/{id}), each envelope batched with at least --min-batch of its own; the relay keeps them in a "

@@ -24,12 +24,13 @@ from ._arguments import (BOUNDS, OUT, PLOT, SEEDED, IntegerText, Needs, NeedsVal
                          randomness_of_release, seed_argument, state_rules)
 from ._budget import add_budget_file_argument, open_budget
 from ._json_text import dumps_indented
+from ._commands import HELP
 
 
 def add_commands(subparsers) -> None:
     release = subparsers.add_parser(
         "release",
-        help="central DP: release a private CDF and quantiles of one column (trusted curator)",
+        help=HELP["release"],
         description="Release a private CDF of COLUMN of a CSV or Parquet file with the tree CDF "
         "(a flat histogram for small epsilon*n), and the requested quantiles with their 95% intervals. "
         "Randomness comes from the OS CSPRNG unless --seed is given (reproducible research only: "

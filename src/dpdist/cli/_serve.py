@@ -30,6 +30,7 @@ from ._env import check_environment, environment_defaults
 from ._listen import check_address
 from ._secrets import command_secrets
 from ._service_client import TOKEN_HELP, admin_token, missing_extra
+from ._commands import HELP
 
 __all__ = ["add_commands"]
 
@@ -41,7 +42,7 @@ def add_commands(subparsers) -> None:
 def _add_serve(subparsers) -> None:
     serve = subparsers.add_parser(
         "serve",
-        help="run the collection service (campaigns, report ingest, estimates, dashboard)",
+        help=HELP["serve"],
         description="Serve campaigns over HTTP: devices submit batches of reports (dpdist binary records or JSON) under "
         "client-chosen batch ids, each counted exactly once after it is durable in the database; admins create, "
         "open and close campaigns and read estimates. The OpenAPI schema is at /openapi.json, a campaign's "

@@ -29,6 +29,7 @@ from ._records import add_columns_argument, check_columns_option
 from ._service_client import add_ohttp_arguments, device_client, server_options
 from ._submit_journal import check_journal_option, journal_path, journal_records, write_journal
 from ._submit_rounds import submit_rounds
+from ._commands import HELP
 
 __all__ = ["add_commands"]
 
@@ -40,7 +41,7 @@ def add_commands(subparsers) -> None:
 def _add_submit(subparsers) -> None:
     submit = subparsers.add_parser(
         "submit",
-        help="randomize a column locally (CSPRNG) and submit it to a campaign, or submit report files",
+        help=HELP["submit"],
         description="Fetch the campaign's config from the service, randomize each value of COLUMN of DATA on this "
         "machine with the OS-keyed CSPRNG, and submit the reports in a uniformly random order (CSPRNG; not the "
         "file's) in batches of --batch-size, each under a fresh "
