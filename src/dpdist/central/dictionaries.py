@@ -57,7 +57,6 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.polynomial import legendre
-from scipy import special
 
 from .._validation import Described, Integer, Text, check_param, validate_params
 from .._types import ArrayLike
@@ -163,6 +162,8 @@ class _Family:
             return inside.astype(np.float64)
         if self.name in _HATS:
             return np.maximum(0.0, 1.0 - np.abs(u - self._centres) / self._widths)
+        from scipy import special  # lazy: scipy.special (0.6-0.9 CPU-s), for the Gaussian and Legendre atoms only
+
         return special.ndtr((u - self._means) / self._scales)
 
     def antiderivative(self, u: np.ndarray) -> np.ndarray:
@@ -189,6 +190,8 @@ class _Family:
             h, t = self._widths, self._centres
             return h * (hat_integral((col - t) / h) - hat_integral((-1.0 - t) / h))
 
+        from scipy import special  # lazy: scipy.special (0.6-0.9 CPU-s), for the Gaussian and Legendre atoms only
+
         # int Phi((u - m)/s) du = s psi(z), psi(z) = z Phi(z) + phi(z)
         def psi(z):
             return z * special.ndtr(z) + np.exp(-0.5 * z * z) / np.sqrt(2 * np.pi)
@@ -200,6 +203,8 @@ class _Family:
         r""":math:`\int_{-1}^1|\phi_j|` exactly (before normalization)."""
         if self.name != "legendre":  # non-negative atoms
             return self.antiderivative(np.array([1.0]))[0]
+        from scipy import special  # lazy: scipy.special (0.6-0.9 CPU-s), for the Gaussian and Legendre atoms only
+
         norms = np.empty(self.size)
         for i in range(self.size):
             roots = special.roots_legendre(i)[0] if i else np.array([])

@@ -109,7 +109,7 @@ from .._types import ArrayLike, FloatBounds, Seed
 from .._validation import Described, Implies, Interval, Optional, Options, validate_params
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
 from ..estimates import QuantileRelease
-from ..estimates._intervals import json_value
+from ..estimates._intervals import json_value, normal_quantile
 from ..estimates._quantiles import check_q
 from ._common import check_central_input
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
@@ -433,11 +433,9 @@ def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
 
 def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None) -> QuantileRelease:
     """Quantiles and intervals read off one tree; ``se`` is its :meth:`~TreeHistogram.cdf_standard_error` if known."""
-    from scipy.special import ndtri  # lazy: loads scipy (0.4-2 s)
-
     distribution = tree.to_distribution()
     edges, cdf = tree.leaf_cdf()  # the band holds at the leaf edges
-    z = float(ndtri(0.5 + level / 2))
+    z = normal_quantile(level)
     se = tree.cdf_standard_error() if se is None else se
     upper_band = np.maximum.accumulate(np.clip(cdf + z * se, 0, 1))
     lower_band = np.maximum.accumulate(np.clip(cdf - z * se, 0, 1))

@@ -56,7 +56,6 @@ from fractions import Fraction
 from typing import Iterable
 
 import numpy as np
-from scipy import optimize, special
 
 from .._types import ArrayLike
 from ..errors import InvalidPrivacyParameterError
@@ -100,6 +99,8 @@ def _log_gaussian_delta(sigma: float, epsilon: float, sensitivity: float) -> flo
     (both near 1/2): :func:`analytic_gaussian_sigma` therefore re-checks its
     answer at a precision chosen from the target (:func:`_log_gaussian_delta_exact`).
     """
+    from scipy import special  # lazy: loads scipy.special (0.6-0.9 CPU-s), which only the Gaussian's calibration needs
+
     ratio = sensitivity / sigma
     a = ratio / 2 - epsilon / ratio
     b = ratio / 2 + epsilon / ratio
@@ -198,6 +199,8 @@ def _log_zcdp_delta(rho: float, epsilon: float) -> float:
     def log_bound(log_alpha_minus_one: float) -> float:
         alpha = 1.0 + math.exp(log_alpha_minus_one)
         return (alpha - 1) * (alpha * rho - epsilon) - math.log(alpha - 1) + alpha * math.log1p(-1.0 / alpha)
+
+    from scipy import optimize  # lazy: loads scipy.optimize (1.2-2.9 CPU-s), which only the Gaussian's calibration needs
 
     # the unconstrained optimum of the leading terms is alpha = (epsilon + rho) / (2 rho)
     guess = math.log(max((epsilon + rho) / (2 * rho) - 1.0, 1e-12))

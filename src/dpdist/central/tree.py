@@ -73,6 +73,7 @@ from ..errors import IncompatibleStateError
 from .._validation import Described, Integer, Interval, check_param, validate_params
 from ..estimates import CDFBand, Distribution, ReleasedDistribution
 from ..estimates._band import upper_order_statistic
+from ..estimates._intervals import normal_quantile
 from ..postprocess import _consistent_tree, hay_consistency, isotonic_cdf
 from ._atoms import atom_aware_cdf, atom_masses
 from ._refine import FOLLOW, Refinement, refine_share, refined_masses, release_refinement
@@ -548,8 +549,6 @@ class TreeHistogram(ReleasedDistribution):
         -------
         CDFBand
         """
-        from scipy.special import ndtri  # lazy: loads scipy (0.4-2 s)
-
         draws = check_positive_int("TreeHistogram.cdf_band", "draws", draws, low=20, high=100_000)
         edges, cdf = self.leaf_cdf()
         se = self.cdf_standard_error(draws, rng) if standard_error is None else np.asarray(standard_error)
@@ -563,7 +562,7 @@ class TreeHistogram(ReleasedDistribution):
             for sample in self._noise_cdfs(draws, np.random.default_rng([rng, 1]))
         ])
         multiplier = float(upper_order_statistic(sups, level))
-        z = float(ndtri(0.5 + level / 2))
+        z = normal_quantile(level)
         return CDFBand.around(
             edges, cdf, z * se, multiplier * se, level=level, replicates=draws,
             method="Monte Carlo of the release's noise law through the same post-processing (covers the data's CDF)",
