@@ -179,6 +179,24 @@ def test_pinned_isotonic_cdf_of_two_values_is_the_bounds_and_of_one_is_refused()
         postprocess.isotonic_cdf([0.5], pinned=True)
 
 
+def _nested_violation(size: int) -> np.ndarray:
+    """A rise, then one value so low that pooling reaches one value further back each round."""
+    return np.concatenate([np.arange(size - 1.0), [-float(size) ** 2 / 2]])
+
+
+@pytest.mark.parametrize("values", [
+    *[np.cumsum(np.random.default_rng([n, 7]).laplace(1.0, spread, n)) / n
+      for n in (2, 50, 3_000) for spread in (0.1, 3.0)],
+    _nested_violation(2 * postprocess.POOLED_ROUNDS),  # more rounds than POOLED_ROUNDS: SciPy ends the fit
+    np.cumsum(np.random.default_rng(3).laplace(1.0, 3.0, postprocess.POOLED_SIZE + 1)),  # SciPy's alone
+], ids=lambda values: f"{values.size} values")
+def test_the_isotonic_fit_is_scipys_pool_adjacent_violators(values):
+    # the pooling rounds of NumPy (a first release loads no scipy.optimize) reach the one least-squares fit
+    fitted = postprocess._isotonic_fit(values)
+    np.testing.assert_allclose(fitted, optimize.isotonic_regression(values).x, rtol=1e-12, atol=1e-12)
+    assert np.all(np.diff(fitted) >= 0)
+
+
 def test_isotonic_cdf_keeps_a_valid_cdf():
     cdf = np.array([0.0, 0.1, 0.1, 0.5, 1.0])
     np.testing.assert_array_equal(postprocess.isotonic_cdf(cdf), cdf)
