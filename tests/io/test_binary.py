@@ -192,7 +192,7 @@ def test_an_empty_file_keeps_its_config(tmp_path):
 
 
 def test_missing_pyarrow_says_what_to_install(monkeypatch):
-    from dpdist._io._arrow import require_pyarrow
+    from dpdist._io._pyarrow import require_pyarrow
 
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(DatasetUnavailableError, match=r"dpdist\[deploy\]"):

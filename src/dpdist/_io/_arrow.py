@@ -21,34 +21,21 @@ import numpy as np
 
 from .. import _json
 from .._types import ArrayLike
-from ..errors import DatasetUnavailableError, MalformedReportError
+from ..errors import MalformedReportError
 from ..local import ReportBatch, ReportFormat
 from ..local._report_format import fit_values
 from ._binary import _checked_for_writing, _protocol_of
 from ._identity import check_file_id
+from ._pyarrow import require_pyarrow
 
 if TYPE_CHECKING:
     from ..local import LocalProtocol
 
-__all__ = [
-    "arrow_to_array","ARROW_FORMAT", "ARROW_VERSION", "require_pyarrow", "reports_to_arrow", "reports_from_arrow"]
+__all__ = ["arrow_to_array", "ARROW_FORMAT", "ARROW_VERSION", "reports_to_arrow", "reports_from_arrow"]
 
 ARROW_FORMAT = "dpdist-reports"
 ARROW_VERSION = 1
 _PLAIN_COLUMN = "report"
-
-
-def require_pyarrow(feature: str = "Arrow/Parquet report files"):
-    """Import pyarrow or raise :class:`~dpdist.errors.DatasetUnavailableError` saying how to install it."""
-    try:
-        import pyarrow  # lazy: optional extra (pyarrow)
-        import pyarrow.compute  # noqa: F401  # lazy: optional extra (pyarrow)
-        import pyarrow.parquet  # noqa: F401  # lazy: optional extra (pyarrow)
-    except ImportError:
-        raise DatasetUnavailableError(
-            f"{feature} need the 'pyarrow' package: install dpdist[deploy] (or dpdist[data])."
-        ) from None
-    return pyarrow
 
 
 def _fields(layout: ReportFormat):

@@ -11,7 +11,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..errors import InvalidParameterError, InvalidValueTypeError, MalformedDataError
-from ._arrow import require_pyarrow
+from ._pyarrow import require_pyarrow
 from ._read_errors import data_file_errors, non_number_error
 
 __all__ = ["iter_column", "iter_columns", "count_rows", "csv_rows", "check_number_type", "missing_column_error"]

@@ -25,9 +25,9 @@ from ._arrow import (
     config_of_schema,
     file_id_of_schema,
     reports_to_arrow,
-    require_pyarrow,
 )
 from ._atomic import atomic_writer
+from ._pyarrow import require_pyarrow
 from ._binary import (
     RECORD_MAGIC,
     _checked_for_writing,

@@ -48,8 +48,22 @@ What the session promises, and how:
   never spend the same budget twice.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._planned import planned_guarantee, with_statement
-from ._session import BudgetSession
 from ._statement import BudgetStatement, Charge, Remaining, SessionGuarantee
 
+if TYPE_CHECKING:
+    from ._session import BudgetSession
+
 __all__ = ["BudgetSession", "BudgetStatement", "Charge", "SessionGuarantee", "Remaining", "planned_guarantee", "with_statement"]
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`BudgetSession` on first use (PEP 562): a release's plan (:func:`planned_guarantee`) needs no session,
+    and the session's accounts of local campaigns load every local protocol (0.25 CPU-s)."""
+    if name == "BudgetSession":
+        from ._session import BudgetSession  # lazy: loads every local protocol (0.25 CPU-s)
+
+        return BudgetSession
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ import math
 from typing import Sequence
 
 from ..accounting import ACCOUNTANTS, Atoms, Composed, Curve, PrivacyLoss, Statement, cannot_state, sequential, state
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from ._derivation import memo_total
 
 __all__ = ["composed", "statement_of", "unstateable", "point_delta"]

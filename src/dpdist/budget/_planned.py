@@ -12,7 +12,7 @@ import numpy as np
 from .._missing import missing_policy, real_array
 from ..central import quantiles, unbounded_quantile
 from ..errors import InvalidParameterError
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from .._validation import CallableRule, validate_params
 from ._statement import BudgetStatement, SessionGuarantee
 

@@ -40,8 +40,7 @@ from ..errors import (
     PrivacyBudgetError,
 )
 from ..local import LocalProtocol
-from .._guarantee import GUARANTEE_DELTA, GUARANTEE_EPSILON, with_assumptions
-from ..privacy import UNITS, PrivacyGuarantee, convert, parallel
+from .._guarantee import GUARANTEE_DELTA, GUARANTEE_EPSILON, UNITS, PrivacyGuarantee, convert, parallel, with_assumptions
 from ._account import composed, point_delta, statement_of, unstateable
 from ._derivation import check_stored, derived, guarantee_derivation, memo_increment, memo_key
 from ._planned import planned_guarantee, refuse_missing_first, with_statement

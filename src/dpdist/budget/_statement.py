@@ -12,7 +12,7 @@ from ..accounting import ACCOUNTANTS, CHOICES, PrivacyLoss, Statement, cannot_st
 from .._guarantee import GUARANTEE_DELTA, with_assumptions
 from .._validation import Optional, Options, validate_params
 from ..errors import InvalidParameterError
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 
 
 __all__ = ["Charge", "BudgetStatement", "SessionGuarantee", "Remaining", "Spent"]

@@ -9,7 +9,7 @@ import json
 import sys
 import warnings
 
-from .._io._arrow import require_pyarrow
+from .._io._pyarrow import require_pyarrow
 from .._io._atomic import atomic_writer
 from ..errors import ContributionBoundWarning, InvalidParameterError
 from ._arguments import OUT, Needs, state_rules

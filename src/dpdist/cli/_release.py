@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import plotting
 from .._guarantee import PrivacyGuarantee
-from .._io._arrow import require_pyarrow
+from .._io._pyarrow import require_pyarrow
 from .._io._atomic import atomic_writer
 from .._missing import missing_policy
 from ..errors import ContributionBoundWarning, DPDistError, InvalidParameterError, MissingValuesWarning

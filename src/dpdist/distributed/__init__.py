@@ -22,11 +22,27 @@ cluster (per-person reservoirs keyed by a salted hash of the id, merged exactly)
 >>> distributed.group_release(kept, central.count, epsilon=1.0, selection_epsilon=1.0, selection_delta=1e-6)
 """
 
-from . import spark
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._groups import GroupedReleases, group_release
 from ._reservoirs import Reservoir, bound_blocks
 from .blocks import simulate_blocks
-from .dask import aggregate, aggregate_files, bound_contributions, simulate
+
+if TYPE_CHECKING:
+    from . import spark
+    from .dask import aggregate, aggregate_files, bound_contributions, simulate
 
 __all__ = ["aggregate", "aggregate_files", "simulate", "simulate_blocks", "spark", "bound_contributions", "bound_blocks",
            "group_release", "Reservoir", "GroupedReleases"]
+
+
+def __getattr__(name: str) -> Any:
+    """The Dask functions and :mod:`~dpdist.distributed.spark` on first use (PEP 562): they read report files, whose
+    formats load every local protocol (0.25 CPU-s), which a query bounding each person's rows (the reservoirs) does
+    not need."""
+    if name == "spark":
+        return importlib.import_module(f"{__name__}.spark")
+    if name in ("aggregate", "aggregate_files", "bound_contributions", "simulate"):
+        return getattr(importlib.import_module(f"{__name__}.dask"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

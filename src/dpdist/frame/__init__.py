@@ -26,16 +26,27 @@ before the data are read.  Errors are the array API's, naming the column.  See
 ``docs/how-to/dataframes.md``.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._validation import HasMethod, validate_params
 
 from ._central import group_release, release
 from ._grouped import GroupedResult
-from ._local import aggregate, estimate, group_estimate, privatize
 from ._tables import engine_of
 
+if TYPE_CHECKING:
+    from ._local import aggregate, estimate, group_estimate, privatize
+
 __all__ = ["privatize", "aggregate", "estimate", "group_estimate", "release", "group_release", "GroupedResult", "table"]
+
+
+def __getattr__(name: str) -> Any:
+    """The local functions, on first use (PEP 562): a central release or a query need not load the protocols."""
+    if name in ("privatize", "aggregate", "estimate", "group_estimate"):
+        from . import _local  # lazy: every local protocol loads with it (0.25 CPU-s)
+
+        return getattr(_local, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @validate_params({"result": HasMethod("table", "a dpdist result with a table() (an estimate, a release, a GroupedResult)")},

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
-from ..privacy import PrivacyGuarantee, parallel
+from .._guarantee import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
 from .._validation import Described, Implies, Integer, Optional, Text, validate_params
 from ._private_groups import check_person_group_by, person_group_release
-from ._local import BY, GROUPS, MISSING_KEYS, SESSION, check_groups, check_missing_key_rows, group_generators
+from ._groups import BY, GROUPS, MISSING_KEYS, SESSION, check_groups, check_missing_key_rows, group_generators
 from ._tables import check_columns, check_frame
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import Any, ItemsView, Iterator, KeysView
 
 import numpy as np
 
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from ._tables import Engine
 
 __all__ = ["GroupedResult"]

@@ -18,9 +18,9 @@ import numpy as np
 
 from .._rng import check_rng
 from ..errors import ContributionBoundWarning, DPDistError
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from ._grouped import GroupedResult
-from ._local import _sorted_keys
+from ._groups import _sorted_keys
 from ._tables import Table, check_columns
 
 if TYPE_CHECKING:

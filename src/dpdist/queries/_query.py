@@ -19,7 +19,7 @@ from .._validation import CENTRAL_EPSILON, Integer, Interval, check_param
 from ..errors import DPDistError, InvalidParameterError
 from ..frame import group_release
 from .._missing import missing_mask, missing_policy
-from ..frame._local import check_missing_key_rows
+from ..frame._groups import check_missing_key_rows
 from ..frame._tables import Engine, _computing, _staging_backend, check_columns, open_frame
 from ._plan import QueryPlan, plan_of
 from ._result import QueryResult

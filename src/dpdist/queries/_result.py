@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..privacy import PrivacyGuarantee
+from .._guarantee import PrivacyGuarantee
 from ._plan import QueryPlan
 from ._statistics import Statistic
 
