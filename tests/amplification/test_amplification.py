@@ -374,9 +374,10 @@ def test_bad_arguments_name_themselves():
         amplification.shuffled_guarantee(local.make("grr", epsilon=1.0, domain_size=2), 100, 1e-6, rounds=0)
     with pytest.raises(InvalidParameterError, match="closed-form"):
         amplification.shuffled_guarantee(local.make("grr", epsilon=1.0, domain_size=2), 100, 1e-6, method="closed-form", rounds=2)
-    with pytest.raises(InvalidParameterError, match="not epsilon-LDP"):
+    with pytest.raises(InvalidParameterError, match="'channel' parameter of amplification.channel_epsilon .* output 1 has "
+                                                    "probability 0 under some inputs and not under others"):
         amplification.channel_epsilon(np.array([[0.5, 0.5], [1.0, 0.0]]), 100, 1e-6)
-    with pytest.raises(InvalidParameterError, match="sum to 1"):
+    with pytest.raises(InvalidParameterError, match="row sums run from 1.0 to 1.1"):
         amplification.channel_epsilon(np.array([[0.5, 0.6], [0.5, 0.5]]), 100, 1e-6)
 
 

@@ -112,7 +112,7 @@ def test_bad_arguments(spark, tmp_path):
         on_spark.simulate(grr, np.zeros(10, np.int64), seed=1)
     with pytest.raises(InvalidParameterError, match="one column. Got .* with columns \\['a', 'b'\\]"):
         on_spark.simulate(grr, spark.createDataFrame([(1, 2)], ["a", "b"]), seed=1)
-    with pytest.raises(InvalidParameterError, match="SparkSession or a SparkContext. Got str"):
+    with pytest.raises(InvalidParameterError, match="'spark' parameter of .* SparkSession or a SparkContext. Got 'local\\[2\\]'"):
         on_spark.aggregate_files(["x.parquet"], grr, spark="local[2]")
     with pytest.raises(InvalidParameterError, match="'paths' parameter of distributed.spark.aggregate_files must be .* a non-empty list of them. Got \\[\\]"):
         on_spark.aggregate_files([], grr, spark=spark)

@@ -17,7 +17,7 @@ parameters), ``_shared`` (the ranges several modules check, the allocation cap),
 
 from __future__ import annotations
 
-from ._arrays import DType, NumericRows, Probabilities, RealArray, Vector, Weights
+from ._arrays import Channel, DType, NumericRows, Probabilities, RealArray, Vector, Weights
 from ._combinators import AllOf, Described, Distinct, OneOf, Optional, ShownBy
 from ._domains import BOUNDS_CELLS, Alphabet, Bounds, ItemIds, Labels, Span, label_list
 from ._objects import (
@@ -133,6 +133,7 @@ __all__ = [
     "DType",
     "RealArray",
     "Weights",
+    "Channel",
     "NumericRows",
     "Relation",
     "Below",

@@ -1,4 +1,4 @@
-"""Rules of arrays: vectors, probabilities, dtypes, real arrays, numeric rows and weights."""
+"""Rules of arrays: vectors, probabilities, dtypes, real arrays, numeric rows, weights and channels."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy as np
 from ._objects import _Absent
 from ._rule import Constraint, refuses
 
-__all__ = ["Vector", "Probabilities", "DType", "RealArray", "Weights", "NumericRows"]
+__all__ = ["Vector", "Probabilities", "DType", "RealArray", "Weights", "NumericRows", "Channel"]
 
 
 @dataclass(frozen=True)
@@ -216,3 +216,49 @@ def _shaped(value: Any) -> bool:
     except ValueError:  # ragged
         return False
     return True
+
+
+@dataclass(frozen=True)
+class Channel(Constraint):
+    """A local randomizer's channel: a matrix of two or more rows (one law per input) of finite probabilities >= 0,
+    each row summing to 1 (to 1e-9), and (``one_support``) every output of probability 0 under all inputs or none
+    (else no finite epsilon bounds it); returned as a float64 array.  A refusal says what is wrong, not the entries."""
+
+    one_support: bool = True
+
+    def _problem(self, value: Any) -> str | None:
+        """What is wrong with ``value`` as a channel (None: nothing)."""
+        if isinstance(value, (str, bytes)) or value is None:
+            return "no matrix"
+        try:
+            matrix = np.asarray(value, dtype=np.float64)
+        except (ValueError, TypeError, OverflowError):
+            return "no matrix of numbers"
+        if matrix.ndim != 2 or matrix.shape[0] < 2 or matrix.shape[1] < 1:
+            return f"an array of shape {matrix.shape}"
+        if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
+            return "a matrix with an entry that is no finite probability >= 0"
+        sums = matrix.sum(axis=1)
+        if np.any(np.abs(sums - 1.0) > 1e-9):
+            return f"a matrix whose row sums run from {float(sums.min())!r} to {float(sums.max())!r}"
+        support = matrix > 0
+        mixed = np.flatnonzero(support.any(axis=0) & ~support.all(axis=0))
+        if self.one_support and mixed.size:
+            return f"a matrix whose output {int(mixed[0])} has probability 0 under some inputs and not under others"
+        return None
+
+    def check(self, value: Any) -> Any:
+        if self._problem(value) is not None:
+            raise ValueError
+        return np.asarray(value, dtype=np.float64)
+
+    def describe(self) -> str:
+        support = ", every output of probability 0 under all inputs or none" if self.one_support else ""
+        return f"a matrix of two or more rows (one law per input) of finite probabilities >= 0, each row summing to 1{support}"
+
+    def invalid_examples(self) -> list:
+        out: list = ["text", [0.5, 0.5], [[0.5, 0.5]], [[0.5, math.nan], [0.5, 0.5]], [[0.5, 0.6], [0.5, 0.5]]]
+        return out + ([[[1.0, 0.0], [0.5, 0.5]]] if self.one_support else [])
+
+    def shown(self, value: Any) -> str:
+        return self._problem(value) or "a channel"

@@ -151,18 +151,22 @@ class TupleOf(Constraint):
 @dataclass(frozen=True)
 class NamedInstanceOf(Constraint):
     """An instance of one of the classes ``names`` of the module ``module`` (an optional package's, say a
-    ``cryptography`` key), described as ``what``.  The module is not imported to state the rule: while its package is
-    not imported no object of its classes exists, and every value is refused."""
+    ``cryptography`` key), of ``ndim`` dimensions when given (an array's), described as ``what``.  The module is not
+    imported to state the rule: while its package is not imported no object of its classes exists, and every value is
+    refused."""
 
     module: str
     names: tuple[str, ...]
     what: str
+    ndim: int | None = None
 
     def check(self, value: Any) -> Any:
         if self.module.partition(".")[0] not in sys.modules:
             raise ValueError
         found = importlib.import_module(self.module)
         if not isinstance(value, tuple(getattr(found, name) for name in self.names)):
+            raise ValueError
+        if self.ndim is not None and getattr(value, "ndim", None) != self.ndim:
             raise ValueError
         return value
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._validation import Channel, check_param
 from ..errors import InvalidParameterError
 from ._distributions import Atoms, Curve, LossDistribution, pair_parts
 from ._zcdp import atoms_rho
@@ -22,21 +23,22 @@ __all__ = ["channel_loss", "pairs_loss", "MAX_PAIR_WORK"]
 
 #: rows^2 * outputs above which a channel's pairs are not enumerated (about a second of NumPy)
 MAX_PAIR_WORK = 4 * 10**7
+#: a channel: its outputs may have probability 0 under some inputs only (an infinite loss, which the distributions hold)
+_CHANNEL = Channel(one_support=False)
 #: points of the envelope's curve over [-largest loss, largest loss]
 _CURVE_POINTS = 2001
 
 
-def channel_loss(channel: np.ndarray) -> tuple[LossDistribution, float, int]:
-    """``(distribution, rho, distinct)``: the channel's dominating pair, its rho, and how many distinct pair losses it has.
+def channel_loss(channel: np.ndarray, owner: str) -> tuple[LossDistribution, float, int]:
+    """``(distribution, rho, distinct)``: the channel's dominating pair, its rho, and how many distinct pair losses it has;
+    a matrix that is no channel is refused naming ``owner`` (whose channel it is).
 
     Raises
     ------
     InvalidParameterError
         The channel is too large to enumerate its pairs (``MAX_PAIR_WORK``), or not a channel.
     """
-    matrix = np.asarray(channel, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[0] < 2:
-        raise InvalidParameterError(f"A channel is a matrix of two or more rows. Got shape {matrix.shape}.")
+    matrix = check_param(owner, "channel", channel, _CHANNEL)
     rows, outputs = matrix.shape
     if rows * rows * outputs > MAX_PAIR_WORK:
         raise InvalidParameterError(f"A channel of {rows} inputs and {outputs} outputs has too many pairs to enumerate.")

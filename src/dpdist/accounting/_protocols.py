@@ -92,7 +92,7 @@ def _read_one_report(protocol: Any) -> PrivacyLoss:
     elif protocol.tags.finite_channel:
         try:
             channel = np.asarray(protocol.channel(), dtype=np.float64)
-            distribution, rho, distinct = channel_loss(channel)
+            distribution, rho, distinct = channel_loss(channel, f"{name}.channel")
         except (NotImplementedError, MemoryError, InvalidParameterError) as error:
             return PrivacyLoss.of_guarantee(guarantee, f"any {guarantee.epsilon:g}-LDP randomizer ({name}: no channel "
                                             f"to enumerate: {type(error).__name__})")

@@ -144,12 +144,14 @@ def numerical_epsilon(epsilon0: float, n: int, delta: float, clone: float | None
     return _Bound([[generic_reduction(epsilon0, clone)]], n).epsilon(delta)
 
 
+@validate_params({"channel": _channel.CHANNEL}, owner="amplification.channel_delta")
 def channel_delta(channel: ArrayLike, n: int, epsilon: float) -> float:
     r""":math:`\delta(\varepsilon)` of ``n`` shuffled reports through ``channel``: the largest over pair classes of the
     smallest over their candidate reductions (:mod:`._channel`)."""
     return _Bound(_channel.channel_reductions(channel), check_n(n))(float(epsilon))
 
 
+@validate_params({"channel": _channel.CHANNEL}, owner="amplification.channel_epsilon")
 def channel_epsilon(channel: ArrayLike, n: int, delta: float) -> float:
     """The central epsilon at ``delta`` of ``n`` shuffled reports, one per user, through ``channel`` (rows: inputs)."""
     n, delta = check_n(n), check_delta(delta)
@@ -331,7 +333,7 @@ def _reductions(protocol, epsilon0: float, method: str, notes: list[str]):
             notes.append("one pair class by symmetry; its output classes computed in closed form")
             return [_channel.pair_reductions(*structured)], "channel"
         try:
-            channel = _channel.check_channel(protocol.channel())
+            channel = _channel.check_channel(protocol.channel(), f"{protocol.display_name}.channel")
             classes = _channel.channel_reductions(channel)
         except (NotImplementedError, InvalidParameterError, MemoryError) as error:
             why = _why_no_channel(protocol, error)  # words for a statement, not the exception's text

@@ -36,14 +36,17 @@ Pairs with equal parameters (up to 12 digits) are one class (GRR, SS, HR: one cl
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
 from .._types import ArrayLike
+from .._validation import Channel, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._reduction import Reduction
 
-__all__ = ["channel_reductions", "pair_reductions", "clone_probability", "realized_epsilon", "check_channel", "MAX_CHANNEL_WORK"]
+__all__ = ["channel_reductions", "pair_reductions", "clone_probability", "realized_epsilon", "check_channel", "CHANNEL",
+           "MAX_CHANNEL_WORK"]
 
 #: rows^2 * outputs above which the pairs are not enumerated (about a second of NumPy)
 MAX_CHANNEL_WORK = 4 * 10**7
@@ -52,24 +55,18 @@ _TIE = 1e-12  # entries of two rows this close (relative) are equal
 _RATE_FLOOR = 1e-9  # a rate this small next to the victim's own probability is rounding: taken as 0 (conservative)
 
 
-def check_channel(channel) -> np.ndarray:
-    """A channel as a float matrix: rows are input laws (>= 0, summing to 1) with one common support."""
-    matrix = np.asarray(channel, dtype=np.float64)
-    if matrix.ndim != 2 or matrix.shape[0] < 2 or matrix.shape[1] < 1:
-        raise InvalidParameterError(f"A channel is a matrix of at least two rows (one per input). Got shape {matrix.shape}.")
-    if not np.all(np.isfinite(matrix)) or np.any(matrix < 0):
-        raise InvalidParameterError("A channel's entries must be finite probabilities >= 0.")
-    sums = matrix.sum(axis=1)
-    if np.any(np.abs(sums - 1.0) > 1e-9):
-        raise InvalidParameterError(f"Each row of a channel must sum to 1. Got row sums from {sums.min()!r} to {sums.max()!r}.")
-    support = matrix > 0
-    mixed = np.flatnonzero(support.any(axis=0) & ~support.all(axis=0))
-    if mixed.size:
-        raise InvalidParameterError(
-            f"The channel is not epsilon-LDP for any finite epsilon: output {int(mixed[0])} has probability 0 under "
-            "some inputs and not under others."
-        )
-    return matrix[:, support[0]]
+#: what a channel given to the bounds must be (its rows: the input laws)
+CHANNEL = Channel()
+
+
+def check_channel(channel, owner: str) -> np.ndarray:
+    """A channel (:data:`CHANNEL`, refused naming ``owner``) as a float matrix of its outputs of positive probability."""
+    return _outputs_given(check_param(owner, "channel", channel, CHANNEL))
+
+
+def _outputs_given(channel: np.ndarray) -> np.ndarray:
+    """The columns of a channel (:data:`CHANNEL`) of the outputs it gives (of positive probability under every input)."""
+    return channel[:, channel[0] > 0]
 
 
 def realized_epsilon(channel: np.ndarray) -> float:
@@ -78,9 +75,10 @@ def realized_epsilon(channel: np.ndarray) -> float:
     return float(np.max(logs.max(axis=0) - logs.min(axis=0)))
 
 
+@validate_params({"channel": CHANNEL}, owner="amplification.clone_probability")
 def clone_probability(channel: ArrayLike) -> float:
     """The largest ``w`` with ``R(x) >= w/2 (R(x0) + R(x1))`` for every row ``x`` and pair ``x0 != x1``."""
-    matrix = check_channel(channel)
+    matrix = _outputs_given(cast(np.ndarray, channel))
     blanket = matrix.min(axis=0)
     top_two = np.sort(matrix, axis=0)[-2:].sum(axis=0)  # the pair that makes the ratio smallest
     return float(min(1.0, np.min(2 * blanket / top_two)))
@@ -187,9 +185,10 @@ def pair_reductions(first, second, blanket) -> list[Reduction]:
     return _candidates_of(victim, candidates, 0)[1]
 
 
+@validate_params({"channel": CHANNEL}, owner="amplification.channel_reductions")
 def channel_reductions(channel: ArrayLike) -> list[list[Reduction]]:
     """For each class of ordered pairs with distinct parameters, its candidate reductions (module docstring)."""
-    matrix = check_channel(channel)
+    matrix = _outputs_given(cast(np.ndarray, channel))
     rows, outputs = matrix.shape
     if rows * rows * outputs > MAX_CHANNEL_WORK:
         raise InvalidParameterError(

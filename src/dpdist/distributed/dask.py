@@ -16,7 +16,7 @@ import numpy as np
 from .._io._arrow import reports_from_arrow
 from .._rng import root_seed_sequence
 from .._types import PathLike
-from .._validation import Boolean, Described, InstanceOf, Integer, validate_params
+from .._validation import Boolean, Described, InstanceOf, Integer, NamedInstanceOf, OneOf, Optional, ShownBy, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import PATHS, file_parts, merge_states, state_of_file_part
 from ._reservoirs import Reservoir, check_bounds, empty_reservoir, reservoir_of_block, salt_of
@@ -42,6 +42,16 @@ def _require_dask() -> Any:
 
 #: the root of a simulation's random streams (never None: the CSPRNG would give no reproducible blocks)
 _SEED = InstanceOf((int, np.integer, np.random.SeedSequence), "an int or a SeedSequence")
+#: a Dask array (its report rows) or a Dask DataFrame (the columns of dpdist.io.reports_to_arrow), shown by its type
+_REPORTS = ShownBy(OneOf((NamedInstanceOf("dask.array", ("Array",), "a dask.array.Array"),
+                          NamedInstanceOf("dask.dataframe", ("DataFrame",), "a dask.dataframe.DataFrame")),
+                         "a dask.array.Array or a dask.dataframe.DataFrame (aggregate_files reads paths)"),
+                   NamedInstanceOf("dask.array", ("Array",), ""))
+#: a column of a table held in Dask (its chunks or partitions: the blocks), shown by its type
+_COLUMN = ShownBy(OneOf((NamedInstanceOf("dask.array", ("Array",), "a 1-D dask.array.Array", ndim=1),
+                         NamedInstanceOf("dask.dataframe", ("Series",), "a dask.dataframe.Series")),
+                        "a 1-D dask.array.Array or a dask.dataframe.Series"),
+                  NamedInstanceOf("dask.array", ("Array",), ""))
 #: the states merged per task of the tree reduction
 _SPLIT_EVERY = Described(Integer(low=2), "an int >= 2 (states merged per task)")
 
@@ -77,7 +87,7 @@ def _state_of_frame(protocol, frame):
     return protocol.aggregator().add_batch(reports_from_arrow(table, protocol, "Dask partition"))
 
 
-@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.aggregate")
+@validate_params({"reports": _REPORTS, "split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.aggregate")
 def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, compute: bool = True) -> Any:
     """Aggregate an in-memory Dask collection of reports.
 
@@ -104,16 +114,7 @@ def aggregate(reports: Any, protocol: LocalProtocol, *, split_every: int = 8, co
             reports = reports.rechunk({axis: -1 for axis in range(1, reports.ndim)})
         parts = reports.to_delayed().reshape(-1)
         states = [delayed(_state_of_block, pure=True)(protocol, part) for part in parts]
-    else:
-        try:
-            import dask.dataframe as dd  # lazy: optional extra dpdist[dask]
-        except ImportError:  # pragma: no cover
-            dd = None  # type: ignore[assignment]  # dask without its dataframe part: reports cannot be a DataFrame
-        if dd is None or not isinstance(reports, dd.DataFrame):
-            raise InvalidParameterError(
-                "The 'reports' parameter of distributed.aggregate must be a dask.array.Array or a "
-                f"dask.dataframe.DataFrame. Got {type(reports).__name__} instead (use aggregate_files for paths)."
-            )
+    else:  # a Dask DataFrame: the table's rule
         states = [delayed(_state_of_frame, pure=True)(protocol, part) for part in reports.to_delayed()]
     return _finish(_tree_merge(states, protocol, split_every), compute)
 
@@ -143,15 +144,8 @@ def aggregate_files(
 
 
 # ---------------------------------------------------------------------- simulation
-def _is_dask_series(values) -> bool:
-    try:
-        import dask.dataframe as dd  # lazy: optional extra dpdist[dask]
-    except ImportError:  # pragma: no cover - the dataframe part of dask is not installed
-        return False
-    return isinstance(values, dd.Series)
-
-
-@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean(), "seed": _SEED}, owner="distributed.simulate")
+@validate_params({"values": _COLUMN, "split_every": _SPLIT_EVERY, "compute": Boolean(), "seed": _SEED},
+                 owner="distributed.simulate")
 def simulate(
     protocol: LocalProtocol, values: Any, seed: int | np.random.SeedSequence, *, split_every: int = 8, compute: bool = True
 ) -> Any:
@@ -173,19 +167,8 @@ def simulate(
         Root seed (required: a distributed simulation must be reproducible).
     """
     delayed = _require_dask()
-    import dask.array as da  # lazy: optional extra dpdist[dask]
 
-    if isinstance(values, da.Array) and values.ndim == 1:
-        blocks = cast(Any, values).to_delayed().reshape(-1)  # dask's stubs lack to_delayed
-    elif _is_dask_series(values):
-        blocks = cast(Any, values).to_delayed()  # one pandas Series per partition
-    else:
-        shape = f" of shape {values.shape}" if isinstance(values, da.Array) else ""
-        # the type only: the repr of a collection can be its whole (private) content
-        raise InvalidParameterError(
-            "The 'values' parameter of distributed.simulate must be a 1-D dask.array.Array or a "
-            f"dask.dataframe.Series. Got {type(values).__module__}.{type(values).__name__}{shape} instead."
-        )
+    blocks = _column_blocks(values)
     root = root_seed_sequence(seed)
     states = [delayed(simulate_block, pure=True)(protocol, block, root, index) for index, block in enumerate(blocks)]
     return _finish(_tree_merge(states, protocol, split_every), compute)
@@ -196,20 +179,18 @@ def _merge_reservoirs(*states: Reservoir) -> Reservoir:
     return Reservoir.merge_all(list(states))
 
 
-def _column_blocks(column: Any, name: str) -> list:
-    """The delayed blocks of a 1-D Dask array or a Dask Series, or a refusal naming ``name``."""
+def _column_blocks(column: Any) -> list:
+    """The delayed blocks of a column (:data:`_COLUMN`): a 1-D Dask array's chunks, a Dask Series' partitions (one
+    pandas Series each)."""
     import dask.array as da  # lazy: optional extra dpdist[dask]
 
-    if isinstance(column, da.Array) and column.ndim == 1:
-        return list(cast(Any, column).to_delayed().reshape(-1))
-    if _is_dask_series(column):
-        return list(cast(Any, column).to_delayed())
-    raise InvalidParameterError(
-        f"The {name!r} argument of distributed.bound_contributions must be a 1-D dask.array.Array or a "
-        f"dask.dataframe.Series. Got {type(column).__module__}.{type(column).__name__} instead.")
+    if isinstance(column, da.Array):
+        return list(cast(Any, column).to_delayed().reshape(-1))  # dask's stubs lack to_delayed
+    return list(cast(Any, column).to_delayed())
 
 
-@validate_params({"split_every": _SPLIT_EVERY, "compute": Boolean()}, owner="distributed.bound_contributions")
+@validate_params({"values": _COLUMN, "privacy_id": _COLUMN, "groups": Optional(_COLUMN), "split_every": _SPLIT_EVERY,
+                  "compute": Boolean()}, owner="distributed.bound_contributions")
 def bound_contributions(values: Any, privacy_id: Any, max_contributions: int, *, groups: Any = None,
                         max_groups: int | None = None, seed: int | np.random.SeedSequence | None = None,
                         split_every: int = 8, compute: bool = True) -> Any:
@@ -241,9 +222,9 @@ def bound_contributions(values: Any, privacy_id: Any, max_contributions: int, *,
     delayed = _require_dask()
     owner = "distributed.bound_contributions"
     k, m = check_bounds(owner, max_contributions, max_groups, groups is not None)
-    columns = [_column_blocks(values, "values"), _column_blocks(privacy_id, "privacy_id")]
+    columns = [_column_blocks(values), _column_blocks(privacy_id)]
     if groups is not None:
-        columns.append(_column_blocks(groups, "groups"))
+        columns.append(_column_blocks(groups))
     if len({len(blocks) for blocks in columns}) != 1:
         raise InvalidParameterError(f"The columns given to {owner} must be cut into the same blocks. Got "
                                     f"{[len(blocks) for blocks in columns]} blocks.")

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._rng import root_seed_sequence
 from .._types import PathLike
-from .._validation import Described, InstanceOf, Integer, validate_params
+from .._validation import Described, InstanceOf, Integer, NamedInstanceOf, OneOf, Optional, validate_params
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import PATHS, file_parts, merge_states, state_of_file_part
 from ._reservoirs import Reservoir, Salt, check_bounds, empty_reservoir, reservoir_of_block, salt_of
@@ -45,9 +45,15 @@ def _require_pyspark() -> Any:
     return pyspark
 
 
+#: a SparkSession or a SparkContext (None: the active session's)
+_SPARK = Optional(OneOf((NamedInstanceOf("pyspark.sql", ("SparkSession",), "a SparkSession"),
+                         NamedInstanceOf("pyspark", ("SparkContext",), "a SparkContext")),
+                        "a SparkSession or a SparkContext"))
+
+
 def _context(spark: Any, owner: str) -> Any:
-    """The SparkContext of ``spark`` (a SparkSession or a SparkContext), or of the active session."""
-    pyspark = _require_pyspark()
+    """The SparkContext of ``spark`` (:data:`_SPARK`), or of the active session."""
+    _require_pyspark()
     from pyspark.sql import SparkSession  # lazy: optional extra dpdist[spark]
 
     if spark is None:
@@ -57,13 +63,7 @@ def _context(spark: Any, owner: str) -> Any:
                 f"The 'spark' parameter of {owner} must be a SparkSession or a SparkContext: none was given and no "
                 "session is active (SparkSession.builder.getOrCreate() first)."
             )
-    if isinstance(spark, SparkSession):
-        return spark.sparkContext
-    if isinstance(spark, pyspark.SparkContext):
-        return spark
-    raise InvalidParameterError(
-        f"The 'spark' parameter of {owner} must be a SparkSession or a SparkContext. Got {type(spark).__name__} instead."
-    )
+    return spark.sparkContext if isinstance(spark, SparkSession) else spark
 
 
 #: the root of a simulation's random streams (never None: the CSPRNG would give no reproducible blocks)
@@ -88,7 +88,7 @@ def _states_of_parts(protocol: LocalProtocol, parts: Iterable[tuple[str, int | N
     yield state
 
 
-@validate_params({"paths": PATHS, "depth": _DEPTH}, owner="distributed.spark.aggregate_files")
+@validate_params({"paths": PATHS, "spark": _SPARK, "depth": _DEPTH}, owner="distributed.spark.aggregate_files")
 def aggregate_files(paths: PathLike | Iterable[PathLike], protocol: LocalProtocol | None = None, *, spark: Any = None,
                     depth: int = 2) -> Aggregator:
     """Aggregate report files on a Spark cluster: one task per Parquet row group (or binary file).
@@ -247,7 +247,8 @@ def _frame_reservoirs(k: int, m: int, salt: Salt, root: np.random.SeedSequence, 
     return states
 
 
-@validate_params({"depth": _DEPTH}, owner="distributed.spark.bound_contributions")
+@validate_params({"frame": NamedInstanceOf("pyspark.sql", ("DataFrame",), "a pyspark.sql.DataFrame"), "depth": _DEPTH},
+                 owner="distributed.spark.bound_contributions")
 def bound_contributions(frame: Any, column: str, privacy_id: str, max_contributions: int, *, groups: str | None = None,
                         max_groups: int | None = None, seed: int | np.random.SeedSequence | None = None,
                         depth: int = 2) -> Reservoir:
@@ -276,12 +277,7 @@ def bound_contributions(frame: Any, column: str, privacy_id: str, max_contributi
     """
     owner = "distributed.spark.bound_contributions"
     _require_pyspark()
-    from pyspark.sql import DataFrame  # lazy: optional extra dpdist[spark]
-
     k, m = check_bounds(owner, max_contributions, max_groups, groups is not None)
-    if not isinstance(frame, DataFrame):
-        raise InvalidParameterError(f"The 'frame' parameter of {owner} must be a pyspark.sql.DataFrame. Got "
-                                    f"{type(frame).__module__}.{type(frame).__name__} instead.")
     names = [privacy_id, column, *([groups] if groups is not None else [])]
     for name in names:
         if not isinstance(name, str) or name not in frame.columns:
