@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import Constraint, check_param
 from .errors import InvalidParameterError, MissingValuesError, MissingValuesWarning
 
 __all__ = ["MissingPolicy", "missing_policy", "missing_mask", "real_array", "with_policy_note", "records_missing",
@@ -124,31 +125,44 @@ class MissingPolicy:
         return self.value if self.how == "value" else self.how
 
 
+@dataclass(frozen=True)
+class MissingRule(Constraint):
+    """What ``missing=`` may be: ``"refuse"``, ``"drop"``, or (not for ``records`` of several attributes, whose values
+    have no one value in common) a finite number, or with ``numeric`` False any value but None and a non-finite
+    number (a label of the domain)."""
+
+    numeric: bool = True
+    records: bool = False
+
+    def check(self, value: Any) -> Any:
+        if isinstance(value, str) and value in MISSING_CHOICES:
+            return value
+        number = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+        if self.records or value is None or (number or self.numeric) and not (number and math.isfinite(float(value))):
+            raise ValueError
+        return value
+
+    def describe(self) -> str:
+        if self.records:
+            return ("'refuse' (the default: records with a missing value are refused, counted) or 'drop' (those "
+                    "records left out: their users send no report); records of several attributes take no one value "
+                    "for a missing one")
+        return ("'refuse' (the default: missing values are refused, counted), 'drop' (records without a value left out) "
+                f"or {'a finite number' if self.numeric else 'a value'} (each missing value counted as it)")
+
+    def invalid_examples(self) -> list:
+        return [None, math.nan, *(["keep"] if self.numeric or self.records else [])]
+
+
 def missing_policy(owner: str, missing: Any, *, option: str = "missing", numeric: bool = True,
                    records: bool = False) -> MissingPolicy:
-    """``missing`` checked: ``"refuse"``, ``"drop"`` or a value (a finite number where the values are numbers; none
-    for ``records`` of several attributes, whose values have no one value in common); anything else refused naming
-    ``option``."""
+    """``missing`` checked (:class:`MissingRule`, refused naming ``option``) as the policy it says."""
     if isinstance(missing, MissingPolicy):
         return missing
+    missing = check_param(owner, option, missing, MissingRule(numeric, records))
     if isinstance(missing, str) and missing in MISSING_CHOICES:
         return MissingPolicy(missing, option=option, records=records)
-    if records:
-        raise InvalidParameterError(
-            f"The {option!r} option of {owner} must be 'refuse' (the default: records with a missing value are "
-            f"refused, counted) or 'drop' (those records left out: their users send no report). Got {missing!r:.100} "
-            "instead (records of several attributes take no one value for a missing one).")
-    number = isinstance(missing, (int, float, np.integer, np.floating)) and not isinstance(missing, (bool, np.bool_))
-    if number and math.isfinite(float(missing)):
-        return MissingPolicy("value", float(missing) if numeric else missing, option)
-    if not numeric and not number and missing is not None and not isinstance(missing, str):
-        return MissingPolicy("value", missing, option)
-    if not numeric and isinstance(missing, str):  # a label of the domain (not 'refuse' or 'drop', read above)
-        return MissingPolicy("value", missing, option)
-    raise InvalidParameterError(
-        f"The {option!r} option of {owner} must be 'refuse' (the default: missing values are refused, counted), 'drop' "
-        f"(records without a value left out) or {'a finite number' if numeric else 'a value'} (each missing value "
-        f"counted as it). Got {missing!r:.100} instead.")
+    return MissingPolicy("value", float(missing) if numeric else missing, option)
 
 
 def records_missing(columns: list, policy: MissingPolicy, owner: str, what: str) -> list:

@@ -367,7 +367,8 @@ def test_fixed_support_size_is_read_from_any_protocol():
 
 def test_a_protocol_that_is_not_a_frequency_protocol_is_refused_by_name():
     numerical = local.make("sw", epsilon=1.0)
-    with pytest.raises(InvalidParameterError, match="'protocol' argument"):
+    with pytest.raises(InvalidParameterError, match=r"'protocol' parameter of deconvolve .* Got SW \(tags.kind "
+                                                    "'numerical'\\)"):
         deconvolve(np.full(8, 3.0), 0.5, 0.1, 10, "dw", protocol=numerical)
-    with pytest.raises(InvalidParameterError, match="'protocol' argument"):
+    with pytest.raises(InvalidParameterError, match="'protocol' parameter of noise_power_spectrum"):
         noise_power_spectrum(8, 0.5, 0.1, 10, protocol=object())

@@ -9,7 +9,7 @@ import pathlib
 import re
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, ClassVar
 from urllib.parse import urlsplit
 
@@ -287,11 +287,16 @@ class Dict(Constraint):
         return self.what + (" with " + ", ".join(parts) if parts else "")
 
     def shown(self, value: Any) -> str:
-        """The keys, and the value of a key that breaks its rule of ``values`` (as that rule shows it); not the other
-        values, which may be data."""
+        """The keys (those missing and those not allowed named), and the value of a key that breaks its rule of
+        ``values`` (as that rule shows it); not the other values, which may be data."""
         if not isinstance(value, dict):
             return type(value).__name__
         shown = f"a dict with the keys {sorted(map(str, value))!r:.200}"
+        missing = [key for key in self.required if key not in value]
+        unknown = [] if self.allowed is None else sorted(str(key) for key in value if key not in self.allowed)
+        if missing or unknown:
+            return shown + " (" + "; ".join([*([f"missing {missing}"] if missing else []),
+                                              *([f"unknown {unknown!r:.200}"] if unknown else [])]) + ")"
         for key, rule in self.values:
             try:
                 if key in value:
@@ -313,7 +318,10 @@ class Dict(Constraint):
 
 @dataclass(frozen=True)
 class PathLike(Constraint):
-    """The path of a file: a str or an ``os.PathLike`` (kept as given)."""
+    """The path of a file: a str or an ``os.PathLike`` (kept as given); with ``in_folder``, of no folder, in a folder
+    that exists (a file to create or to open)."""
+
+    in_folder: bool = field(default=False, kw_only=True)  # (a subclass's first field stays its first argument)
 
     def check(self, value: Any) -> Any:
         if not isinstance(value, (str, os.PathLike)):
@@ -321,13 +329,29 @@ class PathLike(Constraint):
         text = os.fspath(value)  # an os.PathLike of bytes (or of nothing) names no file here either
         if not isinstance(text, str) or not text:
             raise ValueError
+        if self.in_folder and _folder_problem(text) is not None:
+            raise ValueError
         return value
 
     def describe(self) -> str:
-        return "a path (a non-empty str or os.PathLike)"
+        return "a path (a non-empty str or os.PathLike)" + (" in an existing folder, not a folder" if self.in_folder else "")
 
     def invalid_examples(self) -> list:
-        return [3, "", b"bytes"]
+        here = os.path.dirname(os.path.abspath(__file__))
+        return [3, "", b"bytes", *([here, os.path.join(here, "no-such-folder", "x.json")] if self.in_folder else [])]
+
+    def shown(self, value: Any) -> str:
+        text = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+        problem = _folder_problem(text) if self.in_folder and isinstance(text, str) and text else None
+        return super().shown(value) + (f" ({problem})" if problem is not None else "")
+
+
+def _folder_problem(path: str) -> str | None:
+    """Why no file can be created or opened at ``path`` (a folder, or in no folder); None: one can."""
+    if os.path.isdir(path):
+        return "a folder"
+    folder = os.path.dirname(os.path.abspath(path))
+    return None if os.path.isdir(folder) else f"{folder!r} is no folder"
 
 
 #: ``scheme:`` at the start of a value: two characters at least (``C:\\x.sqlite`` names a Windows drive)

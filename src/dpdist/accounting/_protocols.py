@@ -31,7 +31,7 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee
 from ..errors import InvalidParameterError
-from .._validation import Integer, validate_params
+from .._validation import Admits, Integer, validate_params
 from ._channels import channel_loss, pairs_loss
 from ._distributions import pair_atoms
 from ._loss import PrivacyLoss, repeated
@@ -44,7 +44,12 @@ MEMO_ASSUMPTION = ("one memo per device and scope, kept across reports (the ledg
                    "mechanism, not fresh ones")
 
 
-@validate_params({"reports": Integer(low=1)}, owner="accounting.protocol_loss")
+#: a local protocol (read by what it states: its tags and its guarantee; the protocols live above the accountants)
+_PROTOCOL = Admits(object, lambda protocol: None if getattr(protocol, "tags", None) is not None and isinstance(
+    getattr(protocol, "guarantee", None), PrivacyGuarantee) else "no protocol's tags and guarantee", "a local protocol")
+
+
+@validate_params({"protocol": _PROTOCOL, "reports": Integer(low=1)}, owner="accounting.protocol_loss")
 def protocol_loss(protocol: Any, reports: int = 1) -> PrivacyLoss:
     """The privacy loss of ``reports`` reports of one device through ``protocol`` (module docstring).
 
@@ -54,9 +59,7 @@ def protocol_loss(protocol: Any, reports: int = 1) -> PrivacyLoss:
     reports : int
         Reports of each device (>= 1): fresh ones compose; a memo's are one mechanism.
     """
-    tags = getattr(protocol, "tags", None)
-    if tags is None or not isinstance(getattr(protocol, "guarantee", None), PrivacyGuarantee):
-        raise InvalidParameterError(f"accounting.protocol_loss needs a local protocol. Got {type(protocol).__name__}.")
+    tags = protocol.tags
     name = protocol.display_name
     derivation = {"kind": "protocol", "config": json.loads(json.dumps(protocol.config(), sort_keys=True, default=str)),
                   "reports": reports}

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import threading
 import time
@@ -60,7 +59,8 @@ _CHARGED = InstanceOf((PrivacyGuarantee, PrivacyLoss), "a PrivacyGuarantee or a 
 #: a charge's label (a release's own default when None)
 _LABEL = Text(non_empty=False)
 #: the file a session is kept in
-_PATH = Described(PathRule(), "the path of a budget file (a non-empty str or os.PathLike)")
+_PATH = Described(PathRule(in_folder=True), "the path of a budget file (a non-empty str or os.PathLike) in an existing "
+                  "folder, not a folder")
 
 
 class BudgetSession:
@@ -108,7 +108,7 @@ class BudgetSession:
                accountant: str = "tightest", unit: str = "record") -> "BudgetSession":
         """A new session kept in the JSON file ``path``; an existing file is never overwritten."""
         session = cls(epsilon, delta, neighbouring=neighbouring, accountant=accountant, unit=unit)
-        path = _budget_path("BudgetSession.create", path)
+        path = Path(path)  # in an existing folder: the table
         with exclusive_lock(path, "BudgetSession.create", wait=_LOCK_WAIT):
             if path.exists():
                 raise InvalidParameterError(
@@ -124,7 +124,7 @@ class BudgetSession:
     def open(cls, path: PathLike) -> "BudgetSession":
         """The session kept in ``path`` (written by :meth:`create`); every charge re-reads it under its lock."""
 
-        path = _budget_path("BudgetSession.open", path)
+        path = Path(path)  # in an existing folder: the table
         document = read_budget_file(path)
         try:
             total = PrivacyGuarantee(**document["total"])
@@ -494,14 +494,3 @@ def _spent_text(spent: Spent) -> str:
     if spent.accountant == "basic":
         return _budget(spent)
     return f"{spent.epsilon:.6g} at delta {spent.delta:.3g} ({spent.accountant})"
-
-
-def _budget_path(owner: str, path: PathLike) -> Path:
-    """``path`` (a path: its caller's table checked) as the Path of a budget file: no directory, in an existing one."""
-    if Path(path).is_dir():
-        raise InvalidParameterError(f"The 'path' argument of {owner} must be the path of a budget file. Got "
-                                    f"{os.fspath(path)!r}, a directory.")
-    if not Path(path).absolute().parent.is_dir():
-        raise InvalidParameterError(f"The 'path' argument of {owner} must be a file in an existing directory. Got "
-                                    f"{os.fspath(path)!r}: {str(Path(path).absolute().parent)!r} is not a directory.")
-    return Path(path)

@@ -32,8 +32,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import stats
 
-from .._validation import Bounds, Described, Even, Integer, Interval, check_param, validate_params
-from ..errors import InvalidParameterError
+from .._validation import Bounds, Described, Even, Integer, Interval, RealArray, SameSize, Weights, check_param, validate_params
 from ._dataset import Dataset, register
 from .._types import ArrayLike, FloatBounds
 
@@ -102,22 +101,18 @@ def lognormal(mu: float = 0.0, sigma: float = 0.5, *, bounds: FloatBounds = (0.0
     return _truncated_law(owner, name or f"lognormal-{mu:g}-{sigma:g}", law_text, law, bounds, n, ", right-skewed")
 
 
+@validate_params({
+    "weights": Weights("non-negative numbers with a positive sum, one per component"),
+    "means": RealArray("finite numbers, one per component", ndims=(1,), min_size=1),
+    "stds": RealArray("numbers > 0, one per component", ndims=(1,), min_size=1, low=0.0, closed="right"),
+}, owner="datasets.synthetic.normal_mixture", relations=(
+    SameSize("means", "weights", counterexample={"weights": [1.0, 1.0], "means": [0.0], "stds": [1.0, 1.0]}),
+    SameSize("stds", "weights", counterexample={"weights": [1.0], "means": [0.0], "stds": [1.0, 1.0]}),
+))
 def normal_mixture(weights: ArrayLike, means: ArrayLike, stds: ArrayLike, *, bounds: FloatBounds = (-4.0, 4.0), n: int = 100_000, name: str | None = None) -> Dataset:
     """Mixture of normals truncated to ``bounds`` (component by weight, then truncated draw)."""
     owner = "datasets.synthetic.normal_mixture"
-    weights = np.asarray(weights, dtype=np.float64)
-    means = np.asarray(means, dtype=np.float64)
-    stds = np.asarray(stds, dtype=np.float64)
-    if not (weights.ndim == 1 and weights.shape == means.shape == stds.shape and weights.size >= 1):
-        raise InvalidParameterError(
-            f"The 'weights', 'means' and 'stds' parameters of {owner} must be 1-D arrays of one length. "
-            f"Got shapes {weights.shape}, {means.shape}, {stds.shape} instead."
-        )
-    if np.any(weights < 0) or not np.isfinite(weights).all() or weights.sum() <= 0 or np.any(stds <= 0):
-        raise InvalidParameterError(
-            f"The 'weights' of {owner} must be non-negative with a positive sum and 'stds' > 0. "
-            f"Got weights={weights.tolist()}, stds={stds.tolist()} instead."
-        )
+    weights, means, stds = (np.asarray(array, dtype=np.float64) for array in (weights, means, stds))
     bounds = check_param(owner, "bounds", bounds, Bounds())
     n = _size(n, owner)
     # Truncating the mixture is the same as truncating each component and reweighting

@@ -276,6 +276,10 @@ class FrequencyEstimate(Presented):
         """The most frequent values by label, each with its fixed-n and anytime interval."""
         return frequency_lines(document, intervals, level)
 
+    def item_frequencies(self) -> tuple[np.ndarray, np.ndarray]:
+        """The frequencies and their variance (:meth:`Presented.item_frequencies`)."""
+        return self.frequencies, self.variance
+
     def summary_row(self) -> dict[str, float]:
         """Every item's frequency, by label or ``"item <i>"``, each followed by its 95% interval (``"<item> low"``,
         ``"<item> high"``, and a ``level`` column), for a domain of at most 64 items (the same columns in every row

@@ -92,6 +92,11 @@ class Presented:
         too (the dashboard); ``None``: the result draws no density."""
         return None
 
+    def item_frequencies(self) -> tuple[Any, Any] | None:
+        """The estimated frequencies of a categorical attribute's items and their analytic variance (two arrays), as a
+        multi-attribute estimate joins them; ``None``: the result estimates no item frequencies."""
+        return None
+
     def summary_row(self) -> dict[str, float]:
         """The headline numbers as one row of a table of estimates (a group-by's ``summary``): :meth:`summary`,
         under names that every estimate of the same shape shares."""

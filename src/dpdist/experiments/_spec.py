@@ -20,7 +20,7 @@ from .. import datasets
 from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
 from .._validation import (CallableRule, Described, Dict, Registered, Satisfies, Integer, InstanceOf, Interval, Items, OneOf, Optional,
-                           Options, Text, validate_params)
+                           Options, Text, check_param, validate_params)
 from ..errors import InvalidParameterError
 from ._checks import better_than
 from ._grid_check import (DATASET_PREFIX, GRID, METRIC_PREFIX, SWEEP_DATASETS, SWEEP_KEYS,  # noqa: F401  (names of this module)
@@ -537,6 +537,15 @@ def cell_seeds(cell: Cell, root_seed: int) -> dict[str, list[int]]:
 
 
 # ---------------------------------------------------------------------- TOML
+_CLAIM_REQUIRED = ("text", "metric", "better", "worse")
+_CLAIM_OPTIONAL = ("figure", "where", "margin", "column", "min_losses")
+#: a ``[[claims]]`` table of a TOML spec: a :func:`better_than` rule with its text
+_CLAIM = Dict("a table ([[claims]])", required=_CLAIM_REQUIRED, allowed=_CLAIM_REQUIRED + _CLAIM_OPTIONAL)
+#: a TOML spec's top-level keys (:func:`load_spec`)
+_SPEC = Dict("a TOML document", allowed=("name", "title", "paper", "description", "repeats", "seed", "datasets",
+                                         "methods", "metrics", "grid", "quick", "figures", "claims"))
+
+
 def load_spec(path: str | Path) -> ExperimentSpec:
     """Read an :class:`ExperimentSpec` from a TOML file.
 
@@ -558,39 +567,13 @@ def load_spec(path: str | Path) -> ExperimentSpec:
             data = tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as error:
         raise InvalidParameterError(f"Cannot read the experiment spec {str(path)!r}: {error}") from None
-    allowed = {
-        "name", "title", "paper", "description", "repeats", "seed", "datasets", "methods",
-        "metrics", "grid", "quick", "figures", "claims",
-    }
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise InvalidParameterError(f"The spec {str(path)!r} has unknown key(s) {unknown}; allowed: {sorted(allowed)}.")
+    owner = f"the spec {str(path)!r}"
+    data = check_param(owner, "keys", data, _SPEC)
     claims = []
     for index, entry in enumerate(data.pop("claims", []), 1):
-        entry = _check_claim_entry(entry, index, path)
+        entry = dict(check_param(owner, f"claim {index}", entry, _CLAIM))
         text, figure = entry.pop("text"), entry.pop("figure", None)
         claims.append(Claim(text=text, figure=figure, check=better_than(**entry)))
     data.setdefault("name", path.stem)
     data.setdefault("grid", {})
     return ExperimentSpec(claims=tuple(claims), **data)
-
-
-_CLAIM_REQUIRED = ("text", "metric", "better", "worse")
-_CLAIM_OPTIONAL = ("figure", "where", "margin", "column", "min_losses")
-
-
-def _check_claim_entry(entry, index: int, path: Path) -> dict:
-    """A ``[[claims]]`` table of a TOML spec: a :func:`better_than` rule with its text."""
-    if not isinstance(entry, dict):
-        raise InvalidParameterError(
-            f"The claim {index} of the spec {str(path)!r} must be a table ([[claims]]). Got {entry!r} instead."
-        )
-    missing = [key for key in _CLAIM_REQUIRED if key not in entry]
-    unknown = sorted(set(entry) - set(_CLAIM_REQUIRED) - set(_CLAIM_OPTIONAL))
-    if missing or unknown:
-        problem = f"is missing {missing}" if missing else f"has unknown key(s) {unknown}"
-        raise InvalidParameterError(
-            f"The claim {index} ({entry.get('text', '')!r}) of the spec {str(path)!r} {problem}; required keys: "
-            f"{list(_CLAIM_REQUIRED)}, optional: {list(_CLAIM_OPTIONAL)}."
-        )
-    return dict(entry)

@@ -68,6 +68,7 @@ from scipy import fft
 from .._rng import check_rng
 from .._validation import (
     DOMAIN_SIZE,
+    Admits,
     POPULATION,
     Below,
     Boolean,
@@ -115,14 +116,22 @@ _METHOD_OPTIONS: dict[str, dict[str, tuple[Any, Any]]] = {
 }
 
 
+#: a frequency protocol (declared by its tags)
+_FREQUENCY_PROTOCOL = Admits(object, lambda protocol: None if isinstance(getattr(protocol, "tags", None), ProtocolTags)
+                             and protocol.tags.kind == "frequency" else
+                             f"tags.kind {getattr(getattr(protocol, 'tags', None), 'kind', None)!r}",
+                             "a frequency protocol (tags.kind 'frequency')")
+
+
 # ---------------------------------------------------------------------- noise spectrum
+@validate_params({"protocol": _FREQUENCY_PROTOCOL})
 def has_fixed_support_size(protocol: LocalProtocol) -> bool:
     """Whether every report of ``protocol`` supports the same number of items.
 
     Declared by the protocol's tags, ``tags.fixed_support_size`` (GRR: each report
     supports exactly one item; subset selection: exactly k items).
     """
-    return _frequency_protocol(protocol, "has_fixed_support_size").tags.fixed_support_size
+    return protocol.tags.fixed_support_size
 
 
 #: ``p_star`` and ``q_star``, each a probability, ``q_star`` below ``p_star`` (the tables of the public functions)
@@ -131,8 +140,8 @@ _Q_STAR_BELOW = Below("q_star", "p_star", why="a pure protocol supports the true
                       counterexample={"p_star": 0.3, "q_star": 0.5})
 
 
-@validate_params({"domain_size": DOMAIN_SIZE, **_SUPPORT_PROBABILITIES, "n": POPULATION},
-                 relations=(_Q_STAR_BELOW,))
+@validate_params({"domain_size": DOMAIN_SIZE, **_SUPPORT_PROBABILITIES, "n": POPULATION,
+                  "protocol": Optional(_FREQUENCY_PROTOCOL)}, relations=(_Q_STAR_BELOW,))
 def noise_power_spectrum(
     domain_size: int,
     p_star: float,
@@ -197,8 +206,8 @@ def noise_power_spectrum(
 
 
 # ---------------------------------------------------------------------- deconvolution
-@validate_params({**_SUPPORT_PROBABILITIES, "n": POPULATION, "method": Options(METHODS)},
-                 relations=(_Q_STAR_BELOW,))
+@validate_params({**_SUPPORT_PROBABILITIES, "n": POPULATION, "method": Options(METHODS),
+                  "protocol": Optional(_FREQUENCY_PROTOCOL)}, relations=(_Q_STAR_BELOW,))
 def deconvolve(
     support_counts: ArrayLike,
     p_star: float,
@@ -389,21 +398,9 @@ def _power(spectrum: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------- validation
-def _frequency_protocol(protocol, owner: str):
-    """``protocol``, checked to be a frequency protocol (declared by its tags)."""
-    tags = getattr(protocol, "tags", None)
-    if not isinstance(tags, ProtocolTags) or tags.kind != "frequency":
-        raise InvalidParameterError(
-            f"The 'protocol' argument of {owner} must be a frequency protocol (tags.kind 'frequency'). "
-            f"Got {protocol!r:.200} instead."
-        )
-    return protocol
-
-
 def _resolve_fixed_support(fixed_support_size, protocol, owner) -> bool:
+    """``fixed_support_size``, or when None what the tables' frequency ``protocol`` (or None) declares."""
     fixed = check_param(owner, "fixed_support_size", fixed_support_size, Optional(Boolean()))
-    if protocol is not None:
-        _frequency_protocol(protocol, owner)
     if fixed is None:
         return protocol is not None and protocol.tags.fixed_support_size
     return fixed
@@ -449,7 +446,7 @@ def _check_deconvolve_inputs(support_counts, p_star, q_star, n, method, protocol
         )
     counts = counts.astype(np.float64)
     _refuse_negative(counts, f"The 'support_counts' argument of {_OWNER}", "counts", "")
-    expected = None if protocol is None else _frequency_protocol(protocol, _OWNER).domain_size
+    expected = None if protocol is None else protocol.domain_size  # a frequency protocol: the table
     if expected is not None and expected != counts.size:
         raise InvalidParameterError(
             f"The 'support_counts' argument of {_OWNER} must have length domain_size = {expected} "

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
-from .._validation import CENTRAL_EPSILON, Integer, Interval, check_param
+from .._validation import CENTRAL_EPSILON, Implies, Integer, Interval, Optional, check_param, validate_params
 from ..errors import DPDistError, InvalidParameterError
 from ..frame import group_release
 from .._missing import missing_mask, missing_policy
@@ -56,6 +56,9 @@ class Query:
     statistics: tuple[Statistic, ...] = ()
     key_names: dict = field(default_factory=dict)  # the key columns' names in the released table (SQL's AS)
 
+    @validate_params({}, owner="Query.group_by", relations=(Implies(
+        "selection_epsilon", (None,), "keys", None, why="it chooses private keys: give it with keys=None, or give the "
+        "public keys alone", counterexample={"keys": ["north"], "selection_epsilon": 0.1}),))
     def group_by(self, *by: str, keys: list | None = None, selection_epsilon: float | None = None,
                  selection_delta: float = 1e-6) -> "Query":
         """Groups by the columns ``by``: the public ``keys`` (values, or tuples for several columns; every listed
@@ -63,10 +66,7 @@ class Query:
         (``selection_epsilon``, default a tenth of the budget, and ``selection_delta``)."""
         if not by or not all(isinstance(name, str) for name in by):
             raise InvalidParameterError(f"Query.group_by takes the names of the key columns. Got {by!r} instead.")
-        if keys is not None:
-            if selection_epsilon is not None:
-                raise InvalidParameterError("The 'selection_epsilon' argument of Query.group_by chooses private "
-                                            "keys: give it with keys=None, or give the public keys alone.")
+        if keys is not None:  # without selection_epsilon: the table
             return dataclasses.replace(self, by=tuple(by), keys=list(keys), selection=None)
         chosen = self.epsilon * SELECTION_SHARE if selection_epsilon is None else selection_epsilon
         chosen = check_param("Query.group_by", "selection_epsilon", chosen,
@@ -236,6 +236,17 @@ def _seeds(rng: Any, count: int) -> list:
             np.random.SeedSequence(root.integers(0, 2**63, size=4).tolist()).spawn(count)]
 
 
+#: the rows kept per person and group, or the groups per person
+_ROWS = Optional(Integer(low=1, high=2**31 - 1))
+
+
+@validate_params({"epsilon": CENTRAL_EPSILON, "max_contributions": _ROWS, "max_groups": _ROWS}, owner="dpdist.query",
+                 relations=(
+    *(Implies("privacy_id", None, bound, None, why="it bounds each person's rows: give the column of the persons' ids",
+              counterexample={bound: 2}) for bound in ("max_contributions", "max_groups")),
+    Implies("max_contributions", None, "privacy_id", None, why="the rows kept per person and group, an int >= 1",
+            counterexample={"privacy_id": "person"}),
+))
 def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_contributions: int | None = None,
           max_groups: int | None = None, session: BudgetSession | None = None, rng: Any = None,
           missing: str | float = "refuse") -> Query:
@@ -264,15 +275,5 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
         A missing value of an aggregated column: refused (the default, before any release), left out (``"drop"``),
         or counted as that number (:mod:`dpdist._missing`); a missing key is refused.
     """
-    owner = "dpdist.query"
-    epsilon = check_param(owner, "epsilon", epsilon, CENTRAL_EPSILON)
-    if privacy_id is None and (max_contributions is not None or max_groups is not None):
-        raise InvalidParameterError(f"The 'max_contributions' and 'max_groups' arguments of {owner} bound each "
-                                    "person's rows: give 'privacy_id', the column of the persons' ids, with them.")
-    if privacy_id is not None and max_contributions is None:
-        raise InvalidParameterError(f"The 'max_contributions' argument of {owner} is required with 'privacy_id': the "
-                                    "rows kept per person and group, an int >= 1.")
-    bound = Integer(low=1, high=2**31 - 1)
-    k = 1 if max_contributions is None else check_param(owner, "max_contributions", max_contributions, bound)
-    m = 1 if max_groups is None else check_param(owner, "max_groups", max_groups, bound)
-    return Query(table, float(epsilon), privacy_id, int(k), int(m), session, rng, missing)
+    k, m = (1 if bound is None else int(bound) for bound in (max_contributions, max_groups))  # the table's ints
+    return Query(table, float(epsilon), privacy_id, k, m, session, rng, missing)

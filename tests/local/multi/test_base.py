@@ -166,7 +166,7 @@ def test_a_record_with_a_missing_value_is_refused_or_left_out_as_asked():
     with pytest.warns(MissingValuesWarning, match="1 missing value"), pytest.warns(ClippedValuesWarning):
         kept = proto.privatize(records, rng=1, missing="drop")
     np.testing.assert_array_equal(kept, proto.privatize({"x": [1.0, 0.5], "a": [0, 2]}, rng=1))
-    with pytest.raises(InvalidParameterError, match="'missing' option .* 'refuse' .* or 'drop'"):
+    with pytest.raises(InvalidParameterError, match="'missing' parameter .* 'refuse' .* or 'drop'"):
         proto.simulate(records, rng=1, missing=0.0)
 
 

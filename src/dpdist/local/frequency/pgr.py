@@ -69,7 +69,7 @@ from .._aggregator import Aggregator
 from ._oracle import FrequencyOracle
 from .ss import subset_variance
 from ..._types import ArrayLike
-from ..._validation import Integer, Optional
+from ..._validation import Optional, Prime
 from ...errors import InvalidParameterError
 
 __all__ = ["PGR", "projective_design", "projective_points"]
@@ -88,10 +88,6 @@ def projective_points(field_size: int, domain_size: int) -> tuple[int, int, int,
     while (q**t - 1) // (q - 1) < domain_size:
         t += 1
     return t, (q**t - 1) // (q - 1), (q ** (t - 1) - 1) // (q - 1), (q ** (t - 2) - 1) // (q - 1)
-
-
-def _is_prime(number: int) -> bool:
-    return number >= 2 and all(number % divisor for divisor in range(2, math.isqrt(number) + 1))
 
 
 def _primes(bound: int) -> list[int]:
@@ -148,7 +144,7 @@ class PGR(FrequencyOracle):
     tags = ProtocolTags(kind="frequency", finite_channel=True, bernoulli_support=True)
     output_histogram = True
     counts_report_cells = True
-    _constraints = {**FrequencyOracle._constraints, "field_size": Optional(Integer(low=2, high=1 << 20))}
+    _constraints = {**FrequencyOracle._constraints, "field_size": Optional(Prime(high=1 << 20))}
     _defaults = {"field_size": None}
 
     def _setup(self):
@@ -156,8 +152,6 @@ class PGR(FrequencyOracle):
         q = self._params["field_size"]
         if q is None:
             q = self._params["field_size"] = projective_design(self.epsilon, d)
-        elif not _is_prime(q):
-            raise InvalidParameterError(f"The 'field_size' parameter of PGR must be a prime. Got {q} instead.")
         self.field_size = q
         self.dimension, self.output_size, self.plane_size, self._pair = projective_points(q, d)
         if q**self.dimension > MAX_TRANSFORM_CELLS:

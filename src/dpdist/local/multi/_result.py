@@ -90,24 +90,23 @@ class MultiAttributeEstimate(Presented):
         kinds = ", ".join(f"{name}: {type(estimate).__name__}" for name, estimate in self.attributes.items())
         return f"MultiAttributeEstimate({self.method}, n={self.n}, epsilon={self.epsilon:g}, {{{kinds}}})"
 
-    def _frequency_estimates(self) -> list:
-        return [estimate for estimate in self.attributes.values() if estimate.kind == "frequency"]
+    def _item_frequencies(self, part: int) -> np.ndarray:
+        """The categorical attributes' frequencies (``part`` 0) or their variance (1), one after another (schema order),
+        as each estimate gives them (:meth:`~dpdist.estimates.FrequencyEstimate.item_frequencies`)."""
+        parts = [found[part] for estimate in self.attributes.values() if (found := estimate.item_frequencies()) is not None]
+        if not parts:
+            raise InvalidParameterError(f"{self.method} has no categorical attribute: it estimates no frequencies.")
+        return np.concatenate(parts)
 
     @property
     def frequencies(self) -> np.ndarray:
         """The frequency estimates of the categorical attributes, one after another (schema order)."""
-        parts = [estimate.frequencies for estimate in self._frequency_estimates()]
-        if not parts:
-            raise InvalidParameterError(f"{self.method} has no categorical attribute: it estimates no frequencies.")
-        return np.concatenate(parts)
+        return self._item_frequencies(0)
 
     @property
     def variance(self) -> np.ndarray:
         """The analytic variance of each entry of :attr:`frequencies`."""
-        parts = [estimate.variance for estimate in self._frequency_estimates()]
-        if not parts:
-            raise InvalidParameterError(f"{self.method} has no categorical attribute: it estimates no frequencies.")
-        return np.concatenate(parts)
+        return self._item_frequencies(1)
 
     def summary(self) -> dict[str, float]:
         """Each attribute's headline numbers, named ``"<attribute>: <name>"``."""
