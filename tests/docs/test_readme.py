@@ -81,6 +81,14 @@ def test_the_readme_points_to_the_tutorials_the_relay_and_records_of_several_att
         assert words in flat, words
 
 
+def test_the_readme_names_the_query_layer_on_its_first_screen_and_among_what_is_inside():
+    first_screen = " ".join(_readme().split("## Install", 1)[0].split())
+    inside = " ".join(_readme().split("## What is inside", 1)[1].split("## Where next", 1)[0].split())
+    for words in ("`dpdist.query`", "`dpdist.sql`", "`dpdist query`"):
+        assert words in first_screen and words in inside, words
+    assert "(docs/how-to/queries.md)" in inside
+
+
 def test_every_relative_link_of_the_readme_leads_to_a_file_of_the_repository():
     links = re.findall(r"\]\((?!https?://|#)([^)#]+)(?:#[^)]*)?\)", _readme())
     assert "docs/tutorials/index.md" in links
