@@ -43,6 +43,7 @@ from dpdist.experiments._pages import _cost_rank, choose_sample, split_page, wri
 from dpdist.experiments._prosebind import (
     BINDING,
     CODE,
+    COMPARATIVES,
     NOT_QUANTITY,
     REFERENCE,
     SETTING,
@@ -185,7 +186,8 @@ def _prose_items(page: Path) -> list[tuple[str, int, int]]:
         kind, _, rest = match.group(1).strip().partition(" ")
         start, stated = _bound_text(tail, match.start(), kind)
         spans.append((start, match.end()))
-        kind = "verdict" if kind == "outcome" else "claim" if kind == "claim" and " @ " not in rest else "figure"
+        kind = ("verdict" if kind == "outcome" else "comparison" if kind == "compare"
+                else "claim" if kind == "claim" and " @ " not in rest else "figure")
         items.append((kind, offset + start + (2 if stated.startswith("**") else 0),
                       offset + match.start() - (2 if stated.endswith("**") else 0)))
     text = CODE.sub(lambda m: " " * len(m.group()), tail)
@@ -202,6 +204,8 @@ def _stale(kind: str, old: str, block: str, rng: random.Random) -> str:
     claim's, a verdict its opposite, a setting a number of the block the run's configuration does not take."""
     if kind == "verdict":
         return FLIPPED[old]
+    if kind == "comparison":  # the opposite order
+        return next(word for word, order in COMPARATIVES.items() if order == {"<": ">", ">": "<"}[COMPARATIVES[old]])
     if kind == "claim":
         return str(rng.choice([number for number in claim_rows(block) if str(number) != old]))
     configured = {float(n.replace(",", "")) for n in NUMBER.findall(block.split("### What is run")[1].split("### ")[0])}
@@ -226,7 +230,7 @@ def test_stale_items_drawn_from_every_prose_figure_setting_verdict_and_claim_num
         reasons = prose_bindings(page)
         assert any(reason.startswith(f"line {line}:") and new in reason for reason in reasons), \
             (name, kind, text[start:end], new, reasons)
-    assert {kind for _, kind, _, _ in drawn} == {"figure", "setting", "verdict", "claim"}
+    assert {kind for _, kind, _, _ in drawn} >= {"figure", "setting", "verdict", "claim"}
 
 
 @pytest.mark.parametrize(("name", "old", "new", "stated"), [
@@ -239,6 +243,32 @@ def test_the_stale_prose_items_that_passed_the_set_check_fail_by_name(tmp_path, 
     page = _copy(name, tmp_path)
     _plant(page, old, new, within="prose")
     assert prose_numbers(page) == []  # each is still a number or word the set check lets through
+    reasons = prose_bindings(page)
+    assert len(reasons) == 1 and reasons[0].startswith(f"line {_prose_line(page, new)}: the text states {stated}, ")
+
+
+#: Reversals of meaning that passed the check before it read signs, counts in words and comparisons: a sign, a
+#: comparative word, a count written as a word, each planted in a copy of its page
+REVERSALS = [
+    ("sw-ems", "t = -3.88<!--=", "t = 3.88<!--=", "'3.88'"),
+    ("wavelet", "t = -11.7<!--=", "t = 11.7<!--=", "'11.7'"),
+    ("cp", "t = -9.31<!--=", "t = 9.31<!--=", "'9.31'"),
+    ("sw-ems", "is above<!--=compare", "is below<!--=compare", "'below'"),
+    ("sw-ems", "  below<!--=compare claim the spiky", "  above<!--=compare claim the spiky", "'above'"),
+    ("sw-ems", "is below<!--=compare claim CFO", "is above<!--=compare claim CFO", "'above'"),
+    ("wiener", ": above<!--=compare claim MSE of KRR", ": below<!--=compare claim MSE of KRR", "'below'"),
+    ("central", "repeats, more<!--=compare", "repeats, fewer<!--=compare", "'fewer'"),
+    ("central", "5<!--=claim PP, non-private: the error is @ in 1/6", "none<!--=claim PP, non-private: the error is @ in 1/6",
+     "'none'"),
+    ("cp", "CP is below<!--=compare", "CP is above<!--=compare", "'above'"),
+]
+
+
+@pytest.mark.parametrize(("name", "old", "new", "stated"), REVERSALS)
+def test_a_reversed_sign_comparison_or_count_in_words_fails_by_its_line(tmp_path, name, old, new, stated):
+    page = _copy(name, tmp_path)
+    assert prose_bindings(page) == []
+    _plant(page, old, new, within="prose")
     reasons = prose_bindings(page)
     assert len(reasons) == 1 and reasons[0].startswith(f"line {_prose_line(page, new)}: the text states {stated}, ")
 

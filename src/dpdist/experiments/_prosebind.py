@@ -20,7 +20,14 @@ quotes" that contains it; a CONTEXT is text that occurs once where it is looked 
 ``quote FRAGMENT``
     the mean of that row of "Numbers the text quotes";
 ``block CONTEXT``
-    the number right after CONTEXT in the generated block.
+    the number right after CONTEXT in the generated block;
+``compare ADDRESS ; ADDRESS``
+    the order of the two numbers the addresses give (an address may be a literal number: a ratio's 1), bound to the comparative word before it ("below", "above",
+    "lower", "higher", "fewer", "more", "smaller", "larger", "better" and "worse" of errors: lower is better;
+    :data:`COMPARATIVES`): "A is below B" states that the first is the smaller.
+
+A bound figure is read with its sign (a minus after a space, a bracket or "=": ``t = -3.88`` is not ``3.88``; a dash
+after a digit is a range's), and a count may be written as a word ("two<!--=...-->", :data:`NUMBER_WORDS`).
 
 :func:`bound_values` checks every binding against the block, and names every verdict word (but a verdict's
 name in quotes, ``"does not hold"``) and claim reference of the text that has none, and every other number
@@ -35,7 +42,7 @@ import functools
 import re
 from typing import Any
 
-__all__ = ["BINDING", "VERDICT", "CLAIM_REFERENCE", "CODE", "NUMBER", "REFERENCE", "SETTING", "NOT_QUANTITY", "bound_values", "claim_name", "claim_rows", "resolve"]
+__all__ = ["BINDING", "VERDICT", "COMPARATIVES", "NUMBER_WORDS", "CLAIM_REFERENCE", "CODE", "NUMBER", "REFERENCE", "SETTING", "NOT_QUANTITY", "bound_values", "claim_name", "claim_rows", "resolve"]
 
 #: A binding: an HTML comment ``<!--=ADDRESS-->`` right after the text it binds.
 BINDING = re.compile(r"<!--=(.*?)-->", re.S)
@@ -72,7 +79,17 @@ CLAIM_REFERENCE = re.compile(rf"\b[Cc]laims?\s+{_BOUND}(?:\s*(?:,|and|-|–|to)\
 #: What the number check does not read: code spans and blocks, HTML comments (bindings included), link targets.
 CODE = re.compile(r"```.*?```|`[^`\n]*`|<!--.*?-->|\]\([^)]*\)", re.S)
 _CODE_BUT_BINDINGS = re.compile(r"```.*?```|`[^`\n]*`|<!--(?!=).*?-->|\]\([^)]*\)", re.S)
-_NUMBER_AT_END = re.compile(r"(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?$")
+_NUMBER_AT_END = re.compile(r"(?:(?:(?<=[\s(\[=])|^)[-−])?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?$")
+#: Counts the text may write as words and bind as numbers.
+NUMBER_WORDS = {word: value for value, word in enumerate(
+    "none one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen "
+    "eighteen nineteen twenty".split())} | {"no": 0, "zero": 0}
+_WORD_AT_END = re.compile(r"\b(?:" + "|".join(NUMBER_WORDS) + r")$", re.I)
+#: The comparative words a ``compare`` binding ties, and the order each states of the first number to the second.
+COMPARATIVES = {"below": "<", "under": "<", "lower": "<", "less": "<", "fewer": "<", "smaller": "<", "better": "<",
+                "above": ">", "over": ">", "higher": ">", "more": ">", "larger": ">", "greater": ">", "worse": ">",
+                "beyond": ">", "equal": "="}
+_COMPARATIVE_AT_END = re.compile(r"\b(?:" + "|".join(COMPARATIVES) + r")$", re.I)
 _NUMBER_AT_START = re.compile(r"\s*(-?(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?)")
 _ROW = re.compile(r"^\| (\d+) \| ")
 _QUOTES = "### Numbers the text quotes"
@@ -140,6 +157,13 @@ def resolve(address: str, block: str) -> str:
     if kind == "quote":
         row = _one([row for row in _quote_rows(block) if rest in " | ".join(row)], f"the quote fragment {rest!r}")
         return row[4]
+    if kind == "compare":
+        first, _, second = rest.partition(" ; ")
+        if not second:
+            raise LookupError(f"a comparison needs two addresses joined by ' ; ', not {rest!r}")
+        a, b = (float(part) if _is_number(part) else float(resolve(part, block).replace(",", ""))
+                for part in (first.strip(), second.strip()))
+        return "<" if a < b else ">" if a > b else "="
     rows = claim_rows(block)
     if kind == "outcome":
         outcomes = {_verdict(_claim(rows, fragment.strip())[1][3]) for fragment in rest.split(";")}
@@ -148,7 +172,12 @@ def resolve(address: str, block: str) -> str:
         fragment, at, context = rest.partition(" @ ")
         number, columns = _claim(rows, fragment)
         return _after(" | ".join(columns), context, f"the row of claim {number}") if at else str(number)
-    raise LookupError(f"unknown address kind {kind!r} (claim, outcome, quote or block)")
+    raise LookupError(f"unknown address kind {kind!r} (claim, outcome, quote, block or compare)")
+
+
+def _is_number(text: str) -> bool:
+    """A literal number (a constant a comparison states, such as a ratio's 1)."""
+    return re.fullmatch(r"-?\d+(?:\.\d+)?", text) is not None
 
 
 def _verdict(text: str) -> str:
@@ -169,8 +198,10 @@ def _bound_text(prose: str, end: int, kind: str) -> tuple[int, str]:
             return offset + start, before[start:]
         match = re.search(r"(?:holds and understated|does not hold|do not hold|holds|hold|underpowered|"
                           r"inconclusive)$", before)
+    elif kind == "compare":
+        match = _COMPARATIVE_AT_END.search(before)
     else:
-        match = _NUMBER_AT_END.search(before)
+        match = _NUMBER_AT_END.search(before) or _WORD_AT_END.search(before)
     if match is None:
         return end, ""
     return offset + match.start(), match.group()
@@ -179,10 +210,18 @@ def _bound_text(prose: str, end: int, kind: str) -> tuple[int, str]:
 def _same(stated: str, given: str, kind: str) -> bool:
     if kind == "outcome":
         return _verdict(stated) == _verdict(given)
+    if kind == "compare":
+        return COMPARATIVES.get(stated.lower()) == given
     try:
-        return float(stated.replace(",", "")) == float(given.replace(",", ""))
+        return _stated_value(stated) == float(given.replace(",", ""))
     except ValueError:
         return False
+
+
+def _stated_value(stated: str) -> float:
+    """A bound figure as a number: its sign (``-`` or ``−``) kept, a count in words as its number."""
+    word = NUMBER_WORDS.get(stated.lower())
+    return float(word) if word is not None else float(stated.replace(",", "").replace("−", "-"))
 
 
 def bound_values(prose: str, block: str, first_line: int = 1) -> list[str]:
