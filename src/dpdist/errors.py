@@ -162,12 +162,14 @@ class MissingValuesWarning(DPDistWarning):
 class ContributionBoundWarning(DPDistWarning):
     """Rows beyond ``max_contributions`` per person were left out of a central release (a uniformly random choice of
     each person's rows; ``count`` is how many), or ``max_contributions="auto"`` drew its bound where the draw often
-    lands more than 2x from the quantile (``count``: the persons).  For the holder of the data only (no release
-    carries it)."""
+    lands more than 2x from the quantile (``count``: the persons).  ``details`` says more where the warner knows it (a
+    query: what each statistic lost, and the bounds that would keep every row).  For the holder of the data only (no
+    release carries it)."""
 
-    def __init__(self, message: str, count: int = 0):
+    def __init__(self, message: str, count: int = 0, details: dict | None = None):
         super().__init__(message)
         self.count = count
+        self.details = details or {}
 
 
 class SmallSampleWarning(DPDistWarning):

@@ -65,3 +65,18 @@ def test_a_file_that_does_not_parse_is_refused_without_quoting_its_rows(tmp_path
     assert main(_args(broken)) == 2
     err = capsys.readouterr().err.strip()
     assert "could not be read as CSV: pyarrow's ArrowInvalid" in err and "secret" not in err
+
+
+def test_the_holder_is_told_on_stderr_what_bounding_left_out_and_the_options_that_keep_it(people, capsys):
+    """2,000 rows of 400 persons (5 rows each over two regions), --max-contributions 2: the rows left out and the
+    options that keep every row are printed on stderr for the holder, never in the table."""
+    with_persons = [*_args(people), "--privacy-id", "person", "--max-contributions", "2", "--seed", "1"]
+    (people.parent / "persons.csv").write_text(
+        "".join(line if i == 0 else f"{int(line.split(',')[0]) % 400},{line.split(',', 1)[1]}"
+                for i, line in enumerate(people.read_text().splitlines(keepends=True))))
+    with_persons[3] = f"people={people.parent / 'persons.csv'}"
+    assert main(with_persons) == 0
+    captured = capsys.readouterr()
+    (note,) = [line for line in captured.err.splitlines() if "holder of the data" in line]
+    assert "left out" in note and "quantiles(income)" in note and "--max-contributions" in note
+    assert "--max-groups 2 would keep every row" in note and "left out" not in captured.out

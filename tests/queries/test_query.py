@@ -12,7 +12,6 @@ import dpdist
 from dpdist.budget import BudgetSession
 from dpdist.errors import InvalidParameterError, PrivacyBudgetError
 from dpdist.queries import count, distinct, histogram, mean, persons, quantiles, sum
-from dpdist.queries._query import _distinct_rows
 
 RNG = np.random.default_rng(11)
 N = 4_000
@@ -105,7 +104,8 @@ def test_persons_counts_each_person_once_per_group_with_the_noise_of_one_row():
     query = built.group_by("region", keys=KEYS).agg(persons(), count())
     planned = {row["statistic"]: row for row in query.plan().expected(100)}
     assert planned["count()"]["error"] > 2.5 * planned["persons()"]["error"]  # 3 rows per person and group, and 1
-    table = query.release().table()
+    with pytest.warns(dpdist.errors.ContributionBoundWarning):  # rows beyond 3 per person and region
+        table = query.release().table()
     truth = TABLE.groupby("region")["person"].nunique()
     errors = table.set_index("region")["persons"] - truth
     assert np.abs(errors).max() < 5 * planned["persons()"]["error"]
@@ -181,7 +181,7 @@ def test_one_person_of_500_rows_of_500_new_values_moves_the_distinct_rows_by_at_
         counted = []
         for table in (CITIES, pd.concat([CITIES, heavy], ignore_index=True)):
             query = _distinct_query(table, k)
-            data = _distinct_rows(query._staged(query._checked(), 7), "city", ("region",), "refuse")
+            data = distinct("city").staged_rows(query._staged(query._checked(), 7)[0], ("region",), "person", "refuse")
             counted.append(pd.Series(data["region"]).value_counts())
         moved = counted[1] - counted[0]
         assert moved["north"] == k and moved["south"] == 0
@@ -192,8 +192,8 @@ def test_distinct_values_compare_as_given_and_missing_ones_follow_the_query():
     data = {"city": table["city"].to_numpy(), "__dpdist_zeros__": np.zeros(7, dtype=np.int64)}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert _distinct_rows(data, "city", (), "drop")["city"].tolist() == ["a", "b", 1.0, "1.0"]
-        assert _distinct_rows(data, "city", (), 1.0)["city"].size == 4  # None counted as 1.0, which is there
+        assert distinct("city").staged_rows(data, (), None, "drop")["city"].tolist() == ["a", "b", 1.0, "1.0"]
+        assert distinct("city").staged_rows(data, (), None, 1.0)["city"].size == 4  # None counted as 1.0, there
 
 
 def test_a_private_selection_that_chooses_no_group_releases_an_empty_table_for_its_charge():
@@ -208,11 +208,14 @@ def test_a_private_selection_that_chooses_no_group_releases_an_empty_table_for_i
     assert len(session.charges) == 1 and result.guarantee.epsilon == pytest.approx(1.0)
 
 
-def test_a_column_mixing_value_types_is_refused_in_one_line_naming_its_columns():
+def test_a_column_mixing_value_types_is_counted_as_given_without_a_frame_of_the_staged_rows():
+    """The rows kept are released from arrays, never staged into a frame whose engine could refuse (and quote) a
+    value: an object column of 1, 1.0, True and "1" holds 4 distinct values as given (numbers by value within one
+    type, a string apart)."""
     mixed = pd.DataFrame({"person": range(4), "region": ["A"] * 4, "v": pd.Series([1, 1.0, True, "1"], dtype=object)})
     query = dpdist.query(mixed, epsilon=1.0, privacy_id="person", max_contributions=1, rng=0)
-    with pytest.raises(InvalidParameterError, match=r"'frame' argument of dpdist.query .* \['region', 'person', 'v'\]"):
-        query.group_by("region", keys=["A"]).agg(distinct("v")).release()
+    result = query.group_by("region", keys=["A"]).agg(distinct("v")).release()
+    assert result.guarantee.epsilon == pytest.approx(1.0) and "v distinct" in result.table().columns
 
 
 def test_with_private_keys_the_groups_are_chosen_on_the_rows_kept_before_any_deduplication():
@@ -222,3 +225,29 @@ def test_with_private_keys_the_groups_are_chosen_on_the_rows_kept_before_any_ded
                   .group_by("region").agg(distinct("city"), count()).release())
     assert list(result.results) == ["distinct(city)", "count()"] and set(result.keys) == set(KEYS)
     assert result.guarantee.epsilon == pytest.approx(1.0)
+
+
+def test_the_caller_is_told_what_bounding_left_out_of_each_statistic_and_no_release_carries_it():
+    """A loan table of 1,000 persons with 2 rows in each of two regions, queried with max_contributions=3 and the
+    default max_groups=1: each person keeps one region, so 2,000 rows and 1,000 (person, region) pairs are left out.
+    The warning holds them (in its count and details, not its message), per statistic, with the bounds that keep
+    every row; the result carries none of it."""
+    loans = TABLE.assign(person=np.arange(N) // 4, region=np.tile(KEYS, N // 2))
+    query = (dpdist.query(loans, epsilon=1.0, privacy_id="person", max_contributions=3, rng=4)
+             .group_by("region", keys=KEYS).agg(count(), sum("income", (0, 3e5)), persons()))
+    with pytest.warns(dpdist.errors.ContributionBoundWarning) as warned:
+        result = query.release()
+    (warning,) = [w.message for w in warned]
+    assert warning.count == 2_000 and warning.details == {
+        "rows": 2_000, "groups": 1_000, "statistics": {"count()": 2_000, "sum(income)": 2_000, "persons()": 1_000},
+        "keeps": {"max_contributions": 2, "max_groups": 2}}
+    assert "2000" not in str(warning) and "1000" not in str(warning) and "max_contributions=3" in str(warning)
+    assert "count(), sum(income), persons()" in str(warning) and warned[0].filename == __file__  # release's caller
+    assert "2000" not in repr(result) + result.describe() and "left" not in repr(result)
+
+
+def test_a_query_that_keeps_every_row_warns_of_nothing():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        (dpdist.query(TABLE, epsilon=1.0, privacy_id="person", max_contributions=4, max_groups=2, rng=4)
+         .group_by("region", keys=KEYS).agg(count(), persons()).release())

@@ -124,12 +124,25 @@ def _run_query(args) -> int:
     print(result.describe())
     if args.seed is not None:
         print("note: seeded (--seed): reproducible research only, NOT for publication")
-    if caught:
-        print("note: rows beyond the contribution bounds were left out (how many is not printed)")
+    for warned in caught:
+        print(_left_out(warned.message), file=sys.stderr)
     _write_csv(sys.stdout, columns)
     if args.out is not None:
         _write_out(args.out, columns)
     return 0
+
+
+def _left_out(warning) -> str:
+    """The rows bounding left out, per statistic, and the options that would keep them: for you, who ran the command
+    on the data (on stderr, in no release and not in the table printed)."""
+    details = getattr(warning, "details", {})
+    if not details:
+        return "note for the holder of the data: rows beyond the contribution bounds were left out"
+    each = ", ".join(f"{label} {count:,}" for label, count in details["statistics"].items() if count is not None)
+    keeps = " ".join(f"--{name.replace('_', '-')} {value}" for name, value in details["keeps"].items() if value)
+    return (f"note for the holder of the data (in no release): bounding each person's rows left out {details['rows']:,} "
+            f"row(s); per statistic: {each} (persons(): (person, group) pairs)"
+            + (f"; {keeps} would keep every row" if keeps else ""))
 
 
 class _Deferred:

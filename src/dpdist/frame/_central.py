@@ -14,12 +14,12 @@ from ._grouped import GroupedResult
 from .._validation import Described, Implies, Integer, Optional, Text, validate_params
 from ._private_groups import check_person_group_by, person_group_release
 from ._groups import BY, GROUPS, MISSING_KEYS, SESSION, check_groups, check_missing_key_rows, group_generators
-from ._tables import check_columns, check_frame
+from ._tables import Table, check_columns, check_frame
 
 if TYPE_CHECKING:
     from ..budget import BudgetSession
 
-__all__ = ["release", "group_release"]
+__all__ = ["release", "group_release", "release_groups"]
 
 
 def _central_releases() -> dict[Any, str]:
@@ -172,11 +172,24 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         replace neighbours (``histogram_queries``, ``adaptive_quantiles``, ...) the key is treated as
         public and each group's number of records is released with its result.
     """
+    owner = "frame.group_release"
+    table, column, by = check_frame(owner, frame, column, by)
+    return release_groups(owner, table, column, by, function, args, groups=groups, session=session,
+                          missing_keys=missing_keys, privacy_id=privacy_id, max_groups=max_groups,
+                          selection_epsilon=selection_epsilon, selection_delta=selection_delta, **kwargs)
+
+
+def release_groups(owner: str, table: Table, column: str, by: tuple[str, ...], function: Callable[..., Any],
+                   args: tuple, *, groups: Sequence[Any] | None, session: BudgetSession | None = None,
+                   missing_keys: str = "refuse", privacy_id: str | None = None, max_groups: int | None = None,
+                   selection_epsilon: float | None = None, selection_delta: float | None = None,
+                   **kwargs: Any) -> GroupedResult:
+    """The array core of :func:`group_release`: its release per group of a :class:`~._tables.Table` whose columns
+    (``column``, ``by``, ``privacy_id``) are checked, read from a frame or given as arrays
+    (:meth:`~._tables.Table.of_arrays`: a query stages its rows once and releases each statistic from them)."""
     from ..budget import planned_guarantee  # lazy: loads scipy (0.4-2 s)
     from ..central._partitions import refuse_replace_first  # lazy: loads scipy (0.4-2 s)
 
-    owner = "frame.group_release"
-    table, column, by = check_frame(owner, frame, column, by)
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
     keys_policy = missing_keys  # checked by the parameter table
     keys = None if groups is None else check_groups(owner, groups, by, keys_policy)

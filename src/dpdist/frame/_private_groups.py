@@ -110,7 +110,7 @@ def _warn_groups_dropped(plan: PersonGroupBy, dropped: int) -> None:
         warnings.warn(ContributionBoundWarning(
             f"{plan.owner}: the rows of groups beyond max_groups={plan.max_groups} per person were left out (a "
             "uniformly random choice of each person's groups). How many is in this warning's 'count', for you, the "
-            "holder of the data: it is in no release.", dropped), stacklevel=5)  # the caller of group_release
+            "holder of the data: it is in no release.", dropped), stacklevel=6)  # the caller of group_release
 
 
 def _group_codes(present: dict, keys: list, rows: int) -> np.ndarray:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError, MissingDependencyError
 
-__all__ = ["Engine", "Table", "open_frame", "check_columns", "check_frame", "engine_of", "group_rows"]
+__all__ = ["Engine", "Table", "open_frame", "check_columns", "check_frame", "dtype_name", "engine_of", "group_rows"]
 
 def narwhals() -> Any:
     """``narwhals.stable.v2`` (the API narwhals keeps stable for libraries), or a refusal naming the extra."""
@@ -306,6 +306,12 @@ def _computing(owner: str, engine: Engine, columns: list[str] | None):
             f"a {type(error).__name__}, whose message is not repeated here since an engine's message may quote the "
             "table's values (it is this error's __context__, for the holder of the data)"
         ) from None
+
+
+def dtype_name(dtype: Any) -> str:
+    """A column's dtype by name alone (``Enum``, ``Datetime``): its parameters may be the column's values (an Enum's or
+    a Categorical's categories), which no message quotes."""
+    return type(dtype).__name__ if not isinstance(dtype, type) else dtype.__name__
 
 
 def check_columns(owner: str, table: Table, names, argument: str = "column") -> tuple[str, ...]:

@@ -16,7 +16,8 @@ from ._plan import QueryPlan
 from ._query import Query, query
 from ._result import QueryResult
 from ._sql import sql
-from ._statistics import Statistic, cdf, count, distinct, histogram, mean, persons, quantiles, sum
+from ._aggregates import cdf, count, distinct, histogram, mean, persons, quantiles, sum
+from ._statistics import Statistic
 
 __all__ = ["query", "sql", "Query", "QueryPlan", "QueryResult", "Statistic", "count", "persons", "distinct", "sum", "mean", "quantiles", "histogram",
            "cdf"]

@@ -8,8 +8,9 @@ Statistic :math:`j` gets :math:`\\varepsilon_j`; with ``max_groups`` :math:`m` e
 :math:`\\varepsilon_{\\text{sel}} + \\sum_j \\varepsilon_j = \\varepsilon`.
 
 **Expected errors** come from public parameters only (the bounds, the budget, ``n`` as stated, the contribution
-bounds), never from the data: the standard deviation of the noise of a count (a distinct count's too), a sum and a mean (exact for the count and
-the sum; the mean's at its worst, a mean at a bound), and for quantiles, histograms and CDFs the seeded simulation of
+bounds), never from the data: each aggregate states its own (:meth:`~dpdist.queries._statistics.Statistic.expected`):
+the standard deviation of the noise of a count (a distinct count's too), a sum and a mean (exact for the count and the
+sum; the mean's at its worst, a mean at a bound), and for quantiles, histograms and CDFs the seeded simulation of
 :func:`dpdist.explain` at that ``n`` (the quantiles' mean absolute error in the column's units; the histogram's and the
 CDF's KS distance).
 """
@@ -71,7 +72,9 @@ class QueryPlan:
         parameters only)."""
         n = check_param("Query.explain", "n", n, Integer(low=1, high=10**9))
         return [{"statistic": planned.statistic.label, "share": planned.share, "epsilon": planned.epsilon,
-                 "group_epsilon": planned.group_epsilon, **_expected(planned, n, self.max_contributions, repeats)}
+                 "group_epsilon": planned.group_epsilon,
+                 **planned.statistic.expected(planned.group_epsilon, n,
+                                              planned.statistic.contributions(self.max_contributions), repeats)}
                 for planned in self.statistics]
 
     def describe(self, n: int | None = None) -> str:
@@ -98,36 +101,3 @@ def plan_of(statistics: tuple[Statistic, ...], epsilon: float, selection: tuple[
     planned = tuple(PlannedStatistic(statistic, statistic.weight / total, rest * statistic.weight / total,
                                      rest * statistic.weight / total / max_groups) for statistic in statistics)
     return QueryPlan(epsilon, selection, planned, unit, max_groups, max_contributions)
-
-
-def _laplace_sd(record_epsilon: float) -> float:
-    """The standard deviation of the discrete Laplace law of one unit at ``record_epsilon``."""
-    rho = math.exp(-record_epsilon)
-    return math.sqrt(2 * rho) / (1 - rho)
-
-
-def _expected(planned: PlannedStatistic, n: int, k: int, repeats: int) -> dict[str, Any]:
-    statistic, record = planned.statistic, planned.group_epsilon / k
-    bounds: tuple[float, float] = statistic.options.get("bounds", (0.0, 0.0))
-    if statistic.kind in ("count", "persons", "distinct"):  # the persons' count: one row per person and group
-        return {"metric": "count standard deviation",
-                "error": _laplace_sd(planned.group_epsilon if statistic.kind == "persons" else record)}
-    if statistic.kind == "sum":
-        return {"metric": "sum standard deviation", "error": math.sqrt(2) * max(map(abs, bounds)) / record}
-    if statistic.kind == "mean":
-        radius = (bounds[1] - bounds[0]) / 2
-        spread = math.sqrt(2 * (radius / (record / 2)) ** 2 + radius**2 * _laplace_sd(record / 2) ** 2) / n
-        return {"metric": "mean standard deviation (at most)", "error": spread}
-    return _simulated(statistic, planned.group_epsilon, n, k, repeats)
-
-
-def _simulated(statistic: Statistic, epsilon: float, n: int, k: int, repeats: int) -> dict[str, Any]:
-    """:func:`dpdist.explain`'s seeded simulation of one group's release at ``n`` rows."""
-    from ..accuracy import explain  # lazy: loads scipy (0.4-2 s)
-
-    function, _, options = statistic.release()
-    unit: dict[str, Any] = {"max_contributions": k, "rows_per_person": k} if k > 1 else {}
-    prediction = explain(function, n, epsilons=[epsilon], repeats=repeats, **options, **unit).predictions[0]
-    metric = "quantile_mae" if statistic.kind == "quantiles" else "ks"
-    return {"metric": {"quantile_mae": "quantiles' mean absolute error", "ks": "KS distance"}[metric],
-            "error": prediction.errors[metric].value}

@@ -17,13 +17,13 @@ import numpy as np
 from .._guarantee import PrivacyGuarantee, sequential
 from .._validation import CENTRAL_EPSILON, Implies, Integer, Interval, Optional, check_param, validate_params
 from ..errors import DPDistError, InvalidParameterError
-from ..frame import group_release
-from .._missing import missing_mask, missing_policy
+from .._missing import missing_policy
+from ..frame._central import release_groups
 from ..frame._groups import check_missing_key_rows
-from ..frame._tables import Engine, _computing, _staging_backend, check_columns, open_frame
+from ..frame._tables import Table, check_columns, dtype_name, open_frame
 from ._plan import QueryPlan, plan_of
 from ._result import QueryResult
-from ._scale import cluster_bounded, cluster_of, kept_rows
+from ._scale import Bounding, cluster_bounded, cluster_of, kept_rows, warn_left_out
 from ._statistics import Statistic
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ class Query:
             if not isinstance(statistic, Statistic):
                 raise InvalidParameterError(f"Query.agg takes statistics (dpdist.queries.count(), quantiles(...), "
                                             f"...). Got {statistic!r:.80} instead.")
-        if self.privacy_id is None and any(statistic.kind == "persons" for statistic in statistics):
+        if self.privacy_id is None and any(statistic.needs_privacy_id for statistic in statistics):
             raise InvalidParameterError("Query.agg: persons() counts distinct persons; give the query the column of "
                                         "the persons' ids, privacy_id=..., or count rows with count().")
         labels = [statistic.label for statistic in (*self.statistics, *statistics)]
@@ -94,7 +94,7 @@ class Query:
         """The split of the budget (public parameters only)."""
         if not self.statistics:
             raise InvalidParameterError("The query has no statistic: add some with .agg(count(), quantiles(...)).")
-        if self.selection and self.by and all(statistic.kind == "distinct" for statistic in self.statistics):
+        if self.selection and self.by and not any(statistic.chooses_groups for statistic in self.statistics):
             raise InvalidParameterError("Query.plan: private keys are chosen by the persons of each group, which "
                                         "distinct() does not keep; add count() or persons(), or give the keys.")
         unit = "record" if self.privacy_id is None else "person"
@@ -111,21 +111,20 @@ class Query:
         table = self._checked()
         seeds = _seeds(self.rng, len(plan.statistics) + 1)  # the last: the bounding's
         bounding = None if seeds[-1] is None else int(seeds[-1].integers(0, 2**63))
-        data = self._staged(table, bounding)  # missing values and keys refused here, before the charge
-        staging = Engine(_staging_backend(), False)
-        with _computing("dpdist.query", staging, [name for name in data if name != _ZEROS]):  # mixed value types
-            staged = staging.frame(data)
+        data, left_out = self._staged(table, bounding)  # missing values and keys refused here, before the charge
+        warn_left_out(left_out, self.statistics, self.max_contributions, self.max_groups)  # to the holder only
         stated = PrivacyGuarantee(plan.epsilon, plan.selection[1] if plan.selection else 0.0, "add-remove",
                                   "central", unit=plan.unit)
         if self.session is not None:
             self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
+        staged = Table.of_arrays(table.engine, data, "dpdist.query")  # every statistic reads these arrays
         keys, results, guarantees = (self.keys if self.by else [0]), {}, []
-        # the groups are chosen (keys=None) by the first statistic run: one on the rows kept, not deduplicated
-        for index in sorted(range(len(seeds) - 1), key=lambda i: plan.statistics[i].statistic.kind == "distinct"):
-            planned, seed, rows = plan.statistics[index], seeds[index], staged
-            if planned.statistic.kind == "distinct":
-                rows = staging.frame(_distinct_rows(data, str(planned.statistic.column), self.by, self.missing))
-            grouped = self._grouped(rows, planned, keys, seed)
+        # the groups are chosen (keys=None) by the first statistic run: one whose rows hold every person kept
+        for index in sorted(range(len(seeds) - 1), key=lambda i: not plan.statistics[i].statistic.chooses_groups):
+            planned, seed = plan.statistics[index], seeds[index]
+            rows = planned.statistic.staged_rows(data, self.by, self.privacy_id, self.missing)
+            grouped = self._grouped(staged if rows is data else Table.of_arrays(table.engine, rows, "dpdist.query"),
+                                    planned, keys, seed)
             keys = list(grouped.keys()) if keys is None else keys
             results[planned.statistic.label] = grouped.results
             guarantees.append(grouped.guarantee)
@@ -146,11 +145,17 @@ class Query:
                                 ("column", [s.column for s in self.statistics if s.column])):
             if names:
                 check_columns(owner, table, list(names), argument)
+        for statistic in self.statistics:  # typed against the schema, before any engine reads a value
+            dtype = table.schema.get(str(statistic.column))
+            if not statistic.counts_rows and dtype is not None and not (dtype.is_numeric() or dtype.is_boolean()):
+                raise InvalidParameterError(f"The 'column' argument of {statistic.kind} must name a column of numbers: "
+                                            f"{statistic.column!r} holds {dtype_name(dtype)}.")
         return table
 
-    def _staged(self, table, bounding: int | None) -> dict[str, np.ndarray]:
-        """The columns the query needs, read in one query (with a column of zeros); with
-        ``privacy_id`` only each person's rows kept (:mod:`dpdist.queries._scale`: on Dask and Spark, bounded on the cluster)."""
+    def _staged(self, table, bounding: int | None) -> tuple[dict[str, np.ndarray], Bounding]:
+        """The columns the query needs, read in one query (with a column of zeros), and what bounding left out; with
+        ``privacy_id`` only each person's rows kept (:mod:`dpdist.queries._scale`: on Dask and Spark, bounded on the
+        cluster)."""
         needed = [*self.by, *([self.privacy_id] if self.privacy_id else [])]
         needed += [statistic.column for statistic in self.statistics if statistic.column is not None]
         columns = list(dict.fromkeys(needed)) or table.names[:1]
@@ -158,8 +163,8 @@ class Query:
         cluster = cluster_of(self.table) if self.privacy_id is not None else None
         if cluster is not None and self.privacy_id is not None:
             refused = [s.column for s in self.statistics if s.column] if self.missing == "refuse" else []
-            rows = cluster_bounded(self.table, cluster, columns, self.privacy_id, self.by, self.keys, unit,
-                                   list(dict.fromkeys(refused)), bounding)
+            rows, left_out = cluster_bounded(self.table, cluster, columns, self.privacy_id, self.by, self.keys, unit,
+                                             list(dict.fromkeys(refused)), bounding)
             table = open_frame("dpdist.query", rows)
         table.read(tuple(columns))
         data = {name: table.values(name) for name in columns}
@@ -170,56 +175,29 @@ class Query:
                 missing_policy("dpdist.query", "refuse").apply(data[name], "dpdist.query", f"Column {name!r}",
                                                                private=True)
         if self.privacy_id is not None and cluster is None:
-            kept = kept_rows(data[self.privacy_id], [data[name] for name in self.by], self.by, self.keys, unit,
-                             bounding)
+            kept, left_out = kept_rows(data[self.privacy_id], [data[name] for name in self.by], self.by, self.keys,
+                                       unit, bounding)
             data = {name: values[kept] for name, values in data.items()}
         data[_ZEROS] = np.zeros(len(next(iter(data.values()))), dtype=np.int64)
-        return data
+        return data, left_out if self.privacy_id is not None else Bounding(0)
 
-    def _grouped(self, staged: Any, planned, keys: list | None, seed: Any):
+    def _grouped(self, staged: Table, planned, keys: list | None, seed: Any):
+        """One statistic's release per group, from the staged arrays (:func:`dpdist.frame._central.release_groups`)."""
         statistic = planned.statistic
         function, args, kwargs = statistic.release()
-        by = list(self.by) or [_ZEROS]
-        counted = statistic.kind in ("count", "persons", "distinct")  # a count reads no value
-        column = _ZEROS if counted else statistic.column
+        by = self.by or (_ZEROS,)
         unit: dict[str, Any] = {}
         if self.privacy_id is not None:
             unit = {"privacy_id": self.privacy_id, "max_groups": self.max_groups,
-                    "max_contributions": self.max_contributions}
+                    "max_contributions": statistic.contributions(self.max_contributions)}
         groups: dict[str, Any] = {"groups": keys}
         if self.by and keys is None and self.selection is not None:
             groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1]}
-        if statistic.kind == "persons":
-            unit["max_contributions"] = 1  # one row per person and group: the count is of distinct persons
+        counted = statistic.counts_rows  # a count reads no value: the column of zeros, no missing value to refuse
+        column = _ZEROS if counted else str(statistic.column)
         missing: dict[str, Any] = {} if counted else {"missing": self.missing}
-        return group_release(staged, column, by, function, *args, epsilon=planned.group_epsilon, rng=seed,
-                             **groups, **unit, **missing, **kwargs)
-
-
-def _distinct_rows(data: dict[str, np.ndarray], column: str, by: tuple[str, ...], missing: Any) -> dict:
-    """The rows kept that are each the first of its group and value of ``column``: their count is the number of
-    distinct values.  Deduplicating is 1-stable (a row added or removed adds or removes at most one distinct value),
-    so a person's ``max_contributions`` rows per group move it by at most as many, a count's sensitivity; each value
-    keeps the id of its first row (at most ``max_contributions`` per person and group still).  A missing value is
-    left out with ``missing="drop"``, or is the value ``missing`` (refused before by default)."""
-    values, rows = data[column], np.arange(data[_ZEROS].size)
-    policy = missing_policy("dpdist.query", missing)
-    what = f"Column {column!r}"
-    if policy.how == "drop":
-        rows = policy.apply(rows, "dpdist.query", what, mask=missing_mask(values), private=True)
-    elif policy.how == "value":
-        values = policy.apply(values, "dpdist.query", what, private=True)
-    codes = np.stack([_codes(data[name][rows]) for name in by] + [_codes(values[rows])])
-    first = np.sort(np.unique(codes, axis=1, return_index=True)[1])
-    return {name: array[rows[first]] for name, array in data.items()}
-
-
-def _codes(values: np.ndarray) -> np.ndarray:
-    """Each value's index among the column's distinct values (numbers by value, strings as written)."""
-    try:
-        return np.unique(values, return_inverse=True)[1].reshape(-1)
-    except TypeError:  # an object column of several types, which do not sort together: 1 and "1" stay two values
-        return _codes(np.array([f"{type(value).__name__}:{value!r}" for value in values]))
+        return release_groups("dpdist.query", staged, column, by, function, args, rng=seed, **groups, **unit,
+                              **missing, epsilon=planned.group_epsilon, **kwargs)
 
 
 def _described(plan: QueryPlan, n: int, repeats: int) -> str:

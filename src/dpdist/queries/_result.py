@@ -5,13 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from .._guarantee import PrivacyGuarantee
 from ._plan import QueryPlan
-from ._statistics import Statistic
 
-__all__ = ["QueryResult", "cells"]
+__all__ = ["QueryResult"]
 
 
 @dataclass(frozen=True, repr=False)
@@ -54,7 +51,7 @@ class QueryResult:
             parts = key if len(self.by) > 1 else (key,)
             row: dict[str, Any] = dict(zip((self.key_names.get(name, name) for name in self.by), parts))
             for planned in self.plan.statistics:
-                row.update(_renamed(planned.statistic, cells(planned.statistic, self.results[planned.statistic.label][key])))
+                row.update(planned.statistic.cells(self.results[planned.statistic.label][key]))
             rows.append(row)
         names = list(dict.fromkeys(name for row in rows for name in row))
         return {name: [row.get(name) for row in rows] for name in names}
@@ -66,30 +63,3 @@ class QueryResult:
     def describe(self) -> str:
         """The plan as run and the guarantee of the whole query."""
         return f"{self.plan.describe()}\nguarantee: {self.guarantee.describe()}"
-
-
-def cells(statistic: Statistic, result: Any) -> dict[str, float]:
-    """A group's cells of one statistic: its numbers with their interval ends, named after the column."""
-    prefix = "" if statistic.column is None else f"{statistic.column} "
-    if statistic.kind == "histogram":
-        edges, shares = np.asarray(result.edges), np.asarray(result.probabilities)
-        return {f"{prefix}share [{low:g}, {high:g})": float(share)
-                for low, high, share in zip(edges[:-1], edges[1:], shares)}
-    row = result.summary_row()
-    if statistic.kind == "cdf":
-        return {f"{prefix}cdf {name}": float(value) for name, value in row.items()}
-    level = {"level": float(row["level"])} if "level" in row else {}
-    if statistic.kind == "distinct":  # "count low" -> "city distinct low"
-        row = {name.replace("count", statistic.stem, 1): value for name, value in row.items()}
-    named = {(name if statistic.kind in ("count", "persons", "distinct") else f"{prefix}{name}"): float(value)
-             for name, value in row.items() if name != "level"}
-    return {**named, **level}
-
-
-def _renamed(statistic: Statistic, row: dict[str, float]) -> dict[str, float]:
-    """A statistic's cells, under its name (:meth:`~dpdist.queries.Statistic.named`) when it has one."""
-    alias = statistic.name or ("persons" if statistic.kind == "persons" else None)
-    if alias is None:
-        return row
-    stem = statistic.stem
-    return {(alias + name[len(stem):] if name.startswith(stem) else name): value for name, value in row.items()}

@@ -15,15 +15,18 @@ values: a stable transformation, each person's rows depending on their own rows 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Sequence
+
+import warnings
 
 import numpy as np
 
 from .._rng import root_seed_sequence
-from ..errors import MissingValuesError
+from ..errors import ContributionBoundWarning, MissingValuesError
 from ..distributed._reservoirs import Reservoir, reservoir_of_block, salt_of
 
-__all__ = ["kept_rows", "cluster_of", "cluster_bounded"]
+__all__ = ["Bounding", "kept_rows", "cluster_of", "cluster_bounded"]
 
 
 def _pair_keys(columns: Sequence[np.ndarray]) -> np.ndarray:
@@ -42,16 +45,38 @@ def _public(keys: list | None, by: Sequence[str]) -> np.ndarray | None:
         else np.array([], dtype=str)
 
 
-def _bounded(ids: np.ndarray, key_columns: Sequence[np.ndarray], start: int, unit: tuple, keys: np.ndarray | None,
-             salt: Any, root: np.random.SeedSequence) -> Reservoir:
-    """The reservoir of rows ``start, start + 1, ...`` (its values: the rows' positions in the table)."""
+@dataclass(frozen=True)
+class Bounding:
+    """What bounding each person's rows left out of the rows of the groups considered: for the holder of the data only
+    (statistics of the private data, in no release).
+
+    Attributes
+    ----------
+    rows : int
+        The rows left out.
+    groups : int or None
+        The (person, group) pairs left out by ``max_groups`` (None where not counted: on a cluster).
+    max_contributions, max_groups : int or None
+        The least bounds that would keep every row: the most rows one person has in one group, the most groups one
+        person has (None where not counted).
+    """
+
+    rows: int
+    groups: int | None = None
+    max_contributions: int | None = None
+    max_groups: int | None = None
+
+
+def _bounded(ids: np.ndarray, groups: np.ndarray | None, start: int, unit: tuple, keys: np.ndarray | None,
+             salt: Any, root: np.random.SeedSequence) -> tuple[Reservoir, np.ndarray]:
+    """The reservoir of rows ``start, start + 1, ...`` (its values: the rows' positions in the table), and which rows
+    are of the groups considered (``groups``: each row's group as :func:`_pair_keys` writes it)."""
     k, m = unit
     offsets = start + np.arange(len(ids), dtype=np.int64)
-    groups = _pair_keys(key_columns) if key_columns else None
-    if groups is not None and keys is not None:
-        listed = np.isin(groups, keys)
-        ids, offsets, groups = ids[listed], offsets[listed], groups[listed]
-    return reservoir_of_block(ids, offsets.astype(np.float64), k, m, salt, root, 0, groups, offsets=offsets)
+    listed = np.ones(len(ids), dtype=bool) if groups is None or keys is None else np.isin(groups, keys)
+    if not listed.all():
+        ids, offsets, groups = ids[listed], offsets[listed], None if groups is None else groups[listed]
+    return reservoir_of_block(ids, offsets.astype(np.float64), k, m, salt, root, 0, groups, offsets=offsets), listed
 
 
 def _run(seed: int | None) -> tuple[Any, np.random.SeedSequence]:
@@ -60,11 +85,25 @@ def _run(seed: int | None) -> tuple[Any, np.random.SeedSequence]:
 
 
 def kept_rows(ids: np.ndarray, key_columns: Sequence[np.ndarray], by: Sequence[str], keys: list | None, unit: tuple,
-              seed: int | None) -> np.ndarray:
-    """The positions, increasing, of the rows kept of a table held in this process (``unit``: ``(k, m)``)."""
+              seed: int | None) -> tuple[np.ndarray, Bounding]:
+    """The positions, increasing, of the rows kept of a table held in this process (``unit``: ``(k, m)``), and what
+    the bounding left out."""
+    from ..central._contributions import person_codes  # lazy: loads scipy (0.4-2 s)
+
     salt, root = _run(seed)
-    reservoir = _bounded(np.asarray(ids), key_columns, 0, unit, _public(keys, by), salt, root)
-    return np.sort(reservoir.values.astype(np.int64))
+    groups = _pair_keys(key_columns) if key_columns else None
+    reservoir, listed = _bounded(np.asarray(ids), groups, 0, unit, _public(keys, by), salt, root)
+    kept = np.sort(reservoir.values.astype(np.int64))
+    if kept.size == listed.sum():  # nothing left out: nothing to count
+        return kept, Bounding(0, 0)
+    persons = person_codes("dpdist.query", np.asarray(ids)[listed], int(listed.sum()))
+    group_codes = np.zeros(persons.size, dtype=np.int64) if groups is None else \
+        np.unique(groups[listed], return_inverse=True)[1].reshape(-1)
+    pairs, pair_of_row, rows_per_pair = np.unique(np.column_stack([persons, group_codes]), axis=0,
+                                                  return_inverse=True, return_counts=True)
+    kept_pairs = np.unique(pair_of_row.reshape(-1)[(np.cumsum(listed) - 1)[kept]])
+    return kept, Bounding(int(listed.sum() - kept.size), int(len(pairs) - kept_pairs.size), int(rows_per_pair.max()),
+                          int(np.bincount(pairs[:, 0]).max()))
 
 
 def cluster_of(table: Any) -> str | None:
@@ -81,8 +120,8 @@ def _summary(index: int, part: Any, by: Sequence[str], refused: Sequence[str]) -
 
 def _part_reservoir(index: int, part: Any, starts: list, privacy_id: str, by: Sequence[str], unit: tuple,
                     keys: np.ndarray | None, salt: Any, root: np.random.SeedSequence) -> Reservoir:
-    return _bounded(part[privacy_id].to_numpy(), [part[name].to_numpy() for name in by], starts[index], unit, keys,
-                    salt, root)
+    groups = _pair_keys([part[name].to_numpy() for name in by]) if by else None
+    return _bounded(part[privacy_id].to_numpy(), groups, starts[index], unit, keys, salt, root)[0]
 
 
 def _part_rows(index: int, part: Any, starts: list, kept: np.ndarray) -> Any:
@@ -136,9 +175,10 @@ class _Partitions:
 
 
 def cluster_bounded(frame: Any, engine: str, columns: list[str], privacy_id: str, by: Sequence[str],
-                    keys: list | None, unit: tuple, refused: Sequence[str], seed: int | None) -> Any:
+                    keys: list | None, unit: tuple, refused: Sequence[str], seed: int | None) -> tuple[Any, Bounding]:
     """The rows of a Dask or PySpark DataFrame (its ``columns``) that :func:`kept_rows` keeps of the same rows in one
-    process, as a pandas DataFrame; a missing key, or a missing value of a column in ``refused``, is refused first."""
+    process, as a pandas DataFrame, and how many rows it left out (the pairs and bounds that would keep them are not
+    counted on the cluster); a missing key, or a missing value of a column in ``refused``, is refused first."""
     import pandas as pd  # lazy: Dask's and pyspark[sql]'s own dependency
 
     parts = _Partitions(frame, columns, engine)
@@ -159,4 +199,22 @@ def cluster_bounded(frame: Any, engine: str, columns: list[str], privacy_id: str
         rows = parts.map(_part_rows, starts, kept)
     finally:
         parts.close()
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame({name: [] for name in columns})
+    left_out = Bounding(0 if reservoir is None else reservoir.dropped)
+    return (pd.concat(rows, ignore_index=True) if rows else pd.DataFrame({name: [] for name in columns})), left_out
+
+
+def warn_left_out(bounding: Bounding, statistics: Sequence[Any], max_contributions: int, max_groups: int) -> None:
+    """Tell the caller of a query, the holder of the data, what bounding each person's rows left out of each statistic
+    and the bounds that would keep every row, in a :class:`~dpdist.errors.ContributionBoundWarning`'s ``count`` and
+    ``details`` (never its message, which may reach a log, nor any release)."""
+    if not bounding.rows:
+        return
+    each = {statistic.label: statistic.left_out(bounding.rows, bounding.groups) for statistic in statistics}
+    details = {"rows": bounding.rows, "groups": bounding.groups, "statistics": each,
+               "keeps": {"max_contributions": bounding.max_contributions, "max_groups": bounding.max_groups}}
+    warnings.warn(ContributionBoundWarning(
+        f"dpdist.query: bounding each person to max_contributions={max_contributions} row(s) in each of at most "
+        f"max_groups={max_groups} group(s) left rows out of {', '.join(each)}. How many were left out of "
+        "each (rows; (person, group) pairs for persons()), and the max_contributions and max_groups that would keep "
+        "every row, are in this warning's 'count' and 'details', for you, the holder of the data: no release carries "
+        "them.", bounding.rows, details), stacklevel=3)  # the caller of Query.release

@@ -23,12 +23,12 @@ filtered table state what they would on any table.  ``AS`` names a key column or
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable
+from typing import Any
 
 from ..errors import InvalidParameterError, MissingDependencyError
 from ._query import Query, query
 from ._where import refused, where_predicate
-from ._statistics import Statistic, cdf, count, distinct, histogram, mean, persons, quantiles, sum
+from ._statistics import SqlCall, Statistic, aggregates_named, sql_forms
 
 __all__ = ["sql"]
 
@@ -197,8 +197,7 @@ def _aggregates(exp: Any, tree: Any, by: list[str], qualifiers: set[str], bounds
         statistic = _statistic(exp, item, qualifiers, bounds, privacy_id)
         statistics.append(statistic.named(alias) if alias else statistic)
     if not statistics:
-        raise refused("a SELECT without an aggregate: select COUNT(*), COUNT(DISTINCT c), SUM, AVG, QUANTILES, "
-                      "HISTOGRAM or CDF")
+        raise refused(f"a SELECT without an aggregate: select {sql_forms()}")
     given = [name for name in names if name]
     if len(set(given)) != len(given) or set(given) & (keys - set(key_names)):
         raise refused(f"the aliases {given}: name each selected column once, apart from the other key columns")
@@ -217,41 +216,48 @@ def _arguments(exp: Any, item: Any) -> list:
 
 
 def _statistic(exp: Any, item: Any, qualifiers: set[str], bounds: dict, privacy_id: str | None) -> Statistic:
-    name = (item.name if isinstance(item, exp.Anonymous) else item.key).upper()
-    arguments = _arguments(exp, item) if isinstance(item, exp.Func) else []
-    if isinstance(item, exp.Count) and isinstance(item.this, exp.Distinct):
-        counted = item.this.expressions
-        if len(arguments) != 1 or len(counted) != 1 or not isinstance(counted[0], exp.Column):
-            raise refused(f"{item.sql()[:80]}: a distinct count is of one column, COUNT(DISTINCT c)")
-        column = _column(exp, counted[0], qualifiers, "COUNT(DISTINCT")
-        return persons() if column == privacy_id else distinct(column)
-    if isinstance(item, exp.Count):
-        if not isinstance(item.this, exp.Star) and not (isinstance(item.this, exp.Literal) and item.this.name == "1"):
-            raise refused(f"{item.sql()}: count rows with COUNT(*) (a count of one column's values is not supported)")
-        return count()
-    builders: dict[str, Callable[..., Statistic]] = {
-        "SUM": lambda c, rest: sum(c, _bounds(c, bounds)), "AVG": lambda c, rest: mean(c, _bounds(c, bounds)),
-        "MEAN": lambda c, rest: mean(c, _bounds(c, bounds)), "CDF": lambda c, rest: cdf(c, _bounds(c, bounds)),
-        "MEDIAN": lambda c, rest: quantiles(c, [0.5], _bounds(c, bounds)),
-        "QUANTILES": lambda c, rest: quantiles(c, rest, _bounds(c, bounds)),
-        "QUANTILE": lambda c, rest: quantiles(c, rest, _bounds(c, bounds)),
-        "HISTOGRAM": lambda c, rest: histogram(c, rest[0] if len(rest) == 1 else 0, _bounds(c, bounds))}
-    if name not in builders or not arguments or not isinstance(arguments[0], exp.Column):
-        raise refused(f"{item.sql()[:80]}: the aggregates are COUNT(*), COUNT(DISTINCT c), SUM(c), AVG(c), QUANTILES(c, q, ...), "
-                      "MEDIAN(c), HISTOGRAM(c, bins) and CDF(c) of a column c")
-    rest = []
-    for argument in arguments[1:]:
-        if not isinstance(argument, exp.Literal) or argument.is_string:
-            raise refused(f"{item.sql()[:80]}: its arguments after the column must be numbers")
-        rest.append(int(argument.name) if argument.name.isdigit() else float(argument.name))
-    return builders[name](_column(exp, arguments[0], qualifiers, name + "("), rest)
+    """The statistic of one aggregate of the SELECT: the first registered aggregate one of whose forms it is."""
+    if not isinstance(item, exp.Func):
+        raise refused(f"{item.sql()[:80]}: select GROUP BY columns and aggregates ({sql_forms()})")
+    call = _call(exp, item, qualifiers, bounds, privacy_id)
+    kinds = aggregates_named(call.name)
+    for kind in kinds:
+        statistic = kind.from_sql(call)
+        if statistic is not None:
+            return statistic
+    if kinds:
+        several = len([form for kind in kinds for form in kind.sql_forms]) > 1
+        raise refused(f"{call.text}: its form{'s are' if several else ' is'} {sql_forms(kinds)}")
+    raise refused(f"{call.text}: the aggregates are {sql_forms()}, of a column c")
 
 
-def _bounds(column: str, bounds: dict) -> tuple[float, float]:
-    if not isinstance(bounds, dict) or column not in bounds:
-        raise InvalidParameterError(f"The 'bounds' argument of dpdist.sql must give the public bounds of the column "
-                                    f"{column!r} (bounds={{{column!r}: (lo, hi)}}). Got {bounds!r:.100}.")
-    return bounds[column]
+def _call(exp: Any, item: Any, qualifiers: set[str], bounds: dict, privacy_id: str | None) -> SqlCall:
+    """The aggregate call ``item`` as the registry reads it: one column (or ``*``) and numbers, ``DISTINCT`` or not."""
+    text = item.sql()[:80]
+    name = item.name.upper() if isinstance(item, exp.Anonymous) else item.sql_name().upper()
+    arguments, distinct = _arguments(exp, item), False
+    if len(arguments) == 1 and isinstance(arguments[0], exp.Distinct):
+        arguments, distinct = list(arguments[0].expressions), True
+    column, numbers, star = None, [], False
+    for argument in arguments:
+        if isinstance(argument, exp.Column) and column is None:
+            column = _column(exp, argument, qualifiers, f"{name}(")
+        elif isinstance(argument, exp.Star) and not star:
+            star = True
+        elif isinstance(argument, exp.Literal) and not argument.is_string:
+            numbers.append(_number(argument.name, text))
+        elif isinstance(argument, exp.Neg) and isinstance(argument.this, exp.Literal) and not argument.this.is_string:
+            numbers.append(-_number(argument.this.name, text))
+        else:
+            raise refused(f"{text}: an aggregate's arguments are one column (or *) and numbers")
+    return SqlCall(name, text, column, tuple(numbers), star, distinct, privacy_id, bounds)
+
+
+def _number(written: str, text: str) -> int | float:
+    try:
+        return int(written) if written.isdigit() else float(written)
+    except ValueError:
+        raise refused(f"{text}: a number is written in decimal digits") from None
 
 
 def _filtered(exp: Any, tree: Any, table: Any, qualifiers: set[str]) -> Any:

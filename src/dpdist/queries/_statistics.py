@@ -1,78 +1,142 @@
-"""The statistics a query selects: which ``dpdist.central`` release each runs, on which column, with what weight.
+r"""The contract of an aggregate, and the one registry the query layer asks.
 
-Each builder (:func:`count`, :func:`persons`, :func:`distinct`, :func:`sum`, :func:`mean`, :func:`quantiles`,
-:func:`histogram`, :func:`cdf`) checks its public arguments when it is called (a bad one is refused by name
-before any table is read) and returns a :class:`Statistic`; the query gives it its share of the budget (``weight``
-over the weights of all the query's statistics) and runs its release once per group
-(:func:`dpdist.frame.group_release`).
+An aggregate (a count, a sum, quantiles, ...) is one subclass of :class:`Statistic` that carries everything about it:
+its ``dpdist.central`` release (:meth:`~Statistic.release`), its expected error for the plan
+(:meth:`~Statistic.expected`), its cells in the released table (:meth:`~Statistic.cells`), its SQL spellings
+(``sql_forms`` and :meth:`~Statistic.from_sql`), whether it counts rows (``counts_rows``), and how it reads the rows
+the query kept (:meth:`~Statistic.staged_rows`, :meth:`~Statistic.contributions`).  The planner
+(:mod:`~dpdist.queries._plan`), the query (:mod:`~dpdist.queries._query`), the SQL front end
+(:mod:`~dpdist.queries._sql`) and the result (:mod:`~dpdist.queries._result`) ask it and never switch on its name.
+
+**Adding an aggregate** touches :mod:`dpdist.queries._aggregates` alone: subclass :class:`Statistic` there (or an
+aggregate it resembles) with a new ``kind`` (defining the class registers it in :data:`AGGREGATES`), give it its
+``sql_forms`` and :meth:`~Statistic.from_sql`, its :meth:`~Statistic.release` (a ``dpdist.central`` release, whose
+guarantee the query composes), its :meth:`~Statistic.expected` error from public parameters, and its
+:meth:`~Statistic.cells` if the release's ``summary_row()`` is not what the table should show; then a builder function
+for Python callers, added to that module's ``__all__``.  ``tests/queries/test_aggregates.py`` runs every registered
+aggregate through SQL, the plan, a release and its cells; the how-to's list of SQL forms is checked against the
+registry.
 """
 
 from __future__ import annotations
 
-import builtins
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._validation import Bounds, Integer, Interval, check_param
+from .._validation import Interval, check_param
 from ..errors import InvalidParameterError
 
-__all__ = ["Statistic", "count", "persons", "distinct", "sum", "mean", "quantiles", "histogram", "cdf", "WEIGHT"]
+__all__ = ["Statistic", "SqlCall", "AGGREGATES", "aggregates_named", "sql_forms", "laplace_sd", "WEIGHT"]
 
 #: ``weight``: a finite float > 0 (the statistic's share of the budget is its weight over the query's total)
 WEIGHT = Interval(0.0, math.inf, closed="neither")
+#: every aggregate, by its kind, in the order they were defined (what the SQL front end tries, and lists)
+AGGREGATES: dict[str, type["Statistic"]] = {}
+
+
+@dataclass(frozen=True)
+class SqlCall:
+    """One aggregate of a SELECT as the SQL front end read it: what :meth:`Statistic.from_sql` takes.
+
+    Attributes
+    ----------
+    name : str
+        The function's name, upper case (``"AVG"``).
+    text : str
+        The call as written, for refusals.
+    column : str or None
+        The column among its arguments (qualified by the FROM table or not at all), if any.
+    numbers : tuple of int or float
+        Its number arguments, in order.
+    star, distinct : bool
+        ``COUNT(*)``; ``COUNT(DISTINCT c)``.
+    privacy_id : str or None
+        The query's column of persons' ids.
+    given_bounds : dict
+        The public bounds given to ``dpdist.sql`` (read through :meth:`bounds`).
+    """
+
+    name: str
+    text: str
+    column: str | None = None
+    numbers: tuple = ()
+    star: bool = False
+    distinct: bool = False
+    privacy_id: str | None = None
+    given_bounds: dict = field(default_factory=dict, repr=False)
+
+    def bounds(self, column: str) -> tuple[float, float]:
+        """The public bounds of ``column``, refused by name when ``dpdist.sql`` was not given them."""
+        if not isinstance(self.given_bounds, dict) or column not in self.given_bounds:
+            raise InvalidParameterError(f"The 'bounds' argument of dpdist.sql must give the public bounds of the column "
+                                        f"{column!r} (bounds={{{column!r}: (lo, hi)}}). Got {self.given_bounds!r:.100}.")
+        return self.given_bounds[column]
+
+    def of_distinct(self) -> str | None:
+        """The column of ``F(DISTINCT c)``, or None for another form."""
+        return self.column if self.distinct and not self.star and not self.numbers else None
+
+    def of_column(self, numbers: tuple[int, int]) -> str | None:
+        """The column of ``F(c, n1, ...)`` with between ``numbers[0]`` and ``numbers[1]`` numbers after it, or None
+        for another form (no column, ``*``, ``DISTINCT``, another count of numbers)."""
+        if self.column is None or self.star or self.distinct or not numbers[0] <= len(self.numbers) <= numbers[1]:
+            return None
+        return self.column
 
 
 @dataclass(frozen=True)
 class Statistic:
-    """One statistic of a query.
+    """One statistic of a query: an aggregate (its subclass) of a column, with its weight and its name.
 
     Attributes
     ----------
-    kind : str
-        ``"count"``, ``"persons"``, ``"distinct"``, ``"sum"``, ``"mean"``, ``"quantiles"``, ``"histogram"`` or ``"cdf"``.
     column : str or None
-        The column released (``None`` for :func:`count`, which counts rows).
+        The column it reads (``None`` for :func:`~dpdist.queries.count`, which counts rows).
     options : dict
-        The release's public arguments (``bounds``, ``q``, ``bins``).
+        Its release's public arguments (``bounds``, ``q``, ``bins``).
     weight : float
         Its share of the budget, relative to the query's other statistics.
     name : str or None
-        Its name in the released table (:meth:`named`), else ``kind`` and ``column`` name its cells.
+        Its name in the released table (:meth:`named`), else its ``kind`` and column name its cells.
     """
 
-    kind: str
+    #: its name in labels and plans (``"sum"``); a subclass with one is registered in :data:`AGGREGATES`
+    kind: ClassVar[str] = ""
+    #: its SQL spellings as the docs show them (``c`` a column, ``<privacy_id>`` the ids' column, parameters named)
+    sql_forms: ClassVar[tuple[str, ...]] = ()
+    #: it counts rows (a count's noise; no value of its column is aggregated, so no missing value is refused)
+    counts_rows: ClassVar[bool] = False
+    #: its rows hold every person kept, so it may choose private keys (a deduplication by value does not)
+    chooses_groups: ClassVar[bool] = True
+    #: it counts persons: the query needs its ``privacy_id``
+    needs_privacy_id: ClassVar[bool] = False
+
     column: str | None
     options: dict[str, Any] = field(default_factory=dict)
     weight: float = 1.0
     name: str | None = None
 
+    def __init_subclass__(cls, **kwargs: Any):
+        super().__init_subclass__(**kwargs)
+        if cls.kind:
+            AGGREGATES[cls.kind] = cls
+
     @property
     def label(self) -> str:
-        """``kind(column)``, or ``count()``: the name of the statistic in a plan and in errors."""
+        """``kind(column)``, or ``count()``: the name of the statistic in a plan, a result and errors."""
         return f"{self.kind}({self.column or ''})"
 
-    def release(self) -> tuple[Callable[..., Any], tuple, dict[str, Any]]:
-        """``(function, args after the data, keyword arguments)`` of its ``dpdist.central`` release, budget aside."""
-        from .. import central  # lazy: loads scipy (0.4-2 s)
-
-        options = dict(self.options)
-        if self.kind == "quantiles":
-            return central.quantiles, (), {"q": options["q"], "bounds": options["bounds"]}
-        if self.kind == "histogram":
-            return central.histogram_queries, (), {"bounds": options["bounds"], "bins": options["bins"],
-                                                   "neighbouring": "add-remove"}
-        functions: dict[str, Callable[..., Any]] = {"count": central.count, "persons": central.count,
-                                                    "distinct": central.count,
-                                                    "sum": central.sum, "mean": central.mean,
-                                                    "cdf": central.cdf}
-        return functions[self.kind], (), options
+    @property
+    def stem(self) -> str:
+        """What its cells' names start with, which :meth:`named` replaces."""
+        return f"{self.column}"
 
     def weighted(self, weight: Any) -> "Statistic":
         """This statistic with another ``weight``."""
-        return replace(self, weight=check_param(f"{self.kind}", "weight", weight, WEIGHT))
+        return replace(self, weight=check_param(self.kind, "weight", weight, WEIGHT))
 
     def named(self, name: str) -> "Statistic":
         """This statistic named ``name`` in the released table (SQL's ``AS``): a count's, sum's or mean's cell is
@@ -83,80 +147,79 @@ class Statistic:
                                         f"Got {name!r:.80} instead.")
         return replace(self, name=name)
 
-    @property
-    def stem(self) -> str:
-        """What its cells' names start with, which :meth:`named` replaces."""
-        stems = {"count": "count", "persons": "count", "distinct": f"{self.column} distinct",
-                 "sum": f"{self.column} sum", "mean": f"{self.column} mean"}
-        return stems.get(self.kind, f"{self.column}")
+    def release(self) -> tuple[Callable[..., Any], tuple, dict[str, Any]]:
+        """``(function, args after the data, keyword arguments)`` of its ``dpdist.central`` release, budget aside."""
+        raise NotImplementedError
+
+    def expected(self, epsilon: float, n: int, rows_per_person: int, repeats: int) -> dict[str, Any]:
+        """``{"metric": ..., "error": ...}``: its expected error in one group of ``n`` rows released at ``epsilon``
+        with ``rows_per_person`` rows of a person at most (public parameters only).  By default the seeded simulation
+        of :func:`dpdist.explain` (its KS distance)."""
+        return self.simulated(epsilon, n, rows_per_person, repeats, "ks")
+
+    def cells(self, result: Any) -> dict[str, float]:
+        """A group's cells: the release's ``summary_row()``, each name read by :meth:`cell_name`, under the
+        statistic's name (:meth:`named`) where it has one."""
+        row = result.summary_row()
+        level = {"level": float(row["level"])} if "level" in row else {}
+        named = {self.cell_name(name): float(value) for name, value in row.items() if name != "level"}
+        return {**self.renamed(named), **level}
+
+    def cell_name(self, name: str) -> str:
+        """The table's name of the summary row's cell ``name`` (by default ``"<column> <name>"``)."""
+        return f"{self.column} {name}"
+
+    def renamed(self, cells: dict[str, float]) -> dict[str, float]:
+        """``cells`` with their :attr:`stem` replaced by the statistic's name, when it has one."""
+        if self.name is None:
+            return cells
+        stem = self.stem
+        return {(self.name + name[len(stem):] if name.startswith(stem) else name): value for name, value in cells.items()}
+
+    def staged_rows(self, data: dict[str, np.ndarray], by: tuple[str, ...], privacy_id: str | None,
+                    missing: Any) -> dict[str, np.ndarray]:
+        """The rows its release reads, from the query's rows kept ``data`` (``{column: values}``): by default those."""
+        return data
+
+    def contributions(self, max_contributions: int) -> int:
+        """The rows of one person per group its release reads (by default the query's ``max_contributions``)."""
+        return max_contributions
+
+    def left_out(self, rows: int, groups: int | None) -> int | None:
+        """What the bounding of each person's rows left out of it, of the ``rows`` and the (person, group) pairs
+        ``groups`` it left out of the table (by default the rows; None where not counted)."""
+        return rows
+
+    @classmethod
+    def from_sql(cls, call: SqlCall) -> "Statistic | None":
+        """The statistic of the SQL aggregate ``call``, or None when ``call`` is not one of its forms."""
+        raise NotImplementedError
+
+    def simulated(self, epsilon: float, n: int, rows_per_person: int, repeats: int, metric: str) -> dict[str, Any]:
+        """:func:`dpdist.explain`'s seeded simulation of one group's release at ``n`` rows: its ``metric``
+        (``"quantile_mae"``, ``"ks"``)."""
+        from ..accuracy import explain  # lazy: loads scipy (0.4-2 s)
+
+        function, _, options = self.release()
+        unit: dict[str, Any] = ({"max_contributions": rows_per_person, "rows_per_person": rows_per_person}
+                                if rows_per_person > 1 else {})
+        prediction = explain(function, n, epsilons=[epsilon], repeats=repeats, **options, **unit).predictions[0]
+        names = {"quantile_mae": "quantiles' mean absolute error", "ks": "KS distance"}
+        return {"metric": names[metric], "error": prediction.errors[metric].value}
 
 
-def _column(owner: str, column: Any) -> str:
-    if not isinstance(column, str) or not column:
-        raise InvalidParameterError(f"The 'column' argument of {owner} must be the name of a column (a string). "
-                                    f"Got {column!r} instead.")
-    return column
+def laplace_sd(epsilon: float) -> float:
+    """The standard deviation of the discrete Laplace law of one unit at ``epsilon``."""
+    rho = math.exp(-epsilon)
+    return math.sqrt(2 * rho) / (1 - rho)
 
 
-def _bounds(owner: str, bounds: Any) -> tuple[float, float]:
-    return tuple(float(value) for value in check_param(owner, "bounds", bounds, Bounds()))  # type: ignore[return-value]
+def aggregates_named(name: str) -> list[type[Statistic]]:
+    """The aggregates one of whose SQL forms is a call of ``name`` (upper case)."""
+    return [kind for kind in AGGREGATES.values() if any(form.split("(")[0] == name for form in kind.sql_forms)]
 
 
-def count(*, weight: float = 1.0) -> Statistic:
-    """The number of rows per group (per person: of the rows kept), :func:`dpdist.central.count`."""
-    return Statistic("count", None, {}, check_param("count", "weight", weight, WEIGHT))
-
-
-def persons(*, weight: float = 1.0) -> Statistic:
-    """The number of distinct persons per group (SQL's ``COUNT(DISTINCT <privacy_id>)``): a
-    :func:`dpdist.central.count` of the rows kept when each person keeps one row per group, so one person changes
-    it by at most one in each of their ``max_groups`` groups.  It needs the query's ``privacy_id``."""
-    return Statistic("persons", None, {}, check_param("persons", "weight", weight, WEIGHT))
-
-
-def distinct(column: str, *, weight: float = 1.0) -> Statistic:
-    """The number of distinct values of ``column`` per group (SQL's ``COUNT(DISTINCT column)``): a
-    :func:`dpdist.central.count` of the rows kept, deduplicated by value in each group.  Adding or removing a row
-    adds or removes at most one distinct value, so one person of ``max_contributions`` rows per group changes it by
-    at most ``max_contributions``, as a count; its noise is a count's.  Values compare as given (numbers by value,
-    strings as written); a missing value is what the query's ``missing`` says (refused, left out, or that value)."""
-    return Statistic("distinct", _column("distinct", column), {}, check_param("distinct", "weight", weight, WEIGHT))
-
-
-def sum(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
-    """The sum of ``column`` clipped to ``bounds`` per group, :func:`dpdist.central.sum`."""
-    return Statistic("sum", _column("sum", column), {"bounds": _bounds("sum", bounds)},
-                     check_param("sum", "weight", weight, WEIGHT))
-
-
-def mean(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
-    """The mean of ``column`` clipped to ``bounds`` per group, :func:`dpdist.central.mean`."""
-    return Statistic("mean", _column("mean", column), {"bounds": _bounds("mean", bounds)},
-                     check_param("mean", "weight", weight, WEIGHT))
-
-
-def quantiles(column: str, q: Any, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
-    """The quantiles ``q`` (each in (0, 1)) of ``column`` per group, all from one :func:`dpdist.central.quantiles`
-    release (its tree: many quantiles cost the budget of one)."""
-    levels = np.atleast_1d(np.asarray(q, dtype=object))
-    if levels.ndim != 1 or not levels.size or not builtins.all(
-            isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1 for level in levels):
-        raise InvalidParameterError(f"The 'q' argument of quantiles must be one or more numbers in (0, 1). "
-                                    f"Got {q!r} instead.")
-    return Statistic("quantiles", _column("quantiles", column),
-                     {"q": tuple(float(level) for level in levels), "bounds": _bounds("quantiles", bounds)},
-                     check_param("quantiles", "weight", weight, WEIGHT))
-
-
-def histogram(column: str, bins: int, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
-    """The shares of ``bins`` equal-width bins of ``bounds`` per group, :func:`dpdist.central.histogram_queries`
-    (under add/remove neighbours: the group's size stays private)."""
-    return Statistic("histogram", _column("histogram", column),
-                     {"bins": check_param("histogram", "bins", bins, Integer(low=1, high=2**16)),
-                      "bounds": _bounds("histogram", bounds)}, check_param("histogram", "weight", weight, WEIGHT))
-
-
-def cdf(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
-    """The CDF of ``column`` per group, :func:`dpdist.central.cdf` (its median, mean and spread in the table)."""
-    return Statistic("cdf", _column("cdf", column), {"bounds": _bounds("cdf", bounds)},
-                     check_param("cdf", "weight", weight, WEIGHT))
+def sql_forms(kinds: Any = None) -> str:
+    """The SQL forms of ``kinds`` (every aggregate by default), as a list in words."""
+    forms = [form for kind in (AGGREGATES.values() if kinds is None else kinds) for form in kind.sql_forms]
+    return ", ".join(forms[:-1]) + (" and " if len(forms) > 1 else "") + forms[-1]

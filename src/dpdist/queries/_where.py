@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..errors import InvalidParameterError
+from ..frame._tables import dtype_name
 
 __all__ = ["refused", "where_predicate"]
 
@@ -168,14 +169,14 @@ class _Compiler:
         column = nw.col(name)
         missing = column.is_null() | column.is_nan() if dtype.is_float() else column.is_null()
         if dtype.is_boolean():
-            return _Value("boolean", name, column, missing=missing, ordered=False, dtype=str(dtype))
+            return _Value("boolean", name, column, missing=missing, ordered=False, dtype=dtype_name(dtype))
         if dtype.is_numeric():
-            return _Value("number", name, column, missing=missing, dtype=str(dtype))
+            return _Value("number", name, column, missing=missing, dtype=dtype_name(dtype))
         if dtype == nw.String:
-            return _Value("string", name, column, missing=missing, dtype=str(dtype))
+            return _Value("string", name, column, missing=missing, dtype=dtype_name(dtype))
         if isinstance(dtype, (nw.Categorical, nw.Enum)):
-            return _Value("string", name, column, missing=missing, ordered=False, dtype=str(dtype))
-        return _Value("other", name, column, missing=missing, ordered=False, dtype=str(dtype))
+            return _Value("string", name, column, missing=missing, ordered=False, dtype=dtype_name(dtype))
+        return _Value("other", name, column, missing=missing, ordered=False, dtype=dtype_name(dtype))
 
     def _compared(self, name: str, left: _Value, right: _Value, node: Any) -> _Condition:
         compare, orders = _COMPARED[name]

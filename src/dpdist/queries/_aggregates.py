@@ -1,0 +1,311 @@
+"""The aggregates a query releases, one class each (the contract: :mod:`dpdist.queries._statistics`), and their
+builders.
+
+Each builder (:func:`count`, :func:`persons`, :func:`distinct`, :func:`sum`, :func:`mean`, :func:`quantiles`,
+:func:`histogram`, :func:`cdf`) checks its public arguments when it is called (a bad one is refused by name before any
+table is read) and returns its aggregate; the query gives it its share of the budget (``weight`` over the weights of
+all the query's statistics) and runs its release once per group (:func:`dpdist.frame.group_release`'s array core).
+A new aggregate is a new class here and its builder (the contract's docstring says what it carries).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from .._missing import missing_mask, missing_policy
+from .._validation import Bounds, Integer, check_param
+from ..errors import InvalidParameterError
+from ._statistics import WEIGHT, SqlCall, Statistic, laplace_sd
+
+__all__ = ["count", "persons", "distinct", "sum", "mean", "quantiles", "histogram", "cdf"]
+
+
+def _central(name: str) -> Callable[..., Any]:
+    from .. import central  # lazy: loads scipy (0.4-2 s)
+
+    return getattr(central, name)
+
+
+class Count(Statistic):
+    """The number of rows per group (per person: of the rows kept), :func:`dpdist.central.count`."""
+
+    kind = "count"
+    sql_forms = ("COUNT(*)",)
+    counts_rows = True
+
+    @property
+    def stem(self) -> str:
+        return "count"
+
+    def release(self):
+        return _central("count"), (), {}
+
+    def expected(self, epsilon, n, rows_per_person, repeats):
+        return {"metric": "count standard deviation", "error": laplace_sd(epsilon / rows_per_person)}
+
+    def cell_name(self, name: str) -> str:
+        return name.replace("count", self.stem, 1)
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        one = call.column is None and call.numbers == (1,)
+        return count() if not call.distinct and (call.star or one) else None
+
+
+class Persons(Count):
+    """The number of distinct persons per group: a count of one row per person and group."""
+
+    kind = "persons"
+    sql_forms = ("COUNT(DISTINCT <privacy_id>)",)
+    needs_privacy_id = True
+
+    @property
+    def stem(self) -> str:
+        return "persons"
+
+    def staged_rows(self, data, by, privacy_id, missing):
+        """One row of each (person, group): the count of them is the number of persons of each group."""
+        from ..central._contributions import person_codes  # lazy: loads scipy (0.4-2 s)
+
+        ids = data[str(privacy_id)]
+        codes = np.stack([_codes(data[name]) for name in by] + [person_codes("dpdist.query", ids, ids.size)])
+        return _first_rows(data, np.arange(ids.size), codes)
+
+    def contributions(self, max_contributions: int) -> int:
+        return 1  # one row per person and group: the count is of distinct persons
+
+    def left_out(self, rows: int, groups: int | None) -> int | None:
+        return groups  # a person left out of a group is one person fewer in its count
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        column = call.of_distinct()
+        return persons() if column is not None and column == call.privacy_id else None
+
+
+class Distinct(Count):
+    """The number of distinct values of a column per group: a count of the rows kept, deduplicated by value."""
+
+    kind = "distinct"
+    sql_forms = ("COUNT(DISTINCT c)",)
+    chooses_groups = False
+
+    @property
+    def stem(self) -> str:
+        return f"{self.column} distinct"
+
+    def staged_rows(self, data, by, privacy_id, missing):
+        """The rows kept that are each the first of its group and value: their count is the number of distinct
+        values.  Deduplicating is 1-stable (a row added or removed adds or removes at most one distinct value), so a
+        person's ``max_contributions`` rows per group move it by at most as many, a count's sensitivity; each value
+        keeps the id of its first row (at most ``max_contributions`` per person and group still).  A missing value is
+        left out with ``missing="drop"``, or is the value ``missing`` (refused before by default)."""
+        column = str(self.column)
+        values, rows = data[column], np.arange(len(data[column]))
+        policy, what = missing_policy("dpdist.query", missing), f"Column {column!r}"
+        if policy.how == "drop":
+            rows = policy.apply(rows, "dpdist.query", what, mask=missing_mask(values), private=True)
+        elif policy.how == "value":
+            values = policy.apply(values, "dpdist.query", what, private=True)
+        return _first_rows(data, rows, np.stack([_codes(data[name][rows]) for name in by] + [_codes(values[rows])]))
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        column = call.of_distinct()
+        return distinct(column) if column is not None and column != call.privacy_id else None
+
+
+class Sum(Statistic):
+    """The sum of a column clipped to its bounds per group, :func:`dpdist.central.sum`."""
+
+    kind = "sum"
+    sql_forms = ("SUM(c)",)
+
+    @property
+    def stem(self) -> str:
+        return f"{self.column} sum"
+
+    def release(self):
+        return _central("sum"), (), dict(self.options)
+
+    def expected(self, epsilon, n, rows_per_person, repeats):
+        bound = max(map(abs, self.options["bounds"]))
+        return {"metric": "sum standard deviation", "error": math.sqrt(2) * bound / (epsilon / rows_per_person)}
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        column = call.of_column((0, 0))
+        return None if column is None else sum(column, call.bounds(column))
+
+
+class Mean(Statistic):
+    """The mean of a column clipped to its bounds per group, :func:`dpdist.central.mean`."""
+
+    kind = "mean"
+    sql_forms = ("AVG(c)", "MEAN(c)")
+
+    @property
+    def stem(self) -> str:
+        return f"{self.column} mean"
+
+    def release(self):
+        return _central("mean"), (), dict(self.options)
+
+    def expected(self, epsilon, n, rows_per_person, repeats):
+        """At its worst, a mean at a bound: the noisy sum's and the noisy count's halves of the budget."""
+        record, (low, high) = epsilon / rows_per_person, self.options["bounds"]
+        radius = (high - low) / 2
+        spread = math.sqrt(2 * (radius / (record / 2)) ** 2 + radius**2 * laplace_sd(record / 2) ** 2) / n
+        return {"metric": "mean standard deviation (at most)", "error": spread}
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        column = call.of_column((0, 0))
+        return None if column is None else mean(column, call.bounds(column))
+
+
+class Quantiles(Statistic):
+    """Quantiles of a column per group, all from one :func:`dpdist.central.quantiles` release."""
+
+    kind = "quantiles"
+    sql_forms = ("QUANTILES(c, q, ...)", "QUANTILE(c, q)", "MEDIAN(c)")
+
+    def release(self):
+        return _central("quantiles"), (), {"q": self.options["q"], "bounds": self.options["bounds"]}
+
+    def expected(self, epsilon, n, rows_per_person, repeats):
+        return self.simulated(epsilon, n, rows_per_person, repeats, "quantile_mae")
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        shapes = {"QUANTILES": (1, 999), "QUANTILE": (1, 1), "MEDIAN": (0, 0)}
+        column = call.of_column(shapes[call.name])
+        return None if column is None else quantiles(column, list(call.numbers) or [0.5], call.bounds(column))
+
+
+class Histogram(Statistic):
+    """The shares of equal-width bins of a column's bounds per group, :func:`dpdist.central.histogram_queries`."""
+
+    kind = "histogram"
+    sql_forms = ("HISTOGRAM(c, bins)",)
+
+    def release(self):
+        return _central("histogram_queries"), (), {"bounds": self.options["bounds"], "bins": self.options["bins"],
+                                                   "neighbouring": "add-remove"}
+
+    def cells(self, result):
+        edges, shares = np.asarray(result.edges), np.asarray(result.probabilities)
+        return self.renamed({f"{self.column} share [{low:g}, {high:g})": float(share)
+                             for low, high, share in zip(edges[:-1], edges[1:], shares)})
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        column = call.of_column((1, 1))
+        return None if column is None else histogram(column, call.numbers[0], call.bounds(column))
+
+
+class Cdf(Statistic):
+    """The CDF of a column per group, :func:`dpdist.central.cdf` (its median, mean and spread in the table)."""
+
+    kind = "cdf"
+    sql_forms = ("CDF(c)",)
+
+    def release(self):
+        return _central("cdf"), (), dict(self.options)
+
+    def cell_name(self, name: str) -> str:
+        return f"{self.column} cdf {name}"
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        column = call.of_column((0, 0))
+        return None if column is None else cdf(column, call.bounds(column))
+
+
+def _codes(values: np.ndarray) -> np.ndarray:
+    """Each value's index among the column's distinct values (numbers by value, strings as written)."""
+    try:
+        return np.unique(values, return_inverse=True)[1].reshape(-1)
+    except TypeError:  # an object column of several types, which do not sort together: 1 and "1" stay two values
+        return _codes(np.array([f"{type(value).__name__}:{value!r}" for value in values]))
+
+
+def _first_rows(data: dict[str, np.ndarray], rows: np.ndarray, codes: np.ndarray) -> dict[str, np.ndarray]:
+    """The rows ``rows`` of ``data`` that are each the first of their codes' column (``codes``: one row per code)."""
+    first = np.sort(np.unique(codes, axis=1, return_index=True)[1]) if rows.size else rows
+    return {name: array[rows[first]] for name, array in data.items()}
+
+
+def _column(owner: str, column: Any) -> str:
+    if not isinstance(column, str) or not column:
+        raise InvalidParameterError(f"The 'column' argument of {owner} must be the name of a column (a string). "
+                                    f"Got {column!r} instead.")
+    return column
+
+
+def _bounds(owner: str, bounds: Any) -> tuple[float, float]:
+    return tuple(float(value) for value in check_param(owner, "bounds", bounds, Bounds()))  # type: ignore[return-value]
+
+
+def _weight(owner: str, weight: Any) -> float:
+    return check_param(owner, "weight", weight, WEIGHT)
+
+
+def count(*, weight: float = 1.0) -> Statistic:
+    """The number of rows per group (per person: of the rows kept), :func:`dpdist.central.count`."""
+    return Count(None, {}, _weight("count", weight))
+
+
+def persons(*, weight: float = 1.0) -> Statistic:
+    """The number of distinct persons per group (SQL's ``COUNT(DISTINCT <privacy_id>)``): a
+    :func:`dpdist.central.count` of the rows kept when each person keeps one row per group, so one person changes
+    it by at most one in each of their ``max_groups`` groups.  It needs the query's ``privacy_id``."""
+    return Persons(None, {}, _weight("persons", weight))
+
+
+def distinct(column: str, *, weight: float = 1.0) -> Statistic:
+    """The number of distinct values of ``column`` per group (SQL's ``COUNT(DISTINCT column)``): a
+    :func:`dpdist.central.count` of the rows kept, deduplicated by value in each group.  Adding or removing a row
+    adds or removes at most one distinct value, so one person of ``max_contributions`` rows per group changes it by
+    at most ``max_contributions``, as a count; its noise is a count's.  Values compare as given (numbers by value,
+    strings as written); a missing value is what the query's ``missing`` says (refused, left out, or that value)."""
+    return Distinct(_column("distinct", column), {}, _weight("distinct", weight))
+
+
+def sum(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The sum of ``column`` clipped to ``bounds`` per group, :func:`dpdist.central.sum`."""
+    return Sum(_column("sum", column), {"bounds": _bounds("sum", bounds)}, _weight("sum", weight))
+
+
+def mean(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The mean of ``column`` clipped to ``bounds`` per group, :func:`dpdist.central.mean`."""
+    return Mean(_column("mean", column), {"bounds": _bounds("mean", bounds)}, _weight("mean", weight))
+
+
+def quantiles(column: str, q: Any, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The quantiles ``q`` (each in (0, 1)) of ``column`` per group, all from one :func:`dpdist.central.quantiles`
+    release (its tree: many quantiles cost the budget of one)."""
+    levels = np.atleast_1d(np.asarray(q, dtype=object))
+    if levels.ndim != 1 or not levels.size or not builtins.all(
+            isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1 for level in levels):
+        raise InvalidParameterError(f"The 'q' argument of quantiles must be one or more numbers in (0, 1). "
+                                    f"Got {q!r} instead.")
+    return Quantiles(_column("quantiles", column), {"q": tuple(float(level) for level in levels),
+                                                    "bounds": _bounds("quantiles", bounds)}, _weight("quantiles", weight))
+
+
+def histogram(column: str, bins: int, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The shares of ``bins`` equal-width bins of ``bounds`` per group, :func:`dpdist.central.histogram_queries`
+    (under add/remove neighbours: the group's size stays private)."""
+    return Histogram(_column("histogram", column),
+                     {"bins": check_param("histogram", "bins", bins, Integer(low=1, high=2**16)),
+                      "bounds": _bounds("histogram", bounds)}, _weight("histogram", weight))
+
+
+def cdf(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The CDF of ``column`` per group, :func:`dpdist.central.cdf` (its median, mean and spread in the table)."""
+    return Cdf(_column("cdf", column), {"bounds": _bounds("cdf", bounds)}, _weight("cdf", weight))
