@@ -1,10 +1,10 @@
 """``dpdist.sql``: one SELECT, parsed by sqlglot, into the :class:`~dpdist.queries.Query` its expressions would build.
 
 The SQL a query answers privately is a narrow one: ``SELECT <key columns>, <aggregates> FROM <one table>
-[GROUP BY <key columns>]``.  The aggregates: ``COUNT(*)``, ``COUNT(DISTINCT c)``, ``SUM(c)``, ``AVG(c)`` (or
-``MEAN``), ``QUANTILES(c, q1, q2, ...)`` (``QUANTILE(c, q)``, ``MEDIAN(c)``), ``HISTOGRAM(c, bins)`` and ``CDF(c)``;
-the bounds of a column summed, averaged or ranked are public arguments (``bounds={"c": (lo, hi)}``), never read from
-the data.  Everything else is refused in one line naming it and saying what to do instead: joins, subqueries and
+[GROUP BY <key columns>]``.  The aggregates are the registry's (:mod:`dpdist.queries._statistics`), each call read
+into a :class:`~dpdist.queries._statistics.SqlCall` and given to the aggregates one of whose ``sql_forms`` bears its
+name (``COUNT(*)``, ``SUM(c)``, ``QUANTILES(c, q, ...)``, ...); the bounds of a column summed, averaged or ranked are
+public arguments (``bounds={"c": (lo, hi)}``), never read from the data.  Everything else is refused in one line naming it and saying what to do instead: joins, subqueries and
 common table expressions, HAVING, ORDER BY, LIMIT, DISTINCT, TABLESAMPLE, window functions, set operations, columns
 that are neither keys nor aggregated, columns of another table (``u.age``).  The SELECT's clauses are read from a
 list of those understood, so a clause sqlglot parses and this module does not read is refused, never ignored.
@@ -27,7 +27,7 @@ from typing import Any
 
 from ..errors import InvalidParameterError, MissingDependencyError
 from ._query import Query, query
-from ._where import refused, where_predicate
+from ._where import number, refused, where_predicate
 from ._statistics import SqlCall, Statistic, aggregates_named, sql_forms
 
 __all__ = ["sql"]
@@ -245,19 +245,12 @@ def _call(exp: Any, item: Any, qualifiers: set[str], bounds: dict, privacy_id: s
         elif isinstance(argument, exp.Star) and not star:
             star = True
         elif isinstance(argument, exp.Literal) and not argument.is_string:
-            numbers.append(_number(argument.name, text))
+            numbers.append(number(argument.name, text))
         elif isinstance(argument, exp.Neg) and isinstance(argument.this, exp.Literal) and not argument.this.is_string:
-            numbers.append(-_number(argument.this.name, text))
+            numbers.append(-number(argument.this.name, text))
         else:
             raise refused(f"{text}: an aggregate's arguments are one column (or *) and numbers")
     return SqlCall(name, text, column, tuple(numbers), star, distinct, privacy_id, bounds)
-
-
-def _number(written: str, text: str) -> int | float:
-    try:
-        return int(written) if written.isdigit() else float(written)
-    except ValueError:
-        raise refused(f"{text}: a number is written in decimal digits") from None
 
 
 def _filtered(exp: Any, tree: Any, table: Any, qualifiers: set[str]) -> Any:

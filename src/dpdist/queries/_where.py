@@ -26,7 +26,7 @@ from typing import Any, Callable
 from ..errors import InvalidParameterError
 from ..frame._tables import dtype_name
 
-__all__ = ["refused", "where_predicate"]
+__all__ = ["number", "refused", "where_predicate"]
 
 #: the comparisons of a WHERE, by sqlglot's node name: the operator, and whether it orders its operands
 _COMPARED: dict[str, tuple[Callable[[Any, Any], Any], bool]] = {
@@ -35,6 +35,17 @@ _COMPARED: dict[str, tuple[Callable[[Any, Any], Any], bool]] = {
 #: what a filter does, for the refusals
 _GRAMMAR = ("a row filter compares columns and constants of one type (=, <>, <, <=, >, >=, IN, BETWEEN, IS NULL) and "
             "joins conditions with AND, OR, NOT")
+
+
+def number(written: str, where: str) -> int | float:
+    """A number literal of a statement as written: an int within 64 bits, or a finite float; refused by ``where``."""
+    try:
+        value: int | float = int(written) if written.isdigit() else float(written)
+    except ValueError:
+        raise refused(f"{where}: a number is written in decimal digits") from None
+    if (isinstance(value, int) and value >= 2**63) or not math.isfinite(value):
+        raise refused(f"{where}: numbers are 64-bit (integers below 2**63, finite floats)")
+    return value
 
 
 def refused(what: str) -> InvalidParameterError:
@@ -136,7 +147,7 @@ class _Compiler:
             self._only(node, "this", "is_string")
             if node.is_string:
                 return _Value("string", node.sql(), constant=node.name)
-            return _Value("number", node.sql(), constant=self._number(node.name, node))
+            return _Value("number", node.sql(), constant=number(node.name, f"WHERE ... {node.sql()[:60]}"))
         if isinstance(node, exp.Boolean):
             self._only(node, "this")
             return _Value("boolean", node.sql(), constant=bool(node.this), ordered=False)
@@ -250,17 +261,6 @@ class _Compiler:
         extra = [key for key, value in node.args.items() if key not in allowed and value not in (None, False, [])]
         if extra:
             raise refused(f"WHERE ... {node.sql()[:60]}: {_GRAMMAR}")
-
-    @staticmethod
-    def _number(text: str, node: Any) -> int | float:
-        """A number literal: an int within 64 bits, or a finite float."""
-        try:
-            number: int | float = int(text) if text.isdigit() else float(text)
-        except ValueError:
-            raise refused(f"WHERE ... {node.sql()[:60]}: a number is written in decimal digits") from None
-        if (isinstance(number, int) and number >= 2**63) or not math.isfinite(number):
-            raise refused(f"WHERE ... {node.sql()[:60]}: numbers are 64-bit (integers below 2**63, finite floats)")
-        return number
 
     @staticmethod
     def _types(left: _Value, right: _Value) -> str:
