@@ -23,6 +23,10 @@ Where the losses come from:
 * :meth:`PrivacyLoss.of_guarantee`: anything that states a guarantee (the worst case of it);
 * :func:`dpdist.amplification.shuffled_loss`: a relayed campaign's rounds, amplified by shuffling.
 
+What the numbers mean for a person, in odds (:mod:`._odds`): :func:`guess_odds`, how likely an attacker who sees a
+device's reports guesses its value (exact from the channel, or a certified bound), and :func:`tradeoff`, a membership
+test's true-positive rate at a false-positive rate (f-DP), from a guarantee or a loss.
+
 >>> from dpdist import accounting, local
 >>> daily = accounting.protocol_loss(local.make("grr", epsilon=0.1, domain_size=2))
 >>> year = accounting.sequential([daily] * 365)
@@ -40,6 +44,7 @@ from ._accountants import ACCOUNTANTS, CHOICES, Statement, cannot_state, check_a
 from ._distributions import Atoms, Composed, Curve, GaussianLoss, LossDistribution, loss_from_dict
 from ._loss import FRESH_RANDOMNESS, PrivacyLoss, parallel, repeated, sequential
 from ._mechanisms import discrete_laplace, gaussian
+from ._odds import FPRS, RANGES, GuessOdds, TradeOff, guess_bound, guess_odds, tradeoff
 from ._pld import DISCRETIZATION, delta_at, discretization_error, epsilon_at
 from ._protocols import MEMO_ASSUMPTION, protocol_loss
 from ._zcdp import zcdp_epsilon
@@ -48,5 +53,6 @@ __all__ = [
     "ACCOUNTANTS", "CHOICES", "Statement", "state", "cannot_state", "check_accountant", "PrivacyLoss", "sequential", "repeated", "parallel",
     "protocol_loss", "discrete_laplace", "gaussian", "Atoms", "Composed", "Curve", "GaussianLoss", "LossDistribution",
     "loss_from_dict", "DISCRETIZATION", "epsilon_at", "delta_at", "discretization_error", "zcdp_epsilon",
-    "FRESH_RANDOMNESS", "MEMO_ASSUMPTION",
+    "FRESH_RANDOMNESS", "MEMO_ASSUMPTION", "GuessOdds", "TradeOff", "guess_odds", "guess_bound", "tradeoff", "FPRS",
+    "RANGES",
 ]
