@@ -517,6 +517,33 @@ export function historyEpsilon(
   losses: { epsilon1: number; epsilonInf: number; epsilonI: number; keys: number },
 ): number;
 
+/** How likely someone who sees this device's reports guesses its value, by the bound of the protocol's epsilon. */
+export interface GuessOdds {
+  /** what is guessed: "your value", "which of 10 equal ranges of [0, 100] your value lies in", ... */
+  target: string;
+  /** how many candidates, equally likely before any report */
+  values: number;
+  /** 1 / values: a blind guess */
+  chance: number;
+  /** one report's epsilon (epsilon_1 for a longitudinal protocol) */
+  epsilon: number;
+  /** the bound e^eps / (e^eps + values - 1) on the guess from one report */
+  probability: number;
+  /** true for GRR, which reaches the bound; else an upper bound */
+  exact: boolean;
+  /** a longitudinal protocol: the bound for every report of an unchanged value (epsilon_inf); else null */
+  memo: { epsilon: number; probability: number } | null;
+}
+
+/** The bound of any epsilon-DP guarantee on guessing a value whose likeliest candidate has probability ``chance``. */
+export function guessBound(epsilon: number, chance: number): number;
+/** What someone who sees this device's reports can guess (null for a protocol of key-value pairs). */
+export function guessOdds(protocol: Protocol): GuessOdds | null;
+/** One sentence a person reads before taking part, with the chance baseline (null for key-value pairs). */
+export function consentText(protocol: Protocol): string | null;
+/** A probability as a percentage of three significant digits, never rounded up to 100%. */
+export function percent(value: number): string;
+
 /** A report was already drawn for this campaign on this device, for another value. */
 export class ReportAlreadyDrawnError extends DPDistError {
   kept: KeptReport;

@@ -6,8 +6,10 @@ relation and the model); budget splits go through :func:`split`, :func:`sequenti
 :func:`parallel` and :func:`convert` (the guarantee and this basic accountant:
 ``dpdist/_guarantee.py``, below every mechanism), and :func:`shuffled` states the central
 guarantee of ``n`` shuffled reports of a local protocol (the amplification accountant,
-:mod:`dpdist.amplification`, which sits above the protocols it accounts for).  Their
-methods, relations and citations are in those modules.
+:mod:`dpdist.amplification`, which sits above the protocols it accounts for).  What a guarantee means for a
+person, in odds (:mod:`dpdist.accounting._odds`): :func:`guess_odds`, how likely an attacker who sees a device's
+reports guesses its value, beside chance, and :func:`tradeoff`, a membership test's true-positive rate at a
+false-positive rate.  Their methods, relations and citations are in those modules.
 """
 
 from ._guarantee import (
@@ -23,9 +25,10 @@ from ._guarantee import (
     sequential,
     split,
 )
+from .accounting import GuessOdds, TradeOff, guess_bound, guess_odds, tradeoff
 from .amplification import shuffled
 
 __all__ = [
     "PrivacyGuarantee", "local_guarantee", "sequential", "parallel", "split", "convert", "shuffled", "MODELS",
-    "NEIGHBOURING", "OVER_TIME", "LOCAL_ONLY", "UNITS",
+    "NEIGHBOURING", "OVER_TIME", "LOCAL_ONLY", "UNITS", "guess_odds", "guess_bound", "tradeoff", "GuessOdds", "TradeOff",
 ]

@@ -260,6 +260,8 @@ def test_a_pure_guarantees_curve_is_randomized_responses():
     assert not curve.exact and curve.test == "whether one record is in the data"
     high = tradeoff(PrivacyGuarantee(1.0, 0.0, "add-remove", "central"), fpr=[0.9])
     assert high.tpr[0] == pytest.approx(1 - math.exp(-1) * 0.1)
+    worst = tradeoff(accounting.PrivacyLoss.of_guarantee(PrivacyGuarantee(1.0, 0.0, "add-remove", "central")))
+    assert worst.tpr == curve.tpr and not worst.exact  # a loss made of the guarantee alone is no mechanism's own
     approximate = tradeoff(PrivacyGuarantee(1.0, 1e-3, "replace", "central", unit="person"))
     np.testing.assert_allclose(approximate.tpr, [math.e * a + 1e-3 for a in (0.01, 0.05, 0.1)])
     assert approximate.test == "which of two values one person's rows hold"

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from dpdist import explain_ladder, local
+from dpdist.accounting import guess_bound, guess_odds
 from dpdist.accounting._threshold import threshold_delta
 from dpdist.accuracy._ladder_simulation import simulate_row
 from dpdist.amplification import shuffled
@@ -225,3 +226,31 @@ def test_each_row_says_whom_its_guarantee_holds_against():
     assert "not the aggregation server" in said["sample-and-threshold"] and "delta >= p" in said["sample-and-threshold"]
     header, *table = rungs.describe().splitlines()[1:8]
     assert "holds against" in header and all(row.holds_against in line for row, line in zip(rungs.rows, table))
+
+
+def test_each_party_guesses_with_its_reports_odds_or_the_rows_bound():
+    """The collector of the local row and the relay with the collector of the shuffled one guess with one report's
+    exact odds (at the row's epsilon, epsilon0); the parties the stated guarantee holds against with at most its bound,
+    under a uniform prior and the data shape's; the curator guesses every item; the aggregation server is not bounded."""
+    rungs = built(FAST[0])
+    d, counts = 4, np.asarray(rungs.counts, dtype=float)
+    chances = (1 / d, counts.max() / counts.sum())
+    local_row, relayed = rungs.row("local"), rungs.row("shuffled")
+    (collector,) = local_row.guesses
+    one = local.make("grr", epsilon=rungs.epsilon, domain_size=d)
+    assert collector.exact and collector.uniform == pytest.approx(guess_odds(one).probability[0])
+    assert collector.shape == pytest.approx(guess_odds(one, prior=counts).probability[0])
+    analyst, pooled = relayed.guesses
+    report = local.make("grr", epsilon=relayed.parameters["epsilon0"], domain_size=d)
+    assert pooled.exact and pooled.uniform == pytest.approx(guess_odds(report).probability[0])
+    assert pooled.uniform > analyst.uniform  # the relay's report, read with the collector: epsilon0, not epsilon
+    stated = relayed.guarantee
+    assert not analyst.exact and (analyst.uniform, analyst.shape) == tuple(
+        pytest.approx(guess_bound(stated.epsilon, stated.delta, chance=c)) for c in chances)
+    assert rungs.row("central (Gaussian)").guesses[1].uniform == 1.0  # the curator
+    assert rungs.row("sample-and-threshold").guesses[1].uniform is None
+    assert [len(rungs.row(model).guesses) for model in MODELS] == [1, 2, 2, 2, 2, 1]
+    text = rungs.describe()
+    assert f"guess (1/{d})" in text.splitlines()[1] and f"<= {100 * analyst.uniform:.3g}%" in text
+    assert "? guesses a device's item: the aggregation server: not bounded" in text
+    assert json.loads(json.dumps(rungs.to_dict()))["rows"][1]["guesses"][1]["party"] == "the relay and the collector together"

@@ -7,6 +7,7 @@ import json
 import pytest
 
 import dpdist
+from dpdist.accounting import guess_bound, guess_odds
 from dpdist.cli import main
 from dpdist.errors import InvalidParameterError
 
@@ -31,6 +32,13 @@ def test_a_year_of_grr_states_each_accountant_and_fits_the_target(every, campaig
     memo = planned.row("memoized l-grr")
     assert memo.totals["unchanged value"] == 4.0 and memo.totals["changing value"] > 4.0
     assert json.loads(json.dumps(planned.to_dict()))["rows"][0]["option"] == "repeated"
+    # the guess of a device's unchanged value from its reports over the horizon: exact for fresh GRR reports, the memo's
+    # bound at its epsilon_inf for the memoized rows
+    protocol = dpdist.local.make("grr", epsilon=0.1, domain_size=16)
+    assert repeated.guess.exact == (True,) and repeated.guess.probability == guess_odds(protocol, campaigns).probability
+    assert memo.guess.probability[0] == pytest.approx(guess_bound(4.0, chance=1 / 16)) and not memo.guess.exact[0]
+    assert fitted.guess.probability[0] > repeated.guess.probability[0] > 1 / 16
+    assert f"<= {100 * memo.guess.probability[0]:.3g}% (6.25%)" in planned.describe()
 
 
 @pytest.mark.slow
@@ -45,6 +53,7 @@ def test_the_relayed_row_fits_the_target_centrally():
     assert relayed.totals["relay colludes"] == pytest.approx(local_total) and local_total > 10 * 2.0
     assert relayed.holds_against == "the collector, relay honest" and planned.row("repeated").holds_against == "anyone"
     assert relayed.error < planned.row("fit to target").error
+    assert relayed.guess.probability[0] == pytest.approx(guess_bound(relayed.totals["central"], planned.delta, chance=1 / 8))
 
 
 def test_cli_plan_prints_the_table_and_refuses_its_options_without_plan(capsys):

@@ -29,7 +29,9 @@ def test_budget_show_ends_each_charge_with_the_assumptions_it_rests_on(tmp_path,
     session.charge(privacy.shuffled(grr, n=1000, delta=1e-8), "relayed round")
     session.charge(privacy.shuffled(grr, n=5000, delta=1e-8), "bigger round")
     assert main(["budget", "show", str(path)]) == 0
-    head, cdf, relayed, bigger = capsys.readouterr().out.splitlines()
+    head, cdf, relayed, bigger, attacker = capsys.readouterr().out.splitlines()
+    assert attacker == f"what an attacker can learn: {session.tradeoff().describe()}"
+    assert attacker.startswith("what an attacker can learn: a test of which of two values one record holds, at false-")
     listed = session.spent.assumptions
     for line, n in ((relayed, 1000), (bigger, 5000)):
         numbers = [listed.index(text) + 1 for text in assumptions_of(n)]

@@ -94,6 +94,12 @@ def test_tree_release_prints_the_budget_it_spent(column, capsys):
         "epsilon": pytest.approx(1.0), "delta": 0.0, "neighbouring": "add-remove", "model": "central"
     }
     assert "1-differential privacy (central, add or remove one record)" in release["guarantee"]
+    # what an attacker can learn: a membership test's power at false-positive rates 1%, 5%, 10%, from the guarantee
+    assert release["tradeoff"]["test"] == "whether one record is in the data" and not release["tradeoff"]["exact"]
+    assert release["tradeoff"]["tpr"] == pytest.approx([np.e * a for a in (0.01, 0.05, 0.1)])
+    assert main([*column, "--seed", "2"]) == 0
+    assert ("\nwhat an attacker can learn: a test of whether one record is in the data, at false-positive rates 1%, 5%, "
+            "10%, has true-positive rates at most 2.72%, 13.6%, 27.2%") in capsys.readouterr().out
 
 
 # 1e12 is 20 CPU-s (the tree at 2**20 leaves and its 400 noise trees for the bands and intervals): slow; the fast
@@ -188,6 +194,7 @@ def test_a_release_per_person_bounds_each_persons_rows_and_says_so(tmp_path, cap
     released = json.loads(capsys.readouterr().out)
     assert released["guarantee"].startswith("1-differential privacy per person (central, add or remove one person's")
     assert released["quantiles"]["guarantee"]["unit"] == "person"
+    assert released["tradeoff"]["test"] == "whether one person's rows are in the data"
     assert any("at most 4 row(s) each" in note for note in released["quantiles"]["notes"])
     for extra, named in ((["--privacy-id", "customer"], "'--privacy-id' option needs '--max-contributions'"),
                          (["--max-contributions", "3"], "'--max-contributions' option needs '--privacy-id'"),

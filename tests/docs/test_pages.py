@@ -7,7 +7,8 @@
 - the dashboard of a campaign of every kind (frequency with labels, heavy hitters, numerical
   distribution, mean, several attributes, marginals as heat maps) shows its estimate with the fixed-n band and the confidence sequence,
   labelled axes with ticks, a table of values with their intervals and the campaign's guarantee;
-- ``/`` is an HTML index of the campaigns for a browser, and JSON for a client that asks for it.
+- ``/`` is an HTML index of the campaigns for a browser, and JSON for a client that asks for it;
+- both pages say how likely a person's answer is guessed, beside chance (the dashboard with a trade-off figure).
 
 Every page is saved as a PNG under ``tests/artifacts/pages/`` (not committed): the suite's
 artefacts, to be looked at.  The pages are driven over the DevTools protocol by
@@ -182,6 +183,42 @@ def test_both_pages_say_what_the_campaigns_epsilon_buys(server, devtools):
     assert text.startswith("With ε = 1 and 10,000 reports, each answer's share of the population is expected to be "
                            "within ±0.0") and "95 times in 100" in text
     assert "at ε = 0.5, ±" in text and "at ε = 2, ±" in text and "e^ε = 2.72 times as likely" in text
+    assert participate["csp"] == [] and dashboard["csp"] == []
+
+
+ODDS = "!document.getElementById('odds').hidden"
+ATTACKER = "!document.getElementById('attacker').hidden && !document.getElementById('tradeoff-chart').hasAttribute('hidden')"
+
+
+def test_both_pages_say_how_likely_a_persons_answer_is_guessed(server, devtools):
+    """The participate page answers "how likely is it that my answer is guessed?" in one sentence with the chance
+    baseline, computed in the browser from the protocol and epsilon; the dashboard says the same with the odds after a
+    year of reports, and draws the trade-off curves of a test between two values, from the explain route."""
+    from dpdist import local
+    from dpdist.accounting import guess_odds
+
+    config = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
+    name = _campaign(server, config)
+    participate = run_page(devtools, f"{server.url}/campaigns/{name}/participate", [
+        ["wait", FORM], ["wait", ODDS], ["eval", "document.getElementById('odds').textContent"],
+        ["screenshot", _shot("participate-odds")]])
+    odds = participate["values"][-1]
+    python = guess_odds(local.make("grr", epsilon=1.0, domain_size=8)).sentence()
+    assert python == "Someone who sees your report can guess your value with a probability of 28%, against 12.5% by chance."
+    assert odds.startswith("Can your answer be guessed? " + python)
+    attacker = httpx.get(f"{server.url}/api/campaigns/{name}/explain", timeout=60).json()["attacker"]
+    dashboard = run_page(devtools, f"{server.url}/campaigns/{name}/dashboard#token={ADMIN_TOKEN}", [
+        ["wait", ATTACKER],
+        ["eval", "({text: document.getElementById('attacker-text').textContent,"
+                 " lines: [...document.querySelectorAll('#tradeoff-chart polyline')].map((l) => l.getAttribute('points')"
+                 ".split(' ').length),"
+                 " labels: [...document.querySelectorAll('#tradeoff-chart text')].map((t) => t.textContent)})"],
+        ["screenshot", _shot("dashboard-odds")]])
+    shown = dashboard["values"][-1]
+    assert shown["text"].startswith(python + " After 365 daily reports of one unchanged value, each drawn afresh: ")
+    assert "one report kept and sent again: 28%" in shown["text"] and "is right on 2.72%, 13.6%, 27.2%" in shown["text"]
+    assert shown["lines"] == [len(curve["fpr"]) for curve in attacker["curves"]] == [51, 51]
+    assert "one report" in shown["labels"] and "365 reports of one value (at most)" in shown["labels"]
     assert participate["csp"] == [] and dashboard["csp"] == []
 
 

@@ -17,6 +17,7 @@ export { DEFAULT_BUDGET, Ledger, PrivacyBudgetError, budgetScope, historyEpsilon
 export { Memo, isLongitudinal } from './protocols/_longitudinal.js';
 export { permutation, shuffleBatch, shuffled } from './shuffle.js';
 export { Participation, ReportAlreadyDrawnError, participationKey } from './participation.js';
+export { consentText, guessBound, guessOdds, percent } from './odds.js';
 
 /**
  * Randomize ``values`` under ``config``: one report per value.

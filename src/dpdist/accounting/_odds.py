@@ -77,16 +77,19 @@ from .._validation import (
     validate_params,
 )
 from ..errors import InvalidParameterError
-from ._distributions import Atoms, Composed, GaussianLoss
+from ._distributions import Atoms, Composed, GaussianLoss, approximate_atoms
 from ._loss import PrivacyLoss
 from ._pld import deltas_at
 from ._protocols import protocol_loss
 
 __all__ = ["GuessOdds", "TradeOff", "guess_odds", "guess_bound", "guess_probability", "tradeoff", "FPRS", "RANGES",
-           "OVER"]
+           "OVER", "FALSE_POSITIVE_RATES"]
 
 #: the false-positive rates every trade-off is stated at
 FPRS = (0.01, 0.05, 0.1)
+#: the rule of the false-positive rates asked for
+FALSE_POSITIVE_RATES = Items(Interval(0.0, 1.0, closed="both"), "a non-empty list of false-positive rates in [0, 1]",
+                             min_length=1)
 #: equal ranges of a numerical protocol's bounds whose guess is stated (a person's value is a real number)
 RANGES = 10
 #: how a device's reports of one value are drawn: a fresh draw each, or one draw kept and sent again
@@ -280,7 +283,7 @@ class GuessOdds:
 
 def _count(reports: int, sent: int) -> str:
     said = f"{reports:,} report{'s' if reports != 1 else ''}"
-    return said if sent == reports else f"{said} ({sent:,} admitted by the ledger)"
+    return said if sent == reports else f"{said} ({sent:,} sent in all, as the ledger admits them)"
 
 
 def _percent(value: float) -> str:
@@ -473,18 +476,24 @@ class TradeOff:
         """One line: the true-positive rates at the false-positive rates (chance: equal)."""
         rates = ", ".join(_percent(value) for value in self.fpr)
         powers = ", ".join(_percent(value) for value in self.tpr)
-        return (f"a test of {self.test} at false-positive rates {rates}: true-positive rates "
-                f"{'' if self.exact else 'at most '}{powers} (a blind guess: equal; {self.source})")
+        return (f"a test of {self.test}, at false-positive rates {rates}, has true-positive rates "
+                f"{'' if self.exact else 'at most '}{powers} (a blind guess: the same; {self.source})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"test": self.test, "fpr": list(self.fpr), "tpr": list(self.tpr), "exact": self.exact,
                 "source": self.source}
 
+    @classmethod
+    def blind(cls, guarantee: PrivacyGuarantee, fpr: Sequence[float] = FPRS) -> "TradeOff":
+        """A test that sees nothing of the person (no charge yet): its true-positive rate is its false-positive rate."""
+        rates = tuple(float(value) for value in fpr)
+        return cls(_test_of(guarantee), rates, rates, True, "nothing released yet")
+
 
 _TRADEOFF_RULES = {
     "of": InstanceOf((PrivacyGuarantee, PrivacyLoss), "a PrivacyGuarantee or a PrivacyLoss (a release's guarantee, a "
                                                       "budget session's spent)"),
-    "fpr": Items(Interval(0.0, 1.0, closed="both"), "a non-empty list of false-positive rates in [0, 1]", min_length=1),
+    "fpr": FALSE_POSITIVE_RATES,
 }
 
 
@@ -515,7 +524,10 @@ def tradeoff(of: PrivacyGuarantee | PrivacyLoss, fpr: Sequence[float] = FPRS) ->
         losses = np.asarray(distribution.losses)
         grid = np.unique(np.concatenate([[0.0], losses[losses > 0]]))
         deltas = np.array([distribution.delta(float(e)) for e in grid])
-        tpr, exact, source = np.minimum(tpr, _tpr(grid, deltas, alpha)), True, "its privacy loss's own curve"
+        tpr = np.minimum(tpr, _tpr(grid, deltas, alpha))
+        # a guarantee's worst case (a loss made of the guarantee alone) is no mechanism's own: a bound
+        exact = distribution != approximate_atoms(guarantee.epsilon, guarantee.delta)
+        source = "its privacy loss's own curve" if exact else source
     elif distribution is not None:
         top = min(guarantee.epsilon if math.isfinite(guarantee.epsilon) else 50.0, 2000.0)
         grid = np.unique(np.concatenate([np.linspace(0.0, top, _GRID), np.geomspace(1e-3, max(top, 2e-3), _GRID)]))

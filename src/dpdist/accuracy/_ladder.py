@@ -8,6 +8,7 @@ the numbers.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 from typing import Any
@@ -22,6 +23,7 @@ from ..amplification import shuffled
 from ..amplification._accounting import shuffled_within
 from ..amplification._statement import device_bound, report_target
 from ..errors import InvalidParameterError
+from ._ladder_odds import party_guesses
 from ._ladder_result import Ladder
 from ._ladder_rows import CENTRAL_SENSITIVITY, LadderRow, assumptions_of, counts_of, threshold_errors
 from ._local import _analytic_variance, protocol_at
@@ -57,8 +59,16 @@ def ladder(config: Any, n: int, *, delta: float, threshold: int = 20, sampling: 
     thresholded = _sample_and_threshold(counts, epsilon, delta, threshold, sampling, colluding, tokens_each)  # may refuse
     rows = [_local(protocol, counts, epsilon), _shuffled(protocol, counts, epsilon, delta, colluding, tokens_each),
             thresholded, *_central(counts, epsilon, delta), _secure_aggregation(counts, epsilon, colluding)]
+    rows = [_with_guesses(row, protocol, counts) for row in rows]
     return Ladder(protocol.config(), n, epsilon, delta, shape, tuple(int(c) for c in counts), tuple(rows), colluding,
                   tokens_each)
+
+
+def _with_guesses(row: LadderRow, protocol, counts: np.ndarray) -> LadderRow:
+    """``row`` with what each of its parties can guess of a device's item (:mod:`._ladder_odds`)."""
+    reported = row.parameters.get("epsilon_local", row.parameters.get("epsilon0"))
+    at = None if reported is None else protocol_at(protocol, reported, int(counts.sum()))
+    return dataclasses.replace(row, guesses=party_guesses(row.model, row.guarantee, at, counts))
 
 
 def _placed(config: Any):

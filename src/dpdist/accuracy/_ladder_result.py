@@ -59,23 +59,27 @@ class Ladder:
 
     def describe(self) -> str:
         """A text table (model, who runs it, the guarantee it states, whom it holds against, per-item RMSE, x local's
-        MSE), then each row's assumptions party by party and its notes."""
+        MSE, how likely that party guesses a device's item under a uniform prior), then each row's assumptions party
+        by party, what each party can guess, and its notes."""
         local = self.row("local").mse
+        chance = f"guess (1/{len(self.counts)})"
         lines = [f"{self.config['protocol']} over {len(self.counts)} items, n = {self.n:,} devices, data shape "
                  f"{self.shape!r}: every row at central ({self.epsilon:g}, {self.delta:g}), replace neighbours, "
                  f"against {self.colluding} colluding device(s) x {self.tokens_each} report(s) each = "
                  f"{self.colluding * self.tokens_each} known or forged report(s)",
                  "  ".join(["model".ljust(27), "runs".ljust(8), "stated (eps, delta)".ljust(22),
-                            "holds against".ljust(18), "per-item RMSE".rjust(13), "MSE / local".rjust(11)])]
+                            "holds against".ljust(18), "per-item RMSE".rjust(13), "MSE / local".rjust(11),
+                            chance.rjust(12)])]
         for row in self.rows:
             stated = "not offered" if row.guarantee is None else f"({row.guarantee.epsilon:.4g}, {row.guarantee.delta:g})"
             ratio = row.mse / local if math.isfinite(row.mse) and local > 0 else math.nan
             lines.append("  ".join([row.model.ljust(27), ("dpdist" if row.runs_in_dpdist else "computed").ljust(8),
                                     stated.ljust(22), row.holds_against.ljust(18), _number(row.rmse).rjust(13),
-                                    _number(ratio).rjust(11)]))
+                                    _number(ratio).rjust(11), _guess(row).rjust(12)]))
         for row in self.rows:
             lines.append(f"{row.model}:")
             lines += [f"  - {party}: {text}" for party, text in row.assumptions]
+            lines += [f"  ? guesses a device's item: {guess.text()}" for guess in row.guesses]
             lines += [f"  * {note}" for note in row.notes]
         return "\n".join(lines)
 
@@ -105,6 +109,14 @@ class Ladder:
                      f"{self.delta:g})", fontsize=9)
         ax.figure.tight_layout()
         return ax
+
+
+def _guess(row) -> str:
+    """The first party's guess under a uniform prior ('<= ' for a bound; '-' for a row not offered)."""
+    if not row.guesses or row.guesses[0].uniform is None:
+        return "-"
+    first = row.guesses[0]
+    return f"{'' if first.exact else '<= '}{100 * first.uniform:.3g}%"
 
 
 def _number(value: float) -> str:

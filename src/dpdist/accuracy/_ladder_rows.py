@@ -87,6 +87,8 @@ class LadderRow:
         Expected number of items suppressed (sample-and-threshold), else 0.
     assumptions : tuple of (party, what it must do or may do)
     notes : tuple of str
+    guesses : tuple of PartyGuess
+        What each party can guess of one device's item (:mod:`._ladder_odds`; none where the row is not offered).
     """
 
     model: str
@@ -98,6 +100,7 @@ class LadderRow:
     suppressed: float = 0.0
     assumptions: tuple = ()
     notes: tuple = field(default=())
+    guesses: tuple = field(default=())
 
     @property
     def offered(self) -> bool:
@@ -119,7 +122,7 @@ class LadderRow:
                 "parameters": self.parameters, "mse": _finite(self.mse), "variance": _finite(self.variance),
                 "rmse": _finite(self.rmse), "suppressed": self.suppressed,
                 "assumptions": [{"party": party, "assumes": text} for party, text in self.assumptions],
-                "notes": list(self.notes)}
+                "notes": list(self.notes), "guesses": [guess.to_dict() for guess in self.guesses]}
 
 
 def _finite(value: float) -> float | None:

@@ -21,7 +21,10 @@ over a horizon, and states per device, before any data:
   accountant's), what is left if the relay and the collector pool what they see.
 
 Each row says whom its totals hold against (``holds_against``): every row's local totals hold against anyone who
-reads the reports; the relayed row's central total only against a collector whose relay is honest.
+reads the reports; the relayed row's central total only against a collector whose relay is honest.  And how likely
+that party guesses a device's unchanged value from all its reports of the horizon (``guess``, under a uniform prior:
+:func:`dpdist.accounting.guess_odds`, exact where it can be, else a certified bound; the relayed row's from its
+central total).
 
 The error of each row is :func:`dpdist.explain`'s ``interval`` (95% half-width of one item's frequency, or
 of the median or mean) of one campaign at ``n`` reports.
@@ -29,13 +32,14 @@ of the median or mean) of one campaign at ``n`` reports.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, cast
 
 from .. import local
 from .._validation import POPULATION, Implies, Integer, Interval, Optional, Options, check_param, validate_params
-from ..accounting import ACCOUNTANTS, cannot_state, protocol_loss, state
+from ..accounting import ACCOUNTANTS, GuessOdds, cannot_state, guess_bound, guess_odds, protocol_loss, state
 from ..amplification import shuffled
 from ..errors import DPDistError
 from ._local import protocol_at
@@ -63,11 +67,13 @@ class PlanRow:
     error: float
     notes: tuple[str, ...] = ()
     holds_against: str = "anyone"
+    guess: GuessOdds | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"option": self.option, "protocol": self.protocol, "epsilon": self.epsilon,
                 "totals": {name: _finite(value) for name, value in self.totals.items()}, "error": _finite(self.error),
-                "holds_against": self.holds_against, "notes": list(self.notes)}
+                "holds_against": self.holds_against, "notes": list(self.notes),
+                "guess": None if self.guess is None else self.guess.to_dict()}
 
 
 @dataclass(frozen=True)
@@ -102,13 +108,18 @@ class Plan:
                  f"n = {self.n:,}; per-device totals at delta {self.delta:g}"
                  + (f", yearly target {self.target:g}" if self.target is not None else ""),
                  "  ".join(["option".ljust(22), "eps/campaign".rjust(12)] + [n.rjust(10) for n in names]
-                           + ["error (95% half-width)".rjust(23), "holds against"])]
+                           + ["error (95% half-width)".rjust(23), "guess (chance)".rjust(20), "holds against"])]
         for row in self.rows:
             cells = [f"{row.totals[n]:.4g}" if n in row.totals else "-" for n in names]
             lines.append("  ".join([row.option.ljust(22), f"{row.epsilon:.4g}".rjust(12)] + [c.rjust(10) for c in cells]
-                                   + [f"{row.error:.4g}".rjust(23), row.holds_against]))
+                                   + [f"{row.error:.4g}".rjust(23), _guess(row.guess).rjust(20), row.holds_against]))
         notes = dict.fromkeys(note for row in self.rows for note in row.notes)
         lines += [f"  - {note}" for note in notes]
+        guessed = next((row.guess for row in self.rows if row.guess is not None), None)
+        if guessed is not None:
+            lines.append(f"  - guess: how likely whom the row holds against guesses a device's unchanged value from its "
+                         f"{self.campaigns} report(s) ({guessed.target}), under a uniform prior, beside chance; "
+                         "'<=' marks a certified bound, the rest are exact")
         return "\n".join(lines)
 
 
@@ -177,7 +188,8 @@ def _totals(protocol, campaigns: int, delta: float) -> dict[str, float]:
 def _repeated(protocol, n: int, campaigns: int, delta: float, error: ErrorOf) -> PlanRow:
     loss = protocol_loss(protocol)
     return PlanRow("repeated", protocol.name, protocol.guarantee.epsilon, _totals(protocol, campaigns, delta),
-                   error(protocol, n), (f"repeated: {loss.source}; fresh randomness per campaign",))
+                   error(protocol, n), (f"repeated: {loss.source}; fresh randomness per campaign",),
+                   guess=guess_odds(protocol, campaigns))
 
 
 def _fitted(protocol, n: int, campaigns: int, delta: float, target: float, error: ErrorOf) -> PlanRow:
@@ -195,7 +207,8 @@ def _fitted(protocol, n: int, campaigns: int, delta: float, target: float, error
     fitted = protocol_at(protocol, epsilon, n)
     return PlanRow("fit to target", protocol.name, epsilon, _totals(fitted, campaigns, delta), error(fitted, n),
                    (f"fit to target: the largest epsilon per campaign (to 0.1%) whose {campaigns} campaigns stay within "
-                    f"{target:g} by the tightest accountant (basic alone allows {target / campaigns:.4g})",))
+                    f"{target:g} by the tightest accountant (basic alone allows {target / campaigns:.4g})",),
+                   guess=guess_odds(fitted, campaigns))
 
 
 def _largest(fits: Callable[[float], bool], low: float, high: float) -> float:
@@ -221,7 +234,8 @@ def _memoized(name: str, protocol, n: int, campaigns: int, permanent: float, err
     totals = {"unchanged value": min(permanent, history), "changing value": history}
     return PlanRow(f"memoized {name}", name, per_report, totals, error(memo, n),
                    (f"memoized: eps_inf = {permanent:.4g} for any number of reports of an unchanged value, eps_1 = "
-                    "per report; 'changing value' is the loss over any two histories (epsilon_over_changes)",))
+                    "per report; 'changing value' is the loss over any two histories (epsilon_over_changes)",),
+                   guess=guess_odds(memo, campaigns))
 
 
 def _relayed(protocol, n: int, campaigns: int, delta: float, relay_n: int, target: float | None,
@@ -243,7 +257,21 @@ def _relayed(protocol, n: int, campaigns: int, delta: float, relay_n: int, targe
                     "reports of a batch: an independent issuer admits them, and a campaign's batches hold relay_n plus "
                     "colluding x tokens_each reports, docs/how-to/run-a-campaign.md 'Accounting'); 'relay colludes': the "
                     "same reports' local total, by the tightest accountant, if the relay pools what it sees with the "
-                    "collector",), "the collector, relay honest")
+                    "collector",), "the collector, relay honest", _central_guess(reported, campaigns, totals["central"], delta))
+
+
+def _central_guess(reported, campaigns: int, epsilon: float, delta: float) -> GuessOdds:
+    """The relayed row's guess: what the central total bounds (the collector, its relay honest)."""
+    local_odds = guess_odds(reported, campaigns)
+    bound = guess_bound(epsilon, delta, chance=local_odds.chance)
+    return dataclasses.replace(local_odds, probability=(bound,), exact=(False,),
+                               sources=(f"bound of the central ({epsilon:.4g}, {delta:g}) total",))
+
+
+def _guess(odds: GuessOdds | None) -> str:
+    if odds is None:
+        return "-"
+    return f"{'' if odds.exact[-1] else '<= '}{100 * odds.probability[-1]:.3g}% ({100 * odds.chance:.3g}%)"
 
 
 def _finite(value: float) -> float | None:

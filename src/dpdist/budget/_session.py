@@ -13,7 +13,8 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 
 from .. import local
 from .._io._atomic import exclusive_lock
-from ..accounting import PrivacyLoss, check_accountant, protocol_loss
+from ..accounting import FPRS, PrivacyLoss, TradeOff, check_accountant, protocol_loss, tradeoff
+from ..accounting._odds import FALSE_POSITIVE_RATES
 from ..accounting._accountants import CHOICES as ACCOUNTANTS
 from ..accounting import parallel as parallel_losses
 from .._io._budget_file import read_budget_file, write_budget_file
@@ -182,6 +183,14 @@ class BudgetSession:
         return with_assumptions(f"budget session{where}: {self._total.describe()}, {self._accountant} accountant; "
                                 f"{spent}, {_budget_pair(*_left(self._total, used))} left",
                                 () if used is None else used.assumptions)
+
+    @validate_params({"fpr": FALSE_POSITIVE_RATES})
+    def tradeoff(self, fpr: Sequence[float] = FPRS) -> TradeOff:
+        """What the charges so far let a test of one record (or person, the session's unit) in its relation do: the
+        true-positive rate at each false-positive rate (:func:`dpdist.accounting.tradeoff` of :attr:`spent`'s loss,
+        its privacy loss distribution where the charges state one); a blind guess's before any charge."""
+        spent = self.spent
+        return TradeOff.blind(self._total, fpr) if spent is None else tradeoff(spent, fpr)
 
     def cost(self, guarantee: PrivacyGuarantee) -> PrivacyGuarantee:
         """What ``guarantee`` costs in this session's relation (:func:`dpdist.privacy.convert`); charges nothing."""

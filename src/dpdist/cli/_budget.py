@@ -103,6 +103,7 @@ def _run_show(args) -> int:
             "statement": None if spent is None or spent.statement is None else spent.statement.to_dict(),
             "remaining": {"epsilon": left.epsilon, "delta": left.delta},
             "charges": [charge.to_dict() for charge in charges],
+            "tradeoff": session.tradeoff().to_dict(),
         }, indent=2))
         return 0
     print(session.describe())
@@ -112,6 +113,7 @@ def _run_show(args) -> int:
         cost = "" if charge.charged == charge.guarantee else f" -> charged {charge.charged.epsilon:.6g}"
         print(f"  {charge.time}  {charge.label}: {charge.guarantee.describe(assumptions=False)}{parts}{cost}; loss "
               f"derived from {describe_derivation(charge.loss.derivation)}{_assumed(charge, listed)}", file=sys.stdout)
+    print(f"what an attacker can learn: {session.tradeoff().describe()}")
     return 0
 
 

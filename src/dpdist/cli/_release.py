@@ -16,6 +16,7 @@ import numpy as np
 from .. import plotting
 from .._guarantee import PrivacyGuarantee
 from .._io._pyarrow import require_pyarrow
+from ..accounting import tradeoff
 from .._io._atomic import atomic_writer
 from .._missing import missing_policy
 from ..errors import ContributionBoundWarning, DPDistError, InvalidParameterError, MissingValuesWarning
@@ -156,13 +157,16 @@ def _run_release(args) -> int:
     if args.out is not None:
         _write_release(args.out, _release_table(release, cdf, band, guarantee), release, guarantee)
         print(f"release: table written to {args.out}", file=sys.stderr)
+    attacker = tradeoff(PrivacyGuarantee.from_dict(release.guarantee.to_dict()))  # the release's own guarantee
     if args.json:
-        document = {"guarantee": guarantee, "quantiles": release.as_dict(), "cdf": _cdf_json(cdf, band)}
+        document = {"guarantee": guarantee, "tradeoff": attacker.to_dict(), "quantiles": release.as_dict(),
+                    "cdf": _cdf_json(cdf, band)}
         if cdf is None:
             document["cdf_note"] = f"method {release.method} releases the quantiles only (no CDF)"
         print(dumps_indented(document))  # json.dumps(document, indent=2), the CDF's million numbers fast
     else:
         print(f"guarantee: {guarantee}")
+        print(f"what an attacker can learn: {attacker.describe()}")
         print(f"method: {release.method}; values clipped to [{bounds[0]:g}, {bounds[1]:g}]")
         for note in release.notes():
             print(f"note: {note}")

@@ -6,15 +6,27 @@ is rounded to the 1-2-5 grid (10 to 10^9; simulated protocols at most 2 x 10^4),
 epsilons are the campaign's own times 1/4, 1/2, 1, 2 and 4, the simulation runs 10
 times per epsilon, one prediction is computed at a time, and every result is cached
 for the process, so a page load costs a lookup once the first one has run.
+
+The document also says what an attacker can learn (``attacker``, from the config alone, cached per config): how
+likely someone who sees a device's reports guesses its value after 1, 7, 30 and 365 reports of an unchanged value,
+fresh and kept (:func:`dpdist.accounting.guess_odds`), and the trade-off curves of a test between two values of one
+device, from one report and from a year of daily reports (:func:`dpdist.accounting.tradeoff` of their losses), which
+the dashboard draws.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import threading
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
+
+from .. import local
 from .._validation import LOCAL_EPSILON
+from ..accounting import FPRS, guess_odds, protocol_loss, tradeoff
 from ..accuracy import SHAPES, explain, simulates
 from ..errors import InvalidParameterError
 from ._explain_words import plain_words
@@ -77,4 +89,30 @@ def explain_json(campaign, n_text: str | None, shape: str | None) -> dict[str, A
     document.update({"campaign": campaign.id, "epsilon": campaign.config.get("epsilon"),
                      "n_requested": _query_n(n_text, campaign)})
     document["plain"] = plain_words(document)
+    document["attacker"] = attacker(json.dumps(campaign.config, sort_keys=True))
     return document
+
+
+#: the numbers of reports of one unchanged value whose odds a campaign's document states (a day, a week, a month, a year)
+REPORTS = (1, 7, 30, 365)
+#: false-positive rates of the trade-off curve the dashboard draws
+CURVE = tuple(float(x) for x in np.linspace(0.0, 1.0, 51))
+
+
+@functools.lru_cache(maxsize=256)
+def attacker(config: str) -> dict[str, Any] | None:
+    """What an attacker can learn from a device's reports under ``config`` (its canonical JSON; module docstring),
+    or None for a protocol whose odds cannot be stated (no domain to guess in)."""
+    protocol = local.from_config(json.loads(config))
+    try:
+        fresh = guess_odds(protocol, REPORTS)
+    except InvalidParameterError:
+        return None
+    memoized = protocol.tags.memoized
+    one = protocol_loss(protocol)  # one report's exact loss (its channel's worst pair), or its epsilon's worst case
+    year = cast(Any, protocol).stable_guarantee if memoized else protocol_loss(protocol, REPORTS[-1])  # a memo's
+    return {"guess": fresh.to_dict(), "kept": None if memoized else guess_odds(protocol, REPORTS, over="kept").to_dict(),
+            "tradeoff": tradeoff(one, FPRS).to_dict(), "sentence": fresh.sentence(),
+            "curves": [{"label": "one report", **tradeoff(one, CURVE).to_dict()},
+                       {"label": f"{REPORTS[-1]} reports of one value" + (" through its memo" if memoized else ""),
+                        **tradeoff(year, CURVE).to_dict()}]}

@@ -161,10 +161,11 @@ _EXPLAIN_QUERY = (
 )
 
 
-@documented("What the campaign's epsilon buys: its expected errors at n and each epsilon, from its public config only "
-            "(dpdist.accuracy.explain; no token needed)", query=_EXPLAIN_QUERY,
-            answers={200: json_answer({"type": "object", "description": "Explanation.to_dict() with campaign, epsilon and "
-                                                                       "n_requested"})}, errors=(400, 404))
+@documented("What the campaign's epsilon buys: its expected errors at n and each epsilon, and what an attacker can "
+            "learn of a device's value, from its public config only (dpdist.accuracy.explain, "
+            "dpdist.accounting.guess_odds and tradeoff; no token needed)", query=_EXPLAIN_QUERY,
+            answers={200: json_answer({"type": "object", "description": "Explanation.to_dict() with campaign, epsilon, "
+                                                                       "n_requested, plain and attacker"})}, errors=(400, 404))
 async def explain(request: Request) -> JSONResponse:
     service = service_of(request)
     campaign = await run_in_threadpool(service.store.get, request.path_params["campaign"])

@@ -233,3 +233,25 @@ export function drawHistory(svg, points) {
   el("text", { x: (f.m.left + f.W - f.m.right) / 2, y: f.H - 6, "text-anchor": "middle", class: "title" }, svg,
      "time (UTC) from " + new Date(t0).toISOString().slice(0, 10));
 }
+
+/**
+ * A test's trade-off curves (true-positive rate against false-positive rate, both in [0, 1]), one line each, with the
+ * blind guess's diagonal.
+ * @param {Element} svg
+ * @param {{label: string, fpr: number[], tpr: number[], exact: boolean}[]} curves
+ * @param {string} test what the test decides
+ */
+export function drawTradeOff(svg, curves, test) {
+  svg.replaceChildren();
+  const f = frame(svg, 0, 1, "true-positive rate", { bottom: 48 });
+  const x = (/** @type {number} */ v) => f.m.left + v * (f.W - f.m.left - f.m.right);
+  xAxis(svg, f, x, 0, 1, `false-positive rate: a test of ${test}`);
+  el("line", { x1: x(0), y1: f.y(0), x2: x(1), y2: f.y(1), class: "grid", "stroke-dasharray": "4 3" }, svg);
+  curves.forEach((curve, index) => {
+    const points = curve.fpr.map((a, i) => `${x(a).toFixed(1)},${f.y(curve.tpr[i]).toFixed(1)}`).join(" ");
+    el("polyline", { points, class: `line curve-${index % 2}` }, svg);
+    el("text", { x: f.m.left + 10, y: f.m.top + 16 + 16 * index, class: `curve-${index % 2}` }, svg,
+       `${curve.label}${curve.exact ? "" : " (at most)"}`);
+  });
+  el("text", { x: x(0.62), y: f.y(0.55), class: "note" }, svg, "a blind guess");
+}

@@ -1,0 +1,105 @@
+// What someone who sees this device's reports can guess of its value, in words a person reads, beside chance.
+//
+// Computed from the protocol's public parameters only (its name, epsilon, domain), never from a value: the bound
+// that every epsilon-LDP report obeys (Python's dpdist.accounting.guess_bound; docs/explanation/odds.md).
+// With m values equally likely before the report, nobody who sees it guesses the value with a probability above
+// e^eps / (e^eps + m - 1), whatever else they know; GRR reaches it, so for GRR it is the exact figure and for every
+// other protocol an upper bound ("at most").  A numerical value is guessed among equal ranges of its bounds (as many
+// as the participation page shows), a record one answer at a time (the question with the fewest answers: the
+// likeliest guess), a word (pem) among every word; a longitudinal protocol's one report at epsilon_1 and all of its
+// reports of an unchanged value at epsilon_inf (they are post-processing of its permanent response).
+
+import { isLongitudinal } from './protocols/_longitudinal.js';
+
+/** Below this chance a probability reads as a multiple of a blind guess, not as a percentage. */
+const TINY = 1e-4;
+
+/**
+ * The bound of any (epsilon, 0) guarantee on guessing a value whose likeliest candidate has probability ``chance``.
+ * @param {number} epsilon
+ * @param {number} chance
+ * @returns {number}
+ */
+export function guessBound(epsilon, chance) {
+  const odds = Math.exp(epsilon) * chance; // Infinity past e^709: the bound is 1
+  return Math.min(1, Math.max(chance, 1 - (1 - chance) / (odds + 1 - chance)));
+}
+
+/** Equal ranges of a numerical protocol's bounds: as many of its bins as divide them, at most 10 (the page's table). */
+function ranges(protocol) {
+  const bins = Number(protocol.params.bins ?? 10);
+  let groups = Math.min(bins, 10);
+  while (bins % groups !== 0) groups -= 1;
+  return Math.max(groups, 2);
+}
+
+/** What is guessed and among how many: ``{target, values}`` (values a Number; null: no sentence for this kind). */
+function candidates(protocol) {
+  switch (protocol.kind) {
+    case 'frequency':
+      return { target: 'your value', values: protocol.domainSize };
+    case 'numerical': {
+      const [lo, hi] = protocol.params.bounds;
+      const groups = ranges(protocol);
+      return { target: `which of ${groups} equal ranges of [${lo}, ${hi}] your value lies in`, values: groups };
+    }
+    case 'multi': {
+      const sizes = protocol.params.attributes.map((attribute) => ('bounds' in attribute ? 10 : attribute.domain_size));
+      return { target: 'your answer to one question', values: Math.min(...sizes) };
+    }
+    case 'heavy_hitters':
+      return { target: 'your word', values: protocol.params.alphabet != null
+        ? protocol.params.alphabet.length ** protocol.params.max_chars : 2 ** protocol.params.bits };
+    default:
+      return null;
+  }
+}
+
+/**
+ * How likely someone who sees this device's reports guesses its value, by the bound of the protocol's epsilon.
+ * @param {import('./protocols/_base.js').Protocol} protocol
+ * @returns {{target: string, values: number, chance: number, epsilon: number, probability: number, exact: boolean,
+ *   memo: {epsilon: number, probability: number}|null}|null} null for a protocol of key-value pairs
+ */
+export function guessOdds(protocol) {
+  const found = candidates(protocol);
+  if (found === null) return null;
+  const chance = 1 / found.values;
+  const epsilon = isLongitudinal(protocol) ? protocol.memoized.epsilon1 : protocol.epsilon;
+  const memo = isLongitudinal(protocol)
+    ? { epsilon: protocol.memoized.epsilonInf, probability: guessBound(protocol.memoized.epsilonInf, chance) } : null;
+  return { ...found, chance, epsilon, probability: guessBound(epsilon, chance), exact: protocol.name === 'grr', memo };
+}
+
+/** A probability as Python's GuessOdds writes it: three significant digits, never rounded up to 100%. */
+export function percent(value) {
+  let shown = String(Number((100 * value).toPrecision(3)));
+  if (Number(shown) >= 100 && value < 1) shown = String(Number((Math.floor(100 * value * 1e4) / 1e4).toFixed(4)));
+  return `${shown}%`;
+}
+
+/** ``probability`` against ``chance``, in words: a percentage, or a multiple of a blind guess when chance is tiny. */
+function odds(probability, chance, exact) {
+  const atMost = exact ? '' : 'at most ';
+  if (chance >= TINY) return `${atMost}${percent(probability)}`;
+  return `${atMost}${Number((probability / chance).toPrecision(3))} times that of a blind guess`;
+}
+
+/**
+ * One sentence a person reads before taking part: how likely their answer is guessed from what they send, with the
+ * chance baseline (null for a protocol of key-value pairs).
+ * @param {import('./protocols/_base.js').Protocol} protocol
+ * @returns {string|null}
+ */
+export function consentText(protocol) {
+  const found = guessOdds(protocol);
+  if (found === null) return null;
+  const { target, chance, probability, exact, memo } = found;
+  const baseline = chance >= TINY ? `against ${percent(chance)} by chance`
+    : `a blind guess being right once in ${(1 / chance).toLocaleString('en-US', { maximumSignificantDigits: 3 })}`;
+  if (memo === null) {
+    return `Someone who sees your report can guess ${target} with a probability of ${odds(probability, chance, exact)}, ${baseline}.`;
+  }
+  return `Someone who sees one of your reports can guess ${target} with a probability of ${odds(probability, chance, false)}; ` +
+    `all of your reports of a value that does not change, ${odds(memo.probability, chance, false)}; ${baseline}.`;
+}
