@@ -239,13 +239,13 @@ export function drawHistory(svg, points) {
  * blind guess's diagonal.
  * @param {Element} svg
  * @param {{label: string, fpr: number[], tpr: number[], exact: boolean}[]} curves
- * @param {string} test what the test decides
+ * @param {string} test what the test decides (under the x axis)
  */
 export function drawTradeOff(svg, curves, test) {
   svg.replaceChildren();
   const f = frame(svg, 0, 1, "true-positive rate", { bottom: 48 });
   const x = (/** @type {number} */ v) => f.m.left + v * (f.W - f.m.left - f.m.right);
-  xAxis(svg, f, x, 0, 1, `false-positive rate: a test of ${test}`);
+  xAxis(svg, f, x, 0, 1, `false-positive rate (${test})`);
   el("line", { x1: x(0), y1: f.y(0), x2: x(1), y2: f.y(1), class: "grid", "stroke-dasharray": "4 3" }, svg);
   curves.forEach((curve, index) => {
     const points = curve.fpr.map((a, i) => `${x(a).toFixed(1)},${f.y(curve.tpr[i]).toFixed(1)}`).join(" ");

@@ -59,8 +59,14 @@ export async function showWhatEpsilonBuys(api) {
   }
 }
 
-/** @param {number} p */
-const percent = (p) => `${Number((100 * p).toPrecision(3))}%`;
+/**
+ * A probability as the service writes it: three significant digits, never rounded up to 100%.
+ * @param {number} p
+ */
+function percent(p) {
+  const shown = Number((100 * p).toPrecision(3));
+  return `${shown >= 100 && p < 1 ? Number((Math.floor(100 * p * 1e4) / 1e4).toFixed(4)) : shown}%`;
+}
 
 /**
  * The odds after a year of daily reports: fresh, and one report kept and sent again (or through the memo).
