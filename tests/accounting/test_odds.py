@@ -260,6 +260,8 @@ def test_a_pure_guarantees_curve_is_randomized_responses():
     assert not curve.exact and curve.test == "whether one record is in the data"
     high = tradeoff(PrivacyGuarantee(1.0, 0.0, "add-remove", "central"), fpr=[0.9])
     assert high.tpr[0] == pytest.approx(1 - math.exp(-1) * 0.1)
+    year = tradeoff(accounting.protocol_loss(local.make("pm", epsilon=2.0, bounds=(0.0, 1.0)), 365), fpr=[0.0, 0.5])
+    assert year.tpr == (0.0, 1.0)  # e^730 x a false-positive rate of 0 is 0, never NaN
     worst = tradeoff(accounting.PrivacyLoss.of_guarantee(PrivacyGuarantee(1.0, 0.0, "add-remove", "central")))
     assert worst.tpr == curve.tpr and not worst.exact  # a loss made of the guarantee alone is no mechanism's own
     approximate = tradeoff(PrivacyGuarantee(1.0, 1e-3, "replace", "central", unit="person"))

@@ -539,8 +539,9 @@ def tradeoff(of: PrivacyGuarantee | PrivacyLoss, fpr: Sequence[float] = FPRS) ->
 def _tpr(epsilons: np.ndarray, deltas: np.ndarray, alpha: np.ndarray) -> np.ndarray:
     r""":math:`\min_\varepsilon \min(1, e^\varepsilon\alpha + \delta, 1 - e^{-\varepsilon}(1 - \delta - \alpha))` at
     each :math:`\alpha` (Dong, Roth & Su 2022, Prop. 2.5 and 2.12)."""
-    with np.errstate(over="ignore"):
-        rise = np.exp(epsilons)[:, None] * alpha[None, :] + deltas[:, None]
+    with np.errstate(over="ignore"):  # e^eps alpha: inf past e^709, and 0 at alpha = 0 (never inf x 0)
+        scale = np.broadcast_to(np.exp(epsilons)[:, None], (epsilons.size, alpha.size))
+        rise = np.multiply(scale, alpha[None, :], out=np.zeros(scale.shape), where=alpha[None, :] > 0) + deltas[:, None]
     fall = 1.0 - np.exp(-epsilons)[:, None] * (1.0 - deltas[:, None] - alpha[None, :])
     return np.clip(np.minimum(rise, fall).min(axis=0), alpha, 1.0)
 
