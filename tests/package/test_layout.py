@@ -123,7 +123,8 @@ def _loaded_without_import(graph: dict[str, set[str]]) -> dict[str, set[str]]:
 
 
 #: an import of the package in a test file: ``from dpdist.a import (b, c as d)`` or ``import dpdist.a``
-_IMPORT = re.compile(r"^\s*(?:from\s+(dpdist[\w.]*)\s+import\s+\(?([\w\s,]+)|import\s+(dpdist[\w.]*))", re.M)
+#: ``from dpdist.a import b, c`` (its names on that line, or within its parentheses across lines) or ``import dpdist.a``
+_IMPORT = re.compile(r"^\s*(?:from\s+(dpdist[\w.]*)\s+import\s+(\([\w\s,]+\)|[\w \t,]+)|import\s+(dpdist[\w.]*))", re.M)
 
 
 def _test_imports(test_file: Path) -> set[str]:
@@ -131,7 +132,7 @@ def _test_imports(test_file: Path) -> set[str]:
     found = set()
     for module, names, imported in _IMPORT.findall(test_file.read_text()):
         found.add(module or imported)
-        found |= {f"{module}.{item.split()[0]}" for item in names.split(",") if item.strip()}
+        found |= {f"{module}.{item.split()[0]}" for item in names.strip("()").split(",") if item.strip()}
     return found
 
 
