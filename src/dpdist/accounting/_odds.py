@@ -24,9 +24,9 @@ report (:math:`1/d` under a uniform prior over :math:`d` values).
   (write :math:`a_x` for the chance the guess is :math:`x` when it is :math:`x`; the guarantee on the event "the
   guess is :math:`x`" under :math:`x' \ne x`, weighted by :math:`\pi_{x'}\pi_x/(1-\pi_x)` and summed, gives
   :math:`S \le r e^\varepsilon (1 - S) + \delta` with :math:`r = \pi^*/(1-\pi^*)`).  With :math:`\delta = 0` and a
-  uniform prior it is GRR's value, so no :math:`\varepsilon`-LDP protocol does worse than GRR.  A composition's
-  :math:`\delta(\varepsilon)` curve (its privacy loss distribution) gives the smallest bound over its
-  :math:`\varepsilon`.
+  uniform prior it is GRR's value: no :math:`\varepsilon`-LDP protocol lets an attacker guess better than GRR does.
+  A composition's :math:`\delta(\varepsilon)` curve (its privacy loss distribution) gives the smallest bound over
+  its :math:`\varepsilon`.
 
 Over :math:`R` reports of one unchanged value:
 
@@ -47,10 +47,11 @@ Over :math:`R` reports of one unchanged value:
 (f-DP: Dong, Roth & Su, "Gaussian Differential Privacy", JRSS B 2022).  :math:`(\varepsilon, \delta)`-DP gives
 :math:`\mathrm{TPR} \le \min(1, e^\varepsilon\alpha + \delta, 1 - e^{-\varepsilon}(1 - \delta - \alpha))` (their
 Prop. 2.5, Wasserman & Zhou 2010); a family :math:`(\varepsilon, \delta(\varepsilon))` the smallest of these (Prop.
-2.12), which for a dominating pair of finitely many losses, read at its losses, is its exact curve; the Gaussian
-mechanism of :math:`\mu = \Delta/\sigma` has :math:`\mathrm{TPR} = \Phi(\Phi^{-1}(\alpha) + \mu)` (Def. 2.7),
-composed Gaussians :math:`\mu = (\sum_i \mu_i^2)^{1/2}`.  Every number here is computed from public parameters only
-(the protocol, :math:`\varepsilon`, the domain, the release's guarantee or loss), never from anyone's data.
+2.12), which for a symmetric dominating pair of finitely many losses (a protocol's, the discrete Laplace mechanism's),
+read at its losses, is its exact curve; the Gaussian mechanism of :math:`\mu = \Delta/\sigma` has
+:math:`\mathrm{TPR} = \Phi(\Phi^{-1}(\alpha) + \mu)` (Def. 2.7), composed Gaussians
+:math:`\mu = (\sum_i \mu_i^2)^{1/2}` (Cor. 3.3).  Every number here is computed from public parameters only (the
+protocol, :math:`\varepsilon`, the domain, the release's guarantee or loss), never from anyone's data.
 """
 
 from __future__ import annotations
@@ -220,7 +221,8 @@ class GuessOdds:
     epsilon : float
         Its epsilon (one report's, :math:`\varepsilon_1`, for a memoized protocol).
     target : str
-        What is guessed: ``"its value"`` (one of ``values``), ``"which of 10 equal ranges its value lies in"``, ...
+        What is guessed: ``"its value"`` (one of ``values``), ``"which of 10 equal ranges of [0, 100] its value lies
+        in"``, ``"its record"``.
     values : int
         How many candidates (the domain, the ranges).
     prior : str
@@ -232,7 +234,8 @@ class GuessOdds:
     reports : tuple of int
         The numbers of reports asked about.
     sent : tuple of int
-        The reports a ledger admits of each (``reports`` without one).
+        The reports the attacker sees: ``reports``, or with a ledger those it admits after every earlier report of the
+        protocol it charged.
     probability : tuple of float
         The success of the best guess after each (exact) or a certified upper bound on it.
     exact : tuple of bool
