@@ -11,8 +11,12 @@ in the source tree and a copy of the tree run with the same interpreter shares i
 source's modification time and size are the ones it records, so a changed module is compiled again.
 
 The bytecode of sources under the temporary directory (the copies of the tree some tests run, the scripts they write)
-is dropped when a session starts with that directory: those sources are not seen again.  ``DPDIST_TEST_BYTECODE=0`` keeps the
-environment's choice; a prefix already set wins; an environment that cannot be written is left as it is.
+is dropped when a test run starts, by the run's first process: those sources are not seen again.  This checkout and its
+environment keep theirs when they lie in the temporary directory themselves (a fresh clone there, as CI's may be), and a
+process that finds the prefix set (a pytest-xdist worker, a test's own pytest run) drops nothing: dropping it all at each
+start had made every run of such a clone cold, and emptied it under the running tests (docs/reference/benchmarks/test-suite.md,
+"The fast loop").  ``DPDIST_TEST_BYTECODE=0`` keeps the environment's choice; a prefix already
+set wins; an environment that cannot be written is left as it is.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from pathlib import Path
 
 #: the directory, in the interpreter's environment, that holds the suite's bytecode
 PREFIX = Path(sys.prefix) / "dpdist-test-pycache"
+#: the folders whose bytecode is kept wherever they lie: this checkout and the interpreter's environment
+KEPT = (Path(__file__).resolve().parents[1], Path(sys.prefix).resolve())
 
 
 def keep_bytecode() -> None:
@@ -38,9 +44,30 @@ def keep_bytecode() -> None:
         return
     if not os.access(prefix, os.W_OK):
         return
-    if prefix == str(PREFIX):  # it mirrors each source's absolute path: what was compiled from temporary files goes
-        shutil.rmtree(PREFIX / Path(tempfile.gettempdir()).resolve().relative_to("/"), ignore_errors=True)
+    if "PYTHONPYCACHEPREFIX" not in os.environ:  # the run's first process
+        temporary = Path(tempfile.gettempdir()).resolve()
+        kept = [folder.relative_to(temporary).parts for folder in KEPT if folder.is_relative_to(temporary)]
+        _drop(Path(prefix) / temporary.relative_to("/"), kept)
     os.environ["PYTHONPYCACHEPREFIX"] = prefix
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     sys.pycache_prefix = prefix
     sys.dont_write_bytecode = False
+
+
+def _drop(folder: Path, kept: list[tuple[str, ...]]) -> None:
+    """Remove what ``folder`` holds (the prefix mirrors each source's absolute path) but the paths ``kept``, relative
+    to it, and what lies under them."""
+    if () in kept:
+        return
+    try:
+        children = list(folder.iterdir())
+    except OSError:
+        return
+    for child in children:
+        below = [parts[1:] for parts in kept if parts[0] == child.name]
+        if below:
+            _drop(child, below)
+        elif child.is_dir() and not child.is_symlink():
+            shutil.rmtree(child, ignore_errors=True)
+        else:
+            child.unlink(missing_ok=True)

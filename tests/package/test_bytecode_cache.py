@@ -48,3 +48,23 @@ def test_dpdist_test_bytecode_0_keeps_the_environments_choice(monkeypatch, tmp_p
     assert os.environ["PYTHONDONTWRITEBYTECODE"] == "1" and "PYTHONPYCACHEPREFIX" not in os.environ
     assert sys.dont_write_bytecode is True and sys.pycache_prefix is None
     assert not (tmp_path / "pycache").exists()
+
+
+def test_a_checkout_in_the_temporary_directory_keeps_its_bytecode_and_a_later_process_drops_nothing(monkeypatch, tmp_path):
+    prefix = tmp_path / "pycache"
+    mirror = prefix / Path(tempfile.gettempdir()).resolve().relative_to("/")
+    checkout, environment = mirror / "clone" / "src" / "module.cpython-311.pyc", mirror / "venv" / "lib" / "numpy.pyc"
+    beside, stale = mirror / "clone-of-another" / "module.pyc", mirror / "old-copy" / "module.pyc"
+    for path in (checkout, environment, beside, stale):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+    _environment(monkeypatch, prefix)
+    temporary = Path(tempfile.gettempdir()).resolve()
+    monkeypatch.setattr(bytecode_cache, "KEPT", (temporary / "clone", temporary / "venv"))
+    bytecode_cache.keep_bytecode()
+    assert checkout.exists() and environment.exists()  # a fresh clone there: its second run is warm
+    assert not beside.exists() and not stale.exists()
+    stale.parent.mkdir()
+    stale.write_bytes(b"")
+    bytecode_cache.keep_bytecode()  # a pytest-xdist worker, a test's own pytest run: the prefix is set
+    assert stale.exists()
