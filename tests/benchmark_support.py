@@ -16,6 +16,7 @@ import importlib.util
 import json
 import re
 import shutil
+import tempfile
 from pathlib import Path
 
 import java_support
@@ -151,6 +152,13 @@ CASES: dict[str, dict] = {
         "json": "benchmarks/results/estimators.json",
     },
     "bench_explain.py": {"rows": 9, "set": {"RUNS": 3, "N": 2000}},
+    "bench_fast_loop.py": {  # one run of one small file in one fresh clone of this checkout (its committed HEAD)
+        "rows": 1,
+        "argv": ["--source", str(Path(__file__).resolve().parents[1]), "--into", tempfile.gettempdir(), "--runs", "1",
+                 "--out", "fast_loop.json", "--", "tests/package/test_bytecode_cache.py"],
+        "json": "work/bench_fast_loop/fast_loop.json",
+        "ignore": frozenset({"run", "tests", "passed"}),
+    },
     "bench_fang_oracles.py": {
         "rows": 12,
     },
