@@ -91,54 +91,109 @@ _cache_root: list[str] = []
 _caches = itertools.count()
 
 
-#: tests that take 8 s or more each in the whole suite (docs/reference/benchmarks/test-suite.md, "Test suite time"), run first by every
-#: pytest-xdist worker's collection: a long test started last holds the suite's end while the other workers sit idle
-#: (longest first: the work-stealing scheduler then fills the end with short tests)
-LONG_TESTS = frozenset({
-    "tests/package/test_types.py::test_pyright_finds_no_error_in_the_package",
-    "tests/package/test_types.py::test_mypy_finds_no_error_in_the_package",
-    "tests/audit/test_audit.py::test_no_false_violation_in_200_seeded_audits",
-    "tests/clients/test_js_client.py::test_node_test_suite_passes",
-    "tests/clients/test_java_client.py::test_the_junit_tests_pass",
-    "tests/package/test_release.py::test_the_wheel_installs_with_every_extra_and_its_commands_run",
-    "tests/package/test_release.py::test_the_wheel_without_extras_is_the_library_and_command_line",
-    "tests/docs/test_design.py::test_a_protocol_added_as_the_walkthrough_says_touches_seven_files_and_works_end_to_end",
-    "tests/docs/test_docs.py::test_the_documentation_builds_without_warnings",
-    "tests/cli/test_relay.py::test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice",
-    "tests/cli/test_relay.py::test_dpdist_submit_and_the_node_client_send_through_the_relay",
-    "tests/cli/test_relay.py::test_the_participate_page_in_chromium_sends_through_the_relay",
-    "tests/cli/test_release.py::test_both_ends_of_the_epsilon_range_are_released",
-    "tests/budget/test_session.py::test_365_separate_daily_campaigns_are_charged_as_one_composition",
-    "tests/docs/test_audit.py::test_a_dev_environment_row_comes_out_as_saved",
-    "tests/test_uncertainty.py::test_bands_of_projected_linear_estimates_cover_at_their_level",
-    "tests/local/test_heavy_hitters.py::test_the_standard_errors_match_the_spread_over_repeated_collections",
-    "tests/cli/test_basic.py::test_demo_writes_its_tables_and_plots_and_errors_fall_with_epsilon",
-    "tests/audit/test_central.py::test_deciles_per_person_pass_the_audit_on_person_neighbours_where_deciles_per_row_are_flagged",
-    "tests/clients/test_java_serve.py::test_java_python_and_node_devices_are_counted_once_through_server_kills",
-})
+#: the tests of 50 s or more of wall time (their parameters together) in a whole-suite run on 3 workers at load 11
+#: (docs/reference/benchmarks/test-suite.md, "The whole suite"), with those seconds: weights of one against another, dealt
+#: to the pytest-xdist workers' first shares so that each worker starts with its part of them
+LONG_TESTS: dict[str, float] = {
+    "tests/clients/test_js_client.py::test_node_test_suite_passes": 600,
+    "tests/package/test_benchmarks.py::test_benchmark_runs_at_its_smallest_case": 590,
+    "tests/cli/test_relay.py::test_dpdist_submit_and_the_node_client_send_through_the_relay": 572,
+    "tests/experiments/test_pagecheck.py::test_the_stratified_sample_recomputes_to_the_recorded_values": 556,
+    "tests/audit/test_audit.py::test_no_false_violation_in_200_seeded_audits": 405,
+    "tests/package/test_release.py::test_the_wheel_installs_with_every_extra_and_its_commands_run": 396,
+    "tests/package/test_types.py::test_pyright_finds_no_error_in_the_package": 330,
+    "tests/package/test_types.py::test_mypy_finds_no_error_in_the_package": 268,
+    "tests/docs/test_audit.py::test_a_dev_environment_row_comes_out_as_saved": 258,
+    "tests/clients/test_java_client.py::test_the_junit_tests_pass": 250,
+    "tests/test_uncertainty.py::test_bands_of_projected_linear_estimates_cover_at_their_level": 229,
+    "tests/audit/test_central.py::test_deciles_per_person_pass_the_audit_on_person_neighbours_where_deciles_per_row_are_flagged": 219,
+    "tests/cli/test_release.py::test_both_ends_of_the_epsilon_range_are_released": 207,
+    "tests/docs/test_docs.py::test_the_documentation_builds_without_warnings": 187,
+    "tests/queries/test_scale.py::test_a_spark_frame_releases_what_pandas_releases_for_the_same_seed": 177,
+    "tests/docs/test_design.py::test_a_protocol_added_as_the_walkthrough_says_touches_seven_files_and_works_end_to_end": 150,
+    "tests/conformance/test_conformance.py::test_protocol_conforms": 141,
+    "tests/package/test_release.py::test_the_wheel_without_extras_is_the_library_and_command_line": 125,
+    "tests/experiments/test_blas.py::test_a_run_computes_its_cells_with_the_pinned_numerics_whatever_the_cpu_picks": 122,
+    "tests/test_documents.py::test_every_field_dropped_retyped_or_edited_is_refused_by_name_or_restated": 121,
+    "tests/serve/test_serve_crash.py::test_sigkill_under_one_report_per_request_loses_no_acknowledged_report": 114,
+    "tests/cli/test_basic.py::test_demo_writes_its_tables_and_plots_and_errors_fall_with_epsilon": 109,
+    "tests/cli/test_relay.py::test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice": 103,
+    "tests/local/frequency/test_rue.py::test_empirical_variance_matches_the_analytic_mean_mse": 100,
+    "tests/docs/test_doc_snippets.py::test_snippets_run_as_written": 100,
+    "tests/clients/test_java_conformance.py::test_the_client_randomizes_as_python_or_refuses": 92,
+    "tests/clients/test_java_conformance.py::test_the_java_client_draws_as_the_javascript_client": 89,
+    "tests/audit/test_floats.py::test_correct_counts_are_never_flagged_at_the_central_defaults": 82,
+    "tests/serve/test_serve_crash.py::test_submitters_finish_on_their_first_run_across_restarts": 80,
+    "tests/experiments/checks/test_checks.py::test_lowest_of_and_all_of_on_ties_over_rivals_and_settings": 75,
+    "tests/cli/test_relay.py::test_dpdist_submit_sends_rfc9458_requests_through_the_relay_beside_dpdist_envelope": 73,
+    "tests/cli/test_serve.py::test_cli_campaign_and_submit": 73,
+    "tests/docs/test_tutorials.py::test_the_simulated_collection_runs_as_written": 73,
+    "tests/distributed/test_spark.py::test_simulate_equals_one_process_and_dask": 73,
+    "tests/wire/test_binding.py::test_tokens_a_lying_relay_moves_onto_its_own_reports_are_refused_and_the_devices_reports_count_once": 71,
+    "tests/conformance/test_memory_limit.py::test_a_protocol_at_the_limit_works_within_it": 70,
+    "tests/docs/test_tutorials.py::test_the_anonymous_campaign_runs_as_written": 70,
+    "tests/docs/test_docs.py::test_the_site_reads_in_a_browser_at_desktop_and_phone_widths": 69,
+    "tests/docs/test_tutorials.py::test_the_first_campaign_runs_as_written": 67,
+    "tests/cli/test_relay.py::test_java_reports_through_the_relay_lose_nothing_when_the_relay_is_sigkilled": 66,
+    "tests/distributed/test_spark.py::test_simulate_a_dataframe_column_block_per_partition": 65,
+    "tests/local/test_heavy_hitters.py::test_the_standard_errors_match_the_spread_over_repeated_collections": 62,
+    "tests/serve/test_serve_crash.py::test_sigkill_loses_nothing_and_counts_nothing_twice": 62,
+    "tests/serve/test_serve_abuse.py::test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_region": 61,
+    "tests/serve/test_serve_abuse.py::test_the_limits_and_bound_reports_guides_commands_run": 59,
+    "tests/test_uncertainty.py::test_bands_of_smoothed_em_are_conservative": 56,
+    "tests/reproductions/sw_ems/test_spec.py::test_tiny_run_writes_report_figures_tables_and_evaluates_every_claim": 55,
+    "tests/estimates/test_coverage.py::test_hh_simultaneous_band_covers_real_spiky_data": 54,
+    "tests/experiments/checks/test_checks.py::test_beats_rivals_on_ties": 54,
+    "tests/serve/test_multi_deploy.py::test_a_service_campaign_estimates_what_the_reports_give_locally": 53,
+    "tests/serve/test_operations.py::test_a_postgresql_outage_is_503_a_few_log_lines_and_heals_by_itself": 52,
+    "tests/io/test_shuffle.py::test_the_shuffle_draws_every_order_equally_often": 52,
+    "tests/clients/test_java_serve.py::test_java_python_and_node_devices_are_counted_once_through_server_kills": 51,
+}
+
+
+def _shares(count: int, workers: int) -> list[int]:
+    """The sizes of the consecutive shares of a collection of ``count`` tests that ``--dist worksteal`` first hands its
+    ``workers`` idle workers: each the tests left over the workers left (pytest-xdist's ``check_schedule``)."""
+    sizes = []
+    for left in range(workers, 0, -1):
+        sizes.append((count - sum(sizes)) // left)
+    return sizes
 
 
 def pytest_collection_modifyitems(config, items):
-    """On a pytest-xdist worker, the modules of :data:`LONG_TESTS` first, each whole, in their order and with its long
-    tests first, the rest in their order (a stable sort: every worker collects the same order, as pytest-xdist requires).
+    """On a pytest-xdist worker, the modules of :data:`LONG_TESTS` dealt to the workers' first shares, each whole, the
+    costliest first to the share with the fewest long seconds so far; each share starts with its long modules (each
+    with its long tests first), then the other tests in their order fill it (a stable order: every worker collects the
+    same one, as pytest-xdist requires).
 
-    Whole: pytest tears a module's fixtures down when the next test is another module's, so a long test moved to the
-    front alone had its module's fixtures set up twice on a worker, once for it and once for the module's other tests
-    further on (tests/cli/test_relay.py's collector, relay and issuer: 5 CPU-s; tests/package/test_release.py's
-    ``uv build``: 3 CPU-s)."""
-    if hasattr(config, "workerinput"):
-        modules = {name.partition("::")[0] for name in LONG_TESTS}
-        first: dict[str, int] = {}
-        for index, item in enumerate(items):
-            first.setdefault(item.nodeid.partition("::")[0], index)
-
-        def place(item) -> tuple:
-            module = item.nodeid.partition("::")[0]
-            if module not in modules:
-                return (1, 0, False)
-            return (0, first[module], item.nodeid.partition("[")[0] not in LONG_TESTS)
-
-        items.sort(key=place)
+    ``--dist worksteal`` hands each worker a consecutive share of the collection (:func:`_shares`), then moves tests
+    from the end of the longest queue to a worker that ran out: a long test stays where its share put it, and the end of
+    the run is made of short ones.  All the long modules at the front, as they were, fell in the first worker's share,
+    which ran them one after another while the other workers took its short tests.  Whole: pytest tears a module's
+    fixtures down when the next test is another module's, so a module split over two places set its fixtures up twice
+    (tests/cli/test_relay.py's collector, relay and issuer: 5 CPU-s; tests/package/test_release.py's ``uv build``: 3)."""
+    if not hasattr(config, "workerinput"):
+        return
+    modules: dict[str, list] = {}
+    for item in items:
+        modules.setdefault(item.nodeid.partition("::")[0], []).append(item)
+    cost = {module: sum(seconds for name, seconds in LONG_TESTS.items() if name.partition("::")[0] == module)
+            for module in modules}
+    workers = max(1, int(config.workerinput.get("workercount", 1)))
+    dealt: list[list[str]] = [[] for _ in range(workers)]
+    load = [0.0] * workers
+    for module in sorted((module for module in modules if cost[module]), key=lambda module: -cost[module]):
+        share = load.index(min(load))
+        dealt[share].append(module)
+        load[share] += cost[module]
+    rest = [item for item in items if not cost[item.nodeid.partition("::")[0]]]
+    ordered: list = []
+    for share, size in zip(dealt, _shares(len(items), workers)):
+        head = [item for module in share for item in
+                sorted(modules[module], key=lambda item: item.nodeid.partition("[")[0] not in LONG_TESTS)]
+        ordered += head + rest[: max(0, size - len(head))]
+        del rest[: max(0, size - len(head))]
+    items[:] = ordered + rest
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -87,18 +87,45 @@ def test_a_worker_runs_the_long_tests_first_and_the_rest_in_their_order(worker):
     assert order == expected
 
 
-def test_a_long_tests_module_moves_whole_so_its_fixtures_are_set_up_once():
-    """A long test's module stays contiguous (its fixtures last while its tests follow one another): its long tests,
-    then its other tests, before the next module's; the modules in their collected order, the others after them."""
-    long_a, long_b = sorted(LONG_TESTS, key=lambda name: name.partition("::")[0])[:2]
-    module_a, module_b = long_a.partition("::")[0], long_b.partition("::")[0]
-    assert module_a != module_b, "two long tests of different modules"
-    nodeids = (f"{module_b}::test_sibling_b", "tests/a.py::test_1", f"{module_a}::test_sibling_a", long_b,
-               f"{module_a}::test_other_a", long_a)
+def test_the_long_modules_are_dealt_whole_to_the_workers_shares_costliest_first(monkeypatch):
+    """Each long module stays contiguous (its fixtures last while its tests follow one another), its long tests first;
+    the costliest goes to the first share, the next to the share with the fewest long seconds so far, and each share of
+    ``--dist worksteal``'s first hand-out (pytest-xdist's ``check_schedule``: 3 of 6 tests each here) starts with its
+    long modules, filled up by the other tests in their order."""
+    monkeypatch.setattr("conftest.LONG_TESTS", {"tests/x.py::test_long": 300.0, "tests/y.py::test_long": 200.0,
+                                                "tests/z.py::test_long": 90.0})
+    nodeids = ("tests/a.py::test_1", "tests/x.py::test_sibling", "tests/y.py::test_long", "tests/a.py::test_2",
+               "tests/x.py::test_long", "tests/z.py::test_long", "tests/a.py::test_3", "tests/a.py::test_4")
     items = [SimpleNamespace(nodeid=nodeid) for nodeid in nodeids]
-    pytest_collection_modifyitems(SimpleNamespace(workerinput={}), items)
-    assert [item.nodeid for item in items] == [long_b, f"{module_b}::test_sibling_b", long_a, f"{module_a}::test_sibling_a",
-                                               f"{module_a}::test_other_a", "tests/a.py::test_1"]
+    pytest_collection_modifyitems(SimpleNamespace(workerinput={"workercount": 2}), items)
+    assert [item.nodeid for item in items] == [
+        "tests/x.py::test_long", "tests/x.py::test_sibling", "tests/a.py::test_1", "tests/a.py::test_2",  # 300 s
+        "tests/y.py::test_long", "tests/z.py::test_long", "tests/a.py::test_3", "tests/a.py::test_4",  # 200 + 90 s
+    ]
+
+
+def test_worksteal_hands_out_the_shares_the_order_is_made_for():
+    """The shares :func:`conftest._shares` assumes are the ones pytest-xdist's work-stealing scheduler first sends."""
+    from conftest import _shares
+    from xdist.scheduler.worksteal import WorkStealingScheduling
+
+    sent: dict[str, list[int]] = {}
+
+    class Node:  # a worker as the scheduler sees one (hashable)
+        def __init__(self, index: int) -> None:
+            self.gateway, self.shutting_down = SimpleNamespace(id=f"gw{index}"), False
+
+        def send_runtest_some(self, indices) -> None:
+            sent.setdefault(self.gateway.id, list(indices))
+
+    nodes = [Node(index) for index in range(3)]
+    scheduler = WorkStealingScheduling(SimpleNamespace(getvalue=lambda name: ["3*popen"], option=SimpleNamespace()))
+    for node in nodes:
+        scheduler.add_node(node)
+        scheduler.add_node_collection(node, [f"tests/a.py::test_{index}" for index in range(3_001)])
+    scheduler.schedule()
+    assert [len(sent[f"gw{index}"]) for index in range(3)] == _shares(3_001, 3)
+    assert sent["gw0"][0] == 0 and sent["gw1"][0] == _shares(3_001, 3)[0]
 
 
 @pytest.mark.parametrize(
