@@ -1,0 +1,268 @@
+r"""Private keys by Gaussian thresholding: persons who hold many keys, each key shown when its noisy weight is high.
+
+A group-by over private keys shows a key only when enough persons hold it (:mod:`dpdist.central._partitions`).
+Truncated geometric thresholding decides each key at :math:`(\varepsilon/m, \delta/m)`, basic composition over the
+:math:`m` keys a person may hold: optimal when each person holds one key, wasteful when they hold many.  The
+methods here spend one Gaussian budget on the whole vector of keys instead, whose l2 norm a person moves by at most
+one unit whatever the number of keys they hold (Gopi, Gulhane, Kulkarni, Shen, Shokouhi & Yekhanin, "Differentially
+private set union", ICML 2020, sec. 5):
+
+``"gaussian"`` (Gaussian thresholding, PipelineDP's ``GAUSSIAN_THRESHOLDING``)
+    Each person keeps at most :math:`\Delta_0` keys and adds :math:`1/\sqrt{\Delta_0}` to each: a key's weight is its
+    number of persons over :math:`\sqrt{\Delta_0}`.
+``"weighted_gaussian"`` (the weighted Gaussian mechanism, their Alg. 4 and Thm. 5.1)
+    A person who keeps :math:`d \le \Delta_0` keys adds :math:`1/\sqrt d` to each: a person of few keys puts more
+    weight on each of them (unit l2 norm either way).
+``"adaptive"`` (two rounds, in the manner of MAD2R of Chen, Cohen-Addad, Epasto & Zadimoghaddam, "Scalable private
+partition selection via adaptive weighting", ICML 2025)
+    The weighted Gaussian mechanism twice.  The keys shown by the first round are public after it; in the second
+    each person spreads their unit weight over their keys *not yet shown* (up to :math:`\Delta_0` of them, chosen
+    again): the weight a person spent on keys far above the threshold is rerouted to their other keys.  The union is
+    shown.  The rerouting rule and the proof below are this module's (the adaptive rule of one round, MAD, is not
+    built: its weights depend on other persons' keys, and its sensitivity lemma is not stated here).
+
+**Exact arithmetic.**  Weights are integers on a lattice of :math:`L` steps per unit (:math:`L \le 2^{16}`, a power of
+two chosen from the budget so that the noise stays within :data:`~dpdist.central._gaussian_noise.MAX_SIGMA` steps): a
+person of :math:`d` keys adds :math:`w(d) = \lfloor L/\sqrt d\rfloor` to each, so their vector has l2 norm at most
+:math:`L` exactly.  The noise is the exact discrete Gaussian :math:`\mathcal N_\mathbb{Z}(0, \sigma^2)`
+(:func:`~dpdist.central._gaussian_noise.discrete_gaussian_lattice`), and a key is shown when its weight plus noise
+reaches the integer threshold :math:`T`.
+
+**The guarantee, per person, under add/remove** (:math:`(\varepsilon, \delta)`; the proof of their Thm. 5.1, done
+exactly).  Let :math:`D' = D + v`.  Write :math:`U` for the keys of :math:`v` that no person of :math:`D` holds and
+:math:`\tilde M(D')` for the mechanism run on :math:`D'` that never draws noise for a key of :math:`U` (its rounds'
+person sets computed from :math:`D'` and from what :math:`\tilde M` showed).  Coupling the noise of the other keys:
+
+* :math:`\tilde M(D')` and :math:`M(D)` are each round a Gaussian mechanism on the same keys whose weight vectors
+  differ by :math:`v`'s weights (the other persons' key sets, and so their weights, depend on their own keys and on
+  the keys shown before, the same in both): l2 distance at most :math:`L`, :math:`\rho_r = L^2/(2\sigma_r^2)`-zCDP
+  each (Canonne, Kamath & Steinke 2020, Thm. 14), adaptively composed: :math:`\rho = \sum_r \rho_r`, so
+  :math:`(\varepsilon', \delta_G)`-DP with :math:`\delta_G` of their Cor. 13 at :math:`\varepsilon'` (showing the
+  keys above a threshold is post-processing).
+* The real mechanism on :math:`D'` differs from :math:`\tilde M(D')` only when a key of :math:`U` is shown.  In round
+  :math:`r` the person holds at most :math:`d \le \Delta_0` keys of weight :math:`w(d)` each, so this happens with
+  probability at most :math:`1 - (1 - q(T_r - w(d)))^d \le \delta_{T,r}`, whatever the other keys showed, where
+  :math:`q(c) = Q((c-1)/\sigma_r) \ge P(\mathcal N_\mathbb{Z}(0, \sigma_r^2) \ge c)` (:math:`\sum_{y \ge c} e^{-y^2/2\sigma^2}
+  \le \int_{c-1}^\infty e^{-x^2/2\sigma^2}dx`, and the normaliser is at least :math:`\sigma\sqrt{2\pi}` by Poisson
+  summation); :math:`T_r` is the smallest integer meeting it for every :math:`d \le \Delta_0`.  With :math:`p =
+  \sum_r \delta_{T,r}`: :math:`P_{D'}(E) \le P(\tilde M(D') \in E) + p` and :math:`P_{D'}(E) \ge (1 - p)
+  P(\tilde M(D') \in E)`.
+
+So :math:`P_{D'}(E) \le e^{\varepsilon'} P_D(E) + \delta_G + p` and :math:`P_D(E) \le e^{\varepsilon'}/(1 - p)\,
+P_{D'}(E) + \delta_G`: with :math:`\varepsilon' = \varepsilon + \ln(1 - p)` the selection is :math:`(\varepsilon,
+\delta_G + p)`-DP per person.  (The usual statement, :math:`\varepsilon' = \varepsilon`, misses the factor
+:math:`1/(1-p)` of the second inequality.)  The budget's :math:`\delta` is split in half between :math:`\delta_G` and
+:math:`p` (their Thm. 5.1), :math:`p` equally over the rounds, and :math:`\rho` by ``first_share`` (half) between two.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from .._guarantee import PrivacyGuarantee
+from ..errors import InvalidPrivacyParameterError
+from ._gaussian_noise import MAX_SIGMA, discrete_gaussian_lattice, lattice_for_rho, lattice_rho
+from .noise import _zcdp_rho, zcdp_delta
+
+__all__ = ["GaussianThresholding", "GAUSSIAN_METHODS", "WEIGHTINGS", "person_key_pairs", "bounded_pairs"]
+
+#: the Gaussian selections: name -> (weighting, rounds)
+GAUSSIAN_METHODS = {"gaussian": ("persons", 1), "weighted_gaussian": ("l2", 1), "adaptive": ("l2", 2)}
+#: how a person's unit of l2 weight is spread over their keys
+WEIGHTINGS = ("persons", "l2")
+#: the largest lattice of weights: a person of d keys adds floor(2**16 / sqrt(d)) steps
+_LATTICE_BITS = 16
+#: the smallest: below, the noise would need more than MAX_SIGMA steps (a budget too small for a selection)
+_MIN_LATTICE_BITS = 8
+#: the noise's standard deviation in lattice steps stays below this (MAX_SIGMA with room for the zCDP search)
+_SIGMA_ROOM = MAX_SIGMA / 2
+#: relative margin of the threshold's probability test (its floating-point evaluation)
+_MARGIN = 1e-9
+
+
+@dataclass(frozen=True)
+class Round:
+    """One round's public numbers: lattice variance ``t * s`` of the noise, integer threshold, the delta of its
+    threshold, and the rho it spends."""
+
+    t: int
+    s: int
+    threshold: int
+    threshold_delta: float
+    rho: float
+
+    @property
+    def sigma(self) -> float:
+        return math.sqrt(self.t * self.s)
+
+
+@dataclass(frozen=True)
+class GaussianThresholding:
+    r"""Gaussian thresholding of private keys (module docstring), its public parameters.
+
+    Parameters
+    ----------
+    epsilon, delta : float
+        The selection's budget per person (add/remove neighbours).
+    max_keys : int
+        :math:`\Delta_0`, the keys that carry each person's weight in a round (a uniformly random choice of theirs).
+    weighting : {"persons", "l2"}
+        Each kept key of a person weighs :math:`1/\sqrt{\Delta_0}` (``"persons"``), or :math:`1/\sqrt d` when the person
+        keeps :math:`d` keys (``"l2"``).
+    rounds : {1, 2}
+        Two: a second round over each person's keys the first did not show.
+    first_share : float
+        With two rounds, the first round's share of :math:`\rho`.
+    """
+
+    epsilon: float
+    delta: float
+    max_keys: int
+    weighting: str = "l2"
+    rounds: int = 1
+    first_share: float = 0.5
+
+    @classmethod
+    def of(cls, method: str, epsilon: float, delta: float, max_keys: int) -> "GaussianThresholding":
+        """The thresholding of a method of :data:`GAUSSIAN_METHODS`."""
+        weighting, rounds = GAUSSIAN_METHODS[method]
+        return cls(float(epsilon), float(delta), int(max_keys), weighting, rounds)
+
+    @property
+    def plan(self) -> tuple[int, tuple[Round, ...]]:
+        """``(L, rounds)``: the lattice of weights and each round's numbers (computed once per parameters)."""
+        return _calibrated(self.epsilon, self.delta, self.max_keys, self.weighting, self.rounds, self.first_share)
+
+    def guarantee(self, unit: str) -> PrivacyGuarantee:
+        """``(epsilon, delta)`` under add/remove of one person (or record)."""
+        return PrivacyGuarantee(self.epsilon, self.delta, "add-remove", "central", unit=unit)
+
+    def weight(self, degrees: np.ndarray) -> np.ndarray:
+        r"""Each kept key's weight in lattice steps for persons keeping ``degrees`` keys: :math:`\lfloor L/\sqrt
+        d\rfloor` (``"l2"``) or :math:`\lfloor L/\sqrt{\Delta_0}\rfloor` (``"persons"``), exactly."""
+        lattice, _ = self.plan
+        degrees = np.asarray(degrees, dtype=np.int64)
+        return _floor_roots(lattice, np.full_like(degrees, self.max_keys) if self.weighting == "persons" else degrees)
+
+    def select(self, persons: np.ndarray, keys: np.ndarray, rng: np.random.Generator,
+               rows: np.ndarray | None = None) -> np.ndarray:
+        """The keys shown (sorted codes) of the distinct (person, key) pairs of the rows; ``rows``, the number of rows
+        of each pair's person and key when given, makes each person keep the keys they hold most rows of."""
+        pairs = person_key_pairs(persons, keys, rows)
+        _, rounds = self.plan
+        shown = np.zeros(0, dtype=np.int64)
+        for number, numbers in enumerate(rounds):
+            remaining = pairs if number == 0 else pairs[~np.isin(pairs[:, 1], shown)]
+            kept = remaining[bounded_pairs(remaining, self.max_keys, rng)]
+            shown = np.union1d(shown, self._shown(kept, numbers, rng))
+        return shown
+
+    def _shown(self, pairs: np.ndarray, numbers: Round, rng: np.random.Generator) -> np.ndarray:
+        """One round: each pair's key gets its person's weight; noise on every key present; those at the threshold."""
+        if not pairs.size:
+            return np.zeros(0, dtype=np.int64)
+        _, degree_of_pair, degrees = np.unique(pairs[:, 0], return_inverse=True, return_counts=True)
+        present, key_of_pair = np.unique(pairs[:, 1], return_inverse=True)
+        weights = self.weight(degrees)[degree_of_pair.reshape(-1)]
+        totals = np.bincount(key_of_pair.reshape(-1), weights=weights, minlength=present.size)  # exact below 2**53
+        noisy = totals.astype(np.int64) + discrete_gaussian_lattice(present.size, numbers.t, numbers.s, rng)
+        return present[noisy >= numbers.threshold]
+
+
+def _floor_roots(lattice: int, degrees: np.ndarray) -> np.ndarray:
+    r""":math:`\lfloor\sqrt{\lfloor L^2/d\rfloor}\rfloor` for each degree (= :math:`\lfloor L/\sqrt d\rfloor`), exactly:
+    a float estimate corrected by one step either way in integer arithmetic."""
+    squares = (lattice * lattice) // degrees
+    roots = np.floor(np.sqrt(squares.astype(np.float64))).astype(np.int64)
+    roots -= roots * roots > squares
+    roots += (roots + 1) * (roots + 1) <= squares
+    return roots
+
+
+def person_key_pairs(persons: np.ndarray, keys: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """The distinct ``(person, key)`` pairs (int64, sorted by person then key), with a third column: the pair's
+    number of rows (all ones without ``rows``)."""
+    persons, keys = np.asarray(persons, dtype=np.int64), np.asarray(keys, dtype=np.int64)
+    if not persons.size:
+        return np.zeros((0, 3), dtype=np.int64)
+    order = np.lexsort((keys, persons))
+    sorted_persons, sorted_keys = persons[order], keys[order]
+    first = np.concatenate([[True], (sorted_persons[1:] != sorted_persons[:-1]) | (sorted_keys[1:] != sorted_keys[:-1])])
+    starts = np.flatnonzero(first)
+    weight = np.ones(order.size, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)[order]
+    counts = np.add.reduceat(weight, starts)
+    return np.column_stack([sorted_persons[starts], sorted_keys[starts], counts])
+
+
+def bounded_pairs(pairs: np.ndarray, max_keys: int, rng: np.random.Generator) -> np.ndarray:
+    """The positions of the pairs kept: of each person, the ``max_keys`` keys they hold most rows of (the third
+    column), ties broken uniformly at random (all ties without row counts: a uniformly random choice)."""
+    if not pairs.size:
+        return np.zeros(0, dtype=np.int64)
+    ties = np.asarray(rng.random(pairs.shape[0]))
+    order = np.lexsort((ties, -pairs[:, 2], pairs[:, 0]))
+    owners = pairs[order, 0]
+    starts = np.flatnonzero(np.concatenate([[True], owners[1:] != owners[:-1]]))
+    rank = np.arange(owners.size) - np.repeat(starts, np.diff(np.append(starts, owners.size)))
+    return np.sort(order[rank < max_keys])
+
+
+@functools.lru_cache(maxsize=64)
+def _calibrated(epsilon: float, delta: float, max_keys: int, weighting: str, rounds: int,
+                first_share: float) -> tuple[int, tuple[Round, ...]]:
+    """The lattice and each round's noise and threshold (module docstring: delta halved, p over the rounds)."""
+    threshold_delta = delta / 2 / rounds
+    spent = threshold_delta * rounds
+    gaussian_epsilon = epsilon + math.log1p(-spent)
+    rho = _zcdp_rho(gaussian_epsilon, delta - spent, 1e-9)
+    if not (gaussian_epsilon > 0 and rho > 0):
+        raise InvalidPrivacyParameterError(
+            f"A Gaussian selection at epsilon={epsilon!r}, delta={delta!r} has no budget for its noise: raise "
+            "epsilon or delta.")
+    shares = (1.0,) if rounds == 1 else (first_share, 1.0 - first_share)
+    smallest = min(shares) * rho
+    lattice = 2 ** min(_LATTICE_BITS, math.floor(math.log2(_SIGMA_ROOM * math.sqrt(2 * smallest))))
+    if lattice < 2**_MIN_LATTICE_BITS:
+        raise InvalidPrivacyParameterError(
+            f"A Gaussian selection at epsilon={epsilon!r}, delta={delta!r} needs more than 2**20 lattice steps of "
+            "noise: raise epsilon or delta.")
+    numbers = []
+    for share in shares:
+        t, s = lattice_for_rho(share * rho, lattice)
+        numbers.append(Round(t, s, _threshold(lattice, t * s, max_keys, weighting, threshold_delta), threshold_delta,
+                             lattice_rho(t, s, lattice)))
+    spent_rho = math.fsum(r.rho for r in numbers)
+    if zcdp_delta(spent_rho, gaussian_epsilon) + spent > delta * (1 + 1e-9):  # the calibration, checked
+        raise InvalidPrivacyParameterError(f"A Gaussian selection at epsilon={epsilon!r}, delta={delta!r} could not "
+                                           "be calibrated within its delta.")
+    return lattice, tuple(numbers)
+
+
+def _threshold(lattice: int, variance: int, max_keys: int, weighting: str, threshold_delta: float) -> int:
+    r"""The smallest integer :math:`T` with :math:`1 - (1 - q(T - w(d)))^d \le \delta_T` for every number of keys
+    :math:`d \le \Delta_0` a person may show alone (``"persons"``: :math:`w = w(\Delta_0)` on up to :math:`\Delta_0`
+    keys)."""
+    sigma = math.sqrt(variance)
+    degrees = np.arange(1, max_keys + 1, dtype=np.int64)
+    weights = _floor_roots(lattice, np.full_like(degrees, max_keys) if weighting == "persons" else degrees)
+    limit = threshold_delta * (1 - _MARGIN)
+
+    def meets(threshold: int) -> bool:
+        distance = threshold - weights - 1  # q(c) = Q((c - 1) / sigma)
+        if distance.min() < 0:
+            return False
+        tails = special.ndtr(-distance / sigma)
+        return bool(np.all(-np.expm1(degrees * np.log1p(-tails)) <= limit))
+
+    low, high = int(weights.max()), int(weights.max()) + 1
+    while not meets(high):
+        low, high = high, high + 2 * (high - int(weights.max())) + math.ceil(sigma)
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if meets(middle) else (middle, high)
+    return high
