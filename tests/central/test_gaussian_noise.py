@@ -9,11 +9,15 @@ import pytest
 
 from dpdist.central import _gaussian_noise as gaussian_noise
 from dpdist.central._gaussian_noise import (
+    MIN_SIGMA,
     discrete_gaussian_lattice,
-    lattice_for_rho,
+    gaussian_mu,
+    lattice_for_mu,
     lattice_rho,
     lattice_variance,
+    rounding_distance,
 )
+from dpdist.central.noise import gaussian_delta
 from dpdist.errors import InvalidPrivacyParameterError
 
 
@@ -73,8 +77,43 @@ def test_many_coordinates_at_a_large_sigma_have_that_standard_deviation():
     assert abs(draws.mean()) < 5 * math.sqrt(t * s / draws.size)
 
 
-@pytest.mark.parametrize("rho, sensitivity", [(0.02, 1.0), (0.5, 7.0), (1e-2, 65536.0)])
-def test_the_lattice_of_a_target_rho_spends_at_most_it(rho, sensitivity):
-    t, s = lattice_for_rho(rho, sensitivity)
-    assert lattice_rho(t, s, sensitivity) <= rho
-    assert lattice_rho(t, s, sensitivity) >= rho * 0.9  # and not much less
+@pytest.mark.parametrize("mu, sensitivity, integer", [(0.26, 1.0, True), (0.26, 70.7, True), (2.0, 5.0, False),
+                                                      (1e-3, 1e6, False), (0.05, 3.0, True)])
+def test_a_lattice_for_mu_has_at_least_its_noise_and_min_sigma_steps(mu, sensitivity, integer):
+    step, steps, t, s = lattice_for_mu(mu, sensitivity, rounding=3.0, integer=integer)
+    assert math.log2(step) == round(math.log2(step))  # a power of two
+    assert steps == sensitivity / step + (0.0 if integer else 3.0)
+    assert steps / math.sqrt(t * s) <= mu and math.sqrt(t * s) >= MIN_SIGMA
+    if integer:
+        assert step <= 1.0
+    assert lattice_rho(t, s, steps) == pytest.approx((steps / math.sqrt(t * s)) ** 2 / 2)
+
+
+def _rounding_tv(sigma: float) -> float:
+    """The total variation between the discrete Gaussian and the rounded continuous one, summed in double
+    precision (accurate to ~1e-13 at these sigmas)."""
+    from scipy import special
+
+    support = np.arange(-math.ceil(40 * sigma), math.ceil(40 * sigma) + 1)
+    rounded = special.ndtr((support + 0.5) / sigma) - special.ndtr((support - 0.5) / sigma)
+    discrete = np.exp(-support.astype(float) ** 2 / (2 * sigma * sigma))
+    return 0.5 * float(np.abs(rounded - discrete / discrete.sum()).sum())
+
+
+@pytest.mark.parametrize("sigma", [1.0, 2.0, 5.0, 20.0, 100.0])
+def test_the_rounding_distance_bounds_the_total_variation_to_the_rounded_gaussian(sigma):
+    assert _rounding_tv(sigma) <= rounding_distance(sigma)
+    assert rounding_distance(sigma) < 10 * _rounding_tv(sigma)  # and is within a small factor of it
+
+
+@pytest.mark.parametrize("epsilon, delta, changed", [(1.0, 1e-5, 1), (1.0, 1e-5, 100), (0.1, 1e-9, 50), (8.0, 1e-3, 2)])
+def test_gaussian_mu_spends_its_delta_with_the_rounding_slack(epsilon, delta, changed):
+    mu = gaussian_mu(epsilon, delta, changed)
+    slack = (1 + math.exp(epsilon)) * changed * rounding_distance(MIN_SIGMA)
+    assert gaussian_delta(1 / mu, epsilon, 1.0) + slack <= delta
+    assert gaussian_delta(1 / mu, epsilon, 1.0) + slack > delta * (1 - 1e-6)
+
+
+def test_a_delta_below_the_rounding_slack_is_refused():
+    with pytest.raises(InvalidPrivacyParameterError, match="raise delta"):
+        gaussian_mu(1.0, 1e-12, 1000)

@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
+from dpdist.central import _gaussian_noise as gaussian_noise
 from dpdist.central import _selection as selection
 from dpdist.central._selection import GaussianThresholding, bounded_pairs, person_key_pairs
-from dpdist.central.noise import zcdp_delta
+from dpdist.central.noise import gaussian_delta
 from dpdist.errors import InvalidPrivacyParameterError
 
 
@@ -24,18 +25,26 @@ def test_each_threshold_is_the_smallest_that_keeps_a_persons_own_keys_within_its
     lattice, rounds = thresholding.plan
     degrees = np.arange(1, keys + 1)
     weights = thresholding.weight(degrees)
-    for numbers in rounds:
-        sigma = math.sqrt(numbers.t * numbers.s)
+    variance = 0
+    for earlier, numbers in enumerate(rounds):
+        variance += numbers.t * numbers.s  # the second round thresholds the sum of both rounds' noisy weights
+        slack = 2 * earlier * gaussian_noise.rounding_distance(gaussian_noise.MIN_SIGMA)
 
-        def shown_alone(threshold):  # P(some key held by the person alone is shown), bounded as the module states
-            tails = special.ndtr(-(threshold - weights - 1) / sigma)
-            return -np.expm1(degrees * np.log1p(-tails))
+        def alone(threshold, held):  # P(some key only the person holds is shown), bounded as the module states
+            tails = special.ndtr(-(threshold - held - 1) / math.sqrt(variance)) + slack
+            return float(np.max(-np.expm1(degrees * np.log1p(-tails))))
 
-        assert np.all(shown_alone(numbers.threshold) <= numbers.threshold_delta)
-        assert np.any(shown_alone(numbers.threshold - 1) > numbers.threshold_delta * (1 - 1e-6))
+        def shown_alone(threshold):
+            return alone(threshold, weights) + (alone(threshold, 2 * weights) + alone(threshold, weights)) * earlier
+
+        assert shown_alone(numbers.threshold) <= numbers.threshold_delta
+        assert shown_alone(numbers.threshold - 1) > numbers.threshold_delta * (1 - 1e-6)
     gaussian_epsilon = epsilon + math.log1p(-sum(r.threshold_delta for r in rounds))
-    spent = zcdp_delta(sum(r.rho for r in rounds), gaussian_epsilon) + sum(r.threshold_delta for r in rounds)
-    assert spent <= delta * (1 + 1e-9)
+    mu = math.sqrt(sum(2 * r.rho for r in rounds))
+    slack = (1 + math.exp(gaussian_epsilon)) * keys * sum(gaussian_noise.rounding_distance(r.sigma) for r in rounds)
+    spent = gaussian_delta(1 / mu, gaussian_epsilon, 1.0) + sum(r.threshold_delta for r in rounds) + slack
+    assert spent <= delta
+    assert spent > delta * 0.95  # and nearly all of it is spent (the rounding slack is bounded at MIN_SIGMA)
     assert thresholding.guarantee("person").epsilon == epsilon
 
 
@@ -61,8 +70,7 @@ def test_pairs_count_the_rows_of_each_person_and_key():
 
 
 def test_each_person_keeps_a_uniformly_random_choice_of_their_keys():
-    pairs = person_key_pairs(np.array([0, 0, 0, 0, 1, 1]), np.array([5, 6, 7, 8, 6, 7]))
-    pairs[:, 2] = 1  # no row counts: every key alike
+    pairs = person_key_pairs(np.array([0, 0, 0, 0, 1, 1]), np.array([5, 6, 7, 8, 6, 7]))  # one row each
     rng = np.random.default_rng(5)
     seen = {}
     for _ in range(1200):
@@ -79,9 +87,10 @@ def test_each_person_keeps_the_keys_they_hold_most_rows_of():
     assert kept[kept[:, 0] == 0, 1].tolist() == [5, 7]
 
 
-def test_a_budget_too_small_for_the_noise_is_refused():
-    with pytest.raises(InvalidPrivacyParameterError, match="raise epsilon or delta"):
-        GaussianThresholding.of("adaptive", 1e-4, 1e-12, 10).plan
+@pytest.mark.parametrize("epsilon, delta, named", [(1e-4, 1e-12, "raise delta"), (1e-7, 1e-5, "raise epsilon")])
+def test_a_budget_too_small_for_the_noise_is_refused(epsilon, delta, named):
+    with pytest.raises(InvalidPrivacyParameterError, match=named):
+        GaussianThresholding.of("adaptive", epsilon, delta, 10).plan
 
 
 # ---------------------------------------------------------------- the guarantee, exactly, on small instances
@@ -101,36 +110,54 @@ def _tail(variance: int, c: int) -> float:
     return float(upper[c + radius]) if -radius <= c <= radius else float(c < -radius)
 
 
-def _round_law(thresholding, numbers, key_sets, candidates, already):
-    """{frozenset shown: probability} of one round over ``candidates`` (keys not yet shown), each person spreading
-    their weight over their keys among them (all kept: max_keys covers them)."""
-    totals = dict.fromkeys(candidates, 0)
+def _weights(thresholding, key_sets, already) -> dict:
+    """Each key's weight in a round: every person spreads theirs over their keys not in ``already`` (all kept)."""
+    totals: dict = {}
     for keys in key_sets:
         mine = [key for key in keys if key not in already]
-        if mine:
-            weight = int(thresholding.weight(np.array([len(mine)]))[0])
-            for key in mine:
-                totals[key] += weight
-    variance = numbers.t * numbers.s
-    present = [key for key in candidates if any(key in keys and key not in already for keys in key_sets)]
-    law = {}
-    for shown in itertools.product((0, 1), repeat=len(present)):
-        p = math.prod(_tail(variance, numbers.threshold - totals[k]) if s
-                      else 1 - _tail(variance, numbers.threshold - totals[k]) for k, s in zip(present, shown))
-        key = frozenset(k for k, s in zip(present, shown) if s)
-        law[key] = law.get(key, 0.0) + p
-    return law
+        for key in mine:
+            totals[key] = totals.get(key, 0) + int(thresholding.weight(np.array([len(mine)]))[0])
+    return totals
+
+
+def _second_given(first_weight, first_variance, second_weight, numbers, present_first, shown_first) -> float:
+    """P(a key not shown by the first round is shown by the second | its first round's outcome), exactly: the sum of
+    both noisy weights at the second threshold (a key absent from the first round draws its first noise then)."""
+    radius, upper = _upper_tails(first_variance)
+    support = np.arange(-radius, radius + 1)
+    pmf = -np.diff(np.append(upper, 0.0))  # P(Z1 = z)
+    below = np.ones_like(pmf, dtype=bool) if not present_first else first_weight + support < shown_first
+    second = np.array([_tail(numbers.t * numbers.s, numbers.threshold - first_weight - z - second_weight)
+                       for z in support[below]])
+    return float(np.sum(pmf[below] * second))
 
 
 def _law(thresholding, key_sets, keys):
+    """{frozenset shown: probability} of the selection on the persons ``key_sets`` (max_keys covers them), exactly."""
     _, rounds = thresholding.plan
-    law = {frozenset(): 1.0}
-    for numbers in rounds:
-        after = {}
-        for shown, p in law.items():
-            for more, q in _round_law(thresholding, numbers, key_sets, keys, shown).items():
-                after[shown | more] = after.get(shown | more, 0.0) + p * q
-        law = after
+    first_weights = _weights(thresholding, key_sets, frozenset())
+    variance = rounds[0].t * rounds[0].s
+    present = sorted(first_weights)
+    law: dict = {}
+    for shown in itertools.product((0, 1), repeat=len(present)):
+        first = frozenset(k for k, s in zip(present, shown) if s)
+        p = math.prod(_tail(variance, rounds[0].threshold - first_weights[k]) if s
+                      else 1 - _tail(variance, rounds[0].threshold - first_weights[k]) for k, s in zip(present, shown))
+        if len(rounds) == 1:
+            law[first] = law.get(first, 0.0) + p
+            continue
+        second_weights = _weights(thresholding, key_sets, first)
+        eligible = sorted((set(present) - first) | set(second_weights))
+        chances = []
+        for key in eligible:
+            joint = _second_given(first_weights.get(key, 0), variance, second_weights.get(key, 0), rounds[1],
+                                  key in first_weights, rounds[0].threshold)
+            not_first = 1 - _tail(variance, rounds[0].threshold - first_weights[key]) if key in first_weights else 1.0
+            chances.append(joint / not_first if not_first > 0 else 0.0)  # given the first round did not show it
+        for more in itertools.product((0, 1), repeat=len(eligible)):
+            q = math.prod(c if m else 1 - c for c, m in zip(chances, more))
+            union = first | frozenset(k for k, m in zip(eligible, more) if m)
+            law[union] = law.get(union, 0.0) + p * q
     return law
 
 
@@ -140,9 +167,10 @@ def _divergence(first, second, epsilon):
 
 @pytest.fixture
 def small_lattice(monkeypatch):
-    """A lattice of 8 steps per unit: the noise is small enough to sum its law exactly."""
-    monkeypatch.setattr(selection, "_LATTICE_BITS", 3)
-    monkeypatch.setattr(selection, "_MIN_LATTICE_BITS", 3)
+    """Noise of at least 16 steps (a lattice of 8 to 16 steps per unit): small enough to sum its law exactly."""
+    monkeypatch.setattr(selection, "MIN_SIGMA", 16.0)
+    monkeypatch.setattr(gaussian_noise, "MIN_SIGMA", 16.0)
+    monkeypatch.setattr(selection, "_MIN_LATTICE_BITS", 2)
     selection._calibrated.cache_clear()
     yield
     selection._calibrated.cache_clear()
@@ -164,15 +192,13 @@ def test_adding_a_person_moves_the_law_of_the_keys_shown_within_epsilon_delta(sm
     assert sum(p for shown, p in with_person.items() if 3 in shown) <= delta / 2  # the key held by one person
 
 
-def test_a_threshold_at_a_single_persons_weight_breaks_the_guarantee(small_lattice):
-    """The check above fails on a broken mechanism: the threshold lowered to one person's weight shows the key held
-    by that person alone half of the time."""
-    epsilon, delta = 1.0, 0.05
-    thresholding = GaussianThresholding.of("weighted_gaussian", epsilon, delta, 4)
-    lattice, (numbers,) = thresholding.plan
-    broken = selection.Round(numbers.t, numbers.s, lattice, numbers.threshold_delta, numbers.rho)
-    law = _round_law(thresholding, broken, [{3}], range(4), frozenset())
-    assert _divergence(law, {frozenset(): 1.0}, epsilon) > 0.4
+def test_a_threshold_at_a_single_persons_weight_breaks_the_guarantee(small_lattice, monkeypatch):
+    """The check above fails on a broken mechanism: thresholds lowered to one person's weight show the key held by
+    that person alone half of the time."""
+    monkeypatch.setattr(selection, "_threshold", lambda lattice, *args: lattice)
+    thresholding = GaussianThresholding.of("weighted_gaussian", 1.0, 0.05, 4)
+    with_person, without = _law(thresholding, [{3}], range(4)), _law(thresholding, [], range(4))
+    assert _divergence(with_person, without, 1.0) > 0.4
 
 
 @pytest.mark.parametrize("method", ["gaussian", "weighted_gaussian", "adaptive"])

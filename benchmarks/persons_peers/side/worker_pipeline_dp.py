@@ -1,6 +1,7 @@
 """PipelineDP 0.3.1 (its LocalBackend), in its own environment: deciles, a CDF from 99 percentiles and counts per group
 with private keys, per person, for ``bench_persons_peers.py``; sums and means per public group for
-``bench_sum_peers.py``.  Reads the job (JSON) from argv[1], prints the results.
+``bench_sum_peers.py``; the keys each partition selection strategy keeps, and counts and sums per public key with
+Gaussian noise, for ``bench_many_keys.py``.  Reads the job (JSON) from argv[1], prints the results.
 
 Every call is PipelineDP's documented API: ``DPEngine.aggregate`` with ``AggregateParams`` (``max_partitions_contributed``,
 ``max_contributions_per_partition``: its contribution bounding by sampling each person's rows and partitions) and a
@@ -61,6 +62,34 @@ def sums(job, ids, values, groups, metric):
     return {str(key): float(getattr(metrics, metric.lower())) for key, metrics in found}
 
 
+def select(job, ids, groups):
+    """The keys ``select_partitions`` keeps with the strategy ``job["strategy"]`` at ``max_partitions_contributed``."""
+    rows = list(zip(ids.tolist(), groups.tolist()))
+    strategy = getattr(pipeline_dp.PartitionSelectionStrategy, job["strategy"])
+    params = pipeline_dp.SelectPartitionsParams(max_partitions_contributed=job["m"],
+                                                partition_selection_strategy=strategy)
+    extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0], partition_extractor=lambda r: r[1])
+    budget = pipeline_dp.NaiveBudgetAccountant(total_epsilon=job["epsilon"], total_delta=job["delta"])
+    engine = pipeline_dp.DPEngine(budget, pipeline_dp.LocalBackend())
+    result = engine.select_partitions(rows, params, extractors)
+    budget.compute_budgets()
+    return sorted(int(key) for key in result)
+
+
+def gaussian(job, ids, values, groups):
+    """One metric (COUNT, PRIVACY_ID_COUNT or SUM) per public key with Gaussian noise, the whole budget its own."""
+    rows = list(zip(ids.tolist(), groups.tolist(), values.tolist()))
+    metric = getattr(pipeline_dp.Metrics, job["metric"])
+    params = pipeline_dp.AggregateParams(
+        metrics=[metric], noise_kind=pipeline_dp.NoiseKind.GAUSSIAN, max_partitions_contributed=job["m"],
+        max_contributions_per_partition=job["k"], min_value=job["bounds"][0], max_value=job["bounds"][1])
+    extractors = pipeline_dp.DataExtractors(privacy_id_extractor=lambda r: r[0], partition_extractor=lambda r: r[1],
+                                            value_extractor=lambda r: r[2])
+    found = _run(rows, params, extractors, job["epsilon"], job["delta"], job["partitions"])
+    name = {"COUNT": "count", "PRIVACY_ID_COUNT": "privacy_id_count", "SUM": "sum"}[job["metric"]]
+    return {str(key): float(getattr(metrics, name)) for key, metrics in found}
+
+
 def main():
     job = json.loads(open(sys.argv[1]).read())
     ids, values = np.load(job["ids"]), np.load(job["values"])
@@ -74,6 +103,10 @@ def main():
             out = percentiles(job, ids, values, list(range(1, 100)))
         elif job["task"] in ("SUM", "MEAN"):
             out = sums(job, ids, values, groups, job["task"])
+        elif job["task"] == "select":
+            out = select(job, ids, groups)
+        elif job["task"] == "gaussian":
+            out = gaussian(job, ids, values, groups)
         else:
             out = counts(job, ids, groups)
         runs.append({"output": out, "cpu_seconds": time.process_time() - start})

@@ -24,25 +24,48 @@ whose :math:`N` would leave int64 (:math:`|Y - s| > 3\cdot 10^9`, probability be
 
 **zCDP.**  Adding independent :math:`\mathcal N_\mathbb{Z}(0, \sigma^2)` to each coordinate of an integer vector whose
 neighbours are at most :math:`\Delta` apart in l2 is :math:`\Delta^2/(2\sigma^2)`-zCDP (Canonne, Kamath & Steinke 2020,
-Thm. 14), the same as the continuous Gaussian; :func:`lattice_for_rho` gives the lattice variance of a target
-:math:`\rho`, :func:`lattice_rho` the :math:`\rho` a lattice variance spends (at most the target).
+Thm. 14), the same as the continuous Gaussian (:func:`lattice_rho`).
+
+**(ε, δ), tightly** (:func:`gaussian_mu`).  The continuous Gaussian mechanism of l2 sensitivity :math:`\Delta` and
+noise :math:`\sigma` is :math:`\mu`-GDP, :math:`\mu = \Delta/\sigma`, exactly: :math:`(\varepsilon, \delta(\varepsilon;
+\mu))`-DP with :math:`\delta(\varepsilon; \mu) = \Phi(-\varepsilon/\mu + \mu/2) - e^\varepsilon\Phi(-\varepsilon/\mu -
+\mu/2)` (Balle & Wang 2018, Thm. 8; Dong, Roth & Su 2022, Cor. 2.13), and adaptive compositions of such mechanisms
+are :math:`\sqrt{\sum \mu_i^2}`-GDP (their Cor. 3.3).  Rounding its output to the integers is post-processing, and
+for integer inputs :math:`\operatorname{round}(x + G) = x + \operatorname{round}(G)`.  The discrete Gaussian is within
+total variation :math:`\tau(\sigma)` of :math:`\operatorname{round}(G)` per coordinate (:func:`rounding_distance`).
+Between two neighbours only the coordinates that differ, :math:`c` of them, matter (the others have one law under
+both and are integrated out of the hockey-stick divergence), so the discrete mechanism is :math:`(\varepsilon,
+\delta(\varepsilon; \mu) + (1 + e^\varepsilon)\, c\,\tau(\sigma))`-DP; over adaptive rounds the slacks add up.  With
+:math:`\sigma \ge 2^{18}` steps (:data:`MIN_SIGMA`), :math:`\tau < 6.1\cdot 10^{-13}`.
+
+:math:`\tau(\sigma)`: with :math:`f` the :math:`\mathcal N(0, \sigma^2)` density, :math:`r_k = \int_{k-1/2}^{k+1/2} f`
+and :math:`|r_k - f(k)| \le \frac{1}{24}\max_{|\xi - k| \le 1/2}|f''(\xi)|` (Taylor; the first-order term integrates
+to 0), :math:`|f''| = f\,|\xi^2/\sigma^2 - 1|/\sigma^2 \le h/\sigma^2` with :math:`h = f\,(1 + \xi^2/\sigma^2)`, which
+has four monotone pieces, integral 2 and maximum :math:`2e^{-1/2}/(\sigma\sqrt{2\pi})`: :math:`\sum_k |r_k - f(k)| \le
+(2 + 8\max h)/(24\sigma^2)`.  By Poisson summation :math:`\sum_k f(k) = 1 + \eta`, :math:`0 \le \eta \le
+3e^{-2\pi^2\sigma^2}`, and the discrete Gaussian is :math:`f(k)/(1 + \eta)`.  So :math:`\tau(\sigma) \le
+(2 + 3.88/\sigma)/(48\sigma^2) + 1.5\,e^{-2\pi^2\sigma^2}`.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 
 import numpy as np
 
 from ..errors import InvalidPrivacyParameterError
-from .noise import _bernoulli_exp_minus, _bernoulli_exp_minus_fractions, _discrete_laplace_scaled
+from .noise import _bernoulli_exp_minus, _bernoulli_exp_minus_fractions, _discrete_laplace_scaled, analytic_gaussian_sigma
 
-__all__ = ["lattice_variance", "discrete_gaussian_lattice", "lattice_for_rho", "lattice_rho", "MAX_SIGMA"]
+__all__ = ["lattice_variance", "discrete_gaussian_lattice", "lattice_rho", "rounding_distance", "gaussian_mu",
+           "lattice_for_mu", "MAX_SIGMA", "MIN_SIGMA"]
 
 #: the largest noise standard deviation (in lattice steps) drawn: 2ts stays below 2**41, so the exact Bernoulli draws
 #: below 2ts k stay within int64 for every k the sampler reaches
 MAX_SIGMA = 2.0**20
+#: the smallest noise (in lattice steps) of a release stated in (epsilon, delta): its rounding distance is below 6.1e-13
+MIN_SIGMA = 2.0**18
 #: |Y - s| beyond which N = (|Y| - s)^2 is computed with Python integers
 _SQUARE_LIMIT = 3_000_000_000
 #: the scales tried around sigma when looking for t*s close to sigma^2
@@ -107,13 +130,44 @@ def _exp_minus_integers(counts: np.ndarray, rng: np.random.Generator) -> np.ndar
         step += 1
 
 
-def lattice_for_rho(rho: float, sensitivity: float) -> tuple[int, int]:
-    r"""The lattice variance :math:`ts \ge \Delta^2/(2\rho)` of a release of integer l2 sensitivity ``sensitivity``
-    :math:`\Delta` at :math:`\rho`-zCDP."""
-    return lattice_variance(sensitivity / math.sqrt(2.0 * rho))
-
-
 def lattice_rho(t: int, s: int, sensitivity: float) -> float:
     r""":math:`\Delta^2/(2ts)`: the zCDP of discrete Gaussian noise of variance :math:`ts` at l2 sensitivity
     :math:`\Delta` (Canonne, Kamath & Steinke 2020, Thm. 14)."""
     return sensitivity**2 / (2.0 * t * s)
+
+
+def rounding_distance(sigma: float) -> float:
+    r""":math:`\tau(\sigma)`, at least the total variation between :math:`\mathcal N_\mathbb{Z}(0, \sigma^2)` and the
+    continuous :math:`\mathcal N(0, \sigma^2)` rounded to the integers (module docstring); 1 below :math:`\sigma = 1`."""
+    if sigma < 1:
+        return 1.0
+    return (2 + 3.88 / sigma) / (48 * sigma * sigma) + 1.5 * math.exp(-2 * math.pi**2 * sigma * sigma)
+
+
+@functools.lru_cache(maxsize=256)
+def gaussian_mu(epsilon: float, delta: float, changed: int) -> float:
+    r"""The largest :math:`\mu = \Delta/\sigma` whose discrete Gaussian noise (at least :data:`MIN_SIGMA` steps) on
+    ``changed`` coordinates is :math:`(\varepsilon, \delta)`-DP: Balle & Wang's :math:`\delta(\varepsilon; \mu)` at
+    :math:`\delta` less the rounding slack :math:`(1 + e^\varepsilon)\,c\,\tau` (module docstring)."""
+    slack = (1 + math.exp(epsilon)) * changed * rounding_distance(MIN_SIGMA)
+    if not slack < delta / 2:
+        raise InvalidPrivacyParameterError(
+            f"A Gaussian release at epsilon={epsilon!r}, delta={delta!r} touching {changed} values per person leaves "
+            "no delta for its noise: raise delta or lower the contribution bounds.")
+    return 1.0 / analytic_gaussian_sigma(float(epsilon), float(delta - slack), 1.0)
+
+
+def lattice_for_mu(mu: float, sensitivity: float, *, rounding: float = 0.0,
+                   integer: bool = False) -> tuple[float, float, int, int]:
+    r"""``(step, steps, t, s)`` of a release of l2 sensitivity ``sensitivity`` (values' units) at :math:`\mu`-GDP: a
+    power-of-two lattice step :math:`\gamma` with :math:`\Delta/(\gamma\mu) \ge 2^{18}` (:data:`MIN_SIGMA`, below
+    twice that; at most 1 for ``integer`` values, which then lie on the lattice exactly), the sensitivity in steps
+    :math:`\Delta/\gamma` plus ``rounding`` (the slack of rounding real values to the lattice: :math:`\sqrt c` for
+    :math:`c` moved coordinates, none for integers on it), and the lattice variance of at least that over :math:`\mu`
+    steps of noise."""
+    step = 2.0 ** math.floor(math.log2(sensitivity / (mu * MIN_SIGMA)))
+    if integer:
+        step, rounding = min(step, 1.0), 0.0
+    steps = sensitivity / step + rounding
+    t, s = lattice_variance(steps / mu)
+    return step, steps, t, s

@@ -44,11 +44,12 @@ import numpy as np
 from .._guarantee import PrivacyGuarantee, sequential
 from .._validation import Interval, validate_params
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
+from ._selection import GAUSSIAN_METHODS, GaussianThresholding, bounded_pairs, person_key_pairs
 from .many_quantiles import quantiles
 
 __all__ = ["bounded_groups", "keep_probabilities", "selected_groups", "selection_guarantee", "grouped_guarantee",
-           "refuse_replace_first", "replace_refused",
-           "MIN_DELTA_PER_GROUP", "SELECTION_RULE"]
+           "refuse_replace_first", "replace_refused", "select_keys", "default_selection", "selection_rule",
+           "MIN_DELTA_PER_GROUP", "SELECTION_RULE", "SELECTIONS"]
 
 #: the smallest delta per group (delta / max_groups) the exact keep probabilities take
 MIN_DELTA_PER_GROUP = 2.0**-40
@@ -56,6 +57,41 @@ MIN_DELTA_PER_GROUP = 2.0**-40
 SELECTION_RULE = ("truncated geometric thresholding of the number of distinct persons per group (Desfontaines, Voss, "
                   "Gipson & Mandayam, PoPETs 2022, Thm. 1), at (epsilon/max_groups, delta/max_groups) per group")
 _SCALE = 2.0**53
+#: the ways of choosing private keys: truncated geometric thresholding (here) and the Gaussian thresholdings of
+#: :mod:`dpdist.central._selection`
+SELECTIONS = ("truncated_geometric", *GAUSSIAN_METHODS)
+#: what a release states about each rule
+_RULES = {
+    "truncated_geometric": SELECTION_RULE,
+    "gaussian": ("Gaussian thresholding of the number of distinct persons per key over sqrt(max_groups) (Gopi et al., "
+                 "ICML 2020; PipelineDP's GAUSSIAN_THRESHOLDING), one Gaussian budget over all keys"),
+    "weighted_gaussian": ("the weighted Gaussian mechanism: each person adds 1/sqrt(d) to each of their d <= max_groups "
+                          "keys, Gaussian noise, a threshold (Gopi et al., ICML 2020, Thm. 5.1)"),
+    "adaptive": ("two rounds of the weighted Gaussian mechanism; in the second each person's weight goes to their keys "
+                 "the first did not show (adaptive weighting, after MAD2R of Chen et al., ICML 2025)"),
+}
+
+
+def default_selection(max_groups: int) -> str:
+    """The selection a group-by with ``max_groups`` uses unless told: truncated geometric thresholding for one key per
+    person (optimal there), the two-round weighted Gaussian for more (``benchmarks/bench_many_keys.py``)."""
+    return "truncated_geometric" if max_groups == 1 else "adaptive"
+
+
+def selection_rule(method: str) -> str:
+    """What a release states about the rule it selected its keys by."""
+    return _RULES[method]
+
+
+def select_keys(persons: np.ndarray, keys: np.ndarray, method: str, epsilon: float, delta: float, max_groups: int,
+                rng: np.random.Generator) -> np.ndarray:
+    """The keys shown (sorted codes) by ``method`` at ``(epsilon, delta)`` per person of the rows' (person, key)
+    pairs, each person counted in at most ``max_groups`` keys: those they hold most rows of, ties at random."""
+    if method != "truncated_geometric":
+        return GaussianThresholding.of(method, epsilon, delta, max_groups).select(persons, keys, rng)
+    pairs = person_key_pairs(persons, keys)
+    kept = pairs[bounded_pairs(pairs, max_groups, rng)]
+    return selected_groups(kept[:, 0], kept[:, 1], epsilon, delta, max_groups, rng)
 
 
 def check_selection(owner: str, epsilon, delta, max_groups: int) -> tuple[float, float]:

@@ -15,44 +15,58 @@ private set union", ICML 2020, sec. 5):
     weight on each of them (unit l2 norm either way).
 ``"adaptive"`` (two rounds, in the manner of MAD2R of Chen, Cohen-Addad, Epasto & Zadimoghaddam, "Scalable private
 partition selection via adaptive weighting", ICML 2025)
-    The weighted Gaussian mechanism twice.  The keys shown by the first round are public after it; in the second
-    each person spreads their unit weight over their keys *not yet shown* (up to :math:`\Delta_0` of them, chosen
-    again): the weight a person spent on keys far above the threshold is rerouted to their other keys.  The union is
-    shown.  The rerouting rule and the proof below are this module's (the adaptive rule of one round, MAD, is not
-    built: its weights depend on other persons' keys, and its sensitivity lemma is not stated here).
+    The weighted Gaussian mechanism twice, each round at half of :math:`\mu^2`.  The keys shown by the first round are
+    public after it; in the second each person spreads their unit weight over their keys *not yet shown* (up to
+    :math:`\Delta_0` of them, chosen again): the weight a person spent on keys far above the threshold is rerouted to
+    their other keys.  A key not shown by the first round is shown when the sum of its two noisy weights reaches the
+    second threshold (a key absent from the first round draws its first-round noise then): a key near the threshold
+    keeps the evidence of both rounds, at the noise of one round of the whole budget, plus what the rerouting adds.
+    The rerouting rule, the summed second round and the proof below are this module's (the adaptive rule of one
+    round, MAD, is not built: its weights depend on other persons' keys, and its sensitivity lemma is not stated here).
 
-**Exact arithmetic.**  Weights are integers on a lattice of :math:`L` steps per unit (:math:`L \le 2^{16}`, a power of
-two chosen from the budget so that the noise stays within :data:`~dpdist.central._gaussian_noise.MAX_SIGMA` steps): a
-person of :math:`d` keys adds :math:`w(d) = \lfloor L/\sqrt d\rfloor` to each, so their vector has l2 norm at most
-:math:`L` exactly.  The noise is the exact discrete Gaussian :math:`\mathcal N_\mathbb{Z}(0, \sigma^2)`
+**Exact arithmetic.**  Weights are integers on a lattice of :math:`L` steps per unit (a power of two, so that the
+noise is between :math:`2^{18}` and :math:`2^{19}` steps: :mod:`dpdist.central._gaussian_noise`): a person of
+:math:`d` keys adds :math:`w(d) = \lfloor L/\sqrt d\rfloor` to each, so their vector has l2 norm at most :math:`L`
+exactly.  The noise is the exact discrete Gaussian :math:`\mathcal N_\mathbb{Z}(0, \sigma_r^2)`
 (:func:`~dpdist.central._gaussian_noise.discrete_gaussian_lattice`), and a key is shown when its weight plus noise
-reaches the integer threshold :math:`T`.
+reaches the integer threshold :math:`T_r`.
 
 **The guarantee, per person, under add/remove** (:math:`(\varepsilon, \delta)`; the proof of their Thm. 5.1, done
 exactly).  Let :math:`D' = D + v`.  Write :math:`U` for the keys of :math:`v` that no person of :math:`D` holds and
 :math:`\tilde M(D')` for the mechanism run on :math:`D'` that never draws noise for a key of :math:`U` (its rounds'
 person sets computed from :math:`D'` and from what :math:`\tilde M` showed).  Coupling the noise of the other keys:
 
-* :math:`\tilde M(D')` and :math:`M(D)` are each round a Gaussian mechanism on the same keys whose weight vectors
-  differ by :math:`v`'s weights (the other persons' key sets, and so their weights, depend on their own keys and on
-  the keys shown before, the same in both): l2 distance at most :math:`L`, :math:`\rho_r = L^2/(2\sigma_r^2)`-zCDP
-  each (Canonne, Kamath & Steinke 2020, Thm. 14), adaptively composed: :math:`\rho = \sum_r \rho_r`, so
-  :math:`(\varepsilon', \delta_G)`-DP with :math:`\delta_G` of their Cor. 13 at :math:`\varepsilon'` (showing the
-  keys above a threshold is post-processing).
+* :math:`\tilde M(D')` and :math:`M(D)` are post-processings of each round's noisy weights of the same keys (the
+  second round's sums and thresholds too), each round a Gaussian mechanism whose weight vectors differ by
+  :math:`v`'s weights on at most :math:`\Delta_0` keys (the other persons' key sets, and so their weights,
+  depend on their own keys and on the keys shown before, the same in both): l2 distance at most :math:`L`, so
+  :math:`\mu_r = L/\sigma_r`-GDP up to the discrete noise's rounding distance, adaptively composed:
+  :math:`(\varepsilon', \delta(\varepsilon'; \sqrt{\sum_r\mu_r^2}) + (1 + e^{\varepsilon'})\Delta_0\sum_r
+  \tau(\sigma_r))`-DP (:mod:`dpdist.central._gaussian_noise`; showing the keys above a threshold is post-processing).
 * The real mechanism on :math:`D'` differs from :math:`\tilde M(D')` only when a key of :math:`U` is shown.  In round
   :math:`r` the person holds at most :math:`d \le \Delta_0` keys of weight :math:`w(d)` each, so this happens with
-  probability at most :math:`1 - (1 - q(T_r - w(d)))^d \le \delta_{T,r}`, whatever the other keys showed, where
-  :math:`q(c) = Q((c-1)/\sigma_r) \ge P(\mathcal N_\mathbb{Z}(0, \sigma_r^2) \ge c)` (:math:`\sum_{y \ge c} e^{-y^2/2\sigma^2}
-  \le \int_{c-1}^\infty e^{-x^2/2\sigma^2}dx`, and the normaliser is at least :math:`\sigma\sqrt{2\pi}` by Poisson
-  summation); :math:`T_r` is the smallest integer meeting it for every :math:`d \le \Delta_0`.  With :math:`p =
+  probability at most :math:`1 - (1 - q_r(T_r - r\,w(d)))^d \le \delta_{T,r}`, whatever the other keys showed
+  (:math:`T_r` is the smallest integer meeting it for every :math:`d \le \Delta_0`).  In the first round
+  :math:`q_1(c) = Q((c-1)/\sigma_1) \ge P(\mathcal N_\mathbb{Z}(0, \sigma_1^2) \ge c)` (:math:`\sum_{y \ge c}
+  e^{-y^2/2\sigma^2} \le \int_{c-1}^\infty e^{-x^2/2\sigma^2}dx`, and the normaliser is at least
+  :math:`\sigma\sqrt{2\pi}` by Poisson summation).  In the second the key's statistic is the sum of both rounds'
+  weights, at most :math:`w(d_1) + w(d_2) \le 2w(d_2)` (the person's second-round keys are fewer: :math:`d_2 \le
+  d_1`), and of two discrete Gaussians, each within :math:`\tau` of a rounded continuous one:
+  :math:`q_2(c) = Q((c-1)/\sqrt{\sigma_1^2 + \sigma_2^2}) + 2\tau \ge P(Z_1 + Z_2 \ge c)`.  The second round weighs
+  every key not shown that either round weighed, so a key it weighs under :math:`D'` and not under :math:`D` is one
+  only the person holds in both rounds: at most :math:`d_2` keys of both rounds' weights, :math:`d_1` of the first
+  round's alone and :math:`d_2` of the second's alone; by a union bound over the three, the second round's bound is
+  the largest term at :math:`2w(d)` plus twice the largest at :math:`w(d)`.  With :math:`p =
   \sum_r \delta_{T,r}`: :math:`P_{D'}(E) \le P(\tilde M(D') \in E) + p` and :math:`P_{D'}(E) \ge (1 - p)
   P(\tilde M(D') \in E)`.
 
-So :math:`P_{D'}(E) \le e^{\varepsilon'} P_D(E) + \delta_G + p` and :math:`P_D(E) \le e^{\varepsilon'}/(1 - p)\,
-P_{D'}(E) + \delta_G`: with :math:`\varepsilon' = \varepsilon + \ln(1 - p)` the selection is :math:`(\varepsilon,
-\delta_G + p)`-DP per person.  (The usual statement, :math:`\varepsilon' = \varepsilon`, misses the factor
-:math:`1/(1-p)` of the second inequality.)  The budget's :math:`\delta` is split in half between :math:`\delta_G` and
-:math:`p` (their Thm. 5.1), :math:`p` equally over the rounds, and :math:`\rho` by ``first_share`` (half) between two.
+So with :math:`\delta_G` the first bullet's delta, :math:`P_{D'}(E) \le e^{\varepsilon'} P_D(E) + \delta_G + p` and
+:math:`P_D(E) \le e^{\varepsilon'}/(1 - p)\, P_{D'}(E) + \delta_G`: with :math:`\varepsilon' = \varepsilon + \ln(1 - p)`
+the selection is :math:`(\varepsilon, \delta_G + p)`-DP per person.  (The usual statement, :math:`\varepsilon' =
+\varepsilon`, misses the factor :math:`1/(1-p)` of the second inequality.)  The budget's :math:`\delta` is split in
+half between :math:`\delta_G` and :math:`p` (their Thm. 5.1), :math:`p` equally over the rounds, and
+:math:`\mu^2` by ``first_share`` (half) between two.  Each round's :math:`\rho_r = \mu_r^2/2` is its zCDP as well
+(Canonne, Kamath & Steinke 2020, Thm. 14, exactly, on the common keys).
 """
 
 from __future__ import annotations
@@ -66,8 +80,9 @@ from scipy import special
 
 from .._guarantee import PrivacyGuarantee
 from ..errors import InvalidPrivacyParameterError
-from ._gaussian_noise import MAX_SIGMA, discrete_gaussian_lattice, lattice_for_rho, lattice_rho
-from .noise import _zcdp_rho, zcdp_delta
+from ._gaussian_noise import (MAX_SIGMA, MIN_SIGMA, discrete_gaussian_lattice, gaussian_mu, lattice_rho,
+                              lattice_variance, rounding_distance)
+from .noise import gaussian_delta
 
 __all__ = ["GaussianThresholding", "GAUSSIAN_METHODS", "WEIGHTINGS", "person_key_pairs", "bounded_pairs"]
 
@@ -75,12 +90,8 @@ __all__ = ["GaussianThresholding", "GAUSSIAN_METHODS", "WEIGHTINGS", "person_key
 GAUSSIAN_METHODS = {"gaussian": ("persons", 1), "weighted_gaussian": ("l2", 1), "adaptive": ("l2", 2)}
 #: how a person's unit of l2 weight is spread over their keys
 WEIGHTINGS = ("persons", "l2")
-#: the largest lattice of weights: a person of d keys adds floor(2**16 / sqrt(d)) steps
-_LATTICE_BITS = 16
-#: the smallest: below, the noise would need more than MAX_SIGMA steps (a budget too small for a selection)
+#: the smallest lattice of weights (steps per unit of weight): below, the weights' rounding would cost too much
 _MIN_LATTICE_BITS = 8
-#: the noise's standard deviation in lattice steps stays below this (MAX_SIGMA with room for the zCDP search)
-_SIGMA_ROOM = MAX_SIGMA / 2
 #: relative margin of the threshold's probability test (its floating-point evaluation)
 _MARGIN = 1e-9
 
@@ -149,29 +160,41 @@ class GaussianThresholding:
         degrees = np.asarray(degrees, dtype=np.int64)
         return _floor_roots(lattice, np.full_like(degrees, self.max_keys) if self.weighting == "persons" else degrees)
 
-    def select(self, persons: np.ndarray, keys: np.ndarray, rng: np.random.Generator,
-               rows: np.ndarray | None = None) -> np.ndarray:
-        """The keys shown (sorted codes) of the distinct (person, key) pairs of the rows; ``rows``, the number of rows
-        of each pair's person and key when given, makes each person keep the keys they hold most rows of."""
-        pairs = person_key_pairs(persons, keys, rows)
+    def select(self, persons: np.ndarray, keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """The keys shown (sorted codes) of the rows' (person, key) pairs; a person of more than ``max_keys`` keys
+        weighs those they hold most rows of (ties at random: a uniformly random choice when all hold one row)."""
+        pairs = person_key_pairs(persons, keys)
         _, rounds = self.plan
-        shown = np.zeros(0, dtype=np.int64)
-        for number, numbers in enumerate(rounds):
-            remaining = pairs if number == 0 else pairs[~np.isin(pairs[:, 1], shown)]
-            kept = remaining[bounded_pairs(remaining, self.max_keys, rng)]
-            shown = np.union1d(shown, self._shown(kept, numbers, rng))
-        return shown
+        kept = pairs[bounded_pairs(pairs, self.max_keys, rng)]
+        present, first = self._noisy_weights(kept, rounds[0], rng)
+        shown = present[first >= rounds[0].threshold]
+        if len(rounds) == 1:
+            return shown
+        remaining = pairs[~np.isin(pairs[:, 1], shown)]
+        kept = remaining[bounded_pairs(remaining, self.max_keys, rng)]
+        again, weights = self._noisy_weights(kept, rounds[1], rng, noise=False)
+        waiting = present[first < rounds[0].threshold]
+        eligible = np.union1d(waiting, again)  # every key not shown that either round weighed
+        total = discrete_gaussian_lattice(eligible.size, rounds[1].t, rounds[1].s, rng)
+        total[np.searchsorted(eligible, again)] += weights
+        earlier = np.isin(eligible, waiting)
+        total[earlier] += first[first < rounds[0].threshold]  # both sorted: the first round's noisy weights
+        total[~earlier] += discrete_gaussian_lattice(int(np.count_nonzero(~earlier)), rounds[0].t, rounds[0].s, rng)
+        return np.union1d(shown, eligible[total >= rounds[1].threshold])
 
-    def _shown(self, pairs: np.ndarray, numbers: Round, rng: np.random.Generator) -> np.ndarray:
-        """One round: each pair's key gets its person's weight; noise on every key present; those at the threshold."""
+    def _noisy_weights(self, pairs: np.ndarray, numbers: Round, rng: np.random.Generator,
+                       noise: bool = True) -> tuple[np.ndarray, np.ndarray]:
+        """One round: ``(keys present, their weight plus noise)`` (without ``noise``: their weight), each pair's key
+        weighing its person's weight."""
         if not pairs.size:
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         _, degree_of_pair, degrees = np.unique(pairs[:, 0], return_inverse=True, return_counts=True)
         present, key_of_pair = np.unique(pairs[:, 1], return_inverse=True)
         weights = self.weight(degrees)[degree_of_pair.reshape(-1)]
-        totals = np.bincount(key_of_pair.reshape(-1), weights=weights, minlength=present.size)  # exact below 2**53
-        noisy = totals.astype(np.int64) + discrete_gaussian_lattice(present.size, numbers.t, numbers.s, rng)
-        return present[noisy >= numbers.threshold]
+        totals = np.bincount(key_of_pair.reshape(-1), weights=weights, minlength=present.size).astype(np.int64)
+        if noise:  # exact: sums of integers below 2**53
+            totals += discrete_gaussian_lattice(present.size, numbers.t, numbers.s, rng)
+        return present, totals
 
 
 def _floor_roots(lattice: int, degrees: np.ndarray) -> np.ndarray:
@@ -184,9 +207,9 @@ def _floor_roots(lattice: int, degrees: np.ndarray) -> np.ndarray:
     return roots
 
 
-def person_key_pairs(persons: np.ndarray, keys: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
-    """The distinct ``(person, key)`` pairs (int64, sorted by person then key), with a third column: the pair's
-    number of rows (all ones without ``rows``)."""
+def person_key_pairs(persons: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """The distinct ``(person, key)`` pairs of the rows (int64, sorted by person then key), with a third column: the
+    pair's number of rows."""
     persons, keys = np.asarray(persons, dtype=np.int64), np.asarray(keys, dtype=np.int64)
     if not persons.size:
         return np.zeros((0, 3), dtype=np.int64)
@@ -194,14 +217,13 @@ def person_key_pairs(persons: np.ndarray, keys: np.ndarray, rows: np.ndarray | N
     sorted_persons, sorted_keys = persons[order], keys[order]
     first = np.concatenate([[True], (sorted_persons[1:] != sorted_persons[:-1]) | (sorted_keys[1:] != sorted_keys[:-1])])
     starts = np.flatnonzero(first)
-    weight = np.ones(order.size, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)[order]
-    counts = np.add.reduceat(weight, starts)
+    counts = np.diff(np.append(starts, order.size))
     return np.column_stack([sorted_persons[starts], sorted_keys[starts], counts])
 
 
 def bounded_pairs(pairs: np.ndarray, max_keys: int, rng: np.random.Generator) -> np.ndarray:
     """The positions of the pairs kept: of each person, the ``max_keys`` keys they hold most rows of (the third
-    column), ties broken uniformly at random (all ties without row counts: a uniformly random choice)."""
+    column), ties broken uniformly at random."""
     if not pairs.size:
         return np.zeros(0, dtype=np.int64)
     ties = np.asarray(rng.random(pairs.shape[0]))
@@ -219,49 +241,59 @@ def _calibrated(epsilon: float, delta: float, max_keys: int, weighting: str, rou
     threshold_delta = delta / 2 / rounds
     spent = threshold_delta * rounds
     gaussian_epsilon = epsilon + math.log1p(-spent)
-    rho = _zcdp_rho(gaussian_epsilon, delta - spent, 1e-9)
-    if not (gaussian_epsilon > 0 and rho > 0):
-        raise InvalidPrivacyParameterError(
-            f"A Gaussian selection at epsilon={epsilon!r}, delta={delta!r} has no budget for its noise: raise "
-            "epsilon or delta.")
+    if not gaussian_epsilon > 0:
+        raise InvalidPrivacyParameterError(f"A Gaussian selection at epsilon={epsilon!r}, delta={delta!r} has no "
+                                           "budget for its noise: raise epsilon or delta.")
+    mu = gaussian_mu(gaussian_epsilon, delta - spent, rounds * max_keys)
     shares = (1.0,) if rounds == 1 else (first_share, 1.0 - first_share)
-    smallest = min(shares) * rho
-    lattice = 2 ** min(_LATTICE_BITS, math.floor(math.log2(_SIGMA_ROOM * math.sqrt(2 * smallest))))
-    if lattice < 2**_MIN_LATTICE_BITS:
+    lattice = 2 ** math.ceil(math.log2(MIN_SIGMA * mu * math.sqrt(max(shares))))
+    if lattice < 2**_MIN_LATTICE_BITS or lattice / (mu * math.sqrt(min(shares))) > MAX_SIGMA:
         raise InvalidPrivacyParameterError(
             f"A Gaussian selection at epsilon={epsilon!r}, delta={delta!r} needs more than 2**20 lattice steps of "
             "noise: raise epsilon or delta.")
-    numbers = []
+    numbers: list[Round] = []
     for share in shares:
-        t, s = lattice_for_rho(share * rho, lattice)
-        numbers.append(Round(t, s, _threshold(lattice, t * s, max_keys, weighting, threshold_delta), threshold_delta,
-                             lattice_rho(t, s, lattice)))
-    spent_rho = math.fsum(r.rho for r in numbers)
-    if zcdp_delta(spent_rho, gaussian_epsilon) + spent > delta * (1 + 1e-9):  # the calibration, checked
+        t, s = lattice_variance(lattice / (mu * math.sqrt(share)))
+        variance = t * s + sum(r.t * r.s for r in numbers)  # the second round thresholds both rounds' sum
+        numbers.append(Round(t, s, _threshold(lattice, variance, max_keys, weighting, threshold_delta, len(numbers)),
+                             threshold_delta, lattice_rho(t, s, lattice)))
+    spent_mu = math.sqrt(math.fsum(2 * r.rho for r in numbers))  # rho = mu**2 / 2 of each round
+    slack = (1 + math.exp(gaussian_epsilon)) * max_keys * math.fsum(rounding_distance(r.sigma) for r in numbers)
+    if gaussian_delta(1 / spent_mu, gaussian_epsilon, 1.0) + spent + slack > delta:  # the calibration, checked
         raise InvalidPrivacyParameterError(f"A Gaussian selection at epsilon={epsilon!r}, delta={delta!r} could not "
                                            "be calibrated within its delta.")
     return lattice, tuple(numbers)
 
 
-def _threshold(lattice: int, variance: int, max_keys: int, weighting: str, threshold_delta: float) -> int:
-    r"""The smallest integer :math:`T` with :math:`1 - (1 - q(T - w(d)))^d \le \delta_T` for every number of keys
-    :math:`d \le \Delta_0` a person may show alone (``"persons"``: :math:`w = w(\Delta_0)` on up to :math:`\Delta_0`
-    keys)."""
+def _threshold(lattice: int, variance: int, max_keys: int, weighting: str, threshold_delta: float,
+               earlier: int) -> int:
+    r"""The smallest integer :math:`T` keeping the keys a person holds alone within :math:`\delta_T` (module
+    docstring): the first round (``earlier`` 0), :math:`1 - (1 - q(T - w(d)))^d \le \delta_T` for every :math:`d \le
+    \Delta_0`; the second, whose ``variance`` is both rounds' and whose :math:`q` has :math:`2\tau` more, the largest
+    such term at :math:`2w(d)` plus twice the largest at :math:`w(d)` (``"persons"``: :math:`w = w(\Delta_0)`
+    throughout)."""
     sigma = math.sqrt(variance)
     degrees = np.arange(1, max_keys + 1, dtype=np.int64)
     weights = _floor_roots(lattice, np.full_like(degrees, max_keys) if weighting == "persons" else degrees)
+    slack = 2 * earlier * rounding_distance(MIN_SIGMA)
     limit = threshold_delta * (1 - _MARGIN)
 
-    def meets(threshold: int) -> bool:
-        distance = threshold - weights - 1  # q(c) = Q((c - 1) / sigma)
+    def shown_alone(threshold: int, held: np.ndarray) -> float:
+        distance = threshold - held - 1
         if distance.min() < 0:
-            return False
-        tails = special.ndtr(-distance / sigma)
-        return bool(np.all(-np.expm1(degrees * np.log1p(-tails)) <= limit))
+            return 1.0
+        tails = special.ndtr(-distance / sigma) + slack
+        return float(np.max(-np.expm1(degrees * np.log1p(-tails))))
 
-    low, high = int(weights.max()), int(weights.max()) + 1
+    def meets(threshold: int) -> bool:
+        if not earlier:
+            return shown_alone(threshold, weights) <= limit
+        return shown_alone(threshold, 2 * weights) + 2 * shown_alone(threshold, weights) <= limit
+
+    base = (1 + earlier) * int(weights.max())
+    low, high = base, base + 1
     while not meets(high):
-        low, high = high, high + 2 * (high - int(weights.max())) + math.ceil(sigma)
+        low, high = high, high + 2 * (high - base) + math.ceil(sigma)
     while high - low > 1:
         middle = (low + high) // 2
         low, high = (low, middle) if meets(middle) else (middle, high)
