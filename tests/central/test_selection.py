@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from scipy import special, stats
 
+from dpdist import audit
 from dpdist.central import _gaussian_noise as gaussian_noise
 from dpdist.central import _selection as selection
 from dpdist.central._selection import GaussianThresholding, bounded_pairs, person_key_pairs
@@ -209,3 +210,42 @@ def test_keys_held_by_many_persons_are_shown_and_a_key_held_by_one_is_not(method
     keys[1::2] = np.arange(1, 401)  # each person: key 0 (shared) and a key of their own
     shown = GaussianThresholding.of(method, 1.0, 1e-5, 2).select(persons, keys, rng)
     assert shown.tolist() == [0]
+
+
+# ---------------------------------------------------------------- sampled checks of the guarantee (slow)
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["weighted_gaussian", "adaptive"])
+def test_keys_held_by_one_person_are_shown_no_more_often_than_the_thresholds_delta_allows(method):
+    """A person holding 4 keys nobody else holds, among 200 persons of shared keys: over 20,000 selections at
+    delta 0.05, the frequency with which any of the 4 is shown is, by its Clopper-Pearson lower bound (level 1e-3),
+    at most the thresholds' delta (half of delta)."""
+    from dpdist.audit._statistics import clopper_pearson_lower
+
+    thresholding = GaussianThresholding.of(method, 1.0, 0.05, 4)
+    persons = np.append(np.repeat(np.arange(200), 2), [200] * 4)
+    keys = np.append(np.tile([0, 1], 200), [10, 11, 12, 13])
+    rng = np.random.default_rng(12)
+    runs = 20_000
+    shown = sum(bool(np.isin(thresholding.select(persons, keys, rng), [10, 11, 12, 13]).any()) for _ in range(runs))
+    assert float(clopper_pearson_lower(shown, runs, 1e-3)) <= 0.025
+    assert shown > 0  # the bound is near: the unique keys are shown at times
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["gaussian", "weighted_gaussian", "adaptive"])
+def test_an_audit_finds_no_violation_when_a_person_of_many_keys_is_added(method):
+    """The keys shown, as indicators, with and without a person holding 6 keys (3 shared, 3 their own): no event
+    certifies an epsilon above the claim (dpdist.audit.central, Clopper-Pearson bounds)."""
+    epsilon, delta = 1.0, 1e-3
+    thresholding = GaussianThresholding.of(method, epsilon, delta, 6)
+    rng = np.random.default_rng(13)
+    background = (np.repeat(np.arange(40), 3), rng.integers(0, 3, size=120))
+    person = (np.full(6, 99), np.array([0, 1, 2, 20, 21, 22]))
+    with_person = (np.append(background[0], person[0]), np.append(background[1], person[1]))
+
+    def release(dataset, generator):
+        shown = thresholding.select(dataset[0], dataset[1], generator)
+        return np.isin([0, 1, 2, 20, 21, 22], shown).astype(float)
+
+    result = audit.central(release, epsilon, [(background, with_person)], delta=delta, samples=6000, rng=14)
+    assert result.verdict == "no violation found"

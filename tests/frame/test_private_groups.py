@@ -1,5 +1,6 @@
 """A group-by per person and with private keys (``frame/_private_groups.py``): each person in at most ``max_groups``
-groups, the groups chosen by truncated geometric thresholding, the refusals."""
+groups, the groups chosen privately (truncated geometric or Gaussian thresholding), a statistic as one Gaussian
+vector (``frame/_gaussian_groups.py``), the refusals."""
 
 from __future__ import annotations
 
@@ -46,6 +47,13 @@ def test_group_release_with_private_keys_shows_the_groups_chosen_privately_per_p
     ({"groups": None, "privacy_id": "nobody", "max_groups": 1}, "'privacy_id' argument .* must name columns"),
     ({"groups": None, "selection_epsilon": 1.0, "selection_delta": 1e-6, "function": central.histogram_queries},
      "under add/remove neighbours"),
+    ({"groups": None, "selection_epsilon": 1.0, "selection_delta": 1e-6, "selection": "mad"}, "'selection' "),
+    ({"groups": ["a"], "selection": "adaptive"}, "'selection' parameter .* must be None when 'groups' is given"),
+    ({"groups": ["a"], "noise": "gaussian"}, "'noise_delta' parameter .* must be given .* when noise='gaussian'"),
+    ({"groups": ["a"], "noise_delta": 1e-6}, "'noise' parameter .* must be 'gaussian' when 'noise_delta' is given"),
+    ({"groups": ["a"], "noise": "gaussian", "noise_delta": 1e-6}, "'noise' argument of frame.group_release is 'gaussian' for central.count"),
+    ({"groups": ["a"], "noise": "gaussian", "noise_delta": 1e-6, "privacy_id": "user", "max_groups": 2,
+      "function": central.sum}, "'max_contributions'"),
 ])
 def test_group_release_per_person_refuses_bad_arguments_by_name(kwargs, named):
     table = pd.DataFrame({"user": [1, 1, 2], "key": ["a", "b", "a"], "x": [0.1, 0.2, 0.3]})
@@ -71,6 +79,38 @@ def test_a_replace_release_per_person_is_refused_by_name_before_the_data_are_rea
         frame.group_release(table, "x", "key", function, *args, epsilon=1.0, bounds=(0, 1), groups=["a"],
                             privacy_id="user", max_groups=1, max_contributions=1, rng=1, **kwargs)
     assert str(persons) not in str(refused.value)
+
+
+@pytest.mark.parametrize("selection", ["truncated_geometric", "gaussian", "weighted_gaussian", "adaptive", None])
+def test_every_selection_shows_the_common_keys_and_states_its_method(selection):
+    rng = np.random.default_rng(9)
+    persons = np.repeat(np.arange(800), 4)
+    shop = np.where(rng.random(persons.size) < 0.9, rng.integers(0, 3, persons.size), 100 + persons)
+    table = pd.DataFrame({"user": persons, "shop": shop, "amount": rng.uniform(0, 10, persons.size)})
+    grouped = frame.group_release(table, "amount", "shop", central.count, epsilon=0.5, groups=None, privacy_id="user",
+                                  max_groups=4, max_contributions=4, selection_epsilon=0.5, selection_delta=1e-6,
+                                  selection=selection, rng=2)
+    assert list(grouped.keys()) == [0, 1, 2]
+    assert grouped.details["selection"]["method"] == (selection or "adaptive")  # the default with max_groups=4
+
+
+def test_a_gaussian_group_by_releases_every_group_shown_at_one_budget_per_person():
+    """Counts and sums per shop as one Gaussian vector each: the guarantee is the selection plus (epsilon, delta) of
+    the vector, whatever max_groups; every shop's count is within 5 standard deviations of its rows kept."""
+    rng = np.random.default_rng(10)
+    persons = np.repeat(np.arange(2000), 3)
+    shop = rng.integers(0, 5, persons.size)
+    table = pd.DataFrame({"user": persons, "shop": shop, "amount": rng.uniform(0, 10, persons.size)})
+    for function, kwargs in ((central.count, {}), (central.sum, {"bounds": (0.0, 10.0)}),
+                             (central.mean, {"bounds": (0.0, 10.0)})):
+        grouped = frame.group_release(table, "amount", "shop", function, epsilon=0.5, groups=None, privacy_id="user",
+                                      max_groups=5, max_contributions=3, selection_epsilon=0.5, selection_delta=1e-6,
+                                      noise="gaussian", noise_delta=1e-6, rng=3, **kwargs)
+        assert grouped.guarantee == privacy.PrivacyGuarantee(1.0, 2e-6, "add-remove", "central", unit="person")
+        assert list(grouped.keys()) == [0, 1, 2, 3, 4] and grouped.details["noise"] == "gaussian"
+        if function is central.count:
+            for key in grouped.keys():
+                assert abs(grouped[key].count - np.count_nonzero(shop == key)) < 5 * grouped[key].standard_error
 
 
 def test_the_rows_left_out_by_max_groups_are_counted_for_the_holder_of_the_data():

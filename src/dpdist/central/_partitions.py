@@ -5,9 +5,10 @@ cannot release "every key that occurs": a key held by one person tells that pers
 steps make it private (the construction of PipelineDP and of Google's differential-privacy libraries):
 
 1. **Cross-group bounding** (:func:`bounded_groups`).  Each person keeps the rows of at most :math:`m` =
-   ``max_groups`` of their groups, a uniformly random choice among their distinct groups (a uniform
-   permutation of the distinct (person, group) pairs, a stable sort by person, the first :math:`m`: no loop
-   over persons).  Adding or removing a person then changes at most :math:`m` groups.
+   ``max_groups`` of their groups: those they hold most rows of, ties broken uniformly at random (a sort of the
+   distinct (person, group) pairs by person, rows and a random key: no loop over persons).  The choice reads the
+   person's own rows only, so adding or removing a person changes at most :math:`m` groups; it keeps more of the
+   rows than a uniform choice does.
 2. **Partition selection** (:func:`selected_groups`): the *truncated geometric* thresholding of
    Desfontaines, Voss, Gipson & Mandayam ("Differentially private partition selection", PoPETs 2022,
    Thm. 1; PipelineDP's and PyDP's default, ``TRUNCATED_GEOMETRIC``).  A group of :math:`n` distinct persons
@@ -128,19 +129,23 @@ def keep_probabilities(largest: int, epsilon: float, delta: float) -> np.ndarray
 
 
 def bounded_groups(persons: np.ndarray, groups: np.ndarray, max_groups: int, rng: np.random.Generator) -> np.ndarray:
-    """The rows kept (ascending positions): each person's rows in at most ``max_groups`` of their groups, a uniformly
-    random choice among their distinct groups (every choice of ``max_groups`` groups equally likely)."""
+    """The rows kept (ascending positions): each person's rows in at most ``max_groups`` of their groups, those they
+    hold most rows of (ties broken uniformly at random: every choice among groups of as many rows equally likely)."""
     persons, groups = np.asarray(persons, dtype=np.int64), np.asarray(groups, dtype=np.int64)
     if persons.size == 0:
         return np.zeros(0, dtype=np.int64)
-    owners, pair_of_row = _distinct_pairs(persons, groups)
-    order = rng.permutation(owners.size)
-    by_person = order[np.argsort(owners[order], kind="stable")]
-    sorted_owners = owners[by_person]
-    starts = np.flatnonzero(np.concatenate([[True], sorted_owners[1:] != sorted_owners[:-1]]))
-    rank = np.empty(owners.size, dtype=np.int64)
-    rank[by_person] = np.arange(owners.size) - np.repeat(starts, np.diff(np.append(starts, owners.size)))
-    return np.flatnonzero(rank[pair_of_row] < max_groups)
+    pairs = person_key_pairs(persons, groups)
+    kept = pairs[bounded_pairs(pairs, max_groups, rng)]
+    owners, pair_of_row = _distinct_pairs(persons, groups)  # the rows' pairs, in the order of ``pairs``
+    chosen = np.zeros(owners.size, dtype=bool)
+    chosen[_positions(pairs, kept)] = True
+    return np.flatnonzero(chosen[pair_of_row])
+
+
+def _positions(pairs: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """The positions in ``pairs`` (sorted by person then key) of the pairs ``kept``."""
+    span = int(pairs[:, 1].max()) + 1
+    return np.searchsorted(pairs[:, 0] * span + pairs[:, 1], kept[:, 0] * span + kept[:, 1])
 
 
 def _distinct_pairs(persons: np.ndarray, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

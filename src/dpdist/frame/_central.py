@@ -11,7 +11,8 @@ import numpy as np
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError
 from .._guarantee import PrivacyGuarantee, parallel
 from ._grouped import GroupedResult
-from .._validation import Described, Implies, Integer, Optional, Text, validate_params
+from .._validation import Described, Implies, Integer, Interval, Optional, Options, Text, validate_params
+from ._gaussian_groups import NOISES
 from ._private_groups import check_person_group_by, person_group_release
 from ._groups import BY, GROUPS, MISSING_KEYS, SESSION, check_groups, check_missing_key_rows, group_generators
 from ._tables import Table, check_columns, check_frame
@@ -109,19 +110,25 @@ def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
 
 @validate_params({"missing_keys": MISSING_KEYS, "by": BY, "groups": GROUPS,
                   "privacy_id": Optional(Described(Text(), "the name of the column of the persons' ids")),
-                  "max_groups": Optional(Integer(low=1, high=2**31 - 1)), "session": SESSION},
+                  "max_groups": Optional(Integer(low=1, high=2**31 - 1)), "session": SESSION,
+                  "noise": Options(NOISES), "noise_delta": Optional(Interval(0.0, 1.0, closed="neither"))},
                  owner="frame.group_release", relations=(
-                     Implies("max_groups", None, "privacy_id", None, why="the groups a person's rows are kept in (a "
-                             "uniformly random choice of each person's groups)", counterexample={"privacy_id": "person"}),
+                     Implies("max_groups", None, "privacy_id", None, why="the groups a person's rows are kept in (the "
+                             "groups shown each person holds most rows of)", counterexample={"privacy_id": "person"}),
+                     Implies("noise_delta", None, "noise", ("gaussian",), why="the Gaussian vector's delta",
+                             counterexample={"epsilon": 1.0}),
+                     Implies("noise", ("gaussian",), "noise_delta", None, why="only Gaussian noise spends a "
+                             "noise_delta", counterexample={"noise_delta": 1e-6}),
                      Implies("privacy_id", None, "max_groups", None, why="it bounds the groups of each person; without "
                              "'privacy_id' each row is in one group", counterexample={"max_groups": 2}),
                      *(Implies(name, (None,), "groups", None, why="it chooses private keys; the keys listed in 'groups' "
                                "are public", counterexample={"groups": ["a"], name: 0.5})
-                       for name in ("selection_epsilon", "selection_delta"))))
+                       for name in ("selection_epsilon", "selection_delta", "selection"))))
 def group_release(frame: Any, column: str, by: str | Sequence[str], function: Callable[..., Any], *args: Any,
                   groups: Sequence[Any] | None, session: BudgetSession | None = None, missing_keys: str = "refuse",
                   privacy_id: str | None = None, max_groups: int | None = None, selection_epsilon: float | None = None,
-                  selection_delta: float | None = None, **kwargs: Any) -> GroupedResult:
+                  selection_delta: float | None = None, selection: str | None = None, noise: str = "laplace",
+                  noise_delta: float | None = None, **kwargs: Any) -> GroupedResult:
     """One central release of ``column`` per group of the key ``by``: public keys composed in parallel, or per person
     (``privacy_id``), or private keys chosen privately (``groups=None``).
 
@@ -143,8 +150,8 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         for several ``by`` columns).  Every listed group is released, an empty one too (a release of
         no records), and rows of other keys are left out: which keys occur in the data is never
         released.  ``None``: the keys are private; the groups released are chosen privately
-        (``selection_epsilon``, ``selection_delta``: truncated geometric thresholding of each group's
-        number of distinct persons, :mod:`dpdist.central._partitions`), and only they are released.
+        (``selection_epsilon``, ``selection_delta``, ``selection``: :mod:`dpdist.central._partitions`), and only
+        they are released.
     session : BudgetSession, optional
         Charged once, the parallel composition of the groups (their maximum), before any release.
     missing_keys : {"refuse", "drop", "group"}
@@ -162,6 +169,19 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
         composed sequentially.  Releases under add/remove neighbours only.
     selection_epsilon, selection_delta : float
         With ``groups=None``: the budget of choosing the groups (added to the releases' in the guarantee).
+    selection : {"truncated_geometric", "gaussian", "weighted_gaussian", "adaptive"}, optional
+        With ``groups=None``: how the groups are chosen.  Default: truncated geometric thresholding of each group's
+        number of distinct persons with ``max_groups=1`` (optimal there), else ``"adaptive"``, two rounds of the
+        weighted Gaussian mechanism over all the keys (one Gaussian budget whatever the number of keys a person
+        holds; ``docs/reference/benchmarks/central.md`` has the keys each shows).
+    noise : {"laplace", "gaussian"}
+        ``"laplace"`` (the default): each group's own release at ``epsilon``.  ``"gaussian"`` (``central.count``,
+        ``sum``, ``mean``, ``histogram_queries``): one Gaussian vector over the groups shown, calibrated to the l2
+        distance a person of ``max_groups`` groups and ``max_contributions`` rows in each moves it; ``epsilon`` and
+        ``noise_delta`` are then the whole release's, per person, over all its groups
+        (:mod:`dpdist.frame._gaussian_groups`).
+    noise_delta : float, optional
+        With ``noise="gaussian"``: the release's delta.
 
     Returns
     -------
@@ -193,14 +213,16 @@ def release_groups(owner: str, table: Table, column: str, by: tuple[str, ...], f
     function = _release_function(owner, function, args, {**kwargs, "rng": None})
     keys_policy = missing_keys  # checked by the parameter table
     keys = None if groups is None else check_groups(owner, groups, by, keys_policy)
-    if keys is None or any(given is not None for given in (privacy_id, max_groups, selection_epsilon, selection_delta)):
-        plan = check_person_group_by(owner, table, privacy_id, max_groups, keys, selection_epsilon, selection_delta)
+    if keys is None or noise == "gaussian" or any(given is not None for given in (privacy_id, max_groups,
+                                                                                  selection_epsilon, selection_delta)):
+        plan = check_person_group_by(owner, table, privacy_id, max_groups, keys, selection_epsilon, selection_delta,
+                                     selection, noise_delta)
         refuse_replace_first(owner, function, kwargs)  # before any data is read (its dry run could read them)
         table.read((column, *by, *((plan.id_column,) if plan.id_column else ())))  # one query, before any charge
         check_missing_key_rows(owner, table, by, keys_policy, private=True)
         return person_group_release(plan, table, column, by, function, args, kwargs, session, keys_policy == "group",
                                     lambda values, given: _planned(column, planned_guarantee, function, values, args,
-                                                                   given))
+                                                                   given), noise)
     table.read((column, *by))  # one query, before any charge: a key stays with its row's value (tables.Table.read)
     check_missing_key_rows(owner, table, by, keys_policy, private=True)
     return _public_group_release(owner, table, column, by, function, args, kwargs, keys, session, keys_policy == "group")

@@ -1,11 +1,14 @@
 """A group-by per person, and one whose keys are private: :func:`dpdist.frame.group_release` with ``privacy_id`` or
 ``groups=None``.
 
-Each person keeps the rows of at most ``max_groups`` of their groups (a uniformly random choice), each group's release
-bounds each person's rows in it to the release's ``max_contributions``, and, when the keys are not public
-(``groups=None``), the groups shown are chosen privately (truncated geometric thresholding of their numbers of
-distinct persons: :mod:`dpdist.central._partitions`).  The guarantee composes the selection and the releases per
-person: a person touches at most ``max_groups`` groups, so ``(selection) + max_groups x (one group's release)``.
+When the keys are not public (``groups=None``) the groups shown are chosen privately first, from all the rows
+(``selection``: truncated geometric thresholding, or a Gaussian thresholding of the keys' weights:
+:mod:`dpdist.central._partitions`); then each person keeps the rows of at most ``max_groups`` of the groups shown, those
+they hold most rows of (ties at random), and each group's release bounds each person's rows in it to the release's
+``max_contributions``.  The guarantee composes the selection and the releases per person: a person touches at most
+``max_groups`` groups, so ``(selection) + max_groups x (one group's release)``; with ``noise="gaussian"`` the groups'
+statistic is one Gaussian vector (:mod:`dpdist.frame._gaussian_groups`), ``(selection) + (the vector's release)``.
+Bounding after the selection is sequential composition: the second step's rows depend on the first's public output.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 from .._rng import check_rng
 from ..errors import ContributionBoundWarning, DPDistError
 from .._guarantee import PrivacyGuarantee
+from ._gaussian_groups import gaussian_request, gaussian_results
 from ._grouped import GroupedResult
 from ._groups import _sorted_keys
 from ._tables import Table, check_columns
@@ -38,6 +42,8 @@ class PersonGroupBy:
     max_groups: int
     selection: tuple[float, float] | None  # (epsilon, delta) of choosing the groups; None: the keys are public
     keys: list | None  # the public keys, or None
+    method: str = "truncated_geometric"  # how private keys are chosen (dpdist.central._partitions.SELECTIONS)
+    delta: float | None = None  # with noise="gaussian": the statistic's delta
 
     @property
     def unit(self) -> str:
@@ -45,18 +51,22 @@ class PersonGroupBy:
 
 
 def check_person_group_by(owner: str, table: Table, privacy_id: Any, max_groups: Any, keys: list | None,
-                          selection_epsilon: Any, selection_delta: Any) -> PersonGroupBy:
+                          selection_epsilon: Any, selection_delta: Any, selection: Any = None,
+                          delta: Any = None) -> PersonGroupBy:
     """The arguments refused by name before anything is read: ``privacy_id`` a column, ``max_groups`` an int >= 1 with
-    it (each row in one group without it), the selection's budget exactly when the keys are private."""
-    from ..central._partitions import check_selection  # lazy: loads scipy (0.4-2 s)
+    it (each row in one group without it), the selection's budget and method exactly when the keys are private."""
+    from .._validation import Options, check_param
+    from ..central._partitions import SELECTIONS, check_selection, default_selection  # lazy: loads scipy (0.4-2 s)
 
     id_column = None
     if privacy_id is not None:  # a column's name: the table of frame.group_release
         (id_column,) = check_columns(owner, table, privacy_id, "privacy_id")  # max_groups with it: the table
-    selection = None
+    budget, method = None, "truncated_geometric"
     if keys is None:  # the selection's budget goes with private keys only: the table
-        selection = check_selection(owner, selection_epsilon, selection_delta, max_groups or 1)
-    return PersonGroupBy(owner, id_column, int(max_groups or 1), selection, keys)
+        budget = check_selection(owner, selection_epsilon, selection_delta, max_groups or 1)
+        method = default_selection(max_groups or 1) if selection is None else \
+            check_param(owner, "selection", selection, Options(SELECTIONS))
+    return PersonGroupBy(owner, id_column, int(max_groups or 1), budget, keys, method, delta)
 
 
 def composed(plan: PersonGroupBy, planned: PrivacyGuarantee) -> PrivacyGuarantee:
@@ -68,7 +78,7 @@ def composed(plan: PersonGroupBy, planned: PrivacyGuarantee) -> PrivacyGuarantee
 
 def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tuple[str, ...], function: Callable,
                          args: tuple, kwargs: dict, session: BudgetSession | None, keep_missing: bool,
-                         planned_of: Callable) -> GroupedResult:
+                         planned_of: Callable, noise: str = "laplace") -> GroupedResult:
     """The group-by of :mod:`this module <dpdist.frame._private_groups>`, its checks done; ``planned_of(values, kwargs)``
     is what one group's release states (a run on no records)."""
     from ..central._contributions import person_codes  # lazy: loads scipy (0.4-2 s)
@@ -76,9 +86,14 @@ def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tup
     values = table.values(column)
     rows = values.size
     ids = None if plan.id_column is None else table.values(plan.id_column)
-    release_kwargs = kwargs if ids is None else {**kwargs, "privacy_id": ids}
-    planned = planned_of(values, release_kwargs)  # a run on no records: a replace release refused before any is read
-    total = composed(plan, planned)
+    gaussian = None
+    if noise == "gaussian":
+        gaussian = gaussian_request(plan.owner, function, kwargs, plan.delta, ids is not None)
+        planned = gaussian.guarantee(plan.unit)
+        total = _with_selection(plan, planned)
+    else:
+        planned = planned_of(values, kwargs if ids is None else {**kwargs, "privacy_id": ids})  # a run on no records
+        total = composed(plan, planned)
     persons = np.arange(rows) if ids is None else person_codes(plan.owner, ids, rows)  # a missing id: refused here
     if session is not None:
         session.charge(total, f"group_release column {column!r} by {list(by)} ({_what(plan)})")
@@ -87,9 +102,16 @@ def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tup
     codes = _group_codes(present, keys, rows)
     streams = _streams(kwargs.pop("rng", None), len(keys), plan.owner)
     listed = np.flatnonzero(codes >= 0)  # rows of the groups considered (other keys are never released)
-    kept = listed[_bounded(persons[listed], codes[listed], plan.max_groups, next(streams))]
-    _warn_groups_dropped(plan, listed.size - kept.size)
-    chosen = _chosen(plan, persons[kept], codes[kept], len(keys), next(streams))
+    chosen = _chosen(plan, persons[listed], codes[listed], len(keys), next(streams))
+    inside = listed[np.isin(codes[listed], chosen)]  # bounded among the groups shown: a person's rows there count
+    details = _details(plan, planned)
+    if gaussian is not None:
+        released, more = gaussian_results(plan.owner, gaussian, values, persons, codes, chosen, plan.max_groups,
+                                          plan.unit, column, next(streams))
+        return GroupedResult(by, {keys[code]: result for code, result in zip(chosen, released)}, total,
+                             _covers(plan, total, by), table.engine, {**details, **more})
+    kept = inside[_bounded(persons[inside], codes[inside], plan.max_groups, next(streams))]
+    _warn_groups_dropped(plan, inside.size - kept.size)
     results, order = {}, np.argsort(codes[kept], kind="stable")
     bounds = np.searchsorted(codes[kept][order], np.arange(len(keys) + 1))
     for code in chosen:
@@ -100,7 +122,16 @@ def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tup
         if result.guarantee is not None and not result.guarantee.covers(planned):
             raise DPDistError(f"{plan.owner}: a group spent {result.guarantee.describe(assumptions=False)}, not the {planned.describe(assumptions=False)} "
                               "planned (a bug).")
-    return GroupedResult(by, results, total, _covers(plan, total, by), table.engine, _details(plan, planned))
+    return GroupedResult(by, results, total, _covers(plan, total, by), table.engine, details)
+
+
+def _with_selection(plan: PersonGroupBy, release: PrivacyGuarantee) -> PrivacyGuarantee:
+    """The selection (private keys) then one release over all the groups, per person."""
+    from ..central._partitions import selection_guarantee  # lazy: loads scipy (0.4-2 s)
+    from .._guarantee import sequential
+
+    return release if plan.selection is None else sequential([selection_guarantee(*plan.selection, plan.unit),
+                                                              release])
 
 
 def _warn_groups_dropped(plan: PersonGroupBy, dropped: int) -> None:
@@ -108,9 +139,9 @@ def _warn_groups_dropped(plan: PersonGroupBy, dropped: int) -> None:
     of the private data, in no result or message); the releases' own bounding warns of the rows they leave out."""
     if dropped and plan.id_column is not None:
         warnings.warn(ContributionBoundWarning(
-            f"{plan.owner}: the rows of groups beyond max_groups={plan.max_groups} per person were left out (a "
-            "uniformly random choice of each person's groups). How many is in this warning's 'count', for you, the "
-            "holder of the data: it is in no release.", dropped), stacklevel=6)  # the caller of group_release
+            f"{plan.owner}: the rows of groups beyond max_groups={plan.max_groups} per person were left out (each "
+            "person keeps the groups shown they hold most rows of, ties at random). How many is in this warning's "
+            "'count', for you, the holder of the data: it is in no release.", dropped), stacklevel=6)  # the caller of group_release
 
 
 def _group_codes(present: dict, keys: list, rows: int) -> np.ndarray:
@@ -141,12 +172,13 @@ def _bounded(persons: np.ndarray, codes: np.ndarray, max_groups: int, rng) -> np
 
 
 def _chosen(plan: PersonGroupBy, persons: np.ndarray, codes: np.ndarray, groups: int, rng) -> list[int]:
-    """The groups released: every listed one (public keys), or those the selection keeps (private keys)."""
+    """The groups released: every listed one (public keys), or those the selection shows (private keys), chosen
+    from all the rows of each person (the method bounds each person's keys itself)."""
     if plan.selection is None:
         return list(range(groups))
-    from ..central._partitions import selected_groups  # lazy: loads scipy (0.4-2 s)
+    from ..central._partitions import select_keys  # lazy: loads scipy (0.4-2 s)
 
-    return [int(code) for code in selected_groups(persons, codes, *plan.selection, plan.max_groups, rng)]
+    return [int(code) for code in select_keys(persons, codes, plan.method, *plan.selection, plan.max_groups, rng)]
 
 
 def _what(plan: PersonGroupBy) -> str:
@@ -155,11 +187,12 @@ def _what(plan: PersonGroupBy) -> str:
 
 
 def _details(plan: PersonGroupBy, planned: PrivacyGuarantee) -> dict:
-    from ..central._partitions import SELECTION_RULE  # lazy: loads scipy (0.4-2 s)
+    from ..central._partitions import selection_rule  # lazy: loads scipy (0.4-2 s)
 
     details: dict[str, Any] = {"unit": plan.unit, "max_groups": plan.max_groups, "each_group": planned.to_dict()}
     if plan.selection is not None:
-        details["selection"] = {"epsilon": plan.selection[0], "delta": plan.selection[1], "rule": SELECTION_RULE}
+        details["selection"] = {"epsilon": plan.selection[0], "delta": plan.selection[1], "method": plan.method,
+                                "rule": selection_rule(plan.method)}
     return details
 
 
@@ -170,5 +203,5 @@ def _covers(plan: PersonGroupBy, total: PrivacyGuarantee, by: tuple[str, ...]) -
               "persons is likely left out, and which groups exist is covered)" if plan.selection is not None else
               "the groups are the public keys listed")
     return (f"{total.describe()} for the whole table, key ({key}) included: each {who} is in at most "
-            f"{plan.max_groups} group(s) (a uniformly random choice of their groups), whose releases compose "
+            f"{plan.max_groups} group(s) (those shown they hold most rows of), whose releases compose "
             f"sequentially; {groups}; the groups' numbers of rows are not released")
