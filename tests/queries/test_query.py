@@ -251,3 +251,45 @@ def test_a_query_that_keeps_every_row_warns_of_nothing():
         warnings.simplefilter("error")
         (dpdist.query(TABLE, epsilon=1.0, privacy_id="person", max_contributions=4, max_groups=2, rng=4)
          .group_by("region", keys=KEYS).agg(count(), persons()).release())
+
+
+def test_with_a_delta_the_plan_takes_gaussian_noise_where_it_is_smaller_and_says_why():
+    """Many groups per person: counts, sums, means and histograms as one Gaussian vector over the groups (their noise
+    grows as sqrt(m), Laplace's as m); quantiles keep their release; one group per person: Laplace (no delta spent)."""
+    many = (dpdist.query(TABLE, epsilon=1.0, privacy_id="person", max_contributions=1, max_groups=20, delta=1e-5)
+            .group_by("region", keys=KEYS).agg(count(), mean("age", (0, 100)), quantiles("income", [0.5], (0, 3e5))))
+    plan = many.plan()
+    assert [p.noise for p in plan.statistics] == ["gaussian", "gaussian", "laplace"]
+    assert plan.spent_delta == pytest.approx(1e-5) and plan.statistics[0].delta == pytest.approx(5e-6)
+    laplace, gaussian = plan.statistics[0].sds
+    assert gaussian < laplace / 1.5  # sqrt(20) times the l2 bound against 20 times the l1 bound, less the delta
+    assert "Gaussian over the groups (noise sd" in many.explain(n=1_000)
+    one = dpdist.query(TABLE, epsilon=1.0, privacy_id="person", max_contributions=1, delta=1e-5).group_by(
+        "region", keys=KEYS).agg(count())
+    assert one.plan().statistics[0].noise == "laplace" and one.plan().spent_delta == 0.0
+    assert dpdist.query(TABLE, epsilon=1.0).agg(count()).plan().statistics[0].sds is None  # no delta: no choice
+
+
+def test_a_gaussian_statistic_spends_its_delta_in_the_guarantee_and_lands_near_the_truth():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = (dpdist.query(TABLE, epsilon=1.0, privacy_id="person", max_contributions=4, max_groups=20,
+                               delta=1e-5, rng=4).group_by("region", keys=KEYS).agg(count(), sum("age", (0, 100)))
+                  .release())
+    assert result.guarantee.delta == pytest.approx(1e-5) and result.guarantee.epsilon == pytest.approx(1.0)
+    table = result.table()
+    for region, counted in zip(table["region"], table["count"]):
+        sd = result.plan.statistics[0].sds[1]
+        assert abs(counted - np.count_nonzero(TABLE["region"] == region)) < 5 * sd
+
+
+def test_private_keys_take_the_selection_asked_for():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = (dpdist.query(TABLE, epsilon=1.0, privacy_id="person", max_contributions=2, max_groups=2, rng=5)
+                  .group_by("region", selection="weighted_gaussian").agg(count()).release())
+    assert set(result.keys) == set(KEYS)
+    with pytest.raises(InvalidParameterError, match="'selection'"):
+        dpdist.query(TABLE, epsilon=1.0).group_by("region", selection="mad")
+    with pytest.raises(InvalidParameterError, match="'selection' argument of Query.group_by chooses private keys"):
+        dpdist.query(TABLE, epsilon=1.0).group_by("region", keys=KEYS, selection="adaptive")

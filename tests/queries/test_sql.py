@@ -75,6 +75,19 @@ def test_count_distinct_of_the_privacy_id_is_the_number_of_persons():
     assert "people" in built.release().table().columns
 
 
+def test_a_select_takes_the_delta_of_gaussian_statistics_and_the_selection_of_private_keys():
+    from dpdist.queries import count, sum
+
+    table = TABLE.assign(person=np.arange(len(TABLE)) // 3)
+    unit = {"privacy_id": "person", "max_contributions": 3, "max_groups": 20}
+    built = dpdist.sql("SELECT region, COUNT(*), SUM(age) FROM t GROUP BY region", tables={"t": table},
+                       epsilon=1.0, bounds=BOUNDS, delta=1e-5, selection="weighted_gaussian", **unit)
+    assert built.plan() == dpdist.query(table, epsilon=1.0, delta=1e-5, **unit).group_by(
+        "region", selection="weighted_gaussian").agg(count(), sum("age", BOUNDS["age"])).plan()
+    assert [planned.noise for planned in built.plan().statistics] == ["gaussian", "gaussian"]
+    assert built.method == "weighted_gaussian"
+
+
 def test_count_distinct_of_another_column_is_the_number_of_its_distinct_values():
     from dpdist.queries import distinct
 

@@ -116,7 +116,7 @@ def _with_id_column(owner: str, table, column: str, kwargs: dict) -> dict:
                      Implies("max_groups", None, "privacy_id", None, why="the groups a person's rows are kept in (the "
                              "groups shown each person holds most rows of)", counterexample={"privacy_id": "person"}),
                      Implies("noise_delta", None, "noise", ("gaussian",), why="the Gaussian vector's delta",
-                             counterexample={"epsilon": 1.0}),
+                             counterexample={"noise": "gaussian"}),
                      Implies("noise", ("gaussian",), "noise_delta", None, why="only Gaussian noise spends a "
                              "noise_delta", counterexample={"noise_delta": 1e-6}),
                      Implies("privacy_id", None, "max_groups", None, why="it bounds the groups of each person; without "
@@ -196,13 +196,15 @@ def group_release(frame: Any, column: str, by: str | Sequence[str], function: Ca
     table, column, by = check_frame(owner, frame, column, by)
     return release_groups(owner, table, column, by, function, args, groups=groups, session=session,
                           missing_keys=missing_keys, privacy_id=privacy_id, max_groups=max_groups,
-                          selection_epsilon=selection_epsilon, selection_delta=selection_delta, **kwargs)
+                          selection_epsilon=selection_epsilon, selection_delta=selection_delta, selection=selection,
+                          noise=noise, noise_delta=noise_delta, **kwargs)
 
 
 def release_groups(owner: str, table: Table, column: str, by: tuple[str, ...], function: Callable[..., Any],
                    args: tuple, *, groups: Sequence[Any] | None, session: BudgetSession | None = None,
                    missing_keys: str = "refuse", privacy_id: str | None = None, max_groups: int | None = None,
                    selection_epsilon: float | None = None, selection_delta: float | None = None,
+                   selection: str | None = None, noise: str = "laplace", noise_delta: float | None = None,
                    **kwargs: Any) -> GroupedResult:
     """The array core of :func:`group_release`: its release per group of a :class:`~._tables.Table` whose columns
     (``column``, ``by``, ``privacy_id``) are checked, read from a frame or given as arrays

@@ -10,12 +10,14 @@ person moves the vector of the groups' values (:mod:`dpdist.central._grouped_gau
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np
 
 from .._missing import missing_mask, missing_policy
+from .._validation import Interval, check_param
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 
@@ -45,10 +47,7 @@ class GaussianRequest:
 def gaussian_request(owner: str, function: Callable, kwargs: dict, delta: Any, per_person: bool) -> GaussianRequest:
     """The Gaussian vector's arguments from the release ``function`` and its keyword arguments, checked (public
     arguments only: a refusal names the argument)."""
-    import functools
-
     from .. import central  # lazy: loads scipy (0.4-2 s)
-    from .._validation import Interval, check_param
 
     inner = function.func if isinstance(function, functools.partial) else function
     given = {**(function.keywords if isinstance(function, functools.partial) else {}), **kwargs}

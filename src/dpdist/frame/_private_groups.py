@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from .._rng import check_rng
+from .._validation import Options, check_param
 from ..errors import ContributionBoundWarning, DPDistError
 from .._guarantee import PrivacyGuarantee
 from ._gaussian_groups import gaussian_request, gaussian_results
@@ -55,7 +56,6 @@ def check_person_group_by(owner: str, table: Table, privacy_id: Any, max_groups:
                           delta: Any = None) -> PersonGroupBy:
     """The arguments refused by name before anything is read: ``privacy_id`` a column, ``max_groups`` an int >= 1 with
     it (each row in one group without it), the selection's budget and method exactly when the keys are private."""
-    from .._validation import Options, check_param
     from ..central._partitions import SELECTIONS, check_selection, default_selection  # lazy: loads scipy (0.4-2 s)
 
     id_column = None

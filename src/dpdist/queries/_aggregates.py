@@ -36,6 +36,7 @@ class Count(Statistic):
     kind = "count"
     sql_forms = ("COUNT(*)",)
     counts_rows = True
+    gaussian = "count"
 
     @property
     def stem(self) -> str:
@@ -124,6 +125,7 @@ class Sum(Statistic):
 
     kind = "sum"
     sql_forms = ("SUM(c)",)
+    gaussian = "sum"
 
     @property
     def stem(self) -> str:
@@ -136,6 +138,9 @@ class Sum(Statistic):
         bound = max(map(abs, self.options["bounds"]))
         return {"metric": "sum standard deviation", "error": math.sqrt(2) * bound / (epsilon / rows_per_person)}
 
+    def value_sensitivity(self) -> float:
+        return max(map(abs, self.options["bounds"]))
+
     @classmethod
     def from_sql(cls, call: SqlCall):
         column = call.of_column((0, 0))
@@ -147,6 +152,8 @@ class Mean(Statistic):
 
     kind = "mean"
     sql_forms = ("AVG(c)", "MEAN(c)")
+    gaussian = "mean"
+    laplace_parts = 2
 
     @property
     def stem(self) -> str:
@@ -161,6 +168,16 @@ class Mean(Statistic):
         radius = (high - low) / 2
         spread = math.sqrt(2 * (radius / (record / 2)) ** 2 + radius**2 * laplace_sd(record / 2) ** 2) / n
         return {"metric": "mean standard deviation (at most)", "error": spread}
+
+    def value_sensitivity(self) -> float:
+        low, high = self.options["bounds"]
+        return (high - low) / 2  # the centred sum's, of the noisy sum over the noisy count
+
+    def gaussian_expected(self, epsilon, delta, n, max_groups, rows_per_person):
+        """At its worst, a mean at a bound: its centred sum's noise and its count's, over ``n``."""
+        _, centred = self.noise_sds(epsilon, delta, max_groups, rows_per_person)
+        return {"metric": "mean standard deviation (at most, Gaussian)",
+                "error": math.sqrt(2) * centred / n}  # the count's noise is the centred sum's over the radius
 
     @classmethod
     def from_sql(cls, call: SqlCall):
@@ -192,6 +209,7 @@ class Histogram(Statistic):
 
     kind = "histogram"
     sql_forms = ("HISTOGRAM(c, bins)",)
+    gaussian = "histogram"
 
     def release(self):
         return _central("histogram_queries"), (), {"bounds": self.options["bounds"], "bins": self.options["bins"],

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
-from .._validation import CENTRAL_EPSILON, Implies, Integer, Interval, Optional, check_param, validate_params
+from .._validation import CENTRAL_EPSILON, Implies, Integer, Interval, Optional, Options, check_param, validate_params
 from ..errors import DPDistError, InvalidParameterError
 from .._missing import missing_policy
 from ..frame._central import release_groups
@@ -55,24 +55,36 @@ class Query:
     selection: tuple[float, float] | None = None
     statistics: tuple[Statistic, ...] = ()
     key_names: dict = field(default_factory=dict)  # the key columns' names in the released table (SQL's AS)
+    delta: float = 0.0  # the statistics' (Gaussian vectors'); the selection's is its own
+    method: str | None = None  # how private keys are chosen (None: the default of max_groups)
 
     @validate_params({}, owner="Query.group_by", relations=(Implies(
         "selection_epsilon", (None,), "keys", None, why="it chooses private keys: give it with keys=None, or give the "
         "public keys alone", counterexample={"keys": ["north"], "selection_epsilon": 0.1}),))
     def group_by(self, *by: str, keys: list | None = None, selection_epsilon: float | None = None,
-                 selection_delta: float = 1e-6) -> "Query":
+                 selection_delta: float = 1e-6, selection: str | None = None) -> "Query":
         """Groups by the columns ``by``: the public ``keys`` (values, or tuples for several columns; every listed
         group is released, an empty one too), or, with ``keys=None``, groups chosen privately
-        (``selection_epsilon``, default a tenth of the budget, and ``selection_delta``)."""
+        (``selection_epsilon``, default a tenth of the budget, and ``selection_delta``; ``selection``, how: the
+        methods of :func:`dpdist.frame.group_release`, by default truncated geometric thresholding with
+        ``max_groups=1`` and the two-round weighted Gaussian with more)."""
         if not by or not all(isinstance(name, str) for name in by):
             raise InvalidParameterError(f"Query.group_by takes the names of the key columns. Got {by!r} instead.")
         if keys is not None:  # without selection_epsilon: the table
+            if selection is not None:
+                raise InvalidParameterError("The 'selection' argument of Query.group_by chooses private keys: give it "
+                                            "with keys=None, or give the public keys alone.")
             return dataclasses.replace(self, by=tuple(by), keys=list(keys), selection=None)
         chosen = self.epsilon * SELECTION_SHARE if selection_epsilon is None else selection_epsilon
         chosen = check_param("Query.group_by", "selection_epsilon", chosen,
                              Interval(0.0, self.epsilon, closed="neither"))
         delta = check_param("Query.group_by", "selection_delta", selection_delta, Interval(0.0, 1.0, closed="neither"))
-        return dataclasses.replace(self, by=tuple(by), keys=None, selection=(float(chosen), float(delta)))
+        if selection is not None:
+            from ..central._partitions import SELECTIONS  # lazy: loads scipy (0.4-2 s)
+
+            selection = check_param("Query.group_by", "selection", selection, Options(SELECTIONS))
+        return dataclasses.replace(self, by=tuple(by), keys=None, selection=(float(chosen), float(delta)),
+                                   method=selection)
 
     def agg(self, *statistics: Statistic) -> "Query":
         """The statistics to release (:func:`dpdist.queries.count`, ``persons``, ``distinct``, ``sum``, ``mean``,
@@ -98,7 +110,8 @@ class Query:
             raise InvalidParameterError("Query.plan: private keys are chosen by the persons of each group, which "
                                         "distinct() does not keep; add count() or persons(), or give the keys.")
         unit = "record" if self.privacy_id is None else "person"
-        return plan_of(self.statistics, self.epsilon, self.selection, unit, self.max_groups, self.max_contributions)
+        return plan_of(self.statistics, self.epsilon, self.selection, unit, self.max_groups, self.max_contributions,
+                       self.delta)
 
     def explain(self, n: int, *, repeats: int = 10) -> str:
         """The plan with each statistic's expected error at ``n`` rows per group, before any data is read."""
@@ -113,8 +126,8 @@ class Query:
         bounding = None if seeds[-1] is None else int(seeds[-1].integers(0, 2**63))
         data, left_out = self._staged(table, bounding)  # missing values and keys refused here, before the charge
         warn_left_out(left_out, self.statistics, self.max_contributions, self.max_groups)  # to the holder only
-        stated = PrivacyGuarantee(plan.epsilon, plan.selection[1] if plan.selection else 0.0, "add-remove",
-                                  "central", unit=plan.unit)
+        stated = PrivacyGuarantee(plan.epsilon, (plan.selection[1] if plan.selection else 0.0) + plan.spent_delta,
+                                  "add-remove", "central", unit=plan.unit)
         if self.session is not None:
             self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
         staged = Table.of_arrays(table.engine, data, "dpdist.query")  # every statistic reads these arrays
@@ -192,12 +205,16 @@ class Query:
                     "max_contributions": statistic.contributions(self.max_contributions)}
         groups: dict[str, Any] = {"groups": keys}
         if self.by and keys is None and self.selection is not None:
-            groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1]}
+            groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1],
+                      "selection": self.method}
         counted = statistic.counts_rows  # a count reads no value: the column of zeros, no missing value to refuse
         column = _ZEROS if counted else str(statistic.column)
         missing: dict[str, Any] = {} if counted else {"missing": self.missing}
+        noise: dict[str, Any] = {"epsilon": planned.group_epsilon}
+        if planned.noise == "gaussian":  # one vector over the groups at the statistic's (epsilon, delta)
+            noise = {"epsilon": planned.epsilon, "noise": "gaussian", "noise_delta": planned.delta}
         return release_groups("dpdist.query", staged, column, by, function, args, rng=seed, **groups, **unit,
-                              **missing, epsilon=planned.group_epsilon, **kwargs)
+                              **missing, **noise, **kwargs)
 
 
 def _described(plan: QueryPlan, n: int, repeats: int) -> str:
@@ -218,7 +235,8 @@ def _seeds(rng: Any, count: int) -> list:
 _ROWS = Optional(Integer(low=1, high=2**31 - 1))
 
 
-@validate_params({"epsilon": CENTRAL_EPSILON, "max_contributions": _ROWS, "max_groups": _ROWS}, owner="dpdist.query",
+@validate_params({"epsilon": CENTRAL_EPSILON, "max_contributions": _ROWS, "max_groups": _ROWS,
+                  "delta": Optional(Interval(0.0, 1.0, closed="neither"))}, owner="dpdist.query",
                  relations=(
     *(Implies("privacy_id", None, bound, None, why="it bounds each person's rows: give the column of the persons' ids",
               counterexample={bound: 2}) for bound in ("max_contributions", "max_groups")),
@@ -227,7 +245,7 @@ _ROWS = Optional(Integer(low=1, high=2**31 - 1))
 ))
 def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_contributions: int | None = None,
           max_groups: int | None = None, session: BudgetSession | None = None, rng: Any = None,
-          missing: str | float = "refuse") -> Query:
+          missing: str | float = "refuse", delta: float | None = None) -> Query:
     """A query over ``table`` (any frame narwhals reads: pandas, Polars eager or lazy, PyArrow, DuckDB, ...) under
     one budget ``epsilon``.
 
@@ -252,6 +270,10 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
     missing : {"refuse", "drop"} or float
         A missing value of an aggregated column: refused (the default, before any release), left out (``"drop"``),
         or counted as that number (:mod:`dpdist._missing`); a missing key is refused.
+    delta : float, optional
+        The statistics' delta (besides a private selection's): counts, sums, means and histograms may then be
+        released as one Gaussian vector over the groups, where the plan finds it more accurate than Laplace noise per
+        group (with many groups per person: :mod:`dpdist.queries._plan`).  Without it every statistic is pure.
     """
     k, m = (1 if bound is None else int(bound) for bound in (max_contributions, max_groups))  # the table's ints
-    return Query(table, float(epsilon), privacy_id, k, m, session, rng, missing)
+    return Query(table, float(epsilon), privacy_id, k, m, session, rng, missing, delta=float(delta or 0.0))

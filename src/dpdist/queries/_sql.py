@@ -62,7 +62,8 @@ def _sqlglot() -> Any:
 def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[str, tuple[float, float]] | None = None,
         keys: dict[str, list] | list | None = None, privacy_id: str | None = None,
         max_contributions: int | None = None, max_groups: int | None = None, selection_epsilon: float | None = None,
-        selection_delta: float = 1e-6, session: Any = None, rng: Any = None) -> Query:
+        selection_delta: float = 1e-6, selection: str | None = None, delta: float | None = None, session: Any = None,
+        rng: Any = None) -> Query:
     """The :class:`~dpdist.queries.Query` of one SELECT (``.explain(n=...)`` shows its plan, ``.release()`` runs it).
 
     >>> dpdist.sql("SELECT region, QUANTILES(income, 0.1, 0.5, 0.9), COUNT(*) FROM t GROUP BY region",  # doctest: +SKIP
@@ -79,9 +80,11 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
         ``{column: (lo, hi)}`` of every column aggregated (public).
     keys : dict or list, optional
         The public keys of the GROUP BY: ``{column: [values]}`` for one key column, or a list of values (tuples for
-        several columns); ``None``: the groups are chosen privately (``selection_epsilon``, ``selection_delta``).
-    epsilon, privacy_id, max_contributions, max_groups, session, rng
-        As in :func:`dpdist.query`.
+        several columns); ``None``: the groups are chosen privately (``selection_epsilon``, ``selection_delta``,
+        ``selection``: as in :meth:`dpdist.queries.Query.group_by`).
+    epsilon, privacy_id, max_contributions, max_groups, delta, session, rng
+        As in :func:`dpdist.query` (``delta``: counts, sums, means and histograms as one Gaussian vector over the
+        groups where the plan finds it more accurate).
     """
     sqlglot, exp = _sqlglot()
     if not isinstance(statement, str):
@@ -92,11 +95,11 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
     by = _group_columns(exp, tree, qualifiers)
     statistics, key_names = _aggregates(exp, tree, by, qualifiers, bounds or {}, privacy_id)
     built = query(table, epsilon=epsilon, privacy_id=privacy_id, max_contributions=max_contributions,
-                  max_groups=max_groups, session=session, rng=rng)
+                  max_groups=max_groups, session=session, rng=rng, delta=delta)
     if by:
         public = _public_keys(by, keys)
         built = built.group_by(*by, keys=public, selection_epsilon=None if public is not None else selection_epsilon,
-                               selection_delta=selection_delta)
+                               selection_delta=selection_delta, selection=None if public is not None else selection)
     return dataclasses.replace(built.agg(*statistics), key_names=key_names)
 
 

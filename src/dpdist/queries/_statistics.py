@@ -113,6 +113,11 @@ class Statistic:
     chooses_groups: ClassVar[bool] = True
     #: it counts persons: the query needs its ``privacy_id``
     needs_privacy_id: ClassVar[bool] = False
+    #: the statistic of one Gaussian vector over the groups it may be released as instead
+    #: (:mod:`dpdist.central._grouped_gaussian`), or None
+    gaussian: ClassVar[str | None] = None
+    #: the parts of the budget its Laplace release splits a group's value's noise into (a mean: its sum and count)
+    laplace_parts: ClassVar[int] = 1
 
     column: str | None
     options: dict[str, Any] = field(default_factory=dict)
@@ -156,6 +161,30 @@ class Statistic:
         with ``rows_per_person`` rows of a person at most (public parameters only).  By default the seeded simulation
         of :func:`dpdist.explain` (its KS distance)."""
         return self.simulated(epsilon, n, rows_per_person, repeats, "ks")
+
+    def value_sensitivity(self) -> float:
+        """What one row moves its noised value by (a count's 1, a sum's largest bound, a mean's half range)."""
+        return 1.0
+
+    def noise_sds(self, epsilon: float, delta: float, max_groups: int, rows_per_person: int) -> tuple[float, float]:
+        """``(Laplace, Gaussian)``: the standard deviation of one group's noised value when released per group at
+        ``epsilon / max_groups`` (Laplace) or as one Gaussian vector at ``(epsilon, delta)`` over the groups; public
+        parameters only (the plan chooses the smaller: :mod:`dpdist.queries._plan`)."""
+        from ..central._grouped_gaussian import noise_sd  # lazy: loads scipy (0.4-2 s)
+
+        assert self.gaussian is not None
+        parts = self.laplace_parts
+        laplace = laplace_sd(epsilon / max_groups / parts / rows_per_person) * self.value_sensitivity()
+        gaussian = noise_sd(self.gaussian, epsilon, delta, max_groups, rows_per_person,
+                            self.options.get("bounds"), self.options.get("bins"))
+        return laplace, gaussian
+
+    def gaussian_expected(self, epsilon: float, delta: float, n: int, max_groups: int,
+                          rows_per_person: int) -> dict[str, Any]:
+        """Its expected error in one group of ``n`` rows released as one Gaussian vector at ``(epsilon, delta)``:
+        the standard deviation of its noise (:meth:`noise_sds`)."""
+        _, sd = self.noise_sds(epsilon, delta, max_groups, rows_per_person)
+        return {"metric": f"{self.kind} standard deviation (Gaussian)", "error": sd}
 
     def cells(self, result: Any) -> dict[str, float]:
         """A group's cells: the release's ``summary_row()``, each name read by :meth:`cell_name`, under the
