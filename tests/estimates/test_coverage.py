@@ -71,7 +71,7 @@ def test_cp_intervals_cover_the_rare_labels_of_a_real_column():
     for run in range(runs):
         estimate = protocol.estimate(protocol.simulate(values, rng=run))
         low, high = estimate.confidence_interval(LEVEL)
-        assert np.all(estimate.standard_error > 0)  # (an interval wholly below 0 is clipped to [0, 0]: a miss)
+        assert np.all(estimate.standard_error > 0) and np.all(high > low)  # never [0, 0]: at least half wide
         covered += _inside(shares, low, high)
         # half the width of the interval before it is clipped to [0, 1], around its own centre
         center, radius = estimate.interval_center, 1.959964 * estimate.standard_error / 2

@@ -59,19 +59,25 @@ SHARE_CLIPPED = "clipped to [0, 1], what a share can be"
 
 
 def share_limits(low, high) -> ConfidenceInterval:
-    """The limits of an interval of a share (a frequency, a probability) clipped to [0, 1], what a share can be.
+    """The limits of an interval of a share (a frequency, a probability) kept in [0, 1], what a share can be, and
+    never of zero width.
 
-    A normal interval around an unbiased estimate runs below 0 or above 1 at small n (GRR, eps 1, n = 60:
-    [-1.02, -0.15] and [0.07, 1.22]); the share lies in [0, 1], so the clipped interval holds it exactly as often
-    (the same coverage) and says nothing impossible.  An interval wholly below 0 becomes [0, 0] (wholly above 1,
-    [1, 1]): it misses a positive share, as it did before clipping, and the estimate beside it says where it
-    lies.  Infinite limits (no interval) stay infinite.  Every view of
-    a share's interval (``intervals``, ``to_dict``, ``describe``, ``table``, the service's pages and the CLI) reads
-    these limits: one state, one interval.
+    A normal interval :math:`c \pm h` around an unbiased estimate runs below 0 or above 1 at small n (GRR, eps 1,
+    n = 60: [-1.02, -0.15] and [0.07, 1.22]).  Its limits are clipped to [0, 1], and its upper limit is at least its
+    half-width :math:`h` (its lower limit at most :math:`1 - h`): an interval wholly below 0 becomes :math:`[0, h]`
+    (clipped alone it was [0, 0], which claims a certainty no noisy estimate has), one reaching just above 0 stays
+    :math:`h` wide at least.  Coverage never drops: a share :math:`p \le h` lies below the new upper limit, so it is
+    missed only where the lower limit is above it, as before; a share :math:`p > h` is below
+    :math:`\max(c + h, h)` exactly when it is below :math:`c + h`.  The interval is at least :math:`h` wide wherever
+    :math:`h > 0`.  Infinite limits (no interval) stay infinite.  Every view of a share's interval (``intervals``,
+    ``to_dict``, ``describe``, ``table``, the service's pages and the CLI) reads these limits: one state, one
+    interval.
     """
     low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
-    low = np.where(np.isfinite(low), np.clip(low, 0.0, 1.0), low)
-    high = np.where(np.isfinite(high), np.clip(high, 0.0, 1.0), high)
+    finite = np.isfinite(low) & np.isfinite(high)
+    half = np.where(finite, (high - low) / 2, 0.0)
+    low = np.where(finite, np.clip(np.minimum(low, 1.0 - half), 0.0, 1.0), low)
+    high = np.where(finite, np.clip(np.maximum(high, half), 0.0, 1.0), high)
     if low.ndim == 0:
         return ConfidenceInterval(float(low), float(high))
     return ConfidenceInterval(low, high)

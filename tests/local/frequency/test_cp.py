@@ -149,11 +149,12 @@ def test_intervals_are_never_zero_width_and_name_their_centre():
     values = np.repeat(np.arange(5), [53, 101, 641, 26, 640])
     estimate = protocol.estimate(protocol.simulate(values, rng=1))
     low, high = estimate.confidence_interval(0.95)
-    half = 1.959964 * estimate.standard_error  # around the unbiased estimate, clipped to [0, 1] (what a share can be:
-    assert estimate.has_intervals and np.all(2 * half > 0.05)  # snow's, wholly below 0 in this run, is [0, 0])
+    half = 1.959964 * estimate.standard_error  # around the unbiased estimate, kept in [0, 1] and at least half wide
+    assert estimate.has_intervals and np.all(2 * half > 0.05) and np.all(high - low >= half - 1e-9)
     unbiased = estimate.details["unbiased_frequencies"]
-    np.testing.assert_allclose(low, np.clip(unbiased - half, 0, 1), atol=1e-6)
-    np.testing.assert_allclose(high, np.clip(unbiased + half, 0, 1), atol=1e-6)
+    assert unbiased[3] + half[3] < half[3] == pytest.approx(high[3])  # snow: below 0, its upper limit is the half-width
+    np.testing.assert_allclose(low, np.clip(np.minimum(unbiased - half, 1 - half), 0, 1), atol=1e-6)
+    np.testing.assert_allclose(high, np.clip(np.maximum(unbiased + half, half), 0, 1), atol=1e-6)
     # W Q^T = I: the inverse is exact, so its estimate is unbiased
     np.testing.assert_allclose(protocol.linear_inverse() @ protocol.channel().T, np.eye(5), atol=1e-9)
     ibu = protocol.estimate(protocol.simulate(values, rng=1), estimator="ibu")
