@@ -184,8 +184,9 @@ class FrequencyEstimate(Presented):
 
         ``c`` is :attr:`interval_center` when the estimate has one (the unbiased
         estimate behind a biased decoding), else ``frequencies``.  A share lies in
-        [0, 1], so the limits are clipped there (:func:`._intervals.share_limits`: the
-        same coverage, and no impossible share at small n).  Items with an infinite
+        [0, 1], so the limits are clipped there, and the interval stays at least its
+        half-width wide (:func:`._intervals.share_limits`: never a lower coverage, no
+        impossible share at small n, and never [0, 0]).  Items with an infinite
         variance get ``(-inf, inf)``: no interval.
         """
         level = check_level(level, "FrequencyEstimate.confidence_interval")
@@ -369,12 +370,18 @@ class FrequencyEstimate(Presented):
 
 
 def _center_of(low: np.ndarray, high: np.ndarray, half: np.ndarray, frequencies: np.ndarray) -> np.ndarray:
-    """A centre ``c`` whose interval ``c +- half`` clipped to [0, 1] has the limits ``low``, ``high`` (a document's
-    band): from a limit inside (0, 1), else the frequency moved as little as the clipped limits need (they are the
-    same for every such centre); the frequency where there is no interval (NaN limits)."""
-    center = np.where((low > 0) & (low < 1), low + half, np.where((high > 0) & (high < 1), high - half, frequencies))
-    center = np.where(high <= 0, np.minimum(frequencies, -half), center)  # the whole interval at or below 0
-    center = np.where(low >= 1, np.maximum(frequencies, 1 + half), center)  # at or above 1
+    """A centre ``c`` whose limits of a share (:func:`._intervals.share_limits` of ``c +- half``) are ``low``,
+    ``high`` (a document's band): from a limit that is the interval's own (inside (0, 1), off the half-width floor),
+    else the frequency moved as little as the limits need (they are the same for every such centre: at most 0 where
+    the interval is [0, half], at least 1 where it is [1 - half, 1]); the frequency where there is no interval (NaN
+    limits)."""
+    tolerance = 1e-12
+    own_low = (low > 0) & (low < 1 - half - tolerance)  # low = c - half
+    own_high = (high < 1) & (high > half + tolerance)  # high = c + half
+    center = np.where(own_low, low + half, np.where(own_high, high - half, frequencies))
+    floor = ~own_low & ~own_high & (low <= 0) & (high < 1)  # [0, half]: any c <= 0
+    ceiling = ~own_low & ~own_high & (high >= 1) & (low > 0)  # [1 - half, 1]: any c >= 1
+    center = np.where(floor, np.minimum(frequencies, 0.0), np.where(ceiling, np.maximum(frequencies, 1.0), center))
     spans = (low <= 0) & (high >= 1)  # over all of [0, 1]
     return np.where(spans, np.clip(frequencies, np.minimum(1 - half, half), half), center)
 
