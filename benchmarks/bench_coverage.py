@@ -18,8 +18,9 @@ binomial proportions).
   its default estimate): the per-item coverage (averaged over items) and the worst item's,
   against the shares of the n users who reported (what the oracles' analytic variance, given
   the users' values, is about) and against the population's shares (which adds the users'
-  sampling, f(1 - f)/n); ``zero-width`` counts intervals of width 0 before they are clipped to [0, 1]
-  (a standard error of 0, which made a zero-width interval; clipped, an interval wholly below 0 is [0, 0], a miss).
+  sampling, f(1 - f)/n); ``zero-width`` counts the intervals of width 0 of the items present, as released (a
+  standard error of 0, or an interval wholly below 0 clipped alone to [0, 0]; ``share_limits`` keeps an interval at
+  least its half-width wide).
 * **mean intervals** (``MeanEstimate.confidence_interval``: pm, sr).
 * **central releases** (``dpdist release``: the tree's quantile intervals and its pointwise CDF
   band ``TreeHistogram.cdf_band``): they cover the *data's* empirical quantiles and CDF (the
@@ -188,7 +189,7 @@ def frequency_cell(name, data, epsilon, n, runs, postprocess=None, seed=0) -> di
         low, high = estimate.confidence_interval(LEVEL)
         covered += (low <= shares) & (shares <= high)
         covered_sample += (low <= counts / n) & (counts / n <= high)
-        zero += int(np.sum(estimate.standard_error <= 0))  # (high - low is 0 for a clipped miss too)
+        zero += int(np.sum((high - low <= 0) & (shares > 0)))  # as released, of the items present
     done = runs - none
     coverage, sample = covered / max(done, 1), covered_sample / max(done, 1)
     present = shares > 0
