@@ -23,7 +23,11 @@ def test_the_reservoir_is_released_per_person_and_per_group_on_the_driver():
     shown = distributed.group_release(grouped, central.count, epsilon=0.5, selection_epsilon=0.5,
                                       selection_delta=1e-6, rng=3)
     assert list(shown.keys()) == list(range(12)) and shown.guarantee.epsilon == pytest.approx(1.5)
-    assert shown.details["selection"]["rule"].startswith("truncated geometric")
+    assert shown.details["selection"]["method"] == "adaptive"  # the default with max_groups=2
+    geometric = distributed.group_release(grouped, central.count, epsilon=0.5, selection_epsilon=0.5,
+                                          selection_delta=1e-6, selection="truncated_geometric", rng=3)
+    assert list(geometric.keys()) == list(range(12))
+    assert geometric.details["selection"]["rule"].startswith("truncated geometric")
     listed = distributed.group_release(grouped, central.cdf, epsilon=1.0, bounds=(0, 1), groups=[0, 99], rng=3)
     assert list(listed.keys()) == [0, 99] and listed.guarantee.epsilon == pytest.approx(2.0)
 

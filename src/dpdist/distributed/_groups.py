@@ -1,5 +1,5 @@
 """Releases per group of a bounded reservoir (:mod:`dpdist.distributed._reservoirs`): public keys, or keys chosen
-privately on the driver (truncated geometric thresholding, :mod:`dpdist.central._partitions`)."""
+privately on the driver (truncated geometric or Gaussian thresholding, :mod:`dpdist.central._partitions`)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import numpy as np
 
 from .._rng import check_rng
 from ..errors import ContributionBoundWarning, InvalidParameterError
+from .._validation import Options, check_param
 from .._guarantee import PrivacyGuarantee
 from ._reservoirs import Reservoir
 
@@ -49,36 +50,40 @@ class GroupedReleases:
 
 
 def group_release(reservoir: Reservoir, function: Callable[..., Any], *args: Any, groups: Sequence[Any] | None = None,
-                  selection_epsilon: float | None = None, selection_delta: float | None = None, rng: Any = None,
-                  **kwargs: Any) -> GroupedReleases:
+                  selection_epsilon: float | None = None, selection_delta: float | None = None,
+                  selection: str | None = None, rng: Any = None, **kwargs: Any) -> GroupedReleases:
     """One central release per group of a reservoir bounded with ``groups`` (Dask, Spark or :func:`bound_blocks`).
 
     ``groups`` lists public keys (each released, an empty one too); ``None`` chooses them privately from the
-    reservoir (``selection_epsilon``, ``selection_delta``: truncated geometric thresholding of each group's distinct
-    persons, :mod:`dpdist.central._partitions`).  ``function(values, *args, privacy_id=..., max_contributions=...,
+    reservoir (``selection_epsilon``, ``selection_delta``; ``selection``, how, as in
+    :func:`dpdist.frame.group_release`: by default truncated geometric thresholding with ``max_groups=1``, two rounds
+    of the weighted Gaussian mechanism with more, :mod:`dpdist.central._partitions`).  ``function(values, *args, privacy_id=..., max_contributions=...,
     **kwargs)`` runs once per group shown, on the driver; the guarantee composes the selection and ``max_groups``
     groups' releases per person.
     """
     # lazy: loads scipy (0.4-2 s)
-    from ..central._partitions import (SELECTION_RULE, check_selection, grouped_guarantee, refuse_replace_first,
-                                       selected_groups)
+    from ..central._partitions import (SELECTIONS, check_selection, default_selection, grouped_guarantee,
+                                       refuse_replace_first, select_keys, selection_rule)
 
     owner = "distributed.group_release"
     if reservoir.groups is None:
         raise InvalidParameterError(f"{owner} releases a reservoir bounded with 'groups'; this one has none: "
                                     "reservoir.release(...).")
     refuse_replace_first(owner, function, kwargs)
-    selection = None if groups is not None else check_selection(owner, selection_epsilon, selection_delta,
-                                                                  reservoir.max_groups)
+    budget = None if groups is not None else check_selection(owner, selection_epsilon, selection_delta,
+                                                               reservoir.max_groups)
+    method = default_selection(reservoir.max_groups) if selection is None else \
+        check_param(owner, "selection", selection, Options(SELECTIONS))
     each_group = _planned(function, args, kwargs, reservoir.max_contributions)
-    total = grouped_guarantee(owner, each_group, reservoir.max_groups, selection)
+    total = grouped_guarantee(owner, each_group, reservoir.max_groups, budget)
     codes_of = {key: code for code, key in reservoir.keys.items()}
     streams = _streams(rng, owner)
-    if selection is None:
+    if budget is None:
         shown = [(key, codes_of.get(key)) for key in groups]  # type: ignore[union-attr]
     else:
         persons = np.unique(reservoir.hashes, return_inverse=True)[1].reshape(-1)
-        kept = selected_groups(persons, reservoir.groups.view(np.int64), *selection, reservoir.max_groups, next(streams))
+        kept = select_keys(persons, reservoir.groups.view(np.int64), method, *budget, reservoir.max_groups,
+                           next(streams))
         shown = sorted(((reservoir.keys[int(code)], int(code)) for code in kept.view(np.uint64)), key=_order)
     results = {}
     for key, code in shown:
@@ -87,8 +92,9 @@ def group_release(reservoir: Reservoir, function: Callable[..., Any], *args: Any
                                 max_contributions=reservoir.max_contributions, rng=next(streams), **kwargs)
     details = {"max_contributions": reservoir.max_contributions, "max_groups": reservoir.max_groups,
                "each_group": each_group.to_dict()}
-    if selection is not None:
-        details["selection"] = {"epsilon": selection[0], "delta": selection[1], "rule": SELECTION_RULE}
+    if budget is not None:
+        details["selection"] = {"epsilon": budget[0], "delta": budget[1], "method": method,
+                                "rule": selection_rule(method)}
     return GroupedReleases(results, total, details)
 
 
