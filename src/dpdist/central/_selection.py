@@ -32,41 +32,50 @@ exactly.  The noise is the exact discrete Gaussian :math:`\mathcal N_\mathbb{Z}(
 reaches the integer threshold :math:`T_r`.
 
 **The guarantee, per person, under add/remove** (:math:`(\varepsilon, \delta)`; the proof of their Thm. 5.1, done
-exactly).  Let :math:`D' = D + v`.  Write :math:`U` for the keys of :math:`v` that no person of :math:`D` holds and
-:math:`\tilde M(D')` for the mechanism run on :math:`D'` that never draws noise for a key of :math:`U` (its rounds'
-person sets computed from :math:`D'` and from what :math:`\tilde M` showed).  Coupling the noise of the other keys:
+exactly).  Let :math:`D' = D + v`.  In a round, a key *only v weighs* is one that no other person keeps there (others
+may hold it and keep other keys).  Let :math:`\tilde M(D')` be the mechanism on :math:`D'` that never shows, in the
+first round, a key only :math:`v` weighs there, nor, in the second, a key the second round weighs under :math:`D'` and
+not under :math:`D` (it still adds :math:`v`'s weights everywhere, and keeps the first round's noisy weights for the
+second round's sums).  Coupling the noise of the keys:
 
-* :math:`\tilde M(D')` and :math:`M(D)` are post-processings of each round's noisy weights of the same keys (the
-  second round's sums and thresholds too), each round a Gaussian mechanism whose weight vectors differ by
-  :math:`v`'s weights on at most :math:`\Delta_0` keys (the other persons' key sets, and so their weights,
-  depend on their own keys and on the keys shown before, the same in both): l2 distance at most :math:`L`, so
-  :math:`\mu_r = L/\sigma_r`-GDP up to the discrete noise's rounding distance, adaptively composed:
-  :math:`(\varepsilon', \delta(\varepsilon'; \sqrt{\sum_r\mu_r^2}) + (1 + e^{\varepsilon'})\Delta_0\sum_r
-  \tau(\sigma_r))`-DP (:mod:`dpdist.central._gaussian_noise`; showing the keys above a threshold is post-processing).
-* The real mechanism on :math:`D'` differs from :math:`\tilde M(D')` only when a key of :math:`U` is shown.  In round
-  :math:`r` the person holds at most :math:`d \le \Delta_0` keys of weight :math:`w(d)` each, so this happens with
-  probability at most :math:`1 - (1 - q_r(T_r - r\,w(d)))^d \le \delta_{T,r}`, whatever the other keys showed
-  (:math:`T_r` is the smallest integer meeting it for every :math:`d \le \Delta_0`).  In the first round
+* :math:`\tilde M(D')` and :math:`M(D)` show keys by one rule from each round's noisy weights of the same keys, which
+  differ by :math:`v`'s weights on at most :math:`\Delta_0` keys a round (the other persons' key sets, and so their
+  weights, depend on their own keys and on the keys shown before, the same in both; a key only :math:`v` weighs in
+  the first round and others in the second has, under :math:`D`, its first-round noise alone, drawn then): l2 distance
+  at most :math:`L` a round, so :math:`\mu_r = L/\sigma_r`-GDP up to the discrete noise's rounding distance,
+  adaptively composed: :math:`(\varepsilon', \delta(\varepsilon'; \sqrt{\sum_r\mu_r^2}) + (1 +
+  e^{\varepsilon'})\Delta_0\sum_r \tau(\sigma_r))`-DP (:mod:`dpdist.central._gaussian_noise`; showing the keys above
+  a threshold is post-processing).
+* :math:`M(D')` differs from :math:`\tilde M(D')` only when it shows one of the keys :math:`\tilde M` never shows.  In
+  the first round these are keys only :math:`v` weighs, at most :math:`d_1 \le \Delta_0` of weight :math:`w(d_1)`
+  each, so this happens with probability at most :math:`1 - (1 - q_1(T_1 - w(d_1)))^{d_1} \le \delta_{T,1}`, whatever
+  the other keys showed (:math:`T_1` the smallest integer meeting it for every :math:`d_1 \le \Delta_0`), where
   :math:`q_1(c) = Q((c-1)/\sigma_1) \ge P(\mathcal N_\mathbb{Z}(0, \sigma_1^2) \ge c)` (:math:`\sum_{y \ge c}
   e^{-y^2/2\sigma^2} \le \int_{c-1}^\infty e^{-x^2/2\sigma^2}dx`, and the normaliser is at least
-  :math:`\sigma\sqrt{2\pi}` by Poisson summation).  In the second the key's statistic is the sum of both rounds'
-  weights, at most :math:`w(d_1) + w(d_2) \le 2w(d_2)` (the person's second-round keys are fewer: :math:`d_2 \le
-  d_1`), and of two discrete Gaussians, each within :math:`\tau` of a rounded continuous one:
-  :math:`q_2(c) = Q((c-1)/\sqrt{\sigma_1^2 + \sigma_2^2}) + 2\tau \ge P(Z_1 + Z_2 \ge c)`.  The second round weighs
-  every key not shown that either round weighed, so a key it weighs under :math:`D'` and not under :math:`D` is one
-  only the person holds in both rounds: at most :math:`d_2` keys of both rounds' weights, :math:`d_1` of the first
-  round's alone and :math:`d_2` of the second's alone; by a union bound over the three, the second round's bound is
-  the largest term at :math:`2w(d)` plus twice the largest at :math:`w(d)`.  With :math:`p =
-  \sum_r \delta_{T,r}`: :math:`P_{D'}(E) \le P(\tilde M(D') \in E) + p` and :math:`P_{D'}(E) \ge (1 - p)
-  P(\tilde M(D') \in E)`.
+  :math:`\sigma\sqrt{2\pi}` by Poisson summation).  The second round weighs every key not shown that either round
+  weighed, so a key it weighs under :math:`D'` and not under :math:`D` is one only :math:`v` weighs in each round it
+  is weighed: at most :math:`d_2` keys of both rounds' weights (:math:`w(d_1) + w(d_2) \le 2w(d_2)`: the person's
+  second-round keys are fewer, :math:`d_2 \le d_1`), :math:`d_1` of the first round's alone and :math:`d_2` of the
+  second's alone.  Its statistic adds two discrete Gaussians, each within :math:`\tau` of a rounded continuous one:
+  :math:`q_2(c) = Q((c-1)/\sqrt{\sigma_1^2 + \sigma_2^2}) + 2\tau \ge P(Z_1 + Z_2 \ge c)`; by a union bound over the
+  three kinds, :math:`T_2` is the smallest integer with the largest term at :math:`2w(d)` plus twice the largest at
+  :math:`w(d)` at most :math:`\delta_{T,2}`.  With :math:`p = \sum_r \delta_{T,r}`: :math:`P_{D'}(E) \le
+  P(\tilde M(D') \in E) + p` and :math:`P_{D'}(E) \ge (1 - p) P(\tilde M(D') \in E)` (the noise of those keys is
+  independent of the others').
 
-So with :math:`\delta_G` the first bullet's delta, :math:`P_{D'}(E) \le e^{\varepsilon'} P_D(E) + \delta_G + p` and
-:math:`P_D(E) \le e^{\varepsilon'}/(1 - p)\, P_{D'}(E) + \delta_G`: with :math:`\varepsilon' = \varepsilon + \ln(1 - p)`
-the selection is :math:`(\varepsilon, \delta_G + p)`-DP per person.  (The usual statement, :math:`\varepsilon' =
-\varepsilon`, misses the factor :math:`1/(1-p)` of the second inequality.)  The budget's :math:`\delta` is split in
-half between :math:`\delta_G` and :math:`p` (their Thm. 5.1), :math:`p` equally over the rounds, and
-:math:`\mu^2` by ``first_share`` (half) between two.  Each round's :math:`\rho_r = \mu_r^2/2` is its zCDP as well
-(Canonne, Kamath & Steinke 2020, Thm. 14, exactly, on the common keys).
+So with :math:`\delta_G` the first bullet's delta, :math:`P_{D'}(E) \le e^{\varepsilon'} P_D(E) + \delta_G + p`
+and :math:`P_D(E) \le e^{\varepsilon'} P(\tilde M(D') \in E) + \delta_G`.  With one round the keys :math:`\tilde M`
+never shows are the only ones whose noise it does not read, so :math:`P_{D'}(E) \ge (1 - p) P(\tilde M(D') \in E)`
+(independent noises), :math:`P_D(E) \le e^{\varepsilon'}/(1 - p)\, P_{D'}(E) + \delta_G`, and with
+:math:`\varepsilon' = \varepsilon + \ln(1 - p)` the selection is :math:`(\varepsilon, \delta_G + p)`-DP per person
+(the usual statement, :math:`\varepsilon' = \varepsilon`, misses that factor :math:`1/(1-p)`); the budget's
+:math:`\delta` is split in half between :math:`\delta_G` and :math:`p` (their Thm. 5.1).  With two rounds
+:math:`\tilde M` reads the first-round noise of keys only :math:`v` weighs there but others weigh in the second, so
+only :math:`P(\tilde M(D') \in E) \le P_{D'}(E) + p` holds: :math:`(\varepsilon, \delta_G + e^\varepsilon p)`-DP
+with :math:`\varepsilon' = \varepsilon`, and :math:`e^\varepsilon p = \delta_G = \delta/2`, :math:`p` equally over
+the rounds, :math:`\mu^2` by ``first_share`` (half) between them (:func:`threshold_split`).  Each round's
+:math:`\rho_r = \mu_r^2/2` is its zCDP as well (Canonne, Kamath & Steinke 2020, Thm. 14, exactly, on the common
+keys).
 """
 
 from __future__ import annotations
@@ -121,7 +130,8 @@ class GaussianThresholding:
     epsilon, delta : float
         The selection's budget per person (add/remove neighbours).
     max_keys : int
-        :math:`\Delta_0`, the keys that carry each person's weight in a round (a uniformly random choice of theirs).
+        :math:`\Delta_0`, the keys that carry each person's weight in a round (those they hold most rows of, ties at
+        random).
     weighting : {"persons", "l2"}
         Each kept key of a person weighs :math:`1/\sqrt{\Delta_0}` (``"persons"``), or :math:`1/\sqrt d` when the person
         keeps :math:`d` keys (``"l2"``).
@@ -238,9 +248,7 @@ def bounded_pairs(pairs: np.ndarray, max_keys: int, rng: np.random.Generator) ->
 def _calibrated(epsilon: float, delta: float, max_keys: int, weighting: str, rounds: int,
                 first_share: float) -> tuple[int, tuple[Round, ...]]:
     """The lattice and each round's noise and threshold (module docstring: delta halved, p over the rounds)."""
-    threshold_delta = delta / 2 / rounds
-    spent = threshold_delta * rounds
-    gaussian_epsilon = epsilon + math.log1p(-spent)
+    gaussian_epsilon, spent, threshold_delta = threshold_split(epsilon, delta, rounds)
     if not gaussian_epsilon > 0:
         raise InvalidPrivacyParameterError(f"A Gaussian selection at epsilon={epsilon!r}, delta={delta!r} has no "
                                            "budget for its noise: raise epsilon or delta.")
@@ -263,6 +271,16 @@ def _calibrated(epsilon: float, delta: float, max_keys: int, weighting: str, rou
         raise InvalidPrivacyParameterError(f"A Gaussian selection at epsilon={epsilon!r}, delta={delta!r} could not "
                                            "be calibrated within its delta.")
     return lattice, tuple(numbers)
+
+
+def threshold_split(epsilon: float, delta: float, rounds: int) -> tuple[float, float, float]:
+    r"""``(epsilon', delta spent by the thresholds, each round's threshold delta)`` (module docstring): one round,
+    :math:`p = \delta/2` and :math:`\varepsilon' = \varepsilon + \ln(1 - p)`; two, :math:`e^\varepsilon p = \delta/2`
+    and :math:`\varepsilon' = \varepsilon`; :math:`p` equally over the rounds."""
+    if rounds == 1:
+        return epsilon + math.log1p(-delta / 2), delta / 2, delta / 2
+    p = delta / 2 / math.exp(epsilon)
+    return epsilon, delta / 2, p / rounds
 
 
 def _threshold(lattice: int, variance: int, max_keys: int, weighting: str, threshold_delta: float,
