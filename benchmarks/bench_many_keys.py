@@ -48,8 +48,6 @@ import time
 
 import numpy as np
 
-from bench_persons_peers import side  # the side environment of PipelineDP, beside this script
-
 REPO = pathlib.Path(__file__).resolve().parents[1]
 RESULTS = REPO / "benchmarks" / "results" / "many_keys.json"
 DOCS = REPO / "docs" / "reference" / "benchmarks" / "central.md"
@@ -107,6 +105,8 @@ def dpdist_selections(table: dict, runs: int) -> dict:
 
 
 def peer_selections(table: dict, runs: int, folder: str) -> dict:
+    from bench_persons_peers import side  # the side environment of PipelineDP, beside this script
+
     files = _saved(folder, table, "select")
     found = {}
     for m in GROUPS:
@@ -166,6 +166,8 @@ def dpdist_statistics(table: dict, listed: np.ndarray, bounds: tuple[float, floa
 
 
 def peer_statistics(table: dict, listed: np.ndarray, bounds: tuple[float, float], runs: int, folder: str) -> dict:
+    from bench_persons_peers import side  # the side environment of PipelineDP, beside this script
+
     files = _saved(folder, table, "statistics")
     found = {}
     for metric, name, k in (("PRIVACY_ID_COUNT", "persons", 1), ("COUNT", "rows", ROWS_PER_KEY),
@@ -291,7 +293,8 @@ def _cell(row: dict | None) -> str:
     return "" if row is None else f"{row['keys']:.0f} ({row['cpu_seconds']:.2g} s)"
 
 
-def write_docs(results: dict) -> None:
+def page_lines(results: dict) -> list[str]:
+    """The page's block between the markers, from the saved results."""
     names = {"truncated_geometric": "truncated geometric", "gaussian": "Gaussian", "weighted_gaussian":
              "weighted Gaussian", "adaptive": "adaptive (2 rounds)"}
     lines = [START, "", f"Keys shown at epsilon {EPSILON:g}, delta {DELTA:g} per person (mean of "
@@ -323,9 +326,12 @@ def write_docs(results: dict) -> None:
         lines += [f"| {m} | {100 * bounding[m]['uniform_among_all_keys']:.1f}% | "
                   f"{100 * bounding[m]['most_rows_among_listed']:.1f}% |" for m in ("10", "50")]
         lines.append("")
-    lines += [f"Measured {results['date']}.", "", END]
+    return [*lines, f"Measured {results['date']}.", "", END]
+
+
+def write_docs(results: dict) -> None:
     text = DOCS.read_text()
-    block = "\n".join(lines)
+    block = "\n".join(page_lines(results))
     if START in text:
         text = text[: text.index(START)] + block + text[text.index(END) + len(END):]
     else:

@@ -87,6 +87,13 @@ def test_private_keys_on_dask_are_the_ones_chosen_in_pandas_for_the_same_seed():
     pd.testing.assert_frame_equal(released, _release(TABLE, keys=None), check_exact=True)
 
 
+def test_gaussian_statistics_of_private_keys_on_dask_are_the_ones_of_pandas_for_the_same_seed():
+    """Two groups per person (the two-round selection by default) and a delta: the counts, histogram and mean as
+    Gaussian vectors, the same numbers as pandas's."""
+    released = _release(_dask(TABLE, 3), keys=None, delta=1e-5).compute().reset_index(drop=True)
+    pd.testing.assert_frame_equal(released, _release(TABLE, keys=None, delta=1e-5), check_exact=True)
+
+
 def test_each_person_keeps_at_most_max_groups_groups_of_listed_keys_and_max_contributions_rows_in_each():
     ids, regions = TABLE["person"].to_numpy(), TABLE["region"].to_numpy()
     kept, _ = kept_rows(ids, [regions], ["region"], ["north", "south"], (2, 1), seed=1)
