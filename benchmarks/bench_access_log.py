@@ -58,7 +58,7 @@ def measure(requests: int, repeats: int) -> list[dict]:
 
     async def run(lines) -> None:
         REQUEST_ID.set("0f" * 16)
-        logs = {name: AccessLog(*SIDES[name], lines, secrets=("a" * 32,)) for name in rounds}
+        logs = {name: AccessLog(*SIDES[name], lines, campaigns={CAMPAIGN}) for name in rounds}
         names = list(logs)
         for repeat in range(-1, repeats):  # round -1: the warm-up
             for name in names[repeat % len(names):] + names[: repeat % len(names)]:

@@ -133,3 +133,30 @@ def test_an_issuer_s_refusal_of_a_code_dpdist_does_not_know_is_named_not_echoed(
     assert status == 2 and out == "", err
     assert "(HTTP 400): status 400 from" in err and "not a dpdist answer" in err and err.count("\n") == 1, err
     assert not any(word in err for word in ("ABCDEFG", "HIJ", "PW", "SECRETQ", "MORE", "bad_x")), err
+
+
+@pytest.mark.parametrize("http, level", [("h11", "debug"), ("httptools", "info")])
+def test_no_secret_the_issuer_holds_or_checks_reaches_its_log_however_a_client_sends_it(tmp_path, http, level):
+    """The admin token and a credential the issuer minted (and a credential it never minted, which it checks), sent in
+    every header, path parameter, query, body and raw request of tests/log_secrets_support.py: in no line of the
+    issuer's log."""
+    import secrets
+
+    from dpdist.issuer._app import ROUTES
+    from log_secrets_support import lines_holding, send_every_way
+
+    issuer = IssuerProcess(str(tmp_path / "issuer.sqlite"), log_path=tmp_path / "issuer.log",
+                           options=("--http", http, "--rate-limit", "0"))
+    issuer.log_level = level
+    issuer.start()
+    try:
+        (credential,) = issuer.credentials("commute", 1, tokens_each=100)
+        held = {"admin token": ADMIN, "credential": credential, "unknown credential": secrets.token_urlsafe(32)}
+        routes = [(method, route.path) for route in ROUTES for method in sorted(route.methods - {"HEAD"})]
+        sent = sum(send_every_way(issuer.url, secret, routes, {"name": "commute"}, f"Bearer {ADMIN}") for secret in held.values())
+    finally:
+        issuer.stop()
+    log = (tmp_path / "issuer.log").read_text(errors="replace")
+    assert sent > 500 and "Started server process" in log, (sent, log[-500:])
+    found = lines_holding(log, held)
+    assert not found, {secret: lines[:5] for secret, lines in found.items()}

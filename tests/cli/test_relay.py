@@ -439,6 +439,38 @@ def test_the_participate_page_in_chromium_sends_through_the_relay(parties, chrom
         small.stop()
 
 
+def test_no_secret_the_relay_holds_or_checks_reaches_its_log_however_a_client_sends_it(parties, tmp_path):
+    """The relay's admin token, its token to the collector and a Privacy Pass token (which it checks), sent in every
+    header, path parameter, query, body and raw request of tests/log_secrets_support.py, to a relay at the debug level
+    over h11 and one over httptools: in no line of their logs."""
+    import secrets
+
+    from dpdist.relay._app import ROUTES
+    from log_secrets_support import lines_holding, send_every_way
+    from relay_support import RELAY_TOKEN
+
+    collector, _, issuer = parties
+    held = {"admin token": ADMIN_TOKEN, "relay token": RELAY_TOKEN,
+            "privacy pass token": base64.urlsafe_b64encode(secrets.token_bytes(322)).decode().rstrip("=")}
+    routes = [(method, route.path) for route in ROUTES for method in sorted(route.methods - {"HEAD"})]
+    for http, level in (("h11", "debug"), ("httptools", "info")):
+        log = tmp_path / f"relay-{http}.log"
+        relay = RelayProcess(tmp_path / f"relay-{http}.sqlite", collector.url, min_batch=5, max_batch=5, log_path=log,
+                             options=("--http", http, "--rate-limit", "0"))
+        relay.log_level = level
+        relay.start()
+        try:
+            _create((collector, relay, issuer), f"leaks-{http}")
+            known = {"campaign": f"leaks-{http}", "report_id": "0" * 32, "path": "x.js"}
+            sent = sum(send_every_way(relay.url, secret, routes, known, f"Bearer {ADMIN_TOKEN}") for secret in held.values())
+        finally:
+            relay.stop()
+        text = log.read_text(errors="replace")
+        assert sent > 500 and "Started server process" in text, (sent, text[-500:])
+        found = lines_holding(text, held)
+        assert not found, {secret: lines[:5] for secret, lines in found.items()}
+
+
 @pytest.mark.parametrize("make", ["not a database", "random bytes", "/dev/null", "the collector's database"])
 def test_a_queue_sqlite_cannot_open_is_one_line_naming_it(tmp_path, monkeypatch, capsys, make):
     """These printed ~32 lines of the lifespan's traceback (exit 3), while serve and the issuer said one."""

@@ -56,12 +56,13 @@ def _both(client, calls, path: str, **options) -> tuple:
 
 def test_an_acknowledgement_is_the_same_on_both_paths(served):
     client, token, calls = served
-    headers = {**BINARY, "Authorization": f"Bearer {token}", "X-Request-ID": "probe-1"}
+    headers = {**BINARY, "Authorization": f"Bearer {token}", "X-Request-ID": token}
     fast = client.put("/api/campaigns/fast/batches/" + "a" * 32, content=_record(), headers=headers)
     stack = client.put("/api/campaigns/fast/batches/" + "b" * 32 + "?via=stack", content=_record(), headers=headers)
     assert len(calls) == 1
     assert fast.status_code == stack.status_code == 200
-    assert fast.headers["x-request-id"] == stack.headers["x-request-id"] == "probe-1"
+    assert re.fullmatch("[0-9a-f]{32}", fast.headers["x-request-id"]) and re.fullmatch("[0-9a-f]{32}", stack.headers["x-request-id"])
+    assert fast.headers["x-request-id"] != stack.headers["x-request-id"]  # each the server's own, not the client's
     assert fast.content.replace(b"a" * 32, b"b" * 32) == stack.content
     assert _answer(fast)[2] == _answer(stack)[2]
     assert fast.json() == {"campaign": "fast", "batch_id": "a" * 32, "n_read": 1, "accepted": 1, "rejected": {},

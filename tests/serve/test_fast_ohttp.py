@@ -170,7 +170,8 @@ def test_a_gateway_request_is_one_access_line_naming_its_inner_request_on_both_p
     lines = _access_lines(client, lambda: _both(client, calls, lambda: _ohttp.encapsulate_request(config, _batch(next(ids))),
                                                 {**OHTTP, "X-Request-ID": "outer-probe"}))
     line = 'ohttp - "PUT /api/campaigns/{campaign}/batches/{batch_id} HTTP/1.1" 200'
-    assert lines == [(line, "outer-probe"), (line, "outer-probe")]
+    assert [message for message, _ in lines] == [line, line]
+    assert all(re.fullmatch("[0-9a-f]{32}", request_id) for _, request_id in lines)  # the server's ids, not the relay's
     refused = _access_lines(client, lambda: _both(client, calls, lambda: _ohttp.encapsulate_request(
         config, _batch("9" * 32, token="nope")), {**OHTTP, "X-Request-ID": "outer-probe"}))
     assert [message for message, _ in refused] == ['ohttp - "PUT /api/campaigns/{campaign}/batches/{batch_id} HTTP/1.1" 401'] * 2
@@ -182,7 +183,8 @@ def test_a_gateway_request_is_one_access_line_naming_its_inner_request_on_both_p
 
 def test_the_inner_answer_carries_the_gateway_request_id_and_a_direct_batchs_answer(served):
     """The encapsulated answer to a batch is a direct batch's answer (status, fields, body) with the id of the gateway
-    request: the one id in the logs, the device's own inner ``X-Request-ID`` not taken."""
+    request: the one id in the logs, the server's own (neither the relay's outer nor the device's inner
+    ``X-Request-ID`` is taken)."""
     client, config, calls = served
     message = _bhttp.encode_request(_bhttp.Request("PUT", "https", "testserver", "/api/campaigns/fast/batches/" + "7" * 32,
                                                    ((b"x-request-id", b"inner-probe"),
@@ -194,10 +196,12 @@ def test_the_inner_answer_carries_the_gateway_request_id_and_a_direct_batchs_ans
     direct = client.put("/api/campaigns/fast/batches/" + "7" * 32, content=_bhttp.decode_request(_batch("7" * 32)).content,
                         headers={"Content-Type": "application/octet-stream", "Authorization": f"Bearer {SUBMIT_TOKEN}",
                                  "X-Request-ID": "outer-probe"}, follow_redirects=False)
-    assert outer.headers["x-request-id"] == "outer-probe" and dict(inner.headers)[b"x-request-id"] == b"outer-probe"
+    request_id = outer.headers["x-request-id"]
+    assert re.fullmatch("[0-9a-f]{32}", request_id) and dict(inner.headers)[b"x-request-id"] == request_id.encode()
     assert inner.status == direct.status_code == 200
     assert inner.content.replace(b'"duplicate":false', b'"duplicate":true') == direct.content
     expected = [(name, value) for name, value in direct.headers.raw if name != b"content-length"]  # (https inside: HSTS)
+    expected = [(name, request_id.encode() if name == b"x-request-id" else value) for name, value in expected]
     assert list(inner.headers) == [*expected[:3], (b"strict-transport-security", b"max-age=31536000"), *expected[3:]]
 
 
@@ -216,8 +220,9 @@ def test_a_config_asked_through_the_gateway_is_no_request_of_its_own(served):
     lines = _access_lines(client, send)
     (outer, context), = answers
     inner = _bhttp.decode_response(context.open_response(outer.content))
-    assert inner.status == 200 and dict(inner.headers)[b"x-request-id"] == b"outer-probe" and b'"campaign":"fast"' in inner.content
-    assert lines == [('ohttp - "GET /api/campaigns/{campaign}/config HTTP/1.1" 200', "outer-probe")]
+    request_id = outer.headers["x-request-id"].encode()
+    assert inner.status == 200 and dict(inner.headers)[b"x-request-id"] == request_id and b'"campaign":"fast"' in inner.content
+    assert lines == [('ohttp - "GET /api/campaigns/{campaign}/config HTTP/1.1" 200', request_id.decode())]
     text = client.get("/metrics", headers=ADMIN).text
     assert "/config" not in text and "dpdist_requests_in_flight 1.0" in text
 
@@ -235,13 +240,14 @@ def test_the_line_of_an_inner_request_names_its_route_never_its_path(served):
         client.post("/ohttp/gateway", content=body, headers={**OHTTP, "X-Request-ID": "outer-probe"})
 
     lines = _access_lines(client, send)
-    assert lines == [('ohttp - "GET /api/campaigns/{campaign}/config HTTP/1.1" 404', "outer-probe")], lines
+    assert [message for message, _ in lines] == ['ohttp - "GET /api/campaigns/{campaign}/config HTTP/1.1" 404'], lines
 
 
 @pytest.mark.parametrize("mode", ["anonymous", "full"])
 def test_the_gateway_line_names_nothing_a_direct_line_would_not(mode):
     """The text and JSON access lines of a gateway request, in each ``--access-log`` mode: the inner request's method,
-    route and status, ``ohttp`` for the address (``full``: with the relay's address and the path, as a direct line);
+    route and status, ``ohttp`` for the address (``full``: with the relay's address and the path, as a direct line: the
+    campaign the process read, no batch id);
     a gateway request answered otherwise (a 500 while sealing) is logged as itself."""
     from dpdist.serve._access import AccessLog
     from dpdist.serve._logs import INNER, Inner
@@ -249,14 +255,14 @@ def test_the_gateway_line_names_nothing_a_direct_line_would_not(mode):
     route, batch_id = "/api/campaigns/{campaign}/batches/{batch_id}", "5" * 32
     scope = {"type": "http", "method": "POST", "path": "/ohttp/gateway", "http_version": "1.1", "client": ("10.0.0.9", 4242),
              "route": None, INNER: Inner("PUT", route, 401, {"campaign": "fast", "batch_id": batch_id})}
-    text, document = (AccessLog(mode, log_format, stdio.StringIO()) for log_format in ("text", "json"))
+    text, document = (AccessLog(mode, log_format, stdio.StringIO(), campaigns={"fast"}) for log_format in ("text", "json"))
     text.write(scope, "/ohttp/gateway", 200, 0.0)
     document.write(scope, "/ohttp/gateway", 200, 0.0)
     text.write(scope, "/ohttp/gateway", 500, 0.0)
     (line, failed), fields = [re.sub(r" [0-9.]+ms ", " ", one) for one in text.stream.getvalue().splitlines()], json.loads(document.stream.getvalue())
     if mode == "full":
-        assert line == f'INFO:     ohttp@10.0.0.9:4242 - "PUT /api/campaigns/fast/batches/{batch_id} HTTP/1.1" 401 -'
-        assert (fields["client"], fields["path"]) == ("10.0.0.9:4242", f"/api/campaigns/fast/batches/{batch_id}")
+        assert line == 'INFO:     ohttp@10.0.0.9:4242 - "PUT /api/campaigns/fast/batches/- HTTP/1.1" 401 -'
+        assert (fields["client"], fields["path"]) == ("10.0.0.9:4242", "/api/campaigns/fast/batches/-")
         assert failed == 'INFO:     10.0.0.9:4242 - "POST /ohttp/gateway HTTP/1.1" 500 -'
     else:
         assert line == f'INFO:     ohttp - "PUT {route} HTTP/1.1" 401 -'

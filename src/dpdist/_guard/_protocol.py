@@ -1,5 +1,5 @@
-"""uvicorn's h11 protocol with a header timeout, a concurrency cap that says when to come back, and without uvicorn's
-own access log line (docs/reference/service-limits.md, "Limits").
+"""uvicorn's h11 protocol with a header timeout, a concurrency cap that says when to come back, without WebSockets and
+without uvicorn's own access log line (docs/reference/service-limits.md, "Limits").
 
 uvicorn closes idle keep-alive connections but never ones whose request headers
 trickle in (slowloris); :class:`HeaderTimeoutH11Protocol` closes a connection
@@ -26,7 +26,7 @@ heads kept every other client at 503.  The proxies the
 server trusts (``--forwarded-allow-ips``, not ``*``) are not capped: every
 client of a proxy has its address, a proxy that buffers requests (nginx) sends
 each head whole, and their own clients' heads are the proxy's to bound.
-:class:`HeaderTimer` and :class:`ConcurrencyCap`
+:class:`HeaderTimer`, :class:`ConcurrencyCap` and :class:`NoUpgrade`
 are shared with the httptools protocol of :mod:`._protocol_httptools` (the
 default when ``httptools`` is installed).
 
@@ -52,7 +52,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from ._body import RETRY_BUSY_S
 from ._rate import DEFAULT_MAX_PENDING_HEADS, address_key
 
-__all__ = ["HeaderTimer", "ConcurrencyCap", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S", "CONNECTIONS_REFUSED",
+__all__ = ["HeaderTimer", "ConcurrencyCap", "NoUpgrade", "HeaderTimeoutH11Protocol", "DEFAULT_HEADER_TIMEOUT_S", "CONNECTIONS_REFUSED",
            "OVER_CAP_GRACE_S", "trusted_proxies"]
 
 DEFAULT_HEADER_TIMEOUT_S = 10.0
@@ -315,7 +315,21 @@ def is_trusted(host: str, proxies: frozenset) -> bool:
     return any(address in network for network in proxies)
 
 
-class HeaderTimeoutH11Protocol(ConcurrencyCap, HeaderTimer, H11Protocol):
+class NoUpgrade:
+    """No WebSocket, whatever library is installed: a dpdist server has no WebSocket route, and uvicorn's WebSocket
+    protocols log each handshake with the client's address, path and query string (a token, in whatever place a client
+    put it).  An upgrade request is served as plain HTTP, by the application and its own access line."""
+
+    logger: logging.Logger  # (uvicorn's protocol's)
+
+    def _should_upgrade_to_ws(self) -> bool:
+        return False
+
+    def _unsupported_upgrade_warning(self) -> None:  # uvicorn's, without its advice to install a WebSocket library
+        self.logger.warning("Unsupported upgrade request.")
+
+
+class HeaderTimeoutH11Protocol(NoUpgrade, ConcurrencyCap, HeaderTimer, H11Protocol):
     """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``.
 
     A request framed twice, by ``Content-Length`` and ``Transfer-Encoding`` both, is answered 400 and the connection

@@ -1,5 +1,5 @@
 """uvicorn's httptools protocol with a header timeout, a header-size limit, the concurrency cap of
-:class:`._protocol.ConcurrencyCap` and no access line of its own.
+:class:`._protocol.ConcurrencyCap`, no WebSocket (:class:`._protocol.NoUpgrade`) and no access line of its own.
 
 httptools (llhttp, in C) parses a request in a fraction of h11's CPU; this is
 the protocol of ``dpdist serve`` when it is installed (``--http auto``), with
@@ -49,7 +49,7 @@ from typing import cast
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from ._held_head import HeldHead
-from ._protocol import ConcurrencyCap, HeaderTimer
+from ._protocol import ConcurrencyCap, HeaderTimer, NoUpgrade
 
 #: uvicorn's own default for the option, should a config leave it unset
 MAX_HEADER_DEFAULT = 16 << 10
@@ -68,7 +68,7 @@ class UnsupportedTransferCoding(Exception):
     """Raised from a parser callback for a ``Transfer-Encoding`` naming a coding but ``chunked`` (400, as h11 answers)."""
 
 
-class HeaderTimeoutHttpToolsProtocol(ConcurrencyCap, HeaderTimer, HttpToolsProtocol):
+class HeaderTimeoutHttpToolsProtocol(NoUpgrade, ConcurrencyCap, HeaderTimer, HttpToolsProtocol):
     """See the module; ``header_timeout`` (seconds) as a class attribute, else from the uvicorn ``Config``."""
 
     def __init__(self, *args, **kwargs):

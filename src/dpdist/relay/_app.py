@@ -337,7 +337,8 @@ async def drop_queue(request: Request) -> JSONResponse:
     if not _CAMPAIGN.fullmatch(campaign):
         raise RelayError(400, "invalid_campaign", "A campaign id is 1-128 characters A-Z a-z 0-9 . _ -.")
     dropped = await asyncio.wrap_future(state.store.drop_waiting(campaign))
-    log.warning("relay: the admin dropped %d waiting report(s) of campaign %s", dropped, campaign)
+    if dropped:  # (then the campaign is one whose reports the relay took, not a path's text)
+        log.warning("relay: the admin dropped %d waiting report(s) of campaign %s", dropped, campaign)
     return JSONResponse({"campaign": campaign, "dropped": dropped})
 
 

@@ -5,18 +5,19 @@
   ending in ``_token``, any case) with 400 ``token_in_query`` before any route sees it: URLs are written to proxies'
   and browsers' logs and histories, and sent onward in ``Referer`` headers; tokens travel in the ``Authorization``
   header (the dashboard: in the URL fragment).
-* :class:`AccessLog` writes one line per answered request, of the fields dpdist chose, each checked before it is
-  written: the method when it is one the service routes (else ``OTHER``), the route's template (``unmatched`` for
-  none), the HTTP version, the status, the duration and the request id (the client's ``X-Request-ID`` when it passes
-  its rule - 1-128 of ``A-Z a-z 0-9 . _ : -`` - else the fresh one the answer carries).  ``--access-log full`` adds
-  the client's address when it parses as an IP address (else ``-``) and the path with the parameters that pass their
-  rules (a campaign or batch id, a key id; ``-`` for any other).  A request id or parameter holding a secret of the
-  server (its admin, relay or metrics token, its database URL's password) or the request's own credential, as sent or
-  in base64, is written ``-``.  Nothing else a request sent is written, so there is nothing to mask or escape.  A
-  line is formatted at once (uvicorn's text format, or one JSON object: ``--log-format``), without the logging
-  module's records, handlers and formatters, and kept: the lines kept are written to the stream together, in one
-  write of whole lines (at most 4,000 characters: one write to a pipe is never cut into another process's), half a
-  second after the first of them at most, and at shutdown (docs/reference/benchmarks/service.md, "The access line").
+* :class:`AccessLog` writes one line per answered request, of fields the server made or holds, never a request's own
+  text: the method when it is one the service routes (else ``OTHER``), the route's template (``unmatched`` for none),
+  the HTTP version when it is one of four, the status, the duration and the request id (the server's own: an
+  ``X-Request-ID`` a client sent is not taken).  ``--access-log full`` adds the client's address as the server
+  formats it when the host parses as an IP address (else ``-``) and the path, with a campaign in its place when it
+  is the id of a campaign this process read from its database (public: its config names it) and a key id of 1-3
+  digits (shorter than any token); any other parameter, a batch id among them (a client's text of up to 128
+  characters, which may be a token), is written ``-``.  So no token, credential or password a client sends, however
+  it sends it, can be written, and nothing needs to be masked or escaped.  A line is formatted at once (uvicorn's
+  text format, or one JSON object: ``--log-format``), without the logging module's records, handlers and
+  formatters, and kept: the lines kept are written to the stream together, in one write of whole lines (at most
+  4,000 characters: one write to a pipe is never cut into another process's), half a second after the first of them
+  at most, and at shutdown (docs/reference/benchmarks/service.md, "The access line").
 """
 
 from __future__ import annotations
@@ -31,9 +32,7 @@ import time
 from datetime import datetime, timezone
 from urllib.parse import parse_qsl
 
-from .._shown import secret_forms
-from ._campaigns import BATCH_ID, CAMPAIGN_ID
-from ._logs import REQUEST_ID, headers_credentials, inner_of
+from ._logs import REQUEST_ID, inner_of
 
 __all__ = ["PrivacyMiddleware", "query_has_token", "AccessLog", "METHODS", "ACCESS_MODES", "TOKEN_IN_QUERY"]
 
@@ -45,8 +44,8 @@ TOKEN_IN_QUERY = ("Tokens are never accepted in a URL's query string (URLs are l
 ACCESS_MODES = ("anonymous", "full", "off")
 #: the methods the service routes (any other is written ``OTHER``)
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"})
-#: the rule of each path parameter a ``full`` line writes (any other parameter, or a value its rule refuses: ``-``)
-_PARAMETERS = {"campaign": CAMPAIGN_ID, "batch_id": BATCH_ID, "key_id": re.compile(r"[0-9]{1,3}")}
+#: a key id as a ``full`` line writes it: 1-3 digits (a token, a password has at least 4 characters)
+_KEY_ID = re.compile(r"[0-9]{1,3}")
 _VERSIONS = frozenset({"1.0", "1.1", "2", "3"})
 #: the most characters of lines written at once, and the most seconds a line is kept before it is written
 _CHUNK, _WITHIN_S = 4000, 0.5
@@ -75,14 +74,14 @@ class PrivacyMiddleware:
 
 class AccessLog:
     """The access lines of a server (see the module): ``mode`` one of :data:`ACCESS_MODES`, ``log_format`` ``text``
-    (to standard output, as uvicorn's) or ``json`` (to standard error, as every JSON record), ``secrets`` the server's
-    own (no field holding one is written)."""
+    (to standard output, as uvicorn's) or ``json`` (to standard error, as every JSON record), ``campaigns`` the ids of
+    the campaigns the process read from its database (a set it fills: :attr:`._store.Store.campaign_ids`), the
+    campaigns a ``full`` line names."""
 
-    def __init__(self, mode: str = "anonymous", log_format: str = "text", stream=None, secrets: tuple[str, ...] = ()):
-        self.mode, self.json = mode, log_format == "json"
+    def __init__(self, mode: str = "anonymous", log_format: str = "text", stream=None, campaigns=frozenset()):
+        self.mode, self.json, self.campaigns = mode, log_format == "json", campaigns
         default = sys.stderr if self.json else sys.stdout
         self.stream = stream if stream is not None else getattr(default, "unmasked", default)  # (fixed fields)
-        self.forms = tuple({form for secret in secrets if secret for form in secret_forms(secret)})
         self._second, self._stamp = -1, ""
         self._kept: list[str] = []
         self._size = 0
@@ -99,12 +98,8 @@ class AccessLog:
         if inner is not None:
             method, route, status, params = inner.method, inner.route, inner.status, inner.params
         method = method if method in METHODS else "OTHER"
-        headers = scope.get("headers", ())
-        request_id, forms = REQUEST_ID.get() or "-", self.forms  # the client's (it passed its rule) or a fresh one
-        if full or any(name == b"x-request-id" for name, _ in headers):  # what the client chose: checked
-            forms = self.forms + _own_forms(headers, inner)
-            request_id = _checked(request_id, forms)
-        path = _path(route, params or {}, forms) if full else route
+        request_id = REQUEST_ID.get() or "-"  # the server's own (._middleware.new_request_id)
+        path = _path(route, params or {}, self.campaigns) if full else route
         address = _address(scope.get("client")) if full else "-"
         if self.json:  # every field is of characters JSON writes as they are (checked above, or dpdist's own)
             more = (',"via":"ohttp"' if inner is not None else "") + (f',"client":"{address}","path":"{path}"' if full else "")
@@ -141,24 +136,13 @@ class AccessLog:
         return f"{self._stamp}.{int((now - self._second) * 1000):03d}Z"
 
 
-def _own_forms(headers, inner) -> tuple[str, ...]:
-    """The forms of the credential the request carried (and its gateway request's inner one)."""
-    secrets = headers_credentials(headers) + (inner.secrets if inner is not None else ())
-    return tuple(form for secret in secrets for form in secret_forms(secret))
-
-
-def _checked(value: str, forms: tuple[str, ...]) -> str:
-    """``value`` (a request id, a path parameter), or ``-`` when it holds one of ``forms``."""
-    return "-" if any(form in value for form in forms) else value
-
-
-def _path(route: str, params: dict, forms: tuple[str, ...]) -> str:
-    """``route`` with each parameter its rule takes (and that holds none of ``forms``) in its place, ``-`` for any
-    other."""
+def _path(route: str, params: dict, campaigns) -> str:
+    """``route`` with a campaign among ``campaigns`` and a key id (:data:`_KEY_ID`) in their places, ``-`` for any other
+    parameter."""
     for name, value in params.items():
-        rule = _PARAMETERS.get(name)
-        taken = rule is not None and isinstance(value, (str, int)) and rule.fullmatch(str(value)) is not None
-        route = route.replace("{" + name + "}", _checked(str(value), forms) if taken else "-")
+        taken = (name == "campaign" and isinstance(value, str) and value in campaigns) or (
+            name == "key_id" and isinstance(value, (str, int)) and _KEY_ID.fullmatch(str(value)) is not None)
+        route = route.replace("{" + name + "}", str(value) if taken else "-")
     return route
 
 

@@ -20,7 +20,6 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from .._guard._shutdown import ShutdownMiddleware
-from .._redact import url_secrets
 from .._types import PathLike
 from .._validation import validate_params
 from ._access import PrivacyMiddleware
@@ -82,8 +81,6 @@ def create_app(
         routes.append(Mount("/static/dpdist-client", app=StaticFiles(directory=clients_js / "src"), name="client"))
     app = Starlette(routes=routes, exception_handlers=dict(EXCEPTION_HANDLERS), lifespan=lifespan)
     app.state.service, app.state.clients_js = service, clients_js
-    metrics_token = operations.metrics_token if operations is not None else None  # no line the server writes shows these
-    app.state.secrets = tuple(secret for secret in (admin_token, relay_token, metrics_token, *url_secrets(db_url)) if secret)
 
     # the innermost: its answer to a request the shutdown cut short gets the headers, log lines and counts of the rest
     app.add_middleware(ShutdownMiddleware, refused=_count_refusal)

@@ -40,7 +40,7 @@ from ._database import DatabaseUnavailableError
 from ._http import refused_answer
 from ._logs import REQUEST_ID, shown_status
 from .._guard._security_headers import security_headers
-from ._middleware import request_id_of
+from ._middleware import new_request_id
 from .._guard._refusals import Refusal
 from ._routes.batches import BATCH_HEADERS, answer_batch, first_headers, submit_batch
 
@@ -58,7 +58,7 @@ class BatchFastPath:
     #: the endpoint of the route served (found in ``routes``)
     endpoint = staticmethod(submit_batch)
     #: the request headers read (the first of each; every line of Content-Encoding)
-    wanted = BATCH_HEADERS | {b"x-request-id"}
+    wanted = BATCH_HEADERS
 
     def __init__(self, app, service, metrics, routes, *, access=None):
         self.app, self.service, self.metrics = app, service, metrics
@@ -73,7 +73,7 @@ class BatchFastPath:
             await self.app(scope, receive, send)
             return
         found = first_headers(scope["headers"], self.wanted)
-        request_id = request_id_of(found.get(b"x-request-id", b""))
+        request_id = new_request_id()
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
         metrics, started, status, logged, answered = self.metrics, time.perf_counter(), 500, 0, True
         in_flight = metrics.in_flight

@@ -32,7 +32,7 @@ class GatewayFastPath(BatchFastPath):
     """Pure ASGI middleware serving ``POST /ohttp/gateway`` of :data:`._ohttp_gateway.ROUTES` (see the module)."""
 
     endpoint = staticmethod(gateway)
-    wanted = frozenset({b"content-type", b"content-length", b"content-encoding", b"x-request-id", b"host"})
+    wanted = frozenset({b"content-type", b"content-length", b"content-encoding", b"host"})
 
     def _work(self, scope, found: dict[bytes, bytes], receive) -> Awaitable:
         """The awaitable of the gateway's answer (status, body, headers); a refusal raised."""

@@ -101,8 +101,8 @@ _HELP = {
     "protocol's aggregation_work: 1 for GRR, d for OLH or OUE); a batch over it is refused with 413, and the campaign's "
     "config answer says how many reports fit (max_batch_reports) (default {})",
     "max_statistic_bytes": "largest campaign statistic (protocol statistic size x 8 bytes) accepted at creation (default {})",
-    "access_log": "access log lines: 'anonymous' (no client address, no batch id, no query string), 'full' "
-    "(client address and batch id, no query string) or 'off' (default {})",
+    "access_log": "access log lines: 'anonymous' (no client address, no path, no query string), 'full' "
+    "(client address and path with its campaign, no batch id, no query string) or 'off' (default {})",
     "retention_days": "delete kept raw reports older than this, and the batch records of campaigns closed longer ago "
     "(aggregates stay; default: keep)",
     "max_queue": "batches served at once (from their admission to their answer), per process; beyond it 503 with "

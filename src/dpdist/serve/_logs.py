@@ -22,9 +22,9 @@ from typing import Any, NamedTuple, cast
 
 from uvicorn.config import LOGGING_CONFIG
 
-from .._shown import credentials_in, masked
+from .._shown import masked
 
-__all__ = ["REQUEST_ID", "INNER", "Inner", "inner_of", "shown_status", "headers_credentials",
+__all__ = ["REQUEST_ID", "INNER", "Inner", "inner_of", "shown_status",
            "JsonFormatter", "MaskingFormatter", "log_config", "LOG_FORMATS"]
 
 LOG_FORMATS = ("text", "json")
@@ -39,14 +39,12 @@ INNER = "dpdist.ohttp_inner"
 
 class Inner(NamedTuple):
     """What a gateway request carried, for its access line: the inner ``method``, ``route`` (its template), the
-    ``status`` of the inner answer, its path parameters (``params``) and the credential its ``Authorization`` header
-    carried (``secrets``, :func:`headers_credentials`: no parameter holding it is written)."""
+    ``status`` of the inner answer and its path parameters (``params``)."""
 
     method: str
     route: str
     status: int
     params: dict | None = None
-    secrets: tuple[str, ...] = ()
 
 
 def inner_of(scope, status: int) -> Inner | None:
@@ -62,16 +60,6 @@ def shown_status(scope, status: int) -> int:
     else ``status``."""
     inner = inner_of(scope, status)
     return status if inner is None else inner.status
-
-
-def headers_credentials(headers) -> tuple[str, ...]:
-    """The credential an ASGI header list's ``Authorization`` header carries (:func:`dpdist._shown.credentials_in`), its
-    bytes read as Latin-1 and, when they are not ASCII, as UTF-8 too."""
-    for name, value in headers:
-        if name == b"authorization":
-            found = credentials_in(value.decode("latin-1"))
-            return found if value.isascii() else found + credentials_in(value.decode("utf-8", "replace"))
-    return ()
 
 
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "color_message"}

@@ -1,24 +1,23 @@
 """The request id of every request to ``dpdist serve`` (pure ASGI).
 
-:class:`RequestIdMiddleware`: every response carries ``X-Request-ID``: the client's own (1-128 of
-``A-Z a-z 0-9 . _ : -``) or a fresh random one; log records written while the request is served carry it
-(``--log-format json``), and so does its access line (:class:`._access.AccessLog`).  The security headers are
+:class:`RequestIdMiddleware`: every response carries ``X-Request-ID``, a fresh random one the server made (an
+``X-Request-ID`` the client sent is not taken: it is the client's text, which may be a token); log records written
+while the request is served carry it (``--log-format json``), and so does its access line
+(:class:`._access.AccessLog`).  The security headers are
 every server's (:mod:`dpdist._guard._security_headers`).
 """
 
 from __future__ import annotations
 
 import random
-import re
 import secrets
 import time
 
 from ._logs import REQUEST_ID
 from ._metrics import route_label
 
-__all__ = ["RequestIdMiddleware", "request_id_of"]
+__all__ = ["RequestIdMiddleware", "new_request_id"]
 
-_REQUEST_ID = re.compile(rb"[A-Za-z0-9._:-]{1,128}")
 #: fresh request ids: 128 random bits each (not secrets, and no system call per request; no serial number, which
 #: would tell any client how many requests the server answered in between)
 _IDS = random.Random(secrets.token_bytes(32))
@@ -35,7 +34,7 @@ class RequestIdMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        request_id = request_id_of(next((value for name, value in scope["headers"] if name == b"x-request-id"), b""))
+        request_id = new_request_id()
         REQUEST_ID.set(request_id)  # each request runs in its own task: this never reaches another request
         started, status = time.perf_counter(), [0]
 
@@ -55,9 +54,6 @@ class RequestIdMiddleware:
                 self.access.write(scope, route_label(scope), status[0], started)
 
 
-def request_id_of(offered: bytes) -> str:
-    """The request id of a request whose ``X-Request-ID`` header is ``offered`` (b'' without one): the client's own if
-    it is one, else a fresh random one."""
-    if offered and _REQUEST_ID.fullmatch(offered):
-        return offered.decode("ascii")
+def new_request_id() -> str:
+    """A fresh request id: 32 hexadecimal digits."""
     return _IDS.getrandbits(128).to_bytes(16, "big").hex()  # f"{...:032x}", written faster

@@ -53,9 +53,9 @@ from ._access import TOKEN_IN_QUERY, query_has_token
 from ._database import DatabaseUnavailableError
 from ._http import Answer, bearer, body_of, json_answer as json_body, refused_answer, render_json
 from ._limits import MAX_HEADER_BYTES
-from ._logs import INNER, REQUEST_ID, Inner, headers_credentials
+from ._logs import INNER, REQUEST_ID, Inner
 from .._guard._security_headers import security_headers
-from ._middleware import request_id_of
+from ._middleware import new_request_id
 from ._ohttp_keys import GATEWAY_PATH, gateway_keys, public_fields
 from ._openapi import documented, json_answer
 from .._guard._refusals import InvalidRequest, Refusal, UnsupportedMediaType
@@ -189,8 +189,8 @@ async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: s
         found_headers[b"content-length"] = str(len(inner.content)).encode()  # what it holds (a field of it is dropped)
         status, body, headers = await answer_batch(service, app.state.metrics, params["campaign"], params.get("batch_id"),
                                                    found_headers, client[0] if client else None, HeldBody(inner.content))
-    headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
-    outer[INNER] = Inner(inner.method, route.path, status or 500, params, headers_credentials(inner.headers))
+    headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or new_request_id()).encode())]
+    outer[INNER] = Inner(inner.method, route.path, status or 500, params)
     return status or 500, tuple((name, value) for name, value in headers if name not in _HOP_BY_HOP), body
 
 
@@ -242,7 +242,7 @@ def _counted_refusal(app, outer: dict, status: int, code: str, detail: str) -> t
     outer[INNER] = Inner(outer.get("method", "POST"), GATEWAY_PATH, status)
     body = render_json({"error": code, "detail": detail})
     headers = [(b"content-type", b"application/json"), *security_headers(outer),
-               (b"x-request-id", (REQUEST_ID.get() or request_id_of(b"")).encode())]
+               (b"x-request-id", (REQUEST_ID.get() or new_request_id()).encode())]
     return status, tuple(headers), body
 
 

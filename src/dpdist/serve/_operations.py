@@ -115,7 +115,7 @@ def install(app, service, operations: Operations | None = None) -> None:
     app.add_middleware(MetricsMiddleware, metrics=metrics)
     # the access lines, of fixed fields ("--access-log": anonymous, full or off; "--log-format": text or json)
     mode = getattr(getattr(service, "limits", None), "access_log", "anonymous")
-    access = None if mode == "off" else AccessLog(mode, operations.log_format, secrets=getattr(app.state, "secrets", ()))
+    access = None if mode == "off" else AccessLog(mode, operations.log_format, campaigns=service.store.campaign_ids)
     app.state.access_log = access
     app.add_middleware(RequestIdMiddleware, access=access)
     if not operations.cors_origins:  # the devices' batches and encapsulated requests, each served in one layer

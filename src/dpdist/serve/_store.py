@@ -97,6 +97,9 @@ class Store:
         self.db = database
         self.max_statistic_bytes = max_statistic_bytes
         self.writer = secrets.randbits(62) if writer is None else int(writer)
+        #: the ids of the campaigns this process read from the database (public ids, the ones a ``full`` access line
+        #: names: :mod:`._access`); a campaign deleted since stays in it
+        self.campaign_ids: set[str] = set()
         create_schema(database)
 
     # ------------------------------------------------------------------ reading
@@ -108,6 +111,7 @@ class Store:
         rows = self.db.execute(f"SELECT {_COLUMNS} FROM campaigns WHERE id = ?" + (self.db.for_update if lock else ""), (campaign_id,))
         if not rows:
             raise NotFound("unknown_campaign", f"There is no campaign {campaign_id!r}.")
+        self.campaign_ids.add(campaign_id)
         return _row(rows[0])
 
     def creation(self, campaign_id: str) -> Creation | None:
@@ -122,6 +126,7 @@ class Store:
             " FROM campaigns c WHERE c.id = ?", (campaign_id,))
         if not rows:
             return None
+        self.campaign_ids.add(campaign_id)
         file_id, state, token, enrollment, relayed, rounds = rows[0]
         return Creation(campaign_id, file_id, state, token, bool(enrollment), bool(relayed), bool(rounds))
 
@@ -135,7 +140,9 @@ class Store:
         return self._with_counts([row])[0]
 
     def list(self) -> builtins.list[Campaign]:
-        return self._with_counts([_row(values) for values in self.db.execute(f"SELECT {_COLUMNS} FROM campaigns ORDER BY created_ms, id")])
+        rows = [_row(values) for values in self.db.execute(f"SELECT {_COLUMNS} FROM campaigns ORDER BY created_ms, id")]
+        self.campaign_ids.update(row.id for row in rows)
+        return self._with_counts(rows)
 
     def _with_counts(self, rows: builtins.list[CampaignRow]) -> builtins.list[Campaign]:
         """Campaigns with their counts (the parts' and log's JSON counts, no statistic)."""
