@@ -142,3 +142,94 @@ def test_a_devices_ledger_charges_its_reports_as_the_budget_session_charges_the_
         session.campaign(protocol, reports=reports)
         stated = io.read_ledger(tmp_path / f"{reports}.json").statement(1e-8).epsilon
         assert session.spent.epsilon * (1 - 1e-12) <= stated <= session.spent.epsilon * (1 + 1e-7), reports
+
+
+#: the marks of the values the device refusal test gives: no message may hold one
+MARKS = ("73519", "hovercraft", "\u0416")
+
+
+def _all_texts(error: BaseException) -> list[str]:
+    texts = []
+    while error is not None:
+        texts += [str(error), repr(error), *map(str, error.args)]
+        error = error.__cause__ or error.__context__
+    return texts
+
+
+def _refused_or_sent(client: Client, campaign: str, values, **options) -> list[str]:
+    """The texts a device's ``submit_values`` of ``values`` gave: its refusal's (and the exceptions it was raised from)
+    and its warnings'."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            client.submit_values(campaign, values, **options)
+        except Exception as refused:  # noqa: BLE001 - every refusal's text is read
+            texts = _all_texts(refused)
+        else:
+            texts = []
+    return texts + [str(warning.message) for warning in caught]
+
+
+def test_no_refusal_of_a_devices_values_shows_one(tmp_path, caplog):
+    """A device's values marked (an item out of the domain, a fraction, a number past the bounds, an unknown label, a
+    word of another alphabet, a key or a pair value out of range, a record's attribute, a value past a ledger's domain)
+    through every refusal of ``submit_values`` (direct, and through a device's ledger) and a ledger whose memo was
+    damaged: no error, warning or log record holds one (the Python client said ``Got 1 unknown value(s), e.g.
+    'hovercraft'``; Java's says "not shown: a user's value is private")."""
+    import logging
+
+    import numpy as np
+
+    from dpdist import io, local
+    from dpdist.local.keyvalue import KeyValueSets
+
+    protocols = {
+        "labels": local.make("grr", epsilon=1.0, labels=["bus", "bike", "car"]),
+        "items": local.make("oue", epsilon=1.0, domain_size=4),
+        "numbers": local.make("sw", epsilon=1.0, bounds=(0.0, 10.0)),
+        "words": local.make("pem", epsilon=1.0, alphabet="abc", max_chars=3),
+        "pairs": local.make("pckv-grr", epsilon=1.0, domain_size=4, padding_length=2),
+        "records": local.make("spl", epsilon=1.0, attributes=[{"name": "mode", "domain_size": 3},
+                                                               {"name": "minutes", "bounds": [0, 60]}]),
+        "memo": local.make("l-grr", epsilon=1.0, epsilon_1=0.5, domain_size=4),
+    }
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        campaign = request.url.path.split("/")[3]
+        if request.method == "GET":
+            return httpx.Response(200, json={"campaign": campaign, "state": "open", "config": protocols[campaign].config()})
+        return httpx.Response(400, json={"error": "invalid_batch", "detail": "refused by this test"})
+
+    given = {
+        "labels": [["bus", "hovercraft-73519"], ["hovercraft"]],
+        "items": [[0, 73519], [-73519], [1.0, 73519.5], ["hovercraft-73519"], [None, 73519]],
+        "numbers": [[1.0, float("nan"), 73519.5], [73519.5], [73519 * 10**400], ["hovercraft-73519"]],
+        "words": [["ab", "hovercraft\u0416"], ["ab", "c\u0416"], [73519]],
+        "pairs": [np.array([[73519.5, np.nan, np.nan, np.nan]]), KeyValueSets(np.array([73519]), np.array([0.5]), np.array([1]))],
+        "records": [np.array([[73519, 5.0]]), np.array([[1, 73519.5]]), np.array([["hovercraft", "73519"]])],
+        "memo": [[73519], [2.5]],
+    }
+    texts = []
+    caplog.set_level(logging.DEBUG)
+    with Client("http://service.test/", retries=0, transport=httpx.MockTransport(handler)) as client:
+        for campaign, batches in given.items():
+            for values in batches:
+                texts += _refused_or_sent(client, campaign, values)
+        for values in ([73519], ["hovercraft"]):
+            with io.open_ledger(tmp_path / "ledger.json", budget=100.0) as ledger:
+                texts += _refused_or_sent(client, "memo", values, ledger=ledger)
+    ledger = io.read_ledger(tmp_path / "ledger.json").to_dict() if (tmp_path / "ledger.json").exists() else None
+    for damage in ({"73519": "hovercraft"}, {"73519": [1, 2]}, "hovercraft-73519"):
+        state = {"format": "dpdist-ledger", "version": 2, "budget": 100.0, "charges": [], "streams": {
+            "local grr": {"collector": "local", "reports": 1, "config": protocols["memo"].config(), "memo": damage}}}
+        for broken in (state, {**state, "version": "hovercraft-73519"}, {**state, "streams": {"x": "hovercraft-73519"}}):
+            try:
+                local.ledger.PrivacyLedger.from_dict(broken)
+            except Exception as refused:  # noqa: BLE001 - every refusal's text is read
+                texts += _all_texts(refused)
+    texts += [record.getMessage() for record in caplog.records]
+    assert len(texts) > 25 and ledger is not None, texts
+    shown = [text for text in texts if any(mark in text for mark in MARKS)]
+    assert not shown, shown

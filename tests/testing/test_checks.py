@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from dpdist import testing
+from dpdist.errors import DPDistError, OutOfDomainError
 from dpdist.local import ItemReports, ReportFormat
 from dpdist.local.frequency.grr import GRR
 from dpdist.local.frequency.oue import OUE
@@ -143,6 +144,16 @@ class GRRAcceptsAnyValue(GRR):
         return np.clip(np.asarray(values, dtype=np.int64), 0, self.domain_size - 1)
 
 
+class GRRShowsTheValue(GRR):
+    """Its refusal quotes the value it was given (as dpdist's did: ``Got 1 unknown value(s), e.g. 'hovercraft'``)."""
+
+    def _check_values(self, values):
+        try:
+            return super()._check_values(values)
+        except DPDistError as refused:
+            raise OutOfDomainError(f"{refused} Got {np.asarray(values).ravel()[-1]!r}.") from None
+
+
 class GRRCountsByBatch(GRR):
     """Its statistic depends on how the reports are batched: a batch's first report is counted on item 0."""
 
@@ -181,6 +192,7 @@ def test_check_protocol_names_the_first_failed_check(protocol, failed_check):
          "nothing was raised"),
         (GRRAcceptsAnyValue(epsilon=1.0, domain_size=5), testing.check_values_of_the_wrong_type_are_rejected,
          "nothing was raised"),
+        (GRRShowsTheValue(epsilon=1.0, domain_size=5), testing.check_refusals_show_no_value, "shows the value"),
         (GRRCountsByBatch(epsilon=1.0, domain_size=5), testing.check_merge_in_any_order, "differs"),
         (GRRWithoutEstimateGuard(epsilon=1.0, domain_size=5), testing.check_empty_aggregator_is_refused,
          "expected EmptyAggregateError"),

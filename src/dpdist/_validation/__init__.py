@@ -79,7 +79,8 @@ from ._tables import (
     unknown_names_error,
     validate_params,
 )
-from ._values import check_integer_values, check_real_values, check_values_given, clip_real_values, wrap_real_values
+from ._values import (NOT_SHOWN, check_integer_values, check_real_values, check_values_given, clip_real_values,
+                      refused_values, wrap_real_values)
 
 __all__ = [
     "Constraint",
@@ -168,4 +169,6 @@ __all__ = [
     "check_real_values",
     "wrap_real_values",
     "clip_real_values",
+    "refused_values",
+    "NOT_SHOWN",
 ]

@@ -1,4 +1,9 @@
-"""The values a protocol is given: integers of a domain, reals within bounds (checked, clipped or wrapped)."""
+"""The values a protocol is given: integers of a domain, reals within bounds (checked, clipped or wrapped).
+
+A value given to a protocol is a person's, and the text of an error travels (a phone's crash reporter, a log, a
+support ticket): a refusal says how many values break the rule and where the first is, never a value
+(:func:`refused_values`, which takes none).
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,24 @@ import numpy as np
 from .._types import ArrayLike
 from ..errors import InvalidValueTypeError, OutOfDomainError
 
-__all__ = ["check_values_given", "check_integer_values", "check_real_values", "wrap_real_values", "clip_real_values"]
+__all__ = ["check_values_given", "check_integer_values", "check_real_values", "wrap_real_values", "clip_real_values",
+           "refused_values", "NOT_SHOWN"]
+
+#: what a refusal says in place of the values it refuses
+NOT_SHOWN = "not shown: a user's value is private"
+
+
+def refused_values(error: type[Exception], rule: str, count: int, what: str, first: int | None = None) -> Exception:
+    """The refusal of ``count`` values ``what`` they are (``"outside it"``) by ``rule`` (``"The 'values' argument of
+    GRR.privatize must hold integers in [0, 4)"``), the first at position ``first`` (None: not said): it takes no value,
+    so none can be shown."""
+    where = "" if first is None else f", the first at position {first}"
+    return error(f"{rule}. Got {count} value(s) {what}{where} ({NOT_SHOWN}).")
+
+
+def _first(mask: np.ndarray) -> int:
+    """The position of the first True of a 1-D ``mask`` (of a 2-D one: the first row holding one)."""
+    return int(np.flatnonzero(mask if mask.ndim == 1 else mask.any(axis=tuple(range(1, mask.ndim))))[0])
 
 
 def check_values_given(values: Any, owner: str, name: str = "values", elements: str = "values") -> None:
@@ -39,27 +61,21 @@ def _one_dimensional(values: ArrayLike, owner: str, name: str, elements: str) ->
     return array
 
 
-def _object_floats(array: np.ndarray) -> tuple[np.ndarray, Any]:
-    """An object array of Python numbers (``None`` as NaN) as float64, and its first int too large for a float
-    (``10**309``: ``float()`` overflows) or None; such an int is taken as the infinity of its sign, beyond any
+def _object_floats(array: np.ndarray) -> tuple[np.ndarray, int | None]:
+    """An object array of Python numbers (``None`` as NaN) as float64, and the position of its first int too large for
+    a float (``10**309``: ``float()`` overflows) or None; such an int is taken as the infinity of its sign, beyond any
     bounds.  Raises TypeError or ValueError when a value is not a number."""
     floats, huge = [], None
-    for value in array.tolist():
+    for position, value in enumerate(array.tolist()):
         if value is None:
             floats.append(math.nan)
             continue
         try:
             floats.append(float(value))
         except OverflowError:
-            huge = value if huge is None else huge
+            huge = position if huge is None else huge
             floats.append(math.inf if value > 0 else -math.inf)
     return np.array(floats, dtype=np.float64), huge
-
-
-def _too_large(value: Any) -> str:
-    """A value too large for a float, as a refusal shows it (its digits can be thousands)."""
-    text = str(value)
-    return text if len(text) <= 40 else f"an int of {len(text.lstrip('-'))} digits ({text[:12]}...)"
 
 
 def check_integer_values(values: ArrayLike, domain_size: int, *, owner: str, name: str = "values") -> np.ndarray:
@@ -71,12 +87,10 @@ def check_integer_values(values: ArrayLike, domain_size: int, *, owner: str, nam
         # integral floats are items: a pandas integer column with missing values dropped is float64
         whole = np.isfinite(array) & (array == np.floor(array))
         if not whole.all():
-            bad = array[~whole]
-            raise InvalidValueTypeError(
-                f"The {name!r} argument of {owner} must hold integers in [0, {domain_size}) (whole floats such "
-                f"as 3.0 are accepted). Got {bad.size} value(s) that are not whole numbers, e.g. {float(bad[0])!r}"
-                + (" (missing values: drop them first)." if np.isnan(bad).any() else ".")
-            )
+            missing = " (missing values among them: drop them first)" if np.isnan(array).any() else ""
+            raise refused_values(InvalidValueTypeError, f"The {name!r} argument of {owner} must hold integers in [0, "
+                                 f"{domain_size}) (whole floats such as 3.0 are accepted)", int(np.count_nonzero(~whole)),
+                                 "that are not whole numbers" + missing, _first(~whole))
         if array.min() >= 0 and array.max() < domain_size:
             return array.astype(np.int64)
     elif not np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_:
@@ -86,11 +100,9 @@ def check_integer_values(values: ArrayLike, domain_size: int, *, owner: str, nam
         )
     low, high = array.min(), array.max()
     if low < 0 or high >= domain_size:
-        bad = array[(array < 0) | (array >= domain_size)]
-        raise OutOfDomainError(
-            f"The {name!r} argument of {owner} must hold integers in [0, {domain_size}). "
-            f"Got {bad.size} value(s) outside it, e.g. {bad[0].item()!r}."
-        )
+        bad = (array < 0) | (array >= domain_size)
+        raise refused_values(OutOfDomainError, f"The {name!r} argument of {owner} must hold integers in [0, {domain_size})",
+                             int(np.count_nonzero(bad)), "outside it", _first(bad))
     return array.astype(np.int64, copy=False)
 
 
@@ -104,9 +116,8 @@ def check_real_values(values: ArrayLike, bounds: Sequence[float], *, owner: str,
             pass
         else:
             if huge is not None:
-                raise OutOfDomainError(
-                    f"The {name!r} argument of {owner} must lie in bounds [{bounds[0]}, {bounds[1]}]. Got a value too "
-                    f"large for a float, {_too_large(huge)}.")
+                raise refused_values(OutOfDomainError, f"The {name!r} argument of {owner} must lie in bounds [{bounds[0]}, "
+                                     f"{bounds[1]}]", 1, "too large for a float", huge)
     if array.size and not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)):
         raise InvalidValueTypeError(
             f"The {name!r} argument of {owner} must hold real numbers in [{bounds[0]}, {bounds[1]}]. "
@@ -116,16 +127,12 @@ def check_real_values(values: ArrayLike, bounds: Sequence[float], *, owner: str,
     if array.size:
         finite = np.isfinite(array)
         if not finite.all():
-            raise OutOfDomainError(
-                f"The {name!r} argument of {owner} must hold finite values. "
-                f"Got {np.count_nonzero(~finite)} non-finite value(s), e.g. {array[~finite][0].item()!r}."
-            )
+            raise refused_values(OutOfDomainError, f"The {name!r} argument of {owner} must hold finite values",
+                                 int(np.count_nonzero(~finite)), "that are not finite (NaN or infinite)", _first(~finite))
         outside = (array < bounds[0]) | (array > bounds[1])
         if outside.any():
-            raise OutOfDomainError(
-                f"The {name!r} argument of {owner} must lie in bounds [{bounds[0]}, {bounds[1]}]. "
-                f"Got {np.count_nonzero(outside)} value(s) outside, e.g. {array[outside][0].item()!r}."
-            )
+            raise refused_values(OutOfDomainError, f"The {name!r} argument of {owner} must lie in bounds [{bounds[0]}, "
+                                 f"{bounds[1]}]", int(np.count_nonzero(outside)), "outside them", _first(outside))
     return array
 
 

@@ -469,7 +469,7 @@ class PrivacyLedger:
         """The ledger of :meth:`to_dict` (checked: a damaged ledger is an ``IncompatibleStateError``)."""
 
         if not isinstance(state, dict) or state.get("format") != LEDGER_FORMAT or state.get("version") not in (1, 2):
-            raise IncompatibleStateError(f"Not a dpdist privacy ledger (format {LEDGER_FORMAT!r}, version 1 or 2): {str(state)[:200]}")
+            raise IncompatibleStateError(f"Not a dpdist privacy ledger (format {LEDGER_FORMAT!r}, version 1 or 2).")
         try:
             ledger = cls(**{key: state[key] for key in _SETTINGS if key in state})
         except InvalidParameterError as error:
@@ -479,7 +479,7 @@ class PrivacyLedger:
             raise IncompatibleStateError("A privacy ledger needs 'streams' (an object) and 'charges' (a list).")
         for scope, stream in streams.items():
             if not isinstance(stream, dict) or not isinstance(stream.get("collector"), str):
-                raise IncompatibleStateError(f"Ledger stream {scope!r} is damaged: {str(stream)[:200]}")
+                raise IncompatibleStateError(f"Ledger stream {scope!r} is damaged: not an object with a 'collector'.")
             reports = stream.get("reports")
             if isinstance(reports, bool) or not isinstance(reports, int) or reports < 0:
                 raise IncompatibleStateError(f"Ledger stream {scope!r}: 'reports' must be an int >= 0. Got {reports!r}.")
@@ -581,13 +581,13 @@ def _once_key(collector: str, once: str) -> str:
 def _checked_answers(answered) -> dict[str, dict[str, Any]]:
     """The ledger's ``answered`` map, checked: a damaged one is refused, never dropped (it holds refusals)."""
     if not isinstance(answered, dict):
-        raise IncompatibleStateError(f"A privacy ledger's 'answered' must be an object. Got {str(answered)[:200]}")
+        raise IncompatibleStateError(f"A privacy ledger's 'answered' must be an object. Got a value of type {type(answered).__name__}.")
     checked = {}
     for key, answer in answered.items():
         if not (isinstance(key, str) and " " in key and isinstance(answer, dict) and set(answer) == {"at", "protocol"}
                 and isinstance(answer["protocol"], str) and not isinstance(answer["at"], bool)
                 and isinstance(answer["at"], (int, float)) and math.isfinite(answer["at"])):
-            raise IncompatibleStateError(f"A privacy ledger's answer {key!r} is damaged: {str(answer)[:200]}")
+            raise IncompatibleStateError(f"A privacy ledger's answer {key!r} is damaged: not an object of 'at' and 'protocol'.")
         checked[_renormalized(key)] = {"at": float(answer["at"]), "protocol": answer["protocol"]}
     return checked
 
@@ -598,7 +598,7 @@ def _checked_rounds(rounds) -> dict[str, int]:
         isinstance(key, str) and " " in key and isinstance(k, int) and not isinstance(k, bool) and k >= 1
         for key, k in rounds.items()
     ):
-        raise IncompatibleStateError(f"A privacy ledger's 'rounds' is damaged: {str(rounds)[:200]}")
+        raise IncompatibleStateError("A privacy ledger's 'rounds' is damaged: not an object of round numbers.")
     return {_renormalized(key): int(k) for key, k in rounds.items()}
 
 
@@ -612,5 +612,5 @@ def _checked_charge(charge) -> dict[str, Any]:
     ) or not (0 <= charge["epsilon"] < math.inf and math.isfinite(charge["at"]) and charge["reports"] >= 1) or (
         isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1
     ):
-        raise IncompatibleStateError(f"A privacy ledger's charge is damaged: {str(charge)[:200]}")
+        raise IncompatibleStateError("A privacy ledger's charge is damaged: not an object with a time and an epsilon.")
     return {**charge, "at": float(charge["at"]), "epsilon": float(charge["epsilon"])}

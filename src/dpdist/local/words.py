@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import Alphabet, Described, Integer, check_param, validate_params
+from .._validation import Alphabet, Described, Integer, check_param, refused_values, validate_params
 from ..errors import InvalidParameterError, OutOfDomainError
 from .._types import ArrayLike
 
@@ -58,10 +58,9 @@ class StringCodec:
         known = alphabet[order][position] == points
         unknown = (points != 0) & ~known
         if unknown.any():
-            raise OutOfDomainError(
-                f"The 'values' argument of {owner} must hold words over the alphabet {self.alphabet!r}. "
-                f"Got {int(unknown.any(axis=1).sum())} word(s) with other characters, e.g. {chr(int(points[unknown][0]))!r}."
-            )
+            refused = np.any(unknown, axis=1)
+            raise refused_values(OutOfDomainError, f"The 'values' argument of {owner} must hold words over the alphabet "
+                                 f"{self.alphabet!r}", int(refused.sum()), "with other characters", int(np.flatnonzero(refused)[0]))
         symbols = np.where(known, order[position] + 1, 0).astype(np.int64)
         shifts = self.bits_per_char * np.arange(self.max_chars - 1, -1, -1, dtype=np.int64)
         return np.bitwise_or.reduce(symbols << shifts, axis=1) if symbols.size else np.zeros(0, dtype=np.int64)

@@ -11,6 +11,7 @@ about one in a million.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -69,6 +70,7 @@ __all__ = [
     "check_values_outside_the_domain_are_rejected",
     "check_values_outside_the_bounds_are_clipped",
     "check_values_of_the_wrong_type_are_rejected",
+    "check_refusals_show_no_value",
     "check_unreadable_reports_are_rejected",
     "check_reports_conform_to_the_declared_format",
     "check_empty_aggregator_is_refused",
@@ -277,6 +279,75 @@ def _records_of_the_wrong_type(protocol) -> list:
         fraction[0, categorical[0]] = 0.5
         bad.append(fraction)
     return bad
+
+
+#: what the refused inputs of :func:`check_refusals_show_no_value` are marked with
+_MARKS = ("73519", "hovercraft", "\u0416")
+
+
+def _marked_inputs(protocol) -> list[tuple[Any, Callable[[], Any]]]:
+    """``(protocol, values)`` pairs ``privatize`` refuses, each holding a marked value: out of the domain or the bounds,
+    of the wrong kind, an unknown label or word (``values`` a function making them: a key-value set built from pairs
+    is refused as it is built)."""
+    tags = protocol.tags
+    if tags.takes_items:
+        d = domain_size(protocol)
+        cases: list[tuple[Any, Callable[[], Any]]] = [
+            (protocol, lambda: [0, d + 73519]), (protocol, lambda: [-73519]), (protocol, lambda: [0.0, 73519.5]),
+            (protocol, lambda: ["hovercraft-73519"])]
+        if tags.words:
+            cases.append((protocol, lambda: ["hovercraft\u0416"]))
+        if "labels" in protocol.params and d <= 64:
+            labelled = type(protocol)(**{**protocol.params, "labels": [f"l{item}" for item in range(d)]})
+            cases.append((labelled, lambda: ["l0", "hovercraft-73519"]))
+        return cases
+    if tags.kind == "multi":
+        cases = []
+        for j, attribute in enumerate(record_attributes(protocol)):
+            records = np.array(population(protocol, 3), dtype=np.float64)
+            records[1, j] = attribute.domain_size + 73519 if attribute.categorical else attribute.bounds[1] + 73519.5
+            cases.append((protocol, functools.partial(np.copy, records)))
+        return cases
+    if tags.kind == "key_value":
+        d = domain_size(protocol)
+        dense = np.array(population(protocol, 3), dtype=np.float64)
+        dense[1, 0] = 73519.5
+        return [(protocol, lambda: dense), (protocol, lambda: KeyValueSets(np.array([0, d + 73519]), np.array([0.5, 0.5]),
+                                                                            np.array([1, 1]))),
+                (protocol, lambda: KeyValueSets.from_pairs([{0: "hovercraft-73519"}])),
+                (protocol, lambda: KeyValueSets.from_pairs([[(0, 0.5, 73519)]]))]
+    lo, hi = cast(Any, protocol).bounds
+    return [(protocol, lambda: [hi + 73519.5]), (protocol, lambda: [lo - 73519.5]), (protocol, lambda: [lo, 73519 * 10**400]),
+            (protocol, lambda: np.array(["hovercraft-73519"]))]
+
+
+def _texts(error: BaseException) -> list[str]:
+    """The text of ``error`` and of the exceptions it was raised from or during."""
+    texts: list[str] = []
+    raised: BaseException | None = error
+    while raised is not None and len(texts) < 100:
+        texts += [str(raised), *map(str, raised.args)]
+        raised = raised.__cause__ or raised.__context__
+    return texts
+
+
+def check_refusals_show_no_value(protocol: LocalProtocol) -> None:
+    """A refusal of ``privatize`` (a value out of the domain or the bounds, of the wrong kind, an unknown label or word)
+    shows none of the values it was given, nor do its warnings: a value given to a protocol is a person's, and the
+    text of an error travels (a phone's crash reporter, a log).  It says how many and where the first is."""
+    strict = {"clip": False} if _clips(protocol) else {}
+    for owner, values in _marked_inputs(protocol):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                owner.privatize(values(), rng=0, **strict)
+            except DPDistError as raised:
+                texts = _texts(raised)
+            else:
+                raise AssertionError(f"privatize of a marked value outside {owner.name}'s domain raised nothing")
+        texts += [str(warning.message) for warning in caught]
+        shown = [text for text in texts if any(mark in text for mark in _MARKS)]
+        assert not shown, f"a refusal of {owner.name}.privatize shows the value it was given: {shown[0]}"
 
 
 def check_unreadable_reports_are_rejected(protocol: LocalProtocol) -> None:
@@ -527,6 +598,7 @@ _ALWAYS: tuple[Check, ...] = (
     check_invalid_parameters_are_rejected,
     check_values_outside_the_domain_are_rejected,
     check_values_of_the_wrong_type_are_rejected,
+    check_refusals_show_no_value,
     check_unreadable_reports_are_rejected,
     check_reports_conform_to_the_declared_format,
     check_empty_aggregator_is_refused,

@@ -9,13 +9,12 @@ device whose value moves among values of one bucket reveals nothing more.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..._rng import check_rng
-from ..._validation import InstanceOf, validate_params
+from ..._validation import NOT_SHOWN, InstanceOf, validate_params
 from ...errors import IncompatibleStateError
 from .._protocol import from_config
 from ._memoized import MemoizedProtocol
@@ -47,7 +46,7 @@ def parse_memo_key(key) -> int:
     ):
         raise IncompatibleStateError(
             f"A client's memo is keyed by items or buckets: canonical decimal strings of integers >= 0 "
-            f"(no leading zero). Got {key!r}."
+            f"(no leading zero). Got another key ({NOT_SHOWN})."
         )
     return int(key)
 
@@ -76,7 +75,7 @@ def protocol_of_memo_state(state: Any, kind: type, names: str) -> Any:
     """The protocol of a device memo's state, which must be a ``kind`` (``names`` says which protocols those are)."""
 
     if not isinstance(state, dict) or "config" not in state or not isinstance(state.get("memo"), dict):
-        raise IncompatibleStateError(f"Not a memoized client state: {json.dumps(state)[:200]}")
+        raise IncompatibleStateError("Not a memoized client state: it needs a 'config' and a 'memo' (an object).")
     protocol = from_config(state["config"])
     if not isinstance(protocol, kind):
         raise IncompatibleStateError(f"This client state's config is {protocol.name!r}; its kind of memo needs {names}.")
@@ -94,10 +93,12 @@ def refuse_seeded_memo(owner: str) -> None:
 
 def _parse_integer(value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise IncompatibleStateError(f"A client's randomness holds integers (or their decimal strings). Got {value!r}.")
+        raise IncompatibleStateError(f"A client's randomness holds integers (or their decimal strings). Got a value of "
+                                     f"type {type(value).__name__} ({NOT_SHOWN}).")
     if isinstance(value, str):
         if not value.isascii() or not value.lstrip("-").isdigit() or len(value) > 20:
-            raise IncompatibleStateError(f"A client's randomness holds integers (or their decimal strings). Got {value!r}.")
+            raise IncompatibleStateError(f"A client's randomness holds integers (or their decimal strings). Got another "
+                                         f"string ({NOT_SHOWN}).")
         return int(value)
     return value
 
@@ -195,10 +196,10 @@ class BucketMemoClient:
         randomness = state.get("randomness")
         if randomness is not None:
             if not isinstance(randomness, list):
-                raise IncompatibleStateError(f"A client's randomness is a list of integers. Got {randomness!r}.")
+                raise IncompatibleStateError(f"A client's randomness is a list of integers. Got a value of type {type(randomness).__name__}.")
             values = [_parse_integer(value) for value in randomness]
             if any(not -(2**63) <= value < 2**63 for value in values):
-                raise IncompatibleStateError(f"A client's randomness is out of range: {randomness!r}.")
+                raise IncompatibleStateError(f"A client's randomness is out of range (64-bit integers; {NOT_SHOWN}).")
             randomness = np.asarray(values, dtype=np.int64)
             protocol._check_user_randomness(randomness)
         if state["memo"] and randomness is None:

@@ -26,6 +26,7 @@ import numpy as np
 from ... import postprocess as _postprocess
 from ..._types import ArrayLike
 from ..._validation import (
+    refused_values,
     DOMAIN_SIZE,
     EPSILON,
     Boolean,
@@ -181,11 +182,9 @@ class FrequencyOracle(LocalProtocol):
         if known.all():
             return items
         if on_unknown == "raise":
-            raise OutOfDomainError(
-                f"The 'values' argument of {owner} must hold labels of the protocol's label domain "
-                f"({self.domain_size} labels, e.g. {self.labels[0]!r}). Got {int((~known).sum())} unknown "
-                f"value(s), e.g. {str(array[~known][0])!r}."
-            )
+            raise refused_values(OutOfDomainError, f"The 'values' argument of {owner} must hold labels of the "
+                                 f"protocol's label domain ({self.domain_size} labels, e.g. {self.labels[0]!r})",
+                                 int((~known).sum()), "that are no label", int(np.flatnonzero(~known)[0]))
         return items[known]
 
     @property

@@ -71,7 +71,7 @@ import numpy as np
 from ..._rng import random_words
 from ..._validation import _shared
 from ..._types import ArrayLike
-from ..._validation import Below, Integer, Optional, check_integer_values, check_param
+from ..._validation import NOT_SHOWN, Below, Integer, Optional, check_integer_values, check_param
 from ...errors import IncompatibleStateError, InvalidParameterError
 from .._aggregator import Aggregator
 from .._protocol import ProtocolTags, register
@@ -284,14 +284,15 @@ class DBitFlipPM(BucketMemoProtocol, FrequencyOracle):
         ):
             raise IncompatibleStateError(
                 f"A dBitFlipPM client's randomness must be {self._d} increasing bucket indices in "
-                f"[0, {self.domain_size}). Got {randomness.tolist()!r}."
+                f"[0, {self.domain_size}). Got {randomness.size} number(s) that are not ({NOT_SHOWN})."
             )
 
     def _check_memo_entry(self, key, value):
         array = np.asarray(value)
         if not 0 <= key < self.domain_size or array.shape != (self._d,) or not np.isin(array, (0, 1)).all():
             raise IncompatibleStateError(
-                f"A dBitFlipPM memo maps buckets in [0, {self.domain_size}) to {self._d} bits. Got {key!r}: {value!r}."
+                f"A dBitFlipPM memo maps buckets in [0, {self.domain_size}) to {self._d} bits. Got an entry that does "
+                f"not ({NOT_SHOWN})."
             )
         return array.astype(np.int64)
 

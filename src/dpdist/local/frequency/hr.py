@@ -80,6 +80,7 @@ from .._report_kinds import ItemReports
 from ._oracle import FrequencyOracle
 from .._walsh_hadamard import butterfly_walsh_hadamard, fast_walsh_hadamard, hadamard_sign_is_plus
 from ..._types import ArrayLike
+from ..._validation import refused_values
 from ...errors import OutOfDomainError
 from .._aggregator import Aggregator
 
@@ -166,8 +167,9 @@ class HR(FrequencyOracle):
         items = np.asarray(items, dtype=np.int64)
         outputs = np.asarray(outputs, dtype=np.int64)
         if items.size and (items.min() < 0 or items.max() >= self.domain_size):
-            raise OutOfDomainError(f"The 'items' argument of HR.in_set must be item indices in [0, {self.domain_size}). "
-                                   f"Got values from {int(items.min())} to {int(items.max())} instead.")
+            bad = (items < 0) | (items >= self.domain_size)
+            raise refused_values(OutOfDomainError, f"The 'items' argument of HR.in_set must be item indices in [0, "
+                                 f"{self.domain_size})", int(np.count_nonzero(bad)), "outside it")
         same_block = outputs // self.block_size == self._block_of(items)
         return same_block & hadamard_sign_is_plus(outputs % self.block_size, self._column_of(items))
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .._docs import shared_parameters
-from ..._validation import EPSILON
+from ..._validation import EPSILON, NOT_SHOWN
 from ...errors import IncompatibleStateError
 from .._bernoulli import keep_or_uniform
 from .._protocol import ProtocolTags, register
@@ -119,5 +119,5 @@ class LGRR(LongitudinalProtocol, FrequencyOracle):
 
     def _check_memo_value(self, item: int, value) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise IncompatibleStateError(f"Memo of item {item} must be an item (an integer). Got {value!r}.")
+            raise IncompatibleStateError(f"A memo maps items to items (integers). Got a value of type {type(value).__name__} ({NOT_SHOWN}).")
         return int(self._check_values([value])[0])

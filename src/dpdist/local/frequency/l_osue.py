@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..._rng import random_words
-from ..._validation import EPSILON
+from ..._validation import EPSILON, NOT_SHOWN
 from ...errors import IncompatibleStateError
 from .._protocol import ProtocolTags, register
 from ._longitudinal import EPSILON_1_BELOW, _SCALE, LongitudinalProtocol, _chain
@@ -138,6 +138,7 @@ class LOSUE(LongitudinalProtocol, UnaryEncoding):
         if not (isinstance(value, list) and len(value) == self._n_bytes
                 and all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 255 for v in value)):
             raise IncompatibleStateError(
-                f"Memo of item {item} must be {self._n_bytes} packed byte(s), integers in [0, 255]. Got {value!r}."
+                f"A memo maps items to {self._n_bytes} packed byte(s), integers in [0, 255]. Got an entry that is not "
+                f"({NOT_SHOWN})."
             )
         return np.asarray(value, dtype=np.uint8)

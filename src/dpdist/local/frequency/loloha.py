@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from .._docs import shared_parameters
-from ..._validation import EPSILON, Options, Prime
+from ..._validation import EPSILON, NOT_SHOWN, Options, Prime
 from ...errors import IncompatibleStateError
 from .._bernoulli import keep_or_uniform
 from .._protocol import ProtocolTags, register
@@ -177,13 +177,15 @@ class LOLOHA(BucketMemoProtocol, FrequencyOracle):
     def _check_user_randomness(self, randomness):
         if randomness.shape != (1,) or not 0 <= randomness[0] < self._n_seeds:
             raise IncompatibleStateError(
-                f"A LOLOHA client's randomness must be one seed in [0, {self._n_seeds}). Got {randomness.tolist()!r}."
+                f"A LOLOHA client's randomness must be one seed in [0, {self._n_seeds}). Got {randomness.size} number(s), "
+                f"not such a seed ({NOT_SHOWN})."
             )
 
     def _check_memo_entry(self, key, value):
         if not (0 <= key < self._g and isinstance(value, int) and 0 <= value < self._g):
             raise IncompatibleStateError(
-                f"A LOLOHA memo maps hash values in [0, {self._g}) to values in [0, {self._g}). Got {key!r}: {value!r}."
+                f"A LOLOHA memo maps hash values in [0, {self._g}) to values in [0, {self._g}). Got an entry that does "
+                f"not ({NOT_SHOWN})."
             )
         return value
 

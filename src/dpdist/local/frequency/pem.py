@@ -43,7 +43,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..._validation import EPSILON, Alphabet, Either, Integer, Interval, Optional, check_integer_values
+from ..._validation import EPSILON, Alphabet, Either, Integer, Interval, Optional, check_integer_values, refused_values
 from ...errors import InvalidParameterError, InvalidValueTypeError, OutOfDomainError
 from .._protocol import LocalProtocol, ParameterDependentTags, ProtocolTags, register
 from .._report_kinds import Column, IntegerRowReports
@@ -232,11 +232,9 @@ class PEM(LocalProtocol):
         try:
             return check_integer_values(array, self.domain_size, owner="PEM")
         except OutOfDomainError:
-            bad = array[(array < 0) | (array >= self.domain_size)]
-            raise OutOfDomainError(
-                f"The 'values' argument of PEM must hold integers in [0, 2**{self._bits}). "
-                f"Got {bad.size} value(s) outside it, e.g. {int(bad[0])}."
-            ) from None
+            bad = (array < 0) | (array >= self.domain_size)
+            raise refused_values(OutOfDomainError, f"The 'values' argument of PEM must hold integers in [0, 2**{self._bits})",
+                                 int(np.count_nonzero(bad)), "outside it", int(np.flatnonzero(bad)[0])) from None
 
     def _prefixes(self, values, groups):
         return values >> (self._bits - self._lengths[groups])

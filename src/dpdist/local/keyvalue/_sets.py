@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 import numpy as np
 
+from ..._validation import NOT_SHOWN, refused_values
 from ...errors import InvalidValueTypeError, OutOfDomainError
 
 __all__ = ["KeyValueSets", "check_sets"]
@@ -69,13 +70,14 @@ class KeyValueSets:
             except TypeError:
                 raise InvalidValueTypeError(
                     f"The 'values' argument of KeyValueSets.from_pairs must hold one dict or list of (key, value) pairs "
-                    f"per user. Got {user!r:.100} for user {index}."
+                    f"per user. Got a value of type {type(user).__name__} for user {index} ({NOT_SHOWN})."
                 ) from None
             lengths.append(len(pairs))
             for pair in pairs:
                 if not hasattr(pair, "__len__") or len(pair) != 2:
                     raise InvalidValueTypeError(
-                        f"The 'values' argument of KeyValueSets.from_pairs must hold (key, value) pairs. Got {pair!r}."
+                        f"The 'values' argument of KeyValueSets.from_pairs must hold (key, value) pairs. Got a value "
+                        f"of type {type(pair).__name__} for user {index} ({NOT_SHOWN})."
                     )
                 keys.append(pair[0])
                 values.append(pair[1])
@@ -83,7 +85,7 @@ class KeyValueSets:
         if bad is not _NONE:  # a string, None, a list...: numpy would raise a bare ValueError or read None as NaN
             raise InvalidValueTypeError(
                 f"The 'values' argument of KeyValueSets.from_pairs must hold real numbers as values (in [-1, 1]). "
-                f"Got {bad!r:.100} ({type(bad).__name__})."
+                f"Got a value of type {type(bad).__name__} ({NOT_SHOWN})."
             )
         return cls(np.asarray(keys), np.asarray(values, dtype=np.float64), np.asarray(lengths, dtype=np.int64))
 
@@ -143,7 +145,8 @@ def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
         if array.dtype.kind in "iu":  # integers are whole numbers
             continue
         if array.size and (array.dtype.kind != "f" or not np.all(np.isfinite(array)) or np.any(array != np.floor(array))):
-            raise InvalidValueTypeError(f"The 'values' argument of {owner}: {name} must be whole numbers. Got {array[:5]!r}.")
+            raise InvalidValueTypeError(f"The 'values' argument of {owner}: {name} must be whole numbers. Got dtype "
+                                        f"{array.dtype}, or numbers that are not whole ({NOT_SHOWN}).")
     if pair_values.size and pair_values.dtype.kind not in "iuf":
         raise InvalidValueTypeError(f"The 'values' argument of {owner}: values must be numbers. Got dtype {pair_values.dtype}.")
     keys = keys.astype(np.int64, copy=not fresh)
@@ -155,16 +158,13 @@ def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
         )
     outside = (keys < 0) | (keys >= domain_size)
     if outside.any():
-        raise OutOfDomainError(
-            f"The 'values' argument of {owner} must hold keys in [0, {domain_size}). Got key {int(keys[outside][0])}."
-        )
+        raise refused_values(OutOfDomainError, f"The 'values' argument of {owner} must hold keys in [0, {domain_size})",
+                             int(np.count_nonzero(outside)), "that are keys outside it")
     pair_values = pair_values.astype(np.float64, copy=not fresh)
     bad = ~(np.abs(pair_values) <= 1.0)  # NaN and infinities too
     if bad.any():
-        raise OutOfDomainError(
-            f"The 'values' argument of {owner} must hold values in [-1, 1] (scale them first). "
-            f"Got {pair_values[bad][0]!r}."
-        )
+        raise refused_values(OutOfDomainError, f"The 'values' argument of {owner} must hold values in [-1, 1] (scale them "
+                             "first)", int(np.count_nonzero(bad)), "outside it (or NaN)")
     if fresh:  # a dense batch's pairs come row-major (np.nonzero): each user's keys increasing, none twice
         return KeyValueSets(keys, pair_values, lengths)
     users = np.repeat(np.arange(lengths.shape[0]), lengths)
@@ -177,7 +177,7 @@ def check_sets(values: Any, domain_size: int, owner: str) -> KeyValueSets:
     if repeated.any():
         where = int(np.flatnonzero(repeated)[0])
         raise OutOfDomainError(
-            f"The 'values' argument of {owner} must hold each key at most once per user. "
-            f"Got key {int(keys[order][where])} twice for user {int(users[order][where])}."
+            f"The 'values' argument of {owner} must hold each key at most once per user. A key appears twice for user "
+            f"{int(users[order][where])} ({NOT_SHOWN})."
         )
     return KeyValueSets(keys, pair_values, lengths)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..._validation import check_integer_values, check_real_values
+from ..._validation import check_integer_values, check_real_values, refused_values
 from ...errors import OutOfDomainError
 from ._schema import Attribute
 
@@ -17,10 +17,9 @@ def _labels_to_items(attribute: Attribute, column: np.ndarray, owner: str) -> np
     position = np.minimum(np.searchsorted(labels[order], column), labels.size - 1)
     known = labels[order][position] == column
     if not known.all():
-        raise OutOfDomainError(
-            f"The 'values' argument of {owner} must hold labels of attribute {attribute.name!r} "
-            f"({attribute.domain_text()}). Got {int((~known).sum())} unknown value(s), e.g. {str(column[~known][0])!r}."
-        )
+        raise refused_values(OutOfDomainError, f"The 'values' argument of {owner} must hold labels of attribute "
+                             f"{attribute.name!r} ({attribute.domain_text()})", int((~known).sum()), "that are no label",
+                             int(np.flatnonzero(~known)[0]))
     return order[position].astype(np.float64)
 
 
