@@ -139,6 +139,14 @@ def test_an_http_url_names_a_host_and_a_readable_port_and_is_shown_without_its_p
     assert HttpUrl().shown("http://u:SECRET/x@h:1") == "'http://u:***@h:1'"
 
 
+def test_an_http_url_refuses_a_host_no_connection_can_be_made_to():
+    """``Client("http://exa mple.com")`` was taken, then its requests retried in silence for the whole retry window."""
+    assert_rule(HttpUrl(), [("https://b\u00fccher.example/", "https://b\u00fccher.example/"), ("http://a_b.example", "http://a_b.example"),
+                            ("http://127.0.0.1:8000/x", "http://127.0.0.1:8000/x")])
+    for url in ("http://exa mple.com", 'http://exa"mple.com', "http://ex<a>.com", "http://h{x}", "htp:/oops", "http:/oops"):
+        assert _takes(HttpUrl(), url) is False, url
+
+
 def test_an_http_url_refuses_a_port_out_of_1_to_65535():
     assert_rule(HttpUrl(), [("http://h:1", "http://h:1"), ("http://h:65535/", "http://h:65535/")])
     for url in ("http://h:0", "http://h:99999", "http://alice:S3cretPW@h:99999"):

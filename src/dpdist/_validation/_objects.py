@@ -670,6 +670,9 @@ class Registered(Constraint):
 _URL_CONTROL = re.compile(r"[\x00-\x1f\x7f]|%(?:[01][0-9A-Fa-f]|7[Ff])")
 #: a ``;name=value`` parameter of a URL's path
 _PATH_PARAMETER = re.compile(r";[^/]*=")
+#: a host as RFC 3986 spells one (a name, an IPv4 address, an IPv6 one without its brackets), or an internationalized
+#: name: no space, quote or bracket a connection could not be made to (``http://exa mple.com`` was retried in silence)
+_HOST = re.compile(r"(?:[A-Za-z0-9._~%!$&'()*+,;=:-]|[^\x00-\x7f])+")
 #: a query's or path parameter's ``name=`` and its value
 _URL_PARAMETER = re.compile(r"(?P<name>[?&;][^=&#;?/]*=)[^&#;]*")
 #: a URL's fragment
@@ -701,7 +704,7 @@ class HttpUrl(Constraint):
         if not isinstance(value, str):
             raise ValueError
         parts = urlsplit(value)  # ValueError: an unreadable bracket ("http://[::1")
-        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname or not _HOST.fullmatch(parts.hostname):
             raise ValueError
         if parts.port == 0:  # ValueError: a port that is no number in [0, 65535]
             raise ValueError
