@@ -29,6 +29,7 @@ import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, re
 import { dirname, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DPDistError, Ledger, ReportBatch, encodeRecord, fromConfig, isLongitudinal, newFileId } from '../src/index.js';
+import { NOT_SHOWN } from '../src/refusals.js';
 import { secureSource } from '../src/random.js';
 import { RowShuffler } from './row-shuffler.js';
 
@@ -283,8 +284,9 @@ function openLedger(protocol, given, settings) {
   if (existsSync(path)) {
     try {
       state = JSON.parse(readFileSync(path, 'utf8'));
-    } catch (error) {
-      fail(`option --memo: ${path} is not a device memo or privacy ledger (JSON): ${error.message}`);
+    } catch {
+      // (not JSON.parse's message: V8 quotes the text, a memo keyed by the device's past values)
+      fail(`option --memo: ${path} is not a device memo or privacy ledger (not valid JSON)`);
     }
   }
   const save = (ledger) => {
@@ -313,21 +315,21 @@ function parseValue(protocol, line, lineNumber, options, counts, column = option
   else if (protocol.kind === 'heavy_hitters' && protocol.symbols !== null) value = line; // the whole line is the word
   else if (protocol.kind === 'heavy_hitters') {
     const text = line.trim();
-    if (!/^\d+$/.test(text)) fail(`${where}: ${JSON.stringify(line)} is not an integer item`);
+    if (!/^\d+$/.test(text)) fail(`${where}: not an integer item (${NOT_SHOWN})`);
     value = BigInt(text); // exact above 2^53, where Number would round
   } else {
     const text = line.trim();
     // Python's spellings of an infinity too ('inf', '-Infinity', any case), as `dpdist privatize` reads them
     value = text === '' ? NaN : /^[+-]?inf(inity)?$/i.test(text) ? (text.startsWith('-') ? -Infinity : Infinity) : Number(text);
     if (protocol.kind === 'frequency' ? !/^[+-]?\d+$/.test(text) : Number.isNaN(value)) {
-      fail(`${where}: ${JSON.stringify(line)} is not ${protocol.kind === 'frequency' ? 'an integer item' : 'a number'}`);
+      fail(`${where}: not ${protocol.kind === 'frequency' ? 'an integer item' : 'a number'} (${NOT_SHOWN})`);
     }
     if (protocol.kind === 'numerical') {
       // clipped to the nearest bound, as Python's clip=True, or wrapped around the circle by opm-circular (a value
       // alone or a record's attribute, as Python's); counted here, never sent (--no-clip refuses it)
       const [lo, hi] = protocol.params.bounds;
       if (value < lo || value > hi) {
-        if (!options.clip) fail(`${where}: ${text} is outside the bounds [${lo}, ${hi}] (without --no-clip it is ${movedHow(protocol)})`);
+        if (!options.clip) fail(`${where}: outside the bounds [${lo}, ${hi}] (${NOT_SHOWN}; without --no-clip it is ${movedHow(protocol)})`);
         if (wraps(protocol)) counts.wrapped += 1; // the protocol's checkValue wraps it
         else {
           counts.clipped += 1;

@@ -195,7 +195,7 @@ export class Retries {
 /**
  * A client of one campaign of a dpdist server.
  *
- * @param {string} serverUrl e.g. "https://collector.example.org" (or "" for the page's origin)
+ * @param {string} serverUrl e.g. "https://collector.example.org" (or "" for the page's origin, "/path" for a path on it)
  * @param {string} campaignId the campaign's id
  * @param {object} [options]
  * @param {string|null} [options.token] the campaign's submit token, if it has one
@@ -597,15 +597,23 @@ export class Client {
       let state;
       try {
         state = JSON.parse(text);
-      } catch (error) {
-        throw new IncompatibleStateError(`The ledger under '${LEDGER_KEY}' is not valid JSON (${error.message}); it was not overwritten.`);
+      } catch {
+        // (not JSON.parse's message: V8 quotes the text, a memo keyed by the device's past values)
+        throw new IncompatibleStateError(`The ledger under '${LEDGER_KEY}' is not valid JSON; it was not overwritten.`);
       }
       ledger = Ledger.fromJSON(state, { onChange: save, settings });
     }
     // a memo kept by an earlier client under its config's own key joins the ledger (its past reports unknown)
     const old = isLongitudinal(protocol) ? storage.getItem(memoKey(protocol)) : null;
     if (old !== null && old !== undefined && ledger.memoOf(protocol, this.collector) === null) {
-      ledger.adopt(protocol, JSON.parse(old), this.collector);
+      let memo;
+      try {
+        memo = JSON.parse(old);
+      } catch {
+        // (not JSON.parse's message: V8 quotes the text, a memo keyed by the device's past values)
+        throw new IncompatibleStateError(`The memo under '${memoKey(protocol)}' is not valid JSON; it was not overwritten.`);
+      }
+      ledger.adopt(protocol, memo, this.collector);
     }
     return ledger;
   }
@@ -966,18 +974,23 @@ function refusalOf({ method, where, secrets, target }, response, bytes) {
 }
 
 /**
- * Refuse a server URL fetch could not send or that would send elsewhere, naming the argument and
- * showing the value masked: with ``user:password@`` (fetch refuses a URL with credentials; this client authenticates
+ * Refuse, at once, a server URL fetch could not send or that would send elsewhere, naming the argument and showing the
+ * value masked: one that is not ``http://`` or ``https://`` with a host (``htp:/oops`` was taken, and its requests
+ * retried in silence for the whole retry window, where Python and Java refuse it), nor ``""`` or a path on the page's
+ * origin (in a page); with ``user:password@`` (fetch refuses a URL with credentials; this client authenticates
  * with its token), or with a query or fragment (the API's paths are joined to it: every request would go to ``/?...``).
  */
 function checkServerUrl(serverUrl) {
   let url = null;
+  const page = globalThis.location?.href;
   try {
-    url = new URL(serverUrl, globalThis.location?.href ?? 'http://localhost/');
+    if (serverUrl === '' || (page !== undefined && serverUrl.startsWith('/') && !serverUrl.startsWith('//'))) url = new URL(serverUrl, page ?? 'http://localhost/');
+    else if (/^https?:\/\/[^/?#]/iu.test(serverUrl)) url = new URL(serverUrl); // absolute: WHATWG would take http:/x as http://x
   } catch {
-    // refused below
+    // refused below (a host or port no URL parser reads)
   }
-  const problem = url === null ? 'an http:// or https:// URL (or "" for the page\'s origin)'
+  const problem = url === null || !['http:', 'https:'].includes(url.protocol) || url.hostname === ''
+    ? 'an http:// or https:// URL with a host (or "" for the page\'s origin, or a path on it in a page)'
     : url.username || url.password || /^[^?#]*\/\/[^/?#]*@/u.test(serverUrl) ? 'without user:password@ (this client authenticates with its token, never a URL\'s credentials, which fetch refuses)'
       : /[?#]/u.test(serverUrl) ? 'without a query or fragment (?...#...: the API\'s paths are joined to it)' : null;
   if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shownUrl(serverUrl)}".`);

@@ -291,7 +291,7 @@ function checkCharge(charge) {
     typeof charge.protocol === 'string' &&
     Number.isInteger(charge.reports) &&
     charge.reports >= 1;
-  if (!ok) throw new IncompatibleStateError(`A privacy ledger's charge is damaged: ${JSON.stringify(charge)?.slice(0, 200)}`);
+  if (!ok) throw new IncompatibleStateError("A privacy ledger's charge is damaged: not an object with a time and an epsilon.");
   return { ...charge };
 }
 
@@ -303,7 +303,7 @@ function onceKey(collector, once) {
 function checkRounds(rounds) {
   if (rounds === null || typeof rounds !== 'object' || Array.isArray(rounds) ||
       !Object.entries(rounds).every(([key, round]) => key.includes(' ') && Number.isSafeInteger(round) && round >= 1)) {
-    throw new IncompatibleStateError(`A privacy ledger's 'rounds' is damaged: ${JSON.stringify(rounds)?.slice(0, 200)}`);
+    throw new IncompatibleStateError("A privacy ledger's 'rounds' is damaged: not an object of round numbers.");
   }
   return new Map(Object.entries(rounds).map(([key, round]) => [renormalized(key), round]));
 }
@@ -311,7 +311,7 @@ function checkRounds(rounds) {
 /** The ledger's ``answered`` map, checked: a damaged one is refused, never dropped (it holds refusals). */
 function checkAnswers(answered) {
   if (answered === null || typeof answered !== 'object' || Array.isArray(answered)) {
-    throw new IncompatibleStateError(`A privacy ledger's 'answered' must be an object. Got ${JSON.stringify(answered)?.slice(0, 200)}`);
+    throw new IncompatibleStateError(`A privacy ledger's 'answered' must be an object. Got a ${Array.isArray(answered) ? 'list' : typeof answered}.`);
   }
   const checked = new Map();
   for (const [key, answer] of Object.entries(answered)) {
@@ -322,7 +322,7 @@ function checkAnswers(answered) {
       Object.keys(answer).sort().join(',') === 'at,protocol' &&
       Number.isFinite(answer.at) &&
       typeof answer.protocol === 'string';
-    if (!ok) throw new IncompatibleStateError(`A privacy ledger's answer ${JSON.stringify(key)} is damaged: ${JSON.stringify(answer)?.slice(0, 200)}`);
+    if (!ok) throw new IncompatibleStateError(`A privacy ledger's answer ${JSON.stringify(key)} is damaged: not an object of 'at' and 'protocol'.`);
     checked.set(renormalized(key), { at: answer.at, protocol: answer.protocol });
   }
   return checked;
@@ -355,7 +355,7 @@ export class Ledger {
       return ledger;
     }
     if (state === null || typeof state !== 'object' || state.format !== LEDGER_FORMAT || (state.version !== 1 && state.version !== 2)) {
-      throw new IncompatibleStateError(`Not a dpdist privacy ledger (format '${LEDGER_FORMAT}', version 1 or 2): ${JSON.stringify(state)?.slice(0, 200)}`);
+      throw new IncompatibleStateError(`Not a dpdist privacy ledger (format '${LEDGER_FORMAT}', version 1 or 2).`);
     }
     let ledger;
     try {

@@ -5,6 +5,7 @@
 // (src/protocols/_multi.js), calm and hdg (src/protocols/_marginals.js).
 
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from './errors.js';
+import { refusedValue } from './refusals.js';
 import { EPSILON } from './params.js';
 import { FrequencyProtocol, NumericalProtocol, Protocol } from './protocols/_base.js';
 
@@ -121,10 +122,8 @@ export class RecordProtocol extends Protocol {
       }
       values = names.map((name) => record[name]);
     } else {
-      throw new InvalidValueTypeError(
-        `The 'values' argument of ${this.display}.privatize must hold records (arrays in the schema's order, or objects by ` +
-          `attribute name). Got ${JSON.stringify(record) ?? String(record)} at position ${index}.`,
-      );
+      throw refusedValue(InvalidValueTypeError, `The 'values' argument of ${this.display}.privatize must hold records ` +
+        `(arrays in the schema's order, or objects by attribute name)`, `not a record (a ${typeof record})`, index);
     }
     return values.map((value, attribute) => {
       try {

@@ -45,8 +45,9 @@ export class TokenWallet {
     let state;
     try {
       state = JSON.parse(text);
-    } catch (error) {
-      throw new IncompatibleStateError(`The tokens under '${TOKENS_KEY}' are not valid JSON (${error.message}); they were not overwritten.`);
+    } catch {
+      // (not JSON.parse's message: V8 quotes the text, tokens)
+      throw new IncompatibleStateError(`The tokens under '${TOKENS_KEY}' are not valid JSON; they were not overwritten.`);
     }
     if (state === null || state.format !== FORMAT || state.version !== VERSION || typeof state.campaigns !== 'object') {
       throw new IncompatibleStateError(`The value under '${TOKENS_KEY}' is not a dpdist token store (version ${VERSION}); it was not overwritten.`);

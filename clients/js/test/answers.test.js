@@ -253,3 +253,21 @@ test('a server URL with a password or a query is refused by name, the password n
   }
   assert.equal(new Client('', 'c1', { memoStorage: null, locks: null }).serverUrl, ''); // the page's origin
 });
+
+test('a server URL that is not http(s) with a host is refused at once, as Python and Java refuse it', () => {
+  // 'htp:/oops' was taken, and every request retried in silence for the whole retry window (five minutes)
+  let fetched = 0;
+  const fetch = async () => {
+    fetched += 1;
+    throw new TypeError('fetch failed');
+  };
+  for (const url of ['htp:/oops', 'http:/oops', 'http:oops', 'oops', '/api', '//h/x', 'ftp://h', 'http://exa mple.com', 'http://h:99999', 'http://[::1', 'http://']) {
+    assert.throws(() => new Client(url, 'c1', { memoStorage: null, locks: null, fetch }), (error) => {
+      assert.ok(error instanceof InvalidParameterError, String(error));
+      assert.ok(error.message.startsWith("The 'serverUrl' argument of Client must be the service's URL, an http:// or https:// URL with a host"), error.message);
+      return true;
+    }, url);
+  }
+  assert.equal(fetched, 0);
+  for (const url of ['http://127.0.0.1:9', 'HTTPS://collector.example.org/base/', 'http://[::1]:8000']) new Client(url, 'c1', { memoStorage: null, locks: null, fetch });
+});

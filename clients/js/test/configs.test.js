@@ -93,7 +93,8 @@ test('ocms refuses a bound on the frequencies below 1/d, as Python does', () => 
 test('bad values are refused before anything is drawn', () => {
   const source = deterministicSource(1);
   const grr = { protocol: 'grr', epsilon: 1, domain_size: 5 };
-  assert.throws(() => privatize(grr, [0, 5], { source }), (e) => e instanceof OutOfDomainError && /Got 5 at position 1/.test(e.message));
+  assert.throws(() => privatize(grr, [0, 5], { source }), (e) => e instanceof OutOfDomainError
+    && /The value at position 1 is outside it \(not shown: a user's value is private\)\.$/.test(e.message) && !/5 at/.test(e.message));
   assert.throws(() => privatize(grr, [1.5], { source }), InvalidValueTypeError);
   assert.throws(() => privatize(grr, ['1'], { source }), InvalidValueTypeError);
   assert.throws(() => privatize(grr, 3, { source }), InvalidValueTypeError);
@@ -119,7 +120,8 @@ test('labels: a public label domain, values by label or item, labels kept in the
   const source = deterministicSource(8);
   const batch = privatize(protocol, ['über', 'ja', 2], { source });
   assert.equal(batch.length, 3);
-  assert.throws(() => privatize(protocol, ['vielleicht ', 0], { source }), (e) => e instanceof OutOfDomainError && /"vielleicht " at position 0, not a label/.test(e.message));
+  assert.throws(() => privatize(protocol, ['vielleicht ', 0], { source }), (e) => e instanceof OutOfDomainError
+    && /The value at position 0 is not a label \(not shown/.test(e.message) && !e.message.includes('vielleicht'));
   assert.throws(() => fromConfig({ ...config, domain_size: 5 }), /must hold domain_size=5 labels\. Got 4/);
   assert.throws(() => fromConfig({ ...config, labels: ['a', 'a'] }), /'labels' parameter of OUE must be None \(null\) or a list of at least 2 distinct non-empty strings/);
   assert.deepEqual(fromConfig({ protocol: 'grr', epsilon: 1, domain_size: 3, labels: null }).config, { protocol: 'grr', version: 1, epsilon: 1, domain_size: 3 });

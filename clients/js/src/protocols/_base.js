@@ -6,6 +6,7 @@
 
 import { CONFIG_VERSION, buildProtocol } from '../config.js';
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from '../errors.js';
+import { refusedValue } from '../refusals.js';
 import { checkParams } from '../params.js';
 import { privatizeRecordWith, privatizeWith } from '../privatize.js';
 
@@ -167,25 +168,16 @@ export class FrequencyProtocol extends Protocol {
       if (this._itemOfLabel === undefined) this._itemOfLabel = new Map(this.labels.map((label, item) => [label, item]));
       const item = this._itemOfLabel.get(value);
       if (item === undefined) {
-        throw new OutOfDomainError(
-          `The 'values' argument of ${this.display}.privatize must hold labels of the campaign's domain (or items in [0, ${d})). ` +
-            `Got ${JSON.stringify(value)} at position ${index}, not a label.`,
-        );
+        throw refusedValue(OutOfDomainError, `The 'values' argument of ${this.display}.privatize must hold labels of the ` +
+          `campaign's domain (or items in [0, ${d}))`, 'not a label', index);
       }
       return item;
     }
+    const rule = `The 'values' argument of ${this.display}.privatize must hold integers in [0, ${d})`;
     if (typeof value !== 'number' || !Number.isInteger(value)) {
-      throw new InvalidValueTypeError(
-        `The 'values' argument of ${this.display}.privatize must hold integers in [0, ${d}). ` +
-          `Got ${JSON.stringify(value) ?? String(value)} at position ${index} instead.`,
-      );
+      throw refusedValue(InvalidValueTypeError, rule, `not an integer (a ${typeof value})`, index);
     }
-    if (value < 0 || value >= d) {
-      throw new OutOfDomainError(
-        `The 'values' argument of ${this.display}.privatize must hold integers in [0, ${d}). ` +
-          `Got ${value} at position ${index}, outside it.`,
-      );
-    }
+    if (value < 0 || value >= d) throw refusedValue(OutOfDomainError, rule, 'outside it', index);
     return value;
   }
 
@@ -209,10 +201,8 @@ export class NumericalProtocol extends Protocol {
   checkValue(value, index) {
     const [lo, hi] = this.params.bounds;
     if (typeof value !== 'number') {
-      throw new InvalidValueTypeError(
-        `The 'values' argument of ${this.display}.privatize must hold real numbers in [${lo}, ${hi}]. ` +
-          `Got ${JSON.stringify(value) ?? String(value)} at position ${index} instead.`,
-      );
+      throw refusedValue(InvalidValueTypeError, `The 'values' argument of ${this.display}.privatize must hold real numbers ` +
+        `in [${lo}, ${hi}]`, `not a number (a ${typeof value})`, index);
     }
     if (Number.isNaN(value)) {
       throw new OutOfDomainError(

@@ -14,6 +14,7 @@
 // The rational arithmetic of the design constants (a, b, p) is Python's, on BigInt pairs (grid.js).
 
 import { InvalidValueTypeError, OutOfDomainError } from '../errors.js';
+import { refusedValue } from '../refusals.js';
 import { DOMAIN_SIZE, EPSILON } from '../params.js';
 import { Protocol } from './_base.js';
 
@@ -42,16 +43,6 @@ export const lessThan = (x, y) => !atLeast(x, y);
 /** The smallest multiple of 2^-53 at least ``value`` (a rational), within [0, 1] (Python's ``grid_ceil``). */
 /** An object key that is an integer's canonical decimal form (what ``String(k)`` gives for an integer ``k``). */
 const CANONICAL_INTEGER = /^(0|-?[1-9]\d*)$/;
-
-/** ``value`` for an error message, never throwing (JSON.stringify throws on a BigInt). */
-function show(value) {
-  if (typeof value === 'bigint') return `${value}n`;
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
 
 export function gridCeil([n, d]) {
   const scaled = n * 9007199254740992n;
@@ -95,10 +86,8 @@ export class KeyValueProtocol extends Protocol {
       pairs = Object.entries(set);
       objectKeys = true;
     } else {
-      throw new InvalidValueTypeError(
-        `${owner} must hold one set of (key, value) pairs per user (an object {key: value}, a Map or an array of ` +
-          `[key, value]). Got ${show(set)} for user ${index} instead.`,
-      );
+      throw refusedValue(InvalidValueTypeError, `${owner} must hold one set of (key, value) pairs per user (an object ` +
+        `{key: value}, a Map or an array of [key, value])`, `not one (a ${typeof set})`, index);
     }
     // plain arrays: a typed array per set cost most of privatizing many small sets (5 million in the conformance
     // driver: a third of its time, in the garbage collector); the keys are checked integers in [0, d) either way
@@ -107,27 +96,25 @@ export class KeyValueProtocol extends Protocol {
     const seen = new Set();
     pairs.forEach((pair, at) => {
       if (!Array.isArray(pair) || pair.length !== 2) {
-        throw new InvalidValueTypeError(`${owner} must hold (key, value) pairs. Got ${show(pair)} for user ${index}.`);
+        throw refusedValue(InvalidValueTypeError, `${owner} must hold (key, value) pairs`, 'a set holding something else', index);
       }
       const [rawKey, value] = pair;
       // Python's check_sets takes int keys only: a string key of a Map or a pair ('3') is refused, and of an
       // object's (string) keys only the canonical decimal form of an integer ('3', '-1'; not '03', '3e0', ' 3')
       const key = objectKeys && CANONICAL_INTEGER.test(rawKey) ? Number(rawKey) : rawKey;
       if (typeof key !== 'number' || !Number.isInteger(key)) {
-        throw new InvalidValueTypeError(
-          `${owner}: keys must be whole numbers (Numbers; an object's keys in canonical decimal form). ` +
-            `Got ${show(rawKey)} (${typeof rawKey}) for user ${index}.`,
-        );
+        throw refusedValue(InvalidValueTypeError, `${owner}: keys must be whole numbers (Numbers; an object's keys in ` +
+          'canonical decimal form)', `a set with another key (a ${typeof rawKey})`, index);
       }
       if (typeof value !== 'number') {
-        throw new InvalidValueTypeError(`${owner}: values must be numbers. Got ${show(value)} (${typeof value}) for user ${index}.`);
+        throw refusedValue(InvalidValueTypeError, `${owner}: values must be numbers`, `a set with another value (a ${typeof value})`, index);
       }
-      if (key < 0 || key >= d) throw new OutOfDomainError(`${owner} must hold keys in [0, ${d}). Got key ${key}.`);
+      if (key < 0 || key >= d) throw refusedValue(OutOfDomainError, `${owner} must hold keys in [0, ${d})`, 'a set with a key outside it', index);
       if (!(Math.abs(value) <= 1)) {
-        throw new OutOfDomainError(`${owner} must hold values in [-1, 1] (scale them first). Got ${value}.`);
+        throw refusedValue(OutOfDomainError, `${owner} must hold values in [-1, 1] (scale them first)`, 'a set with a value outside it', index);
       }
       if (seen.has(key)) {
-        throw new OutOfDomainError(`${owner} must hold each key at most once per user. Got key ${key} twice for user ${index}.`);
+        throw refusedValue(OutOfDomainError, `${owner} must hold each key at most once per user`, 'a set with a key twice', index);
       }
       seen.add(key);
       keys[at] = key;

@@ -14,6 +14,7 @@
 // Python channels agree bit for bit (checked against the fixture written by Python).
 
 import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
+import { NOT_SHOWN } from '../refusals.js';
 import { expLower, fractionOf, gridFloor, mixtureKeep } from '../grid.js';
 import { secureSource } from '../random.js';
 import { ReportBatch } from './_base.js';
@@ -99,7 +100,7 @@ export class Memo {
 
   _load(state) {
     if (state === null || typeof state !== 'object' || typeof state.memo !== 'object' || state.memo === null) {
-      throw new IncompatibleStateError(`Not a memoized client state: ${JSON.stringify(state)?.slice(0, 200)}`);
+      throw new IncompatibleStateError("Not a memoized client state: it needs a 'memo' (an object).");
     }
     if (canonical(state.config) !== canonical(this.protocol.config)) {
       throw new IncompatibleStateError(
@@ -121,7 +122,7 @@ export class Memo {
       // canonical decimal only: '' and ' 1' are no keys, and '01' would read as item 1 beside '1'
       const key = /^(0|[1-9]\d{0,19})$/.test(text) ? Number(text) : NaN;
       if (!Number.isInteger(key) || key < 0 || key >= keys) {
-        throw new IncompatibleStateError(`Memo key ${JSON.stringify(text)} is not in [0, ${keys}).`);
+        throw new IncompatibleStateError(`A memo is keyed by integers in [0, ${keys}). Got another key (${NOT_SHOWN}).`);
       }
       this._memo.set(key, this.protocol.memoFromJSON(value, key));
     }

@@ -11,6 +11,7 @@
 // per value (one report per user), as Python's ``privatize``.
 
 import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
+import { NOT_SHOWN } from '../refusals.js';
 import { exp } from '../libm.js';
 import { frequencyRules, integer, optional } from '../params.js';
 import { integerRowReports } from '../format.js';
@@ -80,7 +81,7 @@ export default class DBitFlipPM extends FrequencyProtocol {
       randomness.every((j, s) => Number.isInteger(j) && j >= 0 && j < b && (s === 0 || j > randomness[s - 1]));
     if (!ok) {
       throw new IncompatibleStateError(
-        `A dBitFlipPM client's randomness must be ${this.d} increasing bucket indices in [0, ${b}). Got ${JSON.stringify(randomness)}.`,
+        `A dBitFlipPM client's randomness must be ${this.d} increasing bucket indices in [0, ${b}). Got another (${NOT_SHOWN}).`,
       );
     }
     return [...randomness];
@@ -115,7 +116,7 @@ export default class DBitFlipPM extends FrequencyProtocol {
 
   memoFromJSON(value, key) {
     if (!Array.isArray(value) || value.length !== this.d || !value.every((bit) => bit === 0 || bit === 1)) {
-      throw new IncompatibleStateError(`A dBitFlipPM memo maps buckets in [0, ${this.domainSize}) to ${this.d} bits. Got ${key}: ${JSON.stringify(value)}.`);
+      throw new IncompatibleStateError(`A dBitFlipPM memo maps buckets in [0, ${this.domainSize}) to ${this.d} bits. Got an entry that does not (${NOT_SHOWN}).`);
     }
     return [...value];
   }

@@ -3,6 +3,7 @@
 // so one report is exactly eps_1-LDP (the two rounds' constants and the device's Memo: _longitudinal.js).
 
 import { IncompatibleStateError } from '../errors.js';
+import { NOT_SHOWN } from '../refusals.js';
 import { EPSILON, frequencyRules } from '../params.js';
 import { itemReports } from '../format.js';
 import { FrequencyProtocol } from './_base.js';
@@ -72,7 +73,7 @@ export default class LGRR extends FrequencyProtocol {
 
   memoFromJSON(value, item) {
     if (!Number.isInteger(value) || value < 0 || value >= this.domainSize) {
-      throw new IncompatibleStateError(`Memo of item ${item} must be an item in [0, ${this.domainSize}). Got ${JSON.stringify(value)}.`);
+      throw new IncompatibleStateError(`A memo maps items to items in [0, ${this.domainSize}). Got an entry that does not (${NOT_SHOWN}).`);
     }
     return value;
   }

@@ -3,6 +3,7 @@
 // (the rounds chained and the device's Memo: _longitudinal.js; the bits: _unary.js).
 
 import { IncompatibleStateError } from '../errors.js';
+import { NOT_SHOWN } from '../refusals.js';
 import { exp } from '../libm.js';
 import { EPSILON } from '../params.js';
 import { chain, checkBudgets } from './_longitudinal.js';
@@ -101,7 +102,7 @@ export default class LOSUE extends UnaryEncoding {
   memoFromJSON(value, item) {
     const size = this.rowBytes;
     if (!Array.isArray(value) || value.length !== size || !value.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) {
-      throw new IncompatibleStateError(`Memo of item ${item} must be a list of ${size} bytes. Got ${JSON.stringify(value)}.`);
+      throw new IncompatibleStateError(`A memo maps items to lists of ${size} bytes. Got an entry that does not (${NOT_SHOWN}).`);
     }
     return Uint8Array.from(value);
   }

@@ -10,6 +10,7 @@
 // fresh seed and both rounds per value (one report per user), as Python's ``privatize``.
 
 import { IncompatibleStateError, InvalidParameterError } from '../errors.js';
+import { NOT_SHOWN } from '../refusals.js';
 import { exp } from '../libm.js';
 import { EPSILON, frequencyRules, integer, options } from '../params.js';
 import { integerRowReports } from '../format.js';
@@ -107,7 +108,7 @@ export default class LOLOHA extends FrequencyProtocol {
     if (seed === null || seed >= seeds) {
       throw new IncompatibleStateError(
         `A LOLOHA client's randomness must be one seed in [0, ${seeds}) (an integer, or its decimal string above 2^53). ` +
-          `Got ${JSON.stringify(randomness)}.`,
+          `Got another (${NOT_SHOWN}).`,
       );
     }
     return { a: Number(seed / P) + 1, b: Number(seed % P) };
@@ -149,7 +150,7 @@ export default class LOLOHA extends FrequencyProtocol {
 
   memoFromJSON(value, key) {
     if (!Number.isInteger(value) || value < 0 || value >= this.g) {
-      throw new IncompatibleStateError(`A LOLOHA memo maps hash values in [0, ${this.g}) to values in [0, ${this.g}). Got ${key}: ${JSON.stringify(value)}.`);
+      throw new IncompatibleStateError(`A LOLOHA memo maps hash values in [0, ${this.g}) to values in [0, ${this.g}). Got an entry that does not (${NOT_SHOWN}).`);
     }
     return value;
   }

@@ -12,6 +12,7 @@
 // Reports are rows of 3 unsigned integers (group, function, value) in the narrowest dtype.
 
 import { InvalidParameterError, InvalidValueTypeError, OutOfDomainError } from '../errors.js';
+import { refusedValue } from '../refusals.js';
 import { mixtureKeep } from '../grid.js';
 import { ceilLog2, exp, roundHalfEven } from '../libm.js';
 import { EPSILON, integer, optional } from '../params.js';
@@ -196,9 +197,8 @@ export default class PEM extends Protocol {
       if (column < chars.length) {
         symbol = this.symbolOf.get(chars[column]);
         if (symbol === undefined) {
-          throw new OutOfDomainError(
-            `The words given to PEM must use the alphabet '${this.params.alphabet}'. Got the character ${JSON.stringify(chars[column])} at position ${index}.`,
-          );
+          throw refusedValue(OutOfDomainError, `The words given to PEM must use the alphabet '${this.params.alphabet}'`,
+            'a word with another character', index);
         }
       }
       item = (item << BigInt(this.bitsPerChar)) | BigInt(symbol);
@@ -209,23 +209,20 @@ export default class PEM extends Protocol {
   checkValue(value, index) {
     if (typeof value === 'string') {
       if (this.symbols === null) {
-        throw new InvalidValueTypeError(
-          `The 'values' argument of PEM.privatize must hold integers in [0, 2**${this.bits}); words need a campaign with an 'alphabet'. Got ${JSON.stringify(value)} at position ${index}.`,
-        );
+        throw refusedValue(InvalidValueTypeError, `The 'values' argument of PEM.privatize must hold integers in ` +
+          `[0, 2**${this.bits}); words need a campaign with an 'alphabet'`, 'a word', index);
       }
       return this.encodeWord(value, index);
     }
     const isInteger = typeof value === 'bigint' || (typeof value === 'number' && Number.isSafeInteger(value));
     if (!isInteger) {
-      throw new InvalidValueTypeError(
-        `The 'values' argument of PEM.privatize must hold words or integers in [0, 2**${this.bits}). Got ${String(value)} at position ${index} instead.`,
-      );
+      throw refusedValue(InvalidValueTypeError, `The 'values' argument of PEM.privatize must hold words or integers in ` +
+        `[0, 2**${this.bits})`, `neither (a ${typeof value})`, index);
     }
     const item = BigInt(value);
     if (item < 0n || item >= this.itemLimit) {
-      throw new OutOfDomainError(
-        `The 'values' argument of PEM.privatize must hold integers in [0, 2**${this.bits}). Got ${item} at position ${index}, outside it.`,
-      );
+      throw refusedValue(OutOfDomainError, `The 'values' argument of PEM.privatize must hold integers in [0, 2**${this.bits})`,
+        'outside it', index);
     }
     return item;
   }

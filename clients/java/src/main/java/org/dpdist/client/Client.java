@@ -391,8 +391,8 @@ public final class Client {
         Object state;
         try {
             state = Json.parse(text);
-        } catch (IllegalArgumentException error) {
-            throw new IncompatibleStateError("The ledger under '" + LEDGER_KEY + "' is not valid JSON (" + error.getMessage() + "); it was not overwritten.");
+        } catch (IllegalArgumentException error) { // (not the parser's message: it names a character of a memo)
+            throw new IncompatibleStateError("The ledger under '" + LEDGER_KEY + "' is not valid JSON; it was not overwritten.");
         }
         return Ledger.fromJson(state, save).restoredWith(options.budget, options.window, options.windowChosen, options.accounting);
     }

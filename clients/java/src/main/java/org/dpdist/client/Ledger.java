@@ -19,6 +19,7 @@ import org.dpdist.client.protocols.Memo;
 import org.dpdist.client.protocols.Protocol;
 import org.dpdist.client.protocols.SS;
 import org.dpdist.client.protocols.UnaryEncoding;
+import org.dpdist.client.protocols.ValueDomain;
 
 /**
  * A device's privacy ledger (Python's {@code dpdist.local.ledger.PrivacyLedger}, the same JSON; the JavaScript client's
@@ -596,7 +597,7 @@ public final class Ledger {
     public static Ledger fromJson(Object json, Consumer<Ledger> onChange) {
         Map<String, Object> state = Json.asObject(json);
         if (state == null || !LEDGER_FORMAT.equals(state.get("format")) || !(Json.same(state.get("version"), 1) || Json.same(state.get("version"), 2))) {
-            throw new IncompatibleStateError("Not a dpdist privacy ledger (format '" + LEDGER_FORMAT + "', version 1 or 2): " + abbreviate(Json.show(json)));
+            throw new IncompatibleStateError("Not a dpdist privacy ledger (format '" + LEDGER_FORMAT + "', version 1 or 2).");
         }
         Ledger ledger;
         try {
@@ -614,10 +615,6 @@ public final class Ledger {
         ledger.loadAnswers(state.containsKey("answered") ? state.get("answered") : new LinkedHashMap<String, Object>());
         ledger.loadRounds(state.containsKey("rounds") ? state.get("rounds") : new LinkedHashMap<String, Object>());
         return ledger;
-    }
-
-    private static String abbreviate(String text) {
-        return text.length() > 200 ? text.substring(0, 200) : text;
     }
 
     private void loadStream(String scope, Object value) {
@@ -657,18 +654,18 @@ public final class Ledger {
             && Json.isFinite(charge.get("at")) && Json.isFinite(charge.get("epsilon")) && ((Number) charge.get("epsilon")).doubleValue() >= 0
             && charge.get("collector") instanceof String && charge.get("protocol") instanceof String
             && Json.isSafeInteger(charge.get("reports")) && ((Number) charge.get("reports")).longValue() >= 1;
-        if (!ok) throw new IncompatibleStateError("A privacy ledger's charge is damaged: " + abbreviate(Json.show(value)));
+        if (!ok) throw new IncompatibleStateError("A privacy ledger's charge is damaged: not an object with a time and an epsilon.");
         return new LinkedHashMap<>(charge);
     }
 
     private void loadAnswers(Object value) {
         Map<String, Object> answers = Json.asObject(value);
-        if (answers == null) throw new IncompatibleStateError("A privacy ledger's 'answered' must be an object. Got " + abbreviate(Json.show(value)));
+        if (answers == null) throw new IncompatibleStateError("A privacy ledger's 'answered' must be an object. Got " + ValueDomain.typeOf(value) + ".");
         for (Map.Entry<String, Object> entry : answers.entrySet()) {
             Map<String, Object> answer = Json.asObject(entry.getValue());
             boolean ok = entry.getKey().contains(" ") && answer != null && answer.size() == 2 && Json.isFinite(answer.get("at"))
                 && answer.get("protocol") instanceof String;
-            if (!ok) throw new IncompatibleStateError("A privacy ledger's answer " + Json.show(entry.getKey()) + " is damaged: " + abbreviate(Json.show(entry.getValue())));
+            if (!ok) throw new IncompatibleStateError("A privacy ledger's answer " + Json.show(entry.getKey()) + " is damaged: not an object of 'at' and 'protocol'.");
             Map<String, Object> kept = new LinkedHashMap<>();
             kept.put("at", ((Number) answer.get("at")).doubleValue());
             kept.put("protocol", answer.get("protocol"));
@@ -678,11 +675,11 @@ public final class Ledger {
 
     private void loadRounds(Object value) {
         Map<String, Object> kept = Json.asObject(value);
-        if (kept == null) throw new IncompatibleStateError("A privacy ledger's 'rounds' is damaged: " + abbreviate(Json.show(value)));
+        if (kept == null) throw new IncompatibleStateError("A privacy ledger's 'rounds' is damaged: not an object of round numbers.");
         for (Map.Entry<String, Object> entry : kept.entrySet()) {
             Object round = entry.getValue();
             if (!entry.getKey().contains(" ") || !Json.isSafeInteger(round) || ((Number) round).longValue() < 1) {
-                throw new IncompatibleStateError("A privacy ledger's 'rounds' is damaged: " + abbreviate(Json.show(value)));
+                throw new IncompatibleStateError("A privacy ledger's 'rounds' is damaged: not an object of round numbers.");
             }
             rounds.put(renormalized(entry.getKey()), ((Number) round).longValue());
         }

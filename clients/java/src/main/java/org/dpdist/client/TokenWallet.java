@@ -48,8 +48,8 @@ public final class TokenWallet {
         Map<String, Object> state;
         try {
             state = Json.asObject(Json.parse(text));
-        } catch (IllegalArgumentException error) {
-            throw new IncompatibleStateError("The tokens under '" + TOKENS_KEY + "' are not valid JSON (" + error.getMessage() + "); they were not overwritten.");
+        } catch (IllegalArgumentException error) { // (not the parser's message: it names a character of a token)
+            throw new IncompatibleStateError("The tokens under '" + TOKENS_KEY + "' are not valid JSON; they were not overwritten.");
         }
         if (state == null || !FORMAT.equals(state.get("format")) || !Json.same(state.get("version"), VERSION) || !Json.isObject(state.get("campaigns"))) {
             throw new IncompatibleStateError("The value under '" + TOKENS_KEY + "' is not a dpdist token store (version " + VERSION + "); it was not overwritten.");

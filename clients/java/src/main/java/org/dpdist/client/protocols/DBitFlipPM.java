@@ -110,8 +110,8 @@ public final class DBitFlipPM extends FrequencyProtocol implements Longitudinal 
             if (ok) out[s] = ((Number) j).intValue();
         }
         if (!ok) {
-            throw new IncompatibleStateError("A dBitFlipPM client's randomness must be " + d + " increasing bucket indices in [0, " + b + "). Got "
-                + Json.show(randomness) + ".");
+            throw new IncompatibleStateError("A dBitFlipPM client's randomness must be " + d + " increasing bucket indices in [0, " + b + "). Got another "
+                + "(not shown: a user's value is private).");
         }
         return out;
     }
@@ -167,8 +167,8 @@ public final class DBitFlipPM extends FrequencyProtocol implements Longitudinal 
             if (ok) out[s] = ((Number) bit).intValue();
         }
         if (!ok) {
-            throw new IncompatibleStateError("A dBitFlipPM memo maps buckets in [0, " + domainSize() + ") to " + d + " bits. Got " + key + ": "
-                + Json.show(value) + ".");
+            throw new IncompatibleStateError("A dBitFlipPM memo maps buckets in [0, " + domainSize() + ") to " + d + " bits. Got an entry that does not "
+                + "(not shown: a user's value is private).");
         }
         return out;
     }

@@ -92,7 +92,7 @@ public final class LGRR extends FrequencyProtocol implements Longitudinal {
     @Override
     public Object memoFromJson(Object value, long key) {
         if (!Json.isInteger(value) || ((Number) value).doubleValue() < 0 || ((Number) value).doubleValue() >= domainSize()) {
-            throw new IncompatibleStateError("Memo of item " + key + " must be an item in [0, " + domainSize() + "). Got " + Json.show(value) + ".");
+            throw new IncompatibleStateError("A memo maps items to items in [0, " + domainSize() + "). Got an entry that does not (not shown: a user's value is private).");
         }
         return ((Number) value).longValue();
     }

@@ -111,7 +111,7 @@ public final class LOLOHA extends FrequencyProtocol implements Longitudinal {
         else if (value instanceof String && ((String) value).matches("[0-9]{1,20}")) seed = new BigInteger((String) value);
         if (seed == null || seed.signum() < 0 || seed.compareTo(seeds) >= 0) {
             throw new IncompatibleStateError("A LOLOHA client's randomness must be one seed in [0, " + seeds
-                + ") (an integer, or its decimal string above 2^53). Got " + Json.show(randomness) + ".");
+                + ") (an integer, or its decimal string above 2^53). Got another (not shown: a user's value is private).");
         }
         long s = seed.longValue();
         return new long[] {s / prime + 1, s % prime};
@@ -157,8 +157,8 @@ public final class LOLOHA extends FrequencyProtocol implements Longitudinal {
     @Override
     public Object memoFromJson(Object value, long key) {
         if (!Json.isInteger(value) || ((Number) value).doubleValue() < 0 || ((Number) value).doubleValue() >= g) {
-            throw new IncompatibleStateError("A LOLOHA memo maps hash values in [0, " + g + ") to values in [0, " + g + "). Got " + key + ": "
-                + Json.show(value) + ".");
+            throw new IncompatibleStateError("A LOLOHA memo maps hash values in [0, " + g + ") to values in [0, " + g + "). Got an entry that does not "
+                + "(not shown: a user's value is private).");
         }
         return ((Number) value).longValue();
     }

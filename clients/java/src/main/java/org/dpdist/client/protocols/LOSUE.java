@@ -125,7 +125,7 @@ public final class LOSUE extends UnaryEncoding implements Longitudinal {
             ok = Json.isInteger(entry) && ((Number) entry).doubleValue() >= 0 && ((Number) entry).doubleValue() <= 255;
             if (ok) out[i] = (byte) ((Number) entry).intValue();
         }
-        if (!ok) throw new IncompatibleStateError("Memo of item " + key + " must be a list of " + rowBytes() + " bytes. Got " + Json.show(value) + ".");
+        if (!ok) throw new IncompatibleStateError("A memo maps items to lists of " + rowBytes() + " bytes. Got an entry that does not (not shown: a user's value is private).");
         return out;
     }
 }

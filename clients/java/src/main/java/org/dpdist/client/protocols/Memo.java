@@ -57,7 +57,7 @@ public final class Memo {
 
     private void load(Map<String, Object> state) {
         Map<String, Object> entries = Json.asObject(state.get("memo"));
-        if (entries == null) throw new IncompatibleStateError("Not a memoized client state: " + abbreviate(Json.show(state)));
+        if (entries == null) throw new IncompatibleStateError("Not a memoized client state: it needs a 'memo' (an object).");
         if (!Json.same(state.get("config"), protocol.config())) {
             throw new IncompatibleStateError("The memo was made for config " + Json.show(state.get("config")) + ", not " + Json.show(protocol.config())
                 + "; a memo only serves the protocol it was drawn for.");
@@ -77,13 +77,9 @@ public final class Memo {
             // canonical decimal only: '' and ' 1' are no keys, and '01' would read as item 1 beside '1'
             String text = entry.getKey();
             long key = KEY.matcher(text).matches() && text.length() < 19 ? Long.parseLong(text) : -1;
-            if (key < 0 || key >= losses.keys) throw new IncompatibleStateError("Memo key " + Json.show(text) + " is not in [0, " + losses.keys + ").");
+            if (key < 0 || key >= losses.keys) throw new IncompatibleStateError("A memo is keyed by integers in [0, " + losses.keys + "). Got another key (not shown: a user's value is private).");
             memo.put(key, longitudinal.memoFromJson(entry.getValue(), key));
         }
-    }
-
-    static String abbreviate(String text) {
-        return text.length() > 200 ? text.substring(0, 200) : text;
     }
 
     public Protocol protocol() {
