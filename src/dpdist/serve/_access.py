@@ -44,7 +44,7 @@ TOKEN_IN_QUERY = ("Tokens are never accepted in a URL's query string (URLs are l
 ACCESS_MODES = ("anonymous", "full", "off")
 #: the methods the service routes (any other is written ``OTHER``)
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"})
-#: a key id as a ``full`` line writes it: 1-3 digits (a token, a password has at least 4 characters)
+#: a key id as a ``full`` line writes it: 1-3 digits (shorter than any token: a token has at least 16 characters)
 _KEY_ID = re.compile(r"[0-9]{1,3}")
 _VERSIONS = frozenset({"1.0", "1.1", "2", "3"})
 #: the most characters of lines written at once, and the most seconds a line is kept before it is written

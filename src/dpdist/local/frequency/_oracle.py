@@ -26,7 +26,6 @@ import numpy as np
 from ... import postprocess as _postprocess
 from ..._types import ArrayLike
 from ..._validation import (
-    refused_values,
     DOMAIN_SIZE,
     EPSILON,
     Boolean,
@@ -46,6 +45,7 @@ from ..._validation import (
     check_param,
     check_relations,
     label_list,
+    refused_values,
     validate_params,
 )
 from ...errors import InvalidParameterError, OutOfDomainError
