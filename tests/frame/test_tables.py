@@ -92,3 +92,21 @@ def test_a_lazy_frame_whose_computation_fails_is_refused_by_dpdist(engine):
         printed = "".join(traceback.format_exception(caught.value))
         assert "home" not in printed and "cart" not in printed
     assert session.charges == ()
+
+
+def test_pyarrow_columns_of_numbers_read_as_their_values():
+    # read through DLPack, not pyarrow's to_numpy (which imports pandas): the same numbers, from several chunks too,
+    # and a column with nulls (read by to_numpy) with NaN for them
+    pa = pytest.importorskip("pyarrow")
+    from dpdist.frame._tables import open_frame
+
+    table = pa.Table.from_batches([
+        pa.RecordBatch.from_pydict({"i": pa.array([1, -2], pa.int32()), "b": [True, False], "x": [0.5, 2.0],
+                                    "u": pa.array([2**63, 1], pa.uint64()), "n": pa.array([1.0, None])}),
+        pa.RecordBatch.from_pydict({"i": pa.array([3], pa.int32()), "b": [True], "x": [-1.0],
+                                    "u": pa.array([0], pa.uint64()), "n": pa.array([3.0])})])
+    read = open_frame("frame.release", table)
+    expected = {"i": [1, -2, 3], "b": [1, 0, 1], "x": [0.5, 2.0, -1.0], "u": [2**63, 1, 0], "n": [1.0, np.nan, 3.0]}
+    for name, values in expected.items():
+        np.testing.assert_array_equal(read.values(name), values)
+    assert read.values("i").dtype == np.int64 and read.values("u").dtype == np.uint64

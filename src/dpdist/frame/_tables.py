@@ -183,13 +183,13 @@ def _values(series) -> np.ndarray:
     dtype = series.dtype
     if dtype.is_integer() or dtype == nw.Boolean:
         if series.null_count() == 0 and dtype == nw.UInt64:  # 2**63 and above: kept exact, not wrapped or refused
-            values = np.asarray(series.to_numpy(), dtype=np.uint64)
+            values = np.asarray(_numbers(series), dtype=np.uint64)
             return values if values.size and values.max() >= 2**63 else values.astype(np.int64)
         if series.null_count() == 0:
-            return np.asarray(series.cast(nw.Int64).to_numpy(), dtype=np.int64)
-        return np.asarray(series.cast(nw.Float64).to_numpy(), dtype=np.float64)
+            return np.asarray(_numbers(series.cast(nw.Int64)), dtype=np.int64)
+        return np.asarray(_numbers(series.cast(nw.Float64)), dtype=np.float64)
     if dtype.is_float():
-        return np.asarray(series.cast(nw.Float64).to_numpy(), dtype=np.float64)
+        return np.asarray(_numbers(series.cast(nw.Float64)), dtype=np.float64)
     if dtype in (nw.Categorical, nw.Enum):
         series = series.cast(nw.String)
     values = series.to_list()
@@ -197,6 +197,19 @@ def _values(series) -> np.ndarray:
     if series.null_count():  # missing as None, whatever the engine writes (pandas' strings: NaN)
         cells[np.asarray(series.is_null().to_numpy(), dtype=bool)] = None
     return cells
+
+
+def _numbers(series) -> np.ndarray:
+    """A series of numbers as NumPy: a PyArrow column without nulls through DLPack, the others by ``to_numpy``.
+    PyArrow's own conversion imports pandas whenever pandas is installed (0.25 CPU-s with bytecode, 1.3 without), and
+    ``dpdist query`` reads its files with PyArrow."""
+    native = series.to_native()
+    if type(native).__module__.startswith("pyarrow") and native.null_count == 0:
+        try:
+            return np.from_dlpack(native.combine_chunks())
+        except TypeError:  # a type DLPack does not carry (PyArrow's ArrowTypeError)
+            pass
+    return series.to_numpy()
 
 
 def _missing(values: np.ndarray) -> np.ndarray:
