@@ -25,7 +25,7 @@ import java_support
 PEERS: dict[str, str | None] = {
     "diffprivlib": None,  # the `bench` extra, not the dev group: bench_central*.py and bench_quantiles.py run --without it
     "side-environments": "bench_audit_field.py (trasgoDP, ldp-toolbox, diffprivlib), bench_audit_peers.py (past releases), "
-    "bench_persons_peers.py (pipeline_dp, OpenDP), bench_sum_peers.py (pipeline_dp), bench_query.py (OpenDP's Polars plugin), bench_python_dp_quantiles.py and bench_decile_peers.py "
+    "bench_persons_peers.py (pipeline_dp, OpenDP), bench_sum_peers.py (pipeline_dp), bench_query.py and bench_first_answer.py (OpenDP's Polars plugin), bench_python_dp_quantiles.py and bench_decile_peers.py "
     "(python-dp) make "
     "their peers' environments with uv from the package index: minutes of CPU, over the smoke "
     "runs' budget; their dpdist rows (and the peers installed here) still run",
@@ -273,6 +273,11 @@ CASES: dict[str, dict] = {
         "rows": 5,
         "argv": ["--sizes", "1000", "--peers", "", "--no-docs"],
         "json": "benchmarks/results/persons_peers.json",
+    },
+    "bench_first_answer.py": {
+        "rows": 4,
+        "argv": ["--runs", "1", "--modes", "cached", "--peers", ""],
+        "json": "benchmarks/results/first_answer.json",
     },
     "bench_query.py": {
         "rows": 9,

@@ -19,6 +19,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 import dpdist
 from dpdist.cli._commands import COMMANDS
 from source_support import import_graph, imports, package_modules as _modules, source_imports as _source_imports
@@ -212,6 +215,41 @@ def test_the_contract_does_no_file_io():
     loaded = _fresh_interpreter()[2]
     assert not [name for name in loaded if name == "dpdist.io" or name.startswith("dpdist._io")]
     assert not set(outside_the_standard_library(loaded)) & set(HEAVY)
+
+
+#: what no query of Laplace releases loads in a new process (SciPy is for the Gaussian's calibration; the protocols,
+#: pandas and matplotlib for other work)
+NOT_FOR_A_QUERY = ("scipy", "pandas", "matplotlib", "dpdist.local", "dpdist.amplification")
+DECILES = "QUANTILES(income, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)"
+
+
+def _among(loaded: list[str], names) -> list[str]:
+    return sorted({name for name in loaded for given in names if name == given or name.startswith(f"{given}.")})
+
+
+@pytest.mark.slow
+def test_a_first_query_loads_what_its_release_needs_only(tmp_path):
+    """A new process's first query, on a Polars frame in Python and through ``dpdist query`` on a CSV file: deciles
+    per public region (discrete Laplace noise: the tree or JointExp in each region) load no SciPy, no local protocol,
+    no pandas, no plotting; the expressions no SQL parser, the command line no Polars (PyArrow reads its file)."""
+    polars = pytest.importorskip("polars")
+    rng = np.random.default_rng(5)
+    table = tmp_path / "t.csv"
+    polars.DataFrame({"region": rng.choice(["north", "south", "east", "west"], 3_000),
+                      "income": rng.lognormal(10.3, 0.8, 3_000)}).write_csv(table)
+    python = loaded_by(
+        "import polars, dpdist\nfrom dpdist.queries import quantiles\n"
+        f"query = dpdist.query(polars.read_csv({str(table)!r}), epsilon=1.0).group_by('region', keys=['north', "
+        "'south', 'east', 'west'])\n"
+        "query.agg(quantiles('income', [0.1, 0.5, 0.9], (0, 300_000))).release().table()\nloaded()\n")[0]
+    command_line = loaded_by(
+        "import contextlib, io as text\nfrom dpdist.cli import main\n"
+        "with contextlib.redirect_stdout(text.StringIO()):\n"
+        f"    main(['query', 'SELECT region, {DECILES} FROM t GROUP BY region', '--table', 't={table}', '--epsilon', "
+        "'1', '--bounds', 'income=0,300000', '--keys', 'region=north,south,east,west'])\nloaded()\n")[0]
+    assert _among(python, (*NOT_FOR_A_QUERY, "sqlglot")) == []
+    assert _among(command_line, (*NOT_FOR_A_QUERY, "polars")) == []
+    assert "sqlglot" in outside_the_standard_library(command_line)  # the check sees what the command loads
 
 
 def test_the_io_layer_is_the_one_entry_to_files(tmp_path):
