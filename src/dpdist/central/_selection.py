@@ -85,7 +85,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from .._guarantee import PrivacyGuarantee
 from ..errors import InvalidPrivacyParameterError
@@ -290,6 +289,8 @@ def _threshold(lattice: int, variance: int, max_keys: int, weighting: str, thres
     \Delta_0`; the second, whose ``variance`` is both rounds' and whose :math:`q` has :math:`2\tau` more, the largest
     such term at :math:`2w(d)` plus twice the largest at :math:`w(d)` (``"persons"``: :math:`w = w(\Delta_0)`
     throughout)."""
+    from scipy import special  # lazy: scipy.special (0.2-0.9 CPU-s), which only a Gaussian threshold needs
+
     sigma = math.sqrt(variance)
     degrees = np.arange(1, max_keys + 1, dtype=np.int64)
     weights = _floor_roots(lattice, np.full_like(degrees, max_keys) if weighting == "persons" else degrees)
