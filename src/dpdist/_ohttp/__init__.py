@@ -6,8 +6,8 @@ not what; the gateway decapsulates it, serves the request, and encapsulates the 
 HPKE context (section 4.4), which only that device can open.
 
 One HPKE suite (RFC 9180): DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-128-GCM (ids 0x0020, 0x0001,
-0x0001), base mode, through ``pyhpke`` as :mod:`dpdist._wire._envelope` uses it; the response's key schedule is
-HKDF (stdlib ``hmac``) and AES-128-GCM (``cryptography``).  Tested byte for byte on RFC 9458's
+0x0001), base mode (:mod:`._hpke`, composed of ``cryptography``'s X25519 and AES-GCM and the standard library's
+HMAC); the response's key schedule is HKDF (stdlib ``hmac``) and AES-128-GCM.  Tested byte for byte on RFC 9458's
 Appendix A (``tests/ohttp/test_ohttp.py``).
 
 Key configuration (section 3.1), big-endian::
@@ -37,15 +37,16 @@ rather than put its answer's status and fields in the clear.
 
 from __future__ import annotations
 
-import functools
 import hmac
 import os
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from ..errors import InvalidParameterError, MalformedReportError, MissingDependencyError
+from ..errors import InvalidParameterError, MalformedReportError
+from . import _hpke
 from ._bhttp import read_varint, write_varint
+from ._hpke import public_key_of
 
 __all__ = [
     "CHUNKED_REQUEST_CONTENT_TYPE", "CHUNKED_RESPONSE_CONTENT_TYPE", "ClientContext", "KEYS_CONTENT_TYPE", "KeyConfig",
@@ -89,31 +90,9 @@ class KeyConfigMismatch(MalformedReportError):
     key configuration is not the gateway's)."""
 
 
-@functools.cache
-def _suite():
-    """The one suite's pyhpke ``CipherSuite`` (made once: it holds no key)."""
-    try:
-        from pyhpke import AEADId, CipherSuite, KDFId, KEMId  # lazy: optional extra dpdist[serve] (pyhpke), tried
-    except ImportError:  # pragma: no cover - the serve extra brings it
-        raise MissingDependencyError("Oblivious HTTP needs pyhpke: pip install 'dpdist[serve]'.") from None
-    return CipherSuite.new(KEMId.DHKEM_X25519_HKDF_SHA256, KDFId.HKDF_SHA256, AEADId.AES128_GCM)
-
-
 def _aesgcm(key: bytes):
-    try:
-        from cryptography.hazmat.primitives.ciphers.aead import AESGCM  # lazy: optional extra dpdist[serve]
-    except ImportError:  # pragma: no cover - the serve extra brings it
-        raise MissingDependencyError("Oblivious HTTP needs cryptography: pip install 'dpdist[serve]'.") from None
-    return AESGCM(key)
-
-
-def public_key_of(private_key: bytes) -> bytes:
-    """The raw X25519 public key of a raw private key (RFC 7748)."""
-    try:
-        from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey  # lazy: optional extra dpdist[serve]
-    except ImportError:  # pragma: no cover - the serve extra brings it
-        raise MissingDependencyError("Oblivious HTTP needs cryptography: pip install 'dpdist[serve]'.") from None
-    return X25519PrivateKey.from_private_bytes(bytes(private_key)).public_key().public_bytes_raw()
+    """``cryptography``'s AES-GCM keyed with ``key``."""
+    return _hpke.aead(key)
 
 
 # ---------------------------------------------------------------------- key configurations (section 3)
@@ -231,17 +210,9 @@ def encapsulate_request(config: KeyConfig, message: bytes, *, ephemeral_private_
     if not isinstance(config, KeyConfig) or not config.supported:
         raise InvalidParameterError("The key configuration must offer DHKEM(X25519, HKDF-SHA256) with HKDF-SHA256 and "
                                     f"AES-128-GCM, the one suite dpdist speaks. Got {config!r:.200}.")
-    suite = _suite()
     header = _header(config.key_id)
-    ephemeral = None
-    if ephemeral_private_key is not None:
-        from pyhpke import KEMKeyPair  # lazy: optional extra dpdist[serve]; a fixed ephemeral key
-
-        ephemeral = KEMKeyPair(suite.kem.deserialize_private_key(bytes(ephemeral_private_key)),
-                               suite.kem.deserialize_public_key(public_key_of(ephemeral_private_key)))
     try:
-        enc, context = suite.create_sender_context(suite.kem.deserialize_public_key(config.public_key),
-                                                   info=_REQUEST_LABEL + b"\x00" + header, eks=ephemeral)
+        enc, context = _hpke.setup_sender(config.public_key, _REQUEST_LABEL + b"\x00" + header, ephemeral_private_key)
     except ValueError:  # an all-zero shared secret: a low-order point (RFC 7748 section 6.1)
         raise InvalidParameterError("The key configuration's public key is not a usable X25519 key (a low-order "
                                     "point, RFC 7748 section 6.1).") from None
@@ -272,42 +243,45 @@ def _recipient(keys: Mapping[int, bytes], data: bytes, label: bytes):
         raise KeyConfigMismatch(f"The request is encapsulated to key id {key_id} with suite ({kem:#06x}, {kdf:#06x}, "
                                 f"{aead:#06x}); this gateway holds key ids {sorted(keys)} with {tuple(map(hex, SUITE_IDS))}: "
                                 "fetch its key configuration again.")
-    suite = _suite()
     enc = data[_HEADER_BYTES : _HEADER_BYTES + _ENC_BYTES]
     try:
-        context = suite.create_recipient_context(enc, _private_key(bytes(keys[key_id])), info=label + b"\x00" + data[:_HEADER_BYTES])
-    except Exception:  # pyhpke: a low-order enc, a key that does not decapsulate
+        context = _hpke.setup_recipient(enc, keys[key_id], label + b"\x00" + data[:_HEADER_BYTES])
+    except ValueError:  # a low-order enc: an all-zero shared secret
         raise MalformedReportError("The encapsulated request's enc is not a usable X25519 key.") from None
     return key_id, context, enc
-
-
-@functools.lru_cache(maxsize=8)
-def _private_key(raw: bytes):
-    """pyhpke's key of a raw X25519 private key, kept for the keys in use (reading one costs a scalar multiplication,
-    about 60 us: once per key, not once per request).  A handful at most: the gateway's ring holds few keys in use."""
-    return _suite().kem.deserialize_private_key(raw)
 
 
 def _open(context, ciphertext: bytes, aad: bytes) -> bytes:
     try:
         return context.open(ciphertext, aad=aad)
-    except Exception:  # pyhpke raises its own errors for a wrong key, tag or sequence
+    except Exception:  # cryptography's InvalidTag: a wrong key or tag
         raise MalformedReportError("The encapsulated request does not open with the gateway's key (changed on the way, "
                                    "or encapsulated to another key).") from None
 
 
-def _seal_response(context, enc: bytes, message: bytes, response_nonce: bytes | None) -> bytes:
+def _response_keying(context, enc: bytes, response_nonce: bytes | None = None) -> tuple[bytes, object, bytes]:
+    """``(response nonce, AES-GCM under the response's key, its AEAD nonce)`` of RFC 9458's answer (section 4.4) to the
+    request of ``context`` and ``enc``: a fresh nonce from the CSPRNG (or ``response_nonce``, a published example's)."""
     nonce = os.urandom(_NONCE_BYTES) if response_nonce is None else bytes(response_nonce)
     key, aead_nonce = response_keys(context.export(_RESPONSE_LABEL, _NONCE_BYTES), enc, nonce)
-    return nonce + _aesgcm(key).encrypt(aead_nonce, bytes(message), b"")
+    return nonce, _aesgcm(key), aead_nonce
+
+
+def _seal_response(keying: tuple, message: bytes) -> bytes:
+    """RFC 9458's encapsulated answer: ``nonce | ct`` (``keying``: :func:`_response_keying`'s)."""
+    nonce, aead, aead_nonce = keying
+    return nonce + aead.encrypt(aead_nonce, bytes(message), b"")
 
 
 def _decapsulate_whole(keys: Mapping[int, bytes], data: bytes, response_content_type: str, seal,
                        dialect: str | None = None) -> Opened:
     key_id, context, enc = _recipient(keys, data, _REQUEST_LABEL)
     message = _open(context, data[_HEADER_BYTES + _ENC_BYTES :], b"")
-    return Opened(message, key_id, response_content_type,
-                  lambda answer, response_nonce=None: seal(context, enc, answer, response_nonce), dialect)
+    # the answer's key now, while the key schedule's code is in the processor's caches: derived after the inner
+    # request is served, behind the database's commit, it cost several times as much
+    keying = _response_keying(context, enc)
+    return Opened(message, key_id, response_content_type, lambda answer, response_nonce=None: seal(
+        keying if response_nonce is None else _response_keying(context, enc, response_nonce), answer), dialect)
 
 
 def decapsulate_request(keys: Mapping[int, bytes], data: bytes, *, chunked: bool = False,
@@ -377,10 +351,9 @@ def _leb128(value: int) -> bytes:
             return bytes(out)
 
 
-def _seal_ohttpy_response(context, enc: bytes, message: bytes, response_nonce: bytes | None) -> bytes:
+def _seal_ohttpy_response(keying: tuple, message: bytes) -> bytes:
     """The answer as ohttpy reads it (:data:`OHTTPY_DIALECT`): ``nonce | 0 | LEB128(length) | ct``, one final chunk sealed
-    with AAD ``"final"`` under RFC 9458's response key (its first nonce, counter 0)."""
-    nonce = os.urandom(_NONCE_BYTES) if response_nonce is None else bytes(response_nonce)
-    key, base = response_keys(context.export(_RESPONSE_LABEL, _NONCE_BYTES), enc, nonce)
-    sealed = _aesgcm(key).encrypt(_chunk_nonce(base, 0), bytes(message), _FINAL)
+    with AAD ``"final"`` under RFC 9458's response key (its first nonce, counter 0: ``keying``'s AEAD nonce)."""
+    nonce, aead, base = keying
+    sealed = aead.encrypt(_chunk_nonce(base, 0), bytes(message), _FINAL)
     return nonce + b"\x00" + _leb128(len(sealed)) + sealed
