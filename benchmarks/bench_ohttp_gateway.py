@@ -8,13 +8,14 @@ One ``dpdist serve`` (SQLite, its per-address rate limit off: every request come
 with ``taskset``; the load (``--clients`` threads of keep-alive httpx clients) on the other core.  Every request is
 made before the clock starts (each batch under its own id, each encapsulation with its own ephemeral key), so the
 figure is the server's own: its CPU time read from ``/proc`` before and after each run, over the reports it
-acknowledged.  The two kinds run in turns (direct, gateway, direct, gateway, ...), ``--rounds`` times each, at
+acknowledged.  The two kinds run in turns (direct, gateway, direct, gateway, ...), ``--rounds`` times each (short
+turns, many of them: at a varying load a turn's pair is closer in time), at
 one batch size per line (``--batch-sizes``: GRR d = 64 reports, 1 = the per-request overhead at its largest).
 No relay in between: a relay's work is not the collector's.
 
 Usage::
 
-    uv run python benchmarks/bench_ohttp_gateway.py [--requests 1500] [--batch-sizes 1,100,10000] [--rounds 3]
+    uv run python benchmarks/bench_ohttp_gateway.py [--requests 500] [--batch-sizes 1,100,10000] [--rounds 15]
         [--out benchmarks/results/ohttp_gateway.json]
 """
 
@@ -110,9 +111,9 @@ def page_table(record: dict) -> list[str]:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--requests", type=int, default=1500)
+    parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--batch-sizes", default="1,100,10000")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--out", default=None)
     options = parser.parse_args(argv)
