@@ -907,7 +907,7 @@ export class Client {
       unacknowledged = false;
       if (bytes !== null) {
         asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
-        if (response.ok && acknowledges === null) return readAnswer(response, bytes, limit, `${method} ${shown(request.where, request.secrets)}`);
+        if (response.ok && acknowledges === null) return readAnswer(response, bytes, limit, () => `${method} ${shown(request.where, request.secrets)}`);
         if (response.ok) {
           const heavy = tooManyValues(bytes, limit); // not parsed: no acknowledgement
           const [ack, problem] = heavy === null ? acknowledges(new TextDecoder().decode(bytes), response)
