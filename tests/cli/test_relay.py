@@ -242,7 +242,11 @@ def test_dpdist_submit_sends_rfc9458_requests_through_the_relay_beside_dpdist_en
     turned = httpx.put(f"{collector.url}/api/campaigns/rfc9458/envelopes", json={"sealed_v1": False}, headers=admin_headers(),
                        timeout=30)
     assert turned.status_code == 200 and turned.json()["envelopes"] == {"sealed_v1": False, "ohttp": True}
-    time.sleep(6)  # the relay reads a campaign's config again after 5 s (its cache): then it refuses dpdist's envelope
+    # the relay reads a campaign's config again after 5 s (its cache): then it refuses dpdist's envelope
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{relay.url}/api/campaigns/rfc9458/config", timeout=30).json()["relay"]["envelopes"]["sealed_v1"]:
+        assert time.monotonic() < deadline, "the relay still passes on the campaign's config with dpdist's envelope on"
+        time.sleep(0.2)
     stale = submit(credentials[2], "dpdist", "stale")
     assert stale.returncode != 0 and len(stale.stderr.strip().splitlines()) == 1 and "sealed_v1_off" in stale.stderr, stale.stderr
     followed = submit(credentials[2], "auto", "stale")  # the same device, following the campaign: RFC 9458 requests

@@ -404,8 +404,8 @@ class _Recording(httpx.AsyncBaseTransport):
         return await self.inner.handle_async_request(request)
 
 
-@pytest.mark.slow  # waits out the relay's 5 s config cache
-def test_a_collector_that_turns_off_admission_at_the_relay_cannot_isolate_one_honest_report(tmp_path):
+@pytest.mark.slow  # three services in process, one report through the relay
+def test_a_collector_that_turns_off_admission_at_the_relay_cannot_isolate_one_honest_report(tmp_path, monkeypatch):
     """The K-1 attack (all but one report of a batch the collector's own), done by the collector without any token: after an honest device sent its report
     (with a token, as the campaign demanded), the collector's operator drops the issuer from its own database row; the
     relay reads the collector's config again and admits K-1 untokened reports of the collector, and delivers a batch of
@@ -415,6 +415,9 @@ def test_a_collector_that_turns_off_admission_at_the_relay_cannot_isolate_one_ho
     from dpdist._wire import _envelope
     from dpdist.relay import create_app as create_relay
 
+    from dpdist.relay import _app as relay_app
+
+    monkeypatch.setattr(relay_app, "_CONFIG_TTL_S", 0.5)  # the relay's cache of the collector's config, 5 s by default
     parties = Parties(tmp_path, min_batch=5, max_batch=5)
     bodies: list[bytes] = []
     parties.apps["relay"] = create_relay(
@@ -428,7 +431,7 @@ def test_a_collector_that_turns_off_admission_at_the_relay_cannot_isolate_one_ho
         assert parties.client().config("flip")["anonymity"]["admission"]["issuer_independent"] is True
 
         _set_issuer(tmp_path, "flip", None)  # the collector's operator, in its own database
-        time.sleep(5.3)  # the relay's cache of the collector's config expires
+        time.sleep(0.6)  # the relay's cache of the collector's config expires
         protocol = local.from_config(CONFIG)
         key = _envelope.decode_public_key(parties.client().config("flip")["relay"]["public_key"])
         own = io.encode_record(protocol, np.zeros(1, dtype=np.uint8))  # reports of item 0, known to the collector
