@@ -21,7 +21,7 @@ TABLE = pd.DataFrame({"person": np.repeat(np.arange(200), 3), "region": RNG.choi
 KEYS = {"region": ["north", "south"]}
 #: what the docs' placeholders stand for in these tests (a new placeholder needs a value here)
 PLACEHOLDERS = {r"<privacy_id>": "person", r"q, \.\.\.": "0.25, 0.75", r"\bq\b": "0.5", r"\bbins\b": "4",
-                r"\bc\b": "income"}
+                r"\bn\b": "4", r"\bcondition\b": "income > 20000", r"\bc\b": "income"}
 FORMS = [(kind, form) for kind in AGGREGATES.values() for form in kind.sql_forms]
 
 

@@ -10,7 +10,8 @@ see ``docs/explanation/central-release.md``.
 """
 
 from .count import count
-from .sums import mean, sum
+from .sums import mean, sum, variance
+from .extremes import maximum, minimum
 from .histogram import histogram_queries
 from .polynomial import PolynomialMoments, polynomial_projection
 from .pursuit import matching_pursuit
@@ -22,6 +23,9 @@ __all__ = [
     "count",
     "sum",
     "mean",
+    "variance",
+    "minimum",
+    "maximum",
     "histogram_queries",
     "adaptive_quantiles",
     "polynomial_projection",

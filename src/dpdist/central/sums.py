@@ -1,4 +1,4 @@
-r"""Sums and means of a bounded column, per record or per person, with exact intervals.
+r"""Sums, means and variances of a bounded column, per record or per person, with their intervals.
 
 **Sum** (:func:`sum`).  Each value is clipped to :math:`[l, u]`; adding or removing one record moves the sum of the
 clipped values by at most :math:`\Delta = \max(|l|, |u|)`.  The sum rounded to the public grid of step
@@ -19,6 +19,16 @@ average), which Google's ``BoundedMean`` and PipelineDP's ``MEAN`` run.  The bud
 :math:`\approx (\operatorname{Var}\tilde S_c + (\mu - m)^2 \operatorname{Var}\tilde N)/N^2` has two terms of the same
 worst-case constant, which an equal split minimises.
 
+**Variance** (:func:`variance`).  A noisy count :math:`\tilde N`, a noisy sum :math:`\tilde S` of the values centred at
+:math:`m` (sensitivity :math:`r = (u - l)/2`) and a noisy sum :math:`\tilde Q` of their squares (sensitivity :math:`r^2`),
+each at a third of the budget (sequential composition); the variance is
+:math:`\tilde Q/\tilde N - (\tilde S/\tilde N)^2`, each ratio clipped to what values in the bounds allow, and the
+result to :math:`[0, r^2]`: the "noisy average of squares" of Li, Lyu, Su & Yang (2016) that Google's
+``BoundedVariance``, PipelineDP's ``VARIANCE`` and Tumult Analytics' ``variance`` run.  ``ddof=1`` (the sample
+variance, SQL's ``VARIANCE``) multiplies it by :math:`\tilde N/(\tilde N - 1)` (post-processing).  Its interval is the
+range of :math:`Q/N - (S/N)^2` over the box of the three intervals, each at level :math:`1 - \alpha/3` (a union bound),
+within :math:`[0, r^2]`: it covers the variance of the clipped rows released with probability at least ``level``.
+
 **Intervals.**  The sum's interval is exact: the discrete Laplace law's tails (:func:`~dpdist.central.count._half_width`)
 in grid steps, widened by the half step of the rounding; it covers the sum of the clipped rows released with
 probability at least ``level``.  The mean's comes from the sum's and the count's intervals each at level
@@ -35,13 +45,13 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
 from .._types import ArrayLike, FloatBounds, Seed
-from .._validation import Interval, validate_params
+from .._validation import Interval, Options, validate_params
 from ..estimates import ScalarRelease
 from ._common import CentralInput, check_central_input
 from .count import _half_width, _rho
 from .noise import _dyadic_epsilon, _sampler_scale, discrete_laplace, secure_grid_step
 
-__all__ = ["sum", "mean"]
+__all__ = ["sum", "mean", "variance"]
 
 
 @validate_params({"level": Interval(0.0, 1.0, closed="neither")})
@@ -104,6 +114,73 @@ def mean(x: ArrayLike, epsilon: float, bounds: FloatBounds, *, level: float = 0.
     guarantee = data.stated(sequential([PrivacyGuarantee(half_epsilon, 0.0, "add-remove", "central")] * 2))
     return ScalarRelease("mean", value, spread, lower, upper, float(level), "mean", guarantee.epsilon,
                          data.details(**details), guarantee)
+
+
+@validate_params({"level": Interval(0.0, 1.0, closed="neither"), "ddof": Options((0, 1))})
+def variance(x: ArrayLike, epsilon: float, bounds: FloatBounds, *, ddof: int = 0, level: float = 0.95, rng: Seed = None,
+             secure: bool = False, missing: str | float = "refuse", privacy_id: ArrayLike | None = None,
+             max_contributions: int | str | None = None) -> ScalarRelease:
+    """The variance of ``x`` clipped to ``bounds`` under ``epsilon``-DP (add/remove neighbours): a noisy count, a noisy
+    centred sum and a noisy centred sum of squares, each at a third of the budget (the module docstring), with its
+    interval.
+
+    Parameters are those of :func:`sum`, and ``ddof``: 0 for the population variance (SQL's ``VAR_POP``), 1 for the
+    sample variance (``VARIANCE``, ``VAR_SAMP``).  Its square root is the standard deviation (post-processing).
+    """
+    data = _checked("variance", x, epsilon, bounds, rng, secure, missing, privacy_id, max_contributions)
+    low, high = data.bounds
+    middle, radius = (low + high) / 2, (high - low) / 2
+    third, alpha = data.epsilon / 3, (1 - float(level)) / 3
+    centred = data.x - middle
+    total, _, total_sd, total_half = _noisy_sum(centred, radius, third, alpha, data.rng)
+    squares, _, squares_sd, squares_half = _noisy_sum(centred**2, radius**2, third, alpha, data.rng)
+    count = float(data.x.size + int(discrete_laplace(1, 1, third, data.rng)[0]))
+    rho = _rho(third)
+    count_half, count_sd = _half_width(rho, alpha), math.sqrt(2 * rho) / (1 - rho)
+    size = builtins.max(count, 1.0)
+    mean = float(np.clip(total / size, -radius, radius))
+    second = float(np.clip(squares / size, 0.0, radius**2))
+    value = float(np.clip(second - mean**2, 0.0, radius**2))
+    spread = math.sqrt(squares_sd**2 + (2 * mean * total_sd) ** 2 + ((second - 2 * mean**2) * count_sd) ** 2) / size
+    lower, upper = _variance_interval((total, total_half), (squares, squares_half), (count, count_half), radius)
+    if ddof == 1:  # N/(N - 1) at the noisy count; the sample variance of values in the bounds is at most 2 r^2
+        most, factor = 2 * radius**2, _sample_factor(count)
+        value, spread = builtins.min(value * factor, most), builtins.min(spread * factor, most)
+        lower = builtins.min(lower * _sample_factor(count + count_half), most)
+        upper = builtins.min(upper * _sample_factor(count - count_half), most)
+    details = {"mechanism": "noisy centred sum of squares, centred sum and count (thirds of the budget), exact "
+               "discrete noise", "sensitivity": {"centred_squares": radius**2, "centred_sum": radius, "count": 1},
+               "ddof": ddof, "bounds": [low, high], "secure": data.secure,
+               "intervals": "the range of Q/N - (S/N)^2 over the box of the three intervals (a union bound)"}
+    guarantee = data.stated(sequential([PrivacyGuarantee(third, 0.0, "add-remove", "central")] * 3))
+    return ScalarRelease("variance", value, spread, lower, upper, float(level), "variance", guarantee.epsilon,
+                         data.details(**details), guarantee)
+
+
+def _sample_factor(count: float) -> float:
+    """:math:`N/(N - 1)`, the sample variance's factor (unbounded where :math:`N \\le 1`)."""
+    return count / (count - 1) if count > 1 else math.inf
+
+
+def _variance_interval(total: tuple[float, float], squares: tuple[float, float], count: tuple[float, float],
+                       radius: float) -> tuple[float, float]:
+    """The range of :math:`Q/N - (S/N)^2` over :math:`S, Q, N` within their ``(value, half width)`` intervals, within
+    :math:`[0, r^2]` (all of it where :math:`N` may be below 1).  For fixed :math:`N` it falls with :math:`|S|` and
+    rises with :math:`Q`; in :math:`N` it is extreme at the interval's ends or at :math:`N = 2S^2/Q`."""
+    least, most = count[0] - count[1], count[0] + count[1]
+    if least < 1:
+        return 0.0, radius**2
+    sums = (total[0] - total[1], total[0] + total[1])
+    far = builtins.max(abs(sums[0]), abs(sums[1]))
+    near = 0.0 if sums[0] <= 0 <= sums[1] else builtins.min(abs(sums[0]), abs(sums[1]))
+
+    def extreme(q: float, s: float, pick) -> float:
+        sizes = [least, most] + ([2 * s * s / q] if q > 0 and least < 2 * s * s / q < most else [])
+        return pick(q / n - (s / n) ** 2 for n in sizes)
+
+    lower = extreme(builtins.max(squares[0] - squares[1], 0.0), far, builtins.min)
+    upper = extreme(squares[0] + squares[1], near, builtins.max)
+    return float(np.clip(lower, 0.0, radius**2)), float(np.clip(upper, 0.0, radius**2))
 
 
 def _checked(owner, x, epsilon, bounds, rng, secure, missing, privacy_id, max_contributions) -> CentralInput:

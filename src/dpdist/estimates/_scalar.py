@@ -28,7 +28,7 @@ class ScalarRelease(Presented):
 
     Attributes
     ----------
-    statistic : {"sum", "mean"}
+    statistic : {"sum", "mean", "variance"}
         Which statistic ``value`` is.
     value : float
         The noisy statistic of the values clipped to the bounds (of the rows kept per person with a privacy unit).
@@ -80,8 +80,9 @@ class ScalarRelease(Presented):
     def intervals(self, level: float = 0.95) -> tuple[Interval, ...]:
         """The interval released with the statistic, at its own level."""
         check_level(level, "ScalarRelease.intervals")
-        return (Interval(self.statistic, float(self.value), float(self.low), float(self.high), self.level,
-                         "the discrete Laplace noise's exact tails (covers the statistic of the clipped rows)"),)
+        method = self.details.get("intervals", "the discrete Laplace noise's exact tails (covers the statistic of the "
+                                                "clipped rows)")
+        return (Interval(self.statistic, float(self.value), float(self.low), float(self.high), self.level, method),)
 
     def _json_fields(self, level: float) -> dict[str, Any]:
         return {"statistic": self.statistic, "value": json_value(self.value),

@@ -30,6 +30,7 @@ def _central_releases() -> dict[Any, str]:
     return {
         central.cdf: "central.cdf", central.tree_cdf: "central.tree_cdf", central.quantiles: "central.quantiles",
         central.count: "central.count", central.sum: "central.sum", central.mean: "central.mean",
+        central.variance: "central.variance", central.minimum: "central.minimum", central.maximum: "central.maximum",
         central.unbounded_quantile: "central.unbounded_quantile",
         central.histogram_queries: "central.histogram_queries", central.adaptive_quantiles: "central.adaptive_quantiles",
         central.polynomial_projection: "central.polynomial_projection",

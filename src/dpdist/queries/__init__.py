@@ -16,8 +16,9 @@ from ._plan import QueryPlan
 from ._query import Query, query
 from ._result import QueryResult
 from ._sql import sql
-from ._aggregates import cdf, count, distinct, histogram, mean, persons, quantiles, sum
+from ._aggregates import (cdf, count, count_if, distinct, histogram, maximum, mean, minimum, persons, quantiles, stddev,
+                          sum, variance)
 from ._statistics import Statistic
 
-__all__ = ["query", "sql", "Query", "QueryPlan", "QueryResult", "Statistic", "count", "persons", "distinct", "sum", "mean", "quantiles", "histogram",
-           "cdf"]
+__all__ = ["query", "sql", "Query", "QueryPlan", "QueryResult", "Statistic", "count", "count_if", "persons", "distinct",
+           "sum", "mean", "variance", "stddev", "minimum", "maximum", "quantiles", "histogram", "cdf"]

@@ -1,8 +1,9 @@
 """The aggregates a query releases, one class each (the contract: :mod:`dpdist.queries._statistics`), and their
 builders.
 
-Each builder (:func:`count`, :func:`persons`, :func:`distinct`, :func:`sum`, :func:`mean`, :func:`quantiles`,
-:func:`histogram`, :func:`cdf`) checks its public arguments when it is called (a bad one is refused by name before any
+Each builder (:func:`count`, :func:`count_if`, :func:`persons`, :func:`distinct`, :func:`sum`, :func:`mean`,
+:func:`variance`, :func:`stddev`, :func:`minimum`, :func:`maximum`, :func:`quantiles`, :func:`histogram`, :func:`cdf`)
+checks its public arguments when it is called (a bad one is refused by name before any
 table is read) and returns its aggregate; the query gives it its share of the budget (``weight`` over the weights of
 all the query's statistics) and runs its release once per group (:func:`dpdist.frame.group_release`'s array core).
 A new aggregate is a new class here and its builder (the contract's docstring says what it carries).
@@ -12,16 +13,17 @@ from __future__ import annotations
 
 import builtins
 import math
-from typing import Any, Callable
+from typing import Any, Callable, ClassVar
 
 import numpy as np
 
 from .._missing import missing_mask, missing_policy
-from .._validation import Bounds, Integer, check_param
+from .._validation import Bounds, Integer, Options, check_param
 from ..errors import InvalidParameterError
 from ._statistics import WEIGHT, SqlCall, Statistic, laplace_sd
 
-__all__ = ["count", "persons", "distinct", "sum", "mean", "quantiles", "histogram", "cdf"]
+__all__ = ["count", "count_if", "persons", "distinct", "sum", "mean", "variance", "stddev", "minimum", "maximum",
+           "quantiles", "histogram", "cdf"]
 
 
 def _central(name: str) -> Callable[..., Any]:
@@ -31,16 +33,23 @@ def _central(name: str) -> Callable[..., Any]:
 
 
 class Count(Statistic):
-    """The number of rows per group (per person: of the rows kept), :func:`dpdist.central.count`."""
+    """The number of rows per group (per person: of the rows kept), or of those whose ``column`` holds a value (SQL's
+    ``COUNT(c)``: a per-row filter, then the count), :func:`dpdist.central.count`."""
 
     kind = "count"
-    sql_forms = ("COUNT(*)",)
+    sql_forms: ClassVar[tuple[str, ...]] = ("COUNT(*)", "COUNT(c)")
     counts_rows = True
     gaussian = "count"
+    reads = "values"
+    keeps_missing = True
 
     @property
     def stem(self) -> str:
-        return "count"
+        return "count" if self.column is None else f"{self.written} count"
+
+    def staged_rows(self, data, by, privacy_id, missing):
+        """The rows kept (those whose column holds a value, for ``COUNT(c)``)."""
+        return data if self.column is None else _rows_where(data, ~missing_mask(data[str(self.column)]))
 
     def release(self):
         return _central("count"), (), {}
@@ -54,7 +63,29 @@ class Count(Statistic):
     @classmethod
     def from_sql(cls, call: SqlCall):
         one = call.column is None and call.numbers == (1,)
-        return count() if not call.distinct and (call.star or one) else None
+        if not call.distinct and (call.star or one):
+            return count()
+        column = call.of_column((0, 0))
+        return None if column is None else count(column)
+
+
+class CountIf(Count):
+    """The number of rows per group whose boolean ``column`` is true (BigQuery's ``COUNTIF(condition)``: a per-row
+    filter, then the count), :func:`dpdist.central.count`."""
+
+    kind = "count_if"
+    sql_forms = ("COUNTIF(condition)",)
+    reads = "booleans"
+    argument = "truth"
+
+    def staged_rows(self, data, by, privacy_id, missing):
+        """The rows kept whose column is true (missing: not counted)."""
+        return _rows_where(data, np.asarray(data[str(self.column)] == True, dtype=bool))  # noqa: E712
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        column = call.of_column((0, 0))
+        return None if column is None else count_if(column)
 
 
 class Persons(Count):
@@ -63,6 +94,7 @@ class Persons(Count):
     kind = "persons"
     sql_forms = ("COUNT(DISTINCT <privacy_id>)",)
     needs_privacy_id = True
+    keeps_missing = False
 
     @property
     def stem(self) -> str:
@@ -84,7 +116,7 @@ class Persons(Count):
 
     @classmethod
     def from_sql(cls, call: SqlCall):
-        column = call.of_distinct()
+        column = _distinct_column(call)
         return persons() if column is not None and column == call.privacy_id else None
 
 
@@ -92,12 +124,13 @@ class Distinct(Count):
     """The number of distinct values of a column per group: a count of the rows kept, deduplicated by value."""
 
     kind = "distinct"
-    sql_forms = ("COUNT(DISTINCT c)",)
+    sql_forms = ("COUNT(DISTINCT c)", "APPROX_COUNT_DISTINCT(c)")
     chooses_groups = False
+    keeps_missing = False
 
     @property
     def stem(self) -> str:
-        return f"{self.column} distinct"
+        return f"{self.written} distinct"
 
     def staged_rows(self, data, by, privacy_id, missing):
         """The rows kept that are each the first of its group and value: their count is the number of distinct
@@ -116,7 +149,7 @@ class Distinct(Count):
 
     @classmethod
     def from_sql(cls, call: SqlCall):
-        column = call.of_distinct()
+        column = _distinct_column(call)
         return distinct(column) if column is not None and column != call.privacy_id else None
 
 
@@ -129,7 +162,7 @@ class Sum(Statistic):
 
     @property
     def stem(self) -> str:
-        return f"{self.column} sum"
+        return f"{self.written} sum"
 
     def release(self):
         return _central("sum"), (), dict(self.options)
@@ -157,7 +190,7 @@ class Mean(Statistic):
 
     @property
     def stem(self) -> str:
-        return f"{self.column} mean"
+        return f"{self.written} mean"
 
     def release(self):
         return _central("mean"), (), dict(self.options)
@@ -185,23 +218,122 @@ class Mean(Statistic):
         return None if column is None else mean(column, call.bounds(column))
 
 
+class Variance(Statistic):
+    """The variance of a column clipped to its bounds per group, :func:`dpdist.central.variance` (``ddof=1``: the
+    sample variance, SQL's ``VARIANCE`` and ``VAR_SAMP``; 0: ``VAR_POP``)."""
+
+    kind = "variance"
+    sql_forms = ("VARIANCE(c)", "VAR_SAMP(c)", "VAR_POP(c)")
+
+    @property
+    def stem(self) -> str:
+        return f"{self.written} {self.kind}"
+
+    def release(self):
+        return _central("variance"), (), dict(self.options)
+
+    def expected(self, epsilon, n, rows_per_person, repeats):
+        """At its worst (a mean at a bound): the delta method over the three noisy sums, each at a third."""
+        third, (low, high) = epsilon / rows_per_person / 3, self.options["bounds"]
+        radius = (high - low) / 2
+        squares, total = math.sqrt(2) * radius**2 / third, math.sqrt(2) * radius / third
+        spread = math.sqrt(squares**2 + (2 * radius * total) ** 2 + (radius**2 * laplace_sd(third)) ** 2) / n
+        return {"metric": "variance standard deviation (at most)", "error": spread}
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        column = call.of_column((0, 0))
+        ddof = 0 if call.name.endswith("_POP") else 1
+        builder = stddev if cls.kind == "stddev" else variance
+        return None if column is None else builder(column, call.bounds(column), ddof=ddof)
+
+
+class Stddev(Variance):
+    """The standard deviation of a column clipped to its bounds per group: the square root of
+    :func:`dpdist.central.variance`'s release and of its interval's ends (post-processing)."""
+
+    kind = "stddev"
+    sql_forms = ("STDDEV(c)", "STDDEV_SAMP(c)", "STDDEV_POP(c)")
+
+    def cells(self, result):
+        return {name: (math.sqrt(value) if name != "level" else value) for name, value in super().cells(result).items()}
+
+    def cell_name(self, name: str) -> str:
+        return f"{self.written} {name.replace('variance', 'stddev')}"
+
+    def expected(self, epsilon, n, rows_per_person, repeats):
+        """At most the square root of the variance's (|sqrt a - sqrt b| <= sqrt |a - b|, and Jensen)."""
+        variance_error = super().expected(epsilon, n, rows_per_person, repeats)["error"]
+        return {"metric": "standard deviation's mean absolute error (at most)", "error": math.sqrt(variance_error)}
+
+
+class Minimum(Statistic):
+    """The smallest value of a column per group, :func:`dpdist.central.minimum` (the exponential mechanism at rank 0:
+    a value with few rows below it, between the bound and the smallest value more often than not)."""
+
+    kind = "min"
+    sql_forms = ("MIN(c)",)
+
+    @property
+    def stem(self) -> str:
+        return f"{self.written} {self.kind}"
+
+    def release(self):
+        return _central("minimum" if self.kind == "min" else "maximum"), (), dict(self.options)
+
+    def expected(self, epsilon, n, rows_per_person, repeats):
+        """The rows beyond the value released, at most, with probability 0.95 (over ``n``): a rank, from public
+        parameters (:mod:`dpdist.central.extremes`)."""
+        ranks = 2 * (math.log(2**32 + 1) + math.log(20)) / (epsilon / rows_per_person)
+        return {"metric": "share of the rows beyond it (95% bound)", "error": builtins.min(ranks / n, 1.0)}
+
+    def cells(self, result):
+        return self.renamed({self.stem: float(result.values[0])})
+
+    @classmethod
+    def from_sql(cls, call: SqlCall):
+        column = call.of_column((0, 0))
+        return None if column is None else (minimum if cls.kind == "min" else maximum)(column, call.bounds(column))
+
+
+class Maximum(Minimum):
+    """The largest value of a column per group, :func:`dpdist.central.maximum` (at rank n)."""
+
+    kind = "max"
+    sql_forms = ("MAX(c)",)
+
+
 class Quantiles(Statistic):
-    """Quantiles of a column per group, all from one :func:`dpdist.central.quantiles` release."""
+    """Quantiles of a column per group, all from one :func:`dpdist.central.quantiles` release (BigQuery's
+    ``APPROX_QUANTILES(c, n)``: the n - 1 inner quantiles at 1/n, 2/n, ...; its two ends are ``MIN`` and ``MAX``)."""
 
     kind = "quantiles"
-    sql_forms = ("QUANTILES(c, q, ...)", "QUANTILE(c, q)", "MEDIAN(c)")
+    sql_forms = ("QUANTILES(c, q, ...)", "QUANTILE(c, q)", "MEDIAN(c)", "PERCENTILE_CONT(c, q)",
+                 "PERCENTILE_CONT(q) WITHIN GROUP (ORDER BY c)", "PERCENTILE_DISC(c, q)", "APPROX_QUANTILES(c, n)")
 
     def release(self):
         return _central("quantiles"), (), {"q": self.options["q"], "bounds": self.options["bounds"]}
+
+    def value_cell(self) -> str | None:
+        """The cell of its one quantile (None for several)."""
+        levels = self.options["q"]
+        return self.renamed({f"{self.written} {levels[0]:g} quantile": 0.0}).popitem()[0] if len(levels) == 1 else None
 
     def expected(self, epsilon, n, rows_per_person, repeats):
         return self.simulated(epsilon, n, rows_per_person, repeats, "quantile_mae")
 
     @classmethod
     def from_sql(cls, call: SqlCall):
-        shapes = {"QUANTILES": (1, 999), "QUANTILE": (1, 1), "MEDIAN": (0, 0)}
+        shapes = {"QUANTILES": (1, 999), "QUANTILE": (1, 1), "MEDIAN": (0, 0), "PERCENTILE_CONT": (1, 1),
+                  "PERCENTILE_DISC": (1, 1), "APPROX_QUANTILES": (1, 1)}
         column = call.of_column(shapes[call.name])
-        return None if column is None else quantiles(column, list(call.numbers) or [0.5], call.bounds(column))
+        if column is None:
+            return None
+        levels = list(call.numbers) or [0.5]
+        if call.name == "APPROX_QUANTILES":
+            parts = check_param("APPROX_QUANTILES", "number of quantiles", levels[0], Integer(low=2, high=1000))
+            levels = [index / parts for index in range(1, parts)]
+        return quantiles(column, levels, call.bounds(column))
 
 
 class Histogram(Statistic):
@@ -215,9 +347,12 @@ class Histogram(Statistic):
         return _central("histogram_queries"), (), {"bounds": self.options["bounds"], "bins": self.options["bins"],
                                                    "neighbouring": "add-remove"}
 
+    def value_cell(self) -> None:
+        return None
+
     def cells(self, result):
         edges, shares = np.asarray(result.edges), np.asarray(result.probabilities)
-        return self.renamed({f"{self.column} share [{low:g}, {high:g})": float(share)
+        return self.renamed({f"{self.written} share [{low:g}, {high:g})": float(share)
                              for low, high, share in zip(edges[:-1], edges[1:], shares)})
 
     @classmethod
@@ -235,8 +370,11 @@ class Cdf(Statistic):
     def release(self):
         return _central("cdf"), (), dict(self.options)
 
+    def value_cell(self) -> None:
+        return None
+
     def cell_name(self, name: str) -> str:
-        return f"{self.column} cdf {name}"
+        return f"{self.written} cdf {name}"
 
     @classmethod
     def from_sql(cls, call: SqlCall):
@@ -250,6 +388,15 @@ def _codes(values: np.ndarray) -> np.ndarray:
         return np.unique(values, return_inverse=True)[1].reshape(-1)
     except TypeError:  # an object column of several types, which do not sort together: 1 and "1" stay two values
         return _codes(np.array([f"{type(value).__name__}:{value!r}" for value in values]))
+
+
+def _rows_where(data: dict[str, np.ndarray], keep: np.ndarray) -> dict[str, np.ndarray]:
+    return {name: array[keep] for name, array in data.items()}
+
+
+def _distinct_column(call: SqlCall) -> str | None:
+    """The column of ``COUNT(DISTINCT c)`` or ``APPROX_COUNT_DISTINCT(c)``."""
+    return call.of_column((0, 0)) if call.name == "APPROX_DISTINCT" else call.of_distinct()
 
 
 def _first_rows(data: dict[str, np.ndarray], rows: np.ndarray, codes: np.ndarray) -> dict[str, np.ndarray]:
@@ -273,9 +420,17 @@ def _weight(owner: str, weight: Any) -> float:
     return check_param(owner, "weight", weight, WEIGHT)
 
 
-def count(*, weight: float = 1.0) -> Statistic:
-    """The number of rows per group (per person: of the rows kept), :func:`dpdist.central.count`."""
-    return Count(None, {}, _weight("count", weight))
+def count(column: str | None = None, *, weight: float = 1.0) -> Statistic:
+    """The number of rows per group (per person: of the rows kept), :func:`dpdist.central.count`; with ``column``,
+    of the rows whose ``column`` holds a value (SQL's ``COUNT(column)``; a missing value is not counted, never
+    refused)."""
+    return Count(None if column is None else _column("count", column), {}, _weight("count", weight))
+
+
+def count_if(column: str, *, weight: float = 1.0) -> Statistic:
+    """The number of rows per group whose boolean ``column`` is true (BigQuery's ``COUNTIF``): a per-row filter, then
+    :func:`dpdist.central.count` (missing: not counted)."""
+    return CountIf(_column("count_if", column), {}, _weight("count_if", weight))
 
 
 def persons(*, weight: float = 1.0) -> Statistic:
@@ -302,6 +457,34 @@ def sum(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Sta
 def mean(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
     """The mean of ``column`` clipped to ``bounds`` per group, :func:`dpdist.central.mean`."""
     return Mean(_column("mean", column), {"bounds": _bounds("mean", bounds)}, _weight("mean", weight))
+
+
+def variance(column: str, bounds: tuple[float, float], *, ddof: int = 0, weight: float = 1.0) -> Statistic:
+    """The variance of ``column`` clipped to ``bounds`` per group, :func:`dpdist.central.variance` (``ddof=0``: the
+    population variance, as NumPy's; 1: the sample variance, SQL's ``VARIANCE``)."""
+    return Variance(_column("variance", column), {"bounds": _bounds("variance", bounds),
+                                                  "ddof": check_param("variance", "ddof", ddof, Options((0, 1)))},
+                    _weight("variance", weight))
+
+
+def stddev(column: str, bounds: tuple[float, float], *, ddof: int = 0, weight: float = 1.0) -> Statistic:
+    """The standard deviation of ``column`` clipped to ``bounds`` per group: the square root of :func:`variance`'s
+    release and of its interval (post-processing)."""
+    return Stddev(_column("stddev", column), {"bounds": _bounds("stddev", bounds),
+                                              "ddof": check_param("stddev", "ddof", ddof, Options((0, 1)))},
+                  _weight("stddev", weight))
+
+
+def minimum(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The smallest value of ``column`` per group, :func:`dpdist.central.minimum` (SQL's ``MIN``): a value with few
+    rows below it, as close to the smallest value as the lower bound is (most often between them)."""
+    return Minimum(_column("minimum", column), {"bounds": _bounds("minimum", bounds)}, _weight("minimum", weight))
+
+
+def maximum(column: str, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
+    """The largest value of ``column`` per group, :func:`dpdist.central.maximum` (SQL's ``MAX``), as
+    :func:`minimum`."""
+    return Maximum(_column("maximum", column), {"bounds": _bounds("maximum", bounds)}, _weight("maximum", weight))
 
 
 def quantiles(column: str, q: Any, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:

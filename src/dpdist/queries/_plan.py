@@ -1,11 +1,12 @@
 """A query's plan: how its one budget is split across its statistics, and each one's expected error at a stated n.
 
 **The rule.**  The budget :math:`\\varepsilon` (per person with ``privacy_id``, else per record) first pays the private
-choice of the groups (``selection_epsilon``, only when the keys are not given); the rest is split across the
+choice of the groups (``selection_epsilon``, only when the keys are not given) and the noisy count of persons of a
+minimum per group (``min_persons_epsilon``, only with ``min_persons``); the rest is split across the
 statistics in proportion to their ``weight`` (default 1 each: **equal shares**; ``weight=2`` doubles one's share).
 Statistic :math:`j` gets :math:`\\varepsilon_j`; with ``max_groups`` :math:`m` each group's release runs at
 :math:`\\varepsilon_j / m` (a person touches at most :math:`m` groups), and the statistics compose sequentially:
-:math:`\\varepsilon_{\\text{sel}} + \\sum_j \\varepsilon_j = \\varepsilon`.
+:math:`\\varepsilon_{\\text{sel}} + \\varepsilon_{\\text{min}} + \\sum_j \\varepsilon_j = \\varepsilon`.
 
 **Laplace or Gaussian.**  With a ``delta`` (the query's, besides the selection's), the statistics that may be released
 as one Gaussian vector over the groups (counts, persons, distinct counts, sums, means, histograms:
@@ -71,6 +72,8 @@ class QueryPlan:
     unit : {"person", "record"}
     max_groups, max_contributions : int
         The contribution bounds (1 and 1 per record).
+    threshold : (int, float) or None
+        ``(min_persons, epsilon)`` of the minimum of persons per group (``None``: every group is released).
     """
 
     epsilon: float
@@ -80,6 +83,7 @@ class QueryPlan:
     max_groups: int
     max_contributions: int
     delta: float = 0.0  # the statistics' delta (the selection's is its own)
+    threshold: tuple[int, float] | None = None
 
     @property
     def spent_delta(self) -> float:
@@ -91,6 +95,9 @@ class QueryPlan:
         weights = [planned.statistic.weight for planned in self.statistics]
         kind = "equal shares" if len(set(weights)) == 1 else "shares by weight"
         selection = (f"selection of the groups {self.selection[0]:g} first, then " if self.selection else "")
+        if self.threshold:
+            selection += (f"a noisy count of each group's persons {self.threshold[1]:g} (groups below "
+                          f"{self.threshold[0]:,} withheld), then ")
         return f"{selection}{kind} of the rest (each statistic's weight over the sum of the weights {math.fsum(weights):g})"
 
     def expected(self, n: int, *, repeats: int = 10) -> list[dict[str, Any]]:
@@ -126,9 +133,10 @@ class QueryPlan:
 
 
 def plan_of(statistics: tuple[Statistic, ...], epsilon: float, selection: tuple[float, float] | None, unit: str,
-            max_groups: int, max_contributions: int, delta: float = 0.0) -> QueryPlan:
+            max_groups: int, max_contributions: int, delta: float = 0.0,
+            threshold: tuple[int, float] | None = None) -> QueryPlan:
     """The plan of the module docstring's rule."""
-    rest = epsilon - (selection[0] if selection else 0.0)
+    rest = epsilon - (selection[0] if selection else 0.0) - (threshold[1] if threshold else 0.0)
     total = math.fsum(statistic.weight for statistic in statistics)
     capable = math.fsum(statistic.weight for statistic in statistics if statistic.gaussian is not None)
     planned = []
@@ -143,4 +151,4 @@ def plan_of(statistics: tuple[Statistic, ...], epsilon: float, selection: tuple[
         gaussian = sds[1] < sds[0]
         planned.append(PlannedStatistic(statistic, plain.share, share, plain.group_epsilon,
                                         "gaussian" if gaussian else "laplace", their_delta if gaussian else 0.0, sds))
-    return QueryPlan(epsilon, selection, tuple(planned), unit, max_groups, max_contributions, delta)
+    return QueryPlan(epsilon, selection, tuple(planned), unit, max_groups, max_contributions, delta, threshold)

@@ -1,16 +1,19 @@
 """``dpdist.query(table, ...)``: several statistics of a table, per group, under one budget.
 
-A :class:`Query` is built in steps that read no data (``group_by``, ``agg``), shows its plan before any data is read
-(``explain``: each statistic's share and expected error at a stated n), and runs once (``release``): the columns are
-read in one query (a missing value or key refused there), the whole budget is charged to the session, and each
-statistic runs :func:`dpdist.frame.group_release` with its share (:mod:`dpdist.queries._plan`).
+A :class:`Query` is built in steps that read no data (``join_public``, ``join_private``, ``group_by``, ``agg``), shows
+its plan before any data is read (``explain``: each statistic's share and expected error at a stated n), and runs once
+(``release``): the columns are read in one query (a missing value or key refused there), the whole budget is charged
+to the session, a minimum of persons per group (``min_persons``) withholds the groups whose noisy count of persons is
+below it, and each statistic runs :func:`dpdist.frame.group_release` with its share (:mod:`dpdist.queries._plan`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import inspect
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
@@ -21,7 +24,8 @@ from .._missing import missing_policy
 from ..frame._central import release_groups
 from ..frame._groups import check_missing_key_rows
 from ..frame._tables import Table, check_columns, dtype_name, open_frame
-from ._plan import QueryPlan, plan_of
+from ._joins import HOW, check_unique_keys, in_engine, joined
+from ._plan import PlannedStatistic, QueryPlan, plan_of
 from ._result import QueryResult
 from ._scale import Bounding, cluster_bounded, cluster_of, kept_rows, warn_left_out
 from ._statistics import Statistic
@@ -29,7 +33,7 @@ from ._statistics import Statistic
 if TYPE_CHECKING:
     from ..budget import BudgetSession
 
-__all__ = ["Query", "query"]
+__all__ = ["Query", "query", "resolved"]
 
 #: the selection's share of the budget when the keys are private and ``selection_epsilon`` is not given
 SELECTION_SHARE = 0.1
@@ -57,6 +61,53 @@ class Query:
     key_names: dict = field(default_factory=dict)  # the key columns' names in the released table (SQL's AS)
     delta: float = 0.0  # the statistics' (Gaussian vectors'); the selection's is its own
     method: str | None = None  # how private keys are chosen (None: the default of max_groups)
+    threshold: tuple[int, float] | None = None  # (min_persons, its epsilon)
+    having: Callable[[dict], Any] | None = field(default=None, repr=False)  # SQL's HAVING: a mask of released rows
+
+    def join_public(self, table: Any, on: str | list[str] | dict[str, str], *, how: str = "inner") -> "Query":
+        """The query's table joined to the public ``table`` (any frame narwhals reads) where the columns ``on`` are
+        equal (names both tables hold, or ``{this table's column: the public table's}``); ``how="inner"`` keeps the
+        rows that match, ``"left"`` every row.  The public table's keys and columns are covered by no guarantee;
+        per record (no ``privacy_id``) its keys must be unique (:mod:`dpdist.queries._joins`)."""
+        return self._joined("Query.join_public", table, on, how, None)
+
+    def join_private(self, table: Any, on: str | list[str] | dict[str, str] | None = None, *, how: str = "inner",
+                     privacy_id: str | None = None) -> "Query":
+        """The query's table joined to another private ``table`` of the same persons on the privacy id (this query's
+        ``privacy_id`` equal to ``table``'s ``privacy_id`` column, by default of the same name) and the columns
+        ``on``: Tumult Analytics' ``join_private``.  Each person's rows are bounded after the join, so the guarantee
+        is per person over both tables (:mod:`dpdist.queries._joins`)."""
+        owner = "Query.join_private"
+        if self.privacy_id is None:
+            raise InvalidParameterError(f"{owner} refuses a join of two private tables without privacy_id: one "
+                                        "record's rows would meet any number of the other table's; give the query "
+                                        "privacy_id=..., the column of the persons' ids both tables hold.")
+        theirs = self.privacy_id if privacy_id is None else privacy_id
+        return self._joined(owner, table, on, how, (self.privacy_id, theirs))
+
+    def _joined(self, owner: str, table: Any, on: Any, how: str, ids: tuple[str, str] | None) -> "Query":
+        if how not in HOW:
+            raise InvalidParameterError(f"The 'how' argument of {owner} must be one of {HOW}. Got {how!r:.40}.")
+        pairs = list(on.items()) if isinstance(on, dict) else [(name, name) for name in (
+            [] if on is None else [on] if isinstance(on, str) else list(on))]
+        pairs = [*([ids] if ids is not None and ids not in pairs else []), *pairs]
+        left = open_frame(owner, resolved(self.table))
+        right = in_engine(owner, table, left.frame)
+        theirs = list(right.collect_schema())
+        for mine, other in pairs:
+            if mine not in left.names or other not in theirs:
+                raise InvalidParameterError(f"The 'on' argument of {owner} must name columns of both tables "
+                                            f"({left.names!r:.100}; {theirs!r:.100}). Got {mine!r} = {other!r}.")
+        if not pairs:
+            raise InvalidParameterError(f"The 'on' argument of {owner} must name the columns to join on. Got none.")
+        if ids is None and self.privacy_id is None:
+            check_unique_keys(owner, table, [other for _, other in pairs], "table")
+        kept = {name: name for name in theirs if name not in {other for _, other in pairs}}
+        clashes = sorted(set(kept) & set(left.names))
+        if clashes:
+            raise InvalidParameterError(f"{owner} refuses columns both tables hold outside the join, {clashes}: "
+                                        "rename them in one table first.")
+        return dataclasses.replace(self, table=joined(owner, left.frame, right, pairs, how, kept).to_native())
 
     @validate_params({}, owner="Query.group_by", relations=(Implies(
         "selection_epsilon", (None,), "keys", None, why="it chooses private keys: give it with keys=None, or give the "
@@ -87,8 +138,9 @@ class Query:
                                    method=selection)
 
     def agg(self, *statistics: Statistic) -> "Query":
-        """The statistics to release (:func:`dpdist.queries.count`, ``persons``, ``distinct``, ``sum``, ``mean``,
-        ``quantiles``, ``histogram``, ``cdf``), each once per group."""
+        """The statistics to release (:func:`dpdist.queries.count`, ``count_if``, ``persons``, ``distinct``, ``sum``,
+        ``mean``, ``variance``, ``stddev``, ``minimum``, ``maximum``, ``quantiles``, ``histogram``, ``cdf``), each once
+        per group."""
         for statistic in statistics:
             if not isinstance(statistic, Statistic):
                 raise InvalidParameterError(f"Query.agg takes statistics (dpdist.queries.count(), quantiles(...), "
@@ -110,8 +162,13 @@ class Query:
             raise InvalidParameterError("Query.plan: private keys are chosen by the persons of each group, which "
                                         "distinct() does not keep; add count() or persons(), or give the keys.")
         unit = "record" if self.privacy_id is None else "person"
+        spent = (self.selection[0] if self.selection else 0.0) + (self.threshold[1] if self.threshold else 0.0)
+        if spent >= self.epsilon:
+            raise InvalidParameterError(f"Query.plan: the selection of the groups and the minimum of persons spend "
+                                        f"{spent:g} of the budget {self.epsilon:g}, leaving none for the statistics; "
+                                        "give them smaller epsilons.")
         return plan_of(self.statistics, self.epsilon, self.selection, unit, self.max_groups, self.max_contributions,
-                       self.delta)
+                       self.delta, self.threshold)
 
     def explain(self, n: int, *, repeats: int = 10) -> str:
         """The plan with each statistic's expected error at ``n`` rows per group, before any data is read."""
@@ -122,8 +179,9 @@ class Query:
         session, release every statistic per group; the result in the table's engine."""
         plan = self.plan()
         table = self._checked()
-        seeds = _seeds(self.rng, len(plan.statistics) + 1)  # the last: the bounding's
-        bounding = None if seeds[-1] is None else int(seeds[-1].integers(0, 2**63))
+        count = len(plan.statistics)
+        seeds = _seeds(self.rng, count + 2)  # one per statistic, then the bounding's and the threshold's
+        bounding = None if seeds[count] is None else int(seeds[count].integers(0, 2**63))
         data, left_out = self._staged(table, bounding)  # missing values and keys refused here, before the charge
         warn_left_out(left_out, self.statistics, self.max_contributions, self.max_groups)  # to the holder only
         stated = PrivacyGuarantee(plan.epsilon, (plan.selection[1] if plan.selection else 0.0) + plan.spent_delta,
@@ -132,8 +190,14 @@ class Query:
             self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
         staged = Table.of_arrays(table.engine, data, "dpdist.query")  # every statistic reads these arrays
         keys, results, guarantees = (self.keys if self.by else [0]), {}, []
+        if plan.threshold is not None:  # the groups of at least min_persons noisy persons (it may choose them)
+            keys, guarantee = self._thresholded(table, data, plan, keys, seeds[count + 1])
+            guarantees.append(guarantee)
         # the groups are chosen (keys=None) by the first statistic run: one whose rows hold every person kept
-        for index in sorted(range(len(seeds) - 1), key=lambda i: not plan.statistics[i].statistic.chooses_groups):
+        for index in sorted(range(count), key=lambda i: not plan.statistics[i].statistic.chooses_groups):
+            if keys is not None and not keys:  # no group chosen or left: nothing to release, the charge bounds it
+                empty: dict[str, dict] = {planned.statistic.label: {} for planned in plan.statistics}
+                return QueryResult(self.by, [], empty, stated, plan, table.engine, self.key_names)
             planned, seed = plan.statistics[index], seeds[index]
             rows = planned.statistic.staged_rows(data, self.by, self.privacy_id, self.missing)
             grouped = self._grouped(staged if rows is data else Table.of_arrays(table.engine, rows, "dpdist.query"),
@@ -141,28 +205,42 @@ class Query:
             keys = list(grouped.keys()) if keys is None else keys
             results[planned.statistic.label] = grouped.results
             guarantees.append(grouped.guarantee)
-            if not keys:  # the selection chose no group: nothing is left to release, the charge bounds what was spent
-                empty: dict[str, dict] = {planned.statistic.label: {} for planned in plan.statistics}
-                return QueryResult(self.by, [], empty, stated, plan, table.engine, self.key_names)
         results = {planned.statistic.label: results[planned.statistic.label] for planned in plan.statistics}
         total = sequential(guarantees)
         if not total.covers(stated):
             raise DPDistError(f"query: spent {total.describe()}, not the {stated.describe()} planned (a bug).")
-        return QueryResult(self.by, keys or [], results, total, plan, table.engine, self.key_names)
+        released = QueryResult(self.by, keys or [], results, total, plan, table.engine, self.key_names)
+        return released if self.having is None else released.kept(self.having(released.columns()))
+
+    def _thresholded(self, table, data: dict, plan: QueryPlan, keys: list | None, seed: Any) -> tuple[list, Any]:
+        """The groups whose noisy number of persons (a count of one row per person and group, at the threshold's
+        epsilon) is at least ``min_persons``: a post-processing of that count, whose guarantee is returned with
+        them (with ``keys=None`` it also chooses the groups, as the first statistic would)."""
+        from ._aggregates import count, persons
+
+        least, epsilon = plan.threshold  # type: ignore[misc]
+        counted = persons() if self.privacy_id is not None else count()
+        rows = counted.staged_rows(data, self.by, self.privacy_id, self.missing)
+        grouped = self._grouped(Table.of_arrays(table.engine, rows, "dpdist.query"),
+                                PlannedStatistic(counted, 0.0, epsilon, epsilon / self.max_groups), keys, seed)
+        return [key for key, result in grouped.results.items() if result.count >= least], grouped.guarantee
 
     def _checked(self):
         """The table, its key, id and value columns checked against its schema (no data read)."""
         owner = "dpdist.query"
-        table = open_frame(owner, self.table)
+        table = open_frame(owner, resolved(self.table))
         for argument, names in (("group_by", self.by), ("privacy_id", [self.privacy_id] if self.privacy_id else []),
                                 ("column", [s.column for s in self.statistics if s.column])):
             if names:
                 check_columns(owner, table, list(names), argument)
         for statistic in self.statistics:  # typed against the schema, before any engine reads a value
             dtype = table.schema.get(str(statistic.column))
-            if not statistic.counts_rows and dtype is not None and not (dtype.is_numeric() or dtype.is_boolean()):
-                raise InvalidParameterError(f"The 'column' argument of {statistic.kind} must name a column of numbers: "
-                                            f"{statistic.column!r} holds {dtype_name(dtype)}.")
+            fits = {"values": True, "booleans": dtype is not None and dtype.is_boolean(),
+                    "numbers": dtype is not None and (dtype.is_numeric() or dtype.is_boolean())}[statistic.reads]
+            if dtype is not None and not fits:
+                what = "booleans" if statistic.reads == "booleans" else "numbers"
+                raise InvalidParameterError(f"The 'column' argument of {statistic.kind} must name a column of {what}: "
+                                            f"{statistic.written!r} holds {dtype_name(dtype)}.")
         return table
 
     def _staged(self, table, bounding: int | None) -> tuple[dict[str, np.ndarray], Bounding]:
@@ -174,8 +252,9 @@ class Query:
         columns = list(dict.fromkeys(needed)) or table.names[:1]
         unit = (self.max_contributions, self.max_groups)
         cluster = cluster_of(self.table) if self.privacy_id is not None else None
+        refused = [s.column for s in self.statistics if s.column and not s.keeps_missing] \
+            if isinstance(self.missing, str) and self.missing == "refuse" else []
         if cluster is not None and self.privacy_id is not None:
-            refused = [s.column for s in self.statistics if s.column] if self.missing == "refuse" else []
             rows, left_out = cluster_bounded(self.table, cluster, columns, self.privacy_id, self.by, self.keys, unit,
                                              list(dict.fromkeys(refused)), bounding)
             table = open_frame("dpdist.query", rows)
@@ -183,10 +262,9 @@ class Query:
         data = {name: table.values(name) for name in columns}
         if self.by:
             check_missing_key_rows("dpdist.query", table, self.by, "refuse", private=True)
-        if isinstance(self.missing, str) and self.missing == "refuse":
-            for name in dict.fromkeys(s.column for s in self.statistics if s.column is not None):
-                missing_policy("dpdist.query", "refuse").apply(data[name], "dpdist.query", f"Column {name!r}",
-                                                               private=True)
+        for name in dict.fromkeys(refused):
+            missing_policy("dpdist.query", "refuse").apply(data[name], "dpdist.query", f"Column {name!r}",
+                                                           private=True)
         if self.privacy_id is not None and cluster is None:
             kept, left_out = kept_rows(data[self.privacy_id], [data[name] for name in self.by], self.by, self.keys,
                                        unit, bounding)
@@ -245,7 +323,8 @@ _ROWS = Optional(Integer(low=1, high=2**31 - 1))
 ))
 def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_contributions: int | None = None,
           max_groups: int | None = None, session: BudgetSession | None = None, rng: Any = None,
-          missing: str | float = "refuse", delta: float | None = None) -> Query:
+          missing: str | float = "refuse", delta: float | None = None, min_persons: int | None = None,
+          min_persons_epsilon: float | None = None) -> Query:
     """A query over ``table`` (any frame narwhals reads: pandas, Polars eager or lazy, PyArrow, DuckDB, ...) under
     one budget ``epsilon``.
 
@@ -274,6 +353,27 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
         The statistics' delta (besides a private selection's): counts, sums, means and histograms may then be
         released as one Gaussian vector over the groups, where the plan finds it more accurate than Laplace noise per
         group (with many groups per person: :mod:`dpdist.queries._plan`).  Without it every statistic is pure.
+    min_persons : int, optional
+        A minimum of persons per released group (BigQuery's aggregation threshold, PipelineDP's
+        ``min_privacy_units_per_group``): a noisy count of each group's persons (rows, without ``privacy_id``) is
+        released at ``min_persons_epsilon`` (default a tenth of ``epsilon``, charged with the rest), and the groups
+        whose noisy count is below ``min_persons`` are withheld, every statistic of them.  The threshold is on the
+        noisy count (a post-processing of it): a group of fewer persons passes now and then, one of more is withheld
+        now and then, as the count's noise says; the guarantee is the query's.
     """
     k, m = (1 if bound is None else int(bound) for bound in (max_contributions, max_groups))  # the table's ints
-    return Query(table, float(epsilon), privacy_id, k, m, session, rng, missing, delta=float(delta or 0.0))
+    threshold = None
+    if min_persons is not None or min_persons_epsilon is not None:
+        least = check_param("dpdist.query", "min_persons", min_persons, Integer(low=1, high=2**31 - 1))
+        spent = epsilon * SELECTION_SHARE if min_persons_epsilon is None else min_persons_epsilon
+        threshold = (int(least), float(check_param("dpdist.query", "min_persons_epsilon", spent,
+                                                   Interval(0.0, float(epsilon), closed="neither"))))
+    return Query(table, float(epsilon), privacy_id, k, m, session, rng, missing, delta=float(delta or 0.0),
+                 threshold=threshold)
+
+
+def resolved(table: Any) -> Any:
+    """A table given as a function returning it (``dpdist query``'s files: read when the query needs them) called;
+    any other table as it is."""
+    deferred = isinstance(table, functools.partial) or inspect.isfunction(table) or inspect.ismethod(table)
+    return table() if deferred else table

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
+
+import numpy as np
 
 from .._guarantee import PrivacyGuarantee
 from ._plan import QueryPlan
@@ -55,6 +57,14 @@ class QueryResult:
             rows.append(row)
         names = list(dict.fromkeys(name for row in rows for name in row))
         return {name: [row.get(name) for row in rows] for name in names}
+
+    def kept(self, rows: Any) -> "QueryResult":
+        """This result with only the groups of the rows ``rows`` (a boolean per row of :meth:`columns`) marks: SQL's
+        ``HAVING`` on released values, a post-processing (the guarantee is unchanged)."""
+        keep = np.asarray(rows, dtype=bool)
+        keys = [key for key, kept in zip(self.keys, keep) if kept]
+        results = {label: {key: groups[key] for key in keys} for label, groups in self.results.items()}
+        return replace(self, keys=keys, results=results)
 
     def table(self) -> Any:
         """One row per group, a DataFrame of the engine of the queried table (lazy for a lazy one)."""

@@ -44,11 +44,11 @@ class SqlCall:
     Attributes
     ----------
     name : str
-        The function's name, upper case (``"AVG"``).
+        The function's name, upper case (``"AVG"``; sqlglot's first spelling, ``"VARIANCE_POP"`` for ``VAR_POP``).
     text : str
         The call as written, for refusals.
     column : str or None
-        The column among its arguments (qualified by the FROM table or not at all), if any.
+        The frame's column among its arguments, if any (an expression's is a column derived for it).
     numbers : tuple of int or float
         Its number arguments, in order.
     star, distinct : bool
@@ -57,6 +57,10 @@ class SqlCall:
         The query's column of persons' ids.
     given_bounds : dict
         The public bounds given to ``dpdist.sql`` (read through :meth:`bounds`).
+    names : tuple of str
+        Every spelling of the function (``("VARIANCE_POP", "VAR_POP")``).
+    written : str or None
+        The column's argument as written, where it is an expression (``"income * 0.1"``).
     """
 
     name: str
@@ -67,12 +71,16 @@ class SqlCall:
     distinct: bool = False
     privacy_id: str | None = None
     given_bounds: dict = field(default_factory=dict, repr=False)
+    names: tuple[str, ...] = ()
+    written: str | None = None
 
     def bounds(self, column: str) -> tuple[float, float]:
         """The public bounds of ``column``, refused by name when ``dpdist.sql`` was not given them."""
         if not isinstance(self.given_bounds, dict) or column not in self.given_bounds:
-            raise InvalidParameterError(f"The 'bounds' argument of dpdist.sql must give the public bounds of the column "
-                                        f"{column!r} (bounds={{{column!r}: (lo, hi)}}). Got {self.given_bounds!r:.100}.")
+            shown = self.written or column
+            what = "column" if self.written is None else "expression (or of its columns, or its alias)"
+            raise InvalidParameterError(f"The 'bounds' argument of dpdist.sql must give the public bounds of the {what} "
+                                        f"{shown!r} (bounds={{{shown!r}: (lo, hi)}}). Got {self.given_bounds!r:.100}.")
         return self.given_bounds[column]
 
     def of_distinct(self) -> str | None:
@@ -101,14 +109,21 @@ class Statistic:
         Its share of the budget, relative to the query's other statistics.
     name : str or None
         Its name in the released table (:meth:`named`), else its ``kind`` and column name its cells.
+    title : str or None
+        Its column as the released table writes it, where that is not the frame's column (a derived column's
+        expression as the statement wrote it, ``"income * 0.1"``).
     """
 
     #: its name in labels and plans (``"sum"``); a subclass with one is registered in :data:`AGGREGATES`
     kind: ClassVar[str] = ""
     #: its SQL spellings as the docs show them (``c`` a column, ``<privacy_id>`` the ids' column, parameters named)
     sql_forms: ClassVar[tuple[str, ...]] = ()
-    #: it counts rows (a count's noise; no value of its column is aggregated, so no missing value is refused)
+    #: it counts rows (a count's noise; no value of its column is aggregated)
     counts_rows: ClassVar[bool] = False
+    #: what its column holds: "numbers" (or booleans, as 0 and 1), "booleans", or "values" of any type
+    reads: ClassVar[str] = "numbers"
+    #: its rows may hold missing values of its column (``COUNT(c)`` counts the present ones): none is refused
+    keeps_missing: ClassVar[bool] = False
     #: its rows hold every person kept, so it may choose private keys (a deduplication by value does not)
     chooses_groups: ClassVar[bool] = True
     #: it counts persons: the query needs its ``privacy_id``
@@ -118,11 +133,15 @@ class Statistic:
     gaussian: ClassVar[str | None] = None
     #: the parts of the budget its Laplace release splits a group's value's noise into (a mean: its sum and count)
     laplace_parts: ClassVar[int] = 1
+    #: what an expression in its SQL argument is: "value" (its value; a condition as 1, 0 or missing) or "truth" (a
+    #: condition: the rows where it is true, a boolean column)
+    argument: ClassVar[str] = "value"
 
     column: str | None
     options: dict[str, Any] = field(default_factory=dict)
     weight: float = 1.0
     name: str | None = None
+    title: str | None = None
 
     def __init_subclass__(cls, **kwargs: Any):
         super().__init_subclass__(**kwargs)
@@ -132,12 +151,17 @@ class Statistic:
     @property
     def label(self) -> str:
         """``kind(column)``, or ``count()``: the name of the statistic in a plan, a result and errors."""
-        return f"{self.kind}({self.column or ''})"
+        return f"{self.kind}({self.written or ''})"
+
+    @property
+    def written(self) -> str | None:
+        """Its column as the released table and the plan write it (:attr:`title`, else the column's name)."""
+        return self.title or self.column
 
     @property
     def stem(self) -> str:
         """What its cells' names start with, which :meth:`named` replaces."""
-        return f"{self.column}"
+        return f"{self.written}"
 
     def weighted(self, weight: Any) -> "Statistic":
         """This statistic with another ``weight``."""
@@ -194,9 +218,14 @@ class Statistic:
         named = {self.cell_name(name): float(value) for name, value in row.items() if name != "level"}
         return {**self.renamed(named), **level}
 
+    def value_cell(self) -> str | None:
+        """The name of its one value's cell in the released table (what SQL's HAVING compares), or None where it
+        releases several values (a histogram's shares, a CDF's summary)."""
+        return self.name or self.stem
+
     def cell_name(self, name: str) -> str:
         """The table's name of the summary row's cell ``name`` (by default ``"<column> <name>"``)."""
-        return f"{self.column} {name}"
+        return f"{self.written} {name}"
 
     def renamed(self, cells: dict[str, float]) -> dict[str, float]:
         """``cells`` with their :attr:`stem` replaced by the statistic's name, when it has one."""
@@ -243,9 +272,10 @@ def laplace_sd(epsilon: float) -> float:
     return math.sqrt(2 * rho) / (1 - rho)
 
 
-def aggregates_named(name: str) -> list[type[Statistic]]:
-    """The aggregates one of whose SQL forms is a call of ``name`` (upper case)."""
-    return [kind for kind in AGGREGATES.values() if any(form.split("(")[0] == name for form in kind.sql_forms)]
+def aggregates_named(names: Any) -> list[type[Statistic]]:
+    """The aggregates one of whose SQL forms is a call of one of ``names`` (upper case: a function's spellings)."""
+    names = {names} if isinstance(names, str) else set(names)
+    return [kind for kind in AGGREGATES.values() if any(form.split("(")[0] in names for form in kind.sql_forms)]
 
 
 def sql_forms(kinds: Any = None) -> str:

@@ -99,12 +99,16 @@ def test_long_chains_and_runs_of_not_are_read_without_recursion():
     ("salary > 3", "on the column 'salary', which the table does not have"),
     ("age = NULL", "a comparison with NULL is never true in SQL; test a missing value with IS NULL"),
     ("member IS TRUE", "IS tests NULL only"),
-    ("age BETWEEN SYMMETRIC 1 AND 3", "a row filter compares columns and constants"),
+    ("age BETWEEN SYMMETRIC 1 AND 3", "a condition compares values of one type"),
     ("age > 99999999999999999999", "numbers are 64-bit"),
     ("age > 1e999", "numbers are 64-bit"),
-    ("age + 1 > 30", "age \\+ 1: a row filter compares columns and constants"),
-    ("LOWER(city) = 'ames'", "LOWER\\(city\\): a row filter"),
-    ("city LIKE 'a%'", "city LIKE 'a%': a row filter"),
+    ("age + city > 30", "age \\+ city: arithmetic and ADD take numbers; city is a string"),
+    ("LOWER(city) = 'ames'", "LOWER\\(city\\): a condition compares values"),
+    ("city LIKE 'a%'", "city LIKE 'a%': a condition compares values"),
+    ("age / 0 > 1", "a division by the constant 0"),
+    ("CASE WHEN age > 3 THEN 1 ELSE 'a' END = 1", "the branches of a CASE are values of one type"),
+    ("FLOOR(city) = 1", "arithmetic and FLOOR take numbers; city is a string"),
+    ("ROUND(age, score) > 1", "ROUND\\(x, digits\\) takes a constant number of digits"),
 ])
 def test_a_condition_whose_types_do_not_fit_is_refused_by_name_before_any_engine_runs(condition, named):
     for engine, frame in _engines().items():
