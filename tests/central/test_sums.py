@@ -81,3 +81,37 @@ def test_a_group_by_releases_a_sum_per_public_key_per_person():
     assert grouped.guarantee.epsilon == pytest.approx(1.0) and grouped.guarantee.unit == "person"
     for key in (0, 1):
         assert abs(grouped[key].value - VALUES[data["where"] == key].sum()) < 8 * grouped[key].standard_error
+
+
+@pytest.mark.slow  # a Monte Carlo of 2,000 releases
+def test_the_variance_has_about_its_stated_spread_and_its_interval_covers_at_its_level():
+    rng = np.random.default_rng(4)
+    released = [central.variance(VALUES, 1.0, (0.0, 10.0), rng=rng) for _ in range(2_000)]
+    noisy = np.array([r.value for r in released])
+    assert abs(noisy.mean() - VALUES.var()) < 4 * noisy.std() / math.sqrt(noisy.size)
+    assert noisy.std() == pytest.approx(np.mean([r.standard_error for r in released]), rel=0.15)  # the delta method
+    covered = np.mean([r.low <= VALUES.var() <= r.high for r in released])
+    assert covered >= 0.95 - 4 * math.sqrt(0.05 * 0.95 / noisy.size)
+
+
+def test_the_variance_splits_the_budget_in_thirds_and_centres_at_the_midpoint():
+    released = central.variance(VALUES, 0.9, (0.0, 10.0), rng=5)
+    assert released.details["sensitivity"] == {"centred_squares": 25.0, "centred_sum": 5.0, "count": 1}
+    assert released.guarantee.epsilon == pytest.approx(0.9) and released.statistic == "variance"
+    assert abs(released.value - VALUES.var()) < 6 * released.standard_error
+    assert 0.0 <= released.low <= released.value <= released.high <= 25.0
+    assert "union bound" in released.intervals()[0].method
+
+
+def test_the_sample_variance_is_the_population_variance_times_n_over_n_minus_one():
+    population = central.variance(VALUES, 1.0, (0.0, 10.0), rng=6)
+    sample = central.variance(VALUES, 1.0, (0.0, 10.0), ddof=1, rng=6)  # the same noise
+    ratio = sample.value / population.value
+    assert 1.0 < ratio < 1.01 and abs(sample.value - VALUES.var(ddof=1)) < 6 * sample.standard_error
+    with pytest.raises(InvalidParameterError, match="'ddof'"):
+        central.variance(VALUES, 1.0, (0.0, 10.0), ddof=2)
+
+
+def test_the_variance_of_too_few_records_has_every_value_the_bounds_allow_as_its_interval():
+    released = central.variance(np.zeros(0), 1.0, (-1.0, 1.0), rng=0)
+    assert (released.low, released.high) == (0.0, 1.0) and 0.0 <= released.value <= 1.0

@@ -293,3 +293,31 @@ def test_private_keys_take_the_selection_asked_for():
         dpdist.query(TABLE, epsilon=1.0).group_by("region", selection="mad")
     with pytest.raises(InvalidParameterError, match="'selection' argument of Query.group_by chooses private keys"):
         dpdist.query(TABLE, epsilon=1.0).group_by("region", keys=KEYS, selection="adaptive")
+
+
+def test_a_minimum_of_persons_withholds_the_groups_whose_noisy_count_of_persons_is_below_it():
+    """min_persons: a noisy count of each group's persons at its own epsilon, charged with the rest; a group of 3
+    persons is withheld (its noisy count is below 50 but with probability e^-4 or so), one of 1,000 is not."""
+    table = pd.DataFrame({"person": np.arange(1_003) // 1, "region": ["big"] * 1_000 + ["tiny"] * 3,
+                          "income": RNG.lognormal(10, 0.7, 1_003)})
+    built = (dpdist.query(table, epsilon=1.0, privacy_id="person", max_contributions=1, min_persons=50, rng=5)
+             .group_by("region", keys=["big", "tiny"]).agg(count(), mean("income", (0, 3e5))))
+    plan = built.plan()
+    assert plan.threshold == (50, pytest.approx(0.1)) and "groups below 50 withheld" in plan.rule
+    assert [p.epsilon for p in plan.statistics] == pytest.approx([0.45, 0.45])
+    result = built.release()
+    assert result.keys == ["big"] and list(result.table()["region"]) == ["big"]
+    assert result.guarantee.epsilon == pytest.approx(1.0) and result.guarantee.unit == "person"
+    per_record = dpdist.query(table, epsilon=1.0, min_persons=50, min_persons_epsilon=0.5, rng=5).agg(count())
+    assert per_record.plan().statistics[0].epsilon == pytest.approx(0.5) and per_record.release().keys == [0]
+
+
+def test_a_minimum_of_persons_may_choose_private_keys_and_is_refused_where_it_leaves_no_budget():
+    table = pd.DataFrame({"person": np.arange(2_000), "region": ["a"] * 1_990 + ["b"] * 10})
+    result = (dpdist.query(table, epsilon=1.0, privacy_id="person", max_contributions=1, min_persons=100, rng=2)
+              .group_by("region").agg(count()).release())
+    assert result.keys == ["a"] and result.guarantee.epsilon == pytest.approx(1.0)
+    with pytest.raises(InvalidParameterError, match="leaving none for the statistics"):
+        dpdist.query(table, epsilon=1.0, min_persons=5, min_persons_epsilon=0.95).group_by("region").agg(count()).plan()
+    with pytest.raises(InvalidParameterError, match="'min_persons'"):
+        dpdist.query(table, epsilon=1.0, min_persons=0)

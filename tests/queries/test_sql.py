@@ -157,6 +157,77 @@ def test_unsupported_sql_is_refused_in_one_line_naming_it(statement, named):
     assert "\n" not in str(refused.value)
 
 
+#: the statements an analyst porting from BigQuery, Tumult, OpenDP and PipelineDP writes first: the first five read
+#: before expressions, joins and the field's aggregates were added, the other eleven after
+PORTED = [
+    "SELECT region, COUNT(*) FROM t GROUP BY region",
+    "SELECT region, AVG(income) FROM t GROUP BY region",
+    "SELECT region, SUM(income) FROM t GROUP BY region",
+    "SELECT region, QUANTILES(income, 0.1, 0.5, 0.9) FROM t GROUP BY region",
+    "SELECT region, COUNT(DISTINCT person) FROM t GROUP BY region",
+    "SELECT region, PERCENTILE_CONT(income, 0.5) FROM t GROUP BY region",
+    "SELECT region, PERCENTILE_CONT(0.5) WITHIN GROUP (ORDER BY income) FROM t GROUP BY region",
+    "SELECT region, VARIANCE(income) FROM t GROUP BY region",
+    "SELECT region, STDDEV(income) FROM t GROUP BY region",
+    "SELECT region, MIN(income), MAX(income) FROM t GROUP BY region",
+    "SELECT region, COUNT(income) FROM t GROUP BY region",
+    "SELECT FLOOR(age / 10) AS decade, COUNT(*) FROM t GROUP BY FLOOR(age / 10)",
+    "SELECT r.zone, AVG(t.income) FROM t JOIN regions AS r ON t.region = r.region GROUP BY r.zone",
+    "SELECT region, AVG(total) FROM (SELECT person, region, SUM(income) AS total FROM t GROUP BY person, region) "
+    "GROUP BY region",
+    "SELECT region, COUNT(*) AS n FROM t GROUP BY region HAVING COUNT(*) > 100",
+    "SELECT region, SUM(income * 0.1) FROM t GROUP BY region",
+]
+
+
+@pytest.mark.parametrize("statement", PORTED)
+def test_the_statements_an_analyst_ports_first_all_run_per_person_on_every_engine(statement):
+    polars, duckdb = pytest.importorskip("polars"), pytest.importorskip("duckdb")
+    people = TABLE.assign(person=np.arange(len(TABLE)) // 2)
+    regions = pd.DataFrame({"region": ["north", "south", "east", "west"], "zone": ["n", "s", "e", "w"]})
+    keys = ({"decade": list(range(1, 9))} if "decade" in statement else {"zone": ["n", "s"]} if "zone" in statement
+            else KEYS)
+    columns = []
+    for frame in (people, polars.from_pandas(people), duckdb.from_df(people)):
+        built = dpdist.sql(statement, tables={"t": frame}, public_tables={"regions": regions}, epsilon=1.0,
+                           bounds={**BOUNDS, "total": (0, 6e5)}, keys=keys, privacy_id="person", max_contributions=2,
+                           rng=3)
+        result = built.release()
+        assert result.guarantee.epsilon == pytest.approx(1.0) and result.guarantee.unit == "person"
+        columns.append(result.columns())
+    assert columns[0] and all(released == columns[0] for released in columns)  # the same rows on every engine
+    cells = [name for name in columns[0] if name not in ("region", "decade", "zone", "level")]
+    assert all(np.isfinite(np.asarray(columns[0][name], dtype=float)).all() for name in cells)
+
+
+def test_having_keeps_the_groups_whose_released_values_meet_it_and_changes_no_guarantee():
+    statement = "SELECT region, COUNT(*) AS n, MEDIAN(income) FROM t GROUP BY region HAVING n > {} AND region <> 'x'"
+    released = dpdist.sql(statement.format(0), tables={"t": TABLE}, epsilon=1.0, bounds=BOUNDS, keys=KEYS, rng=5)
+    counts = released.release().columns()["n"]
+    middle = (counts[0] + counts[1]) / 2
+    kept = dpdist.sql(statement.format(middle), tables={"t": TABLE}, epsilon=1.0, bounds=BOUNDS, keys=KEYS,
+                      rng=5).release()
+    assert kept.keys == [key for key, n in zip(KEYS["region"], counts) if n > middle] and len(kept.keys) == 1
+    assert kept.guarantee == released.release().guarantee
+    median = dpdist.sql("SELECT region, MEDIAN(income) FROM t GROUP BY region HAVING MEDIAN(income) > 1e9",
+                        tables={"t": TABLE}, epsilon=1.0, bounds=BOUNDS, keys=KEYS, rng=5).release()
+    assert median.keys == [] and median.columns() == {}
+
+
+def test_an_aggregate_of_an_expression_is_clipped_to_its_range_or_to_the_bounds_given_for_it():
+    derived = dpdist.sql("SELECT SUM(income * 0.1) AS tax FROM t", tables={"t": TABLE}, epsilon=1.0, bounds=BOUNDS)
+    (statistic,) = derived.statistics
+    assert statistic.options["bounds"] == (0.0, 3e4) and statistic.title == "income * 0.1"
+    given = dpdist.sql("SELECT SUM(income * 0.1) AS tax FROM t", tables={"t": TABLE}, epsilon=1.0,
+                       bounds={**BOUNDS, "tax": (0, 1e3)})
+    assert given.statistics[0].options["bounds"] == (0.0, 1e3)
+    result = dpdist.sql("SELECT SUM(income * 0.1), COUNTIF(age >= 50) AS old FROM t", tables={"t": TABLE},
+                        epsilon=10.0, bounds=BOUNDS, rng=1).release()
+    columns = result.columns()
+    assert abs(columns["income * 0.1 sum"][0] - 0.1 * TABLE.income.clip(0, 3e5).sum()) < 5e4
+    assert abs(columns["old"][0] - int((TABLE.age >= 50).sum())) < 10
+
+
 # --- every message read: seeded statements over every clause, against a table whose private values are marked ---
 
 #: the marks of the private values of SECRETS: no message, warning or traceback may hold one
@@ -173,11 +244,13 @@ SECRETS = pd.DataFrame({
     "seen": pd.date_range("2020-01-01", periods=300, freq="h"),
 })
 COLUMNS = list(SECRETS.columns)
+#: the public table the statements join to: no secret in it
+ZONES = pd.DataFrame({"region": ["north", "south", "east"], "zone": ["n", "s", "e"]})
 
 
 class Statements:
     """Seeded SELECTs over every clause: mostly valid ones, and ill-typed, unsupported and malformed ones (each part
-    drawn from its valid choices 85% of the time, else from its invalid ones); no statement names a marked value."""
+    drawn from its valid choices 90% of the time, else from its invalid ones); no statement names a marked value."""
 
     #: each column's kind, and constants of each kind
     KINDS = {"person": "number", "name": "string", "region": "string", "age": "number", "income": "number",
@@ -192,8 +265,8 @@ class Statements:
         return options[int(self.rng.integers(len(options)))]
 
     def either(self, valid: tuple, invalid: tuple):
-        """One of ``valid`` 85% of the time, else one of ``invalid``."""
-        return self.pick(*valid) if self.rng.random() < 0.85 else self.pick(*invalid)
+        """One of ``valid`` 90% of the time, else one of ``invalid``."""
+        return self.pick(*valid) if self.rng.random() < 0.9 else self.pick(*invalid)
 
     def comparison(self) -> str:
         column = self.pick(*self.KINDS)
@@ -201,8 +274,11 @@ class Statements:
         constant = self.either(self.CONSTANTS[kind], ("NULL", "1e400", "99999999999999999999", "'b'", "4", "TRUE"))
         operators = ("=", "<>") if kind in ("boolean", "category") else ("=", "<>", "<", "<=", ">", ">=")
         operator = self.either(operators, ("<", "LIKE"))
-        subject = self.either((column, f"{self.table}.{column}"), (f"u.{column}", "salary", f"-{column}", f"{column} + 1",
-                                                        f"LOWER({column})", f"CAST({column} AS INT)"))
+        numeric = (f"{column} + 1", f"-{column}", f"FLOOR({column} / 7)", f"ROUND({column} * 0.5, 1)",
+                   f"CASE WHEN {column} > 3 THEN {column} ELSE 0 END") if kind == "number" else ()
+        subject = self.either((column, f"{self.table}.{column}", *numeric),
+                              (f"u.{column}", "salary", f"LOWER({column})", f"CAST({column} AS INT)",
+                               f"{column} + name", f"{column} / 0", f"CASE WHEN member THEN {column} ELSE 'x' END"))
         return self.pick(lambda: f"{subject} {operator} {constant}",
                          lambda: f"{subject} IN ({constant}, {self.pick(*self.CONSTANTS[kind])})",
                          lambda: f"{subject} BETWEEN {constant} AND {self.pick(*self.CONSTANTS[kind])}",
@@ -219,29 +295,39 @@ class Statements:
         from dpdist.queries._statistics import AGGREGATES
 
         forms = tuple(form for kind in AGGREGATES.values() for form in kind.sql_forms)
-        form = self.either(forms, ("STDDEV(c)", "MIN(c)", "COUNT(c)", "SUM(c * 2)", "SUM(DISTINCT c)", "HISTOGRAM(c)",
-                                   "QUANTILES(c, 'x')", "SUM(u.c)"))
+        form = self.either(forms + ("SUM(c * 2)", "AVG(CASE WHEN age > 30 THEN c ELSE 0 END)", "MAX(ABS(c - 50))"),
+                           ("COVAR_POP(c, c)", "SUM(DISTINCT c)", "HISTOGRAM(c)", "QUANTILES(c, 'x')", "SUM(u.c)",
+                            "SUM(c + name)", "AVG(COUNT(*))", "COUNT(*) * 2", "COUNTIF(c)"))
         for placeholder, value in ((r"<privacy_id>", "person"),
                                    (r"q, \.\.\.", self.either(("0.1, 0.9", "0.5"), ("1.5",))),
                                    (r"\bq\b", self.either(("0.5", "0.25"), ("-0.5", "2"))),
                                    (r"\bbins\b", self.either(("4", "8"), ("8.7", "0"))),
+                                   (r"\bn\b", self.either(("4", "10"), ("1", "0.5"))),
+                                   (r"\bcondition\b", self.either(("age > 30", "member", "name = 'a'"), ("age",))),
                                    (r"\bc\b", self.either(("income", "age", "member"), ("name", "seen", "code")))):
             form = re.sub(placeholder, value, form)
         return form + self.pick("", "", f" AS a{int(self.rng.integers(3))}")
 
     def statement(self) -> str:
-        group = self.either(("", "", "region", "region", "name", "age", "member"),
-                            ("region, member", "1", "age / 10", "u.region", "ROLLUP (region)", "code"))
-        keys = [group] if group in self.KINDS else []
+        group = self.either(("", "", "region", "region", "name", "age", "member", "FLOOR(age / 10)",
+                             "CASE WHEN age > 50 THEN 'old' ELSE 'young' END"),
+                            ("region, member", "1", "age + name", "u.region", "ROLLUP (region)", "code"))
+        keys = [group] if group in self.KINDS or group.startswith(("FLOOR", "CASE")) else []
         select = keys + [self.aggregate() for _ in range(int(self.rng.integers(1, 4)))]
-        source = self.either(("t", "t", "t AS x"), ("u", "db.t", "t TABLESAMPLE (10 PERCENT)", "t JOIN u ON t.a = u.a",
-                                                    "(SELECT * FROM t)"))
-        self.table = source[-1] if source.startswith("t AS") else "t"
+        source = self.either(("t", "t", "t AS x", "t JOIN r USING (region)", "t LEFT JOIN r ON t.region = r.region",
+                              "(SELECT person, region, member, name, SUM(income) AS income, MAX(age) AS age FROM t "
+                              "GROUP BY person, region, member, name) AS s"),
+                             ("u", "db.t", "t TABLESAMPLE (10 PERCENT)", "t JOIN u ON t.a = u.a", "(SELECT * FROM t)",
+                              "t JOIN t AS w ON t.age = w.age", "t RIGHT JOIN r ON t.region = r.region",
+                              "t JOIN r ON t.age > r.zone", "(SELECT region, SUM(income) AS income FROM t GROUP BY "
+                                                            "region)"))
+        self.table = source.split()[-1] if source.startswith(("t AS", "(")) else "t"
         text = f"SELECT {', '.join(select)} FROM {source}"
         if self.rng.random() < 0.7:
             text += f" WHERE {self.condition(int(self.rng.integers(0, 4)))}"
         text += f" GROUP BY {group}" if group else ""
-        text += self.either(("",), (" HAVING COUNT(*) > 3", " ORDER BY 1", " LIMIT 3", "; SELECT 1"))
+        having = (" HAVING COUNT(*) > 3", " HAVING COUNT(*) > 3 AND region <> 'zz'") if "COUNT(*)" in text else ()
+        text += self.either(("", "", *having), (" HAVING SUM(name) > 3", " ORDER BY 1", " LIMIT 3", "; SELECT 1"))
         if self.rng.random() < 0.05:  # a malformed statement: a character left out
             cut = int(self.rng.integers(len(text)))
             text = text[:cut] + text[cut + 1:]
@@ -259,14 +345,14 @@ def _run(statement: str, frame, release: bool) -> str:
 
     from dpdist.errors import DPDistError
 
-    group = re.search(r"GROUP BY (\w+)$", statement)
+    group = re.search(r"GROUP BY (\w+)( HAVING .*)?$", statement)
     keys = {"region": ["north", "south", "east"]} if group and group.group(1) == "region" else None
     bounds = {"income": (0, 3e5), "age": (0, 100), "member": (0, 1), "badge": (0, 1e7), "name": (0, 1)}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            built = dpdist.sql(statement, tables={"t": frame}, epsilon=1.0, bounds=bounds, keys=keys,
-                               privacy_id="person", max_contributions=2, rng=7)
+            built = dpdist.sql(statement, tables={"t": frame}, public_tables={"r": ZONES}, epsilon=1.0,
+                               bounds=bounds, keys=keys, privacy_id="person", max_contributions=2, rng=7)
             if release:
                 built.release().columns()
             outcome = "ran"

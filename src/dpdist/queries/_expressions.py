@@ -13,10 +13,11 @@ statement and the schema, never on the data.
 ``LEAST``, ``GREATEST``, ``CASE WHEN ... THEN ... [ELSE ...] END`` (and ``CASE x WHEN v THEN ...``), ``IF(c, a, b)``,
 and a condition as a boolean.  Each is a per-row map: a row's value depends on that row's cells alone, so adding or
 removing a person's rows changes the derived column in those rows only (stability 1), and a release over it states what
-it would over any column.  Numbers are computed in 64-bit floats on every engine (integer overflow is each engine's
-own); ``x / 0`` is missing (as BigQuery's ``SAFE_DIVIDE``), as is any arithmetic with a missing operand; ``FLOOR``,
-``CEIL``, ``ROUND(x)`` and integer arithmetic give integers (exact below :math:`2^{53}`; missing beyond);
-``ROUND`` rounds half away from zero, as SQL does (pandas' own rounds half to even).
+it would over any column.  Numbers are computed in 64-bit floats on every engine (no integer overflows; a division by
+a constant is computed alike everywhere, exact for an integer quotient, where Polars' own is a last bit off);
+``x / 0`` is missing (as BigQuery's ``SAFE_DIVIDE``), as is any arithmetic with a missing operand; ``FLOOR``,
+``CEIL``, ``ROUND(x)`` and integer arithmetic give integers (exact below :math:`2^{53}`; missing beyond); ``ROUND``
+rounds half away from zero, as SQL does (pandas' own rounds half to even).
 
 **Ranges.**  With the public bounds of its columns, a number's range is worked out by interval arithmetic (``income *
 0.1`` over ``income`` in (0, 300,000) is (0, 30,000)): the bounds of an aggregate of an expression where none are given
@@ -182,6 +183,16 @@ def _balanced(combine: Callable[[Any, Any], Any], parts: list) -> Any:
     while len(parts) > 1:
         parts = [combine(*parts[i:i + 2]) if i + 1 < len(parts) else parts[i] for i in range(0, len(parts), 2)]
     return parts[0]
+
+
+def _divided(x: Any, divisor: float) -> Any:
+    """``x / divisor`` for a constant divisor, the same on every engine: the product by the reciprocal and one
+    correction, :math:`q + (x - q d) r` with :math:`q = x r`, :math:`r = 1/d` (products and sums, which every engine
+    rounds alike; Polars itself divides a column by a constant as the product by its reciprocal, a last bit away from
+    the quotient pandas and DuckDB give, and from an integer quotient).  An integer quotient comes out exact."""
+    reciprocal = 1.0 / divisor
+    first = x * reciprocal
+    return first + (x - first * divisor) * reciprocal
 
 
 def _interval(name: str, left: Value, right: Value) -> tuple[float | None, float | None]:
@@ -368,7 +379,9 @@ class RowCompiler:
 
     def _computed(self, text: str, expression: Any, present: Any, integer: bool,
                   interval: tuple[float | None, float | None]) -> Value:
-        """A number computed in the engine: missing where an operand is (``present`` false) or the result is NaN."""
+        """A number computed in the engine: missing where ``present`` is false or the result is NaN or null (a missing
+        operand gives a null or a NaN in every engine's arithmetic, so ``present`` is only what that would not
+        cover: a zero divisor)."""
         expression = expression if present is True else self.nw.when(present).then(expression)
         return Value("number", text, expression, missing=expression.is_null() | expression.is_nan(), dtype="Float64",
                      integer=integer, low=interval[0], high=interval[1])
@@ -378,7 +391,7 @@ class RowCompiler:
         if inner.expression is None:
             return replace(inner, text=node.sql(), constant=-inner.constant, low=-inner.constant, high=-inner.constant)
         ends = (None, None) if inner.low is None or inner.high is None else (-inner.high, -inner.low)
-        return self._computed(node.sql(), -self._float(inner), inner.present, inner.integer, ends)
+        return self._computed(node.sql(), -self._float(inner), True, inner.integer, ends)
 
     def _arithmetic(self, node: Any, name: str) -> Value:
         self._only(node, "this", "expression", "typed", "safe")
@@ -392,11 +405,10 @@ class RowCompiler:
             folded = _checked_number(int(folded) if integer else float(folded), f"{self.clause} ... {node.sql()[:60]}")
             return Value("number", node.sql(), constant=folded, integer=integer, low=folded, high=folded)
         divisor = self._float(right)
-        present = _and(left.present, right.present)
-        if name == "Div" and right.expression is not None:
-            present = _and(present, divisor != 0)  # x / 0 is missing (BigQuery's SAFE_DIVIDE), on every engine
-        return self._computed(node.sql(), _ARITHMETIC[name](self._float(left), divisor), present, integer,
-                              _interval(name, left, right))
+        present = divisor != 0 if name == "Div" and right.expression is not None else True  # x / 0 is missing
+        computed = _divided(self._float(left), float(right.constant)) if name == "Div" and right.expression is None \
+            else _ARITHMETIC[name](self._float(left), divisor)
+        return self._computed(node.sql(), computed, present, integer, _interval(name, left, right))
 
     def _rounded(self, node: Any) -> Value:
         exp = self.exp
@@ -419,11 +431,11 @@ class RowCompiler:
             if isinstance(node, exp.Ceil):
                 return x.ceil() if not isinstance(x, float) else math.ceil(x)
             if isinstance(node, exp.Abs):
-                return abs(x)
+                return abs(x) if isinstance(x, float) else x.abs()
             if isinstance(x, float):
-                return math.copysign(math.floor(abs(x) * shift + 0.5) / shift, x)
-            sign = self.nw.when(x < 0).then(self.nw.lit(-1.0)).otherwise(self.nw.lit(1.0))
-            return sign * ((x.abs() * shift + 0.5).floor() / shift)
+                return math.copysign(_divided(float(math.floor(abs(x) * shift + 0.5)), shift), x)
+            whole = (x.abs() * shift + 0.5).floor()
+            return _divided(self.nw.when(x < 0).then(-whole).otherwise(whole), shift)
 
         integer = value.integer if isinstance(node, exp.Abs) else digits == 0
         ends: tuple[float | None, float | None] = (None, None)
@@ -435,7 +447,7 @@ class RowCompiler:
             folded = rounded(float(value.constant))
             folded = int(folded) if integer else folded
             return Value("number", node.sql(), constant=folded, integer=integer, low=folded, high=folded)
-        return self._computed(node.sql(), rounded(self._float(value)), value.present, integer, ends)
+        return self._computed(node.sql(), rounded(self._float(value)), True, integer, ends)
 
     def _extreme(self, node: Any) -> Value:
         exp = self.exp

@@ -270,7 +270,8 @@ def _per_person(exp: Any, node: Any, tables: Any, public: Any, privacy_id: Any, 
     keys = [source.scope.resolve(part.table or None, part.name, "GROUP BY", part.sql()) if isinstance(part, exp.Column)
             else None for part in (group.expressions if group is not None else [])]
     if None in keys or source.privacy_id not in keys:
-        raise refused(f"a subquery grouped by {group.sql()[:60] if group is not None else 'nothing'}: a per-person "
+        grouped = ", ".join(part.sql() for part in group.expressions)[:60] if group is not None else "nothing"
+        raise refused(f"a subquery grouped by {grouped}: a per-person "
                       f"subquery groups by columns, the privacy id {source.privacy_id!r} among them, so each of its "
                       "rows is one person's (a row of several persons would move with each of them)")
     nw, compiler = narwhals(), RowCompiler(exp, narwhals(), source.scope, "subquery")

@@ -321,7 +321,7 @@ class _Select:
     def _argument(self, node: Any, alias: str | None, name: str, mode: str) -> tuple[str, str | None, Any]:
         """``(column, as written where it is an expression, its bounds or None)`` of an aggregate's argument."""
         if isinstance(node, self.exp.Column) and mode == "value":
-            column = self.source.scope.resolve(node.table or None, node.name, f"{name}(", node.sql())
+            column = self.source.scope.resolve(node.table or None, node.name, f"{name}(...) on", node.sql())
             found = self.bounds.get(node.sql(), self.bounds.get(node.name, self.source.scope.bounds.get(column)))
             return column, (node.sql() if column != node.name else None), found
         column, value = self._derived(node, "SELECT", mode)
