@@ -52,11 +52,23 @@ def test_bad_options_are_one_line_naming_them(people, capsys, change, named):
 
 
 def test_refused_sql_and_a_missing_file_are_one_line(people, tmp_path, capsys):
-    having = "SELECT region, COUNT(*) FROM people GROUP BY region HAVING COUNT(*) > 3"
-    assert main(_args(people, having)) == 2
+    ordered = "SELECT region, COUNT(*) FROM people GROUP BY region ORDER BY COUNT(*)"
+    assert main(_args(people, ordered)) == 2
     assert main(_args(tmp_path / "missing.csv")) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 2 and "refuses HAVING" in err[0] and "could not be read" in err[1]
+    assert len(err) == 2 and "refuses ORDER BY" in err[0] and "could not be read" in err[1]
+
+
+def test_where_a_join_to_a_public_file_having_and_a_minimum_of_persons_run_from_the_files(people, tmp_path, capsys):
+    zones = tmp_path / "zones.csv"
+    zones.write_text("region,zone\nnorth,n\nsouth,s\n")
+    statement = ("SELECT zone, COUNT(*) AS n, AVG(income) FROM people JOIN zones USING (region) WHERE income > 1000 "
+                 "GROUP BY zone HAVING n > 10")
+    arguments = ["query", statement, "--table", f"people={people}", "--public-table", f"zones={zones}", "--epsilon",
+                 "1", "--bounds", "income=0,300000", "--keys", "zone=n,s", "--min-persons", "20", "--seed", "2"]
+    assert main(arguments) == 0
+    printed = capsys.readouterr().out
+    assert "groups below 20 withheld" in printed and "\nn," in printed and "\ns," in printed
 
 
 def test_a_file_that_does_not_parse_is_refused_without_quoting_its_rows(tmp_path, capsys):

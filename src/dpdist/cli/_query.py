@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import csv
-import dataclasses
+import functools
 import io
 import json
 import sys
@@ -20,16 +20,19 @@ def add_commands(subparsers) -> None:
     query = subparsers.add_parser(
         "query",
         help=HELP["query"],
-        description="Release the statistics of one SELECT (COUNT(*), SUM, AVG, QUANTILES, MEDIAN, HISTOGRAM, CDF, per "
-        "GROUP BY key; COUNT(DISTINCT person) with --privacy-id person) of a CSV or Parquet file under one budget split "
-        "in equal shares (dpdist.sql). Prints the plan, the guarantee and one CSV row per group with each cell's "
-        "interval. WHERE filters the rows first (comparisons with constants); AS names the columns. Joins, HAVING, "
-        "ORDER BY, window functions and subqueries are refused. Randomness comes from the OS CSPRNG unless --seed is "
-        "given.",
+        description="Release the statistics of one SELECT (COUNT, SUM, AVG, VARIANCE, STDDEV, MIN, MAX, QUANTILES, "
+        "PERCENTILE_CONT, MEDIAN, HISTOGRAM, CDF, per GROUP BY key or expression; COUNT(DISTINCT person) with "
+        "--privacy-id person) of CSV or Parquet files under one budget split in equal shares (dpdist.sql). Prints the "
+        "plan, the guarantee and one CSV row per group with each cell's interval. WHERE filters the rows first; JOIN "
+        "reads public tables (--public-table) or other tables of the same persons on --privacy-id; HAVING keeps the "
+        "groups whose released values meet it; AS names the columns. ORDER BY, window functions and subqueries other "
+        "than a per-person one are refused. Randomness comes from the OS CSPRNG unless --seed is given.",
     )
     query.add_argument("statement", metavar="SQL", help="one SELECT ... FROM NAME [GROUP BY ...]")
     query.add_argument("--table", action="append", required=True, metavar="NAME=FILE",
                        help="a table of the statement: its name and its .csv/.tsv or .parquet file (repeatable)")
+    query.add_argument("--public-table", action="append", default=[], metavar="NAME=FILE",
+                       help="a public table the statement joins to (covered by no guarantee; repeatable)")
     query.add_argument("--epsilon", required=True, type=float, help="the whole query's budget (add/remove neighbours)")
     query.add_argument("--bounds", action="append", default=[], metavar="COLUMN=LO,HI",
                        help="the public bounds of an aggregated column (repeatable; values outside are clipped)")
@@ -42,8 +45,12 @@ def add_commands(subparsers) -> None:
                        help="with --privacy-id: the rows kept per person and group")
     query.add_argument("--max-groups", type=int, default=None, metavar="M",
                        help="with --privacy-id: the groups kept per person (default 1)")
+    query.add_argument("--min-persons", type=int, default=None, metavar="N",
+                       help="withhold the groups whose noisy count of persons is below N (a tenth of --epsilon)")
     query.add_argument("--explain", type=int, default=None, metavar="N",
-                       help="print the plan with each statistic's expected error at N rows per group, read no data")
+                       help="print the plan with each statistic's expected error at N rows per group; no value is "
+                       "read (a file is opened only where WHERE, a JOIN, an expression or a subquery needs its columns' "
+                       "types)")
     query.add_argument("--out", default=None, help="also write the table (Parquet for .parquet/.pq, else CSV)")
     query.add_argument("--seed", type=int, default=None, help="seed for reproducible research (not for publishing)")
     query.set_defaults(handler=_run_query)
@@ -104,19 +111,19 @@ def _read(path: str, as_text: list[str]):
 def _run_query(args) -> int:
     from ..queries import sql  # lazy: loads scipy (0.4-2 s)
 
-    files = _pairs("--table", args.table)
     keys = None
     if args.keys is not None:
         column, values = next(iter(_pairs("--keys", [args.keys]).items()))
         keys = {column: values.split(",")}
-    tables = {name: _Deferred(path, list(keys or {})) for name, path in files.items()}
+    tables, public = ({name: functools.partial(_read, path, list(keys or {})) for name, path in
+                       _pairs(option, given).items()} for option, given in (("--table", args.table),
+                                                                            ("--public-table", args.public_table)))
     built = sql(args.statement, tables, epsilon=args.epsilon, bounds=_bounds(args.bounds), keys=keys,
                 privacy_id=args.privacy_id, max_contributions=args.max_contributions, max_groups=args.max_groups,
-                rng=args.seed)
+                rng=args.seed, public_tables=public, min_persons=args.min_persons)  # a file is read where it is needed
     if args.explain is not None:
         print(built.explain(n=args.explain))
         return 0
-    built = dataclasses.replace(built, table=built.table.read())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ContributionBoundWarning)
         result = built.release()
@@ -143,16 +150,6 @@ def _left_out(warning) -> str:
     return (f"note for the holder of the data (in no release): bounding each person's rows left out {details['rows']:,} "
             f"row(s); per statistic: {each} (persons(): (person, group) pairs)"
             + (f"; {keeps} would keep every row" if keeps else ""))
-
-
-class _Deferred:
-    """A file named in --table, read only when the query runs (``--explain`` reads no file)."""
-
-    def __init__(self, path: str, as_text: list[str]):
-        self.path, self.as_text = path, as_text
-
-    def read(self):
-        return _read(self.path, self.as_text)
 
 
 def _write_csv(stream, columns: dict[str, list]) -> None:
