@@ -34,6 +34,7 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..frame._tables import _calls, dtype_name, narwhals, open_frame
+from ._scale import _pair_keys
 
 __all__ = ["HOW", "joined", "in_engine", "check_unique_keys"]
 
@@ -97,8 +98,6 @@ def _engine_name(frame: Any) -> str:
 def check_unique_keys(owner: str, frame: Any, keys: Sequence[str], table: str) -> None:
     """Refuses a public table whose rows repeat a key: per record, a private row must match one public row at most
     (the public table's keys are public: this reads no private value)."""
-    from ._scale import _pair_keys
-
     opened = open_frame(owner, frame)
     opened.read(tuple(keys))
     rows = _pair_keys([opened.values(name) for name in keys])

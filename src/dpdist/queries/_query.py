@@ -24,6 +24,7 @@ from .._missing import missing_policy
 from ..frame._central import release_groups
 from ..frame._groups import check_missing_key_rows
 from ..frame._tables import Table, check_columns, dtype_name, open_frame
+from ._aggregates import count, persons
 from ._joins import HOW, check_unique_keys, in_engine, joined
 from ._plan import PlannedStatistic, QueryPlan, plan_of
 from ._result import QueryResult
@@ -216,8 +217,6 @@ class Query:
         """The groups whose noisy number of persons (a count of one row per person and group, at the threshold's
         epsilon) is at least ``min_persons``: a post-processing of that count, whose guarantee is returned with
         them (with ``keys=None`` it also chooses the groups, as the first statistic would)."""
-        from ._aggregates import count, persons
-
         least, epsilon = plan.threshold  # type: ignore[misc]
         counted = persons() if self.privacy_id is not None else count()
         rows = counted.staged_rows(data, self.by, self.privacy_id, self.missing)

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidParameterError
+from ..frame._tables import _calls, _computing, narwhals, open_frame
 from ._expressions import RowCompiler, Scope, refused
 from ._joins import check_unique_keys, in_engine, joined
 from ._query import resolved
@@ -69,8 +70,6 @@ class Source:
         """This source with its frame open and its names checked against its schema (no data read)."""
         if self.frame is not None:
             return self
-        from ..frame._tables import open_frame  # lazy: narwhals, optional extra
-
         table = open_frame("dpdist.sql", resolved(self.native))
         (qualifier,) = self.scope.qualifiers
         scope = Scope.of_table(table.schema, qualifier, self.bounds)
@@ -82,8 +81,6 @@ class Source:
     def working(self) -> Any:
         """Around the engine's work on the frame: its errors, whose messages may quote values, are refused naming the
         engine only (:func:`dpdist.frame._tables._computing`)."""
-        from ..frame._tables import _calls, _computing
-
         stack = contextlib.ExitStack()
         stack.enter_context(_calls(self.engine.name))
         stack.enter_context(_computing("dpdist.sql", self.engine, None))
@@ -120,8 +117,6 @@ def filtered(exp: Any, where: Any, source: Source) -> Source:
     one."""
     if where is None:
         return source
-    from ..frame._tables import narwhals  # lazy: narwhals, optional extra
-
     source = source.opened()
     keep = RowCompiler(exp, narwhals(), source.scope, "WHERE").predicate(where.this)
     if keep is True:
@@ -254,8 +249,6 @@ def _side(column: Any, left: Scope, right: Scope) -> tuple[str, str]:
 def _per_person(exp: Any, node: Any, tables: Any, public: Any, privacy_id: Any, bounds: dict) -> Source:
     """The source of a per-person subquery (the module docstring): its rows, one per person and group of its GROUP
     BY, sorted by them."""
-    from ..frame._tables import narwhals  # lazy: narwhals, optional extra
-
     inner, qualifier = node.this, node.alias or "subquery"
     extra = [part for part, value in (inner.args.items() if isinstance(inner, exp.Select) else [("this", 1)])
              if part not in ("expressions", "from_", "where", "group", "joins") and value]

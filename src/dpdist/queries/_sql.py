@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidParameterError, MissingDependencyError
+from ..frame._tables import _staging_backend, narwhals
 from ._expressions import RowCompiler, Scope, Value, number, refused
 from ._query import Query, query
 from ._sources import Source, filtered, read_from
@@ -201,8 +202,6 @@ class _Select:
         return isinstance(item, exp.Func) and bool(aggregates_named(_names(exp, item)))
 
     def _compiler(self, clause: str) -> RowCompiler:
-        from ..frame._tables import narwhals  # lazy: narwhals, optional extra
-
         self.source = self.source.opened()
         return RowCompiler(self.exp, narwhals(), self.source.scope, clause)
 
@@ -373,8 +372,6 @@ def _arguments(exp: Any, item: Any) -> tuple[list, Any, bool]:
 def _having(select: _Select, condition: Any) -> Any:
     """HAVING compiled against the released table: each aggregate it names is the released cell of that aggregate of
     the SELECT (refused where the SELECT does not release it, or releases several cells of it)."""
-    from ..frame._tables import _staging_backend, narwhals  # lazy: narwhals, optional extra
-
     exp, nw = select.exp, narwhals()
     texts = {text: select.statistics[index] for index, text in select.written.items()}
     named = {statistic.name: statistic for statistic in select.statistics if statistic.name}
