@@ -16,7 +16,10 @@ Beside them (``--peers opendp``), the same question as one query of OpenDP 0.16'
 (``benchmarks/persons_peers/requirements/opendp.lock``: polars 1.36.1, the version it requires; the worker
 ``benchmarks/persons_peers/side/worker_opendp.py``): ``group_by("region")`` over a margin of invariant keys and nine
 ``dp.quantile`` over a 200-USD candidate grid, epsilon 1 split evenly over them; the same tables, the same metrics, its
-CPU seconds in its own process (the second release of each table: the first loads OpenDP's library).
+CPU seconds in its own process (the second release of each table: the first loads OpenDP's library).  The two are
+**paired**: run by run, on the same table, dpdist's SQL query on Polars and then OpenDP's, alternating, so both see the
+same machine at the same time; the ratios on the page are of these paired rows (``interface`` "sql, paired" beside
+"opendp polars plugin"), never of runs on different days.
 
 Usage::
 
@@ -119,25 +122,39 @@ def one_row(n: int, runs: int, engine: str, interface: str, kind: str) -> dict:
             "split": split, "epsilon": 1.0}
 
 
-def peer_row(n: int, runs: int) -> dict:
-    """OpenDP's Polars plugin on the same tables (its side environment, one job per run)."""
+def paired_rows(n: int, runs: int) -> list[dict]:
+    """dpdist's SQL query on Polars and OpenDP's Polars plugin (its side environment, one job per run) on the same
+    tables, run by run, alternating: dpdist's release, then OpenDP's."""
     from bench_persons_peers import side  # benchmarks/, beside this script
 
-    errors, seconds, library = [], [], ""
+    mine: list[tuple[float, float]] = []
+    theirs: list[tuple[float, float]] = []
+    library = ""
     with tempfile.TemporaryDirectory() as folder:
         for run in range(runs):
             data = table(n, run)
+            query = built("deciles", "sql", data, run)
+            start = time.process_time()
+            result = query.release()
+            result.table()
+            mine.append((rank_error(data, result.results["quantiles(income)"]), time.process_time() - start))
             files = {"ids": os.path.join(folder, "regions.npy"), "values": os.path.join(folder, "incomes.npy")}
             np.save(files["ids"], data["region"].to_numpy().astype(str))
             np.save(files["values"], data["income"].to_numpy())
             found = side("opendp", {"task": "grouped deciles", "epsilon": 1.0, "bounds": list(BOUNDS), "step": 200.0,
                                     "repeats": 2}, files)  # the second release is timed: the first loads OpenDP's library
             library, last = found["library"], found["runs"][-1]
-            errors.append(rank_error(data, {region: _Values(last["output"][region]) for region in REGIONS}))
-            seconds.append(last["cpu_seconds"])
-    return {"n": n, "engine": library, "interface": "opendp polars plugin", "query": "deciles",
-            "rank_error": float(np.mean(errors)), "rank_error_se": float(np.std(errors, ddof=1) / np.sqrt(runs)),
-            "cpu_seconds": float(np.mean(seconds)), "split": {"9 x dp.quantile": round(1 / 9, 4)}, "epsilon": 1.0}
+            theirs.append((rank_error(data, {region: _Values(last["output"][region]) for region in REGIONS}),
+                           last["cpu_seconds"]))
+    return [_summary(n, mine, "polars", "sql, paired", {"quantiles(income)": 1.0}),
+            _summary(n, theirs, library, "opendp polars plugin", {"9 x dp.quantile": round(1 / 9, 4)})]
+
+
+def _summary(n: int, measured: list[tuple[float, float]], engine: str, interface: str, split: dict) -> dict:
+    errors, seconds = np.array(measured).T
+    return {"n": n, "engine": engine, "interface": interface, "query": "deciles", "rank_error": float(errors.mean()),
+            "rank_error_se": float(errors.std(ddof=1) / np.sqrt(errors.size)), "cpu_seconds": float(seconds.mean()),
+            "split": split, "epsilon": 1.0}
 
 
 class _Values:
@@ -154,11 +171,11 @@ def markdown(rows: list[dict]) -> str:
               f"{row['rank_error_se']:.4f} | {row['cpu_seconds']:.2f} |" for row in rows]
     for n in dict.fromkeys(row["n"] for row in rows):
         peer = [row for row in rows if row["n"] == n and row["interface"] == "opendp polars plugin"]
-        mine = [row for row in rows if row["n"] == n and row["interface"] == "sql" and row["query"] == "deciles"]
+        mine = [row for row in rows if row["n"] == n and row["interface"] == "sql, paired"]
         if peer and mine:
-            lines.append(f"\nAt n = {n:,} OpenDP's query over dpdist's (SQL, {mine[0]['engine']}): rank error "
-                         f"{peer[0]['rank_error'] / mine[0]['rank_error']:.1f}x, CPU "
-                         f"{peer[0]['cpu_seconds'] / mine[0]['cpu_seconds']:.0f}x.")
+            lines.append(f"\nAt n = {n:,} OpenDP's query over dpdist's (SQL, {mine[0]['engine']}), paired run by run: "
+                         f"rank error {peer[0]['rank_error'] / mine[0]['rank_error']:.1f}x, CPU "
+                         f"{peer[0]['cpu_seconds'] / mine[0]['cpu_seconds']:.1f}x.")
     return "\n".join(lines)
 
 
@@ -175,7 +192,7 @@ def main() -> None:
     parser.add_argument("--engines", default="polars,duckdb")
     parser.add_argument("--peers", default="", help="'opendp': OpenDP's Polars plugin in its own environment")
     parser.add_argument("--keep-peers", action="store_true",
-                        help="keep the peers' rows of the saved results (run dpdist alone on the same tables)")
+                        help="keep the saved paired rows (dpdist's and the peers', run together) and run the others")
     parser.add_argument("--docs", action="store_true", help="write the table of docs/reference/benchmarks/central.md")
     arguments = parser.parse_args()
     warnings.simplefilter("ignore")
@@ -194,9 +211,9 @@ def main() -> None:
                     rows.append(one_row(n, arguments.runs, engine, interface, kind))
                     print(json.dumps(rows[-1]), flush=True)
         if "opendp" in arguments.peers:
-            rows.append(peer_row(n, arguments.runs))
-            print(json.dumps(rows[-1]), flush=True)
-        rows += [row for row in saved if row["n"] == n and row["interface"] == "opendp polars plugin"]
+            rows += paired_rows(n, arguments.runs)
+            print(json.dumps(rows[-2:]), flush=True)
+        rows += [row for row in saved if row["n"] == n and row["interface"] in ("sql, paired", "opendp polars plugin")]
     RESULTS.write_text(json.dumps({"rows": rows}, indent=1) + "\n")
     if arguments.docs:
         write_docs(rows)

@@ -122,7 +122,10 @@ def filtered(exp: Any, where: Any, source: Source) -> Source:
     if keep is True:
         return source
     with source.working():
-        return source.with_frame(source.frame.head(0) if keep is False else source.frame.filter(keep))
+        if keep is False:  # false on every row: a filter of the rows' length (head(0) after a sort fails on Dask)
+            first = narwhals().col(next(iter(source.scope.schema or {})))
+            keep = first.is_null() & ~first.is_null()
+        return source.with_frame(source.frame.filter(keep))
 
 
 def _id_of(privacy_id: Any, table: str) -> str | None:

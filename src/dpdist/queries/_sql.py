@@ -408,8 +408,8 @@ def _having(select: _Select, condition: Any) -> Any:
 
     def rows(columns: dict) -> Any:
         size = len(next(iter(columns.values()), []))
-        if isinstance(keep, bool) or not size:
-            return [bool(keep)] * size
+        if not size or isinstance(keep, bool):
+            return [keep] * size if size else []
         data = {**{placeholder: columns[name] for placeholder, name in cells.items()},
                 **{shown: columns[shown] for shown in keys}}
         frame = nw.from_dict(data, backend=_staging_backend())
