@@ -93,12 +93,13 @@ _caches = itertools.count()
 
 #: the tests of 50 s or more of wall time (their parameters together) in a whole-suite run on 3 workers at load 11
 #: (docs/reference/benchmarks/test-suite.md, "The whole suite"), with those seconds: weights of one against another, dealt
-#: to the pytest-xdist workers' first shares so that each worker starts with its part of them
+#: to the pytest-xdist workers' first shares so that each worker starts with its part of them.  A test made cheaper since
+#: has its seconds scaled by its CPU-seconds after over before, measured apart (the node suite, the node devices through
+#: the relay: the JavaScript client's masking patterns; the claims library's checks: their rows' statistics)
 LONG_TESTS: dict[str, float] = {
-    "tests/clients/test_js_client.py::test_node_test_suite_passes": 600,
     "tests/package/test_benchmarks.py::test_benchmark_runs_at_its_smallest_case": 590,
-    "tests/cli/test_relay.py::test_dpdist_submit_and_the_node_client_send_through_the_relay": 572,
     "tests/experiments/test_pagecheck.py::test_the_stratified_sample_recomputes_to_the_recorded_values": 556,
+    "tests/clients/test_js_client.py::test_node_test_suite_passes": 425,
     "tests/audit/test_audit.py::test_no_false_violation_in_200_seeded_audits": 405,
     "tests/package/test_release.py::test_the_wheel_installs_with_every_extra_and_its_commands_run": 396,
     "tests/package/test_types.py::test_pyright_finds_no_error_in_the_package": 330,
@@ -110,6 +111,7 @@ LONG_TESTS: dict[str, float] = {
     "tests/cli/test_release.py::test_both_ends_of_the_epsilon_range_are_released": 207,
     "tests/docs/test_docs.py::test_the_documentation_builds_without_warnings": 187,
     "tests/queries/test_scale.py::test_a_spark_frame_releases_what_pandas_releases_for_the_same_seed": 177,
+    "tests/cli/test_relay.py::test_dpdist_submit_and_the_node_client_send_through_the_relay": 175,
     "tests/docs/test_design.py::test_a_protocol_added_as_the_walkthrough_says_touches_seven_files_and_works_end_to_end": 150,
     "tests/conformance/test_conformance.py::test_protocol_conforms": 141,
     "tests/package/test_release.py::test_the_wheel_without_extras_is_the_library_and_command_line": 125,
@@ -124,7 +126,6 @@ LONG_TESTS: dict[str, float] = {
     "tests/clients/test_java_conformance.py::test_the_java_client_draws_as_the_javascript_client": 89,
     "tests/audit/test_floats.py::test_correct_counts_are_never_flagged_at_the_central_defaults": 82,
     "tests/serve/test_serve_crash.py::test_submitters_finish_on_their_first_run_across_restarts": 80,
-    "tests/experiments/checks/test_checks.py::test_lowest_of_and_all_of_on_ties_over_rivals_and_settings": 75,
     "tests/cli/test_relay.py::test_dpdist_submit_sends_rfc9458_requests_through_the_relay_beside_dpdist_envelope": 73,
     "tests/cli/test_serve.py::test_cli_campaign_and_submit": 73,
     "tests/docs/test_tutorials.py::test_the_simulated_collection_runs_as_written": 73,
@@ -139,11 +140,11 @@ LONG_TESTS: dict[str, float] = {
     "tests/local/test_heavy_hitters.py::test_the_standard_errors_match_the_spread_over_repeated_collections": 62,
     "tests/serve/test_serve_crash.py::test_sigkill_loses_nothing_and_counts_nothing_twice": 62,
     "tests/serve/test_serve_abuse.py::test_the_poisoning_tests_p_values_are_valid_on_the_boundary_of_the_honest_region": 61,
+    "tests/experiments/checks/test_checks.py::test_lowest_of_and_all_of_on_ties_over_rivals_and_settings": 60,
     "tests/serve/test_serve_abuse.py::test_the_limits_and_bound_reports_guides_commands_run": 59,
     "tests/test_uncertainty.py::test_bands_of_smoothed_em_are_conservative": 56,
     "tests/reproductions/sw_ems/test_spec.py::test_tiny_run_writes_report_figures_tables_and_evaluates_every_claim": 55,
     "tests/estimates/test_coverage.py::test_hh_simultaneous_band_covers_real_spiky_data": 54,
-    "tests/experiments/checks/test_checks.py::test_beats_rivals_on_ties": 54,
     "tests/serve/test_multi_deploy.py::test_a_service_campaign_estimates_what_the_reports_give_locally": 53,
     "tests/serve/test_operations.py::test_a_postgresql_outage_is_503_a_few_log_lines_and_heals_by_itself": 52,
     "tests/io/test_shuffle.py::test_the_shuffle_draws_every_order_equally_often": 52,
