@@ -11,6 +11,7 @@ import socket
 import sys
 import tempfile
 import threading
+from pathlib import Path
 
 from bytecode_cache import keep_bytecode
 from pinned_numerics import pin_numerics
@@ -161,11 +162,32 @@ def _shares(count: int, workers: int) -> list[int]:
     return sizes
 
 
+#: what a test module's source says when its tests share a start that each pytest process makes once: the modules that
+#: say it are dealt together, to one share, so that one worker makes it (tests/spark_support.py's SparkSession: a JVM of
+#: 17 CPU-s to start and warm up, which each worker running a Spark test started on its own)
+SHARED_STARTS = re.compile(r"^\s*(?:from spark_support import|import spark_support)\b", re.MULTILINE)
+
+
+#: the checkout, which the collection's module paths are relative to
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _units(modules) -> dict[str, list[str]]:
+    """The modules of the collection in the units dealt whole: each module alone, but those whose source names a shared
+    start (:data:`SHARED_STARTS`), together under its name."""
+    units: dict[str, list[str]] = {}
+    for module in modules:
+        path = ROOT / module
+        shared = SHARED_STARTS.search(path.read_text(errors="replace")) if path.is_file() else None
+        units.setdefault(shared.group(0).split()[1] if shared else module, []).append(module)
+    return units
+
+
 def pytest_collection_modifyitems(config, items):
-    """On a pytest-xdist worker, the modules of :data:`LONG_TESTS` dealt to the workers' first shares, each whole, the
-    costliest first to the share with the fewest long seconds so far; each share starts with its long modules (each
-    with its long tests first), then the other tests in their order fill it (a stable order: every worker collects the
-    same one, as pytest-xdist requires).
+    """On a pytest-xdist worker, the modules of :data:`LONG_TESTS` dealt to the workers' first shares, each whole (with
+    the modules of its shared start, :func:`_units`), the costliest first to the share with the fewest long seconds so
+    far; each share starts with its long modules (each with its long tests first), then the other tests in their order
+    fill it (a stable order: every worker collects the same one, as pytest-xdist requires).
 
     ``--dist worksteal`` hands each worker a consecutive share of the collection (:func:`_shares`), then moves tests
     from the end of the longest queue to a worker that ran out: a long test stays where its share put it, and the end of
@@ -178,16 +200,18 @@ def pytest_collection_modifyitems(config, items):
     modules: dict[str, list] = {}
     for item in items:
         modules.setdefault(item.nodeid.partition("::")[0], []).append(item)
-    cost = {module: sum(seconds for name, seconds in LONG_TESTS.items() if name.partition("::")[0] == module)
-            for module in modules}
+    units = _units(modules)
+    cost = {unit: sum(seconds for name, seconds in LONG_TESTS.items() if name.partition("::")[0] in members)
+            for unit, members in units.items()}
     workers = max(1, int(config.workerinput.get("workercount", 1)))
     dealt: list[list[str]] = [[] for _ in range(workers)]
     load = [0.0] * workers
-    for module in sorted((module for module in modules if cost[module]), key=lambda module: -cost[module]):
+    for unit in sorted((unit for unit in units if cost[unit] or len(units[unit]) > 1), key=lambda unit: -cost[unit]):
         share = load.index(min(load))
-        dealt[share].append(module)
-        load[share] += cost[module]
-    rest = [item for item in items if not cost[item.nodeid.partition("::")[0]]]
+        dealt[share] += units[unit]
+        load[share] += cost[unit]
+    kept = {module for share in dealt for module in share}
+    rest = [item for item in items if item.nodeid.partition("::")[0] not in kept]
     ordered: list = []
     for share, size in zip(dealt, _shares(len(items), workers)):
         head = [item for module in share for item in

@@ -104,6 +104,26 @@ def test_the_long_modules_are_dealt_whole_to_the_workers_shares_costliest_first(
     ]
 
 
+def test_the_modules_of_one_shared_start_are_dealt_to_one_share(monkeypatch, tmp_path):
+    """Modules that import tests/spark_support.py (a JVM per pytest process) go to one share, with the long ones: a short
+    module among them too, and a module that only names the file does not."""
+    for name, text in {"s1.py": "from spark_support import spark_session\n",
+                       "s2.py": "def test():\n    from spark_support import spark_session\n",
+                       "n.py": 'helper = "spark_support.py"\n'}.items():
+        (tmp_path / "tests").mkdir(exist_ok=True)
+        (tmp_path / "tests" / name).write_text(text)
+    monkeypatch.setattr("conftest.ROOT", tmp_path)
+    monkeypatch.setattr("conftest.LONG_TESTS", {"tests/x.py::test_long": 300.0, "tests/s1.py::test_long": 200.0})
+    nodeids = ("tests/a.py::test_1", "tests/s2.py::test", "tests/x.py::test_long", "tests/n.py::test",
+               "tests/s1.py::test_long", "tests/a.py::test_2")
+    items = [SimpleNamespace(nodeid=nodeid) for nodeid in nodeids]
+    pytest_collection_modifyitems(SimpleNamespace(workerinput={"workercount": 2}), items)
+    assert [item.nodeid for item in items] == [
+        "tests/x.py::test_long", "tests/a.py::test_1", "tests/n.py::test",  # 300 s
+        "tests/s2.py::test", "tests/s1.py::test_long", "tests/a.py::test_2",  # 200 s: the shared start's modules
+    ]
+
+
 def test_worksteal_hands_out_the_shares_the_order_is_made_for():
     """The shares :func:`conftest._shares` assumes are the ones pytest-xdist's work-stealing scheduler first sends."""
     from conftest import _shares
