@@ -109,6 +109,9 @@ def test_long_chains_and_runs_of_not_are_read_without_recursion():
     ("CASE WHEN age > 3 THEN 1 ELSE 'a' END = 1", "the branches of a CASE are values of one type"),
     ("FLOOR(city) = 1", "arithmetic and FLOOR take numbers; city is a string"),
     ("ROUND(age, score) > 1", "ROUND\\(x, digits\\) takes a constant number of digits"),
+    (" + ".join(["age"] * 100) + " > 1", "an expression nested more than 64 levels deep"),
+    ("CASE " + "WHEN age > 1 THEN 1 " * 70 + "END = 1", "a CASE of at most 64 branches"),
+    ("GREATEST(" + ", ".join(["age"] * 70) + ") > 1", "LEAST and GREATEST take at most 64 values"),
 ])
 def test_a_condition_whose_types_do_not_fit_is_refused_by_name_before_any_engine_runs(condition, named):
     for engine, frame in _engines().items():

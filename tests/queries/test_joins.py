@@ -164,3 +164,17 @@ def test_a_person_with_many_rows_across_joined_tables_moves_the_release_within_i
     assert kept.verdict == "no violation found" and 0.5 < kept.certified_epsilon <= EPSILON
     broken = audit.central(_released(False, public), EPSILON, _person_neighbours(), samples=2_000, rng=7)
     assert broken.violates and broken.certified_epsilon > EPSILON
+
+
+def test_the_persons_ids_of_a_private_join_compare_exactly_or_are_refused():
+    """Integer ids compare as integers (two ids beyond 2**53 one apart stay two persons); an integer id against a
+    float one would compare as floats, where such ids meet: refused by name."""
+    big = 2**60
+    visits = pd.DataFrame({"person": [big, big + 1], "region": ["n", "n"], "spent": [1.0, 2.0]})
+    orders = pd.DataFrame({"person": np.array([big, big + 1], dtype=np.int64),
+                           "amount": [10.0, 20.0]})
+    joined = dpdist.query(visits, epsilon=1.0, privacy_id="person", max_contributions=1).join_private(orders).table
+    assert sorted(zip(joined["person"], joined["amount"])) == [(big, 10.0), (big + 1, 20.0)]
+    with pytest.raises(InvalidParameterError, match="the persons' ids 'person' \\(Int64\\) and 'person' \\(Float64\\)"):
+        dpdist.query(visits, epsilon=1.0, privacy_id="person", max_contributions=1).join_private(
+            orders.astype({"person": float}))

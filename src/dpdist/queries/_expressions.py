@@ -59,6 +59,8 @@ _GRAMMAR = ("a condition compares values of one type (=, <>, <, <=, >, >=, IN, B
             "LEAST, GREATEST, CASE WHEN or IF of them")
 #: integers computed in floats are exact below this
 _EXACT = 2.0**53
+#: the deepest a value may nest (``a + b + c`` is two levels): an engine evaluates an expression by recursion
+DEPTH = 64
 
 
 def number(written: str, where: str) -> int | float:
@@ -218,6 +220,7 @@ class RowCompiler:
 
     def __init__(self, exp: Any, nw: Any, scope: Scope, clause: str = "WHERE"):
         self.exp, self.nw, self.scope, self.clause = exp, nw, scope, clause
+        self.depth = 0
 
     def _refused(self, node: Any, why: str, width: int = 60) -> InvalidParameterError:
         return refused(f"{self.clause} ... {node.sql()[:width]}: {why}")
@@ -308,6 +311,17 @@ class RowCompiler:
     # --- values ---
 
     def value(self, node: Any) -> Value:
+        """The typed value of ``node``, no deeper than :data:`DEPTH` levels (each engine evaluates by recursion)."""
+        if self.depth >= DEPTH:
+            raise refused(f"{self.clause} ... an expression nested more than {DEPTH} levels deep (a chain of "
+                          f"arithmetic counts a level per operator): compute it in the table's engine first")
+        self.depth += 1
+        try:
+            return self._value(node)
+        finally:
+            self.depth -= 1
+
+    def _value(self, node: Any) -> Value:
         exp = self.exp
         node = self._unwrapped(node)
         name = type(node).__name__
@@ -452,6 +466,8 @@ class RowCompiler:
     def _extreme(self, node: Any) -> Value:
         exp = self.exp
         self._only(node, "this", "expressions", "ignore_nulls")
+        if len(node.expressions) >= DEPTH:
+            raise self._refused(node, f"LEAST and GREATEST take at most {DEPTH} values")
         values = [self.value(part) for part in [node.this, *node.expressions]]
         self._numbers(node, values)
         least = isinstance(node, exp.Least)
@@ -479,6 +495,9 @@ class RowCompiler:
             self._only(node, "this", "ifs", "default")
             pairs, default = [(branch.this, branch.args.get("true")) for branch in node.args["ifs"]], \
                 node.args.get("default")
+        if len(pairs) >= DEPTH:
+            raise self._refused(node, f"a CASE of at most {DEPTH} branches (each is a level of the engine's "
+                                      "expression)")
         subject = None if isinstance(node, exp.If) or node.this is None else self.value(node.this)
         conditions = [self.condition(when) if subject is None else
                       self._compared("EQ", subject, self.value(when), node) for when, _ in pairs]

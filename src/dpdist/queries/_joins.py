@@ -64,11 +64,23 @@ def in_engine(owner: str, frame: Any, like: Any) -> Any:
     return nw.from_native(engine.frame({name: table.values(name) for name in table.names}))
 
 
-def joined(owner: str, left: Any, right: Any, pairs: Sequence[tuple[str, str]], how: str,
-           kept: dict[str, str]) -> Any:
+def _compared_as(nw: Any, kind: str, mine: Any, theirs: Any) -> tuple[Any, bool]:
+    """The type two keys are compared in, and whether that comparison is exact: integers as 64-bit integers, other
+    numbers as floats (an integer beyond 2**53 meets its neighbours there), strings as strings."""
+    if kind == "number":
+        whole = mine.is_integer() and theirs.is_integer() and nw.UInt64 not in (mine, theirs)
+        if mine == theirs or whole:
+            return (None if mine == theirs else nw.Int64), True
+        return nw.Float64, not (mine.is_integer() or theirs.is_integer())
+    return (nw.String if kind == "string" else nw.Boolean), True
+
+
+def joined(owner: str, left: Any, right: Any, pairs: Sequence[tuple[str, str]], how: str, kept: dict[str, str],
+           exact: Sequence[tuple[str, str]] = ()) -> Any:
     """``left`` joined to ``right`` (narwhals frames of one engine) where each pair ``(left column, right column)`` of
     ``pairs`` is equal; the left's columns and the right's columns ``kept`` (``{right column: its name in the
-    output}``).  Keys are typed first (refused by name where they do not compare); a missing key matches nothing."""
+    output}``).  Keys are typed first (refused by name where they do not compare, or where a pair of ``exact``, the
+    persons' ids, would compare an integer as a float); a missing key matches nothing."""
     nw = narwhals()
     left_schema, right_schema = dict(left.collect_schema()), dict(right.collect_schema())
     left_keys, right_keys, present = [], [], []
@@ -77,9 +89,15 @@ def joined(owner: str, left: Any, right: Any, pairs: Sequence[tuple[str, str]], 
         if kinds[0] != kinds[1] or kinds[0] not in ("number", "string", "boolean"):
             raise InvalidParameterError(f"{owner} refuses a join of {mine!r} ({kinds[0]}) with {theirs!r} "
                                         f"({kinds[1]}): join columns of one type (numbers, strings or booleans).")
-        cast = {"number": nw.Float64, "string": nw.String, "boolean": nw.Boolean}[kinds[0]]
-        left_keys.append(nw.col(mine).cast(cast).alias(f"__dpdist_left_{index}"))
-        right_keys.append(nw.col(theirs).cast(cast).alias(f"__dpdist_right_{index}"))
+        cast, is_exact = _compared_as(nw, kinds[0], left_schema[mine], right_schema[theirs])
+        if not is_exact and (mine, theirs) in exact:
+            raise InvalidParameterError(f"{owner} refuses to join the persons' ids {mine!r} "
+                                        f"({dtype_name(left_schema[mine])}) and {theirs!r} "
+                                        f"({dtype_name(right_schema[theirs])}): an integer id compared as a float "
+                                        "could meet another person's; give both id columns one type.")
+        left_keys.append((nw.col(mine) if cast is None else nw.col(mine).cast(cast)).alias(f"__dpdist_left_{index}"))
+        right_keys.append((nw.col(theirs) if cast is None else nw.col(theirs).cast(cast))
+                          .alias(f"__dpdist_right_{index}"))
         column = nw.col(theirs)
         present.append(~(column.is_null() | column.is_nan()) if right_schema[theirs].is_float() else ~column.is_null())
     names = [f"__dpdist_left_{index}" for index in range(len(pairs))]

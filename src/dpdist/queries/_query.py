@@ -108,7 +108,8 @@ class Query:
         if clashes:
             raise InvalidParameterError(f"{owner} refuses columns both tables hold outside the join, {clashes}: "
                                         "rename them in one table first.")
-        return dataclasses.replace(self, table=joined(owner, left.frame, right, pairs, how, kept).to_native())
+        return dataclasses.replace(self, table=joined(owner, left.frame, right, pairs, how, kept,
+                                                      [ids] if ids else []).to_native())
 
     @validate_params({}, owner="Query.group_by", relations=(Implies(
         "selection_epsilon", (None,), "keys", None, why="it chooses private keys: give it with keys=None, or give the "

@@ -184,11 +184,12 @@ def _joined(exp: Any, source: Source, join: Any, tables: Any, public: Any, priva
                           "(and any other columns)")
     elif source.privacy_id is None:
         check_unique_keys("dpdist.sql", resolved(native), [theirs for _, theirs in pairs], qualifier)
-    return _with_joined(source, right, scope, qualifier, pairs, merged, "left" if side == "LEFT" else "inner")
+    exact = [(source.privacy_id, _id_of(privacy_id, join.this.name))] if private else []
+    return _with_joined(source, right, scope, qualifier, pairs, merged, "left" if side == "LEFT" else "inner", exact)
 
 
-def _with_joined(source: Source, right: Any, scope: Scope, qualifier: str, pairs: list, merged: set,
-                 how: str) -> Source:
+def _with_joined(source: Source, right: Any, scope: Scope, qualifier: str, pairs: list, merged: set, how: str,
+                 exact: list) -> Source:
     """The source of the join: the right's columns kept under their names (``<table>_<name>`` where the left holds
     the name), the columns USING merges under the left's."""
     left_schema, names = dict(source.scope.schema or {}), dict(source.scope.names or {})
@@ -204,7 +205,7 @@ def _with_joined(source: Source, right: Any, scope: Scope, qualifier: str, pairs
         names[(qualifier, name)] = new
         names[(None, name)] = None if (None, name) in names else new
     with source.working():
-        frame = joined("dpdist.sql", source.frame, right, pairs, how, kept)
+        frame = joined("dpdist.sql", source.frame, right, pairs, how, kept, exact)
     schema = {**left_schema, **{new: right_schema[name] for name, new in kept.items()}}
     bounds = dict(source.scope.bounds)
     for name, new in kept.items():
