@@ -151,7 +151,7 @@ def _released(per_person: bool, public: bool):
     return release
 
 
-@pytest.mark.slow  # about 80 CPU-s each: 2 audits of 2,000 releases per dataset
+@pytest.mark.slow  # about a CPU-minute each: 2 audits of 2,000 releases per dataset
 @pytest.mark.parametrize("public", [True, False], ids=["public join", "private join"])
 def test_a_person_with_many_rows_across_joined_tables_moves_the_release_within_its_epsilon(public):
     """Clopper-Pearson certified lower bounds (:func:`dpdist.audit.central`, confidence 0.999) on the epsilon of the

@@ -276,14 +276,12 @@ class _Select:
         """The statistic of one aggregate: the first registered aggregate one of whose forms it is."""
         call = self._call(item, alias)
         kinds = aggregates_named(call.names)
-        for kind in kinds:
+        for kind in kinds:  # _call refused a name no aggregate bears
             statistic = kind.from_sql(call)
             if statistic is not None:
                 return dataclasses.replace(statistic, title=call.written) if call.written else statistic
-        if kinds:
-            several = len([form for kind in kinds for form in kind.sql_forms]) > 1
-            raise refused(f"{call.text}: its form{'s are' if several else ' is'} {sql_forms(kinds)}")
-        raise refused(f"{call.text}: the aggregates are {sql_forms()}, of a column c")
+        several = len([form for kind in kinds for form in kind.sql_forms]) > 1
+        raise refused(f"{call.text}: its form{'s are' if several else ' is'} {sql_forms(kinds)}")
 
     def _call(self, item: Any, alias: str | None) -> SqlCall:
         """An aggregate call as the registry reads it: a column, an expression (a column derived for it) or ``*``, and
@@ -296,7 +294,7 @@ class _Select:
             raise refused(f"{text}: the aggregates are {sql_forms()}, of a column c")
         if len(arguments) == 1 and isinstance(arguments[0], exp.Distinct):
             arguments, distinct = list(arguments[0].expressions), True
-            if kinds and not any("DISTINCT" in form for kind in kinds for form in kind.sql_forms):
+            if not any("DISTINCT" in form for kind in kinds for form in kind.sql_forms):
                 raise refused(f"{text}: its form{'s are' if len(kinds) > 1 else ' is'} {sql_forms(kinds)}")
         column = written = None
         numbers, star, given = [], False, {}
