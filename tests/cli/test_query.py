@@ -92,3 +92,64 @@ def test_the_holder_is_told_on_stderr_what_bounding_left_out_and_the_options_tha
     (note,) = [line for line in captured.err.splitlines() if "holder of the data" in line]
     assert "left out" in note and "quantiles(income)" in note and "--max-contributions" in note
     assert "--max-groups 2 would keep every row" in note and "left out" not in captured.out
+
+
+@pytest.mark.parametrize("cell, odd", [("True", "maybe"), ("1.50", "x"), ("007", "seven")])
+def test_a_csv_column_is_text_whatever_its_cells_so_a_key_matches_as_written(tmp_path, capsys, cell, odd):
+    """200 rows of one key cell, with or without one row of another kind of cell: the key given as written matches
+    the 200 rows both times (a type read from the cells would make "True" the boolean true, "1.50" the number 1.5 and
+    "007" the integer 7, which the key, compared as text, no longer matches)."""
+    counts = []
+    for extra in ("", f"201,{odd}\n"):
+        path = tmp_path / "keys.csv"
+        path.write_text("person,k\n" + "".join(f"{i},{cell}\n" for i in range(1, 201)) + extra)
+        assert main(["query", "SELECT k, COUNT(*) FROM t GROUP BY k", "--table", f"t={path}", "--epsilon", "1",
+                     "--keys", f"k={cell}", "--privacy-id", "person", "--max-contributions", "1", "--seed", "1"]) == 0
+        counts.append(float(capsys.readouterr().out.strip().splitlines()[-1].split(",")[1]))
+    assert counts[0] == counts[1] and abs(counts[0] - 200) < 20
+
+
+def test_where_runs_over_a_csv_and_its_numbers_are_the_columns_the_options_name(people, tmp_path, capsys):
+    """A CSV column is text unless --bounds or --numbers names it: WHERE income > 1000 compares numbers; a cell that is
+    no number is missing (left out, never refused); without --numbers a number column compared with a number is
+    refused in one line; --explain reads the header only (a body that does not parse is never read)."""
+    statement = "SELECT COUNT(*) FROM people WHERE income > 1000 AND person < 1000"
+    arguments = ["query", statement, "--table", f"people={people}", "--epsilon", "1", "--seed", "3"]
+    assert main([*arguments, "--numbers", "income,person"]) == 0
+    assert abs(float(capsys.readouterr().out.strip().splitlines()[-1].split(",")[0]) - 1000) < 30
+    holed = tmp_path / "holed.csv"
+    holed.write_text(people.read_text() + "2000,north,n/a\n2001,north,\n")
+    assert main(["query", "SELECT AVG(income) FROM people", "--table", f"people={holed}", "--epsilon", "1",
+                 "--bounds", "income=0,300000"]) == 0
+    assert "rows of a missing value, per statistic, mean(income) 2" in capsys.readouterr().err
+    assert main(arguments) == 2
+    err = capsys.readouterr().err
+    assert "income is a string and 1000 is a number" in err and "reads a CSV column as text: name the columns of numbers" in err
+    broken = tmp_path / "broken.csv"
+    broken.write_text("person,region,income\n1,north,10\n2,secret-row,20,30\n")
+    assert main(["query", statement, "--table", f"people={broken}", "--epsilon", "1", "--numbers", "income,person",
+                 "--explain", "100"]) == 0
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    (["--table", "people=other.csv"], "'--table' option must be KEY=VALUE, each KEY once"),
+    (["--bounds", "income=0,10"], "'--bounds' option must be KEY=VALUE, each KEY once"),
+])
+def test_an_option_given_twice_is_one_line_naming_it(people, capsys, change, named):
+    assert main([*_args(people), *change]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and named in err
+
+
+def test_a_negative_seed_is_refused_by_the_parser(people, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main([*_args(people), "--seed", "-1"])
+    assert exited.value.code == 2 and "--seed: must be a non-negative integer" in capsys.readouterr().err
+
+
+def test_a_csv_with_two_columns_of_one_name_is_refused_in_one_line(tmp_path, capsys):
+    twice = tmp_path / "twice.csv"
+    twice.write_text("person,region,region\n1,north,south\n")
+    assert main(_args(twice)) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "several columns named ['region']" in err

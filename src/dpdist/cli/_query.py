@@ -11,8 +11,8 @@ import warnings
 
 from .._io._pyarrow import require_pyarrow
 from .._io._atomic import atomic_writer
-from ..errors import ContributionBoundWarning, InvalidParameterError
-from ._arguments import OUT, Needs, state_rules
+from ..errors import ContributionBoundWarning, InvalidParameterError, MissingValuesWarning
+from ._arguments import KEY_VALUE, OUT, Each, Needs, seed_argument, state_rules
 from ._commands import HELP
 
 
@@ -37,8 +37,11 @@ def add_commands(subparsers) -> None:
     query.add_argument("--bounds", action="append", default=[], metavar="COLUMN=LO,HI",
                        help="the public bounds of an aggregated column (repeatable; values outside are clipped)")
     query.add_argument("--keys", default=None, metavar="COLUMN=K1,K2,...",
-                       help="the public keys of the GROUP BY column (compared as text); without it the groups are "
-                       "chosen privately from a tenth of --epsilon")
+                       help="the public keys of the GROUP BY column (compared as text: a CSV's key column is read as "
+                       "text); without it the groups are chosen privately from a tenth of --epsilon")
+    query.add_argument("--numbers", action="append", default=[], metavar="COLUMN,...",
+                       help="columns of a CSV file read as numbers besides those given --bounds (every other CSV "
+                       "column is text; a cell that is no number is a missing value); repeatable")
     query.add_argument("--privacy-id", default=None, metavar="COLUMN",
                        help="the column of the persons' ids: the guarantee is per person")
     query.add_argument("--max-contributions", type=int, default=None, metavar="K",
@@ -49,13 +52,15 @@ def add_commands(subparsers) -> None:
                        help="withhold the groups whose noisy count of persons is below N (a tenth of --epsilon)")
     query.add_argument("--explain", type=int, default=None, metavar="N",
                        help="print the plan with each statistic's expected error at N rows per group; no value is "
-                       "read (a file is opened only where WHERE, a JOIN, an expression or a subquery needs its columns' "
-                       "types)")
+                       "read (a file's header or schema only, where WHERE, a JOIN, an expression or a subquery needs "
+                       "its columns' types)")
     query.add_argument("--out", default=None, help="also write the table (Parquet for .parquet/.pq, else CSV)")
-    query.add_argument("--seed", type=int, default=None, help="seed for reproducible research (not for publishing)")
+    query.add_argument("--seed", type=seed_argument, default=None,
+                       help="seed for reproducible research (not for publishing)")
     query.set_defaults(handler=_run_query)
     persons = "the column of the persons' ids and the rows kept per person go together"
-    state_rules(query, {"--out": OUT}, (Needs("--privacy-id", "--max-contributions", persons),
+    repeated = Each(KEY_VALUE, keys=True)  # a NAME given twice is refused: the last would silently win
+    state_rules(query, {"--out": OUT, "--table": repeated, "--public-table": repeated, "--bounds": repeated}, (Needs("--privacy-id", "--max-contributions", persons),
                                         Needs("--max-contributions", "--privacy-id", persons),
                                         Needs("--max-groups", "--privacy-id", persons)))
 
@@ -82,30 +87,61 @@ def _bounds(given: list[str]) -> dict[str, tuple[float, float]]:
     return bounds
 
 
-def _read(path: str, as_text: list[str]):
-    """The file as a PyArrow table, the key columns as text (keys on the command line are text)."""
+#: a cell of a number column that is a number: finite decimal digits (anything else is a missing value)
+_NUMBER = r"^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+
+
+def _read(path: str, text: list[str], numbers: list[str], rows: bool = True):
+    """The file as a PyArrow table whose columns' types are fixed by the options, never by the cells: a CSV column is
+    text, or a number where ``numbers`` names it (a cell that is no number is missing), a key column text; a
+    Parquet column of the file's own type, a key column text.  An empty cell is missing.  Without ``rows``, the
+    columns and their types alone (``--explain`` reads no value)."""
     pyarrow = require_pyarrow("dpdist query's files")
+    import pyarrow.compute as compute  # lazy: optional extra (pyarrow)
+
+    parquet = path.lower().endswith((".parquet", ".pq"))
+    failed = _file(path, parquet, rows, pyarrow)
+    if isinstance(failed, str):  # raised here, outside the except: pyarrow's message may quote a row of the file
+        raise InvalidParameterError(failed)
+    table = failed
+    repeated = sorted({name for name in table.column_names if table.column_names.count(name) > 1})
+    if repeated:
+        raise InvalidParameterError(f"The --table file {path!r} has several columns named {repeated}: name each column "
+                                    "once.")
+    for index, name in enumerate(table.column_names):
+        column = table.column(index)
+        if name in text or (not parquet and name not in numbers):
+            column = column if pyarrow.types.is_string(column.type) else compute.cast(column, pyarrow.string())
+        elif not parquet:  # a number where the cell is one, else missing
+            number = compute.match_substring_regex(column, _NUMBER)
+            column = compute.cast(compute.if_else(number, column, pyarrow.scalar(None, pyarrow.string())),
+                                  pyarrow.float64())
+        table = table.set_column(index, name, column)
+    return table
+
+
+def _file(path: str, parquet: bool, rows: bool, pyarrow):
+    """The file read (CSV cells all as text), or the one line saying why it could not be."""
     from pyarrow import csv as arrow_csv  # lazy: optional extra (pyarrow)
 
     try:
-        if path.lower().endswith((".parquet", ".pq")):
-            table = pyarrow.parquet.read_table(path)
-        else:
-            options = arrow_csv.ParseOptions(delimiter="\t" if path.lower().endswith(".tsv") else ",")
-            table = arrow_csv.read_csv(path, parse_options=options)
+        if parquet:
+            return pyarrow.parquet.read_table(path) if rows else pyarrow.parquet.read_schema(path).empty_table()
+        delimiter = "\t" if path.lower().endswith(".tsv") else ","
+        with open(path, newline="", encoding="utf-8-sig") as handle:  # the header alone: no row is read for it
+            names = next(csv.reader(handle, delimiter=delimiter), [])
+        if not rows:
+            return pyarrow.Table.from_arrays([pyarrow.array([], pyarrow.string())] * len(names), names=names)
+        typed = arrow_csv.ConvertOptions(column_types={name: pyarrow.string() for name in names}, null_values=[""],
+                                         strings_can_be_null=True)
+        return arrow_csv.read_csv(path, parse_options=arrow_csv.ParseOptions(delimiter=delimiter),
+                                  read_options=arrow_csv.ReadOptions(column_names=names, skip_rows=1),
+                                  convert_options=typed)
     except OSError as error:  # the file itself (missing, unreadable): its message names the path, not its rows
-        raise InvalidParameterError(f"The --table file {path!r} could not be read: "
-                                    f"{(str(error).splitlines() or [''])[0][:200]}") from None
+        return f"The --table file {path!r} could not be read: {(str(error).splitlines() or [''])[0][:200]}"
     except pyarrow.ArrowException as error:  # its content: a parser's message may quote a row of the table
-        raise InvalidParameterError(f"The --table file {path!r} could not be read as "
-                                    f"{'Parquet' if path.lower().endswith(('.parquet', '.pq')) else 'CSV'}: pyarrow's "
-                                    f"{type(error).__name__} (its message, which may quote the file's rows, is not "
-                                    "printed)") from None
-    for column in as_text:
-        if column in table.column_names:
-            index = table.column_names.index(column)
-            table = table.set_column(index, column, pyarrow.compute.cast(table.column(column), pyarrow.string()))
-    return table
+        return (f"The --table file {path!r} could not be read as {'Parquet' if parquet else 'CSV'}: pyarrow's "
+                f"{type(error).__name__} (its message, which may quote the file's rows, is not printed)")
 
 
 def _run_query(args) -> int:
@@ -115,24 +151,36 @@ def _run_query(args) -> int:
     if args.keys is not None:
         column, values = next(iter(_pairs("--keys", [args.keys]).items()))
         keys = {column: values.split(",")}
-    tables, public = ({name: functools.partial(_read, path, list(keys or {})) for name, path in
-                       _pairs(option, given).items()} for option, given in (("--table", args.table),
-                                                                            ("--public-table", args.public_table)))
-    built = sql(args.statement, tables, epsilon=args.epsilon, bounds=_bounds(args.bounds), keys=keys,
-                privacy_id=args.privacy_id, max_contributions=args.max_contributions, max_groups=args.max_groups,
-                rng=args.seed, public_tables=public, min_persons=args.min_persons)  # a file is read where it is needed
+    bounds = _bounds(args.bounds)
+    numbers = [*bounds, *(name for given in args.numbers for name in given.split(",") if name)]
+    tables, public = ({name: functools.partial(_read, path, list(keys or {}), numbers, args.explain is None)
+                       for name, path in _pairs(option, given).items()}
+                      for option, given in (("--table", args.table), ("--public-table", args.public_table)))
+    typed: str | None = None
+    try:
+        built = sql(args.statement, tables, epsilon=args.epsilon, bounds=bounds, keys=keys,
+                    privacy_id=args.privacy_id, max_contributions=args.max_contributions, max_groups=args.max_groups,
+                    rng=args.seed, public_tables=public, min_persons=args.min_persons)  # a file read where needed
+    except InvalidParameterError as error:  # a refusal of the statement (public): said with what the files are
+        if " is a string and " not in str(error):
+            raise
+        typed = str(error)
+    if typed is not None:
+        raise InvalidParameterError(f"{typed} (dpdist query reads a CSV column as text: name the columns of numbers "
+                                    "with --numbers, or give them --bounds)")
     if args.explain is not None:
         print(built.explain(n=args.explain))
         return 0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ContributionBoundWarning)
+        warnings.simplefilter("always", MissingValuesWarning)
         result = built.release()
     columns = result.columns()
     print(result.describe())
     if args.seed is not None:
         print("note: seeded (--seed): reproducible research only, NOT for publication")
     for warned in caught:
-        print(_left_out(warned.message), file=sys.stderr)
+        print(_left_out(warned.message), file=sys.stderr)  # any other warning: its own line
     _write_csv(sys.stdout, columns)
     if args.out is not None:
         _write_out(args.out, columns)
@@ -143,6 +191,12 @@ def _left_out(warning) -> str:
     """The rows bounding left out, per statistic, and the options that would keep them: for you, who ran the command
     on the data (on stderr, in no release and not in the table printed)."""
     details = getattr(warning, "details", {})
+    if isinstance(warning, MissingValuesWarning):
+        each = "".join(f", {label} {count:,}" for label, count in details.get("statistics", {}).items())
+        return (f"note for the holder of the data (in no release): rows left out for a missing id or key: "
+                f"{details.get('ids_or_keys', 0):,}; rows of a missing value, per statistic{each or ': none'}")
+    if not isinstance(warning, ContributionBoundWarning):
+        return f"warning: {warning}"
     if not details:
         return "note for the holder of the data: rows beyond the contribution bounds were left out"
     each = ", ".join(f"{label} {count:,}" for label, count in details["statistics"].items() if count is not None)
