@@ -152,11 +152,13 @@ class ClippedValuesWarning(DPDistWarning):
 
 class MissingValuesWarning(DPDistWarning):
     """Missing values were left out (``missing="drop"``) or counted as a value (``missing=<value>``); ``count`` is how
-    many, for the holder of the data only (no report or release carries it)."""
+    many, and ``details`` says more where the warner knows it (a query: how many rows each statistic lost), for the
+    holder of the data only (no report or release carries it)."""
 
-    def __init__(self, message: str, count: int = 0):
+    def __init__(self, message: str, count: int = 0, details: dict | None = None):
         super().__init__(message)
         self.count = count
+        self.details = details or {}
 
 
 class ContributionBoundWarning(DPDistWarning):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -134,16 +135,102 @@ def test_bad_queries_are_refused_by_name(build, named):
         build()
 
 
-def test_missing_values_are_refused_before_the_charge_by_default_and_left_out_with_drop():
-    from dpdist.errors import MissingValuesError
-
+def test_a_missing_value_is_left_out_of_its_statistic_and_told_to_the_holder_never_refused():
+    """A tenth of the incomes missing: the mean reads the other rows, the count every row, nothing is refused and
+    the session is charged; the holder is told how many in a MissingValuesWarning's count and details, never its
+    message; missing=<number> counts each as it, and 'refuse' is refused by name (a query refuses no value)."""
     holed = TABLE.assign(income=TABLE["income"].where(np.arange(N) % 10 > 0))
-    session = BudgetSession(2.0, neighbouring="add-remove")
-    with pytest.raises(MissingValuesError):
-        dpdist.query(holed, epsilon=1.0, session=session).agg(mean("income", (0, 3e5))).release()
-    assert not session.charges  # refused before the charge
-    released = dpdist.query(holed, epsilon=1.0, missing="drop", rng=0).agg(count(), mean("income", (0, 3e5))).release()
-    assert abs(released.results["count()"][0].count - N) < 30  # a count counts rows, whatever their values
+    session = BudgetSession(3.0, neighbouring="add-remove")
+    with pytest.warns(dpdist.errors.MissingValuesWarning) as warned:
+        released = dpdist.query(holed, epsilon=1.0, session=session, rng=0).agg(
+            count(), mean("income", (0, 3e5))).release()
+    assert len(session.charges) == 1 and abs(released.results["count()"][0].count - N) < 30
+    (warning,) = [w.message for w in warned]
+    assert warning.count == N // 10 and warning.details == {"ids_or_keys": 0, "statistics": {"mean(income)": N // 10}}
+    assert str(N // 10) not in str(warning)
+    dropped = dpdist.query(holed.dropna(), epsilon=1.0, rng=0).agg(count(), mean("income", (0, 3e5))).release()
+    assert released.results["mean(income)"][0].value == dropped.results["mean(income)"][0].value
+    with pytest.warns(dpdist.errors.MissingValuesWarning, match="counted as 0"):
+        zeros = dpdist.query(holed, epsilon=1.0, missing=0, rng=0).agg(mean("income", (0, 3e5))).release()
+    assert zeros.results["mean(income)"][0].value < released.results["mean(income)"][0].value
+    with pytest.raises(InvalidParameterError, match="'missing' parameter of dpdist.query must be 'drop'"):
+        dpdist.query(holed, epsilon=1.0, missing="refuse")
+
+
+def _probe(table, statement, **options):
+    """Whether ``statement`` over ``table`` released (True) or raised, and the budget the session was charged."""
+    session = BudgetSession(10.0, delta=1e-3, neighbouring="add-remove",
+                            unit="person" if "privacy_id" in options else "record")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        dpdist.sql(statement, {"t": table}, epsilon=1.0, session=session, rng=1, **options).release().table()
+    return session.spent.epsilon
+
+
+#: one person's row (income 997,659.5) that a WHERE singles out; each probe asks about it through a value that is
+#: missing, or of another type than its column's others
+TARGET = pd.DataFrame({"person": np.arange(300), "name": [f"p{i}" for i in range(300)],
+                       "income": 990_000.0 + np.arange(300) * 765.95, "region": np.tile(["north", "south"], 150),
+                       "maybe": pd.Series([None if i == 10 else f"m{i}" for i in range(300)], dtype=object)})
+PROBES = [
+    ("SELECT COUNT(DISTINCT maybe) FROM t WHERE maybe IS NULL AND name = 'p10' AND income > {x}", {}),
+    ("SELECT maybe, COUNT(*) FROM t WHERE name = 'p10' AND income > {x} GROUP BY maybe", {"keys": {"maybe": ["a"]}}),
+    ("SELECT maybe, COUNT(*) FROM t WHERE name = 'p10' AND income > {x} GROUP BY maybe", {}),
+    ("SELECT SUM(income) FROM t WHERE income > {x}", {"privacy_id": "maybe", "max_contributions": 1,
+                                                        "bounds": {"income": (0, 1e6)}}),
+]
+
+
+@pytest.mark.parametrize("engine", ["pandas", "polars", "duckdb", "dask"])
+@pytest.mark.parametrize("statement, options", PROBES)
+def test_no_value_of_the_table_decides_whether_a_query_is_refused(engine, statement, options):
+    """A WHERE that keeps one row or none, its value missing: released alike on either side of the row's income
+    (997,659.5), so no yes/no answer about a row comes without noise; the session is charged alike."""
+    table = {"pandas": lambda: TARGET, "polars": lambda: pytest.importorskip("polars").from_pandas(TARGET).lazy(),
+             "duckdb": lambda: pytest.importorskip("duckdb").from_df(TARGET),
+             "dask": lambda: pytest.importorskip("dask.dataframe").from_pandas(TARGET, npartitions=3)}[engine]()
+    spent = {_probe(table, statement.format(x=x), **options) for x in (997_000, 997_660, 998_000)}
+    assert len(spent) == 1 and 0 < spent.pop() <= 1.0
+
+
+def test_an_object_column_is_compared_as_text_whatever_it_holds():
+    """Ids, keys and distinct values of a column of Python objects are their text: an id of 10 and one of "10" are
+    one person, 1.0 and "1.0" one value, a list a value like any other; nothing is refused, and one row of another
+    type among the others changes no other row's value (the distinct count moves by one at most)."""
+    ids = pd.Series(list(range(300)), dtype=object)
+    ids[10] = "10"
+    mixed = TARGET.assign(person=ids, v=pd.Series([i % 7 for i in range(300)], dtype=object))
+    query = dpdist.query(mixed, epsilon=1.0, privacy_id="person", max_contributions=1, rng=0)
+    built = query.group_by("v", keys=[str(i) for i in range(7)]).agg(count(), distinct("name"), persons())
+    result = built.release()
+    assert result.keys == [str(i) for i in range(7)] and result.guarantee.epsilon == pytest.approx(1.0)
+    with pytest.raises(InvalidParameterError, match="'keys' argument of Query.group_by must hold strings .* column "
+                                                    "'v'.*Got 1 \(int\)"):
+        query.group_by("v", keys=[1]).agg(count()).release()
+    for odd in ("3", 3.0, [3]):
+        changed = mixed.copy()
+        changed.at[5, "v"] = odd  # one row of another type: the others' values stay theirs
+        values = distinct("v").staged_rows(_staged(changed, distinct("v")), (), None, "drop")["v"]
+        assert sorted(values) == sorted({str(i) for i in range(7)} | {str(odd)})
+
+
+def test_a_where_on_an_object_column_compares_its_text_whatever_its_first_rows_hold():
+    """narwhals types a pandas object column by its first 100 values (String, else Object); a query types it as
+    Python objects whatever they hold, compared as their text: no comparison refuses on a value, and the rows kept are
+    the ones whose text meets the condition."""
+    for first in ("a", 1):
+        table = pd.DataFrame({"v": pd.Series([first] * 150 + ["b", 2, [3], None], dtype=object)})
+        for statement, rows in (("SELECT COUNT(*) FROM t WHERE v > 'a'", 1),
+                                ("SELECT COUNT(*) FROM t WHERE v = '2'", 1), ("SELECT COUNT(*) FROM t WHERE v IS NULL", 1)):
+            released = dpdist.sql(statement, {"t": table}, epsilon=50.0, rng=0).release()
+            assert abs(released.results["count()"][0].count - rows) <= 1
+
+
+def _staged(table, *statistics, **options):
+    """The rows a query over ``table`` stages for its statistics (its columns as it compares them)."""
+    query = dpdist.query(table, epsilon=1.0, **options).agg(*statistics)
+    checked, kinds = query._checked()
+    return query._staged(checked, 7, kinds)[0]
 
 
 #: the table with a string column of about 300 values per region
@@ -181,19 +268,27 @@ def test_one_person_of_500_rows_of_500_new_values_moves_the_distinct_rows_by_at_
         counted = []
         for table in (CITIES, pd.concat([CITIES, heavy], ignore_index=True)):
             query = _distinct_query(table, k)
-            data = distinct("city").staged_rows(query._staged(query._checked(), 7)[0], ("region",), "person", "refuse")
+            data = distinct("city").staged_rows(query._staged(*query._checked()[:1], 7, query._checked()[1])[0],
+                                                ("region",), "person", "drop")
             counted.append(pd.Series(data["region"]).value_counts())
         moved = counted[1] - counted[0]
         assert moved["north"] == k and moved["south"] == 0
 
 
-def test_distinct_values_compare_as_given_and_missing_ones_follow_the_query():
-    table = pd.DataFrame({"city": ["a", "a", "b", None, None, 1.0, "1.0"], "zero": 0})
-    data = {"city": table["city"].to_numpy(), "__dpdist_zeros__": np.zeros(7, dtype=np.int64)}
+def test_distinct_values_compare_as_the_schema_says_and_missing_ones_follow_the_query():
+    """An object column's values as text (1.0 and "1.0" one value); a missing one left out, or counted as the
+    query's missing= (as its text)."""
+    table = pd.DataFrame({"city": pd.Series(["a", "a", "b", None, None, 1.0, "1.0"], dtype=object)})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert distinct("city").staged_rows(data, (), None, "drop")["city"].tolist() == ["a", "b", 1.0, "1.0"]
-        assert distinct("city").staged_rows(data, (), None, 1.0)["city"].size == 4  # None counted as 1.0, there
+        assert sorted(dpdist.query(table, epsilon=1.0).agg(distinct("city")).release().results) == ["distinct(city)"]
+        query = dpdist.query(table, epsilon=1.0).agg(distinct("city"))
+        data = _staged(table, distinct("city"))
+        assert sorted(distinct("city").staged_rows(query._valued(query.statistics[0], data, {"city": "text"}),
+                                                   (), None, "drop")["city"]) == ["1.0", "a", "b"]
+        filled = dataclasses.replace(query, missing=1.0)
+        assert sorted(distinct("city").staged_rows(filled._valued(query.statistics[0], data, {"city": "text"}),
+                                                   (), None, 1.0)["city"]) == ["1.0", "a", "b"]
 
 
 def test_a_private_selection_that_chooses_no_group_releases_an_empty_table_for_its_charge():

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 import dpdist
-from dpdist.errors import ContributionBoundWarning, MissingValuesError
+from dpdist.errors import ContributionBoundWarning, MissingValuesWarning
 from dpdist.queries import count, distinct, histogram, mean, quantiles
 from dpdist.queries._scale import kept_rows
 
@@ -96,7 +96,7 @@ def test_gaussian_statistics_of_private_keys_on_dask_are_the_ones_of_pandas_for_
 
 def test_each_person_keeps_at_most_max_groups_groups_of_listed_keys_and_max_contributions_rows_in_each():
     ids, regions = TABLE["person"].to_numpy(), TABLE["region"].to_numpy()
-    kept, _ = kept_rows(ids, [regions], ["region"], ["north", "south"], (2, 1), seed=1)
+    kept, _ = kept_rows(ids, [regions], ["text"], "number", ["north", "south"], (2, 1), seed=1)
     rows = TABLE.iloc[kept]
     assert set(rows["region"]) == {"north", "south"}
     assert rows.groupby(["person", "region"]).size().max() == 2 and rows.groupby("person")["region"].nunique().max() == 1
@@ -104,14 +104,18 @@ def test_each_person_keeps_at_most_max_groups_groups_of_listed_keys_and_max_cont
     assert rows["person"].nunique() == listed["person"].nunique()
 
 
-@pytest.mark.filterwarnings("ignore::dpdist.errors.MissingValuesWarning")
-def test_missing_values_on_dask_are_refused_before_any_release_and_left_out_with_drop():
-    holed = TABLE.assign(income=TABLE["income"].where(np.arange(N) % 97 != 5))
-    with pytest.raises(MissingValuesError, match="missing values in \\['income'\\]") as refused:
-        _release(_dask(holed, 3))
-    assert refused.value.count == int(holed["income"].isna().sum())
-    released = _release(_dask(holed, 3), missing="drop").compute().reset_index(drop=True)
-    pd.testing.assert_frame_equal(released, _release(holed, missing="drop"), check_exact=True)
+def test_missing_values_ids_and_keys_on_dask_are_left_out_as_in_pandas_and_told_to_the_holder():
+    """Missing incomes, ids and keys: nothing refused; the rows of a missing id or key left out before the bounding
+    and those of a missing income out of its statistics, the same numbers as pandas's for the same seed."""
+    holed = TABLE.assign(income=TABLE["income"].where(np.arange(N) % 97 != 5),
+                         person=TABLE["person"].where(np.arange(N) % 89 != 3),
+                         region=TABLE["region"].where(np.arange(N) % 83 != 7))
+    with pytest.warns(MissingValuesWarning) as warned:
+        released = _release(_dask(holed, 3)).compute().reset_index(drop=True)
+    holes = int((holed["person"].isna() | holed["region"].isna()).sum())
+    assert [w.message.details["ids_or_keys"] for w in warned if isinstance(w.message, MissingValuesWarning)] == [holes]
+    with pytest.warns(MissingValuesWarning):
+        pd.testing.assert_frame_equal(released, _release(holed), check_exact=True)
 
 
 def test_sql_where_on_dask_filters_on_the_cluster_before_the_bounding():

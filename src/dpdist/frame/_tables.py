@@ -18,13 +18,13 @@ from __future__ import annotations
 import contextlib
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError, MissingDependencyError
 
-__all__ = ["Engine", "Table", "open_frame", "check_columns", "check_frame", "dtype_name", "engine_of", "group_rows"]
+__all__ = ["Engine", "Table", "computed", "open_frame", "check_columns", "check_frame", "dtype_name", "engine_of", "group_rows"]
 
 def narwhals() -> Any:
     """``narwhals.stable.v2`` (the API narwhals keeps stable for libraries), or a refusal naming the extra."""
@@ -147,12 +147,13 @@ class Table:
         needed = [name for name in dict.fromkeys(columns) if name not in self._read]
         if not needed:
             return
-        with _calls(self.engine.name), _computing(self.owner, self.engine, needed):
+        def read() -> dict[str, np.ndarray]:
             data = self.frame.select(needed)
             if self.engine.lazy:
                 data = data.collect()
-            read = {name: _values(data.get_column(name)) for name in needed}
-        self._read.update(read)
+            return {name: _values(data.get_column(name)) for name in needed}
+
+        self._read.update(computed(self.owner, self.engine, needed, read))
 
     def values(self, column: str) -> np.ndarray:
         """The column as a NumPy array: numbers as int64 (no missing value; uint64 for a UInt64 column holding 2**63 or
@@ -296,29 +297,39 @@ def engine_of(owner: str, frame: Any, argument: str = "frame") -> tuple[Engine, 
 def open_frame(owner: str, frame: Any) -> Table:
     """The :class:`Table` of a native frame (its columns' names read from its schema, no data yet)."""
     engine, wrapped = engine_of(owner, frame)
-    with _calls(engine.name), _computing(owner, engine, None):
-        schema = dict(wrapped.collect_schema())
+    schema = computed(owner, engine, None, lambda: _declared(engine, wrapped, dict(wrapped.collect_schema())))
     return Table(engine, wrapped, list(schema), owner, schema=schema)
 
 
-@contextlib.contextmanager
-def _computing(owner: str, engine: Engine, columns: list[str] | None):
-    """Around the engine's computing of a frame (its schema, its columns): an error of the engine (a lazy frame's
-    failing cast, a file gone, a query that does not run) is refused as the ``frame`` argument, naming its type only:
-    an engine's message may quote the table's values (``Could not convert string 'x' to BOOL``), so it is kept as the
-    refusal's ``__context__``, which no traceback prints; dpdist's own errors and a lack of memory go through as they
-    are."""
+def _declared(engine: Engine, frame: Any, schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with each column of Python objects (pandas' ``object`` dtype, whatever it holds) as ``Object``:
+    narwhals names one ``String`` when its first 100 values are strings, a type that would depend on the values."""
+    if engine.name not in ("pandas", "modin", "cudf", "dask"):
+        return schema
+    dtypes = frame.to_native().dtypes
+    nw = narwhals()
+    return {name: nw.Object() if str(dtypes.get(name, "")) == "object" else dtype for name, dtype in schema.items()}
+
+
+def computed(owner: str, engine: Engine, columns: list[str] | None, work: Callable[[], Any]) -> Any:
+    """``work()``, the engine's computing of a frame (its schema, its columns, a filter): an error of the engine (a lazy
+    frame's failing cast, a file gone, a query that does not run) is refused as the ``frame`` argument, naming its type
+    only.  An engine's message may quote the table's values (``Could not convert string 'x' to BOOL``), so the refusal
+    is raised outside the ``except`` block: neither its ``__context__`` nor its ``__cause__`` holds the engine's error,
+    and a crash reporter walking the chain finds nothing of the data.  dpdist's own errors and a lack of memory go
+    through as they are."""
     try:
-        yield
+        with _calls(engine.name):
+            return work()
     except (DPDistError, MemoryError):
         raise
     except Exception as error:
-        what = "its schema" if columns is None else f"the column(s) {columns}"
-        raise InvalidParameterError(
-            f"The 'frame' argument of {owner} could not be computed by its engine ({engine.name}) to read {what}: "
-            f"a {type(error).__name__}, whose message is not repeated here since an engine's message may quote the "
-            "table's values (it is this error's __context__, for the holder of the data)"
-        ) from None
+        failed = type(error).__name__
+    what = "its schema" if columns is None else f"the column(s) {columns}"
+    raise InvalidParameterError(
+        f"The 'frame' argument of {owner} could not be computed by its engine ({engine.name}) to read {what}: a "
+        f"{failed}, whose message is not repeated here since an engine's message may quote the table's values (run "
+        "the frame in its engine to see it)")
 
 
 def dtype_name(dtype: Any) -> str:

@@ -17,7 +17,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._missing import missing_mask, missing_policy
+from .._missing import missing_mask
 from .._validation import Bounds, Integer, Options, check_param
 from ..errors import InvalidParameterError
 from ._statistics import WEIGHT, SqlCall, Statistic, laplace_sd
@@ -136,16 +136,11 @@ class Distinct(Count):
         """The rows kept that are each the first of its group and value: their count is the number of distinct
         values.  Deduplicating is 1-stable (a row added or removed adds or removes at most one distinct value), so a
         person's ``max_contributions`` rows per group move it by at most as many, a count's sensitivity; each value
-        keeps the id of its first row (at most ``max_contributions`` per person and group still).  A missing value is
-        left out with ``missing="drop"``, or is the value ``missing`` (refused before by default)."""
-        column = str(self.column)
-        values, rows = data[column], np.arange(len(data[column]))
-        policy, what = missing_policy("dpdist.query", missing), f"Column {column!r}"
-        if policy.how == "drop":
-            rows = policy.apply(rows, "dpdist.query", what, mask=missing_mask(values), private=True)
-        elif policy.how == "value":
-            values = policy.apply(values, "dpdist.query", what, private=True)
-        return _first_rows(data, rows, np.stack([_codes(data[name][rows]) for name in by] + [_codes(values[rows])]))
+        keeps the id of its first row (at most ``max_contributions`` per person and group still).  The values are
+        compared as the query stages them (:mod:`~dpdist.queries._values`: each row's on its own), a missing one
+        already left out or counted as the query's ``missing``."""
+        rows = np.arange(len(data[str(self.column)]))
+        return _first_rows(data, rows, np.stack([_codes(data[name]) for name in (*by, str(self.column))]))
 
     @classmethod
     def from_sql(cls, call: SqlCall):
@@ -383,11 +378,9 @@ class Cdf(Statistic):
 
 
 def _codes(values: np.ndarray) -> np.ndarray:
-    """Each value's index among the column's distinct values (numbers by value, strings as written)."""
-    try:
-        return np.unique(values, return_inverse=True)[1].reshape(-1)
-    except TypeError:  # an object column of several types, which do not sort together: 1 and "1" stay two values
-        return _codes(np.array([f"{type(value).__name__}:{value!r}" for value in values]))
+    """Each value's index among the column's distinct values (the values as the query stages them: numbers, or
+    strings, :mod:`~dpdist.queries._values`)."""
+    return np.unique(values, return_inverse=True)[1].reshape(-1)
 
 
 def _rows_where(data: dict[str, np.ndarray], keep: np.ndarray) -> dict[str, np.ndarray]:

@@ -376,6 +376,8 @@ class RowCompiler:
             return Value("string", written, column, missing=missing, dtype=typed)
         if isinstance(dtype, (nw.Categorical, nw.Enum)):
             return Value("string", written, column.cast(nw.String), missing=missing, ordered=False, dtype=typed)
+        if dtype == nw.Object:  # Python objects, whatever they are, as their text: no comparison raises on a value
+            return Value("string", written, column.cast(nw.String), missing=missing, dtype=typed)
         return Value("other", written, column, missing=missing, ordered=False, dtype=typed)
 
     def _numbers(self, node: Any, values: list[Value]) -> None:

@@ -34,7 +34,9 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..frame._tables import _calls, dtype_name, narwhals, open_frame
+from .._missing import missing_mask
 from ._scale import _pair_keys
+from ._values import kind_of
 
 __all__ = ["HOW", "joined", "in_engine", "check_unique_keys"]
 
@@ -47,8 +49,8 @@ def _kind(nw: Any, dtype: Any) -> str:
         return "boolean"
     if dtype.is_numeric():
         return "number"
-    if dtype == nw.String or isinstance(dtype, (nw.Categorical, nw.Enum)):
-        return "string"
+    if dtype == nw.String or dtype == nw.Object or isinstance(dtype, (nw.Categorical, nw.Enum)):
+        return "string"  # Python objects as their text
     return f"of type {dtype_name(dtype)}"
 
 
@@ -118,7 +120,9 @@ def check_unique_keys(owner: str, frame: Any, keys: Sequence[str], table: str) -
     (the public table's keys are public: this reads no private value)."""
     opened = open_frame(owner, frame)
     opened.read(tuple(keys))
-    rows = _pair_keys([opened.values(name) for name in keys])
+    columns = [opened.values(name) for name in keys]
+    present = ~np.logical_or.reduce([missing_mask(column) for column in columns])  # a missing key matches nothing
+    rows = _pair_keys([column[present] for column in columns], [kind_of(opened.schema[name]) for name in keys])
     if np.unique(rows).size != rows.size:
         raise InvalidParameterError(
             f"{owner} refuses a join to the public table {table!r}, whose rows repeat a key of {list(keys)}: a private "

@@ -2,8 +2,8 @@
 
 A :class:`Query` is built in steps that read no data (``join_public``, ``join_private``, ``group_by``, ``agg``), shows
 its plan before any data is read (``explain``: each statistic's share and expected error at a stated n), and runs once
-(``release``): the columns are read in one query (a missing value or key refused there), the whole budget is charged
-to the session, a minimum of persons per group (``min_persons``) withholds the groups whose noisy count of persons is
+(``release``): the columns are read in one query (each row of a missing id or key left out, and of each statistic
+the rows of a missing value: a query refuses no value), the whole budget is charged to the session, a minimum of persons per group (``min_persons``) withholds the groups whose noisy count of persons is
 below it, and each statistic runs :func:`dpdist.frame.group_release` with its share (:mod:`dpdist.queries._plan`).
 """
 
@@ -12,23 +12,26 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
-from .._validation import CENTRAL_EPSILON, Implies, Integer, Interval, Optional, Options, check_param, validate_params
+from .._validation import (CENTRAL_EPSILON, Implies, Integer, Interval, OneOf, Optional, Options, RandomSource,
+                           check_param, validate_params)
 from ..errors import DPDistError, InvalidParameterError
-from .._missing import missing_policy
+from .._missing import missing_mask
 from ..frame._central import release_groups
-from ..frame._groups import check_missing_key_rows
+from ..frame._groups import check_groups
 from ..frame._tables import Table, check_columns, dtype_name, open_frame
 from ._aggregates import count, persons
 from ._joins import HOW, check_unique_keys, in_engine, joined
 from ._plan import PlannedStatistic, QueryPlan, plan_of
 from ._result import QueryResult
 from ._scale import Bounding, cluster_bounded, cluster_of, kept_rows, warn_left_out
+from ._values import check_keys, ids, kind_of, staged, texts
 from ._statistics import Statistic
 
 if TYPE_CHECKING:
@@ -54,7 +57,7 @@ class Query:
     max_groups: int = 1
     session: Any = field(default=None, repr=False)
     rng: Any = None
-    missing: str | float = "refuse"
+    missing: str | float = "drop"
     by: tuple[str, ...] = ()
     keys: list | None = None
     selection: tuple[float, float] | None = None
@@ -169,6 +172,7 @@ class Query:
             raise InvalidParameterError(f"Query.plan: the selection of the groups and the minimum of persons spend "
                                         f"{spent:g} of the budget {self.epsilon:g}, leaving none for the statistics; "
                                         "give them smaller epsilons.")
+        _check_names(self.by, self.key_names, self.statistics)
         return plan_of(self.statistics, self.epsilon, self.selection, unit, self.max_groups, self.max_contributions,
                        self.delta, self.threshold)
 
@@ -177,15 +181,20 @@ class Query:
         return self.plan().describe(n) if repeats == 10 else _described(self.plan(), n, repeats)
 
     def release(self) -> QueryResult:
-        """Check the table's schema, read the columns once (a missing value or key refused there), charge the
-        session, release every statistic per group; the result in the table's engine."""
+        """Check the table's schema, read the columns once (the rows of a missing id or key left out), charge the
+        session, release every statistic per group (the rows of a missing value left out of it, or counted as
+        ``missing``); the result in the table's engine.  Nothing before the release depends on the values: every
+        refusal is of the arguments and the schema."""
         plan = self.plan()
-        table = self._checked()
+        table, kinds = self._checked()
         count = len(plan.statistics)
         seeds = _seeds(self.rng, count + 2)  # one per statistic, then the bounding's and the threshold's
         bounding = None if seeds[count] is None else int(seeds[count].integers(0, 2**63))
-        data, left_out = self._staged(table, bounding)  # missing values and keys refused here, before the charge
-        warn_left_out(left_out, self.statistics, self.max_contributions, self.max_groups)  # to the holder only
+        data, left_out = self._staged(table, bounding, kinds)
+        holes = {s.label: int(np.count_nonzero(missing_mask(data[str(s.column)]))) for s in self.statistics
+                 if s.column is not None and not s.keeps_missing}
+        warn_left_out(left_out, holes, self.missing, self.statistics, self.max_contributions,
+                      self.max_groups)  # to the holder only
         stated = PrivacyGuarantee(plan.epsilon, (plan.selection[1] if plan.selection else 0.0) + plan.spent_delta,
                                   "add-remove", "central", unit=plan.unit)
         if self.session is not None:
@@ -201,7 +210,8 @@ class Query:
                 empty: dict[str, dict] = {planned.statistic.label: {} for planned in plan.statistics}
                 return QueryResult(self.by, [], empty, stated, plan, table.engine, self.key_names)
             planned, seed = plan.statistics[index], seeds[index]
-            rows = planned.statistic.staged_rows(data, self.by, self.privacy_id, self.missing)
+            rows = planned.statistic.staged_rows(self._valued(planned.statistic, data, kinds), self.by,
+                                                 self.privacy_id, self.missing)
             grouped = self._grouped(staged if rows is data else Table.of_arrays(table.engine, rows, "dpdist.query"),
                                     planned, keys, seed)
             keys = list(grouped.keys()) if keys is None else keys
@@ -225,8 +235,9 @@ class Query:
                                 PlannedStatistic(counted, 0.0, epsilon, epsilon / self.max_groups), keys, seed)
         return [key for key, result in grouped.results.items() if result.count >= least], grouped.guarantee
 
-    def _checked(self):
-        """The table, its key, id and value columns checked against its schema (no data read)."""
+    def _checked(self) -> tuple[Table, dict[str, str]]:
+        """The table, its key, id and value columns checked against its schema and the public keys against their
+        columns' types (no data read), and the kind of each column whose values are compared (:mod:`._values`)."""
         owner = "dpdist.query"
         table = open_frame(owner, resolved(self.table))
         for argument, names in (("group_by", self.by), ("privacy_id", [self.privacy_id] if self.privacy_id else []),
@@ -241,36 +252,60 @@ class Query:
                 what = "booleans" if statistic.reads == "booleans" else "numbers"
                 raise InvalidParameterError(f"The 'column' argument of {statistic.kind} must name a column of {what}: "
                                             f"{statistic.written!r} holds {dtype_name(dtype)}.")
-        return table
+        compared = [*self.by, *([self.privacy_id] if self.privacy_id else []),
+                    *(s.column for s in self.statistics if s.column and s.reads == "values")]
+        kinds = {name: kind_of(table.schema[name]) for name in compared}
+        if self.by and self.keys is not None:
+            check_keys("Query.group_by", check_groups("Query.group_by", self.keys, self.by), self.by, kinds,
+                       table.schema)
+        return table, kinds
 
-    def _staged(self, table, bounding: int | None) -> tuple[dict[str, np.ndarray], Bounding]:
-        """The columns the query needs, read in one query (with a column of zeros), and what bounding left out; with
-        ``privacy_id`` only each person's rows kept (:mod:`dpdist.queries._scale`: on Dask and Spark, bounded on the
-        cluster)."""
+    def _staged(self, table: Table, bounding: int | None, kinds: dict[str, str]) -> tuple[dict[str, np.ndarray],
+                                                                                          Bounding]:
+        """The columns the query needs, read in one query (with a column of zeros) and compared as their kinds say,
+        and what was left out: the rows of a missing id or key, and with ``privacy_id`` each person's rows beyond the
+        bounds (:mod:`dpdist.queries._scale`: on Dask and Spark, bounded on the cluster)."""
         needed = [*self.by, *([self.privacy_id] if self.privacy_id else [])]
         needed += [statistic.column for statistic in self.statistics if statistic.column is not None]
         columns = list(dict.fromkeys(needed)) or table.names[:1]
         unit = (self.max_contributions, self.max_groups)
-        cluster = cluster_of(self.table) if self.privacy_id is not None else None
-        refused = [s.column for s in self.statistics if s.column and not s.keeps_missing] \
-            if isinstance(self.missing, str) and self.missing == "refuse" else []
+        cluster = cluster_of(resolved(self.table)) if self.privacy_id is not None else None
+        left_out = Bounding(0)
         if cluster is not None and self.privacy_id is not None:
-            rows, left_out = cluster_bounded(self.table, cluster, columns, self.privacy_id, self.by, self.keys, unit,
-                                             list(dict.fromkeys(refused)), bounding)
+            rows, left_out = cluster_bounded(resolved(self.table), cluster, columns, self.privacy_id, self.by,
+                                             self.keys, unit, kinds, bounding)
             table = open_frame("dpdist.query", rows)
         table.read(tuple(columns))
-        data = {name: table.values(name) for name in columns}
-        if self.by:
-            check_missing_key_rows("dpdist.query", table, self.by, "refuse", private=True)
-        for name in dict.fromkeys(refused):
-            missing_policy("dpdist.query", "refuse").apply(data[name], "dpdist.query", f"Column {name!r}",
-                                                           private=True)
+        data = {name: (ids if name == self.privacy_id else staged)(table.values(name), kinds[name]) if name in kinds
+                else table.values(name) for name in columns}
         if self.privacy_id is not None and cluster is None:
-            kept, left_out = kept_rows(data[self.privacy_id], [data[name] for name in self.by], self.by, self.keys,
-                                       unit, bounding)
-            data = {name: values[kept] for name, values in data.items()}
-        data[_ZEROS] = np.zeros(len(next(iter(data.values()))), dtype=np.int64)
-        return data, left_out if self.privacy_id is not None else Bounding(0)
+            kept, left_out = kept_rows(data[self.privacy_id], [data[name] for name in self.by],
+                                       [kinds[name] for name in self.by], kinds[self.privacy_id], self.keys, unit,
+                                       bounding)
+        else:  # a row whose key is missing is in no group (on a cluster: left out there)
+            present = ~np.logical_or.reduce([missing_mask(data[name]) for name in self.by]) if self.by else None
+            kept = np.arange(len(data[columns[0]])) if present is None else np.flatnonzero(present)
+            left_out = dataclasses.replace(left_out, missing=left_out.missing + len(data[columns[0]]) - kept.size)
+        data = {name: values[kept] for name, values in data.items()}
+        data[_ZEROS] = np.zeros(kept.size, dtype=np.int64)
+        return data, left_out
+
+    def _valued(self, statistic: Statistic, data: dict[str, np.ndarray], kinds: dict[str, str]) -> dict:
+        """The rows ``statistic`` reads: those of a missing value of its column left out (``missing="drop"``, a
+        per-row filter: 1-stable) or that value counted as ``missing``; as they are for a count of rows or a
+        statistic that counts the present values itself (``COUNT(c)``)."""
+        if statistic.column is None or statistic.keeps_missing:
+            return data
+        column = str(statistic.column)
+        holes = missing_mask(data[column])
+        if not holes.any():
+            return data
+        if self.missing == "drop":
+            return {name: values[~holes] for name, values in data.items()}
+        filled = data[column].copy()
+        filled[holes] = texts(np.array([self.missing], dtype=object), "text")[0] if kinds.get(column) == "text" \
+            else self.missing
+        return {**data, column: filled}
 
     def _grouped(self, staged: Table, planned, keys: list | None, seed: Any):
         """One statistic's release per group, from the staged arrays (:func:`dpdist.frame._central.release_groups`)."""
@@ -285,14 +320,27 @@ class Query:
         if self.by and keys is None and self.selection is not None:
             groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1],
                       "selection": self.method}
-        counted = statistic.counts_rows  # a count reads no value: the column of zeros, no missing value to refuse
-        column = _ZEROS if counted else str(statistic.column)
-        missing: dict[str, Any] = {} if counted else {"missing": self.missing}
+        column = _ZEROS if statistic.counts_rows else str(statistic.column)  # a count reads no value: zeros
         noise: dict[str, Any] = {"epsilon": planned.group_epsilon}
         if planned.noise == "gaussian":  # one vector over the groups at the statistic's (epsilon, delta)
             noise = {"epsilon": planned.epsilon, "noise": "gaussian", "noise_delta": planned.delta}
         return release_groups("dpdist.query", staged, column, by, function, args, rng=seed, **groups, **unit,
-                              **missing, **noise, **kwargs)
+                              **noise, **kwargs)
+
+
+def _check_names(by: tuple[str, ...], key_names: dict, statistics: tuple[Statistic, ...]) -> None:
+    """Refuses two columns of the released table of one name (a key's, a statistic's cell, SQL's ``AS``): one would
+    hide the other in the table, whatever was charged for it.  Public: the names alone."""
+    owners: dict[str, set[str]] = {}
+    for name in by:
+        owners.setdefault(key_names.get(name, name), set()).add(f"the key {name!r}")
+    for statistic in statistics:
+        for cell in statistic.cell_names():  # every interval's "level" is one column, shared
+            owners.setdefault(cell, set()).add("the intervals' level" if cell == "level" else statistic.label)
+    clashes = {cell: sorted(who) for cell, who in owners.items() if len(who) > 1}
+    if clashes:
+        raise InvalidParameterError(f"Query.plan refuses two columns of one name in the released table: {clashes} "
+                                    f"(rename one: AS in SQL, .named(...) in Python).")
 
 
 def _described(plan: QueryPlan, n: int, repeats: int) -> str:
@@ -311,10 +359,15 @@ def _seeds(rng: Any, count: int) -> list:
 
 #: the rows kept per person and group, or the groups per person
 _ROWS = Optional(Integer(low=1, high=2**31 - 1))
+#: what a missing value of a statistic's column is: its row left out of the statistic, or that number (never refused)
+_MISSING = OneOf((Options(("drop",)), Interval(-math.inf, math.inf, closed="neither")),
+                 "'drop' (the default: a row whose value is missing is left out of that statistic) or a finite number "
+                 "(each missing value counted as it); a query refuses no value")
 
 
 @validate_params({"epsilon": CENTRAL_EPSILON, "max_contributions": _ROWS, "max_groups": _ROWS,
-                  "delta": Optional(Interval(0.0, 1.0, closed="neither"))}, owner="dpdist.query",
+                  "delta": Optional(Interval(0.0, 1.0, closed="neither")), "rng": RandomSource(),
+                  "missing": _MISSING}, owner="dpdist.query",
                  relations=(
     *(Implies("privacy_id", None, bound, None, why="it bounds each person's rows: give the column of the persons' ids",
               counterexample={bound: 2}) for bound in ("max_contributions", "max_groups")),
@@ -323,7 +376,7 @@ _ROWS = Optional(Integer(low=1, high=2**31 - 1))
 ))
 def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_contributions: int | None = None,
           max_groups: int | None = None, session: BudgetSession | None = None, rng: Any = None,
-          missing: str | float = "refuse", delta: float | None = None, min_persons: int | None = None,
+          missing: str | float = "drop", delta: float | None = None, min_persons: int | None = None,
           min_persons_epsilon: float | None = None) -> Query:
     """A query over ``table`` (any frame narwhals reads: pandas, Polars eager or lazy, PyArrow, DuckDB, ...) under
     one budget ``epsilon``.
@@ -346,9 +399,12 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
         Charged with the whole query before any data is read.
     rng : seed, optional
         Seeded releases for tests only; without it every noise comes from the CSPRNG.
-    missing : {"refuse", "drop"} or float
-        A missing value of an aggregated column: refused (the default, before any release), left out (``"drop"``),
-        or counted as that number (:mod:`dpdist._missing`); a missing key is refused.
+    missing : "drop" or float
+        A missing value (null, NaN) of a statistic's column: its row left out of that statistic (``"drop"``, the
+        default) or the value counted as that number.  A row whose id or key is missing is left out of every
+        statistic.  A query refuses no value: what it does is a function of its arguments and the table's schema
+        alone (a refusal that depended on one row would tell that row); the holder of the data is told how many rows
+        were left out in a :class:`~dpdist.errors.MissingValuesWarning`, which no release carries.
     delta : float, optional
         The statistics' delta (besides a private selection's): counts, sums, means and histograms may then be
         released as one Gaussian vector over the groups, where the plan finds it more accurate than Laplace noise per

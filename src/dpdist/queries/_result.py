@@ -47,7 +47,10 @@ class QueryResult:
                 f"guarantee={self.guarantee.describe()!r})")
 
     def columns(self) -> dict[str, list]:
-        """The table's columns: the keys, then each statistic's cells (value, ``low``, ``high``) and ``level``."""
+        """The table's columns: the keys, then each statistic's cells (value, ``low``, ``high``) and ``level``; with
+        no group, the same columns and no row (a table of every engine)."""
+        if not self.keys:
+            return {name: [] for name in self.names()}
         rows = []
         for key in self.keys:
             parts = key if len(self.by) > 1 else (key,)
@@ -57,6 +60,12 @@ class QueryResult:
             rows.append(row)
         names = list(dict.fromkeys(name for row in rows for name in row))
         return {name: [row.get(name) for row in rows] for name in names}
+
+    def names(self) -> list[str]:
+        """The table's columns' names, from the public arguments alone (:meth:`Statistic.cell_names`)."""
+        keys = [self.key_names.get(name, name) for name in self.by]
+        return list(dict.fromkeys([*keys, *(name for planned in self.plan.statistics
+                                            for name in planned.statistic.cell_names())]))
 
     def kept(self, rows: Any) -> "QueryResult":
         """This result with only the groups of the rows ``rows`` (a boolean per row of :meth:`columns`) marks: SQL's

@@ -7,10 +7,12 @@ function of the rows, their order and the seed alone, not of how the table is cu
 or a PySpark one bounded partition by partition (its reservoirs merged by a tree reduction) keeps the rows a pandas frame of the same
 rows in the same order keeps, and the query's releases, run on those rows with the same seed, are the same numbers.
 
-On Dask and Spark the table is read three times (the partitions' lengths and missing cells; the reservoirs; the rows kept), and
-only the rows kept come to this process: at most persons x ``max_groups`` x ``max_contributions`` rows of the columns
-the query reads.  Rows of keys outside public ``keys`` are left out before the bounding (a per-row filter on public
-values: a stable transformation, each person's rows depending on their own rows only).
+On Dask and Spark the table is read three times (the partitions' lengths and missing ids and keys; the reservoirs; the
+rows kept), and only the rows kept come to this process: at most persons x ``max_groups`` x ``max_contributions`` rows
+of the columns the query reads.  Rows of keys outside public ``keys``, and rows whose id or a key is missing, are left
+out before the bounding (per-row filters: stable transformations, each person's rows depending on their own rows
+only); ids and keys are compared by one rule here and in one process (:mod:`~dpdist.queries._values`), so no value is
+refused on either.
 """
 
 from __future__ import annotations
@@ -23,26 +25,33 @@ import warnings
 import numpy as np
 
 from .._rng import root_seed_sequence
-from ..errors import ContributionBoundWarning, MissingValuesError
+from .._missing import missing_mask
+from ..errors import ContributionBoundWarning, MissingValuesWarning
 from ..distributed._reservoirs import Reservoir, reservoir_of_block, salt_of
+from ..frame._tables import Engine, _values, computed, narwhals
+from ._values import ids as staged_ids, texts
 
 __all__ = ["Bounding", "kept_rows", "cluster_of", "cluster_bounded"]
 
 
-def _pair_keys(columns: Sequence[np.ndarray]) -> np.ndarray:
-    """Each row's group as one string (the key columns' texts, joined by a unit separator): what the bounding hashes."""
-    text = np.asarray(columns[0]).astype(str)
-    for column in columns[1:]:
-        text = np.char.add(np.char.add(text, "\x1f"), np.asarray(column).astype(str))
-    return text
+def _pair_keys(columns: Sequence[np.ndarray], kinds: Sequence[str]) -> np.ndarray:
+    """Each row's group as one string, what the bounding hashes: the key columns' texts (:func:`~._values.texts`,
+    equal exactly where the release's groups are), each after its length where there are several (no text can run
+    into the next)."""
+    parts = [texts(column, kind) for column, kind in zip(columns, kinds)]
+    if len(parts) == 1:
+        return parts[0]
+    return np.fromiter(("".join(f"{len(text)}:{text}" for text in row) for row in zip(*parts)), dtype=object,
+                       count=len(parts[0]))
 
 
-def _public(keys: list | None, by: Sequence[str]) -> np.ndarray | None:
+def _public(keys: list | None, kinds: Sequence[str]) -> np.ndarray | None:
     if keys is None:
         return None
     tuples = [key if isinstance(key, tuple) else (key,) for key in keys]
-    return _pair_keys([np.array([key[i] for key in tuples], dtype=object) for i in range(len(by))]) if tuples \
-        else np.array([], dtype=str)
+    if not tuples:
+        return np.array([], dtype=object)
+    return _pair_keys([np.array([key[i] for key in tuples], dtype=object) for i in range(len(kinds))], kinds)
 
 
 @dataclass(frozen=True)
@@ -59,24 +68,37 @@ class Bounding:
     max_contributions, max_groups : int or None
         The least bounds that would keep every row: the most rows one person has in one group, the most groups one
         person has (None where not counted).
+    missing : int
+        The rows left out before the bounding because their id or a key is missing (null, NaN).
     """
 
     rows: int
     groups: int | None = None
     max_contributions: int | None = None
     max_groups: int | None = None
+    missing: int = 0
 
 
-def _bounded(ids: np.ndarray, groups: np.ndarray | None, start: int, unit: tuple, keys: np.ndarray | None,
-             salt: Any, root: np.random.SeedSequence) -> tuple[Reservoir, np.ndarray]:
-    """The reservoir of rows ``start, start + 1, ...`` (its values: the rows' positions in the table), and which rows
-    are of the groups considered (``groups``: each row's group as :func:`_pair_keys` writes it)."""
+def _listed(ids: np.ndarray, key_columns: Sequence[np.ndarray], kinds: Sequence[str], id_kind: str,
+            keys: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+    """``(positions, ids, groups, missing)``: the rows the bounding considers (a present id and key, of a listed key
+    when ``keys`` are public texts), their ids as compared (:func:`~._values.ids`) and their groups' texts, and how
+    many rows have a missing id or key (left out: a per-row filter, 1-stable)."""
+    present = ~np.logical_or.reduce([missing_mask(np.asarray(column)) for column in (ids, *key_columns)])
+    rows = np.flatnonzero(present)
+    groups = _pair_keys([column[rows] for column in key_columns], kinds) if key_columns else None
+    if groups is not None and keys is not None:
+        chosen = np.isin(groups, keys)
+        rows, groups = rows[chosen], groups[chosen]
+    return rows, staged_ids(np.asarray(ids)[rows], id_kind), groups, int(np.count_nonzero(~present))
+
+
+def _bounded(rows: np.ndarray, ids: np.ndarray, groups: np.ndarray | None, start: int, unit: tuple, salt: Any,
+             root: np.random.SeedSequence) -> Reservoir:
+    """The reservoir of the rows ``start + rows`` (its values: the rows' positions in the table)."""
     k, m = unit
-    offsets = start + np.arange(len(ids), dtype=np.int64)
-    listed = np.ones(len(ids), dtype=bool) if groups is None or keys is None else np.isin(groups, keys)
-    if not listed.all():
-        ids, offsets, groups = ids[listed], offsets[listed], None if groups is None else groups[listed]
-    return reservoir_of_block(ids, offsets.astype(np.float64), k, m, salt, root, 0, groups, offsets=offsets), listed
+    offsets = start + rows.astype(np.int64)
+    return reservoir_of_block(ids, offsets.astype(np.float64), k, m, salt, root, 0, groups, offsets=offsets)
 
 
 def _run(seed: int | None) -> tuple[Any, np.random.SeedSequence]:
@@ -84,26 +106,25 @@ def _run(seed: int | None) -> tuple[Any, np.random.SeedSequence]:
     return salt_of(root, secure=seed is None), root
 
 
-def kept_rows(ids: np.ndarray, key_columns: Sequence[np.ndarray], by: Sequence[str], keys: list | None, unit: tuple,
-              seed: int | None) -> tuple[np.ndarray, Bounding]:
-    """The positions, increasing, of the rows kept of a table held in this process (``unit``: ``(k, m)``), and what
-    the bounding left out."""
+def kept_rows(ids: np.ndarray, key_columns: Sequence[np.ndarray], kinds: Sequence[str], id_kind: str,
+              keys: list | None, unit: tuple, seed: int | None) -> tuple[np.ndarray, Bounding]:
+    """The positions, increasing, of the rows kept of a table held in this process (``unit``: ``(k, m)``; the key
+    columns of ``kinds`` and the ids of ``id_kind``, :mod:`~._values`), and what the bounding left out."""
     from ..central._contributions import person_codes  # lazy: loads scipy (0.4-2 s)
 
     salt, root = _run(seed)
-    groups = _pair_keys(key_columns) if key_columns else None
-    reservoir, listed = _bounded(np.asarray(ids), groups, 0, unit, _public(keys, by), salt, root)
-    kept = np.sort(reservoir.values.astype(np.int64))
-    if kept.size == listed.sum():  # nothing left out: nothing to count
-        return kept, Bounding(0, 0)
-    persons = person_codes("dpdist.query", np.asarray(ids)[listed], int(listed.sum()))
-    group_codes = np.zeros(persons.size, dtype=np.int64) if groups is None else \
-        np.unique(groups[listed], return_inverse=True)[1].reshape(-1)
+    rows, staged, groups, missing = _listed(ids, key_columns, kinds, id_kind, _public(keys, kinds))
+    kept = np.sort(_bounded(rows, staged, groups, 0, unit, salt, root).values.astype(np.int64))
+    if kept.size == rows.size:  # nothing left out by the bounding: nothing more to count
+        return kept, Bounding(0, 0, missing=missing)
+    persons = person_codes("dpdist.query", staged, rows.size)
+    group_codes = np.zeros(rows.size, dtype=np.int64) if groups is None else \
+        np.unique(groups, return_inverse=True)[1].reshape(-1)
     pairs, pair_of_row, rows_per_pair = np.unique(np.column_stack([persons, group_codes]), axis=0,
                                                   return_inverse=True, return_counts=True)
-    kept_pairs = np.unique(pair_of_row.reshape(-1)[(np.cumsum(listed) - 1)[kept]])
-    return kept, Bounding(int(listed.sum() - kept.size), int(len(pairs) - kept_pairs.size), int(rows_per_pair.max()),
-                          int(np.bincount(pairs[:, 0]).max()))
+    kept_pairs = np.unique(pair_of_row.reshape(-1)[np.searchsorted(rows, kept)])
+    return kept, Bounding(int(rows.size - kept.size), int(len(pairs) - kept_pairs.size), int(rows_per_pair.max()),
+                          int(np.bincount(pairs[:, 0]).max()), missing)
 
 
 def cluster_of(table: Any) -> str | None:
@@ -112,16 +133,24 @@ def cluster_of(table: Any) -> str | None:
     return root if root in ("dask", "pyspark") else None
 
 
-def _summary(index: int, part: Any, by: Sequence[str], refused: Sequence[str]) -> list[int]:
-    """A partition's rows, rows of a missing key, and missing cells of each column whose missing values are refused."""
-    keys = int(part[list(by)].isna().any(axis=1).sum()) if by else 0
-    return [len(part), keys, *(int(part[name].isna().sum()) for name in refused)]
+def _read(part: Any, names: Sequence[str]) -> list[np.ndarray]:
+    """A partition's columns as a table in one process reads them (:meth:`dpdist.frame._tables.Table.values`), so
+    that the cluster and one process compare the same values."""
+    nw = narwhals()
+    return [_values(nw.from_native(part[name], series_only=True)) for name in names]
 
 
-def _part_reservoir(index: int, part: Any, starts: list, privacy_id: str, by: Sequence[str], unit: tuple,
-                    keys: np.ndarray | None, salt: Any, root: np.random.SeedSequence) -> Reservoir:
-    groups = _pair_keys([part[name].to_numpy() for name in by]) if by else None
-    return _bounded(part[privacy_id].to_numpy(), groups, starts[index], unit, keys, salt, root)[0]
+def _summary(index: int, part: Any, privacy_id: str, by: Sequence[str]) -> list[int]:
+    """A partition's rows, and its rows whose id or a key is missing (left out)."""
+    columns = _read(part, [privacy_id, *by])
+    return [len(part), int(np.count_nonzero(np.logical_or.reduce([missing_mask(column) for column in columns])))]
+
+
+def _part_reservoir(index: int, part: Any, starts: list, privacy_id: str, by: Sequence[str], kinds: dict,
+                    unit: tuple, keys: np.ndarray | None, salt: Any, root: np.random.SeedSequence) -> Reservoir:
+    ids, *columns = _read(part, [privacy_id, *by])
+    rows, staged, groups, _ = _listed(ids, columns, [kinds[name] for name in by], kinds[privacy_id], keys)
+    return _bounded(rows, staged, groups, starts[index], unit, salt, root)
 
 
 def _part_rows(index: int, part: Any, starts: list, kept: np.ndarray) -> Any:
@@ -134,6 +163,7 @@ class _Partitions:
 
     def __init__(self, frame: Any, columns: list[str], engine: str):
         self.columns, self.engine = columns, engine
+        self.frame = frame[columns] if engine == "dask" else frame.select(*columns)
         if engine == "dask":
             self.parts = frame[columns].to_delayed()
         else:  # computed once for the three passes: the rows' positions must not change between them
@@ -169,44 +199,61 @@ class _Partitions:
         states = [delayed(function, pure=True)(i, part, *args) for i, part in enumerate(self.parts)]
         return _tree_merge(states, None, 8, _merge_reservoirs, None).compute() if states else None
 
+    def empty(self) -> Any:
+        """A pandas DataFrame of no rows of the columns' types (a frame of no partition)."""
+        if self.engine == "dask":
+            return self.frame._meta
+        return self.frame.limit(0).toPandas()
+
     def close(self) -> None:
         if self.engine != "dask":
             self.parts.unpersist()
 
 
 def cluster_bounded(frame: Any, engine: str, columns: list[str], privacy_id: str, by: Sequence[str],
-                    keys: list | None, unit: tuple, refused: Sequence[str], seed: int | None) -> tuple[Any, Bounding]:
+                    keys: list | None, unit: tuple, kinds: dict[str, str], seed: int | None) -> tuple[Any, Bounding]:
     """The rows of a Dask or PySpark DataFrame (its ``columns``) that :func:`kept_rows` keeps of the same rows in one
     process, as a pandas DataFrame, and how many rows it left out (the pairs and bounds that would keep them are not
-    counted on the cluster); a missing key, or a missing value of a column in ``refused``, is refused first."""
-    import pandas as pd  # lazy: Dask's and pyspark[sql]'s own dependency
-
+    counted on the cluster).  An error of the engine is refused naming its type only (:func:`computed`)."""
     parts = _Partitions(frame, columns, engine)
     try:
-        summaries = np.array(parts.map(_summary, by, refused), dtype=np.int64).reshape(-1, 2 + len(refused))
-        total = summaries.sum(axis=0)
-        holed = [name for name, missing in zip(refused, total[2:]) if missing]
-        for count, what in ((total[1], f"a missing key in {list(by)}"),
-                            (total[2:].sum(), f"missing values in {holed}")):
-            if count:
-                raise MissingValuesError(f"dpdist.query refuses rows with {what} (how many is in this error's "
-                                         "'count'): drop them in the table's engine, or pass missing='drop'. Nothing "
-                                         "was released.", int(count))
-        starts = np.concatenate([[0], np.cumsum(summaries[:, 0])[:-1]]).astype(int).tolist()
-        salt, root = _run(seed)
-        reservoir = parts.merged(_part_reservoir, starts, privacy_id, by, unit, _public(keys, by), salt, root)
-        kept = np.sort(reservoir.values.astype(np.int64)) if reservoir is not None else np.zeros(0, dtype=np.int64)
-        rows = parts.map(_part_rows, starts, kept)
+        return computed("dpdist.query", Engine(engine, True), columns,
+                        lambda: _bounded_parts(parts, privacy_id, by, keys, unit, kinds, seed))
     finally:
         parts.close()
-    left_out = Bounding(0 if reservoir is None else reservoir.dropped)
-    return (pd.concat(rows, ignore_index=True) if rows else pd.DataFrame({name: [] for name in columns})), left_out
 
 
-def warn_left_out(bounding: Bounding, statistics: Sequence[Any], max_contributions: int, max_groups: int) -> None:
-    """Tell the caller of a query, the holder of the data, what bounding each person's rows left out of each statistic
-    and the bounds that would keep every row, in a :class:`~dpdist.errors.ContributionBoundWarning`'s ``count`` and
-    ``details`` (never its message, which may reach a log, nor any release)."""
+def _bounded_parts(parts: "_Partitions", privacy_id: str, by: Sequence[str], keys: list | None, unit: tuple,
+                   kinds: dict[str, str], seed: int | None) -> tuple[Any, Bounding]:
+    import pandas as pd  # lazy: Dask's and pyspark[sql]'s own dependency
+
+    summaries = np.array(parts.map(_summary, privacy_id, by), dtype=np.int64).reshape(-1, 2)
+    starts = np.concatenate([[0], np.cumsum(summaries[:, 0])[:-1]]).astype(int).tolist()
+    salt, root = _run(seed)
+    reservoir = parts.merged(_part_reservoir, starts, privacy_id, by, kinds, unit,
+                             _public(keys, [kinds[name] for name in by]), salt, root)
+    kept = np.sort(reservoir.values.astype(np.int64)) if reservoir is not None else np.zeros(0, dtype=np.int64)
+    rows = parts.map(_part_rows, starts, kept)
+    left_out = Bounding(0 if reservoir is None else reservoir.dropped, missing=int(summaries[:, 1].sum()))
+    return (pd.concat(rows, ignore_index=True) if rows else parts.empty()), left_out
+
+
+def warn_left_out(bounding: Bounding, missing: dict[str, int], policy: Any, statistics: Sequence[Any],
+                  max_contributions: int, max_groups: int) -> None:
+    """Tell the caller of a query, the holder of the data, what it left out: the rows of a missing id or key and, of
+    each statistic, the rows of a missing value (``missing``: ``{label: rows}``, left out or counted as ``policy``), in
+    a :class:`~dpdist.errors.MissingValuesWarning`; what bounding each person's rows left out of each statistic and
+    the bounds that would keep every row, in a :class:`~dpdist.errors.ContributionBoundWarning`.  The numbers are in
+    the warnings' ``count`` and ``details``, never their messages (which may reach a log) nor any release."""
+    holes = {label: rows for label, rows in missing.items() if rows}
+    if bounding.missing or holes:
+        done = "left out" if policy == "drop" else f"counted as {policy!r}"
+        warnings.warn(MissingValuesWarning(
+            "dpdist.query: rows whose id or key is missing (null, NaN) were left out of every statistic, and rows "
+            f"whose value is missing {done} in each statistic of that column (missing={policy!r}); a query refuses "
+            "no value. How many of each is in this warning's 'count' and 'details', for you, the holder of the data: "
+            "no release carries them.", bounding.missing + sum(holes.values()),
+            {"ids_or_keys": bounding.missing, "statistics": holes}), stacklevel=3)  # the caller of Query.release
     if not bounding.rows:
         return
     each = {statistic.label: statistic.left_out(bounding.rows, bounding.groups) for statistic in statistics}

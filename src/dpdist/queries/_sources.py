@@ -21,13 +21,12 @@ WHERE, as one frame of the private table's engine and the names its columns go b
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import InvalidParameterError
-from ..frame._tables import _calls, _computing, narwhals, open_frame
+from ..frame._tables import computed, narwhals, open_frame
 from ._expressions import RowCompiler, Scope, refused
 from ._joins import check_unique_keys, in_engine, joined
 from ._query import resolved
@@ -78,20 +77,16 @@ class Source:
     def with_frame(self, frame: Any, scope: Scope | None = None) -> "Source":
         return dataclasses.replace(self, frame=frame, scope=scope or self.scope, changed=True)
 
-    def working(self) -> Any:
-        """Around the engine's work on the frame: its errors, whose messages may quote values, are refused naming the
-        engine only (:func:`dpdist.frame._tables._computing`)."""
-        stack = contextlib.ExitStack()
-        stack.enter_context(_calls(self.engine.name))
-        stack.enter_context(_computing("dpdist.sql", self.engine, None))
-        return stack
+    def computed(self, work: Callable[[], Any]) -> Any:
+        """``work()``, the engine's work on the frame: its errors, whose messages may quote values, are refused naming
+        the engine only, with nothing of them in the refusal's chain (:func:`dpdist.frame._tables.computed`)."""
+        return computed("dpdist.sql", self.engine, None, work)
 
     def table(self) -> Any:
         """The table the query reads: the frame as its engine's own, or the table as given."""
         if not self.changed:
             return self.native
-        with self.working():
-            return self.frame.to_native()
+        return self.computed(self.frame.to_native)
 
 
 def read_from(exp: Any, tree: Any, tables: Any, public: Any, privacy_id: Any, bounds: dict) -> Source:
@@ -121,11 +116,10 @@ def filtered(exp: Any, where: Any, source: Source) -> Source:
     keep = RowCompiler(exp, narwhals(), source.scope, "WHERE").predicate(where.this)
     if keep is True:
         return source
-    with source.working():
-        if keep is False:  # false on every row: a filter of the rows' length (head(0) after a sort fails on Dask)
-            first = narwhals().col(next(iter(source.scope.schema or {})))
-            keep = first.is_null() & ~first.is_null()
-        return source.with_frame(source.frame.filter(keep))
+    if keep is False:  # false on every row: a filter of the rows' length (head(0) after a sort fails on Dask)
+        first = narwhals().col(next(iter(source.scope.schema or {})))
+        keep = first.is_null() & ~first.is_null()
+    return source.with_frame(source.computed(lambda: source.frame.filter(keep)))
 
 
 def _id_of(privacy_id: Any, table: str) -> str | None:
@@ -168,8 +162,7 @@ def _joined(exp: Any, source: Source, join: Any, tables: Any, public: Any, priva
     if qualifier in source.scope.qualifiers:
         raise refused(f"JOIN {join.this.sql()[:40]}: a second table named {qualifier!r}; give it an alias")
     source = source.opened()
-    with source.working():
-        right = in_engine("dpdist.sql", resolved(native), source.frame)
+    right = source.computed(lambda: in_engine("dpdist.sql", resolved(native), source.frame))
     scope = Scope.of_table(dict(right.collect_schema()), qualifier)
     pairs, merged = _pairs(exp, join, source.scope, scope)
     if private:
@@ -204,8 +197,7 @@ def _with_joined(source: Source, right: Any, scope: Scope, qualifier: str, pairs
         kept[name] = new
         names[(qualifier, name)] = new
         names[(None, name)] = None if (None, name) in names else new
-    with source.working():
-        frame = joined("dpdist.sql", source.frame, right, pairs, how, kept, exact)
+    frame = source.computed(lambda: joined("dpdist.sql", source.frame, right, pairs, how, kept, exact))
     schema = {**left_schema, **{new: right_schema[name] for name, new in kept.items()}}
     bounds = dict(source.scope.bounds)
     for name, new in kept.items():
@@ -317,7 +309,7 @@ def _aggregated(nw: Any, source: Source, keys: list, outputs: dict, inputs: dict
     present = {f"__dpdist_n_{index}": nw.col(column).count() for index, (_, _, column) in enumerate(reductions)
                if column is not None}
     aggregations = [reduction.alias(alias) for alias, reduction, _ in reductions]
-    with source.working():
+    def reduced() -> tuple[Any, dict]:
         frame = source.frame.with_columns(**inputs) if inputs else source.frame
         frame = frame.group_by(*keys).agg(*aggregations, *(value.alias(name) for name, value in present.items()))
         fixed = [nw.when(nw.col(f"__dpdist_n_{index}") > 0).then(nw.col(alias)).alias(alias)
@@ -325,7 +317,9 @@ def _aggregated(nw: Any, source: Source, keys: list, outputs: dict, inputs: dict
         frame = (frame.with_columns(*fixed) if fixed else frame).select(
             *(nw.col(column).alias(name) for column, name in outputs.items()), *(alias for alias, _, _ in reductions))
         frame = frame.sort(*outputs.values(), nulls_last=True)
-        schema = dict(frame.collect_schema())
+        return frame, dict(frame.collect_schema())
+
+    frame, schema = source.computed(reduced)
     names = list(outputs.values()) + [alias for alias, _, _ in reductions]
     if len(set(names)) != len(names):
         raise refused(f"the subquery's names {names}: name each of its columns once")

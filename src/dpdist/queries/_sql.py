@@ -66,7 +66,7 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
         keys: dict[str, list] | list | None = None, privacy_id: str | dict[str, str] | None = None,
         max_contributions: int | None = None, max_groups: int | None = None, selection_epsilon: float | None = None,
         selection_delta: float = 1e-6, selection: str | None = None, delta: float | None = None, session: Any = None,
-        rng: Any = None, public_tables: dict[str, Any] | None = None, missing: str | float = "refuse",
+        rng: Any = None, public_tables: dict[str, Any] | None = None, missing: str | float = "drop",
         min_persons: int | None = None, min_persons_epsilon: float | None = None) -> Query:
     """The :class:`~dpdist.queries.Query` of one SELECT (``.explain(n=...)`` shows its plan, ``.release()`` runs it).
 
@@ -190,8 +190,8 @@ class _Select:
         if len(set(given)) != len(given) or set(given) & keys:
             raise refused(f"the aliases {given}: name each selected column once, apart from the other key columns")
         if self.derived:
-            with self.source.working():
-                self.source = self.source.with_frame(self.source.frame.with_columns(**self.derived))
+            source = self.source
+            self.source = source.with_frame(source.computed(lambda: source.frame.with_columns(**self.derived)))
         return self
 
     def _aggregate(self, item: Any) -> bool:

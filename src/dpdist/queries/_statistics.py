@@ -21,6 +21,7 @@ registry.
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, ClassVar
 
@@ -217,6 +218,14 @@ class Statistic:
         level = {"level": float(row["level"])} if "level" in row else {}
         named = {self.cell_name(name): float(value) for name, value in row.items() if name != "level"}
         return {**self.renamed(named), **level}
+
+    def cell_names(self) -> list[str]:
+        """The names of its cells, from its release run on no record (its public arguments alone: no data is read):
+        what an empty table's columns are, and what two statistics must not both name."""
+        function, args, kwargs = self.release()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return list(self.cells(function(np.zeros(0), *args, epsilon=1.0, rng=0, **kwargs)))
 
     def value_cell(self) -> str | None:
         """The name of its one value's cell in the released table (what SQL's HAVING compares), or None where it
