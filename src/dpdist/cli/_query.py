@@ -113,9 +113,9 @@ def _read(path: str, text: list[str], numbers: list[str], rows: bool = True):
         if name in text or (not parquet and name not in numbers):
             column = column if pyarrow.types.is_string(column.type) else compute.cast(column, pyarrow.string())
         elif not parquet:  # a number where the cell is one, else missing
-            number = compute.match_substring_regex(column, _NUMBER)
-            column = compute.cast(compute.if_else(number, column, pyarrow.scalar(None, pyarrow.string())),
-                                  pyarrow.float64())
+            number = compute.match_substring_regex(column, _NUMBER)  # pyright: ignore[reportAttributeAccessIssue]
+            column = compute.cast(compute.if_else(  # pyright: ignore[reportAttributeAccessIssue]  (the same)
+                number, column, pyarrow.scalar(None, pyarrow.string())), pyarrow.float64())
         table = table.set_column(index, name, column)
     return table
 
@@ -156,18 +156,15 @@ def _run_query(args) -> int:
     tables, public = ({name: functools.partial(_read, path, list(keys or {}), numbers, args.explain is None)
                        for name, path in _pairs(option, given).items()}
                       for option, given in (("--table", args.table), ("--public-table", args.public_table)))
-    typed: str | None = None
     try:
         built = sql(args.statement, tables, epsilon=args.epsilon, bounds=bounds, keys=keys,
                     privacy_id=args.privacy_id, max_contributions=args.max_contributions, max_groups=args.max_groups,
                     rng=args.seed, public_tables=public, min_persons=args.min_persons)  # a file read where needed
-    except InvalidParameterError as error:  # a refusal of the statement (public): said with what the files are
+    except InvalidParameterError as error:  # a refusal of the statement's types (public): said with what a CSV is
         if " is a string and " not in str(error):
             raise
-        typed = str(error)
-    if typed is not None:
-        raise InvalidParameterError(f"{typed} (dpdist query reads a CSV column as text: name the columns of numbers "
-                                    "with --numbers, or give them --bounds)")
+        raise InvalidParameterError(f"{error} (dpdist query reads a CSV column as text: name the columns of numbers "
+                                    "with --numbers, or give them --bounds)") from None
     if args.explain is not None:
         print(built.explain(n=args.explain))
         return 0
