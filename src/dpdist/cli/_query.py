@@ -113,6 +113,7 @@ def _read(path: str, text: list[str], numbers: list[str], rows: bool = True):
         if name in text or (not parquet and name not in numbers):
             column = column if pyarrow.types.is_string(column.type) else compute.cast(column, pyarrow.string())
         elif not parquet:  # a number where the cell is one, else missing
+            # pyarrow.compute makes its functions at import and its stubs lack them: pyright cannot see them
             number = compute.match_substring_regex(column, _NUMBER)  # pyright: ignore[reportAttributeAccessIssue]
             column = compute.cast(compute.if_else(  # pyright: ignore[reportAttributeAccessIssue]  (the same)
                 number, column, pyarrow.scalar(None, pyarrow.string())), pyarrow.float64())
