@@ -146,6 +146,27 @@ def test_an_expression_means_what_sql_means_on_every_engine(condition):
         assert _ids(filtered) == expected, engine
 
 
+#: columns narrower than 64 bits: Polars compares a Float32 column with a constant in 32 bits, pandas and DuckDB in 64
+NARROW = pd.DataFrame({"id": np.arange(6), "f": np.array([0.1, 0.5, 1e-45, 0.0, -0.1, 3.0], dtype="float32"),
+                       "b": np.array([-128, 0, 1, 2, 100, 127], dtype="int8")})
+
+
+@pytest.mark.parametrize(("condition", "expected"), [
+    ("f = 0.1", []), ("f = 0.5", [1]), ("f < 1e-46", [3, 4]), ("f IN (0.1, 0.5)", [1]), ("b = 300", []),
+    ("b + 100 > 200", [5]), ("b IN (1, 2.0, 2.5, 300, -129)", [2, 3]), ("NOT b IN (-128, 127)", [1, 2, 3, 4]),
+])
+def test_a_narrower_number_column_compares_in_64_bits_on_every_engine(condition, expected):
+    """A float32 or int8 column is read as 64 bits before any comparison: its values compare with a constant as
+    64-bit numbers on every engine (float32(0.1) is not 0.1), and an IN list is one test per row."""
+    narrow = NARROW  # noqa: F841 (read by duckdb's replacement scan)
+    dask = pytest.importorskip("dask.dataframe")
+    engines = {"pandas": NARROW, "polars": polars.from_pandas(NARROW), "duckdb": duckdb.sql("SELECT * FROM narrow"),
+               "dask": dask.from_pandas(NARROW, npartitions=2)}
+    for engine, frame in engines.items():
+        filtered = dpdist.sql(f"SELECT COUNT(*) FROM t WHERE {condition}", tables={"t": frame}, epsilon=1.0).table
+        assert _ids(filtered.compute() if engine == "dask" else filtered) == expected, engine
+
+
 def test_a_division_by_zero_and_an_extreme_of_a_missing_value_are_missing_on_every_engine():
     """x / 0 is missing (BigQuery's SAFE_DIVIDE; DuckDB's own gives infinity, pandas' NaN), and LEAST or GREATEST of a
     missing value is missing (BigQuery's; DuckDB's own skips it): one meaning on every engine, tested IS NULL."""

@@ -13,7 +13,9 @@ statement and the schema, never on the data.
 ``LEAST``, ``GREATEST``, ``CASE WHEN ... THEN ... [ELSE ...] END`` (and ``CASE x WHEN v THEN ...``), ``IF(c, a, b)``,
 and a condition as a boolean.  Each is a per-row map: a row's value depends on that row's cells alone, so adding or
 removing a person's rows changes the derived column in those rows only (stability 1), and a release over it states what
-it would over any column.  Numbers are computed in 64-bit floats on every engine (no integer overflows; a division by
+it would over any column.  A column narrower than 64 bits (float32, int8 to int32) is read as 64 bits, exactly, before
+anything compares or computes with it (Polars compares a float32 column with ``0.1`` in 32 bits, pandas and DuckDB in
+64).  Numbers are computed in 64-bit floats on every engine (no integer overflows; a division by
 a constant is computed alike everywhere, exact for an integer quotient, where Polars' own is a last bit off);
 ``x / 0`` is missing (as BigQuery's ``SAFE_DIVIDE``), as is any arithmetic with a missing operand; ``FLOOR``,
 ``CEIL``, ``ROUND(x)`` and integer arithmetic give integers (exact below :math:`2^{53}`; missing beyond); ``ROUND``
@@ -28,7 +30,8 @@ NaN in a float column) as SQL's NULL: a comparison with a missing value is unkno
 ``AND`` and ``OR`` are Kleene's, and a row is kept where its condition is true.  Each condition compiles to two
 expressions without nulls, where it is true and where it is false (``NOT`` swaps them), so pandas (whose NaN compares
 false), Polars and DuckDB (whose NaN is the largest number) and the others keep the same rows.  Constants are folded
-(``WHERE 1 = 1`` keeps every row, ``WHERE FALSE`` none); ``IN`` and ``BETWEEN`` are their comparisons; chains of
+(``WHERE 1 = 1`` keeps every row, ``WHERE FALSE`` none); ``BETWEEN`` is its comparisons, ``IN`` of constants one
+membership test per row, meaning what its equalities would (an integer column's exactly); chains of
 ``AND`` and ``OR`` are read without recursion and built as balanced trees, however long.
 """
 
@@ -59,6 +62,12 @@ _GRAMMAR = ("a condition compares values of one type (=, <>, <, <=, >, >=, IN, B
             "LEAST, GREATEST, CASE WHEN or IF of them")
 #: integers computed in floats are exact below this
 _EXACT = 2.0**53
+#: the number types an expression reads as 64 bits (exactly): Polars compares a Float32 column with a constant in 32
+#: bits (``x = 0.1`` true where ``x`` is ``float32(0.1)``), pandas and DuckDB in 64, so the engines kept other rows
+_WIDE = {"Float32": "Float64", "Float16": "Float64", **{f"{sign}Int{bits}": "Int64" for sign in ("", "U")
+                                                         for bits in (8, 16, 32)}}
+#: the integers an integer column of each 64-bit type holds, ``[low, high)``: an IN's constants outside match nothing
+_WHOLE = {"Int64": (-2**63, 2**63), "UInt64": (0, 2**64)}
 #: the deepest a value may nest (``a + b + c`` is two levels): an engine evaluates an expression by recursion
 DEPTH = 64
 
@@ -279,17 +288,26 @@ class RowCompiler:
         return _Condition(_and(present, compared), _and(present, ~compared))
 
     def _in(self, node: Any) -> _Condition:
-        """``IN``: one ``is_in`` of a string column's constant strings, else the equalities' ``OR``."""
+        """``IN``: a value's ``is_in`` of constants of its kind (one test per row however long the list: an ``OR`` of
+        thousands of equalities was a graph Dask took minutes over), else the equalities' ``OR``."""
         self._only(node, "this", "expressions")
         value = self.value(node.this)
         listed = [self.value(item) for item in node.expressions]
         if not listed:
             raise self._refused(node, "IN lists one value or more", 80)
-        if value.kind == "string" and value.expression is not None and all(
-                item.kind == "string" and item.expression is None for item in listed):
-            found = value.expression.is_in([item.constant for item in listed])
-            return _Condition(value.present & found, value.present & ~found)
-        return self._any([self._compared("EQ", value, item, node) for item in listed])
+        if value.expression is None or value.kind not in ("string", "number") or any(
+                item.kind != value.kind or item.expression is not None for item in listed):
+            return self._any([self._compared("EQ", value, item, node) for item in listed])
+        constants = [item.constant for item in listed]
+        if value.kind == "string":
+            found = value.expression.is_in(constants)
+        elif value.integer and value.dtype in _WHOLE:  # an integer column: exactly, as = compares it
+            low, high = _WHOLE[value.dtype]
+            found = value.expression.is_in(sorted({int(c) for c in constants if float(c).is_integer() and
+                                                   low <= int(c) < high}))
+        else:  # a float column or a computed number: in 64-bit floats, as = compares it
+            found = self._float(value).is_in(sorted({float(c) for c in constants}))
+        return _Condition(value.present & found, value.present & ~found)
 
     def _is_null(self, node: Any) -> _Condition:
         self._only(node, "this", "expression")
@@ -370,8 +388,9 @@ class RowCompiler:
             return Value("boolean", written, column, missing=missing, ordered=False, dtype=typed)
         if dtype.is_numeric():
             low, high = self.scope.bounds.get(name, (None, None))
-            return Value("number", written, column, missing=missing, dtype=typed, integer=dtype.is_integer(), low=low,
-                         high=high)
+            wide = _WIDE.get(typed)  # compared and computed in 64 bits on every engine
+            return Value("number", written, column if wide is None else column.cast(getattr(nw, wide)), missing=missing,
+                         dtype=typed if wide is None else wide, integer=dtype.is_integer(), low=low, high=high)
         if dtype == nw.String:
             return Value("string", written, column, missing=missing, dtype=typed)
         if isinstance(dtype, (nw.Categorical, nw.Enum)):
