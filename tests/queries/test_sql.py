@@ -63,6 +63,14 @@ def test_aliases_name_the_key_and_the_statistics_in_the_released_table():
     assert list(table["area"]) == KEYS["region"]
 
 
+def test_keys_listed_for_a_statement_without_group_by_are_refused_and_a_dict_of_several_columns_serves_any():
+    with pytest.raises(InvalidParameterError, match="'keys' argument of dpdist.sql lists the keys of a GROUP BY"):
+        dpdist.sql("SELECT COUNT(*) FROM t", tables={"t": TABLE}, epsilon=1.0, keys=["north"])
+    declared = {**KEYS, "decade": [1, 2]}  # one declaration of the table's keys, for several statements
+    for statement in ("SELECT COUNT(*) FROM t", "SELECT region, COUNT(*) FROM t GROUP BY region"):
+        dpdist.sql(statement, tables={"t": TABLE}, epsilon=1.0, keys=declared, bounds=BOUNDS).plan()
+
+
 def test_count_distinct_of_the_privacy_id_is_the_number_of_persons():
     from dpdist.queries import persons
 
@@ -150,6 +158,9 @@ def test_count_distinct_of_another_column_is_the_number_of_its_distinct_values()
     ("SELECT region, COUNT(*) FROM t GROUP BY ROLLUP (region)", "group by columns"),
     ("SELECT COUNT(*) FROM t OFFSET 3", "refuses OFFSET"),
     ("SELECT SUM(DISTINCT income) FROM t", "SUM\\(DISTINCT income\\)"),
+    ('SELECT COUNT(*) AS "" FROM t', 'AS "", an empty name'),
+    ('SELECT region AS "", COUNT(*) FROM t GROUP BY region', 'AS "", an empty name'),
+    ('SELECT COUNT(*) FROM t AS ""', 'AS "", an empty name'),
 ])
 def test_unsupported_sql_is_refused_in_one_line_naming_it(statement, named):
     with pytest.raises(InvalidParameterError, match=named) as refused:

@@ -102,6 +102,9 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
     given = bounds if isinstance(bounds, dict) else {}
     source = filtered(exp, tree.args.get("where"), read_from(exp, tree, tables, public_tables, privacy_id, given))
     select = _Select(exp, source, given).read(tree)
+    if keys is not None and not isinstance(keys, dict) and not select.by:  # a dict may declare a table's columns' keys
+        raise InvalidParameterError(f"The 'keys' argument of dpdist.sql lists the keys of a GROUP BY, and the "
+                                    f"statement has none. Got {keys!r:.100}.")
     built = query(select.source.table(), epsilon=epsilon, privacy_id=select.source.privacy_id,
                   max_contributions=max_contributions, max_groups=max_groups, session=session, rng=rng, missing=missing,
                   delta=delta, min_persons=min_persons, min_persons_epsilon=min_persons_epsilon)
@@ -145,6 +148,9 @@ def _parsed(sqlglot: Any, exp: Any, statement: str) -> Any:
             written = value.sql() if isinstance(value, exp.Expression) else clause.strip("_").upper()
             raise refused(_REFUSED.get(clause, f"{written[:60]}: a query is SELECT ... FROM <table> [WHERE ...] "
                                                 f"[GROUP BY ...] [HAVING ...]"))
+    if any((node.alias if isinstance(node, exp.Alias) else node.name) == "" for node in tree.find_all(exp.Alias,
+                                                                                                       exp.TableAlias)):
+        raise refused('AS "", an empty name: name a column or table with one character or more')
     if any(isinstance(node, exp.Window) for node in tree.find_all(exp.Window)):
         raise refused("window functions (OVER): release per group with GROUP BY instead")
     allowed, node = {id(tree)}, tree
