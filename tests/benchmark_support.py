@@ -256,6 +256,13 @@ CASES: dict[str, dict] = {
         "argv": ["--quick"],
         "json": "benchmarks/results/longitudinal_peers_quick.json",
     },
+    "bench_many_keys.py": {  # two runs: the standard errors need two; the peer's rows are its saved ones (none here)
+        "rows": 5,
+        "argv": ["--tables", "zipf", "--runs", "2", "--no-peers", "--no-docs"],
+        "set": {"GROUPS": [1, 10]},
+        "json": "benchmarks/results/many_keys.json",
+        "expect": {"runs": 2},
+    },
     "bench_multi_peers.py": {"rows": 6, "set": {"EPSILONS": [1.0], "N": 2000, "RUNS": 1}},
     "bench_multi_ranges.py": {"rows": 9, "set": {"EPSILONS": [1.0], "QUERIES": 10, "REPEATS": 1}},
     "bench_multi_ranges_1d.py": {"rows": 15, "set": {"EPSILONS": [1.0], "QUERIES": 10, "REPEATS": 1}},
