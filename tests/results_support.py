@@ -244,6 +244,11 @@ NOT_READ_BACK = {
     "Ladder": "explain --ladder's table: printed and written, computed again from its public inputs, not read "
               "back",
     "LadderRow": "a row of a Ladder (the same)",
+    "GuessOdds": "an attacker's odds shown beside a protocol, plan or ladder row (explain, the service's attacker "
+                 "section): computed again from the protocol, its epsilon and the prior, not read back",
+    "TradeOff": "the membership test's curve shown beside a guarantee (release, budget show, the service's attacker "
+                "section): computed again from the guarantee, not read back",
+    "PartyGuess": "a party's odds in a LadderRow (the same as the Ladder)",
 }
 
 
