@@ -148,16 +148,19 @@ def test_an_expression_means_what_sql_means_on_every_engine(condition):
 
 #: columns narrower than 64 bits: Polars compares a Float32 column with a constant in 32 bits, pandas and DuckDB in 64
 NARROW = pd.DataFrame({"id": np.arange(6), "f": np.array([0.1, 0.5, 1e-45, 0.0, -0.1, 3.0], dtype="float32"),
-                       "b": np.array([-128, 0, 1, 2, 100, 127], dtype="int8")})
+                       "b": np.array([-128, 0, 1, 2, 100, 127], dtype="int8"),
+                       "n": pd.array([None, 1, 2, 3, 4, 5], dtype="Int8")})
 
 
 @pytest.mark.parametrize(("condition", "expected"), [
     ("f = 0.1", []), ("f = 0.5", [1]), ("f < 1e-46", [3, 4]), ("f IN (0.1, 0.5)", [1]), ("b = 300", []),
     ("b + 100 > 200", [5]), ("b IN (1, 2.0, 2.5, 300, -129)", [2, 3]), ("NOT b IN (-128, 127)", [1, 2, 3, 4]),
+    ("n * 2 > 5", [3, 4, 5]), ("FLOOR(n / 2) = 1", [2, 3]), ("n IN (1, 5)", [1, 5]),
 ])
 def test_a_narrower_number_column_compares_in_64_bits_on_every_engine(condition, expected):
-    """A float32 or int8 column is read as 64 bits before any comparison: its values compare with a constant as
-    64-bit numbers on every engine (float32(0.1) is not 0.1), and an IN list is one test per row."""
+    """A float32 or int8 column is read as 64-bit floats before any comparison: its values compare with a constant as
+    64-bit numbers on every engine (float32(0.1) is not 0.1), a missing value of a nullable one fails no cast (Dask's
+    cast to integers did), and an IN list is one test per row."""
     narrow = NARROW  # noqa: F841 (read by duckdb's replacement scan)
     dask = pytest.importorskip("dask.dataframe")
     engines = {"pandas": NARROW, "polars": polars.from_pandas(NARROW), "duckdb": duckdb.sql("SELECT * FROM narrow"),

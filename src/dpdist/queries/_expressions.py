@@ -13,8 +13,8 @@ statement and the schema, never on the data.
 ``LEAST``, ``GREATEST``, ``CASE WHEN ... THEN ... [ELSE ...] END`` (and ``CASE x WHEN v THEN ...``), ``IF(c, a, b)``,
 and a condition as a boolean.  Each is a per-row map: a row's value depends on that row's cells alone, so adding or
 removing a person's rows changes the derived column in those rows only (stability 1), and a release over it states what
-it would over any column.  A column narrower than 64 bits (float32, int8 to int32) is read as 64 bits, exactly, before
-anything compares or computes with it (Polars compares a float32 column with ``0.1`` in 32 bits, pandas and DuckDB in
+it would over any column.  A column narrower than 64 bits (float32, int8 to int32) is read as a 64-bit float, exactly,
+before anything compares or computes with it (Polars compares a float32 column with ``0.1`` in 32 bits, pandas and DuckDB in
 64).  Numbers are computed in 64-bit floats on every engine (no integer overflows; a division by
 a constant is computed alike everywhere, exact for an integer quotient, where Polars' own is a last bit off);
 ``x / 0`` is missing (as BigQuery's ``SAFE_DIVIDE``), as is any arithmetic with a missing operand; ``FLOOR``,
@@ -62,10 +62,11 @@ _GRAMMAR = ("a condition compares values of one type (=, <>, <, <=, >, >=, IN, B
             "LEAST, GREATEST, CASE WHEN or IF of them")
 #: integers computed in floats are exact below this
 _EXACT = 2.0**53
-#: the number types an expression reads as 64 bits (exactly): Polars compares a Float32 column with a constant in 32
-#: bits (``x = 0.1`` true where ``x`` is ``float32(0.1)``), pandas and DuckDB in 64, so the engines kept other rows
-_WIDE = {"Float32": "Float64", "Float16": "Float64", **{f"{sign}Int{bits}": "Int64" for sign in ("", "U")
-                                                         for bits in (8, 16, 32)}}
+#: the number types an expression reads as 64-bit floats (exactly): Polars compares a Float32 column with a constant
+#: in 32 bits (``x = 0.1`` true where ``x`` is ``float32(0.1)``), pandas and DuckDB in 64.  A cast to floats never
+#: fails (Dask's cast of a nullable integer column to integers fails on a missing value: a refusal one row decides)
+_WIDE = {name: "Float64" for name in ("Float32", "Float16", *(f"{sign}Int{bits}" for sign in ("", "U")
+                                                                for bits in (8, 16, 32)))}
 #: the integers an integer column of each 64-bit type holds, ``[low, high)``: an IN's constants outside match nothing
 _WHOLE = {"Int64": (-2**63, 2**63), "UInt64": (0, 2**64)}
 #: the deepest a value may nest (``a + b + c`` is two levels): an engine evaluates an expression by recursion
