@@ -54,6 +54,8 @@ def test_group_release_with_private_keys_shows_the_groups_chosen_privately_per_p
     ({"groups": ["a"], "noise": "gaussian", "noise_delta": 1e-6}, "'noise' argument of frame.group_release is 'gaussian' for central.count"),
     ({"groups": ["a"], "noise": "gaussian", "noise_delta": 1e-6, "privacy_id": "user", "max_groups": 2,
       "function": central.sum}, "'max_contributions'"),
+    ({"groups": ["a"], "noise": "gaussian", "noise_delta": 1e-6, "function": central.histogram_queries,
+      "neighbouring": "add-remove"}, "'bins'"),
 ])
 def test_group_release_per_person_refuses_bad_arguments_by_name(kwargs, named):
     table = pd.DataFrame({"user": [1, 1, 2], "key": ["a", "b", "a"], "x": [0.1, 0.2, 0.3]})

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._missing import missing_mask, missing_policy
-from .._validation import Interval, check_param
+from .._validation import CENTRAL_EPSILON, Bounds, Integer, Interval, check_param
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 
@@ -60,18 +60,22 @@ def gaussian_request(owner: str, function: Callable, kwargs: dict, delta: Any, p
     if statistic == "histogram" and given.get("neighbouring", "replace") != "add-remove":
         raise InvalidParameterError(f"{owner} with noise='gaussian' releases histograms under add/remove neighbours: "
                                     "pass neighbouring='add-remove' (the groups' sizes stay private).")
-    if statistic == "histogram" and given.get("bins") is None:
-        raise InvalidParameterError(f"{owner} with noise='gaussian' needs the histogram's 'bins' (an int >= 1).")
     delta = check_param(owner, "noise_delta", delta, Interval(0.0, 1.0, closed="neither"))
     k = given.get("max_contributions", None if per_person else 1)
     if not isinstance(k, int) or isinstance(k, bool) or k < 1:
         raise InvalidParameterError(f"{owner} with noise='gaussian' needs 'max_contributions', the rows kept per "
                                     f"person and group, an int >= 1 (a bound chosen privately is not supported). "
                                     f"Got {k!r}.")
+    epsilon = check_param(owner, "epsilon", given.get("epsilon"), CENTRAL_EPSILON)
+    level = check_param(owner, "level", given.get("level", 0.95), Interval(0.0, 1.0, closed="neither"))
     bounds = given.get("bounds")
-    return GaussianRequest(statistic, float(given["epsilon"]), float(delta), int(k),
-                           None if bounds is None else (float(bounds[0]), float(bounds[1])), given.get("bins"),
-                           float(given.get("level", 0.95)), given.get("missing", "refuse"))
+    if statistic != "count":
+        bounds = tuple(float(value) for value in check_param(owner, "bounds", bounds, Bounds()))
+    bins = given.get("bins")
+    if statistic == "histogram":
+        bins = check_param(owner, "bins", bins, Integer(low=1, high=2**16))
+    return GaussianRequest(statistic, float(epsilon), float(delta), int(k), bounds if statistic != "count" else None,
+                           bins, float(level), given.get("missing", "refuse"))
 
 
 def gaussian_results(owner: str, request: GaussianRequest, values: np.ndarray, persons: np.ndarray,
