@@ -94,6 +94,33 @@ def test_per_person_with_private_keys_the_selection_is_in_the_plan_and_the_guara
     assert result.plan.selection == (0.1, 1e-6) and "selection of the groups 0.1 first" in result.plan.rule
 
 
+def test_the_plan_names_the_selection_of_private_keys_by_max_groups_and_why():
+    built = dpdist.query(TABLE, epsilon=1.0, privacy_id="person", max_contributions=2, max_groups=1)
+    assert "by truncated_geometric selection, the default with one key per person" in \
+        built.group_by("region").agg(count()).explain(100)
+    many = dataclasses.replace(built, max_groups=10).group_by("region").agg(count()).explain(100)
+    assert "by adaptive selection, the default beyond one key per person (max_groups 10)" in many
+    asked = built.group_by("region", selection="gaussian").agg(count()).plan()
+    assert asked.method == ("gaussian", "as asked") and "by gaussian selection, as asked" in asked.describe()
+    assert built.group_by("region", keys=KEYS).agg(count()).plan().method is None
+
+
+def test_private_keys_are_chosen_from_all_of_each_persons_rows_their_most_held_first():
+    """300 persons, each of 3 rows of one common key and 1 row of each of 9 keys of their own: at max_groups=1 each
+    counts in the key they hold most rows of, so the common key is shown (300 persons, against a threshold of about
+    130 at epsilon 0.1, delta 1e-6) and no key of one person is; a uniform choice of one key would give it about 30."""
+    common = pd.DataFrame({"person": np.repeat(np.arange(300), 3), "word": "common"})
+    own = pd.DataFrame({"person": np.repeat(np.arange(300), 9), "word": [f"w{i}" for i in range(2_700)]})
+    table = pd.concat([common, own], ignore_index=True).sample(frac=1.0, random_state=3)
+    for seed in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the rows of keys not shown are left out
+            result = (dpdist.query(table, epsilon=1.0, privacy_id="person", max_contributions=3, rng=seed)
+                      .group_by("word").agg(count()).release())
+        assert result.keys == ["common"] and result.plan.method[0] == "truncated_geometric"
+        assert abs(result.table()["count"][0] - 900) < 5 * 3 * np.sqrt(2) / 0.9
+
+
 def test_a_query_without_group_by_is_one_row_for_the_whole_table():
     table = dpdist.query(TABLE, epsilon=1.0, rng=2).agg(count(), mean("age", (0, 100))).release().table()
     assert len(table) == 1 and abs(table["count"][0] - N) < 30 and abs(table["age mean"][0] - TABLE["age"].mean()) < 2

@@ -93,7 +93,9 @@ def test_a_select_takes_the_delta_of_gaussian_statistics_and_the_selection_of_pr
     assert built.plan() == dpdist.query(table, epsilon=1.0, delta=1e-5, **unit).group_by(
         "region", selection="weighted_gaussian").agg(count(), sum("age", BOUNDS["age"])).plan()
     assert [planned.noise for planned in built.plan().statistics] == ["gaussian", "gaussian"]
-    assert built.method == "weighted_gaussian"
+    assert built.method == "weighted_gaussian" and "by weighted_gaussian selection, as asked" in built.explain(100)
+    default = dpdist.sql("SELECT region, COUNT(*) FROM t GROUP BY region", tables={"t": table}, epsilon=1.0, **unit)
+    assert "by adaptive selection, the default beyond one key per person (max_groups 20)" in default.explain(100)
 
 
 def test_count_distinct_of_another_column_is_the_number_of_its_distinct_values():

@@ -49,8 +49,8 @@ from ._selection import GAUSSIAN_METHODS, GaussianThresholding, bounded_pairs, p
 from .many_quantiles import quantiles
 
 __all__ = ["bounded_groups", "keep_probabilities", "selected_groups", "selection_guarantee", "grouped_guarantee",
-           "refuse_replace_first", "replace_refused", "select_keys", "default_selection", "selection_rule",
-           "MIN_DELTA_PER_GROUP", "SELECTION_RULE", "SELECTIONS"]
+           "refuse_replace_first", "replace_refused", "select_keys", "select_pairs", "default_selection",
+           "selection_reason", "selection_rule", "MIN_DELTA_PER_GROUP", "SELECTION_RULE", "SELECTIONS"]
 
 #: the smallest delta per group (delta / max_groups) the exact keep probabilities take
 MIN_DELTA_PER_GROUP = 2.0**-40
@@ -76,7 +76,19 @@ _RULES = {
 def default_selection(max_groups: int) -> str:
     """The selection a group-by with ``max_groups`` uses unless told: truncated geometric thresholding for one key per
     person (optimal there), the two-round weighted Gaussian for more (``benchmarks/bench_many_keys.py``)."""
-    return "truncated_geometric" if max_groups == 1 else "adaptive"
+    return selection_reason(max_groups, None)[0]
+
+
+def selection_reason(max_groups: int, given: str | None) -> tuple[str, str]:
+    """The selection a group-by uses (``given``, or :func:`default_selection`) and why, for a plan's text."""
+    if given is not None:
+        return given, "as asked"
+    if max_groups == 1:
+        return "truncated_geometric", ("the default with one key per person: thresholding each key's noisy number of "
+                                       "persons, optimal there")
+    return "adaptive", (f"the default beyond one key per person (max_groups {max_groups}): one Gaussian budget over all "
+                        "the keys, a person's weight moved in a second round from the keys the first showed to the "
+                        "others; it shows the most keys of the methods measured (benchmarks/bench_many_keys.py)")
 
 
 def selection_rule(method: str) -> str:
@@ -88,9 +100,15 @@ def select_keys(persons: np.ndarray, keys: np.ndarray, method: str, epsilon: flo
                 rng: np.random.Generator) -> np.ndarray:
     """The keys shown (sorted codes) by ``method`` at ``(epsilon, delta)`` per person of the rows' (person, key)
     pairs, each person counted in at most ``max_groups`` keys: those they hold most rows of, ties at random."""
+    return select_pairs(person_key_pairs(persons, keys), method, epsilon, delta, max_groups, rng)
+
+
+def select_pairs(pairs: np.ndarray, method: str, epsilon: float, delta: float, max_groups: int,
+                 rng: np.random.Generator) -> np.ndarray:
+    """:func:`select_keys` of the distinct ``(person, key, rows)`` pairs
+    (:func:`~dpdist.central._selection.person_key_pairs`: sorted by person then key)."""
     if method != "truncated_geometric":
-        return GaussianThresholding.of(method, epsilon, delta, max_groups).select(persons, keys, rng)
-    pairs = person_key_pairs(persons, keys)
+        return GaussianThresholding.of(method, epsilon, delta, max_groups).select_pairs(pairs, rng)
     kept = pairs[bounded_pairs(pairs, max_groups, rng)]
     return selected_groups(kept[:, 0], kept[:, 1], epsilon, delta, max_groups, rng)
 

@@ -172,7 +172,10 @@ class GaussianThresholding:
     def select(self, persons: np.ndarray, keys: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The keys shown (sorted codes) of the rows' (person, key) pairs; a person of more than ``max_keys`` keys
         weighs those they hold most rows of (ties at random: a uniformly random choice when all hold one row)."""
-        pairs = person_key_pairs(persons, keys)
+        return self.select_pairs(person_key_pairs(persons, keys), rng)
+
+    def select_pairs(self, pairs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """:meth:`select` of the distinct ``(person, key, rows)`` pairs (:func:`person_key_pairs`)."""
         _, rounds = self.plan
         kept = pairs[bounded_pairs(pairs, self.max_keys, rng)]
         present, first = self._noisy_weights(kept, rounds[0], rng)

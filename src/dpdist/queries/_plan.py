@@ -74,6 +74,8 @@ class QueryPlan:
         The contribution bounds (1 and 1 per record).
     threshold : (int, float) or None
         ``(min_persons, epsilon)`` of the minimum of persons per group (``None``: every group is released).
+    method : (str, str) or None
+        How private keys are chosen and why (:func:`dpdist.central._partitions.selection_reason`).
     """
 
     epsilon: float
@@ -84,6 +86,7 @@ class QueryPlan:
     max_contributions: int
     delta: float = 0.0  # the statistics' delta (the selection's is its own)
     threshold: tuple[int, float] | None = None
+    method: tuple[str, str] | None = None
 
     @property
     def spent_delta(self) -> float:
@@ -117,7 +120,8 @@ class QueryPlan:
     def describe(self, n: int | None = None) -> str:
         """The plan as text: the budget, the rule, and per statistic its share (and its expected error at ``n``)."""
         selection = "public keys" if self.selection is None else (
-            f"groups chosen privately at epsilon {self.selection[0]:g}, delta {self.selection[1]:g}")
+            f"groups chosen privately at epsilon {self.selection[0]:g}, delta {self.selection[1]:g}"
+            + ("" if self.method is None else f" by {self.method[0]} selection, {self.method[1]}"))
         lines = [f"query plan: epsilon {self.epsilon:g} per {self.unit} ({selection}; at most {self.max_groups} "
                  f"group(s) and {self.max_contributions} row(s) per group each); split: {self.rule}"]
         rows = self.expected(n) if n is not None else [
@@ -134,7 +138,7 @@ class QueryPlan:
 
 def plan_of(statistics: tuple[Statistic, ...], epsilon: float, selection: tuple[float, float] | None, unit: str,
             max_groups: int, max_contributions: int, delta: float = 0.0,
-            threshold: tuple[int, float] | None = None) -> QueryPlan:
+            threshold: tuple[int, float] | None = None, method: tuple[str, str] | None = None) -> QueryPlan:
     """The plan of the module docstring's rule."""
     rest = epsilon - (selection[0] if selection else 0.0) - (threshold[1] if threshold else 0.0)
     total = math.fsum(statistic.weight for statistic in statistics)
@@ -151,4 +155,4 @@ def plan_of(statistics: tuple[Statistic, ...], epsilon: float, selection: tuple[
         gaussian = sds[1] < sds[0]
         planned.append(PlannedStatistic(statistic, plain.share, share, plain.group_epsilon,
                                         "gaussian" if gaussian else "laplace", their_delta if gaussian else 0.0, sds))
-    return QueryPlan(epsilon, selection, tuple(planned), unit, max_groups, max_contributions, delta, threshold)
+    return QueryPlan(epsilon, selection, tuple(planned), unit, max_groups, max_contributions, delta, threshold, method)

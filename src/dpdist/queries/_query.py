@@ -19,18 +19,20 @@ from typing import TYPE_CHECKING, Any, Callable
 import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
+from .._rng import check_rng
 from .._validation import (CENTRAL_EPSILON, Implies, Integer, Interval, OneOf, Optional, Options, RandomSource,
                            check_param, validate_params)
 from ..errors import DPDistError, InvalidParameterError
 from .._missing import missing_mask
 from ..frame._central import release_groups
-from ..frame._groups import check_groups
+from ..frame._groups import _sorted_keys, check_groups
 from ..frame._tables import Table, check_columns, dtype_name, open_frame
 from ._aggregates import count, persons
 from ._joins import HOW, check_unique_keys, in_engine, joined
 from ._plan import PlannedStatistic, QueryPlan, plan_of
 from ._result import QueryResult
-from ._scale import Bounding, cluster_bounded, cluster_of, kept_rows, warn_left_out
+from ._private_keys import shown_keys
+from ._scale import Bounding, Chooser, cluster_bounded, cluster_of, kept_rows, warn_left_out
 from ._values import check_keys, ids, kind_of, staged, texts
 from ._statistics import Statistic
 
@@ -173,8 +175,13 @@ class Query:
                                         f"{spent:g} of the budget {self.epsilon:g}, leaving none for the statistics; "
                                         "give them smaller epsilons.")
         _check_names(self.by, self.key_names, self.statistics)
+        method = None
+        if self.selection is not None:
+            from ..central._partitions import selection_reason  # lazy: loads scipy (0.4-2 s)
+
+            method = selection_reason(self.max_groups, self.method)
         return plan_of(self.statistics, self.epsilon, self.selection, unit, self.max_groups, self.max_contributions,
-                       self.delta, self.threshold)
+                       self.delta, self.threshold, method)
 
     def explain(self, n: int, *, repeats: int = 10) -> str:
         """The plan with each statistic's expected error at ``n`` rows per group, before any data is read."""
@@ -188,9 +195,9 @@ class Query:
         plan = self.plan()
         table, kinds = self._checked()
         count = len(plan.statistics)
-        seeds = _seeds(self.rng, count + 2)  # one per statistic, then the bounding's and the threshold's
+        seeds = _seeds(self.rng, count + 3)  # one per statistic, then the bounding's, the threshold's, the keys'
         bounding = None if seeds[count] is None else int(seeds[count].integers(0, 2**63))
-        data, left_out = self._staged(table, bounding, kinds)
+        data, left_out, shown = self._staged(table, bounding, kinds, self._chooser(plan, seeds[count + 2]))
         holes = {s.label: int(np.count_nonzero(missing_mask(data[str(s.column)]))) for s in self.statistics
                  if s.column is not None and not s.keeps_missing}
         warn_left_out(left_out, holes, self.missing, self.statistics, self.max_contributions,
@@ -201,6 +208,11 @@ class Query:
             self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
         staged = Table.of_arrays(table.engine, data, "dpdist.query")  # every statistic reads these arrays
         keys, results, guarantees = (self.keys if self.by else [0]), {}, []
+        if shown is not None and plan.selection is not None:  # the private keys, of all the rows' pairs: public now
+            from ..central._partitions import selection_guarantee  # lazy: loads scipy (0.4-2 s)
+
+            keys = _sorted_keys(dict.fromkeys(shown.values()))
+            guarantees.append(selection_guarantee(*plan.selection, plan.unit))
         if plan.threshold is not None:  # the groups of at least min_persons noisy persons (it may choose them)
             keys, guarantee = self._thresholded(table, data, plan, keys, seeds[count + 1])
             guarantees.append(guarantee)
@@ -260,35 +272,46 @@ class Query:
                        table.schema)
         return table, kinds
 
-    def _staged(self, table: Table, bounding: int | None, kinds: dict[str, str]) -> tuple[dict[str, np.ndarray],
-                                                                                          Bounding]:
+    def _chooser(self, plan: QueryPlan, seed: Any) -> Chooser | None:
+        """The selection of private keys from all the rows' pairs, with ``privacy_id`` (without it each row is a
+        person: the first statistic's group-by chooses them)."""
+        if not (self.by and self.keys is None and self.privacy_id is not None) or plan.selection is None \
+                or plan.method is None:
+            return None
+        (epsilon, delta), method = plan.selection, plan.method[0]
+        rng = check_rng(seed, owner="dpdist.query")
+        return lambda pairs: shown_keys(pairs, method, epsilon, delta, self.max_groups, rng)
+
+    def _staged(self, table: Table, bounding: int | None, kinds: dict[str, str],
+                choose: Chooser | None = None) -> tuple[dict[str, np.ndarray], Bounding, dict | None]:
         """The columns the query needs, read in one query (with a column of zeros) and compared as their kinds say,
-        and what was left out: the rows of a missing id or key, and with ``privacy_id`` each person's rows beyond the
-        bounds (:mod:`dpdist.queries._scale`: on Dask and Spark, bounded on the cluster)."""
+        what was left out: the rows of a missing id or key, and with ``privacy_id`` each person's rows beyond the
+        bounds (:mod:`dpdist.queries._scale`: on Dask and Spark, bounded on the cluster), and the private keys
+        ``choose`` showed of all the rows, among which each person's rows are bounded."""
         needed = [*self.by, *([self.privacy_id] if self.privacy_id else [])]
         needed += [statistic.column for statistic in self.statistics if statistic.column is not None]
         columns = list(dict.fromkeys(needed)) or table.names[:1]
         unit = (self.max_contributions, self.max_groups)
         cluster = cluster_of(resolved(self.table)) if self.privacy_id is not None else None
-        left_out = Bounding(0)
+        left_out, shown = Bounding(0), None
         if cluster is not None and self.privacy_id is not None:
-            rows, left_out = cluster_bounded(resolved(self.table), cluster, columns, self.privacy_id, self.by,
-                                             self.keys, unit, kinds, bounding)
+            rows, left_out, shown = cluster_bounded(resolved(self.table), cluster, columns, self.privacy_id, self.by,
+                                                    self.keys, unit, kinds, bounding, choose)
             table = open_frame("dpdist.query", rows)
         table.read(tuple(columns))
         data = {name: (ids if name == self.privacy_id else staged)(table.values(name), kinds[name]) if name in kinds
                 else table.values(name) for name in columns}
         if self.privacy_id is not None and cluster is None:
-            kept, left_out = kept_rows(data[self.privacy_id], [data[name] for name in self.by],
-                                       [kinds[name] for name in self.by], kinds[self.privacy_id], self.keys, unit,
-                                       bounding)
+            kept, left_out, shown = kept_rows(data[self.privacy_id], [data[name] for name in self.by],
+                                              [kinds[name] for name in self.by], kinds[self.privacy_id], self.keys,
+                                              unit, bounding, choose)
         else:  # a row whose key is missing is in no group (on a cluster: left out there)
             present = ~np.logical_or.reduce([missing_mask(data[name]) for name in self.by]) if self.by else None
             kept = np.arange(len(data[columns[0]])) if present is None else np.flatnonzero(present)
             left_out = dataclasses.replace(left_out, missing=left_out.missing + len(data[columns[0]]) - kept.size)
         data = {name: values[kept] for name, values in data.items()}
         data[_ZEROS] = np.zeros(kept.size, dtype=np.int64)
-        return data, left_out
+        return data, left_out, shown
 
     def _valued(self, statistic: Statistic, data: dict[str, np.ndarray], kinds: dict[str, str]) -> dict:
         """The rows ``statistic`` reads: those of a missing value of its column left out (``missing="drop"``, a
@@ -317,7 +340,7 @@ class Query:
             unit = {"privacy_id": self.privacy_id, "max_groups": self.max_groups,
                     "max_contributions": statistic.contributions(self.max_contributions)}
         groups: dict[str, Any] = {"groups": keys}
-        if self.by and keys is None and self.selection is not None:
+        if self.by and keys is None and self.selection is not None:  # per record: this group-by chooses them
             groups = {"groups": None, "selection_epsilon": self.selection[0], "selection_delta": self.selection[1],
                       "selection": self.method}
         column = _ZEROS if statistic.counts_rows else str(statistic.column)  # a count reads no value: zeros

@@ -8,7 +8,7 @@ or a PySpark one bounded partition by partition (its reservoirs merged by a tree
 rows in the same order keeps, and the query's releases, run on those rows with the same seed, are the same numbers.
 
 On Dask and Spark the table is read three times (the partitions' lengths and missing ids and keys; the reservoirs; the
-rows kept), and only the rows kept come to this process: at most persons x ``max_groups`` x ``max_contributions`` rows
+rows kept), four with private keys (their (person, key) pairs first: :mod:`~dpdist.queries._private_keys`), and only the rows kept come to this process: at most persons x ``max_groups`` x ``max_contributions`` rows
 of the columns the query reads.  Rows of keys outside public ``keys``, and rows whose id or a key is missing, are left
 out before the bounding (per-row filters: stable transformations, each person's rows depending on their own rows
 only); ids and keys are compared by one rule here and in one process (:mod:`~dpdist.queries._values`), so no value is
@@ -18,7 +18,7 @@ refused on either.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import warnings
 
@@ -27,9 +27,14 @@ import numpy as np
 from .._rng import root_seed_sequence
 from .._missing import missing_mask
 from ..errors import ContributionBoundWarning, MissingValuesWarning
+from ..distributed._hashing import hash_ids
 from ..distributed._reservoirs import Reservoir, reservoir_of_block, salt_of
 from ..frame._tables import Engine, _values, computed, narwhals
-from ._values import ids as staged_ids, texts
+from ._private_keys import KeyPairs, key_pairs, merged_pairs
+from ._values import ids as staged_ids, staged as staged_values, texts
+
+#: a private selection of keys: the pairs of all the rows -> the keys shown, ``{text: value}``
+Chooser = Callable[[KeyPairs], dict]
 
 __all__ = ["Bounding", "kept_rows", "cluster_of", "cluster_bounded"]
 
@@ -93,6 +98,19 @@ def _listed(ids: np.ndarray, key_columns: Sequence[np.ndarray], kinds: Sequence[
     return rows, staged_ids(np.asarray(ids)[rows], id_kind), groups, int(np.count_nonzero(~present))
 
 
+def _pairs(ids: np.ndarray, groups: np.ndarray, key_columns: Sequence[np.ndarray], kinds: Sequence[str],
+           salt: Any) -> KeyPairs:
+    """The distinct (person, key) pairs of the rows considered (:func:`_listed`'s ids and groups, and their key
+    columns), each person their id's keyed hash as the reservoirs hash it, each key's value as the query compares it."""
+    columns = [staged_values(np.asarray(column), kind) for column, kind in zip(key_columns, kinds)]
+    return key_pairs(hash_ids(ids, salt.ids), groups, columns)
+
+
+def _shown(shown: dict) -> np.ndarray:
+    """The texts of the keys shown, as :func:`_listed` takes public keys."""
+    return np.array(list(shown), dtype=object)
+
+
 def _bounded(rows: np.ndarray, ids: np.ndarray, groups: np.ndarray | None, start: int, unit: tuple, salt: Any,
              root: np.random.SeedSequence) -> Reservoir:
     """The reservoir of the rows ``start + rows`` (its values: the rows' positions in the table)."""
@@ -107,16 +125,24 @@ def _run(seed: int | None) -> tuple[Any, np.random.SeedSequence]:
 
 
 def kept_rows(ids: np.ndarray, key_columns: Sequence[np.ndarray], kinds: Sequence[str], id_kind: str,
-              keys: list | None, unit: tuple, seed: int | None) -> tuple[np.ndarray, Bounding]:
+              keys: list | None, unit: tuple, seed: int | None,
+              choose: Chooser | None = None) -> tuple[np.ndarray, Bounding, dict | None]:
     """The positions, increasing, of the rows kept of a table held in this process (``unit``: ``(k, m)``; the key
-    columns of ``kinds`` and the ids of ``id_kind``, :mod:`~._values`), and what the bounding left out."""
+    columns of ``kinds`` and the ids of ``id_kind``, :mod:`~._values`), what the bounding left out, and, with
+    ``choose`` (private keys), the keys it showed of all the rows' pairs (:mod:`~._private_keys`), among which the rows
+    are bounded."""
     from ..central._contributions import person_codes  # lazy: loads scipy (0.4-2 s)
 
     salt, root = _run(seed)
     rows, staged, groups, missing = _listed(ids, key_columns, kinds, id_kind, _public(keys, kinds))
+    shown = None
+    if choose is not None and groups is not None:
+        shown = choose(_pairs(staged, groups, [np.asarray(column)[rows] for column in key_columns], kinds, salt))
+        among = np.isin(groups, _shown(shown))
+        rows, staged, groups = rows[among], staged[among], groups[among]
     kept = np.sort(_bounded(rows, staged, groups, 0, unit, salt, root).values.astype(np.int64))
     if kept.size == rows.size:  # nothing left out by the bounding: nothing more to count
-        return kept, Bounding(0, 0, missing=missing)
+        return kept, Bounding(0, 0, missing=missing), shown
     persons = person_codes("dpdist.query", staged, rows.size)
     group_codes = np.zeros(rows.size, dtype=np.int64) if groups is None else \
         np.unique(groups, return_inverse=True)[1].reshape(-1)
@@ -124,7 +150,7 @@ def kept_rows(ids: np.ndarray, key_columns: Sequence[np.ndarray], kinds: Sequenc
                                                   return_inverse=True, return_counts=True)
     kept_pairs = np.unique(pair_of_row.reshape(-1)[np.searchsorted(rows, kept)])
     return kept, Bounding(int(rows.size - kept.size), int(len(pairs) - kept_pairs.size), int(rows_per_pair.max()),
-                          int(np.bincount(pairs[:, 0]).max()), missing)
+                          int(np.bincount(pairs[:, 0]).max()), missing), shown
 
 
 def cluster_of(table: Any) -> str | None:
@@ -151,6 +177,14 @@ def _part_reservoir(index: int, part: Any, starts: list, privacy_id: str, by: Se
     ids, *columns = _read(part, [privacy_id, *by])
     rows, staged, groups, _ = _listed(ids, columns, [kinds[name] for name in by], kinds[privacy_id], keys)
     return _bounded(rows, staged, groups, starts[index], unit, salt, root)
+
+
+def _part_pairs(index: int, part: Any, privacy_id: str, by: Sequence[str], kinds: dict, salt: Any) -> KeyPairs:
+    """A partition's distinct (person, key) pairs, as :func:`kept_rows` counts them in one process."""
+    ids, *columns = _read(part, [privacy_id, *by])
+    rows, staged, groups, _ = _listed(ids, columns, [kinds[name] for name in by], kinds[privacy_id], None)
+    assert groups is not None  # mapped with key columns only: private keys are a group-by's
+    return _pairs(staged, groups, [column[rows] for column in columns], [kinds[name] for name in by], salt)
 
 
 def _part_rows(index: int, part: Any, starts: list, kept: np.ndarray) -> Any:
@@ -211,31 +245,36 @@ class _Partitions:
 
 
 def cluster_bounded(frame: Any, engine: str, columns: list[str], privacy_id: str, by: Sequence[str],
-                    keys: list | None, unit: tuple, kinds: dict[str, str], seed: int | None) -> tuple[Any, Bounding]:
+                    keys: list | None, unit: tuple, kinds: dict[str, str], seed: int | None,
+                    choose: Chooser | None = None) -> tuple[Any, Bounding, dict | None]:
     """The rows of a Dask or PySpark DataFrame (its ``columns``) that :func:`kept_rows` keeps of the same rows in one
-    process, as a pandas DataFrame, and how many rows it left out (the pairs and bounds that would keep them are not
-    counted on the cluster).  An error of the engine is refused naming its type only (:func:`computed`)."""
+    process, as a pandas DataFrame, how many rows it left out (the pairs and bounds that would keep them are not
+    counted on the cluster), and the keys ``choose`` showed (the partitions' pairs merged: one more pass).  An error of
+    the engine is refused naming its type only (:func:`computed`)."""
     parts = _Partitions(frame, columns, engine)
     try:
         return computed("dpdist.query", Engine(engine, True), columns,
-                        lambda: _bounded_parts(parts, privacy_id, by, keys, unit, kinds, seed))
+                        lambda: _bounded_parts(parts, privacy_id, by, keys, unit, kinds, seed, choose))
     finally:
         parts.close()
 
 
 def _bounded_parts(parts: "_Partitions", privacy_id: str, by: Sequence[str], keys: list | None, unit: tuple,
-                   kinds: dict[str, str], seed: int | None) -> tuple[Any, Bounding]:
+                   kinds: dict[str, str], seed: int | None, choose: Chooser | None) -> tuple[Any, Bounding, dict | None]:
     import pandas as pd  # lazy: Dask's and pyspark[sql]'s own dependency
 
     summaries = np.array(parts.map(_summary, privacy_id, by), dtype=np.int64).reshape(-1, 2)
     starts = np.concatenate([[0], np.cumsum(summaries[:, 0])[:-1]]).astype(int).tolist()
     salt, root = _run(seed)
-    reservoir = parts.merged(_part_reservoir, starts, privacy_id, by, kinds, unit,
-                             _public(keys, [kinds[name] for name in by]), salt, root)
+    public, shown = _public(keys, [kinds[name] for name in by]), None
+    if choose is not None and by:
+        shown = choose(merged_pairs(parts.map(_part_pairs, privacy_id, by, kinds, salt)))
+        public = _shown(shown)
+    reservoir = parts.merged(_part_reservoir, starts, privacy_id, by, kinds, unit, public, salt, root)
     kept = np.sort(reservoir.values.astype(np.int64)) if reservoir is not None else np.zeros(0, dtype=np.int64)
     rows = parts.map(_part_rows, starts, kept)
     left_out = Bounding(0 if reservoir is None else reservoir.dropped, missing=int(summaries[:, 1].sum()))
-    return (pd.concat(rows, ignore_index=True) if rows else parts.empty()), left_out
+    return (pd.concat(rows, ignore_index=True) if rows else parts.empty()), left_out, shown
 
 
 def warn_left_out(bounding: Bounding, missing: dict[str, int], policy: Any, statistics: Sequence[Any],
