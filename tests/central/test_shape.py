@@ -49,10 +49,11 @@ def test_rule_is_shallow_for_smooth_and_deep_for_concentrated_data():
     assert _shape.best_shape(10**5, 1.0, 3.06, branching=10) in {(10, 2), (10, 3), (10, 4)}
 
 
-def test_leaf_floor_only_at_large_size_where_the_profile_is_blind():
+def test_leaf_floor_where_the_profile_is_blind_heaps_at_every_size():
     from dpdist.central.tree import LARGE_SIZE, leaf_floor
 
-    assert leaf_floor(LARGE_SIZE / 2, 1.0, 16.0, 16, heaped=True) == 0.0  # below the size: the model alone
+    assert leaf_floor(LARGE_SIZE / 2, 1.0, 16.0, 16) == 0.0  # below the size: the model alone, without ties
+    assert leaf_floor(10**4, 1.0, 3.0, 16, heaped=True) == 10**4 / 32  # ties: at every size
     assert leaf_floor(10**6, 1.0, 15.9, 16) == 10**6 / 4  # nearly all in one bin of a wider range
     assert leaf_floor(10**6, 1.0, 16.0, 1) == 0.0  # the tree covers that bin alone: the model sees it
     assert leaf_floor(10**6, 1.0, 3.0, 16) == 0.0  # smooth, no ties

@@ -99,6 +99,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import replace
 import warnings
 from typing import Any
 
@@ -113,6 +114,7 @@ from ..estimates._intervals import json_value, normal_quantile
 from ..estimates._quantiles import check_q
 from ._common import check_central_input
 from ._grid_quantile import GRID_CELLS, cell_points, exponential_quantile, to_cells
+from ._lattice import Lattice, lattice_quantiles, release_lattice
 from ._quantile_intervals import bracket_intervals, split_interval_budget
 from .joint_exp import joint_exp
 from .noise import above_threshold, laplace_mechanism
@@ -132,8 +134,15 @@ TIES_LIMIT = 0.25
 JOINT_LIMIT = 2e5
 #: and the noisy n times epsilon at least this (below it the tree's deciles are as close or closer).
 JOINT_MIN_SIZE = 600.0
-#: Share of the default JointExp's budget spent on its intervals (:mod:`dpdist.central._quantile_intervals`).
-DEFAULT_INTERVAL_SHARE = 0.05
+#: Share of the rest of the default's budget spent, when it grows the tree, on the lattice of units the values are
+#: heaped on (:mod:`dpdist.central._lattice`).
+LATTICE_SHARE = 0.02
+#: Share of the default JointExp's budget spent on its intervals (:mod:`dpdist.central._quantile_intervals`): the
+#: estimate's error against its interval's width.  Deciles of lognormal incomes (median 30,000 USD, sigma 0.8, bound
+#: 300,000), epsilon 1, 30 runs, rank error (mean width of the 95% intervals in ranks) at shares 0.05, 0.1, 0.2,
+#: 0.3: n = 5,000: 1.23e-3 (0.178), 0.97e-3 (0.109), 1.14e-3 (0.069), 1.46e-3 (0.054); n = 20,000: 2.7e-4 (0.072),
+#: 2.5e-4 (0.041), 3.7e-4 (0.022), 4.1e-4 (0.015).  The tree at n = 5,000: 1.6e-3 (0.023).
+DEFAULT_INTERVAL_SHARE = 0.2
 _GRID_BITS = 32
 
 
@@ -333,9 +342,13 @@ def _default_quantiles(owner: str, data, q: np.ndarray, level: float) -> Quantil
     data.left = rest.epsilon
     if joint:
         return _joint_quantiles(data, q, level, DEFAULT_INTERVAL_SHARE, before=(choice,), choice=chosen)
-    tree = grow_checked(TreeHistogram, owner, data, before=(choice,), choice=chosen,
-                        heaped=bool(noisy[1] > TIES_LIMIT * size))  # a finer tree at large n (tree.leaf_floor)
-    return _tree_quantiles(tree, q, level)
+    # data with ties: LATTICE_SHARE of the rest releases the units the values are heaped on (central._lattice)
+    heaps, rest = split(data.guarantee("add-remove"), [LATTICE_SHARE, 1.0 - LATTICE_SHARE])
+    lattice = release_lattice(data.x, data.bounds, heaps.epsilon, data.rng)
+    data.left = rest.epsilon
+    tree = grow_checked(TreeHistogram, owner, data, before=(choice, heaps), choice=chosen,
+                        heaped=bool(noisy[1] > TIES_LIMIT * size))  # a finer tree (tree.leaf_floor)
+    return _tree_quantiles(tree, q, level, lattice=lattice)
 
 
 def _joint_quantiles(data, q: np.ndarray, level: float, share: float | None = None, before: tuple = (),
@@ -431,15 +444,22 @@ def _slice_quantiles(data, q: np.ndarray, level: float) -> QuantileRelease:
     return QuantileRelease(q, values, None, None, level, "slice", stated.epsilon, data.details(**details), stated)
 
 
-def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None) -> QuantileRelease:
-    """Quantiles and intervals read off one tree; ``se`` is its :meth:`~TreeHistogram.cdf_standard_error` if known."""
+def _tree_quantiles(tree: TreeHistogram, q: np.ndarray, level: float, se: np.ndarray | None = None,
+                    lattice: Lattice | None = None) -> QuantileRelease:
+    """Quantiles and intervals read off one tree; ``se`` is its :meth:`~TreeHistogram.cdf_standard_error` if known,
+    ``lattice`` the data's heap lattice released beside it (the quantiles read on it: :mod:`._lattice`)."""
     distribution = tree.to_distribution()
     edges, cdf = tree.leaf_cdf()  # the band holds at the leaf edges
     z = normal_quantile(level)
     se = tree.cdf_standard_error() if se is None else se
     upper_band = np.maximum.accumulate(np.clip(cdf + z * se, 0, 1))
     lower_band = np.maximum.accumulate(np.clip(cdf - z * se, 0, 1))
-    values = _snap(distribution.quantile(q), tree.public_bounds)
+    values = distribution.quantile(q)
+    if lattice is not None:
+        step = (tree.public_bounds[1] - tree.public_bounds[0]) * 2.0**-_GRID_BITS  # the grid of _snap
+        values = lattice_quantiles(*tree.cells(), q, values, lattice, step)
+        distribution = replace(distribution, details={**distribution.details, "lattice": lattice.details()})
+    values = _snap(values, tree.public_bounds)
     # the data may sit anywhere inside a leaf (or beyond a zoomed tree): the interval runs to the edges of the
     # crossing leaves (or to the bounds asked for)
     low = _snap(_crossing_leaf(edges, upper_band, q, side="left"), tree.public_bounds)

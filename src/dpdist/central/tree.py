@@ -97,8 +97,8 @@ NEIGHBOURING = ("add-remove", "replace")
 RULES = ("adaptive", "size")
 #: The tree has at least this many leaves (see :func:`choose_shape`).
 MIN_LEAVES = 256
-#: The tree's noisy n times its budget from which the shape rule floors the leaves where the profile cannot see the
-#: data's shape (:func:`leaf_floor`),
+#: The tree's noisy n times its budget from which the shape rule floors the leaves where nearly all the data sit in one
+#: of the profile's bins (:func:`leaf_floor`; data with ties have a floor at every size),
 LARGE_SIZE = 2.5e5
 #: the concentration from which the data count as sitting in one of the profile's bins,
 CONCENTRATED = 15.0
@@ -138,31 +138,33 @@ def choose_shape(n: float, epsilon: float, branching: int | None = None) -> tupl
 
 
 def leaf_floor(n: float, epsilon: float, concentration: float, bins: int, heaped: bool = False) -> float:
-    r"""The fewest leaves the adaptive shape rule may choose (:func:`dpdist.central._shape.best_shape`): 0 below
-    :math:`n\varepsilon =` :data:`LARGE_SIZE` (``n`` the profile's noisy count, ``epsilon`` the tree's budget).
+    r"""The fewest leaves the adaptive shape rule may choose (:func:`dpdist.central._shape.best_shape`; ``n`` the
+    profile's noisy count, ``epsilon`` the tree's budget).
 
-    Above it, :math:`n\varepsilon /` :data:`CONCENTRATED_DIVISOR` where the profile's concentration is at least
-    :data:`CONCENTRATED` and the tree spans ``bins`` > 1 of its bins (nearly all the data in one bin: the profile cannot
-    see their shape inside it, and its curvature model stops at the one-bin reading), else
-    :math:`n\varepsilon /` :data:`HEAPED_DIVISOR` on data with ties (``heaped``: a release's noisy count of tied
-    records, the default quantiles' choice); 0 otherwise.  The KS model weighs the noise of a taller tree against a
-    resolution it reads from the profile; at large :math:`n\varepsilon` these data's deciles are limited by what
-    the profile cannot see: the slope of a steep density inside a wide leaf (read linearly, a Pareto's deciles all
-    land above the data's), and atoms closer than a leaf (a decile lands between two).  Measured
-    (``benchmarks/bench_decile_peers.py``, :math:`n = 10^6`, :math:`\varepsilon = 1`, 4 runs, the mean over 4 seeds of
-    the noise): Pareto 1.2 at the bound :math:`10^7` (14^4 leaves by the model, 22^4 with the floor): deciles' rank
-    error 4.8e-5 -> 2.3e-5; loan incomes at the bound 300,000 (19^3 -> 13^4): 2.2 -> 1.0 USD; heaped
-    incomes 1.05 -> 0.43 USD, CPS wages 0.030 -> 0.012 USD, weekly wages 0.013 -> 0.010 USD.  The heaped divisor: 16
-    (16^4) is better on loan incomes (0.39 USD) but worse on weekly wages (0.018), whose first decile lies between
-    atoms, in the noise.  On smooth data without ties the model's shape stays: a floor of :math:`n\varepsilon/4`
-    makes a normal sample's deciles 1.3x worse in rank (the noise of a 22^4 tree against 19^3).
+    On data with ties (``heaped``: a release's noisy count of tied records, the default quantiles' choice),
+    :math:`n\varepsilon /` :data:`HEAPED_DIVISOR` at every size; from :math:`n\varepsilon =` :data:`LARGE_SIZE`,
+    :math:`n\varepsilon /` :data:`CONCENTRATED_DIVISOR` where the profile's concentration is at least
+    :data:`CONCENTRATED` and the tree spans ``bins`` > 1 of its bins (nearly all the data in one bin: the profile
+    cannot see their shape inside it, and its curvature model stops at the one-bin reading); 0 otherwise.  The KS
+    model weighs the noise of a taller tree against a resolution it reads from the profile; these data's deciles are
+    limited by what the profile cannot see: the slope of a steep density inside a wide leaf (read linearly, a Pareto's
+    deciles all land above the data's), and heaps closer than a leaf (a decile lands between two, or in a leaf too
+    light to be refined).  Measured (``benchmarks/bench_decile_peers.py``'s sets the rules are tuned on,
+    :math:`\varepsilon = 1`): at :math:`n = 10^6` (4 runs, the mean over 4 seeds of the noise) Pareto 1.2 at the
+    bound :math:`10^7` (14^4 leaves by the model, 22^4 with the floor): deciles' rank error 4.8e-5 -> 2.3e-5; loan
+    incomes at the bound 300,000 (19^3 -> 13^4): 2.2 -> 1.0 USD; heaped incomes 1.05 -> 0.43 USD, CPS wages 0.030 ->
+    0.012 USD.  At :math:`n = 10^4` (60 runs) the model chose 111-196 leaves at the tight bounds, the floor 256: CPS
+    wages 2.2 -> 1.18 USD, loan incomes 241 -> 219 USD, ages 0.078 -> 0.053 years, Canadian wages 0.040 -> 0.030 CAD,
+    the other rows within their standard errors.  The divisors have no derivation: they were read off those rows
+    (the heaped one among 16, 32 and 64: 16 is better on loan incomes at :math:`10^6` but worse on weekly wages,
+    whose first decile lies between heaps, in the noise; 64 leaves the tight rows at :math:`10^4` as they were).  On
+    smooth data without ties the model's shape stays: a floor of :math:`n\varepsilon/4` makes a normal sample's
+    deciles 1.3x worse in rank (the noise of a 22^4 tree against 19^3).
 
     Privacy: a function of released values (the profile, the noisy ties) and public constants: post-processing.
     """
     size = n * epsilon
-    if size < LARGE_SIZE:
-        return 0.0
-    if concentration >= CONCENTRATED and bins > 1:
+    if size >= LARGE_SIZE and concentration >= CONCENTRATED and bins > 1:
         return size / CONCENTRATED_DIVISOR
     return size / HEAPED_DIVISOR if heaped else 0.0
 
@@ -389,6 +391,13 @@ class TreeHistogram(ReleasedDistribution):
             held, _ = self._padded(held, held, None, None)
             distribution = replace(distribution, band=replace(self.cdf_band(level), edges=held))
         return distribution
+
+    def cells(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(edges, cdf)`` of the released CDF's cells before the atom reading: the leaves, a refined leaf's
+        sub-leaves where its sub-tree says more than the linear reading (post-processing)."""
+        edges, cdf, total = self._leaf_cdf_and_total()
+        cells, cumulative, _, _ = self._refined_cells(edges, cdf, total)
+        return cells, cumulative
 
     def _beyond(self, knots: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         r"""The CDF between the bounds asked for and a zoomed tree's: its released outside shares (``values[0]``
