@@ -1,5 +1,5 @@
 """The decile question as one query: deciles of income in 4 public regions, as SQL and as expressions, on Polars and
-DuckDB, beside ``frame.group_release`` (the release underneath).
+DuckDB, beside ``frame.group_release`` (the release underneath), with the 95% intervals printed beside the deciles.
 
 Data (each size and run drawn afresh, seeded): ``n`` persons, one row each, a region uniform over 4 public keys and an
 income lognormal with median 30,000 USD times 0.8, 1, 1.25 or 1.5 by region and sigma 0.8; bounds (0, 300,000),
@@ -10,7 +10,9 @@ Metrics, mean over runs: the **rank error** ``mean over regions and deciles |F_r
 empirical CDF, right-continuous), and the CPU seconds of one release (``time.process_time``: reading the table, every
 release and the result table in the caller's engine; imports and a first warm-up release excluded).  A second query adds
 ``HISTOGRAM(age, 8)`` and ``COUNT(*)`` under the same budget: its rows state the split (equal thirds) and the deciles'
-rank error at their third.
+rank error at their third.  Beside the rank error each row has the intervals' widths (the mean of each decile's
+over regions and runs, in USD and in the region's ranks, and the widest) and the plan's expected error of the
+deciles at the rows of one region (``QueryPlan.expected``: a seeded simulation on the default shape).
 
 Beside them (``--peers opendp``), the same question as one query of OpenDP 0.16's Polars plugin, in its own environment
 (``benchmarks/persons_peers/requirements/opendp.lock``: polars 1.36.1, the version it requires; the worker
@@ -103,8 +105,20 @@ def baseline(data, seed: int) -> tuple[float, float]:
     return rank_error(data, grouped.results), time.process_time() - start
 
 
+def interval_widths(data, released: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% intervals' widths of every region's deciles (regions x deciles), in USD and in the region's ranks."""
+    units, ranks = [], []
+    for region in REGIONS:
+        values = np.sort(data.filter(data["region"] == region)["income"].to_numpy())
+        low, high = released[region].low, released[region].high
+        units.append(high - low)
+        ranks.append((np.searchsorted(values, high, side="right") - np.searchsorted(values, low, side="left"))
+                     / values.size)
+    return np.array(units), np.array(ranks)
+
+
 def one_row(n: int, runs: int, engine: str, interface: str, kind: str) -> dict:
-    errors, seconds, split = [], [], None
+    errors, seconds, split, units, ranks, result = [], [], None, [], [], None
     for run in range(runs):
         data = table(n, run)
         query = built(kind, interface, engine_table(data, engine), run)
@@ -117,9 +131,17 @@ def one_row(n: int, runs: int, engine: str, interface: str, kind: str) -> dict:
         errors.append(rank_error(data, result.results["quantiles(income)"]))
         split = {p.statistic.label: round(p.share, 4) for p in result.plan.statistics}
         assert abs(result.guarantee.epsilon - 1.0) < 1e-9
-    return {"n": n, "engine": engine, "interface": interface, "query": kind, "rank_error": float(np.mean(errors)),
-            "rank_error_se": float(np.std(errors, ddof=1) / np.sqrt(runs)), "cpu_seconds": float(np.mean(seconds)),
-            "split": split, "epsilon": 1.0}
+        widths = interval_widths(data, result.results["quantiles(income)"])
+        units.append(widths[0])
+        ranks.append(widths[1])
+    row = {"n": n, "engine": engine, "interface": interface, "query": kind, "rank_error": float(np.mean(errors)),
+           "rank_error_se": float(np.std(errors, ddof=1) / np.sqrt(runs)), "cpu_seconds": float(np.mean(seconds)),
+           "split": split, "epsilon": 1.0}
+    # the plan's expected error of the deciles at the rows of one region (its simulation on the default shape)
+    predicted = next(r for r in result.plan.expected(n // len(REGIONS)) if r["statistic"] == "quantiles(income)")
+    by_decile = np.mean(units, axis=(0, 1))
+    return {**row, "predicted_error": float(predicted["error"]), "interval_width": by_decile.tolist(),
+            "interval_width_max": float(np.max(units)), "interval_width_ranks": np.mean(ranks, axis=(0, 1)).tolist()}
 
 
 def paired_rows(n: int, runs: int) -> list[dict]:
@@ -169,6 +191,15 @@ def markdown(rows: list[dict]) -> str:
     lines = ["| n | engine | interface | query | rank error (± se) | CPU-s per release |", "|---|---|---|---|---|---|"]
     lines += [f"| {row['n']:,} | {row['engine']} | {row['interface']} | {row['query']} | {row['rank_error']:.4f} ± "
               f"{row['rank_error_se']:.4f} | {row['cpu_seconds']:.2f} |" for row in rows]
+    lines += ["", "The 95% intervals beside the deciles (SQL, Polars; the mean over regions and runs of each decile's "
+              "width, and the widest of all), against the plan's expected error at the rows of one region:", "",
+              "| n | expected error (USD) | mean width by decile (USD) | widest (USD) | widest / expected | mean width "
+              "by decile (ranks) |", "|---|---|---|---|---|---|"]
+    lines += [f"| {row['n']:,} | {row['predicted_error']:,.0f} | {', '.join(f'{w:,.0f}' for w in row['interval_width'])} | "
+              f"{row['interval_width_max']:,.0f} | {row['interval_width_max'] / row['predicted_error']:.0f}x | "
+              f"{', '.join(f'{w:.3f}' for w in row['interval_width_ranks'])} |"
+              for row in rows if "interval_width" in row and row["interface"] == "sql" and row["engine"] == "polars"
+              and row["query"] == "deciles"]
     for n in dict.fromkeys(row["n"] for row in rows):
         peer = [row for row in rows if row["n"] == n and row["interface"] == "opendp polars plugin"]
         mine = [row for row in rows if row["n"] == n and row["interface"] == "sql, paired"]
