@@ -343,6 +343,36 @@ def counts(rows: list[dict], kind: str, n: int | None = None) -> dict:
     return out
 
 
+def headline(rows: list[dict]) -> str:
+    """The counts the pages quote, by :func:`standing`: for the sets tuned on and those judged only, at each n, the rows
+    that lead in both metrics, tie, are behind or are not called (fewer than :data:`MIN_RUNS` runs), and each metric's
+    leads; then every row of a real column at n = 10^4 and 10^5 that misses :data:`TARGET`."""
+    out = []
+    for kind, title in (("tuned", "Tuned on"), ("judged", "Judged only")):
+        sizes = sorted({r["n"] for r in judged(rows) if group(r["data"]) == kind})
+        parts = []
+        for n in sizes:
+            c = counts(rows, kind, n)
+            if c["few runs"] == c["rows"]:
+                parts.append(f"n = 10^{round(math.log10(n))}: {c['rows']} rows, not called (fewer than {MIN_RUNS} runs)")
+                continue
+            parts.append(f"n = 10^{round(math.log10(n))}: {c['rows']} rows, {c['lead']} lead, {c['tie']} tie, "
+                         f"{c['behind']} behind (rank {c['rank']['lead']} lead, {c['rank']['behind']} behind; units "
+                         f"{c['units']['lead']} lead, {c['units']['behind']} behind)")
+        out.append(f"{title}: " + "; ".join(parts) + ".")
+    missed = [r for r in judged(rows) if r["data"] in REAL and r["n"] in (10**4, 10**5)
+              and not (r["rank_target"] and r["units_target"])]
+    out.append(f"Real columns at n = 10^4 and 10^5 above the target ({TARGET['rank']:.2f}x in rank, "
+               f"{TARGET['units']:.2f}x in units): {len(missed)} of "
+               f"{sum(r['data'] in REAL and r['n'] in (10**4, 10**5) for r in judged(rows))} rows.")
+    for r in sorted(missed, key=lambda r: (group(r["data"]), list(DATA).index(r["data"]), r["n"], not r["tight"])):
+        worse = [f"{metric} {1 / r[f'{metric}_ratio']:.2f}x ({r[f'{metric}_verdict']})" for metric in ("rank", "units")
+                 if not r[f"{metric}_target"]]
+        out.append(f"- {r['data']} ({group(r['data'])}), {'tight' if r['tight'] else 'loose'} bound, "
+                   f"n = 10^{round(math.log10(r['n']))}: " + ", ".join(worse) + f" against {r['best_units' if 'units' in worse[-1] else 'best_rank']}")
+    return "\n".join(out)
+
+
 def markdown(rows: list[dict]) -> str:
     """The tables of docs/reference/benchmarks/central-quantiles.md: for the sets tuned on, then those judged only, one
     per metric, a row per data set, bound and n, every method's mean ± standard error (the lowest in bold; "n/a":
@@ -387,11 +417,12 @@ def main() -> None:
     parser.add_argument("--resume", action="store_true", help="keep the cells already in --output")
     parser.add_argument("--keep-peers", action="store_true",
                         help="rerun dpdist alone, each cell keeping the peers of its row in --output")
-    parser.add_argument("--markdown", choices=("compact", "full"), help="print a table of the saved results and stop")
+    parser.add_argument("--markdown", choices=("compact", "full", "headline"),
+                        help="print a table of the saved results (or the counts the pages quote) and stop")
     args = parser.parse_args()
     output = pathlib.Path(args.output)
     if args.markdown:
-        print((compact if args.markdown == "compact" else markdown)(json.loads(output.read_text())))
+        print({"compact": compact, "full": markdown, "headline": headline}[args.markdown](json.loads(output.read_text())))
         return
     without = {item for item in args.without.split(",") if item}
     rows = json.loads(output.read_text()) if output.exists() else []
