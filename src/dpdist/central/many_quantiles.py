@@ -8,7 +8,9 @@ r"""Many quantiles at once, and a quantile without bounds.
     them by one, or neither where a missing value is dropped, so the pair has :math:`\ell_1` sensitivity 1).  Where the noisy ties are at most
     :data:`TIES_LIMIT` of the noisy :math:`n`, that :math:`n` is at most :data:`JOINT_LIMIT` and :math:`n\varepsilon` at
     least :data:`JOINT_MIN_SIZE`, the rest runs
-    ``"jointexp"`` with :data:`DEFAULT_INTERVAL_SHARE` of it on intervals; else the rest grows the ``"tree"``.
+    ``"jointexp"`` with :data:`DEFAULT_INTERVAL_SHARE` of it on intervals; else :data:`LATTICE_SHARE` of the rest
+    releases the units the values are heaped on and the rest grows the ``"tree"``, whose quantiles are read on
+    those heaps (:mod:`dpdist.central._lattice`: a decile lands on the heap its rank falls in, not between two).
     The choice is a function of the released pair (post-processing), the steps compose sequentially and the
     guarantee states their sum: epsilon-DP under add/remove neighbours.  Why (``benchmarks/bench_decile_peers.py``,
     deciles, epsilon 1): on data without ties JointExp's deciles are 1.2-10.7x closer in rank than the tree's at
@@ -17,9 +19,9 @@ r"""Many quantiles at once, and a quantile without bounds.
     land beside the atoms, 1.2-2.1x behind the tree in rank and 3-7.5x in the data's units at 10^4.  Below
     :data:`JOINT_MIN_SIZE` the tree is as close (500 lognormal incomes: 0.0096 against 0.0106); above
     :data:`JOINT_LIMIT` records JointExp's time (1 CPU-s at 10^5, 8 at 10^6) outgrows the tree's (0.2 s at 10^6).
-    On data with ties the tree is finer at large :math:`n\varepsilon` (:func:`dpdist.central.tree.leaf_floor`).
+    On data with ties the tree has at least :math:`n\varepsilon/32` leaves (:func:`dpdist.central.tree.leaf_floor`).
     ``details["choice"]`` (JointExp) or the
-    tree's ``releases[0]["choice"]`` holds the pair and the method chosen.
+    tree's ``releases[0]["choice"]`` holds the pair and the method chosen, ``details["lattice"]`` the heaps.
 ``"tree"``
     One :class:`~dpdist.central.tree.TreeHistogram` release; every quantile is
     read off its consistent, isotonic CDF, so asking for 9 or 99 quantiles costs
