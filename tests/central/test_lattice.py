@@ -70,6 +70,18 @@ def test_a_class_too_small_for_the_noise_joins_the_coarsest_heap_finer_than_it()
     assert _lattice_of({5: 20}, rest=100).heaps()[0].size == 0  # no heap: nothing is read on a lattice
 
 
+def test_a_segment_without_a_heap_moves_to_the_nearest_only_where_the_rest_is_certified_small():
+    # the noisy rest plus two noise sds of its sum (the values of no class and the classes below every heap) over the
+    # noisy total: 40,000 records on whole thousands and tens certify it; 35% off the heaps does not
+    on = _lattice_of({1000: 30_000, 10_000: 10_000}, rest=0.0, noise_sd=72.0)
+    off = _lattice_of({1000: 6500}, rest=3500, noise_sd=72.0)
+    assert on.all_on_heaps() and not off.all_on_heaps()
+    cells, cumulative = np.array([0.0, 39_100.0, 39_900.0, 300_000.0]), np.array([0.0, 0.1, 0.3, 1.0])
+    read = _lattice.lattice_quantiles(cells, cumulative, np.array([0.2]), np.array([39_500.0]), on, 1e-4)
+    assert read[0] == pytest.approx(40_000 - 1e-4)  # the tree read 39,500, below 40,000: just below it
+    assert _lattice.lattice_quantiles(cells, cumulative, np.array([0.2]), np.array([39_500.0]), off, 1e-4) == 39_500
+
+
 def test_a_quantile_in_a_segment_lands_on_the_heap_its_rank_falls_in_on_its_nearer_side():
     # one segment [39,500, 41,500) of mass 0.2 from 0.1: 40,000 (a 10,000 heap) and 41,000 (a 1,000 heap) hold
     # nearly all of it, in proportion to their weights p / rho
@@ -106,8 +118,9 @@ def test_a_refinements_evenly_shared_run_is_one_segment():
 def test_the_defaults_deciles_of_whole_numbers_land_on_whole_numbers_and_state_the_lattices_step():
     from dpdist.central.many_quantiles import LATTICE_SHARE
 
+    # 40,000 ages: the rest off the heaps is certified below REST_AT_MOST (its noise over ~12 classes is ~500 records)
     rng = np.random.default_rng(4)
-    ages = np.minimum(18 + np.floor(rng.gamma(6, 7, 10_000)), 99)
+    ages = np.minimum(18 + np.floor(rng.gamma(6, 7, 40_000)), 99)
     release = central.quantiles(ages, epsilon=1.0, bounds=(0, 100), rng=6)
     assert release.method == "tree" and release.guarantee.epsilon == pytest.approx(1.0, rel=1e-9)
     lattice = release.details["lattice"]

@@ -27,8 +27,9 @@ segment of even released density :math:`[a, b)` of mass :math:`m` the points of 
 rank falls in the segment is read on that placement: on a heap where its rank lands on one, linearly between.  A
 class with more than :data:`MOST_POINTS` points in a segment counts as continuous there (the same mass per unit
 length, spread).  A segment holding no point keeps the tree's own reading, moved to the nearest heap on the same
-side of the tree's reading when no share is continuous: no record lies between two heaps then, so the data's CDF is
-the same at both places (the rank error stays) and the value is a heap's.  Without a heap nothing changes.
+side of the tree's reading where the continuous rest is certified below :data:`REST_AT_MOST` of the records (its
+noisy sum plus two noise standard deviations): few records lie between two heaps then, so the data's CDF is about the
+same at both places (the rank error stays) and the value is a heap's.  Without a heap nothing changes.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ import numpy as np
 from ._refine import significance
 from .noise import laplace_mechanism
 
-__all__ = ["DECADES", "MOST_POINTS", "Lattice", "candidate_units", "unit_classes",
+__all__ = ["DECADES", "MOST_POINTS", "REST_AT_MOST", "Lattice", "candidate_units", "unit_classes",
            "release_lattice", "lattice_quantiles", "even_segments"]
 
 #: Powers of ten of the candidate units, the largest at most half the range: a value at most 10^7 units from 0, where
@@ -49,6 +50,8 @@ __all__ = ["DECADES", "MOST_POINTS", "Lattice", "candidate_units", "unit_classes
 DECADES = 7
 #: Points of one class in a segment beyond which the class counts as continuous there.
 MOST_POINTS = 4096
+#: The continuous rest's share below which a quantile in a segment holding no heap is moved to the nearest heap.
+REST_AT_MOST = 0.05
 
 
 def candidate_units(bounds: tuple[float, float]) -> np.ndarray:
@@ -90,21 +93,29 @@ class Lattice:
 
         A class whose noisy count clears :func:`~dpdist.central._refine.significance` noise standard deviations
         (for as many counts as there are) is a heap.  The values of another class are multiples of every finer unit,
-        so its count goes to the coarsest heap finer than it, or to the continuous rest when none is; the rest,
-        a sum of noisy counts, is read as 0 unless it clears the same bar for its own noise.  The counts are summed
-        as released (their noise has mean 0) and clipped at 0 once summed.
+        so its count goes to the coarsest heap finer than it, or to the continuous rest when none is.  The counts are
+        summed as released (their noise has mean 0) and clipped at 0 once summed.
         """
-        bar = significance(self.units.size + 1)
-        heap = self.counts > bar * self.noise_sd
+        heap = self.counts > significance(self.units.size + 1) * self.noise_sd
         if not np.any(heap):
             return np.zeros(0), np.zeros(0), 1.0
         owner = np.maximum.accumulate(np.where(heap, np.arange(heap.size), -1))  # the coarsest heap at or below
         merged = np.maximum(np.bincount(owner[owner >= 0], self.counts[owner >= 0], minlength=heap.size)[heap], 0.0)
-        alone = int(np.sum(owner < 0)) + 1  # the counts of no heap and the values of no class
-        rest = float(self.counts[owner < 0].sum() + self.rest)
-        rest = rest if rest > bar * self.noise_sd * math.sqrt(alone) else 0.0
+        rest = max(float(self.counts[owner < 0].sum() + self.rest), 0.0)
         total = merged.sum() + rest
         return self.units[heap], merged / total, rest / total
+
+    def all_on_heaps(self) -> bool:
+        """Whether the continuous rest is certified below :data:`REST_AT_MOST` of the records: its noisy sum plus
+        two standard deviations of its noise (a one-sided 97.7% bound) over the noisy total."""
+        heap = self.counts > significance(self.units.size + 1) * self.noise_sd
+        if not np.any(heap):
+            return False
+        owner = np.maximum.accumulate(np.where(heap, np.arange(heap.size), -1))
+        alone = int(np.sum(owner < 0)) + 1  # the counts of no heap and the values of no class
+        rest = float(self.counts[owner < 0].sum() + self.rest) + 2.0 * self.noise_sd * math.sqrt(alone)
+        total = float(np.maximum(self.counts, 0.0).sum() + max(self.rest, 0.0))
+        return total > 0 and rest <= REST_AT_MOST * total
 
     def point_weights(self) -> tuple[np.ndarray, np.ndarray]:
         """``(units, w_c)``: the heaps' units and :math:`w_c = p_c/\rho_c` (the module docstring), a point of
@@ -194,6 +205,7 @@ def lattice_quantiles(cells: np.ndarray, cumulative: np.ndarray, q: np.ndarray, 
     if not units.size:
         return values
     _, _, continuous = lattice.heaps()
+    on_heaps = lattice.all_on_heaps()
     edges = even_segments(cells, cumulative)
     at = cumulative[edges]
     read = np.array(values, dtype=np.float64)
@@ -206,7 +218,7 @@ def lattice_quantiles(cells: np.ndarray, cumulative: np.ndarray, q: np.ndarray, 
         if points.size:
             read[j] = _read(low, high, (probability - at[s]) / (at[s + 1] - at[s]), points, point_weights,
                             spread + continuous, step)
-        elif continuous == 0:  # all the data on heaps, none in this segment: the nearest heap, on the same side
+        elif on_heaps:  # (nearly) all the data on heaps, none in this segment: the nearest heap, on the same side
             nearest = round(values[j] / units[0]) * units[0]  # every heap point is a multiple of the finest unit
             read[j] = nearest + (step / 2 if nearest <= values[j] else -step)
     return read
