@@ -366,10 +366,10 @@ def headline(rows: list[dict]) -> str:
                f"{TARGET['units']:.2f}x in units): {len(missed)} of "
                f"{sum(r['data'] in REAL and r['n'] in (10**4, 10**5) for r in judged(rows))} rows.")
     for r in sorted(missed, key=lambda r: (group(r["data"]), list(DATA).index(r["data"]), r["n"], not r["tight"])):
-        worse = [f"{metric} {1 / r[f'{metric}_ratio']:.2f}x ({r[f'{metric}_verdict']})" for metric in ("rank", "units")
-                 if not r[f"{metric}_target"]]
+        worse = [f"{metric} {1 / r[f'{metric}_ratio']:.2f}x ({r[f'{metric}_verdict']}) against {r[f'best_{metric}']}"
+                 for metric in ("rank", "units") if not r[f"{metric}_target"]]
         out.append(f"- {r['data']} ({group(r['data'])}), {'tight' if r['tight'] else 'loose'} bound, "
-                   f"n = 10^{round(math.log10(r['n']))}: " + ", ".join(worse) + f" against {r['best_units' if 'units' in worse[-1] else 'best_rank']}")
+                   f"n = 10^{round(math.log10(r['n']))}: " + ", ".join(worse))
     return "\n".join(out)
 
 
