@@ -366,11 +366,20 @@ def headline(rows: list[dict]) -> str:
                f"{TARGET['units']:.2f}x in units): {len(missed)} of "
                f"{sum(r['data'] in REAL and r['n'] in (10**4, 10**5) for r in judged(rows))} rows.")
     for r in sorted(missed, key=lambda r: (group(r["data"]), list(DATA).index(r["data"]), r["n"], not r["tight"])):
-        worse = [f"{metric} {1 / r[f'{metric}_ratio']:.2f}x ({r[f'{metric}_verdict']}) against {r[f'best_{metric}']}"
+        worse = [f"{metric} {_over(r, metric)} ({r[f'{metric}_verdict']}) against {r[f'best_{metric}']}"
                  for metric in ("rank", "units") if not r[f"{metric}_target"]]
         out.append(f"- {r['data']} ({group(r['data'])}), {'tight' if r['tight'] else 'loose'} bound, "
                    f"n = 10^{round(math.log10(r['n']))}: " + ", ".join(worse))
     return "\n".join(out)
+
+
+def _over(row: dict, metric: str) -> str:
+    """dpdist's error over the best peer's in ``metric``, ± its standard error (first order in both relative
+    standard errors: the two means are independent runs)."""
+    ours, theirs = row["methods"]["dpdist"], row["methods"][row[f"best_{metric}"]]
+    ratio = ours[metric] / theirs[metric]
+    relative = math.hypot(*((side[f"{metric}_se"] or 0.0) / side[metric] for side in (ours, theirs)))
+    return f"{ratio:.2f}x ± {ratio * relative:.2f}"
 
 
 def markdown(rows: list[dict]) -> str:

@@ -11,8 +11,9 @@ empirical CDF, right-continuous), and the CPU seconds of one release (``time.pro
 release and the result table in the caller's engine; imports and a first warm-up release excluded).  A second query adds
 ``HISTOGRAM(age, 8)`` and ``COUNT(*)`` under the same budget: its rows state the split (equal thirds) and the deciles'
 rank error at their third.  Beside the rank error each row has the intervals' widths (the mean of each decile's
-over regions and runs, in USD and in the region's ranks, and the widest) and the plan's expected error of the
-deciles at the rows of one region (``QueryPlan.expected``: a seeded simulation on the default shape).
+over regions and runs, in USD and in the region's ranks, the widest, and the share wider than 5x the plan's expected
+error), the deciles' mean absolute error in USD and the plan's expected error of the deciles at the rows of one region
+(``QueryPlan.expected``: a seeded simulation on its default shape, a normal over the bounds).
 
 Beside them (``--peers opendp``), the same question as one query of OpenDP 0.16's Polars plugin, in its own environment
 (``benchmarks/persons_peers/requirements/opendp.lock``: polars 1.36.1, the version it requires; the worker
@@ -105,20 +106,22 @@ def baseline(data, seed: int) -> tuple[float, float]:
     return rank_error(data, grouped.results), time.process_time() - start
 
 
-def interval_widths(data, released: dict) -> tuple[np.ndarray, np.ndarray]:
-    """The 95% intervals' widths of every region's deciles (regions x deciles), in USD and in the region's ranks."""
-    units, ranks = [], []
+def interval_widths(data, released: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The 95% intervals' widths of every region's deciles (regions x deciles), in USD and in the region's ranks, and
+    the deciles' absolute errors in USD (against ``np.quantile`` of the region's incomes)."""
+    units, ranks, errors = [], [], []
     for region in REGIONS:
         values = np.sort(data.filter(data["region"] == region)["income"].to_numpy())
         low, high = released[region].low, released[region].high
         units.append(high - low)
         ranks.append((np.searchsorted(values, high, side="right") - np.searchsorted(values, low, side="left"))
                      / values.size)
-    return np.array(units), np.array(ranks)
+        errors.append(np.abs(released[region].values - np.quantile(values, DECILES)))
+    return np.array(units), np.array(ranks), np.array(errors)
 
 
 def one_row(n: int, runs: int, engine: str, interface: str, kind: str) -> dict:
-    errors, seconds, split, units, ranks, result = [], [], None, [], [], None
+    errors, seconds, split, units, ranks, usd, result = [], [], None, [], [], [], None
     for run in range(runs):
         data = table(n, run)
         query = built(kind, interface, engine_table(data, engine), run)
@@ -134,6 +137,7 @@ def one_row(n: int, runs: int, engine: str, interface: str, kind: str) -> dict:
         widths = interval_widths(data, result.results["quantiles(income)"])
         units.append(widths[0])
         ranks.append(widths[1])
+        usd.append(widths[2])
     row = {"n": n, "engine": engine, "interface": interface, "query": kind, "rank_error": float(np.mean(errors)),
            "rank_error_se": float(np.std(errors, ddof=1) / np.sqrt(runs)), "cpu_seconds": float(np.mean(seconds)),
            "split": split, "epsilon": 1.0}
@@ -141,7 +145,9 @@ def one_row(n: int, runs: int, engine: str, interface: str, kind: str) -> dict:
     predicted = next(r for r in result.plan.expected(n // len(REGIONS)) if r["statistic"] == "quantiles(income)")
     by_decile = np.mean(units, axis=(0, 1))
     return {**row, "predicted_error": float(predicted["error"]), "interval_width": by_decile.tolist(),
-            "interval_width_max": float(np.max(units)), "interval_width_ranks": np.mean(ranks, axis=(0, 1)).tolist()}
+            "interval_width_max": float(np.max(units)), "interval_width_ranks": np.mean(ranks, axis=(0, 1)).tolist(),
+            "decile_error": np.mean(usd, axis=(0, 1)).tolist(),
+            "share_above_5x": float(np.mean(np.array(units) > 5 * predicted["error"]))}
 
 
 def paired_rows(n: int, runs: int) -> list[dict]:
@@ -192,13 +198,15 @@ def markdown(rows: list[dict]) -> str:
     lines += [f"| {row['n']:,} | {row['engine']} | {row['interface']} | {row['query']} | {row['rank_error']:.4f} ± "
               f"{row['rank_error_se']:.4f} | {row['cpu_seconds']:.2f} |" for row in rows]
     lines += ["", "The 95% intervals beside the deciles (SQL, Polars; the mean over regions and runs of each decile's "
-              "width, and the widest of all), against the plan's expected error at the rows of one region:", "",
-              "| n | expected error (USD) | mean width by decile (USD) | widest (USD) | widest / expected | mean width "
-              "by decile (ranks) |", "|---|---|---|---|---|---|"]
-    lines += [f"| {row['n']:,} | {row['predicted_error']:,.0f} | {', '.join(f'{w:,.0f}' for w in row['interval_width'])} | "
-              f"{row['interval_width_max']:,.0f} | {row['interval_width_max'] / row['predicted_error']:.0f}x | "
+              "width and absolute error, and the widest interval of all), against the plan's expected error at the "
+              "rows of one region:", "",
+              "| n | expected error (USD) | mean error by decile (USD) | mean width by decile (USD) | widest (USD) | "
+              "widest / expected | wider than 5x expected | mean width by decile (ranks) |", "|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {row['n']:,} | {row['predicted_error']:,.0f} | {', '.join(f'{e:,.0f}' for e in row['decile_error'])} | "
+              f"{', '.join(f'{w:,.0f}' for w in row['interval_width'])} | {row['interval_width_max']:,.0f} | "
+              f"{row['interval_width_max'] / row['predicted_error']:.0f}x | {row['share_above_5x']:.0%} | "
               f"{', '.join(f'{w:.3f}' for w in row['interval_width_ranks'])} |"
-              for row in rows if "interval_width" in row and row["interface"] == "sql" and row["engine"] == "polars"
+              for row in rows if "decile_error" in row and row["interface"] == "sql" and row["engine"] == "polars"
               and row["query"] == "deciles"]
     for n in dict.fromkeys(row["n"] for row in rows):
         peer = [row for row in rows if row["n"] == n and row["interface"] == "opendp polars plugin"]
