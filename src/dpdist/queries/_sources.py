@@ -186,7 +186,8 @@ def _with_joined(source: Source, right: Any, scope: Scope, qualifier: str, pairs
     """The source of the join: the right's columns kept under their names (``<table>_<name>`` where the left holds
     the name), the columns USING merges under the left's."""
     left_schema, names = dict(source.scope.schema or {}), dict(source.scope.names or {})
-    right_schema, kept = scope.schema or {}, {}  # type: dict, dict[str, str]
+    right_schema: dict = scope.schema or {}
+    kept: dict[str, str] = {}
     for name in right_schema:
         if name in merged:
             names[(qualifier, name)] = next(mine for mine, theirs in pairs if theirs == name)
