@@ -18,7 +18,7 @@ from cli_support import parsers_built_once  # noqa: F401  (a fixture, used by na
 from dpdist.cli._arguments import Excludes, Needs, NeedsAny, NeedsCount, NeedsValue, OptionRules, ValueNeeds, named_actions
 from dpdist.cli._main import build_parser, main
 
-SAMPLES = ("1", "2", "200", "1000", "0.1", "x", "0,1", "a=b", "a:b", "{}", "https://example.org", "out.png", __file__)
+SAMPLES = ("1", "2", "200", "1000", "0.1", "x", "0,1", "a=b", "a=0,1", "a:b", "{}", "https://example.org", "out.png", __file__)
 
 
 def _leaves(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()):

@@ -457,7 +457,7 @@ def test_private_keys_take_the_selection_asked_for():
     assert set(result.keys) == set(KEYS)
     with pytest.raises(InvalidParameterError, match="'selection'"):
         dpdist.query(TABLE, epsilon=1.0).group_by("region", selection="mad")
-    with pytest.raises(InvalidParameterError, match="'selection' argument of Query.group_by chooses private keys"):
+    with pytest.raises(InvalidParameterError, match="'selection' parameter of Query.group_by must be None when 'keys' is given \\(it chooses private keys"):
         dpdist.query(TABLE, epsilon=1.0).group_by("region", keys=KEYS, selection="adaptive")
 
 

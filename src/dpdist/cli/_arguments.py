@@ -154,6 +154,27 @@ class Each(Constraint):
         return self.inner.shown(refused[0]) if refused else self.inner.shown(value)
 
 
+@dataclass(frozen=True)
+class KeyValue(Constraint):
+    """``KEY=VALUE`` (an option's text): a non-empty key, and a value that ``value`` accepts; returned as ``(key, the
+    value as the rule returns it)``.  Described as ``what`` (``"COLUMN=LO,HI"``)."""
+
+    value: Constraint
+    what: str
+
+    def check(self, text: Any) -> Any:
+        key, sep, value = text.partition("=") if isinstance(text, str) else ("", "", "")
+        if not (key and sep):
+            raise ValueError
+        return key, self.value.check(value)
+
+    def describe(self) -> str:
+        return self.what
+
+    def invalid_examples(self) -> list:
+        return ["no-equals-sign", "=value", 3, *[f"key={bad}" for bad in self.value.invalid_examples() if isinstance(bad, str)]]
+
+
 def _repeated_key(values: list) -> str | None:
     """The first KEY of ``KEY=VALUE`` items given more than once, or None."""
     seen: set[str] = set()

@@ -12,7 +12,8 @@ import warnings
 from .._io._pyarrow import require_pyarrow
 from .._io._atomic import atomic_writer
 from ..errors import ContributionBoundWarning, InvalidParameterError, MissingValuesWarning
-from ._arguments import KEY_VALUE, OUT, Each, Needs, seed_argument, state_rules
+from .._validation import Text
+from ._arguments import OUT, Each, KeyValue, Needs, Numbers, seed_argument, state_rules
 from ._commands import HELP
 
 
@@ -59,32 +60,14 @@ def add_commands(subparsers) -> None:
                        help="seed for reproducible research (not for publishing)")
     query.set_defaults(handler=_run_query)
     persons = "the column of the persons' ids and the rows kept per person go together"
-    repeated = Each(KEY_VALUE, keys=True)  # a NAME given twice is refused: the last would silently win
-    state_rules(query, {"--out": OUT, "--table": repeated, "--public-table": repeated, "--bounds": repeated}, (Needs("--privacy-id", "--max-contributions", persons),
-                                        Needs("--max-contributions", "--privacy-id", persons),
-                                        Needs("--max-groups", "--privacy-id", persons)))
-
-
-def _pairs(option: str, given: list[str]) -> dict[str, str]:
-    found = {}
-    for text in given:
-        name, sep, value = text.partition("=")
-        if not sep or not name or not value:
-            raise InvalidParameterError(f"The {option} option takes NAME=VALUE. Got {text!r} instead.")
-        found[name] = value
-    return found
-
-
-def _bounds(given: list[str]) -> dict[str, tuple[float, float]]:
-    bounds = {}
-    for column, text in _pairs("--bounds", given).items():
-        try:
-            low, high = (float(part) for part in text.split(","))
-        except ValueError:
-            raise InvalidParameterError(f"The --bounds option takes COLUMN=LO,HI (two numbers). Got {column}={text!r} "
-                                        "instead.") from None
-        bounds[column] = (low, high)
-    return bounds
+    state_rules(query, {
+        "--out": OUT,
+        "--table": Each(KeyValue(Text(), "NAME=FILE"), keys=True),
+        "--public-table": Each(KeyValue(Text(), "NAME=FILE"), keys=True),
+        "--bounds": Each(KeyValue(Numbers("two numbers LO,HI", count=2), "COLUMN=LO,HI (two numbers)"), keys=True),
+        "--keys": KeyValue(Text(), "COLUMN=K1,K2,..."),
+    }, (Needs("--privacy-id", "--max-contributions", persons), Needs("--max-contributions", "--privacy-id", persons),
+        Needs("--max-groups", "--privacy-id", persons)))
 
 
 #: a cell of a number column that is a number: finite decimal digits (anything else is a missing value)
@@ -148,15 +131,11 @@ def _file(path: str, parquet: bool, rows: bool, pyarrow):
 def _run_query(args) -> int:
     from ..queries import sql  # lazy: loads scipy (0.4-2 s)
 
-    keys = None
-    if args.keys is not None:
-        column, values = next(iter(_pairs("--keys", [args.keys]).items()))
-        keys = {column: values.split(",")}
-    bounds = _bounds(args.bounds)
+    keys = None if args.keys is None else {args.keys[0]: args.keys[1].split(",")}  # (COLUMN, text): the option table
+    bounds = dict(args.bounds)
     numbers = [*bounds, *(name for given in args.numbers for name in given.split(",") if name)]
     tables, public = ({name: functools.partial(_read, path, list(keys or {}), numbers, args.explain is None)
-                       for name, path in _pairs(option, given).items()}
-                      for option, given in (("--table", args.table), ("--public-table", args.public_table)))
+                       for name, path in given} for given in (args.table, args.public_table))
     try:
         built = sql(args.statement, tables, epsilon=args.epsilon, bounds=bounds, keys=keys,
                     privacy_id=args.privacy_id, max_contributions=args.max_contributions, max_groups=args.max_groups,

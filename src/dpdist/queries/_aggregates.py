@@ -18,8 +18,7 @@ from typing import Any, Callable, ClassVar
 import numpy as np
 
 from .._missing import missing_mask
-from .._validation import Bounds, Integer, Options, check_param
-from ..errors import InvalidParameterError
+from .._validation import Bounds, Described, Integer, Options, Probabilities, Text, check_param
 from ._statistics import WEIGHT, SqlCall, Statistic, laplace_sd
 
 __all__ = ["count", "count_if", "persons", "distinct", "sum", "mean", "variance", "stddev", "minimum", "maximum",
@@ -398,11 +397,12 @@ def _first_rows(data: dict[str, np.ndarray], rows: np.ndarray, codes: np.ndarray
     return {name: array[rows[first]] for name, array in data.items()}
 
 
+#: a column, by its name
+_COLUMN = Described(Text(), "the name of a column (a non-empty string)")
+
+
 def _column(owner: str, column: Any) -> str:
-    if not isinstance(column, str) or not column:
-        raise InvalidParameterError(f"The 'column' argument of {owner} must be the name of a column (a string). "
-                                    f"Got {column!r} instead.")
-    return column
+    return check_param(owner, "column", column, _COLUMN)
 
 
 def _bounds(owner: str, bounds: Any) -> tuple[float, float]:
@@ -483,11 +483,7 @@ def maximum(column: str, bounds: tuple[float, float], *, weight: float = 1.0) ->
 def quantiles(column: str, q: Any, bounds: tuple[float, float], *, weight: float = 1.0) -> Statistic:
     """The quantiles ``q`` (each in (0, 1)) of ``column`` per group, all from one :func:`dpdist.central.quantiles`
     release (its tree: many quantiles cost the budget of one)."""
-    levels = np.atleast_1d(np.asarray(q, dtype=object))
-    if levels.ndim != 1 or not levels.size or not builtins.all(
-            isinstance(level, (int, float)) and not isinstance(level, bool) and 0 < level < 1 for level in levels):
-        raise InvalidParameterError(f"The 'q' argument of quantiles must be one or more numbers in (0, 1). "
-                                    f"Got {q!r} instead.")
+    levels = check_param("quantiles", "q", q, Probabilities(closed=False))
     return Quantiles(_column("quantiles", column), {"q": tuple(float(level) for level in levels),
                                                     "bounds": _bounds("quantiles", bounds)}, _weight("quantiles", weight))
 

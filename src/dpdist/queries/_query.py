@@ -20,8 +20,8 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential
 from .._rng import check_rng
-from .._validation import (CENTRAL_EPSILON, Implies, Integer, Interval, OneOf, Optional, Options, RandomSource,
-                           check_param, validate_params)
+from .._validation import (CENTRAL_EPSILON, Implies, InstanceOf, Integer, Interval, Items, OneOf, Optional, Options,
+                           RandomSource, Text, check_param, validate_params)
 from ..errors import DPDistError, InvalidParameterError
 from .._missing import missing_mask
 from ..frame._central import release_groups
@@ -46,6 +46,13 @@ SELECTION_SHARE = 0.1
 #: a constant column of zeros: the key of a query without ``group_by`` (one group, the whole table), and what a count
 #: counts (its values are not read, only their number)
 _ZEROS = "__dpdist_zeros__"
+
+
+#: the key columns of a group-by, by name
+_NAMES = Items(Text(), "the names of the key columns (strings), at least one", min_length=1)
+#: what a query releases
+_STATISTICS = Items(InstanceOf(Statistic, "a statistic (dpdist.queries.count(), quantiles(...), ...)"),
+                    "statistics (dpdist.queries.count(), quantiles(...), ...)")
 
 
 @dataclass(frozen=True)
@@ -116,9 +123,9 @@ class Query:
         return dataclasses.replace(self, table=joined(owner, left.frame, right, pairs, how, kept,
                                                       [ids] if ids else []).to_native())
 
-    @validate_params({}, owner="Query.group_by", relations=(Implies(
-        "selection_epsilon", (None,), "keys", None, why="it chooses private keys: give it with keys=None, or give the "
-        "public keys alone", counterexample={"keys": ["north"], "selection_epsilon": 0.1}),))
+    @validate_params({}, owner="Query.group_by", relations=tuple(Implies(
+        name, (None,), "keys", None, why="it chooses private keys: give it with keys=None, or give the public keys alone",
+        counterexample={"keys": ["north"], name: value}) for name, value in (("selection_epsilon", 0.1), ("selection", "mad"))))
     def group_by(self, *by: str, keys: list | None = None, selection_epsilon: float | None = None,
                  selection_delta: float = 1e-6, selection: str | None = None) -> "Query":
         """Groups by the columns ``by``: the public ``keys`` (values, or tuples for several columns; every listed
@@ -126,12 +133,8 @@ class Query:
         (``selection_epsilon``, default a tenth of the budget, and ``selection_delta``; ``selection``, how: the
         methods of :func:`dpdist.frame.group_release`, by default truncated geometric thresholding with
         ``max_groups=1`` and the two-round weighted Gaussian with more)."""
-        if not by or not all(isinstance(name, str) for name in by):
-            raise InvalidParameterError(f"Query.group_by takes the names of the key columns. Got {by!r} instead.")
-        if keys is not None:  # without selection_epsilon: the table
-            if selection is not None:
-                raise InvalidParameterError("The 'selection' argument of Query.group_by chooses private keys: give it "
-                                            "with keys=None, or give the public keys alone.")
+        by = check_param("Query.group_by", "by", by, _NAMES)
+        if keys is not None:  # without selection_epsilon or selection: the table
             return dataclasses.replace(self, by=tuple(by), keys=list(keys), selection=None)
         chosen = self.epsilon * SELECTION_SHARE if selection_epsilon is None else selection_epsilon
         chosen = check_param("Query.group_by", "selection_epsilon", chosen,
@@ -148,10 +151,7 @@ class Query:
         """The statistics to release (:func:`dpdist.queries.count`, ``count_if``, ``persons``, ``distinct``, ``sum``,
         ``mean``, ``variance``, ``stddev``, ``minimum``, ``maximum``, ``quantiles``, ``histogram``, ``cdf``), each once
         per group."""
-        for statistic in statistics:
-            if not isinstance(statistic, Statistic):
-                raise InvalidParameterError(f"Query.agg takes statistics (dpdist.queries.count(), quantiles(...), "
-                                            f"...). Got {statistic!r:.80} instead.")
+        statistics = check_param("Query.agg", "statistics", statistics, _STATISTICS)
         if self.privacy_id is None and any(statistic.needs_privacy_id for statistic in statistics):
             raise InvalidParameterError("Query.agg: persons() counts distinct persons; give the query the column of "
                                         "the persons' ids, privacy_id=..., or count rows with count().")

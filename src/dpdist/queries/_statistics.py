@@ -27,7 +27,7 @@ from typing import Any, Callable, ClassVar
 
 import numpy as np
 
-from .._validation import Interval, check_param
+from .._validation import Described, Interval, Text, check_param
 from ..errors import InvalidParameterError
 
 __all__ = ["Statistic", "SqlCall", "AGGREGATES", "aggregates_named", "sql_forms", "laplace_sd", "WEIGHT"]
@@ -94,6 +94,10 @@ class SqlCall:
         if self.column is None or self.star or self.distinct or not numbers[0] <= len(self.numbers) <= numbers[1]:
             return None
         return self.column
+
+
+#: a statistic's name in the released table (SQL's AS)
+_NAME = Described(Text(pattern=r"(?s).*\S.*"), "a non-empty string, not only white space")
 
 
 @dataclass(frozen=True)
@@ -172,10 +176,7 @@ class Statistic:
         """This statistic named ``name`` in the released table (SQL's ``AS``): a count's, sum's or mean's cell is
         ``name`` (its interval ``name low``, ``name high``); the cells of quantiles, a CDF or a histogram read
         ``name`` where they would read the column's name (``name 0.5 quantile``)."""
-        if not isinstance(name, str) or not name.strip():
-            raise InvalidParameterError(f"The 'name' argument of Statistic.named must be a non-empty string. "
-                                        f"Got {name!r:.80} instead.")
-        return replace(self, name=name)
+        return replace(self, name=check_param("Statistic.named", "name", name, _NAME))
 
     def release(self) -> tuple[Callable[..., Any], tuple, dict[str, Any]]:
         """``(function, args after the data, keyword arguments)`` of its ``dpdist.central`` release, budget aside."""
