@@ -158,5 +158,5 @@ def test_bounding_per_person_on_spark_equals_one_process(spark):
     assert on_dask == kept
     grouped = on_spark.bound_contributions(frame, "amount", "user", 4, groups="shop", max_groups=2, seed=8)
     assert grouped == distributed.bound_blocks(blocks, 4, max_groups=2, seed=8)
-    with pytest.raises(InvalidParameterError, match="columns of the frame"):
+    with pytest.raises(InvalidParameterError, match="'privacy_id' parameter of .* must be a column of the frame: .* Got 'client'"):
         on_spark.bound_contributions(frame, "amount", "client", 4)

@@ -224,7 +224,7 @@ def test_bad_toml_key_is_rejected(tmp_path):
 def test_spec_validation():
     with pytest.raises(InvalidParameterError, match="'repeats'"):
         _spec(repeats=0)
-    with pytest.raises(InvalidParameterError, match="duplicate method"):
+    with pytest.raises(InvalidParameterError, match="methods of distinct names"):
         _spec(methods=["grr", "grr"])
 
 

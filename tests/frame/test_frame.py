@@ -149,7 +149,7 @@ def test_release_per_person_reads_the_id_column_with_the_values(table):
         direct = central.quantiles(COLUMNS["age"], [0.5], epsilon=1.0, bounds=(0, 100), rng=4, privacy_id=ids,
                                    max_contributions=3)
     assert np.array_equal(released.values, direct.values) and released.guarantee.unit == "person"
-    with pytest.raises(InvalidParameterError, match="'privacy_id' argument of frame.release must name columns"):
+    with pytest.raises(InvalidParameterError, match="'privacy_id' parameter of frame.release must be a column of the frame"):
         frame.release(table, "age", central.cdf, epsilon=1.0, bounds=(0, 100), privacy_id="nobody", max_contributions=1)
 
 
@@ -205,7 +205,7 @@ def test_errors_are_the_array_apis_naming_the_column(table):
     protocol = local.make("grr", epsilon=1.0, domain_size=4)
     with pytest.raises(OutOfDomainError, match="Column 'item'"):
         frame.privatize(table, "item", protocol)  # items 4..7 outside the domain of 4
-    with pytest.raises(InvalidParameterError, match="must name columns of the frame"):
+    with pytest.raises(InvalidParameterError, match="must be a column of the frame"):
         frame.estimate(table, "nope", protocol)
     with pytest.raises(InvalidValueTypeError, match="Column 'city'"):
         frame.release(table, "city", central.cdf, epsilon=1.0, bounds=(0, 1))

@@ -44,7 +44,7 @@ def test_group_release_with_private_keys_shows_the_groups_chosen_privately_per_p
     ({"groups": None, "selection_epsilon": 1.0}, "'selection_delta'"),
     ({"groups": ["a"], "selection_epsilon": 1.0, "selection_delta": 1e-6}, "'selection_epsilon' parameter of "
      "frame.group_release must be None when 'groups' is given .* Got 1.0"),
-    ({"groups": None, "privacy_id": "nobody", "max_groups": 1}, "'privacy_id' argument .* must name columns"),
+    ({"groups": None, "privacy_id": "nobody", "max_groups": 1}, "'privacy_id' parameter .* must be a column of the frame"),
     ({"groups": None, "selection_epsilon": 1.0, "selection_delta": 1e-6, "function": central.histogram_queries},
      "under add/remove neighbours"),
     ({"groups": None, "selection_epsilon": 1.0, "selection_delta": 1e-6, "selection": "mad"}, "'selection' "),

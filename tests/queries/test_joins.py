@@ -75,7 +75,7 @@ def test_join_keys_compare_by_type_numbers_by_value_and_other_types_are_refused_
         dpdist.query(numbered, epsilon=1.0).join_public(codes, on={"region": "code"})
     with pytest.raises(InvalidParameterError, match="columns both tables hold outside the join, \\['spent'\\]"):
         dpdist.query(VISITS, epsilon=1.0).join_public(REGIONS.assign(spent=1.0), on="region")
-    with pytest.raises(InvalidParameterError, match="'how' argument of Query.join_public must be one of"):
+    with pytest.raises(InvalidParameterError, match="'how' parameter of Query.join_public must be one of"):
         dpdist.query(VISITS, epsilon=1.0).join_public(REGIONS, on="region", how="right")
 
 

@@ -109,7 +109,7 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee, sequential, split
 from .._types import ArrayLike, FloatBounds, Seed
-from .._validation import Described, Implies, Interval, Optional, Options, validate_params
+from .._validation import Described, Implies, Interval, Optional, Options, Present, check_param, validate_params
 from ..errors import InvalidParameterError, InvalidPrivacyParameterError
 from ..estimates import QuantileRelease
 from ..estimates._intervals import json_value, normal_quantile
@@ -255,6 +255,11 @@ def quantiles(
     return _approximate_quantiles(data, probabilities, float(level), share)
 
 
+#: the bounds of either calling order, given (their own rule is the release's)
+_BOUNDS_GIVEN = Present("a pair (lo, hi) of public bounds: quantiles(x, q, epsilon=..., bounds=(lo, hi)) "
+                        "(unbounded_quantile finds a range privately)")
+
+
 def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds) -> tuple[Any, float, FloatBounds]:
     """``(q, epsilon, bounds)`` of either calling order of :func:`quantiles` (see its docstring)."""
 
@@ -294,11 +299,7 @@ def _quantile_arguments(owner: str, args: tuple, q, epsilon, bounds) -> tuple[An
         q = given.get("q", q)
     if epsilon is None:
         raise InvalidPrivacyParameterError(f"The 'epsilon' parameter of {owner} is missing: quantiles(x, q, epsilon=..., bounds=...).")
-    if bounds is None:
-        raise InvalidParameterError(
-            f"The 'bounds' parameter of {owner} must be a pair (lo, hi) of public bounds. Got None instead: "
-            "quantiles(x, q, epsilon=..., bounds=(lo, hi)) (unbounded_quantile finds a range privately)."
-        )
+    bounds = check_param(owner, "bounds", bounds, _BOUNDS_GIVEN)
     return (DEFAULT_Q if q is None else q), epsilon, bounds
 
 

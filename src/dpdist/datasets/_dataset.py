@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from .._rng import check_rng
-from .._validation import Implies, InstanceOf, Integer, OneOf, Options, Registered, check_param, validate_params
+from .._validation import Described, Implies, InstanceOf, Integer, Interval, OneOf, Options, Registered, check_param, validate_params
 from ..errors import InvalidParameterError
 from ._binning import bucketize
 from .._types import Seed
@@ -139,10 +139,8 @@ class Dataset:
             raise InvalidParameterError(f"Dataset.spread needs a numerical dataset; {self.name!r} is {self.kind}.")
         assert self.bounds is not None, "a numerical dataset has bounds"
         low, high = self.bounds
-        if not (isinstance(width, (int, float)) and not isinstance(width, bool) and 0 < width <= high - low):
-            raise InvalidParameterError(
-                f"The 'width' parameter of Dataset.spread of {self.name!r} must be a number in (0, {high - low:g}]. "
-                f"Got {width!r} instead.")
+        width = check_param(f"Dataset.spread of {self.name!r}", "width", width, Described(
+            Interval(0.0, high - low, closed="right"), f"a number in (0, {high - low:g}]"))
         parent = self
 
         def draw(n, rng):

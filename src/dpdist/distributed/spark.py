@@ -24,7 +24,8 @@ import numpy as np
 
 from .._rng import root_seed_sequence
 from .._types import PathLike
-from .._validation import Described, InstanceOf, Integer, NamedInstanceOf, OneOf, Optional, validate_params
+from .._validation import (Described, InstanceOf, Integer, NamedInstanceOf, OneOf, Optional, Options, check_param,
+                           validate_params)
 from ..errors import DatasetUnavailableError, InvalidParameterError
 from ._parts import PATHS, file_parts, merge_states, state_of_file_part
 from ._reservoirs import Reservoir, Salt, check_bounds, empty_reservoir, reservoir_of_block, salt_of
@@ -278,11 +279,9 @@ def bound_contributions(frame: Any, column: str, privacy_id: str, max_contributi
     owner = "distributed.spark.bound_contributions"
     _require_pyspark()
     k, m = check_bounds(owner, max_contributions, max_groups, groups is not None)
-    names = [privacy_id, column, *([groups] if groups is not None else [])]
-    for name in names:
-        if not isinstance(name, str) or name not in frame.columns:
-            raise InvalidParameterError(f"The columns given to {owner} must be columns of the frame {frame.columns}. "
-                                        f"Got {name!r}.")
+    named = {"privacy_id": privacy_id, "column": column, **({"groups": groups} if groups is not None else {})}
+    of_frame = Described(Options(tuple(frame.columns)), f"a column of the frame: {frame.columns}")
+    names = [check_param(owner, argument, name, of_frame) for argument, name in named.items()]
     root = root_seed_sequence(seed)
     salt = salt_of(root, secure=seed is None)
     states = frame.select(*names).mapInArrow(_frame_reservoirs(k, m, salt, root, groups is not None),

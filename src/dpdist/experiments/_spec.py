@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from .. import datasets
 from .. import metrics as metric_module
 from .._rng import canonical_numbers, stable_id  # noqa: F401  (part of this module's API)
-from .._validation import (CallableRule, Described, Dict, Registered, Satisfies, Integer, InstanceOf, Interval, Items, OneOf, Optional,
+from .._validation import (CallableRule, Described, Dict, Distinct, Registered, Satisfies, Integer, InstanceOf, Interval, Items, OneOf, Optional,
                            Options, Text, check_param, validate_params)
 from ..errors import InvalidParameterError
 from ._checks import better_than
@@ -403,9 +403,8 @@ class ExperimentSpec:
             ("method", [m.label for m in self.methods]),
             ("metric", [m.key for m in self.metrics]),
         ):
-            duplicates = sorted({k for k in keys if keys.count(k) > 1})
-            if duplicates:
-                raise InvalidParameterError(f"ExperimentSpec {self.name!r} has duplicate {kind} names {duplicates}.")
+            check_param(f"ExperimentSpec {self.name!r}", f"{kind}s", keys, Distinct(Items(None, ""), f"{kind}s of "
+                                                                                     "distinct names (no duplicate)"))
         # at least one dataset, one method and one metric: the table
         self._check_names()
 

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .._missing import missing_mask, missing_policy
-from .._validation import CENTRAL_EPSILON, Bounds, Integer, Interval, check_param
+from .._validation import CENTRAL_EPSILON, Bounds, Described, Integer, Interval, check_param
 from ..errors import InvalidParameterError
 from .._guarantee import PrivacyGuarantee
 
@@ -25,6 +25,9 @@ __all__ = ["GaussianRequest", "gaussian_request", "gaussian_results", "NOISES"]
 
 #: how a group-by's statistic is noised: per group (Laplace, each group's own release) or one Gaussian vector
 NOISES = ("laplace", "gaussian")
+#: the rows kept per person and group with noise="gaussian" (its sensitivity)
+_ROWS = Described(Integer(low=1), "the rows kept per person and group, an int >= 1, with noise='gaussian' (a bound "
+                  "chosen privately is not supported)")
 
 
 @dataclass(frozen=True)
@@ -61,11 +64,7 @@ def gaussian_request(owner: str, function: Callable, kwargs: dict, delta: Any, p
         raise InvalidParameterError(f"{owner} with noise='gaussian' releases histograms under add/remove neighbours: "
                                     "pass neighbouring='add-remove' (the groups' sizes stay private).")
     delta = check_param(owner, "noise_delta", delta, Interval(0.0, 1.0, closed="neither"))
-    k = given.get("max_contributions", None if per_person else 1)
-    if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-        raise InvalidParameterError(f"{owner} with noise='gaussian' needs 'max_contributions', the rows kept per "
-                                    f"person and group, an int >= 1 (a bound chosen privately is not supported). "
-                                    f"Got {k!r}.")
+    k = check_param(owner, "max_contributions", given.get("max_contributions", None if per_person else 1), _ROWS)
     epsilon = check_param(owner, "epsilon", given.get("epsilon"), CENTRAL_EPSILON)
     level = check_param(owner, "level", given.get("level", 0.95), Interval(0.0, 1.0, closed="neither"))
     bounds = given.get("bounds")

@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .._validation import Described, Items, Options, check_param
 from ..errors import DPDistError, InvalidParameterError, InvalidValueTypeError, MissingDependencyError
 
 __all__ = ["Engine", "Table", "computed", "open_frame", "check_columns", "check_frame", "dtype_name", "engine_of", "group_rows"]
@@ -340,16 +341,11 @@ def dtype_name(dtype: Any) -> str:
 
 def check_columns(owner: str, table: Table, names, argument: str = "column") -> tuple[str, ...]:
     """``names`` (one name or a list of names) as a tuple, each a column of the frame."""
-    names = (names,) if isinstance(names, str) else tuple(names) if isinstance(names, (list, tuple)) else (names,)
-    for name in names:
-        if not isinstance(name, str) or name not in table.names:
-            raise InvalidParameterError(
-                f"The {argument!r} argument of {owner} must name columns of the frame: {table.names}. "
-                f"Got {name!r} instead."
-            )
-    if not names:
-        raise InvalidParameterError(f"The {argument!r} argument of {owner} must name at least one column. Got none.")
-    return names
+    column = Described(Options(tuple(table.names)), f"a column of the frame: {table.names}")
+    if isinstance(names, str):
+        return (check_param(owner, argument, names, column),)
+    return check_param(owner, argument, names, Items(column, f"columns of the frame, at least one: {table.names}",
+                                                     min_length=1))
 
 
 def check_frame(owner: str, frame, column: str, by=None) -> tuple[Table, str, tuple[str, ...]]:

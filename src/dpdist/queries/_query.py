@@ -99,8 +99,7 @@ class Query:
         return self._joined(owner, table, on, how, (self.privacy_id, theirs))
 
     def _joined(self, owner: str, table: Any, on: Any, how: str, ids: tuple[str, str] | None) -> "Query":
-        if how not in HOW:
-            raise InvalidParameterError(f"The 'how' argument of {owner} must be one of {HOW}. Got {how!r:.40}.")
+        how = check_param(owner, "how", how, Options(HOW))
         pairs = list(on.items()) if isinstance(on, dict) else [(name, name) for name in (
             [] if on is None else [on] if isinstance(on, str) else list(on))]
         pairs = [*([ids] if ids is not None and ids not in pairs else []), *pairs]
