@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import Boolean, Described, Integer, Interval, check_params, validate_params
-from ..errors import InvalidParameterError
+from .._validation import Boolean, Described, Integer, Interval, check_param, check_params, validate_params
 from ._black_box import BlackBox, run_black_box
 from ._randomizer import Randomizer
 from ._result import AuditResult
@@ -61,10 +60,8 @@ def check_settings(owner: str, epsilon: Any, *, delta: Any = 0.0, alpha: Any, sa
     params = check_params(owner, {"epsilon": epsilon, "delta": delta, "alpha": alpha, "samples": samples,
                                   "pilot": pilot, "sequential": sequential, "keep": keep, "bins": bins,
                                   "max_cells": max_cells, "float_bits": float_bits}, _CONSTRAINTS)
-    if params["pilot"] * 2 > params["samples"]:
-        raise InvalidParameterError(
-            f"The 'pilot' argument of {owner} must be at most half of 'samples' ({params['samples']}). Got {pilot!r}."
-        )
+    check_param(owner, "pilot", params["pilot"], Described(Integer(high=params["samples"] // 2),
+                                                           f"at most half of 'samples' ({params['samples']})"))
     return Settings(params["epsilon"], params["delta"], params["alpha"], params["samples"], params["pilot"],
                     params["sequential"], params["keep"], params["bins"], params["max_cells"], params["float_bits"],
                     started)

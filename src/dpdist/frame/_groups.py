@@ -8,7 +8,7 @@ import numpy as np
 
 from .._missing import MissingPolicy
 from .._rng import check_rng
-from .._validation import Described, InstanceOf, Items, NamedInstanceOf, Optional, Options
+from .._validation import Described, Distinct, InstanceOf, Items, NamedInstanceOf, Optional, Options, check_param
 from ..errors import InvalidParameterError
 from ._tables import Table
 
@@ -66,10 +66,8 @@ def check_groups(owner: str, groups, by: tuple[str, ...], missing_keys: str = "r
             f"them a group, listed as None). Got {groups!r:.200}."
         )
     keys = [_none_for_missing(key) for key in keys]
-    if not keys or len(set(keys)) != len(keys):
-        raise InvalidParameterError(
-            f"The 'groups' argument of {owner} must list distinct public keys, at least one. Got {groups!r}."
-        )
+    keys = list(check_param(owner, "groups", keys, Distinct(Items(None, "", min_length=1),
+                                                            "distinct public keys, at least one")))
     if len(by) > 1 and not all(isinstance(key, tuple) and len(key) == len(by) for key in keys):
         raise InvalidParameterError(
             f"The 'groups' argument of {owner} must hold tuples of {len(by)} values, one per column of 'by' {list(by)}. "

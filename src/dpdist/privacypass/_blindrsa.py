@@ -41,7 +41,7 @@ import secrets
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidParameterError, InvalidTokenError, SigningFailureError
-from .._validation import Bytes, Integer, NamedInstanceOf, OneOf, validate_params
+from .._validation import Bytes, Described, Integer, NamedInstanceOf, OneOf, check_param, validate_params
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey, RSAPublicKey
@@ -109,11 +109,9 @@ def _public_numbers(key: Any) -> tuple[int, int]:
     return numbers.n, numbers.e
 
 
-def _check_length(value: bytes, name: str, length: int) -> bytes:
-    """``value`` (bytes: its caller's table checked) if it is ``length`` bytes, the key's modulus length."""
-    if len(value) != length:
-        raise InvalidParameterError(f"The '{name}' argument must be {length} bytes (the modulus length). Got {len(value)} bytes.")
-    return value
+def _modulus_long(length: int) -> Described:
+    """The rule of a value of the key's modulus length, ``length`` bytes."""
+    return Described(Bytes(length), f"{length} bytes (the modulus length)")
 
 
 # ---------------------------------------------------------------------- RFC 9474, section 4
@@ -180,7 +178,7 @@ def blind_sign(private_key: RSAPrivateKey, blinded_msg: bytes) -> bytes:
     numbers = private_key.private_numbers()
     n, e = numbers.public_numbers.n, numbers.public_numbers.e
     length = (n.bit_length() + 7) // 8
-    m = int.from_bytes(_check_length(blinded_msg, "blinded_msg", length), "big")
+    m = int.from_bytes(check_param("blind_sign", "blinded_msg", blinded_msg, _modulus_long(length)), "big")
     if m >= n:
         raise InvalidParameterError("The 'blinded_msg' argument must be an integer below the modulus n (RFC 8017 RSASP1: "
                                     "'message representative out of range').")
@@ -212,9 +210,8 @@ def finalize(public_key: RSAPublicKey, message: bytes, blind_sig: bytes, inv: in
     """
     n, _ = _public_numbers(public_key)
     length = (n.bit_length() + 7) // 8
-    z = int.from_bytes(_check_length(blind_sig, "blind_sig", length), "big")  # steps 1-2
-    if not isinstance(inv, int) or isinstance(inv, bool) or not 0 < inv < n:
-        raise InvalidParameterError(f"The 'inv' argument must be the int in [1, n) that blind returned. Got {inv!r:.60}.")
+    z = int.from_bytes(check_param("finalize", "blind_sig", blind_sig, _modulus_long(length)), "big")  # steps 1-2
+    inv = check_param("finalize", "inv", inv, Described(Integer(low=1, high=n - 1), "the int in [1, n) that blind returned"))
     signature = ((z * inv) % n).to_bytes(length, "big")  # steps 3-4
     verify(public_key, message, signature, salt_length=salt_length)  # steps 5-6
     return signature

@@ -20,6 +20,7 @@ from ...central.dictionaries import make_dictionary
 from ...central.moments import data_moments, evaluate_projection, legendre_coefficients
 from ...central.noise import laplace_mechanism
 from ...errors import InvalidParameterError
+from ..._validation import Described, Integer, check_param
 from ...estimates import Distribution
 from ...experiments import register_method
 from ...postprocess import isotonic_cdf
@@ -44,11 +45,7 @@ def _setting(owner: str, params: dict, n: int) -> tuple[str, int]:
     """The ``setting`` and number of ``parts`` of a cell (validated)."""
     setting = check_option(owner, "setting", params.get("setting", "central"), SETTINGS)
     parts = params.get("parts", 1) if setting != "central" else 1
-    if isinstance(parts, bool) or not isinstance(parts, (int, np.integer)) or not 1 <= parts <= n:
-        raise InvalidParameterError(
-            f"The 'parts' parameter of {owner} must be an int in [1, n = {n}]. Got {parts!r} instead."
-        )
-    return setting, int(parts)
+    return setting, check_param(owner, "parts", parts, Described(Integer(low=1, high=n), f"an int in [1, n = {n}]"))
 
 
 def _delta(params: dict, n_release: int) -> float:
