@@ -132,8 +132,9 @@ def test_where_runs_over_a_csv_and_its_numbers_are_the_columns_the_options_name(
 
 
 @pytest.mark.parametrize(("change", "named"), [
-    (["--table", "people=other.csv"], "'--table' option must be KEY=VALUE, each KEY once"),
-    (["--bounds", "income=0,10"], "'--bounds' option must be KEY=VALUE, each KEY once"),
+    (["--table", "people=other.csv"], "'--table' option must be NAME=FILE, each KEY once. Got the KEY 'people' more than once"),
+    (["--bounds", "income=0,10"], "'--bounds' option must be COLUMN=LO,HI (two numbers), each KEY once. Got the KEY 'income' more "
+     "than once"),
 ])
 def test_an_option_given_twice_is_one_line_naming_it(people, capsys, change, named):
     assert main([*_args(people), *change]) == 2
