@@ -162,11 +162,11 @@ class KeyValue(Constraint):
     value: Constraint
     what: str
 
-    def check(self, text: Any) -> Any:
-        key, sep, value = text.partition("=") if isinstance(text, str) else ("", "", "")
+    def check(self, value: Any) -> Any:
+        key, sep, text = value.partition("=") if isinstance(value, str) else ("", "", "")
         if not (key and sep):
             raise ValueError
-        return key, self.value.check(value)
+        return key, self.value.check(text)
 
     def describe(self) -> str:
         return self.what
