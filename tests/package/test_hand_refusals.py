@@ -20,9 +20,11 @@ from source_support import package_modules, package_trees
 ERROR = "InvalidParameterError"
 #: ``raise InvalidParameterError(...)`` statements the package may hold
 MAX_HAND_RAISES = 315
-#: ``raise f(...)`` statements where ``f`` is a function of the package that builds an InvalidParameterError (an SQL
-#: statement's refusals, a shared message of unknown names, ...): as many as there are, never more
-MAX_RAISES_THROUGH_BUILDERS = 88
+#: those and the ``raise f(...)`` statements where ``f`` is a function of the package that builds an
+#: InvalidParameterError (an SQL statement's refusals, a shared message of unknown names, ...): the ceiling above and
+#: the 89 raised through builders when it was set.  A refusal moved into a builder counts here still; a new one
+#: of a statement's content is paid for by a check stated as a rule elsewhere
+MAX_REFUSALS = MAX_HAND_RAISES + 89
 
 
 def _name(node: ast.AST | None) -> str | None:
@@ -122,7 +124,8 @@ def test_the_hand_written_refusals_stay_within_their_ceilings():
     by_hand, through_builders = refusals({module: (trees[path], is_package)
                                           for module, (path, is_package) in package_modules().items()})
     for counted, ceiling, what in ((by_hand, MAX_HAND_RAISES, f"'raise {ERROR}(...)'"),
-                                   (through_builders, MAX_RAISES_THROUGH_BUILDERS, f"raises of a built {ERROR}")):
+                                   (by_hand + through_builders, MAX_REFUSALS, f"raises of an {ERROR} built by hand "
+                                                                              "or by a function of the package")):
         total = sum(counted.values())
         assert total <= ceiling, (
             f"{total} {what} in src/dpdist, above {ceiling}: state the new checks as rules of a parameter table "
