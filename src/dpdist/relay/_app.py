@@ -74,6 +74,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .._http import _telemetry
 from .._http._deadline import PAGE_ANSWER_BYTES, request_within_async
 from .._guard import AUTHENTICATED, Limits, guard
 from .._json import loads_within
@@ -175,6 +176,8 @@ def create_app(
     app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "PUT", "POST"],
                        allow_headers=["authorization", "content-type", PIN_HEADER.lower()], expose_headers=["www-authenticate", "retry-after"],
                        max_age=600)
+    if _telemetry.start("dpdist-relay"):  # a span per request (a new trace: a device's traceparent is not taken)
+        app.add_middleware(_telemetry.TracingMiddleware, facts=_telemetry.route_fields)
     return app
 
 
@@ -213,6 +216,7 @@ async def lifespan(app: Starlette):
         await _cancelled(task)
         await client.aclose()
         await run_in_threadpool(state.store.close)
+        await run_in_threadpool(_telemetry.flush)
 
 
 async def _cancelled(task: asyncio.Task) -> None:
@@ -284,6 +288,8 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
     if outcome == "token_spent":
         raise RelayError(403, "token_spent", "This token admitted another report of the campaign; a token admits one "
                                              "report (get another from the campaign's issuer).")
+    if outcome == "new" and _telemetry.TRACER is not None:  # this request's span, for its batch's delivery
+        state.forwarder.hold(campaign, report_id)
     state.forwarder.wake.set()
     return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate",
                          "queued": True}, status_code=202)

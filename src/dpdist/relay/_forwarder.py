@@ -17,6 +17,10 @@ id and bytes (the collector counts it once), as after a network error.  What the
 collector's refusal as a client shows one (:func:`dpdist._http._answer.refusal_shown`: a dpdist code and its detail, escaped
 and cut, else its status, host and size), and of a failure its kind and message; the relay's own secrets (its token,
 its collector URL's password) are masked wherever either repeats them.
+
+While traces are on (:mod:`dpdist._http._telemetry`), a delivery is a span, a child of the span of the request that
+brought the batch's oldest report and linked to those of the others (held in memory from acceptance to delivery: a
+batch formed before a restart has none), and carries its ``traceparent`` to the collector.
 """
 
 from __future__ import annotations
@@ -25,19 +29,22 @@ import asyncio
 import contextlib
 import logging
 
+from .._http import _telemetry
 from .._http._acks import batch_ack_problem
 from .._http._answer import refusal_shown
 from .._http._deadline import ACK_ANSWER_BYTES, request_within_async, timeout
 from .._redact import url_secrets
 from .._shown import shown
 from ._collector import ANSWER_DEADLINE_S, delivery_deadline
-from ._queue import Batch, RelayQueue
+from ._queue import Batch, RelayQueue, report_key
 
 __all__ = ["Forwarder", "RELAYED_BATCH_CONTENT_TYPE"]
 
 RELAYED_BATCH_CONTENT_TYPE = "application/vnd.dpdist.relayed-batch"
 _RETRY = {401, 403, 408, 425, 429}
 _MAX_BACKOFF_S = 30.0
+#: the most reports' span contexts held at once (the oldest forgotten first)
+_MAX_HELD = 100_000
 log = logging.getLogger("dpdist.relay")
 
 
@@ -52,6 +59,15 @@ class Forwarder:
         self._backoff = interval
         #: what the relay holds that no line it writes may show: its token, its collector URL's password
         self.secrets = (relay_token, *url_secrets(str(getattr(client, "base_url", ""))))
+        #: the span contexts of the requests of reports waiting (by report key), and of batches formed (by batch id)
+        self._held: dict[bytes, object] = {}
+        self._batch_spans: dict[str, list] = {}
+
+    def hold(self, campaign: str, report_id: str) -> None:
+        """Keep the span in progress, a request's that brought a new report, for its batch's delivery (traces on)."""
+        if len(self._held) >= _MAX_HELD:
+            del self._held[next(iter(self._held))]
+        self._held[report_key(campaign, report_id)] = _telemetry.current()
 
     async def run(self) -> None:
         while True:
@@ -75,6 +91,8 @@ class Forwarder:
                 batch = await asyncio.wrap_future(self.store.form_batch(campaign, self.min_batch, self.max_batch))
                 if batch is None:
                     break
+                if _telemetry.TRACER is not None:
+                    self._batch_spans[batch.batch_id] = [self._held.pop(key, None) for key in batch.keys]
                 count -= batch.count
         settled = True
         for batch_id in await asyncio.to_thread(self.store.pending_batch_ids):
@@ -84,11 +102,23 @@ class Forwarder:
 
     async def deliver(self, batch: Batch) -> bool:
         """One attempt; whether the batch is settled (acknowledged or refused for good)."""
+        if _telemetry.TRACER is None:
+            return await self._deliver(batch)
+        spans = self._batch_spans.get(batch.batch_id, [])
+        with _telemetry.linked("dpdist.relay.deliver", spans, {"dpdist.batch.reports": batch.count}, child_of_first=True,
+                               client=True) as counts:
+            settled = counts["dpdist.batch.settled"] = await self._deliver(batch)
+        if settled:
+            self._batch_spans.pop(batch.batch_id, None)
+        return settled
+
+    async def _deliver(self, batch: Batch) -> bool:
         try:
             response = await request_within_async(
                 self.client, "PUT", f"/api/campaigns/{batch.campaign}/relayed/{batch.batch_id}",
                 delivery_deadline(self.deadline, len(batch.body)), limit=ACK_ANSWER_BYTES, content=batch.body,
-                headers={"content-type": RELAYED_BATCH_CONTENT_TYPE, "authorization": f"Bearer {self.relay_token}"},
+                headers=_telemetry.inject({"content-type": RELAYED_BATCH_CONTENT_TYPE,
+                                           "authorization": f"Bearer {self.relay_token}"}),
             )
         except Exception as error:  # network, or no answer in time or size: maybe counted; same id next time
             log.warning("relay: batch %s of %s (%d bytes) not delivered (%s: %s); will retry", batch.batch_id, batch.campaign,

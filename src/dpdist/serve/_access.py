@@ -33,8 +33,9 @@ from datetime import datetime, timezone
 from urllib.parse import parse_qsl
 
 from ._logs import REQUEST_ID, inner_of
+from ._metrics import route_label
 
-__all__ = ["PrivacyMiddleware", "query_has_token", "AccessLog", "METHODS", "ACCESS_MODES", "TOKEN_IN_QUERY"]
+__all__ = ["PrivacyMiddleware", "query_has_token", "AccessLog", "fixed_fields", "METHODS", "ACCESS_MODES", "TOKEN_IN_QUERY"]
 
 #: the detail of the refusal of a token in a query string
 TOKEN_IN_QUERY = ("Tokens are never accepted in a URL's query string (URLs are logged and forwarded): send 'Authorization: "
@@ -134,6 +135,16 @@ class AccessLog:
             self._second = int(now)
             self._stamp = datetime.fromtimestamp(self._second, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
         return f"{self._stamp}.{int((now - self._second) * 1000):03d}Z"
+
+
+def fixed_fields(scope, status: int) -> tuple[str, str, int, str | None, str | None]:
+    """The fields of an anonymous access line a span holds (:class:`dpdist._http._telemetry.TracingMiddleware`) of the
+    request of ``scope`` answered with ``status`` (0: none): its method if routed (else ``OTHER``), its route's
+    template, the status, the server's request id and, of a gateway request, its inner request's method and route
+    template (else None)."""
+    method, inner = scope.get("method"), inner_of(scope, status)
+    shown = None if inner is None else f"{inner.method if inner.method in METHODS else 'OTHER'} {inner.route}"
+    return method if method in METHODS else "OTHER", route_label(scope), status, REQUEST_ID.get(), shown
 
 
 def _path(route: str, params: dict, campaigns) -> str:

@@ -19,6 +19,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
+from .._http import _telemetry
 from .._guard._shutdown import ShutdownMiddleware
 from .._types import PathLike
 from .._validation import validate_params
@@ -58,6 +59,7 @@ async def lifespan(app: Starlette):
         if getattr(app.state, "access_log", None) is not None:
             app.state.access_log.flush()
         await run_in_threadpool(service.close)
+        await run_in_threadpool(_telemetry.flush)
 
 
 @validate_params({"db_url": DATABASE_URL}, owner="dpdist.serve.create_app")  # once per server

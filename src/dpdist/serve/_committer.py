@@ -20,6 +20,9 @@ About once a second (:data:`FOLD_EVERY_S`) the committer folds the log rows it
 wrote into its part of each campaign, and the log rows other processes left
 behind (:mod:`._aggregates`).  Folding never delays an answer: it runs between
 groups, on this thread.
+
+While traces are on (:mod:`dpdist._http._telemetry`), a group's commit is a span, a child of the span of the first
+request whose item it wrote and linked to the spans of the others, with the counts of its batches, their reports and its refusals.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from __future__ import annotations
 import logging
 import time
 
+from .._http import _telemetry
 from .._io._single_writer import MAX_GROUP, SingleWriter
 from ._database import DatabaseUnavailableError
+from ._group import Arrival
 from ._group_bodies import aggregate_work, batch_work, decode_pending, settle
 from ._usual_group import ShortWay
 
@@ -57,7 +62,23 @@ class GroupCommitter(SingleWriter):
         self._folded = self._swept = time.monotonic()  # the first fold a second after the thread starts, not before
 
     # ------------------------------------------------------------------ the group
+    def commit(self, item):
+        if _telemetry.TRACER is not None:  # the request's span, which the group's links to
+            item.trace = _telemetry.current()
+        return super().commit(item)
+
     def write(self, items: list) -> list:
+        if _telemetry.TRACER is None:
+            return self._write(items)
+        with _telemetry.linked("dpdist.group_commit", [getattr(item, "trace", None) for item in items],
+                              child_of_first=True) as counts:
+            outcomes = self._write(items)
+            arrivals = [item for item in items if isinstance(item, Arrival)]  # (their reports decoded by now)
+            counts.update({"dpdist.group.items": len(items), "dpdist.group.batches": len(arrivals),
+                           "dpdist.group.reports": sum(item.accepted for item in arrivals)})
+            return outcomes
+
+    def _write(self, items: list) -> list:
         usual = self.short_way.commit(self.store.db, self.store.writer, items)  # the usual group (_usual_group)
         return self.write_ordinary(items) if usual is None else usual
 

@@ -22,7 +22,8 @@ renders the document as the answer's bytes: the event loop and the group commits
 never wait for the GIL of a long estimate, nor for its JSON (a domain of 2*10^6
 items: 321 MB, 7.5 s of the loop when the route rendered it).  Every
 cache of the process shares it; the close of the last cache still open stops it
-(closing one of two apps of a process leaves the other's estimate in flight).
+(closing one of two apps of a process leaves the other's estimate in flight).  While traces are on
+(:mod:`dpdist._http._telemetry`), each computation is a span, a child of the request's that started it.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import time
 
 from starlette.concurrency import run_in_threadpool
 
+from .._http import _telemetry
 from ._estimates import estimate_body, estimate_options, estimate_png, view_parameters
 from ._estimator import Estimator, stopping
 from .._guard._refusals import Conflict, Failure
@@ -101,7 +103,9 @@ class EstimateCache:
             entry.started, entry.body = time.monotonic(), None  # the old document is not held beside the new one
             campaign = self.store.get(campaign_id, statistic=True)
 
-            body, entry.cost = _computed(estimate_body, campaign, query)
+            with _telemetry.span("dpdist.estimate") as counts:  # (a span while traces are on)
+                body, entry.cost = _computed(estimate_body, campaign, query)
+                counts["dpdist.estimate.bytes"] = len(body)
             entry.version, entry.body, entry.tag = _version_of(campaign), body, hashlib.sha256(body).hexdigest()[:32]
             with self._guard:
                 self.computed += 1

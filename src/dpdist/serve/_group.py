@@ -88,6 +88,7 @@ class Arrival:
     reports: list = field(default_factory=list)  # a relayed batch's reports' HPKE encapsulated keys (hex), recorded when it counts
     work: int = 0  # what counting its reports costs the committer (element operations: reports x aggregation_work)
     counted: object | None = None  # its reports counted already (an Aggregator, off the committer thread): merged
+    trace: object | None = field(default=None, repr=False, compare=False)  # its request's span (_committer: traces on)
 
 
 @dataclass
@@ -100,6 +101,7 @@ class Refused:
     batch_id: str | None = None
     unless_recorded: bool = False  # admission's refusal: not if the batch id was counted before (its outcome RECORDED)
     campaign_file_id: str | None = None  # the campaign refused (its export_file_id), if admission's refusal
+    trace: object | None = field(default=None, repr=False, compare=False)  # its request's span (_committer: traces on)
 
 
 #: the outcome of a :class:`Refused` with ``unless_recorded`` whose batch id is recorded: the batch goes on (a retry

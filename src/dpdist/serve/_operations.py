@@ -6,7 +6,9 @@ cannot answer (logged once per error class by the database layer, not as a
 traceback per request), and the middleware, outermost first (outside the
 privacy middleware of :mod:`._access`): request id (and the JSON access line),
 metrics, CORS (only with ``cors_origins``), security headers; outside them all (without CORS), the devices'
-batch route and the Oblivious HTTP gateway's, each served in one layer (:mod:`._fast_batches`, :mod:`._fast_ohttp`).  See ``docs/how-to/run-a-campaign.md`` ("Operating", "Metrics", "Behind a reverse proxy").
+batch route and the Oblivious HTTP gateway's, each served in one layer (:mod:`._fast_batches`, :mod:`._fast_ohttp`);
+outside everything, while the ``OTEL_*`` variables ask for traces, a span per request
+(:mod:`dpdist._http._telemetry`).  See ``docs/how-to/run-a-campaign.md`` ("Operating", "Metrics", "Behind a reverse proxy").
 """
 
 from __future__ import annotations
@@ -18,13 +20,16 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+import hmac
+
+from .._http import _telemetry
 from .._validation import Optional, Options, Token, validate_params
-from ._access import AccessLog
+from ._access import AccessLog, fixed_fields
 from ._database import DatabaseUnavailableError
 from ._fast_batches import BatchFastPath
 from ._fast_ohttp import GatewayFastPath
 from ._health import DEFAULT_MIN_FREE_BYTES, DEFAULT_READY_TIMEOUT_S, MIN_FREE_BYTES, READY_TIMEOUT, Readiness
-from ._http import bearer, database_unavailable_answer
+from ._http import bearer, bearer_token, database_unavailable_answer
 from ._logs import LOG_FORMATS
 from ._metrics import Metrics, MetricsMiddleware
 from .._guard._security_headers import SecurityHeadersMiddleware
@@ -121,4 +126,14 @@ def install(app, service, operations: Operations | None = None) -> None:
     if not operations.cors_origins:  # the devices' batches and encapsulated requests, each served in one layer
         for fast_path in (GatewayFastPath, BatchFastPath):  # the batch route's outermost: a direct batch passes no other
             app.add_middleware(fast_path, service=service, metrics=metrics, routes=app.routes, access=access)
+    if _telemetry.start("dpdist-serve"):  # the outermost: a span per request, its time all of the request's
+        app.add_middleware(_telemetry.TracingMiddleware, facts=fixed_fields, trusted=lambda scope: _from_relay(service, scope))
     db.outages.enabled = True
+
+
+def _from_relay(service, scope) -> bool:
+    """Whether the request of ``scope`` carries the service's relay token (``Authorization: Bearer``): its
+    ``traceparent`` is the relay's own (:mod:`dpdist._http._telemetry`)."""
+    token = service.relayed.relay_token
+    header = next((value for name, value in scope["headers"] if name == b"authorization"), b"")
+    return bool(token) and hmac.compare_digest(bearer_token(header.decode("latin-1")).encode(), token.encode())
