@@ -1,0 +1,243 @@
+"""OpenTelemetry traces of the servers (src/dpdist/_http/_telemetry.py): off and nothing imported unless the ``OTEL_*``
+variables ask; when on, a span per request, group commit, estimate and relay delivery, received by an OTLP/HTTP
+receiver the tests start (tests/otlp_support.py), a report's path from the relay to the collector's commit one trace,
+and no attribute holding a request's text (a token, a report, a batch id) however a client sends it."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sqlite3
+import sys
+import uuid
+
+import httpx
+import pytest
+
+from dpdist._http import _telemetry
+
+GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8}
+ADMIN = "admin-token-0123456789abcdef"
+RELAY = "relay-token-0123456789abcdef"
+
+
+@pytest.fixture
+def no_otel_variables(monkeypatch):
+    for name in [name for name in os.environ if name.startswith("OTEL_")]:
+        monkeypatch.delenv(name)
+
+
+@pytest.mark.parametrize("variables, wanted", [
+    ({}, False),
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, True),
+    ({"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://collector:4318/v1/traces"}, True),
+    ({"OTEL_TRACES_EXPORTER": "otlp"}, True),
+    ({"OTEL_TRACES_EXPORTER": "console,otlp"}, True),
+    ({"OTEL_TRACES_EXPORTER": "none", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, False),
+    ({"OTEL_SDK_DISABLED": "true", "OTEL_TRACES_EXPORTER": "otlp"}, False),
+    ({"OTEL_SDK_DISABLED": "false", "OTEL_TRACES_EXPORTER": "otlp"}, True),
+    ({"OTEL_METRICS_EXPORTER": "otlp"}, False),
+])
+def test_traces_are_wanted_only_when_the_standard_variables_ask_for_them(variables, wanted):
+    assert _telemetry.wanted(variables) is wanted
+
+
+def test_with_the_variables_unset_nothing_of_opentelemetry_is_imported_and_every_hook_is_a_no_op(no_otel_variables,
+                                                                                                  monkeypatch, caplog):
+    """The servers add their layer only when :func:`start` says traces are on (src/dpdist/serve/_operations.py,
+    src/dpdist/relay/_app.py)."""
+    for name in [name for name in sys.modules if name == "opentelemetry" or name.startswith("opentelemetry.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)  # any import of it now raises
+    assert not _telemetry.start("dpdist-relay") and not _telemetry.start("dpdist-serve") and _telemetry.TRACER is None
+    assert not caplog.records and _telemetry.current() is None and _telemetry.inject({"a": "b"}) == {"a": "b"}
+    with _telemetry.span("dpdist.estimate") as counts, _telemetry.linked("dpdist.group_commit", [None]) as more:
+        counts["n"] = more["n"] = 1  # (nothing is made)
+    _telemetry.flush()
+
+
+@pytest.mark.parametrize("variables, said", [
+    ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://collector:4318"}, "pip install 'dpdist[otel]'"),
+    ({"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, "must be http/protobuf (grpc)"),
+])
+def test_variables_that_cannot_be_honoured_are_one_warning_and_the_server_runs_without_traces(variables, said, monkeypatch,
+                                                                                               caplog):
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)  # the extra absent
+    with caplog.at_level(logging.WARNING, logger="dpdist.telemetry"):
+        assert not _telemetry.start("dpdist-serve", variables)
+    assert _telemetry.TRACER is None and [record.getMessage() for record in caplog.records] == [
+        next(record.getMessage() for record in caplog.records if said in record.getMessage())]
+
+
+# ---------------------------------------------------------------------- with the extra, against a receiver
+
+@pytest.fixture
+def receiver(no_otel_variables, monkeypatch):
+    """An OTLP receiver, and this process's traces sent to it (turned off after the test)."""
+    from otlp_support import OTLPReceiver
+
+    with OTLPReceiver(max_seconds=300) as found:
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", found.endpoint)
+        monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "50")
+        try:
+            yield found
+        finally:
+            _telemetry.stop()
+
+
+@pytest.mark.slow  # imports OpenTelemetry (0.7 s) and serves a campaign in process
+def test_a_batch_is_a_request_span_with_its_group_commit_and_an_estimate_a_child_of_its_request(receiver, tmp_path):
+    """Only the relay's token makes the collector take a ``traceparent``: a device's starts no trace of its own."""
+    pytest.importorskip("starlette")
+    from starlette.testclient import TestClient
+
+    from dpdist.serve import create_app
+
+    app = create_app(f"sqlite:///{tmp_path / 'c.sqlite'}", admin_token=ADMIN, relay_token=RELAY)
+    admin = {"authorization": f"Bearer {ADMIN}"}
+    chosen = "4bf92f3577b34da6a3ce929d0e0e4736"
+    with TestClient(app) as client:
+        assert client.post("/api/campaigns", json={"campaign": "c1", "config": GRR}, headers=admin).status_code == 201
+        assert client.post("/api/campaigns/c1/open", headers=admin).status_code == 200
+        for authorization in ("", f"Bearer {RELAY}"):
+            response = client.put(f"/api/campaigns/c1/batches/{uuid.uuid4().hex}", json={"reports": [1, 2, 3]},
+                                  headers={"traceparent": f"00-{chosen}-00f067aa0ba902b7-01", "authorization": authorization})
+            assert response.status_code == 200
+        assert client.get("/api/campaigns/c1/estimate", headers=admin).status_code == 200
+    _telemetry.flush()
+    spans = [span for _, span in receiver.spans()]
+    by_id = {span.span_id: span for span in spans}
+    batches = [span for span in spans if span.name == "PUT /api/campaigns/{campaign}/batches/{batch_id}"]
+    assert [span.trace_id.hex() == chosen for span in batches] == [False, True]
+    assert batches[1].parent_span_id.hex() == "00f067aa0ba902b7" and not batches[0].parent_span_id
+    commits = [span for span in spans if span.name == "dpdist.group_commit"]
+    assert sorted(by_id[span.parent_span_id].name for span in commits) == [batches[0].name] * 2
+    assert all(_attributes(span)["dpdist.group.reports"] == 3 for span in commits)
+    (estimate,) = [span for span in spans if span.name == "dpdist.estimate"]
+    assert by_id[estimate.parent_span_id].name == "GET /api/campaigns/{campaign}/estimate"
+    assert _attributes(batches[0]) == {"http.request.method": "PUT", "http.route": batches[0].name.split()[1],
+                                       "http.response.status_code": 200,
+                                       "dpdist.request_id": _attributes(batches[0])["dpdist.request_id"]}
+
+
+def _attributes(span) -> dict:
+    from otlp_support import attributes
+
+    return attributes(span.attributes)
+
+
+# ---------------------------------------------------------------------- end to end: device -> relay -> collector
+
+#: every attribute a span may hold, and the closed form of its value
+_FORMS = {
+    "http.request.method": re.compile(r"GET|HEAD|POST|PUT|DELETE|OPTIONS|_OTHER"),
+    "dpdist.request_id": re.compile(r"[0-9a-f]{32}"),
+    "dpdist.ohttp.inner_route": re.compile(r"(GET|HEAD|POST|PUT|DELETE|OPTIONS|OTHER) /[a-z/{}_]*"),
+}
+_COUNTS = {"http.response.status_code", "dpdist.group.items", "dpdist.group.batches", "dpdist.group.reports",
+           "dpdist.estimate.bytes", "dpdist.batch.reports"}
+
+
+def _templates() -> set[str]:
+    """The route templates of ``dpdist serve`` and ``dpdist relay``, and ``unmatched``."""
+    from dpdist.relay._app import ROUTES as RELAY_ROUTES
+    from dpdist.serve._ohttp_gateway import ROUTES as OHTTP_ROUTES
+    from dpdist.serve._operations import ROUTES as OPERATIONS_ROUTES
+    from dpdist.serve._routes import ROUTES
+
+    return {route.path for route in (*ROUTES, *OHTTP_ROUTES, *OPERATIONS_ROUTES, *RELAY_ROUTES)} | {"unmatched"}
+
+
+def _closed_form(key: str, value, templates: set[str]) -> bool:
+    if key in _COUNTS:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if key == "http.route":
+        return value in templates or value in ("/static", "/static/dpdist-client")
+    if key == "dpdist.batch.settled":
+        return isinstance(value, bool)
+    return key in _FORMS and isinstance(value, str) and _FORMS[key].fullmatch(value) is not None
+
+
+@pytest.mark.slow  # a collector and a relay as processes, ~6,000 requests sent to them
+def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret_however_it_is_sent(receiver, tmp_path,
+                                                                                                     monkeypatch):
+    pytest.importorskip("pyhpke")
+    from dpdist._shown import masked
+    from dpdist.client import Client
+    from dpdist.relay._app import ROUTES as RELAY_ROUTES
+    from log_secrets_support import send_every_way, send_through_gateway
+    from relay_support import RELAY_TOKEN, CollectorProcess, RelayProcess
+    from serve_support import ADMIN_TOKEN
+
+    monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
+    submit = uuid.uuid4().hex  # 32 hexadecimal digits: a trace id's form
+    collector = CollectorProcess(str(tmp_path / "campaigns.sqlite"), log_path=tmp_path / "collector.log").start()
+    relay = RelayProcess(tmp_path / "queue.sqlite", collector.url, min_batch=3, max_batch=3, log_path=tmp_path / "relay.log",
+                         options=("--rate-limit", "0")).start()
+    try:
+        with httpx.Client(base_url=collector.url, headers={"authorization": f"Bearer {ADMIN_TOKEN}"}, timeout=30) as admin:
+            for campaign, extra in (("traced", {"relay": {"url": relay.url}}), ("c1", {"submit_token": submit})):
+                assert admin.post("/api/campaigns", json={"campaign": campaign, "config": GRR, **extra}).status_code == 201
+                assert admin.post(f"/api/campaigns/{campaign}/open").status_code == 200
+        with Client(collector.url) as device:
+            device.submit_values("traced", [1, 2, 3])
+        spans = receiver.wait_for(lambda found: any(span.name == "dpdist.group_commit" and resource["service.name"] ==
+                                                    "dpdist-serve" for resource, span in found))
+        _check_one_trace([span for _, span in spans])
+        held = {"admin token": ADMIN_TOKEN, "relay token": RELAY_TOKEN, "submit token": submit}
+        serve_routes = _service_routes()
+        device_routes = [(method, template) for method, template in serve_routes if template.startswith("/api/campaigns/{campaign}/")
+                         and template.split("/")[4] in ("batches", "config", "identity")]
+        relay_routes = [(method, route.path) for route in RELAY_ROUTES for method in sorted(route.methods - {"HEAD"})]
+        sent = 0
+        for secret in held.values():
+            for credential in (f"Bearer {submit}", f"Bearer {ADMIN_TOKEN}"):
+                sent += send_every_way(collector.url, secret, serve_routes, {"campaign": "c1", "key_id": "1"}, credential)
+            sent += send_through_gateway(collector.url, secret, device_routes, {"campaign": "c1"})
+            sent += send_every_way(relay.url, secret, relay_routes, {"campaign": "traced", "report_id": "0" * 32},
+                                   f"Bearer {ADMIN_TOKEN}")
+    finally:
+        relay.stop()
+        collector.stop()
+    batch_ids = {row[0] for row in sqlite3.connect(collector.db_url).execute("SELECT batch_id FROM batches")}
+    held.update({f"batch id {number}": batch_id for number, batch_id in enumerate(batch_ids)})
+    spans = receiver.spans()
+    assert sent > 4000 and len(spans) > sent // 2, (sent, len(spans))
+    templates, wrong, holding = _templates(), [], []
+    for resource, span in spans:
+        assert resource == {"service.name": resource["service.name"]} and resource["service.name"] in ("dpdist-serve", "dpdist-relay")
+        found = _attributes(span)
+        wrong += [(key, value) for key, value in found.items() if not _closed_form(key, value, templates)]
+        wrong += [("link", link) for link in span.links if link.attributes] + [("event", event) for event in span.events]
+        text = f"{span.name} {found}"
+        holding += [(name, text) for name, secret in held.items() if masked(text, (secret,)) != text]
+        holding += [(name, span.trace_id.hex()) for name, secret in held.items() if secret in (span.trace_id.hex(), span.span_id.hex())]
+    assert not wrong, wrong[:10]
+    assert not holding, holding[:10]
+
+
+def _check_one_trace(spans) -> None:
+    """The device's three requests to the relay, the relay's delivery of their batch, the collector's request and its
+    group commit: one trace, each span the parent of the next; the other two requests linked from the delivery."""
+    by_id = {span.span_id: span for span in spans}
+    (delivery,) = [span for span in spans if span.name == "dpdist.relay.deliver"]
+    (relayed,) = [span for span in spans if span.name == "PUT /api/campaigns/{campaign}/relayed/{batch_id}"]
+    (commit,) = [span for span in spans if span.name == "dpdist.group_commit" and span.parent_span_id == relayed.span_id]
+    first = by_id[delivery.parent_span_id]
+    assert first.name == "PUT /relay/v1/campaigns/{campaign}/reports/{report_id}" and not first.parent_span_id
+    assert relayed.parent_span_id == delivery.span_id
+    assert {span.trace_id for span in (first, delivery, relayed, commit)} == {first.trace_id}
+    others = [span for span in spans if span.name == first.name and span.span_id != first.span_id]
+    assert len(others) == 2 and {link.span_id for link in delivery.links} == {span.span_id for span in others}
+    assert _attributes(commit)["dpdist.group.reports"] == 3 and _attributes(delivery)["dpdist.batch.reports"] == 3
+
+
+def _service_routes() -> list[tuple[str, str]]:
+    """Every ``(method, template)`` ``dpdist serve`` routes."""
+    from dpdist.serve._ohttp_gateway import ROUTES as OHTTP_ROUTES
+    from dpdist.serve._operations import ROUTES as OPERATIONS_ROUTES
+    from dpdist.serve._routes import ROUTES
+
+    return [(method, route.path) for route in (*ROUTES, *OHTTP_ROUTES, *OPERATIONS_ROUTES)
+            for method in sorted(route.methods - {"HEAD"})]
