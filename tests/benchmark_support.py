@@ -346,6 +346,11 @@ CASES: dict[str, dict] = {
         "json": "work/bench_quantile_intervals/qi.json",
         "nan_ok": "aq and jointexp without a share release no interval: coverage and width NaN",
     },
+    "bench_telemetry.py": {
+        "rows": 3,
+        "argv": ["--requests", "50", "--repeats", "1", "--out", "telemetry.json"],
+        "json": "work/bench_telemetry/telemetry.json",
+    },
     "bench_request_path.py": {
         "rows": 3,
         "argv": ["--requests", "50", "--repeats", "1"],

@@ -60,12 +60,12 @@ def start(service_name: str, environ=os.environ) -> bool:
         LOG.warning("OpenTelemetry traces off: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf (%s)",
                     "grpc" if protocol.strip().lower() == "grpc" else "another value was given")
         return False
-    try:  # lazy: optional extra dpdist[otel]
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
-        from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource
-        from opentelemetry.sdk.trace import TracerProvider
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor
-        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+    try:
+        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # lazy: optional extra dpdist[otel]
+        from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource  # lazy: optional extra dpdist[otel]
+        from opentelemetry.sdk.trace import TracerProvider  # lazy: optional extra dpdist[otel]
+        from opentelemetry.sdk.trace.export import BatchSpanProcessor  # lazy: optional extra dpdist[otel]
+        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator  # lazy: optional extra dpdist[otel]
     except ImportError:
         LOG.warning("OpenTelemetry traces off: the OTEL_* variables ask for them, but the extra is not installed "
                     "(pip install 'dpdist[otel]')")
