@@ -8,7 +8,7 @@ import datetime
 import numpy as np
 import pytest
 
-from dpdist._ids import id_array, id_kind, ids_missing, type_label
+from dpdist._ids import id_array, id_kind, ids_missing, text_codes, type_label
 from dpdist.errors import InvalidValueTypeError
 
 
@@ -74,3 +74,11 @@ def test_numpy_and_python_floats_in_one_object_array_are_compared_exactly_as_on_
         cluster[kept.values.astype(int)] = kept.hashes
         assert _partition(codes) == _partition(cluster.tolist()), trial
     assert id_array("f", np.array([np.float32(0.1), 0.1], dtype=object)).tolist() == [float(np.float32(0.1)), 0.1]
+
+
+def test_text_codes_are_equal_exactly_where_the_strings_are_and_none_for_other_values():
+    texts = np.array(["b", "a\x00", "a", "b", "\ud800", "a", ""], dtype=object)
+    codes, firsts = text_codes(texts)
+    assert codes.tolist() == [0, 1, 2, 0, 3, 2, 4] and firsts.tolist() == [0, 1, 2, 4, 6]
+    for mixed in ([1, "1"], ["a", ["a"]], [b"a", "a"]):
+        assert text_codes(np.array(mixed + [None], dtype=object)[:-1]) is None

@@ -30,7 +30,7 @@ import numpy as np
 
 from .errors import InvalidValueTypeError
 
-__all__ = ["ID_KINDS", "id_kind", "dtype_kind", "ids_missing", "id_array", "type_label"]
+__all__ = ["ID_KINDS", "id_kind", "dtype_kind", "ids_missing", "id_array", "type_label", "text_codes"]
 
 #: what the refusals say is allowed
 ID_KINDS = ("numbers (integers and floats, compared by value: 1 and 1.0 are one person), strings, bytes, or dates, "
@@ -56,6 +56,22 @@ def id_kind(kind_of: type) -> str:
     if issubclass(kind_of, bytes):
         return "bytes"
     return kind_of.__qualname__
+
+
+def text_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(codes, firsts)`` of an object array of strings: each value's code (0, 1, ... in order of first appearance,
+    equal exactly where the strings are, code point by code point) and each code's first position, in one pass of a
+    dict (``np.unique`` sorts the objects: 15x slower on a million rows of few groups); None where a value is no string
+    (the caller compares those by its own rule)."""
+    seen: dict[Any, int] = {}
+    try:
+        codes = np.fromiter((seen.setdefault(value, len(seen)) for value in values.tolist()), dtype=np.int64,
+                            count=len(values))
+    except TypeError:  # an unhashable value: no string
+        return None
+    if set(map(type, seen)) - {str}:
+        return None
+    return codes, np.unique(codes, return_index=True)[1]
 
 
 def dtype_kind(ids: np.ndarray) -> str | None:

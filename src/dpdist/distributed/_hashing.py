@@ -128,7 +128,7 @@ def block_kind(ids: np.ndarray, name: str = "privacy_id") -> str | None:
         return None
     kind = dtype_kind(ids)
     if kind is None:  # an object column: its ids decide
-        kinds = {id_kind(type(value)) for value in ids.tolist()}
+        kinds = {id_kind(kind) for kind in set(map(type, ids.tolist()))}  # each type once: a block has few
         if len(kinds) > 1:
             raise InvalidValueTypeError(f"The {name!r} ids of a block must be of one kind: {HASHED}. Got "
                                         f"{type_label(ids)}: ids of several kinds are not converted (1 and '1' would "

@@ -37,7 +37,7 @@ from randomgen import AESCounter
 
 from .._rng import block_generator, root_seed_sequence
 from .._validation import Integer, check_param
-from .._ids import ids_missing, type_label
+from .._ids import ids_missing, text_codes, type_label
 from ..errors import IncompatibleStateError, InvalidParameterError, InvalidValueTypeError, MissingValuesError
 from ._hashing import HASHED, block_kind, hash_ids, siphash24
 
@@ -280,7 +280,9 @@ def reservoir_of_block(ids: Any, values: Any, k: int, m: int, salt: Salt, root: 
     if groups is None:
         return _reduced(k, m, salt.digest, values.size, hashes, priorities, values, kind=(kind, types))
     groups = np.asarray(groups)
-    group_hashes = hash_ids(groups, salt.ids, "groups")
+    coded = text_codes(groups) if groups.dtype == object else None
+    group_hashes = hash_ids(groups, salt.ids, "groups") if coded is None else \
+        hash_ids(groups[coded[1]], salt.ids, "groups")[coded[0]]  # each group's text hashed once
     message = np.column_stack([hashes, group_hashes]).astype("<u8").view(np.uint8).reshape(-1, 16)
     pair_priorities = siphash24(salt.pairs, np.pad(message, ((0, 0), (0, 8))), np.full(values.size, 16))
     distinct, first = np.unique(group_hashes, return_index=True)

@@ -25,6 +25,7 @@ import warnings
 import numpy as np
 
 from .._rng import root_seed_sequence
+from .._ids import text_codes
 from .._missing import missing_mask
 from ..errors import ContributionBoundWarning, MissingValuesWarning
 from ..distributed._hashing import hash_ids
@@ -143,14 +144,15 @@ def kept_rows(ids: np.ndarray, key_columns: Sequence[np.ndarray], kinds: Sequenc
     kept = np.sort(_bounded(rows, staged, groups, 0, unit, salt, root).values.astype(np.int64))
     if kept.size == rows.size:  # nothing left out by the bounding: nothing more to count
         return kept, Bounding(0, 0, missing=missing), shown
-    persons = person_codes("dpdist.query", staged, rows.size)
-    group_codes = np.zeros(rows.size, dtype=np.int64) if groups is None else \
-        np.unique(groups, return_inverse=True)[1].reshape(-1)
-    pairs, pair_of_row, rows_per_pair = np.unique(np.column_stack([persons, group_codes]), axis=0,
-                                                  return_inverse=True, return_counts=True)
+    persons = person_codes("dpdist.query", staged, rows.size).astype(np.int64)
+    coded = None if groups is None else text_codes(groups)  # the groups' texts (:func:`_pair_keys`)
+    group_codes = np.zeros(rows.size, dtype=np.int64) if coded is None else coded[0]
+    width = int(group_codes.max()) + 1
+    pairs, pair_of_row, rows_per_pair = np.unique(persons * width + group_codes, return_inverse=True,
+                                                  return_counts=True)  # one int64 per (person, group)
     kept_pairs = np.unique(pair_of_row.reshape(-1)[np.searchsorted(rows, kept)])
     return kept, Bounding(int(rows.size - kept.size), int(len(pairs) - kept_pairs.size), int(rows_per_pair.max()),
-                          int(np.bincount(pairs[:, 0]).max()), missing), shown
+                          int(np.bincount(pairs // width).max()), missing), shown
 
 
 def cluster_of(table: Any) -> str | None:
