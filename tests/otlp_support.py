@@ -1,5 +1,5 @@
-"""An OTLP/HTTP receiver for the tests: it listens on 127.0.0.1, takes ``POST /v1/traces`` (protobuf), keeps what it
-decoded (with opentelemetry-proto's classes, which ship with the exporter), and stops by itself after ``max_requests``
+"""An OTLP/HTTP receiver for the tests: it listens on 127.0.0.1, takes ``POST /v1/traces`` and ``/v1/metrics``
+(protobuf), keeps what it decoded (with opentelemetry-proto's classes, which ship with the exporter), and stops by itself after ``max_requests``
 requests or ``max_seconds`` seconds, whichever comes first.
 """
 
@@ -12,31 +12,37 @@ import time
 import pytest
 
 trace_service = pytest.importorskip("opentelemetry.proto.collector.trace.v1.trace_service_pb2")
+metrics_service = pytest.importorskip("opentelemetry.proto.collector.metrics.v1.metrics_service_pb2")
+#: what each path takes: its request and answer messages
+_SERVICES = {"/v1/traces": (trace_service.ExportTraceServiceRequest, trace_service.ExportTraceServiceResponse),
+             "/v1/metrics": (metrics_service.ExportMetricsServiceRequest, metrics_service.ExportMetricsServiceResponse)}
 
 
 class OTLPReceiver:
     """``with OTLPReceiver() as receiver``: :attr:`endpoint` for ``OTEL_EXPORTER_OTLP_ENDPOINT``; :attr:`requests`, the
-    ``ExportTraceServiceRequest`` messages received; :meth:`spans` flattens them with their resources."""
+    ``ExportTraceServiceRequest`` messages received, :attr:`metrics` the ``ExportMetricsServiceRequest`` ones; :meth:`spans` flattens them with their resources."""
 
     def __init__(self, max_requests: int = 2000, max_seconds: float = 600.0):
-        self.requests: list = []
+        self.requests: list = []  # of traces
+        self.metrics: list = []
         self.max_requests, self.max_seconds = max_requests, max_seconds
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):  # noqa: N802 - http.server's name
                 body = self.rfile.read(int(self.headers.get("content-length", 0)))
-                message = trace_service.ExportTraceServiceRequest()
-                message.ParseFromString(body)
-                if self.path == "/v1/traces":
-                    receiver.requests.append(message)
-                answer = trace_service.ExportTraceServiceResponse().SerializeToString()
-                self.send_response(200 if self.path == "/v1/traces" else 404)
+                request, response = _SERVICES.get(self.path, (None, trace_service.ExportTraceServiceResponse))
+                if request is not None:
+                    message = request()
+                    message.ParseFromString(body)
+                    (receiver.requests if self.path == "/v1/traces" else receiver.metrics).append(message)
+                answer = response().SerializeToString()
+                self.send_response(200 if request is not None else 404)
                 self.send_header("content-type", "application/x-protobuf")
                 self.send_header("content-length", str(len(answer)))
                 self.end_headers()
                 self.wfile.write(answer)
-                if len(receiver.requests) >= receiver.max_requests:
+                if len(receiver.requests) + len(receiver.metrics) >= receiver.max_requests:
                     threading.Thread(target=receiver.server.shutdown, daemon=True).start()
 
             def log_message(self, *arguments):  # quiet

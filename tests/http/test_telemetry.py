@@ -63,7 +63,7 @@ def test_with_the_variables_unset_nothing_of_opentelemetry_is_imported_and_every
 ])
 def test_variables_that_cannot_be_honoured_are_one_warning_and_the_server_runs_without_traces(variables, said, monkeypatch,
                                                                                                caplog):
-    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http.trace_exporter", None)  # the extra absent
+    monkeypatch.setitem(sys.modules, "opentelemetry.exporter.otlp.proto.http", None)  # the extra absent
     with caplog.at_level(logging.WARNING, logger="dpdist.telemetry"):
         assert not _telemetry.start("dpdist-serve", variables)
     assert _telemetry.TRACER is None and [record.getMessage() for record in caplog.records] == [
@@ -206,13 +206,17 @@ def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret
     assert sent > 4000 and len(spans) > sent // 2, (sent, len(spans))
     templates, wrong, holding = _templates(), [], []
     for resource, span in spans:
-        assert resource == {"service.name": resource["service.name"]} and resource["service.name"] in ("dpdist-serve", "dpdist-relay")
+        assert resource.keys() == {"service.name", "service.instance.id"} and resource["service.name"] in ("dpdist-serve", "dpdist-relay")
+        assert re.fullmatch(r"[0-9a-f]{32}", resource["service.instance.id"])
         found = _attributes(span)
         wrong += [(key, value) for key, value in found.items() if not _closed_form(key, value, templates)]
         wrong += [("link", link) for link in span.links if link.attributes] + [("event", event) for event in span.events]
         text = f"{span.name} {found}"
         holding += [(name, text) for name, secret in held.items() if masked(text, (secret,)) != text]
         holding += [(name, span.trace_id.hex()) for name, secret in held.items() if secret in (span.trace_id.hex(), span.span_id.hex())]
+    assert receiver.metrics  # the collector's metrics, on by the same variable: their labels from fixed sets too
+    text = str(receiver.metrics)
+    holding += [(name, "a metric") for name, secret in held.items() if masked(text, (secret,)) != text]
     assert not wrong, wrong[:10]
     assert not holding, holding[:10]
 

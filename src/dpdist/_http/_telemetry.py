@@ -1,4 +1,5 @@
-"""OpenTelemetry traces of ``dpdist serve`` (its Oblivious HTTP gateway included) and ``dpdist relay``, over OTLP/HTTP.
+"""OpenTelemetry traces of ``dpdist serve`` (its Oblivious HTTP gateway included) and ``dpdist relay``, over OTLP/HTTP;
+what the servers' OpenTelemetry signals share (the metrics: :mod:`dpdist.serve._otel_metrics`).
 
 Off unless asked for, and free when off: :func:`start` reads the standard variables, and only when they ask for
 traces (``OTEL_TRACES_EXPORTER=otlp``, or an ``OTEL_EXPORTER_OTLP_ENDPOINT`` or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``
@@ -6,19 +7,19 @@ without ``OTEL_TRACES_EXPORTER``; never with ``OTEL_SDK_DISABLED=true``) does it
 ``dpdist[otel]``) and set :data:`TRACER`.  Otherwise nothing of OpenTelemetry is imported, no layer is added to the
 servers, and every other hook is one test of :data:`TRACER` against None.  The exporter reads the rest of the
 ``OTEL_EXPORTER_OTLP_*`` variables (endpoint, headers, timeout, certificates); the sampler ``OTEL_TRACES_SAMPLER``;
-the service's name is ``OTEL_SERVICE_NAME``, else the server's (``dpdist-serve``, ``dpdist-relay``), with
-``OTEL_RESOURCE_ATTRIBUTES``.
+the resource (:func:`resource`) is the service's name (``OTEL_SERVICE_NAME``, else the server's: ``dpdist-serve``,
+``dpdist-relay``), a random instance id, and ``OTEL_RESOURCE_ATTRIBUTES``.
 
 The spans (:class:`TracingMiddleware`, :func:`span`, :func:`linked`): one per request a server answers, one per group
-commit (linked to the requests whose batches it counted), one per estimate computed, one per batch the relay delivers
-(a child of the request that brought the batch's oldest report, linked to the others'), whose ``traceparent`` the
-collector takes, so that a report's path through the relay to the collector's commit is one trace.  A span holds what
-an access line holds (:func:`dpdist.serve._access.fixed_fields`): what the server made or checked against a closed
-form, never a request's own text — the method when routed (else ``_OTHER``), the route's template, the status, the
-HTTP version when one of four, the server's request id, counts; no path, no parameter, no header, no report, no batch
-id, no token.  A ``traceparent`` is taken only from a request that carries the relay's token (the relay's delivery:
-the trace context is then the relay's own); a device's, or anyone else's, is not (its trace ids would be the
-client's text, and a device's trace id carried to the collector would mark its report's batch).
+commit and one per batch the relay delivers (each a child of the span of the first request it works for, linked to
+the others'), one per estimate computed; the delivery's ``traceparent`` the collector takes, so that a report's path
+through the relay to the collector's commit is one trace.  A span holds what an access line holds
+(:func:`dpdist.serve._access.fixed_fields`): what the server made or checked against a closed form, never a request's
+own text — the method when routed (else ``_OTHER``), the route's template, the status, the server's request id,
+counts; no path, no parameter, no header, no report, no batch id, no token.  A ``traceparent`` is taken only from a
+request that carries the relay's token (the relay's delivery: the trace context is then the relay's own); a
+device's, or anyone else's, is not (its trace ids would be the client's text, and a device's trace id carried to the
+collector would mark its report's batch).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import uuid
 from typing import Any, Callable
 
-__all__ = ["TRACER", "METHODS", "start", "stop", "flush", "wanted", "route_fields", "TracingMiddleware", "span", "current", "linked", "inject"]
+__all__ = ["TRACER", "METHODS", "start", "stop", "flush", "wanted", "exportable", "resource", "route_fields", "TracingMiddleware", "span", "current", "linked", "inject"]
 
 #: the tracer of this process while traces are on (:func:`start`), else None
 TRACER: Any = None
@@ -36,44 +38,63 @@ _PROPAGATOR: Any = None
 _PROVIDER: Any = None
 LOG = logging.getLogger("dpdist.telemetry")
 _SUPPORTED_PROTOCOLS = ("http/protobuf",)
+#: this process's ``service.instance.id``
+_INSTANCE = uuid.uuid4().hex
 
 
-def wanted(environ=os.environ) -> bool:
-    """Whether the ``OTEL_*`` variables of ``environ`` ask for traces (module docstring); nothing is imported."""
+def wanted(environ=os.environ, signal: str = "traces") -> bool:
+    """Whether the ``OTEL_*`` variables of ``environ`` ask for ``signal`` (``traces`` or ``metrics``; the module
+    docstring); nothing is imported."""
     if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
         return False
-    exporter = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    exporter = environ.get(f"OTEL_{signal.upper()}_EXPORTER", "").strip().lower()
     if exporter:
         return "otlp" in {name.strip() for name in exporter.split(",")}
-    return bool(environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    return bool(environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT"))
+
+
+def exportable(environ=os.environ, signal: str = "traces") -> bool:
+    """Whether ``signal`` is :func:`wanted` and can be exported: the extra installed, the protocol ``http/protobuf``;
+    what cannot be done is said in one warning (the server then runs without the signal)."""
+    if not wanted(environ, signal):
+        return False
+    protocol = (environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL") or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL")
+                or "http/protobuf").strip().lower()
+    if protocol not in _SUPPORTED_PROTOCOLS:
+        LOG.warning("OpenTelemetry %s off: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf (%s)", signal,
+                    "grpc" if protocol == "grpc" else "another value was given")
+        return False
+    try:
+        import opentelemetry.exporter.otlp.proto.http  # lazy: optional extra dpdist[otel]
+        import opentelemetry.sdk  # noqa: F401  # lazy: optional extra dpdist[otel]
+    except ImportError:
+        LOG.warning("OpenTelemetry %s off: the OTEL_* variables ask for them, but the extra is not installed "
+                    "(pip install 'dpdist[otel]')", signal)
+        return False
+    return True
+
+
+def resource(service_name: str):
+    """The process's resource: ``service.name`` (``OTEL_SERVICE_NAME``, else ``service_name``), a random
+    ``service.instance.id`` (each worker process its own), ``OTEL_RESOURCE_ATTRIBUTES``; no other detector runs (a
+    process detector would export the command line, which may hold a token)."""
+    from opentelemetry.sdk.resources import SERVICE_INSTANCE_ID, SERVICE_NAME, OTELResourceDetector, Resource  # lazy: optional extra dpdist[otel]
+
+    return Resource({SERVICE_NAME: service_name, SERVICE_INSTANCE_ID: _INSTANCE}).merge(OTELResourceDetector().detect())
 
 
 def start(service_name: str, environ=os.environ) -> bool:
-    """Turn traces on for this process if the ``OTEL_*`` variables ask for them and can be honoured; whether they are
-    on.  Variables that ask for what cannot be done (the extra not installed, a protocol other than
-    ``http/protobuf``) are said in one warning, and the server runs without traces."""
+    """Turn traces on for this process if the ``OTEL_*`` variables ask for them and can be honoured
+    (:func:`exportable`); whether they are on."""
     global TRACER, _PROPAGATOR, _PROVIDER
-    if TRACER is not None or not wanted(environ):
+    if TRACER is not None or not exportable(environ, "traces"):
         return TRACER is not None
-    protocol = environ.get("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") or environ.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf"
-    if protocol.strip().lower() not in _SUPPORTED_PROTOCOLS:
-        LOG.warning("OpenTelemetry traces off: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf (%s)",
-                    "grpc" if protocol.strip().lower() == "grpc" else "another value was given")
-        return False
-    try:
-        from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # lazy: optional extra dpdist[otel]
-        from opentelemetry.sdk.resources import SERVICE_NAME, OTELResourceDetector, Resource  # lazy: optional extra dpdist[otel]
-        from opentelemetry.sdk.trace import TracerProvider  # lazy: optional extra dpdist[otel]
-        from opentelemetry.sdk.trace.export import BatchSpanProcessor  # lazy: optional extra dpdist[otel]
-        from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator  # lazy: optional extra dpdist[otel]
-    except ImportError:
-        LOG.warning("OpenTelemetry traces off: the OTEL_* variables ask for them, but the extra is not installed "
-                    "(pip install 'dpdist[otel]')")
-        return False
-    # the service's name and OTEL_RESOURCE_ATTRIBUTES, and no other detector (a process detector would export the
-    # command line, which may hold a token)
-    resource = Resource({SERVICE_NAME: service_name}).merge(OTELResourceDetector().detect())
-    provider = TracerProvider(resource=resource)
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter  # lazy: optional extra dpdist[otel]
+    from opentelemetry.sdk.trace import TracerProvider  # lazy: optional extra dpdist[otel]
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor  # lazy: optional extra dpdist[otel]
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator  # lazy: optional extra dpdist[otel]
+
+    provider = TracerProvider(resource=resource(service_name))
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     TRACER, _PROPAGATOR, _PROVIDER = provider.get_tracer("dpdist"), TraceContextTextMapPropagator(), provider
     return True

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from .._http import _telemetry
+from ._otel_metrics import start as start_metrics_export
 from .._guard._shutdown import ShutdownMiddleware
 from .._types import PathLike
 from .._validation import validate_params
@@ -47,9 +48,11 @@ def openapi_schema() -> dict:
 @contextlib.asynccontextmanager
 async def lifespan(app: Starlette):
     """Start the service's background work with the server (and, in a server process, freeze the heap made so far:
-    :mod:`._heap`); at shutdown stop it and close the database."""
+    :mod:`._heap`; while the ``OTEL_*`` variables ask, the export of the metrics: :mod:`._otel_metrics`); at shutdown
+    stop it and close the database."""
     service: Service = app.state.service
     await run_in_threadpool(service.start)
+    exported = await run_in_threadpool(start_metrics_export, app.state.metrics.registry)
     if getattr(app.state, "freeze_heap", False):  # a server process (the command line sets it): _heap
         freeze_startup_heap()
     try:
@@ -58,6 +61,8 @@ async def lifespan(app: Starlette):
         service.pressure.stop()
         if getattr(app.state, "access_log", None) is not None:
             app.state.access_log.flush()
+        if exported is not None:  # the last reading, of the service still whole
+            await run_in_threadpool(exported.stop)
         await run_in_threadpool(service.close)
         await run_in_threadpool(_telemetry.flush)
 
