@@ -110,3 +110,20 @@ def test_pyarrow_columns_of_numbers_read_as_their_values():
     for name, values in expected.items():
         np.testing.assert_array_equal(read.values(name), values)
     assert read.values("i").dtype == np.int64 and read.values("u").dtype == np.uint64
+
+
+def test_an_integer_column_with_a_missing_value_keeps_every_integer_exact():
+    # as floats 2**53 and 2**53 + 1 would be one value (and PyArrow refuses the lossy cast): beyond 2**53 the column
+    # is read as Python ints, below as floats; a missing value changes no other row's value either way
+    pa = pytest.importorskip("pyarrow")
+    pd = pytest.importorskip("pandas")
+    from dpdist.frame._tables import open_frame
+
+    big = [2**53, 2**53 + 1, None, -(2**60)]
+    for native in (pa.table({"i": pa.array(big, pa.int64())}), pd.DataFrame({"i": pd.array(big, dtype="Int64")}),
+                   pa.table({"i": pa.array([2**64 - 1, None], pa.uint64())})):
+        values = open_frame("frame.release", native).values("i")
+        expected = native.column("i").to_pylist() if hasattr(native, "column") else big
+        assert values.dtype == object and values.tolist() == expected
+    small = open_frame("frame.release", pa.table({"i": pa.array([2**53 - 1, None], pa.int64())})).values("i")
+    assert small.dtype == np.float64 and small[0] == 2**53 - 1 and np.isnan(small[1])

@@ -264,6 +264,21 @@ def test_no_missing_or_extreme_value_of_any_column_type_makes_a_query_fail(engin
     assert not failed
 
 
+@pytest.mark.parametrize("engine", ["pandas", "duckdb"])
+def test_a_row_of_a_missing_id_changes_no_other_persons_id(engine):
+    """Ids 2**53 and 2**53 + 1 are two persons with or without a row whose id is missing (as floats they were one, and
+    DuckDB's were refused, only where a missing id made the column read as floats)."""
+    counts = []
+    for extra in ([], [None]):
+        people = pd.DataFrame({"person": pd.array([2**53, 2**53 + 1] * 5 + extra, dtype="Int64")})
+        native = people if engine == "pandas" else pytest.importorskip("duckdb").from_df(people)
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            dpdist.query(native, epsilon=1.0, privacy_id="person", max_contributions=5, rng=0).agg(count()).release()
+        counts.append([w.message.count for w in warned if isinstance(w.message, dpdist.errors.ContributionBoundWarning)])
+    assert counts == [[], []]
+
+
 def test_an_object_column_is_compared_as_text_whatever_it_holds():
     """Ids, keys and distinct values of a column of Python objects are their text: an id of 10 and one of "10" are
     one person, 1.0 and "1.0" one value, a list a value like any other; nothing is refused, and one row of another

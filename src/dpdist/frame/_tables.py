@@ -158,8 +158,9 @@ class Table:
 
     def values(self, column: str) -> np.ndarray:
         """The column as a NumPy array: numbers as int64 (no missing value; uint64 for a UInt64 column holding 2**63 or
-        more) or float64 (missing as NaN), anything
-        else (strings, categories, bytes) as an object array of Python values (missing as None)."""
+        more) or float64 (missing as NaN; an integer column with a missing value and one beyond 2**53, which a float
+        would round into its neighbour, as Python ints and None), anything else (strings, categories, bytes) as an
+        object array of Python values (missing as None)."""
         self.read((column,))
         return self._read[column]
 
@@ -189,7 +190,12 @@ def _values(series) -> np.ndarray:
             return values if values.size and values.max() >= 2**63 else values.astype(np.int64)
         if series.null_count() == 0:
             return np.asarray(_numbers(series.cast(nw.Int64)), dtype=np.int64)
-        return np.asarray(_numbers(series.cast(nw.Float64)), dtype=np.float64)
+        present = series.drop_nulls()
+        if not len(present) or max(abs(int(present.min())), abs(int(present.max()))) < 2**53:  # exact as floats
+            return np.asarray(_numbers(series.cast(nw.Float64)), dtype=np.float64)
+        cells = np.fromiter(series.to_list(), dtype=object, count=len(series))  # beyond: Python ints, exactly
+        cells[np.asarray(series.is_null().to_numpy(), dtype=bool)] = None
+        return cells
     if dtype.is_float():
         return np.asarray(_numbers(series.cast(nw.Float64)), dtype=np.float64)
     if dtype in (nw.Categorical, nw.Enum):

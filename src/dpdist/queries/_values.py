@@ -109,8 +109,10 @@ def _number_texts(values: np.ndarray) -> np.ndarray:
     return text
 
 
-def _number_text(value: Any) -> str:
-    """One number's text, as :func:`_number_texts` writes a typed array's."""
+def _number_text(value: Any) -> str | None:
+    """One number's text, as :func:`_number_texts` writes a typed array's (a missing one stays None)."""
+    if value is None or isinstance(value, str):  # missing, or already its text (:func:`ids` read twice is once)
+        return value
     value = value.item() if isinstance(value, np.generic) else value
     if isinstance(value, decimal.Decimal):
         return str(int(value)) if value.is_finite() and value == value.to_integral_value() else str(value.normalize())
