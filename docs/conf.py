@@ -122,6 +122,27 @@ def _write_openapi(app) -> None:
     (GENERATED / "openapi.json").write_text(json.dumps(openapi_schema(), indent=1))
 
 
+# ---------------------------------------------------------------------- member docstrings as written
+# napoleon reads the first line of a property's, an attribute's or a constant's own docstring as "type: description"
+# and renders what stands before its first colon as the member's type ("Loss of any number of reports of one value:
+# that of one report" became a Type field of prose, its "reports" a link). Their types are their annotations, in the
+# signature: their docstrings are rendered as written (napoleon parses nothing else in them).
+_MEMBERS = ("property", "attribute", "data")
+_AS_WRITTEN: dict[str, list[str]] = {}
+
+
+def _keep_as_written(app, what, name, obj, options, lines) -> None:
+    if what in _MEMBERS:
+        _AS_WRITTEN[name] = list(lines)
+
+
+def _restore_as_written(app, what, name, obj, options, lines) -> None:
+    if what in _MEMBERS and name in _AS_WRITTEN:
+        lines[:] = _AS_WRITTEN.pop(name)
+
+
 def setup(app):
+    app.connect("autodoc-process-docstring", _keep_as_written, priority=400)  # before napoleon's (500)
+    app.connect("autodoc-process-docstring", _restore_as_written, priority=600)
     app.connect("source-read", _expand_module_lists)
     app.connect("builder-inited", _write_openapi)
