@@ -87,7 +87,7 @@ def receiver(no_otel_variables, monkeypatch):
 
 
 @pytest.mark.slow  # imports OpenTelemetry (0.7 s) and serves a campaign in process
-def test_a_batch_is_a_request_span_with_its_group_commit_and_an_estimate_a_child_of_its_request(receiver, tmp_path):
+def test_a_batch_direct_or_through_the_gateway_is_a_span_its_group_commit_a_child_and_an_estimate_too(receiver, tmp_path):
     """Only the relay's token makes the collector take a ``traceparent``: a device's starts no trace of its own."""
     pytest.importorskip("starlette")
     from starlette.testclient import TestClient
@@ -105,6 +105,7 @@ def test_a_batch_is_a_request_span_with_its_group_commit_and_an_estimate_a_child
                                   headers={"traceparent": f"00-{chosen}-00f067aa0ba902b7-01", "authorization": authorization})
             assert response.status_code == 200
         assert client.get("/api/campaigns/c1/estimate", headers=admin).status_code == 200
+        assert _through_gateway(client, f"/api/campaigns/c1/batches/{uuid.uuid4().hex}").status_code == 200
     _telemetry.flush()
     spans = [span for _, span in receiver.spans()]
     by_id = {span.span_id: span for span in spans}
@@ -112,13 +113,28 @@ def test_a_batch_is_a_request_span_with_its_group_commit_and_an_estimate_a_child
     assert [span.trace_id.hex() == chosen for span in batches] == [False, True]
     assert batches[1].parent_span_id.hex() == "00f067aa0ba902b7" and not batches[0].parent_span_id
     commits = [span for span in spans if span.name == "dpdist.group_commit"]
-    assert sorted(by_id[span.parent_span_id].name for span in commits) == [batches[0].name] * 2
-    assert all(_attributes(span)["dpdist.group.reports"] == 3 for span in commits)
+    assert sorted(by_id[span.parent_span_id].name for span in commits) == ["POST /ohttp/gateway", *[batches[0].name] * 2]
+    assert sorted(_attributes(span)["dpdist.group.reports"] for span in commits) == [1, 3, 3]
     (estimate,) = [span for span in spans if span.name == "dpdist.estimate"]
     assert by_id[estimate.parent_span_id].name == "GET /api/campaigns/{campaign}/estimate"
+    (gateway,) = [span for span in spans if span.name == "POST /ohttp/gateway"]
+    assert _attributes(gateway)["dpdist.ohttp.inner_route"] == "PUT /api/campaigns/{campaign}/batches/{batch_id}"
+    assert [by_id[span.parent_span_id].span_id for span in commits if span.trace_id == gateway.trace_id] == [gateway.span_id]
     assert _attributes(batches[0]) == {"http.request.method": "PUT", "http.route": batches[0].name.split()[1],
                                        "http.response.status_code": 200,
                                        "dpdist.request_id": _attributes(batches[0])["dpdist.request_id"]}
+
+
+def _through_gateway(client, path: str):
+    """A one-report batch ``PUT`` to ``path``, encapsulated to the Oblivious HTTP gateway of the app of ``client``."""
+    from dpdist import _ohttp
+    from dpdist._ohttp import _bhttp
+
+    config = _ohttp.decode_key_list(client.get("/ohttp/keys").content)[0]
+    inner = _bhttp.encode_request(_bhttp.Request("PUT", "https", "collector", path, ((b"content-type", b"application/json"),),
+                                                 b'{"reports": [5]}'))
+    return client.post("/ohttp/gateway", content=_ohttp.encapsulate_request(config, inner)[0],
+                       headers={"content-type": "message/ohttp-req"})
 
 
 def _attributes(span) -> dict:
