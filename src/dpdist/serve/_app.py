@@ -52,10 +52,11 @@ async def lifespan(app: Starlette):
     stop it and close the database."""
     service: Service = app.state.service
     await run_in_threadpool(service.start)
-    exported = await run_in_threadpool(start_metrics_export, app.state.metrics.registry)
-    if getattr(app.state, "freeze_heap", False):  # a server process (the command line sets it): _heap
-        freeze_startup_heap()
+    exported = None
     try:
+        exported = await run_in_threadpool(start_metrics_export, app.state.metrics.registry)
+        if getattr(app.state, "freeze_heap", False):  # a server process (the command line sets it): _heap
+            freeze_startup_heap()
         yield
     finally:
         service.pressure.stop()

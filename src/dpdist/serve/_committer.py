@@ -22,7 +22,7 @@ behind (:mod:`._aggregates`).  Folding never delays an answer: it runs between
 groups, on this thread.
 
 While traces are on (:mod:`dpdist._http._telemetry`), a group's commit is a span, a child of the span of the first
-request whose item it wrote and linked to the spans of the others, with the counts of its batches, their reports and its refusals.
+request whose item it wrote and linked to the others', with the counts of its items, batches and their reports.
 """
 
 from __future__ import annotations

@@ -13,14 +13,13 @@ outside everything, while the ``OTEL_*`` variables ask for traces, a span per re
 
 from __future__ import annotations
 
+import hmac
 from dataclasses import dataclass
 
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-
-import hmac
 
 from .._http import _telemetry
 from .._validation import Optional, Options, Token, validate_params
