@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 from types import SimpleNamespace
 
+import conftest
 import pytest
 from conftest import LONG_TESTS, pytest_collection_modifyitems, pytest_ignore_collect, runs_the_whole_suite
 
@@ -92,7 +93,7 @@ def test_the_long_modules_are_dealt_whole_to_the_workers_shares_costliest_first(
     the costliest goes to the first share, the next to the share with the fewest long seconds so far, and each share of
     ``--dist worksteal``'s first hand-out (pytest-xdist's ``check_schedule``: 3 of 6 tests each here) starts with its
     long modules, filled up by the other tests in their order."""
-    monkeypatch.setattr("conftest.LONG_TESTS", {"tests/x.py::test_long": 300.0, "tests/y.py::test_long": 200.0,
+    monkeypatch.setattr(conftest, "LONG_TESTS", {"tests/x.py::test_long": 300.0, "tests/y.py::test_long": 200.0,
                                                 "tests/z.py::test_long": 90.0})
     nodeids = ("tests/a.py::test_1", "tests/x.py::test_sibling", "tests/y.py::test_long", "tests/a.py::test_2",
                "tests/x.py::test_long", "tests/z.py::test_long", "tests/a.py::test_3", "tests/a.py::test_4")
@@ -112,8 +113,8 @@ def test_the_modules_of_one_shared_start_are_dealt_to_one_share(monkeypatch, tmp
                        "n.py": 'helper = "spark_support.py"\n'}.items():
         (tmp_path / "tests").mkdir(exist_ok=True)
         (tmp_path / "tests" / name).write_text(text)
-    monkeypatch.setattr("conftest.ROOT", tmp_path)
-    monkeypatch.setattr("conftest.LONG_TESTS", {"tests/x.py::test_long": 300.0, "tests/s1.py::test_long": 200.0})
+    monkeypatch.setattr(conftest, "ROOT", tmp_path)
+    monkeypatch.setattr(conftest, "LONG_TESTS", {"tests/x.py::test_long": 300.0, "tests/s1.py::test_long": 200.0})
     nodeids = ("tests/a.py::test_1", "tests/s2.py::test", "tests/x.py::test_long", "tests/n.py::test",
                "tests/s1.py::test_long", "tests/a.py::test_2")
     items = [SimpleNamespace(nodeid=nodeid) for nodeid in nodeids]
