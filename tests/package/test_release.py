@@ -309,6 +309,9 @@ assert distributed.simulate(grr, da.from_array(values, chunks=100), seed=1) == d
 from dpdist import datasets
 assert datasets.get("flights-departure").load().size == 328_521  # the data extra's package, read as data
 import dpdist.distributed.spark, pyspark, dpdist.serve, dpdist.relay, sphinx, opendp, diffprivlib
+from dpdist._http import _telemetry
+assert _telemetry.exportable({"OTEL_TRACES_EXPORTER": "otlp"}, "metrics") is False  # (asked for traces only)
+assert _telemetry.exportable({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}, "traces")  # the otel extra imports
 """], cwd=work, env=env)
 
 
