@@ -31,6 +31,9 @@ COMMANDS: dict[str, dict[str, str]] = {
     "dpdist.cli._serve": {
         "serve": "run the collection service (campaigns, report ingest, estimates, dashboard)",
     },
+    "dpdist.cli._backup": {
+        "backup": "copy a SQLite database of dpdist (service, relay queue, issuer store) while it runs; restore it",
+    },
     "dpdist.cli._campaign": {
         "campaign": "create, open, close, inspect, estimate and export campaigns of a dpdist service (admin)",
     },
