@@ -84,7 +84,7 @@ def test_backup_command_prints_one_line_and_refuses_with_status_2(tmp_path, caps
     assert main(["backup", str(tmp_path / "db.sqlite"), str(tmp_path / "copy.sqlite")]) == 0
     assert "integrity ok" in capsys.readouterr().out
     assert main(["backup", str(tmp_path / "db.sqlite"), str(tmp_path / "copy.sqlite")]) == 2
-    assert capsys.readouterr().err.startswith("dpdist: error: The 'DEST' argument of dpdist backup")
+    assert capsys.readouterr().err.startswith("dpdist: error: The 'destination' parameter of dpdist backup")
 
 
 # --------------------------------------------------------------------------------------------------- the restore drill

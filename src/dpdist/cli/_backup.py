@@ -16,6 +16,7 @@ import sqlite3
 from pathlib import Path
 
 from .._io._atomic import atomic_path
+from .._validation import AllOf, ExistingFile, SQLiteFile, validate_params
 from ..errors import InvalidParameterError
 from ._commands import HELP
 
@@ -46,28 +47,28 @@ def _run_backup(args) -> int:
     return 0
 
 
-def _check_paths(source: str, destination: str) -> tuple[Path, Path]:
-    """``source`` an existing file that is no PostgreSQL URL, ``destination`` a free path in an existing folder."""
-    if source.strip().lower().startswith(("postgresql://", "postgres://")):
-        raise InvalidParameterError("The 'SOURCE' argument of dpdist backup is a PostgreSQL URL: back it up with "
-                                    "pg_dump --format=custom (docs/how-to/operate-the-service.md); dpdist backup "
-                                    "copies SQLite files.")
-    origin, target = Path(source), Path(destination)
-    if not origin.is_file():
-        raise InvalidParameterError(f"The 'SOURCE' argument of dpdist backup must be an existing SQLite file. Got "
-                                    f"{source!r}, which is no file (a backup never creates its source).")
+#: what each argument of :func:`backup_sqlite` must be
+_RULES = {
+    "source": AllOf((SQLiteFile(), ExistingFile()), "the path of an existing SQLite file (a postgresql:// database is "
+                    "backed up with pg_dump --format=custom)"),
+    "destination": SQLiteFile("the path of the copy"),
+}
+
+
+def _check_free(destination: str) -> Path:
+    """``destination`` and its ``-wal`` file do not exist: a backup never overwrites, and SQLite would replay a ``-wal``
+    left beside a restored file onto it."""
+    target = Path(destination)
     for taken in (target, Path(f"{target}-wal")):
         if taken.exists():
             raise InvalidParameterError(
-                f"The 'DEST' argument of dpdist backup must be a path that does not exist. Got {destination!r}, and "
-                f"{str(taken)!r} exists: a backup never overwrites a file (to restore, move the old database and its "
-                "-wal and -shm files aside first).")
-    if not target.parent.is_dir():
-        raise InvalidParameterError(f"The 'DEST' argument of dpdist backup must be in an existing folder. Got "
-                                    f"{destination!r}.")
-    return origin, target
+                f"The 'destination' parameter of dpdist backup must be a path that does not exist. Got "
+                f"{destination!r}, and {str(taken)!r} exists: a backup never overwrites a file (to restore, move the "
+                "old database and its -wal and -shm files aside first).")
+    return target
 
 
+@validate_params(_RULES, owner="dpdist backup")
 def backup_sqlite(source: str, destination: str) -> dict:
     """Copy the SQLite database ``source`` to ``destination`` (which must not exist) through SQLite's backup API, in
     one read transaction while other processes write; the copy is checked, fsynced and renamed into place.
@@ -77,7 +78,7 @@ def backup_sqlite(source: str, destination: str) -> dict:
     integrity check (the copy is written to a temporary file beside ``destination``, readable by its owner only,
     and renamed into place fsynced: :func:`~dpdist._io._atomic.atomic_path`).
     """
-    origin, target = _check_paths(source, destination)
+    origin, target = Path(source), _check_free(destination)
     with atomic_path(target, private=True) as partial:  # it holds keys: its owner's only
         reader = sqlite3.connect(f"{origin.resolve().as_uri()}?mode=ro", uri=True, timeout=_BUSY_TIMEOUT_S)
         writer = sqlite3.connect(partial, isolation_level=None)
@@ -90,7 +91,7 @@ def backup_sqlite(source: str, destination: str) -> dict:
             writer.close()
             reader.close()
         if verdict != "ok":
-            raise InvalidParameterError(f"The copy of the 'SOURCE' argument of dpdist backup ({source!r}) fails "
+            raise InvalidParameterError(f"The copy of the 'source' parameter of dpdist backup ({source!r}) fails "
                                         f"SQLite's integrity check ({verdict}): the source is damaged; nothing was "
-                                        "written to DEST.")
+                                        "written to destination.")
     return {"pages": pages, "bytes": target.stat().st_size}
