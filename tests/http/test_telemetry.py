@@ -5,9 +5,11 @@ and no attribute holding a request's text (a token, a report, a batch id) howeve
 
 from __future__ import annotations
 
+import base64
 import logging
 import os
 import re
+import secrets
 import sqlite3
 import sys
 import uuid
@@ -175,7 +177,7 @@ def _closed_form(key: str, value, templates: set[str]) -> bool:
     return key in _FORMS and isinstance(value, str) and _FORMS[key].fullmatch(value) is not None
 
 
-@pytest.mark.slow  # a collector and a relay as processes, ~6,000 requests sent to them
+@pytest.mark.slow  # a collector and a relay as processes, ~10,000 requests sent to them
 def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret_however_it_is_sent(receiver, tmp_path,
                                                                                                      monkeypatch):
     pytest.importorskip("pyhpke")
@@ -188,6 +190,8 @@ def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret
 
     monkeypatch.setenv("OTEL_BSP_SCHEDULE_DELAY", "100")
     submit = uuid.uuid4().hex  # 32 hexadecimal digits: a trace id's form
+    metrics_token = "metrics-" + secrets.token_hex(12)
+    monkeypatch.setenv("DPDIST_METRICS_TOKEN", metrics_token)  # (the collector's; its environment is this one's)
     collector = CollectorProcess(str(tmp_path / "campaigns.sqlite"), log_path=tmp_path / "collector.log").start()
     relay = RelayProcess(tmp_path / "queue.sqlite", collector.url, min_batch=3, max_batch=3, log_path=tmp_path / "relay.log",
                          options=("--rate-limit", "0")).start()
@@ -201,7 +205,8 @@ def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret
         spans = receiver.wait_for(lambda found: any(span.name == "dpdist.group_commit" and resource["service.name"] ==
                                                     "dpdist-serve" for resource, span in found))
         _check_one_trace([span for _, span in spans])
-        held = {"admin token": ADMIN_TOKEN, "relay token": RELAY_TOKEN, "submit token": submit}
+        held = {"admin token": ADMIN_TOKEN, "relay token": RELAY_TOKEN, "submit token": submit, "metrics token": metrics_token,
+                "privacy pass token": base64.urlsafe_b64encode(secrets.token_bytes(322)).decode().rstrip("=")}
         serve_routes = _service_routes()
         device_routes = [(method, template) for method, template in serve_routes if template.startswith("/api/campaigns/{campaign}/")
                          and template.split("/")[4] in ("batches", "config", "identity")]
@@ -219,7 +224,7 @@ def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret
     batch_ids = {row[0] for row in sqlite3.connect(collector.db_url).execute("SELECT batch_id FROM batches")}
     held.update({f"batch id {number}": batch_id for number, batch_id in enumerate(batch_ids)})
     spans = receiver.spans()
-    assert sent > 4000 and len(spans) > sent // 2, (sent, len(spans))
+    assert sent > 6000 and len(spans) > sent // 2, (sent, len(spans))
     templates, wrong, holding = _templates(), [], []
     for resource, span in spans:
         assert resource.keys() == {"service.name", "service.instance.id"} and resource["service.name"] in ("dpdist-serve", "dpdist-relay")
