@@ -12,7 +12,6 @@ Results are recorded by hand in ``docs/reference/benchmarks/frequency.md``.
 from __future__ import annotations
 
 import argparse
-import resource
 import statistics
 import subprocess
 import sys

@@ -8,9 +8,9 @@ processes on 127.0.0.1, each pinned to CPU 0 with ``taskset`` while it is measur
     ``PUT /api/campaigns/c/batches/{id}``: one GRR report (d = 64) as a dpdist binary record, straight to
     ``dpdist serve`` (its per-address rate limit off: every request comes from 127.0.0.1; the relay's too).
 ``relay``
-    ``PUT /relay/v1/campaigns/c/reports/{id}``: the same report sealed for the collector (HPKE; sealed once
-    before the clock starts: the relay cannot tell), to ``dpdist relay``, which queues it and forwards
-    shuffled batches to a ``dpdist serve`` (on CPU 1) meanwhile.
+    ``PUT /relay/v1/campaigns/c/ohttp/{id}``: the same report as an RFC 9458 request to the campaign's key
+    configuration (encapsulated once before the clock starts: the relay cannot tell), to ``dpdist relay``, which
+    queues it and forwards shuffled batches to a ``dpdist serve`` (on CPU 1) meanwhile.
 
 For each: acknowledged requests per wall second, per CPU-second of the measured process (its CPU time
 read from ``/proc``, so the figure does not depend on how much of the shared machine it got), and p50/p99
@@ -19,8 +19,8 @@ latency.  Servers stop by themselves at the end of the run.
 ``--token-checks N`` measures instead, in this process, the CPU per report of the token check the relay's
 admission and the collector's verification make (:func:`dpdist.privacypass.verify_token`: the RSA-2048
 public operation) beside what binding a token to its report adds to it (:func:`dpdist._wire._binding.is_bound`:
-the report's ``enc`` hashed with the token's challenge digest), for ``N`` tokens bound to reports in dpdist's
-envelope and in RFC 9458; the thread's CPU time, best and median of 5 rounds.
+the report's ``enc`` hashed with the token's challenge digest), for ``N`` tokens bound to RFC 9458 requests; the
+thread's CPU time, best and median of 5 rounds.
 
 Usage::
 
@@ -49,7 +49,7 @@ from relay_support import CollectorProcess, RelayProcess  # noqa: E402
 from serve_support import admin_headers  # noqa: E402
 
 from dpdist import io, local  # noqa: E402
-from dpdist._wire import _envelope  # noqa: E402
+from dpdist._wire import _ohttp_report  # noqa: E402
 
 CONFIG = {"protocol": "grr", "version": 1, "epsilon": 1.0, "domain_size": 64}
 LUA = """
@@ -105,23 +105,21 @@ def measure(process, url: str, body: bytes, content_type: str, path: str, second
 
 
 def bound_messages(count: int) -> tuple[bytes, bytes, list[tuple[bytes, bytes]]]:
-    """The token key and challenge of a campaign, and ``count`` (token, sealed report) pairs as devices send them: half
-    in dpdist's envelope, half RFC 9458 requests, each token bound to its report."""
+    """The token key and challenge of a campaign, and ``count`` (token, RFC 9458 request) pairs as devices send them,
+    each token bound to its report."""
     from dpdist import _ohttp, privacypass as pp
-    from dpdist._wire import _binding, _ohttp_report
+    from dpdist._wire import _binding
 
     protocol = local.from_config(CONFIG)
     key = pp.generate_private_key()
     token_key, challenge = pp.encode_token_key(key.public_key()), pp.TokenChallenge("issuer.example", bytes(32)).encode()
-    collector, ohttp = _envelope.generate_key(), _ohttp.KeyConfig(0, _envelope.generate_key().public_key)
+    ohttp = _ohttp.KeyConfig(0, _ohttp.public_key_of(os.urandom(32)))
     messages = []
     for index in range(count):
         seed, body = os.urandom(32), io.encode_record(protocol, protocol.privatize([index % 64], secure=True))
         pending = pp.request_token(challenge, token_key, nonce=_binding.seed_nonce(challenge, seed))
         token = pp.finalize_token(pending, pp.blind_sign(key, pp.TokenRequest.decode(pending.request).blinded_msg))
-        sealed = (_envelope.seal(collector.public_key, "c", body, "application/octet-stream", seed=seed) if index % 2 == 0
-                  else _ohttp_report.encapsulate_report(ohttp, "c", body, "application/octet-stream", seed=seed))
-        messages.append((token, sealed))
+        messages.append((token, _ohttp_report.encapsulate_report(ohttp, "c", body, "application/octet-stream", seed=seed)))
     return token_key, challenge, messages
 
 
@@ -185,12 +183,13 @@ def main() -> None:
                              options=("--rate-limit", "0", "--limit-concurrency", "4096", "--max-pending-heads-per-address", "4096")).start()
         try:
             with httpx.Client(base_url=collector.url, headers=admin_headers(), timeout=30) as admin:
-                # a relayed campaign without an issuer (no admission tokens): the relay's own cost, its queue and sealing
+                # a relayed campaign without an issuer (no admission tokens): the relay's own cost and its queue
                 admin.post("/api/campaigns", json={"campaign": "c", "config": CONFIG, "relay": {"url": relay.url}}).raise_for_status()
                 admin.post("/api/campaigns/c/open").raise_for_status()
             relay_key = httpx.get(f"{relay.url}/api/campaigns/c/config", timeout=30).json()["relay"]
-            sealed = _envelope.seal(_envelope.decode_public_key(relay_key["public_key"]), "c", record, "application/octet-stream")
-            results.append(measure(relay, relay.url, sealed, _envelope.SEALED_CONTENT_TYPE, "/relay/v1/campaigns/c/reports/",
+            request = _ohttp_report.encapsulate_report(_ohttp_report.campaign_key_config(relay_key), "c", record,
+                                                       "application/octet-stream")
+            results.append(measure(relay, relay.url, request, "message/ohttp-req", "/relay/v1/campaigns/c/ohttp/",
                                    args.seconds, workdir, "relay", {"Dpdist-Pin": relay_key["pin"]}))  # the identity devices hold
         finally:
             relay.stop()

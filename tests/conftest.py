@@ -127,7 +127,6 @@ LONG_TESTS: dict[str, float] = {
     "tests/clients/test_java_conformance.py::test_the_java_client_draws_as_the_javascript_client": 89,
     "tests/audit/test_floats.py::test_correct_counts_are_never_flagged_at_the_central_defaults": 82,
     "tests/serve/test_serve_crash.py::test_submitters_finish_on_their_first_run_across_restarts": 80,
-    "tests/cli/test_relay.py::test_dpdist_submit_sends_rfc9458_requests_through_the_relay_beside_dpdist_envelope": 73,
     "tests/cli/test_serve.py::test_cli_campaign_and_submit": 73,
     "tests/docs/test_tutorials.py::test_the_simulated_collection_runs_as_written": 73,
     "tests/distributed/test_spark.py::test_simulate_equals_one_process_and_dask": 73,
@@ -150,6 +149,7 @@ LONG_TESTS: dict[str, float] = {
     "tests/serve/test_operations.py::test_a_postgresql_outage_is_503_a_few_log_lines_and_heals_by_itself": 52,
     "tests/io/test_shuffle.py::test_the_shuffle_draws_every_order_equally_often": 52,
     "tests/clients/test_java_serve.py::test_java_python_and_node_devices_are_counted_once_through_server_kills": 51,
+    "tests/cli/test_relay.py::test_dpdist_submit_and_the_node_client_send_rfc9458_requests_through_the_relay": 50,
 }
 
 

@@ -110,9 +110,9 @@ class Parties:
         return answer.json()["credentials"]
 
     def relayed_campaign(self, name: str, config: dict, *, issuer_key: str | None = "c1", independent: bool = True,
-                         colluding: int = 0, tokens_each: int = 1) -> dict:
+                         colluding: int = 0, tokens_each: int = 1, sealed_v1: bool = False) -> dict:
         """Create and open a relayed campaign (with the issuer's key ``issuer_key``, made with the ceiling ``tokens_each``
-        if missing, or no issuer); its public config."""
+        if missing, or no issuer; ``sealed_v1``: taking dpdist's deprecated envelope too); its public config."""
         from dpdist.client import issuer_of
 
         issuer = None
@@ -120,7 +120,8 @@ class Parties:
             self.admin("issuer", "POST", "/issuer/v1/keys", json={"name": issuer_key, "tokens_each": tokens_each})
             issuer = issuer_of("http://issuer", issuer_key, independent=independent, transport=self.transport)
         with self.operator() as operator:
-            operator.create_campaign(name, config, relay={"url": "http://relay", "issuer": issuer, "colluding": colluding})
+            relay = {"url": "http://relay", "issuer": issuer, "colluding": colluding, **({"sealed_v1": True} if sealed_v1 else {})}
+            operator.create_campaign(name, config, relay=relay)
             operator.open_campaign(name)
             return operator.config(name)
 

@@ -76,8 +76,9 @@ def raw_connection(port: int) -> socket.socket:
 
 
 def request_head(method: str, path: str, length: int, extra: str = "") -> bytes:
-    return (f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
-            f"Content-Length: {length}\r\n{extra}\r\n").encode()
+    """A request's head, of a body of binary records unless ``extra`` names its own content type."""
+    kind = "" if "content-type:" in extra.lower() else "Content-Type: application/octet-stream\r\n"
+    return f"{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{kind}Content-Length: {length}\r\n{extra}\r\n".encode()
 
 
 def read_response(sock: socket.socket) -> tuple[int, dict, bytes]:

@@ -213,48 +213,30 @@ def test_dpdist_submit_keeps_its_tokens_through_a_relay_outage(parties, tmp_path
     assert _summary(collector, "outage")["n"] == 20
 
 
-def test_dpdist_submit_sends_rfc9458_requests_through_the_relay_beside_dpdist_envelope(parties, tmp_path):
-    """`dpdist submit --relay-envelope ohttp` and `--relay-envelope dpdist`, and the Node client's RFC 9458 requests, into
-    one campaign through the real relay: every report counted once, none rejected; once the campaign turns dpdist's envelope off, `dpdist submit` (auto) sends RFC
-    9458 requests, and one sent in dpdist's envelope is refused by name (the relay's 409 sealed_v1_off, one line); the
-    reports the relay acknowledged in dpdist's envelope before the switch still count."""
+def test_dpdist_submit_and_the_node_client_send_rfc9458_requests_through_the_relay(parties, tmp_path):
+    """`dpdist submit` (its deprecated --relay-envelope has no effect) and the Node client's RFC 9458 requests, into one
+    campaign through the real relay: every report an RFC 9458 request, counted once, none rejected."""
     collector, relay, issuer = parties
     _create(parties, "rfc9458")
-    credentials = issuer.credentials("rfc9458", 4, tokens_each=25)
+    credentials = issuer.credentials("rfc9458", 3, tokens_each=25)
     data = tmp_path / "values.csv"
     data.write_text("v\n" + "\n".join(str(i % 16) for i in range(25)) + "\n")
-
-    def submit(credential, envelope, cache):
-        return subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", collector.url, "--issuer", issuer.url,
-                               "--campaign", "rfc9458", str(data), "--column", "v", "--relay-envelope", envelope],
-                              capture_output=True, text=True, timeout=300,
-                              env={**os.environ, "DPDIST_ISSUER_CREDENTIAL": credential,
-                                   "DPDIST_CACHE_DIR": str(tmp_path / cache)})
-
-    for credential, envelope in zip(credentials, ("ohttp", "dpdist")):
-        result = submit(credential, envelope, envelope)
+    for credential, envelope in zip(credentials, ("auto", "dpdist")):
+        result = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", collector.url, "--issuer",
+                                 issuer.url, "--campaign", "rfc9458", str(data), "--column", "v", "--relay-envelope", envelope],
+                                capture_output=True, text=True, timeout=300,
+                                env={**os.environ, "DPDIST_ISSUER_CREDENTIAL": credential,
+                                     "DPDIST_CACHE_DIR": str(tmp_path / envelope)})
         assert result.returncode == 0 and "25 report(s) accepted by the relay" in result.stdout, result.stderr
-    node = subprocess.run(["node", str(ROOT / "tests" / "relayed_submit_driver.mjs"), json.dumps({  # the JS client: RFC 9458
-        "server": collector.url, "campaign": "rfc9458", "values": list(range(10)), "relayEnvelope": "ohttp",
-        "issuer": {"credential": credentials[3], "url": issuer.url}})], capture_output=True, text=True, timeout=300)
+    node = subprocess.run(["node", str(ROOT / "tests" / "relayed_submit_driver.mjs"), json.dumps({
+        "server": collector.url, "campaign": "rfc9458", "values": list(range(10)),
+        "issuer": {"credential": credentials[2], "url": issuer.url}})], capture_output=True, text=True, timeout=300)
     assert node.returncode == 0, node.stdout + node.stderr
     assert sum(ack["relayed"] for ack in json.loads(node.stdout.strip().splitlines()[-1])["acks"]) == 10
-    turned = httpx.put(f"{collector.url}/api/campaigns/rfc9458/envelopes", json={"sealed_v1": False}, headers=admin_headers(),
-                       timeout=30)
-    assert turned.status_code == 200 and turned.json()["envelopes"] == {"sealed_v1": False, "ohttp": True}
-    # the relay reads a campaign's config again after 5 s (its cache): then it refuses dpdist's envelope
-    deadline = time.monotonic() + 60
-    while httpx.get(f"{relay.url}/api/campaigns/rfc9458/config", timeout=30).json()["relay"]["envelopes"]["sealed_v1"]:
-        assert time.monotonic() < deadline, "the relay still passes on the campaign's config with dpdist's envelope on"
-        time.sleep(0.2)
-    stale = submit(credentials[2], "dpdist", "stale")
-    assert stale.returncode != 0 and len(stale.stderr.strip().splitlines()) == 1 and "sealed_v1_off" in stale.stderr, stale.stderr
-    followed = submit(credentials[2], "auto", "stale")  # the same device, following the campaign: RFC 9458 requests
-    assert followed.returncode == 0, followed.stderr
     status = _drained(relay, "rfc9458")
+    assert set(status["waiting_by_envelope"].get("rfc9458", {})) <= {"ohttp"}
     summary = _summary(collector, "rfc9458")
-    # every report the relay acknowledged counts, those in dpdist's envelope delivered after the switch included
-    assert summary["n"] == 85 - status["waiting"].get("rfc9458", 0) >= 60 and summary["rejected"] == {}
+    assert summary["n"] == 60 - status["waiting"].get("rfc9458", 0) >= 40 and summary["rejected"] == {}
     assert summary["anonymity"]["smallest_batch"] >= relay.min_batch
 
 
@@ -265,12 +247,11 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     """Devices send one report per request with retries while the relay and the collector are SIGKILLed at random
     (seeded) moments and restarted, at least ``KILLS`` times while they send: a device sends its report ``r`` once
     ``(r + 1) KILLS / REPORTS`` kills have been made, so the kills are spread over the sending whatever the machine's
-    speed.  Half the devices send RFC 9458 requests, half dpdist's envelope (one queue, mixed batches).  Afterwards
-    filler reports of both envelopes push every real report out of the relay (it forwards the oldest first): the
+    speed.  Afterwards filler reports push every real report out of the relay (it forwards the oldest first): the
     collector's counts are the real reports' counts plus fillers only."""
     collector, relay, issuer = parties
     _create(parties, "crash", keep_reports=True)
-    credentials = issuer.credentials("crash", CLIENTS + 2, tokens_each=2 * relay.max_batch + REPORTS)
+    credentials = issuer.credentials("crash", CLIENTS + 1, tokens_each=2 * relay.max_batch + REPORTS)
     protocol = local.from_config(CONFIG)
     rng = np.random.default_rng(20261123)
     reports = [protocol.privatize(rng.integers(0, 15, REPORTS), rng=rng) for _ in range(CLIENTS)]
@@ -281,8 +262,7 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
 
     def device(index):
         try:
-            with Client(collector.url, retries=400, backoff=0.05, issuer_credential=credentials[index], issuer=issuer.url,
-                        relay_envelope="ohttp" if index % 2 else "dpdist") as client:
+            with Client(collector.url, retries=400, backoff=0.05, issuer_credential=credentials[index], issuer=issuer.url) as client:
                 client.config("crash")
                 client.prepare_tokens("crash", REPORTS)  # all of the device's tokens first, as a device may
                 for row in range(REPORTS):
@@ -323,15 +303,13 @@ def test_sigkill_of_relay_and_collector_loses_nothing_and_counts_nothing_twice(p
     assert not failures, failures
     assert kills[0] >= KILLS, kills
     filler = np.full(2 * relay.max_batch, 15, dtype=np.uint64)
-    for envelope, credential in zip(("dpdist", "ohttp"), credentials[-2:]):  # each envelope's part is formed on its own
-        with Client(collector.url, retries=50, backoff=0.05, issuer_credential=credential, issuer=issuer.url,
-                    relay_envelope=envelope) as client:
-            client.config("crash")
-            client.submit_reports("crash", protocol, filler, batch_id=f"filler-{envelope}")
+    with Client(collector.url, retries=50, backoff=0.05, issuer_credential=credentials[-1], issuer=issuer.url) as client:
+        client.config("crash")
+        client.submit_reports("crash", protocol, filler, batch_id="filler")
     _drained(relay, "crash")
     summary = _summary(collector, "crash")
     assert summary["rejected"] == {}
-    assert CLIENTS * REPORTS <= summary["n"] <= CLIENTS * REPORTS + 2 * len(filler)
+    assert CLIENTS * REPORTS <= summary["n"] <= CLIENTS * REPORTS + len(filler)
     with AdminClient(collector.url, admin_token=ADMIN_TOKEN) as admin:
         kept = admin.export("crash", tmp_path / "kept.bin") and io.read_reports(tmp_path / "kept.bin", protocol).reports
     counted = np.bincount(np.asarray(kept).astype(np.int64).ravel(), minlength=16)

@@ -91,7 +91,7 @@ def test_the_issuer_s_key_is_read_up_to_the_answer_limit():
     padding = {"within": b" " * (512 << 10), "past": b" " * (2 << 20)}
     answer = b'{"token_key": "%s"}' % b64url_encode(key).encode()
     issuer = {"url": "http://issuer", "key": "k1"}
-    route = RelayRoute("c", "http://relay", b"", {}, issuer, "")
+    route = RelayRoute("c", "http://relay", {}, issuer, "", None)
     route._check_issuer_key(issuer, key, httpx.MockTransport(
         lambda request: httpx.Response(200, content=answer + padding["within"])))  # within the limit: the key is read
     with pytest.raises(CampaignIdentityError) as error:

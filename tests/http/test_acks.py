@@ -113,12 +113,12 @@ def test_a_relays_answer_must_name_the_report_sent():
                    {"campaign": "c", "report_id": report_id, "duplicate": False}]
         return httpx.Response(202, json=answers[min(len(sent), 3) - 1])
 
-    route = RelayRoute("c", "http://relay", _ohttp.public_key_of(b"\x05" * 32), CONFIG["config"], None, "pin")
+    route = RelayRoute("c", "http://relay", CONFIG["config"], None, "pin", _ohttp.KeyConfig(0, _ohttp.public_key_of(b"\x05" * 32)))
     with Client("http://collector", transport=httpx.MockTransport(relay), backoff=0.0) as client:
         client._relays["c"], client._routes["c"] = {"url": "http://relay"}, route
         ack = client.submit_body("c", "b1", b'{"reports": [1]}', "application/json")
     assert ack["relayed"] == 1 and ack["duplicates"] == 0
-    assert len(sent) == 3 and len(set(sent)) == 1 and sent[0][0] == "/relay/v1/campaigns/c/reports/b1"
+    assert len(sent) == 3 and len(set(sent)) == 1 and sent[0][0] == "/relay/v1/campaigns/c/ohttp/b1"
 
 
 def _counts(accepted: int, n_read: int | None, rejected: dict | None = None, duplicate: bool = False):

@@ -19,6 +19,7 @@ from dpdist._ohttp import _hpke  # noqa: E402
 
 # ---- RFC 9180, Appendix A.1.1 ----
 INFO = bytes.fromhex("4f6465206f6e2061204772656369616e2055726e")
+IKM_E = bytes.fromhex("7268600d403fce431561aef583ee1613527cff655c1343f29812e66706df3234")
 SK_EM = bytes.fromhex("52c4a758a802cd8b936eceea314432798d5baf2d7e9235dc084ab1b9cfa2f736")
 ENC = bytes.fromhex("37fda3567bdbd628e88668c3c8d7e97d1d1253b6d4ea6d44c150f741f1bf4431")
 SK_RM = bytes.fromhex("4612c550263fc8ad58375df3f557aac531d26850903e55a9f23f21d8534e8ac8")
@@ -38,6 +39,13 @@ def test_the_sender_reproduces_the_rfc_encapsulation_and_encryptions():
     enc, sender = _hpke.setup_sender(PK_RM, INFO, SK_EM)
     assert enc == ENC
     assert [sender.seal(PLAINTEXT, f"Count-{sequence}".encode()) for sequence in (0, 1)] == SEALED
+
+
+def test_the_ephemeral_key_pair_derived_from_the_rfc_seed_is_the_rfcs_and_pyhpkes():
+    assert _hpke.derive_key_pair(IKM_E) == (SK_EM, ENC)
+    seed = os.urandom(32)
+    theirs = PYHPKE.kem.derive_key_pair(seed)
+    assert _hpke.derive_key_pair(seed) == (theirs.private_key.to_private_bytes(), theirs.public_key.to_public_bytes())
 
 
 def test_the_recipient_opens_the_rfc_encryptions_in_sequence_and_exports_its_values():

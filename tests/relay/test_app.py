@@ -1,7 +1,7 @@
-"""The relay (sealed reports in, shuffled batches of at least K out, exactly once).
+"""The relay (RFC 9458 requests in, shuffled batches of at least K out, exactly once).
 
-The relay runs in process against a stand-in collector (an ASGI app that opens the sealed reports
-with the campaign's key and counts each batch id once, as ``dpdist serve`` does); the end-to-end
+The relay runs in process against a stand-in collector (an ASGI app that opens the reports with the
+campaign's keys and counts each batch id once, as ``dpdist serve`` does); the end-to-end
 tests with ``dpdist serve`` and SIGKILL are in tests/cli/test_relay.py.
 """
 
@@ -16,8 +16,8 @@ import time
 import httpx
 import pytest
 
-from dpdist.errors import InvalidParameterError, MalformedReportError
-from dpdist._wire import _envelope
+from dpdist._wire import _ohttp_report
+from dpdist._wire._frames import MAX_SEALED_BYTES
 from dpdist.relay import create_app
 from dpdist._wire._identity import PIN_HEADER
 
@@ -25,7 +25,9 @@ pytest.importorskip("pyhpke")
 pytest.importorskip("starlette")
 
 from relay_stand_in import ADMIN, RELAY_TOKEN, Collector  # noqa: E402
+from sealed_v1_support import public_key_of, seal  # noqa: E402
 
+OHTTP = {"content-type": "message/ohttp-req"}
 
 
 def _relay(path, collector: Collector, *, min_batch=5, max_batch=8):
@@ -41,11 +43,12 @@ async def _with_relay(app, work, client_address=("203.0.113.7", 5555)):
 
 
 async def _send(client, campaign, report_id, value):
+    """One device's report of ``value``, an RFC 9458 request to the key configuration the campaign's config names."""
     config = (await client.get(f"/api/campaigns/{campaign}/config")).json()
-    sealed = _envelope.seal(_envelope.decode_public_key(config["relay"]["public_key"]), campaign,
-                            json.dumps({"reports": [value]}).encode(), "application/json")
-    return await client.put(f"/relay/v1/campaigns/{campaign}/reports/{report_id}", content=sealed,
-                            headers={PIN_HEADER: config["relay"]["pin"]})
+    request = _ohttp_report.encapsulate_report(_ohttp_report.campaign_key_config(config["relay"]), campaign,
+                                               json.dumps({"reports": [value]}).encode(), "application/json")
+    return await client.put(f"/relay/v1/campaigns/{campaign}/ohttp/{report_id}", content=request,
+                            headers={PIN_HEADER: config["relay"]["pin"], **OHTTP})
 
 
 async def _settled(client, want_batches: int, min_batch: int = 5):
@@ -59,23 +62,25 @@ async def _settled(client, want_batches: int, min_batch: int = 5):
     raise AssertionError(f"batches not settled: {status}")
 
 
-# ---------------------------------------------------------------------- the envelope
-def test_sealed_reports_open_only_for_their_campaign_and_key_and_hide_their_length():
-    key = _envelope.generate_key()
-    short = _envelope.seal(key.public_key, "c", b'{"reports": [1]}', "application/json")
-    long = _envelope.seal(key.public_key, "c", b'{"reports": [1234567]}', "application/json")
-    assert len(short) == len(long) and short != _envelope.seal(key.public_key, "c", b'{"reports": [1]}', "application/json")
-    assert _envelope.open_sealed(key.private_key, "c", short) == ("application/json", b'{"reports": [1]}')
-    for campaign, private, sealed in [("other", key.private_key, short), ("c", _envelope.generate_key().private_key, short),
-                                      ("c", key.private_key, short[:-1] + bytes([short[-1] ^ 1]))]:
-        with pytest.raises(MalformedReportError):
-            _envelope.open_sealed(private, campaign, sealed)
-    with pytest.raises(InvalidParameterError, match="content type"):
-        _envelope.seal(key.public_key, "c", b"x", "text/plain")
-    messages = [short, long, b"x" * 70]
-    assert _envelope.unframe(_envelope.frame(messages)) == messages
-    with pytest.raises(MalformedReportError):
-        _envelope.unframe(_envelope.frame(messages)[:-1])
+# ---------------------------------------------------------------------- dpdist's deprecated envelope
+def test_a_report_in_dpdists_deprecated_envelope_is_still_queued_and_delivered_beside_rfc9458_requests(tmp_path):
+    """A device of an earlier version seals in dpdist's envelope: while the campaign takes it, the relay checks it
+    without the key, queues it and delivers it in a batch with at least K reports of that envelope."""
+    collector = Collector({"c": "open"})
+
+    async def work(client):
+        config = (await client.get("/api/campaigns/c/config")).json()
+        pin, key = {PIN_HEADER: config["relay"]["pin"]}, public_key_of(config["relay"])
+        for value in range(5):
+            sealed = seal(key, "c", json.dumps({"reports": [10 + value]}).encode(), "application/json")
+            assert (await client.put(f"/relay/v1/campaigns/c/reports/old{value}", content=sealed, headers=pin)).status_code == 202
+            assert (await _send(client, "c", f"new{value}", value)).status_code == 202
+        garbage = await client.put("/relay/v1/campaigns/c/reports/x", content=b"\x01hello", headers=pin)
+        assert garbage.status_code == 400 and garbage.json()["error"] == "not_sealed"
+        return await _settled(client, 1)  # one batch: K of each envelope
+
+    status = asyncio.run(_with_relay(_relay(tmp_path / "q.sqlite", collector, max_batch=10), work))
+    assert sorted(collector.counted()) == [0, 1, 2, 3, 4, 10, 11, 12, 13, 14] and status["refused"] == {"not_sealed": 1}
 
 
 # ---------------------------------------------------------------------- the relay
@@ -176,18 +181,19 @@ def test_the_relay_refuses_what_it_cannot_forward(tmp_path):
 
     async def work(client):
         good = (await client.get("/api/campaigns/c/config")).json()
-        sealed = _envelope.seal(_envelope.decode_public_key(good["relay"]["public_key"]), "c", b'{"reports": [1]}', "application/json")
-        pin = {PIN_HEADER: good["relay"]["pin"]}
+        sealed = _ohttp_report.encapsulate_report(_ohttp_report.campaign_key_config(good["relay"]), "c", b'{"reports": [1]}',
+                                                  "application/json")
+        pin = {PIN_HEADER: good["relay"]["pin"], **OHTTP}
         answers = {
-            "unknown": await client.put("/relay/v1/campaigns/nope/reports/a", content=sealed, headers=pin),
-            "closed": await client.put("/relay/v1/campaigns/shut/reports/a", content=sealed, headers=pin),
-            "direct": await client.put("/relay/v1/campaigns/direct/reports/a", content=sealed, headers=pin),
-            "bad id": await client.put("/relay/v1/campaigns/c/reports/a%20b", content=sealed, headers=pin),
-            "no pin": await client.put("/relay/v1/campaigns/c/reports/a", content=sealed),
-            "other pin": await client.put("/relay/v1/campaigns/c/reports/a", content=sealed, headers={PIN_HEADER: "0" * 64}),
-            "other key": await client.put("/relay/v1/campaigns/c/reports/a", content=sealed[:1] + bytes(8) + sealed[9:], headers=pin),
-            "garbage": await client.put("/relay/v1/campaigns/c/reports/a", content=b"\x01hello", headers=pin),
-            "too large": await client.put("/relay/v1/campaigns/c/reports/a", content=b"\x01" * (_envelope.MAX_SEALED_BYTES + 1),
+            "unknown": await client.put("/relay/v1/campaigns/nope/ohttp/a", content=sealed, headers=pin),
+            "closed": await client.put("/relay/v1/campaigns/shut/ohttp/a", content=sealed, headers=pin),
+            "direct": await client.put("/relay/v1/campaigns/direct/ohttp/a", content=sealed, headers=pin),
+            "bad id": await client.put("/relay/v1/campaigns/c/ohttp/a%20b", content=sealed, headers=pin),
+            "no pin": await client.put("/relay/v1/campaigns/c/ohttp/a", content=sealed, headers=OHTTP),
+            "other pin": await client.put("/relay/v1/campaigns/c/ohttp/a", content=sealed, headers={**pin, PIN_HEADER: "0" * 64}),
+            "other key": await client.put("/relay/v1/campaigns/c/ohttp/a", content=b"\x07" + sealed[1:], headers=pin),
+            "garbage": await client.put("/relay/v1/campaigns/c/ohttp/a", content=b"\x00hello", headers=pin),
+            "too large": await client.put("/relay/v1/campaigns/c/ohttp/a", content=b"\x00" * (MAX_SEALED_BYTES + 1),
                                           headers=pin),
             "status": await client.get("/relay/v1/status"),
         }
@@ -197,7 +203,7 @@ def test_the_relay_refuses_what_it_cannot_forward(tmp_path):
     assert answers == {
         "unknown": (404, "unknown_campaign"), "closed": (409, "campaign_not_open"), "direct": (409, "not_relayed"),
         "bad id": (400, "invalid_report_id"), "no pin": (409, "pin_mismatch"), "other pin": (409, "pin_mismatch"),
-        "other key": (400, "not_sealed"), "garbage": (400, "not_sealed"),
+        "other key": (400, "not_encapsulated"), "garbage": (400, "not_encapsulated"),
         "too large": (413, "too_large"), "status": (401, "unauthorized"),
     }
 
@@ -218,28 +224,3 @@ def test_the_queue_keeps_no_address_and_no_time(tmp_path):
     database.close()
     for path in tmp_path.glob("q.sqlite*"):
         assert b"203.0.113.77" not in path.read_bytes()
-
-
-def test_a_report_sealed_by_the_javascript_client_opens_in_python(tmp_path):
-    """Cross-language: @hpke/core (bundled in clients/js) and pyhpke implement the same RFC 9180 suite."""
-    import os
-    import shutil
-    import subprocess
-    from pathlib import Path
-
-    node = shutil.which("node")
-    if node is None:
-        if os.environ.get("CI"):
-            pytest.fail("node is not installed, and CI is set: the JavaScript client's relay transport must be checked.")
-        pytest.skip("node is not installed")
-    key = _envelope.generate_key()
-    relay_js = Path(__file__).resolve().parents[2] / "clients" / "js" / "src" / "relay.js"
-    script = (
-        f"import {{ sealForRelay }} from {json.dumps(relay_js.as_uri())};\n"
-        f"const relay = {json.dumps(_envelope.public_key_config(key.public_key))};\n"
-        "const sealed = await sealForRelay(relay, 'campaign-7', new TextEncoder().encode('{\"reports\": [5]}'), 'application/json');\n"
-        "process.stdout.write(Buffer.from(sealed).toString('hex'));\n"
-    )
-    sealed = bytes.fromhex(subprocess.run([node, "--input-type=module", "-e", script], capture_output=True, text=True,
-                                          check=True, timeout=120).stdout)
-    assert _envelope.open_sealed(key.private_key, "campaign-7", sealed) == ("application/json", b'{"reports": [5]}')

@@ -89,8 +89,8 @@ class ServeTarget:
         return f"/api/campaigns/{self.campaign}/batches/{name}"
 
     def headers(self) -> dict:
-        """What a device's request carries besides its body (nothing, for a campaign that takes no token)."""
-        return {}
+        """What a device's request carries besides its body: its content type (no token: the campaign takes none)."""
+        return {"Content-Type": "application/octet-stream"}
 
     def body(self, k: int = 0) -> bytes:
         return grr_body([k % 8], seed=k)
@@ -128,18 +128,17 @@ class RelayTarget:
         self._running.__exit__(*exc)
 
     def path(self, name: str) -> str:
-        return f"/relay/v1/campaigns/c/reports/{name}"
+        return f"/relay/v1/campaigns/c/ohttp/{name}"
 
     def headers(self) -> dict:
-        """The campaign's identity pin, which a device's report carries (docs/explanation/threat-model.md, "Keys the relay cannot swap")."""
+        """The campaign's identity pin, which a device's report carries (docs/explanation/threat-model.md, "Keys the relay
+        cannot swap"), and the content type of an RFC 9458 request."""
         from dpdist._wire._identity import PIN_HEADER, pin_of
 
-        return {PIN_HEADER: pin_of(self.collector.identity("c"))}
+        return {PIN_HEADER: pin_of(self.collector.identity("c")), "Content-Type": "message/ohttp-req"}
 
     def body(self, k: int = 0) -> bytes:
-        from dpdist._wire import _envelope
-
-        return _envelope.seal(self.collector.key.public_key, "c", json.dumps({"reports": [k % 8]}).encode(), "application/json")
+        return self.collector.encapsulate("c", json.dumps({"reports": [k % 8]}).encode())
 
 
 def target(kind: str, tmp_path, limits: Limits | None = None, **options):
@@ -148,7 +147,7 @@ def target(kind: str, tmp_path, limits: Limits | None = None, **options):
 
 def put(server, name: str, body: bytes, *, local_address: str | None = None, token: str | None = None,
         coding: str | None = None):
-    headers = {"Content-Type": "application/octet-stream", **server.headers()}
+    headers = server.headers()
     if token:
         headers["Authorization"] = f"Bearer {token}"
     if coding is not None:
@@ -595,8 +594,7 @@ def test_a_crowd_of_whole_requests_from_one_address_is_answered_past_its_cap(tmp
     rightly answered 503 ``busy`` in part, which is the shedding's business, not the cap's.)"""
     limits = Limits(max_pending_heads_per_address=2, header_timeout=BOUND_S, http=http, rate_limit=0)
     with target(kind, tmp_path, limits) as server:
-        head = (f"PUT {server.path('{}')} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
-                f"{extra_headers(server)}Connection: close\r\n")
+        head = f"PUT {server.path('{}')} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra_headers(server)}Connection: close\r\n"
         crowd = []
         for k in range(MIN_SHED - 1):
             body = server.body(k)
@@ -677,8 +675,8 @@ def test_request_headers_over_16_kib_are_refused_and_the_connection_closed(tmp_p
 
 
 def chunked_head(server, name: str) -> bytes:
-    return (f"PUT {server.path(name)} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\n"
-            f"{extra_headers(server)}Transfer-Encoding: chunked\r\n\r\n").encode()
+    return (f"PUT {server.path(name)} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra_headers(server)}Transfer-Encoding: chunked"
+            "\r\n\r\n").encode()
 
 
 @pytest.mark.parametrize(("http", "kind"), PARSER_KINDS)

@@ -18,7 +18,8 @@ import httpx
 import pytest
 
 from dpdist import io, local
-from dpdist._wire import _envelope
+from dpdist._wire import _ohttp_report
+from dpdist._wire._frames import frame
 from dpdist._wire._identity import PIN_HEADER
 from dpdist.relay import create_app as create_relay
 
@@ -49,7 +50,9 @@ async def _create(collector, name, relay=RELAY, **options):
 
 
 def _sealed(config_document, campaign, body, content_type="application/octet-stream"):
-    return _envelope.seal(_envelope.decode_public_key(config_document["relay"]["public_key"]), campaign, body, content_type)
+    """A device's report: an RFC 9458 request of ``campaign`` to the key configuration ``config_document`` names."""
+    return _ohttp_report.encapsulate_report(_ohttp_report.campaign_key_config(config_document["relay"]), campaign, body,
+                                            content_type)
 
 
 def test_reports_through_the_relay_are_counted_once_unlinked_with_the_guarantee_stated(tmp_path):
@@ -65,11 +68,11 @@ def test_reports_through_the_relay_are_counted_once_unlinked_with_the_guarantee_
         async with relay.router.lifespan_context(relay):
             async with httpx.AsyncClient(transport=httpx.ASGITransport(relay), base_url="http://relay") as device:
                 public = (await device.get("/api/campaigns/anon/config")).json()
-                assert public["relay"]["key_id"] and public["submit_token_required"] is False
+                assert public["relay"]["ohttp"] and public["submit_token_required"] is False
                 for index, value in enumerate(values):
                     body = io.encode_record(protocol, protocol.privatize([value], secure=True))
-                    sent = await device.put(f"/relay/v1/campaigns/anon/reports/device{index}", content=_sealed(public, "anon", body),
-                                            headers={PIN_HEADER: public["relay"]["pin"]})
+                    sent = await device.put(f"/relay/v1/campaigns/anon/ohttp/device{index}", content=_sealed(public, "anon", body),
+                                            headers={PIN_HEADER: public["relay"]["pin"], "content-type": "message/ohttp-req"})
                     assert sent.status_code == 202, sent.text
                 for _ in range(500):  # 13 reports, batches of 5..6: two batches delivered, one to three reports wait
                     status = (await device.get("/relay/v1/status", headers=ADMIN_HEADERS)).json()
@@ -122,7 +125,7 @@ def test_direct_submissions_forged_deliveries_and_odd_messages_are_refused(tmp_p
         }
         messages = [_sealed(public, "anon", one), _sealed(public, "anon", two), _sealed(public, "other", one),
                     _sealed(public, "anon", b"not records"), _sealed(public, "anon", one)]
-        batch = _envelope.frame(messages)
+        batch = frame(messages)
         first = await collector.put("/api/campaigns/anon/relayed/" + "e" * 32, content=batch, headers=relay_headers)
         again = await collector.put("/api/campaigns/anon/relayed/" + "e" * 32, content=batch, headers=relay_headers)
         summary = (await collector.get("/api/campaigns/anon")).json()
@@ -135,9 +138,10 @@ def test_direct_submissions_forged_deliveries_and_odd_messages_are_refused(tmp_p
     assert codes == {"direct": (409, "relayed_campaign"), "forged": (401, "unauthorized"), "not relayed": (409, "not_relayed"),
                      "broken frame": (400, "malformed_batch"), "enrollment": (400, "invalid_relay"),
                      "submit token": (400, "invalid_relay"), "bad delta": (400, "invalid_relay")}
-    # five messages, five rows: two reports counted, one message of two reports, one sealed for another campaign, one unreadable
+    # five messages, five rows: two reports counted, one message of two reports, one a request of another campaign, one
+    # unreadable
     assert first["n_read"] == 5 and first["accepted"] == 2 and not first["duplicate"]
-    assert first["rejected"] == {"not_one_report": 1, "unopened": 1, "malformed_report": 1} and again["duplicate"]
+    assert first["rejected"] == {"not_one_report": 1, "not_a_report_request": 1, "malformed_report": 1} and again["duplicate"]
     # the smallest batch counts the reports the collector opened and read, not the messages it could not
     assert summary["n"] == 2 and summary["anonymity"]["smallest_batch"] == 2 and summary["anonymity"]["delta"] == 1e-6
     (tmp_path / "kept.bin").write_bytes(exported.content)
@@ -156,7 +160,7 @@ def test_the_smallest_batch_is_kept_as_batches_arrive_and_survives_a_restart(tmp
     batches: dict = {}
 
     async def deliver(collector, public, batch_id, size):
-        batch = batches.setdefault(batch_id, _envelope.frame([_sealed(public, "anon", one) for _ in range(size)]))
+        batch = batches.setdefault(batch_id, frame([_sealed(public, "anon", one) for _ in range(size)]))
         answer = await collector.put(f"/api/campaigns/anon/relayed/{batch_id * 32}", content=batch, headers=relay_headers)
         assert answer.status_code == 200, answer.text
         return (await collector.get("/api/campaigns/anon/config")).json()["anonymity"]["smallest_batch"]
@@ -212,3 +216,34 @@ def test_a_relay_or_issuer_url_with_a_password_or_a_bad_port_is_refused_and_neve
     assert "S3cretPW" not in config.text and "S3cretPW" not in identity.text and "alice" not in identity.text
     assert config.json()["relay"]["url"] == "http://relay"
     assert config.json()["relay"]["pin"] == hashlib.sha256(identity.content).hexdigest()  # a device still checks it
+
+
+def test_each_envelopes_reports_are_counted_in_the_metrics_and_a_campaign_takes_dpdists_envelope_only_when_asked(tmp_path):
+    """A batch of three RFC 9458 requests and two reports of dpdist's deprecated envelope (from devices of an earlier
+    version, still opened) is counted under each envelope in ``dpdist_relayed_reports_total``, once (not again when
+    redelivered); a campaign made without ``sealed_v1`` does not take that envelope, one made with it does."""
+    from sealed_v1_support import public_key_of, seal
+
+    protocol = local.from_config(CONFIG)
+    one = io.encode_record(protocol, protocol.privatize([1], secure=True))
+    relay_headers = {"authorization": f"Bearer {RELAY_TOKEN}", "content-type": "application/vnd.dpdist.relayed-batch"}
+
+    async def work():
+        _, collector = _collector(tmp_path)
+        await _create(collector, "strict")
+        await _create(collector, "mixed", relay={**RELAY, "sealed_v1": True})
+        public = (await collector.get("/api/campaigns/mixed/config")).json()
+        old = seal(public_key_of(public["relay"]), "mixed", one, "application/octet-stream")
+        batch = frame([_sealed(public, "mixed", one) for _ in range(3)] + [old, old[:-1] + b"\x00"])
+        for _ in range(2):  # a redelivery counts nothing again
+            answer = await collector.put("/api/campaigns/mixed/relayed/" + "a" * 32, content=batch, headers=relay_headers)
+        strict = (await collector.get("/api/campaigns/strict/config")).json()
+        return answer.json(), public, strict, (await collector.get("/metrics")).text, (await collector.get("/api/campaigns/mixed")).json()
+
+    ack, mixed, strict, metrics, summary = asyncio.run(work())
+    assert ack["duplicate"] and summary["n"] == 4 and summary["rejected"] == {"unopened": 1}
+    assert summary["anonymity"]["smallest_batch"] == 1  # hidden among its own envelope's reports: one
+    assert 'dpdist_relayed_reports_total{envelope="ohttp"} 3.0' in metrics
+    assert 'dpdist_relayed_reports_total{envelope="sealed_v1"} 1.0' in metrics
+    assert mixed["relay"]["envelopes"] == {"sealed_v1": True, "ohttp": True}
+    assert strict["relay"]["envelopes"] == {"sealed_v1": False, "ohttp": True}

@@ -26,6 +26,8 @@ from relay_parties import ADMIN, RELAY_TOKEN, Parties  # noqa: E402 - after the 
 
 from dpdist import io, local  # noqa: E402
 from dpdist.errors import CampaignIdentityError, ServiceRefusedError  # noqa: E402
+from dpdist._wire import _ohttp_report  # noqa: E402
+from dpdist._wire._frames import MAX_SEALED_BYTES, frame, unframe  # noqa: E402
 from dpdist._wire._identity import PIN_HEADER  # noqa: E402
 import hashlib  # noqa: E402 - after the extra's check
 import sqlite3  # noqa: E402 - after the extra's check
@@ -34,6 +36,22 @@ import numpy as np  # noqa: E402 - after the extra's check
 from dpdist.errors import DPDistError, InvalidParameterError  # noqa: E402 - after the extra's check
 
 CONFIG = {"protocol": "grr", "version": 1, "epsilon": 4.0, "domain_size": 8}
+
+
+OHTTP = {"content-type": "message/ohttp-req"}
+
+
+def _encapsulated(public: dict, name: str, body: bytes) -> bytes:
+    """A report of campaign ``name``: an RFC 9458 request to the key configuration its public config names."""
+    return _ohttp_report.encapsulate_report(_ohttp_report.campaign_key_config(public["relay"]), name, body,
+                                            "application/octet-stream")
+
+
+def _opened(tmp_path, name: str, message: bytes) -> bytes:
+    """What the collector reads of a relayed RFC 9458 request of ``name`` (its private key: its own database)."""
+    with sqlite3.connect(tmp_path / "campaigns.sqlite") as db:
+        (private,) = db.execute("SELECT ohttp_private_key FROM relayed_campaigns WHERE campaign_id = ?", (name,)).fetchone()
+    return _ohttp_report.open_report(bytes.fromhex(private), name, message, MAX_SEALED_BYTES)[1]
 
 
 def _statement(parties, name):
@@ -74,17 +92,13 @@ def test_the_collectors_own_reports_need_tokens_and_count_only_beyond_the_collud
     with Parties(tmp_path, min_batch=5, max_batch=5) as parties:
         parties.relayed_campaign("flood", CONFIG, issuer_key="flood", colluding=4)
         protocol = local.from_config(CONFIG)
-        from dpdist._wire import _envelope
-
         public = parties.client().config("flood")
-        key = _envelope.decode_public_key(public["relay"]["public_key"])
         # without tokens (or with a forged one) the relay takes none of its reports
-        pin = {PIN_HEADER: public["relay"]["pin"]}  # the pin is public: it gets the collector past the pin check
+        pin = {PIN_HEADER: public["relay"]["pin"], **OHTTP}  # the pin is public: it gets the collector past the pin check
         for index in range(4):
-            sealed = _envelope.seal(key, "flood", io.encode_record(protocol, protocol.privatize([0], secure=True)),
-                                    "application/octet-stream")
+            sealed = _encapsulated(public, "flood", io.encode_record(protocol, protocol.privatize([0], secure=True)))
             for headers in (pin, {**pin, "authorization": 'PrivateToken token="' + "A" * 472 + '"'}):
-                answer = parties.run(parties.clients["relay"].put(f"/relay/v1/campaigns/flood/reports/own{index}",
+                answer = parties.run(parties.clients["relay"].put(f"/relay/v1/campaigns/flood/ohttp/own{index}",
                                                                   content=sealed, headers=headers))
                 assert answer.status_code == 401 and answer.headers["www-authenticate"].startswith("PrivateToken")
         # with the tokens of 4 devices it controls (its colluding bound) and one honest device: a batch of 5
@@ -102,7 +116,6 @@ def test_the_collectors_own_reports_need_tokens_and_count_only_beyond_the_collud
 
 def test_a_lying_relays_junk_and_replayed_tokens_never_count_toward_a_batch(tmp_path):
     from dpdist.privacypass import TOKEN_LENGTH
-    from dpdist._wire import _envelope
 
     with Parties(tmp_path, min_batch=3, max_batch=3) as parties:
         parties.relayed_campaign("junk", CONFIG, issuer_key="junk")
@@ -115,13 +128,12 @@ def test_a_lying_relays_junk_and_replayed_tokens_never_count_toward_a_batch(tmp_
         assert honest["n"] == 3 and honest["anonymity"]["smallest_batch"] == 3
         # the relay's own delivery: 99 messages it made up
         public = parties.client().config("junk")
-        key = _envelope.decode_public_key(public["relay"]["public_key"])
         protocol = local.from_config(CONFIG)
-        junk = [bytes(TOKEN_LENGTH) + _envelope.seal(key, "junk", io.encode_record(protocol, protocol.privatize([2], secure=True)),
-                                                     "application/octet-stream") for _ in range(98)]
+        junk = [bytes(TOKEN_LENGTH) + _encapsulated(public, "junk", io.encode_record(protocol, protocol.privatize([2], secure=True)))
+                for _ in range(98)]
         junk.append(b"\x00" * 40)
         delivered = parties.run(parties.clients["collector"].put(
-            "/api/campaigns/junk/relayed/" + "b" * 32, content=_envelope.frame(junk),
+            "/api/campaigns/junk/relayed/" + "b" * 32, content=frame(junk),
             headers={"authorization": f"Bearer {RELAY_TOKEN}", "content-type": "application/vnd.dpdist.relayed-batch"}))
         assert delivered.status_code == 200, delivered.text
         ack = delivered.json()
@@ -132,21 +144,18 @@ def test_a_lying_relays_junk_and_replayed_tokens_never_count_toward_a_batch(tmp_
 
 
 def test_a_relay_that_serves_its_own_key_never_gets_a_report_sealed_to_it(tmp_path):
-    """The audit's key substitution: the relay passes on a config with its own HPKE key."""
-    from dpdist._wire import _envelope
-
+    """The audit's key substitution: the relay passes on a config with its own Oblivious HTTP key configuration."""
     with Parties(tmp_path, min_batch=2, max_batch=2) as parties:
         parties.relayed_campaign("swap", CONFIG, issuer_key=None)
         pin = parties.client().config("swap")["relay"]["pin"]
-        own = _envelope.generate_key()
+        own = _own_key_list()
         honest_request = parties.clients["relay"].request
 
         async def lying_request(method, url, *args, **kwargs):  # the relay's answers carry its own key, not the collector's
             response = await honest_request(method, url, *args, **kwargs)
             if method == "GET" and (url.endswith("/config") or url.endswith("/identity")):
                 document = response.json()
-                document["relay"].update(public_key=_envelope.public_key_config(own.public_key)["public_key"],
-                                         key_id=own.key_id.hex())
+                document["relay"].update(ohttp=own)
                 response = httpx.Response(response.status_code, headers={"content-type": "application/json"},
                                           content=json.dumps(document).encode())
             return response
@@ -161,7 +170,7 @@ def test_a_relay_that_serves_its_own_key_never_gets_a_report_sealed_to_it(tmp_pa
             with pytest.raises(CampaignIdentityError) as refused:
                 device.submit_values("swap", [1])
             assert refused.value.code == "pin_mismatch"
-        # a device given the collector's URL seals to the collector's key, which the collector opens (a sealed report
+        # a device given the collector's URL encapsulates to the collector's key, which the collector opens (a request
         # opens under one key only): the relay's own key never sees one
         with parties.client("http://collector") as device:
             device.submit_values("swap", [1, 2])
@@ -291,12 +300,11 @@ def test_a_device_of_the_previous_version_refuses_an_identity_that_states_tokens
         (credential,) = parties.credentials("newer", 1)
         token_key = pp.b64url_decode(issuer["token_key"], "token_key")
         token = pp.fetch_token("http://issuer", "newer", credential, previous, token_key, transport=parties.transport)
-        from dpdist._wire import _envelope
-
-        sealed = _envelope.seal(_envelope.decode_public_key(public["relay"]["public_key"]), "newer",
-                                b'{"reports": [1]}', "application/json")
-        answer = parties.run(parties.clients["relay"].put("/relay/v1/campaigns/newer/reports/old-device", content=sealed,
-                                                          headers={PIN_HEADER: pin, "authorization": pp.format_authorization(token)}))
+        sealed = _ohttp_report.encapsulate_report(_ohttp_report.campaign_key_config(public["relay"]), "newer",
+                                                  b'{"reports": [1]}', "application/json")
+        answer = parties.run(parties.clients["relay"].put("/relay/v1/campaigns/newer/ohttp/old-device", content=sealed,
+                                                          headers={PIN_HEADER: pin, "authorization": pp.format_authorization(token),
+                                                                   **OHTTP}))
         assert answer.status_code == 401 and answer.json()["error"] == "invalid_token"
 
 
@@ -412,7 +420,6 @@ def test_a_collector_that_turns_off_admission_at_the_relay_cannot_isolate_one_ho
     K with the one honest report, which is the one message that carries a token: the collector opens it with the
     campaign's private key (its own database) and reads the honest device's report alone."""
     from dpdist.privacypass import TOKEN_LENGTH
-    from dpdist._wire import _envelope
     from dpdist.relay import create_app as create_relay
 
     from dpdist.relay import _app as relay_app
@@ -433,21 +440,20 @@ def test_a_collector_that_turns_off_admission_at_the_relay_cannot_isolate_one_ho
         _set_issuer(tmp_path, "flip", None)  # the collector's operator, in its own database
         time.sleep(0.6)  # the relay's cache of the collector's config expires
         protocol = local.from_config(CONFIG)
-        key = _envelope.decode_public_key(parties.client().config("flip")["relay"]["public_key"])
+        public = parties.client().config("flip")
         own = io.encode_record(protocol, np.zeros(1, dtype=np.uint8))  # reports of item 0, known to the collector
         statuses = []
         for index in range(4):
-            sealed = _envelope.seal(key, "flip", own, "application/octet-stream")
-            answer = parties.run(parties.clients["relay"].put(f"/relay/v1/campaigns/flip/reports/own{index}", content=sealed))
+            sealed = _encapsulated(public, "flip", own)
+            answer = parties.run(parties.clients["relay"].put(f"/relay/v1/campaigns/flip/ohttp/own{index}", content=sealed,
+                                                              headers=OHTTP))
             statuses.append(answer.status_code)
         if statuses == [202] * 4:  # the attack went through: what the collector learns
             parties.wait_delivered(1)
-            with sqlite3.connect(tmp_path / "campaigns.sqlite") as db:
-                (private,) = db.execute("SELECT private_key FROM relayed_campaigns WHERE campaign_id = 'flip'").fetchone()
-            messages = _envelope.unframe(bodies[0], 100)
+            messages = unframe(bodies[0], 100)
             tokened = [m for m in messages if len(m) > TOKEN_LENGTH and m[:2] == b"\x00\x02"]
             assert len(messages) == 5 and len(tokened) == 1  # the honest report is the one with a token
-            _, plain = _envelope.open_sealed(bytes.fromhex(private), "flip", tokened[0][TOKEN_LENGTH:])
+            plain = _opened(tmp_path, "flip", tokened[0][TOKEN_LENGTH:])
             print("relay answered", statuses, "; the honest device's report, read alone:", plain[-1])
         # the relay pinned the identity the honest device was given: it refuses the changed campaign outright
         assert statuses == [409] * 4, "the relay admitted the collector's untokened reports into the honest device's batch"
@@ -458,24 +464,21 @@ def test_a_relay_that_renames_itself_gets_nothing_from_a_device_given_the_pin(tm
     key and a larger epsilon.  A device given the relay's URL *and the campaign's pin* refuses: the identity the relay
     serves does not hash to the pin.  (Given a relay's URL without the pin, a device cannot tell such a relay from the
     collector: docs/explanation/threat-model.md, "Keys the relay cannot swap", says a device must then be given the pin.)"""
-    from dpdist._wire import _envelope
-
     with Parties(tmp_path, min_batch=2, max_batch=2) as parties:
         parties.relayed_campaign("swap", CONFIG, issuer_key=None)
-        own = _envelope.generate_key()
+        own_private = bytes(range(7, 39))
+        own = _own_key_list(own_private)
         captured: list[bytes] = []
         honest_request = parties.clients["relay"].request
 
         async def lying_request(method, url, *args, **kwargs):
-            if method == "PUT" and "/relay/v1/campaigns/swap/reports/" in str(url):  # the lying relay keeps what it can open
+            if method == "PUT" and "/relay/v1/campaigns/swap/" in str(url):  # the lying relay keeps what it can open
                 captured.append(kwargs.get("content"))
                 return httpx.Response(202, json={"campaign": "swap", "report_id": "x", "duplicate": False})
             response = await honest_request(method, url, *args, **kwargs)
             if method == "GET" and (str(url).endswith("/config") or str(url).endswith("/identity")):
                 document = response.json()
-                document["relay"].update(url="http://relay-alias",  # another name of the same relay
-                                         public_key=_envelope.public_key_config(own.public_key)["public_key"],
-                                         key_id=own.key_id.hex())
+                document["relay"].update(url="http://relay-alias", ohttp=own)  # another name, and its own key
                 document["config"]["epsilon"] = 8.0  # and a weaker randomization, same report format
                 if str(url).endswith("/config"):  # a config and an identity that agree with each other
                     forged = identity_of(document)
@@ -500,7 +503,7 @@ def test_a_relay_that_renames_itself_gets_nothing_from_a_device_given_the_pin(tm
                 device.submit_values("swap", [3])
             except CampaignIdentityError as error:
                 outcome = error.code
-        opened = [_envelope.open_sealed(own.private_key, "swap", body) for body in captured]
+        opened = [_ohttp_report.open_report(own_private, "swap", body, MAX_SEALED_BYTES) for body in captured]
         assert not opened and outcome == "pin_mismatch", f"the relay opened {len(opened)} report(s) sealed to its own key"
 
 
@@ -588,16 +591,23 @@ def test_a_batch_of_junk_does_not_erase_the_statement(tmp_path):
                 device.submit_values("erase", [1])
         parties.wait_delivered(1)
         assert _statement(parties, "erase")["central"]["n"] == 3
-        junk = [bytes(TOKEN_LENGTH) + b"\x01" * 400]
-        from dpdist._wire import _envelope
-
+        junk = [bytes(TOKEN_LENGTH) + b"\x00" * 1079]
         answer = parties.run(parties.clients["collector"].put(
-            "/api/campaigns/erase/relayed/" + "c" * 32, content=_envelope.frame(junk),
+            "/api/campaigns/erase/relayed/" + "c" * 32, content=frame(junk),
             headers={"authorization": f"Bearer {RELAY_TOKEN}", "content-type": "application/vnd.dpdist.relayed-batch"}))
         assert answer.status_code == 200
         # no honest report was in that batch: nobody's guarantee changed, yet the statement now says none
         central = _statement(parties, "erase")["central"]
         assert central.get("n") == 3, central
+
+
+def _own_key_list(private: bytes = bytes(range(1, 33))) -> str:
+    """A lying relay's own key configuration, as ``relay.ohttp`` names one (``application/ohttp-keys``, base64url)."""
+    import base64
+
+    from dpdist import _ohttp
+
+    return base64.urlsafe_b64encode(_ohttp_report.key_list(_ohttp.public_key_of(private))).rstrip(b"=").decode()
 
 
 class _TaggedConfig(httpx.BaseTransport):
@@ -622,7 +632,6 @@ def test_a_config_tagged_for_one_device_does_not_find_its_report_in_the_batch(tm
     the HPKE key id and the token, forwards it; the collector opens the batch and finds the one record of that config."""
     from dpdist.client import Client
     from dpdist.privacypass import TOKEN_LENGTH
-    from dpdist._wire import _envelope
     from dpdist.relay import create_app as create_relay
 
     parties = Parties(tmp_path, min_batch=5, max_batch=5)
@@ -647,13 +656,11 @@ def test_a_config_tagged_for_one_device_does_not_find_its_report_in_the_batch(tm
         found = []
         if outcome == "sent":
             parties.wait_delivered(1)
-            with sqlite3.connect(tmp_path / "campaigns.sqlite") as db:
-                (private,) = db.execute("SELECT private_key FROM relayed_campaigns WHERE campaign_id = 'tag'").fetchone()
-            for message in _envelope.unframe(bodies[0], 100):
-                _, plain = _envelope.open_sealed(bytes.fromhex(private), "tag", message[TOKEN_LENGTH:])
+            for message in unframe(bodies[0], 100):
+                plain = _opened(tmp_path, "tag", message[TOKEN_LENGTH:])
                 if b"4.0000001" in plain:
                     found.append(plain[-1])
-            print("the target's report, found by its tag among", len(_envelope.unframe(bodies[0], 100)), ":", found)
+            print("the target's report, found by its tag among", len(unframe(bodies[0], 100)), ":", found)
         assert not found, "the collector found the tagged device's report in the shuffled batch"
 
 

@@ -4,7 +4,6 @@ Each mechanism's ``randomise(value)`` per Python call; diffprivlib draws from Nu
 given a ``random_state``, so the worker's seeding repeats an audit."""
 
 import importlib.metadata
-import math
 
 import numpy as np
 from diffprivlib import mechanisms

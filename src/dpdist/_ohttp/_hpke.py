@@ -4,8 +4,8 @@ AES-128-GCM (ids 0x0020, 0x0001, 0x0001).
 Composed of ``cryptography``'s X25519 and AES-GCM and the standard library's HMAC-SHA256, each HKDF step one call
 into OpenSSL (:func:`hmac.digest`): every length this suite derives is at most one SHA-256 block, so Expand is one
 HMAC (RFC 5869 section 2.3, ``T(1)``).  The steps are RFC 9180's: ``LabeledExtract`` and ``LabeledExpand``
-(section 4), the KEM's ``ExtractAndExpand`` (section 4.1), ``KeySchedule`` (section 5.1), the nonce of each
-sequence number (section 5.2) and ``Export`` (section 5.3).  ``cryptography``'s own ``hpke.Suite`` seals and opens
+(section 4), the KEM's ``ExtractAndExpand`` (section 4.1) and ``DeriveKeyPair`` (section 7.1.3), ``KeySchedule``
+(section 5.1), the nonce of each sequence number (section 5.2) and ``Export`` (section 5.3).  ``cryptography``'s own ``hpke.Suite`` seals and opens
 in one shot and exports nothing, which an Oblivious HTTP answer is keyed from.  Checked against RFC 9180
 Appendix A.1.1 and against ``pyhpke`` (``tests/ohttp/test_hpke.py``).
 """
@@ -17,7 +17,7 @@ import hmac
 
 from ..errors import MissingDependencyError
 
-__all__ = ["Context", "aead", "setup_recipient", "setup_sender", "public_key_of", "KEY_BYTES"]
+__all__ = ["Context", "aead", "derive_key_pair", "setup_recipient", "setup_sender", "public_key_of", "KEY_BYTES"]
 
 #: bytes of an X25519 key (private or public) and of ``enc``
 KEY_BYTES = 32
@@ -113,6 +113,12 @@ def _private_key(raw: bytes):
 def public_key_of(private_key: bytes) -> bytes:
     """The raw X25519 public key of a raw private key (RFC 7748; not kept: an ephemeral key's too)."""
     return _crypto()[0].from_private_bytes(bytes(private_key)).public_key().public_bytes_raw()
+
+
+def derive_key_pair(ikm: bytes) -> tuple[bytes, bytes]:
+    """``DeriveKeyPair(ikm)`` of DHKEM(X25519, HKDF-SHA256) (section 7.1.3): the raw private key and its public key."""
+    private_key = _labeled_expand(_KEM_ID, _labeled_extract(_KEM_ID, b"", b"dkp_prk", bytes(ikm)), b"sk", b"", KEY_BYTES)
+    return private_key, public_key_of(private_key)
 
 
 def setup_recipient(enc: bytes, private_key: bytes, info: bytes) -> Context:

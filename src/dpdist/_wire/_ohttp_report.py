@@ -1,7 +1,6 @@
-"""A relayed campaign's report as an Oblivious HTTP request (RFC 9458) through dpdist's relay, besides dpdist's own envelope.
+"""A relayed campaign's report as an Oblivious HTTP request (RFC 9458) through dpdist's relay: the one envelope devices use.
 
-A relayed campaign made since schema 8 has, besides the X25519 key of dpdist's envelope
-(:mod:`._envelope`), an Oblivious HTTP key configuration of its own: key id :data:`KEY_ID`, DHKEM(X25519,
+A relayed campaign has an Oblivious HTTP key configuration of its own: key id :data:`KEY_ID`, DHKEM(X25519,
 HKDF-SHA256), HKDF-SHA256, AES-128-GCM, named in the campaign's identity (``relay.ohttp``: the
 ``application/ohttp-keys`` document of that one configuration, base64url), so the identity's pin covers it.
 A device encapsulates each report to it (:func:`encapsulate_report`) as the Binary HTTP request it would
@@ -12,11 +11,13 @@ send a gateway, always the same form (:func:`report_request`)::
     <one report: a dpdist binary record, or JSON>
 
 with no authority and no other field (nothing that names the client, its version or the server it was
-given), zero-padded (RFC 9292 section 3.8) to :func:`~dpdist._ohttp._padding.padded_length`.  The relay checks what it
-can without the key (:func:`check_encapsulated`: the key id, the suite, the length) and queues the bytes as
-they came; the collector opens them (:func:`open_report`) with the campaign's Oblivious HTTP private key.
-In a relayed batch the two envelopes are told apart by their first byte: dpdist's envelope starts with
-its version (1), an encapsulated request with its key id (:data:`KEY_ID`, 0).  The inner batch id is
+given), zero-padded (RFC 9292 section 3.8) to :func:`~dpdist._ohttp._padding.padded_length`.  The request's HPKE
+ephemeral key is ``DeriveKeyPair(seed)`` (:func:`ephemeral_key`) of the seed drawn with the report's Privacy Pass
+token, whose nonce commits to its ``enc`` (:mod:`._binding`).  The relay checks what it can without the key
+(:func:`check_encapsulated`: the key id, the suite, the length) and queues the bytes as they came; the collector
+opens them (:func:`open_report`) with the campaign's Oblivious HTTP private key.  In a relayed batch a report in
+dpdist's deprecated envelope (:mod:`._envelope`, from a device of an earlier version) is told apart by its first
+byte: the envelope's version (1), an encapsulated request's key id (:data:`KEY_ID`, 0).  The inner batch id is
 drawn afresh for each encapsulation and read by no one: the relay's batch id is the one counted.
 """
 
@@ -37,13 +38,18 @@ from ..local import from_config
 from .. import _ohttp
 from .._ohttp import _bhttp
 from .._ohttp._padding import padded_length
-from ._envelope import KIND_OF_CONTENT_TYPE, MAX_SEALED_BYTES, ephemeral_key
+from .._ohttp._hpke import derive_key_pair
+from .._validation import Bytes, Described, validate_params
+from ._frames import MAX_SEALED_BYTES
 
-__all__ = ["KEY_ID", "NotAReport", "campaign_key_config", "check_encapsulated", "enc_of", "encapsulate_report", "is_encapsulated",
-           "key_list", "open_report", "report_length", "report_request"]
+__all__ = ["KEY_ID", "NotAReport", "REPORT_CONTENT_TYPES", "campaign_key_config", "check_encapsulated", "enc_of",
+           "encapsulate_report", "ephemeral_key", "is_encapsulated", "key_list", "open_report", "report_length",
+           "report_request"]
 
-#: the key id of every relayed campaign's Oblivious HTTP key configuration (dpdist's envelope starts with 1)
+#: the key id of every relayed campaign's Oblivious HTTP key configuration (dpdist's deprecated envelope starts with 1)
 KEY_ID = 0
+#: the content types of a report inside a request: dpdist binary records, or JSON
+REPORT_CONTENT_TYPES = frozenset({"application/octet-stream", "application/vnd.dpdist.reports", "application/json"})
 _HEADER = bytes([KEY_ID]) + b"".join(value.to_bytes(2, "big") for value in _ohttp.SUITE_IDS)
 _SMALLEST = len(_HEADER) + 32 + 16  # header, enc, AEAD tag
 _PATH = re.compile(r"/api/campaigns/([A-Za-z0-9._-]{1,128})/batches/[0-9a-f]{32}")
@@ -81,6 +87,14 @@ def campaign_key_config(relay: dict) -> _ohttp.KeyConfig | None:
     return configs[0]
 
 
+@validate_params({"seed": Described(Bytes(32), "32 random bytes (the seed drawn with a token)")})
+def ephemeral_key(seed: bytes) -> tuple[bytes, bytes]:
+    """``(private key, enc)`` of the HPKE ephemeral key ``DeriveKeyPair(seed)`` (RFC 9180 section 7.1.3), raw: the key
+    one report is encapsulated with, and the ``enc`` its token's nonce commits to (:mod:`._binding`); ``seed``: the 32
+    bytes drawn with the token."""
+    return derive_key_pair(seed)
+
+
 def report_request(campaign: str, body: bytes, content_type: str) -> bytes:
     """The Binary HTTP request that carries one report (module docstring), zero-padded."""
     request = _bhttp.Request("PUT", "https", "", f"/api/campaigns/{campaign}/batches/{secrets.token_hex(16)}",
@@ -93,9 +107,9 @@ def encapsulate_report(config: _ohttp.KeyConfig, campaign: str, body: bytes, con
                        seed: bytes | None = None) -> bytes:
     """One report (``body``: a dpdist binary record or JSON of one report) encapsulated to the campaign's ``config``:
     the ``message/ohttp-req`` a device sends dpdist's relay; with the ephemeral key of ``seed`` (the one its token is
-    bound to: :func:`~._envelope.ephemeral_key`; encapsulated once, its bytes kept for resends), or a fresh one."""
-    if KIND_OF_CONTENT_TYPE.get(content_type) is None:
-        raise MalformedReportError(f"A report through the relay is {sorted(KIND_OF_CONTENT_TYPE)}. Got {content_type!r}.")
+    bound to: :func:`ephemeral_key`; encapsulated once, its bytes kept for resends), or a fresh one."""
+    if content_type not in REPORT_CONTENT_TYPES:
+        raise MalformedReportError(f"A report through the relay is {sorted(REPORT_CONTENT_TYPES)}. Got {content_type!r}.")
     ephemeral = None if seed is None else ephemeral_key(seed)[0]
     encapsulated, _ = _ohttp.encapsulate_request(config, report_request(campaign, body, content_type),
                                                  ephemeral_private_key=ephemeral)
@@ -105,7 +119,7 @@ def encapsulate_report(config: _ohttp.KeyConfig, campaign: str, body: bytes, con
 
 
 def is_encapsulated(message: bytes) -> bool:
-    """Whether a relayed message (after its token) is an encapsulated request rather than dpdist's envelope."""
+    """Whether a relayed message (after its token) is an encapsulated request rather than dpdist's deprecated envelope."""
     return bool(message) and message[0] == KEY_ID
 
 
@@ -164,8 +178,8 @@ def open_report(private_key: bytes, campaign: str, data: bytes, max_bytes: int) 
         raise NotAReport("malformed_binary_http", str(error)) from None
     match = _PATH.fullmatch(request.path)
     content_type = (request.header("content-type") or "").split(";")[0].strip().lower()
-    if request.method != "PUT" or match is None or match.group(1) != campaign or content_type not in KIND_OF_CONTENT_TYPE:
+    if request.method != "PUT" or match is None or match.group(1) != campaign or content_type not in REPORT_CONTENT_TYPES:
         raise NotAReport("not_a_report_request", f"An encapsulated report is PUT /api/campaigns/{campaign}/batches/<id> "
-                                                 f"of {sorted(KIND_OF_CONTENT_TYPE)}. Got {request.method} "
+                                                 f"of {sorted(REPORT_CONTENT_TYPES)}. Got {request.method} "
                                                  f"{request.path[:200]} ({content_type[:80]}).")
     return content_type, request.content

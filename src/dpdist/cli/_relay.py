@@ -15,7 +15,7 @@ from .._guard import add_arguments as add_limit_arguments, from_args as limits_f
 from .._redact import redacted_url
 from ..errors import InvalidParameterError, MissingDependencyError
 from ..relay._arguments import COLLECTOR, QUEUE, RULES, relay_token
-from .._wire._envelope import MAX_SEALED_BYTES
+from .._wire._frames import MAX_SEALED_BYTES
 from ._arguments import PORT, state_rules
 from ._env import check_environment, environment_defaults
 from ._listen import check_address

@@ -95,12 +95,10 @@ def device_client(args):
         raise InvalidParameterError("The '--issuer' option (or DPDIST_ISSUER) must be the http:// or https:// URL of the issuer "
                                     f"the issuer credential is for: a credential is sent to that issuer only. Got {issuer!r}.")
     relay, keys = _ohttp_options(args)
-    envelope = getattr(args, "relay_envelope", "auto")
     return clients.Client(
         args.server,
         ohttp_relay=relay,
         ohttp_keys=keys,
-        relay_envelope=None if envelope in (None, "auto") else envelope,
         submit_token=checked_token(getattr(args, "submit_token", None) or os.environ.get("DPDIST_SUBMIT_TOKEN"),
                                    "--submit-token (or DPDIST_SUBMIT_TOKEN)"),
         retries=args.retries,

@@ -152,11 +152,8 @@ def _add_access_options(submit) -> None:
                         help="the issuer the credential is for: a campaign naming another issuer is refused")
     submit.add_argument(
         "--relay-envelope", default="auto", choices=("auto", "dpdist", "ohttp"),
-        help="how a relayed campaign's reports travel to its dpdist relay: 'ohttp', each an RFC 9458 request "
-        "(message/ohttp-req) encapsulated to the key configuration of the campaign's identity; 'dpdist', dpdist's own "
-        "envelope; 'auto' (default): dpdist's envelope unless the campaign turned it off. Same tokens and queue; a report "
-        "is hidden among the reports of its own envelope only (the guarantee is stated at the smaller envelope group), "
-        "and one sent in the envelope few devices use waits until K of them have")
+        help="deprecated, no effect (removed in 0.2.0): every report of a relayed campaign travels to its relay as an "
+        "RFC 9458 request encapsulated to the key configuration of the campaign's identity")
 
 
 def _run_submit(args) -> int:

@@ -1,8 +1,8 @@
 """The Python clients of ``dpdist serve`` (on httpx; install ``dpdist[serve]``): a device's and the operator's.
 
 :class:`Client` is a device: it fetches a campaign's public config, randomizes locally with the CSPRNG and submits
-the reports, directly, through a standard Oblivious HTTP relay, or sealed to a relayed campaign's relay with Privacy
-Pass tokens.  :class:`AdminClient` is the operator: campaigns, estimates, exports and rounds, under the admin token.
+the reports, directly, through a standard Oblivious HTTP relay, or each as an RFC 9458 request to a relayed campaign's
+relay with a Privacy Pass token.  :class:`AdminClient` is the operator: campaigns, estimates, exports and rounds, under the admin token.
 Both send through one connection (retries, deadlines, one-line refusals) and know nothing of the server's code.
 
 >>> from dpdist.client import AdminClient, Client

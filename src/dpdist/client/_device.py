@@ -4,8 +4,8 @@ Devices fetch a campaign's public config, randomize their values locally with
 the CSPRNG, and submit the reports in batches, each under a fresh random batch
 id.  A batch is encoded once; every retry sends the same bytes under the same
 id, so the server counts it exactly once (and a retry never re-randomizes,
-which would spend privacy budget again).  A relayed campaign's reports are each
-sealed to the collector and sent to its relay with a Privacy Pass token
+which would spend privacy budget again).  A relayed campaign's reports are each an
+RFC 9458 request to the collector, sent to its relay with a Privacy Pass token
 (:mod:`._relay_route`, :mod:`._token_store`); a direct campaign's batches may go
 through a standard Oblivious HTTP relay (:mod:`._oblivious_transport`).
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -63,7 +64,7 @@ FILE_MAX_RECORDS = 64
 #: tokens obtained are saved to the token file at least this often while a device gets many (one save per token would
 #: write the whole file each time)
 _TOKENS_SAVED_EVERY = 256
-#: how a relayed campaign's reports may travel to its relay (``Client(relay_envelope=...)``; None: as the campaign says)
+#: the values the deprecated ``Client(relay_envelope=...)`` takes (no effect: every relayed report is an RFC 9458 request)
 RELAY_ENVELOPES = (None, "dpdist", "ohttp")
 #: an issuer (dpdist issuer): its base URL
 ISSUER_URL = HttpUrl("the http:// or https:// URL of an issuer, with a host", no_userinfo=HttpUrl.TOKEN_SENT,
@@ -145,12 +146,10 @@ class Client(OperatorCalls, Connection):
         states, and a campaign whose config states none of them is refused before anything is sent
         (``ohttp_key_mismatch``).
     relay_envelope : {None, "dpdist", "ohttp"}
-        How the reports of a relayed campaign travel to its relay (``dpdist relay``): ``"ohttp"``, each an RFC 9458
-        request (``message/ohttp-req``) encapsulated to the Oblivious HTTP key configuration of the campaign's identity;
-        ``"dpdist"``, dpdist's own envelope; None (default): dpdist's envelope unless the campaign's config says it is
-        turned off (``relay.envelopes.sealed_v1``), then RFC 9458.  Same tokens and queue either way; a report is
-        hidden among its own envelope's reports only (the guarantee is stated at the smaller envelope group of a batch), and
-        one sent in the envelope few devices use waits until K reports of it have arrived.
+        Deprecated, no effect (removed in dpdist 0.2.0): every report of a relayed campaign travels to its relay as an
+        RFC 9458 request (``message/ohttp-req``) encapsulated to the Oblivious HTTP key configuration of the campaign's
+        identity; dpdist's own envelope is retired on devices.  A value other than None warns
+        (:class:`DeprecationWarning`).
     admin_token : str, optional
         Deprecated: for the operator's calls this client still makes with a :class:`DeprecationWarning`
         (``create_campaign``, ``estimate``, ...: :class:`~dpdist.client.AdminClient` makes them).
@@ -187,7 +186,9 @@ class Client(OperatorCalls, Connection):
         self._rounds: dict[str, str | None] = {}  # campaign -> the current round's campaign of a rounds campaign
         self._answer_once: dict[str, str] = {}  # campaign -> the rounds campaign a device answers once (ledger "once")
         self.ohttp_relay, self.ohttp_keys = _check_ohttp(ohttp_relay, ohttp_keys)
-        self.relay_envelope = relay_envelope
+        if relay_envelope is not None:
+            warnings.warn("Client(relay_envelope=...) is deprecated and has no effect: every relayed report is an RFC 9458 "
+                          "request (dpdist's own envelope is retired on devices).", DeprecationWarning, stacklevel=2)
         if self.ohttp_relay is not None and self.ohttp_keys is not None:  # keys given: the configs go through it too
             import httpx  # lazy: optional extra dpdist[serve]
 
@@ -331,29 +332,28 @@ class Client(OperatorCalls, Connection):
                 self._store.add(route.pin, fetched)
 
     def _submit_through_relay(self, route: RelayRoute, protocol: LocalProtocol, reports: np.ndarray, batch_id: str) -> dict:
-        """Each report sealed to the collector's key and sent alone to the campaign's relay under ``<batch_id>.<row>``,
-        with its token (the one bound to the report if it was sent before, with the bytes it was sealed in then, else a
-        spare one, else one fetched now), no batch id inside: the relay counts a report id once, and a token once."""
+        """Each report encapsulated to the campaign's Oblivious HTTP key configuration and sent alone to its relay under
+        ``<batch_id>.<row>``, with its token (the one bound to the report if it was sent before, with the bytes it was
+        encapsulated in then, else a spare one, else one fetched now), no batch id inside: the relay counts a report id
+        once, and a token once."""
         ids = [f"{batch_id}.{index}" for index in range(len(reports))]
-        self._relay_envelope(route)  # a campaign without an Oblivious HTTP key refused before any token or report
         bodies = [encode_record(protocol, reports[index : index + 1]) for index in range(len(reports))]
         return self._send_reports(route, ids, bodies, "application/octet-stream", batch_id)
 
     def _send_reports(self, route: RelayRoute, ids: list[str], bodies: list[bytes], content_type: str, batch_id: str) -> dict:
         """The reports ``bodies`` sent to the relay under ``ids``: every report's token first (:meth:`_prepare`), then
-        each report sealed with its token's key, kept (saved once, before any leaves), then sent."""
+        each report encapsulated with its token's key, kept (saved once, before any leaves), then sent."""
         if route.issuer is not None:
             self._prepare(route, sum(not self._store.bound(route.pin, report_id) for report_id in ids))
-        envelope = self._relay_envelope(route)
         messages = []
         for report_id, body in zip(ids, bodies):
             if route.issuer is None:
-                messages.append((b"", route.seal(body, content_type, envelope)))
+                messages.append((b"", route.seal(body, content_type)))
                 continue
-            token, seed, sealed = self._store.take(route.pin, report_id, envelope)
-            if sealed is None:  # sealed once (per envelope) with its token's key, these bytes sent with every resend
-                sealed = route.seal(body, content_type, envelope, seed)
-                self._store.seal(route.pin, report_id, envelope, sealed)
+            token, seed, sealed = self._store.take(route.pin, report_id)
+            if sealed is None:  # encapsulated once with its token's key, these bytes sent with every resend
+                sealed = route.seal(body, content_type, seed)
+                self._store.seal(route.pin, report_id, sealed)
             messages.append((token, sealed))
         self._store.save()
         try:
@@ -363,32 +363,21 @@ class Client(OperatorCalls, Connection):
             self._store.save()  # the seeds of the reports the relay acknowledged, forgotten
         return {"campaign": route.campaign, "batch_id": batch_id, "relayed": len(ids), "duplicates": duplicates}
 
-    def _relay_envelope(self, route: RelayRoute) -> str:
-        """``"ohttp"`` or ``"dpdist"``: how ``route``'s reports travel (``relay_envelope``); a campaign whose identity names
-        no Oblivious HTTP key configuration is refused for ``"ohttp"`` (``no_ohttp_key``) before anything is sent."""
-        chosen = self.relay_envelope or ("dpdist" if route.sealed_v1 else "ohttp")
-        if chosen == "ohttp" and route.ohttp is None:
-            raise CampaignIdentityError(f"Campaign {route.campaign!r}'s identity names no Oblivious HTTP key configuration "
-                                        "(it was made before relayed campaigns had one): its reports go in dpdist's "
-                                        "envelope only. Nothing was sent.", "no_ohttp_key")
-        return chosen
-
     def _send_sealed(self, route: RelayRoute, report_id: str, token: bytes, sealed: bytes) -> int:
-        """PUT one sealed report to the relay, under the identity's pin and with the report's token; 1 if the relay had
-        it already (the report's seed then forgotten).  A token the relay saw spent on another report is forgotten, so
-        that a resend takes another (and seals the report again, with that token's key); a token the relay does not
-        admit (401, or 403 ``token_not_bound``) while it verifies under the campaign's identity and is bound to the
-        report is kept (the relay checks otherwise: a resend with another token would be refused too, and spend it)."""
+        """PUT one report (an RFC 9458 request) to the relay, under the identity's pin and with the report's token; 1 if
+        the relay had it already (the report's seed then forgotten).  A token the relay saw spent on another report is
+        forgotten, so that a resend takes another (and encapsulates the report again, with that token's key); a token
+        the relay does not admit (401, or 403 ``token_not_bound``) while it verifies under the campaign's identity and
+        is bound to the report is kept (the relay checks otherwise: a resend with another token would be refused too,
+        and spend it)."""
         from ..privacypass import format_authorization  # lazy: relayed campaigns only (~50 ms at import)
-        from .._wire import _envelope  # lazy: relayed campaigns only (~50 ms at import)
         from .._wire._identity import PIN_HEADER  # lazy: relayed campaigns only (~50 ms at import)
         from .._ohttp import REQUEST_CONTENT_TYPE  # lazy: relayed campaigns only (~50 ms at import)
         from .._wire._ohttp_report import is_encapsulated  # lazy: relayed campaigns only (~50 ms at import)
 
-        headers = {"Content-Type": _envelope.SEALED_CONTENT_TYPE, PIN_HEADER: route.pin}
-        path = "reports"
-        if is_encapsulated(sealed):
-            headers["Content-Type"], path = REQUEST_CONTENT_TYPE, "ohttp"
+        headers, path = {"Content-Type": REQUEST_CONTENT_TYPE, PIN_HEADER: route.pin}, "ohttp"
+        if not is_encapsulated(sealed):  # kept in a token file by an earlier version, which sealed in dpdist's envelope
+            headers["Content-Type"], path = "application/vnd.dpdist.sealed-report", "reports"  # resent as it was
         if route.issuer is not None:
             headers["Authorization"] = format_authorization(token)
         try:
@@ -444,7 +433,6 @@ class Client(OperatorCalls, Connection):
             protocol = self.protocol(campaign)
             return self._submit_through_relay(route, protocol, _record_reports(protocol, body), batch_id)
         if route is not None:
-            self._relay_envelope(route)  # a campaign without an Oblivious HTTP key refused before any token
             return self._send_reports(route, [batch_id], [body], content_type, batch_id)
         target = self._rounds.get(campaign) or campaign  # a campaign in rounds: the round's campaign counts the batch
         sent = _rows_sent(body, content_type)  # an acknowledgement counting more reports than these is none (_acks)

@@ -1,9 +1,9 @@
 """How a device sends to a campaign collected through a relay: from whom it takes the key, and its tokens.
 
-A relayed campaign's config names its relay, its HPKE key and its issuer.  The relay could change all
-three in what it passes on (and read what a device sealed to a key of its own, or have the device
-randomize with a larger epsilon), and the collector could give one device a config of its own (a tag),
-so a device takes them from the campaign's **identity** (:mod:`dpdist._wire._identity`), from a source
+A relayed campaign's config names its relay, its Oblivious HTTP key configuration and its issuer.  The relay
+could change all three in what it passes on (and read what a device encapsulated to a key of its own, or have
+the device randomize with a larger epsilon), and the collector could give one device a config of its own (a
+tag), so a device takes them from the campaign's **identity** (:mod:`dpdist._wire._identity`), from a source
 the relay does not control, and sends the identity's pin with every report (docs/explanation/threat-model.md, "Keys
 the relay cannot swap"):
 
@@ -16,16 +16,18 @@ the relay cannot swap"):
   calls itself by another name from the collector.)
 
 The relay pins the identity of each campaign and refuses reports made under another, so a tagged
-device's report never reaches a batch.  When the campaign names an issuer, each report needs one
-Privacy Pass token (RFC 9578 type 2) bound to the identity, and to the report it admits: a device holding a
-credential for an issuer refuses a campaign that names another issuer or none (anyone could fill its batches),
-checks that the issuer's key and its ceiling ``tokens_each`` (what the campaign's guarantee counts a colluding
-credential as) are the ones the campaign names, and gets one token per report *before* anything is
-randomized (a refusal depends on the credential, never on the value), each with the seed of the HPKE key its
-report will be sealed with (the token's nonce commits to it: :mod:`dpdist._wire._binding`), then seals each
-report with its token's key (:meth:`RelayRoute.seal`) and sends it to the relay with ``Authorization:
-PrivateToken token="..."``.  Tokens are yielded one by one, so that the ones obtained before the issuer refuses
-(a credential exhausted) are kept by the caller.
+device's report never reaches a batch.  Each report is one RFC 9458 request encapsulated to the key
+configuration of the identity (``relay.ohttp``: :mod:`dpdist._wire._ohttp_report`); a campaign whose identity
+names none (made before relayed campaigns had one) is refused, ``no_ohttp_key``, before anything is drawn.  When
+the campaign names an issuer, each report needs one Privacy Pass token (RFC 9578 type 2) bound to the identity,
+and to the report it admits: a device holding a credential for an issuer refuses a campaign that names another
+issuer or none (anyone could fill its batches), checks that the issuer's key and its ceiling ``tokens_each`` (what
+the campaign's guarantee counts a colluding credential as) are the ones the campaign names, and gets one token per
+report *before* anything is randomized (a refusal depends on the credential, never on the value), each with the
+seed of the HPKE key its report will be encapsulated with (the token's nonce commits to it:
+:mod:`dpdist._wire._binding`), then encapsulates each report with its token's key (:meth:`RelayRoute.seal`) and
+sends it to the relay with ``Authorization: PrivateToken token="..."``.  Tokens are yielded one by one, so that
+the ones obtained before the issuer refuses (a credential exhausted) are kept by the caller.
 """
 
 from __future__ import annotations
@@ -44,23 +46,22 @@ __all__ = ["RelayRoute", "resolve_route"]
 
 @dataclass(frozen=True)
 class RelayRoute:
-    """Where and how a device sends a relayed campaign's reports: the relay's URL, the key to seal to, the protocol
-    config to randomize with, the issuer (None: the campaign takes no tokens), and the identity's pin."""
+    """Where and how a device sends a relayed campaign's reports: the relay's URL, the protocol config to randomize with,
+    the issuer (None: the campaign takes no tokens), the identity's pin, and the Oblivious HTTP key configuration its
+    reports are encapsulated to (the identity's ``relay.ohttp``)."""
 
     campaign: str
     url: str
-    public_key: bytes
     config: dict
     issuer: dict | None
     pin: str
-    ohttp: Any = None  # the identity's Oblivious HTTP key configuration (relay.ohttp), None for a campaign made before
-    sealed_v1: bool = True  # whether the campaign's config says its relay still takes dpdist's own envelope
+    ohttp: Any
     _issuer_checked: bool = field(default=False, compare=False, repr=False)
 
     def tokens(self, count: int, credential: str | None, issuer_url: str | None, *, transport: Any = None,
                retry_window: float | None = None, timeout: float = 30.0) -> Iterator[tuple[bytes, bytes]]:
-        """``count`` tokens for this campaign from its issuer, each with the seed of the key its report is to be sealed
-        with (:meth:`seal`), yielded as each arrives (``(b"", b"")`` ``count`` times when it takes none), after the
+        """``count`` tokens for this campaign from its issuer, each with the seed of the key its report is to be
+        encapsulated with (:meth:`seal`), yielded as each arrives (``(b"", b"")`` ``count`` times when it takes none), after the
         checks of the module docstring (made when the first is asked for, even if ``count`` is 0); each token request's
         answer whole within ``timeout`` seconds (the device's client's)."""
         issuer = self.issuer
@@ -97,20 +98,16 @@ class RelayRoute:
             yield fetch_token(issuer["url"], issuer["key"], credential, challenge, token_key, transport=transport,
                               timeout=timeout, nonce=seed_nonce(challenge, seed), **retrying), seed
 
-    def seal(self, body: bytes, content_type: str, envelope: str, seed: bytes | None = None) -> bytes:
-        """One report sealed for the relay: to the campaign's key in dpdist's envelope (``envelope`` ``"dpdist"``), or
-        encapsulated to its Oblivious HTTP key configuration (``"ohttp"``), with the key of ``seed`` (its token's) or a
-        fresh one (a campaign without tokens)."""
-        from .._wire import _envelope  # lazy: relayed campaigns only (~50 ms at import)
+    def seal(self, body: bytes, content_type: str, seed: bytes | None = None) -> bytes:
+        """One report encapsulated for the relay to the identity's Oblivious HTTP key configuration (an RFC 9458
+        request), with the key of ``seed`` (its token's) or a fresh one (a campaign without tokens)."""
         from .._wire._ohttp_report import encapsulate_report  # lazy: relayed campaigns only (~50 ms at import)
 
-        if envelope == "ohttp":
-            return encapsulate_report(self.ohttp, self.campaign, body, content_type, seed=seed)
-        return _envelope.seal(self.public_key, self.campaign, body, content_type, seed=seed)
+        return encapsulate_report(self.ohttp, self.campaign, body, content_type, seed=seed)
 
     def valid_token(self, token: bytes, sealed: bytes) -> bool:
         """Whether ``token`` verifies under the issuer key and the token challenge of this campaign's identity, and is
-        bound to the report ``sealed``."""
+        bound to the report ``sealed`` (the bytes sent)."""
         from ..privacypass import b64url_decode, verify_token  # lazy: relayed campaigns only (~50 ms at import)
         from .._wire._binding import is_bound  # lazy: relayed campaigns only (~50 ms at import)
         from .._wire._identity import campaign_challenge  # lazy: relayed campaigns only (~50 ms at import)
@@ -156,7 +153,6 @@ class RelayRoute:
 def resolve_route(campaign: str, server: str, document: dict, pin: str | None, fetch_identity) -> RelayRoute:
     """The route of a relayed campaign whose config ``document`` came from ``server`` (module docstring);
     ``fetch_identity()`` returns the identity document's bytes as ``server`` serves them."""
-    from .._wire._envelope import decode_public_key  # lazy: relayed campaigns only (~50 ms at import)
     from .._wire._identity import check_identity, pin_of  # lazy: relayed campaigns only (~50 ms at import)
 
     relay = document["relay"]
@@ -181,17 +177,20 @@ def resolve_route(campaign: str, server: str, document: dict, pin: str | None, f
         if b64url_decode(served, "challenge") != campaign_challenge(issuer, pin_of(identity_bytes)):
             raise CampaignIdentityError(f"Campaign {campaign!r}'s config states a token challenge that is not its "
                                         "identity's. Nothing was sent.", "challenge_mismatch")
-    relayed = identity["relay"]
     from .._wire._ohttp_report import campaign_key_config  # lazy: relayed campaigns only (~50 ms at import)
 
     try:
-        ohttp = campaign_key_config(relayed)
+        ohttp = campaign_key_config(identity["relay"])
     except MalformedReportError as error:
         raise CampaignIdentityError(f"Campaign {campaign!r}'s identity names an unusable Oblivious HTTP key configuration: "
                                     f"{error} Nothing was sent.", "ohttp_key_mismatch") from None
-    envelopes = relay.get("envelopes") if isinstance(relay.get("envelopes"), dict) else {}
-    return RelayRoute(campaign, relayed["url"].rstrip("/"), decode_public_key(relayed["public_key"]), identity["config"],
-                      issuer, pin_of(identity_bytes), ohttp, envelopes.get("sealed_v1") is not False)
+    if ohttp is None:
+        raise CampaignIdentityError(
+            f"Campaign {campaign!r}'s identity names no Oblivious HTTP key configuration (it was made before relayed "
+            "campaigns had one, and dpdist's own envelope, the only one it takes, is retired on devices): its collector "
+            "must create it again. Nothing was drawn or sent.", "no_ohttp_key")
+    return RelayRoute(campaign, identity["relay"]["url"].rstrip("/"), identity["config"], issuer, pin_of(identity_bytes),
+                      ohttp)
 
 
 def _origin(url: str) -> str:

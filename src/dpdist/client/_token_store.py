@@ -2,16 +2,17 @@
 
 A token costs the device one of its credential's few tokens, so it is never dropped while its report may
 still be sent: a device gets its tokens *before* it randomizes (:meth:`TokenStore.add`), each with the seed of
-the HPKE key its report will be sealed with (the token's nonce commits to that key: :mod:`dpdist._wire._binding`),
-binds one to a report when it first sends it (:meth:`TokenStore.take`), seals the report with its seed once per
-envelope and keeps the sealed bytes (:meth:`TokenStore.seal`, saved before the report leaves), and sends the same
-token and bytes with every resend of that report (the relay counts the report once, and a token once).  One key
-seals one plaintext per recipient key at most: a report is sealed again only in the other envelope (a campaign that
-turned dpdist's envelope off), to the other key.  The seed is forgotten once the relay acknowledged the report
-(:meth:`TokenStore.acknowledged`): with the sealed bytes it opens the report, so the file is the device's own.  A
-token the relay refused (:meth:`TokenStore.drop`) is forgotten, so a resend takes another.  Tokens are kept per
-identity pin (a token is bound to one campaign identity), in memory, or in a JSON file (owner-only, replaced
-atomically) that outlives the process, as ``dpdist submit`` keeps one beside its journal.
+the HPKE key its report will be encapsulated with (the token's nonce commits to that key: :mod:`dpdist._wire._binding`),
+binds one to a report when it first sends it (:meth:`TokenStore.take`), encapsulates the report with its seed once
+and keeps the request's bytes (:meth:`TokenStore.seal`, saved before the report leaves), and sends the same token
+and bytes with every resend of that report (the relay counts the report once, and a token once).  The seed is
+forgotten once the relay acknowledged the report (:meth:`TokenStore.acknowledged`): with the bytes it opens the
+report, so the file is the device's own.  A token the relay refused (:meth:`TokenStore.drop`) is forgotten, so a
+resend takes another.  Tokens are kept per identity pin (a token is bound to one campaign identity), in memory, or
+in a JSON file (owner-only, replaced atomically) that outlives the process, as ``dpdist submit`` keeps one beside
+its journal.  A file of an earlier version may hold a report sealed in dpdist's deprecated envelope (``"dpdist"``):
+while its seed is kept the report is encapsulated again (the same key, to the other recipient key); once the relay
+acknowledged it, the kept bytes are what a resend carries.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from ..errors import IncompatibleStateError
 
 __all__ = ["TokenStore"]
 
-#: the file's format: each token with its seed and, once bound, its report's sealed bytes by envelope
+#: the file's format: each token with its seed and, once bound, its report's bytes (``"ohttp"``; ``"dpdist"``: an
+#: earlier version's envelope)
 _VERSION = 2
 
 
@@ -59,22 +61,22 @@ class TokenStore:
         """Whether a token is bound to the report ``report_id`` of the identity ``pin``."""
         return f"{pin}:{report_id}" in self._bound
 
-    def take(self, pin: str, report_id: str, envelope: str) -> tuple[bytes, bytes | None, bytes | None]:
+    def take(self, pin: str, report_id: str) -> tuple[bytes, bytes | None, bytes | None]:
         """The report's ``(token, seed, sealed)``: the token bound to it (else a spare one bound to it now; KeyError:
-        none left), its seed (None once forgotten) and its bytes sealed in ``envelope`` (None before :meth:`seal`; once
-        the seed is forgotten, the bytes it was acknowledged in, which the relay knows)."""
+        none left), its seed (None once forgotten) and its request's bytes (None before :meth:`seal`; once the seed is
+        forgotten, the bytes it was acknowledged in, which the relay knows)."""
         key = f"{pin}:{report_id}"
         if key not in self._bound:
             self._bound[key] = self._spare[pin].pop()
         entry = self._bound[key]
-        sealed = entry.get(envelope) or (None if "seed" in entry else next(entry[name] for name in entry if name != "token"))
+        sealed = entry.get("ohttp") or (None if "seed" in entry else entry.get("dpdist"))
         return (_bytes(entry["token"]), _bytes(entry["seed"]) if "seed" in entry else None,
                 None if sealed is None else _bytes(sealed))
 
-    def seal(self, pin: str, report_id: str, envelope: str, sealed: bytes) -> None:
-        """Keep the report's bytes sealed in ``envelope`` with its token's seed.  The caller saves (:meth:`save`) before
+    def seal(self, pin: str, report_id: str, sealed: bytes) -> None:
+        """Keep the report's request bytes, encapsulated with its token's seed.  The caller saves (:meth:`save`) before
         the report leaves the device."""
-        self._bound[f"{pin}:{report_id}"][envelope] = _text(sealed)
+        self._bound[f"{pin}:{report_id}"]["ohttp"] = _text(sealed)
 
     def acknowledged(self, pin: str, report_id: str) -> None:
         """The relay holds the report: its seed is forgotten (saved with the next :meth:`save`)."""

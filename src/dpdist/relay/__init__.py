@@ -1,7 +1,7 @@
 """``dpdist relay``: a relay that hides who sent a report from the collector that reads it (install ``dpdist[relay]``).
 
-Devices seal each submission to the campaign's public key (HPKE, RFC 9180; :mod:`dpdist._wire._envelope`) and
-send it to the relay, not to the collector.  The relay keeps the ciphertexts in a durable queue
+Devices encapsulate each report to the campaign's Oblivious HTTP key configuration (an RFC 9458 request;
+:mod:`dpdist._wire._ohttp_report`) and send it to the relay, not to the collector.  The relay keeps the ciphertexts in a durable queue
 (SQLite; :mod:`._queue`), without the sender's address or the time of arrival; once at least ``K``
 reports of a campaign wait (``--min-batch``, a public setting), it shuffles them with the CSPRNG and
 delivers them to ``dpdist serve`` as one batch under a random batch id, retried until acknowledged

@@ -3,7 +3,9 @@
 Routes
 ------
 ``PUT /relay/v1/campaigns/{campaign}/reports/{report_id}``
-    A device's sealed submission (:mod:`dpdist._wire._envelope`), under a report id it chose at random (1-128
+    A report in dpdist's own envelope (:mod:`dpdist._wire._envelope`, deprecated: from devices of earlier versions,
+    taken until dpdist 0.2.0 while the campaign takes it; or, as ``message/ohttp-req``, an RFC 9458 request, as on the
+    ``ohttp`` route below), under a report id the device chose at random (1-128
     characters ``A-Z a-z 0-9 . _ -``; a retry sends the same id, and a report sealed again under an
     id already accepted is that report: ``duplicate``).  A campaign that names an issuer admits a
     report only with ``Authorization: PrivateToken token="..."`` (RFC 9577 section 2.2): a Privacy
@@ -19,9 +21,9 @@ Routes
     before the switch, wait, such reports are still taken until they are K: they could never form a batch otherwise).  The same sealed
     bytes under another report id are that report (``duplicate``: the HPKE ``enc`` is the device's).
 ``PUT /relay/v1/campaigns/{campaign}/ohttp/{report_id}`` (or the route above with ``message/ohttp-req``)
-    The same report as an RFC 9458 encapsulated request (``message/ohttp-req``; :mod:`dpdist._wire._ohttp_report`),
-    sealed to the Oblivious HTTP key configuration of the campaign's identity (``relay.ohttp``), with the
-    same pin, token, report id, queue, batches and acknowledgement.  The answer is the relay's own, in
+    A report as an RFC 9458 encapsulated request (``message/ohttp-req``; :mod:`dpdist._wire._ohttp_report`), as every
+    dpdist client sends it, encapsulated to the Oblivious HTTP key configuration of the campaign's identity
+    (``relay.ohttp``), with the same pin, token, report id, queue, batches and acknowledgement.  The answer is the relay's own, in
     the clear, at once (it cannot wait for the batch; the gateway's ``message/ohttp-res`` never comes
     back): 202 means the relay committed the request to its queue and will deliver it in a shuffled
     batch, not that the collector could open or count it.  Refused: 415 ``not_ohttp`` (another
@@ -83,6 +85,7 @@ from ..errors import InvalidParameterError
 from ..privacypass import b64url_decode, format_www_authenticate, parse_authorization, verify_token
 from .. import _ohttp
 from .._wire import _binding, _envelope, _ohttp_report
+from .._wire._frames import MAX_SEALED_BYTES
 from . import _queue
 from ._arguments import RELATIONS, RULES
 from ._collector import PAGE_DEADLINE_S, PAGES_KEPT_BYTES
@@ -155,7 +158,7 @@ def create_app(
     interval: float = 0.5,
     transport: Any = None,
     limits: Limits | None = None,
-    max_body_bytes: int = _envelope.MAX_SEALED_BYTES,
+    max_body_bytes: int = MAX_SEALED_BYTES,
 ) -> Starlette:
     """The relay (module docstring): queue in ``db_path`` (SQLite), batches of ``min_batch`` to ``max_batch``
     reports delivered to ``collector`` with ``relay_token``; ``transport``: an httpx transport, for tests.
@@ -229,7 +232,8 @@ async def _cancelled(task: asyncio.Task) -> None:
 
 # ---------------------------------------------------------------------- the endpoints
 async def submit(request: Request) -> JSONResponse:
-    """A report in dpdist's own envelope (:mod:`dpdist._wire._envelope`), or, as ``message/ohttp-req``, an RFC 9458 request."""
+    """A report in dpdist's deprecated envelope (:mod:`dpdist._wire._envelope`), or, as ``message/ohttp-req``, an RFC 9458
+    request."""
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind == _ohttp.REQUEST_CONTENT_TYPE:
         return await _queue_report(request, _queue.OHTTP)
@@ -269,7 +273,7 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
     token, nonce = _admission(identity, pin, request.headers.get("authorization"))  # before the body is read
     if nonce is not None:  # a device the issuer admitted: its body may use the whole pool, not the anonymous half
         request.scope[AUTHENTICATED] = True
-    body = await _read_body(request, _envelope.MAX_SEALED_BYTES)
+    body = await _read_body(request, MAX_SEALED_BYTES)
     try:
         if envelope == _queue.OHTTP:
             _ohttp_report.check_encapsulated(body)

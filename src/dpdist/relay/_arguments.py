@@ -15,7 +15,7 @@ import math
 
 from .._guard import Limits
 from .._validation import HttpUrl, Below, Described, InstanceOf, Integer, Interval, Optional, Relation, SQLiteFile, Token
-from .._wire._envelope import MAX_SEALED_BYTES
+from .._wire._frames import MAX_SEALED_BYTES
 
 __all__ = ["RULES", "RELATIONS", "MIN_TOKEN_CHARACTERS", "COLLECTOR", "QUEUE", "relay_token"]
 

@@ -45,13 +45,13 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 
 from .._io._sqlite_store import SQLiteStore
-from .._wire import _envelope
+from .._wire._frames import frame
 
 __all__ = ["OHTTP", "RelayQueue", "SEALED_V1", "Batch"]
 
 SCHEMA_VERSION = 1
 
-#: a report's envelope: dpdist's own (:mod:`dpdist._wire._envelope`), or an RFC 9458 encapsulated request (:mod:`dpdist._wire._ohttp_report`)
+#: a report's envelope: dpdist's own, deprecated (:mod:`dpdist._wire._envelope`), or an RFC 9458 request (:mod:`dpdist._wire._ohttp_report`)
 SEALED_V1, OHTTP = 1, 2
 _ENVELOPE_NAMES = {SEALED_V1: "sealed_v1", OHTTP: "ohttp"}
 _SCHEMA = (
@@ -206,7 +206,7 @@ def _form_batch(connection, campaign: str, min_size: int, max_size: int) -> Batc
         return None
     sealed = [bytes(row[1]) for row in rows]
     secrets.SystemRandom().shuffle(sealed)  # the order the collector sees: drawn with the CSPRNG
-    batch = Batch(secrets.token_hex(16), campaign, len(sealed), _envelope.frame(sealed), tuple(bytes(row[2]) for row in rows))
+    batch = Batch(secrets.token_hex(16), campaign, len(sealed), frame(sealed), tuple(bytes(row[2]) for row in rows))
     connection.execute("INSERT INTO batches (batch_id, campaign, count, body) VALUES (?, ?, ?, ?)", (batch.batch_id, campaign, batch.count, batch.body))
     connection.executemany("UPDATE reports SET sealed = NULL WHERE rowid = ?", [(row[0],) for row in rows])
     return batch

@@ -117,6 +117,7 @@ class _RequestCollector:
         self.batches = {"new": [0.0, now], "duplicate": [0.0, now]}  # label value -> [value, created]
         self.reports = [0.0, now]
         self.rejected: dict[str, list] = {}
+        self.relayed: dict[str, list] = {}  # envelope -> [value, created]
         self.refused: dict[str, list] = {}
         self.latency: dict[tuple, list] = {}  # (method, route) -> [bucket counts..., sum, created]
         self.responses: dict[tuple, list] = {}  # (method, route, status) -> [value, created]
@@ -145,6 +146,9 @@ class _RequestCollector:
         yield counter("dpdist_reports_accepted", "Reports counted into a campaign's aggregate", [], {(): self.reports})
         yield counter("dpdist_reports_rejected", "Reports of acknowledged batches that were not counted, by reason", ["reason"],
                       {(reason,): child for reason, child in list(self.rejected.items())})
+        yield counter("dpdist_relayed_reports", "Reports of relayed batches counted, by envelope (ohttp: RFC 9458; sealed_v1: "
+                      "dpdist's own, deprecated, from devices of earlier versions, taken until dpdist 0.2.0)", ["envelope"],
+                      {(envelope,): child for envelope, child in list(self.relayed.items())})
         refused = {(reason,): child for reason, child in list(self.refused.items())}
         refused.update({(reason,): child for reason, child in list(CONNECTIONS_REFUSED.items())})  # by the protocol
         yield counter("dpdist_requests_refused", "Requests refused with an error body, by its error code", ["reason"],
@@ -200,6 +204,11 @@ class Metrics:
         if rejected:
             for reason, count in rejected.items():
                 requests.child(requests.rejected, str(reason))[0] += _counted(int(count))
+
+    def relayed(self, groups: dict[str, int]) -> None:
+        """A relayed batch was counted: its admitted reports per envelope (``ohttp``, ``sealed_v1``)."""
+        for envelope, count in groups.items():
+            self._requests.child(self._requests.relayed, str(envelope))[0] += _counted(count)
 
     def refused_request(self, code: str) -> None:
         self._requests.child(self._requests.refused, str(code))[0] += 1.0

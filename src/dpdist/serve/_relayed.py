@@ -3,9 +3,11 @@
 A campaign created with ``"relay": {"url": ..., "issuer": ..., "colluding": m, "delta": d}`` gets, in the
 same request:
 
-- an X25519 key pair (:mod:`dpdist._wire._envelope`) whose public half is in the campaign's public config
-  (``"relay"``), so that devices seal their reports to it, and whose private half stays in the
-  collector's database (table ``relayed_campaigns``, deleted with the campaign);
+- an Oblivious HTTP key configuration (RFC 9458; key id 0, :mod:`dpdist._wire._ohttp_report`) whose public half is
+  in the campaign's identity (``relay.ohttp``), so that devices encapsulate their reports to it, and whose private
+  half stays in the collector's database (table ``relayed_campaigns``, deleted with the campaign); and, for devices
+  of earlier versions until dpdist 0.2.0, an X25519 key pair of dpdist's deprecated envelope
+  (:mod:`dpdist._wire._envelope`, ``relay.public_key``);
 - its **identity** (:mod:`dpdist._wire._identity`): the public document a device trusts (config, HPKE key,
   the relay's URL, the issuer with its token key and ``tokens_each``, ``colluding``, ``delta``), made once and served verbatim
   (``GET /api/campaigns/{c}/identity``), and its pin (the SHA-256 of those bytes), so that a device never
@@ -16,7 +18,7 @@ same request:
   even before the campaign's relay row is read (the refusal names the reason: 409 ``relayed_campaign``).
 
 The relay delivers ``PUT /api/campaigns/{c}/relayed/{batch_id}``: the messages of one shuffled batch,
-framed (:func:`dpdist._wire._envelope.unframe`), each the device's Privacy Pass token (RFC 9578 type 2,
+framed (:func:`dpdist._wire._frames.unframe`), each the device's Privacy Pass token (RFC 9578 type 2,
 when the campaign names an issuer) followed by its sealed report.  Each token is verified again here
 (publicly verifiable: the issuer's key and the campaign's challenge), must be bound to the report it comes
 with (its nonce commits to the report's HPKE ``enc``: :mod:`dpdist._wire._binding`) and must never have been
@@ -38,13 +40,15 @@ batch id, its size and its counts, the spent token nonces, no device's id and no
 commit that counts a relayed batch also lowers the campaign's ``smallest_batch`` (the running minimum
 of its batches' admitted reports) in the same transaction, so the statement below reads one row.
 
-Since schema 8 a relayed campaign also has an Oblivious HTTP key configuration (key id 0; its private key in
-``relayed_campaigns.ohttp_private_key``, its ``application/ohttp-keys`` in the identity's ``relay.ohttp``), and a
-delivered message may be an RFC 9458 request (:mod:`dpdist._wire._ohttp_report`) instead of dpdist's envelope, told
-apart by its first byte and opened with that key (``unopened``, ``malformed_binary_http``, ``not_a_report_request``
-when it cannot be).  The collector tells the two apart, so a batch holding both counts, in ``smallest_batch``, as the
-admitted reports of the envelope it holds fewest of.  ``relayed_campaigns.sealed_v1`` (:meth:`RelayedCampaigns.
-set_envelopes`) says whether the campaign's relay still takes dpdist's envelope (public config ``relay.envelopes``).
+A delivered message is an RFC 9458 request (:mod:`dpdist._wire._ohttp_report`; ``unopened``,
+``malformed_binary_http``, ``not_a_report_request`` when it cannot be opened with the campaign's Oblivious HTTP key,
+``relayed_campaigns.ohttp_private_key``) or, from a device of an earlier version, a report in dpdist's deprecated
+envelope, told apart by its first byte and opened until dpdist 0.2.0 (a campaign made before schema 8 has no
+Oblivious HTTP key and takes that envelope only).  The collector tells the two apart, so a batch holding both counts,
+in ``smallest_batch``, as the admitted reports of the envelope it holds fewest of; ``dpdist_relayed_reports`` (the
+metrics) counts each envelope's reports.  ``relayed_campaigns.sealed_v1`` (:meth:`RelayedCampaigns.set_envelopes`)
+says whether the campaign's relay still takes dpdist's envelope (public config ``relay.envelopes``): off for a
+campaign made since the envelope's deprecation unless its creation asks ``"sealed_v1": true``.
 
 The campaign states its guarantee (:func:`dpdist.amplification._statement.relayed_statement`): the
 local one, and the amplified central one at its smallest batch minus ``colluding x tokens_each`` reports
@@ -77,6 +81,7 @@ from ..local import ReportBatch
 from ..local.ledger import normal_collector
 from ..privacypass import TOKEN_LENGTH, b64url_decode, b64url_encode, decode_token_key, verify_token
 from .._wire import _envelope, _ohttp_report
+from .._wire._frames import MAX_SEALED_BYTES, unframe
 from .._wire._binding import is_bound
 from .._ohttp import public_key_of
 from .._wire._identity import campaign_challenge, identity_document, pin_of
@@ -86,7 +91,7 @@ from ._ingest import decode_body
 from .._guard._refusals import Conflict, InvalidRequest, NotFound, Refusal, Unauthorized
 from ._store import Store
 
-__all__ = ["RelayedCampaigns", "DEFAULT_DELTA"]
+__all__ = ["RelayedCampaigns", "DEFAULT_DELTA", "smallest_group"]
 
 #: the delta of the stated central guarantee when the campaign does not set one
 DEFAULT_DELTA = 1e-8
@@ -321,8 +326,8 @@ class RelayedCampaigns:
 
     def opened(self, campaign: CampaignRow, key: RelayKey, batch_id: str, body: bytes, limits: Any):
         """The relayed batch's reports, opened and validated (a :class:`~dpdist.local.ReportBatch`, one row per message),
-        the nonces of the valid tokens it spends, its smallest envelope group (the admitted reports of the envelope the
-        batch holds fewest of; None if none) and the encapsulated keys (hex) of the reports it opened, ready for
+        the nonces of the valid tokens it spends, its admitted reports per envelope (``{"ohttp": n, "sealed_v1": m}``,
+        those it holds: :func:`smallest_group`) and the encapsulated keys (hex) of the reports it opened, ready for
         :meth:`~._service.Service.count` (module docstring).  A copy of a report opened before (by a counted batch, or
         earlier in this one: its ``enc``) is one rejected row, ``replayed_report``, whose token is not spent."""
         check_batch_id(batch_id)
@@ -332,12 +337,12 @@ class RelayedCampaigns:
             raise InvalidRequest("malformed_batch", str(error)) from None
         counted = functools.partial(self._recorded, "relayed_reports", "enc", campaign.id)
         if key.issuer is None or key.challenge is None:
-            batch, smallest, encs, _ = _open_batch(campaign, key, messages, limits, counted)
-            return batch, [], smallest, encs
+            batch, groups, encs, _ = _open_batch(campaign, key, messages, limits, counted)
+            return batch, [], groups, encs
         sealed, nonces = _spend_tokens(messages, key.issuer, key.challenge,
                                        functools.partial(self._recorded, "relayed_tokens", "nonce", campaign.id))
-        batch, smallest, encs, refused = _open_batch(campaign, key, sealed, limits, counted)
-        return batch, [nonce for index, nonce in enumerate(nonces) if nonce is not None and index not in refused], smallest, encs
+        batch, groups, encs, refused = _open_batch(campaign, key, sealed, limits, counted)
+        return batch, [nonce for index, nonce in enumerate(nonces) if nonce is not None and index not in refused], groups, encs
 
     def _recorded(self, table: str, column: str, campaign_id: str, values: list[str]) -> set[str]:
         """Which of ``values`` (hex) the campaign's counted batches recorded in ``table`` already (spent token nonces,
@@ -393,8 +398,8 @@ def _without_passwords(value: Any) -> str:
 
 
 def _settings(relay: Any) -> tuple[str, float, int, dict | None, bool]:
-    """The relay URL, delta, colluding bound, issuer and ``sealed_v1`` (dpdist's own envelope taken: default true) a
-    campaign document's ``"relay"`` asks for."""
+    """The relay URL, delta, colluding bound, issuer and ``sealed_v1`` (dpdist's deprecated envelope taken as well as
+    RFC 9458 requests: default false) a campaign document's ``"relay"`` asks for."""
     example = ('{"url": "https://relay.example", "issuer": {"url": "https://issuer.example", "name": "issuer.example", '
                '"key": "commute", "token_key": "<base64url>", "independent": true, "tokens_each": 1}, "colluding": 0, '
                '"delta": 1e-8}')
@@ -414,10 +419,10 @@ def _settings(relay: Any) -> tuple[str, float, int, dict | None, bool]:
         raise InvalidRequest("invalid_relay", "'relay.colluding' (the public bound on devices, credentials of the issuer, "
                                               "whose reports' values the collector knows) must be an integer >= 0. Got "
                                               f"{json.dumps(colluding)}.")
-    sealed_v1 = relay.get("sealed_v1", True)
+    sealed_v1 = relay.get("sealed_v1", False)  # dpdist's envelope, deprecated: taken only when asked for
     if not isinstance(sealed_v1, bool):
-        raise InvalidRequest("invalid_relay", "'relay.sealed_v1' (whether the relay takes reports in dpdist's own envelope "
-                                              "besides Oblivious HTTP requests) must be true or false. Got "
+        raise InvalidRequest("invalid_relay", "'relay.sealed_v1' (whether the relay takes reports in dpdist's deprecated "
+                                              "envelope besides Oblivious HTTP requests) must be true or false. Got "
                                               f"{json.dumps(sealed_v1)}.")
     issuer = relay.get("issuer")
     return url.rstrip("/"), float(delta), colluding, None if issuer is None else _issuer(issuer), sealed_v1
@@ -483,19 +488,25 @@ def _spend_tokens(messages: list[bytes], issuer: dict, challenge: bytes, spent) 
 
 
 def _unframe(body: bytes, limits: Any) -> list[bytes]:
-    messages = _envelope.unframe(body, limits.max_json_rows)
+    messages = unframe(body, limits.max_json_rows)
     if not messages:
         raise MalformedReportError("A relayed batch holds no sealed report.")
     return messages
 
 
+def smallest_group(groups: dict[str, int]) -> int | None:
+    """The admitted reports of the envelope a relayed batch holds fewest of (None if it admits none): a report is hidden
+    among its own envelope's reports only, which the collector tells apart."""
+    return min((count for count in groups.values() if count > 0), default=None)
+
+
 def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: Any,
-                counted) -> tuple[ReportBatch, int | None, list[str], set[int]]:
+                counted) -> tuple[ReportBatch, dict[str, int], list[str], set[int]]:
     """The batch's reports, one row per message: a message refused before (its reason in its place), or that does not
     open, or is a copy of a report opened before (``replayed_report``: its ``enc`` in ``counted(encs)``, the ones the
     campaign's counted batches opened, or earlier in this batch), or does not hold exactly one report, is one rejected
     row (``unopened``, ``malformed_binary_http``, ``not_a_report_request``, ``malformed_report``, ``not_one_report``,
-    ...); the admitted reports of the envelope the batch holds fewest of (None if it admits none); the encapsulated keys
+    ...); the admitted reports per envelope (``ohttp``, ``sealed_v1``: those the batch holds); the encapsulated keys
     (hex) of the messages that opened, copies excepted; and the indices of the rows rejected (their tokens are not
     spent: a token is spent only by the report it admits, so a relay that makes a device's report unreadable does not
     use up its token)."""
@@ -527,8 +538,7 @@ def _open_batch(campaign: CampaignRow, key: RelayKey, messages: list, limits: An
             continue
         rows.append(report)
         groups[envelope] += report.n_valid
-    admitted = [count for count in groups.values() if count > 0]
-    return ReportBatch.concatenate(rows, layout, config), min(admitted) if admitted else None, list(seen), refused
+    return ReportBatch.concatenate(rows, layout, config), dict(groups), list(seen), refused
 
 
 def _open_one(campaign: CampaignRow, key: RelayKey, message: bytes) -> tuple[str, tuple[str, bytes] | str, str | None]:
@@ -541,7 +551,7 @@ def _open_one(campaign: CampaignRow, key: RelayKey, message: bytes) -> tuple[str
         if key.ohttp_private_key is None:
             return "ohttp", "unopened", None
         try:
-            result = _ohttp_report.open_report(key.ohttp_private_key, campaign.id, message, _envelope.MAX_SEALED_BYTES)
+            result = _ohttp_report.open_report(key.ohttp_private_key, campaign.id, message, MAX_SEALED_BYTES)
         except _ohttp_report.NotAReport as refusal:
             enc = None if refusal.reason == "unopened" else _ohttp_report.enc_of(message).hex()
             return "ohttp", refusal.reason, enc

@@ -23,6 +23,7 @@ from ..._guard._rate import address_key
 from .._database import DatabaseUnavailableError
 from .._http import Answer, bearer, bearer_token, body_of, read_body, refused_answer, render_json
 from .._openapi import documented, json_answer, ref
+from .._relayed import smallest_group
 from ..._guard._refusals import Conflict, Refusal
 from ._common import service_of
 
@@ -215,15 +216,17 @@ async def relayed_batch(request: Request) -> JSONResponse:
             raise
         async with read_body(request, campaign_id, anonymous=False) as body:  # the relay's token was checked
             digest, arrival = service.relayed.digest(body), service.relayed.arrival_ms(campaign)
-            batch, tokens, smallest, reports = None, [], None, []  # not open: a redelivery of an acknowledged batch still gets its ack
+            batch, tokens, groups, reports = None, [], {}, []  # not open: a redelivery of an acknowledged batch still gets its ack
             if campaign.state == "open":
-                batch, tokens, smallest, reports = await service.counted(campaign_id, service.relayed.opened, campaign, key, batch_id,
-                                                                body, service.limits, inline=False, batch_id=batch_id)
+                batch, tokens, groups, reports = await service.counted(campaign_id, service.relayed.opened, campaign, key, batch_id,
+                                                              body, service.limits, inline=False, batch_id=batch_id)
             ack = await service.count(campaign, batch_id, digest, batch, received_ms=arrival, tokens=tokens,
-                                      smallest_group=smallest, reports=reports)
+                                      smallest_group=smallest_group(groups), reports=reports)
     metrics = getattr(request.app.state, "metrics", None)
     if metrics is not None:
         metrics.acknowledged(ack)
+        if not ack.get("duplicate"):
+            metrics.relayed(groups)
     return JSONResponse(ack, status_code=200)
 
 
