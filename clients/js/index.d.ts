@@ -316,15 +316,14 @@ export class Client {
       /** A direct campaign's requests through a standard Oblivious HTTP relay (RFC 9458). */
       ohttp?: OhttpOptions | null;
       /**
-       * How a relayed campaign's reports travel to its dpdist relay: ``'ohttp'``, each an RFC 9458 request
-       * encapsulated to the key configuration of the campaign's identity (``relay.ohttp``; a campaign whose identity
-       * names none is refused, ``no_ohttp_key``, before anything is sent); ``'dpdist'``, dpdist's own envelope; null
-       * (default): dpdist's envelope unless the campaign turned it off.
+       * @deprecated No effect (it goes in dpdist 0.2.0): every report of a relayed campaign travels to its dpdist relay
+       * as an RFC 9458 request encapsulated to the key configuration of the campaign's identity (``relay.ohttp``; a
+       * campaign whose identity names none is refused, ``no_ohttp_key``, before anything is drawn).
        */
       relayEnvelope?: 'dpdist' | 'ohttp' | null;
     },
   );
-  /** The ``relayEnvelope`` option, as checked. */
+  /** @deprecated The ``relayEnvelope`` option, as checked; read by no one. */
   readonly relayEnvelope: 'dpdist' | 'ohttp' | null;
   readonly source: RandomSource;
   /** The pin given (lower case), or null. */

@@ -15,7 +15,7 @@
 //   GET  {server}/api/campaigns/{campaign}/identity            the identity document: its SHA-256 is the pin
 //   GET  {issuer}/issuer/v1/keys/{key}                         the issuer's token key, checked against the campaign's
 //   POST {issuer}/issuer/v1/keys/{key}/token-request           Bearer credential, TokenRequest -> TokenResponse
-//   PUT  {relay}/relay/v1/campaigns/{campaign}/reports/{id}    Dpdist-Pin, PrivateToken token, one sealed report -> ack
+//   PUT  {relay}/relay/v1/campaigns/{campaign}/ohttp/{id}      Dpdist-Pin, PrivateToken token, one RFC 9458 request -> ack
 // Through a standard Oblivious HTTP relay (the ``ohttp`` option; RFC 9458, ohttp.js): the same requests, each one
 // encapsulated and POSTed to the relay resource, which forwards it to the collector's /ohttp/gateway.
 
@@ -27,7 +27,7 @@ import { secureSource } from './random.js';
 import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
 import { protocolOfAnswer, rowsPerBody } from './bound.js';
-import { OHTTP_KEY_ID, RELAY_CONTENT_TYPE, bindingNonce, encapsulateForRelay, relayKeyConfig, relayReportPath, sealForRelay } from './relay.js';
+import { bindingNonce, encapsulateForRelay, relayKeyConfig, relayReportPath } from './relay.js';
 import {
   IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
 } from './identity.js';
@@ -252,9 +252,9 @@ export class Retries {
  *   or sent.  Without ``keys`` the config, which states them, is fetched from ``serverUrl`` directly.  A relayed
  *   campaign is refused (``relayed_campaign``: its own relay batches and shuffles), as is a collector without a gateway
  *   (``no_ohttp_gateway``)
- * @param {null|'dpdist'|'ohttp'} [options.relayEnvelope] how a relayed campaign's reports travel to its dpdist relay:
- *   ``'ohttp'``, each an RFC 9458 request encapsulated to the key configuration of the campaign's identity;
- *   ``'dpdist'``, dpdist's own envelope; null (default): dpdist's envelope unless the campaign turned it off
+ * @param {null|'dpdist'|'ohttp'} [options.relayEnvelope] deprecated, no effect (it goes in dpdist 0.2.0): every report
+ *   of a relayed campaign travels to its dpdist relay as an RFC 9458 request encapsulated to the key configuration of
+ *   the campaign's identity (dpdist's own envelope is retired on devices)
  * @param {import('./random.js').RandomSource} [options.source] only for tests
  *
  * An option name the Client does not know is refused (InvalidParameterError naming it and listing CLIENT_OPTIONS).
@@ -292,10 +292,10 @@ export class Client {
     this.retryDelayMs = retryDelayMs;
     this._fetch = fetch ?? globalThis.fetch.bind(globalThis);
     this._ohttp = checkOhttpOption(ohttp);
-    if (![null, 'dpdist', 'ohttp'].includes(relayEnvelope)) {
+    if (![null, 'dpdist', 'ohttp'].includes(relayEnvelope)) { // deprecated, no effect: checked, as before
       throw new InvalidParameterError(`The 'relayEnvelope' option of Client must be null, 'dpdist' or 'ohttp'. Got ${JSON.stringify(relayEnvelope)}.`);
     }
-    this.relayEnvelope = relayEnvelope;
+    this.relayEnvelope = relayEnvelope; // deprecated, read by no one
     // keys given out of band: the config too goes through the relay; the batches' fetch is made once the config is read
     this._configFetch = this._ohttp?.keys ? obliviousFetch(this._ohttp.relay, givenKeyConfig(this._ohttp.keys), this._fetch) : null;
     this._batchFetch = null;
@@ -310,6 +310,7 @@ export class Client {
     this.issuer = issuer; // checked by the setter
     this._wallet = new TokenWallet(this._memoStorage);
     this._issuerInfo = null; // the campaign's issuer, checked (identity.js checkedIssuer), when it has one
+    this._relayConfig = null; // a relayed campaign's Oblivious HTTP key configuration (relay.js relayKeyConfig)
     this._issuerKeyChecked = false; // the issuer's live token key was compared with the campaign's
     this._ledger = null; // the device's privacy Ledger, when it has storage
     this._bodyRows = 1; // reports per request body, from the config answer (campaign(), bound.js)
@@ -350,6 +351,8 @@ export class Client {
         this._batchFetch = obliviousFetch(this._ohttp.relay, config, this._fetch);
       }
       const { document, published } = await this._trusted(served);
+      // a relayed campaign's key configuration, before anything is drawn (no_ohttp_key for one made before it had one)
+      this._relayConfig = document.relay ? relayKeyConfig(document.relay, this.campaignId) : null;
       // the published client view, checked against this client's derivation (a server without one: the config)
       // refuses unsupported protocols here, and a config it cannot build as the server's answer (bound.js)
       const protocol = protocolOfAnswer(document.client_view ?? document.config, this.campaignId);
@@ -399,31 +402,10 @@ export class Client {
       campaign: identity.campaign, state: served?.state, config: identity.config,
       relay: { ...identity.relay, pin: identity.pin, issuer: identity.issuer },
     };
-    // which envelopes the relay takes (public, not covered by the pin: only ever a choice between two the pin covers)
-    document.relay.envelopes = served?.relay?.envelopes ?? null;
     return { document, published: served?.relay?.issuer?.challenge ?? null };
   }
 
-  /**
-   * A relayed campaign, loaded: refuse it if this device was given an issuer (the ``issuer`` option, perhaps set after
-   * ``campaign()``) and the campaign names none or another (``issuer_mismatch``).  Nothing for other campaigns.
-   */
-  /**
-   * The Oblivious HTTP key configuration a relayed campaign's reports are encapsulated to, or null for dpdist's envelope
-   * (``relayEnvelope``; by default the envelope unless the campaign's config says it is off).  A campaign whose identity
-   * names no key configuration is refused for RFC 9458 (ServiceError ``no_ohttp_key``) before anything is sent.
-   */
-  _relayOhttp(relay) {
-    const chosen = this.relayEnvelope ?? (relay.envelopes?.sealed_v1 === false ? 'ohttp' : 'dpdist');
-    if (chosen === 'dpdist') return null;
-    const config = relayKeyConfig(relay);
-    if (config === null) {
-      throw new ServiceError(`Campaign '${this.campaignId}''s identity names no Oblivious HTTP key configuration (it was made before relayed ` +
-        "campaigns had one): its reports go in dpdist's envelope only. Nothing was sent.", { status: null, code: 'no_ohttp_key' });
-    }
-    return config;
-  }
-
+  /** A relayed campaign, loaded: refuse it (``issuer_mismatch``) if this device was given an issuer it does not name. */
   _checkExpectedIssuer() {
     const relay = this._campaign?.relay;
     if (relay) checkExpectedIssuer(relay.issuer, this.issuer?.url, this.campaignId);
@@ -763,12 +745,12 @@ export class Client {
   }
 
   /**
-   * A campaign collected through a relay (its config has ``relay``): each report sealed to the collector's key and
-   * sent alone to the relay the identity names (``relay.url``), under ``<batchId>.<row>``, without a batch id inside
+   * A campaign collected through a relay (its config has ``relay``): each report an RFC 9458 request to the identity's
+   * key configuration, sent alone to the relay the identity names (``relay.url``), under ``<batchId>.<row>``, without a batch id inside
    * (nothing per device reaches the collector), with the identity's pin (``Dpdist-Pin``: the relay refuses a report
    * made under another identity of the campaign than the one it holds) and, when the campaign has an issuer, its own
-   * Privacy Pass token: the one bound to that report id, the report sealed once with the token's key (its nonce commits
-   * to it: relay.js) and kept, so that a resend carries the same token and bytes.  The tokens of a batch stay bound
+   * Privacy Pass token: the one bound to that report id, the report encapsulated once with the token's key (its nonce
+   * commits to it: relay.js) and kept, so that a resend carries the same token and bytes.  The tokens of a batch stay bound
    * until the relay has acknowledged every report of it: a resend after a failure (the relay down, an answer lost) sends
    * the reports already acknowledged again with their own tokens (duplicates), never new ones.  Resolves to the relay's
    * acks.
@@ -779,18 +761,16 @@ export class Client {
     this._checkExpectedIssuer(); // the option may have been set after campaign()
     const info = this._issuerInfo;
     const acks = [];
-    const ohttp = this._relayOhttp(relay); // RFC 9458 or dpdist's envelope, refused (no_ohttp_key) before anything is sent
     try {
       for (let index = 0; index < batch.length; index++) {
         const reportId = `${batchId}.${index}`;
-        const { sealed, authorization } = await this._sealedReport(relay, ohttp, batch, index, reportId);
-        const route = sealed[0] === OHTTP_KEY_ID ? 'ohttp' : 'reports';
+        const { sealed, authorization } = await this._sealedReport(batch, index, reportId);
         let ack;
         try {
-          ack = await this._request('PUT', relayReportPath(this.campaignId, reportId, route), {
-            url: `${base}${relayReportPath(this.campaignId, reportId, route)}`,
+          ack = await this._request('PUT', relayReportPath(this.campaignId, reportId), {
+            url: `${base}${relayReportPath(this.campaignId, reportId)}`,
             body: sealed,
-            headers: { 'Content-Type': route === 'ohttp' ? REQUEST_CONTENT_TYPE : RELAY_CONTENT_TYPE, [PIN_HEADER]: relay.pin },
+            headers: { 'Content-Type': REQUEST_CONTENT_TYPE, [PIN_HEADER]: relay.pin },
             authorization,
             acknowledges: relayAck(this.campaignId, reportId),
           });
@@ -816,16 +796,15 @@ export class Client {
   }
 
   /**
-   * The report ``index`` of ``batch`` sealed for the relay (``ohttp``: the key configuration it is encapsulated to, or
-   * null for dpdist's envelope) and its ``authorization``: with its token's key, sealed once and kept in the wallet
-   * before it is sent (a resend takes the kept bytes), else (a campaign without tokens) with a fresh key.
+   * The report ``index`` of ``batch`` as an RFC 9458 request for the relay, and its ``authorization``: encapsulated with
+   * its token's key once and kept in the wallet before it is sent (a resend takes the kept bytes; a report an earlier
+   * version sealed in dpdist's envelope is encapsulated again with its token's seed, kept until its batch is
+   * acknowledged), else (a campaign without tokens) with a fresh key.
    */
-  async _sealedReport(relay, ohttp, batch, index, reportId) {
+  async _sealedReport(batch, index, reportId) {
     const rowBytes = batch.bytes.length / Math.max(batch.length, 1);
     const one = new ReportBatch(batch.config, batch.floatKeys, batch.descr, [1, ...batch.shape.slice(1)], batch.bytes.slice(index * rowBytes, (index + 1) * rowBytes));
-    const seal = (seed) => (ohttp === null
-      ? sealForRelay(relay, this.campaignId, encodeRecord(one), 'application/octet-stream', seed)
-      : encapsulateForRelay(ohttp, this.campaignId, encodeRecord(one), 'application/octet-stream', seed));
+    const seal = (seed) => encapsulateForRelay(this._relayConfig, this.campaignId, encodeRecord(one), 'application/octet-stream', seed);
     const info = this._issuerInfo;
     if (info === null) return { sealed: await seal(undefined), authorization: undefined };
     const { authorizationHeader, base64UrlDecode, base64UrlEncode } = await privacyPass();
@@ -834,18 +813,17 @@ export class Client {
       await this.prepareTokens(1); // a batch drawn by randomize() and sent here: its token now
       bound = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
     }
-    const envelope = ohttp === null ? 'dpdist' : 'ohttp';
-    let sealed = bound[envelope] === undefined ? null : base64UrlDecode(bound[envelope]);
-    if (sealed === null) { // sealed once (per envelope) with its token's key, kept before it leaves the device
+    let sealed = bound.ohttp === undefined ? null : base64UrlDecode(bound.ohttp);
+    if (sealed === null) { // encapsulated once with its token's key, kept before it leaves the device
       sealed = await seal(base64UrlDecode(bound.seed));
-      await this._withLedgerLock(() => this._wallet.seal(info.scope, reportId, envelope, base64UrlEncode(sealed)));
+      await this._withLedgerLock(() => this._wallet.seal(info.scope, reportId, base64UrlEncode(sealed)));
     }
     return { sealed, authorization: authorizationHeader(base64UrlDecode(bound.token)) };
   }
 
   /**
    * The error to throw for the relay's refusal ``error`` of report ``reportId``: a token the relay saw spent on another
-   * report is released (a resend takes another, and seals again); one the relay does not admit (401, 403 ``token_not_bound``) was checked against the identity's key and challenge when it was
+   * report is released (a resend takes another, and encapsulates again); one the relay does not admit (401, 403 ``token_not_bound``) was checked against the identity's key and challenge when it was
    * finalized and bound to the report's key when it was asked for: the relay checks otherwise (a relay older than the
    * identity's redemption context), and another token would be refused too, and spent: this one stays with its report.
    */

@@ -1,20 +1,19 @@
 // The Privacy Pass tokens a device holds for its relayed campaigns (docs/how-to/anonymous-collection.md, "Anonymous collection"): one
 // token per report, obtained from the campaign's issuer before the report is drawn, each with the seed of the HPKE key
-// its report will be sealed with (the token's nonce commits to that key: relay.js, dpdist._wire._binding), then bound
-// to the report's id when it is first sent; the report is sealed once per envelope with the seed's key and its sealed
+// its report will be encapsulated with (the token's nonce commits to that key: relay.js, dpdist._wire._binding), then
+// bound to the report's id when it is first sent; the report is encapsulated once with the seed's key and its request's
 // bytes kept, so that a resend of the report carries the same token and bytes (the relay calls it a duplicate) and no
-// token is spent twice.  One key seals one plaintext per recipient key at most: a report is sealed again only in the
-// other envelope (a campaign that turned dpdist's envelope off), to the other key.  Tokens are scarce (the issuer
-// gives a credential a few), so nothing obtained is thrown away:
+// token is spent twice.  Tokens are scarce (the issuer gives a credential a few), so nothing obtained is thrown away:
 //
 // * pending: a token request sent to the issuer whose answer has not arrived (with its seed); it is sent again, the same
 //   bytes, until it is answered (the issuer answers a repeated request from its store, without counting another token);
 // * spare: ``{token, seed}`` not yet bound to a report (one obtained for a value the ledger then refused waits for the next);
-// * bound: report id -> ``{token, seed}``, with ``dpdist`` and ``ohttp`` (its sealed bytes in either envelope) once
-//   sealed, until the relay acknowledges every report of its batch (a resend of the batch carries the same tokens and
-//   bytes, also for the reports acknowledged before the failure: the relay calls them duplicates).
+// * bound: report id -> ``{token, seed}``, with ``ohttp`` (its request's bytes) once encapsulated, until the relay
+//   acknowledges every report of its batch (a resend of the batch carries the same tokens and bytes, also for the
+//   reports acknowledged before the failure: the relay calls them duplicates).  An entry an earlier version kept
+//   with ``dpdist`` (the report sealed in dpdist's deprecated envelope) is encapsulated again with its seed.
 //
-// A seed, with the sealed bytes, opens the report it seals: the storage is the device's own.
+// A seed, with the request's bytes, opens the report: the storage is the device's own.
 //
 // Kept per campaign under its TokenChallenge (base64url), in the Client's storage (``memoStorage``) under the key
 // ``dpdist-tokens`` when it has one (a page reloaded keeps them), else in memory.  Every change reads the storage
@@ -107,8 +106,8 @@ export class TokenWallet {
   }
 
   /**
-   * The token of report ``reportId``, ``{token, seed}`` with its sealed bytes by envelope once sealed: the one bound to
-   * it, else a spare one bound to it now; null if none is left.
+   * The token of report ``reportId``, ``{token, seed}`` with its request's bytes once encapsulated: the one bound to it,
+   * else a spare one bound to it now; null if none is left.
    */
   bind(scope, reportId) {
     return this._update(scope, (campaign) => {
@@ -120,10 +119,10 @@ export class TokenWallet {
     });
   }
 
-  /** Report ``reportId`` was sealed in ``envelope`` (``dpdist`` or ``ohttp``) with its token's seed: ``sealed`` (base64url) is kept. */
-  seal(scope, reportId, envelope, sealed) {
+  /** Report ``reportId`` was encapsulated with its token's seed: its request's bytes ``sealed`` (base64url) are kept. */
+  seal(scope, reportId, sealed) {
     this._update(scope, (campaign) => {
-      campaign.bound[reportId][envelope] = sealed;
+      campaign.bound[reportId].ohttp = sealed;
     });
   }
 

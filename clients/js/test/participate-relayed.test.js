@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openSealed, startRelayedCampaign, stopAll } from './relayed-fakes.js';
+import { openReport, startRelayedCampaign, stopAll } from './relayed-fakes.js';
 
 const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome'].find((path) => existsSync(path)) ?? null;
 const DRIVER = fileURLToPath(new URL('../../../tests/participate_relayed_driver.mjs', import.meta.url));
@@ -107,11 +107,11 @@ test('the page gets a token with the credential and issuer of its fragment, draw
   assert.equal(parties.state.relayReceived.length, 1);
   const [message] = parties.state.relayReceived;
   assert.equal(message.openedByRelay, null);
-  assert.notEqual(await openSealed(parties.collectorKey, 'c1', message.sealed), null);
+  assert.notEqual(await openReport(parties.collectorKey, 'c1', message.sealed), null);
   assert.equal(parties.state.spentNonces.size, 1); // the relay verified the token
   assert.equal(parties.state.relayPinned.pin, parties.pin); // and the pin the page named (Dpdist-Pin, allowed by CORS)
   // the browser asked the relay and the issuer first (CORS preflights: PUT and POST with Authorization)
-  assert.ok(parties.state.relayRequests.some((line) => line.startsWith('OPTIONS /relay/v1/campaigns/c1/reports/')));
+  assert.ok(parties.state.relayRequests.some((line) => line.startsWith('OPTIONS /relay/v1/campaigns/c1/ohttp/')));
   assert.deepEqual(parties.state.collectorRequests.filter((line) => line.startsWith('PUT')), []);
 });
 

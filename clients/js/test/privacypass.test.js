@@ -155,8 +155,8 @@ test("the redemption context (v3; v2 for an identity without tokens_each) binds 
   assert.deepEqual(checkTokenKey(issuer.tokenKeyText), issuer.tokenKey);
 });
 
-test("a token's nonce is the caller's when given: bound to the HPKE key its report is sealed with, as Python binds it", async () => {
-  const { bindingNonce, sealForRelay } = await import('../src/relay.js');
+test("a token's nonce is the caller's when given: bound to the HPKE key its report is encapsulated with, as Python binds it", async () => {
+  const { bindingNonce, encapsulateForRelay, relayKeyConfig } = await import('../src/relay.js');
   const challenge = tokenChallenge('issuer.example', await redemptionContext('00'.repeat(32)));
   const seed = Uint8Array.from({ length: 32 }, (_, index) => index);
   const nonce = await bindingNonce(challenge, seed);
@@ -166,11 +166,12 @@ test("a token's nonce is the caller's when given: bound to the HPKE key its repo
   const state = await createTokenRequest(issuer.tokenKey, challenge, nonce);
   const token = await finalizeToken(issuer.tokenKey, state, blindSign(issuer, base64UrlDecode(state.request).subarray(3)));
   assert.equal(verifyToken(token, { publicKey: issuer.publicKey, tokenKey: issuer.tokenKey, challenge }).nonce, toHex(nonce));
-  const relay = { ids: [0x0020, 0x0001, 0x0001], public_key: 'Aqm6dsK-8ufBNhn3Da0YoVpfcxHuPVjLk-ICgJydz2k' };
-  relay.key_id = toHex(new Uint8Array(await crypto.subtle.digest('SHA-256', base64UrlDecode(relay.public_key)))).slice(0, 16);
-  const sealed = await sealForRelay(relay, 'c', new Uint8Array(3), 'application/json', seed);
-  assert.ok(boundTo(token, sealed)); // the test's own hash (node:crypto) of the sealed report's enc
-  assert.deepEqual(sealed, await sealForRelay(relay, 'c', new Uint8Array(3), 'application/json', seed)); // sealed alike
-  assert.ok(!boundTo(token, await sealForRelay(relay, 'c', new Uint8Array(3), 'application/json'))); // a fresh key: another enc
+  // a key configuration of key id 0 (X25519 key 'Aqm6...'), as a relayed campaign's identity names it
+  const config = relayKeyConfig({ ohttp: 'ACkAACACqbp2wr7y58E2GfcNrRihWl9zEe49WMuT4gKAnJ3PaQAEAAEAAQ' }, 'c');
+  const request = await encapsulateForRelay(config, 'c', new Uint8Array(3), 'application/json', seed);
+  assert.ok(boundTo(token, request)); // the test's own hash (node:crypto) of the request's enc
+  const again = await encapsulateForRelay(config, 'c', new Uint8Array(3), 'application/json', seed);
+  assert.deepEqual(again.subarray(0, 39), request.subarray(0, 39)); // the same enc (its inner batch id is drawn afresh)
+  assert.ok(!boundTo(token, await encapsulateForRelay(config, 'c', new Uint8Array(3), 'application/json'))); // a fresh key
   await assert.rejects(createTokenRequest(issuer.tokenKey, challenge, new Uint8Array(31)), /32 bytes/);
 });

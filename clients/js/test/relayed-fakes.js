@@ -2,13 +2,14 @@
 // of the device algorithm of a relayed campaign.  Each server stops by itself
 // after LIFETIME_MS (an unref'd timer) and is stopped by stopAll().
 //
-// * collector: GET /api/campaigns/{c}/config (relay: {url, kem, kdf, aead, ids, public_key, key_id, pin, issuer}, the
+// * collector: GET /api/campaigns/{c}/config (relay: {url, ohttp, pin, issuer}, the
 //   issuer with its ``challenge``) and GET /api/campaigns/{c}/identity (the identity document's bytes, made once; its
 //   issuer without the challenge); as an attacker, a config and identity of its own to the devices it tags (``tag``), or
 //   another identity for everyone (``changeIdentity``);
-// * relay: passes both GETs on from the collector, or, as an attacker (``swap``), serves its own HPKE key (and the
-//   pin and TokenChallenge it gives) in the config and the identity; PUT /relay/v1/campaigns/{c}/reports/{id} pins the
-//   campaign's identity (the collector's, at the first report it admits) and takes a sealed report whose
+// * relay: passes both GETs on from the collector, or, as an attacker (``swap``), serves its own Oblivious HTTP key
+//   configuration (and the pin and TokenChallenge it gives) in the config and the identity; PUT
+//   /relay/v1/campaigns/{c}/ohttp/{id} pins the campaign's identity (the collector's, at the first report it
+//   admits) and takes an RFC 9458 request whose
 //   ``Dpdist-Pin`` is that pin (409 pin_mismatch else; 409 identity_changed once the collector names another pin) with
 //   a valid, fresh token of the pinned identity's challenge bound to the report (401 without, 403 token_not_bound with a
 //   token made for another report, 403 token_spent with a token spent on another report id, a duplicate for the same id
@@ -27,29 +28,48 @@ import { CAMPAIGN_CONTEXT, EARLIER_CAMPAIGN_CONTEXT, redemptionContext, tokenCha
 import { blindSign, boundTo, newIssuerKey, verifyToken } from './privacypass-helpers.js';
 
 const LIFETIME_MS = 60_000;
-const SUITE_IDS = [0x0020, 0x0001, 0x0001];
 export const CONFIG = { protocol: 'grr', version: 1, epsilon: 1.0, domain_size: 8 };
 
 const suite = new CipherSuite({ kem: new DhkemX25519HkdfSha256(), kdf: new HkdfSha256(), aead: new Aes128Gcm() });
 const sha256 = (bytes) => createHash('sha256').update(bytes).digest();
 
-/** An X25519 key pair and its public half as a relayed campaign's config carries it (``public_key``, ``key_id``). */
-export async function hpkeKey() {
+/** An X25519 key pair and its key configuration as a relayed campaign's identity names it (``relay.ohttp``: key id 0). */
+export async function ohttpKey() {
   const pair = await suite.kem.generateKeyPair();
   const raw = new Uint8Array(await suite.kem.serializePublicKey(pair.publicKey));
-  return { pair, public_key: Buffer.from(raw).toString('base64url'), key_id: sha256(raw).subarray(0, 8).toString('hex') };
+  const config = Buffer.concat([Buffer.from([0, 0, 0x20]), raw, Buffer.from([0, 4, 0, 1, 0, 1])]);
+  const keys = Buffer.concat([Buffer.from([0, config.length]), config]);
+  return { pair, ohttp: keys.toString('base64url') };
 }
 
-/** The body of a sealed report if ``key`` opens it for ``campaign`` (dpdist._wire._envelope), else null. */
-export async function openSealed(key, campaign, sealed) {
+function readVarint(bytes, at) {
+  const size = 1 << (bytes[at] >> 6);
+  let value = bytes[at] & 0x3f;
+  for (let index = 1; index < size; index++) value = value * 256 + bytes[at + index];
+  return [value, at + size];
+}
+
+/**
+ * The report an RFC 9458 request holds if ``key`` opens it and it is ``campaign``'s report request
+ * (dpdist._wire._ohttp_report: PUT /api/campaigns/{campaign}/batches/<id>, known-length Binary HTTP), else null.
+ */
+export async function openReport(key, campaign, request) {
   try {
-    const header = sealed.subarray(0, 9);
+    const header = request.subarray(0, 7);
     const recipient = await suite.createRecipientContext({
-      recipientKey: key.pair.privateKey, enc: sealed.slice(9, 41).buffer, info: new TextEncoder().encode(`dpdist relay v1\0${campaign}`),
+      recipientKey: key.pair.privateKey, enc: request.slice(7, 39).buffer,
+      info: Buffer.concat([Buffer.from('message/bhttp request\0'), header]),
     });
-    const plain = new Uint8Array(await recipient.open(sealed.slice(41).buffer, header));
-    const length = new DataView(plain.buffer).getUint32(1);
-    return plain.subarray(5, 5 + length);
+    const message = new Uint8Array(await recipient.open(request.slice(39).buffer));
+    const parts = [];
+    let at = 1; // the framing indicator: 0, a known-length request
+    for (let index = 0; index < 6; index++) { // method, scheme, authority, path, fields, content
+      const [length, next] = readVarint(message, at);
+      parts.push(message.subarray(next, next + length));
+      at = next + length;
+    }
+    const path = Buffer.from(parts[3]).toString();
+    return Buffer.from(parts[0]).toString() === 'PUT' && path.startsWith(`/api/campaigns/${campaign}/batches/`) ? parts[5] : null;
   } catch {
     return null;
   }
@@ -187,8 +207,8 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
   tamperIdentity = false, tokensEach = 10, identityTokensEach = tokensEach, credentials = ['device-credential-1'], page = null } = {}) {
   // page: {connect: [origins], cors: bool} the collector serves the participate page, with that CSP (null: the relay's
   // and the issuer's origins); the relay and the issuer answer its CORS requests if cors
-  const collectorKey = await hpkeKey();
-  const relayKey = await hpkeKey(); // the attacking relay's own
+  const collectorKey = await ohttpKey();
+  const relayKey = await ohttpKey(); // the attacking relay's own
   // an issuer of another process (``{url, name, key, tokenKey}``: dpdist issuer), or this one's own
   const external = withIssuer !== null && typeof withIssuer === 'object' ? withIssuer : null;
   const issuerKey = external !== null ? externalKey(external.tokenKey)
@@ -222,7 +242,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     ...(identityTokensEach === null ? {} : { tokens_each: identityTokensEach }),
   });
   const makeDocuments = async (key, documentConfig = config) => {
-    const relay = { url: relayUrl, kem: 'X25519', kdf: 'HKDF-SHA256', aead: 'AES-128-GCM', ids: SUITE_IDS, public_key: key.public_key, key_id: key.key_id };
+    const relay = { ohttp: key.ohttp, url: relayUrl };
     const issuer = issuerDoc();
     const identity = Buffer.from(sortedJson({ campaign, config: documentConfig, relay, issuer, colluding: 0, delta: 1e-8 }), 'ascii');
     const pin = sha256(identity).toString('hex');
@@ -260,7 +280,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
       const docs = swap ? { configDocument: documents.swapped.configDocument, identity: tamperIdentity ? documents.swapped.identity : documents.collector.identity } : documents.collector;
       if (serveCampaign(request, response, docs)) return;
     }
-    const match = new URL(request.url, 'http://x').pathname.match(/^\/relay\/v1\/campaigns\/([^/]+)\/reports\/([^/]+)$/);
+    const match = new URL(request.url, 'http://x').pathname.match(/^\/relay\/v1\/campaigns\/([^/]+)\/ohttp\/([^/]+)$/);
     if (request.method !== 'PUT' || match === null || decodeURIComponent(match[1]) !== campaign) return json(response, 404, { error: 'not_found' });
     const reportId = decodeURIComponent(match[2]);
     if (state.relayDown) {
@@ -304,7 +324,7 @@ export async function startRelayedCampaign({ campaign = 'c1', config = CONFIG, i
     }
     state.relayPinned ??= held;
     const duplicate = state.relayReceived.some((entry) => entry.reportId === reportId);
-    state.relayReceived.push({ reportId, token, sealed, openedByRelay: await openSealed(relayKey, campaign, sealed) });
+    state.relayReceived.push({ reportId, token, sealed, openedByRelay: await openReport(relayKey, campaign, sealed) });
     json(response, 202, { campaign, report_id: reportId, duplicate });
   });
 

@@ -15,7 +15,7 @@ import { tokenChallenge } from '../src/privacypass.js';
 import { TOKENS_KEY } from '../src/tokens.js';
 import { memoryStorage } from './helpers.js';
 import { verifyToken } from './privacypass-helpers.js';
-import { openSealed, startRelayedCampaign, stopAll } from './relayed-fakes.js';
+import { openReport, startRelayedCampaign, stopAll } from './relayed-fakes.js';
 
 after(stopAll);
 
@@ -40,7 +40,7 @@ function device(server, options = {}) {
 
 /** The report a relayed message holds, if ``key`` opens it: the dpdist record's one report byte. */
 async function reportIn(key, message) {
-  const body = await openSealed(key, 'c1', message.sealed);
+  const body = await openReport(key, 'c1', message.sealed);
   return body === null ? null : body.at(-1);
 }
 
@@ -243,7 +243,7 @@ test("a campaign's TokenChallenge is the one its pin and its issuer's name give 
   }
   // a collector whose config publishes another challenge (the v1 one, of campaign id and key id): refused before any draw
   const v1 = Buffer.from(tokenChallenge(identity.issuer.name, new Uint8Array(createHash('sha256').update(Buffer.concat([
-    Buffer.from('dpdist campaign v1\0c1\0', 'utf8'), Buffer.from(relay.key_id, 'hex')])).digest()))).toString('base64url');
+    Buffer.from('dpdist campaign v1\0c1\0', 'utf8'), Buffer.alloc(8)])).digest()))).toString('base64url');
   const stale = device(parties.collectorUrl, {
     issuer: { credential: CREDENTIAL, url: parties.issuerUrl },
     fetch: changingConfig((doc) => ({ ...doc, relay: { ...doc.relay, issuer: { ...doc.relay.issuer, challenge: v1 } } })),
@@ -309,7 +309,7 @@ test('a relay outage burns no token: the report failed for good keeps its token,
   assert.equal(parties.state.issuerLeft.get(CREDENTIAL), 0);
   const { bound } = heldTokens(first.storage);
   assert.deepEqual(Object.keys(bound), [`${error.batchId}.0`]); // the token stays bound to the report, sealed once
-  assert.deepEqual(Object.keys(bound[`${error.batchId}.0`]), ['token', 'seed', 'dpdist']);
+  assert.deepEqual(Object.keys(bound[`${error.batchId}.0`]), ['token', 'seed', 'ohttp']);
   // still down: a resend fails the same way, and the token stays
   await assert.rejects(first.client.send(error.batch, { batchId: error.batchId }), /gave up/);
   assert.deepEqual(heldTokens(first.storage).bound, bound);
@@ -320,10 +320,35 @@ test('a relay outage burns no token: the report failed for good keeps its token,
   assert.deepEqual([ack.relayed, ack.duplicates], [1, 0]);
   assert.equal(parties.state.relayReceived.length, 1);
   assert.equal(parties.state.relayReceived[0].token, bound[`${error.batchId}.0`].token); // the same token and bytes
-  assert.equal(Buffer.from(parties.state.relayReceived[0].sealed).toString('base64url'), bound[`${error.batchId}.0`].dpdist);
+  assert.equal(Buffer.from(parties.state.relayReceived[0].sealed).toString('base64url'), bound[`${error.batchId}.0`].ohttp);
   assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['new']); // one token in all
   assert.deepEqual(heldTokens(first.storage), { pending: [], spare: [], bound: {} });
   assert.equal(charges(first.storage).reduce((total, charge) => total + charge.reports, 0), 1); // drawn once
+});
+
+test("a report an earlier version sealed in dpdist's envelope goes again as an RFC 9458 request under its one token", async () => {
+  const parties = await startRelayedCampaign({ tokensEach: 1 }); // the credential's one token
+  const issuer = { credential: CREDENTIAL, url: parties.issuerUrl };
+  const first = device(parties.collectorUrl, { issuer, retries: 0 });
+  parties.state.relayDown = true;
+  const error = await first.client.submit(5).catch((caught) => caught);
+  assert.ok(error.batch && error.batchId, String(error));
+  // the wallet as an earlier version left it: the report's token and seed, its bytes in dpdist's envelope
+  const stored = JSON.parse(first.storage.getItem(TOKENS_KEY));
+  const [held] = Object.values(stored.campaigns);
+  const { token, seed } = held.bound[`${error.batchId}.0`];
+  held.bound[`${error.batchId}.0`] = { token, seed, dpdist: Buffer.from([1, ...new Uint8Array(40)]).toString('base64url') };
+  first.storage.setItem(TOKENS_KEY, JSON.stringify(stored));
+  parties.state.relayDown = false;
+  const ack = await first.client.send(error.batch, { batchId: error.batchId });
+  assert.deepEqual([ack.relayed, ack.duplicates], [1, 0]);
+  assert.equal(parties.state.relayRequests.at(-1), `PUT /relay/v1/campaigns/c1/ohttp/${error.batchId}.0`);
+  assert.equal(parties.state.relayReceived.length, 1);
+  const [message] = parties.state.relayReceived;
+  assert.equal(message.token, token); // its one token, bound to the request's enc (the relay checked it)
+  assert.notEqual(await openReport(parties.collectorKey, 'c1', message.sealed), null); // the collector's key opens it
+  assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['new']); // one token in all
+  assert.deepEqual(heldTokens(first.storage), { pending: [], spare: [], bound: {} });
 });
 
 test('a batch the relay acknowledged in part keeps every token: the resend sends the acknowledged reports again with theirs (duplicates)', async () => {
@@ -346,7 +371,7 @@ test('a batch the relay acknowledged in part keeps every token: the resend sends
   assert.deepEqual([ack.relayed, ack.duplicates], [2, 1]);
   assert.equal(parties.state.relayReceived.length, 2);
   // the first report went twice, under its id with its token: the relay answered the second a duplicate
-  assert.equal(parties.state.relayRequests.filter((line) => line === `PUT /relay/v1/campaigns/c1/reports/${first.reportId}`).length, 2);
+  assert.equal(parties.state.relayRequests.filter((line) => line === `PUT /relay/v1/campaigns/c1/ohttp/${first.reportId}`).length, 2);
   assert.equal(parties.state.spentNonces.get([...parties.state.spentNonces.keys()][0]).token, first.token);
   assert.equal(parties.state.spentNonces.size, 2);
   assert.deepEqual(parties.state.issuerRequests.map((request) => request.answered), ['new', 'new']); // no third token
@@ -471,10 +496,10 @@ test('a token the relay saw spent on another report is dropped: the resend of th
   const batch = client.randomize([2]);
   // someone else spends this device's spare token first (as a copy of its storage would: its seed seals a report)
   const [held] = Object.values(JSON.parse(storage.getItem(TOKENS_KEY)).campaigns);
-  const { sealForRelay } = await import('../src/relay.js');
-  const other = await sealForRelay((await client.campaign()).relay, 'c1', new Uint8Array(10), 'application/octet-stream',
-    Buffer.from(held.spare[0].seed, 'base64url'));
-  const stolen = await fetch(`${parties.relayUrl}/relay/v1/campaigns/c1/reports/elsewhere.0`, {
+  const { encapsulateForRelay, relayKeyConfig } = await import('../src/relay.js');
+  const other = await encapsulateForRelay(relayKeyConfig((await client.campaign()).relay), 'c1', new Uint8Array(10),
+    'application/octet-stream', Buffer.from(held.spare[0].seed, 'base64url'));
+  const stolen = await fetch(`${parties.relayUrl}/relay/v1/campaigns/c1/ohttp/elsewhere.0`, {
     method: 'PUT', headers: { Authorization: `PrivateToken token="${held.spare[0].token}"`, 'Dpdist-Pin': parties.pin }, body: other,
   });
   assert.equal(stolen.status, 202);
