@@ -18,6 +18,9 @@
 //   PUT  {relay}/relay/v1/campaigns/{campaign}/ohttp/{id}      Dpdist-Pin, PrivateToken token, one RFC 9458 request -> ack
 // Through a standard Oblivious HTTP relay (the ``ohttp`` option; RFC 9458, ohttp.js): the same requests, each one
 // encapsulated and POSTed to the relay resource, which forwards it to the collector's /ohttp/gateway.
+//
+// Its requests are connection.js's (retries, deadlines, acknowledgements), a relayed campaign's tokens and reports
+// relay-route.js's, and its options are checked in client-options.js.
 
 import { IncompatibleStateError, InvalidParameterError, ServiceError } from './errors.js';
 import { ReportBatch } from './protocols/_base.js';
@@ -27,37 +30,24 @@ import { secureSource } from './random.js';
 import { permutation, shuffleBatch } from './shuffle.js';
 import { encodeRecord, newFileId } from './wire.js';
 import { protocolOfAnswer, rowsPerBody } from './bound.js';
-import { bindingNonce, encapsulateForRelay, relayKeyConfig, relayReportPath } from './relay.js';
+import { relayKeyConfig } from './relay.js';
 import {
-  IDENTITY_PATH, PIN_HEADER, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
+  IDENTITY_PATH, checkExpectedIssuer, checkIssuerOption, checkNotTheRelay, checkPin, checkedIssuer, identityOf, originOf,
 } from './identity.js';
-import { TokenWallet } from './tokens.js';
-import { batchAck, relayAck } from './acks.js';
-import { ACK_ANSWER_BYTES, AnswerTooLarge, MAX_ANSWER_BYTES, readAnswer, readBounded, tooManyValues } from './answer.js';
-import { refusalShown, secretsOf, shown, shownUrl } from './shown.js';
-import { REQUEST_CONTENT_TYPE, campaignKeyConfig, checkRelayUrl, decodeKeyList, givenKeyConfig, obliviousFetch } from './ohttp.js';
+import { batchAck } from './acks.js';
+import { MAX_ANSWER_BYTES } from './answer.js';
+import { campaignKeyConfig, givenKeyConfig, obliviousFetch } from './ohttp.js';
+import { DEFAULT_RETRY_WINDOW_MS, checkServerUrl, clientRequest } from './connection.js';
+import {
+  LEDGER_KEY, asyncStorage, checkBudgetOption, checkMemoStorage, checkOhttpOption, checkOptionNames, isThenable, keepLedger,
+} from './client-options.js';
+import { RelayRoute } from './relay-route.js';
 
-/** Privacy Pass (privacypass.js, with its 228 KB of vendored libraries), imported for a campaign with an issuer only. */
-const privacyPass = () => import('./privacypass.js');
+export { DEFAULT_RETRY_WINDOW_MS, MAX_BACKOFF_MS, MAX_RETRY_AFTER, Retries, retryAfterSeconds, retryDelayMs } from './connection.js';
+export { CLIENT_OPTIONS, LEDGER_KEY } from './client-options.js';
 
-/**
- * The issuer's refusal ``error`` of a token request, after this device obtained ``obtained`` tokens in the same call: the
- * same status and code, saying that those tokens are kept (``held`` spare of the ``needed``) for the next reports.
- */
-function tokensKept(error, obtained, held, needed, campaignId) {
-  const kept = new ServiceError(
-    `${error.message} The ${obtained} token(s) obtained before this refusal are kept for the next reports of campaign ` +
-      `'${campaignId}': ${held} held of the ${needed} needed. Nothing was drawn or sent.`,
-    { status: error.status, code: error.code },
-  );
-  kept.cause = error;
-  return kept;
-}
 
 export { ServiceError };
-
-
-const RETRYABLE_STATUS = new Set([408, 425, 429, 500, 502, 503, 504]);
 
 /**
  * The question a device of this campaign answers once (the ledger's ``once``): a campaign in rounds, any of its
@@ -116,81 +106,6 @@ function checkOwnRound(document, ledger, collector, once, source) {
   );
 }
 
-/** The storage key of the device's privacy ledger. */
-export const LEDGER_KEY = 'dpdist-ledger';
-/**
- * 409 refusals worth retrying: the campaign is between states (``campaign_not_open``), or was deleted and created
- * again by another server process while the batch was checked, nothing of it counted (``campaign_changed``).
- */
-const RETRYABLE_CONFLICTS = new Set(['campaign_not_open', 'campaign_changed']);
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** The longest wait a server's Retry-After may ask of this client (seconds), as in Python. */
-export const MAX_RETRY_AFTER = 60;
-/** How long a failed request is sent again, from its first failure (ms; dpdist._http._retry.DEFAULT_RETRY_WINDOW_S). */
-export const DEFAULT_RETRY_WINDOW_MS = 300_000;
-/** The longest pause between two attempts without a Retry-After (ms; dpdist._http._retry.MAX_BACKOFF_S). */
-export const MAX_BACKOFF_MS = 10_000;
-
-/** Seconds a ``Retry-After`` header asks for (delta-seconds or an HTTP date), null if absent or unreadable. */
-export function retryAfterSeconds(value) {
-  if (value === null || value === undefined) return null;
-  const text = String(value).trim();
-  if (/^\d+$/.test(text)) return Math.min(Number(text), MAX_RETRY_AFTER);
-  const moment = Date.parse(text);
-  return Number.isNaN(moment) ? null : Math.min(Math.max(0, (moment - Date.now()) / 1000), MAX_RETRY_AFTER);
-}
-
-/**
- * The wait before a retry, jittered so that many clients refused together do not return together: a server's
- * Retry-After is honoured (never earlier, up to 50% later), else the backoff is spread over its upper half.
- */
-export function retryDelayMs(backoffMs, askedSeconds) {
-  if (askedSeconds !== null) return askedSeconds * 1000 * (1 + 0.5 * Math.random());
-  return backoffMs * (0.5 + 0.5 * Math.random());
-}
-
-/**
- * The retries of one request (as dpdist._http._retry.Retries), made as its first attempt starts: after each failed attempt,
- * ``pause(asked)`` gives the milliseconds to wait before the next (the backoff doubling from ``firstMs`` up to
- * MAX_BACKOFF_MS, jittered, or the Retry-After ``asked``, in seconds), or null once ``windowMs`` from the first failure
- * have passed (a last attempt comes at the window's end; a Retry-After past it ends the window) or ``retries`` (if not
- * null) are spent.
- */
-export class Retries {
-  constructor(windowMs, firstMs, retries = null, now = () => Date.now()) {
-    this.windowMs = windowMs;
-    this.retries = retries;
-    this.now = now;
-    this.failures = 0;
-    this.started = now(); // made as the first attempt starts: what spentMs counts from
-    this.first = null;
-    this._next = firstMs;
-  }
-
-  elapsedMs() {
-    return this.first === null ? 0 : this.now() - this.first;
-  }
-
-  /** Milliseconds since the first attempt started, its own time included (elapsedMs counts from its failure). */
-  spentMs() {
-    return this.now() - this.started;
-  }
-
-  pause(asked) {
-    if (this.first === null) this.first = this.now();
-    this.failures += 1;
-    if (this.retries !== null && this.failures > this.retries) return null;
-    const left = Math.max(0, this.windowMs - this.elapsedMs());
-    const delay = retryDelayMs(this._next, asked);
-    this._next = Math.min(MAX_BACKOFF_MS, this._next * 2);
-    if (delay <= left) return delay;
-    return asked === null && left > 0 ? left : null;
-  }
-}
 
 /**
  * A client of one campaign of a dpdist server.
@@ -308,10 +223,7 @@ export class Client {
     }
     this.pin = checkPin(pin);
     this.issuer = issuer; // checked by the setter
-    this._wallet = new TokenWallet(this._memoStorage);
-    this._issuerInfo = null; // the campaign's issuer, checked (identity.js checkedIssuer), when it has one
-    this._relayConfig = null; // a relayed campaign's Oblivious HTTP key configuration (relay.js relayKeyConfig)
-    this._issuerKeyChecked = false; // the issuer's live token key was compared with the campaign's
+    this._route = null; // a relayed campaign's RelayRoute (relay-route.js): its key configuration, issuer and tokens
     this._ledger = null; // the device's privacy Ledger, when it has storage
     this._bodyRows = 1; // reports per request body, from the config answer (campaign(), bound.js)
     this._campaign = null;
@@ -352,7 +264,7 @@ export class Client {
       }
       const { document, published } = await this._trusted(served);
       // a relayed campaign's key configuration, before anything is drawn (no_ohttp_key for one made before it had one)
-      this._relayConfig = document.relay ? relayKeyConfig(document.relay, this.campaignId) : null;
+      const relayConfig = document.relay ? relayKeyConfig(document.relay, this.campaignId) : null;
       // the published client view, checked against this client's derivation (a server without one: the config)
       // refuses unsupported protocols here, and a config it cannot build as the server's answer (bound.js)
       const protocol = protocolOfAnswer(document.client_view ?? document.config, this.campaignId);
@@ -362,7 +274,8 @@ export class Client {
       this._bodyRows = rowsPerBody(protocol, served, this.campaignId, Number.MAX_SAFE_INTEGER);
       this._protocol = protocol;
       const relay = document.relay;
-      this._issuerInfo = relay?.issuer ? await checkedIssuer(relay.issuer, relay.pin, this.campaignId, published) : null;
+      const issuerInfo = relay?.issuer ? await checkedIssuer(relay.issuer, relay.pin, this.campaignId, published) : null;
+      this._route = relay ? new RelayRoute(this, relay, relayConfig, issuerInfo) : null;
       this._campaign = document;
       try {
         // under the ledger's lock too: loading may save (a memo of an earlier client joins the ledger)
@@ -428,41 +341,9 @@ export class Client {
     if (!Number.isInteger(count) || count < 0) throw new TypeError(`The 'count' argument of prepareTokens must be an int >= 0. Got ${count}.`);
     await this.campaign();
     this._checkExpectedIssuer(); // the option may have been set after campaign()
-    const info = this._issuerInfo;
-    if (info === null) return 0;
-    const { base64UrlEncode, createTokenRequest, finalizeToken } = await privacyPass();
-    for (let obtained = 0; ; obtained++) {
-      const { spare, pending } = await this._withLedgerLock(() => this._wallet.view(info.scope));
-      if (spare.length >= count) return spare.length;
-      const credential = this.issuer?.credential;
-      if (typeof credential !== 'string' || credential === '') {
-        throw new ServiceError(
-          `Campaign '${this.campaignId}' takes each report with a token of its issuer (${info.origin}): give this device's ` +
-            'credential from that issuer (the issuer option, {credential, url}). Nothing was drawn or sent.',
-          { code: 'credential_required' },
-        );
-      }
-      await this._checkIssuerKey(info);
-      let entry = pending[0];
-      if (entry === undefined) { // the token's nonce commits to the key its report will be sealed with (relay.js)
-        const seed = globalThis.crypto.getRandomValues(new Uint8Array(32));
-        entry = { ...await createTokenRequest(info.tokenKey, info.challenge, await bindingNonce(info.challenge, seed)), seed: base64UrlEncode(seed) };
-        await this._withLedgerLock(() => this._wallet.addPending(info.scope, entry));
-      }
-      const response = await this._requestToken(info, entry.request, credential).catch((error) => {
-        throw obtained > 0 && error instanceof ServiceError ? tokensKept(error, obtained, spare.length, count, this.campaignId) : error;
-      });
-      let token;
-      try {
-        token = await finalizeToken(info.tokenKey, entry, response);
-      } catch (error) {
-        // the issuer keeps its answer to this request: asking again would give the same bad one
-        await this._withLedgerLock(() => this._wallet.drop(info.scope, entry.request));
-        throw error;
-      }
-      await this._withLedgerLock(() => this._wallet.finish(info.scope, entry.request, base64UrlEncode(token)));
-    }
+    return this._route === null ? 0 : this._route.tokens(count);
   }
+
 
   /**
    * ``prepareTokens`` for ``reports`` new reports and every report drawn but not yet sent without a token bound to it
@@ -471,61 +352,11 @@ export class Client {
   async _prepareFor(reports) {
     await this.campaign();
     this._checkExpectedIssuer();
-    const info = this._issuerInfo;
-    if (info === null) return;
-    const { bound } = await this._withLedgerLock(() => this._wallet.view(info.scope));
-    let owed = this._pending.length;
-    for (const { batch, batchId } of this._unsent) {
-      for (let index = 0; index < batch.length; index++) if (!Object.hasOwn(bound, `${batchId}.${index}`)) owed += 1;
-    }
-    await this.prepareTokens(owed + reports);
+    if (this._route !== null) await this._route.tokensFor(reports, this._pending.length, this._unsent);
   }
 
-  /** The issuer's token key (``GET /issuer/v1/keys/{key}``) must be the campaign's, else ``issuer_key_mismatch`` (once). */
-  async _checkIssuerKey(info) {
-    if (this._issuerKeyChecked) return;
-    const response = await this._request('GET', '', { url: `${info.url}/issuer/v1/keys/${encodeURIComponent(info.key)}` });
-    const published = await response.json();
-    const { base64UrlDecode } = await privacyPass();
-    let key = null;
-    try {
-      key = base64UrlDecode(published?.token_key, 'token_key');
-    } catch {
-      // below
-    }
-    if (key === null || key.length !== info.tokenKey.length || !key.every((byte, index) => byte === info.tokenKey[index])) {
-      throw new ServiceError(
-        `The issuer ${info.origin} signs tokens of key '${info.key}' with another key than the one campaign '${this.campaignId}' ` +
-          'names: its tokens would not be admitted (or the issuer could tell devices apart by key). Nothing was drawn or sent.',
-        { code: 'issuer_key_mismatch' },
-      );
-    }
-    if (info.tokensEach !== null && published?.tokens_each !== info.tokensEach) {
-      throw new ServiceError(
-        `Campaign '${this.campaignId}' states that a credential of the issuer's key '${info.key}' gives at most ${info.tokensEach} ` +
-          `token(s); the issuer ${info.origin} publishes ${JSON.stringify(published?.tokens_each ?? null)}: the campaign's ` +
-          'guarantee would count each colluding credential as fewer reports than it gives. Nothing was drawn or sent.',
-        { code: 'tokens_each_mismatch' },
-      );
-    }
-    this._issuerKeyChecked = true;
-  }
 
-  /** The issuer's TokenResponse to the TokenRequest ``request`` (base64url), retried with the same bytes. */
-  async _requestToken(info, request, credential) {
-    const { TOKEN_REQUEST_TYPE, TOKEN_RESPONSE_TYPE, base64UrlDecode } = await privacyPass();
-    const response = await this._request('POST', '', {
-      url: `${info.url}/issuer/v1/keys/${encodeURIComponent(info.key)}/token-request`,
-      body: base64UrlDecode(request),
-      headers: { 'Content-Type': TOKEN_REQUEST_TYPE, Accept: TOKEN_RESPONSE_TYPE },
-      authorization: `Bearer ${credential}`,
-    });
-    const type = response.headers?.get?.('Content-Type') ?? '';
-    if (type.split(';')[0].trim().toLowerCase() !== TOKEN_RESPONSE_TYPE) {
-      throw new ServiceError(`The issuer answered a token request with ${JSON.stringify(type)}, not ${TOKEN_RESPONSE_TYPE}.`, { code: 'bad_token_response' });
-    }
-    return new Uint8Array(await response.arrayBuffer());
-  }
+
 
   /** The collector this client reports to, as the device's ledger names it (the server's origin). */
   get collector() {
@@ -725,7 +556,10 @@ export class Client {
    */
   async send(batch, { batchId = newFileId() } = {}) {
     const { relay, submit_to: round } = await this.campaign();
-    if (relay) return this._sendThroughRelay(relay, batch, batchId);
+    if (relay) {
+      this._checkExpectedIssuer(); // the option may have been set after campaign()
+      return this._route.send(batch, batchId);
+    }
     const body = encodeRecord(batch, { fileId: batchId });
     // a campaign that runs in rounds (adaptive quantiles) counts the current round's reports in that round's campaign
     const path = round ? `/api/campaigns/${encodeURIComponent(round)}/batches/${batchId}` : `/batches/${batchId}`;
@@ -744,362 +578,14 @@ export class Client {
     }
   }
 
-  /**
-   * A campaign collected through a relay (its config has ``relay``): each report an RFC 9458 request to the identity's
-   * key configuration, sent alone to the relay the identity names (``relay.url``), under ``<batchId>.<row>``, without a batch id inside
-   * (nothing per device reaches the collector), with the identity's pin (``Dpdist-Pin``: the relay refuses a report
-   * made under another identity of the campaign than the one it holds) and, when the campaign has an issuer, its own
-   * Privacy Pass token: the one bound to that report id, the report encapsulated once with the token's key (its nonce
-   * commits to it: relay.js) and kept, so that a resend carries the same token and bytes.  The tokens of a batch stay bound
-   * until the relay has acknowledged every report of it: a resend after a failure (the relay down, an answer lost) sends
-   * the reports already acknowledged again with their own tokens (duplicates), never new ones.  Resolves to the relay's
-   * acks.
-   */
-  async _sendThroughRelay(relay, batch, batchId) {
-    const base = String(relay.url ?? '').replace(/\/+$/, '');
-    originOf(base, `The relay URL of campaign '${this.campaignId}' (relay.url of its identity)`);
-    this._checkExpectedIssuer(); // the option may have been set after campaign()
-    const info = this._issuerInfo;
-    const acks = [];
-    try {
-      for (let index = 0; index < batch.length; index++) {
-        const reportId = `${batchId}.${index}`;
-        const { sealed, authorization } = await this._sealedReport(batch, index, reportId);
-        let ack;
-        try {
-          ack = await this._request('PUT', relayReportPath(this.campaignId, reportId), {
-            url: `${base}${relayReportPath(this.campaignId, reportId)}`,
-            body: sealed,
-            headers: { 'Content-Type': REQUEST_CONTENT_TYPE, [PIN_HEADER]: relay.pin },
-            authorization,
-            acknowledges: relayAck(this.campaignId, reportId),
-          });
-        } catch (error) {
-          throw await this._relayRefused(info, reportId, error);
-        }
-        acks.push(ack);
-      }
-    } catch (error) {
-      if (error instanceof ServiceError) Object.assign(error, { batch, batchId }); // resend with send(batch, {batchId})
-      throw error;
-    }
-    if (info !== null) { // every report of the batch acknowledged: their tokens are spent, and forgotten
-      const ids = Array.from({ length: batch.length }, (_, index) => `${batchId}.${index}`);
-      await this._withLedgerLock(() => this._wallet.release(info.scope, ...ids));
-    }
-    return { batch_id: batchId, relayed: acks.length, duplicates: acks.filter((ack) => ack.duplicate).length };
-  }
 
   /** The secrets this client holds (its token, its issuer credential), masked in whatever an answer repeats. */
   _secrets() {
     return [this.token, this.issuer?.credential].filter((secret) => typeof secret === 'string' && secret !== '');
   }
 
-  /**
-   * The report ``index`` of ``batch`` as an RFC 9458 request for the relay, and its ``authorization``: encapsulated with
-   * its token's key once and kept in the wallet before it is sent (a resend takes the kept bytes; a report an earlier
-   * version sealed in dpdist's envelope is encapsulated again with its token's seed, kept until its batch is
-   * acknowledged), else (a campaign without tokens) with a fresh key.
-   */
-  async _sealedReport(batch, index, reportId) {
-    const rowBytes = batch.bytes.length / Math.max(batch.length, 1);
-    const one = new ReportBatch(batch.config, batch.floatKeys, batch.descr, [1, ...batch.shape.slice(1)], batch.bytes.slice(index * rowBytes, (index + 1) * rowBytes));
-    const seal = (seed) => encapsulateForRelay(this._relayConfig, this.campaignId, encodeRecord(one), 'application/octet-stream', seed);
-    const info = this._issuerInfo;
-    if (info === null) return { sealed: await seal(undefined), authorization: undefined };
-    const { authorizationHeader, base64UrlDecode, base64UrlEncode } = await privacyPass();
-    let bound = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
-    if (bound === null) {
-      await this.prepareTokens(1); // a batch drawn by randomize() and sent here: its token now
-      bound = await this._withLedgerLock(() => this._wallet.bind(info.scope, reportId));
-    }
-    let sealed = bound.ohttp === undefined ? null : base64UrlDecode(bound.ohttp);
-    if (sealed === null) { // encapsulated once with its token's key, kept before it leaves the device
-      sealed = await seal(base64UrlDecode(bound.seed));
-      await this._withLedgerLock(() => this._wallet.seal(info.scope, reportId, base64UrlEncode(sealed)));
-    }
-    return { sealed, authorization: authorizationHeader(base64UrlDecode(bound.token)) };
+  /** ``method`` on ``path`` of this campaign (connection.js ``clientRequest``, which says the options). */
+  _request(method, path, options) {
+    return clientRequest(this, method, path, options);
   }
-
-  /**
-   * The error to throw for the relay's refusal ``error`` of report ``reportId``: a token the relay saw spent on another
-   * report is released (a resend takes another, and encapsulates again); one the relay does not admit (401, 403 ``token_not_bound``) was checked against the identity's key and challenge when it was
-   * finalized and bound to the report's key when it was asked for: the relay checks otherwise (a relay older than the
-   * identity's redemption context), and another token would be refused too, and spent: this one stays with its report.
-   */
-  async _relayRefused(info, reportId, error) {
-    if (info === null || !(error instanceof ServiceError)) return error;
-    if (error.code === 'token_spent') {
-      await this._withLedgerLock(() => this._wallet.release(info.scope, reportId));
-    }
-    if (error.status !== 401 && error.code !== 'token_not_bound') return error;
-    const kept = new ServiceError(
-      `${error.message} This report's token verifies under the issuer key and the token challenge of the ` +
-        "campaign's identity, bound to the report: the relay checks tokens otherwise (a relay older than the identity's " +
-        "redemption context, or one that does not verify as the campaign states). The token is kept for the report's resend.",
-      { status: error.status, code: error.code },
-    );
-    kept.cause = error;
-    return kept;
-  }
-
-  /**
-   * ``method`` on ``path`` of this campaign (``absolute``: of the server; ``url``: that URL, of another server, which
-   * gets ``authorization`` and never this client's submit token), retried as ``send`` describes; ``via``: the fetch to
-   * send with (an Oblivious HTTP relay's, ohttp.js; default: this client's own).  ``acknowledges``: what a successful
-   * answer must be (acks.js): one that is not (a proxy's or a captive portal's 200, a body cut short) is retried as a
-   * failure, with the same bytes; with it, resolves to the acknowledgement (parsed), else to the response.  ``limit``:
-   * the most bytes of a successful answer read (a refusal's: ACK_ANSWER_BYTES); JSON that may hold more values than
-   * ``mostValuesWithin(limit)`` is not parsed: no acknowledgement, no refusal's code, else ``unexpected_answer``.
-   */
-  async _request(method, path, { body, headers = {}, absolute = false, url = null, authorization = undefined, via = null, acknowledges = null,
-    limit = ACK_ANSWER_BYTES }) {
-    const allHeaders = { Accept: 'application/json', ...headers };
-    // the submit token goes with a batch only: a campaign's config and identity are public, read without it
-    if (url === null && this.token && method !== 'GET') allHeaders.Authorization = `Bearer ${this.token}`;
-    if (url !== null && authorization !== undefined) allHeaders.Authorization = authorization;
-    const target = url ?? (absolute ? `${this.serverUrl}${path}` : this._url(path));
-    // whatever the answer says is shown escaped and cut, the secrets this client holds masked (shown.js)
-    const request = { method, where: url ?? path, target, secrets: [...secretsOf(allHeaders.Authorization), ...this._secrets()] };
-    let lastProblem = null;
-    let unacknowledged = false; // the last answer was a success that is no acknowledgement of what was sent
-    const retrying = new Retries(this.retryWindowMs, this.retryDelayMs, this.retries);
-    for (;;) {
-      let response = null;
-      let bytes = null;
-      try {
-        // a deadline per attempt, the body's reading included: undici's own timeouts are between chunks;
-        // no redirect is followed (it would take the token elsewhere, or read another server's answer as this one's)
-        const signal = this.timeoutMs === null ? undefined : AbortSignal.timeout(this.timeoutMs);
-        response = await (via ?? this._fetch)(target, { method, headers: allHeaders, body, signal, redirect: 'manual' });
-        checkNotRedirected(request, response);
-        bytes = await readBounded(response, response.ok ? limit : ACK_ANSWER_BYTES); // streamed, within the same deadline
-      } catch (error) {
-        if (error instanceof ServiceError) throw error;
-        if (error instanceof AnswerTooLarge) throw tooLarge(request, response, error.limit);
-        lastProblem = response === null
-          ? `cannot reach the server (${shown(error.message, request.secrets)})`
-          : `${method} ${shown(request.where, request.secrets)}: HTTP ${response.status} with a body cut short (${shown(error.message, request.secrets)})`;
-      }
-      let asked = null; // seconds a 429/503 answer's Retry-After asked for
-      unacknowledged = false;
-      if (bytes !== null) {
-        asked = retryAfterSeconds(response.headers?.get?.('Retry-After') ?? null);
-        if (response.ok && acknowledges === null) return readAnswer(response, bytes, limit, () => `${method} ${shown(request.where, request.secrets)}`);
-        if (response.ok) {
-          const heavy = tooManyValues(bytes, limit); // not parsed: no acknowledgement
-          const [ack, problem] = heavy === null ? acknowledges(new TextDecoder().decode(bytes), response)
-            : [null, `no acknowledgement: HTTP ${response.status} with ${heavy} (not parsed)`];
-          if (problem === null) return ack;
-          lastProblem = shown(`${method} ${request.where}: ${problem}`, request.secrets, null);
-          unacknowledged = true;
-        } else {
-          const refusal = refusalOf(request, response, bytes);
-          const retryable = RETRYABLE_STATUS.has(response.status) || (response.status === 409 && RETRYABLE_CONFLICTS.has(refusal.code));
-          if (!retryable) throw refusal;
-          lastProblem = refusal.message;
-        }
-      }
-      const pause = retrying.pause(asked);
-      if (pause === null) break;
-      await sleep(pause);
-    }
-    const origin = URL.canParse?.(target) ? new URL(target).origin : target;
-    const hint = unacknowledged ? ` (is ${origin} the dpdist service, not a proxy, a captive portal or another server answering in its place? `
-      + 'Nothing is taken as counted)' : '';
-    throw new ServiceError(`${lastProblem}; gave up after ${retrying.failures} attempts over ${(retrying.spentMs() / 1000).toFixed(1)} s `
-      + `(retryWindowMs ${this.retryWindowMs})${hint}. Nothing was lost: send the same batch again later (send(error.batch, `
-      + '{batchId: error.batchId}): the same id and bytes), and a batch already counted is not counted twice',
-    unacknowledged ? { status: 200, code: 'wrong_ack' } : {});
-  }
-}
-
-/**
- * A redirect (3xx, or a browser's opaque one) is refused at once, ServiceError ``redirected`` naming the status and where
- * it pointed (shown): not followed, whatever its body says, as the Python and Java clients.
- */
-function checkNotRedirected({ method, where, secrets }, response) {
-  const opaque = response.type === 'opaqueredirect'; // a browser's redirect: 'manual' hides the status and Location
-  if (!opaque && !(response.status >= 300 && response.status < 400)) return;
-  const location = opaque ? null : (response.headers?.get?.('Location') ?? null);
-  const to = opaque ? 'a redirect (the browser hides where it pointed)'
-    : location === null ? 'a redirect without a Location' : `a redirect to "${shown(location, secrets)}"`;
-  throw new ServiceError(`${method} ${shown(where, secrets)}: HTTP ${opaque ? '3xx' : response.status}: ${to}, not followed (this client follows ` +
-    'no redirect, which would take its token elsewhere): give the URL it names instead', { status: opaque ? null : response.status, code: 'redirected' });
-}
-
-/** The ServiceError of an answer whose body goes past ``limit`` bytes once decoded (not retried: it would again). */
-function tooLarge({ method, where, secrets }, response, limit) {
-  const kind = shown((response?.headers?.get?.('Content-Type') ?? '').split(';')[0].trim(), secrets, 60) || 'no content type';
-  return new ServiceError(`The answer to ${method} ${shown(where, secrets)} is larger than this client reads (${response ? `HTTP ${response.status}` : "the Oblivious HTTP relay's answer"}, ${kind}, ` +
-    `more than ${limit >> 20} MiB once decoded): a dpdist service's answers are far smaller. Is that URL the dpdist service, not ` +
-    'another server answering in its place?', { status: response?.status ?? null, code: 'answer_too_large' });
-}
-
-/**
- * The ServiceError of a refusal (4xx/5xx): a dpdist refusal's code and detail (escaped, masked, cut to 2000 characters),
- * or the status, host and size of any other answer (``refusalShown``, as Python's and Java's).
- */
-function refusalOf({ method, where, secrets, target }, response, bytes) {
-  let host = 'the server';
-  try {
-    host = new URL(target, globalThis.location?.href).host;
-  } catch {
-    // a target no URL parser reads
-  }
-  const [code, said] = refusalShown(response.status, bytes, host, secrets);
-  return new ServiceError(`${method} ${shown(where, secrets)}: ${code ? `HTTP ${response.status} ` : ''}${said}`, { status: response.status, code });
-}
-
-/**
- * Refuse, at once, a server URL fetch could not send or that would send elsewhere, naming the argument and showing the
- * value masked: one that is not ``http://`` or ``https://`` with a host (``htp:/oops`` was taken, and its requests
- * retried in silence for the whole retry window, where Python and Java refuse it), nor ``""`` or a path on the page's
- * origin (in a page); with ``user:password@`` (fetch refuses a URL with credentials; this client authenticates
- * with its token), or with a query or fragment (the API's paths are joined to it: every request would go to ``/?...``).
- */
-function checkServerUrl(serverUrl) {
-  let url = null;
-  const page = globalThis.location?.href;
-  try {
-    if (serverUrl === '' || (page !== undefined && serverUrl.startsWith('/') && !serverUrl.startsWith('//'))) url = new URL(serverUrl, page ?? 'http://localhost/');
-    else if (/^https?:\/\/[^/?#]/iu.test(serverUrl)) url = new URL(serverUrl); // absolute: WHATWG would take http:/x as http://x
-  } catch {
-    // refused below (a host or port no URL parser reads)
-  }
-  const problem = url === null || !['http:', 'https:'].includes(url.protocol) || url.hostname === ''
-    ? 'an http:// or https:// URL with a host (or "" for the page\'s origin, or a path on it in a page)'
-    : url.username || url.password || /^[^?#]*\/\/[^/?#]*@/u.test(serverUrl) ? 'without user:password@ (this client authenticates with its token, never a URL\'s credentials, which fetch refuses)'
-      : /[?#]/u.test(serverUrl) ? 'without a query or fragment (?...#...: the API\'s paths are joined to it)' : null;
-  if (problem !== null) throw new InvalidParameterError(`The 'serverUrl' argument of Client must be the service's URL, ${problem}. Got "${shownUrl(serverUrl)}".`);
-}
-
-/** Whether ``value`` is a Promise (or any thenable): what an asynchronous storage's getItem or setItem returns. */
-function isThenable(value) {
-  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof value.then === 'function';
-}
-
-/** The refusal of an asynchronous ``memoStorage``, whose ``method`` returned a Promise. */
-function asyncStorage(method) {
-  return new InvalidParameterError(
-    `The 'memoStorage' option of Client must be a synchronous storage: its ${method}('${LEDGER_KEY}') returned a Promise ` +
-      "(an asynchronous storage, such as localForage or React Native's AsyncStorage). The device's ledger is read, " +
-      'charged and saved in one step before each draw, which an asynchronous storage cannot do: give a synchronous one ' +
-      '(window.localStorage, or a file-backed one in Node). Nothing was drawn or sent.',
-  );
-}
-
-/**
- * Save the ledger's JSON ``text`` under LEDGER_KEY and read it back: a storage whose getItem does not return the
- * string written (a setItem that drops writes, a getItem without its ``return``, an asynchronous storage) keeps no
- * ledger, so it is refused (InvalidParameterError naming memoStorage) before the reports this save was for are sent
- * (such a storage sent 15 of 15 reports, and l-grr drew a fresh permanent response each day).
- */
-function keepLedger(storage, text) {
-  // a setItem returning a Promise writes later (write-behind): a process that ends before it did kept no charge
-  // (9 reports against a budget of 3 over three runs), though the read-back sees its memory
-  if (isThenable(storage.setItem(LEDGER_KEY, text))) throw asyncStorage('setItem');
-  const back = storage.getItem(LEDGER_KEY);
-  if (back === text) return;
-  if (isThenable(back)) throw asyncStorage('getItem');
-  const got = back === null || back === undefined ? String(back)
-    : typeof back === 'string' ? `another string (${back.length} characters)` : `a ${typeof back}, not the string written`;
-  throw new InvalidParameterError(
-    `The 'memoStorage' option of Client did not return what was written: after setItem('${LEDGER_KEY}', ...) wrote the ` +
-      `device's ledger (${text.length} characters), getItem('${LEDGER_KEY}') returned ${got}. A storage that does not ` +
-      'keep what it is given keeps no ledger: nothing would be charged or refused by budget, and a longitudinal ' +
-      "campaign's permanent responses would be drawn again. Its getItem must return the string setItem was given (a " +
-      'getItem written as an arrow function with braces needs its return). Nothing was sent.',
-  );
-}
-
-/** The options the Client constructor knows (its JSDoc, index.d.ts). */
-export const CLIENT_OPTIONS = Object.freeze([
-  'token', 'batchSize', 'retries', 'retryWindowMs', 'timeoutMs', 'retryDelayMs', 'fetch', 'memoStorage', 'locks', 'budget',
-  'source', 'pin', 'issuer', 'ohttp', 'relayEnvelope',
-]);
-
-/**
- * The ``options`` argument of Client, checked: an object whose every own key is an option the Client knows.  A name it
- * does not know (a typo, ``budget`` before it was an option) was ignored silently, the device then
- * running with the default it meant to change.
- */
-function checkOptionNames(options) {
-  if (options === undefined) return {};
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
-    throw new InvalidParameterError(`The 'options' argument of Client must be an object of options (${CLIENT_OPTIONS.join(', ')}). ` +
-      `Got ${options === null ? 'null' : Array.isArray(options) ? 'an array' : `a ${typeof options}`}.`);
-  }
-  const unknown = Object.keys(options).filter((name) => !CLIENT_OPTIONS.includes(name));
-  if (unknown.length > 0) {
-    const named = unknown.slice(0, 5).map((name) => JSON.stringify(name.length > 60 ? `${name.slice(0, 60)}...` : name)).join(', ');
-    throw new InvalidParameterError(`Client has no option ${named}${unknown.length > 5 ? ` (and ${unknown.length - 5} more)` : ''}: ` +
-      `its options are ${CLIENT_OPTIONS.join(', ')}. Nothing was fetched, drawn or sent.`);
-  }
-  return options;
-}
-
-/**
- * The ``budget`` option of Client, checked: null (the stored ledger's budget; a new ledger's DEFAULT_BUDGET) or a
- * finite epsilon > 0, the owner's total, which needs a ledger (refused with ``memoStorage: null``, which keeps none).
- */
-function checkBudgetOption(budget, storage) {
-  if (budget === null || budget === undefined) return null;
-  if (typeof budget !== 'number' || !Number.isFinite(budget) || !(budget > 0)) {
-    throw new InvalidParameterError(`The 'budget' option of Client must be null or a finite epsilon > 0. Got ${typeof budget === 'number' ? budget : JSON.stringify(budget)?.slice(0, 80) ?? typeof budget}.`);
-  }
-  if (storage === null) {
-    throw new InvalidParameterError("The 'budget' option of Client is the device's total epsilon, kept in its ledger: it needs a " +
-      "memoStorage, and memoStorage: null keeps no ledger (nothing is charged, no budget refuses).");
-  }
-  return budget;
-}
-
-const MEMO_STORAGE_ALLOWED = 'an object with getItem and setItem functions, where the device keeps its privacy ledger (such as ' +
-  'window.localStorage, or a file-backed one in Node), or null for no ledger at all (a simulation of many users, a test: ' +
-  'nothing is charged, no budget refuses, no memo is kept)';
-
-/**
- * The ``memoStorage`` option of Client, checked: an object with getItem/setItem functions, or null (explicitly no
- * ledger).  Not given, it is globalThis.localStorage (a browser's); where there is none (Node) it is refused, as the
- * Java client's Options without storage(...) or withoutLedger(): a device app that forgot the option would report with
- * no ledger at all, charging nothing and refusing nothing by budget.  A storage without those functions is refused
- * too (it was taken for none), globalThis.localStorage included (Node 25 run without --localstorage-file has one).
- */
-function checkMemoStorage(memoStorage) {
-  if (memoStorage === null) return null;
-  const given = memoStorage !== undefined;
-  const storage = given ? memoStorage : globalThis.localStorage;
-  const usable = (typeof storage === 'object' || typeof storage === 'function') && storage !== null &&
-    typeof storage.getItem === 'function' && typeof storage.setItem === 'function';
-  if (usable) return storage;
-  if (!given && (storage === undefined || storage === null)) {
-    throw new InvalidParameterError(
-      `The 'memoStorage' option of Client is required where there is no globalThis.localStorage (Node): ${MEMO_STORAGE_ALLOWED}. ` +
-        'Got no memoStorage option, and no globalThis.localStorage.',
-    );
-  }
-  const found = typeof storage !== 'object' && typeof storage !== 'function' ? `a ${typeof storage}`
-    : `an object without ${['getItem', 'setItem'].filter((name) => typeof storage[name] !== 'function').join(' and ')} function${
-      typeof storage.getItem !== 'function' && typeof storage.setItem !== 'function' ? 's' : ''}`;
-  throw new InvalidParameterError(
-    `The 'memoStorage' option of Client must be ${MEMO_STORAGE_ALLOWED}. Got ${given ? found : `no memoStorage option, and as ` +
-      `globalThis.localStorage ${found} (Node 25 run without --localstorage-file has such a localStorage)`}.`,
-  );
-}
-
-/** The ``ohttp`` option of Client, checked: null or ``{relay, keys}`` (keys: application/ohttp-keys bytes that parse). */
-function checkOhttpOption(ohttp) {
-  if (ohttp === null || ohttp === undefined) return null;
-  if (typeof ohttp !== 'object') throw new InvalidParameterError(`The 'ohttp' option of Client must be null or {relay, keys}. Got ${typeof ohttp}.`);
-  const relay = checkRelayUrl(ohttp.relay);
-  const keys = ohttp.keys ?? null;
-  if (keys !== null) {
-    try {
-      decodeKeyList(keys);
-    } catch (error) {
-      throw new InvalidParameterError(`The 'ohttp.keys' option of Client must be the bytes of an application/ohttp-keys document (RFC 9458 section 3.2): ${error.message}`);
-    }
-  }
-  return { relay, keys };
 }
