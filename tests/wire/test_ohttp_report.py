@@ -405,6 +405,27 @@ def test_the_javascript_client_encapsulates_a_report_to_pythons_length_and_it_op
     assert len(encapsulated) == len(python)  # a JS device's report is not told from a Python one's by its length
 
 
+@pytest.mark.slow  # builds the Java client (once per source state) and starts a JVM
+def test_the_java_client_encapsulates_a_report_to_pythons_length_and_it_opens_in_python(tmp_path):
+    from java_support import run_java
+
+    private = bytes(range(1, 33))
+    keys = base64.urlsafe_b64encode(_ohttp_report.key_list(_ohttp.public_key_of(private))).rstrip(b"=").decode()
+    record = _record(5)
+    (tmp_path / "Encapsulate.java").write_text(
+        "import org.dpdist.client.*;\n"
+        "public class Encapsulate { public static void main(String[] a) {\n"
+        "  byte[] key = Relay.keyConfig(java.util.Map.of(\"ohttp\", a[0]), \"c\");\n"
+        "  System.out.print(Bytes.hex(Relay.encapsulate(key, \"c\", Bytes.fromHex(a[1]), null))); } }\n")
+    result = run_java([str(tmp_path / "Encapsulate.java"), keys, record.hex()], timeout=300)
+    assert result.returncode == 0, result.stderr
+    encapsulated = bytes.fromhex(result.stdout)
+    assert _ohttp_report.open_report(private, "c", encapsulated, 1 << 20) == ("application/octet-stream", record)
+    python = _ohttp_report.encapsulate_report(_ohttp.KeyConfig(0, _ohttp.public_key_of(private)), "c", record,
+                                              "application/octet-stream")
+    assert len(encapsulated) == len(python)  # nor a Java device's
+
+
 def test_a_queue_made_before_envelopes_keeps_its_waiting_reports(tmp_path):
     path = tmp_path / "queue.sqlite"
     db = sqlite3.connect(path)

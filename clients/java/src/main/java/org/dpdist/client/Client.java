@@ -39,7 +39,7 @@ import org.dpdist.client.protocols.Protocol;
  *   GET  {server}/api/campaigns/{campaign}/identity            a relayed campaign's identity: its SHA-256 is the pin
  *   GET  {issuer}/issuer/v1/keys/{key}                         the issuer's token key, checked against the campaign's
  *   POST {issuer}/issuer/v1/keys/{key}/token-request           Bearer credential, TokenRequest -&gt; TokenResponse
- *   PUT  {relay}/relay/v1/campaigns/{campaign}/reports/{id}    Dpdist-Pin, PrivateToken token, one sealed report -&gt; ack
+ *   PUT  {relay}/relay/v1/campaigns/{campaign}/ohttp/{id}      Dpdist-Pin, PrivateToken token, one RFC 9458 request -&gt; ack
  * </pre>
  *
  * A client is for one device; its methods may be called from any thread, one at a time (they synchronize).
@@ -208,6 +208,7 @@ public final class Client {
     private Protocol protocol;
     private int bodyRows = 1; // reports per request body, from the config answer (campaign(), ReportBound)
     private Identity.Issuer issuerInfo;
+    private byte[] relayKey; // a relayed campaign's Oblivious HTTP key (Relay.keyConfig)
     private boolean issuerKeyChecked;
     private Ledger ledger;
     private final List<ReportBatch> pending = new ArrayList<>();
@@ -288,6 +289,9 @@ public final class Client {
             Object[] trusted = trusted(served);
             @SuppressWarnings("unchecked")
             Map<String, Object> document = (Map<String, Object>) trusted[0];
+            Map<String, Object> relay = Json.asObject(document.get("relay"));
+            // a relayed campaign's key configuration, before anything is drawn (no_ohttp_key for one made before it had one)
+            byte[] key = relay == null ? null : Relay.keyConfig(relay, campaignId);
             // the published client view, checked against this client's derivation (a server without one: the config)
             // a config it cannot build is the server's answer refused (ReportBound.protocolOfAnswer)
             Protocol built = ReportBound.protocolOfAnswer(
@@ -296,11 +300,11 @@ public final class Client {
             // or one report is too large, or a bad bound, is refused before anything is drawn, sent or charged
             // (ReportBound)
             this.bodyRows = ReportBound.rowsPerBody(built, served, campaignId, Integer.MAX_VALUE);
-            Map<String, Object> relay = Json.asObject(document.get("relay"));
             Identity.Issuer info = relay != null && relay.get("issuer") != null
                 ? Identity.checkedIssuer(Json.asObject(relay.get("issuer")), (String) relay.get("pin"), campaignId, trusted[1]) : null;
             this.protocol = built;
             this.issuerInfo = info;
+            this.relayKey = key;
             this.campaign = document;
             try {
                 this.ledger = withLedgerLock(() -> loadLedger(built));
@@ -608,9 +612,9 @@ public final class Client {
     }
 
     /**
-     * A relayed campaign: each report sealed to the collector's key and sent alone to the relay the identity names, under
-     * {@code <batchId>.<row>}, with the identity's pin and, when the campaign has an issuer, the token bound to that report
-     * id, the report sealed once with the token's key and kept, so that a resend carries the same token and bytes; the
+     * A relayed campaign: each report an RFC 9458 request to the identity's key configuration, sent alone to the relay the
+     * identity names, under {@code <batchId>.<row>}, with the identity's pin and, when the campaign has an issuer, the token
+     * bound to that report id, the report encapsulated once with the token's key and kept, so that a resend carries the same token and bytes; the
      * tokens of a batch stay bound until the relay acknowledged every report of it.
      */
     private Map<String, Object> sendThroughRelay(Map<String, Object> relay, ReportBatch batch, String batchId) {
@@ -625,22 +629,22 @@ public final class Client {
             byte[] sealed;
             String authorization = null;
             if (info == null) {
-                sealed = Relay.seal(relay, campaignId, body, 1, null);
+                sealed = Relay.encapsulate(relayKey, campaignId, body, null);
             } else {
                 Map<String, Object> bound = boundReport(info, reportId);
-                if (!bound.containsKey("dpdist")) { // sealed once with its token's key, kept before it leaves the device
-                    String kept = Bytes.base64Url(Relay.seal(relay, campaignId, body, 1, Bytes.fromBase64Url(bound.get("seed"), "A stored seed")));
+                if (!bound.containsKey("ohttp")) { // encapsulated once with its token's key, kept before it leaves the device
+                    String kept = Bytes.base64Url(Relay.encapsulate(relayKey, campaignId, body, Bytes.fromBase64Url(bound.get("seed"), "A stored seed")));
                     withLedgerLock(() -> {
-                        wallet.seal(info.scope, reportId, "dpdist", kept);
+                        wallet.seal(info.scope, reportId, kept);
                         return null;
                     });
-                    bound.put("dpdist", kept);
+                    bound.put("ohttp", kept);
                 }
-                sealed = Bytes.fromBase64Url(bound.get("dpdist"), "A stored sealed report");
+                sealed = Bytes.fromBase64Url(bound.get("ohttp"), "A stored report request");
                 authorization = PrivacyPass.authorizationHeader(Bytes.fromBase64Url(bound.get("token"), "A stored token"));
             }
             Map<String, String> headers = new LinkedHashMap<>();
-            headers.put("Content-Type", Relay.RELAY_CONTENT_TYPE);
+            headers.put("Content-Type", Relay.REQUEST_CONTENT_TYPE);
             headers.put(Identity.PIN_HEADER, String.valueOf(relay.get("pin")));
             try {
                 acks.add(json(request("PUT", base + Relay.reportPath(campaignId, reportId), sealed, headers, authorization, true,
@@ -666,7 +670,7 @@ public final class Client {
         return out;
     }
 
-    /** The token bound to report {@code reportId} ({@code {token, seed}} or {@code {token, sealed}}), a spare one, or one got now. */
+    /** The token bound to report {@code reportId} ({@code {token, seed}}, with {@code ohttp} once encapsulated), a spare one, or one got now. */
     private Map<String, Object> boundReport(Identity.Issuer info, String reportId) {
         Map<String, Object> bound = withLedgerLock(() -> wallet.bind(info.scope, reportId));
         if (bound != null) return bound;

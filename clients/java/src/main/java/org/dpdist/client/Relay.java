@@ -1,73 +1,141 @@
 package org.dpdist.client;
 
 import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 
 /**
- * Sending reports through a dpdist relay: each report sealed to the collector's key with HPKE (RFC 9180, {@link Hpke}),
- * byte for byte as {@code dpdist._wire._envelope} seals it in Python, so that the relay holds ciphertexts only (the
- * JavaScript client's {@code src/relay.js}).  Sealed message: version (1) | key id (8) | enc (32) | ciphertext, with
- * info = "dpdist relay v1\0" + campaign id and aad = version | key id; the plaintext is kind (1: dpdist binary records,
- * 2: JSON) | body length (4, big-endian) | body | zeros to a multiple of 256 bytes.
+ * Sending reports through a dpdist relay: each report an RFC 9458 request ({@code message/ohttp-req}), as {@code
+ * dpdist._wire._ohttp_report} writes it and the JavaScript client's {@code src/relay.js}, encapsulated with HPKE ({@link
+ * Hpke}) to the Oblivious HTTP key configuration of the campaign's identity ({@code relay.ohttp}: key id 0), holding the
+ * Binary HTTP request {@code PUT https:///api/campaigns/{campaign}/batches/{32 random hex digits}} (RFC 9292, known
+ * length) with only {@code content-type} and the one report, zero-padded to {@link #paddedLength}: the same length as
+ * the Python and JavaScript clients', so that the relay and the collector cannot tell the clients apart by it.
  *
  * <p>A report and its Privacy Pass token are one ({@code dpdist._wire._binding}): each token comes with a 32-byte seed,
- * the report is sealed once with the HPKE ephemeral key DeriveKeyPair(seed), whose public key is the report's enc, and
- * the token's nonce is SHA-256("dpdist report binding v1" || 0x00 || SHA-256(TokenChallenge) || enc): the relay and the
- * collector refuse the token on any other report ({@code token_not_bound}).
+ * the report is encapsulated once with the HPKE ephemeral key DeriveKeyPair(seed), whose public key is the request's
+ * enc, and the token's nonce is SHA-256("dpdist report binding v1" || 0x00 || SHA-256(TokenChallenge) || enc): the relay
+ * and the collector refuse the token on any other report ({@code token_not_bound}).
  */
 public final class Relay {
-    public static final String RELAY_CONTENT_TYPE = "application/vnd.dpdist.sealed-report";
-    private static final int VERSION = 1;
-    private static final int PADDING = 256;
-    private static final List<Object> SUITE_IDS = Arrays.asList(0x0020L, 0x0001L, 0x0001L);
+    /** The content type of an RFC 9458 request. */
+    public static final String REQUEST_CONTENT_TYPE = "message/ohttp-req";
+    /** The smallest padded Binary HTTP request, as the Python and JavaScript clients pad (their MIN_PADDED_BYTES). */
+    static final int MIN_PADDED_BYTES = 1024;
+    private static final int KEY_ID = 0;
+    /** key id | KEM | KDF | AEAD: the header of every request (RFC 9458 section 4.3). */
+    private static final byte[] HEADER = {KEY_ID, 0, (byte) Hpke.KEM_ID, 0, (byte) Hpke.KDF_ID, 0, (byte) Hpke.AEAD_ID};
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final byte[] BINDING_LABEL = Bytes.utf8("dpdist report binding v1\0");
 
     private Relay() {
     }
 
-    /** The nonce of the token whose report is sealed with the key of {@code seed} under the TokenChallenge {@code challenge}. */
+    /** The nonce of the token whose report is encapsulated with the key of {@code seed} under the TokenChallenge {@code challenge}. */
     public static byte[] bindingNonce(byte[] challenge, byte[] seed) {
         return Bytes.sha256(Bytes.concat(BINDING_LABEL, Bytes.sha256(challenge), Hpke.deriveKeyPair(seed)[1]));
     }
 
     /**
-     * Seal a submission body for the relay of a campaign whose identity carries {@code relay} ({@code {public_key, key_id,
-     * ids}}), with the ephemeral key of {@code seed} (its token's: sealed once, the bytes kept for resends) or, null, a
-     * fresh one; the sealed bytes.  {@code kind} 1: dpdist binary records, 2: JSON.
+     * The X25519 public key of the Oblivious HTTP key configuration the campaign's identity names ({@code relay.ohttp},
+     * base64url of application/ohttp-keys), checked before anything is drawn: ServiceError {@code no_ohttp_key} for a
+     * campaign made before it had one (it takes dpdist's retired envelope only: its operator creates it again), {@code
+     * ohttp_key_mismatch} for one that is not a single configuration of key id 0 in this client's suite.
      */
-    public static byte[] seal(Map<String, Object> relay, String campaignId, byte[] body, int kind, byte[] seed) {
-        if (relay == null || !Json.same(relay.get("ids"), SUITE_IDS)) {
-            throw new InvalidParameterError("The campaign's relay uses HPKE suite " + Json.show(relay == null ? null : relay.get("ids")) + "; this client seals with "
-                + Json.show(SUITE_IDS) + ".");
+    public static byte[] keyConfig(Map<String, Object> relay, String campaignId) {
+        Object ohttp = relay == null ? null : relay.get("ohttp");
+        if (ohttp == null) {
+            throw ServiceError.refusal("Campaign '" + campaignId + "''s identity names no Oblivious HTTP key configuration (it was made before relayed "
+                + "campaigns had one, and dpdist's own envelope, the only one it takes, is retired on devices): its collector must create it again. "
+                + "Nothing was drawn or sent.", "no_ohttp_key");
         }
-        if (kind != 1 && kind != 2) throw new InvalidParameterError("A sealed body is dpdist binary records (1) or JSON (2). Got " + kind + ".");
-        byte[] publicKey = Bytes.fromBase64Url(relay.get("public_key"), "The campaign's relay public key");
-        byte[] keyId;
+        byte[] keys;
         try {
-            keyId = relay.get("key_id") instanceof String && ((String) relay.get("key_id")).matches("([0-9a-f]{2})+") ? Bytes.fromHex((String) relay.get("key_id")) : null;
-        } catch (IllegalArgumentException bad) {
-            keyId = null;
+            keys = Bytes.fromBase64Url(ohttp, "relay.ohttp");
+        } catch (InvalidParameterError notBase64) {
+            keys = new byte[0];
         }
-        if (keyId == null) throw new InvalidParameterError("A relay key id is hexadecimal. Got " + Json.show(relay.get("key_id")) + ".");
-        byte[] digest = Bytes.sha256(publicKey);
-        if (publicKey.length != Hpke.KEY_BYTES || keyId.length > digest.length || !Arrays.equals(keyId, Arrays.copyOf(digest, keyId.length)) || keyId.length != 8) {
-            throw new InvalidParameterError("The campaign's relay key id does not match its public key.");
+        if (!oneUsableConfig(keys)) {
+            throw ServiceError.refusal("Campaign '" + campaignId + "''s identity names an unusable Oblivious HTTP key configuration (relay.ohttp must be "
+                + "one key configuration, key id 0, X25519 with HKDF-SHA256 and AES-128-GCM). Nothing was drawn or sent.", "ohttp_key_mismatch");
         }
-        int unpadded = 5 + body.length;
-        byte[] plain = Bytes.concat(new byte[] {(byte) kind}, Bytes.u32BigEndian(body.length), body, new byte[(PADDING - unpadded % PADDING) % PADDING]);
-        byte[] header = Bytes.concat(new byte[] {VERSION}, keyId);
-        byte[] info = Bytes.concat(Bytes.utf8("dpdist relay v1\0"), Bytes.utf8(campaignId));
-        Hpke.Sealed sealed = seed == null ? Hpke.seal(publicKey, info, header, plain, RANDOM) : Hpke.seal(publicKey, info, header, plain, seed);
-        return Bytes.concat(header, sealed.enc, sealed.ciphertext);
+        return Arrays.copyOfRange(keys, 5, 5 + Hpke.KEY_BYTES);
     }
 
-    /** The relay's path for one report of a campaign under the report id the device chose. */
+    /** Whether {@code keys} (application/ohttp-keys, RFC 9458 section 3.2) is one configuration of key id 0 this client uses. */
+    private static boolean oneUsableConfig(byte[] keys) {
+        int symmetric = 2 + 1 + 2 + Hpke.KEY_BYTES; // where its (KDF, AEAD) pairs' length is
+        if (keys.length < symmetric + 2 || u16(keys, 0) != keys.length - 2 || keys[2] != KEY_ID || u16(keys, 3) != Hpke.KEM_ID) return false;
+        int pairs = u16(keys, symmetric);
+        if (pairs == 0 || pairs % 4 != 0 || symmetric + 2 + pairs != keys.length) return false;
+        for (int at = symmetric + 2; at < keys.length; at += 4) {
+            if (u16(keys, at) == Hpke.KDF_ID && u16(keys, at + 2) == Hpke.AEAD_ID) return true;
+        }
+        return false;
+    }
+
+    private static int u16(byte[] bytes, int at) {
+        return ((bytes[at] & 0xff) << 8) | (bytes[at + 1] & 0xff);
+    }
+
+    /**
+     * One report ({@code body}, a dpdist binary record) as the RFC 9458 request a device sends dpdist's relay, encapsulated
+     * to the X25519 key {@code publicKey} ({@link #keyConfig}) with the ephemeral key of {@code seed} (its token's: once,
+     * the bytes kept for resends) or, null, a fresh one.
+     */
+    public static byte[] encapsulate(byte[] publicKey, String campaignId, byte[] body, byte[] seed) {
+        byte[] message = binaryRequest("PUT", "/api/campaigns/" + campaignId + "/batches/" + Wire.newFileId(), "application/octet-stream", body);
+        byte[] padded = Arrays.copyOf(message, paddedLength(message, body));
+        byte[] info = Bytes.concat(Bytes.utf8("message/bhttp request\0"), HEADER);
+        Hpke.Sealed sealed = seed == null ? Hpke.seal(publicKey, info, new byte[0], padded, RANDOM) : Hpke.seal(publicKey, info, new byte[0], padded, seed);
+        return Bytes.concat(HEADER, sealed.enc, sealed.ciphertext);
+    }
+
+    /** The Binary HTTP request (RFC 9292 section 3, known-length framing) {@code method https:// path}, one field and a body. */
+    static byte[] binaryRequest(String method, String path, String contentType, byte[] body) {
+        byte[] fields = Bytes.concat(prefixed(Bytes.utf8("content-type")), prefixed(Bytes.utf8(contentType)));
+        return Bytes.concat(new byte[] {0}, prefixed(Bytes.utf8(method)), prefixed(Bytes.utf8("https")), prefixed(new byte[0]),
+            prefixed(Bytes.utf8(path)), prefixed(fields), prefixed(body), new byte[] {0});
+    }
+
+    /** {@code bytes} after its RFC 9000 variable-length length (below 2^30: every length a device sends). */
+    private static byte[] prefixed(byte[] bytes) {
+        int n = bytes.length;
+        byte[] length = n < 64 ? new byte[] {(byte) n} : n < 16384 ? new byte[] {(byte) (0x40 | (n >> 8)), (byte) n}
+            : new byte[] {(byte) (0x80 | (n >>> 24)), (byte) (n >>> 16), (byte) (n >>> 8), (byte) n};
+        return Bytes.concat(length, bytes);
+    }
+
+    /**
+     * The length a Binary HTTP {@code message} carrying {@code body} is zero-padded to (RFC 9292 section 3.8): the next
+     * power of two, at least {@link #MIN_PADDED_BYTES}, of its length with every record's CRC-32 counted at 10 digits.
+     */
+    static int paddedLength(byte[] message, byte[] body) {
+        int target = MIN_PADDED_BYTES;
+        while (target < message.length + crcSlack(body)) target *= 2;
+        return target;
+    }
+
+    /** The digits the CRC-32s of the dpdist binary records in {@code body} lack to 10 (their header states each). */
+    private static int crcSlack(byte[] body) {
+        int slack = 0;
+        int offset = 0;
+        while (offset + 14 <= body.length && Arrays.equals(Arrays.copyOfRange(body, offset, offset + 8), Wire.RECORD_MAGIC)) {
+            int headerBytes = (int) Bytes.getU32(body, offset + 10);
+            Map<String, Object> header = Json.asObject(Json.parse(new String(body, offset + 14, headerBytes, StandardCharsets.UTF_8)));
+            Object crc = header.get("crc32");
+            if (Json.isInteger(crc) && ((Number) crc).longValue() >= 0) slack += 10 - String.valueOf(((Number) crc).longValue()).length();
+            if (!Json.isInteger(header.get("payload_bytes"))) return slack;
+            offset += 14 + headerBytes + ((Number) header.get("payload_bytes")).intValue();
+        }
+        return slack;
+    }
+
+    /** The relay's path for one RFC 9458 report of a campaign under the report id the device chose. */
     public static String reportPath(String campaignId, String reportId) {
-        return "/relay/v1/campaigns/" + encode(campaignId) + "/reports/" + encode(reportId);
+        return "/relay/v1/campaigns/" + encode(campaignId) + "/ohttp/" + encode(reportId);
     }
 
     /** A path segment percent-encoded as JavaScript's encodeURIComponent encodes it. */

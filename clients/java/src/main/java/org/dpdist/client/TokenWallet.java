@@ -13,8 +13,9 @@ import java.util.function.Function;
  * first sent; the report is sealed once with the seed's key and its sealed bytes kept, so that a resend of the report
  * carries the same token and bytes and no token is spent twice.  Nothing obtained is thrown away: {@code pending} token
  * requests whose answer has not arrived (sent again, the same bytes; each with its seed), {@code spare} {@code {token,
- * seed}} not yet bound to a report, {@code bound} report id -&gt; {@code {token, seed}} with {@code dpdist} (its sealed
- * bytes) once sealed, until the relay acknowledges every report of its batch.  Kept per campaign under its
+ * seed}} not yet bound to a report, {@code bound} report id -&gt; {@code {token, seed}} with {@code ohttp} (its request's
+ * bytes) once encapsulated, until the relay acknowledges every report of its batch (an entry an earlier version kept
+ * with {@code dpdist}, the report in dpdist's deprecated envelope, is encapsulated again with its seed).  Kept per campaign under its
  * TokenChallenge (base64url), in the client's {@link Storage} under the key {@code dpdist-tokens} (version 2) when it has
  * one, else in memory; every change reads the storage again first.  A seed, with the sealed bytes, opens the report it
  * seals: the storage is the device's own.
@@ -159,9 +160,9 @@ public final class TokenWallet {
         });
     }
 
-    /** Report {@code reportId} was sealed in {@code envelope} ({@code dpdist}) with its token's seed: {@code sealed} (base64url) is kept. */
-    public void seal(String scope, String reportId, String envelope, String sealed) {
-        update(scope, campaign -> campaign.bound.get(reportId).put(envelope, sealed));
+    /** Report {@code reportId} was encapsulated with its token's seed: its request's bytes {@code sealed} (base64url) are kept. */
+    public void seal(String scope, String reportId, String sealed) {
+        update(scope, campaign -> campaign.bound.get(reportId).put("ohttp", sealed));
     }
 
     /** Reports {@code reportIds} were acknowledged (or their tokens refused for good): their tokens are forgotten. */

@@ -185,15 +185,11 @@ class PrivacyPassTest {
         byte[] pkS = hex(vector, "pkS");
         Map<String, Object> state = PrivacyPass.createTokenRequest(pkS, challenge, nonce, new java.security.SecureRandom());
         assertArrayEquals(nonce, Arrays.copyOfRange(Bytes.fromBase64Url(state.get("tokenInput"), "tokenInput"), 2, 34));
-        Map<String, Object> relay = new java.util.LinkedHashMap<>();
-        byte[] collector = Hpke.deriveKeyPair(new byte[32])[1];
-        relay.put("ids", Arrays.asList(0x0020L, 0x0001L, 0x0001L));
-        relay.put("public_key", Bytes.base64Url(collector));
-        relay.put("key_id", Bytes.hex(Arrays.copyOf(Bytes.sha256(collector), 8)));
-        byte[] sealed = Relay.seal(relay, "c", new byte[3], 2, seed);
-        assertArrayEquals(Hpke.deriveKeyPair(seed)[1], Arrays.copyOfRange(sealed, 9, 41)); // the enc the nonce commits to
-        assertArrayEquals(sealed, Relay.seal(relay, "c", new byte[3], 2, seed));
-        assertFalse(Arrays.equals(Arrays.copyOfRange(sealed, 9, 41), Arrays.copyOfRange(Relay.seal(relay, "c", new byte[3], 2, null), 9, 41)));
+        byte[] collector = Relay.keyConfig(RelayedFakes.ohttpRelay(Hpke.deriveKeyPair(new byte[32])[1], "http://relay.test"), "c");
+        byte[] request = Relay.encapsulate(collector, "c", new byte[3], seed);
+        assertArrayEquals(Hpke.deriveKeyPair(seed)[1], Arrays.copyOfRange(request, 7, 39)); // the enc the nonce commits to
+        assertArrayEquals(Arrays.copyOf(request, 39), Arrays.copyOf(Relay.encapsulate(collector, "c", new byte[3], seed), 39));
+        assertFalse(Arrays.equals(Arrays.copyOfRange(request, 7, 39), Arrays.copyOfRange(Relay.encapsulate(collector, "c", new byte[3], null), 7, 39)));
         assertThrows(InvalidParameterError.class, () -> PrivacyPass.createTokenRequest(pkS, challenge, new byte[31], new java.security.SecureRandom()));
     }
 

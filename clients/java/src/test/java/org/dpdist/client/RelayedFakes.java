@@ -24,7 +24,7 @@ import java.util.Map;
  * <li>collector: GET /api/campaigns/c/config (its relay with the pin, its issuer with the TokenChallenge) and GET
  * /api/campaigns/c/identity (the identity document's bytes, made once);</li>
  * <li>relay: passes both GETs on from the collector, or, as an attacker ({@code swap}), serves an identity with its own
- * HPKE key; PUT /relay/v1/campaigns/c/reports/{id} takes a sealed report whose Dpdist-Pin is the identity's pin, with a
+ * Oblivious HTTP key; PUT /relay/v1/campaigns/c/ohttp/{id} takes an RFC 9458 request whose Dpdist-Pin is the identity's pin, with a
  * valid token of the campaign's challenge bound to the report (verified by the JDK's RSASSA-PSS; 401 without, 403
  * token_not_bound for a token made for another report, 403 token_spent for a token
  * spent on another report), keeps the record it opens with the collector's key; {@code down}: drops every report;</li>
@@ -91,15 +91,38 @@ final class RelayedFakes implements AutoCloseable {
     }
 
     Map<String, Object> relayOf(byte[] publicKey) {
+        return ohttpRelay(publicKey, relay.url());
+    }
+
+    /** A relayed campaign's relay at {@code url} as its identity names it: one key configuration of key id 0 (relay.ohttp). */
+    static Map<String, Object> ohttpRelay(byte[] publicKey, String url) {
         Map<String, Object> relayed = new LinkedHashMap<>();
-        relayed.put("url", relay.url());
-        relayed.put("kem", "DHKEM(X25519, HKDF-SHA256)");
-        relayed.put("kdf", "HKDF-SHA256");
-        relayed.put("aead", "AES-128-GCM");
-        relayed.put("ids", Arrays.asList(32L, 1L, 1L));
-        relayed.put("public_key", Bytes.base64Url(publicKey));
-        relayed.put("key_id", Bytes.hex(Arrays.copyOf(Bytes.sha256(publicKey), 8)));
+        relayed.put("url", url);
+        relayed.put("ohttp", Bytes.base64Url(Bytes.concat(new byte[] {0, 41, 0, 0, 0x20}, publicKey, new byte[] {0, 4, 0, 1, 0, 1})));
         return relayed;
+    }
+
+    /**
+     * The report of campaign c an RFC 9458 request holds ({@code dpdist._wire._ohttp_report}: PUT
+     * /api/campaigns/c/batches/&lt;id&gt;, known-length Binary HTTP), opened with {@code privateKey}; else an exception.
+     */
+    static byte[] openReport(byte[] privateKey, byte[] request) throws java.security.GeneralSecurityException {
+        byte[] info = Bytes.concat(Bytes.utf8("message/bhttp request\0"), Arrays.copyOf(request, 7));
+        byte[] message = Hpke.open(Arrays.copyOfRange(request, 7, 39), privateKey, info, new byte[0], Arrays.copyOfRange(request, 39, request.length));
+        byte[][] parts = new byte[6][]; // method, scheme, authority, path, fields, content
+        int at = 1; // the framing indicator: 0, a known-length request
+        for (int index = 0; index < parts.length; index++) {
+            int size = 1 << ((message[at] & 0xff) >> 6);
+            long length = message[at] & 0x3f;
+            for (int k = 1; k < size; k++) length = length * 256 + (message[at + k] & 0xff);
+            parts[index] = Arrays.copyOfRange(message, at + size, at + size + (int) length);
+            at += size + (int) length;
+        }
+        String path = new String(parts[3], java.nio.charset.StandardCharsets.UTF_8);
+        if (!"PUT".equals(new String(parts[0], java.nio.charset.StandardCharsets.UTF_8)) || !path.startsWith("/api/campaigns/c/batches/")) {
+            throw new java.security.GeneralSecurityException("not campaign c's report request: " + path);
+        }
+        return parts[5];
     }
 
     Map<String, Object> identityOf(byte[] publicKey, boolean withIssuer) {
@@ -159,7 +182,7 @@ final class RelayedFakes implements AutoCloseable {
             return served(request, own[1], forged, Bytes.hex(Bytes.sha256(forged)));
         }
         if (down) return null;
-        String prefix = "/relay/v1/campaigns/c/reports/";
+        String prefix = "/relay/v1/campaigns/c/ohttp/";
         if (!request.path.startsWith(prefix)) return FakeServer.Answer.json(404, Collections.singletonMap("error", "not_found"));
         String reportId = request.path.substring(prefix.length());
         if (!pin.equals(request.header(Identity.PIN_HEADER))) return error(409, "pin_mismatch");
@@ -167,17 +190,15 @@ final class RelayedFakes implements AutoCloseable {
         byte[] token = authorization == null ? null : Bytes.fromBase64Url(authorization.replaceAll("^PrivateToken token=\"(.*)\"$", "$1"), "token");
         if (token == null || !validToken(token)) return error(401, "invalid_token");
         byte[] body = request.body;
-        byte[] enc = body.length < 41 ? new byte[0] : Arrays.copyOfRange(body, 9, 41); // the report's HPKE enc
+        byte[] enc = body.length < 39 ? new byte[0] : Arrays.copyOfRange(body, 7, 39); // the report's HPKE enc
         byte[] nonce = Bytes.sha256(Bytes.concat(Bytes.utf8("dpdist report binding v1\0"), Arrays.copyOfRange(token, 34, 66), enc));
         if (!Arrays.equals(Arrays.copyOfRange(token, 2, 34), nonce)) return error(403, "token_not_bound");
         String key = Bytes.hex(token);
         String earlier = spent.putIfAbsent(key, reportId);
         if (earlier != null && !earlier.equals(reportId)) return error(403, "token_spent");
         try {
-            byte[] plain = Hpke.open(Arrays.copyOfRange(body, 9, 41), collectorKey[0], Bytes.concat(Bytes.utf8("dpdist relay v1\0"), Bytes.utf8("c")),
-                Arrays.copyOf(body, 9), Arrays.copyOfRange(body, 41, body.length));
-            int length = (int) ((plain[1] & 0xffL) << 24 | (plain[2] & 0xff) << 16 | (plain[3] & 0xff) << 8 | (plain[4] & 0xff));
-            if (earlier == null) records.add(Arrays.copyOfRange(plain, 5, 5 + length));
+            byte[] report = openReport(collectorKey[0], body);
+            if (earlier == null) records.add(report);
         } catch (java.security.GeneralSecurityException unopened) {
             return error(400, "unopened");
         }
