@@ -1,21 +1,12 @@
 package org.dpdist.client;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.function.Function;
 import java.util.function.Supplier;
 
 import org.dpdist.client.protocols.Longitudinal;
@@ -49,10 +40,6 @@ public final class Client {
     public static final String LEDGER_KEY = "dpdist-ledger";
     /** The longest wait a server's Retry-After may ask of this client (seconds), as in Python. */
     public static final int MAX_RETRY_AFTER = 60;
-    private static final Set<Integer> RETRYABLE_STATUS = new HashSet<>(Arrays.asList(408, 425, 429, 500, 502, 503, 504));
-    /** 409 refusals worth retrying: the campaign is between states, or was deleted and created again meanwhile. */
-    private static final Set<String> RETRYABLE_CONFLICTS = new HashSet<>(Arrays.asList("campaign_not_open", "campaign_changed"));
-    private static final SecureRandom TOKEN_RANDOM = new SecureRandom();
 
     /** The client's options: what it sends with, where the device's ledger and tokens are kept, how it retries. */
     public static final class Options {
@@ -186,7 +173,7 @@ public final class Client {
     }
 
     /** A batch not yet acknowledged, always sent under its id. */
-    private static final class Unsent {
+    static final class Unsent {
         final ReportBatch batch;
         final String batchId;
 
@@ -199,17 +186,14 @@ public final class Client {
     public final String serverUrl;
     public final String campaignId;
     private final Options options;
-    private final HttpTransport transport;
+    private final Connection connection;
     private final RandomSource source;
-    private final TokenWallet wallet;
     private String issuerCredential;
     private String issuerUrl;
     private Map<String, Object> campaign;
     private Protocol protocol;
     private int bodyRows = 1; // reports per request body, from the config answer (campaign(), ReportBound)
-    private Identity.Issuer issuerInfo;
-    private byte[] relayKey; // a relayed campaign's Oblivious HTTP key (Relay.keyConfig)
-    private boolean issuerKeyChecked;
+    private RelayRoute route; // a relayed campaign's: its key configuration, issuer and the device's tokens
     private Ledger ledger;
     private final List<ReportBatch> pending = new ArrayList<>();
     private final List<Unsent> unsent = new ArrayList<>();
@@ -237,9 +221,8 @@ public final class Client {
         this.serverUrl = serverUrl.replaceAll("/+$", "");
         this.campaignId = campaignId;
         this.options = options;
-        this.transport = options.transport != null ? options.transport : HttpTransport.platformDefault();
+        this.connection = new Connection(this.serverUrl, options, () -> issuerCredential);
         this.source = options.source != null ? options.source : RandomSource.secureSource();
-        this.wallet = new TokenWallet(options.storage);
         this.issuerCredential = options.issuerCredential;
         this.issuerUrl = options.issuerUrl;
     }
@@ -284,7 +267,7 @@ public final class Client {
      */
     public synchronized Map<String, Object> campaign() {
         if (campaign == null) {
-            Map<String, Object> served = json(request("GET", campaignPath("/config"), null, new LinkedHashMap<>(), null, false, null,
+            Map<String, Object> served = Connection.json(connection.request("GET", campaignPath("/config"), null, new LinkedHashMap<>(), null, false, null,
                 HttpTransport.MAX_ANSWER_BYTES), HttpTransport.MAX_ANSWER_BYTES);
             Object[] trusted = trusted(served);
             @SuppressWarnings("unchecked")
@@ -303,8 +286,7 @@ public final class Client {
             Identity.Issuer info = relay != null && relay.get("issuer") != null
                 ? Identity.checkedIssuer(Json.asObject(relay.get("issuer")), (String) relay.get("pin"), campaignId, trusted[1]) : null;
             this.protocol = built;
-            this.issuerInfo = info;
-            this.relayKey = key;
+            this.route = relay == null ? null : new RelayRoute(campaignId, relay, key, info, options.storage, connection, () -> issuerCredential);
             this.campaign = document;
             try {
                 this.ledger = withLedgerLock(() -> loadLedger(built));
@@ -345,7 +327,7 @@ public final class Client {
             throw ServiceError.refusal("Campaign '" + campaignId + "' is collected through a relay, whose reports are sealed with X25519 (HPKE), and this "
                 + "platform has no X25519 key agreement. Nothing was drawn or sent.", "hpke_unavailable");
         }
-        HttpTransport.Response response = request("GET", campaignPath(Identity.IDENTITY_PATH), null, new LinkedHashMap<>(), null, false, null,
+        HttpTransport.Response response = connection.request("GET", campaignPath(Identity.IDENTITY_PATH), null, new LinkedHashMap<>(), null, false, null,
             HttpTransport.MAX_ANSWER_BYTES);
         Identity.Document identity = Identity.identityOf(response.body, campaignId, options.pin, servedRelay == null ? null : servedRelay.get("pin"));
         if (options.pin == null) Identity.checkNotTheRelay(identity.relay, Identity.originOf(serverUrl, "The 'serverUrl' argument of Client"), campaignId);
@@ -596,7 +578,10 @@ public final class Client {
 
     private Map<String, Object> sendOnce(Map<String, Object> document, Map<String, Object> relay, ReportBatch batch, String batchId) {
         try {
-            if (relay != null) return sendThroughRelay(relay, batch, batchId);
+            if (relay != null) {
+                checkExpectedIssuer(); // the issuer may have been set after campaign()
+                return route.send(batch, batchId);
+            }
             byte[] body = Wire.encodeRecord(batch, batchId);
             // a campaign in rounds counts the current round's reports in that round's campaign
             Object round = document.get("submit_to");
@@ -605,94 +590,10 @@ public final class Client {
             Map<String, String> headers = new LinkedHashMap<>();
             headers.put("Content-Type", "application/octet-stream");
             String target = round != null ? String.valueOf(round) : campaignId; // a round's campaign counts its batch
-            return json(request("PUT", url, body, headers, null, false, answer -> ackProblem(answer, "batch_id", batchId, target, batch.length())));
+            return Connection.json(connection.request("PUT", url, body, headers, null, false, answer -> Connection.ackProblem(answer, "batch_id", batchId, target, batch.length())));
         } catch (ServiceError error) {
             throw error.withBatch(batch, batchId); // resend with send(batch, batchId)
         }
-    }
-
-    /**
-     * A relayed campaign: each report an RFC 9458 request to the identity's key configuration, sent alone to the relay the
-     * identity names, under {@code <batchId>.<row>}, with the identity's pin and, when the campaign has an issuer, the token
-     * bound to that report id, the report encapsulated once with the token's key and kept, so that a resend carries the same token and bytes; the
-     * tokens of a batch stay bound until the relay acknowledged every report of it.
-     */
-    private Map<String, Object> sendThroughRelay(Map<String, Object> relay, ReportBatch batch, String batchId) {
-        String base = String.valueOf(relay.get("url")).replaceAll("/+$", "");
-        Identity.originOf(base, "The relay URL of campaign '" + campaignId + "' (relay.url of its identity)");
-        checkExpectedIssuer(); // the issuer may have been set after campaign()
-        Identity.Issuer info = issuerInfo;
-        List<Map<String, Object>> acks = new ArrayList<>();
-        for (int index = 0; index < batch.length(); index++) {
-            byte[] body = Wire.encodeRecord(batch.withRows(1, batch.row(index)));
-            String reportId = batchId + "." + index;
-            byte[] sealed;
-            String authorization = null;
-            if (info == null) {
-                sealed = Relay.encapsulate(relayKey, campaignId, body, null);
-            } else {
-                Map<String, Object> bound = boundReport(info, reportId);
-                if (!bound.containsKey("ohttp")) { // encapsulated once with its token's key, kept before it leaves the device
-                    String kept = Bytes.base64Url(Relay.encapsulate(relayKey, campaignId, body, Bytes.fromBase64Url(bound.get("seed"), "A stored seed")));
-                    withLedgerLock(() -> {
-                        wallet.seal(info.scope, reportId, kept);
-                        return null;
-                    });
-                    bound.put("ohttp", kept);
-                }
-                sealed = Bytes.fromBase64Url(bound.get("ohttp"), "A stored report request");
-                authorization = PrivacyPass.authorizationHeader(Bytes.fromBase64Url(bound.get("token"), "A stored token"));
-            }
-            Map<String, String> headers = new LinkedHashMap<>();
-            headers.put("Content-Type", Relay.REQUEST_CONTENT_TYPE);
-            headers.put(Identity.PIN_HEADER, String.valueOf(relay.get("pin")));
-            try {
-                acks.add(json(request("PUT", base + Relay.reportPath(campaignId, reportId), sealed, headers, authorization, true,
-                    answer -> ackProblem(answer, "report_id", reportId, campaignId))));
-            } catch (ServiceError error) {
-                throw relayRefused(info, reportId, error);
-            }
-        }
-        if (info != null) { // every report of the batch acknowledged: their tokens are spent, and forgotten
-            List<String> ids = new ArrayList<>();
-            for (int index = 0; index < batch.length(); index++) ids.add(batchId + "." + index);
-            withLedgerLock(() -> {
-                wallet.release(info.scope, ids);
-                return null;
-            });
-        }
-        int duplicates = 0;
-        for (Map<String, Object> ack : acks) if (Boolean.TRUE.equals(ack.get("duplicate"))) duplicates += 1;
-        Map<String, Object> out = new LinkedHashMap<>();
-        out.put("batch_id", batchId);
-        out.put("relayed", (long) acks.size());
-        out.put("duplicates", (long) duplicates);
-        return out;
-    }
-
-    /** The token bound to report {@code reportId} ({@code {token, seed}}, with {@code ohttp} once encapsulated), a spare one, or one got now. */
-    private Map<String, Object> boundReport(Identity.Issuer info, String reportId) {
-        Map<String, Object> bound = withLedgerLock(() -> wallet.bind(info.scope, reportId));
-        if (bound != null) return bound;
-        prepareTokens(1); // a batch drawn by randomize() and sent here: its token now
-        return withLedgerLock(() -> wallet.bind(info.scope, reportId));
-    }
-
-    /**
-     * The error to throw for the relay's refusal of report {@code reportId}: a token the relay saw spent on another report
-     * is released (a resend takes another, and seals again); one the relay does not admit (401, 403 {@code
-     * token_not_bound}) was checked when it was made and bound to the report's key: it stays with its report.
-     */
-    private ServiceError relayRefused(Identity.Issuer info, String reportId, ServiceError error) {
-        if (info == null) return error;
-        if ("token_spent".equals(error.code())) withLedgerLock(() -> {
-            wallet.release(info.scope, Collections.singletonList(reportId));
-            return null;
-        });
-        if (error.status() != 401 && !"token_not_bound".equals(error.code())) return error;
-        return new ServiceError(error.getMessage() + " This report's token verifies under the issuer key and the token challenge of the campaign's "
-            + "identity, bound to the report: the relay checks tokens otherwise (a relay older than the identity's redemption context, or one that does "
-            + "not verify as the campaign states). The token is kept for the report's resend.", error.status(), error.code(), error);
     }
 
     // ---------------------------------------------------------------- tokens
@@ -707,114 +608,19 @@ public final class Client {
         if (count < 0) throw new InvalidParameterError("The 'count' argument of prepareTokens must be an int >= 0. Got " + count + ".");
         campaign();
         checkExpectedIssuer();
-        Identity.Issuer info = issuerInfo;
-        if (info == null) return 0;
-        for (int obtained = 0;; obtained++) {
-            TokenWallet.Campaign held = withLedgerLock(() -> wallet.view(info.scope));
-            if (held.spare.size() >= count) return held.spare.size();
-            if (issuerCredential == null) {
-                throw ServiceError.refusal("Campaign '" + campaignId + "' takes each report with a token of its issuer (" + info.origin + "): give this device's "
-                    + "credential from that issuer (Options.issuer(credential, url)). Nothing was drawn or sent.", "credential_required");
-            }
-            checkIssuerKey(info);
-            Map<String, Object> entry = held.pending.isEmpty() ? null : held.pending.get(0);
-            if (entry == null) { // the token's nonce commits to the key its report will be sealed with (Relay)
-                byte[] seed = new byte[32];
-                TOKEN_RANDOM.nextBytes(seed);
-                Map<String, Object> created = PrivacyPass.createTokenRequest(info.tokenKey, info.challenge, Relay.bindingNonce(info.challenge, seed), TOKEN_RANDOM);
-                created.put("seed", Bytes.base64Url(seed));
-                withLedgerLock(() -> {
-                    wallet.addPending(info.scope, created);
-                    return null;
-                });
-                entry = created;
-            }
-            byte[] response;
-            try {
-                response = requestToken(info, (String) entry.get("request"));
-            } catch (ServiceError error) {
-                if (obtained == 0) throw error;
-                throw new ServiceError(error.getMessage() + " The " + obtained + " token(s) obtained before this refusal are kept for the next reports of campaign '"
-                    + campaignId + "': " + held.spare.size() + " held of the " + count + " needed. Nothing was drawn or sent.", error.status(), error.code(), error);
-            }
-            byte[] token;
-            String request = (String) entry.get("request");
-            try {
-                token = PrivacyPass.finalizeToken(info.tokenKey, entry, response);
-            } catch (ServiceError bad) {
-                withLedgerLock(() -> { // the issuer keeps its answer to this request: asking again would give the same bad one
-                    wallet.drop(info.scope, request);
-                    return null;
-                });
-                throw bad;
-            }
-            withLedgerLock(() -> wallet.finish(info.scope, request, Bytes.base64Url(token)));
-        }
+        return route == null ? 0 : route.tokens(count);
     }
 
     /** {@link #prepareTokens} for {@code reports} new reports and every report drawn but not yet sent without a token bound to it. */
     private void prepareFor(int reports) {
         campaign();
         checkExpectedIssuer();
-        Identity.Issuer info = issuerInfo;
-        if (info == null) return;
-        TokenWallet.Campaign held = withLedgerLock(() -> wallet.view(info.scope));
-        int owed = pending.size();
-        for (Unsent batch : unsent) {
-            for (int index = 0; index < batch.batch.length(); index++) if (!held.bound.containsKey(batch.batchId + "." + index)) owed += 1;
-        }
-        prepareTokens(owed + reports);
+        if (route != null) route.tokensFor(reports, pending.size(), unsent);
     }
-
-    /** The issuer's token key must be the campaign's, else {@code issuer_key_mismatch}; its tokens_each the identity's (once). */
-    private void checkIssuerKey(Identity.Issuer info) {
-        if (issuerKeyChecked) return;
-        Map<String, Object> published = json(request("GET", info.url + "/issuer/v1/keys/" + Relay.encode(info.key), null, new LinkedHashMap<>(), null, true));
-        byte[] key = null;
-        try {
-            key = Bytes.fromBase64Url(published.get("token_key"), "token_key");
-        } catch (InvalidParameterError notBase64) {
-            key = null;
-        }
-        if (key == null || !Arrays.equals(key, info.tokenKey)) {
-            throw ServiceError.refusal("The issuer " + info.origin + " signs tokens of key '" + info.key + "' with another key than the one campaign '" + campaignId
-                + "' names: its tokens would not be admitted (or the issuer could tell devices apart by key). Nothing was drawn or sent.", "issuer_key_mismatch");
-        }
-        if (info.tokensEach != null && !Json.same(published.get("tokens_each"), info.tokensEach)) {
-            throw ServiceError.refusal("Campaign '" + campaignId + "' states that a credential of the issuer's key '" + info.key + "' gives at most " + info.tokensEach
-                + " token(s); the issuer " + info.origin + " publishes " + Json.show(published.get("tokens_each")) + ": the campaign's guarantee would count each "
-                + "colluding credential as fewer reports than it gives. Nothing was drawn or sent.", "tokens_each_mismatch");
-        }
-        issuerKeyChecked = true;
-    }
-
-    /** The issuer's TokenResponse to the TokenRequest {@code request} (base64url), retried with the same bytes. */
-    private byte[] requestToken(Identity.Issuer info, String request) {
-        Map<String, String> headers = new LinkedHashMap<>();
-        headers.put("Content-Type", PrivacyPass.TOKEN_REQUEST_TYPE);
-        headers.put("Accept", PrivacyPass.TOKEN_RESPONSE_TYPE);
-        HttpTransport.Response response = request("POST", info.url + "/issuer/v1/keys/" + Relay.encode(info.key) + "/token-request",
-            Bytes.fromBase64Url(request, "A token request"), headers, "Bearer " + issuerCredential, true);
-        String type = response.header("Content-Type") == null ? "" : response.header("Content-Type");
-        if (!type.split(";")[0].trim().equalsIgnoreCase(PrivacyPass.TOKEN_RESPONSE_TYPE)) {
-            throw ServiceError.refusal("The issuer answered a token request with " + Json.show(type) + ", not " + PrivacyPass.TOKEN_RESPONSE_TYPE + ".", "bad_token_response");
-        }
-        return response.body;
-    }
-
-    // ---------------------------------------------------------------- HTTP
 
     /** Seconds a {@code Retry-After} header asks for (delta-seconds or an HTTP date), null if absent or unreadable. */
     public static Double retryAfterSeconds(String value) {
-        if (value == null) return null;
-        String text = value.trim();
-        if (text.matches("[0-9]+")) return Math.min(text.length() > 9 ? MAX_RETRY_AFTER : Double.parseDouble(text), MAX_RETRY_AFTER);
-        try {
-            long moment = ZonedDateTime.parse(text, DateTimeFormatter.RFC_1123_DATE_TIME).toInstant().toEpochMilli();
-            return Math.min(Math.max(0, (moment - System.currentTimeMillis()) / 1000.0), MAX_RETRY_AFTER);
-        } catch (DateTimeParseException unreadable) {
-            return null;
-        }
+        return Connection.retryAfterSeconds(value);
     }
 
     /**
@@ -823,195 +629,6 @@ public final class Client {
      * included), else the backoff is spread over its upper half.
      */
     public static double retryDelayMs(double backoffMs, Double askedSeconds) {
-        double jitter = ThreadLocalRandom.current().nextDouble(); // timing only: nothing private depends on it
-        if (askedSeconds != null) {
-            double asked = Math.min(askedSeconds, MAX_RETRY_AFTER) * 1000;
-            return Math.max(asked, Math.min(asked * (1 + 0.5 * jitter), MAX_RETRY_AFTER * 1000.0));
-        }
-        return backoffMs * (0.5 + 0.5 * jitter);
-    }
-
-    /**
-     * Null if {@code response} acknowledges what was sent, else what it is (as Python's {@code dpdist._http._acks}
-     * and JavaScript's {@code acks.js}): a JSON object whose {@code idKey} is {@code id} and whose campaign is
-     * {@code campaign}, with {@code accepted} (an integer &gt;= 0), {@code rejected} (an object) and {@code duplicate} (a
-     * boolean) for a batch, {@code duplicate} for a relay's report.  Another batch's acknowledgement (a server's bug, a
-     * proxy's cache), a captive portal's page or a body cut short is retried like a failure, then {@code wrong_ack}.
-     */
-    static String ackProblem(HttpTransport.Response response, String idKey, String id, String campaign) {
-        return ackProblem(response, idKey, id, campaign, -1);
-    }
-
-    /**
-     * As above, for a batch of {@code sent} reports (-1: not known): {@code accepted} at most {@code n_read} (if
-     * present) and both at most {@code sent} (a duplicate's counts are the first time's, of the same bytes).
-     */
-    static String ackProblem(HttpTransport.Response response, String idKey, String id, String campaign, long sent) {
-        String named = idKey.equals("batch_id") ? "batch id" : "report id";
-        String what = "no acknowledgement of " + named + " '" + id + "' of campaign '" + campaign + "': HTTP " + response.status;
-        Map<String, Object> ack;
-        try {
-            ack = Json.asObject(Json.parseAnswer(response.body, HttpTransport.ACK_ANSWER_BYTES)); // a hostile answer of many small values is not parsed
-        } catch (IllegalArgumentException notJson) {
-            String heavy = Json.tooManyValues(response.body, HttpTransport.ACK_ANSWER_BYTES);
-            return what + (heavy != null ? " with " + heavy + " (not parsed)" : " with a body that is not JSON (" + response.body.length + " bytes)");
-        }
-        if (ack == null) return what + " with JSON that is not an object";
-        if (!id.equals(ack.get(idKey)) || !campaign.equals(ack.get("campaign"))) {
-            return what + " naming " + named + " " + Json.show(ack.get(idKey)) + " of campaign " + Json.show(ack.get("campaign"));
-        }
-        List<String> wrong = new ArrayList<>();
-        if (idKey.equals("batch_id")) {
-            Object accepted = ack.get("accepted");
-            Object nRead = ack.get("n_read");
-            boolean count = Json.isInteger(accepted) && ((Number) accepted).doubleValue() >= 0;
-            if (!count) wrong.add("'accepted' (an integer >= 0)");
-            else if (nRead != null && (!Json.isInteger(nRead) || ((Number) nRead).doubleValue() < ((Number) accepted).doubleValue())) {
-                wrong.add("'n_read' (an integer >= 'accepted', " + Json.show(accepted) + ")");
-            }
-            if (sent >= 0 && count && ((Number) accepted).doubleValue() > sent) {
-                wrong.add("'accepted' (at most the " + sent + " report(s) sent: " + Json.show(accepted) + ")");
-            }
-            if (sent >= 0 && Json.isInteger(nRead) && ((Number) nRead).doubleValue() > sent) {
-                wrong.add("'n_read' (at most the " + sent + " report(s) sent: " + Json.show(nRead) + ")");
-            }
-            if (!Json.isObject(ack.get("rejected"))) wrong.add("'rejected' (an object of counts)");
-        }
-        if (!(ack.get("duplicate") instanceof Boolean)) wrong.add("'duplicate' (true or false)");
-        return wrong.isEmpty() ? null : what + " without " + String.join(", ", wrong);
-    }
-
-    private static Map<String, Object> json(HttpTransport.Response response) {
-        return json(response, HttpTransport.ACK_ANSWER_BYTES);
-    }
-
-    /**
-     * The JSON object of a successful answer read within {@code limit} bytes, else {@code bad_answer}: JSON that may hold
-     * more values than {@link Json#mostValuesWithin} {@code limit} is not parsed.
-     */
-    private static Map<String, Object> json(HttpTransport.Response response, int limit) {
-        String heavy = Json.tooManyValues(response.body, limit);
-        if (heavy != null) {
-            throw new ServiceError("The server answered HTTP " + response.status + " with " + heavy + " within " + limit + " bytes, not parsed (a dpdist "
-                + "service's answers hold far fewer): is that URL the dpdist service?", response.status, "bad_answer");
-        }
-        try {
-            Map<String, Object> out = Json.asObject(Json.parse(new String(response.body, StandardCharsets.UTF_8)));
-            if (out != null) return out;
-        } catch (IllegalArgumentException notJson) {
-            // below
-        }
-        throw new ServiceError("The server answered HTTP " + response.status + " with something that is not a JSON object.", response.status, "bad_answer");
-    }
-
-    /**
-     * {@code method} on {@code url} (of this campaign's server unless {@code other}: another server, which gets
-     * {@code authorization} and never this client's submit token), retried as {@link #send} describes.
-     */
-    private HttpTransport.Response request(String method, String url, byte[] body, Map<String, String> headers, String authorization, boolean other) {
-        return request(method, url, body, headers, authorization, other, null);
-    }
-
-    /**
-     * As above; {@code acknowledges} (null: any success) says what a successful answer must be ({@link #ackProblem}): one
-     * that is not is retried like a failure, with the same bytes, and the last failure is then {@code wrong_ack}.
-     */
-    private HttpTransport.Response request(String method, String url, byte[] body, Map<String, String> headers, String authorization, boolean other,
-                                           Function<HttpTransport.Response, String> acknowledges) {
-        return request(method, url, body, headers, authorization, other, acknowledges, HttpTransport.ACK_ANSWER_BYTES);
-    }
-
-    /**
-     * As above, a successful answer read up to {@code limit} bytes (a config, an identity: {@link HttpTransport#MAX_ANSWER_BYTES};
-     * anything else, and any refusal: {@link HttpTransport#ACK_ANSWER_BYTES}).
-     */
-    private HttpTransport.Response request(String method, String url, byte[] body, Map<String, String> headers, String authorization, boolean other,
-                                           Function<HttpTransport.Response, String> acknowledges, int limit) {
-        Map<String, String> all = new LinkedHashMap<>();
-        all.put("Accept", "application/json");
-        all.putAll(headers);
-        // the submit token goes with a batch only: a campaign's config and identity are public, read without it
-        if (!other && options.token != null && !"GET".equals(method)) all.put("Authorization", "Bearer " + options.token);
-        if (other && authorization != null) all.put("Authorization", authorization);
-        String lastProblem = null;
-        boolean unacknowledged = false; // the last answer was a success that acknowledged something else
-        Double asked = null;
-        // whatever an answer says is shown escaped and cut, the secrets this client holds masked (Shown)
-        List<String> secrets = new ArrayList<>(Shown.secretsOf(all.get("Authorization")));
-        for (String held : new String[] {options.token, issuerCredential}) if (held != null && !held.isEmpty()) secrets.add(held);
-        String where = Shown.shown(other ? url : url.substring(Math.min(url.length(), serverUrl.length())), secrets, -1);
-        for (int attempt = 0; attempt <= options.retries; attempt++) {
-            if (attempt > 0) sleep(retryDelayMs(options.retryDelayMs * Math.pow(2, attempt - 1), asked));
-            asked = null;
-            HttpTransport.Response response;
-            try {
-                response = transport.send(method, url, all, body, limit);
-            } catch (HttpTransport.InvalidLocation redirect) { // refused by the platform before its status was given
-                throw new ServiceError(method + " " + where + ": the server answered a redirect whose Location is not a valid header value ('"
-                    + Shown.shown(redirect.location, secrets, 200) + "'), not followed (this client follows no redirect, which would take its "
-                    + "token elsewhere)", -1, "redirected");
-            } catch (IOException error) {
-                lastProblem = "cannot reach the server (" + Shown.shown(String.valueOf(error), secrets, 2000) + ")";
-                unacknowledged = false;
-                continue;
-            }
-            if (response.status >= 300 && response.status < 400) throw redirected(method, where, response, secrets);
-            String wrong = response.ok() && acknowledges != null ? acknowledges.apply(response) : null;
-            if (response.ok() && wrong == null) return response;
-            unacknowledged = wrong != null;
-            if (unacknowledged) {
-                lastProblem = Shown.shown(method + " " + where + ": " + wrong, secrets, -1);
-                asked = retryAfterSeconds(response.header("Retry-After"));
-                continue;
-            }
-            ServiceError refusal = refusal(method, where, url, response, secrets);
-            asked = retryAfterSeconds(response.header("Retry-After"));
-            boolean retryable = RETRYABLE_STATUS.contains(response.status) || (response.status == 409 && RETRYABLE_CONFLICTS.contains(refusal.code()));
-            if (!retryable) throw refusal;
-            lastProblem = refusal.getMessage();
-        }
-        if (unacknowledged) {
-            throw new ServiceError(lastProblem + "; gave up after " + (options.retries + 1) + " attempts (is " + (other ? url : serverUrl)
-                + " the dpdist service, not a proxy, a captive portal or another server answering in its place?): it is not taken as delivered "
-                + "and stays to be resent under its id.", 200, "wrong_ack");
-        }
-        throw new ServiceError(lastProblem + "; gave up after " + (options.retries + 1) + " attempts", -1, null);
-    }
-
-    /**
-     * A redirect (3xx) is refused at once, {@code redirected}, naming the status and where it pointed (shown): not
-     * followed, whatever its body says, as the Python and JavaScript clients.
-     */
-    private static ServiceError redirected(String method, String where, HttpTransport.Response response, List<String> secrets) {
-        String location = response.header("Location");
-        String to = location == null ? "a redirect without a Location" : "a redirect to '" + Shown.shown(location, secrets, 200) + "'";
-        return new ServiceError(method + " " + where + ": HTTP " + response.status + ": " + to + ", not followed (this client follows no redirect, "
-            + "which would take its token elsewhere): give the URL it names instead", response.status, "redirected");
-    }
-
-    /**
-     * The ServiceError of a refusal (4xx/5xx): a dpdist refusal's code and detail (escaped, masked, cut to 2000 characters),
-     * or the status, host and size of any other answer ({@link Shown#refusal}, as Python's and JavaScript's).
-     */
-    private static ServiceError refusal(String method, String where, String url, HttpTransport.Response response, List<String> secrets) {
-        String host;
-        try {
-            java.net.URI uri = new java.net.URI(url);
-            host = uri.getHost() == null ? "the server" : uri.getPort() < 0 ? uri.getHost() : uri.getHost() + ":" + uri.getPort();
-        } catch (java.net.URISyntaxException unreadable) {
-            host = "the server";
-        }
-        String[] shown = Shown.refusal(response.status, response.body, host, secrets);
-        return new ServiceError(method + " " + where + ": " + (shown[0] != null ? "HTTP " + response.status + " " : "") + shown[1],
-            response.status, shown[0]);
-    }
-
-    private static void sleep(double milliseconds) {
-        try {
-            Thread.sleep((long) Math.ceil(milliseconds));
-        } catch (InterruptedException interrupted) {
-            Thread.currentThread().interrupt();
-            throw new ServiceError("Interrupted while waiting to retry; nothing more was sent.", -1, "interrupted");
-        }
+        return Connection.retryDelayMs(backoffMs, askedSeconds);
     }
 }

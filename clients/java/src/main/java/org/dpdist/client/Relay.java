@@ -124,7 +124,7 @@ public final class Relay {
         int offset = 0;
         while (offset + 14 <= body.length && Arrays.equals(Arrays.copyOfRange(body, offset, offset + 8), Wire.RECORD_MAGIC)) {
             int headerBytes = (int) Bytes.getU32(body, offset + 10);
-            Map<String, Object> header = Json.asObject(Json.parse(new String(body, offset + 14, headerBytes, StandardCharsets.UTF_8)));
+            Map<String, Object> header = Json.asObject(Json.parse(new String(Arrays.copyOfRange(body, offset + 14, offset + 14 + headerBytes), StandardCharsets.UTF_8)));
             Object crc = header.get("crc32");
             if (Json.isInteger(crc) && ((Number) crc).longValue() >= 0) slack += 10 - String.valueOf(((Number) crc).longValue()).length();
             if (!Json.isInteger(header.get("payload_bytes"))) return slack;

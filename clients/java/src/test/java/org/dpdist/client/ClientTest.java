@@ -447,7 +447,7 @@ class ClientTest {
             assertEquals(4, puts.get());
             assertEquals(0L, ((Number) ack.get("accepted")).longValue());
         }
-        String tooMany = Client.ackProblem(new HttpTransport.Response(200, new LinkedHashMap<>(), Bytes.utf8(
+        String tooMany = Connection.ackProblem(new HttpTransport.Response(200, new LinkedHashMap<>(), Bytes.utf8(
             "{\"campaign\": \"c\", \"batch_id\": \"b\", \"accepted\": 4, \"rejected\": {}, \"duplicate\": false}")),
             "batch_id", "b", "c", 3);
         assertTrue(tooMany != null && tooMany.contains("at most the 3 report(s) sent"), tooMany);
