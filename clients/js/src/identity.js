@@ -15,7 +15,7 @@
 //   states no ``tokens_each``, made before issuers published it) and names the pin with every report (``Dpdist-Pin``):
 //   the relay pins each campaign's identity and refuses reports made under another, so a device served another
 //   identity never reaches a batch;
-// * checks that the issuer publishes, with the campaign's key, the ``tokens_each`` the identity states (client.js,
+// * checks that the issuer publishes, with the campaign's key, the ``tokens_each`` the identity states (relay-route.js,
 //   ``tokens_each_mismatch``): the campaign's guarantee counts each colluding credential as that many reports.
 //
 // A device given the relay's own URL without a pin refuses (``pin_required``).  A device given a credential is given its

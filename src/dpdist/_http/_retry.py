@@ -12,7 +12,7 @@ its upper half (clients refused together do not come back together), or, when th
 server sent ``Retry-After``, that long and up to 50% more (never earlier; a ``Retry-After`` over
 :data:`MAX_RETRY_AFTER` seconds is read as that many, so the wait is then 60-90 s).  The Python clients (:mod:`dpdist.client`,
 ``dpdist submit``), the Privacy Pass token fetch and the JavaScript client
-(``clients/js/src/client.js``) follow the same rule.
+(``clients/js/src/connection.js``) follow the same rule.
 """
 
 from __future__ import annotations

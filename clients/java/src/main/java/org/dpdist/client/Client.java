@@ -16,7 +16,7 @@ import org.dpdist.client.protocols.Protocol;
 /**
  * A device-side client of one campaign of {@code dpdist serve} (the JavaScript client's {@code src/client.js}): fetch
  * the campaign's config, randomize on the device, submit batches of reports with a batch id, retrying until the server
- * acknowledges.
+ * acknowledges.  Its requests are {@link Connection}'s, a relayed campaign's tokens and reports {@link RelayRoute}'s.
  *
  * <p>Only reports leave the device: a value is randomized as soon as it is given ({@link #submit}, {@link #add}) and
  * only the randomized report is kept, sent and retried.  A retry sends the same bytes under the same batch id (the server
