@@ -202,8 +202,10 @@ def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret
                 assert admin.post(f"/api/campaigns/{campaign}/open").status_code == 200
         with Client(collector.url) as device:
             device.submit_values("traced", [1, 2, 3])
-        spans = receiver.wait_for(lambda found: any(span.name == "dpdist.group_commit" and resource["service.name"] ==
-                                                    "dpdist-serve" for resource, span in found))
+        # each process exports its spans in batches of its own: the relay's delivery, the collector's request and its
+        # group commit are each awaited
+        spans = receiver.wait_for(lambda found: {"dpdist.relay.deliver", "dpdist.group_commit",
+                                                 "PUT /api/campaigns/{campaign}/relayed/{batch_id}"} <= {span.name for _, span in found})
         _check_one_trace([span for _, span in spans])
         held = {"admin token": ADMIN_TOKEN, "relay token": RELAY_TOKEN, "submit token": submit, "metrics token": metrics_token,
                 "privacy pass token": base64.urlsafe_b64encode(secrets.token_bytes(322)).decode().rstrip("=")}
@@ -250,7 +252,7 @@ def _check_one_trace(spans) -> None:
     (relayed,) = [span for span in spans if span.name == "PUT /api/campaigns/{campaign}/relayed/{batch_id}"]
     (commit,) = [span for span in spans if span.name == "dpdist.group_commit" and span.parent_span_id == relayed.span_id]
     first = by_id[delivery.parent_span_id]
-    assert first.name == "PUT /relay/v1/campaigns/{campaign}/reports/{report_id}" and not first.parent_span_id
+    assert first.name == "PUT /relay/v1/campaigns/{campaign}/ohttp/{report_id}" and not first.parent_span_id
     assert relayed.parent_span_id == delivery.span_id
     assert {span.trace_id for span in (first, delivery, relayed, commit)} == {first.trace_id}
     others = [span for span in spans if span.name == first.name and span.span_id != first.span_id]
