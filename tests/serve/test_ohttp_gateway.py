@@ -488,3 +488,34 @@ def test_an_inner_batch_in_a_content_coding_is_refused_as_a_direct_one_is(partie
                                                                     "/api/campaigns/commute/batches/" + "9" * 32, twice, body)))
     assert second.status == 415  # every line of the header counts, not the first alone
     assert _totals(parties, "commute")["n"] == 0
+
+
+@pytest.mark.slow
+def test_a_rehearsed_key_rotation_loses_no_report_of_a_device_holding_the_old_keys(parties):
+    """The rotation of the operations page, step by step, with a device given the key file before it: rotate; during
+    the overlap the device sends under its old key and is counted; the old key retired, its next batch is refused
+    before anything is sent (ohttp_key_mismatch); once it fetches the key file again it sends that batch under the
+    same id, counted once; a device that fetched the file during the overlap never notices the retirement."""
+    _campaign(parties)
+    protocol = local.from_config(CONFIG)
+    batches = [protocol.privatize(np.arange(4) % 4, rng=seed) for seed in range(4)]
+    old_file = parties.admin("collector", "GET", "/ohttp/keys").content
+    old_id = _ohttp.decode_key_list(old_file)[0].key_id
+    assert parties.admin("collector", "POST", "/api/ohttp/keys").status_code == 201  # 1. rotate
+    overlap_file = parties.admin("collector", "GET", "/ohttp/keys").content  # 2. published: new key first, old kept
+    with parties.client(ohttp_relay=RELAY, ohttp_keys=old_file) as device:
+        assert device.submit_reports("commute", protocol, batches[0], batch_id="a" * 32)["accepted"] == 4
+    with parties.client(ohttp_relay=RELAY, ohttp_keys=overlap_file) as device:
+        assert device.submit_reports("commute", protocol, batches[1], batch_id="b" * 32)["accepted"] == 4
+    assert parties.admin("collector", "DELETE", f"/api/ohttp/keys/{old_id}").status_code == 200  # 3. retire the old
+    seen = len(parties.faults.seen)
+    with parties.client(ohttp_relay=RELAY, ohttp_keys=old_file) as device, pytest.raises(ServiceRefusedError) as refused:
+        device.submit_reports("commute", protocol, batches[2], batch_id="c" * 32)
+    assert refused.value.code == "ohttp_key_mismatch"
+    assert len(parties.faults.seen) == seen + 1  # the config's request only: no report left the device
+    refetched = parties.admin("collector", "GET", "/ohttp/keys").content  # 4. the device fetches the key file again
+    for given, batch_id, reports in ((refetched, "c" * 32, batches[2]), (overlap_file, "d" * 32, batches[3])):
+        with parties.client(ohttp_relay=RELAY, ohttp_keys=given) as device:
+            assert device.submit_reports("commute", protocol, reports, batch_id=batch_id)["duplicate"] is False
+    totals = _totals(parties, "commute")
+    assert (totals["n"], totals["batches"]) == (16, 4)
