@@ -247,3 +247,44 @@ def test_each_envelopes_reports_are_counted_in_the_metrics_and_a_campaign_takes_
     assert 'dpdist_relayed_reports_total{envelope="sealed_v1"} 1.0' in metrics
     assert mixed["relay"]["envelopes"] == {"sealed_v1": True, "ohttp": True}
     assert strict["relay"]["envelopes"] == {"sealed_v1": False, "ohttp": True}
+
+
+def test_the_relay_token_rotates_with_the_relay_delivering_under_either_during_the_overlap(tmp_path):
+    """The rotation of the operations page: the collector started with the new relay token and the previous one takes
+    the relay's batches under either (a relay not yet restarted keeps delivering, nothing waits), its open campaigns'
+    binding moved to the new token; started with the new token alone, it refuses the old one. A redelivery under the
+    new token of a batch counted under the old is a duplicate."""
+    protocol = local.from_config(CONFIG)
+    one = io.encode_record(protocol, protocol.privatize([1], secure=True))
+    old, new = "relay-token-old-0123456789", "relay-token-new-0123456789"
+    batches: dict = {}  # a relay redelivers a batch's very bytes
+
+    def started(token, previous=None):
+        app = create_app(str(tmp_path / "campaigns.sqlite"), admin_token=ADMIN, relay_token=token,
+                         previous_relay_token=previous)
+        return httpx.AsyncClient(transport=httpx.ASGITransport(app), base_url="http://collector", headers=ADMIN_HEADERS)
+
+    async def deliver(collector, campaign, batch_id, token, size=3):
+        public = (await collector.get(f"/api/campaigns/{campaign}/config")).json()
+        batch = batches.setdefault(batch_id, frame([_sealed(public, campaign, one) for _ in range(size)]))
+        answer = await collector.put(f"/api/campaigns/{campaign}/relayed/{batch_id * 32}", content=batch, headers={
+            "authorization": f"Bearer {token}", "content-type": "application/vnd.dpdist.relayed-batch"})
+        return answer.status_code, answer.json().get("duplicate")
+
+    async def work():
+        before = started(old)
+        await _create(before, "anon")
+        answers = [await deliver(before, "anon", "a", old)]
+        during = started(new, previous=old)  # 1. the collector first, with both tokens
+        await _create(during, "fresh")  # bound to the new token
+        answers += [await deliver(during, "anon", "b", old), await deliver(during, "fresh", "c", old),
+                    await deliver(during, "anon", "d", new)]  # 2. the relay restarted with the new token
+        after = started(new)  # 3. the previous token dropped
+        answers += [await deliver(after, "anon", "e", old), await deliver(after, "fresh", "f", old),
+                    await deliver(after, "anon", "b", new), await deliver(after, "fresh", "g", new)]
+        return answers, [(await after.get(f"/api/campaigns/{name}")).json()["n"] for name in ("anon", "fresh")]
+
+    answers, counted = asyncio.run(work())
+    assert [status for status, _ in answers] == [200, 200, 200, 200, 401, 401, 200, 200]
+    assert answers[6] == (200, True)  # "b" again, under the new token: counted once
+    assert counted == [3 * 3, 2 * 3]

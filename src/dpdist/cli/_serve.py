@@ -67,6 +67,11 @@ def _add_serve(subparsers) -> None:
         "prefer DPDIST_RELAY_TOKEN: options show in `ps`",
     )
     serve.add_argument(
+        "--previous-relay-token", default=None,
+        help="while the relay token rotates: the one --relay-token replaces, still taken from the relay (the "
+        "campaigns bound to it move to --relay-token); prefer DPDIST_PREVIOUS_RELAY_TOKEN",
+    )
+    serve.add_argument(
         "--max-body-bytes",
         type=int,
         default=DEFAULT_MAX_BODY_BYTES,
@@ -82,6 +87,7 @@ def _add_serve(subparsers) -> None:
         "--root-path": Described(Text(non_empty=False, pattern=r"(/[^ ?#%\\]*)?"), "a URL path such as /dpdist"),
         "--admin-token": token_rule(16, "DPDIST_ADMIN_TOKEN"),
         "--relay-token": token_rule(16, "DPDIST_RELAY_TOKEN"),
+        "--previous-relay-token": token_rule(16, "DPDIST_PREVIOUS_RELAY_TOKEN"),
         "--metrics-token": token_rule(16, "DPDIST_METRICS_TOKEN"),
         "--max-body-bytes": Integer(low=1024),
         "--db": DATABASE_URL,
@@ -161,12 +167,13 @@ def _run_serve(args) -> int:
     token = admin_token(args)  # --admin-token or DPDIST_ADMIN_TOKEN (its default): at least 16 characters, the table
     # --relay-token or DPDIST_RELAY_TOKEN (its default): at least 16 characters, the table
     relay_token = args.relay_token or os.environ.get("DPDIST_RELAY_TOKEN") or None
+    previous = args.previous_relay_token or None
     check_address(args.host, args.port, "dpdist serve")  # in use: one line naming --port, before the database opens
     limits = limits_from_args(args, args.max_body_bytes)
     if args.log_level not in ("trace", "debug", "info"):  # access lines are written at info
         limits = dataclasses.replace(limits, access_log="off")
     operations = _operations(args, Operations)
-    app = _opened_app(args, token, limits, operations, relay_token)
+    app = _opened_app(args, token, limits, operations, (relay_token, previous))
     started = (f"dpdist serve: {app.state.service.store.db.dialect} database {redacted_url(args.db)}; "
                f"http://{args.host}:{args.port}{args.root_path}/ (OpenAPI at {args.root_path}/openapi.json)"
                + (f"; {args.workers} worker processes" if args.workers > 1 else ""))
@@ -184,17 +191,17 @@ def _run_serve(args) -> int:
     from ..serve._workers import run_workers  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     run_workers(args.workers, db=args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits,
-                operations=operations, relay_token=relay_token, host=args.host, port=args.port, **options)
+                operations=operations, relay_token=relay_token, previous_relay_token=previous, host=args.host, port=args.port, **options)
     return 0
 
 
-def _opened_app(args, token: str, limits, operations, relay_token: str | None):
+def _opened_app(args, token: str, limits, operations, relay_tokens: tuple[str | None, str | None]):
     """The application, its database opened (and its schema migrated): a wrong ``--db`` is one line naming it."""
     from ..serve import create_app  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     try:
         return create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations,
-                          relay_token=relay_token)
+                          relay_token=relay_tokens[0], previous_relay_token=relay_tokens[1])
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
         cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error

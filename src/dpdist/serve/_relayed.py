@@ -149,8 +149,11 @@ class RelayKey:
 class RelayedCampaigns:
     """The relayed campaigns of one service: creation, public fields, the relay's deliveries."""
 
-    def __init__(self, store: Store, relay_token: str | None):
-        self.store, self.relay_token = store, relay_token
+    def __init__(self, store: Store, relay_token: str | None, previous_relay_token: str | None = None):
+        self.store, self.relay_token, self.previous_relay_token = store, relay_token, previous_relay_token
+        if relay_token and previous_relay_token:  # a rotation: the campaigns of the previous token move to the new one
+            store.db.execute("UPDATE relayed_campaigns SET relay_token_sha256 = ? WHERE relay_token_sha256 = ?",
+                             (token_sha256(relay_token), token_sha256(previous_relay_token)))
 
     # ------------------------------------------------------------------ campaigns
     def create(self, document: dict, **options: Any) -> Campaign:
@@ -310,9 +313,19 @@ class RelayedCampaigns:
         key = self.key(campaign)
         if key is None:
             raise Conflict("not_relayed", f"Campaign {campaign_id!r} is not collected through a relay.")
-        if not hmac.compare_digest(token_sha256(token), key.relay_token_sha256):
+        if not self._relay_may_deliver(token, key.relay_token_sha256):
             raise Unauthorized("unauthorized", f"Relayed batches of campaign {campaign_id!r} need the relay's token.")
         return campaign, key
+
+    def _relay_may_deliver(self, token: str, bound_sha256: str) -> bool:
+        """``token`` is the one the campaign is bound to, or, while the service rotates its relay token (started with the
+        previous one), the previous token of a campaign bound to the current one: a relay still holding it delivers."""
+        presented = token_sha256(token)
+        if hmac.compare_digest(presented, bound_sha256):
+            return True
+        previous, current = self.previous_relay_token, self.relay_token
+        return bool(previous and current and hmac.compare_digest(bound_sha256, token_sha256(current))
+                    and hmac.compare_digest(presented, token_sha256(previous)))
 
     @staticmethod
     def digest(body: bytes) -> str:

@@ -65,7 +65,7 @@ class Service:
         "limits": Optional(InstanceOf(Limits, "a dpdist._guard.Limits")),
     }, owner="Service")
     def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None,
-                 relay_token: str | None = None):
+                 relay_token: str | None = None, previous_relay_token: str | None = None):
         self._admin_sha256 = hashlib.sha256(admin_token.encode()).digest()
         self.max_body_bytes = max_body_bytes
         self.limits = (limits or Limits(max_inflight_bytes=max(Limits.max_inflight_bytes, max_body_bytes))).check(max_body_bytes)
@@ -82,7 +82,7 @@ class Service:
         self._creations = SharedReads()  # refused tokens' checks against the database (admission)
         self._retention: threading.Event | None = None
         self.estimates = EstimateCache(self.store)
-        self.relayed = RelayedCampaigns(self.store, relay_token)  # campaigns collected through a relay
+        self.relayed = RelayedCampaigns(self.store, relay_token, previous_relay_token)  # campaigns collected through a relay
         self.rounds = RoundCampaigns(self.store, changed=self.changed)  # campaigns that run in rounds
 
     # ------------------------------------------------------------------ life
