@@ -97,9 +97,10 @@ def _read(path: str, text: list[str], numbers: list[str], rows: bool = True):
             column = column if pyarrow.types.is_string(column.type) else compute.cast(column, pyarrow.string())
         elif not parquet:  # a number where the cell is one, else missing
             # pyarrow.compute makes its functions at import and its stubs lack them: pyright cannot see them
+            # the missing cells as nulls() (a null made from Python's None, by pyarrow.scalar or if_else, imports pandas)
             number = compute.match_substring_regex(column, _NUMBER)  # pyright: ignore[reportAttributeAccessIssue]
             column = compute.cast(compute.if_else(  # pyright: ignore[reportAttributeAccessIssue]  (the same)
-                number, column, pyarrow.scalar(None, pyarrow.string())), pyarrow.float64())
+                number, column, pyarrow.nulls(len(column), pyarrow.string())), pyarrow.float64())
         table = table.set_column(index, name, column)
     return table
 
