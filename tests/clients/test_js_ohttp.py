@@ -103,3 +103,26 @@ def test_chromium_submits_through_a_standard_relay_of_another_origin(tmp_path):
     finally:
         relay.kill()
         collector.kill()
+
+
+@pytest.mark.slow  # dpdist serve, a relay and node in subprocesses
+def test_node_holding_the_old_keys_loses_nothing_across_a_rotation_and_its_retirement(tmp_path):
+    """The operations page's rotation with a node device given the key file before it: counted during the overlap,
+    refused before anything is sent once the old key is retired, counted after it fetches the key file again."""
+    collector, relay, old_keys = _parties(tmp_path)
+    admin = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+    try:
+        assert httpx.post(collector.url + "/api/ohttp/keys", headers=admin).status_code == 201
+        status, answer = _node(collector, relay, old_keys, [0, 1, 2])  # the overlap: the old key still taken
+        assert status == 0 and sum(ack["accepted"] for ack in answer["acks"]) == 3, answer
+        (old,) = decode_key_list(old_keys)
+        assert httpx.delete(f"{collector.url}/api/ohttp/keys/{old.key_id}", headers=admin).status_code == 200
+        status, answer = _node(collector, relay, old_keys, [3, 3])
+        assert status == 3 and answer["error"]["code"] == "ohttp_key_mismatch", answer
+        refetched = httpx.get(collector.url + "/ohttp/keys").content
+        status, answer = _node(collector, relay, refetched, [3, 3])
+        assert status == 0 and sum(ack["accepted"] for ack in answer["acks"]) == 2, answer
+        assert _n(collector) == 5
+    finally:
+        relay.kill()
+        collector.kill()
