@@ -332,8 +332,46 @@ def page_lines(results: dict) -> list[str]:
                   "|---|---|---|"]
         lines += [f"| {m} | {100 * bounding[m]['uniform_among_all_keys']:.1f}% | "
                   f"{100 * bounding[m]['most_rows_among_listed']:.1f}% |" for m in ("10", "50")]
-        lines.append("")
+        lines += ["", *_targets(found), ""]
     return [*lines, f"Measured {results['date']}.", "", END]
+
+
+def _against(ours: float, ours_se: float, theirs: float, theirs_se: float, better: str) -> str:
+    """Whether ``ours`` is at least as good as ``theirs`` (``better``: "higher" or "lower"), with the runs' errors."""
+    ahead = ours >= theirs if better == "higher" else ours <= theirs
+    within = abs(ours - theirs) <= 2 * (ours_se + theirs_se)
+    return "met" if ahead else ("not met, within 2 standard errors" if within else "not met")
+
+
+def _targets(found: dict) -> list[str]:
+    """The section's targets on one table, met or not, with the numbers they are judged on."""
+    peers = {m: [v for name, v in found["selection"][m].items() if name.startswith("pipeline_dp")]
+             for m in found["selection"]}
+    if not all(peers.values()):
+        return ["Targets: not judged (PipelineDP's strategies not run on this table)."]
+    ratios = {m: found["selection"][m]["default_over_best_peer"] for m in ("10", "50", "100")}
+    missed = [m for m, ratio in ratios.items() if ratio < 1.3]
+    lines = ["Targets: the default shows at least 1.3x the keys of PipelineDP's best strategy at m = 10, 50, 100: "
+             + ", ".join(f"{ratio:.2f}x" for ratio in ratios.values())
+             + (" (met)" if not missed else f" (not met at m = {', '.join(missed)})") + "; "]
+    ours, best = found["selection"]["1"]["default"], max(peers["1"], key=lambda value: value["keys"])
+    lines[0] += (f"no fewer at m = 1: {ours['keys']:.1f} ± {ours['keys_se']:.1f} against "
+                 f"{best['keys']:.1f} ± {best['keys_se']:.1f} "
+                 f"({_against(ours['keys'], ours['keys_se'], best['keys'], best['keys_se'], 'higher')}); ")
+    errors = []
+    for name, row in found["statistics"].items():
+        mine, theirs = row["dpdist"], row["pipeline_dp"]
+        errors.append(f"{name} {mine['mae']:.3g} against {theirs['mae']:.3g} "
+                      f"({_against(mine['mae'], mine['mae_se'], theirs['mae'], theirs['mae_se'], 'lower')})")
+    lines[0] += f"a mean absolute error at m = {STATISTIC_GROUPS} at most PipelineDP's Gaussian's: {'; '.join(errors)}."
+    beaten = []
+    for m, row in found["selection"].items():
+        best = max(OURS, key=lambda name: row[name]["keys"])
+        if row[best]["keys"] > row["default"]["keys"] + 2 * (row[best]["keys_se"] + row["default"]["keys_se"]):
+            beaten.append(f"m = {m}, {best.replace('_', ' ')} {row[best]['keys']:.0f} against {row['default']['keys']:.0f}")
+    if beaten:
+        lines[0] += f" The default is not dpdist's best selection here ({'; '.join(beaten)})."
+    return lines
 
 
 def write_docs(results: dict) -> None:

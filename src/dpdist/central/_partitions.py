@@ -88,7 +88,8 @@ def selection_reason(max_groups: int, given: str | None) -> tuple[str, str]:
                                        "persons, optimal there")
     return "adaptive", (f"the default beyond one key per person (max_groups {max_groups}): one Gaussian budget over all "
                         "the keys, a person's weight moved in a second round from the keys the first showed to the "
-                        "others; it shows the most keys of the methods measured (benchmarks/bench_many_keys.py)")
+                        "others; it showed the most keys on the synthetic table it was chosen on, and more than "
+                        "PipelineDP's strategies on a real one (benchmarks/bench_many_keys.py)")
 
 
 def selection_rule(method: str) -> str:
