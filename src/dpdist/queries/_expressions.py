@@ -15,9 +15,11 @@ and a condition as a boolean.  Each is a per-row map: a row's value depends on t
 removing a person's rows changes the derived column in those rows only (stability 1), and a release over it states what
 it would over any column.  A column narrower than 64 bits (float32, int8 to int32) is read as a 64-bit float, exactly,
 before anything compares or computes with it (Polars compares a float32 column with ``0.1`` in 32 bits, pandas and DuckDB in
-64).  Numbers are computed in 64-bit floats on every engine (no integer overflows; a division by
-a constant is computed alike everywhere, exact for an integer quotient, where Polars' own is a last bit off);
-``x / 0`` is missing (as BigQuery's ``SAFE_DIVIDE``), as is any arithmetic with a missing operand; ``FLOOR``,
+64).  Numbers are computed in 64-bit floats on every engine (no integer overflows; an integer beyond :math:`2^{53}`
+rounds to its nearest float on every engine, PyArrow included: :func:`as_float`; an integer compared with a float is
+compared as a float, as SQL does; ``FLOOR`` and ``CEIL`` leave a float beyond :math:`2^{52}` as it is; a division by a
+constant is computed alike everywhere, exact for an integer quotient, where Polars' own is a last bit off); ``x / 0`` is
+missing (as BigQuery's ``SAFE_DIVIDE``; no engine divides by 0), as is any arithmetic with a missing operand; ``FLOOR``,
 ``CEIL``, ``ROUND(x)`` and integer arithmetic give integers (exact below :math:`2^{53}`; missing beyond); ``ROUND``
 rounds half away from zero, as SQL does (pandas' own rounds half to even).
 
@@ -45,7 +47,7 @@ from typing import Any, Callable
 from ..errors import InvalidParameterError
 from ..frame._tables import dtype_name
 
-__all__ = ["number", "refused", "Scope", "Value", "RowCompiler"]
+__all__ = ["number", "refused", "as_float", "Scope", "Value", "RowCompiler"]
 
 #: the comparisons, by sqlglot's node name: the operator, and whether it orders its operands
 _COMPARED: dict[str, tuple[Callable[[Any, Any], Any], bool]] = {
@@ -71,6 +73,18 @@ _WIDE = {name: "Float64" for name in ("Float32", "Float16", *(f"{sign}Int{bits}"
 _WHOLE = {"Int64": (-2**63, 2**63), "UInt64": (0, 2**64)}
 #: the deepest a value may nest (``a + b + c`` is two levels): an engine evaluates an expression by recursion
 DEPTH = 64
+
+
+def as_float(nw: Any, expression: Any, dtype: Any) -> Any:
+    """``expression``, of the narwhals number type ``dtype``, as 64-bit floats on every engine whatever its values: an
+    integer beyond :math:`2^{53}` rounds to the nearest float, as every engine's conversion rounds it.  PyArrow's cast
+    checks the range (it refuses the column when one value is beyond :math:`2^{53}`: a failure one row decides), so a
+    64-bit integer is divided by the integer 1 instead, a division every engine computes in floats (PyArrow converting
+    its operands unchecked), and exact."""
+    name = dtype if isinstance(dtype, str) else dtype_name(dtype)
+    if name == "Float64":
+        return expression
+    return expression / nw.lit(1) if name in _WHOLE else expression.cast(nw.Float64)
 
 
 def number(written: str, where: str) -> int | float:
@@ -207,6 +221,26 @@ def _divided(x: Any, divisor: float) -> Any:
     return first + (x - first * divisor) * reciprocal
 
 
+def _alike(left: Value, right: Value) -> bool:
+    """Whether two numbers compare as they are: two columns of one type, or an integer column and an integer it holds;
+    other pairs compare as 64-bit floats (:func:`as_float`), as SQL compares an integer with a float (PyArrow refuses
+    to compare an integer beyond :math:`2^{53}` with a float, where the others convert it)."""
+    if left.expression is not None and right.expression is not None:
+        return left.dtype == right.dtype
+    column, constant = (left, right.constant) if right.expression is None else (right, left.constant)
+    low, high = _WHOLE.get(column.dtype, (0, 0))
+    return isinstance(constant, int) and low <= constant < high
+
+
+def _floor(nw: Any, x: Any, ceil: bool = False) -> Any:
+    """``FLOOR`` (or ``CEIL``) of the float expression ``x``, a float for every value on every engine: a float of
+    magnitude :math:`2^{52}` or more is an integer already and stays as it is, so the engine rounds small values only
+    (Ibis' and Spark's ``FLOOR`` give a 64-bit integer, which fails beyond :math:`2^{63}`: a failure one row decides)."""
+    small = x.abs() < 2.0**52
+    inner = nw.when(small).then(x).otherwise(nw.lit(0.0))
+    return nw.when(small).then(inner.ceil() if ceil else inner.floor()).otherwise(x)
+
+
 def _interval(name: str, left: Value, right: Value) -> tuple[float | None, float | None]:
     """The range of ``left <name> right`` over their ranges (interval arithmetic); ``(None, None)`` where unknown."""
     if None in (left.low, left.high, right.low, right.high):
@@ -284,7 +318,9 @@ class RowCompiler:
         if left.expression is None and right.expression is None:
             holds = bool(compare(left.constant, right.constant))
             return _Condition(holds, not holds)
-        compared = compare(left.operand(self.nw), right.operand(self.nw))
+        operands = (left.operand(self.nw), right.operand(self.nw)) if left.kind != "number" or _alike(left, right) \
+            else (self.floats(left), self.floats(right))
+        compared = compare(*operands)
         present = _and(left.present, right.present)
         return _Condition(_and(present, compared), _and(present, ~compared))
 
@@ -307,7 +343,7 @@ class RowCompiler:
             found = value.expression.is_in(sorted({int(c) for c in constants if float(c).is_integer() and
                                                    low <= int(c) < high}))
         else:  # a float column or a computed number: in 64-bit floats, as = compares it
-            found = self._float(value).is_in(sorted({float(c) for c in constants}))
+            found = self.floats(value).is_in(sorted({float(c) for c in constants}))
         return _Condition(value.present & found, value.present & ~found)
 
     def _is_null(self, node: Any) -> _Condition:
@@ -408,9 +444,9 @@ class RowCompiler:
                     f"arithmetic and {type(node).__name__.upper()} take numbers"
                 raise self._refused(node, f"{takes}; {value.text[:40]} is {what}", 80)
 
-    def _float(self, value: Value) -> Any:
+    def floats(self, value: Value) -> Any:
         """The value as a 64-bit float expression: every engine computes alike."""
-        return value.expression.cast(self.nw.Float64) if value.expression is not None else \
+        return as_float(self.nw, value.expression, value.dtype) if value.expression is not None else \
             self.nw.lit(float(value.constant))
 
     def _computed(self, text: str, expression: Any, present: Any, integer: bool,
@@ -427,7 +463,7 @@ class RowCompiler:
         if inner.expression is None:
             return replace(inner, text=node.sql(), constant=-inner.constant, low=-inner.constant, high=-inner.constant)
         ends = (None, None) if inner.low is None or inner.high is None else (-inner.high, -inner.low)
-        return self._computed(node.sql(), -self._float(inner), True, inner.integer, ends)
+        return self._computed(node.sql(), -self.floats(inner), True, inner.integer, ends)
 
     def _arithmetic(self, node: Any, name: str) -> Value:
         self._only(node, "this", "expression", "typed", "safe")
@@ -440,10 +476,12 @@ class RowCompiler:
             folded = _ARITHMETIC[name](left.constant, right.constant)
             folded = _checked_number(int(folded) if integer else float(folded), f"{self.clause} ... {node.sql()[:60]}")
             return Value("number", node.sql(), constant=folded, integer=integer, low=folded, high=folded)
-        divisor = self._float(right)
-        present = divisor != 0 if name == "Div" and right.expression is not None else True  # x / 0 is missing
-        computed = _divided(self._float(left), float(right.constant)) if name == "Div" and right.expression is None \
-            else _ARITHMETIC[name](self._float(left), divisor)
+        divisor = self.floats(right)
+        present = True
+        if name == "Div" and right.expression is not None:  # x / 0 is missing, and no engine divides by 0 (Spark fails)
+            present, divisor = divisor != 0, self.nw.when(divisor != 0).then(divisor).otherwise(self.nw.lit(1.0))
+        computed = _divided(self.floats(left), float(right.constant)) if name == "Div" and right.expression is None \
+            else _ARITHMETIC[name](self.floats(left), divisor)
         return self._computed(node.sql(), computed, present, integer, _interval(name, left, right))
 
     def _rounded(self, node: Any) -> Value:
@@ -462,15 +500,14 @@ class RowCompiler:
         shift = 10.0**digits
 
         def rounded(x: Any) -> Any:  # half away from zero, in Python as in the engine
-            if isinstance(node, exp.Floor):
-                return x.floor() if not isinstance(x, float) else math.floor(x)
-            if isinstance(node, exp.Ceil):
-                return x.ceil() if not isinstance(x, float) else math.ceil(x)
+            if isinstance(node, (exp.Floor, exp.Ceil)):
+                ceil = isinstance(node, exp.Ceil)
+                return _floor(self.nw, x, ceil) if not isinstance(x, float) else (math.ceil if ceil else math.floor)(x)
             if isinstance(node, exp.Abs):
                 return abs(x) if isinstance(x, float) else x.abs()
             if isinstance(x, float):
                 return math.copysign(_divided(float(math.floor(abs(x) * shift + 0.5)), shift), x)
-            whole = (x.abs() * shift + 0.5).floor()
+            whole = _floor(self.nw, x.abs() * shift + 0.5)
             return _divided(self.nw.when(x < 0).then(-whole).otherwise(whole), shift)
 
         integer = value.integer if isinstance(node, exp.Abs) else digits == 0
@@ -483,7 +520,7 @@ class RowCompiler:
             folded = rounded(float(value.constant))
             folded = int(folded) if integer else folded
             return Value("number", node.sql(), constant=folded, integer=integer, low=folded, high=folded)
-        return self._computed(node.sql(), rounded(self._float(value)), True, integer, ends)
+        return self._computed(node.sql(), rounded(self.floats(value)), True, integer, ends)
 
     def _extreme(self, node: Any) -> Value:
         exp = self.exp
@@ -500,9 +537,9 @@ class RowCompiler:
         if all(v.expression is None for v in values):
             folded = pick(v.constant for v in values)
             return Value("number", node.sql(), constant=folded, integer=integer, low=folded, high=folded)
-        result = self._float(values[0])
+        result = self.floats(values[0])
         for value in values[1:]:
-            other = self._float(value)
+            other = self.floats(value)
             result = self.nw.when((result <= other) if least else (result >= other)).then(result).otherwise(other)
         return self._computed(node.sql(), result, _balanced(_and, [v.present for v in values]), integer, ends)
 
@@ -530,7 +567,7 @@ class RowCompiler:
             raise self._refused(node, f"the branches of a CASE are values of one type (numbers, strings or booleans; "
                                       f"NULL in any); they are {sorted(kinds) or 'all NULL'}", 80)
         (kind,) = kinds
-        operand: Callable[[Value], Any] = self._float if kind == "number" else (lambda v: v.operand(nw))
+        operand: Callable[[Value], Any] = self.floats if kind == "number" else (lambda v: v.operand(nw))
         result: Any = None if values[-1] is None else operand(values[-1])
         for condition, value in reversed(list(zip(conditions, values))):
             if condition.true is False:

@@ -8,7 +8,8 @@ engine, whatever engine it came in).  Each output row is one private row with pu
 so the output's rows of a person are made of that person's rows alone.  Per person (``privacy_id``), the bounding of
 each person's rows after the join (``max_contributions`` per group, ``max_groups``) holds the guarantee, however many
 public rows a private row matched; per record (no ``privacy_id``) a private row must match at most one public row, so
-the public keys must be unique, which is checked on the public table (a refusal that depends on public data only).
+the public keys must be unique *as the join compares them* (cast to the type they meet the private keys in), which is
+checked on the public table in the engine that compares them (a refusal that depends on public data only).
 
 **Of two private tables on the privacy id** (:meth:`Query.join_private`, SQL's ``JOIN`` of two tables of
 ``tables``), as Tumult Analytics' ``join_private`` under ``AddRowsWithID``: the condition equates the two tables'
@@ -34,11 +35,11 @@ import numpy as np
 
 from ..errors import InvalidParameterError
 from ..frame._tables import _calls, dtype_name, narwhals, open_frame
-from .._missing import missing_mask
+from ._expressions import as_float
 from ._scale import _pair_keys
 from ._values import kind_of
 
-__all__ = ["HOW", "joined", "in_engine", "check_unique_keys"]
+__all__ = ["HOW", "joined", "in_engine"]
 
 #: the joins a query makes (the private table on the left)
 HOW = ("inner", "left")
@@ -78,11 +79,12 @@ def _compared_as(nw: Any, kind: str, mine: Any, theirs: Any) -> tuple[Any, bool]
 
 
 def joined(owner: str, left: Any, right: Any, pairs: Sequence[tuple[str, str]], how: str, kept: dict[str, str],
-           exact: Sequence[tuple[str, str]] = ()) -> Any:
+           exact: Sequence[tuple[str, str]] = (), unique: str | None = None) -> Any:
     """``left`` joined to ``right`` (narwhals frames of one engine) where each pair ``(left column, right column)`` of
     ``pairs`` is equal; the left's columns and the right's columns ``kept`` (``{right column: its name in the
     output}``).  Keys are typed first (refused by name where they do not compare, or where a pair of ``exact``, the
-    persons' ids, would compare an integer as a float); a missing key matches nothing."""
+    persons' ids, would compare an integer as a float); a missing key matches nothing.  Per record, ``unique`` names
+    the public table ``right``, whose keys must be unique as the join compares them (:func:`_check_unique`)."""
     nw = narwhals()
     left_schema, right_schema = dict(left.collect_schema()), dict(right.collect_schema())
     left_keys, right_keys, present = [], [], []
@@ -97,35 +99,46 @@ def joined(owner: str, left: Any, right: Any, pairs: Sequence[tuple[str, str]], 
                                         f"({dtype_name(left_schema[mine])}) and {theirs!r} "
                                         f"({dtype_name(right_schema[theirs])}): an integer id compared as a float "
                                         "could meet another person's; give both id columns one type.")
-        left_keys.append((nw.col(mine) if cast is None else nw.col(mine).cast(cast)).alias(f"__dpdist_left_{index}"))
-        right_keys.append((nw.col(theirs) if cast is None else nw.col(theirs).cast(cast))
-                          .alias(f"__dpdist_right_{index}"))
+        left_keys.append(_typed(nw, mine, left_schema[mine], cast).alias(f"__dpdist_left_{index}"))
+        right_keys.append(_typed(nw, theirs, right_schema[theirs], cast).alias(f"__dpdist_right_{index}"))
         column = nw.col(theirs)
         present.append(~(column.is_null() | column.is_nan()) if right_schema[theirs].is_float() else ~column.is_null())
     names = [f"__dpdist_left_{index}" for index in range(len(pairs))]
     right = right.filter(*present) if present else right  # a missing key matches nothing, on every engine
     right = right.select(*right_keys, *(nw.col(name).alias(new) for name, new in kept.items()))
     with _calls(_engine_name(left)):
+        if unique is not None:
+            _check_unique(owner, right.select(*(f"__dpdist_right_{index}" for index in range(len(pairs)))),
+                          [theirs for _, theirs in pairs], unique)
         output = left.with_columns(*left_keys).join(right, left_on=names, right_on=[f"__dpdist_right_{index}" for
                                                                                      index in range(len(pairs))], how=how)
         return output.select(*left_schema, *kept.values())
+
+
+def _typed(nw: Any, name: str, dtype: Any, cast: Any) -> Any:
+    """The key column ``name`` in the type it is compared in (``cast``; None: its own): as floats on every engine
+    whatever its values (:func:`~._expressions.as_float`)."""
+    if cast is None:
+        return nw.col(name)
+    return as_float(nw, nw.col(name), dtype) if cast == nw.Float64 else nw.col(name).cast(cast)
 
 
 def _engine_name(frame: Any) -> str:
     return str(frame.implementation.value)
 
 
-def check_unique_keys(owner: str, frame: Any, keys: Sequence[str], table: str) -> None:
-    """Refuses a public table whose rows repeat a key: per record, a private row must match one public row at most
-    (the public table's keys are public: this reads no private value)."""
-    opened = open_frame(owner, frame)
-    opened.read(tuple(keys))
-    columns = [opened.values(name) for name in keys]
-    present = ~np.logical_or.reduce([missing_mask(column) for column in columns])  # a missing key matches nothing
-    rows = _pair_keys([column[present] for column in columns], [kind_of(opened.schema[name]) for name in keys])
+def _check_unique(owner: str, keys: Any, names: Sequence[str], table: str) -> None:
+    """Refuses a public table whose rows repeat a key *as the join compares them*: ``keys`` are its present keys, cast
+    to the type they meet the private keys in, read from the engine that compares them (integers unique as integers
+    may meet as floats: :math:`2^{60}` and :math:`2^{60} + 1` are one float).  Per record, a private row then matches
+    one public row at most.  The public table's keys are public: this reads no private value."""
+    opened = open_frame(owner, keys.to_native())
+    opened.read(tuple(opened.names))
+    rows = _pair_keys([opened.values(name) for name in opened.names], [kind_of(opened.schema[name]) for name in
+                                                                        opened.names])
     if np.unique(rows).size != rows.size:
         raise InvalidParameterError(
-            f"{owner} refuses a join to the public table {table!r}, whose rows repeat a key of {list(keys)}: a private "
-            "row would become several rows, which a per-record guarantee does not cover. Give privacy_id (each "
-            "person's rows are bounded after the join), or make the public keys unique.")
-
+            f"{owner} refuses a join to the public table {table!r}, whose rows repeat a key of {list(names)} (as the "
+            "join compares them: an integer with a float as floats, where integers beyond 2**53 meet): a private row "
+            "would become several rows, which a per-record guarantee does not cover. "
+            "Give privacy_id (each person's rows are bounded after the join), or make the public keys unique.")

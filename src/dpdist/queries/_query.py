@@ -28,7 +28,7 @@ from ..frame._central import release_groups
 from ..frame._groups import _sorted_keys, check_groups
 from ..frame._tables import Table, check_columns, dtype_name, open_frame
 from ._aggregates import count, persons
-from ._joins import HOW, check_unique_keys, in_engine, joined
+from ._joins import HOW, in_engine, joined
 from ._plan import PlannedStatistic, QueryPlan, plan_of
 from ._result import QueryResult
 from ._private_keys import shown_keys
@@ -112,15 +112,14 @@ class Query:
                                             f"({left.names!r:.100}; {theirs!r:.100}). Got {mine!r} = {other!r}.")
         if not pairs:
             raise InvalidParameterError(f"The 'on' argument of {owner} must name the columns to join on. Got none.")
-        if ids is None and self.privacy_id is None:
-            check_unique_keys(owner, table, [other for _, other in pairs], "table")
         kept = {name: name for name in theirs if name not in {other for _, other in pairs}}
         clashes = sorted(set(kept) & set(left.names))
         if clashes:
             raise InvalidParameterError(f"{owner} refuses columns both tables hold outside the join, {clashes}: "
                                         "rename them in one table first.")
+        unique = "table" if ids is None and self.privacy_id is None else None
         return dataclasses.replace(self, table=joined(owner, left.frame, right, pairs, how, kept,
-                                                      [ids] if ids else []).to_native())
+                                                      [ids] if ids else [], unique).to_native())
 
     @validate_params({}, owner="Query.group_by", relations=tuple(Implies(
         name, (None,), "keys", None, why="it chooses private keys: give it with keys=None, or give the public keys alone",

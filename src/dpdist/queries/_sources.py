@@ -9,8 +9,8 @@ WHERE, as one frame of the private table's engine and the names its columns go b
   columns into the left's.
 - ``FROM (SELECT <privacy_id>, ..., SUM(x) AS total FROM t [WHERE ...] GROUP BY <privacy_id>, ...)``: a **per-person
   subquery**.  Its GROUP BY holds the privacy id, so each of its rows is an aggregate of one person's rows (``SUM``,
-  ``AVG``, ``MIN``, ``MAX``, ``COUNT(*)``, ``COUNT(c)`` of columns or expressions, computed exactly in the table's
-  engine, missing values left out as SQL does): adding or removing a person adds or removes that person's rows of it
+  ``AVG``, ``MIN``, ``MAX``, ``COUNT(*)``, ``COUNT(c)`` of columns or expressions, computed in the table's engine,
+  ``SUM`` and ``AVG`` in 64-bit floats, which no engine overflows, missing values left out as SQL does): adding or removing a person adds or removes that person's rows of it
   and no other's, a transformation of stability 1 in persons.  The outer query reads its rows with the privacy id
   carried through, bounds each person's rows (``max_contributions`` per group, ``max_groups``) and states its
   guarantee per person, as over any table.  Refused without ``privacy_id`` (per record, one aggregate row holds many
@@ -28,7 +28,7 @@ from typing import Any, Callable
 from ..errors import InvalidParameterError
 from ..frame._tables import computed, narwhals, open_frame
 from ._expressions import RowCompiler, Scope, refused
-from ._joins import check_unique_keys, in_engine, joined
+from ._joins import in_engine, joined
 from ._query import resolved
 
 __all__ = ["Source", "read_from", "filtered"]
@@ -175,14 +175,14 @@ def _joined(exp: Any, source: Source, join: Any, tables: Any, public: Any, priva
             raise refused(f"JOIN {join.this.sql()[:40]} of two private tables not on the persons' ids: a person's "
                           f"rows would meet other persons' rows; join on {source.privacy_id} = {qualifier}.{theirs} "
                           "(and any other columns)")
-    elif source.privacy_id is None:
-        check_unique_keys("dpdist.sql", resolved(native), [theirs for _, theirs in pairs], qualifier)
     exact = [(source.privacy_id, _id_of(privacy_id, join.this.name))] if private else []
-    return _with_joined(source, right, scope, qualifier, pairs, merged, "left" if side == "LEFT" else "inner", exact)
+    unique = qualifier if not private and source.privacy_id is None else None
+    return _with_joined(source, right, scope, qualifier, pairs, merged, "left" if side == "LEFT" else "inner", exact,
+                        unique)
 
 
 def _with_joined(source: Source, right: Any, scope: Scope, qualifier: str, pairs: list, merged: set, how: str,
-                 exact: list) -> Source:
+                 exact: list, unique: str | None) -> Source:
     """The source of the join: the right's columns kept under their names (``<table>_<name>`` where the left holds
     the name), the columns USING merges under the left's."""
     left_schema, names = dict(source.scope.schema or {}), dict(source.scope.names or {})
@@ -198,7 +198,8 @@ def _with_joined(source: Source, right: Any, scope: Scope, qualifier: str, pairs
         kept[name] = new
         names[(qualifier, name)] = new
         names[(None, name)] = None if (None, name) in names else new
-    frame = source.computed(lambda: joined("dpdist.sql", source.frame, right, pairs, how, kept, exact))
+    frame = source.computed(lambda: joined("dpdist.sql", source.frame, right, pairs, how, kept, exact,
+                                                         unique))
     schema = {**left_schema, **{new: right_schema[name] for name, new in kept.items()}}
     bounds = dict(source.scope.bounds)
     for name, new in kept.items():
@@ -298,8 +299,10 @@ def _reduction(exp: Any, nw: Any, compiler: RowCompiler, part: Any, alias: str |
     if name != "Count" and value.kind != "number":
         raise refused(f"the subquery's {part.sql()[:60]}: {name.upper()} takes numbers; {value.text[:40]} is not one")
     column = f"__dpdist_in_{len(inputs)}"
-    inputs[column] = compiler.column(value) if value.expression is None else \
-        nw.when(value.present).then(compiler.column(value))  # NaN left out as NULL, on every engine
+    # a sum in 64-bit floats, which no engine overflows (Ibis' sum of integers beyond 2**63 fails: one person decides)
+    computed = compiler.floats(value) if name in ("Sum", "Avg") and value.kind == "number" else compiler.column(value)
+    inputs[column] = computed if value.expression is None else \
+        nw.when(value.present).then(computed)  # NaN left out as NULL, on every engine
     return alias, getattr(nw.col(column), _PER_PERSON[name])(), column
 
 
