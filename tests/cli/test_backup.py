@@ -24,7 +24,7 @@ from dpdist import io, local
 from dpdist.cli._backup import backup_sqlite
 from dpdist.client import AdminClient, Client
 from dpdist.errors import InvalidParameterError
-from serve_support import ADMIN_TOKEN, ServerProcess, database_url, shared_cluster
+from serve_support import ADMIN_TOKEN, ServerProcess, database_url, shared_cluster, start_clients
 
 
 def _database_with_unwritten_wal(path) -> sqlite3.Connection:
@@ -92,8 +92,6 @@ CONFIG = {"protocol": "grr", "epsilon": 1.0, "domain_size": 16}
 DEVICES, BATCHES, ROWS = 4, 20, 200
 #: the index of each device's first batch sent only after the backup
 HOLD = 12
-#: seconds a device retries one request (a SIGKILLed service is down while the backup is restored)
-RETRY_FOR_S = 600.0
 
 
 def _plan(seed: int):
@@ -110,34 +108,6 @@ def _plan(seed: int):
             batches.append((f"device{device}-batch{index}", io.encode_record(protocol, reports)))
         plan.append(batches)
     return plan, expected
-
-
-def _devices(url: str, plan, stop: threading.Event, backed_up: threading.Event):
-    """A thread per device sending its batches in turn, each retried with the same bytes until acknowledged (or until
-    ``stop``), its batches from :data:`HOLD` on only once ``backed_up`` is set (so that some are acknowledged after the
-    backup's snapshot however fast this machine is); the acknowledgements by batch id, filled as they come, the
-    failures and the threads."""
-    acks: dict[str, dict] = {}
-    failures: list[BaseException] = []
-
-    def give_up(failure: str, attempt: int, wait: float, remaining: int) -> None:
-        if stop.is_set():
-            raise RuntimeError(f"the test ended; the device gave up after attempt {attempt} ({failure})")
-
-    def run(batches):
-        try:
-            with Client(url, retry_window=RETRY_FOR_S, backoff=0.05, on_retry=give_up) as client:
-                for index, (batch_id, body) in enumerate(batches):
-                    if index == HOLD:
-                        backed_up.wait(timeout=RETRY_FOR_S)
-                    acks[batch_id] = client.submit_body("drill", batch_id, body)
-        except BaseException as error:  # reported by the test
-            failures.append(error)
-
-    threads = [threading.Thread(target=run, args=(batches,), daemon=True) for batches in plan]
-    for thread in threads:
-        thread.start()
-    return acks, failures, threads
 
 
 def _wait_for(acks: dict, count: int, threads) -> None:
@@ -192,7 +162,14 @@ def test_restore_drill_counts_every_acknowledged_batch_once(kind, tmp_path):
             with AdminClient(server.url, admin_token=ADMIN_TOKEN) as admin:
                 admin.create_campaign("drill", CONFIG)
                 admin.open_campaign("drill")
-            acks, failures, threads = _devices(server.url, plan, stop, backed_up)
+            def send(device, batch):
+                # each device sends its batches from HOLD on only after the backup: some are acknowledged after the
+                # snapshot however fast this machine is
+                if batch[0].endswith(f"-batch{HOLD}"):
+                    backed_up.wait(timeout=600)
+                return device.submit_body("drill", *batch)
+
+            acks, failures, threads = start_clients(server.url, plan, send, stop=stop)
             _wait_for(acks, total * 3 // 10, threads)
             before_backup = set(acks)
             backup = _back_up(kind, url, tmp_path)  # under load: the devices go on sending

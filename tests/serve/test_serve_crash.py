@@ -33,8 +33,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
-from dpdist.client import AdminClient, Client
-from serve_support import ADMIN_TOKEN, ServerProcess, database_url
+from serve_support import ADMIN_TOKEN, ServerProcess, database_url, patient_client, start_clients
 
 pytestmark = pytest.mark.slow
 
@@ -77,45 +76,8 @@ def open_campaign(url: str, name: str, config: dict) -> None:
         admin.open_campaign(name)
 
 
-#: seconds a client of these tests retries a request before it gives up (its attempts are not counted: under a load
-#: of 8-12 on two cores a restarted server, and 503 busy with Retry-After up to 30 s, can take many of them)
-RETRY_FOR_S = 600.0
 #: seconds a restart may take (three processes starting under that load)
 RESTART_S = 180.0
-
-
-def patient_client(url: str, stop: threading.Event | None = None, **options) -> Client | AdminClient:
-    """A :class:`Client` (with ``admin_token``, an :class:`AdminClient`) that retries a request (the same bytes) for :data:`RETRY_FOR_S` seconds from its first failure
-    (its retry window), however many attempts that takes, and no more once ``stop`` is set (the test has ended: no
-    thread of it keeps retrying for minutes)."""
-
-    def give_up(failure: str, attempt: int, wait: float, remaining: int) -> None:
-        if stop is not None and stop.is_set():
-            raise RuntimeError(f"the test ended; the client gave up after attempt {attempt} ({failure})")
-
-    kind = AdminClient if "admin_token" in options else Client
-    return kind(url, retry_window=RETRY_FOR_S, backoff=0.05, on_retry=give_up, **options)
-
-
-def start_clients(url: str, plan: list, send, *, stop: threading.Event):
-    """A thread per client of ``plan`` sending its batches in turn (``send(client, batch)``, retried with the same
-    bytes by a :func:`patient_client` until ``stop`` is set); returns the acknowledgements by batch id (filled as they
-    come), the failures and the threads."""
-    acks: dict[str, dict] = {}
-    failures: list[BaseException] = []
-
-    def run(batches):
-        try:
-            with patient_client(url, stop) as client:
-                for batch in batches:
-                    acks[batch[0]] = send(client, batch)
-        except BaseException as error:  # reported by the test
-            failures.append(error)
-
-    threads = [threading.Thread(target=run, args=(batches,), daemon=True) for batches in plan]
-    for thread in threads:
-        thread.start()
-    return acks, failures, threads
 
 
 def kill_at_marks(server, threads, acks: dict, total: int, marks, *, jitter=None, after_restart=None,
