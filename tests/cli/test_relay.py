@@ -36,7 +36,7 @@ from dpdist.errors import CampaignIdentityError
 from java_support import run_device
 from relay_support import CollectorProcess, IssuerProcess, RelayProcess
 import browser_support
-from relay_support import ISSUER_ADMIN_TOKEN
+from relay_support import ISSUER_ADMIN_TOKEN, RELAY_TOKEN
 from serve_support import ADMIN_TOKEN, admin_headers
 
 chromium = browser_support.chromium  # the fixture, under its name in this module
@@ -479,3 +479,56 @@ def test_a_queue_sqlite_cannot_open_is_one_line_naming_it(tmp_path, monkeypatch,
     assert main(["relay", "--queue", str(path), "--collector", "http://127.0.0.1:1", "--port", str(free_port())]) == 2
     err = capsys.readouterr().err
     assert err.startswith("dpdist: error: The '--queue' option: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_the_relay_token_rotates_while_python_and_java_devices_send_nothing_refused(tmp_path):
+    """The operations page's relay token rotation with real processes: (1) the collector restarted with the new token
+    and the previous one, (2) the relay restarted with the new token, its queue kept, (3) the collector restarted with
+    the new token alone. Devices (Python, Java) send between the steps and notice nothing; every batch the relay
+    formed is delivered and counted, and the old token is refused after step 3."""
+    new = "rotated-relay-token-0123456789"
+    collector = CollectorProcess(str(tmp_path / "campaigns.sqlite"), log_path=tmp_path / "collector.log")
+    relay = RelayProcess(tmp_path / "relay.sqlite", collector.url, min_batch=20, max_batch=60, log_path=tmp_path / "relay.log")
+    issuer = IssuerProcess(str(tmp_path / "issuer.sqlite"), log_path=tmp_path / "issuer.log")
+
+    def restart(party, **variables):
+        party.stop()
+        environment = type(party).environment
+        party.environment = lambda: {**environment(party), **variables}
+        party.start()
+
+    for party in (collector, relay, issuer):
+        party.start()
+    try:
+        _create((collector, relay, issuer), "rotate")
+        (credential,) = issuer.credentials("rotate", 1, tokens_each=200)
+
+        def python_device(values) -> int:
+            with Client(collector.url, issuer_credential=credential, issuer=issuer.url, retries=50, backoff=0.05) as device:
+                return sum(ack["relayed"] for ack in device.submit_values("rotate", values))
+
+        sent = python_device(np.arange(25) % 16)  # before: the old token
+        _drained(relay, "rotate")
+        restart(collector, DPDIST_RELAY_TOKEN=new, DPDIST_PREVIOUS_RELAY_TOKEN=RELAY_TOKEN)  # 1.
+        sent += python_device(np.arange(25) % 16)  # the relay delivers under the old token
+        _drained(relay, "rotate")
+        restart(relay, DPDIST_RELAY_TOKEN=new)  # 2.
+        java = run_device({"server": collector.url, "campaign": "rotate", "values": [i % 16 for i in range(25)],
+                           "retries": 50, "retryDelayMs": 50, "issuer": {"credential": credential, "url": issuer.url}})
+        assert java["status"] == 0, java
+        sent += sum(ack["relayed"] for ack in java["acks"])
+        _drained(relay, "rotate")
+        restart(collector, DPDIST_RELAY_TOKEN=new)  # 3.
+        sent += python_device(np.arange(25) % 16)
+        status = _drained(relay, "rotate")
+        summary = _summary(collector, "rotate")
+        forged = httpx.put(f"{collector.url}/api/campaigns/rotate/relayed/{uuid.uuid4().hex}", content=b"", timeout=30,
+                           headers={"content-type": "application/vnd.dpdist.relayed-batch",
+                                    "authorization": f"Bearer {RELAY_TOKEN}"})
+    finally:
+        for party in (issuer, relay, collector):
+            party.stop()
+    waiting = status["waiting"].get("rotate", 0)
+    assert sent == 100 and waiting < 20 and summary["n"] == sent - waiting and summary["rejected"] == {}
+    assert status["batches"].get("delivered", 0) >= 4 and not status["batches"].get("pending")
+    assert forged.status_code == 401
