@@ -94,6 +94,22 @@ def test_the_holder_is_told_on_stderr_what_bounding_left_out_and_the_options_tha
     assert "--max-groups 2 would keep every row" in note and "left out" not in captured.out
 
 
+def test_no_holder_notes_makes_stderr_the_same_whatever_the_one_row_a_where_keeps_holds(tmp_path, capsys):
+    """The caller who is not the holder (--no-holder-notes): a missing value in the one row the WHERE keeps, or none,
+    and a person over the bound or not, print the same stderr (nothing); without the flag the note tells them apart."""
+    errors = {}
+    for notes in (True, False):
+        for cell in ("", "1"):
+            path = tmp_path / f"w{cell}.csv"
+            path.write_text(f"person,name,maybe\n1,P1,{cell}\n1,P1,1\n2,P2,1\n")
+            assert main(["query", "SELECT SUM(maybe) AS s FROM t WHERE name = 'P1'", "--table", f"t={path}",
+                         "--epsilon", "1", "--bounds", "maybe=0,1", "--privacy-id", "person", "--max-contributions",
+                         "1", "--seed", "1", *([] if notes else ["--no-holder-notes"])]) == 0
+            errors[notes, cell] = capsys.readouterr().err
+    assert errors[False, ""] == errors[False, "1"] == ""
+    assert errors[True, ""] != errors[True, "1"] and "holder of the data" in errors[True, ""]
+
+
 @pytest.mark.parametrize("cell, odd", [("True", "maybe"), ("1.50", "x"), ("007", "seven")])
 def test_a_csv_column_is_text_whatever_its_cells_so_a_key_matches_as_written(tmp_path, capsys, cell, odd):
     """200 rows of one key cell, with or without one row of another kind of cell: the key given as written matches

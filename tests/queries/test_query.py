@@ -220,6 +220,30 @@ def test_no_value_of_the_table_decides_whether_a_query_is_refused(engine, statem
     assert len(spent) == 1 and 0 < spent.pop() <= 1.0
 
 
+@pytest.mark.parametrize("engine", ["pandas", "pyarrow"])
+def test_without_holder_notes_no_warning_depends_on_the_table(engine):
+    """Neighbouring tables: the one row the WHERE keeps has its value or not, and its person one row or three (over
+    max_contributions=1).  With holder_notes=False the warnings (presence and content) are the same on both (none);
+    with the default the holder's notes differ, the yes/no a caller who is not the holder must not get."""
+    make = {"pandas": lambda f: f, "pyarrow": lambda f: pytest.importorskip("pyarrow").Table.from_pandas(f)}[engine]
+    base = pd.DataFrame({"person": [1, 2, 3], "name": ["a", "b", "c"], "x": [1.0, 0.5, 0.25]})
+    neighbours = [base, pd.concat([base.assign(x=[np.nan, 0.5, 0.25]), base.iloc[:1], base.iloc[:1]],
+                                  ignore_index=True)]
+    seen: dict = {}
+    for notes in (True, False):
+        for index, table in enumerate(neighbours):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                dpdist.sql("SELECT SUM(x) AS s, COUNT(*) AS n FROM t WHERE name = 'a'", {"t": make(table)},
+                           epsilon=1.0, bounds={"x": (0, 1)}, privacy_id="person", max_contributions=1, rng=2,
+                           holder_notes=notes).release()
+            seen[notes, index] = [(w.category, str(w.message), getattr(w.message, "details", None)) for w in caught]
+    assert seen[False, 0] == seen[False, 1] == []
+    assert seen[True, 0] != seen[True, 1]
+    with pytest.raises(InvalidParameterError, match="'holder_notes'"):
+        dpdist.query(base, epsilon=1.0, holder_notes="no")
+
+
 #: row 0 of each column holds a missing or extreme value of the column's type (a nullable int8's NA, a uint64's
 #: largest, a float32's infinity, NaT, a list among objects of every kind; NA among integers beyond 2**53)
 ODD = pd.DataFrame({

@@ -56,6 +56,9 @@ def add_commands(subparsers) -> None:
                        "read (a file's header or schema only, where WHERE, a JOIN, an expression or a subquery needs "
                        "its columns' types)")
     query.add_argument("--out", default=None, help="also write the table (Parquet for .parquet/.pq, else CSV)")
+    query.add_argument("--no-holder-notes", action="store_true",
+                       help="for a caller who is not the holder of the data: no note of the rows left out (their "
+                       "numbers and presence are statistics of the data, without noise) and no other warning")
     query.add_argument("--seed", type=seed_argument, default=None,
                        help="seed for reproducible research (not for publishing)")
     query.set_defaults(handler=_run_query)
@@ -140,7 +143,8 @@ def _run_query(args) -> int:
     try:
         built = sql(args.statement, tables, epsilon=args.epsilon, bounds=bounds, keys=keys,
                     privacy_id=args.privacy_id, max_contributions=args.max_contributions, max_groups=args.max_groups,
-                    rng=args.seed, public_tables=public, min_persons=args.min_persons)  # a file read where needed
+                    rng=args.seed, public_tables=public, min_persons=args.min_persons,
+                    holder_notes=not args.no_holder_notes)  # a file read where needed
     except InvalidParameterError as error:  # a refusal of the statement's types (public): said with what a CSV is
         if " is a string and " not in str(error):
             raise

@@ -9,10 +9,12 @@ below it, and each statistic runs :func:`dpdist.frame.group_release` with its sh
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import inspect
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -76,6 +78,7 @@ class Query:
     method: str | None = None  # how private keys are chosen (None: the default of max_groups)
     threshold: tuple[int, float] | None = None  # (min_persons, its epsilon)
     having: Callable[[dict], Any] | None = field(default=None, repr=False)  # SQL's HAVING: a mask of released rows
+    holder_notes: bool = True  # False: no warning leaves the query, whatever the data (:func:`query`)
 
     def join_public(self, table: Any, on: str | list[str] | dict[str, str], *, how: str = "inner") -> "Query":
         """The query's table joined to the public ``table`` (any frame narwhals reads) where the columns ``on`` are
@@ -189,7 +192,11 @@ class Query:
         """Check the table's schema, read the columns once (the rows of a missing id or key left out), charge the
         session, release every statistic per group (the rows of a missing value left out of it, or counted as
         ``missing``); the result in the table's engine.  Nothing before the release depends on the values: every
-        refusal is of the arguments and the schema."""
+        refusal is of the arguments and the schema; with ``holder_notes=False`` no warning either."""
+        with silenced(not self.holder_notes):
+            return self._released()
+
+    def _released(self) -> QueryResult:
         plan = self.plan()
         table, kinds = self._checked()
         count = len(plan.statistics)
@@ -198,8 +205,8 @@ class Query:
         data, left_out, shown = self._staged(table, bounding, kinds, self._chooser(plan, seeds[count + 2]))
         holes = {s.label: int(np.count_nonzero(missing_mask(data[str(s.column)]))) for s in self.statistics
                  if s.column is not None and not s.keeps_missing}
-        warn_left_out(left_out, holes, self.missing, self.statistics, self.max_contributions,
-                      self.max_groups)  # to the holder only
+        if self.holder_notes:  # to the holder only
+            warn_left_out(left_out, holes, self.missing, self.statistics, self.max_contributions, self.max_groups)
         stated = PrivacyGuarantee(plan.epsilon, (plan.selection[1] if plan.selection else 0.0) + plan.spent_delta,
                                   "add-remove", "central", unit=plan.unit)
         if self.session is not None:
@@ -398,7 +405,7 @@ _MISSING = OneOf((Options(("drop",)), Interval(-math.inf, math.inf, closed="neit
 def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_contributions: int | None = None,
           max_groups: int | None = None, session: BudgetSession | None = None, rng: Any = None,
           missing: str | float = "drop", delta: float | None = None, min_persons: int | None = None,
-          min_persons_epsilon: float | None = None) -> Query:
+          min_persons_epsilon: float | None = None, holder_notes: bool = True) -> Query:
     """A query over ``table`` (any frame narwhals reads: pandas, Polars eager or lazy, PyArrow, DuckDB, ...) under
     one budget ``epsilon``.
 
@@ -437,6 +444,12 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
         whose noisy count is below ``min_persons`` are withheld, every statistic of them.  The threshold is on the
         noisy count (a post-processing of it): a group of fewer persons passes now and then, one of more is withheld
         now and then, as the count's noise says; the guarantee is the query's.
+    holder_notes : bool
+        Whether the caller is told what the query left out, in a :class:`~dpdist.errors.MissingValuesWarning` and a
+        :class:`~dpdist.errors.ContributionBoundWarning` (default True: the caller is the holder of the data, who may
+        know).  Their numbers, and whether they come at all, are statistics of the data without noise: where the caller
+        is an analyst who is not the holder, give False, and no warning of any kind leaves the query's release (its
+        presence and content the same on every table).
     """
     k, m = (1 if bound is None else int(bound) for bound in (max_contributions, max_groups))  # the table's ints
     threshold = None
@@ -445,8 +458,21 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
         spent = epsilon * SELECTION_SHARE if min_persons_epsilon is None else min_persons_epsilon
         threshold = (int(least), float(check_param("dpdist.query", "min_persons_epsilon", spent,
                                                    Interval(0.0, float(epsilon), closed="neither"))))
+    notes = check_param("dpdist.query", "holder_notes", holder_notes, Options((True, False)))
     return Query(table, float(epsilon), privacy_id, k, m, session, rng, missing, delta=float(delta or 0.0),
-                 threshold=threshold)
+                 threshold=threshold, holder_notes=bool(notes))
+
+
+@contextlib.contextmanager
+def silenced(silent: bool):
+    """Where ``silent``, no warning of any kind leaves the block: the holder's notes are not made, and an engine's own
+    warnings (an overflow, an invalid value met in a cast), whose presence may depend on the values, are dropped."""
+    if not silent:
+        yield
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def resolved(table: Any) -> Any:

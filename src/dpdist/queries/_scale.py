@@ -294,7 +294,7 @@ def warn_left_out(bounding: Bounding, missing: dict[str, int], policy: Any, stat
             f"whose value is missing {done} in each statistic of that column (missing={policy!r}); a query refuses "
             "no value. How many of each is in this warning's 'count' and 'details', for you, the holder of the data: "
             "no release carries them.", bounding.missing + sum(holes.values()),
-            {"ids_or_keys": bounding.missing, "statistics": holes}), stacklevel=3)  # the caller of Query.release
+            {"ids_or_keys": bounding.missing, "statistics": holes}), stacklevel=4)  # the caller of Query.release
     if not bounding.rows:
         return
     each = {statistic.label: statistic.left_out(bounding.rows, bounding.groups) for statistic in statistics}
@@ -305,4 +305,4 @@ def warn_left_out(bounding: Bounding, missing: dict[str, int], policy: Any, stat
         f"max_groups={max_groups} group(s) left rows out of {', '.join(each)}. How many were left out of "
         "each (rows; (person, group) pairs for persons()), and the max_contributions and max_groups that would keep "
         "every row, are in this warning's 'count' and 'details', for you, the holder of the data: no release carries "
-        "them.", bounding.rows, details), stacklevel=3)  # the caller of Query.release
+        "them.", bounding.rows, details), stacklevel=4)  # the caller of Query.release

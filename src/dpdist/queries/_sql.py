@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import InvalidParameterError, MissingDependencyError
 from ..frame._tables import _staging_backend, narwhals
 from ._expressions import RowCompiler, Scope, Value, number, refused
-from ._query import Query, query
+from ._query import Query, query, silenced
 from ._sources import Source, filtered, read_from
 from ._statistics import SqlCall, Statistic, aggregates_named, sql_forms
 
@@ -67,7 +67,7 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
         max_contributions: int | None = None, max_groups: int | None = None, selection_epsilon: float | None = None,
         selection_delta: float = 1e-6, selection: str | None = None, delta: float | None = None, session: Any = None,
         rng: Any = None, public_tables: dict[str, Any] | None = None, missing: str | float = "drop",
-        min_persons: int | None = None, min_persons_epsilon: float | None = None) -> Query:
+        min_persons: int | None = None, min_persons_epsilon: float | None = None, holder_notes: bool = True) -> Query:
     """The :class:`~dpdist.queries.Query` of one SELECT (``.explain(n=...)`` shows its plan, ``.release()`` runs it).
 
     >>> dpdist.sql("SELECT region, QUANTILES(income, 0.1, 0.5, 0.9), COUNT(*) FROM t GROUP BY region",  # doctest: +SKIP
@@ -94,28 +94,35 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
     epsilon, max_contributions, max_groups, delta, session, rng, missing, min_persons, min_persons_epsilon
         As in :func:`dpdist.query` (``delta``: counts, sums, means and histograms as one Gaussian vector over the
         groups where the plan finds it more accurate).
+    holder_notes : bool
+        As in :func:`dpdist.query`; with False no warning leaves the building of the query either (an engine computing
+        a join or a ``WHERE`` of an eager frame may warn of a value).
     """
-    sqlglot, exp = _sqlglot()
-    if not isinstance(statement, str):
-        raise InvalidParameterError(f"The 'statement' argument of dpdist.sql must be a string. Got {statement!r:.80}.")
-    tree = _parsed(sqlglot, exp, statement)
-    given = bounds if isinstance(bounds, dict) else {}
-    source = filtered(exp, tree.args.get("where"), read_from(exp, tree, tables, public_tables, privacy_id, given))
-    select = _Select(exp, source, given).read(tree)
-    if keys is not None and not isinstance(keys, dict) and not select.by:  # a dict may declare a table's columns' keys
-        raise InvalidParameterError(f"The 'keys' argument of dpdist.sql lists the keys of a GROUP BY, and the "
-                                    f"statement has none. Got {keys!r:.100}.")
-    built = query(select.source.table(), epsilon=epsilon, privacy_id=select.source.privacy_id,
-                  max_contributions=max_contributions, max_groups=max_groups, session=session, rng=rng, missing=missing,
-                  delta=delta, min_persons=min_persons, min_persons_epsilon=min_persons_epsilon)
-    if select.by:
-        public = _public_keys(select.by, [select.key_names.get(name, name) for name in select.by], keys)
-        built = built.group_by(*select.by, keys=public, selection_epsilon=None if public is not None else
-                               selection_epsilon, selection_delta=selection_delta,
-                               selection=None if public is not None else selection)
-    built = dataclasses.replace(built.agg(*select.statistics), key_names=select.key_names)
-    having = tree.args.get("having")
-    return built if having is None else dataclasses.replace(built, having=select.having(having.this))
+    with silenced(holder_notes is False):  # nothing an eager engine warns of while it builds
+        sqlglot, exp = _sqlglot()
+        if not isinstance(statement, str):
+            raise InvalidParameterError("The 'statement' argument of dpdist.sql must be a string. "
+                                        f"Got {statement!r:.80}.")
+        tree = _parsed(sqlglot, exp, statement)
+        given = bounds if isinstance(bounds, dict) else {}
+        source = filtered(exp, tree.args.get("where"), read_from(exp, tree, tables, public_tables, privacy_id,
+                                                                 given))
+        select = _Select(exp, source, given).read(tree)
+        if keys is not None and not isinstance(keys, dict) and not select.by:  # a dict may declare a table's keys
+            raise InvalidParameterError(f"The 'keys' argument of dpdist.sql lists the keys of a GROUP BY, and the "
+                                        f"statement has none. Got {keys!r:.100}.")
+        built = query(select.source.table(), epsilon=epsilon, privacy_id=select.source.privacy_id,
+                      max_contributions=max_contributions, max_groups=max_groups, session=session, rng=rng,
+                      missing=missing, delta=delta, min_persons=min_persons, min_persons_epsilon=min_persons_epsilon,
+                      holder_notes=holder_notes)
+        if select.by:
+            public = _public_keys(select.by, [select.key_names.get(name, name) for name in select.by], keys)
+            built = built.group_by(*select.by, keys=public, selection_epsilon=None if public is not None else
+                                   selection_epsilon, selection_delta=selection_delta,
+                                   selection=None if public is not None else selection)
+        built = dataclasses.replace(built.agg(*select.statistics), key_names=select.key_names)
+        having = tree.args.get("having")
+        return built if having is None else dataclasses.replace(built, having=select.having(having.this))
 
 
 def _public_keys(columns: list[str], shown: list[str], keys: Any) -> list | None:
