@@ -387,32 +387,36 @@ def test_a_key_value_campaign_takes_binary_and_json_batches_and_serves_frequenci
     assert plot.status_code == 200 and plot.content[:4] == b"\x89PNG"
 
 
-def test_the_admin_and_metrics_tokens_rotate_by_a_restart_and_devices_never_notice(tmp_path):
-    """The rotation of the operations page: the service started again on its database with new admin and metrics
-    tokens refuses the old ones (401) and takes the new ones; a device holding the campaign's config and submit
-    token from before sends on, counted, with nothing to fetch again (neither token is a device's)."""
+def test_the_admin_and_metrics_tokens_rotate_with_an_overlap_and_devices_never_notice(tmp_path):
+    """The rotation of the operations page: the service started again on its database with the new admin and metrics
+    tokens and the previous ones takes either; started with the new ones alone, it refuses the old ones (401). A device
+    holding the campaign's config and submit token from before sends on, counted, with nothing to fetch again."""
     from dpdist.serve._operations import Operations
 
     old, new = ("admin-old-0123456789", "metrics-old-0123456789"), ("admin-new-0123456789", "metrics-new-0123456789")
     database = str(tmp_path / "c.sqlite")
     submit = {"Authorization": "Bearer submit-token-0123456789"}
 
-    def started(tokens):
-        return TestClient(create_app(database, admin_token=tokens[0], operations=Operations(metrics_token=tokens[1])))
+    def started(tokens, previous=(None, None)):
+        return TestClient(create_app(database, admin_token=tokens[0], previous_admin_token=previous[0],
+                                     operations=Operations(metrics_token=tokens[1], previous_metrics_token=previous[1])))
 
-    def bearer(token):
-        return {"Authorization": f"Bearer {token}"}
+    def answers(client, tokens):
+        return [client.get(route, headers={"Authorization": f"Bearer {token}"}).status_code
+                for route, token in zip(("/api/campaigns", "/metrics"), tokens)]
 
     with started(old) as before:
-        assert before.post("/api/campaigns", headers=bearer(old[0]), json={
+        admin = {"Authorization": f"Bearer {old[0]}"}
+        assert before.post("/api/campaigns", headers=admin, json={
             "campaign": "c", "config": GRR, "submit_token": "submit-token-0123456789"}).status_code == 201
-        assert before.post("/api/campaigns/c/open", headers=bearer(old[0])).status_code == 200
+        assert before.post("/api/campaigns/c/open", headers=admin).status_code == 200
         config = before.get("/api/campaigns/c/config").json()
         assert before.put("/api/campaigns/c/batches/b1", headers=submit, json={"reports": [1, 2]}).status_code == 200
-    with started(new) as after:
-        for route, (refused, taken) in (("/api/campaigns", (old[0], new[0])), ("/metrics", (old[1], new[1]))):
-            assert after.get(route, headers=bearer(refused)).status_code == 401
-            assert after.get(route, headers=bearer(taken)).status_code == 200
+    with started(new, previous=old) as during:  # 1. every instance with both: scripts and scrapers move meanwhile
+        assert answers(during, old) == answers(during, new) == [200, 200]
+        assert during.put("/api/campaigns/c/batches/b2", headers=submit, json={"reports": [3]}).status_code == 200
+    with started(new) as after:  # 2. the old ones retired
+        assert answers(after, old) == [401, 401] and answers(after, new) == [200, 200]
         assert after.get("/api/campaigns/c/config").json() == config  # what devices hold is unchanged
-        assert after.put("/api/campaigns/c/batches/b2", headers=submit, json={"reports": [3]}).status_code == 200
-        assert after.get("/api/campaigns/c", headers=bearer(new[0])).json()["n"] == 3
+        assert after.put("/api/campaigns/c/batches/b3", headers=submit, json={"reports": [4]}).status_code == 200
+        assert after.get("/api/campaigns/c", headers={"Authorization": f"Bearer {new[0]}"}).json()["n"] == 4

@@ -61,6 +61,9 @@ def _add_serve(subparsers) -> None:
         "(a SQLite file on this machine, or PostgreSQL: then also any number of hosts)",
     )
     serve.add_argument("--admin-token", default=None, help=TOKEN_HELP + "; at least 16 characters")
+    serve.add_argument("--previous-admin-token", default=None,
+                       help="while the admin token rotates: the one --admin-token replaces, still taken; prefer "
+                       "DPDIST_PREVIOUS_ADMIN_TOKEN")
     serve.add_argument(
         "--relay-token", default=None,
         help="the token of the relay (dpdist relay) that delivers to campaigns created with --relay; >= 16 characters; "
@@ -89,6 +92,8 @@ def _add_serve(subparsers) -> None:
         "--relay-token": token_rule(16, "DPDIST_RELAY_TOKEN"),
         "--previous-relay-token": token_rule(16, "DPDIST_PREVIOUS_RELAY_TOKEN"),
         "--metrics-token": token_rule(16, "DPDIST_METRICS_TOKEN"),
+        "--previous-admin-token": token_rule(16, "DPDIST_PREVIOUS_ADMIN_TOKEN"),
+        "--previous-metrics-token": token_rule(16, "DPDIST_PREVIOUS_METRICS_TOKEN"),
         "--max-body-bytes": Integer(low=1024),
         "--db": DATABASE_URL,
     })
@@ -110,6 +115,9 @@ def _add_operations(serve) -> None:
     serve.add_argument("--metrics-token", default=None,
                        help="GET /metrics needs 'Authorization: Bearer <this token>' (>= 16 characters; prefer the "
                        "environment variable: options show in `ps`); without it, the admin token")
+    serve.add_argument("--previous-metrics-token", default=None,
+                       help="while the metrics token rotates: the one --metrics-token replaces, still taken; prefer "
+                       "DPDIST_PREVIOUS_METRICS_TOKEN")
     serve.add_argument("--root-path", default="",
                        help="the path prefix under which a reverse proxy publishes the service (e.g. /dpdist); the "
                        "proxy strips it before forwarding")
@@ -130,7 +138,8 @@ def _operations(args, Operations):
     root = args.root_path.rstrip("/")
     args.root_path = root
     origins = tuple(origin.strip() for origin in args.cors_origin.split(",") if origin.strip())
-    return Operations(metrics_token=args.metrics_token or None, log_format=args.log_format, cors_origins=origins,
+    return Operations(metrics_token=args.metrics_token or None, previous_metrics_token=args.previous_metrics_token or None,
+                      log_format=args.log_format, cors_origins=origins,
                       ready_timeout_s=args.ready_timeout, min_free_bytes=args.min_free_bytes)
 
 
@@ -191,7 +200,8 @@ def _run_serve(args) -> int:
     from ..serve._workers import run_workers  # lazy: the service's code loads only when it runs (dpdist[serve])
 
     run_workers(args.workers, db=args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits,
-                operations=operations, relay_token=relay_token, previous_relay_token=previous, host=args.host, port=args.port, **options)
+                operations=operations, relay_token=relay_token, previous_relay_token=previous,
+                previous_admin_token=args.previous_admin_token or None, host=args.host, port=args.port, **options)
     return 0
 
 
@@ -201,7 +211,8 @@ def _opened_app(args, token: str, limits, operations, relay_tokens: tuple[str | 
 
     try:
         return create_app(args.db, admin_token=token, max_body_bytes=args.max_body_bytes, limits=limits, operations=operations,
-                          relay_token=relay_tokens[0], previous_relay_token=relay_tokens[1])
+                          relay_token=relay_tokens[0], previous_relay_token=relay_tokens[1],
+                          previous_admin_token=args.previous_admin_token or None)
     except Exception as error:
         # the driver's own errors (sqlite3.OperationalError, psycopg.OperationalError): a path or URL the user gave
         cause = error.__cause__ if type(error).__name__ == "DatabaseUnavailableError" and error.__cause__ else error

@@ -72,7 +72,7 @@ async def lifespan(app: Starlette):
 def create_app(
     db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, static_dir: PathLike | None = None,
     limits: Limits | None = None, operations: Operations | None = None, relay_token: str | None = None,
-    previous_relay_token: str | None = None,
+    previous_relay_token: str | None = None, previous_admin_token: str | None = None,
 ) -> Starlette:
     """The ASGI application of ``dpdist serve`` (run it with uvicorn, with :func:`._limits.uvicorn_options`).
 
@@ -81,10 +81,11 @@ def create_app(
     packaged JavaScript client (``participate.html`` and ``src/``); ``operations``:
     a :class:`._operations.Operations` (readiness, metrics, logs, CORS, security headers); ``relay_token``: the token
     of the relay that delivers to campaigns created with ``"relay"`` (:mod:`._relayed`); ``previous_relay_token``: the
-    one it replaces, still taken from the relay while the rotation lasts.
+    one it replaces, still taken from the relay while the rotation lasts; ``previous_admin_token``: likewise the admin
+    token being replaced.
     """
     service = Service(db_url, admin_token=admin_token, max_body_bytes=max_body_bytes, limits=limits, relay_token=relay_token,
-                      previous_relay_token=previous_relay_token)
+                      previous_relay_token=previous_relay_token, previous_admin_token=previous_admin_token)
     clients_js = Path(static_dir) if static_dir is not None else clients_js_dir()
     routes: list[BaseRoute] = [*ROUTES, *OHTTP_ROUTES, *OPERATIONS_ROUTES,  # OHTTP: the gateway (:mod:`._ohttp_gateway`)
                                Mount(STATIC_PREFIX, app=static_files(), name="pages")]

@@ -172,13 +172,16 @@ class _RequestCollector:
 class Metrics:
     """The metrics of one application, and the ``/metrics`` endpoint.
 
-    ``/metrics`` needs ``Authorization: Bearer <token>``; without a ``token``, ``check_admin(request)``
+    ``/metrics`` needs ``Authorization: Bearer <token>`` (or ``previous_token``, while it rotates); without a ``token``, ``check_admin(request)``
     decides (the admin token): counts of reports and refusals were the admins' to see before.
     """
 
-    def __init__(self, db, *, token: str | None = None, check_admin=None, service=None):
+    def __init__(self, db, *, token: str | None = None, previous_token: str | None = None, check_admin=None,
+                 service=None):
         self.registry = registry = CollectorRegistry(auto_describe=True)
-        self._token_sha256 = hashlib.sha256(token.encode()).digest() if token else None
+        # the token, and while it rotates the one it replaces (taken only beside a token)
+        self._token_sha256s = tuple(hashlib.sha256(known.encode()).digest() for known in (token, token and previous_token)
+                                    if known)
         self._check_admin = check_admin
         ProcessCollector(registry=registry)
         PlatformCollector(registry=registry)
@@ -232,13 +235,13 @@ class Metrics:
 
     # ------------------------------------------------------------------ endpoint
     async def endpoint(self, request) -> Response:
-        if self._token_sha256 is None and self._check_admin is not None:
+        if not self._token_sha256s and self._check_admin is not None:
             self._check_admin(request)  # refused (401) unless the admin token
-        elif self._token_sha256 is not None:
+        elif self._token_sha256s:
             header = request.headers.get("authorization", "")
             scheme, _, offered = header.partition(" ")
             digest = hashlib.sha256((offered.strip() if scheme.lower() == "bearer" else "").encode()).digest()
-            if not hmac.compare_digest(digest, self._token_sha256):
+            if not any([hmac.compare_digest(digest, known) for known in self._token_sha256s]):  # each compared
                 return JSONResponse(
                     {"error": "unauthorized", "detail": "/metrics needs the metrics token (Authorization: Bearer ...)."},
                     status_code=401, headers={"WWW-Authenticate": "Bearer"},

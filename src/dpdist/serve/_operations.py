@@ -42,6 +42,8 @@ __all__ = ["Operations", "install", "ROUTES"]
 
 @validate_params({"log_format": Options(LOG_FORMATS), "ready_timeout_s": READY_TIMEOUT, "min_free_bytes": MIN_FREE_BYTES,
                   "metrics_token": Optional(Token(16, "a token of at least 16 printable ASCII characters", spaces=True)),
+                  "previous_metrics_token": Optional(Token(16, "a token of at least 16 printable ASCII characters",
+                                                           spaces=True)),
                   "cors_origins": ORIGINS})
 @dataclass(frozen=True)
 class Operations:
@@ -62,6 +64,8 @@ class Operations:
         How long ``/readyz`` waits for the database.
     min_free_bytes : int
         SQLite: ``/readyz`` answers 503 ``disk_full`` below this much free space.
+    previous_metrics_token : str, optional
+        While the metrics token rotates, the one it replaces: ``/metrics`` takes either.
     """
 
     metrics_token: str | None = None
@@ -69,6 +73,7 @@ class Operations:
     cors_origins: tuple = ()
     ready_timeout_s: float = DEFAULT_READY_TIMEOUT_S
     min_free_bytes: int = DEFAULT_MIN_FREE_BYTES
+    previous_metrics_token: str | None = None
 
     def __post_init__(self):  # the table checked each origin (a default of () is not checked: nothing to check)
         object.__setattr__(self, "cors_origins", tuple(self.cors_origins))
@@ -102,7 +107,7 @@ def install(app, service, operations: Operations | None = None) -> None:
     operations = operations or Operations()
     db = service.store.db
     readiness = Readiness(db, timeout_s=operations.ready_timeout_s, min_free_bytes=operations.min_free_bytes)
-    metrics = Metrics(db, token=operations.metrics_token, check_admin=lambda request: service.check_admin(bearer(request)),
+    metrics = Metrics(db, token=operations.metrics_token, previous_token=operations.previous_metrics_token, check_admin=lambda request: service.check_admin(bearer(request)),
                       service=service)
     app.state.metrics, app.state.readiness, app.state.operations = metrics, readiness, operations
     app.add_exception_handler(DatabaseUnavailableError, _database_unavailable)

@@ -61,12 +61,17 @@ class Service:
 
     @validate_params({  # once per server (dpdist serve states the same rules for its options)
         "admin_token": Token(16, "a token of at least 16 printable ASCII characters (the admin token)", spaces=True),
+        "previous_admin_token": Optional(Token(16, "a token of at least 16 printable ASCII characters (the admin token "
+                                               "being replaced)", spaces=True)),
         "max_body_bytes": Integer(low=1024),
         "limits": Optional(InstanceOf(Limits, "a dpdist._guard.Limits")),
     }, owner="Service")
     def __init__(self, db_url: str, *, admin_token: str, max_body_bytes: int = DEFAULT_MAX_BODY_BYTES, limits: Limits | None = None,
-                 relay_token: str | None = None, previous_relay_token: str | None = None):
-        self._admin_sha256 = hashlib.sha256(admin_token.encode()).digest()
+                 relay_token: str | None = None, previous_relay_token: str | None = None,
+                 previous_admin_token: str | None = None):
+        # the admin token, and while it rotates the one it replaces
+        self._admin_sha256s = tuple(hashlib.sha256(token.encode()).digest() for token in (admin_token, previous_admin_token)
+                                    if token)
         self.max_body_bytes = max_body_bytes
         self.limits = (limits or Limits(max_inflight_bytes=max(Limits.max_inflight_bytes, max_body_bytes))).check(max_body_bytes)
         self.budget: BodyBudget = self.limits.budget(max_body_bytes)  # the pool, a share per address, the anonymous half
@@ -115,9 +120,9 @@ class Service:
 
     # ------------------------------------------------------------------ who
     def check_admin(self, token: str) -> None:
-        """Refuse unless ``token`` is the admin token (constant-time compare)."""
+        """Refuse unless ``token`` is the admin token, or the previous one while it rotates (constant-time compares)."""
         offered = hashlib.sha256(token.encode()).digest()
-        if not hmac.compare_digest(offered, self._admin_sha256):
+        if not any([hmac.compare_digest(offered, known) for known in self._admin_sha256s]):  # each compared
             raise Unauthorized("unauthorized", "This route needs the admin token (Authorization: Bearer ...).")
 
     def changed(self, campaign_id: str) -> None:

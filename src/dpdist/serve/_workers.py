@@ -44,16 +44,19 @@ def worker_app():
         operations=Operations(**settings["operations"]),
         relay_token=settings["relay_token"],
         previous_relay_token=settings["previous_relay_token"],
+        previous_admin_token=settings["previous_admin_token"],
     )
     app.state.freeze_heap = True  # a server process: its startup heap left out of full collections (_heap)
     return app
 
 
 def run_workers(workers: int, *, db: str, admin_token: str, max_body_bytes: int, limits, operations,
-                relay_token: str | None = None, previous_relay_token: str | None = None, host: str, port: int, **uvicorn_options) -> None:
+                relay_token: str | None = None, previous_relay_token: str | None = None,
+                previous_admin_token: str | None = None, host: str, port: int, **uvicorn_options) -> None:
     """Serve with ``workers`` processes until SIGTERM or SIGINT (uvicorn's supervisor)."""
     os.environ[SETTINGS] = json.dumps({
         "db": db, "admin_token": admin_token, "relay_token": relay_token, "previous_relay_token": previous_relay_token,
+        "previous_admin_token": previous_admin_token,
         "max_body_bytes": max_body_bytes,
         "limits": dataclasses.asdict(limits), "operations": dataclasses.asdict(operations),
     })
