@@ -16,6 +16,7 @@ from dpdist import accounting, central, local
 from dpdist.accounting import guess_bound, guess_odds, tradeoff
 from dpdist.errors import InvalidParameterError
 from dpdist.local.ledger import PrivacyLedger
+from dpdist.postprocess import project_simplex
 from dpdist.privacy import PrivacyGuarantee
 from conformance._examples import CASES, case_id, make
 from odds_support import FRESH, over_eight
@@ -121,6 +122,17 @@ def test_a_given_prior_is_enumerated_and_chance_is_its_largest_weight():
         assert odds.probability[0] <= guess_bound(2.0, chance=0.4)
     with pytest.raises(InvalidParameterError, match="one weight per candidate value \\(8\\)"):
         guess_odds(local.make("grr", epsilon=1.0, domain_size=8), prior=[0.5, 0.5])
+
+
+def test_an_estimate_projected_onto_the_shares_is_a_prior():
+    protocol = local.make("oue", epsilon=1.0, domain_size=8)
+    estimate = protocol.estimate(protocol.privatize(np.zeros(200, dtype=int), rng=3))
+    assert estimate.frequencies.min() < 0  # unbiased: no prior
+    with pytest.raises(InvalidParameterError, match="non-negative weights"):
+        guess_odds(protocol, prior=estimate.frequencies)
+    prior = project_simplex(estimate.frequencies)
+    odds = guess_odds(protocol, prior=prior)
+    assert odds.chance == pytest.approx(prior.max()) and odds.probability[0] <= guess_bound(1.0, chance=prior.max())
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
