@@ -69,7 +69,8 @@ def gaussian_request(owner: str, function: Callable, kwargs: dict, delta: Any, p
     level = check_param(owner, "level", given.get("level", 0.95), Interval(0.0, 1.0, closed="neither"))
     bounds = given.get("bounds")
     if statistic != "count":
-        bounds = tuple(float(value) for value in check_param(owner, "bounds", bounds, Bounds()))
+        low, high = check_param(owner, "bounds", bounds, Bounds())
+        bounds = (float(low), float(high))
     bins = given.get("bins")
     if statistic == "histogram":
         bins = check_param(owner, "bins", bins, Integer(low=1, high=2**16))
