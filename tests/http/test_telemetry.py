@@ -1,13 +1,14 @@
 """OpenTelemetry traces of the servers (src/dpdist/_http/_telemetry.py): off and nothing imported unless the ``OTEL_*``
 variables ask; when on, a span per request, group commit, estimate and relay delivery, received by an OTLP/HTTP
-receiver the tests start (tests/otlp_support.py), a report's path from the relay to the collector's commit one trace,
-and no attribute holding a request's text (a token, a report, a batch id) however a client sends it."""
+receiver the tests start (tests/otlp_support.py), a relay's delivery through the collector's commit one trace that
+no device's request shares, and no attribute holding a request's text (a token, a report, a batch id) however a client sends it."""
 
 from __future__ import annotations
 
 import base64
 import logging
 import os
+import random
 import re
 import secrets
 import sqlite3
@@ -86,6 +87,18 @@ def receiver(no_otel_variables, monkeypatch):
             yield found
         finally:
             _telemetry.stop()
+
+
+@pytest.mark.slow  # imports OpenTelemetry's SDK (0.7 s)
+def test_trace_and_span_ids_do_not_follow_the_state_of_pythons_random():
+    """Drawn from the CSPRNG: the Mersenne Twister's ids, seen on the relay's deliveries, would give away its others."""
+    pytest.importorskip("opentelemetry.sdk")
+    draws = []
+    for _ in range(2):
+        random.seed(7)
+        ids = _telemetry._secret_ids()
+        draws.append([ids.generate_trace_id() for _ in range(4)] + [ids.generate_span_id() for _ in range(4)])
+    assert draws[0] != draws[1] and all(0 < found < 2**128 for found in draws[0] + draws[1])
 
 
 @pytest.mark.slow  # imports OpenTelemetry (0.7 s) and serves a campaign in process
@@ -178,8 +191,8 @@ def _closed_form(key: str, value, templates: set[str]) -> bool:
 
 
 @pytest.mark.slow  # a collector and a relay as processes, ~10,000 requests sent to them
-def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret_however_it_is_sent(receiver, tmp_path,
-                                                                                                     monkeypatch):
+def test_a_relay_delivery_is_one_trace_to_the_commit_apart_from_the_devices_and_no_attribute_holds_a_secret(receiver, tmp_path,
+                                                                                                          monkeypatch):
     pytest.importorskip("pyhpke")
     from dpdist._shown import masked
     from dpdist.client import Client
@@ -206,7 +219,7 @@ def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret
         # group commit are each awaited
         spans = receiver.wait_for(lambda found: {"dpdist.relay.deliver", "dpdist.group_commit",
                                                  "PUT /api/campaigns/{campaign}/relayed/{batch_id}"} <= {span.name for _, span in found})
-        _check_one_trace([span for _, span in spans])
+        devices = _check_delivery_trace(spans)
         held = {"admin token": ADMIN_TOKEN, "relay token": RELAY_TOKEN, "submit token": submit, "metrics token": metrics_token,
                 "privacy pass token": base64.urlsafe_b64encode(secrets.token_bytes(322)).decode().rstrip("=")}
         serve_routes = _service_routes()
@@ -234,6 +247,8 @@ def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret
         found = _attributes(span)
         wrong += [(key, value) for key, value in found.items() if not _closed_form(key, value, templates)]
         wrong += [("link", link) for link in span.links if link.attributes] + [("event", event) for event in span.events]
+        if resource["service.name"] == "dpdist-serve":  # no collector's span in a device's trace, or linked to one
+            wrong += [("device's trace", span.name) for found in (span, *span.links) if found.trace_id in devices]
         text = f"{span.name} {found}"
         holding += [(name, text) for name, secret in held.items() if masked(text, (secret,)) != text]
         holding += [(name, span.trace_id.hex()) for name, secret in held.items() if secret in (span.trace_id.hex(), span.span_id.hex())]
@@ -244,20 +259,25 @@ def test_a_report_through_the_relay_is_one_trace_and_no_attribute_holds_a_secret
     assert not holding, holding[:10]
 
 
-def _check_one_trace(spans) -> None:
-    """The device's three requests to the relay, the relay's delivery of their batch, the collector's request and its
-    group commit: one trace, each span the parent of the next; the other two requests linked from the delivery."""
-    by_id = {span.span_id: span for span in spans}
+def _check_delivery_trace(found) -> set:
+    """The relay's delivery of a batch, the collector's request and its group commit: one trace, each span the parent of
+    the next, the delivery its root (kind client), neither a child of nor linked to the device's three requests to the
+    relay, each a trace of its own; the collector's spans share no trace id with those requests (returned)."""
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span  # (an extra the test's receiver needs)
+
+    spans = [span for _, span in found]
     (delivery,) = [span for span in spans if span.name == "dpdist.relay.deliver"]
     (relayed,) = [span for span in spans if span.name == "PUT /api/campaigns/{campaign}/relayed/{batch_id}"]
     (commit,) = [span for span in spans if span.name == "dpdist.group_commit" and span.parent_span_id == relayed.span_id]
-    first = by_id[delivery.parent_span_id]
-    assert first.name == "PUT /relay/v1/campaigns/{campaign}/ohttp/{report_id}" and not first.parent_span_id
+    assert not delivery.parent_span_id and not delivery.links and delivery.kind == Span.SPAN_KIND_CLIENT
     assert relayed.parent_span_id == delivery.span_id
-    assert {span.trace_id for span in (first, delivery, relayed, commit)} == {first.trace_id}
-    others = [span for span in spans if span.name == first.name and span.span_id != first.span_id]
-    assert len(others) == 2 and {link.span_id for link in delivery.links} == {span.span_id for span in others}
+    assert {span.trace_id for span in (delivery, relayed, commit)} == {delivery.trace_id}
+    devices = {span.trace_id for span in spans if span.name == "PUT /relay/v1/campaigns/{campaign}/ohttp/{report_id}"}
+    assert len(devices) == 3 and delivery.trace_id not in devices
+    collector = [span for resource, span in found if resource["service.name"] == "dpdist-serve"]
+    assert not {span.trace_id for span in collector} & devices
     assert _attributes(commit)["dpdist.group.reports"] == 3 and _attributes(delivery)["dpdist.batch.reports"] == 3
+    return devices
 
 
 def _service_routes() -> list[tuple[str, str]]:

@@ -11,9 +11,11 @@ the resource (:func:`resource`) is the service's name (``OTEL_SERVICE_NAME``, el
 ``dpdist-relay``), a random instance id, and ``OTEL_RESOURCE_ATTRIBUTES``.
 
 The spans (:class:`TracingMiddleware`, :func:`span`, :func:`linked`): one per request a server answers, one per group
-commit and one per batch the relay delivers (each a child of the span of the first request it works for, linked to
-the others'), one per estimate computed; the delivery's ``traceparent`` the collector takes, so that a report's path
-through the relay to the collector's commit is one trace.  A span holds what an access line holds
+commit (a child of the span of the first request it works for, linked to the others'), one per estimate computed,
+and one per batch the relay delivers: the root of a trace of its own, neither a child of nor linked to any device's
+request, whose ``traceparent`` the collector takes, so that a delivery through the collector's commit is one trace and
+no span of the collector's shares a trace id with a device's request to the relay.  Trace and span ids are drawn from
+the CSPRNG (:func:`_secret_ids`).  A span holds what an access line holds
 (:func:`dpdist.serve._access.fixed_fields`): what the server made or checked against a closed form, never a request's
 own text — the method when routed (else ``_OTHER``), the route's template, the status, the server's request id,
 counts; no path, no parameter, no header, no report, no batch id, no token.  A ``traceparent`` is taken only from a
@@ -27,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import uuid
 from typing import Any, Callable
 
@@ -94,10 +97,25 @@ def start(service_name: str, environ=os.environ) -> bool:
     from opentelemetry.sdk.trace.export import BatchSpanProcessor  # lazy: optional extra dpdist[otel]
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator  # lazy: optional extra dpdist[otel]
 
-    provider = TracerProvider(resource=resource(service_name))
+    provider = TracerProvider(resource=resource(service_name), id_generator=_secret_ids())
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
     TRACER, _PROPAGATOR, _PROVIDER = provider.get_tracer("dpdist"), TraceContextTextMapPropagator(), provider
     return True
+
+
+def _secret_ids():
+    """An id generator drawing from the CSPRNG: the SDK's default draws from Python's Mersenne Twister, whose state the
+    collector could recover from the ids of the relay's deliveries, and so derive the ids of the relay's other spans."""
+    from opentelemetry.sdk.trace.id_generator import RandomIdGenerator  # lazy: optional extra dpdist[otel]
+
+    class SecretIds(RandomIdGenerator):
+        def generate_span_id(self) -> int:
+            return secrets.randbelow((1 << 64) - 1) + 1  # uniform over the valid (nonzero) ids
+
+        def generate_trace_id(self) -> int:
+            return secrets.randbelow((1 << 128) - 1) + 1
+
+    return SecretIds()
 
 
 def stop() -> None:
@@ -202,26 +220,28 @@ def current():
 
 
 @contextlib.contextmanager
-def span(name: str, attributes: dict | None = None):
-    """``with span(name, attributes)``: a span of the work in the block, a child of the span in progress (nothing while
-    traces are off); counts may be added to the attributes the block yields."""
+def span(name: str, attributes: dict | None = None, *, root: bool = False):
+    """``with span(name, attributes)``: a span of the work in the block, a child of the span in progress, or (``root``)
+    the root of a new trace, of kind client (a request to another server: the relay's delivery); nothing while traces
+    are off.  Counts may be added to the attributes the block yields."""
     tracer = TRACER
     if tracer is None:
         yield {}
         return
+    from opentelemetry import context, trace  # lazy: optional extra dpdist[otel] (imported by start already)
+
     counts: dict = dict(attributes or {})
-    with tracer.start_as_current_span(name) as made:
+    with (tracer.start_as_current_span(name, context=context.Context(), kind=trace.SpanKind.CLIENT) if root
+          else tracer.start_as_current_span(name)) as made:
         yield counts
         made.set_attributes(counts)
 
 
 @contextlib.contextmanager
-def linked(name: str, contexts: list, attributes: dict | None = None, *, child_of_first: bool = False,
-           client: bool = False):
-    """``with linked(name, contexts)``: a span of work done for many requests, linked to their span ``contexts``
-    (:func:`current`; None for none), or a child of the first and linked to the rest (``child_of_first``), of kind client
-    (``client``: a request to another server) or internal; with the span as the current one in the block, nothing
-    while traces are off."""
+def linked(name: str, contexts: list, attributes: dict | None = None):
+    """``with linked(name, contexts)``: a span of work done for many requests, a child of the first of their span
+    ``contexts`` (:func:`current`; None for none) and linked to the rest, the current span in the block; nothing while
+    traces are off."""
     tracer = TRACER
     if tracer is None:
         yield {}
@@ -229,10 +249,10 @@ def linked(name: str, contexts: list, attributes: dict | None = None, *, child_o
     from opentelemetry import trace  # lazy: optional extra dpdist[otel] (imported by start already)
 
     held = [found for found in contexts if found is not None]
-    parent = trace.set_span_in_context(trace.NonRecordingSpan(held.pop(0))) if child_of_first and held else None
+    parent = trace.set_span_in_context(trace.NonRecordingSpan(held.pop(0))) if held else None
     counts: dict = dict(attributes or {})
     links = [trace.Link(found) for found in held[:_MAX_LINKS]]
-    with tracer.start_as_current_span(name, context=parent, links=links, kind=trace.SpanKind.CLIENT if client else trace.SpanKind.INTERNAL) as made:
+    with tracer.start_as_current_span(name, context=parent, links=links) as made:
         yield counts
         made.set_attributes(counts)
 

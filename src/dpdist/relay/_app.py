@@ -292,8 +292,6 @@ async def _queue_report(request: Request, envelope: int) -> JSONResponse:
     if outcome == "token_spent":
         raise RelayError(403, "token_spent", "This token admitted another report of the campaign; a token admits one "
                                              "report (get another from the campaign's issuer).")
-    if outcome == "new" and _telemetry.TRACER is not None:  # this request's span, for its batch's delivery
-        state.forwarder.hold(campaign, report_id)
     state.forwarder.wake.set()
     return JSONResponse({"campaign": campaign, "report_id": report_id, "duplicate": outcome == "duplicate",
                          "queued": True}, status_code=202)

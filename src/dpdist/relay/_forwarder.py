@@ -18,9 +18,10 @@ collector's refusal as a client shows one (:func:`dpdist._http._answer.refusal_s
 and cut, else its status, host and size), and of a failure its kind and message; the relay's own secrets (its token,
 its collector URL's password) are masked wherever either repeats them.
 
-While traces are on (:mod:`dpdist._http._telemetry`), a delivery is a span, a child of the span of the request that
-brought the batch's oldest report and linked to those of the others (held in memory from acceptance to delivery: a
-batch formed before a restart has none), and carries its ``traceparent`` to the collector.
+While traces are on (:mod:`dpdist._http._telemetry`), each attempt at a delivery is a span, the root of a trace of its
+own, and carries its ``traceparent`` to the collector: it is neither a child of nor linked to the requests that brought
+the batch's reports, so the collector's spans share a trace id with no device's request, and the relay's traces hold no
+batch's membership.
 """
 
 from __future__ import annotations
@@ -36,15 +37,13 @@ from .._http._deadline import ACK_ANSWER_BYTES, request_within_async, timeout
 from .._redact import url_secrets
 from .._shown import shown
 from ._collector import ANSWER_DEADLINE_S, delivery_deadline
-from ._queue import Batch, RelayQueue, report_key
+from ._queue import Batch, RelayQueue
 
 __all__ = ["Forwarder", "RELAYED_BATCH_CONTENT_TYPE"]
 
 RELAYED_BATCH_CONTENT_TYPE = "application/vnd.dpdist.relayed-batch"
 _RETRY = {401, 403, 408, 425, 429}
 _MAX_BACKOFF_S = 30.0
-#: the most reports' span contexts held at once (the oldest forgotten first)
-_MAX_HELD = 100_000
 log = logging.getLogger("dpdist.relay")
 
 
@@ -59,15 +58,6 @@ class Forwarder:
         self._backoff = interval
         #: what the relay holds that no line it writes may show: its token, its collector URL's password
         self.secrets = (relay_token, *url_secrets(str(getattr(client, "base_url", ""))))
-        #: the span contexts of the requests of reports waiting (by report key), and of batches formed (by batch id)
-        self._held: dict[bytes, object] = {}
-        self._batch_spans: dict[str, list] = {}
-
-    def hold(self, campaign: str, report_id: str) -> None:
-        """Keep the span in progress, a request's that brought a new report, for its batch's delivery (traces on)."""
-        if len(self._held) >= _MAX_HELD:
-            del self._held[next(iter(self._held))]
-        self._held[report_key(campaign, report_id)] = _telemetry.current()
 
     async def run(self) -> None:
         while True:
@@ -91,8 +81,6 @@ class Forwarder:
                 batch = await asyncio.wrap_future(self.store.form_batch(campaign, self.min_batch, self.max_batch))
                 if batch is None:
                     break
-                if _telemetry.TRACER is not None:
-                    self._batch_spans[batch.batch_id] = [self._held.pop(key, None) for key in batch.keys]
                 count -= batch.count
         settled = True
         for batch_id in await asyncio.to_thread(self.store.pending_batch_ids):
@@ -104,12 +92,8 @@ class Forwarder:
         """One attempt; whether the batch is settled (acknowledged or refused for good)."""
         if _telemetry.TRACER is None:
             return await self._deliver(batch)
-        spans = self._batch_spans.get(batch.batch_id, [])
-        with _telemetry.linked("dpdist.relay.deliver", spans, {"dpdist.batch.reports": batch.count}, child_of_first=True,
-                               client=True) as counts:
+        with _telemetry.span("dpdist.relay.deliver", {"dpdist.batch.reports": batch.count}, root=True) as counts:
             settled = counts["dpdist.batch.settled"] = await self._deliver(batch)
-        if settled:
-            self._batch_spans.pop(batch.batch_id, None)
         return settled
 
     async def _deliver(self, batch: Batch) -> bool:

@@ -42,7 +42,7 @@ import hashlib
 import secrets
 import sqlite3
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .._io._sqlite_store import SQLiteStore
 from .._wire._frames import frame
@@ -73,7 +73,6 @@ class Batch:
     campaign: str
     count: int
     body: bytes
-    keys: tuple = field(default=(), repr=False, compare=False)  # its reports' keys (report_key), as formed; () read back
 
 
 def report_key(campaign: str, report_id: str) -> bytes:
@@ -200,13 +199,13 @@ def _form_batch(connection, campaign: str, min_size: int, max_size: int) -> Batc
     for envelope, count, _ in counts:
         take = min(int(count), max_size - len(rows))
         if take >= min_size:
-            rows += connection.execute("SELECT rowid, sealed, key FROM reports WHERE campaign = ? AND envelope = ? AND sealed IS NOT"
+            rows += connection.execute("SELECT rowid, sealed FROM reports WHERE campaign = ? AND envelope = ? AND sealed IS NOT"
                                        " NULL ORDER BY rowid LIMIT ?", (campaign, envelope, take)).fetchall()
     if not rows:
         return None
     sealed = [bytes(row[1]) for row in rows]
     secrets.SystemRandom().shuffle(sealed)  # the order the collector sees: drawn with the CSPRNG
-    batch = Batch(secrets.token_hex(16), campaign, len(sealed), frame(sealed), tuple(bytes(row[2]) for row in rows))
+    batch = Batch(secrets.token_hex(16), campaign, len(sealed), frame(sealed))
     connection.execute("INSERT INTO batches (batch_id, campaign, count, body) VALUES (?, ?, ?, ?)", (batch.batch_id, campaign, batch.count, batch.body))
     connection.executemany("UPDATE reports SET sealed = NULL WHERE rowid = ?", [(row[0],) for row in rows])
     return batch

@@ -70,8 +70,7 @@ class GroupCommitter(SingleWriter):
     def write(self, items: list) -> list:
         if _telemetry.TRACER is None:
             return self._write(items)
-        with _telemetry.linked("dpdist.group_commit", [getattr(item, "trace", None) for item in items],
-                              child_of_first=True) as counts:
+        with _telemetry.linked("dpdist.group_commit", [getattr(item, "trace", None) for item in items]) as counts:
             outcomes = self._write(items)
             arrivals = [item for item in items if isinstance(item, Arrival)]  # (their reports decoded by now)
             counts.update({"dpdist.group.items": len(items), "dpdist.group.batches": len(arrivals),
