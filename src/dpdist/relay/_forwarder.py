@@ -90,8 +90,6 @@ class Forwarder:
 
     async def deliver(self, batch: Batch) -> bool:
         """One attempt; whether the batch is settled (acknowledged or refused for good)."""
-        if _telemetry.TRACER is None:
-            return await self._deliver(batch)
         with _telemetry.span("dpdist.relay.deliver", {"dpdist.batch.reports": batch.count}, root=True) as counts:
             settled = counts["dpdist.batch.settled"] = await self._deliver(batch)
         return settled
