@@ -14,6 +14,7 @@ from scipy import optimize, stats
 
 from dpdist import accounting, central, local
 from dpdist.accounting import guess_bound, guess_odds, tradeoff
+from dpdist.accounting._odds import _times
 from dpdist.errors import InvalidParameterError
 from dpdist.local.ledger import PrivacyLedger
 from dpdist.postprocess import project_simplex
@@ -274,11 +275,27 @@ def test_a_ledger_admits_the_reports_its_budget_allows():
     assert guess_odds(protocol, 365, ledger=ledger).sent == (10,)  # three sent, seven more admitted
 
 
-def test_the_sentence_names_the_chance_baseline():
+def test_the_sentence_names_the_chance_baseline_its_prior_and_what_holds_for_any_prior():
     odds = guess_odds(local.make("grr", epsilon=1.0, domain_size=8))
     assert odds.sentence() == "Someone who sees your report can guess your value with a probability of 28%, against " \
-                              "12.5% by chance."
+                              "12.5% by chance, if every answer is equally likely; whatever else they know, at most " \
+                              "2.72 times a blind guess."
     assert "at most" in guess_odds(local.make("pm", epsilon=1.0, bounds=(0.0, 1.0))).sentence()
+    skewed = guess_odds(local.make("grr", epsilon=1.0, domain_size=8), prior=[20, 1, 1, 1, 1, 1, 1, 1])
+    assert "if answers are as common as assumed; whatever else they know, at most 2.72 times" in skewed.sentence()
+
+
+def test_no_prior_lets_the_best_guess_beat_the_blind_one_by_more_than_its_times():
+    protocol = local.make("grr", epsilon=1.0, domain_size=8)
+    for prior in np.random.default_rng(5).dirichlet(np.full(8, 0.3), size=50):
+        odds = guess_odds(protocol, [1, 3], prior=prior)
+        assert odds.chance * (1 - 1e-12) <= odds.probability[0] <= odds.times[0] * odds.chance
+        assert odds.times == pytest.approx((math.e, 8.0))  # e^3 > 8 values: S <= 1 <= 8 pi*
+    assert guess_odds(local.make("grr", epsilon=3.0, domain_size=8)).times == (8.0,)  # e^3 > 8: success <= 1
+    memo = guess_odds(local.make("l-grr", epsilon=4.0, epsilon_1=1.0, domain_size=8), [1, 7], over="kept")
+    assert memo.times == pytest.approx((math.e, math.e)) and "at most 2.72 times" in memo.sentence()
+    assert guess_odds(local.make("l-grr", epsilon=2.0, epsilon_1=1.0, domain_size=100), 7).times[0] <= math.exp(2.0)
+    assert [_times(value) for value in (math.e, 2.0, 9.999, 22026.47)] == ["2.72", "2", "10", "22,100"]  # rounded up
 
 
 # ---------------------------------------------------------------------------------------------- membership

@@ -204,7 +204,9 @@ def test_both_pages_say_how_likely_a_persons_answer_is_guessed(server, devtools)
         ["screenshot", _shot("participate-odds")]])
     odds = participate["values"][-1]
     python = guess_odds(local.make("grr", epsilon=1.0, domain_size=8)).sentence()
-    assert python == "Someone who sees your report can guess your value with a probability of 28%, against 12.5% by chance."
+    assert python == ("Someone who sees your report can guess your value with a probability of 28%, against 12.5% by "
+                      "chance, if every answer is equally likely; whatever else they know, at most 2.72 times a blind "
+                      "guess.")
     assert odds.startswith("Can your answer be guessed? " + python)
     attacker = httpx.get(f"{server.url}/api/campaigns/{name}/explain", timeout=60).json()["attacker"]
     dashboard = run_page(devtools, f"{server.url}/campaigns/{name}/dashboard#token={ADMIN_TOKEN}", [

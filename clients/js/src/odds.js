@@ -86,6 +86,24 @@ function odds(probability, chance, exact) {
 }
 
 /**
+ * At most how many times a blind guess the best guess is right, whatever the attacker's prior (whatever else it
+ * knows): min(e^epsilon, values), as success <= e^epsilon times the likeliest value's probability, and <= 1; rounded
+ * up to three significant digits (Python's GuessOdds.times, in words).
+ * @param {number} epsilon
+ * @param {number} values
+ * @returns {string}
+ */
+function times(epsilon, values) {
+  const value = epsilon >= Math.log(values) ? values : Math.exp(epsilon);
+  const exponent = Math.floor(Math.log10(value));
+  const scale = 10 ** (2 - exponent);
+  const digits = Math.max(0, 2 - exponent);
+  const shown = (Math.ceil(value * scale) / scale)
+    .toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+  return shown.includes('.') ? shown.replace(/\.?0+$/, '') : shown;
+}
+
+/**
  * One sentence a person reads before taking part: how likely their answer is guessed from what they send, with the
  * chance baseline (null for a protocol of key-value pairs).
  * @param {import('./protocols/_base.js').Protocol} protocol
@@ -94,9 +112,11 @@ function odds(probability, chance, exact) {
 export function consentText(protocol) {
   const found = guessOdds(protocol);
   if (found === null) return null;
-  const { target, chance, probability, exact, memo } = found;
-  const baseline = chance >= TINY ? `against ${percent(chance)} by chance`
-    : `a blind guess being right once in ${(1 / chance).toLocaleString('en-US', { maximumSignificantDigits: 3 })}`;
+  const { target, values, chance, epsilon, probability, exact, memo } = found;
+  const baseline = (chance >= TINY ? `against ${percent(chance)} by chance`
+    : `a blind guess being right once in ${(1 / chance).toLocaleString('en-US', { maximumSignificantDigits: 3 })}`)
+    + `, if every answer is equally likely; whatever else they know, at most ${times(memo?.epsilon ?? epsilon, values)}`
+    + ' times a blind guess';
   if (memo === null) {
     return `Someone who sees your report can guess ${target} with a probability of ${odds(probability, chance, exact)}, ${baseline}.`;
   }

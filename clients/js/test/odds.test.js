@@ -6,13 +6,17 @@ import { test } from 'node:test';
 import { consentText, fromConfig, guessBound, guessOdds, percent } from '../src/index.js';
 
 const make = (config) => fromConfig({ version: 1, ...config });
+/** The prior the figures assume, and what holds whatever the attacker knows (e^epsilon, at most the values). */
+const prior = (times) => `, if every answer is equally likely; whatever else they know, at most ${times} times a blind guess.`;
 
 test('GRR states its exact odds and the other protocols an upper bound', () => {
   assert.ok(Math.abs(guessBound(1, 1 / 8) - Math.E / (Math.E + 7)) < 1e-15);
   assert.equal(consentText(make({ protocol: 'grr', epsilon: 1, domain_size: 8 })),
-    'Someone who sees your report can guess your value with a probability of 28%, against 12.5% by chance.');
+    `Someone who sees your report can guess your value with a probability of 28%, against 12.5% by chance${prior('2.72')}`);
   assert.equal(consentText(make({ protocol: 'oue', epsilon: 1, domain_size: 8 })),
-    'Someone who sees your report can guess your value with a probability of at most 28%, against 12.5% by chance.');
+    `Someone who sees your report can guess your value with a probability of at most 28%, against 12.5% by chance${prior('2.72')}`);
+  assert.equal(consentText(make({ protocol: 'grr', epsilon: 3, domain_size: 8 })),
+    `Someone who sees your report can guess your value with a probability of 74.2%, against 12.5% by chance${prior('8')}`);
   assert.equal(guessOdds(make({ protocol: 'grr', epsilon: 1, domain_size: 8 })).exact, true);
 });
 
@@ -21,19 +25,19 @@ test('a longitudinal protocol states one report and every report of an unchanged
   assert.equal(odds.memo.probability, guessBound(odds.memo.epsilon, 1 / 8));
   assert.equal(consentText(make({ protocol: 'l-grr', epsilon: 2, epsilon_1: 1, domain_size: 8 })),
     'Someone who sees one of your reports can guess your value with a probability of at most 28%; all of your ' +
-      'reports of a value that does not change, at most 51.4%; against 12.5% by chance.');
+      'reports of a value that does not change, at most 51.4%; against 12.5% by chance' + prior('7.39'));
 });
 
 test('numbers, records and words are guessed among ranges, answers and words', () => {
   assert.equal(consentText(make({ protocol: 'sw', epsilon: 1, bounds: [0, 100], bins: 20 })),
     'Someone who sees your report can guess which of 10 equal ranges of [0, 100] your value lies in with a ' +
-      'probability of at most 23.2%, against 10% by chance.');
+      `probability of at most 23.2%, against 10% by chance${prior('2.72')}`);
   assert.equal(consentText(make({ protocol: 'spl', epsilon: 2, attributes: [{ name: 'a', domain_size: 3 }, { name: 'b', bounds: [0, 1] }] })),
     'Someone who sees your report can guess your answer to one question with a probability of at most 78.7%, ' +
-      'against 33.3% by chance.');
+      `against 33.3% by chance${prior('3')}`);
   assert.equal(consentText(make({ protocol: 'pem', epsilon: 2, bits: 32 })),
     'Someone who sees your report can guess your word with a probability of at most 7.39 times that of a blind ' +
-      'guess, a blind guess being right once in 4,290,000,000.');
+      `guess, a blind guess being right once in 4,290,000,000${prior('7.39')}`);
   assert.equal(consentText(make({ protocol: 'privkv', epsilon: 1, domain_size: 4 })), null);
 });
 

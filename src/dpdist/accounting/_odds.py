@@ -241,6 +241,10 @@ class GuessOdds:
     exact : tuple of bool
     sources : tuple of str
         How each number is computed.
+    times : tuple of float
+        After each, the most times the blind guess's success the best guess reaches whatever the attacker's prior
+        (whatever else it knows): :math:`\min(e^\varepsilon, d)` at the reports' pure :math:`\varepsilon`, since
+        :math:`S \le e^\varepsilon \pi^*` (the bound above) and :math:`S \le 1 \le d \pi^*`.
     """
 
     protocol: str
@@ -255,6 +259,7 @@ class GuessOdds:
     probability: tuple[float, ...]
     exact: tuple[bool, ...]
     sources: tuple[str, ...]
+    times: tuple[float, ...]
 
     def at(self, reports: int) -> float:
         """The probability after ``reports`` reports (one of :attr:`reports`)."""
@@ -271,22 +276,33 @@ class GuessOdds:
                 + f"; by chance {_percent(self.chance)} ({prior} over {self.values:,})")
 
     def sentence(self) -> str:
-        """The first number in words a person reads, with the chance baseline."""
+        """The first number in words a person reads, with the chance baseline and its prior, and what holds whatever
+        the attacker knows (the JavaScript and Java clients' ``consentText`` word for word)."""
         value = self.probability[0]
         seen = "your report" if self.reports[0] == 1 else f"your {self.reports[0]:,} reports"
+        prior = "every answer is equally likely" if self.prior == "uniform" else "answers are as common as assumed"
         return (f"Someone who sees {seen} can guess {self.target.replace('its', 'your')} with a probability of "
-                f"{'' if self.exact[0] else 'at most '}{_percent(value)}, against {_percent(self.chance)} by chance.")
+                f"{'' if self.exact[0] else 'at most '}{_percent(value)}, against {_percent(self.chance)} by chance, "
+                f"if {prior}; whatever else they know, at most {_times(self.times[0])} times a blind guess.")
 
     def to_dict(self) -> dict[str, Any]:
         return {"protocol": self.protocol, "epsilon": self.epsilon, "target": self.target, "values": self.values,
                 "prior": self.prior, "chance": self.chance, "over": self.over, "reports": list(self.reports),
                 "sent": list(self.sent), "probability": list(self.probability), "exact": list(self.exact),
-                "sources": list(self.sources), "sentence": self.sentence()}
+                "sources": list(self.sources), "times": list(self.times), "sentence": self.sentence()}
 
 
 def _count(reports: int, sent: int) -> str:
     said = f"{reports:,} report{'s' if reports != 1 else ''}"
     return said if sent == reports else f"{said} ({sent:,} sent in all, as the ledger admits them)"
+
+
+def _times(value: float) -> str:
+    """A ratio rounded up to three significant digits (an "at most" never understated), thousands separated."""
+    exponent = math.floor(math.log10(value))
+    scale = 10.0 ** (2 - exponent)
+    shown = f"{math.ceil(value * scale) / scale:,.{max(0, 2 - exponent)}f}"
+    return shown.rstrip("0").rstrip(".") if "." in shown else shown
 
 
 def _percent(value: float) -> str:
@@ -354,7 +370,8 @@ def guess_odds(protocol: Any, reports: int | Sequence[int] = 1, *, prior: Any = 
     rows = [_after(protocol, count, over, one, weights, chance) for count in sent]
     return GuessOdds(protocol.display_name, float(epsilon), target, values, "uniform" if weights is None else "given",
                      chance, over, counts, sent, tuple(value for value, _, _ in rows),
-                     tuple(exact for _, exact, _ in rows), tuple(source for _, _, source in rows))
+                     tuple(exact for _, exact, _ in rows), tuple(source for _, _, source in rows),
+                     tuple(_any_prior(protocol, count, over, epsilon, values) for count in sent))
 
 
 def _prior(prior: np.ndarray, values: int) -> np.ndarray:
@@ -426,6 +443,17 @@ def _admitted(ledger: Any, protocol: Any, reports: int, collector: str) -> int:
         low, high = (middle, high) if ledger.cost(protocol, middle, collector) <= left * (1 + 1e-12) else (low, middle - 1)
     earlier = sum(int(charge["reports"]) for charge in ledger.charges() if charge["protocol"] == protocol.name)
     return earlier + low
+
+
+def _any_prior(protocol: Any, reports: int, over: str, epsilon: float, values: int) -> float:
+    """:math:`\min(e^\varepsilon, d)` at the pure epsilon of ``reports`` reports (:attr:`GuessOdds.times`)."""
+    if reports <= 1 or over == "kept":
+        spent = epsilon * min(reports, 1)
+    elif over == "memo":
+        spent = min(protocol.stable_guarantee.epsilon, protocol.epsilon_over_changes(reports))
+    else:
+        spent = reports * epsilon  # fresh reports of a pure epsilon-LDP protocol compose
+    return float(values) if spent >= math.log(values) else math.exp(spent)
 
 
 def _after(protocol: Any, reports: int, over: str, one: tuple[float, bool, str], prior: np.ndarray | None,

@@ -70,8 +70,10 @@ public final class Odds {
                 return null;
         }
         double chance = 1.0 / values;
-        String baseline = chance >= TINY ? "against " + percent(chance) + " by chance"
-            : "a blind guess being right once in " + String.format(Locale.ROOT, "%,d", round3(1.0 / chance).longValue());
+        String baseline = (chance >= TINY ? "against " + percent(chance) + " by chance"
+            : "a blind guess being right once in " + String.format(Locale.ROOT, "%,d", round3(1.0 / chance).longValue()))
+            + ", if every answer is equally likely; whatever else they know, at most " + times(protocol instanceof Longitudinal
+                ? ((Longitudinal) protocol).losses().epsilonInf : protocol.epsilon(), values) + " times a blind guess";
         if (!(protocol instanceof Longitudinal)) {
             double probability = guessBound(protocol.epsilon(), chance);
             return "Someone who sees your report can guess " + target + " with a probability of "
@@ -81,6 +83,19 @@ public final class Odds {
         return "Someone who sees one of your reports can guess " + target + " with a probability of "
             + odds(guessBound(losses.epsilon1, chance), chance, false) + "; all of your reports of a value that does not change, "
             + odds(guessBound(losses.epsilonInf, chance), chance, false) + "; " + baseline + ".";
+    }
+
+    /**
+     * At most how many times a blind guess the best guess is right, whatever the attacker's prior (whatever else it
+     * knows): min(e^epsilon, values), as success is at most e^epsilon times the likeliest value's probability, and at
+     * most 1; rounded up to three significant digits (Python's {@code GuessOdds.times}, in words).
+     */
+    static String times(double epsilon, double values) {
+        double value = epsilon >= Math.log(values) ? values : Math.exp(epsilon);
+        int exponent = (int) Math.floor(Math.log10(value));
+        double scale = Math.pow(10, 2 - exponent);
+        String shown = String.format(Locale.ROOT, "%,." + Math.max(0, 2 - exponent) + "f", Math.ceil(value * scale) / scale);
+        return shown.contains(".") ? shown.replaceAll("\\.?0+$", "") : shown;
     }
 
     /** A probability as a percentage of three significant digits, never rounded up to 100% (Python's GuessOdds). */
