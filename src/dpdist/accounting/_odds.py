@@ -277,7 +277,7 @@ class GuessOdds:
 
     def sentence(self) -> str:
         """The first number in words a person reads, with the chance baseline and its prior, and what holds whatever
-        the attacker knows (the JavaScript and Java clients' ``consentText`` word for word)."""
+        the attacker knows (in the words of the JavaScript and Java clients' ``consentText``)."""
         value = self.probability[0]
         seen = "your report" if self.reports[0] == 1 else f"your {self.reports[0]:,} reports"
         prior = "every answer is equally likely" if self.prior == "uniform" else "answers are as common as assumed"
