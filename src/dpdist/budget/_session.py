@@ -44,7 +44,7 @@ from .._guarantee import GUARANTEE_DELTA, GUARANTEE_EPSILON, UNITS, PrivacyGuara
 from ._account import composed, point_delta, statement_of, unstateable
 from ._derivation import check_stored, derived, guarantee_derivation, memo_increment, memo_key
 from ._planned import planned_guarantee, refuse_missing_first, with_statement
-from ._statement import BudgetStatement, Charge, Remaining, SessionGuarantee, Spent, _budget, _budget_pair, _left
+from ._statement import SEEDED_SESSION, BudgetStatement, Charge, Remaining, SessionGuarantee, Spent, _budget, _budget_pair, _left
 
 __all__ = ["BudgetSession"]
 
@@ -84,19 +84,24 @@ class BudgetSession:
         How the charges add up (:mod:`dpdist.accounting`): ``"basic"`` sums epsilons and deltas, ``"zcdp"`` rhos,
         ``"pld"`` composes privacy loss distributions; ``"tightest"`` (the default) states the smallest epsilon at
         ``delta`` of those that can state every charge.  A charge the accountant cannot state is refused by name.
+    reproducible : bool
+        False (the default) refuses every release given a seed or a generator (``rng``): its noise is drawn again by
+        anyone who knows the seed, and subtracted.  True, for tests and reproduction only, accepts them and says in
+        every statement that its releases hold no privacy against anyone who knows the seed.
 
     Use :meth:`create` / :meth:`open` for a session kept in a file (which keeps its accountant).
     """
 
     @validate_params({"epsilon": GUARANTEE_EPSILON, "delta": GUARANTEE_DELTA,  # named as BudgetSession's
                       "neighbouring": Options(("replace", "add-remove")), "unit": Options(UNITS),
-                      "accountant": Options(ACCOUNTANTS)}, relations=(
+                      "accountant": Options(ACCOUNTANTS), "reproducible": Options((False, True))}, relations=(
         Implies("accountant", tuple(name for name in ACCOUNTANTS if name != "zcdp"), "delta", (0,),
                 why="zCDP states no pure epsilon: a budget with accountant='zcdp' needs a delta > 0; choose 'basic' or "
                 "'pld' for a pure budget", counterexample={"epsilon": 1.0, "delta": 0.0, "accountant": "zcdp"}),))
     def __init__(self, epsilon: float, delta: float = 0.0, *, neighbouring: str = "replace", accountant: str = "tightest",
-                 unit: str = "record"):
+                 unit: str = "record", reproducible: bool = False):
         self._total = PrivacyGuarantee(epsilon, delta, neighbouring, "central", unit=unit)
+        self._reproducible = bool(reproducible)
         self._accountant = check_accountant("BudgetSession", accountant)
         self._charges: list[Charge] = []
         self._path: Path | None = None
@@ -180,7 +185,8 @@ class BudgetSession:
         used = self._spent(charges)
         spent = "nothing spent" if used is None else f"{_spent_text(used)} spent in {len(charges)} charge(s)"
         where = f" (file {str(self._path)!r})" if self._path is not None else ""
-        return with_assumptions(f"budget session{where}: {self._total.describe()}, {self._accountant} accountant; "
+        seeded = f" ({SEEDED_SESSION})" if self._reproducible else ""
+        return with_assumptions(f"budget session{where}{seeded}: {self._total.describe()}, {self._accountant} accountant; "
                                 f"{spent}, {_budget_pair(*_left(self._total, used))} left",
                                 () if used is None else used.assumptions)
 
@@ -294,7 +300,7 @@ class BudgetSession:
             when = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
             charge = Charge(label, stated, cost.guarantee, parts, when, secrets.token_hex(8), cost)
             charges.append(charge)
-            return BudgetStatement(self._total, charge, spent, len(charges))
+            return BudgetStatement(self._total, charge, spent, len(charges), self._reproducible)
 
     def _overspends(self, charges: list[Charge], cost: PrivacyLoss) -> tuple[str | None, Spent | None]:
         """Why adding ``cost`` to ``charges`` is refused (a sentence), or None: the accountant cannot state it, or the
@@ -409,6 +415,7 @@ class BudgetSession:
         guarantee as a function of its public arguments (every one of :mod:`dpdist.central`).
         """
         name = label if label is not None else getattr(function, "__qualname__", repr(function))
+        self.refuse_seeded(kwargs.get("rng"), name)
         planned = planned_guarantee(function, args, kwargs)
         self.check(planned, name)
         refuse_missing_first(function, args, kwargs)  # before the charge: a refused release spends nothing
@@ -422,10 +429,21 @@ class BudgetSession:
             )
         return with_statement(result, statement)
 
+    def refuse_seeded(self, rng: Any, owner: str) -> None:
+        """Refuse a release drawing from ``rng`` (a seed or a generator, not ``None``: the OS CSPRNG) unless the session
+        is ``reproducible``: its noise can be drawn again by anyone who knows the seed, and subtracted."""
+        if rng is not None and not self._reproducible:
+            raise InvalidParameterError(
+                f"The 'rng' argument of {owner} is {rng!r:.60} in a budget session that is not reproducible: seeded noise "
+                "can be drawn again by anyone who knows the seed (the same release on a table of known contents) and "
+                "subtracted, so a seeded release is not private and is charged to no private budget. Leave rng=None "
+                "(the OS CSPRNG), or, for tests and reproduction only, use BudgetSession(..., reproducible=True).")
+
     @validate_params({"label": Optional(_LABEL)})
     def privatize(self, protocol: LocalProtocol, values: ArrayLike, *, rng: Seed = None, secure: bool = False,
                   label: str | None = None) -> Any:
         """Charge one report per value of ``protocol`` (its exact loss per report), then randomize ``values``."""
+        self.refuse_seeded(rng, "BudgetSession.privatize")
         refuse_missing_first(protocol.privatize, (values,), {}, private=False)  # before the charge
         self.charge(protocol_loss(protocol), label if label is not None else f"privatize {protocol.name}")
         return protocol.privatize(values, rng=rng, secure=secure)
@@ -439,6 +457,7 @@ class BudgetSession:
         aggregate exactly as randomizing every value would.  The options are checked first.
         """
         check_options(f"{protocol.display_name}.estimate", options, protocol.estimate_options, protocol.estimate_delegate)
+        self.refuse_seeded(rng, "BudgetSession.estimate")
         refuse_missing_first(protocol.simulate, (values,), {}, private=False)  # before the charge
         statement = self.charge(protocol_loss(protocol), label if label is not None else f"estimate {protocol.name}")
         return with_statement(protocol.estimate(protocol.simulate(values, rng=rng), **options), statement)

@@ -144,6 +144,10 @@ class Spent(PrivacyGuarantee):
         return PrivacyGuarantee.to_dict(self)
 
 
+#: what a reproducible session's statements say of its releases
+SEEDED_SESSION = "reproducible, seeded: no privacy against anyone who knows the seed"
+
+
 @dataclass(frozen=True)
 class BudgetStatement:
     """Where a session stands after one charge: what it holds, what the charge cost, what is spent and left."""
@@ -152,6 +156,7 @@ class BudgetStatement:
     charge: Charge
     spent: PrivacyGuarantee
     charges: int
+    reproducible: bool = False  # a reproducible session's: seeded releases, no privacy against who knows the seed
 
     @property
     def remaining(self) -> Remaining:
@@ -172,8 +177,9 @@ class BudgetStatement:
         ending with what the spent statement assumes when it assumes anything (``"; assuming: ..."``; not with
         ``assumptions=False``)."""
         by = "" if self.accountant == "basic" else f" ({self.accountant} accountant at delta {self.total.delta:.3g})"
+        seeded = f" ({SEEDED_SESSION})" if self.reproducible else ""
         return with_assumptions(
-            f"budget session: charged {_budget(self.charge.charged)} of {_budget(self.total)}-DP "
+            f"budget session{seeded}: charged {_budget(self.charge.charged)} of {_budget(self.total)}-DP "
             f"({self.total.neighbouring}); {_spent(self.spent)} spent in {self.charges} charge(s){by}, "
             f"{_budget_pair(*self.remaining)} left", self.assumptions if assumptions else ())
 
@@ -185,7 +191,8 @@ class BudgetStatement:
     def to_dict(self) -> dict[str, Any]:
         left = self.remaining
         data = {"total": self.total.to_dict(), "charge": self.charge.to_dict(), "spent": self.spent.to_dict(),
-                "charges": self.charges, "remaining": {"epsilon": left.epsilon, "delta": left.delta}}
+                "charges": self.charges, "remaining": {"epsilon": left.epsilon, "delta": left.delta},
+                **({"reproducible": True} if self.reproducible else {})}
         if isinstance(self.spent, Spent) and self.spent.statement is not None:
             data["accountant"] = self.spent.statement.to_dict()
         return data

@@ -459,6 +459,8 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
         threshold = (int(least), float(check_param("dpdist.query", "min_persons_epsilon", spent,
                                                    Interval(0.0, float(epsilon), closed="neither"))))
     notes = check_param("dpdist.query", "holder_notes", holder_notes, Options((True, False)))
+    if session is not None:  # before any data is read: a seeded query is private in a reproducible session only
+        session.refuse_seeded(rng, "dpdist.query")
     return Query(table, float(epsilon), privacy_id, k, m, session, rng, missing, delta=float(delta or 0.0),
                  threshold=threshold, holder_notes=bool(notes))
 
