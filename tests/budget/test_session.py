@@ -23,15 +23,15 @@ BOUNDS = (0.0, 1.0)
 
 def test_charges_add_up_and_the_overspending_release_is_refused_with_what_is_left():
     session = BudgetSession(1.0)
-    session.release(central.histogram_queries, X, epsilon=0.5, bounds=BOUNDS, rng=0)
-    session.release(central.adaptive_quantiles, X, epsilon=0.25, bounds=BOUNDS, rng=0)
+    session.release(central.histogram_queries, X, epsilon=0.5, bounds=BOUNDS)
+    session.release(central.adaptive_quantiles, X, epsilon=0.25, bounds=BOUNDS)
     assert session.remaining.epsilon == pytest.approx(0.25)
     with pytest.raises(PrivacyBudgetError, match=r"0\.25 left") as refusal:
-        session.release(central.histogram_queries, X, epsilon=0.3, bounds=BOUNDS, rng=0)
+        session.release(central.histogram_queries, X, epsilon=0.3, bounds=BOUNDS)
     assert refusal.value.remaining == pytest.approx(0.25)
     assert refusal.value.remaining_delta == 0.0
     assert len(session.charges) == 2  # the refused one charged nothing
-    session.release(central.histogram_queries, X, epsilon=0.25, bounds=BOUNDS, rng=0)  # exactly what is left
+    session.release(central.histogram_queries, X, epsilon=0.25, bounds=BOUNDS)  # exactly what is left
     assert session.remaining.epsilon == pytest.approx(0.0, abs=1e-12)
 
 
@@ -42,6 +42,27 @@ def test_shares_of_privacy_split_spend_the_whole_total():
     assert session.spent.epsilon == pytest.approx(1.0)
     with pytest.raises(PrivacyBudgetError):
         session.charge(privacy.PrivacyGuarantee(1e-9, 0.0, "replace", "central"))
+
+
+def test_a_seeded_release_is_refused_by_name_unless_the_session_is_reproducible_and_then_says_so():
+    session = BudgetSession(1.0)
+    oue = local.make("oue", epsilon=0.5, domain_size=8)
+    for seed in (0, np.random.default_rng(0)):  # a seed, or a generator: noise anyone holding it draws again
+        for call in (lambda: session.release(central.cdf, X, 0.5, BOUNDS, rng=seed),
+                     lambda: session.privatize(oue, np.arange(8), rng=seed),
+                     lambda: session.estimate(oue, np.arange(800) % 8, rng=seed)):
+            with pytest.raises(InvalidParameterError, match=r"The 'rng' argument of .* is .* not reproducible: .*"
+                                                            r"reproducible=True"):
+                call()
+    assert session.charges == () and "reproducible" not in session.describe()
+    seeded = BudgetSession(2.0, reproducible=True)
+    cdf = seeded.release(central.cdf, X, 0.5, BOUNDS, rng=0)
+    said = "reproducible, seeded: no privacy against anyone who knows the seed"
+    assert said in cdf.guarantee.describe() and said in seeded.describe()
+    assert cdf.guarantee.budget is not None and cdf.guarantee.budget.to_dict()["reproducible"] is True
+    assert cdf.mean() == seeded.release(central.cdf, X, 0.5, BOUNDS, rng=0).mean()  # the same noise again
+    with pytest.raises(InvalidParameterError, match="reproducible"):
+        BudgetSession(1.0, reproducible="yes")
 
 
 def test_a_refused_release_never_runs_on_the_data():
@@ -68,7 +89,7 @@ def test_a_refused_release_never_runs_on_the_data():
     with pytest.raises(PrivacyBudgetError):
         session.release(spy, Unreadable(), epsilon=1.0, bounds=BOUNDS)
     assert calls == [0]  # only the dry run on no records
-    session.release(spy, X, epsilon=0.5, bounds=BOUNDS, rng=0)
+    session.release(spy, X, epsilon=0.5, bounds=BOUNDS)
     assert calls == [0, 0, X.size]
 
 
@@ -108,7 +129,7 @@ def test_replace_sessions_charge_add_remove_releases_by_group_privacy_and_add_re
     statement = replace.charge(privacy.PrivacyGuarantee(0.5, 1e-7, "add-remove", "central"))
     assert statement.charge.charged == privacy.PrivacyGuarantee(1.0, (1 + np.exp(0.5)) * 1e-7, "replace", "central")
     removal = BudgetSession(3.0, neighbouring="add-remove")
-    removal.release(central.cdf, X, epsilon=0.5, bounds=BOUNDS, rng=0)
+    removal.release(central.cdf, X, epsilon=0.5, bounds=BOUNDS)
     assert removal.spent.epsilon == 0.5
     with pytest.raises(InvalidParameterError, match="cannot charge"):
         removal.release(central.histogram_queries, X, epsilon=0.5, bounds=BOUNDS)
@@ -129,12 +150,12 @@ def test_campaigns_are_charged_their_local_guarantee_per_report():
 
 def test_results_carry_the_session_in_their_guarantee():
     session = BudgetSession(2.0)
-    cdf = session.release(central.cdf, X, 0.5, BOUNDS, rng=0)
+    cdf = session.release(central.cdf, X, 0.5, BOUNDS)
     assert isinstance(cdf.guarantee, SessionGuarantee)
     assert cdf.guarantee.epsilon == 0.5 and cdf.guarantee.neighbouring == "add-remove"
     assert "budget session: charged 1 of 2-DP (replace)" in cdf.guarantee.describe()
     assert cdf.guarantee.to_dict()["budget"]["remaining"] == {"epsilon": 1.0, "delta": 0.0}
-    estimate = session.estimate(local.make("oue", epsilon=0.5, domain_size=8), np.arange(800) % 8, rng=0)
+    estimate = session.estimate(local.make("oue", epsilon=0.5, domain_size=8), np.arange(800) % 8)
     assert estimate.guarantee.budget.spent.epsilon == pytest.approx(1.5)
     json.dumps(cdf.to_dict())
 
@@ -143,7 +164,7 @@ def test_a_charged_results_guarantee_costs_what_the_release_states_in_another_se
     """A result of one session's release charged (or checked) in a second session costs the release's own guarantee
     in the second session's relation; the first session's account is not part of what is charged, nor of the file."""
     first = BudgetSession(2.0)
-    cdf = first.release(central.cdf, X, 0.5, BOUNDS, rng=0)
+    cdf = first.release(central.cdf, X, 0.5, BOUNDS)
     own = PrivacyGuarantee(0.5, 0.0, "add-remove", "central")
     for second in (BudgetSession(5.0, neighbouring="add-remove"), BudgetSession.create(tmp_path / "b.json", 5.0)):
         cost = 0.5 if second.total.neighbouring == "add-remove" else 1.0
@@ -180,7 +201,7 @@ def test_refusals_name_a_spent_statement_within_their_sentence_without_its_assum
         BudgetSession(5.0, neighbouring="add-remove").check(spent, "last year")
     assert f"cannot charge it: privacy.convert: {line} states nothing" in str(refused.value)
     assert "assuming" not in str(refused.value)
-    charged = BudgetSession(2.0).release(central.cdf, X, 0.5, BOUNDS, rng=0).guarantee
+    charged = BudgetSession(2.0).release(central.cdf, X, 0.5, BOUNDS).guarantee
     assert "assuming" in charged.describe() and "assuming" not in charged.describe(assumptions=False)
     assert charged.describe(assumptions=False) == charged.describe().split("; its account assuming: ")[0]
     assert year.charges[0].loss.describe(assumptions=False) in year.charges[0].loss.describe()
@@ -192,7 +213,7 @@ def test_a_sessions_lines_end_with_what_its_account_assumes():
     from dpdist.amplification import SHUFFLE_ASSUMPTIONS, shuffled_loss
 
     session = BudgetSession(4.0, delta=1e-6)
-    cdf = session.release(central.cdf, X, 0.5, BOUNDS, rng=0)
+    cdf = session.release(central.cdf, X, 0.5, BOUNDS)
     assumed = cdf.guarantee.to_dict()["budget"]["accountant"]["assumptions"]
     assert assumed == [accounting.FRESH_RANDOMNESS] and cdf.guarantee.budget.assumptions == tuple(assumed)
     assert cdf.guarantee.describe().endswith(f" left; its account assuming: {accounting.FRESH_RANDOMNESS}")
@@ -337,10 +358,12 @@ def test_cli_budget_file_charges_releases_and_refuses_before_reading_the_data(tm
     data = tmp_path / "d.csv"
     data.write_text("age\n" + "\n".join(str(v) for v in X * 90) + "\n")
     assert main(["budget", "create", str(budget), "--epsilon", "1", "--neighbouring", "add-remove"]) == 0
-    args = ["release", str(data), "--column", "age", "--epsilon", "0.6", "--bounds", "0,90", "--seed", "1"]
+    args = ["release", str(data), "--column", "age", "--epsilon", "0.6", "--bounds", "0,90"]
+    assert main(args + ["--seed", "1", "--budget-file", str(budget)]) == 2  # seeded noise: no budget is charged for it
+    assert "option cannot be used with '--budget-file' (seeded noise is drawn again" in capsys.readouterr().err
     assert main(args + ["--budget-file", str(budget)]) == 0
     printed = capsys.readouterr().out
-    assert ("NOT for publication; budget session: charged 0.6 of 1-DP (add-remove); 0.6 spent in 1 charge(s), 0.4 left; "
+    assert ("budget session: charged 0.6 of 1-DP (add-remove); 0.6 spent in 1 charge(s), 0.4 left; "
             f"its account assuming: {accounting.FRESH_RANDOMNESS}\n") in printed  # the account ends the line
     missing = ["release", str(tmp_path / "absent.csv")] + args[2:] + ["--budget-file", str(budget)]
     assert main(missing) == 2  # refused on the budget before the (absent) data are looked for

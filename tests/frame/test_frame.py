@@ -154,7 +154,7 @@ def test_release_per_person_reads_the_id_column_with_the_values(table):
 
 
 def test_group_release_composes_in_parallel_and_releases_every_listed_group(table):
-    session = BudgetSession(1.0, neighbouring="add-remove")
+    session = BudgetSession(1.0, neighbouring="add-remove", reproducible=True)  # seeded releases are compared
     grouped = frame.group_release(table, "age", "city", central.quantiles, [0.5], epsilon=0.8, bounds=(0, 100),
                                   groups=["lyon", "oslo", "pune", "rome"], rng=2, session=session)
     # the steps of a release add up to 0.8 up to the rounding of their shares (the session's 1e-12 relative slack)
@@ -186,10 +186,26 @@ def test_groups_draw_independent_noise_from_one_seed(table):
     assert grouped["x"].n == 0 and "treated as public" in grouped.covers
 
 
+def test_a_seeded_frame_release_is_refused_by_name_in_a_session_that_is_not_reproducible(table):
+    session = BudgetSession(10.0, 1e-5, neighbouring="add-remove")
+    grr = local.make("grr", epsilon=1.0, domain_size=8)
+    calls = {"frame.privatize": lambda: frame.privatize(table, "item", grr, rng=3, session=session),
+             "frame.group_estimate": lambda: frame.group_estimate(table, "item", "city", grr, rng=3, session=session),
+             "frame.group_release": lambda: frame.group_release(table, "age", "city", central.cdf, epsilon=0.5,
+                                                                bounds=(0, 100), groups=["lyon"], rng=3, session=session)}
+    for owner, call in calls.items():
+        with pytest.raises(InvalidParameterError, match=f"The 'rng' argument of {owner} is 3 .* not reproducible"):
+            call()
+    with pytest.raises(InvalidParameterError, match="The 'rng' argument of frame.group_release is 3 .* not reproducible"):
+        frame.group_release(table, "age", "city", central.count, epsilon=0.5, groups=None, rng=3, session=session,
+                            selection_epsilon=0.5, selection_delta=1e-6)  # keys chosen privately
+    assert session.charges == ()
+
+
 def test_group_estimate_charges_the_protocol_once_and_names_keys_of_several_columns(table):
     session = BudgetSession(1.0)
     protocol = local.make("grr", epsilon=1.0, domain_size=8)
-    grouped = frame.group_estimate(table, "item", ["city", "page"], protocol, rng=0, session=session)
+    grouped = frame.group_estimate(table, "item", ["city", "page"], protocol, session=session)
     assert len(grouped) == 9 and ("lyon", "cart") in grouped.keys()
     assert session.spent.epsilon == 1.0 and grouped.guarantee == protocol.guarantee
     stacked = grouped.table()

@@ -21,7 +21,7 @@ def test_group_release_with_private_keys_shows_the_groups_chosen_privately_per_p
     persons = np.repeat(np.arange(600), 5)
     merchant = np.where(rng.random(persons.size) < 0.9, rng.integers(0, 4, persons.size), 100 + persons)  # rare keys
     table = pd.DataFrame({"user": persons, "merchant": merchant, "amount": rng.gamma(2, 10, persons.size)})
-    session = BudgetSession(2.0, 1e-5, neighbouring="add-remove", unit="person")
+    session = BudgetSession(2.0, 1e-5, neighbouring="add-remove", unit="person", reproducible=True)  # seeded keys
     with pytest.warns(ContributionBoundWarning):
         grouped = frame.group_release(table, "amount", "merchant", central.count, epsilon=0.4, groups=None,
                                       privacy_id="user", max_groups=2, max_contributions=3, selection_epsilon=0.5,

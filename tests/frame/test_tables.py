@@ -77,12 +77,12 @@ def test_a_lazy_frame_whose_computation_fails_is_refused_by_dpdist(engine):
     session = BudgetSession(2.0)
     grr = local.make("grr", epsilon=1.0, domain_size=4)
     calls = [
-        lambda: frame.estimate(frames[engine], "x", grr, rng=1, session=session),
-        lambda: frame.privatize(frames[engine], "x", grr, rng=1, session=session),
-        lambda: frame.release(frames[engine], "x", central.cdf, epsilon=1.0, bounds=(0, 4), rng=1, session=session),
+        lambda: frame.estimate(frames[engine], "x", grr, session=session),
+        lambda: frame.privatize(frames[engine], "x", grr, session=session),
+        lambda: frame.release(frames[engine], "x", central.cdf, epsilon=1.0, bounds=(0, 4), session=session),
         lambda: frame.group_release(frames[engine], "x", "page", central.cdf, epsilon=1.0, bounds=(0, 4),
-                                    groups=["home"], rng=1, session=session),
-        lambda: frame.group_estimate(frames[engine], "x", "page", grr, rng=1, session=session),
+                                    groups=["home"], session=session),
+        lambda: frame.group_estimate(frames[engine], "x", "page", grr, session=session),
     ]
     for call in calls:
         with pytest.raises(InvalidParameterError, match=r"'frame' argument of frame\.\w+ .*could not be computed") as caught:

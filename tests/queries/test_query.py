@@ -75,9 +75,21 @@ def test_the_plan_shows_each_expected_error_without_reading_any_table():
     assert text.count("expected") == 4 and "share 0.250" in text and "at n = 2,000 per group" in text
 
 
+def test_a_seeded_query_is_refused_in_a_session_that_is_not_reproducible_before_any_charge():
+    session = BudgetSession(1.0, neighbouring="add-remove")
+    with pytest.raises(InvalidParameterError, match=r"The 'rng' argument of dpdist.query is 12345 .* not reproducible"):
+        dpdist.sql("SELECT COUNT(*) AS n FROM t", {"t": TABLE}, epsilon=0.5, session=session, rng=12345)
+    with pytest.raises(InvalidParameterError, match="not reproducible"):
+        dpdist.query(TABLE, epsilon=0.5, session=session, rng=np.random.default_rng(1))
+    assert session.charges == ()
+    seeded = BudgetSession(1.0, neighbouring="add-remove", reproducible=True)
+    result = dpdist.sql("SELECT COUNT(*) AS n FROM t", {"t": TABLE}, epsilon=0.5, session=seeded, rng=12345).release()
+    assert "no privacy against anyone who knows the seed" in result.guarantee.describe()
+
+
 def test_a_session_is_charged_the_whole_query_once_and_an_overspending_query_is_refused():
     session = BudgetSession(1.5, neighbouring="add-remove")
-    dpdist.query(TABLE, epsilon=1.0, session=session, rng=0).group_by("region", keys=KEYS).agg(count()).release()
+    dpdist.query(TABLE, epsilon=1.0, session=session).group_by("region", keys=KEYS).agg(count()).release()
     assert len(session.charges) == 1 and session.spent.epsilon == pytest.approx(1.0)
     with pytest.raises(PrivacyBudgetError):
         dpdist.query(TABLE, epsilon=1.0, session=session).agg(count()).release()
@@ -167,7 +179,7 @@ def test_a_missing_value_is_left_out_of_its_statistic_and_told_to_the_holder_nev
     the session is charged; the holder is told how many in a MissingValuesWarning's count and details, never its
     message; missing=<number> counts each as it, and 'refuse' is refused by name (a query refuses no value)."""
     holed = TABLE.assign(income=TABLE["income"].where(np.arange(N) % 10 > 0))
-    session = BudgetSession(3.0, neighbouring="add-remove")
+    session = BudgetSession(3.0, neighbouring="add-remove", reproducible=True)  # a seeded count is compared
     with pytest.warns(dpdist.errors.MissingValuesWarning) as warned:
         released = dpdist.query(holed, epsilon=1.0, session=session, rng=0).agg(
             count(), mean("income", (0, 3e5))).release()
@@ -190,7 +202,7 @@ def _probe(table, statement, **options):
                             unit="person" if "privacy_id" in options else "record")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        dpdist.sql(statement, {"t": table}, epsilon=1.0, session=session, rng=1, **options).release().table()
+        dpdist.sql(statement, {"t": table}, epsilon=1.0, session=session, **options).release().table()
     return session.spent.epsilon
 
 
@@ -419,7 +431,7 @@ def test_distinct_values_compare_as_the_schema_says_and_missing_ones_follow_the_
 
 def test_a_private_selection_that_chooses_no_group_releases_an_empty_table_for_its_charge():
     one_person = pd.DataFrame({"person": [7], "region": ["A"], "income": [1.0]})
-    session = BudgetSession(5.0, delta=1e-4)
+    session = BudgetSession(5.0, delta=1e-4, reproducible=True)  # seeded: the one key is not selected
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = (dpdist.query(one_person, epsilon=1.0, privacy_id="person", max_contributions=1, session=session,

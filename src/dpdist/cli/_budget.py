@@ -15,7 +15,7 @@ import sys
 
 from .._guarantee import with_assumptions
 from .._validation import ExistingFile
-from ._arguments import state_rules
+from ._arguments import Excludes, named_actions, state_rules
 from ._commands import HELP
 
 
@@ -60,7 +60,9 @@ def add_budget_file_argument(parser) -> None:
         help="a budget file ('dpdist budget create'): charged before any data are read; a run that would "
         "overspend it is refused with the budget left",
     )
-    state_rules(parser, {"--budget-file": ExistingFile("the path of a budget file ('dpdist budget create')")})
+    seeded = (Excludes("--seed", "--budget-file", "seeded noise is drawn again by anyone who knows the seed: a seeded "
+                       "run is not private, and no budget is charged for it"),) if "--seed" in named_actions(parser) else ()
+    state_rules(parser, {"--budget-file": ExistingFile("the path of a budget file ('dpdist budget create')")}, seeded)
 
 
 def open_budget(args):

@@ -239,6 +239,7 @@ def _public_group_release(owner: str, table, column: str, by: tuple[str, ...], f
     values = table.values(column)
     planned = _planned(column, planned_guarantee, function, values, args, kwargs)
     if session is not None:
+        session.refuse_seeded(kwargs.get("rng"), owner)
         session.charge_parallel([planned] * len(keys), f"group_release column {column!r} by {list(by)} ({len(keys)} groups)")
     present, _ = table.groups(by, keep_missing=keep_missing)
     generators = group_generators(kwargs.pop("rng", None), len(keys))

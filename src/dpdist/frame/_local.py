@@ -106,6 +106,7 @@ def privatize(frame: Any, column: str, protocol: ProtocolLike, *, rng: Seed = No
     generator = check_rng(rng, secure=secure, owner=owner)
     label = f"privatize column {column!r} ({protocol.name})"
     if session is not None:
+        session.refuse_seeded(rng, owner)
         session.check(protocol.guarantee, label)  # refused before the column is read
     values = _user_values(owner, table, column, protocol, missing)
     if session is not None:  # charged once the column is known to hold one value per user
@@ -227,6 +228,7 @@ def group_estimate(frame: Any, column: str, by: str | Sequence[str], protocol: P
         )
     label = f"group_estimate column {column!r} by {list(by)} ({protocol.name}, {len(keys)} groups)"
     if session is not None:
+        session.refuse_seeded(rng, owner)
         session.check(parallel([protocol.guarantee] * len(keys)), label)  # refused before anything is drawn
     value_policy = missing_policy(owner, missing, numeric=protocol.tags.kind != "frequency")
     values, present = _group_values(owner, table, column, protocol, value_policy, present)

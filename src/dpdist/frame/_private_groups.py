@@ -96,6 +96,7 @@ def person_group_release(plan: PersonGroupBy, table: Table, column: str, by: tup
         total = composed(plan, planned)
     persons = np.arange(rows) if ids is None else person_codes(plan.owner, ids, rows)  # a missing id: refused here
     if session is not None:
+        session.refuse_seeded(kwargs.get("rng"), plan.owner)
         session.charge(total, f"group_release column {column!r} by {list(by)} ({_what(plan)})")
     present, _ = table.groups(by, keep_missing=keep_missing)
     keys = _sorted_keys(present) if plan.keys is None else [key for key in plan.keys]

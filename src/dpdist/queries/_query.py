@@ -209,8 +209,8 @@ class Query:
             warn_left_out(left_out, holes, self.missing, self.statistics, self.max_contributions, self.max_groups)
         stated = PrivacyGuarantee(plan.epsilon, (plan.selection[1] if plan.selection else 0.0) + plan.spent_delta,
                                   "add-remove", "central", unit=plan.unit)
-        if self.session is not None:
-            self.session.charge(stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
+        statement = None if self.session is None else self.session.charge(
+            stated, f"query of {[p.statistic.label for p in plan.statistics]} by {list(self.by)}")
         staged = Table.of_arrays(table.engine, data, "dpdist.query")  # every statistic reads these arrays
         keys, results, guarantees = (self.keys if self.by else [0]), {}, []
         if shown is not None and plan.selection is not None:  # the private keys, of all the rows' pairs: public now
@@ -225,7 +225,7 @@ class Query:
         for index in sorted(range(count), key=lambda i: not plan.statistics[i].statistic.chooses_groups):
             if keys is not None and not keys:  # no group chosen or left: nothing to release, the charge bounds it
                 empty: dict[str, dict] = {planned.statistic.label: {} for planned in plan.statistics}
-                return QueryResult(self.by, [], empty, stated, plan, table.engine, self.key_names)
+                return _accounted(QueryResult(self.by, [], empty, stated, plan, table.engine, self.key_names), statement)
             planned, seed = plan.statistics[index], seeds[index]
             rows = planned.statistic.staged_rows(self._valued(planned.statistic, data, kinds), self.by,
                                                  self.privacy_id, self.missing)
@@ -239,6 +239,7 @@ class Query:
         if not total.covers(stated):
             raise DPDistError(f"query: spent {total.describe()}, not the {stated.describe()} planned (a bug).")
         released = QueryResult(self.by, keys or [], results, total, plan, table.engine, self.key_names)
+        released = _accounted(released, statement)
         return released if self.having is None else released.kept(self.having(released.columns()))
 
     def _thresholded(self, table, data: dict, plan: QueryPlan, keys: list | None, seed: Any) -> tuple[list, Any]:
@@ -482,3 +483,13 @@ def resolved(table: Any) -> Any:
     any other table as it is."""
     deferred = isinstance(table, functools.partial) or inspect.isfunction(table) or inspect.ismethod(table)
     return table() if deferred else table
+
+
+def _accounted(result: QueryResult, statement: Any) -> QueryResult:
+    """``result`` with the session's account after its charge in its guarantee, as :meth:`BudgetSession.release` gives
+    it (``statement`` None: charged to no session)."""
+    if statement is None:
+        return result
+    from ..budget import with_statement  # lazy: loads scipy (0.4-2 s)
+
+    return with_statement(result, statement)
