@@ -13,7 +13,7 @@ diffprivlib's ``BudgetAccountant``.
 >>> from dpdist.budget import BudgetSession
 >>> session = BudgetSession(epsilon=1.0)
 >>> x = np.random.default_rng(0).uniform(size=1000)
->>> cdf = session.release(central.histogram_queries, x, epsilon=0.5, bounds=(0, 1), rng=0)
+>>> cdf = session.release(central.histogram_queries, x, epsilon=0.5, bounds=(0, 1))
 >>> session.remaining.epsilon
 0.5
 
