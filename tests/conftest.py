@@ -308,10 +308,18 @@ def pytest_cmdline_main(config):
     worker takes it (docs/reference/benchmarks/test-suite.md, "Test suite time": 717 s with 2 workers, 653 s with 3).  A selection (a
     file, ``-m "not slow"``, ``-k``) runs in this one process: the fast loop is budgeted in CPU-seconds, which a
     second worker's collection only adds to.  Called before pytest-xdist's own ``pytest_cmdline_main`` (a conftest
-    registers after the plugin: first among tryfirst)."""
+    registers after the plugin: first among tryfirst).
+
+    A run in one process times its tests out with SIGALRM (pytest-timeout's ``signal`` method: a timer set and cleared
+    per test) unless a method is given: the ``thread`` method of pyproject.toml, which pytest-xdist's workers keep so
+    that a test hung in C code still ends its worker, starts and joins a timer thread per test, 0.2 ms each (2.5 CPU-s of the
+    fast loop's ~12,000 tests)."""
     if runs_the_whole_suite(config):
         config.option.numprocesses = "auto"
         config.option.dist = "worksteal"
+    elif (not hasattr(config, "workerinput") and not getattr(config.option, "numprocesses", None)
+          and getattr(config.option, "timeout_method", "") is None):
+        config.option.timeout_method = "signal"
 
 
 def pytest_xdist_auto_num_workers(config):
