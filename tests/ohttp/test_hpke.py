@@ -6,6 +6,7 @@ the first two encryptions of A.1.1.1, the three exports of A.1.1.2).
 
 from __future__ import annotations
 
+import hmac
 import os
 
 import pytest
@@ -88,3 +89,9 @@ def test_a_low_order_or_short_key_is_refused_and_an_export_past_one_block_is_ref
         _hpke.setup_sender(bytes(32), INFO)
     with pytest.raises(ValueError, match="1 to 32 bytes"):
         _hpke.setup_recipient(ENC, SK_RM, INFO).export(b"", 33)
+
+
+@pytest.mark.parametrize("key_bytes", [0, 16, 32, 48, 64, 65, 131])
+def test_hmac_sha256_is_the_standard_librarys_for_keys_shorter_and_longer_than_a_block(key_bytes):
+    key, message = bytes(range(key_bytes)), b"Test Using Larger Than Block-Size Key"
+    assert _hpke.hmac_sha256(key, message) == hmac.digest(key, message, "sha256")

@@ -7,7 +7,7 @@ HPKE context (section 4.4), which only that device can open.
 
 One HPKE suite (RFC 9180): DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-128-GCM (ids 0x0020, 0x0001,
 0x0001), base mode (:mod:`._hpke`, composed of ``cryptography``'s X25519 and AES-GCM and the standard library's
-HMAC); the response's key schedule is HKDF (stdlib ``hmac``) and AES-128-GCM.  Tested byte for byte on RFC 9458's
+HMAC); the response's key schedule is HKDF (:func:`._hpke.hmac_sha256`) and AES-128-GCM.  Tested byte for byte on RFC 9458's
 Appendix A (``tests/ohttp/test_ohttp.py``).
 
 Key configuration (section 3.1), big-endian::
@@ -37,7 +37,6 @@ rather than put its answer's status and fields in the clear.
 
 from __future__ import annotations
 
-import hmac
 import os
 import struct
 from collections.abc import Callable, Mapping
@@ -46,7 +45,7 @@ from dataclasses import dataclass
 from ..errors import InvalidParameterError, MalformedReportError
 from . import _hpke
 from ._bhttp import read_varint, write_varint
-from ._hpke import public_key_of
+from ._hpke import hmac_sha256, public_key_of
 
 __all__ = [
     "CHUNKED_REQUEST_CONTENT_TYPE", "CHUNKED_RESPONSE_CONTENT_TYPE", "ClientContext", "KEYS_CONTENT_TYPE", "KeyConfig",
@@ -161,11 +160,11 @@ def decode_key_list(raw: bytes) -> list[KeyConfig]:
 
 # ---------------------------------------------------------------------- the response's key schedule (section 4.4)
 def _hkdf_extract(salt: bytes, secret: bytes) -> bytes:
-    return hmac.digest(salt, secret, "sha256")  # one call into OpenSSL (hmac.new builds two hash objects)
+    return hmac_sha256(salt, secret)
 
 
 def _hkdf_expand(prk: bytes, info: bytes, length: int) -> bytes:  # one block: every length here is at most 32
-    return hmac.digest(prk, info + b"\x01", "sha256")[:length]
+    return hmac_sha256(prk, info + b"\x01")[:length]
 
 
 def response_keys(secret: bytes, enc: bytes, response_nonce: bytes) -> tuple[bytes, bytes]:

@@ -64,10 +64,14 @@ class Response:
     informational: tuple[tuple[int, Fields], ...] = field(default=())
 
 
+#: the varints of one byte (0-63), made once
+_ONE_BYTE = [bytes([value]) for value in range(0x40)]
+
+
 def write_varint(value: int) -> bytes:
     """``value`` as a QUIC variable-length integer on the fewest bytes (RFC 9000, section 16)."""
-    if value < 0x40:
-        return bytes([value])
+    if 0 <= value < 0x40:
+        return _ONE_BYTE[value]
     if value < 0x4000:
         return (value | 0x4000).to_bytes(2, "big")
     if value < 0x40000000:
@@ -104,7 +108,11 @@ class _Reader:
         return True
 
     def varint(self) -> int:
-        value, self.offset = read_varint(self.data, self.offset)
+        data, offset = self.data, self.offset
+        if offset < len(data) and data[offset] < 0x40:  # one byte, as most lengths are: no call
+            self.offset = offset + 1
+            return data[offset]
+        value, self.offset = read_varint(data, offset)
         return value
 
     def take(self, length: int, what: str) -> bytes:
@@ -114,12 +122,25 @@ class _Reader:
         self.offset += length
         return chunk
 
+    def prefixed(self, what: str) -> bytes:
+        """The bytes after their length at the cursor (``take(varint())`` in one call: a request holds nine)."""
+        data, offset = self.data, self.offset
+        if offset < len(data) and data[offset] < 0x40:
+            length, offset = data[offset], offset + 1
+        else:
+            length, offset = read_varint(data, offset)
+        end = offset + length
+        if length > self.max_bytes or end > len(data):
+            raise MalformedReportError(f"A Binary HTTP message's {what} claims {length} bytes past its end (or its limit).")
+        self.offset = end
+        return data[offset:end]
+
     def field_line(self, name_length: int) -> tuple[bytes, bytes]:
         self.fields_left -= 1
         if self.fields_left < 0:
             raise MalformedReportError("A Binary HTTP message holds more field lines than this reader accepts.")
         name = self.take(name_length, "field name")
-        value = self.take(self.varint(), "field value")
+        value = self.prefixed("field value")
         return _checked_field(name, value)
 
     def known_section(self) -> Fields:
@@ -148,7 +169,7 @@ class _Reader:
         return tuple(lines)
 
     def known_content(self) -> bytes:
-        return b"" if self.at_end() else self.take(self.varint(), "content")
+        return b"" if self.at_end() else self.prefixed("content")
 
     def indeterminate_content(self) -> bytes:
         if self.at_end():
@@ -191,8 +212,8 @@ def decode_request(data: bytes, *, max_bytes: int = 1 << 24, max_fields: int = M
     framing = reader.varint()
     if framing not in (0, 2):
         raise MalformedReportError(f"A Binary HTTP request starts with framing indicator 0 or 2. Got {framing}.")
-    method, scheme, authority, path = (_text(reader.take(reader.varint(), what), what)
-                                       for what in ("method", "scheme", "authority", "path"))
+    method, scheme, authority, path = [_text(reader.prefixed(what), what)
+                                       for what in ("method", "scheme", "authority", "path")]
     if not _METHOD.fullmatch(method.encode()) or scheme not in ("http", "https") or not path.startswith("/"):
         raise MalformedReportError(f"A Binary HTTP request's control data is not a method, an http(s) scheme and an "
                                    f"absolute path. Got {method!r:.40} {scheme!r:.20} {path!r:.80}.")
@@ -227,7 +248,7 @@ def decode_response(data: bytes, *, max_bytes: int = 1 << 24, max_fields: int = 
 
 
 def _section(fields: Fields) -> bytes:
-    lines = b"".join(write_varint(len(name)) + name + write_varint(len(value)) + value for name, value in fields)
+    lines = b"".join([write_varint(len(name)) + name + write_varint(len(value)) + value for name, value in fields])
     return write_varint(len(lines)) + lines
 
 
