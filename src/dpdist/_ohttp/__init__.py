@@ -7,8 +7,8 @@ HPKE context (section 4.4), which only that device can open.
 
 One HPKE suite (RFC 9180): DHKEM(X25519, HKDF-SHA256), HKDF-SHA256, AES-128-GCM (ids 0x0020, 0x0001,
 0x0001), base mode (:mod:`._hpke`, composed of ``cryptography``'s X25519 and AES-GCM and the standard library's
-HMAC); the response's key schedule is HKDF (:func:`._hpke.hmac_sha256`) and AES-128-GCM.  Tested byte for byte on RFC 9458's
-Appendix A (``tests/ohttp/test_ohttp.py``).
+SHA-256); the response's key schedule is HKDF (:func:`._hpke.hmac_sha256`) and AES-128-GCM.  Tested byte for byte on
+RFC 9458's Appendix A (``tests/ohttp/test_ohttp.py``).
 
 Key configuration (section 3.1), big-endian::
 
