@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 import httpx
 
+from dpdist._http._tls import verifying_context
 from dpdist._shown import masked
 
 #: headers a client may send with a secret in them (``{}``: the secret)
@@ -53,7 +54,7 @@ def send_every_way(url: str, secret: str, routes: list[tuple[str, str]], known: 
     The number of requests sent."""
     sent = 0
     encoded = base64.b64encode(f"user:{secret}".encode()).decode()
-    with httpx.Client(base_url=url, timeout=10) as client:
+    with httpx.Client(base_url=url, timeout=10, verify=verifying_context()) as client:
         def send(method, path, **options):
             nonlocal sent
             with contextlib.suppress(httpx.HTTPError):
@@ -121,7 +122,7 @@ def send_through_gateway(url: str, secret: str, routes: list[tuple[str, str]], k
     from dpdist._ohttp import _bhttp
 
     sent = 0
-    with httpx.Client(base_url=url, timeout=10) as client:
+    with httpx.Client(base_url=url, timeout=10, verify=verifying_context()) as client:
         config = _ohttp.decode_key_list(client.get("/ohttp/keys").content)[0]
         for method, template in routes:
             example = _PARAMETER.sub(lambda found: known.get(found.group(1), "x"), template)

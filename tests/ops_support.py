@@ -22,6 +22,8 @@ from pathlib import Path
 
 import httpx
 
+from dpdist._http._tls import verifying_context
+
 from serve_support import PostgresCluster, ServerProcess, free_port
 
 TESTS = Path(__file__).resolve().parent
@@ -142,7 +144,7 @@ def prefix_proxy(prefix: str, backend: str):
             headers = {k: v for k, v in self.headers.items() if k.lower() not in skip}
             headers.update({"X-Forwarded-For": self.client_address[0], "X-Forwarded-Proto": "http"})
             answer = httpx.request(self.command, backend + (self.path[len(prefix):] or "/"), content=body,
-                                   headers=headers, timeout=30)
+                                   headers=headers, timeout=30, verify=verifying_context())
             self.send_response(answer.status_code)
             for name, value in answer.headers.items():
                 if name.lower() not in skip | {"content-encoding", "date", "server"}:
@@ -200,7 +202,7 @@ def chromium_devtools():
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             with contextlib.suppress(httpx.TransportError):
-                if httpx.get(f"http://127.0.0.1:{port}/json/version", timeout=1).status_code == 200:
+                if httpx.get(f"http://127.0.0.1:{port}/json/version", timeout=1, verify=verifying_context()).status_code == 200:
                     break
             time.sleep(0.2)
         else:

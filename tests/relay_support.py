@@ -57,9 +57,11 @@ class IssuerProcess(ServerProcess):
         ``tokens_each`` tokens each."""
         import httpx
 
+        from dpdist._http._tls import verifying_context
+
         headers = {"authorization": f"Bearer {ISSUER_ADMIN_TOKEN}"}
-        httpx.post(f"{self.url}/issuer/v1/keys", json={"name": key, "tokens_each": tokens_each}, headers=headers, timeout=30)
-        answer = httpx.post(f"{self.url}/issuer/v1/keys/{key}/credentials", json={"count": count, "tokens_each": tokens_each},
-                            headers=headers, timeout=30)
+        with httpx.Client(base_url=self.url, headers=headers, timeout=30, verify=verifying_context()) as issuer:
+            issuer.post("/issuer/v1/keys", json={"name": key, "tokens_each": tokens_each})
+            answer = issuer.post(f"/issuer/v1/keys/{key}/credentials", json={"count": count, "tokens_each": tokens_each})
         assert answer.status_code == 201, answer.text
         return answer.json()["credentials"]

@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+from dpdist._http._tls import verifying_context
+
 if TYPE_CHECKING:
     from dpdist.client import AdminClient, Client
 
@@ -81,7 +83,7 @@ class ServerProcess:
             if self.process.poll() is not None:
                 raise RuntimeError(f"dpdist serve exited with status {self.process.returncode}{self._log_tail()}")
             with contextlib.suppress(httpx.TransportError):
-                if httpx.get(self.url + "/healthz", timeout=1.0).status_code == 200:
+                if httpx.get(self.url + "/healthz", timeout=1.0, verify=verifying_context()).status_code == 200:
                     return self
             time.sleep(0.1)
         self.kill()

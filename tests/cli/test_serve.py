@@ -335,20 +335,20 @@ def test_numerical_estimate_json(server, admin, device):
 
 
 @pytest.mark.slow
-def test_the_cli_the_api_and_the_client_show_one_interval_of_a_campaign_state(server, admin, device):
+def test_the_cli_the_api_and_the_client_show_one_interval_of_a_campaign_state(server, admin, device, capsys, monkeypatch):
     """Against a real server: ``dpdist campaign estimate`` (text and --json), the API without a query
     (the dashboard's request) and the Python client give the same fixed-n interval of the mean."""
-    import os
+    from dpdist.cli import main
 
     campaign = new_campaign(admin, {"protocol": "sw", "epsilon": 2.0, "bins": 32, "bounds": [0.0, 200_000.0]})
     device.submit_values(campaign, np.clip(np.random.default_rng(12).lognormal(11.0, 0.6, 3000), 0, 200_000))
-    env = {**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN_TOKEN)
 
     def cli(*args):
-        done = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "estimate", "--server", server.url, campaign,
-                               *args], capture_output=True, text=True, env=env, timeout=120)
-        assert done.returncode == 0, done.stderr
-        return done.stdout
+        code = main(["campaign", "estimate", "--server", server.url, campaign, *args])
+        out, err = capsys.readouterr()
+        assert code == 0, err
+        return out
 
     def mean_interval(document):
         mean = next(i for i in document["estimate"]["intervals"] if i["quantity"] == "mean" and not i["anytime_valid"])
@@ -415,17 +415,24 @@ def test_unknown_routes_and_methods_answer_json(server):
     assert wrong.status_code == 405 and "error" in wrong.json()
 
 
+def _in_process(capsys):
+    """``run(*arguments)``: the ``dpdist`` command in this process (the server is the real subprocess; a command's own
+    process added its start only), its exit status, standard output and error as ``subprocess.run`` gives them."""
+    from dpdist.cli import main
+
+    def run(*arguments: str) -> subprocess.CompletedProcess:
+        code = main(list(arguments))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["dpdist", *arguments], code, out, err)
+
+    return run
+
+
 @pytest.mark.slow
-def test_cli_campaign_and_submit(server, tmp_path):
-    env_prefix = [sys.executable, "-m", "dpdist.cli"]
-    env = {"DPDIST_ADMIN_TOKEN": ADMIN_TOKEN, "PATH": "/usr/bin:/bin"}
-    import os
-
-    env = {**os.environ, **env}
+def test_cli_campaign_and_submit(server, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN_TOKEN)
     name = "cli-" + uuid.uuid4().hex[:8]
-
-    def run(*args):
-        return subprocess.run([*env_prefix, *args], capture_output=True, text=True, env=env, timeout=120)
+    run = _in_process(capsys)
 
     created = run("campaign", "create", "--server", server.url, "--config", json.dumps(GRR), "--name", name, "--open")
     assert created.returncode == 0, created.stderr
@@ -708,17 +715,13 @@ def test_cli_submit_reads_the_submit_token_from_the_environment(server, admin, t
 
 
 @pytest.mark.slow
-def test_cli_heavy_hitter_campaign_over_words(server, tmp_path):
+def test_cli_heavy_hitter_campaign_over_words(server, tmp_path, capsys, monkeypatch):
     """A `pem` campaign end to end: words randomized by `dpdist submit`, the words found printed."""
-    import os
-
-    env = {**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}
+    monkeypatch.setenv("DPDIST_ADMIN_TOKEN", ADMIN_TOKEN)
     name = "words-" + uuid.uuid4().hex[:8]
     config = {"protocol": "pem", "epsilon": 4.0, "alphabet": "abcdefghijklmnopqrstuvwxyz", "max_chars": 6, "k": 2,
               "hash_count": 256}
-
-    def run(*args):
-        return subprocess.run([sys.executable, "-m", "dpdist.cli", *args], capture_output=True, text=True, env=env, timeout=120)
+    run = _in_process(capsys)
 
     assert run("campaign", "create", "--server", server.url, "--config", json.dumps(config), "--name", name, "--open").returncode == 0
     rng = np.random.default_rng(4)

@@ -71,7 +71,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from .._http._deadline import PAGE_ANSWER_BYTES
 from .._redact import redacted_url, url_secrets
 from .._shown import masked
 from .._validation import HttpUrl
@@ -165,6 +164,8 @@ class RelayedCampaigns:
         if options.get("enrollment") or options.get("submit_token") is not None:
             raise InvalidRequest("invalid_relay", "A relayed campaign takes no submit or enrollment token: devices "
                                "reach it through the relay only (a per-device token would identify the device).")
+        from .._http._deadline import PAGE_ANSWER_BYTES  # lazy: it imports httpx, which a collector does not need to start
+
         pair, ohttp_private = _envelope.generate_key(), os.urandom(32)  # the CSPRNG: dpdist's envelope, and RFC 9458's
         name: Any = document.get("campaign")  # checked by the store
         config: Any = document.get("config")
@@ -185,6 +186,8 @@ class RelayedCampaigns:
     def check_reconfig(self, campaign_id: str, config: Any) -> None:
         """A relayed campaign's new config must be readable through its relay, as at creation (pages of at most
         ``PAGE_ANSWER_BYTES``); other campaigns' are checked by the store."""
+        from .._http._deadline import PAGE_ANSWER_BYTES  # lazy: it imports httpx, which a collector does not need to start
+
         if self.key(self.store.get(campaign_id)) is not None:
             check_config(config, self.store.max_statistic_bytes, PAGE_ANSWER_BYTES)
 
