@@ -56,7 +56,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidPrivacyParameterError
-from .noise import _bernoulli_exp_minus, _bernoulli_exp_minus_fractions, _discrete_laplace_scaled, analytic_gaussian_sigma
+from .noise import (_bernoulli_exp_minus, _bernoulli_exp_minus_fractions, _discrete_laplace_scaled, _inverse_e,
+                    analytic_gaussian_sigma)
 
 __all__ = ["lattice_variance", "discrete_gaussian_lattice", "lattice_rho", "rounding_distance", "gaussian_mu",
            "lattice_for_mu", "MAX_SIGMA", "MIN_SIGMA"]
@@ -120,13 +121,12 @@ def _exp_minus_integers(counts: np.ndarray, rng: np.random.Generator) -> np.ndar
     r"""Bernoulli(:math:`e^{-q}`) for each integer :math:`q \ge 0` of ``counts``: :math:`q` Bernoulli(:math:`e^{-1}`)
     successes in a row (Alg. 1 of Canonne, Kamath & Steinke with :math:`\gamma = 1`, each exact)."""
     alive = np.ones(counts.size, dtype=bool)
-    ones = np.ones(counts.size, dtype=np.int64)
     step = 0
     while True:
         trying = np.flatnonzero(alive & (counts > step))
         if not trying.size:
             return alive
-        alive[trying] = _bernoulli_exp_minus_fractions(ones[: trying.size], 1, rng)
+        alive[trying] = _inverse_e(trying.size, rng)
         step += 1
 
 

@@ -84,6 +84,9 @@ SCALE_BITS = 52
 GRID_BITS = 16
 # the discrete Gaussian's variance (in grid units) is rounded up to a multiple of 2**-VARIANCE_BITS
 VARIANCE_BITS = 20
+#: the exact samplers draw the integers of a step one scalar call each for fewer entries than this (NumPy draws an
+#: array's entries one after the other, as scalar calls do; an array call costs about four scalar ones)
+_FEW = 4
 
 
 # ---------------------------------------------------------------- analytic Gaussian
@@ -280,12 +283,13 @@ def _bernoulli_exp_minus_fractions(numerators: np.ndarray, denominator: int, rng
     returns whether the number of draws is odd; here every entry runs the same
     loop on integer thresholds (``integers(0, t k) < u``).  The entries still drawing all share one ``k``
     (each step advances every success together), so each step is one draw of ``active.size`` integers below
-    the scalar ``t k``: the same numbers as per-entry bounds, from the faster scalar path.
+    the scalar ``t k``: the same numbers as per-entry bounds, from the faster scalar path.  Once fewer than
+    :data:`_FEW` entries draw, each step draws theirs one scalar call each, in the same order: the same numbers.
     """
     odd = np.ones(numerators.size, dtype=bool)  # k = 1 for all
     active = np.arange(numerators.size)
     k = 1
-    while active.size:
+    while active.size >= _FEW:
         if denominator * k == 1:  # integers(0, 1) is 0 and draws no bits (Bernoulli(1/e)'s first step)
             success = numerators[active] > 0
         else:
@@ -293,6 +297,43 @@ def _bernoulli_exp_minus_fractions(numerators: np.ndarray, denominator: int, rng
         active = active[success]
         k += 1
         odd[active] = k % 2 == 1
+    few = list(zip(active.tolist(), numerators[active].tolist()))
+    while few:
+        bound, drawing, few = denominator * k, few, []
+        for entry, numerator in drawing:
+            if (numerator > 0) if bound == 1 else rng.integers(0, bound) < numerator:
+                few.append((entry, numerator))
+            else:
+                odd[entry] = k % 2 == 1
+        k += 1
+    return odd
+
+
+def _below(bound: int, count: int, rng: np.random.Generator) -> np.ndarray:
+    """``rng.integers(0, bound, size=count)``, the same numbers; under :data:`_FEW` of them one scalar call each."""
+    if count >= _FEW:
+        return rng.integers(0, bound, size=count)
+    return np.array([rng.integers(0, bound) for _ in range(count)], dtype=np.int64)
+
+
+def _inverse_e(count: int, rng: np.random.Generator) -> np.ndarray:
+    """``count`` exact Bernoulli(1/e): :func:`_bernoulli_exp_minus_fractions` of numerators 1 over 1, the same draws
+    (its first step succeeds without one; step ``k`` then succeeds when ``integers(0, k)`` is 0)."""
+    odd = np.zeros(count, dtype=bool)  # the failures at k = 2
+    active, k = np.arange(count), 2
+    while active.size >= _FEW:
+        active = active[rng.integers(0, k, size=active.size) == 0]
+        k += 1
+        odd[active] = k % 2 == 1
+    few = active.tolist()
+    while few:
+        drawing, few = few, []
+        for entry in drawing:
+            if rng.integers(0, k) == 0:
+                few.append(entry)
+            else:
+                odd[entry] = k % 2 == 1
+        k += 1
     return odd
 
 
@@ -300,11 +341,9 @@ def _count_exp_minus_one_successes(size: int, rng: np.random.Generator) -> np.nd
     """Per entry, how many Bernoulli(1/e) draws succeed before the first failure (geometric, exact)."""
     count = np.zeros(size, dtype=np.int64)
     active = np.arange(size)
-    ones = np.ones(size, dtype=np.int64)
     while active.size:
-        success = _bernoulli_exp_minus_fractions(ones[: active.size], 1, rng)
-        count[active[success]] += 1
-        active = active[success]
+        active = active[_inverse_e(active.size, rng)]
+        count[active] += 1
     return count
 
 
@@ -324,10 +363,10 @@ def _discrete_laplace_scaled(size: int, t: int, s: int, rng: np.random.Generator
     pending = np.arange(size)
     while pending.size:
         m = pending.size
-        u = rng.integers(0, t, size=m, dtype=np.int64)
+        u = _below(t, m, rng)
         keep = _bernoulli_exp_minus_fractions(u, t, rng)
         magnitude = (u + t * _count_exp_minus_one_successes(m, rng)) // s
-        negative = rng.integers(0, 2, size=m).astype(bool)
+        negative = _below(2, m, rng).astype(bool)
         accept = keep & ~(negative & (magnitude == 0))
         out[pending[accept]] = np.where(negative, -magnitude, magnitude)[accept]
         pending = pending[~accept]
