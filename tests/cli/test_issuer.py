@@ -1,7 +1,7 @@
 """``dpdist issuer`` over a real socket, driven by its command line (slow: processes and a server).
 
 ``dpdist issuer serve`` in a subprocess on 127.0.0.1 and a free port; ``dpdist issuer key``,
-``credentials`` and ``status`` against it; a device fetching tokens with
+``credentials`` and ``status`` (in this process) against it; a device fetching tokens with
 :func:`dpdist.privacypass.fetch_token`; a slowloris connection closed by the header timeout; the
 command line's errors in one line.
 """
@@ -13,7 +13,6 @@ import os
 import socket
 import stat
 import subprocess
-import sys
 import time
 
 import pytest
@@ -31,15 +30,33 @@ pytestmark = pytest.mark.slow
 ADMIN = ISSUER_ADMIN_TOKEN
 
 
-def _dpdist(*arguments: str, token: str | None = ADMIN, timeout: float = 120) -> subprocess.CompletedProcess:
-    environment = {key: value for key, value in os.environ.items() if not key.startswith("DPDIST_")}
-    if token is not None:
-        environment["DPDIST_ISSUER_ADMIN_TOKEN"] = token
-    return subprocess.run([sys.executable, "-m", "dpdist.cli", *arguments], capture_output=True, text=True, env=environment,
-                          timeout=timeout)
+@pytest.fixture
+def _dpdist(monkeypatch, capsys):
+    """``_dpdist(*arguments, token=...)``: the ``dpdist`` command in this process (the issuer it talks to is the real
+    subprocess; a command's own process added its start only), with no ``DPDIST_`` variable but the issuer's admin token
+    ``token``; its exit status, standard output and error as ``subprocess.run`` gives them.  An ``issuer serve`` that
+    would start serving fails the test."""
+    import uvicorn
+
+    from dpdist.cli import main
+
+    for key in [key for key in os.environ if key.startswith("DPDIST_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setattr(uvicorn, "run", lambda *arguments, **options: pytest.fail("the issuer started"))
+
+    def run(*arguments: str, token: str | None = ADMIN) -> subprocess.CompletedProcess:
+        if token is None:
+            monkeypatch.delenv("DPDIST_ISSUER_ADMIN_TOKEN", raising=False)
+        else:
+            monkeypatch.setenv("DPDIST_ISSUER_ADMIN_TOKEN", token)
+        code = main(list(arguments))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["dpdist", *arguments], code, out, err)
+
+    return run
 
 
-def test_the_issuer_end_to_end_over_a_socket(tmp_path):
+def test_the_issuer_end_to_end_over_a_socket(tmp_path, _dpdist):
     issuer = IssuerProcess(str(tmp_path / "issuer.sqlite"), options=("--header-timeout", "1")).start()
     try:
         created = _dpdist("issuer", "key", "commute", "--tokens-each", "2", "--issuer", issuer.url)
@@ -85,7 +102,7 @@ def test_the_issuer_end_to_end_over_a_socket(tmp_path):
         issuer.stop()
 
 
-def test_the_command_line_says_what_is_wrong_in_one_line(tmp_path):
+def test_the_command_line_says_what_is_wrong_in_one_line(tmp_path, _dpdist):
     cases = [
         (["issuer", "serve", "--issuer-db", str(tmp_path / "i.sqlite"), "--issuer-name", "a@b"], ADMIN, "--issuer-name"),
         (["issuer", "serve", "--issuer-db", str(tmp_path / "i.sqlite"), "--issuer-name", "issuer.test"], None, "DPDIST_ISSUER_ADMIN_TOKEN"),
