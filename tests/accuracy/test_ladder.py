@@ -144,6 +144,7 @@ def test_a_config_the_ladder_cannot_place_is_refused(config, name):
         explain_ladder(config, 1_000, delta=1e-6)
 
 
+@pytest.mark.slow  # a figure drawn, 0.6 CPU-s: the rows it draws are checked in the fast loop above
 def test_the_figure_draws_every_offered_row_as_a_point_labelled_with_whom_it_holds_against(tmp_path):
     import matplotlib
 

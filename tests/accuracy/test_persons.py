@@ -25,6 +25,7 @@ def test_without_a_person_effect_a_larger_bound_only_adds_noise():
     assert large - small > 3 * np.hypot(se_small, se_large)
 
 
+@pytest.mark.slow  # a bias measured over repeated releases, 0.5 CPU-s: the fast loop keeps the effect-free case above
 def test_when_the_persons_with_many_rows_differ_dropping_their_rows_is_a_bias_a_larger_bound_removes():
     found = explain("quantiles", 1_000, bounds=(0, 1), rows_per_person=("geometric", 8.0), person_correlation=0.8,
                     max_contributions=[1, 16], epsilons=[2.0], repeats=6)

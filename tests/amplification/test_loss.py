@@ -9,6 +9,7 @@ from dpdist import accounting, local
 from dpdist.amplification import SHUFFLE_ASSUMPTIONS, shuffled_loss
 
 
+@pytest.mark.slow  # two accountants over thirty rounds at n = 10**5, 0.4 CPU-s: the next test composes rounds in the fast loop
 def test_thirty_relay_rounds_stay_at_0889_and_dp_accounting_agrees_within_its_discretization():
     grr = local.make("grr", epsilon=4.0, domain_size=3)
     loss = shuffled_loss(grr, 10**5, 1e-8, rounds=30)

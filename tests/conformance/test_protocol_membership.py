@@ -79,6 +79,7 @@ def javascript_lists(text: str, names: set[str], limit: int = LIMIT) -> list[tup
     return found
 
 
+@pytest.mark.slow  # an audit of every test file, 0.4 CPU-s: the checks it runs are tested below in the fast loop
 def test_no_test_lists_the_registered_protocols():
     names = set(local.available())
     offenders = [

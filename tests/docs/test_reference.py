@@ -106,22 +106,32 @@ def test_the_documentation_is_in_four_kinds():
 #: process history the product must not carry (the project's issue, attack, audit and review numbers)
 PROCESS = re.compile(r"attack ?[0-9]|audit[0-9]|issue [0-9]+|re-?attack|out[s]ider|newcomer[0-9]|finding F?[0-9]",
                      re.IGNORECASE)
+#: PROCESS for lowercased ASCII text: a search of ASCII text's lowercase finds what PROCESS finds in it, 5x faster than
+#: a case-blind search (which was 0.7 CPU-s over the repository's files)
+_PROCESS_LOWER = re.compile(PROCESS.pattern.replace("F?", "f?"))
+
+
+def _names_process(text: str) -> bool:
+    """Whether ``text`` has a line PROCESS finds (its lines are searched one by one only then)."""
+    return bool(_PROCESS_LOWER.search(text.lower()) if text.isascii() else PROCESS.search(text))
 
 
 def test_the_pages_say_behaviour_not_history():
     found = [f"{page.relative_to(ROOT)}:{number}: {line.strip()[:120]}"
-             for page in PAGES for number, line in enumerate(page.read_text().splitlines(), start=1)
-             if PROCESS.search(line)]
+             for page in PAGES for text in [page.read_text()] if _names_process(text)
+             for number, line in enumerate(text.splitlines(), start=1) if PROCESS.search(line)]
     assert found == [], "\n".join(found)
 
 
 def test_code_tests_and_clients_say_behaviour_not_history():
     files = subprocess.run(["git", "ls-files", "src", "tests", "clients", "benchmarks", "README.md"], cwd=ROOT,
                            capture_output=True, text=True, check=True).stdout.split()
+    texts = [(name, (ROOT / name).read_text(errors="replace")) for name in files
+             if name.endswith((".py", ".js", ".mjs", ".java", ".md", ".html")) and "vendor" not in name
+             and (ROOT / name).is_file()]
     found = [f"{name}:{number}: {line.strip()[:120]}"
-             for name in files if name.endswith((".py", ".js", ".mjs", ".java", ".md", ".html")) and "vendor" not in name
-             and (ROOT / name).is_file()
-             for number, line in enumerate((ROOT / name).read_text(errors="replace").splitlines(), start=1)
+             for name, text in texts if _names_process(text)
+             for number, line in enumerate(text.splitlines(), start=1)
              if PROCESS.search(line) and "PROCESS = re.compile" not in line]
     assert found == [], "\n".join(found)
 

@@ -228,6 +228,7 @@ def test_spec_validation():
         _spec(methods=["grr", "grr"])
 
 
+@pytest.mark.slow  # a figure drawn in two formats, 0.3 CPU-s
 def test_figure_is_written_as_png_and_svg(tmp_path):
     result = run_spec(_spec(), tmp_path, progress=False)
     from dpdist.experiments._plots import draw_figure

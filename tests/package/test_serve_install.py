@@ -111,12 +111,11 @@ def _names_the_extra(status: int, stderr: str, argv: list[str]) -> None:
     assert f"'{command}' needs the serve extra" in stderr and "pip install 'dpdist[serve]'" in stderr
 
 
-# a Python subprocess each (0.3-0.6 CPU-s), as installed without the extra (nothing of it imported before dpdist.cli):
-# the fast loop keeps the templates' (jinja2 is imported with the service's modules, which a test process has loaded
-# already) and runs every command in process below, the same refusal
-@pytest.mark.parametrize("missing, argv", [param if param.id == "serve-templates"
-                                           else pytest.param(*param.values, id=param.id, marks=pytest.mark.slow)
-                                           for param in WITHOUT_THE_EXTRA])
+# a Python subprocess each (0.3-0.7 CPU-s), as installed without the extra (nothing of it imported before dpdist.cli):
+# the full suite; the fast loop runs the commands in process below, the same refusal (but the templates': jinja2 is
+# imported with the service's modules, which a test process has loaded already)
+@pytest.mark.slow
+@pytest.mark.parametrize("missing, argv", WITHOUT_THE_EXTRA)
 def test_without_the_serve_extra_commands_name_it_in_one_line(tmp_path, missing, argv):
     (tmp_path / "r.bin").write_bytes(b"")  # submit's DATA exists: the missing extra is what it must name
     result = subprocess.run([sys.executable, "-c", _WITHOUT, missing, *argv], capture_output=True, text=True,
