@@ -11,7 +11,7 @@ the same load.  The results equal one process's exactly (checked here on every r
 
 Usage::
 
-    uv run python benchmarks/bench_spark.py [--quick] [--dask]
+    uv run python benchmarks/bench_spark.py [--quick] [--dask] [--users N]
 
 Writes the table to stdout and the raw records to ``benchmarks/results/spark.json``.
 """
@@ -105,9 +105,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10^7 users, checked against one process")
     parser.add_argument("--dask", action="store_true", help="also run bench_deploy.py's Dask measurement")
+    parser.add_argument("--users", type=int, help="this many users instead (a multiple of 10; a smoke run's size)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    n_users = 10**7 if args.quick else 10**8
+    n_users = args.users or (10**7 if args.quick else 10**8)
     chunk = n_users // 10
     if args.child:
         print(json.dumps(run_on_spark(args.child, n_users, chunk, check=args.quick)))
@@ -115,7 +116,8 @@ def main() -> None:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     results: dict = {"python": sys.version.split()[0], "cpus": os.cpu_count(), "quick": args.quick, "runs": []}
     for cores in (1, 2):
-        command = [sys.executable, __file__, "--child", str(cores), *(["--quick"] if args.quick else [])]
+        command = [sys.executable, __file__, "--child", str(cores), "--users", str(n_users),
+                   *(["--quick"] if args.quick else [])]
         out = subprocess.run(command, capture_output=True, text=True, check=True, timeout=3600)
         rows = json.loads(out.stdout.strip().splitlines()[-1])
         results["runs"] += rows

@@ -396,7 +396,7 @@ CASES: dict[str, dict] = {
     "bench_spark.py": {
         "needs": ["java"],
         "rows": 4,
-        "argv": ["--quick"],
+        "argv": ["--quick", "--users", "100000"],  # checked against one process as --quick is, on 10^5 users
         "json": "benchmarks/results/spark-quick.json",
         "expect_rows": {"equals_one_process": True},
     },
