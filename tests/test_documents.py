@@ -103,6 +103,7 @@ def _check_outcome(reader, original: dict, mutated: dict) -> None:
     same_document(written, mutated, "the loaded result")  # raises: a result other than the document states
 
 
+@pytest.mark.slow  # a walk of the whole package's syntax trees, 0.5 CPU-s: the documents of the classes found are read back below
 def test_every_class_that_writes_a_document_is_read_back_or_says_why_not():
     """A new result class fails here until it has a real document (results_support.readers) or a reason."""
     found = results_support.writing_classes()

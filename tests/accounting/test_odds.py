@@ -285,6 +285,7 @@ def test_the_sentence_names_the_chance_baseline_its_prior_and_what_holds_for_any
     assert "if answers are as common as assumed; whatever else they know, at most 2.72 times" in skewed.sentence()
 
 
+@pytest.mark.slow  # a bound checked over 50 random priors, 0.3 CPU-s: the skewed prior's sentence above stays
 def test_no_prior_lets_the_best_guess_beat_the_blind_one_by_more_than_its_times():
     protocol = local.make("grr", epsilon=1.0, domain_size=8)
     for prior in np.random.default_rng(5).dirichlet(np.full(8, 0.3), size=50):

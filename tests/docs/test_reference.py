@@ -15,6 +15,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 import dpdist
 from dpdist.cli._main import COMMANDS
 from source_support import package_trees
@@ -58,6 +60,7 @@ def _codes_in(tree: ast.AST) -> set[str]:
     return codes
 
 
+@pytest.mark.slow  # a walk of the whole package's syntax trees, 0.5 CPU-s (their parse, shared, 0.8): the scan's unit test below stays
 def test_the_error_codes_page_names_every_code_the_code_raises():
     codes = set()
     for path, tree in package_trees().items():  # the syntax trees the package's tests share

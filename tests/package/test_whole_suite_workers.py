@@ -67,11 +67,13 @@ def test_the_whole_suite_takes_one_worker_per_core_and_one_more_at_most_four(mon
 def test_every_test_run_first_is_still_a_test_function_of_its_file():
     root = Path(__file__).resolve().parents[2]
     assert len(LONG_TESTS) >= 10
+    defined: dict[str, set[str]] = {}  # a file of several long tests parsed once
     for name in LONG_TESTS:
         path, _, function = name.partition("::")
-        defined = {node.name for node in ast.walk(ast.parse((root / path).read_text()))
-                   if isinstance(node, ast.FunctionDef)}
-        assert function in defined, f"{name} is in LONG_TESTS but no longer a test of {path}"
+        if path not in defined:
+            defined[path] = {node.name for node in ast.walk(ast.parse((root / path).read_text()))
+                             if isinstance(node, ast.FunctionDef)}
+        assert function in defined[path], f"{name} is in LONG_TESTS but no longer a test of {path}"
 
 
 @pytest.mark.parametrize("worker", [True, False])
