@@ -3,46 +3,36 @@ stopped run resume."""
 
 from __future__ import annotations
 
-
 import httpx
 import pytest
 
 pytest.importorskip("starlette")
 
-from serve_support import ServerProcess, admin_headers  # noqa: E402 - after the extra's check
+from serve_support import admin_headers  # noqa: E402 - after the extra's check
 import numpy as np  # noqa: E402 - after the extra's check
 from cli_support import run  # noqa: E402 - after the extra's check
 from ack_server_support import AckServer, right_ack  # noqa: E402 - after the extra's check
 from dpdist.local.frequency.oue import OUE  # noqa: E402 - after the extra's check
 
 
-@pytest.mark.slow
-def test_submit_names_the_journal_option_when_it_cannot_be_used(tmp_path):
-    import os
-    import subprocess
-    import sys
-
-    server = ServerProcess(str(tmp_path / "campaigns.sqlite")).start()
-    try:
-        answer = httpx.post(f"{server.url}/api/campaigns", headers=admin_headers(),
-                            json={"campaign": "modes", "config": {"protocol": "grr", "epsilon": 1.0, "domain_size": 4}})
-        assert answer.status_code == 201, answer.text
-        assert httpx.post(f"{server.url}/api/campaigns/modes/open", headers=admin_headers()).status_code == 200
-        data = tmp_path / "modes.csv"
-        data.write_text("mode\n0\n1\n2\n3\n")
-        env = {**os.environ, "DPDIST_CACHE_DIR": str(tmp_path / "cache")}
-        (tmp_path / "a-directory").mkdir()
-        (tmp_path / "a-file").write_text("")
-        for journal in (tmp_path / "a-file" / "j.bin", tmp_path / "a-directory"):
-            run = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", server.url, "--campaign", "modes",
-                                  str(data), "--column", "mode", "--journal", str(journal)],
-                                 env=env, capture_output=True, text=True, timeout=120)
-            errors = [line for line in run.stderr.splitlines() if line.startswith("dpdist: error")]
-            assert run.returncode == 2 and len(errors) == 1, run.stderr
-            assert "--journal" in errors[0], errors[0]
-            assert "resuming" not in run.stderr, run.stderr  # nothing was journaled there
-    finally:
-        server.stop()
+@pytest.mark.slow  # the module's dpdist serve subprocess
+def test_submit_names_the_journal_option_when_it_cannot_be_used(server, tmp_path, capsys, monkeypatch):
+    answer = httpx.post(f"{server.url}/api/campaigns", headers=admin_headers(),
+                        json={"campaign": "modes", "config": {"protocol": "grr", "epsilon": 1.0, "domain_size": 4}})
+    assert answer.status_code == 201, answer.text
+    assert httpx.post(f"{server.url}/api/campaigns/modes/open", headers=admin_headers()).status_code == 200
+    data = tmp_path / "modes.csv"
+    data.write_text("mode\n0\n1\n2\n3\n")
+    monkeypatch.setenv("DPDIST_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "a-directory").mkdir()
+    (tmp_path / "a-file").write_text("")
+    for journal in (tmp_path / "a-file" / "j.bin", tmp_path / "a-directory"):
+        code, _, err = run(capsys, "submit", "--server", server.url, "--campaign", "modes", str(data), "--column", "mode",
+                           "--journal", str(journal))
+        errors = [line for line in err.splitlines() if line.startswith("dpdist: error")]
+        assert code == 2 and len(errors) == 1, err
+        assert "--journal" in errors[0], errors[0]
+        assert "resuming" not in err, err  # nothing was journaled there
 
 
 @pytest.fixture(scope="module")
