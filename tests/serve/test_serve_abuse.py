@@ -35,6 +35,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
+from dpdist._http._tls import verifying_context
 from dpdist.client import AdminClient, Client
 from dpdist.errors import ServiceRefusedError
 from dpdist.serve._limits import Limits, RateLimiter, uvicorn_options
@@ -63,7 +64,7 @@ def cli_server(db: str, *options: str, log_path=None, log_level: str = "warning"
             assert process.poll() is None, f"dpdist serve exited with status {process.returncode}"
             assert time.monotonic() < deadline, "dpdist serve did not start"
             with contextlib.suppress(httpx.TransportError):
-                if httpx.get(url + "/healthz", timeout=1.0).status_code == 200:
+                if httpx.get(url + "/healthz", timeout=1.0, verify=verifying_context()).status_code == 200:
                     break
             time.sleep(0.1)
         yield process, url
