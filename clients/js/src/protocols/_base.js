@@ -173,12 +173,16 @@ export class FrequencyProtocol extends Protocol {
       }
       return item;
     }
-    const rule = `The 'values' argument of ${this.display}.privatize must hold integers in [0, ${d})`;
     if (typeof value !== 'number' || !Number.isInteger(value)) {
-      throw refusedValue(InvalidValueTypeError, rule, `not an integer (a ${typeof value})`, index);
+      throw refusedValue(InvalidValueTypeError, this._itemRule(), `not an integer (a ${typeof value})`, index);
     }
-    if (value < 0 || value >= d) throw refusedValue(OutOfDomainError, rule, 'outside it', index);
+    if (value < 0 || value >= d) throw refusedValue(OutOfDomainError, this._itemRule(), 'outside it', index);
     return value;
+  }
+
+  /** The rule a refused item breaks: built for a refusal only, not for every value privatized. */
+  _itemRule() {
+    return `The 'values' argument of ${this.display}.privatize must hold integers in [0, ${this.domainSize})`;
   }
 
   /** How a page names an item: its label, or its number. */
