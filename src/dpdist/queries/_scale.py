@@ -200,8 +200,9 @@ class _Partitions:
     def __init__(self, frame: Any, columns: list[str], engine: str):
         self.columns, self.engine = columns, engine
         self.frame = frame[columns] if engine == "dask" else frame.select(*columns)
-        if engine == "dask":
-            self.parts = frame[columns].to_delayed()
+        if engine == "dask":  # optimized (projections, predicates) but not fused: fusing tokenizes the expression
+            # tree over and over, seconds for a deep WHERE, more than the work itself
+            self.parts = self.frame.optimize(fuse=False).to_delayed(optimize_graph=False)
         else:  # computed once for the three passes: the rows' positions must not change between them
             from pyspark import StorageLevel  # lazy: optional extra dpdist[spark]
 
