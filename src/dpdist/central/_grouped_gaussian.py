@@ -62,7 +62,7 @@ from .._guarantee import PrivacyGuarantee
 from ..estimates import CountRelease, Distribution, ScalarRelease
 from ._contributions import bounded_rows
 from ._gaussian_noise import discrete_gaussian_lattice, gaussian_mu, lattice_for_mu, lattice_rho
-from ._selection import bounded_pairs, person_key_pairs
+from ._selection import bounded_pairs, pairs_of_rows
 from .sums import _mean_interval
 
 __all__ = ["GAUSSIAN_STATISTICS", "GroupedGaussian", "grouped_gaussian", "bounded_key_rows", "moved_values",
@@ -129,13 +129,11 @@ def bounded_key_rows(persons: np.ndarray, keys: np.ndarray, max_groups: int, max
     persons, keys = np.asarray(persons, dtype=np.int64), np.asarray(keys, dtype=np.int64)
     if not persons.size:
         return np.zeros(0, dtype=np.int64)
-    pairs = person_key_pairs(persons, keys)
-    kept_pairs = pairs[bounded_pairs(pairs, max_groups, rng)]
-    keys_span = int(keys.max()) + 1
-    pair_codes = persons * keys_span + keys
-    listed = np.flatnonzero(np.isin(pair_codes, kept_pairs[:, 0] * keys_span + kept_pairs[:, 1]))
-    _, codes = np.unique(pair_codes[listed], return_inverse=True)
-    return listed[bounded_rows(codes.reshape(-1), max_contributions, rng)]
+    pairs, pair_of_row = pairs_of_rows(persons, keys)
+    kept = np.zeros(len(pairs), dtype=bool)
+    kept[bounded_pairs(pairs, max_groups, rng)] = True
+    listed = np.flatnonzero(kept[pair_of_row])
+    return listed[bounded_rows(pair_of_row[listed], max_contributions, rng)]  # each kept pair's rows, k of them
 
 
 def grouped_gaussian(statistic: str, keys: np.ndarray, persons: np.ndarray, values: np.ndarray | None, n_keys: int,

@@ -222,15 +222,22 @@ def _floor_roots(lattice: int, degrees: np.ndarray) -> np.ndarray:
 def person_key_pairs(persons: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """The distinct ``(person, key)`` pairs of the rows (int64, sorted by person then key), with a third column: the
     pair's number of rows."""
+    return pairs_of_rows(persons, keys)[0]
+
+
+def pairs_of_rows(persons: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(pairs, pair of each row)``: :func:`person_key_pairs`, and each row's index among them."""
     persons, keys = np.asarray(persons, dtype=np.int64), np.asarray(keys, dtype=np.int64)
     if not persons.size:
-        return np.zeros((0, 3), dtype=np.int64)
+        return np.zeros((0, 3), dtype=np.int64), np.zeros(0, dtype=np.int64)
     order = np.lexsort((keys, persons))
     sorted_persons, sorted_keys = persons[order], keys[order]
     first = np.concatenate([[True], (sorted_persons[1:] != sorted_persons[:-1]) | (sorted_keys[1:] != sorted_keys[:-1])])
     starts = np.flatnonzero(first)
     counts = np.diff(np.append(starts, order.size))
-    return np.column_stack([sorted_persons[starts], sorted_keys[starts], counts])
+    pair_of_row = np.empty(order.size, dtype=np.int64)
+    pair_of_row[order] = np.cumsum(first) - 1
+    return np.column_stack([sorted_persons[starts], sorted_keys[starts], counts]), pair_of_row
 
 
 def bounded_pairs(pairs: np.ndarray, max_keys: int, rng: np.random.Generator) -> np.ndarray:
