@@ -31,6 +31,7 @@ Private is Private SGD? NeurIPS 2020 (the Clopper-Pearson certificate of a lower
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
@@ -184,8 +185,14 @@ def smallest_examined_probability(stages: Sequence[int], a: float, claim: float,
     infinite one included), goes unseen with probability above ``1 - confidence``; that is what the budget did
     not examine.  At the audit's levels (``a`` about 1e-5, ``confidence`` 0.999) it is about 60, 80 and 150
     over the largest stage's size at claims 0.5, 1 and 2, growing as :math:`e^{\text{claim}}`; ``1.0`` when no
-    stage can certify the claim.
+    stage can certify the claim.  A function of the audit's settings alone, so it is computed once per settings
+    (the seeded audits of one protocol share it).
     """
+    return _smallest_examined(tuple(int(n) for n in stages), float(a), float(claim), float(confidence), float(delta))
+
+
+@functools.lru_cache(maxsize=64)
+def _smallest_examined(stages: tuple[int, ...], a: float, claim: float, confidence: float, delta: float) -> float:
     sizes = np.asarray([n for n in stages if n >= 1], dtype=np.int64)
     needed = np.array([_count_that_certifies(int(n), a, claim, delta) for n in sizes], dtype=np.int64)
     sizes, needed = sizes[needed <= sizes], needed[needed <= sizes]
