@@ -13,6 +13,7 @@ import java.util.Set;
 import org.dpdist.client.DpDist;
 import org.dpdist.client.EntryPoint;
 import org.dpdist.client.Json;
+import org.dpdist.client.Odds;
 import org.dpdist.client.RandomSource;
 import org.dpdist.client.ReportBatch;
 import org.dpdist.client.SeededSource;
@@ -29,6 +30,8 @@ import org.dpdist.client.protocols.ProtocolIndex;
  *   java -cp CLASSES JavaConformanceDriver registry        {"supported": [...], "attributes": [...]}
  *   java -cp CLASSES JavaConformanceDriver cases FILE.json one JSON result per case of FILE (a list of
  *                                                          {config, view, inputs, samples, seed}), as a JSON list
+ *   java -cp CLASSES JavaConformanceDriver consent FILE.json Odds.consentText of each config of FILE (a list), as a
+ *                                                          JSON list
  * </pre>
  *
  * For a case of a protocol the client implements: its config as the client normalizes it, whether it accepts the
@@ -146,7 +149,14 @@ public final class JavaConformanceDriver {
             System.out.print(Json.write(results));
             return;
         }
-        System.err.println("usage: java JavaConformanceDriver registry | cases FILE.json");
+        if (arguments.length >= 2 && arguments[0].equals("consent")) {
+            String text = new String(Files.readAllBytes(Paths.get(arguments[1])), StandardCharsets.UTF_8);
+            List<Object> sentences = new ArrayList<>();
+            for (Object config : (List<Object>) Json.parse(text)) sentences.add(Odds.consentText(DpDist.fromConfig((Map<String, Object>) config)));
+            System.out.print(Json.write(sentences));
+            return;
+        }
+        System.err.println("usage: java JavaConformanceDriver registry | cases FILE.json | consent FILE.json");
         System.exit(2);
     }
 }

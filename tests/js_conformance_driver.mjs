@@ -4,6 +4,7 @@
 //                                                         client implements and those a record's attribute may use
 //   node tests/js_conformance_driver.mjs cases FILE.json  one JSON result per case of FILE (a list of
 //                                                         {config, view, inputs, samples, seed}), as a JSON list
+//   node tests/js_conformance_driver.mjs consent FILE.json  consentText of each config of FILE (a list), as a JSON list
 //
 // For a case of a protocol the client implements: its config as the client normalizes it, whether it accepts the
 // collector's client view, the exact law of each input's report (channelRow; null where it is not enumerable), one
@@ -12,7 +13,7 @@
 // are the same whatever its coins and the value.  For a config it does not implement: the refusal.
 
 import { readFileSync } from 'node:fs';
-import { SUPPORTED_PROTOCOLS, encodeRecord, fromConfig, privatize } from '../clients/js/src/index.js';
+import { SUPPORTED_PROTOCOLS, consentText, encodeRecord, fromConfig, privatize } from '../clients/js/src/index.js';
 import { ReportBatch } from '../clients/js/src/protocols/_base.js';
 import { attributeProtocols } from '../clients/js/src/protocols/_index.js';
 import { deterministicSource, drawTraces } from '../clients/js/test/helpers.js';
@@ -89,7 +90,9 @@ if (command === 'registry') {
   const results = [];
   for (const item of JSON.parse(readFileSync(file, 'utf8'))) results.push(await run(item));
   process.stdout.write(JSON.stringify(results));
+} else if (command === 'consent') {
+  process.stdout.write(JSON.stringify(JSON.parse(readFileSync(file, 'utf8')).map((config) => consentText(fromConfig(config)))));
 } else {
-  console.error('usage: node tests/js_conformance_driver.mjs registry | cases FILE.json');
+  console.error('usage: node tests/js_conformance_driver.mjs registry | cases FILE.json | consent FILE.json');
   process.exit(2);
 }

@@ -540,8 +540,11 @@ export function guessBound(epsilon: number, chance: number): number;
 export function guessOdds(protocol: Protocol): GuessOdds | null;
 /** One sentence a person reads before taking part, with the chance baseline (null for key-value pairs). */
 export function consentText(protocol: Protocol): string | null;
-/** A probability as a percentage of three significant digits, never rounded up to 100%. */
-export function percent(value: number): string;
+/**
+ * A probability as a percentage of three significant digits, or as many more as keep one below 1 from reading 100%:
+ * to the nearest, or rounded up where ``bound`` (an attacker's success, never shown below it).
+ */
+export function percent(value: number, bound?: boolean): string;
 
 /** A report was already drawn for this campaign on this device, for another value. */
 export class ReportAlreadyDrawnError extends DPDistError {

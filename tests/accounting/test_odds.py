@@ -14,7 +14,7 @@ from scipy import optimize, stats
 
 from dpdist import accounting, central, local
 from dpdist.accounting import guess_bound, guess_odds, tradeoff
-from dpdist.accounting._odds import _times
+from dpdist.accounting._odds import _times, percent
 from dpdist.errors import InvalidParameterError
 from dpdist.local.ledger import PrivacyLedger
 from dpdist.postprocess import project_simplex
@@ -305,6 +305,18 @@ def test_no_prior_lets_the_best_guess_beat_the_blind_one_by_more_than_its_times(
 
 
 # ---------------------------------------------------------------------------------------------- membership
+def test_a_bound_is_rounded_up_and_chance_to_the_nearest():
+    """An attacker's figure is never shown below it (28.049% is at most 28.1%), an exact one stays (0.28 is 28%, not
+    the 28.0000000000000004 of its float times 100), a probability below 1 never reads 100%; chance is rounded to the
+    nearest, half up in decimal (1/32 is 3.13%, as in each client)."""
+    assert [percent(v, bound=True) for v in (0.28049, 0.28, 0.2800000000001, 0.99999995, 1.0, 0.0)] == \
+        ["28.1%", "28%", "28%", "99.999995%", "100%", "0%"]
+    assert [percent(v) for v in (0.28049, 1 / 32, 0.3145, 0.99999995)] == ["28%", "3.13%", "31.5%", "99.999995%"]
+    values = np.random.default_rng(5).uniform(0.0, 1.0, 2000) ** 4
+    shown = np.array([float(percent(v, bound=True)[:-1]) for v in values])
+    assert np.all(shown >= 100 * values * (1 - 1e-11)) and np.all(shown <= 100 * values * (1 + 1e-2))
+
+
 def test_a_pure_guarantees_curve_is_randomized_responses():
     curve = tradeoff(PrivacyGuarantee(1.0, 0.0, "add-remove", "central"))
     np.testing.assert_allclose(curve.tpr, [math.e * a for a in (0.01, 0.05, 0.1)])

@@ -16,6 +16,7 @@ import pytest
 
 from dpdist import explain_ladder, local
 from dpdist.accounting import guess_bound, guess_odds
+from dpdist.accounting._odds import percent
 from dpdist.accounting._threshold import threshold_delta
 from dpdist.accuracy._ladder_simulation import simulate_row
 from dpdist.amplification import shuffled
@@ -252,6 +253,6 @@ def test_each_party_guesses_with_its_reports_odds_or_the_rows_bound():
     assert rungs.row("sample-and-threshold").guesses[1].uniform is None
     assert [len(rungs.row(model).guesses) for model in MODELS] == [1, 2, 2, 2, 2, 1]
     text = rungs.describe()
-    assert f"guess (1/{d})" in text.splitlines()[1] and f"<= {100 * analyst.uniform:.3g}%" in text
+    assert f"guess (1/{d})" in text.splitlines()[1] and f"<= {percent(analyst.uniform, bound=True)}" in text
     assert "? guesses a device's item: the aggregation server: not bounded" in text
     assert json.loads(json.dumps(rungs.to_dict()))["rows"][1]["guesses"][1]["party"] == "the relay and the collector together"

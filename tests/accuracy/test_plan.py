@@ -8,6 +8,7 @@ import pytest
 
 import dpdist
 from dpdist.accounting import guess_bound, guess_odds
+from dpdist.accounting._odds import percent
 from dpdist.cli import main
 from dpdist.errors import InvalidParameterError
 
@@ -38,7 +39,7 @@ def test_a_year_of_grr_states_each_accountant_and_fits_the_target(every, campaig
     assert repeated.guess.exact == (True,) and repeated.guess.probability == guess_odds(protocol, campaigns).probability
     assert memo.guess.probability[0] == pytest.approx(guess_bound(4.0, chance=1 / 16)) and not memo.guess.exact[0]
     assert fitted.guess.probability[0] > repeated.guess.probability[0] > 1 / 16
-    assert f"<= {100 * memo.guess.probability[0]:.3g}% (6.25%)" in planned.describe()
+    assert f"<= {percent(memo.guess.probability[0], bound=True)} (6.25%)" in planned.describe()  # a bound: rounded up
 
 
 @pytest.mark.slow

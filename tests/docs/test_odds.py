@@ -7,6 +7,7 @@ from pathlib import Path
 
 from dpdist import local
 from dpdist.accounting import guess_bound, guess_odds
+from dpdist.accounting._odds import percent
 from dpdist.local.ledger import PrivacyLedger
 from odds_support import FRESH, over_eight
 
@@ -16,7 +17,8 @@ ONE_REPORT = "| protocol | " + " | ".join(f"ε = {e:g}" for e in EPSILONS) + " |
 
 
 def _percent(value: float, exact: bool = True) -> str:
-    return f"{'' if exact else '≤ '}{100 * value:.3g}%"
+    """An attacker's odds as dpdist says them: rounded up, never shown below them."""
+    return f"{'' if exact else '≤ '}{percent(value, bound=True)}"
 
 
 def _rows(header: str) -> list[list[str]]:

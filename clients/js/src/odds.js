@@ -71,18 +71,42 @@ export function guessOdds(protocol) {
   return { ...found, chance, epsilon, probability: guessBound(epsilon, chance), exact: protocol.name === 'grr', memo };
 }
 
-/** A probability as Python's GuessOdds writes it: three significant digits, never rounded up to 100%. */
-export function percent(value) {
-  let shown = String(Number((100 * value).toPrecision(3)));
-  if (Number(shown) >= 100 && value < 1) shown = String(Number((Math.floor(100 * value * 1e4) / 1e4).toFixed(4)));
-  return `${shown}%`;
+/**
+ * ``value`` (>= 0) to ``digits`` significant digits, in decimal, read from its 12 (the float noise below them is no
+ * figure's own: an exact 28% stays 28%): rounded up where it is a bound a person reads ("at most", an attacker's
+ * success: never shown below it), else to the nearest, half up (Python's ``dpdist.accounting._odds.significant``).
+ * @param {number} value
+ * @param {boolean} bound
+ * @param {number} [digits]
+ * @returns {number}
+ */
+function significant(value, bound, digits = 3) {
+  if (value === 0) return 0;
+  const [mantissa, exponent] = value.toExponential(11).split('e'); // 12 digits, the exact value rounded half up
+  const all = mantissa.replace('.', '');
+  const rest = all.slice(digits);
+  const head = Number(all.slice(0, digits)) + ((bound ? /[1-9]/.test(rest) : rest[0] >= '5') ? 1 : 0);
+  return Number(`${head}e${Number(exponent) - digits + 1}`);
+}
+
+/**
+ * A probability as a percentage of three significant digits (``significant``), or of as many more as keep a
+ * probability below 1 from reading 100% (Python's ``dpdist.accounting._odds.percent``).
+ * @param {number} value
+ * @param {boolean} [bound] an attacker's success, rounded up
+ * @returns {string}
+ */
+export function percent(value, bound = false) {
+  let digits = 3;
+  while (significant(100 * value, bound, digits) >= 100 && value < 1 && digits < 12) digits += 1;
+  return `${significant(100 * value, bound, digits)}%`;
 }
 
 /** ``probability`` against ``chance``, in words: a percentage, or a multiple of a blind guess when chance is tiny. */
 function odds(probability, chance, exact) {
   const atMost = exact ? '' : 'at most ';
-  if (chance >= TINY) return `${atMost}${percent(probability)}`;
-  return `${atMost}${Number((probability / chance).toPrecision(3))} times that of a blind guess`;
+  if (chance >= TINY) return `${atMost}${percent(probability, true)}`;
+  return `${atMost}${significant(probability / chance, true)} times that of a blind guess`;
 }
 
 /**
@@ -95,12 +119,7 @@ function odds(probability, chance, exact) {
  */
 function times(epsilon, values) {
   const value = epsilon >= Math.log(values) ? values : Math.exp(epsilon);
-  const exponent = Math.floor(Math.log10(value));
-  const scale = 10 ** (2 - exponent);
-  const digits = Math.max(0, 2 - exponent);
-  const shown = (Math.ceil(value * scale) / scale)
-    .toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-  return shown.includes('.') ? shown.replace(/\.?0+$/, '') : shown;
+  return significant(value, true).toLocaleString('en-US', { maximumSignificantDigits: 3 });
 }
 
 /**
@@ -114,7 +133,7 @@ export function consentText(protocol) {
   if (found === null) return null;
   const { target, values, chance, epsilon, probability, exact, memo } = found;
   const baseline = (chance >= TINY ? `against ${percent(chance)} by chance`
-    : `a blind guess being right once in ${(1 / chance).toLocaleString('en-US', { maximumSignificantDigits: 3 })}`)
+    : `a blind guess being right once in ${significant(1 / chance, false).toLocaleString('en-US', { maximumSignificantDigits: 3 })}`)
     + `, if every answer is equally likely; whatever else they know, at most ${times(memo?.epsilon ?? epsilon, values)}`
     + ' times a blind guess';
   if (memo === null) {

@@ -42,7 +42,13 @@ test('numbers, records and words are guessed among ranges, answers and words', (
 });
 
 test('a percentage is never rounded up to certainty', () => {
-  assert.equal(percent(0.99999995), '99.9999%');
+  assert.equal(percent(0.99999995), '99.999995%');
+  assert.equal(percent(0.99999995, true), '99.999995%');
   assert.equal(percent(1), '100%');
   assert.equal(percent(0.51351916), '51.4%');
+});
+
+test('a bound is rounded up, chance to the nearest, both in decimal from twelve digits', () => {
+  assert.deepEqual([0.28049, 0.28, 0.2800000000001, 0].map((v) => percent(v, true)), ['28.1%', '28%', '28%', '0%']);
+  assert.deepEqual([0.28049, 1 / 32, 0.3145].map((v) => percent(v)), ['28%', '3.13%', '31.5%']);
 });

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import ROUND_CEILING, ROUND_HALF_UP, Context, Decimal
 from statistics import NormalDist
 from typing import Any, Sequence
 
@@ -269,11 +270,11 @@ class GuessOdds:
         """One line: the guess's success after each number of reports, exact or at most, beside chance."""
         prior = "a uniform prior" if self.prior == "uniform" else "the given prior"
         how = {"fresh": "fresh reports", "kept": "one report kept and sent again", "memo": "reports through its memo"}
-        parts = [f"{_count(r, s)}: {'' if exact else 'at most '}{_percent(value)}"
+        parts = [f"{_count(r, s)}: {'' if exact else 'at most '}{percent(value, bound=True)}"
                  for r, s, value, exact in zip(self.reports, self.sent, self.probability, self.exact)]
         return (f"an attacker who sees a device's {self.protocol} reports (epsilon {self.epsilon:g}, "
                 f"{how[self.over]}) guesses {self.target} with probability " + ", ".join(parts)
-                + f"; by chance {_percent(self.chance)} ({prior} over {self.values:,})")
+                + f"; by chance {percent(self.chance)} ({prior} over {self.values:,})")
 
     def sentence(self) -> str:
         """The first number in words a person reads, with the chance baseline and its prior, and what holds whatever
@@ -282,7 +283,7 @@ class GuessOdds:
         seen = "your report" if self.reports[0] == 1 else f"your {self.reports[0]:,} reports"
         prior = "every answer is equally likely" if self.prior == "uniform" else "answers are as common as assumed"
         return (f"Someone who sees {seen} can guess {self.target.replace('its', 'your')} with a probability of "
-                f"{'' if self.exact[0] else 'at most '}{_percent(value)}, against {_percent(self.chance)} by chance, "
+                f"{'' if self.exact[0] else 'at most '}{percent(value, bound=True)}, against {percent(self.chance)} by chance, "
                 f"if {prior}; whatever else they know, at most {_times(self.times[0])} times a blind guess.")
 
     def to_dict(self) -> dict[str, Any]:
@@ -297,20 +298,26 @@ def _count(reports: int, sent: int) -> str:
     return said if sent == reports else f"{said} ({sent:,} sent in all, as the ledger admits them)"
 
 
+def significant(value: float, *, bound: bool = False, digits: int = 3) -> Decimal:
+    """``value`` (>= 0) to ``digits`` significant digits, in decimal, read from its 12 (the float noise below them is no
+    figure's own: an exact 28% stays 28%): rounded up where it is a bound a person reads ("at most", an attacker's
+    success: never shown below it), else to the nearest, half up (the JavaScript and Java clients' ``significant``)."""
+    clean = Context(prec=12, rounding=ROUND_HALF_UP).plus(Decimal(value))
+    return Context(prec=digits, rounding=ROUND_CEILING if bound else ROUND_HALF_UP).plus(clean)
+
+
+def percent(value: float, *, bound: bool = False) -> str:
+    """A probability as a percentage of three significant digits (:func:`significant`), or of as many more as keep a
+    probability below 1 from reading 100%."""
+    digits = 3
+    while significant(100 * value, bound=bound, digits=digits) >= 100 and value < 1 and digits < 12:
+        digits += 1
+    return f"{significant(100 * value, bound=bound, digits=digits).normalize():f}%"
+
+
 def _times(value: float) -> str:
     """A ratio rounded up to three significant digits (an "at most" never understated), thousands separated."""
-    exponent = math.floor(math.log10(value))
-    scale = 10.0 ** (2 - exponent)
-    shown = f"{math.ceil(value * scale) / scale:,.{max(0, 2 - exponent)}f}"
-    return shown.rstrip("0").rstrip(".") if "." in shown else shown
-
-
-def _percent(value: float) -> str:
-    """A probability as a percentage of three significant digits (never rounded up to 100%)."""
-    shown = f"{100 * value:.3g}"
-    if float(shown) >= 100 and value < 1:
-        shown = f"{math.floor(100 * value * 1e4) / 1e4:.4f}".rstrip("0")
-    return f"{shown}%"
+    return f"{significant(value, bound=True).normalize():,f}"
 
 
 #: a protocol's one report as a finite law: (channel over the candidates or None, candidates, what is guessed)
@@ -505,8 +512,8 @@ class TradeOff:
 
     def describe(self) -> str:
         """One line: the true-positive rates at the false-positive rates (chance: equal)."""
-        rates = ", ".join(_percent(value) for value in self.fpr)
-        powers = ", ".join(_percent(value) for value in self.tpr)
+        rates = ", ".join(percent(value) for value in self.fpr)
+        powers = ", ".join(percent(value, bound=True) for value in self.tpr)
         return (f"a test of {self.test}, at false-positive rates {rates}, has true-positive rates "
                 f"{'' if self.exact else 'at most '}{powers} (a blind guess: the same; {self.source})")
 

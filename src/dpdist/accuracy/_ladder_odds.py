@@ -18,6 +18,7 @@ import numpy as np
 
 from .._guarantee import PrivacyGuarantee
 from ..accounting import guess_bound, guess_odds
+from ..accounting._odds import percent
 
 __all__ = ["PartyGuess", "party_guesses"]
 
@@ -39,14 +40,11 @@ class PartyGuess:
         if self.uniform is None or self.shape is None:
             return f"{self.party}: not bounded ({self.how})"
         at_most = "" if self.exact else "at most "
-        return f"{self.party}: {at_most}{_percent(self.uniform)} (data shape's prior: {at_most}{_percent(self.shape)}; {self.how})"
+        return (f"{self.party}: {at_most}{percent(self.uniform, bound=True)} (data shape's prior: "
+                f"{at_most}{percent(self.shape, bound=True)}; {self.how})")
 
     def to_dict(self) -> dict[str, Any]:
         return {"party": self.party, "uniform": self.uniform, "shape": self.shape, "exact": self.exact, "how": self.how}
-
-
-def _percent(value: float) -> str:
-    return f"{100 * value:.3g}%"
 
 
 def party_guesses(model: str, guarantee: PrivacyGuarantee | None, reported: Any, counts: np.ndarray) -> tuple[PartyGuess, ...]:

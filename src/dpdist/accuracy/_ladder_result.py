@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from ..accounting._odds import percent
 from ._ladder_rows import LadderRow
 
 __all__ = ["Ladder"]
@@ -116,7 +117,7 @@ def _guess(row) -> str:
     if not row.guesses or row.guesses[0].uniform is None:
         return "-"
     first = row.guesses[0]
-    return f"{'' if first.exact else '<= '}{100 * first.uniform:.3g}%"
+    return f"{'' if first.exact else '<= '}{percent(first.uniform, bound=True)}"
 
 
 def _number(value: float) -> str:

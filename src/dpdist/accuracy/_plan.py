@@ -40,6 +40,7 @@ from typing import Any, Callable, cast
 from .. import local
 from .._validation import POPULATION, Implies, Integer, Interval, Optional, Options, check_param, validate_params
 from ..accounting import ACCOUNTANTS, GuessOdds, cannot_state, guess_bound, guess_odds, protocol_loss, state
+from ..accounting._odds import percent
 from ..amplification import shuffled
 from ..errors import DPDistError
 from ._local import protocol_at
@@ -271,7 +272,7 @@ def _central_guess(reported, campaigns: int, epsilon: float, delta: float) -> Gu
 def _guess(odds: GuessOdds | None) -> str:
     if odds is None:
         return "-"
-    return f"{'' if odds.exact[-1] else '<= '}{100 * odds.probability[-1]:.3g}% ({100 * odds.chance:.3g}%)"
+    return f"{'' if odds.exact[-1] else '<= '}{percent(odds.probability[-1], bound=True)} ({percent(odds.chance)})"
 
 
 def _finite(value: float) -> float | None:

@@ -11,7 +11,8 @@ The document also says what an attacker can learn (``attacker``, from the config
 likely someone who sees a device's reports guesses its value after 1, 7, 30 and 365 reports of an unchanged value,
 fresh and kept (:func:`dpdist.accounting.guess_odds`), and the trade-off curves of a test between two values of one
 device, from one report and from a year of daily reports (:func:`dpdist.accounting.tradeoff` of their losses), which
-the dashboard draws.
+the dashboard draws; ``sentence`` and ``words`` say them as the dashboard shows them (every attacker's figure rounded
+up: :func:`dpdist.accounting._odds.percent`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ import numpy as np
 
 from .. import local
 from .._validation import LOCAL_EPSILON
-from ..accounting import FPRS, guess_odds, protocol_loss, tradeoff
+from ..accounting import FPRS, GuessOdds, TradeOff, guess_odds, protocol_loss, tradeoff
+from ..accounting._odds import percent
 from ..accuracy import SHAPES, explain, simulates
 from ..errors import InvalidParameterError
 from ._explain_words import plain_words
@@ -111,8 +113,28 @@ def attacker(config: str) -> dict[str, Any] | None:
     memoized = protocol.tags.memoized
     one = protocol_loss(protocol)  # one report's exact loss (its channel's worst pair), or its epsilon's worst case
     year = cast(Any, protocol).stable_guarantee if memoized else protocol_loss(protocol, REPORTS[-1])  # a memo's
-    return {"guess": fresh.to_dict(), "kept": None if memoized else guess_odds(protocol, REPORTS, over="kept").to_dict(),
-            "tradeoff": tradeoff(one, FPRS).to_dict(), "sentence": fresh.sentence(),
+    kept = None if memoized else guess_odds(protocol, REPORTS, over="kept")
+    test = tradeoff(one, FPRS)
+    return {"guess": fresh.to_dict(), "kept": None if kept is None else kept.to_dict(), "tradeoff": test.to_dict(),
+            "sentence": fresh.sentence(), "words": f"{_year(fresh, kept)} {_test(test)}",
             "curves": [{"label": "one report", **tradeoff(one, CURVE).to_dict()},
                        {"label": f"{REPORTS[-1]} reports of one value" + (" through its memo" if memoized else ""),
                         **tradeoff(year, CURVE).to_dict()}]}
+
+
+def _year(fresh: GuessOdds, kept: GuessOdds | None) -> str:
+    """The odds after the last of :data:`REPORTS` daily reports, fresh (or through the memo) and kept, in words."""
+    how = "through its memo" if fresh.over == "memo" else "each drawn afresh"
+    said = [f"{how}: {'' if fresh.exact[-1] else 'at most '}{percent(fresh.probability[-1], bound=True)}"]
+    if kept is not None:
+        said.append(f"one report kept and sent again: {'' if kept.exact[-1] else 'at most '}"
+                    f"{percent(kept.probability[-1], bound=True)}")
+    return f"After {fresh.reports[-1]} daily reports of one unchanged value, {'; '.join(said)}."
+
+
+def _test(test: TradeOff) -> str:
+    """A test's true-positive rates at its false-positive rates, in words."""
+    rates = ", ".join(percent(value) for value in test.fpr)
+    powers = ", ".join(percent(value, bound=True) for value in test.tpr)
+    return (f"A test of {test.test} from one report, wrong on {rates} of the others, is right on "
+            f"{'' if test.exact else 'at most '}{powers} of them (a blind guess: as often as it is wrong).")

@@ -51,41 +51,10 @@ export async function showWhatEpsilonBuys(api) {
   const attacker = typeof body === "string" ? null : body.attacker;
   const line = document.getElementById("attacker-text"), chart = document.getElementById("tradeoff-chart");
   if (attacker == null || line === null) return;
-  line.textContent = `${attacker.sentence} ${yearText(attacker)} ${tradeOffText(attacker.tradeoff)}`;
+  line.textContent = `${attacker.sentence} ${attacker.words}`; // the service's words: its figures rounded as bounds
   /** @type {HTMLElement} */ (document.getElementById("attacker")).hidden = false;
   if (chart !== null) {
     drawTradeOff(chart, attacker.curves, attacker.tradeoff.test);
     chart.toggleAttribute("hidden", false);
   }
-}
-
-/**
- * A probability as the service writes it: three significant digits, never rounded up to 100%.
- * @param {number} p
- */
-function percent(p) {
-  const shown = Number((100 * p).toPrecision(3));
-  return `${shown >= 100 && p < 1 ? Number((Math.floor(100 * p * 1e4) / 1e4).toFixed(4)) : shown}%`;
-}
-
-/**
- * The odds after a year of daily reports: fresh, and one report kept and sent again (or through the memo).
- * @param {any} attacker
- */
-function yearText(attacker) {
-  const guess = attacker.guess, last = guess.reports.length - 1;
-  const fresh = `${guess.exact[last] ? "" : "at most "}${percent(guess.probability[last])}`;
-  const how = guess.over === "memo" ? "through its memo" : "each drawn afresh";
-  const kept = attacker.kept === null ? "" : `; one report kept and sent again: ${percent(attacker.kept.probability[last])}`;
-  return `After ${guess.reports[last]} daily reports of one unchanged value, ${how}: ${fresh}${kept}.`;
-}
-
-/**
- * A test's true-positive rates at the document's false-positive rates.
- * @param {any} tradeoff
- */
-function tradeOffText(tradeoff) {
-  const rates = tradeoff.fpr.map(percent).join(", "), powers = tradeoff.tpr.map(percent).join(", ");
-  return `A test of ${tradeoff.test} from one report, wrong on ${rates} of the others, is right on ` +
-    `${tradeoff.exact ? "" : "at most "}${powers} of them (a blind guess: as often as it is wrong).`;
 }

@@ -25,6 +25,7 @@ import org.dpdist.client.protocols.Protocol;
 public final class Odds {
     /** Below this chance a probability reads as a multiple of a blind guess, not as a percentage. */
     static final double TINY = 1e-4;
+    private static final BigDecimal HUNDRED = BigDecimal.valueOf(100);
 
     private Odds() {}
 
@@ -70,8 +71,8 @@ public final class Odds {
                 return null;
         }
         double chance = 1.0 / values;
-        String baseline = (chance >= TINY ? "against " + percent(chance) + " by chance"
-            : "a blind guess being right once in " + String.format(Locale.ROOT, "%,d", round3(1.0 / chance).longValue()))
+        String baseline = (chance >= TINY ? "against " + percent(chance, false) + " by chance"
+            : "a blind guess being right once in " + String.format(Locale.ROOT, "%,d", significant(1.0 / chance, false, 3).longValue()))
             + ", if every answer is equally likely; whatever else they know, at most " + times(protocol instanceof Longitudinal
                 ? ((Longitudinal) protocol).losses().epsilonInf : protocol.epsilon(), values) + " times a blind guess";
         if (!(protocol instanceof Longitudinal)) {
@@ -91,30 +92,39 @@ public final class Odds {
      * most 1; rounded up to three significant digits (Python's {@code GuessOdds.times}, in words).
      */
     static String times(double epsilon, double values) {
-        double value = epsilon >= Math.log(values) ? values : Math.exp(epsilon);
-        int exponent = (int) Math.floor(Math.log10(value));
-        double scale = Math.pow(10, 2 - exponent);
-        String shown = String.format(Locale.ROOT, "%,." + Math.max(0, 2 - exponent) + "f", Math.ceil(value * scale) / scale);
-        return shown.contains(".") ? shown.replaceAll("\\.?0+$", "") : shown;
+        BigDecimal shown = significant(epsilon >= Math.log(values) ? values : Math.exp(epsilon), true, 3).stripTrailingZeros();
+        return String.format(Locale.ROOT, "%,." + Math.max(0, shown.scale()) + "f", shown);
     }
 
-    /** A probability as a percentage of three significant digits, never rounded up to 100% (Python's GuessOdds). */
+    /**
+     * A probability as a percentage of three significant digits ({@link #significant}), or of as many more as keep a
+     * probability below 1 from reading 100%, to the nearest (Python's {@code dpdist.accounting._odds.percent}).
+     */
     public static String percent(double value) {
-        BigDecimal shown = round3(100.0 * value);
-        if (shown.compareTo(BigDecimal.valueOf(100)) >= 0 && value < 1.0) {
-            shown = BigDecimal.valueOf(Math.floor(100.0 * value * 1e4) / 1e4).setScale(4, RoundingMode.HALF_EVEN);
-        }
-        return shown.stripTrailingZeros().toPlainString() + "%";
+        return percent(value, false);
     }
 
-    private static BigDecimal round3(double value) {
-        return new BigDecimal(value).round(new MathContext(3, RoundingMode.HALF_EVEN));
+    /** {@link #percent(double)}, rounded up where {@code bound}: an attacker's success, never shown below it. */
+    public static String percent(double value, boolean bound) {
+        int digits = 3;
+        while (significant(100.0 * value, bound, digits).compareTo(HUNDRED) >= 0 && value < 1.0 && digits < 12) digits += 1;
+        return significant(100.0 * value, bound, digits).stripTrailingZeros().toPlainString() + "%";
+    }
+
+    /**
+     * {@code value} (at least 0) to {@code digits} significant digits, read from its 12 (the float noise below them is
+     * no figure's own: an exact 28% stays 28%): rounded up where it is a bound a person reads ("at most", an attacker's
+     * success: never shown below it), else to the nearest, half up (Python's {@code dpdist.accounting._odds.significant}).
+     */
+    static BigDecimal significant(double value, boolean bound, int digits) {
+        BigDecimal clean = new BigDecimal(value).round(new MathContext(12, RoundingMode.HALF_UP));
+        return clean.round(new MathContext(digits, bound ? RoundingMode.CEILING : RoundingMode.HALF_UP));
     }
 
     private static String odds(double probability, double chance, boolean exact) {
         String atMost = exact ? "" : "at most ";
-        if (chance >= TINY) return atMost + percent(probability);
-        return atMost + round3(probability / chance).stripTrailingZeros().toPlainString() + " times that of a blind guess";
+        if (chance >= TINY) return atMost + percent(probability, true);
+        return atMost + significant(probability / chance, true, 3).stripTrailingZeros().toPlainString() + " times that of a blind guess";
     }
 
     /** Equal ranges of a numerical protocol's bounds: as many of its bins as divide them, at most 10. */

@@ -53,8 +53,20 @@ class OddsTest {
 
     @Test
     void aPercentageIsNeverRoundedUpToCertainty() {
-        assertEquals("99.9999%", Odds.percent(0.99999995));
+        assertEquals("99.999995%", Odds.percent(0.99999995));
+        assertEquals("99.999995%", Odds.percent(0.99999995, true));
         assertEquals("100%", Odds.percent(1.0));
         assertEquals("51.4%", Odds.percent(0.51351916));
+    }
+
+    @Test
+    void aBoundIsRoundedUpAndChanceToTheNearestInDecimalFromTwelveDigits() {
+        assertEquals("28.1%", Odds.percent(0.28049, true));
+        assertEquals("28%", Odds.percent(0.28, true));
+        assertEquals("28%", Odds.percent(0.2800000000001, true));
+        assertEquals("0%", Odds.percent(0.0, true));
+        assertEquals("28%", Odds.percent(0.28049));
+        assertEquals("3.13%", Odds.percent(1.0 / 32));
+        assertEquals("31.5%", Odds.percent(0.3145));
     }
 }
