@@ -11,7 +11,7 @@ import pytest
 
 import dpdist
 from dpdist.budget import BudgetSession
-from dpdist.errors import DPDistError, InvalidParameterError, PrivacyBudgetError
+from dpdist.errors import DPDistError, DPDistWarning, InvalidParameterError, PrivacyBudgetError
 from dpdist.queries import count, distinct, histogram, mean, persons, quantiles, sum
 
 RNG = np.random.default_rng(11)
@@ -254,6 +254,35 @@ def test_without_holder_notes_no_warning_depends_on_the_table(engine):
     assert seen[True, 0] != seen[True, 1]
     with pytest.raises(InvalidParameterError, match="'holder_notes'"):
         dpdist.query(base, epsilon=1.0, holder_notes="no")
+
+
+
+def test_a_query_without_holder_notes_leaves_another_threads_notes_alone():
+    """Two threads release at once, five times: one without holder notes over a large table (its release the longer),
+    one with them over a small table holding one missing value and a person over the bound.  Every note recorded is
+    the second's, each time (none lost, none of the first's made)."""
+    import threading
+
+    silent = pd.DataFrame({"person": np.arange(20_000) % 500, "x": np.where(np.arange(20_000) % 7 == 0, np.nan, 0.5)})
+    noted = pd.DataFrame({"person": [1, 1, 1, 2, 3], "x": [np.nan, 0.5, 0.5, 0.25, 0.75]})
+    barrier = threading.Barrier(2)
+
+    def release(table, notes):
+        built = dpdist.query(table, epsilon=1.0, privacy_id="person", max_contributions=1, rng=2,
+                             holder_notes=notes).agg(sum("x", bounds=(0, 1)), count())
+        barrier.wait()
+        built.release()
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(5):
+            threads = [threading.Thread(target=release, args=args) for args in ((silent, False), (noted, True))]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    notes = [(w.category.__name__, w.message.count) for w in caught if isinstance(w.message, DPDistWarning)]
+    assert notes == [("MissingValuesWarning", 1), ("ContributionBoundWarning", 2)] * 5
 
 
 #: row 0 of each column holds a missing or extreme value of the column's type (a nullable int8's NA, a uint64's

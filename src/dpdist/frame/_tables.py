@@ -41,10 +41,14 @@ def narwhals() -> Any:
 @contextlib.contextmanager
 def _calls(engine: str):
     """Around our narwhals calls on a frame of ``engine``: narwhals 2.x warns on every Dask frame that its Dask
-    support will move to a separate package (not published when this was written), nothing a caller can act on."""
+    support will move to a separate package (not published when this was written), nothing a caller can act on.  The
+    filter is the process's (``warnings`` has no other): set for Dask frames only, so another engine's calls touch
+    no filter another thread relies on."""
+    if engine != "dask":
+        yield
+        return
     with warnings.catch_warnings():
-        if engine == "dask":
-            warnings.filterwarnings("ignore", message="Dask support is moving out of Narwhals", category=FutureWarning)
+        warnings.filterwarnings("ignore", message="Dask support is moving out of Narwhals", category=FutureWarning)
         yield
 
 

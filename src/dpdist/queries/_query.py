@@ -14,7 +14,6 @@ import dataclasses
 import functools
 import inspect
 import math
-import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -193,7 +192,7 @@ class Query:
         session, release every statistic per group (the rows of a missing value left out of it, or counted as
         ``missing``); the result in the table's engine.  Nothing before the release depends on the values: every
         refusal is of the arguments and the schema; with ``holder_notes=False`` no warning either."""
-        with silenced(not self.holder_notes):
+        with float_quiet(not self.holder_notes):
             return self._released()
 
     def _released(self) -> QueryResult:
@@ -450,7 +449,8 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
         :class:`~dpdist.errors.ContributionBoundWarning` (default True: the caller is the holder of the data, who may
         know).  Their numbers, and whether they come at all, are statistics of the data without noise: where the caller
         is an analyst who is not the holder, give False, and no warning of any kind leaves the query's release (its
-        presence and content the same on every table).
+        presence and content the same on every table): the notes are not made, nor NumPy's floating-point warnings
+        (:func:`float_quiet`); no warning filter is touched, so a query in another thread keeps its own notes.
     """
     k, m = (1 if bound is None else int(bound) for bound in (max_contributions, max_groups))  # the table's ints
     threshold = None
@@ -466,16 +466,12 @@ def query(table: Any, *, epsilon: float, privacy_id: str | None = None, max_cont
                  threshold=threshold, holder_notes=bool(notes))
 
 
-@contextlib.contextmanager
-def silenced(silent: bool):
-    """Where ``silent``, no warning of any kind leaves the block: the holder's notes are not made, and an engine's own
-    warnings (an overflow, an invalid value met in a cast), whose presence may depend on the values, are dropped."""
-    if not silent:
-        yield
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        yield
+def float_quiet(quiet: bool) -> contextlib.AbstractContextManager:
+    """Where ``quiet`` (no holder notes), NumPy makes no floating-point warning in the block (an overflow, an invalid
+    value met in a cast: its presence may depend on the values).  NumPy's error state is this thread's (a context
+    variable): no warning filter is touched, so another thread's warnings and the caller's own are not lost.  The
+    holder's notes are not made at all (``Query.holder_notes``)."""
+    return np.errstate(all="ignore") if quiet else contextlib.nullcontext()
 
 
 def resolved(table: Any) -> Any:

@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import InvalidParameterError, MissingDependencyError
 from ..frame._tables import _staging_backend, narwhals
 from ._expressions import RowCompiler, Scope, Value, number, refused
-from ._query import Query, query, silenced
+from ._query import Query, float_quiet, query
 from ._sources import Source, filtered, read_from
 from ._statistics import SqlCall, Statistic, aggregates_named, sql_forms
 
@@ -98,7 +98,7 @@ def sql(statement: str, tables: dict[str, Any], *, epsilon: float, bounds: dict[
         As in :func:`dpdist.query`; with False no warning leaves the building of the query either (an engine computing
         a join or a ``WHERE`` of an eager frame may warn of a value).
     """
-    with silenced(holder_notes is False):  # nothing an eager engine warns of while it builds
+    with float_quiet(holder_notes is False):  # no value an eager engine meets while it builds warns
         sqlglot, exp = _sqlglot()
         if not isinstance(statement, str):
             raise InvalidParameterError("The 'statement' argument of dpdist.sql must be a string. "
