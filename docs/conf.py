@@ -31,9 +31,13 @@ source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "_generated"]
 
-# Markdown guides: $...$ math, ``{eval-rst}`` blocks, anchors for "#section" links.
-myst_enable_extensions = ["dollarmath", "amsmath", "deflist"]
+# Markdown guides: $...$ math, ``{eval-rst}`` blocks, anchors for "#section" links, ``{{ name }}`` substitutions.
+myst_enable_extensions = ["dollarmath", "amsmath", "deflist", "substitution"]
 myst_heading_anchors = 3
+# Words a page shares with what dpdist prints, written once, in the code: ``{{ name }}`` in a page
+from dpdist.amplification._statement import RELAY_TRACES  # noqa: E402
+
+myst_substitutions = {"relay_traces": RELAY_TRACES}
 
 # numpy-style docstrings (napoleon), parameters as a plain list: their types are prose
 # ("array_like of shape (n,)"), not cross-references; type hints stay in the signature.

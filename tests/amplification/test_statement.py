@@ -8,7 +8,7 @@ import pytest
 
 from dpdist import local, privacy
 from dpdist._guarantee import with_assumptions
-from dpdist.amplification._statement import ASSUMPTIONS, Admission, relayed_assumptions, relayed_statement
+from dpdist.amplification._statement import ASSUMPTIONS, RELAY_TRACES, Admission, relayed_assumptions, relayed_statement
 from shuffle_support import exact_device_delta
 
 PROTOCOL = local.make("grr", epsilon=2.0, domain_size=100)
@@ -112,6 +112,10 @@ def test_the_per_device_line_is_not_per_report_and_a_devices_local_reports_rest_
     assert [a.split(":")[0] for a in before["assumptions"]] == [a.split(":")[0] for a in ASSUMPTIONS]
     unknown = relayed_statement(PROTOCOL, 10, 10, 1e-8, Admission("https://issuer", True, 1, None))["assumptions"][2]
     assert "not stated by this campaign's identity" in unknown and "not bounded" in unknown
+    traced = relayed_statement(grr, 1000, 1000, 1e-8, Admission("https://issuer", True, 1, 2), traces=True)
+    assert traced["assumptions"][3] == f"{ASSUMPTIONS[3]}, and {RELAY_TRACES}"
+    assert f"(4) {ASSUMPTIONS[3]}, and {RELAY_TRACES}; (5)" in traced["central"]["describe"]
+    assert [a for a in traced["assumptions"] if "traces" not in a] == group["assumptions"][:3] + group["assumptions"][4:]
 
 
 def test_a_ceiling_of_10000_tokens_states_the_local_composition_without_overflow():

@@ -100,6 +100,41 @@ def test_reports_through_the_relay_are_counted_once_unlinked_with_the_guarantee_
     assert all(len(batch_id) == 32 and not batch_id.startswith("device") for batch_id, _, _ in rows)
 
 
+def test_the_collectors_assumption_names_the_relays_traces_where_the_deployment_may_send_them(tmp_path, monkeypatch):
+    """The relay's tracing backend is a party where traces are asked for (the OTEL_* variables) or can be (the extra
+    installed): the collector's assumption then ends with the threat model's words (RELAY_TRACES); where neither, it
+    says nothing of traces.  What campaign show prints and devices read (the config) alike."""
+    from dpdist._http import _telemetry
+    from dpdist.amplification._statement import RELAY_TRACES
+
+    app, collector = _collector(tmp_path)
+
+    async def shown():
+        return [(await collector.get(path)).json()["anonymity"]["assumptions"]
+                for path in ("/api/campaigns/anon", "/api/campaigns/anon/config")]
+
+    async def work():
+        assert (await _create(collector, "anon")).status_code == 201
+        seen = {}
+        for variables, installed in (({}, False), ({}, True), ({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel:4318"}, False),
+                                     ({"OTEL_TRACES_EXPORTER": "none"}, False)):
+            for name in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_TRACES_EXPORTER",
+                         "OTEL_SDK_DISABLED"):
+                monkeypatch.delenv(name, raising=False)
+            for name, value in variables.items():
+                monkeypatch.setenv(name, value)
+            monkeypatch.setattr(_telemetry, "_installed", lambda installed=installed: installed)
+            seen[tuple(variables), installed] = await shown()
+        return seen
+
+    seen = asyncio.run(work())
+    for (variables, installed), (admin, public) in seen.items():
+        (collector_line,) = [line for line in admin if line.startswith("collector: ")]
+        traced = installed or variables == ("OTEL_EXPORTER_OTLP_ENDPOINT",)
+        assert admin == public and collector_line.endswith(f", and {RELAY_TRACES}") == traced
+        assert ("traces" in " ".join(admin)) == traced
+
+
 def test_direct_submissions_forged_deliveries_and_odd_messages_are_refused(tmp_path):
     _, collector = _collector(tmp_path)
     protocol = local.from_config(CONFIG)

@@ -27,13 +27,15 @@ collector would mark its report's batch).
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.metadata
 import logging
 import os
 import secrets
 import uuid
 from typing import Any, Callable
 
-__all__ = ["TRACER", "METHODS", "start", "stop", "flush", "wanted", "exportable", "resource", "route_fields", "TracingMiddleware", "span", "current", "linked", "inject"]
+__all__ = ["TRACER", "METHODS", "start", "stop", "flush", "wanted", "possible", "exportable", "resource", "route_fields", "TracingMiddleware", "span", "current", "linked", "inject"]
 
 #: the tracer of this process while traces are on (:func:`start`), else None
 TRACER: Any = None
@@ -54,6 +56,22 @@ def wanted(environ=os.environ, signal: str = "traces") -> bool:
     if exporter:
         return "otlp" in {name.strip() for name in exporter.split(",")}
     return bool(environ.get("OTEL_EXPORTER_OTLP_ENDPOINT") or environ.get(f"OTEL_EXPORTER_OTLP_{signal.upper()}_ENDPOINT"))
+
+
+def possible(environ=os.environ) -> bool:
+    """Whether this deployment may send traces, so that its tracing backend is one more party: the variables ask for
+    them (:func:`wanted`), or the extra that sends them is installed (a server of the installation may be started with
+    them); nothing is imported."""
+    return wanted(environ) or _installed()
+
+
+@functools.cache
+def _installed() -> bool:
+    try:
+        importlib.metadata.distribution("opentelemetry-sdk")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def exportable(environ=os.environ, signal: str = "traces") -> bool:

@@ -11,7 +11,7 @@ from .._guarantee import PrivacyGuarantee, with_assumptions
 from ..local import from_config
 from ._accounting import account
 
-__all__ = ["ASSUMPTIONS", "Admission", "relayed_statement", "relayed_assumptions", "device_bound", "report_target"]
+__all__ = ["ASSUMPTIONS", "RELAY_TRACES", "Admission", "relayed_statement", "relayed_assumptions", "device_bound", "report_target"]
 
 #: what the central guarantee rests on, party by party (docs/how-to/anonymous-collection.md, "Anonymous collection", "Threat model"),
 #: by the names of the campaign's settings; a campaign's statement states its own numbers (:func:`relayed_assumptions`)
@@ -37,6 +37,14 @@ ASSUMPTIONS = (
     "reports), and its reports in several batches or rounds compose on the device (its ledger)",
 )
 
+#: what the collector must not read where the servers may send traces (OpenTelemetry: :mod:`dpdist._http._telemetry`),
+#: the relay's tracing backend being one more party; the threat model's words (docs/explanation/threat-model.md shows
+#: this text: docs/conf.py substitutes it)
+RELAY_TRACES = ("with traces on reads none of the relay's traces: they go to a backend of the relay's operator, since "
+                "a relay span per request holds its arrival time, which beside the collector's own view of the fetches "
+                "from each address would tell when a report was sent (each delivery of the relay starts a trace of its "
+                "own: the delivery's trace, the one the collector joins, shares no trace id with a device's request)")
+
 
 def device_bound(epsilon: float, delta: float, reports: int) -> tuple[float, float]:
     r"""What one device's ``reports`` reports in one batch are, when each report is :math:`(\varepsilon, \delta)` in it.
@@ -54,11 +62,11 @@ def device_bound(epsilon: float, delta: float, reports: int) -> tuple[float, flo
 LOCAL_ONLY = "which holds whatever the relay, the issuer, the collector or other devices do"
 
 
-def relayed_assumptions(admission: "Admission", n: int | None = None) -> tuple[str, ...]:
+def relayed_assumptions(admission: "Admission", n: int | None = None, traces: bool = False) -> tuple[str, ...]:
     """:data:`ASSUMPTIONS` as one campaign states them: the devices' (the third) with its ``colluding``, ``tokens_each``
     and ``colluding_reports``, and the ``n`` honest reports of the smallest batch its central guarantee is computed
     among (when there is one); the setting's name stays beside each number, so a reader can find it in the campaign's
-    ``admission``."""
+    ``admission``.  With ``traces`` (the deployment may send traces), the collector's ends with :data:`RELAY_TRACES`."""
     colluding, tokens_each, known = admission.colluding, admission.tokens_each, admission.colluding_reports
     tokens = (f"each credential gives at most {tokens_each} token(s) (`tokens_each`, the ceiling the issuer publishes "
               "with the campaign's key)" if tokens_each is not None else
@@ -76,7 +84,8 @@ def relayed_assumptions(admission: "Admission", n: int | None = None) -> tuple[s
                f"token admits one report, {known_text}{among}")
     per_report = ASSUMPTIONS[-1] if tokens_each is None else ASSUMPTIONS[-1].replace(
         "(up to `tokens_each` per credential)", f"(up to {tokens_each} per credential, `tokens_each`)")
-    return (*ASSUMPTIONS[:2], devices, *ASSUMPTIONS[3:-1], per_report)
+    collector = ASSUMPTIONS[3] + (f", and {RELAY_TRACES}" if traces else "")
+    return (*ASSUMPTIONS[:2], devices, collector, *ASSUMPTIONS[4:-1], per_report)
 
 
 def _spread(epsilon: float, reports: int) -> float:
@@ -115,7 +124,8 @@ class Admission:
         return None if self.tokens_each is None else self.colluding * self.tokens_each
 
 
-def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta: float, admission: Admission) -> dict:
+def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta: float, admission: Admission,
+                      traces: bool = False) -> dict:
     """The guarantees of a relayed campaign whose batches so far held at least ``smallest_batch`` admitted reports.
 
     A report is *admitted* when the collector verified its token (valid for the campaign, never spent
@@ -131,7 +141,8 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
     None before the first batch, or a ``reason`` and its ``code`` when the collector could
     have filled a batch itself (no issuer, or one it runs), for memoized protocols, when the identity
     does not bound the colluding devices' reports (no ``tokens_each``), or when the colluding reports
-    leave fewer than two honest ones in the smallest batch.
+    leave fewer than two honest ones in the smallest batch.  ``traces``: the deployment may send traces
+    (:func:`relayed_assumptions`).
     """
     statement = {
         "local": {**protocol.guarantee.to_dict(), "describe": protocol.guarantee.describe()},
@@ -140,7 +151,7 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
         "admission": {"issuer": admission.issuer, "issuer_independent": admission.independent,
                       "colluding": admission.colluding, "tokens_each": admission.tokens_each,
                       "colluding_reports": admission.colluding_reports},
-        "assumptions": list(relayed_assumptions(admission)),
+        "assumptions": list(relayed_assumptions(admission, traces=traces)),
         "central": None,
     }
     refusal = _refusal(protocol, smallest_batch, admission)
@@ -149,7 +160,7 @@ def relayed_statement(protocol, smallest_batch: int | None, reports: int, delta:
     elif smallest_batch is not None:
         hidden = int(smallest_batch) - int(admission.colluding_reports or 0)
         config = json.dumps(protocol.config(), sort_keys=True)
-        assumed = relayed_assumptions(admission, hidden)
+        assumed = relayed_assumptions(admission, hidden, traces)
         statement["assumptions"] = list(assumed)
         central = dict(_central(config, hidden, float(delta)))
         central.update(_central_line(central, float(protocol.guarantee.epsilon), assumed))

@@ -88,6 +88,7 @@ from ._campaigns import (ARRIVAL_RESOLUTION_MS, Campaign, CampaignRow, Creation,
                          token_sha256)
 from ._ingest import decode_body
 from .._guard._refusals import Conflict, InvalidRequest, NotFound, Refusal, Unauthorized
+from .._http import _telemetry
 from ._store import Store
 
 __all__ = ["RelayedCampaigns", "DEFAULT_DELTA", "smallest_group"]
@@ -255,7 +256,9 @@ class RelayedCampaigns:
         """The campaign's local guarantee and its amplified central one at its smallest batch so far (``key``'s running
         minimum: no scan of the batches)."""
         n = campaign.n if isinstance(campaign, Campaign) else self.store.totals(campaign.id).n
-        return {"delta": key.delta, **relayed_statement(campaign.protocol, key.smallest_batch, n, key.delta, key.admission())}
+        traces = _telemetry.possible()  # the relay's tracing backend a party (docs/explanation/threat-model.md)
+        return {"delta": key.delta, **relayed_statement(campaign.protocol, key.smallest_batch, n, key.delta, key.admission(),
+                                                        traces)}
 
     def identity(self, campaign: CampaignRow) -> bytes:
         """The identity document's bytes of a relayed campaign (:class:`NotFound` for another campaign)."""
