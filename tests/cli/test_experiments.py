@@ -122,6 +122,7 @@ def test_datasets_command_lists_names_kinds_and_domains(capsys):
     assert "beta-5-2" in out and "numerical" in out and "[0, 1]" in out and "10000 items" in out
 
 
+@pytest.mark.slow  # a command line end to end with its figure drawn, 0.5 CPU-s: the column of words below stays
 def test_estimate_on_a_csv_column(tmp_path, capsys):
     rng = np.random.default_rng(0)
     values = rng.beta(2, 5, 20_000) * 100

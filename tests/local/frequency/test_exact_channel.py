@@ -144,6 +144,7 @@ def _coverage_bounds(repeats: int, level: float, items: int) -> tuple[float, flo
     return stats.binom.ppf(ALPHA / (2 * items), repeats, level), stats.binom.isf(ALPHA / (2 * items), repeats, level)
 
 
+@pytest.mark.slow  # a coverage law over 2,000 repeated collections, 0.3 CPU-s
 def test_unbiased_estimate_interval_has_its_nominal_coverage():
     protocol = local.make("grr", epsilon=1.0, domain_size=6)
     values = _population(6, 5000)

@@ -106,6 +106,7 @@ def test_a_report_takes_the_same_draws_whatever_the_value(q, d):
         assert len(states) == 1
 
 
+@pytest.mark.slow  # a variance law over 400 repeated collections, 0.3 CPU-s: the conformance kit checks the examples in the fast loop
 def test_estimates_are_unbiased_with_the_analytic_variance_past_the_conformance_examples():
     # q = 3, t = 4: 40 points, the design's full incidence (the conformance examples stop at t = 3)
     assert_unbiased_with_analytic_variance(local.make("pgr", epsilon=1.0, domain_size=40, field_size=3), rng=5, repeats=400)
