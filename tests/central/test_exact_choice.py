@@ -37,11 +37,9 @@ def test_groups_cover_every_point_once_with_its_rank():
             assert np.sum(INSTANCE["cells"] < k) == rank
 
 
-# the fast loop draws a quarter as many (the same chi-square test at its own draws); the full suite all of them
-@pytest.mark.parametrize("share", [0.25, pytest.param(1.0, marks=pytest.mark.slow)], ids=["quarter", "full"])
 @pytest.mark.parametrize("path", ["doubles", "refinement", "pooled"])
-@pytest.mark.slow  # 0.58 CPU-s: a law checked from repeated draws
-def test_draws_follow_the_exact_law(path, share, monkeypatch):
+@pytest.mark.slow  # a law checked from repeated draws
+def test_draws_follow_the_exact_law(path, monkeypatch):
     force_refinement = path == "refinement"
     if force_refinement:  # every group contends: the decimal path decides every draw
         monkeypatch.setattr(_exact_choice, "FLOAT_MARGIN", 1e6)
@@ -49,7 +47,7 @@ def test_draws_follow_the_exact_law(path, share, monkeypatch):
         monkeypatch.setattr(_exact_choice, "FAR", 0.5)
     starts, sizes, law = exact_group_law(**INSTANCE)
     rng = np.random.default_rng(11)
-    draws = int(share * (4000 if not force_refinement else 800))
+    draws = 4000 if not force_refinement else 800
     points = np.array([_grid_quantile.exponential_quantile(np.sort(INSTANCE["cells"]), 0, 20, 0.3, 1.3, rng)
                        for _ in range(draws)])
     group = np.searchsorted(starts, points, side="right") - 1

@@ -32,11 +32,9 @@ def _inside(truth, low, high):
     return (truth >= low - 1e-12) & (truth <= high + 1e-12)
 
 
-# 150 collections are 8 CPU-s (slow); the fast loop runs the first 20 (bound 0.80: the band covered 0.67 before the
-# leave-one-out spread, and the halved band covers none)
-@pytest.mark.parametrize("runs", [20, pytest.param(150, marks=pytest.mark.slow)])
-@pytest.mark.slow  # 0.59 CPU-s: coverage over repeated releases
-def test_hh_simultaneous_band_covers_real_spiky_data(runs):
+# 150 collections are 8 CPU-s (the band covered 0.67 before the leave-one-out spread, and the halved band covers none)
+@pytest.mark.slow  # coverage over repeated releases
+def test_hh_simultaneous_band_covers_real_spiky_data():
     # 0.88 / 0.91 over 150 collections on real data. Each bootstrap replicate was divided
     # by a spread it is part of, which shrinks the largest ratios; at B = 40 replicates the band
     # covered 0.67. With the leave-one-out spread: 0.97 (docs/explanation/uncertainty.md)
@@ -45,6 +43,7 @@ def test_hh_simultaneous_band_covers_real_spiky_data(runs):
     protocol = local.make("hh", epsilon=1.0, bounds=data.bounds)
     truth = _binned_cdf(population, data.bounds, protocol.bins)
     simultaneous, pointwise, halved = [], [], []
+    runs = 150
     for run in range(runs):
         rng = np.random.default_rng(run)
         values = population[rng.integers(0, population.size, 20_000)]
@@ -81,10 +80,9 @@ def test_cp_intervals_cover_the_rare_labels_of_a_real_column():
     assert np.all(halved / runs < bound)
 
 
-# 100 releases are 3 CPU-s (slow); the fast loop runs the first 30 (bound 0.83; the halved band covers 0.13)
-@pytest.mark.parametrize("runs", [30, pytest.param(100, marks=pytest.mark.slow)])
-@pytest.mark.slow  # 0.44 CPU-s: coverage over repeated releases
-def test_central_tree_bands_and_quantile_intervals_cover_data_with_atoms(runs):
+# 100 releases are 3 CPU-s (the halved band covers 0.13)
+@pytest.mark.slow  # coverage over repeated releases
+def test_central_tree_bands_and_quantile_intervals_cover_data_with_atoms():
     # weeks worked: atoms at 0 (half the data), 40 and 52; the release covers the data's own CDF
     rng = np.random.default_rng(3)
     x = np.concatenate([np.zeros(1000), rng.integers(1, 53, 800), np.full(200, 40.0)])
@@ -92,6 +90,7 @@ def test_central_tree_bands_and_quantile_intervals_cover_data_with_atoms(runs):
     q = np.array([0.1, 0.25, 0.5, 0.75, 0.9])
     true_quantiles = np.quantile(x, q, method="inverted_cdf")
     simultaneous, pointwise, halved, quantiles = [], [], [], []
+    runs = 100
     for run in range(runs):
         tree = central.TreeHistogram.release(x, 1.0, bounds, branching=16, height=2, rng=run)
         se = tree.cdf_standard_error()
