@@ -3,6 +3,8 @@ geometry, consistency, answers and intervals (coverage measured by simulation)."
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -91,20 +93,27 @@ def test_hdg_grids_are_consistent_and_their_answers_differ_from_exact_grids_by_n
     assert three.estimate == pytest.approx(exact[True].range({"x": (30, 60), "y": (20, 30), "w": (0, 5)}).estimate, abs=0.02)
 
 
+@functools.lru_cache(maxsize=2)
+def _collections_on_two_attributes(hybrid: bool) -> tuple:
+    """The records of x and y, and 200 seeded collections of them (n = 20,000, eps = 1) estimated once: the tests of
+    ranges on cell edges read all of them, the test of conditional means the first 100 (the same draws)."""
+    records = _records(20_000, rng=3)[:, :2]
+    proto = local.make("hdg", epsilon=1.0, attributes=SCHEMA[:2], g1=8, g2=4, hybrid=hybrid)
+    generator = np.random.default_rng(4)
+    return records, tuple(proto.estimate(proto.simulate(records, rng=generator)) for _ in range(200))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("hybrid", [True, False])
 def test_intervals_of_ranges_on_cell_edges_cover_at_their_level(hybrid):
     """Ranges whose ends fall on 2-D cell edges have no uniformity error, so their interval must cover.  200
     simulated collections (n = 20,000, eps = 1) x 3 ranges = 600 trials: the coverage's standard error is 0.009,
     so a correct 95% interval lands in [0.91, 0.99] (4.4 sigma; false alarm below 1e-5)."""
-    records = _records(20_000, rng=3)[:, :2]
-    proto = local.make("hdg", epsilon=1.0, attributes=SCHEMA[:2], g1=8, g2=4, hybrid=hybrid)
+    records, collections = _collections_on_two_attributes(hybrid)
     queries = [{"x": (25, 75)}, {"x": (0, 50), "y": (12.5, 37.5)}, {"x": (50, 100), "y": (0, 25)}]
     truth = [_share(records, ranges) for ranges in queries]
-    generator = np.random.default_rng(4)
     hits = []
-    for _ in range(200):
-        estimate = proto.estimate(proto.simulate(records, rng=generator))
+    for estimate in collections:
         for ranges, true in zip(queries, truth):
             interval = estimate.range(ranges)
             hits.append(interval.low <= true <= interval.high)
@@ -244,16 +253,13 @@ def test_conditional_mean_intervals_cover_the_noise_free_answer(hybrid):
     interval must cover the same grids' noise-free conditional mean (eps = 30) at its level at least; the coverage's
     standard error is 0.013, so [0.91, 1] (a conservative interval passes; measured 0.98 for both: the delta-method
     variance of the coarse linear estimate is above that of the response matrix's mean)."""
-    records = _records(20_000, rng=3)[:, :2]
-    proto = local.make("hdg", epsilon=1.0, attributes=SCHEMA[:2], g1=8, g2=4, hybrid=hybrid)
+    records, collections = _collections_on_two_attributes(hybrid)
     reference = local.make("hdg", epsilon=30.0, attributes=SCHEMA[:2], g1=8, g2=4, hybrid=hybrid)
     noise_free = reference.estimate(reference.simulate(records, rng=3))
     queries = [("y", {"x": (25, 75)}), ("x", {"y": (0, 25)}), ("y", {"x": (50, 100)})]
     targets = [noise_free.conditional_mean(attribute, given).estimate for attribute, given in queries]
-    generator = np.random.default_rng(4)
     hits = []
-    for _ in range(100):
-        estimate = proto.estimate(proto.simulate(records, rng=generator))
+    for estimate in collections[:100]:
         for (attribute, given), target in zip(queries, targets):
             interval = estimate.conditional_mean(attribute, given)
             hits.append(interval.low <= target <= interval.high)
