@@ -249,7 +249,8 @@ def _usual_request(data: bytes, max_fields: int) -> Request | None:
     decides): a device's request in about a third of the reader's calls."""
     if data[:1] != b"\x00":
         return None
-    parts, offset = [], 1
+    parts: list[bytes] = []
+    offset = 1
     try:
         for _ in range(6):  # method, scheme, authority, path, the header section, the content
             first = data[offset]

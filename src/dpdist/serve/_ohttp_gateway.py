@@ -45,7 +45,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._guard._body import HeldBody, content_coding_of
+from .._guard._body import HeldBody, body_ready, content_coding_of
+from .._guard._rate import address_key
 from ..errors import MalformedReportError
 from .. import _ohttp
 from .._ohttp import _bhttp
@@ -119,24 +120,19 @@ async def serve_encapsulated(app, service, metrics, scope, receive, content_type
         if content_type not in (_ohttp.REQUEST_CONTENT_TYPE, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE):
             raise UnsupportedMediaType("not_ohttp", f"The gateway takes {_ohttp.REQUEST_CONTENT_TYPE} or "
                                                     f"{_ohttp.CHUNKED_REQUEST_CONTENT_TYPE}. Got {content_type!r:.80}.")
-    ring, client = gateway_keys(app), scope.get("client")
-    async with body_of(service, content_length, receive, host=client[0] if client else None, anonymous=True,
-                       coding=coding) as body:
-        key_id = body[0] if body else None
-        private_keys = ring.cached_private_keys(key_id)
-        if not private_keys:  # none read lately, or not this key id: read the ring off the event loop
-            private_keys = await run_in_threadpool(ring.private_keys, key_id)
-        try:
-            opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE,
-                                                max_chunks=max_chunks(service.max_body_bytes))
-        except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is
-            metrics.refused_request("ohttp_key")
-            return 400, *json_body(render_json({"type": PROBLEM_TYPE, "title": "key identifier unknown",
-                                                "detail": str(mismatch)}), [], _PROBLEM)
-        except _ohttp.TooManyChunks as error:  # one AES-GCM open per chunk, on the event loop
-            raise InvalidRequest("too_many_chunks", str(error)) from None
-        except MalformedReportError as error:
-            raise InvalidRequest("not_decapsulated", str(error)) from None
+    client, chunked = scope.get("client"), content_type != _ohttp.REQUEST_CONTENT_TYPE
+    address = client[0] if client else None
+    try:
+        if (coding is None and content_length is not None and content_length.isascii() and content_length.isdigit()
+                and int(content_length) <= service.max_body_bytes and body_ready(receive)):
+            opened = await _open_ready(app, service, receive, int(content_length), address, chunked)
+        else:
+            async with body_of(service, content_length, receive, host=address, anonymous=True, coding=coding) as body:
+                opened = await _open(app, service, body, chunked)
+    except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is
+        metrics.refused_request("ohttp_key")
+        return 400, *json_body(render_json({"type": PROBLEM_TYPE, "title": "key identifier unknown",
+                                            "detail": str(mismatch)}), [], _PROBLEM)
     status, headers, content = await _serve_inner(app, service, metrics, scope, host, opened.message, opened.dialect)
     if opened.dialect == _ohttp.OHTTPY_DIALECT:  # its design: status and fields on the outer answer, the content sealed
         sealed = opened.respond(content)
@@ -144,6 +140,48 @@ async def serve_encapsulated(app, service, metrics, scope, receive, content_type
     answer = opened.respond(_padded(_bhttp.encode_response(_bhttp.Response(status, headers, content))))
     return 200, answer, [_NO_STORE, (b"content-length", str(len(answer)).encode()),
                          _RESPONSE_TYPES[opened.response_content_type]]
+
+
+async def _open_ready(app, service, receive, declared: int, address: str | None, chunked: bool) -> _ohttp.Opened:
+    """:func:`_open` of a body of ``declared`` bytes (its Content-Length, within the limit; no content coding) there
+    already: read at once and held as :func:`._routes.batches.accept` holds a batch's (no deadline, no context manager);
+    one that does not come whole is read as :func:`._http.body_of` reads it, from its first message on."""
+    budget, key = service.budget, address_key(address)
+    message = await receive()
+    body = message.get("body", b"") if message["type"] == "http.request" and not message.get("more_body", False) else None
+    if body is not None and len(body) == declared:
+        if (refused := budget.hold(declared, key, True)) is not None:
+            raise refused
+        try:
+            return await _open(app, service, body, chunked)
+        finally:
+            budget.release(declared, key, True)
+    if (refused := budget.refusal_of(declared, key, True)) is not None:
+        raise refused
+    reader = body_of(service, str(declared), receive, host=address, anonymous=True)
+    try:
+        return await _open(app, service, await reader.rest(message), chunked)
+    finally:
+        reader.give_back()
+
+
+async def _open(app, service, body: bytes, chunked: bool) -> _ohttp.Opened:
+    """The request in the encapsulated ``body`` (held by the caller), opened with the key ring's private key of its key
+    id (the ring read off the event loop when none was read lately or it lacks that id); :class:`~dpdist._ohttp.
+    KeyConfigMismatch` raised for a key id or suite the gateway does not hold, a refusal for anything else that does
+    not open."""
+    ring, key_id = gateway_keys(app), body[0] if body else None
+    private_keys = ring.cached_private_keys(key_id)
+    if not private_keys:
+        private_keys = await run_in_threadpool(ring.private_keys, key_id)
+    try:
+        return _ohttp.decapsulate_request(private_keys, body, chunked=chunked, max_chunks=max_chunks(service.max_body_bytes))
+    except _ohttp.KeyConfigMismatch:
+        raise
+    except _ohttp.TooManyChunks as error:  # one AES-GCM open per chunk, on the event loop
+        raise InvalidRequest("too_many_chunks", str(error)) from None
+    except MalformedReportError as error:
+        raise InvalidRequest("not_decapsulated", str(error)) from None
 
 
 def max_chunks(max_body_bytes: int) -> int:
