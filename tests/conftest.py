@@ -269,6 +269,14 @@ def pytest_runtest_logfinish(nodeid, location):
                 writer.stop()
 
 
+def pytest_sessionfinish(session):
+    """The servers' zygote (tests/server_zygote.py), if a test started it, ends and is reaped before the CPU-seconds of
+    the session are summed (tests/cpu_time.py), so that its imports count in them."""
+    zygote = sys.modules.get("server_zygote")
+    if zygote is not None:
+        zygote.end()
+
+
 #: a test module marked slow as a whole: a line ``pytestmark = pytest.mark.slow`` (and a comment) at its top level
 _WHOLLY_SLOW = re.compile(rb"^pytestmark = pytest\.mark\.slow( *#.*)?$", re.MULTILINE)
 

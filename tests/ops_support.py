@@ -32,11 +32,13 @@ CDP_PAGE = TESTS / "cdp_page.mjs"
 
 class OpsServer(ServerProcess):
     """``dpdist serve`` with extra options and environment variables (``args``, ``env``); ``program`` replaces
-    ``python -m dpdist.cli`` (e.g. the ``dpdist`` of another virtual environment)."""
+    ``python -m dpdist.cli`` (e.g. the ``dpdist`` of another virtual environment); ``forked=False`` runs the command
+    itself (a test of what ``ps`` shows of the process), not a fork of the zygote."""
 
     def __init__(self, db_url: str | None, *, args=(), env=None, program=None, log_path=None, log_level="warning",
-                 port: int | None = None):
+                 port: int | None = None, forked: bool = True):
         super().__init__(db_url or "", log_path=log_path, log_level=log_level)
+        self.forked = forked
         if port is not None:
             self.port, self.url = port, f"http://127.0.0.1:{port}"
         self.args, self.env, self.program = list(args), dict(env or {}), program

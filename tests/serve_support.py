@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 import httpx
 
+import server_zygote
 from dpdist._http._tls import verifying_context
 
 if TYPE_CHECKING:
@@ -41,7 +42,13 @@ def free_port() -> int:
 
 class ServerProcess:
     """``dpdist serve`` in a subprocess (its own process group: with ``workers`` > 1 a supervisor and its worker
-    processes); :meth:`kill` is SIGKILL to all of them, :meth:`start` (re)starts it on the same port."""
+    processes); :meth:`kill` is SIGKILL to all of them, :meth:`start` (re)starts it on the same port.
+
+    It is forked from the test process's zygote (:mod:`server_zygote`: its libraries imported once) unless
+    :attr:`forked` is False: a test of what ``ps`` shows of it, or of its interpreter's start, sets that."""
+
+    #: whether :meth:`start` forks the server from the zygote (else it runs its command with :mod:`subprocess`)
+    forked = True
 
     def __init__(self, db_url: str, *, max_body_bytes: int | None = None, log_path=None, cpu: int | None = None, log_level: str = "warning",
                  workers: int = 1, options: tuple = ()):
@@ -73,21 +80,31 @@ class ServerProcess:
         return {**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}
 
     def start(self, timeout: float = 60.0) -> "ServerProcess":
-        log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
-        self.process = subprocess.Popen(self.command(), env=self.environment(), stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                                        start_new_session=True)
-        if log is not subprocess.DEVNULL:
-            log.close()
+        command, environment = self.command(), self.environment()
+        self.process = server_zygote.start(command, environment, self.log_path) if self.forked else None
+        if self.process is None:  # a command not ``python -m dpdist.cli``, or a test of the process's own start
+            log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
+            self.process = subprocess.Popen(command, env=environment, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                            start_new_session=True)
+            if log is not subprocess.DEVNULL:
+                log.close()
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise RuntimeError(f"dpdist serve exited with status {self.process.returncode}{self._log_tail()}")
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(self.url + "/healthz", timeout=1.0, verify=verifying_context()).status_code == 200:
-                    return self
-            time.sleep(0.1)
+            if self.listening():  # an HTTP request costs 5 ms of CPU, a refused connection 0.05
+                with contextlib.suppress(httpx.TransportError):
+                    if httpx.get(self.url + "/healthz", timeout=1.0, verify=verifying_context()).status_code == 200:
+                        return self
+            time.sleep(0.05)
         self.kill()
         raise RuntimeError(f"dpdist serve did not start in {timeout:.0f} s{self._log_tail()}")
+
+    def listening(self) -> bool:
+        """Whether something accepts connections on the server's port."""
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", self.port), timeout=1.0):
+            return True
+        return False
 
     def _log_tail(self, lines: int = 12) -> str:
         """The end of the server's log, for an error message (empty without a log file)."""

@@ -337,7 +337,7 @@ def test_the_server_takes_every_setting_from_the_environment(tmp_path):
            "DPDIST_METRICS_TOKEN": METRICS_TOKEN, "DPDIST_ROOT_PATH": "/pfx", "DPDIST_CORS_ORIGIN": "http://pages.example",
            "DPDIST_LOG_FORMAT": "json", "DPDIST_FORWARDED_ALLOW_IPS": "10.9.9.9"}
     log = tmp_path / "server.log"
-    with OpsServer(None, env=env, port=port, log_path=log, log_level="info") as server:
+    with OpsServer(None, env=env, port=port, log_path=log, log_level="info", forked=False) as server:
         cmdline = Path(f"/proc/{server.process.pid}/cmdline").read_bytes().split(b"\0")
         assert b"--db" not in cmdline and not any(b"env.sqlite" in word for word in cmdline)
         assert (tmp_path / "env.sqlite").is_file()
@@ -373,7 +373,7 @@ def test_postgresql_password_from_dpdist_db_pgpassword_or_pgpass_never_in_ps(tmp
         pgpass.chmod(0o600)
         for env in ({"DPDIST_DB": with_password}, {"DPDIST_DB": bare, "PGPASSWORD": password},
                     {"DPDIST_DB": bare, "PGPASSFILE": str(pgpass)}):
-            with OpsServer(None, env=env, log_path=tmp_path / "log") as server:
+            with OpsServer(None, env=env, log_path=tmp_path / "log", forked=False) as server:
                 assert httpx.get(server.url + "/readyz", timeout=30).json()["status"] == "ready"
                 cmdline = Path(f"/proc/{server.process.pid}/cmdline").read_bytes()
                 assert password.encode() not in cmdline and b"postgresql://" not in cmdline

@@ -35,14 +35,13 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
-from dpdist._http._tls import verifying_context
 from dpdist.client import AdminClient, Client
 from dpdist.errors import ServiceRefusedError
 from dpdist.serve._limits import Limits, RateLimiter, uvicorn_options
 from serve_socket_support import (BOUND_S, GRR, SUBMIT_TOKEN, InProcessServer, grr_body, new_campaign, put, raw_connection,
                                   read_response, read_response_keepalive, request_head)
 from nginx_support import nginx_binary
-from serve_support import ADMIN_TOKEN, admin_headers, free_port, postgres_available, shared_cluster
+from serve_support import ADMIN_TOKEN, ServerProcess, admin_headers, postgres_available, shared_cluster
 
 
 
@@ -51,33 +50,13 @@ from serve_support import ADMIN_TOKEN, admin_headers, free_port, postgres_availa
 
 @contextlib.contextmanager
 def cli_server(db: str, *options: str, log_path=None, log_level: str = "warning"):
-    """``dpdist serve`` as a subprocess with extra options; SIGKILLed if still running at the end."""
-    port = free_port()
-    command = [sys.executable, "-m", "dpdist.cli", "serve", "--db", db, "--port", str(port), "--log-level", log_level, *options]
-    log = open(log_path, "ab") if log_path else subprocess.DEVNULL
-    process = subprocess.Popen(command, env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN}, stdout=log, stderr=log,
-                               stdin=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
+    """``dpdist serve`` as a process of its own with extra options (:class:`serve_support.ServerProcess`): its process and
+    URL; stopped at the end."""
+    server = ServerProcess(db, log_path=log_path, log_level=log_level, options=options).start()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, f"dpdist serve exited with status {process.returncode}"
-            assert time.monotonic() < deadline, "dpdist serve did not start"
-            with contextlib.suppress(httpx.TransportError):
-                if httpx.get(url + "/healthz", timeout=1.0, verify=verifying_context()).status_code == 200:
-                    break
-            time.sleep(0.1)
-        yield process, url
+        yield server.process, server.url
     finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(BOUND_S)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if log_path:
-            log.close()
+        server.stop()
 
 
 @pytest.fixture(scope="module")
