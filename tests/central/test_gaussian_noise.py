@@ -52,6 +52,26 @@ def test_the_draws_follow_the_discrete_gaussian_law(t, s):
     assert np.all(np.abs(observed - pmf) < 5 * np.sqrt(pmf * (1 - pmf) / draws.size) + 1e-12)
 
 
+@pytest.mark.parametrize("square_limit", [None, 1], ids=["int64 squares", "exact rationals"])
+def test_a_few_coordinates_drawn_on_lists_are_the_arrays_numbers_and_generator_state(monkeypatch, square_limit):
+    """Under FEW_ENTRIES coordinates the sampler runs on Python lists: what the array rounds draw from the same
+    generator, to its last state, at sizes up to the cut, on a small and a large lattice variance."""
+    from dpdist.central import noise
+
+    if square_limit is not None:  # every |Y - s| > 1 decided with Python integers, on lists and on arrays alike
+        monkeypatch.setattr(gaussian_noise, "_SQUARE_LIMIT", square_limit)
+    for sigma in (2.5, 2.0**18 * 1.3):
+        t, s = lattice_variance(sigma)
+        for size in (1, 2, 3, 5, noise.FEW_ENTRIES - 1):
+            on_lists, on_arrays = np.random.default_rng([size, t]), np.random.default_rng([size, t])
+            few = discrete_gaussian_lattice(size, t, s, on_lists)
+            with monkeypatch.context() as arrays_only:  # the array rounds at every size, the proposals' too
+                arrays_only.setattr(gaussian_noise, "FEW_ENTRIES", 0)
+                arrays_only.setattr(noise, "FEW_ENTRIES", 0)
+                np.testing.assert_array_equal(few, discrete_gaussian_lattice(size, t, s, on_arrays))
+            assert on_lists.bit_generator.state == on_arrays.bit_generator.state
+
+
 def test_large_proposals_take_the_exact_rational_path_with_the_same_law(monkeypatch):
     monkeypatch.setattr(gaussian_noise, "_SQUARE_LIMIT", 1)  # every |Y - s| > 1 decided with Python integers
     draws = discrete_gaussian_lattice(6_000, 2, 2, np.random.default_rng(8))

@@ -91,7 +91,7 @@ def test_discrete_laplace_matches_its_pmf():
 
 
 def test_one_discrete_laplace_draw_at_a_time_matches_the_pmf():
-    """One draw a call takes the scalar sampler (``_discrete_laplace_one``), not the array loop: its law, checked as the
+    """One draw a call takes the list sampler (``_discrete_laplace_few``), not the array loop: its law, checked as the
     test above checks the arrays' (every cell within 5 standard errors of its exact probability)."""
     rng = np.random.default_rng(5)
     draws = np.array([noise.discrete_laplace(1, 2, 1.0, rng)[0] for _ in range(6000)])
@@ -100,6 +100,18 @@ def test_one_discrete_laplace_draw_at_a_time_matches_the_pmf():
     pmf = np.exp(-a * np.abs(support)) * (1 - math.exp(-a)) / (1 + math.exp(-a))
     observed = np.array([(draws == z).mean() for z in support])
     assert np.all(np.abs(observed - pmf) < 5 * np.sqrt(pmf * (1 - pmf) / draws.size))
+
+
+def test_a_few_discrete_laplace_draws_on_lists_are_the_arrays_numbers_and_generator_state(monkeypatch):
+    """Under FEW_ENTRIES draws the sampler runs on Python lists: what the array rounds draw from the same generator,
+    to its last state (a scale t/s of integers t and s > 1, as the central releases' noise takes)."""
+    for size in (1, 2, 4, noise.FEW_ENTRIES - 1):
+        on_lists, on_arrays = np.random.default_rng(size), np.random.default_rng(size)
+        few = noise.discrete_laplace(size, 3, 0.7, on_lists)
+        monkeypatch.setattr(noise, "FEW_ENTRIES", 0)
+        np.testing.assert_array_equal(few, noise.discrete_laplace(size, 3, 0.7, on_arrays))
+        monkeypatch.undo()
+        assert on_lists.bit_generator.state == on_arrays.bit_generator.state
 
 
 @pytest.mark.parametrize("rng", [None, 7], ids=["csprng", "seeded"])

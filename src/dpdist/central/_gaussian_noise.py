@@ -21,6 +21,8 @@ succeed (Alg. 1 with :math:`\gamma = 1`) and a Bernoulli(:math:`e^{-r/D}`) does
 (:func:`~dpdist.central.noise._bernoulli_exp_minus_fractions`); rejected coordinates are drawn again.  A proposal
 whose :math:`N` would leave int64 (:math:`|Y - s| > 3\cdot 10^9`, probability below :math:`e^{-1400}` at any
 :math:`t \le 2^{21}`) is decided by the exact rational sampler :func:`~dpdist.central.noise._bernoulli_exp_minus`.
+Fewer than :data:`~dpdist.central.noise.FEW_ENTRIES` coordinates (a selection's few keys, a group-by's few groups) run
+the same rounds on Python lists (:func:`_lattice_few`): the same draws from the generator in the same calls.
 
 **zCDP.**  Adding independent :math:`\mathcal N_\mathbb{Z}(0, \sigma^2)` to each coordinate of an integer vector whose
 neighbours are at most :math:`\Delta` apart in l2 is :math:`\Delta^2/(2\sigma^2)`-zCDP (Canonne, Kamath & Steinke 2020,
@@ -56,8 +58,8 @@ from fractions import Fraction
 import numpy as np
 
 from ..errors import InvalidPrivacyParameterError
-from .noise import (_bernoulli_exp_minus, _bernoulli_exp_minus_fractions, _discrete_laplace_scaled, _inverse_e,
-                    analytic_gaussian_sigma)
+from .noise import (FEW_ENTRIES, _bernoulli_exp_minus, _bernoulli_exp_minus_fractions, _discrete_laplace_few,
+                    _discrete_laplace_scaled, _fractions_few, _inverse_e, _inverse_e_few, analytic_gaussian_sigma)
 
 __all__ = ["lattice_variance", "discrete_gaussian_lattice", "lattice_rho", "rounding_distance", "gaussian_mu",
            "lattice_for_mu", "MAX_SIGMA", "MIN_SIGMA"]
@@ -93,7 +95,9 @@ def lattice_variance(sigma: float) -> tuple[int, int]:
 
 def discrete_gaussian_lattice(size: int, t: int, s: int, rng: np.random.Generator) -> np.ndarray:
     r"""``size`` exact draws of :math:`\mathcal N_\mathbb{Z}(0, ts)` (int64), all coordinates at once (module
-    docstring)."""
+    docstring); fewer than :data:`~dpdist.central.noise.FEW_ENTRIES` on lists (:func:`_lattice_few`), the same draws."""
+    if size < FEW_ENTRIES:
+        return np.array(_lattice_few(int(size), t, s, rng), dtype=np.int64)
     out = np.empty(int(size), dtype=np.int64)
     pending = np.arange(out.size)
     denominator = 2 * t * s
@@ -115,6 +119,45 @@ def _accepted(distance: np.ndarray, denominator: int, rng: np.random.Generator) 
     for index in np.flatnonzero(~near):  # beyond int64 squares: never drawn in practice, exact all the same
         accepted[index] = _bernoulli_exp_minus(Fraction(int(distance[index]) ** 2, denominator), rng)
     return accepted
+
+
+def _lattice_few(size: int, t: int, s: int, rng: np.random.Generator) -> list[int]:
+    """:func:`discrete_gaussian_lattice` on lists (a few coordinates): the same rounds, the same draws from ``rng`` in
+    the same calls, so the same numbers and the same generator state."""
+    out, pending, denominator = [0] * size, list(range(size)), 2 * t * s
+    while pending:
+        proposal = _discrete_laplace_few(len(pending), t, 1, rng)
+        distances = [abs(value) - s for value in proposal]
+        near = [i for i, distance in enumerate(distances) if abs(distance) <= _SQUARE_LIMIT]
+        squares = [distances[i] ** 2 for i in near]
+        whole = _exp_minus_integers_few([square // denominator for square in squares], rng)
+        fraction = _fractions_few([square % denominator for square in squares], denominator, rng)
+        accepted = [False] * len(distances)
+        for i, kept_whole, kept_fraction in zip(near, whole, fraction):
+            accepted[i] = kept_whole and kept_fraction
+        for i, distance in enumerate(distances):
+            if abs(distance) > _SQUARE_LIMIT:  # as _accepted: exact rationals beyond int64 squares
+                accepted[i] = _bernoulli_exp_minus(Fraction(distance * distance, denominator), rng)
+        rest = []
+        for entry, value, kept in zip(pending, proposal, accepted):
+            if kept:
+                out[entry] = value
+            else:
+                rest.append(entry)
+        pending = rest
+    return out
+
+
+def _exp_minus_integers_few(counts: list[int], rng: np.random.Generator) -> list[bool]:
+    """:func:`_exp_minus_integers` on lists: the same steps, the same draws in the same calls."""
+    alive, step = [True] * len(counts), 0
+    while True:
+        trying = [i for i, count in enumerate(counts) if alive[i] and count > step]
+        if not trying:
+            return alive
+        for i, success in zip(trying, _inverse_e_few(len(trying), rng)):
+            alive[i] = success
+        step += 1
 
 
 def _exp_minus_integers(counts: np.ndarray, rng: np.random.Generator) -> np.ndarray:

@@ -87,6 +87,9 @@ VARIANCE_BITS = 20
 #: the exact samplers draw the integers of a step one scalar call each for fewer entries than this (NumPy draws an
 #: array's entries one after the other, as scalar calls do; an array call costs about four scalar ones)
 _FEW = 4
+#: below this many entries the exact samplers run on Python lists (:func:`_discrete_laplace_few`): the same draws in
+#: the same order, without a NumPy call per step on a handful of entries
+FEW_ENTRIES = 64
 
 
 # ---------------------------------------------------------------- analytic Gaussian
@@ -354,11 +357,16 @@ def _discrete_laplace_scaled(size: int, t: int, s: int, rng: np.random.Generator
     accepts it with probability :math:`e^{-U/t}`, adds ``t`` times a geometric
     count of Bernoulli(1/e) successes, divides by ``s`` and attaches a random
     sign, rejecting "-0"; rejected entries are redrawn.  Integer arithmetic
-    only (``t <= 2**SCALE_BITS`` by :func:`_sampler_scale`, so ``t * k`` stays below 2**63).  One draw goes through
-    :func:`_discrete_laplace_one`: the same draws from ``rng`` in the same order, without arrays (a tenth of the time).
+    only (``t <= 2**SCALE_BITS`` by :func:`_sampler_scale`, so ``t * k`` stays below 2**63).  Fewer than
+    :data:`FEW_ENTRIES` go through :func:`_discrete_laplace_few`: the same draws from ``rng`` in the same order.
     """
-    if size == 1:
-        return np.array([_discrete_laplace_one(t, s, rng)], dtype=np.int64)
+    if size < FEW_ENTRIES:
+        return np.array(_discrete_laplace_few(size, t, s, rng), dtype=np.int64)
+    return _discrete_laplace_arrays(size, t, s, rng)
+
+
+def _discrete_laplace_arrays(size: int, t: int, s: int, rng: np.random.Generator) -> np.ndarray:
+    """The rounds of :func:`_discrete_laplace_scaled` on arrays, every pending entry at once."""
     out = np.empty(size, dtype=np.int64)
     pending = np.arange(size)
     while pending.size:
@@ -373,29 +381,66 @@ def _discrete_laplace_scaled(size: int, t: int, s: int, rng: np.random.Generator
     return out
 
 
-def _bernoulli_exp_minus_one(u: int, t: int, rng: np.random.Generator) -> bool:
-    """One entry of :func:`_bernoulli_exp_minus_fractions`: the same draws from ``rng``, without arrays."""
-    k = 1
-    while True:
-        success = u > 0 if t * k == 1 else int(rng.integers(0, t * k)) < u  # integers(0, 1) draws no bits
-        if not success:
-            return k % 2 == 1
-        k += 1
+def _draws(bound: int, count: int, rng: np.random.Generator) -> list[int]:
+    """:func:`_below` as a list."""
+    if count >= _FEW:
+        return rng.integers(0, bound, size=count).tolist()
+    return [int(rng.integers(0, bound)) for _ in range(count)]
 
 
-def _discrete_laplace_one(t: int, s: int, rng: np.random.Generator) -> int:
-    """``_discrete_laplace_scaled(1, t, s, rng)[0]``: the same draws in the same order (the discrete Gaussian's
-    proposal, one at a time: scalars cost a tenth of one-entry arrays)."""
-    while True:
-        u = int(rng.integers(0, t))
-        keep = _bernoulli_exp_minus_one(u, t, rng)
-        count = 0
-        while _bernoulli_exp_minus_one(1, 1, rng):
-            count += 1
-        magnitude = (u + t * count) // s
-        negative = bool(rng.integers(0, 2))
-        if keep and not (negative and magnitude == 0):
-            return -magnitude if negative else magnitude
+def _fractions_few(numerators: list[int], denominator: int, rng: np.random.Generator) -> list[bool]:
+    """:func:`_bernoulli_exp_minus_fractions` on lists: the same steps, the same draws in the same calls."""
+    odd = [True] * len(numerators)
+    active, k = list(range(len(numerators))), 1
+    while active:
+        bound, failing, survivors = denominator * k, k % 2 == 1, []
+        draws = [0] * len(active) if bound == 1 else _draws(bound, len(active), rng)  # integers(0, 1) draws no bits
+        for entry, draw in zip(active, draws):
+            if (numerators[entry] > 0) if bound == 1 else draw < numerators[entry]:
+                survivors.append(entry)
+            else:
+                odd[entry] = failing
+        active, k = survivors, k + 1
+    return odd
+
+
+def _inverse_e_few(count: int, rng: np.random.Generator) -> list[bool]:
+    """:func:`_inverse_e` on lists: the same steps, the same draws in the same calls."""
+    odd = [False] * count
+    active, k = list(range(count)), 2
+    while active:
+        failing, survivors = k % 2 == 1, []
+        for entry, draw in zip(active, _draws(k, len(active), rng)):
+            if draw == 0:
+                survivors.append(entry)
+            else:
+                odd[entry] = failing
+        active, k = survivors, k + 1
+    return odd
+
+
+def _discrete_laplace_few(size: int, t: int, s: int, rng: np.random.Generator) -> list[int]:
+    """:func:`_discrete_laplace_scaled` on lists (a few entries: NumPy's cost is per call, a list's per entry): the
+    same rounds, the same draws from ``rng`` in the same calls, so the same numbers and the same generator state."""
+    out, pending = [0] * size, list(range(size))
+    while pending:
+        u = _draws(t, len(pending), rng)
+        keep = _fractions_few(u, t, rng)
+        counts, active = [0] * len(pending), list(range(len(pending)))  # Bernoulli(1/e) successes before a failure
+        while active:
+            active = [entry for entry, success in zip(active, _inverse_e_few(len(active), rng)) if success]
+            for entry in active:
+                counts[entry] += 1
+        negative = _draws(2, len(pending), rng)
+        rest = []
+        for i, entry in enumerate(pending):
+            magnitude = (u[i] + t * counts[i]) // s
+            if keep[i] and not (negative[i] and magnitude == 0):
+                out[entry] = -magnitude if negative[i] else magnitude
+            else:
+                rest.append(entry)
+        pending = rest
+    return out
 
 
 def _dyadic_epsilon(epsilon: float) -> Fraction:
@@ -465,7 +510,7 @@ def discrete_gaussian(size: int, variance: Fraction, rng: np.random.Generator) -
     out = np.empty(int(size), dtype=np.int64)
     for index in range(out.size):
         while True:
-            y = _discrete_laplace_one(t, 1, rng)
+            y = _discrete_laplace_few(1, t, 1, rng)[0]
             gamma = (abs(y) - variance / t) ** 2 / (2 * variance)
             if _bernoulli_exp_minus(gamma, rng):
                 out[index] = y
