@@ -1,4 +1,5 @@
-"""``dpdist serve``, ``relay`` and ``issuer serve`` started by fork from a process that imported their libraries once.
+"""``dpdist serve``, ``relay`` and ``issuer serve`` (and the tests' other ``dpdist`` commands) started by fork from a
+process that imported their libraries once.
 
 A server's start in a fresh interpreter spends most of its CPU importing: NumPy, uvicorn, Starlette, cryptography,
 Jinja2 and the rest (about half of a ``dpdist serve`` start's 1.4 CPU-s), and the end-to-end tests start a few hundred
@@ -28,8 +29,10 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from pathlib import Path
 
 #: the interpreter options the zygote's children are started as (``python -m dpdist.cli``)
 PREFIX = [sys.executable, "-m", "dpdist.cli"]
@@ -49,9 +52,14 @@ _PR_SET_CHILD_SUBREAPER = 36
 class ForkedProcess:
     """A server forked by the zygote, child of this process: what the tests use of :class:`subprocess.Popen`."""
 
-    def __init__(self, pid: int, args: list[str]):
-        self.pid, self.args, self.returncode = pid, args, None
+    def __init__(self, pid: int, args: list[str], output: tuple = ()):
+        self.pid, self.args, self.returncode, self.output = pid, args, None, output
         self._lock = threading.Lock()
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """Its standard output and error (text), once it has exited (started by :func:`started`)."""
+        self.wait(timeout)
+        return tuple(Path(path).read_text(errors="replace") for path in self.output)  # type: ignore[return-value]
 
     def poll(self) -> int | None:
         return self._reap(os.WNOHANG)
@@ -106,8 +114,9 @@ class _Zygote:
             self.process.stdin.close()
             self.process.wait(timeout=60)
 
-    def fork(self, args: list[str], env: dict, log_path, cwd: str) -> int:
-        request = json.dumps({"args": args, "env": env, "log": str(log_path) if log_path else None, "cwd": cwd})
+    def fork(self, args: list[str], env: dict, log_path, error_path, cwd: str) -> int:
+        request = json.dumps({"args": args, "env": env, "log": str(log_path) if log_path else None,
+                              "error": str(error_path) if error_path else None, "cwd": cwd})
         libc = ctypes.CDLL(None, use_errno=True)
         with self.lock:
             libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)  # the server, orphaned at once, comes to this process
@@ -130,15 +139,47 @@ def end() -> None:
         zygote.end()
 
 
-def start(command: list[str], env: dict, log_path=None) -> ForkedProcess | None:
+def start(command: list[str], env: dict, log_path=None, *, error_path=None) -> ForkedProcess | None:
     """``command`` (``python -m dpdist.cli ...``) forked from this process's zygote, its output appended to
-    ``log_path`` (else discarded); None for any other command (start it with ``subprocess``)."""
+    ``log_path`` (else discarded), its errors to ``error_path`` if given (else with its output); None for any other
+    command (start it with ``subprocess``)."""
     if command[:len(PREFIX)] != PREFIX or not sys.platform.startswith("linux"):
         return None
     if not _ZYGOTE or _ZYGOTE[0].owner != os.getpid() or _ZYGOTE[0].process.poll() is not None:
         _ZYGOTE[:] = [_Zygote()]
     args = command[len(PREFIX):]
-    return ForkedProcess(_ZYGOTE[0].fork(args, env, log_path, os.getcwd()), command)
+    return ForkedProcess(_ZYGOTE[0].fork(args, env, log_path, error_path, os.getcwd()), command, (log_path, error_path))
+
+
+def started(command: list[str], env: dict, folder) -> ForkedProcess | subprocess.Popen:
+    """``command`` running, its output and errors kept for ``communicate()`` (text): forked from the zygote, the two
+    streams in new files of ``folder``, where :func:`start` can; else with ``subprocess`` and pipes."""
+    streams = tempfile.mkdtemp(prefix="streams-", dir=folder)
+    output, errors = Path(streams) / "stdout", Path(streams) / "stderr"
+    forked = start(command, env, output, error_path=errors)
+    if forked is not None:
+        return forked
+    return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def run(command: list[str], *, timeout: float, env: dict | None = None, check: bool = False) -> subprocess.CompletedProcess:
+    """``command`` run to its end as :func:`subprocess.run` with ``capture_output=True, text=True`` (forked where
+    :func:`started` can), in ``env`` (else this process's environment); SIGKILLed and
+    :class:`subprocess.TimeoutExpired` after ``timeout`` seconds; :class:`subprocess.CalledProcessError` if ``check``
+    and it failed."""
+    with tempfile.TemporaryDirectory(prefix="dpdist-run-") as folder:
+        process = started(command, dict(os.environ) if env is None else env, folder)
+        try:
+            out, err = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            raise
+    done = subprocess.CompletedProcess(command, process.returncode, out, err)
+    if check:
+        done.check_returncode()
+    return done
 
 
 #: how the zygote's interpreter found SIGINT at its start: how a server's finds it
@@ -153,9 +194,10 @@ def _serve(request: dict) -> None:
     os.chdir(request["cwd"])
     null = os.open(os.devnull, os.O_RDWR)
     log = os.open(request["log"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if request["log"] else null
+    error = os.open(request["error"], os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644) if request["error"] else log
     os.dup2(null, 0)
     os.dup2(log, 1)
-    os.dup2(log, 2)
+    os.dup2(error, 2)
     os.closerange(3, 1 << 16)
     signal.signal(signal.SIGINT, _SIGINT[0])  # as the interpreter found it (the zygote changed no other signal)
     os.environ.clear()

@@ -24,6 +24,7 @@ from dpdist import io, local
 from dpdist.cli._backup import backup_sqlite
 from dpdist.client import AdminClient, Client
 from dpdist.errors import InvalidParameterError
+import server_zygote
 from serve_support import ADMIN_TOKEN, ServerProcess, database_url, shared_cluster, start_clients
 
 
@@ -119,7 +120,7 @@ def _back_up(kind: str, url: str, folder) -> str:
     """Back up the running service's database the documented way; the backup's path."""
     if kind == "sqlite":
         path = str(folder / "backup.sqlite")
-        subprocess.run([sys.executable, "-m", "dpdist.cli", "backup", url, path], check=True, capture_output=True)
+        server_zygote.run([sys.executable, "-m", "dpdist.cli", "backup", url, path], check=True, timeout=300)
         return path
     path = str(folder / "backup.dump")
     subprocess.run([shared_cluster().bin / "pg_dump", "--format=custom", f"--file={path}", url], check=True,
@@ -131,7 +132,7 @@ def _restore(kind: str, backup: str, folder) -> str:
     """Restore ``backup`` to a fresh database the documented way; the fresh database's URL."""
     if kind == "sqlite":
         path = str(folder / "restored.sqlite")
-        subprocess.run([sys.executable, "-m", "dpdist.cli", "backup", backup, path], check=True, capture_output=True)
+        server_zygote.run([sys.executable, "-m", "dpdist.cli", "backup", backup, path], check=True, timeout=300)
         return path
     url = shared_cluster().new_database()
     subprocess.run([shared_cluster().bin / "pg_restore", "--exit-on-error", "--no-owner", f"--dbname={url}", backup],

@@ -35,6 +35,7 @@ from dpdist._http._tls import verifying_context
 from dpdist.client import AdminClient, Client
 from dpdist.errors import CampaignIdentityError
 from java_support import run_device
+import server_zygote
 from relay_support import CollectorProcess, IssuerProcess, RelayProcess
 import browser_support
 from relay_support import ISSUER_ADMIN_TOKEN, RELAY_TOKEN
@@ -157,10 +158,9 @@ def test_dpdist_submit_and_the_node_client_send_through_the_relay(parties, tmp_p
     collector, relay, issuer = parties
     httpx.post(f"{issuer.url}/issuer/v1/keys", json={"name": "cli", "tokens_each": 45}, timeout=30,
                headers={"authorization": f"Bearer {ISSUER_ADMIN_TOKEN}"})
-    created = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "create", "--server", collector.url, "--name", "cli",
-                              "--config", json.dumps(CONFIG), "--relay", relay.url, "--issuer", issuer.url, "--issuer-key", "cli",
-                              "--open"], capture_output=True, text=True, timeout=120,
-                             env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN})
+    created = server_zygote.run([sys.executable, "-m", "dpdist.cli", "campaign", "create", "--server", collector.url, "--name", "cli",
+                                 "--config", json.dumps(CONFIG), "--relay", relay.url, "--issuer", issuer.url, "--issuer-key", "cli",
+                                 "--open"], timeout=120, env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN})
     assert created.returncode == 0 and f"collected through the relay {relay.url} only" in created.stdout, created.stderr
     pin = httpx.get(f"{collector.url}/api/campaigns/cli/config", timeout=30).json()["relay"]["pin"]
     assert f"pin {pin}" in created.stdout
@@ -169,12 +169,12 @@ def test_dpdist_submit_and_the_node_client_send_through_the_relay(parties, tmp_p
     data = tmp_path / "values.csv"
     data.write_text("v\n" + "\n".join(str(i % 16) for i in range(45)) + "\n")
     # dpdist submit through the relay's own URL, with the pin: the identity the relay passes on must hash to it
-    result = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--pin", pin, "--campaign", "cli",
-                             "--issuer", issuer.url, str(data), "--column", "v"], capture_output=True, text=True, timeout=300,
-                            env={**os.environ, "DPDIST_ISSUER_CREDENTIAL": proxy})
+    result = server_zygote.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--pin", pin, "--campaign", "cli",
+                                "--issuer", issuer.url, str(data), "--column", "v"], timeout=300,
+                               env={**os.environ, "DPDIST_ISSUER_CREDENTIAL": proxy})
     assert result.returncode == 0, result.stderr
-    unpinned = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--campaign", "cli",
-                               str(data), "--column", "v"], capture_output=True, text=True, timeout=300)
+    unpinned = server_zygote.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", relay.url, "--campaign", "cli",
+                                  str(data), "--column", "v"], timeout=300)
     assert unpinned.returncode != 0 and len(unpinned.stderr.strip().splitlines()) == 1 and "pin" in unpinned.stderr
     # the node client: 35 devices, each a client of its own with its own credential, given the collector's URL (one
     # node process runs them in turn: a node start each added nothing a device does)
@@ -204,11 +204,11 @@ def test_dpdist_submit_keeps_its_tokens_through_a_relay_outage(parties, tmp_path
     environment = {**os.environ, "DPDIST_ISSUER_CREDENTIAL": credential, "DPDIST_CACHE_DIR": str(tmp_path / "cache")}
     relay.stop()
     try:
-        failed = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+        failed = server_zygote.run(command, timeout=300, env=environment)
     finally:
         relay.start()
     assert failed.returncode != 0 and len(failed.stderr.strip().splitlines()) <= 3, failed.stderr
-    again = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+    again = server_zygote.run(command, timeout=300, env=environment)
     assert again.returncode == 0, again.stderr
     _drained(relay, "outage")
     assert _summary(collector, "outage")["n"] == 20
@@ -223,11 +223,10 @@ def test_dpdist_submit_and_the_node_client_send_rfc9458_requests_through_the_rel
     data = tmp_path / "values.csv"
     data.write_text("v\n" + "\n".join(str(i % 16) for i in range(25)) + "\n")
     for credential, envelope in zip(credentials, ("auto", "dpdist")):
-        result = subprocess.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", collector.url, "--issuer",
-                                 issuer.url, "--campaign", "rfc9458", str(data), "--column", "v", "--relay-envelope", envelope],
-                                capture_output=True, text=True, timeout=300,
-                                env={**os.environ, "DPDIST_ISSUER_CREDENTIAL": credential,
-                                     "DPDIST_CACHE_DIR": str(tmp_path / envelope)})
+        result = server_zygote.run([sys.executable, "-m", "dpdist.cli", "submit", "--server", collector.url, "--issuer",
+                                    issuer.url, "--campaign", "rfc9458", str(data), "--column", "v", "--relay-envelope", envelope],
+                                   timeout=300, env={**os.environ, "DPDIST_ISSUER_CREDENTIAL": credential,
+                                                     "DPDIST_CACHE_DIR": str(tmp_path / envelope)})
         assert result.returncode == 0 and "25 report(s) accepted by the relay" in result.stdout, result.stderr
     node = subprocess.run(["node", str(ROOT / "tests" / "relayed_submit_driver.mjs"), json.dumps({
         "server": collector.url, "campaign": "rfc9458", "values": list(range(10)),

@@ -22,6 +22,7 @@ import pytest
 from dpdist import io, local
 from dpdist.client import AdminClient, Client, json_rows
 from dpdist.errors import ServiceRefusedError
+import server_zygote
 from serve_support import ADMIN_TOKEN, ServerProcess, admin_headers, postgres_available, shared_cluster
 
 GRR = {"protocol": "grr", "epsilon": 1.0, "domain_size": 8, "version": 1}
@@ -665,11 +666,11 @@ def test_cli_submit_killed_midway_and_run_again_counts_every_row_once(server, ad
         process.send_signal(signal.SIGKILL)
         process.wait(timeout=30)
     assert admin.estimate(campaign)["n"] == 2000
-    rerun = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    rerun = server_zygote.run(argv, timeout=120)
     assert rerun.returncode == 0, rerun.stderr
     assert "resuming from the journal" in rerun.stderr
     assert admin.estimate(campaign)["n"] == 5000
-    again = subprocess.run(argv, capture_output=True, text=True, timeout=120)  # a third run counts nothing more
+    again = server_zygote.run(argv, timeout=120)  # a third run counts nothing more
     assert again.returncode == 0 and "10 batch(es) of 5000 report(s) had already been counted" in again.stdout
     assert admin.estimate(campaign)["n"] == 5000
 

@@ -20,6 +20,7 @@ from dpdist.cli import main  # noqa: E402
 from serve_support import cli_against_app  # noqa: E402
 import time  # noqa: E402 - after the extra's check
 import httpx  # noqa: E402 - after the extra's check
+import server_zygote  # noqa: E402
 from serve_support import ServerProcess, admin_headers  # noqa: E402 - after the extra's check
 
 ADMIN, TOKEN = "admin-token-0123456789", "submit-token-0123456789"
@@ -135,7 +136,6 @@ def test_rounds_are_split_at_random_whoever_answers_first(tmp_path):
     """1,000 devices of one value answering first no longer fill round 1 (which put the released median
     outside its 99.9% interval): each party's rows are split at random over the rounds."""
     import os
-    import subprocess
     import sys
 
     server = ServerProcess(str(tmp_path / "campaigns.sqlite"), options=("--rate-limit", "0")).start()
@@ -156,9 +156,8 @@ def test_rounds_are_split_at_random_whoever_answers_first(tmp_path):
         for name, values in (("first.csv", zeros), ("rest.csv", others)):
             path = tmp_path / name
             path.write_text("income\n" + "\n".join(map(str, values)) + "\n")
-            runs.append(subprocess.Popen([sys.executable, "-m", "dpdist.cli", "submit", "--server", server.url, "--campaign",
-                                          "income", str(path), "--column", "income", "--wait", "240"], env=env,
-                                         stderr=subprocess.PIPE, text=True))
+            runs.append(server_zygote.started([sys.executable, "-m", "dpdist.cli", "submit", "--server", server.url, "--campaign",
+                                               "income", str(path), "--column", "income", "--wait", "240"], env, tmp_path))
             if name == "first.csv":  # the zeros' command has sent what it sends before anyone else answers
                 deadline = time.monotonic() + 120
                 while runs[0].poll() is None and time.monotonic() < deadline:

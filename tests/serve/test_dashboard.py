@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 
 from dpdist.client import AdminClient, Client
+import server_zygote
 from serve_support import ADMIN_TOKEN, ServerProcess
 
 pytestmark = pytest.mark.slow
@@ -132,9 +132,8 @@ def test_distribution_dashboard_and_a_wrong_token(browser, server):
         assert float(summary.split()[1].rstrip(",")) == pytest.approx(api["estimate"]["mean"], rel=1e-3)
         # the page's fixed-n interval of the mean is the CLI's and the API's (one state, one interval)
         row = browser.execute_script("return document.querySelector('#values tbody tr').cells[2].textContent;")
-        cli = subprocess.run([sys.executable, "-m", "dpdist.cli", "campaign", "estimate", "--server", server.url, "dash-sw",
-                              "--json"], capture_output=True, text=True, timeout=120,
-                             env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN})
+        cli = server_zygote.run([sys.executable, "-m", "dpdist.cli", "campaign", "estimate", "--server", server.url, "dash-sw",
+                                 "--json"], timeout=120, env={**os.environ, "DPDIST_ADMIN_TOKEN": ADMIN_TOKEN})
         assert cli.returncode == 0, cli.stderr
         for document in (api, json.loads(cli.stdout)):
             mean = next(i for i in document["estimate"]["intervals"] if i["quantity"] == "mean" and not i["anytime_valid"])

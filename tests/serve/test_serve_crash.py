@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import subprocess
 import sys
 import threading
 import time
@@ -33,6 +32,7 @@ import numpy as np
 import pytest
 
 from dpdist import io, local
+import server_zygote
 from serve_support import ADMIN_TOKEN, ServerProcess, database_url, patient_client, start_clients
 
 pytestmark = pytest.mark.slow
@@ -274,11 +274,11 @@ ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
 DOWN_S = 6.0
 
 
-def _submit(url: str, data, journal) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "dpdist.cli", "submit", str(data), "--campaign", "c", "--column", "v",
-                             "--server", url, "--batch-size", "50", "--journal", str(journal)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={k: v for k, v in os.environ.items() if not k.startswith("DPDIST_")})
+def _submit(url: str, data, journal):
+    """``dpdist submit`` of ``data`` running (:func:`server_zygote.started`: ``communicate()`` gives its output)."""
+    return server_zygote.started([sys.executable, "-m", "dpdist.cli", "submit", str(data), "--campaign", "c", "--column", "v",
+                                  "--server", url, "--batch-size", "50", "--journal", str(journal)],
+                                 {k: v for k, v in os.environ.items() if not k.startswith("DPDIST_")}, journal.parent)
 
 
 @pytest.mark.slow
