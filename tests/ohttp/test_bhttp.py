@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from dpdist.errors import MalformedReportError
-from dpdist._ohttp._bhttp import (Request, Response, decode_request, decode_response, encode_request, encode_response,
-                                 read_varint, write_varint)
+from dpdist._ohttp._bhttp import (Request, Response, _read_request, _usual_request, decode_request, decode_response,
+                                 encode_request, encode_response, read_varint, write_varint)
 
 
 def _dump(text: str) -> bytes:
@@ -144,6 +144,28 @@ def test_limits_bound_what_a_message_makes_the_reader_hold():
         decode_response(b"\x01\x40\x63")
     with pytest.raises(MalformedReportError, match="framing indicator 1 or 3"):
         decode_response(FIGURE_8)
+
+
+def test_the_usual_request_read_in_one_go_is_what_the_general_reader_reads_or_left_to_it():
+    """Every byte of a device's padded request (its head, the content's first bytes, its end) changed to values that
+    move a length, a field's validity or the padding, and every truncation of it: the quick reading gives the general
+    reader's request, or None (left to the reader, which may refuse it)."""
+    encoded = encode_request(Request("PUT", "http", "collector.example", "/api/campaigns/commute/batches/" + "0f" * 16,
+                                     ((b"content-type", b"application/octet-stream"), (b"authorization", b"Bearer t")),
+                                     b"\x01" * 70))
+    padded = encoded + bytes(16)
+    variants = [padded[:end] for end in range(len(padded) + 1)]
+    for position in [*range(len(encoded) - 66), *range(len(encoded) - 4, len(padded))]:
+        for value in (0x00, 0x01, 0x09, 0x0A, 0x0D, 0x20, 0x3A, 0x3F, 0x40, 0x41, 0x7F, 0x80, 0xC0, 0xFF):
+            variants.append(padded[:position] + bytes([value]) + padded[position + 1 :])
+    quick = 0
+    for variant in variants:
+        usual = _usual_request(variant, 256)
+        if usual is not None:
+            quick += 1
+            assert usual == _read_request(variant, 1 << 24, 256), variant
+    assert quick > len(variants) // 4 and _usual_request(padded, 256) == _read_request(padded, 1 << 24, 256)
+    assert _usual_request(padded, 1) is None  # more fields than allowed: the reader's refusal
 
 
 # ---- against bhttp-js ----

@@ -41,6 +41,7 @@ import os
 import struct
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..errors import InvalidParameterError, MalformedReportError
 from . import _hpke
@@ -73,6 +74,7 @@ _REQUEST_LABEL, _RESPONSE_LABEL = b"message/bhttp request", b"message/bhttp resp
 _CHUNKED_REQUEST_LABEL, _CHUNKED_RESPONSE_LABEL = b"message/bhttp chunked request", b"message/bhttp chunked response"
 _HEADER_BYTES, _ENC_BYTES, _KEY_BYTES, _TAG_BYTES, _NONCE_BYTES, _AEAD_KEY_BYTES, _AEAD_NONCE_BYTES = 7, 32, 32, 16, 16, 16, 12
 _FINAL = b"final"
+_SUITE_HEADER = struct.pack(">HHH", *SUITE_IDS)  # the KEM, KDF and AEAD ids of a request's header
 #: largest plaintext of one chunk this gateway accepts (the draft's recommended ceiling, 2^14 bytes)
 MAX_CHUNK_BYTES = 1 << 14
 #: most chunks of one chunked request opened when the caller names no cap (one AES-GCM open each: a 16 MiB body in
@@ -87,11 +89,6 @@ class TooManyChunks(MalformedReportError):
 class KeyConfigMismatch(MalformedReportError):
     """An encapsulated request for a key id or algorithms the gateway does not have (RFC 9458 section 5.3: the client's
     key configuration is not the gateway's)."""
-
-
-def _aesgcm(key: bytes):
-    """``cryptography``'s AES-GCM keyed with ``key``."""
-    return _hpke.aead(key)
 
 
 # ---------------------------------------------------------------------- key configurations (section 3)
@@ -159,18 +156,11 @@ def decode_key_list(raw: bytes) -> list[KeyConfig]:
 
 
 # ---------------------------------------------------------------------- the response's key schedule (section 4.4)
-def _hkdf_extract(salt: bytes, secret: bytes) -> bytes:
-    return hmac_sha256(salt, secret)
-
-
-def _hkdf_expand(prk: bytes, info: bytes, length: int) -> bytes:  # one block: every length here is at most 32
-    return hmac_sha256(prk, info + b"\x01")[:length]
-
-
 def response_keys(secret: bytes, enc: bytes, response_nonce: bytes) -> tuple[bytes, bytes]:
-    """``(aead key, aead nonce)`` of a response (section 4.4): Extract(enc | nonce, secret), then Expand "key", "nonce"."""
-    prk = _hkdf_extract(enc + response_nonce, secret)
-    return _hkdf_expand(prk, b"key", _AEAD_KEY_BYTES), _hkdf_expand(prk, b"nonce", _AEAD_NONCE_BYTES)
+    """``(aead key, aead nonce)`` of a response (section 4.4): Extract(enc | nonce, secret), then Expand "key", "nonce"
+    (each one HMAC: HKDF-Expand's first block, ``info | 0x01``)."""
+    prk = hmac_sha256(enc + response_nonce, secret)
+    return hmac_sha256(prk, b"key\x01")[:_AEAD_KEY_BYTES], hmac_sha256(prk, b"nonce\x01")[:_AEAD_NONCE_BYTES]
 
 
 def _chunk_nonce(base: bytes, counter: int) -> bytes:
@@ -195,7 +185,7 @@ class ClientContext:
             raise MalformedReportError(f"An encapsulated response is at least {_NONCE_BYTES + _TAG_BYTES} bytes. Got {len(data)}.")
         key, nonce = response_keys(self._context.export(_RESPONSE_LABEL, _NONCE_BYTES), self.enc, data[:_NONCE_BYTES])
         try:
-            return _aesgcm(key).decrypt(nonce, data[_NONCE_BYTES:], b"")
+            return _hpke.aead(key).decrypt(nonce, data[_NONCE_BYTES:], b"")
         except Exception:  # cryptography's InvalidTag
             raise MalformedReportError("The encapsulated response does not open with this request's context: it was "
                                        "changed on the way, or is not the answer to this request.") from None
@@ -219,8 +209,7 @@ def encapsulate_request(config: KeyConfig, message: bytes, *, ephemeral_private_
 
 
 # ---------------------------------------------------------------------- the gateway's side
-@dataclass(frozen=True)
-class Opened:
+class Opened(NamedTuple):
     """A decapsulated request: the Binary HTTP message, how its answer is encapsulated (``respond(message)``) and the
     answer's content type; ``key_id`` names the key it was encapsulated to.  ``dialect`` :data:`OHTTPY_DIALECT`: the
     answer's status and fields go on the outer response and ``respond`` takes its content only (not Binary HTTP)."""
@@ -237,8 +226,9 @@ def _recipient(keys: Mapping[int, bytes], data: bytes, label: bytes):
     id or suite this gateway does not have)."""
     if len(data) < _HEADER_BYTES + _ENC_BYTES:
         raise MalformedReportError(f"An encapsulated request is at least {_HEADER_BYTES + _ENC_BYTES} bytes. Got {len(data)}.")
-    key_id, kem, kdf, aead = struct.unpack(">BHHH", data[:_HEADER_BYTES])
-    if key_id not in keys or (kem, kdf, aead) != SUITE_IDS:
+    key_id = data[0]
+    if key_id not in keys or data[1:_HEADER_BYTES] != _SUITE_HEADER:
+        _, kem, kdf, aead = struct.unpack(">BHHH", data[:_HEADER_BYTES])
         raise KeyConfigMismatch(f"The request is encapsulated to key id {key_id} with suite ({kem:#06x}, {kdf:#06x}, "
                                 f"{aead:#06x}); this gateway holds key ids {sorted(keys)} with {tuple(map(hex, SUITE_IDS))}: "
                                 "fetch its key configuration again.")
@@ -263,7 +253,7 @@ def _response_keying(context, enc: bytes, response_nonce: bytes | None = None) -
     request of ``context`` and ``enc``: a fresh nonce from the CSPRNG (or ``response_nonce``, a published example's)."""
     nonce = os.urandom(_NONCE_BYTES) if response_nonce is None else bytes(response_nonce)
     key, aead_nonce = response_keys(context.export(_RESPONSE_LABEL, _NONCE_BYTES), enc, nonce)
-    return nonce, _aesgcm(key), aead_nonce
+    return nonce, _hpke.aead(key), aead_nonce
 
 
 def _seal_response(keying: tuple, message: bytes) -> bytes:
@@ -332,7 +322,7 @@ def _seal_chunked_response(context, enc: bytes, message: bytes, response_nonce: 
     """The draft's chunked response: the answer in chunks of at most :data:`MAX_CHUNK_BYTES`, then an empty final one."""
     nonce = os.urandom(_NONCE_BYTES) if response_nonce is None else bytes(response_nonce)
     key, base = response_keys(context.export(_CHUNKED_RESPONSE_LABEL, _NONCE_BYTES), enc, nonce)
-    aead, out = _aesgcm(key), [nonce]
+    aead, out = _hpke.aead(key), [nonce]
     parts = [message[i : i + MAX_CHUNK_BYTES] for i in range(0, len(message), MAX_CHUNK_BYTES)]
     for counter, part in enumerate(parts):
         sealed = aead.encrypt(_chunk_nonce(base, counter), part, b"")

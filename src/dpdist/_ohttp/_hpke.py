@@ -47,6 +47,7 @@ def aead(key: bytes):
 #: a key's bytes XOR RFC 2104's ipad and opad (0x36, 0x5C), as :mod:`hmac` pads one
 _IPAD, _OPAD = bytes(x ^ 0x36 for x in range(256)), bytes(x ^ 0x5C for x in range(256))
 _BLOCK = 64  # SHA-256's block
+_sha256 = hashlib.sha256
 
 
 def hmac_sha256(key: bytes, message: bytes) -> bytes:
@@ -54,9 +55,9 @@ def hmac_sha256(key: bytes, message: bytes) -> bytes:
     goes through OpenSSL's HMAC, whose setup per call costs more than the two hashes of a short message (a request's ten
     HMACs took 32 us with cold caches, 16 this way)."""
     if len(key) > _BLOCK:
-        key = hashlib.sha256(key).digest()
+        key = _sha256(key).digest()
     key = key.ljust(_BLOCK, b"\x00")
-    return hashlib.sha256(key.translate(_OPAD) + hashlib.sha256(key.translate(_IPAD) + message).digest()).digest()
+    return _sha256(key.translate(_OPAD) + _sha256(key.translate(_IPAD) + message).digest()).digest()
 
 
 def _labeled_extract(suite: bytes, salt: bytes, label: bytes, ikm: bytes) -> bytes:
@@ -64,33 +65,46 @@ def _labeled_extract(suite: bytes, salt: bytes, label: bytes, ikm: bytes) -> byt
     return hmac_sha256(salt, _VERSION + suite + label + ikm)
 
 
+def _expand_prefix(suite: bytes, label: bytes, length: int) -> bytes:
+    """What ``LabeledExpand`` (section 4) of ``length`` bytes under ``label`` puts before its info."""
+    return length.to_bytes(2, "big") + _VERSION + suite + label
+
+
 def _labeled_expand(suite: bytes, prk: bytes, label: bytes, info: bytes, length: int) -> bytes:
     """``LabeledExpand`` (section 4) of at most 32 bytes: HKDF-Expand's first block ``T(1)``."""
-    return hmac_sha256(prk, length.to_bytes(2, "big") + _VERSION + suite + label + info + b"\x01")[:length]
+    return hmac_sha256(prk, _expand_prefix(suite, label, length) + info + b"\x01")[:length]
+
+
+#: the labels of each step, written once: DHKEM's ExtractAndExpand, the key schedule's secret, export's
+_EAE_PRK, _SHARED_SECRET = _VERSION + _KEM_ID + b"eae_prk", _expand_prefix(_KEM_ID, b"shared_secret", _SECRET)
+_SCHEDULE_SECRET, _EXPORT = _VERSION + _SUITE_ID + b"secret", _VERSION + _SUITE_ID + b"sec"
 
 
 def _shared_secret(dh: bytes, enc: bytes, public_key: bytes) -> bytes:
     """DHKEM's ``ExtractAndExpand(dh, enc || pkRm)`` (section 4.1)."""
-    prk = _labeled_extract(_KEM_ID, b"", b"eae_prk", dh)
-    return _labeled_expand(_KEM_ID, prk, b"shared_secret", enc + public_key, _SECRET)
+    return hmac_sha256(hmac_sha256(b"", _EAE_PRK + dh), _SHARED_SECRET + enc + public_key + b"\x01")
 
 
 @functools.lru_cache(maxsize=64)
-def _schedule_context(info: bytes) -> bytes:
-    """``key_schedule_context`` of base mode (section 5.1): ``mode || psk_id_hash || info_hash`` (empty psk and id)."""
-    return (b"\x00" + _labeled_extract(_SUITE_ID, b"", b"psk_id_hash", b"")
-            + _labeled_extract(_SUITE_ID, b"", b"info_hash", info))
+def _schedule(info: bytes) -> tuple[bytes, bytes, bytes]:
+    """The messages of the key schedule's three expansions (section 5.1: ``key``, ``base_nonce``, ``exp``) of base
+    mode under ``info``, each of ``key_schedule_context = mode || psk_id_hash || info_hash`` (empty psk and id)."""
+    context = (b"\x00" + _labeled_extract(_SUITE_ID, b"", b"psk_id_hash", b"")
+               + _labeled_extract(_SUITE_ID, b"", b"info_hash", info))
+    return (_expand_prefix(_SUITE_ID, b"key", _KEY) + context + b"\x01",
+            _expand_prefix(_SUITE_ID, b"base_nonce", _NONCE) + context + b"\x01",
+            _expand_prefix(_SUITE_ID, b"exp", _SECRET) + context + b"\x01")
 
 
 class Context:
     """An HPKE context (section 5.1) of one side: seal or open in sequence (section 5.2), export secrets (5.3)."""
 
     def __init__(self, shared_secret: bytes, info: bytes):
-        context = _schedule_context(bytes(info))
-        secret = _labeled_extract(_SUITE_ID, shared_secret, b"secret", b"")
-        self._aead = aead(_labeled_expand(_SUITE_ID, secret, b"key", context, _KEY))
-        self._base_nonce = int.from_bytes(_labeled_expand(_SUITE_ID, secret, b"base_nonce", context, _NONCE), "big")
-        self._exporter = _labeled_expand(_SUITE_ID, secret, b"exp", context, _SECRET)
+        key, base_nonce, exporter = _schedule(info)
+        secret = hmac_sha256(shared_secret, _SCHEDULE_SECRET)  # LabeledExtract(shared_secret, "secret", psk = "")
+        self._aead = _crypto()[2](hmac_sha256(secret, key)[:_KEY])
+        self._base_nonce = int.from_bytes(hmac_sha256(secret, base_nonce)[:_NONCE], "big")
+        self._exporter = hmac_sha256(secret, exporter)
         self._sequence = 0
 
     def _nonce(self) -> bytes:
@@ -114,7 +128,7 @@ class Context:
         """``Export(exporter_context, L)`` of at most 32 bytes."""
         if not 0 < length <= _SECRET:
             raise ValueError(f"this suite exports 1 to {_SECRET} bytes at once, not {length}")
-        return _labeled_expand(_SUITE_ID, self._exporter, b"sec", exporter_context, length)
+        return hmac_sha256(self._exporter, length.to_bytes(2, "big") + _EXPORT + exporter_context + b"\x01")[:length]
 
 
 @functools.lru_cache(maxsize=8)
@@ -141,9 +155,9 @@ def setup_recipient(enc: bytes, private_key: bytes, info: bytes) -> Context:
 
     Raises ValueError for an ``enc`` that is no usable X25519 key (its length, or a low-order point: an all-zero
     shared secret, RFC 7748 section 6.1)."""
-    key, public_key = _private_key(bytes(private_key))
+    key, public_key = _private_key(private_key if type(private_key) is bytes else bytes(private_key))
     dh = key.exchange(_crypto()[1].from_public_bytes(enc))
-    return Context(_shared_secret(dh, enc, public_key), info)
+    return Context(_shared_secret(dh, enc, public_key), info if type(info) is bytes else bytes(info))
 
 
 def setup_sender(public_key: bytes, info: bytes, ephemeral_private_key: bytes | None = None) -> tuple[bytes, Context]:
@@ -155,4 +169,4 @@ def setup_sender(public_key: bytes, info: bytes, ephemeral_private_key: bytes | 
     ephemeral = private.generate() if ephemeral_private_key is None else private.from_private_bytes(bytes(ephemeral_private_key))
     enc = ephemeral.public_key().public_bytes_raw()
     dh = ephemeral.exchange(public.from_public_bytes(bytes(public_key)))
-    return enc, Context(_shared_secret(dh, enc, bytes(public_key)), info)
+    return enc, Context(_shared_secret(dh, enc, bytes(public_key)), bytes(info))

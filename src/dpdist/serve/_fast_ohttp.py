@@ -37,6 +37,7 @@ class GatewayFastPath(BatchFastPath):
     def _work(self, scope, found: dict[bytes, bytes], receive) -> Awaitable:
         """The awaitable of the gateway's answer (status, body, headers); a refusal raised."""
         length, coding = found.get(b"content-length"), found.get(b"content-encoding")
-        return serve_encapsulated(scope["app"], scope, receive, found.get(b"content-type", b"").decode("latin-1"),
+        return serve_encapsulated(scope["app"], self.service, self.metrics, scope, receive,
+                                  found.get(b"content-type", b"").decode("latin-1"),
                                   length.decode("latin-1") if length is not None else None, found.get(b"host", b""),
                                   coding.decode("latin-1") if coding is not None else None)

@@ -45,7 +45,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._guard._body import HeldBody, content_coding_of
+from .._guard._body import HeldBody, body_ready, content_coding_of
+from .._guard._rate import address_key
 from ..errors import MalformedReportError
 from .. import _ohttp
 from .._ohttp import _bhttp
@@ -78,6 +79,11 @@ _DEVICE = {submit_batch: frozenset({"PUT", "POST"}), submit_records: frozenset({
 #: their routes (the application's own) and methods, the batch's first
 _DEVICE_ROUTES = [(route, _DEVICE[route.endpoint]) for route in APPLICATION_ROUTES if getattr(route, "endpoint", None) in _DEVICE]
 _NO_STORE = (b"cache-control", b"no-store")
+#: the ``Content-Type`` of an encapsulated answer, by its content type
+_RESPONSE_TYPES = {kind: (b"content-type", kind.encode("latin-1"))
+                   for kind in (_ohttp.RESPONSE_CONTENT_TYPE, _ohttp.CHUNKED_RESPONSE_CONTENT_TYPE)}
+#: the security headers of an inner answer, by the inner request's scheme (Binary HTTP's: http or https)
+_SECURITY_HEADERS = {scheme: security_headers({"scheme": scheme}) for scheme in ("http", "https")}
 #: fields about a connection (RFC 9110 section 7.6.1), not about the inner request: dropped both ways
 _HOP_BY_HOP = frozenset({b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade",
                          b"trailer", b"host", b"content-length"})
@@ -95,48 +101,87 @@ async def keys(request: Request) -> Response:
             answers={200: {"description": "the encapsulated response", "content": {_ohttp.RESPONSE_CONTENT_TYPE: {}}}},
             errors=(400, 408, 413, 415, 503))
 async def gateway(request: Request) -> Answer:
-    headers = request.headers
-    return Answer(*await serve_encapsulated(request.app, request.scope, request.receive, headers.get("content-type", ""),
-                                            headers.get("content-length"), headers.get("host", "").encode("latin-1"),
+    headers, app = request.headers, request.app
+    return Answer(*await serve_encapsulated(app, app.state.service, app.state.metrics, request.scope, request.receive,
+                                            headers.get("content-type", ""), headers.get("content-length"),
+                                            headers.get("host", "").encode("latin-1"),
                                             content_coding_of(request.scope["headers"])))
 
 
-async def serve_encapsulated(app, scope, receive, content_type: str, content_length: str | None, host: bytes,
-                             coding: str | None = None) -> tuple[int, bytes, list]:
+async def serve_encapsulated(app, service, metrics, scope, receive, content_type: str, content_length: str | None,
+                             host: bytes, coding: str | None = None) -> tuple[int, bytes, list]:
     """The answer to ``POST /ohttp/gateway`` (module docstring: its status, body and headers, the security headers and
     the request id aside), whatever read the request (Starlette's route, or :mod:`._fast_ohttp`): ``app`` the
-    application, ``scope`` and ``receive`` the request's, ``content_type``, ``content_length`` (None without one),
-    ``host`` and ``coding`` (its ``Content-Encoding``, every line of it; None without one) its headers'.  Refusals are
-    raised (:class:`~dpdist._guard._refusals.Refusal`)."""
-    content_type = content_type.split(";")[0].strip().lower()
-    if content_type not in (_ohttp.REQUEST_CONTENT_TYPE, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE):
-        raise UnsupportedMediaType("not_ohttp", f"The gateway takes {_ohttp.REQUEST_CONTENT_TYPE} or "
-                                                f"{_ohttp.CHUNKED_REQUEST_CONTENT_TYPE}. Got {content_type!r:.80}.")
-    ring, service, client = gateway_keys(app), app.state.service, scope.get("client")
-    async with body_of(service, content_length, receive, host=client[0] if client else None, anonymous=True,
-                       coding=coding) as body:
-        key_id = body[0] if body else None
-        private_keys = ring.cached_private_keys(key_id)
-        if not private_keys:  # none read lately, or not this key id: read the ring off the event loop
-            private_keys = await run_in_threadpool(ring.private_keys, key_id)
-        try:
-            opened = _ohttp.decapsulate_request(private_keys, body, chunked=content_type != _ohttp.REQUEST_CONTENT_TYPE,
-                                                max_chunks=max_chunks(service.max_body_bytes))
-        except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is
-            app.state.metrics.refused_request("ohttp_key")
-            return 400, *json_body(render_json({"type": PROBLEM_TYPE, "title": "key identifier unknown",
-                                                "detail": str(mismatch)}), [], _PROBLEM)
-        except _ohttp.TooManyChunks as error:  # one AES-GCM open per chunk, on the event loop
-            raise InvalidRequest("too_many_chunks", str(error)) from None
-        except MalformedReportError as error:
-            raise InvalidRequest("not_decapsulated", str(error)) from None
-    status, headers, content = await _serve_inner(app, scope, host, opened.message, opened.dialect)
+    application, ``service`` and ``metrics`` its own, ``scope`` and ``receive`` the request's, ``content_type``,
+    ``content_length`` (None without one), ``host`` and ``coding`` (its ``Content-Encoding``, every line of it; None
+    without one) its headers'.  Refusals are raised (:class:`~dpdist._guard._refusals.Refusal`)."""
+    if content_type != _ohttp.REQUEST_CONTENT_TYPE:  # as a device sends it: nothing to take apart
+        content_type = content_type.split(";")[0].strip().lower()
+        if content_type not in (_ohttp.REQUEST_CONTENT_TYPE, _ohttp.CHUNKED_REQUEST_CONTENT_TYPE):
+            raise UnsupportedMediaType("not_ohttp", f"The gateway takes {_ohttp.REQUEST_CONTENT_TYPE} or "
+                                                    f"{_ohttp.CHUNKED_REQUEST_CONTENT_TYPE}. Got {content_type!r:.80}.")
+    client, chunked = scope.get("client"), content_type != _ohttp.REQUEST_CONTENT_TYPE
+    address = client[0] if client else None
+    try:
+        if (coding is None and content_length is not None and content_length.isascii() and content_length.isdigit()
+                and int(content_length) <= service.max_body_bytes and body_ready(receive)):
+            opened = await _open_ready(app, service, receive, int(content_length), address, chunked)
+        else:
+            async with body_of(service, content_length, receive, host=address, anonymous=True, coding=coding) as body:
+                opened = await _open(app, service, body, chunked)
+    except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is
+        metrics.refused_request("ohttp_key")
+        return 400, *json_body(render_json({"type": PROBLEM_TYPE, "title": "key identifier unknown",
+                                            "detail": str(mismatch)}), [], _PROBLEM)
+    status, headers, content = await _serve_inner(app, service, metrics, scope, host, opened.message, opened.dialect)
     if opened.dialect == _ohttp.OHTTPY_DIALECT:  # its design: status and fields on the outer answer, the content sealed
         sealed = opened.respond(content)
         return status, sealed, [*headers, _NO_STORE, (b"content-length", str(len(sealed)).encode())]
     answer = opened.respond(_padded(_bhttp.encode_response(_bhttp.Response(status, headers, content))))
     return 200, answer, [_NO_STORE, (b"content-length", str(len(answer)).encode()),
-                         (b"content-type", opened.response_content_type.encode("latin-1"))]
+                         _RESPONSE_TYPES[opened.response_content_type]]
+
+
+async def _open_ready(app, service, receive, declared: int, address: str | None, chunked: bool) -> _ohttp.Opened:
+    """:func:`_open` of a body of ``declared`` bytes (its Content-Length, within the limit; no content coding) there
+    already: read at once and held as :func:`._routes.batches.accept` holds a batch's (no deadline, no context manager);
+    one that does not come whole is read as :func:`._http.body_of` reads it, from its first message on."""
+    budget, key = service.budget, address_key(address)
+    message = await receive()
+    body = message.get("body", b"") if message["type"] == "http.request" and not message.get("more_body", False) else None
+    if body is not None and len(body) == declared:
+        if (refused := budget.hold(declared, key, True)) is not None:
+            raise refused
+        try:
+            return await _open(app, service, body, chunked)
+        finally:
+            budget.release(declared, key, True)
+    if (refused := budget.refusal_of(declared, key, True)) is not None:
+        raise refused
+    reader = body_of(service, str(declared), receive, host=address, anonymous=True)
+    try:
+        return await _open(app, service, await reader.rest(message), chunked)
+    finally:
+        reader.give_back()
+
+
+async def _open(app, service, body: bytes, chunked: bool) -> _ohttp.Opened:
+    """The request in the encapsulated ``body`` (held by the caller), opened with the key ring's private key of its key
+    id (the ring read off the event loop when none was read lately or it lacks that id); :class:`~dpdist._ohttp.
+    KeyConfigMismatch` raised for a key id or suite the gateway does not hold, a refusal for anything else that does
+    not open."""
+    ring, key_id = gateway_keys(app), body[0] if body else None
+    private_keys = ring.cached_private_keys(key_id)
+    if not private_keys:
+        private_keys = await run_in_threadpool(ring.private_keys, key_id)
+    try:
+        return _ohttp.decapsulate_request(private_keys, body, chunked=chunked, max_chunks=max_chunks(service.max_body_bytes))
+    except _ohttp.KeyConfigMismatch:
+        raise
+    except _ohttp.TooManyChunks as error:  # one AES-GCM open per chunk, on the event loop
+        raise InvalidRequest("too_many_chunks", str(error)) from None
+    except MalformedReportError as error:
+        raise InvalidRequest("not_decapsulated", str(error)) from None
 
 
 def max_chunks(max_body_bytes: int) -> int:
@@ -154,44 +199,47 @@ def _padded(message: bytes) -> bytes:
     return message + bytes(target - len(message))
 
 
-async def _serve_inner(app, outer: dict, host: bytes, message: bytes, dialect: str | None) -> tuple[int, _bhttp.Fields, bytes]:
+async def _serve_inner(app, service, metrics, outer: dict, host: bytes, message: bytes,
+                       dialect: str | None) -> tuple[int, _bhttp.Fields, bytes]:
     """The inner request served (module docstring; ``outer``: the outer request's scope, ``host`` its Host header's
     value): its status, fields and content; what it was is noted in ``outer`` (:data:`._logs.INNER`) for the one access
     line.  A request of dpdist's clients (:data:`~dpdist._ohttp.WHOLE_ANSWER_FIELD`) opened in ohttpy's dialect
     (a relay relabelled it chunked) is refused unserved: its answer would go in the clear (``ohttp_dialect_mismatch``)."""
-    service = app.state.service
     try:
         inner = _bhttp.decode_request(message, max_bytes=service.max_body_bytes)
     except MalformedReportError as error:
-        return _counted_refusal(app, outer, 400, "malformed_binary_http", str(error))
-    if _head_bytes(inner) > MAX_HEADER_BYTES:  # a direct request's head is refused past 16 KiB
-        return _counted_refusal(app, outer, 400, "head_too_large", f"The inner request's control data and header fields (or "
-                                f"its trailer fields) hold more than {MAX_HEADER_BYTES} bytes, as a direct request's may not.")
+        return _counted_refusal(metrics, outer, 400, "malformed_binary_http", str(error))
+    # a direct request's head is refused past 16 KiB (a message no longer than that holds no longer a head)
+    if len(message) > MAX_HEADER_BYTES and _head_bytes(inner) > MAX_HEADER_BYTES:
+        return _counted_refusal(metrics, outer, 400, "head_too_large", f"The inner request's control data and header fields "
+                                f"(or its trailer fields) hold more than {MAX_HEADER_BYTES} bytes, as a direct request's may not.")
     name, value = _ohttp.WHOLE_ANSWER_FIELD
     if dialect == _ohttp.OHTTPY_DIALECT and inner.header(name.decode()) == value.decode():
         raise InvalidRequest("ohttp_dialect_mismatch", f"The request is RFC 9458's ({_ohttp.REQUEST_CONTENT_TYPE}) and "
                              f"asks for its whole answer encapsulated, but came as {_ohttp.CHUNKED_REQUEST_CONTENT_TYPE} "
                              "(relabelled on the way): not served.")
     raw_path, _, query = inner.path.partition("?")
-    path = unquote(raw_path)
+    path = unquote(raw_path) if "%" in raw_path else raw_path
     found = _device_route(inner.method, path)
     if found is None:
-        return _counted_refusal(app, outer, 404, "not_through_gateway", f"The gateway serves a device's requests only (a "
+        return _counted_refusal(metrics, outer, 404, "not_through_gateway", f"The gateway serves a device's requests only (a "
                                 f"batch, a campaign's config or identity). Got {inner.method} {raw_path[:200]}.")
     route, params = found
     client = outer.get("client")
     if query and query_has_token(query.encode("latin-1")):  # as the privacy middleware refuses a direct request's
-        status, body, headers = refused_answer(app.state.metrics, InvalidRequest("token_in_query", TOKEN_IN_QUERY))
+        status, body, headers = refused_answer(metrics, InvalidRequest("token_in_query", TOKEN_IN_QUERY))
     elif route.endpoint is public_config or route.endpoint is identity:
-        status, body, headers = await _endpoint_answer(app, route.endpoint, inner, path, params, client)
+        status, body, headers = await _endpoint_answer(app, metrics, route.endpoint, inner, path, params, client)
     else:
         found_headers = first_headers(inner.headers, BATCH_HEADERS)
         found_headers[b"content-length"] = str(len(inner.content)).encode()  # what it holds (a field of it is dropped)
-        status, body, headers = await answer_batch(service, app.state.metrics, params["campaign"], params.get("batch_id"),
+        status, body, headers = await answer_batch(service, metrics, params["campaign"], params.get("batch_id"),
                                                    found_headers, client[0] if client else None, HeldBody(inner.content))
-    headers += [*security_headers({"scheme": inner.scheme}), (b"x-request-id", (REQUEST_ID.get() or new_request_id()).encode())]
+    headers = [field for field in headers if field[0] not in _HOP_BY_HOP]
+    headers += _SECURITY_HEADERS[inner.scheme]
+    headers.append((b"x-request-id", (REQUEST_ID.get() or new_request_id()).encode()))
     outer[INNER] = Inner(inner.method, route.path, status or 500, params)
-    return status or 500, tuple((name, value) for name, value in headers if name not in _HOP_BY_HOP), body
+    return status or 500, tuple(headers), body
 
 
 def _device_route(method: str, path: str):
@@ -208,7 +256,8 @@ def _device_route(method: str, path: str):
     return None
 
 
-async def _endpoint_answer(app, endpoint, inner: _bhttp.Request, path: str, params: dict, client) -> tuple[int | None, bytes, list]:
+async def _endpoint_answer(app, metrics, endpoint, inner: _bhttp.Request, path: str, params: dict,
+                           client) -> tuple[int | None, bytes, list]:
     """A campaign's config or identity: the answer of its route's ``endpoint`` (``params``: its path parameters), or of
     the refusal or outage it raised, as the exception handlers answer it."""
     scope = {"type": "http", "app": app, "method": inner.method, "scheme": inner.scheme, "path": path, "root_path": "",
@@ -216,7 +265,7 @@ async def _endpoint_answer(app, endpoint, inner: _bhttp.Request, path: str, para
     try:
         response = await endpoint(Request(scope))
     except (Refusal, DatabaseUnavailableError) as error:
-        return refused_answer(app.state.metrics, error)
+        return refused_answer(metrics, error)
     return response.status_code, bytes(response.body), list(response.raw_headers)
 
 
@@ -234,11 +283,11 @@ def _head_bytes(inner: _bhttp.Request) -> int:
     return max(fields, sum(len(name) + len(value) for name, value in inner.trailers))
 
 
-def _counted_refusal(app, outer: dict, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
+def _counted_refusal(metrics, outer: dict, status: int, code: str, detail: str) -> tuple[int, _bhttp.Fields, bytes]:
     """A refusal the gateway itself makes of an inner request, counted in ``dpdist_requests_refused_total`` as every
     refusal is; the access line names the gateway's route with its status.  Its encapsulated answer carries the security
     headers and the gateway request's id as every other encapsulated answer."""
-    app.state.metrics.refused_request(code)
+    metrics.refused_request(code)
     outer[INNER] = Inner(outer.get("method", "POST"), GATEWAY_PATH, status)
     body = render_json({"error": code, "detail": detail})
     headers = [(b"content-type", b"application/json"), *security_headers(outer),
