@@ -185,3 +185,21 @@ def test_ohttpys_unchunked_request_under_the_chunked_type_is_answered_in_its_fra
     answer = opened.respond(RESPONSE, response_nonce=RESPONSE_NONCE)
     assert answer[:16] == RESPONSE_NONCE and answer[16] == 0 and answer[17] == len(answer) - 18
     assert AESGCM(AEAD_KEY).decrypt(AEAD_NONCE, answer[18:], b"final") == RESPONSE
+
+
+def test_response_nonces_are_each_used_once_and_a_forked_process_draws_its_own():
+    import os
+
+    taken = [_ohttp._fresh_nonce() for _ in range(600)]  # past two reads of the CSPRNG
+    assert len(set(taken)) == 600 and {len(nonce) for nonce in taken} == {16}
+    parent_next = _ohttp._NONCES[-1]
+    read, write = os.pipe()
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the forked child
+        os.write(write, _ohttp._fresh_nonce())
+        os._exit(0)
+    os.close(write)
+    childs = os.read(read, 16)
+    os.close(read)
+    os.waitpid(child, 0)
+    assert len(childs) == 16 and childs != parent_next and _ohttp._fresh_nonce() == parent_next
