@@ -193,11 +193,12 @@ def _call(args, method: str, path: str, body: dict | None = None, keys: dict | N
     except ImportError:
         raise MissingDependencyError("'dpdist issuer' needs httpx: pip install 'dpdist[relay]'.") from None
     from .._http._deadline import request_within  # lazy: it imports httpx (optional extra)
+    from .._http._tls import verifying_context  # lazy: as httpx
     url = args.issuer.rstrip("/") + path
     deadline, pause = time.monotonic() + args.retry_window, 0.1
     while True:
         try:
-            with httpx.Client(timeout=120.0, event_hooks=HOOKS) as http:
+            with httpx.Client(timeout=120.0, event_hooks=HOOKS, verify=verifying_context()) as http:
                 response = request_within(http, method, url, 120.0, json=body,
                                           headers={"Authorization": f"Bearer {_admin_token(args)}"})
             break

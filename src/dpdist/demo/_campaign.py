@@ -47,6 +47,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .._http._tls import verifying_context
 from .._rng import check_rng
 from ..postprocess import project_simplex
 from .._validation import Integer, Interval, check_param
@@ -144,7 +145,7 @@ class _Service:
             if self.process.poll() is not None:
                 raise ServiceUnavailableError(f"dpdist serve exited at start-up: {self.log.read_text()[-2000:]}")
             with contextlib.suppress(httpx.TransportError):
-                if httpx.get(self.url + "/healthz", timeout=1.0).status_code == 200:
+                if httpx.get(self.url + "/healthz", timeout=1.0, verify=verifying_context()).status_code == 200:
                     self._check_owner()
                     return
             time.sleep(0.1)
@@ -254,7 +255,8 @@ def _print_start(admin, service: _Service, devices: int, js_devices: int) -> Non
     import httpx  # lazy: optional extra dpdist[serve]
 
     with contextlib.suppress(Exception):  # what epsilon buys, from the service's public explain endpoint
-        document = httpx.get(f"{service.url}/api/campaigns/{CAMPAIGN}/explain", params={"n": devices}, timeout=30).json()
+        document = httpx.get(f"{service.url}/api/campaigns/{CAMPAIGN}/explain", params={"n": devices}, timeout=30,
+                             verify=verifying_context()).json()
         cells = [f"eps {p['epsilon']:g}: ±{p['errors']['interval']['value']:.3f}" for p in document["predictions"]]
         print(f"what epsilon buys at n = {document['n']:,} (95% half-width of one block's share): " + ", ".join(cells))
     print(flush=True)

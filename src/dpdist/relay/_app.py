@@ -78,6 +78,7 @@ from starlette.routing import Route
 
 from .._http import _telemetry
 from .._http._deadline import PAGE_ANSWER_BYTES, request_within_async
+from .._http._tls import verifying_context
 from .._guard import AUTHENTICATED, Limits, guard
 from .._json import loads_within
 from .._validation import validate_params
@@ -208,7 +209,8 @@ async def lifespan(app: Starlette):
     """Open the queue, start the forwarder with the server; at shutdown stop it and close the queue."""
     state: _Relay = app.state.relay
     state.store = await run_in_threadpool(RelayQueue, state.db_path)
-    client = httpx.AsyncClient(base_url=state.collector.rstrip("/"), transport=state.transport, timeout=60.0)
+    client = httpx.AsyncClient(base_url=state.collector.rstrip("/"), transport=state.transport, timeout=60.0,
+                               verify=verifying_context())
     state.forwarder = Forwarder(state.store, client, relay_token=state.relay_token, min_batch=state.min_batch,
                                 max_batch=state.max_batch, interval=state.interval)
     state.pages = _PublicPages(client)
