@@ -45,8 +45,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from .._guard._body import HeldBody, body_ready, content_coding_of
-from .._guard._rate import address_key
+from .._guard._body import HeldBody, content_coding_of
 from ..errors import MalformedReportError
 from .. import _ohttp
 from .._ohttp import _bhttp
@@ -123,12 +122,8 @@ async def serve_encapsulated(app, service, metrics, scope, receive, content_type
     client, chunked = scope.get("client"), content_type != _ohttp.REQUEST_CONTENT_TYPE
     address = client[0] if client else None
     try:
-        if (coding is None and content_length is not None and content_length.isascii() and content_length.isdigit()
-                and int(content_length) <= service.max_body_bytes and body_ready(receive)):
-            opened = await _open_ready(app, service, receive, int(content_length), address, chunked)
-        else:
-            async with body_of(service, content_length, receive, host=address, anonymous=True, coding=coding) as body:
-                opened = await _open(app, service, body, chunked)
+        async with body_of(service, content_length, receive, host=address, anonymous=True, coding=coding) as body:
+            opened = await _open(app, service, body, chunked)
     except _ohttp.KeyConfigMismatch as mismatch:  # counted as every refusal is
         metrics.refused_request("ohttp_key")
         return 400, *json_body(render_json({"type": PROBLEM_TYPE, "title": "key identifier unknown",
@@ -140,29 +135,6 @@ async def serve_encapsulated(app, service, metrics, scope, receive, content_type
     answer = opened.respond(_padded(_bhttp.encode_response(_bhttp.Response(status, headers, content))))
     return 200, answer, [_NO_STORE, (b"content-length", str(len(answer)).encode()),
                          _RESPONSE_TYPES[opened.response_content_type]]
-
-
-async def _open_ready(app, service, receive, declared: int, address: str | None, chunked: bool) -> _ohttp.Opened:
-    """:func:`_open` of a body of ``declared`` bytes (its Content-Length, within the limit; no content coding) there
-    already: read at once and held as :func:`._routes.batches.accept` holds a batch's (no deadline, no context manager);
-    one that does not come whole is read as :func:`._http.body_of` reads it, from its first message on."""
-    budget, key = service.budget, address_key(address)
-    message = await receive()
-    body = message.get("body", b"") if message["type"] == "http.request" and not message.get("more_body", False) else None
-    if body is not None and len(body) == declared:
-        if (refused := budget.hold(declared, key, True)) is not None:
-            raise refused
-        try:
-            return await _open(app, service, body, chunked)
-        finally:
-            budget.release(declared, key, True)
-    if (refused := budget.refusal_of(declared, key, True)) is not None:
-        raise refused
-    reader = body_of(service, str(declared), receive, host=address, anonymous=True)
-    try:
-        return await _open(app, service, await reader.rest(message), chunked)
-    finally:
-        reader.give_back()
 
 
 async def _open(app, service, body: bytes, chunked: bool) -> _ohttp.Opened:
